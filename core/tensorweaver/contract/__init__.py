@@ -1,0 +1,14 @@
+"""The contract between the core and backend plugins.
+
+A plugin imports only these modules: :mod:`.hookspecs` (the pluggy hooks and the
+API version), :mod:`.ir` (the primitive ops a backend object implements),
+:mod:`.dtypes` (the dtype objects) and :mod:`.records` (device records and the
+other plain records hooks return). They import nothing from the rest of the core,
+so the core can change its insides without breaking a plugin.
+"""
+
+from tensorweaver.contract.dtypes import DType
+from tensorweaver.contract.hookspecs import API_VERSION, hookimpl
+from tensorweaver.contract.records import BackendInfo, DeviceRecord, Problem
+
+__all__ = ["API_VERSION", "BackendInfo", "DType", "DeviceRecord", "Problem", "hookimpl"]

@@ -1,0 +1,93 @@
+"""The hooks a TensorWeaver backend plugin implements — the plugin author's manual.
+
+A plugin is a module registered under the entry-point group ``tensorweaver.backends``;
+the entry-point name is the backend's name (``[a-z][a-z0-9_]*``)::
+
+    [project.entry-points."tensorweaver.backends"]
+    mylib = "tensorweaver_mylib.plugin"
+
+The module implements the four hooks below with :data:`hookimpl`::
+
+    from tensorweaver.contract import hookimpl
+
+    @hookimpl
+    def tw_backend_info():
+        return BackendInfo(name="mylib", version="1.0", api_version="1.0", ...)
+
+Rules the core relies on:
+
+* **Importing the module is cheap.** The core imports it when the backend is first
+  used or listed; import your array library inside the hooks (or in a second module
+  that ``tw_create_backend`` imports), never at the top of the plugin module.
+* **Hooks answer, they do not raise**, for an environment problem: a missing library
+  is a device with status ``unavailable`` and a :class:`~.records.Problem` from
+  ``tw_diagnose``. An exception from a hook marks the whole plugin ``error``.
+* **The data plane is not pluggy.** ``tw_create_backend`` returns a backend object;
+  tensors call its methods (one per primitive in :mod:`tensorweaver.contract.ir`)
+  directly, so a hook is called once per process, never once per op.
+
+The core calls each plugin's hooks in isolation (its own plugin manager), so one
+broken plugin never affects another.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+from tensorweaver.contract.records import BackendInfo, DeviceRecord, Problem
+
+PROJECT = "tensorweaver"
+
+#: The contract version this core speaks, ``(MAJOR, MINOR)``. A plugin that declares
+#: ``api_version`` ``"M.m"`` is accepted when ``M == MAJOR`` and ``m <= MINOR``:
+#: minor versions only add optional things, a major version changes the contract.
+API_VERSION: tuple[int, int] = (1, 0)
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec(firstresult=True)
+def tw_backend_info() -> BackendInfo:
+    """Say what the backend is: name, version, API version, library, pip command.
+
+    Must not import the array library: it is called at discovery, for
+    ``tw --version`` and ``tw devices``. The ``api_version`` is checked against
+    :data:`API_VERSION` before any other hook is called.
+    """
+
+
+@hookspec(firstresult=True)
+def tw_devices(probe: bool) -> list[DeviceRecord]:
+    """List the devices this backend can see, best first.
+
+    The first ``available`` record is what ``backend`` alone selects. With
+    ``probe=False`` (``tw devices``) answer cheaply: a backend whose library costs
+    seconds or fixes process-wide state when imported (Legate starts its runtime)
+    returns records with status ``not-probed`` instead of importing it. With
+    ``probe=True`` (selecting a device, ``tw devices --probe``) look for real.
+    A library that is not installed gives a record with status ``unavailable`` whose
+    detail says so and names the install command.
+    """
+
+
+@hookspec(firstresult=True)
+def tw_diagnose() -> list[Problem]:
+    """Say what is wrong with the environment for this backend, each with its fix.
+
+    An empty list means nothing is wrong. Called by ``tw devices`` and when a
+    selection of this backend fails, so that the error can tell the user what to do.
+    """
+
+
+@hookspec(firstresult=True)
+def tw_create_backend(device: DeviceRecord) -> object:
+    """Create the backend object for ``device`` (one of the records from ``tw_devices``).
+
+    The object implements every primitive of :mod:`tensorweaver.contract.ir` as a
+    method, and has the attributes ``device`` (the record) and ``dtypes`` (a
+    frozenset of the :mod:`~tensorweaver.contract.dtypes` it supports). The core
+    creates one object per device and keeps it for the life of the process. Raise
+    ``RuntimeError`` with a message that says how to fix it when the device cannot
+    be used after all.
+    """
