@@ -1,0 +1,25 @@
+"""TensorWeaver: PyTorch's API on pluggable array backends."""
+
+from tensorweaver.contract.dtypes import (
+    bfloat16,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+from tensorweaver.contract.dtypes import bool_ as bool  # noqa: A001  (PyTorch's name)
+from tensorweaver.errors import BackendError, DeviceNotFoundError, PluginError, UnknownBackendError
+from tensorweaver.registry import devices, plugins
+from tensorweaver.selection import (
+    Device,
+    device,
+    get_backend,
+    set_backend,
+    use_cpu,
+    use_gpu,
+)
+from tensorweaver.version import __version__

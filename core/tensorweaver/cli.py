@@ -1,0 +1,74 @@
+"""The ``tw`` command: ``tw devices [--json] [--probe]``, ``tw --version``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from tensorweaver import registry
+from tensorweaver.contract.records import DeviceRecord
+from tensorweaver.version import __version__
+
+
+def _detail_text(record: DeviceRecord) -> str:
+    detail = dict(record.detail)
+    if record.status == "error":
+        return f"{detail.pop('error', '')} -- fix: {detail.pop('fix', '')}"
+    return ", ".join(f"{k}={v}" for k, v in detail.items())
+
+
+def format_table(records: Sequence[DeviceRecord]) -> str:
+    rows = [("DEVICE", "KIND", "STATUS", "DETAIL")]
+    rows += [(r.name, r.kind, r.status, _detail_text(r)) for r in records]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3]
+        for row in rows
+    )
+
+
+def version_text() -> str:
+    lines = [f"tensorweaver {__version__}"]
+    for status in registry.plugins():
+        state = "" if status.status == "ok" else f" [{status.status}: {status.error or '-'}]"
+        lines.append(f"  {status.name}: {status.distribution} {status.version}{state}")
+    return "\n".join(lines)
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    records = registry.devices(probe=args.probe)
+    if args.json:
+        print(json.dumps([r.as_dict() for r in records], indent=2, default=str))
+    else:
+        print(format_table(records))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tw", description="TensorWeaver command line.")
+    parser.add_argument("--version", action="store_true", help="show core and plugin versions")
+    commands = parser.add_subparsers(dest="command")
+    devices = commands.add_parser("devices", help="list every backend's devices")
+    devices.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    devices.add_argument("--probe", action="store_true",
+                         help="look for real, even where costly (starts Legate's runtime)")
+    devices.set_defaults(run=cmd_devices)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        print(version_text())
+        return 0
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

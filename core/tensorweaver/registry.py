@@ -1,0 +1,369 @@
+"""Backend discovery: entry points in, isolated plugins and backend objects out.
+
+At import only entry-point metadata is read. A plugin module is imported when its
+backend is first listed or used, each in its own pluggy plugin manager, so a plugin
+that fails (import error, incompatible API version, missing primitives, duplicate
+name, a hook that raises) is recorded with status ``error`` and never affects the
+others.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+from tensorweaver.contract import hookspecs, ir
+from tensorweaver.contract.records import AVAILABLE, ERROR, BackendInfo, DeviceRecord, Problem
+from tensorweaver.errors import DeviceNotFoundError, PluginError, UnknownBackendError
+
+if sys.version_info >= (3, 10):
+    from importlib.metadata import EntryPoint, entry_points
+else:  # the standard library's entry_points() has no group selection before 3.10
+    from importlib_metadata import EntryPoint, entry_points
+
+ENTRY_POINT_GROUP = "tensorweaver.backends"
+DISABLE_ENV = "TENSORWEAVER_DISABLE_PLUGINS"
+NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*\Z")
+#: The backend that cannot be disabled with ``TENSORWEAVER_DISABLE_PLUGINS=all``.
+DEFAULT_BACKEND = "numpy"
+#: ``auto`` takes the first available device of the first kind in this order;
+#: among CPU devices, the NumPy backend first (lowest per-op overhead).
+AUTO_KIND_ORDER = ("cuda", "rocm", "mps", "xpu", "gpu", "cpu")
+GPU_KINDS = AUTO_KIND_ORDER[:-1]
+#: How users add the plugins this project publishes.
+KNOWN_INSTALLS = {
+    "numpy": "pip install tensorweaver",
+    "torch": "pip install tensorweaver[torch]",
+    "cunumeric": "pip install tensorweaver[cunumeric]",
+    "cupynumeric": "pip install tensorweaver[cunumeric]",
+}
+
+OK, DISABLED = "ok", "disabled"
+
+
+@dataclass(frozen=True)
+class PluginStatus:
+    """What ``tw.plugins()`` reports for one installed plugin."""
+
+    name: str
+    distribution: str
+    version: str
+    status: str
+    error: str = ""
+    fix: str = ""
+    api_version: str = ""
+
+
+class Plugin:
+    """One entry point: loaded on first use, its hooks called through its own manager."""
+
+    def __init__(self, name: str, entry_point: EntryPoint | None, distribution: str,
+                 version: str) -> None:
+        self.name = name
+        self.entry_point = entry_point
+        self.distribution = distribution
+        self.version = version
+        self.status = OK
+        self.error = ""
+        self.fix = ""
+        self.info: BackendInfo | None = None
+        self._hooks: Any = None
+        self._lock = threading.Lock()
+
+    def fail(self, error: str, fix: str) -> None:
+        self.status, self.error, self.fix = ERROR, error, fix
+
+    def load(self) -> bool:
+        """Import the plugin module and check its handshake; False if the plugin is broken."""
+        with self._lock:
+            if self._hooks is None and self.status == OK:
+                self._load()
+        return self.status == OK
+
+    def _load(self) -> None:
+        assert self.entry_point is not None
+        try:
+            module = self.entry_point.load()
+            manager = pluggy.PluginManager(hookspecs.PROJECT)
+            manager.add_hookspecs(hookspecs)
+            manager.register(module, name=self.name)
+            info = manager.hook.tw_backend_info()
+        except Exception as exc:  # a plugin's failure must never escape discovery
+            self.fail(f"failed to load ({type(exc).__name__}: {exc})",
+                      f"reinstall or upgrade {self.distribution}, or disable it with "
+                      f"{DISABLE_ENV}={self.name}")
+            return
+        if not isinstance(info, BackendInfo):
+            self.fail("tw_backend_info did not return a BackendInfo",
+                      f"upgrade {self.distribution}; its hook returned {type(info).__name__}")
+            return
+        if info.name != self.name:
+            self.fail(f"registered as {self.name!r} but says its name is {info.name!r}",
+                      f"ask the author of {self.distribution} to make them agree")
+            return
+        problem = api_mismatch(info.api_version)
+        if problem:
+            core = "%d.%d" % hookspecs.API_VERSION
+            self.fail(f"{self.distribution} {self.version} speaks backend API "
+                      f"{info.api_version!r}, this tensorweaver speaks {core} ({problem})",
+                      f"install a version of {self.distribution} built for backend API {core}, "
+                      f"or a tensorweaver that speaks {info.api_version}")
+            return
+        self.info, self._hooks = info, manager.hook
+
+    def call(self, hook: str, **kwargs: Any) -> Any:
+        """Call one hook; an exception marks the plugin broken and becomes PluginError."""
+        if not self.load():
+            raise self.as_error()
+        try:
+            return getattr(self._hooks, hook)(**kwargs)
+        except Exception as exc:
+            self.fail(f"hook {hook} raised {type(exc).__name__}: {exc}",
+                      f"report it to the author of {self.distribution}, or disable the plugin "
+                      f"with {DISABLE_ENV}={self.name}")
+            raise self.as_error() from exc
+
+    def as_error(self) -> PluginError:
+        if self.status == DISABLED:
+            return PluginError(f"backend {self.name!r} ({self.distribution}) is disabled by "
+                               f"{DISABLE_ENV}; remove it from that variable to use it")
+        return PluginError(f"backend {self.name!r} from {self.distribution} {self.version} "
+                           f"is broken: {self.error}. Fix: {self.fix}")
+
+    def devices(self, probe: bool) -> list[DeviceRecord]:
+        records = self.call("tw_devices", probe=probe)
+        if not isinstance(records, list) or not all(
+            isinstance(r, DeviceRecord) and r.backend == self.name
+            and r.name.startswith(self.name + ":") for r in records
+        ):
+            self.fail("tw_devices must return a list of DeviceRecord named '<backend>:...'",
+                      f"report it to the author of {self.distribution}")
+            raise self.as_error()
+        return records
+
+    def diagnose(self) -> list[Problem]:
+        try:
+            problems = self.call("tw_diagnose")
+        except PluginError:
+            return [Problem(self.error, self.fix)]
+        return list(problems or [])
+
+    def error_record(self) -> DeviceRecord:
+        return DeviceRecord(name=self.name, backend=self.name, kind="-", status=ERROR,
+                            detail={"error": self.error or self.status, "fix": self.fix,
+                                    "distribution": self.distribution})
+
+    def status_record(self) -> PluginStatus:
+        return PluginStatus(self.name, self.distribution, self.version, self.status,
+                            self.error, self.fix, self.info.api_version if self.info else "")
+
+
+def api_mismatch(declared: str) -> str:
+    """Why a plugin's declared API version is incompatible, or '' when it is fine."""
+    try:
+        major, minor = (int(part) for part in str(declared).split("."))
+    except ValueError:
+        return "not of the form MAJOR.MINOR"
+    core_major, core_minor = hookspecs.API_VERSION
+    if major != core_major:
+        return "major versions differ"
+    if minor > core_minor:
+        return "the plugin needs a newer minor version"
+    return ""
+
+
+def _disabled_names() -> set[str]:
+    return {n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip()}
+
+
+def _discover() -> dict[str, Plugin]:
+    disabled = _disabled_names()
+    by_name: dict[str, list[Plugin]] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        dist = getattr(ep, "dist", None)
+        plugin = Plugin(ep.name, ep, dist.name if dist else "?", dist.version if dist else "?")
+        same = by_name.setdefault(ep.name, [])
+        # The same distribution found twice on sys.path: the first copy wins, as imports do.
+        if not any(p.distribution == plugin.distribution for p in same):
+            same.append(plugin)
+    plugins: dict[str, Plugin] = {}
+    for name, candidates in sorted(by_name.items()):
+        # The project's own distribution keeps its name; otherwise the first alphabetically.
+        candidates.sort(key=lambda p: (p.distribution != f"tensorweaver-{name}", p.distribution))
+        kept, *others = candidates
+        plugins[name] = kept
+        for other in others:
+            other.fail(f"duplicates backend name {name!r}, already provided by {kept.distribution}",
+                       f"uninstall one of them: pip uninstall {other.distribution}")
+            plugins[f"{name} ({other.distribution})"] = other
+        if not NAME_PATTERN.match(name):
+            kept.fail(f"entry-point name {name!r} is not a valid backend name ([a-z][a-z0-9_]*)",
+                      f"ask the author of {kept.distribution} to rename it")
+        elif name in disabled or ("all" in disabled and name != DEFAULT_BACKEND):
+            kept.status = DISABLED
+    return plugins
+
+
+PLUGINS: dict[str, Plugin] = _discover()
+_backends: dict[str, Any] = {}
+_backends_lock = threading.Lock()
+
+
+def plugins() -> list[PluginStatus]:
+    """Every installed plugin with its distribution, version and status (loads each)."""
+    for plugin in PLUGINS.values():
+        if plugin.status == OK:
+            plugin.load()
+    return [p.status_record() for p in PLUGINS.values()]
+
+
+def devices(probe: bool = False) -> list[DeviceRecord]:
+    """One record per device of every plugin; a broken plugin gives one ``error`` record.
+
+    ``probe=True`` asks plugins to look for real even where that is costly (it
+    starts Legate's runtime for cuPyNumeric).
+    """
+    records: list[DeviceRecord] = []
+    for plugin in PLUGINS.values():
+        if plugin.status == DISABLED:
+            continue
+        try:
+            found = plugin.devices(probe)
+        except PluginError:
+            records.append(plugin.error_record())
+            continue
+        if probe:
+            found = [_probe_record(plugin, r) for r in found]
+        records.extend(found)
+    return records
+
+
+def _probe_record(plugin: Plugin, record: DeviceRecord) -> DeviceRecord:
+    """With a probe, also create the backend: a plugin lacking primitives shows as error."""
+    if record.status != AVAILABLE:
+        return record
+    try:
+        backend_object(record.name)
+    except PluginError:
+        return plugin.error_record()
+    except Exception as exc:  # creation failed for an environment reason: show it
+        return DeviceRecord(record.name, record.backend, record.kind, record.index, ERROR,
+                            {**record.detail, "error": str(exc)})
+    return record
+
+
+def installed_names() -> list[str]:
+    return sorted(p.name for p in PLUGINS.values() if " " not in p.name)
+
+
+def find_plugin(name: str) -> Plugin:
+    """The plugin selected by ``name`` or one of its aliases; errors say how to fix it."""
+    plugin = PLUGINS.get(name)
+    if plugin is None:
+        for candidate in PLUGINS.values():
+            if candidate.status == OK and candidate.load() and name in candidate.info.aliases:
+                plugin = candidate
+                break
+    if plugin is None:
+        install = KNOWN_INSTALLS.get(name, f"pip install <the distribution that provides {name!r}>")
+        raise UnknownBackendError(
+            f"unknown backend {name!r}; installed backends: "
+            f"{', '.join(installed_names()) or 'none'}. To add it: {install}")
+    if not plugin.load():
+        raise plugin.as_error()
+    return plugin
+
+
+def parse_spec(spec: str) -> tuple[str, str | None, int | None]:
+    """Split ``backend[:kind[:index]]`` into its parts, with a clear error on bad syntax."""
+    parts = str(spec).strip().lower().split(":")
+    if not parts[0] or len(parts) > 3 or (len(parts) == 3 and not parts[2].isdigit()):
+        raise ValueError(f"bad device spec {spec!r}: expected 'auto' or backend[:kind[:index]], "
+                         "e.g. 'numpy', 'torch:cuda', 'torch:cuda:1'")
+    kind = parts[1] if len(parts) > 1 and parts[1] else None
+    return parts[0], kind, int(parts[2]) if len(parts) == 3 else None
+
+
+def resolve(spec: str) -> DeviceRecord:
+    """The device record that ``spec`` names, or an error that lists the real ones."""
+    name, kind, index = parse_spec(spec)
+    if name == "auto":
+        return best_device(AUTO_KIND_ORDER)
+    plugin = find_plugin(name)
+    records = plugin.devices(probe=True)
+    matches = [r for r in records if (kind is None or r.kind == kind)
+               and (index is None or r.index == index)]
+    usable = [r for r in matches if r.status == AVAILABLE]
+    if usable:
+        return usable[0]
+    listing = "; ".join(f"{r.name} ({r.status}{_why(r)})" for r in records) or "none"
+    hints = " ".join(f"{p.message} Fix: {p.fix}" for p in plugin.diagnose())
+    raise DeviceNotFoundError(
+        f"no usable device {spec!r} on backend {plugin.name!r}; its devices: {listing}."
+        + (f" {hints}" if hints else ""))
+
+
+def _why(record: DeviceRecord) -> str:
+    reason = record.detail.get("reason") or record.detail.get("error")
+    return f": {reason}" if reason else ""
+
+
+def best_device(kinds: tuple[str, ...]) -> DeviceRecord:
+    """The first available device of the first kind in ``kinds`` over all working plugins."""
+    order = sorted(PLUGINS.values(), key=lambda p: p.name != DEFAULT_BACKEND)
+    candidates: list[DeviceRecord] = []
+    for plugin in order:
+        if plugin.status != OK:
+            continue
+        try:
+            candidates += [r for r in plugin.devices(probe=True) if r.status == AVAILABLE]
+        except PluginError:
+            continue
+    for kind in kinds:
+        for record in candidates:
+            if record.kind == kind:
+                return record
+    seen = ", ".join(r.name for r in candidates) or "none"
+    raise DeviceNotFoundError(f"no available device of kind {'/'.join(kinds)}; available: {seen}. "
+                              "Run `tw devices` to see every backend and what is wrong with it.")
+
+
+def backend_object(spec: str) -> Any:
+    """The backend object for the device ``spec`` names, created once per device."""
+    cached = _backends.get(spec)
+    if cached is not None:
+        return cached
+    record = resolve(spec)
+    with _backends_lock:
+        backend = _backends.get(record.name)
+        if backend is None:
+            backend = _create(record)
+            _backends[record.name] = backend
+        _backends[spec] = backend
+    return backend
+
+
+def _create(record: DeviceRecord) -> Any:
+    plugin = find_plugin(record.backend)
+    backend = plugin.call("tw_create_backend", device=record)
+    missing = ir.missing_primitives(backend)
+    if missing:
+        plugin.fail(f"its backend object lacks required primitives: {', '.join(missing)}",
+                    f"upgrade {plugin.distribution} to a version that implements backend API "
+                    "%d.%d completely" % hookspecs.API_VERSION)
+        raise plugin.as_error()
+    return backend
+
+
+def created_backends() -> list[Any]:
+    """The backend objects created so far in this process (one per device)."""
+    unique: dict[int, Any] = {}
+    for backend in list(_backends.values()):
+        unique[id(backend)] = backend
+    return list(unique.values())

@@ -1,0 +1,3 @@
+"""The core distribution's version (kept in step with pyproject.toml)."""
+
+__version__ = "0.2.0"
