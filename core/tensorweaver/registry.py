@@ -205,8 +205,9 @@ def _discover() -> dict[str, Plugin]:
         if not NAME_PATTERN.match(name):
             kept.fail(f"entry-point name {name!r} is not a valid backend name ([a-z][a-z0-9_]*)",
                       f"ask the author of {kept.distribution} to rename it")
-        elif name in disabled or ("all" in disabled and name != DEFAULT_BACKEND):
-            kept.status = DISABLED
+        if name in disabled or ("all" in disabled and name != DEFAULT_BACKEND):
+            for plugin in candidates:
+                plugin.status = DISABLED
     return plugins
 
 

@@ -1,0 +1,3 @@
+"""TensorWeaver's NumPy backend."""
+
+__version__ = "0.2.0"
