@@ -23,9 +23,21 @@ PLUGIN_DIRS = sorted((Path(__file__).parent / "plugins").iterdir())
 def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("site")
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), *map(str, PLUGIN_DIRS)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            *map(str, PLUGIN_DIRS),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return target
 
@@ -34,15 +46,24 @@ def run(plugin_path: Path | None, code: str, **env: str) -> subprocess.Completed
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TENSORWEAVER_")}
     if plugin_path is not None:
         environ["PYTHONPATH"] = os.pathsep.join(
-            [str(plugin_path), *filter(None, [environ.get("PYTHONPATH")])])
+            [str(plugin_path), *filter(None, [environ.get("PYTHONPATH")])]
+        )
     environ.update(env)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, env=environ, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=120,
+    )
 
 
 def tw_cli(plugin_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    return run(plugin_path, f"import sys; from tensorweaver.cli import main; "
-                            f"sys.exit(main({list(args)!r}))", **env)
+    return run(
+        plugin_path,
+        f"import sys; from tensorweaver.cli import main; sys.exit(main({list(args)!r}))",
+        **env,
+    )
 
 
 def devices_json(plugin_path: Path, *extra: str, **env: str) -> dict[str, dict]:
@@ -53,14 +74,17 @@ def devices_json(plugin_path: Path, *extra: str, **env: str) -> dict[str, dict]:
 
 
 def test_good_plugin_is_discovered_and_selectable(plugin_path: Path) -> None:
-    result = run(plugin_path, """
+    result = run(
+        plugin_path,
+        """
         import tensorweaver as tw
         from tensorweaver import registry
         dev = tw.set_backend("pyref")
         print(dev.name, tw.get_backend().name, type(registry.backend_object("pyref")).__name__)
         with tw.device("pyreference:cpu:0") as d:   # an alias declared in BackendInfo
             print(d.name)
-    """)
+    """,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["pyref:cpu:0", "pyref:cpu:0", "NumpyBackend", "pyref:cpu:0"]
 
@@ -102,19 +126,25 @@ def test_table_output_has_no_traceback(plugin_path: Path) -> None:
     assert "brokenapi" in out and "fix:" in out
 
 
-@pytest.mark.parametrize("name, words", [
-    ("brokenimport", ["tw-broken-import", "ModuleNotFoundError"]),
-    ("brokenapi", ["tw-broken-api", "99.0"]),
-    ("brokenmissing", ["tw-broken-missing", "lacks required primitives"]),
-])
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("brokenimport", ["tw-broken-import", "ModuleNotFoundError"]),
+        ("brokenapi", ["tw-broken-api", "99.0"]),
+        ("brokenmissing", ["tw-broken-missing", "lacks required primitives"]),
+    ],
+)
 def test_selecting_a_broken_plugin_names_it(plugin_path: Path, name: str, words: list) -> None:
-    result = run(plugin_path, f"""
+    result = run(
+        plugin_path,
+        f"""
         import tensorweaver as tw
         try:
             tw.set_backend({name!r})
         except tw.PluginError as exc:
             print("PluginError:", exc)
-    """)
+    """,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("PluginError:")
     for word in words:
@@ -122,14 +152,17 @@ def test_selecting_a_broken_plugin_names_it(plugin_path: Path, name: str, words:
 
 
 def test_unknown_backend_and_missing_device_errors(plugin_path: Path) -> None:
-    result = run(plugin_path, """
+    result = run(
+        plugin_path,
+        """
         import tensorweaver as tw
         for spec in ["torchish", "pyref:gpu", "numpy:cpu:3", "numpy:cpu:x"]:
             try:
                 tw.set_backend(spec)
             except (tw.UnknownBackendError, tw.DeviceNotFoundError, ValueError) as exc:
                 print(type(exc).__name__, "|", exc)
-    """)
+    """,
+    )
     lines = result.stdout.splitlines()
     assert lines[0].startswith("UnknownBackendError")
     assert "installed backends:" in lines[0] and "numpy" in lines[0] and "pyref" in lines[0]
@@ -146,13 +179,17 @@ def test_disable_plugins_env(plugin_path: Path) -> None:
     assert "pyref:cpu:0" in records
     everything = devices_json(plugin_path, TENSORWEAVER_DISABLE_PLUGINS="all")
     assert list(everything) == ["numpy:cpu:0"]
-    result = run(plugin_path, """
+    result = run(
+        plugin_path,
+        """
         import tensorweaver as tw
         try:
             tw.set_backend("pyref")
         except tw.PluginError as exc:
             print(exc)
-    """, TENSORWEAVER_DISABLE_PLUGINS="pyref")
+    """,
+        TENSORWEAVER_DISABLE_PLUGINS="pyref",
+    )
     assert "disabled by TENSORWEAVER_DISABLE_PLUGINS" in result.stdout
 
 
@@ -165,7 +202,9 @@ def test_backend_env_sets_the_default(plugin_path: Path) -> None:
 
 
 def test_device_scope_is_per_thread_and_per_task(plugin_path: Path) -> None:
-    result = run(plugin_path, """
+    result = run(
+        plugin_path,
+        """
         import asyncio, threading
         import tensorweaver as tw
         seen = {}
@@ -187,15 +226,26 @@ def test_device_scope_is_per_thread_and_per_task(plugin_path: Path) -> None:
         seen["after"] = tw.get_backend().name
         asyncio.run(main())
         print(sorted(seen.items()))
-    """)
+    """,
+    )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == str(sorted({
-        "thread": "numpy:cpu:0", "inside": "pyref:cpu:0", "after": "numpy:cpu:0",
-        "scoped": "pyref:cpu:0", "unscoped": "numpy:cpu:0"}.items()))
+    assert result.stdout.strip() == str(
+        sorted(
+            {
+                "thread": "numpy:cpu:0",
+                "inside": "pyref:cpu:0",
+                "after": "numpy:cpu:0",
+                "scoped": "pyref:cpu:0",
+                "unscoped": "numpy:cpu:0",
+            }.items()
+        )
+    )
 
 
 def test_auto_prefers_numpy_among_cpus_and_use_cpu(plugin_path: Path) -> None:
-    result = run(plugin_path, """
+    result = run(
+        plugin_path,
+        """
         import tensorweaver as tw
         print(tw.set_backend("auto"))
         tw.set_backend("pyref")
@@ -204,7 +254,8 @@ def test_auto_prefers_numpy_among_cpus_and_use_cpu(plugin_path: Path) -> None:
             tw.use_gpu()
         except tw.DeviceNotFoundError as exc:
             print("no gpu:", exc)
-    """)
+    """,
+    )
     lines = result.stdout.splitlines()
     assert lines[:2] == ["numpy:cpu:0", "pyref:cpu:0"]
     assert lines[2].startswith("no gpu:") and "numpy:cpu:0" in lines[2]
@@ -220,11 +271,14 @@ def test_version_lists_core_and_plugins(plugin_path: Path) -> None:
 
 
 def test_import_loads_no_plugin_and_no_heavy_library(plugin_path: Path) -> None:
-    result = run(plugin_path, """
+    result = run(
+        plugin_path,
+        """
         import sys
         import tensorweaver
         heavy = {"torch", "cupynumeric", "legate", "tw_example_good", "tw_broken_import"}
         print(sorted(m for m in sys.modules if m.split(".")[0] in heavy))
-    """)
+    """,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"

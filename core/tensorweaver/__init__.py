@@ -23,3 +23,29 @@ from tensorweaver.selection import (
     use_gpu,
 )
 from tensorweaver.version import __version__
+
+__all__ = [
+    "BackendError",
+    "Device",
+    "DeviceNotFoundError",
+    "PluginError",
+    "UnknownBackendError",
+    "__version__",
+    "bfloat16",
+    "bool",
+    "device",
+    "devices",
+    "float16",
+    "float32",
+    "float64",
+    "get_backend",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "plugins",
+    "set_backend",
+    "uint8",
+    "use_cpu",
+    "use_gpu",
+]

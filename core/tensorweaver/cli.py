@@ -24,8 +24,7 @@ def format_table(records: Sequence[DeviceRecord]) -> str:
     rows += [(r.name, r.kind, r.status, _detail_text(r)) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     return "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3]
-        for row in rows
+        "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3] for row in rows
     )
 
 
@@ -52,8 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     devices = commands.add_parser("devices", help="list every backend's devices")
     devices.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    devices.add_argument("--probe", action="store_true",
-                         help="look for real, even where costly (starts Legate's runtime)")
+    devices.add_argument(
+        "--probe",
+        action="store_true",
+        help="look for real, even where costly (starts Legate's runtime)",
+    )
     devices.set_defaults(run=cmd_devices)
     return parser
 

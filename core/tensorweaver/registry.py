@@ -63,8 +63,9 @@ class PluginStatus:
 class Plugin:
     """One entry point: loaded on first use, its hooks called through its own manager."""
 
-    def __init__(self, name: str, entry_point: EntryPoint | None, distribution: str,
-                 version: str) -> None:
+    def __init__(
+        self, name: str, entry_point: EntryPoint | None, distribution: str, version: str
+    ) -> None:
         self.name = name
         self.entry_point = entry_point
         self.distribution = distribution
@@ -95,25 +96,33 @@ class Plugin:
             manager.register(module, name=self.name)
             info = manager.hook.tw_backend_info()
         except Exception as exc:  # a plugin's failure must never escape discovery
-            self.fail(f"failed to load ({type(exc).__name__}: {exc})",
-                      f"reinstall or upgrade {self.distribution}, or disable it with "
-                      f"{DISABLE_ENV}={self.name}")
+            self.fail(
+                f"failed to load ({type(exc).__name__}: {exc})",
+                f"reinstall or upgrade {self.distribution}, or disable it with "
+                f"{DISABLE_ENV}={self.name}",
+            )
             return
         if not isinstance(info, BackendInfo):
-            self.fail("tw_backend_info did not return a BackendInfo",
-                      f"upgrade {self.distribution}; its hook returned {type(info).__name__}")
+            self.fail(
+                "tw_backend_info did not return a BackendInfo",
+                f"upgrade {self.distribution}; its hook returned {type(info).__name__}",
+            )
             return
         if info.name != self.name:
-            self.fail(f"registered as {self.name!r} but says its name is {info.name!r}",
-                      f"ask the author of {self.distribution} to make them agree")
+            self.fail(
+                f"registered as {self.name!r} but says its name is {info.name!r}",
+                f"ask the author of {self.distribution} to make them agree",
+            )
             return
         problem = api_mismatch(info.api_version)
         if problem:
-            core = "%d.%d" % hookspecs.API_VERSION
-            self.fail(f"{self.distribution} {self.version} speaks backend API "
-                      f"{info.api_version!r}, this tensorweaver speaks {core} ({problem})",
-                      f"install a version of {self.distribution} built for backend API {core}, "
-                      f"or a tensorweaver that speaks {info.api_version}")
+            core = api_text()
+            self.fail(
+                f"{self.distribution} {self.version} speaks backend API "
+                f"{info.api_version!r}, this tensorweaver speaks {core} ({problem})",
+                f"install a version of {self.distribution} built for backend API {core}, "
+                f"or a tensorweaver that speaks {info.api_version}",
+            )
             return
         self.info, self._hooks = info, manager.hook
 
@@ -124,26 +133,36 @@ class Plugin:
         try:
             return getattr(self._hooks, hook)(**kwargs)
         except Exception as exc:
-            self.fail(f"hook {hook} raised {type(exc).__name__}: {exc}",
-                      f"report it to the author of {self.distribution}, or disable the plugin "
-                      f"with {DISABLE_ENV}={self.name}")
+            self.fail(
+                f"hook {hook} raised {type(exc).__name__}: {exc}",
+                f"report it to the author of {self.distribution}, or disable the plugin "
+                f"with {DISABLE_ENV}={self.name}",
+            )
             raise self.as_error() from exc
 
     def as_error(self) -> PluginError:
         if self.status == DISABLED:
-            return PluginError(f"backend {self.name!r} ({self.distribution}) is disabled by "
-                               f"{DISABLE_ENV}; remove it from that variable to use it")
-        return PluginError(f"backend {self.name!r} from {self.distribution} {self.version} "
-                           f"is broken: {self.error}. Fix: {self.fix}")
+            return PluginError(
+                f"backend {self.name!r} ({self.distribution}) is disabled by "
+                f"{DISABLE_ENV}; remove it from that variable to use it"
+            )
+        return PluginError(
+            f"backend {self.name!r} from {self.distribution} {self.version} "
+            f"is broken: {self.error}. Fix: {self.fix}"
+        )
 
     def devices(self, probe: bool) -> list[DeviceRecord]:
         records = self.call("tw_devices", probe=probe)
         if not isinstance(records, list) or not all(
-            isinstance(r, DeviceRecord) and r.backend == self.name
-            and r.name.startswith(self.name + ":") for r in records
+            isinstance(r, DeviceRecord)
+            and r.backend == self.name
+            and r.name.startswith(self.name + ":")
+            for r in records
         ):
-            self.fail("tw_devices must return a list of DeviceRecord named '<backend>:...'",
-                      f"report it to the author of {self.distribution}")
+            self.fail(
+                "tw_devices must return a list of DeviceRecord named '<backend>:...'",
+                f"report it to the author of {self.distribution}",
+            )
             raise self.as_error()
         return records
 
@@ -155,13 +174,32 @@ class Plugin:
         return list(problems or [])
 
     def error_record(self) -> DeviceRecord:
-        return DeviceRecord(name=self.name, backend=self.name, kind="-", status=ERROR,
-                            detail={"error": self.error or self.status, "fix": self.fix,
-                                    "distribution": self.distribution})
+        return DeviceRecord(
+            name=self.name,
+            backend=self.name,
+            kind="-",
+            status=ERROR,
+            detail={
+                "error": self.error or self.status,
+                "fix": self.fix,
+                "distribution": self.distribution,
+            },
+        )
 
     def status_record(self) -> PluginStatus:
-        return PluginStatus(self.name, self.distribution, self.version, self.status,
-                            self.error, self.fix, self.info.api_version if self.info else "")
+        return PluginStatus(
+            self.name,
+            self.distribution,
+            self.version,
+            self.status,
+            self.error,
+            self.fix,
+            self.info.api_version if self.info else "",
+        )
+
+
+def api_text() -> str:
+    return "{}.{}".format(*hookspecs.API_VERSION)
 
 
 def api_mismatch(declared: str) -> str:
@@ -199,12 +237,16 @@ def _discover() -> dict[str, Plugin]:
         kept, *others = candidates
         plugins[name] = kept
         for other in others:
-            other.fail(f"duplicates backend name {name!r}, already provided by {kept.distribution}",
-                       f"uninstall one of them: pip uninstall {other.distribution}")
+            other.fail(
+                f"duplicates backend name {name!r}, already provided by {kept.distribution}",
+                f"uninstall one of them: pip uninstall {other.distribution}",
+            )
             plugins[f"{name} ({other.distribution})"] = other
         if not NAME_PATTERN.match(name):
-            kept.fail(f"entry-point name {name!r} is not a valid backend name ([a-z][a-z0-9_]*)",
-                      f"ask the author of {kept.distribution} to rename it")
+            kept.fail(
+                f"entry-point name {name!r} is not a valid backend name ([a-z][a-z0-9_]*)",
+                f"ask the author of {kept.distribution} to rename it",
+            )
         if name in disabled or ("all" in disabled and name != DEFAULT_BACKEND):
             for plugin in candidates:
                 plugin.status = DISABLED
@@ -254,8 +296,14 @@ def _probe_record(plugin: Plugin, record: DeviceRecord) -> DeviceRecord:
     except PluginError:
         return plugin.error_record()
     except Exception as exc:  # creation failed for an environment reason: show it
-        return DeviceRecord(record.name, record.backend, record.kind, record.index, ERROR,
-                            {**record.detail, "error": str(exc)})
+        return DeviceRecord(
+            record.name,
+            record.backend,
+            record.kind,
+            record.index,
+            ERROR,
+            {**record.detail, "error": str(exc)},
+        )
     return record
 
 
@@ -275,7 +323,8 @@ def find_plugin(name: str) -> Plugin:
         install = KNOWN_INSTALLS.get(name, f"pip install <the distribution that provides {name!r}>")
         raise UnknownBackendError(
             f"unknown backend {name!r}; installed backends: "
-            f"{', '.join(installed_names()) or 'none'}. To add it: {install}")
+            f"{', '.join(installed_names()) or 'none'}. To add it: {install}"
+        )
     if not plugin.load():
         raise plugin.as_error()
     return plugin
@@ -285,8 +334,10 @@ def parse_spec(spec: str) -> tuple[str, str | None, int | None]:
     """Split ``backend[:kind[:index]]`` into its parts, with a clear error on bad syntax."""
     parts = str(spec).strip().lower().split(":")
     if not parts[0] or len(parts) > 3 or (len(parts) == 3 and not parts[2].isdigit()):
-        raise ValueError(f"bad device spec {spec!r}: expected 'auto' or backend[:kind[:index]], "
-                         "e.g. 'numpy', 'torch:cuda', 'torch:cuda:1'")
+        raise ValueError(
+            f"bad device spec {spec!r}: expected 'auto' or backend[:kind[:index]], "
+            "e.g. 'numpy', 'torch:cuda', 'torch:cuda:1'"
+        )
     kind = parts[1] if len(parts) > 1 and parts[1] else None
     return parts[0], kind, int(parts[2]) if len(parts) == 3 else None
 
@@ -298,8 +349,11 @@ def resolve(spec: str) -> DeviceRecord:
         return best_device(AUTO_KIND_ORDER)
     plugin = find_plugin(name)
     records = plugin.devices(probe=True)
-    matches = [r for r in records if (kind is None or r.kind == kind)
-               and (index is None or r.index == index)]
+    matches = [
+        r
+        for r in records
+        if (kind is None or r.kind == kind) and (index is None or r.index == index)
+    ]
     usable = [r for r in matches if r.status == AVAILABLE]
     if usable:
         return usable[0]
@@ -307,7 +361,8 @@ def resolve(spec: str) -> DeviceRecord:
     hints = " ".join(f"{p.message} Fix: {p.fix}" for p in plugin.diagnose())
     raise DeviceNotFoundError(
         f"no usable device {spec!r} on backend {plugin.name!r}; its devices: {listing}."
-        + (f" {hints}" if hints else ""))
+        + (f" {hints}" if hints else "")
+    )
 
 
 def _why(record: DeviceRecord) -> str:
@@ -331,8 +386,10 @@ def best_device(kinds: tuple[str, ...]) -> DeviceRecord:
             if record.kind == kind:
                 return record
     seen = ", ".join(r.name for r in candidates) or "none"
-    raise DeviceNotFoundError(f"no available device of kind {'/'.join(kinds)}; available: {seen}. "
-                              "Run `tw devices` to see every backend and what is wrong with it.")
+    raise DeviceNotFoundError(
+        f"no available device of kind {'/'.join(kinds)}; available: {seen}. "
+        "Run `tw devices` to see every backend and what is wrong with it."
+    )
 
 
 def backend_object(spec: str) -> Any:
@@ -355,9 +412,11 @@ def _create(record: DeviceRecord) -> Any:
     backend = plugin.call("tw_create_backend", device=record)
     missing = ir.missing_primitives(backend)
     if missing:
-        plugin.fail(f"its backend object lacks required primitives: {', '.join(missing)}",
-                    f"upgrade {plugin.distribution} to a version that implements backend API "
-                    "%d.%d completely" % hookspecs.API_VERSION)
+        plugin.fail(
+            f"its backend object lacks required primitives: {', '.join(missing)}",
+            f"upgrade {plugin.distribution} to a version that implements backend API "
+            f"{api_text()} completely",
+        )
         raise plugin.as_error()
     return backend
 

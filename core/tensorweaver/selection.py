@@ -67,8 +67,9 @@ def _default_backend() -> Any:
         try:
             _default.append(registry.backend_object(spec))
         except (BackendError, ValueError) as exc:
-            raise type(exc)(f"{exc} (the default device comes from {BACKEND_ENV}={spec!r})") \
-                from exc
+            raise type(exc)(
+                f"{exc} (the default device comes from {BACKEND_ENV}={spec!r})"
+            ) from exc
     return _default[0]
 
 

@@ -47,6 +47,15 @@ float32 = DType("float32", "f", 4, "float32")
 float64 = DType("float64", "f", 8, "float64")
 
 ALL: tuple[DType, ...] = (
-    bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+    bool_,
+    uint8,
+    int8,
+    int16,
+    int32,
+    int64,
+    float16,
+    bfloat16,
+    float32,
+    float64,
 )
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL}

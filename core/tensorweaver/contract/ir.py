@@ -51,127 +51,213 @@ def _table(group: str, rows: list[tuple[str, str, str]]) -> list[Primitive]:
     return [Primitive(name, group, sig, doc) for name, sig, doc in rows]
 
 
-_DATA = _table("data", [
-    ("from_host", "from_host(array: numpy.ndarray, dtype) -> A",
-     "Copy a host NumPy array into a new array of `dtype` (cast if its dtype differs)."),
-    ("to_host", "to_host(a) -> numpy.ndarray",
-     "Copy to a host NumPy array (bfloat16 arrives as float32)."),
-    ("full", "full(shape, value, dtype) -> A", "A new array filled with `value`."),
-    ("arange", "arange(start, stop, step, dtype) -> A",
-     "Evenly spaced values in [start, stop), like numpy.arange."),
-    ("seed", "seed(value: int) -> None", "Reset the backend's random generator."),
-    ("random_uniform", "random_uniform(shape, low, high, dtype) -> A",
-     "Uniform samples in [low, high) from the backend's generator (float dtypes)."),
-    ("random_normal", "random_normal(shape, mean, std, dtype) -> A",
-     "Normal samples from the backend's generator (float dtypes)."),
-    ("random_integers", "random_integers(shape, low, high, dtype) -> A",
-     "Uniform integers in [low, high) (integer dtypes)."),
-    ("cast", "cast(a, dtype) -> A",
-     "Convert to `dtype`: floats to ints truncate toward zero; nonzero to bool is True."),
-])
+_DATA = _table(
+    "data",
+    [
+        (
+            "from_host",
+            "from_host(array: numpy.ndarray, dtype) -> A",
+            "Copy a host NumPy array into a new array of `dtype` (cast if its dtype differs).",
+        ),
+        (
+            "to_host",
+            "to_host(a) -> numpy.ndarray",
+            "Copy to a host NumPy array (bfloat16 arrives as float32).",
+        ),
+        ("full", "full(shape, value, dtype) -> A", "A new array filled with `value`."),
+        (
+            "arange",
+            "arange(start, stop, step, dtype) -> A",
+            "Evenly spaced values in [start, stop), like numpy.arange.",
+        ),
+        ("seed", "seed(value: int) -> None", "Reset the backend's random generator."),
+        (
+            "random_uniform",
+            "random_uniform(shape, low, high, dtype) -> A",
+            "Uniform samples in [low, high) from the backend's generator (float dtypes).",
+        ),
+        (
+            "random_normal",
+            "random_normal(shape, mean, std, dtype) -> A",
+            "Normal samples from the backend's generator (float dtypes).",
+        ),
+        (
+            "random_integers",
+            "random_integers(shape, low, high, dtype) -> A",
+            "Uniform integers in [low, high) (integer dtypes).",
+        ),
+        (
+            "cast",
+            "cast(a, dtype) -> A",
+            "Convert to `dtype`: floats to ints truncate toward zero; nonzero to bool is True.",
+        ),
+    ],
+)
 
-_UNARY = _table("unary", [
-    ("neg", "neg(a) -> A", "-a."),
-    ("abs", "abs(a) -> A", "|a|."),
-    ("sign", "sign(a) -> A", "-1, 0 or 1 (NaN stays NaN)."),
-    ("exp", "exp(a) -> A", "e**a (float)."),
-    ("log", "log(a) -> A", "Natural log (float); log(0) = -inf, log(<0) = NaN."),
-    ("sin", "sin(a) -> A", "Sine (float)."),
-    ("cos", "cos(a) -> A", "Cosine (float)."),
-    ("tanh", "tanh(a) -> A", "Hyperbolic tangent (float)."),
-    ("sqrt", "sqrt(a) -> A", "Square root (float)."),
-    ("erf", "erf(a) -> A", "The error function (float), to full precision."),
-    ("floor", "floor(a) -> A", "Round down (float)."),
-    ("ceil", "ceil(a) -> A", "Round up (float)."),
-    ("round", "round(a) -> A", "Round half to even (float)."),
-    ("trunc", "trunc(a) -> A", "Round toward zero (float)."),
-    ("logical_not", "logical_not(a) -> A", "not a (bool)."),
-    ("bitwise_not", "bitwise_not(a) -> A", "~a (integer or bool)."),
-])
+_UNARY = _table(
+    "unary",
+    [
+        ("neg", "neg(a) -> A", "-a."),
+        ("abs", "abs(a) -> A", "|a|."),
+        ("sign", "sign(a) -> A", "-1, 0 or 1 (NaN stays NaN)."),
+        ("exp", "exp(a) -> A", "e**a (float)."),
+        ("log", "log(a) -> A", "Natural log (float); log(0) = -inf, log(<0) = NaN."),
+        ("sin", "sin(a) -> A", "Sine (float)."),
+        ("cos", "cos(a) -> A", "Cosine (float)."),
+        ("tanh", "tanh(a) -> A", "Hyperbolic tangent (float)."),
+        ("sqrt", "sqrt(a) -> A", "Square root (float)."),
+        ("erf", "erf(a) -> A", "The error function (float), to full precision."),
+        ("floor", "floor(a) -> A", "Round down (float)."),
+        ("ceil", "ceil(a) -> A", "Round up (float)."),
+        ("round", "round(a) -> A", "Round half to even (float)."),
+        ("trunc", "trunc(a) -> A", "Round toward zero (float)."),
+        ("logical_not", "logical_not(a) -> A", "not a (bool)."),
+        ("bitwise_not", "bitwise_not(a) -> A", "~a (integer or bool)."),
+    ],
+)
 
-_BINARY = _table("binary", [
-    ("add", "add(a, b) -> A", "a + b."),
-    ("sub", "sub(a, b) -> A", "a - b."),
-    ("mul", "mul(a, b) -> A", "a * b."),
-    ("div", "div(a, b) -> A", "a / b (float)."),
-    ("floordiv", "floordiv(a, b) -> A", "floor(a / b), as Python's // (any numeric)."),
-    ("remainder", "remainder(a, b) -> A",
-     "a - floor(a / b) * b: the sign of b, as Python's % (any numeric)."),
-    ("pow", "pow(a, b) -> A", "a ** b."),
-    ("maximum", "maximum(a, b) -> A", "Elementwise max; NaN if either is NaN."),
-    ("minimum", "minimum(a, b) -> A", "Elementwise min; NaN if either is NaN."),
-    ("eq", "eq(a, b) -> A", "a == b (bool result)."),
-    ("ne", "ne(a, b) -> A", "a != b (bool result)."),
-    ("lt", "lt(a, b) -> A", "a < b (bool result)."),
-    ("le", "le(a, b) -> A", "a <= b (bool result)."),
-    ("gt", "gt(a, b) -> A", "a > b (bool result)."),
-    ("ge", "ge(a, b) -> A", "a >= b (bool result)."),
-    ("logical_and", "logical_and(a, b) -> A", "a and b (bool)."),
-    ("logical_or", "logical_or(a, b) -> A", "a or b (bool)."),
-    ("logical_xor", "logical_xor(a, b) -> A", "a xor b (bool)."),
-    ("bitwise_and", "bitwise_and(a, b) -> A", "a & b (integer or bool)."),
-    ("bitwise_or", "bitwise_or(a, b) -> A", "a | b (integer or bool)."),
-    ("bitwise_xor", "bitwise_xor(a, b) -> A", "a ^ b (integer or bool)."),
-])
+_BINARY = _table(
+    "binary",
+    [
+        ("add", "add(a, b) -> A", "a + b."),
+        ("sub", "sub(a, b) -> A", "a - b."),
+        ("mul", "mul(a, b) -> A", "a * b."),
+        ("div", "div(a, b) -> A", "a / b (float)."),
+        ("floordiv", "floordiv(a, b) -> A", "floor(a / b), as Python's // (any numeric)."),
+        (
+            "remainder",
+            "remainder(a, b) -> A",
+            "a - floor(a / b) * b: the sign of b, as Python's % (any numeric).",
+        ),
+        ("pow", "pow(a, b) -> A", "a ** b."),
+        ("maximum", "maximum(a, b) -> A", "Elementwise max; NaN if either is NaN."),
+        ("minimum", "minimum(a, b) -> A", "Elementwise min; NaN if either is NaN."),
+        ("eq", "eq(a, b) -> A", "a == b (bool result)."),
+        ("ne", "ne(a, b) -> A", "a != b (bool result)."),
+        ("lt", "lt(a, b) -> A", "a < b (bool result)."),
+        ("le", "le(a, b) -> A", "a <= b (bool result)."),
+        ("gt", "gt(a, b) -> A", "a > b (bool result)."),
+        ("ge", "ge(a, b) -> A", "a >= b (bool result)."),
+        ("logical_and", "logical_and(a, b) -> A", "a and b (bool)."),
+        ("logical_or", "logical_or(a, b) -> A", "a or b (bool)."),
+        ("logical_xor", "logical_xor(a, b) -> A", "a xor b (bool)."),
+        ("bitwise_and", "bitwise_and(a, b) -> A", "a & b (integer or bool)."),
+        ("bitwise_or", "bitwise_or(a, b) -> A", "a | b (integer or bool)."),
+        ("bitwise_xor", "bitwise_xor(a, b) -> A", "a ^ b (integer or bool)."),
+    ],
+)
 
-_TERNARY = _table("ternary", [
-    ("where", "where(cond, a, b) -> A",
-     "a where cond (bool) is true, else b. a and b share a dtype; shapes follow the "
-     "elementwise rule (equal, or 0-d)."),
-])
+_TERNARY = _table(
+    "ternary",
+    [
+        (
+            "where",
+            "where(cond, a, b) -> A",
+            "a where cond (bool) is true, else b. a and b share a dtype; shapes follow the "
+            "elementwise rule (equal, or 0-d).",
+        ),
+    ],
+)
 
-_REDUCE = _table("reduce", [
-    ("sum", "sum(a, axes, keepdims) -> A", "Sum over `axes` (dtype kept)."),
-    ("prod", "prod(a, axes, keepdims) -> A", "Product over `axes` (dtype kept)."),
-    ("max", "max(a, axes, keepdims) -> A", "Maximum over `axes`; NaN propagates."),
-    ("min", "min(a, axes, keepdims) -> A", "Minimum over `axes`; NaN propagates."),
-    ("any", "any(a, axes, keepdims) -> A", "Logical or over `axes` (bool in, bool out)."),
-    ("all", "all(a, axes, keepdims) -> A", "Logical and over `axes` (bool in, bool out)."),
-    ("argmax", "argmax(a, axis, keepdims) -> A",
-     "int64 index of the first maximum along one axis (NaN counts as maximum)."),
-    ("argmin", "argmin(a, axis, keepdims) -> A",
-     "int64 index of the first minimum along one axis (NaN counts as minimum)."),
-    ("cumsum", "cumsum(a, axis) -> A", "Inclusive running sum along one axis (dtype kept)."),
-])
+_REDUCE = _table(
+    "reduce",
+    [
+        ("sum", "sum(a, axes, keepdims) -> A", "Sum over `axes` (dtype kept)."),
+        ("prod", "prod(a, axes, keepdims) -> A", "Product over `axes` (dtype kept)."),
+        ("max", "max(a, axes, keepdims) -> A", "Maximum over `axes`; NaN propagates."),
+        ("min", "min(a, axes, keepdims) -> A", "Minimum over `axes`; NaN propagates."),
+        ("any", "any(a, axes, keepdims) -> A", "Logical or over `axes` (bool in, bool out)."),
+        ("all", "all(a, axes, keepdims) -> A", "Logical and over `axes` (bool in, bool out)."),
+        (
+            "argmax",
+            "argmax(a, axis, keepdims) -> A",
+            "int64 index of the first maximum along one axis (NaN counts as maximum).",
+        ),
+        (
+            "argmin",
+            "argmin(a, axis, keepdims) -> A",
+            "int64 index of the first minimum along one axis (NaN counts as minimum).",
+        ),
+        ("cumsum", "cumsum(a, axis) -> A", "Inclusive running sum along one axis (dtype kept)."),
+    ],
+)
 
-_MOVEMENT = _table("movement", [
-    ("reshape", "reshape(a, shape) -> A", "Same elements in C order, new shape (no -1)."),
-    ("permute", "permute(a, perm) -> A", "Reorder axes: result axis i is input axis perm[i]."),
-    ("expand", "expand(a, shape) -> A",
-     "Broadcast to `shape` (same ndim; size-1 axes stretch). May be a view."),
-    ("pad", "pad(a, widths, value) -> A",
-     "Pad axis i with widths[i] = (before, after) copies of `value` (widths >= 0)."),
-    ("slice", "slice(a, starts, stops, steps) -> A",
-     "Basic slicing per axis, a[start:stop:step] with 0 <= start <= stop <= size, "
-     "step >= 1."),
-    ("flip", "flip(a, axes) -> A", "Reverse the order of elements along `axes`."),
-    ("cat", "cat(arrays, axis) -> A",
-     "Join a sequence of arrays (same dtype, same shape but along `axis`)."),
-])
+_MOVEMENT = _table(
+    "movement",
+    [
+        ("reshape", "reshape(a, shape) -> A", "Same elements in C order, new shape (no -1)."),
+        ("permute", "permute(a, perm) -> A", "Reorder axes: result axis i is input axis perm[i]."),
+        (
+            "expand",
+            "expand(a, shape) -> A",
+            "Broadcast to `shape` (same ndim; size-1 axes stretch). May be a view.",
+        ),
+        (
+            "pad",
+            "pad(a, widths, value) -> A",
+            "Pad axis i with widths[i] = (before, after) copies of `value` (widths >= 0).",
+        ),
+        (
+            "slice",
+            "slice(a, starts, stops, steps) -> A",
+            "Basic slicing per axis, a[start:stop:step] with 0 <= start <= stop <= size, "
+            "step >= 1.",
+        ),
+        ("flip", "flip(a, axes) -> A", "Reverse the order of elements along `axes`."),
+        (
+            "cat",
+            "cat(arrays, axis) -> A",
+            "Join a sequence of arrays (same dtype, same shape but along `axis`).",
+        ),
+    ],
+)
 
-_INDEX = _table("index", [
-    ("gather", "gather(a, axis, index) -> A",
-     "numpy.take_along_axis: index has a's ndim; result has index's shape."),
-    ("take", "take(a, axis, index) -> A",
-     "Select along one axis by a 1-d index (numpy.take with axis; index_select)."),
-    ("scatter", "scatter(a, axis, index, src) -> A",
-     "Copy of `a` with src written at index along `axis` (put_along_axis); index and "
-     "src share a shape; with duplicate indices one of the writes wins."),
-    ("scatter_add", "scatter_add(a, axis, index, src) -> A",
-     "Copy of `a` with src added at index along `axis`; duplicate indices accumulate."),
-    ("nonzero", "nonzero(a) -> A",
-     "int64 array of shape (n, ndim): the coordinates of the n true/nonzero elements, "
-     "in C order."),
-])
+_INDEX = _table(
+    "index",
+    [
+        (
+            "gather",
+            "gather(a, axis, index) -> A",
+            "numpy.take_along_axis: index has a's ndim; result has index's shape.",
+        ),
+        (
+            "take",
+            "take(a, axis, index) -> A",
+            "Select along one axis by a 1-d index (numpy.take with axis; index_select).",
+        ),
+        (
+            "scatter",
+            "scatter(a, axis, index, src) -> A",
+            "Copy of `a` with src written at index along `axis` (put_along_axis); index and "
+            "src share a shape; with duplicate indices one of the writes wins.",
+        ),
+        (
+            "scatter_add",
+            "scatter_add(a, axis, index, src) -> A",
+            "Copy of `a` with src added at index along `axis`; duplicate indices accumulate.",
+        ),
+        (
+            "nonzero",
+            "nonzero(a) -> A",
+            "int64 array of shape (n, ndim): the coordinates of the n true/nonzero elements, "
+            "in C order.",
+        ),
+    ],
+)
 
-_LINALG = _table("linalg", [
-    ("matmul", "matmul(a, b) -> A",
-     "numpy.matmul for ndim >= 2 operands of one dtype; batch axes broadcast."),
-])
+_LINALG = _table(
+    "linalg",
+    [
+        (
+            "matmul",
+            "matmul(a, b) -> A",
+            "numpy.matmul for ndim >= 2 operands of one dtype; batch axes broadcast.",
+        ),
+    ],
+)
 
 PRIMITIVES: dict[str, Primitive] = {
-    p.name: p
-    for p in _DATA + _UNARY + _BINARY + _TERNARY + _REDUCE + _MOVEMENT + _INDEX + _LINALG
+    p.name: p for p in _DATA + _UNARY + _BINARY + _TERNARY + _REDUCE + _MOVEMENT + _INDEX + _LINALG
 }
 
 #: Names a backend object must define; a plugin lacking any is refused.
@@ -186,11 +272,12 @@ COMPOSITES: dict[str, str] = {
     "softmax": "softmax(x, axis)",
     "log_softmax": "log_softmax(x, axis)",
     "conv2d": "conv2d(x, weight, stride: (sh, sw), padding: (ph, pw), dilation: (dh, dw), "
-              "groups) with x (N, C, H, W) and weight (O, C/groups, kh, kw); no bias",
+    "groups) with x (N, C, H, W) and weight (O, C/groups, kh, kw); no bias",
     "max_pool2d": "max_pool2d(x, kernel: (kh, kw), stride: (sh, sw), padding: (ph, pw))",
     "layer_norm": "layer_norm(x, normalized_ndim, eps) without affine parameters",
-    "scaled_dot_product_attention":
-        "scaled_dot_product_attention(q, k, v, causal: bool, scale: float)",
+    "scaled_dot_product_attention": (
+        "scaled_dot_product_attention(q, k, v, causal: bool, scale: float)"
+    ),
 }
 
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Values of :attr:`DeviceRecord.status`.
-AVAILABLE = "available"      # usable now
+AVAILABLE = "available"  # usable now
 UNAVAILABLE = "unavailable"  # known to the plugin but not usable here (detail says why)
-NOT_PROBED = "not-probed"    # not looked at, because looking is costly (tw devices --probe)
-ERROR = "error"              # the plugin itself is broken (set by the core's registry)
+NOT_PROBED = "not-probed"  # not looked at, because looking is costly (tw devices --probe)
+ERROR = "error"  # the plugin itself is broken (set by the core's registry)
 STATUSES = (AVAILABLE, UNAVAILABLE, NOT_PROBED, ERROR)
 
 

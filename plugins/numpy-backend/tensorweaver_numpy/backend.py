@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.records import DeviceRecord
 

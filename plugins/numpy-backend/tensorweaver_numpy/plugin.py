@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from tensorweaver.contract import BackendInfo, DeviceRecord, Problem, hookimpl
+
 from tensorweaver_numpy import __version__
 
 NAME = "numpy"
@@ -12,8 +13,14 @@ NAME = "numpy"
 
 @hookimpl
 def tw_backend_info() -> BackendInfo:
-    return BackendInfo(name=NAME, version=__version__, api_version="1.0", library="numpy",
-                       install="pip install tensorweaver", description="NumPy on the CPU")
+    return BackendInfo(
+        name=NAME,
+        version=__version__,
+        api_version="1.0",
+        library="numpy",
+        install="pip install tensorweaver",
+        description="NumPy on the CPU",
+    )
 
 
 @hookimpl

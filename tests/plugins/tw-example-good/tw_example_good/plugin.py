@@ -5,8 +5,14 @@ from tensorweaver.contract import BackendInfo, DeviceRecord, Problem, hookimpl
 
 @hookimpl
 def tw_backend_info():
-    return BackendInfo(name="pyref", version="0.1.0", api_version="1.0", library="numpy",
-                       install="pip install tw-example-good", aliases=("pyreference",))
+    return BackendInfo(
+        name="pyref",
+        version="0.1.0",
+        api_version="1.0",
+        library="numpy",
+        install="pip install tw-example-good",
+        aliases=("pyreference",),
+    )
 
 
 @hookimpl
