@@ -16,16 +16,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-import pluggy
-
-from tensorweaver.contract import hookspecs, ir
+from tensorweaver.contract import ir
+from tensorweaver.contract.api import API_VERSION
 from tensorweaver.contract.records import AVAILABLE, ERROR, BackendInfo, DeviceRecord, Problem
 from tensorweaver.errors import DeviceNotFoundError, PluginError, UnknownBackendError
-
-if sys.version_info >= (3, 10):
-    from importlib.metadata import EntryPoint, entry_points
-else:  # the standard library's entry_points() has no group selection before 3.10
-    from importlib_metadata import EntryPoint, entry_points
 
 ENTRY_POINT_GROUP = "tensorweaver.backends"
 DISABLE_ENV = "TENSORWEAVER_DISABLE_PLUGINS"
@@ -63,9 +57,7 @@ class PluginStatus:
 class Plugin:
     """One entry point: loaded on first use, its hooks called through its own manager."""
 
-    def __init__(
-        self, name: str, entry_point: EntryPoint | None, distribution: str, version: str
-    ) -> None:
+    def __init__(self, name: str, entry_point: Any, distribution: str, version: str) -> None:
         self.name = name
         self.entry_point = entry_point
         self.distribution = distribution
@@ -89,6 +81,10 @@ class Plugin:
 
     def _load(self) -> None:
         assert self.entry_point is not None
+        import pluggy
+
+        from tensorweaver.contract import hookspecs
+
         try:
             module = self.entry_point.load()
             manager = pluggy.PluginManager(hookspecs.PROJECT)
@@ -199,7 +195,7 @@ class Plugin:
 
 
 def api_text() -> str:
-    return "{}.{}".format(*hookspecs.API_VERSION)
+    return "{}.{}".format(*API_VERSION)
 
 
 def api_mismatch(declared: str) -> str:
@@ -208,7 +204,7 @@ def api_mismatch(declared: str) -> str:
         major, minor = (int(part) for part in str(declared).split("."))
     except ValueError:
         return "not of the form MAJOR.MINOR"
-    core_major, core_minor = hookspecs.API_VERSION
+    core_major, core_minor = API_VERSION
     if major != core_major:
         return "major versions differ"
     if minor > core_minor:
@@ -221,6 +217,11 @@ def _disabled_names() -> set[str]:
 
 
 def _discover() -> dict[str, Plugin]:
+    if sys.version_info >= (3, 10):
+        from importlib.metadata import entry_points
+    else:  # the standard library's entry_points() has no group selection before 3.10
+        from importlib_metadata import entry_points
+
     disabled = _disabled_names()
     by_name: dict[str, list[Plugin]] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -253,17 +254,34 @@ def _discover() -> dict[str, Plugin]:
     return plugins
 
 
-PLUGINS: dict[str, Plugin] = _discover()
+_discovered: dict[str, Plugin] = {}
+_discovery_lock = threading.Lock()
+
+
+def installed() -> dict[str, Plugin]:
+    """The plugins found under the entry-point group, read once on first need.
+
+    Reading entry-point metadata costs tens of milliseconds (importlib.metadata scans
+    every distribution), so it happens on the first call that needs a backend, not at
+    ``import tensorweaver``.
+    """
+    if not _discovered:
+        with _discovery_lock:
+            if not _discovered:
+                _discovered.update(_discover())
+    return _discovered
+
+
 _backends: dict[str, Any] = {}
 _backends_lock = threading.Lock()
 
 
 def plugins() -> list[PluginStatus]:
     """Every installed plugin with its distribution, version and status (loads each)."""
-    for plugin in PLUGINS.values():
+    for plugin in installed().values():
         if plugin.status == OK:
             plugin.load()
-    return [p.status_record() for p in PLUGINS.values()]
+    return [p.status_record() for p in installed().values()]
 
 
 def devices(probe: bool = False) -> list[DeviceRecord]:
@@ -273,7 +291,7 @@ def devices(probe: bool = False) -> list[DeviceRecord]:
     starts Legate's runtime for cuPyNumeric).
     """
     records: list[DeviceRecord] = []
-    for plugin in PLUGINS.values():
+    for plugin in installed().values():
         if plugin.status == DISABLED:
             continue
         try:
@@ -308,14 +326,14 @@ def _probe_record(plugin: Plugin, record: DeviceRecord) -> DeviceRecord:
 
 
 def installed_names() -> list[str]:
-    return sorted(p.name for p in PLUGINS.values() if " " not in p.name)
+    return sorted(p.name for p in installed().values() if " " not in p.name)
 
 
 def find_plugin(name: str) -> Plugin:
     """The plugin selected by ``name`` or one of its aliases; errors say how to fix it."""
-    plugin = PLUGINS.get(name)
+    plugin = installed().get(name)
     if plugin is None:
-        for candidate in PLUGINS.values():
+        for candidate in installed().values():
             if candidate.status == OK and candidate.load() and name in candidate.info.aliases:
                 plugin = candidate
                 break
@@ -372,7 +390,7 @@ def _why(record: DeviceRecord) -> str:
 
 def best_device(kinds: tuple[str, ...]) -> DeviceRecord:
     """The first available device of the first kind in ``kinds`` over all working plugins."""
-    order = sorted(PLUGINS.values(), key=lambda p: p.name != DEFAULT_BACKEND)
+    order = sorted(installed().values(), key=lambda p: p.name != DEFAULT_BACKEND)
     candidates: list[DeviceRecord] = []
     for plugin in order:
         if plugin.status != OK:

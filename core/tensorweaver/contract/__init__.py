@@ -7,8 +7,20 @@ other plain records hooks return). They import nothing from the rest of the core
 so the core can change its insides without breaking a plugin.
 """
 
+from typing import Any
+
+from tensorweaver.contract.api import API_VERSION
 from tensorweaver.contract.dtypes import DType
-from tensorweaver.contract.hookspecs import API_VERSION, hookimpl
 from tensorweaver.contract.records import BackendInfo, DeviceRecord, Problem
+
+
+def __getattr__(name: str) -> Any:
+    # hookimpl needs pluggy; import it only when a plugin asks, to keep `import tensorweaver` light.
+    if name == "hookimpl":
+        from tensorweaver.contract.hookspecs import hookimpl
+
+        return hookimpl
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["API_VERSION", "BackendInfo", "DType", "DeviceRecord", "Problem", "hookimpl"]

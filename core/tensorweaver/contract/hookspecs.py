@@ -34,14 +34,12 @@ from __future__ import annotations
 
 import pluggy
 
+from tensorweaver.contract.api import API_VERSION
 from tensorweaver.contract.records import BackendInfo, DeviceRecord, Problem
 
 PROJECT = "tensorweaver"
+__all__ = ["API_VERSION", "PROJECT", "hookimpl", "hookspec"]
 
-#: The contract version this core speaks, ``(MAJOR, MINOR)``. A plugin that declares
-#: ``api_version`` ``"M.m"`` is accepted when ``M == MAJOR`` and ``m <= MINOR``:
-#: minor versions only add optional things, a major version changes the contract.
-API_VERSION: tuple[int, int] = (1, 0)
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
