@@ -5,5 +5,10 @@ cd "$(dirname "$0")/.."
 bash scripts/install-dev.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-# pytest exits 5 when it collected no test: that is a failure here too.
-.venv/bin/python -m pytest -q
+status=0
+.venv/bin/python -m pytest -q "$@" || status=$?
+# pytest exits 5 when it collected no test: a failure here too, like any other non-zero exit.
+if [ "$status" -eq 5 ]; then
+    echo "test-all: pytest ran no test" >&2
+fi
+exit "$status"

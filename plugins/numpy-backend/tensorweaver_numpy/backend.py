@@ -1,193 +1,303 @@
-"""Every primitive of ``tensorweaver.contract.ir`` on NumPy arrays.
+"""The NumPy backend: every primitive of :mod:`tensorweaver.contract.ir` as a plain NumPy call.
 
-The core guarantees the preconditions listed in the IR module (one dtype, equal or
-0-d shapes, normalised axes), so methods call NumPy directly. Results keep the input
-dtype where the IR says so: NumPy 2 keeps it for same-dtype operands; reductions and
-``sign`` on small types are pinned with ``dtype=`` or a cast.
+The core guarantees each primitive's preconditions (see ir.py), so nothing here checks its
+arguments: a method is the NumPy expression plus what the contract needs on top of it:
+
+* **Exact result dtypes.** Reductions and ``cumsum`` pass ``dtype=`` (NumPy widens small
+  ints); ``sign`` of bool is done by hand, since NumPy refuses it.
+* **Quiet IEEE arithmetic.** Primitives that can raise a floating-point flag run with
+  NumPy's warnings off (:mod:`._quiet`); the others are bare calls.
+* **0-d results may be NumPy scalars** (``np.float32(1.0)``), as NumPy's ufuncs return them.
+  They have the same array interface (``shape``, ``dtype``, ``astype``, ``reshape``) and are
+  immutable, so they serve as the backend's 0-d arrays without a conversion per op.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 
 import numpy as np
-from tensorweaver.contract import dtypes as d
+from tensorweaver.contract import dtypes
+from tensorweaver.contract.dtypes import DType
 from tensorweaver.contract.records import DeviceRecord
 
-NATIVE = {dt: np.dtype(dt.numpy_name) for dt in d.ALL if dt is not d.bfloat16}
-_erf = np.frompyfunc(math.erf, 1, 1)
+from tensorweaver_numpy import _erf
+from tensorweaver_numpy._quiet import quiet, quiet_ufunc
+from tensorweaver_numpy.fused import FusedOps
+
+A = np.ndarray
+Shape = Sequence[int]
+Axes = tuple[int, ...]
+
+_SUPPORTED = (
+    dtypes.bool_,
+    dtypes.uint8,
+    dtypes.int8,
+    dtypes.int16,
+    dtypes.int32,
+    dtypes.int64,
+    dtypes.float16,
+    dtypes.float32,
+    dtypes.float64,
+)
+_NP: dict[DType, np.dtype] = {d: np.dtype(d.numpy_name) for d in _SUPPORTED}
+_F32 = np.dtype(np.float32)
 
 
-def _quiet(fn):
-    """Run an op that can overflow or divide by zero without NumPy warnings (IEEE results)."""
-
-    def run(*args):
-        with np.errstate(all="ignore"):
-            return fn(*args)
-
-    run.__name__ = fn.__name__
-    return run
+def _draw_dtype(dt: np.dtype) -> type:
+    # The Generator draws float32 and float64 natively; float16 is drawn as float64, rounded.
+    return np.float32 if dt == _F32 else np.float64
 
 
-class NumpyBackend:
+def _along_axis(index: A, axis: int) -> tuple[A, ...]:
+    """The fancy index that pairs ``index`` (taken along ``axis``) with every other axis.
+
+    ``a[_along_axis(index, axis)]`` is ``numpy.take_along_axis(a, index, axis)``, without its
+    argument checks; the same tuple serves scatter and scatter_add.
+    """
+    ndim = index.ndim
+    return tuple(
+        index if d == axis else np.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1))
+        for d, n in enumerate(index.shape)
+    )
+
+
+class NumpyBackend(FusedOps):
+    """Arrays are ``numpy.ndarray`` (or NumPy scalars for 0-d results) on the host CPU."""
+
     def __init__(self, device: DeviceRecord) -> None:
         self.device = device
-        self.dtypes = frozenset(NATIVE)
-        self._rng = np.random.default_rng()
+        self.dtypes = frozenset(_SUPPORTED)
+        self._rng = np.random.Generator(np.random.PCG64())
 
-    # data
-    def from_host(self, array, dtype):
-        return np.array(array, dtype=NATIVE[dtype], copy=True)
+    # data ---------------------------------------------------------------------------------
 
-    def to_host(self, a):
-        return np.asarray(a)
+    @quiet
+    def from_host(self, array: A, dtype: DType) -> A:
+        return np.array(array, dtype=_NP[dtype])
 
-    def full(self, shape, value, dtype):
-        return np.full(shape, value, dtype=NATIVE[dtype])
+    def to_host(self, a: A) -> A:
+        return np.array(a)
 
-    def arange(self, start, stop, step, dtype):
-        return np.arange(start, stop, step, dtype=NATIVE[dtype])
+    def full(self, shape: Shape, value: object, dtype: DType) -> A:
+        return np.full(shape, value, dtype=_NP[dtype])
 
-    def seed(self, value):
-        self._rng = np.random.default_rng(value)
+    def arange(self, start: float, stop: float, step: float, dtype: DType) -> A:
+        dt = _NP[dtype]
+        if dt.kind == "f":  # NumPy would step in the target precision; float64 then rounds once
+            return np.arange(start, stop, step, dtype=np.float64).astype(dt, copy=False)
+        return np.arange(start, stop, step, dtype=dt)
 
-    def random_uniform(self, shape, low, high, dtype):
-        return self._rng.uniform(low, high, shape).astype(NATIVE[dtype], copy=False)
+    def seed(self, value: int) -> None:
+        self._rng = np.random.Generator(np.random.PCG64(value))
 
-    def random_normal(self, shape, mean, std, dtype):
-        return self._rng.normal(mean, std, shape).astype(NATIVE[dtype], copy=False)
+    def random_uniform(self, shape: Shape, low: float, high: float, dtype: DType) -> A:
+        dt = _NP[dtype]
+        u = self._rng.random(shape, dtype=_draw_dtype(dt))
+        r = (u * (high - low) + low).astype(dt, copy=False)
+        # Rounding can land on `high`; the interval is half-open.
+        return np.minimum(r, np.nextafter(dt.type(high), dt.type(low)))
 
-    def random_integers(self, shape, low, high, dtype):
-        return self._rng.integers(low, high, shape, dtype=NATIVE[dtype])
+    def random_normal(self, shape: Shape, mean: float, std: float, dtype: DType) -> A:
+        dt = _NP[dtype]
+        z = self._rng.standard_normal(shape, dtype=_draw_dtype(dt))
+        return (z * std + mean).astype(dt, copy=False)
 
-    @_quiet
-    def cast(self, a, dtype):
-        return a.astype(NATIVE[dtype])
+    def random_integers(self, shape: Shape, low: int, high: int, dtype: DType) -> A:
+        return self._rng.integers(low, high, size=shape, dtype=_NP[dtype])
 
-    # unary
-    neg = staticmethod(np.negative)
-    abs = staticmethod(np.abs)
-    exp = staticmethod(_quiet(np.exp))
-    log = staticmethod(_quiet(np.log))
-    sin = staticmethod(np.sin)
-    cos = staticmethod(np.cos)
-    tanh = staticmethod(np.tanh)
-    sqrt = staticmethod(_quiet(np.sqrt))
-    floor = staticmethod(np.floor)
-    ceil = staticmethod(np.ceil)
-    round = staticmethod(np.round)
-    trunc = staticmethod(np.trunc)
-    logical_not = staticmethod(np.logical_not)
-    bitwise_not = staticmethod(np.invert)
+    @quiet
+    def cast(self, a: A, dtype: DType) -> A:
+        return a.astype(_NP[dtype], copy=False)
 
-    def sign(self, a):
-        if a.dtype == np.bool_:
-            return a.copy()
-        return np.sign(a)
+    # unary --------------------------------------------------------------------------------
 
-    def erf(self, a):
-        return _erf(a).astype(a.dtype)
+    def neg(self, a: A) -> A:
+        return np.negative(a)
 
-    # binary
-    add = staticmethod(_quiet(np.add))
-    sub = staticmethod(_quiet(np.subtract))
-    mul = staticmethod(_quiet(np.multiply))
-    div = staticmethod(_quiet(np.true_divide))
-    floordiv = staticmethod(_quiet(np.floor_divide))
-    remainder = staticmethod(_quiet(np.remainder))
-    maximum = staticmethod(np.maximum)
-    minimum = staticmethod(np.minimum)
-    eq = staticmethod(np.equal)
-    ne = staticmethod(np.not_equal)
-    lt = staticmethod(np.less)
-    le = staticmethod(np.less_equal)
-    gt = staticmethod(np.greater)
-    ge = staticmethod(np.greater_equal)
-    logical_and = staticmethod(np.logical_and)
-    logical_or = staticmethod(np.logical_or)
-    logical_xor = staticmethod(np.logical_xor)
-    bitwise_and = staticmethod(np.bitwise_and)
-    bitwise_or = staticmethod(np.bitwise_or)
-    bitwise_xor = staticmethod(np.bitwise_xor)
+    def abs(self, a: A) -> A:
+        return np.absolute(a)
 
-    @_quiet
-    def pow(self, a, b):
-        return np.power(a, b).astype(a.dtype, copy=False)
+    def sign(self, a: A) -> A:
+        return a if a.dtype == np.bool_ else np.sign(a)
 
-    def where(self, cond, a, b):
-        return np.where(cond, a, b).astype(np.result_type(a, b), copy=False)
+    exp = quiet_ufunc(np.exp)
+    log = quiet_ufunc(np.log)
+    sin = quiet_ufunc(np.sin)
+    cos = quiet_ufunc(np.cos)
+    sqrt = quiet_ufunc(np.sqrt)
 
-    # reduce
-    def sum(self, a, axes, keepdims):
-        return np.sum(a, axis=axes, keepdims=keepdims, dtype=a.dtype)
+    def tanh(self, a: A) -> A:
+        return np.tanh(a)
 
-    def prod(self, a, axes, keepdims):
-        return np.prod(a, axis=axes, keepdims=keepdims, dtype=a.dtype)
+    @quiet
+    def erf(self, a: A) -> A:
+        return _erf.erf(np.asarray(a, dtype=np.float64)).astype(a.dtype, copy=False)
 
-    def max(self, a, axes, keepdims):
-        return np.max(a, axis=axes, keepdims=keepdims)
+    def floor(self, a: A) -> A:
+        return np.floor(a)
 
-    def min(self, a, axes, keepdims):
-        return np.min(a, axis=axes, keepdims=keepdims)
+    def ceil(self, a: A) -> A:
+        return np.ceil(a)
 
-    def any(self, a, axes, keepdims):
-        return np.any(a, axis=axes, keepdims=keepdims)
+    def round(self, a: A) -> A:
+        return np.rint(a)
 
-    def all(self, a, axes, keepdims):
-        return np.all(a, axis=axes, keepdims=keepdims)
+    def trunc(self, a: A) -> A:
+        return np.trunc(a)
 
-    def argmax(self, a, axis, keepdims):
-        return np.argmax(a, axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
+    def logical_not(self, a: A) -> A:
+        return np.logical_not(a)
 
-    def argmin(self, a, axis, keepdims):
-        return np.argmin(a, axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
+    def bitwise_not(self, a: A) -> A:
+        return np.invert(a)
 
-    def cumsum(self, a, axis):
-        return np.cumsum(a, axis=axis, dtype=a.dtype)
+    # binary -------------------------------------------------------------------------------
 
-    # movement
-    def reshape(self, a, shape):
-        return np.reshape(a, shape)
+    add = quiet_ufunc(np.add)
+    sub = quiet_ufunc(np.subtract)
+    mul = quiet_ufunc(np.multiply)
+    div = quiet_ufunc(np.true_divide)
+    floordiv = quiet_ufunc(np.floor_divide)  # NumPy floors like Python's //
+    remainder = quiet_ufunc(np.remainder)  # and takes the divisor's sign like Python's %
 
-    def permute(self, a, perm):
-        return np.transpose(a, perm)
+    pow = quiet_ufunc(np.power)  # ValueError for negative integer exponents (the IR is silent)
 
-    def expand(self, a, shape):
-        return np.broadcast_to(a, shape)
+    def maximum(self, a: A, b: A) -> A:
+        return np.maximum(a, b)
 
-    def pad(self, a, widths, value):
-        return np.pad(a, widths, constant_values=value)
+    def minimum(self, a: A, b: A) -> A:
+        return np.minimum(a, b)
 
-    def slice(self, a, starts, stops, steps):
+    def eq(self, a: A, b: A) -> A:
+        return np.equal(a, b)
+
+    def ne(self, a: A, b: A) -> A:
+        return np.not_equal(a, b)
+
+    def lt(self, a: A, b: A) -> A:
+        return np.less(a, b)
+
+    def le(self, a: A, b: A) -> A:
+        return np.less_equal(a, b)
+
+    def gt(self, a: A, b: A) -> A:
+        return np.greater(a, b)
+
+    def ge(self, a: A, b: A) -> A:
+        return np.greater_equal(a, b)
+
+    def logical_and(self, a: A, b: A) -> A:
+        return np.logical_and(a, b)
+
+    def logical_or(self, a: A, b: A) -> A:
+        return np.logical_or(a, b)
+
+    def logical_xor(self, a: A, b: A) -> A:
+        return np.logical_xor(a, b)
+
+    def bitwise_and(self, a: A, b: A) -> A:
+        return np.bitwise_and(a, b)
+
+    def bitwise_or(self, a: A, b: A) -> A:
+        return np.bitwise_or(a, b)
+
+    def bitwise_xor(self, a: A, b: A) -> A:
+        return np.bitwise_xor(a, b)
+
+    # ternary ------------------------------------------------------------------------------
+
+    def where(self, cond: A, a: A, b: A) -> A:
+        return np.where(cond, a, b)
+
+    # reduce -------------------------------------------------------------------------------
+
+    @quiet
+    def sum(self, a: A, axes: Axes, keepdims: bool) -> A:
+        return np.add.reduce(a, axis=axes, dtype=a.dtype, keepdims=keepdims)
+
+    @quiet
+    def prod(self, a: A, axes: Axes, keepdims: bool) -> A:
+        return np.multiply.reduce(a, axis=axes, dtype=a.dtype, keepdims=keepdims)
+
+    def max(self, a: A, axes: Axes, keepdims: bool) -> A:
+        return np.maximum.reduce(a, axis=axes, keepdims=keepdims)
+
+    def min(self, a: A, axes: Axes, keepdims: bool) -> A:
+        return np.minimum.reduce(a, axis=axes, keepdims=keepdims)
+
+    def any(self, a: A, axes: Axes, keepdims: bool) -> A:
+        return np.logical_or.reduce(a, axis=axes, keepdims=keepdims)
+
+    def all(self, a: A, axes: Axes, keepdims: bool) -> A:
+        return np.logical_and.reduce(a, axis=axes, keepdims=keepdims)
+
+    def argmax(self, a: A, axis: int, keepdims: bool) -> A:
+        # NumPy returns intp (int32 on 32-bit platforms); NaN counts as the maximum.
+        return a.argmax(axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
+
+    def argmin(self, a: A, axis: int, keepdims: bool) -> A:
+        return a.argmin(axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
+
+    @quiet
+    def cumsum(self, a: A, axis: int) -> A:
+        return np.add.accumulate(a, axis=axis, dtype=a.dtype)
+
+    # movement -----------------------------------------------------------------------------
+
+    def reshape(self, a: A, shape: Shape) -> A:
+        return a.reshape(shape)
+
+    def permute(self, a: A, perm: Axes) -> A:
+        return a.transpose(perm)
+
+    def expand(self, a: A, shape: Shape) -> A:
+        shape = tuple(shape)
+        if a.shape == shape:
+            return a
+        if not a.flags.c_contiguous:
+            return np.broadcast_to(a, shape)
+        # A zero-stride view over a's own buffer: half the cost of np.broadcast_to.
+        strides = tuple(0 if n != m else s for n, m, s in zip(shape, a.shape, a.strides))
+        return np.ndarray(shape, a.dtype, a, 0, strides)
+
+    def pad(self, a: A, widths: Sequence[tuple[int, int]], value: object) -> A:
+        shape = tuple(n + lo + hi for n, (lo, hi) in zip(a.shape, widths))
+        out = np.full(shape, value, dtype=a.dtype)
+        out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(a.shape, widths))] = a
+        return out
+
+    def slice(self, a: A, starts: Shape, stops: Shape, steps: Shape) -> A:
         return a[tuple(map(slice, starts, stops, steps))]
 
-    def flip(self, a, axes):
-        return np.flip(a, axes)
+    def flip(self, a: A, axes: Axes) -> A:
+        return a[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(a.ndim))]
 
-    def cat(self, arrays, axis):
+    def cat(self, arrays: Sequence[A], axis: int) -> A:
         return np.concatenate(arrays, axis=axis)
 
-    # index
-    def gather(self, a, axis, index):
-        return np.take_along_axis(a, index, axis=axis)
+    # index --------------------------------------------------------------------------------
 
-    def take(self, a, axis, index):
+    def gather(self, a: A, axis: int, index: A) -> A:
+        return a[_along_axis(index, axis)]
+
+    def take(self, a: A, axis: int, index: A) -> A:
         return np.take(a, index, axis=axis)
 
-    def scatter(self, a, axis, index, src):
+    def scatter(self, a: A, axis: int, index: A, src: A) -> A:
         out = a.copy()
-        np.put_along_axis(out, index, src, axis=axis)
+        out[_along_axis(index, axis)] = src
         return out
 
-    def scatter_add(self, a, axis, index, src):
+    @quiet
+    def scatter_add(self, a: A, axis: int, index: A, src: A) -> A:
         out = a.copy()
-        grid = list(np.indices(index.shape, sparse=True))
-        grid[axis] = index
-        np.add.at(out, tuple(grid), src)
+        np.add.at(out, _along_axis(index, axis), src)  # unbuffered: duplicates accumulate
         return out
 
-    def nonzero(self, a):
+    def nonzero(self, a: A) -> A:
         return np.argwhere(a).astype(np.int64, copy=False)
 
-    # linalg
-    matmul = staticmethod(np.matmul)
+    # linalg -------------------------------------------------------------------------------
+
+    matmul = quiet_ufunc(np.matmul)

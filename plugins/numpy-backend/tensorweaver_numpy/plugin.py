@@ -1,14 +1,44 @@
-"""Hooks of the NumPy backend (NumPy is cheap to import, so listing needs no probe)."""
+"""Hooks of the NumPy backend. NumPy is cheap to import, so listing devices needs no probe."""
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from tensorweaver.contract import BackendInfo, DeviceRecord, Problem, hookimpl
+from tensorweaver.contract.records import AVAILABLE, UNAVAILABLE
 
 from tensorweaver_numpy import __version__
 
 NAME = "numpy"
+MIN_NUMPY = (1, 23)
+_FIX = 'pip install -U "numpy>=1.23"'
+
+
+def _numpy_problem() -> Problem | None:
+    """What stops this backend from working here, if anything."""
+    try:
+        import numpy
+    except ImportError as e:
+        return Problem(f"NumPy cannot be imported: {e}", fix=_FIX)
+    version = tuple(int(p) for p in numpy.__version__.split(".")[:2] if p.isdigit())
+    if version < MIN_NUMPY:
+        return Problem(
+            f"NumPy {numpy.__version__} is too old: tensorweaver-numpy needs numpy>=1.23",
+            fix=_FIX,
+        )
+    return None
+
+
+def _blas() -> str | None:
+    """The BLAS NumPy was built with (NumPy >= 1.26 reports it cheaply; older ones do not)."""
+    import numpy
+
+    try:
+        config = numpy.show_config(mode="dicts")
+    except TypeError:
+        return None
+    return config.get("Build Dependencies", {}).get("blas", {}).get("name")
 
 
 @hookimpl
@@ -19,21 +49,30 @@ def tw_backend_info() -> BackendInfo:
         api_version="1.0",
         library="numpy",
         install="pip install tensorweaver",
-        description="NumPy on the CPU",
+        description="NumPy on the CPU (the default backend)",
     )
 
 
 @hookimpl
 def tw_devices(probe: bool) -> list[DeviceRecord]:
+    name = f"{NAME}:cpu:0"
+    problem = _numpy_problem()
+    if problem is not None:
+        detail = {"reason": problem.message, "fix": problem.fix}
+        return [DeviceRecord(name, NAME, "cpu", status=UNAVAILABLE, detail=detail)]
     import numpy
 
-    detail = {"numpy": numpy.__version__, "threads": os.cpu_count() or 1}
-    return [DeviceRecord(name=f"{NAME}:cpu:0", backend=NAME, kind="cpu", detail=detail)]
+    detail: dict[str, Any] = {"numpy": numpy.__version__, "cpu_count": os.cpu_count() or 1}
+    blas = _blas()
+    if blas:
+        detail["blas"] = blas
+    return [DeviceRecord(name, NAME, "cpu", status=AVAILABLE, detail=detail)]
 
 
 @hookimpl
 def tw_diagnose() -> list[Problem]:
-    return []
+    problem = _numpy_problem()
+    return [] if problem is None else [problem]
 
 
 @hookimpl

@@ -1,32 +1,39 @@
-"""A third-party backend: NumPy arrays behind its own plugin, found by its entry point."""
+"""Hooks of the pyref backend; NumPy is imported only when a backend object is created."""
+
+from __future__ import annotations
 
 from tensorweaver.contract import BackendInfo, DeviceRecord, Problem, hookimpl
 
+from tw_example_good import __version__
+
+NAME = "pyref"
+
 
 @hookimpl
-def tw_backend_info():
+def tw_backend_info() -> BackendInfo:
     return BackendInfo(
-        name="pyref",
-        version="0.1.0",
+        name=NAME,
+        version=__version__,
         api_version="1.0",
         library="numpy",
         install="pip install tw-example-good",
         aliases=("pyreference",),
+        description="NumPy behind an array type of its own",
     )
 
 
 @hookimpl
-def tw_devices(probe):
-    return [DeviceRecord(name="pyref:cpu:0", backend="pyref", kind="cpu", detail={"probe": probe})]
+def tw_devices(probe: bool) -> list[DeviceRecord]:
+    return [DeviceRecord(name=f"{NAME}:cpu:0", backend=NAME, kind="cpu", detail={"probe": probe})]
 
 
 @hookimpl
-def tw_diagnose():
-    return [Problem("nothing is wrong; this line proves tw_diagnose is called", "none needed")]
+def tw_diagnose() -> list[Problem]:
+    return []  # NumPy is a dependency of the core, so nothing can be missing
 
 
 @hookimpl
-def tw_create_backend(device):
-    from tensorweaver_numpy.backend import NumpyBackend
+def tw_create_backend(device: DeviceRecord) -> object:
+    from tw_example_good.backend import Backend
 
-    return NumpyBackend(device)
+    return Backend(device)

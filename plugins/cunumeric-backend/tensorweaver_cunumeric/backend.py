@@ -1,0 +1,413 @@
+"""Every primitive of ``tensorweaver.contract.ir`` on cuPyNumeric arrays.
+
+Importing this module starts the Legate runtime (see :mod:`.legate_config` for the
+configuration it gets). Compute stays on cuPyNumeric arrays; only ``from_host`` and
+``to_host`` cross to NumPy. Each cuPyNumeric call is an asynchronous Legate task, about
+0.4 ms on one CPU, so workarounds below are counted in calls.
+
+Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its arrays:
+
+* float ``max``/``min``/``argmax``/``argmin`` skip NaN: a NaN mask restores propagation
+  (``argmax`` then gives the first NaN, as NumPy does); ``sign`` maps NaN to 0: kept NaN;
+  ``sign`` of bool gives int8: a copy instead.
+* float ``floordiv`` is ``floor(a / b)`` (``1 // 0.1`` gives 10, ``-5 // inf`` gives -0):
+  NumPy's divmod algorithm on ``fmod`` instead. Integer ``//`` and ``%`` by zero kill
+  the process (SIGFPE): the divisor is replaced by 1 there and the result by 0, as NumPy.
+* float16/float32 ``sum``, ``prod`` and ``cumsum`` accumulate sequentially in their own
+  type (a million float32 0.1s sum to 100958): they accumulate in float64 here.
+* ``matmul`` has no integer or bool kernels: computed in float64 (exact while the sums stay
+  below 2**53) and wrapped back to the integer type as NumPy's integer matmul wraps.
+* no ``ufunc.at``: ``scatter_add`` sums duplicates with ``bincount`` on flat indices, in
+  float64 (exact for integers while the sums stay below 2**53).
+* no strided slices: ``slice`` with a step takes along an ``arange`` index.
+* no ``erf``: :mod:`.erf`; ``random.integers`` lacks 8-bit types and ``normal`` a dtype:
+  drawn wider and cast.
+
+No bfloat16 (cuPyNumeric has none).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import reduce
+
+import numpy
+from tensorweaver.contract import dtypes as d
+from tensorweaver.contract.ir import REQUIRED
+from tensorweaver.contract.records import DeviceRecord
+
+from tensorweaver_cunumeric import legate_config
+from tensorweaver_cunumeric.erf import Erf
+
+cn = legate_config.import_library()
+
+NATIVE = {dt: numpy.dtype(dt.numpy_name) for dt in d.ALL if dt is not d.bfloat16}
+_F64 = numpy.dtype("float64")
+_I64 = numpy.dtype("int64")
+#: Types whose sums are accumulated in float64 (see the module docstring).
+_NARROW_FLOATS = (numpy.dtype("float16"), numpy.dtype("float32"))
+
+
+def _is_float(a) -> bool:
+    return a.dtype.kind == "f"
+
+
+class CunumericBackend:
+    def __init__(self, device: DeviceRecord) -> None:
+        self.device = device
+        self.dtypes = frozenset(NATIVE)
+        facts = legate_config.running()
+        self._rng = cn.random.default_rng()
+        self._erf = Erf(cn)
+        if device.kind == "gpu":
+            self._capacity = facts["fbmem_mb"] * 2**20 * facts["gpus"]
+            self._memory = f"--fbmem {facts['fbmem_mb']} (MiB per GPU) x {facts['gpus']} GPUs"
+        else:
+            self._capacity = facts["sysmem_mb"] * 2**20 * max(1, facts["nodes"])
+            self._memory = f"--sysmem {facts['sysmem_mb']} (MiB per rank) x {facts['nodes']}"
+        scope = legate_config.machine_scope(device.kind)
+        if scope is not None:
+            self._bind_to(scope)
+
+    def _bind_to(self, machine) -> None:
+        """Run every primitive inside ``machine`` (CPU-only device on a machine with GPUs).
+        A scope costs about 0.25 ms a call, so it is only entered where it matters."""
+
+        def scoped(fn):
+            def run(*args):
+                with machine:
+                    return fn(*args)
+
+            return run
+
+        for name in REQUIRED:
+            setattr(self, name, scoped(getattr(self, name)))
+
+    def _check_fits(self, shape, dtype) -> None:
+        """Raise MemoryError where Legate would abort the whole process instead (an array
+        larger than the memory it was configured with)."""
+        nbytes = math.prod(shape) * numpy.dtype(dtype).itemsize
+        if nbytes > self._capacity:
+            raise MemoryError(
+                f"{self.device.name}: an array of {nbytes / 2**20:.0f} MiB does not fit the "
+                f"{self._capacity / 2**20:.0f} MiB Legate was started with ({self._memory}); "
+                "Legate would abort the process. Raise it before anything imports legate, e.g. "
+                f"LEGATE_CONFIG='... {self._memory.split()[0]} N' or `legate "
+                f"{self._memory.split()[0]} N script.py`"
+            )
+
+    # data
+    def from_host(self, array, dtype):
+        self._check_fits(array.shape, NATIVE[dtype])
+        with numpy.errstate(all="ignore"):  # a cast here runs in NumPy, which would warn
+            return cn.array(array, dtype=NATIVE[dtype], copy=True)
+
+    def to_host(self, a):
+        # numpy.asarray(a) is a view of Legate's buffer, which the core could write through.
+        return numpy.asarray(a).copy()
+
+    def full(self, shape, value, dtype):
+        self._check_fits(shape, NATIVE[dtype])
+        return cn.full(shape, value, dtype=NATIVE[dtype])
+
+    def arange(self, start, stop, step, dtype):
+        self._check_fits((max(0, math.ceil((stop - start) / step)),), NATIVE[dtype])
+        return cn.arange(start, stop, step, dtype=NATIVE[dtype])
+
+    def seed(self, value):
+        self._rng = cn.random.default_rng(value)
+
+    def random_uniform(self, shape, low, high, dtype):
+        self._check_fits(shape, _F64)
+        native = NATIVE[dtype]
+        # Rounding to `dtype` can reach `high` itself; keep the interval half-open.
+        below_high = numpy.nextafter(native.type(high), native.type(low))
+        return cn.minimum(self._rng.uniform(low, high, shape).astype(native), below_high)
+
+    def random_normal(self, shape, mean, std, dtype):
+        self._check_fits(shape, _F64)
+        return self._rng.normal(mean, std, shape).astype(NATIVE[dtype])
+
+    def random_integers(self, shape, low, high, dtype):
+        self._check_fits(shape, _I64)
+        native = NATIVE[dtype]
+        if native.itemsize >= 2 and native.kind == "i":
+            return self._rng.integers(low, high, shape, dtype=native)
+        return self._rng.integers(low, high, shape, dtype=_I64).astype(native)
+
+    def cast(self, a, dtype):
+        return a.astype(NATIVE[dtype])
+
+    # unary
+    def neg(self, a):
+        return cn.negative(a)
+
+    def abs(self, a):
+        return cn.abs(a)
+
+    def sign(self, a):
+        if a.dtype == numpy.bool_:
+            return a.copy()
+        if _is_float(a):
+            return cn.where(cn.isnan(a), a, cn.sign(a))
+        return cn.sign(a)
+
+    def exp(self, a):
+        return cn.exp(a)
+
+    def log(self, a):
+        return cn.log(a)
+
+    def sin(self, a):
+        return cn.sin(a)
+
+    def cos(self, a):
+        return cn.cos(a)
+
+    def tanh(self, a):
+        return cn.tanh(a)
+
+    def sqrt(self, a):
+        return cn.sqrt(a)
+
+    def erf(self, a):
+        if a.dtype == _F64:
+            return self._erf(a)
+        return self._erf(a.astype(_F64)).astype(a.dtype)
+
+    def floor(self, a):
+        return cn.floor(a)
+
+    def ceil(self, a):
+        return cn.ceil(a)
+
+    def round(self, a):
+        return cn.round(a)
+
+    def trunc(self, a):
+        return cn.trunc(a)
+
+    def logical_not(self, a):
+        return cn.logical_not(a)
+
+    def bitwise_not(self, a):
+        return cn.invert(a)
+
+    # binary
+    def add(self, a, b):
+        return cn.add(a, b)
+
+    def sub(self, a, b):
+        return cn.subtract(a, b)
+
+    def mul(self, a, b):
+        return cn.multiply(a, b)
+
+    def div(self, a, b):
+        return cn.true_divide(a, b)
+
+    def floordiv(self, a, b):
+        if not _is_float(a):
+            return self._int_division(cn.floor_divide, a, b)
+        # NumPy's npy_divmod: exact where floor(a / b) rounds across an integer.
+        quotient = cn.true_divide(a, b)
+        mod = cn.fmod(a, b)
+        div = (a - mod) / b
+        wrong_side = cn.logical_and(mod != 0, (b < 0) != (mod < 0))
+        div = cn.where(wrong_side, div - 1, div)
+        # div is within rounding of an integer; the sign of a zero result is that of a / b.
+        result = cn.copysign(cn.floor(div + 0.5), quotient)
+        return cn.where(b == 0, quotient, result)
+
+    def remainder(self, a, b):
+        if not _is_float(a):
+            return self._int_division(cn.remainder, a, b)
+        return cn.remainder(a, b)
+
+    def _int_division(self, op, a, b):
+        zero = b == 0
+        safe = cn.where(zero, b.dtype.type(1), b)
+        return cn.where(zero, a.dtype.type(0), op(a, safe))
+
+    def pow(self, a, b):
+        return cn.power(a, b)
+
+    def maximum(self, a, b):
+        return self._nan_from_either(cn.maximum, a, b)
+
+    def minimum(self, a, b):
+        return self._nan_from_either(cn.minimum, a, b)
+
+    def _nan_from_either(self, op, a, b):
+        # cuPyNumeric propagates a NaN from the first operand only.
+        result = op(a, b)
+        return cn.where(cn.isnan(b), b, result) if _is_float(a) else result
+
+    def eq(self, a, b):
+        return cn.equal(a, b)
+
+    def ne(self, a, b):
+        return cn.not_equal(a, b)
+
+    def lt(self, a, b):
+        return cn.less(a, b)
+
+    def le(self, a, b):
+        return cn.less_equal(a, b)
+
+    def gt(self, a, b):
+        return cn.greater(a, b)
+
+    def ge(self, a, b):
+        return cn.greater_equal(a, b)
+
+    def logical_and(self, a, b):
+        return cn.logical_and(a, b)
+
+    def logical_or(self, a, b):
+        return cn.logical_or(a, b)
+
+    def logical_xor(self, a, b):
+        return cn.logical_xor(a, b)
+
+    def bitwise_and(self, a, b):
+        return cn.bitwise_and(a, b)
+
+    def bitwise_or(self, a, b):
+        return cn.bitwise_or(a, b)
+
+    def bitwise_xor(self, a, b):
+        return cn.bitwise_xor(a, b)
+
+    def where(self, cond, a, b):
+        return cn.where(cond, a, b)
+
+    # reduce
+    def sum(self, a, axes, keepdims):
+        return self._accumulate(cn.sum, a, axes, keepdims)
+
+    def prod(self, a, axes, keepdims):
+        return self._accumulate(cn.prod, a, axes, keepdims)
+
+    def _accumulate(self, op, a, axes, keepdims):
+        if a.dtype in _NARROW_FLOATS:
+            return op(a, axis=axes, keepdims=keepdims, dtype=_F64).astype(a.dtype)
+        return op(a, axis=axes, keepdims=keepdims, dtype=a.dtype)
+
+    def max(self, a, axes, keepdims):
+        return self._nan_propagating(cn.max, a, axes, keepdims)
+
+    def min(self, a, axes, keepdims):
+        return self._nan_propagating(cn.min, a, axes, keepdims)
+
+    def _nan_propagating(self, op, a, axes, keepdims):
+        result = op(a, axis=axes, keepdims=keepdims)
+        if not _is_float(a):
+            return result
+        has_nan = self._logical_reduce(cn.any, cn.isnan(a), axes, keepdims)
+        return cn.where(has_nan, a.dtype.type(numpy.nan), result)
+
+    def any(self, a, axes, keepdims):
+        return self._logical_reduce(cn.any, a, axes, keepdims)
+
+    def all(self, a, axes, keepdims):
+        return self._logical_reduce(cn.all, a, axes, keepdims)
+
+    def _logical_reduce(self, op, a, axes, keepdims):
+        if len(axes) in (1, a.ndim):
+            return op(a, axis=axes, keepdims=keepdims)
+        # cuPyNumeric reduces any/all over one axis or all of them; the last axis first
+        # keeps the lower axis numbers valid when dims are dropped.
+        for axis in reversed(axes):
+            a = op(a, axis=axis, keepdims=keepdims)
+        return a
+
+    def argmax(self, a, axis, keepdims):
+        return self._first_nan_or(cn.argmax, a, axis, keepdims)
+
+    def argmin(self, a, axis, keepdims):
+        return self._first_nan_or(cn.argmin, a, axis, keepdims)
+
+    def _first_nan_or(self, op, a, axis, keepdims):
+        # Where every element equals the reduction's identity (all -inf for argmax, all
+        # True for a bool argmin, ...), cuPyNumeric returns INT64_MIN: the first index it is.
+        result = cn.maximum(op(a, axis=axis, keepdims=keepdims), 0)
+        if not _is_float(a):
+            return result
+        nan = cn.isnan(a)
+        first_nan = cn.argmax(nan, axis=axis, keepdims=keepdims)
+        return cn.where(cn.any(nan, axis=axis, keepdims=keepdims), first_nan, result)
+
+    def cumsum(self, a, axis):
+        if a.dtype in _NARROW_FLOATS:
+            return cn.cumsum(a, axis=axis, dtype=_F64).astype(a.dtype)
+        return cn.cumsum(a, axis=axis, dtype=a.dtype)
+
+    # movement
+    def reshape(self, a, shape):
+        return cn.reshape(a, shape)
+
+    def permute(self, a, perm):
+        return cn.transpose(a, perm)
+
+    def expand(self, a, shape):
+        return cn.broadcast_to(a, shape)
+
+    def pad(self, a, widths, value):
+        return cn.pad(a, widths, constant_values=value)
+
+    def slice(self, a, starts, stops, steps):
+        out = a[tuple(map(slice, starts, stops))]
+        for axis, step in enumerate(steps):
+            if step != 1:
+                out = cn.take(out, cn.arange(0, out.shape[axis], step), axis=axis)
+        return out
+
+    def flip(self, a, axes):
+        return cn.flip(a, axes)
+
+    def cat(self, arrays, axis):
+        return cn.concatenate(arrays, axis=axis)
+
+    # index
+    def gather(self, a, axis, index):
+        return cn.take_along_axis(a, index, axis=axis)
+
+    def take(self, a, axis, index):
+        return cn.take(a, index, axis=axis)
+
+    def scatter(self, a, axis, index, src):
+        out = a.copy()
+        cn.put_along_axis(out, index, src, axis=axis)
+        return out
+
+    def scatter_add(self, a, axis, index, src):
+        # Flat position in `a` of every element of `index`: index along `axis`, the
+        # element's own coordinate along the others (index and src share a shape).
+        strides = [math.prod(a.shape[i + 1 :]) for i in range(a.ndim)]
+        terms = []
+        for i, (n, stride) in enumerate(zip(index.shape, strides)):
+            if i == axis:
+                coordinate = index
+            else:
+                shape = [1] * a.ndim
+                shape[i] = n
+                coordinate = cn.arange(n, dtype=_I64).reshape(shape)
+            terms.append(coordinate * stride if stride != 1 else coordinate)
+        flat = reduce(cn.add, terms).reshape(-1)
+        sums = cn.bincount(flat, weights=src.reshape(-1).astype(_F64), minlength=a.size)
+        if not _is_float(a) and a.dtype != numpy.bool_:
+            sums = sums.astype(_I64)  # then wrap into a's type, as NumPy's integer adds do
+        return cn.add(a, sums.reshape(a.shape).astype(a.dtype))
+
+    def nonzero(self, a):
+        return cn.argwhere(a)
+
+    # linalg
+    def matmul(self, a, b):
+        if _is_float(a):
+            return cn.matmul(a, b)
+        product = cn.matmul(a.astype(_F64), b.astype(_F64))
+        if a.dtype == numpy.bool_:
+            return product != 0
+        return product.astype(_I64).astype(a.dtype)

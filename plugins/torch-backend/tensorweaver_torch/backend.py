@@ -1,0 +1,315 @@
+"""Every primitive of ``tensorweaver.contract.ir`` on torch tensors on one device.
+
+The core guarantees the IR's preconditions (one dtype, equal or 0-d shapes,
+normalised axes, in-range int64 indices), so each method is a direct torch call with
+no checks; torch broadcasts a 0-d operand itself. Data leaves the device only in
+``to_host``. Where torch's own kernel differs from the IR, the method adapts it:
+
+* ``sign``: torch gives 0 for NaN; the IR keeps NaN.
+* ``argmax``/``argmin`` and ``cumsum``: torch has no bool kernels.
+* ``prod``: torch reduces one axis per call.
+* ``matmul``: torch has no bool matmul, and none for integers off the CPU.
+
+Elsewhere torch already matches the IR: ``floor_divide``/``remainder`` round as
+Python's ``//``/``%``, ``round`` is half to even, ``amax``/``amin`` propagate NaN, and
+``argmax``/``argmin`` return the first extremum, a NaN counting as one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from tensorweaver.contract import DeviceRecord, DType, dtypes
+
+from tensorweaver_torch.devices import torch_device
+from tensorweaver_torch.fused import FusedComposites
+
+Tensor = torch.Tensor
+Shape = Sequence[int]
+
+TORCH_DTYPES: dict[DType, torch.dtype] = {
+    dtypes.bool_: torch.bool,
+    dtypes.uint8: torch.uint8,
+    dtypes.int8: torch.int8,
+    dtypes.int16: torch.int16,
+    dtypes.int32: torch.int32,
+    dtypes.int64: torch.int64,
+    dtypes.float16: torch.float16,
+    dtypes.bfloat16: torch.bfloat16,
+    dtypes.float32: torch.float32,
+    dtypes.float64: torch.float64,
+}
+FLOATS = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
+
+
+class TorchBackend(FusedComposites):
+    """The backend object for one torch device (a record from ``tw_devices``)."""
+
+    def __init__(self, device: DeviceRecord) -> None:
+        self.device = device
+        self.torch_device = torch_device(device.kind, device.index)
+        on_cpu = self.torch_device.type == "cpu"
+        # MPS has no float64.
+        self.dtypes = frozenset(
+            d for d in dtypes.ALL if not (device.kind == "mps" and d is dtypes.float64)
+        )
+        # torch.matmul has integer kernels only on the CPU, and bool kernels nowhere.
+        self._native_matmul = FLOATS | (
+            {torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64} if on_cpu else set()
+        )
+        self._on_cpu = on_cpu
+        self._generator = torch.Generator(self.torch_device)
+        self._generator.seed()  # a fresh seed per process, as NumPy's default_rng()
+
+    # data
+    def from_host(self, array: np.ndarray, dtype: DType) -> Tensor:
+        # Converting on the host first covers NumPy dtypes torch lacks; order="C" undoes
+        # negative strides, which torch refuses. torch.tensor copies, even read-only arrays.
+        host = np.asarray(array, dtype=dtype.numpy_name, order="C")
+        return torch.tensor(host, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
+
+    def to_host(self, a: Tensor) -> np.ndarray:
+        if a.dtype is torch.bfloat16:
+            return a.float().cpu().numpy()  # a new tensor: the array shares nothing with a
+        if self._on_cpu:
+            return a.numpy().copy()  # .numpy() alone would share a's memory
+        return a.cpu().numpy()
+
+    def full(self, shape: Shape, value: float, dtype: DType) -> Tensor:
+        return torch.full(shape, value, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
+
+    def arange(self, start: float, stop: float, step: float, dtype: DType) -> Tensor:
+        return torch.arange(start, stop, step, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
+
+    def seed(self, value: int) -> None:
+        self._generator.manual_seed(value)
+
+    def random_uniform(self, shape: Shape, low: float, high: float, dtype: DType) -> Tensor:
+        out = torch.empty(shape, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
+        return out.uniform_(low, high, generator=self._generator)
+
+    def random_normal(self, shape: Shape, mean: float, std: float, dtype: DType) -> Tensor:
+        out = torch.empty(shape, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
+        return out.normal_(mean, std, generator=self._generator)
+
+    def random_integers(self, shape: Shape, low: int, high: int, dtype: DType) -> Tensor:
+        return torch.randint(
+            low,
+            high,
+            shape,
+            generator=self._generator,
+            dtype=TORCH_DTYPES[dtype],
+            device=self.torch_device,
+        )
+
+    def cast(self, a: Tensor, dtype: DType) -> Tensor:
+        return a.to(TORCH_DTYPES[dtype])
+
+    # unary
+    def neg(self, a: Tensor) -> Tensor:
+        return torch.neg(a)
+
+    def abs(self, a: Tensor) -> Tensor:
+        return torch.abs(a)
+
+    def sign(self, a: Tensor) -> Tensor:
+        if a.is_floating_point():
+            return torch.where(torch.isnan(a), a, torch.sign(a))
+        return torch.sign(a)
+
+    def exp(self, a: Tensor) -> Tensor:
+        return torch.exp(a)
+
+    def log(self, a: Tensor) -> Tensor:
+        return torch.log(a)
+
+    def sin(self, a: Tensor) -> Tensor:
+        return torch.sin(a)
+
+    def cos(self, a: Tensor) -> Tensor:
+        return torch.cos(a)
+
+    def tanh(self, a: Tensor) -> Tensor:
+        return torch.tanh(a)
+
+    def sqrt(self, a: Tensor) -> Tensor:
+        return torch.sqrt(a)
+
+    def erf(self, a: Tensor) -> Tensor:
+        return torch.erf(a)
+
+    def floor(self, a: Tensor) -> Tensor:
+        return torch.floor(a)
+
+    def ceil(self, a: Tensor) -> Tensor:
+        return torch.ceil(a)
+
+    def round(self, a: Tensor) -> Tensor:
+        return torch.round(a)
+
+    def trunc(self, a: Tensor) -> Tensor:
+        return torch.trunc(a)
+
+    def logical_not(self, a: Tensor) -> Tensor:
+        return torch.logical_not(a)
+
+    def bitwise_not(self, a: Tensor) -> Tensor:
+        return torch.bitwise_not(a)
+
+    # binary
+    def add(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.add(a, b)
+
+    def sub(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.sub(a, b)
+
+    def mul(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.mul(a, b)
+
+    def div(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.div(a, b)
+
+    def floordiv(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.floor_divide(a, b)
+
+    def remainder(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.remainder(a, b)
+
+    def pow(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.pow(a, b)
+
+    def maximum(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.maximum(a, b)
+
+    def minimum(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.minimum(a, b)
+
+    def eq(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.eq(a, b)
+
+    def ne(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.ne(a, b)
+
+    def lt(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.lt(a, b)
+
+    def le(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.le(a, b)
+
+    def gt(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.gt(a, b)
+
+    def ge(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.ge(a, b)
+
+    def logical_and(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.logical_and(a, b)
+
+    def logical_or(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.logical_or(a, b)
+
+    def logical_xor(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.logical_xor(a, b)
+
+    def bitwise_and(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.bitwise_and(a, b)
+
+    def bitwise_or(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.bitwise_or(a, b)
+
+    def bitwise_xor(self, a: Tensor, b: Tensor) -> Tensor:
+        return torch.bitwise_xor(a, b)
+
+    # ternary
+    def where(self, cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
+        return torch.where(cond, a, b)
+
+    # reduce
+    def sum(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
+        return torch.sum(a, axes, keepdim=keepdims)
+
+    def prod(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
+        for axis in reversed(axes):  # last first, so the other axes keep their numbers
+            a = torch.prod(a, axis, keepdim=keepdims)
+        return a
+
+    def max(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
+        return torch.amax(a, axes, keepdim=keepdims)
+
+    def min(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
+        return torch.amin(a, axes, keepdim=keepdims)
+
+    def any(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
+        return torch.any(a, axes, keepdim=keepdims)
+
+    def all(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
+        return torch.all(a, axes, keepdim=keepdims)
+
+    def argmax(self, a: Tensor, axis: int, keepdims: bool) -> Tensor:
+        if a.dtype is torch.bool:
+            a = a.to(torch.uint8)
+        return torch.argmax(a, axis, keepdim=keepdims)
+
+    def argmin(self, a: Tensor, axis: int, keepdims: bool) -> Tensor:
+        if a.dtype is torch.bool:
+            a = a.to(torch.uint8)
+        return torch.argmin(a, axis, keepdim=keepdims)
+
+    def cumsum(self, a: Tensor, axis: int) -> Tensor:
+        if a.dtype is torch.bool:  # a running "or"
+            return torch.cumsum(a, axis) > 0
+        # dtype= keeps small ints small; torch would widen them to int64.
+        return torch.cumsum(a, axis, dtype=a.dtype)
+
+    # movement
+    def reshape(self, a: Tensor, shape: Shape) -> Tensor:
+        return a.reshape(shape)
+
+    def permute(self, a: Tensor, perm: Shape) -> Tensor:
+        return a.permute(perm)
+
+    def expand(self, a: Tensor, shape: Shape) -> Tensor:
+        return a.expand(shape)
+
+    def pad(self, a: Tensor, widths: Sequence[tuple[int, int]], value: float) -> Tensor:
+        # (before, after) pairs from the last axis backwards. Not F.pad: it takes the value
+        # as a float, which rounds large int64 values.
+        return torch.constant_pad_nd(a, [w for pair in reversed(widths) for w in pair], value)
+
+    def slice(self, a: Tensor, starts: Shape, stops: Shape, steps: Shape) -> Tensor:
+        return a[tuple(map(slice, starts, stops, steps))]
+
+    def flip(self, a: Tensor, axes: Shape) -> Tensor:
+        return torch.flip(a, axes)
+
+    def cat(self, arrays: Sequence[Tensor], axis: int) -> Tensor:
+        return torch.cat(arrays, axis)
+
+    # index
+    def gather(self, a: Tensor, axis: int, index: Tensor) -> Tensor:
+        return torch.gather(a, axis, index)
+
+    def take(self, a: Tensor, axis: int, index: Tensor) -> Tensor:
+        return torch.index_select(a, axis, index)
+
+    def scatter(self, a: Tensor, axis: int, index: Tensor, src: Tensor) -> Tensor:
+        return a.scatter(axis, index, src)
+
+    def scatter_add(self, a: Tensor, axis: int, index: Tensor, src: Tensor) -> Tensor:
+        return a.scatter_add(axis, index, src)
+
+    def nonzero(self, a: Tensor) -> Tensor:
+        return torch.nonzero(a)
+
+    # linalg
+    def matmul(self, a: Tensor, b: Tensor) -> Tensor:
+        if a.dtype in self._native_matmul:
+            return torch.matmul(a, b)
+        # Sum the products over k in a (..., m, k, n) array: exact, but k times the
+        # memory of the result, which only integer or bool matmuls off the CPU pay.
+        products = a.unsqueeze(-1) * b.unsqueeze(-3)
+        if a.dtype is torch.bool:
+            return products.any(-2)
+        return products.sum(-2, dtype=a.dtype)

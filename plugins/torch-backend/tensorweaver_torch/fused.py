@@ -1,0 +1,95 @@
+"""Fused composites (see ``COMPOSITES`` in ``tensorweaver.contract.ir``) on torch kernels.
+
+Each ``fused_<name>`` runs torch's kernel with torch's autograd recording it, on
+detached leaves of the inputs, and returns ``(output, saved)``: the output detached
+(so that later primitives record nothing) and, in ``saved``, the recorded graph.
+``fused_<name>_backward(saved, grad_output)`` runs torch's own backward kernels
+(cuDNN convolution, flash attention, ...) through ``torch.autograd.grad`` and returns
+one gradient per tensor input, in argument order; non-tensor arguments get none.
+
+Why autograd rather than hand-written backward formulas (measured on one CPU thread,
+float32): replaying costs a fixed ~25 us and recording ~6 us, against 11 us for a
+softmax backward written with public ops at 16x16; at 256x1024 the replay takes 73 us
+against 154 us, and for an 8x16x32x32 convolution 2.3 ms against 5.5 ms through
+``torch.nn.grad``. A fused composite pays off on large tensors, where torch's own
+backward kernels win, and no private torch op is needed.
+
+The graph is kept (``retain_graph=True``) so that the core may run a backward twice;
+it is freed with ``saved``. Semantics follow torch: ``max_pool2d`` pads with -inf and
+takes ``padding`` at most half the kernel; ``causal`` attention masks with
+``tril(ones(L, S))`` (aligned at the top left when L != S).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+Tensor = torch.Tensor
+Saved = tuple[Tensor, list[Tensor]]
+
+
+def _record(fn: Callable[..., Tensor], *inputs: Tensor) -> tuple[Tensor, Saved]:
+    leaves = [t.detach().requires_grad_() for t in inputs]
+    with torch.enable_grad():
+        out = fn(*leaves)
+    return out.detach(), (out, leaves)
+
+
+def _replay(saved: Saved, grad_output: Tensor) -> tuple[Tensor, ...]:
+    out, leaves = saved
+    return torch.autograd.grad(out, leaves, grad_output, retain_graph=True)
+
+
+class FusedComposites:
+    """Mixed into the backend class: the core finds these methods by name."""
+
+    def fused_softmax(self, x: Tensor, axis: int) -> tuple[Tensor, Saved]:
+        return _record(lambda x: torch.softmax(x, axis), x)
+
+    def fused_log_softmax(self, x: Tensor, axis: int) -> tuple[Tensor, Saved]:
+        return _record(lambda x: torch.log_softmax(x, axis), x)
+
+    def fused_conv2d(
+        self,
+        x: Tensor,
+        weight: Tensor,
+        stride: tuple[int, int],
+        padding: tuple[int, int],
+        dilation: tuple[int, int],
+        groups: int,
+    ) -> tuple[Tensor, Saved]:
+        return _record(
+            lambda x, w: F.conv2d(x, w, None, stride, padding, dilation, groups), x, weight
+        )
+
+    def fused_max_pool2d(
+        self, x: Tensor, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int]
+    ) -> tuple[Tensor, Saved]:
+        return _record(lambda x: F.max_pool2d(x, kernel, stride, padding), x)
+
+    def fused_layer_norm(self, x: Tensor, normalized_ndim: int, eps: float) -> tuple[Tensor, Saved]:
+        shape = x.shape[x.ndim - normalized_ndim :]
+        return _record(lambda x: F.layer_norm(x, shape, eps=eps), x)
+
+    def fused_scaled_dot_product_attention(
+        self, q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: float
+    ) -> tuple[Tensor, Saved]:
+        return _record(
+            lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale),
+            q,
+            k,
+            v,
+        )
+
+    def _backward(self, saved: Saved, grad_output: Tensor) -> tuple[Tensor, ...]:
+        return _replay(saved, grad_output)
+
+    fused_softmax_backward = _backward
+    fused_log_softmax_backward = _backward
+    fused_conv2d_backward = _backward
+    fused_max_pool2d_backward = _backward
+    fused_layer_norm_backward = _backward
+    fused_scaled_dot_product_attention_backward = _backward

@@ -1,0 +1,248 @@
+"""The cunumeric plugin: device records with and without starting Legate, the errors it
+raises instead of letting Legate abort, and the primitives where cuPyNumeric needed a
+workaround (see the docstring of tensorweaver_cunumeric.backend).
+
+The shared primitive suite in tests/primitives covers every primitive on this backend;
+this file does not repeat it. References are NumPy float64. Each cuPyNumeric call costs
+about 0.4 ms, so arrays are small. Legate starts once per process: the tests that need a
+fresh runtime (or none) run Python in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from tensorweaver.contract import dtypes as d
+from tensorweaver.contract.records import AVAILABLE, NOT_PROBED, UNAVAILABLE
+from tensorweaver_cunumeric import legate_config, plugin
+
+installed = pytest.mark.skipif(
+    legate_config.library_name() is None,
+    reason="cuPyNumeric is not installed (pip install tensorweaver[cunumeric])",
+)
+
+
+def run_python(code: str, **environ: str) -> dict:
+    """Run ``code`` in a fresh interpreter without Legate settings; it prints one JSON value."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LEGATE_", "TENSORWEAVER_"))}
+    env.update(TENSORWEAVER_DISABLE_PLUGINS="torch", **environ)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    return plugin.tw_create_backend(device=plugin.tw_devices(probe=True)[0])
+
+
+def test_missing_library_is_an_unavailable_record(monkeypatch):
+    monkeypatch.setattr(legate_config, "library_name", lambda: None)
+    (record,) = plugin.tw_devices(probe=False)
+    assert (record.name, record.status) == ("cunumeric:cpu:0", UNAVAILABLE)
+    assert "pip install tensorweaver[cunumeric]" in record.detail["reason"]
+    assert plugin.tw_diagnose()[0].fix == "pip install tensorweaver[cunumeric]"
+    assert "cupynumeric" in plugin.tw_backend_info().aliases
+
+
+def test_parse_legate_config():
+    assert legate_config.parse("--cpus 2 --gpus=4 --sysmem 3000 --logging gpu=6") == {
+        "cpus": 2,
+        "gpus": 4,
+        "sysmem": 3000,
+    }
+
+
+@installed
+def test_listing_does_not_start_legate():
+    out = run_python("""
+        import json, sys
+        import tensorweaver as tw
+        records = [r.as_dict() for r in tw.devices() if r.backend == "cunumeric"]
+        loaded = sorted({m.split(".")[0] for m in sys.modules} & {"legate", "cupynumeric"})
+        print(json.dumps([records, loaded]))
+    """)
+    records, loaded = out
+    assert loaded == []
+    assert [(r["name"], r["status"]) for r in records] == [("cunumeric:cpu:0", NOT_PROBED)]
+    detail = records[0]["detail"]
+    assert detail["version"] and detail["library"] in legate_config.LIBRARIES
+    if not legate_config.nvidia_driver():
+        assert detail["config"]["source"] == legate_config.DEFAULT_SOURCE
+        assert detail["config"]["gpus"] == 0 and detail["config"]["sysmem"] > 0
+
+
+@installed
+def test_listing_reads_a_users_gpu_config_without_changing_it():
+    config = "--cpus 2 --gpus 2 --sysmem 1000"
+    out = run_python(
+        """
+        import json, os
+        from tensorweaver_cunumeric import plugin
+        records = [r.as_dict() for r in plugin.tw_devices(probe=False)]
+        print(json.dumps([records, os.environ["LEGATE_CONFIG"]]))
+    """,
+        LEGATE_CONFIG=config,
+    )
+    records, after = out
+    assert after == config
+    assert [r["name"] for r in records] == ["cunumeric:gpu:0", "cunumeric:cpu:0"]
+    assert records[0]["detail"]["config"] == {
+        "source": "LEGATE_CONFIG",
+        "LEGATE_CONFIG": config,
+        "cpus": 2,
+        "gpus": 2,
+        "sysmem": 1000,
+    }
+
+
+@installed
+def test_probe_reads_legates_machine():
+    records = plugin.tw_devices(probe=True)
+    by_kind = {r.kind: r for r in records}
+    cpu = by_kind["cpu"]
+    assert cpu.status == AVAILABLE and cpu.detail["cpus"] >= 1 and cpu.detail["nodes"] >= 1
+    assert cpu.detail["sysmem_mb"] > 0
+    gpu = by_kind["gpu"]
+    if gpu.status == AVAILABLE:
+        assert records[0] is gpu and gpu.detail["gpus"] >= 1
+    else:
+        assert records[0] is cpu and "legate --gpus N" in gpu.detail["fix"]
+
+
+@installed
+def test_gpu_request_without_gpus_names_the_fix():
+    gpu = next(r for r in plugin.tw_devices(probe=True) if r.kind == "gpu")
+    if gpu.status == AVAILABLE:
+        pytest.skip("this Legate runtime has GPUs")
+    with pytest.raises(RuntimeError, match=r"no GPUs.*legate --gpus N.*LEGATE_CONFIG"):
+        plugin.tw_create_backend(device=gpu)
+
+
+@installed
+def test_changed_config_after_start_is_reported():
+    out = run_python(
+        """
+        import json, os
+        import cupynumeric
+        os.environ["LEGATE_CONFIG"] = "--cpus 1 --gpus 0 --utility 1 --sysmem 700"
+        from tensorweaver_cunumeric import plugin
+        records = plugin.tw_devices(probe=False)
+        print(json.dumps([records[0].status, records[0].detail.get("note", ""),
+                          [p.message for p in plugin.tw_diagnose()]]))
+    """,
+        LEGATE_AUTO_CONFIG="0",
+        LEGATE_CONFIG="--cpus 1 --gpus 0 --utility 1 --sysmem 500",
+    )
+    status, note, problems = out
+    assert status == AVAILABLE  # already running, so listing reads it for free
+    assert "--sysmem 700 asked, 500 running" in note and "cannot change" in note
+    assert problems == [note]
+
+
+@installed
+@pytest.mark.parametrize("make", ["full", "from_host"])
+def test_array_beyond_sysmem_raises_before_legate_aborts(cpu, make):
+    n = legate_config.running()["sysmem_mb"] * 2**20 // 8 + 1
+    with pytest.raises(MemoryError, match=r"--sysmem"):
+        if make == "full":
+            cpu.full((n,), 0.0, d.float64)
+        else:  # a broadcast view: no host memory behind it
+            cpu.from_host(np.broadcast_to(np.zeros(1), (n,)), d.float64)
+
+
+@installed
+@pytest.mark.parametrize("dtype", [d.float32, d.float64, d.int64, d.int8])
+def test_scatter_add_accumulates_duplicates(cpu, dtype):
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    index = np.array([[0, 0, 0, 3], [1, 1, 2, 2], [3, 0, 3, 0]])
+    src = np.arange(1, 13, dtype=np.float64).reshape(3, 4)
+    ref = a.copy()
+    np.add.at(ref, (np.arange(3)[:, None], index), src)
+    got = cpu.scatter_add(
+        cpu.from_host(a, dtype), 1, cpu.from_host(index, d.int64), cpu.from_host(src, dtype)
+    )
+    host = cpu.to_host(got)
+    assert host.dtype == np.dtype(dtype.numpy_name)
+    np.testing.assert_array_equal(host, ref)
+
+
+@installed
+def test_scatter_add_wraps_small_integers_as_numpy(cpu):
+    a, index, src = np.array([100, 0]), np.array([0, 0, 0]), np.array([100, 100, 100])
+    ref = a.astype(np.int8)
+    np.add.at(ref, index, src.astype(np.int8))
+    got = cpu.scatter_add(
+        cpu.from_host(a, d.int8), 0, cpu.from_host(index, d.int64), cpu.from_host(src, d.int8)
+    )
+    np.testing.assert_array_equal(cpu.to_host(got), ref)
+
+
+NAN = np.nan
+# (primitive, arguments, NumPy float64 reference): each case is a place where cuPyNumeric
+# 26.06 itself gives another answer.
+WORKAROUNDS = [
+    ("max", ([[1.0, NAN], [2.0, 3.0]], (1,), False), [NAN, 3.0]),
+    ("min", ([[1.0, NAN, 0.0]] * 2, (0, 1), True), [[NAN]]),
+    ("argmax", ([[1.0, NAN, 5.0, NAN]], 1, False), [1]),
+    ("argmin", ([[4.0, 2.0, NAN]], 1, False), [2]),
+    ("argmax", ([[-np.inf, -np.inf], [0.0, 1.0]], 1, False), [0, 1]),
+    ("maximum", ([1.0, 2.0], [NAN, 0.0]), [NAN, 2.0]),
+    ("minimum", ([1.0, 2.0], NAN), [NAN, NAN]),
+    ("sign", ([NAN, -2.0, 0.0],), [NAN, -1.0, 0.0]),
+    ("floordiv", ([1.0, -5.0, 7.0, 1.0], [0.1, np.inf, -2.0, 0.0]), [9.0, -1.0, -4.0, np.inf]),
+    ("any", ([[[True, False]], [[False, False]]], (0, 2), False), [True]),
+]
+
+
+@installed
+@pytest.mark.parametrize(
+    ("name", "args", "expected"),
+    WORKAROUNDS,
+    ids=[f"{w[0]}-{i}" for i, w in enumerate(WORKAROUNDS)],
+)
+def test_cupynumeric_differences_are_worked_around(cpu, name, args, expected):
+    expected = np.asarray(expected)
+    dtype = d.bool_ if expected.dtype == bool else d.float64
+
+    def arg(value):
+        is_array = isinstance(value, list) or isinstance(value, float)
+        return cpu.from_host(np.asarray(value), dtype) if is_array else value
+
+    got = cpu.to_host(getattr(cpu, name)(*map(arg, args)))
+    np.testing.assert_array_equal(got, expected)
+
+
+@installed
+def test_integer_division_by_zero_gives_zero_not_sigfpe(cpu):
+    a, b = (cpu.from_host(np.array(v), d.int32) for v in ([7, -7, 5], [2, 2, 0]))
+    np.testing.assert_array_equal(cpu.to_host(cpu.floordiv(a, b)), [3, -4, 0])
+    np.testing.assert_array_equal(cpu.to_host(cpu.remainder(a, b)), [1, 1, 0])
+
+
+@installed
+def test_float32_sum_accumulates_in_float64(cpu):
+    x = np.full(100_000, 0.1, dtype=np.float32)
+    got = float(cpu.to_host(cpu.sum(cpu.from_host(x, d.float32), (0,), False)))
+    assert got == pytest.approx(x.astype(np.float64).sum(), rel=1e-7)
+
+
+@installed
+def test_integer_matmul_is_exact(cpu):
+    a = np.arange(-6, 6).reshape(3, 4)
+    b = np.arange(8).reshape(4, 2)
+    got = cpu.to_host(cpu.matmul(cpu.from_host(a, d.int64), cpu.from_host(b, d.int64)))
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, a @ b)

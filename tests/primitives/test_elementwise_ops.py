@@ -1,0 +1,245 @@
+"""Unary, binary and ternary primitives: values, IEEE special cases, dtypes and layouts."""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+import pytest
+from primitive_checks import (
+    ALL,
+    EXPONENTS,
+    FLOATS,
+    INTS,
+    NO_FP_WARNINGS,
+    NUMERIC,
+    SIGNED,
+    check,
+    exact,
+    host,
+    inf,
+    nan,
+    operands,
+    put,
+    quiet_ref,
+)
+from tensorweaver.contract import dtypes as d
+
+pytestmark = NO_FP_WARNINGS
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    return x if x.dtype == bool else np.sign(x)
+
+
+#: primitive -> (NumPy reference on widened inputs, dtypes where the IR defines it)
+UNARY = {
+    "neg": (np.negative, SIGNED + FLOATS),
+    "abs": (np.abs, NUMERIC),
+    "sign": (_sign, ALL),
+    "exp": (np.exp, FLOATS),
+    "log": (np.log, FLOATS),
+    "sin": (np.sin, FLOATS),
+    "cos": (np.cos, FLOATS),
+    "tanh": (np.tanh, FLOATS),
+    "sqrt": (np.sqrt, FLOATS),
+    "erf": (_erf, FLOATS),
+    "floor": (np.floor, FLOATS),
+    "ceil": (np.ceil, FLOATS),
+    "round": (np.rint, FLOATS),
+    "trunc": (np.trunc, FLOATS),
+    "logical_not": (np.logical_not, (d.bool_,)),
+    "bitwise_not": (np.invert, (d.bool_, *INTS)),
+}
+
+SOME_INTS = (d.uint8, d.int8, d.int64)
+BINARY = {
+    "add": (np.add, NUMERIC),
+    "sub": (np.subtract, NUMERIC),
+    "mul": (np.multiply, NUMERIC),
+    "div": (np.true_divide, FLOATS),
+    "floordiv": (np.floor_divide, NUMERIC),
+    "remainder": (np.remainder, NUMERIC),
+    "pow": (np.power, NUMERIC),
+    "maximum": (np.maximum, SOME_INTS + FLOATS),
+    "minimum": (np.minimum, SOME_INTS + FLOATS),
+    "eq": (np.equal, (d.bool_, d.uint8, d.int32, *FLOATS)),
+    "ne": (np.not_equal, (d.bool_, d.uint8, d.int32, *FLOATS)),
+    "lt": (np.less, (d.bool_, d.uint8, d.int32, *FLOATS)),
+    "le": (np.less_equal, (d.bool_, d.uint8, d.int32, *FLOATS)),
+    "gt": (np.greater, (d.bool_, d.uint8, d.int32, *FLOATS)),
+    "ge": (np.greater_equal, (d.bool_, d.uint8, d.int32, *FLOATS)),
+    "logical_and": (np.logical_and, (d.bool_,)),
+    "logical_or": (np.logical_or, (d.bool_,)),
+    "logical_xor": (np.logical_xor, (d.bool_,)),
+    "bitwise_and": (np.bitwise_and, (d.bool_, *SOME_INTS)),
+    "bitwise_or": (np.bitwise_or, (d.bool_, *SOME_INTS)),
+    "bitwise_xor": (np.bitwise_xor, (d.bool_, *SOME_INTS)),
+}
+BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
+def cases(table: dict) -> list:
+    return [
+        pytest.param(name, dtype, id=f"{name}-{dtype.name}")
+        for name, (_, dtypes) in table.items()
+        for dtype in dtypes
+    ]
+
+
+def binary_operands(name: str, dtype: d.DType) -> tuple[np.ndarray, np.ndarray]:
+    a, b = operands(dtype)
+    if name == "pow" and dtype in INTS:
+        b = host(EXPONENTS, dtype)  # negative integer exponents are outside the IR
+    return a, b
+
+
+@pytest.mark.parametrize("name, dtype", cases(UNARY))
+def test_unary(backend, name, dtype):
+    ref, _ = UNARY[name]
+    a, _ = operands(dtype)
+    out = getattr(backend, name)(put(backend, a, dtype))
+    check(backend, out, quiet_ref(ref, exact(a)), dtype)
+
+
+@pytest.mark.parametrize("name, dtype", cases(BINARY))
+def test_binary(backend, name, dtype):
+    ref, _ = BINARY[name]
+    a, b = binary_operands(name, dtype)
+    out = getattr(backend, name)(put(backend, a, dtype), put(backend, b, dtype))
+    want = quiet_ref(ref, exact(a), exact(b))
+    check(backend, out, want, d.bool_ if name in BOOL_RESULT else dtype)
+
+
+# Python's // and % on finite operands of every sign, including the awkward ones: a tiny
+# negative dividend (-1e-20 % 1 is 1.0 in float64), and infinite divisors.
+FLOOR_CASES = [
+    (7.5, 2.0), (-7.5, 2.0), (7.5, -2.0), (-7.5, -2.0), (-1e-20, 1.0), (1e-20, -1.0),
+    (5.0, inf), (-5.0, inf), (5.0, -inf), (0.0, -3.0), (6.0, 0.75), (-6.0, 0.75),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", (d.float32, d.float64), ids=lambda t: t.name)
+@pytest.mark.parametrize("name, op", [("floordiv", operator.floordiv), ("remainder", operator.mod)])
+def test_floordiv_and_remainder_follow_python(backend, dtype, name, op):
+    a = host([x for x, _ in FLOOR_CASES], dtype)
+    b = host([y for _, y in FLOOR_CASES], dtype)
+    want = [op(x, y) for x, y in zip(exact(a).tolist(), exact(b).tolist())]
+    check(
+        backend, getattr(backend, name)(put(backend, a, dtype), put(backend, b, dtype)), want, dtype
+    )
+
+
+@pytest.mark.parametrize("dtype", SIGNED, ids=lambda t: t.name)
+def test_integer_floordiv_and_remainder_follow_python(backend, dtype):
+    a, b = operands(dtype)
+    x, y = put(backend, a, dtype), put(backend, b, dtype)
+    pairs = list(zip(a.ravel().tolist(), b.ravel().tolist()))
+    check(backend, backend.floordiv(x, y), np.reshape([p // q for p, q in pairs], a.shape), dtype)
+    check(backend, backend.remainder(x, y), np.reshape([p % q for p, q in pairs], a.shape), dtype)
+
+
+def test_erf_to_full_precision(backend):
+    # Over 1024 elements (NumPy's backend switches algorithm there), tails and tiny values.
+    x = np.concatenate(
+        [np.linspace(-7, 7, 3001), np.geomspace(1e-300, 1, 200), -np.geomspace(1e-8, 6, 200)]
+    )
+    want = _erf(x)
+    check(backend, backend.erf(put(backend, x, d.float64)), want, d.float64, rtol=1e-15)
+    check(
+        backend, backend.erf(put(backend, x, d.float32)), _erf(exact(host(x, d.float32))), d.float32
+    )
+    specials = [nan, inf, -inf, 0.0]
+    check(
+        backend,
+        backend.erf(put(backend, specials * 300, d.float64)),
+        [nan, 1, -1, 0] * 300,
+        d.float64,
+    )
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda t: t.name)
+def test_where(backend, dtype):
+    a, b = operands(dtype)
+    cond = np.array([[True, False, True, False]] * 3)
+    out = backend.where(put(backend, cond, d.bool_), put(backend, a, dtype), put(backend, b, dtype))
+    check(backend, out, np.where(cond, exact(a), exact(b)), dtype, rtol=0)
+
+
+@pytest.mark.parametrize(
+    "name, a_shape, b_shape",
+    [
+        ("add", (3, 4), ()),
+        ("sub", (), (3, 4)),
+        ("div", (3, 4), ()),
+        ("div", (), (3, 4)),
+        ("pow", (3, 4), ()),
+        ("maximum", (), (3, 4)),
+        ("lt", (3, 4), ()),
+        ("add", (), ()),
+    ],
+)
+def test_binary_with_0d_operands(backend, name, a_shape, b_shape):
+    ref, _ = BINARY[name]
+    a = host(np.broadcast_to(1.5, a_shape) if a_shape == () else operands(d.float32)[0], d.float32)
+    b = host(np.broadcast_to(-2.0, b_shape) if b_shape == () else operands(d.float32)[1], d.float32)
+    out = getattr(backend, name)(put(backend, a, d.float32), put(backend, b, d.float32))
+    want = quiet_ref(ref, exact(a), exact(b))
+    check(backend, out, want, d.bool_ if name in BOOL_RESULT else d.float32)
+
+
+def test_where_with_0d_branches(backend):
+    cond = np.array([[True, False], [False, True]])
+    out = backend.where(
+        put(backend, cond, d.bool_),
+        put(backend, 1, d.int32),
+        put(backend, [[5, 6], [7, 8]], d.int32),
+    )
+    check(backend, out, [[1, 6], [7, 1]], d.int32)
+    both = backend.where(
+        put(backend, cond, d.bool_), put(backend, 2.5, d.float64), put(backend, nan, d.float64)
+    )
+    check(backend, both, [[2.5, nan], [nan, 2.5]], d.float64)
+
+
+def test_0d_results_feed_further_ops(backend):
+    x = put(backend, 0.25, d.float32)
+    y = backend.exp(backend.add(x, x))  # the add's 0-d result goes into exp
+    check(backend, backend.mul(y, y), math.exp(1.0), d.float32)
+
+
+LAYOUT_OPS = ["neg", "abs", "exp", "sqrt", "erf", "round", "add", "div", "pow", "remainder",
+              "maximum", "lt"]  # fmt: skip
+
+
+def layout_operands(backend, layout: str):
+    """Standard float32 operands as a non-contiguous pair, or empty, or 0-d, with host copies."""
+    a, b = operands(d.float32)
+    if layout == "strided":
+        # a through permute of its transpose, b through a step-2 slice of a wider array
+        wide = np.zeros((3, 8), np.float32)
+        wide[:, ::2] = b
+        x = backend.permute(put(backend, a.T, d.float32), (1, 0))
+        y = backend.slice(put(backend, wide, d.float32), (0, 0), (3, 8), (1, 2))
+        return (x, y), (a, b)
+    if layout == "empty":
+        a, b = a[:0], b[:0]
+    else:
+        a, b = a[0, 2], b[1, 1]
+    return (put(backend, a, d.float32), put(backend, b, d.float32)), (a, b)
+
+
+@pytest.mark.parametrize("layout", ["strided", "empty", "0-d"])
+def test_elementwise_on_any_layout(backend, layout):
+    (x, y), (a, b) = layout_operands(backend, layout)
+    for name in LAYOUT_OPS:
+        if name in UNARY:
+            out, want = getattr(backend, name)(x), quiet_ref(UNARY[name][0], exact(a))
+        else:
+            out, want = getattr(backend, name)(x, y), quiet_ref(BINARY[name][0], exact(a), exact(b))
+        check(backend, out, want, d.bool_ if name in BOOL_RESULT else d.float32)
+    cond = put(backend, np.asarray(a) > 0, d.bool_)
+    check(backend, backend.where(cond, x, y), np.where(np.asarray(a) > 0, a, b), d.float32)
