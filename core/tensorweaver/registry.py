@@ -30,6 +30,8 @@ DEFAULT_BACKEND = "numpy"
 #: among CPU devices, the NumPy backend first (lowest per-op overhead).
 AUTO_KIND_ORDER = ("cuda", "rocm", "mps", "xpu", "gpu", "cpu")
 GPU_KINDS = AUTO_KIND_ORDER[:-1]
+#: PyTorch spells AMD GPUs "cuda" too: a request for kind cuda also matches rocm records.
+KIND_ALIASES = {"cuda": ("cuda", "rocm")}
 #: How users add the plugins this project publishes.
 KNOWN_INSTALLS = {
     "numpy": "pip install tensorweaver",
@@ -367,10 +369,11 @@ def resolve(spec: str) -> DeviceRecord:
         return best_device(AUTO_KIND_ORDER)
     plugin = find_plugin(name)
     records = plugin.devices(probe=True)
+    kinds = KIND_ALIASES.get(kind, (kind,))
     matches = [
         r
         for r in records
-        if (kind is None or r.kind == kind) and (index is None or r.index == index)
+        if (kind is None or r.kind in kinds) and (index is None or r.index == index)
     ]
     usable = [r for r in matches if r.status == AVAILABLE]
     if usable:
