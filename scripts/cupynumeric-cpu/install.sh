@@ -14,7 +14,8 @@
 set -euo pipefail
 
 # The CPU configuration: Legate's auto-configuration fails without GPUs, `--gpus 0` needs a
-# utility core, and the wheels have no OpenMP. TensorWeaver's plugin sets the same by default.
+# utility core, and the wheels have no OpenMP. TensorWeaver's plugin sets the same by default
+# (with a larger --sysmem).
 CPU_CONFIG="--cpus 1 --gpus 0 --utility 1 --sysmem 2000 --logging gpu=6"
 MARKER="tensorweaver-libcuda-standin"
 
@@ -32,20 +33,20 @@ import importlib.util, os
 spec = importlib.util.find_spec("legate")
 print(os.path.join(spec.submodule_search_locations[0], "lib64") if spec else "")
 ')
-[[ -n $LIB64 && -d $LIB64 ]] ||
-    die "legate is not installed for $PYTHON; first run: $PYTHON -m pip install nvidia-cupynumeric"
 TARGET=$LIB64/libcuda.so.1
 
 # 1. A real driver, or a GPU device node, or nvidia-smi: leave everything as it is.
 if ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1 ' || [[ -e /dev/nvidia0 ]] ||
     command -v nvidia-smi >/dev/null; then
     say "an NVIDIA driver or GPU is present; not installing the CPU stand-in (nothing done)."
-    if [[ -e $TARGET ]] && grep -q "$MARKER" "$TARGET"; then
+    if [[ -n $LIB64 && -e $TARGET ]] && grep -q "$MARKER" "$TARGET"; then
         say "WARNING: a stand-in from an earlier run hides the real driver; remove it with:"
         say "  rm '$TARGET'"
     fi
     exit 0
 fi
+[[ -n $LIB64 && -d $LIB64 ]] ||
+    die "legate is not installed for $PYTHON; first run: $PYTHON -m pip install nvidia-cupynumeric"
 
 # 2. Compile into a temporary file and replace the installed one only when it differs.
 command -v gcc >/dev/null || die "gcc is needed to build the stand-in (apt-get install gcc)"
@@ -94,4 +95,5 @@ print("cupynumeric", np.__version__)
     printf '%s\n' "$OUT" >&2
     die "import cupynumeric failed with the stand-in in place (output above)"
 fi
-say "ok: $(printf '%s\n' "$OUT" | tail -n 1) runs on the CPU with LEGATE_AUTO_CONFIG=0 LEGATE_CONFIG=\"$CPU_CONFIG\""
+say "ok: $(printf '%s\n' "$OUT" | tail -n 1) runs on the CPU with" \
+    "LEGATE_AUTO_CONFIG=0 LEGATE_CONFIG=\"$CPU_CONFIG\""

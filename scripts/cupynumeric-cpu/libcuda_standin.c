@@ -5,10 +5,11 @@
  * needed at load time. With this library in its place they load and run on the CPU: it says
  * "driver present, no device", so Legate starts with CPU processors only.
  *
- * Only liblegion-legate.so links driver functions directly (cuGetErrorName, cuGetErrorString,
- * cuMemFreeHost, cuMemFree_v2: `nm -D --undefined-only` on the .so files in legate/lib64); Realm and
- * libcudart reach every other driver function through cuGetProcAddress(_v2), which must never
- * hand back NULL. Every function here that is not a query fails with CUDA_ERROR_NO_DEVICE.
+ * Only liblegion-legate.so links driver functions directly: cuGetErrorName, cuGetErrorString,
+ * cuMemFreeHost and cuMemFree_v2 (`nm -D --undefined-only` on the .so files in legate/lib64).
+ * Realm and libcudart reach every other driver function through cuGetProcAddress(_v2), which
+ * must never hand back NULL. Every function here that is not a query fails with
+ * CUDA_ERROR_NO_DEVICE.
  *
  * NEVER install this where a real driver exists: it would shadow the GPU (install.sh checks).
  *

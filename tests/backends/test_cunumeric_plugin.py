@@ -18,6 +18,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from tensorweaver import registry
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.records import AVAILABLE, NOT_PROBED, UNAVAILABLE
 from tensorweaver_cunumeric import legate_config, plugin
@@ -76,7 +77,9 @@ def test_listing_does_not_start_legate():
     """)
     records, loaded = out
     assert loaded == []
-    assert [(r["name"], r["status"]) for r in records] == [("cunumeric:cpu:0", NOT_PROBED)]
+    gpus = ["cunumeric:gpu:0"] if legate_config.nvidia_driver() else []  # auto-configured
+    assert [r["name"] for r in records] == [*gpus, "cunumeric:cpu:0"]
+    assert {r["status"] for r in records} == {NOT_PROBED}
     detail = records[0]["detail"]
     assert detail["version"] and detail["library"] in legate_config.LIBRARIES
     if not legate_config.nvidia_driver():
@@ -109,6 +112,47 @@ def test_listing_reads_a_users_gpu_config_without_changing_it():
 
 
 @installed
+def test_missing_cuda_driver_library_names_the_stand_in():
+    # Simulated: the import error the CUDA wheels give where libcuda.so.1 is missing.
+    out = run_python("""
+        import importlib, json
+        def fail(name, *args):
+            raise ImportError("libcuda.so.1: cannot open shared object file")
+        importlib.import_module = fail
+        from tensorweaver_cunumeric import plugin
+        (record,) = plugin.tw_devices(probe=True)
+        try:
+            plugin.tw_create_backend(device=record)
+        except RuntimeError as exc:
+            error = str(exc)
+        print(json.dumps([record.status, record.detail["fix"], error]))
+    """)
+    status, fix, error = out
+    assert status == UNAVAILABLE
+    assert "scripts/cupynumeric-cpu/install.sh" in fix and "libcuda.so.1" in error
+
+
+@installed
+@pytest.mark.skipif(legate_config.nvidia_driver(), reason="auto-configuration works here")
+def test_failed_legate_start_is_reported_with_its_fix():
+    # LEGATE_CONFIG without LEGATE_AUTO_CONFIG=0 leaves Legate's auto-configuration on: it fails.
+    out = run_python(
+        """
+        import json
+        from tensorweaver_cunumeric import plugin
+        (record,) = plugin.tw_devices(probe=True)
+        print(json.dumps([record.status, record.detail["reason"], record.detail["fix"],
+                          [p.message for p in plugin.tw_diagnose()]]))
+    """,
+        LEGATE_CONFIG="--cpus 1",
+    )
+    status, reason, fix, problems = out
+    assert status == UNAVAILABLE
+    assert "auto-configuration failed" in reason and "LEGATE_AUTO_CONFIG=0" in fix
+    assert problems == [reason]
+
+
+@installed
 def test_probe_reads_legates_machine():
     records = plugin.tw_devices(probe=True)
     by_kind = {r.kind: r for r in records}
@@ -129,6 +173,15 @@ def test_gpu_request_without_gpus_names_the_fix():
         pytest.skip("this Legate runtime has GPUs")
     with pytest.raises(RuntimeError, match=r"no GPUs.*legate --gpus N.*LEGATE_CONFIG"):
         plugin.tw_create_backend(device=gpu)
+    with pytest.raises(RuntimeError, match=r"no GPUs.*legate --gpus N.*LEGATE_CONFIG"):
+        registry.backend_object("cunumeric:gpu")
+
+
+@installed
+def test_registry_selects_the_backend_by_its_alias():
+    backend = registry.backend_object("cupynumeric")
+    assert backend.device.name == registry.backend_object("cunumeric").device.name
+    assert d.bfloat16 not in backend.dtypes and d.float16 in backend.dtypes
 
 
 @installed

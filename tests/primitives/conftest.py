@@ -7,6 +7,7 @@ installed plugin that fails to load is an error, not a skip.
 from __future__ import annotations
 
 import pytest
+from primitive_checks import Standard
 from tensorweaver import registry
 from tensorweaver.errors import UnknownBackendError
 
@@ -19,3 +20,8 @@ def backend(request: pytest.FixtureRequest) -> object:
         return registry.backend_object(request.param)
     except UnknownBackendError as e:
         pytest.skip(f"backend {request.param!r} is not installed: {e}")
+
+
+@pytest.fixture(scope="session")
+def standard(backend: object) -> Standard:
+    return Standard(backend)

@@ -66,6 +66,27 @@ def operands(dtype: DType) -> tuple[np.ndarray, np.ndarray]:
     return host(pair[0], dtype), host(pair[1], dtype)
 
 
+class Standard:
+    """The standard operands on one backend, moved there once per session.
+
+    Moving data in is a backend's slowest call (milliseconds on cuPyNumeric), and primitives
+    never modify their inputs, so tests share these arrays.
+    """
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self._moved: dict[tuple[str, str], Any] = {}
+
+    def get(self, dtype: DType, which: str) -> tuple[np.ndarray, Any]:
+        """Operand ``which`` ("a", "b" or "exponents") of ``dtype``: host values, backend array."""
+        a, b = operands(dtype)
+        values = {"a": a, "b": b, "exponents": host(EXPONENTS, dtype)}[which]
+        key = (dtype.name, which)
+        if key not in self._moved:
+            self._moved[key] = put(self.backend, values, dtype)
+        return values, self._moved[key]
+
+
 def require(backend: Any, *dtypes: DType) -> None:
     missing = [t.name for t in dtypes if t not in backend.dtypes]
     if missing:
@@ -78,11 +99,11 @@ def put(backend: Any, values: Any, dtype: DType) -> Any:
     return backend.from_host(host(values, dtype), dtype)
 
 
-def fetch(backend: Any, a: Any, dtype: DType) -> np.ndarray:
+def fetch(backend: Any, a: Any, dtype: DType, what: str = "") -> np.ndarray:
     """``a`` on the host, after checking that it has exactly ``dtype``."""
     got = backend.to_host(a)
     assert isinstance(got, np.ndarray), type(got)
-    assert got.dtype == np_dtype(dtype), f"result dtype {got.dtype}, expected {dtype.name}"
+    assert got.dtype == np_dtype(dtype), f"{what} result dtype {got.dtype}, expected {dtype.name}"
     return got
 
 
@@ -93,16 +114,18 @@ def check(
     dtype: DType,
     rtol: float | None = None,
     atol: float = 0.0,
+    what: str = "",
 ) -> None:
     """``result`` has ``dtype``, ``expected``'s shape and, within tolerance, its values.
 
     For float dtypes ``expected`` (float64) is first rounded to ``dtype``, so overflow to inf
-    is expected where the dtype overflows; NaN must meet NaN and inf the same inf.
+    is expected where the dtype overflows; NaN must meet NaN and inf the same inf. ``what``
+    names the result in failure messages.
     """
-    got = fetch(backend, result, dtype)
+    got = fetch(backend, result, dtype, what)
     with np.errstate(all="ignore"):
         want = np.asarray(expected).astype(np_dtype(dtype))
-    assert got.shape == want.shape, f"shape {got.shape}, expected {want.shape}"
+    assert got.shape == want.shape, f"{what} shape {got.shape}, expected {want.shape}"
     if dtype in FLOATS:
         np.testing.assert_allclose(
             got.astype(np.float64),
@@ -110,9 +133,10 @@ def check(
             rtol=RTOL[dtype] if rtol is None else rtol,
             atol=atol,
             equal_nan=True,
+            err_msg=what,
         )
     else:
-        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, want, err_msg=what)
 
 
 def exact(a: np.ndarray) -> np.ndarray:

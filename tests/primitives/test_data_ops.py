@@ -36,9 +36,9 @@ def test_host_round_trip_of_0d_and_empty(backend, dtype, shape):
 
 
 def test_from_host_copies_and_casts(backend):
-    source = np.array([1.75, -1.75, 0.0, nan, -0.0])
-    x = put(backend, source, d.float32)
-    source[:] = 5.0  # the backend array must not see this
+    source = np.array([1.75, -1.75, 0.0, nan, -0.0], np.float32)
+    x = backend.from_host(source, d.float32)
+    source[:] = 5.0  # the backend array must not see this, even with no cast to make
     check(backend, x, [1.75, -1.75, 0.0, nan, -0.0], d.float32)
     # from_host casts like cast: floats to ints truncate toward zero, nonzero is True
     finite = np.array([1.75, -1.75, 0.0, 2.5])

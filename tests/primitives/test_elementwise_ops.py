@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from primitive_checks import (
     ALL,
-    EXPONENTS,
     FLOATS,
     INTS,
     NO_FP_WARNINGS,
@@ -20,7 +19,6 @@ from primitive_checks import (
     host,
     inf,
     nan,
-    operands,
     put,
     quiet_ref,
 )
@@ -56,22 +54,24 @@ UNARY = {
 }
 
 SOME_INTS = (d.uint8, d.int8, d.int64)
+COMPARED = (d.bool_, d.int8, d.float16, d.float64)
 BINARY = {
     "add": (np.add, NUMERIC),
     "sub": (np.subtract, NUMERIC),
     "mul": (np.multiply, NUMERIC),
     "div": (np.true_divide, FLOATS),
-    "floordiv": (np.floor_divide, NUMERIC),
-    "remainder": (np.remainder, NUMERIC),
+    # signed ints: test_integer_floordiv_and_remainder_follow_python
+    "floordiv": (np.floor_divide, (d.uint8, *FLOATS)),
+    "remainder": (np.remainder, (d.uint8, *FLOATS)),
     "pow": (np.power, NUMERIC),
     "maximum": (np.maximum, SOME_INTS + FLOATS),
     "minimum": (np.minimum, SOME_INTS + FLOATS),
-    "eq": (np.equal, (d.bool_, d.uint8, d.int32, *FLOATS)),
-    "ne": (np.not_equal, (d.bool_, d.uint8, d.int32, *FLOATS)),
-    "lt": (np.less, (d.bool_, d.uint8, d.int32, *FLOATS)),
-    "le": (np.less_equal, (d.bool_, d.uint8, d.int32, *FLOATS)),
-    "gt": (np.greater, (d.bool_, d.uint8, d.int32, *FLOATS)),
-    "ge": (np.greater_equal, (d.bool_, d.uint8, d.int32, *FLOATS)),
+    "eq": (np.equal, COMPARED),
+    "ne": (np.not_equal, COMPARED),
+    "lt": (np.less, COMPARED),
+    "le": (np.less_equal, COMPARED),
+    "gt": (np.greater, COMPARED),
+    "ge": (np.greater_equal, COMPARED),
     "logical_and": (np.logical_and, (d.bool_,)),
     "logical_or": (np.logical_or, (d.bool_,)),
     "logical_xor": (np.logical_xor, (d.bool_,)),
@@ -90,26 +90,20 @@ def cases(table: dict) -> list:
     ]
 
 
-def binary_operands(name: str, dtype: d.DType) -> tuple[np.ndarray, np.ndarray]:
-    a, b = operands(dtype)
-    if name == "pow" and dtype in INTS:
-        b = host(EXPONENTS, dtype)  # negative integer exponents are outside the IR
-    return a, b
-
-
 @pytest.mark.parametrize("name, dtype", cases(UNARY))
-def test_unary(backend, name, dtype):
+def test_unary(backend, standard, name, dtype):
     ref, _ = UNARY[name]
-    a, _ = operands(dtype)
-    out = getattr(backend, name)(put(backend, a, dtype))
-    check(backend, out, quiet_ref(ref, exact(a)), dtype)
+    a, x = standard.get(dtype, "a")
+    check(backend, getattr(backend, name)(x), quiet_ref(ref, exact(a)), dtype)
 
 
 @pytest.mark.parametrize("name, dtype", cases(BINARY))
-def test_binary(backend, name, dtype):
+def test_binary(backend, standard, name, dtype):
     ref, _ = BINARY[name]
-    a, b = binary_operands(name, dtype)
-    out = getattr(backend, name)(put(backend, a, dtype), put(backend, b, dtype))
+    a, x = standard.get(dtype, "a")
+    # negative integer exponents are outside the IR
+    b, y = standard.get(dtype, "exponents" if name == "pow" and dtype in INTS else "b")
+    out = getattr(backend, name)(x, y)
     want = quiet_ref(ref, exact(a), exact(b))
     check(backend, out, want, d.bool_ if name in BOOL_RESULT else dtype)
 
@@ -134,9 +128,8 @@ def test_floordiv_and_remainder_follow_python(backend, dtype, name, op):
 
 
 @pytest.mark.parametrize("dtype", SIGNED, ids=lambda t: t.name)
-def test_integer_floordiv_and_remainder_follow_python(backend, dtype):
-    a, b = operands(dtype)
-    x, y = put(backend, a, dtype), put(backend, b, dtype)
+def test_integer_floordiv_and_remainder_follow_python(backend, standard, dtype):
+    (a, x), (b, y) = standard.get(dtype, "a"), standard.get(dtype, "b")
     pairs = list(zip(a.ravel().tolist(), b.ravel().tolist()))
     check(backend, backend.floordiv(x, y), np.reshape([p // q for p, q in pairs], a.shape), dtype)
     check(backend, backend.remainder(x, y), np.reshape([p % q for p, q in pairs], a.shape), dtype)
@@ -162,11 +155,10 @@ def test_erf_to_full_precision(backend):
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda t: t.name)
-def test_where(backend, dtype):
-    a, b = operands(dtype)
-    cond = np.array([[True, False, True, False]] * 3)
-    out = backend.where(put(backend, cond, d.bool_), put(backend, a, dtype), put(backend, b, dtype))
-    check(backend, out, np.where(cond, exact(a), exact(b)), dtype, rtol=0)
+def test_where(backend, standard, dtype):
+    (a, x), (b, y) = standard.get(dtype, "a"), standard.get(dtype, "b")
+    cond, c = standard.get(d.bool_, "a")
+    check(backend, backend.where(c, x, y), np.where(cond, exact(a), exact(b)), dtype, rtol=0)
 
 
 @pytest.mark.parametrize(
@@ -182,11 +174,13 @@ def test_where(backend, dtype):
         ("add", (), ()),
     ],
 )
-def test_binary_with_0d_operands(backend, name, a_shape, b_shape):
+def test_binary_with_0d_operands(backend, standard, name, a_shape, b_shape):
     ref, _ = BINARY[name]
-    a = host(np.broadcast_to(1.5, a_shape) if a_shape == () else operands(d.float32)[0], d.float32)
-    b = host(np.broadcast_to(-2.0, b_shape) if b_shape == () else operands(d.float32)[1], d.float32)
-    out = getattr(backend, name)(put(backend, a, d.float32), put(backend, b, d.float32))
+    a, x = (host(1.5, d.float32), None) if a_shape == () else standard.get(d.float32, "a")
+    b, y = (host(-2.0, d.float32), None) if b_shape == () else standard.get(d.float32, "b")
+    x = put(backend, a, d.float32) if x is None else x
+    y = put(backend, b, d.float32) if y is None else y
+    out = getattr(backend, name)(x, y)
     want = quiet_ref(ref, exact(a), exact(b))
     check(backend, out, want, d.bool_ if name in BOOL_RESULT else d.float32)
 
@@ -215,31 +209,29 @@ LAYOUT_OPS = ["neg", "abs", "exp", "sqrt", "erf", "round", "add", "div", "pow", 
               "maximum", "lt"]  # fmt: skip
 
 
-def layout_operands(backend, layout: str):
-    """Standard float32 operands as a non-contiguous pair, or empty, or 0-d, with host copies."""
-    a, b = operands(d.float32)
-    if layout == "strided":
-        # a through permute of its transpose, b through a step-2 slice of a wider array
-        wide = np.zeros((3, 8), np.float32)
-        wide[:, ::2] = b
-        x = backend.permute(put(backend, a.T, d.float32), (1, 0))
-        y = backend.slice(put(backend, wide, d.float32), (0, 0), (3, 8), (1, 2))
-        return (x, y), (a, b)
-    if layout == "empty":
-        a, b = a[:0], b[:0]
-    else:
-        a, b = a[0, 2], b[1, 1]
-    return (put(backend, a, d.float32), put(backend, b, d.float32)), (a, b)
+#: layout -> (a view made with primitives of a (3, 4) backend array, the same view on the host)
+LAYOUTS = {
+    # every other row of the transpose: (2, 3), no unit stride
+    "strided": (
+        lambda bk, v: bk.slice(bk.permute(v, (1, 0)), (0, 0), (4, 3), (2, 1)),
+        lambda h: h.T[::2],
+    ),
+    "empty": (lambda bk, v: bk.slice(v, (0, 0), (0, 4), (1, 1)), lambda h: h[:0]),
+    # element (0, 2): 1.5 of a, 0.0 of b
+    "0-d": (lambda bk, v: bk.reshape(bk.slice(v, (0, 2), (1, 3), (1, 1)), ()), lambda h: h[0, 2]),
+}
 
 
-@pytest.mark.parametrize("layout", ["strided", "empty", "0-d"])
-def test_elementwise_on_any_layout(backend, layout):
-    (x, y), (a, b) = layout_operands(backend, layout)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_elementwise_on_any_layout(backend, standard, layout):
+    on_backend, on_host = LAYOUTS[layout]
+    (a, x), (b, y) = standard.get(d.float32, "a"), standard.get(d.float32, "b")
+    x, y, a, b = on_backend(backend, x), on_backend(backend, y), on_host(a), on_host(b)
     for name in LAYOUT_OPS:
         if name in UNARY:
             out, want = getattr(backend, name)(x), quiet_ref(UNARY[name][0], exact(a))
         else:
             out, want = getattr(backend, name)(x, y), quiet_ref(BINARY[name][0], exact(a), exact(b))
-        check(backend, out, want, d.bool_ if name in BOOL_RESULT else d.float32)
+        check(backend, out, want, d.bool_ if name in BOOL_RESULT else d.float32, what=name)
     cond = put(backend, np.asarray(a) > 0, d.bool_)
     check(backend, backend.where(cond, x, y), np.where(np.asarray(a) > 0, a, b), d.float32)

@@ -5,23 +5,30 @@ configuration it gets). Compute stays on cuPyNumeric arrays; only ``from_host`` 
 ``to_host`` cross to NumPy. Each cuPyNumeric call is an asynchronous Legate task, about
 0.4 ms on one CPU, so workarounds below are counted in calls.
 
-Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its arrays:
+Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its arrays
+(extra calls in brackets):
 
-* float ``max``/``min``/``argmax``/``argmin`` skip NaN: a NaN mask restores propagation
-  (``argmax`` then gives the first NaN, as NumPy does); ``sign`` maps NaN to 0: kept NaN;
-  ``sign`` of bool gives int8: a copy instead.
+* NaN: float ``max``/``min`` over axes skip it: a NaN mask restores it [+3];
+  ``maximum``/``minimum`` propagate it from the first operand only [+2]; float
+  ``argmax``/``argmin`` skip it: the first NaN wins, as in NumPy [+4]; ``sign`` maps it
+  to 0 [+2]. ``sign`` of bool gives int8: a copy instead.
+* ``argmax``/``argmin`` return INT64_MIN where every element equals the reduction's
+  identity (all -inf, all True for argmin, ...): clamped to index 0 [+1].
+* ``any``/``all`` reduce over one axis or all of them: other axis sets go one at a time.
 * float ``floordiv`` is ``floor(a / b)`` (``1 // 0.1`` gives 10, ``-5 // inf`` gives -0):
-  NumPy's divmod algorithm on ``fmod`` instead. Integer ``//`` and ``%`` by zero kill
-  the process (SIGFPE): the divisor is replaced by 1 there and the result by 0, as NumPy.
+  NumPy's divmod algorithm on ``fmod`` instead [+15]. Integer ``//`` and ``%`` by zero
+  kill the process (SIGFPE): the divisor becomes 1 there and the result 0, as NumPy [+3].
 * float16/float32 ``sum``, ``prod`` and ``cumsum`` accumulate sequentially in their own
-  type (a million float32 0.1s sum to 100958): they accumulate in float64 here.
+  type (a million float32 0.1s sum to 100958): they accumulate in float64 here [+1].
 * ``matmul`` has no integer or bool kernels: computed in float64 (exact while the sums stay
-  below 2**53) and wrapped back to the integer type as NumPy's integer matmul wraps.
+  below 2**53) and wrapped back to the integer type as NumPy's integer matmul wraps [+3].
 * no ``ufunc.at``: ``scatter_add`` sums duplicates with ``bincount`` on flat indices, in
   float64 (exact for integers while the sums stay below 2**53).
-* no strided slices: ``slice`` with a step takes along an ``arange`` index.
-* no ``erf``: :mod:`.erf`; ``random.integers`` lacks 8-bit types and ``normal`` a dtype:
-  drawn wider and cast.
+* no strided slices: ``slice`` with a step takes along an ``arange`` index [+2 per axis].
+* ``pad`` rejects the empty widths of a 0-d array: nothing to pad, the input is returned.
+* no ``erf``: :mod:`.erf` [about 40 calls]. ``random.integers`` lacks 8-bit types and
+  ``normal`` a dtype: drawn wider and cast; ``uniform`` samples are kept below ``high``
+  after the cast [+1].
 
 No bfloat16 (cuPyNumeric has none).
 """
@@ -59,12 +66,14 @@ class CunumericBackend:
         facts = legate_config.running()
         self._rng = cn.random.default_rng()
         self._erf = Erf(cn)
+        # Arrays live in the memory of the device's processors, split over all of them.
         if device.kind == "gpu":
-            self._capacity = facts["fbmem_mb"] * 2**20 * facts["gpus"]
-            self._memory = f"--fbmem {facts['fbmem_mb']} (MiB per GPU) x {facts['gpus']} GPUs"
+            self._setting, unit, count = "--fbmem", "GPU", facts["gpus"]
         else:
-            self._capacity = facts["sysmem_mb"] * 2**20 * max(1, facts["nodes"])
-            self._memory = f"--sysmem {facts['sysmem_mb']} (MiB per rank) x {facts['nodes']}"
+            self._setting, unit, count = "--sysmem", "rank", max(1, facts["nodes"])
+        per_unit = facts[self._setting[2:] + "_mb"]
+        self._capacity = per_unit * 2**20 * count
+        self._memory = f"{self._setting} {per_unit} (MiB per {unit}) x {count}"
         scope = legate_config.machine_scope(device.kind)
         if scope is not None:
             self._bind_to(scope)
@@ -87,13 +96,12 @@ class CunumericBackend:
         """Raise MemoryError where Legate would abort the whole process instead (an array
         larger than the memory it was configured with)."""
         nbytes = math.prod(shape) * numpy.dtype(dtype).itemsize
-        if nbytes > self._capacity:
+        if nbytes > self._capacity > 0:  # 0: Legate did not say
             raise MemoryError(
                 f"{self.device.name}: an array of {nbytes / 2**20:.0f} MiB does not fit the "
                 f"{self._capacity / 2**20:.0f} MiB Legate was started with ({self._memory}); "
                 "Legate would abort the process. Raise it before anything imports legate, e.g. "
-                f"LEGATE_CONFIG='... {self._memory.split()[0]} N' or `legate "
-                f"{self._memory.split()[0]} N script.py`"
+                f"LEGATE_CONFIG='... {self._setting} N' or `legate {self._setting} N script.py`"
             )
 
     # data
@@ -354,6 +362,8 @@ class CunumericBackend:
         return cn.broadcast_to(a, shape)
 
     def pad(self, a, widths, value):
+        if not any(before or after for before, after in widths):
+            return a  # also the 0-d case, whose empty widths cuPyNumeric rejects
         return cn.pad(a, widths, constant_values=value)
 
     def slice(self, a, starts, stops, steps):

@@ -17,6 +17,10 @@ machine with a driver is left to Legate's automatic configuration. Multi-GPU and
 multi-node runs go through Legate's launcher (``legate --gpus N --nodes M script.py``),
 which sets ``LEGATE_CONFIG`` itself.
 
+Starting Legate has another process-wide effect, left as Legate wants it: it seeds NumPy's
+and Python's global random generators with 1234 and makes their ``seed()`` warn, so that
+every rank of a multi-node run draws the same numbers.
+
 Nothing here imports legate except :func:`import_library` and :func:`running`.
 """
 
@@ -235,15 +239,13 @@ def running() -> dict[str, Any]:
 
     runtime = lc.get_legate_runtime()
     machine = lc.get_machine()
-    realm = runtime.realm_config()
     T = lc.TaskTarget
     facts: dict[str, Any] = {
         "cpus": machine.count(T.CPU),
         "omps": machine.count(T.OMP),
         "gpus": machine.count(T.GPU),
         "nodes": runtime.node_count,
-        "sysmem_mb": (realm.sysmem or 0) // 2**20,
-        "fbmem_mb": (realm.fbmem or 0) // 2**20,
+        **_memories(runtime),
         "LEGATE_CONFIG": os.environ.get("LEGATE_CONFIG", ""),
         "source": _source(),
     }
@@ -251,6 +253,17 @@ def running() -> dict[str, Any]:
     if note:
         facts["note"] = note
     return facts
+
+
+def _memories(runtime) -> dict[str, int]:
+    """Memory sizes in MiB (0: unknown): from Realm where Legate tells them (26.06 does),
+    else as LEGATE_CONFIG asked."""
+    try:
+        realm = runtime.realm_config()
+        return {"sysmem_mb": (realm.sysmem or 0) // 2**20, "fbmem_mb": (realm.fbmem or 0) // 2**20}
+    except AttributeError:
+        asked = parse(os.environ.get("LEGATE_CONFIG", ""))
+        return {"sysmem_mb": asked.get("sysmem", 0), "fbmem_mb": asked.get("fbmem", 0)}
 
 
 def _mismatch(facts: dict[str, Any]) -> str:

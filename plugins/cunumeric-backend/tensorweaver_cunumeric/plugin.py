@@ -110,8 +110,12 @@ def _probed() -> list[DeviceRecord]:
             "gpu", AVAILABLE, {**common, "gpus": facts["gpus"], "fbmem_mb": facts["fbmem_mb"]}
         )
         return [gpu, cpu]
-    reason = "the Legate runtime in this process has no GPUs" + (
-        "" if legate_config.nvidia_driver() else " (this machine has no NVIDIA driver)"
+    # The registry quotes `reason` when cunumeric:gpu is asked for: it names the fix too.
+    reason = (
+        "the Legate runtime in this process has no GPUs"
+        + ("" if legate_config.nvidia_driver() else " (this machine has no NVIDIA driver)")
+        + "; Legate takes GPUs only when it starts: `legate --gpus N script.py` or "
+        "LEGATE_CONFIG='--gpus N'"
     )
     return [
         cpu,
