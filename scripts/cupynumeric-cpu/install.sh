@@ -35,8 +35,11 @@ print(os.path.join(spec.submodule_search_locations[0], "lib64") if spec else "")
 ')
 TARGET=$LIB64/libcuda.so.1
 
+# The loader's cache, read once: `ldconfig -p | grep -q` under pipefail can fail on SIGPIPE.
+LDCACHE=$(ldconfig -p 2>/dev/null || true)
+
 # 1. A real driver, or a GPU device node, or nvidia-smi: leave everything as it is.
-if ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1 ' || [[ -e /dev/nvidia0 ]] ||
+if grep -q 'libcuda.so.1 ' <<<"$LDCACHE" || [[ -e /dev/nvidia0 ]] ||
     command -v nvidia-smi >/dev/null; then
     say "an NVIDIA driver or GPU is present; not installing the CPU stand-in (nothing done)."
     if [[ -n $LIB64 && -e $TARGET ]] && grep -q "$MARKER" "$TARGET"; then
@@ -67,7 +70,7 @@ fi
 # 3. libcudart.so.13: ldconfig's cache (this project's image: /usr/local/cuda-13.0/lib), or a
 #    copy already beside the stand-in; else the pip wheel (its nvidia/cu13/lib is not on the
 #    RPATH of the library that needs it, so link it into legate/lib64, which is).
-if ldconfig -p 2>/dev/null | grep -q 'libcudart.so.13 ' || [[ -e $LIB64/libcudart.so.13 ]]; then
+if grep -q 'libcudart.so.13 ' <<<"$LDCACHE" || [[ -e $LIB64/libcudart.so.13 ]]; then
     say "libcudart.so.13 resolves"
 else
     say "libcudart.so.13 not found; installing nvidia-cuda-runtime 13 with pip"

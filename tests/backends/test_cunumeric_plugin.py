@@ -11,6 +11,7 @@ fresh runtime (or none) run Python in a subprocess.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -299,3 +300,17 @@ def test_integer_matmul_is_exact(cpu):
     got = cpu.to_host(cpu.matmul(cpu.from_host(a, d.int64), cpu.from_host(b, d.int64)))
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, a @ b)
+
+
+@installed
+def test_erf_is_within_an_ulp_of_math_erf(cpu):
+    # Every range of the approximation and its edges, the tails, signed zero, inf and NaN.
+    edges = [0.84375, 1.25, 1 / 0.35, 6.0]
+    x = np.concatenate(
+        [np.linspace(-7, 7, 2001), edges, np.nextafter(edges, 0), [-0.0, 1e-300, np.inf, -np.inf]]
+    )
+    ref = np.array([math.erf(v) for v in x])
+    got = cpu.to_host(cpu.erf(cpu.from_host(x, d.float64)))
+    assert np.all(np.abs(got - ref) <= np.spacing(np.abs(ref)))
+    assert np.signbit(got[x == 0]).tolist() == [False, True]  # erf(0.0), erf(-0.0)
+    assert np.isnan(cpu.to_host(cpu.erf(cpu.from_host(np.array([np.nan]), d.float64))))[0]
