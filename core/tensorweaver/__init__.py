@@ -1,5 +1,8 @@
 """TensorWeaver: PyTorch's API on pluggable array backends."""
 
+from tensorweaver import ops as _ops  # noqa: F401  (attaches Tensor's methods, below)
+from tensorweaver.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from tensorweaver.contract.dtypes import DType as dtype
 from tensorweaver.contract.dtypes import (
     bfloat16,
     float16,
@@ -13,39 +16,196 @@ from tensorweaver.contract.dtypes import (
 )
 from tensorweaver.contract.dtypes import bool_ as bool  # noqa: A001  (PyTorch's name)
 from tensorweaver.errors import BackendError, DeviceNotFoundError, PluginError, UnknownBackendError
-from tensorweaver.registry import devices, plugins
-from tensorweaver.selection import (
-    Device,
-    device,
-    get_backend,
-    set_backend,
-    use_cpu,
-    use_gpu,
+from tensorweaver.ops import methods as _methods  # noqa: F401
+from tensorweaver.ops.creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_dlpack,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
 )
+from tensorweaver.ops.elementwise import (
+    abs,
+    add,
+    addcdiv,
+    addcmul,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    ceil,
+    clamp,
+    cos,
+    div,
+    eq,
+    erf,
+    exp,
+    expm1,
+    floor,
+    floor_divide,
+    ge,
+    gt,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    lerp,
+    log,
+    log1p,
+    log2,
+    log10,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    maximum,
+    minimum,
+    mul,
+    nan_to_num,
+    ne,
+    neg,
+    pow,
+    reciprocal,
+    relu,
+    remainder,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    sub,
+    tan,
+    tanh,
+    trunc,
+    where,
+)
+from tensorweaver.ops.index import (
+    gather,
+    index_add,
+    index_select,
+    masked_fill,
+    masked_select,
+    nonzero,
+    scatter,
+    scatter_add,
+    take_along_dim,
+)
+from tensorweaver.ops.linalg import bmm, dot, einsum, matmul, mm, outer
+from tensorweaver.ops.movement import (
+    broadcast_to,
+    cat,
+    chunk,
+    concat,
+    concatenate,
+    flatten,
+    flip,
+    movedim,
+    narrow,
+    permute,
+    repeat,
+    reshape,
+    roll,
+    split,
+    squeeze,
+    stack,
+    transpose,
+    tril,
+    triu,
+    unbind,
+    unflatten,
+    unsqueeze,
+)
+from tensorweaver.ops.reduce import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    count_nonzero,
+    cumsum,
+    logsumexp,
+    max,
+    mean,
+    min,
+    norm,
+    prod,
+    std,
+    sum,
+    var,
+)
+from tensorweaver.promotion import get_default_dtype, promote_types, result_type, set_default_dtype
+from tensorweaver.registry import devices, plugins
+from tensorweaver.selection import Device, device, get_backend, set_backend, use_cpu, use_gpu
+from tensorweaver.tensor import Size, Tensor
 from tensorweaver.version import __version__
 
-__all__ = [
-    "BackendError",
-    "Device",
-    "DeviceNotFoundError",
-    "PluginError",
-    "UnknownBackendError",
-    "__version__",
-    "bfloat16",
-    "bool",
-    "device",
-    "devices",
-    "float16",
-    "float32",
-    "float64",
-    "get_backend",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "plugins",
-    "set_backend",
-    "uint8",
-    "use_cpu",
-    "use_gpu",
-]
+clip = clamp
+expand = _methods.Tensor.expand
+true_divide = divide = div
+multiply = mul
+subtract = sub
+negative = neg
+absolute = abs
+t = _methods.mv.t
+is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
+
+
+def is_floating_point(x: Tensor) -> bool:
+    return x.dtype.is_floating_point
+
+
+def numel(x: Tensor) -> int:
+    return x.numel()
+
+
+def clone(x: Tensor) -> Tensor:
+    return x.clone()
+
+
+def detach(x: Tensor) -> Tensor:
+    return x.detach()
+
+
+# Heavier parts load on first use, so that `import tensorweaver` stays fast.
+_LAZY = {
+    "nn": "tensorweaver.nn",
+    "optim": "tensorweaver.optim",
+    "utils": "tensorweaver.utils",
+    "autograd": "tensorweaver.autograd",
+}
+_LAZY_ATTRS = {
+    "save": ("tensorweaver.serialization", "save"),
+    "load": ("tensorweaver.serialization", "load"),
+}
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    if name in _LAZY:
+        return importlib.import_module(_LAZY[name])
+    if name in _LAZY_ATTRS:
+        module, attr = _LAZY_ATTRS[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module 'tensorweaver' has no attribute {name!r}")

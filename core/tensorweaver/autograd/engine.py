@@ -1,0 +1,224 @@
+"""Reverse-mode differentiation over the recorded graph.
+
+Nodes are visited once, in reverse topological order, each when every gradient flowing into
+it has been summed. Each input's gradient is brought back to that input's shape and dtype
+here (the one place that un-broadcasts). Without ``retain_graph`` each node drops what it
+saved as soon as its rule has run, so memory is freed while backward proceeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tensorweaver.autograd.mode import set_grad_enabled
+from tensorweaver.autograd.node import Node
+from tensorweaver.tensor import Tensor
+
+
+def sum_to(g: Tensor, shape: tuple) -> Tensor:
+    """``g`` summed over the dimensions that broadcasting added or stretched to reach it."""
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and g.shape[i + lead] != 1
+    )
+    if axes:
+        g = g.sum(axes, keepdim=True)
+    return g.reshape(shape)
+
+
+def _topological(roots: list[Node]) -> list[Node]:
+    """Nodes reachable from ``roots``, each before every node it depends on."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(r, False) for r in roots]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        if node.parents is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Specify retain_graph=True on "
+                "the first backward() or autograd.grad() call if you need to do this."
+            )
+        for parent in node.parents:
+            if type(parent) is Node and id(parent) not in seen:
+                stack.append((parent, False))
+    order.reverse()
+    return order
+
+
+def _check_versions(node: Node) -> None:
+    for t, version in zip(node.inputs, node.versions):
+        if t._version != version:
+            raise RuntimeError(
+                f"one of the tensors needed for gradient computation has been modified by an "
+                f"in-place operation: an input of {node.name} of shape {list(t.shape)} is at "
+                f"version {t._version}, expected version {version}; use an out-of-place op "
+                "(x = x + 1, not x += 1) or .clone() the tensor first"
+            )
+
+
+def _accumulate(table: dict, key: Any, g: Tensor) -> None:
+    current = table.get(key)
+    table[key] = g if current is None else current + g
+
+
+def run(
+    roots: Sequence[Tensor],
+    grads: Sequence[Tensor],
+    retain_graph: bool,
+    create_graph: bool,
+    targets: Sequence[Tensor] | None = None,
+) -> dict:
+    """Propagate ``grads`` from ``roots``. Without ``targets``, leaf gradients accumulate into
+    ``.grad``; with them, the gradients of ``targets`` are returned in a dict by id."""
+    node_grads: dict[int, Tensor] = {}
+    leaf_grads: dict[int, Tensor] = {}
+    leaves: dict[int, Tensor] = {}
+    start: list[Node] = []
+    for root, g in zip(roots, grads):
+        if root._node is not None:
+            _accumulate(node_grads, id(root._node), g)
+            start.append(root._node)
+        elif root.requires_grad:
+            _accumulate(leaf_grads, id(root), g)
+            leaves[id(root)] = root
+    wanted_nodes = {id(t._node): t for t in targets or () if t._node is not None}
+    captured: dict[int, Tensor] = {}
+    from tensorweaver.autograd.gradients import GRADIENTS
+
+    with set_grad_enabled(create_graph):
+        for node in _topological(start):
+            g = node_grads.pop(id(node), None)
+            if g is None:
+                continue
+            if id(node) in wanted_nodes:
+                captured[id(wanted_nodes[id(node)])] = g
+            retained = node.retained() if node.retained is not None else None
+            if retained is not None and targets is None:
+                retained.grad = g if create_graph else g.detach()
+            _check_versions(node)
+            input_grads = GRADIENTS[node.op](node, g)
+            for t, parent, gi in zip(node.inputs, node.parents, input_grads):
+                if parent is None or gi is None:
+                    continue
+                if gi.shape != t.shape:
+                    gi = sum_to(gi, t.shape)
+                if gi.dtype is not t.dtype:
+                    gi = gi.to(t.dtype)
+                if type(parent) is Node:
+                    _accumulate(node_grads, id(parent), gi)
+                else:
+                    _accumulate(leaf_grads, id(parent), gi)
+                    leaves[id(parent)] = parent
+            if not retain_graph:
+                node.release()
+    if targets is not None:
+        for t in targets:
+            if t._node is None and id(t) in leaf_grads:
+                captured[id(t)] = leaf_grads[id(t)]
+        return captured
+    for key, g in leaf_grads.items():
+        leaf = leaves[key]
+        g = g if create_graph else g.detach()
+        leaf.grad = g if leaf.grad is None else leaf.grad + g
+    return {}
+
+
+def _root_grad(t: Tensor, gradient: Any, what: str) -> Tensor:
+    if gradient is None:
+        if t.numel() != 1:
+            raise RuntimeError(
+                f"grad can be implicitly created only for scalar outputs; {what} has shape "
+                f"{list(t.shape)}: pass gradient= (a tensor of that shape), or reduce it first "
+                "(e.g. loss.sum())"
+            )
+        return Tensor(t.backend.full(t.shape, 1, t.dtype), t.backend, t.dtype)
+    if not isinstance(gradient, Tensor):
+        gradient = Tensor(t.backend.full(t.shape, gradient, t.dtype), t.backend, t.dtype)
+    if gradient.shape != t.shape:
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output has shape {list(gradient.shape)} and output has "
+            f"shape {list(t.shape)}"
+        )
+    return gradient
+
+
+def _require_graph(t: Tensor, what: str) -> None:
+    if not t.requires_grad:
+        raise RuntimeError(
+            f"element 0 of {what} does not require grad and does not have a grad_fn: it was "
+            "not computed from a tensor with requires_grad=True (or was computed under "
+            "tw.no_grad())"
+        )
+
+
+def backward(
+    tensor: Tensor,
+    gradient: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """``tensor.backward()``: accumulate d tensor / d leaf into every leaf's ``.grad``."""
+    _require_graph(tensor, "tensors")
+    g = _root_grad(tensor, gradient, "the output")
+    retain = create_graph if retain_graph is None else retain_graph
+    if inputs is not None:
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        found = run([tensor], [g], retain, create_graph, inputs)
+        for t in inputs:
+            if id(t) in found:
+                gi = found[id(t)] if create_graph else found[id(t)].detach()
+                t.grad = gi if t.grad is None else t.grad + gi
+        return
+    run([tensor], [g], retain, create_graph)
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple:
+    """The gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``."""
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None or isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs] * len(outputs) if grad_outputs is None else [grad_outputs]
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("grad: one of the differentiated tensors does not require grad")
+    for o in outputs:
+        _require_graph(o, "outputs")
+    gs = [_root_grad(o, g, "the output") for o, g in zip(outputs, grad_outputs)]
+    retain = create_graph if retain_graph is None else retain_graph
+    found = run(outputs, gs, retain, create_graph, inputs)
+    result = []
+    for i, t in enumerate(inputs):
+        g = found.get(id(t))
+        if g is None:
+            if materialize_grads:
+                g = t.detach() * 0
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"grad: input {i} (shape {list(t.shape)}) was not used in the graph; pass "
+                    "allow_unused=True if that is expected"
+                )
+        elif not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,378 @@
+"""Every gradient rule, in one table keyed by op name.
+
+A rule takes the node and the gradient of its output and returns one gradient per input
+(None where that input needs none: check ``node.parents[i]``). Rules are written with tensor
+ops, so they run on every backend and, under ``create_graph=True``, are differentiated again.
+They may return gradients of the broadcast shape or computation dtype: the engine sums and
+casts them back to each input's shape and dtype (the one place that un-broadcasts).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import index as ix
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
+from tensorweaver.ops.creation import zeros_like_shape
+from tensorweaver.tensor import Tensor
+
+Rule = Callable[[Any, Tensor], tuple]
+
+
+def _needs(node: Any, i: int) -> bool:
+    return node.parents[i] is not None
+
+
+# -- elementwise ------------------------------------------------------------------------------
+
+
+def _add(node: Any, g: Tensor) -> tuple:
+    return g, g
+
+
+def _sub(node: Any, g: Tensor) -> tuple:
+    return g, (ew.neg(g) if _needs(node, 1) else None)
+
+
+def _mul(node: Any, g: Tensor) -> tuple:
+    a, b = node.inputs
+    return (ew.mul(g, b) if _needs(node, 0) else None, ew.mul(g, a) if _needs(node, 1) else None)
+
+
+def _div(node: Any, g: Tensor) -> tuple:
+    a, b = node.inputs
+    ga = ew.div(g, b)
+    return ga, (ew.neg(ew.div(ew.mul(ga, a), b)) if _needs(node, 1) else None)
+
+
+def _pow(node: Any, g: Tensor) -> tuple:
+    a, b = node.inputs
+    ga = gb = None
+    if _needs(node, 0):
+        ga = ew.mul(ew.mul(g, b), ew.pow(a, ew.sub(b, 1)))
+        ga = ew.where(ew.logical_and(ew.eq(b, 0), ew.eq(a, 0)), 0.0, ga)  # d/da a**0 = 0
+    if _needs(node, 1):
+        out = ew.pow(a, b)
+        gb = ew.mul(ew.mul(g, out), ew.log(ew.where(ew.eq(a, 0), 1.0, a)))
+        gb = ew.where(ew.logical_and(ew.eq(a, 0), ew.ge(b, 0)), 0.0, gb)
+    return ga, gb
+
+
+def _extremum(node: Any, g: Tensor) -> tuple:
+    """maximum/minimum: the gradient goes to the winner; ties split it evenly (PyTorch)."""
+    a, b = node.inputs
+    pick = ew.gt if node.op == "maximum" else ew.lt
+    half = ew.mul(g, 0.5)
+    tie = ew.eq(a, b)
+    ga = ew.where(tie, half, ew.where(pick(a, b), g, 0.0)) if _needs(node, 0) else None
+    gb = ew.where(tie, half, ew.where(pick(b, a), g, 0.0)) if _needs(node, 1) else None
+    return ga, gb
+
+
+def _remainder(node: Any, g: Tensor) -> tuple:
+    a, b = node.inputs
+    return g, (ew.mul(ew.neg(g), ew.floor_divide(a, b)) if _needs(node, 1) else None)
+
+
+def _zero(node: Any, g: Tensor) -> tuple:
+    return tuple(ew.mul(g, 0) if p is not None else None for p in node.parents)
+
+
+def _neg(node: Any, g: Tensor) -> tuple:
+    return (ew.neg(g),)
+
+
+def _abs(node: Any, g: Tensor) -> tuple:
+    return (ew.mul(g, ew.sign(node.inputs[0])),)
+
+
+def _exp(node: Any, g: Tensor) -> tuple:
+    return (ew.mul(g, node.output(node.saved)),)
+
+
+def _log(node: Any, g: Tensor) -> tuple:
+    return (ew.div(g, node.inputs[0]),)
+
+
+def _sin(node: Any, g: Tensor) -> tuple:
+    return (ew.mul(g, ew.cos(node.inputs[0])),)
+
+
+def _cos(node: Any, g: Tensor) -> tuple:
+    return (ew.neg(ew.mul(g, ew.sin(node.inputs[0]))),)
+
+
+def _tanh(node: Any, g: Tensor) -> tuple:
+    y = node.output(node.saved)
+    return (ew.mul(g, ew.sub(1, ew.mul(y, y))),)
+
+
+def _sqrt(node: Any, g: Tensor) -> tuple:
+    return (ew.div(g, ew.mul(node.output(node.saved), 2)),)
+
+
+def _erf(node: Any, g: Tensor) -> tuple:
+    x = node.inputs[0]
+    return (ew.mul(g, ew.mul(ew.exp(ew.neg(ew.mul(x, x))), 2 / math.sqrt(math.pi))),)
+
+
+def _sigmoid(node: Any, g: Tensor) -> tuple:
+    y = node.output(node.saved)
+    return (ew.mul(g, ew.mul(y, ew.sub(1, y))),)
+
+
+def _relu(node: Any, g: Tensor) -> tuple:
+    return (ew.where(ew.gt(node.inputs[0], 0), g, 0.0),)
+
+
+def _log1p(node: Any, g: Tensor) -> tuple:
+    return (ew.div(g, ew.add(node.inputs[0], 1)),)
+
+
+def _expm1(node: Any, g: Tensor) -> tuple:
+    return (ew.mul(g, ew.add(node.output(node.saved), 1)),)
+
+
+def _clamp(node: Any, g: Tensor) -> tuple:
+    x = node.inputs[0]
+    low, high = node.saved
+    keep = None
+    if low is not None:
+        keep = ew.ge(x, low)
+    if high is not None:
+        below = ew.le(x, high)
+        keep = below if keep is None else ew.logical_and(keep, below)
+    return (ew.where(keep, g, 0.0),)
+
+
+def _where(node: Any, g: Tensor) -> tuple:
+    cond = node.inputs[0]
+    return (
+        None,
+        ew.where(cond, g, 0.0) if _needs(node, 1) else None,
+        ew.where(cond, 0.0, g) if _needs(node, 2) else None,
+    )
+
+
+def _identity(node: Any, g: Tensor) -> tuple:
+    return (g,)
+
+
+# -- reductions -------------------------------------------------------------------------------
+
+
+def _spread(node: Any, g: Tensor) -> Tensor:
+    """The reduced gradient back at the input's shape."""
+    x = node.inputs[0]
+    axes, keepdim = node.saved
+    if not keepdim:
+        g = mv.reshape(g, rd.kept_shape(x.shape, axes))
+    return mv.expand(g, x.shape)
+
+
+def _sum(node: Any, g: Tensor) -> tuple:
+    return (_spread(node, g),)
+
+
+def _prod(node: Any, g: Tensor) -> tuple:
+    # The product of the other elements, correct when some are zero.
+    x = node.inputs[0]
+    axes, _ = node.saved
+    zero = ew.eq(x, 0)
+    nonzero = ew.where(zero, 1.0, x)
+    p = rd.prod(nonzero, axes, True)
+    zeros = rd.sum(zero, axes, True)
+    others = ew.where(
+        ew.eq(zeros, 0),
+        ew.div(p, nonzero),
+        ew.where(ew.logical_and(ew.eq(zeros, 1), zero), p, 0.0),
+    )
+    return (ew.mul(_spread(node, g), others),)
+
+
+def _extreme(node: Any, g: Tensor) -> tuple:
+    """amax/amin: the gradient is shared evenly between the elements equal to the result."""
+    x = node.inputs[0]
+    axes, keepdim = node.saved
+    extreme = rd.amax if node.op == "max" else rd.amin
+    y = extreme(x.detach(), axes, True)
+    hit = ew.eq(x, y).to(x.dtype)
+    count = rd.sum(hit, axes, True)
+    return (ew.div(ew.mul(_spread(node, g), hit), count),)
+
+
+def _cumsum(node: Any, g: Tensor) -> tuple:
+    axis = node.saved
+    return (mv.flip(rd.cumsum(mv.flip(g, axis), axis), axis),)
+
+
+# -- movement ---------------------------------------------------------------------------------
+
+
+def _reshape(node: Any, g: Tensor) -> tuple:
+    return (mv.reshape(g, node.inputs[0].shape),)
+
+
+def _permute(node: Any, g: Tensor) -> tuple:
+    perm = node.saved
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return (mv.permute(g, inverse),)
+
+
+def _pad(node: Any, g: Tensor) -> tuple:
+    widths = node.saved
+    return (
+        mv.slice_dims(
+            g,
+            [lo for lo, _ in widths],
+            [lo + n for (lo, _), n in zip(widths, node.inputs[0].shape)],
+            [1] * g.ndim,
+        ),
+    )
+
+
+def _slice(node: Any, g: Tensor) -> tuple:
+    """Put the sliced gradient back in place: zeros elsewhere, strides by interleaving."""
+    starts, stops, steps = node.saved
+    shape = node.inputs[0].shape
+    for axis, (start, step, n) in enumerate(zip(starts, steps, shape)):
+        m = g.shape[axis]
+        if step > 1 and m:
+            # Each element followed by step - 1 zeros, then merged: m * step long.
+            widths = [(0, 0)] * (g.ndim + 1)
+            widths[axis + 1] = (0, step - 1)
+            spread = mv.pad_dims(mv.unsqueeze(g, axis + 1), widths)
+            g = mv.reshape(spread, g.shape[:axis] + (m * step,) + g.shape[axis + 1 :])
+        widths = [(0, 0)] * g.ndim
+        widths[axis] = (start, n - start - g.shape[axis])
+        g = mv.pad_dims(g, widths)
+    return (g,)
+
+
+def _flip(node: Any, g: Tensor) -> tuple:
+    return (mv.flip(g, node.saved),)
+
+
+def _cat(node: Any, g: Tensor) -> tuple:
+    axis, sizes = node.saved
+    grads, start = [], 0
+    for parent, size in zip(node.parents, sizes):
+        grads.append(mv.narrow(g, axis, start, size) if parent is not None else None)
+        start += size
+    return tuple(grads)
+
+
+# -- indexing ---------------------------------------------------------------------------------
+
+
+def _take(node: Any, g: Tensor) -> tuple:
+    x = node.inputs[0]
+    dim, index = node.saved
+    return (ix.index_add(zeros_like_shape(g, x.shape), dim, index, g),)
+
+
+def _gather(node: Any, g: Tensor) -> tuple:
+    x = node.inputs[0]
+    dim, index = node.saved
+    return (ix.scatter_add(zeros_like_shape(g, x.shape), dim, index, g),)
+
+
+def _scatter(node: Any, g: Tensor) -> tuple:
+    dim, index = node.saved
+    ga = ix.scatter(g, dim, index, value=0.0) if _needs(node, 0) else None
+    return ga, (ix.gather(g, dim, index) if _needs(node, 1) else None)
+
+
+def _scatter_add(node: Any, g: Tensor) -> tuple:
+    dim, index = node.saved
+    return g, (ix.gather(g, dim, index) if _needs(node, 1) else None)
+
+
+# -- linear algebra ---------------------------------------------------------------------------
+
+
+def _matmul(node: Any, g: Tensor) -> tuple:
+    a, b = node.inputs
+    ga = g.matmul(b.mT) if _needs(node, 0) else None
+    gb = a.mT.matmul(g) if _needs(node, 1) else None
+    return ga, gb
+
+
+def _cast(node: Any, g: Tensor) -> tuple:
+    return (g,)
+
+
+def _to_device(node: Any, g: Tensor) -> tuple:
+    return (g.to(node.inputs[0].backend),)
+
+
+def _fused(node: Any, g: Tensor) -> tuple:
+    from tensorweaver.ops.composite import fused_backward
+
+    return fused_backward(node, g)
+
+
+def _function(node: Any, g: Tensor) -> tuple:
+    from tensorweaver.autograd.function import function_backward
+
+    return function_backward(node, g)
+
+
+GRADIENTS: dict[str, Rule] = {
+    "add": _add,
+    "sub": _sub,
+    "mul": _mul,
+    "div": _div,
+    "pow": _pow,
+    "maximum": _extremum,
+    "minimum": _extremum,
+    "remainder": _remainder,
+    "floor_divide": _zero,
+    "neg": _neg,
+    "abs": _abs,
+    "sign": _zero,
+    "floor": _zero,
+    "ceil": _zero,
+    "round": _zero,
+    "trunc": _zero,
+    "exp": _exp,
+    "log": _log,
+    "sin": _sin,
+    "cos": _cos,
+    "tanh": _tanh,
+    "sqrt": _sqrt,
+    "erf": _erf,
+    "sigmoid": _sigmoid,
+    "relu": _relu,
+    "log1p": _log1p,
+    "expm1": _expm1,
+    "clamp": _clamp,
+    "where": _where,
+    "identity": _identity,
+    "sum": _sum,
+    "prod": _prod,
+    "max": _extreme,
+    "min": _extreme,
+    "cumsum": _cumsum,
+    "reshape": _reshape,
+    "expand": _identity,  # the engine sums the gradient back to the input's shape
+    "permute": _permute,
+    "pad": _pad,
+    "slice": _slice,
+    "flip": _flip,
+    "cat": _cat,
+    "take": _take,
+    "gather": _gather,
+    "scatter": _scatter,
+    "scatter_add": _scatter_add,
+    "matmul": _matmul,
+    "cast": _cast,
+    "to_device": _to_device,
+    "fused": _fused,
+    "function": _function,
+}

@@ -1,0 +1,64 @@
+"""Whether operations record a graph: per thread and per asyncio task, like PyTorch's grad mode."""
+
+from __future__ import annotations
+
+import functools
+from contextvars import ContextVar
+from typing import Any, Callable, TypeVar
+
+_enabled: ContextVar[bool] = ContextVar("tensorweaver_grad_enabled", default=True)
+
+#: The hot path reads grad mode through this bound method (one call, no attribute look-ups).
+is_grad_enabled: Callable[[], bool] = _enabled.get
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class set_grad_enabled:
+    """Turn graph recording on or off: as a call, a ``with`` block or a decorator."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self._tokens: list[Any] = []
+        self._previous = _enabled.get()
+        if type(self) is set_grad_enabled:
+            # torch.set_grad_enabled(False) as a plain call switches the mode at once.
+            self._tokens.append(_enabled.set(self.mode))
+
+    def __enter__(self) -> None:
+        if type(self) is not set_grad_enabled or not self._tokens:
+            self._tokens.append(_enabled.set(self.mode))
+
+    def __exit__(self, *exc: object) -> None:
+        token = self._tokens.pop()
+        try:
+            _enabled.reset(token)
+        except ValueError:  # entered in another context: restore the value instead
+            _enabled.set(self._previous)
+
+    def __call__(self, fn: F) -> F:
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            token = _enabled.set(mode)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _enabled.reset(token)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class no_grad(set_grad_enabled):
+    """Operations inside record no graph (``with tw.no_grad():`` or ``@tw.no_grad()``)."""
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+class enable_grad(set_grad_enabled):
+    """Record the graph again inside a ``no_grad`` block."""
+
+    def __init__(self) -> None:
+        super().__init__(True)

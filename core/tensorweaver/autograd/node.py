@@ -1,0 +1,47 @@
+"""A node of the autograd graph: how one tensor was made from others.
+
+A node holds its op's name (the key into :data:`tensorweaver.autograd.gradients.GRADIENTS`),
+the input tensors, where each input's gradient goes (``parents``: the input's producer node,
+the input itself when it is a leaf that requires grad, or None) and whatever the rule needs.
+It never holds its output tensor, so a tensor and its node never keep each other alive; a
+rule that needs the output rebuilds it from the saved array (:meth:`Node.output`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Node:
+    __slots__ = ("op", "inputs", "parents", "versions", "saved", "retained", "__weakref__")
+
+    def __init__(self, op: str, inputs: tuple, saved: Any) -> None:
+        self.op = op
+        self.inputs = inputs
+        self.parents = tuple(
+            t._node if t._node is not None else (t if t.requires_grad else None) for t in inputs
+        )
+        self.versions = tuple(t._version for t in inputs)
+        self.saved = saved
+        self.retained = None  # a weak reference to the output, set by Tensor.retain_grad()
+
+    @property
+    def name(self) -> str:
+        return "".join(part.capitalize() for part in self.op.split("_")) + "Backward"
+
+    def output(self, native: Any) -> Any:
+        """The output tensor, rebuilt around its saved array, still attached to this node."""
+        from tensorweaver.tensor import Tensor
+
+        first = self.inputs[0]
+        out = Tensor(native, first.backend, first.dtype)
+        out._node = self
+        out.requires_grad = True
+        return out
+
+    def release(self) -> None:
+        """Drop what backward needed; a later backward through here is an error."""
+        self.inputs = self.parents = self.saved = None
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"

@@ -1,0 +1,8 @@
+"""Neural-network building blocks (``tw.nn``): Parameter, Module, layers, init, functional."""
+
+from tensorweaver.nn import functional, init, utils
+from tensorweaver.nn.modules import *  # noqa: F403  (the layer classes, listed in modules.__all__)
+from tensorweaver.nn.modules import __all__ as _module_names
+from tensorweaver.nn.parameter import Parameter
+
+__all__ = ["Parameter", "functional", "init", "utils", *_module_names]

@@ -1,0 +1,128 @@
+"""``tw.nn.functional``: PyTorch's functional layer ops, written with core tensor ops.
+
+Every op runs and differentiates on every backend. The composites softmax, log_softmax,
+conv2d, max_pool2d, layer_norm and scaled_dot_product_attention go through
+:func:`tensorweaver.ops.composite.fused_or_reference`, so a backend may replace them with
+fused kernels; their reference decompositions are the ``*_reference`` functions of the
+submodules.
+"""
+
+from tensorweaver.nn.functional.activation import (
+    celu,
+    elu,
+    gelu,
+    glu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    leaky_relu,
+    log_softmax,
+    logsigmoid,
+    mish,
+    normalize,
+    prelu,
+    relu,
+    relu6,
+    selu,
+    sigmoid,
+    silu,
+    softmax,
+    softmin,
+    softplus,
+    softsign,
+    tanh,
+)
+from tensorweaver.nn.functional.attention import scaled_dot_product_attention
+from tensorweaver.nn.functional.conv import (
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    pad,
+    unfold,
+)
+from tensorweaver.nn.functional.dropout import dropout, dropout1d, dropout2d, dropout3d
+from tensorweaver.nn.functional.linear import bilinear, linear
+from tensorweaver.nn.functional.loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cosine_similarity,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
+from tensorweaver.nn.functional.normalization import batch_norm, group_norm, layer_norm, rms_norm
+from tensorweaver.nn.functional.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+from tensorweaver.nn.functional.sparse import embedding, one_hot
+
+__all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "batch_norm",
+    "bilinear",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "celu",
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "cosine_similarity",
+    "cross_entropy",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "elu",
+    "embedding",
+    "gelu",
+    "glu",
+    "group_norm",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "layer_norm",
+    "leaky_relu",
+    "linear",
+    "log_softmax",
+    "logsigmoid",
+    "max_pool1d",
+    "max_pool2d",
+    "mish",
+    "mse_loss",
+    "nll_loss",
+    "normalize",
+    "one_hot",
+    "pad",
+    "prelu",
+    "relu",
+    "relu6",
+    "rms_norm",
+    "scaled_dot_product_attention",
+    "selu",
+    "sigmoid",
+    "silu",
+    "smooth_l1_loss",
+    "softmax",
+    "softmin",
+    "softplus",
+    "softsign",
+    "tanh",
+    "unfold",
+]

@@ -1,0 +1,212 @@
+"""Activations, ``softmax``/``log_softmax``/``softmin``, ``glu`` and ``normalize``.
+
+Branches that could overflow in the branch ``where`` discards take a clamped argument, so
+that no inf reaches the gradient (``0 * inf`` would be NaN). ``softmax`` and
+``log_softmax`` are composites a backend may fuse.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import tensorweaver as tw
+from tensorweaver.contract.dtypes import DType
+from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.tensor import Tensor
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _result(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
+    """PyTorch's ``inplace=True``: the result is written into ``input``, which is returned."""
+    return input.copy_(out) if inplace else out
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(0, x)."""
+    return _result(input, tw.relu(input), inplace)
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """x clamped to [min_val, max_val]."""
+    return _result(input, input.clamp(min_val, max_val), inplace)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(0, x), 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope * x."""
+    return _result(input, tw.where(input > 0, input, input * negative_slope), inplace)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    negative = alpha * input.clamp(max=0).expm1()
+    return _result(input, tw.where(input > 0, input, negative), inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with the self-normalizing constants."""
+    return _result(input, _SELU_SCALE * elu(input, _SELU_ALPHA), inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else alpha * (exp(x / alpha) - 1)."""
+    negative = alpha * (input.clamp(max=0) / alpha).expm1()
+    return _result(input, tw.where(input > 0, input, negative), inplace)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x), exactly (``approximate='none'``) or with the tanh approximation."""
+    if approximate == "none":
+        return 0.5 * input * (1 + (input * (1 / math.sqrt(2))).erf())
+    if approximate == "tanh":
+        inner = math.sqrt(2 / math.pi) * (input + 0.044715 * input * input * input)
+        return 0.5 * input * (1 + inner.tanh())
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """1 / (1 + exp(-x))."""
+    return tw.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return tw.tanh(input)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x)."""
+    return _result(input, input * tw.sigmoid(input), inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * x)) / beta, or x itself where beta * x > threshold."""
+    z = input * beta
+    smooth = z.clamp(max=threshold).exp().log1p() / beta
+    return tw.where(z > threshold, input, smooth)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _result(input, input * softplus(input).tanh(), inplace)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (1 + input.abs())
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """clamp(x / 6 + 1 / 2, 0, 1)."""
+    return _result(input, (input / 6 + 0.5).clamp(0, 1), inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * clamp(x + 3, 0, 6) / 6."""
+    return _result(input, input * (input + 3).clamp(0, 6) / 6, inplace)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)), computed as min(x, 0) - log(1 + exp(-|x|)) so it never overflows."""
+    return input.clamp(max=0) - (-input.abs()).exp().log1p()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, else weight * x; ``weight`` has one element or one per channel (axis 1)."""
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        if weight.numel() != channels:
+            raise ValueError(
+                f"prelu: weight of shape {tuple(weight.shape)} needs 1 or {channels} elements "
+                f"for the input of shape {tuple(input.shape)}"
+            )
+        weight = weight.reshape(-1, *([1] * (input.dim() - 2)))
+    return tw.where(input > 0, input, weight * input)
+
+
+# -- softmax ---------------------------------------------------------------------------------
+
+
+def _softmax_axis(input: Tensor, dim: int | None, fn: str) -> int:
+    """``dim`` as a non-negative axis; None picks PyTorch's legacy implicit dimension."""
+    ndim = input.dim()
+    if dim is None:
+        warnings.warn(
+            f"Implicit dimension choice for {fn} has been deprecated. Change the call to "
+            "include dim=X as an argument.",
+            stacklevel=3,
+        )
+        dim = 0 if ndim in (0, 1, 3) else 1
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(f"{fn}: dim {dim} is out of range for a {ndim}-D input")
+    return dim % max(ndim, 1)
+
+
+def softmax_reference(x: Tensor, axis: int) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``axis`` (the decomposition of the ``softmax`` composite)."""
+    # The max is a constant of the result, so it needs no gradient.
+    e = (x - x.amax(axis, keepdim=True).detach()).exp()
+    return e / e.sum(axis, keepdim=True)
+
+
+def log_softmax_reference(x: Tensor, axis: int) -> Tensor:
+    """x - log(sum(exp(x))) along ``axis`` (the decomposition of the ``log_softmax``
+    composite)."""
+    z = x - x.amax(axis, keepdim=True).detach()
+    return z - z.exp().sum(axis, keepdim=True).log()
+
+
+def _cast(input: Tensor, dtype: DType | None) -> Tensor:
+    return input if dtype is None else input.to(dtype)
+
+
+def softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DType | None = None
+) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim`` (computed in ``dtype`` when given)."""
+    axis = _softmax_axis(input, dim, "softmax")
+    return fused_or_reference("softmax", softmax_reference, (_cast(input, dtype),), axis)
+
+
+def log_softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DType | None = None
+) -> Tensor:
+    """log(softmax(x)) along ``dim``, computed stably (in ``dtype`` when given)."""
+    axis = _softmax_axis(input, dim, "log_softmax")
+    return fused_or_reference("log_softmax", log_softmax_reference, (_cast(input, dtype),), axis)
+
+
+def softmin(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DType | None = None
+) -> Tensor:
+    """softmax(-x) along ``dim``."""
+    axis = _softmax_axis(input, dim, "softmin")
+    return fused_or_reference("softmax", softmax_reference, (-_cast(input, dtype),), axis)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), where a and b are the two halves of ``input`` along ``dim``."""
+    if input.dim() == 0 or input.shape[dim] % 2:
+        raise ValueError(
+            f"glu: dimension {dim} of the input of shape {tuple(input.shape)} must have an "
+            "even size, to be halved"
+        )
+    a, b = input.chunk(2, dim)
+    return a * tw.sigmoid(b)
+
+
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+) -> Tensor:
+    """x / max(||x||_p, eps) along ``dim``."""
+    result = input / input.norm(p=p, dim=dim, keepdim=True).clamp(min=eps)
+    return result if out is None else out.copy_(result)

@@ -1,0 +1,112 @@
+"""``scaled_dot_product_attention``: softmax(q @ k^T * scale + mask) @ v.
+
+Without a mask or dropout it is a composite a backend may fuse (flash attention); with
+them it runs the same decomposition here. Rows whose every key is masked give zeros, as
+PyTorch's own decomposition does.
+"""
+
+from __future__ import annotations
+
+import math
+
+import tensorweaver as tw
+from tensorweaver.nn.functional.activation import softmax
+from tensorweaver.nn.functional.dropout import dropout
+from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.tensor import Tensor
+
+
+def _safe_softmax(scores: Tensor) -> Tensor:
+    """softmax over the last axis, with rows that are all -inf giving zeros instead of NaN."""
+    top = scores.amax(-1, keepdim=True).detach()
+    e = (scores - top.masked_fill(top == float("-inf"), 0)).exp()
+    total = e.sum(-1, keepdim=True)
+    return e / total.masked_fill(total == 0, 1)
+
+
+def _attend(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    attn_mask: Tensor | None,
+    causal: bool,
+    dropout_p: float,
+    scale: float,
+) -> Tensor:
+    scores = (q @ k.transpose(-2, -1)) * scale
+    if causal:
+        # Aligned at the top left: query i sees keys 0..i, whatever the two lengths.
+        length, source = scores.shape[-2:]
+        allowed = tw.ones(length, source, dtype=tw.bool, device=q.device).tril()
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    if attn_mask is None:
+        weights = softmax(scores, -1)
+    else:
+        if attn_mask.dtype is tw.bool:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask
+        weights = _safe_softmax(scores)
+    if dropout_p:
+        weights = dropout(weights, dropout_p)
+    return weights @ v
+
+
+def scaled_dot_product_attention_reference(
+    q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: float
+) -> Tensor:
+    """Attention of ``(..., L, E)`` queries over ``(..., S, E)`` keys and ``(..., S, Ev)``
+    values (the decomposition of the ``scaled_dot_product_attention`` composite)."""
+    return _attend(q, k, v, None, causal, 0.0, scale)
+
+
+def _repeat_heads(x: Tensor, heads: int) -> Tensor:
+    """``(..., H, S, E)`` with each head repeated to make ``heads`` (grouped-query attention)."""
+    shape = tuple(x.shape)
+    n = heads // shape[-3]
+    expanded = x.unsqueeze(-3).expand(*shape[:-2], n, *shape[-2:])
+    return expanded.reshape(*shape[:-3], heads, *shape[-2:])
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """softmax(query @ key^T * scale + mask) @ value over ``(..., L, E)``, ``(..., S, E)`` and
+    ``(..., S, Ev)``; a bool mask keeps where True, a float mask is added; ``scale``
+    defaults to 1 / sqrt(E)."""
+    fn = "scaled_dot_product_attention"
+    if min(query.dim(), key.dim(), value.dim()) < 2 or (
+        query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]
+    ):
+        raise ValueError(
+            f"{fn}: expected query (..., L, E), key (..., S, E) and value (..., S, Ev), got "
+            f"{tuple(query.shape)}, {tuple(key.shape)} and {tuple(value.shape)}"
+        )
+    if is_causal and attn_mask is not None:
+        raise ValueError(f"{fn}: give either attn_mask or is_causal=True, not both")
+    if enable_gqa:
+        heads = query.shape[-3]
+        if heads % key.shape[-3] or heads % value.shape[-3]:
+            raise ValueError(
+                f"{fn}: with enable_gqa the {heads} query heads must be a multiple of the key "
+                f"and value heads ({key.shape[-3]}, {value.shape[-3]})"
+            )
+        key, value = _repeat_heads(key, heads), _repeat_heads(value, heads)
+    if scale is None:
+        scale = 1 / math.sqrt(query.shape[-1])
+    if attn_mask is None and not dropout_p:
+        return fused_or_reference(
+            "scaled_dot_product_attention",
+            scaled_dot_product_attention_reference,
+            (query, key, value),
+            is_causal,
+            scale,
+        )
+    return _attend(query, key, value, attn_mask, is_causal, dropout_p, scale)

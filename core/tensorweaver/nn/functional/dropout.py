@@ -1,0 +1,78 @@
+"""Dropout: ``dropout`` zeroes elements, ``dropout1d/2d/3d`` whole channels.
+
+The keep-mask is drawn with ``tw.rand`` on the input's device; kept values are scaled by
+``1 / (1 - p)`` so that the expectation is unchanged.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import tensorweaver as tw
+from tensorweaver.nn.functional.activation import _result
+from tensorweaver.tensor import Tensor
+
+
+def _masked(input: Tensor, p: float, training: bool, inplace: bool, mask_shape: tuple, fn: str):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{fn}: dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return _result(input, input * 0, inplace)
+    keep = tw.rand(*mask_shape, dtype=input.dtype, device=input.device) >= p
+    return _result(input, input * (keep.to(input.dtype) / (1 - p)), inplace)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` (when ``training``) and scale the rest by
+    ``1 / (1 - p)``."""
+    return _masked(input, p, training, inplace, tuple(input.shape), "dropout")
+
+
+def _feature_dropout(
+    input: Tensor, p: float, training: bool, inplace: bool, spatial: int, fn: str
+) -> Tensor:
+    """Dropout of whole channels of ``(N, C, *spatial)`` or unbatched ``(C, *spatial)`` input."""
+    ndim = input.dim()
+    if ndim == spatial + 2:
+        channel_axes = 2
+    elif ndim == spatial + 1:
+        channel_axes = 1
+        if spatial == 2:
+            # PyTorch reads a 3-D input to dropout2d as batched (N, C, L).
+            warnings.warn(
+                "dropout2d: received a 3-D input; it is treated as (N, C, L), as PyTorch does. "
+                "Use dropout1d for (N, C, L) input.",
+                stacklevel=3,
+            )
+            channel_axes = 2
+    else:
+        raise ValueError(
+            f"{fn}: expected a {spatial + 1}-D (unbatched) or {spatial + 2}-D (batched) input, "
+            f"got shape {tuple(input.shape)}"
+        )
+    mask_shape = tuple(input.shape[:channel_axes]) + (1,) * (ndim - channel_axes)
+    return _masked(input, p, training, inplace, mask_shape, fn)
+
+
+def dropout1d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` input with probability ``p``."""
+    return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of ``(N, C, H, W)`` or ``(C, H, W)`` input with probability ``p``."""
+    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input with probability
+    ``p``."""
+    return _feature_dropout(input, p, training, inplace, 3, "dropout3d")

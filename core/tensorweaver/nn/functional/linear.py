@@ -1,0 +1,31 @@
+"""``linear`` and ``bilinear``: affine maps of the last axis."""
+
+from __future__ import annotations
+
+from tensorweaver.tensor import Tensor
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight^T + bias, for ``(out, in)`` (or ``(in,)``) weight."""
+    out = input @ (weight.T if weight.dim() == 2 else weight)
+    return out if bias is None else out + bias
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y[..., k] = input1 @ weight[k] @ input2 + bias[k], for ``(out, in1, in2)`` weight."""
+    out_features, in1, in2 = weight.shape
+    lead = tuple(input1.shape[:-1])
+    if input1.shape[-1] != in1 or input2.shape[-1] != in2 or tuple(input2.shape[:-1]) != lead:
+        raise ValueError(
+            f"bilinear: inputs {tuple(input1.shape)} and {tuple(input2.shape)} do not fit "
+            f"weight {tuple(weight.shape)}: expected (..., {in1}) and (..., {in2}) with the "
+            "same leading shape"
+        )
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, 1, in2)
+    # (B, in1) @ (in1, out * in2): every input1 row against every output's matrix at once.
+    mixed = (x1 @ weight.permute(1, 0, 2).reshape(in1, out_features * in2)).reshape(
+        -1, out_features, in2
+    )
+    out = (mixed * x2).sum(-1).reshape(*lead, out_features)
+    return out if bias is None else out + bias

@@ -1,0 +1,328 @@
+"""Losses (``reduction`` is ``'mean'``, ``'sum'`` or ``'none'``) and ``cosine_similarity``.
+
+The deprecated ``size_average``/``reduce`` arguments are honoured as PyTorch does. Class
+losses take ``(N, C, d1, ...)`` (or ``(C,)``) inputs with class-index targets of shape
+``(N, d1, ...)``; ``cross_entropy`` also takes class-probability targets shaped like the
+input.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import tensorweaver as tw
+from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
+from tensorweaver.tensor import Tensor
+
+
+def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """``reduction``, or the legacy pair translated as PyTorch does."""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is None or reduce:
+        return "mean" if size_average is None or size_average else "sum"
+    return "none"
+
+
+def _reduce(loss: Tensor, reduction: str, fn: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{fn}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _check_sizes(input: Tensor, target: Tensor, weight: Tensor | None, fn: str) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(
+            f"{fn}: using a target size ({tuple(target.shape)}) that is different to the input "
+            f"size ({tuple(input.shape)}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
+    if weight is not None and tuple(weight.shape) != tuple(input.shape):
+        raise ValueError(
+            f"{fn}: weight of shape {tuple(weight.shape)} must have the input's shape "
+            f"{tuple(input.shape)}"
+        )
+
+
+def _weighted(
+    loss: Tensor, weight: Tensor | None, reduction: str, by_weight: bool, fn: str
+) -> Tensor:
+    """Reduce ``loss * weight``; the mean divides by the weights' sum when ``by_weight``."""
+    if weight is None:
+        return _reduce(loss, reduction, fn)
+    loss = loss * weight
+    if reduction == "mean" and by_weight:
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction, fn)
+
+
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """(x - y) ** 2, optionally weighted (the mean then divides by the weights' sum)."""
+    _check_sizes(input, target, weight, "mse_loss")
+    diff = input - target
+    return _weighted(
+        diff * diff, weight, _reduction(size_average, reduce, reduction), True, "mse_loss"
+    )
+
+
+def l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """|x - y|, optionally weighted (the mean then divides by the weights' sum)."""
+    _check_sizes(input, target, weight, "l1_loss")
+    return _weighted(
+        (input - target).abs(), weight, _reduction(size_average, reduce, reduction), True, "l1_loss"
+    )
+
+
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """0.5 * d ** 2 / beta where d = |x - y| < beta, else d - 0.5 * beta."""
+    _check_sizes(input, target, None, "smooth_l1_loss")
+    d = (input - target).abs()
+    loss = d if beta == 0 else tw.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return _reduce(loss, _reduction(size_average, reduce, reduction), "smooth_l1_loss")
+
+
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """0.5 * d ** 2 where d = |x - y| < delta, else delta * (d - 0.5 * delta); optionally
+    weighted (the mean stays over elements)."""
+    _check_sizes(input, target, weight, "huber_loss")
+    d = (input - target).abs()
+    loss = tw.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return _weighted(loss, weight, reduction, False, "huber_loss")
+
+
+# -- class losses ----------------------------------------------------------------------------
+
+
+def _class_weights(
+    input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, fn: str
+) -> tuple[Tensor, Tensor]:
+    """Each target's weight (0 where ignored) and the targets with ignored ones set to 0,
+    after checking ``(N, C, d1, ...)`` input against ``(N, d1, ...)`` integer targets."""
+    expected = (input.shape[0], *input.shape[2:])
+    if target.dtype.is_floating_point or tuple(target.shape) != expected:
+        raise ValueError(
+            f"{fn}: expected integer class targets of shape {expected} for the input of shape "
+            f"{tuple(input.shape)}, got {target.dtype.name} targets of shape "
+            f"{tuple(target.shape)}"
+        )
+    classes = input.shape[1]
+    if weight is not None and tuple(weight.shape) != (classes,):
+        raise ValueError(
+            f"{fn}: weight of shape {tuple(weight.shape)} must hold one value per class ({classes})"
+        )
+    target = target.long()
+    valid = target != ignore_index
+    if (valid & ((target < 0) | (target >= classes))).any().item():
+        raise IndexError(
+            f"{fn}: targets must lie in [0, {classes}) or equal ignore_index={ignore_index}"
+        )
+    safe = target.masked_fill(~valid, 0)
+    if weight is None:
+        return valid.to(input.dtype), safe
+    picked = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
+    return picked.masked_fill(~valid, 0), safe
+
+
+def _batched_classes(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, bool]:
+    """A ``(C,)`` input (with its target) gets a batch axis of one; the flag says so."""
+    if input.dim() == 1:
+        return input.unsqueeze(0), target.unsqueeze(0), True
+    return input, target, False
+
+
+def _nll(
+    logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str, fn: str
+) -> tuple[Tensor, Tensor]:
+    """The (reduced) negative log-likelihood of batched inputs and the per-target weights."""
+    w, safe = _class_weights(logp, target, weight, ignore_index, fn)
+    picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
+    # masked_fill first: a -inf log-probability at an ignored target must not become NaN.
+    loss = -picked.masked_fill(w == 0, 0) * w
+    if reduction == "mean":
+        return loss.sum() / w.sum(), w
+    return _reduce(loss, reduction, fn), w
+
+
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """-weight[t] * input[t] for class-index targets t, skipping ``ignore_index``; the mean
+    divides by the summed weights of the targets kept."""
+    reduction = _reduction(size_average, reduce, reduction)
+    x, t, unbatched = _batched_classes(input, target)
+    loss = _nll(x, t, weight, ignore_index, reduction, "nll_loss")[0]
+    return loss.squeeze(0) if unbatched and reduction == "none" else loss
+
+
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """``nll_loss(log_softmax(input, 1), target)`` for class indices, or
+    ``-sum(target * log_softmax(input, 1))`` for class probabilities shaped like the input;
+    ``label_smoothing`` mixes the targets with the uniform distribution."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(
+            f"cross_entropy: label_smoothing must lie in [0, 1], got {label_smoothing}"
+        )
+    x, t, unbatched = _batched_classes(input, target)
+    classes = x.shape[1]
+    logp = log_softmax(x, 1)
+    class_view = (1, classes, *([1] * (x.dim() - 2)))
+    if t.dtype.is_floating_point:
+        if tuple(t.shape) != tuple(x.shape) or ignore_index != -100:
+            raise ValueError(
+                f"cross_entropy: class-probability targets must have the input's shape "
+                f"{tuple(input.shape)} (got {tuple(target.shape)}) and take no ignore_index "
+                f"(got {ignore_index})"
+            )
+        if label_smoothing:
+            t = t * (1 - label_smoothing) + label_smoothing / classes
+        if weight is not None:
+            logp = logp * weight.reshape(class_view)
+        loss = -(logp * t).sum(1)
+        loss = _reduce(loss, reduction, "cross_entropy")
+    else:
+        loss, w = _nll(logp, t, weight, ignore_index, reduction, "cross_entropy")
+        if label_smoothing:
+            # Each kept target also pays the (weighted) mean log-probability of all classes.
+            spread = logp if weight is None else logp * weight.reshape(class_view)
+            smooth = -spread.sum(1).masked_fill(t == ignore_index, 0)
+            smooth = (
+                smooth.sum() / w.sum()
+                if reduction == "mean"
+                else _reduce(smooth, reduction, "cross_entropy")
+            )
+            loss = (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
+    return loss.squeeze(0) if unbatched and reduction == "none" else loss
+
+
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """-(y * log(x) + (1 - y) * log(1 - x)) for probabilities x, each log clamped at -100 as
+    in PyTorch; ``weight`` broadcasts against the loss."""
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"binary_cross_entropy: target of shape {tuple(target.shape)} must have the input's "
+            f"shape {tuple(input.shape)}"
+        )
+    loss = -(
+        target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100)
+    )
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, _reduction(size_average, reduce, reduction), "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """binary_cross_entropy(sigmoid(x), y) computed stably from the logits x; ``pos_weight``
+    scales the positive term, ``weight`` the whole loss."""
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"binary_cross_entropy_with_logits: target of shape {tuple(target.shape)} must have "
+            f"the input's shape {tuple(input.shape)}"
+        )
+    log_p = logsigmoid(input)
+    # -(pw * y * log(p) + (1 - y) * log(1 - p)) with log(1 - p) = log(p) - x.
+    scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * input - scale * log_p
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(
+        loss, _reduction(size_average, reduce, reduction), "binary_cross_entropy_with_logits"
+    )
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """target * (log(target) - input) for log-probabilities ``input`` (target given as
+    log-probabilities when ``log_target``); ``'batchmean'`` divides the sum by the batch size."""
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        # xlogy(t, t): 0 where t == 0.
+        loss = target * target.masked_fill(target == 0, 1).log() - target * input
+    reduction = _reduction(size_average, reduce, reduction)
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    return _reduce(loss, reduction, "kl_div")
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (after broadcasting them);
+    each norm is at least ``eps``."""
+    ndim = max(x1.dim(), x2.dim())
+    s1 = (1,) * (ndim - x1.dim()) + tuple(x1.shape)
+    s2 = (1,) * (ndim - x2.dim()) + tuple(x2.shape)
+    shape = tuple(b if a == 1 else a for a, b in zip(s1, s2))
+    x1, x2 = x1.expand(shape), x2.expand(shape)
+
+    def unit(x: Tensor) -> Tensor:
+        return x / x.norm(dim=dim, keepdim=True).clamp(min=eps)
+
+    return (unit(x1) * unit(x2)).sum(dim)

@@ -1,0 +1,160 @@
+"""Normalization: ``batch_norm``, ``layer_norm``, ``group_norm`` and ``rms_norm``.
+
+Each standardizes over some axes with the biased variance, then applies a per-channel or
+per-element affine map. ``layer_norm`` without its affine map is a composite a backend may
+fuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import tensorweaver as tw
+from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.tensor import Tensor
+
+#: torch.finfo(dtype).eps, rms_norm's default eps.
+_EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
+
+
+def _standardize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """``(x - mean) / sqrt(var + eps)`` over ``dims`` (biased variance), the mean and the
+    variance (both keeping dims)."""
+    mean = x.mean(dims, keepdim=True)
+    var = x.var(dims, correction=0, keepdim=True)
+    return (x - mean) * (var + eps).rsqrt(), mean, var
+
+
+def _channel_view(t: Tensor, ndim: int) -> Tensor:
+    """A per-channel (axis 1) tensor shaped to broadcast against an ``ndim``-D input."""
+    return t.reshape(1, -1, *([1] * (ndim - 2)))
+
+
+def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel (axis 1) of ``(N, C, ...)`` input. In training it uses the batch
+    statistics and moves the running ones toward them in place (the running variance is
+    unbiased); otherwise it uses the running ones."""
+    if input.dim() < 2:
+        raise ValueError(
+            f"batch_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
+        )
+    dims = (0, *range(2, input.dim()))
+    count = input.numel() // input.shape[1]
+    if training:
+        if count <= 1:
+            raise ValueError(
+                f"batch_norm: expected more than 1 value per channel when training, got input "
+                f"of shape {tuple(input.shape)}"
+            )
+        y, mean, var = _standardize(input, dims, eps)
+        with tw.no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(mean.reshape(-1), alpha=momentum)
+            if running_var is not None:
+                unbiased = var.reshape(-1) * (count / (count - 1))
+                running_var.mul_(1 - momentum).add_(unbiased, alpha=momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError(
+                "batch_norm: running_mean and running_var are needed when training=False"
+            )
+        mean = _channel_view(running_mean, input.dim())
+        var = _channel_view(running_var, input.dim())
+        y = (input - mean) * (var + eps).rsqrt()
+    return _affine(
+        y,
+        None if weight is None else _channel_view(weight, input.dim()),
+        None if bias is None else _channel_view(bias, input.dim()),
+    )
+
+
+def layer_norm_reference(x: Tensor, normalized_ndim: int, eps: float) -> Tensor:
+    """``x`` standardized over its last ``normalized_ndim`` axes, without affine parameters
+    (the decomposition of the ``layer_norm`` composite)."""
+    return _standardize(x, tuple(range(x.dim() - normalized_ndim, x.dim())), eps)[0]
+
+
+def _check_trailing(
+    input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None, fn: str
+) -> tuple[int, ...]:
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape or len(shape) > input.dim() or tuple(input.shape[-len(shape) :]) != shape:
+        raise ValueError(
+            f"{fn}: normalized_shape {shape} must be a non-empty suffix of the input shape "
+            f"{tuple(input.shape)}"
+        )
+    if weight is not None and tuple(weight.shape) != shape:
+        raise ValueError(
+            f"{fn}: weight of shape {tuple(weight.shape)} must have normalized_shape {shape}"
+        )
+    return shape
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` axes, then scale and shift
+    elementwise."""
+    shape = _check_trailing(input, normalized_shape, weight, "layer_norm")
+    y = fused_or_reference("layer_norm", layer_norm_reference, (input,), len(shape), eps)
+    return _affine(y, weight, bias)
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each group of ``num_groups`` channel groups of ``(N, C, ...)`` input, then
+    scale and shift per channel."""
+    if input.dim() < 2 or num_groups < 1 or input.shape[1] % num_groups:
+        raise ValueError(
+            f"group_norm: expected input of shape (N, C, ...) with C divisible by num_groups="
+            f"{num_groups}, got {tuple(input.shape)}"
+        )
+    n = input.shape[0]
+    y = _standardize(input.reshape(n, num_groups, -1), (2,), eps)[0].reshape(input.shape)
+    return _affine(
+        y,
+        None if weight is None else _channel_view(weight, input.dim()),
+        None if bias is None else _channel_view(bias, input.dim()),
+    )
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """``input / sqrt(mean(input ** 2) + eps)`` over the trailing ``normalized_shape`` axes,
+    times ``weight``; ``eps`` defaults to the machine epsilon of the input's dtype."""
+    shape = _check_trailing(input, normalized_shape, weight, "rms_norm")
+    if eps is None:
+        eps = _EPS[input.dtype.name]
+    dims = tuple(range(input.dim() - len(shape), input.dim()))
+    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return _affine(y, weight, None)

@@ -1,0 +1,77 @@
+"""Index-based layers: ``embedding`` and ``one_hot``.
+
+``embedding`` is ``index_select`` on the weight rows, so its gradient is ``index_add`` of
+the output gradient; rows read at ``padding_idx`` pass a detached copy, so that row gets
+no gradient.
+"""
+
+from __future__ import annotations
+
+import tensorweaver as tw
+from tensorweaver.tensor import Tensor
+
+
+def _check_indices(indices: Tensor, size: int, fn: str) -> None:
+    if indices.dtype.is_floating_point or indices.dtype is tw.bool:
+        raise TypeError(f"{fn}: expected an integer index tensor, got {indices.dtype.name}")
+    if indices.numel() and ((indices < 0) | (indices >= size)).any().item():
+        raise IndexError(f"{fn}: indices must lie in [0, {size})")
+
+
+def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scale, in place, the rows of ``weight`` at ``indices`` whose norm exceeds ``max_norm``
+    down to ``max_norm``, as PyTorch does."""
+    with tw.no_grad():
+        rows = weight.index_select(0, indices)
+        norms = rows.norm(p=norm_type, dim=1, keepdim=True)
+        scale = tw.where(norms > max_norm, max_norm / (norms + 1e-7), tw.ones_like(norms))
+        weight[indices] = rows * scale
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """The rows of ``(num_embeddings, dim)`` ``weight`` at the integer ``input``, shaped
+    ``(*input.shape, dim)``."""
+    if scale_grad_by_freq or sparse:
+        raise ValueError("embedding: scale_grad_by_freq and sparse gradients are not supported")
+    if weight.dim() != 2:
+        raise ValueError(
+            f"embedding: weight must be (num_embeddings, embedding_dim), got {tuple(weight.shape)}"
+        )
+    size = weight.shape[0]
+    indices = input.reshape(-1)
+    _check_indices(indices, size, "embedding")
+    indices = indices.long()
+    if max_norm is not None:
+        _renorm_(weight, indices, max_norm, norm_type)
+    rows = weight.index_select(0, indices)
+    if padding_idx is not None:
+        if not -size <= padding_idx < size:
+            raise ValueError(
+                f"embedding: padding_idx {padding_idx} is out of range for {size} embeddings"
+            )
+        keep = (indices != padding_idx % size).unsqueeze(1)
+        rows = tw.where(keep, rows, rows.detach())
+    return rows.reshape(*input.shape, weight.shape[1])
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 tensor of shape ``(*tensor.shape, num_classes)`` with a 1 at each index;
+    ``num_classes=-1`` means one more than the largest index."""
+    if tensor.dtype is not tw.int64:
+        raise TypeError(
+            f"one_hot: expected an int64 index tensor, got {tensor.dtype.name}; use .long()"
+        )
+    if num_classes == -1:
+        if not tensor.numel():
+            raise ValueError("one_hot: cannot infer num_classes from an empty tensor")
+        num_classes = int(tensor.max().item()) + 1
+    _check_indices(tensor, num_classes, "one_hot")
+    return (tensor.unsqueeze(-1) == tw.arange(num_classes, device=tensor.device)).long()

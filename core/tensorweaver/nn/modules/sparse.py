@@ -1,0 +1,119 @@
+"""``Embedding``: a lookup table from integer indices to learned vectors."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import tensorweaver as tw
+from tensorweaver.nn import functional as F
+from tensorweaver.nn import init
+from tensorweaver.nn.modules.module import Module
+from tensorweaver.nn.parameter import Parameter
+from tensorweaver.tensor import Tensor
+
+
+class Embedding(Module):
+    """Rows of ``weight`` (``(num_embeddings, embedding_dim)``, initialised N(0, 1)) picked by
+    index; the row at ``padding_idx`` starts at zero and receives no gradient."""
+
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: Optional[int] = None,
+        max_norm: Optional[float] = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Optional[Tensor] = None,
+        _freeze: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(
+                    f"Embedding: padding_idx ({padding_idx}) must be within "
+                    f"[-{num_embeddings}, {num_embeddings})"
+                )
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
+        if _weight is None:
+            weight = tw.empty(num_embeddings, embedding_dim, device=device, dtype=dtype)
+            self.weight = Parameter(weight, requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(
+                    f"Embedding: _weight has shape {tuple(_weight.shape)}, expected "
+                    f"({num_embeddings}, {embedding_dim})"
+                )
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with tw.no_grad():
+                self.weight[self.padding_idx] = 0
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.embedding(
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
+        if self.sparse:
+            s += ", sparse=True"
+        return s
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: Optional[int] = None,
+        max_norm: Optional[float] = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
+        """An Embedding whose weight is ``embeddings`` (2-D), frozen unless ``freeze=False``."""
+        if embeddings.dim() != 2:
+            raise ValueError(
+                f"Embedding.from_pretrained: embeddings must be 2-D, got shape "
+                f"{tuple(embeddings.shape)}"
+            )
+        rows, cols = embeddings.shape
+        return cls(
+            rows,
+            cols,
+            padding_idx=padding_idx,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            sparse=sparse,
+            _weight=embeddings,
+            _freeze=freeze,
+        )

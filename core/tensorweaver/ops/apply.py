@@ -1,0 +1,88 @@
+"""What every op shares: wrapping a native result, recording its graph node, operand checks.
+
+Fast paths matter here: an op on two tensors of one shape, dtype and backend costs a few
+attribute reads before the backend call, no registry look-up and no graph when nothing
+requires grad.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import Node
+from tensorweaver.contract.dtypes import DType
+from tensorweaver.promotion import result_type
+from tensorweaver.tensor import Tensor
+
+
+def apply(op: str, native: Any, dtype: DType, inputs: tuple, saved: Any = None) -> Tensor:
+    """The output tensor of ``op``; it records a node when an input requires grad."""
+    out = Tensor(native, inputs[0].backend, dtype)
+    if is_grad_enabled():
+        for t in inputs:
+            if t.requires_grad:
+                out._node = Node(op, inputs, saved)
+                out.requires_grad = True
+                break
+    return out
+
+
+def check_backends(op: str, tensors: tuple) -> Any:
+    """The one backend all ``tensors`` live on, or an error naming both devices."""
+    backend = tensors[0].backend
+    for t in tensors[1:]:
+        if t.backend is not backend:
+            raise RuntimeError(
+                f"{op}: expected all tensors on one device, but found tensors on "
+                f"{backend.device.name} and {t.backend.device.name}; move one with "
+                f".to({backend.device.name!r})"
+            )
+    return backend
+
+
+def constant(value: Any, backend: Any, dtype: DType) -> Tensor:
+    """A 0-d tensor holding a Python scalar."""
+    return Tensor(backend.full((), value, dtype), backend, dtype)
+
+
+def as_tensor_like(value: Any, like: Tensor, dtype: DType | None = None) -> Tensor:
+    """``value`` as a tensor on ``like``'s device: tensors pass through, scalars become 0-d."""
+    if isinstance(value, Tensor):
+        return value
+    return constant(value, like.backend, dtype or result_type(like, value))
+
+
+def broadcast_shapes(op: str, *shapes: tuple) -> tuple:
+    """The shape every one of ``shapes`` broadcasts to (NumPy's rule), or a clear error."""
+    ndim = max(len(s) for s in shapes)
+    out = [1] * ndim
+    for s in shapes:
+        offset = ndim - len(s)
+        for i, n in enumerate(s):
+            m = out[offset + i]
+            if n != m:
+                if m == 1:
+                    out[offset + i] = n
+                elif n != 1:
+                    raise RuntimeError(
+                        f"{op}: shapes {' and '.join(str(tuple(x)) for x in shapes)} cannot be "
+                        f"broadcast together (dimension {offset + i - ndim} is {m} in one and "
+                        f"{n} in another; sizes must match or be 1)"
+                    )
+    return tuple(out)
+
+
+def expand_native(t: Tensor, shape: tuple) -> Any:
+    """``t``'s native array broadcast to ``shape`` (0-d stays 0-d: the IR takes it as is)."""
+    if t.shape == shape or not t.shape:
+        return t.native
+    backend = t.backend
+    native = t.native
+    if len(t.shape) < len(shape):
+        native = backend.reshape(native, (1,) * (len(shape) - len(t.shape)) + t.shape)
+    return backend.expand(native, shape)
+
+
+def cast_native(t: Tensor, dtype: DType) -> Any:
+    return t.native if t.dtype is dtype else t.backend.cast(t.native, dtype)

@@ -1,0 +1,54 @@
+"""Composite ops that a backend may fuse (see ``COMPOSITES`` in the IR contract).
+
+``fused_or_reference`` runs the backend's ``fused_<name>`` when it has one, else the core's
+reference decomposition. The fused path records one node whose rule calls
+``fused_<name>_backward``; under ``create_graph=True`` the rule differentiates the reference
+instead, so double backward stays exact on every backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
+from tensorweaver.ops.apply import apply, check_backends
+from tensorweaver.tensor import Tensor
+
+
+def fused_or_reference(
+    name: str, reference: Callable[..., Tensor], tensors: tuple, *static: Any
+) -> Tensor:
+    """``name`` on ``tensors`` (one device, one dtype) with static arguments ``static``."""
+    backend = check_backends(name, tensors)
+    fused = getattr(backend, "fused_" + name, None)
+    if fused is None:
+        return reference(*tensors, *static)
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.dtype is not dtype:
+            raise TypeError(
+                f"{name}: all tensor arguments must have one dtype, got "
+                f"{', '.join(t.dtype.name for t in tensors)}; convert them with .to(...)"
+            )
+    out, saved = fused(*(t.native for t in tensors), *static)
+    if not is_grad_enabled() or not any(t.requires_grad for t in tensors):
+        return Tensor(out, backend, dtype)
+    return apply("fused", out, dtype, tensors, (name, saved, reference, static))
+
+
+def fused_backward(node: Any, g: Tensor) -> tuple:
+    name, saved, reference, static = node.saved
+    inputs = node.inputs
+    if is_grad_enabled():  # create_graph: differentiate the reference, which records a graph
+        from tensorweaver.autograd.engine import grad
+
+        wanted = [t for t in inputs if t.requires_grad]
+        with enable_grad():
+            y = reference(*inputs, *static)
+        found = iter(grad(y, wanted, g, create_graph=True, allow_unused=True))
+        return tuple(next(found) if t.requires_grad else None for t in inputs)
+    backend = inputs[0].backend
+    natives = getattr(backend, f"fused_{name}_backward")(saved, g.native)
+    return tuple(
+        Tensor(n, backend, t.dtype) if n is not None else None for n, t in zip(natives, inputs)
+    )

@@ -1,0 +1,472 @@
+"""Elementwise ops: unary, binary (with broadcasting and type promotion) and ``where``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import Node
+from tensorweaver.contract import dtypes
+from tensorweaver.contract.dtypes import DType
+from tensorweaver.ops.apply import (
+    apply,
+    broadcast_shapes,
+    cast_native,
+    check_backends,
+    constant,
+    expand_native,
+)
+from tensorweaver.promotion import get_default_dtype, result_type
+from tensorweaver.tensor import Tensor
+
+Operand = Any  # a Tensor or a Python scalar
+
+
+def _operands(op: str, a: Operand, b: Operand, compute: Callable[[DType], DType]) -> tuple:
+    """(a, b, backend, dtype, a_native, b_native): both operands as tensors of one backend,
+    natives cast to the computation dtype and broadcast to one shape (or left 0-d)."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            backend = check_backends(op, (a, b))
+            dtype = compute(a.dtype if a.dtype is b.dtype else result_type(a, b))
+        else:
+            backend = a.backend
+            dtype = compute(result_type(a, b))
+            b = constant(b, backend, dtype)
+    elif isinstance(b, Tensor):
+        backend = b.backend
+        dtype = compute(result_type(a, b))
+        a = constant(a, backend, dtype)
+    else:
+        raise TypeError(
+            f"{op}: expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}"
+        )
+    an, bn = cast_native(a, dtype), cast_native(b, dtype)
+    if a.shape != b.shape and a.shape and b.shape:
+        shape = broadcast_shapes(op, a.shape, b.shape)
+        an = expand_native(Tensor(an, backend, dtype), shape)
+        bn = expand_native(Tensor(bn, backend, dtype), shape)
+    return a, b, backend, dtype, an, bn
+
+
+def _same(dtype: DType) -> DType:
+    return dtype
+
+
+def _floating(dtype: DType) -> DType:
+    return dtype if dtype.kind == "f" else get_default_dtype()
+
+
+def _arithmetic(name: str) -> Callable[[Operand, Operand], Tensor]:
+    def op(a: Operand, b: Operand) -> Tensor:
+        if (
+            isinstance(b, Tensor)
+            and isinstance(a, Tensor)
+            and a.dtype is b.dtype
+            and a.shape == b.shape
+            and a.backend is b.backend
+        ):
+            # Fast path: one shape, one dtype, one device.
+            out = Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, a.dtype)
+            if (a.requires_grad or b.requires_grad) and is_grad_enabled():
+                out._node = Node(name, (a, b), None)
+                out.requires_grad = True
+            return out
+        a, b, backend, dtype, an, bn = _operands(name, a, b, _same)
+        return apply(name, getattr(backend, name)(an, bn), dtype, (a, b))
+
+    op.__name__ = name
+    return op
+
+
+add_ = _arithmetic("add")
+sub_ = _arithmetic("sub")
+mul = _arithmetic("mul")
+maximum = _arithmetic("maximum")
+minimum = _arithmetic("minimum")
+remainder = _arithmetic("remainder")
+
+
+def add(a: Operand, b: Operand, *, alpha: Any = None) -> Tensor:
+    return add_(a, b if alpha is None else mul(b, alpha))
+
+
+def sub(a: Operand, b: Operand, *, alpha: Any = None) -> Tensor:
+    return sub_(a, b if alpha is None else mul(b, alpha))
+
+
+def div(a: Operand, b: Operand, *, rounding_mode: str | None = None) -> Tensor:
+    """True division (ints give the default float), or ``"floor"``/``"trunc"`` rounding."""
+    if rounding_mode == "floor":
+        return floor_divide(a, b)
+    if rounding_mode == "trunc":
+        q = div(a, b)
+        return cast(trunc(q), result_type(a, b))
+    if rounding_mode is not None:
+        raise ValueError(
+            f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}"
+        )
+    if (
+        isinstance(b, Tensor)
+        and isinstance(a, Tensor)
+        and a.dtype is b.dtype
+        and a.shape == b.shape
+        and a.backend is b.backend
+        and a.dtype.kind == "f"
+    ):
+        out = Tensor(a.backend.div(a.native, b.native), a.backend, a.dtype)
+        if (a.requires_grad or b.requires_grad) and is_grad_enabled():
+            out._node = Node("div", (a, b), None)
+            out.requires_grad = True
+        return out
+    a, b, backend, dtype, an, bn = _operands("div", a, b, _floating)
+    return apply("div", backend.div(an, bn), dtype, (a, b))
+
+
+def floor_divide(a: Operand, b: Operand) -> Tensor:
+    a, b, backend, dtype, an, bn = _operands("floor_divide", a, b, _same)
+    return apply("floor_divide", backend.floordiv(an, bn), dtype, (a, b))
+
+
+def pow(a: Operand, b: Operand) -> Tensor:
+    """``a ** b``; an integer base with a negative integer exponent is an error, as in PyTorch."""
+    a, b, backend, dtype, an, bn = _operands("pow", a, b, _same)
+    if dtype.kind == "i" and (backend.to_host(bn) < 0).any():
+        raise RuntimeError(
+            "pow: integers to negative integer powers are not allowed; "
+            "use a float base, e.g. x.float() ** -1"
+        )
+    return apply("pow", backend.pow(an, bn), dtype, (a, b))
+
+
+def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
+    def op(a: Operand, b: Operand) -> Tensor:
+        if (
+            isinstance(b, Tensor)
+            and isinstance(a, Tensor)
+            and a.dtype is b.dtype
+            and a.shape == b.shape
+            and a.backend is b.backend
+        ):
+            return Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, dtypes.bool_)
+        if not isinstance(b, (Tensor, int, float)):
+            return NotImplemented
+        a, b, backend, _, an, bn = _operands(name, a, b, _same)
+        return Tensor(getattr(backend, name)(an, bn), backend, dtypes.bool_)
+
+    op.__name__ = name
+    return op
+
+
+eq = _comparison("eq")
+ne = _comparison("ne")
+lt = _comparison("lt")
+le = _comparison("le")
+gt = _comparison("gt")
+ge = _comparison("ge")
+
+
+def _to_bool(dtype: DType) -> DType:
+    return dtypes.bool_
+
+
+def _logical(name: str) -> Callable[[Operand, Operand], Tensor]:
+    def op(a: Operand, b: Operand) -> Tensor:
+        a, b, backend, _, an, bn = _operands(name, a, b, _to_bool)
+        return Tensor(getattr(backend, name)(an, bn), backend, dtypes.bool_)
+
+    op.__name__ = name
+    return op
+
+
+logical_and = _logical("logical_and")
+logical_or = _logical("logical_or")
+logical_xor = _logical("logical_xor")
+
+
+def _integral(op: str) -> Callable[[DType], DType]:
+    def check(dtype: DType) -> DType:
+        if dtype.kind == "f":
+            raise TypeError(f"{op}: only integer and bool tensors are supported, got {dtype.name}")
+        return dtype
+
+    return check
+
+
+def _bitwise(name: str) -> Callable[[Operand, Operand], Tensor]:
+    check = _integral(name)
+
+    def op(a: Operand, b: Operand) -> Tensor:
+        a, b, backend, dtype, an, bn = _operands(name, a, b, check)
+        return Tensor(getattr(backend, name)(an, bn), backend, dtype)
+
+    op.__name__ = name
+    return op
+
+
+bitwise_and = _bitwise("bitwise_and")
+bitwise_or = _bitwise("bitwise_or")
+bitwise_xor = _bitwise("bitwise_xor")
+
+
+def _require_tensor(op: str, x: Any) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(x).__name__}")
+    return x
+
+
+# -- unary ------------------------------------------------------------------------------------
+
+
+def _unary(name: str, *, floating: bool, save_output: bool = False) -> Callable[[Tensor], Tensor]:
+    """A unary op; ``floating`` ops compute ints in the default float dtype."""
+
+    def op(x: Tensor) -> Tensor:
+        _require_tensor(name, x)
+        if floating and x.dtype.kind != "f":
+            x = x.to(get_default_dtype())
+        native = getattr(x.backend, name)(x.native)
+        out = Tensor(native, x.backend, x.dtype)
+        if x.requires_grad and is_grad_enabled():
+            out._node = Node(name, (x,), native if save_output else None)
+            out.requires_grad = True
+        return out
+
+    op.__name__ = name
+    return op
+
+
+neg = _unary("neg", floating=False)
+abs = _unary("abs", floating=False)
+exp = _unary("exp", floating=True, save_output=True)
+log = _unary("log", floating=True)
+sin = _unary("sin", floating=True)
+cos = _unary("cos", floating=True)
+tanh = _unary("tanh", floating=True, save_output=True)
+sqrt = _unary("sqrt", floating=True, save_output=True)
+erf = _unary("erf", floating=True)
+
+
+def _piecewise_constant(name: str) -> Callable[[Tensor], Tensor]:
+    """Rounding and sign: integer tensors pass through; the gradient is zero."""
+
+    def op(x: Tensor) -> Tensor:
+        _require_tensor(name, x)
+        if x.dtype.kind != "f" and name != "sign":
+            return Tensor(x.native, x.backend, x.dtype)
+        return apply(name, getattr(x.backend, name)(x.native), x.dtype, (x,))
+
+    op.__name__ = name
+    return op
+
+
+sign = _piecewise_constant("sign")
+floor = _piecewise_constant("floor")
+ceil = _piecewise_constant("ceil")
+trunc = _piecewise_constant("trunc")
+_round_even = _piecewise_constant("round")
+
+
+def round(x: Tensor, *, decimals: int = 0) -> Tensor:
+    """Round half to even, optionally to ``decimals`` places."""
+    if decimals == 0:
+        return _round_even(x)
+    scale = 10.0**decimals
+    return div(_round_even(mul(x, scale)), scale)
+
+
+def logical_not(x: Tensor) -> Tensor:
+    x = _require_tensor("logical_not", x)
+    return Tensor(x.backend.logical_not(cast_native(x, dtypes.bool_)), x.backend, dtypes.bool_)
+
+
+def bitwise_not(x: Tensor) -> Tensor:
+    x = _require_tensor("bitwise_not", x)
+    _integral("bitwise_not")(x.dtype)
+    return Tensor(x.backend.bitwise_not(x.native), x.backend, x.dtype)
+
+
+def _float_input(op: str, x: Tensor) -> Tensor:
+    _require_tensor(op, x)
+    return x if x.dtype.kind == "f" else x.to(get_default_dtype())
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """1 / (1 + e^-x), computed as 0.5 tanh(x/2) + 0.5: no overflow for any x."""
+    x = _float_input("sigmoid", x)
+    b, half = x.backend, x.backend.full((), 0.5, x.dtype)
+    native = b.add(b.mul(b.tanh(b.mul(x.native, half)), half), half)
+    return apply("sigmoid", native, x.dtype, (x,), native)
+
+
+def relu(x: Tensor) -> Tensor:
+    _require_tensor("relu", x)
+    native = x.backend.maximum(x.native, x.backend.full((), 0, x.dtype))
+    return apply("relu", native, x.dtype, (x,))
+
+
+def log1p(x: Tensor) -> Tensor:
+    """log(1 + x), accurate for tiny x: log(u) * x / (u - 1) with u = 1 + x (Goldberg)."""
+    x = _float_input("log1p", x)
+    b = x.backend
+    one = b.full((), 1, x.dtype)
+    u = b.add(x.native, one)
+    um1 = b.sub(u, one)
+    exact = b.eq(um1, b.full((), 0, x.dtype))
+    safe = b.where(exact, one, um1)
+    native = b.where(exact, x.native, b.div(b.mul(b.log(u), x.native), safe))
+    # Where u is inf the ratio is inf * x / inf: take log(u) itself.
+    native = b.where(b.eq(u, b.full((), math.inf, x.dtype)), u, native)
+    return apply("log1p", native, x.dtype, (x,))
+
+
+def expm1(x: Tensor) -> Tensor:
+    """e^x - 1, accurate for tiny x: (u - 1) * x / log(u) with u = e^x."""
+    x = _float_input("expm1", x)
+    b = x.backend
+    one = b.full((), 1, x.dtype)
+    u = b.exp(x.native)
+    um1 = b.sub(u, one)
+    logu = b.log(u)
+    plain = b.logical_or(
+        b.eq(um1, b.full((), 0, x.dtype)), b.eq(b.abs(logu), b.full((), math.inf, x.dtype))
+    )
+    ratio = b.div(b.mul(um1, x.native), b.where(plain, one, logu))
+    native = b.where(b.eq(um1, b.full((), 0, x.dtype)), x.native, b.where(plain, um1, ratio))
+    # For large |x| where u - 1 == -1 the formula's 0/0 corner is avoided by `plain`.
+    native = b.where(b.eq(um1, b.full((), -1, x.dtype)), um1, native)
+    return apply("expm1", native, x.dtype, (x,), native)
+
+
+def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """Limit ``x`` to [min, max]; the gradient passes where min <= x <= max, as in PyTorch."""
+    _require_tensor("clamp", x)
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of 'min' and 'max' must be given")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = x
+        if min is not None:
+            out = maximum(out, min)
+        if max is not None:
+            out = minimum(out, max)
+        return out
+    dtype = result_type(x, *(v for v in (min, max) if v is not None))
+    b = x.backend
+    native = cast_native(x, dtype)
+    if min is not None:
+        native = b.maximum(native, b.full((), min, dtype))
+    if max is not None:
+        native = b.minimum(native, b.full((), max, dtype))
+    if dtype is not x.dtype:
+        x = x.to(dtype)
+    return apply("clamp", native, dtype, (x,), (min, max))
+
+
+def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
+    """``a`` where ``condition`` holds, else ``b`` (all three broadcast together)."""
+    _require_tensor("where", condition)
+    backend = condition.backend
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        dtype = result_type(a, b)
+        a, b = constant(a, backend, dtype), constant(b, backend, dtype)
+    a, b, backend, dtype, an, bn = _operands("where", a, b, _same)
+    check_backends("where", (condition, a))
+    cond = cast_native(condition, dtypes.bool_)
+    shapes = [t.shape for t in (condition, a, b)]
+    if len({*shapes}) > 1:
+        shape = broadcast_shapes("where", *shapes)
+        cond = expand_native(Tensor(cond, backend, dtypes.bool_), shape)
+        an = expand_native(Tensor(an, backend, dtype), shape)
+        bn = expand_native(Tensor(bn, backend, dtype), shape)
+    native = backend.where(cond, an, bn)
+    return apply("where", native, dtype, (condition, a, b))
+
+
+def cast(x: Tensor, dtype: DType) -> Tensor:
+    """``x`` converted to ``dtype``; differentiable between float dtypes."""
+    if x.dtype is dtype:
+        return x
+    if dtype not in x.backend.dtypes:
+        raise TypeError(
+            f"to({dtype.name}): the {x.backend.device.name} device has no {dtype.name}; "
+            f"it supports {', '.join(sorted(d.name for d in x.backend.dtypes))}"
+        )
+    native = x.backend.cast(x.native, dtype)
+    if dtype.kind != "f":
+        return Tensor(native, x.backend, dtype)
+    return apply("cast", native, dtype, (x,))
+
+
+# -- compositions (their gradients come from the ops they are made of) -----------------------
+
+
+def reciprocal(x: Tensor) -> Tensor:
+    return div(1, x)
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    return div(1, sqrt(x))
+
+
+def square(x: Tensor) -> Tensor:
+    return mul(x, x)
+
+
+def tan(x: Tensor) -> Tensor:
+    return div(sin(x), cos(x))
+
+
+def log2(x: Tensor) -> Tensor:
+    return div(log(x), math.log(2.0))
+
+
+def log10(x: Tensor) -> Tensor:
+    return div(log(x), math.log(10.0))
+
+
+def isnan(x: Tensor) -> Tensor:
+    return ne(x, x)
+
+
+def isinf(x: Tensor) -> Tensor:
+    if x.dtype.kind != "f":
+        return ne(x, x)
+    return eq(abs(x), math.inf)
+
+
+def isfinite(x: Tensor) -> Tensor:
+    if x.dtype.kind != "f":
+        return eq(x, x)
+    return lt(abs(x), math.inf)
+
+
+def nan_to_num(
+    x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Tensor:
+    if x.dtype.kind != "f":
+        return x
+    info = _float_limits(x.dtype)
+    out = where(isnan(x), nan, x)
+    out = where(eq(out, math.inf), info if posinf is None else posinf, out)
+    return where(eq(out, -math.inf), -info if neginf is None else neginf, out)
+
+
+def _float_limits(dtype: DType) -> float:
+    return {
+        "float16": 65504.0,
+        "bfloat16": 3.3895313892515355e38,
+        "float32": 3.4028234663852886e38,
+    }.get(dtype.name, 1.7976931348623157e308)
+
+
+def lerp(start: Tensor, end: Operand, weight: Operand) -> Tensor:
+    return add(start, mul(weight, sub(end, start)))
+
+
+def addcmul(x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1) -> Tensor:
+    return add(x, mul(mul(t1, t2), value) if value != 1 else mul(t1, t2))
+
+
+def addcdiv(x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1) -> Tensor:
+    return add(x, mul(div(t1, t2), value) if value != 1 else div(t1, t2))

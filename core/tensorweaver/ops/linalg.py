@@ -1,0 +1,154 @@
+"""Matrix products: ``matmul`` (NumPy's rules for 1-d and batched operands) and ``einsum``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
+from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends
+from tensorweaver.promotion import promote_types
+from tensorweaver.tensor import Tensor
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError("matmul: both operands must be tensors")
+    if a.ndim >= 2 and b.ndim >= 2 and a.dtype is b.dtype and a.backend is b.backend:
+        if a.shape[-1] != b.shape[-2]:
+            raise RuntimeError(_mismatch(a, b))
+        if a.ndim > 2 or b.ndim > 2:
+            broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+        return apply("matmul", a.backend.matmul(a.native, b.native), a.dtype, (a, b))
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(
+            f"matmul: both arguments need at least 1 dimension, got shapes {list(a.shape)} "
+            f"and {list(b.shape)}; use * for scalars"
+        )
+    check_backends("matmul", (a, b))
+    if a.dtype is not b.dtype:
+        dtype = promote_types(a.dtype, b.dtype)
+        a, b = ew.cast(a, dtype), ew.cast(b, dtype)
+    if a.ndim == 1 and b.ndim == 1:
+        if a.shape != b.shape:
+            raise RuntimeError(_mismatch(a, b))
+        return rd.sum(ew.mul(a, b))
+    if a.ndim == 1:
+        return mv.squeeze(matmul(mv.unsqueeze(a, 0), b), -2)
+    if b.ndim == 1:
+        return mv.squeeze(matmul(a, mv.unsqueeze(b, 1)), -1)
+    return matmul(a, b)
+
+
+def _mismatch(a: Tensor, b: Tensor) -> str:
+    return (
+        f"matmul: shapes {list(a.shape)} and {list(b.shape)} cannot be multiplied "
+        f"({a.shape[-1]} != {b.shape[-2] if b.ndim > 1 else b.shape[0]}); the last dimension "
+        "of the first must equal the second-to-last of the second"
+    )
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError(
+            f"mm: expects 2-d tensors, got shapes {list(a.shape)} and {list(b.shape)}"
+        )
+    return matmul(a, b)
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0]:
+        raise RuntimeError(
+            f"bmm: expects 3-d tensors with the same batch size, got shapes {list(a.shape)} "
+            f"and {list(b.shape)}"
+        )
+    return matmul(a, b)
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"dot: expects 1-d tensors, got {list(a.shape)} and {list(b.shape)}")
+    return matmul(a, b)
+
+
+def outer(a: Tensor, b: Tensor) -> Tensor:
+    return ew.mul(mv.unsqueeze(a, 1), mv.unsqueeze(b, 0))
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation for one or more operands (pairwise, left to right, via matmul)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    if "->" in eq:
+        lhs, out = eq.split("->")
+    else:
+        lhs = eq
+        letters = lhs.replace(",", "")
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum: {len(terms)} subscripts for {len(operands)} operands")
+    if "." in eq:
+        raise NotImplementedError("einsum: ellipsis ('...') is not supported; name every axis")
+    for term, t in zip(terms, operands):
+        if len(term) != t.ndim:
+            raise ValueError(
+                f"einsum: subscript {term!r} has {len(term)} letters for an operand "
+                f"with {t.ndim} dimensions"
+            )
+        if len(set(term)) != len(term):
+            raise NotImplementedError(
+                f"einsum: repeated letters in {term!r} (diagonals) are not supported"
+            )
+    result, rterm = operands[0], terms[0]
+    for i in range(1, len(terms)):
+        keep = set(out) | {c for later in terms[i + 1 :] for c in later}
+        term, t = terms[i], operands[i]
+        result, rterm = _contract(result, rterm, t, term, keep)
+    # Sum letters that do not reach the output, then order as asked.
+    drop = [i for i, c in enumerate(rterm) if c not in out]
+    if drop:
+        result = rd.sum(result, tuple(drop))
+        rterm = "".join(c for c in rterm if c in out)
+    return mv.permute(result, [rterm.index(c) for c in out]) if rterm != out else result
+
+
+def _contract(a: Tensor, at: str, b: Tensor, bt: str, keep: set) -> tuple[Tensor, str]:
+    """Multiply two operands, summing the letters that are in neither ``keep`` nor alone."""
+    # Letters only in one operand and not kept are summed right away.
+    for name, t, term, other in (("a", a, at, bt), ("b", b, bt, at)):
+        lone = [i for i, c in enumerate(term) if c not in other and c not in keep]
+        if lone:
+            t = rd.sum(t, tuple(lone))
+            term = "".join(c for c in term if c in other or c in keep)
+        if name == "a":
+            a, at = t, term
+        else:
+            b, bt = t, term
+    batch = [c for c in at if c in bt and c in keep]
+    summed = [c for c in at if c in bt and c not in keep]
+    left = [c for c in at if c not in bt]
+    right = [c for c in bt if c not in at]
+    size = {c: n for term, t in ((at, a), (bt, b)) for c, n in zip(term, t.shape)}
+    a3 = mv.reshape(
+        mv.permute(a, [at.index(c) for c in batch + left + summed]),
+        (
+            math.prod(size[c] for c in batch),
+            math.prod(size[c] for c in left),
+            math.prod(size[c] for c in summed),
+        ),
+    )
+    b3 = mv.reshape(
+        mv.permute(b, [bt.index(c) for c in batch + summed + right]),
+        (
+            math.prod(size[c] for c in batch),
+            math.prod(size[c] for c in summed),
+            math.prod(size[c] for c in right),
+        ),
+    )
+    product = matmul(a3, b3)
+    letters = batch + left + right
+    return mv.reshape(product, tuple(size[c] for c in letters)), "".join(letters)

@@ -1,0 +1,416 @@
+"""Tensor's operators and methods: the op functions, attached to the class in one place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweaver.contract import dtypes
+from tensorweaver.contract.dtypes import DType
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import index as ix
+from tensorweaver.ops import linalg as la
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
+from tensorweaver.tensor import Tensor
+
+
+def _reversed(op: Any) -> Any:
+    def method(self: Tensor, other: Any) -> Tensor:
+        return op(other, self)
+
+    return method
+
+
+def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other_tensor)``."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("copy", None)
+    if kwargs:
+        raise TypeError(f"to(): unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, DType):
+            dtype = a
+        elif isinstance(a, Tensor):
+            device, dtype = a.backend, a.dtype
+        else:
+            device = a
+    out = self
+    if device is not None:
+        out = _to_device(out, device)
+    if dtype is not None:
+        out = ew.cast(out, dtype)
+    return out
+
+
+def _to_device(x: Tensor, device: Any) -> Tensor:
+    backend = (
+        device
+        if not isinstance(device, (str,)) and hasattr(device, "from_host")
+        else (cr.backend_for(device))
+    )
+    if backend is x.backend:
+        return x
+    dtype = x.dtype
+    if dtype not in backend.dtypes:
+        raise TypeError(
+            f"to({backend.device.name}): that device has no {dtype.name}; convert first, "
+            f"e.g. x.to(tw.float32).to({backend.device.name!r})"
+        )
+    native = backend.from_host(x.backend.to_host(x.native), dtype)
+    from tensorweaver.ops.apply import apply
+
+    out = apply("to_device", native, dtype, (x,))
+    out.backend = backend
+    return out
+
+
+def _dtype_method(dtype: DType) -> Any:
+    def method(self: Tensor) -> Tensor:
+        return ew.cast(self, dtype)
+
+    return method
+
+
+def _inplace(op: Any) -> Any:
+    """``x.op_(...)``: compute ``op(x, ...)`` and rebind ``x`` to the result."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return self._assign(op(self._inplace_source(), *args, **kwargs))
+
+    method.__name__ = op.__name__ + "_"
+    return method
+
+
+def _fill(self: Tensor, value: Any) -> Tensor:
+    src = self._inplace_source()
+    if isinstance(value, Tensor):
+        return self._assign(mv.expand(ew.cast(value, self.dtype), self.shape) * 1)
+    filled = Tensor(self.backend.full(self.shape, value, self.dtype), self.backend, self.dtype)
+    del src
+    return self._assign(filled)
+
+
+def _zero(self: Tensor) -> Tensor:
+    return _fill(self, 0)
+
+
+def _copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    self._inplace_source()
+    src = src.to(self.backend) if src.backend is not self.backend else src
+    return self._assign(mv.expand(ew.cast(src, self.dtype), self.shape))
+
+
+def _uniform(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    self._inplace_source()
+    return self._assign(cr.uniform(self.shape, a, b, self))
+
+
+def _normal(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    self._inplace_source()
+    return self._assign(cr.normal(self.shape, mean, std, self))
+
+
+def _clone(self: Tensor, memory_format: Any = None) -> Tensor:
+    from tensorweaver.ops.apply import apply
+
+    return apply("identity", self.native, self.dtype, (self,))
+
+
+def _type_as(self: Tensor, other: Tensor) -> Tensor:
+    return ew.cast(self, other.dtype)
+
+
+def _new_tensor(self: Tensor, data: Any, dtype: DType | None = None) -> Tensor:
+    return cr.tensor(data, dtype=dtype or self.dtype, device=self)
+
+
+def _new_full(self: Tensor, size: Any, value: Any, *, dtype: DType | None = None) -> Tensor:
+    return cr.full(size, value, dtype=dtype or self.dtype, device=self)
+
+
+def _new_zeros(self: Tensor, *size: Any, dtype: DType | None = None) -> Tensor:
+    return cr.full(mv._sizes(size), 0, dtype=dtype or self.dtype, device=self)
+
+
+def _new_ones(self: Tensor, *size: Any, dtype: DType | None = None) -> Tensor:
+    return cr.full(mv._sizes(size), 1, dtype=dtype or self.dtype, device=self)
+
+
+def _softmax(self: Tensor, dim: int) -> Tensor:
+    from tensorweaver.nn import functional as F
+
+    return F.softmax(self, dim)
+
+
+def _log_softmax(self: Tensor, dim: int) -> Tensor:
+    from tensorweaver.nn import functional as F
+
+    return F.log_softmax(self, dim)
+
+
+def _max(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    return rd.max(self, dim, keepdim)
+
+
+def _min(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    return rd.min(self, dim, keepdim)
+
+
+_METHODS: dict[str, Any] = {
+    # operators
+    "__add__": ew.add_,
+    "__radd__": _reversed(ew.add_),
+    "__sub__": ew.sub_,
+    "__rsub__": _reversed(ew.sub_),
+    "__mul__": ew.mul,
+    "__rmul__": _reversed(ew.mul),
+    "__truediv__": ew.div,
+    "__rtruediv__": _reversed(ew.div),
+    "__floordiv__": ew.floor_divide,
+    "__rfloordiv__": _reversed(ew.floor_divide),
+    "__mod__": ew.remainder,
+    "__rmod__": _reversed(ew.remainder),
+    "__pow__": ew.pow,
+    "__rpow__": _reversed(ew.pow),
+    "__matmul__": la.matmul,
+    "__rmatmul__": _reversed(la.matmul),
+    "__neg__": ew.neg,
+    "__pos__": lambda self: self,
+    "__abs__": ew.abs,
+    "__invert__": lambda self: (
+        ew.logical_not(self) if self.dtype is dtypes.bool_ else ew.bitwise_not(self)
+    ),
+    "__eq__": ew.eq,
+    "__ne__": ew.ne,
+    "__lt__": ew.lt,
+    "__le__": ew.le,
+    "__gt__": ew.gt,
+    "__ge__": ew.ge,
+    "__and__": lambda a, b: ew.logical_and(a, b) if _both_bool(a, b) else ew.bitwise_and(a, b),
+    "__or__": lambda a, b: ew.logical_or(a, b) if _both_bool(a, b) else ew.bitwise_or(a, b),
+    "__xor__": lambda a, b: ew.logical_xor(a, b) if _both_bool(a, b) else ew.bitwise_xor(a, b),
+    "__getitem__": ix.getitem,
+    "__setitem__": ix.setitem,
+    # elementwise
+    "add": ew.add,
+    "sub": ew.sub,
+    "subtract": ew.sub,
+    "mul": ew.mul,
+    "multiply": ew.mul,
+    "div": ew.div,
+    "divide": ew.div,
+    "true_divide": ew.div,
+    "floor_divide": ew.floor_divide,
+    "remainder": ew.remainder,
+    "fmod_": None,
+    "pow": ew.pow,
+    "maximum": ew.maximum,
+    "minimum": ew.minimum,
+    "eq": ew.eq,
+    "ne": ew.ne,
+    "lt": ew.lt,
+    "le": ew.le,
+    "gt": ew.gt,
+    "ge": ew.ge,
+    "logical_and": ew.logical_and,
+    "logical_or": ew.logical_or,
+    "logical_xor": ew.logical_xor,
+    "logical_not": ew.logical_not,
+    "bitwise_and": ew.bitwise_and,
+    "bitwise_or": ew.bitwise_or,
+    "bitwise_xor": ew.bitwise_xor,
+    "bitwise_not": ew.bitwise_not,
+    "neg": ew.neg,
+    "negative": ew.neg,
+    "abs": ew.abs,
+    "sign": ew.sign,
+    "exp": ew.exp,
+    "log": ew.log,
+    "log2": ew.log2,
+    "log10": ew.log10,
+    "log1p": ew.log1p,
+    "expm1": ew.expm1,
+    "sqrt": ew.sqrt,
+    "rsqrt": ew.rsqrt,
+    "sin": ew.sin,
+    "cos": ew.cos,
+    "tan": ew.tan,
+    "tanh": ew.tanh,
+    "sigmoid": ew.sigmoid,
+    "relu": ew.relu,
+    "erf": ew.erf,
+    "floor": ew.floor,
+    "ceil": ew.ceil,
+    "round": ew.round,
+    "trunc": ew.trunc,
+    "reciprocal": ew.reciprocal,
+    "square": ew.square,
+    "clamp": ew.clamp,
+    "clip": ew.clamp,
+    "isnan": ew.isnan,
+    "isinf": ew.isinf,
+    "isfinite": ew.isfinite,
+    "nan_to_num": ew.nan_to_num,
+    "lerp": ew.lerp,
+    "addcmul": ew.addcmul,
+    "addcdiv": ew.addcdiv,
+    "where": lambda self, cond, other: ew.where(cond, self, other),
+    # reductions
+    "sum": rd.sum,
+    "mean": rd.mean,
+    "prod": rd.prod,
+    "amax": rd.amax,
+    "amin": rd.amin,
+    "max": _max,
+    "min": _min,
+    "argmax": rd.argmax,
+    "argmin": rd.argmin,
+    "var": rd.var,
+    "std": rd.std,
+    "logsumexp": rd.logsumexp,
+    "cumsum": rd.cumsum,
+    "all": rd.all,
+    "any": rd.any,
+    "norm": rd.norm,
+    "count_nonzero": rd.count_nonzero,
+    # shape
+    "reshape": mv.reshape,
+    "view": mv.view,
+    "flatten": mv.flatten,
+    "unflatten": mv.unflatten,
+    "squeeze": mv.squeeze,
+    "unsqueeze": mv.unsqueeze,
+    "permute": mv.permute,
+    "transpose": mv.transpose,
+    "t": mv.t,
+    "expand": mv.expand,
+    "expand_as": mv.expand_as,
+    "broadcast_to": mv.broadcast_to,
+    "repeat": mv.repeat,
+    "narrow": mv.narrow,
+    "flip": mv.flip,
+    "split": mv.split,
+    "chunk": mv.chunk,
+    "unbind": mv.unbind,
+    "roll": mv.roll,
+    "tril": mv.tril,
+    "triu": mv.triu,
+    "contiguous": mv.contiguous,
+    "movedim": mv.movedim,
+    "view_as": lambda self, other: mv.reshape(self, other.shape),
+    "reshape_as": lambda self, other: mv.reshape(self, other.shape),
+    # indexing
+    "gather": ix.gather,
+    "scatter": ix.scatter,
+    "scatter_add": ix.scatter_add,
+    "index_select": ix.index_select,
+    "index_add": ix.index_add,
+    "take_along_dim": ix.take_along_dim,
+    "masked_fill": ix.masked_fill,
+    "masked_select": ix.masked_select,
+    "nonzero": ix.nonzero,
+    # linear algebra
+    "matmul": la.matmul,
+    "mm": la.mm,
+    "bmm": la.bmm,
+    "dot": la.dot,
+    "outer": la.outer,
+    # conversion and copies
+    "to": to,
+    "clone": _clone,
+    "type_as": _type_as,
+    "float": _dtype_method(dtypes.float32),
+    "double": _dtype_method(dtypes.float64),
+    "half": _dtype_method(dtypes.float16),
+    "bfloat16": _dtype_method(dtypes.bfloat16),
+    "long": _dtype_method(dtypes.int64),
+    "int": _dtype_method(dtypes.int32),
+    "short": _dtype_method(dtypes.int16),
+    "char": _dtype_method(dtypes.int8),
+    "byte": _dtype_method(dtypes.uint8),
+    "bool": _dtype_method(dtypes.bool_),
+    "cpu": lambda self: self,
+    "new_tensor": _new_tensor,
+    "new_full": _new_full,
+    "new_zeros": _new_zeros,
+    "new_ones": _new_ones,
+    "softmax": _softmax,
+    "log_softmax": _log_softmax,
+    # in place
+    "zero_": _zero,
+    "fill_": _fill,
+    "copy_": _copy,
+    "uniform_": _uniform,
+    "normal_": _normal,
+}
+del _METHODS["fmod_"]
+
+for _name in (
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "clamp",
+    "clip",
+    "sqrt",
+    "neg",
+    "exp",
+    "log",
+    "abs",
+    "masked_fill",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "floor_divide",
+    "remainder",
+    "sigmoid",
+    "tanh",
+    "relu",
+    "maximum",
+    "minimum",
+    "scatter",
+    "scatter_add",
+    "index_add",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "reciprocal",
+    "square",
+    "sin",
+    "cos",
+    "tril",
+    "triu",
+    "fill",
+):
+    if _name in _METHODS:
+        _METHODS[_name + "_"] = _inplace(_METHODS[_name])
+
+_METHODS.update(
+    {
+        "__iadd__": _METHODS["add_"],
+        "__isub__": _METHODS["sub_"],
+        "__imul__": _METHODS["mul_"],
+        "__itruediv__": _METHODS["div_"],
+        "__ipow__": _METHODS["pow_"],
+        "__ifloordiv__": _METHODS["floor_divide_"],
+        "__imod__": _METHODS["remainder_"],
+    }
+)
+
+
+def _both_bool(a: Any, b: Any) -> bool:
+    return a.dtype is dtypes.bool_ and (
+        isinstance(b, bool) or getattr(b, "dtype", None) is dtypes.bool_
+    )
+
+
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+Tensor.T = property(lambda self: mv.permute(self, tuple(reversed(range(self.ndim)))))
+Tensor.mT = property(lambda self: mv.transpose(self, -2, -1))

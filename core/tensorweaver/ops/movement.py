@@ -1,0 +1,357 @@
+"""Shape and movement ops: reshape, permute, expand, pad, slice, flip, cat and their kin."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from tensorweaver.contract import dtypes
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops.apply import apply, cast_native, check_backends
+from tensorweaver.promotion import promote_types
+from tensorweaver.tensor import Tensor, _axis
+
+
+def _sizes(args: tuple) -> tuple:
+    """``f(2, 3)`` and ``f((2, 3))`` both mean the sizes (2, 3)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    return tuple(int(a) for a in args)
+
+
+def reshape(x: Tensor, *shape: Any) -> Tensor:
+    shape = _sizes(shape)
+    numel = x.numel()
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if shape.count(-1) > 1 or known == 0 or numel % known:
+            raise RuntimeError(f"reshape: shape {list(shape)} is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif math.prod(shape) != numel:
+        raise RuntimeError(
+            f"reshape: shape {list(shape)} is invalid for input of shape {list(x.shape)} "
+            f"({numel} elements)"
+        )
+    if shape == x.shape:
+        return x
+    return apply("reshape", x.backend.reshape(x.native, shape), x.dtype, (x,))
+
+
+view = reshape
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if x.ndim == 0:
+        return reshape(x, (1,))
+    s, e = _axis(start_dim, x.ndim, "flatten"), _axis(end_dim, x.ndim, "flatten")
+    if s > e:
+        raise RuntimeError("flatten: start_dim cannot come after end_dim")
+    return reshape(x, x.shape[:s] + (math.prod(x.shape[s : e + 1]),) + x.shape[e + 1 :])
+
+
+def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    d = _axis(dim, x.ndim, "unflatten")
+    sizes = tuple(sizes)
+    if -1 in sizes:
+        known = math.prod(s for s in sizes if s != -1)
+        sizes = tuple(x.shape[d] // known if s == -1 else s for s in sizes)
+    if math.prod(sizes) != x.shape[d]:
+        raise RuntimeError(f"unflatten: sizes {list(sizes)} do not multiply to {x.shape[d]}")
+    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1 :])
+
+
+def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+    if dim is None:
+        return reshape(x, tuple(n for n in x.shape if n != 1))
+    dims = {_axis(d, x.ndim, "squeeze") for d in ((dim,) if isinstance(dim, int) else dim)}
+    if x.ndim == 0:
+        return x
+    return reshape(x, tuple(n for i, n in enumerate(x.shape) if not (i in dims and n == 1)))
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    d = _axis(dim, x.ndim + 1, "unsqueeze")
+    return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
+
+
+def permute(x: Tensor, *dims: Any) -> Tensor:
+    perm = tuple(_axis(d, x.ndim, "permute") for d in _sizes(dims))
+    if sorted(perm) != list(range(x.ndim)):
+        raise RuntimeError(
+            f"permute: dims {list(_sizes(dims))} are not a permutation of the "
+            f"{x.ndim} dimensions of a tensor of shape {x.shape}"
+        )
+    if perm == tuple(range(x.ndim)):
+        return x
+    return apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    if x.ndim < 2 and x.ndim == 0:
+        return x
+    perm = list(range(x.ndim))
+    a, b = _axis(dim0, x.ndim, "transpose"), _axis(dim1, x.ndim, "transpose")
+    perm[a], perm[b] = perm[b], perm[a]
+    return permute(x, perm)
+
+
+def t(x: Tensor) -> Tensor:
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, got {x.ndim}; use .mT")
+    return transpose(x, 0, 1) if x.ndim == 2 else x
+
+
+def expand(x: Tensor, *sizes: Any) -> Tensor:
+    """Broadcast ``x`` to ``sizes`` (-1 keeps a dimension); the result may share memory."""
+    sizes = _sizes(sizes)
+    lead = len(sizes) - x.ndim
+    if lead < 0:
+        raise RuntimeError(
+            f"expand: the number of sizes ({len(sizes)}) must be at least the number of "
+            f"dimensions ({x.ndim}) of the tensor of shape {x.shape}"
+        )
+    shape = tuple(
+        (x.shape[i - lead] if s == -1 else s) if i >= lead else s for i, s in enumerate(sizes)
+    )
+    for i, n in enumerate(x.shape):
+        if n != 1 and n != shape[i + lead]:
+            raise RuntimeError(
+                f"expand: the expanded size {shape[i + lead]} must match the existing size {n} "
+                f"at non-singleton dimension {i}; target sizes {list(sizes)}, tensor shape "
+                f"{list(x.shape)}"
+            )
+    if shape == x.shape:
+        return x
+    native = x.native
+    if lead:
+        native = x.backend.reshape(native, (1,) * lead + x.shape)
+    return apply("expand", x.backend.expand(native, shape), x.dtype, (x,))
+
+
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    return expand(x, other.shape)
+
+
+def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
+    return expand(x, tuple(shape))
+
+
+def repeat(x: Tensor, *repeats: Any) -> Tensor:
+    reps = _sizes(repeats)
+    if len(reps) < x.ndim:
+        raise RuntimeError(
+            f"repeat: the number of repeats ({len(reps)}) cannot be smaller than the number "
+            f"of dimensions ({x.ndim})"
+        )
+    shape = (1,) * (len(reps) - x.ndim) + x.shape
+    interleaved = tuple(v for n in shape for v in (1, n))
+    target = tuple(v for r, n in zip(reps, shape) for v in (r, n))
+    out = expand(reshape(x, interleaved), target)
+    return reshape(out, tuple(r * n for r, n in zip(reps, shape)))
+
+
+def pad_dims(x: Tensor, widths: Sequence[tuple[int, int]], value: Any = 0) -> Tensor:
+    """Pad each dimension i by ``widths[i] = (before, after)``; negative widths crop."""
+    widths = [tuple(w) for w in widths]
+    if any(lo < 0 or hi < 0 for lo, hi in widths):
+        crop = [(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(widths, x.shape)]
+        x = slice_dims(x, [c[0] for c in crop], [c[1] for c in crop], [1] * x.ndim)
+        widths = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
+    if not any(lo or hi for lo, hi in widths):
+        return x
+    native = x.backend.pad(x.native, widths, value)
+    return apply("pad", native, x.dtype, (x,), tuple(widths))
+
+
+def pad(x: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None) -> Tensor:
+    """PyTorch's ``F.pad``: ``pad`` lists (before, after) pairs from the last dimension back."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported; use 'constant'")
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise ValueError(
+            f"pad: {list(pad)} must hold (before, after) pairs for at most {x.ndim} dimensions"
+        )
+    widths = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        widths[x.ndim - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
+    return pad_dims(x, widths, 0 if value is None else value)
+
+
+def slice_dims(
+    x: Tensor, starts: Sequence[int], stops: Sequence[int], steps: Sequence[int]
+) -> Tensor:
+    """``x[start:stop:step]`` per dimension, bounds already clipped to the shape, steps >= 1."""
+    starts, stops, steps = tuple(starts), tuple(stops), tuple(steps)
+    stops = tuple(stop if stop > start else start for start, stop in zip(starts, stops))
+    if all(s == 0 and e == n and k == 1 for s, e, k, n in zip(starts, stops, steps, x.shape)):
+        return x
+    native = x.backend.slice(x.native, starts, stops, steps)
+    return apply("slice", native, x.dtype, (x,), (starts, stops, steps))
+
+
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    d = _axis(dim, x.ndim, "narrow")
+    start = start + x.shape[d] if start < 0 else start
+    if not 0 <= start <= start + length <= x.shape[d]:
+        raise IndexError(
+            f"narrow: start ({start}) + length ({length}) exceeds dimension size ({x.shape[d]})"
+        )
+    return _slice_one(x, d, start, start + length)
+
+
+def _slice_one(x: Tensor, d: int, start: int, stop: int, step: int = 1) -> Tensor:
+    starts = [0] * x.ndim
+    stops = list(x.shape)
+    steps = [1] * x.ndim
+    starts[d], stops[d], steps[d] = start, stop, step
+    return slice_dims(x, starts, stops, steps)
+
+
+def flip(x: Tensor, dims: Any) -> Tensor:
+    axes = tuple(
+        sorted({_axis(d, x.ndim, "flip") for d in ((dims,) if isinstance(dims, int) else dims)})
+    )
+    if not axes or x.ndim == 0:
+        return x
+    return apply("flip", x.backend.flip(x.native, axes), x.dtype, (x,), axes)
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    tensors = [t for t in tensors]
+    if not tensors:
+        raise RuntimeError("cat: expected a non-empty list of tensors")
+    # PyTorch skips 1-d empty tensors, a legacy convenience.
+    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    ref = kept[0]
+    if ref.ndim == 0:
+        raise RuntimeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
+    axis = _axis(dim, ref.ndim, "cat")
+    backend = check_backends("cat", tuple(kept))
+    dtype = ref.dtype
+    for t in kept[1:]:
+        dtype = promote_types(dtype, t.dtype)
+        if t.ndim != ref.ndim or any(
+            a != b for i, (a, b) in enumerate(zip(t.shape, ref.shape)) if i != axis
+        ):
+            raise RuntimeError(
+                f"cat: sizes of tensors must match except in dimension {axis}; got shapes "
+                f"{', '.join(str(list(u.shape)) for u in kept)}"
+            )
+    if len(kept) == 1:
+        return kept[0] if dtype is kept[0].dtype else ew.cast(kept[0], dtype)
+    natives = [cast_native(t, dtype) for t in kept]
+    sizes = tuple(t.shape[axis] for t in kept)
+    return apply("cat", backend.cat(natives, axis), dtype, tuple(kept), (axis, sizes))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack: expected a non-empty list of tensors")
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        raise RuntimeError(
+            f"stack: expects each tensor to be equal size, got "
+            f"{', '.join(str(list(t.shape)) for t in tensors)}"
+        )
+    d = _axis(dim, tensors[0].ndim + 1, "stack")
+    return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    d = _axis(dim, x.ndim, "split")
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0 and n:
+            raise ValueError(f"split: split_size must be positive, got {size}")
+        bounds = [(s, min(s + size, n)) for s in range(0, n, size)] or [(0, 0)]
+    else:
+        sections = list(split_size_or_sections)
+        if sum(sections) != n:
+            raise RuntimeError(
+                f"split: sections {sections} sum to {sum(sections)}, but dimension {d} has size {n}"
+            )
+        starts = [sum(sections[:i]) for i in range(len(sections))]
+        bounds = [(s, s + k) for s, k in zip(starts, sections)]
+    return tuple(_slice_one(x, d, s, e) for s, e in bounds)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    if chunks <= 0:
+        raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
+    n = x.shape[_axis(dim, x.ndim, "chunk")]
+    return split(x, max(-(-n // chunks), 1), dim)
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    d = _axis(dim, x.ndim, "unbind")
+    return tuple(squeeze(_slice_one(x, d, i, i + 1), d) for i in range(x.shape[d]))
+
+
+def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    if dims is None:
+        return reshape(roll(flatten(x), shifts, 0), x.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll: shifts {shifts} and dims {dims} must have the same length")
+    out = x
+    for shift, dim in zip(shifts, dims):
+        d = _axis(dim, x.ndim, "roll")
+        n = x.shape[d]
+        if n == 0:
+            continue
+        k = shift % n
+        if k:
+            out = cat([_slice_one(out, d, n - k, n), _slice_one(out, d, 0, n - k)], d)
+    return out
+
+
+def _triangle(x: Tensor, diagonal: int, lower: bool) -> Tensor:
+    if x.ndim < 2:
+        raise RuntimeError(
+            f"{'tril' if lower else 'triu'}: input must have at least 2 "
+            f"dimensions, got shape {x.shape}"
+        )
+    rows, cols = x.shape[-2:]
+    b = x.backend
+    r = b.reshape(b.arange(0, rows, 1, dtypes.int64), (rows, 1))
+    c = b.reshape(b.arange(0, cols, 1, dtypes.int64), (1, cols))
+    offset = b.sub(b.expand(c, (rows, cols)), b.expand(r, (rows, cols)))
+    limit = b.full((), diagonal, dtypes.int64)
+    mask = Tensor(b.le(offset, limit) if lower else b.ge(offset, limit), b, dtypes.bool_)
+    return ew.where(mask, x, Tensor(b.full((), 0, x.dtype), b, x.dtype))
+
+
+def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+    return _triangle(x, diagonal, True)
+
+
+def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+    return _triangle(x, diagonal, False)
+
+
+def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
+    return x
+
+
+def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
+    src = [_axis(d, x.ndim, "movedim") for d in ((source,) if isinstance(source, int) else source)]
+    dst = [
+        _axis(d, x.ndim, "movedim")
+        for d in ((destination,) if isinstance(destination, int) else destination)
+    ]
+    rest = [d for d in range(x.ndim) if d not in src]
+    perm = [0] * x.ndim
+    for s, d in zip(src, dst):
+        perm[d] = s
+    it = iter(rest)
+    for i in range(x.ndim):
+        if i not in dst:
+            perm[i] = next(it)
+    return permute(x, perm)

@@ -1,0 +1,236 @@
+"""Reductions over dimensions (``dim`` int or tuple, ``keepdim``), PyTorch's semantics."""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from typing import Any
+
+from tensorweaver.contract import dtypes
+from tensorweaver.contract.dtypes import DType
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops.apply import apply
+from tensorweaver.tensor import Tensor, _axis
+
+Dim = Any  # None, an int, or a sequence of ints
+
+#: What ``max(dim=...)``, ``min(dim=...)`` return.
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+
+
+def axes_of(op: str, dim: Dim, ndim: int) -> tuple[int, ...]:
+    """``dim`` as sorted, non-negative axes (all axes for None or ``()``)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    axes = sorted({_axis(int(d), ndim, op) for d in dim}) if ndim else []
+    if ndim and len(axes) != len(tuple(dim)):
+        raise RuntimeError(f"{op}: dim {tuple(dim)} names a dimension more than once")
+    return tuple(axes) if axes or dim else tuple(range(ndim))
+
+
+def kept_shape(shape: tuple, axes: tuple[int, ...]) -> tuple:
+    """``shape`` with the reduced ``axes`` set to 1."""
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def _reduce(op: str, x: Tensor, dim: Dim, keepdim: bool, dtype: DType) -> Tensor:
+    axes = axes_of(op, dim, x.ndim)
+    if x.dtype is not dtype:
+        x = ew.cast(x, dtype)
+    if not axes:  # a 0-d tensor: nothing to reduce
+        return apply("identity", x.native, dtype, (x,)) if x.requires_grad else x
+    native = getattr(x.backend, op)(x.native, axes, keepdim)
+    return apply(op, native, dtype, (x,), (axes, keepdim))
+
+
+def _accumulate_dtype(x: Tensor, dtype: DType | None) -> DType:
+    if dtype is not None:
+        return dtype
+    return x.dtype if x.dtype.kind == "f" else dtypes.int64
+
+
+def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | None = None) -> Tensor:
+    """Sum over ``dim``; bool and integer tensors sum in int64."""
+    return _reduce("sum", x, dim, keepdim, _accumulate_dtype(x, dtype))
+
+
+def prod(
+    x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | None = None
+) -> Tensor:
+    return _reduce("prod", x, dim, keepdim, _accumulate_dtype(x, dtype))
+
+
+def mean(
+    x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | None = None
+) -> Tensor:
+    dtype = dtype or x.dtype
+    if dtype.kind != "f":
+        raise RuntimeError(
+            f"mean(): could not infer output dtype; input dtype must be floating point, got "
+            f"{x.dtype.name} (use x.float().mean() or mean(dtype=tw.float32))"
+        )
+    axes = axes_of("mean", dim, x.ndim)
+    count = math.prod(x.shape[a] for a in axes)
+    return (
+        ew.div(sum(x, axes, keepdim, dtype=dtype), count)
+        if count
+        else ew.mul(sum(x, axes, keepdim, dtype=dtype), math.nan)
+    )
+
+
+def _check_nonempty(op: str, x: Tensor, axes: tuple[int, ...]) -> None:
+    for a in axes:
+        if x.shape[a] == 0:
+            raise IndexError(
+                f"{op}(): expected reduction dim {a} to have non-zero size (shape {x.shape}); "
+                "there is no identity for this reduction"
+            )
+
+
+def amax(x: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
+    """The maximum over ``dim``; the gradient is shared evenly between tied maxima."""
+    _check_nonempty("amax", x, axes_of("amax", dim, x.ndim))
+    if x.dtype is dtypes.bool_:
+        return any(x, dim, keepdim)
+    return _reduce("max", x, dim, keepdim, x.dtype)
+
+
+def amin(x: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
+    _check_nonempty("amin", x, axes_of("amin", dim, x.ndim))
+    if x.dtype is dtypes.bool_:
+        return all(x, dim, keepdim)
+    return _reduce("min", x, dim, keepdim, x.dtype)
+
+
+def _arg(op: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    if dim is None:
+        flat = x.reshape(-1)
+        _check_nonempty(op, flat, (0,))
+        out = Tensor(getattr(x.backend, op)(flat.native, 0, False), x.backend, dtypes.int64)
+        return out.reshape((1,) * x.ndim) if keepdim else out
+    if x.ndim == 0:
+        _axis(dim, 0, op)
+        return Tensor(x.backend.full((), 0, dtypes.int64), x.backend, dtypes.int64)
+    axis = _axis(dim, x.ndim, op)
+    _check_nonempty(op, x, (axis,))
+    native = x.native if x.dtype is not dtypes.bool_ else x.backend.cast(x.native, dtypes.uint8)
+    return Tensor(getattr(x.backend, op)(native, axis, keepdim), x.backend, dtypes.int64)
+
+
+def argmax(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return _arg("argmax", x, dim, keepdim)
+
+
+def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return _arg("argmin", x, dim, keepdim)
+
+
+def _extreme(op: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
+    if dim is None:
+        return amax(x) if op == "max" else amin(x)
+    if isinstance(dim, Tensor):  # tw.max(a, b) is the elementwise maximum
+        return ew.maximum(x, dim) if op == "max" else ew.minimum(x, dim)
+    if x.ndim == 0:
+        _axis(dim, 0, op)
+        return ValuesIndices(x, argmax(x, dim))
+    indices = _arg("arg" + op, x, dim, True)
+    values = x.gather(_axis(dim, x.ndim, op), indices)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return ValuesIndices(values, indices)
+
+
+def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """The maximum of all elements, or ``(values, indices)`` along ``dim``."""
+    return _extreme("max", x, dim, keepdim)
+
+
+def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    return _extreme("min", x, dim, keepdim)
+
+
+def _logical_reduce(op: str, x: Tensor, dim: Dim, keepdim: bool) -> Tensor:
+    b = x if x.dtype is dtypes.bool_ else ew.ne(x, 0)
+    axes = axes_of(op, dim, b.ndim)
+    if not axes:
+        return b
+    return Tensor(getattr(b.backend, op)(b.native, axes, keepdim), b.backend, dtypes.bool_)
+
+
+def any(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
+    return _logical_reduce("any", x, dim, keepdim)
+
+
+def all(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
+    return _logical_reduce("all", x, dim, keepdim)
+
+
+def count_nonzero(x: Tensor, dim: Dim = None) -> Tensor:
+    return sum(ew.ne(x, 0), dim)
+
+
+def var(
+    x: Tensor,
+    dim: Dim = None,
+    *,
+    correction: float | None = None,
+    keepdim: bool = False,
+    unbiased: bool | None = None,
+) -> Tensor:
+    """Variance with Bessel's ``correction`` (1 by default; ``unbiased=False`` means 0)."""
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    axes = axes_of("var", dim, x.ndim)
+    n = math.prod(x.shape[a] for a in axes)
+    centred = ew.sub(x, mean(x, axes, True))
+    total = sum(ew.mul(centred, centred), axes, keepdim)
+    return ew.div(total, n - correction if n > correction else 0)
+
+
+def std(
+    x: Tensor,
+    dim: Dim = None,
+    *,
+    correction: float | None = None,
+    keepdim: bool = False,
+    unbiased: bool | None = None,
+) -> Tensor:
+    return ew.sqrt(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+
+
+def logsumexp(x: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) without overflow: the maximum is taken out first."""
+    axes = axes_of("logsumexp", dim, x.ndim)
+    if x.dtype.kind != "f":
+        x = x.float()
+    m = amax(x.detach(), axes, True)
+    m = ew.where(ew.isinf(m), 0.0, m)
+    out = ew.add(ew.log(sum(ew.exp(ew.sub(x, m)), axes, True)), m)
+    return out if keepdim else out.squeeze(axes)
+
+
+def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
+    dtype = _accumulate_dtype(x, dtype)
+    if x.dtype is not dtype:
+        x = ew.cast(x, dtype)
+    if x.ndim == 0:
+        return x
+    axis = _axis(dim, x.ndim, "cumsum")
+    return apply("cumsum", x.backend.cumsum(x.native, axis), dtype, (x,), axis)
+
+
+def norm(x: Tensor, p: Any = 2, dim: Dim = None, keepdim: bool = False) -> Tensor:
+    """The vector p-norm over ``dim`` (all elements by default)."""
+    if p == 2 or p == "fro":
+        return ew.sqrt(sum(ew.mul(x, x), dim, keepdim))
+    if p == math.inf:
+        return amax(ew.abs(x), dim if dim is not None else (), keepdim)
+    if p == -math.inf:
+        return amin(ew.abs(x), dim if dim is not None else (), keepdim)
+    if p == 1:
+        return sum(ew.abs(x), dim, keepdim)
+    if p == 0:
+        return sum(ew.ne(x, 0).to(x.dtype), dim, keepdim)
+    return ew.pow(sum(ew.pow(ew.abs(x), p), dim, keepdim), 1.0 / p)

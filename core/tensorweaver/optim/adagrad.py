@@ -1,0 +1,51 @@
+"""Adagrad: per-coordinate step sizes from the sum of all squared gradients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorweaver as tw
+from tensorweaver.optim.optimizer import Optimizer, ParamsT
+
+
+class Adagrad(Optimizer):
+    """``torch.optim.Adagrad``; the step size decays as ``lr / (1 + (step - 1) * lr_decay)``.
+
+    As in PyTorch, the state of the constructor's parameters is created at once, so
+    ``state_dict()`` lists them before the first step.
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-2,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        eps: float = 1e-10,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "lr_decay": lr_decay,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value,
+            "maximize": maximize,
+        }
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._state_of(p, group)
+
+    def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
+        return {"step": 0.0, "sum": tw.full_like(param, group["initial_accumulator_value"])}
+
+    def _update(self, param: Any, group: dict[str, Any]) -> None:
+        state = self._state_of(param, group)
+        step = state["step"] = state["step"] + 1
+        grad = self._grad(param, group)
+        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+        state_sum = state["sum"].addcmul_(grad, grad, value=1)
+        param.addcdiv_(grad, state_sum.sqrt() + group["eps"], value=-clr)

@@ -1,0 +1,95 @@
+"""Adam and AdamW (Adam with decoupled weight decay): one implementation, one flag."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorweaver as tw
+from tensorweaver.optim.optimizer import Optimizer, ParamsT
+
+
+class Adam(Optimizer):
+    """``torch.optim.Adam``: bias-corrected moment estimates, optionally AMSGrad.
+
+    With ``decoupled_weight_decay=True`` weight decay shrinks the parameter by
+    ``lr * weight_decay`` instead of being added to the gradient (that is AdamW).
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "betas": tuple(betas),
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+
+    def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
+        state = {
+            "step": 0.0,
+            "exp_avg": tw.zeros_like(param),
+            "exp_avg_sq": tw.zeros_like(param),
+        }
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = tw.zeros_like(param)
+        return state
+
+    def _update(self, param: Any, group: dict[str, Any]) -> None:
+        state = self._state_of(param, group)
+        step = state["step"] = state["step"] + 1
+        beta1, beta2 = group["betas"]
+        grad = self._grad(param, group, decoupled=group["decoupled_weight_decay"])
+
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+
+        step_size = group["lr"] / (1 - beta1**step)
+        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        if group["amsgrad"]:
+            # AMSGrad normalises by the largest second moment seen so far.
+            second = state["max_exp_avg_sq"].copy_(tw.maximum(state["max_exp_avg_sq"], exp_avg_sq))
+        else:
+            second = exp_avg_sq
+        denom = second.sqrt() / bias_correction2_sqrt + group["eps"]
+        param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+class AdamW(Adam):
+    """``torch.optim.AdamW``: Adam with decoupled weight decay (default 1e-2)."""
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize=maximize,
+            decoupled_weight_decay=True,
+        )

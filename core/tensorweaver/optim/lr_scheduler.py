@@ -1,0 +1,736 @@
+"""Learning-rate schedulers (``torch.optim.lr_scheduler``'s API and arithmetic).
+
+A scheduler rewrites ``group["lr"]`` of its optimizer's param groups each time
+``step()`` is called (after ``optimizer.step()``). Most schedules are computed
+recursively from the current lr, exactly as PyTorch does, so the sequences agree
+with PyTorch's to the last bit; ``_get_closed_form_lr`` gives the value at an
+arbitrary epoch (``SequentialLR`` uses it at milestones). ``state_dict()`` holds
+numbers, strings, lists and dicts only.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import types
+import warnings
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any, Callable, Optional, Union
+
+import tensorweaver as tw
+from tensorweaver.optim.optimizer import Optimizer
+
+__all__ = [
+    "ChainedScheduler",
+    "ConstantLR",
+    "CosineAnnealingLR",
+    "ExponentialLR",
+    "LRScheduler",
+    "LambdaLR",
+    "LinearLR",
+    "MultiStepLR",
+    "OneCycleLR",
+    "PolynomialLR",
+    "ReduceLROnPlateau",
+    "SequentialLR",
+    "StepLR",
+]
+
+
+def _check_optimizer(owner: str, optimizer: Any) -> None:
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{owner}: {type(optimizer).__name__} is not a tw.optim.Optimizer")
+
+
+def _per_group(owner: str, name: str, optimizer: Optimizer, value: Any) -> list[Any]:
+    """One value per param group: a list of that length, or a single value repeated."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(optimizer.param_groups):
+            raise ValueError(
+                f"{owner}: {name} has {len(value)} values but the optimizer has "
+                f"{len(optimizer.param_groups)} param groups"
+            )
+        return list(value)
+    return [value] * len(optimizer.param_groups)
+
+
+class LRScheduler:
+    """Base class: tracks ``last_epoch`` and writes ``get_lr()``'s values into the groups.
+
+    Creating a scheduler performs its first step (epoch 0) and records each group's
+    ``initial_lr``; with ``last_epoch >= 0`` (resuming) the groups must already hold one.
+    """
+
+    _is_initial = False
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        _check_optimizer(type(self).__name__, optimizer)
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(
+                        f"{type(self).__name__}: param_groups[{i}] has no 'initial_lr' although "
+                        f"last_epoch={last_epoch} says training resumes; load the optimizer's "
+                        "state dict first, or use last_epoch=-1 for a fresh run"
+                    )
+        self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        """Reset the step count and perform the step that sets epoch 0's lr."""
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
+    def get_lr(self) -> list[float]:
+        """The lr of each group for ``self.last_epoch`` (called by ``step``)."""
+        raise NotImplementedError
+
+    def _get_closed_form_lr(self) -> list[float]:
+        """The lr of each group at ``self.last_epoch`` computed directly from ``base_lrs``."""
+        return self.get_lr()
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rates the last ``step()`` set, one per param group."""
+        return self._last_lr
+
+    def step(self, epoch: Optional[int] = None) -> None:
+        """Advance one epoch (``epoch=`` jumps to that epoch; deprecated in PyTorch)."""
+        if self._step_count == 1 and not self.optimizer._opt_called:
+            warnings.warn(
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`: the first "
+                "value of the schedule is skipped. Call optimizer.step() first.",
+                UserWarning,
+                stacklevel=2,
+            )
+        self._step_count += 1
+        if epoch is not None:
+            warnings.warn(
+                "Passing an epoch to lr_scheduler.step() is deprecated (as in PyTorch); "
+                "call step() once per epoch instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: Optional[int] = None) -> None:
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            self.last_epoch = epoch
+            values = self._get_closed_form_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _current_lrs(self) -> list[float]:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every attribute but the optimizer."""
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the attributes saved by ``state_dict()`` (a copy of them)."""
+        self.__dict__.update(copy.deepcopy(state_dict))
+
+
+class LambdaLR(LRScheduler):
+    """``lr = base_lr * lr_lambda(epoch)``; one function, or one per param group.
+
+    Functions are not saved; the ``__dict__`` of callable objects is.
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Union[Callable[[int], float], Sequence[Callable[[int], float]]],
+        last_epoch: int = -1,
+    ) -> None:
+        _check_optimizer("LambdaLR", optimizer)
+        self.lr_lambdas = _per_group("LambdaLR", "lr_lambda", optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in super().state_dict().items() if k != "lr_lambdas"}
+        # Functions cannot be saved; a callable object's attributes can.
+        state["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else dict(getattr(fn, "__dict__", {}))
+            for fn in self.lr_lambdas
+        ]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        saved = state.pop("lr_lambdas")
+        super().load_state_dict(state)
+        for fn, attrs in zip(self.lr_lambdas, saved):
+            if attrs is not None:
+                fn.__dict__.update(copy.deepcopy(attrs))
+
+
+class StepLR(LRScheduler):
+    """Multiply the lr by ``gamma`` every ``step_size`` epochs."""
+
+    def __init__(
+        self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._current_lrs()
+        return [lr * self.gamma for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the lr by ``gamma`` at each milestone (a repeated milestone counts twice)."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        milestones: Iterable[int],
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+    ) -> None:
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch not in self.milestones:
+            return self._current_lrs()
+        factor = self.gamma ** self.milestones[self.last_epoch]
+        return [lr * factor for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        passed = bisect_right(sorted(self.milestones.elements()), self.last_epoch)
+        return [base * self.gamma**passed for base in self.base_lrs]
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        super().load_state_dict(state_dict)
+        # After a JSON round trip the milestone keys are strings.
+        self.milestones = Counter({int(k): v for k, v in self.milestones.items()})
+
+
+class ConstantLR(LRScheduler):
+    """Multiply the lr by ``factor`` until epoch ``total_iters``."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        if not 0 <= factor <= 1.0:
+            raise ValueError(f"ConstantLR: factor={factor!r} must be in [0, 1]")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._current_lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._current_lrs()
+        return [lr * (1.0 / self.factor) for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        reached = self.last_epoch >= self.total_iters
+        return [base * (self.factor + reached * (1 - self.factor)) for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Scale the lr linearly from ``start_factor`` to ``end_factor`` over ``total_iters``."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        if not 0 < start_factor <= 1.0:
+            raise ValueError(f"LinearLR: start_factor={start_factor!r} must be in (0, 1]")
+        if not 0 <= end_factor <= 1.0:
+            raise ValueError(f"LinearLR: end_factor={end_factor!r} must be in [0, 1]")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [lr * self.start_factor for lr in self._current_lrs()]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current_lrs()
+        delta = self.end_factor - self.start_factor
+        factor = 1.0 + delta / (
+            self.total_iters * self.start_factor + (self.last_epoch - 1) * delta
+        )
+        return [lr * factor for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        progress = min(self.total_iters, self.last_epoch) / self.total_iters
+        factor = self.start_factor + (self.end_factor - self.start_factor) * progress
+        return [base * factor for base in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the lr by ``gamma`` every epoch."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._current_lrs()
+        return [lr * self.gamma for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the lr as ``(1 - epoch / total_iters) ** power`` until ``total_iters``."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        total_iters: int = 5,
+        power: float = 1.0,
+        last_epoch: int = -1,
+    ) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current_lrs()
+        decay = (
+            (1.0 - self.last_epoch / self.total_iters)
+            / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
+        return [lr * decay for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        left = 1.0 - min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * left**self.power for base in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Cosine annealing from ``base_lr`` to ``eta_min`` over ``T_max`` epochs (SGDR without
+    restarts); past ``T_max`` the cosine continues, rising again, as in PyTorch.
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
+    ) -> None:
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._current_lrs()
+        if self._step_count == 1 and self.last_epoch > 0:
+            return self._get_closed_form_lr()
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            # At the bottom of the cosine the recursive ratio is 0/0: add the increment.
+            rise = (1 - math.cos(math.pi / self.T_max)) / 2
+            return [
+                lr + (base - self.eta_min) * rise
+                for lr, base in zip(self._current_lrs(), self.base_lrs)
+            ]
+        ratio = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / (
+            1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)
+        )
+        return [ratio * (lr - self.eta_min) + self.eta_min for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [
+            self.eta_min
+            + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base in self.base_lrs
+        ]
+
+
+class SequentialLR(LRScheduler):
+    """Run ``schedulers`` one after another, switching at each of ``milestones``."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        schedulers: Sequence[LRScheduler],
+        milestones: Sequence[int],
+        last_epoch: int = -1,
+    ) -> None:
+        _check_schedulers("SequentialLR", optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                f"SequentialLR: expected {len(schedulers) - 1} milestones for "
+                f"{len(schedulers)} schedulers, got {len(milestones)}"
+            )
+        self._schedulers = list(schedulers)
+        self._milestones = list(milestones)
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        # Undo the initial step every scheduler took, then take the first one's again.
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        for scheduler in self._schedulers:
+            _undo_initial_step(scheduler)
+        first = self._schedulers[bisect_right(self._milestones, 0)]
+        first._initial_step()
+        self._last_lr = first.get_last_lr()
+
+    def step(self) -> None:  # type: ignore[override]
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self) -> dict[str, Any]:
+        return _state_with_children(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        _load_with_children(self, state_dict)
+
+
+class ChainedScheduler(LRScheduler):
+    """Step every scheduler of ``schedulers`` at each step (their factors multiply)."""
+
+    def __init__(
+        self, schedulers: Sequence[LRScheduler], optimizer: Optional[Optimizer] = None
+    ) -> None:
+        if not schedulers:
+            raise ValueError("ChainedScheduler: expected at least one scheduler, got none")
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_schedulers("ChainedScheduler", optimizer, schedulers)
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._last_lr = self._current_lrs()
+
+    def step(self) -> None:  # type: ignore[override]
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = self._current_lrs()
+
+    def state_dict(self) -> dict[str, Any]:
+        return _state_with_children(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        _load_with_children(self, state_dict)
+
+
+def _check_schedulers(owner: str, optimizer: Any, schedulers: Sequence[Any]) -> None:
+    if not schedulers:
+        raise ValueError(f"{owner}: expected at least one scheduler, got none")
+    for i, scheduler in enumerate(schedulers):
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{owner}: schedulers[{i}] is a ReduceLROnPlateau, whose step() needs a metric; "
+                "step it yourself instead"
+            )
+        if not isinstance(scheduler, LRScheduler):
+            raise TypeError(f"{owner}: schedulers[{i}] is not an LRScheduler")
+        if scheduler.optimizer is not optimizer:
+            raise ValueError(
+                f"{owner}: schedulers[{i}] ({type(scheduler).__name__}) belongs to another "
+                "optimizer; all schedulers must share one"
+            )
+
+
+def _undo_initial_step(scheduler: LRScheduler) -> None:
+    children = getattr(scheduler, "_schedulers", None)
+    if children is None:
+        scheduler.last_epoch -= 1
+    else:
+        for child in children:
+            _undo_initial_step(child)
+
+
+def _state_with_children(scheduler: LRScheduler) -> dict[str, Any]:
+    state = {k: v for k, v in scheduler.__dict__.items() if k not in ("optimizer", "_schedulers")}
+    state["_schedulers"] = [s.state_dict() for s in scheduler._schedulers]
+    return state
+
+
+def _load_with_children(scheduler: LRScheduler, state_dict: dict[str, Any]) -> None:
+    state = dict(state_dict)
+    children = state.pop("_schedulers")
+    scheduler.__dict__.update(copy.deepcopy(state))
+    for child, child_state in zip(scheduler._schedulers, children):
+        child.load_state_dict(child_state)
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy: lr rises from ``max_lr / div_factor`` to ``max_lr``, then anneals to
+    ``initial_lr / final_div_factor``; momentum (or Adam's beta1) cycles the opposite way.
+
+    Call ``step()`` after every batch; ``total_steps`` (or ``epochs * steps_per_epoch``)
+    is the length of the cycle. ``three_phase`` adds a symmetric way down before the
+    final annealing, as in fast.ai.
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: Union[float, list[float]],
+        total_steps: Optional[int] = None,
+        epochs: Optional[int] = None,
+        steps_per_epoch: Optional[int] = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: Union[float, list[float]] = 0.85,
+        max_momentum: Union[float, list[float]] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
+        _check_optimizer("OneCycleLR", optimizer)
+        self.optimizer = optimizer
+        self.total_steps = _total_steps(total_steps, epochs, steps_per_epoch)
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
+            raise ValueError(f"OneCycleLR: pct_start={pct_start!r} must be a float in [0, 1]")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(
+                f"OneCycleLR: anneal_strategy={anneal_strategy!r} must be 'cos' or 'linear'"
+            )
+        self._anneal_func_type = anneal_strategy
+        self._schedule_phases = _phases(self.total_steps, pct_start, three_phase)
+
+        max_lrs = _per_group("OneCycleLR", "max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for group, top in zip(optimizer.param_groups, max_lrs):
+                group["initial_lr"] = top / div_factor
+                group["max_lr"] = top
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    f"OneCycleLR: cycle_momentum=True needs an optimizer with momentum or betas; "
+                    f"{type(optimizer).__name__} has neither (pass cycle_momentum=False)"
+                )
+            self.use_beta1 = "betas" in optimizer.defaults
+            tops = _per_group("OneCycleLR", "max_momentum", optimizer, max_momentum)
+            bases = _per_group("OneCycleLR", "base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for group, top, base in zip(optimizer.param_groups, tops, bases):
+                    self._set_momentum(group, top)
+                    group["max_momentum"] = top
+                    group["base_momentum"] = base
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group: dict[str, Any], value: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[float]:
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(
+                f"OneCycleLR: stepped {step_num} times but total_steps={self.total_steps}; "
+                "make total_steps (or epochs * steps_per_epoch) cover the whole run"
+            )
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase["end_step"]
+                if step_num <= end_step or i == len(self._schedule_phases) - 1:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    break
+                start_step = end_step
+            lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
+            if self.cycle_momentum:
+                momentum = self._anneal(
+                    group[phase["start_momentum"]], group[phase["end_momentum"]], pct
+                )
+                self._set_momentum(group, momentum)
+        return lrs
+
+
+def _total_steps(
+    total_steps: Optional[int], epochs: Optional[int], steps_per_epoch: Optional[int]
+) -> int:
+    if total_steps is not None:
+        if not isinstance(total_steps, int) or total_steps <= 0:
+            raise ValueError(f"OneCycleLR: total_steps={total_steps!r} must be a positive int")
+        return total_steps
+    if epochs is None or steps_per_epoch is None:
+        raise ValueError("OneCycleLR: give total_steps, or both epochs and steps_per_epoch")
+    for name, value in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
+        if not isinstance(value, int) or value <= 0:
+            raise ValueError(f"OneCycleLR: {name}={value!r} must be a positive int")
+    return epochs * steps_per_epoch
+
+
+def _phases(total_steps: int, pct_start: float, three_phase: bool) -> list[dict[str, Any]]:
+    """The phases of the cycle: where each ends and which group keys it anneals between."""
+
+    def phase(end_step: float, lr: tuple[str, str], momentum: tuple[str, str]) -> dict[str, Any]:
+        return {
+            "end_step": end_step,
+            "start_lr": lr[0],
+            "end_lr": lr[1],
+            "start_momentum": momentum[0],
+            "end_momentum": momentum[1],
+        }
+
+    up = phase(
+        float(pct_start * total_steps) - 1,
+        ("initial_lr", "max_lr"),
+        ("max_momentum", "base_momentum"),
+    )
+    if not three_phase:
+        down = phase(total_steps - 1, ("max_lr", "min_lr"), ("base_momentum", "max_momentum"))
+        return [up, down]
+    down = phase(
+        float(2 * pct_start * total_steps) - 2,
+        ("max_lr", "initial_lr"),
+        ("base_momentum", "max_momentum"),
+    )
+    tail = phase(total_steps - 1, ("initial_lr", "min_lr"), ("max_momentum", "max_momentum"))
+    return [up, down, tail]
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply the lr by ``factor`` when a metric has stopped improving for ``patience``
+    epochs; ``step(metric)`` takes the metric (a number or a one-element tensor).
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: Union[float, list[float]] = 0,
+        eps: float = 1e-8,
+    ) -> None:
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau: factor={factor!r} must be < 1.0")
+        _check_optimizer("ReduceLROnPlateau", optimizer)
+        self.factor = factor
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            self.default_min_lr = None
+            self.min_lrs = _per_group("ReduceLROnPlateau", "min_lr", optimizer, min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = self._current_lrs()
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
+        if mode not in ("min", "max"):
+            raise ValueError(f"ReduceLROnPlateau: mode={mode!r} must be 'min' or 'max'")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(
+                f"ReduceLROnPlateau: threshold_mode={threshold_mode!r} must be 'rel' or 'abs'"
+            )
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+
+    def _reset(self) -> None:
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a: float, best: float) -> bool:
+        if self.mode == "min":
+            if self.threshold_mode == "rel":
+                return a < best * (1.0 - self.threshold)
+            return a < best - self.threshold
+        if self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def step(self, metrics: Any, epoch: Optional[int] = None) -> None:  # type: ignore[override]
+        current = float(metrics.item()) if isinstance(metrics, tw.Tensor) else float(metrics)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs during cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = self._current_lrs()
+
+    def _reduce_lr(self) -> None:
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"ReduceLROnPlateau: the optimizer has {len(groups)} param groups but "
+                    f"min_lrs has {len(self.min_lrs)} (a group was added); set min_lrs to match"
+                )
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for group, min_lr in zip(groups, self.min_lrs):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, min_lr)
+            if old_lr - new_lr > self.eps:
+                group["lr"] = new_lr
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        super().load_state_dict(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)

@@ -1,0 +1,63 @@
+"""NAdam: Adam with Nesterov momentum and a momentum-decay schedule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorweaver as tw
+from tensorweaver.optim.optimizer import Optimizer, ParamsT
+
+
+class NAdam(Optimizer):
+    """``torch.optim.NAdam``; ``decoupled_weight_decay=True`` gives NAdamW."""
+
+    _scalar_state = ("step", "mu_product")
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "betas": tuple(betas),
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "momentum_decay": momentum_decay,
+            "decoupled_weight_decay": decoupled_weight_decay,
+            "maximize": maximize,
+        }
+        super().__init__(params, defaults)
+
+    def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "step": 0.0,
+            "mu_product": 1.0,
+            "exp_avg": tw.zeros_like(param),
+            "exp_avg_sq": tw.zeros_like(param),
+        }
+
+    def _update(self, param: Any, group: dict[str, Any]) -> None:
+        state = self._state_of(param, group)
+        step = state["step"] = state["step"] + 1
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        grad = self._grad(param, group, decoupled=group["decoupled_weight_decay"])
+
+        # The momentum coefficients of this step and the next one.
+        mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * group["momentum_decay"]))
+        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * group["momentum_decay"]))
+        mu_product = state["mu_product"] = state["mu_product"] * mu
+
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = (exp_avg_sq / (1 - beta2**step)).sqrt() + group["eps"]
+        param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
+        param.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))

@@ -1,0 +1,63 @@
+"""RMSprop: divide the gradient by a running root mean square of recent gradients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorweaver as tw
+from tensorweaver.optim.optimizer import Optimizer, ParamsT
+
+
+class RMSprop(Optimizer):
+    """``torch.optim.RMSprop``; ``centered`` normalises by an estimate of the variance."""
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "alpha": alpha,
+            "eps": eps,
+            "centered": centered,
+            "weight_decay": weight_decay,
+            "maximize": maximize,
+        }
+        super().__init__(params, defaults)
+
+    def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
+        state = {"step": 0.0, "square_avg": tw.zeros_like(param)}
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = tw.zeros_like(param)
+        if group["centered"]:
+            state["grad_avg"] = tw.zeros_like(param)
+        return state
+
+    def _update(self, param: Any, group: dict[str, Any]) -> None:
+        state = self._state_of(param, group)
+        state["step"] += 1
+        grad = self._grad(param, group)
+        alpha = group["alpha"]
+
+        square_avg = state["square_avg"].mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        if group["centered"]:
+            grad_avg = state["grad_avg"].lerp_(grad, 1 - alpha)
+            avg = (square_avg - grad_avg * grad_avg).sqrt()
+        else:
+            avg = square_avg.sqrt()
+        avg = avg + group["eps"]
+
+        if group["momentum"] > 0:
+            buf = state["momentum_buffer"].mul_(group["momentum"]).addcdiv_(grad, avg)
+            param.add_(buf, alpha=-group["lr"])
+        else:
+            param.addcdiv_(grad, avg, value=-group["lr"])

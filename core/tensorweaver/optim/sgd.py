@@ -1,0 +1,57 @@
+"""Stochastic gradient descent with optional momentum and Nesterov momentum."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweaver.optim.optimizer import Optimizer, ParamsT
+
+
+class SGD(Optimizer):
+    """``torch.optim.SGD``: ``buf = momentum * buf + (1 - dampening) * g``; ``p -= lr * buf``.
+
+    The momentum buffer starts as the first gradient (no dampening on that step);
+    ``nesterov`` steps along ``g + momentum * buf`` instead.
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+        }
+        super().__init__(params, defaults)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        if group.get("nesterov") and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError(
+                "SGD: nesterov=True requires momentum > 0 and dampening=0, got "
+                f"momentum={group['momentum']!r}, dampening={group['dampening']!r}"
+            )
+
+    def _update(self, param: Any, group: dict[str, Any]) -> None:
+        grad = self._grad(param, group)
+        momentum = group["momentum"]
+        if momentum != 0:
+            state = self.state[param]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = grad.clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad + buf * momentum if group["nesterov"] else buf
+        param.add_(grad, alpha=-group["lr"])

@@ -1,0 +1,97 @@
+"""PyTorch's type promotion: which dtype an operation on mixed operands computes in.
+
+Operands fall in three groups, from strongest to weakest: tensors with dimensions, 0-d
+tensors, and Python scalars. A weaker group changes the result only when it is of a higher
+category (bool < integer < float): ``float32_tensor * 2.5`` stays float32, ``int_tensor * 2.5``
+becomes the default float dtype, ``uint8_tensor + 1000`` stays uint8.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from functools import cache
+
+from tensorweaver.contract import dtypes
+from tensorweaver.contract.dtypes import DType
+
+_default_float: ContextVar[DType] = ContextVar("tensorweaver_default_dtype", default=dtypes.float32)
+
+
+def get_default_dtype() -> DType:
+    """The dtype of Python floats and of new float tensors (float32 unless changed)."""
+    return _default_float.get()
+
+
+def set_default_dtype(dtype: DType) -> None:
+    """Make ``dtype`` (``tw.float32`` or ``tw.float64``, or float16/bfloat16) the default."""
+    if not isinstance(dtype, DType) or not dtype.is_floating_point:
+        raise TypeError(f"set_default_dtype: expected a floating-point dtype, got {dtype!r}")
+    _default_float.set(dtype)
+
+
+def category(dtype: DType) -> int:
+    return 0 if dtype.kind == "b" else 2 if dtype.kind == "f" else 1
+
+
+@cache
+def promote_types(a: DType, b: DType) -> DType:
+    """The smallest dtype both ``a`` and ``b`` convert to safely (``torch.promote_types``)."""
+    if a is b:
+        return a
+    if a.kind == "b":
+        return b
+    if b.kind == "b":
+        return a
+    if a.kind == "f" or b.kind == "f":
+        if a.kind != "f":
+            return b
+        if b.kind != "f":
+            return a
+        if {a, b} == {dtypes.float16, dtypes.bfloat16}:
+            return dtypes.float32
+        return a if a.itemsize > b.itemsize else b
+    if a.kind == b.kind:  # both signed (uint8 is the only unsigned type)
+        return a if a.itemsize > b.itemsize else b
+    signed, unsigned = (a, b) if a.kind == "i" else (b, a)
+    if signed.itemsize > unsigned.itemsize:
+        return signed
+    return dtypes.int16  # uint8 with int8
+
+
+def scalar_dtype(value: object) -> DType:
+    """The dtype a Python scalar stands for (bool, int64, or the default float)."""
+    if isinstance(value, bool):
+        return dtypes.bool_
+    if isinstance(value, int):
+        return dtypes.int64
+    if isinstance(value, float):
+        return _default_float.get()
+    raise TypeError(
+        f"expected a Tensor or a Python number, got {type(value).__name__}; "
+        "wrap arrays with tw.tensor(...)"
+    )
+
+
+def _combine(stronger: DType | None, weaker: DType | None) -> DType | None:
+    if stronger is None:
+        return weaker
+    if weaker is None or category(stronger) >= category(weaker):
+        return stronger
+    return promote_types(stronger, weaker)
+
+
+def result_type(*operands: object) -> DType:
+    """The dtype an elementwise op on ``operands`` (tensors and Python scalars) computes in."""
+    groups: list[DType | None] = [None, None, None]  # dimensioned, 0-d, scalar
+    for x in operands:
+        dtype = getattr(x, "dtype", None)
+        if isinstance(dtype, DType):
+            slot = 0 if x.shape else 1
+        else:
+            dtype, slot = scalar_dtype(x), 2
+        current = groups[slot]
+        groups[slot] = dtype if current is None else promote_types(current, dtype)
+    result = _combine(groups[0], _combine(groups[1], groups[2]))
+    if result is None:
+        raise TypeError("result_type: needs at least one operand")
+    return result
