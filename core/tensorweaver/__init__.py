@@ -197,6 +197,8 @@ _LAZY = {
 _LAZY_ATTRS = {
     "save": ("tensorweaver.serialization", "save"),
     "load": ("tensorweaver.serialization", "load"),
+    "to_torch_module": ("tensorweaver.interop.torch_module", "to_torch_module"),
+    "from_torch_module": ("tensorweaver.interop.torch_module", "from_torch_module"),
 }
 
 

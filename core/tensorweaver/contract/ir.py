@@ -281,6 +281,13 @@ COMPOSITES: dict[str, str] = {
 }
 
 
+#: Methods a backend may define; the core works without them.
+OPTIONAL: dict[str, str] = {
+    "from_dlpack": "from_dlpack(obj) -> A: share the memory of a DLPack producer (zero copy); "
+    "return None to let the core copy through the host instead",
+}
+
+
 def missing_primitives(backend: object) -> list[str]:
     """The required primitive names that ``backend`` does not define as callables."""
     return sorted(n for n in REQUIRED if not callable(getattr(backend, n, None)))

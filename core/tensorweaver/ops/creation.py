@@ -146,8 +146,31 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 
 def from_dlpack(obj: Any, device: Any = None) -> Tensor:
-    """A tensor from any DLPack producer (a NumPy array, a torch tensor, ...)."""
-    return tensor(np.from_dlpack(obj), device=device)
+    """A tensor sharing memory with any DLPack producer (a NumPy array, a torch tensor, ...).
+
+    Without ``device`` a torch tensor lands on the matching torch device and a NumPy array
+    on NumPy; the copy is avoided where the backend implements the optional ``from_dlpack``.
+    """
+    if device is None:
+        device = _dlpack_home(obj)
+    backend = backend_for(device)
+    importer = getattr(backend, "from_dlpack", None)
+    native = importer(obj) if importer is not None else None
+    if native is None:
+        host = np.from_dlpack(obj)
+        return tensor(host, device=backend.device.name)
+    name = str(native.dtype).rsplit(".", 1)[-1]
+    return Tensor(native, backend, dtypes.BY_NAME[name])
+
+
+def _dlpack_home(obj: Any) -> Any:
+    module = type(obj).__module__.split(".")[0]
+    if module == "torch":
+        kind = obj.device.type
+        return f"torch:{kind}" + ("" if obj.device.index is None else f":{obj.device.index}")
+    if module == "numpy":
+        return "numpy"
+    return None
 
 
 def _size(args: tuple) -> tuple:

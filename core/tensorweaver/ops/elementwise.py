@@ -33,11 +33,11 @@ def _operands(op: str, a: Operand, b: Operand, compute: Callable[[DType], DType]
         else:
             backend = a.backend
             dtype = compute(result_type(a, b))
-            b = constant(b, backend, dtype)
+            b = Tensor(scalar_native(backend, b, dtype), backend, dtype)
     elif isinstance(b, Tensor):
         backend = b.backend
         dtype = compute(result_type(a, b))
-        a = constant(a, backend, dtype)
+        a = Tensor(scalar_native(backend, a, dtype), backend, dtype)
     else:
         raise TypeError(
             f"{op}: expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}"
@@ -58,21 +58,53 @@ def _floating(dtype: DType) -> DType:
     return dtype if dtype.kind == "f" else get_default_dtype()
 
 
+_constants: dict[tuple, Any] = {}
+
+
+def scalar_native(backend: Any, value: Any, dtype: DType) -> Any:
+    """A 0-d native array holding ``value``, cached: scalar operands are mostly repeats."""
+    if value == 0:  # 0.0 and -0.0 compare equal but differ: never share them
+        return backend.full((), value, dtype)
+    key = (value, type(value), dtype, backend)
+    native = _constants.get(key)
+    if native is None:
+        if len(_constants) > 4096:
+            _constants.clear()
+        native = _constants[key] = backend.full((), value, dtype)
+    return native
+
+
+def _scalar_keeps_dtype(a: Tensor, b: Any) -> bool:
+    """True when ``a <op> b`` for a Python number b computes in a's dtype (the common case)."""
+    kind = a.dtype.kind
+    t = type(b)
+    return (kind == "f" and (t is float or t is int)) or (kind == "i" and t is int)
+
+
 def _arithmetic(name: str) -> Callable[[Operand, Operand], Tensor]:
     def op(a: Operand, b: Operand) -> Tensor:
-        if (
-            isinstance(b, Tensor)
-            and isinstance(a, Tensor)
-            and a.dtype is b.dtype
-            and a.shape == b.shape
-            and a.backend is b.backend
-        ):
-            # Fast path: one shape, one dtype, one device.
-            out = Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, a.dtype)
-            if (a.requires_grad or b.requires_grad) and is_grad_enabled():
-                out._node = Node(name, (a, b), None)
-                out.requires_grad = True
-            return out
+        if isinstance(a, Tensor):
+            if (
+                isinstance(b, Tensor)
+                and a.dtype is b.dtype
+                and a.shape == b.shape
+                and a.backend is b.backend
+            ):
+                # Fast path: one shape, one dtype, one device.
+                out = Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, a.dtype)
+                if (a.requires_grad or b.requires_grad) and is_grad_enabled():
+                    out._node = Node(name, (a, b), None)
+                    out.requires_grad = True
+                return out
+            if _scalar_keeps_dtype(a, b):
+                # Fast path: a tensor and a Python number that does not change its dtype.
+                backend = a.backend
+                bn = scalar_native(backend, b, a.dtype)
+                out = Tensor(getattr(backend, name)(a.native, bn), backend, a.dtype)
+                if a.requires_grad and is_grad_enabled():
+                    out._node = Node(name, (a, Tensor(bn, backend, a.dtype)), None)
+                    out.requires_grad = True
+                return out
         a, b, backend, dtype, an, bn = _operands(name, a, b, _same)
         return apply(name, getattr(backend, name)(an, bn), dtype, (a, b))
 

@@ -79,6 +79,9 @@ class NumpyBackend(FusedOps):
     def to_host(self, a: A) -> A:
         return np.array(a)
 
+    def from_dlpack(self, obj: object) -> A:
+        return np.from_dlpack(obj)
+
     def full(self, shape: Shape, value: object, dtype: DType) -> A:
         return np.full(shape, value, dtype=_NP[dtype])
 

@@ -77,6 +77,9 @@ class TorchBackend(FusedComposites):
             return a.numpy().copy()  # .numpy() alone would share a's memory
         return a.cpu().numpy()
 
+    def from_dlpack(self, obj: object) -> Tensor:
+        return torch.from_dlpack(obj).to(self.torch_device)
+
     def full(self, shape: Shape, value: float, dtype: DType) -> Tensor:
         return torch.full(shape, value, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
 

@@ -14,6 +14,9 @@ against 154 us, and for an 8x16x32x32 convolution 2.3 ms against 5.5 ms through
 ``torch.nn.grad``. A fused composite pays off on large tensors, where torch's own
 backward kernels win, and no private torch op is needed.
 
+Inputs that already require grad in torch's sense (a model run by ``tw.to_torch_module``)
+are used as they are, so the kernel lands on torch's own tape.
+
 The graph is kept (``retain_graph=True``) so that the core may run a backward twice;
 it is freed with ``saved``. Semantics follow torch: ``max_pool2d`` pads with -inf and
 takes ``padding`` at most half the kernel; ``causal`` attention masks with
@@ -32,6 +35,11 @@ Saved = tuple[Tensor, list[Tensor]]
 
 
 def _record(fn: Callable[..., Tensor], *inputs: Tensor) -> tuple[Tensor, Saved]:
+    if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+        # The inputs are on torch's own tape (a model run through tw.to_torch_module): stay
+        # on it, so torch's autograd differentiates through this kernel.
+        out = fn(*inputs)
+        return out, (out, list(inputs))
     leaves = [t.detach().requires_grad_() for t in inputs]
     with torch.enable_grad():
         out = fn(*leaves)
