@@ -1,6 +1,7 @@
 """TensorWeaver: PyTorch's API on pluggable array backends."""
 
 from tensorweaver import ops as _ops  # noqa: F401  (attaches Tensor's methods, below)
+from tensorweaver.amp import GradScaler, autocast
 from tensorweaver.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from tensorweaver.contract.dtypes import DType as dtype
 from tensorweaver.contract.dtypes import (

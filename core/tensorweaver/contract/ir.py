@@ -285,6 +285,8 @@ COMPOSITES: dict[str, str] = {
 OPTIONAL: dict[str, str] = {
     "from_dlpack": "from_dlpack(obj) -> A: share the memory of a DLPack producer (zero copy); "
     "return None to let the core copy through the host instead",
+    "has_tf32": "attribute, bool: the device has TF32 tensor cores (tw.autocast('tf32'))",
+    "set_tf32": "set_tf32(enabled: bool) -> None: let float32 matrix products use TF32",
 }
 
 

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
 from tensorweaver.ops.apply import apply, check_backends
+from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
+
+#: Composites that compute in the autocast dtype inside ``tw.autocast`` (matrix products).
+AUTOCAST = frozenset({"conv2d", "scaled_dot_product_attention"})
 
 
 def fused_or_reference(
@@ -20,6 +25,9 @@ def fused_or_reference(
 ) -> Tensor:
     """``name`` on ``tensors`` (one device, one dtype) with static arguments ``static``."""
     backend = check_backends(name, tensors)
+    low = autocast_dtype()
+    if low is not None and name in AUTOCAST:
+        tensors = autocast_operands(low, *tensors)
     fused = getattr(backend, "fused_" + name, None)
     if fused is None:
         return reference(*tensors, *static)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tensorweaver.amp import autocast_dtype
+from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
@@ -16,6 +18,9 @@ from tensorweaver.tensor import Tensor
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError("matmul: both operands must be tensors")
+    low = autocast_dtype()
+    if low is not None:
+        a, b = autocast_operands(low, a, b)
     if a.ndim >= 2 and b.ndim >= 2 and a.dtype is b.dtype and a.backend is b.backend:
         if a.shape[-1] != b.shape[-2]:
             raise RuntimeError(_mismatch(a, b))
@@ -40,6 +45,14 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if b.ndim == 1:
         return mv.squeeze(matmul(a, mv.unsqueeze(b, 1)), -1)
     return matmul(a, b)
+
+
+def autocast_operands(low: DType, *tensors: Tensor) -> tuple:
+    """``tensors`` in the autocast dtype ``low``, where they are wider floats."""
+    return tuple(
+        ew.cast(t, low) if t.dtype.kind == "f" and t.dtype.itemsize > low.itemsize else t
+        for t in tensors
+    )
 
 
 def _mismatch(a: Tensor, b: Tensor) -> str:

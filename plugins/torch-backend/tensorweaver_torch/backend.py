@@ -60,6 +60,12 @@ class TorchBackend(FusedComposites):
             {torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64} if on_cpu else set()
         )
         self._on_cpu = on_cpu
+        # TF32 tensor cores: NVIDIA Ampere (compute capability 8.0) and newer.
+        self.has_tf32 = (
+            self.torch_device.type == "cuda"
+            and torch.version.hip is None
+            and torch.cuda.get_device_capability(self.torch_device)[0] >= 8
+        )
         self._generator = torch.Generator(self.torch_device)
         self._generator.seed()  # a fresh seed per process, as NumPy's default_rng()
 
@@ -76,6 +82,11 @@ class TorchBackend(FusedComposites):
         if self._on_cpu:
             return a.numpy().copy()  # .numpy() alone would share a's memory
         return a.cpu().numpy()
+
+    def set_tf32(self, enabled: bool) -> None:
+        """Let float32 matmuls and convolutions use TF32 tensor cores (process-wide in torch)."""
+        torch.backends.cuda.matmul.allow_tf32 = enabled
+        torch.backends.cudnn.allow_tf32 = enabled
 
     def from_dlpack(self, obj: object) -> Tensor:
         return torch.from_dlpack(obj).to(self.torch_device)
