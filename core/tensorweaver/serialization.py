@@ -76,7 +76,7 @@ def bfloat16_bits(values: np.ndarray) -> np.ndarray:
     NaNs stay NaNs with their sign (quiet bit set); finite values past the bfloat16 range
     round to infinity, as in IEEE rounding.
     """
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    bits = np.asarray(values, dtype=np.float32, order="C").view(np.uint32)
     # Adding 0x7FFF plus the lowest kept bit rounds the dropped 16 bits to nearest even.
     rounded = (bits + (np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1)))) >> 16
     out = rounded.astype(np.uint16)
@@ -186,7 +186,7 @@ def _host_array(t: Any) -> tuple[str, np.ndarray]:
     if code == "BF16":
         # bfloat16 reaches the host as float32 (exactly representable); store the real bits.
         return code, bfloat16_bits(host)
-    return code, np.ascontiguousarray(host, dtype=_STORAGE[code])
+    return code, np.asarray(host, dtype=_STORAGE[code], order="C")
 
 
 def _header_bytes(header: dict[str, Any]) -> bytes:
@@ -388,7 +388,13 @@ def load(f: PathLike, device: Any = None, *, map_location: Any = None) -> Any:
     tensors = {}
     for name, (code, a) in arrays.items():
         host = float32_from_bfloat16_bits(a) if code == "BF16" else a
-        tensors[name] = tw.tensor(host, dtype=_CODES[code], device=device)
+        try:
+            tensors[name] = tw.tensor(host, dtype=_CODES[code], device=device)
+        except TypeError as e:  # the device lacks the dtype (bfloat16 on NumPy, say)
+            raise TypeError(
+                f"tw.load: tensor {name!r} of {path!r} cannot be created: {e}; pass device= "
+                "naming a device that has this dtype"
+            ) from e
     if structure is None:
         return tensors
     try:

@@ -257,6 +257,23 @@ class Tensor:
 
         return tensor_repr(self)
 
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """A copy that shares no state (native arrays are never written, so it may share
+        the array itself)."""
+        if self._node is not None:
+            raise RuntimeError(
+                "only tensors created explicitly by the user (graph leaves) support "
+                "deepcopy; .detach() it first"
+            )
+        import copy
+
+        out = Tensor(self.native, self.backend, self.dtype)
+        out.requires_grad = self.requires_grad
+        memo[id(self)] = out
+        if self.grad is not None:
+            out.grad = copy.deepcopy(self.grad, memo)
+        return out
+
     def __reduce__(self) -> Any:
         raise TypeError(
             "TensorWeaver tensors are not picklable (loading a pickle can run code); "

@@ -24,6 +24,9 @@ from tensorweaver.nn.modules.activation import (
     Softsign,
     Tanh,
 )
+from tensorweaver.nn.modules.attention import (
+    MultiheadAttention,
+)
 from tensorweaver.nn.modules.container import (
     ModuleDict,
     ModuleList,
@@ -43,6 +46,12 @@ from tensorweaver.nn.modules.dropout import (
 from tensorweaver.nn.modules.flatten import (
     Flatten,
     Unflatten,
+)
+from tensorweaver.nn.modules.graph import (
+    GATConv,
+    GCNConv,
+    GINConv,
+    SAGEConv,
 )
 from tensorweaver.nn.modules.linear import (
     Bilinear,
@@ -78,8 +87,24 @@ from tensorweaver.nn.modules.pooling import (
     MaxPool1d,
     MaxPool2d,
 )
+from tensorweaver.nn.modules.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+)
 from tensorweaver.nn.modules.sparse import (
     Embedding,
+)
+from tensorweaver.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
 )
 
 __all__ = [
@@ -104,8 +129,13 @@ __all__ = [
     "ELU",
     "Embedding",
     "Flatten",
+    "GATConv",
+    "GCNConv",
     "GELU",
+    "GINConv",
     "GLU",
+    "GRU",
+    "GRUCell",
     "GroupNorm",
     "Hardsigmoid",
     "Hardswish",
@@ -114,6 +144,8 @@ __all__ = [
     "Identity",
     "KLDivLoss",
     "L1Loss",
+    "LSTM",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -126,11 +158,16 @@ __all__ = [
     "Module",
     "ModuleDict",
     "ModuleList",
+    "MultiheadAttention",
     "NLLLoss",
     "PReLU",
     "RMSNorm",
+    "RNN",
+    "RNNBase",
+    "RNNCell",
     "ReLU",
     "ReLU6",
+    "SAGEConv",
     "SELU",
     "Sequential",
     "SiLU",
@@ -141,5 +178,10 @@ __all__ = [
     "Softplus",
     "Softsign",
     "Tanh",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "Unflatten",
 ]

@@ -186,7 +186,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._drop(name)
+            self._drop(name, keep=self._parameters)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -198,7 +198,7 @@ class Module:
         elif isinstance(value, Module):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._drop(name)
+            self._drop(name, keep=self._modules)
             self._modules[name] = value
         elif params is not None and name in d["_modules"]:
             if value is not None:
@@ -217,11 +217,13 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _drop(self, name: str) -> None:
-        """Forget ``name`` everywhere before it is re-registered as another kind."""
+    def _drop(self, name: str, keep: dict) -> None:
+        """Forget ``name`` everywhere but in ``keep``, the store it is about to be set in
+        (where it keeps its place in the order)."""
         self.__dict__.pop(name, None)
         for store in (self._parameters, self._buffers, self._modules):
-            store.pop(name, None)
+            if store is not keep:
+                store.pop(name, None)
         self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name: str) -> Any:

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The main job from a fresh clone: install TensorWeaver with its NumPy backend (no torch, no
+# cuPyNumeric) into .venv-main and train the digits classifier on the NumPy backend.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+[ -x .venv-main/bin/python ] || python3 -m venv .venv-main
+.venv-main/bin/python -m pip install --quiet --disable-pip-version-check \
+    -e plugins/numpy-backend -e ".[progress]" scikit-learn
+.venv-main/bin/python examples/digits.py "$@"
