@@ -82,7 +82,7 @@ def test_softmax_backward_matches_finite_differences(backend, rng, name, axis):
     forward = getattr(backend, f"fused_{name}")
     x, g = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
     _, saved = forward(x, axis)
-    (grad,) = getattr(backend, f"fused_{name}_backward")(saved, g)
+    (grad,) = getattr(backend, f"fused_{name}_backward")(saved, g, (True,))
     want = numeric_grad(lambda v: forward(v, axis)[0], x.copy(), g)
     np.testing.assert_allclose(grad, want, rtol=1e-7, atol=1e-9)
 
@@ -128,7 +128,7 @@ def test_conv2d_forward_and_backward(backend, rng, c, o, kernel, stride, padding
     np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
 
     g = rng.normal(size=out.shape)
-    grad_x, grad_w = backend.fused_conv2d_backward(saved, g)
+    grad_x, grad_w = backend.fused_conv2d_backward(saved, g, (True, True))
     assert grad_x.shape == x.shape and grad_w.shape == w.shape
     num_x = numeric_grad(lambda v: backend.fused_conv2d(v, w, *args)[0], x.copy(), g)
     num_w = numeric_grad(lambda v: backend.fused_conv2d(x, v, *args)[0], w.copy(), g)
@@ -143,7 +143,7 @@ def test_conv2d_keeps_float32(backend, rng):
     assert out.dtype == np.float32
     want = conv2d_ref(x.astype(np.float64), w.astype(np.float64), (1, 1), (1, 1), (1, 1), 1)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
-    grads = backend.fused_conv2d_backward(saved, np.ones_like(out))
+    grads = backend.fused_conv2d_backward(saved, np.ones_like(out), (True, True))
     assert [gr.dtype for gr in grads] == [np.float32, np.float32]
 
 
@@ -179,7 +179,7 @@ def test_max_pool2d_with_ties_sends_the_gradient_to_the_first_maximum(
     out, saved = backend.fused_max_pool2d(x, kernel, stride, padding)
     want_out, want_grad = max_pool_ref(x, kernel, stride, padding)
     np.testing.assert_array_equal(out, want_out)
-    (grad,) = backend.fused_max_pool2d_backward(saved, np.ones_like(out))
+    (grad,) = backend.fused_max_pool2d_backward(saved, np.ones_like(out), (True,))
     np.testing.assert_array_equal(grad, want_grad)
 
 
@@ -188,7 +188,7 @@ def test_max_pool2d_backward_matches_finite_differences(backend, rng, kernel, st
     x = rng.permutation(60).reshape(1, 2, 6, 5).astype(np.float64)  # distinct: no ties
     out, saved = backend.fused_max_pool2d(x, kernel, stride, padding)
     g = rng.normal(size=out.shape)
-    (grad,) = backend.fused_max_pool2d_backward(saved, g)
+    (grad,) = backend.fused_max_pool2d_backward(saved, g, (True,))
     forward = lambda v: backend.fused_max_pool2d(v, kernel, stride, padding)[0]  # noqa: E731
     np.testing.assert_allclose(grad, numeric_grad(forward, x.copy(), g, eps=1e-3), rtol=1e-9)
 
@@ -201,3 +201,17 @@ def test_max_pool2d_propagates_nan_and_pools_integers(backend):
     out, _ = backend.fused_max_pool2d(xi, (2, 2), (1, 1), (1, 1))
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out, max_pool_ref(xi, (2, 2), (1, 1), (1, 1))[0])
+
+
+def test_linear_matches_numpy_and_skips_unneeded_gradients(backend, rng):
+    x, w, b = rng.normal(size=(2, 3, 5)), rng.normal(size=(4, 5)), rng.normal(size=4)
+    out, saved = backend.fused_linear(x, w, b)
+    np.testing.assert_allclose(out, x @ w.T + b, rtol=1e-13)
+    g = rng.normal(size=out.shape)
+    gx, gw, gb = backend.fused_linear_backward(saved, g, (True, True, True))
+    np.testing.assert_allclose(gx, g @ w, rtol=1e-13)
+    np.testing.assert_allclose(gw, np.einsum("abo,abi->oi", g, x), rtol=1e-13)
+    np.testing.assert_allclose(gb, g.sum((0, 1)), rtol=1e-13)
+    assert gw.flags.c_contiguous  # the weight's own layout: optimizer ops stay fast
+    skipped = backend.fused_linear_backward(saved, g, (False, True, False))
+    assert skipped[0] is None and skipped[2] is None

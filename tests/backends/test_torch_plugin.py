@@ -261,7 +261,8 @@ def test_fused_backward(cpu, rng, name, reference, shapes, args) -> None:
     inputs = [rng.standard_normal(s) for s in shapes]
     out, saved = fused_forward(cpu, name, inputs, args, d.float64)
     grad_out = rng.standard_normal(tuple(out.shape))
-    grads = getattr(cpu, f"fused_{name}_backward")(saved, cpu.from_host(grad_out, d.float64))
+    needs = (True,) * len(inputs)
+    grads = getattr(cpu, f"fused_{name}_backward")(saved, cpu.from_host(grad_out, d.float64), needs)
     assert len(grads) == len(inputs)
 
     def loss(*xs):
@@ -282,8 +283,8 @@ def test_fused_backward_can_run_twice(cpu, rng) -> None:
     x = cpu.from_host(rng.standard_normal((3, 4)), d.float64)
     _, saved = cpu.fused_softmax(x, 1)
     g = cpu.from_host(rng.standard_normal((3, 4)), d.float64)
-    (first,) = cpu.fused_softmax_backward(saved, g)
-    (second,) = cpu.fused_softmax_backward(saved, g)
+    (first,) = cpu.fused_softmax_backward(saved, g, (True,))
+    (second,) = cpu.fused_softmax_backward(saved, g, (True,))
     np.testing.assert_array_equal(cpu.to_host(first), cpu.to_host(second))
 
 
@@ -597,5 +598,7 @@ def test_cuda_fused_attention_matches_reference(rng) -> None:
     np.testing.assert_allclose(
         gpu.to_host(out), ref_attention(q, k, v, True, 0.3), rtol=1e-3, atol=1e-3
     )
-    grads = gpu.fused_scaled_dot_product_attention_backward(saved, torch.ones_like(out))
+    grads = gpu.fused_scaled_dot_product_attention_backward(
+        saved, torch.ones_like(out), (True, True, True)
+    )
     assert [g.device.type for g in grads] == ["cuda"] * 3

@@ -129,8 +129,16 @@ def run(
         return captured
     for key, g in leaf_grads.items():
         leaf = leaves[key]
-        g = g if create_graph else g.detach()
-        leaf.grad = g if leaf.grad is None else leaf.grad + g
+        if create_graph:
+            leaf.grad = g if leaf.grad is None else leaf.grad + g
+            continue
+        g = g.detach() if leaf.grad is None else leaf.grad + g
+        # Stored gradients get the backend's preferred layout (a transposed view would make
+        # every optimizer op on it slow), as PyTorch's gradient layout contract does.
+        compact = getattr(g.backend, "contiguous", None)
+        if compact is not None:
+            g.native = compact(g.native)
+        leaf.grad = g
     return {}
 
 

@@ -29,9 +29,10 @@ What a backend guarantees:
 
 **Composites** (``softmax``, ``conv2d``, …) have reference decompositions in the core.
 A backend may speed one up by defining ``fused_<name>(*args) -> (output, saved)`` and
-``fused_<name>_backward(saved, grad_output) -> tuple`` of input gradients (``None``
-where an input needs none); see :data:`COMPOSITES` for the arguments. The core
-uses them when present and its own decomposition otherwise.
+``fused_<name>_backward(saved, grad_output, needs) -> tuple`` of input gradients, one per
+array input in argument order: ``needs[i]`` says whether input ``i`` wants a gradient, and
+the backend returns ``None`` (and skips the work) where it does not. See :data:`COMPOSITES`
+for the arguments. The core uses them when present and its own decomposition otherwise.
 """
 
 from __future__ import annotations
@@ -269,6 +270,8 @@ COMPARISONS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
 
 #: Composites a backend may fuse, with the arguments ``fused_<name>`` receives.
 COMPOSITES: dict[str, str] = {
+    "linear": "linear(x, weight, bias) with x (..., in), weight (out, in), bias (out,): "
+    "x @ weight.T + bias",
     "softmax": "softmax(x, axis)",
     "log_softmax": "log_softmax(x, axis)",
     "conv2d": "conv2d(x, weight, stride: (sh, sw), padding: (ph, pw), dilation: (dh, dw), "
@@ -285,6 +288,8 @@ COMPOSITES: dict[str, str] = {
 OPTIONAL: dict[str, str] = {
     "from_dlpack": "from_dlpack(obj) -> A: share the memory of a DLPack producer (zero copy); "
     "return None to let the core copy through the host instead",
+    "contiguous": "contiguous(a) -> A: a copy in the backend's preferred memory layout (or a "
+    "itself when it already has it); the core calls it on gradients it stores in .grad",
     "has_tf32": "attribute, bool: the device has TF32 tensor cores (tw.autocast('tf32'))",
     "set_tf32": "set_tf32(enabled: bool) -> None: let float32 matrix products use TF32",
 }

@@ -56,7 +56,8 @@ def fused_backward(node: Any, g: Tensor) -> tuple:
         found = iter(grad(y, wanted, g, create_graph=True, allow_unused=True))
         return tuple(next(found) if t.requires_grad else None for t in inputs)
     backend = inputs[0].backend
-    natives = getattr(backend, f"fused_{name}_backward")(saved, g.native)
+    needs = tuple(p is not None for p in node.parents)
+    natives = getattr(backend, f"fused_{name}_backward")(saved, g.native, needs)
     return tuple(
         Tensor(n, backend, t.dtype) if n is not None else None for n, t in zip(natives, inputs)
     )

@@ -1,7 +1,8 @@
 """Fused composites for the NumPy backend (see ``COMPOSITES`` in tensorweaver.contract.ir).
 
 Each ``fused_<name>`` returns ``(output, saved)`` and ``fused_<name>_backward(saved,
-grad_output)`` returns the gradients of the array inputs, in argument order. Convolution
+grad_output, needs)`` returns the gradients of the array inputs, in argument order (None,
+not computed, where ``needs`` says an input wants none). Convolution
 is im2col: a strided window view of the padded input, then one tensordot (BLAS) per group;
 its input gradient adds the column gradients back window offset by window offset.
 """
@@ -43,6 +44,28 @@ def _max_along(x: A, axis: int) -> A:
 class FusedOps:
     """Mixed into NumpyBackend."""
 
+    # linear -------------------------------------------------------------------------------
+
+    @quiet
+    def fused_linear(self, x: A, weight: A, bias: A) -> tuple[A, tuple]:
+        rows = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
+        out = rows @ weight.T
+        out += bias  # out is this call's own array
+        return out.reshape(x.shape[:-1] + (weight.shape[0],)), (rows, x.shape, weight)
+
+    @quiet
+    def fused_linear_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple:
+        rows, x_shape, weight = saved
+        g = grad.reshape(-1, weight.shape[0]) if grad.ndim != 2 else grad
+        return (
+            (g @ weight).reshape(x_shape) if needs[0] else None,
+            g.T @ rows if needs[1] else None,  # (out, in) in C order: the weight's layout
+            np.add.reduce(g, axis=0) if needs[2] else None,
+        )
+
+    def contiguous(self, a: A) -> A:
+        return np.ascontiguousarray(a)
+
     # softmax ------------------------------------------------------------------------------
 
     @quiet
@@ -53,7 +76,7 @@ class FusedOps:
         return y, (y, axis)
 
     @quiet
-    def fused_softmax_backward(self, saved: tuple, grad: A) -> tuple[A]:
+    def fused_softmax_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple[A]:
         y, axis = saved
         gy = grad * y
         return (gy - y * np.add.reduce(gy, axis=axis, keepdims=True),)
@@ -65,7 +88,7 @@ class FusedOps:
         return z, (z, axis)
 
     @quiet
-    def fused_log_softmax_backward(self, saved: tuple, grad: A) -> tuple[A]:
+    def fused_log_softmax_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple[A]:
         y, axis = saved
         return (grad - np.exp(y) * np.add.reduce(grad, axis=axis, keepdims=True),)
 
@@ -89,21 +112,25 @@ class FusedOps:
         return out, (x.shape, xp, weight, stride, padding, dilation, groups)
 
     @quiet
-    def fused_conv2d_backward(self, saved: tuple, grad: A) -> tuple[A, A]:
+    def fused_conv2d_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple:
         x_shape, xp, weight, stride, padding, dilation, groups = saved
         o, cg, kh, kw = weight.shape
         og = o // groups
         (sh, sw), (dh, dw) = stride, dilation
         cols = _windows(xp, (kh, kw), stride, dilation)
         n, c, oh, ow = cols.shape[:4]
-        grad_w = np.empty_like(weight)
-        grad_cols = np.empty((n, c, kh, kw, oh, ow), dtype=grad.dtype)
+        grad_w = np.empty_like(weight) if needs[1] else None
+        grad_cols = np.empty((n, c, kh, kw, oh, ow), dtype=grad.dtype) if needs[0] else None
         for g in range(groups):
             ci, oi = slice(g * cg, (g + 1) * cg), slice(g * og, (g + 1) * og)
-            grad_w[oi] = np.tensordot(grad[:, oi], cols[:, ci], axes=((0, 2, 3), (0, 2, 3)))
-            # (cg, kh, kw, N, OH, OW) -> (N, cg, kh, kw, OH, OW)
-            part = np.tensordot(weight[oi], grad[:, oi], axes=((0,), (1,)))
-            grad_cols[:, ci] = part.transpose(3, 0, 1, 2, 4, 5)
+            if grad_w is not None:
+                grad_w[oi] = np.tensordot(grad[:, oi], cols[:, ci], axes=((0, 2, 3), (0, 2, 3)))
+            if grad_cols is not None:
+                # (cg, kh, kw, N, OH, OW) -> (N, cg, kh, kw, OH, OW)
+                part = np.tensordot(weight[oi], grad[:, oi], axes=((0,), (1,)))
+                grad_cols[:, ci] = part.transpose(3, 0, 1, 2, 4, 5)
+        if grad_cols is None:
+            return None, grad_w
         grad_xp = np.zeros(xp.shape, dtype=grad.dtype)
         for i in range(kh):
             for j in range(kw):
@@ -126,7 +153,7 @@ class FusedOps:
         out = np.take_along_axis(flat, first[..., None], axis=-1)[..., 0]
         return out, (x.shape, xp.shape, first, kernel, stride, padding)
 
-    def fused_max_pool2d_backward(self, saved: tuple, grad: A) -> tuple[A]:
+    def fused_max_pool2d_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple[A]:
         x_shape, xp_shape, first, (kh, kw), (sh, sw), (ph, pw) = saved
         n, c, oh, ow = first.shape
         rows = np.arange(oh)[:, None] * sh + first // kw

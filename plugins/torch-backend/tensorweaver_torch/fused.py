@@ -3,9 +3,9 @@
 Each ``fused_<name>`` runs torch's kernel with torch's autograd recording it, on
 detached leaves of the inputs, and returns ``(output, saved)``: the output detached
 (so that later primitives record nothing) and, in ``saved``, the recorded graph.
-``fused_<name>_backward(saved, grad_output)`` runs torch's own backward kernels
+``fused_<name>_backward(saved, grad_output, needs)`` runs torch's own backward kernels
 (cuDNN convolution, flash attention, ...) through ``torch.autograd.grad`` and returns
-one gradient per tensor input, in argument order; non-tensor arguments get none.
+one gradient per tensor input, in argument order (None where ``needs`` wants none).
 
 Why autograd rather than hand-written backward formulas (measured on one CPU thread,
 float32): replaying costs a fixed ~25 us and recording ~6 us, against 11 us for a
@@ -46,13 +46,21 @@ def _record(fn: Callable[..., Tensor], *inputs: Tensor) -> tuple[Tensor, Saved]:
     return out.detach(), (out, leaves)
 
 
-def _replay(saved: Saved, grad_output: Tensor) -> tuple[Tensor, ...]:
+def _replay(saved: Saved, grad_output: Tensor, needs: tuple) -> tuple:
     out, leaves = saved
-    return torch.autograd.grad(out, leaves, grad_output, retain_graph=True)
+    wanted = [leaf for leaf, need in zip(leaves, needs) if need]
+    found = iter(torch.autograd.grad(out, wanted, grad_output, retain_graph=True))
+    return tuple(next(found) if need else None for need in needs)
 
 
 class FusedComposites:
     """Mixed into the backend class: the core finds these methods by name."""
+
+    def fused_linear(self, x: Tensor, weight: Tensor, bias: Tensor) -> tuple[Tensor, Saved]:
+        return _record(F.linear, x, weight, bias)
+
+    def contiguous(self, a: Tensor) -> Tensor:
+        return a.contiguous()
 
     def fused_softmax(self, x: Tensor, axis: int) -> tuple[Tensor, Saved]:
         return _record(lambda x: torch.softmax(x, axis), x)
@@ -92,9 +100,10 @@ class FusedComposites:
             v,
         )
 
-    def _backward(self, saved: Saved, grad_output: Tensor) -> tuple[Tensor, ...]:
-        return _replay(saved, grad_output)
+    def _backward(self, saved: Saved, grad_output: Tensor, needs: tuple) -> tuple:
+        return _replay(saved, grad_output, needs)
 
+    fused_linear_backward = _backward
     fused_softmax_backward = _backward
     fused_log_softmax_backward = _backward
     fused_conv2d_backward = _backward

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Callable
 
 import tensorweaver as tw
 from tensorweaver.contract.dtypes import DType
@@ -19,21 +20,25 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _result(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
-    """PyTorch's ``inplace=True``: the result is written into ``input``, which is returned."""
-    return input.copy_(out) if inplace else out
+def _apply(fn: Callable[[Tensor], Tensor], input: Tensor, inplace: bool) -> Tensor:
+    """``fn(input)``; with PyTorch's ``inplace=True`` the result becomes ``input``'s value and
+    ``input`` is returned. As in every in-place method of the core, ``fn`` then reads a
+    frozen snapshot, so that the graph keeps the old value."""
+    if not inplace:
+        return fn(input)
+    return input._assign(fn(input._inplace_source()))
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(0, x)."""
-    return _result(input, tw.relu(input), inplace)
+    return _apply(tw.relu, input, inplace)
 
 
 def hardtanh(
     input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
     """x clamped to [min_val, max_val]."""
-    return _result(input, input.clamp(min_val, max_val), inplace)
+    return _apply(lambda x: x.clamp(min_val, max_val), input, inplace)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -43,24 +48,24 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope * x."""
-    return _result(input, tw.where(input > 0, input, input * negative_slope), inplace)
+    return _apply(lambda x: tw.where(x > 0, x, x * negative_slope), input, inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1)."""
-    negative = alpha * input.clamp(max=0).expm1()
-    return _result(input, tw.where(input > 0, input, negative), inplace)
+    return _apply(lambda x: tw.where(x > 0, x, alpha * x.clamp(max=0).expm1()), input, inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalizing constants."""
-    return _result(input, _SELU_SCALE * elu(input, _SELU_ALPHA), inplace)
+    return _apply(lambda x: _SELU_SCALE * elu(x, _SELU_ALPHA), input, inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x / alpha) - 1)."""
-    negative = alpha * (input.clamp(max=0) / alpha).expm1()
-    return _result(input, tw.where(input > 0, input, negative), inplace)
+    return _apply(
+        lambda x: tw.where(x > 0, x, alpha * (x.clamp(max=0) / alpha).expm1()), input, inplace
+    )
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -85,7 +90,7 @@ def tanh(input: Tensor) -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
-    return _result(input, input * tw.sigmoid(input), inplace)
+    return _apply(lambda x: x * tw.sigmoid(x), input, inplace)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -97,7 +102,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
-    return _result(input, input * softplus(input).tanh(), inplace)
+    return _apply(lambda x: x * softplus(x).tanh(), input, inplace)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -107,12 +112,12 @@ def softsign(input: Tensor) -> Tensor:
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """clamp(x / 6 + 1 / 2, 0, 1)."""
-    return _result(input, (input / 6 + 0.5).clamp(0, 1), inplace)
+    return _apply(lambda x: (x / 6 + 0.5).clamp(0, 1), input, inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * clamp(x + 3, 0, 6) / 6."""
-    return _result(input, input * (input + 3).clamp(0, 6) / 6, inplace)
+    return _apply(lambda x: x * (x + 3).clamp(0, 6) / 6, input, inplace)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -165,6 +170,14 @@ def log_softmax_reference(x: Tensor, axis: int) -> Tensor:
     return z - z.exp().sum(axis, keepdim=True).log()
 
 
+def _softmax_like(
+    name: str, reference: Callable[[Tensor, int], Tensor], x: Tensor, axis: int
+) -> Tensor:
+    if x.dim() == 0:  # one element, as PyTorch reads a 0-d input
+        return fused_or_reference(name, reference, (x.unsqueeze(0),), 0).squeeze(0)
+    return fused_or_reference(name, reference, (x,), axis)
+
+
 def _cast(input: Tensor, dtype: DType | None) -> Tensor:
     return input if dtype is None else input.to(dtype)
 
@@ -174,7 +187,7 @@ def softmax(
 ) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim`` (computed in ``dtype`` when given)."""
     axis = _softmax_axis(input, dim, "softmax")
-    return fused_or_reference("softmax", softmax_reference, (_cast(input, dtype),), axis)
+    return _softmax_like("softmax", softmax_reference, _cast(input, dtype), axis)
 
 
 def log_softmax(
@@ -182,7 +195,7 @@ def log_softmax(
 ) -> Tensor:
     """log(softmax(x)) along ``dim``, computed stably (in ``dtype`` when given)."""
     axis = _softmax_axis(input, dim, "log_softmax")
-    return fused_or_reference("log_softmax", log_softmax_reference, (_cast(input, dtype),), axis)
+    return _softmax_like("log_softmax", log_softmax_reference, _cast(input, dtype), axis)
 
 
 def softmin(
@@ -190,7 +203,7 @@ def softmin(
 ) -> Tensor:
     """softmax(-x) along ``dim``."""
     axis = _softmax_axis(input, dim, "softmin")
-    return fused_or_reference("softmax", softmax_reference, (-_cast(input, dtype),), axis)
+    return _softmax_like("softmax", softmax_reference, -_cast(input, dtype), axis)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

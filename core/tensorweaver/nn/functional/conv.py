@@ -126,6 +126,19 @@ def pad(
 # -- sliding windows -------------------------------------------------------------------------
 
 
+def _check_fits(
+    size: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...], fn: str
+) -> None:
+    """The (dilated) kernel fits in the padded input of spatial ``size``."""
+    span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    if any(n < m for n, m in zip(size, span)):
+        raise ValueError(
+            f"{fn}: the padded input is {'x'.join(map(str, size))} but the (dilated) kernel "
+            f"spans {'x'.join(map(str, span))}; use a larger input, more padding or a smaller "
+            "kernel"
+        )
+
+
 def _im2col(
     xp: Tensor,
     kernel: tuple[int, ...],
@@ -136,14 +149,9 @@ def _im2col(
     """The ``(N, C, kh * kw, OH, OW)`` windows of the (already padded) ``(N, C, H, W)`` ``xp``:
     axis 2 runs over kernel offsets, row-major."""
     h, w = xp.shape[2:]
+    _check_fits((h, w), kernel, dilation, fn)
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
-    oh, ow = (h - span_h) // sh + 1, (w - span_w) // sw + 1
-    if h < span_h or w < span_w:
-        raise ValueError(
-            f"{fn}: the padded input is {h}x{w} but the (dilated) kernel spans "
-            f"{span_h}x{span_w}; use a larger input, more padding or a smaller kernel"
-        )
+    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
     rows = [slice(i * dh, i * dh + (oh - 1) * sh + 1, sh) for i in range(kh)]
     cols = [slice(j * dw, j * dw + (ow - 1) * sw + 1, sw) for j in range(kw)]
     return tw.stack([xp[:, :, r, c] for r in rows for c in cols], 2)
@@ -261,6 +269,8 @@ def conv2d(
     stride = _ntuple(stride, 2, "conv2d", "stride")
     dilation = _ntuple(dilation, 2, "conv2d", "dilation")
     x, padding = _resolve_padding(x, padding, weight.shape[2:], stride, dilation, "conv2d")
+    padded = tuple(n + 2 * p for n, p in zip(x.shape[2:], padding))
+    _check_fits(padded, weight.shape[2:], dilation, "conv2d")
     out = fused_or_reference(
         "conv2d", conv2d_reference, (x, weight), stride, padding, dilation, groups
     )

@@ -9,19 +9,22 @@ from __future__ import annotations
 import warnings
 
 import tensorweaver as tw
-from tensorweaver.nn.functional.activation import _result
+from tensorweaver.nn.functional.activation import _apply
 from tensorweaver.tensor import Tensor
 
 
-def _masked(input: Tensor, p: float, training: bool, inplace: bool, mask_shape: tuple, fn: str):
+def _masked(
+    input: Tensor, p: float, training: bool, inplace: bool, mask_shape: tuple, fn: str
+) -> Tensor:
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{fn}: dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
     if p == 1:
-        return _result(input, input * 0, inplace)
+        return _apply(lambda x: x * 0, input, inplace)
     keep = tw.rand(*mask_shape, dtype=input.dtype, device=input.device) >= p
-    return _result(input, input * (keep.to(input.dtype) / (1 - p)), inplace)
+    scale = keep.to(input.dtype) / (1 - p)
+    return _apply(lambda x: x * scale, input, inplace)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

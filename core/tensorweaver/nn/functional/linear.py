@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
+
+
+def linear_reference(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+    """The decomposition of the ``linear`` composite: x @ weight^T + bias."""
+    return x @ weight.T + bias
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight^T + bias, for ``(out, in)`` (or ``(in,)``) weight."""
+    if (
+        bias is not None
+        and weight.dim() == 2
+        and input.dim() >= 1
+        and bias.dim() == 1
+        and input.dtype is weight.dtype is bias.dtype
+        and input.shape[-1] == weight.shape[1]
+        and bias.shape[0] == weight.shape[0]
+    ):
+        return fused_or_reference("linear", linear_reference, (input, weight, bias))
     out = input @ (weight.T if weight.dim() == 2 else weight)
     return out if bias is None else out + bias
 

@@ -20,8 +20,15 @@ def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -
     if size_average is None and reduce is None:
         return reduction
     if reduce is None or reduce:
-        return "mean" if size_average is None or size_average else "sum"
-    return "none"
+        reduction = "mean" if size_average is None or size_average else "sum"
+    else:
+        reduction = "none"
+    warnings.warn(
+        f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+        "instead.",
+        stacklevel=3,
+    )
+    return reduction
 
 
 def _reduce(loss: Tensor, reduction: str, fn: str) -> Tensor:
@@ -308,6 +315,13 @@ def kl_div(
         # xlogy(t, t): 0 where t == 0.
         loss = target * target.masked_fill(target == 0, 1).log() - target * input
     reduction = _reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn(
+            "kl_div: reduction 'mean' divides the total loss by both the batch size and the "
+            "support size; 'batchmean' divides only by the batch size, as the KL divergence's "
+            "definition does. PyTorch will change 'mean' to behave as 'batchmean'.",
+            stacklevel=2,
+        )
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.dim() else loss.sum()
     return _reduce(loss, reduction, "kl_div")
