@@ -194,10 +194,19 @@ _LAZY = {
     "optim": "tensorweaver.optim",
     "utils": "tensorweaver.utils",
     "autograd": "tensorweaver.autograd",
+    "models": "tensorweaver.models",
+    "training": "tensorweaver.training",
+    "amp": "tensorweaver.amp",
 }
 _LAZY_ATTRS = {
     "save": ("tensorweaver.serialization", "save"),
     "load": ("tensorweaver.serialization", "load"),
+    "SafetensorsError": ("tensorweaver.serialization", "SafetensorsError"),
+    "fit": ("tensorweaver.training", "fit"),
+    "predict": ("tensorweaver.training", "predict"),
+    "evaluate": ("tensorweaver.training", "evaluate"),
+    "History": ("tensorweaver.training", "History"),
+    "check": ("tensorweaver.check", "check"),
     "to_torch_module": ("tensorweaver.interop.torch_module", "to_torch_module"),
     "from_torch_module": ("tensorweaver.interop.torch_module", "from_torch_module"),
 }

@@ -104,20 +104,23 @@ class GradScaler:
         return loss * self.scale_value if self.enabled else loss
 
     def unscale_(self, optimizer: Any) -> None:
-        """Divide the gradients by the scale (once per step), noting any inf or NaN."""
+        """Divide the gradients by the scale (once per step), noting any inf or NaN with a
+        single read back from the device."""
         if not self.enabled or id(optimizer) in self._unscaled:
             return
         from tensorweaver.autograd.mode import no_grad
+        from tensorweaver.ops.movement import stack
 
         inverse = 1.0 / self.scale_value
+        finite = []
         with no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    p.grad = p.grad * inverse
-                    if not bool(p.grad.isfinite().all()):
-                        self._found_inf = True
+                    if p.grad is not None:
+                        p.grad = p.grad * inverse
+                        finite.append(p.grad.isfinite().all())
+        if finite and not bool(stack(finite).all()):
+            self._found_inf = True
         self._unscaled.add(id(optimizer))
 
     def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:

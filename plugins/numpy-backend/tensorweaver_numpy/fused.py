@@ -64,7 +64,8 @@ class FusedOps:
         )
 
     def contiguous(self, a: A) -> A:
-        return np.ascontiguousarray(a)
+        # ascontiguousarray would also turn a 0-d array into a 1-d one.
+        return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
     # softmax ------------------------------------------------------------------------------
 

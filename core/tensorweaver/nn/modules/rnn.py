@@ -1,0 +1,532 @@
+"""Recurrent layers: ``RNNCell``, ``LSTMCell``, ``GRUCell`` and the sequence layers ``RNN``,
+``LSTM``, ``GRU``, with PyTorch's parameter names, shapes, gate order and initialisation.
+
+Each step is written with core tensor ops, so it runs and differentiates on every backend.
+The input projection ``x @ W_ih^T + b_ih`` of a whole layer is one matmul over all time
+steps; only the recurrent projection ``h @ W_hh^T + b_hh`` runs step by step.
+
+Gate formulas (``gi`` is the input projection, ``gh`` the recurrent one, both split into
+gate blocks in this order along the last axis):
+
+- RNN: ``h' = tanh(gi + gh)`` (or ``relu``).
+- LSTM (i, f, g, o): ``c' = σ(f) * c + σ(i) * tanh(g)``, ``h' = σ(o) * tanh(c')``.
+- GRU (r, z, n): ``r = σ(gi_r + gh_r)``, ``z = σ(gi_z + gh_z)``,
+  ``n = tanh(gi_n + r * gh_n)`` (``gh_n`` includes ``b_hn``), ``h' = (1 - z) * n + z * h``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Callable, Optional
+
+import tensorweaver as tw
+from tensorweaver.nn import functional as F
+from tensorweaver.nn import init
+from tensorweaver.nn.modules.module import Module
+from tensorweaver.nn.parameter import Parameter
+from tensorweaver.tensor import Tensor
+
+State = tuple[Tensor, ...]  # (h,) for RNN and GRU, (h, c) for LSTM
+Step = Callable[[Tensor, Tensor, State], State]
+
+
+def _rnn_tanh_step(gi: Tensor, gh: Tensor, state: State) -> State:
+    return (tw.tanh(gi + gh),)
+
+
+def _rnn_relu_step(gi: Tensor, gh: Tensor, state: State) -> State:
+    return (tw.relu(gi + gh),)
+
+
+def _lstm_step(gi: Tensor, gh: Tensor, state: State) -> State:
+    _, c = state
+    i, f, g, o = (gi + gh).chunk(4, -1)
+    c = tw.sigmoid(f) * c + tw.sigmoid(i) * tw.tanh(g)
+    return tw.sigmoid(o) * tw.tanh(c), c
+
+
+def _gru_step(gi: Tensor, gh: Tensor, state: State) -> State:
+    (h,) = state
+    i_r, i_z, i_n = gi.chunk(3, -1)
+    h_r, h_z, h_n = gh.chunk(3, -1)
+    r = tw.sigmoid(i_r + h_r)
+    z = tw.sigmoid(i_z + h_z)
+    n = tw.tanh(i_n + r * h_n)
+    return (n + z * (h - n),)  # (1 - z) * n + z * h with one product fewer
+
+
+def _time_steps(x: Tensor) -> list[Tensor]:
+    """``x.unbind(0)``, sliced by repeated halving. A slice's gradient is padded to the size
+    of the tensor it was cut from, so cutting each step from the whole sequence would cost
+    O(L²) in backward; cutting from halves costs O(L log L)."""
+    if x.shape[0] == 1:
+        return [x[0]]
+    half = x.shape[0] // 2
+    return _time_steps(x[:half]) + _time_steps(x[half:])
+
+
+# mode -> (gate blocks per weight, step)
+_MODES: dict[str, tuple[int, Step]] = {
+    "RNN_TANH": (1, _rnn_tanh_step),
+    "RNN_RELU": (1, _rnn_relu_step),
+    "LSTM": (4, _lstm_step),
+    "GRU": (3, _gru_step),
+}
+
+
+def _rnn_mode(nonlinearity: str, fn: str) -> str:
+    if nonlinearity not in ("tanh", "relu"):
+        raise ValueError(f"{fn}: unknown nonlinearity {nonlinearity!r}; use 'tanh' or 'relu'")
+    return "RNN_" + nonlinearity.upper()
+
+
+def _nonlinearity_repr(module: Module) -> str:
+    """The ``extra_repr`` part for a non-default nonlinearity (RNN and RNNCell only)."""
+    nonlinearity = getattr(module, "nonlinearity", "tanh")
+    return "" if nonlinearity == "tanh" else f", nonlinearity={nonlinearity}"
+
+
+def _reset_uniform(module: Module, hidden_size: int) -> None:
+    """PyTorch's recurrent initialisation: every parameter from U(-1/sqrt(H), 1/sqrt(H))."""
+    bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
+    for weight in module.parameters():
+        init.uniform_(weight, -bound, bound)
+
+
+# --------------------------------------------------------------------------------- cells
+
+
+class _CellBase(Module):
+    """One recurrent step on ``(N, input_size)`` or unbatched ``(input_size,)`` input."""
+
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        device: Any,
+        dtype: Any,
+    ) -> None:
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self._mode = mode
+        gates = _MODES[mode][0] * hidden_size
+        self.weight_ih = Parameter(tw.empty(gates, input_size, device=device, dtype=dtype))
+        self.weight_hh = Parameter(tw.empty(gates, hidden_size, device=device, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(tw.empty(gates, device=device, dtype=dtype))
+            self.bias_hh = Parameter(tw.empty(gates, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _reset_uniform(self, self.hidden_size)
+
+    def _run(self, input: Tensor, state: Optional[State]) -> State:
+        fn = type(self).__name__
+        if input.dim() not in (1, 2) or input.shape[-1] != self.input_size:
+            raise ValueError(
+                f"{fn}: expected input of shape (N, {self.input_size}) or ({self.input_size},), "
+                f"got {tuple(input.shape)}"
+            )
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        size = (input.shape[0], self.hidden_size)
+        if state is None:
+            zeros = tw.zeros(*size, dtype=input.dtype, device=input.device)
+            state = (zeros,) * (2 if self._mode == "LSTM" else 1)
+        else:
+            if not batched:
+                state = tuple(s.unsqueeze(0) for s in state)
+            for s in state:
+                if tuple(s.shape) != size:
+                    expected = size if batched else size[1:]
+                    raise ValueError(
+                        f"{fn}: expected hidden state of shape {expected} for input "
+                        f"{tuple(input.shape if batched else input.shape[1:])}, "
+                        f"got {tuple(s.shape if batched else s.shape[1:])}"
+                    )
+        step = _MODES[self._mode][1]
+        gi = F.linear(input, self.weight_ih, self.bias_ih)
+        gh = F.linear(state[0], self.weight_hh, self.bias_hh)
+        new = step(gi, gh, state)
+        return new if batched else tuple(s.squeeze(0) for s in new)
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            text += ", bias=False"
+        return text + _nonlinearity_repr(self)
+
+
+class RNNCell(_CellBase):
+    """``h' = tanh(x @ W_ih^T + b_ih + h @ W_hh^T + b_hh)`` (or ``relu``); weights
+    ``(hidden, input)`` and ``(hidden, hidden)``."""
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        self.nonlinearity = nonlinearity
+        mode = _rnn_mode(nonlinearity, "RNNCell")
+        super().__init__(mode, input_size, hidden_size, bias, device, dtype)
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        """The next hidden state; ``hx`` defaults to zeros."""
+        return self._run(input, None if hx is None else (hx,))[0]
+
+
+class LSTMCell(_CellBase):
+    """One LSTM step with gates (i, f, g, o) stacked in ``weight_ih`` ``(4*hidden, input)``
+    and ``weight_hh`` ``(4*hidden, hidden)``."""
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__("LSTM", input_size, hidden_size, bias, device, dtype)
+
+    def forward(
+        self, input: Tensor, hx: Optional[tuple[Tensor, Tensor]] = None
+    ) -> tuple[Tensor, Tensor]:
+        """``(h', c')``; ``hx = (h, c)`` defaults to zeros."""
+        h, c = self._run(input, None if hx is None else tuple(hx))
+        return h, c
+
+
+class GRUCell(_CellBase):
+    """One GRU step with gates (r, z, n) stacked in ``weight_ih`` ``(3*hidden, input)`` and
+    ``weight_hh`` ``(3*hidden, hidden)``."""
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__("GRU", input_size, hidden_size, bias, device, dtype)
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        """The next hidden state; ``hx`` defaults to zeros."""
+        return self._run(input, None if hx is None else (hx,))[0]
+
+
+# ------------------------------------------------------------------------ sequence layers
+
+
+class RNNBase(Module):
+    """A stack of ``num_layers`` recurrent layers over a sequence, optionally bidirectional.
+
+    Parameters of layer ``k`` are ``weight_ih_l{k}``, ``weight_hh_l{k}``, ``bias_ih_l{k}``,
+    ``bias_hh_l{k}``, and the same with ``_reverse`` for the backward direction, registered
+    in PyTorch's order so that state dicts are interchangeable. Layer ``k > 0`` reads the
+    concatenated outputs of both directions of layer ``k - 1``, through dropout when training.
+    """
+
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        fn = type(self).__name__
+        if mode not in _MODES:
+            raise ValueError(f"{fn}: unknown mode {mode!r}; use one of {', '.join(_MODES)}")
+        if (
+            isinstance(dropout, bool)
+            or not isinstance(dropout, (int, float))
+            or not 0 <= dropout <= 1
+        ):
+            raise ValueError(f"{fn}: dropout should be a number in [0, 1], got {dropout!r}")
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError(f"{fn}: hidden_size must be a positive int, got {hidden_size!r}")
+        if not isinstance(num_layers, int) or num_layers <= 0:
+            raise ValueError(f"{fn}: num_layers must be a positive int, got {num_layers!r}")
+        if proj_size:
+            raise NotImplementedError(f"{fn}: proj_size is not supported; leave it at 0")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(
+                f"{fn}: dropout={dropout} only applies between stacked layers, so it has no "
+                "effect with num_layers=1",
+                stacklevel=3,
+            )
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        gates = _MODES[mode][0] * hidden_size
+        directions = 2 if bidirectional else 1
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * directions
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                shapes = {"weight_ih": (gates, layer_input), "weight_hh": (gates, hidden_size)}
+                if bias:
+                    shapes.update(bias_ih=(gates,), bias_hh=(gates,))
+                for kind, shape in shapes.items():
+                    weight = Parameter(tw.empty(*shape, device=device, dtype=dtype))
+                    setattr(self, kind + suffix, weight)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _reset_uniform(self, self.hidden_size)
+
+    def flatten_parameters(self) -> None:
+        """Nothing to do: weights are never packed into one buffer here (PyTorch compatibility
+        for code that calls it before running on cuDNN)."""
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        """The parameters of each layer and direction, in PyTorch's order."""
+        directions = 2 if self.bidirectional else 1
+        return [
+            [w for w in self._weights(layer, direction) if w is not None]
+            for layer in range(self.num_layers)
+            for direction in range(directions)
+        ]
+
+    def _weights(self, layer: int, direction: int) -> tuple[Any, ...]:
+        suffix = f"_l{layer}" + ("_reverse" if direction else "")
+        return tuple(
+            getattr(self, kind + suffix) if self.bias or kind.startswith("weight") else None
+            for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        )
+
+    def _check_input(self, input: Tensor) -> bool:
+        """Whether ``input`` is batched; raises if its shape does not fit."""
+        if input.dim() not in (2, 3) or input.shape[-1] != self.input_size:
+            layout = "(N, L, H_in)" if self.batch_first else "(L, N, H_in)"
+            raise ValueError(
+                f"{type(self).__name__}: expected input of shape {layout} or (L, H_in) with "
+                f"H_in={self.input_size}, got {tuple(input.shape)}"
+            )
+        if input.shape[1 if input.dim() == 3 and self.batch_first else 0] == 0:
+            raise ValueError(
+                f"{type(self).__name__}: the input sequence is empty (shape "
+                f"{tuple(input.shape)}); give at least one time step"
+            )
+        return input.dim() == 3
+
+    def _initial(self, hx: Tensor, batched: bool, batch: int, what: str) -> Tensor:
+        """``hx`` as ``(layers * directions, N, H)``; raises if its shape does not fit."""
+        size = (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+        expected = size if batched else (size[0], size[2])
+        if tuple(hx.shape) != expected:
+            raise ValueError(
+                f"{type(self).__name__}: expected {what} of shape {expected}, got "
+                f"{tuple(hx.shape)} (it is (num_layers * num_directions, N, hidden_size) even "
+                "with batch_first, and (num_layers * num_directions, hidden_size) for "
+                "unbatched input)"
+            )
+        return hx if batched else hx.unsqueeze(1)
+
+    def _run(self, input: Tensor, hx: Optional[State]) -> tuple[Tensor, State]:
+        """The output and final states for ``input`` and initial states ``hx`` (each given or
+        zeros), in PyTorch's layouts."""
+        batched = self._check_input(input)
+        if not batched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        batch = input.shape[1]
+        directions = 2 if self.bidirectional else 1
+        n_states = 2 if self.mode == "LSTM" else 1
+        if hx is None:
+            zeros = tw.zeros(
+                self.num_layers * directions,
+                batch,
+                self.hidden_size,
+                dtype=input.dtype,
+                device=input.device,
+            )
+            initial = (zeros,) * n_states
+        else:
+            names = ("h_0", "c_0")
+            initial = tuple(self._initial(s, batched, batch, names[i]) for i, s in enumerate(hx))
+        step = _MODES[self.mode][1]
+        finals: list[State] = []
+        layer_input = input
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
+                index = layer * directions + direction
+                state = tuple(s[index] for s in initial)
+                steps = _time_steps(F.linear(layer_input, w_ih, b_ih))
+                if direction:
+                    steps = steps[::-1]
+                hs = []
+                for gi in steps:
+                    state = step(gi, F.linear(state[0], w_hh, b_hh), state)
+                    hs.append(state[0])
+                if direction:
+                    hs.reverse()
+                outputs.append(tw.stack(hs))
+                finals.append(state)
+            layer_input = outputs[0] if directions == 1 else tw.cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        output = layer_input
+        last = tuple(tw.stack([s[i] for s in finals]) for i in range(n_states))
+        if not batched:
+            return output.squeeze(1), tuple(s.squeeze(1) for s in last)
+        return (output.transpose(0, 1) if self.batch_first else output), last
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if not self.bias:
+            text += ", bias=False"
+        if self.batch_first:
+            text += ", batch_first=True"
+        if self.dropout:
+            text += f", dropout={self.dropout}"
+        if self.bidirectional:
+            text += ", bidirectional=True"
+        return text + _nonlinearity_repr(self)
+
+
+class RNN(RNNBase):
+    """Elman RNN: ``h_t = tanh(x_t @ W_ih^T + b_ih + h_{t-1} @ W_hh^T + b_hh)`` (or ``relu``)
+    per layer. ``forward(input, hx=None)`` returns ``(output, h_n)``: ``output`` holds the last
+    layer's ``h_t`` for every step (both directions concatenated), ``h_n`` every layer's final
+    state."""
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "tanh",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        self.nonlinearity = nonlinearity
+        mode = _rnn_mode(nonlinearity, "RNN")
+        super().__init__(
+            mode,
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            device=device,
+            dtype=dtype,
+        )
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+        output, (h_n,) = self._run(input, None if hx is None else (hx,))
+        return output, h_n
+
+
+class LSTM(RNNBase):
+    """Long short-term memory with gates (i, f, g, o). ``forward(input, hx=None)`` with
+    ``hx = (h_0, c_0)`` returns ``(output, (h_n, c_n))``."""
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            "LSTM",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            proj_size,
+            device,
+            dtype,
+        )
+
+    def forward(
+        self, input: Tensor, hx: Optional[tuple[Tensor, Tensor]] = None
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
+            raise TypeError("LSTM: hx must be a tuple (h_0, c_0) of two tensors")
+        output, (h_n, c_n) = self._run(input, None if hx is None else tuple(hx))
+        return output, (h_n, c_n)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit with gates (r, z, n), ``n = tanh(W_in x + b_in + r * (W_hn h +
+    b_hn))``. ``forward(input, hx=None)`` returns ``(output, h_n)``."""
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            "GRU",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            device=device,
+            dtype=dtype,
+        )
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+        output, (h_n,) = self._run(input, None if hx is None else (hx,))
+        return output, h_n

@@ -1,0 +1,376 @@
+"""The Transformer of "Attention Is All You Need" with PyTorch's modules, submodule names and
+arguments: ``TransformerEncoderLayer``, ``TransformerDecoderLayer``, ``TransformerEncoder``,
+``TransformerDecoder`` and ``Transformer``.
+
+A layer is post-norm by default (``x = norm(x + block(x))``) or pre-norm with
+``norm_first`` (``x = x + block(norm(x))``). Masks follow ``MultiheadAttention``: bool True
+or float -inf blocks a position. The ``is_causal`` arguments are hints that the given mask
+is causal; the mask itself is what is applied.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Optional, Union
+
+import tensorweaver as tw
+from tensorweaver.nn import functional as F
+from tensorweaver.nn import init
+from tensorweaver.nn.modules.attention import MultiheadAttention
+from tensorweaver.nn.modules.container import ModuleList
+from tensorweaver.nn.modules.dropout import Dropout
+from tensorweaver.nn.modules.linear import Linear
+from tensorweaver.nn.modules.module import Module
+from tensorweaver.nn.modules.normalization import LayerNorm
+from tensorweaver.tensor import Tensor
+
+Activation = Union[str, Callable[[Tensor], Tensor]]
+
+
+def _activation(activation: Activation, fn: str) -> Callable[[Tensor], Tensor]:
+    if activation == "relu":
+        return F.relu
+    if activation == "gelu":
+        return F.gelu
+    if isinstance(activation, str) or not callable(activation):
+        raise ValueError(
+            f"{fn}: activation should be 'relu', 'gelu' or a callable, not {activation!r}"
+        )
+    return activation
+
+
+def _clones(module: Module, n: int) -> ModuleList:
+    """``n`` independent deep copies of ``module`` (each with its own parameters)."""
+    return ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention then a feed-forward block ``linear2(dropout(activation(linear1(x))))``,
+    each with a residual connection, dropout and LayerNorm."""
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: Activation = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory
+        )
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.activation = _activation(activation, type(self).__name__)
+
+    def _sa_block(
+        self, x: Tensor, attn_mask: Optional[Tensor], padding: Optional[Tensor], is_causal: bool
+    ) -> Tensor:
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=padding,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(
+        self,
+        src: Tensor,
+        src_mask: Optional[Tensor] = None,
+        src_key_padding_mask: Optional[Tensor] = None,
+        is_causal: bool = False,
+    ) -> Tensor:
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(self.norm2(x))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff_block(x))
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, attention over ``memory`` (the encoder's output), then the
+    feed-forward block, each with a residual connection, dropout and LayerNorm."""
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: Activation = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory
+        )
+        self.multihead_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory
+        )
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation(activation, type(self).__name__)
+
+    def _sa_block(
+        self, x: Tensor, attn_mask: Optional[Tensor], padding: Optional[Tensor], is_causal: bool
+    ) -> Tensor:
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=padding,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
+        return self.dropout1(x)
+
+    def _mha_block(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        attn_mask: Optional[Tensor],
+        padding: Optional[Tensor],
+        is_causal: bool,
+    ) -> Tensor:
+        x = self.multihead_attn(
+            x,
+            memory,
+            memory,
+            attn_mask=attn_mask,
+            key_padding_mask=padding,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Optional[Tensor] = None,
+        memory_mask: Optional[Tensor] = None,
+        tgt_key_padding_mask: Optional[Tensor] = None,
+        memory_key_padding_mask: Optional[Tensor] = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(
+                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
+            )
+            return x + self._ff_block(self.norm3(x))
+        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = self.norm2(
+            x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+        )
+        return self.norm3(x + self._ff_block(x))
+
+
+class TransformerEncoder(Module):
+    """``num_layers`` copies of ``encoder_layer`` (each with its own parameters) applied in
+    turn, then ``norm`` if given. ``enable_nested_tensor`` and ``mask_check`` are accepted for
+    PyTorch compatibility and change nothing: there are no nested tensors here."""
+
+    def __init__(
+        self,
+        encoder_layer: TransformerEncoderLayer,
+        num_layers: int,
+        norm: Optional[Module] = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> None:
+        super().__init__()
+        self.layers = _clones(encoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(
+        self,
+        src: Tensor,
+        mask: Optional[Tensor] = None,
+        src_key_padding_mask: Optional[Tensor] = None,
+        is_causal: Optional[bool] = None,
+    ) -> Tensor:
+        x = src
+        for layer in self.layers:
+            x = layer(
+                x,
+                src_mask=mask,
+                src_key_padding_mask=src_key_padding_mask,
+                is_causal=bool(is_causal),
+            )
+        return x if self.norm is None else self.norm(x)
+
+
+class TransformerDecoder(Module):
+    """``num_layers`` copies of ``decoder_layer`` applied in turn to ``tgt``, each attending
+    over ``memory``, then ``norm`` if given."""
+
+    def __init__(
+        self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Optional[Module] = None
+    ) -> None:
+        super().__init__()
+        self.layers = _clones(decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Optional[Tensor] = None,
+        memory_mask: Optional[Tensor] = None,
+        tgt_key_padding_mask: Optional[Tensor] = None,
+        memory_key_padding_mask: Optional[Tensor] = None,
+        tgt_is_causal: Optional[bool] = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        x = tgt
+        for layer in self.layers:
+            x = layer(
+                x,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=bool(tgt_is_causal),
+                memory_is_causal=memory_is_causal,
+            )
+        return x if self.norm is None else self.norm(x)
+
+
+class Transformer(Module):
+    """An encoder-decoder Transformer: ``decoder(tgt, encoder(src))``, both stacks ending in a
+    LayerNorm. Every parameter with more than one dimension starts Xavier-uniform.
+    ``custom_encoder``/``custom_decoder`` replace the default stacks."""
+
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: Activation = F.relu,
+        custom_encoder: Optional[Module] = None,
+        custom_decoder: Optional[Module] = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps)
+        layer_kwargs = {"batch_first": batch_first, "norm_first": norm_first, "bias": bias}
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            layer = TransformerEncoderLayer(*layer_args, **layer_kwargs, **factory)
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            layer = TransformerDecoderLayer(*layer_args, **layer_kwargs, **factory)
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Optional[Tensor] = None,
+        tgt_mask: Optional[Tensor] = None,
+        memory_mask: Optional[Tensor] = None,
+        src_key_padding_mask: Optional[Tensor] = None,
+        tgt_key_padding_mask: Optional[Tensor] = None,
+        memory_key_padding_mask: Optional[Tensor] = None,
+        src_is_causal: Optional[bool] = None,
+        tgt_is_causal: Optional[bool] = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        """``src`` ``(S, N, E)`` and ``tgt`` ``(T, N, E)`` (``(N, S, E)``/``(N, T, E)`` with
+        ``batch_first``; ``(S, E)``/``(T, E)`` unbatched) give ``(T, N, E)``."""
+        batch_axis = 0 if self.batch_first else 1
+        if src.dim() == 3 and tgt.dim() == 3 and src.shape[batch_axis] != tgt.shape[batch_axis]:
+            raise ValueError(
+                f"Transformer: src {tuple(src.shape)} and tgt {tuple(tgt.shape)} must have the "
+                f"same batch size (dimension {batch_axis})"
+            )
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise ValueError(
+                f"Transformer: src {tuple(src.shape)} and tgt {tuple(tgt.shape)} must have "
+                f"d_model={self.d_model} features"
+            )
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
+        )
+        return self.decoder(
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+        """The ``(sz, sz)`` causal float mask: -inf above the diagonal (future positions),
+        0 elsewhere."""
+        return tw.full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(1)

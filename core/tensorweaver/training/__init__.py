@@ -1,0 +1,11 @@
+"""Training in one call: ``fit``, ``evaluate``, ``predict`` and the ``History`` they record."""
+
+from tensorweaver.training.evaluate import evaluate, predict
+from tensorweaver.training.fit import fit
+from tensorweaver.training.history import History
+from tensorweaver.training.losses import LOSSES
+from tensorweaver.training.metrics import METRICS
+from tensorweaver.training.optimizers import OPTIMIZERS
+from tensorweaver.training.schedules import SCHEDULES
+
+__all__ = ["LOSSES", "METRICS", "OPTIMIZERS", "SCHEDULES", "History", "evaluate", "fit", "predict"]
