@@ -169,11 +169,11 @@ class Tensor:
         snap._version = self._version
         return snap
 
-    def _assign(self, result: Tensor) -> Tensor:
+    def _assign(self, result: Tensor, op: str = "in-place operation") -> Tensor:
         """Make ``result`` this tensor's new value (the end of every in-place method)."""
         if result.shape != self.shape:
             raise RuntimeError(
-                f"in-place operation: the result has shape {result.shape}, which does not "
+                f"{op}: the result has shape {result.shape}, which does not "
                 f"match the tensor's shape {self.shape} (in-place ops cannot broadcast self)"
             )
         if result.dtype is not self.dtype:
@@ -181,7 +181,7 @@ class Tensor:
 
             if category(result.dtype) > category(self.dtype):
                 raise RuntimeError(
-                    f"in-place operation: result type {result.dtype.name} can't be cast to "
+                    f"{op}: result type {result.dtype.name} can't be cast to "
                     f"the desired output type {self.dtype.name}"
                 )
             result = result.to(self.dtype)

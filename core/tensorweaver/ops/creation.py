@@ -76,7 +76,7 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 
 def _infer_dtype(array: np.ndarray, data: Any) -> DType:
     kind = array.dtype.kind
-    if kind == "f" and not isinstance(data, np.ndarray):
+    if kind == "f" and not isinstance(data, (np.ndarray, np.generic)):
         return get_default_dtype()  # Python floats
     if kind in "biuf":
         found = _NUMPY_TO_DTYPE.get(array.dtype)
@@ -177,8 +177,12 @@ def _size(args: tuple) -> tuple:
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     for a in args:
-        if not isinstance(a, (int, np.integer)) or a < 0:
-            raise ValueError(f"sizes must be non-negative integers, got {list(args)}")
+        if not isinstance(a, (int, np.integer)):
+            raise TypeError(f"sizes must be integers, got {list(args)}")
+        if a < 0:
+            raise RuntimeError(
+                f"trying to create a tensor with negative dimension {a}: sizes {list(args)}"
+            )
     return tuple(int(a) for a in args)
 
 

@@ -61,8 +61,18 @@ def _floating(dtype: DType) -> DType:
 _constants: dict[tuple, Any] = {}
 
 
+def _wrapped(value: Any, dtype: DType) -> Any:
+    """An integer scalar wrapped into ``dtype``'s range, as C (and PyTorch) casts do."""
+    if dtype.kind in "iu" and not isinstance(value, bool) and isinstance(value, int):
+        bits = 8 * dtype.itemsize
+        low = -(1 << (bits - 1)) if dtype.kind == "i" else 0
+        return (value - low) % (1 << bits) + low
+    return value
+
+
 def scalar_native(backend: Any, value: Any, dtype: DType) -> Any:
     """A 0-d native array holding ``value``, cached: scalar operands are mostly repeats."""
+    value = _wrapped(value, dtype)
     if value == 0:  # 0.0 and -0.0 compare equal but differ: never share them
         return backend.full((), value, dtype)
     key = (value, type(value), dtype, backend)
@@ -169,6 +179,10 @@ def pow(a: Operand, b: Operand) -> Tensor:
             "pow: integers to negative integer powers are not allowed; "
             "use a float base, e.g. x.float() ** -1"
         )
+    if dtype is dtypes.bool_:  # as integers: True ** x is True, x ** False is True
+        u8 = dtypes.uint8
+        native = backend.pow(backend.cast(an, u8), backend.cast(bn, u8))
+        return Tensor(backend.cast(native, dtype), backend, dtype)
     return apply("pow", backend.pow(an, bn), dtype, (a, b))
 
 
@@ -220,7 +234,9 @@ logical_xor = _logical("logical_xor")
 def _integral(op: str) -> Callable[[DType], DType]:
     def check(dtype: DType) -> DType:
         if dtype.kind == "f":
-            raise TypeError(f"{op}: only integer and bool tensors are supported, got {dtype.name}")
+            raise NotImplementedError(
+                f"{op} (&, |, ^, ~): only integer and bool tensors are supported, got {dtype.name}"
+            )
         return dtype
 
     return check
@@ -293,7 +309,15 @@ def _piecewise_constant(name: str) -> Callable[[Tensor], Tensor]:
     return op
 
 
-sign = _piecewise_constant("sign")
+_sign = _piecewise_constant("sign")
+
+
+def sign(x: Tensor) -> Tensor:
+    """-1, 0 or 1; NaN gives 0, as in PyTorch."""
+    out = _sign(x)
+    return where(isnan(x), 0, out) if x.dtype.kind == "f" else out
+
+
 floor = _piecewise_constant("floor")
 ceil = _piecewise_constant("ceil")
 trunc = _piecewise_constant("trunc")
@@ -387,9 +411,9 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     b = x.backend
     native = cast_native(x, dtype)
     if min is not None:
-        native = b.maximum(native, b.full((), min, dtype))
+        native = b.maximum(native, scalar_native(b, min, dtype))
     if max is not None:
-        native = b.minimum(native, b.full((), max, dtype))
+        native = b.minimum(native, scalar_native(b, max, dtype))
     if dtype is not x.dtype:
         x = x.to(dtype)
     return apply("clamp", native, dtype, (x,), (min, max))
@@ -442,6 +466,8 @@ def rsqrt(x: Tensor) -> Tensor:
 
 
 def square(x: Tensor) -> Tensor:
+    if x.dtype is dtypes.bool_:  # PyTorch squares bools as int64
+        x = cast(x, dtypes.int64)
     return mul(x, x)
 
 

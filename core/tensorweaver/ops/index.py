@@ -93,6 +93,10 @@ def _expand_index(x: Tensor, index: Any) -> list:
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
+    if isinstance(index, Tensor) and index.dtype is dtypes.bool_ and index.ndim == 0:
+        # x[True] adds a leading axis of length 1; x[False] one of length 0.
+        out = mv.unsqueeze(x, 0)
+        return out if bool(index.item()) else mv.narrow(out, 0, 0, 0)
     entries = _expand_index(x, index)
     starts, stops, steps, flips = [], [], [], []
     shape: list[int] = []  # the shape after basic indexing, with None axes added
@@ -307,8 +311,18 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     if dim is None:
         return gather(mv.reshape(x, (-1,)), 0, mv.reshape(indices, (-1,)))
     d = _axis(dim, x.ndim, "take_along_dim")
-    shape = list(broadcast_shapes("take_along_dim", x.shape, indices.shape))
-    xs, ids = list(shape), list(shape)
+    if indices.ndim != x.ndim:
+        raise RuntimeError(
+            f"take_along_dim: input and indices should have the same number of dimensions, "
+            f"got shapes {x.shape} and {indices.shape}"
+        )
+    # Every dimension but `dim` broadcasts.
+    others = broadcast_shapes(
+        "take_along_dim",
+        x.shape[:d] + (1,) + x.shape[d + 1 :],
+        indices.shape[:d] + (1,) + indices.shape[d + 1 :],
+    )
+    xs, ids = list(others), list(others)
     xs[d], ids[d] = x.shape[d], indices.shape[d]
     return gather(mv.expand(x, xs), d, mv.expand(indices, ids))
 
@@ -320,8 +334,11 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
         value = ew.cast(value, x.dtype)
     else:
         value = Tensor(x.backend.full((), value, x.dtype), x.backend, x.dtype)
-    out = ew.where(mask, value, x)
-    if out.shape != x.shape:
+    try:
+        out = ew.where(mask, value, x)
+    except RuntimeError:
+        out = None
+    if out is None or out.shape != x.shape:
         raise RuntimeError(
             f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to the input's "
             f"shape {list(x.shape)}"

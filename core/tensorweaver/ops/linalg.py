@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import string
 from typing import Any
 
 from tensorweaver.amp import autocast_dtype
@@ -25,7 +26,13 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         if a.shape[-1] != b.shape[-2]:
             raise RuntimeError(_mismatch(a, b))
         if a.ndim > 2 or b.ndim > 2:
-            broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+            try:
+                broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+            except RuntimeError:
+                raise RuntimeError(
+                    f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} cannot be "
+                    "broadcast together (all but the last two dimensions must match or be 1)"
+                ) from None
         return apply("matmul", a.backend.matmul(a.native, b.native), a.dtype, (a, b))
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(
@@ -95,6 +102,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = equation.replace(" ", "")
+    if "..." in eq:
+        eq = _expand_ellipsis(eq, operands)
     if "->" in eq:
         lhs, out = eq.split("->")
     else:
@@ -104,8 +113,6 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     terms = lhs.split(",")
     if len(terms) != len(operands):
         raise ValueError(f"einsum: {len(terms)} subscripts for {len(operands)} operands")
-    if "." in eq:
-        raise NotImplementedError("einsum: ellipsis ('...') is not supported; name every axis")
     for term, t in zip(terms, operands):
         if len(term) != t.ndim:
             raise ValueError(
@@ -129,8 +136,45 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return mv.permute(result, [rterm.index(c) for c in out]) if rterm != out else result
 
 
+def _broadcast_shared(a: Tensor, at: str, b: Tensor, bt: str) -> tuple[Tensor, Tensor]:
+    """Letters both operands share, stretched where one of them has size 1."""
+    sa, sb = list(a.shape), list(b.shape)
+    for c in set(at) & set(bt):
+        n, m = sa[at.index(c)], sb[bt.index(c)]
+        if n != m:
+            if n != 1 and m != 1:
+                raise RuntimeError(
+                    f"einsum: subscript {c!r} has size {n} in one operand and {m} in another"
+                )
+            sa[at.index(c)] = sb[bt.index(c)] = n if m == 1 else m
+    return mv.expand(a, sa), mv.expand(b, sb)
+
+
+def _expand_ellipsis(eq: str, operands: tuple) -> str:
+    """The equation with each ``...`` spelled out in unused letters, right-aligned as NumPy
+    broadcasts them; without ``->`` the ellipsis letters lead the output."""
+    lhs, arrow, out = eq.partition("->")
+    pool = [c for c in string.ascii_letters if c not in eq]
+    terms = lhs.split(",")
+    counts = [t.ndim - (len(term) - 3) if "..." in term else 0 for term, t in zip(terms, operands)]
+    letters = "".join(pool[: max(counts, default=0)])
+    terms = [
+        term.replace("...", letters[len(letters) - k :] if k else "")
+        for term, k in zip(terms, counts)
+    ]
+    if arrow:
+        out = out.replace("...", letters)
+    else:
+        joined = "".join(terms)
+        out = letters + "".join(
+            sorted(c for c in set(joined) if joined.count(c) == 1 and c not in letters)
+        )
+    return ",".join(terms) + "->" + out
+
+
 def _contract(a: Tensor, at: str, b: Tensor, bt: str, keep: set) -> tuple[Tensor, str]:
     """Multiply two operands, summing the letters that are in neither ``keep`` nor alone."""
+    a, b = _broadcast_shared(a, at, b, bt)
     # Letters only in one operand and not kept are summed right away.
     for name, t, term, other in (("a", a, at, bt), ("b", b, bt, at)):
         lone = [i for i, c in enumerate(term) if c not in other and c not in keep]

@@ -77,10 +77,12 @@ def _dtype_method(dtype: DType) -> Any:
 def _inplace(op: Any) -> Any:
     """``x.op_(...)``: compute ``op(x, ...)`` and rebind ``x`` to the result."""
 
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return self._assign(op(self._inplace_source(), *args, **kwargs))
+    name = op.__name__ + "_"
 
-    method.__name__ = op.__name__ + "_"
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return self._assign(op(self._inplace_source(), *args, **kwargs), name)
+
+    method.__name__ = name
     return method
 
 

@@ -129,6 +129,11 @@ def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
 
 def _extreme(op: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
     if dim is None:
+        if x.numel() == 0:
+            raise RuntimeError(
+                f"{op}(): expected a reduction dim to be specified for an input with "
+                f"numel() == 0 (shape {x.shape}); pass dim=..."
+            )
         return amax(x) if op == "max" else amin(x)
     if isinstance(dim, Tensor):  # tw.max(a, b) is the elementwise maximum
         return ew.maximum(x, dim) if op == "max" else ew.minimum(x, dim)
@@ -182,6 +187,10 @@ def var(
     """Variance with Bessel's ``correction`` (1 by default; ``unbiased=False`` means 0)."""
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
+    if x.dtype.kind != "f":
+        raise RuntimeError(
+            f"var/std: input dtype must be floating point, got {x.dtype.name}; use x.float().var()"
+        )
     axes = axes_of("var", dim, x.ndim)
     n = math.prod(x.shape[a] for a in axes)
     centred = ew.sub(x, mean(x, axes, True))
@@ -205,6 +214,9 @@ def logsumexp(x: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
     axes = axes_of("logsumexp", dim, x.ndim)
     if x.dtype.kind != "f":
         x = x.float()
+    if 0 in [x.shape[a] for a in axes]:  # an empty sum: log(0) = -inf
+        out = ew.log(sum(ew.exp(x), axes, True))
+        return out if keepdim else out.squeeze(axes)
     m = amax(x.detach(), axes, True)
     m = ew.where(ew.isinf(m), 0.0, m)
     out = ew.add(ew.log(sum(ew.exp(ew.sub(x, m)), axes, True)), m)
