@@ -15,7 +15,7 @@ inputs=$(cat scripts/install-dev.sh constraints/ci.txt pyproject.toml plugins/*/
 
 if [ "$(cat "$stamp" 2>/dev/null)" != "$inputs" ]; then
     pip=("$py" -m pip install --quiet --disable-pip-version-check -c constraints/ci.txt)
-    "${pip[@]}" --upgrade pip "setuptools>=64" wheel
+    "${pip[@]}" --upgrade pip "setuptools>=77" wheel
     # Pinned first and on their own: any torch other than the pinned one is a GB download.
     "${pip[@]}" torch==2.13.0 nvidia-cupynumeric legate
     editable=(-e ".[test]")

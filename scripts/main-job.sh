@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 [ -x .venv-main/bin/python ] || python3 -m venv .venv-main
-.venv-main/bin/python -m pip install --quiet --disable-pip-version-check \
-    -e plugins/numpy-backend -e ".[progress]" scikit-learn
+pip=(.venv-main/bin/python -m pip install --quiet --disable-pip-version-check)
+# An old pip cannot resolve the core and its NumPy plugin requiring each other.
+"${pip[@]}" --upgrade pip
+"${pip[@]}" -e plugins/numpy-backend -e ".[progress]" scikit-learn
 .venv-main/bin/python examples/digits.py "$@"
