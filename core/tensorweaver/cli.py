@@ -1,4 +1,5 @@
-"""The ``tw`` command: ``tw devices [--json] [--probe]``, ``tw --version``."""
+"""The ``tw`` command: ``tw devices [--json] [--probe]``, ``tw check [--backend SPEC]``,
+``tw --version``."""
 
 from __future__ import annotations
 
@@ -45,6 +46,14 @@ def cmd_devices(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from tensorweaver.check import check
+
+    report = check(args.backend, only=args.only, stream=sys.stdout)
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tw", description="TensorWeaver command line.")
     parser.add_argument("--version", action="store_true", help="show core and plugin versions")
@@ -57,6 +66,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="look for real, even where costly (starts Legate's runtime)",
     )
     devices.set_defaults(run=cmd_devices)
+    check = commands.add_parser(
+        "check",
+        help="check every primitive, composite and layer against NumPy float64",
+        description="Run every primitive, composite and layer case on a device against "
+        "NumPy in float64, outputs and gradients; one line per case, then a verdict. "
+        "Exits 1 when a case fails.",
+    )
+    check.add_argument(
+        "--backend",
+        metavar="SPEC",
+        help="device to check, e.g. numpy, torch:cuda, cunumeric (default: the best device "
+        "of every installed backend)",
+    )
+    check.add_argument(
+        "--only",
+        action="append",
+        metavar="PATTERN",
+        help="run only cases whose id matches this glob or prefix, e.g. 'layer', "
+        "'primitive/add/*' (repeatable)",
+    )
+    check.set_defaults(run=cmd_check)
     return parser
 
 

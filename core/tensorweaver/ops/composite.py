@@ -8,6 +8,9 @@ instead, so double backward stays exact on every backend.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Callable
 
 from tensorweaver.amp import autocast_dtype
@@ -20,6 +23,20 @@ from tensorweaver.tensor import Tensor
 AUTOCAST = frozenset({"conv2d", "scaled_dot_product_attention"})
 
 
+_reference_only: ContextVar[bool] = ContextVar("tensorweaver_reference_only", default=False)
+
+
+@contextmanager
+def reference_only() -> Iterator[None]:
+    """Within the block (this thread or task), composites run the core's decomposition even
+    where the backend fuses them: how ``tw check`` computes its reference."""
+    token = _reference_only.set(True)
+    try:
+        yield
+    finally:
+        _reference_only.reset(token)
+
+
 def fused_or_reference(
     name: str, reference: Callable[..., Tensor], tensors: tuple, *static: Any
 ) -> Tensor:
@@ -29,7 +46,7 @@ def fused_or_reference(
     if low is not None and name in AUTOCAST:
         tensors = autocast_operands(low, *tensors)
     fused = getattr(backend, "fused_" + name, None)
-    if fused is None:
+    if fused is None or _reference_only.get():
         return reference(*tensors, *static)
     dtype = tensors[0].dtype
     for t in tensors[1:]:

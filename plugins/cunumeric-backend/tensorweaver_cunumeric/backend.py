@@ -120,6 +120,10 @@ class CunumericBackend:
 
     def arange(self, start, stop, step, dtype):
         self._check_fits((max(0, math.ceil((stop - start) / step)),), NATIVE[dtype])
+        if NATIVE[dtype].kind in "iu":
+            # Legate computes the range in the target type, where a negative step overflows an
+            # unsigned one: count in int64, then convert.
+            return cn.arange(start, stop, step, dtype=numpy.int64).astype(NATIVE[dtype])
         return cn.arange(start, stop, step, dtype=NATIVE[dtype])
 
     def seed(self, value):
@@ -356,7 +360,8 @@ class CunumericBackend:
         return cn.reshape(a, shape)
 
     def permute(self, a, perm):
-        return cn.transpose(a, perm)
+        # cuPyNumeric crashes transposing a 0-d view; there is nothing to permute anyway.
+        return cn.transpose(a, perm) if perm else a
 
     def expand(self, a, shape):
         return cn.broadcast_to(a, shape)

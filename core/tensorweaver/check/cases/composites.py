@@ -1,0 +1,107 @@
+"""Composites, each through its public function: the device's fused kernel when it has one
+(else the core's decomposition on the device's primitives) against the core's decomposition
+on NumPy in float64, outputs and gradients. A failure names ``fused_<name>`` or
+``fused_<name>_backward`` when the device fuses the composite."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Callable
+
+import tensorweaver.nn.functional as F
+from tensorweaver.check import trial
+from tensorweaver.check.case import Case, Measure
+from tensorweaver.check.context import Context
+from tensorweaver.check.trial import Maker
+from tensorweaver.contract import dtypes as d
+from tensorweaver.contract.dtypes import DType
+from tensorweaver.contract.ir import COMPOSITES
+
+Forward = Callable[[], Any]
+
+
+def _linear(m: Maker) -> Forward:
+    x = m.input("x", 2, 3, 4)
+    w = m.input("w", 5, 4)
+    b = m.input("b", 5)
+    constant = m.input("constant", 3, 4, grad=False)  # the backward needs no input gradient
+    return lambda: (F.linear(x, w, b), F.linear(constant, w, b))
+
+
+def _softmax(m: Maker) -> Forward:
+    x = m.input("x", 3, 5, low=-3, high=3)
+    return lambda: (F.softmax(x, dim=-1), F.softmax(x, dim=0))
+
+
+def _log_softmax(m: Maker) -> Forward:
+    x = m.input("x", 3, 5, low=-3, high=3)
+    return lambda: (F.log_softmax(x, dim=1), F.log_softmax(x, dim=-2))
+
+
+def _conv2d(m: Maker) -> Forward:
+    x = m.input("x", 2, 4, 7, 6)
+    w = m.input("w", 6, 2, 3, 3)
+    constant = m.input("constant", 1, 2, 3, 3, grad=False)  # only the input's gradient needed
+    return lambda: (
+        F.conv2d(x, w, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2),
+        F.conv2d(x, w[:, :, :2], padding=1, groups=2),
+        F.conv2d(x[:, :2], constant),
+    )
+
+
+def _max_pool2d(m: Maker) -> Forward:
+    x = m.input("x", 2, 3, 7, 6)
+    return lambda: (
+        F.max_pool2d(x, kernel_size=(3, 2), stride=2, padding=1),
+        F.max_pool2d(x, kernel_size=2),
+    )
+
+
+def _layer_norm(m: Maker) -> Forward:
+    x = m.input("x", 2, 3, 4, low=-2, high=2)
+    return lambda: (F.layer_norm(x, (3, 4)), F.layer_norm(x, (4,), eps=1e-3))
+
+
+def _attention(m: Maker) -> Forward:
+    q = m.input("q", 2, 2, 3, 4)
+    k = m.input("k", 2, 2, 5, 4)
+    v = m.input("v", 2, 2, 5, 3)
+    sdpa = F.scaled_dot_product_attention
+    return lambda: (sdpa(q, k, v), sdpa(q, k[:, :, :3], v[:, :, :3], is_causal=True, scale=0.7))
+
+
+BUILDS: dict[str, Callable[[Maker], Forward]] = {
+    "linear": _linear,
+    "softmax": _softmax,
+    "log_softmax": _log_softmax,
+    "conv2d": _conv2d,
+    "max_pool2d": _max_pool2d,
+    "layer_norm": _layer_norm,
+    "scaled_dot_product_attention": _attention,
+}
+assert set(BUILDS) == set(COMPOSITES), "every fusable composite has a case"
+
+
+def _culprit(name: str, fused: bool) -> Callable[[str], str]:
+    if not fused:
+        return lambda what: f"{name} (the core's decomposition on this device): {what}"
+    return lambda what: (
+        f"fused_{name}: {what}" if what.startswith("output") else f"fused_{name}_backward: {what}"
+    )
+
+
+def _case(name: str, dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+    def run(ctx: Context) -> Iterator[Measure]:
+        fused = callable(getattr(ctx.backend, f"fused_{name}", None))
+        names = _culprit(name, fused)
+        return trial.compare(ctx, f"composite/{name}", BUILDS[name], dtype, names)
+
+    return run
+
+
+def cases() -> list[Case]:
+    return [
+        Case(f"composite/{name}/{t.name}", _case(name, t))
+        for name in BUILDS
+        for t in (d.float32, d.float64)
+    ]

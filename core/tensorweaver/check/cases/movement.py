@@ -1,0 +1,101 @@
+"""Movement primitives on every dtype and layout: each op is written for any ndim, so the
+same variants run on the standard (3, 4) operand, a strided view, an empty array and 0-d.
+Results must be exact."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Callable
+
+import numpy as np
+
+from tensorweaver.check.case import Case, Measure
+from tensorweaver.check.cases.operands import ALL, EDGE_LAYOUTS, operand
+from tensorweaver.check.context import Context
+from tensorweaver.contract import dtypes as d
+from tensorweaver.contract.dtypes import DType
+
+#: What a variant yields: (what, the backend's result, NumPy's result).
+Variants = Iterator[tuple[str, Any, np.ndarray]]
+
+
+def _reshape(ctx: Context, x: Any, h: np.ndarray) -> Variants:
+    for shape in ((h.size,), (1, *h.shape), tuple(reversed(h.shape))):
+        yield f"reshape to {shape}", ctx.call("reshape", x, shape), h.reshape(shape)
+
+
+def _permute(ctx: Context, x: Any, h: np.ndarray) -> Variants:
+    perm = tuple(reversed(range(h.ndim)))
+    yield f"permute {perm}", ctx.call("permute", x, perm), h.transpose(perm)
+
+
+def _expand(ctx: Context, x: Any, h: np.ndarray) -> Variants:
+    # A new leading size-1 axis stretched to 2 (expand wants the same ndim).
+    one = ctx.call("reshape", x, (1, *h.shape))
+    shape = (2, *h.shape)
+    yield f"expand to {shape}", ctx.call("expand", one, shape), np.broadcast_to(h, shape)
+
+
+def _pad(ctx: Context, x: Any, h: np.ndarray) -> Variants:
+    widths = tuple((1, 2) if i % 2 == 0 else (0, 1) for i in range(h.ndim))
+    value = True if h.dtype == bool else 7
+    want = np.pad(h, widths, constant_values=value)
+    yield f"pad {widths} with {value}", ctx.call("pad", x, widths, value), want
+
+
+def _slice(ctx: Context, x: Any, h: np.ndarray) -> Variants:
+    starts = tuple(min(1, n) for n in h.shape)
+    stops, steps = h.shape, (2,) * h.ndim
+    want = h[tuple(slice(a, b, s) for a, b, s in zip(starts, stops, steps))]
+    yield f"slice {starts}:{stops}:{steps}", ctx.call("slice", x, starts, stops, steps), want
+
+
+def _flip(ctx: Context, x: Any, h: np.ndarray) -> Variants:
+    for axes in (tuple(range(h.ndim)), (h.ndim - 1,) if h.ndim else ()):
+        yield f"flip {axes}", ctx.call("flip", x, axes), np.flip(h, axes) if axes else h
+
+
+def _cat(ctx: Context, x: Any, h: np.ndarray) -> Variants:
+    for axis in range(h.ndim):
+        yield f"cat along {axis}", ctx.call("cat", [x, x, x], axis), np.concatenate([h] * 3, axis)
+
+
+OPS: dict[str, Callable[[Context, Any, np.ndarray], Variants]] = {
+    "reshape": _reshape,
+    "permute": _permute,
+    "expand": _expand,
+    "pad": _pad,
+    "slice": _slice,
+    "flip": _flip,
+    "cat": _cat,
+}
+
+
+def _case(name: str, dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
+    def run(ctx: Context) -> Iterator[Measure]:
+        h, x = operand(ctx, dtype, "a", layout)
+        for what, out, want in OPS[name](ctx, x, h):
+            yield ctx.check(f"{name}: {what}", out, want, dtype, tolerance=0.0)
+        yield ctx.untouched()
+
+    return run
+
+
+def _cat_with_empty_pieces(ctx: Context) -> Iterator[Measure]:
+    a = np.arange(6.0).reshape(2, 3)
+    x = ctx.put(a, d.float32)
+    none = ctx.put(np.zeros((0, 3)), d.float32)
+    want = np.concatenate([a, np.zeros((0, 3)), a])
+    yield ctx.check("cat", ctx.call("cat", [x, none, x], 0), want, d.float32, 0.0)
+    yield ctx.check("cat", ctx.call("cat", [none, none], 0), np.zeros((0, 3)), d.float32, 0.0)
+
+
+def cases() -> list[Case]:
+    out = []
+    for name in OPS:
+        out += [Case(f"primitive/{name}/{t.name}", _case(name, t, "standard")) for t in ALL]
+        # cat and pad act along axes: a 0-d array has none
+        layouts = [lay for lay in EDGE_LAYOUTS if not (name in ("cat", "pad") and lay == "0-d")]
+        out += [Case(f"primitive/{name}/{lay}", _case(name, d.float32, lay)) for lay in layouts]
+    out.append(Case("primitive/cat/empty-pieces", _cat_with_empty_pieces))
+    return out

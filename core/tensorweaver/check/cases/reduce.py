@@ -1,0 +1,177 @@
+"""Reductions, arg-reductions and cumsum: axes and keepdims, exact dtypes, ties, NaN, empty
+axes and strided views, against NumPy float64."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Callable
+
+import numpy as np
+
+from tensorweaver.check.case import Case, Measure
+from tensorweaver.check.cases.operands import FLOATS, INTS, NUMERIC, nan
+from tensorweaver.check.compare import PRIMITIVE_TOLERANCE, to_dtype, widen
+from tensorweaver.check.context import Context
+from tensorweaver.contract import dtypes as d
+from tensorweaver.contract.dtypes import DType
+
+SHAPE = (2, 3, 4)
+AXES = (((0,), False), ((1, 2), True), ((0, 1, 2), False))
+
+
+def sample(dtype: DType, low: int, high: int, seed: int = 7) -> np.ndarray:
+    """A (2, 3, 4) host array of ``dtype`` in [low, high]; small integer ranges make ties."""
+    rng = np.random.default_rng(seed)
+    if dtype is d.bool_:
+        return rng.integers(0, 2, SHAPE).astype(bool)
+    if dtype.is_floating_point:
+        return to_dtype(rng.uniform(low, high, SHAPE), dtype)
+    return to_dtype(rng.integers(low, high + 1, SHAPE), dtype)
+
+
+def _rounding(dtype: DType, terms: int) -> float:
+    """Tolerance for a result of ``terms`` roundings: one per term (zero for integers)."""
+    return PRIMITIVE_TOLERANCE.get(dtype, 0.0) * terms
+
+
+#: name -> (NumPy reference(a, axes, keepdims), dtypes, sample range, tolerance is per term)
+REDUCTIONS: dict[str, tuple[Callable, tuple[DType, ...], tuple[int, int]]] = {
+    "sum": (np.sum, (*FLOATS, d.int64), (-2, 2)),
+    "prod": (np.prod, (*FLOATS, d.int64), (-3, 3)),
+    "max": (np.max, NUMERIC, (-9, 9)),
+    "min": (np.min, NUMERIC, (-9, 9)),
+    "any": (np.any, (d.bool_,), (0, 1)),
+    "all": (np.all, (d.bool_,), (0, 1)),
+}
+ROUNDED = frozenset({"sum", "prod"})
+
+
+def _range(name: str, dtype: DType) -> tuple[int, int]:
+    low, high = REDUCTIONS[name][2]
+    if name == "prod" and dtype.is_floating_point:
+        return (0, 2)  # values near 1 keep products of 24 factors in float16's range
+    return (0, high) if dtype is d.uint8 else (low, high)
+
+
+def _reduce(name: str, dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+    fn = REDUCTIONS[name][0]
+
+    def run(ctx: Context) -> Iterator[Measure]:
+        a = sample(dtype, *_range(name, dtype))
+        x = ctx.put(a, dtype)
+        for axes, keepdims in AXES:
+            terms = int(np.prod([SHAPE[i] for i in axes])) if name in ROUNDED else 0
+            want = fn(widen(a), axis=axes, keepdims=keepdims)
+            out = ctx.call(name, x, axes, keepdims)
+            what = f"{name} over {axes}, keepdims={keepdims}"
+            yield ctx.check(what, out, want, dtype, _rounding(dtype, terms) or None)
+        yield ctx.untouched()
+
+    return run
+
+
+def _arg(name: str, dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+    fn = np.argmax if name == "argmax" else np.argmin
+
+    def run(ctx: Context) -> Iterator[Measure]:
+        a = sample(dtype, 0 if dtype is d.uint8 else -2, 2)  # few values: many ties
+        x = ctx.put(a, dtype)
+        for axis, keepdims in ((0, False), (2, True), (1, False)):
+            want = fn(a, axis=axis, keepdims=keepdims)  # NumPy takes the first of ties
+            out = ctx.call(name, x, axis, keepdims)
+            yield ctx.check(f"{name} along {axis}, keepdims={keepdims}", out, want, d.int64)
+        yield ctx.untouched()
+
+    return run
+
+
+def _cumsum(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+    def run(ctx: Context) -> Iterator[Measure]:
+        a = sample(dtype, 0 if dtype is d.uint8 else -2, 2)
+        x = ctx.put(a, dtype)
+        for axis in (0, 1, 2):
+            want = np.cumsum(widen(a), axis=axis)
+            tolerance = _rounding(dtype, SHAPE[axis]) or None
+            yield ctx.check(
+                f"cumsum along {axis}", ctx.call("cumsum", x, axis), want, dtype, tolerance
+            )
+        yield ctx.untouched()
+
+    return run
+
+
+def _with_nan(ctx: Context) -> Iterator[Measure]:
+    # NaN propagates through every float reduction; the arg-reductions count it as the extreme.
+    a = to_dtype([[1.0, nan, -3.0, 2.0], [2.0, -1.0, 0.5, 0.5], [nan, nan, 4.0, -4.0]], d.float32)
+    x = ctx.put(a, d.float32)
+    with np.errstate(all="ignore"):
+        for name in ("sum", "prod", "max", "min"):
+            want = REDUCTIONS[name][0](widen(a), axis=(1,), keepdims=False)
+            yield ctx.check(name, ctx.call(name, x, (1,), False), want, d.float32, 1e-6)
+        for name, fn in (("argmax", np.argmax), ("argmin", np.argmin)):
+            yield ctx.check(name, ctx.call(name, x, 1, False), fn(a, axis=1), d.int64)
+        yield ctx.check("cumsum", ctx.call("cumsum", x, 1), np.cumsum(widen(a), axis=1), d.float32)
+
+
+def _empty(ctx: Context) -> Iterator[Measure]:
+    f = ctx.put(np.zeros((2, 0, 3)), d.float32)
+    b = ctx.put(np.zeros((0, 2), bool), d.bool_)
+    i = ctx.put(np.zeros((2, 0), np.int64), d.int64)
+    yield ctx.check(
+        "sum over an empty axis", ctx.call("sum", f, (1,), False), np.zeros((2, 3)), d.float32
+    )
+    yield ctx.check(
+        "prod over an empty axis", ctx.call("prod", f, (0, 1), True), np.ones((1, 1, 3)), d.float32
+    )
+    yield ctx.check("sum over an empty axis", ctx.call("sum", i, (1,), False), [0, 0], d.int64)
+    yield ctx.check(
+        "any over an empty axis", ctx.call("any", b, (0,), False), [False, False], d.bool_
+    )
+    yield ctx.check(
+        "all over an empty axis", ctx.call("all", b, (0,), False), [True, True], d.bool_
+    )
+    yield ctx.check(
+        "max of an empty array", ctx.call("max", f, (2,), False), np.zeros((2, 0)), d.float32
+    )
+    yield ctx.check(
+        "argmax of an empty array", ctx.call("argmax", f, 2, False), np.zeros((2, 0)), d.int64
+    )
+    yield ctx.check(
+        "cumsum of an empty array", ctx.call("cumsum", f, 1), np.zeros((2, 0, 3)), d.float32
+    )
+
+
+def _strided(ctx: Context) -> Iterator[Measure]:
+    a = sample(d.float32, -2, 2)
+    # (4, 2, 3) -> every other row of axis 0: (2, 2, 3), a view no primitive made contiguous
+    view = ctx.call(
+        "slice",
+        ctx.call("permute", ctx.put(a, d.float32), (2, 0, 1)),
+        (0, 0, 0),
+        (4, 2, 3),
+        (2, 1, 1),
+    )
+    h = widen(a.transpose(2, 0, 1)[::2])
+    yield ctx.check("sum", ctx.call("sum", view, (0, 2), False), h.sum(axis=(0, 2)), d.float32)
+    yield ctx.check(
+        "max", ctx.call("max", view, (1,), True), h.max(axis=1, keepdims=True), d.float32
+    )
+    yield ctx.check("argmin", ctx.call("argmin", view, 2, False), h.argmin(axis=2), d.int64)
+    yield ctx.check("cumsum", ctx.call("cumsum", view, 1), np.cumsum(h, axis=1), d.float32)
+
+
+def cases() -> list[Case]:
+    out = [
+        Case(f"primitive/{name}/{t.name}", _reduce(name, t))
+        for name, (_, dtypes, _) in REDUCTIONS.items()
+        for t in dtypes
+    ]
+    for name in ("argmax", "argmin"):
+        out += [Case(f"primitive/{name}/{t.name}", _arg(name, t)) for t in (d.bool_, *NUMERIC)]
+    out += [Case(f"primitive/cumsum/{t.name}", _cumsum(t)) for t in (*INTS, *FLOATS)]
+    out += [
+        Case("primitive/reduce/nan", _with_nan),
+        Case("primitive/reduce/empty", _empty),
+        Case("primitive/reduce/strided", _strided),
+    ]
+    return out

@@ -1,0 +1,105 @@
+"""Running cases on devices: one case into one result, a set of devices into a report."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TextIO
+
+from tensorweaver import registry
+from tensorweaver.check.case import Case, Failure, Skip, raised
+from tensorweaver.check.cases import all_cases
+from tensorweaver.check.context import Context
+from tensorweaver.check.report import FAIL, OK, SKIP, CaseResult, CheckReport
+from tensorweaver.errors import BackendError, PluginError
+
+INF = float("inf")
+
+
+#: A result's detail is one line of at most this many characters.
+DETAIL_LIMIT = 500
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 3] + "..."
+
+
+def evaluate(case: Case, ctx: Context) -> CaseResult:
+    """Run ``case`` on ``ctx``'s device; whatever happens becomes a result, never an error."""
+    result = _evaluate(case, ctx)
+    return replace(result, detail=_one_line(result.detail))
+
+
+def _evaluate(case: Case, ctx: Context) -> CaseResult:
+    ctx.start_case()
+    try:
+        measures = list(case.run(ctx))
+    except Skip as why:
+        return CaseResult(ctx.device, case.id, SKIP, detail=str(why))
+    except Failure as f:
+        return CaseResult(ctx.device, case.id, FAIL, INF, 0.0, str(f))
+    except Exception as exc:  # a case must report a backend's failure, never stop the run
+        return CaseResult(ctx.device, case.id, FAIL, INF, 0.0, raised(exc))
+    failed = [m for m in measures if not m.ok]
+    if failed:
+        first = failed[0]
+        detail = "; ".join(m.message() for m in failed)
+        return CaseResult(ctx.device, case.id, FAIL, first.difference, first.tolerance, detail)
+    top = max(measures, key=lambda m: m.difference, default=None)
+    if top is None:
+        return CaseResult(ctx.device, case.id, OK)
+    return CaseResult(ctx.device, case.id, OK, top.difference, top.tolerance, top.what)
+
+
+def matches(case_id: str, patterns: Sequence[str]) -> bool:
+    """Whether a glob or a prefix (``layer``, ``primitive/add``) in ``patterns`` selects it."""
+    return any(
+        fnmatch.fnmatchcase(case_id, p) or case_id.startswith(p.rstrip("/") + "/") for p in patterns
+    )
+
+
+def select(only: Sequence[str] | None) -> list[Case]:
+    cases = all_cases()
+    return [c for c in cases if matches(c.id, only)] if only else list(cases)
+
+
+def _targets(backend: str | None, report: CheckReport) -> list[Context]:
+    """The devices to check: ``backend``'s, else each installed backend's best device."""
+    if backend is not None:
+        try:
+            return [Context(registry.backend_object(backend))]
+        except (BackendError, ValueError) as exc:
+            report.broken[backend] = str(exc)
+            return []
+    contexts = []
+    for name, plugin in sorted(registry.installed().items()):
+        if plugin.status == registry.DISABLED:
+            report.unchecked[name] = f"disabled by {registry.DISABLE_ENV}"
+            continue
+        try:
+            contexts.append(Context(registry.backend_object(name)))
+        except PluginError as exc:
+            report.broken[name] = str(exc)
+        except BackendError as exc:  # installed but no usable device here
+            report.unchecked[name] = str(exc)
+    return contexts
+
+
+def run(
+    backend: str | None = None, only: Sequence[str] | None = None, stream: TextIO | None = None
+) -> CheckReport:
+    """Run the selected cases on the devices ``backend`` names (see :func:`tensorweaver.check`)."""
+    report = CheckReport()
+    cases = select(only)
+    targets = _targets(backend, report)
+    width = max((len(c.id) for c in cases), default=0)
+    device_width = max((len(ctx.device) for ctx in targets), default=0)
+    for ctx in targets:
+        for case in cases:
+            result = evaluate(case, ctx)
+            report.results.append(result)
+            if stream is not None:
+                print(result.line(width, device_width), file=stream, flush=True)
+    return report

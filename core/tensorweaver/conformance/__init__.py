@@ -1,0 +1,30 @@
+"""The conformance kit: proof that a backend plugin honours the contract.
+
+For plugin authors. With your plugin installed::
+
+    pytest --pyargs tensorweaver.conformance --tw-backend NAME
+    python -m tensorweaver.conformance --tw-backend NAME       # the same, always works
+
+``NAME`` is your entry-point name or a device (``mylib:gpu:1``). The first form needs the
+kit's pytest option, which the core registers as a ``pytest11`` plugin; where it is not
+registered, add ``-p tensorweaver.conformance.pytest_plugin``. Extra pytest options work
+as usual (``-x``, ``-k layer``, ``--collect-only -q`` to list the checks).
+
+What it checks, each check with an id:
+
+* ``packaging/*``: the entry point; that importing the plugin module imports no
+  third-party library (compared in a fresh interpreter, after ``import tensorweaver``);
+  that the plugin imports only ``tensorweaver.contract`` from the core; the API version
+  handshake; well-formed device records; ``tw_diagnose``; that with the array library
+  hidden (``BackendInfo.library`` is its import name) the hooks report it unavailable
+  instead of raising; the backend object's surface and fused pairs; declared gaps.
+* every case of ``tw check`` (:mod:`tensorweaver.check`): every primitive across its
+  dtypes and on strided, empty and 0-d operands, NaN/inf, duplicate indices; the core's
+  broadcasting, negative axes and views; host transfer; autograd; the composites
+  (``fused_*`` against the core's decomposition, outputs and gradients); every layer.
+  References are NumPy float64; gradients are also checked by finite differences.
+
+Known gaps go in one place, the plugin module's ``conformance_gaps`` dict (see
+:mod:`tensorweaver.conformance.gaps`); they are reported as expected failures. A plugin
+that passes with none is *conformant*; the last line of the run says which.
+"""

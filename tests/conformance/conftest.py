@@ -1,0 +1,134 @@
+"""Distributions for the conformance tests, installed with pip once per session, and the kit
+and ``tw check`` run over them in subprocesses.
+
+As in tests/discovery: each distribution folder (the example plugin in examples/, the broken
+ones in tests/conformance/plugins/) is copied and installed with ``pip install --target``
+into a folder of its own; a run puts the folders it wants on PYTHONPATH, so discovery reads
+real entry-point metadata on top of the core and the built-in plugins.
+
+The kit runs against numpy and torch:cpu always; add a device with the kit's own option,
+``pytest tests/conformance -p tensorweaver.conformance.pytest_plugin --tw-backend
+cunumeric`` (cuPyNumeric costs ~0.4 ms per op, so it is not in the default run).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+EXAMPLE = ROOT / "examples" / "tw-array-api-backend"
+BROKEN = Path(__file__).parent / "plugins" / "tw-conformance-broken"
+TW_SCRIPT = Path(sys.executable).with_name("tw")
+BUILT_IN = ("numpy", "torch:cpu")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "built_in" in metafunc.fixturenames:
+        extra = metafunc.config.getoption("--tw-backend", default=None)
+        specs = list(BUILT_IN) + ([extra] if extra and extra not in BUILT_IN else [])
+        metafunc.parametrize("built_in", specs)
+
+
+def _install(source: Path, root: Path) -> Path:
+    # A copy: pip builds in the source tree, and a stale build/ there leaks into wheels.
+    copy = shutil.copytree(source, root / "src" / source.name)
+    target = root / source.name
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+         "--no-build-isolation", "--target", str(target), str(copy)],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, f"pip could not install {source.name}:\n{done.stderr}"
+    return target
+
+
+@dataclass(frozen=True)
+class KitRun:
+    """One run of the kit: its exit status, output, and each check's failure message."""
+
+    returncode: int
+    output: str
+    failures: dict[str, str]
+    outcomes: dict[str, str]
+
+    def verdict(self) -> str:
+        """The kit's last word: the lines under its 'TensorWeaver conformance' banner."""
+        return self.output.split("TensorWeaver conformance", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Env:
+    """Installed distributions, and the kit, ``tw check`` and Python run over them."""
+
+    paths: tuple[Path, ...] = ()
+
+    def run(self, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("TENSORWEAVER_", "LEGATE_")) and k != "PYTHONPATH"
+        }
+        env["PYTHONPATH"] = os.pathsep.join(map(str, self.paths))
+        env["OMP_WAIT_POLICY"] = "PASSIVE"  # torch's idle threads must not spin on 2 cores
+        return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
+
+    def kit(self, spec: str, tmp: Path, *pytest_args: str) -> KitRun:
+        """``python -m tensorweaver.conformance --tw-backend spec``, outcomes per check id."""
+        report = tmp / f"kit-{spec.replace(':', '-')}.xml"
+        done = self.run(
+            sys.executable, "-m", "tensorweaver.conformance", "--tw-backend", spec,
+            "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *pytest_args,
+            cwd=tmp,
+        )  # fmt: skip
+        failures, outcomes = {}, {}
+        for case in ElementTree.parse(report).iter("testcase"):
+            name = case.get("name", "")
+            if name.startswith("test_case["):  # the kit's cases, by case id
+                check = name[len("test_case[") : -1]
+            else:  # its packaging tests: test_light_import is packaging/light-import
+                check = "packaging/" + name[len("test_") :].replace("_", "-")
+            problem = case.find("failure")
+            if problem is None:
+                problem = case.find("error")
+            skipped = case.find("skipped")
+            if problem is not None:
+                failures[check] = problem.get("message", "") + (problem.text or "")
+                outcomes[check] = "failed"
+            elif skipped is not None:
+                outcomes[check] = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
+            else:
+                outcomes[check] = "passed"
+        return KitRun(done.returncode, done.stdout + done.stderr, failures, outcomes)
+
+    def tw(self, *args: str) -> subprocess.CompletedProcess:
+        return self.run(str(TW_SCRIPT), *args)
+
+
+@pytest.fixture(scope="session")
+def plain() -> Env:
+    """Only the core and the built-in plugins."""
+    return Env()
+
+
+@pytest.fixture(scope="session")
+def broken(tmp_path_factory: pytest.TempPathFactory) -> Env:
+    """The deliberately broken backends: badgrad, dropdtype, eager and withgaps."""
+    return Env((_install(BROKEN, tmp_path_factory.mktemp("broken")),))
+
+
+@pytest.fixture(scope="session")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Env:
+    """The worked example plugin, arrayapi (it needs array-api-strict)."""
+    if importlib.util.find_spec("array_api_strict") is None:
+        pytest.skip("array-api-strict is not installed (scripts/install-dev.sh installs it)")
+    return Env((_install(EXAMPLE, tmp_path_factory.mktemp("example")),))

@@ -1,0 +1,40 @@
+"""The worked third-party plugin in examples/ installs from its folder, works through the
+core, and the kit calls it conformant."""
+
+from __future__ import annotations
+
+import sys
+
+
+def test_example_plugin_is_conformant(example, tmp_path):
+    run = example.kit("arrayapi", tmp_path)
+    assert run.returncode == 0, run.output[-5000:]
+    assert "arrayapi is conformant" in run.verdict()
+    # it lacks float16 and bfloat16, so those checks are skipped, not failed
+    assert run.outcomes["primitive/add/float16"] == "skipped"
+    assert run.outcomes["layer/lstm"] == "passed"
+
+
+def test_example_plugin_runs_tensorweaver(example):
+    done = example.run(
+        sys.executable,
+        "-c",
+        "import tensorweaver as tw\n"
+        "x = tw.arange(6.0, device='arrayapi').reshape(2, 3).requires_grad_()\n"
+        "(x.softmax(-1) * x).sum().backward()\n"
+        "print(x.device, x.grad.device, type(x.native).__module__)",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [
+        "arrayapi:cpu:0",
+        "arrayapi:cpu:0",
+        "array_api_strict._array_object",
+    ]
+
+
+def test_tw_check_on_the_example(example):
+    done = example.tw(
+        "check", "--backend", "arrayapi", "--only", "layer/gru", "--only", "primitive/erf"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].startswith("OK: largest difference")
