@@ -18,6 +18,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$inputs" ]; then
     "${pip[@]}" --upgrade pip "setuptools>=77" wheel
     # Pinned first and on their own: any torch other than the pinned one is a GB download.
     "${pip[@]}" torch==2.13.0 nvidia-cupynumeric legate
+    # The array library of examples/tw-array-api-backend, which tests/conformance installs.
+    "${pip[@]}" "array-api-strict>=2.3"
     editable=(-e ".[test]")
     for plugin in plugins/*/; do
         editable+=(-e "$plugin")
