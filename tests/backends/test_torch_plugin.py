@@ -602,3 +602,20 @@ def test_cuda_fused_attention_matches_reference(rng) -> None:
         saved, torch.ones_like(out), (True, True, True)
     )
     assert [g.device.type for g in grads] == ["cuda"] * 3
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "bool"])
+def test_where_on_a_large_random_mask_is_bit_exact(cpu, dtype) -> None:
+    # Past a few thousand elements the CPU backend selects bit patterns, not torch.where.
+    gen = torch.Generator().manual_seed(0)
+    cond = torch.rand((64, 128), generator=gen) > 0.5
+    a = (torch.randn((64, 128), generator=gen) * 100).to(getattr(torch, dtype))
+    b = (torch.randn((64, 128), generator=gen) * 100).to(getattr(torch, dtype))
+    if a.is_floating_point():
+        a[0, :4] = torch.tensor([float("nan"), float("inf"), -0.0, -float("inf")])
+    word = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+    for other in (b, b.T.contiguous().T, torch.zeros((), dtype=a.dtype)):
+        got = cpu.where(cond, a, other)
+        want = torch.where(cond, a, other)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert torch.equal(got.view(word), want.view(word))  # bit for bit

@@ -67,9 +67,81 @@ def _check_versions(node: Node) -> None:
             )
 
 
-def _accumulate(table: dict, key: Any, g: Tensor) -> None:
+class Piece:
+    """The gradient of a slice along one axis: ``g`` placed at ``start`` in zeros of ``shape``.
+
+    Kept unplaced until every gradient for that tensor has arrived, so that the pieces of a
+    ``split``/``chunk``/``unbind`` are joined by one ``cat`` instead of each being padded to
+    full size and summed (quadratic in the number of pieces).
+    """
+
+    __slots__ = ("g", "axis", "start", "shape")
+
+    def __init__(self, g: Tensor, axis: int, start: int, shape: tuple) -> None:
+        self.g, self.axis, self.start, self.shape = g, axis, start, shape
+
+    def placed(self) -> Tensor:
+        from tensorweaver.ops.movement import pad_dims
+
+        widths = [(0, 0)] * len(self.shape)
+        size = self.g.shape[self.axis]
+        widths[self.axis] = (self.start, self.shape[self.axis] - self.start - size)
+        return pad_dims(self.g, widths)
+
+
+def _accumulate(table: dict, key: Any, g: Any) -> None:
     current = table.get(key)
-    table[key] = g if current is None else current + g
+    if current is None:
+        table[key] = g
+    elif type(current) is list:
+        current.append(g)
+    else:
+        table[key] = [current, g]
+
+
+def _total(entry: Any) -> Tensor:
+    """The sum of the gradients gathered for one tensor (pieces joined first)."""
+    if type(entry) is Piece:
+        return entry.placed()
+    if type(entry) is not list:
+        return entry
+    total = None
+    pieces = []
+    for g in entry:
+        if type(g) is Piece:
+            pieces.append(g)
+        else:
+            total = g if total is None else total + g
+    if pieces:
+        joined = _join(pieces)
+        total = joined if total is None else total + joined
+    return total
+
+
+def _join(pieces: list) -> Tensor:
+    from tensorweaver.ops.creation import zeros_like_shape
+    from tensorweaver.ops.movement import cat
+
+    axis, shape = pieces[0].axis, pieces[0].shape
+    pieces = sorted(pieces, key=lambda p: p.start)
+    parts, end = [], 0
+    for p in pieces:
+        if p.axis != axis or p.start < end:  # different axes or overlaps: place and add
+            total = None
+            for q in pieces:
+                total = q.placed() if total is None else total + q.placed()
+            return total
+        if p.start > end:
+            gap = list(shape)
+            gap[axis] = p.start - end
+            parts.append(zeros_like_shape(p.g, tuple(gap)))
+        parts.append(p.g)
+        end = p.start + p.g.shape[axis]
+    if end < shape[axis]:
+        gap = list(shape)
+        gap[axis] = shape[axis] - end
+        parts.append(zeros_like_shape(pieces[0].g, tuple(gap)))
+    return cat(parts, axis) if len(parts) > 1 else parts[0]
 
 
 def run(
@@ -101,6 +173,7 @@ def run(
             g = node_grads.pop(id(node), None)
             if g is None:
                 continue
+            g = _total(g)
             if id(node) in wanted_nodes:
                 captured[id(wanted_nodes[id(node)])] = g
             retained = node.retained() if node.retained is not None else None
@@ -111,10 +184,12 @@ def run(
             for t, parent, gi in zip(node.inputs, node.parents, input_grads):
                 if parent is None or gi is None:
                     continue
-                if gi.shape != t.shape:
-                    gi = sum_to(gi, t.shape)
-                if gi.dtype is not t.dtype:
-                    gi = gi.to(t.dtype)
+                # A Piece already has the input's dtype; it is placed when all gradients are in.
+                if type(gi) is not Piece:
+                    if gi.shape != t.shape:
+                        gi = sum_to(gi, t.shape)
+                    if gi.dtype is not t.dtype:
+                        gi = gi.to(t.dtype)
                 if type(parent) is Node:
                     _accumulate(node_grads, id(parent), gi)
                 else:
@@ -125,10 +200,11 @@ def run(
     if targets is not None:
         for t in targets:
             if t._node is None and id(t) in leaf_grads:
-                captured[id(t)] = leaf_grads[id(t)]
+                captured[id(t)] = _total(leaf_grads[id(t)])
         return captured
     for key, g in leaf_grads.items():
         leaf = leaves[key]
+        g = _total(g)
         if create_graph:
             leaf.grad = g if leaf.grad is None else leaf.grad + g
             continue

@@ -240,6 +240,12 @@ def _slice(node: Any, g: Tensor) -> tuple:
     """Put the sliced gradient back in place: zeros elsewhere, strides by interleaving."""
     starts, stops, steps = node.saved
     shape = node.inputs[0].shape
+    cut = [a for a, (s, e, n) in enumerate(zip(starts, stops, shape)) if s != 0 or e != n]
+    if len(cut) == 1 and steps[cut[0]] == 1 and all(k == 1 for k in steps):
+        # One axis, contiguous: the engine joins such pieces with one cat.
+        from tensorweaver.autograd.engine import Piece
+
+        return (Piece(g, cut[0], starts[cut[0]], shape),)
     for axis, (start, step, n) in enumerate(zip(starts, steps, shape)):
         m = g.shape[axis]
         if step > 1 and m:

@@ -115,6 +115,15 @@ def _arithmetic(name: str) -> Callable[[Operand, Operand], Tensor]:
                     out._node = Node(name, (a, Tensor(bn, backend, a.dtype)), None)
                     out.requires_grad = True
                 return out
+        elif isinstance(b, Tensor) and _scalar_keeps_dtype(b, a):
+            # The same with the number on the left (1 - x).
+            backend = b.backend
+            an = scalar_native(backend, a, b.dtype)
+            out = Tensor(getattr(backend, name)(an, b.native), backend, b.dtype)
+            if b.requires_grad and is_grad_enabled():
+                out._node = Node(name, (Tensor(an, backend, b.dtype), b), None)
+                out.requires_grad = True
+            return out
         a, b, backend, dtype, an, bn = _operands(name, a, b, _same)
         return apply(name, getattr(backend, name)(an, bn), dtype, (a, b))
 
@@ -196,6 +205,9 @@ def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
             and a.backend is b.backend
         ):
             return Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, dtypes.bool_)
+        if isinstance(a, Tensor) and _scalar_keeps_dtype(a, b):
+            bn = scalar_native(a.backend, b, a.dtype)
+            return Tensor(getattr(a.backend, name)(a.native, bn), a.backend, dtypes.bool_)
         if not isinstance(b, (Tensor, int, float)):
             return NotImplemented
         a, b, backend, _, an, bn = _operands(name, a, b, _same)
@@ -422,6 +434,17 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
 def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
     """``a`` where ``condition`` holds, else ``b`` (all three broadcast together)."""
     _require_tensor("where", condition)
+    if (
+        isinstance(a, Tensor)
+        and condition.dtype is dtypes.bool_
+        and condition.shape == a.shape
+        and condition.backend is a.backend
+        and _scalar_keeps_dtype(a, b)
+    ):
+        # Fast path: where(mask, x, 0.0), the shape of most gradient rules.
+        bn = scalar_native(a.backend, b, a.dtype)
+        native = a.backend.where(condition.native, a.native, bn)
+        return apply("where", native, a.dtype, (condition, a, Tensor(bn, a.backend, a.dtype)))
     backend = condition.backend
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         dtype = result_type(a, b)

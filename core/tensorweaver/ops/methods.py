@@ -12,6 +12,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops.apply import apply
 from tensorweaver.tensor import Tensor
 
 
@@ -60,8 +61,6 @@ def _to_device(x: Tensor, device: Any) -> Tensor:
             f"e.g. x.to(tw.float32).to({backend.device.name!r})"
         )
     native = backend.from_host(x.backend.to_host(x.native), dtype)
-    from tensorweaver.ops.apply import apply
-
     out = apply("to_device", native, dtype, (x,))
     out.backend = backend
     return out
@@ -116,8 +115,6 @@ def _normal(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
 
 
 def _clone(self: Tensor, memory_format: Any = None) -> Tensor:
-    from tensorweaver.ops.apply import apply
-
     return apply("identity", self.native, self.dtype, (self,))
 
 
@@ -414,5 +411,21 @@ def _both_bool(a: Any, b: Any) -> bool:
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 
-Tensor.T = property(lambda self: mv.permute(self, tuple(reversed(range(self.ndim)))))
-Tensor.mT = property(lambda self: mv.transpose(self, -2, -1))
+
+def _reversed_axes(x: Tensor) -> Tensor:
+    if x.ndim < 2:
+        return x
+    perm = tuple(range(x.ndim - 1, -1, -1))
+    return apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
+
+
+def _swap_last_two(x: Tensor) -> Tensor:
+    if x.ndim < 2:
+        raise RuntimeError(f"mT: needs at least 2 dimensions, got shape {x.shape}")
+    perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
+
+
+# Direct permutes: these two run in every linear layer and matmul gradient.
+Tensor.T = property(_reversed_axes)
+Tensor.mT = property(_swap_last_two)

@@ -41,6 +41,10 @@ TORCH_DTYPES: dict[DType, torch.dtype] = {
     dtypes.float32: torch.float32,
     dtypes.float64: torch.float64,
 }
+#: Signed words of each item size, for the branch-free ``where`` (torch's bitwise ops want
+#: signed integers).
+_WORDS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_BITWISE_WHERE_MIN = 4096  # below this, torch.where's own cost is smaller
 FLOATS = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
 
 
@@ -238,7 +242,16 @@ class TorchBackend(FusedComposites):
 
     # ternary
     def where(self, cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
-        return torch.where(cond, a, b)
+        if not self._on_cpu or cond.numel() < _BITWISE_WHERE_MIN:
+            return torch.where(cond, a, b)
+        # On the CPU torch.where branches per element: ~5x slower on an unpredictable mask
+        # than selecting bit patterns through all-zeros / all-ones words, which also copies
+        # NaN, inf and -0.0 exactly.
+        word = _WORDS[a.element_size()]
+        mask = torch.neg(cond.to(word))
+        bits = torch.bitwise_and(a.view(word), mask)
+        bits.bitwise_or_(torch.bitwise_and(b.view(word), torch.bitwise_not(mask)))
+        return bits.view(a.dtype)
 
     # reduce
     def sum(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
