@@ -213,8 +213,18 @@ def ref_attention(q, k, v, causal, scale):
     return ref_softmax(scores, -1) @ v
 
 
+def ref_relu(x):
+    return np.maximum(x, 0)
+
+
+def ref_linear(x, w, b):
+    return x @ w.T + b
+
+
 # name, reference, shapes of the tensor inputs, the other arguments
 COMPOSITE_CASES = [
+    ("relu", ref_relu, [(3, 5)], ()),
+    ("linear", ref_linear, [(2, 3, 4), (5, 4), (5,)], ()),
     ("softmax", ref_softmax, [(3, 5)], (1,)),
     ("softmax", ref_softmax, [(4, 2, 3)], (0,)),
     ("log_softmax", ref_log_softmax, [(3, 5)], (1,)),

@@ -270,6 +270,7 @@ COMPARISONS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
 
 #: Composites a backend may fuse, with the arguments ``fused_<name>`` receives.
 COMPOSITES: dict[str, str] = {
+    "relu": "relu(x): max(x, 0); the gradient is 0 where x <= 0 (also for NaN or inf gradients)",
     "linear": "linear(x, weight, bias) with x (..., in), weight (out, in), bias (out,): "
     "x @ weight.T + bias",
     "softmax": "softmax(x, axis)",

@@ -369,8 +369,18 @@ def sigmoid(x: Tensor) -> Tensor:
 
 
 def relu(x: Tensor) -> Tensor:
+    """max(x, 0), through the backend's fused kernel where it has one."""
     _require_tensor("relu", x)
-    native = x.backend.maximum(x.native, x.backend.full((), 0, x.dtype))
+    if x.dtype.kind == "f" and getattr(x.backend, "fused_relu", None) is not None:
+        from tensorweaver.ops.composite import fused_or_reference
+
+        return fused_or_reference("relu", relu_reference, (x,))
+    return relu_reference(x)
+
+
+def relu_reference(x: Tensor) -> Tensor:
+    """The core's relu: one ``maximum`` primitive and its own gradient rule."""
+    native = x.backend.maximum(x.native, scalar_native(x.backend, 0, x.dtype))
     return apply("relu", native, x.dtype, (x,))
 
 

@@ -56,6 +56,10 @@ def _replay(saved: Saved, grad_output: Tensor, needs: tuple) -> tuple:
 class FusedComposites:
     """Mixed into the backend class: the core finds these methods by name."""
 
+    def fused_relu(self, x: Tensor) -> tuple[Tensor, Saved]:
+        # One kernel each way (threshold_backward), where the core's rule needs a where.
+        return _record(torch.relu, x)
+
     def fused_linear(self, x: Tensor, weight: Tensor, bias: Tensor) -> tuple[Tensor, Saved]:
         return _record(F.linear, x, weight, bias)
 
@@ -103,6 +107,7 @@ class FusedComposites:
     def _backward(self, saved: Saved, grad_output: Tensor, needs: tuple) -> tuple:
         return _replay(saved, grad_output, needs)
 
+    fused_relu_backward = _backward
     fused_linear_backward = _backward
     fused_softmax_backward = _backward
     fused_log_softmax_backward = _backward

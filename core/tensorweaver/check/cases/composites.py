@@ -20,6 +20,11 @@ from tensorweaver.contract.ir import COMPOSITES
 Forward = Callable[[], Any]
 
 
+def _relu(m: Maker) -> Forward:
+    x = m.input("x", 3, 5, low=-2, high=2)
+    return lambda: (F.relu(x), F.relu(x[:, 1:] * 2.0))
+
+
 def _linear(m: Maker) -> Forward:
     x = m.input("x", 2, 3, 4)
     w = m.input("w", 5, 4)
@@ -71,6 +76,7 @@ def _attention(m: Maker) -> Forward:
 
 
 BUILDS: dict[str, Callable[[Maker], Forward]] = {
+    "relu": _relu,
     "linear": _linear,
     "softmax": _softmax,
     "log_softmax": _log_softmax,
