@@ -28,7 +28,7 @@ ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "examples" / "tw-array-api-backend"
 BROKEN = Path(__file__).parent / "plugins" / "tw-conformance-broken"
 TW_SCRIPT = Path(sys.executable).with_name("tw")
-BUILT_IN = ("numpy", "torch:cpu")
+BUILT_IN = ("numpy", "torch:cpu", "cunumeric")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

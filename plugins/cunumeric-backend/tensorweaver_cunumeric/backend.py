@@ -242,6 +242,9 @@ class CunumericBackend:
         return cn.where(zero, a.dtype.type(0), op(a, safe))
 
     def pow(self, a, b):
+        if a.dtype.kind in "iu" and a.dtype.itemsize < 8:
+            # Small integer powers wrap as NumPy's do when computed in int64 and cut back.
+            return cn.power(a.astype(_I64), b.astype(_I64)).astype(a.dtype)
         return cn.power(a, b)
 
     def maximum(self, a, b):
@@ -397,6 +400,8 @@ class CunumericBackend:
         return out
 
     def scatter_add(self, a, axis, index, src):
+        if index.size == 0:  # bincount refuses an empty input
+            return a.copy()
         # Flat position in `a` of every element of `index`: index along `axis`, the
         # element's own coordinate along the others (index and src share a shape).
         strides = [math.prod(a.shape[i + 1 :]) for i in range(a.ndim)]
