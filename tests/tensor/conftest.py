@@ -19,7 +19,7 @@ import pytest
 import tensorweaver as tw
 
 BACKENDS = ("numpy", "torch:cpu", "cunumeric")
-#: Set to run every test on cuPyNumeric too, not only the marked subset (about 12 minutes on 2 CPU cores).
+#: Set to run every test on cuPyNumeric too, not only the marked subset (12 minutes on 2 cores).
 FULL_CUNUMERIC_ENV = "TENSORWEAVER_TEST_ALL_ON_CUNUMERIC"
 CUNUMERIC_MARK = "cunumeric"
 UNUSABLE = ("unavailable", "error")
