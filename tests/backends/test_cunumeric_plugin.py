@@ -314,3 +314,11 @@ def test_erf_is_within_an_ulp_of_math_erf(cpu):
     assert np.all(np.abs(got - ref) <= np.spacing(np.abs(ref)))
     assert np.signbit(got[x == 0]).tolist() == [False, True]  # erf(0.0), erf(-0.0)
     assert np.isnan(cpu.to_host(cpu.erf(cpu.from_host(np.array([np.nan]), d.float64))))[0]
+
+
+@installed
+def test_reshape_of_a_sliced_broadcast_is_right(cpu):
+    # cuPyNumeric itself gets this wrong; the backend reshapes a copy.
+    row = cpu.expand(cpu.reshape(cpu.full((), 1.0, d.float64), (1,)), (8,))
+    part = cpu.slice(row, (0,), (6,), (1,))
+    np.testing.assert_array_equal(cpu.to_host(cpu.reshape(part, (2, 3))), np.ones((2, 3)))

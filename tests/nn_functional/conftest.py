@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 import tensorweaver as tw
 
-BACKENDS = ("numpy", "torch:cpu")
+BACKENDS = ("numpy", "torch:cpu", "cunumeric")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

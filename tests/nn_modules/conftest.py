@@ -13,7 +13,7 @@ from functools import cache
 import pytest
 import tensorweaver as tw
 
-BACKENDS = ("numpy", "torch:cpu")
+BACKENDS = ("numpy", "torch:cpu", "cunumeric")
 UNUSABLE = ("unavailable", "error")
 
 

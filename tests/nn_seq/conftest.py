@@ -14,7 +14,7 @@ import pytest
 import tensorweaver as tw
 import torch
 
-BACKENDS = ("numpy", "torch:cpu")
+BACKENDS = ("numpy", "torch:cpu", "cunumeric")
 UNUSABLE = ("unavailable", "error")
 
 

@@ -11,7 +11,7 @@ from tensorweaver.errors import UnknownBackendError
 
 torch = pytest.importorskip("torch")
 
-BACKENDS = ("numpy", "torch:cpu")
+BACKENDS = ("numpy", "torch:cpu", "cunumeric")
 
 
 @pytest.fixture(params=BACKENDS)

@@ -360,6 +360,11 @@ class CunumericBackend:
 
     # movement
     def reshape(self, a, shape):
+        # cuPyNumeric 26.6 reshapes a slice of a broadcast 1-d array wrongly
+        # (broadcast_to(ones(1), (8,))[0:6].reshape((2, 3)) has zeros): reshape a copy of
+        # any view that is not C-contiguous (reshaping such a view copies anyway).
+        if a.ndim and not a.flags["C_CONTIGUOUS"]:
+            a = a.copy()
         return cn.reshape(a, shape)
 
     def permute(self, a, perm):
