@@ -215,3 +215,26 @@ def test_linear_matches_numpy_and_skips_unneeded_gradients(backend, rng):
     assert gw.flags.c_contiguous  # the weight's own layout: optimizer ops stay fast
     skipped = backend.fused_linear_backward(saved, g, (False, True, False))
     assert skipped[0] is None and skipped[2] is None
+
+
+def test_cross_entropy_matches_its_formula_and_finite_differences(backend, rng):
+    x = rng.normal(size=(5, 4))
+    target = np.array([0, 3, -100, 1, 3])
+    loss, saved = backend.fused_cross_entropy(x, target, -100)
+    logp = x - np.log(np.exp(x).sum(1, keepdims=True))
+    kept = target != -100
+    want = -logp[np.arange(5)[kept], target[kept]].mean()
+    np.testing.assert_allclose(loss, want, rtol=1e-13)
+    g = np.array(0.7)
+    grad, none = backend.fused_cross_entropy_backward(saved, g, (True, False))
+    assert none is None
+    numeric = numeric_grad(lambda v: backend.fused_cross_entropy(v, target, -100)[0], x.copy(), g)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-7, atol=1e-9)
+
+
+def test_cross_entropy_with_every_target_ignored_is_nan_with_zero_gradient(backend, rng):
+    x = rng.normal(size=(3, 4))
+    loss, saved = backend.fused_cross_entropy(x, np.full(3, -100), -100)
+    assert np.isnan(loss)
+    grad, _ = backend.fused_cross_entropy_backward(saved, np.array(1.0), (True, False))
+    np.testing.assert_array_equal(grad, np.zeros((3, 4)))

@@ -271,6 +271,10 @@ COMPARISONS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
 #: Composites a backend may fuse, with the arguments ``fused_<name>`` receives.
 COMPOSITES: dict[str, str] = {
     "relu": "relu(x): max(x, 0); the gradient is 0 where x <= 0 (also for NaN or inf gradients)",
+    "cross_entropy": "cross_entropy(x, target, ignore_index) with x (N, C) float logits and "
+    "target (N,) int64 class indices, in range or equal to ignore_index: the mean over the "
+    "kept targets of -log_softmax(x, 1)[n, target[n]] (NaN when none is kept); only x has a "
+    "gradient",
     "linear": "linear(x, weight, bias) with x (..., in), weight (out, in), bias (out,): "
     "x @ weight.T + bias",
     "softmax": "softmax(x, axis)",

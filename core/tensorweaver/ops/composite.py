@@ -50,9 +50,9 @@ def fused_or_reference(
         return reference(*tensors, *static)
     dtype = tensors[0].dtype
     for t in tensors[1:]:
-        if t.dtype is not dtype:
+        if t.dtype is not dtype and t.dtype.kind == "f":
             raise TypeError(
-                f"{name}: all tensor arguments must have one dtype, got "
+                f"{name}: all floating-point arguments must have one dtype, got "
                 f"{', '.join(t.dtype.name for t in tensors)}; convert them with .to(...)"
             )
     out, saved = fused(*(t.native for t in tensors), *static)

@@ -67,6 +67,31 @@ class FusedOps:
         # ascontiguousarray would also turn a 0-d array into a 1-d one.
         return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
+    # cross_entropy ------------------------------------------------------------------------
+
+    @quiet
+    def fused_cross_entropy(self, x: A, target: A, ignore_index: int) -> tuple[A, tuple]:
+        z = x - _max_along(x, 1)
+        log_total = np.log(np.add.reduce(np.exp(z), axis=1))
+        keep = target != ignore_index
+        safe = np.where(keep, target, 0)
+        picked = z[np.arange(len(z)), safe] - log_total
+        count = np.count_nonzero(keep)
+        loss = -np.add.reduce(np.where(keep, picked, 0)) / x.dtype.type(count)
+        return np.asarray(loss, dtype=x.dtype), (z, log_total, safe, keep, count)
+
+    @quiet
+    def fused_cross_entropy_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple:
+        z, log_total, safe, keep, count = saved
+        if not needs[0]:
+            return None, None
+        if count == 0:  # nothing kept: the loss is NaN and, as in PyTorch, the gradient 0
+            return np.zeros_like(z), None
+        p = np.exp(z - log_total[:, None])  # softmax
+        p[np.arange(len(p)), safe] -= 1
+        p *= (keep * (grad / count)).astype(p.dtype, copy=False)[:, None]
+        return p, None
+
     # softmax ------------------------------------------------------------------------------
 
     @quiet

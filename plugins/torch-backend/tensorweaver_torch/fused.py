@@ -56,6 +56,12 @@ def _replay(saved: Saved, grad_output: Tensor, needs: tuple) -> tuple:
 class FusedComposites:
     """Mixed into the backend class: the core finds these methods by name."""
 
+    def fused_cross_entropy(
+        self, x: Tensor, target: Tensor, ignore_index: int
+    ) -> tuple[Tensor, Saved]:
+        # The target is no input of the recorded graph: it has no gradient.
+        return _record(lambda x: F.cross_entropy(x, target, ignore_index=ignore_index), x)
+
     def fused_relu(self, x: Tensor) -> tuple[Tensor, Saved]:
         # One kernel each way (threshold_backward), where the core's rule needs a where.
         return _record(torch.relu, x)
@@ -107,6 +113,7 @@ class FusedComposites:
     def _backward(self, saved: Saved, grad_output: Tensor, needs: tuple) -> tuple:
         return _replay(saved, grad_output, needs)
 
+    fused_cross_entropy_backward = _backward
     fused_relu_backward = _backward
     fused_linear_backward = _backward
     fused_softmax_backward = _backward

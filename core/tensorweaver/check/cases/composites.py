@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Callable
 
+import tensorweaver as tw
 import tensorweaver.nn.functional as F
 from tensorweaver.check import trial
 from tensorweaver.check.case import Case, Measure
@@ -18,6 +19,12 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.contract.ir import COMPOSITES
 
 Forward = Callable[[], Any]
+
+
+def _cross_entropy(m: Maker) -> Forward:
+    x = m.input("x", 5, 4, low=-3, high=3)
+    target = tw.tensor([0, 3, -100, 1, 3], device=x)
+    return lambda: (F.cross_entropy(x, target), F.cross_entropy(x[1:], target[1:] % 4))
 
 
 def _relu(m: Maker) -> Forward:
@@ -77,6 +84,7 @@ def _attention(m: Maker) -> Forward:
 
 BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "relu": _relu,
+    "cross_entropy": _cross_entropy,
     "linear": _linear,
     "softmax": _softmax,
     "log_softmax": _log_softmax,

@@ -12,6 +12,7 @@ import warnings
 
 import tensorweaver as tw
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
+from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
 
@@ -218,6 +219,19 @@ def cross_entropy(
             f"cross_entropy: label_smoothing must lie in [0, 1], got {label_smoothing}"
         )
     x, t, unbatched = _batched_classes(input, target)
+    if (
+        weight is None
+        and not label_smoothing
+        and reduction == "mean"
+        and x.dim() == 2
+        and x.dtype.is_floating_point
+        and not t.dtype.is_floating_point
+        and getattr(x.backend, "fused_cross_entropy", None) is not None
+    ):
+        _class_weights(x, t, None, ignore_index, "cross_entropy")  # checks shapes and range
+        return fused_or_reference(
+            "cross_entropy", cross_entropy_reference, (x, t.long()), ignore_index
+        )
     classes = x.shape[1]
     logp = log_softmax(x, 1)
     class_view = (1, classes, *([1] * (x.dim() - 2)))
@@ -247,6 +261,12 @@ def cross_entropy(
             )
             loss = (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
     return loss.squeeze(0) if unbatched and reduction == "none" else loss
+
+
+def cross_entropy_reference(x: Tensor, target: Tensor, ignore_index: int) -> Tensor:
+    """The decomposition of the ``cross_entropy`` composite (2-d logits, class indices, mean
+    over the targets that are not ``ignore_index``)."""
+    return _nll(log_softmax(x, 1), target, None, ignore_index, "mean", "cross_entropy")[0]
 
 
 def binary_cross_entropy(
