@@ -91,7 +91,13 @@ def _scalar_keeps_dtype(a: Tensor, b: Any) -> bool:
     return (kind == "f" and (t is float or t is int)) or (kind == "i" and t is int)
 
 
-def _arithmetic(name: str) -> Callable[[Operand, Operand], Tensor]:
+def _arithmetic(name: str, *, floating: bool = False) -> Callable[[Operand, Operand], Tensor]:
+    """A binary op in the promoted dtype (``floating``: ints compute in the default float)."""
+    compute = _floating if floating else _same
+
+    def keeps(t: Tensor, number: Any) -> bool:
+        return _scalar_keeps_dtype(t, number) and (not floating or t.dtype.kind == "f")
+
     def op(a: Operand, b: Operand) -> Tensor:
         if isinstance(a, Tensor):
             if (
@@ -99,6 +105,7 @@ def _arithmetic(name: str) -> Callable[[Operand, Operand], Tensor]:
                 and a.dtype is b.dtype
                 and a.shape == b.shape
                 and a.backend is b.backend
+                and (not floating or a.dtype.kind == "f")
             ):
                 # Fast path: one shape, one dtype, one device.
                 out = Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, a.dtype)
@@ -106,7 +113,7 @@ def _arithmetic(name: str) -> Callable[[Operand, Operand], Tensor]:
                     out._node = Node(name, (a, b), None)
                     out.requires_grad = True
                 return out
-            if _scalar_keeps_dtype(a, b):
+            if keeps(a, b):
                 # Fast path: a tensor and a Python number that does not change its dtype.
                 backend = a.backend
                 bn = scalar_native(backend, b, a.dtype)
@@ -115,7 +122,7 @@ def _arithmetic(name: str) -> Callable[[Operand, Operand], Tensor]:
                     out._node = Node(name, (a, Tensor(bn, backend, a.dtype)), None)
                     out.requires_grad = True
                 return out
-        elif isinstance(b, Tensor) and _scalar_keeps_dtype(b, a):
+        elif isinstance(b, Tensor) and keeps(b, a):
             # The same with the number on the left (1 - x).
             backend = b.backend
             an = scalar_native(backend, a, b.dtype)
@@ -124,7 +131,7 @@ def _arithmetic(name: str) -> Callable[[Operand, Operand], Tensor]:
                 out._node = Node(name, (Tensor(an, backend, b.dtype), b), None)
                 out.requires_grad = True
             return out
-        a, b, backend, dtype, an, bn = _operands(name, a, b, _same)
+        a, b, backend, dtype, an, bn = _operands(name, a, b, compute)
         return apply(name, getattr(backend, name)(an, bn), dtype, (a, b))
 
     op.__name__ = name
@@ -147,32 +154,20 @@ def sub(a: Operand, b: Operand, *, alpha: Any = None) -> Tensor:
     return sub_(a, b if alpha is None else mul(b, alpha))
 
 
+_true_divide = _arithmetic("div", floating=True)
+
+
 def div(a: Operand, b: Operand, *, rounding_mode: str | None = None) -> Tensor:
     """True division (ints give the default float), or ``"floor"``/``"trunc"`` rounding."""
+    if rounding_mode is None:
+        return _true_divide(a, b)
     if rounding_mode == "floor":
         return floor_divide(a, b)
     if rounding_mode == "trunc":
-        q = div(a, b)
-        return cast(trunc(q), result_type(a, b))
-    if rounding_mode is not None:
-        raise ValueError(
-            f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}"
-        )
-    if (
-        isinstance(b, Tensor)
-        and isinstance(a, Tensor)
-        and a.dtype is b.dtype
-        and a.shape == b.shape
-        and a.backend is b.backend
-        and a.dtype.kind == "f"
-    ):
-        out = Tensor(a.backend.div(a.native, b.native), a.backend, a.dtype)
-        if (a.requires_grad or b.requires_grad) and is_grad_enabled():
-            out._node = Node("div", (a, b), None)
-            out.requires_grad = True
-        return out
-    a, b, backend, dtype, an, bn = _operands("div", a, b, _floating)
-    return apply("div", backend.div(an, bn), dtype, (a, b))
+        return cast(trunc(_true_divide(a, b)), result_type(a, b))
+    raise ValueError(
+        f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}"
+    )
 
 
 def floor_divide(a: Operand, b: Operand) -> Tensor:
