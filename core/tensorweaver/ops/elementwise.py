@@ -165,9 +165,7 @@ def div(a: Operand, b: Operand, *, rounding_mode: str | None = None) -> Tensor:
         return floor_divide(a, b)
     if rounding_mode == "trunc":
         return cast(trunc(_true_divide(a, b)), result_type(a, b))
-    raise ValueError(
-        f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}"
-    )
+    raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}")
 
 
 def floor_divide(a: Operand, b: Operand) -> Tensor:
