@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import INPLACE_CHANGES
 from tensorweaver.contract.dtypes import DType
 
 
@@ -140,6 +141,7 @@ class Tensor:
         self.native, self.backend, self.dtype = value.native, value.backend, value.dtype
         self.shape = value.shape
         self._version += 1
+        INPLACE_CHANGES[0] += 1
 
     def backward(
         self,
@@ -190,6 +192,7 @@ class Tensor:
         if result.requires_grad:
             self.requires_grad = True
         self._version += 1
+        INPLACE_CHANGES[0] += 1
         base = self._alias_of
         if base is not None and base.shape == self.shape and base.dtype is self.dtype:
             base.native = self.native

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweaver.autograd.mode import set_grad_enabled
-from tensorweaver.autograd.node import Node
+from tensorweaver.autograd.gradients import GRADIENTS
+from tensorweaver.autograd.mode import _enabled as _grad_mode
+from tensorweaver.autograd.node import INPLACE_CHANGES, Node
 from tensorweaver.tensor import Tensor
 
 
@@ -32,26 +33,27 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
 def _topological(roots: list[Node]) -> list[Node]:
     """Nodes reachable from ``roots``, each before every node it depends on."""
     order: list[Node] = []
-    seen: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(r, False) for r in roots]
+    seen: set[Node] = set()
+    stack: list[Any] = list(roots)  # a node to expand, or (node,) to emit once expanded
     while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
+        node = stack.pop()
+        if type(node) is tuple:
+            order.append(node[0])
             continue
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
-        stack.append((node, True))
-        if node.parents is None:
+        seen.add(node)
+        stack.append((node,))
+        parents = node.parents
+        if parents is None:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved "
                 "tensors after they have already been freed). Specify retain_graph=True on "
                 "the first backward() or autograd.grad() call if you need to do this."
             )
-        for parent in node.parents:
-            if type(parent) is Node and id(parent) not in seen:
-                stack.append((parent, False))
+        for parent in parents:
+            if type(parent) is Node and parent not in seen:
+                stack.append(parent)
     order.reverse()
     return order
 
@@ -153,33 +155,36 @@ def run(
 ) -> dict:
     """Propagate ``grads`` from ``roots``. Without ``targets``, leaf gradients accumulate into
     ``.grad``; with them, the gradients of ``targets`` are returned in a dict by id."""
-    node_grads: dict[int, Tensor] = {}
-    leaf_grads: dict[int, Tensor] = {}
+    node_grads: dict[Node, Any] = {}  # nodes hash by identity
+    leaf_grads: dict[int, Any] = {}  # tensors by id: their == is elementwise
     leaves: dict[int, Tensor] = {}
     start: list[Node] = []
     for root, g in zip(roots, grads):
         if root._node is not None:
-            _accumulate(node_grads, id(root._node), g)
+            _accumulate(node_grads, root._node, g)
             start.append(root._node)
         elif root.requires_grad:
             _accumulate(leaf_grads, id(root), g)
             leaves[id(root)] = root
-    wanted_nodes = {id(t._node): t for t in targets or () if t._node is not None}
+    wanted_nodes = {t._node: t for t in targets or () if t._node is not None}
     captured: dict[int, Tensor] = {}
-    from tensorweaver.autograd.gradients import GRADIENTS
-
-    with set_grad_enabled(create_graph):
+    changes = INPLACE_CHANGES[0]
+    token = _grad_mode.set(create_graph)
+    try:
         for node in _topological(start):
-            g = node_grads.pop(id(node), None)
+            g = node_grads.pop(node, None)
             if g is None:
                 continue
-            g = _total(g)
-            if id(node) in wanted_nodes:
-                captured[id(wanted_nodes[id(node)])] = g
-            retained = node.retained() if node.retained is not None else None
-            if retained is not None and targets is None:
-                retained.grad = g if create_graph else g.detach()
-            _check_versions(node)
+            if type(g) is not Tensor:
+                g = _total(g)
+            if wanted_nodes and node in wanted_nodes:
+                captured[id(wanted_nodes[node])] = g
+            if node.retained is not None and targets is None:
+                retained = node.retained()
+                if retained is not None:
+                    retained.grad = g if create_graph else g.detach()
+            if node.epoch != changes:  # something changed in place since it was recorded
+                _check_versions(node)
             input_grads = GRADIENTS[node.op](node, g)
             for t, parent, gi in zip(node.inputs, node.parents, input_grads):
                 if parent is None or gi is None:
@@ -191,12 +196,21 @@ def run(
                     if gi.dtype is not t.dtype:
                         gi = gi.to(t.dtype)
                 if type(parent) is Node:
-                    _accumulate(node_grads, id(parent), gi)
+                    table, key = node_grads, parent
                 else:
-                    _accumulate(leaf_grads, id(parent), gi)
-                    leaves[id(parent)] = parent
+                    table, key = leaf_grads, id(parent)
+                    leaves[key] = parent
+                current = table.get(key)
+                if current is None:
+                    table[key] = gi
+                elif type(current) is list:
+                    current.append(gi)
+                else:
+                    table[key] = [current, gi]
             if not retain_graph:
                 node.release()
+    finally:
+        _grad_mode.reset(token)
     if targets is not None:
         for t in targets:
             if t._node is None and id(t) in leaf_grads:

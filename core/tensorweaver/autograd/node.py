@@ -11,9 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+#: How many in-place changes the process has made (one slot, so it can be bumped in place).
+#: A node made after the last one needs no version check in backward.
+INPLACE_CHANGES = [0]
+
 
 class Node:
-    __slots__ = ("op", "inputs", "parents", "versions", "saved", "retained", "__weakref__")
+    __slots__ = (
+        "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "__weakref__"
+    )  # fmt: skip
 
     def __init__(self, op: str, inputs: tuple, saved: Any) -> None:
         self.op = op
@@ -27,6 +33,7 @@ class Node:
             versions.append(t._version)
         self.parents = tuple(parents)
         self.versions = tuple(versions)
+        self.epoch = INPLACE_CHANGES[0]
         self.saved = saved
         self.retained = None  # a weak reference to the output, set by Tensor.retain_grad()
 
