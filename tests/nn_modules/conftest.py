@@ -8,39 +8,13 @@ A test that takes ``backend`` runs once on NumPy and once on PyTorch's CPU, insi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import cache
 
 import pytest
-import tensorweaver as tw
-
-BACKENDS = ("numpy", "torch:cpu", "cunumeric")
-UNUSABLE = ("unavailable", "error")
+from tw_backends import ALL, entered
 
 
-@cache
-def unusable_reason(spec: str) -> str | None:
-    """Why ``tw.devices()`` says no device matches ``spec``, or None if one may be used."""
-    name, _, kind = spec.partition(":")
-    records = [r for r in tw.devices() if r.backend == name and kind in ("", r.kind)]
-    if not records:
-        return f"no device {spec!r} is installed"
-    if all(r.status in UNUSABLE for r in records):
-        return "; ".join(f"{r.name} is {r.status}: {r.detail}" for r in records)
-    return None
-
-
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=ALL)
 def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """The device spec under test; the test body runs inside ``tw.device(spec)`` in float64."""
-    spec = request.param
-    reason = unusable_reason(spec)
-    if reason is not None:
-        pytest.skip(f"backend {spec!r} unavailable here: {reason}")
-    previous = tw.get_default_dtype()
-    tw.set_default_dtype(tw.float64)
-    tw.manual_seed(0)
-    try:
-        with tw.device(spec):
-            yield spec
-    finally:
-        tw.set_default_dtype(previous)
+    with entered(request.param, float64=True, seed=0) as spec:
+        yield spec

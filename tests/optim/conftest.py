@@ -5,24 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import tensorweaver as tw
-from tensorweaver import registry
-from tensorweaver.errors import UnknownBackendError
+from tw_backends import ALL, entered
 
 torch = pytest.importorskip("torch")
 
-BACKENDS = ("numpy", "torch:cpu", "cunumeric")
 
-
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=ALL)
 def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """Run the test with new tensors created on each backend in turn."""
-    try:
-        registry.backend_object(request.param)
-    except UnknownBackendError as e:
-        pytest.skip(f"backend {request.param!r} is not installed: {e}")
-    with tw.device(request.param):
-        yield request.param
+    with entered(request.param) as spec:
+        yield spec
 
 
 @pytest.fixture(autouse=True)

@@ -10,17 +10,13 @@ start it fails the test.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 
 import pytest
-import tensorweaver as tw
+from tw_backends import ALL, ALL_ON_CUNUMERIC, entered
 
-BACKENDS = ("numpy", "torch:cpu", "cunumeric")
-#: Set to run every test on cuPyNumeric too, not only the marked subset (12 minutes on 2 cores).
-FULL_CUNUMERIC_ENV = "TENSORWEAVER_TEST_ALL_ON_CUNUMERIC"
+BACKENDS = ALL
 CUNUMERIC_MARK = "cunumeric"
 UNUSABLE = ("unavailable", "error")
 HERE = Path(__file__).parent
@@ -54,7 +50,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         params = getattr(getattr(item, "callspec", None), "params", {})
         return params.get("backend") == "cunumeric" and not item.get_closest_marker(CUNUMERIC_MARK)
 
-    if os.environ.get(FULL_CUNUMERIC_ENV):
+    if ALL_ON_CUNUMERIC:  # every test there too (12 minutes on 2 cores)
         return
     deselected = {item for item in ours if unmarked_cunumeric(item)}
     if deselected:
@@ -62,24 +58,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if item not in deselected]
 
 
-@cache
-def unusable_reason(spec: str) -> str | None:
-    """Why ``tw.devices()`` says no device matches ``spec``, or None if one may be used."""
-    name, _, kind = spec.partition(":")
-    records = [r for r in tw.devices() if r.backend == name and kind in ("", r.kind)]
-    if not records:
-        return f"no device {spec!r} is installed"
-    if all(r.status in UNUSABLE for r in records):
-        return "; ".join(f"{r.name} is {r.status}: {r.detail}" for r in records)
-    return None
-
-
 @pytest.fixture
 def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """The device spec under test; the test body runs inside ``tw.device(spec)``."""
-    spec = request.param
-    reason = unusable_reason(spec)
-    if reason is not None:
-        pytest.skip(f"backend {spec!r} unavailable here: {reason}")
-    with tw.device(spec):
+    with entered(request.param) as spec:
         yield spec

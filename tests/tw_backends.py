@@ -1,0 +1,53 @@
+"""Entering a backend for a test: the device specs, why one is unusable, and the scope.
+
+Each test folder's ``backend`` fixture is one call of :func:`entered`; the folder chooses
+its specs, and whether the test runs in float64 with fixed seeds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+
+import pytest
+import tensorweaver as tw
+
+#: Every test folder's specs include cuPyNumeric (about 0.4 ms an op) with this set.
+ALL_ON_CUNUMERIC = bool(os.environ.get("TENSORWEAVER_TEST_ALL_ON_CUNUMERIC"))
+FAST = ("numpy", "torch:cpu")
+ALL = (*FAST, "cunumeric")
+#: Fast backends, and cuPyNumeric too when asked: folders whose tests take minutes there.
+FAST_UNLESS_ASKED = ALL if ALL_ON_CUNUMERIC else FAST
+UNUSABLE = ("unavailable", "error")
+
+
+@cache
+def unusable_reason(spec: str) -> str | None:
+    """Why ``tw.devices()`` says no device matches ``spec``, or None if one may be used."""
+    name, _, kind = spec.partition(":")
+    records = [r for r in tw.devices() if r.backend == name and kind in ("", r.kind)]
+    if not records:
+        return f"no device {spec!r} is installed"
+    if all(r.status in UNUSABLE for r in records):
+        return "; ".join(f"{r.name} is {r.status}: {r.detail}" for r in records)
+    return None
+
+
+@contextmanager
+def entered(spec: str, *, float64: bool = False, seed: int | None = None) -> Iterator[str]:
+    """The test body's scope on ``spec`` (skipped only when the device is unusable)."""
+    reason = unusable_reason(spec)
+    if reason is not None:
+        pytest.skip(f"backend {spec!r} unavailable here: {reason}")
+    previous = tw.get_default_dtype()
+    if float64:
+        tw.set_default_dtype(tw.float64)
+    if seed is not None:
+        tw.manual_seed(seed)
+    try:
+        with tw.device(spec):
+            yield spec
+    finally:
+        tw.set_default_dtype(previous)
