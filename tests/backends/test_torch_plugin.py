@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -629,3 +630,19 @@ def test_where_on_a_large_random_mask_is_bit_exact(cpu, dtype) -> None:
         want = torch.where(cond, a, other)
         assert got.dtype == want.dtype and got.shape == want.shape
         assert torch.equal(got.view(word), want.view(word))  # bit for bit
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_openmp_waits_passively_unless_the_user_chose(given, expected) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    code = (
+        "import os, tensorweaver as tw; tw.zeros(2, device='torch:cpu'); "
+        "print(os.environ.get('OMP_WAIT_POLICY'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == expected

@@ -10,6 +10,8 @@ happens only with ``probe=True``; see :mod:`.devices`.
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
 
 from tensorweaver.contract import BackendInfo, DeviceRecord, Problem, hookimpl
 from tensorweaver.contract.records import AVAILABLE, UNAVAILABLE
@@ -20,7 +22,14 @@ INSTALL = "pip install tensorweaver[torch]"
 
 
 def _torch_installed() -> bool:
-    return importlib.util.find_spec("torch") is not None
+    """Whether torch can be imported. Before its first import, OpenMP is told to wait
+    passively unless the user chose otherwise: torch's spinning OpenMP threads make every op
+    wait for a busy core (10x and worse per training step on a shared 2-core machine)."""
+    if importlib.util.find_spec("torch") is None:
+        return False
+    if "torch" not in sys.modules:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return True
 
 
 @hookimpl
