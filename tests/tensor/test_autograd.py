@@ -385,3 +385,24 @@ def test_integer_tensors_cannot_require_grad(backend, dtype):
     raises_like_torch(
         lambda m, v: m.tensor(v, dtype=getattr(m, dtype)).requires_grad_(), values, match=["float"]
     )
+
+
+def test_function_without_materialized_grads_gets_none_for_unused_outputs():
+    seen = []
+
+    class Pair(tw.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            seen.append((ga is None, gb is None))
+            return (0 if ga is None else ga * 2) + (0 if gb is None else gb * 3)
+
+    x = tw.tensor([1.0, 2.0], dtype=tw.float64, requires_grad=True)
+    a, _ = Pair.apply(x)
+    a.sum().backward()
+    assert seen == [(False, True)]
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])

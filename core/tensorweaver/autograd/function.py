@@ -15,6 +15,7 @@ class FunctionCtx:
     def __init__(self, needs_input_grad: tuple) -> None:
         self.needs_input_grad = needs_input_grad
         self.saved_tensors: tuple = ()
+        self.materialize_grads = True
 
     def save_for_backward(self, *tensors: Any) -> None:
         self.saved_tensors = tensors
@@ -23,6 +24,7 @@ class FunctionCtx:
         self.non_differentiable = {id(t) for t in tensors}
 
     def set_materialize_grads(self, value: bool) -> None:
+        """With False, ``backward`` gets None (not zeros) for outputs that got no gradient."""
         self.materialize_grads = value
 
 
@@ -65,8 +67,9 @@ def function_backward(node: Node, g: Tensor) -> tuple:
     """The rule for a Function's output ``i``: backward with zeros for the other outputs
     (gradients are linear in the output gradients, so per-output calls add up exactly)."""
     cls, ctx, args, index, outputs = node.saved
+    zeros = ctx.materialize_grads
     grads = [
-        g if j == index else (o.detach() * 0 if isinstance(o, Tensor) else None)
+        g if j == index else (o.detach() * 0 if zeros and isinstance(o, Tensor) else None)
         for j, o in enumerate(outputs)
     ]
     result = cls.backward(ctx, *grads)

@@ -12,7 +12,6 @@ from typing import Any
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.autograd.node import Node
 from tensorweaver.contract.dtypes import DType
-from tensorweaver.promotion import result_type
 from tensorweaver.tensor import Tensor
 
 
@@ -44,13 +43,6 @@ def check_backends(op: str, tensors: tuple) -> Any:
 def constant(value: Any, backend: Any, dtype: DType) -> Tensor:
     """A 0-d tensor holding a Python scalar."""
     return Tensor(backend.full((), value, dtype), backend, dtype)
-
-
-def as_tensor_like(value: Any, like: Tensor, dtype: DType | None = None) -> Tensor:
-    """``value`` as a tensor on ``like``'s device: tensors pass through, scalars become 0-d."""
-    if isinstance(value, Tensor):
-        return value
-    return constant(value, like.backend, dtype or result_type(like, value))
 
 
 def broadcast_shapes(op: str, *shapes: tuple) -> tuple:
