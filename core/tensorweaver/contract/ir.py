@@ -270,6 +270,12 @@ COMPARISONS: tuple[str, ...] = ("eq", "ne", "lt", "le", "gt", "ge")
 
 #: Composites a backend may fuse, with the arguments ``fused_<name>`` receives.
 COMPOSITES: dict[str, str] = {
+    "rnn": "rnn(x, *initial_states, *weights, mode, num_layers, bidirectional, has_bias, "
+    "dropout, training): a recurrent stack as torch.nn.RNN/LSTM/GRU compute it (mode "
+    "'RNN_TANH', 'RNN_RELU', 'LSTM', 'GRU'); x (L, N, H_in) time-major, one (h0) or two "
+    "(h0, c0) initial states of shape (num_layers * D, N, H), weights (w_ih, w_hh[, b_ih, "
+    "b_hh]) per layer and direction in PyTorch's order; returns the output (L, N, D * H) and "
+    "the final states flattened and concatenated into one vector",
     "relu": "relu(x): max(x, 0); the gradient is 0 where x <= 0 (also for NaN or inf gradients)",
     "cross_entropy": "cross_entropy(x, target, ignore_index) with x (N, C) float logits and "
     "target (N,) int64 class indices, in range or equal to ignore_index: the mean over the "

@@ -53,6 +53,15 @@ def _replay(saved: Saved, grad_output: Tensor, needs: tuple) -> tuple:
     return tuple(next(found) if need else None for need in needs)
 
 
+#: torch's own recurrent kernels (what torch.nn.RNN/LSTM/GRU call), by the IR's mode names.
+_RNN_KERNELS = {
+    "RNN_TANH": torch._VF.rnn_tanh,
+    "RNN_RELU": torch._VF.rnn_relu,
+    "LSTM": torch._VF.lstm,
+    "GRU": torch._VF.gru,
+}
+
+
 class FusedComposites:
     """Mixed into the backend class: the core finds these methods by name."""
 
@@ -61,6 +70,25 @@ class FusedComposites:
     ) -> tuple[Tensor, Saved]:
         # The target is no input of the recorded graph: it has no gradient.
         return _record(lambda x: F.cross_entropy(x, target, ignore_index=ignore_index), x)
+
+    def fused_rnn(self, *args: object) -> tuple[Tensor, Saved]:
+        # One torch kernel for the whole stack (cuDNN on CUDA), as torch.nn.LSTM calls it.
+        tensors, (mode, num_layers, bidirectional, has_bias, dropout, training) = (
+            args[:-6],
+            args[-6:],
+        )
+        n_states = 2 if mode == "LSTM" else 1
+        kernel = _RNN_KERNELS[mode]
+
+        def run(x: Tensor, *rest: Tensor) -> Tensor:
+            states, weights = rest[:n_states], list(rest[n_states:])
+            hx = list(states) if mode == "LSTM" else states[0]
+            result = kernel(
+                x, hx, weights, has_bias, num_layers, dropout, training, bidirectional, False
+            )
+            return torch.cat([t.reshape(-1) for t in result])
+
+        return _record(run, *tensors)
 
     def fused_relu(self, x: Tensor) -> tuple[Tensor, Saved]:
         # One kernel each way (threshold_backward), where the core's rule needs a where.
@@ -113,6 +141,7 @@ class FusedComposites:
     def _backward(self, saved: Saved, grad_output: Tensor, needs: tuple) -> tuple:
         return _replay(saved, grad_output, needs)
 
+    fused_rnn_backward = _backward
     fused_cross_entropy_backward = _backward
     fused_relu_backward = _backward
     fused_linear_backward = _backward

@@ -27,6 +27,32 @@ def _cross_entropy(m: Maker) -> Forward:
     return lambda: (F.cross_entropy(x, target), F.cross_entropy(x[1:], target[1:] % 4))
 
 
+def _rnn(m: Maker) -> Forward:
+    from tensorweaver.nn.modules.rnn import rnn_reference
+    from tensorweaver.ops.composite import fused_or_reference
+
+    x = m.input("x", 4, 2, 3, low=-1, high=1)
+    states = [m.input(name, 2, 2, 5, low=-1, high=1) for name in ("h0", "c0")]
+    lstm = [  # one layer, two directions: (w_ih, w_hh, b_ih, b_hh) each
+        m.input(f"lstm_{name}_{d}", *shape, low=-0.5, high=0.5)
+        for d in range(2)
+        for name, shape in (("w_ih", (20, 3)), ("w_hh", (20, 5)), ("b_ih", (20,)), ("b_hh", (20,)))
+    ]
+    gru = [m.input(f"gru_{name}", *shape, low=-0.5, high=0.5)
+           for name, shape in (("w_ih", (15, 3)), ("w_hh", (15, 5)))]  # fmt: skip
+
+    def run() -> tuple:
+        packed_lstm = fused_or_reference(
+            "rnn", rnn_reference, (x, *states, *lstm), "LSTM", 1, True, True, 0.0, False
+        )
+        packed_gru = fused_or_reference(
+            "rnn", rnn_reference, (x, states[0][:1], *gru), "GRU", 1, False, False, 0.0, False
+        )
+        return packed_lstm, packed_gru
+
+    return run
+
+
 def _relu(m: Maker) -> Forward:
     x = m.input("x", 3, 5, low=-2, high=2)
     return lambda: (F.relu(x), F.relu(x[:, 1:] * 2.0))
@@ -84,6 +110,7 @@ def _attention(m: Maker) -> Forward:
 
 BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "relu": _relu,
+    "rnn": _rnn,
     "cross_entropy": _cross_entropy,
     "linear": _linear,
     "softmax": _softmax,

@@ -25,6 +25,7 @@ from tensorweaver.nn import functional as F
 from tensorweaver.nn import init
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.parameter import Parameter
+from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
 State = tuple[Tensor, ...]  # (h,) for RNN and GRU, (h, c) for LSTM
@@ -56,16 +57,6 @@ def _gru_step(gi: Tensor, gh: Tensor, state: State) -> State:
     return (n + z * (h - n),)  # (1 - z) * n + z * h with one product fewer
 
 
-def _time_steps(x: Tensor) -> list[Tensor]:
-    """``x.unbind(0)``, sliced by repeated halving. A slice's gradient is padded to the size
-    of the tensor it was cut from, so cutting each step from the whole sequence would cost
-    O(L²) in backward; cutting from halves costs O(L log L)."""
-    if x.shape[0] == 1:
-        return [x[0]]
-    half = x.shape[0] // 2
-    return _time_steps(x[:half]) + _time_steps(x[half:])
-
-
 # mode -> (gate blocks per weight, step)
 _MODES: dict[str, tuple[int, Step]] = {
     "RNN_TANH": (1, _rnn_tanh_step),
@@ -92,6 +83,70 @@ def _reset_uniform(module: Module, hidden_size: int) -> None:
     bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
     for weight in module.parameters():
         init.uniform_(weight, -bound, bound)
+
+
+def _recurrence(
+    x: Tensor,
+    initial: State,
+    weights: list[Tensor],
+    mode: str,
+    num_layers: int,
+    bidirectional: bool,
+    has_bias: bool,
+    dropout: float,
+    training: bool,
+) -> tuple[Tensor, State]:
+    """A whole recurrent layer stack on time-major ``x`` (L, N, H_in), written with tensor
+    ops: the output (L, N, D * H) and the final states, each (num_layers * D, N, H).
+    ``weights`` holds (w_ih, w_hh[, b_ih, b_hh]) per layer and direction, PyTorch's order."""
+    directions = 2 if bidirectional else 1
+    per = 4 if has_bias else 2
+    step = _MODES[mode][1]
+    finals: list[State] = []
+    layer_input = x
+    for layer in range(num_layers):
+        outputs = []
+        for direction in range(directions):
+            index = layer * directions + direction
+            w = weights[index * per : (index + 1) * per]
+            w_ih, w_hh, b_ih, b_hh = (*w, None, None) if not has_bias else w
+            state = tuple(s[index] for s in initial)
+            steps = list(F.linear(layer_input, w_ih, b_ih).unbind(0))
+            if direction:
+                steps.reverse()
+            hs = []
+            for gi in steps:
+                state = step(gi, F.linear(state[0], w_hh, b_hh), state)
+                hs.append(state[0])
+            if direction:
+                hs.reverse()
+            outputs.append(tw.stack(hs))
+            finals.append(state)
+        layer_input = outputs[0] if directions == 1 else tw.cat(outputs, -1)
+        if dropout and training and layer < num_layers - 1:
+            layer_input = F.dropout(layer_input, dropout, True)
+    return layer_input, tuple(tw.stack([s[i] for s in finals]) for i in range(len(initial)))
+
+
+def rnn_reference(*args: Any) -> Tensor:
+    """The decomposition of the ``rnn`` composite: ``(x, *initial states, *weights, mode,
+    num_layers, bidirectional, has_bias, dropout, training)`` to the output and the final
+    states flattened and joined into one vector (one output, so one graph node)."""
+    tensors, static = args[:-6], args[-6:]
+    n_states = 2 if static[0] == "LSTM" else 1
+    output, last = _recurrence(
+        tensors[0], tensors[1 : 1 + n_states], list(tensors[1 + n_states :]), *static
+    )
+    return tw.cat([output.reshape(-1)] + [s.reshape(-1) for s in last])
+
+
+def _unpack(packed: Tensor, x: Tensor, initial: State, width: int) -> tuple[Tensor, State]:
+    """The output ``(L, N, width)`` and final states from ``rnn``'s packed vector."""
+    length, batch = x.shape[0], x.shape[1]
+    sizes = [length * batch * width] + [s.numel() for s in initial]
+    parts = packed.split(sizes)
+    output = parts[0].reshape(length, batch, width)
+    return output, tuple(p.reshape(s.shape) for p, s in zip(parts[1:], initial))
 
 
 # --------------------------------------------------------------------------------- cells
@@ -375,31 +430,20 @@ class RNNBase(Module):
         else:
             names = ("h_0", "c_0")
             initial = tuple(self._initial(s, batched, batch, names[i]) for i, s in enumerate(hx))
-        step = _MODES[self.mode][1]
-        finals: list[State] = []
-        layer_input = input
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(directions):
-                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
-                index = layer * directions + direction
-                state = tuple(s[index] for s in initial)
-                steps = _time_steps(F.linear(layer_input, w_ih, b_ih))
-                if direction:
-                    steps = steps[::-1]
-                hs = []
-                for gi in steps:
-                    state = step(gi, F.linear(state[0], w_hh, b_hh), state)
-                    hs.append(state[0])
-                if direction:
-                    hs.reverse()
-                outputs.append(tw.stack(hs))
-                finals.append(state)
-            layer_input = outputs[0] if directions == 1 else tw.cat(outputs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
-        output = layer_input
-        last = tuple(tw.stack([s[i] for s in finals]) for i in range(n_states))
+        weights = [
+            w
+            for layer in range(self.num_layers)
+            for direction in range(directions)
+            for w in self._weights(layer, direction)
+            if w is not None
+        ]
+        static = (self.mode, self.num_layers, self.bidirectional, self.bias, self.dropout,
+                  self.training)  # fmt: skip
+        if getattr(input.backend, "fused_rnn", None) is None:
+            output, last = _recurrence(input, initial, weights, *static)
+        else:
+            packed = fused_or_reference("rnn", rnn_reference, (input, *initial, *weights), *static)
+            output, last = _unpack(packed, input, initial, self.hidden_size * directions)
         if not batched:
             return output.squeeze(1), tuple(s.squeeze(1) for s in last)
         return (output.transpose(0, 1) if self.batch_first else output), last
