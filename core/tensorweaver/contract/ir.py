@@ -276,6 +276,11 @@ COMPOSITES: dict[str, str] = {
     "(h0, c0) initial states of shape (num_layers * D, N, H), weights (w_ih, w_hh[, b_ih, "
     "b_hh]) per layer and direction in PyTorch's order; returns the output (L, N, D * H) and "
     "the final states flattened and concatenated into one vector",
+    "dropout": "dropout(x, p) for 0 < p < 1, in training: each element zeroed with probability "
+    "p, the others scaled by 1 / (1 - p), with the backend's own random generator",
+    "embedding": "embedding(weight, indices, padding_idx) with weight (V, D) and 1-d int64 "
+    "indices in range: the rows weight[indices], (n, D); padding_idx (an int in [0, V) or "
+    "None) gets no gradient; only weight has a gradient",
     "relu": "relu(x): max(x, 0); the gradient is 0 where x <= 0 (also for NaN or inf gradients)",
     "cross_entropy": "cross_entropy(x, target, ignore_index) with x (N, C) float logits and "
     "target (N,) int64 class indices, in range or equal to ignore_index: the mean over the "

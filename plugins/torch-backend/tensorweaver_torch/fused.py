@@ -90,6 +90,16 @@ class FusedComposites:
 
         return _record(run, *tensors)
 
+    def fused_dropout(self, x: Tensor, p: float) -> tuple[Tensor, Saved]:
+        # torch's fused kernel; its recorded graph keeps the mask for the backward.
+        return _record(lambda x: F.dropout(x, p, True), x)
+
+    def fused_embedding(
+        self, weight: Tensor, indices: Tensor, padding_idx: int | None
+    ) -> tuple[Tensor, Saved]:
+        # The indices are no input of the recorded graph: they have no gradient.
+        return _record(lambda w: F.embedding(indices, w, padding_idx), weight)
+
     def fused_relu(self, x: Tensor) -> tuple[Tensor, Saved]:
         # One kernel each way (threshold_backward), where the core's rule needs a where.
         return _record(torch.relu, x)
@@ -142,6 +152,8 @@ class FusedComposites:
         return _replay(saved, grad_output, needs)
 
     fused_rnn_backward = _backward
+    fused_dropout_backward = _backward
+    fused_embedding_backward = _backward
     fused_cross_entropy_backward = _backward
     fused_relu_backward = _backward
     fused_linear_backward = _backward

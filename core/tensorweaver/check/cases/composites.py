@@ -53,6 +53,29 @@ def _rnn(m: Maker) -> Forward:
     return run
 
 
+def _dropout(m: Maker) -> Forward:
+    x = m.input("x", 6, 7, low=0.5, high=2.0)  # no zeros: a zero output means dropped
+
+    def run() -> tuple:
+        y = F.dropout(x, 0.3)
+        scaled = x / 0.7
+        (g,) = tw.autograd.grad(y.sum(), x)
+        # Random, so checked for what it must be: every element dropped or scaled, and the
+        # gradient the same keep-and-scale factor as the forward used.
+        dropped_or_scaled = (y == 0) | ((y - scaled).abs() <= 1e-3 * scaled)
+        gradient_agrees = (g * x - y).abs() <= 1e-3 * scaled
+        return (dropped_or_scaled & gradient_agrees).all(), x * 2.0
+
+    return run
+
+
+def _embedding(m: Maker) -> Forward:
+    w = m.input("w", 6, 3)
+    indices = tw.tensor([[1, 4, 4], [0, 5, 1]], device=w)
+    # padding_idx cuts a gradient on purpose (no true derivative): tests/nn_functional has it.
+    return lambda: (F.embedding(indices, w), F.embedding(indices[:, 1], w * 2.0))
+
+
 def _relu(m: Maker) -> Forward:
     x = m.input("x", 3, 5, low=-2, high=2)
     return lambda: (F.relu(x), F.relu(x[:, 1:] * 2.0))
@@ -110,6 +133,8 @@ def _attention(m: Maker) -> Forward:
 
 BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "relu": _relu,
+    "dropout": _dropout,
+    "embedding": _embedding,
     "rnn": _rnn,
     "cross_entropy": _cross_entropy,
     "linear": _linear,

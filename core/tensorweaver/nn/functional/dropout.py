@@ -10,6 +10,7 @@ import warnings
 
 import tensorweaver as tw
 from tensorweaver.nn.functional.activation import _apply
+from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
 
@@ -22,9 +23,22 @@ def _masked(
         return input
     if p == 1:
         return _apply(lambda x: x * 0, input, inplace)
-    keep = tw.rand(*mask_shape, dtype=input.dtype, device=input.device) >= p
-    scale = keep.to(input.dtype) / (1 - p)
-    return _apply(lambda x: x * scale, input, inplace)
+    if mask_shape == tuple(input.shape) and getattr(input.backend, "fused_dropout", None):
+        return _apply(
+            lambda x: fused_or_reference("dropout", dropout_reference, (x,), p), input, inplace
+        )
+    return _apply(lambda x: x * _keep_scale(x, p, mask_shape), input, inplace)
+
+
+def _keep_scale(x: Tensor, p: float, mask_shape: tuple) -> Tensor:
+    """1 / (1 - p) where an element is kept, 0 where dropped, drawn on x's device."""
+    keep = tw.rand(*mask_shape, dtype=x.dtype, device=x.device) >= p
+    return keep.to(x.dtype) / (1 - p)
+
+
+def dropout_reference(x: Tensor, p: float) -> Tensor:
+    """The decomposition of the ``dropout`` composite (0 < p < 1, training)."""
+    return x * _keep_scale(x, p, tuple(x.shape))
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

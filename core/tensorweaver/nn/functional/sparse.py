@@ -8,6 +8,7 @@ no gradient.
 from __future__ import annotations
 
 import tensorweaver as tw
+from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
 
@@ -51,15 +52,27 @@ def embedding(
     indices = indices.long()
     if max_norm is not None:
         _renorm_(weight, indices, max_norm, norm_type)
-    rows = weight.index_select(0, indices)
     if padding_idx is not None:
         if not -size <= padding_idx < size:
             raise ValueError(
                 f"embedding: padding_idx {padding_idx} is out of range for {size} embeddings"
             )
-        keep = (indices != padding_idx % size).unsqueeze(1)
-        rows = tw.where(keep, rows, rows.detach())
+        padding_idx %= size
+    if getattr(weight.backend, "fused_embedding", None) is not None:
+        rows = fused_or_reference("embedding", embedding_reference, (weight, indices), padding_idx)
+    else:
+        rows = embedding_reference(weight, indices, padding_idx)
     return rows.reshape(*input.shape, weight.shape[1])
+
+
+def embedding_reference(weight: Tensor, indices: Tensor, padding_idx: int | None) -> Tensor:
+    """The decomposition of the ``embedding`` composite: gathered rows, the padding row's
+    gradient cut."""
+    rows = weight.index_select(0, indices)
+    if padding_idx is None:
+        return rows
+    keep = (indices != padding_idx).unsqueeze(1)
+    return tw.where(keep, rows, rows.detach())
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
