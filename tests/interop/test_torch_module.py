@@ -163,3 +163,20 @@ def test_torch_export_captures_the_model() -> None:
     # Shapes are specialised (the model computes them in Python); values are not.
     y = torch.randn(2, 1, 8, 8)
     torch.testing.assert_close(exported.module()(y), module(y))
+
+
+def test_onnx_export_runs_like_the_model(tmp_path) -> None:
+    onnx = pytest.importorskip("onnx")
+    from onnx.reference import ReferenceEvaluator
+
+    tw.manual_seed(3)
+    with tw.device("torch:cpu"):
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.LayerNorm(8), nn.Linear(8, 2))
+    module = to_torch_module(model)
+    x = torch.randn(3, 4)
+    path = tmp_path / "model.onnx"
+    torch.onnx.export(module, (x,), dynamo=True).save(str(path))
+    graph = onnx.load(str(path))
+    onnx.checker.check_model(graph)
+    (got,) = ReferenceEvaluator(graph).run(None, {graph.graph.input[0].name: x.numpy()})
+    np.testing.assert_allclose(got, module(x).detach().numpy(), rtol=1e-5, atol=1e-6)
