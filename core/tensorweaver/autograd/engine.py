@@ -196,17 +196,10 @@ def run(
                     if gi.dtype is not t.dtype:
                         gi = gi.to(t.dtype)
                 if type(parent) is Node:
-                    table, key = node_grads, parent
+                    _accumulate(node_grads, parent, gi)
                 else:
-                    table, key = leaf_grads, id(parent)
-                    leaves[key] = parent
-                current = table.get(key)
-                if current is None:
-                    table[key] = gi
-                elif type(current) is list:
-                    current.append(gi)
-                else:
-                    table[key] = [current, gi]
+                    _accumulate(leaf_grads, id(parent), gi)
+                    leaves[id(parent)] = parent
             if not retain_graph:
                 node.release()
     finally:

@@ -86,12 +86,10 @@ def _inplace(op: Any) -> Any:
 
 
 def _fill(self: Tensor, value: Any) -> Tensor:
-    src = self._inplace_source()
-    if isinstance(value, Tensor):
-        return self._assign(mv.expand(ew.cast(value, self.dtype), self.shape) * 1)
-    filled = Tensor(self.backend.full(self.shape, value, self.dtype), self.backend, self.dtype)
-    del src
-    return self._assign(filled)
+    self._check_inplace()
+    if isinstance(value, Tensor):  # differentiable in the value, as in PyTorch
+        return self._assign(mv.expand(ew.cast(value, self.dtype), self.shape), "fill_")
+    return self._assign(cr.full(self.shape, value, dtype=self.dtype, device=self), "fill_")
 
 
 def _zero(self: Tensor) -> Tensor:
@@ -99,19 +97,19 @@ def _zero(self: Tensor) -> Tensor:
 
 
 def _copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
-    self._inplace_source()
+    self._check_inplace()
     src = src.to(self.backend) if src.backend is not self.backend else src
-    return self._assign(mv.expand(ew.cast(src, self.dtype), self.shape))
+    return self._assign(mv.expand(ew.cast(src, self.dtype), self.shape), "copy_")
 
 
 def _uniform(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    self._inplace_source()
-    return self._assign(cr.uniform(self.shape, a, b, self))
+    self._check_inplace()
+    return self._assign(cr.uniform(self.shape, a, b, self), "uniform_")
 
 
 def _normal(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    self._inplace_source()
-    return self._assign(cr.normal(self.shape, mean, std, self))
+    self._check_inplace()
+    return self._assign(cr.normal(self.shape, mean, std, self), "normal_")
 
 
 def _clone(self: Tensor, memory_format: Any = None) -> Tensor:
@@ -204,7 +202,6 @@ _METHODS: dict[str, Any] = {
     "true_divide": ew.div,
     "floor_divide": ew.floor_divide,
     "remainder": ew.remainder,
-    "fmod_": None,
     "pow": ew.pow,
     "maximum": ew.maximum,
     "minimum": ew.minimum,
@@ -345,7 +342,6 @@ _METHODS: dict[str, Any] = {
     "uniform_": _uniform,
     "normal_": _normal,
 }
-del _METHODS["fmod_"]
 
 for _name in (
     "add",
@@ -384,10 +380,8 @@ for _name in (
     "cos",
     "tril",
     "triu",
-    "fill",
 ):
-    if _name in _METHODS:
-        _METHODS[_name + "_"] = _inplace(_METHODS[_name])
+    _METHODS[_name + "_"] = _inplace(_METHODS[_name])
 
 _METHODS.update(
     {
