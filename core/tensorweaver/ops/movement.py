@@ -88,7 +88,7 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    if x.ndim < 2 and x.ndim == 0:
+    if x.ndim == 0:
         return x
     perm = list(range(x.ndim))
     a, b = _axis(dim0, x.ndim, "transpose"), _axis(dim1, x.ndim, "transpose")
