@@ -15,18 +15,12 @@ import tensorweaver as tw
 import tensorweaver.nn.functional as twF
 import torch
 import torch.nn.functional as torchF
+from torch_twins import host
 
 RTOL = 1e-9
 ATOL = 1e-11
 
 Expr = Callable[..., Any]
-
-
-def host(x: Any) -> np.ndarray:
-    """A tw or torch tensor as a NumPy array."""
-    if isinstance(x, torch.Tensor):
-        return x.detach().cpu().numpy()
-    return x.detach().numpy()
 
 
 def assert_close(actual: Any, expected: Any, rtol: float = RTOL, atol: float = ATOL) -> None:

@@ -8,24 +8,7 @@ from typing import Any
 import numpy as np
 import tensorweaver as tw
 import torch
-
-RTOL = 1e-9
-ATOL = 1e-10
-
-
-def host(x: Any) -> np.ndarray:
-    """A tw or torch tensor (or array) as a NumPy array."""
-    if isinstance(x, torch.Tensor):
-        return x.detach().cpu().numpy()
-    if isinstance(x, tw.Tensor):
-        return x.detach().numpy()
-    return np.asarray(x)
-
-
-def assert_close(actual: Any, expected: Any, rtol: float = RTOL, atol: float = ATOL) -> None:
-    a, e = host(actual), host(expected)
-    assert a.shape == e.shape, f"shape {a.shape} != expected {e.shape}"
-    np.testing.assert_allclose(a, e, rtol=rtol, atol=atol)
+from torch_twins import ATOL, RTOL, assert_close, host  # noqa: F401  (re-exported)
 
 
 def copy_weights(tw_module: tw.nn.Module, torch_module: torch.nn.Module) -> None:
