@@ -23,7 +23,7 @@ def _masked(
         return input
     if p == 1:
         return _apply(lambda x: x * 0, input, inplace)
-    if mask_shape == tuple(input.shape) and getattr(input.backend, "fused_dropout", None):
+    if mask_shape == tuple(input.shape):
         return _apply(
             lambda x: fused_or_reference("dropout", dropout_reference, (x,), p), input, inplace
         )

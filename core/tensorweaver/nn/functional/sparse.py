@@ -58,10 +58,7 @@ def embedding(
                 f"embedding: padding_idx {padding_idx} is out of range for {size} embeddings"
             )
         padding_idx %= size
-    if getattr(weight.backend, "fused_embedding", None) is not None:
-        rows = fused_or_reference("embedding", embedding_reference, (weight, indices), padding_idx)
-    else:
-        rows = embedding_reference(weight, indices, padding_idx)
+    rows = fused_or_reference("embedding", embedding_reference, (weight, indices), padding_idx)
     return rows.reshape(*input.shape, weight.shape[1])
 
 
