@@ -90,7 +90,7 @@ def test_softmax_backward_matches_finite_differences(backend, rng, name, axis):
 # conv2d ---------------------------------------------------------------------------------
 
 
-def conv2d_ref(x, w, stride, padding, dilation, groups):
+def conv2d_ref(x, w, b, stride, padding, dilation, groups):
     """The definition, one output element at a time."""
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
@@ -101,11 +101,13 @@ def conv2d_ref(x, w, stride, padding, dilation, groups):
     ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     og = o // groups
     out = np.zeros((n, o, oh, ow))
-    for b, k, i, j in itertools.product(range(n), range(o), range(oh), range(ow)):
+    for n_, k, i, j in itertools.product(range(n), range(o), range(oh), range(ow)):
         g = k // og
         for ci, p, q in itertools.product(range(cg), range(kh), range(kw)):
-            out[b, k, i, j] += xp[b, g * cg + ci, i * sh + p * dh, j * sw + q * dw] * w[k, ci, p, q]
-    return out
+            out[n_, k, i, j] += (
+                xp[n_, g * cg + ci, i * sh + p * dh, j * sw + q * dw] * w[k, ci, p, q]
+            )
+    return out if b is None else out + b.reshape(1, o, 1, 1)
 
 
 # (channels, out channels, kernel, stride, padding, dilation, groups)
@@ -118,33 +120,43 @@ CONVS = [
 ]
 
 
+@pytest.mark.parametrize("bias", [False, True], ids=["no-bias", "bias"])
 @pytest.mark.parametrize("c, o, kernel, stride, padding, dilation, groups", CONVS)
-def test_conv2d_forward_and_backward(backend, rng, c, o, kernel, stride, padding, dilation, groups):
+def test_conv2d_forward_and_backward(
+    backend, rng, c, o, kernel, stride, padding, dilation, groups, bias
+):
     x = rng.normal(size=(2, c, 6, 7))
     w = rng.normal(size=(o, c // groups, *kernel))
+    b = rng.normal(size=o) if bias else None
     args = (stride, padding, dilation, groups)
-    out, saved = backend.fused_conv2d(x, w, *args)
-    want = conv2d_ref(x, w, *args)
+    out, saved = backend.fused_conv2d(x, w, b, *args)
+    want = conv2d_ref(x, w, b, *args)
     np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
 
     g = rng.normal(size=out.shape)
-    grad_x, grad_w = backend.fused_conv2d_backward(saved, g, (True, True))
+    grad_x, grad_w, grad_b = backend.fused_conv2d_backward(saved, g, (True, True, bias))
     assert grad_x.shape == x.shape and grad_w.shape == w.shape
-    num_x = numeric_grad(lambda v: backend.fused_conv2d(v, w, *args)[0], x.copy(), g)
-    num_w = numeric_grad(lambda v: backend.fused_conv2d(x, v, *args)[0], w.copy(), g)
+    num_x = numeric_grad(lambda v: backend.fused_conv2d(v, w, b, *args)[0], x.copy(), g)
+    num_w = numeric_grad(lambda v: backend.fused_conv2d(x, v, b, *args)[0], w.copy(), g)
     np.testing.assert_allclose(grad_x, num_x, rtol=1e-7, atol=1e-8)
     np.testing.assert_allclose(grad_w, num_w, rtol=1e-7, atol=1e-8)
+    if bias:
+        num_b = numeric_grad(lambda v: backend.fused_conv2d(x, w, v, *args)[0], b.copy(), g)
+        np.testing.assert_allclose(grad_b, num_b, rtol=1e-7, atol=1e-8)
+    else:
+        assert grad_b is None
 
 
 def test_conv2d_keeps_float32(backend, rng):
     x = rng.normal(size=(1, 2, 5, 5)).astype(np.float32)
     w = rng.normal(size=(3, 2, 3, 3)).astype(np.float32)
-    out, saved = backend.fused_conv2d(x, w, (1, 1), (1, 1), (1, 1), 1)
+    b = rng.normal(size=3).astype(np.float32)
+    out, saved = backend.fused_conv2d(x, w, b, (1, 1), (1, 1), (1, 1), 1)
     assert out.dtype == np.float32
-    want = conv2d_ref(x.astype(np.float64), w.astype(np.float64), (1, 1), (1, 1), (1, 1), 1)
+    want = conv2d_ref(*(a.astype(np.float64) for a in (x, w, b)), (1, 1), (1, 1), (1, 1), 1)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
-    grads = backend.fused_conv2d_backward(saved, np.ones_like(out), (True, True))
-    assert [gr.dtype for gr in grads] == [np.float32, np.float32]
+    grads = backend.fused_conv2d_backward(saved, np.ones_like(out), (True, True, True))
+    assert [gr.dtype for gr in grads] == [np.float32] * 3
 
 
 # max_pool2d -----------------------------------------------------------------------------

@@ -164,7 +164,7 @@ def ref_log_softmax(x, axis):
     return shifted - np.log(np.exp(shifted).sum(axis, keepdims=True))
 
 
-def ref_conv2d(x, w, stride, padding, dilation, groups):
+def ref_conv2d(x, w, b, stride, padding, dilation, groups):
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
     n, _, h, wd = x.shape
     o, cg, kh, kw = w.shape
@@ -184,7 +184,7 @@ def ref_conv2d(x, w, stride, padding, dilation, groups):
                     j * dw : j * dw + sw * (ow - 1) + 1 : sw,
                 ]
                 out[:, g * og : (g + 1) * og] += np.einsum("nchw,oc->nohw", patch, ws[:, :, i, j])
-    return out
+    return out if b is None else out + b.reshape(1, o, 1, 1)
 
 
 def ref_max_pool2d(x, kernel, stride, padding):
@@ -229,8 +229,8 @@ COMPOSITE_CASES = [
     ("softmax", ref_softmax, [(3, 5)], (1,)),
     ("softmax", ref_softmax, [(4, 2, 3)], (0,)),
     ("log_softmax", ref_log_softmax, [(3, 5)], (1,)),
-    ("conv2d", ref_conv2d, [(2, 2, 5, 5), (4, 1, 3, 3)], ((1, 1), (1, 1), (1, 1), 2)),
-    ("conv2d", ref_conv2d, [(1, 3, 7, 6), (2, 3, 3, 2)], ((2, 1), (0, 1), (2, 1), 1)),
+    ("conv2d", ref_conv2d, [(2, 2, 5, 5), (4, 1, 3, 3), (4,)], ((1, 1), (1, 1), (1, 1), 2)),
+    ("conv2d", ref_conv2d, [(1, 3, 7, 6), (2, 3, 3, 2)], (None, (2, 1), (0, 1), (2, 1), 1)),
     ("max_pool2d", ref_max_pool2d, [(2, 2, 5, 6)], ((2, 2), (2, 2), (1, 0))),
     ("max_pool2d", ref_max_pool2d, [(1, 2, 6, 6)], ((3, 3), (2, 1), (1, 1))),
     ("layer_norm", ref_layer_norm, [(3, 4)], (1, 1e-5)),

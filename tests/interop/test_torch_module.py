@@ -102,8 +102,8 @@ DDP_SCRIPT = textwrap.dedent(
     import tensorweaver as tw
     from tensorweaver import nn
     from tensorweaver.interop.torch_module import to_torch_module
-    rank = int(sys.argv[1])
-    dist.init_process_group("gloo", rank=rank, world_size=2)
+    rank, rendezvous = int(sys.argv[1]), sys.argv[2]
+    dist.init_process_group("gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=2)
     tw.manual_seed(3)
     with tw.device("torch:cpu"):
         model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)).double()
@@ -119,8 +119,11 @@ DDP_SCRIPT = textwrap.dedent(
     out = [torch.zeros_like(flat) for _ in range(2)]
     dist.all_gather(out, flat)
     assert torch.equal(out[0], out[1]), "replicas diverged"
-    print("ok", rank)
+    print("ok", rank, flush=True)
     dist.destroy_process_group()
+    # gloo's worker thread may free the finished all_gather's tensors while Python is
+    # finalizing, which aborts the process in torch's teardown: leave without finalizing.
+    os._exit(0)
     """
 )
 
@@ -128,15 +131,12 @@ DDP_SCRIPT = textwrap.dedent(
 def test_ddp_with_two_gloo_processes(tmp_path) -> None:
     script = tmp_path / "ddp.py"
     script.write_text(DDP_SCRIPT)
-    env = dict(
-        os.environ,
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(29500 + os.getpid() % 1000),
-        OMP_NUM_THREADS="1",
-    )
+    # A file rendezvous: a TCP port picked here could be taken by the time gloo binds it.
+    rendezvous = tmp_path / "rendezvous"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
     procs = [
         subprocess.Popen(
-            [sys.executable, str(script), str(rank)],
+            [sys.executable, str(script), str(rank), str(rendezvous)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

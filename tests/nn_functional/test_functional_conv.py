@@ -40,10 +40,11 @@ def test_conv2d_reference_matches_public_path(
 
     args = (pair("stride", 1), pair("padding", 0), pair("dilation", 1), kwargs.get("groups", 1))
     check_same(
-        lambda x, w: conv.conv2d_reference(x, w, *args),
-        lambda x, w: tw.nn.functional.conv2d(x, w, None, *args),
+        lambda x, w, b: conv.conv2d_reference(x, w, b, *args),
+        lambda x, w, b: tw.nn.functional.conv2d(x, w, b, *args),
         randn(*x_shape),
         randn(*w_shape, seed=1),
+        randn(w_shape[0], seed=2),
     )
 
 
@@ -123,6 +124,13 @@ def test_pad_rejects_reflection_wider_than_input(backend: str) -> None:
 )
 def test_unfold(backend: str, kwargs: dict) -> None:
     check(lambda F, x: F.unfold(x, **kwargs), randn(2, 3, 6, 5))
+
+
+def test_conv2d_rejects_bias_of_wrong_shape(backend: str) -> None:
+    with pytest.raises(
+        ValueError, match=r"expected bias of shape \(4,\).*got bias of shape \(3,\)"
+    ):
+        tw.nn.functional.conv2d(tw.ones(1, 2, 5, 5), tw.ones(4, 2, 3, 3), tw.ones(3))
 
 
 def test_conv2d_rejects_channel_mismatch(backend: str) -> None:

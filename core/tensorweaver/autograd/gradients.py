@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
@@ -125,7 +126,12 @@ def _sigmoid(node: Any, g: Tensor) -> tuple:
 
 
 def _relu(node: Any, g: Tensor) -> tuple:
-    return (ew.where(ew.gt(node.inputs[0], 0), g, 0.0),)
+    y, fused = node.saved
+    if fused is not None and not is_grad_enabled():  # create_graph takes the rule below
+        backend = g.backend
+        (grad,) = backend.fused_relu_backward(fused, g.native, (True,))
+        return (Tensor(grad, backend, g.dtype),)
+    return (ew.where(ew.gt(node.output(y), 0), g, 0.0),)
 
 
 def _log1p(node: Any, g: Tensor) -> tuple:

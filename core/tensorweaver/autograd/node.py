@@ -15,6 +15,25 @@ from typing import Any
 #: A node made after the last one needs no version check in backward.
 INPLACE_CHANGES = [0]
 
+#: Ops whose gradient rules (``autograd/gradients.py``) read no input's value, only its
+#: shape, dtype or backend. Their nodes keep an :class:`InputShape` in place of each input,
+#: so an intermediate is freed as soon as the forward pass is done with it: a network's
+#: residual sums and pre-activation outputs would otherwise stay alive until backward (as
+#: in PyTorch, whose AddBackward and ReluBackward keep no input either).
+SHAPE_ONLY_OPS = frozenset(
+    {"add", "sub", "neg", "relu", "sum", "cast", "cat", "pad", "flip", "to_device"}
+)
+
+
+class InputShape:
+    """What backward needs of an input whose value its rule never reads."""
+
+    __slots__ = ("shape", "dtype", "backend", "_version")
+
+    def __init__(self, t: Any) -> None:
+        self.shape, self.dtype, self.backend = t.shape, t.dtype, t.backend
+        self._version = t._version  # as recorded: nothing this rule reads can change
+
 
 class Node:
     __slots__ = (
@@ -33,6 +52,8 @@ class Node:
             versions.append(t._version)
         self.parents = tuple(parents)
         self.versions = tuple(versions)
+        if op in SHAPE_ONLY_OPS:
+            self.inputs = tuple([InputShape(t) for t in inputs])
         self.epoch = INPLACE_CHANGES[0]
         self.saved = saved
         self.retained = None  # a weak reference to the output, set by Tensor.retain_grad()

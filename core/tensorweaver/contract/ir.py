@@ -31,7 +31,8 @@ What a backend guarantees:
 A backend may speed one up by defining ``fused_<name>(*args) -> (output, saved)`` and
 ``fused_<name>_backward(saved, grad_output, needs) -> tuple`` of input gradients, one per
 array input in argument order: ``needs[i]`` says whether input ``i`` wants a gradient, and
-the backend returns ``None`` (and skips the work) where it does not. See :data:`COMPOSITES`
+the backend returns ``None`` (and skips the work) where it does not. An optional array
+argument (``conv2d``'s bias) may be None; its ``needs`` entry is then False. See :data:`COMPOSITES`
 for the arguments. The core uses them when present and its own decomposition otherwise.
 """
 
@@ -281,7 +282,9 @@ COMPOSITES: dict[str, str] = {
     "embedding": "embedding(weight, indices, padding_idx) with weight (V, D) and 1-d int64 "
     "indices in range: the rows weight[indices], (n, D); padding_idx (an int in [0, V) or "
     "None) gets no gradient; only weight has a gradient",
-    "relu": "relu(x): max(x, 0); the gradient is 0 where x <= 0 (also for NaN or inf gradients)",
+    "relu": "relu(x): max(x, 0); the gradient is 0 where x <= 0 (also for NaN or inf "
+    "gradients). The core keeps no reference to x once relu returns: save the output if the "
+    "backward needs it (the gradient passes where the output is positive)",
     "cross_entropy": "cross_entropy(x, target, ignore_index) with x (N, C) float logits and "
     "target (N,) int64 class indices, in range or equal to ignore_index: the mean over the "
     "kept targets of -log_softmax(x, 1)[n, target[n]] (NaN when none is kept); only x has a "
@@ -290,8 +293,9 @@ COMPOSITES: dict[str, str] = {
     "x @ weight.T + bias",
     "softmax": "softmax(x, axis)",
     "log_softmax": "log_softmax(x, axis)",
-    "conv2d": "conv2d(x, weight, stride: (sh, sw), padding: (ph, pw), dilation: (dh, dw), "
-    "groups) with x (N, C, H, W) and weight (O, C/groups, kh, kw); no bias",
+    "conv2d": "conv2d(x, weight, bias, stride: (sh, sw), padding: (ph, pw), dilation: (dh, "
+    "dw), groups) with x (N, C, H, W), weight (O, C/groups, kh, kw) and bias (O,) or None "
+    "(no bias: its gradient is None)",
     "max_pool2d": "max_pool2d(x, kernel: (kh, kw), stride: (sh, sw), padding: (ph, pw))",
     "layer_norm": "layer_norm(x, normalized_ndim, eps) without affine parameters",
     "scaled_dot_product_attention": (

@@ -37,44 +37,70 @@ def reference_only() -> Iterator[None]:
         _reference_only.reset(token)
 
 
+def fused_kernel(backend: Any, name: str) -> Callable[..., tuple] | None:
+    """The backend's ``fused_<name>``, or None where it has none or ``reference_only`` is on."""
+    return None if _reference_only.get() else getattr(backend, "fused_" + name, None)
+
+
 def fused_or_reference(
     name: str, reference: Callable[..., Tensor], tensors: tuple, *static: Any
 ) -> Tensor:
-    """``name`` on ``tensors`` (one device, one dtype) with static arguments ``static``."""
-    backend = check_backends(name, tensors)
+    """``name`` on ``tensors`` (one device, one dtype) with static arguments ``static``.
+
+    An optional tensor argument that is absent (``conv2d``'s bias) is None in ``tensors``:
+    the backend and the reference receive None there and it gets no gradient."""
+    given, slots = tensors, None  # slots (which arguments are present): only when one is not
+    for t in tensors:
+        if t is None:
+            given = tuple(t for t in tensors if t is not None)
+            slots = tuple(t is not None for t in tensors)
+            break
+    backend = check_backends(name, given)
     low = autocast_dtype()
     if low is not None and name in AUTOCAST:
-        tensors = autocast_operands(low, *tensors)
-    fused = getattr(backend, "fused_" + name, None)
-    if fused is None or _reference_only.get():
+        given = autocast_operands(low, *given)
+        tensors = given if slots is None else _fill(slots, given)
+    fused = fused_kernel(backend, name)
+    if fused is None:
         return reference(*tensors, *static)
-    dtype = tensors[0].dtype
-    for t in tensors[1:]:
+    dtype = given[0].dtype
+    for t in given[1:]:
         if t.dtype is not dtype and t.dtype.kind == "f":
             raise TypeError(
                 f"{name}: all floating-point arguments must have one dtype, got "
-                f"{', '.join(t.dtype.name for t in tensors)}; convert them with .to(...)"
+                f"{', '.join(t.dtype.name for t in given)}; convert them with .to(...)"
             )
-    out, saved = fused(*(t.native for t in tensors), *static)
-    if not is_grad_enabled() or not any(t.requires_grad for t in tensors):
+    out, saved = fused(*(None if t is None else t.native for t in tensors), *static)
+    if not is_grad_enabled() or not any(t.requires_grad for t in given):
         return Tensor(out, backend, dtype)
-    return apply("fused", out, dtype, tensors, (name, saved, reference, static))
+    return apply("fused", out, dtype, given, (name, saved, reference, static, slots))
+
+
+def _fill(slots: tuple, given: Any, absent: Any = None) -> tuple:
+    """One entry per argument: the next of ``given`` where ``slots`` says it is present."""
+    found = iter(given)
+    return tuple(next(found) if present else absent for present in slots)
 
 
 def fused_backward(node: Any, g: Tensor) -> tuple:
-    name, saved, reference, static = node.saved
+    name, saved, reference, static, slots = node.saved
     inputs = node.inputs
     if is_grad_enabled():  # create_graph: differentiate the reference, which records a graph
         from tensorweaver.autograd.engine import grad
 
         wanted = [t for t in inputs if t.requires_grad]
         with enable_grad():
-            y = reference(*inputs, *static)
+            y = reference(*(inputs if slots is None else _fill(slots, inputs)), *static)
         found = iter(grad(y, wanted, g, create_graph=True, allow_unused=True))
         return tuple(next(found) if t.requires_grad else None for t in inputs)
     backend = inputs[0].backend
     needs = tuple(p is not None for p in node.parents)
-    natives = getattr(backend, f"fused_{name}_backward")(saved, g.native, needs)
+    fused_grad = getattr(backend, f"fused_{name}_backward")
+    if slots is None:
+        natives = fused_grad(saved, g.native, needs)
+    else:
+        natives = fused_grad(saved, g.native, _fill(slots, needs, False))
+        natives = [n for n, s in zip(natives, slots) if s]
     return tuple(
         Tensor(n, backend, t.dtype) if n is not None else None for n, t in zip(natives, inputs)
     )

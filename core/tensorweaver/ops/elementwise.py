@@ -362,19 +362,18 @@ def sigmoid(x: Tensor) -> Tensor:
 
 
 def relu(x: Tensor) -> Tensor:
-    """max(x, 0), through the backend's fused kernel where it has one."""
+    """max(x, 0), through the backend's fused kernel where it has one. The node keeps the
+    output, not x: the gradient passes where the output is positive."""
     _require_tensor("relu", x)
-    if x.dtype.kind == "f" and getattr(x.backend, "fused_relu", None) is not None:
-        from tensorweaver.ops.composite import fused_or_reference
+    from tensorweaver.ops.composite import fused_kernel
 
-        return fused_or_reference("relu", relu_reference, (x,))
-    return relu_reference(x)
-
-
-def relu_reference(x: Tensor) -> Tensor:
-    """The core's relu: one ``maximum`` primitive and its own gradient rule."""
-    native = x.backend.maximum(x.native, scalar_native(x.backend, 0, x.dtype))
-    return apply("relu", native, x.dtype, (x,))
+    backend = x.backend
+    fused = fused_kernel(backend, "relu") if x.dtype.kind == "f" else None
+    if fused is None:
+        native, saved = backend.maximum(x.native, scalar_native(backend, 0, x.dtype)), None
+    else:
+        native, saved = fused(x.native)
+    return apply("relu", native, x.dtype, (x,), (native, saved))
 
 
 def log1p(x: Tensor) -> Tensor:

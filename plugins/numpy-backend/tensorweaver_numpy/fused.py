@@ -122,7 +122,14 @@ class FusedOps:
 
     @quiet
     def fused_conv2d(
-        self, x: A, weight: A, stride: Pair, padding: Pair, dilation: Pair, groups: int
+        self,
+        x: A,
+        weight: A,
+        bias: A | None,
+        stride: Pair,
+        padding: Pair,
+        dilation: Pair,
+        groups: int,
     ) -> tuple[A, tuple]:
         o, cg, kh, kw = weight.shape
         og = o // groups
@@ -135,6 +142,8 @@ class FusedOps:
             # (N, OH, OW, og) from windows (N, cg, OH, OW, kh, kw) and weight (og, cg, kh, kw)
             part = np.tensordot(cols[:, ci], weight[oi], axes=((1, 4, 5), (1, 2, 3)))
             out[:, oi] = part.transpose(0, 3, 1, 2)
+        if bias is not None:
+            out += bias.reshape(1, o, 1, 1)
         return out, (x.shape, xp, weight, stride, padding, dilation, groups)
 
     @quiet
@@ -155,8 +164,9 @@ class FusedOps:
                 # (cg, kh, kw, N, OH, OW) -> (N, cg, kh, kw, OH, OW)
                 part = np.tensordot(weight[oi], grad[:, oi], axes=((0,), (1,)))
                 grad_cols[:, ci] = part.transpose(3, 0, 1, 2, 4, 5)
+        grad_b = grad.sum((0, 2, 3)) if needs[2] else None
         if grad_cols is None:
-            return None, grad_w
+            return None, grad_w, grad_b
         grad_xp = np.zeros(xp.shape, dtype=grad.dtype)
         for i in range(kh):
             for j in range(kw):
@@ -164,7 +174,7 @@ class FusedOps:
                 colsl = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
                 grad_xp[:, :, rows, colsl] += grad_cols[:, :, i, j]
         (ph, pw), (h, w) = padding, x_shape[2:]
-        return grad_xp[:, :, ph : ph + h, pw : pw + w], grad_w
+        return grad_xp[:, :, ph : ph + h, pw : pw + w], grad_w, grad_b
 
     # max_pool2d ---------------------------------------------------------------------------
 

@@ -14,6 +14,9 @@ against 154 us, and for an 8x16x32x32 convolution 2.3 ms against 5.5 ms through
 ``torch.nn.grad``. A fused composite pays off on large tensors, where torch's own
 backward kernels win, and no private torch op is needed.
 
+``relu`` is the exception: its backward is one kernel (``threshold_backward``) on the
+saved output, with nothing recorded, so that its input is freed after the forward pass.
+
 Inputs that already require grad in torch's sense (a model run by ``tw.to_torch_module``)
 are used as they are, so the kernel lands on torch's own tape.
 
@@ -31,7 +34,12 @@ import torch
 import torch.nn.functional as F
 
 Tensor = torch.Tensor
-Saved = tuple[Tensor, list[Tensor]]
+Saved = tuple[object, list[Tensor]]
+
+#: torch.autograd.grad takes a graph's output as a GradientEdge from torch 2.4 on: the saved
+#: graph then does not keep the output's memory alive (a convolution's output is freed once
+#: the activation after it has run). Older torch keeps the output tensor.
+_OUTPUT_EDGES = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4)
 
 
 def _record(fn: Callable[..., Tensor], *inputs: Tensor) -> tuple[Tensor, Saved]:
@@ -43,7 +51,8 @@ def _record(fn: Callable[..., Tensor], *inputs: Tensor) -> tuple[Tensor, Saved]:
     leaves = [t.detach().requires_grad_() for t in inputs]
     with torch.enable_grad():
         out = fn(*leaves)
-    return out.detach(), (out, leaves)
+    edge = torch.autograd.graph.get_gradient_edge(out) if _OUTPUT_EDGES else out
+    return out.detach(), (edge, leaves)
 
 
 def _replay(saved: Saved, grad_output: Tensor, needs: tuple) -> tuple:
@@ -100,9 +109,14 @@ class FusedComposites:
         # The indices are no input of the recorded graph: they have no gradient.
         return _record(lambda w: F.embedding(indices, w, padding_idx), weight)
 
-    def fused_relu(self, x: Tensor) -> tuple[Tensor, Saved]:
-        # One kernel each way (threshold_backward), where the core's rule needs a where.
-        return _record(torch.relu, x)
+    def fused_relu(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        # One kernel each way, where the core's rule needs a where; the output is all the
+        # backward keeps (as torch's ReluBackward), so x is freed after the forward pass.
+        out = torch.relu(x)
+        return out, out
+
+    def fused_relu_backward(self, saved: Tensor, grad_output: Tensor, needs: tuple) -> tuple:
+        return (torch.ops.aten.threshold_backward(grad_output, saved, 0),)
 
     def fused_linear(self, x: Tensor, weight: Tensor, bias: Tensor) -> tuple[Tensor, Saved]:
         return _record(F.linear, x, weight, bias)
@@ -120,13 +134,18 @@ class FusedComposites:
         self,
         x: Tensor,
         weight: Tensor,
+        bias: Tensor | None,
         stride: tuple[int, int],
         padding: tuple[int, int],
         dilation: tuple[int, int],
         groups: int,
     ) -> tuple[Tensor, Saved]:
+        if bias is None:
+            return _record(
+                lambda x, w: F.conv2d(x, w, None, stride, padding, dilation, groups), x, weight
+            )
         return _record(
-            lambda x, w: F.conv2d(x, w, None, stride, padding, dilation, groups), x, weight
+            lambda x, w, b: F.conv2d(x, w, b, stride, padding, dilation, groups), x, weight, bias
         )
 
     def fused_max_pool2d(
@@ -155,7 +174,6 @@ class FusedComposites:
     fused_dropout_backward = _backward
     fused_embedding_backward = _backward
     fused_cross_entropy_backward = _backward
-    fused_relu_backward = _backward
     fused_linear_backward = _backward
     fused_softmax_backward = _backward
     fused_log_softmax_backward = _backward

@@ -102,10 +102,11 @@ def _log_softmax(m: Maker) -> Forward:
 def _conv2d(m: Maker) -> Forward:
     x = m.input("x", 2, 4, 7, 6)
     w = m.input("w", 6, 2, 3, 3)
+    b = m.input("b", 6)
     constant = m.input("constant", 1, 2, 3, 3, grad=False)  # only the input's gradient needed
     return lambda: (
         F.conv2d(x, w, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2),
-        F.conv2d(x, w[:, :, :2], padding=1, groups=2),
+        F.conv2d(x, w[:, :, :2], b, padding=1, groups=2),
         F.conv2d(x[:, :2], constant),
     )
 

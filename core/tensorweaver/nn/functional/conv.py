@@ -185,20 +185,22 @@ def unfold(
 def conv2d_reference(
     x: Tensor,
     weight: Tensor,
+    bias: Tensor | None,
     stride: tuple[int, int],
     padding: tuple[int, int],
     dilation: tuple[int, int],
     groups: int,
 ) -> Tensor:
     """The convolution of ``(N, C, H, W)`` ``x`` with ``(O, C / groups, kh, kw)`` ``weight``,
-    without bias (the decomposition of the ``conv2d`` composite)."""
+    plus ``(O,)`` ``bias`` unless None (the decomposition of the ``conv2d`` composite)."""
     o, cg, kh, kw = weight.shape
     ph, pw = padding
     cols = _im2col(pad(x, (pw, pw, ph, ph)), (kh, kw), stride, dilation, "conv2d")
     n, _, k, oh, ow = cols.shape
     # (G, O/G, cg*k) @ (N, G, cg*k, OH*OW): channel-major, then kernel offset, as in weight.
     out = weight.reshape(groups, o // groups, cg * k) @ cols.reshape(n, groups, cg * k, oh * ow)
-    return out.reshape(n, o, oh, ow)
+    out = out.reshape(n, o, oh, ow)
+    return out if bias is None else out + bias.reshape(1, o, 1, 1)
 
 
 def _check_conv(x: Tensor, weight: Tensor, groups: int, transposed: bool, fn: str) -> None:
@@ -219,6 +221,15 @@ def _check_conv(x: Tensor, weight: Tensor, groups: int, transposed: bool, fn: st
         raise ValueError(
             f"{fn}: weight of shape {tuple(weight.shape)} with groups={groups} expects input "
             f"with {channels} channels, got input of shape {tuple(x.shape)}"
+        )
+
+
+def _check_bias(bias: Tensor | None, channels: int, fn: str) -> None:
+    """``bias`` is None or holds one value per output channel."""
+    if bias is not None and tuple(bias.shape) != (channels,):
+        raise ValueError(
+            f"{fn}: expected bias of shape ({channels},), one value per output channel of the "
+            f"weight, got bias of shape {tuple(bias.shape)}"
         )
 
 
@@ -271,11 +282,10 @@ def conv2d(
     x, padding = _resolve_padding(x, padding, weight.shape[2:], stride, dilation, "conv2d")
     padded = tuple(n + 2 * p for n, p in zip(x.shape[2:], padding))
     _check_fits(padded, weight.shape[2:], dilation, "conv2d")
+    _check_bias(bias, weight.shape[0], "conv2d")
     out = fused_or_reference(
-        "conv2d", conv2d_reference, (x, weight), stride, padding, dilation, groups
+        "conv2d", conv2d_reference, (x, weight, bias), stride, padding, dilation, groups
     )
-    if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1)
     return out if batched else out.squeeze(0)
 
 
