@@ -9,6 +9,14 @@ because the machines are shared: every candidate then gets the same single core.
 OpenBLAS has no passive setting: with two threads on a busy two-core machine an MLP step
 was measured 15x slower than with one.)
 
+The heap: glibc returns freed memory at the top of its heap to the OS once more than a
+threshold is free, and the next large allocation then faults every page back in (about
+2 us a page). Whether a step pays that depends on the order in which its arrays happen to
+be freed, and on what else the process allocated, not on the framework: the same torch CNN
+step measured 10.6 ms with 0 faults and 15 ms with 1,750 faults in two runs. So by default
+this module sets glibc's trim and mmap thresholds high (``mallopt``), for every candidate
+alike, before anything is measured; ``--malloc default`` leaves glibc's own settings.
+
 Timing: each candidate is a function doing one unit of work. Every round times each
 candidate once (a sample of ``calls`` calls, sized to about ``--sample-ms``), in an
 order that rotates from round to round, so that the machine's drifting load hits all of
@@ -20,8 +28,10 @@ of a 1 us op moved by 2-3x from run to run, CPU-time medians by a few per cent.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import os
+import platform
 import statistics
 import sys
 import time
@@ -40,7 +50,24 @@ def _threads_from_argv() -> int:
     return early.parse_known_args()[0].threads
 
 
+def _malloc_from_argv() -> str:
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--malloc", choices=("steady", "default"), default="steady")
+    return early.parse_known_args()[0].malloc
+
+
+def _steady_heap() -> str:
+    """Keep freed heap memory in the process (glibc): what the run's heap setting was."""
+    if platform.libc_ver()[0] != "glibc":
+        return "default (not glibc)"
+    libc = ctypes.CDLL("libc.so.6")
+    m_trim_threshold, m_mmap_threshold = -1, -3  # from glibc's malloc.h
+    ok = libc.mallopt(m_mmap_threshold, 32 << 20) and libc.mallopt(m_trim_threshold, 1 << 30)
+    return "steady (glibc trim 1 GiB, mmap 32 MiB)" if ok else "default (mallopt refused)"
+
+
 THREADS = _threads_from_argv()
+MALLOC = _steady_heap() if _malloc_from_argv() == "steady" else "default"
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = str(THREADS)
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -62,6 +89,13 @@ def parser(
         type=int,
         default=1,
         help="threads for NumPy's BLAS and for torch, alike (default 1)",
+    )
+    p.add_argument(
+        "--malloc",
+        choices=("steady", "default"),
+        default="steady",
+        help="steady: glibc keeps freed heap memory, so no candidate's time depends on when it "
+        "returns memory to the OS; default: glibc's own settings (see benchmarks/harness.py)",
     )
     p.add_argument("--repeat", type=int, default=repeat, help="rounds (samples per candidate)")
     p.add_argument(
@@ -87,7 +121,8 @@ def describe(args: argparse.Namespace, torch: Any = None) -> str:
     """One line saying how the run was timed and with which thread settings."""
     line = (
         f"{args.clock} clock, median of {args.repeat} interleaved rounds; threads: BLAS "
-        f"{os.environ['OPENBLAS_NUM_THREADS']}, OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"
+        f"{os.environ['OPENBLAS_NUM_THREADS']}, OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}; "
+        f"heap {MALLOC}"
     )
     if torch is not None:
         line += f", torch {torch.get_num_threads()} (torch {torch.__version__})"

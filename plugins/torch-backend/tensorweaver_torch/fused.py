@@ -1,29 +1,32 @@
 """Fused composites (see ``COMPOSITES`` in ``tensorweaver.contract.ir``) on torch kernels.
 
-Each ``fused_<name>`` runs torch's kernel with torch's autograd recording it, on
-detached leaves of the inputs, and returns ``(output, saved)``: the output detached
-(so that later primitives record nothing) and, in ``saved``, the recorded graph.
-``fused_<name>_backward(saved, grad_output, needs)`` runs torch's own backward kernels
-(cuDNN convolution, flash attention, ...) through ``torch.autograd.grad`` and returns
-one gradient per tensor input, in argument order (None where ``needs`` wants none).
+Each ``fused_<name>`` returns ``(output, saved)`` and ``fused_<name>_backward(saved,
+grad_output, needs)`` returns one gradient per tensor input, in argument order (None
+where ``needs`` wants none), computed by torch's own backward kernels (cuDNN
+convolution, flash attention, ...). Two ways:
 
-Why autograd rather than hand-written backward formulas (measured on one CPU thread,
-float32): replaying costs a fixed ~25 us and recording ~6 us, against 11 us for a
-softmax backward written with public ops at 16x16; at 256x1024 the replay takes 73 us
-against 154 us, and for an 8x16x32x32 convolution 2.3 ms against 5.5 ms through
-``torch.nn.grad``. A fused composite pays off on large tensors, where torch's own
-backward kernels win, and no private torch op is needed.
-
-``relu`` is the exception: its backward is one kernel (``threshold_backward``) on the
-saved output, with nothing recorded, so that its input is freed after the forward pass.
+* The hot layers call those kernels directly: ``linear`` (two matrix products and a sum,
+  the weight gradient in the weight's layout), ``conv2d`` (``aten.convolution_backward``,
+  bias included), ``max_pool2d`` (``aten.max_pool2d_with_indices_backward``) and
+  ``relu`` (``aten.threshold_backward`` on the saved output). ``saved`` holds the
+  tensors the kernel reads, nothing else, so an activation is freed as soon as nothing
+  needs it. Measured against the recorded way below (one CPU thread, float32): a
+  256x512x512 linear forward and backward 2.93 ms against 3.27 ms (autograd's weight
+  gradient is a transposed view that then costs a copy), a 64x1x28x28 convolution with
+  16 3x3 filters 5.6 ms against 6.0 ms.
+* The others record torch's kernel with torch's autograd, on detached leaves of the
+  inputs, and replay that small graph with ``torch.autograd.grad``: no private torch op
+  is needed, at a fixed ~25 us a replay and ~6 us a recording (a softmax backward
+  written with public ops costs 11 us at 16x16, but 154 us against the replay's 73 us at
+  256x1024). The graph is kept (``retain_graph=True``) so that the core may run a
+  backward twice; it is freed with ``saved``.
 
 Inputs that already require grad in torch's sense (a model run by ``tw.to_torch_module``)
-are used as they are, so the kernel lands on torch's own tape.
+are used as they are, so every kernel lands on torch's own tape.
 
-The graph is kept (``retain_graph=True``) so that the core may run a backward twice;
-it is freed with ``saved``. Semantics follow torch: ``max_pool2d`` pads with -inf and
-takes ``padding`` at most half the kernel; ``causal`` attention masks with
-``tril(ones(L, S))`` (aligned at the top left when L != S).
+Semantics follow torch: ``max_pool2d`` pads with -inf and takes ``padding`` at most half
+the kernel; ``causal`` attention masks with ``tril(ones(L, S))`` (aligned at the top left
+when L != S).
 """
 
 from __future__ import annotations
@@ -118,8 +121,17 @@ class FusedComposites:
     def fused_relu_backward(self, saved: Tensor, grad_output: Tensor, needs: tuple) -> tuple:
         return (torch.ops.aten.threshold_backward(grad_output, saved, 0),)
 
-    def fused_linear(self, x: Tensor, weight: Tensor, bias: Tensor) -> tuple[Tensor, Saved]:
-        return _record(F.linear, x, weight, bias)
+    def fused_linear(self, x: Tensor, weight: Tensor, bias: Tensor) -> tuple[Tensor, tuple]:
+        return F.linear(x, weight, bias), (x, weight)
+
+    def fused_linear_backward(self, saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
+        x, weight = saved
+        grad_x = grad_output @ weight if needs[0] else None
+        grad_rows = grad_output.reshape(-1, grad_output.shape[-1])
+        # (out, in) straight from the product: the weight's own layout, no transposed view.
+        grad_w = grad_rows.T @ x.reshape(-1, x.shape[-1]) if needs[1] else None
+        grad_b = grad_rows.sum(0) if needs[2] else None
+        return grad_x, grad_w, grad_b
 
     def contiguous(self, a: Tensor) -> Tensor:
         return a.contiguous()
@@ -139,19 +151,38 @@ class FusedComposites:
         padding: tuple[int, int],
         dilation: tuple[int, int],
         groups: int,
-    ) -> tuple[Tensor, Saved]:
-        if bias is None:
-            return _record(
-                lambda x, w: F.conv2d(x, w, None, stride, padding, dilation, groups), x, weight
-            )
-        return _record(
-            lambda x, w, b: F.conv2d(x, w, b, stride, padding, dilation, groups), x, weight, bias
+    ) -> tuple[Tensor, tuple]:
+        out = F.conv2d(x, weight, bias, stride, padding, dilation, groups)
+        return out, (x, weight, bias is not None, stride, padding, dilation, groups)
+
+    def fused_conv2d_backward(self, saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
+        x, weight, has_bias, stride, padding, dilation, groups = saved
+        return torch.ops.aten.convolution_backward(
+            grad_output,
+            x,
+            weight,
+            [weight.shape[0]] if has_bias else None,
+            stride,
+            padding,
+            dilation,
+            False,  # not transposed
+            [0, 0],  # output padding
+            groups,
+            [needs[0], needs[1], needs[2] and has_bias],
         )
 
     def fused_max_pool2d(
         self, x: Tensor, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int]
-    ) -> tuple[Tensor, Saved]:
-        return _record(lambda x: F.max_pool2d(x, kernel, stride, padding), x)
+    ) -> tuple[Tensor, tuple]:
+        out, indices = F.max_pool2d(x, kernel, stride, padding, return_indices=True)
+        return out, (x, indices, kernel, stride, padding)
+
+    def fused_max_pool2d_backward(self, saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
+        x, indices, kernel, stride, padding = saved
+        grad = torch.ops.aten.max_pool2d_with_indices_backward(
+            grad_output, x, kernel, stride, padding, [1, 1], False, indices
+        )
+        return (grad,)
 
     def fused_layer_norm(self, x: Tensor, normalized_ndim: int, eps: float) -> tuple[Tensor, Saved]:
         shape = x.shape[x.ndim - normalized_ndim :]
@@ -174,10 +205,7 @@ class FusedComposites:
     fused_dropout_backward = _backward
     fused_embedding_backward = _backward
     fused_cross_entropy_backward = _backward
-    fused_linear_backward = _backward
     fused_softmax_backward = _backward
     fused_log_softmax_backward = _backward
-    fused_conv2d_backward = _backward
-    fused_max_pool2d_backward = _backward
     fused_layer_norm_backward = _backward
     fused_scaled_dot_product_attention_backward = _backward

@@ -133,11 +133,9 @@ def huber_loss(
 # -- class losses ----------------------------------------------------------------------------
 
 
-def _class_weights(
-    input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, fn: str
-) -> tuple[Tensor, Tensor]:
-    """Each target's weight (0 where ignored) and the targets with ignored ones set to 0,
-    after checking ``(N, C, d1, ...)`` input against ``(N, d1, ...)`` integer targets."""
+def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: str) -> None:
+    """``(N, C, d1, ...)`` input against ``(N, d1, ...)`` integer targets in ``[0, C)`` or
+    equal to ``ignore_index``."""
     expected = (input.shape[0], *input.shape[2:])
     if target.dtype.is_floating_point or tuple(target.shape) != expected:
         raise ValueError(
@@ -146,16 +144,27 @@ def _class_weights(
             f"{tuple(target.shape)}"
         )
     classes = input.shape[1]
+    if not target.numel() or 0 <= target.min().item() and target.max().item() < classes:
+        return  # the common case, in two reductions
+    if ((target != ignore_index) & ((target < 0) | (target >= classes))).any().item():
+        raise IndexError(
+            f"{fn}: targets must lie in [0, {classes}) or equal ignore_index={ignore_index}"
+        )
+
+
+def _class_weights(
+    input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, fn: str
+) -> tuple[Tensor, Tensor]:
+    """Each target's weight (0 where ignored) and the targets with ignored ones set to 0,
+    after checking ``(N, C, d1, ...)`` input against ``(N, d1, ...)`` integer targets."""
+    _check_class_targets(input, target, ignore_index, fn)
+    classes = input.shape[1]
     if weight is not None and tuple(weight.shape) != (classes,):
         raise ValueError(
             f"{fn}: weight of shape {tuple(weight.shape)} must hold one value per class ({classes})"
         )
     target = target.long()
     valid = target != ignore_index
-    if (valid & ((target < 0) | (target >= classes))).any().item():
-        raise IndexError(
-            f"{fn}: targets must lie in [0, {classes}) or equal ignore_index={ignore_index}"
-        )
     safe = target.masked_fill(~valid, 0)
     if weight is None:
         return valid.to(input.dtype), safe
@@ -228,7 +237,7 @@ def cross_entropy(
         and not t.dtype.is_floating_point
         and getattr(x.backend, "fused_cross_entropy", None) is not None
     ):
-        _class_weights(x, t, None, ignore_index, "cross_entropy")  # checks shapes and range
+        _check_class_targets(x, t, ignore_index, "cross_entropy")
         return fused_or_reference(
             "cross_entropy", cross_entropy_reference, (x, t.long()), ignore_index
         )
