@@ -200,10 +200,11 @@ def ref_max_pool2d(x, kernel, stride, padding):
     return np.max(windows, axis=0)
 
 
-def ref_layer_norm(x, normalized_ndim, eps):
+def ref_layer_norm(x, w, b, normalized_ndim, eps):
     axes = tuple(range(x.ndim - normalized_ndim, x.ndim))
     centred = x - x.mean(axes, keepdims=True)
-    return centred / np.sqrt((centred**2).mean(axes, keepdims=True) + eps)
+    y = centred / np.sqrt((centred**2).mean(axes, keepdims=True) + eps)
+    return (y if w is None else y * w) + (0 if b is None else b)
 
 
 def ref_attention(q, k, v, causal, scale):
@@ -233,8 +234,8 @@ COMPOSITE_CASES = [
     ("conv2d", ref_conv2d, [(1, 3, 7, 6), (2, 3, 3, 2)], (None, (2, 1), (0, 1), (2, 1), 1)),
     ("max_pool2d", ref_max_pool2d, [(2, 2, 5, 6)], ((2, 2), (2, 2), (1, 0))),
     ("max_pool2d", ref_max_pool2d, [(1, 2, 6, 6)], ((3, 3), (2, 1), (1, 1))),
-    ("layer_norm", ref_layer_norm, [(3, 4)], (1, 1e-5)),
-    ("layer_norm", ref_layer_norm, [(2, 3, 4)], (2, 1e-3)),
+    ("layer_norm", ref_layer_norm, [(3, 4), (4,), (4,)], (1, 1e-5)),
+    ("layer_norm", ref_layer_norm, [(2, 3, 4)], (None, None, 2, 1e-3)),
     (
         "scaled_dot_product_attention",
         ref_attention,

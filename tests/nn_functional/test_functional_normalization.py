@@ -71,15 +71,22 @@ def test_layer_norm(backend: str, shape: tuple, normalized_shape: tuple, affine:
 def test_layer_norm_reference_matches_public_path(backend: str, ndim: int) -> None:
     shape = (2, 3, 4)[3 - ndim :]
     check_same(
-        lambda x: normalization.layer_norm_reference(x, ndim, 1e-5),
-        lambda x: tw.nn.functional.layer_norm(x, shape),
+        lambda x, w, b: normalization.layer_norm_reference(x, w, b, ndim, 1e-5),
+        lambda x, w, b: tw.nn.functional.layer_norm(x, shape, w, b),
         randn(2, 3, 4),
+        randn(*shape, seed=1),
+        randn(*shape, seed=2),
     )
 
 
 def test_layer_norm_rejects_wrong_trailing_shape(backend: str) -> None:
     with pytest.raises(ValueError, match=r"normalized_shape \(3,\) must be a non-empty suffix"):
         tw.nn.functional.layer_norm(tw.ones(2, 4), (3,))
+
+
+def test_layer_norm_rejects_bias_of_wrong_shape(backend: str) -> None:
+    with pytest.raises(ValueError, match=r"bias of shape \(3,\) must have normalized_shape"):
+        tw.nn.functional.layer_norm(tw.ones(2, 4), (4,), tw.ones(4), tw.ones(3))
 
 
 @pytest.mark.parametrize(("shape", "groups"), [((2, 6, 5), 3), ((2, 4, 3, 3), 2), ((3, 4), 4)])

@@ -32,8 +32,9 @@ A backend may speed one up by defining ``fused_<name>(*args) -> (output, saved)`
 ``fused_<name>_backward(saved, grad_output, needs) -> tuple`` of input gradients, one per
 array input in argument order: ``needs[i]`` says whether input ``i`` wants a gradient, and
 the backend returns ``None`` (and skips the work) where it does not. An optional array
-argument (``conv2d``'s bias) may be None; its ``needs`` entry is then False. See :data:`COMPOSITES`
-for the arguments. The core uses them when present and its own decomposition otherwise.
+argument (``conv2d``'s bias, ``layer_norm``'s weight and bias) may be None; its ``needs``
+entry is then False. See :data:`COMPOSITES` for the arguments. The core uses them when
+present and its own decomposition otherwise.
 """
 
 from __future__ import annotations
@@ -297,7 +298,9 @@ COMPOSITES: dict[str, str] = {
     "dw), groups) with x (N, C, H, W), weight (O, C/groups, kh, kw) and bias (O,) or None "
     "(no bias: its gradient is None)",
     "max_pool2d": "max_pool2d(x, kernel: (kh, kw), stride: (sh, sw), padding: (ph, pw))",
-    "layer_norm": "layer_norm(x, normalized_ndim, eps) without affine parameters",
+    "layer_norm": "layer_norm(x, weight, bias, normalized_ndim, eps): x standardized over its "
+    "last normalized_ndim axes (biased variance), times weight plus bias; weight and bias "
+    "have those axes' shape, or are None (no scale, no shift: their gradients are None)",
     "scaled_dot_product_attention": (
         "scaled_dot_product_attention(q, k, v, causal: bool, scale: float)"
     ),

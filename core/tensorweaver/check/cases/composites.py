@@ -121,7 +121,13 @@ def _max_pool2d(m: Maker) -> Forward:
 
 def _layer_norm(m: Maker) -> Forward:
     x = m.input("x", 2, 3, 4, low=-2, high=2)
-    return lambda: (F.layer_norm(x, (3, 4)), F.layer_norm(x, (4,), eps=1e-3))
+    w = m.input("w", 4, low=0.5, high=2)
+    b = m.input("b", 4)
+    return lambda: (
+        F.layer_norm(x, (3, 4)),
+        F.layer_norm(x, (4,), w, b, eps=1e-3),
+        F.layer_norm(x, (4,), None, b),
+    )
 
 
 def _attention(m: Maker) -> Forward:

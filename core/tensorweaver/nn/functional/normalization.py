@@ -1,7 +1,7 @@
 """Normalization: ``batch_norm``, ``layer_norm``, ``group_norm`` and ``rms_norm``.
 
 Each standardizes over some axes with the biased variance, then applies a per-channel or
-per-element affine map. ``layer_norm`` without its affine map is a composite a backend may
+per-element affine map. ``layer_norm``, affine map included, is a composite a backend may
 fuse.
 """
 
@@ -85,14 +85,21 @@ def batch_norm(
     )
 
 
-def layer_norm_reference(x: Tensor, normalized_ndim: int, eps: float) -> Tensor:
-    """``x`` standardized over its last ``normalized_ndim`` axes, without affine parameters
-    (the decomposition of the ``layer_norm`` composite)."""
-    return _standardize(x, tuple(range(x.dim() - normalized_ndim, x.dim())), eps)[0]
+def layer_norm_reference(
+    x: Tensor, weight: Tensor | None, bias: Tensor | None, normalized_ndim: int, eps: float
+) -> Tensor:
+    """``x`` standardized over its last ``normalized_ndim`` axes, then scaled by ``weight``
+    and shifted by ``bias`` where given (the decomposition of the ``layer_norm`` composite)."""
+    y = _standardize(x, tuple(range(x.dim() - normalized_ndim, x.dim())), eps)[0]
+    return _affine(y, weight, bias)
 
 
 def _check_trailing(
-    input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None, fn: str
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None,
+    fn: str,
+    bias: Tensor | None = None,
 ) -> tuple[int, ...]:
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if not shape or len(shape) > input.dim() or tuple(input.shape[-len(shape) :]) != shape:
@@ -100,10 +107,11 @@ def _check_trailing(
             f"{fn}: normalized_shape {shape} must be a non-empty suffix of the input shape "
             f"{tuple(input.shape)}"
         )
-    if weight is not None and tuple(weight.shape) != shape:
-        raise ValueError(
-            f"{fn}: weight of shape {tuple(weight.shape)} must have normalized_shape {shape}"
-        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise ValueError(
+                f"{fn}: {name} of shape {tuple(t.shape)} must have normalized_shape {shape}"
+            )
     return shape
 
 
@@ -116,9 +124,10 @@ def layer_norm(
 ) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` axes, then scale and shift
     elementwise."""
-    shape = _check_trailing(input, normalized_shape, weight, "layer_norm")
-    y = fused_or_reference("layer_norm", layer_norm_reference, (input,), len(shape), eps)
-    return _affine(y, weight, bias)
+    shape = _check_trailing(input, normalized_shape, weight, "layer_norm", bias)
+    return fused_or_reference(
+        "layer_norm", layer_norm_reference, (input, weight, bias), len(shape), eps
+    )
 
 
 def group_norm(
