@@ -155,6 +155,8 @@ from tensorweaver.ops.reduce import (
     sum,
     var,
 )
+from tensorweaver.ops.sampling import multinomial
+from tensorweaver.ops.sort import argsort, msort, sort, topk
 from tensorweaver.promotion import get_default_dtype, promote_types, result_type, set_default_dtype
 from tensorweaver.registry import devices, plugins
 from tensorweaver.selection import Device, device, get_backend, set_backend, use_cpu, use_gpu

@@ -315,6 +315,8 @@ OPTIONAL: dict[str, str] = {
     "itself when it already has it); the core calls it on gradients it stores in .grad",
     "has_tf32": "attribute, bool: the device has TF32 tensor cores (tw.autocast('tf32'))",
     "set_tf32": "set_tf32(enabled: bool) -> None: let float32 matrix products use TF32",
+    "argsort": "argsort(a, axis) -> int64 A: the stable ascending sort order along axis, NaN "
+    "after every number (numpy.argsort(kind='stable')); without it the core sorts on the host",
 }
 
 

@@ -146,15 +146,9 @@ def _next_token(logits: Tensor, temperature: float, top_k: int | None) -> Tensor
         return logits.argmax(-1, keepdim=True)
     logits = logits / temperature
     if top_k is not None and top_k < logits.shape[-1]:
-        # The k-th largest logit: drop the row maximum k - 1 times (ties drop together).
-        rest = logits
-        for _ in range(top_k - 1):
-            rest = rest.masked_fill(rest == rest.amax(-1, keepdim=True), float("-inf"))
-        logits = logits.masked_fill(logits < rest.amax(-1, keepdim=True), float("-inf"))
-    # Inverse-CDF sampling: the first token whose cumulative probability passes u ~ U[0, 1).
-    cdf = F.softmax(logits, -1).cumsum(-1)
-    u = tw.rand(logits.shape[0], 1, device=logits.device, dtype=cdf.dtype)
-    return (cdf <= u).sum(-1, keepdim=True).clamp(max=logits.shape[-1] - 1)
+        kth = logits.topk(top_k, -1).values[:, -1:]  # ties with the k-th largest stay in
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    return tw.multinomial(F.softmax(logits, -1), 1, replacement=True)
 
 
 def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:

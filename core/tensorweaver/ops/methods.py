@@ -12,6 +12,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops import sampling, sort
 from tensorweaver.ops.apply import apply
 from tensorweaver.tensor import Tensor
 
@@ -272,6 +273,12 @@ _METHODS: dict[str, Any] = {
     "any": rd.any,
     "norm": rd.norm,
     "count_nonzero": rd.count_nonzero,
+    # ordering
+    "sort": sort.sort,
+    "argsort": sort.argsort,
+    "msort": sort.msort,
+    "topk": sort.topk,
+    "multinomial": sampling.multinomial,
     # shape
     "reshape": mv.reshape,
     "view": mv.view,

@@ -343,6 +343,17 @@ class CunumericBackend:
     def argmin(self, a, axis, keepdims):
         return self._first_nan_or(cn.argmin, a, axis, keepdims)
 
+    def argsort(self, a, axis):
+        nan = cn.isnan(a) if a.dtype.kind == "f" else None
+        if nan is None or not bool(nan.any()):
+            return cn.argsort(a, axis, kind="stable").astype(numpy.int64, copy=False)
+        # cuPyNumeric does not put NaN last: sort with NaN as +inf, then move the NaN
+        # behind the infinities with a second stable sort of the NaN flags in that order.
+        order = cn.argsort(cn.where(nan, numpy.inf, a), axis, kind="stable")
+        flags = cn.take_along_axis(nan, order, axis).astype(numpy.int8)
+        behind = cn.argsort(flags, axis, kind="stable")
+        return cn.take_along_axis(order, behind, axis).astype(numpy.int64, copy=False)
+
     def _first_nan_or(self, op, a, axis, keepdims):
         # Where every element equals the reduction's identity (all -inf for argmax, all
         # True for a bool argmin, ...), cuPyNumeric returns INT64_MIN: the first index it is.

@@ -254,6 +254,9 @@ class NumpyBackend(FusedOps):
     def argmin(self, a: A, axis: int, keepdims: bool) -> A:
         return a.argmin(axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
 
+    def argsort(self, a: A, axis: int) -> A:
+        return np.argsort(a, axis, kind="stable").astype(np.int64, copy=False)
+
     @quiet
     def cumsum(self, a: A, axis: int) -> A:
         return np.add.accumulate(a, axis=axis, dtype=a.dtype)

@@ -284,6 +284,9 @@ class TorchBackend(FusedComposites):
             a = a.to(torch.uint8)
         return torch.argmin(a, axis, keepdim=keepdims)
 
+    def argsort(self, a: Tensor, axis: int) -> Tensor:
+        return torch.sort(a, dim=axis, stable=True).indices
+
     def cumsum(self, a: Tensor, axis: int) -> Tensor:
         if a.dtype is torch.bool:  # a running "or"
             return torch.cumsum(a, axis) > 0

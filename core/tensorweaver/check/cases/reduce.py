@@ -1,5 +1,5 @@
-"""Reductions, arg-reductions and cumsum: axes and keepdims, exact dtypes, ties, NaN, empty
-axes and strided views, against NumPy float64."""
+"""Reductions, arg-reductions, cumsum and the optional argsort: axes and keepdims, exact
+dtypes, ties, NaN, empty axes and strided views, against NumPy float64."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from tensorweaver.check.case import Case, Measure
+from tensorweaver.check.case import Case, Measure, Skip
 from tensorweaver.check.cases.operands import FLOATS, INTS, NUMERIC, nan
 from tensorweaver.check.compare import PRIMITIVE_TOLERANCE, to_dtype, widen
 from tensorweaver.check.context import Context
@@ -100,6 +100,22 @@ def _cumsum(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
     return run
 
 
+def _argsort(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+    def run(ctx: Context) -> Iterator[Measure]:
+        if not callable(getattr(ctx.backend, "argsort", None)):
+            raise Skip(f"{ctx.device} has no argsort (optional: the core sorts on the host)")
+        a = sample(dtype, 0 if dtype is d.uint8 else -2, 2)  # few values: ties keep their order
+        if dtype.is_floating_point:
+            a[0, 1, :2] = a[1, 2, 3] = nan  # after every number
+        x = ctx.put(a, dtype)
+        for axis in (0, 1, 2):
+            want = np.argsort(a, axis, kind="stable")
+            yield ctx.check(f"argsort along {axis}", ctx.call("argsort", x, axis), want, d.int64)
+        yield ctx.untouched()
+
+    return run
+
+
 def _with_nan(ctx: Context) -> Iterator[Measure]:
     # NaN propagates through every float reduction; the arg-reductions count it as the extreme.
     a = to_dtype([[1.0, nan, -3.0, 2.0], [2.0, -1.0, 0.5, 0.5], [nan, nan, 4.0, -4.0]], d.float32)
@@ -169,6 +185,7 @@ def cases() -> list[Case]:
     for name in ("argmax", "argmin"):
         out += [Case(f"primitive/{name}/{t.name}", _arg(name, t)) for t in (d.bool_, *NUMERIC)]
     out += [Case(f"primitive/cumsum/{t.name}", _cumsum(t)) for t in (*INTS, *FLOATS)]
+    out += [Case(f"optional/argsort/{t.name}", _argsort(t)) for t in (d.bool_, *NUMERIC)]
     out += [
         Case("primitive/reduce/nan", _with_nan),
         Case("primitive/reduce/empty", _empty),
