@@ -115,26 +115,15 @@ from tensorweaver.ops.linalg import bmm, dot, einsum, matmul, mm, outer
 from tensorweaver.ops.movement import (
     broadcast_to,
     cat,
-    chunk,
     concat,
     concatenate,
-    flatten,
     flip,
     movedim,
-    narrow,
-    permute,
     repeat,
-    reshape,
     roll,
-    split,
-    squeeze,
     stack,
-    transpose,
     tril,
     triu,
-    unbind,
-    unflatten,
-    unsqueeze,
 )
 from tensorweaver.ops.reduce import (
     all,
@@ -157,6 +146,20 @@ from tensorweaver.ops.reduce import (
 )
 from tensorweaver.ops.sampling import multinomial
 from tensorweaver.ops.sort import argsort, msort, sort, topk
+from tensorweaver.ops.views import (
+    chunk,
+    flatten,
+    narrow,
+    permute,
+    reshape,
+    split,
+    squeeze,
+    t,
+    transpose,
+    unbind,
+    unflatten,
+    unsqueeze,
+)
 from tensorweaver.promotion import get_default_dtype, promote_types, result_type, set_default_dtype
 from tensorweaver.registry import devices, plugins
 from tensorweaver.selection import Device, device, get_backend, set_backend, use_cpu, use_gpu
@@ -170,7 +173,6 @@ multiply = mul
 subtract = sub
 negative = neg
 absolute = abs
-t = _methods.mv.t
 is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
 
 

@@ -28,6 +28,7 @@ class Tensor:
         "_node",
         "_version",
         "_alias_of",
+        "_view_of",
         "__weakref__",
     )
 
@@ -42,6 +43,8 @@ class Tensor:
         self._node = None
         self._version = 0
         self._alias_of: Tensor | None = None
+        # (base, write): a view of ``base`` that ``write(base, value)`` updates (ops/views.py)
+        self._view_of: tuple | None = None
 
     # Identity hashing: == is elementwise, as in PyTorch.
     __hash__ = object.__hash__
@@ -197,6 +200,9 @@ class Tensor:
         if base is not None and base.shape == self.shape and base.dtype is self.dtype:
             base.native = self.native
             base._version += 1
+        if self._view_of is not None:
+            viewed, write = self._view_of
+            write(viewed, self)
         return self
 
     def _inplace_source(self) -> Tensor:

@@ -19,10 +19,15 @@ INPLACE_CHANGES = [0]
 #: shape, dtype or backend. Their nodes keep an :class:`InputShape` in place of each input,
 #: so an intermediate is freed as soon as the forward pass is done with it: a network's
 #: residual sums and pre-activation outputs would otherwise stay alive until backward (as
-#: in PyTorch, whose AddBackward and ReluBackward keep no input either).
+#: in PyTorch, whose AddBackward and ReluBackward keep no input either). Nor can a later
+#: in-place change of such an input trip the version check: the rule never reads it.
 SHAPE_ONLY_OPS = frozenset(
-    {"add", "sub", "neg", "relu", "sum", "cast", "cat", "pad", "flip", "to_device"}
-)
+    {
+        "add", "sub", "neg", "relu", "identity", "sum", "cast", "to_device",
+        "reshape", "permute", "expand", "slice", "pad", "flip", "cat",
+        "take", "gather", "scatter", "scatter_add",
+    }
+)  # fmt: skip
 
 
 class InputShape:

@@ -12,7 +12,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
-from tensorweaver.ops import sampling, sort
+from tensorweaver.ops import sampling, sort, views
 from tensorweaver.ops.apply import apply
 from tensorweaver.tensor import Tensor
 
@@ -190,7 +190,7 @@ _METHODS: dict[str, Any] = {
     "__and__": lambda a, b: ew.logical_and(a, b) if _both_bool(a, b) else ew.bitwise_and(a, b),
     "__or__": lambda a, b: ew.logical_or(a, b) if _both_bool(a, b) else ew.bitwise_or(a, b),
     "__xor__": lambda a, b: ew.logical_xor(a, b) if _both_bool(a, b) else ew.bitwise_xor(a, b),
-    "__getitem__": ix.getitem,
+    "__getitem__": views.getitem,
     "__setitem__": ix.setitem,
     # elementwise
     "add": ew.add,
@@ -280,31 +280,31 @@ _METHODS: dict[str, Any] = {
     "topk": sort.topk,
     "multinomial": sampling.multinomial,
     # shape
-    "reshape": mv.reshape,
-    "view": mv.view,
-    "flatten": mv.flatten,
-    "unflatten": mv.unflatten,
-    "squeeze": mv.squeeze,
-    "unsqueeze": mv.unsqueeze,
-    "permute": mv.permute,
-    "transpose": mv.transpose,
-    "t": mv.t,
+    "reshape": views.reshape,
+    "view": views.reshape,
+    "flatten": views.flatten,
+    "unflatten": views.unflatten,
+    "squeeze": views.squeeze,
+    "unsqueeze": views.unsqueeze,
+    "permute": views.permute,
+    "transpose": views.transpose,
+    "t": views.t,
     "expand": mv.expand,
     "expand_as": mv.expand_as,
     "broadcast_to": mv.broadcast_to,
     "repeat": mv.repeat,
-    "narrow": mv.narrow,
+    "narrow": views.narrow,
     "flip": mv.flip,
-    "split": mv.split,
-    "chunk": mv.chunk,
-    "unbind": mv.unbind,
+    "split": views.split,
+    "chunk": views.chunk,
+    "unbind": views.unbind,
     "roll": mv.roll,
     "tril": mv.tril,
     "triu": mv.triu,
     "contiguous": mv.contiguous,
     "movedim": mv.movedim,
-    "view_as": lambda self, other: mv.reshape(self, other.shape),
-    "reshape_as": lambda self, other: mv.reshape(self, other.shape),
+    "view_as": views.view_as,
+    "reshape_as": views.view_as,
     # indexing
     "gather": ix.gather,
     "scatter": ix.scatter,
