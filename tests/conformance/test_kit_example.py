@@ -13,6 +13,9 @@ def test_example_plugin_is_conformant(example, tmp_path):
     # it lacks float16 and bfloat16, so those checks are skipped, not failed
     assert run.outcomes["primitive/add/float16"] == "skipped"
     assert run.outcomes["layer/lstm"] == "passed"
+    # the optional argsort it defines is checked like a primitive
+    assert run.outcomes["optional/argsort/float32"] == "passed"
+    assert run.outcomes["optional/argsort/bool"] == "passed"
 
 
 def test_example_plugin_runs_tensorweaver(example):

@@ -252,6 +252,10 @@ class ArrayAPIBackend:
     def cumsum(self, a: A, axis: int) -> A:
         return xp.cumulative_sum(a, axis=axis, dtype=a.dtype)
 
+    def argsort(self, a: A, axis: int) -> A:
+        # Optional (ir.OPTIONAL): without it the core would sort on the host.
+        return xp.argsort(_numeric(a), axis=axis, stable=True)
+
     # -- movement --------------------------------------------------------------------------
 
     def reshape(self, a: A, shape: Shape) -> A:
