@@ -125,6 +125,41 @@ from tensorweaver.ops.movement import (
     tril,
     triu,
 )
+from tensorweaver.ops.numeric import (
+    allclose,
+    aminmax,
+    clamp_max,
+    clamp_min,
+    cummax,
+    cummin,
+    cumprod,
+    fmod,
+    frac,
+    hypot,
+    index_reduce,
+    isclose,
+    logaddexp,
+    logaddexp2,
+    logcumsumexp,
+    nanmean,
+    nansum,
+    scatter_reduce,
+    std_mean,
+    var_mean,
+)
+from tensorweaver.ops.order_stats import (
+    bincount,
+    bucketize,
+    histc,
+    kthvalue,
+    median,
+    mode,
+    nanmedian,
+    nanquantile,
+    quantile,
+    searchsorted,
+    unique,
+)
 from tensorweaver.ops.reduce import (
     all,
     amax,
@@ -146,6 +181,23 @@ from tensorweaver.ops.reduce import (
 )
 from tensorweaver.ops.sampling import multinomial
 from tensorweaver.ops.sort import argsort, msort, sort, topk
+from tensorweaver.ops.structure import (
+    cartesian_prod,
+    cdist,
+    cross,
+    diag,
+    diag_embed,
+    diagonal,
+    diff,
+    kron,
+    meshgrid,
+    repeat_interleave,
+    tensordot,
+    tile,
+    trace,
+    tril_indices,
+    triu_indices,
+)
 from tensorweaver.ops.views import (
     chunk,
     flatten,

@@ -11,8 +11,8 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops import numeric, order_stats, sampling, sort, structure, views
 from tensorweaver.ops import reduce as rd
-from tensorweaver.ops import sampling, sort, views
 from tensorweaver.ops.apply import apply
 from tensorweaver.tensor import Tensor
 
@@ -279,6 +279,60 @@ _METHODS: dict[str, Any] = {
     "msort": sort.msort,
     "topk": sort.topk,
     "multinomial": sampling.multinomial,
+    # order statistics and counting
+    **{
+        name: getattr(order_stats, name)
+        for name in (
+            "median",
+            "nanmedian",
+            "kthvalue",
+            "quantile",
+            "nanquantile",
+            "mode",
+            "unique",
+            "bincount",
+            "histc",
+        )
+    },
+    # structure
+    **{
+        name: getattr(structure, name)
+        for name in (
+            "diagonal",
+            "diag",
+            "diag_embed",
+            "trace",
+            "repeat_interleave",
+            "tile",
+            "diff",
+            "kron",
+            "cross",
+        )
+    },
+    # numerics
+    **{
+        name: getattr(numeric, name)
+        for name in (
+            "isclose",
+            "allclose",
+            "clamp_min",
+            "clamp_max",
+            "logaddexp",
+            "logaddexp2",
+            "hypot",
+            "fmod",
+            "frac",
+            "nansum",
+            "nanmean",
+            "aminmax",
+            "cumprod",
+            "cummax",
+            "cummin",
+            "logcumsumexp",
+            "scatter_reduce",
+            "index_reduce",
+        )
+    },
     # shape
     "reshape": views.reshape,
     "view": views.reshape,

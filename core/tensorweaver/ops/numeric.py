@@ -1,0 +1,461 @@
+"""Numerics beyond the basic table, PyTorch's semantics: closeness tests, one-sided clamps,
+log-sum-exp pairs, hypot, fmod, frac, NaN-ignoring and paired reductions, running
+products/extrema/log-sum-exp, and scatter/index reductions.
+
+All are compositions of existing tensor ops, so they run on every backend and autograd follows
+them. The running ops are log-depth (Hillis-Steele) scans: step k combines every element with
+the partial result 2**k places before it, so products stay exact (no exp of a log). Scatter
+reductions sort the sources by target and run the same scan within each target's run. The one
+custom gradient is amax/amin's, shared evenly among tied extrema as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from typing import Any, Callable
+
+from tensorweaver.autograd.function import Function
+from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.contract import dtypes
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import index as ix
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as red
+from tensorweaver.ops import sort as srt
+from tensorweaver.ops.reduce import Dim, ValuesIndices
+from tensorweaver.promotion import get_default_dtype, result_type
+from tensorweaver.tensor import Tensor, _axis
+
+#: What ``aminmax`` returns (PyTorch's field names).
+MinMax = namedtuple("aminmax", ["min", "max"])
+
+State = tuple  # the tensors a scan carries along, all of one shape
+
+
+def _need_tensor(op: str, name: str, position: int, value: Any) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            f"{op}(): argument '{name}' (position {position}) must be Tensor, "
+            f"not {type(value).__name__}"
+        )
+    return value
+
+
+def _floating_pair(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    """Both operands as tensors of their promoted floating dtype (PyTorch has no integer
+    kernel for these ops)."""
+    a, b = _need_tensor(op, "input", 1, a), _need_tensor(op, "other", 2, b)
+    dtype = result_type(a, b)
+    if dtype.kind != "f":
+        raise NotImplementedError(
+            f'"{op}" not implemented for {dtype.name} tensors; convert them with .float()'
+        )
+    return ew.cast(a, dtype), ew.cast(b, dtype)
+
+
+def _floating_input(op: str, x: Any) -> Tensor:
+    x = _need_tensor(op, "input", 1, x)
+    if x.dtype.kind != "f":
+        raise NotImplementedError(
+            f'"{op}" not implemented for {x.dtype.name} tensors; convert with x.float()'
+        )
+    return x
+
+
+# -- elementwise ------------------------------------------------------------------------------
+
+
+def isclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    """|input - other| <= atol + rtol * |other| elementwise (infinities close when equal)."""
+    _need_tensor("isclose", "input", 1, input)
+    _need_tensor("isclose", "other", 2, other)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"isclose(): {input.dtype.name} did not match {other.dtype.name}; convert one "
+            "tensor to the other's dtype"
+        )
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value}")
+    close = ew.eq(input, other)
+    if equal_nan and input.dtype.kind == "f":
+        close = ew.logical_or(close, ew.logical_and(ew.isnan(input), ew.isnan(other)))
+    a, b = input, other
+    if a.dtype is dtypes.bool_:  # bools have no subtraction: compare them as numbers
+        a, b = ew.cast(a, get_default_dtype()), ew.cast(b, get_default_dtype())
+    actual = ew.abs(ew.sub(a, b))
+    allowed = ew.add(ew.abs(ew.mul(b, rtol)), atol)
+    return ew.logical_or(close, ew.logical_and(ew.isfinite(actual), ew.le(actual, allowed)))
+
+
+def allclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    """Whether every element of ``input`` is close to ``other`` (see ``isclose``)."""
+    return bool(red.all(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:
+    return ew.clamp(input, min=min)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:
+    return ew.clamp(input, max=max)
+
+
+def _log_add(op: str, input: Tensor, other: Tensor, ln_base: float) -> Tensor:
+    """log_b(b**input + b**other) as max + log_b(1 + b**-|input - other|): nothing overflows."""
+    a, b = _floating_pair(op, input, other)
+    # Equal infinities would give inf - inf; their difference is taken as 0 instead.
+    same_inf = ew.logical_and(ew.isinf(a), ew.eq(a, b))
+    gap = ew.abs(ew.where(same_inf, 0.0, ew.sub(a, b)))
+    tail = ew.log1p(ew.exp(ew.mul(gap, -ln_base)))
+    return ew.add(ew.maximum(a, b), tail if ln_base == 1.0 else ew.div(tail, ln_base))
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """log(exp(input) + exp(other)), stable for any magnitude."""
+    return _log_add("logaddexp", input, other, 1.0)
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """log2(2**input + 2**other), stable for any magnitude."""
+    return _log_add("logaddexp2", input, other, math.log(2.0))
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """sqrt(input**2 + other**2) without overflow: both are scaled by the larger magnitude
+    (a constant to autograd, so the gradient is input / hypot, as in PyTorch)."""
+    a, b = _floating_pair("hypot", input, other)
+    big = ew.maximum(ew.abs(a.detach()), ew.abs(b.detach()))
+    scale = ew.where(ew.logical_or(ew.eq(big, 0), ew.isinf(big)), 1.0, big)
+    scaled = ew.sqrt(ew.add(ew.square(ew.div(a, scale)), ew.square(ew.div(b, scale))))
+    out = ew.mul(scaled, scale)
+    return ew.where(ew.logical_or(ew.isinf(a), ew.isinf(b)), math.inf, out)  # even with NaN
+
+
+def fmod(input: Tensor, other: Any) -> Tensor:
+    """C's fmod: the remainder of input / other truncated, with the sign of ``input``.
+    Computed as ±(|input| mod |other|), which is exact (no rounded quotient)."""
+    _need_tensor("fmod", "input", 1, input)
+    dtype = result_type(input, other)
+    if dtype is dtypes.bool_:
+        raise NotImplementedError('"fmod" not implemented for bool tensors; convert with .int()')
+    magnitude = ew.abs(other) if isinstance(other, Tensor) else abs(other)
+    zero = magnitude == 0 if not isinstance(other, Tensor) else bool(red.any(ew.eq(other, 0)))
+    if dtype.kind != "f" and zero:
+        raise RuntimeError("fmod(): ZeroDivisionError: an integer divisor is zero")
+    rest = ew.remainder(ew.abs(input), magnitude)
+    return ew.where(ew.lt(input, 0), ew.neg(rest), rest)
+
+
+def frac(input: Tensor) -> Tensor:
+    """input - trunc(input): the fractional part, with the sign of ``input``."""
+    x = _floating_input("frac", input)
+    return ew.sub(x, ew.trunc(x))
+
+
+# -- reductions -------------------------------------------------------------------------------
+
+
+def _without_nan(x: Tensor) -> Tensor:
+    return ew.where(ew.isnan(x), 0, x) if x.dtype.kind == "f" else x
+
+
+def nansum(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """The sum over ``dim`` with NaN counted as zero (which also gets no gradient)."""
+    return red.sum(_without_nan(input), dim, keepdim, dtype=dtype)
+
+
+def nanmean(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """The mean over ``dim`` of the elements that are not NaN (NaN where all are)."""
+    if input.dtype.kind != "f":
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{input.dtype.name}; use x.float().nanmean()"
+        )
+    count = red.sum(ew.logical_not(ew.isnan(input)), dim, keepdim)
+    return ew.div(nansum(input, dim, keepdim, dtype=dtype), count)
+
+
+def var_mean(
+    input: Tensor,
+    dim: Dim = None,
+    *,
+    correction: float | None = None,
+    keepdim: bool = False,
+    unbiased: bool | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``(var, mean)`` over ``dim`` (``correction`` 1 by default, as ``var``)."""
+    var = red.var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    return var, red.mean(input, dim, keepdim)
+
+
+def std_mean(
+    input: Tensor,
+    dim: Dim = None,
+    *,
+    correction: float | None = None,
+    keepdim: bool = False,
+    unbiased: bool | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``(std, mean)`` over ``dim`` (``correction`` 1 by default, as ``std``)."""
+    var, mean = var_mean(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    return ew.sqrt(var), mean
+
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
+    """``(min, max)`` over ``dim`` (all elements when None)."""
+    axes = () if dim is None else (dim,)
+    if any(input.shape[a] == 0 for a in red.axes_of("aminmax", axes, input.ndim)):
+        raise RuntimeError(
+            "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+            f"identity (input shape {list(input.shape)})"
+        )
+    return MinMax(red.amin(input, axes, keepdim), red.amax(input, axes, keepdim))
+
+
+# -- scans ------------------------------------------------------------------------------------
+
+
+def _scan(state: State, axis: int, combine: Callable[[State, State], State]) -> State:
+    """Inclusive scan of ``state`` along ``axis``: ``combine(earlier, later)`` merges the
+    partial result ending before a run with the run's own, in log2(n) steps."""
+    n = state[0].shape[axis]
+    shift = 1
+    while shift < n:
+        head = [mv.narrow(s, axis, 0, shift) for s in state]
+        earlier = tuple(mv.narrow(s, axis, 0, n - shift) for s in state)
+        later = tuple(mv.narrow(s, axis, shift, n - shift) for s in state)
+        state = tuple(mv.cat([h, c], axis) for h, c in zip(head, combine(earlier, later)))
+        shift *= 2
+    return state
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running products along ``dim``; bool and integer tensors multiply in int64."""
+    x = ew.cast(input, red._accumulate_dtype(input, dtype))
+    if x.ndim == 0:
+        return x
+    axis = _axis(dim, x.ndim, "cumprod")
+    return _scan((x,), axis, lambda earlier, later: (ew.mul(earlier[0], later[0]),))[0]
+
+
+def _running_extreme(op: str, input: Tensor, dim: int) -> ValuesIndices:
+    """Running maximum (``cummax``) or minimum with the index of the last extreme so far;
+    NaN beats every number, so it propagates."""
+    axis = _axis(dim, input.ndim, op)
+    if input.ndim == 0:
+        return ValuesIndices(input.clone(), cr.full((), 0, dtype=dtypes.int64, device=input))
+    better = ew.ge if op == "cummax" else ew.le
+    floating = input.dtype.kind == "f"
+
+    def combine(earlier: State, later: State) -> State:
+        take = better(later[0], earlier[0])
+        if floating:  # NaN later wins; a NaN so far is only replaced by a later one
+            take = ew.logical_or(
+                ew.isnan(later[0]), ew.logical_and(take, ew.logical_not(ew.isnan(earlier[0])))
+            )
+        return tuple(ew.where(take, b, a) for a, b in zip(earlier, later))
+
+    shape = [1] * input.ndim
+    shape[axis] = input.shape[axis]
+    positions = mv.reshape(cr.arange(input.shape[axis], dtype=dtypes.int64, device=input), shape)
+    _, indices = _scan((input.detach(), mv.expand(positions, input.shape)), axis, combine)
+    return ValuesIndices(ix.gather(input, axis, indices), indices)  # gradient via gather
+
+
+def cummax(input: Tensor, dim: int) -> ValuesIndices:
+    """``(values, indices)``: the running maximum along ``dim`` and where it was (the last of
+    tied maxima)."""
+    return _running_extreme("cummax", input, dim)
+
+
+def cummin(input: Tensor, dim: int) -> ValuesIndices:
+    """``(values, indices)``: the running minimum along ``dim`` and where it was (the last of
+    tied minima)."""
+    return _running_extreme("cummin", input, dim)
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """log(cumsum(exp(input))) along ``dim``, stable: a scan of ``logaddexp``."""
+    x = _floating_input("logcumsumexp", input)
+    if x.ndim == 0:
+        return x.clone()
+    axis = _axis(dim, x.ndim, "logcumsumexp")
+    return _scan((x,), axis, lambda earlier, later: (logaddexp(earlier[0], later[0]),))[0]
+
+
+# -- scatter and index reductions -------------------------------------------------------------
+
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+#: Names PyTorch's scatter_reduce also takes, undocumented.
+_SCATTER_ALIASES = {"max": "amax", "min": "amin"}
+
+
+def _flat_targets(x: Tensor, axis: int, index: Tensor) -> Tensor:
+    """The position in ``x.reshape(-1)`` each element of ``index`` sends its source to."""
+    strides = [math.prod(x.shape[a + 1 :]) for a in range(x.ndim)]
+    index = ew.where(ew.lt(index, 0), ew.add(index, x.shape[axis]), index)
+    flat = ew.mul(index, strides[axis])
+    for a in range(x.ndim):
+        if a != axis:
+            shape = [1] * x.ndim
+            shape[a] = index.shape[a]
+            coords = cr.arange(index.shape[a], dtype=dtypes.int64, device=x)
+            flat = ew.add(flat, ew.mul(mv.reshape(coords, shape), strides[a]))
+    return mv.reshape(flat, (-1,))
+
+
+def _segment_reduce(x: Tensor, axis: int, index: Tensor, src: Tensor, op: Callable) -> Tensor:
+    """Each target's sources of a scatter reduced by ``op``, in x's shape (1 where nothing is
+    scattered): the sources sorted by target, scanned within each target's run, and each
+    run's last partial scattered."""
+    filler = cr.ones_like(x).reshape(-1)
+    if src.numel() == 0:
+        return filler.reshape(x.shape)
+    targets = _flat_targets(x, axis, index)
+    order = srt.argsort(targets, stable=True)
+    runs = ix.gather(targets, 0, order)
+    values = ix.gather(mv.reshape(src, (-1,)), 0, order)
+
+    def combine(earlier: State, later: State) -> State:
+        same = ew.eq(earlier[1], later[1])
+        return ew.where(same, op(earlier[0], later[0]), later[0]), later[1]
+
+    values, _ = _scan((values, runs), 0, combine)
+    n = runs.shape[0]
+    last = ew.ne(mv.narrow(runs, 0, 1, n - 1), mv.narrow(runs, 0, 0, n - 1))
+    last = mv.cat([last, cr.full((1,), True, dtype=dtypes.bool_, device=x)])
+    return ix.scatter(filler, 0, runs[last], values[last]).reshape(x.shape)
+
+
+class _SharedExtreme(Function):
+    """The amax/amin result ``out``, whose gradient goes to the self and source elements equal
+    to it in the proportions ``self_weight`` and ``src_weight``."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, src: Tensor, out: Tensor, weights: tuple, where: tuple):
+        ctx.weights, ctx.where = weights, where
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        self_weight, src_weight = ctx.weights
+        axis, index = ctx.where
+        src_grad = ew.mul(ix.gather(grad, axis, index), src_weight)
+        return ew.mul(grad, self_weight), src_grad, None, None, None
+
+
+def _scatter_extreme(
+    x: Tensor, axis: int, index: Tensor, src: Tensor, reduce: str, include_self: bool
+) -> Tensor:
+    pick = ew.maximum if reduce == "amax" else ew.minimum  # both propagate NaN
+    targeted = _targeted(x, axis, index)
+    best = _segment_reduce(x, axis, index, src.detach(), pick)
+    best = pick(x.detach(), best) if include_self else best
+    out = ew.where(targeted, best, x.detach())
+    if not (is_grad_enabled() and (x.requires_grad or src.requires_grad)):
+        return out
+    # PyTorch shares the gradient evenly among the elements equal to the result, counting
+    # self even where include_self=False (and then giving self none).
+    self_hit = ew.cast(ew.eq(x, out), x.dtype)
+    src_hit = ew.cast(ew.eq(src, ix.gather(out, axis, index)), x.dtype)
+    count = ix.scatter_add(self_hit, axis, index, src_hit)
+    self_weight = ew.div(self_hit, count)
+    if not include_self:
+        self_weight = ew.where(targeted, 0.0, self_weight)
+    weights = (self_weight, ew.div(src_hit, ix.gather(count, axis, index)))
+    return _SharedExtreme.apply(x, src, out, weights, (axis, index))
+
+
+def _targeted(x: Tensor, axis: int, index: Tensor) -> Tensor:
+    """Where in ``x`` a scatter along ``axis`` by ``index`` writes (bool)."""
+    return ix.scatter(cr.zeros_like(x, dtype=dtypes.bool_), axis, index, value=True)
+
+
+def _scatter_reduce(
+    op: str, x: Tensor, axis: int, index: Tensor, src: Tensor, reduce: str, include_self: bool
+) -> Tensor:
+    if src.dtype is not x.dtype:
+        raise RuntimeError(
+            f"{op}(): expected self.dtype to be equal to src.dtype, got {x.dtype.name} and "
+            f"{src.dtype.name}; convert src with .to(input.dtype)"
+        )
+    if any(s < i for s, i in zip(src.shape, index.shape)):
+        raise RuntimeError(
+            f"{op}(): src of shape {list(src.shape)} is smaller than index of shape "
+            f"{list(index.shape)}"
+        )
+    src = mv.slice_dims(src, [0] * src.ndim, list(index.shape), [1] * src.ndim)
+    if reduce in ("amax", "amin"):
+        return _scatter_extreme(x, axis, index, src, reduce, include_self)
+    identity = 1 if reduce == "prod" else 0
+    base = x if include_self else ix.scatter(x, axis, index, value=identity)
+    if reduce == "prod":
+        return ew.mul(base, _segment_reduce(x, axis, index, src, ew.mul))
+    total = ix.scatter_add(base, axis, index, src)
+    if reduce == "sum":
+        return total
+    ones = cr.ones_like(index)
+    count = ix.scatter_add(
+        cr.full_like(x, int(include_self), dtype=dtypes.int64), axis, index, ones
+    )
+    count = ew.where(ew.eq(count, 0), 1, count)
+    if x.dtype.kind == "f":
+        return ew.div(total, ew.cast(count, x.dtype))
+    return ew.cast(ew.floor_divide(total, count), x.dtype)
+
+
+def scatter_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """A copy of ``input`` where each ``src`` element is reduced into the place ``index``
+    names along ``dim`` (with the input's value too when ``include_self``)."""
+    if reduce not in _SCATTER_REDUCTIONS and reduce not in _SCATTER_ALIASES:
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
+    reduce = _SCATTER_ALIASES.get(reduce, reduce)
+    axis = _axis(dim, input.ndim, "scatter_reduce")
+    ix.gather(input, axis, index)  # checks the index as PyTorch does
+    return _scatter_reduce("scatter_reduce", input, axis, index, src, reduce, include_self)
+
+
+def index_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """A copy of ``input`` where slice i of ``source`` along ``dim`` is reduced into slice
+    ``index[i]`` (with the input's own slice too when ``include_self``)."""
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(
+            f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
+            f"{reduce}."
+        )
+    axis = _axis(dim, input.ndim, "index_reduce")
+    if index.ndim > 1 or source.ndim != input.ndim or source.shape[axis] != index.numel():
+        raise IndexError(
+            f"index_reduce(): source of shape {list(source.shape)} does not fit input of shape "
+            f"{list(input.shape)} with a 1-d index of {index.numel()} along dim {axis}"
+        )
+    shape = [1] * input.ndim
+    shape[axis] = index.numel()
+    full_index = mv.expand(mv.reshape(index, shape), source.shape)
+    return _scatter_reduce("index_reduce", input, axis, full_index, source, reduce, include_self)

@@ -1,0 +1,364 @@
+"""Order statistics and counting, PyTorch's semantics: ``median``, ``nanmedian``, ``kthvalue``,
+``quantile``, ``nanquantile``, ``mode``, ``unique``, ``bincount``, ``histc``, ``searchsorted``
+and ``bucketize``.
+
+All are compositions of ``sort`` (stable, NaN last), ``gather``, ``scatter_add``, ``cumsum`` and
+comparisons, so they run on every backend and the selected values carry the gradient of the
+gather they come from. Only the output sizes of ``unique`` and ``bincount`` and the data range
+of ``histc`` are read on the host.
+
+Where PyTorch's choice among equal elements depends on its selection algorithm (the index
+``median`` and ``kthvalue`` return for repeated values, or ``nanmedian`` for an all-NaN slice),
+this module takes the one the stable sort puts at the selected position; the values agree.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from tensorweaver.contract import dtypes
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import index as ix
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
+from tensorweaver.ops import sort as st
+from tensorweaver.ops.reduce import ValuesIndices, _check_nonempty
+from tensorweaver.tensor import Tensor, _axis
+
+INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+#: Picks, from values sorted along ``axis``, one position per slice (int64, size 1 there).
+Position = Callable[[Tensor, int], Tensor]
+
+
+def _nan_count(values: Tensor, axis: int) -> Tensor:
+    return rd.sum(ew.isnan(values), axis, True)
+
+
+def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> ValuesIndices:
+    """``(values, indices)`` at the sorted ``position`` of every slice of ``x`` along ``dim``."""
+    if x.dtype is dtypes.bool_:
+        raise NotImplementedError(f"{op}(): not implemented for bool tensors; cast with .long()")
+    axis = _axis(dim, x.ndim, op)
+    flat = x.reshape(1) if x.ndim == 0 else x
+    _check_nonempty(op, flat, (axis,))
+    values, indices = st.sort(flat, axis)
+    where = position(values, axis)
+    out = ValuesIndices(ix.gather(values, axis, where), ix.gather(indices, axis, where))
+    if keepdim and x.ndim:
+        return out
+    return ValuesIndices(mv.squeeze(out.values, axis), mv.squeeze(out.indices, axis))
+
+
+def _median_position(ignore_nan: bool) -> Position:
+    """The lower median; with NaN counted, a slice holding NaN picks its first NaN."""
+
+    def position(values: Tensor, axis: int) -> Tensor:
+        n, nans = values.shape[axis], _nan_count(values, axis)
+        if ignore_nan:  # an all-NaN slice picks position 0, a NaN
+            return ew.floor_divide(ew.clamp(n - 1 - nans, min=0), 2)
+        return ew.where(nans > 0, n - nans, (n - 1) // 2)
+
+    return position
+
+
+def _median(op: str, x: Tensor, dim: int | None, keepdim: bool, ignore_nan: bool) -> Any:
+    if dim is not None:
+        return _select(op, x, dim, keepdim, _median_position(ignore_nan))
+    if x.numel() == 0:
+        return cr.full((), math.nan, dtype=x.dtype, device=x.device)
+    return _select(op, x.reshape(-1), 0, False, _median_position(ignore_nan)).values
+
+
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """The lower median of all elements (0-d; NaN if any is NaN), or ``(values, indices)``
+    along ``dim``."""
+    return _median("median", input, dim, keepdim, ignore_nan=False)
+
+
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """``median`` ignoring NaN: NaN only where every element is NaN."""
+    return _median("nanmedian", input, dim, keepdim, ignore_nan=True)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """``(values, indices)`` of the ``k``-th smallest element (1-based; NaN is the largest)
+    along ``dim``."""
+
+    def position(values: Tensor, axis: int) -> Tensor:
+        n = values.shape[axis]
+        if not 1 <= k <= n:
+            raise RuntimeError(
+                f"kthvalue(): selected number k={k} out of range for dimension {dim} of size "
+                f"{n}; choose 1 <= k <= {n}"
+            )
+        shape = rd.kept_shape(tuple(values.shape), (axis,))
+        return cr.full(shape, k - 1, dtype=dtypes.int64, device=values.device)
+
+    return _select("kthvalue", input, dim, keepdim, position)
+
+
+def _check_quantile(op: str, x: Tensor, q: Any, interpolation: str) -> None:
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        raise RuntimeError(
+            f"{op}() input tensor must be either float or double dtype, got {x.dtype.name}; "
+            "use input.double()"
+        )
+    if x.numel() == 0:
+        raise RuntimeError(f"{op}() input tensor must be non-empty (shape {tuple(x.shape)})")
+    if interpolation not in INTERPOLATIONS:
+        raise RuntimeError(
+            f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+            f"but got {interpolation!r}"
+        )
+    if not isinstance(q, Tensor):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {q}")
+        return
+    if q.ndim > 1:
+        raise RuntimeError(f"{op}() q must be a scalar or 1D tensor, got shape {tuple(q.shape)}")
+    if q.dtype is not x.dtype:
+        raise RuntimeError(
+            f"{op}() q tensor must be same dtype as the input tensor ({q.dtype.name} vs "
+            f"{x.dtype.name}); use q.to(input.dtype)"
+        )
+    if not rd.all(ew.logical_and(q >= 0, q <= 1)).item():
+        raise RuntimeError(f"{op}() q values must be in the range [0, 1], got {q.tolist()}")
+
+
+def _ranks(values: Tensor, axis: int, q: Tensor, ignore_nan: bool) -> Tensor:
+    """Fractional sorted positions of the quantiles ``q`` (laid along ``axis``); a slice whose
+    answer is NaN gets its last position, which holds a NaN."""
+    n, nans = values.shape[axis], _nan_count(values, axis)
+    last = n - 1 - nans if ignore_nan else n - 1
+    nan_answer = ew.eq(nans, n) if ignore_nan else nans > 0
+    return ew.where(nan_answer, float(n - 1), ew.mul(q, last))
+
+
+def _interpolate(values: Tensor, axis: int, ranks: Tensor, interpolation: str) -> Tensor:
+    if interpolation in ("lower", "higher", "nearest"):
+        rounded = {"lower": ew.floor, "higher": ew.ceil, "nearest": ew.round}[interpolation]
+        return ix.gather(values, axis, rounded(ranks).long())
+    below = ew.floor(ranks)
+    weight = ew.sub(ranks, below) if interpolation == "linear" else cr.full_like(ranks, 0.5)
+    lower = ix.gather(values, axis, below.long())
+    return ew.lerp(lower, ix.gather(values, axis, ew.ceil(ranks).long()), weight)
+
+
+def _quantile(
+    op: str, x: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str, nan: bool
+) -> Tensor:
+    _check_quantile(op, x, q, interpolation)
+    if dim is None:
+        flat, axis, reduced = x.reshape(-1), 0, tuple(range(x.ndim))
+    else:
+        axis = _axis(dim, x.ndim, op)
+        flat, reduced = (x.reshape(1) if x.ndim == 0 else x), (axis,) if x.ndim else ()
+    if not isinstance(q, Tensor):
+        q = cr.full((), q, dtype=x.dtype, device=x.device)
+    qs = q.reshape(tuple(-1 if a == axis else 1 for a in range(flat.ndim)))
+    values = st.sort(flat, axis).values
+    ranks = _ranks(values, axis, qs, nan)
+    out = mv.movedim(_interpolate(values, axis, ranks, interpolation), axis, 0)
+    kept = rd.kept_shape(tuple(x.shape), reduced)
+    shape = kept if keepdim else tuple(n for a, n in enumerate(x.shape) if a not in reduced)
+    return out.reshape(tuple(q.shape) + shape)  # a 1-d q leads
+
+
+def quantile(
+    input: Tensor,
+    q: Any,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor:
+    """The ``q``-th quantiles (float or 1-d tensor, in [0, 1]) of all elements or along ``dim``;
+    a tensor ``q`` adds a leading dimension. NaN where a slice holds NaN."""
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, nan=False)
+
+
+def nanquantile(
+    input: Tensor,
+    q: Any,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor:
+    """``quantile`` ignoring NaN: NaN only where every element of a slice is NaN."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, nan=True)
+
+
+def _runs(values: Tensor, axis: int, nan_equal: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """For values sorted along ``axis`` (non-empty there): each element's run number, each
+    run's length (at its run number; later slots zero) and whether an element ends its run."""
+    n = values.shape[axis]
+    head, tail = mv.narrow(values, axis, 0, n - 1), mv.narrow(values, axis, 1, n - 1)
+    differs = head != tail
+    if nan_equal and values.dtype.kind == "f":  # NaNs form one run, as PyTorch's mode counts
+        differs = differs & ~(ew.isnan(head) & ew.isnan(tail))
+    edge = cr.ones_like(mv.narrow(values, axis, 0, 1), dtype=dtypes.bool_)
+    run_id = rd.cumsum(mv.cat([edge, differs], axis), axis) - 1
+    lengths = ix.scatter_add(cr.zeros_like(run_id), axis, run_id, cr.ones_like(run_id))
+    return run_id, lengths, mv.cat([differs, edge], axis)
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
+    frequent ones; NaNs count as one value) and the index of its last occurrence."""
+
+    def position(values: Tensor, axis: int) -> Tensor:
+        run_id, lengths, ends = _runs(values, axis, nan_equal=True)
+        score = ew.where(ends, ix.gather(lengths, axis, run_id), 0)
+        return rd.argmax(score, axis, keepdim=True)
+
+    if input.dtype is dtypes.bool_:
+        input = input.long()  # only for sorting: the values come back as bool below
+        out = _select("mode", input, dim, keepdim, position)
+        return ValuesIndices(out.values.bool(), out.indices)
+    return _select("mode", input, dim, keepdim, position)
+
+
+def unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Any:
+    """The distinct elements of ``input``, ascending (also for ``sorted=False``, as PyTorch on
+    CPU); with ``return_inverse`` each element's index among them (``input``'s shape), with
+    ``return_counts`` how often each occurs. NaNs are distinct from each other."""
+    if dim is not None:
+        raise NotImplementedError(
+            f"unique: dim={dim} is not supported (only dim=None, the distinct elements); "
+            "for distinct slices compare them yourself or use torch"
+        )
+    flat = input.reshape(-1)
+    values, order = st.sort(flat)
+    if flat.numel() == 0:
+        run_id = lengths = order
+        out = values
+    else:
+        run_id, lengths, ends = _runs(values, 0, nan_equal=False)
+        out = ix.masked_select(values, ends)
+    extras = []
+    if return_inverse:
+        extras.append(ix.scatter(cr.zeros_like(order), 0, order, run_id).reshape(input.shape))
+    if return_counts:
+        extras.append(mv.narrow(lengths, 0, 0, out.numel()))
+    return (out, *extras) if extras else out
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value 0, 1, ... occurs in the 1-d non-negative integer ``input`` (the sum
+    of its ``weights`` if given); at least ``minlength`` bins."""
+    if input.dtype.kind not in "iu":
+        raise NotImplementedError(
+            f"bincount: not implemented for {input.dtype.name} input; pass integers (.long())"
+        )
+    if input.ndim != 1 or (input.numel() and rd.amin(input).item() < 0):
+        raise RuntimeError(
+            f"bincount only supports 1-d non-negative integral inputs (got shape "
+            f"{tuple(input.shape)})"
+        )
+    if minlength < 0:
+        raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}")
+    if weights is not None and tuple(weights.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"bincount: weights should be 1-d and have the same length as input (weights "
+            f"{tuple(weights.shape)}, input {tuple(input.shape)})"
+        )
+    size = max(minlength, rd.amax(input).item() + 1 if input.numel() else 0)
+    if weights is None:
+        dtype, src = dtypes.int64, cr.ones_like(input, dtype=dtypes.int64)
+    else:  # float and double weights keep their dtype; any other sums in double
+        float_types = (dtypes.float32, dtypes.float64)
+        dtype = weights.dtype if weights.dtype in float_types else dtypes.float64
+        src = weights.to(dtype)
+    return ix.scatter_add(cr.zeros(size, dtype=dtype, device=input.device), 0, input.long(), src)
+
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """Counts of ``input``'s elements in ``bins`` equal-width bins over [min, max] (the data's
+    range when both are 0); elements outside the range and NaN are left out."""
+    if input.dtype.kind != "f":
+        raise NotImplementedError(
+            f"histc: not implemented for {input.dtype.name} input; use input.float()"
+        )
+    if bins <= 0:
+        raise RuntimeError(f"histc: bins must be > 0, but got {bins}")
+    x = input.detach().reshape(-1)
+    low, high = float(min), float(max)
+    if low == high and x.numel():
+        low, high = rd.amin(x).item(), rd.amax(x).item()
+    if low == high:
+        low, high = low - 1, high + 1
+    if low > high:
+        raise RuntimeError(f"torch.histc: max must be larger than min (min={low}, max={high})")
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{low}, {high}] is not finite")
+    position = ew.floor(ew.div(ew.mul(ew.sub(x, low), bins), high - low)).long()
+    inside = ew.logical_and(x >= low, x <= high)  # False for NaN
+    slot = ew.where(inside, ew.clamp(position, max=bins - 1), bins)  # slot ``bins``: dropped
+    counts = cr.zeros(bins + 1, dtype=input.dtype, device=input.device)
+    return mv.narrow(ix.scatter_add(counts, 0, slot, cr.ones_like(x)), 0, 0, bins)
+
+
+def searchsorted(
+    sorted_sequence: Tensor,
+    values: Any,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: Tensor | None = None,
+) -> Tensor:
+    """For each of ``values``, the index in ``sorted_sequence`` (1-d, or sorted along its last
+    dimension with leading dimensions matching ``values``) where inserting it keeps the order:
+    before equal elements, or after them with ``right=True`` / ``side='right'``."""
+    if side not in (None, "left", "right"):
+        raise RuntimeError(
+            f"torch.searchsorted(): side can only be 'left' or 'right' but got {side!r}"
+        )
+    if side == "left" and right:
+        raise RuntimeError(
+            "torch.searchsorted(): side and right can't be set to opposites, got side of left "
+            "while right was True"
+        )
+    right = right or side == "right"
+    seq = sorted_sequence if sorter is None else ix.gather(sorted_sequence, -1, sorter)
+    if not isinstance(values, Tensor):
+        values = cr.full((), values, device=seq.device)
+    if seq.ndim == 0 or (seq.ndim > 1 and tuple(seq.shape[:-1]) != tuple(values.shape[:-1])):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(seq.shape)} and input value tensor {list(values.shape)}"
+        )
+    keys = values.reshape(-1) if seq.ndim == 1 else values
+    m, n = keys.shape[-1], seq.shape[-1]
+    # In a stable sort of the values next to the sequence, a value placed first lands before
+    # equal elements of the sequence; counting the sequence's elements before it gives the index.
+    joined = mv.cat([seq, keys] if right else [keys, seq], -1)
+    order = st.argsort(joined, -1)
+    from_seq = ew.lt(order, n) if right else ew.ge(order, m)
+    before = rd.cumsum(from_seq, -1)
+    at = mv.narrow(ix.scatter(cr.zeros_like(order), -1, order, before), -1, n if right else 0, m)
+    return at.reshape(values.shape).to(dtypes.int32 if out_int32 else dtypes.int64)
+
+
+def bucketize(
+    input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
+) -> Tensor:
+    """The bucket of each element of ``input`` among the 1-d sorted ``boundaries``: ``i`` with
+    boundaries[i-1] < x <= boundaries[i] (boundaries[i-1] <= x < boundaries[i] if ``right``),
+    which is ``searchsorted(boundaries, input, right=right)``."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(
+            f"bucketize: boundaries tensor must be 1 dimension, but got dim({boundaries.ndim}); "
+            "use searchsorted for batched boundaries"
+        )
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)

@@ -1,0 +1,411 @@
+"""Structured constructions with PyTorch's semantics: diagonals and traces, triangle indices,
+grids, repeats and tiles, differences, Kronecker and tensor-dot products, cross products and
+pairwise distances.
+
+Everything is a composition of existing tensor ops (movedim, reshape, index_select, scatter,
+expand, matmul, ...), so it runs on every backend and gradients need no rules of their own.
+A diagonal is read by ``index_select`` on the two dimensions flattened into one, and written
+(``diag_embed``, in-place writes through ``diagonal``'s view) by ``scatter`` there.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tensorweaver.contract import dtypes
+from tensorweaver.contract.dtypes import DType
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import index as ix
+from tensorweaver.ops import linalg as la
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
+from tensorweaver.ops.apply import broadcast_shapes
+from tensorweaver.tensor import Tensor, _axis
+
+_EUCLID_MODES = (
+    "use_mm_for_euclid_dist_if_necessary",
+    "use_mm_for_euclid_dist",
+    "donot_use_mm_for_euclid_dist",
+)
+
+
+# Diagonals
+
+
+def _diagonal_dims(op: str, ndim: int, dim1: int, dim2: int) -> tuple[int, int]:
+    d1, d2 = _axis(dim1, ndim, op), _axis(dim2, ndim, op)
+    if d1 == d2:
+        raise RuntimeError(f"{op}: diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def _flat_diagonal(x: Tensor, offset: int, d1: int, d2: int) -> tuple[Tensor, Tensor]:
+    """``x`` with dimensions ``d1, d2`` moved last and flattened into one, and the positions
+    of the ``offset`` diagonal in that flattened dimension (int64)."""
+    rows, cols = x.shape[d1], x.shape[d2]
+    length = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+    start = max(-offset, 0) * cols + max(offset, 0)
+    flat = mv.flatten(mv.movedim(x, (d1, d2), (-2, -1)), -2, -1)
+    positions = cr.arange(start, start + length * (cols + 1), cols + 1, device=x)
+    return flat, positions
+
+
+def _with_diagonal(x: Tensor, value: Tensor, offset: int, d1: int, d2: int) -> Tensor:
+    """A copy of ``x`` whose ``offset`` diagonal over ``d1, d2`` is ``value`` (diagonal last)."""
+    flat, positions = _flat_diagonal(x, offset, d1, d2)
+    index = mv.expand(positions, (*flat.shape[:-1], positions.shape[0]))
+    filled = ix.scatter(flat, -1, index, mv.expand(value, index.shape))
+    shape = tuple(x.shape[d] for d in range(x.ndim) if d not in (d1, d2))
+    moved = mv.reshape(filled, (*shape, x.shape[d1], x.shape[d2]))
+    return mv.movedim(moved, (-2, -1), (d1, d2))
+
+
+def _take_diagonal(x: Tensor, offset: int, d1: int, d2: int) -> Tensor:
+    flat, positions = _flat_diagonal(x, offset, d1, d2)
+    return ix.index_select(flat, -1, positions)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The ``offset`` diagonal over ``dim1, dim2``, as the last dimension; a view: in-place
+    writes to it reach ``input``."""
+    d1, d2 = _diagonal_dims("diagonal", input.ndim, dim1, dim2)
+    out = _take_diagonal(input, offset, d1, d2)
+
+    def write(base: Tensor, value: Tensor) -> Any:
+        return base.copy_(_with_diagonal(base, value, offset, d1, d2))
+
+    out._view_of = (input, write)
+    return out
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices over ``dim1, dim2`` of the output with the last dimension of ``input`` on
+    their ``offset`` diagonal, zeros elsewhere."""
+    ndim = input.ndim + 1
+    d1, d2 = _diagonal_dims("diag_embed", ndim, dim1, dim2)
+    n = input.shape[-1] + abs(offset)
+    zeros = cr.zeros_like_shape(input, (*input.shape[:-1], n, n))
+    out = _with_diagonal(zeros, input, offset, ndim - 2, ndim - 1)
+    return mv.movedim(out, (-2, -1), (d1, d2))
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-d ``input`` put on the ``diagonal`` of a square matrix, or a copy of a 2-d
+    ``input``'s ``diagonal`` (not a view, as in PyTorch)."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        return _take_diagonal(input, diagonal, 0, 1)
+    raise RuntimeError(
+        f"diag: expects a 1-d or 2-d tensor, got shape {list(input.shape)}; use diagonal or "
+        "diag_embed for more dimensions"
+    )
+
+
+def trace(input: Tensor) -> Tensor:
+    """The sum of a matrix's main diagonal (integers sum in int64)."""
+    if input.ndim != 2:
+        raise RuntimeError(
+            f"trace: expected a matrix, but got tensor with dim {input.ndim} "
+            f"(shape {list(input.shape)})"
+        )
+    if input.dtype is dtypes.bool_:
+        raise NotImplementedError("trace: not implemented for bool; convert with .int() first")
+    return rd.sum(_take_diagonal(input, 0, 0, 1))
+
+
+# Index constructions
+
+
+def _triangle_indices(
+    op: str, row: int, col: int, offset: int, dtype: DType, device: Any, lower: bool
+) -> Tensor:
+    if row < 0 or col < 0:
+        raise RuntimeError(f"{op}: row and col must be non-negative, got {row} and {col}")
+    ones = cr.ones(row, col, dtype=dtypes.bool_, device=device)
+    mask = mv.tril(ones, offset) if lower else mv.triu(ones, offset)
+    return ew.cast(mv.t(ix.nonzero(mask)), dtype)
+
+
+def tril_indices(
+    row: int, col: int, offset: int = 0, *, dtype: DType = dtypes.int64, device: Any = None
+) -> Tensor:
+    """The (2, N) row and column indices of a ``row`` x ``col`` matrix's lower triangle (up to
+    the ``offset`` diagonal), row by row."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, device, lower=True)
+
+
+def triu_indices(
+    row: int, col: int, offset: int = 0, *, dtype: DType = dtypes.int64, device: Any = None
+) -> Tensor:
+    """The (2, N) row and column indices of a ``row`` x ``col`` matrix's upper triangle (from
+    the ``offset`` diagonal on), row by row."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, device, lower=False)
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids: output ``i`` holds ``tensors[i]`` along dimension ``i`` (``'ij'``) or
+    with the first two dimensions swapped (``'xy'``)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(
+            "meshgrid: pass indexing='ij' or indexing='xy'; without it 'ij' is used",
+            UserWarning,
+            stacklevel=2,
+        )
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    for t in tensors:
+        if t.ndim > 1 or t.dtype is not tensors[0].dtype:
+            raise RuntimeError(
+                "meshgrid: expects 0-d or 1-d tensors of one dtype, got "
+                f"{', '.join(f'{list(u.shape)} {u.dtype.name}' for u in tensors)}"
+            )
+    swap = indexing == "xy" and len(tensors) > 1
+    order = [1, 0, *range(2, len(tensors))] if swap else list(range(len(tensors)))
+    shape = tuple(tensors[i].numel() for i in order)
+    grids = [
+        mv.expand(mv.reshape(tensors[i], [-1 if j == k else 1 for j in range(len(order))]), shape)
+        for k, i in enumerate(order)
+    ]
+    return tuple(grids[order.index(i)] for i in range(len(tensors)))
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of one element from each 1-d tensor, as rows (N, len(tensors))."""
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return mv.stack([mv.flatten(g) for g in grids], 1)
+
+
+# Repeats, tiles, differences
+
+
+def _repeat_indices(repeats: Tensor, output_size: int | None) -> Tensor:
+    """``i`` repeated ``repeats[i]`` times, for a 1-d integer ``repeats`` (computed on the host:
+    the output's size depends on the values)."""
+    if repeats.ndim != 1 or repeats.dtype.kind not in "iu":
+        raise RuntimeError(
+            "repeat_interleave: repeats must be a 1-d integer tensor, got shape "
+            f"{list(repeats.shape)} {repeats.dtype.name}"
+        )
+    counts = repeats.backend.to_host(repeats.native)
+    if (counts < 0).any():
+        raise RuntimeError(f"repeat_interleave: repeats can not be negative, got {counts}")
+    if output_size is not None and output_size != counts.sum():
+        raise RuntimeError(
+            f"repeat_interleave: output_size {output_size} != sum of repeats {counts.sum()}"
+        )
+    host = np.repeat(np.arange(counts.size), counts)
+    return cr.tensor(host, dtype=repeats.dtype, device=repeats)
+
+
+def repeat_interleave(
+    input: Tensor, repeats: Any = None, dim: int | None = None, *, output_size: int | None = None
+) -> Tensor:
+    """Each element (slice along ``dim``; ``dim=None`` flattens) repeated ``repeats`` times;
+    ``repeat_interleave(repeats)`` alone gives the indices ``i`` repeated ``repeats[i]``."""
+    if repeats is None:
+        return _repeat_indices(input, output_size)
+    if dim is None:
+        input, dim = mv.flatten(input), 0
+    d = _axis(dim, input.ndim, "repeat_interleave")
+    if isinstance(repeats, Tensor) and repeats.numel() == 1:
+        repeats = repeats.item()
+    if isinstance(repeats, Tensor):
+        if repeats.shape != (input.shape[d],):
+            raise RuntimeError(
+                f"repeat_interleave: repeats of shape {list(repeats.shape)} must have the size "
+                f"({input.shape[d]}) of dimension {dim} of the input of shape {list(input.shape)}"
+            )
+        return ix.index_select(input, d, _repeat_indices(repeats, output_size))
+    if repeats < 0:
+        raise RuntimeError(f"repeat_interleave: repeats can not be negative, got {repeats}")
+    x = mv.unsqueeze(input if input.ndim else mv.reshape(input, (1,)), d + 1)
+    return mv.flatten(mv.expand(x, (*x.shape[: d + 1], repeats, *x.shape[d + 2 :])), d, d + 1)
+
+
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """``input`` repeated ``dims[i]`` times along each dimension; ``dims`` shorter than the
+    input counts from the last dimension (missing ones are 1)."""
+    dims = tuple(dims)
+    return mv.repeat(input, (1,) * (input.ndim - len(dims)) + dims)
+
+
+def diff(
+    input: Tensor,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Tensor | None = None,
+    append: Tensor | None = None,
+) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``!=`` for bool), after joining
+    ``prepend`` and ``append`` to ``input`` there."""
+    if input.ndim == 0:
+        raise RuntimeError("diff: expects input to be at least one-dimensional, got a 0-d tensor")
+    if n < 0:
+        raise RuntimeError(f"diff: order must be non-negative, got {n}")
+    d = _axis(dim, input.ndim, "diff")
+    x = mv.cat([t for t in (prepend, input, append) if t is not None], d)
+    for _ in range(min(n, x.shape[d])):
+        ahead, behind = mv.narrow(x, d, 1, x.shape[d] - 1), mv.narrow(x, d, 0, x.shape[d] - 1)
+        x = ew.ne(ahead, behind) if x.dtype is dtypes.bool_ else ew.sub(ahead, behind)
+    return x
+
+
+# Products
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product: block ``(i, ...)`` of the result is ``input[i, ...] * other``."""
+    ndim = max(input.ndim, other.ndim)
+    a = mv.reshape(input, (1,) * (ndim - input.ndim) + input.shape)
+    b = mv.reshape(other, (1,) * (ndim - other.ndim) + other.shape)
+    product = ew.mul(
+        mv.reshape(a, tuple(v for n in a.shape for v in (n, 1))),
+        mv.reshape(b, tuple(v for n in b.shape for v in (1, n))),
+    )
+    return mv.reshape(product, tuple(m * n for m, n in zip(a.shape, b.shape)))
+
+
+def _contracted_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list[int], list[int]]:
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot: expects dims >= 0, got {dims}")
+        return list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError(f"tensordot: both dimension lists must have one length, got {dims}")
+    return (
+        [_axis(d, a.ndim, "tensordot") for d in dims_a],
+        [_axis(d, b.ndim, "tensordot") for d in dims_b],
+    )
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """The sum of products over dimensions ``dims`` (the last ``dims`` of ``a`` and first of
+    ``b``, or a pair of lists); the result has ``a``'s free dimensions, then ``b``'s."""
+    dims_a, dims_b = _contracted_dims(a, b, dims)
+    for i, j in zip(dims_a, dims_b):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(
+                f"tensordot: contracted dimensions need to match, but first has size "
+                f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in dim {j}"
+            )
+    free_a = [d for d in range(a.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.ndim) if d not in dims_b]
+    k = math.prod(a.shape[d] for d in dims_a)
+    left = mv.reshape(mv.permute(a, free_a + dims_a), (_size(a, free_a), k))
+    right = mv.reshape(mv.permute(b, dims_b + free_b), (k, _size(b, free_b)))
+    shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
+    return mv.reshape(la.matmul(left, right), shape)
+
+
+def _size(x: Tensor, dims: list[int]) -> int:
+    return math.prod(x.shape[d] for d in dims)
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (default, deprecated in PyTorch: the first
+    dimension of size 3), operands broadcast together."""
+    if input.ndim != other.ndim:
+        raise RuntimeError(
+            f"cross: inputs must have the same number of dimensions, got shapes "
+            f"{list(input.shape)} and {list(other.shape)}"
+        )
+    shape = broadcast_shapes("cross", input.shape, other.shape)
+    a, b = mv.expand(input, shape), mv.expand(other, shape)
+    if dim is None:
+        warnings.warn(
+            "cross: pass dim; without it the first dimension of size 3 is used",
+            UserWarning,
+            stacklevel=2,
+        )
+        dim = next((i for i, n in enumerate(shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError(f"cross: no dimension of size 3 in input of shape {list(shape)}")
+    d = _axis(dim, len(shape), "cross")
+    if shape[d] != 3:
+        raise RuntimeError(
+            f"cross: inputs dimension {dim} must have length 3, got shapes "
+            f"{list(input.shape)} and {list(other.shape)}"
+        )
+    a1, a2 = mv.roll(a, -1, d), mv.roll(a, -2, d)
+    b1, b2 = mv.roll(b, -1, d), mv.roll(b, -2, d)
+    return ew.sub(ew.mul(a1, b2), ew.mul(a2, b1))
+
+
+# Pairwise distances
+
+
+def _root(total: Tensor, p: float) -> Tensor:
+    """``total ** (1 / p)`` with a zero gradient where ``total`` is 0, as PyTorch's cdist has
+    (the plain power's infinite slope times a zero difference would give NaN)."""
+    zero = ew.eq(total, 0)
+    return ew.where(zero, 0.0, ew.pow(ew.where(zero, 1.0, total), 1.0 / p))
+
+
+def _check_cdist(x1: Tensor, x2: Tensor, p: float, compute_mode: str) -> None:
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dtype.kind != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got {x.dtype}")
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(
+            f"cdist: X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
+            f"X2: {x2.shape[-1]}"
+        )
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    if compute_mode not in _EUCLID_MODES:
+        raise ValueError(f"cdist: {compute_mode} is not a valid value for compute_mode")
+
+
+def _squared_euclidean_by_mm(x1: Tensor, x2: Tensor) -> Tensor:
+    """``|x|^2 + |y|^2 - 2 x.y`` for every pair: one matmul, PyTorch's fast path."""
+    sq1 = mv.unsqueeze(rd.sum(ew.mul(x1, x1), -1), -1)
+    sq2 = mv.unsqueeze(rd.sum(ew.mul(x2, x2), -1), -2)
+    return ew.sub(ew.add(sq1, sq2), ew.mul(la.matmul(x1, mv.transpose(x2, -1, -2)), 2))
+
+
+def cdist(
+    x1: Tensor,
+    x2: Tensor,
+    p: float = 2.0,
+    compute_mode: str = "use_mm_for_euclid_dist_if_necessary",
+) -> Tensor:
+    """The ``p``-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2``
+    (..., R, M), batch dimensions broadcast: (..., P, R)."""
+    _check_cdist(x1, x2, p, compute_mode)
+    batch = broadcast_shapes("cdist", x1.shape[:-2], x2.shape[:-2])
+    x1 = mv.expand(x1, (*batch, *x1.shape[-2:]))
+    x2 = mv.expand(x2, (*batch, *x2.shape[-2:]))
+    rows, cols = x1.shape[-2], x2.shape[-2]
+    by_mm = compute_mode == "use_mm_for_euclid_dist" or (
+        compute_mode == _EUCLID_MODES[0] and (rows > 25 or cols > 25)
+    )
+    if p == 2 and by_mm:
+        # PyTorch clamps at 1e-30 before the root: equal points get 1e-15 and a 0 gradient.
+        return ew.sqrt(ew.clamp(_squared_euclidean_by_mm(x1, x2), min=1e-30))
+    gaps = ew.abs(ew.sub(mv.unsqueeze(x1, -2), mv.unsqueeze(x2, -3)))
+    if x1.shape[-1] == 0 or p == 0:
+        # The count of nonzero gaps, built from ``gaps`` so that (as in PyTorch) it takes
+        # part in autograd, with a zero gradient.
+        return rd.sum(ew.where(ew.ne(gaps, 0), 1.0, ew.mul(gaps, 0)), -1)
+    if p == 1:
+        return rd.sum(gaps, -1)
+    if p == math.inf:
+        return rd.amax(gaps, -1)
+    return _root(rd.sum(ew.pow(gaps, p), -1), p)
