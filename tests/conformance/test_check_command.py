@@ -54,6 +54,15 @@ def test_tw_check_on_cunumeric_small_set(plain):
     assert lines[-1].startswith("OK: largest difference ")
 
 
+def test_tw_check_reports_a_run_where_every_case_skipped(plain):
+    pytest.importorskip("tensorweaver_cunumeric")  # it has no optional scatter_reduce
+    done = plain.tw("check", "--backend", "cunumeric", "--only", "optional/scatter_reduce")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert all("  skip  " in line for line in lines[:-1])
+    assert lines[-1] == f"OK: nothing failed; all {len(lines) - 1} cases were skipped"
+
+
 def test_tw_check_rejects_an_unknown_backend(plain):
     done = plain.tw("check", "--backend", "nosuch")
     assert done.returncode == 1

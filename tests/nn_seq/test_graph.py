@@ -145,6 +145,21 @@ def test_gat_large_scores_stay_finite(backend: str) -> None:
     assert_close(out, gat_reference(conv, x), rtol=1e-7, atol=1e-9)
 
 
+def test_gat_scores_far_apart_within_one_neighbourhood_stay_finite(backend: str) -> None:
+    # A large source term a_src·z_j spreads the scores of one node's incoming edges by more
+    # than exp()'s range: shifting by any score but the group's largest overflows.
+    conv = GATConv(F_IN, F_OUT, heads=2)
+    x = rng.standard_normal((N, F_IN))
+    with tw.no_grad():
+        conv.att_src.mul_(5000)
+    z = conv.lin(tw.tensor(x)).reshape(N, 2, F_OUT)
+    source_terms = host((z * conv.att_src).sum(-1))
+    assert np.ptp(source_terms, axis=0).min() > 1500
+    out = conv(tw.tensor(x), tw.tensor(EDGES))
+    assert np.isfinite(host(out)).all()
+    assert_close(out, gat_reference(conv, x), rtol=1e-7, atol=1e-9)
+
+
 def test_gat_attention_dropout(backend: str) -> None:
     # p = 1 drops every coefficient in training, leaving the bias; eval mode keeps them.
     conv = GATConv(F_IN, F_OUT, dropout=1.0)

@@ -317,6 +317,10 @@ OPTIONAL: dict[str, str] = {
     "set_tf32": "set_tf32(enabled: bool) -> None: let float32 matrix products use TF32",
     "argsort": "argsort(a, axis) -> int64 A: the stable ascending sort order along axis, NaN "
     "after every number (numpy.argsort(kind='stable')); without it the core sorts on the host",
+    "scatter_reduce": "scatter_reduce(a, axis, index, src, reduce) -> A: a copy of a with each "
+    "src element combined into the place index names along axis (index: int64, in range, of "
+    "src's shape), reduce 'amax' or 'amin' (NaN propagates) or 'prod', a's own value included "
+    "(torch.scatter_reduce with include_self=True); without it the core sorts and scans",
 }
 
 

@@ -15,6 +15,8 @@ import math
 from collections import namedtuple
 from typing import Any, Callable
 
+import numpy as np
+
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
@@ -312,11 +314,34 @@ def _flat_targets(x: Tensor, axis: int, index: Tensor) -> Tensor:
     return mv.reshape(flat, (-1,))
 
 
+#: The reductions a backend's optional ``scatter_reduce`` takes, by the op the scan uses.
+_KERNEL_REDUCTIONS = {ew.maximum: "amax", ew.minimum: "amin", ew.mul: "prod"}
+
+
+def _identity(reduce: str, dtype: Any) -> Any:
+    """The value ``reduce`` leaves unchanged in ``dtype`` (what an untouched place holds)."""
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -math.inf if reduce == "amax" else math.inf
+    if dtype is dtypes.bool_:
+        return reduce == "amin"
+    limits = np.iinfo(dtype.numpy_name)
+    return limits.min if reduce == "amax" else limits.max
+
+
 def _segment_reduce(x: Tensor, axis: int, index: Tensor, src: Tensor, op: Callable) -> Tensor:
-    """Each target's sources of a scatter reduced by ``op``, in x's shape (1 where nothing is
-    scattered): the sources sorted by target, scanned within each target's run, and each
-    run's last partial scattered."""
-    filler = cr.ones_like(x).reshape(-1)
+    """Each target's sources of a scatter reduced by ``op``, in x's shape (the reduction's
+    identity where nothing is scattered): the backend's ``scatter_reduce`` kernel where it
+    has one and no gradient is wanted; otherwise the sources sorted by target, scanned within
+    each target's run (differentiable), and each run's last partial scattered."""
+    reduce = _KERNEL_REDUCTIONS[op]
+    filler = cr.full_like(x, _identity(reduce, x.dtype)).reshape(-1)
+    kernel = getattr(x.backend, "scatter_reduce", None)
+    if kernel is not None and not (is_grad_enabled() and src.requires_grad):
+        # No gradient flows through here (the extremes' comes from _SharedExtreme).
+        native = kernel(filler.reshape(x.shape).native, axis, index.native, src.native, reduce)
+        return Tensor(native, x.backend, x.dtype)
     if src.numel() == 0:
         return filler.reshape(x.shape)
     targets = _flat_targets(x, axis, index)

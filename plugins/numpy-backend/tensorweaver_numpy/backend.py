@@ -52,6 +52,10 @@ def _draw_dtype(dt: np.dtype) -> type:
     return np.float32 if dt == _F32 else np.float64
 
 
+#: The unbuffered ufunc each reduction of ``scatter_reduce`` applies (NaN propagates).
+_SCATTER_UFUNCS = {"amax": np.maximum, "amin": np.minimum, "prod": np.multiply}
+
+
 def _along_axis(index: A, axis: int) -> tuple[A, ...]:
     """The fancy index that pairs ``index`` (taken along ``axis``) with every other axis.
 
@@ -311,6 +315,12 @@ class NumpyBackend(FusedOps):
     def scatter_add(self, a: A, axis: int, index: A, src: A) -> A:
         out = a.copy()
         np.add.at(out, _along_axis(index, axis), src)  # unbuffered: duplicates accumulate
+        return out
+
+    def scatter_reduce(self, a: A, axis: int, index: A, src: A, reduce: str) -> A:
+        out = a.copy()
+        with np.errstate(all="ignore"):  # IEEE results (an overflowing product), no warnings
+            _SCATTER_UFUNCS[reduce].at(out, _along_axis(index, axis), src)
         return out
 
     def nonzero(self, a: A) -> A:

@@ -330,6 +330,11 @@ class TorchBackend(FusedComposites):
     def scatter_add(self, a: Tensor, axis: int, index: Tensor, src: Tensor) -> Tensor:
         return a.scatter_add(axis, index, src)
 
+    def scatter_reduce(
+        self, a: Tensor, axis: int, index: Tensor, src: Tensor, reduce: str
+    ) -> Tensor:
+        return a.scatter_reduce(axis, index, src, reduce, include_self=True)
+
     def nonzero(self, a: Tensor) -> Tensor:
         return torch.nonzero(a)
 

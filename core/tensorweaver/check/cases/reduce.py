@@ -1,5 +1,5 @@
-"""Reductions, arg-reductions, cumsum and the optional argsort: axes and keepdims, exact
-dtypes, ties, NaN, empty axes and strided views, against NumPy float64."""
+"""Reductions, arg-reductions, cumsum and the optional argsort and scatter_reduce: axes and
+keepdims, exact dtypes, ties, NaN, empty axes and strided views, against NumPy float64."""
 
 from __future__ import annotations
 
@@ -116,6 +116,37 @@ def _argsort(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
     return run
 
 
+def _scatter_reduce(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+    ufuncs = {"amax": np.maximum, "amin": np.minimum, "prod": np.multiply}
+
+    def run(ctx: Context) -> Iterator[Measure]:
+        if not callable(getattr(ctx.backend, "scatter_reduce", None)):
+            raise Skip(f"{ctx.device} has no scatter_reduce (optional: the core sorts and scans)")
+        a = sample(dtype, 0 if dtype is d.uint8 else -2, 2)
+        src = sample(dtype, 0 if dtype is d.uint8 else -2, 2, seed=8)
+        if dtype.is_floating_point:
+            src[0, 1, 2] = nan  # propagates into its target
+        index = np.random.default_rng(9).integers(0, SHAPE[1], SHAPE)  # duplicates combine
+        x, s, i = ctx.put(a, dtype), ctx.put(src, dtype), ctx.put(index, d.int64)
+        for reduce, ufunc in ufuncs.items():
+            want = widen(a).copy()
+            with np.errstate(all="ignore"):
+                ufunc.at(want, _places(index, 1), widen(src))
+            out = ctx.call("scatter_reduce", x, 1, i, s, reduce)
+            tolerance = _rounding(dtype, 4) if reduce == "prod" else None
+            yield ctx.check(f"scatter_reduce {reduce} along 1", out, want, dtype, tolerance or None)
+        yield ctx.untouched()
+
+    return run
+
+
+def _places(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
+    """The full coordinates ``index`` names along ``axis`` (the others its own)."""
+    places = list(np.indices(index.shape))
+    places[axis] = index
+    return tuple(places)
+
+
 def _with_nan(ctx: Context) -> Iterator[Measure]:
     # NaN propagates through every float reduction; the arg-reductions count it as the extreme.
     a = to_dtype([[1.0, nan, -3.0, 2.0], [2.0, -1.0, 0.5, 0.5], [nan, nan, 4.0, -4.0]], d.float32)
@@ -186,6 +217,7 @@ def cases() -> list[Case]:
         out += [Case(f"primitive/{name}/{t.name}", _arg(name, t)) for t in (d.bool_, *NUMERIC)]
     out += [Case(f"primitive/cumsum/{t.name}", _cumsum(t)) for t in (*INTS, *FLOATS)]
     out += [Case(f"optional/argsort/{t.name}", _argsort(t)) for t in (d.bool_, *NUMERIC)]
+    out += [Case(f"optional/scatter_reduce/{t.name}", _scatter_reduce(t)) for t in NUMERIC]
     out += [
         Case("primitive/reduce/nan", _with_nan),
         Case("primitive/reduce/empty", _empty),

@@ -55,12 +55,12 @@ def _aggregate(messages: Tensor, target: Tensor, n: int) -> Tensor:
 def _segment_softmax(scores: Tensor, target: Tensor, n: int) -> Tensor:
     """Softmax of ``scores`` ``(E, H)`` over the edges sharing a target node, per column.
 
-    Each group is shifted by one of its own scores (``scatter`` keeps one write per node),
-    so the group's largest term is at least ``exp(0)`` and its sum never underflows to 0;
-    the shift cancels in the ratio and carries no gradient."""
+    Each group is shifted by its largest score, so no term overflows and the largest is
+    ``exp(0)`` (the sum never underflows to 0); the shift cancels in the ratio and carries
+    no gradient."""
     index = target.unsqueeze(-1).expand(*scores.shape)
     zeros = tw.zeros(n, *scores.shape[1:], dtype=scores.dtype, device=scores.device)
-    shift = zeros.scatter(0, index, scores.detach())
+    shift = zeros.scatter_reduce(0, index, scores.detach(), "amax", include_self=False)
     e = (scores - shift.gather(0, index)).exp()
     return e / zeros.scatter_add(0, index, e).gather(0, index)
 
