@@ -5,8 +5,10 @@ products/extrema/log-sum-exp, and scatter/index reductions.
 All are compositions of existing tensor ops, so they run on every backend and autograd follows
 them. The running ops are log-depth (Hillis-Steele) scans: step k combines every element with
 the partial result 2**k places before it, so products stay exact (no exp of a log). Scatter
-reductions sort the sources by target and run the same scan within each target's run. The one
-custom gradient is amax/amin's, shared evenly among tied extrema as in PyTorch.
+reductions use the backend's optional ``scatter_reduce`` kernel where no gradient has to flow
+through it; otherwise they sort the sources by target and run the same scan within each
+target's run. The one custom gradient is amax/amin's, shared evenly among tied extrema as in
+PyTorch.
 """
 
 from __future__ import annotations
