@@ -60,7 +60,7 @@ def test_backend_info() -> None:
         "torch",
         "pip install tensorweaver[torch]",
     )
-    assert info.api_version == "1.0"
+    assert info.api_version == "2.0"
 
 
 def test_plugin_module_does_not_import_torch() -> None:

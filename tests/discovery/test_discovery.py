@@ -29,7 +29,7 @@ def test_third_party_plugin_is_discovered(good) -> None:
         "status": "ok",
         "error": "",
         "fix": "",
-        "api_version": "1.0",
+        "api_version": "2.0",
     }
     assert statuses["tensorweaver-numpy"]["status"] == "ok"
 
@@ -70,7 +70,7 @@ BROKEN = [
         ["ModuleNotFoundError", "a_module_that_does_not_exist"],
         ["TENSORWEAVER_DISABLE_PLUGINS=brokenimport"],
     ),
-    ("brokenapi", "tw-broken-api", ["'99.0'", "1.0", "major"], ["backend API 1.0"]),
+    ("brokenapi", "tw-broken-api", ["'99.0'", "2.0", "major"], ["backend API 2.0"]),
     (
         "brokenhook",
         "tw-broken-hook",

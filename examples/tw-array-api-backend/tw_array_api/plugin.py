@@ -40,7 +40,7 @@ def tw_backend_info() -> BackendInfo:
     return BackendInfo(
         name=NAME,
         version=__version__,
-        api_version="1.0",  # the backend API this plugin was written against
+        api_version="2.0",  # the backend API this plugin was written against
         library=LIBRARY,
         install=INSTALL,
         description="array-api-strict on the CPU (a worked example of a third-party backend)",

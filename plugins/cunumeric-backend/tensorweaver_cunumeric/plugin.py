@@ -49,7 +49,7 @@ def tw_backend_info() -> BackendInfo:
     return BackendInfo(
         name=NAME,
         version=__version__,
-        api_version="1.0",
+        api_version="2.0",
         library=legate_config.library_name() or "cupynumeric",
         install=INSTALL,
         aliases=("cupynumeric",),

@@ -46,7 +46,7 @@ def tw_backend_info() -> BackendInfo:
     return BackendInfo(
         name=NAME,
         version=__version__,
-        api_version="1.0",
+        api_version="2.0",
         library="numpy",
         install="pip install tensorweaver",
         description="NumPy on the CPU (the default backend)",

@@ -37,7 +37,7 @@ def tw_backend_info() -> BackendInfo:
     return BackendInfo(
         name="torch",
         version=__version__,
-        api_version="1.0",
+        api_version="2.0",
         library="torch",
         install=INSTALL,
         description="PyTorch tensors on CPU, CUDA, ROCm, MPS or XPU",

@@ -11,7 +11,7 @@ from tensorweaver.contract import BackendInfo, hookimpl
 
 @hookimpl
 def tw_backend_info():
-    return BackendInfo(name="eager", version="0.1.0", api_version="1.0", library="torch")
+    return BackendInfo(name="eager", version="0.1.0", api_version="2.0", library="torch")
 
 
 @hookimpl

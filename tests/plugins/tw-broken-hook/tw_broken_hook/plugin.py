@@ -5,7 +5,7 @@ from tensorweaver.contract import BackendInfo, hookimpl
 
 @hookimpl
 def tw_backend_info():
-    return BackendInfo(name="brokenhook", version="0.1.0", api_version="1.0")
+    return BackendInfo(name="brokenhook", version="0.1.0", api_version="2.0")
 
 
 @hookimpl

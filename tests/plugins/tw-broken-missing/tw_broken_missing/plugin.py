@@ -15,7 +15,7 @@ class IncompleteBackend:
 
 @hookimpl
 def tw_backend_info():
-    return BackendInfo(name="brokenmissing", version="0.1.0", api_version="1.0")
+    return BackendInfo(name="brokenmissing", version="0.1.0", api_version="2.0")
 
 
 @hookimpl

@@ -14,7 +14,7 @@ NAME = "fakeaccel"
 
 @hookimpl
 def tw_backend_info():
-    return BackendInfo(name=NAME, version="0.1.0", api_version="1.0", library="numpy")
+    return BackendInfo(name=NAME, version="0.1.0", api_version="2.0", library="numpy")
 
 
 @hookimpl

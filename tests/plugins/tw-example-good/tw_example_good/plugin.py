@@ -14,7 +14,7 @@ def tw_backend_info() -> BackendInfo:
     return BackendInfo(
         name=NAME,
         version=__version__,
-        api_version="1.0",
+        api_version="2.0",
         library="numpy",
         install="pip install tw-example-good",
         aliases=("pyreference",),

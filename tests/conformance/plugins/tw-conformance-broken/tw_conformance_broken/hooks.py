@@ -23,7 +23,7 @@ def hooks(name: str, library: str, backend: str) -> tuple[Callable[..., Any], ..
 
     @hookimpl
     def tw_backend_info() -> BackendInfo:
-        return BackendInfo(name, __version__, "1.0", library=library, install=install)
+        return BackendInfo(name, __version__, "2.0", library=library, install=install)
 
     @hookimpl
     def tw_devices(probe: bool) -> list[DeviceRecord]:
