@@ -1,3 +1,3 @@
 """The core distribution's version (kept in step with pyproject.toml)."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -1,3 +1,3 @@
 """TensorWeaver's backend on cuPyNumeric (Legate): CPUs, GPUs and clusters."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -1,3 +1,3 @@
 """TensorWeaver's NumPy backend."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

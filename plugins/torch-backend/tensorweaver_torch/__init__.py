@@ -1,3 +1,3 @@
 """TensorWeaver's PyTorch backend (the hooks are in :mod:`tensorweaver_torch.plugin`)."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
