@@ -30,7 +30,7 @@ from tensorweaver.check.compare import measure_array
 from tensorweaver.check.context import Context
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.dtypes import DType
-from tensorweaver.ops.composite import reference_only
+from tensorweaver.ops.fusion import reference_only
 
 #: Step and tolerance of the directional finite difference (float64: error ~ 1e-10).
 EPS = 1e-6

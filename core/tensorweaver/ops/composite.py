@@ -8,38 +8,17 @@ instead, so double backward stays exact on every backend.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any, Callable
 
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
 from tensorweaver.ops.apply import apply, check_backends
+from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
 
 #: Composites that compute in the autocast dtype inside ``tw.autocast`` (matrix products).
 AUTOCAST = frozenset({"conv2d", "scaled_dot_product_attention"})
-
-
-_reference_only: ContextVar[bool] = ContextVar("tensorweaver_reference_only", default=False)
-
-
-@contextmanager
-def reference_only() -> Iterator[None]:
-    """Within the block (this thread or task), composites run the core's decomposition even
-    where the backend fuses them: how ``tw check`` computes its reference."""
-    token = _reference_only.set(True)
-    try:
-        yield
-    finally:
-        _reference_only.reset(token)
-
-
-def fused_kernel(backend: Any, name: str) -> Callable[..., tuple] | None:
-    """The backend's ``fused_<name>``, or None where it has none or ``reference_only`` is on."""
-    return None if _reference_only.get() else getattr(backend, "fused_" + name, None)
 
 
 def fused_or_reference(

@@ -17,6 +17,7 @@ from tensorweaver.ops.apply import (
     constant,
     expand_native,
 )
+from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.promotion import get_default_dtype, result_type
 from tensorweaver.tensor import Tensor
 
@@ -365,8 +366,6 @@ def relu(x: Tensor) -> Tensor:
     """max(x, 0), through the backend's fused kernel where it has one. The node keeps the
     output, not x: the gradient passes where the output is positive."""
     _require_tensor("relu", x)
-    from tensorweaver.ops.composite import fused_kernel
-
     backend = x.backend
     fused = fused_kernel(backend, "relu") if x.dtype.kind == "f" else None
     if fused is None:

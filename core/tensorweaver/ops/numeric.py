@@ -338,14 +338,14 @@ def _segment_reduce(x: Tensor, axis: int, index: Tensor, src: Tensor, op: Callab
     has one and no gradient is wanted; otherwise the sources sorted by target, scanned within
     each target's run (differentiable), and each run's last partial scattered."""
     reduce = _KERNEL_REDUCTIONS[op]
-    filler = cr.full_like(x, _identity(reduce, x.dtype)).reshape(-1)
+    filler = cr.full_like(x, _identity(reduce, x.dtype))
     kernel = getattr(x.backend, "scatter_reduce", None)
     if kernel is not None and not (is_grad_enabled() and src.requires_grad):
         # No gradient flows through here (the extremes' comes from _SharedExtreme).
-        native = kernel(filler.reshape(x.shape).native, axis, index.native, src.native, reduce)
+        native = kernel(filler.native, axis, index.native, src.native, reduce)
         return Tensor(native, x.backend, x.dtype)
     if src.numel() == 0:
-        return filler.reshape(x.shape)
+        return filler
     targets = _flat_targets(x, axis, index)
     order = srt.argsort(targets, stable=True)
     runs = ix.gather(targets, 0, order)
@@ -359,7 +359,7 @@ def _segment_reduce(x: Tensor, axis: int, index: Tensor, src: Tensor, op: Callab
     n = runs.shape[0]
     last = ew.ne(mv.narrow(runs, 0, 1, n - 1), mv.narrow(runs, 0, 0, n - 1))
     last = mv.cat([last, cr.full((1,), True, dtype=dtypes.bool_, device=x)])
-    return ix.scatter(filler, 0, runs[last], values[last]).reshape(x.shape)
+    return ix.scatter(filler.reshape(-1), 0, runs[last], values[last]).reshape(x.shape)
 
 
 class _SharedExtreme(Function):

@@ -65,7 +65,8 @@ def topk(
 ) -> ValuesIndices:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, in order
     (``sorted=False`` allows any order; they come sorted anyway)."""
-    size = 1 if x.ndim == 0 else x.shape[_axis(dim, x.ndim, "topk")]
+    axis = _axis(dim, x.ndim, "topk")
+    size = x.shape[axis] if x.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError(
             f"topk: k={k} is out of range for dimension {dim} of size {size}; choose "
@@ -74,5 +75,4 @@ def topk(
     values, indices = sort(x, dim, descending=largest)
     if x.ndim == 0:
         return ValuesIndices(values, indices)
-    axis = _axis(dim, x.ndim, "topk")
     return ValuesIndices(mv.narrow(values, axis, 0, k), mv.narrow(indices, axis, 0, k))

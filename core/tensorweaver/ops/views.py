@@ -37,6 +37,11 @@ def _write_at(index: Any) -> Write:
     return lambda base, value: ix.setitem(base, index, value)
 
 
+def _write_along(d: int, key: int | slice) -> Write:
+    """Writes back into ``base[..., key]`` with ``key`` on axis ``d``."""
+    return _write_at((slice(None),) * d + (key,))
+
+
 def _write_reshaped(base: Tensor, value: Tensor) -> Any:
     return base.copy_(mv.reshape(value, base.shape))
 
@@ -56,7 +61,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     out = mv.narrow(x, dim, start, length)
     d = _axis(dim, x.ndim, "narrow")
     start = start + x.shape[d] if start < 0 else start
-    return _viewing(out, x, _write_at((slice(None),) * d + (slice(start, start + length),)))
+    return _viewing(out, x, _write_along(d, slice(start, start + length)))
 
 
 def _pieces(x: Tensor, pieces: tuple[Tensor, ...], d: int) -> tuple[Tensor, ...]:
@@ -64,7 +69,7 @@ def _pieces(x: Tensor, pieces: tuple[Tensor, ...], d: int) -> tuple[Tensor, ...]
     start = 0
     for piece in pieces:
         size = piece.shape[d]
-        _viewing(piece, x, _write_at((slice(None),) * d + (slice(start, start + size),)))
+        _viewing(piece, x, _write_along(d, slice(start, start + size)))
         start += size
     return pieces
 
@@ -81,7 +86,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     d = _axis(dim, x.ndim, "unbind")
     pieces = mv.unbind(x, dim)
     for i, piece in enumerate(pieces):
-        _viewing(piece, x, _write_at((slice(None),) * d + (i,)))
+        _viewing(piece, x, _write_along(d, i))
     return pieces
 
 
