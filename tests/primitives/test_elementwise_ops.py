@@ -12,7 +12,6 @@ from primitive_checks import (
     FLOATS,
     INTS,
     NO_FP_WARNINGS,
-    NUMERIC,
     SIGNED,
     check,
     exact,
@@ -22,64 +21,36 @@ from primitive_checks import (
     put,
     quiet_ref,
 )
+from tensorweaver.check.cases.elementwise import BINARY as KIT_BINARY
+from tensorweaver.check.cases.elementwise import BOOL_RESULT
+from tensorweaver.check.cases.elementwise import UNARY as KIT_UNARY
 from tensorweaver.contract import dtypes as d
 
 pytestmark = NO_FP_WARNINGS
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
-def _sign(x: np.ndarray) -> np.ndarray:
-    return x if x.dtype == bool else np.sign(x)
-
-
-#: primitive -> (NumPy reference on widened inputs, dtypes where the IR defines it)
-UNARY = {
-    "neg": (np.negative, SIGNED + FLOATS),
-    "abs": (np.abs, NUMERIC),
-    "sign": (_sign, ALL),
-    "exp": (np.exp, FLOATS),
-    "log": (np.log, FLOATS),
-    "sin": (np.sin, FLOATS),
-    "cos": (np.cos, FLOATS),
-    "tanh": (np.tanh, FLOATS),
-    "sqrt": (np.sqrt, FLOATS),
-    "erf": (_erf, FLOATS),
-    "floor": (np.floor, FLOATS),
-    "ceil": (np.ceil, FLOATS),
-    "round": (np.rint, FLOATS),
-    "trunc": (np.trunc, FLOATS),
-    "logical_not": (np.logical_not, (d.bool_,)),
-    "bitwise_not": (np.invert, (d.bool_, *INTS)),
-}
-
+#: The kit's NumPy references (tensorweaver/check/cases/elementwise.py) on this folder's
+#: dtypes (no bfloat16), the binary ones on fewer: signed-int floordiv and remainder have
+#: their own test (test_integer_floordiv_and_remainder_follow_python).
 SOME_INTS = (d.uint8, d.int8, d.int64)
 COMPARED = (d.bool_, d.int8, d.float16, d.float64)
-BINARY = {
-    "add": (np.add, NUMERIC),
-    "sub": (np.subtract, NUMERIC),
-    "mul": (np.multiply, NUMERIC),
-    "div": (np.true_divide, FLOATS),
-    # signed ints: test_integer_floordiv_and_remainder_follow_python
-    "floordiv": (np.floor_divide, (d.uint8, *FLOATS)),
-    "remainder": (np.remainder, (d.uint8, *FLOATS)),
-    "pow": (np.power, NUMERIC),
-    "maximum": (np.maximum, SOME_INTS + FLOATS),
-    "minimum": (np.minimum, SOME_INTS + FLOATS),
-    "eq": (np.equal, COMPARED),
-    "ne": (np.not_equal, COMPARED),
-    "lt": (np.less, COMPARED),
-    "le": (np.less_equal, COMPARED),
-    "gt": (np.greater, COMPARED),
-    "ge": (np.greater_equal, COMPARED),
-    "logical_and": (np.logical_and, (d.bool_,)),
-    "logical_or": (np.logical_or, (d.bool_,)),
-    "logical_xor": (np.logical_xor, (d.bool_,)),
-    "bitwise_and": (np.bitwise_and, (d.bool_, *SOME_INTS)),
-    "bitwise_or": (np.bitwise_or, (d.bool_, *SOME_INTS)),
-    "bitwise_xor": (np.bitwise_xor, (d.bool_, *SOME_INTS)),
+_DTYPES_HERE = {
+    "floordiv": (d.uint8, *FLOATS),
+    "remainder": (d.uint8, *FLOATS),
+    "maximum": SOME_INTS + FLOATS,
+    "minimum": SOME_INTS + FLOATS,
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge"), COMPARED),
+    **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor"), (d.bool_, *SOME_INTS)),
 }
-BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
+def _here(dtypes: tuple) -> tuple:
+    return tuple(t for t in dtypes if t in ALL)
+
+
+UNARY = {name: (ref, _here(dtypes)) for name, (ref, dtypes) in KIT_UNARY.items()}
+BINARY = {
+    name: (ref, _DTYPES_HERE.get(name, _here(dtypes))) for name, (ref, dtypes) in KIT_BINARY.items()
+}
 
 
 def cases(table: dict) -> list:
@@ -140,11 +111,10 @@ def test_erf_to_full_precision(backend):
     x = np.concatenate(
         [np.linspace(-7, 7, 3001), np.geomspace(1e-300, 1, 200), -np.geomspace(1e-8, 6, 200)]
     )
-    want = _erf(x)
-    check(backend, backend.erf(put(backend, x, d.float64)), want, d.float64, rtol=1e-15)
-    check(
-        backend, backend.erf(put(backend, x, d.float32)), _erf(exact(host(x, d.float32))), d.float32
-    )
+    erf = UNARY["erf"][0]
+    check(backend, backend.erf(put(backend, x, d.float64)), erf(x), d.float64, rtol=1e-15)
+    want = erf(exact(host(x, d.float32)))
+    check(backend, backend.erf(put(backend, x, d.float32)), want, d.float32)
     specials = [nan, inf, -inf, 0.0]
     check(
         backend,
