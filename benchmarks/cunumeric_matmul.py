@@ -82,16 +82,10 @@ def mlp_candidates(batch: int, cn: Any, fence: Callable[[], None]) -> dict:
     y = rng.integers(0, mlp_step.SIZES[-1], batch)
     numpy_mlp, cn_mlp = mlp_step.NumpyMLP(params), mlp_step.NumpyMLP(params, cn)
     cx, cy = cn.array(x), cn.array(y)
-    trainers = {}
-    for device in ("numpy", "cunumeric"):
-        model = mlp_step.tw_mlp(params, device)
-        trainers[device] = mlp_step.Trainer(
-            model,
-            tw.optim.SGD(model.parameters(), lr=mlp_step.LR),
-            tw.nn.functional.cross_entropy,
-            tw.tensor(x, device=device),
-            tw.tensor(y, device=device),
-        )
+    trainers = {
+        device: mlp_step.tw_trainer(mlp_step.tw_mlp(params, device), x, y, device)
+        for device in ("numpy", "cunumeric")
+    }
 
     def cn_step() -> None:
         cn_mlp.step(cx, cy)

@@ -44,16 +44,22 @@ if "numpy" in sys.modules or "torch" in sys.modules:
     )
 
 
-def _threads_from_argv() -> int:
-    early = argparse.ArgumentParser(add_help=False)
-    early.add_argument("--threads", type=int, default=1)
-    return early.parse_known_args()[0].threads
-
-
-def _malloc_from_argv() -> str:
-    early = argparse.ArgumentParser(add_help=False)
-    early.add_argument("--malloc", choices=("steady", "default"), default="steady")
-    return early.parse_known_args()[0].malloc
+def _process_options(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options that act when this module loads (read early from the command line)."""
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="threads for NumPy's BLAS and for torch, alike (default 1)",
+    )
+    p.add_argument(
+        "--malloc",
+        choices=("steady", "default"),
+        default="steady",
+        help="steady: glibc keeps freed heap memory, so no candidate's time depends on when it "
+        "returns memory to the OS; default: glibc's own settings (see benchmarks/harness.py)",
+    )
+    return p
 
 
 def _steady_heap() -> str:
@@ -66,8 +72,9 @@ def _steady_heap() -> str:
     return "steady (glibc trim 1 GiB, mmap 32 MiB)" if ok else "default (mallopt refused)"
 
 
-THREADS = _threads_from_argv()
-MALLOC = _steady_heap() if _malloc_from_argv() == "steady" else "default"
+_EARLY = _process_options(argparse.ArgumentParser(add_help=False)).parse_known_args()[0]
+THREADS = _EARLY.threads
+MALLOC = _steady_heap() if _EARLY.malloc == "steady" else "default"
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = str(THREADS)
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -81,21 +88,10 @@ def parser(
     """An argument parser with the options every benchmark takes."""
     if clock is None:
         clock = "cpu" if THREADS == 1 else "wall"
-    p = argparse.ArgumentParser(
-        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="threads for NumPy's BLAS and for torch, alike (default 1)",
-    )
-    p.add_argument(
-        "--malloc",
-        choices=("steady", "default"),
-        default="steady",
-        help="steady: glibc keeps freed heap memory, so no candidate's time depends on when it "
-        "returns memory to the OS; default: glibc's own settings (see benchmarks/harness.py)",
+    p = _process_options(
+        argparse.ArgumentParser(
+            description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
     )
     p.add_argument("--repeat", type=int, default=repeat, help="rounds (samples per candidate)")
     p.add_argument(

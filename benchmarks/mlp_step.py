@@ -134,18 +134,26 @@ class Trainer:
         return [p.detach().numpy() for p in self.model.parameters()]
 
 
+def tw_trainer(model: Any, x: np.ndarray, y: np.ndarray, device: str) -> Trainer:
+    """Plain SGD and cross-entropy for tw ``model`` on the host batch, moved to ``device``."""
+    optim = tw.optim.SGD(model.parameters(), lr=LR)
+    data = tw.tensor(x, device=device), tw.tensor(y, device=device)
+    return Trainer(model, optim, TF.cross_entropy, *data)
+
+
+def torch_trainer(model: Any, x: np.ndarray, y: np.ndarray) -> Trainer:
+    """The same for a torch ``model``, on its own copy of the host batch."""
+    optim = torch.optim.SGD(model.parameters(), lr=LR)
+    data = torch.from_numpy(x.copy()), torch.from_numpy(y.copy())
+    return Trainer(model, optim, torch.nn.functional.cross_entropy, *data)
+
+
 def trainers(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     """The four candidates, each with its own copy of ``params`` and of the batch."""
     out: dict[str, Any] = {"numpy": NumpyMLP(params)}
     for name, device in (("tw-numpy", "numpy"), ("tw-torch", "torch:cpu")):
-        model = tw_mlp(params, device)
-        optim = tw.optim.SGD(model.parameters(), lr=LR)
-        data = tw.tensor(x, device=device), tw.tensor(y, device=device)
-        out[name] = Trainer(model, optim, TF.cross_entropy, *data)
-    model = torch_mlp(params)
-    optim = torch.optim.SGD(model.parameters(), lr=LR)
-    data = torch.from_numpy(x.copy()), torch.from_numpy(y.copy())
-    out["torch"] = Trainer(model, optim, torch.nn.functional.cross_entropy, *data)
+        out[name] = tw_trainer(tw_mlp(params, device), x, y, device)
+    out["torch"] = torch_trainer(torch_mlp(params), x, y)
     return out
 
 

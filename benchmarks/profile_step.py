@@ -88,13 +88,7 @@ def trainer(model: str, device: str) -> Any:
         with tw.device(device):
             net = torch_models.MODELS[model][0](tw)
     x, y = torch_models.MODELS[model][2](rng)
-    return mlp_step.Trainer(
-        net,
-        tw.optim.SGD(net.parameters(), lr=mlp_step.LR),
-        tw.nn.functional.cross_entropy,
-        tw.tensor(x, device=device),
-        tw.tensor(y, device=device),
-    )
+    return mlp_step.tw_trainer(net, x, y, device)
 
 
 def main() -> None:

@@ -28,7 +28,6 @@ import tensorweaver as tw
 import torch
 
 TARGET = 1.10
-LR = 0.01
 VOCAB, D_MODEL, HEADS, FEED_FORWARD, LAYERS, CONTEXT, LM_BATCH = 256, 128, 4, 512, 2, 64, 16
 CNN_BATCH = 64
 
@@ -147,20 +146,8 @@ def pair(name: str, rng: np.random.Generator) -> tuple[Any, Any]:
         for p, q in zip(ours, theirs):
             p.copy_(tw.tensor(q.detach().numpy(), device="torch:cpu"))
     return (
-        mlp_step.Trainer(
-            torch_model,
-            torch.optim.SGD(theirs, lr=LR),
-            torch.nn.functional.cross_entropy,
-            torch.from_numpy(x.copy()),
-            torch.from_numpy(y.copy()),
-        ),
-        mlp_step.Trainer(
-            tw_model,
-            tw.optim.SGD(ours, lr=LR),
-            tw.nn.functional.cross_entropy,
-            tw.tensor(x, device="torch:cpu"),
-            tw.tensor(y, device="torch:cpu"),
-        ),
+        mlp_step.torch_trainer(torch_model, x, y),
+        mlp_step.tw_trainer(tw_model, x, y, "torch:cpu"),
     )
 
 
