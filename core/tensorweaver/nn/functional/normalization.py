@@ -98,8 +98,8 @@ def _check_trailing(
     input: Tensor,
     normalized_shape: int | Sequence[int],
     weight: Tensor | None,
+    bias: Tensor | None,
     fn: str,
-    bias: Tensor | None = None,
 ) -> tuple[int, ...]:
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if not shape or len(shape) > input.dim() or tuple(input.shape[-len(shape) :]) != shape:
@@ -124,7 +124,7 @@ def layer_norm(
 ) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` axes, then scale and shift
     elementwise."""
-    shape = _check_trailing(input, normalized_shape, weight, "layer_norm", bias)
+    shape = _check_trailing(input, normalized_shape, weight, bias, "layer_norm")
     return fused_or_reference(
         "layer_norm", layer_norm_reference, (input, weight, bias), len(shape), eps
     )
@@ -161,7 +161,7 @@ def rms_norm(
 ) -> Tensor:
     """``input / sqrt(mean(input ** 2) + eps)`` over the trailing ``normalized_shape`` axes,
     times ``weight``; ``eps`` defaults to the machine epsilon of the input's dtype."""
-    shape = _check_trailing(input, normalized_shape, weight, "rms_norm")
+    shape = _check_trailing(input, normalized_shape, weight, None, "rms_norm")
     if eps is None:
         eps = _EPS[input.dtype.name]
     dims = tuple(range(input.dim() - len(shape), input.dim()))
