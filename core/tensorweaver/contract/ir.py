@@ -13,8 +13,17 @@ What the core guarantees before it calls a primitive — so backends need not ch
   promotion (``cast``) and broadcasting (``expand``) first.
 * Axes are **non-negative** and in range, already normalised; ``axes`` tuples are
   sorted and have no duplicates. ``perm`` is a permutation of ``range(ndim)``.
-* Index arrays are ``int64`` and in range (negative indices are already wrapped).
+* Index arrays are ``int64`` and in range: the core checks every index a user hands
+  it and raises PyTorch's error (``IndexError`` or ``RuntimeError``, naming the op, the
+  dimension and the bad value) before a backend sees it; negative indices are wrapped
+  only where PyTorch wraps them (advanced indexing), elsewhere they are errors.
+  Boolean masks have been checked against the shape they index.
+* Integer ``floordiv``/``remainder`` never receive a zero divisor: the core raises
+  ``RuntimeError`` (PyTorch's CPU behaviour) first.
 * Dtypes are ones the backend listed in its ``dtypes`` attribute.
+* No array has more axes than the backend's ``max_ndim`` (see :data:`OPTIONAL`): the
+  core folds axes to stay within it, and raises a clear error where the result itself
+  cannot fit.
 * Reductions receive a non-empty ``axes`` tuple; ``sum``/``prod`` receive float or
   ``int64`` input (the core widens smaller ints first, as PyTorch does).
 
@@ -22,10 +31,23 @@ What a backend guarantees:
 
 * **Primitives never modify their inputs.** They may return views of them (the core
   never writes into an array it has handed out).
+* **Every layout its own primitives return is a valid input**, and computes the
+  right answer: broadcast views (``expand``, stride 0), transposed and other
+  non-contiguous views (``permute``), stepped slices (``slice`` with step > 1), 0-d
+  arrays and arrays with a zero-size axis. The core hands these on unchanged (a
+  gradient from ``sum`` is an ``expand`` of a 0-d array); ``tw check`` runs every
+  primitive and composite, forward and backward, on each of them.
+* No primitive copies a device array to the host except ``to_host`` (no
+  ``__array__``, ``.flags`` or ``.tolist()`` on the compute path).
 * The result has exactly the dtype the table says (usually the input's), and the
   native array exposes ``.shape`` as a sequence of ints.
-* Integer division by zero and out-of-range values are undefined; floats follow
-  IEEE 754 (NaN and inf propagate; no warnings, no exceptions).
+* Floats follow IEEE 754 (NaN and inf propagate; no warnings, no exceptions).
+
+What stays undefined on accelerators (where PyTorch's CUDA kernels leave it so): the
+order in which a reduction or ``scatter_add`` sums (bitwise results may differ from
+the CPU's), which write wins among duplicate indices in ``scatter``, and the cost of
+the core's checks above (each reads a scalar back from the device). CPU backends
+agree with PyTorch's CPU results and exception types exactly.
 
 **Composites** (``softmax``, ``conv2d``, …) have reference decompositions in the core.
 A backend may speed one up by defining ``fused_<name>(*args) -> (output, saved)`` and
@@ -315,6 +337,8 @@ OPTIONAL: dict[str, str] = {
     "itself when it already has it); the core calls it on gradients it stores in .grad",
     "has_tf32": "attribute, bool: the device has TF32 tensor cores (tw.autocast('tf32'))",
     "set_tf32": "set_tf32(enabled: bool) -> None: let float32 matrix products use TF32",
+    "max_ndim": "attribute, int: the most axes an array may have on this backend (Legate: "
+    "6); the core never creates or passes a larger one. Absent: no limit",
     "argsort": "argsort(a, axis) -> int64 A: the stable ascending sort order along axis, NaN "
     "after every number (numpy.argsort(kind='stable')); without it the core sorts on the host",
     "scatter_reduce": "scatter_reduce(a, axis, index, src, reduce) -> A: a copy of a with each "
