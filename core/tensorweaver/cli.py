@@ -1,5 +1,10 @@
-"""The ``tw`` command: ``tw devices [--json] [--probe]``, ``tw check [--backend SPEC]``,
-``tw --version``."""
+"""The ``tw`` command: ``tw devices [--json] [--probe] [--timeout SECONDS]``,
+``tw check [--backend SPEC]``, ``tw --version [--timeout SECONDS]``.
+
+``tw devices`` and ``tw --version`` ask each plugin in a child process of its own
+(:mod:`tensorweaver.isolation`), so they always finish, within the timeout, and a plugin
+that crashes, hangs or exits is a row with its fault and the fix.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from tensorweaver import registry
+from tensorweaver import isolation
 from tensorweaver.contract.records import DeviceRecord
 from tensorweaver.version import __version__
 
@@ -29,16 +34,16 @@ def format_table(records: Sequence[DeviceRecord]) -> str:
     )
 
 
-def version_text() -> str:
+def version_text(timeout: float | None = None) -> str:
     lines = [f"tensorweaver {__version__}"]
-    for status in registry.plugins():
+    for status in isolation.plugins(timeout):
         state = "" if status.status == "ok" else f" [{status.status}: {status.error or '-'}]"
         lines.append(f"  {status.name}: {status.distribution} {status.version}{state}")
     return "\n".join(lines)
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    records = registry.devices(probe=args.probe)
+    records = isolation.devices(probe=args.probe, timeout=args.timeout)
     if args.json:
         print(json.dumps([r.as_dict() for r in records], indent=2, default=str))
     else:
@@ -54,9 +59,26 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+TIMEOUT_HELP = (
+    "seconds each plugin may take; plugins are asked side by side, so this also bounds the "
+    f"command (default: ${isolation.TIMEOUT_ENV}, else {isolation.DEFAULT_TIMEOUT:g})"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tw", description="TensorWeaver command line.")
     parser.add_argument("--version", action="store_true", help="show core and plugin versions")
+    parser.add_argument("--timeout", type=_seconds, metavar="SECONDS", help=TIMEOUT_HELP)
     commands = parser.add_subparsers(dest="command")
     devices = commands.add_parser("devices", help="list every backend's devices")
     devices.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -64,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--probe",
         action="store_true",
         help="look for real, even where costly (starts Legate's runtime)",
+    )
+    # SUPPRESS keeps `tw --timeout 5 devices` too: no default here overwrites the main one.
+    devices.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        default=argparse.SUPPRESS,
+        help=TIMEOUT_HELP,
     )
     devices.set_defaults(run=cmd_devices)
     check = commands.add_parser(
@@ -93,8 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.version or args.command == "devices":
+        try:  # the default may come from a badly set environment variable
+            args.timeout = isolation.timeout_seconds(args.timeout)
+        except ValueError as exc:
+            parser.error(str(exc))
     if args.version:
-        print(version_text())
+        print(version_text(args.timeout))
         return 0
     if not getattr(args, "run", None):
         parser.print_help()

@@ -3,8 +3,12 @@
 At import only entry-point metadata is read. A plugin module is imported when its
 backend is first listed or used, each in its own pluggy plugin manager, so a plugin
 that fails (import error, incompatible API version, missing primitives, duplicate
-name, a hook that raises) is recorded with status ``error`` and never affects the
-others.
+name, a hook that raises anything but ``KeyboardInterrupt``, ``SystemExit`` included)
+is recorded with status ``error`` and never affects the others.
+
+What Python cannot catch (a segfault or abort in a plugin's native code, a hook that
+never returns) is contained only in a child process: ``tw devices``, ``tw --version``
+and the ``auto`` choice ask plugins there (:mod:`tensorweaver.isolation`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import os
 import re
 import sys
 import threading
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,8 +74,14 @@ class Plugin:
         self.error = ""
         self.fix = ""
         self.info: BackendInfo | None = None
+        #: Told the step ("import" or a hook's name) before the plugin's code runs it.
+        self.on_step: Callable[[str], None] | None = None
         self._hooks: Any = None
         self._lock = threading.Lock()
+
+    def _step(self, step: str) -> None:
+        if self.on_step is not None:
+            self.on_step(step)
 
     def fail(self, error: str, fix: str) -> None:
         self.status, self.error, self.fix = ERROR, error, fix
@@ -88,14 +100,18 @@ class Plugin:
         from tensorweaver.contract import hookspecs
 
         try:
+            self._step("import")
             module = self.entry_point.load()
             manager = pluggy.PluginManager(hookspecs.PROJECT)
             manager.add_hookspecs(hookspecs)
             manager.register(module, name=self.name)
+            self._step("tw_backend_info")
             info = manager.hook.tw_backend_info()
-        except Exception as exc:  # a plugin's failure must never escape discovery
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit too: a plugin must never end discovery
             self.fail(
-                f"failed to load ({type(exc).__name__}: {exc})",
+                f"failed to load ({describe(exc)})",
                 f"reinstall or upgrade {self.distribution}, or disable it with "
                 f"{DISABLE_ENV}={self.name}",
             )
@@ -128,11 +144,14 @@ class Plugin:
         """Call one hook; an exception marks the plugin broken and becomes PluginError."""
         if not self.load():
             raise self.as_error()
+        self._step(hook)
         try:
             return getattr(self._hooks, hook)(**kwargs)
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit too: the caller's process goes on
             self.fail(
-                f"hook {hook} raised {type(exc).__name__}: {exc}",
+                f"hook {hook} raised {describe(exc)}",
                 f"report it to the author of {self.distribution}, or disable the plugin "
                 f"with {DISABLE_ENV}={self.name}",
             )
@@ -172,17 +191,7 @@ class Plugin:
         return list(problems or [])
 
     def error_record(self) -> DeviceRecord:
-        return DeviceRecord(
-            name=self.name,
-            backend=self.name,
-            kind="-",
-            status=ERROR,
-            detail={
-                "error": self.error or self.status,
-                "fix": self.fix,
-                "distribution": self.distribution,
-            },
-        )
+        return error_record(self.name, self.distribution, self.error or self.status, self.fix)
 
     def status_record(self) -> PluginStatus:
         return PluginStatus(
@@ -194,6 +203,19 @@ class Plugin:
             self.fix,
             self.info.api_version if self.info else "",
         )
+
+
+def error_record(name: str, distribution: str, error: str, fix: str) -> DeviceRecord:
+    """The one row ``tw devices`` shows for a broken plugin."""
+    detail = {"error": error, "fix": fix, "distribution": distribution}
+    return DeviceRecord(name=name, backend=name, kind="-", status=ERROR, detail=detail)
+
+
+def describe(exc: BaseException) -> str:
+    """An exception a plugin raised, as words; ``sys.exit`` shows its exit code."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit: it called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def api_text() -> str:
@@ -292,19 +314,21 @@ def devices(probe: bool = False) -> list[DeviceRecord]:
     ``probe=True`` asks plugins to look for real even where that is costly (it
     starts Legate's runtime for cuPyNumeric).
     """
-    records: list[DeviceRecord] = []
-    for plugin in installed().values():
-        if plugin.status == DISABLED:
-            continue
-        try:
-            found = plugin.devices(probe)
-        except PluginError:
-            records.append(plugin.error_record())
-            continue
-        if probe:
-            found = [_probe_record(plugin, r) for r in found]
-        records.extend(found)
-    return records
+    return [
+        record
+        for plugin in installed().values()
+        if plugin.status != DISABLED
+        for record in plugin_devices(plugin, probe)
+    ]
+
+
+def plugin_devices(plugin: Plugin, probe: bool) -> list[DeviceRecord]:
+    """What :func:`devices` reports for one plugin."""
+    try:
+        found = plugin.devices(probe)
+    except PluginError:
+        return [plugin.error_record()]
+    return [_probe_record(plugin, r) for r in found] if probe else found
 
 
 def _probe_record(plugin: Plugin, record: DeviceRecord) -> DeviceRecord:
@@ -392,16 +416,31 @@ def _why(record: DeviceRecord) -> str:
 
 
 def best_device(kinds: tuple[str, ...]) -> DeviceRecord:
-    """The first available device of the first kind in ``kinds`` over all working plugins."""
-    order = sorted(installed().values(), key=lambda p: p.name != DEFAULT_BACKEND)
-    candidates: list[DeviceRecord] = []
-    for plugin in order:
-        if plugin.status != OK:
-            continue
-        try:
-            candidates += [r for r in plugin.devices(probe=True) if r.status == AVAILABLE]
-        except PluginError:
-            continue
+    """The first available device of the first kind in ``kinds`` over all working plugins.
+
+    Each plugin is asked in a child process once per process (see
+    :func:`tensorweaver.isolation.probed_devices`), so one that crashes, hangs or exits
+    there is skipped, with a warning that names it and the fix, instead of ending this
+    process; only the chosen plugin then runs here.
+    """
+    from tensorweaver import isolation  # it imports this module
+
+    records = isolation.probed_devices()
+    for record in records:
+        if record.status == ERROR:
+            detail = record.detail
+            warnings.warn(
+                f"device selection skipped {record.name!r}"
+                + (f" ({detail['distribution']})" if "distribution" in detail else "")
+                + f": {detail.get('error')}."
+                + (f" Fix: {detail['fix']}" if detail.get("fix") else ""),
+                RuntimeWarning,
+                stacklevel=_caller_level(),
+            )
+    # NumPy first among equals (lowest per-op overhead); otherwise the plugins' order.
+    candidates = sorted(
+        (r for r in records if r.status == AVAILABLE), key=lambda r: r.backend != DEFAULT_BACKEND
+    )
     for kind in kinds:
         for record in candidates:
             if record.kind == kind:
@@ -411,6 +450,15 @@ def best_device(kinds: tuple[str, ...]) -> DeviceRecord:
         f"no available device of kind {'/'.join(kinds)}; available: {seen}. "
         "Run `tw devices` to see every backend and what is wrong with it."
     )
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside tensorweaver: a warning points there."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        level, frame = level + 1, frame.f_back
+    return level
 
 
 def backend_object(spec: str) -> Any:

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,9 @@ BROKEN = (
 )
 ACCEL = ("tw-example-accel",)
 EAGER = ("tw-broken-eager",)  # imports torch when loaded: only where a test wants that
+#: Each ends the process that asks it: a segfault, an abort, sys.exit(3) at import.
+FATAL = ("tw-broken-segfault", "tw-broken-abort", "tw-broken-exit")
+HANGING = ("tw-broken-sleep",)  # its tw_devices hook sleeps a minute
 #: The console script installed beside this interpreter with the core.
 TW_SCRIPT = Path(sys.executable).with_name("tw")
 
@@ -79,34 +83,39 @@ class Env:
         return {r["name"]: r for r in records}
 
 
+def _pip_install(source: Path, root: Path) -> Path:
+    copy = shutil.copytree(source, root / "src" / source.name)
+    target = root / source.name
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(copy),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, f"pip could not install {source.name}:\n{result.stderr}"
+    return target
+
+
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Every distribution in tests/plugins/, installed by pip, by distribution name."""
     root = tmp_path_factory.mktemp("plugins")
-    folders = {}
-    for source in sorted(p for p in SOURCES.iterdir() if (p / "pyproject.toml").is_file()):
-        copy = shutil.copytree(source, root / "src" / source.name)
-        target = root / source.name
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-deps",
-                "--no-index",
-                "--no-build-isolation",
-                "--target",
-                str(target),
-                str(copy),
-            ],
-            capture_output=True,
-            text=True,
-        )
-        assert result.returncode == 0, f"pip could not install {source.name}:\n{result.stderr}"
-        folders[source.name] = target
-    return folders
+    sources = sorted(p for p in SOURCES.iterdir() if (p / "pyproject.toml").is_file())
+    # A few at a time: each pip run spends most of its second starting Python.
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        targets = list(pool.map(lambda source: _pip_install(source, root), sources))
+    return {source.name: target for source, target in zip(sources, targets)}
 
 
 def _env(installed: dict[str, Path], *names: str) -> Env:
@@ -129,6 +138,24 @@ def mixed(installed: dict[str, Path]) -> Env:
 def accel(installed: dict[str, Path]) -> Env:
     """``pyref`` and the simulated accelerator ``fakeaccel``."""
     return _env(installed, *GOOD, *ACCEL)
+
+
+@pytest.fixture(scope="session")
+def fatal(installed: dict[str, Path]) -> Env:
+    """``pyref`` and ``fakeaccel`` among the plugins that end the process asking them."""
+    return _env(installed, *GOOD, *ACCEL, *FATAL)
+
+
+@pytest.fixture(scope="session")
+def hanging(installed: dict[str, Path]) -> Env:
+    """``pyref`` and ``fakeaccel`` beside a plugin that does not answer, and the fatal ones."""
+    return _env(installed, *GOOD, *ACCEL, *FATAL, *HANGING)
+
+
+@pytest.fixture(scope="session")
+def exiting(installed: dict[str, Path]) -> Env:
+    """``pyref`` and ``brokenexit`` (whose step to exit at ``TW_BROKEN_EXIT_AT`` picks)."""
+    return _env(installed, *GOOD, "tw-broken-exit")
 
 
 @pytest.fixture(scope="session")
