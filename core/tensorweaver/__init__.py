@@ -29,12 +29,12 @@ from tensorweaver.ops.creation import (
     full,
     full_like,
     linspace,
-    manual_seed,
     ones,
     ones_like,
     rand,
     rand_like,
     randint,
+    randint_like,
     randn,
     randn_like,
     randperm,
@@ -179,7 +179,7 @@ from tensorweaver.ops.reduce import (
     sum,
     var,
 )
-from tensorweaver.ops.sampling import multinomial
+from tensorweaver.ops.sampling import bernoulli, multinomial
 from tensorweaver.ops.sort import argsort, msort, sort, topk
 from tensorweaver.ops.structure import (
     cartesian_prod,
@@ -213,6 +213,15 @@ from tensorweaver.ops.views import (
     unsqueeze,
 )
 from tensorweaver.promotion import get_default_dtype, promote_types, result_type, set_default_dtype
+from tensorweaver.random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
 from tensorweaver.registry import devices, plugins
 from tensorweaver.selection import Device, device, get_backend, set_backend, use_cpu, use_gpu
 from tensorweaver.tensor import Size, Tensor

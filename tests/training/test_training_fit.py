@@ -200,8 +200,10 @@ def test_regression_with_named_loss_and_metric() -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 3)).astype(np.float32)
     y = (x @ np.array([[1.0], [-2.0], [0.5]])).astype(np.float32)
+    # 80 epochs converge from every initialisation tried (30 failed for 14 of 40 seeds).
+    tw.manual_seed(0)
     history = fit(
-        tw.nn.Linear(3, 1), (x, y), loss="mse", metrics=("mae",), epochs=30, lr=0.05, progress=False
+        tw.nn.Linear(3, 1), (x, y), loss="mse", metrics=("mae",), epochs=80, lr=0.05, progress=False
     )
     assert history.train_loss[-1] < 0.01 * history.train_loss[0]
     assert history.metrics["mae"][-1] < 0.1

@@ -256,9 +256,9 @@ def _slice(node: Any, g: Tensor) -> tuple:
         m = g.shape[axis]
         if step > 1 and m:
             # Each element followed by step - 1 zeros, then merged: m * step long.
-            widths = [(0, 0)] * (g.ndim + 1)
-            widths[axis + 1] = (0, step - 1)
-            spread = mv.pad_dims(mv.unsqueeze(g, axis + 1), widths)
+            # (before and along axis, the zeros, after): three dimensions whatever the rank.
+            lead, rest = math.prod(g.shape[: axis + 1]), math.prod(g.shape[axis + 1 :])
+            spread = mv.pad_dims(mv.reshape(g, (lead, 1, rest)), [(0, 0), (0, step - 1), (0, 0)])
             g = mv.reshape(spread, g.shape[:axis] + (m * step,) + g.shape[axis + 1 :])
         widths = [(0, 0)] * g.ndim
         widths[axis] = (start, n - start - g.shape[axis])
@@ -285,24 +285,26 @@ def _cat(node: Any, g: Tensor) -> tuple:
 def _take(node: Any, g: Tensor) -> tuple:
     x = node.inputs[0]
     dim, index = node.saved
-    return (ix.index_add(zeros_like_shape(g, x.shape), dim, index, g),)
+    return (ix.index_add_unchecked(zeros_like_shape(g, x.shape), dim, index, g),)
 
 
 def _gather(node: Any, g: Tensor) -> tuple:
     x = node.inputs[0]
     dim, index = node.saved
-    return (ix.scatter_add(zeros_like_shape(g, x.shape), dim, index, g),)
+    return (ix.scatter_add_unchecked(zeros_like_shape(g, x.shape), dim, index, g),)
 
 
 def _scatter(node: Any, g: Tensor) -> tuple:
     dim, index = node.saved
-    ga = ix.scatter(g, dim, index, value=0.0) if _needs(node, 0) else None
-    return ga, (ix.gather(g, dim, index) if _needs(node, 1) else None)
+    # The saved index was checked when the op ran: the rules skip the check.
+    zeros = zeros_like_shape(g, index.shape)
+    ga = ix.scatter_unchecked(g, dim, index, zeros) if _needs(node, 0) else None
+    return ga, (ix.gather_unchecked(g, dim, index) if _needs(node, 1) else None)
 
 
 def _scatter_add(node: Any, g: Tensor) -> tuple:
     dim, index = node.saved
-    return g, (ix.gather(g, dim, index) if _needs(node, 1) else None)
+    return g, (ix.gather_unchecked(g, dim, index) if _needs(node, 1) else None)
 
 
 # -- linear algebra ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Parameter initialisation (``tw.nn.init``), with PyTorch's names, formulas and defaults.
 
 Every function fills its tensor in place without recording gradients and returns it. Random
-draws use TensorWeaver's generator (``tw.manual_seed`` makes them reproducible).
+draws use the tensor's device's generator (``tw.manual_seed`` makes them reproducible), or
+``generator`` when one is given (see :mod:`tensorweaver.random`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Optional, Union
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.random import Generator
 from tensorweaver.tensor import Tensor
 
 _LINEAR_GAINS = (
@@ -65,16 +67,20 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+def uniform_(
+    tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Optional[Generator] = None
+) -> Tensor:
     """Fill with draws from U(a, b)."""
     with tw.no_grad():
-        return tensor.uniform_(a, b)
+        return tensor.uniform_(a, b, generator=generator)
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(
+    tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Optional[Generator] = None
+) -> Tensor:
     """Fill with draws from N(mean, std²)."""
     with tw.no_grad():
-        return tensor.normal_(mean, std)
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -100,39 +106,51 @@ def eye_(tensor: Tensor) -> Tensor:
         return tensor.copy_(tw.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_uniform_(
+    tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None
+) -> Tensor:
     """Glorot uniform: U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(
+    tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None
+) -> Tensor:
     """Glorot normal: N(0, std²) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
 def kaiming_uniform_(
-    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Optional[Generator] = None,
 ) -> Tensor:
     """He uniform: U(-b, b) with b = gain * sqrt(3 / fan) (``a`` is leaky_relu's slope)."""
     if 0 in tensor.shape:
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(
-    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Optional[Generator] = None,
 ) -> Tensor:
     """He normal: N(0, std²) with std = gain / sqrt(fan)."""
     if 0 in tensor.shape:
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
 def _erfinv(y: Tensor) -> Tensor:
@@ -148,7 +166,12 @@ def _erfinv(y: Tensor) -> Tensor:
 
 
 def trunc_normal_(
-    tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator: Optional[Generator] = None,
 ) -> Tensor:
     """Fill with N(mean, std²) truncated to [a, b] (absolute bounds, not in units of std),
     by inverting the normal CDF on uniform draws between the bounds' CDF values."""
@@ -161,7 +184,7 @@ def trunc_normal_(
     low, high = cdf((a - mean) / std), cdf((b - mean) / std)
     with tw.no_grad():
         u = tw.empty(*tensor.shape, dtype=tw.float64, device=tensor.device)
-        u.uniform_(2 * low - 1, 2 * high - 1)
+        u.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
         # Keep strictly inside (-1, 1): erfinv(±1) is infinite.
         eps = 1e-15
         u = tw.clamp(u, min=-1.0 + eps, max=1.0 - eps)
@@ -169,7 +192,7 @@ def trunc_normal_(
         return tensor.copy_(tw.clamp(x, min=a, max=b).to(tensor.dtype))
 
 
-def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix, the tensor viewed as ``(shape[0], -1)``.
 
     The QR factorisation of a Gaussian matrix runs on the host with NumPy: initialisation is
@@ -181,7 +204,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     with tw.no_grad():
-        flat = tw.randn(rows, cols, dtype=tw.float64, device=tensor.device).numpy()
+        gaussian = tw.randn(rows, cols, generator=generator, dtype=tw.float64, device=tensor.device)
+        flat = gaussian.numpy()
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

@@ -66,7 +66,10 @@ def broadcast_shapes(op: str, *shapes: tuple) -> tuple:
 
 
 def expand_native(t: Tensor, shape: tuple) -> Any:
-    """``t``'s native array broadcast to ``shape`` (0-d stays 0-d: the IR takes it as is)."""
+    """``t``'s native array broadcast to ``shape`` (0-d stays 0-d: the IR takes it as is).
+
+    ``shape`` is a broadcast of arrays on ``t``'s backend, so it is within its ``max_ndim``.
+    """
     if t.shape == shape or not t.shape:
         return t.native
     backend = t.backend

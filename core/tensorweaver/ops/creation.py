@@ -6,14 +6,16 @@ from typing import Any
 
 import numpy as np
 
+from tensorweaver import random as rnd
 from tensorweaver import registry, selection
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.ops import overflow
+from tensorweaver.ops.rank import check_ndim
 from tensorweaver.promotion import get_default_dtype
 from tensorweaver.tensor import Tensor
 
 _NUMPY_TO_DTYPE = {np.dtype(d.numpy_name): d for d in dtypes.ALL if d is not dtypes.bfloat16}
-_seed: list[int] = []  # the last manual_seed, applied to backends created after it too
 
 
 def backend_for(device: Any) -> Any:
@@ -24,39 +26,7 @@ def backend_for(device: Any) -> Any:
         backend = device.backend
     else:
         backend = registry.backend_object(str(device))
-    if _seed and getattr(backend, "_tw_seeded", None) != _seed[0]:
-        _apply_seed(backend, _seed[0])
-    return backend
-
-
-def _apply_seed(backend: Any, seed: int) -> None:
-    backend.seed(seed)
-    try:
-        backend._tw_seeded = seed
-    except AttributeError:  # a backend with __slots__: it is reseeded on each lookup then
-        pass
-
-
-def manual_seed(seed: int) -> None:
-    """Seed the random generator of every backend, now and for backends created later."""
-    seed = int(seed)
-    _seed[:] = [seed]
-    for backend in registry.created_backends():
-        _apply_seed(backend, seed)
-    host_generator.seed(seed)
-
-
-class _HostGenerator:
-    """The host-side generator for work done on the CPU (randperm, data shuffling)."""
-
-    def __init__(self) -> None:
-        self.rng = np.random.default_rng()
-
-    def seed(self, seed: int) -> None:
-        self.rng = np.random.default_rng(seed)
-
-
-host_generator = _HostGenerator()
+    return rnd.seeded(backend)
 
 
 def _check_dtype(dtype: DType, backend: Any) -> DType:
@@ -100,19 +70,23 @@ def tensor(
         dtype = dtype or data.dtype
     else:
         backend = backend_for(device)
-        host = _host_array(data)
+        host = _host_array(data, dtype)
         dtype = dtype or _infer_dtype(host, data)
+        if dtype.kind in "iu" and not isinstance(data, np.ndarray):
+            overflow.check_fits(host, dtype, "tensor()")
     _check_dtype(dtype, backend)
+    check_ndim("tensor", host.shape, backend)
     return _finish(Tensor(backend.from_host(host, dtype), backend, dtype), requires_grad)
 
 
-def _host_array(data: Any) -> np.ndarray:
+def _host_array(data: Any, dtype: DType | None) -> np.ndarray:
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
         data = _lists_of(data)
     try:
-        return np.asarray(data)
+        array = np.asarray(data)
     except ValueError as exc:
         raise ValueError(f"tensor(): the data is ragged or not numeric ({exc})") from None
+    return array if isinstance(data, np.ndarray) else overflow.host_array(array, data, dtype)
 
 
 def _flat(data: Any) -> Any:
@@ -204,9 +178,9 @@ def full(
             else get_default_dtype()
         )
     _check_dtype(dtype, backend)
-    native = backend.full(
-        _size((size,) if isinstance(size, int) else (tuple(size),)), fill_value, dtype
-    )
+    shape = _size((size,) if isinstance(size, int) else (tuple(size),))
+    check_ndim("full", shape, backend)
+    native = backend.full(shape, overflow.fill_value(fill_value, dtype, "full()"), dtype)
     return _finish(Tensor(native, backend, dtype), requires_grad)
 
 
@@ -269,6 +243,7 @@ def full_like(
 
 def zeros_like_shape(like: Tensor, shape: tuple) -> Tensor:
     """Zeros of ``shape`` on ``like``'s device and dtype (for gradient rules)."""
+    check_ndim("zeros", shape, like.backend)
     return Tensor(like.backend.full(shape, 0, like.dtype), like.backend, like.dtype)
 
 
@@ -328,63 +303,158 @@ def eye(
     return _finish(Tensor(backend.cast(mask, dtype), backend, dtype), requires_grad)
 
 
-def _random(kind: str, size: tuple, dtype: DType | None, device: Any, *args: Any) -> Tensor:
+def _random(
+    kind: str, size: tuple, dtype: DType | None, device: Any, generator: Any, *args: float
+) -> Tensor:
+    """Float samples, uniform (``args``: low, high) or normal (mean, std): from the device's
+    own generator, or drawn on the host from ``generator`` (see :mod:`tensorweaver.random`)."""
     backend = backend_for(device)
     dtype = dtype or get_default_dtype()
     _check_dtype(dtype, backend)
     if not dtype.is_floating_point:
         raise TypeError(f"{kind}: expected a floating-point dtype, got {dtype.name}")
-    native = getattr(backend, "random_" + kind)(size, *args, dtype)
+    check_ndim("rand" if kind == "uniform" else "randn", size, backend)
+    if generator is None:
+        native = getattr(backend, "random_" + kind)(size, *args, dtype)
+    else:
+        rnd.check_generator(generator, kind)
+        if kind == "uniform":
+            host = rnd.draw_uniform(generator, size, *args, dtype)
+        else:
+            host = rnd.draw_normal(generator, size, *args)
+        native = backend.from_host(host, dtype)
     return Tensor(native, backend, dtype)
 
 
 def rand(
-    *size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
+    *size: Any,
+    generator: rnd.Generator | None = None,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:
-    return _finish(_random("uniform", _size(size), dtype, device, 0.0, 1.0), requires_grad)
+    """Uniform samples in [0, 1)."""
+    sample = _random("uniform", _size(size), dtype, device, generator, 0.0, 1.0)
+    return _finish(sample, requires_grad)
 
 
 def randn(
-    *size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
+    *size: Any,
+    generator: rnd.Generator | None = None,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:
-    return _finish(_random("normal", _size(size), dtype, device, 0.0, 1.0), requires_grad)
+    """Standard normal samples."""
+    sample = _random("normal", _size(size), dtype, device, generator, 0.0, 1.0)
+    return _finish(sample, requires_grad)
 
 
-def rand_like(x: Tensor, *, dtype: DType | None = None) -> Tensor:
-    return _random("uniform", x.shape, dtype or x.dtype, x, 0.0, 1.0)
+def rand_like(
+    input: Tensor,
+    *,
+    generator: rnd.Generator | None = None,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    like = _like(input, dtype, device)
+    sample = _random("uniform", input.shape, like["dtype"], like["device"], generator, 0.0, 1.0)
+    return _finish(sample, requires_grad)
 
 
-def randn_like(x: Tensor, *, dtype: DType | None = None) -> Tensor:
-    return _random("normal", x.shape, dtype or x.dtype, x, 0.0, 1.0)
+def randn_like(
+    input: Tensor,
+    *,
+    generator: rnd.Generator | None = None,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    like = _like(input, dtype, device)
+    sample = _random("normal", input.shape, like["dtype"], like["device"], generator, 0.0, 1.0)
+    return _finish(sample, requires_grad)
 
 
-def uniform(size: tuple, low: float, high: float, like: Tensor) -> Tensor:
-    return _random("uniform", tuple(size), like.dtype, like, float(low), float(high))
+def uniform(
+    size: tuple, low: float, high: float, like: Tensor, generator: rnd.Generator | None = None
+) -> Tensor:
+    """Uniform samples in [low, high) of ``like``'s dtype, on its device (for ``uniform_``)."""
+    return _random("uniform", tuple(size), like.dtype, like, generator, float(low), float(high))
 
 
-def normal(size: tuple, mean: float, std: float, like: Tensor) -> Tensor:
-    return _random("normal", tuple(size), like.dtype, like, float(mean), float(std))
+def normal(
+    size: tuple, mean: float, std: float, like: Tensor, generator: rnd.Generator | None = None
+) -> Tensor:
+    """Normal samples of ``like``'s dtype, on its device (for ``normal_``)."""
+    return _random("normal", tuple(size), like.dtype, like, generator, float(mean), float(std))
 
 
 def randint(
-    low: int, high: Any = None, size: Any = None, *, dtype: DType | None = None, device: Any = None
+    low: int,
+    high: Any = None,
+    size: Any = None,
+    *,
+    generator: rnd.Generator | None = None,
+    dtype: DType | None = None,
+    device: Any = None,
 ) -> Tensor:
     """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     if size is None:
         low, high, size = 0, low, high
     if size is None:
         raise TypeError("randint: the size argument is required")
+    shape = _size((size,) if isinstance(size, int) else (tuple(size),))
+    return _integers(int(low), high, shape, generator, dtype or dtypes.int64, device)
+
+
+def randint_like(
+    input: Tensor,
+    low: int = 0,
+    high: Any = None,
+    *,
+    generator: rnd.Generator | None = None,
+    dtype: DType | None = None,
+    device: Any = None,
+) -> Tensor:
+    """Integers in [low, high) of ``input``'s shape: ``randint_like(input, high)`` or
+    ``randint_like(input, low, high)``."""
+    if high is None:
+        low, high = 0, low
+    like = _like(input, dtype, device)
+    return _integers(int(low), high, input.shape, generator, like["dtype"], like["device"])
+
+
+def _integers(
+    low: int, high: Any, shape: tuple, generator: Any, dtype: DType, device: Any
+) -> Tensor:
+    """Uniform integers in [low, high) as ``dtype`` (drawn as int64 for float and bool)."""
     if high <= low:
         raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
     backend = backend_for(device)
-    dtype = dtype or dtypes.int64
     _check_dtype(dtype, backend)
-    native = backend.random_integers(
-        _size((size,) if isinstance(size, int) else (tuple(size),)), int(low), int(high), dtype
-    )
+    check_ndim("randint", shape, backend)
+    drawn = dtype if dtype.kind in "iu" else dtypes.int64
+    if generator is None:
+        native = backend.random_integers(shape, low, int(high), drawn)
+    else:
+        host = rnd.draw_integers(rnd.check_generator(generator, "randint"), shape, low, int(high))
+        native = backend.from_host(host, drawn)
+    if drawn is not dtype:
+        native = backend.cast(native, dtype)
     return Tensor(native, backend, dtype)
 
 
-def randperm(n: int, *, dtype: DType | None = None, device: Any = None) -> Tensor:
-    """A random permutation of 0..n-1 (drawn on the host, like PyTorch's CPU generator)."""
-    return tensor(host_generator.rng.permutation(n), dtype=dtype or dtypes.int64, device=device)
+def randperm(
+    n: int,
+    *,
+    generator: rnd.Generator | None = None,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A random permutation of 0..n-1, drawn on the host (like PyTorch's CPU generator) from
+    ``generator`` or the default generator."""
+    source = rnd.default_generator if generator is None else generator
+    order = rnd.draw_permutation(rnd.check_generator(source, "randperm"), n)
+    return tensor(order, dtype=dtype or dtypes.int64, device=device, requires_grad=requires_grad)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled
@@ -144,7 +145,7 @@ sub_ = _arithmetic("sub")
 mul = _arithmetic("mul")
 maximum = _arithmetic("maximum")
 minimum = _arithmetic("minimum")
-remainder = _arithmetic("remainder")
+_remainder = _arithmetic("remainder")
 
 
 def add(a: Operand, b: Operand, *, alpha: Any = None) -> Tensor:
@@ -158,20 +159,73 @@ def sub(a: Operand, b: Operand, *, alpha: Any = None) -> Tensor:
 _true_divide = _arithmetic("div", floating=True)
 
 
+def _is_float(value: Operand) -> bool:
+    return isinstance(value, float) or (isinstance(value, Tensor) and value.dtype.kind == "f")
+
+
+def _is_bool(value: Operand) -> bool:
+    return isinstance(value, bool) or (isinstance(value, Tensor) and value.dtype is dtypes.bool_)
+
+
+def _has_zero(t: Tensor) -> bool:
+    """Whether some element of ``t`` is zero: one reduction, one value read back."""
+    n = t.numel()
+    if not n:
+        return False
+    backend = t.backend
+    flat = backend.reshape(t.native, (n,))
+    hit = backend.any(backend.eq(flat, backend.full((), 0, t.dtype)), (0,), False)
+    return bool(backend.to_host(hit))
+
+
+def check_divisor(op: str, a: Operand, b: Operand) -> None:
+    """PyTorch's CPU errors for an integer division ``a / b`` (floor_divide, remainder, fmod,
+    div with rounding): NotImplementedError for two bools, RuntimeError for a zero divisor.
+    A float division passes: it gives inf or NaN (IEEE)."""
+    if _is_float(a) or _is_float(b):
+        return
+    if _is_bool(a) and _is_bool(b):
+        raise NotImplementedError(
+            f'"{op}" not implemented for bool tensors; convert them with .int() first'
+        )
+    if isinstance(a, Tensor) and not a.numel():
+        return  # nothing is divided
+    if _has_zero(b) if isinstance(b, Tensor) else b == 0:
+        raise RuntimeError(
+            f"{op}(): ZeroDivisionError: an integer divisor is zero; divide floats to get inf "
+            "or NaN instead"
+        )
+
+
 def div(a: Operand, b: Operand, *, rounding_mode: str | None = None) -> Tensor:
     """True division (ints give the default float), or ``"floor"``/``"trunc"`` rounding."""
     if rounding_mode is None:
         return _true_divide(a, b)
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(
+            f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}"
+        )
+    check_divisor("div", a, b)
     if rounding_mode == "floor":
-        return floor_divide(a, b)
-    if rounding_mode == "trunc":
-        return cast(trunc(_true_divide(a, b)), result_type(a, b))
-    raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}")
+        return _floor_divide(a, b)
+    return cast(trunc(_true_divide(a, b)), result_type(a, b))
 
 
 def floor_divide(a: Operand, b: Operand) -> Tensor:
+    """floor(a / b), as Python's ``//``."""
+    check_divisor("floor_divide", a, b)
+    return _floor_divide(a, b)
+
+
+def _floor_divide(a: Operand, b: Operand) -> Tensor:
     a, b, backend, dtype, an, bn = _operands("floor_divide", a, b, _same)
     return apply("floor_divide", backend.floordiv(an, bn), dtype, (a, b))
+
+
+def remainder(a: Operand, b: Operand) -> Tensor:
+    """a - floor(a / b) * b, with the sign of ``b``, as Python's ``%``."""
+    check_divisor("remainder", a, b)
+    return _remainder(a, b)
 
 
 def pow(a: Operand, b: Operand) -> Tensor:
@@ -446,6 +500,17 @@ def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
         bn = scalar_native(a.backend, b, a.dtype)
         native = a.backend.where(condition.native, a.native, bn)
         return apply("where", native, a.dtype, (condition, a, Tensor(bn, a.backend, a.dtype)))
+    if condition.dtype is not dtypes.bool_:
+        if condition.dtype is not dtypes.uint8:
+            raise RuntimeError(
+                f"where: expected condition to be a bool tensor, got {condition.dtype.name}; "
+                "compare first, e.g. where(x != 0, a, b)"
+            )
+        warnings.warn(
+            "where received a uint8 condition tensor; this is deprecated, use a bool condition",
+            UserWarning,
+            stacklevel=2,
+        )
     backend = condition.backend
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         dtype = result_type(a, b)

@@ -1,102 +1,162 @@
-"""Indexing: ``x[...]`` and ``x[...] = v`` (basic, advanced and boolean, NumPy's rules), and
+"""Indexing: ``x[...]`` and ``x[...] = v`` (basic, advanced and boolean, PyTorch's rules), and
 the gather/scatter family. Everything lowers to slice, flip, reshape, permute, take, gather
-and scatter primitives, so gradients come from their rules."""
+and scatter primitives, so gradients come from their rules.
+
+Every index a user passes is checked (:mod:`tensorweaver.ops.bounds`) and raises the error
+class PyTorch raises for that op; negative indices count from the end only in ``x[...]``.
+A mask must match the dimensions it covers. The ``*_unchecked`` functions take the core's
+own indices, in range by construction, and skip the check's read-back.
+"""
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
+
+import numpy as np
 
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends
+from tensorweaver.ops.bounds import check_index
+from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import Tensor, _axis
+
+#: Index tensor dtypes: integers are positions, bool and uint8 (deprecated) are masks.
+_POSITIONS = (dtypes.int64, dtypes.int32)
+_MASKS = (dtypes.bool_, dtypes.uint8)
 
 
 def _index_tensor(value: Any, like: Tensor) -> Tensor:
-    """A list / array / tensor index as an int64 or bool tensor on ``like``'s device."""
+    """A list / array / tensor index as int64 positions or a bool/uint8 mask on ``like``'s
+    device."""
     if isinstance(value, Tensor):
         t = value
     else:
-        import numpy as np
-
         array = np.asarray(value)
-        if array.dtype.kind not in "iub":
-            raise IndexError(
-                f"tensors used as indices must be long, int, byte or bool; got {array.dtype}"
-            )
         if array.dtype.kind == "b":
-            t = Tensor(like.backend.from_host(array, dtypes.bool_), like.backend, dtypes.bool_)
+            dtype = dtypes.bool_
+        elif array.dtype == np.uint8:
+            dtype = dtypes.uint8
+        elif array.dtype.kind in "iu" or array.size == 0:  # [] indexes nothing
+            dtype = dtypes.int64
         else:
-            t = Tensor(like.backend.from_host(array, dtypes.int64), like.backend, dtypes.int64)
-    if t.dtype.kind == "f":
+            raise IndexError(
+                "tensors used as indices must be long, int, byte or bool tensors; got "
+                f"{array.dtype}"
+            )
+        check_ndim("indexing", array.shape, like.backend)
+        t = Tensor(like.backend.from_host(array, dtype), like.backend, dtype)
+    if t.dtype not in _POSITIONS and t.dtype not in _MASKS:
         raise IndexError(
             f"tensors used as indices must be long, int, byte or bool tensors, got {t.dtype.name}"
         )
     check_backends("indexing", (like, t))
-    if t.dtype is not dtypes.bool_ and t.dtype is not dtypes.int64:
-        t = ew.cast(t, dtypes.int64)
-    return t
+    return ew.cast(t, dtypes.int64) if t.dtype is dtypes.int32 else t
 
 
-def _wrap_indices(idx: Tensor, size: int, dim: int) -> Tensor:
-    """Negative indices counted from the end, and a clear error for out-of-range ones."""
-    host = idx.backend.to_host(idx.native)
-    if host.size:
-        lo, hi = int(host.min()), int(host.max())
-        if lo < -size or hi >= size:
-            bad = lo if lo < -size else hi
-            raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
-        if lo < 0:
-            return ew.where(ew.lt(idx, 0), ew.add(idx, size), idx)
-    return idx
+def int64_index(op: str, index: Any, x: Tensor) -> Tensor:
+    """The int64 ``index`` argument of ``op`` (int32 is converted, as PyTorch accepts it)."""
+    if not isinstance(index, Tensor):
+        index = _index_tensor(index, x)
+    if index.dtype not in _POSITIONS:
+        raise RuntimeError(f"{op}(): expected an int64 or int32 index, got {index.dtype.name}")
+    check_backends(op, (x, index))
+    return ew.cast(index, dtypes.int64) if index.dtype is dtypes.int32 else index
+
+
+class _Advanced:
+    """An index tensor in an expanded index: int64 positions along the next dimension of the
+    tensor (``checked``: known to be in range and non-negative), or along a new dimension of
+    size 1 (``new_axis``: from a 0-d mask)."""
+
+    __slots__ = ("index", "checked", "new_axis")
+
+    def __init__(self, index: Tensor, checked: bool = False, new_axis: bool = False) -> None:
+        self.index, self.checked, self.new_axis = index, checked, new_axis
+
+
+def _unit_index(x: Tensor, keep: bool) -> _Advanced:
+    """A 0-d mask: a new dimension of size 1 that keeps its one element, or none of it."""
+    native = x.backend.full((1 if keep else 0,), 0, dtypes.int64)
+    return _Advanced(Tensor(native, x.backend, dtypes.int64), checked=True, new_axis=True)
+
+
+def _covers(part: Any) -> int:
+    """How many dimensions of the indexed tensor an index part reads."""
+    if part is None or part is Ellipsis:
+        return 0
+    if isinstance(part, _Advanced):
+        return 0 if part.new_axis else 1
+    if isinstance(part, Tensor) and part.dtype in _MASKS:
+        return part.ndim
+    return 1
+
+
+def _mask_coordinates(x: Tensor, mask: Tensor, dim: int) -> list[_Advanced]:
+    """The positions a mask selects in the dimensions ``dim, dim + 1, ...`` of ``x``, one index
+    per dimension, after checking its shape against theirs."""
+    if mask.dtype is dtypes.uint8:
+        warnings.warn(
+            "indexing with dtype uint8 is deprecated, please use a dtype bool instead",
+            UserWarning,
+            stacklevel=5,
+        )
+    for j, n in enumerate(mask.shape):
+        if n != x.shape[dim + j]:
+            raise IndexError(
+                f"The shape of the mask {list(mask.shape)} at index {j} does not match the "
+                f"shape of the indexed tensor {list(x.shape)} at index {dim + j}"
+            )
+    coords = Tensor(mask.backend.nonzero(mask.native), mask.backend, dtypes.int64)
+    return [_Advanced(coords[:, k], checked=True) for k in range(mask.ndim)]
 
 
 def _expand_index(x: Tensor, index: Any) -> list:
-    """The index as a list of per-dimension entries, Ellipsis expanded, masks as int tensors."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    entries: list = []
-    for item in index:
+    """The index as a list of entries: ints and slices (one per dimension of ``x``), None
+    (a new dimension) and :class:`_Advanced` index tensors; Ellipsis expanded, masks checked
+    and turned into coordinates."""
+    parts: list = []
+    for item in index if isinstance(index, tuple) else (index,):
         if item is None or item is Ellipsis or isinstance(item, slice):
-            entries.append(item)
+            parts.append(item)
         elif isinstance(item, bool):
-            raise IndexError("indexing with a Python bool is not supported; use a bool tensor")
+            parts.append(_unit_index(x, item))
         elif isinstance(item, int) or (
-            isinstance(item, Tensor) and not item.shape and item.dtype.kind in "iu"
+            isinstance(item, Tensor) and not item.shape and item.dtype in _POSITIONS
         ):
-            entries.append(int(item))
+            parts.append(int(item))
         else:
             t = _index_tensor(item, x)
-            if t.dtype is dtypes.bool_:
-                if t.ndim == 0:
-                    raise IndexError("indexing with a 0-d bool tensor is not supported")
-                coords = Tensor(t.backend.nonzero(t.native), t.backend, dtypes.int64)
-                entries.extend(coords[:, k] for k in range(t.ndim))
+            if t.dtype not in _MASKS:
+                parts.append(_Advanced(t))
             else:
-                entries.append(t)
-    used = sum(1 for e in entries if e is not None and e is not Ellipsis)
-    ellipses = [i for i, e in enumerate(entries) if e is Ellipsis]
-    if len(ellipses) > 1:
+                parts.append(t if t.shape else _unit_index(x, bool(t.item())))
+    if sum(1 for p in parts if p is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(_covers(p) for p in parts)
     if used > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim} (got {used} indices)")
-    fill = [slice(None)] * (x.ndim - used)
-    if ellipses:
-        at = ellipses[0]
-        entries[at : at + 1] = fill
-    else:
-        entries.extend(fill)
+    entries: list = []
+    dim = 0
+    for part in parts:
+        if part is Ellipsis:
+            entries.extend([slice(None)] * (x.ndim - used))
+            dim += x.ndim - used
+        elif isinstance(part, Tensor):  # a mask
+            entries.extend(_mask_coordinates(x, part, dim))
+            dim += part.ndim
+        else:
+            entries.append(part)
+            dim += _covers(part)
+    entries.extend([slice(None)] * (x.ndim - dim))
     return entries
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
-    if isinstance(index, Tensor) and index.dtype is dtypes.bool_ and index.ndim == 0:
-        # x[True] adds a leading axis of length 1; x[False] one of length 0.
-        out = mv.unsqueeze(x, 0)
-        return out if bool(index.item()) else mv.narrow(out, 0, 0, 0)
     entries = _expand_index(x, index)
     starts, stops, steps, flips = [], [], [], []
     shape: list[int] = []  # the shape after basic indexing, with None axes added
@@ -105,6 +165,10 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     for e in entries:
         if e is None:
             shape.append(1)
+            continue
+        if isinstance(e, _Advanced) and e.new_axis:
+            shape.append(1)
+            advanced.append((len(shape) - 1, e.index))
             continue
         n = x.shape[dim]
         if isinstance(e, slice):
@@ -128,11 +192,16 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             stops.append(e + 1)
             steps.append(1)
         else:
+            idx = e.index
+            if not e.checked and check_index(
+                "indexing", idx, n, dim, error=IndexError, negative=True
+            ):
+                idx = ew.where(ew.lt(idx, 0), ew.add(idx, n), idx)
             starts.append(0)
             stops.append(n)
             steps.append(1)
             shape.append(n)
-            advanced.append((len(shape) - 1, _wrap_indices(e, n, dim)))
+            advanced.append((len(shape) - 1, idx))
         dim += 1
     out = mv.slice_dims(x, starts, stops, steps) if x.ndim else x
     if flips:
@@ -150,7 +219,7 @@ def getitem(x: Tensor, index: Any) -> Tensor:
 
 
 def _advanced(x: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:
-    """NumPy's advanced indexing of ``x`` by index tensors at the given dimensions."""
+    """PyTorch's advanced indexing of ``x`` by in-range index tensors at the given dimensions."""
     dims = [d for d, _ in advanced]
     indices = [t for _, t in advanced]
     bshape = broadcast_shapes("indexing", *(t.shape for t in indices))
@@ -190,6 +259,11 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             ),
             index,
         )
+    if _fills_through_byte_mask(index, value):
+        raise RuntimeError(
+            "setitem: a single value cannot be written through a uint8 mask (PyTorch's "
+            "masked_fill_ takes only bool masks); convert the mask with .bool()"
+        )
     if not isinstance(value, Tensor):
         value = Tensor(x.backend.full((), value, x.dtype), x.backend, x.dtype)
     elif value.dtype is not x.dtype:
@@ -203,17 +277,31 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             f"of shape {list(positions.shape)}"
         ) from None
     flat_index = mv.reshape(positions, (-1,))
-    updated = scatter(mv.reshape(source, (-1,)), 0, flat_index, mv.reshape(value, (-1,)))
-    x._assign(mv.reshape(updated, x.shape))
+    flat = scatter_unchecked(mv.reshape(source, (-1,)), 0, flat_index, mv.reshape(value, (-1,)))
+    x._assign(mv.reshape(flat, x.shape))
 
 
-def _check_index(op: str, x: Tensor, dim: int, index: Tensor) -> int:
-    if not isinstance(index, Tensor) or index.dtype is not dtypes.int64:
-        raise RuntimeError(
-            f"{op}(): expected index to be an int64 tensor, got "
-            f"{getattr(index, 'dtype', type(index).__name__)}"
-        )
-    check_backends(op, (x, index))
+def _fills_through_byte_mask(index: Any, value: Any) -> bool:
+    """Whether PyTorch would write ``value`` with ``masked_fill_``, which refuses uint8 masks:
+    one value, and a uint8 mask as the only index tensor."""
+    items = index if isinstance(index, tuple) else (index,)
+    arrays = [
+        i for i in items if isinstance(i, (list, np.ndarray)) or (isinstance(i, Tensor) and i.shape)
+    ]
+    return (
+        len(arrays) == 1
+        and getattr(arrays[0], "dtype", None) is dtypes.uint8
+        and (not isinstance(value, Tensor) or value.numel() == 1)
+    )
+
+
+def check_scatter_index(op: str, x: Tensor, dim: int, index: Any) -> tuple[int, Tensor]:
+    """``dim`` normalised and ``index`` as int64, after PyTorch's checks for gather and the
+    scatters: ``index`` has ``x``'s number of dimensions, is no larger than ``x`` but along
+    ``dim``, and lies in ``[0, size)`` along ``dim`` (no negative indices)."""
+    if not isinstance(index, Tensor):
+        raise RuntimeError(f"{op}(): expected index to be a tensor, got {type(index).__name__}")
+    index = int64_index(op, index, x)
     d = _axis(dim, x.ndim, op)
     if index.ndim != x.ndim and not (x.ndim == 0 and index.ndim <= 1):
         raise RuntimeError(
@@ -225,12 +313,17 @@ def _check_index(op: str, x: Tensor, dim: int, index: Tensor) -> int:
             raise RuntimeError(
                 f"{op}(): size of index dimension {i} ({n}) is larger than the input's ({m})"
             )
-    return d
+    check_index(f"{op}()", index, x.shape[d] if x.ndim else 1, d)
+    return d, index
 
 
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
-    d = _check_index("gather", x, dim, index)
-    index = _wrap_indices(index, x.shape[d] if x.ndim else 1, d)
+    d, index = check_scatter_index("gather", x, dim, index)
+    return gather_unchecked(x, d, index)
+
+
+def gather_unchecked(x: Tensor, d: int, index: Tensor) -> Tensor:
+    """``gather`` of the core's own ``index``: int64, in range, ``d`` normalised."""
     native = x.backend.gather(x.native, d, index.native)
     return apply("gather", native, x.dtype, (x,), (d, index))
 
@@ -249,12 +342,17 @@ def scatter(
         if reduce != "add":
             raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported; use 'add'")
         return scatter_add(x, dim, index, src)
-    d = _check_index("scatter", x, dim, index)
+    d, index = check_scatter_index("scatter", x, dim, index)
     if src is None:
         src = value
     if not isinstance(src, Tensor):
         src = mv.expand(Tensor(x.backend.full((), src, x.dtype), x.backend, x.dtype), index.shape)
-    src = _src_for(x, index, src, "scatter")
+    return scatter_unchecked(x, d, index, _src_for(x, index, src, "scatter"))
+
+
+def scatter_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
+    """``scatter`` of the core's own ``index`` (int64, in range) and ``src`` (x's dtype,
+    index's shape)."""
     native = x.backend.scatter(x.native, d, index.native, src.native)
     return apply("scatter", native, x.dtype, (x, src), (d, index))
 
@@ -275,25 +373,41 @@ def _src_for(x: Tensor, index: Tensor, src: Tensor, op: str) -> Tensor:
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``x`` with ``src`` added at ``index`` along ``dim``; duplicates accumulate."""
-    d = _check_index("scatter_add", x, dim, index)
-    src = _src_for(x, index, src, "scatter_add")
+    d, index = check_scatter_index("scatter_add", x, dim, index)
+    return scatter_add_unchecked(x, d, index, _src_for(x, index, src, "scatter_add"))
+
+
+def scatter_add_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
+    """``scatter_add`` of the core's own ``index`` (int64, in range) and ``src`` (x's dtype,
+    index's shape)."""
     native = x.backend.scatter_add(x.native, d, index.native, src.native)
     return apply("scatter_add", native, x.dtype, (x, src), (d, index))
 
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     d = _axis(dim, x.ndim, "index_select")
-    index = _index_tensor(index, x)
+    index = int64_index("index_select", index, x)
     if index.ndim > 1:
         raise IndexError(f"index_select(): index must be 0-d or 1-d, got shape {index.shape}")
-    index = _wrap_indices(mv.reshape(index, (-1,)), x.shape[d], d)
-    return take_along(x, d, index)
+    flat = mv.reshape(index, (-1,))
+    if x.ndim == 0:
+        if flat.shape[0] != 1:
+            raise RuntimeError(
+                f"index_select(): index to a 0-d tensor can have only 1 value, got {flat.shape[0]}"
+            )
+        check_index("index_select()", flat, 1, 0, error=IndexError)
+        return x.clone()
+    # PyTorch's CPU kernels raise IndexError, but RuntimeError along dimension 1 or an empty
+    # dimension of a tensor with more than one.
+    error = RuntimeError if x.ndim > 1 and (d == 1 or x.shape[d] == 0) else IndexError
+    check_index("index_select()", flat, x.shape[d], d, error=error)
+    return take_along(x, d, flat)
 
 
 def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """A copy of ``x`` with the slices of ``source`` added at ``index`` along ``dim``."""
     d = _axis(dim, x.ndim, "index_add")
-    index = _wrap_indices(mv.reshape(_index_tensor(index, x), (-1,)), x.shape[d], d)
+    index = mv.reshape(int64_index("index_add", index, x), (-1,))
     if alpha != 1:
         source = ew.mul(source, alpha)
     if source.ndim != x.ndim or source.shape[d] != index.shape[0]:
@@ -301,13 +415,27 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any 
             f"index_add(): source of shape {list(source.shape)} does not fit input of shape "
             f"{list(x.shape)} with {index.shape[0]} indices along dim {d}"
         )
+    check_index("index_add()", index, x.shape[d], d)
+    return index_add_unchecked(x, d, index, source)
+
+
+def index_add_unchecked(x: Tensor, d: int, index: Tensor, source: Tensor) -> Tensor:
+    """``index_add`` of the core's own 1-d ``index`` (int64, in range, ``d`` normalised)."""
     shape = [1] * x.ndim
     shape[d] = index.shape[0]
     full_index = mv.expand(mv.reshape(index, tuple(shape)), source.shape)
-    return scatter_add(x, d, full_index, source)
+    return scatter_add_unchecked(x, d, full_index, _src_for(x, full_index, source, "index_add"))
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """``x``'s elements at ``indices`` along ``dim`` (of the flattened ``x`` when None);
+    ``indices`` in ``[0, size)``, as ``gather`` (PyTorch's CPU kernel reads out of bounds
+    instead of checking when ``dim`` is given)."""
+    if not isinstance(indices, Tensor) or indices.dtype is not dtypes.int64:
+        raise RuntimeError(
+            "take_along_dim(): dtype of indices should be int64, got "
+            f"{getattr(indices, 'dtype', type(indices)).name}"
+        )
     if dim is None:
         return gather(mv.reshape(x, (-1,)), 0, mv.reshape(indices, (-1,)))
     d = _axis(dim, x.ndim, "take_along_dim")
@@ -327,26 +455,41 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     return gather(mv.expand(x, xs), d, mv.expand(indices, ids))
 
 
-def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
+def _bool_mask(op: str, mask: Any) -> Tensor:
     if not isinstance(mask, Tensor) or mask.dtype is not dtypes.bool_:
-        raise RuntimeError("masked_fill: the mask must be a bool tensor")
+        raise RuntimeError(
+            f"{op}: expected a bool mask, got {getattr(mask, 'dtype', type(mask)).name}; "
+            "convert it with .bool()"
+        )
+    return mask
+
+
+def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``x`` with ``value`` where ``mask`` holds; the two broadcast together (the in-place
+    ``masked_fill_`` then refuses a result larger than ``x``)."""
+    mask = _bool_mask("masked_fill", mask)
     if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(
+                "masked_fill: only supports a 0-dimensional value tensor, but got one of shape "
+                f"{list(value.shape)}"
+            )
         value = ew.cast(value, x.dtype)
     else:
         value = Tensor(x.backend.full((), value, x.dtype), x.backend, x.dtype)
     try:
-        out = ew.where(mask, value, x)
+        broadcast_shapes("masked_fill", x.shape, mask.shape)
     except RuntimeError:
-        out = None
-    if out is None or out.shape != x.shape:
         raise RuntimeError(
-            f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to the input's "
+            f"masked_fill: mask of shape {list(mask.shape)} does not broadcast with the input's "
             f"shape {list(x.shape)}"
-        )
-    return out
+        ) from None
+    return ew.where(mask, value, x)
 
 
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
+    """The elements of ``x`` where ``mask`` holds, as a 1-d tensor (the two broadcast)."""
+    mask = _bool_mask("masked_select", mask)
     shape = broadcast_shapes("masked_select", x.shape, mask.shape)
     return getitem(mv.expand(x, shape), mv.expand(mask, shape))
 

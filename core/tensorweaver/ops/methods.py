@@ -14,6 +14,7 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops import numeric, order_stats, sampling, sort, structure, views
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import apply
+from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import Tensor
 
 
@@ -61,6 +62,7 @@ def _to_device(x: Tensor, device: Any) -> Tensor:
             f"to({backend.device.name}): that device has no {dtype.name}; convert first, "
             f"e.g. x.to(tw.float32).to({backend.device.name!r})"
         )
+    check_ndim(f"to({backend.device.name!r})", x.shape, backend)
     native = backend.from_host(x.backend.to_host(x.native), dtype)
     out = apply("to_device", native, dtype, (x,))
     out.backend = backend
@@ -101,16 +103,6 @@ def _copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     self._check_inplace()
     src = src.to(self.backend) if src.backend is not self.backend else src
     return self._assign(mv.expand(ew.cast(src, self.dtype), self.shape), "copy_")
-
-
-def _uniform(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    self._check_inplace()
-    return self._assign(cr.uniform(self.shape, a, b, self), "uniform_")
-
-
-def _normal(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    self._check_inplace()
-    return self._assign(cr.normal(self.shape, mean, std, self), "normal_")
 
 
 def _clone(self: Tensor, memory_format: Any = None) -> Tensor:
@@ -279,6 +271,7 @@ _METHODS: dict[str, Any] = {
     "msort": sort.msort,
     "topk": sort.topk,
     "multinomial": sampling.multinomial,
+    "bernoulli": sampling.bernoulli,
     # order statistics and counting
     **{
         name: getattr(order_stats, name)
@@ -400,8 +393,10 @@ _METHODS: dict[str, Any] = {
     "zero_": _zero,
     "fill_": _fill,
     "copy_": _copy,
-    "uniform_": _uniform,
-    "normal_": _normal,
+    **{
+        name: getattr(sampling, name)
+        for name in ("uniform_", "normal_", "bernoulli_", "random_", "exponential_")
+    },
 }
 
 for _name in (
@@ -423,6 +418,7 @@ for _name in (
     "addcdiv",
     "floor_divide",
     "remainder",
+    "fmod",
     "sigmoid",
     "tanh",
     "relu",

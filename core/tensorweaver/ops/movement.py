@@ -9,6 +9,7 @@ from typing import Any
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import apply, cast_native, check_backends
+from tensorweaver.ops.rank import check_ndim, max_ndim
 from tensorweaver.promotion import promote_types
 from tensorweaver.tensor import Tensor, _axis
 
@@ -33,8 +34,15 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
             f"reshape: shape {list(shape)} is invalid for input of shape {list(x.shape)} "
             f"({numel} elements)"
         )
+    return _reshape(x, shape, "reshape")
+
+
+def _reshape(x: Tensor, shape: tuple, op: str) -> Tensor:
+    """``x`` in a valid ``shape`` of its size; ``op`` names the caller in a rank error."""
     if shape == x.shape:
         return x
+    if len(shape) > len(x.shape):  # only a growing rank can exceed the backend's limit
+        check_ndim(op, shape, x.backend)
     return apply("reshape", x.backend.reshape(x.native, shape), x.dtype, (x,))
 
 
@@ -58,7 +66,7 @@ def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
         sizes = tuple(x.shape[d] // known if s == -1 else s for s in sizes)
     if math.prod(sizes) != x.shape[d]:
         raise RuntimeError(f"unflatten: sizes {list(sizes)} do not multiply to {x.shape[d]}")
-    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1 :])
+    return _reshape(x, x.shape[:d] + sizes + x.shape[d + 1 :], "unflatten")
 
 
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
@@ -72,7 +80,7 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     d = _axis(dim, x.ndim + 1, "unsqueeze")
-    return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
+    return _reshape(x, x.shape[:d] + (1,) + x.shape[d:], "unsqueeze")
 
 
 def permute(x: Tensor, *dims: Any) -> Tensor:
@@ -125,6 +133,7 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
         return x
     native = x.native
     if lead:
+        check_ndim("expand", shape, x.backend)
         native = x.backend.reshape(native, (1,) * lead + x.shape)
     return apply("expand", x.backend.expand(native, shape), x.dtype, (x,))
 
@@ -144,11 +153,35 @@ def repeat(x: Tensor, *repeats: Any) -> Tensor:
             f"repeat: the number of repeats ({len(reps)}) cannot be smaller than the number "
             f"of dimensions ({x.ndim})"
         )
-    shape = (1,) * (len(reps) - x.ndim) + x.shape
-    interleaved = tuple(v for n in shape for v in (1, n))
-    target = tuple(v for r, n in zip(reps, shape) for v in (r, n))
-    out = expand(reshape(x, interleaved), target)
-    return reshape(out, tuple(r * n for r, n in zip(reps, shape)))
+    if min(reps, default=0) < 0:
+        raise RuntimeError(f"repeat: repeats {list(reps)} must be non-negative")
+    return _tile(x, (1,) * (len(reps) - x.ndim) + x.shape, reps)
+
+
+def _tile(x: Tensor, shape: tuple, reps: tuple) -> Tensor:
+    """``x``, of ``shape`` but for leading 1s, repeated ``reps[i]`` times along dimension i.
+
+    Each repeated dimension becomes two: the copies, then the block of the input from that
+    dimension up to the next repeated one, all merged (one more in front holds the dimensions
+    before the first). The copies are an ``expand`` of a size-1 dimension there. Where that
+    needs more dimensions than the backend's ``max_ndim``, the repeats are done in turns.
+    """
+    axes = [i for i, r in enumerate(reps) if r != 1]
+    if not axes:
+        return _reshape(x, shape, "repeat")
+    limit = max_ndim(x.backend)
+    most = len(axes) if limit is None else max(1, (limit - (axes[0] > 0)) // 2)
+    if len(axes) > most:  # too many dimensions at once: the first repeats, then the rest
+        cut = axes[most]
+        first = _tile(x, shape, reps[:cut] + (1,) * (len(reps) - cut))
+        return _tile(first, first.shape, (1,) * cut + reps[cut:])
+    bounds = (*axes, len(shape))
+    blocks = [math.prod(shape[a:b]) for a, b in zip(bounds, bounds[1:])]
+    lead = (math.prod(shape[: axes[0]]),) if axes[0] else ()
+    source = lead + tuple(v for n in blocks for v in (1, n))
+    target = lead + tuple(v for a, n in zip(axes, blocks) for v in (reps[a], n))
+    out = expand(_reshape(x, source, "repeat"), target)
+    return _reshape(out, tuple(r * n for r, n in zip(reps, shape)), "repeat")
 
 
 def pad_dims(x: Tensor, widths: Sequence[tuple[int, int]], value: Any = 0) -> Tensor:
@@ -259,6 +292,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             f"{', '.join(str(list(t.shape)) for t in tensors)}"
         )
     d = _axis(dim, tensors[0].ndim + 1, "stack")
+    check_ndim("stack", (len(tensors), *tensors[0].shape), tensors[0].backend)
     return cat([unsqueeze(t, d) for t in tensors], d)
 
 

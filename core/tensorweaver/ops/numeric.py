@@ -28,6 +28,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as red
 from tensorweaver.ops import sort as srt
+from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.reduce import Dim, ValuesIndices
 from tensorweaver.promotion import get_default_dtype, result_type
 from tensorweaver.tensor import Tensor, _axis
@@ -146,13 +147,8 @@ def fmod(input: Tensor, other: Any) -> Tensor:
     """C's fmod: the remainder of input / other truncated, with the sign of ``input``.
     Computed as ±(|input| mod |other|), which is exact (no rounded quotient)."""
     _need_tensor("fmod", "input", 1, input)
-    dtype = result_type(input, other)
-    if dtype is dtypes.bool_:
-        raise NotImplementedError('"fmod" not implemented for bool tensors; convert with .int()')
+    ew.check_divisor("fmod", input, other)
     magnitude = ew.abs(other) if isinstance(other, Tensor) else abs(other)
-    zero = magnitude == 0 if not isinstance(other, Tensor) else bool(red.any(ew.eq(other, 0)))
-    if dtype.kind != "f" and zero:
-        raise RuntimeError("fmod(): ZeroDivisionError: an integer divisor is zero")
     rest = ew.remainder(ew.abs(input), magnitude)
     return ew.where(ew.lt(input, 0), ew.neg(rest), rest)
 
@@ -270,7 +266,7 @@ def _running_extreme(op: str, input: Tensor, dim: int) -> ValuesIndices:
     shape[axis] = input.shape[axis]
     positions = mv.reshape(cr.arange(input.shape[axis], dtype=dtypes.int64, device=input), shape)
     _, indices = _scan((input.detach(), mv.expand(positions, input.shape)), axis, combine)
-    return ValuesIndices(ix.gather(input, axis, indices), indices)  # gradient via gather
+    return ValuesIndices(ix.gather_unchecked(input, axis, indices), indices)  # gradient via gather
 
 
 def cummax(input: Tensor, dim: int) -> ValuesIndices:
@@ -305,7 +301,6 @@ _SCATTER_ALIASES = {"max": "amax", "min": "amin"}
 def _flat_targets(x: Tensor, axis: int, index: Tensor) -> Tensor:
     """The position in ``x.reshape(-1)`` each element of ``index`` sends its source to."""
     strides = [math.prod(x.shape[a + 1 :]) for a in range(x.ndim)]
-    index = ew.where(ew.lt(index, 0), ew.add(index, x.shape[axis]), index)
     flat = ew.mul(index, strides[axis])
     for a in range(x.ndim):
         if a != axis:
@@ -348,8 +343,8 @@ def _segment_reduce(x: Tensor, axis: int, index: Tensor, src: Tensor, op: Callab
         return filler
     targets = _flat_targets(x, axis, index)
     order = srt.argsort(targets, stable=True)
-    runs = ix.gather(targets, 0, order)
-    values = ix.gather(mv.reshape(src, (-1,)), 0, order)
+    runs = ix.gather_unchecked(targets, 0, order)
+    values = ix.gather_unchecked(mv.reshape(src, (-1,)), 0, order)
 
     def combine(earlier: State, later: State) -> State:
         same = ew.eq(earlier[1], later[1])
@@ -359,7 +354,8 @@ def _segment_reduce(x: Tensor, axis: int, index: Tensor, src: Tensor, op: Callab
     n = runs.shape[0]
     last = ew.ne(mv.narrow(runs, 0, 1, n - 1), mv.narrow(runs, 0, 0, n - 1))
     last = mv.cat([last, cr.full((1,), True, dtype=dtypes.bool_, device=x)])
-    return ix.scatter(filler.reshape(-1), 0, runs[last], values[last]).reshape(x.shape)
+    out = ix.scatter_unchecked(filler.reshape(-1), 0, runs[last], values[last])
+    return out.reshape(x.shape)
 
 
 class _SharedExtreme(Function):
@@ -375,7 +371,7 @@ class _SharedExtreme(Function):
     def backward(ctx: Any, grad: Tensor) -> tuple:
         self_weight, src_weight = ctx.weights
         axis, index = ctx.where
-        src_grad = ew.mul(ix.gather(grad, axis, index), src_weight)
+        src_grad = ew.mul(ix.gather_unchecked(grad, axis, index), src_weight)
         return ew.mul(grad, self_weight), src_grad, None, None, None
 
 
@@ -392,18 +388,24 @@ def _scatter_extreme(
     # PyTorch shares the gradient evenly among the elements equal to the result, counting
     # self even where include_self=False (and then giving self none).
     self_hit = ew.cast(ew.eq(x, out), x.dtype)
-    src_hit = ew.cast(ew.eq(src, ix.gather(out, axis, index)), x.dtype)
-    count = ix.scatter_add(self_hit, axis, index, src_hit)
+    src_hit = ew.cast(ew.eq(src, ix.gather_unchecked(out, axis, index)), x.dtype)
+    count = ix.scatter_add_unchecked(self_hit, axis, index, src_hit)
     self_weight = ew.div(self_hit, count)
     if not include_self:
         self_weight = ew.where(targeted, 0.0, self_weight)
-    weights = (self_weight, ew.div(src_hit, ix.gather(count, axis, index)))
+    weights = (self_weight, ew.div(src_hit, ix.gather_unchecked(count, axis, index)))
     return _SharedExtreme.apply(x, src, out, weights, (axis, index))
 
 
 def _targeted(x: Tensor, axis: int, index: Tensor) -> Tensor:
     """Where in ``x`` a scatter along ``axis`` by ``index`` writes (bool)."""
-    return ix.scatter(cr.zeros_like(x, dtype=dtypes.bool_), axis, index, value=True)
+    return _fill_at(cr.zeros_like(x, dtype=dtypes.bool_), axis, index, True)
+
+
+def _fill_at(x: Tensor, axis: int, index: Tensor, value: Any) -> Tensor:
+    """``x`` with ``value`` written at the (checked) ``index`` along ``axis``."""
+    filler = mv.expand(cr.full((), value, dtype=x.dtype, device=x), index.shape)
+    return ix.scatter_unchecked(x, axis, index, filler)
 
 
 def _scatter_reduce(
@@ -423,14 +425,14 @@ def _scatter_reduce(
     if reduce in ("amax", "amin"):
         return _scatter_extreme(x, axis, index, src, reduce, include_self)
     identity = 1 if reduce == "prod" else 0
-    base = x if include_self else ix.scatter(x, axis, index, value=identity)
+    base = x if include_self else _fill_at(x, axis, index, identity)
     if reduce == "prod":
         return ew.mul(base, _segment_reduce(x, axis, index, src, ew.mul))
-    total = ix.scatter_add(base, axis, index, src)
+    total = ix.scatter_add_unchecked(base, axis, index, src)
     if reduce == "sum":
         return total
     ones = cr.ones_like(index)
-    count = ix.scatter_add(
+    count = ix.scatter_add_unchecked(
         cr.full_like(x, int(include_self), dtype=dtypes.int64), axis, index, ones
     )
     count = ew.where(ew.eq(count, 0), 1, count)
@@ -455,8 +457,7 @@ def scatter_reduce(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
     reduce = _SCATTER_ALIASES.get(reduce, reduce)
-    axis = _axis(dim, input.ndim, "scatter_reduce")
-    ix.gather(input, axis, index)  # checks the index as PyTorch does
+    axis, index = ix.check_scatter_index("scatter_reduce", input, dim, index)
     return _scatter_reduce("scatter_reduce", input, axis, index, src, reduce, include_self)
 
 
@@ -477,11 +478,15 @@ def index_reduce(
             f"{reduce}."
         )
     axis = _axis(dim, input.ndim, "index_reduce")
+    index = ix.int64_index("index_reduce", index, input)
     if index.ndim > 1 or source.ndim != input.ndim or source.shape[axis] != index.numel():
         raise IndexError(
             f"index_reduce(): source of shape {list(source.shape)} does not fit input of shape "
             f"{list(input.shape)} with a 1-d index of {index.numel()} along dim {axis}"
         )
+    check_index(
+        "index_reduce()", mv.reshape(index, (-1,)), input.shape[axis], axis, error=IndexError
+    )
     shape = [1] * input.ndim
     shape[axis] = index.numel()
     full_index = mv.expand(mv.reshape(index, shape), source.shape)

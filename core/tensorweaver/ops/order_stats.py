@@ -24,6 +24,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import sort as st
+from tensorweaver.ops.bounds import extrema
 from tensorweaver.ops.reduce import ValuesIndices, _check_nonempty
 from tensorweaver.tensor import Tensor, _axis
 
@@ -45,7 +46,9 @@ def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> 
     _check_nonempty(op, flat, (axis,))
     values, indices = st.sort(flat, axis)
     where = position(values, axis)
-    out = ValuesIndices(ix.gather(values, axis, where), ix.gather(indices, axis, where))
+    out = ValuesIndices(
+        ix.gather_unchecked(values, axis, where), ix.gather_unchecked(indices, axis, where)
+    )
     if keepdim and x.ndim:
         return out
     return ValuesIndices(mv.squeeze(out.values, axis), mv.squeeze(out.indices, axis))
@@ -139,11 +142,11 @@ def _ranks(values: Tensor, axis: int, q: Tensor, ignore_nan: bool) -> Tensor:
 def _interpolate(values: Tensor, axis: int, ranks: Tensor, interpolation: str) -> Tensor:
     if interpolation in ("lower", "higher", "nearest"):
         rounded = {"lower": ew.floor, "higher": ew.ceil, "nearest": ew.round}[interpolation]
-        return ix.gather(values, axis, rounded(ranks).long())
+        return ix.gather_unchecked(values, axis, rounded(ranks).long())
     below = ew.floor(ranks)
     weight = ew.sub(ranks, below) if interpolation == "linear" else cr.full_like(ranks, 0.5)
-    lower = ix.gather(values, axis, below.long())
-    return ew.lerp(lower, ix.gather(values, axis, ew.ceil(ranks).long()), weight)
+    lower = ix.gather_unchecked(values, axis, below.long())
+    return ew.lerp(lower, ix.gather_unchecked(values, axis, ew.ceil(ranks).long()), weight)
 
 
 def _quantile(
@@ -201,7 +204,7 @@ def _runs(values: Tensor, axis: int, nan_equal: bool) -> tuple[Tensor, Tensor, T
         differs = differs & ~(ew.isnan(head) & ew.isnan(tail))
     edge = cr.ones_like(mv.narrow(values, axis, 0, 1), dtype=dtypes.bool_)
     run_id = rd.cumsum(mv.cat([edge, differs], axis), axis) - 1
-    lengths = ix.scatter_add(cr.zeros_like(run_id), axis, run_id, cr.ones_like(run_id))
+    lengths = ix.scatter_add_unchecked(cr.zeros_like(run_id), axis, run_id, cr.ones_like(run_id))
     return run_id, lengths, mv.cat([differs, edge], axis)
 
 
@@ -211,7 +214,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
 
     def position(values: Tensor, axis: int) -> Tensor:
         run_id, lengths, ends = _runs(values, axis, nan_equal=True)
-        score = ew.where(ends, ix.gather(lengths, axis, run_id), 0)
+        score = ew.where(ends, ix.gather_unchecked(lengths, axis, run_id), 0)
         return rd.argmax(score, axis, keepdim=True)
 
     if input.dtype is dtypes.bool_:
@@ -246,7 +249,8 @@ def unique(
         out = ix.masked_select(values, ends)
     extras = []
     if return_inverse:
-        extras.append(ix.scatter(cr.zeros_like(order), 0, order, run_id).reshape(input.shape))
+        inverse = ix.scatter_unchecked(cr.zeros_like(order), 0, order, run_id)
+        extras.append(inverse.reshape(input.shape))
     if return_counts:
         extras.append(mv.narrow(lengths, 0, 0, out.numel()))
     return (out, *extras) if extras else out
@@ -259,10 +263,15 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise NotImplementedError(
             f"bincount: not implemented for {input.dtype.name} input; pass integers (.long())"
         )
-    if input.ndim != 1 or (input.numel() and rd.amin(input).item() < 0):
+    if input.ndim != 1:
         raise RuntimeError(
             f"bincount only supports 1-d non-negative integral inputs (got shape "
             f"{tuple(input.shape)})"
+        )
+    bounds = extrema(input)
+    if bounds and bounds[0] < 0:
+        raise RuntimeError(
+            f"bincount only supports 1-d non-negative integral inputs (got the value {bounds[0]})"
         )
     if minlength < 0:
         raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}")
@@ -271,14 +280,15 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
             f"bincount: weights should be 1-d and have the same length as input (weights "
             f"{tuple(weights.shape)}, input {tuple(input.shape)})"
         )
-    size = max(minlength, rd.amax(input).item() + 1 if input.numel() else 0)
+    size = max(minlength, bounds[1] + 1 if bounds else 0)
     if weights is None:
         dtype, src = dtypes.int64, cr.ones_like(input, dtype=dtypes.int64)
     else:  # float and double weights keep their dtype; any other sums in double
         float_types = (dtypes.float32, dtypes.float64)
         dtype = weights.dtype if weights.dtype in float_types else dtypes.float64
         src = weights.to(dtype)
-    return ix.scatter_add(cr.zeros(size, dtype=dtype, device=input.device), 0, input.long(), src)
+    zeros = cr.zeros(size, dtype=dtype, device=input.device)
+    return ix.scatter_add_unchecked(zeros, 0, input.long(), src)
 
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
@@ -304,7 +314,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     inside = ew.logical_and(x >= low, x <= high)  # False for NaN
     slot = ew.where(inside, ew.clamp(position, max=bins - 1), bins)  # slot ``bins``: dropped
     counts = cr.zeros(bins + 1, dtype=input.dtype, device=input.device)
-    return mv.narrow(ix.scatter_add(counts, 0, slot, cr.ones_like(x)), 0, 0, bins)
+    return mv.narrow(ix.scatter_add_unchecked(counts, 0, slot, cr.ones_like(x)), 0, 0, bins)
 
 
 def searchsorted(
@@ -346,7 +356,8 @@ def searchsorted(
     order = st.argsort(joined, -1)
     from_seq = ew.lt(order, n) if right else ew.ge(order, m)
     before = rd.cumsum(from_seq, -1)
-    at = mv.narrow(ix.scatter(cr.zeros_like(order), -1, order, before), -1, n if right else 0, m)
+    slots = ix.scatter_unchecked(cr.zeros_like(order), joined.ndim - 1, order, before)
+    at = mv.narrow(slots, -1, n if right else 0, m)
     return at.reshape(values.shape).to(dtypes.int32 if out_int32 else dtypes.int64)
 
 

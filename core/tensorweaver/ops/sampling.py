@@ -1,23 +1,41 @@
-"""``multinomial``: draw category indices from rows of non-negative weights, PyTorch's API.
+"""Sampling ops with PyTorch's API: ``multinomial``, ``bernoulli`` and the in-place fills
+``uniform_``, ``normal_``, ``bernoulli_``, ``random_`` and ``exponential_``.
 
+Each draws from the device's own generator, or on the host from ``generator=`` (see
+:mod:`tensorweaver.random`).
+
+``multinomial`` draws category indices from rows of non-negative weights.
 With replacement, each draw is the first category whose running sum of weights exceeds a
 uniform draw scaled to the row's total. Without replacement, each category gets the key
 ``E / w`` with ``E`` exponentially distributed, and the ``num_samples`` smallest keys win:
 the same law as drawing one at a time and removing what was drawn (Efraimidis and
 Spirakis), in one sort; once the categories of positive weight run out, those of weight
-zero follow in index order (PyTorch, too, returns them rather than raising). Draws use the
-backend's own generator (``tw.manual_seed``).
+zero follow in index order (PyTorch, too, returns them rather than raising).
+
+``random_`` without an upper bound stays below ``2**digits + 1`` for floats (every integer
+there is exact) and below the dtype's maximum plus one for integers, as in PyTorch; for
+int64 the bound is ``2**63 - 1``, so the maximum itself is never drawn.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from tensorweaver.autograd.mode import no_grad
+from tensorweaver.contract import dtypes
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops.overflow import int_range
 from tensorweaver.ops.sort import argsort
+from tensorweaver.promotion import get_default_dtype
+from tensorweaver.random import Generator
 from tensorweaver.tensor import Tensor
+
+_UNSET: Any = object()
+#: Floats hold every integer up to 2**digits.
+_DIGITS = {dtypes.float16: 11, dtypes.bfloat16: 8, dtypes.float32: 24, dtypes.float64: 53}
 
 
 def _check_weights(p: Tensor, num_samples: int, replacement: bool) -> None:
@@ -44,7 +62,13 @@ def _check_weights(p: Tensor, num_samples: int, replacement: bool) -> None:
         )
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> Tensor:
+def multinomial(
+    input: Tensor,
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
     """``num_samples`` category indices (int64) for each row of weights in ``input``
     (``(C,)`` or ``(N, C)``; weights need not sum to one)."""
     _check_weights(input, num_samples, replacement)
@@ -54,12 +78,116 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False) -> T
         if replacement:
             cdf = rd.cumsum(p, -1)
             totals = mv.narrow(cdf, 1, categories - 1, 1)
-            draws = ew.mul(cr.rand(rows, num_samples, dtype=p.dtype, device=p), totals)
+            u = cr.rand(rows, num_samples, generator=generator, dtype=p.dtype, device=p)
+            draws = ew.mul(u, totals)
             # The count of running sums at or below a draw is the category it falls in
             # (a category of weight zero has the running sum of the one before: never hit).
             below = ew.le(mv.unsqueeze(mv.narrow(cdf, 1, 0, categories - 1), 1), draws[..., None])
             drawn = rd.sum(below, -1)
         else:
-            keys = ew.div(ew.neg(ew.log(cr.rand(rows, categories, dtype=p.dtype, device=p))), p)
+            u = cr.rand(rows, categories, generator=generator, dtype=p.dtype, device=p)
+            keys = ew.div(ew.neg(ew.log(u)), p)
             drawn = mv.narrow(argsort(keys, -1), 1, 0, num_samples)
     return drawn if input.ndim == 2 else mv.squeeze(drawn, 0)
+
+
+def _check_probabilities(p: Tensor, fn: str) -> None:
+    if not rd.all(ew.logical_and(ew.ge(p, 0), ew.le(p, 1))).item():
+        raise RuntimeError(
+            f"{fn}: probabilities must lie in [0, 1] (no NaN), got values from "
+            f"{rd.amin(p).item()} to {rd.amax(p).item()}"
+        )
+
+
+def _coin(shape: tuple, p: Any, like: Tensor, generator: Generator | None) -> Tensor:
+    """1 with probability ``p`` (a number or a tensor), else 0, in ``like``'s dtype."""
+    drawn = like.dtype if like.dtype.is_floating_point else get_default_dtype()
+    u = cr.rand(*shape, generator=generator, dtype=drawn, device=like)
+    return ew.cast(ew.lt(u, p), like.dtype)
+
+
+def bernoulli(
+    input: Tensor, p: float | None = None, *, generator: Generator | None = None
+) -> Tensor:
+    """1 with probability ``input`` (elementwise; or ``p`` for every element), else 0, in
+    ``input``'s float dtype."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"bernoulli: the probabilities must be a floating-point tensor, got "
+            f"{input.dtype.name}; convert with .float()"
+        )
+    if p is None:
+        _check_probabilities(input, "bernoulli")
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli: expected p in [0, 1], got p={p}")
+    with no_grad():
+        return _coin(input.shape, input if p is None else p, input, generator)
+
+
+def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
+    """Fill with 1 with probability ``p`` (a number, or a tensor that broadcasts to self),
+    else 0."""
+    self._check_inplace()
+    if isinstance(p, Tensor):
+        _check_probabilities(p, "bernoulli_")
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_: expected p in [0, 1], got p={p}")
+    return self._assign(_coin(self.shape, p, self, generator), "bernoulli_")
+
+
+def uniform_(
+    self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None
+) -> Tensor:
+    """Fill with samples from U(a, b)."""
+    self._check_inplace()
+    return self._assign(cr.uniform(self.shape, a, b, self, generator), "uniform_")
+
+
+def normal_(
+    self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None
+) -> Tensor:
+    """Fill with samples from N(mean, std²)."""
+    self._check_inplace()
+    return self._assign(cr.normal(self.shape, mean, std, self, generator), "normal_")
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+    """Fill with samples from the exponential distribution of rate ``lambd``."""
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(
+            f"exponential_: the exponential distribution is continuous; the tensor must have a "
+            f"floating-point dtype, not {self.dtype.name}"
+        )
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_: expected lambd > 0, got lambd={lambd}")
+    self._check_inplace()
+    u = cr.uniform(self.shape, 0.0, 1.0, self, generator)
+    return self._assign(ew.div(ew.neg(ew.log1p(ew.neg(u))), lambd), "exponential_")
+
+
+def random_(
+    self: Tensor, from_: Any = _UNSET, to: Any = _UNSET, *, generator: Generator | None = None
+) -> Tensor:
+    """Fill with integers drawn uniformly from [from, to): ``random_(to)``, ``random_(from,
+    to)``, or ``random_()`` and ``random_(from, None)`` up to the dtype's bound (see the
+    module)."""
+    if to is _UNSET:  # random_() or random_(to)
+        low, high = (0, None) if from_ is _UNSET else (0, from_)
+    else:
+        low, high = (0 if from_ is _UNSET else from_), to
+    dtype = self.dtype
+    bounds = (0, 1) if dtype is dtypes.bool_ else int_range(dtype) if dtype.kind in "iu" else None
+    if high is None:
+        high = 2 ** _DIGITS[dtype] + 1 if bounds is None else min(bounds[1] + 1, 2**63 - 1)
+    if not low < high:
+        raise RuntimeError(
+            f"random_: expected 'from' to be less than 'to', got from={low} >= to={high}"
+        )
+    if bounds is not None and not (bounds[0] <= low and high - 1 <= bounds[1]):
+        raise RuntimeError(
+            f"random_: the range [{low}, {high - 1}] does not fit in {dtype.name}, whose range "
+            f"is [{bounds[0]}, {bounds[1]}]"
+        )
+    self._check_inplace()
+    sample = cr.randint(low, high, self.shape, generator=generator, dtype=dtype, device=self)
+    return self._assign(sample, "random_")

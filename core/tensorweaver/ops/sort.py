@@ -52,7 +52,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     order = argsort(x, dim, descending, stable)
     if x.ndim == 0:
         return ValuesIndices(x.clone(), order)
-    return ValuesIndices(ix.gather(x, dim, order), order)
+    return ValuesIndices(ix.gather_unchecked(x, _axis(dim, x.ndim, "sort"), order), order)
 
 
 def msort(x: Tensor) -> Tensor:

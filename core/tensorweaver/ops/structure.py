@@ -26,6 +26,7 @@ from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import broadcast_shapes
+from tensorweaver.ops.rank import check_ndim, max_ndim
 from tensorweaver.tensor import Tensor, _axis
 
 _EUCLID_MODES = (
@@ -60,7 +61,8 @@ def _with_diagonal(x: Tensor, value: Tensor, offset: int, d1: int, d2: int) -> T
     """A copy of ``x`` whose ``offset`` diagonal over ``d1, d2`` is ``value`` (diagonal last)."""
     flat, positions = _flat_diagonal(x, offset, d1, d2)
     index = mv.expand(positions, (*flat.shape[:-1], positions.shape[0]))
-    filled = ix.scatter(flat, -1, index, mv.expand(value, index.shape))
+    src = mv.expand(ew.cast(value, flat.dtype), index.shape)
+    filled = ix.scatter_unchecked(flat, flat.ndim - 1, index, src)
     shape = tuple(x.shape[d] for d in range(x.ndim) if d not in (d1, d2))
     moved = mv.reshape(filled, (*shape, x.shape[d1], x.shape[d2]))
     return mv.movedim(moved, (-2, -1), (d1, d2))
@@ -68,7 +70,7 @@ def _with_diagonal(x: Tensor, value: Tensor, offset: int, d1: int, d2: int) -> T
 
 def _take_diagonal(x: Tensor, offset: int, d1: int, d2: int) -> Tensor:
     flat, positions = _flat_diagonal(x, offset, d1, d2)
-    return ix.index_select(flat, -1, positions)
+    return ix.take_along(flat, flat.ndim - 1, positions)
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
@@ -90,6 +92,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     ndim = input.ndim + 1
     d1, d2 = _diagonal_dims("diag_embed", ndim, dim1, dim2)
     n = input.shape[-1] + abs(offset)
+    check_ndim("diag_embed", (*input.shape[:-1], n, n), input.backend)
     zeros = cr.zeros_like_shape(input, (*input.shape[:-1], n, n))
     out = _with_diagonal(zeros, input, offset, ndim - 2, ndim - 1)
     return mv.movedim(out, (-2, -1), (d1, d2))
@@ -163,15 +166,12 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
-    for t in tensors:
-        if t.ndim > 1 or t.dtype is not tensors[0].dtype:
-            raise RuntimeError(
-                "meshgrid: expects 0-d or 1-d tensors of one dtype, got "
-                f"{', '.join(f'{list(u.shape)} {u.dtype.name}' for u in tensors)}"
-            )
+    _check_grid_inputs("meshgrid", tensors)
     swap = indexing == "xy" and len(tensors) > 1
     order = [1, 0, *range(2, len(tensors))] if swap else list(range(len(tensors)))
     shape = tuple(tensors[i].numel() for i in order)
+    if tensors:
+        check_ndim("meshgrid", shape, tensors[0].backend)
     grids = [
         mv.expand(mv.reshape(tensors[i], [-1 if j == k else 1 for j in range(len(order))]), shape)
         for k, i in enumerate(order)
@@ -179,12 +179,28 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     return tuple(grids[order.index(i)] for i in range(len(tensors)))
 
 
+def _check_grid_inputs(op: str, tensors: Sequence[Tensor]) -> None:
+    for t in tensors:
+        if t.ndim > 1 or t.dtype is not tensors[0].dtype:
+            raise RuntimeError(
+                f"{op}: expects 0-d or 1-d tensors of one dtype, got "
+                f"{', '.join(f'{list(u.shape)} {u.dtype.name}' for u in tensors)}"
+            )
+
+
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """Every combination of one element from each 1-d tensor, as rows (N, len(tensors))."""
     if len(tensors) == 1:
         return tensors[0]
-    grids = meshgrid(*tensors, indexing="ij")
-    return mv.stack([mv.flatten(g) for g in grids], 1)
+    _check_grid_inputs("cartesian_prod", tensors)
+    # meshgrid's flattened grids, each built in three dimensions however many tensors.
+    sizes = [t.numel() for t in tensors]
+    columns = []
+    for i, t in enumerate(tensors):
+        before, after = math.prod(sizes[:i]), math.prod(sizes[i + 1 :])
+        grid = mv.expand(mv.reshape(t, (1, sizes[i], 1)), (before, sizes[i], after))
+        columns.append(mv.reshape(grid, (before * sizes[i] * after,)))
+    return mv.stack(columns, 1)
 
 
 # Repeats, tiles, differences
@@ -227,11 +243,15 @@ def repeat_interleave(
                 f"repeat_interleave: repeats of shape {list(repeats.shape)} must have the size "
                 f"({input.shape[d]}) of dimension {dim} of the input of shape {list(input.shape)}"
             )
-        return ix.index_select(input, d, _repeat_indices(repeats, output_size))
+        index = ew.cast(_repeat_indices(repeats, output_size), dtypes.int64)
+        return ix.take_along(input, d, index)
     if repeats < 0:
         raise RuntimeError(f"repeat_interleave: repeats can not be negative, got {repeats}")
-    x = mv.unsqueeze(input if input.ndim else mv.reshape(input, (1,)), d + 1)
-    return mv.flatten(mv.expand(x, (*x.shape[: d + 1], repeats, *x.shape[d + 2 :])), d, d + 1)
+    shape = input.shape or (1,)
+    # Three dimensions whatever the rank: (before and along d, the copies, after d).
+    lead, rest = math.prod(shape[: d + 1]), math.prod(shape[d + 1 :])
+    copies = mv.expand(mv.reshape(input, (lead, 1, rest)), (lead, repeats, rest))
+    return mv.reshape(copies, (*shape[:d], shape[d] * repeats, *shape[d + 1 :]))
 
 
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
@@ -268,13 +288,30 @@ def diff(
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """The Kronecker product: block ``(i, ...)`` of the result is ``input[i, ...] * other``."""
     ndim = max(input.ndim, other.ndim)
-    a = mv.reshape(input, (1,) * (ndim - input.ndim) + input.shape)
-    b = mv.reshape(other, (1,) * (ndim - other.ndim) + other.shape)
-    product = ew.mul(
-        mv.reshape(a, tuple(v for n in a.shape for v in (n, 1))),
-        mv.reshape(b, tuple(v for n in b.shape for v in (1, n))),
-    )
-    return mv.reshape(product, tuple(m * n for m, n in zip(a.shape, b.shape)))
+    a_shape = (1,) * (ndim - input.ndim) + input.shape
+    b_shape = (1,) * (ndim - other.ndim) + other.shape
+    shape = tuple(m * n for m, n in zip(a_shape, b_shape))
+    # The product input[i0, i1, ...] * other[j0, j1, ...] laid out (i0, j0, i1, j1, ...) is the
+    # result; there size-1 dimensions are dropped and neighbours from one operand merged.
+    runs: list[list[int]] = []  # [operand (0: input, 1: other), size]
+    for sizes in zip(a_shape, b_shape):
+        for owner, n in enumerate(sizes):
+            if n == 1:
+                continue
+            if runs and runs[-1][0] == owner:
+                runs[-1][1] *= n
+            else:
+                runs.append([owner, n])
+    limit = max_ndim(input.backend)
+    if limit is not None and len(runs) > limit:
+        # Each element of input spread over a block of other's shape, times other tiled.
+        spread = mv.reshape(input, a_shape)
+        for d, n in enumerate(b_shape):
+            spread = repeat_interleave(spread, n, d) if n != 1 else spread
+        return ew.mul(spread, mv.repeat(other, a_shape))
+    a = mv.reshape(input, tuple(n if owner == 0 else 1 for owner, n in runs))
+    b = mv.reshape(other, tuple(n if owner == 1 else 1 for owner, n in runs))
+    return mv.reshape(ew.mul(a, b), shape)
 
 
 def _contracted_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list[int], list[int]]:
@@ -399,8 +436,18 @@ def cdist(
     if p == 2 and by_mm:
         # PyTorch clamps at 1e-30 before the root: equal points get 1e-15 and a 0 gradient.
         return ew.sqrt(ew.clamp(_squared_euclidean_by_mm(x1, x2), min=1e-30))
-    gaps = ew.abs(ew.sub(mv.unsqueeze(x1, -2), mv.unsqueeze(x2, -3)))
-    if x1.shape[-1] == 0 or p == 0:
+    # The gaps have one dimension more than the result: a batch of several dimensions is
+    # merged into one, so that they have at most four.
+    if len(batch) > 1:
+        x1 = mv.reshape(x1, (math.prod(batch), rows, x1.shape[-1]))
+        x2 = mv.reshape(x2, (math.prod(batch), cols, x2.shape[-1]))
+    out = _gap_norm(ew.abs(ew.sub(mv.unsqueeze(x1, -2), mv.unsqueeze(x2, -3))), p)
+    return mv.reshape(out, (*batch, rows, cols)) if len(batch) > 1 else out
+
+
+def _gap_norm(gaps: Tensor, p: float) -> Tensor:
+    """The ``p``-norm over the last dimension of the absolute differences ``gaps``."""
+    if gaps.shape[-1] == 0 or p == 0:
         # The count of nonzero gaps, built from ``gaps`` so that (as in PyTorch) it takes
         # part in autograd, with a zero gradient.
         return rd.sum(ew.where(ew.ne(gaps, 0), 1.0, ew.mul(gaps, 0)), -1)

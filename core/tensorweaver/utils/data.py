@@ -1,10 +1,13 @@
 """Datasets and batching with PyTorch's ``torch.utils.data`` behaviour.
 
-Index shuffling is host work (a NumPy generator), not tensor compute. A shuffling
-``DataLoader`` with ``seed`` owns one generator, so each epoch has a new order and a run
-repeats exactly; without ``seed`` each epoch draws its generator's seed from TensorWeaver's
-global generator, so ``tw.manual_seed`` makes it repeatable, as in PyTorch.
-``random_split`` does the same with ``generator_seed``.
+Index shuffling is host work, drawn with a :class:`tw.Generator <tensorweaver.random.Generator>`
+as in PyTorch: a ``RandomSampler`` (which ``DataLoader(shuffle=True)`` makes) with a
+``generator`` draws each epoch's order from it, so each epoch has a new order and a run
+repeats exactly; without one, each epoch starts a generator from a seed drawn from
+``tw.default_generator``, so ``tw.manual_seed`` makes shuffling repeatable.
+``DataLoader(seed=s)`` is short for ``generator=tw.Generator().manual_seed(s)``.
+``random_split`` permutes with ``generator`` (default: ``tw.default_generator``), or with a
+generator seeded by ``generator_seed``.
 
 Fast path: when the dataset is a ``TensorDataset`` (or ``Subset``\\ s of one) and the
 collate function is the default one, a batch is taken from each tensor with one slice or
@@ -15,7 +18,7 @@ is the same as the default collate's.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from itertools import accumulate
 from typing import Any, Callable, Generic, TypeVar
 from warnings import warn
@@ -23,6 +26,13 @@ from warnings import warn
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.random import (
+    Generator,
+    check_generator,
+    default_generator,
+    draw_integers,
+    draw_permutation,
+)
 from tensorweaver.tensor import Tensor
 
 T_co = TypeVar("T_co", covariant=True)
@@ -30,6 +40,9 @@ T_co = TypeVar("T_co", covariant=True)
 __all__ = [
     "DataLoader",
     "Dataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
     "Subset",
     "TensorDataset",
     "default_collate",
@@ -82,24 +95,101 @@ class Subset(Dataset[T_co]):
         return len(self.indices)
 
 
-def _seed_from_global() -> int:
-    """A seed drawn from TensorWeaver's global generator (so ``tw.manual_seed`` governs it)."""
-    return int(tw.randint(0, 2**31 - 1, (1,)).item())
+class Sampler(Generic[T_co]):
+    """The indices of one epoch: subclasses implement ``__iter__`` (and ``__len__``)."""
+
+    def __iter__(self) -> Iterator[T_co]:
+        raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
 
 
-def _host_generator(seed: int | None) -> np.random.Generator:
-    return np.random.default_rng(_seed_from_global() if seed is None else seed)
+class SequentialSampler(Sampler[int]):
+    """``0, 1, ..., len(data_source) - 1``, every epoch."""
+
+    def __init__(self, data_source: Sized) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler[int]):
+    """Indices in random order, as PyTorch's: each epoch a fresh permutation (repeated, and
+    cut, to give ``num_samples``), or with ``replacement`` ``num_samples`` independent
+    draws. ``generator`` supplies the draws (see the module for the default)."""
+
+    def __init__(
+        self,
+        data_source: Sized,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator: Generator | None = None,
+    ) -> None:
+        if not isinstance(replacement, bool):
+            raise TypeError(
+                f"RandomSampler: replacement should be a boolean value, got {replacement!r}"
+            )
+        if generator is not None:
+            check_generator(generator, "RandomSampler")
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if (
+            isinstance(self.num_samples, bool)
+            or not isinstance(self.num_samples, int)
+            or self.num_samples <= 0
+        ):
+            raise ValueError(
+                f"RandomSampler: num_samples should be a positive integer, got {self.num_samples!r}"
+            )
+
+    @property
+    def num_samples(self) -> int:
+        """``num_samples``, or the data source's current length."""
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def _order(self) -> np.ndarray:
+        """One epoch's indices (int64)."""
+        n = len(self.data_source)
+        generator = self.generator
+        if generator is None:
+            generator = Generator().manual_seed(_seed_from_default())
+        if self.replacement:
+            return draw_integers(generator, (self.num_samples,), 0, n)
+        # As PyTorch: one permutation per whole pass, and one more cut to what is left.
+        runs = [draw_permutation(generator, n) for _ in range(self.num_samples // n + 1)]
+        return np.concatenate(runs)[: self.num_samples]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._order().tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+def _seed_from_default() -> int:
+    """A seed drawn from ``tw.default_generator`` (so ``tw.manual_seed`` governs it)."""
+    return int(draw_integers(default_generator, (), 0, 2**63 - 1))
 
 
 def random_split(
-    dataset: Dataset[T_co], lengths: Sequence[int | float], generator_seed: int | None = None
+    dataset: Dataset[T_co],
+    lengths: Sequence[int | float],
+    generator: Generator | None = None,
+    generator_seed: int | None = None,
 ) -> list[Subset[T_co]]:
     """Split ``dataset`` at random into non-overlapping ``Subset``\\ s of the given lengths.
 
     ``lengths`` are counts summing to ``len(dataset)``, or fractions summing to 1 (floor of
-    each share, the remainder dealt one by one from the first split on, as in PyTorch).
-    ``generator_seed`` fixes the permutation; ``None`` draws it from ``tw.manual_seed``'s state.
+    each share, the remainder dealt one by one from the first split on, as in PyTorch). The
+    permutation is ``tw.randperm(n, generator=generator)``: ``generator`` defaults to
+    ``tw.default_generator``; ``generator_seed`` instead seeds a generator of its own.
     """
+    if generator is not None and generator_seed is not None:
+        raise ValueError("random_split: pass either generator or generator_seed, not both")
     n = len(dataset)  # type: ignore[arg-type]
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         for i, frac in enumerate(lengths):
@@ -117,7 +207,10 @@ def random_split(
             f"random_split: lengths {list(lengths)} must be non-negative counts summing to the "
             f"dataset's length {n}, or fractions summing to 1"
         )
-    order = _host_generator(generator_seed).permutation(n).tolist()
+    if generator_seed is not None:
+        generator = Generator().manual_seed(generator_seed)
+    source = default_generator if generator is None else generator
+    order = draw_permutation(check_generator(source, "random_split"), n).tolist()
     return [
         Subset(dataset, order[end - int(k) : end])
         for end, k in zip(accumulate(int(k) for k in lengths), lengths)
@@ -202,7 +295,8 @@ def _tensor_source(dataset: Any) -> tuple[tuple[Tensor, ...], np.ndarray | None]
 class DataLoader:
     """Batches of ``dataset`` (map-style: ``__getitem__`` and ``__len__``), as in PyTorch.
 
-    Each iteration is one epoch: every sample once, in order or shuffled, in batches of
+    Each iteration is one epoch: the indices of ``sampler`` (default: every sample once, in
+    order, or shuffled by a :class:`RandomSampler` with ``generator``), in batches of
     ``batch_size`` (the last one smaller unless ``drop_last``), merged by ``collate_fn``
     (default: :func:`default_collate`). ``seed`` fixes the shuffling (see module docs).
     """
@@ -215,29 +309,41 @@ class DataLoader:
         drop_last: bool = False,
         seed: int | None = None,
         collate_fn: Callable[[list[Any]], Any] | None = None,
+        sampler: Sampler[int] | Iterable[int] | None = None,
+        generator: Generator | None = None,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(
                 f"DataLoader: batch_size should be a positive integer, got {batch_size!r}"
+            )
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+        if seed is not None and generator is not None:
+            raise ValueError("DataLoader: pass either seed or generator, not both")
+        if seed is not None:
+            generator = Generator().manual_seed(seed)
+        if sampler is None:
+            sampler = (
+                RandomSampler(dataset, generator=generator)  # type: ignore[arg-type]
+                if shuffle
+                else SequentialSampler(dataset)  # type: ignore[arg-type]
             )
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
         self.seed = seed
+        self.generator = generator
+        self.sampler = sampler
         self.collate_fn = default_collate if collate_fn is None else collate_fn
-        self._generator = None if seed is None else np.random.default_rng(seed)
 
     def __len__(self) -> int:
-        n = len(self.dataset)  # type: ignore[arg-type]
+        n = len(self.sampler)  # type: ignore[arg-type]
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self) -> Iterator[Any]:
-        n = len(self.dataset)  # type: ignore[arg-type]
-        order = None
-        if self.shuffle:
-            generator = self._generator if self._generator is not None else _host_generator(None)
-            order = generator.permutation(n)
+        order = _epoch_order(self.sampler)
+        n = len(self.dataset) if order is None else len(order)  # type: ignore[arg-type]
         fast = _tensor_source(self.dataset) if self.collate_fn is default_collate else None
         stop = n - n % self.batch_size if self.drop_last else n
         for start in range(0, stop, self.batch_size):
@@ -247,6 +353,15 @@ class DataLoader:
             else:
                 indices = range(start, end) if order is None else order[start:end].tolist()
                 yield self.collate_fn([self.dataset[i] for i in indices])
+
+
+def _epoch_order(sampler: Any) -> np.ndarray | None:
+    """One epoch's indices from ``sampler`` (None: the dataset in order)."""
+    if type(sampler) is SequentialSampler:
+        return None
+    if type(sampler) is RandomSampler:
+        return sampler._order()
+    return np.fromiter(iter(sampler), dtype=np.int64)
 
 
 def _tensor_batch(

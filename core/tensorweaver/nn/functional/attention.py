@@ -62,10 +62,7 @@ def scaled_dot_product_attention_reference(
 
 def _repeat_heads(x: Tensor, heads: int) -> Tensor:
     """``(..., H, S, E)`` with each head repeated to make ``heads`` (grouped-query attention)."""
-    shape = tuple(x.shape)
-    n = heads // shape[-3]
-    expanded = x.unsqueeze(-3).expand(*shape[:-2], n, *shape[-2:])
-    return expanded.reshape(*shape[:-3], heads, *shape[-2:])
+    return x.repeat_interleave(heads // x.shape[-3], dim=-3)
 
 
 def scaled_dot_product_attention(

@@ -12,6 +12,8 @@ import warnings
 
 import tensorweaver as tw
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
+from tensorweaver.ops import index as ix
+from tensorweaver.ops.bounds import extrema
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
@@ -144,11 +146,14 @@ def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: s
             f"{tuple(target.shape)}"
         )
     classes = input.shape[1]
-    if not target.numel() or 0 <= target.min().item() and target.max().item() < classes:
-        return  # the common case, in two reductions
-    if ((target != ignore_index) & ((target < 0) | (target >= classes))).any().item():
-        raise IndexError(
-            f"{fn}: targets must lie in [0, {classes}) or equal ignore_index={ignore_index}"
+    bounds = extrema(target)
+    if bounds is None or 0 <= bounds[0] and bounds[1] < classes:
+        return  # the common case: one read-back
+    low, high = extrema(target.masked_fill(target == ignore_index, 0))
+    if low < 0 or high >= classes:
+        raise IndexError(  # PyTorch's class
+            f"{fn}: target {low if low < 0 else high} is out of bounds: targets must lie in "
+            f"[0, {classes}) or equal ignore_index={ignore_index}"
         )
 
 
@@ -168,7 +173,7 @@ def _class_weights(
     safe = target.masked_fill(~valid, 0)
     if weight is None:
         return valid.to(input.dtype), safe
-    picked = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
+    picked = ix.take_along(weight, 0, safe.reshape(-1)).reshape(safe.shape)
     return picked.masked_fill(~valid, 0), safe
 
 
@@ -184,7 +189,7 @@ def _nll(
 ) -> tuple[Tensor, Tensor]:
     """The (reduced) negative log-likelihood of batched inputs and the per-target weights."""
     w, safe = _class_weights(logp, target, weight, ignore_index, fn)
-    picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
+    picked = ix.gather_unchecked(logp, 1, safe.unsqueeze(1)).squeeze(1)
     # masked_fill first: a -inf log-probability at an ignored target must not become NaN.
     loss = -picked.masked_fill(w == 0, 0) * w
     if reduction == "mean":
@@ -286,13 +291,26 @@ def binary_cross_entropy(
     reduce: bool | None = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """-(y * log(x) + (1 - y) * log(1 - x)) for probabilities x, each log clamped at -100 as
-    in PyTorch; ``weight`` broadcasts against the loss."""
+    """-(y * log(x) + (1 - y) * log(1 - x)) for probabilities x and targets y in [0, 1]
+    (PyTorch refuses others, NaN included), each log clamped at -100 as in PyTorch;
+    ``weight`` broadcasts against the loss."""
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"binary_cross_entropy: target of shape {tuple(target.shape)} must have the input's "
             f"shape {tuple(input.shape)}"
         )
+    if target.dtype is not input.dtype:
+        raise RuntimeError(
+            f"binary_cross_entropy: target of dtype {target.dtype.name} must have the input's "
+            f"dtype {input.dtype.name}; convert it with .to(input.dtype)"
+        )
+    for name, values in (("input", input), ("target", target)):
+        bounds = extrema(values)
+        if bounds is not None and not (0 <= bounds[0] and bounds[1] <= 1):
+            raise RuntimeError(
+                f"binary_cross_entropy: all elements of {name} should be between 0 and 1, got "
+                f"values from {bounds[0]} to {bounds[1]}"
+            )
     loss = -(
         target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100)
     )

@@ -16,6 +16,7 @@ import tensorweaver as tw
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.nn.functional.conv import _batched, _im2col, _ntuple, pad
 from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.ops.index import gather_unchecked
 from tensorweaver.tensor import Tensor
 
 
@@ -37,7 +38,7 @@ def _window_max(
         pad(x, (pw, pw, ph, ph), value=_lowest(x.dtype)), kernel, stride, dilation, "max_pool2d"
     )
     first = windows.argmax(dim=2, keepdim=True)
-    return windows.gather(2, first).squeeze(2), first.squeeze(2)
+    return gather_unchecked(windows, 2, first).squeeze(2), first.squeeze(2)
 
 
 def max_pool2d_reference(

@@ -2,21 +2,16 @@
 
 ``embedding`` is ``index_select`` on the weight rows, so its gradient is ``index_add`` of
 the output gradient; rows read at ``padding_idx`` pass a detached copy, so that row gets
-no gradient.
+no gradient. The indices are checked once, up front, with PyTorch's error classes.
 """
 
 from __future__ import annotations
 
 import tensorweaver as tw
+from tensorweaver.ops import index as ix
+from tensorweaver.ops.bounds import check_index, extrema
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
-
-
-def _check_indices(indices: Tensor, size: int, fn: str) -> None:
-    if indices.dtype.is_floating_point or indices.dtype is tw.bool:
-        raise TypeError(f"{fn}: expected an integer index tensor, got {indices.dtype.name}")
-    if indices.numel() and ((indices < 0) | (indices >= size)).any().item():
-        raise IndexError(f"{fn}: indices must lie in [0, {size})")
 
 
 def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
@@ -47,9 +42,12 @@ def embedding(
             f"embedding: weight must be (num_embeddings, embedding_dim), got {tuple(weight.shape)}"
         )
     size = weight.shape[0]
-    indices = input.reshape(-1)
-    _check_indices(indices, size, "embedding")
-    indices = indices.long()
+    if input.dtype not in (tw.int64, tw.int32):
+        raise RuntimeError(
+            f"embedding: expected int64 or int32 indices, got {input.dtype.name}; use .long()"
+        )
+    indices = input.reshape(-1).long()
+    check_index("embedding()", indices, size, 0, error=IndexError)  # PyTorch's class
     if max_norm is not None:
         _renorm_(weight, indices, max_norm, norm_type)
     if padding_idx is not None:
@@ -65,7 +63,7 @@ def embedding(
 def embedding_reference(weight: Tensor, indices: Tensor, padding_idx: int | None) -> Tensor:
     """The decomposition of the ``embedding`` composite: gathered rows, the padding row's
     gradient cut."""
-    rows = weight.index_select(0, indices)
+    rows = ix.take_along(weight, 0, indices)
     if padding_idx is None:
         return rows
     keep = (indices != padding_idx).unsqueeze(1)
@@ -76,12 +74,21 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor of shape ``(*tensor.shape, num_classes)`` with a 1 at each index;
     ``num_classes=-1`` means one more than the largest index."""
     if tensor.dtype is not tw.int64:
-        raise TypeError(
+        raise RuntimeError(
             f"one_hot: expected an int64 index tensor, got {tensor.dtype.name}; use .long()"
         )
+    bounds = extrema(tensor)
     if num_classes == -1:
-        if not tensor.numel():
-            raise ValueError("one_hot: cannot infer num_classes from an empty tensor")
-        num_classes = int(tensor.max().item()) + 1
-    _check_indices(tensor, num_classes, "one_hot")
+        if bounds is None:
+            raise RuntimeError(
+                "one_hot: cannot infer num_classes from an empty tensor; pass num_classes"
+            )
+        num_classes = bounds[1] + 1
+    if bounds is not None and bounds[0] < 0:
+        raise RuntimeError(f"one_hot: class values must be non-negative, got {bounds[0]}")
+    if bounds is not None and bounds[1] >= num_classes:
+        raise RuntimeError(
+            f"one_hot: class values must be smaller than num_classes ({num_classes}), got "
+            f"{bounds[1]}"
+        )
     return (tensor.unsqueeze(-1) == tw.arange(num_classes, device=tensor.device)).long()
