@@ -16,6 +16,7 @@ from tensor_reference import (
     HYPOTHESIS,
     assert_values,
     like_torch,
+    raises_like_torch,
     uniform,
 )
 
@@ -221,3 +222,20 @@ def test_permute_flip_reshape_any_shapes(backend, case):
     x = uniform(shape)
     assert_values(move(tw.tensor(x), tw), move(x, np))
     gradcheck(lambda t: move(t, tw), x)
+
+
+@pytest.mark.parametrize(
+    ("start", "length"),
+    [(3, 4), (6, 1), (-6, 1), (2, -1), (0, 6)],
+    ids=["past-the-end", "start-high", "start-low", "negative-length", "too-long"],
+)
+def test_narrow_errors_are_pytorchs(backend: str, start: int, length: int) -> None:
+    # A start outside [-size, size] is an IndexError, a length that does not fit a RuntimeError.
+    raises_like_torch(
+        lambda m, x: x.narrow(0, start, length), np.arange(5.0), match=["narrow", str(start)]
+    )
+
+
+@pytest.mark.parametrize(("start", "length"), [(5, 0), (-5, 2), (-1, 1)])
+def test_narrow_at_the_edges(backend: str, start: int, length: int) -> None:
+    like_torch(lambda m, x: x.narrow(0, start, length), np.arange(5.0))

@@ -225,10 +225,21 @@ def slice_dims(
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     d = _axis(dim, x.ndim, "narrow")
-    start = start + x.shape[d] if start < 0 else start
-    if not 0 <= start <= start + length <= x.shape[d]:
+    n = x.shape[d]
+    # PyTorch's split of error types: a start outside the axis is an index error, a
+    # length that does not fit is a runtime error.
+    if not -n <= start <= n:
         raise IndexError(
-            f"narrow: start ({start}) + length ({length}) exceeds dimension size ({x.shape[d]})"
+            f"narrow(): start out of range (expected to be in range of [{-n}, {n}], but got "
+            f"{start}) for dimension {d} of shape {list(x.shape)}"
+        )
+    if length < 0:
+        raise RuntimeError(f"narrow(): length must be non-negative, got {length} (start {start})")
+    start = start + n if start < 0 else start
+    if start + length > n:
+        raise RuntimeError(
+            f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({n}) of "
+            f"dimension {d}"
         )
     return _slice_one(x, d, start, start + length)
 
