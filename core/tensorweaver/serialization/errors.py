@@ -1,0 +1,18 @@
+"""The one error type a bad checkpoint file raises."""
+
+from __future__ import annotations
+
+import safetensors
+
+
+class SafetensorsError(safetensors.SafetensorError, ValueError):
+    """A file ``tw.load`` cannot trust: not valid safetensors, outside TensorWeaver's bounds, or
+    damaged since it was saved (its checksum does not match). The message names the file and
+    the fault.
+
+    It is a ``safetensors.SafetensorError`` (what the library raises for a bad file: ``tw.load``
+    re-raises the library's errors as this one, with the file's name, the library's error as
+    its ``__cause__``) and a ``ValueError`` (what ``tw.load`` raised before), so
+    ``except tw.SafetensorsError``, ``except safetensors.SafetensorError`` and
+    ``except ValueError`` all catch it.
+    """
