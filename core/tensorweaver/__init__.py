@@ -16,6 +16,13 @@ from tensorweaver.contract.dtypes import (
     uint8,
 )
 from tensorweaver.contract.dtypes import bool_ as bool  # noqa: A001  (PyTorch's name)
+from tensorweaver.contract.dtypes import float16 as half
+from tensorweaver.contract.dtypes import float32 as float  # noqa: A001  (PyTorch's alias)
+from tensorweaver.contract.dtypes import float64 as double
+from tensorweaver.contract.dtypes import int16 as short
+from tensorweaver.contract.dtypes import int32 as int  # noqa: A001  (PyTorch's alias)
+from tensorweaver.contract.dtypes import int64 as long
+from tensorweaver.dtype_info import finfo, iinfo
 from tensorweaver.errors import BackendError, DeviceNotFoundError, PluginError, UnknownBackendError
 from tensorweaver.ops import methods as _methods  # noqa: F401
 from tensorweaver.ops.creation import (
@@ -225,6 +232,18 @@ from tensorweaver.random import (
 from tensorweaver.registry import devices, plugins
 from tensorweaver.selection import Device, device, get_backend, set_backend, use_cpu, use_gpu
 from tensorweaver.tensor import Size, Tensor
+from tensorweaver.tensor_types import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from tensorweaver.version import __version__
 
 clip = clamp
@@ -239,6 +258,10 @@ is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
 
 def is_floating_point(x: Tensor) -> bool:
     return x.dtype.is_floating_point
+
+
+def is_complex(x: Tensor) -> bool:
+    return x.dtype.is_complex
 
 
 def numel(x: Tensor) -> int:

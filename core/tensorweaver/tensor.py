@@ -96,6 +96,23 @@ class Tensor:
     def element_size(self) -> int:
         return self.dtype.itemsize
 
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    def ndimension(self) -> int:
+        return len(self.shape)
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
     # -- autograd ---------------------------------------------------------------------------
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:

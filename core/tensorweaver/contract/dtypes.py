@@ -28,6 +28,20 @@ class DType:
     def is_signed(self) -> bool:
         return self.kind in "if"
 
+    @property
+    def is_complex(self) -> bool:
+        return False  # every dtype here is real
+
+    def to_real(self) -> DType:
+        """The real dtype of this one's values: itself, as every dtype here is real."""
+        return self
+
+    def to_complex(self) -> DType:
+        raise TypeError(
+            f"{self!r}.to_complex(): tensorweaver has no complex dtypes; keep real and "
+            "imaginary parts as two real tensors"
+        )
+
     def __repr__(self) -> str:
         return f"tensorweaver.{self.name}"
 
@@ -59,3 +73,11 @@ ALL: tuple[DType, ...] = (
     float64,
 )
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL}
+
+
+def __getattr__(name: str) -> DType:
+    # ``bool_`` pickles by its name, ``bool`` (PyTorch's), which this module cannot define
+    # without hiding the builtin.
+    if name == "bool":
+        return bool_
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensorweaver import tensor_types
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import creation as cr
@@ -372,6 +373,7 @@ _METHODS: dict[str, Any] = {
     "to": to,
     "clone": _clone,
     "type_as": _type_as,
+    "type": tensor_types.tensor_type,
     "float": _dtype_method(dtypes.float32),
     "double": _dtype_method(dtypes.float64),
     "half": _dtype_method(dtypes.float16),
