@@ -8,25 +8,26 @@ becomes the default float dtype, ``uint8_tensor + 1000`` stays uint8.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from functools import cache
 
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 
-_default_float: ContextVar[DType] = ContextVar("tensorweaver_default_dtype", default=dtypes.float32)
+# Process-wide, as PyTorch's: a thread started after set_default_dtype sees the new default.
+_default_float: DType = dtypes.float32
 
 
 def get_default_dtype() -> DType:
     """The dtype of Python floats and of new float tensors (float32 unless changed)."""
-    return _default_float.get()
+    return _default_float
 
 
 def set_default_dtype(dtype: DType) -> None:
     """Make ``dtype`` (``tw.float32`` or ``tw.float64``, or float16/bfloat16) the default."""
     if not isinstance(dtype, DType) or not dtype.is_floating_point:
         raise TypeError(f"set_default_dtype: expected a floating-point dtype, got {dtype!r}")
-    _default_float.set(dtype)
+    global _default_float
+    _default_float = dtype
 
 
 def category(dtype: DType) -> int:
@@ -65,7 +66,7 @@ def scalar_dtype(value: object) -> DType:
     if isinstance(value, int):
         return dtypes.int64
     if isinstance(value, float):
-        return _default_float.get()
+        return _default_float
     raise TypeError(
         f"expected a Tensor or a Python number, got {type(value).__name__}; "
         "wrap arrays with tw.tensor(...)"

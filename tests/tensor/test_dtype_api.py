@@ -292,3 +292,16 @@ FACTORIES: dict[str, Callable[[Any], Any]] = {
 def test_factories_honour_set_default_dtype(backend: str, default_float64: None, name: str):
     ours, theirs = both(FACTORIES[name])
     assert dtype_name(ours.dtype) == dtype_name(theirs.dtype), name
+
+
+def test_the_default_dtype_is_process_wide(default_float64: None) -> None:
+    # PyTorch's default dtype is one setting for the process: a thread sees it too.
+    import threading
+
+    seen = []
+    thread = threading.Thread(
+        target=lambda: seen.append((tw.get_default_dtype(), tw.ones(1).dtype))
+    )
+    thread.start()
+    thread.join()
+    assert seen == [(tw.float64, tw.float64)]
