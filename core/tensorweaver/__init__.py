@@ -2,7 +2,14 @@
 
 from tensorweaver import ops as _ops  # noqa: F401  (attaches Tensor's methods, below)
 from tensorweaver.amp import GradScaler, autocast
-from tensorweaver.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from tensorweaver.autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from tensorweaver.contract.dtypes import DType as dtype
 from tensorweaver.contract.dtypes import (
     bfloat16,
@@ -25,6 +32,7 @@ from tensorweaver.contract.dtypes import int64 as long
 from tensorweaver.dtype_info import finfo, iinfo
 from tensorweaver.errors import BackendError, DeviceNotFoundError, PluginError, UnknownBackendError
 from tensorweaver.ops import methods as _methods  # noqa: F401
+from tensorweaver.ops.coordinates import argwhere, where
 from tensorweaver.ops.creation import (
     arange,
     as_tensor,
@@ -105,7 +113,6 @@ from tensorweaver.ops.elementwise import (
     tan,
     tanh,
     trunc,
-    where,
 )
 from tensorweaver.ops.index import (
     gather,
@@ -244,6 +251,7 @@ from tensorweaver.tensor_types import (
     LongTensor,
     ShortTensor,
 )
+from tensorweaver.threads import get_num_threads, set_num_threads
 from tensorweaver.version import __version__
 
 clip = clamp
@@ -285,6 +293,7 @@ _LAZY = {
     "models": "tensorweaver.models",
     "training": "tensorweaver.training",
     "amp": "tensorweaver.amp",
+    "testing": "tensorweaver.testing",
 }
 _LAZY_ATTRS = {
     "save": ("tensorweaver.serialization", "save"),

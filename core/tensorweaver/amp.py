@@ -53,12 +53,84 @@ def check_precision(precision: str, backend: Any) -> None:
         )
 
 
+#: PyTorch's device types: ``autocast("cuda")`` applies to the current device, whatever it is.
+_TORCH_DEVICE_TYPES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "mtia", "privateuseone")
+#: PyTorch's default autocast dtype per device type (``torch.get_autocast_dtype``).
+_DEFAULT_LOW = {"cpu": "bf16"}
+_PRECISION_OF = {
+    dtypes.bfloat16: "bf16",
+    dtypes.float16: "fp16",
+    dtypes.float32: "fp32",
+    dtypes.float64: "fp64",
+}
+
+
+def _precision(device_type: str, dtype: DType | None, device: Any) -> tuple[str, Any]:
+    """The precision name and device for ``autocast(device_type, dtype, device=device)``."""
+    if dtype is not None and dtype not in _PRECISION_OF:
+        raise ValueError(
+            f"autocast: dtype {dtype!r} is not a floating-point dtype; use tw.bfloat16 or "
+            "tw.float16"
+        )
+    if device_type in PRECISIONS:
+        if dtype is not None:
+            raise ValueError(
+                f"autocast: give either a precision ({device_type!r}) or dtype=, not both"
+            )
+        return device_type, device
+    if device_type not in _TORCH_DEVICE_TYPES:
+        if device is not None:  # then the first argument can only be a precision
+            return device_type, device
+        device = _device_spec(device_type)
+    if dtype is not None:
+        return _PRECISION_OF[dtype], device
+    return _DEFAULT_LOW.get(device_type, "fp16"), device
+
+
+def _device_spec(name: str) -> str:
+    from tensorweaver.errors import UnknownBackendError
+    from tensorweaver.registry import backend_object
+
+    try:
+        backend_object(name)
+    except UnknownBackendError:
+        raise ValueError(
+            f"autocast: {name!r} is not a device type ({', '.join(_TORCH_DEVICE_TYPES[:2])}), "
+            f"a TensorWeaver device ('numpy', 'torch:cpu') or a precision "
+            f"({', '.join(PRECISIONS)})"
+        ) from None
+    return name
+
+
 @contextmanager
-def autocast(precision: str = "bf16", device: Any = None) -> Iterator[None]:
-    """Compute matrix products in ``precision`` (``"bf16"``, ``"fp16"``; ``"tf32"`` turns on
-    TF32 tensor cores; ``"fp32"``/``"fp64"`` change nothing) on the current device."""
+def autocast(
+    device_type: str = "bf16",
+    dtype: DType | None = None,
+    enabled: bool = True,
+    cache_enabled: bool | None = None,
+    *,
+    device: Any = None,
+) -> Iterator[None]:
+    """Compute matrix products in low precision on the current device: a ``with`` block or a
+    decorator.
+
+    As PyTorch's ``autocast(device_type, dtype=None, enabled=True)``: ``device_type`` is
+    ``"cpu"``/``"cuda"`` (default dtype bfloat16 for ``"cpu"``, float16 otherwise) or a
+    TensorWeaver device spec; it may also be a precision name (``"bf16"``, ``"fp16"``;
+    ``"tf32"`` turns on TF32 tensor cores; ``"fp32"``/``"fp64"`` change nothing).
+    ``enabled=False`` turns autocast off inside the block. ``cache_enabled`` is accepted and
+    has no effect (there is no cast cache to keep).
+    """
+    if not enabled:
+        token = _autocast.set(None)
+        try:
+            yield
+        finally:
+            _autocast.reset(token)
+        return
     from tensorweaver.ops.creation import backend_for
 
+    precision, device = _precision(device_type, dtype, device)
     backend = backend_for(device)
     check_precision(precision, backend)
     if precision == "tf32":
@@ -85,12 +157,21 @@ class GradScaler:
 
     def __init__(
         self,
+        device: str = "cuda",
         init_scale: float = 2.0**16,
         growth_factor: float = 2.0,
         backoff_factor: float = 0.5,
         growth_interval: int = 2000,
         enabled: bool = True,
     ) -> None:
+        # ``device`` is PyTorch's (``GradScaler("cuda")``): scaling runs on the gradients'
+        # own device, so it only names where the user trains.
+        if not isinstance(device, str):
+            raise TypeError(
+                f"GradScaler: device must be a string such as 'cuda' or 'cpu', got {device!r}; "
+                "pass the scale by keyword: GradScaler(init_scale=...)"
+            )
+        self.device = device
         self.scale_value = float(init_scale)
         self.growth_factor = growth_factor
         self.backoff_factor = backoff_factor

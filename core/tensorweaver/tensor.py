@@ -139,6 +139,19 @@ class Tensor:
             return
         self._node.retained = weakref.ref(self)
 
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` whenever this tensor's gradient is computed; a tensor the hook
+        returns replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
+        from tensorweaver.autograd.hooks import register_hook
+
+        return register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call ``hook(self)`` after backward has accumulated into this leaf's ``.grad``."""
+        from tensorweaver.autograd.hooks import register_post_accumulate_grad_hook
+
+        return register_post_accumulate_grad_hook(self, hook)
+
     def detach(self) -> Tensor:
         """The same values, cut from the graph. In-place changes to it reach this tensor."""
         out = Tensor(self.native, self.backend, self.dtype)
@@ -282,6 +295,13 @@ class Tensor:
         from tensorweaver.printing import tensor_repr
 
         return tensor_repr(self)
+
+    def __format__(self, format_spec: str) -> str:
+        # As PyTorch: a 0-d tensor formats its value (f"{loss:.4f}"); any other tensor takes
+        # only an empty spec (a non-empty one is a TypeError).
+        if not self.shape:
+            return format(self.item(), format_spec)
+        return object.__format__(self, format_spec)
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         """A copy that shares no state (native arrays are never written, so it may share

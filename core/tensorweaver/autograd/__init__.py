@@ -2,7 +2,14 @@
 
 from tensorweaver.autograd.engine import backward, grad
 from tensorweaver.autograd.function import Function, FunctionCtx
-from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from tensorweaver.autograd.mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 __all__ = [
     "Function",
@@ -10,7 +17,9 @@ __all__ = [
     "backward",
     "enable_grad",
     "grad",
+    "inference_mode",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "no_grad",
     "set_grad_enabled",
 ]

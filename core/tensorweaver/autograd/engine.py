@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorweaver.autograd.gradients import GRADIENTS
+from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS, run_hooks
 from tensorweaver.autograd.mode import _enabled as _grad_mode
 from tensorweaver.autograd.node import INPLACE_CHANGES, Node
 from tensorweaver.tensor import Tensor
@@ -177,6 +178,8 @@ def run(
                 continue
             if type(g) is not Tensor:
                 g = _total(g)
+            if GRAD_HOOKS and id(node) in GRAD_HOOKS:  # before retain_grad, as in PyTorch
+                g = run_hooks(GRAD_HOOKS[id(node)], g)
             if wanted_nodes and node in wanted_nodes:
                 captured[id(wanted_nodes[node])] = g
             if node.retained is not None and targets is None:
@@ -207,11 +210,11 @@ def run(
     if targets is not None:
         for t in targets:
             if t._node is None and id(t) in leaf_grads:
-                captured[id(t)] = _total(leaf_grads[id(t)])
+                captured[id(t)] = _leaf_total(id(t), leaf_grads[id(t)])
         return captured
     for key, g in leaf_grads.items():
         leaf = leaves[key]
-        g = _total(g)
+        g = _leaf_total(key, g)
         if create_graph:
             leaf.grad = g if leaf.grad is None else leaf.grad + g
             continue
@@ -222,7 +225,18 @@ def run(
         if compact is not None:
             g.native = compact(g.native)
         leaf.grad = g
+        if POST_ACCUMULATE_HOOKS and key in POST_ACCUMULATE_HOOKS:
+            for hook in list(POST_ACCUMULATE_HOOKS[key].values()):
+                hook(leaf)
     return {}
+
+
+def _leaf_total(key: int, entry: Any) -> Tensor:
+    """A leaf's summed gradient, passed through the leaf's hooks."""
+    g = _total(entry)
+    if GRAD_HOOKS and key in GRAD_HOOKS:
+        g = run_hooks(GRAD_HOOKS[key], g)
+    return g
 
 
 def _root_grad(t: Tensor, gradient: Any, what: str) -> Tensor:

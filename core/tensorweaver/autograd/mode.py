@@ -7,6 +7,7 @@ from contextvars import ContextVar
 from typing import Any, Callable, TypeVar
 
 _enabled: ContextVar[bool] = ContextVar("tensorweaver_grad_enabled", default=True)
+_inference: ContextVar[bool] = ContextVar("tensorweaver_inference_mode", default=False)
 
 #: The hot path reads grad mode through this bound method (one call, no attribute look-ups).
 is_grad_enabled: Callable[[], bool] = _enabled.get
@@ -51,14 +52,70 @@ class set_grad_enabled:
 
 
 class no_grad(set_grad_enabled):
-    """Operations inside record no graph (``with tw.no_grad():`` or ``@tw.no_grad()``)."""
+    """Operations inside record no graph (``with tw.no_grad():``, ``@tw.no_grad()`` or
+    ``@tw.no_grad``)."""
+
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
+        if orig_func is not None:  # used as a bare decorator
+            return cls()(orig_func)
+        return super().__new__(cls)
 
     def __init__(self) -> None:
         super().__init__(False)
 
 
 class enable_grad(set_grad_enabled):
-    """Record the graph again inside a ``no_grad`` block."""
+    """Record the graph again inside a ``no_grad`` block (also as ``@tw.enable_grad``)."""
+
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
+        if orig_func is not None:
+            return cls()(orig_func)
+        return super().__new__(cls)
 
     def __init__(self) -> None:
         super().__init__(True)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an ``inference_mode()`` block is active."""
+    return _inference.get()
+
+
+class inference_mode:
+    """``no_grad`` for code that will never need gradients: a ``with`` block or a decorator
+    (``@tw.inference_mode()``, ``@tw.inference_mode``). ``mode=False`` leaves inference mode
+    and turns gradients back on, as in PyTorch.
+
+    Unlike PyTorch, tensors made inside are ordinary tensors (there are no inference tensors)
+    and ``enable_grad()`` inside the block records a graph again.
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if not isinstance(mode, bool):  # a function: used as a bare decorator
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+        self._tokens: list[tuple] = []
+
+    def __enter__(self) -> None:
+        self._tokens.append((_inference.set(self.mode), _enabled.set(not self.mode)))
+
+    def __exit__(self, *exc: object) -> None:
+        inference, grad = self._tokens.pop()
+        _enabled.reset(grad)
+        _inference.reset(inference)
+
+    def __call__(self, fn: F) -> F:
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    def clone(self) -> inference_mode:
+        return inference_mode(self.mode)

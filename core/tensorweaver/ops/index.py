@@ -495,7 +495,9 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
 
 
 def nonzero(x: Tensor, *, as_tuple: bool = False) -> Any:
+    if as_tuple and x.ndim == 0:  # PyTorch treats a 0-d input as one element here
+        return nonzero(mv.reshape(x, (1,)), as_tuple=True)
     coords = Tensor(x.backend.nonzero(x.native), x.backend, dtypes.int64)
     if as_tuple:
-        return tuple(coords[:, k] for k in range(x.ndim)) if x.ndim else (coords[:, 0],)
+        return tuple(coords[:, k] for k in range(x.ndim))
     return coords

@@ -363,6 +363,7 @@ _METHODS: dict[str, Any] = {
     "masked_fill": ix.masked_fill,
     "masked_select": ix.masked_select,
     "nonzero": ix.nonzero,
+    "argwhere": ix.nonzero,
     # linear algebra
     "matmul": la.matmul,
     "mm": la.mm,
