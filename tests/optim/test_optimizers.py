@@ -134,7 +134,7 @@ def _to_blob(state_dict: dict[str, Any]) -> tuple[dict[str, np.ndarray], str]:
             return {str(k): plain(v) for k, v in value.items()}
         if isinstance(value, list):
             return [plain(v) for v in value]
-        assert isinstance(value, (bool, int, float, str)), type(value)
+        assert value is None or isinstance(value, (bool, int, float, str)), type(value)
         return value
 
     return arrays, json.dumps(plain(state_dict))

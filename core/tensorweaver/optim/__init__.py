@@ -1,22 +1,32 @@
 """Optimizers and learning-rate schedulers with ``torch.optim``'s API."""
 
 from tensorweaver.optim import lr_scheduler
+from tensorweaver.optim.adadelta import Adadelta
 from tensorweaver.optim.adagrad import Adagrad
 from tensorweaver.optim.adam import Adam, AdamW
+from tensorweaver.optim.adamax import Adamax
+from tensorweaver.optim.asgd import ASGD
+from tensorweaver.optim.lbfgs import LBFGS
 from tensorweaver.optim.nadam import NAdam
 from tensorweaver.optim.optimizer import Optimizer
 from tensorweaver.optim.radam import RAdam
 from tensorweaver.optim.rmsprop import RMSprop
+from tensorweaver.optim.rprop import Rprop
 from tensorweaver.optim.sgd import SGD
 
 __all__ = [
+    "ASGD",
     "SGD",
+    "Adadelta",
     "Adagrad",
     "Adam",
     "AdamW",
+    "Adamax",
+    "LBFGS",
     "NAdam",
     "Optimizer",
     "RAdam",
     "RMSprop",
+    "Rprop",
     "lr_scheduler",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import tensorweaver as tw
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
@@ -23,8 +23,11 @@ class Adagrad(Optimizer):
         weight_decay: float = 0,
         initial_accumulator_value: float = 0,
         eps: float = 1e-10,
+        foreach: Optional[bool] = None,
         *,
         maximize: bool = False,
+        differentiable: bool = False,
+        fused: Optional[bool] = None,
     ) -> None:
         defaults = {
             "lr": lr,
@@ -32,7 +35,10 @@ class Adagrad(Optimizer):
             "eps": eps,
             "weight_decay": weight_decay,
             "initial_accumulator_value": initial_accumulator_value,
+            "foreach": foreach,
             "maximize": maximize,
+            "differentiable": differentiable,
+            "fused": fused,
         }
         super().__init__(params, defaults)
         for group in self.param_groups:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import tensorweaver as tw
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
@@ -24,7 +24,11 @@ class Adam(Optimizer):
         weight_decay: float = 0,
         amsgrad: bool = False,
         *,
+        foreach: Optional[bool] = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: Optional[bool] = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
         defaults = {
@@ -34,6 +38,10 @@ class Adam(Optimizer):
             "weight_decay": weight_decay,
             "amsgrad": amsgrad,
             "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
+            "fused": fused,
             "decoupled_weight_decay": decoupled_weight_decay,
         }
         super().__init__(params, defaults)
@@ -82,6 +90,10 @@ class AdamW(Adam):
         amsgrad: bool = False,
         *,
         maximize: bool = False,
+        foreach: Optional[bool] = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: Optional[bool] = None,
     ) -> None:
         super().__init__(
             params,
@@ -90,6 +102,10 @@ class AdamW(Adam):
             eps,
             weight_decay,
             amsgrad,
+            foreach=foreach,
             maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
             decoupled_weight_decay=True,
         )

@@ -14,9 +14,11 @@ import copy
 import math
 import types
 import warnings
+import weakref
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import wraps
 from typing import Any, Callable, Optional, Union
 
 import tensorweaver as tw
@@ -26,11 +28,14 @@ __all__ = [
     "ChainedScheduler",
     "ConstantLR",
     "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
+    "CyclicLR",
     "ExponentialLR",
     "LRScheduler",
     "LambdaLR",
     "LinearLR",
     "MultiStepLR",
+    "MultiplicativeLR",
     "OneCycleLR",
     "PolynomialLR",
     "ReduceLROnPlateau",
@@ -54,6 +59,30 @@ def _per_group(owner: str, name: str, optimizer: Optimizer, value: Any) -> list[
             )
         return list(value)
     return [value] * len(optimizer.param_groups)
+
+
+def _track_step_calls(optimizer: Optimizer) -> None:
+    """Make ``optimizer.step()`` set ``optimizer._opt_called``, as PyTorch does.
+
+    The instance's ``step`` is wrapped (once), so a subclass's own ``step`` is tracked
+    whether or not it calls the base class's. The wrapper holds the optimizer weakly:
+    it is stored on the optimizer itself.
+    """
+    step = optimizer.step
+    if hasattr(step, "_tracked_by_lr_scheduler"):
+        return
+    func = getattr(step, "__func__", None)
+    owner = weakref.ref(optimizer)
+
+    @wraps(step)
+    def tracked(*args: Any, **kwargs: Any) -> Any:
+        opt = owner()
+        opt._opt_called = True  # type: ignore[union-attr]
+        # A bound method is re-bound to the optimizer; a callable set on the instance is called.
+        return func(opt, *args, **kwargs) if func is not None else step(*args, **kwargs)
+
+    tracked._tracked_by_lr_scheduler = True  # type: ignore[attr-defined]
+    optimizer.step = tracked  # type: ignore[method-assign]
 
 
 class LRScheduler:
@@ -81,6 +110,7 @@ class LRScheduler:
                     )
         self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        _track_step_calls(optimizer)
         self._initial_step()
 
     def _initial_step(self) -> None:
@@ -106,7 +136,15 @@ class LRScheduler:
 
     def step(self, epoch: Optional[int] = None) -> None:
         """Advance one epoch (``epoch=`` jumps to that epoch; deprecated in PyTorch)."""
-        if self._step_count == 1 and not self.optimizer._opt_called:
+        if self._step_count == 1 and not hasattr(self.optimizer.step, "_tracked_by_lr_scheduler"):
+            warnings.warn(
+                "optimizer.step was replaced after the lr scheduler was created, so the scheduler "
+                "cannot tell whether it ran first; call optimizer.step() before "
+                "lr_scheduler.step().",
+                UserWarning,
+                stacklevel=2,
+            )
+        elif self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(
                 "Detected call of `lr_scheduler.step()` before `optimizer.step()`: the first "
                 "value of the schedule is skipped. Call optimizer.step() first.",
@@ -146,6 +184,10 @@ class LRScheduler:
         self.__dict__.update(copy.deepcopy(state_dict))
 
 
+class _LRScheduler(LRScheduler):
+    """The old name of :class:`LRScheduler`, which older scripts still subclass."""
+
+
 class LambdaLR(LRScheduler):
     """``lr = base_lr * lr_lambda(epoch)``; one function, or one per param group.
 
@@ -158,8 +200,8 @@ class LambdaLR(LRScheduler):
         lr_lambda: Union[Callable[[int], float], Sequence[Callable[[int], float]]],
         last_epoch: int = -1,
     ) -> None:
-        _check_optimizer("LambdaLR", optimizer)
-        self.lr_lambdas = _per_group("LambdaLR", "lr_lambda", optimizer, lr_lambda)
+        _check_optimizer(type(self).__name__, optimizer)
+        self.lr_lambdas = _per_group(type(self).__name__, "lr_lambda", optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -181,6 +223,15 @@ class LambdaLR(LRScheduler):
         for fn, attrs in zip(self.lr_lambdas, saved):
             if attrs is not None:
                 fn.__dict__.update(copy.deepcopy(attrs))
+
+
+class MultiplicativeLR(LambdaLR):
+    """Multiply the lr by ``lr_lambda(epoch)`` every epoch; one function, or one per group."""
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._current_lrs()
+        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._current_lrs())]
 
 
 class StepLR(LRScheduler):
@@ -378,6 +429,185 @@ class CosineAnnealingLR(LRScheduler):
         ]
 
 
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from ``base_lr`` to ``eta_min`` that restarts after ``T_0`` epochs,
+    each later period ``T_mult`` times longer (SGDR).
+
+    ``step(epoch)`` may be given a fractional epoch (e.g. ``epoch + i / iters``), as in
+    PyTorch, where it is not deprecated for this scheduler.
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_0: int,
+        T_mult: int = 1,
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"CosineAnnealingWarmRestarts: T_0={T_0!r} must be a positive int")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"CosineAnnealingWarmRestarts: T_mult={T_mult!r} must be an int >= 1")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"CosineAnnealingWarmRestarts: eta_min={eta_min!r} must be a number")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur: float = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        return [
+            self.eta_min
+            + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+            for base in self.base_lrs
+        ]
+
+    def step(self, epoch: Optional[float] = None) -> None:
+        """Advance one epoch, or go to ``epoch`` (which may be fractional)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur %= self.T_i
+                self.T_i *= self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"CosineAnnealingWarmRestarts.step: epoch={epoch!r} must be >= 0")
+        elif epoch < self.T_0:
+            self.T_i = self.T_0
+            self.T_cur = epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:
+            # The restart count n solves T_0 * (T_mult**n - 1) / (T_mult - 1) <= epoch.
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult**n
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = self._current_lrs()
+
+
+class CyclicLR(LRScheduler):
+    """Cycle the lr between ``base_lr`` and ``max_lr`` (and momentum, or Adam's beta1, the
+    opposite way between ``max_momentum`` and ``base_momentum``); call ``step()`` after
+    every batch.
+
+    A cycle rises for ``step_size_up`` steps and falls for ``step_size_down`` (default:
+    the same). The amplitude is scaled per cycle (``"triangular"``: constant,
+    ``"triangular2"``: halved each cycle) or per step (``"exp_range"``: ``gamma**step``),
+    or by ``scale_fn`` of the cycle or step number (``scale_mode``).
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: Union[float, list[float]],
+        max_lr: Union[float, list[float]],
+        step_size_up: int = 2000,
+        step_size_down: Optional[int] = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Optional[Callable[[float], float]] = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: Union[float, list[float]] = 0.8,
+        max_momentum: Union[float, list[float]] = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
+        _check_optimizer("CyclicLR", optimizer)
+        self.optimizer = optimizer
+        base_lrs = _per_group("CyclicLR", "base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("CyclicLR", "max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = up if step_size_down is None else float(step_size_down)
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError(
+                f"CyclicLR: mode={mode!r} must be 'triangular', 'triangular2' or 'exp_range' "
+                "when no scale_fn is given"
+            )
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        if scale_fn is None:
+            scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.scale_mode = scale_mode
+
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    "CyclicLR: cycle_momentum=True needs an optimizer with momentum or betas; "
+                    f"{type(optimizer).__name__} has neither (pass cycle_momentum=False)"
+                )
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("CyclicLR", "base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("CyclicLR", "max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for top, bottom, group in zip(
+                    self.max_momentums, self.base_momentums, optimizer.param_groups
+                ):
+                    _set_momentum(group, top, self.use_beta1)
+                    group["max_momentum"] = top
+                    group["base_momentum"] = bottom
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at cycle (or step) ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def get_lr(self) -> list[float]:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle  # position in the cycle, [0, 1)
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [
+            base + (top - base) * scale_factor * scale
+            for base, top in zip(self.base_lrs, self.max_lrs)
+        ]
+        if self.cycle_momentum:
+            for group, bottom, top in zip(
+                self.optimizer.param_groups, self.base_momentums, self.max_momentums
+            ):
+                _set_momentum(group, top - (top - bottom) * scale_factor * scale, self.use_beta1)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in super().state_dict().items() if k != "_scale_fn_custom"}
+        fn = self._scale_fn_custom
+        # Functions cannot be saved; a callable object's attributes can.
+        saved = fn is not None and not isinstance(fn, types.FunctionType)
+        state["_scale_fn_custom"] = dict(getattr(fn, "__dict__", {})) if saved else None
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        attrs = state.pop("_scale_fn_custom")
+        super().load_state_dict(state)
+        if attrs is not None and self._scale_fn_custom is not None:
+            self._scale_fn_custom.__dict__.update(copy.deepcopy(attrs))
+
+
 class SequentialLR(LRScheduler):
     """Run ``schedulers`` one after another, switching at each of ``milestones``."""
 
@@ -548,16 +778,10 @@ class OneCycleLR(LRScheduler):
             bases = _per_group("OneCycleLR", "base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
                 for group, top, base in zip(optimizer.param_groups, tops, bases):
-                    self._set_momentum(group, top)
+                    _set_momentum(group, top, self.use_beta1)
                     group["max_momentum"] = top
                     group["base_momentum"] = base
         super().__init__(optimizer, last_epoch)
-
-    def _set_momentum(self, group: dict[str, Any], value: float) -> None:
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
 
     def _anneal(self, start: float, end: float, pct: float) -> float:
         if self._anneal_func_type == "cos":
@@ -585,7 +809,7 @@ class OneCycleLR(LRScheduler):
                 momentum = self._anneal(
                     group[phase["start_momentum"]], group[phase["end_momentum"]], pct
                 )
-                self._set_momentum(group, momentum)
+                _set_momentum(group, momentum, self.use_beta1)
         return lrs
 
 
@@ -631,6 +855,14 @@ def _phases(total_steps: int, pct_start: float, three_phase: bool) -> list[dict[
     )
     tail = phase(total_steps - 1, ("initial_lr", "min_lr"), ("max_momentum", "max_momentum"))
     return [up, down, tail]
+
+
+def _set_momentum(group: dict[str, Any], value: float, use_beta1: bool) -> None:
+    """Set a group's momentum, or Adam's beta1 in its ``betas``."""
+    if use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
 
 
 class ReduceLROnPlateau(LRScheduler):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import tensorweaver as tw
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
@@ -23,7 +23,10 @@ class NAdam(Optimizer):
         momentum_decay: float = 4e-3,
         decoupled_weight_decay: bool = False,
         *,
+        foreach: Optional[bool] = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
     ) -> None:
         defaults = {
             "lr": lr,
@@ -33,6 +36,9 @@ class NAdam(Optimizer):
             "momentum_decay": momentum_decay,
             "decoupled_weight_decay": decoupled_weight_decay,
             "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
         }
         super().__init__(params, defaults)
 

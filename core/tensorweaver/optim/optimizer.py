@@ -4,7 +4,7 @@ Subclasses set their defaults and implement ``_update`` (one parameter, one grou
 the base runs the closure, skips parameters without a gradient and runs the
 updates under ``tw.no_grad()``. State is keyed by the parameter object (tensors
 hash by identity), as in PyTorch; ``state_dict()`` keys it by the parameter's
-index instead and holds only tensors, numbers, strings, booleans, lists and dicts,
+index instead and holds only tensors, numbers, strings, booleans, None, lists and dicts,
 so it can be written as safetensors plus JSON.
 """
 
@@ -54,7 +54,6 @@ class Optimizer:
         self.defaults = defaults
         self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
-        self._opt_called = False  # read by the lr schedulers to warn about call order
         groups = list(params)
         if not groups:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
@@ -115,6 +114,11 @@ class Optimizer:
     def _check_group(self, group: dict[str, Any]) -> None:
         """Raise ValueError for an out-of-range option; subclasses add their own rules."""
         name = type(self).__name__
+        if group.get("differentiable"):
+            raise NotImplementedError(
+                f"{name}: differentiable=True (autograd through the optimizer step) is not "
+                "supported; steps run under tw.no_grad(). Pass differentiable=False"
+            )
         for option in _NON_NEGATIVE:
             if option in group:
                 value = group[option]
@@ -150,7 +154,6 @@ class Optimizer:
         if closure is not None:
             with tw.enable_grad():
                 loss = closure()
-        self._opt_called = True
         with tw.no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
@@ -257,6 +260,8 @@ class Optimizer:
         self.param_groups = groups
 
     def _load_value(self, param: Any, key: str, value: Any) -> Any:
+        if isinstance(value, list):  # LBFGS keeps its history as lists of tensors
+            return [self._load_value(param, key, v) for v in value]
         if not isinstance(value, tw.Tensor):
             return copy.deepcopy(value)
         if key in self._scalar_state:

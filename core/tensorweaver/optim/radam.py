@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import tensorweaver as tw
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
@@ -24,7 +24,10 @@ class RAdam(Optimizer):
         weight_decay: float = 0,
         decoupled_weight_decay: bool = False,
         *,
+        foreach: Optional[bool] = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
     ) -> None:
         defaults = {
             "lr": lr,
@@ -32,6 +35,9 @@ class RAdam(Optimizer):
             "eps": eps,
             "weight_decay": weight_decay,
             "maximize": maximize,
+            "foreach": foreach,
+            "capturable": capturable,
+            "differentiable": differentiable,
             "decoupled_weight_decay": decoupled_weight_decay,
         }
         super().__init__(params, defaults)

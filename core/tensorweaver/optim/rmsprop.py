@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import tensorweaver as tw
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
@@ -20,8 +20,10 @@ class RMSprop(Optimizer):
         weight_decay: float = 0,
         momentum: float = 0,
         centered: bool = False,
-        *,
+        capturable: bool = False,
+        foreach: Optional[bool] = None,
         maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         defaults = {
             "lr": lr,
@@ -30,7 +32,10 @@ class RMSprop(Optimizer):
             "eps": eps,
             "centered": centered,
             "weight_decay": weight_decay,
+            "capturable": capturable,
+            "foreach": foreach,
             "maximize": maximize,
+            "differentiable": differentiable,
         }
         super().__init__(params, defaults)
 

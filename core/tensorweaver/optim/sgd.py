@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
 
@@ -24,6 +24,9 @@ class SGD(Optimizer):
         nesterov: bool = False,
         *,
         maximize: bool = False,
+        foreach: Optional[bool] = None,
+        differentiable: bool = False,
+        fused: Optional[bool] = None,
     ) -> None:
         defaults = {
             "lr": lr,
@@ -32,6 +35,9 @@ class SGD(Optimizer):
             "weight_decay": weight_decay,
             "nesterov": nesterov,
             "maximize": maximize,
+            "foreach": foreach,
+            "differentiable": differentiable,
+            "fused": fused,
         }
         super().__init__(params, defaults)
 

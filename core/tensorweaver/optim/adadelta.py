@@ -1,0 +1,65 @@
+"""Adadelta: step sizes from running averages of squared gradients and squared updates."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import tensorweaver as tw
+from tensorweaver.optim.optimizer import Optimizer, ParamsT
+
+
+class Adadelta(Optimizer):
+    """``torch.optim.Adadelta``: ``delta = sqrt(acc_delta + eps) / sqrt(square_avg + eps) * g``.
+
+    ``foreach`` and ``capturable`` are accepted for PyTorch compatibility and change
+    nothing here; ``differentiable=True`` is not supported.
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1.0,
+        rho: float = 0.9,
+        eps: float = 1e-6,
+        weight_decay: float = 0,
+        foreach: Optional[bool] = None,
+        *,
+        capturable: bool = False,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "rho": rho,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "maximize": maximize,
+            "capturable": capturable,
+            "foreach": foreach,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        rho = group["rho"]
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Adadelta: invalid rho={rho!r}; expected a number in [0, 1]")
+
+    def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "step": 0.0,
+            "square_avg": tw.zeros_like(param),
+            "acc_delta": tw.zeros_like(param),
+        }
+
+    def _update(self, param: Any, group: dict[str, Any]) -> None:
+        state = self._state_of(param, group)
+        state["step"] += 1
+        rho, eps = group["rho"], group["eps"]
+        grad = self._grad(param, group)
+        square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+        delta = (acc_delta + eps).sqrt() / (square_avg + eps).sqrt() * grad
+        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+        param.add_(delta, alpha=-group["lr"])

@@ -1,0 +1,72 @@
+"""Rprop: per-element step sizes that grow while the gradient keeps its sign."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import tensorweaver as tw
+from tensorweaver.optim.optimizer import Optimizer, ParamsT
+
+
+class Rprop(Optimizer):
+    """``torch.optim.Rprop``: each element's step size is multiplied by ``etas[1]`` when
+    its gradient keeps its sign and by ``etas[0]`` when it flips (that step is then
+    skipped), clamped to ``step_sizes``; the parameter moves by the step size against
+    the gradient's sign. Steps start at ``lr``.
+
+    ``foreach`` and ``capturable`` are accepted for PyTorch compatibility and change
+    nothing here; ``differentiable=True`` is not supported.
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-2,
+        etas: tuple[float, float] = (0.5, 1.2),
+        step_sizes: tuple[float, float] = (1e-6, 50),
+        *,
+        capturable: bool = False,
+        foreach: Optional[bool] = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "etas": tuple(etas),
+            "step_sizes": tuple(step_sizes),
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "capturable": capturable,
+        }
+        super().__init__(params, defaults)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        etas = group["etas"]
+        if len(etas) != 2 or not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(
+                f"Rprop: invalid etas={etas!r}; expected (etaminus, etaplus) with "
+                "0 < etaminus < 1 < etaplus"
+            )
+
+    def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "step": 0.0,
+            "prev": tw.zeros_like(param),
+            "step_size": tw.full_like(param, group["lr"]),
+        }
+
+    def _update(self, param: Any, group: dict[str, Any]) -> None:
+        state = self._state_of(param, group)
+        state["step"] += 1
+        etaminus, etaplus = group["etas"]
+        step_min, step_max = group["step_sizes"]
+        grad = -param.grad if group["maximize"] else param.grad
+        sign = (grad * state["prev"]).sign()
+        factor = tw.ones_like(sign).masked_fill(sign > 0, etaplus).masked_fill(sign < 0, etaminus)
+        state["step_size"].mul_(factor).clamp_(step_min, step_max)
+        # After a sign flip the step is skipped and the flip is forgotten.
+        grad = tw.where(sign < 0, tw.zeros_like(grad), grad)
+        param.addcmul_(grad.sign(), state["step_size"], value=-1)
+        state["prev"].copy_(grad)
