@@ -30,6 +30,8 @@ from tensorweaver.nn.modules.attention import (
 from tensorweaver.nn.modules.container import (
     ModuleDict,
     ModuleList,
+    ParameterDict,
+    ParameterList,
     Sequential,
 )
 from tensorweaver.nn.modules.conv import (
@@ -161,6 +163,8 @@ __all__ = [
     "MultiheadAttention",
     "NLLLoss",
     "PReLU",
+    "ParameterDict",
+    "ParameterList",
     "RMSNorm",
     "RNN",
     "RNNBase",

@@ -1,4 +1,5 @@
-"""Module containers: ``Sequential``, ``ModuleList`` and ``ModuleDict``."""
+"""Module containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList`` and
+``ParameterDict``."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import itertools
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from tensorweaver.nn.modules.module import Module, _addindent
+from tensorweaver.nn.parameter import Parameter
+from tensorweaver.tensor import Tensor
 
 
 def _abs_index(container: Module, idx: int) -> int:
@@ -224,3 +227,199 @@ class ModuleDict(Module):
                     f"ModuleDict update sequence element #{i} has length {len(pair)}; 2 is required"
                 )
             self[pair[0]] = pair[1]
+
+
+def _as_parameter(value: Any) -> Any:
+    """A plain tensor wrapped in a Parameter (as PyTorch's parameter containers do); anything
+    else unchanged."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _describe(value: Any) -> str:
+    """One entry of a parameter container's repr."""
+    if isinstance(value, Tensor):
+        kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+        size = "x".join(str(n) for n in value.shape)
+        return f"{kind} containing: [{value.dtype} of size {size}]"
+    return f"Object of type: {type(value).__name__}"
+
+
+class _ParameterContainer(Module):
+    """What ParameterList and ParameterDict share: they hold parameters, they are not run."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{self._get_name()} should not be called.")
+
+
+class ParameterList(_ParameterContainer):
+    """A list of parameters registered under ``"0"``, ``"1"``, ... (plain tensors are wrapped
+    in Parameters; other objects are kept as plain attributes)."""
+
+    def __init__(self, values: Optional[Iterable[Any]] = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def _abs_index(self, idx: int) -> int:
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range for ParameterList of length {len(self)}")
+        return idx % len(self)
+
+    def __getitem__(self, idx: Union[int, slice]) -> Any:
+        if isinstance(idx, slice):
+            return type(self)(self[i] for i in range(len(self))[idx])
+        return getattr(self, str(self._abs_index(idx)))
+
+    def __setitem__(self, idx: int, value: Any) -> None:
+        setattr(self, str(self._abs_index(idx)), _as_parameter(value))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(len(self)))
+
+    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+        return self.extend(values)
+
+    def append(self, value: Any) -> ParameterList:
+        self._size += 1
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got "
+                f"{type(values).__name__}"
+            )
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"  ({i}): {_describe(v)}" for i, v in enumerate(self))
+
+
+class ParameterDict(_ParameterContainer):
+    """A dict of parameters registered under their (string) keys, in insertion order (plain
+    tensors are wrapped in Parameters; other objects are kept as plain attributes)."""
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    @staticmethod
+    def _check_key(key: Any) -> str:
+        if not isinstance(key, str):
+            raise TypeError(
+                f"ParameterDict keys must be strings, got {type(key).__name__} ({key!r})"
+            )
+        return key
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, self._check_key(key))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._check_key(key)
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._keys))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def keys(self) -> Iterable[str]:
+        return self._keys.keys()
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self) -> Iterable[Any]:
+        return (self[k] for k in self._keys)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, key: str) -> Any:
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self) -> tuple[str, Any]:
+        key = next(reversed(self))
+        return key, self.pop(key)
+
+    def clear(self) -> None:
+        for key in list(self._keys):
+            del self[key]
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters."""
+        return ParameterDict(self.items())
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> ParameterDict:
+        return ParameterDict((k, default) for k in keys)
+
+    def update(self, parameters: Any) -> None:
+        """Add ``parameters``: a mapping (a plain dict's items in sorted key order, as in
+        PyTorch; an OrderedDict or ParameterDict in its own order), or ``(key, value)``
+        pairs."""
+        if not isinstance(parameters, Iterable):
+            raise TypeError(
+                "ParameterDict.update should be called with an iterable of key/value pairs, "
+                f"but got {type(parameters).__name__}"
+            )
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            pairs: Iterable[Any] = parameters.items()
+        elif isinstance(parameters, Mapping):
+            pairs = sorted(parameters.items())
+        else:
+            pairs = parameters
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, Iterable) or len(pair) != 2:
+                raise ValueError(
+                    f"ParameterDict update sequence element #{i} must be a (key, value) pair, "
+                    f"got {pair!r}"
+                )
+            self[pair[0]] = pair[1]
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        merged = other.copy()
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"  ({k}): {_describe(v)}" for k, v in self.items())

@@ -9,12 +9,14 @@ optimizers that hold the Parameter objects keep working.
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Iterator, Mapping
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 import tensorweaver as tw
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.nn.modules.backward_hook import BackwardHook
 from tensorweaver.nn.parameter import Parameter
 from tensorweaver.tensor import Tensor
 
@@ -24,16 +26,21 @@ _hook_ids = itertools.count()
 
 
 class RemovableHandle:
-    """What registering a hook returns; ``remove()`` unregisters the hook."""
+    """What registering a hook returns; ``remove()`` unregisters the hook (and forgets it in
+    ``extra_dict``, the tables of its options)."""
 
-    __slots__ = ("_hooks", "id")
+    __slots__ = ("_tables", "id")
 
-    def __init__(self, hooks: dict[int, Callable]) -> None:
-        self._hooks = hooks
+    def __init__(
+        self, hooks: dict[int, Any], *, extra_dict: Union[dict, list[dict], None] = None
+    ) -> None:
+        extra = extra_dict if isinstance(extra_dict, list) else [extra_dict] * bool(extra_dict)
+        self._tables = [hooks, *extra]
         self.id = next(_hook_ids)
 
     def remove(self) -> None:
-        self._hooks.pop(self.id, None)
+        for table in self._tables:
+            table.pop(self.id, None)
 
     def __enter__(self) -> RemovableHandle:
         return self
@@ -93,7 +100,12 @@ class Module:
         set_(self, "_non_persistent_buffers_set", set())
         set_(self, "_modules", OrderedDict())
         set_(self, "_forward_pre_hooks", OrderedDict())
+        set_(self, "_forward_pre_hooks_with_kwargs", {})
         set_(self, "_forward_hooks", OrderedDict())
+        set_(self, "_forward_hooks_with_kwargs", {})
+        set_(self, "_forward_hooks_always_called", {})
+        set_(self, "_backward_pre_hooks", OrderedDict())
+        set_(self, "_backward_hooks", OrderedDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
@@ -101,32 +113,132 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_hooks.values()):
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        """``forward`` between the forward hooks, its inputs and outputs wired to the backward
+        hooks, in PyTorch's order."""
+        for hook_id, hook in tuple(self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of (new_args, "
+                            f"new_kwargs), but got {result}."
+                        )
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        backward = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            backward = BackwardHook(
+                self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
+            )
+            args = backward.setup_input_hook(args)
+        output = None
+        called: set[int] = set()
+        try:
+            output = self.forward(*args, **kwargs)
+            for hook_id, hook in tuple(self._forward_hooks.items()):
+                called.add(hook_id)
+                output = self._run_forward_hook(hook_id, hook, args, kwargs, output)
+        except Exception:
+            # Hooks registered with always_call=True still run, then the error propagates.
+            for hook_id, hook in tuple(self._forward_hooks.items()):
+                if hook_id not in self._forward_hooks_always_called or hook_id in called:
+                    continue
+                try:
+                    output = self._run_forward_hook(hook_id, hook, args, kwargs, output)
+                except Exception as err:
+                    warnings.warn(
+                        "forward hook with always_call=True raised an exception that was "
+                        f"silenced as another error was raised in forward: {err}",
+                        stacklevel=2,
+                    )
+            raise
+        return output if backward is None else backward.setup_output_hook(output)
+
+    def _run_forward_hook(
+        self, hook_id: int, hook: Callable, args: tuple, kwargs: dict, output: Any
+    ) -> Any:
+        if hook_id in self._forward_hooks_with_kwargs:
+            result = hook(self, args, kwargs, output)
+        else:
             result = hook(self, args, output)
-            if result is not None:
-                output = result
-        return output
+        return output if result is None else result
 
     # ------------------------------------------------------------------ hooks
 
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(module, args)`` runs before ``forward``; a non-None result replaces ``args``."""
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = hook
+    @staticmethod
+    def _add_hook(
+        table: OrderedDict, hook: Callable, prepend: bool, *options: tuple[dict, bool]
+    ) -> RemovableHandle:
+        """Store ``hook`` in ``table`` (first if ``prepend``) and its id in each option table
+        whose flag is set."""
+        handle = RemovableHandle(table, extra_dict=[t for t, _ in options])
+        table[handle.id] = hook
+        if prepend:
+            table.move_to_end(handle.id, last=False)
+        for option, flag in options:
+            if flag:
+                option[handle.id] = True
         return handle
 
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
-        """``hook(module, args, output)`` runs after ``forward``; non-None replaces ``output``."""
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = hook
-        return handle
+    def register_forward_pre_hook(
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """``hook(module, args)`` runs before ``forward``; a non-None result replaces ``args``.
+        With ``with_kwargs``: ``hook(module, args, kwargs)`` returning None or
+        ``(args, kwargs)``. ``prepend`` runs it before the hooks already registered."""
+        return self._add_hook(
+            self._forward_pre_hooks,
+            hook,
+            prepend,
+            (self._forward_pre_hooks_with_kwargs, with_kwargs),
+        )
+
+    def register_forward_hook(
+        self,
+        hook: Callable,
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> RemovableHandle:
+        """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+        ``with_kwargs``) runs after ``forward``; a non-None result replaces ``output``.
+        ``always_call`` runs it even when ``forward`` raises."""
+        return self._add_hook(
+            self._forward_hooks,
+            hook,
+            prepend,
+            (self._forward_hooks_with_kwargs, with_kwargs),
+            (self._forward_hooks_always_called, always_call),
+        )
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable, prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs when the gradients of the outputs are known; a
+        non-None result (a tuple as long as ``grad_output``) replaces them."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs when the gradients of the positional
+        inputs are known (None for non-tensors and tensors without grad); a non-None result
+        replaces ``grad_input``. All of a call's tensors that require grad, among its inputs
+        and among its outputs, must share a dtype."""
+        return self._add_hook(self._backward_hooks, hook, prepend)
 
     # ---------------------------------------------------------- registration
 

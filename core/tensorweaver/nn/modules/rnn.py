@@ -3,7 +3,9 @@
 
 Each step is written with core tensor ops, so it runs and differentiates on every backend.
 The input projection ``x @ W_ih^T + b_ih`` of a whole layer is one matmul over all time
-steps; only the recurrent projection ``h @ W_hh^T + b_hh`` runs step by step.
+steps; only the recurrent projection ``h @ W_hh^T + b_hh`` runs step by step. The sequence
+layers also take a ``PackedSequence`` (``tw.nn.utils.rnn``) and return one, with the final
+states of each sequence's last valid step.
 
 Gate formulas (``gi`` is the input projection, ``gh`` the recurrent one, both split into
 gate blocks in this order along the last axis):
@@ -18,13 +20,15 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 import tensorweaver as tw
 from tensorweaver.nn import functional as F
 from tensorweaver.nn import init
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.parameter import Parameter
+from tensorweaver.nn.utils.rnn.packed_sequence import PackedSequence
+from tensorweaver.nn.utils.rnn.packing import packed_from_padded, padded_from_packed, sorted_lengths
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
@@ -95,13 +99,25 @@ def _recurrence(
     has_bias: bool,
     dropout: float,
     training: bool,
+    lengths: Optional[list[int]] = None,
 ) -> tuple[Tensor, State]:
     """A whole recurrent layer stack on time-major ``x`` (L, N, H_in), written with tensor
     ops: the output (L, N, D * H) and the final states, each (num_layers * D, N, H).
-    ``weights`` holds (w_ih, w_hh[, b_ih, b_hh]) per layer and direction, PyTorch's order."""
+    ``weights`` holds (w_ih, w_hh[, b_ih, b_hh]) per layer and direction, PyTorch's order.
+
+    With ``lengths`` (one per batch column), a column's state stops changing after its last
+    valid step (and the reverse direction starts at that step), so the final states are those
+    of each sequence's end; outputs past a sequence's end are meaningless."""
     directions = 2 if bidirectional else 1
     per = 4 if has_bias else 2
     step = _MODES[mode][1]
+    length = x.shape[0]
+    masks = [None] * length
+    if lengths is not None:
+        for t in range(length):
+            if min(lengths) <= t:  # some column ended: keep its state
+                valid = [[n > t] for n in lengths]
+                masks[t] = tw.tensor(valid, dtype=tw.bool, device=x.device)
     finals: list[State] = []
     layer_input = x
     for layer in range(num_layers):
@@ -111,15 +127,15 @@ def _recurrence(
             w = weights[index * per : (index + 1) * per]
             w_ih, w_hh, b_ih, b_hh = (*w, None, None) if not has_bias else w
             state = tuple(s[index] for s in initial)
-            steps = list(F.linear(layer_input, w_ih, b_ih).unbind(0))
-            if direction:
-                steps.reverse()
-            hs = []
-            for gi in steps:
-                state = step(gi, F.linear(state[0], w_hh, b_hh), state)
-                hs.append(state[0])
-            if direction:
-                hs.reverse()
+            steps = F.linear(layer_input, w_ih, b_ih).unbind(0)
+            hs: list[Any] = [None] * length
+            for t in reversed(range(length)) if direction else range(length):
+                new = step(steps[t], F.linear(state[0], w_hh, b_hh), state)
+                mask = masks[t]
+                if mask is not None:
+                    new = tuple(tw.where(mask, n, old) for n, old in zip(new, state))
+                state = new
+                hs[t] = state[0]
             outputs.append(tw.stack(hs))
             finals.append(state)
         layer_input = outputs[0] if directions == 1 else tw.cat(outputs, -1)
@@ -407,46 +423,79 @@ class RNNBase(Module):
             )
         return hx if batched else hx.unsqueeze(1)
 
-    def _run(self, input: Tensor, hx: Optional[State]) -> tuple[Tensor, State]:
+    def _initial_states(
+        self, hx: Optional[State], batched: bool, batch: int, like: Tensor
+    ) -> State:
+        """``hx`` (or zeros) as ``(layers * directions, N, H)`` tensors, checked."""
+        if hx is not None:
+            names = ("h_0", "c_0")
+            return tuple(self._initial(s, batched, batch, names[i]) for i, s in enumerate(hx))
+        count = self.num_layers * (2 if self.bidirectional else 1)
+        zeros = tw.zeros(count, batch, self.hidden_size, dtype=like.dtype, device=like.device)
+        return (zeros,) * (2 if self.mode == "LSTM" else 1)
+
+    def _flat_weights(self) -> list[Tensor]:
+        """Every parameter, per layer and direction, in PyTorch's order."""
+        return [w for weights in self.all_weights for w in weights]
+
+    def _static(self) -> tuple[Any, ...]:
+        """The non-tensor arguments of ``_recurrence`` and the ``rnn`` composite."""
+        return (self.mode, self.num_layers, self.bidirectional, self.bias, self.dropout,
+                self.training)  # fmt: skip
+
+    def _run(
+        self, input: Union[Tensor, PackedSequence], hx: Optional[State]
+    ) -> tuple[Union[Tensor, PackedSequence], State]:
         """The output and final states for ``input`` and initial states ``hx`` (each given or
         zeros), in PyTorch's layouts."""
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, hx)
         batched = self._check_input(input)
         if not batched:
             input = input.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
-        batch = input.shape[1]
-        directions = 2 if self.bidirectional else 1
-        n_states = 2 if self.mode == "LSTM" else 1
-        if hx is None:
-            zeros = tw.zeros(
-                self.num_layers * directions,
-                batch,
-                self.hidden_size,
-                dtype=input.dtype,
-                device=input.device,
-            )
-            initial = (zeros,) * n_states
-        else:
-            names = ("h_0", "c_0")
-            initial = tuple(self._initial(s, batched, batch, names[i]) for i, s in enumerate(hx))
-        weights = [
-            w
-            for layer in range(self.num_layers)
-            for direction in range(directions)
-            for w in self._weights(layer, direction)
-            if w is not None
-        ]
-        static = (self.mode, self.num_layers, self.bidirectional, self.bias, self.dropout,
-                  self.training)  # fmt: skip
+        initial = self._initial_states(hx, batched, input.shape[1], input)
+        weights = self._flat_weights()
         if getattr(input.backend, "fused_rnn", None) is None:
-            output, last = _recurrence(input, initial, weights, *static)
+            output, last = _recurrence(input, initial, weights, *self._static())
         else:
-            packed = fused_or_reference("rnn", rnn_reference, (input, *initial, *weights), *static)
-            output, last = _unpack(packed, input, initial, self.hidden_size * directions)
+            packed = fused_or_reference(
+                "rnn", rnn_reference, (input, *initial, *weights), *self._static()
+            )
+            width = self.hidden_size * (2 if self.bidirectional else 1)
+            output, last = _unpack(packed, input, initial, width)
         if not batched:
             return output.squeeze(1), tuple(s.squeeze(1) for s in last)
         return (output.transpose(0, 1) if self.batch_first else output), last
+
+    def _run_packed(
+        self, input: PackedSequence, hx: Optional[State]
+    ) -> tuple[PackedSequence, State]:
+        """A packed batch: run on it padded (in packed order) with each column's state frozen
+        past its length, and pack the output again. ``hx`` and the final states are in the
+        batch's original order, as in PyTorch.
+
+        The backends' fused kernels take no lengths, so this always runs the step-by-step
+        recurrence."""
+        data, sizes = input.data, input.batch_sizes.tolist()
+        if data.dim() != 2 or data.shape[-1] != self.input_size:
+            raise ValueError(
+                f"{type(self).__name__}: expected packed data of shape (sum of lengths, "
+                f"{self.input_size}), got {tuple(data.shape)}"
+            )
+        batch, order = sizes[0], range(sizes[0])
+        initial = self._initial_states(hx, True, batch, data)
+        if hx is not None and input.sorted_indices is not None:
+            initial = tuple(s.index_select(1, input.sorted_indices) for s in initial)
+        padded = padded_from_packed(data, sizes, order, len(sizes), False, 0.0)
+        output, last = _recurrence(
+            padded, initial, self._flat_weights(), *self._static(), lengths=sorted_lengths(sizes)
+        )
+        if input.unsorted_indices is not None:
+            last = tuple(s.index_select(1, input.unsorted_indices) for s in last)
+        packed = packed_from_padded(output, sizes, order, False)
+        return input._replace(data=packed), last
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"

@@ -1,0 +1,68 @@
+"""``pad_sequence`` and ``unpad_sequence``: a list of variable-length sequences to and from one
+padded tensor."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Union
+
+import tensorweaver as tw
+from tensorweaver.tensor import Tensor
+
+
+def lengths_list(lengths: Union[Tensor, Iterable[int]], fn: str) -> list[int]:
+    """``lengths`` (a tensor or a sequence of ints) as Python ints."""
+    if hasattr(lengths, "tolist"):
+        lengths = lengths.tolist()
+    try:
+        return [int(n) for n in lengths]
+    except TypeError as err:
+        raise TypeError(
+            f"{fn}: lengths must be a 1-D tensor or a list of ints, got {type(lengths).__name__}"
+        ) from err
+
+
+def pad_sequence(
+    sequences: Union[Tensor, list[Tensor]],
+    batch_first: bool = False,
+    padding_value: float = 0.0,
+    padding_side: str = "right",
+) -> Tensor:
+    """Stack sequences of shapes ``(L_i, *)`` into ``(L, N, *)`` (``(N, L, *)`` with
+    ``batch_first``), ``L = max L_i``, filling with ``padding_value`` on ``padding_side``."""
+    if padding_side not in ("left", "right"):
+        raise ValueError(
+            f"pad_sequence: padding_side must be 'left' or 'right', got {padding_side!r}"
+        )
+    seqs = list(sequences.unbind(0) if isinstance(sequences, Tensor) else sequences)
+    if not seqs:
+        raise ValueError("pad_sequence: got no sequences; pass a non-empty list of tensors")
+    trailing = tuple(seqs[0].shape[1:])
+    shapes = [tuple(s.shape) for s in seqs]
+    if any(s.dim() == 0 or tuple(s.shape[1:]) != trailing for s in seqs):
+        raise RuntimeError(
+            f"pad_sequence: sequences must have shapes (L_i, *) with the same trailing "
+            f"dimensions, got {shapes}"
+        )
+    length = max(s.shape[0] for s in seqs)
+    padded = []
+    for s in seqs:
+        missing = length - s.shape[0]
+        if missing:
+            fill = tw.full((missing, *trailing), padding_value, dtype=s.dtype, device=s.device)
+            s = tw.cat([s, fill] if padding_side == "right" else [fill, s])
+        padded.append(s)
+    return tw.stack(padded, dim=0 if batch_first else 1)
+
+
+def unpad_sequence(
+    padded_sequences: Tensor,
+    lengths: Union[Tensor, list[int]],
+    batch_first: bool = False,
+) -> list[Tensor]:
+    """The inverse of ``pad_sequence`` (right padding): the ``N`` sequences of
+    ``padded_sequences`` cut to their ``lengths``."""
+    if not batch_first:
+        padded_sequences = padded_sequences.transpose(0, 1)
+    sizes = lengths_list(lengths, "unpad_sequence")
+    return [seq[:n] for seq, n in zip(padded_sequences.unbind(0), sizes)]
