@@ -1,5 +1,6 @@
 """TensorWeaver: PyTorch's API on pluggable array backends."""
 
+from tensorweaver import backends, cuda
 from tensorweaver import ops as _ops  # noqa: F401  (attaches Tensor's methods, below)
 from tensorweaver.amp import GradScaler, autocast
 from tensorweaver.autograd import (
@@ -237,7 +238,16 @@ from tensorweaver.random import (
     set_rng_state,
 )
 from tensorweaver.registry import devices, plugins
-from tensorweaver.selection import Device, device, get_backend, set_backend, use_cpu, use_gpu
+from tensorweaver.selection import (
+    Device,
+    device,
+    get_backend,
+    get_default_device,
+    set_backend,
+    set_default_device,
+    use_cpu,
+    use_gpu,
+)
 from tensorweaver.tensor import Size, Tensor
 from tensorweaver.tensor_types import (
     BFloat16Tensor,

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from tensorweaver import random as rnd
-from tensorweaver import registry, selection
+from tensorweaver import selection
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import overflow
@@ -25,7 +25,7 @@ def backend_for(device: Any) -> Any:
     elif isinstance(device, Tensor):
         backend = device.backend
     else:
-        backend = registry.backend_object(str(device))
+        backend = selection.backend_of(device)
     return rnd.seeded(backend)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweaver import tensor_types
+from tensorweaver import random as rnd
+from tensorweaver import registry, selection, tensor_types
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import creation as cr
@@ -50,10 +51,11 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 
 def _to_device(x: Tensor, device: Any) -> Tensor:
+    # A kind-only device ("cpu", "cuda:1") is looked for on x's own backend first.
     backend = (
         device
-        if not isinstance(device, (str,)) and hasattr(device, "from_host")
-        else (cr.backend_for(device))
+        if not isinstance(device, str) and hasattr(device, "from_host")
+        else rnd.seeded(selection.backend_of(device, near=x.backend))
     )
     if backend is x.backend:
         return x
@@ -68,6 +70,24 @@ def _to_device(x: Tensor, device: Any) -> Tensor:
     out = apply("to_device", native, dtype, (x,))
     out.backend = backend
     return out
+
+
+def _cpu(self: Tensor, memory_format: Any = None) -> Tensor:
+    """This tensor on a CPU: its own backend's when it has one (see ``to``)."""
+    return _to_device(self, "cpu")
+
+
+def _cuda(self: Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Tensor:
+    """This tensor on a CUDA device: ``cuda()``, ``cuda(1)``, ``cuda("cuda:1")``."""
+    if device is None:
+        device = "cuda"
+    elif isinstance(device, int):
+        device = f"cuda:{device}"
+    return _to_device(self, device)
+
+
+def _is_kind(*kinds: str) -> Any:
+    return property(lambda self: self.backend.device.kind in kinds)
 
 
 def _dtype_method(dtype: DType) -> Any:
@@ -385,7 +405,8 @@ _METHODS: dict[str, Any] = {
     "char": _dtype_method(dtypes.int8),
     "byte": _dtype_method(dtypes.uint8),
     "bool": _dtype_method(dtypes.bool_),
-    "cpu": lambda self: self,
+    "cpu": _cpu,
+    "cuda": _cuda,
     "new_tensor": _new_tensor,
     "new_full": _new_full,
     "new_zeros": _new_zeros,
@@ -483,3 +504,5 @@ def _swap_last_two(x: Tensor) -> Tensor:
 # Direct permutes: these two run in every linear layer and matmul gradient.
 Tensor.T = property(_reversed_axes)
 Tensor.mT = property(_swap_last_two)
+Tensor.is_cuda = _is_kind(*registry.KIND_ALIASES["cuda"])  # PyTorch: ROCm is "cuda" too
+Tensor.is_cpu = _is_kind("cpu")

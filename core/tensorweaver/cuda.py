@@ -1,0 +1,60 @@
+"""``tw.cuda``: PyTorch's CUDA queries, answered from the torch plugin's device records.
+
+Nothing here imports torch itself: without the torch plugin there is no CUDA device.
+PyTorch counts AMD (ROCm) GPUs as ``cuda``, and so does this module.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from tensorweaver import registry, selection
+from tensorweaver.backends.torch_records import available
+
+_KINDS = registry.KIND_ALIASES["cuda"]
+
+
+def is_available() -> bool:
+    """Whether the torch backend has a usable CUDA (or ROCm) device."""
+    return bool(available(_KINDS))
+
+
+def device_count() -> int:
+    """How many CUDA devices the torch backend sees."""
+    return len(available(_KINDS))
+
+
+def current_device() -> int:
+    """The index of the CUDA device in use here: the current one when it is CUDA, else the
+    first; raises as PyTorch does when there is none."""
+    backend = selection.current_backend()
+    if backend.device.kind not in _KINDS:
+        backend = selection.backend_of("cuda")
+    return backend.device.index
+
+
+def synchronize(device: Any = None) -> None:
+    """Check that the CUDA device exists (``device``: an index, spec or ``tw.device``).
+
+    There is nothing to wait for: a result reaches the host only when it is computed.
+    """
+    selection.backend_of(f"cuda:{device}" if isinstance(device, int) else device or "cuda")
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the current CUDA device's generator; ignored without CUDA, as in PyTorch."""
+    _seed(operator.index(seed), current_device() if is_available() else None)
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seed the generator of every CUDA device in use; ignored without CUDA."""
+    _seed(operator.index(seed), None)
+
+
+def _seed(seed: int, index: int | None) -> None:
+    # Backends not created yet are seeded by the next tw.manual_seed (random.seeded).
+    for backend in registry.created_backends():
+        record = backend.device
+        if record.kind in _KINDS and index in (None, record.index):
+            backend.seed(seed)
