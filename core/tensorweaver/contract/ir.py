@@ -337,6 +337,10 @@ OPTIONAL: dict[str, str] = {
     "itself when it already has it); the core calls it on gradients it stores in .grad",
     "has_tf32": "attribute, bool: the device has TF32 tensor cores (tw.autocast('tf32'))",
     "set_tf32": "set_tf32(enabled: bool) -> None: let float32 matrix products use TF32",
+    "set_num_threads": "set_num_threads(n: int) -> None: the threads this backend's kernels use "
+    "(tw.set_num_threads); without it the core steers the BLAS and OpenMP pools through "
+    "threadpoolctl",
+    "get_num_threads": "get_num_threads() -> int: the threads this backend's kernels use now",
     "max_ndim": "attribute, int: the most axes an array may have on this backend (Legate: "
     "6); the core never creates or passes a larger one. Absent: no limit",
     "argsort": "argsort(a, axis) -> int64 A: the stable ascending sort order along axis, NaN "
