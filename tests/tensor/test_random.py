@@ -143,14 +143,9 @@ def test_manual_seed_repeats_every_random_op_and_the_seed_matters(backend: str, 
 
 #: cuPyNumeric reads seed 0 as "no seed" (``seed or time.perf_counter_ns()`` in its
 #: BitGenerator); the cunumeric backend must map it to a seed of its own.
-ZERO_SEED_ON_CUNUMERIC = pytest.mark.xfail(
-    strict=True, reason="cunumeric backend: cuPyNumeric treats seed 0 as no seed"
-)
-
-
 @pytest.mark.parametrize(
     "spec",
-    [*FAST, pytest.param("cunumeric", marks=[pytest.mark.cunumeric, ZERO_SEED_ON_CUNUMERIC])],
+    [*FAST, pytest.param("cunumeric", marks=pytest.mark.cunumeric)],
 )
 def test_seed_zero_repeats_too(spec: str) -> None:
     with entered(spec):

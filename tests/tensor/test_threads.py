@@ -36,26 +36,14 @@ def test_numpy_blas_follows(restored: None) -> None:
         assert tw.get_num_threads() == 2
 
 
-class _OwnPool:
-    """A backend with its own thread pool (the optional methods)."""
+def test_the_torch_backend_steers_torchs_own_pool() -> None:
+    import torch
 
-    def __init__(self) -> None:
-        self.threads = 7
-
-    def set_num_threads(self, n: int) -> None:
-        self.threads = n
-
-    def get_num_threads(self) -> int:
-        return self.threads
-
-
-def test_a_backend_method_takes_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tensorweaver.selection as selection
-
-    backend = _OwnPool()
-    monkeypatch.setattr(selection, "current_backend", lambda: backend)
-    before = threadpoolctl.threadpool_info()
-    assert tw.get_num_threads() == 7
-    tw.set_num_threads(3)
-    assert backend.threads == 3 and tw.get_num_threads() == 3
-    assert threadpoolctl.threadpool_info() == before  # the process's pools untouched
+    previous = torch.get_num_threads()
+    try:
+        with tw.device("torch:cpu"):
+            for n in (1, 2):
+                tw.set_num_threads(n)
+                assert torch.get_num_threads() == n and tw.get_num_threads() == n
+    finally:
+        torch.set_num_threads(previous)

@@ -19,9 +19,12 @@ What it checks, each check with an id:
   hidden (``BackendInfo.library`` is its import name) the hooks report it unavailable
   instead of raising; the backend object's surface and fused pairs; declared gaps.
 * every case of ``tw check`` (:mod:`tensorweaver.check`): every primitive across its
-  dtypes and on strided, empty and 0-d operands, NaN/inf, duplicate indices; the core's
+  dtypes and with its array arguments in every layout the core hands a backend
+  (transposed, stepped and broadcast views, empty, 0-d: see
+  :mod:`tensorweaver.check.layouts`), NaN/inf, duplicate indices; the core's
   broadcasting, negative axes and views; host transfer; autograd; the composites
-  (``fused_*`` against the core's decomposition, outputs and gradients); every layer.
+  (``fused_*`` against the core's decomposition, outputs and gradients), autograd and
+  composites again with inputs and upstream gradients in those views; every layer.
   References are NumPy float64; gradients are also checked by finite differences.
 
 Known gaps go in one place, the plugin module's ``conformance_gaps`` dict (see

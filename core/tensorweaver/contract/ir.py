@@ -243,7 +243,9 @@ _INDEX = _table(
         (
             "gather",
             "gather(a, axis, index) -> A",
-            "numpy.take_along_axis: index has a's ndim; result has index's shape.",
+            "torch.gather: index has a's ndim and is no longer than a on any axis but `axis` "
+            "(it may be shorter); result[i][j][k] = a[i][index[i][j][k]][k] (axis 1), of "
+            "index's shape.",
         ),
         (
             "take",
@@ -253,13 +255,17 @@ _INDEX = _table(
         (
             "scatter",
             "scatter(a, axis, index, src) -> A",
-            "Copy of `a` with src written at index along `axis` (put_along_axis); index and "
-            "src share a shape; with duplicate indices one of the writes wins.",
+            "Copy of `a` with src written at index along `axis` (torch.scatter: "
+            "out[i][index[i][j][k]][k] = src[i][j][k] for axis 1); index and src share a shape "
+            "no longer than a's on any axis but `axis` (it may be shorter: only those places are "
+            "written; NumPy's put_along_axis would broadcast it instead); with duplicate indices "
+            "one of the writes wins.",
         ),
         (
             "scatter_add",
             "scatter_add(a, axis, index, src) -> A",
-            "Copy of `a` with src added at index along `axis`; duplicate indices accumulate.",
+            "Copy of `a` with src added at index along `axis`, index and src shaped as for "
+            "scatter; duplicate indices accumulate.",
         ),
         (
             "nonzero",

@@ -290,7 +290,10 @@ class ArrayAPIBackend:
     # -- indexing --------------------------------------------------------------------------
 
     def gather(self, a: A, axis: int, index: A) -> A:
-        return xp.take_along_axis(a, index, axis=axis)
+        # The index may be shorter than `a` on every axis (PyTorch's gather); the standard's
+        # take_along_axis wants equal sizes off `axis`, so `a` is cut to the index's first.
+        cut = tuple(slice(None) if k == axis else slice(0, n) for k, n in enumerate(index.shape))
+        return xp.take_along_axis(a[cut], index, axis=axis)
 
     def take(self, a: A, axis: int, index: A) -> A:
         return xp.take(a, index, axis=axis)

@@ -2,8 +2,20 @@
 
 Importing this module starts the Legate runtime (see :mod:`.legate_config` for the
 configuration it gets). Compute stays on cuPyNumeric arrays; only ``from_host`` and
-``to_host`` cross to NumPy. Each cuPyNumeric call is an asynchronous Legate task, about
-0.4 ms on one CPU, so workarounds below are counted in calls.
+``to_host`` cross to NumPy: nothing else reads a device array on the host (``.flags``,
+``bool()``, ``int()`` or ``__array__`` of one would copy it there and wait for every
+pending task), including the library calls that do so themselves. Each cuPyNumeric call
+is an asynchronous Legate task, about 0.4 ms on one CPU, so workarounds below are counted
+in calls.
+
+**Broadcast views.** ``expand`` returns a view with stride-0 axes, on which cuPyNumeric
+26.06 computes elementwise ops and reductions correctly, but ``matmul`` gets zeros from
+BLAS ("SGEMM parameter number 8 had an illegal value"), float64 ``cumsum`` sums it wrongly,
+and a reduction over a slice of one aborts the process (Legate cannot make an accessor
+for it). cuPyNumeric cannot say whether an array is such a view without copying it to the
+host (its ``.flags`` and ``.strides`` do), so the backend remembers the views its
+``expand`` returned (by identity, weakly) and hands ``matmul``, ``cumsum`` and the
+movement primitives a copy of them [+1]: a broadcast view is never transformed again.
 
 Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its arrays
 (extra calls in brackets):
@@ -15,6 +27,14 @@ Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its ar
 * ``argmax``/``argmin`` return INT64_MIN where every element equals the reduction's
   identity (all -inf, all True for argmin, ...): clamped to index 0 [+1].
 * ``any``/``all`` reduce over one axis or all of them: other axis sets go one at a time.
+* ``take`` and ``take_along_axis`` check their indices on the host: ``take`` runs in
+  ``clip`` mode (the core's indices are in range), and ``gather`` takes from the flattened
+  array at flat positions [+3 per axis]; ``scatter`` puts at them, since
+  ``put_along_axis`` broadcasts an index shorter than the array along another axis.
+  ``pad`` reads its fill value back from the device: the padded array is a ``full`` with
+  the input written in [+1]. ``argsort`` always takes its NaN-last path for floats rather
+  than ask whether there is a NaN [+3]; of an empty array it returns zeros without sorting
+  (after sorting one, Legate has been seen to abort in a later ``argwhere``).
 * float ``floordiv`` is ``floor(a / b)`` (``1 // 0.1`` gives 10, ``-5 // inf`` gives -0):
   NumPy's divmod algorithm on ``fmod`` instead [+15]. Integer ``//`` and ``%`` by zero
   kill the process (SIGFPE): the divisor becomes 1 there and the result 0, as NumPy [+3].
@@ -22,8 +42,9 @@ Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its ar
   type (a million float32 0.1s sum to 100958): they accumulate in float64 here [+1].
 * ``matmul`` has no integer or bool kernels: computed in float64 (exact while the sums stay
   below 2**53) and wrapped back to the integer type as NumPy's integer matmul wraps [+3].
-* no ``ufunc.at``: ``scatter_add`` sums duplicates with ``bincount`` on flat indices, in
-  float64 (exact for integers while the sums stay below 2**53).
+* no ``ufunc.at``: ``scatter_add`` sums duplicates with a weighted ``histogram`` of the
+  flat positions (one unit bin each), in float64 (exact for integers while the sums stay
+  below 2**53); ``bincount`` would read the positions' minimum and maximum on the host.
 * no strided slices: ``slice`` with a step takes along an ``arange`` index [+2 per axis].
 * ``pad`` rejects the empty widths of a 0-d array: nothing to pad, the input is returned.
 * no ``erf``: :mod:`.erf` [about 40 calls]. ``random.integers`` lacks 8-bit types and
@@ -36,6 +57,7 @@ No bfloat16 (cuPyNumeric has none).
 from __future__ import annotations
 
 import math
+import weakref
 from functools import reduce
 
 import numpy
@@ -63,6 +85,9 @@ class CunumericBackend:
     def __init__(self, device: DeviceRecord) -> None:
         self.device = device
         self.dtypes = frozenset(NATIVE)
+        self.max_ndim = legate_config.max_ndim()
+        #: id -> array, for the broadcast views ``expand`` returned (see the module docstring)
+        self._broadcasts: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         facts = legate_config.running()
         self._rng = cn.random.default_rng()
         self._erf = Erf(cn)
@@ -104,6 +129,10 @@ class CunumericBackend:
                 f"LEGATE_CONFIG='... {self._setting} N' or `legate {self._setting} N script.py`"
             )
 
+    def _dense(self, a):
+        """``a``, or a copy of it where it is a broadcast view made by ``expand``."""
+        return a.copy() if self._broadcasts.get(id(a)) is a else a
+
     # data
     def from_host(self, array, dtype):
         self._check_fits(array.shape, NATIVE[dtype])
@@ -127,7 +156,10 @@ class CunumericBackend:
         return cn.arange(start, stop, step, dtype=NATIVE[dtype])
 
     def seed(self, value):
-        self._rng = cn.random.default_rng(value)
+        # cuPyNumeric reads seed 0 as "no seed" (a time-based one): hash every seed into a
+        # nonzero 63-bit one, so each seed, 0 included, gives its own repeatable stream.
+        mixed = int(numpy.random.SeedSequence(value).generate_state(1, numpy.uint64)[0]) >> 1
+        self._rng = cn.random.default_rng(mixed or 1)
 
     def random_uniform(self, shape, low, high, dtype):
         self._check_fits(shape, _F64)
@@ -344,15 +376,17 @@ class CunumericBackend:
         return self._first_nan_or(cn.argmin, a, axis, keepdims)
 
     def argsort(self, a, axis):
-        nan = cn.isnan(a) if a.dtype.kind == "f" else None
-        if nan is None or not bool(nan.any()):
+        if a.size == 0:  # see the module docstring
+            return cn.zeros(a.shape, dtype=numpy.int64)
+        if not _is_float(a):
             return cn.argsort(a, axis, kind="stable").astype(numpy.int64, copy=False)
         # cuPyNumeric does not put NaN last: sort with NaN as +inf, then move the NaN
         # behind the infinities with a second stable sort of the NaN flags in that order.
+        nan = cn.isnan(a)
         order = cn.argsort(cn.where(nan, numpy.inf, a), axis, kind="stable")
-        flags = cn.take_along_axis(nan, order, axis).astype(numpy.int8)
+        flags = self.gather(nan, axis, order).astype(numpy.int8)
         behind = cn.argsort(flags, axis, kind="stable")
-        return cn.take_along_axis(order, behind, axis).astype(numpy.int64, copy=False)
+        return self.gather(order, axis, behind).astype(numpy.int64, copy=False)
 
     def _first_nan_or(self, op, a, axis, keepdims):
         # Where every element equals the reduction's identity (all -inf for argmax, all
@@ -365,82 +399,108 @@ class CunumericBackend:
         return cn.where(cn.any(nan, axis=axis, keepdims=keepdims), first_nan, result)
 
     def cumsum(self, a, axis):
+        a = self._dense(a)  # cuPyNumeric sums a broadcast view wrongly along its axes
         if a.dtype in _NARROW_FLOATS:
             return cn.cumsum(a, axis=axis, dtype=_F64).astype(a.dtype)
         return cn.cumsum(a, axis=axis, dtype=a.dtype)
 
     # movement
     def reshape(self, a, shape):
-        # cuPyNumeric 26.6 reshapes a slice of a broadcast 1-d array wrongly
-        # (broadcast_to(ones(1), (8,))[0:6].reshape((2, 3)) has zeros): reshape a copy of
-        # any view that is not C-contiguous (reshaping such a view copies anyway).
-        if a.ndim and not a.flags["C_CONTIGUOUS"]:
-            a = a.copy()
+        # A copy of a broadcast view: cuPyNumeric 26.6 reshapes a slice of one wrongly
+        # (broadcast_to(ones(1), (8,))[0:6].reshape((2, 3)) has zeros).
+        a = self._dense(a)
+        # cuPyNumeric copies between the two shapes with their axes aligned, up to one
+        # axis for each axis (longer than 1) of either: past max_ndim, Legate aborts. Going
+        # through 1-d keeps each step within the larger of the two ranks.
+        if sum(n != 1 for n in (*a.shape, *shape)) > self.max_ndim and a.ndim > 1:
+            a = cn.reshape(a, (a.size,))
         return cn.reshape(a, shape)
 
     def permute(self, a, perm):
         # cuPyNumeric crashes transposing a 0-d view; there is nothing to permute anyway.
-        return cn.transpose(a, perm) if perm else a
+        return cn.transpose(self._dense(a), perm) if perm else a
 
     def expand(self, a, shape):
-        return cn.broadcast_to(a, shape)
+        if tuple(a.shape) == tuple(shape):
+            return a
+        out = cn.broadcast_to(self._dense(a), shape)
+        self._broadcasts[id(out)] = out
+        return out
 
     def pad(self, a, widths, value):
         if not any(before or after for before, after in widths):
             return a  # also the 0-d case, whose empty widths cuPyNumeric rejects
-        return cn.pad(a, widths, constant_values=value)
+        shape = tuple(n + before + after for n, (before, after) in zip(a.shape, widths))
+        out = cn.full(shape, value, dtype=a.dtype)
+        out[tuple(slice(before, before + n) for n, (before, _) in zip(a.shape, widths))] = a
+        return out
 
     def slice(self, a, starts, stops, steps):
-        out = a[tuple(map(slice, starts, stops))]
+        out = self._dense(a)[tuple(map(slice, starts, stops))]
         for axis, step in enumerate(steps):
             if step != 1:
-                out = cn.take(out, cn.arange(0, out.shape[axis], step), axis=axis)
+                out = cn.take(out, cn.arange(0, out.shape[axis], step), axis=axis, mode="clip")
         return out
 
     def flip(self, a, axes):
-        return cn.flip(a, axes)
+        return cn.flip(self._dense(a), axes)
 
     def cat(self, arrays, axis):
         return cn.concatenate(arrays, axis=axis)
 
     # index
     def gather(self, a, axis, index):
-        return cn.take_along_axis(a, index, axis=axis)
+        flat = self.reshape(a, (a.size,))
+        return cn.take(flat, self._flat_positions(a.shape, axis, index), mode="clip")
 
     def take(self, a, axis, index):
-        return cn.take(a, index, axis=axis)
+        return cn.take(a, index, axis=axis, mode="clip")
 
     def scatter(self, a, axis, index, src):
+        # put_along_axis would broadcast an index shorter than `a` along another axis over
+        # all of it (NumPy's rule); the IR writes only where the index is (PyTorch's).
+        n = index.size
         out = a.copy()
-        cn.put_along_axis(out, index, src, axis=axis)
+        positions = self.reshape(self._flat_positions(a.shape, axis, index), (n,))
+        out.put(positions, self.reshape(src, (n,)), mode="clip")
         return out
 
     def scatter_add(self, a, axis, index, src):
-        if index.size == 0:  # bincount refuses an empty input
+        if index.size == 0:  # histogram refuses an empty input
             return a.copy()
-        # Flat position in `a` of every element of `index`: index along `axis`, the
-        # element's own coordinate along the others (index and src share a shape).
-        strides = [math.prod(a.shape[i + 1 :]) for i in range(a.ndim)]
+        # New 1-d arrays: histogram asserts unit strides, which a reshaped view can lack.
+        flat = self.reshape(self._flat_positions(a.shape, axis, index), (index.size,)).copy()
+        weights = self.reshape(src, (src.size,))
+        # (astype returns its input itself where the dtype is already right)
+        weights = weights.copy() if weights.dtype == _F64 else weights.astype(_F64)
+        # One bin per position of `a`: bin k is [k - 0.5, k + 0.5).
+        sums, _ = cn.histogram(flat, bins=a.size, range=(-0.5, a.size - 0.5), weights=weights)
+        if not _is_float(a) and a.dtype != numpy.bool_:
+            sums = sums.astype(_I64)  # then wrap into a's type, as NumPy's integer adds do
+        return cn.add(a, sums.reshape(a.shape).astype(a.dtype))
+
+    def _flat_positions(self, shape, axis, index):
+        """The position in a C-ordered array of ``shape`` of every element of ``index``
+        (of ``shape``'s ndim): ``index`` along ``axis``, the element's own coordinate along
+        the others."""
+        strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
         terms = []
         for i, (n, stride) in enumerate(zip(index.shape, strides)):
             if i == axis:
                 coordinate = index
             else:
-                shape = [1] * a.ndim
-                shape[i] = n
-                coordinate = cn.arange(n, dtype=_I64).reshape(shape)
+                coordinate = cn.arange(n, dtype=_I64).reshape(
+                    [n if j == i else 1 for j in range(len(shape))]
+                )
             terms.append(coordinate * stride if stride != 1 else coordinate)
-        flat = reduce(cn.add, terms).reshape(-1)
-        sums = cn.bincount(flat, weights=src.reshape(-1).astype(_F64), minlength=a.size)
-        if not _is_float(a) and a.dtype != numpy.bool_:
-            sums = sums.astype(_I64)  # then wrap into a's type, as NumPy's integer adds do
-        return cn.add(a, sums.reshape(a.shape).astype(a.dtype))
+        return reduce(cn.add, terms)
 
     def nonzero(self, a):
         return cn.argwhere(a)
 
     # linalg
     def matmul(self, a, b):
+        a, b = self._dense(a), self._dense(b)
         if _is_float(a):
             return cn.matmul(a, b)
         product = cn.matmul(a.astype(_F64), b.astype(_F64))

@@ -21,7 +21,8 @@ Starting Legate has another process-wide effect, left as Legate wants it: it see
 and Python's global random generators with 1234 and makes their ``seed()`` warn, so that
 every rank of a multi-node run draws the same numbers.
 
-Nothing here imports legate except :func:`import_library` and :func:`running`.
+Nothing here imports legate except :func:`import_library`, :func:`running` and
+:func:`max_ndim`.
 """
 
 from __future__ import annotations
@@ -253,6 +254,16 @@ def running() -> dict[str, Any]:
     if note:
         facts["note"] = note
     return facts
+
+
+def max_ndim() -> int:
+    """The most axes a Legate array may have: ``LEGATE_MAX_DIM``, fixed when Legate was
+    built. Starts the runtime."""
+    import_library()
+    import legate.core as lc
+
+    # A release that does not export it: assume the PyPI wheels' setting.
+    return getattr(lc, "LEGATE_MAX_DIM", 6)
 
 
 def _memories(runtime) -> dict[str, int]:

@@ -77,8 +77,17 @@ class TorchBackend(FusedComposites):
     def from_host(self, array: np.ndarray, dtype: DType) -> Tensor:
         # Converting on the host first covers NumPy dtypes torch lacks; order="C" undoes
         # negative strides, which torch refuses. torch.tensor copies, even read-only arrays.
-        host = np.asarray(array, dtype=dtype.numpy_name, order="C")
+        # A float too large for the target dtype becomes inf, as in torch, without NumPy's
+        # overflow warning.
+        with np.errstate(over="ignore"):
+            host = np.asarray(array, dtype=dtype.numpy_name, order="C")
         return torch.tensor(host, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
+
+    def set_num_threads(self, n: int) -> None:
+        torch.set_num_threads(n)
+
+    def get_num_threads(self) -> int:
+        return torch.get_num_threads()
 
     def to_host(self, a: Tensor) -> np.ndarray:
         if a.dtype is torch.bfloat16:

@@ -1,6 +1,8 @@
 """Autograd through the device: outputs and gradients of core ops (whose backward passes run
-on the device's primitives) against the NumPy float64 reference, and by finite differences.
-Inputs keep away from kinks (ties, zeros) so that every gradient is well defined."""
+on the device's primitives) against the NumPy float64 reference, and by finite differences;
+then again with the inputs and the gradients backward starts from as transposed, stepped
+and broadcast views. Inputs keep away from kinks (ties, zeros) so that every gradient is
+well defined."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import tensorweaver.nn.functional as F
 from tensorweaver.check import trial
 from tensorweaver.check.case import Case, Measure
 from tensorweaver.check.context import Context
+from tensorweaver.check.layouts import SAME_SHAPE
 from tensorweaver.check.trial import Maker
 
 Forward = Callable[[], Any]
@@ -40,7 +43,7 @@ def _reduce(m: Maker) -> Forward:
         x.amax(dim=-2),
         tw.logsumexp(x, dim=1),
         x.var(dim=2),
-        x.std(dim=0),
+        x.std(dim=(0, 1)),  # the broadcast layout repeats axis 0: a std along it is 0
         x.norm(dim=-1),
         x.cumsum(dim=1),
     )
@@ -110,9 +113,13 @@ CASES: dict[str, Callable[[Maker], Forward]] = {
 }
 
 
-def _case(key: str) -> Callable[[Context], Iterator[Measure]]:
-    return lambda ctx: trial.compare(ctx, f"autograd/{key}", CASES[key])
+def _case(key: str, layout: str = "standard") -> Callable[[Context], Iterator[Measure]]:
+    return lambda ctx: trial.compare(ctx, f"autograd/{key}", CASES[key], layout=layout)
 
 
 def cases() -> list[Case]:
-    return [Case(f"autograd/{key}", _case(key)) for key in CASES]
+    out = []
+    for key in CASES:
+        out.append(Case(f"autograd/{key}", _case(key)))
+        out += [Case(f"autograd/{key}/{lay}", _case(key, lay)) for lay in SAME_SHAPE]
+    return out

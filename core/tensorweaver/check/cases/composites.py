@@ -1,7 +1,8 @@
 """Composites, each through its public function: the device's fused kernel when it has one
 (else the core's decomposition on the device's primitives) against the core's decomposition
-on NumPy in float64, outputs and gradients. A failure names ``fused_<name>`` or
-``fused_<name>_backward`` when the device fuses the composite."""
+on NumPy in float64, outputs and gradients; then again with the inputs and the gradients
+backward starts from as transposed, stepped and broadcast views. A failure names
+``fused_<name>`` or ``fused_<name>_backward`` when the device fuses the composite."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import tensorweaver.nn.functional as F
 from tensorweaver.check import trial
 from tensorweaver.check.case import Case, Measure
 from tensorweaver.check.context import Context
+from tensorweaver.check.layouts import SAME_SHAPE
 from tensorweaver.check.trial import Maker
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.dtypes import DType
@@ -163,18 +165,21 @@ def _culprit(name: str, fused: bool) -> Callable[[str], str]:
     )
 
 
-def _case(name: str, dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+def _case(
+    name: str, dtype: DType | None, layout: str = "standard"
+) -> Callable[[Context], Iterator[Measure]]:
     def run(ctx: Context) -> Iterator[Measure]:
         fused = callable(getattr(ctx.backend, f"fused_{name}", None))
         names = _culprit(name, fused)
-        return trial.compare(ctx, f"composite/{name}", BUILDS[name], dtype, names)
+        return trial.compare(ctx, f"composite/{name}", BUILDS[name], dtype, names, layout)
 
     return run
 
 
 def cases() -> list[Case]:
-    return [
-        Case(f"composite/{name}/{t.name}", _case(name, t))
-        for name in BUILDS
-        for t in (d.float32, d.float64)
-    ]
+    out = []
+    for name in BUILDS:
+        out += [Case(f"composite/{name}/{t.name}", _case(name, t)) for t in (d.float32, d.float64)]
+        # in the device's float dtype: float64, with finite differences, where it has it
+        out += [Case(f"composite/{name}/{lay}", _case(name, None, lay)) for lay in SAME_SHAPE]
+    return out

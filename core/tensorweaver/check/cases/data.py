@@ -1,5 +1,6 @@
-"""Data primitives: host transfer (exact, copying), full, arange, the seeded generator and
-cast between every pair of dtypes the device has."""
+"""Data primitives: host transfer (exact, copying, of every layout), full, arange, the
+seeded generator and cast between every pair of dtypes the device has (and from every
+layout)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,21 @@ from typing import Callable
 import numpy as np
 
 from tensorweaver.check.case import Case, Measure
-from tensorweaver.check.cases.operands import ALL, FLOATS, INTS, NUMERIC, inf, nan, standard
+from tensorweaver.check.cases.operands import (
+    ALL,
+    FLOATS,
+    INTS,
+    LAYOUT_FLOATS,
+    NUMERIC,
+    in_layout,
+    inf,
+    nan,
+    operand,
+    standard,
+)
 from tensorweaver.check.compare import host_dtype, measure, widen
 from tensorweaver.check.context import Context
+from tensorweaver.check.layouts import EDGE
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.dtypes import DType
 
@@ -46,6 +59,14 @@ def _copies(ctx: Context) -> Iterator[Measure]:
     out = ctx.fetch(x, d.float64, "to_host")
     out[0, 1] = -99.0  # must not reach x: to_host copies
     yield ctx.check("to_host returns a copy", x, np.arange(6.0).reshape(2, 3), d.float64, 0.0)
+
+
+def _fetch(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
+    def run(ctx: Context) -> Iterator[Measure]:
+        a, x = operand(ctx, dtype, "a", layout)
+        yield ctx.check(f"to_host of a {layout} array", x, a, dtype, 0.0)
+
+    return run
 
 
 def _fill_value(dtype: DType) -> list:
@@ -153,10 +174,9 @@ def _integers(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
     return run
 
 
-def _cast(source: DType) -> Callable[[Context], Iterator[Measure]]:
+def _cast(source: DType, layout: str = "standard") -> Callable[[Context], Iterator[Measure]]:
     def run(ctx: Context) -> Iterator[Measure]:
-        a = standard(source)
-        x = ctx.put(a, source)
+        a, x = operand(ctx, source, "a", layout)
         wide = widen(a)
         for target in (t for t in ALL if t in ctx.dtypes):
             out = ctx.fetch(ctx.call("cast", x, target), target, f"cast to {target.name}")
@@ -181,10 +201,13 @@ def _cast(source: DType) -> Callable[[Context], Iterator[Measure]]:
 def cases() -> list[Case]:
     out = [Case(f"primitive/from_host/{t.name}", _transfer(t)) for t in ALL]
     out.append(Case("primitive/to_host/copies", _copies))
+    kinds = (*LAYOUT_FLOATS, d.int64, d.bool_)
+    out += [Case(f"primitive/to_host/{lay}", in_layout(_fetch, kinds, lay)) for lay in EDGE]
     out += [Case(f"primitive/full/{t.name}", _full(t)) for t in ALL]
     out += [Case(f"primitive/arange/{t.name}", _arange(t)) for t in NUMERIC]
     out += [Case(f"primitive/random_uniform/{t.name}", _uniform(t)) for t in FLOATS]
     out += [Case(f"primitive/random_normal/{t.name}", _normal(t)) for t in FLOATS]
     out += [Case(f"primitive/random_integers/{t.name}", _integers(t)) for t in INTS]
     out += [Case(f"primitive/cast/{t.name}", _cast(t)) for t in ALL]
+    out += [Case(f"primitive/cast/{lay}", in_layout(_cast, LAYOUT_FLOATS, lay)) for lay in EDGE]
     return out

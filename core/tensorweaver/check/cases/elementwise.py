@@ -1,5 +1,6 @@
-"""Unary, binary and ternary primitives: every dtype the IR defines them for, and each on
-a strided view, an empty array and 0-d operands, against NumPy float64 (or exact ints)."""
+"""Unary, binary and ternary primitives: every dtype the IR defines them for, and each in
+every layout (transposed, stepped and broadcast views, empty, 0-d), alone and beside a
+standard operand, against NumPy float64 (or exact ints)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,17 @@ import numpy as np
 from tensorweaver.check.case import Case, Measure
 from tensorweaver.check.cases.operands import (
     ALL,
-    EDGE_LAYOUTS,
     FLOATS,
     INTS,
     NUMERIC,
     SIGNED,
+    in_layout,
+    layout_dtypes,
     operand,
 )
 from tensorweaver.check.compare import widen
 from tensorweaver.check.context import Context
+from tensorweaver.check.layouts import EDGE, SAME_SHAPE
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.dtypes import DType
 
@@ -83,11 +86,6 @@ def reference(fn: Callable, *operands: np.ndarray) -> np.ndarray:
         return np.asarray(fn(*(widen(np.asarray(o)) for o in operands)))
 
 
-def edge_dtype(dtypes: tuple[DType, ...]) -> DType:
-    """The dtype the layout cases of an op use: float32 where the op takes it."""
-    return next(t for t in (d.float32, d.int32, d.bool_) if t in dtypes)
-
-
 def _second(name: str, dtype: DType) -> str:
     # Negative integer exponents are outside the IR.
     return "exponents" if name == "pow" and dtype in INTS else "b"
@@ -104,14 +102,23 @@ def _unary(name: str, dtype: DType, layout: str) -> Callable[[Context], Iterator
     return run
 
 
+def _pairs(layout: str) -> list[tuple[str, str]]:
+    """The operand layouts a binary case combines: both in ``layout``, and one beside a
+    standard operand where the shapes allow (as ``x + y.expand(...)``); a 0-d operand
+    goes with a standard one either way round, as the IR allows."""
+    if layout == "0-d":
+        return [("0-d", "standard"), ("standard", "0-d")]
+    if layout in SAME_SHAPE:
+        return [(layout, layout), ("standard", layout)]
+    return [(layout, layout)]
+
+
 def _binary(name: str, dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     fn, _ = BINARY[name]
     out_dtype = d.bool_ if name in BOOL_RESULT else dtype
-    # 0-d: the IR lets either operand be 0-d; check both ways round.
-    pairs = [("0-d", "standard"), ("standard", "0-d")] if layout == "0-d" else [(layout, layout)]
 
     def run(ctx: Context) -> Iterator[Measure]:
-        for left, right in pairs:
+        for left, right in _pairs(layout):
             a, x = operand(ctx, dtype, "a", left)
             b, y = operand(ctx, dtype, _second(name, dtype), right)
             what = name if left == right else f"{name} ({left} with {right})"
@@ -122,7 +129,8 @@ def _binary(name: str, dtype: DType, layout: str) -> Callable[[Context], Iterato
 
 
 def _where(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
-    branches = [("0-d", "standard"), ("0-d", "0-d")] if layout == "0-d" else [(layout, layout)]
+    # cond in the layout too; with 0-d branches, a standard cond sets the shape
+    branches = [("0-d", "standard"), ("0-d", "0-d")] if layout == "0-d" else _pairs(layout)
 
     def run(ctx: Context) -> Iterator[Measure]:
         for left, right in branches:
@@ -139,8 +147,8 @@ def _where(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
 
 def _cases(name: str, dtypes: tuple[DType, ...], make: Callable[..., Any]) -> list[Case]:
     out = [Case(f"primitive/{name}/{t.name}", make(t, "standard")) for t in dtypes]
-    edge = edge_dtype(dtypes)
-    return out + [Case(f"primitive/{name}/{layout}", make(edge, layout)) for layout in EDGE_LAYOUTS]
+    edge = layout_dtypes(dtypes)
+    return out + [Case(f"primitive/{name}/{lay}", in_layout(make, edge, lay)) for lay in EDGE]
 
 
 def cases() -> list[Case]:

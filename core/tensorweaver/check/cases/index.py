@@ -1,23 +1,38 @@
 """Index primitives: gather and take on every dtype, scatter (one of the duplicate writes
-wins), scatter_add (duplicates accumulate, NaN and inf propagate) and nonzero."""
+wins), scatter_add (duplicates accumulate, NaN and inf propagate) and nonzero; each with
+every array argument (operand, index, source) in every layout that has an axis."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
 
 from tensorweaver.check.case import Case, Measure
-from tensorweaver.check.cases.operands import ALL, FLOATS, inf, nan, operand
+from tensorweaver.check.cases.operands import (
+    ALL,
+    FLOATS,
+    LAYOUT_FLOATS,
+    in_layout,
+    inf,
+    nan,
+    operand,
+)
 from tensorweaver.check.compare import PRIMITIVE_TOLERANCE, measure, to_dtype, widen
 from tensorweaver.check.context import Context
+from tensorweaver.check.layouts import EDGE, SAME_SHAPE, arrange
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.dtypes import DType
 
-#: Index arrays for a (3, 4) operand, by axis: repeats within a row, and an index shorter
-#: than the operand along the axis.
-INDEX = {1: [[3, 0, 3], [1, 1, 2], [0, 3, 3]], 0: [[2, 0, 2, 1], [2, 2, 0, 1]]}
+#: Index arrays for a (3, 4) operand, by axis: repeats within a row, and shorter than the
+#: operand along every axis (the result, or the writes, follow the index's shape).
+INDEX = {1: [[3, 0, 3], [1, 1, 2]], 0: [[2, 0, 2], [2, 2, 0]]}
+#: 1-d index arrays for take, by axis.
+PICKS = {0: [2, 0, 1, 1], 1: [2, 1]}
+#: The layouts of the index cases, every array argument in one of them (0-d has no axis).
+AXIS_LAYOUTS = tuple(lay for lay in EDGE if lay != "0-d")
 
 
 def along(index: np.ndarray, axis: int) -> tuple:
@@ -31,8 +46,8 @@ def _gather(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]
     def run(ctx: Context) -> Iterator[Measure]:
         a, x = operand(ctx, dtype, "a", layout)
         for axis, rows in INDEX.items():
-            i = np.array(rows)[: a.shape[0] if axis == 1 else None, : a.shape[1]] % a.shape[axis]
-            out = ctx.call("gather", x, axis, ctx.put(i, d.int64))
+            i, index = arrange(ctx, np.array(rows), d.int64, layout)
+            out = ctx.call("gather", x, axis, index)
             yield ctx.check(f"gather along {axis}", out, a[along(i, axis)], dtype, 0.0)
         none = np.zeros((a.shape[0], 0), np.int64)
         out = ctx.call("gather", x, 1, ctx.put(none, d.int64))
@@ -45,9 +60,9 @@ def _gather(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]
 def _take(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     def run(ctx: Context) -> Iterator[Measure]:
         a, x = operand(ctx, dtype, "a", layout)
-        for axis, picks in ((0, [2, 0, 1, 1]), (1, [2, 1])):
-            i = np.array(picks) % a.shape[axis]
-            out = ctx.call("take", x, axis, ctx.put(i, d.int64))
+        for axis, picks in PICKS.items():
+            i, index = arrange(ctx, np.array(picks), d.int64, layout)
+            out = ctx.call("take", x, axis, index)
             yield ctx.check(f"take along {axis}", out, np.take(a, i, axis), dtype, 0.0)
         out = ctx.call("take", x, 1, ctx.put(np.zeros(0, np.int64), d.int64))
         yield ctx.check("take with an empty index", out, a[:, :0], dtype, 0.0)
@@ -56,29 +71,30 @@ def _take(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     return run
 
 
-def _scatter(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+def _scatter(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     def run(ctx: Context) -> Iterator[Measure]:
-        a = to_dtype(np.zeros((3, 4)), dtype)
-        values = np.arange(1, 10).reshape(3, 3)
-        src = to_dtype(values % 2 if dtype is d.bool_ else values, dtype)
-        i = np.array([[0, 2, 3], [1, 1, 1], [3, 2, 0]])  # row 1 writes column 1 three times
-        got = ctx.fetch(
-            ctx.call("scatter", ctx.put(a, dtype), 1, ctx.put(i, d.int64), ctx.put(src, dtype)),
-            dtype,
-            "scatter",
+        a, x = operand(ctx, dtype, "a", layout)
+        # row 1 writes column 1 three times: one of the writes wins; row 2 is not written
+        i, index = arrange(ctx, np.array([[0, 2, 3], [1, 1, 1]]), d.int64, layout)
+        values = np.arange(1, 7).reshape(2, 3)
+        src, s = arrange(
+            ctx, to_dtype(values % 2 if dtype is d.bool_ else values, dtype), dtype, layout
         )
+        got = ctx.fetch(ctx.call("scatter", x, 1, index, s), dtype, "scatter")
         want = a.copy()
         want[along(i, 1)] = src
-        unique = np.ones((3, 4), bool)
-        unique[1, 1] = False
-        yield measure("scatter", got, want, dtype, 0.0, mask=unique)
-        ok = got[1, 1] in src[1]
-        yield Measure(
-            "scatter with duplicate indices",
-            0.0 if ok else float("inf"),
-            0.0,
-            f"wrote {got[1, 1]!r}, expected one of {src[1].tolist()}",
-        )
+        writes = np.zeros(a.shape, int)
+        np.add.at(writes, along(i, 1), 1)
+        yield measure("scatter", got, want, dtype, 0.0, mask=writes <= 1)
+        for row, column in zip(*np.nonzero(writes > 1)):
+            written = src[row][i[row] == column]
+            yield Measure(
+                "scatter with duplicate indices",
+                0.0 if got[row, column] in written else float("inf"),
+                0.0,
+                f"wrote {got[row, column]!r} at ({row}, {column}), expected one of "
+                f"{written.tolist()}",
+            )
         yield ctx.untouched()
 
     return run
@@ -88,12 +104,13 @@ def _scatter_add(dtype: DType, layout: str) -> Callable[[Context], Iterator[Meas
     def run(ctx: Context) -> Iterator[Measure]:
         a, x = operand(ctx, dtype, "a", layout)
         for axis, rows in INDEX.items():
-            i = np.array(rows)[: a.shape[0] if axis == 1 else None, : a.shape[1]] % a.shape[axis]
-            src = to_dtype((np.arange(i.size).reshape(i.shape) - 3) * 0.5, dtype)
+            i, index = arrange(ctx, np.array(rows), d.int64, layout)
+            values = to_dtype((np.arange(i.size).reshape(i.shape) - 3) * 0.5, dtype)
+            src, s = arrange(ctx, values, dtype, layout)
             want = widen(a).copy()
             with np.errstate(all="ignore"):
                 np.add.at(want, along(i, axis), widen(src))
-            out = ctx.call("scatter_add", x, axis, ctx.put(i, d.int64), ctx.put(src, dtype))
+            out = ctx.call("scatter_add", x, axis, index, s)
             # up to three additions land on one element: up to three roundings
             tolerance = 3 * PRIMITIVE_TOLERANCE.get(dtype, 0.0)
             yield ctx.check(f"scatter_add along {axis}", out, want, dtype, tolerance)
@@ -123,30 +140,42 @@ NONZERO: dict[str, tuple[DType, Any]] = {
 }
 
 
-def _nonzero(dtype: DType, values: Any) -> Callable[[Context], Iterator[Measure]]:
+def _nonzero(
+    dtype: DType, layout: str = "standard", *, values: Any
+) -> Callable[[Context], Iterator[Measure]]:
     def run(ctx: Context) -> Iterator[Measure]:
-        a = to_dtype(values, dtype)
+        a, x = arrange(ctx, to_dtype(values, dtype), dtype, layout)
         coords = [c for c in np.ndindex(a.shape) if a[c] != 0]  # C order; NaN is nonzero
         want = np.array(coords, np.int64).reshape(len(coords), a.ndim)
-        yield ctx.check("nonzero", ctx.call("nonzero", ctx.put(a, dtype)), want, d.int64)
+        yield ctx.check("nonzero", ctx.call("nonzero", x), want, d.int64)
         yield ctx.untouched()
 
     return run
 
 
+#: primitive -> (its case, the dtypes of its standard cases)
+MAKERS: dict[str, tuple[Callable[[DType, str], Callable], tuple[DType, ...]]] = {
+    "gather": (_gather, ALL),
+    "take": (_take, ALL),
+    "scatter": (_scatter, (d.bool_, d.int32, *FLOATS)),
+    "scatter_add": (_scatter_add, (d.int32, d.int64, *FLOATS)),
+}
+
+
 def cases() -> list[Case]:
     out = []
-    for name, make in (("gather", _gather), ("take", _take)):
-        out += [Case(f"primitive/{name}/{t.name}", make(t, "standard")) for t in ALL]
-        out.append(Case(f"primitive/{name}/strided", make(d.float32, "strided")))
-    out += [Case(f"primitive/scatter/{t.name}", _scatter(t)) for t in (d.bool_, d.int32, *FLOATS)]
+    for name, (make, dtypes) in MAKERS.items():
+        out += [Case(f"primitive/{name}/{t.name}", make(t, "standard")) for t in dtypes]
+        out += [
+            Case(f"primitive/{name}/{lay}", in_layout(make, LAYOUT_FLOATS, lay))
+            for lay in AXIS_LAYOUTS
+        ]
+    out.append(Case("primitive/scatter_add/nan-inf", _scatter_add_nan_inf))
+    out += [Case(f"primitive/nonzero/{k}", _nonzero(t, values=v)) for k, (t, v) in NONZERO.items()]
+    # NONZERO has its own empty and 0-d arrays
+    nonzero = partial(_nonzero, values=NONZERO["float32"][1])
     out += [
-        Case(f"primitive/scatter_add/{t.name}", _scatter_add(t, "standard"))
-        for t in (d.int32, d.int64, *FLOATS)
+        Case(f"primitive/nonzero/{lay}", in_layout(nonzero, LAYOUT_FLOATS, lay))
+        for lay in SAME_SHAPE
     ]
-    out += [
-        Case("primitive/scatter_add/strided", _scatter_add(d.float32, "strided")),
-        Case("primitive/scatter_add/nan-inf", _scatter_add_nan_inf),
-    ]
-    out += [Case(f"primitive/nonzero/{k}", _nonzero(t, v)) for k, (t, v) in NONZERO.items()]
     return out

@@ -1,17 +1,19 @@
 """Movement primitives on every dtype and layout: each op is written for any ndim, so the
-same variants run on the standard (3, 4) operand, a strided view, an empty array and 0-d.
-Results must be exact."""
+same variants run on the standard (3, 4) operand and in every layout of
+:mod:`tensorweaver.check.layouts`. Results must be exact."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
 
 from tensorweaver.check.case import Case, Measure
-from tensorweaver.check.cases.operands import ALL, EDGE_LAYOUTS, operand
+from tensorweaver.check.cases.operands import ALL, LAYOUT_FLOATS, in_layout, operand
 from tensorweaver.check.context import Context
+from tensorweaver.check.layouts import EDGE
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.dtypes import DType
 
@@ -95,7 +97,10 @@ def cases() -> list[Case]:
     for name in OPS:
         out += [Case(f"primitive/{name}/{t.name}", _case(name, t, "standard")) for t in ALL]
         # cat and pad act along axes: a 0-d array has none
-        layouts = [lay for lay in EDGE_LAYOUTS if not (name in ("cat", "pad") and lay == "0-d")]
-        out += [Case(f"primitive/{name}/{lay}", _case(name, d.float32, lay)) for lay in layouts]
+        layouts = [lay for lay in EDGE if not (name in ("cat", "pad") and lay == "0-d")]
+        out += [
+            Case(f"primitive/{name}/{lay}", in_layout(partial(_case, name), LAYOUT_FLOATS, lay))
+            for lay in layouts
+        ]
     out.append(Case("primitive/cat/empty-pieces", _cat_with_empty_pieces))
     return out

@@ -4,19 +4,22 @@ The float pair covers signed zeros, NaN, both infinities, 0 * inf, inf - inf, x 
 and halves for round-half-to-even; the integer pairs every sign combination with nonzero
 divisors, and results (a + b, a - b, a * b, a // b, a % b, a ** e) that fit int8 and uint8.
 
-A **layout** is how the operand reaches a primitive: ``standard`` (3, 4) fresh from the
-host, or a view the core makes with primitives, as it does for ``x.T[::2]``, ``x[:0]`` and
-``x[0, 2]``: ``strided`` (2, 3), ``empty`` (0, 4) and ``0-d``.
+Each operand also comes in every layout of :mod:`tensorweaver.check.layouts`: (3, 4)
+``transposed``, ``stepped`` and ``broadcast`` views, ``empty`` (0, 4) and ``0-d``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
 
+from tensorweaver.check.case import Measure, Skip
 from tensorweaver.check.compare import to_dtype
 from tensorweaver.check.context import Context
+from tensorweaver.check.layouts import arrange
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.dtypes import DType
 
@@ -63,24 +66,38 @@ def standard(dtype: DType, which: str = "a") -> np.ndarray:
     return to_dtype(pair[which == "b"], dtype)
 
 
-#: layout -> (the view made on the backend with primitives, the same view on the host)
-LAYOUTS: dict[str, tuple[Callable[[Context, Any], Any], Callable[[np.ndarray], np.ndarray]]] = {
-    "standard": (lambda ctx, x: x, lambda h: h),
-    "strided": (
-        lambda ctx, x: ctx.call("slice", ctx.call("permute", x, (1, 0)), (0, 0), (4, 3), (2, 1)),
-        lambda h: h.T[::2],
-    ),
-    "empty": (lambda ctx, x: ctx.call("slice", x, (0, 0), (0, 4), (1, 1)), lambda h: h[:0]),
-    "0-d": (
-        lambda ctx, x: ctx.call("reshape", ctx.call("slice", x, (0, 2), (1, 3), (1, 1)), ()),
-        lambda h: h[0, 2],
-    ),
-}
-EDGE_LAYOUTS = ("strided", "empty", "0-d")
+#: The dtypes layout cases run in: models train in them, and a backend may take another
+#: path for each (cuPyNumeric sums float32 in float64, float64 as it is).
+LAYOUT_FLOATS = (d.float32, d.float64)
+
+
+def layout_dtypes(dtypes: tuple[DType, ...]) -> tuple[DType, ...]:
+    """The dtypes of an op's layout cases: LAYOUT_FLOATS where it takes floats, else int32
+    or bool."""
+    floats = tuple(t for t in LAYOUT_FLOATS if t in dtypes)
+    return floats or (next(t for t in (d.int32, d.bool_) if t in dtypes),)
+
+
+def in_layout(
+    make: Callable[[DType, str], Callable[[Context], Iterator[Measure]]],
+    dtypes: tuple[DType, ...],
+    layout: str,
+) -> Callable[[Context], Iterator[Measure]]:
+    """One case: ``make(dtype, layout)`` for each of ``dtypes`` the device has, each
+    measure naming its dtype."""
+
+    def run(ctx: Context) -> Iterator[Measure]:
+        present = [t for t in dtypes if t in ctx.dtypes]
+        if not present:
+            raise Skip(f"{ctx.device} has none of {', '.join(t.name for t in dtypes)}")
+        for t in present:
+            for m in make(t, layout)(ctx):
+                yield replace(m, what=f"{m.what} [{t.name}]")
+
+    return run
 
 
 def operand(ctx: Context, dtype: DType, which: str, layout: str) -> tuple[np.ndarray, Any]:
-    """Standard operand ``which`` of ``dtype`` in ``layout``: (host values, backend array)."""
-    host = standard(dtype, which)
-    on_backend, on_host = LAYOUTS[layout]
-    return np.asarray(on_host(host)), on_backend(ctx, ctx.put(host, dtype))
+    """Standard operand ``which`` of ``dtype`` in ``layout`` (see
+    :mod:`tensorweaver.check.layouts`): (the values it holds on the host, backend array)."""
+    return arrange(ctx, standard(dtype, which), dtype, layout)

@@ -1,17 +1,27 @@
 """Reductions, arg-reductions, cumsum and the optional argsort and scatter_reduce: axes and
-keepdims, exact dtypes, ties, NaN, empty axes and strided views, against NumPy float64."""
+keepdims, exact dtypes, ties, NaN, empty axes, and every array argument in every layout
+that has an axis, against NumPy float64."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Callable
 
 import numpy as np
 
 from tensorweaver.check.case import Case, Measure, Skip
-from tensorweaver.check.cases.operands import FLOATS, INTS, NUMERIC, nan
+from tensorweaver.check.cases.operands import (
+    FLOATS,
+    INTS,
+    NUMERIC,
+    in_layout,
+    layout_dtypes,
+    nan,
+)
 from tensorweaver.check.compare import PRIMITIVE_TOLERANCE, to_dtype, widen
 from tensorweaver.check.context import Context
+from tensorweaver.check.layouts import EDGE, arrange
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.dtypes import DType
 
@@ -53,13 +63,20 @@ def _range(name: str, dtype: DType) -> tuple[int, int]:
     return (0, high) if dtype is d.uint8 else (low, high)
 
 
-def _reduce(name: str, dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+def _over(axes: tuple[int, ...], shape: tuple[int, ...], identity: bool) -> bool:
+    """Whether a reduction over ``axes`` is defined: one without an identity (max, argmax)
+    needs a non-empty axis."""
+    return identity or all(shape[i] for i in axes)
+
+
+def _reduce(name: str, dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     fn = REDUCTIONS[name][0]
 
     def run(ctx: Context) -> Iterator[Measure]:
-        a = sample(dtype, *_range(name, dtype))
-        x = ctx.put(a, dtype)
+        a, x = arrange(ctx, sample(dtype, *_range(name, dtype)), dtype, layout)
         for axes, keepdims in AXES:
+            if not _over(axes, a.shape, name not in ("max", "min")):
+                continue
             terms = int(np.prod([SHAPE[i] for i in axes])) if name in ROUNDED else 0
             want = fn(widen(a), axis=axes, keepdims=keepdims)
             out = ctx.call(name, x, axes, keepdims)
@@ -70,13 +87,15 @@ def _reduce(name: str, dtype: DType) -> Callable[[Context], Iterator[Measure]]:
     return run
 
 
-def _arg(name: str, dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+def _arg(name: str, dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     fn = np.argmax if name == "argmax" else np.argmin
 
     def run(ctx: Context) -> Iterator[Measure]:
-        a = sample(dtype, 0 if dtype is d.uint8 else -2, 2)  # few values: many ties
-        x = ctx.put(a, dtype)
+        # few values: many ties
+        a, x = arrange(ctx, sample(dtype, 0 if dtype is d.uint8 else -2, 2), dtype, layout)
         for axis, keepdims in ((0, False), (2, True), (1, False)):
+            if not _over((axis,), a.shape, False):
+                continue
             want = fn(a, axis=axis, keepdims=keepdims)  # NumPy takes the first of ties
             out = ctx.call(name, x, axis, keepdims)
             yield ctx.check(f"{name} along {axis}, keepdims={keepdims}", out, want, d.int64)
@@ -85,10 +104,9 @@ def _arg(name: str, dtype: DType) -> Callable[[Context], Iterator[Measure]]:
     return run
 
 
-def _cumsum(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+def _cumsum(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     def run(ctx: Context) -> Iterator[Measure]:
-        a = sample(dtype, 0 if dtype is d.uint8 else -2, 2)
-        x = ctx.put(a, dtype)
+        a, x = arrange(ctx, sample(dtype, 0 if dtype is d.uint8 else -2, 2), dtype, layout)
         for axis in (0, 1, 2):
             want = np.cumsum(widen(a), axis=axis)
             tolerance = _rounding(dtype, SHAPE[axis]) or None
@@ -100,14 +118,14 @@ def _cumsum(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
     return run
 
 
-def _argsort(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+def _argsort(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     def run(ctx: Context) -> Iterator[Measure]:
         if not callable(getattr(ctx.backend, "argsort", None)):
             raise Skip(f"{ctx.device} has no argsort (optional: the core sorts on the host)")
         a = sample(dtype, 0 if dtype is d.uint8 else -2, 2)  # few values: ties keep their order
         if dtype.is_floating_point:
             a[0, 1, :2] = a[1, 2, 3] = nan  # after every number
-        x = ctx.put(a, dtype)
+        a, x = arrange(ctx, a, dtype, layout)
         for axis in (0, 1, 2):
             want = np.argsort(a, axis, kind="stable")
             yield ctx.check(f"argsort along {axis}", ctx.call("argsort", x, axis), want, d.int64)
@@ -116,7 +134,7 @@ def _argsort(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
     return run
 
 
-def _scatter_reduce(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
+def _scatter_reduce(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     ufuncs = {"amax": np.maximum, "amin": np.minimum, "prod": np.multiply}
 
     def run(ctx: Context) -> Iterator[Measure]:
@@ -127,7 +145,9 @@ def _scatter_reduce(dtype: DType) -> Callable[[Context], Iterator[Measure]]:
         if dtype.is_floating_point:
             src[0, 1, 2] = nan  # propagates into its target
         index = np.random.default_rng(9).integers(0, SHAPE[1], SHAPE)  # duplicates combine
-        x, s, i = ctx.put(a, dtype), ctx.put(src, dtype), ctx.put(index, d.int64)
+        a, x = arrange(ctx, a, dtype, layout)
+        src, s = arrange(ctx, src, dtype, layout)
+        index, i = arrange(ctx, index, d.int64, layout)
         for reduce, ufunc in ufuncs.items():
             want = widen(a).copy()
             with np.errstate(all="ignore"):
@@ -188,39 +208,29 @@ def _empty(ctx: Context) -> Iterator[Measure]:
     )
 
 
-def _strided(ctx: Context) -> Iterator[Measure]:
-    a = sample(d.float32, -2, 2)
-    # (4, 2, 3) -> every other row of axis 0: (2, 2, 3), a view no primitive made contiguous
-    view = ctx.call(
-        "slice",
-        ctx.call("permute", ctx.put(a, d.float32), (2, 0, 1)),
-        (0, 0, 0),
-        (4, 2, 3),
-        (2, 1, 1),
-    )
-    h = widen(a.transpose(2, 0, 1)[::2])
-    yield ctx.check("sum", ctx.call("sum", view, (0, 2), False), h.sum(axis=(0, 2)), d.float32)
-    yield ctx.check(
-        "max", ctx.call("max", view, (1,), True), h.max(axis=1, keepdims=True), d.float32
-    )
-    yield ctx.check("argmin", ctx.call("argmin", view, 2, False), h.argmin(axis=2), d.int64)
-    yield ctx.check("cumsum", ctx.call("cumsum", view, 1), np.cumsum(h, axis=1), d.float32)
+#: primitive -> (its case, the dtypes of its standard cases)
+MAKERS: dict[str, tuple[Callable[[DType, str], Callable], tuple[DType, ...]]] = {
+    **{name: (partial(_reduce, name), dtypes) for name, (_, dtypes, _) in REDUCTIONS.items()},
+    "argmax": (partial(_arg, "argmax"), (d.bool_, *NUMERIC)),
+    "argmin": (partial(_arg, "argmin"), (d.bool_, *NUMERIC)),
+    "cumsum": (_cumsum, (*INTS, *FLOATS)),
+}
+OPTIONAL_MAKERS = {
+    "argsort": (_argsort, (d.bool_, *NUMERIC)),
+    "scatter_reduce": (_scatter_reduce, NUMERIC),
+}
+#: Every layout but 0-d, which has no axis to reduce along.
+AXIS_LAYOUTS = tuple(lay for lay in EDGE if lay != "0-d")
 
 
 def cases() -> list[Case]:
-    out = [
-        Case(f"primitive/{name}/{t.name}", _reduce(name, t))
-        for name, (_, dtypes, _) in REDUCTIONS.items()
-        for t in dtypes
-    ]
-    for name in ("argmax", "argmin"):
-        out += [Case(f"primitive/{name}/{t.name}", _arg(name, t)) for t in (d.bool_, *NUMERIC)]
-    out += [Case(f"primitive/cumsum/{t.name}", _cumsum(t)) for t in (*INTS, *FLOATS)]
-    out += [Case(f"optional/argsort/{t.name}", _argsort(t)) for t in (d.bool_, *NUMERIC)]
-    out += [Case(f"optional/scatter_reduce/{t.name}", _scatter_reduce(t)) for t in NUMERIC]
-    out += [
-        Case("primitive/reduce/nan", _with_nan),
-        Case("primitive/reduce/empty", _empty),
-        Case("primitive/reduce/strided", _strided),
-    ]
+    out = []
+    for group, makers in (("primitive", MAKERS), ("optional", OPTIONAL_MAKERS)):
+        for name, (make, dtypes) in makers.items():
+            out += [Case(f"{group}/{name}/{t.name}", make(t, "standard")) for t in dtypes]
+            edge = layout_dtypes(dtypes)
+            out += [
+                Case(f"{group}/{name}/{lay}", in_layout(make, edge, lay)) for lay in AXIS_LAYOUTS
+            ]
+    out += [Case("primitive/reduce/nan", _with_nan), Case("primitive/reduce/empty", _empty)]
     return out
