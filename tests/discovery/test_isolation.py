@@ -5,6 +5,7 @@ discovery in the program's own process survives a plugin's `sys.exit`."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 
 import pytest
@@ -198,3 +199,20 @@ def test_timeout_comes_from_the_option_then_the_environment(monkeypatch, capsys)
     with pytest.raises(SystemExit):
         cli.main(["devices", "--timeout", "0"])
     assert "positive number of seconds" in capsys.readouterr().err
+
+
+def test_tw_check_reports_fatal_plugins_broken_and_checks_the_rest(fatal) -> None:
+    result = fatal.run(
+        sys.executable,
+        "-m",
+        "tensorweaver.cli",
+        "check",
+        "--only",
+        "primitive/add/*",
+        **ONLY_TEST_PLUGINS,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode not in (-11, -6), output  # not killed by a plugin's crash
+    for backend, _, words in FATAL:
+        assert backend in output and words[0] in output, output
+    assert "numpy" in output and "pyref" in output

@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TextIO
 
-from tensorweaver import registry
+from tensorweaver import isolation, registry
 from tensorweaver.check.case import Case, Failure, Skip, raised
 from tensorweaver.check.cases import all_cases
 from tensorweaver.check.context import Context
 from tensorweaver.check.report import FAIL, OK, SKIP, CaseResult, CheckReport
+from tensorweaver.contract.records import ERROR
 from tensorweaver.errors import BackendError, PluginError
 
 INF = float("inf")
@@ -73,10 +74,19 @@ def _targets(backend: str | None, report: CheckReport) -> list[Context]:
         except (BackendError, ValueError) as exc:
             report.broken[backend] = str(exc)
             return []
+    # Each plugin lists its devices in a child process first: one that crashes, hangs or
+    # exits there is reported broken instead of taking this process down with it.
+    faulty = {
+        r.backend: r.detail for r in isolation.devices() if r.status == ERROR and r.kind == "-"
+    }
     contexts = []
     for name, plugin in sorted(registry.installed().items()):
         if plugin.status == registry.DISABLED:
             report.unchecked[name] = f"disabled by {registry.DISABLE_ENV}"
+            continue
+        if name in faulty:
+            detail = faulty[name]
+            report.broken[name] = f"{detail.get('error')} -- fix: {detail.get('fix')}"
             continue
         try:
             contexts.append(Context(registry.backend_object(name)))
