@@ -358,9 +358,7 @@ def rand_like(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    like = _like(input, dtype, device)
-    sample = _random("uniform", input.shape, like["dtype"], like["device"], generator, 0.0, 1.0)
-    return _finish(sample, requires_grad)
+    return _random_like("uniform", input, generator, dtype, device, requires_grad)
 
 
 def randn_like(
@@ -371,8 +369,19 @@ def randn_like(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    return _random_like("normal", input, generator, dtype, device, requires_grad)
+
+
+def _random_like(
+    kind: str,
+    input: Tensor,
+    generator: rnd.Generator | None,
+    dtype: DType | None,
+    device: Any,
+    requires_grad: bool,
+) -> Tensor:
     like = _like(input, dtype, device)
-    sample = _random("normal", input.shape, like["dtype"], like["device"], generator, 0.0, 1.0)
+    sample = _random(kind, input.shape, like["dtype"], like["device"], generator, 0.0, 1.0)
     return _finish(sample, requires_grad)
 
 
