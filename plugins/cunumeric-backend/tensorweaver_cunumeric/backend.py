@@ -69,6 +69,7 @@ from tensorweaver_cunumeric import legate_config
 from tensorweaver_cunumeric.erf import Erf
 
 cn = legate_config.import_library()
+from legate.core import get_legate_runtime  # noqa: E402  (importing cn started it)
 
 NATIVE = {dt: numpy.dtype(dt.numpy_name) for dt in d.ALL if dt is not d.bfloat16}
 _F64 = numpy.dtype("float64")
@@ -161,23 +162,33 @@ class CunumericBackend:
         mixed = int(numpy.random.SeedSequence(value).generate_state(1, numpy.uint64)[0]) >> 1
         self._rng = cn.random.default_rng(mixed or 1)
 
+    @staticmethod
+    def _drawn(sample):
+        """``sample`` with an execution fence behind it. cuPyNumeric 26.06's generator task
+        does not order the tasks that read its output after it: without the fence, an op on a
+        fresh sample can read the buffer before it is filled (seeded draws then differ from
+        run to run, by up to the whole interval). The fence does not wait."""
+        get_legate_runtime().issue_execution_fence(block=False)
+        return sample
+
     def random_uniform(self, shape, low, high, dtype):
         self._check_fits(shape, _F64)
         native = NATIVE[dtype]
         # Rounding to `dtype` can reach `high` itself; keep the interval half-open.
         below_high = numpy.nextafter(native.type(high), native.type(low))
-        return cn.minimum(self._rng.uniform(low, high, shape).astype(native), below_high)
+        drawn = self._drawn(self._rng.uniform(low, high, shape))
+        return cn.minimum(drawn.astype(native), below_high)
 
     def random_normal(self, shape, mean, std, dtype):
         self._check_fits(shape, _F64)
-        return self._rng.normal(mean, std, shape).astype(NATIVE[dtype])
+        return self._drawn(self._rng.normal(mean, std, shape)).astype(NATIVE[dtype])
 
     def random_integers(self, shape, low, high, dtype):
         self._check_fits(shape, _I64)
         native = NATIVE[dtype]
         if native.itemsize >= 2 and native.kind == "i":
-            return self._rng.integers(low, high, shape, dtype=native)
-        return self._rng.integers(low, high, shape, dtype=_I64).astype(native)
+            return self._drawn(self._rng.integers(low, high, shape, dtype=native))
+        return self._drawn(self._rng.integers(low, high, shape, dtype=_I64)).astype(native)
 
     def cast(self, a, dtype):
         return a.astype(NATIVE[dtype])
