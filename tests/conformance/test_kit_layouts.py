@@ -55,8 +55,9 @@ def test_every_primitive_has_a_case_in_every_layout_it_takes():
     assert missing_layouts(without) == ["primitive/reshape/broadcast"]
     assert "primitive/sum/0-d" not in ids  # a 0-d array has no axis to reduce
     for name in ("softmax", "conv2d", "rnn"):
-        layouts = {f"composite/{name}/{lay}" for lay in ("transposed", "stepped", "broadcast")}
+        layouts = {f"composite/{name}/{lay}" for lay in EDGE if lay != "0-d"}
         assert layouts <= set(ids)
+    assert {f"autograd/matmul/{lay}" for lay in EDGE if lay != "0-d"} <= set(ids)
 
 
 def _zero_on_broadcast(method: Callable) -> Callable:
@@ -100,3 +101,27 @@ def test_a_backend_wrong_on_broadcast_views_fails_those_cases(monkeypatch):
     assert results["composite/softmax/broadcast"].detail.startswith(
         "fused_softmax_backward: grad of x"
     )
+
+
+def _fail_on_empty(method: Callable) -> Callable:
+    """``method``, raising when an argument has no elements (as NumPy's max_pool2d did)."""
+
+    def strict(self: Any, *args: Any) -> Any:
+        if any(isinstance(a, torch.Tensor) and a.numel() == 0 for a in args):
+            raise ValueError("cannot reshape an array of size 0")
+        return method(self, *args)
+
+    return strict
+
+
+def test_a_backend_wrong_on_empty_batches_fails_those_cases(monkeypatch):
+    monkeypatch.setattr(TorchBackend, "matmul", _fail_on_empty(TorchBackend.matmul))
+    monkeypatch.setattr(
+        TorchBackend, "fused_max_pool2d", _fail_on_empty(TorchBackend.fused_max_pool2d)
+    )
+    ctx = Context(registry.backend_object("torch:cpu"))
+    results = {c.id: evaluate(c, ctx) for c in select(["autograd/matmul", "composite/max_pool2d"])}
+    failed = sorted(i for i, r in results.items() if r.verdict == FAIL)
+    assert failed == ["autograd/matmul/empty", "composite/max_pool2d/empty"]
+    assert all(r.verdict == OK for i, r in results.items() if i not in failed)
+    assert "in strict: cannot reshape" in results["composite/max_pool2d/empty"].detail

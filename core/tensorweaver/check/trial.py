@@ -8,7 +8,8 @@ The loss is ``sum(output * w)`` with fixed random weights ``w``, so every output
 gets its own gradient; backward starts from ``w`` itself, the loss's gradient at the
 output. A case may run in a layout (:mod:`tensorweaver.check.layouts`): its inputs and
 each ``w`` are then arrays in that layout, as the core hands a composite's forward and its
-backward views (a gradient from ``sum`` is an ``expand``).
+backward views (a gradient from ``sum`` is an ``expand``). In the ``empty`` layout the
+case's batch (:meth:`Maker.batch`) is 0 and every array with no rows is a zero-row slice.
 
 The reference is the NumPy backend in float64 with every fused composite hidden: the
 core's own decompositions on NumPy primitives, which the primitive cases check directly.
@@ -31,7 +32,7 @@ from tensorweaver import registry
 from tensorweaver.check.case import Measure
 from tensorweaver.check.compare import measure_array, to_dtype
 from tensorweaver.check.context import Context
-from tensorweaver.check.layouts import arrange
+from tensorweaver.check.layouts import SAME_SHAPE, arrange
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops.fusion import reference_only
@@ -41,6 +42,8 @@ from tensorweaver.tensor import Tensor
 EPS = 1e-6
 SLOPE_TOLERANCE = 1e-6
 INF = float("inf")
+#: The layouts a case runs in besides standard: those that keep its shapes, and an empty batch.
+LAYOUTS = (*SAME_SHAPE, "empty")
 
 
 class Maker:
@@ -70,8 +73,18 @@ class Maker:
             self.leaves[name] = t.requires_grad_()
         return t
 
+    def batch(self, n: int) -> int:
+        """The size of a batch axis of ``n``: 0 in the ``empty`` layout."""
+        return 0 if self.layout == "empty" else n
+
     def _arranged(self, values: np.ndarray, dtype: DType) -> tw.Tensor:
-        _, native = arrange(self.ctx, to_dtype(values, dtype), dtype, self.layout)
+        layout = self.layout
+        if layout == "empty":
+            # Only an array with no rows can be their slice; the rest (weights) stay whole.
+            empty = values.ndim > 0 and values.shape[0] == 0
+            values = np.zeros((2, *values.shape[1:])) if empty else values
+            layout = "empty" if empty else "standard"
+        _, native = arrange(self.ctx, to_dtype(values, dtype), dtype, layout)
         return Tensor(native, self.ctx.backend, dtype)
 
     def upstream(self, i: int, output: tw.Tensor) -> tw.Tensor:

@@ -183,7 +183,7 @@ class FusedOps:
         xp = _pad_hw(x, padding, fill)
         win = _windows(xp, kernel, stride, (1, 1))
         n, c, oh, ow = win.shape[:4]
-        flat = win.reshape(n, c, oh, ow, -1)
+        flat = win.reshape(n, c, oh, ow, kernel[0] * kernel[1])  # -1 fails on an empty batch
         # argmax takes the first maximum (NaN counts as one), where PyTorch sends the gradient.
         first = flat.argmax(axis=-1)
         out = np.take_along_axis(flat, first[..., None], axis=-1)[..., 0]

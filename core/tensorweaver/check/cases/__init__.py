@@ -7,8 +7,9 @@ and layers.
 
 Every primitive that takes an array has a case ``primitive/<name>/<layout>`` for each
 layout of :mod:`tensorweaver.check.layouts` it accepts (all but 0-d for those that act
-along an axis), and every composite and autograd case runs in the layouts that keep its
-shapes: :func:`all_cases` refuses a case set that misses one.
+along an axis), and every composite and autograd case runs, forward and backward, in the
+layouts that keep its shapes and on an empty batch (its inputs and upstream gradients with
+zero rows): :func:`all_cases` refuses a case set that misses one.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Composites, each through its public function: the device's fused kernel when it has one
 (else the core's decomposition on the device's primitives) against the core's decomposition
 on NumPy in float64, outputs and gradients; then again with the inputs and the gradients
-backward starts from as transposed, stepped and broadcast views. A failure names
+backward starts from as transposed, stepped and broadcast views, and on an empty batch
+(PyTorch defines every composite there: outputs and input gradients with no elements,
+a mean over no targets NaN, parameter gradients zero). A failure names
 ``fused_<name>`` or ``fused_<name>_backward`` when the device fuses the composite."""
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import tensorweaver.nn.functional as F
 from tensorweaver.check import trial
 from tensorweaver.check.case import Case, Measure
 from tensorweaver.check.context import Context
-from tensorweaver.check.layouts import SAME_SHAPE
 from tensorweaver.check.trial import Maker
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.dtypes import DType
@@ -24,8 +25,8 @@ Forward = Callable[[], Any]
 
 
 def _cross_entropy(m: Maker) -> Forward:
-    x = m.input("x", 5, 4, low=-3, high=3)
-    target = tw.tensor([0, 3, -100, 1, 3], device=x)
+    x = m.input("x", m.batch(5), 4, low=-3, high=3)
+    target = tw.tensor([0, 3, -100, 1, 3], device=x)[: m.batch(5)]
     return lambda: (F.cross_entropy(x, target), F.cross_entropy(x[1:], target[1:] % 4))
 
 
@@ -33,8 +34,8 @@ def _rnn(m: Maker) -> Forward:
     from tensorweaver.nn.modules.rnn import rnn_reference
     from tensorweaver.ops.composite import fused_or_reference
 
-    x = m.input("x", 4, 2, 3, low=-1, high=1)
-    states = [m.input(name, 2, 2, 5, low=-1, high=1) for name in ("h0", "c0")]
+    x = m.input("x", 4, m.batch(2), 3, low=-1, high=1)
+    states = [m.input(name, 2, m.batch(2), 5, low=-1, high=1) for name in ("h0", "c0")]
     lstm = [  # one layer, two directions: (w_ih, w_hh, b_ih, b_hh) each
         m.input(f"lstm_{name}_{d}", *shape, low=-0.5, high=0.5)
         for d in range(2)
@@ -56,7 +57,7 @@ def _rnn(m: Maker) -> Forward:
 
 
 def _dropout(m: Maker) -> Forward:
-    x = m.input("x", 6, 7, low=0.5, high=2.0)  # no zeros: a zero output means dropped
+    x = m.input("x", m.batch(6), 7, low=0.5, high=2.0)  # no zeros: a zero output means dropped
 
     def run() -> tuple:
         y = F.dropout(x, 0.3)
@@ -73,36 +74,37 @@ def _dropout(m: Maker) -> Forward:
 
 def _embedding(m: Maker) -> Forward:
     w = m.input("w", 6, 3)
-    indices = tw.tensor([[1, 4, 4], [0, 5, 1]], device=w)
+    indices = tw.tensor([[1, 4, 4], [0, 5, 1]], device=w)[: m.batch(2)]
     # padding_idx cuts a gradient on purpose (no true derivative): tests/nn_functional has it.
     return lambda: (F.embedding(indices, w), F.embedding(indices[:, 1], w * 2.0))
 
 
 def _relu(m: Maker) -> Forward:
-    x = m.input("x", 3, 5, low=-2, high=2)
+    x = m.input("x", m.batch(3), 5, low=-2, high=2)
     return lambda: (F.relu(x), F.relu(x[:, 1:] * 2.0))
 
 
 def _linear(m: Maker) -> Forward:
-    x = m.input("x", 2, 3, 4)
+    x = m.input("x", m.batch(2), 3, 4)
     w = m.input("w", 5, 4)
     b = m.input("b", 5)
-    constant = m.input("constant", 3, 4, grad=False)  # the backward needs no input gradient
+    # the backward needs no input gradient
+    constant = m.input("constant", m.batch(3), 4, grad=False)
     return lambda: (F.linear(x, w, b), F.linear(constant, w, b))
 
 
 def _softmax(m: Maker) -> Forward:
-    x = m.input("x", 3, 5, low=-3, high=3)
+    x = m.input("x", m.batch(3), 5, low=-3, high=3)
     return lambda: (F.softmax(x, dim=-1), F.softmax(x, dim=0))
 
 
 def _log_softmax(m: Maker) -> Forward:
-    x = m.input("x", 3, 5, low=-3, high=3)
+    x = m.input("x", m.batch(3), 5, low=-3, high=3)
     return lambda: (F.log_softmax(x, dim=1), F.log_softmax(x, dim=-2))
 
 
 def _conv2d(m: Maker) -> Forward:
-    x = m.input("x", 2, 4, 7, 6)
+    x = m.input("x", m.batch(2), 4, 7, 6)
     w = m.input("w", 6, 2, 3, 3)
     b = m.input("b", 6)
     constant = m.input("constant", 1, 2, 3, 3, grad=False)  # only the input's gradient needed
@@ -114,7 +116,7 @@ def _conv2d(m: Maker) -> Forward:
 
 
 def _max_pool2d(m: Maker) -> Forward:
-    x = m.input("x", 2, 3, 7, 6)
+    x = m.input("x", m.batch(2), 3, 7, 6)
     return lambda: (
         F.max_pool2d(x, kernel_size=(3, 2), stride=2, padding=1),
         F.max_pool2d(x, kernel_size=2),
@@ -122,7 +124,7 @@ def _max_pool2d(m: Maker) -> Forward:
 
 
 def _layer_norm(m: Maker) -> Forward:
-    x = m.input("x", 2, 3, 4, low=-2, high=2)
+    x = m.input("x", m.batch(2), 3, 4, low=-2, high=2)
     w = m.input("w", 4, low=0.5, high=2)
     b = m.input("b", 4)
     return lambda: (
@@ -133,9 +135,9 @@ def _layer_norm(m: Maker) -> Forward:
 
 
 def _attention(m: Maker) -> Forward:
-    q = m.input("q", 2, 2, 3, 4)
-    k = m.input("k", 2, 2, 5, 4)
-    v = m.input("v", 2, 2, 5, 3)
+    q = m.input("q", m.batch(2), 2, 3, 4)
+    k = m.input("k", m.batch(2), 2, 5, 4)
+    v = m.input("v", m.batch(2), 2, 5, 3)
     sdpa = F.scaled_dot_product_attention
     return lambda: (sdpa(q, k, v), sdpa(q, k[:, :, :3], v[:, :, :3], is_causal=True, scale=0.7))
 
@@ -181,5 +183,5 @@ def cases() -> list[Case]:
     for name in BUILDS:
         out += [Case(f"composite/{name}/{t.name}", _case(name, t)) for t in (d.float32, d.float64)]
         # in the device's float dtype: float64, with finite differences, where it has it
-        out += [Case(f"composite/{name}/{lay}", _case(name, None, lay)) for lay in SAME_SHAPE]
+        out += [Case(f"composite/{name}/{lay}", _case(name, None, lay)) for lay in trial.LAYOUTS]
     return out

@@ -158,16 +158,23 @@ def _softmax_axis(input: Tensor, dim: int | None, fn: str) -> int:
 
 def softmax_reference(x: Tensor, axis: int) -> Tensor:
     """exp(x) / sum(exp(x)) along ``axis`` (the decomposition of the ``softmax`` composite)."""
-    # The max is a constant of the result, so it needs no gradient.
-    e = (x - x.amax(axis, keepdim=True).detach()).exp()
+    e = _shifted(x, axis).exp()
     return e / e.sum(axis, keepdim=True)
 
 
 def log_softmax_reference(x: Tensor, axis: int) -> Tensor:
     """x - log(sum(exp(x))) along ``axis`` (the decomposition of the ``log_softmax``
     composite)."""
-    z = x - x.amax(axis, keepdim=True).detach()
+    z = _shifted(x, axis)
     return z - z.exp().sum(axis, keepdim=True).log()
+
+
+def _shifted(x: Tensor, axis: int) -> Tensor:
+    """``x`` less its max along ``axis`` (so exp cannot overflow); an empty axis has no max
+    and nothing to shift. The max is a constant of the result: it needs no gradient."""
+    if x.shape[axis] == 0:
+        return x
+    return x - x.amax(axis, keepdim=True).detach()
 
 
 def _softmax_like(
