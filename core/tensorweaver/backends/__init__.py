@@ -1,5 +1,5 @@
-"""``tw.backends``: PyTorch's per-device-family availability queries."""
+"""``tw.backends``: PyTorch's per-device-family availability queries and switches."""
 
-from tensorweaver.backends import mps
+from tensorweaver.backends import cudnn, mps
 
-__all__ = ["mps"]
+__all__ = ["cudnn", "mps"]

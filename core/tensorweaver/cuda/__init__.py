@@ -11,6 +11,21 @@ from typing import Any
 
 from tensorweaver import registry, selection
 from tensorweaver.backends.torch_records import available
+from tensorweaver.contract.records import DeviceRecord
+from tensorweaver.cuda import amp
+
+__all__ = [
+    "amp",
+    "current_device",
+    "device_count",
+    "get_device_capability",
+    "get_device_name",
+    "is_available",
+    "is_bf16_supported",
+    "manual_seed",
+    "manual_seed_all",
+    "synchronize",
+]
 
 _KINDS = registry.KIND_ALIASES["cuda"]
 
@@ -40,6 +55,39 @@ def synchronize(device: Any = None) -> None:
     There is nothing to wait for: a result reaches the host only when it is computed.
     """
     selection.backend_of(f"cuda:{device}" if isinstance(device, int) else device or "cuda")
+
+
+def get_device_name(device: Any = None) -> str:
+    """The GPU's name (``"NVIDIA H100 80GB HBM3"``) as the torch backend reports it."""
+    return str(_record(device, "get_device_name").detail.get("gpu", "unknown CUDA device"))
+
+
+def get_device_capability(device: Any = None) -> tuple[int, int]:
+    """The CUDA compute capability ``(major, minor)``; ROCm GPUs report ``(0, 0)`` here, as
+    the torch backend has no compute capability for them."""
+    detail = _record(device, "get_device_capability").detail
+    major, _, minor = str(detail.get("compute_capability", "0.0")).partition(".")
+    return int(major), int(minor)
+
+
+def is_bf16_supported() -> bool:
+    """Whether the current CUDA device computes in bfloat16 natively (False without CUDA)."""
+    return is_available() and bool(_record(None, "is_bf16_supported").detail.get("bf16"))
+
+
+def _record(device: Any, op: str) -> DeviceRecord:
+    """The probed record of CUDA device ``device`` (an index, spec, ``tw.device`` or None for
+    the current one)."""
+    index = current_device() if device is None else device
+    if not isinstance(index, int):
+        index = selection.backend_of(index).device.index
+    records = [r for r in available(_KINDS, probe=True) if r.index == index]
+    if not records:
+        raise RuntimeError(
+            f"tw.cuda.{op}: no CUDA device {index} (tw.cuda.device_count() is "
+            f"{device_count()}); install a CUDA build of torch and tensorweaver-torch"
+        )
+    return records[0]
 
 
 def manual_seed(seed: int) -> None:
