@@ -547,6 +547,20 @@ class Module:
     def bfloat16(self) -> Module:
         return self._cast(tw.bfloat16)
 
+    def cpu(self) -> Module:
+        """Move to a CPU: the current backend's own when it has one (as ``Tensor.cpu``)."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Module:
+        """Move to a CUDA device of the torch backend (``device``: an index or spec)."""
+        return self.to(
+            "cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device
+        )
+
+    def type(self, dst_type: Any) -> Module:
+        """Cast every parameter and buffer to ``dst_type`` (floating and integer alike)."""
+        return self._apply(lambda t: t.type(dst_type))
+
     # ----------------------------------------------------------- state dict
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
