@@ -1,6 +1,6 @@
 """TensorWeaver: PyTorch's API on pluggable array backends."""
 
-from tensorweaver import backends, cuda
+from tensorweaver import accelerator, backends, cuda
 from tensorweaver import ops as _ops  # noqa: F401  (attaches Tensor's methods, below)
 from tensorweaver.amp import GradScaler, autocast
 from tensorweaver.autograd import (
@@ -33,6 +33,7 @@ from tensorweaver.contract.dtypes import int64 as long
 from tensorweaver.dtype_info import finfo, iinfo
 from tensorweaver.errors import BackendError, DeviceNotFoundError, PluginError, UnknownBackendError
 from tensorweaver.ops import methods as _methods  # noqa: F401
+from tensorweaver.ops import spellings as _spellings
 from tensorweaver.ops.coordinates import argwhere, where
 from tensorweaver.ops.creation import (
     arange,
@@ -126,6 +127,7 @@ from tensorweaver.ops.index import (
     scatter_add,
     take_along_dim,
 )
+from tensorweaver.ops.index_write import index_copy, index_fill, index_put, masked_scatter
 from tensorweaver.ops.linalg import bmm, dot, einsum, matmul, mm, outer
 from tensorweaver.ops.movement import (
     broadcast_to,
@@ -196,6 +198,66 @@ from tensorweaver.ops.reduce import (
 )
 from tensorweaver.ops.sampling import bernoulli, multinomial
 from tensorweaver.ops.sort import argsort, msort, sort, topk
+from tensorweaver.ops.spellings import (
+    addbmm,
+    addmm,
+    addmv,
+    addr,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    baddbmm,
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    column_stack,
+    combinations,
+    corrcoef,
+    cov,
+    diagflat,
+    dist,
+    dsplit,
+    dstack,
+    equal,
+    fix,
+    fliplr,
+    flipud,
+    fmax,
+    fmin,
+    ger,
+    greater,
+    greater_equal,
+    heaviside,
+    hsplit,
+    hstack,
+    inner,
+    is_conj,
+    is_neg,
+    is_nonzero,
+    isneginf,
+    isposinf,
+    isreal,
+    less,
+    less_equal,
+    logspace,
+    moveaxis,
+    not_equal,
+    positive,
+    ravel,
+    renorm,
+    rot90,
+    row_stack,
+    select,
+    sgn,
+    split_with_sizes,
+    swapaxes,
+    swapdims,
+    take,
+    tensor_split,
+    vdot,
+    vsplit,
+    vstack,
+)
 from tensorweaver.ops.structure import (
     cartesian_prod,
     cdist,
@@ -227,6 +289,7 @@ from tensorweaver.ops.views import (
     unflatten,
     unsqueeze,
 )
+from tensorweaver.printing import get_printoptions, set_printoptions
 from tensorweaver.promotion import get_default_dtype, promote_types, result_type, set_default_dtype
 from tensorweaver.random import (
     Generator,
@@ -294,6 +357,9 @@ def detach(x: Tensor) -> Tensor:
     return x.detach()
 
 
+# torch.relu_(x), torch.exp_(x), ...: the in-place methods as functions.
+globals().update({_n: _spellings.inplace_function(_n) for _n in _spellings.FUNCTIONS_INPLACE})
+
 # Heavier parts load on first use, so that `import tensorweaver` stays fast.
 _LAZY = {
     "nn": "tensorweaver.nn",
@@ -304,6 +370,9 @@ _LAZY = {
     "training": "tensorweaver.training",
     "amp": "tensorweaver.amp",
     "testing": "tensorweaver.testing",
+    "serialization": "tensorweaver.serialization",
+    "distributed": "tensorweaver.distributed",
+    "version": "tensorweaver.version",
 }
 _LAZY_ATTRS = {
     "save": ("tensorweaver.serialization", "save"),

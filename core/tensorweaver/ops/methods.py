@@ -11,9 +11,10 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
+from tensorweaver.ops import index_write as iw
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops import numeric, order_stats, sampling, sort, structure, views
+from tensorweaver.ops import numeric, order_stats, sampling, sort, spellings, structure, views
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import apply
 from tensorweaver.ops.rank import check_ndim
@@ -134,20 +135,76 @@ def _type_as(self: Tensor, other: Tensor) -> Tensor:
     return ew.cast(self, other.dtype)
 
 
-def _new_tensor(self: Tensor, data: Any, dtype: DType | None = None) -> Tensor:
-    return cr.tensor(data, dtype=dtype or self.dtype, device=self)
+def _new_tensor(
+    self: Tensor,
+    data: Any,
+    *,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A new tensor of ``data``, with this tensor's dtype and device unless given."""
+    return cr.tensor(
+        data,
+        dtype=dtype or self.dtype,
+        device=self if device is None else device,
+        requires_grad=requires_grad,
+    )
 
 
-def _new_full(self: Tensor, size: Any, value: Any, *, dtype: DType | None = None) -> Tensor:
-    return cr.full(size, value, dtype=dtype or self.dtype, device=self)
+def _new_full(
+    self: Tensor,
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device
+    unless given."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(
+            f"new_full(): argument 'size' must be a tuple of ints, not {type(size).__name__}"
+        )
+    return cr.full(
+        size,
+        fill_value,
+        dtype=dtype or self.dtype,
+        device=self if device is None else device,
+        requires_grad=requires_grad,
+    )
 
 
-def _new_zeros(self: Tensor, *size: Any, dtype: DType | None = None) -> Tensor:
-    return cr.full(mv._sizes(size), 0, dtype=dtype or self.dtype, device=self)
+def _new_filled(name: str, fill_value: int) -> Any:
+    """``new_zeros``, ``new_ones``, ``new_empty``: sizes as ``f(2, 3)``, ``f((2, 3))`` or
+    ``f(size=(2, 3))``."""
 
+    def method(
+        self: Tensor,
+        *size: Any,
+        dtype: DType | None = None,
+        device: Any = None,
+        requires_grad: bool = False,
+        **kwargs: Any,
+    ) -> Tensor:
+        if "size" in kwargs and not size:
+            size = (kwargs.pop("size"),)
+        if kwargs:
+            raise TypeError(f"{name}(): unexpected keyword arguments {sorted(kwargs)}")
+        if not size:
+            raise TypeError(f'{name}() missing 1 required positional argument: "size"')
+        return _new_full(
+            self,
+            mv._sizes(size),
+            fill_value,
+            dtype=dtype,
+            device=device,
+            requires_grad=requires_grad,
+        )
 
-def _new_ones(self: Tensor, *size: Any, dtype: DType | None = None) -> Tensor:
-    return cr.full(mv._sizes(size), 1, dtype=dtype or self.dtype, device=self)
+    method.__name__ = name
+    return method
 
 
 def _softmax(self: Tensor, dim: int) -> Tensor:
@@ -382,6 +439,10 @@ _METHODS: dict[str, Any] = {
     "take_along_dim": ix.take_along_dim,
     "masked_fill": ix.masked_fill,
     "masked_select": ix.masked_select,
+    "index_copy": iw.index_copy,
+    "index_fill": iw.index_fill,
+    "index_put": iw.index_put,
+    "masked_scatter": iw.masked_scatter,
     "nonzero": ix.nonzero,
     "argwhere": ix.nonzero,
     # linear algebra
@@ -409,8 +470,9 @@ _METHODS: dict[str, Any] = {
     "cuda": _cuda,
     "new_tensor": _new_tensor,
     "new_full": _new_full,
-    "new_zeros": _new_zeros,
-    "new_ones": _new_ones,
+    "new_zeros": _new_filled("new_zeros", 0),
+    "new_ones": _new_filled("new_ones", 1),
+    "new_empty": _new_filled("new_empty", 0),  # the IR has no uninitialised memory
     "softmax": _softmax,
     "log_softmax": _log_softmax,
     # in place
@@ -419,8 +481,18 @@ _METHODS: dict[str, Any] = {
     "copy_": _copy,
     **{
         name: getattr(sampling, name)
-        for name in ("uniform_", "normal_", "bernoulli_", "random_", "exponential_")
+        for name in (
+            "uniform_",
+            "normal_",
+            "bernoulli_",
+            "random_",
+            "exponential_",
+            "geometric_",
+            "cauchy_",
+            "log_normal_",
+        )
     },
+    "fill_diagonal_": iw.fill_diagonal_,
 }
 
 for _name in (
@@ -451,6 +523,10 @@ for _name in (
     "scatter",
     "scatter_add",
     "index_add",
+    "index_copy",
+    "index_fill",
+    "index_put",
+    "masked_scatter",
     "floor",
     "ceil",
     "round",
@@ -473,6 +549,16 @@ _METHODS.update(
         "__ipow__": _METHODS["pow_"],
         "__ifloordiv__": _METHODS["floor_divide_"],
         "__imod__": _METHODS["remainder_"],
+    }
+)
+
+
+_METHODS.update({name: getattr(spellings, name) for name in spellings.METHODS})
+_METHODS.update(
+    {
+        name + "_": _inplace(_METHODS[name])
+        for name in spellings.INPLACE
+        if name in _METHODS and name + "_" not in _METHODS
     }
 )
 

@@ -9,7 +9,9 @@ and refuses what does not fit:
   fill value;
 * a number for an integer dtype: a float must lie in the dtype's range (it is then
   truncated toward zero; NaN never fits), an int too, except that an unsigned dtype also
-  takes negative ints down to ``-max``, which wrap around: ``RuntimeError``;
+  takes negative ints down to ``-max``, which wrap around: ``RuntimeError``. Each number
+  follows its own type's rule, also where ints and floats are mixed (``[-1, 0.5]`` is
+  ``[255, 0]`` in uint8);
 * ``full``'s fill value for a float dtype: a finite value beyond the dtype's largest,
   ``RuntimeError`` (``tensor`` makes it inf instead, as PyTorch does).
 
@@ -56,6 +58,8 @@ def _wide(array: np.ndarray) -> bool:
 def host_array(array: np.ndarray, data: Any, dtype: DType | None) -> np.ndarray:
     """``array`` (NumPy's reading of Python ``data``) as PyTorch reads ``data`` for ``dtype``
     (None: inferred): floats, int64 or bools, or the overflow error."""
+    if dtype is not None and dtype.kind in "iu" and array.dtype.kind == "f":
+        return _each_by_its_type(array, data, dtype)
     if not _wide(array):
         return array
     values = np.asarray(data, dtype=object)
@@ -82,6 +86,18 @@ def host_array(array: np.ndarray, data: Any, dtype: DType | None) -> np.ndarray:
                 "for a float tensor"
             )
     return values.astype(np.int64)
+
+
+def _each_by_its_type(array: np.ndarray, data: Any, dtype: DType) -> np.ndarray:
+    """Float data for the integer ``dtype``: when ints are among the floats, each number
+    converted by its own type's rule (an int may wrap into an unsigned dtype, a float may
+    not), as PyTorch does, instead of NumPy's reading of them all as floats."""
+    values = np.asarray(data, dtype=object)
+    flat = values.reshape(-1)
+    if not any(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in flat):
+        return array
+    converted = [fill_value(v, dtype, "tensor()") for v in flat]
+    return np.asarray(converted, dtype=np.int64).reshape(values.shape)
 
 
 def int_range(dtype: DType) -> tuple[int, int]:

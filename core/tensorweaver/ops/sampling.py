@@ -1,5 +1,6 @@
 """Sampling ops with PyTorch's API: ``multinomial``, ``bernoulli`` and the in-place fills
-``uniform_``, ``normal_``, ``bernoulli_``, ``random_`` and ``exponential_``.
+``uniform_``, ``normal_``, ``bernoulli_``, ``random_``, ``exponential_``, ``geometric_``,
+``cauchy_`` and ``log_normal_``.
 
 Each draws from the device's own generator, or on the host from ``generator=`` (see
 :mod:`tensorweaver.random`).
@@ -15,10 +16,17 @@ zero follow in index order (PyTorch, too, returns them rather than raising).
 ``random_`` without an upper bound stays below ``2**digits + 1`` for floats (every integer
 there is exact) and below the dtype's maximum plus one for integers, as in PyTorch; for
 int64 the bound is ``2**63 - 1``, so the maximum itself is never drawn.
+
+``geometric_`` and ``cauchy_`` invert their CDFs at uniform draws ``u``:
+``floor(log(1 - u) / log(1 - p)) + 1`` and ``median + sigma * tan(pi * (u - 1/2))``;
+``log_normal_`` exponentiates a normal draw. ``geometric_`` also fills integer tensors,
+drawing in the default float dtype (a count past the dtype's range is not defined, as in
+PyTorch, whose CPU kernel wraps it).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tensorweaver.autograd.mode import no_grad
@@ -129,6 +137,11 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
     else 0."""
     self._check_inplace()
     if isinstance(p, Tensor):
+        if not p.dtype.is_floating_point:
+            raise NotImplementedError(
+                f"bernoulli_: the probabilities must be a floating-point tensor, got "
+                f"{p.dtype.name}; convert with .float()"
+            )
         _check_probabilities(p, "bernoulli_")
     elif not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_: expected p in [0, 1], got p={p}")
@@ -151,13 +164,17 @@ def normal_(
     return self._assign(cr.normal(self.shape, mean, std, self, generator), "normal_")
 
 
-def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
-    """Fill with samples from the exponential distribution of rate ``lambd``."""
+def _continuous(self: Tensor, fn: str, law: str) -> None:
     if not self.dtype.is_floating_point:
         raise RuntimeError(
-            f"exponential_: the exponential distribution is continuous; the tensor must have a "
+            f"{fn}: the {law} distribution is continuous; the tensor must have a "
             f"floating-point dtype, not {self.dtype.name}"
         )
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+    """Fill with samples from the exponential distribution of rate ``lambd``."""
+    _continuous(self, "exponential_", "exponential")
     if not lambd > 0:
         raise RuntimeError(f"exponential_: expected lambd > 0, got lambd={lambd}")
     self._check_inplace()
@@ -191,3 +208,45 @@ def random_(
     self._check_inplace()
     sample = cr.randint(low, high, self.shape, generator=generator, dtype=dtype, device=self)
     return self._assign(sample, "random_")
+
+
+def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
+    """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
+    if self.dtype is dtypes.bool_:
+        raise NotImplementedError("geometric_: not implemented for bool tensors")
+    p = float(p)
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_: expected p in (0, 1), got p={p}")
+    self._check_inplace()
+    drawn = self.dtype if self.dtype.is_floating_point else get_default_dtype()
+    u = cr.rand(*self.shape, generator=generator, dtype=drawn, device=self)
+    # 1 - u lies in (0, 1]: the trial count is at least 1.
+    trials = ew.add(ew.floor(ew.div(ew.log1p(ew.neg(u)), math.log1p(-p))), 1)
+    return self._assign(ew.cast(trials, self.dtype), "geometric_")
+
+
+def cauchy_(
+    self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Generator | None = None
+) -> Tensor:
+    """Fill with samples from the Cauchy distribution of this ``median`` and scale ``sigma``."""
+    _continuous(self, "cauchy_", "Cauchy")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_: expected sigma > 0, got sigma={sigma}")
+    self._check_inplace()
+    u = cr.uniform(self.shape, 0.0, 1.0, self, generator)
+    cauchy = ew.add(ew.mul(ew.tan(ew.mul(ew.sub(u, 0.5), math.pi)), sigma), median)
+    return self._assign(cauchy, "cauchy_")
+
+
+def log_normal_(
+    self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Generator | None = None
+) -> Tensor:
+    """Fill with ``exp`` of samples from N(mean, std²)."""
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"log_normal_: not implemented for {self.dtype.name}; use a floating-point tensor"
+        )
+    if not std > 0:
+        raise RuntimeError(f"log_normal_: expected std > 0, got std={std}")
+    self._check_inplace()
+    return self._assign(ew.exp(cr.normal(self.shape, mean, std, self, generator)), "log_normal_")

@@ -13,6 +13,7 @@ from tensorweaver.optim.radam import RAdam
 from tensorweaver.optim.rmsprop import RMSprop
 from tensorweaver.optim.rprop import Rprop
 from tensorweaver.optim.sgd import SGD
+from tensorweaver.optim.sparse_adam import SparseAdam
 
 __all__ = [
     "ASGD",
@@ -28,5 +29,6 @@ __all__ = [
     "RAdam",
     "RMSprop",
     "Rprop",
+    "SparseAdam",
     "lr_scheduler",
 ]

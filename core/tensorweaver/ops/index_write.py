@@ -1,0 +1,221 @@
+"""Writes at indices with PyTorch's API: ``index_copy``, ``index_fill``, ``index_put``,
+``masked_scatter`` (out of place; :mod:`tensorweaver.ops.methods` adds the in-place ``*_``
+forms) and ``fill_diagonal_``.
+
+Each lowers to a scatter (or scatter-add) of the core's own in-range indices, so gradients
+come from the scatter rules: zero for what was overwritten, and for the written values
+their slice of the incoming gradient. ``index_fill`` is a ``where`` over the filled slices,
+so a duplicated index counts once in the value's gradient, as in PyTorch.
+
+Indices are checked as PyTorch's CPU kernels check them, with their exception classes:
+``index_copy`` takes only indices in ``[0, size)``; ``index_fill`` and ``index_put`` also
+count negative ones from the end.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from tensorweaver.autograd.mode import no_grad
+from tensorweaver.contract import dtypes
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import index as ix
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops.apply import broadcast_shapes, check_backends
+from tensorweaver.ops.bounds import check_index
+from tensorweaver.tensor import Tensor, _axis
+
+
+def _long_index(
+    op: str, index: Any, x: Tensor, dtype_error: type[Exception], rank_error: type[Exception]
+) -> Tensor:
+    """``index`` as a 1-d int64 tensor, after PyTorch's checks of its dtype and rank (each
+    op raises its own classes)."""
+    if not isinstance(index, Tensor) or index.dtype is not dtypes.int64:
+        got = index.dtype.name if isinstance(index, Tensor) else type(index).__name__
+        raise dtype_error(
+            f"{op}: expected an int64 tensor as index, got {got}; convert with .long()"
+        )
+    check_backends(op, (x, index))
+    if index.ndim > 1:
+        raise rank_error(f"{op}: index must be 0-d or 1-d, got shape {list(index.shape)}")
+    return mv.reshape(index, (-1,))
+
+
+def _same_dtype(op: str, x: Tensor, other: Tensor, what: str) -> None:
+    if other.dtype is not x.dtype:
+        raise RuntimeError(
+            f"{op}: self and {what} must have the same dtype, got {x.dtype.name} and "
+            f"{other.dtype.name}; convert {what} with .to({x.dtype.name})"
+        )
+
+
+def _along(index: Tensor, d: int, shape: tuple[int, ...]) -> Tensor:
+    """A 1-d ``index`` along dimension ``d``, expanded to ``shape`` (for a scatter)."""
+    view = [1] * len(shape)
+    view[d] = index.shape[0]
+    return mv.expand(mv.reshape(index, tuple(view)), shape)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with its slices at ``index`` along ``dim`` replaced by the slices
+    of ``source``, in order (a duplicated index keeps one of its slices, unspecified which)."""
+    op = "index_copy()"
+    d = _axis(dim, input.ndim, op)
+    index = _long_index(op, index, input, RuntimeError, IndexError)
+    _same_dtype(op, input, source, "source")
+    check_backends(op, (input, source))
+    x = input if input.ndim else mv.reshape(input, (1,))
+    src = source if source.ndim else mv.reshape(source, (1,) * x.ndim)
+    n = index.shape[0]
+    if src.ndim != x.ndim:
+        raise RuntimeError(
+            f"{op}: source of shape {list(source.shape)} must have as many dimensions as self "
+            f"of shape {list(input.shape)}"
+        )
+    if src.shape[d] != n:
+        raise IndexError(
+            f"{op}: the number of indices ({n}) must equal source.size({d}) ({src.shape[d]})"
+        )
+    if any(a != b for i, (a, b) in enumerate(zip(src.shape, x.shape)) if i != d):
+        raise RuntimeError(
+            f"{op}: source slices of shape {list(source.shape)} do not fit self of shape "
+            f"{list(input.shape)} outside dimension {d}"
+        )
+    check_index(op, index, x.shape[d], d, error=IndexError)
+    out = ix.scatter_unchecked(x, d, _along(index, d, src.shape), src)
+    return out if input.ndim else mv.reshape(out, ())
+
+
+def _wrapped(op: str, index: Tensor, size: int, dim: int) -> Tensor:
+    """``index`` checked against ``[-size, size)``, negative ones counted from the end."""
+    if check_index(op, index, size, dim, error=IndexError, negative=True):
+        index = ew.where(ew.lt(index, 0), ew.add(index, size), index)
+    return index
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """A copy of ``input`` with its slices at ``index`` along ``dim`` set to ``value`` (a
+    number or a 0-d tensor, differentiable)."""
+    op = "index_fill()"
+    d = _axis(dim, input.ndim, op)
+    index = _long_index(op, index, input, IndexError, RuntimeError)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(
+                f"{op}: only supports a 0-dimensional value tensor, got shape {list(value.shape)}"
+            )
+        check_backends(op, (input, value))
+        value = ew.cast(value, input.dtype)
+    else:
+        value = cr.full((), value, dtype=input.dtype, device=input)
+    size = input.shape[d] if input.ndim else 1
+    with no_grad():
+        index = _wrapped(op, index, size, d)
+        hit = cr.full((size,), False, dtype=dtypes.bool_, device=input)
+        hit = ix.scatter_unchecked(
+            hit, 0, index, mv.expand(cr.full((), True, device=input), index.shape)
+        )
+        view = [1] * input.ndim
+        if input.ndim:
+            view[d] = size
+        mask = mv.reshape(hit, tuple(view))
+    return ew.where(mask, value, input)
+
+
+def _positions(x: Tensor, indices: tuple) -> Tensor:
+    """The flat positions in ``x`` that ``x[indices]`` reads, in the shape of that result."""
+    with no_grad():
+        flat = cr.arange(0, x.numel(), dtype=dtypes.int64, device=x)
+        return ix.getitem(mv.reshape(flat, x.shape), indices)
+
+
+def index_put(
+    input: Tensor, indices: tuple | list, values: Tensor, accumulate: bool = False
+) -> Tensor:
+    """A copy of ``input`` with ``values`` (broadcast) written at ``input[indices]``, or added
+    there with ``accumulate=True``, where duplicated indices add up."""
+    op = "index_put()"
+    if not isinstance(indices, (tuple, list)) or not all(isinstance(i, Tensor) for i in indices):
+        raise TypeError(
+            f"{op}: indices must be a tuple of index tensors (no None or slices), got {indices!r}"
+        )
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{op}: values must be a tensor, got {type(values).__name__}")
+    _same_dtype(op, input, values, "values")
+    check_backends(op, (input, values, *indices))
+    positions = _positions(input, tuple(indices))
+    try:
+        values = mv.expand(values, positions.shape)
+    except RuntimeError:
+        raise RuntimeError(
+            f"{op}: shape mismatch: values of shape {list(values.shape)} cannot be broadcast to "
+            f"the indexed shape {list(positions.shape)}"
+        ) from None
+    flat = mv.reshape(input, (-1,))
+    where, what = mv.reshape(positions, (-1,)), mv.reshape(values, (-1,))
+    write = ix.scatter_add_unchecked if accumulate else ix.scatter_unchecked
+    return mv.reshape(write(flat, 0, where, what), input.shape)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` (broadcast with the bool ``mask``) whose elements where ``mask``
+    holds are, in row-major order, the first elements of ``source``."""
+    op = "masked_scatter()"
+    if not isinstance(mask, Tensor) or mask.dtype is not dtypes.bool_:
+        got = mask.dtype.name if isinstance(mask, Tensor) else type(mask).__name__
+        raise RuntimeError(f"{op}: only supports bool masks, got {got}; convert with .bool()")
+    _same_dtype(op, input, source, "source")
+    check_backends(op, (input, mask, source))
+    shape = broadcast_shapes(op, input.shape, mask.shape)
+    with no_grad():
+        flat_mask = mv.reshape(mv.expand(mask, shape), (-1,))
+        where = Tensor(input.backend.nonzero(flat_mask.native), input.backend, dtypes.int64)
+        where = mv.reshape(where, (-1,))
+    k = where.shape[0]
+    if source.numel() < k:
+        raise RuntimeError(
+            f"{op}: source has {source.numel()} elements, fewer than the {k} the mask selects"
+        )
+    taken = mv.narrow(mv.reshape(source, (-1,)), 0, 0, k)
+    flat = mv.reshape(mv.expand(input, shape), (-1,))
+    return mv.reshape(ix.scatter_unchecked(flat, 0, where, taken), shape)
+
+
+def _diagonal(shape: tuple[int, ...], wrap: bool) -> np.ndarray:
+    """The flat positions of the main diagonal of a tensor of ``shape``; with ``wrap``, a tall
+    matrix's diagonal starts over every ``cols + 1`` rows, as NumPy's ``fill_diagonal``."""
+    if len(shape) < 2:
+        raise RuntimeError(
+            f"fill_diagonal_: the tensor needs at least 2 dimensions, got shape {list(shape)}"
+        )
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError(
+            f"fill_diagonal_: all dimensions of a tensor with more than 2 must be of equal "
+            f"length, got shape {list(shape)}"
+        )
+    numel = math.prod(shape)
+    if len(shape) == 2:
+        step = shape[1] + 1
+        end = numel if wrap else min(shape) * step
+    else:
+        n = shape[0]
+        step = sum(n**k for k in range(len(shape)))
+        end = numel
+    return np.arange(0, min(end, numel), step, dtype=np.int64)
+
+
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Set the main diagonal (``x[i, i, ...]``) to ``fill_value`` in place."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    positions = _diagonal(tuple(self.shape), wrap)
+    source = self._inplace_source()
+    index = cr.tensor(positions, dtype=dtypes.int64, device=self)
+    values = cr.full((len(positions),), fill_value, dtype=self.dtype, device=self)
+    flat = ix.scatter_unchecked(mv.reshape(source, (-1,)), 0, index, values)
+    return self._assign(mv.reshape(flat, self.shape), "fill_diagonal_")

@@ -1,0 +1,513 @@
+"""PyTorch's other spellings of ops the core has, and the small compositions scripts reach for.
+
+Each function here is a few lines over existing ops, so it inherits their gradients, dtype rules
+and checks: aliases (``greater``, ``swapaxes``, ``ger``...), stacking and splitting helpers
+(``hstack``, ``tensor_split``, ``atleast_2d``...), the fused multiply-adds (``addmm``,
+``baddbmm``...), and predicates (``equal``, ``is_nonzero``...). :data:`METHODS` names those that
+are Tensor methods too; :data:`INPLACE` the ops whose ``op_`` in-place form is spelled from them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+from tensorweaver.contract import dtypes
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import linalg as la
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
+from tensorweaver.ops import structure, views
+from tensorweaver.tensor import Tensor
+
+greater, greater_equal, less, less_equal = ew.gt, ew.ge, ew.lt, ew.le
+not_equal, absolute, negative, multiply = ew.ne, ew.abs, ew.neg, ew.mul
+fix, ger, swapaxes, swapdims, moveaxis = (
+    ew.trunc,
+    la.outer,
+    views.transpose,
+    views.transpose,
+    mv.movedim,
+)
+
+
+def positive(input: Tensor) -> Tensor:
+    """``input`` itself, as PyTorch (a bool tensor has no unary ``+``)."""
+    if input.dtype is dtypes.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def sgn(input: Tensor) -> Tensor:
+    """The sign; for the real dtypes the core has, ``sign``."""
+    return ew.sign(input)
+
+
+def ravel(input: Tensor) -> Tensor:
+    return mv.reshape(input, -1)
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """``input`` indexed by ``index`` along ``dim`` (that dimension removed), as ``x[..., i]``."""
+    dim = _dim(dim, input.ndim, "select")
+    return input[(slice(None),) * dim + (index,)]
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """Elements of the flattened ``input`` at ``index``, in ``index``'s shape."""
+    return mv.reshape(input, -1)[index]
+
+
+def fliplr(input: Tensor) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError(f"fliplr: input must be >= 2-d, got a {input.ndim}-d tensor")
+    return mv.flip(input, (1,))
+
+
+def flipud(input: Tensor) -> Tensor:
+    if input.ndim < 1:
+        raise RuntimeError("flipud: input must be >= 1-d, got a 0-d tensor")
+    return mv.flip(input, (0,))
+
+
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """Rotate by 90° ``k`` times in the plane ``dims``, from the first axis towards the second."""
+    if len(dims) != 2:
+        raise RuntimeError(f"rot90: expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"rot90: expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = (_dim(d, input.ndim, "rot90") for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"rot90: expected rotation dims to be different, got {d0} and {d1}")
+    k %= 4
+    if k == 1:
+        return views.transpose(mv.flip(input, (d1,)), d0, d1)
+    if k == 2:
+        return mv.flip(input, (d0, d1))
+    if k == 3:
+        return mv.flip(views.transpose(input, d0, d1), (d1,))
+    return input.clone()
+
+
+# -- stacking and splitting -----------------------------------------------------------------
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    return _each(tensors, lambda t: mv.reshape(t, (1,)) if t.ndim == 0 else t)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    return _each(
+        tensors, lambda t: mv.reshape(t, (1,) * (2 - t.ndim) + t.shape) if t.ndim < 2 else t
+    )
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    def lift(t: Tensor) -> Tensor:
+        if t.ndim == 0:
+            return mv.reshape(t, (1, 1, 1))
+        if t.ndim == 1:
+            return mv.reshape(t, (1, t.shape[0], 1))
+        if t.ndim == 2:
+            return mv.reshape(t, (*t.shape, 1))
+        return t
+
+    return _each(tensors, lift)
+
+
+def _each(tensors: tuple, fn: Any) -> Any:
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(fn(t) for t in tensors[0])
+    out = tuple(fn(t) for t in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    tensors = atleast_1d(list(tensors))
+    return mv.cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    return mv.cat(atleast_2d(list(tensors)), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    return mv.cat(atleast_3d(list(tensors)), 2)
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    columns = [mv.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors]
+    return mv.cat(columns, 1)
+
+
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into ``n`` near-equal parts (the first ``size % n`` one longer), or before each of
+    the ``indices`` as ``x[:i0], x[i0:i1], ..., x[ik:]`` would."""
+    dim = _dim(dim, input.ndim, "tensor_split")
+    size = input.shape[dim]
+    if isinstance(indices_or_sections, Tensor):
+        as_list = indices_or_sections.tolist()
+        indices_or_sections = as_list if indices_or_sections.ndim else int(as_list)
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {n}")
+        lengths = [size // n + (1 if i < size % n else 0) for i in range(n)]
+        starts = list(itertools.accumulate([0, *lengths[:-1]]))
+        return tuple(views.narrow(input, dim, a, n) for a, n in zip(starts, lengths))
+    cuts = [slice(int(i)).indices(size)[1] for i in indices_or_sections]
+    starts, stops = [0, *cuts], [*cuts, size]
+    return tuple(views.narrow(input, dim, a, max(b - a, 0)) for a, b in zip(starts, stops))
+
+
+def _split_by(name: str, dim: int, min_ndim: int) -> Any:
+    def split(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        if input.ndim < min_ndim:
+            raise RuntimeError(
+                f"torch.{name} requires a tensor with at least {min_ndim} dimension, "
+                f"but got a tensor with {input.ndim} dimensions!"
+            )
+        axis = 0 if name == "hsplit" and input.ndim == 1 else dim
+        if isinstance(indices_or_sections, int) and input.shape[axis] % indices_or_sections:
+            raise RuntimeError(
+                f"torch.{name} attempted to split along dimension {axis}, but the size of the "
+                f"dimension {input.shape[axis]} is not divisible by the split_size "
+                f"{indices_or_sections}!"
+            )
+        return tensor_split(input, indices_or_sections, axis)
+
+    split.__name__ = name
+    return split
+
+
+hsplit, vsplit, dsplit = (
+    _split_by("hsplit", 1, 1),
+    _split_by("vsplit", 0, 2),
+    _split_by("dsplit", 2, 3),
+)
+
+
+def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    if sum(split_sizes) != input.shape[_dim(dim, input.ndim, "split_with_sizes")]:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {input.shape[dim]} "
+            f"(input tensor's size at dimension {dim}), but got split_sizes={list(split_sizes)}"
+        )
+    return views.split(input, list(split_sizes), dim)
+
+
+def broadcast_shapes(*shapes: Any) -> Any:
+    """The shape all ``shapes`` broadcast to (PyTorch's rule), as a ``Size``."""
+    from tensorweaver.tensor import Size
+
+    out: list[int] = []
+    for shape in shapes:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        for i, s in enumerate(reversed(shape)):
+            if i == len(out):
+                out.insert(0, s)
+            elif out[-1 - i] == 1:
+                out[-1 - i] = s
+            elif s not in (1, out[-1 - i]):
+                raise RuntimeError(
+                    f"Shape mismatch: objects cannot be broadcast to a single shape: {shapes}"
+                )
+    return Size(out)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(mv.expand(t, tuple(shape)) for t in tensors)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors (0-, 1- or 2-d) along the diagonal of one matrix, zeros elsewhere."""
+    mats = [mv.reshape(t, (1, -1)) if t.ndim < 2 else t for t in tensors]
+    if any(m.ndim != 2 for m in mats):
+        raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions")
+    if not mats:
+        return cr.empty(1, 0)
+    width = sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        right = width - left - m.shape[1]
+        rows.append(mv.pad_dims(m, [(0, 0), (left, right)]))
+        left += m.shape[1]
+    return mv.cat([ew.cast(r, _result_dtype(mats)) for r in rows], 0)
+
+
+def _result_dtype(tensors: Sequence[Tensor]) -> Any:
+    from tensorweaver.promotion import result_type
+
+    return result_type(*tensors)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """Length-``r`` combinations of a 1-d tensor's elements, one per row, in itertools' order."""
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    index = list(pick(range(input.shape[0]), r))
+    if r == 0 or not index:
+        shape = (0,) if r == 0 else (0, r)
+        return cr.empty(*shape, dtype=input.dtype, device=input.device)
+    columns = cr.tensor(index, dtype=dtypes.int64, device=input.device)
+    return input[columns]
+
+
+# -- products with accumulation ----------------------------------------------------------------
+
+
+def _scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:
+    product = product if alpha == 1 else product * alpha
+    if beta == 0:  # PyTorch ignores input then: its NaN and inf do not propagate
+        shape = tuple(broadcast_shapes(input.shape, product.shape))
+        return mv.expand(product, shape) if shape != product.shape else product
+    return (input if beta == 1 else input * beta) + product
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    return _scaled_sum(input, la.mm(mat1, mat2), beta, alpha)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    return _scaled_sum(input, la.matmul(mat, vec), beta, alpha)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    return _scaled_sum(input, la.outer(vec1, vec2), beta, alpha)
+
+
+def baddbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    return _scaled_sum(input, la.bmm(batch1, batch2), beta, alpha)
+
+
+def addbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    return _scaled_sum(input, rd.sum(la.bmm(batch1, batch2), 0), beta, alpha)
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Sum-product over the last dimensions (a scalar times a tensor when one is 0-d)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(
+            f"inner() the last dimension must match on both input tensors but got shapes "
+            f"{list(input.shape)} and {list(other.shape)}"
+        )
+    return structure.tensordot(input, other, ([input.ndim - 1], [other.ndim - 1]))
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """``dot`` for the real dtypes the core has (no conjugation to do)."""
+    return la.dot(input, other)
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    return structure.diag(mv.reshape(input, -1), offset)
+
+
+# -- predicates and small reductions -----------------------------------------------------------
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True when both have the same shape and elements (NaN is not equal to NaN)."""
+    return tuple(input.shape) == tuple(other.shape) and bool(rd.all(ew.eq(input, other)).item())
+
+
+def is_nonzero(input: Tensor) -> bool:
+    if input.numel() != 1:
+        raise RuntimeError(
+            "Boolean value of Tensor with no values is ambiguous"
+            if input.numel() == 0
+            else "Boolean value of Tensor with more than one value is ambiguous"
+        )
+    return bool(input.item())
+
+
+def is_signed(input: Tensor) -> bool:
+    return input.dtype is not dtypes.bool and input.dtype is not dtypes.uint8
+
+
+def is_conj(input: Tensor) -> bool:
+    return False
+
+
+def is_neg(input: Tensor) -> bool:
+    return False
+
+
+def isposinf(input: Tensor) -> Tensor:
+    return ew.isinf(input) & ew.gt(input, 0)
+
+
+def isneginf(input: Tensor) -> Tensor:
+    return ew.isinf(input) & ew.lt(input, 0)
+
+
+def isreal(input: Tensor) -> Tensor:
+    """True everywhere: the core's dtypes are all real."""
+    return cr.ones_like(input, dtype=dtypes.bool)
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum that takes the other value where one of the two is NaN."""
+    return _nan_ignoring(ew.maximum(input, other), input, other)
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise minimum that takes the other value where one of the two is NaN."""
+    return _nan_ignoring(ew.minimum(input, other), input, other)
+
+
+def _nan_ignoring(best: Tensor, input: Tensor, other: Tensor) -> Tensor:
+    if not best.dtype.is_floating_point:
+        return best
+    return ew.where(ew.isnan(input), other, ew.where(ew.isnan(other), input, best))
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """0 below zero, 1 above, ``values`` at zero."""
+    step = ew.cast(ew.gt(input, 0), _result_dtype([input, values]))
+    return ew.where(ew.eq(input, 0), values, step)
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    return rd.norm(input - other, p)
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """Each slice along ``dim`` scaled down to norm ``maxnorm`` where its norm exceeds it."""
+    dim = _dim(dim, input.ndim, "renorm")
+    others = tuple(d for d in range(input.ndim) if d != dim)
+    norms = rd.norm(input, p, others, keepdim=True)
+    scale = ew.where(ew.gt(norms, maxnorm), maxnorm / (norms + 1e-7), 1.0)
+    return input * scale
+
+
+def cov(
+    input: Tensor, *, correction: int = 1, fweights: Any = None, aweights: Any = None
+) -> Tensor:
+    """Covariance of the rows (variables) of a 1- or 2-d tensor over its columns (observations)."""
+    if input.ndim > 2:
+        raise RuntimeError(
+            "cov(): expected input to have two or fewer dimensions but got an input with "
+            f"{input.ndim} dimensions"
+        )
+    x = mv.reshape(input, (1, -1)) if input.ndim < 2 else input
+    if not x.dtype.is_floating_point:
+        x = ew.cast(x, dtypes.float32)
+    n = x.shape[1]
+    weights = None
+    if fweights is not None:
+        weights = fweights
+    if aweights is not None:
+        weights = aweights if weights is None else weights * aweights
+    if weights is None:
+        mean = rd.mean(x, 1, keepdim=True)
+        centered = x - mean
+        norm = n - correction
+        c = la.mm(centered, views.transpose(centered, 0, 1)) / norm
+    else:
+        w = ew.cast(weights, x.dtype)
+        w_sum = rd.sum(w)
+        mean = rd.sum(x * w, 1, keepdim=True) / w_sum
+        centered = x - mean
+        if correction == 0:
+            norm = w_sum
+        elif aweights is None:
+            norm = w_sum - correction
+        else:
+            norm = w_sum - correction * rd.sum(w * ew.cast(aweights, x.dtype)) / w_sum
+        c = la.mm(centered * w, views.transpose(centered, 0, 1)) / norm
+    return mv.reshape(c, ()) if input.ndim < 2 else c
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    d = ew.sqrt(structure.diagonal(c))
+    return ew.clamp(c / mv.reshape(d, (-1, 1)) / mv.reshape(d, (1, -1)), -1, 1)
+
+
+def logspace(
+    start: float,
+    end: float,
+    steps: int,
+    base: float = 10.0,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    exponents = cr.linspace(start, end, steps, dtype=dtypes.float64, device=device)
+    out = ew.pow(base, exponents)
+    out = ew.cast(out, dtype if dtype is not None else _default_dtype())
+    return out.requires_grad_() if requires_grad else out
+
+
+def _default_dtype() -> Any:
+    from tensorweaver.promotion import get_default_dtype
+
+    return get_default_dtype()
+
+
+def _dim(dim: int, ndim: int, op: str) -> int:
+    bound = max(ndim, 1)
+    if not -bound <= dim < bound:
+        raise IndexError(
+            f"{op}: Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], "
+            f"but got {dim})"
+        )
+    return dim % bound
+
+
+#: Functions that are Tensor methods too, under the same name.
+METHODS = (
+    "greater greater_equal less less_equal not_equal absolute negative multiply positive sgn fix "
+    "ger swapaxes swapdims moveaxis ravel select take fliplr flipud rot90 tensor_split hsplit "
+    "vsplit dsplit split_with_sizes addmm addmv addr baddbmm addbmm inner vdot diagflat equal "
+    "is_nonzero is_signed is_conj is_neg isposinf isneginf isreal fmax fmin heaviside dist "
+    "renorm cov corrcoef"
+).split()
+
+#: Ops whose in-place form ``x.op_(...)`` (and ``tw.op_(x, ...)`` where PyTorch has it) is
+#: ``x = op(x, ...)`` written into ``x``.
+INPLACE = (
+    "abs absolute exp exp2 log log2 log10 log1p expm1 sin cos tan tanh sigmoid relu erf floor "
+    "ceil round trunc fix frac reciprocal rsqrt sqrt square sign sgn neg negative clamp_min "
+    "clamp_max nan_to_num ge gt le lt ne eq greater greater_equal less less_equal not_equal "
+    "logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor "
+    "bitwise_not multiply divide subtract true_divide addmm addmv addr baddbmm addbmm renorm "
+    "heaviside cumsum cumprod hypot"
+).split()
+
+#: The in-place forms PyTorch also has as functions (``torch.relu_(x)`` is ``x.relu_()``).
+FUNCTIONS_INPLACE = (
+    "abs_ addmv_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ detach_ erf_ exp_ expm1_ fill_ "
+    "fix_ floor_ frac_ index_put_ log10_ log1p_ log2_ log_ nan_to_num_ neg_ negative_ "
+    "reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sqrt_ square_ tan_ tanh_ trunc_ zero_"
+).split()
+
+
+def inplace_function(name: str) -> Any:
+    """``tw.name(x, ...)``: the in-place method ``x.name(...)``."""
+
+    def function(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    return function
+

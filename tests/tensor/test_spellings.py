@@ -1,0 +1,197 @@
+"""PyTorch's other spellings and small compositions (ops/spellings.py) against PyTorch:
+values, dtypes, shapes, gradients and error types, on 0-d, empty and odd-sized inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorweaver as tw
+from tensor_reference import grads_like_torch, like_torch, raises_like_torch, uniform
+
+A = uniform((3, 4), seed=1)
+B = uniform((3, 4), seed=2)
+NAN = np.array([1.0, np.nan, -2.0, np.nan, np.inf, -np.inf])
+NAN2 = np.array([np.nan, 3.0, -1.0, np.nan, 0.0, -np.inf])
+
+
+@pytest.mark.cunumeric
+@pytest.mark.parametrize(
+    "name", ["greater", "greater_equal", "less", "less_equal", "not_equal", "multiply"]
+)
+def test_binary_aliases(backend: str, name: str) -> None:
+    like_torch(lambda m, a, b: getattr(m, name)(a, b), A, B)
+    like_torch(lambda m, a, b: getattr(a, name)(b), A, B)
+
+
+@pytest.mark.parametrize("name", ["absolute", "negative", "positive", "sgn", "fix", "ravel"])
+def test_unary_aliases(backend: str, name: str) -> None:
+    like_torch(lambda m, a: getattr(m, name)(a), A)
+    like_torch(lambda m, a: getattr(a, name)(), np.array(-2.5))
+    like_torch(lambda m, a: getattr(m, name)(a), np.zeros((0, 3)))
+
+
+def test_positive_of_bool_raises_like_torch(backend: str) -> None:
+    raises_like_torch(lambda m, a: m.positive(a), np.array([True, False]))
+
+
+def test_axes_and_selection(backend: str) -> None:
+    x = uniform((2, 3, 4))
+    like_torch(lambda m, a: m.swapaxes(a, 0, 2), x)
+    like_torch(lambda m, a: a.swapdims(-1, 1), x)
+    like_torch(lambda m, a: m.moveaxis(a, 0, -1), x)
+    like_torch(lambda m, a: m.select(a, 1, -1), x)
+    like_torch(lambda m, a: a.select(0, 1), x)
+    like_torch(lambda m, a: m.take(a, m.tensor([[0, 5], [-1, 23]])), x)
+    like_torch(lambda m, a: m.fliplr(a), x)
+    like_torch(lambda m, a: m.flipud(a), x)
+    for k in (-3, -1, 0, 1, 2, 3, 5):
+        like_torch(lambda m, a, k=k: m.rot90(a, k, [1, 2]), x)
+    raises_like_torch(lambda m, a: m.select(a, 3, 0), x)
+    raises_like_torch(lambda m, a: m.fliplr(a), np.ones(3))
+    raises_like_torch(lambda m, a: m.rot90(a, 1, [0, 0]), x)
+
+
+def test_stacking(backend: str) -> None:
+    one, vec, mat = np.array(1.5), uniform((3,)), uniform((2, 3))
+    like_torch(lambda m, a, b, c: m.atleast_1d(a, b, c), one, vec, mat)
+    like_torch(lambda m, a, b, c: m.atleast_2d((a, b, c)), one, vec, mat)
+    like_torch(lambda m, a, b, c: m.atleast_3d(a, b, c), one, vec, mat)
+    like_torch(lambda m, a: m.atleast_2d(a), one)
+    like_torch(lambda m, a, b: m.hstack([a, b]), vec, vec)
+    like_torch(lambda m, a, b: m.hstack((a, b)), mat, mat)
+    like_torch(lambda m, a, b: m.vstack([a, b]), vec, mat)
+    like_torch(lambda m, a, b: m.row_stack([a, b]), vec, vec)
+    like_torch(lambda m, a, b: m.dstack([a, b]), mat, mat)
+    like_torch(lambda m, a, b: m.column_stack([a, b]), vec, mat.T)
+    like_torch(lambda m, a, b, c: m.block_diag(a, b, c), one, vec, mat)
+    like_torch(lambda m, a: m.block_diag(a, m.tensor([[1, 2]])), mat)
+    like_torch(lambda m: m.block_diag())
+    like_torch(lambda m, a: m.broadcast_tensors(a, m.ones(4, 1, 1)), mat)
+    assert tw.broadcast_shapes((2, 1), (3, 1, 4), 1) == (3, 2, 4)
+    with pytest.raises(RuntimeError, match="Shape mismatch"):
+        tw.broadcast_shapes((2, 3), (4,))
+
+
+@pytest.mark.parametrize("sections", [1, 3, 4, 7, [2], [-2, 10, 3], [0, 0, 5]])
+def test_tensor_split_like_torch(backend: str, sections) -> None:
+    x = uniform((7, 2))
+    like_torch(lambda m, a: m.tensor_split(a, sections), x)
+    like_torch(lambda m, a: a.tensor_split(sections, dim=-2), x)
+
+
+def test_splits(backend: str) -> None:
+    x = uniform((4, 6, 2))
+    like_torch(lambda m, a: m.hsplit(a, 3), x)
+    like_torch(lambda m, a: m.vsplit(a, [1, 3]), x)
+    like_torch(lambda m, a: m.dsplit(a, 2), x)
+    like_torch(lambda m, a: m.hsplit(a, 2), uniform((6,)))
+    like_torch(lambda m, a: a.split_with_sizes([1, 3, 2], 1), x)
+    raises_like_torch(lambda m, a: m.hsplit(a, 4), x)
+    raises_like_torch(lambda m, a: m.vsplit(a, 2), uniform((6,)))
+    raises_like_torch(lambda m, a: a.split_with_sizes([1, 2], 1), x)
+    raises_like_torch(lambda m, a: m.tensor_split(a, 0), x)
+
+
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, -2.0), (0, 3.0)])
+def test_fused_products_like_torch(backend: str, beta, alpha) -> None:
+    k = {"beta": beta, "alpha": alpha}
+    like_torch(lambda m, c, a, b: m.addmm(c, a, b, **k), uniform((4,)), A.T, B)
+    like_torch(lambda m, c, a, b: c.addmv(a, b, **k), uniform((4,)), A.T, uniform((3,)))
+    like_torch(lambda m, c, a, b: m.addr(c, a, b, **k), A, uniform((3,)), uniform((4,)))
+    p, q = uniform((2, 3, 4)), uniform((2, 4, 5))
+    like_torch(lambda m, c, a, b: m.baddbmm(c, a, b, **k), uniform((2, 3, 5)), p, q)
+    like_torch(lambda m, c, a, b: m.addbmm(c, a, b, **k), uniform((3, 5)), p, q)
+
+
+def test_beta_zero_ignores_nan_in_input_like_torch(backend: str) -> None:
+    like_torch(lambda m, c, a: m.addmm(c, a, a.T, beta=0), np.full((3, 3), np.nan), A)
+
+
+def test_products_and_gradients(backend: str) -> None:
+    like_torch(lambda m, a, b: m.inner(a, b), A, B)
+    like_torch(lambda m, a, b: m.inner(a, b), np.array(2.0), B)
+    like_torch(lambda m, a, b: m.vdot(a, b), A[0], B[0])
+    like_torch(lambda m, a, b: m.ger(a, b), A[0], B[1])
+    like_torch(lambda m, a: m.diagflat(a, -1), A[:2, :2])
+    raises_like_torch(lambda m, a, b: m.inner(a, b), A, B.T)
+    grads_like_torch(lambda m, c, a, b: m.addmm(c, a, b, beta=0.5, alpha=2).sum(), B.T @ B, A.T, B)
+    grads_like_torch(lambda m, a, b: (m.inner(a, b) ** 2).sum(), A, B)
+    grads_like_torch(lambda m, a: m.renorm(a, 2, 0, 1.0).pow(3).sum(), A * 3)
+
+
+def test_predicates(backend: str) -> None:
+    x = tw.tensor(A)
+    assert tw.equal(x, tw.tensor(A)) and not tw.equal(x, x + 1) and not tw.equal(x, x[:2])
+    assert not tw.equal(tw.tensor([np.nan]), tw.tensor([np.nan]))
+    assert tw.tensor([3]).is_nonzero() and not tw.is_nonzero(tw.tensor(0.0))
+    for n in (0, 2):
+        raises_like_torch(lambda m, a: m.is_nonzero(a), np.zeros(n))
+    assert tw.ones(1, dtype=tw.int8).is_signed() and not tw.ones(1, dtype=tw.uint8).is_signed()
+    assert not x.is_conj() and not tw.is_neg(x)
+    like_torch(lambda m, a: m.isposinf(a), NAN)
+    like_torch(lambda m, a: m.isneginf(a), NAN)
+    like_torch(lambda m, a: m.isreal(a), NAN)
+    like_torch(lambda m, a: m.isreal(a), np.array([1, 2]))
+
+
+def test_nan_ignoring_extrema_and_steps(backend: str) -> None:
+    like_torch(lambda m, a, b: m.fmax(a, b), NAN, NAN2)
+    like_torch(lambda m, a, b: a.fmin(b), NAN, NAN2)
+    like_torch(lambda m, a, b: m.fmax(a, b), np.array([1, 5]), np.array([3, 2]))
+    like_torch(lambda m, a, b: m.heaviside(a, b), np.array([-1.5, 0.0, 2.0]), np.array([0.5]))
+    like_torch(lambda m, a, b: m.dist(a, b), A, B)
+    like_torch(lambda m, a, b: m.dist(a, b, 1), A, B)
+    like_torch(lambda m, a: m.renorm(a, 1, 1, 2.0), A * 3)
+
+
+def test_statistics(backend: str) -> None:
+    x = uniform((3, 6))
+    like_torch(lambda m, a: m.cov(a), x)
+    like_torch(lambda m, a: a.cov(correction=0), x)
+    like_torch(lambda m, a: m.cov(a), x[0])
+    like_torch(lambda m, a: m.cov(a, fweights=m.tensor([1, 2, 1, 3, 1, 1])), x)
+    like_torch(lambda m, a: m.cov(a, aweights=m.tensor([0.5, 2, 1, 3, 1, 1.5]).double()), x)
+    like_torch(lambda m, a: m.corrcoef(a), x)
+    grads_like_torch(lambda m, a: m.cov(a).sum() + m.corrcoef(a).pow(2).sum(), x)
+
+
+def test_combinations_and_logspace(backend: str) -> None:
+    v = np.array([3, 1, 4, 1])
+    for r in (0, 1, 2, 3, 5):
+        like_torch(lambda m, a, r=r: m.combinations(a, r), v)
+        like_torch(lambda m, a, r=r: m.combinations(a, r, with_replacement=True), v[:3])
+    like_torch(lambda m: m.logspace(-2, 3, 6))
+    like_torch(lambda m: m.logspace(0, 4, 5, base=2, dtype=m.float64))
+    raises_like_torch(lambda m, a: m.combinations(a), np.ones((2, 2)))
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("exp", ()),
+        ("abs", ()),
+        ("sigmoid", ()),
+        ("floor", ()),
+        ("clamp_min", (0.1,)),
+        ("gt", (0.0,)),
+        ("multiply", (2.0,)),
+        ("cumsum", (1,)),
+        ("renorm", (2, 0, 1.0)),
+    ],
+)
+def test_inplace_forms_like_torch(backend: str, name: str, args) -> None:
+    def run(m, a):
+        b = a.clone()
+        out = getattr(b, name + "_")(*args)
+        assert out is b
+        return b
+
+    like_torch(run, A)
+
+
+def test_module_level_inplace_functions(backend: str) -> None:
+    x = tw.tensor([-1.0, 0.5])
+    assert tw.relu_(x) is x and x.tolist() == [0.0, 0.5]
+    y = tw.tensor([0.25])
+    tw.sqrt_(y)
+    assert y.tolist() == [0.5]
