@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensorweaver.autograd.names import grad_fn_name
+
 #: How many in-place changes the process has made (one slot, so it can be bumped in place).
 #: A node made after the last one needs no version check in backward.
 INPLACE_CHANGES = [0]
@@ -65,7 +67,8 @@ class Node:
 
     @property
     def name(self) -> str:
-        return "".join(part.capitalize() for part in self.op.split("_")) + "Backward"
+        """PyTorch's name for this node as a ``grad_fn`` (``MulBackward0``)."""
+        return grad_fn_name(self)
 
     def output(self, native: Any) -> Any:
         """The output tensor, rebuilt around its saved array, still attached to this node."""

@@ -272,11 +272,13 @@ class Optimizer:
         return value.clone()
 
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__} ("]
+        # As PyTorch: a blank line before every group after the first.
+        groups = []
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
+            lines = [f"Parameter Group {i}"]
             lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
-        return "\n".join(lines) + "\n)"
+            groups.append("\n".join(lines))
+        return f"{type(self).__name__} (\n" + "\n\n".join(groups) + "\n)"
 
 
 def _plain(value: Any) -> Any:

@@ -273,13 +273,3 @@ class MultiheadAttention(Module):
         elif self.batch_first:
             out = out.transpose(0, 1)
         return out, weights
-
-    def extra_repr(self) -> str:
-        text = f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
-        if self.dropout:
-            text += f", dropout={self.dropout}"
-        if not self._qkv_same_embed_dim:
-            text += f", kdim={self.kdim}, vdim={self.vdim}"
-        if self.batch_first:
-            text += ", batch_first=True"
-        return text

@@ -237,12 +237,15 @@ def _as_parameter(value: Any) -> Any:
     return value
 
 
-def _describe(value: Any) -> str:
-    """One entry of a parameter container's repr."""
+def _describe(value: Any, by_type: bool) -> str:
+    """One entry of a parameter container's repr: the tensor's dtype (ParameterList) or its
+    ``type()`` name (ParameterDict), as PyTorch prints them, and any device but the CPU."""
     if isinstance(value, Tensor):
         kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
         size = "x".join(str(n) for n in value.shape)
-        return f"{kind} containing: [{value.dtype} of size {size}]"
+        where = "" if value.device.type == "cpu" else f" ({value.device})"
+        name = value.type() if by_type else value.dtype
+        return f"{kind} containing: [{name} of size {size}{where}]"
     return f"Object of type: {type(value).__name__}"
 
 
@@ -302,7 +305,7 @@ class ParameterList(_ParameterContainer):
         return self
 
     def extra_repr(self) -> str:
-        return "\n".join(f"  ({i}): {_describe(v)}" for i, v in enumerate(self))
+        return "\n".join(f"  ({i}): {_describe(v, False)}" for i, v in enumerate(self))
 
 
 class ParameterDict(_ParameterContainer):
@@ -422,4 +425,4 @@ class ParameterDict(_ParameterContainer):
         return self
 
     def extra_repr(self) -> str:
-        return "\n".join(f"  ({k}): {_describe(v)}" for k, v in self.items())
+        return "\n".join(f"  ({k}): {_describe(v, True)}" for k, v in self.items())

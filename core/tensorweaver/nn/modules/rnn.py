@@ -77,7 +77,7 @@ def _rnn_mode(nonlinearity: str, fn: str) -> str:
 
 
 def _nonlinearity_repr(module: Module) -> str:
-    """The ``extra_repr`` part for a non-default nonlinearity (RNN and RNNCell only)."""
+    """The ``extra_repr`` part for a non-default nonlinearity (RNNCell only)."""
     nonlinearity = getattr(module, "nonlinearity", "tanh")
     return "" if nonlinearity == "tanh" else f", nonlinearity={nonlinearity}"
 
@@ -498,6 +498,7 @@ class RNNBase(Module):
         return input._replace(data=packed), last
 
     def extra_repr(self) -> str:
+        # PyTorch's RNN, LSTM and GRU print no nonlinearity (only RNNCell does).
         text = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:
             text += f", num_layers={self.num_layers}"
@@ -509,7 +510,7 @@ class RNNBase(Module):
             text += f", dropout={self.dropout}"
         if self.bidirectional:
             text += ", bidirectional=True"
-        return text + _nonlinearity_repr(self)
+        return text
 
 
 class RNN(RNNBase):

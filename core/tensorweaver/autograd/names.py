@@ -1,0 +1,112 @@
+"""The name a graph node prints as its ``grad_fn``: PyTorch's (``MulBackward0``).
+
+TensorWeaver records a node per IR primitive or fused composite; PyTorch names its nodes
+after the ATen op, with an overload number. Where one primitive stands for several ATen ops
+the node's inputs and saved arguments pick the one PyTorch would have run (``sum`` over
+every axis is ``SumBackward0``, over some ``SumBackward1``). Composites that the core
+decomposes (``mean`` is a sum then a division) print their last primitive's name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+#: Primitives whose ATen name is not their own name capitalised.
+RENAMED = {
+    "cast": "ToCopyBackward0",
+    "to_device": "ToCopyBackward0",
+    "identity": "CloneBackward0",
+    "reshape": "ViewBackward0",
+    "take": "IndexBackward0",
+    "pad": "ConstantPadNdBackward0",
+    "clamp": "ClampBackward1",
+    "log1p": "Log1PBackward0",
+}
+
+#: Fused composites (``tensorweaver.ops.composite``) by the name of their kernel.
+FUSED = {
+    "softmax": "SoftmaxBackward0",
+    "log_softmax": "LogSoftmaxBackward0",
+    "conv2d": "ConvolutionBackward0",
+    "max_pool2d": "MaxPool2DWithIndicesBackward0",
+    "embedding": "EmbeddingBackward0",
+    "layer_norm": "NativeLayerNormBackward0",
+    "cross_entropy": "NllLossBackward0",
+    "dropout": "MulBackward0",
+}
+
+
+def _ndims(node: Any) -> tuple[int, ...]:
+    return tuple(len(t.shape) for t in node.inputs)
+
+
+def _constant(node: Any, i: int) -> bool:
+    """Whether input ``i`` is a 0-d operand that needs no gradient (a Python scalar)."""
+    return node.parents[i] is None and not node.inputs[i].shape
+
+
+def _matmul(node: Any) -> str:
+    # The matmul primitive sees matrices or batches of them (vector products are reshaped
+    # or reduced before it); PyTorch folds a batched product into one and views it back.
+    return "MmBackward0" if _ndims(node) == (2, 2) else "UnsafeViewBackward0"
+
+
+def _reduction(full: str, partial: str) -> Callable[[Any], str]:
+    """A reduction's name: ``full`` over every axis without keepdim, else ``partial``."""
+
+    def name(node: Any) -> str:
+        axes, keepdim = node.saved
+        return full if len(axes) == len(node.inputs[0].shape) and not keepdim else partial
+
+    return name
+
+
+def _pow(node: Any) -> str:
+    if _constant(node, 1):  # tensor ** scalar
+        return "PowBackward0"
+    return "PowBackward2" if _constant(node, 0) else "PowBackward1"
+
+
+def _sub(node: Any) -> str:
+    return "RsubBackward1" if _constant(node, 0) else "SubBackward0"
+
+
+def _fused(node: Any) -> str:
+    kernel = node.saved[0]
+    if kernel == "linear":  # addmm with a bias, mm without; batched input is viewed back
+        if len(node.inputs[0].shape) != 2:
+            return "ViewBackward0"
+        return "AddmmBackward0" if len(node.inputs) == 3 else "MmBackward0"
+    return FUSED.get(kernel, _capitalised(kernel))
+
+
+def _function(node: Any) -> str:
+    return node.saved[0].__name__ + "Backward"  # as PyTorch names a custom Function's node
+
+
+#: Primitives whose name depends on their operands.
+BY_OPERANDS: dict[str, Callable[[Any], str]] = {
+    "matmul": _matmul,
+    "sum": _reduction("SumBackward0", "SumBackward1"),
+    "prod": _reduction("ProdBackward0", "ProdBackward1"),
+    "max": _reduction("MaxBackward1", "AmaxBackward0"),
+    "min": _reduction("MinBackward1", "AminBackward0"),
+    "pow": _pow,
+    "sub": _sub,
+    "fused": _fused,
+    "function": _function,
+}
+
+
+def _capitalised(op: str) -> str:
+    return "".join(part.capitalize() for part in op.split("_")) + "Backward0"
+
+
+def grad_fn_name(node: Any) -> str:
+    """PyTorch's name for ``node`` (its op's own name, capitalised, once it is released)."""
+    if node.op in RENAMED:
+        return RENAMED[node.op]
+    rule = BY_OPERANDS.get(node.op)
+    if rule is not None and node.inputs is not None:
+        return rule(node)
+    return _capitalised(node.op)
