@@ -3,12 +3,14 @@ and raw files assembled with ``struct`` and ``json`` from the format's spec."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 import sys
 from pathlib import Path
 
 import numpy as np
+import safetensors.numpy
 import tensorweaver as tw
 import torch
 
@@ -94,3 +96,21 @@ def header_of(path: Path) -> tuple[int, dict]:
     blob = path.read_bytes()
     (n,) = struct.unpack("<Q", blob[:8])
     return n, json.loads(blob[8 : 8 + n])
+
+
+def forge(
+    structure: object, arrays: dict[str, np.ndarray], version: str = "tensorweaver/3"
+) -> bytes:
+    """A file anyone could write: ``structure`` over ``arrays`` (NumPy dtypes the library
+    names), with valid checksums computed here from the definition in
+    tensorweaver/serialization/document.py (they detect damage, not forgery)."""
+    codes = {np.dtype(np.float32): "F32", np.dtype(np.float64): "F64", np.dtype(np.int64): "I64"}
+    table = [[name, codes[arrays[name].dtype], list(arrays[name].shape)] for name in sorted(arrays)]
+    compact = json.dumps(["tensorweaver", version, structure, table], separators=(",", ":"))
+    data = b"".join(np.ascontiguousarray(arrays[name]).tobytes() for name in sorted(arrays))
+    digests = {
+        "header": hashlib.sha256(compact.encode("ascii")).hexdigest(),
+        "data": hashlib.sha256(data).hexdigest(),
+    }
+    entry = {"format": version, "sha256": digests, "structure": structure}
+    return safetensors.numpy.save(arrays, metadata={"tensorweaver": json.dumps(entry)})

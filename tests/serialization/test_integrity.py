@@ -148,8 +148,8 @@ def test_digests_follow_the_documented_definition(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "fragments"),
     [
-        (lambda e: e.update(format="tensorweaver/3"), ("format 'tensorweaver/3'", "upgrade")),
-        (lambda e: e.update(format="tensorweaver/3", more=1), ("format 'tensorweaver/3'",)),
+        (lambda e: e.update(format="tensorweaver/4"), ("format 'tensorweaver/4'", "upgrade")),
+        (lambda e: e.update(format="tensorweaver/4", more=1), ("format 'tensorweaver/4'",)),
         (lambda e: e.update(format=2), ("format 2",)),
         (lambda e: e["sha256"].update(data="ab" * 31), ("checksums", "malformed")),
         (lambda e: e["sha256"].update(header="G" * 64), ("checksums", "malformed")),

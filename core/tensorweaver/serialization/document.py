@@ -2,9 +2,13 @@
 
 The entry ``"tensorweaver"`` (:data:`KEY`) holds the compact JSON text
 ``{"format": "tensorweaver/2", "sha256": {"header": hex, "data": hex}, "structure": node}``
-(``node`` as in :mod:`.structure`). One entry rather than several: the library writes the
-metadata object from a hash map, in an order that changes from call to call, and a single
-entry keeps the file of a given state the same bytes.
+(``node`` as in :mod:`.structure`). The format is ``"tensorweaver/3"`` where the structure
+holds modules, parameters, dtypes or named functions: a TensorWeaver that cannot rebuild them
+says to upgrade, and a state dict's file stays what earlier versions read.
+
+One entry rather than several: the library writes the metadata object from a hash map, in an
+order that changes from call to call, and a single entry keeps the file of a given state the
+same bytes.
 
 The checksums are SHA-256 digests, verified by ``load`` before it makes any tensor:
 
@@ -39,6 +43,8 @@ import numpy as np
 KEY = "tensorweaver"
 LEGACY_KEY = "tensorweaver.structure"
 FORMAT = "tensorweaver/2"
+FORMAT_EXTENDED = "tensorweaver/3"
+_FORMATS = (FORMAT, FORMAT_EXTENDED)
 Fail = Callable[[str], NoReturn]
 # Each tensor's dtype code and shape, by name.
 Table = Mapping[str, tuple[str, list[int]]]
@@ -56,10 +62,15 @@ class Document(NamedTuple):
     data_sha256: Optional[str]
 
 
-def make(structure: Any, table: Table, arrays: Mapping[str, np.ndarray]) -> dict[str, str]:
-    """The metadata of a file of ``structure`` over tensors with these dtypes, shapes, bytes."""
-    digests = {"header": _header_sha256(KEY, FORMAT, structure, table), "data": data_sha256(arrays)}
-    return {KEY: _dumps({"format": FORMAT, "sha256": digests, "structure": structure})}
+def make(
+    structure: Any, table: Table, arrays: Mapping[str, np.ndarray], *, extended: bool = False
+) -> dict[str, str]:
+    """The metadata of a file of ``structure`` over tensors with these dtypes, shapes, bytes;
+    ``extended``: the structure uses the node kinds of ``tensorweaver/3``."""
+    version = FORMAT_EXTENDED if extended else FORMAT
+    header = _header_sha256(KEY, version, structure, table)
+    digests = {"header": header, "data": data_sha256(arrays)}
+    return {KEY: _dumps({"format": version, "sha256": digests, "structure": structure})}
 
 
 def find(metadata: Mapping[str, str], table: Table, fail: Fail) -> Optional[Document]:
@@ -100,10 +111,10 @@ def _checked(key: str, text: str, table: Table, fail: Fail) -> Document:
     except (ValueError, RecursionError):
         entry = None
     # The format first: a newer one may hold other fields.
-    if isinstance(entry, dict) and entry.get("format", FORMAT) != FORMAT:
+    if isinstance(entry, dict) and entry.get("format", FORMAT) not in _FORMATS:
         fail(
             f"has format {entry['format']!r}, which this TensorWeaver does not read (it reads "
-            f"{FORMAT!r}): upgrade TensorWeaver, or the file is damaged"
+            f"{' and '.join(map(repr, _FORMATS))}): upgrade TensorWeaver, or the file is damaged"
         )
     if not (isinstance(entry, dict) and set(entry) == {"format", "sha256", "structure"}):
         fail(f"is damaged: its {key!r} metadata entry is malformed; {_RESTORE}")

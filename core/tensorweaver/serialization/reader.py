@@ -5,48 +5,80 @@ that tile the data exactly). Then come TensorWeaver's own checks: the bounds of
 :mod:`.limits`, the dtypes it has, the header's checksum (:mod:`.document`). Then the
 tensors' bytes are read, in file order, straight into host arrays (one copy; bfloat16 as raw
 bits, which the library's NumPy reader cannot express) and checked against the data's
-checksum before any tensor is made. Nothing in a file is ever executed (no pickle).
+checksum before any tensor is made. A file object's bytes, read whole, pass the same checks:
+the library validates them in memory (``safetensors.deserialize``, which copies each tensor's
+bytes once). Nothing in a file is ever executed (no pickle), and a class it names is only
+looked up in the allow-list (:mod:`.allowlist`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import struct
 import sys
-from typing import Any, BinaryIO, Callable, NoReturn, Optional, Union
+from collections.abc import Mapping
+from typing import IO, Any, BinaryIO, Callable, NoReturn, Optional, Union
 
 import numpy as np
 import safetensors
 
-from tensorweaver.serialization import document
+from tensorweaver.serialization import allowlist, document, streams
 from tensorweaver.serialization.codes import CODES, STORAGE, host_values
 from tensorweaver.serialization.errors import SafetensorsError
 from tensorweaver.serialization.limits import MAX_HEADER_BYTES, MAX_RANK, MAX_TENSORS
-from tensorweaver.serialization.structure import rebuild
+from tensorweaver.serialization.structure import named_globals, rebuild
 
-PathLike = Union[str, "os.PathLike[str]"]
+FileLike = Union[str, "os.PathLike[str]", IO[bytes]]
 Fail = Callable[[str], NoReturn]
 # Each tensor's (dtype code, stored bytes as a host array), in file order.
 Stored = dict[str, tuple[str, np.ndarray]]
+Table = dict[str, tuple[str, list[int]]]
 
 
-def load(f: PathLike, device: Any = None, *, map_location: Any = None) -> Any:
-    """Load what :func:`save` stored in ``f``, with its tensors on ``device``.
+def load(
+    f: FileLike,
+    map_location: Any = None,
+    *,
+    weights_only: Optional[bool] = None,
+    mmap: Optional[bool] = None,
+    device: Any = None,
+) -> Any:
+    """Load what :func:`save` stored in ``f`` (a path, or a binary file object with ``read``,
+    read from its position to its end), with its tensors on ``map_location``.
 
-    ``device`` (or PyTorch's spelling ``map_location``) is any device spec (``"numpy"``,
-    ``"torch:cpu"``, ``"cunumeric"``, a ``tw.device``); ``None`` means the current default
-    device. A safetensors file written by another tool loads as a flat dict of tensors, in
-    file order. Raises :class:`SafetensorsError` for a file that is not valid safetensors,
-    exceeds TensorWeaver's bounds, or does not match the checksum it was saved with.
+    ``map_location`` (or ``device``) is any device spec (``"numpy"``, ``"torch:cpu"``,
+    ``"cunumeric"``, a ``tw.device``); ``None`` means the current default device. A
+    safetensors file written by another tool loads as a flat dict of tensors, in file order.
+    A saved module is rebuilt only from allowed classes (:mod:`.allowlist`), without running
+    any of its code.
+
+    ``weights_only`` is accepted for PyTorch's sake: every ``tw.load`` is what PyTorch's
+    ``weights_only=True`` aims at, since nothing in a file is ever executed, imported or
+    unpickled, and ``weights_only=False`` changes nothing (it does not lift the allow-list).
+    ``mmap`` is accepted too, but tensors are always read into memory (each backend holds its
+    own copy, and a mapped file truncated by another writer would crash the process); as in
+    PyTorch, ``mmap=True`` needs a path.
+
+    Raises :class:`SafetensorsError` for a file that is not valid safetensors, exceeds
+    TensorWeaver's bounds, or does not match the checksum it was saved with;
+    ``pickle.UnpicklingError`` for a class or function the allow-list lacks.
     """
     import tensorweaver as tw
 
     if device is not None and map_location is not None:
         raise TypeError("tw.load: pass device or map_location, not both")
     device = map_location if device is None else device
-    path = os.fspath(f)
-    stored, found = _read_file(path)
+    if isinstance(device, Mapping) or (callable(device) and not isinstance(device, tw.Device)):
+        raise TypeError(
+            f"tw.load: map_location must be a device spec (a str such as 'torch:cpu', or a "
+            f"tw.device), got {type(device).__name__}; PyTorch's remapping by dict or function "
+            "applies to its pickled storages, which tw.load does not have"
+        )
+    if mmap and not streams.is_path(f):
+        raise ValueError("tw.load: f must be a file path in order to use the mmap argument")
+    where, stored, found = _read(f)
 
     def tensor(name: str) -> Any:
         code, data = stored[name]
@@ -54,7 +86,7 @@ def load(f: PathLike, device: Any = None, *, map_location: Any = None) -> Any:
             return tw.tensor(host_values(code, data), dtype=CODES[code], device=device)
         except TypeError as e:  # the device lacks the dtype (bfloat16 on NumPy, say)
             raise TypeError(
-                f"tw.load: tensor {name!r} of {path!r} cannot be created: {e}; pass device= "
+                f"tw.load: tensor {name!r} of {where} cannot be created: {e}; pass device= "
                 "naming a device that has this dtype"
             ) from e
 
@@ -62,20 +94,39 @@ def load(f: PathLike, device: Any = None, *, map_location: Any = None) -> Any:
         return {name: tensor(name) for name in stored}
 
     def fail(what: str) -> NoReturn:
-        raise SafetensorsError(f"tw.load: {path!r} has a bad structure in its metadata: {what}")
+        raise SafetensorsError(f"tw.load: {where} has a bad structure in its metadata: {what}")
 
     return rebuild(found.structure, stored, tensor, fail)
 
 
-def _read_file(path: str) -> tuple[Stored, Optional[document.Document]]:
+def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
+    """The ``"module:qualname"`` names of the classes and functions in the checkpoint ``f``
+    that ``tw.load`` would refuse (not allowed: :mod:`.allowlist`), each once."""
+    _, _, found = _read(f)
+    if found is None:
+        return []
+    return [name for name in named_globals(found.structure) if not allowlist.allowed(name)]
+
+
+def _read(f: FileLike) -> tuple[str, Stored, Optional[document.Document]]:
+    """How errors name ``f``, its tensors and TensorWeaver's metadata entry, all checked."""
+    if streams.is_path(f):
+        path = os.fspath(f)
+        return repr(path), *_read_path(path)
+    where = streams.label(f)
+    return where, *_read_bytes(streams.read_all(f), where)
+
+
+def _read_path(path: str) -> tuple[Stored, Optional[document.Document]]:
     """Every tensor of the file at ``path`` and TensorWeaver's metadata entry, all checked."""
+    where = repr(path)
 
     def fail(what: str) -> NoReturn:
-        raise _error(path, what)
+        raise _error(where, what)
 
     with open(path, "rb") as f:
         before = os.fstat(f.fileno())
-        start = 8 + _header_length(f, before.st_size, fail)
+        start = 8 + _header_length(f.read(8), before.st_size, fail)
         # The library opens the file by its name: it must have parsed the file ``f`` is.
         metadata, table = _parse(path, fail)
         if _version(before) != _version(os.stat(path)):
@@ -83,22 +134,52 @@ def _read_file(path: str) -> tuple[Stored, Optional[document.Document]]:
         found = document.find(metadata, table, fail)
         f.seek(start)
         arrays = {name: _read_array(f, code, shape, fail) for name, (code, shape) in table.items()}
+    return _verified(arrays, table, found, fail), found
+
+
+def _read_bytes(blob: bytes, where: str) -> tuple[Stored, Optional[document.Document]]:
+    """Every tensor of the file held in ``blob`` and TensorWeaver's metadata entry, checked as
+    a file's are."""
+
+    def fail(what: str) -> NoReturn:
+        raise _error(where, what)
+
+    n = _header_length(blob[:8], len(blob), fail)
+    try:
+        items = dict(safetensors.deserialize(blob))
+    except safetensors.SafetensorError as e:
+        raise _error(where, f"is not a valid safetensors file: {e}") from e
+    # The library accepted the header: valid JSON, without repeated names.
+    header = json.loads(blob[8 : 8 + n])
+    metadata = header.pop("__metadata__", None) or {}
+    names = sorted(header, key=lambda name: header[name]["data_offsets"])  # file order
+    table = _checked_table([(n, items[n]["dtype"], items[n]["shape"]) for n in names], fail)
+    found = document.find(metadata, table, fail)
+    arrays = {
+        name: np.frombuffer(items[name]["data"], dtype=STORAGE[code]).reshape(shape)
+        for name, (code, shape) in table.items()
+    }
+    return _verified(arrays, table, found, fail), found
+
+
+def _verified(
+    arrays: dict[str, np.ndarray], table: Table, found: Optional[document.Document], fail: Fail
+) -> Stored:
     if found is not None and found.data_sha256 is not None:
         document.verify_data(found.data_sha256, arrays, fail)
-    return {name: (table[name][0], a) for name, a in arrays.items()}, found
+    return {name: (table[name][0], a) for name, a in arrays.items()}
 
 
-def _error(path: str, what: str) -> SafetensorsError:
-    return SafetensorsError(f"tw.load: {path!r} {what}")
+def _error(where: str, what: str) -> SafetensorsError:
+    return SafetensorsError(f"tw.load: {where} {what}")
 
 
 def _version(st: os.stat_result) -> tuple[int, ...]:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _header_length(f: BinaryIO, size: int, fail: Fail) -> int:
-    """The header length of the file ``f`` of ``size`` bytes, within bounds."""
-    prefix = f.read(8)
+def _header_length(prefix: bytes, size: int, fail: Fail) -> int:
+    """The header length of a file of ``size`` bytes starting with ``prefix``, within bounds."""
     if len(prefix) < 8:
         fail(
             f"is not a valid safetensors file: truncated: it has {size} bytes, fewer than the "
@@ -127,27 +208,36 @@ def _not_safetensors_hint(prefix: bytes) -> str:
     return ""
 
 
-def _parse(path: str, fail: Fail) -> tuple[dict[str, str], dict[str, tuple[str, list[int]]]]:
+def _parse(path: str, fail: Fail) -> tuple[dict[str, str], Table]:
     """The metadata and each tensor's (dtype code, shape) in file order, checked."""
     try:
         lib = safetensors.safe_open(path, framework="numpy")
     except safetensors.SafetensorError as e:
-        raise _error(path, f"is not a valid safetensors file: {e}") from e
+        raise _error(repr(path), f"is not a valid safetensors file: {e}") from e
     with lib:
         metadata = lib.metadata() or {}
         names = lib.offset_keys()
-        if len(names) > MAX_TENSORS:
-            fail(
-                f"cannot be loaded: it holds {len(names)} tensors, more than the {MAX_TENSORS} "
-                "TensorWeaver reads in one file (tensorweaver.serialization.limits)"
-            )
-        table = {}
-        for name in names:
-            entry = lib.get_slice(name)
-            table[name] = (entry.get_dtype(), entry.get_shape())
-    for name, (code, shape) in table.items():
+        _check_count(len(names), fail)
+        entries = [(name, lib.get_slice(name)) for name in names]
+        return metadata, _checked_table(
+            [(name, e.get_dtype(), e.get_shape()) for name, e in entries], fail
+        )
+
+
+def _check_count(count: int, fail: Fail) -> None:
+    if count > MAX_TENSORS:
+        fail(
+            f"cannot be loaded: it holds {count} tensors, more than the {MAX_TENSORS} "
+            "TensorWeaver reads in one file (tensorweaver.serialization.limits)"
+        )
+
+
+def _checked_table(entries: list[tuple[str, str, list[int]]], fail: Fail) -> Table:
+    """Each tensor's (dtype code, shape) by name, each checked (:func:`_check_entry`)."""
+    _check_count(len(entries), fail)
+    for name, code, shape in entries:
         _check_entry(name, code, shape, fail)
-    return metadata, table
+    return {name: (code, shape) for name, code, shape in entries}
 
 
 def _check_entry(name: str, code: str, shape: list[int], fail: Fail) -> None:

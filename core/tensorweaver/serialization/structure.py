@@ -1,32 +1,60 @@
 """A saved object's structure as JSON: what lies around its tensors, so ``load`` rebuilds it.
 
 ``save`` accepts any nesting of mappings, lists and tuples holding tensors, strings, numbers,
-booleans and ``None`` (a model's or an optimizer's ``state_dict``). Tensors get path-like
-names (``"state.0.exp_avg"``; a flat state dict keeps its own keys, so other tools read them
-by the usual names). The rest becomes a JSON node (stored by :mod:`.document`):
+booleans and ``None`` (a model's or an optimizer's ``state_dict``), and also whole modules,
+dtypes, and functions or classes named by ``module:qualname``. Tensors get path-like names
+(``"state.0.exp_avg"``, ``"encoder.weight"``; a flat state dict keeps its own keys, so other
+tools read them by the usual names). The rest becomes a JSON node (stored by :mod:`.document`):
 a tensor is ``{"tensor": name}``, a list ``{"list": [...]}``, a tuple ``{"tuple": [...]}``,
 a mapping ``{"dict": [[key, value], ...]}`` (so int keys stay ints), a scalar itself. One
 tensor under several paths is stored once and comes back as one tensor.
+
+Nodes beyond those (files of format ``tensorweaver/3``): a ``tw.nn.Parameter`` is
+``{"parameter": [name, requires_grad]}``, a dtype ``{"dtype": "float32"}``, a function or
+class ``{"global": "module:qualname"}`` (loaded only if allowed: :mod:`.allowlist`), a module
+``{"module": ...}`` (:mod:`.module_state`).
 """
 
 from __future__ import annotations
 
+import types
 from collections.abc import Collection, Mapping
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NamedTuple, NoReturn
 
 import numpy as np
+
+from tensorweaver.serialization import module_state
+from tensorweaver.serialization.allowlist import name_of, resolve
 
 Fail = Callable[[str], NoReturn]
 
 _SCALARS = (str, int, float, bool, type(None))
 # The safetensors header's reserved key; no tensor may take this name.
 _RESERVED = "__metadata__"
+# Objects stored by name (a bound method or partial is not: it holds an instance).
+_NAMED = (type, types.FunctionType, types.BuiltinFunctionType)
 
 
-def flatten(obj: Any, tensor_type: type) -> tuple[Any, dict[str, Any]]:
+class Flat(NamedTuple):
+    """A saved object taken apart: its structure's JSON node, its tensors by name, and
+    whether the node uses the kinds of format ``tensorweaver/3``."""
+
+    structure: Any
+    tensors: dict[str, Any]
+    extended: bool
+
+
+def flatten(obj: Any) -> Flat:
     """The JSON node of ``obj``'s structure and the tensors it refers to, by their names."""
+    from tensorweaver.contract.dtypes import DType
+    from tensorweaver.nn.modules.module import Module
+    from tensorweaver.nn.parameter import Parameter
+    from tensorweaver.tensor import Tensor
+
     tensors: dict[str, Any] = {}
-    name_of: dict[int, str] = {}  # id(tensor) → name: a tensor shared by two paths is stored once
+    name_of_tensor: dict[int, str] = {}  # id → name: a tensor shared by two paths is stored once
+    module_ids: dict[int, int] = {}  # id → module id: a shared module is stored once
+    extended = False
 
     def name_for(path: list[str]) -> str:
         base = ".".join(path) or "tensor"
@@ -37,13 +65,26 @@ def flatten(obj: Any, tensor_type: type) -> tuple[Any, dict[str, Any]]:
         return name
 
     def encode(value: Any, path: list[str]) -> Any:
-        if isinstance(value, tensor_type):
-            name = name_of.get(id(value))
+        nonlocal extended
+        if isinstance(value, Tensor):
+            name = name_of_tensor.get(id(value))
             if name is None:
                 name = name_for(path)
-                name_of[id(value)] = name
+                name_of_tensor[id(value)] = name
                 tensors[name] = value
+            if isinstance(value, Parameter):
+                extended = True
+                return {"parameter": [name, value.requires_grad]}
             return {"tensor": name}
+        if isinstance(value, Module):
+            extended = True
+            if id(value) in module_ids:
+                return {"module": module_ids[id(value)]}
+            module_ids[id(value)] = len(module_ids)
+            return {"module": module_state.describe(value, module_ids[id(value)], encode, path)}
+        if isinstance(value, DType):
+            extended = True
+            return {"dtype": value.name}
         if isinstance(value, Mapping):
             items = []
             for key, item in value.items():
@@ -63,12 +104,18 @@ def flatten(obj: Any, tensor_type: type) -> tuple[Any, dict[str, Any]]:
             value = value.item()
         if isinstance(value, _SCALARS):
             return value
+        if isinstance(value, _NAMED) and name_of(value) is not None:
+            extended = True
+            return {"global": name_of(value)}
         raise TypeError(
-            f"tw.save: cannot store a {type(value).__name__} at {_where(path)}; a saved object "
-            "holds tensors, mappings, lists, tuples, str, int, float, bool and None"
+            f"tw.save: cannot store a {type(value).__name__} at {_where(path)} "
+            f"({_short(value)}); a saved object holds tensors, modules, mappings, lists, tuples, "
+            "str, int, float, bool, None, dtypes, and functions or classes defined at module "
+            "level (not lambdas or local ones)"
         )
 
-    return encode(obj, []), tensors
+    structure = encode(obj, [])
+    return Flat(structure, tensors, extended)
 
 
 def _where(path: list[str]) -> str:
@@ -80,8 +127,26 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
 
     ``tensor(name)`` makes a tensor, once per name. ``fail(what)`` raises for a malformed
     structure, one that refers to a tensor the file lacks, or a file tensor it never refers to.
+    A class or function the allow-list lacks raises ``pickle.UnpicklingError``.
     """
+    from tensorweaver.contract.dtypes import ALL
+    from tensorweaver.nn.parameter import Parameter
+
     made: dict[str, Any] = {}
+    kind_of: dict[str, Any] = {}  # each name's node kind: a tensor or a parameter (with its flag)
+    modules: list[Any] = []
+    dtypes = {d.name: d for d in ALL}
+
+    def stored(name: Any, kind: Any) -> Any:
+        if not isinstance(name, str) or name not in names:
+            fail(f"structure refers to tensor {name!r}, which the file does not hold")
+        if name not in made:
+            made[name], kind_of[name] = tensor(name), kind
+            if kind != "tensor":
+                made[name] = Parameter(made[name], requires_grad=kind[1])
+        elif kind_of[name] != kind:
+            fail(f"structure refers to tensor {name!r} both as {kind_of[name]} and as {kind}")
+        return made[name]
 
     def build(node: Any) -> Any:
         if isinstance(node, dict):
@@ -89,11 +154,25 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
                 fail(f"structure node {_short(node)} must have exactly one key")
             ((kind, body),) = node.items()
             if kind == "tensor":
-                if not isinstance(body, str) or body not in names:
-                    fail(f"structure refers to tensor {body!r}, which the file does not hold")
-                if body not in made:
-                    made[body] = tensor(body)
-                return made[body]
+                return stored(body, "tensor")
+            if kind == "parameter":
+                if not (isinstance(body, list) and len(body) == 2 and isinstance(body[1], bool)):
+                    fail(f"parameter node {_short(body)} must be [name, requires_grad]")
+                return stored(body[0], ("parameter", body[1]))
+            if kind == "dtype":
+                if not (isinstance(body, str) and body in dtypes):
+                    fail(f"unknown dtype {_short(body)}")
+                return dtypes[body]
+            if kind == "global":
+                if not isinstance(body, str):
+                    fail(f"global node {_short(body)} must be a 'module:qualname' string")
+                return resolve(body)
+            if kind == "module":
+                if type(body) is int:
+                    if not 0 <= body < len(modules):
+                        fail(f"structure refers to module {body}, which comes later or never")
+                    return modules[body]
+                return module_state.restore(body, modules, build, fail)
             if kind not in ("list", "tuple", "dict"):
                 fail(f"unknown structure node {kind!r}")
             if not isinstance(body, list):
@@ -122,6 +201,29 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
         listed = ", ".join(map(repr, unused[:3])) + (", ..." if len(unused) > 3 else "")
         fail(f"the file holds {len(unused)} tensor(s) the structure never refers to: {listed}")
     return out
+
+
+def named_globals(node: Any) -> list[str]:
+    """The class and function names a structure node refers to, each once, in order."""
+    found: dict[str, None] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for kind, body in node.items():
+                if kind == "global" and isinstance(body, str):
+                    found[body] = None
+                elif kind == "module" and isinstance(body, dict):
+                    if isinstance(body.get("class"), str):
+                        found[body["class"]] = None
+                    walk(list(body.values()))
+                else:
+                    walk(body)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(node)
+    return list(found)
 
 
 def _short(value: Any) -> str:

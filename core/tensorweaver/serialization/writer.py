@@ -1,61 +1,77 @@
-"""``tw.save``: a state dict to a safetensors file, written by the safetensors library."""
+"""``tw.save``: a state dict or module to a safetensors file, written by the safetensors library."""
 
 from __future__ import annotations
 
 import os
 import struct
-from typing import Any, Union
+from typing import IO, Any, Union
 
 import numpy as np
 import safetensors
 
-from tensorweaver.serialization import document
+from tensorweaver.serialization import document, streams
 from tensorweaver.serialization.atomic import write_atomic
 from tensorweaver.serialization.codes import CODES, stored_array
 from tensorweaver.serialization.limits import MAX_HEADER_BYTES, MAX_TENSORS
 from tensorweaver.serialization.structure import flatten
 
-PathLike = Union[str, "os.PathLike[str]"]
+FileLike = Union[str, "os.PathLike[str]", IO[bytes]]
 
 
-def save(obj: Any, f: PathLike) -> None:
-    """Save ``obj`` (a state dict: tensors in mappings, lists and tuples) to the file ``f``.
+def save(obj: Any, f: FileLike) -> None:
+    """Save ``obj`` to ``f``, a path or a binary file object (anything with ``write``).
 
-    The file is a standard safetensors file with the structure and checksums in its metadata;
-    it replaces ``f`` atomically (readers see the old file or the new one, never part).
-    Raises ``ValueError`` for more tensors or a larger header than :func:`load` accepts.
+    ``obj`` is a state dict (tensors in mappings, lists and tuples), a whole ``tw.nn.Module``
+    (:mod:`.module_state`: its tensors, attributes and submodules; not its hooks), or any
+    nesting of those. The file is a standard safetensors file with the structure and checksums
+    in its metadata. A path is replaced atomically (readers see the old file or the new one,
+    never part); a file object gets the whole file in one write once it is complete. Raises
+    ``TypeError`` naming the path of a value it cannot store (a lambda, an arbitrary object),
+    ``ValueError`` for more tensors or a larger header than :func:`load` accepts.
     """
-    from tensorweaver.tensor import Tensor
-
-    if not isinstance(f, (str, os.PathLike)):
-        raise TypeError(f"tw.save: f must be a path (str or os.PathLike), got {type(f).__name__}")
-    path = os.fspath(f)
-    structure, tensors = flatten(obj, Tensor)
-    if len(tensors) > MAX_TENSORS:
+    if streams.is_path(f):
+        path = os.fspath(f)
+        where = repr(path)
+    else:
+        streams.check_writer(f)
+        where = streams.label(f)
+    flat = flatten(obj)
+    if len(flat.tensors) > MAX_TENSORS:
         raise ValueError(
-            f"tw.save: {path!r} would hold {len(tensors)} tensors, more than the {MAX_TENSORS} "
-            "tw.load accepts in one file; save the state in several files"
+            f"tw.save: {where} would hold {len(flat.tensors)} tensors, more than the "
+            f"{MAX_TENSORS} tw.load accepts in one file; save the state in several files"
         )
     arrays, table = {}, {}
-    for name, t in tensors.items():
+    for name, t in flat.tensors.items():
         code, arrays[name] = stored_array(t)
         table[name] = (code, list(arrays[name].shape))
-    metadata = document.make(structure, table, arrays)
+    metadata = document.make(flat.structure, table, arrays, extended=flat.extended)
     # ``arrays`` stays alive while the library reads their memory.
     entries = {name: _entry(CODES[code].name, arrays[name]) for name, (code, _) in table.items()}
+
+    if not streams.is_path(f):
+        blob = safetensors.serialize(entries, metadata=metadata)
+        _check_header(blob[:8], where)
+        streams.write_all(f, blob)
+        return
 
     def write(tmp: str) -> None:
         safetensors.serialize_file(entries, tmp, metadata=metadata)
         with open(tmp, "rb") as written:
-            (n,) = struct.unpack("<Q", written.read(8))
-        if n > MAX_HEADER_BYTES:
-            raise ValueError(
-                f"tw.save: {path!r} would have a {n}-byte header, more than the "
-                f"{MAX_HEADER_BYTES} tw.load accepts; store less non-tensor data, or fewer "
-                "tensors per file"
-            )
+            _check_header(written.read(8), where)
 
     write_atomic(path, write)
+
+
+def _check_header(prefix: bytes, where: str) -> None:
+    """Raise unless the file starting with ``prefix`` has a header ``tw.load`` accepts."""
+    (n,) = struct.unpack("<Q", prefix)
+    if n > MAX_HEADER_BYTES:
+        raise ValueError(
+            f"tw.save: {where} would have a {n}-byte header, more than the "
+            f"{MAX_HEADER_BYTES} tw.load accepts; store less non-tensor data, or fewer "
+            "tensors per file"
+        )
 
 
 def _entry(dtype: str, a: np.ndarray) -> Any:

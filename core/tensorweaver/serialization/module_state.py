@@ -1,0 +1,143 @@
+"""A whole ``tw.nn.Module`` as a structure node, rebuilt by ``tw.load`` without running its code.
+
+The first time ``tw.save`` meets a module it writes ``{"module": body}``; a module met again
+(shared, or in a cycle) is ``{"module": id}``, so it comes back as one object. ``body``::
+
+    {"id": 0, "class": "module:qualname", "training": true,
+     "parameters": [[name, node or null], ...], "buffers": [[name, node or null, persistent]],
+     "modules": [[name, node or null], ...], "attributes": [[name, node], ...]}
+
+ids count modules in the order they are first met. ``attributes`` are the instance's other
+attributes (``self.nhid = 200``), each a structure node: plain values, tensors, dtypes,
+modules, and functions or classes by name. Hooks are not saved: a loaded module has none.
+
+``tw.load`` rebuilds a module only as follows: the class comes from the allow-list
+(:mod:`.allowlist`), the instance from ``object.__new__(cls)`` (no ``__new__`` or ``__init__``
+of the class runs), and its ``__dict__`` is filled directly (no ``__setattr__``,
+``__setstate__`` or property runs) with ``Module``'s own empty bookkeeping (hook tables, as
+``Module.__init__`` makes them, taken from a plain ``Module()``) and the saved state.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, NoReturn
+
+from tensorweaver.serialization.allowlist import name_of, resolve
+
+Fail = Callable[[str], NoReturn]
+Encode = Callable[[Any, list[str]], Any]
+Build = Callable[[Any], Any]
+
+_FIELDS = frozenset(("id", "class", "training", "parameters", "buffers", "modules", "attributes"))
+
+
+def describe(module: Any, ident: int, encode: Encode, path: list[str]) -> dict[str, Any]:
+    """The body of ``module``'s node; ``encode(value, path)`` makes each value's node."""
+    where = repr(".".join(path)) if path else "the top level"
+    cls = type(module)
+    name = name_of(cls)
+    if name is None:
+        raise TypeError(
+            f"tw.save: cannot store the module at {where}: its class {cls.__qualname__!r} is "
+            "defined inside a function, so tw.load could not find it by name; define it at "
+            "module level"
+        )
+    if any(getattr(c, "__slots__", ()) for c in cls.__mro__):
+        raise TypeError(
+            f"tw.save: cannot store the module at {where}: its class {cls.__qualname__!r} keeps "
+            "state in __slots__, which tw.save does not read; drop __slots__"
+        )
+    internal = _bookkeeping()
+    transient = module._non_persistent_buffers_set
+
+    def node(value: Any, key: str) -> Any:
+        return None if value is None else encode(value, [*path, key])
+
+    return {
+        "id": ident,
+        "class": name,
+        "training": bool(module.training),
+        "parameters": [[k, node(v, k)] for k, v in module._parameters.items()],
+        "buffers": [[k, node(v, k), k not in transient] for k, v in module._buffers.items()],
+        "modules": [[k, node(v, k)] for k, v in module._modules.items()],
+        "attributes": [
+            [k, encode(v, [*path, k])] for k, v in vars(module).items() if k not in internal
+        ],
+    }
+
+
+def restore(body: Any, made: list[Any], build: Build, fail: Fail) -> Any:
+    """The module of ``body``, appended to ``made`` (the modules rebuilt so far, by id) before
+    its children are built; ``build(node)`` makes each value."""
+    from tensorweaver.nn.modules.module import Module
+    from tensorweaver.nn.parameter import Parameter
+    from tensorweaver.tensor import Tensor
+
+    if not (isinstance(body, dict) and set(body) == _FIELDS):
+        fail(f"module node must have the fields {sorted(_FIELDS)}")
+    if type(body["id"]) is not int or body["id"] != len(made):
+        fail(f"module id {body['id']!r} out of sequence (expected {len(made)})")
+    if not isinstance(body["class"], str):
+        fail(f"module class {body['class']!r} must be a string")
+    if not isinstance(body["training"], bool):
+        fail(f"module training flag {body['training']!r} must be a boolean")
+    cls = resolve(body["class"])
+    if not (isinstance(cls, type) and issubclass(cls, Module)):
+        fail(f"{body['class']!r} names {cls!r}, which is not a tw.nn.Module subclass")
+    module = object.__new__(cls)
+    made.append(module)
+    # Fresh empty tables, as Module.__init__ makes them.
+    state = {k: type(v)() if isinstance(v, (dict, set)) else v for k, v in _bookkeeping().items()}
+    state["training"] = body["training"]
+    taken: set[str] = set()
+
+    def entries(field: str, kind: type, width: int) -> list[tuple[str, Any, list]]:
+        rows = body[field]
+        if not isinstance(rows, list):
+            fail(f"module field {field!r} must be a list")
+        out = []
+        for row in rows:
+            if not (isinstance(row, list) and len(row) == width):
+                fail(f"module {field} entry {row!r} must be a list of {width}")
+            name = row[0]
+            if not isinstance(name, str) or not name or "." in name or name in taken:
+                fail(f"module {field} name {name!r} is not a unique name without dots")
+            taken.add(name)
+            value = None if row[1] is None else build(row[1])
+            if value is not None and not isinstance(value, kind):
+                fail(f"module {field} entry {name!r} is a {type(value).__name__}")
+            out.append((name, value, row[2:]))
+        return out
+
+    for name, value, _ in entries("parameters", Parameter, 2):
+        state["_parameters"][name] = value
+    for name, value, (persistent,) in entries("buffers", Tensor, 3):
+        if not isinstance(persistent, bool):
+            fail(f"buffer {name!r}: persistent flag {persistent!r} must be a boolean")
+        state["_buffers"][name] = value
+        if not persistent:
+            state["_non_persistent_buffers_set"].add(name)
+    for name, value, _ in entries("modules", Module, 2):
+        state["_modules"][name] = value
+    attributes = body["attributes"]
+    if not isinstance(attributes, list):
+        fail("module field 'attributes' must be a list")
+    for row in attributes:
+        if not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], str)):
+            fail(f"module attribute entry {row!r} must be a [name, value] pair")
+        if row[0] in state or row[0] in taken:
+            fail(f"module attribute {row[0]!r} clashes with the module's own state")
+        taken.add(row[0])
+        state[row[0]] = build(row[1])
+    vars(module).update(state)
+    return module
+
+
+@functools.lru_cache(maxsize=1)
+def _bookkeeping() -> dict[str, Any]:
+    """``Module.__init__``'s attributes (``training`` and empty tables), from a plain Module:
+    what every module holds besides its own state."""
+    from tensorweaver.nn.modules.module import Module
+
+    return dict(vars(Module()))
