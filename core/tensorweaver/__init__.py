@@ -6,9 +6,12 @@ from tensorweaver.amp import GradScaler, autocast
 from tensorweaver.autograd import (
     enable_grad,
     inference_mode,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
     is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
+    set_anomaly_enabled,
     set_grad_enabled,
 )
 from tensorweaver.contract.dtypes import DType as dtype

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tensorweaver.autograd.anomaly import MODE as ANOMALY
+from tensorweaver.autograd.anomaly import check_nan, report_forward_stack
 from tensorweaver.autograd.gradients import GRADIENTS
 from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS, run_hooks
 from tensorweaver.autograd.mode import _enabled as _grad_mode
@@ -170,6 +172,7 @@ def run(
     wanted_nodes = {t._node: t for t in targets or () if t._node is not None}
     captured: dict[int, Tensor] = {}
     changes = INPLACE_CHANGES[0]
+    detect = ANOMALY.enabled  # read once: off, anomaly mode costs one local test per node
     token = _grad_mode.set(create_graph)
     try:
         for node in _topological(start):
@@ -186,9 +189,16 @@ def run(
                 retained = node.retained()
                 if retained is not None:
                     retained.grad = g if create_graph else g.detach()
-            if node.epoch != changes:  # something changed in place since it was recorded
-                _check_versions(node)
-            input_grads = GRADIENTS[node.op](node, g)
+            try:
+                if node.epoch != changes:  # something changed in place since it was recorded
+                    _check_versions(node)
+                input_grads = GRADIENTS[node.op](node, g)
+                if detect:
+                    check_nan(node, input_grads)
+            except Exception:
+                if detect:
+                    report_forward_stack(node)
+                raise
             for t, parent, gi in zip(node.inputs, node.parents, input_grads):
                 if parent is None or gi is None:
                     continue

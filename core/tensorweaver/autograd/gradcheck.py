@@ -1,0 +1,326 @@
+"""``tw.autograd.gradcheck`` and ``gradgradcheck``: gradients from the tape against finite
+differences, with PyTorch's keywords, checks and messages.
+
+The numerical Jacobian of each output with respect to each input that requires grad is
+built column by column from central differences, the analytical one row by row from
+vector-Jacobian products with unit vectors (twice, to catch a backward that is not
+reproducible). Both are ``(input numel, output numel)`` matrices, as in PyTorch. Inputs
+are perturbed in place without a version bump, as PyTorch perturbs ``input.data``, so a
+``func`` that closes over an input sees the perturbation too. The Jacobians are assembled
+on the host: this is a debugging tool, not a hot path.
+
+Not implemented, so rejected when asked for: forward-mode AD (``check_forward_ad``,
+``check_fwd_over_rev``) and vmap (``check_batched_grad``, ``check_batched_forward_grad``).
+``fast_mode=True`` runs the full (slow) check, which is stricter. ``masked`` and
+``gen_non_contig_grad_outputs`` have nothing to act on (no sparse tensors, no strides), and
+``check_undefined_grad`` nothing to check: the engine hands every rule a gradient tensor.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from tensorweaver.autograd.engine import grad
+from tensorweaver.contract.dtypes import float64
+from tensorweaver.tensor import Tensor
+
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
+
+_NONDETERMINISM_HINT = (
+    "\n\nNOTE: if your backward relies on non-deterministic operations this failure might be "
+    "expected: call gradcheck/gradgradcheck with `nondet_tol=<tol>`."
+)
+
+
+class GradcheckError(RuntimeError):
+    """Error raised by :func:`gradcheck` and :func:`gradgradcheck`."""
+
+
+def _as_tuple(x: Any) -> tuple:
+    if isinstance(x, tuple):
+        return x
+    return tuple(x) if isinstance(x, list) else (x,)
+
+
+def _differentiable(tensors: tuple) -> tuple:
+    return tuple(t for t in tensors if isinstance(t, Tensor) and t.requires_grad)
+
+
+def _reject(function: str, **flags: bool) -> None:
+    for name, value in flags.items():
+        if value:
+            raise NotImplementedError(
+                f"{function}: {name}=True is not supported: TensorWeaver has no forward-mode "
+                f"AD or vmap; leave {name} at False"
+            )
+
+
+def _check_inputs(inputs: tuple) -> None:
+    found = False
+    for i, t in enumerate(inputs):
+        if isinstance(t, Tensor) and t.requires_grad:
+            found = True
+            if t.dtype is not float64:
+                warnings.warn(
+                    f"Input #{i} requires gradient and is not a double precision floating point "
+                    "or complex. This check will likely fail if all the inputs are not of double "
+                    "precision floating point or complex. ",
+                    stacklevel=4,
+                )
+    if not found:
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of "
+            "them have requires_grad=True."
+        )
+
+
+def _host(t: Tensor) -> np.ndarray:
+    return np.asarray(t.detach().numpy())
+
+
+def _on_device(values: np.ndarray, like: Tensor) -> Tensor:
+    from tensorweaver.ops.creation import tensor
+
+    return tensor(values, dtype=like.dtype, device=like.device)
+
+
+def _numerical(func: Callable, inputs: tuple, outputs: tuple, eps: float) -> list[dict]:
+    """Per differentiable input, ``{output index: Jacobian}`` by central differences, for
+    every floating output."""
+    floating = [i for i, o in enumerate(outputs) if isinstance(o, Tensor) and o.is_floating_point()]
+    result = []
+    for x in _differentiable(inputs):
+        base = _host(x)
+        flat = base.reshape(-1)
+        jacobians = {
+            i: np.zeros((flat.size, outputs[i].numel()), _host(outputs[i]).dtype) for i in floating
+        }
+        original = x.native
+        try:
+            for e in range(flat.size):
+                ends = []
+                for step in (-eps, eps):
+                    moved = flat.copy()
+                    moved[e] = flat[e] + step
+                    x.native = _on_device(moved.reshape(base.shape), x).native
+                    out = _as_tuple(func(*inputs))
+                    ends.append({i: _host(out[i]) for i in floating})
+                low, high = ends
+                for i, jacobian in jacobians.items():
+                    jacobian[e] = ((high[i] - low[i]) / (2 * eps)).reshape(-1)
+        finally:
+            x.native = original
+        result.append(jacobians)
+    return result
+
+
+def _vjp_rows(output: Tensor, inputs: tuple) -> tuple[list[np.ndarray], bool, bool]:
+    """Per input, the analytical Jacobian of ``output``, and whether every gradient had the
+    input's dtype and size."""
+    dtypes_ok = sizes_ok = True
+    jacobians = [np.zeros((x.numel(), output.numel()), _host(x).dtype) for x in inputs]
+    unit = np.zeros(output.numel(), _host(output).dtype)
+    for row in range(output.numel()):
+        unit[:] = 0
+        unit[row] = 1
+        direction = _on_device(unit.reshape(output.shape), output)
+        grads = grad(output, inputs, direction, retain_graph=True, allow_unused=True)
+        for x, g, jacobian in zip(inputs, grads, jacobians):
+            if g is None:
+                continue
+            if g.shape != x.shape:
+                sizes_ok = False
+                continue
+            dtypes_ok = dtypes_ok and g.dtype is x.dtype
+            jacobian[:, row] = _host(g).reshape(-1)
+    return jacobians, dtypes_ok, sizes_ok
+
+
+def _analytical(
+    inputs: tuple, output: Tensor, nondet_tol: float, check_grad_dtypes: bool
+) -> list[np.ndarray]:
+    first, dtypes_ok, sizes_ok = _vjp_rows(output, inputs)
+    second, _, _ = _vjp_rows(output, inputs)
+    if not dtypes_ok and check_grad_dtypes:
+        raise GradcheckError("Gradient has dtype mismatch")
+    if not sizes_ok:
+        raise GradcheckError("Analytical gradient has incorrect size")
+    for a, b in zip(first, second):
+        if a.size and np.abs(a - b).max() > nondet_tol:
+            raise GradcheckError(
+                "Backward is not reentrant, i.e., running backward with same input and "
+                "grad_output multiple times gives different values, although analytical "
+                "gradient matches numerical gradient.The tolerance for nondeterminism was "
+                f"{nondet_tol}." + _NONDETERMINISM_HINT
+            )
+    return first
+
+
+def _mismatch(a: Tensor, n: Tensor, output: int, input: int) -> str:
+    return (
+        f"Jacobian mismatch for output {output:d} with respect to input {input:d},\n"
+        f"numerical:{n}\nanalytical:{a}\n"
+    )
+
+
+def _check_multiplied_by_grad_output(outputs: tuple, inputs: tuple) -> None:
+    """Backward with zero output gradients must give zero input gradients of the inputs'
+    dtype, device and size."""
+    from tensorweaver.ops.creation import zeros_like
+
+    grads = grad(outputs, inputs, [zeros_like(o) for o in outputs], allow_unused=True)
+    for g, x in zip(grads, inputs):
+        if g is None:
+            continue
+        if not bool((g == 0).all()):
+            raise GradcheckError("backward not multiplied by grad_output")
+        if g.dtype is not x.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if g.device != x.device:
+            raise GradcheckError("grad is incorrect device")
+        if g.shape != x.shape:
+            raise GradcheckError("grad is incorrect size")
+
+
+def _check(
+    func: Callable,
+    inputs: Any,
+    eps: float,
+    atol: float,
+    rtol: float,
+    nondet_tol: float,
+    check_grad_dtypes: bool,
+) -> bool:
+    inputs = _as_tuple(inputs)
+    _check_inputs(inputs)
+    all_outputs = _as_tuple(func(*inputs))
+    outputs = _differentiable(all_outputs)
+    numerical = _numerical(func, inputs, all_outputs, eps)
+    if not outputs:
+        for per_input in numerical:
+            if any(np.any(j != 0) for j in per_input.values()):
+                raise GradcheckError("Numerical gradient for function expected to be zero")
+        return True
+    differentiable_inputs = _differentiable(inputs)
+    index = [i for i, o in enumerate(all_outputs) if isinstance(o, Tensor) and o.requires_grad]
+    for i, output in enumerate(outputs):
+        analytical = _analytical(differentiable_inputs, output, nondet_tol, check_grad_dtypes)
+        for j, (x, a) in enumerate(zip(differentiable_inputs, analytical)):
+            n = numerical[j][index[i]]
+            # torch.allclose: |a - n| <= atol + rtol * |n|, NaN never close.
+            if not np.all(np.abs(a - n) <= atol + rtol * np.abs(n)):
+                raise GradcheckError(_mismatch(_on_device(a, x), _on_device(n, output), i, j))
+    _check_multiplied_by_grad_output(outputs, differentiable_inputs)
+    return True
+
+
+def gradcheck(
+    func: Callable[..., Any],
+    inputs: Any,
+    *,
+    eps: float = 1e-06,
+    atol: float = 1e-05,
+    rtol: float = 0.001,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    fast_mode: bool = False,
+    masked: bool | None = None,
+) -> bool:
+    """Check the gradients of ``func`` at ``inputs`` (a tensor or a tuple of them) against
+    central finite differences, for every floating input with ``requires_grad=True``
+    (double precision expected). Returns True; on a mismatch raises :class:`GradcheckError`
+    naming the output and input and printing both Jacobians, or returns False when
+    ``raise_exception=False``."""
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError(
+            "Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError(
+            "Setting check_batched_grad=True requires check_backward_ad to be True"
+        )
+    _reject(
+        "gradcheck",
+        check_forward_ad=check_forward_ad,
+        check_batched_grad=check_batched_grad,
+        check_batched_forward_grad=check_batched_forward_grad,
+    )
+    try:
+        return _check(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def gradgradcheck(
+    func: Callable[..., Any],
+    inputs: Any,
+    grad_outputs: Any = None,
+    *,
+    eps: float = 1e-06,
+    atol: float = 1e-05,
+    rtol: float = 0.001,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
+    """Check the second derivatives of ``func``: :func:`gradcheck` of the map from
+    ``(inputs, grad_outputs)`` to the gradients of ``func`` (built with ``create_graph=True``).
+    Without ``grad_outputs``, random ones in [-1, 1) that require grad are used."""
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError(
+            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
+        )
+    _reject("gradgradcheck", check_fwd_over_rev=check_fwd_over_rev)
+    inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        from tensorweaver.ops.creation import rand
+
+        grad_outputs = tuple(
+            (rand(*o.shape, dtype=o.dtype, device=o.device) * 2 - 1).requires_grad_()
+            for o in _differentiable(_as_tuple(func(*inputs)))
+        )
+    else:
+        grad_outputs = _as_tuple(grad_outputs)
+    count = len(grad_outputs)
+
+    def gradients(*args: Any) -> tuple:
+        # gradcheck perturbs the very tensors it was given, so args are these inputs.
+        outputs = _differentiable(_as_tuple(func(*args[:-count])))
+        found = grad(
+            outputs,
+            _differentiable(args[:-count]),
+            list(args[-count:]),
+            create_graph=True,
+            allow_unused=True,
+        )
+        return tuple(g for g in found if g is not None)
+
+    return gradcheck(
+        gradients,
+        inputs + grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
+    )
