@@ -3,6 +3,11 @@
 ``embedding`` is ``index_select`` on the weight rows, so its gradient is ``index_add`` of
 the output gradient; rows read at ``padding_idx`` pass a detached copy, so that row gets
 no gradient. The indices are checked once, up front, with PyTorch's error classes.
+
+``sparse=True`` gives the same gradient values as PyTorch's sparse gradient, stored dense
+(the core has no sparse layout): rows not looked up are zero, which ``optim.SparseAdam``
+treats as absent. ``scale_grad_by_freq`` divides each row's gradient by how often its index
+occurs in the batch, as PyTorch does.
 """
 
 from __future__ import annotations
@@ -35,8 +40,6 @@ def embedding(
 ) -> Tensor:
     """The rows of ``(num_embeddings, dim)`` ``weight`` at the integer ``input``, shaped
     ``(*input.shape, dim)``."""
-    if scale_grad_by_freq or sparse:
-        raise ValueError("embedding: scale_grad_by_freq and sparse gradients are not supported")
     if weight.dim() != 2:
         raise ValueError(
             f"embedding: weight must be (num_embeddings, embedding_dim), got {tuple(weight.shape)}"
@@ -57,7 +60,28 @@ def embedding(
             )
         padding_idx %= size
     rows = fused_or_reference("embedding", embedding_reference, (weight, indices), padding_idx)
+    if scale_grad_by_freq and rows.requires_grad:
+        if sparse:  # PyTorch raises this when the backward runs; here before it is recorded
+            raise RuntimeError(
+                "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
+            )
+        counts = tw.bincount(indices, minlength=size).index_select(0, indices)
+        rows = _GradientScale.apply(rows, (1.0 / counts.to(rows.dtype)).unsqueeze(1))
     return rows.reshape(*input.shape, weight.shape[1])
+
+
+class _GradientScale(tw.autograd.Function):
+    """Identity forward; the gradient multiplied by ``scale`` (not differentiated)."""
+
+    @staticmethod
+    def forward(ctx, rows: Tensor, scale: Tensor) -> Tensor:
+        ctx.save_for_backward(scale)
+        return rows
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple:
+        (scale,) = ctx.saved_tensors
+        return grad * scale, None
 
 
 def embedding_reference(weight: Tensor, indices: Tensor, padding_idx: int | None) -> Tensor:
