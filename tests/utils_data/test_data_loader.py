@@ -10,42 +10,11 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from data_reference import assert_same
 from tensorweaver.utils import data
 from torch.utils import data as tdata
 
 Point = namedtuple("Point", "x y")
-
-
-def as_numpy(value: object) -> object:
-    """Tensors of either library as (dtype name, NumPy array); containers recursively."""
-    if isinstance(value, torch.Tensor):
-        return str(value.dtype).split(".")[1], value.numpy()
-    if isinstance(value, tw.Tensor):
-        return value.dtype.name, value.numpy()
-    if isinstance(value, dict):
-        return {k: as_numpy(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value).__name__, [as_numpy(v) for v in value]
-    return value
-
-
-def assert_same(ours: object, ref: object) -> None:
-    a, b = as_numpy(ours), as_numpy(ref)
-    assert type(a) is type(b), (a, b)
-    if isinstance(a, dict):
-        assert list(a) == list(b)
-        for key in a:
-            assert_same(ours[key], ref[key])
-    elif isinstance(a, tuple) and len(a) == 2 and isinstance(a[1], np.ndarray):
-        assert a[0] == b[0], f"dtype {a[0]} != {b[0]}"
-        np.testing.assert_array_equal(a[1], b[1])
-    elif isinstance(a, tuple):
-        assert a[0] == b[0], f"container {a[0]} != {b[0]}"
-        assert len(a[1]) == len(b[1])
-        for x, y in zip(ours, ref):
-            assert_same(x, y)
-    else:
-        assert a == b
 
 
 def tensors(n: int = 23) -> tuple[np.ndarray, np.ndarray]:
