@@ -201,11 +201,8 @@ NESTED: dict[str, Callable[[Any], Any]] = {
 
 def as_tensorweaver(text: str) -> str:
     """PyTorch's text with tw's names: objects tw defines (dtypes) print ``tensorweaver.``,
-    ``Tensor.type()`` names (``torch.FloatTensor``) stay PyTorch's; MultiheadAttention's
-    ``out_proj`` is a plain Linear in tw (PyTorch's NonDynamicallyQuantizableLinear subclass
-    only marks it for quantization, which tw does not have)."""
-    text = re.sub(r"torch\.(?!\w*Tensor\b)", "tensorweaver.", text)
-    return text.replace("NonDynamicallyQuantizableLinear(", "Linear(")
+    ``Tensor.type()`` names (``torch.FloatTensor``) stay PyTorch's."""
+    return re.sub(r"torch\.(?!\w*Tensor\b)", "tensorweaver.", text)
 
 
 def _reprs(build: Callable[[Any], Any]) -> tuple[str, str]:

@@ -27,6 +27,7 @@ from tensorweaver.nn.modules.activation import (
 from tensorweaver.nn.modules.attention import (
     MultiheadAttention,
 )
+from tensorweaver.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from tensorweaver.nn.modules.container import (
     ModuleDict,
     ModuleList,
@@ -75,8 +76,6 @@ from tensorweaver.nn.modules.module import (
     Module,
 )
 from tensorweaver.nn.modules.normalization import (
-    BatchNorm1d,
-    BatchNorm2d,
     GroupNorm,
     LayerNorm,
     RMSNorm,

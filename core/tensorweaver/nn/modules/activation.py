@@ -7,6 +7,7 @@ from typing import Any, Optional
 import tensorweaver as tw
 from tensorweaver.nn import functional as F
 from tensorweaver.nn import init
+from tensorweaver.nn.modules.attention import MultiheadAttention  # noqa: F401  (PyTorch keeps it here)
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.parameter import Parameter
 from tensorweaver.tensor import Tensor

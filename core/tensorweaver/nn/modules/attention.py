@@ -8,7 +8,7 @@ from typing import Any, Optional
 import tensorweaver as tw
 from tensorweaver.nn import functional as F
 from tensorweaver.nn import init
-from tensorweaver.nn.modules.linear import Linear
+from tensorweaver.nn.modules.linear import NonDynamicallyQuantizableLinear
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.parameter import Parameter
 from tensorweaver.tensor import Tensor
@@ -94,7 +94,7 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(tw.empty(3 * embed_dim, **factory))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **factory)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **factory)
         if add_bias_kv:
             self.bias_k = Parameter(tw.empty(1, 1, embed_dim, **factory))
             self.bias_v = Parameter(tw.empty(1, 1, embed_dim, **factory))

@@ -67,6 +67,11 @@ class Linear(Module):
         )
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """``Linear`` under the name PyTorch gives ``MultiheadAttention.out_proj``'s class (there it
+    keeps quantization tools off the layer), so that reprs and allow-lists name it alike."""
+
+
 class Bilinear(Module):
     """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]`` with weight ``(out, in1, in2)``."""
 

@@ -13,7 +13,7 @@ from tensorweaver.nn.parameter import Parameter
 from tensorweaver.tensor import Tensor
 
 
-def _affine_parameters(
+def affine_parameters(
     module: Module, affine: bool, bias: bool, shape: tuple[int, ...], device: Any, dtype: Any
 ) -> None:
     """Register ``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None where absent."""
@@ -25,125 +25,11 @@ def _affine_parameters(
     )
 
 
-def _reset_affine(module: Module) -> None:
+def reset_affine(module: Module) -> None:
     if module.weight is not None:
         init.ones_(module.weight)
     if module.bias is not None:
         init.zeros_(module.bias)
-
-
-class _BatchNorm(Module):
-    """Batch normalisation over the channel dimension (dim 1), with running statistics.
-
-    In training mode the batch statistics normalise the input and, with
-    ``track_running_stats``, update ``running_mean``/``running_var`` by ``momentum`` (or by a
-    cumulative average when ``momentum`` is None); in eval mode the running statistics are used.
-    """
-
-    _input_dims: tuple[int, ...] = ()
-
-    def __init__(
-        self,
-        num_features: int,
-        eps: float = 1e-5,
-        momentum: Optional[float] = 0.1,
-        affine: bool = True,
-        track_running_stats: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-        *,
-        bias: bool = True,
-    ) -> None:
-        super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        _affine_parameters(self, affine, bias, (num_features,), device, dtype)
-        if track_running_stats:
-            self.register_buffer("running_mean", tw.zeros(num_features, device=device, dtype=dtype))
-            self.register_buffer("running_var", tw.ones(num_features, device=device, dtype=dtype))
-            self.register_buffer("num_batches_tracked", tw.tensor(0, dtype=tw.int64, device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-        self.reset_parameters()
-
-    def reset_running_stats(self) -> None:
-        if self.track_running_stats:
-            with tw.no_grad():
-                self.running_mean.zero_()
-                self.running_var.fill_(1)
-                self.num_batches_tracked.zero_()
-
-    def reset_parameters(self) -> None:
-        self.reset_running_stats()
-        _reset_affine(self)
-
-    def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() not in self._input_dims:
-            expected = " or ".join(f"{d}D" for d in self._input_dims)
-            raise ValueError(
-                f"{type(self).__name__}: expected {expected} input (got {input.dim()}D input "
-                f"of shape {tuple(input.shape)})"
-            )
-
-    def forward(self, input: Tensor) -> Tensor:
-        self._check_input_dim(input)
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
-            with tw.no_grad():
-                self.num_batches_tracked.add_(1)
-            if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / float(self.num_batches_tracked.item())
-        # Batch statistics are used in training, and in eval when no running stats exist.
-        use_batch_stats = self.training or self.running_mean is None
-        track = not self.training or self.track_running_stats
-        return F.batch_norm(
-            input,
-            self.running_mean if track else None,
-            self.running_var if track else None,
-            self.weight,
-            self.bias,
-            use_batch_stats,
-            factor,
-            self.eps,
-        )
-
-    def _load_from_state_dict(
-        self,
-        state_dict: dict,
-        prefix: str,
-        missing_keys: list[str],
-        unexpected_keys: list[str],
-        error_msgs: list[str],
-    ) -> None:
-        # Checkpoints written before num_batches_tracked existed lack it: keep the current count.
-        key = prefix + "num_batches_tracked"
-        if self.track_running_stats and key not in state_dict:
-            state_dict[key] = self.num_batches_tracked
-        super()._load_from_state_dict(state_dict, prefix, missing_keys, unexpected_keys, error_msgs)
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self.bias is not None}, "
-            f"track_running_stats={self.track_running_stats}"
-        )
-
-
-class BatchNorm1d(_BatchNorm):
-    """Batch normalisation of ``(N, C)`` or ``(N, C, L)`` inputs."""
-
-    _input_dims = (2, 3)
-
-
-class BatchNorm2d(_BatchNorm):
-    """Batch normalisation of ``(N, C, H, W)`` inputs."""
-
-    _input_dims = (4,)
 
 
 def _shape_tuple(normalized_shape: Union[int, Sequence[int]]) -> tuple[int, ...]:
@@ -168,10 +54,10 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        _affine_parameters(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
+        affine_parameters(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
 
     def reset_parameters(self) -> None:
-        _reset_affine(self)
+        reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -242,10 +128,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _affine_parameters(self, affine, bias, (num_channels,), device, dtype)
+        affine_parameters(self, affine, bias, (num_channels,), device, dtype)
 
     def reset_parameters(self) -> None:
-        _reset_affine(self)
+        reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
