@@ -14,11 +14,11 @@ PyTorch.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 from typing import Any, Callable
 
 import numpy as np
 
+from tensorweaver import return_types
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
@@ -29,12 +29,11 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as red
 from tensorweaver.ops import sort as srt
 from tensorweaver.ops.bounds import check_index
-from tensorweaver.ops.reduce import Dim, ValuesIndices
+from tensorweaver.ops.reduce import Dim
 from tensorweaver.promotion import get_default_dtype, result_type
 from tensorweaver.tensor import Tensor, _axis
 
 #: What ``aminmax`` returns (PyTorch's field names).
-MinMax = namedtuple("aminmax", ["min", "max"])
 
 State = tuple  # the tensors a scan carries along, all of one shape
 
@@ -208,7 +207,7 @@ def std_mean(
     return ew.sqrt(var), mean
 
 
-def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
     """``(min, max)`` over ``dim`` (all elements when None)."""
     axes = () if dim is None else (dim,)
     if any(input.shape[a] == 0 for a in red.axes_of("aminmax", axes, input.ndim)):
@@ -216,7 +215,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
             "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
             f"identity (input shape {list(input.shape)})"
         )
-    return MinMax(red.amin(input, axes, keepdim), red.amax(input, axes, keepdim))
+    return return_types.aminmax(red.amin(input, axes, keepdim), red.amax(input, axes, keepdim))
 
 
 # -- scans ------------------------------------------------------------------------------------
@@ -245,12 +244,14 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     return _scan((x,), axis, lambda earlier, later: (ew.mul(earlier[0], later[0]),))[0]
 
 
-def _running_extreme(op: str, input: Tensor, dim: int) -> ValuesIndices:
+def _running_extreme(op: str, input: Tensor, dim: int) -> tuple:
     """Running maximum (``cummax``) or minimum with the index of the last extreme so far;
     NaN beats every number, so it propagates."""
     axis = _axis(dim, input.ndim, op)
     if input.ndim == 0:
-        return ValuesIndices(input.clone(), cr.full((), 0, dtype=dtypes.int64, device=input))
+        return getattr(return_types, op)(
+            input.clone(), cr.full((), 0, dtype=dtypes.int64, device=input)
+        )
     better = ew.ge if op == "cummax" else ew.le
     floating = input.dtype.kind == "f"
 
@@ -266,16 +267,18 @@ def _running_extreme(op: str, input: Tensor, dim: int) -> ValuesIndices:
     shape[axis] = input.shape[axis]
     positions = mv.reshape(cr.arange(input.shape[axis], dtype=dtypes.int64, device=input), shape)
     _, indices = _scan((input.detach(), mv.expand(positions, input.shape)), axis, combine)
-    return ValuesIndices(ix.gather_unchecked(input, axis, indices), indices)  # gradient via gather
+    return getattr(return_types, op)(
+        ix.gather_unchecked(input, axis, indices), indices
+    )  # gradient via gather
 
 
-def cummax(input: Tensor, dim: int) -> ValuesIndices:
+def cummax(input: Tensor, dim: int) -> tuple:
     """``(values, indices)``: the running maximum along ``dim`` and where it was (the last of
     tied maxima)."""
     return _running_extreme("cummax", input, dim)
 
 
-def cummin(input: Tensor, dim: int) -> ValuesIndices:
+def cummin(input: Tensor, dim: int) -> tuple:
     """``(values, indices)``: the running minimum along ``dim`` and where it was (the last of
     tied minima)."""
     return _running_extreme("cummin", input, dim)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from tensorweaver import return_types
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -25,7 +26,7 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import sort as st
 from tensorweaver.ops.bounds import extrema
-from tensorweaver.ops.reduce import ValuesIndices, _check_nonempty
+from tensorweaver.ops.reduce import _check_nonempty
 from tensorweaver.tensor import Tensor, _axis
 
 INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -37,7 +38,7 @@ def _nan_count(values: Tensor, axis: int) -> Tensor:
     return rd.sum(ew.isnan(values), axis, True)
 
 
-def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> ValuesIndices:
+def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> tuple:
     """``(values, indices)`` at the sorted ``position`` of every slice of ``x`` along ``dim``."""
     if x.dtype is dtypes.bool_:
         raise NotImplementedError(f"{op}(): not implemented for bool tensors; cast with .long()")
@@ -46,12 +47,12 @@ def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> 
     _check_nonempty(op, flat, (axis,))
     values, indices = st.sort(flat, axis)
     where = position(values, axis)
-    out = ValuesIndices(
+    out = getattr(return_types, op)(
         ix.gather_unchecked(values, axis, where), ix.gather_unchecked(indices, axis, where)
     )
     if keepdim and x.ndim:
         return out
-    return ValuesIndices(mv.squeeze(out.values, axis), mv.squeeze(out.indices, axis))
+    return getattr(return_types, op)(mv.squeeze(out.values, axis), mv.squeeze(out.indices, axis))
 
 
 def _median_position(ignore_nan: bool) -> Position:
@@ -85,7 +86,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     return _median("nanmedian", input, dim, keepdim, ignore_nan=True)
 
 
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
     """``(values, indices)`` of the ``k``-th smallest element (1-based; NaN is the largest)
     along ``dim``."""
 
@@ -208,7 +209,7 @@ def _runs(values: Tensor, axis: int, nan_equal: bool) -> tuple[Tensor, Tensor, T
     return run_id, lengths, mv.cat([differs, edge], axis)
 
 
-def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
     frequent ones; NaNs count as one value) and the index of its last occurrence."""
 
@@ -220,7 +221,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     if input.dtype is dtypes.bool_:
         input = input.long()  # only for sorting: the values come back as bool below
         out = _select("mode", input, dim, keepdim, position)
-        return ValuesIndices(out.values.bool(), out.indices)
+        return return_types.mode(out.values.bool(), out.indices)
     return _select("mode", input, dim, keepdim, position)
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 from typing import Any
 
+from tensorweaver import return_types
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
@@ -15,7 +15,6 @@ from tensorweaver.tensor import Tensor, _axis
 Dim = Any  # None, an int, or a sequence of ints
 
 #: What ``max(dim=...)``, ``min(dim=...)`` return.
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
 def axes_of(op: str, dim: Dim, ndim: int) -> tuple[int, ...]:
@@ -139,12 +138,12 @@ def _extreme(op: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
         return ew.maximum(x, dim) if op == "max" else ew.minimum(x, dim)
     if x.ndim == 0:
         _axis(dim, 0, op)
-        return ValuesIndices(x, argmax(x, dim))
+        return getattr(return_types, op)(x, argmax(x, dim))
     indices = _arg("arg" + op, x, dim, True)
     values = x.gather(_axis(dim, x.ndim, op), indices)
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return ValuesIndices(values, indices)
+    return getattr(return_types, op)(values, indices)
 
 
 def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:

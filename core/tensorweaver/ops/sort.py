@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorweaver import return_types
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops.reduce import ValuesIndices
 from tensorweaver.tensor import Tensor, _axis
 
 
@@ -47,12 +47,12 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
     return ew.sub(x.shape[axis] - 1, order)
 
 
-def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> ValuesIndices:
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple:
     """``(values, indices)``: ``x`` sorted along ``dim``, and where each value came from."""
     order = argsort(x, dim, descending, stable)
     if x.ndim == 0:
-        return ValuesIndices(x.clone(), order)
-    return ValuesIndices(ix.gather_unchecked(x, _axis(dim, x.ndim, "sort"), order), order)
+        return return_types.sort(x.clone(), order)
+    return return_types.sort(ix.gather_unchecked(x, _axis(dim, x.ndim, "sort"), order), order)
 
 
 def msort(x: Tensor) -> Tensor:
@@ -60,9 +60,7 @@ def msort(x: Tensor) -> Tensor:
     return sort(x, 0).values
 
 
-def topk(
-    x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
-) -> ValuesIndices:
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, in order
     (``sorted=False`` allows any order; they come sorted anyway)."""
     axis = _axis(dim, x.ndim, "topk")
@@ -74,5 +72,5 @@ def topk(
         )
     values, indices = sort(x, dim, descending=largest)
     if x.ndim == 0:
-        return ValuesIndices(values, indices)
-    return ValuesIndices(mv.narrow(values, axis, 0, k), mv.narrow(indices, axis, 0, k))
+        return return_types.topk(values, indices)
+    return return_types.topk(mv.narrow(values, axis, 0, k), mv.narrow(indices, axis, 0, k))
