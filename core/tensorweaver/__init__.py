@@ -1,6 +1,6 @@
 """TensorWeaver: PyTorch's API on pluggable array backends."""
 
-from tensorweaver import accelerator, backends, cuda
+from tensorweaver import accelerator, backends, cuda, return_types
 from tensorweaver import ops as _ops  # noqa: F401  (attaches Tensor's methods, below)
 from tensorweaver.amp import GradScaler, autocast
 from tensorweaver.autograd import (
