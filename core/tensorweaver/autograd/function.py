@@ -1,8 +1,15 @@
-"""User-defined differentiable operations, as ``torch.autograd.Function``."""
+"""User-defined differentiable operations, as ``torch.autograd.Function``.
+
+Both of PyTorch's styles: ``forward(ctx, *args)``, or ``forward(*args)`` with a separate
+``setup_context(ctx, inputs, output)``. ``ctx.mark_dirty`` hands back an input modified in
+place as the output (its history moves to the Function's node); ``once_differentiable``
+marks a backward that may run only once (its results refuse a second differentiation).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import Node
@@ -23,6 +30,10 @@ class FunctionCtx:
     def mark_non_differentiable(self, *tensors: Any) -> None:
         self.non_differentiable = {id(t) for t in tensors}
 
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Say that ``forward`` modified these inputs in place (and returns them)."""
+        self.dirty = {id(t) for t in tensors}
+
     def set_materialize_grads(self, value: bool) -> None:
         """With False, ``backward`` gets None (not zeros) for outputs that got no gradient."""
         self.materialize_grads = value
@@ -40,26 +51,41 @@ class Function:
     def backward(ctx: FunctionCtx, *grads: Any) -> Any:
         raise NotImplementedError("a Function subclass must define backward(ctx, ...)")
 
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
+        """Override (with a ``forward`` that takes no ctx) to save what backward needs."""
+        raise NotImplementedError("setup_context is not overridden")
+
     @classmethod
     def apply(cls, *args: Any) -> Any:
         tensors = tuple(a for a in args if isinstance(a, Tensor))
+        # The inputs as they enter: a dirty input's gradient follows its history before.
+        entering = {id(t): t._snapshot() for t in tensors}
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
         with no_grad():
-            result = cls.forward(ctx, *args)
+            if cls.setup_context is Function.setup_context:
+                result = cls.forward(ctx, *args)
+            else:
+                result = cls.forward(*args)
+                cls.setup_context(ctx, args, result)
         outputs = result if isinstance(result, tuple) else (result,)
         record = is_grad_enabled() and any(t.requires_grad for t in tensors)
         skip = getattr(ctx, "non_differentiable", set())
+        dirty = getattr(ctx, "dirty", set())
+        if dirty:
+            tensors = tuple(entering[id(t)] if id(t) in dirty else t for t in tensors)
         wrapped = []
         for i, out in enumerate(outputs):
             if not isinstance(out, Tensor):
                 wrapped.append(out)
                 continue
-            # A fresh tensor: forward may return an input itself.
-            fresh = Tensor(out.native, out.backend, out.dtype)
+            # A fresh tensor (forward may return an input itself), but a dirty input is
+            # handed back itself, its history now this node.
+            target = out if id(out) in dirty else Tensor(out.native, out.backend, out.dtype)
             if record and id(out) not in skip and out.dtype.is_floating_point and tensors:
-                fresh._node = Node("function", tensors, (cls, ctx, args, i, outputs))
-                fresh.requires_grad = True
-            wrapped.append(fresh)
+                target._node = Node("function", tensors, (cls, ctx, args, i, outputs))
+                target.requires_grad = True
+            wrapped.append(target)
         return tuple(wrapped) if isinstance(result, tuple) else wrapped[0]
 
 
@@ -80,3 +106,39 @@ def function_backward(node: Node, g: Tensor) -> tuple:
             f"{len(args)} arguments; return one per argument (None for non-tensors)"
         )
     return tuple(r for a, r in zip(args, result) if isinstance(a, Tensor))
+
+
+def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a Function's ``backward`` that cannot itself be differentiated: it runs
+    without recording a graph, and under ``create_graph=True`` its results raise if a
+    second backward reaches them, as PyTorch's do."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx: FunctionCtx, *grads: Any) -> Any:
+        with no_grad():
+            result = backward(ctx, *grads)
+        tracked = [g for g in grads if isinstance(g, Tensor) and g.requires_grad]
+        if not is_grad_enabled() or not tracked:
+            return result
+        results = result if isinstance(result, tuple) else (result,)
+        marked = tuple(
+            _DelayedError.apply(r, *tracked) if isinstance(r, Tensor) else r for r in results
+        )
+        return marked if isinstance(result, tuple) else marked[0]
+
+    return wrapper
+
+
+class _DelayedError(Function):
+    """The identity on ``value``, whose backward raises: what a ``once_differentiable``
+    backward returns when a graph is being built over it (``grads`` link it to that graph)."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, value: Tensor, *grads: Tensor) -> Tensor:
+        return value
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, grad: Tensor) -> Any:
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with @once_differentiable"
+        )

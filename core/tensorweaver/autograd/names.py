@@ -3,8 +3,10 @@
 TensorWeaver records a node per IR primitive or fused composite; PyTorch names its nodes
 after the ATen op, with an overload number. Where one primitive stands for several ATen ops
 the node's inputs and saved arguments pick the one PyTorch would have run (``sum`` over
-every axis is ``SumBackward0``, over some ``SumBackward1``). Composites that the core
-decomposes (``mean`` is a sum then a division) print their last primitive's name.
+every axis is ``SumBackward0``, over some ``SumBackward1``). A composite that the core
+decomposes (``mean`` is a sum then a division) labels its last node with PyTorch's name
+for the whole op (:func:`tensorweaver.ops.apply.labelled`); one that does not prints its
+last primitive's name.
 """
 
 from __future__ import annotations
@@ -104,6 +106,8 @@ def _capitalised(op: str) -> str:
 
 def grad_fn_name(node: Any) -> str:
     """PyTorch's name for ``node`` (its op's own name, capitalised, once it is released)."""
+    if node.label is not None:
+        return node.label
     if node.op in RENAMED:
         return RENAMED[node.op]
     rule = BY_OPERANDS.get(node.op)

@@ -44,7 +44,8 @@ class InputShape:
 
 class Node:
     __slots__ = (
-        "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "__weakref__"
+        "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "label",
+        "__weakref__",
     )  # fmt: skip
 
     def __init__(self, op: str, inputs: tuple, saved: Any) -> None:
@@ -64,6 +65,7 @@ class Node:
         self.epoch = INPLACE_CHANGES[0]
         self.saved = saved
         self.retained = None  # a weak reference to the output, set by Tensor.retain_grad()
+        self.label = None  # PyTorch's grad_fn name for the composite op this node ends
 
     @property
     def name(self) -> str:

@@ -27,6 +27,15 @@ def apply(op: str, native: Any, dtype: DType, inputs: tuple, saved: Any = None) 
     return out
 
 
+def labelled(out: Tensor, grad_fn: str, *inputs: Tensor) -> Tensor:
+    """``out``, its graph node named ``grad_fn`` (PyTorch's name for the composite op that
+    made it from ``inputs``) unless the op returned an input's node unchanged."""
+    node = out._node
+    if node is not None and all(node is not t._node for t in inputs):
+        node.label = grad_fn
+    return out
+
+
 def check_backends(op: str, tensors: tuple) -> Any:
     """The one backend all ``tensors`` live on, or an error naming both devices."""
     backend = tensors[0].backend

@@ -17,6 +17,7 @@ from tensorweaver.ops.apply import (
     check_backends,
     constant,
     expand_native,
+    labelled,
 )
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.promotion import get_default_dtype, result_type
@@ -608,7 +609,8 @@ def _float_limits(dtype: DType) -> float:
 
 
 def lerp(start: Tensor, end: Operand, weight: Operand) -> Tensor:
-    return add(start, mul(weight, sub(end, start)))
+    name = "LerpBackward1" if isinstance(weight, Tensor) else "LerpBackward0"
+    return labelled(add(start, mul(weight, sub(end, start))), name, start)
 
 
 def addcmul(x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1) -> Tensor:

@@ -20,7 +20,7 @@ from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends
+from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labelled
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import Tensor, _axis
@@ -401,7 +401,7 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     # dimension of a tensor with more than one.
     error = RuntimeError if x.ndim > 1 and (d == 1 or x.shape[d] == 0) else IndexError
     check_index("index_select()", flat, x.shape[d], d, error=error)
-    return take_along(x, d, flat)
+    return labelled(take_along(x, d, flat), "IndexSelectBackward0", x)
 
 
 def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
@@ -468,6 +468,7 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``x`` with ``value`` where ``mask`` holds; the two broadcast together (the in-place
     ``masked_fill_`` then refuses a result larger than ``x``)."""
     mask = _bool_mask("masked_fill", mask)
+    name = "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(
@@ -484,7 +485,7 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
             f"masked_fill: mask of shape {list(mask.shape)} does not broadcast with the input's "
             f"shape {list(x.shape)}"
         ) from None
-    return ew.where(mask, value, x)
+    return labelled(ew.where(mask, value, x), name, x)
 
 
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:

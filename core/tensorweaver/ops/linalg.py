@@ -11,7 +11,7 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
-from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends
+from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labelled
 from tensorweaver.promotion import promote_types
 from tensorweaver.tensor import Tensor
 
@@ -84,7 +84,7 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
             f"bmm: expects 3-d tensors with the same batch size, got shapes {list(a.shape)} "
             f"and {list(b.shape)}"
         )
-    return matmul(a, b)
+    return labelled(matmul(a, b), "BmmBackward0", a, b)
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:

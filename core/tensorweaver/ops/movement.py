@@ -8,7 +8,7 @@ from typing import Any
 
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
-from tensorweaver.ops.apply import apply, cast_native, check_backends
+from tensorweaver.ops.apply import apply, cast_native, check_backends, labelled
 from tensorweaver.ops.rank import check_ndim, max_ndim
 from tensorweaver.promotion import promote_types
 from tensorweaver.tensor import Tensor, _axis
@@ -71,16 +71,18 @@ def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     if dim is None:
-        return reshape(x, tuple(n for n in x.shape if n != 1))
+        return labelled(reshape(x, tuple(n for n in x.shape if n != 1)), "SqueezeBackward0", x)
     dims = {_axis(d, x.ndim, "squeeze") for d in ((dim,) if isinstance(dim, int) else dim)}
     if x.ndim == 0:
         return x
-    return reshape(x, tuple(n for i, n in enumerate(x.shape) if not (i in dims and n == 1)))
+    out = reshape(x, tuple(n for i, n in enumerate(x.shape) if not (i in dims and n == 1)))
+    return labelled(out, "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2", x)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     d = _axis(dim, x.ndim + 1, "unsqueeze")
-    return _reshape(x, x.shape[:d] + (1,) + x.shape[d:], "unsqueeze")
+    out = _reshape(x, x.shape[:d] + (1,) + x.shape[d:], "unsqueeze")
+    return labelled(out, "UnsqueezeBackward0", x)
 
 
 def permute(x: Tensor, *dims: Any) -> Tensor:
@@ -101,13 +103,13 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     perm = list(range(x.ndim))
     a, b = _axis(dim0, x.ndim, "transpose"), _axis(dim1, x.ndim, "transpose")
     perm[a], perm[b] = perm[b], perm[a]
-    return permute(x, perm)
+    return labelled(permute(x, perm), "TransposeBackward0", x)
 
 
 def t(x: Tensor) -> Tensor:
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, got {x.ndim}; use .mT")
-    return transpose(x, 0, 1) if x.ndim == 2 else x
+    return labelled(transpose(x, 0, 1), "TBackward0", x) if x.ndim == 2 else x
 
 
 def expand(x: Tensor, *sizes: Any) -> Tensor:
@@ -155,7 +157,7 @@ def repeat(x: Tensor, *repeats: Any) -> Tensor:
         )
     if min(reps, default=0) < 0:
         raise RuntimeError(f"repeat: repeats {list(reps)} must be non-negative")
-    return _tile(x, (1,) * (len(reps) - x.ndim) + x.shape, reps)
+    return labelled(_tile(x, (1,) * (len(reps) - x.ndim) + x.shape, reps), "RepeatBackward0", x)
 
 
 def _tile(x: Tensor, shape: tuple, reps: tuple) -> Tensor:
@@ -304,7 +306,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         )
     d = _axis(dim, tensors[0].ndim + 1, "stack")
     check_ndim("stack", (len(tensors), *tensors[0].shape), tensors[0].backend)
-    return cat([unsqueeze(t, d) for t in tensors], d)
+    return labelled(cat([unsqueeze(t, d) for t in tensors], d), "StackBackward0", *tensors)
 
 
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -323,7 +325,9 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
             )
         starts = [sum(sections[:i]) for i in range(len(sections))]
         bounds = [(s, s + k) for s, k in zip(starts, sections)]
-    return tuple(_slice_one(x, d, s, e) for s, e in bounds)
+    sized = not isinstance(split_size_or_sections, int)
+    name = "SplitWithSizesBackward0" if sized else "SplitBackward0"
+    return tuple(labelled(_slice_one(x, d, s, e), name, x) for s, e in bounds)
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -339,8 +343,12 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    return labelled(_roll(x, shifts, dims), "RollBackward0", x)
+
+
+def _roll(x: Tensor, shifts: Any, dims: Any) -> Tensor:
     if dims is None:
-        return reshape(roll(flatten(x), shifts, 0), x.shape)
+        return reshape(_roll(flatten(x), shifts, 0), x.shape)
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(shifts) != len(dims):
@@ -374,11 +382,11 @@ def _triangle(x: Tensor, diagonal: int, lower: bool) -> Tensor:
 
 
 def tril(x: Tensor, diagonal: int = 0) -> Tensor:
-    return _triangle(x, diagonal, True)
+    return labelled(_triangle(x, diagonal, True), "TrilBackward0", x)
 
 
 def triu(x: Tensor, diagonal: int = 0) -> Tensor:
-    return _triangle(x, diagonal, False)
+    return labelled(_triangle(x, diagonal, False), "TriuBackward0", x)
 
 
 def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:

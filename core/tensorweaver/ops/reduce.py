@@ -9,7 +9,7 @@ from tensorweaver import return_types
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
-from tensorweaver.ops.apply import apply
+from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.tensor import Tensor, _axis
 
 Dim = Any  # None, an int, or a sequence of ints
@@ -72,11 +72,12 @@ def mean(
         )
     axes = axes_of("mean", dim, x.ndim)
     count = math.prod(x.shape[a] for a in axes)
-    return (
+    out = (
         ew.div(sum(x, axes, keepdim, dtype=dtype), count)
         if count
         else ew.mul(sum(x, axes, keepdim, dtype=dtype), math.nan)
     )
+    return labelled(out, "MeanBackward0" if dim is None else "MeanBackward1", x)
 
 
 def _check_nonempty(op: str, x: Tensor, axes: tuple[int, ...]) -> None:
@@ -194,7 +195,7 @@ def var(
     n = math.prod(x.shape[a] for a in axes)
     centred = ew.sub(x, mean(x, axes, True))
     total = sum(ew.mul(centred, centred), axes, keepdim)
-    return ew.div(total, n - correction if n > correction else 0)
+    return labelled(ew.div(total, n - correction if n > correction else 0), "VarBackward0", x)
 
 
 def std(
@@ -205,7 +206,8 @@ def std(
     keepdim: bool = False,
     unbiased: bool | None = None,
 ) -> Tensor:
-    return ew.sqrt(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+    out = ew.sqrt(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+    return labelled(out, "StdBackward0", x)
 
 
 def logsumexp(x: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
@@ -219,7 +221,7 @@ def logsumexp(x: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
     m = amax(x.detach(), axes, True)
     m = ew.where(ew.isinf(m), 0.0, m)
     out = ew.add(ew.log(sum(ew.exp(ew.sub(x, m)), axes, True)), m)
-    return out if keepdim else out.squeeze(axes)
+    return labelled(out if keepdim else out.squeeze(axes), "LogsumexpBackward0", x)
 
 
 def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
@@ -234,6 +236,10 @@ def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
 
 def norm(x: Tensor, p: Any = 2, dim: Dim = None, keepdim: bool = False) -> Tensor:
     """The vector p-norm over ``dim`` (all elements by default)."""
+    return labelled(_norm(x, p, dim, keepdim), "LinalgVectorNormBackward0", x)
+
+
+def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
     if p == 2 or p == "fro":
         return ew.sqrt(sum(ew.mul(x, x), dim, keepdim))
     if p == math.inf:

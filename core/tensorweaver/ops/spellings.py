@@ -491,7 +491,7 @@ INPLACE = (
     "clamp_max nan_to_num ge gt le lt ne eq greater greater_equal less less_equal not_equal "
     "logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor "
     "bitwise_not multiply divide subtract true_divide addmm addmv addr baddbmm addbmm renorm "
-    "heaviside cumsum cumprod hypot"
+    "heaviside cumsum cumprod hypot scatter_reduce index_reduce"
 ).split()
 
 #: The in-place forms PyTorch also has as functions (``torch.relu_(x)`` is ``x.relu_()``).
@@ -510,4 +510,3 @@ def inplace_function(name: str) -> Any:
 
     function.__name__ = function.__qualname__ = name
     return function
-
