@@ -169,9 +169,9 @@ def shared_randomness(lib: Any, seed: int | None) -> Iterator[None]:
         (F, "dropout3d", channel_dropout(3)),
         (lib.utils.data.RandomSampler, "__iter__", sampler_order),
     ]
-    if hasattr(lib.utils.data.RandomSampler, "_order"):
-        # tensorweaver's loader reads a RandomSampler's whole order at once (its fast path)
-        replacements.append((lib.utils.data.RandomSampler, "_order", sampler_array))
+    if hasattr(lib.utils.data.RandomSampler, "order"):
+        # tensorweaver's loader reads a RandomSampler's whole epoch order at once
+        replacements.append((lib.utils.data.RandomSampler, "order", sampler_array))
     with ExitStack() as stack:
         patcher = stack.enter_context(pytest.MonkeyPatch.context())
         for owner, name, value in replacements:

@@ -199,9 +199,19 @@ def test_load_keywords(tmp_path: Path) -> None:
         ser.load(io.BytesIO(blob), mmap=True)
     loaded = ser.load(io.BytesIO(blob), map_location="torch:cpu")
     assert loaded["w"].device.backend == "torch"
-    for remap in ({"cuda:0": "cpu"}, lambda storage, location: storage):
-        with pytest.raises(TypeError, match=r"map_location must be a device spec"):
-            ser.load(io.BytesIO(blob), map_location=remap)
+    # PyTorch's remapping forms: the location of a tensor is where it loads by default.
+    seen = []
+    identity = ser.load(io.BytesIO(blob), map_location=lambda t, loc: seen.append(loc) or t)
+    assert seen == ["cpu"] and identity["w"].tolist() == [1.0, 1.0]
+    assert ser.load(io.BytesIO(blob), map_location=lambda t, loc: None)["w"].shape == (2,)
+    moved = ser.load(io.BytesIO(blob), map_location=lambda t, loc: t.to("torch:cpu"))
+    assert moved["w"].device.backend == "torch"
+    assert ser.load(io.BytesIO(blob), map_location={"cuda:0": "cpu"})["w"].device.type == "cpu"
+    with tw.device("numpy"):
+        by_dict = ser.load(io.BytesIO(blob), map_location={"cpu": "torch:cpu"})
+    assert by_dict["w"].device.backend == "torch"
+    with pytest.raises(TypeError, match=r"map_location function returned str"):
+        ser.load(io.BytesIO(blob), map_location=lambda t, loc: "cpu")
 
 
 # --- damaged data is refused from a file object as from a path ---------------------------------

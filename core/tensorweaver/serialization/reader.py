@@ -49,7 +49,11 @@ def load(
     read from its position to its end), with its tensors on ``map_location``.
 
     ``map_location`` (or ``device``) is any device spec (``"numpy"``, ``"torch:cpu"``,
-    ``"cunumeric"``, a ``tw.device``); ``None`` means the current default device. A
+    ``"cunumeric"``, a ``tw.device``); ``None`` means the current default device. PyTorch's
+    remapping forms work too, with each tensor's location being where it loads by default
+    (``"cpu"``, or ``"cuda:0"`` when that is the default device): a function
+    ``(tensor, location) -> tensor`` (None keeps the tensor; ``lambda storage, loc: storage``
+    is the identity), or a dict from location to device (``{"cuda:0": "cpu"}``). A
     safetensors file written by another tool loads as a flat dict of tensors, in file order.
     A saved module is rebuilt only from allowed classes (:mod:`.allowlist`), without running
     any of its code.
@@ -70,12 +74,9 @@ def load(
     if device is not None and map_location is not None:
         raise TypeError("tw.load: pass device or map_location, not both")
     device = map_location if device is None else device
+    remap = None
     if isinstance(device, Mapping) or (callable(device) and not isinstance(device, tw.Device)):
-        raise TypeError(
-            f"tw.load: map_location must be a device spec (a str such as 'torch:cpu', or a "
-            f"tw.device), got {type(device).__name__}; PyTorch's remapping by dict or function "
-            "applies to its pickled storages, which tw.load does not have"
-        )
+        remap, device = _remapping(device), None
     if mmap and not streams.is_path(f):
         raise ValueError("tw.load: f must be a file path in order to use the mmap argument")
     where, stored, found = _read(f)
@@ -83,7 +84,8 @@ def load(
     def tensor(name: str) -> Any:
         code, data = stored[name]
         try:
-            return tw.tensor(host_values(code, data), dtype=CODES[code], device=device)
+            out = tw.tensor(host_values(code, data), dtype=CODES[code], device=device)
+            return out if remap is None else remap(out)
         except TypeError as e:  # the device lacks the dtype (bfloat16 on NumPy, say)
             raise TypeError(
                 f"tw.load: tensor {name!r} of {where} cannot be created: {e}; pass device= "
@@ -97,6 +99,31 @@ def load(
         raise SafetensorsError(f"tw.load: {where} has a bad structure in its metadata: {what}")
 
     return rebuild(found.structure, stored, tensor, fail)
+
+
+def _remapping(map_location: Any) -> Any:
+    """PyTorch's ``map_location`` dict or function as a function of a loaded tensor."""
+    import tensorweaver as tw
+
+    def location(t: Any) -> str:
+        kind = t.device.type
+        return kind if kind == "cpu" else f"{kind}:{t.device.index or 0}"
+
+    if isinstance(map_location, Mapping):
+        return lambda t: t.to(map_location[location(t)]) if location(t) in map_location else t
+
+    def call(t: Any) -> Any:
+        out = map_location(t, location(t))
+        if out is None:
+            return t
+        if not isinstance(out, tw.Tensor):
+            raise TypeError(
+                f"tw.load: map_location function returned {type(out).__name__}; it must "
+                "return the tensor it was given (moved if you like) or None"
+            )
+        return out
+
+    return call
 
 
 def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:

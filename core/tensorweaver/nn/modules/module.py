@@ -20,7 +20,19 @@ from tensorweaver.nn.modules.backward_hook import BackwardHook
 from tensorweaver.nn.parameter import Parameter
 from tensorweaver.tensor import Tensor
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """``load_state_dict``'s result, printed as PyTorch prints it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
 
 _hook_ids = itertools.count()
 

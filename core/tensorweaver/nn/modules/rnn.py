@@ -343,9 +343,10 @@ class RNNBase(Module):
         if proj_size:
             raise NotImplementedError(f"{fn}: proj_size is not supported; leave it at 0")
         if dropout > 0 and num_layers == 1:
-            warnings.warn(
-                f"{fn}: dropout={dropout} only applies between stacked layers, so it has no "
-                "effect with num_layers=1",
+            warnings.warn(  # PyTorch's words: filters match on them
+                "dropout option adds dropout after all but last recurrent layer, so non-zero "
+                "dropout expects num_layers greater than 1, but got "
+                f"dropout={dropout} and num_layers={num_layers}",
                 stacklevel=3,
             )
         self.mode = mode

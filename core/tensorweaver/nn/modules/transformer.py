@@ -11,6 +11,7 @@ is causal; the mask itself is what is applied.
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any, Callable, Optional, Union
 
 import tensorweaver as tw
@@ -208,10 +209,44 @@ class TransformerDecoderLayer(Module):
         return self.norm3(x + self._ff_block(x))
 
 
+def _why_no_fast_path(layer: Module) -> Optional[str]:
+    """PyTorch's reason its encoder cannot take the nested-tensor path for ``layer``."""
+    if type(layer) is not TransformerEncoderLayer:
+        return "encoder_layer was not TransformerEncoderLayer"
+    attention = layer.self_attn
+    reasons = (
+        (layer.norm_first, "encoder_layer.norm_first was True"),
+        (
+            not attention.batch_first,
+            "encoder_layer.self_attn.batch_first was not True"
+            "(use batch_first for better inference performance)",  # sic, as PyTorch
+        ),
+        (
+            not attention._qkv_same_embed_dim,
+            "encoder_layer.self_attn._qkv_same_embed_dim was not True",
+        ),
+        (attention.in_proj_bias is None, "encoder_layer.self_attn was passed bias=False"),
+        (
+            layer.activation not in (F.relu, F.gelu),
+            "encoder_layer.activation_relu_or_gelu was not True",
+        ),
+        (
+            layer.norm1.eps != layer.norm2.eps,
+            "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps",
+        ),
+        (attention.num_heads % 2 == 1, "encoder_layer.self_attn.num_heads is odd"),
+    )
+    return next((reason for failed, reason in reasons if failed), None)
+
+
 class TransformerEncoder(Module):
     """``num_layers`` copies of ``encoder_layer`` (each with its own parameters) applied in
-    turn, then ``norm`` if given. ``enable_nested_tensor`` and ``mask_check`` are accepted for
-    PyTorch compatibility and change nothing: there are no nested tensors here."""
+    turn, then ``norm`` if given.
+
+    Where PyTorch would take its nested-tensor ("sparsity") fast path — inference with a
+    ``src_key_padding_mask`` on a plain batch-first post-norm layer, see :meth:`_pads_zeros` —
+    its output is exactly 0 at padded positions (before ``norm``); so is this one's, so that
+    code pooling over every position sees the same numbers."""
 
     def __init__(
         self,
@@ -225,6 +260,31 @@ class TransformerEncoder(Module):
         self.layers = _clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
+        self.mask_check = mask_check
+        why_not = _why_no_fast_path(encoder_layer)
+        self.use_nested_tensor = enable_nested_tensor and why_not is None
+        if enable_nested_tensor and why_not is not None:
+            warnings.warn(  # PyTorch's words
+                f"enable_nested_tensor is True, but self.use_nested_tensor is False because "
+                f"{why_not}",
+                stacklevel=2,
+            )
+
+    def _pads_zeros(self, src: Tensor, mask: Any, padding: Any) -> bool:
+        """Whether PyTorch's fast path would run, which zeroes the padded positions."""
+        from tensorweaver.amp import autocast_dtype
+
+        if not self.use_nested_tensor or padding is None or mask is not None:
+            return False
+        if src.dim() != 3 or self.layers[0].training or autocast_dtype() is not None:
+            return False
+        if tw.is_grad_enabled() and (
+            src.requires_grad or any(p.requires_grad for p in self.parameters())
+        ):
+            return False
+        padding = padding if padding.dtype is tw.bool else padding != 0
+        # Left-aligned: no real position after a padded one in any sequence.
+        return not self.mask_check or not bool((padding[:, :-1] & ~padding[:, 1:]).any())
 
     def forward(
         self,
@@ -241,6 +301,10 @@ class TransformerEncoder(Module):
                 src_key_padding_mask=src_key_padding_mask,
                 is_causal=bool(is_causal),
             )
+        if self._pads_zeros(src, mask, src_key_padding_mask):
+            padded = src_key_padding_mask
+            padded = padded if padded.dtype is tw.bool else padded != 0
+            x = x.masked_fill(padded.unsqueeze(-1), 0.0)
         return x if self.norm is None else self.norm(x)
 
 
