@@ -1,5 +1,7 @@
 """TensorWeaver: PyTorch's API on pluggable array backends."""
 
+import math
+
 from tensorweaver import accelerator, backends, cuda, return_types
 from tensorweaver import ops as _ops  # noqa: F401  (attaches Tensor's methods, below)
 from tensorweaver.amp import GradScaler, autocast
@@ -35,6 +37,7 @@ from tensorweaver.contract.dtypes import int32 as int  # noqa: A001  (PyTorch's 
 from tensorweaver.contract.dtypes import int64 as long
 from tensorweaver.dtype_info import finfo, iinfo
 from tensorweaver.errors import BackendError, DeviceNotFoundError, PluginError, UnknownBackendError
+from tensorweaver.layout import layout, strided
 from tensorweaver.ops import methods as _methods  # noqa: F401
 from tensorweaver.ops import spellings as _spellings
 from tensorweaver.ops.coordinates import argwhere, where
@@ -179,6 +182,7 @@ from tensorweaver.ops.order_stats import (
     quantile,
     searchsorted,
     unique,
+    unique_consecutive,
 )
 from tensorweaver.ops.reduce import (
     all,
@@ -200,6 +204,7 @@ from tensorweaver.ops.reduce import (
     var,
 )
 from tensorweaver.ops.sampling import bernoulli, multinomial
+from tensorweaver.ops.scatter_views import diagonal_scatter, select_scatter, slice_scatter
 from tensorweaver.ops.sort import argsort, msort, sort, topk
 from tensorweaver.ops.spellings import (
     addbmm,
@@ -228,6 +233,7 @@ from tensorweaver.ops.spellings import (
     fmax,
     fmin,
     ger,
+    get_device,
     greater,
     greater_equal,
     heaviside,
@@ -237,13 +243,17 @@ from tensorweaver.ops.spellings import (
     is_conj,
     is_neg,
     is_nonzero,
+    is_signed,
     isneginf,
     isposinf,
     isreal,
     less,
     less_equal,
+    log_softmax,
     logspace,
     moveaxis,
+    mv,
+    normal,
     not_equal,
     positive,
     ravel,
@@ -252,6 +262,7 @@ from tensorweaver.ops.spellings import (
     row_stack,
     select,
     sgn,
+    softmax,
     split_with_sizes,
     swapaxes,
     swapdims,
@@ -331,6 +342,8 @@ from tensorweaver.threads import get_num_threads, set_num_threads
 from tensorweaver.version import __version__
 
 clip = clamp
+pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
+newaxis = None
 expand = _methods.Tensor.expand
 true_divide = divide = div
 multiply = mul

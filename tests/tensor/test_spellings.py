@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tensorweaver as tw
+import torch
 from tensor_reference import grads_like_torch, like_torch, raises_like_torch, uniform
 
 A = uniform((3, 4), seed=1)
@@ -195,3 +196,74 @@ def test_module_level_inplace_functions(backend: str) -> None:
     y = tw.tensor([0.25])
     tw.sqrt_(y)
     assert y.tolist() == [0.5]
+
+
+@pytest.mark.parametrize("dim, size, step", [(0, 2, 1), (1, 3, 2), (-1, 4, 4), (1, 1, 3)])
+def test_unfold_windows_like_torch(backend: str, dim, size, step) -> None:
+    x = uniform((3, 7), seed=4)
+    like_torch(lambda m, a: a.unfold(dim, size, step), x)
+    grads_like_torch(lambda m, a: (a.unfold(dim, size, step) ** 2).sum(), x)
+    raises_like_torch(lambda m, a: a.unfold(1, 8, 1), x)
+    like_torch(lambda m, a: a.unfold(0, 1, 1), np.array(2.5))
+
+
+def test_unique_consecutive_like_torch(backend: str) -> None:
+    v = np.array([1, 1, 2, 2, 3, 1, 1, 2])
+    like_torch(lambda m, a: m.unique_consecutive(a), v)
+    like_torch(lambda m, a: a.unique_consecutive(return_inverse=True, return_counts=True), v)
+    rows = np.array([[1, 1], [1, 1], [2, 3], [1, 1]])
+    like_torch(lambda m, a: m.unique_consecutive(a, return_counts=True, dim=0), rows)
+    like_torch(lambda m, a: m.unique_consecutive(a, return_inverse=True, dim=1), rows)
+    like_torch(lambda m, a: m.unique_consecutive(a), np.array([np.nan, np.nan, 1.0, 1.0]))
+    like_torch(lambda m, a: m.unique_consecutive(a, return_counts=True), np.zeros(0))
+
+
+def test_scatter_into_views_like_torch(backend: str) -> None:
+    x = uniform((3, 4), seed=5)
+    like_torch(lambda m, a, s: m.select_scatter(a, s, 0, -1), x, uniform((4,), seed=6))
+    like_torch(lambda m, a, s: a.slice_scatter(s, 1, 1, 4, 2), x, uniform((3, 2), seed=7))
+    like_torch(lambda m, a, s: m.diagonal_scatter(a, s, 1), x, uniform((3,), seed=8))
+    grads_like_torch(
+        lambda m, a, s: (m.slice_scatter(a, s, 1, 1, 4, 2) ** 2).sum(), x, uniform((3, 2))
+    )
+    grads_like_torch(lambda m, a, s: (m.diagonal_scatter(a, s) ** 3).sum(), x, uniform((3,)))
+    raises_like_torch(lambda m, a, s: m.select_scatter(a, s, 0, 0), x, uniform((3,)))
+
+
+def test_sum_to_size_mv_softmax_like_torch(backend: str) -> None:
+    x = uniform((2, 3, 4), seed=9)
+    like_torch(lambda m, a: a.sum_to_size(3, 1), x)
+    like_torch(lambda m, a: a.sum_to_size((1, 3, 4)), x)
+    raises_like_torch(lambda m, a: a.sum_to_size(5, 4), x)
+    like_torch(lambda m, a, v: m.mv(a, v), A, uniform((4,), seed=10))
+    like_torch(lambda m, a: m.softmax(a, 1), A)
+    like_torch(lambda m, a: m.log_softmax(a.float(), 0, dtype=m.float64), A)
+
+
+def test_everyday_attributes_like_torch(backend: str) -> None:
+    for m in (tw, torch):
+        x = m.tensor(A)
+        assert x.get_device() == -1 and m.get_device(x) == -1
+        assert not x.is_mps and not x.is_xpu and not x.is_meta and not x.is_shared()
+        assert repr(x.layout).split(".")[-1] == "strided" and x.layout is m.strided
+        assert x.H.shape == x.mH.shape == x.adjoint().shape == (4, 3)
+        assert x.real is x
+        with pytest.raises(RuntimeError, match="imag is not implemented"):
+            x.imag  # noqa: B018
+        y = x.clone().requires_grad_() * 2
+        assert not y.retains_grad
+        y.retain_grad()
+        assert y.retains_grad
+        assert m.is_signed(x) and (m.pi, m.e, m.inf) == (np.pi, np.e, np.inf)
+        assert np.isnan(m.nan) and m.newaxis is None
+
+
+def test_normal_draws_with_torchs_shapes_and_statistics(backend: str) -> None:
+    tw.manual_seed(0)
+    mean, std = tw.zeros(20000) + 3.0, tw.full((20000,), 2.0)
+    draws = tw.normal(mean, std)
+    assert draws.shape == (20000,)
+    assert abs(draws.mean().item() - 3.0) < 0.05 and abs(draws.std().item() - 2.0) < 0.05
+    assert tw.normal(0.0, 1.0, size=(2, 3)).shape == torch.normal(0.0, 1.0, size=(2, 3)).shape
+    assert tw.normal(tw.zeros(4, 1), 1.0).shape == (4, 1)
+    assert tw.normal(2.0, tw.ones(5)).shape == (5,)

@@ -8,13 +8,24 @@ from tensorweaver import random as rnd
 from tensorweaver import registry, selection, tensor_types
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.layout import strided
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import index_write as iw
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops import numeric, order_stats, sampling, sort, spellings, structure, views
+from tensorweaver.ops import (
+    numeric,
+    order_stats,
+    sampling,
+    scatter_views,
+    sort,
+    spellings,
+    structure,
+    views,
+    windows,
+)
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import apply
 from tensorweaver.ops.rank import check_ndim
@@ -207,16 +218,16 @@ def _new_filled(name: str, fill_value: int) -> Any:
     return method
 
 
-def _softmax(self: Tensor, dim: int) -> Tensor:
+def _softmax(self: Tensor, dim: int, dtype: DType | None = None) -> Tensor:
     from tensorweaver.nn import functional as F
 
-    return F.softmax(self, dim)
+    return F.softmax(self, dim, dtype=dtype)
 
 
-def _log_softmax(self: Tensor, dim: int) -> Tensor:
+def _log_softmax(self: Tensor, dim: int, dtype: DType | None = None) -> Tensor:
     from tensorweaver.nn import functional as F
 
-    return F.log_softmax(self, dim)
+    return F.log_softmax(self, dim, dtype=dtype)
 
 
 def _max(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
@@ -556,6 +567,15 @@ _METHODS.update(
 _METHODS.update({name: getattr(spellings, name) for name in spellings.METHODS})
 _METHODS.update(
     {
+        "unique_consecutive": order_stats.unique_consecutive,
+        "unfold": windows.unfold,
+        "select_scatter": scatter_views.select_scatter,
+        "slice_scatter": scatter_views.slice_scatter,
+        "diagonal_scatter": scatter_views.diagonal_scatter,
+    }
+)
+_METHODS.update(
+    {
         name + "_": _inplace(_METHODS[name])
         for name in spellings.INPLACE
         if name in _METHODS and name + "_" not in _METHODS
@@ -592,3 +612,28 @@ Tensor.T = property(_reversed_axes)
 Tensor.mT = property(_swap_last_two)
 Tensor.is_cuda = _is_kind(*registry.KIND_ALIASES["cuda"])  # PyTorch: ROCm is "cuda" too
 Tensor.is_cpu = _is_kind("cpu")
+Tensor.is_mps = _is_kind("mps")
+Tensor.is_xpu = _is_kind("xpu")
+Tensor.is_meta = False  # no meta device: every tensor holds data
+Tensor.layout = strided
+# The core's dtypes are all real: the conjugate transposes are the transposes, and ``real``
+# is the tensor itself.
+Tensor.H = property(_reversed_axes)
+Tensor.mH = property(_swap_last_two)
+Tensor.adjoint = _swap_last_two
+Tensor.real = property(lambda self: self)
+
+
+def _imag(self: Tensor) -> Tensor:
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def _retains_grad(self: Tensor) -> bool:
+    node = self._node
+    return node is not None and node.retained is not None
+
+
+Tensor.imag = property(_imag)
+Tensor.retains_grad = property(_retains_grad)
+Tensor.is_shared = lambda self: False  # no shared-memory tensors for worker processes
+Tensor.is_distributed = lambda self: False

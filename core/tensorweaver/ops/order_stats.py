@@ -374,3 +374,34 @@ def bucketize(
             "use searchsorted for batched boundaries"
         )
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def unique_consecutive(
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+) -> Any:
+    """``input`` with each run of equal consecutive elements (slices along ``dim``) kept once;
+    with ``return_inverse`` each element's run, with ``return_counts`` each run's length.
+    NaNs are never equal, so each is a run of its own (as PyTorch)."""
+    if dim is None:
+        rows = input.reshape(-1, 1)
+    else:
+        axis = _axis(dim, input.ndim, "unique_consecutive")
+        rows = mv.movedim(input, axis, 0)
+        rows = rows.reshape(rows.shape[0], -1)
+    n = rows.shape[0]
+    starts = cr.ones(n, dtype=dtypes.bool_, device=input)
+    if n > 1:
+        differs = rd.any(ew.ne(mv.narrow(rows, 0, 1, n - 1), mv.narrow(rows, 0, 0, n - 1)), 1)
+        starts = mv.cat([mv.narrow(starts, 0, 0, 1), differs], 0)
+    picked = ix.masked_select(cr.arange(n, dtype=dtypes.int64, device=input), starts)
+    if dim is None:
+        out = ix.index_select(input.reshape(-1), 0, picked)
+    else:
+        out = mv.movedim(ix.index_select(mv.movedim(input, axis, 0), 0, picked), 0, axis)
+    extras = []
+    run_id = rd.cumsum(starts.long(), 0) - 1
+    if return_inverse:
+        extras.append(run_id.reshape(input.shape) if dim is None else run_id)
+    if return_counts:
+        extras.append(bincount(run_id, minlength=picked.numel()) if n else picked)
+    return (out, *extras) if extras else out

@@ -17,9 +17,8 @@ from tensorweaver.contract import dtypes
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import linalg as la
-from tensorweaver.ops import movement as mv
+from tensorweaver.ops import movement, structure, views
 from tensorweaver.ops import reduce as rd
-from tensorweaver.ops import structure, views
 from tensorweaver.tensor import Tensor
 
 greater, greater_equal, less, less_equal = ew.gt, ew.ge, ew.lt, ew.le
@@ -29,7 +28,7 @@ fix, ger, swapaxes, swapdims, moveaxis = (
     la.outer,
     views.transpose,
     views.transpose,
-    mv.movedim,
+    movement.movedim,
 )
 
 
@@ -46,7 +45,7 @@ def sgn(input: Tensor) -> Tensor:
 
 
 def ravel(input: Tensor) -> Tensor:
-    return mv.reshape(input, -1)
+    return movement.reshape(input, -1)
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:
@@ -57,19 +56,19 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 
 def take(input: Tensor, index: Tensor) -> Tensor:
     """Elements of the flattened ``input`` at ``index``, in ``index``'s shape."""
-    return mv.reshape(input, -1)[index]
+    return movement.reshape(input, -1)[index]
 
 
 def fliplr(input: Tensor) -> Tensor:
     if input.ndim < 2:
         raise RuntimeError(f"fliplr: input must be >= 2-d, got a {input.ndim}-d tensor")
-    return mv.flip(input, (1,))
+    return movement.flip(input, (1,))
 
 
 def flipud(input: Tensor) -> Tensor:
     if input.ndim < 1:
         raise RuntimeError("flipud: input must be >= 1-d, got a 0-d tensor")
-    return mv.flip(input, (0,))
+    return movement.flip(input, (0,))
 
 
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
@@ -83,11 +82,11 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
         raise RuntimeError(f"rot90: expected rotation dims to be different, got {d0} and {d1}")
     k %= 4
     if k == 1:
-        return views.transpose(mv.flip(input, (d1,)), d0, d1)
+        return views.transpose(movement.flip(input, (d1,)), d0, d1)
     if k == 2:
-        return mv.flip(input, (d0, d1))
+        return movement.flip(input, (d0, d1))
     if k == 3:
-        return mv.flip(views.transpose(input, d0, d1), (d1,))
+        return movement.flip(views.transpose(input, d0, d1), (d1,))
     return input.clone()
 
 
@@ -95,23 +94,23 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
 
 
 def atleast_1d(*tensors: Any) -> Any:
-    return _each(tensors, lambda t: mv.reshape(t, (1,)) if t.ndim == 0 else t)
+    return _each(tensors, lambda t: movement.reshape(t, (1,)) if t.ndim == 0 else t)
 
 
 def atleast_2d(*tensors: Any) -> Any:
     return _each(
-        tensors, lambda t: mv.reshape(t, (1,) * (2 - t.ndim) + t.shape) if t.ndim < 2 else t
+        tensors, lambda t: movement.reshape(t, (1,) * (2 - t.ndim) + t.shape) if t.ndim < 2 else t
     )
 
 
 def atleast_3d(*tensors: Any) -> Any:
     def lift(t: Tensor) -> Tensor:
         if t.ndim == 0:
-            return mv.reshape(t, (1, 1, 1))
+            return movement.reshape(t, (1, 1, 1))
         if t.ndim == 1:
-            return mv.reshape(t, (1, t.shape[0], 1))
+            return movement.reshape(t, (1, t.shape[0], 1))
         if t.ndim == 2:
-            return mv.reshape(t, (*t.shape, 1))
+            return movement.reshape(t, (*t.shape, 1))
         return t
 
     return _each(tensors, lift)
@@ -126,23 +125,23 @@ def _each(tensors: tuple, fn: Any) -> Any:
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
     tensors = atleast_1d(list(tensors))
-    return mv.cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    return movement.cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
-    return mv.cat(atleast_2d(list(tensors)), 0)
+    return movement.cat(atleast_2d(list(tensors)), 0)
 
 
 row_stack = vstack
 
 
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
-    return mv.cat(atleast_3d(list(tensors)), 2)
+    return movement.cat(atleast_3d(list(tensors)), 2)
 
 
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
-    columns = [mv.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors]
-    return mv.cat(columns, 1)
+    columns = [movement.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors]
+    return movement.cat(columns, 1)
 
 
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -222,12 +221,12 @@ def broadcast_shapes(*shapes: Any) -> Any:
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     shape = broadcast_shapes(*(t.shape for t in tensors))
-    return tuple(mv.expand(t, tuple(shape)) for t in tensors)
+    return tuple(movement.expand(t, tuple(shape)) for t in tensors)
 
 
 def block_diag(*tensors: Tensor) -> Tensor:
     """The tensors (0-, 1- or 2-d) along the diagonal of one matrix, zeros elsewhere."""
-    mats = [mv.reshape(t, (1, -1)) if t.ndim < 2 else t for t in tensors]
+    mats = [movement.reshape(t, (1, -1)) if t.ndim < 2 else t for t in tensors]
     if any(m.ndim != 2 for m in mats):
         raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions")
     if not mats:
@@ -236,9 +235,9 @@ def block_diag(*tensors: Tensor) -> Tensor:
     rows, left = [], 0
     for m in mats:
         right = width - left - m.shape[1]
-        rows.append(mv.pad_dims(m, [(0, 0), (left, right)]))
+        rows.append(movement.pad_dims(m, [(0, 0), (left, right)]))
         left += m.shape[1]
-    return mv.cat([ew.cast(r, _result_dtype(mats)) for r in rows], 0)
+    return movement.cat([ew.cast(r, _result_dtype(mats)) for r in rows], 0)
 
 
 def _result_dtype(tensors: Sequence[Tensor]) -> Any:
@@ -269,7 +268,7 @@ def _scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:
     product = product if alpha == 1 else product * alpha
     if beta == 0:  # PyTorch ignores input then: its NaN and inf do not propagate
         shape = tuple(broadcast_shapes(input.shape, product.shape))
-        return mv.expand(product, shape) if shape != product.shape else product
+        return movement.expand(product, shape) if shape != product.shape else product
     return (input if beta == 1 else input * beta) + product
 
 
@@ -314,8 +313,75 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     return la.dot(input, other)
 
 
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix times vector."""
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(
+            f"mv: expected a matrix and a vector, got shapes {list(input.shape)} and "
+            f"{list(vec.shape)}"
+        )
+    return la.matmul(input, vec)
+
+
+def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``torch.softmax``: the softmax along ``dim``, computed in ``dtype`` if given."""
+    return input.softmax(dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``torch.log_softmax``: the log-softmax along ``dim``, computed in ``dtype`` if given."""
+    return input.log_softmax(dim, dtype=dtype)
+
+
+def sum_to_size(input: Tensor, *size: Any) -> Tensor:
+    """``input`` summed over the dimensions it was broadcast along to reach its shape from
+    ``size`` (which must broadcast to it)."""
+    target = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+    if tuple(broadcast_shapes(target, input.shape)) != tuple(input.shape):
+        raise RuntimeError(f"size {list(target)} is not expandable to size {list(input.shape)}")
+    lead = input.ndim - len(target)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(target) if n == 1 and input.shape[lead + i] != 1
+    )
+    out = rd.sum(input, axes, keepdim=True) if axes else input
+    return movement.reshape(out, target)
+
+
+def normal(
+    mean: Any,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``torch.normal``: samples of N(mean, std²), elementwise for tensor ``mean``/``std``
+    (broadcast together), or of shape ``size`` for two numbers."""
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if not tensors:
+        if size is None:
+            raise TypeError("normal(): with a float mean and std, pass size=")
+        noise = cr.randn(*size, generator=generator, dtype=dtype, device=device)
+        out = noise * std + mean
+    else:
+        like = tensors[0]
+        shape = tuple(broadcast_shapes(*(t.shape for t in tensors)))
+        kind = _result_dtype(tensors)
+        noise = cr.randn(*shape, generator=generator, dtype=kind, device=like.device)
+        out = mean + std * noise
+    return out.requires_grad_() if requires_grad else out
+
+
+def get_device(input: Tensor) -> int:
+    """-1 on a CPU, else the device's index (as PyTorch)."""
+    device = input.device
+    return -1 if device.type == "cpu" else int(device.index or 0)
+
+
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
-    return structure.diag(mv.reshape(input, -1), offset)
+    return structure.diag(movement.reshape(input, -1), offset)
 
 
 # -- predicates and small reductions -----------------------------------------------------------
@@ -405,7 +471,7 @@ def cov(
             "cov(): expected input to have two or fewer dimensions but got an input with "
             f"{input.ndim} dimensions"
         )
-    x = mv.reshape(input, (1, -1)) if input.ndim < 2 else input
+    x = movement.reshape(input, (1, -1)) if input.ndim < 2 else input
     if not x.dtype.is_floating_point:
         x = ew.cast(x, dtypes.float32)
     n = x.shape[1]
@@ -431,7 +497,7 @@ def cov(
         else:
             norm = w_sum - correction * rd.sum(w * ew.cast(aweights, x.dtype)) / w_sum
         c = la.mm(centered * w, views.transpose(centered, 0, 1)) / norm
-    return mv.reshape(c, ()) if input.ndim < 2 else c
+    return movement.reshape(c, ()) if input.ndim < 2 else c
 
 
 def corrcoef(input: Tensor) -> Tensor:
@@ -439,7 +505,7 @@ def corrcoef(input: Tensor) -> Tensor:
     if c.ndim == 0:
         return c / c
     d = ew.sqrt(structure.diagonal(c))
-    return ew.clamp(c / mv.reshape(d, (-1, 1)) / mv.reshape(d, (1, -1)), -1, 1)
+    return ew.clamp(c / movement.reshape(d, (-1, 1)) / movement.reshape(d, (1, -1)), -1, 1)
 
 
 def logspace(
@@ -480,7 +546,7 @@ METHODS = (
     "ger swapaxes swapdims moveaxis ravel select take fliplr flipud rot90 tensor_split hsplit "
     "vsplit dsplit split_with_sizes addmm addmv addr baddbmm addbmm inner vdot diagflat equal "
     "is_nonzero is_signed is_conj is_neg isposinf isneginf isreal fmax fmin heaviside dist "
-    "renorm cov corrcoef"
+    "renorm cov corrcoef mv sum_to_size get_device"
 ).split()
 
 #: Ops whose in-place form ``x.op_(...)`` (and ``tw.op_(x, ...)`` where PyTorch has it) is

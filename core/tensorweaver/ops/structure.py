@@ -39,7 +39,7 @@ _EUCLID_MODES = (
 # Diagonals
 
 
-def _diagonal_dims(op: str, ndim: int, dim1: int, dim2: int) -> tuple[int, int]:
+def diagonal_dims(op: str, ndim: int, dim1: int, dim2: int) -> tuple[int, int]:
     d1, d2 = _axis(dim1, ndim, op), _axis(dim2, ndim, op)
     if d1 == d2:
         raise RuntimeError(f"{op}: diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -57,7 +57,7 @@ def _flat_diagonal(x: Tensor, offset: int, d1: int, d2: int) -> tuple[Tensor, Te
     return flat, positions
 
 
-def _with_diagonal(x: Tensor, value: Tensor, offset: int, d1: int, d2: int) -> Tensor:
+def with_diagonal(x: Tensor, value: Tensor, offset: int, d1: int, d2: int) -> Tensor:
     """A copy of ``x`` whose ``offset`` diagonal over ``d1, d2`` is ``value`` (diagonal last)."""
     flat, positions = _flat_diagonal(x, offset, d1, d2)
     index = mv.expand(positions, (*flat.shape[:-1], positions.shape[0]))
@@ -76,11 +76,11 @@ def _take_diagonal(x: Tensor, offset: int, d1: int, d2: int) -> Tensor:
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The ``offset`` diagonal over ``dim1, dim2``, as the last dimension; a view: in-place
     writes to it reach ``input``."""
-    d1, d2 = _diagonal_dims("diagonal", input.ndim, dim1, dim2)
+    d1, d2 = diagonal_dims("diagonal", input.ndim, dim1, dim2)
     out = _take_diagonal(input, offset, d1, d2)
 
     def write(base: Tensor, value: Tensor) -> Any:
-        return base.copy_(_with_diagonal(base, value, offset, d1, d2))
+        return base.copy_(with_diagonal(base, value, offset, d1, d2))
 
     out._view_of = (input, write)
     return out
@@ -90,11 +90,11 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     """Matrices over ``dim1, dim2`` of the output with the last dimension of ``input`` on
     their ``offset`` diagonal, zeros elsewhere."""
     ndim = input.ndim + 1
-    d1, d2 = _diagonal_dims("diag_embed", ndim, dim1, dim2)
+    d1, d2 = diagonal_dims("diag_embed", ndim, dim1, dim2)
     n = input.shape[-1] + abs(offset)
     check_ndim("diag_embed", (*input.shape[:-1], n, n), input.backend)
     zeros = cr.zeros_like_shape(input, (*input.shape[:-1], n, n))
-    out = _with_diagonal(zeros, input, offset, ndim - 2, ndim - 1)
+    out = with_diagonal(zeros, input, offset, ndim - 2, ndim - 1)
     return mv.movedim(out, (-2, -1), (d1, d2))
 
 

@@ -1,0 +1,52 @@
+"""``select_scatter``, ``slice_scatter``, ``diagonal_scatter``: a copy of ``input`` with
+``src`` written into one view of it, differentiable in both (PyTorch's out-of-place forms of
+``x[i] = src``, ``x[a:b:s] = src`` and ``x.diagonal()[:] = src``)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from tensorweaver.ops import structure
+from tensorweaver.tensor import Tensor, _axis
+
+
+def _write(input: Tensor, index: tuple, src: Tensor, op: str) -> Tensor:
+    out = input.clone()
+    target = out[index]
+    if tuple(target.shape) != tuple(src.shape):
+        raise RuntimeError(
+            f"{op}: expected src to have a size equal to the slice of self. src size = "
+            f"{list(src.shape)}, slice size = {list(target.shape)}"
+        )
+    out[index] = src
+    return out
+
+
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    axis = _axis(dim, input.ndim, "select_scatter")
+    return _write(input, (slice(None),) * axis + (index,), src, "select_scatter")
+
+
+def slice_scatter(
+    input: Tensor,
+    src: Tensor,
+    dim: int = 0,
+    start: Optional[int] = None,
+    end: Optional[int] = None,
+    step: int = 1,
+) -> Tensor:
+    axis = _axis(dim, input.ndim, "slice_scatter")
+    return _write(input, (slice(None),) * axis + (slice(start, end, step),), src, "slice_scatter")
+
+
+def diagonal_scatter(
+    input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    diagonal = structure.diagonal(input, offset, dim1, dim2)
+    if tuple(diagonal.shape) != tuple(src.shape):
+        raise RuntimeError(
+            f"diagonal_scatter: expected src to have a size equal to the slice of self. src "
+            f"size = {list(src.shape)}, slice size = {list(diagonal.shape)}"
+        )
+    d1, d2 = structure.diagonal_dims("diagonal_scatter", input.ndim, dim1, dim2)
+    return structure.with_diagonal(input, src, offset, d1, d2)
