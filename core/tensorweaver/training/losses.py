@@ -1,49 +1,144 @@
-"""The losses ``tw.fit`` knows by name, and the check that targets fit the model's output."""
+"""The losses ``tw.fit`` knows by name, and how a loss is called on a batch.
+
+The names are derived from the loss layers ``tw.nn`` has (every ``_Loss`` subclass), so a
+loss added to ``tw.nn`` is known here without editing this module: ``MarginRankingLoss`` is
+``"margin_ranking"``, and also ``"margin_ranking_loss"``, its ``tw.nn.functional`` name.
+"""
 
 from __future__ import annotations
 
-from typing import Callable, Union
+import inspect
+import re
+from typing import Any, Callable, Union
 
+import numpy as np
+
+import tensorweaver.nn as nn
 import tensorweaver.nn.functional as F
+from tensorweaver.nn.modules.loss import _Loss
 from tensorweaver.tensor import Tensor
 
-LossFn = Callable[[Tensor, Tensor], Tensor]
+LossFn = Callable[[Any, Any], Tensor]
 
-#: name -> the ``tw.nn.functional`` loss it stands for (mean reduction).
-LOSSES: dict[str, LossFn] = {
-    "mse": F.mse_loss,
-    "mae": F.l1_loss,
-    "huber": F.huber_loss,
-    "cross_entropy": F.cross_entropy,
-    "bce": F.binary_cross_entropy_with_logits,
-}
+# Where PyTorch's functional names spell a part of the class name differently.
+_FUNCTIONAL_SPELLING = (("bce", "binary_cross_entropy"), ("multi_label", "multilabel"))
 
-# These compare output and target element by element, so a shape mismatch would broadcast
-# silently (an (N, 1) output against (N,) targets gives an (N, N) loss).
-_ELEMENTWISE = frozenset({"mse", "mae", "huber", "bce"})
+# Names kept from before the derived ones: "bce" is the stable loss on logits (as the
+# "accuracy" metric reads 0/1 outputs as logits); BCELoss is "binary_cross_entropy".
+_ALIASES = {"mae": "l1", "bce": "bce_with_logits"}
+
+# Parameters that take the batch's targets; the others take the model's outputs.
+_TARGET_SLOTS = frozenset({"target", "targets"})
 
 
-def get_loss(loss: Union[str, LossFn]) -> LossFn:
-    """The loss function for ``loss``: a name from :data:`LOSSES` or a callable
-    ``loss(output, target) -> scalar Tensor``, returned as is."""
+def _snake(class_name: str) -> str:
+    """``"BCEWithLogitsLoss"`` -> ``"bce_with_logits"``, ``"SmoothL1Loss"`` -> ``"smooth_l1"``."""
+    stem = class_name[: -len("Loss")] if class_name.endswith("Loss") else class_name
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", stem).lower()
+
+
+def _functional_name(snake: str) -> str | None:
+    """The ``tw.nn.functional`` name of the loss called ``snake``, if it has one."""
+    for short, long in _FUNCTIONAL_SPELLING:
+        snake = re.sub(rf"(^|_){short}(_|$)", rf"\1{long}\2", snake)
+    for name in (f"{snake}_loss", snake):
+        if callable(getattr(F, name, None)):
+            return name
+    return None
+
+
+def _loss_classes() -> dict[str, type[_Loss]]:
+    """``{name: loss class}`` for every loss layer in ``tw.nn``, by both of its names."""
+    table: dict[str, type[_Loss]] = {}
+    for attr, value in sorted(vars(nn).items()):
+        if attr.startswith("_") or not (isinstance(value, type) and issubclass(value, _Loss)):
+            continue
+        snake = _snake(attr)
+        table.setdefault(snake, value)
+        functional = _functional_name(snake)
+        if functional is not None:
+            table.setdefault(functional, value)
+    for alias, name in _ALIASES.items():
+        table[alias] = table[name]
+    return table
+
+
+#: name -> the ``tw.nn`` loss class it stands for (built with its defaults: mean reduction).
+LOSSES: dict[str, type[_Loss]] = _loss_classes()
+
+
+def get_loss(loss: Union[str, _Loss, LossFn]) -> LossFn:
+    """The loss for ``loss``: a name from :data:`LOSSES` or a ``tw.nn`` loss layer, called
+    as :func:`call_loss` describes, or any other callable ``loss(output, target) -> scalar
+    Tensor``, returned as is."""
+    if isinstance(loss, _Loss):
+        return _batch_loss(loss, type(loss).__name__)
     if callable(loss):
         return loss
     if loss not in LOSSES:
         raise ValueError(
-            f"fit: unknown loss {loss!r}; use one of {sorted(LOSSES)} or a callable "
-            "loss(output, target) -> Tensor"
+            f"fit: unknown loss {loss!r}; use one of {sorted(LOSSES)}, a tw.nn loss layer or "
+            "a callable loss(output, target) -> Tensor"
         )
-    fn = LOSSES[loss]
-    if loss not in _ELEMENTWISE:
-        return fn
+    return _batch_loss(LOSSES[loss](), repr(loss))
 
-    def checked(output: Tensor, target: Tensor) -> Tensor:
-        if tuple(output.shape) != tuple(target.shape):
-            raise ValueError(
-                f"fit: loss {loss!r} needs targets shaped like the model's output "
-                f"{tuple(output.shape)}, got targets of shape {tuple(target.shape)}; reshape "
-                "the targets (e.g. y.reshape(-1, 1) for a one-column output) or the output"
-            )
-        return fn(output, target)
 
-    return checked
+def _batch_loss(module: _Loss, label: str) -> LossFn:
+    def loss(output: Any, target: Any) -> Tensor:
+        return call_loss(module, output, target, label)
+
+    return loss
+
+
+def call_loss(module: _Loss, output: Any, target: Any, label: str) -> Tensor:
+    """``module``'s loss on a batch. Its ``target``/``targets`` parameters take the targets;
+    its other inputs take the model's outputs in order (a model returns a tuple for losses
+    of several inputs: ``(input1, input2)`` for ``margin_ranking``, ``(input, var)`` for
+    ``gaussian_nll``), then any remaining targets (a tuple of targets: ``(targets,
+    input_lengths, target_lengths)`` for ``ctc``). A target that would broadcast the output
+    to a larger shape is an error: ``(N, 1)`` outputs against ``(N,)`` targets would
+    silently give an ``(N, N)`` loss."""
+    outputs = list(output) if isinstance(output, (tuple, list)) else [output]
+    targets = list(target) if isinstance(target, (tuple, list)) else [target]
+    slots = _input_names(module)
+    has_target_slot = any(slot in _TARGET_SLOTS for slot in slots)
+    args = []
+    for slot in slots:
+        source = targets if slot in _TARGET_SLOTS or not outputs else outputs
+        if not source:
+            break
+        args.append(source.pop(0))
+    if len(args) != len(slots) or outputs or (targets and has_target_slot):
+        raise ValueError(
+            f"fit: loss {label} takes ({', '.join(slots)}); the model gave "
+            f"{_count(output)} output(s) and the data {_count(target)} target(s). Return a "
+            "tuple from the model for its inputs other than the target"
+        )
+    if len(args) == 2 and all(isinstance(a, Tensor) for a in args):
+        _check_broadcast(label, *args)
+    return module(*args)
+
+
+def _input_names(module: _Loss) -> list[str]:
+    """The names of the required positional inputs of ``module.forward``."""
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = inspect.signature(module.forward).parameters.values()
+    return [p.name for p in params if p.kind in positional and p.default is p.empty]
+
+
+def _count(value: Any) -> int:
+    return len(value) if isinstance(value, (tuple, list)) else 1
+
+
+def _check_broadcast(label: str, output: Tensor, target: Tensor) -> None:
+    out, tgt = tuple(output.shape), tuple(target.shape)
+    try:
+        joint = np.broadcast_shapes(out, tgt)
+    except ValueError:  # not broadcastable: the loss itself says what it needs
+        return
+    if joint != out:
+        raise ValueError(
+            f"fit: loss {label} needs targets shaped like the model's output {out}, got "
+            f"targets of shape {tgt}; reshape the targets (e.g. y.reshape(-1, 1) for a "
+            "one-column output) or the output"
+        )
