@@ -224,7 +224,7 @@ def test_a_misshaped_target_is_a_clear_error() -> None:
     [
         ({"loss": "hinge"}, "unknown loss 'hinge'; use one of"),
         ({"optimizer": "lbfgs"}, "unknown optimizer 'lbfgs'; use one of"),
-        ({"metrics": ("f1",)}, "unknown metric 'f1'; use one of"),
+        ({"metrics": ("f2",)}, "unknown metric 'f2'; use one of"),
         ({"schedule": "warmup"}, "unknown schedule 'warmup'; use one of"),
         ({"precision": "fp8"}, "unknown precision 'fp8'"),
         ({"precision": "bf16"}, "fit: precision 'bf16' is not available on numpy"),
