@@ -139,7 +139,7 @@ class Generator:
                 f"Generator.set_state: a state has {_STATE_BYTES} bytes, got "
                 f"{new_state.numel()}; pass what get_state() returned"
             )
-        raw = new_state.numpy().tobytes()
+        raw = np.asarray(new_state).tobytes()
 
         def field(start: int, size: int) -> int:
             return int.from_bytes(raw[start : start + size], "little")

@@ -4,15 +4,130 @@ A tensor never computes: its operators and methods are the op functions of
 :mod:`tensorweaver.ops`, attached to the class in :mod:`tensorweaver.ops.methods`. The
 native array is treated as immutable (the IR is functional), so an in-place method computes
 a new array and rebinds it (:meth:`Tensor._assign`); a view taken earlier keeps the old values.
+
+**Memory shared with host code.** On a backend that can (NumPy; torch on the CPU; see the
+optional ``wrap_host``/``host_view``/``write_into`` of :mod:`tensorweaver.contract.ir`), a
+tensor from ``tw.from_numpy`` or one whose ``numpy()`` was called shares its memory with
+NumPy, as in PyTorch: its in-place methods write their result into that memory
+(:meth:`Tensor._store`) instead of rebinding, so the NumPy side sees them, and NumPy's writes
+are seen by the tensor. Such a tensor is *host-shared*; ``detach()``/``.data`` of it are too.
+Every other tensor stays functional. Because other tensors may hold the same array (views,
+``detach()``, results of ops that return an input as is), each write is counted per storage
+and added to the version of every tensor over that storage (:attr:`Tensor._version`), so a
+backward that needs overwritten values raises PyTorch's "modified by an inplace operation"
+error. Limits, where PyTorch would share further:
+
+* The first ``numpy()`` of a tensor that is not host-shared copies its array once (its array
+  may be held by the graph, or by a tensor it was not derived from as a view), so views and
+  the base it was taken from before that call keep the old memory; ``detach()`` chains that
+  hold the same array move with it.
+* A view (``x[0]``, ``x.t()``, ``reshape``, ...) of a host-shared tensor sees later writes,
+  and its own in-place methods write into the shared memory (then, as for any view, into its
+  base through ops/views.py, which bumps the base's version). A view op that copies in our
+  backend where PyTorch's views (``reshape`` of a non-contiguous tensor is a copy in both)
+  gives a tensor that neither sees nor makes such writes directly.
+* Ops that hand back their input's array in a new tensor where PyTorch copies (``clone``
+  until it copies host-shared memory, a 0-d ``sum``, ``round`` of an integer tensor, an
+  ``autograd.Function`` returning an input) give a tensor that sees later writes.
+* A read-only array is shared for reading; an in-place method gives the tensor its own copy.
+* ``np.asarray(tensor)`` copies; ``tensor.numpy()`` shares.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.autograd.node import INPLACE_CHANGES
-from tensorweaver.contract.dtypes import DType
+from tensorweaver.contract.dtypes import DType, bfloat16
+
+#: Tensors (by id) whose memory is shared with host code: their in-place methods write into
+#: it. Weak references, each removing its entry as its tensor dies (a WeakSet would compare
+#: tensors with their elementwise ==).
+_HOST_SHARED: dict[int, weakref.ref] = {}
+#: The storages (backend ``storage`` objects, by id) that host-shared tensors use.
+_SHARED_STORAGES: dict[int, bool] = {}
+#: In-place writes into each storage (by id), part of the version of every tensor over it.
+_WRITES: dict[int, int] = {}
+
+
+def _storage_of(backend: Any, native: Any) -> Any:
+    storage = getattr(backend, "storage", None)
+    return None if storage is None else storage(native)
+
+
+def _writes_into(t: Tensor) -> int:
+    """How many in-place writes went into the memory of ``t``'s array (through any tensor)."""
+    owner = _storage_of(t.backend, t.native)
+    return 0 if owner is None else _WRITES.get(id(owner), 0)
+
+
+def _forget(table: dict, key: int) -> None:
+    table.pop(key, None)
+
+
+def _count_write(owner: Any) -> None:
+    if not _WRITES:
+        _count_versions_per_storage()
+    key = id(owner)
+    if key not in _WRITES:
+        # Once the storage is gone no tensor uses it, and its id may be reused.
+        weakref.finalize(owner, _forget_writes, key)
+        _WRITES[key] = 0
+    _WRITES[key] += 1
+
+
+def _forget_writes(key: int) -> None:
+    _WRITES.pop(key, None)
+    if not _WRITES:  # every version is its own part again
+        Tensor._version = _VERSION_SLOT
+
+
+def _writes_through(t: Tensor) -> bool:
+    """Whether ``t`` is host-shared: its in-place methods write into its memory."""
+    return bool(_HOST_SHARED) and id(t) in _HOST_SHARED
+
+
+def _set_writes_through(t: Tensor, on: bool) -> None:
+    key = id(t)
+    if on:
+        _HOST_SHARED[key] = weakref.ref(t, lambda _, key=key: _forget(_HOST_SHARED, key))
+    else:
+        _HOST_SHARED.pop(key, None)
+
+
+def _mark_shared(t: Tensor, writes: bool = True) -> None:
+    """Record that ``t``'s memory is shared with host code; with ``writes``, ``t``'s in-place
+    methods write into it from now on (a read-only array is only read)."""
+    if writes:
+        _set_writes_through(t, True)
+    owner = _storage_of(t.backend, t.native)
+    key = id(owner)
+    if owner is not None and key not in _SHARED_STORAGES:
+        weakref.finalize(owner, _forget, _SHARED_STORAGES, key)
+        _SHARED_STORAGES[key] = True
+
+
+def _shares_host(backend: Any) -> bool:
+    """Whether ``backend`` has the optional methods that share memory with host NumPy arrays
+    (it defines all of them or none, :mod:`tensorweaver.contract.ir`)."""
+    return getattr(backend, "write_into", None) is not None
+
+
+def _private_copy(backend: Any, native: Any, dtype: DType) -> Any:
+    """A copy of ``native`` that shares memory with nothing."""
+    host = backend.host_view(native)
+    return backend.from_host(backend.to_host(native) if host is None else host, dtype)
+
+
+def _c_strides(shape: tuple) -> tuple:
+    strides = []
+    step = 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 class Tensor:
@@ -26,7 +141,7 @@ class Tensor:
         "requires_grad",
         "grad",
         "_node",
-        "_version",
+        "_own_version",
         "_alias_of",
         "_view_of",
         "__weakref__",
@@ -41,7 +156,7 @@ class Tensor:
         self.requires_grad = False
         self.grad: Tensor | None = None
         self._node = None
-        self._version = 0
+        self._own_version = 0  # the version counter's own part, see _version below
         self._alias_of: Tensor | None = None
         # (base, write): a view of ``base`` that ``write(base, value)`` updates (ops/views.py)
         self._view_of: tuple | None = None
@@ -153,9 +268,12 @@ class Tensor:
         return register_post_accumulate_grad_hook(self, hook)
 
     def detach(self) -> Tensor:
-        """The same values, cut from the graph. In-place changes to it reach this tensor."""
+        """The same values, cut from the graph. In-place changes to it reach this tensor; it
+        shares memory with the host where this tensor does."""
         out = Tensor(self.native, self.backend, self.dtype)
         out._alias_of = self
+        if _writes_through(self):
+            _set_writes_through(out, True)
         return out
 
     def detach_(self) -> Tensor:
@@ -171,10 +289,17 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Tensor.data must be set to a Tensor, got {type(value).__name__}")
+        version = self._version
         self.native, self.backend, self.dtype = value.native, value.backend, value.dtype
         self.shape = value.shape
-        self._version += 1
+        self._version = version + 1
         INPLACE_CHANGES[0] += 1
+        self._share_like(value)
+
+    def _share_like(self, other: Tensor) -> None:
+        """This tensor now holds ``other``'s array: it writes in place into that memory when
+        ``other`` does (``.data =``, and ``nn.Parameter(t)``, as PyTorch shares the storage)."""
+        _set_writes_through(self, _writes_through(other))
 
     def backward(
         self,
@@ -197,8 +322,12 @@ class Tensor:
             )
 
     def _snapshot(self) -> Tensor:
-        """A new tensor object for this tensor's current value and graph position."""
-        snap = Tensor(self.native, self.backend, self.dtype)
+        """A new tensor object for this tensor's current value and graph position (over a
+        copy where its memory is host-shared: the in-place write is about to change it)."""
+        native = self.native
+        if self.requires_grad and _writes_through(self):
+            native = _private_copy(self.backend, native, self.dtype)
+        snap = Tensor(native, self.backend, self.dtype)
         snap.requires_grad = self.requires_grad
         snap._node = self._node
         snap._version = self._version
@@ -220,7 +349,7 @@ class Tensor:
                     f"the desired output type {self.dtype.name}"
                 )
             result = result.to(self.dtype)
-        self.native = result.native
+        self._store(result.native)
         self._node = result._node
         if result.requires_grad:
             self.requires_grad = True
@@ -228,12 +357,51 @@ class Tensor:
         INPLACE_CHANGES[0] += 1
         base = self._alias_of
         if base is not None and base.shape == self.shape and base.dtype is self.dtype:
-            base.native = self.native
+            if base.native is not self.native:
+                base._store(self.native)
             base._version += 1
         if self._view_of is not None:
             viewed, write = self._view_of
             write(viewed, self)
         return self
+
+    def _store(self, native: Any) -> None:
+        """Make ``native`` this tensor's value (its version is the caller's to bump).
+
+        A host-shared tensor has ``native`` written into its memory, so NumPy sees it (one more
+        write counted on that storage); any other tensor is rebound to ``native``, or to a copy
+        of it where ``native`` is host-shared memory, which a rebound tensor must not alias.
+        """
+        backend = self.backend
+        if _writes_through(self) or self._is_shared_view():
+            if backend.write_into(self.native, native):
+                _count_write(backend.storage(self.native))
+                return
+            _set_writes_through(self, False)  # read-only memory: the tensor takes its own array
+        if _SHARED_STORAGES:
+            owner = _storage_of(backend, native)
+            if owner is not None and id(owner) in _SHARED_STORAGES:
+                native = _private_copy(backend, native, self.dtype)
+        if _WRITES:  # the storages' write counts differ: keep the version where it was
+            version = self._version
+            self.native = native
+            self._version = version
+        else:
+            self.native = native
+
+    def _is_shared_view(self) -> bool:
+        """Whether this is a view (ops/views.py) that still uses the memory of a host-shared
+        tensor; it then becomes host-shared itself, so that it writes into that memory and
+        goes on seeing its base's changes, as a PyTorch view does."""
+        if self._view_of is None or not _HOST_SHARED:
+            return False
+        base = self._view_of[0]
+        if not (_writes_through(base) or base._is_shared_view()):
+            return False
+        if _storage_of(self.backend, self.native) is not _storage_of(base.backend, base.native):
+            return False  # the view op copied
+        _set_writes_through(self, True)
+        return True
 
     def _inplace_source(self) -> Tensor:
         """What an in-place method computes from: a frozen copy when the graph needs one."""
@@ -242,15 +410,99 @@ class Tensor:
             return self._snapshot()
         return self
 
+    def _unshared_native(self) -> Any:
+        """This tensor's array, or a copy of it where it is host-shared memory: what a new
+        tensor that must not see later writes (``clone``, ``deepcopy``) holds."""
+        if _SHARED_STORAGES:
+            owner = _storage_of(self.backend, self.native)
+            if owner is not None and id(owner) in _SHARED_STORAGES:
+                return _private_copy(self.backend, self.native, self.dtype)
+        return self.native
+
+    # -- memory layout ----------------------------------------------------------------------
+
+    def _layout(self) -> tuple:
+        """(strides, storage offset, address) as the backend reports them, else C order."""
+        layout = getattr(self.backend, "layout", None)
+        found = None if layout is None else layout(self.native)
+        return (_c_strides(self.shape), 0, 0) if found is None else found
+
+    def stride(self, dim: int | None = None) -> Any:
+        """The step in elements between neighbours along each dimension, as the backend's
+        array really lays them out (C order where the backend cannot tell). Ops that copy
+        where PyTorch returns a view (the NumPy backend's flip, for one) differ from PyTorch's
+        strides; views (``t()``, ``permute``, basic slicing, ``expand``) match them."""
+        strides = self._layout()[0]
+        return strides if dim is None else strides[_axis(dim, len(self.shape), "stride")]
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Whether the elements lie in memory in C order (``memory_format`` the default), or
+        in channels-last order (``memory_format`` named ``channels_last``, 4-d tensors)."""
+        shape = self.shape
+        if "channels_last" in str(memory_format):
+            if len(shape) != 4:
+                return False
+            order = (1, 3, 2, 0)  # C fastest, then W, H, N
+        else:
+            order = tuple(reversed(range(len(shape))))
+        if 0 in shape:
+            return True
+        strides = self._layout()[0]
+        expected = 1
+        for d in order:
+            if shape[d] != 1 and strides[d] != expected:
+                return False
+            expected *= shape[d]
+        return True
+
+    def storage_offset(self) -> int:
+        """Where the first element lies in the memory the array uses, in elements."""
+        return self._layout()[1]
+
+    def data_ptr(self) -> int:
+        """The address of the first element (0 where the backend cannot tell)."""
+        return self._layout()[2]
+
     # -- host -------------------------------------------------------------------------------
 
     def numpy(self, *, force: bool = False) -> Any:
+        """The values as a NumPy array that shares this tensor's memory where the backend can
+        (NumPy; torch on the CPU, but for bfloat16): writes on either side are seen by the
+        other, in-place tensor methods included. Elsewhere (torch on a GPU, cuPyNumeric,
+        bfloat16, which arrives as float32) it is a copy. The first call on a tensor that does
+        not share its memory yet copies once (see the module docs); later calls do not.
+        ``force=True`` allows a tensor that requires grad, as in PyTorch."""
         if self.requires_grad and is_grad_enabled() and not force:
             raise RuntimeError(
                 "numpy(): this tensor requires grad; call tensor.detach().numpy() "
                 "(or numpy(force=True))"
             )
-        return self.backend.to_host(self.native)
+        backend = self.backend
+        if not _shares_host(backend) or self.dtype is bfloat16:
+            return backend.to_host(self.native)
+        if _writes_through(self):
+            view = backend.host_view(self.native)
+            if view is not None:
+                return view
+        # Shared from now on: first a fresh array, since the graph or other tensors may hold
+        # the current one and must not see the host's writes.
+        host = backend.to_host(self.native)
+        native = backend.wrap_host(host)
+        if native is not None:
+            self._move_to(native)
+        return host
+
+    def _move_to(self, native: Any) -> None:
+        """Hold ``native`` (the same values, in host-shared memory) from now on, and so do the
+        tensors this one was detached from that hold the same array."""
+        old = self.native
+        t: Tensor | None = self
+        while t is not None and t.native is old:
+            version = t._version
+            t.native = native
+            t._version = version  # same values: no change for autograd
+            _mark_shared(t)
+            t = t._alias_of
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         host = self.backend.to_host(self.native)
@@ -304,8 +556,8 @@ class Tensor:
         return object.__format__(self, format_spec)
 
     def __deepcopy__(self, memo: dict) -> Tensor:
-        """A copy that shares no state (native arrays are never written, so it may share
-        the array itself)."""
+        """A copy that shares no state (native arrays are written only when shared with the
+        host, so it shares the array itself unless that is host memory)."""
         if self._node is not None:
             raise RuntimeError(
                 "only tensors created explicitly by the user (graph leaves) support "
@@ -313,7 +565,7 @@ class Tensor:
             )
         import copy
 
-        out = Tensor(self.native, self.backend, self.dtype)
+        out = Tensor(self._unshared_native(), self.backend, self.dtype)
         out.requires_grad = self.requires_grad
         memo[id(self)] = out
         if self.grad is not None:
@@ -355,3 +607,24 @@ def _axis(dim: int, ndim: int, op: str) -> int:
             f"[{-ndim1}, {ndim1 - 1}], but got {dim})"
         )
     return dim + ndim1 if dim < 0 else dim
+
+
+# Autograd's version counter is the ``_version`` slot until the first write into host-shared
+# memory; from then on it is a property that adds the writes into the tensor's storage, as
+# PyTorch's counter is shared by the tensors over one storage. Programs that never share
+# memory with the host keep the plain slot on the hot path (a node reads it per input).
+_VERSION_SLOT = Tensor.__dict__["_own_version"]
+Tensor._version = _VERSION_SLOT  # the slot itself, under its public name: no extra cost
+
+
+def _counted_version(t: Tensor) -> int:
+    """``t``'s own in-place changes plus the writes into its memory through any tensor."""
+    return _VERSION_SLOT.__get__(t) + _writes_into(t)
+
+
+def _set_counted_version(t: Tensor, value: int) -> None:
+    _VERSION_SLOT.__set__(t, value - _writes_into(t))
+
+
+def _count_versions_per_storage() -> None:
+    Tensor._version = property(_counted_version, _set_counted_version)

@@ -267,3 +267,10 @@ def test_normal_draws_with_torchs_shapes_and_statistics(backend: str) -> None:
     assert tw.normal(0.0, 1.0, size=(2, 3)).shape == torch.normal(0.0, 1.0, size=(2, 3)).shape
     assert tw.normal(tw.zeros(4, 1), 1.0).shape == (4, 1)
     assert tw.normal(2.0, tw.ones(5)).shape == (5,)
+
+
+@pytest.mark.parametrize("p", [2, 3, 1.5, 1, 0.5, "fro"])
+def test_norm_gradient_at_zero_is_zero_like_torch(backend: str, p) -> None:
+    x = np.array([[1.0, -2.0, 0.0], [0.0, 0.0, 0.0]])
+    grads_like_torch(lambda m, a: a.norm(p=p, dim=1).sum() if p != "fro" else a.norm(p), x)
+    grads_like_torch(lambda m, a: a.norm(p) if p != "fro" else a.norm(), np.zeros((2, 2)))

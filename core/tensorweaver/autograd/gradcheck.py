@@ -78,7 +78,7 @@ def _check_inputs(inputs: tuple) -> None:
 
 
 def _host(t: Tensor) -> np.ndarray:
-    return np.asarray(t.detach().numpy())
+    return np.asarray(t.detach())
 
 
 def _on_device(values: np.ndarray, like: Tensor) -> Tensor:

@@ -84,7 +84,12 @@ def tw_create_backend(device: DeviceRecord) -> object:
 
     The object implements every primitive of :mod:`tensorweaver.contract.ir` as a
     method, and has the attributes ``device`` (the record) and ``dtypes`` (a
-    frozenset of the :mod:`~tensorweaver.contract.dtypes` it supports). The core
+    frozenset of the :mod:`~tensorweaver.contract.dtypes` it supports). It may also
+    define the optional methods of :data:`tensorweaver.contract.ir.OPTIONAL`, each
+    added in a minor API version (2.1: ``max_ndim``, ``set_num_threads``; 2.2: memory
+    shared with host NumPy arrays, ``wrap_host``, ``host_view``, ``write_into``,
+    ``storage``, ``layout``); a plugin that declares an older minor version may
+    define them too, since the core looks each one up. The core
     creates one object per device and keeps it for the life of the process. Raise
     ``RuntimeError`` with a message that says how to fix it when the device cannot
     be used after all.

@@ -30,7 +30,7 @@ What the core guarantees before it calls a primitive — so backends need not ch
 What a backend guarantees:
 
 * **Primitives never modify their inputs.** They may return views of them (the core
-  never writes into an array it has handed out).
+  writes only into arrays it shares with the host, through ``write_into``; see below).
 * **Every layout its own primitives return is a valid input**, and computes the
   right answer: broadcast views (``expand``, stride 0), transposed and other
   non-contiguous views (``permute``), stepped slices (``slice`` with step > 1), 0-d
@@ -48,6 +48,17 @@ order in which a reduction or ``scatter_add`` sums (bitwise results may differ f
 the CPU's), which write wins among duplicate indices in ``scatter``, and the cost of
 the core's checks above (each reads a scalar back from the device). CPU backends
 agree with PyTorch's CPU results and exception types exactly.
+
+**Memory shared with the host** (optional, API 2.2; see :data:`OPTIONAL`). A CPU backend
+may let ``tw.from_numpy`` and ``Tensor.numpy()`` share memory with NumPy, as PyTorch's CPU
+tensors do: ``wrap_host`` wraps a host array without a copy, ``host_view`` shows an array as
+NumPy, ``write_into`` writes an in-place result into an array's memory, ``storage`` says which
+arrays share memory; a backend defines all four or none (``layout`` stands apart). The core
+writes into an array only through ``write_into``, and only into arrays it shares with the
+host (everything else stays functional). A backend that offers ``write_into`` must not let a
+primitive return a view of an input where PyTorch's op copies (``flip``, ``sign`` of bool):
+only ``reshape``, ``permute``, ``expand`` and ``slice`` may return views, as PyTorch's view
+ops do, since a write into the host's array is seen by every view of it.
 
 **Composites** (``softmax``, ``conv2d``, …) have reference decompositions in the core.
 A backend may speed one up by defining ``fused_<name>(*args) -> (output, saved)`` and
@@ -332,6 +343,24 @@ COMPOSITES: dict[str, str] = {
     "scaled_dot_product_attention": (
         "scaled_dot_product_attention(q, k, v, causal: bool, scale: float)"
     ),
+    "conv3d": "conv3d(x, weight, bias, stride: (sd, sh, sw), padding: (pd, ph, pw), dilation: "
+    "(dd, dh, dw), groups) with x (N, C, D, H, W), weight (O, C/groups, kd, kh, kw) and bias "
+    "(O,) or None (no bias: its gradient is None)",
+    "conv_transpose": "conv_transpose(x, weight, bias, stride, padding, output_padding, groups, "
+    "dilation) with x (N, C, H, W) or (N, C, D, H, W), weight (C, O/groups, *kernel), bias "
+    "(O,) or None, and one int per spatial axis in each tuple: torch.nn.functional."
+    "conv_transpose2d/3d (the gradient of a convolution with respect to its input, plus bias)",
+    "interpolate": "interpolate(x, mode, size, scales, align_corners, antialias) with x (N, C, "
+    "*spatial), 1 to 3 spatial axes: x resampled to (N, C, *size) as torch.nn.functional."
+    "interpolate (mode 'nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', "
+    "'trilinear' or 'area'; antialias only with bilinear and bicubic); scales, a float per "
+    "axis or None, are the scale factors positions are computed with (1 / scale instead of "
+    "in / out; size is then floor(in * scale)); x may be an integer dtype in the nearest "
+    "modes (no gradient)",
+    "grid_sample": "grid_sample(x, grid, mode, padding_mode, align_corners) with x (N, C, H, W) "
+    "and grid (N, H_out, W_out, 2), or x (N, C, D, H, W) and grid (N, D_out, H_out, W_out, "
+    "3): torch.nn.functional.grid_sample (mode 'bilinear', 'nearest' or 'bicubic' (4-D), "
+    "padding_mode 'zeros', 'border' or 'reflection'); x and grid have gradients",
 }
 
 
@@ -355,6 +384,25 @@ OPTIONAL: dict[str, str] = {
     "src element combined into the place index names along axis (index: int64, in range, of "
     "src's shape), reduce 'amax' or 'amin' (NaN propagates) or 'prod', a's own value included "
     "(torch.scatter_reduce with include_self=True); without it the core sorts and scans",
+    # API 2.2: memory shared with host NumPy arrays (see "Memory shared with the host" above).
+    "wrap_host": "wrap_host(array: numpy.ndarray) -> A | None: an array that IS the host "
+    "array's memory (no copy; tw.from_numpy); the core passes only native-byte-order arrays "
+    "of a dtype the backend lists, with non-negative strides. None: the backend cannot "
+    "share host memory (the core copies)",
+    "host_view": "host_view(a) -> numpy.ndarray | None: a NumPy array over a's own memory "
+    "(no copy; Tensor.numpy()); None where a is not in host memory or has no NumPy dtype "
+    "(bfloat16): the core copies with to_host",
+    "write_into": "write_into(dst, src) -> bool: write src's values (same shape and dtype; it "
+    "may overlap dst) into dst's memory, and return True; return False, writing nothing, "
+    "where dst cannot be written (read-only, broadcast) — the core then rebinds",
+    "storage": "storage(a) -> object | None: the object that owns a's memory, the same for "
+    "every array of this backend over that memory and alive as long as any of them is; "
+    "hashable by identity. The core counts in-place writes per storage (autograd's version "
+    "check). None: a's memory is never written in place",
+    "layout": "layout(a) -> (strides, storage_offset, data_ptr) | None: a's strides and "
+    "offset into its storage in elements, and the address of its first element "
+    "(Tensor.stride, is_contiguous, storage_offset, data_ptr); None: the core reports "
+    "C-contiguous strides, offset 0 and address 0",
 }
 
 

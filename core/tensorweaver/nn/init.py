@@ -205,7 +205,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Optional[Generator
     cols = tensor.numel() // rows
     with tw.no_grad():
         gaussian = tw.randn(rows, cols, generator=generator, dtype=tw.float64, device=tensor.device)
-        flat = gaussian.numpy()
+        flat = np.asarray(gaussian)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

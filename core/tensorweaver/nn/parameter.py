@@ -24,6 +24,7 @@ class Parameter(Tensor):
                 "wrap arrays with tw.tensor(...) first"
             )
         super().__init__(data.native, data.backend, data.dtype)
+        self._share_like(data)  # a parameter made from a NumPy-shared tensor keeps sharing
         self.requires_grad_(requires_grad)
 
     def __repr__(self) -> str:

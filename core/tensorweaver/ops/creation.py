@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import overflow
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.promotion import get_default_dtype
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import Tensor, _mark_shared, _shares_host
 
 _NUMPY_TO_DTYPE = {np.dtype(d.numpy_name): d for d in dtypes.ALL if d is not dtypes.bfloat16}
 
@@ -106,17 +107,85 @@ def _lists_of(data: Any) -> Any:
 
 
 def as_tensor(data: Any, dtype: DType | None = None, device: Any = None) -> Tensor:
-    """``data`` as a tensor: a tensor already on that device and dtype is returned as is."""
+    """``data`` as a tensor: a tensor already on that device and dtype is returned as is, and
+    a NumPy array on the current device, in its own dtype, shares its memory as with
+    :func:`from_numpy` (where the backend shares host memory)."""
     if isinstance(data, Tensor):
         out = data if device is None else data.to(device)
         return out if dtype is None else out.to(dtype)
+    if isinstance(data, np.ndarray) and device is None and _shareable(data, dtype):
+        return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
 
+def _shareable(array: np.ndarray, dtype: DType | None) -> bool:
+    """Whether ``array`` is of ``dtype`` (None: any of ours): ``from_numpy`` then takes it,
+    or raises PyTorch's error for its strides."""
+    found = _NUMPY_TO_DTYPE.get(array.dtype)
+    return found is not None and dtype in (None, found)
+
+
 def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor on the current device over ``array``'s values, as ``torch.from_numpy``.
+
+    Where the backend shares host memory (NumPy; torch on the CPU) the tensor uses the
+    array's own memory, without a copy: a write on either side, an in-place tensor method
+    included, is seen by the other (:mod:`tensorweaver.tensor` says how far). Elsewhere (torch
+    on a GPU, cuPyNumeric) the tensor holds a copy. As in PyTorch, a read-only array gives a
+    UserWarning (the tensor reads its memory, but an in-place method gives the tensor a copy
+    of its own rather than write into it); another byte order or a negative stride is a
+    ValueError; a dtype TensorWeaver lacks (uint16, complex, ...) is a TypeError.
+    """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
-    return tensor(array)
+    dtype = _from_numpy_dtype(array)
+    backend = backend_for(None)
+    _check_dtype(dtype, backend)
+    check_ndim("from_numpy", array.shape, backend)
+    writeable = array.flags.writeable
+    if not writeable:
+        warnings.warn(
+            "from_numpy: the given NumPy array is not writable; the tensor reads its memory, "
+            "and an in-place operation on the tensor gives it a copy of its own. Copy the "
+            "array (array.copy()) to silence this",
+            UserWarning,
+            stacklevel=2,
+        )
+    native = backend.wrap_host(array) if _shares_host(backend) else None
+    if native is None:
+        return Tensor(backend.from_host(array, dtype), backend, dtype)
+    out = Tensor(native, backend, dtype)
+    _mark_shared(out, writes=writeable)
+    return out
+
+
+def _from_numpy_dtype(array: np.ndarray) -> DType:
+    """The dtype ``from_numpy`` gives ``array``, after PyTorch's checks on its layout."""
+    dt = array.dtype
+    if not dt.isnative:
+        raise ValueError(
+            f"from_numpy: the array has byte order {dt.byteorder!r}, different from the native "
+            "byte order; conversion between byte orders is not supported (convert first with "
+            "array.astype(array.dtype.newbyteorder('='))"
+        )
+    found = _NUMPY_TO_DTYPE.get(dt)
+    if found is None:
+        raise TypeError(
+            f"from_numpy: can't convert np.ndarray of type numpy.{dt.type.__name__}; the only "
+            "supported types are float64, float32, float16, int64, int32, int16, int8, uint8 "
+            "and bool (convert first, e.g. array.astype(np.int64))"
+        )
+    if any(s < 0 for s in array.strides):
+        raise ValueError(
+            "from_numpy: at least one stride of the array is negative, which tensors do not "
+            "support; pass a copy (array.copy())"
+        )
+    if any(s % dt.itemsize for s in array.strides):
+        raise ValueError(
+            f"from_numpy: the array's strides {array.strides} are not a multiple of its "
+            f"element size ({dt.itemsize} bytes); pass a copy (array.copy())"
+        )
+    return found
 
 
 def from_dlpack(obj: Any, device: Any = None) -> Tensor:

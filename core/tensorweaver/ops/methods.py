@@ -139,7 +139,8 @@ def _copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 def _clone(self: Tensor, memory_format: Any = None) -> Tensor:
-    return apply("identity", self.native, self.dtype, (self,))
+    # A clone must not see later writes into memory the tensor shares with NumPy.
+    return apply("identity", self._unshared_native(), self.dtype, (self,))
 
 
 def _type_as(self: Tensor, other: Tensor) -> Tensor:

@@ -390,7 +390,13 @@ def triu(x: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
-    return x
+    """``x`` itself when its array is laid out as the backend prefers, else a copy that is
+    (the backend's optional ``contiguous``; without one every array counts as laid out)."""
+    make = getattr(x.backend, "contiguous", None)
+    if make is None:
+        return x
+    native = make(x.native)
+    return x if native is x.native else apply("identity", native, x.dtype, (x,))
 
 
 def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:

@@ -239,9 +239,18 @@ def norm(x: Tensor, p: Any = 2, dim: Dim = None, keepdim: bool = False) -> Tenso
     return labelled(_norm(x, p, dim, keepdim), "LinalgVectorNormBackward0", x)
 
 
+def _root(total: Tensor, p: float) -> Tensor:
+    """``total ** (1/p)`` whose gradient is 0 where ``total`` is 0, as PyTorch's norm
+    gradient is at a zero vector (the plain root's is inf there, and 0 * inf is NaN)."""
+    zero = ew.eq(total, 0)
+    safe = ew.where(zero, 1.0, total)
+    root = ew.sqrt(safe) if p == 2 else ew.pow(safe, 1.0 / p)
+    return ew.where(zero, 0.0, root)
+
+
 def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
     if p == 2 or p == "fro":
-        return ew.sqrt(sum(ew.mul(x, x), dim, keepdim))
+        return _root(sum(ew.mul(x, x), dim, keepdim), 2)
     if p == math.inf:
         return amax(ew.abs(x), dim if dim is not None else (), keepdim)
     if p == -math.inf:
@@ -250,4 +259,7 @@ def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
         return sum(ew.abs(x), dim, keepdim)
     if p == 0:
         return sum(ew.ne(x, 0).to(x.dtype), dim, keepdim)
-    return ew.pow(sum(ew.pow(ew.abs(x), p), dim, keepdim), 1.0 / p)
+    size = ew.abs(x)
+    zero = ew.eq(size, 0)  # |x| ** p has an infinite slope at 0 for p < 1: PyTorch gives 0
+    powered = ew.where(zero, 0.0, ew.pow(ew.where(zero, 1.0, size), p))
+    return _root(sum(powered, dim, keepdim), p)

@@ -60,7 +60,7 @@ def float32_from_bfloat16_bits(bits: np.ndarray) -> np.ndarray:
 def stored_array(t: Any) -> tuple[str, np.ndarray]:
     """The dtype code of tensor ``t`` and its bytes as a C-ordered little-endian host array."""
     code = CODE_OF[t.dtype.name]
-    host = np.asarray(t.detach().numpy())
+    host = np.asarray(t.detach())  # a copy: numpy() would share (and mark) the memory
     if code == "BF16":
         # bfloat16 reaches the host as float32 (exactly representable); store the real bits.
         return code, bfloat16_bits(host)

@@ -10,6 +10,9 @@ arguments: a method is the NumPy expression plus what the contract needs on top 
 * **0-d results may be NumPy scalars** (``np.float32(1.0)``), as NumPy's ufuncs return them.
   They have the same array interface (``shape``, ``dtype``, ``astype``, ``reshape``) and are
   immutable, so they serve as the backend's 0-d arrays without a conversion per op.
+* **Host memory is shared** (:mod:`.host`): ``tw.from_numpy`` and ``Tensor.numpy()`` share
+  arrays with the caller, so no primitive returns a view of an input where PyTorch's op
+  copies (``flip``, ``sign`` of bool).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from tensorweaver.contract.records import DeviceRecord
 from tensorweaver_numpy import _erf
 from tensorweaver_numpy._quiet import quiet, quiet_ufunc
 from tensorweaver_numpy.fused import FusedOps
+from tensorweaver_numpy.host import HostMemory
 
 A = np.ndarray
 Shape = Sequence[int]
@@ -69,7 +73,7 @@ def _along_axis(index: A, axis: int) -> tuple[A, ...]:
     )
 
 
-class NumpyBackend(FusedOps):
+class NumpyBackend(FusedOps, HostMemory):
     """Arrays are ``numpy.ndarray`` (or NumPy scalars for 0-d results) on the host CPU."""
 
     def __init__(self, device: DeviceRecord) -> None:
@@ -129,7 +133,8 @@ class NumpyBackend(FusedOps):
         return np.absolute(a)
 
     def sign(self, a: A) -> A:
-        return a if a.dtype == np.bool_ else np.sign(a)
+        # A copy, never a itself: a may be memory shared with the host (see host.py).
+        return a.copy() if a.dtype == np.bool_ else np.sign(a)
 
     exp = quiet_ufunc(np.exp)
     log = quiet_ufunc(np.log)
@@ -293,7 +298,8 @@ class NumpyBackend(FusedOps):
         return a[tuple(map(slice, starts, stops, steps))]
 
     def flip(self, a: A, axes: Axes) -> A:
-        return a[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(a.ndim))]
+        # A copy, as torch.flip: a view would see later writes into a host-shared a.
+        return np.flip(a, axes).copy()
 
     def cat(self, arrays: Sequence[A], axis: int) -> A:
         return np.concatenate(arrays, axis=axis)

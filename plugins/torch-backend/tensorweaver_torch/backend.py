@@ -25,6 +25,7 @@ from tensorweaver.contract import DeviceRecord, DType, dtypes
 
 from tensorweaver_torch.devices import torch_device
 from tensorweaver_torch.fused import FusedComposites
+from tensorweaver_torch.host import HostMemory
 
 Tensor = torch.Tensor
 Shape = Sequence[int]
@@ -48,7 +49,7 @@ _BITWISE_WHERE_MIN = 4096  # below this, torch.where's own cost is smaller
 FLOATS = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
 
 
-class TorchBackend(FusedComposites):
+class TorchBackend(FusedComposites, HostMemory):
     """The backend object for one torch device (a record from ``tw_devices``)."""
 
     def __init__(self, device: DeviceRecord) -> None:

@@ -61,7 +61,7 @@ def _tree_map(value: Any, leaf: Callable[[Any], Any]) -> Any:
 
 def _to_host(value: Any) -> Any:
     if isinstance(value, Tensor):
-        host = np.ascontiguousarray(value.detach().numpy())
+        host = np.ascontiguousarray(np.asarray(value.detach()))
         return HostTensor(host, value.dtype.name, value.requires_grad)
     return value
 

@@ -1,0 +1,54 @@
+"""Memory shared with host code (API 2.2): the NumPy backend's arrays ARE host arrays.
+
+``tw.from_numpy`` wraps the caller's array itself and ``Tensor.numpy()`` hands out the
+tensor's own array, as PyTorch's CPU tensors do; the core writes an in-place result into
+such an array with :meth:`HostMemory.write_into` so both sides see it.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+A = np.ndarray
+
+
+def _owner(a: A) -> A:
+    """The ndarray at the end of ``a``'s ``.base`` chain: the one whose memory ``a`` uses."""
+    base = a.base
+    while isinstance(base, np.ndarray):  # NumPy links a view straight to its owner
+        a, base = base, base.base
+    return a
+
+
+class HostMemory:
+    """The optional host-memory methods of :data:`tensorweaver.contract.ir.OPTIONAL`."""
+
+    # Views, not the arrays themselves: the caller may reshape its array in place
+    # (``a.shape = ...``), which must not change the tensor's, as in PyTorch.
+    def wrap_host(self, array: A) -> A:
+        return array.view()
+
+    def host_view(self, a: A) -> Optional[A]:
+        # A 0-d result may be a NumPy scalar, which owns no memory an array could share.
+        return a.view() if type(a) is np.ndarray else None
+
+    def write_into(self, dst: A, src: A) -> bool:
+        if type(dst) is not np.ndarray or not dst.flags.writeable:
+            return False
+        if any(s == 0 and n > 1 for s, n in zip(dst.strides, dst.shape)):
+            return False  # a broadcast view: several elements are one memory location
+        np.copyto(dst, src)  # NumPy buffers a src that overlaps dst
+        return True
+
+    def storage(self, a: A) -> Optional[A]:
+        return _owner(a) if type(a) is np.ndarray else None
+
+    def layout(self, a: A) -> Optional[tuple[tuple[int, ...], int, int]]:
+        if type(a) is not np.ndarray:
+            return None
+        size = a.itemsize
+        address = a.__array_interface__["data"][0]
+        start = _owner(a).__array_interface__["data"][0]
+        return tuple(s // size for s in a.strides), (address - start) // size, address
