@@ -3,6 +3,7 @@
 from tensorweaver.nn import functional, init, utils
 from tensorweaver.nn.modules import *  # noqa: F403  (the layer classes, listed in modules.__all__)
 from tensorweaver.nn.modules import __all__ as _module_names
+from tensorweaver.nn.modules.lazy import UninitializedParameter
 from tensorweaver.nn.parameter import Parameter
 
-__all__ = ["Parameter", "functional", "init", "utils", *_module_names]
+__all__ = ["Parameter", "UninitializedParameter", "functional", "init", "utils", *_module_names]

@@ -18,7 +18,7 @@ from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
 
 #: Composites that compute in the autocast dtype inside ``tw.autocast`` (matrix products).
-AUTOCAST = frozenset({"conv2d", "scaled_dot_product_attention"})
+AUTOCAST = frozenset({"conv2d", "conv3d", "conv_transpose", "scaled_dot_product_attention"})
 
 
 def fused_or_reference(

@@ -6,8 +6,9 @@ where ``needs`` wants none), computed by torch's own backward kernels (cuDNN
 convolution, flash attention, ...). Two ways:
 
 * The hot layers call those kernels directly: ``linear`` (two matrix products and a sum,
-  the weight gradient in the weight's layout), ``conv2d`` (``aten.convolution_backward``,
-  bias included), ``max_pool2d`` (``aten.max_pool2d_with_indices_backward``),
+  the weight gradient in the weight's layout), ``conv2d``, ``conv3d`` and
+  ``conv_transpose`` (``aten.convolution_backward``, bias included), ``max_pool2d``
+  (``aten.max_pool2d_with_indices_backward``),
   ``layer_norm`` (``aten.native_layer_norm_backward``, affine map included) and ``relu``
   (``aten.threshold_backward`` on the saved output). ``saved`` holds the
   tensors the kernel reads, nothing else, so an activation is freed as soon as nothing
@@ -205,6 +206,102 @@ class FusedComposites:
             [needs[0], needs[1], needs[2] and has_bias],
         )
 
+    def fused_conv3d(
+        self,
+        x: Tensor,
+        weight: Tensor,
+        bias: Tensor | None,
+        stride: tuple[int, int, int],
+        padding: tuple[int, int, int],
+        dilation: tuple[int, int, int],
+        groups: int,
+    ) -> tuple[Tensor, tuple]:
+        out = F.conv3d(x, weight, bias, stride, padding, dilation, groups)
+        return out, (x, weight, bias is not None, stride, padding, dilation, groups)
+
+    def fused_conv3d_backward(self, saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
+        x, weight, has_bias, stride, padding, dilation, groups = saved
+        return torch.ops.aten.convolution_backward(
+            grad_output,
+            x,
+            weight,
+            [weight.shape[0]] if has_bias else None,
+            stride,
+            padding,
+            dilation,
+            False,  # not transposed
+            [0, 0, 0],  # output padding
+            groups,
+            [needs[0], needs[1], needs[2] and has_bias],
+        )
+
+    def fused_conv_transpose(
+        self,
+        x: Tensor,
+        weight: Tensor,
+        bias: Tensor | None,
+        stride: tuple[int, ...],
+        padding: tuple[int, ...],
+        output_padding: tuple[int, ...],
+        groups: int,
+        dilation: tuple[int, ...],
+    ) -> tuple[Tensor, tuple]:
+        # One kernel (cuDNN's transposed convolution on CUDA), where the core's
+        # decomposition convolves a zero-dilated copy of the input.
+        conv = F.conv_transpose2d if x.dim() == 4 else F.conv_transpose3d
+        out = conv(x, weight, bias, stride, padding, output_padding, groups, dilation)
+        saved = (x, weight, bias is not None, stride, padding, output_padding, groups, dilation)
+        return out, saved
+
+    def fused_conv_transpose_backward(
+        self, saved: tuple, grad_output: Tensor, needs: tuple
+    ) -> tuple:
+        x, weight, has_bias, stride, padding, output_padding, groups, dilation = saved
+        return torch.ops.aten.convolution_backward(
+            grad_output,
+            x,
+            weight,
+            [weight.shape[1] * groups] if has_bias else None,
+            stride,
+            padding,
+            dilation,
+            True,  # transposed
+            output_padding,
+            groups,
+            [needs[0], needs[1], needs[2] and has_bias],
+        )
+
+    def fused_interpolate(
+        self,
+        x: Tensor,
+        mode: str,
+        size: tuple[int, ...],
+        scales: tuple[float, ...] | None,
+        align_corners: bool,
+        antialias: bool,
+    ) -> tuple[Tensor, Saved]:
+        # Given scale factors enter torch's position arithmetic (1 / scale, not in / out);
+        # the output size they give is the one the core computed.
+        corners = align_corners if mode in ("linear", "bilinear", "bicubic", "trilinear") else None
+        if scales is None:
+            kwargs: dict = {"size": size}
+        else:
+            kwargs = {"scale_factor": scales, "recompute_scale_factor": False}
+
+        def run(x: Tensor) -> Tensor:
+            return F.interpolate(x, mode=mode, align_corners=corners, antialias=antialias, **kwargs)
+
+        if not x.is_floating_point():  # nearest on integers: nothing to differentiate
+            return run(x), None
+        return _record(run, x)
+
+    def fused_grid_sample(
+        self, x: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool
+    ) -> tuple[Tensor, Saved]:
+        return _record(
+            lambda x, grid: F.grid_sample(x, grid, mode, padding_mode, align_corners), x, grid
+        )
+
     def fused_max_pool2d(
         self, x: Tensor, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int]
     ) -> tuple[Tensor, tuple]:
@@ -263,3 +360,5 @@ class FusedComposites:
     fused_softmax_backward = _backward
     fused_log_softmax_backward = _backward
     fused_scaled_dot_product_attention_backward = _backward
+    fused_interpolate_backward = _backward
+    fused_grid_sample_backward = _backward

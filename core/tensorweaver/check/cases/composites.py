@@ -142,6 +142,64 @@ def _attention(m: Maker) -> Forward:
     return lambda: (sdpa(q, k, v), sdpa(q, k[:, :, :3], v[:, :, :3], is_causal=True, scale=0.7))
 
 
+def _conv3d(m: Maker) -> Forward:
+    x = m.input("x", m.batch(2), 4, 5, 4, 6)
+    w = m.input("w", 6, 2, 2, 3, 2)
+    b = m.input("b", 6)
+    return lambda: (
+        F.conv3d(x, w, b, stride=(1, 2, 2), padding=(1, 0, 1), dilation=(2, 1, 1), groups=2),
+        F.conv3d(x[:, :2], w[:2], padding="same"),
+    )
+
+
+def _conv_transpose(m: Maker) -> Forward:
+    x = m.input("x", m.batch(2), 4, 3, 5)
+    w = m.input("w", 4, 3, 3, 2)
+    b = m.input("b", 6)
+    x3 = m.input("x3", m.batch(1), 2, 3, 2, 3)
+    w3 = m.input("w3", 2, 2, 2, 3, 2)
+    return lambda: (
+        F.conv_transpose2d(
+            x, w, b, stride=(2, 3), padding=(1, 0), output_padding=(1, 2), groups=2, dilation=(1, 2)
+        ),  # fmt: skip
+        F.conv_transpose1d(x[:, :, 0], w[:, :, 0], stride=2, output_padding=1),
+        F.conv_transpose3d(x3, w3, stride=2, padding=1, dilation=(1, 2, 1)),
+    )
+
+
+def _interpolate(m: Maker) -> Forward:
+    x = m.input("x", m.batch(2), 3, 5, 7)
+    x1 = m.input("x1", m.batch(2), 3, 6)
+    x3 = m.input("x3", m.batch(1), 2, 3, 4, 3)
+    up = F.interpolate
+    return lambda: (
+        up(x, size=(8, 4), mode="bilinear"),
+        up(x, scale_factor=1.7, mode="bicubic", align_corners=True),
+        up(x, size=(3, 4), mode="bicubic", antialias=True),
+        up(x, scale_factor=0.6, mode="bilinear", align_corners=True, antialias=True),
+        up(x, scale_factor=(2.3, 0.6), mode="nearest"),
+        up(x, size=(3, 9), mode="area"),
+        up(x1, size=11, mode="linear"),
+        up(x1, scale_factor=1.5, mode="nearest-exact"),
+        up(x3, size=(5, 2, 4), mode="trilinear", align_corners=True),
+    )
+
+
+def _grid_sample(m: Maker) -> Forward:
+    x = m.input("x", m.batch(2), 3, 5, 6)
+    # Away from pixel edges: there the gradient with respect to the grid jumps.
+    grid = m.input("grid", m.batch(2), 4, 3, 2, low=-1.2, high=1.2)
+    x3 = m.input("x3", m.batch(1), 2, 3, 4, 3)
+    grid3 = m.input("grid3", m.batch(1), 2, 3, 2, 3, low=-0.9, high=0.9)
+    sample = F.grid_sample
+    return lambda: (
+        sample(x, grid, align_corners=False),
+        sample(x, grid, mode="bicubic", padding_mode="border", align_corners=True),
+        sample(x, grid, padding_mode="reflection"),
+        sample(x3, grid3, padding_mode="border"),
+    )
+
+
 BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "relu": _relu,
     "dropout": _dropout,
@@ -155,6 +213,10 @@ BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "max_pool2d": _max_pool2d,
     "layer_norm": _layer_norm,
     "scaled_dot_product_attention": _attention,
+    "conv3d": _conv3d,
+    "conv_transpose": _conv_transpose,
+    "interpolate": _interpolate,
+    "grid_sample": _grid_sample,
 }
 assert set(BUILDS) == set(COMPOSITES), "every fusable composite has a case"
 

@@ -33,6 +33,26 @@ def _conv(m: Maker) -> Forward:
     return lambda: (conv(x), conv1d(x[:, :, 0]), transposed(x))
 
 
+def _resampling(m: Maker) -> Forward:
+    """A 3-D encoder-decoder step, upsampling, shuffles and sliding blocks; the lazy layer
+    takes its shape on the first forward, before its parameters are set."""
+    lazy = nn.LazyConv1d(2, 2)
+    lazy(tw.zeros(1, 4, 5))
+    lazy = m.module(lazy, "lazy.")
+    down = m.module(nn.Conv3d(2, 3, 2, padding=1, padding_mode="reflect"), "down.")
+    up = m.module(nn.ConvTranspose3d(3, 2, 2, stride=2, padding=1), "up.")
+    resample = (nn.Upsample(scale_factor=1.5, mode="bilinear"), nn.PixelShuffle(2))
+    blocks = (nn.Unfold(2, padding=1), nn.Fold((4, 5), 2, padding=1))
+    x = m.input("x", 2, 2, 3, 4, 3)
+    image = m.input("image", 2, 4, 4, 5)
+    return lambda: (
+        up(down(x)),
+        resample[0](resample[1](image)),
+        blocks[1](blocks[0](image)),
+        lazy(image[:, :, 0]),
+    )
+
+
 def _pooling(m: Maker) -> Forward:
     x = m.input("x", 2, 3, 7, 6)
     pools = (nn.MaxPool2d(3, stride=2, padding=1), nn.AvgPool2d(2), nn.AdaptiveAvgPool2d((2, 3)))
@@ -200,6 +220,7 @@ def _vae(m: Maker) -> Forward:
 CASES: dict[str, Callable[[Maker], Forward]] = {
     "linear": _linear,
     "convolution": _conv,
+    "resampling": _resampling,
     "pooling": _pooling,
     "batch-norm": _batch_norm,
     "layer-rms-group-norm": _norms,

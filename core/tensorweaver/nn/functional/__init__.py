@@ -1,7 +1,8 @@
 """``tw.nn.functional``: PyTorch's functional layer ops, written with core tensor ops.
 
 Every op runs and differentiates on every backend. The composites softmax, log_softmax,
-conv2d, max_pool2d, layer_norm and scaled_dot_product_attention go through
+conv2d, conv3d, conv_transpose, interpolate, grid_sample, max_pool2d, layer_norm and
+scaled_dot_product_attention go through
 :func:`tensorweaver.ops.composite.fused_or_reference`, so a backend may replace them with
 fused kernels; their reference decompositions are the ``*_reference`` functions of the
 submodules.
@@ -9,13 +10,19 @@ submodules.
 
 from tensorweaver.nn.functional.activation import (
     celu,
+    celu_,
     elu,
+    elu_,
     gelu,
     glu,
+    gumbel_softmax,
+    hardshrink,
     hardsigmoid,
     hardswish,
     hardtanh,
+    hardtanh_,
     leaky_relu,
+    leaky_relu_,
     log_softmax,
     logsigmoid,
     mish,
@@ -23,50 +30,170 @@ from tensorweaver.nn.functional.activation import (
     prelu,
     relu,
     relu6,
+    relu_,
+    rrelu,
+    rrelu_,
     selu,
+    selu_,
     sigmoid,
     silu,
     softmax,
     softmin,
     softplus,
+    softshrink,
     softsign,
     tanh,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
+from tensorweaver.nn.functional.adaptive_pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
 )
 from tensorweaver.nn.functional.attention import scaled_dot_product_attention
 from tensorweaver.nn.functional.conv import (
     conv1d,
     conv2d,
+    conv3d,
     conv_transpose1d,
     conv_transpose2d,
+    conv_transpose3d,
+    fold,
     pad,
     unfold,
 )
-from tensorweaver.nn.functional.dropout import dropout, dropout1d, dropout2d, dropout3d
+from tensorweaver.nn.functional.ctc import ctc_loss
+from tensorweaver.nn.functional.distance import cosine_similarity, pairwise_distance, pdist
+from tensorweaver.nn.functional.dropout import (
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from tensorweaver.nn.functional.fractional_pooling import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
+from tensorweaver.nn.functional.grid import affine_grid, grid_sample
 from tensorweaver.nn.functional.linear import bilinear, linear
+from tensorweaver.nn.functional.local_response import local_response_norm
 from tensorweaver.nn.functional.loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
-    cosine_similarity,
     cross_entropy,
+    gaussian_nll_loss,
     huber_loss,
     kl_div,
     l1_loss,
     mse_loss,
     nll_loss,
+    poisson_nll_loss,
     smooth_l1_loss,
 )
-from tensorweaver.nn.functional.normalization import batch_norm, group_norm, layer_norm, rms_norm
+from tensorweaver.nn.functional.margin_loss import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from tensorweaver.nn.functional.normalization import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    rms_norm,
+)
 from tensorweaver.nn.functional.pooling import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
     avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
     max_pool1d,
+    max_pool1d_with_indices,
     max_pool2d,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
 )
-from tensorweaver.nn.functional.sparse import embedding, one_hot
+from tensorweaver.nn.functional.sampling import (
+    interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
+from tensorweaver.nn.functional.shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
+from tensorweaver.nn.functional.sparse import embedding, embedding_bag, one_hot
+from tensorweaver.nn.functional.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
 
 __all__ = [
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
+    "celu_",
+    "elu_",
+    "gumbel_softmax",
+    "hardshrink",
+    "hardtanh_",
+    "leaky_relu_",
+    "relu_",
+    "rrelu",
+    "rrelu_",
+    "selu_",
+    "softshrink",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
+    "avg_pool3d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "fractional_max_pool2d",
+    "fractional_max_pool3d",
+    "local_response_norm",
+    "instance_norm",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "upsample_nearest",
+    "upsample_bilinear",
+    "upsample",
+    "pixel_unshuffle",
+    "pixel_shuffle",
+    "interpolate",
+    "grid_sample",
+    "channel_shuffle",
+    "affine_grid",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "avg_pool1d",
@@ -78,8 +205,10 @@ __all__ = [
     "celu",
     "conv1d",
     "conv2d",
+    "conv3d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "cosine_similarity",
     "cross_entropy",
     "dropout",
@@ -87,6 +216,7 @@ __all__ = [
     "dropout2d",
     "dropout3d",
     "elu",
+    "fold",
     "embedding",
     "gelu",
     "glu",
@@ -125,4 +255,19 @@ __all__ = [
     "softsign",
     "tanh",
     "unfold",
+    "ctc_loss",
+    "pairwise_distance",
+    "pdist",
+    "gaussian_nll_loss",
+    "poisson_nll_loss",
+    "cosine_embedding_loss",
+    "hinge_embedding_loss",
+    "margin_ranking_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "multilabel_soft_margin_loss",
+    "soft_margin_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+    "embedding_bag",
 ]

@@ -1,4 +1,7 @@
-"""Activations, ``softmax``/``log_softmax``/``softmin``, ``glu`` and ``normalize``.
+"""Activations, shrinkage (``threshold``, ``hardshrink``, ``softshrink``, ``tanhshrink``),
+``rrelu``, ``softmax``/``log_softmax``/``softmin``, ``gumbel_softmax``, ``glu`` and
+``normalize``; the in-place ``*_`` variants PyTorch has. Random draws (``rrelu`` in training,
+``gumbel_softmax``) use ``tw.rand`` on the input's device, so ``tw.manual_seed`` fixes them.
 
 Branches that could overflow in the branch ``where`` discards take a clamped argument, so
 that no inf reaches the gradient (``0 * inf`` would be NaN). ``softmax`` and
@@ -63,9 +66,103 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x / alpha) - 1)."""
+    if alpha == 0:
+        raise ValueError("celu: alpha cannot be 0 (it divides x); use relu for the limit")
     return _apply(
         lambda x: tw.where(x > 0, x, alpha * (x.clamp(max=0) / alpha).expm1()), input, inplace
     )
+
+
+def relu_(input: Tensor) -> Tensor:
+    """``relu`` in place."""
+    return relu(input, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``hardtanh`` in place."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``leaky_relu`` in place."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``elu`` in place."""
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """``selu`` in place."""
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``celu`` in place."""
+    return celu(input, alpha, inplace=True)
+
+
+def _threshold(input: Tensor, limit: float, value: float, inplace: bool) -> Tensor:
+    return _apply(lambda x: x.masked_fill(x <= limit, value), input, inplace)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else value (NaN stays NaN)."""
+    return _threshold(input, threshold, value, inplace)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """``threshold`` in place."""
+    return _threshold(input, threshold, value, True)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return input.masked_fill((input >= -lambd) & (input <= lambd), 0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambd must be non-negative, got {lambd}")
+    return input - input.clamp(-lambd, lambd)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - tw.tanh(input)
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """x where x > 0, else slope * x: in training each element draws its slope uniformly
+    from [lower, upper]; otherwise the slope is their mean."""
+    if lower > upper:
+        raise ValueError(
+            f"rrelu: the lower bound {lower} should be less than or equal to the upper bound "
+            f"{upper}"
+        )
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+
+    def draw(x: Tensor) -> Tensor:
+        slope = tw.rand(*x.shape, dtype=x.dtype, device=x.device) * (upper - lower) + lower
+        return tw.where(x > 0, x, x * slope)
+
+    return _apply(draw, input, inplace)
+
+
+def rrelu_(
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
+) -> Tensor:
+    """``rrelu`` in place."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -211,6 +308,24 @@ def softmin(
     """softmax(-x) along ``dim``."""
     axis = _softmax_axis(input, dim, "softmin")
     return _softmax_like("softmax", softmax_reference, -_cast(input, dtype), axis)
+
+
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """softmax((logits + g) / tau) along ``dim`` with Gumbel(0, 1) noise ``g``; with ``hard``
+    the one-hot of its argmax, whose gradient is the soft sample's (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    uniform = tw.rand(*logits.shape, dtype=logits.dtype, device=logits.device)
+    gumbels = -(-(-uniform).log1p()).log()  # -log(Exponential(1)), never log(0) of 1 - u
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    ones = tw.ones(*index.shape, dtype=logits.dtype, device=logits.device)
+    y_hard = tw.zeros_like(logits).scatter(dim, index, ones)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

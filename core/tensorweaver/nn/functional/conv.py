@@ -1,14 +1,20 @@
-"""Padding, sliding windows and convolutions: ``pad``, ``unfold``, ``conv1d``, ``conv2d`` and
-the transposed convolutions.
+"""Padding, sliding windows and convolutions: ``pad``, ``unfold``, ``fold``, ``conv1d``,
+``conv2d``, ``conv3d`` and the transposed convolutions.
 
-Every convolution becomes one 2-D convolution. Its reference decomposition is im2col: the
-``kh * kw`` strided slices of the padded input stacked on a new axis, then one batched
-matmul that covers every group; a backend may replace it with a fused kernel.
+A 1-D convolution becomes a 2-D one over a height of one; 2-D and 3-D ones are the
+composites ``conv2d`` and ``conv3d``, whose reference decomposition is im2col: the
+``prod(kernel)`` strided slices of the padded input stacked on a new axis, then one batched
+matmul that covers every group. A transposed convolution is the composite
+``conv_transpose``, whose reference is a stride-1 convolution of the zero-dilated input with
+the flipped kernel. A backend may replace each composite with a fused kernel.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import product
+
+import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.ops.composite import fused_or_reference
@@ -79,6 +85,10 @@ def _pad_constant(x: Tensor, dim: int, before: int, after: int, value: float) ->
 
 
 def _pad_by_index(x: Tensor, dim: int, before: int, after: int, mode: str) -> Tensor:
+    # Negative widths crop first, and the padding then reflects or wraps the cropped
+    # tensor, as PyTorch does.
+    x = _pad_constant(x, dim, min(before, 0), min(after, 0), 0.0)
+    before, after = max(before, 0), max(after, 0)
     size = x.shape[dim]
     largest = {"reflect": size - 1, "replicate": None, "circular": size}[mode]
     if (
@@ -112,6 +122,14 @@ def pad(
         )
     if mode != "constant" and value:
         raise ValueError(f"pad: mode {mode!r} takes no value (got {value!r})")
+    if mode != "constant" and input.dim() - len(pad) // 2 not in (1, 2):
+        raise NotImplementedError(  # PyTorch's words
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
     out = input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
@@ -146,15 +164,16 @@ def _im2col(
     dilation: tuple[int, ...],
     fn: str,
 ) -> Tensor:
-    """The ``(N, C, kh * kw, OH, OW)`` windows of the (already padded) ``(N, C, H, W)`` ``xp``:
-    axis 2 runs over kernel offsets, row-major."""
-    h, w = xp.shape[2:]
-    _check_fits((h, w), kernel, dilation, fn)
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
-    rows = [slice(i * dh, i * dh + (oh - 1) * sh + 1, sh) for i in range(kh)]
-    cols = [slice(j * dw, j * dw + (ow - 1) * sw + 1, sw) for j in range(kw)]
-    return tw.stack([xp[:, :, r, c] for r in rows for c in cols], 2)
+    """The ``(N, C, prod(kernel), *out)`` windows of the (already padded) ``(N, C, *size)``
+    ``xp``: axis 2 runs over kernel offsets, row-major."""
+    size = tuple(xp.shape[2:])
+    _check_fits(size, kernel, dilation, fn)
+    out = [(n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(size, kernel, stride, dilation)]
+    picks = [
+        [slice(i * d, i * d + (o - 1) * s + 1, s) for i in range(k)]
+        for k, s, d, o in zip(kernel, stride, dilation, out)
+    ]
+    return tw.stack([xp[(slice(None), slice(None), *at)] for at in product(*picks)], 2)
 
 
 def unfold(
@@ -164,7 +183,8 @@ def unfold(
     padding: int | Sequence[int] = 0,
     stride: int | Sequence[int] = 1,
 ) -> Tensor:
-    """Sliding local blocks of a ``(N, C, H, W)`` input as ``(N, C * kh * kw, L)`` columns."""
+    """Sliding local blocks of a ``(N, C, H, W)`` (or ``(C, H, W)``) input as
+    ``(N, C * kh * kw, L)`` columns."""
     x, batched = _batched(input, 4, "unfold")
     ph, pw = _ntuple(padding, 2, "unfold", "padding")
     cols = _im2col(
@@ -179,28 +199,77 @@ def unfold(
     return out if batched else out.squeeze(0)
 
 
+def fold(
+    input: Tensor,
+    output_size: int | Sequence[int],
+    kernel_size: int | Sequence[int],
+    dilation: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    stride: int | Sequence[int] = 1,
+) -> Tensor:
+    """Sum ``(N, C * kh * kw, L)`` (or ``(C * kh * kw, L)``) columns back into a
+    ``(N, C, *output_size)`` image: the adjoint of :func:`unfold` (overlaps add up)."""
+    fn = "fold"
+    x, batched = _batched(input, 3, fn)
+    size = _ntuple(output_size, 2, fn, "output_size")
+    kernel = _ntuple(kernel_size, 2, fn, "kernel_size")
+    dil = _ntuple(dilation, 2, fn, "dilation")
+    pads = _ntuple(padding, 2, fn, "padding")
+    steps = _ntuple(stride, 2, fn, "stride")
+    padded = tuple(n + 2 * p for n, p in zip(size, pads))
+    _check_fits(padded, kernel, dil, fn)
+    blocks = [(n - d * (k - 1) - 1) // s + 1 for n, k, d, s in zip(padded, kernel, dil, steps)]
+    k = kernel[0] * kernel[1]
+    n, ck, length = x.shape
+    if ck % k or length != blocks[0] * blocks[1]:
+        raise ValueError(
+            f"{fn}: expected input of shape (N, C * {k}, {blocks[0] * blocks[1]}) for "
+            f"kernel_size {kernel} and output_size {size} ({blocks[0]}x{blocks[1]} blocks), "
+            f"got input of shape {tuple(input.shape)}"
+        )
+    # Where each (kernel offset, block) column lands in the flattened padded image.
+    rows = np.arange(kernel[0])[:, None, None, None] * dil[0]
+    rows = rows + np.arange(blocks[0])[:, None] * steps[0]
+    cols = np.arange(kernel[1])[:, None, None] * dil[1] + np.arange(blocks[1]) * steps[1]
+    where = tw.tensor((rows * padded[1] + cols).reshape(-1), device=x.device)
+    c = ck // k
+    flat = tw.zeros(n, c, padded[0] * padded[1], dtype=x.dtype, device=x.device)
+    out = flat.index_add(2, where, x.reshape(n, c, k * length)).reshape(n, c, *padded)
+    out = out[:, :, pads[0] : pads[0] + size[0], pads[1] : pads[1] + size[1]]
+    return out if batched else out.squeeze(0)
+
+
 # -- convolution -----------------------------------------------------------------------------
 
 
-def conv2d_reference(
+def conv_reference(
     x: Tensor,
     weight: Tensor,
     bias: Tensor | None,
-    stride: tuple[int, int],
-    padding: tuple[int, int],
-    dilation: tuple[int, int],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
     groups: int,
 ) -> Tensor:
-    """The convolution of ``(N, C, H, W)`` ``x`` with ``(O, C / groups, kh, kw)`` ``weight``,
-    plus ``(O,)`` ``bias`` unless None (the decomposition of the ``conv2d`` composite)."""
-    o, cg, kh, kw = weight.shape
-    ph, pw = padding
-    cols = _im2col(pad(x, (pw, pw, ph, ph)), (kh, kw), stride, dilation, "conv2d")
-    n, _, k, oh, ow = cols.shape
-    # (G, O/G, cg*k) @ (N, G, cg*k, OH*OW): channel-major, then kernel offset, as in weight.
-    out = weight.reshape(groups, o // groups, cg * k) @ cols.reshape(n, groups, cg * k, oh * ow)
-    out = out.reshape(n, o, oh, ow)
-    return out if bias is None else out + bias.reshape(1, o, 1, 1)
+    """The convolution of ``(N, C, *size)`` ``x`` with ``(O, C / groups, *kernel)``
+    ``weight``, plus ``(O,)`` ``bias`` unless None: the decomposition of the ``conv2d`` and
+    ``conv3d`` composites."""
+    o, cg, *kernel = weight.shape
+    rank = len(kernel)
+    widths = [w for p in reversed(padding) for w in (p, p)]
+    cols = _im2col(pad(x, widths), tuple(kernel), stride, dilation, f"conv{rank}d")
+    n, _, k, *out = cols.shape
+    spots = 1
+    for m in out:
+        spots *= m
+    # (G, O/G, cg*k) @ (N, G, cg*k, spots): channel-major, then kernel offset, as in weight.
+    y = weight.reshape(groups, o // groups, cg * k) @ cols.reshape(n, groups, cg * k, spots)
+    y = y.reshape(n, o, *out)
+    return y if bias is None else y + bias.reshape(1, o, *(1,) * rank)
+
+
+#: The ``conv2d`` composite's decomposition (any rank works).
+conv2d_reference = conv_reference
 
 
 def _check_conv(x: Tensor, weight: Tensor, groups: int, transposed: bool, fn: str) -> None:
@@ -264,28 +333,59 @@ def _resolve_padding(
     return x, tuple(t // 2 for t in totals)
 
 
-def conv2d(
+def _lift(value: tuple[int, ...], height: int) -> tuple[int, ...]:
+    """A 1-D argument as the 2-D one of a convolution over a height of one."""
+    return (height, *value) if len(value) == 1 else value
+
+
+def _conv_composite(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    groups: int,
+) -> Tensor:
+    """A checked batched convolution through its composite (``conv2d`` for 1-D and 2-D,
+    ``conv3d`` for 3-D)."""
+    if x.dim() == 3:
+        return _conv_composite(
+            x.unsqueeze(2),
+            weight.unsqueeze(2),
+            bias,
+            _lift(stride, 1),
+            _lift(padding, 0),
+            _lift(dilation, 1),
+            groups,
+        ).squeeze(2)
+    name = f"conv{x.dim() - 2}d"
+    return fused_or_reference(
+        name, conv_reference, (x, weight, bias), stride, padding, dilation, groups
+    )
+
+
+def _convolution(
+    fn: str,
+    rank: int,
     input: Tensor,
     weight: Tensor,
-    bias: Tensor | None = None,
-    stride: int | Sequence[int] = 1,
-    padding: str | int | Sequence[int] = 0,
-    dilation: int | Sequence[int] = 1,
-    groups: int = 1,
+    bias: Tensor | None,
+    stride: int | Sequence[int],
+    padding: str | int | Sequence[int],
+    dilation: int | Sequence[int],
+    groups: int,
 ) -> Tensor:
-    """2-D convolution of ``(N, C, H, W)`` (or ``(C, H, W)``) input with ``(O, C / groups,
-    kh, kw)`` weight; ``padding`` may be ints, ``'same'`` or ``'valid'``."""
-    x, batched = _batched(input, 4, "conv2d")
-    _check_conv(x, weight, groups, False, "conv2d")
-    stride = _ntuple(stride, 2, "conv2d", "stride")
-    dilation = _ntuple(dilation, 2, "conv2d", "dilation")
-    x, padding = _resolve_padding(x, padding, weight.shape[2:], stride, dilation, "conv2d")
+    x, batched = _batched(input, rank + 2, fn)
+    _check_conv(x, weight, groups, False, fn)
+    stride = _ntuple(stride, rank, fn, "stride")
+    dilation = _ntuple(dilation, rank, fn, "dilation")
+    kernel = tuple(weight.shape[2:])
+    x, padding = _resolve_padding(x, padding, kernel, stride, dilation, fn)
     padded = tuple(n + 2 * p for n, p in zip(x.shape[2:], padding))
-    _check_fits(padded, weight.shape[2:], dilation, "conv2d")
-    _check_bias(bias, weight.shape[0], "conv2d")
-    out = fused_or_reference(
-        "conv2d", conv2d_reference, (x, weight, bias), stride, padding, dilation, groups
-    )
+    _check_fits(padded, kernel, dilation, fn)
+    _check_bias(bias, weight.shape[0], fn)
+    out = _conv_composite(x, weight, bias, stride, padding, dilation, groups)
     return out if batched else out.squeeze(0)
 
 
@@ -299,73 +399,137 @@ def conv1d(
     groups: int = 1,
 ) -> Tensor:
     """1-D convolution of ``(N, C, L)`` (or ``(C, L)``) input with ``(O, C / groups, k)``
-    weight: a 2-D convolution over a height of one."""
-    x, batched = _batched(input, 3, "conv1d")
-    _check_conv(x, weight, groups, False, "conv1d")
-    if not isinstance(padding, str):
-        padding = (0, _ntuple(padding, 1, "conv1d", "padding")[0])
-    out = conv2d(
-        x.unsqueeze(2),
-        weight.unsqueeze(2),
-        bias,
-        (1, _ntuple(stride, 1, "conv1d", "stride")[0]),
-        padding,
-        (1, _ntuple(dilation, 1, "conv1d", "dilation")[0]),
-        groups,
-    ).squeeze(2)
-    return out if batched else out.squeeze(0)
+    weight; ``padding`` may be ints, ``'same'`` or ``'valid'``."""
+    return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
-def _dilate(x: Tensor, stride: tuple[int, int]) -> Tensor:
-    """``x`` with ``stride - 1`` zeros between neighbouring elements of its last two axes."""
-    sh, sw = stride
-    if sh == sw == 1:
-        return x
-    n, c, h, w = x.shape
-    spread = pad(x.reshape(n, c, h, 1, w, 1), (0, sw - 1, 0, 0, 0, sh - 1))
-    return spread.reshape(n, c, h * sh, w * sw)[:, :, : (h - 1) * sh + 1, : (w - 1) * sw + 1]
-
-
-def conv_transpose2d(
+def conv2d(
     input: Tensor,
     weight: Tensor,
     bias: Tensor | None = None,
     stride: int | Sequence[int] = 1,
-    padding: int | Sequence[int] = 0,
-    output_padding: int | Sequence[int] = 0,
-    groups: int = 1,
+    padding: str | int | Sequence[int] = 0,
     dilation: int | Sequence[int] = 1,
+    groups: int = 1,
 ) -> Tensor:
-    """2-D transposed convolution of ``(N, C, H, W)`` input with ``(C, O / groups, kh, kw)``
-    weight: the gradient of ``conv2d`` with respect to its input, plus bias."""
-    fn = "conv_transpose2d"
-    x, batched = _batched(input, 4, fn)
+    """2-D convolution of ``(N, C, H, W)`` (or ``(C, H, W)``) input with ``(O, C / groups,
+    kh, kw)`` weight; ``padding`` may be ints, ``'same'`` or ``'valid'``."""
+    return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: str | int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """3-D convolution of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input with ``(O,
+    C / groups, kd, kh, kw)`` weight; ``padding`` may be ints, ``'same'`` or ``'valid'``."""
+    return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _dilate(x: Tensor, stride: tuple[int, ...]) -> Tensor:
+    """``x`` with ``stride - 1`` zeros between neighbouring elements of each spatial axis."""
+    for axis, s in enumerate(stride, start=2):
+        size = x.shape[axis]
+        if s == 1 or size == 0:
+            continue
+        spread = _pad_constant(x.unsqueeze(axis + 1), axis + 1, 0, s - 1, 0)
+        shape = list(x.shape)
+        shape[axis] = size * s
+        x = spread.reshape(shape).narrow(axis, 0, (size - 1) * s + 1)
+    return x
+
+
+def conv_transpose_reference(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    output_padding: tuple[int, ...],
+    groups: int,
+    dilation: tuple[int, ...],
+) -> Tensor:
+    """The transposed convolution of ``(N, C, *size)`` ``x`` with ``(C, O / groups, *kernel)``
+    ``weight`` (the decomposition of the ``conv_transpose`` composite): a stride-1
+    convolution of the zero-dilated input, padded by what the forward convolution's windows
+    hang over (less ``padding``), with the kernel flipped and its in/out channels swapped
+    within each group."""
+    c, og, *kernel = weight.shape
+    rank = len(kernel)
+    edge = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding)]
+    widths = [w for e, op in reversed(list(zip(edge, output_padding))) for w in (e, e + op)]
+    x = pad(_dilate(x, stride), widths)
+    flipped = (
+        weight.reshape(groups, c // groups, og, *kernel)
+        .transpose(1, 2)
+        .reshape(groups * og, c // groups, *kernel)
+        .flip(tuple(range(2, 2 + rank)))
+    )
+    return _conv_composite(x, flipped, bias, (1,) * rank, (0,) * rank, dilation, groups)
+
+
+def _conv_transpose(
+    fn: str,
+    rank: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: int | Sequence[int],
+    padding: int | Sequence[int],
+    output_padding: int | Sequence[int],
+    groups: int,
+    dilation: int | Sequence[int],
+) -> Tensor:
+    x, batched = _batched(input, rank + 2, fn)
     _check_conv(x, weight, groups, True, fn)
-    stride = _ntuple(stride, 2, fn, "stride")
-    padding = _ntuple(padding, 2, fn, "padding")
-    output_padding = _ntuple(output_padding, 2, fn, "output_padding")
-    dilation = _ntuple(dilation, 2, fn, "dilation")
+    if isinstance(padding, str):
+        raise ValueError(f"{fn}: padding must be ints, got {padding!r}")
+    stride = _ntuple(stride, rank, fn, "stride")
+    padding = _ntuple(padding, rank, fn, "padding")
+    output_padding = _ntuple(output_padding, rank, fn, "output_padding")
+    dilation = _ntuple(dilation, rank, fn, "dilation")
+    if min(padding) < 0 or min(output_padding) < 0:
+        raise ValueError(
+            f"{fn}: padding {padding} and output_padding {output_padding} must be non-negative"
+        )
     if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
         raise ValueError(
             f"{fn}: output_padding {output_padding} must be smaller than stride {stride} or "
             f"dilation {dilation} in each dimension"
         )
-    c, og, kh, kw = weight.shape
-    # A stride-1 convolution of the zero-dilated input, padded by what the forward
-    # convolution's windows hang over (less `padding`), with the kernel flipped and its
-    # in/out channels swapped within each group.
-    edge = [d * (k - 1) - p for d, k, p in zip(dilation, (kh, kw), padding)]
-    x = pad(
-        _dilate(x, stride),
-        (edge[1], edge[1] + output_padding[1], edge[0], edge[0] + output_padding[0]),
+    kernel = weight.shape[2:]
+    size = [
+        (n - 1) * s - 2 * p + d * (k - 1) + op + 1
+        for n, s, p, d, k, op in zip(x.shape[2:], stride, padding, dilation, kernel, output_padding)
+    ]
+    if min(size) < 1:
+        raise ValueError(
+            f"{fn}: the output of input {tuple(input.shape)} with weight {tuple(weight.shape)} "
+            f"would have spatial size {tuple(size)}; use less padding"
+        )
+    _check_bias(bias, weight.shape[1] * groups, fn)
+    lift = rank == 1  # a transposed convolution over a height of one
+    if lift:
+        x, weight = x.unsqueeze(2), weight.unsqueeze(2)
+        stride, padding = _lift(stride, 1), _lift(padding, 0)
+        output_padding, dilation = _lift(output_padding, 0), _lift(dilation, 1)
+    out = fused_or_reference(
+        "conv_transpose",
+        conv_transpose_reference,
+        (x, weight, bias),
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
     )
-    flipped = (
-        weight.reshape(groups, c // groups, og, kh, kw)
-        .transpose(1, 2)
-        .reshape(groups * og, c // groups, kh, kw)
-        .flip((2, 3))
-    )
-    out = conv2d(x, flipped, bias, 1, 0, dilation, groups)
+    if lift:
+        out = out.squeeze(2)
     return out if batched else out.squeeze(0)
 
 
@@ -379,22 +543,47 @@ def conv_transpose1d(
     groups: int = 1,
     dilation: int | Sequence[int] = 1,
 ) -> Tensor:
-    """1-D transposed convolution of ``(N, C, L)`` input with ``(C, O / groups, k)`` weight."""
-    fn = "conv_transpose1d"
-    x, batched = _batched(input, 3, fn)
-    _check_conv(x, weight, groups, True, fn)
+    """1-D transposed convolution of ``(N, C, L)`` (or ``(C, L)``) input with ``(C, O /
+    groups, k)`` weight: the gradient of ``conv1d`` with respect to its input, plus bias."""
+    return _conv_transpose(
+        "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
 
-    def wide(value: int | Sequence[int], name: str, height: int) -> tuple[int, int]:
-        return (height, _ntuple(value, 1, fn, name)[0])
 
-    out = conv_transpose2d(
-        x.unsqueeze(2),
-        weight.unsqueeze(2),
-        bias,
-        wide(stride, "stride", 1),
-        wide(padding, "padding", 0),
-        wide(output_padding, "output_padding", 0),
-        groups,
-        wide(dilation, "dilation", 1),
-    ).squeeze(2)
-    return out if batched else out.squeeze(0)
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """2-D transposed convolution of ``(N, C, H, W)`` (or ``(C, H, W)``) input with ``(C, O /
+    groups, kh, kw)`` weight: the gradient of ``conv2d`` with respect to its input, plus
+    bias."""
+    return _conv_transpose(
+        "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
+
+
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """3-D transposed convolution of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input with
+    ``(C, O / groups, kd, kh, kw)`` weight: the gradient of ``conv3d`` with respect to its
+    input, plus bias."""
+    return _conv_transpose(
+        "conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip

@@ -1,4 +1,5 @@
-"""Dropout: ``dropout`` zeroes elements, ``dropout1d/2d/3d`` whole channels.
+"""Dropout: ``dropout`` zeroes elements, ``dropout1d/2d/3d`` whole channels;
+``alpha_dropout`` and ``feature_alpha_dropout`` keep SELU's zero mean and unit variance.
 
 The keep-mask is drawn with ``tw.rand`` on the input's device; kept values are scaled by
 ``1 / (1 - p)`` so that the expectation is unchanged.
@@ -14,11 +15,15 @@ from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
 
+def _check_p(p: float, fn: str) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{fn}: dropout probability has to be between 0 and 1, but got {p}")
+
+
 def _masked(
     input: Tensor, p: float, training: bool, inplace: bool, mask_shape: tuple, fn: str
 ) -> Tensor:
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{fn}: dropout probability has to be between 0 and 1, but got {p}")
+    _check_p(p, fn)
     if not training or p == 0:
         return input
     if p == 1:
@@ -30,10 +35,14 @@ def _masked(
     return _apply(lambda x: x * _keep_scale(x, p, mask_shape), input, inplace)
 
 
+def _keep(x: Tensor, p: float, mask_shape: tuple) -> Tensor:
+    """1 where an element is kept (probability 1 - p), 0 where dropped, in x's dtype."""
+    return (tw.rand(*mask_shape, dtype=x.dtype, device=x.device) >= p).to(x.dtype)
+
+
 def _keep_scale(x: Tensor, p: float, mask_shape: tuple) -> Tensor:
     """1 / (1 - p) where an element is kept, 0 where dropped, drawn on x's device."""
-    keep = tw.rand(*mask_shape, dtype=x.dtype, device=x.device) >= p
-    return keep.to(x.dtype) / (1 - p)
+    return _keep(x, p, mask_shape) / (1 - p)
 
 
 def dropout_reference(x: Tensor, p: float) -> Tensor:
@@ -93,3 +102,47 @@ def dropout3d(
     """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input with probability
     ``p``."""
     return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+#: -SELU's scale * alpha: the value SELU tends to at -inf, which alpha dropout drops to.
+_ALPHA = 1.7580993408473766
+
+
+def _alpha_masked(
+    input: Tensor, p: float, training: bool, inplace: bool, mask_shape: tuple, fn: str
+) -> Tensor:
+    """Dropped elements set to SELU's saturation value, then an affine map that restores the
+    input's mean and variance, as PyTorch computes it."""
+    _check_p(p, fn)
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if p == 1:
+        return _apply(lambda x: x * 0, input, inplace)
+    a = 1.0 / ((_ALPHA * _ALPHA * p + 1) * (1 - p)) ** 0.5
+
+    def drop(x: Tensor) -> Tensor:
+        keep = _keep(x, p, mask_shape)
+        return x * (keep * a) + ((keep - 1) * (_ALPHA * a) + _ALPHA * a * p)
+
+    return _apply(drop, input, inplace)
+
+
+def alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Alpha dropout of each element (when ``training``): for SELU networks."""
+    return _alpha_masked(input, p, training, inplace, tuple(input.shape), "alpha_dropout")
+
+
+def feature_alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Alpha dropout of whole channels (axis 1) of ``(N, C, ...)`` input."""
+    fn = "feature_alpha_dropout"
+    if input.dim() < 2:
+        raise ValueError(
+            f"{fn}: feature dropout requires at least 2 dimensions in the input, got shape "
+            f"{tuple(input.shape)}"
+        )
+    mask_shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    return _alpha_masked(input, p, training, inplace, mask_shape, fn)

@@ -1,4 +1,4 @@
-"""Losses (``reduction`` is ``'mean'``, ``'sum'`` or ``'none'``) and ``cosine_similarity``.
+"""Regression, likelihood and class losses (``reduction`` is ``'mean'``, ``'sum'`` or ``'none'``).
 
 The deprecated ``size_average``/``reduce`` arguments are honoured as PyTorch does. Class
 losses take ``(N, C, d1, ...)`` (or ``(C,)``) inputs with class-index targets of shape
@@ -8,6 +8,7 @@ input.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import tensorweaver as tw
@@ -250,11 +251,15 @@ def cross_entropy(
     logp = log_softmax(x, 1)
     class_view = (1, classes, *([1] * (x.dim() - 2)))
     if t.dtype.is_floating_point:
-        if tuple(t.shape) != tuple(x.shape) or ignore_index != -100:
+        if tuple(t.shape) != tuple(x.shape):
             raise ValueError(
                 f"cross_entropy: class-probability targets must have the input's shape "
-                f"{tuple(input.shape)} (got {tuple(target.shape)}) and take no ignore_index "
-                f"(got {ignore_index})"
+                f"{tuple(input.shape)}, got {tuple(target.shape)}"
+            )
+        if ignore_index != -100:  # PyTorch's class
+            raise RuntimeError(
+                f"cross_entropy: ignore_index ({ignore_index}) is not supported for "
+                "class-probability (floating-point) targets; leave it at -100"
             )
         if label_smoothing:
             t = t * (1 - label_smoothing) + label_smoothing / classes
@@ -374,16 +379,72 @@ def kl_div(
     return _reduce(loss, reduction, "kl_div")
 
 
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (after broadcasting them);
-    each norm is at least ``eps``."""
-    ndim = max(x1.dim(), x2.dim())
-    s1 = (1,) * (ndim - x1.dim()) + tuple(x1.shape)
-    s2 = (1,) * (ndim - x2.dim()) + tuple(x2.shape)
-    shape = tuple(b if a == 1 else a for a, b in zip(s1, s2))
-    x1, x2 = x1.expand(shape), x2.expand(shape)
+# -- likelihood losses -----------------------------------------------------------------------
 
-    def unit(x: Tensor) -> Tensor:
-        return x / x.norm(dim=dim, keepdim=True).clamp(min=eps)
 
-    return (unit(x1) * unit(x2)).sum(dim)
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: bool | None = None,
+    eps: float = 1e-8,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of Poisson targets: exp(x) - y * x for a log-rate x, or
+    x - y * log(x + eps) for a rate x; ``full`` adds Stirling's approximation of log(y!)
+    where y > 1."""
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce(loss, _reduction(size_average, reduce, reduction), "poisson_nll_loss")
+
+
+def _gaussian_variance(input: Tensor, var: Tensor | float) -> Tensor:
+    """``var`` shaped to broadcast as PyTorch allows: the input's shape, the input's shape
+    without its last axis, or the input's shape with one axis of size 1."""
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError(f"gaussian_nll_loss: var must be non-negative, got {var}")
+        return tw.full_like(input, var)
+    bounds = extrema(var)
+    if bounds is not None and bounds[0] < 0:
+        raise ValueError(f"gaussian_nll_loss: var has negative entries (down to {bounds[0]})")
+    shape, var_shape = tuple(input.shape), tuple(var.shape)
+    if var_shape == shape:
+        return var
+    if var_shape == shape[:-1]:
+        return var.unsqueeze(-1)
+    if len(var_shape) == len(shape) and sum(v for i, v in zip(shape, var_shape) if i != v) == 1:
+        return var
+    raise ValueError(
+        f"gaussian_nll_loss: var of shape {var_shape} is of incorrect size for the input of "
+        f"shape {shape}: give the input's shape, the input's shape without its last axis, or "
+        "the input's shape with one axis of size 1"
+    )
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """0.5 * (log(var) + (x - y) ** 2 / var) for predicted means x and variances ``var``
+    (clamped below at ``eps``; the clamp passes the gradient through, as in PyTorch);
+    ``full`` adds 0.5 * log(2 pi)."""
+    var = _gaussian_variance(input, var)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"gaussian_nll_loss: {reduction!r} is not a valid reduction")
+    var = var + (var.clamp(min=eps) - var).detach()
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction, "gaussian_nll_loss")

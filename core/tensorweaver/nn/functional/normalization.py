@@ -1,4 +1,5 @@
-"""Normalization: ``batch_norm``, ``layer_norm``, ``group_norm`` and ``rms_norm``.
+"""Normalization: ``batch_norm``, ``instance_norm``, ``layer_norm``, ``group_norm`` and
+``rms_norm``.
 
 Each standardizes over some axes with the biased variance, then applies a per-channel or
 per-element affine map. ``layer_norm``, affine map included, is a composite a backend may
@@ -7,6 +8,7 @@ fuse.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import tensorweaver as tw
@@ -36,6 +38,31 @@ def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     if bias is not None:
         y = y + bias
     return y
+
+
+def _channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    """``y`` scaled and shifted per channel (axis 1)."""
+    return _affine(
+        y,
+        None if weight is None else _channel_view(weight, y.dim()),
+        None if bias is None else _channel_view(bias, y.dim()),
+    )
+
+
+def _with_running_stats(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    eps: float,
+    fn: str,
+    flag: str,
+) -> Tensor:
+    """``input`` normalized per channel by the given running statistics."""
+    if running_mean is None or running_var is None:
+        raise ValueError(f"{fn}: running_mean and running_var are needed when {flag}=False")
+    mean = _channel_view(running_mean, input.dim())
+    var = _channel_view(running_var, input.dim())
+    return (input - mean) * (var + eps).rsqrt()
 
 
 def batch_norm(
@@ -71,18 +98,48 @@ def batch_norm(
                 unbiased = var.reshape(-1) * (count / (count - 1))
                 running_var.mul_(1 - momentum).add_(unbiased, alpha=momentum)
     else:
-        if running_mean is None or running_var is None:
+        y = _with_running_stats(input, running_mean, running_var, eps, "batch_norm", "training")
+    return _channel_affine(y, weight, bias)
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel of each sample of ``(N, C, ...)`` input over its spatial axes.
+    With ``use_input_stats`` the running statistics (when given) move toward the batch mean
+    of the per-sample statistics in place; otherwise they normalize the input."""
+    if input.dim() < 2:
+        raise ValueError(
+            f"instance_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
+        )
+    dims = tuple(range(2, input.dim()))
+    count = math.prod(input.shape[2:])
+    if use_input_stats:
+        if count <= 1:
             raise ValueError(
-                "batch_norm: running_mean and running_var are needed when training=False"
+                "instance_norm: expected more than 1 spatial element when training, got input "
+                f"of shape {tuple(input.shape)}"
             )
-        mean = _channel_view(running_mean, input.dim())
-        var = _channel_view(running_var, input.dim())
-        y = (input - mean) * (var + eps).rsqrt()
-    return _affine(
-        y,
-        None if weight is None else _channel_view(weight, input.dim()),
-        None if bias is None else _channel_view(bias, input.dim()),
-    )
+        y, mean, var = _standardize(input, dims, eps)
+        with tw.no_grad():
+            if running_mean is not None:
+                batch_mean = mean.reshape(input.shape[:2]).mean(0)
+                running_mean.mul_(1 - momentum).add_(batch_mean, alpha=momentum)
+            if running_var is not None:
+                unbiased = var.reshape(input.shape[:2]).mean(0) * (count / (count - 1))
+                running_var.mul_(1 - momentum).add_(unbiased, alpha=momentum)
+    else:
+        y = _with_running_stats(
+            input, running_mean, running_var, eps, "instance_norm", "use_input_stats"
+        )
+    return _channel_affine(y, weight, bias)
 
 
 def layer_norm_reference(
@@ -146,11 +203,7 @@ def group_norm(
         )
     n = input.shape[0]
     y = _standardize(input.reshape(n, num_groups, -1), (2,), eps)[0].reshape(input.shape)
-    return _affine(
-        y,
-        None if weight is None else _channel_view(weight, input.dim()),
-        None if bias is None else _channel_view(bias, input.dim()),
-    )
+    return _channel_affine(y, weight, bias)
 
 
 def rms_norm(

@@ -1,14 +1,17 @@
-"""Pooling: ``max_pool1d/2d``, ``avg_pool1d/2d`` and ``adaptive_avg_pool1d/2d``.
+"""Sliding-window pooling in 1, 2 and 3 dimensions: ``max_pool*d``, ``avg_pool*d`` and
+``lp_pool*d``.
 
-Windows are the strided slices of :func:`~tensorweaver.nn.functional.conv._im2col`. The max
-is read with ``argmax`` + ``gather``, so its gradient goes to the first maximum of each
-window, as in PyTorch. ``ceil_mode`` adds padding at the end that no window counts.
-Adaptive pooling multiplies by averaging matrices, one per spatial axis.
+One N-d implementation serves every rank. Windows are the strided slices of the padded
+input stacked on a new axis (``conv._im2col``). The max is read with ``argmax`` + ``gather``,
+so its gradient goes to the first maximum of each window in row-major order, as in PyTorch.
+``ceil_mode`` adds padding at the end that no window counts.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Union
 
 import numpy as np
 
@@ -19,26 +22,32 @@ from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.index import gather_unchecked
 from tensorweaver.tensor import Tensor
 
+Size = Union[int, Sequence[int]]
 
-def _lowest(dtype: DType) -> float:
+
+def lowest(dtype: DType) -> float:
     """The padding that never wins a max."""
     return float("-inf") if dtype.is_floating_point else int(np.iinfo(dtype.numpy_name).min)
 
 
+def pad_widths(before: Sequence[int], after: Sequence[int]) -> list[int]:
+    """``F.pad``'s width list (last axis first) for per-axis ``before``/``after`` widths."""
+    return [w for b, a in reversed(list(zip(before, after))) for w in (b, a)]
+
+
 def _window_max(
     x: Tensor,
-    kernel: tuple[int, int],
-    stride: tuple[int, int],
-    padding: tuple[int, int],
-    dilation: tuple[int, int],
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    fn: str,
 ) -> tuple[Tensor, Tensor]:
     """The max of every window and the (row-major) kernel offset of its first maximum."""
-    ph, pw = padding
-    windows = _im2col(
-        pad(x, (pw, pw, ph, ph), value=_lowest(x.dtype)), kernel, stride, dilation, "max_pool2d"
-    )
-    first = windows.argmax(dim=2, keepdim=True)
-    return gather_unchecked(windows, 2, first).squeeze(2), first.squeeze(2)
+    xp = pad(x, pad_widths(padding, padding), value=lowest(x.dtype))
+    stacked = _im2col(xp, kernel, stride, dilation, fn)
+    first = stacked.argmax(dim=2, keepdim=True)
+    return gather_unchecked(stacked, 2, first).squeeze(2), first.squeeze(2)
 
 
 def max_pool2d_reference(
@@ -46,7 +55,7 @@ def max_pool2d_reference(
 ) -> Tensor:
     """Max pooling of ``(N, C, H, W)`` ``x`` padded with -inf (the decomposition of the
     ``max_pool2d`` composite)."""
-    return _window_max(x, kernel, stride, padding, (1, 1))[0]
+    return _window_max(x, kernel, stride, padding, (1, 1), "max_pool2d")[0]
 
 
 def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool, fn: str) -> int:
@@ -55,7 +64,8 @@ def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool, fn: st
     span = d * (k - 1) + 1
     if size + 2 * p < span:
         raise ValueError(
-            f"{fn}: the padded input length {size + 2 * p} is shorter than the window {span}"
+            f"{fn}: the padded input length {size + 2 * p} is shorter than the window {span}; "
+            "use a larger input, more padding or a smaller kernel"
         )
     out = (size + 2 * p - span + (s - 1 if ceil_mode else 0)) // s + 1
     if ceil_mode and (out - 1) * s >= size + p:
@@ -63,21 +73,27 @@ def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool, fn: st
     return out
 
 
+def _stride(stride: Size | None, kernel: tuple[int, ...], nd: int, fn: str) -> tuple[int, ...]:
+    """``stride`` as ``nd`` ints; None (or PyTorch's ``[]``) means the kernel size."""
+    return kernel if stride is None or stride == [] else _ntuple(stride, nd, fn, "stride")
+
+
 def _pool_params(
     x: Tensor,
-    kernel_size: int | Sequence[int],
-    stride: int | Sequence[int] | None,
-    padding: int | Sequence[int],
-    dilation: int | Sequence[int],
+    kernel_size: Size,
+    stride: Size | None,
+    padding: Size,
+    dilation: Size,
     ceil_mode: bool,
     fn: str,
-) -> tuple[tuple[int, int], ...]:
-    """Kernel, stride, padding, dilation as pairs, and the extra (bottom, right) padding
-    that ``ceil_mode`` needs."""
-    kernel = _ntuple(kernel_size, 2, fn, "kernel_size")
-    stride = kernel if stride is None or stride == [] else _ntuple(stride, 2, fn, "stride")
-    padding = _ntuple(padding, 2, fn, "padding")
-    dilation = _ntuple(dilation, 2, fn, "dilation")
+) -> tuple[tuple[int, ...], ...]:
+    """Kernel, stride, padding, dilation per spatial axis of the batched ``x``, and the extra
+    padding at the end of each axis that ``ceil_mode`` needs."""
+    nd = x.dim() - 2
+    kernel = _ntuple(kernel_size, nd, fn, "kernel_size")
+    stride = _stride(stride, kernel, nd, fn)
+    padding = _ntuple(padding, nd, fn, "padding")
+    dilation = _ntuple(dilation, nd, fn, "dilation")
     if min(kernel + stride + dilation) < 1 or any(
         not 0 <= p <= k // 2 for p, k in zip(padding, kernel)
     ):
@@ -92,33 +108,62 @@ def _pool_params(
     return kernel, stride, padding, dilation, tuple(extra)
 
 
-def max_pool2d(
+def flat_index(
+    offsets: Tensor,
+    kernel: tuple[int, ...],
+    starts: Sequence[Tensor],
+    dilation: tuple[int, ...],
+    sizes: Sequence[int],
+) -> Tensor:
+    """The flat input index (row-major over ``sizes``) of kernel offset ``offsets`` (row-major
+    over ``kernel``) of windows starting at ``starts`` (one broadcastable tensor per axis)."""
+    index = None
+    for axis, (k, start, d, size) in enumerate(zip(kernel, starts, dilation, sizes)):
+        position = start + offsets // math.prod(kernel[axis + 1 :]) % k * d
+        index = position if index is None else index * size + position
+    return index
+
+
+def window_table(positions: Sequence[Tensor], sizes: Sequence[int]) -> Tensor:
+    """The ``(..., cells, window)`` flat (row-major over ``sizes``) input positions of windows
+    placed per axis by ``positions[d]``, ``(..., out_d, width_d)``: cells and window offsets
+    both row-major. Built one axis at a time, so it never has more than 5 dimensions."""
+    table = positions[0]
+    for where, size in zip(positions[1:], sizes[1:]):
+        *lead, cells, span = table.shape
+        o, w = where.shape[-2:]
+        spread = table.reshape(*lead, cells, 1, span, 1) * size
+        table = (spread + where.reshape(*lead, 1, o, 1, w)).reshape(*lead, cells * o, span * w)
+    return table
+
+
+def _max_pool(
     input: Tensor,
-    kernel_size: int | Sequence[int],
-    stride: int | Sequence[int] | None = None,
-    padding: int | Sequence[int] = 0,
-    dilation: int | Sequence[int] = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
+    nd: int,
+    kernel_size: Size,
+    stride: Size | None,
+    padding: Size,
+    dilation: Size,
+    ceil_mode: bool,
+    return_indices: bool,
+    fn: str,
 ) -> Tensor | tuple[Tensor, Tensor]:
-    """2-D max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input; with ``return_indices``
-    also the flat ``h * W + w`` input index of each maximum."""
-    x, batched = _batched(input, 4, "max_pool2d")
-    kernel, stride, padding, dilation, (eh, ew) = _pool_params(
-        x, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d"
+    x, batched = _batched(input, nd + 2, fn)
+    kernel, stride, padding, dilation, extra = _pool_params(
+        x, kernel_size, stride, padding, dilation, ceil_mode, fn
     )
-    h, w = x.shape[2:]
-    if eh or ew:
-        x = pad(x, (0, ew, 0, eh), value=_lowest(x.dtype))
-    if dilation == (1, 1) and not return_indices:
+    sizes = x.shape[2:]
+    if any(extra):
+        x = pad(x, pad_widths((0,) * nd, extra), value=lowest(x.dtype))
+    if nd == 2 and dilation == (1, 1) and not return_indices:
         out = fused_or_reference("max_pool2d", max_pool2d_reference, (x,), kernel, stride, padding)
         return out if batched else out.squeeze(0)
-    out, first = _window_max(x, kernel, stride, padding, dilation)
-    oh, ow = out.shape[2:]
-    kw = kernel[1]
-    rows = (tw.arange(oh, device=x.device) * stride[0] - padding[0]).reshape(oh, 1)
-    cols = tw.arange(ow, device=x.device) * stride[1] - padding[1]
-    indices = (rows + first // kw * dilation[0]) * w + cols + first % kw * dilation[1]
+    out, first = _window_max(x, kernel, stride, padding, dilation, fn)
+    starts = [
+        (tw.arange(o, device=x.device) * s - p).reshape(o, *([1] * (nd - 1 - axis)))
+        for axis, (o, s, p) in enumerate(zip(out.shape[2:], stride, padding))
+    ]
+    indices = flat_index(first, kernel, starts, dilation, sizes)
     if not batched:
         out, indices = out.squeeze(0), indices.squeeze(0)
     return (out, indices) if return_indices else out
@@ -126,139 +171,227 @@ def max_pool2d(
 
 def max_pool1d(
     input: Tensor,
-    kernel_size: int | Sequence[int],
-    stride: int | Sequence[int] | None = None,
-    padding: int | Sequence[int] = 0,
-    dilation: int | Sequence[int] = 1,
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    dilation: Size = 1,
     ceil_mode: bool = False,
     return_indices: bool = False,
 ) -> Tensor | tuple[Tensor, Tensor]:
-    """1-D max pooling of ``(N, C, L)`` (or ``(C, L)``) input: 2-D pooling over a height of one."""
-    fn = "max_pool1d"
+    """1-D max pooling of ``(N, C, L)`` (or ``(C, L)``) input; with ``return_indices`` also
+    the input position of each maximum."""
+    args = (kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    return _max_pool(input, 1, *args, "max_pool1d")
 
-    def wide(value: int | Sequence[int], name: str, height: int) -> tuple[int, int]:
-        return (height, _ntuple(value, 1, fn, name)[0])
 
-    x, batched = _batched(input, 3, fn)
-    result = max_pool2d(
-        x.unsqueeze(2),
-        wide(kernel_size, "kernel_size", 1),
-        None if stride is None or stride == [] else wide(stride, "stride", 1),
-        wide(padding, "padding", 0),
-        wide(dilation, "dilation", 1),
-        ceil_mode,
-        return_indices,
-    )
-    parts = result if return_indices else (result,)
-    parts = tuple(p.squeeze(2) if batched else p.squeeze(2).squeeze(0) for p in parts)
-    return parts if return_indices else parts[0]
+def max_pool2d(
+    input: Tensor,
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    dilation: Size = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """2-D max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input; with ``return_indices``
+    also the flat ``h * W + w`` input index of each maximum."""
+    args = (kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    return _max_pool(input, 2, *args, "max_pool2d")
+
+
+def max_pool3d(
+    input: Tensor,
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    dilation: Size = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """3-D max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input; with
+    ``return_indices`` also the flat ``(d * H + h) * W + w`` input index of each maximum."""
+    args = (kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    return _max_pool(input, 3, *args, "max_pool3d")
+
+
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    dilation: Size = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """``max_pool1d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    dilation: Size = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """``max_pool2d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    dilation: Size = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """``max_pool3d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def _window_sum(
     x: Tensor,
-    kernel: tuple[int, int],
-    stride: tuple[int, int],
-    padding: tuple[int, int],
-    extra: tuple[int, int],
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    extra: tuple[int, ...],
     value: float,
+    fn: str,
 ) -> Tensor:
     """Sums of the windows of ``x`` padded with ``value`` around and zeros beyond (ceil_mode)."""
-    (ph, pw), (eh, ew) = padding, extra
-    xp = pad(pad(x, (pw, pw, ph, ph), value=value), (0, ew, 0, eh))
-    return _im2col(xp, kernel, stride, (1, 1), "avg_pool2d").sum(2)
-
-
-def avg_pool2d(
-    input: Tensor,
-    kernel_size: int | Sequence[int],
-    stride: int | Sequence[int] | None = None,
-    padding: int | Sequence[int] = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = True,
-    divisor_override: int | None = None,
-) -> Tensor:
-    """2-D average pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input. The divisor counts
-    the zero padding when ``count_include_pad``, never the ``ceil_mode`` overhang."""
-    x, batched = _batched(input, 4, "avg_pool2d")
-    kernel, stride, padding, _, extra = _pool_params(
-        x, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d"
+    xp = pad(
+        pad(x, pad_widths(padding, padding), value=value), pad_widths((0,) * len(extra), extra)
     )
-    total = _window_sum(x, kernel, stride, padding, extra, 0)
+    return _im2col(xp, kernel, stride, (1,) * len(kernel), fn).sum(2)
+
+
+def _avg_pool(
+    input: Tensor,
+    nd: int,
+    kernel_size: Size,
+    stride: Size | None,
+    padding: Size,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    fn: str,
+) -> Tensor:
+    x, batched = _batched(input, nd + 2, fn)
+    kernel, stride, padding, _, extra = _pool_params(
+        x, kernel_size, stride, padding, 1, ceil_mode, fn
+    )
+    if divisor_override is not None and divisor_override == 0:
+        raise ValueError(f"{fn}: divisor_override must be non-zero (or None), got 0")
+    total = _window_sum(x, kernel, stride, padding, extra, 0, fn)
     if divisor_override:
         out = total / divisor_override
     elif not any(extra) and (count_include_pad or not any(padding)):
-        out = total / (kernel[0] * kernel[1])
+        out = total / math.prod(kernel)
     else:
         ones = tw.ones(1, 1, *x.shape[2:], dtype=x.dtype, device=x.device)
-        out = total / _window_sum(ones, kernel, stride, padding, extra, float(count_include_pad))
+        divisor = _window_sum(ones, kernel, stride, padding, extra, float(count_include_pad), fn)
+        out = total / divisor
     return out if batched else out.squeeze(0)
 
 
 def avg_pool1d(
     input: Tensor,
-    kernel_size: int | Sequence[int],
-    stride: int | Sequence[int] | None = None,
-    padding: int | Sequence[int] = 0,
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
     ceil_mode: bool = False,
     count_include_pad: bool = True,
 ) -> Tensor:
     """1-D average pooling of ``(N, C, L)`` (or ``(C, L)``) input."""
-    fn = "avg_pool1d"
-    x, batched = _batched(input, 3, fn)
-    out = avg_pool2d(
-        x.unsqueeze(2),
-        (1, _ntuple(kernel_size, 1, fn, "kernel_size")[0]),
-        None if stride is None or stride == [] else (1, _ntuple(stride, 1, fn, "stride")[0]),
-        (0, _ntuple(padding, 1, fn, "padding")[0]),
-        ceil_mode,
-        count_include_pad,
-    ).squeeze(2)
-    return out if batched else out.squeeze(0)
+    args = (kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+    return _avg_pool(input, 1, *args, "avg_pool1d")
 
 
-def _averaging_matrix(size: int, out: int, like: Tensor) -> Tensor:
-    """The ``(out, size)`` matrix whose row i averages PyTorch's adaptive window i:
-    ``[floor(i * size / out), ceil((i + 1) * size / out))``."""
-    i = tw.arange(out, device=like.device).reshape(out, 1)
-    start = i * size // out
-    stop = ((i + 1) * size + out - 1) // out
-    j = tw.arange(size, device=like.device)
-    inside = (j >= start) & (j < stop)
-    return inside.to(like.dtype) / (stop - start).to(like.dtype)
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """2-D average pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input. The divisor counts
+    the zero padding when ``count_include_pad``, never the ``ceil_mode`` overhang;
+    ``divisor_override`` replaces it."""
+    args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _avg_pool(input, 2, *args, "avg_pool2d")
 
 
-def _adaptive_sizes(output_size: int | Sequence[int | None] | None, shape: tuple, fn: str) -> tuple:
-    n = len(shape)
-    sizes = (
-        (output_size,) * n
-        if output_size is None or isinstance(output_size, int)
-        else tuple(output_size)
-    )
-    if len(sizes) != n:
-        raise ValueError(f"{fn}: output_size must be an int or {n} ints/None, got {output_size!r}")
-    sizes = tuple(s if o is None else int(o) for o, s in zip(sizes, shape))
-    if min(sizes) < 1 and min(shape) > 0:
-        raise ValueError(f"{fn}: output_size must be positive, got {output_size!r}")
-    return sizes
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """3-D average pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input."""
+    args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _avg_pool(input, 3, *args, "avg_pool3d")
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None] | None) -> Tensor:
-    """Average pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input to ``output_size``
-    (``None`` keeps that axis), with PyTorch's window boundaries."""
-    if input.dim() not in (3, 4):
-        raise ValueError(
-            f"adaptive_avg_pool2d: expected a 3-D or 4-D input, got shape {tuple(input.shape)}"
-        )
-    h, w = input.shape[-2:]
-    oh, ow = _adaptive_sizes(output_size, (h, w), "adaptive_avg_pool2d")
-    return _averaging_matrix(h, oh, input) @ input @ _averaging_matrix(w, ow, input).mT
+def _lp_pool(
+    input: Tensor,
+    nd: int,
+    norm_type: float,
+    kernel_size: Size,
+    stride: Size | None,
+    ceil_mode: bool,
+    fn: str,
+) -> Tensor:
+    """``(sum over the window of x ** p) ** (1 / p)``, as PyTorch computes it: an average
+    times the window size (NaN for a negative sum); for p = +-inf the max (min) of ``|x|``."""
+    kernel = _ntuple(kernel_size, nd, fn, "kernel_size")
+    if math.isinf(norm_type):
+        sign = 1 if norm_type > 0 else -1
+        args = (kernel, stride, 0, 1, ceil_mode, False)
+        return sign * _max_pool(sign * input.abs(), nd, *args, fn)
+    mean = _avg_pool(input.pow(norm_type), nd, kernel, stride, 0, ceil_mode, True, None, fn)
+    total = mean * math.prod(kernel)
+    # A zero sum gives 0 with a zero gradient, as PyTorch's (no 0 * inf from the root).
+    zero = total == 0
+    return tw.where(zero, 0.0, tw.where(zero, 1.0, total).pow(1.0 / norm_type))
 
 
-def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
-    """Average pooling of ``(N, C, L)`` (or ``(C, L)``) input to length ``output_size``."""
-    if input.dim() not in (2, 3):
-        raise ValueError(
-            f"adaptive_avg_pool1d: expected a 2-D or 3-D input, got shape {tuple(input.shape)}"
-        )
-    (size,) = _adaptive_sizes(output_size, input.shape[-1:], "adaptive_avg_pool1d")
-    return input @ _averaging_matrix(input.shape[-1], size, input).mT
+def lp_pool1d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: Size,
+    stride: Size | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """1-D power-average pooling of ``(N, C, L)`` (or ``(C, L)``) input."""
+    return _lp_pool(input, 1, norm_type, kernel_size, stride, ceil_mode, "lp_pool1d")
+
+
+def lp_pool2d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: Size,
+    stride: Size | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """2-D power-average pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input."""
+    return _lp_pool(input, 2, norm_type, kernel_size, stride, ceil_mode, "lp_pool2d")
+
+
+def lp_pool3d(
+    input: Tensor,
+    norm_type: float,
+    kernel_size: Size,
+    stride: Size | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """3-D power-average pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input."""
+    return _lp_pool(input, 3, norm_type, kernel_size, stride, ceil_mode, "lp_pool3d")

@@ -1,4 +1,4 @@
-"""Index-based layers: ``embedding`` and ``one_hot``.
+"""Index-based layers: ``embedding``, ``embedding_bag`` and ``one_hot``.
 
 ``embedding`` is ``index_select`` on the weight rows, so its gradient is ``index_add`` of
 the output gradient; rows read at ``padding_idx`` pass a detached copy, so that row gets
@@ -11,6 +11,8 @@ occurs in the batch, as PyTorch does.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.ops import index as ix
@@ -94,6 +96,132 @@ def embedding_reference(weight: Tensor, indices: Tensor, padding_idx: int | None
     return tw.where(keep, rows, rows.detach())
 
 
+def _bags(
+    input: Tensor, offsets: Tensor | None, include_last_offset: bool
+) -> tuple[Tensor, Tensor, np.ndarray | None]:
+    """The bags as a ``(B, W)`` index matrix (W the longest bag), which of its entries are
+    real, and (1-D input) the positions in ``input`` they came from."""
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "embedding_bag: if input is 2-D, then offsets has to be None, as input is "
+                "treated as a mini-batch of fixed-length bags"
+            )
+        return input, tw.ones(tuple(input.shape), dtype=tw.bool, device=input.device), None
+    if offsets is None or offsets.dim() != 1:
+        raise ValueError(
+            "embedding_bag: a 1-D input needs 1-D offsets (where each bag starts), got "
+            f"{None if offsets is None else tuple(offsets.shape)}"
+        )
+    if offsets.dtype.is_floating_point or offsets.dtype is tw.bool:
+        raise RuntimeError(f"embedding_bag: offsets must be integers, got {offsets.dtype.name}")
+    size = input.shape[0]
+    starts = np.asarray(offsets.tolist(), dtype=np.int64)
+    if starts.size and starts[0] != 0:
+        raise RuntimeError(
+            f"embedding_bag: offsets[0] has to be 0 (the first bag starts at the first index), "
+            f"got {starts[0]}"
+        )
+    if starts.size and starts[-1] > size:
+        raise RuntimeError(
+            f"embedding_bag: offsets[-1] can not be greater than input's length {size}, got "
+            f"{starts[-1]}"
+        )
+    if np.any(np.diff(starts) < 0):
+        raise RuntimeError(f"embedding_bag: offsets must not decrease, got {starts.tolist()}")
+    if include_last_offset:
+        starts, ends = starts[:-1], starts[1:]
+    else:
+        ends = np.append(starts[1:], size)
+    width = int(max(ends - starts, default=0))
+    positions = starts[:, None] + np.arange(width)
+    real = positions < ends[:, None]
+    positions = np.where(real, positions, 0)
+    real = tw.tensor(real, device=input.device)
+    if not size:
+        return tw.zeros(tuple(positions.shape), dtype=input.dtype, device=input.device), real, None
+    return input[tw.tensor(positions, device=input.device)], real, positions
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """The sum, mean or max of the ``weight`` rows in each bag, shaped ``(B, dim)``.
+
+    A 2-D ``(B, W)`` input holds one bag per row; a 1-D input is cut into bags where
+    ``offsets`` start them (``include_last_offset``: the last offset ends the last bag).
+    Entries equal to ``padding_idx`` are left out of their bag; empty bags give zeros.
+    ``per_sample_weights`` (``mode='sum'`` only) scales each row before the sum."""
+    if weight.dim() != 2:
+        raise ValueError(
+            f"embedding_bag: weight must be (num_embeddings, embedding_dim), got "
+            f"{tuple(weight.shape)}"
+        )
+    if input.dtype not in (tw.int64, tw.int32):
+        raise RuntimeError(
+            f"embedding_bag: expected int64 or int32 indices, got {input.dtype.name}; use .long()"
+        )
+    if input.dim() not in (1, 2):
+        raise ValueError(f"embedding_bag: input has to be 1-D or 2-D, got {input.dim()}-D")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(
+                f"embedding_bag: per_sample_weights is only supported for mode='sum' (got "
+                f"mode={mode!r})"
+            )
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(
+                f"embedding_bag: per_sample_weights of shape {tuple(per_sample_weights.shape)} "
+                f"must have the input's shape {tuple(input.shape)}"
+            )
+    count = weight.shape[0]
+    if padding_idx is not None:
+        if not -count <= padding_idx < count:
+            raise RuntimeError(
+                f"embedding_bag: padding_idx must be within the number of embeddings, "
+                f"-{count} through {count - 1}, but got {padding_idx}"
+            )
+        padding_idx %= count
+    flat = input.reshape(-1).long()
+    check_index("embedding_bag()", flat, count, 0)
+    if max_norm is not None:
+        _renorm_(weight, flat, max_norm, norm_type)
+    index, real, positions = _bags(input, offsets, include_last_offset)
+    index = index.long()
+    if padding_idx is not None:
+        real = real & (index != padding_idx)
+    rows = ix.take_along(weight, 0, index.reshape(-1))
+    if scale_grad_by_freq and rows.requires_grad:
+        frequency = tw.bincount(flat, minlength=count).index_select(0, index.reshape(-1))
+        rows = _GradientScale.apply(
+            rows, (1.0 / frequency.clamp(min=1).to(rows.dtype)).unsqueeze(1)
+        )
+    rows = rows.reshape(*index.shape, weight.shape[1])
+    if per_sample_weights is not None:
+        scale = per_sample_weights
+        if positions is not None:
+            scale = scale[tw.tensor(positions, device=input.device)]
+        rows = rows * scale.unsqueeze(-1)
+    sizes = real.sum(1, keepdim=True)
+    if mode == "max":
+        best = rows.masked_fill(~real.unsqueeze(-1), float("-inf")).max(1).values
+        return best.masked_fill(sizes == 0, 0)
+    total = rows.masked_fill(~real.unsqueeze(-1), 0).sum(1)
+    return total if mode == "sum" else total / sizes.clamp(min=1).to(total.dtype)
+
+
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor of shape ``(*tensor.shape, num_classes)`` with a 1 at each index;
     ``num_classes=-1`` means one more than the largest index."""
@@ -102,11 +230,11 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             f"one_hot: expected an int64 index tensor, got {tensor.dtype.name}; use .long()"
         )
     bounds = extrema(tensor)
+    if bounds is None and num_classes <= 0:  # PyTorch refuses 0 too
+        raise RuntimeError(
+            "one_hot: cannot infer num_classes from an empty tensor; pass num_classes > 0"
+        )
     if num_classes == -1:
-        if bounds is None:
-            raise RuntimeError(
-                "one_hot: cannot infer num_classes from an empty tensor; pass num_classes"
-            )
         num_classes = bounds[1] + 1
     if bounds is not None and bounds[0] < 0:
         raise RuntimeError(f"one_hot: class values must be non-negative, got {bounds[0]}")

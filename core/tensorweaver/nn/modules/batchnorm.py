@@ -1,4 +1,5 @@
-"""Batch normalisation layers (PyTorch's ``torch.nn.modules.batchnorm``)."""
+"""Batch normalisation layers (PyTorch's ``torch.nn.modules.batchnorm``) and the state
+they share with instance normalisation."""
 
 from __future__ import annotations
 
@@ -11,13 +12,10 @@ from tensorweaver.nn.modules.normalization import affine_parameters, reset_affin
 from tensorweaver.tensor import Tensor
 
 
-class _BatchNorm(Module):
-    """Batch normalisation over the channel dimension (dim 1), with running statistics.
-
-    In training mode the batch statistics normalise the input and, with
-    ``track_running_stats``, update ``running_mean``/``running_var`` by ``momentum`` (or by a
-    cumulative average when ``momentum`` is None); in eval mode the running statistics are used.
-    """
+class _NormBase(Module):
+    """Per-channel normalisation state: the affine ``weight``/``bias`` and, with
+    ``track_running_stats``, the ``running_mean``/``running_var``/``num_batches_tracked``
+    buffers (shared by batch and instance normalisation, as in PyTorch)."""
 
     _input_dims: tuple[int, ...] = ()
 
@@ -69,28 +67,6 @@ class _BatchNorm(Module):
                 f"of shape {tuple(input.shape)})"
             )
 
-    def forward(self, input: Tensor) -> Tensor:
-        self._check_input_dim(input)
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
-            with tw.no_grad():
-                self.num_batches_tracked.add_(1)
-            if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / float(self.num_batches_tracked.item())
-        # Batch statistics are used in training, and in eval when no running stats exist.
-        use_batch_stats = self.training or self.running_mean is None
-        track = not self.training or self.track_running_stats
-        return F.batch_norm(
-            input,
-            self.running_mean if track else None,
-            self.running_var if track else None,
-            self.weight,
-            self.bias,
-            use_batch_stats,
-            factor,
-            self.eps,
-        )
-
     def _load_from_state_dict(
         self,
         state_dict: dict,
@@ -113,6 +89,37 @@ class _BatchNorm(Module):
         )
 
 
+class _BatchNorm(_NormBase):
+    """Batch normalisation over the channel dimension (dim 1), with running statistics.
+
+    In training mode the batch statistics normalise the input and, with
+    ``track_running_stats``, update ``running_mean``/``running_var`` by ``momentum`` (or by a
+    cumulative average when ``momentum`` is None); in eval mode the running statistics are used.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with tw.no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        # Batch statistics are used in training, and in eval when no running stats exist.
+        use_batch_stats = self.training or self.running_mean is None
+        track = not self.training or self.track_running_stats
+        return F.batch_norm(
+            input,
+            self.running_mean if track else None,
+            self.running_var if track else None,
+            self.weight,
+            self.bias,
+            use_batch_stats,
+            factor,
+            self.eps,
+        )
+
+
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of ``(N, C)`` or ``(N, C, L)`` inputs."""
 
@@ -123,3 +130,67 @@ class BatchNorm2d(_BatchNorm):
     """Batch normalisation of ``(N, C, H, W)`` inputs."""
 
     _input_dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of ``(N, C, D, H, W)`` inputs."""
+
+    _input_dims = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation synchronised across processes; on one process (the only kind tw
+    runs) exactly ``BatchNorm`` of ``(N, C, ...)`` inputs. ``process_group`` is kept for
+    PyTorch compatibility."""
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: Optional[float] = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group: Any = None,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(
+                f"SyncBatchNorm: expected at least 2D input (got {input.dim()}D input of shape "
+                f"{tuple(input.shape)})"
+            )
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """``module`` with every ``BatchNorm*d`` in it replaced by a ``SyncBatchNorm`` holding
+        the same parameters, buffers and mode (the module itself when it is one)."""
+        converted = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            converted = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+                bias=module.bias is not None or not module.affine,
+            )
+            if module.affine:
+                converted.weight = module.weight
+                if module.bias is not None:
+                    converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted

@@ -1,4 +1,5 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``."""
+"""Convolution layers: ``Conv1d/2d/3d``, ``ConvTranspose1d/2d/3d`` and their lazy forms,
+whose ``in_channels`` comes from the first input."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any, Callable, Optional, Union
 
 import tensorweaver as tw
 from tensorweaver.nn import functional as F
+from tensorweaver.nn.modules.lazy import LazyModuleMixin, UninitializedParameter
 from tensorweaver.nn.modules.linear import _reset_uniform_by_fan_in
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.parameter import Parameter
@@ -199,6 +201,15 @@ class Conv2d(_Conv):
         return self._conv_forward(input, F.conv2d)
 
 
+class Conv3d(_Conv):
+    """3-D convolution over ``(N, C_in, D, H, W)`` (or unbatched ``(C_in, D, H, W)``) inputs."""
+
+    _n = 3
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, F.conv3d)
+
+
 class _ConvTranspose(_ConvNd):
     """A transposed convolution (the gradient of a convolution with respect to its input)."""
 
@@ -303,3 +314,134 @@ class ConvTranspose2d(_ConvTranspose):
 
     def forward(self, input: Tensor, output_size: Optional[Sequence[int]] = None) -> Tensor:
         return self._conv_transpose_forward(input, output_size, F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-D transposed convolution over ``(N, C_in, D, H, W)`` (or unbatched) inputs."""
+
+    _n = 3
+
+    def forward(self, input: Tensor, output_size: Optional[Sequence[int]] = None) -> Tensor:
+        return self._conv_transpose_forward(input, output_size, F.conv_transpose3d)
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """A convolution whose ``in_channels`` is the channel count of its first input."""
+
+    _n: int
+    groups: int
+    transposed: bool
+
+    def _uninitialized(self, out_channels: int, bias: bool, device: Any, dtype: Any) -> None:
+        """Made with in_channels 0: the real out_channels and parameters without a shape."""
+        self.out_channels = out_channels
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        if not self.has_uninitialized_params():
+            return
+        name = type(self).__name__
+        if input.dim() not in (self._n + 1, self._n + 2):
+            raise RuntimeError(
+                f"{name}: expected a {self._n + 1}-D (unbatched) or {self._n + 2}-D (batched) "
+                f"input, got shape {tuple(input.shape)}"
+            )
+        in_channels = input.shape[input.dim() - self._n - 1]
+        if in_channels % self.groups:
+            raise ValueError(
+                f"{name}: in_channels ({in_channels}) of the input of shape "
+                f"{tuple(input.shape)} must be divisible by groups ({self.groups})"
+            )
+        self.in_channels = in_channels
+        o, g = self.out_channels, self.groups
+        if self.transposed:
+            shape = (in_channels, o // g, *self.kernel_size)
+        else:
+            shape = (o, in_channels // g, *self.kernel_size)
+        with tw.no_grad():
+            self.weight.materialize(shape)
+            if self.bias is not None:
+                self.bias.materialize((o,))
+            self.reset_parameters()
+
+
+class _LazyConv(_LazyConvMixin):
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size: IntOrTuple,
+        stride: IntOrTuple = 1,
+        padding: Union[str, IntOrTuple] = 0,
+        dilation: IntOrTuple = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._uninitialized(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvMixin):
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size: IntOrTuple,
+        stride: IntOrTuple = 1,
+        padding: IntOrTuple = 0,
+        output_padding: IntOrTuple = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: IntOrTuple = 1,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+            padding_mode,
+        )  # fmt: skip
+        self._uninitialized(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """A ``Conv1d`` whose ``in_channels`` comes from its first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """A ``Conv2d`` whose ``in_channels`` comes from its first input."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """A ``Conv3d`` whose ``in_channels`` comes from its first input."""
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """A ``ConvTranspose1d`` whose ``in_channels`` comes from its first input."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """A ``ConvTranspose2d`` whose ``in_channels`` comes from its first input."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A ``ConvTranspose3d`` whose ``in_channels`` comes from its first input."""
+
+    cls_to_become = ConvTranspose3d

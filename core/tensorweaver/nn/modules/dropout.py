@@ -1,5 +1,7 @@
-"""Dropout layers: zero elements (``Dropout``) or whole channels (``Dropout1d/2d``) with
-probability ``p`` in training, scaling the rest by 1/(1-p); identity in eval mode."""
+"""Dropout layers: zero elements (``Dropout``) or whole channels (``Dropout1d/2d/3d``) with
+probability ``p`` in training, scaling the rest by 1/(1-p); alpha dropout of elements or
+channels for SELU networks (``AlphaDropout``, ``FeatureAlphaDropout``); identity in eval
+mode."""
 
 from __future__ import annotations
 
@@ -39,3 +41,25 @@ class Dropout2d(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) inputs while
+    training."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout of each element while training (keeps SELU's mean and variance)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels of ``(N, C, ...)`` inputs while training."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training)

@@ -1,4 +1,4 @@
-"""Affine layers: ``Identity``, ``Linear``, ``Bilinear``."""
+"""Affine layers: ``Identity``, ``Linear``, ``LazyLinear``, ``Bilinear``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 import tensorweaver as tw
 from tensorweaver.nn import functional as F
 from tensorweaver.nn import init
+from tensorweaver.nn.modules.lazy import LazyModuleMixin, UninitializedParameter
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.parameter import Parameter
 from tensorweaver.tensor import Tensor
@@ -65,6 +66,35 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A ``Linear`` whose ``in_features`` is the last size of its first input; it becomes a
+    ``Linear`` then."""
+
+    cls_to_become = Linear
+
+    def __init__(
+        self, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None
+    ) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if self.has_uninitialized_params():
+            with tw.no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
 
 
 class NonDynamicallyQuantizableLinear(Linear):

@@ -1,4 +1,5 @@
-"""Normalisation layers: ``BatchNorm1d/2d``, ``LayerNorm``, ``RMSNorm``, ``GroupNorm``."""
+"""Normalisation layers (PyTorch's ``torch.nn.modules.normalization``): ``LayerNorm``,
+``RMSNorm``, ``GroupNorm``, ``LocalResponseNorm`` and ``CrossMapLRN2d``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any, Optional, Union
 import tensorweaver as tw
 from tensorweaver.nn import functional as F
 from tensorweaver.nn import init
+from tensorweaver.nn.functional.local_response import cross_map_lrn2d
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.parameter import Parameter
 from tensorweaver.tensor import Tensor
@@ -141,3 +143,36 @@ class GroupNorm(Module):
             f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
             f"bias={self.bias is not None}"
         )
+
+
+class _ChannelWindowNorm(Module):
+    """A response normalisation over a window of ``size`` neighbouring channels."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class LocalResponseNorm(_ChannelWindowNorm):
+    """Divide each channel by ``(k + alpha * mean of squares over size neighbouring
+    channels) ** beta``, for ``(N, C, ...)`` inputs."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+
+class CrossMapLRN2d(_ChannelWindowNorm):
+    """PyTorch's legacy cross-channel LRN of ``(N, C, H, W)`` inputs, with its exact
+    forward (see :func:`tensorweaver.nn.functional.local_response.cross_map_lrn2d`)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)

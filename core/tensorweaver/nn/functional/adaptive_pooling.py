@@ -1,0 +1,156 @@
+"""Adaptive pooling in 1, 2 and 3 dimensions: ``adaptive_avg_pool*d`` and
+``adaptive_max_pool*d``.
+
+Output cell ``i`` of an axis of length ``size`` pooled to ``out`` covers PyTorch's window
+``[floor(i * size / out), ceil((i + 1) * size / out))``. Averages multiply by one averaging
+matrix per axis; maxima gather every window through a 2-D table of flat input positions
+(few dimensions: cuPyNumeric holds at most 6), each axis's windows padded to the longest by
+repeating their last element (which changes neither the max nor the first maximum).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Optional, Union
+
+import tensorweaver as tw
+from tensorweaver.nn.functional.pooling import window_table
+from tensorweaver.ops.index import gather_unchecked
+from tensorweaver.tensor import Tensor
+
+OutputSize = Union[int, None, Sequence[Optional[int]]]
+
+
+def _bounds(size: int, out: int, like: Tensor) -> tuple[Tensor, Tensor]:
+    """The ``(out, 1)`` starts and stops of the adaptive windows of one axis."""
+    i = tw.arange(out, device=like.device).reshape(out, 1)
+    return i * size // out, ((i + 1) * size + out - 1) // out
+
+
+def _averaging_matrix(size: int, out: int, like: Tensor) -> Tensor:
+    """The ``(out, size)`` matrix whose row i averages adaptive window i."""
+    start, stop = _bounds(size, out, like)
+    j = tw.arange(size, device=like.device)
+    inside = (j >= start) & (j < stop)
+    return inside.to(like.dtype) / (stop - start).to(like.dtype)
+
+
+def _spatial(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> tuple[int, ...]:
+    """The output's spatial sizes (``None`` keeps that axis) for ``nd``-D pooling of an
+    unbatched or batched ``input``."""
+    if input.dim() not in (nd + 1, nd + 2):
+        raise ValueError(
+            f"{fn}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape "
+            f"{tuple(input.shape)}"
+        )
+    shape = tuple(input.shape[-nd:])
+    sizes = (
+        (output_size,) * nd
+        if output_size is None or isinstance(output_size, int)
+        else tuple(output_size)
+    )
+    if len(sizes) != nd:
+        raise ValueError(f"{fn}: output_size must be an int or {nd} ints/None, got {output_size!r}")
+    sizes = tuple(s if o is None else int(o) for o, s in zip(sizes, shape))
+    if min(sizes) < 0 or (min(sizes) == 0 and min(shape) > 0):
+        raise ValueError(f"{fn}: output_size must be positive, got {output_size!r}")
+    if min(shape) == 0 and input.dim() == nd + 2 and input.shape[1] > 0:
+        raise ValueError(f"{fn}: the spatial sizes {shape} of the input must be positive")
+    return sizes
+
+
+def _adaptive_avg(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> Tensor:
+    sizes = _spatial(input, nd, output_size, fn)
+    out = input
+    for axis, (size, o) in enumerate(zip(input.shape[-nd:], sizes)):
+        dim = input.dim() - nd + axis
+        matrix = _averaging_matrix(size, o, input)
+        out = (out.transpose(dim, -1) @ matrix.mT).transpose(dim, -1)
+    return out
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: OutputSize) -> Tensor:
+    """Average pooling of ``(N, C, L)`` (or ``(C, L)``) input to length ``output_size``."""
+    return _adaptive_avg(input, 1, output_size, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: OutputSize) -> Tensor:
+    """Average pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input to ``output_size``."""
+    return _adaptive_avg(input, 2, output_size, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: OutputSize) -> Tensor:
+    """Average pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input to ``output_size``."""
+    return _adaptive_avg(input, 3, output_size, "adaptive_avg_pool3d")
+
+
+def _adaptive_max(
+    input: Tensor, nd: int, output_size: OutputSize, return_indices: bool, fn: str
+) -> Tensor | tuple[Tensor, Tensor]:
+    sizes = _spatial(input, nd, output_size, fn)
+    lead = input.dim() - nd
+    shape = tuple(input.shape[lead:])
+    # Every axis's windows padded to the longest by repeating their last position.
+    positions = []
+    for size, o in zip(shape, sizes):
+        start, stop = _bounds(size, o, input)
+        width = max((((i + 1) * size + o - 1) // o - i * size // o for i in range(o)), default=1)
+        where = start + tw.arange(width, device=input.device)
+        positions.append(tw.minimum(where, stop - 1).clamp(min=0))
+    table = window_table(positions, shape)
+    cells, span = table.shape
+    stacked = (
+        input.flatten(lead).index_select(lead, table.reshape(-1)).unflatten(lead, (cells, span))
+    )
+    first = stacked.argmax(dim=-1, keepdim=True)
+    out = gather_unchecked(stacked, stacked.dim() - 1, first).squeeze(-1)
+    out = out.unflatten(lead, sizes)
+    if not return_indices:
+        return out
+    chosen = tw.arange(cells, device=input.device) * span + first.squeeze(-1)
+    return out, table.reshape(-1)[chosen].unflatten(lead, sizes)
+
+
+def adaptive_max_pool1d(
+    input: Tensor, output_size: OutputSize, return_indices: bool = False
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Max pooling of ``(N, C, L)`` (or ``(C, L)``) input to length ``output_size``; with
+    ``return_indices`` also the input position of each maximum."""
+    return _adaptive_max(input, 1, output_size, return_indices, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(
+    input: Tensor, output_size: OutputSize, return_indices: bool = False
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input to ``output_size``; with
+    ``return_indices`` also the flat ``h * W + w`` input index of each maximum."""
+    return _adaptive_max(input, 2, output_size, return_indices, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(
+    input: Tensor, output_size: OutputSize, return_indices: bool = False
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input to ``output_size``;
+    with ``return_indices`` also the flat ``(d * H + h) * W + w`` input index of each max."""
+    return _adaptive_max(input, 3, output_size, return_indices, "adaptive_max_pool3d")
+
+
+def adaptive_max_pool1d_with_indices(
+    input: Tensor, output_size: OutputSize, return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool1d`` returning ``(output, indices)``."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(
+    input: Tensor, output_size: OutputSize, return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool2d`` returning ``(output, indices)``."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(
+    input: Tensor, output_size: OutputSize, return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool3d`` returning ``(output, indices)``."""
+    return adaptive_max_pool3d(input, output_size, True)

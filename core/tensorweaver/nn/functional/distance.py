@@ -1,0 +1,80 @@
+"""Distances between vectors: ``cosine_similarity``, ``pairwise_distance`` and ``pdist``.
+
+Where a norm is zero its gradient is zero, as in PyTorch (a plain ``sqrt`` would give NaN).
+"""
+
+from __future__ import annotations
+
+import math
+
+import tensorweaver as tw
+from tensorweaver.tensor import Tensor
+
+
+def p_norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
+    """``torch.norm(x, p, dim, keepdim)``: the p-norm of ``x`` along ``dim`` (p = 0 counts the
+    non-zero elements, p = ±inf takes the largest/smallest magnitude), with zero gradient at
+    a zero vector."""
+    magnitude = x.abs()
+    if p == math.inf:
+        return magnitude.amax(dim, keepdim=keepdim)
+    if p == -math.inf:
+        return magnitude.amin(dim, keepdim=keepdim)
+    if p == 0:
+        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
+    if p == 1:
+        return magnitude.sum(dim, keepdim=keepdim)
+    total = (x * x if p == 2 else magnitude**p).sum(dim, keepdim=keepdim)
+    zero = total == 0
+    # The root's gradient is infinite at 0: take it of 1 there and select 0 afterwards.
+    root = total.masked_fill(zero, 1) ** (1.0 / p)
+    return root.masked_fill(zero, 0)
+
+
+def _floating(fn: str, *tensors: Tensor) -> None:
+    for t in tensors:
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(
+                f"{fn}: expected floating-point inputs, got {t.dtype.name}; convert with .float()"
+            )
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (after broadcasting them).
+
+    As in PyTorch, each vector is divided by its norm clamped below at ``eps``; the clamp
+    passes the gradient of the norm through unchanged."""
+    _floating("cosine_similarity", x1, x2)
+    x1, x2 = tw.broadcast_tensors(x1, x2)
+
+    def unit(x: Tensor) -> Tensor:
+        norm = p_norm(x, 2, dim, keepdim=True)
+        return x / (norm + (norm.clamp(min=eps) - norm).detach())
+
+    return (unit(x1) * unit(x2)).sum(dim)
+
+
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """The p-norm of ``x1 - x2 + eps`` along the last axis of the broadcast pair."""
+    _floating("pairwise_distance", x1, x2)
+    dim = max(x1.dim(), x2.dim()) - 1
+    diff = x1 - x2 + eps
+    if dim < 0:  # two scalars: the norm of a one-element vector
+        return p_norm(diff.reshape(1), p, 0, keepdim=False)
+    return p_norm(diff, p, dim, keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distances between every pair of rows ``i < j`` of the ``(N, M)`` input, in
+    row-major order of the pairs: shape ``(N * (N - 1) / 2,)``."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist: only supports 2D tensors, got: {input.dim()}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"pdist: only supports floating-point dtypes, got {input.dtype.name}")
+    if p < 0:
+        raise RuntimeError(f"pdist: only supports non-negative p values, got {p}")
+    n = input.shape[0]
+    first, second = tw.triu_indices(n, n, 1, device=input.device)
+    return p_norm(input[first] - input[second], p, 1)

@@ -1,0 +1,150 @@
+"""``fractional_max_pool2d/3d``: max pooling over pseudo-randomly spaced windows.
+
+Per (sample, channel) and axis a number ``u`` in [0, 1) (``_random_samples``, else drawn
+with the backend's generator) places the windows as PyTorch does: with
+``alpha = (size - k) / (out - 1)``, window ``i < out - 1`` starts at
+``trunc((i + u) * alpha) - trunc(u * alpha)`` and the last at ``size - k``, computed in the
+input's dtype. Samples are ordered (T,) H, W... as PyTorch's: for 2-D, sample 0 is W's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Optional, Union
+
+import tensorweaver as tw
+from tensorweaver.nn.functional.conv import _batched, _ntuple
+from tensorweaver.nn.functional.pooling import Size, window_table
+from tensorweaver.ops.index import gather_unchecked
+from tensorweaver.tensor import Tensor
+
+Ratio = Union[float, Sequence[float]]
+
+
+def _starts(u: Tensor, size: int, out: int, k: int) -> Tensor:
+    """``(N, C, out)`` window starts along one axis from the ``(N, C)`` samples ``u``."""
+    last = tw.full((*u.shape, 1), size - k, dtype=tw.int64, device=u.device)
+    if out == 1:
+        return last
+    alpha = tw.tensor(size - k, dtype=u.dtype, device=u.device) / (out - 1)
+    i = tw.arange(out - 1, device=u.device).to(u.dtype)
+    u = u.unsqueeze(-1)
+    starts = ((i + u) * alpha).trunc().long() - (u * alpha).trunc().long()
+    return tw.cat([starts, last], -1)
+
+
+def _fractional_max_pool(
+    input: Tensor,
+    nd: int,
+    kernel_size: Size,
+    output_size: Optional[Size],
+    output_ratio: Optional[Ratio],
+    return_indices: bool,
+    random_samples: Optional[Tensor],
+    fn: str,
+) -> Tensor | tuple[Tensor, Tensor]:
+    x, batched = _batched(input, nd + 2, fn)
+    n, c, *sizes = x.shape
+    kernel = _ntuple(kernel_size, nd, fn, "kernel_size")
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{fn}: requires specifying either an output_size or an output_ratio")
+        ratios = (
+            (float(output_ratio),) * nd
+            if isinstance(output_ratio, (int, float))
+            else tuple(float(r) for r in output_ratio)
+        )
+        if len(ratios) != nd or not all(0 < r < 1 for r in ratios):
+            raise ValueError(
+                f"{fn}: output_ratio must be {nd} numbers in (0, 1), got {output_ratio!r}"
+            )
+        outs = tuple(int(s * r) for s, r in zip(sizes, ratios))
+    else:
+        outs = _ntuple(output_size, nd, fn, "output_size")
+    # PyTorch's 3-D kernel wants one more element than its 2-D one.
+    room = 0 if nd == 2 else 1
+    for size, o, k in zip(sizes, outs, kernel):
+        if k < 1 or o < 1 or o + k - 1 + room > size:
+            relation = "<=" if nd == 2 else "<"
+            raise ValueError(
+                f"{fn}: kernel_size {kernel} and output size {outs} do not fit the input of "
+                f"spatial size {tuple(sizes)}: each needs output + kernel - 1 {relation} input "
+                "size"
+            )
+    if random_samples is None:
+        random_samples = tw.rand(n, c, nd, dtype=x.dtype, device=x.device)
+    elif tuple(random_samples.shape) != (n, c, nd):
+        raise ValueError(
+            f"{fn}: _random_samples must have shape {(n, c, nd)} for the input of shape "
+            f"{tuple(input.shape)}, got {tuple(random_samples.shape)}"
+        )
+    # PyTorch's sample order: (W, H) for 2-D, (T, H, W) for 3-D.
+    axes = (1, 0) if nd == 2 else tuple(range(nd))
+    samples = random_samples.to(x.dtype).reshape(n * c, nd)
+    starts = [
+        _starts(samples[:, axes[axis]], size, o, k).unsqueeze(-1) + tw.arange(k, device=x.device)
+        for axis, (size, o, k) in enumerate(zip(sizes, outs, kernel))
+    ]
+    table = window_table(starts, sizes)
+    b, cells, span = table.shape
+    stacked = gather_unchecked(x.reshape(b, -1), 1, table.reshape(b, -1)).reshape(b, cells, span)
+    first = stacked.argmax(-1, keepdim=True)
+    out = gather_unchecked(stacked, 2, first).reshape(n, c, *outs)
+    indices = gather_unchecked(table, 2, first).reshape(n, c, *outs)
+    if not batched:
+        out, indices = out.squeeze(0), indices.squeeze(0)
+    return (out, indices) if return_indices else out
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: Size,
+    output_size: Optional[Size] = None,
+    output_ratio: Optional[Ratio] = None,
+    return_indices: bool = False,
+    _random_samples: Optional[Tensor] = None,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Fractional max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input to
+    ``output_size`` (or ``output_ratio`` of the input size)."""
+    args = (kernel_size, output_size, output_ratio, return_indices, _random_samples)
+    return _fractional_max_pool(input, 2, *args, "fractional_max_pool2d")
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: Size,
+    output_size: Optional[Size] = None,
+    output_ratio: Optional[Ratio] = None,
+    return_indices: bool = False,
+    _random_samples: Optional[Tensor] = None,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Fractional max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input to
+    ``output_size`` (or ``output_ratio`` of the input size)."""
+    args = (kernel_size, output_size, output_ratio, return_indices, _random_samples)
+    return _fractional_max_pool(input, 3, *args, "fractional_max_pool3d")
+
+
+def fractional_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: Size,
+    output_size: Optional[Size] = None,
+    output_ratio: Optional[Ratio] = None,
+    return_indices: bool = False,
+    _random_samples: Optional[Tensor] = None,
+) -> tuple[Tensor, Tensor]:
+    """``fractional_max_pool2d`` returning ``(output, indices)``."""
+    args = (kernel_size, output_size, output_ratio, True, _random_samples)
+    return _fractional_max_pool(input, 2, *args, "fractional_max_pool2d")
+
+
+def fractional_max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: Size,
+    output_size: Optional[Size] = None,
+    output_ratio: Optional[Ratio] = None,
+    return_indices: bool = False,
+    _random_samples: Optional[Tensor] = None,
+) -> tuple[Tensor, Tensor]:
+    """``fractional_max_pool3d`` returning ``(output, indices)``."""
+    args = (kernel_size, output_size, output_ratio, True, _random_samples)
+    return _fractional_max_pool(input, 3, *args, "fractional_max_pool3d")

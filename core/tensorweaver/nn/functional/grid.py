@@ -1,0 +1,214 @@
+"""Sampling at arbitrary positions: ``grid_sample`` and the grids of ``affine_grid``.
+
+``grid_sample`` reads each output value from a handful of taps around its (unnormalized)
+position, one ``gather`` per tap, weighted by differentiable weights of the position, so
+gradients reach both the input and the grid. It is the composite ``grid_sample``: a
+backend may fuse it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from itertools import product
+from typing import Optional
+
+import numpy as np
+
+import tensorweaver as tw
+from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.tensor import Tensor
+
+_MODES = ("bilinear", "nearest", "bicubic")
+_PADDING = ("zeros", "border", "reflection")
+_CUBIC_A = -0.75
+
+
+def _unnormalize(g: Tensor, size: int, align_corners: bool) -> Tensor:
+    """Grid values in [-1, 1] as input positions: -1 and 1 are the centres of the edge
+    pixels with ``align_corners``, else their outer edges."""
+    if align_corners:
+        return (g + 1) / 2 * (size - 1)
+    return ((g + 1) * size - 1) / 2
+
+
+def _reflect(c: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    """``c`` reflected by the bounds ``twice_low / 2`` and ``twice_high / 2`` until inside."""
+    if twice_low == twice_high:
+        return c * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    c = (c - low).abs()
+    extra = c % span
+    flips = (c / span).floor()
+    return tw.where(flips % 2 == 0, extra + low, span - extra + low)
+
+
+def _pad_coordinates(c: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """Positions outside the input moved inside, as ``padding_mode`` reads them."""
+    if padding_mode == "border":
+        return c.clamp(0, size - 1)
+    if padding_mode == "reflection":
+        if align_corners:
+            return _reflect(c, 0, 2 * (size - 1))
+        return _reflect(c, -1, 2 * size - 1).clamp(0, size - 1)
+    return c
+
+
+def _cubic(t: Tensor) -> list[Tensor]:
+    """The cubic convolution weights of taps at -1, 0, 1, 2 from ``floor``."""
+    a = _CUBIC_A
+
+    def near(x: Tensor) -> Tensor:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: Tensor) -> Tensor:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _taps(
+    g: Tensor, size: int, mode: str, padding_mode: str, align_corners: bool
+) -> list[tuple[Tensor, Optional[Tensor]]]:
+    """``(position, weight)`` of each tap along one axis (weight None: 1)."""
+    c = _unnormalize(g, size, align_corners)
+    if mode != "bicubic":
+        c = _pad_coordinates(c, size, padding_mode, align_corners)
+    if mode == "nearest":
+        return [(c.round().detach(), None)]
+    low = c.floor().detach()
+    t = c - low
+    if mode == "bilinear":
+        return [(low, 1 - t), (low + 1, t)]
+    # bicubic: each tap's own position is padded, PyTorch's get_value_bounded
+    return [
+        (_pad_coordinates(low + k, size, padding_mode, align_corners), w)
+        for k, w in zip(range(-1, 3), _cubic(t))
+    ]
+
+
+def grid_sample_reference(
+    x: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool
+) -> Tensor:
+    """``x`` ``(N, C, *in)`` sampled at ``grid`` ``(N, *out, rank)`` (x first): the
+    decomposition of the ``grid_sample`` composite."""
+    n, c, *size = x.shape
+    out = grid.shape[1:-1]
+    rank = len(size)
+    # Explicit sizes: -1 is ambiguous on an empty batch.
+    flat_x = x.reshape(n, c, int(np.prod(size)))
+    grid = grid.reshape(n, int(np.prod(out)), rank)
+    # Spatial axis a is read from grid component rank - 1 - a (x is the last axis).
+    axes = [
+        _taps(grid[..., rank - 1 - a], size[a], mode, padding_mode, align_corners)
+        for a in range(rank)
+    ]
+    strides = [int(np.prod(size[a + 1 :])) for a in range(rank)]
+    total = None
+    for corner in product(*axes):
+        where, inside, weight = None, None, None
+        for (pos, w), n_a, stride in zip(corner, size, strides):
+            ok = (pos >= 0) & (pos <= n_a - 1)
+            index = pos.clamp(0, n_a - 1).long() * stride
+            where = index if where is None else where + index
+            inside = ok if inside is None else inside & ok
+            if w is not None:
+                weight = w if weight is None else weight * w
+        picked = flat_x.gather(2, where.unsqueeze(1).expand(n, c, where.shape[1]))
+        if weight is not None:
+            picked = picked * weight.unsqueeze(1)
+        picked = tw.where(inside.unsqueeze(1), picked, 0.0)
+        total = picked if total is None else total + picked
+    return total.reshape(n, c, *out)
+
+
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: Optional[bool] = None,
+) -> Tensor:
+    """Sample ``(N, C, H, W)`` (or ``(N, C, D, H, W)``) ``input`` at the normalized positions
+    ``grid`` ``(N, H_out, W_out, 2)`` (or ``(N, D_out, H_out, W_out, 3)``), each ``(x, y[,
+    z])`` in [-1, 1]; ``mode`` bilinear, nearest or bicubic (4-D only), ``padding_mode``
+    zeros, border or reflection."""
+    if mode not in _MODES:
+        raise ValueError(
+            f"grid_sample: mode must be 'bilinear', 'nearest' or 'bicubic', got {mode!r}"
+        )
+    if padding_mode not in _PADDING:
+        raise ValueError(
+            "grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got "
+            f"{padding_mode!r}"
+        )
+    shapes = f"input of shape {tuple(input.shape)} and grid of shape {tuple(grid.shape)}"
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError(
+            f"grid_sample: expected a 4-D or 5-D input and a grid of the same rank, got {shapes}"
+        )
+    rank = input.dim() - 2
+    if grid.shape[-1] != rank or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(
+            f"grid_sample: expected a grid of shape (N, *out, {rank}) with the input's batch "
+            f"size N, got {shapes}"
+        )
+    if mode == "bicubic" and rank != 2:
+        raise RuntimeError(f"grid_sample: bicubic interpolation needs a 4-D input, got {shapes}")
+    if grid.dtype is not input.dtype:
+        raise RuntimeError(
+            f"grid_sample: expected input and grid of one dtype, got {input.dtype.name} and "
+            f"{grid.dtype.name}; convert one with .to(...)"
+        )
+    if min(input.shape[2:]) <= 0:
+        raise RuntimeError(f"grid_sample: the input has an empty spatial axis: {shapes}")
+    return fused_or_reference(
+        "grid_sample",
+        grid_sample_reference,
+        (input, grid),
+        mode,
+        padding_mode,
+        bool(align_corners),
+    )
+
+
+def _steps(n: int, align_corners: bool) -> np.ndarray:
+    """The normalized positions of the ``n`` pixel centres along one axis."""
+    if n <= 1:
+        return np.zeros(max(n, 0))
+    steps = np.linspace(-1.0, 1.0, n)
+    return steps if align_corners else steps * (n - 1) / n
+
+
+def affine_grid(theta: Tensor, size: Sequence[int], align_corners: Optional[bool] = None) -> Tensor:
+    """The ``(N, H, W, 2)`` (or ``(N, D, H, W, 3)``) grid of ``grid_sample`` positions that the
+    affine maps ``theta`` ``(N, 2, 3)`` (or ``(N, 3, 4)``) send each output pixel centre to,
+    for an output of ``size`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``)."""
+    size = [int(s) for s in size]
+    if len(size) not in (4, 5):
+        raise NotImplementedError(
+            f"affine_grid: only 4-D and 5-D sizes are supported (2-D and 3-D affine maps), "
+            f"got size {tuple(size)}"
+        )
+    rank = len(size) - 2
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"affine_grid: expected theta of a floating dtype, got {theta.dtype.name}")
+    if tuple(theta.shape) != (size[0], rank, rank + 1):
+        raise ValueError(
+            f"affine_grid: expected theta of shape ({size[0]}, {rank}, {rank + 1}) for size "
+            f"{tuple(size)}, got theta of shape {tuple(theta.shape)}"
+        )
+    if min(size[2:]) <= 0:
+        raise ValueError(f"affine_grid: expected a non-empty spatial size, got {tuple(size)}")
+    spatial = size[2:]
+    if align_corners and 1 in spatial:
+        warnings.warn(
+            "affine_grid: with align_corners=True an axis of size 1 gets the position 0 (as "
+            "in PyTorch since 1.3.0), not -1; this is not an intended use of affine_grid",
+            stacklevel=2,
+        )
+    # (x, y[, z], 1) per output position; x runs along the last axis.
+    axes = np.meshgrid(*(_steps(m, bool(align_corners)) for m in spatial), indexing="ij")
+    base = np.stack([*reversed(axes), np.ones(spatial)], -1).reshape(1, -1, rank + 1)
+    base = tw.tensor(base, dtype=theta.dtype, device=theta.device)
+    return (base @ theta.transpose(1, 2)).reshape(size[0], *spatial, rank)

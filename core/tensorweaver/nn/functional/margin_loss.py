@@ -1,0 +1,285 @@
+"""Margin and embedding losses: ranking, hinge, multi-class and multi-label margins, soft
+margins, triplets and cosine embeddings, with PyTorch's formulas, shapes and checks.
+
+``reduction`` is ``'mean'``, ``'sum'`` or ``'none'``; the deprecated ``size_average``/``reduce``
+pair is honoured as in :mod:`tensorweaver.nn.functional.loss`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import tensorweaver as tw
+from tensorweaver.nn.functional.activation import logsigmoid
+from tensorweaver.nn.functional.distance import pairwise_distance
+from tensorweaver.nn.functional.loss import _reduce, _reduction
+from tensorweaver.ops import index as ix
+from tensorweaver.ops.bounds import extrema
+from tensorweaver.tensor import Tensor
+
+
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, -y * (x1 - x2) + margin) for targets y of ±1."""
+    if not input1.dim() == input2.dim() == target.dim():
+        raise RuntimeError(
+            "margin_ranking_loss: all input tensors should have the same number of dimensions, "
+            f"got input1: {tuple(input1.shape)}, input2: {tuple(input2.shape)}, target: "
+            f"{tuple(target.shape)}"
+        )
+    loss = (-target * (input1 - input2) + margin).clamp(min=0)
+    return _reduce(loss, _reduction(size_average, reduce, reduction), "margin_ranking_loss")
+
+
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """x where y = 1, max(0, margin - x) where y = -1 (both terms for other targets, as in
+    PyTorch)."""
+    zero = tw.zeros_like(input)
+    loss = tw.where(target != 1, (margin - input).clamp(min=0), zero) + tw.where(
+        target != -1, input, zero
+    )
+    return _reduce(loss, _reduction(size_average, reduce, reduction), "hinge_embedding_loss")
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """log(1 + exp(-y * x)) for targets y of ±1."""
+    loss = (-input * target).exp().log1p()
+    return _reduce(loss, _reduction(size_average, reduce, reduction), "soft_margin_loss")
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Per-class binary cross-entropy on logits, (optionally weighted and) averaged over the
+    classes, the last axis: one loss per sample."""
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    dim = input.dim() - 1
+    loss = loss.sum(dim) / input.shape[dim]
+    return _reduce(loss, _reduction(size_average, reduce, reduction), "multilabel_soft_margin_loss")
+
+
+def _margin_rows(input: Tensor, fn: str) -> tuple[Tensor, int]:
+    """A vector or matrix input as ``(N, C)`` rows (a scalar is one row of one class)."""
+    if input.dim() > 2 or input.numel() == 0 and input.dim() == 1:
+        raise RuntimeError(
+            f"{fn}: expected a non-empty vector (C,) or a matrix (N, C), got shape "
+            f"{tuple(input.shape)}"
+        )
+    classes = input.shape[-1] if input.dim() else 1
+    return input.reshape(-1, classes), classes
+
+
+def _check_class_range(target: Tensor, low: int, classes: int, fn: str) -> None:
+    bounds = extrema(target)
+    if bounds is not None and (bounds[0] < low or bounds[1] >= classes):
+        bad = bounds[0] if bounds[0] < low else bounds[1]
+        raise RuntimeError(
+            f"{fn}: target {bad} is out of range: targets must lie in [{low}, {classes})"
+        )
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """sum over classes i != y of max(0, margin - x[y] + x[i]) ** p (times ``weight[y]``),
+    divided by the number of classes, for each ``(C,)`` row and class index y."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 are supported, got {p}")
+    rows, classes = _margin_rows(input, "multi_margin_loss")
+    batch = rows.shape[0]
+    if target.dtype is not tw.int64:
+        raise RuntimeError(
+            f"multi_margin_loss: expected int64 class targets, got {target.dtype.name}; use .long()"
+        )
+    if target.numel() != batch or target.dim() > 1 or input.dim() == 2 and target.dim() != 1:
+        raise RuntimeError(
+            f"multi_margin_loss: target should be 1-D with one class per sample ({batch}), "
+            f"got shape {tuple(target.shape)} for the input of shape {tuple(input.shape)}"
+        )
+    if weight is not None and (weight.dim() != 1 or weight.shape[0] != classes):
+        raise RuntimeError(
+            f"multi_margin_loss: weight must hold one value per class ({classes}), got shape "
+            f"{tuple(weight.shape)}"
+        )
+    _check_class_range(target, 0, classes, "multi_margin_loss")
+    index = target.reshape(-1, 1)
+    z = (margin - rows.gather(1, index) + rows).clamp(min=0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * ix.take_along(weight, 0, index.reshape(-1)).unsqueeze(1)
+    own = index == tw.arange(classes, device=input.device)
+    loss = (z.masked_fill(own, 0).sum(1) / classes).reshape(target.shape)
+    return _reduce(loss, reduction, "multi_margin_loss")
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """sum over target classes j and non-target classes i of max(0, 1 - (x[j] - x[i])),
+    divided by the number of classes. Each target row lists class indices up to its first
+    -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    rows, classes = _margin_rows(input, "multilabel_margin_loss")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"multilabel_margin_loss: target of shape {tuple(target.shape)} must have the "
+            f"input's shape {tuple(input.shape)}"
+        )
+    if target.dtype is not tw.int64:
+        raise RuntimeError(
+            f"multilabel_margin_loss: expected int64 class targets, got {target.dtype.name}; "
+            "use .long()"
+        )
+    _check_class_range(target, -1, classes, "multilabel_margin_loss")
+    labels = target.reshape(rows.shape)
+    listed = (labels == -1).long().cumsum(1) == 0  # before the first -1
+    safe = labels.masked_fill(~listed, 0)
+    is_label = (safe.unsqueeze(2) == tw.arange(classes, device=input.device)) & listed.unsqueeze(2)
+    is_target = is_label.any(1)
+    hinge = (1 - rows.gather(1, safe).unsqueeze(2) + rows.unsqueeze(1)).clamp(min=0)
+    counted = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = hinge.masked_fill(~counted, 0).sum((1, 2)) / classes
+    return _reduce(loss.reshape(input.shape[:-1]), reduction, "multilabel_margin_loss")
+
+
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1; rows of
+    ``(N, D)`` inputs with ``(N,)`` targets, or ``(D,)`` inputs with a scalar target."""
+    dim = target.dim()
+    if dim > 1:
+        raise RuntimeError(
+            f"cosine_embedding_loss: expected a 0-D or 1-D target, got shape {tuple(target.shape)}"
+        )
+    if input1.dim() != dim + 1 or input2.dim() != dim + 1:
+        raise RuntimeError(
+            f"cosine_embedding_loss: a {dim}-D target expects {dim + 1}-D inputs, got shapes "
+            f"{tuple(input1.shape)} and {tuple(input2.shape)}"
+        )
+    eps = 1e-12  # PyTorch's, added to each squared magnitude
+    dot = (input1 * input2).sum(dim)
+    denominator = (((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)).sqrt()
+    cos = dot / denominator
+    zero = tw.zeros_like(cos)
+    loss = tw.where(target == 1, 1 - cos, zero) + tw.where(
+        target == -1, (cos - margin).clamp(min=0), zero
+    )
+    return _reduce(loss, _reduction(size_average, reduce, reduction), "cosine_embedding_loss")
+
+
+def _check_triplet(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float) -> None:
+    if margin <= 0:
+        raise ValueError(f"triplet margin loss: margin must be greater than 0, got {margin}")
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError(
+            "triplet margin loss: the anchor, positive, and negative tensors are expected to "
+            f"have the same number of dimensions, but got: anchor {anchor.dim()}D, positive "
+            f"{positive.dim()}D, and negative {negative.dim()}D inputs"
+        )
+
+
+def _triplet(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    distance: Callable[[Tensor, Tensor], Tensor],
+    margin: float,
+    swap: bool,
+) -> Tensor:
+    near = distance(anchor, positive)
+    far = distance(anchor, negative)
+    if swap:
+        far = tw.minimum(far, distance(positive, negative))
+    return (margin + near - far).clamp(min=0)
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)) with the p-norm ``pairwise_distance``; ``swap``
+    takes d(a, n) as the smaller of d(a, n) and d(p, n)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_triplet(anchor, positive, negative, margin)
+
+    def distance(x1: Tensor, x2: Tensor) -> Tensor:
+        return pairwise_distance(x1, x2, p, eps)
+
+    loss = _triplet(anchor, positive, negative, distance, margin, swap)
+    return _reduce(loss, reduction, "triplet_margin_loss")
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """``triplet_margin_loss`` with any ``distance_function`` (default: ``pairwise_distance``)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(
+            f"triplet_margin_with_distance_loss: {reduction!r} is not a valid value for reduction"
+        )
+    _check_triplet(anchor, positive, negative, margin)
+    distance = pairwise_distance if distance_function is None else distance_function
+    loss = _triplet(anchor, positive, negative, distance, margin, swap)
+    return _reduce(loss, reduction, "triplet_margin_with_distance_loss")

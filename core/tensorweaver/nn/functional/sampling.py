@@ -1,0 +1,292 @@
+"""Resampling: ``interpolate`` (and the deprecated ``upsample*`` aliases).
+
+Every mode is separable: along each spatial axis, output position ``o`` is a weighted sum
+of ``K`` input positions (one for nearest, two for linear, four for cubic, a window for
+area). The reference decomposition gathers those positions with one ``index_select`` per
+axis and sums them with their weights; the tables of positions and weights are computed on
+the host, with PyTorch's index arithmetic (float32 for the nearest modes, as its CPU
+kernels). ``interpolate`` is the composite ``interpolate``: a backend may fuse it.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Optional, Union
+
+import numpy as np
+
+import tensorweaver as tw
+from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.tensor import Tensor
+
+#: The interpolating modes and the input rank each needs (``None``: any of 3, 4, 5).
+_RANKS = {
+    "nearest": None,
+    "nearest-exact": None,
+    "area": None,
+    "linear": 3,
+    "bilinear": 4,
+    "bicubic": 4,
+    "trilinear": 5,
+}
+_CUBIC_A = -0.75  # PyTorch's bicubic coefficient
+
+
+def _scale(size: int, out: int, align_corners: bool, scale: Optional[float]) -> float:
+    """Input positions per output position, as PyTorch's ``area_pixel_compute_scale``."""
+    if align_corners:
+        return (size - 1) / (out - 1) if out > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else size / out
+
+
+def _source(
+    size: int, out: int, align_corners: bool, scale: Optional[float], cubic: bool
+) -> np.ndarray:
+    """The (fractional) input position of each output position along one axis."""
+    ratio = _scale(size, out, align_corners, scale)
+    o = np.arange(out, dtype=np.float64)
+    if align_corners:
+        return ratio * o
+    src = ratio * (o + 0.5) - 0.5
+    return src if cubic else np.maximum(src, 0.0)
+
+
+def _cubic_weights(t: np.ndarray) -> np.ndarray:
+    """The four cubic convolution weights of taps at offsets -1, 0, 1, 2 from ``floor``."""
+    a = _CUBIC_A
+
+    def near(x: np.ndarray) -> np.ndarray:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], 1)
+
+
+def _antialiased(
+    mode: str, size: int, out: int, align_corners: bool, scale: Optional[float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Taps and weights of PyTorch's antialiased bilinear (triangle) and bicubic (Keys,
+    a = -0.5) filters: when shrinking, the filter widens by the scale, so every input
+    position contributes."""
+    ratio = _scale(size, out, align_corners, scale)
+    half = 1.0 if mode == "bilinear" else 2.0  # the filter's support at scale 1
+    support = half * ratio if ratio >= 1.0 else half
+    stretch = 1.0 / ratio if ratio >= 1.0 else 1.0
+    center = ratio * (np.arange(out) + 0.5)
+    start = np.maximum(np.trunc(center - support + 0.5), 0).astype(np.int64)
+    stop = np.minimum(np.trunc(center + support + 0.5).astype(np.int64), size)
+    width = max(int((stop - start).max()), 1)
+    index = start[:, None] + np.arange(width)
+    t = np.abs((index - center[:, None] + 0.5) * stretch)
+    if mode == "bilinear":
+        w = np.maximum(1.0 - t, 0.0)
+    else:
+        a = -0.5
+        near = ((a + 2) * t - (a + 3)) * t * t + 1
+        far = ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+        w = np.where(t < 1.0, near, np.where(t < 2.0, far, 0.0))
+    w = np.where(index < stop[:, None], w, 0.0)
+    total = w.sum(1, keepdims=True)
+    w = np.divide(w, total, out=np.zeros_like(w), where=total != 0)
+    return np.minimum(index, size - 1), w
+
+
+def _table(
+    mode: str,
+    size: int,
+    out: int,
+    align_corners: bool,
+    scale: Optional[float],
+    antialias: bool = False,
+) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """``(indices, weights)`` of shape ``(out, K)`` along one axis; weights None: pick."""
+    if antialias:
+        return _antialiased(mode, size, out, align_corners, scale)
+    if mode in ("nearest", "nearest-exact"):
+        if mode == "nearest" and out in (size, 2 * size):  # PyTorch's exact shortcuts
+            return (np.arange(out) * size // out)[:, None], None
+        ratio = np.float32(1.0 / scale if scale is not None and scale > 0 else size / out)
+        offset = np.float32(0.5 if mode == "nearest-exact" else 0.0)
+        o = (np.arange(out, dtype=np.float32) + offset) * ratio
+        return np.minimum(o.astype(np.int64), size - 1)[:, None], None
+    if mode == "area":  # adaptive average pooling's windows
+        o = np.arange(out)
+        start, end = (o * size) // out, -((-(o + 1) * size) // out)
+        width = int((end - start).max()) if out else 1
+        index = start[:, None] + np.arange(width)
+        inside = index < end[:, None]
+        return np.minimum(index, size - 1), inside / (end - start)[:, None]
+    cubic = mode == "bicubic"
+    src = _source(size, out, align_corners, scale, cubic)
+    low = np.floor(src).astype(np.int64)
+    if not cubic:  # a scale factor beyond in / out may reach past the last position
+        low = np.minimum(low, size - 1)
+    t = np.clip(src - low, 0.0, 1.0)
+    if cubic:
+        index = low[:, None] + np.arange(-1, 3)
+        return np.clip(index, 0, size - 1), _cubic_weights(t)
+    high = np.minimum(low + 1, size - 1)
+    return np.stack([low, high], 1), np.stack([1 - t, t], 1)
+
+
+def interpolate_reference(
+    x: Tensor,
+    mode: str,
+    size: tuple[int, ...],
+    scales: Optional[tuple[float, ...]],
+    align_corners: bool,
+    antialias: bool,
+) -> Tensor:
+    """``x`` ``(N, C, *in)`` resampled to ``(N, C, *size)``: the decomposition of the
+    ``interpolate`` composite. ``scales`` (or None) are the scale factors the user gave,
+    which PyTorch's position arithmetic uses instead of ``in / out``."""
+    for axis, out in enumerate(size):
+        dim = axis + 2
+        n = x.shape[dim]
+        scale = None if scales is None else scales[axis]
+        index, weights = _table(mode, n, out, align_corners, scale, antialias)
+        k = index.shape[1]
+        picked = x.index_select(dim, tw.tensor(index.reshape(-1), device=x.device))
+        if weights is None:
+            x = picked
+            continue
+        shape = list(x.shape)
+        shape[dim : dim + 1] = [out, k]
+        w = tw.tensor(weights, dtype=x.dtype, device=x.device)
+        w = w.reshape(out, k, *(1,) * (x.dim() - dim - 1))
+        x = (picked.reshape(shape) * w).sum(dim + 1)
+    return x
+
+
+def _per_axis(value: Union[float, Sequence[float]], rank: int, what: str, shape: tuple) -> tuple:
+    if isinstance(value, (list, tuple)):
+        if len(value) != rank:
+            raise ValueError(
+                f"interpolate: the input of shape {shape} has {rank} spatial dimensions but "
+                f"{what} has {len(value)} entries ({value!r}); give one per spatial dimension"
+            )
+        return tuple(value)
+    return (value,) * rank
+
+
+def interpolate(
+    input: Tensor,
+    size: Optional[Union[int, Sequence[int]]] = None,
+    scale_factor: Optional[Union[float, Sequence[float]]] = None,
+    mode: str = "nearest",
+    align_corners: Optional[bool] = None,
+    recompute_scale_factor: Optional[bool] = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resample the spatial axes of an ``(N, C, *spatial)`` input (1 to 3 of them) to
+    ``size``, or by ``scale_factor``; ``mode`` is ``nearest``, ``nearest-exact``,
+    ``linear`` (3-D input), ``bilinear``/``bicubic`` (4-D; ``antialias`` widens the filter
+    when shrinking), ``trilinear`` (5-D) or ``area``."""
+    shape = tuple(input.shape)
+    if mode not in _RANKS:
+        raise NotImplementedError(
+            f"interpolate: mode must be one of {', '.join(_RANKS)}, got {mode!r}"
+        )
+    if mode in ("nearest", "nearest-exact", "area"):
+        if align_corners is not None:
+            raise ValueError(
+                "interpolate: align_corners option can only be set with the interpolating "
+                "modes: linear | bilinear | bicubic | trilinear"
+            )
+    elif align_corners is None:
+        align_corners = False
+    if input.dim() not in (3, 4, 5):
+        raise NotImplementedError(
+            f"interpolate: only 3-D, 4-D and 5-D (N, C, *spatial) inputs are supported, got "
+            f"shape {shape}"
+        )
+    needed = _RANKS[mode]
+    if needed is not None and input.dim() != needed:
+        raise NotImplementedError(
+            f"interpolate: got {input.dim()}D input, but {mode} mode needs {needed}D input"
+        )
+    rank = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("interpolate: only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("interpolate: either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError(
+            "interpolate: recompute_scale_factor is not meaningful with an explicit size"
+        )
+    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+        raise ValueError(
+            "interpolate: the anti-alias option is restricted to bilinear and bicubic modes "
+            f"and requires a 4-D input, got mode {mode!r} and input of shape {shape}"
+        )
+    scales: Optional[tuple[float, ...]] = None
+    if size is not None:
+        out = tuple(int(n) for n in _per_axis(size, rank, "size", shape))
+    else:
+        factors = tuple(float(s) for s in _per_axis(scale_factor, rank, "scale_factor", shape))
+        out = tuple(math.floor(n * s) for n, s in zip(shape[2:], factors))
+        # area always recomputes the scale from the sizes, as PyTorch does
+        if not recompute_scale_factor and mode != "area":
+            scales = factors
+    if min(out) <= 0:
+        raise ValueError(
+            f"interpolate: the output of the input of shape {shape} would have spatial size "
+            f"{out}; every output size must be positive"
+        )
+    if min(shape[2:]) <= 0:
+        raise ValueError(f"interpolate: the input of shape {shape} has an empty spatial axis")
+    return fused_or_reference(
+        "interpolate",
+        interpolate_reference,
+        (input,),
+        mode,
+        out,
+        scales,
+        align_corners,
+        bool(antialias),
+    )
+
+
+def upsample(
+    input: Tensor,
+    size: Optional[Union[int, Sequence[int]]] = None,
+    scale_factor: Optional[Union[float, Sequence[float]]] = None,
+    mode: str = "nearest",
+    align_corners: Optional[bool] = None,
+) -> Tensor:
+    """Deprecated alias of :func:`interpolate`."""
+    warnings.warn(
+        "nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(
+    input: Tensor,
+    size: Optional[Union[int, Sequence[int]]] = None,
+    scale_factor: Optional[Union[float, Sequence[float]]] = None,
+) -> Tensor:
+    """Deprecated: :func:`interpolate` with ``mode='nearest'``."""
+    warnings.warn(
+        "nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(
+    input: Tensor,
+    size: Optional[Union[int, Sequence[int]]] = None,
+    scale_factor: Optional[Union[float, Sequence[float]]] = None,
+) -> Tensor:
+    """Deprecated: :func:`interpolate` with ``mode='bilinear'`` and ``align_corners=True``."""
+    warnings.warn(
+        "nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
