@@ -1,5 +1,5 @@
 """The ``tw`` command: ``tw devices [--json] [--probe] [--timeout SECONDS]``,
-``tw check [--backend SPEC]``, ``tw --version [--timeout SECONDS]``.
+``tw check [--backend SPEC] [--jobs N]``, ``tw --version [--timeout SECONDS]``.
 
 ``tw devices`` and ``tw --version`` ask each plugin in a child process of its own
 (:mod:`tensorweaver.isolation`), so they always finish, within the timeout, and a plugin
@@ -54,7 +54,7 @@ def cmd_devices(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from tensorweaver.check import check
 
-    report = check(args.backend, only=args.only, stream=sys.stdout)
+    report = check(args.backend, only=args.only, stream=sys.stdout, jobs=args.jobs)
     print(report.summary())
     return 0 if report.ok else 1
 
@@ -66,6 +66,16 @@ def _seconds(text: str) -> float:
         value = 0.0
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of processes, got {text!r}")
     return value
 
 
@@ -115,6 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATTERN",
         help="run only cases whose id matches this glob or prefix, e.g. 'layer', "
         "'primitive/add/*' (repeatable)",
+    )
+    check.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help="run the cases in N worker processes (same results, same order; default 1)",
     )
     check.set_defaults(run=cmd_check)
     return parser

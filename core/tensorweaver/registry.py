@@ -30,6 +30,8 @@ from tensorweaver.errors import DeviceNotFoundError, PluginError, UnknownBackend
 ENTRY_POINT_GROUP = "tensorweaver.backends"
 DISABLE_ENV = "TENSORWEAVER_DISABLE_PLUGINS"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*\Z")
+#: How a plugin writes the backend API version it speaks: "MAJOR.MINOR".
+API_TEXT = re.compile(r"[0-9]+\.[0-9]+\Z")
 #: The backend that cannot be disabled with ``TENSORWEAVER_DISABLE_PLUGINS=all``.
 DEFAULT_BACKEND = "numpy"
 #: ``auto`` takes the first available device of the first kind in this order;
@@ -131,11 +133,21 @@ class Plugin:
         problem = api_mismatch(info.api_version)
         if problem:
             core = api_text()
+            declared = info.api_version
+            if is_api_text(declared):
+                fix = (
+                    f"install a version of {self.distribution} built for backend API {core}, "
+                    f"or a tensorweaver that speaks {declared}"
+                )
+            else:  # the plugin's own mistake, whatever the core: say how to spell it
+                fix = (
+                    f"in {self.distribution}'s tw_backend_info, declare "
+                    f'api_version = "{intended_api(declared)}" (a string "MAJOR.MINOR")'
+                )
             self.fail(
                 f"{self.distribution} {self.version} speaks backend API "
-                f"{info.api_version!r}, this tensorweaver speaks {core} ({problem})",
-                f"install a version of {self.distribution} built for backend API {core}, "
-                f"or a tensorweaver that speaks {info.api_version}",
+                f"{declared!r}, this tensorweaver speaks {core} ({problem})",
+                fix,
             )
             return
         self.info, self._hooks = info, manager.hook
@@ -222,12 +234,28 @@ def api_text() -> str:
     return "{}.{}".format(*API_VERSION)
 
 
-def api_mismatch(declared: str) -> str:
+def is_api_text(declared: object) -> bool:
+    """Whether ``declared`` is an API version as a plugin must write it: the string "M.m"."""
+    return isinstance(declared, str) and bool(API_TEXT.match(declared))
+
+
+def intended_api(declared: object) -> str:
+    """The "MAJOR.MINOR" string a malformed ``api_version`` most likely meant (``2`` and
+    ``2.0`` mean "2.0"); this core's version when nothing can be read from it."""
+    text = str(declared).strip()
+    if re.fullmatch(r"[0-9]+", text):
+        return f"{text}.0"
+    return text if API_TEXT.match(text) else api_text()
+
+
+def api_mismatch(declared: object) -> str:
     """Why a plugin's declared API version is incompatible, or '' when it is fine."""
-    try:
-        major, minor = (int(part) for part in str(declared).split("."))
-    except ValueError:
-        return "not of the form MAJOR.MINOR"
+    if not is_api_text(declared):
+        return (
+            f'not a string of the form "MAJOR.MINOR" (got the {type(declared).__name__} '
+            f"{declared!r})"
+        )
+    major, minor = (int(part) for part in declared.split("."))
     core_major, core_minor = API_VERSION
     if major != core_major:
         return "major versions differ"
@@ -461,8 +489,14 @@ def _caller_level() -> int:
     return level
 
 
-def backend_object(spec: str) -> Any:
-    """The backend object for the device ``spec`` names, created once per device."""
+def backend_object(spec: str, *, partial: bool = False) -> Any:
+    """The backend object for the device ``spec`` names, created once per device.
+
+    A backend object that lacks required primitives is refused and its plugin marked
+    broken, unless ``partial``: the conformance kit and ``tw check`` take it as it is, to
+    check what it has (the core then fails only where it calls a missing primitive, also
+    later in this process).
+    """
     cached = _backends.get(spec)
     if cached is not None:
         return cached
@@ -470,17 +504,17 @@ def backend_object(spec: str) -> Any:
     with _backends_lock:
         backend = _backends.get(record.name)
         if backend is None:
-            backend = _create(record)
+            backend = _create(record, partial)
             _backends[record.name] = backend
         _backends[spec] = backend
     return backend
 
 
-def _create(record: DeviceRecord) -> Any:
+def _create(record: DeviceRecord, partial: bool) -> Any:
     plugin = find_plugin(record.backend)
     backend = plugin.call("tw_create_backend", device=record)
     missing = ir.missing_primitives(backend)
-    if missing:
+    if missing and not partial:
         plugin.fail(
             f"its backend object lacks required primitives: {', '.join(missing)}",
             f"upgrade {plugin.distribution} to a version that implements backend API "

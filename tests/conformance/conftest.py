@@ -122,7 +122,9 @@ def plain() -> Env:
 
 @pytest.fixture(scope="session")
 def broken(tmp_path_factory: pytest.TempPathFactory) -> Env:
-    """The deliberately broken backends: badgrad, dropdtype, eager and withgaps."""
+    """The deliberately broken backends of tests/conformance/plugins/tw-conformance-broken:
+    badgrad, dropdtype, eager, withgaps, partial, partialgaps, nocreate, intapi, modgap and
+    stalegap."""
     return Env((_install(BROKEN, tmp_path_factory.mktemp("broken")),))
 
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 import sys
 
 import pytest
-from tensorweaver.check.cases import all_cases
-from tensorweaver.check.runner import select
+from tensorweaver.check.runner import every_case, select
 
 
 def test_tw_check_passes_on_numpy(plain):
     done = plain.tw("check", "--backend", "numpy")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     lines = done.stdout.splitlines()
-    assert len(lines) == len(all_cases()) + 1  # one per case, then the verdict
+    assert len(lines) == len(every_case()) + 1  # one per case, then the verdict
     assert all(line.startswith("numpy:cpu:0  ") for line in lines[:-1])
     assert {line.split()[-1] for line in lines[:-1] if "skip" not in line} == {"ok"}
     assert lines[-1].startswith("OK: largest difference ")

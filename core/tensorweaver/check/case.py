@@ -19,13 +19,15 @@ class Measure:
     ``what`` names the culprit when it fails: a primitive (``exp``), a fused kernel
     (``fused_softmax_backward``), a layer's output or one of its gradients. ``difference``
     is the largest difference from the reference (``inf`` for a wrong dtype, shape, NaN or
-    inf), ``detail`` says where it is.
+    inf), ``detail`` says where it is; ``where`` is that element's index, when the
+    difference is one element's.
     """
 
     what: str
     difference: float
     tolerance: float
     detail: str = ""
+    where: tuple[int, ...] | None = None
 
     @property
     def ok(self) -> bool:

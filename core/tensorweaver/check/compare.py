@@ -54,8 +54,21 @@ def widen(a: np.ndarray) -> np.ndarray:
     return a.astype(np.int64) if a.dtype.kind in "iu" else a
 
 
-def _where(index: tuple) -> str:
-    return str(tuple(int(i) for i in index)) if index else "()"
+def _index(flags: np.ndarray) -> tuple[int, ...]:
+    """The index of the largest (or first true) element of ``flags``."""
+    return tuple(int(i) for i in np.unravel_index(np.argmax(flags), flags.shape))
+
+
+def _at(
+    what: str,
+    difference: float,
+    tolerance: float,
+    index: tuple[int, ...],
+    got: np.ndarray,
+    want: np.ndarray,
+) -> Measure:
+    detail = f"at {index} got {got[index]}, expected {want[index]}"
+    return Measure(what, difference, tolerance, detail, index)
 
 
 def measure(
@@ -86,24 +99,22 @@ def measure(
     g = got.astype(np.float64)
     wrong = (np.isnan(g) != np.isnan(w)) | ((np.isinf(g) | np.isinf(w)) & (g != w))
     if wrong.any():
-        i = np.unravel_index(np.argmax(wrong), wrong.shape) if wrong.ndim else ()
-        return Measure(what, INF, tolerance, f"at {_where(i)} got {g[i]}, expected {w[i]}")
+        return _at(what, INF, tolerance, _index(wrong), g, w)
     finite = np.isfinite(w)
     if not finite.any():
         return Measure(what, 0.0, tolerance, "no finite values")
     with np.errstate(all="ignore"):
         denominator = np.maximum(1.0, np.abs(w)) if scale is None else max(1.0, scale)
         diff = np.where(finite, np.abs(g - w) / denominator, 0.0)
-    i = np.unravel_index(np.argmax(diff), diff.shape) if diff.ndim else ()
-    return Measure(what, float(diff[i]), tolerance, f"at {_where(i)} got {g[i]}, expected {w[i]}")
+    i = _index(diff)
+    return _at(what, float(diff[i]), tolerance, i, g, w)
 
 
 def _exact(what: str, got: np.ndarray, want: np.ndarray, tolerance: float) -> Measure:
     wrong = got != want
     if not wrong.any():
         return Measure(what, 0.0, tolerance, "exact")
-    i = np.unravel_index(np.argmax(wrong), wrong.shape) if wrong.ndim else ()
-    return Measure(what, INF, tolerance, f"at {_where(i)} got {got[i]}, expected {want[i]}")
+    return _at(what, INF, tolerance, _index(wrong), got, want)
 
 
 def measure_array(

@@ -4,7 +4,11 @@ Cases call primitives through :meth:`Context.call`, which turns what the IR forb
 warning, an exception) into a :class:`~tensorweaver.check.case.Failure` that names the
 primitive, and read results back through :meth:`Context.fetch`, which insists on the exact
 dtype. Arrays put on the device by a case are remembered, so that the case can also check
-that no primitive wrote into its inputs.
+that no primitive wrote into its inputs, and so are the primitive calls behind each result,
+so that a wrong element of an elementwise result is shown with its operands.
+
+A backend object may lack primitives (a plugin built one primitive at a time): the cases
+that call a missing one fail naming it, the others run.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -19,7 +24,11 @@ import numpy as np
 from tensorweaver.check.case import Failure, Measure, Skip, raised
 from tensorweaver.check.compare import host_dtype, measure, to_dtype
 from tensorweaver.contract import dtypes as d
+from tensorweaver.contract import ir
 from tensorweaver.contract.dtypes import DType
+
+#: Primitives whose result element at an index depends on the operands' elements there.
+ELEMENTWISE = frozenset(ir.UNARY) | frozenset(ir.BINARY) | {"where"}
 
 
 class Context:
@@ -31,10 +40,16 @@ class Context:
         self.dtypes = frozenset(backend.dtypes)
         #: The float dtype layers and gradients run in: float64 where the device has it.
         self.float: DType = d.float64 if d.float64 in self.dtypes else d.float32
+        #: The required primitives the backend object lacks.
+        self.missing = frozenset(ir.missing_primitives(backend))
         self._inputs: list[tuple[Any, np.ndarray, DType]] = []
+        #: id(result) -> (result, primitive, arguments) of this case's elementwise calls;
+        #: the result is kept so that its id stays its own.
+        self._calls: dict[int, tuple[Any, str, tuple]] = {}
 
     def start_case(self) -> None:
         self._inputs.clear()
+        self._calls.clear()
 
     @contextmanager
     def scope(self, dtype: DType | None = None) -> Iterator[None]:
@@ -70,6 +85,8 @@ class Context:
 
     def call(self, primitive: str, *args: Any) -> Any:
         """``backend.<primitive>(*args)``; a warning or an exception fails the case."""
+        if primitive in self.missing:
+            raise Failure(primitive, missing_detail(primitive))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
@@ -83,6 +100,8 @@ class Context:
                     f"emitted RuntimeWarning '{w.message}'; the IR wants IEEE results "
                     "(NaN, inf) without warnings",
                 )
+        if primitive in ELEMENTWISE:
+            self._calls[id(result)] = (result, primitive, args)
         return result
 
     def fetch(self, native: Any, dtype: DType, what: str) -> np.ndarray:
@@ -101,8 +120,30 @@ class Context:
     def check(
         self, what: str, native: Any, want: Any, dtype: DType, tolerance: float | None = None
     ) -> Measure:
-        """Fetch ``native`` as ``dtype`` and measure it against ``want``."""
-        return measure(what, self.fetch(native, dtype, what), want, dtype, tolerance)
+        """Fetch ``native`` as ``dtype`` and measure it against ``want``; a wrong element of
+        an elementwise result comes with its operands."""
+        found = measure(what, self.fetch(native, dtype, what), want, dtype, tolerance)
+        if found.ok or found.where is None:
+            return found
+        operands = self._operands(native, found.where)
+        if not operands:
+            return found
+        return replace(found, detail=f"{found.detail} (operands: {', '.join(operands)})")
+
+    def _operands(self, native: Any, where: tuple[int, ...]) -> list[str]:
+        """The array arguments of the call that returned ``native``, at ``where``."""
+        call = self._calls.get(id(native))
+        if call is None or call[0] is not native:
+            return []
+        shape = tuple(native.shape)
+        found = []
+        for arg in call[2]:
+            try:
+                host = np.broadcast_to(self.backend.to_host(arg), shape)
+            except Exception:  # a Python scalar, or a backend that fails here: leave it out
+                return []
+            found.append(str(host[where]))
+        return found
 
     def untouched(self) -> Measure:
         """Whether every array this case put on the device still holds its values."""
@@ -118,3 +159,11 @@ class Context:
                     "inputs", float("inf"), 0.0, "a primitive wrote into its input array"
                 )
         return Measure("inputs", 0.0, 0.0, "unchanged")
+
+
+def missing_detail(primitive: str) -> str:
+    """What a case says when it needs ``primitive`` and the backend object lacks it."""
+    return (
+        f"the backend object has no {primitive} (a required primitive: "
+        f"see primitive/{primitive}/defined)"
+    )

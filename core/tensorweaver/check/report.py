@@ -6,6 +6,9 @@ import math
 from dataclasses import dataclass, field
 
 OK, FAIL, SKIP = "ok", "FAIL", "skip"
+#: How a composite ran on the device: its ``fused_<name>`` kernel, or the core's
+#: decomposition into primitives (the device has no such kernel).
+FUSED, DECOMPOSED = "fused", "decomposed"
 
 
 @dataclass(frozen=True)
@@ -13,7 +16,8 @@ class CaseResult:
     """One case on one device: its largest difference from NumPy float64 and the verdict.
 
     ``verdict`` is ``ok``, ``FAIL`` or ``skip``; ``detail`` says, for a failure, which
-    primitive, kernel or gradient is at fault and where, and for a skip, why.
+    primitive, kernel or gradient is at fault and where, and for a skip, why. ``path`` is,
+    for a composite, ``fused`` or ``decomposed`` (empty for other cases).
     """
 
     device: str
@@ -22,17 +26,25 @@ class CaseResult:
     difference: float = 0.0
     tolerance: float = 0.0
     detail: str = ""
+    path: str = ""
 
     @property
     def ok(self) -> bool:
         return self.verdict != FAIL
 
-    def line(self, width: int = 0, device_width: int = 0) -> str:
-        """``device  case  difference  verdict  [detail]``, columns padded to the widths."""
+    def line(self, width: int = 0, device_width: int = 0, path_width: int = 0) -> str:
+        """``device  case  difference  [path]  verdict  [detail]``, columns padded to the
+        widths (the path column only where ``path_width`` makes room for it)."""
         diff = "-" if self.verdict == SKIP else _number(self.difference)
         device = self.device.ljust(device_width)
-        text = f"{device}  {self.case.ljust(width)}  {diff:>9}  {self.verdict}"
+        path = f"{self.path.ljust(path_width)}  " if path_width else ""
+        text = f"{device}  {self.case.ljust(width)}  {diff:>9}  {path}{self.verdict}"
         return f"{text}  {self.detail}" if self.detail and self.verdict != OK else text
+
+
+def path_width(has_paths: bool) -> int:
+    """The width of the path column: room for the longest path where any result has one."""
+    return max(len(FUSED), len(DECOMPOSED)) if has_paths else 0
 
 
 def _number(x: float) -> str:
@@ -74,7 +86,8 @@ class CheckReport:
     def lines(self) -> list[str]:
         width = max((len(r.case) for r in self.results), default=0)
         device_width = max((len(r.device) for r in self.results), default=0)
-        return [r.line(width, device_width) for r in self.results]
+        paths = path_width(any(r.path for r in self.results))
+        return [r.line(width, device_width, paths) for r in self.results]
 
     def summary(self) -> str:
         notes = [f"not checked: {name} ({why})" for name, why in self.unchecked.items()]
@@ -94,7 +107,10 @@ class CheckReport:
                 ]
             )
         lines = [f"BROKEN: {name}: {why}" for name, why in self.broken.items()]
-        lines += [f"FAILED: {r.device} {r.case}: {r.detail}" for r in self.failures]
+        lines += [
+            f"FAILED: {r.device} {r.case}{f' ({r.path})' if r.path else ''}: {r.detail}"
+            for r in self.failures
+        ]
         if not self.results and not self.broken:
             lines.append("FAILED: no case ran (no usable device, or --only matched nothing)")
         tail = f"{len(self.failures)} of {len(self.results)} cases failed"

@@ -1,19 +1,32 @@
-"""Running cases on devices: one case into one result, a set of devices into a report."""
+"""Running cases on devices: one case into one result, a set of devices into a report,
+serially or in worker processes (:mod:`tensorweaver.check.parallel`)."""
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import TextIO
 
 from tensorweaver import isolation, registry
+from tensorweaver.check import presence
 from tensorweaver.check.case import Case, Failure, Skip, raised
 from tensorweaver.check.cases import all_cases
-from tensorweaver.check.context import Context
-from tensorweaver.check.report import FAIL, OK, SKIP, CaseResult, CheckReport
+from tensorweaver.check.context import Context, missing_detail
+from tensorweaver.check.report import (
+    DECOMPOSED,
+    FAIL,
+    FUSED,
+    OK,
+    SKIP,
+    CaseResult,
+    CheckReport,
+    path_width,
+)
 from tensorweaver.contract.records import ERROR
 from tensorweaver.errors import BackendError, PluginError
+from tensorweaver.ops.fusion import fused_kernel
 
 INF = float("inf")
 
@@ -27,10 +40,25 @@ def _one_line(text: str) -> str:
     return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 3] + "..."
 
 
+@lru_cache(maxsize=1)
+def every_case() -> tuple[Case, ...]:
+    """Every case, in run order: that each required primitive is defined, then the rest."""
+    return (*presence.cases(), *all_cases())
+
+
+def path(case: Case, ctx: Context) -> str:
+    """For a composite, whether the device's fused kernel runs it or the core's
+    decomposition: the core takes ``fused_<name>`` wherever the backend defines it."""
+    if case.group != "composite":
+        return ""
+    name = case.id.split("/")[1]
+    return FUSED if fused_kernel(ctx.backend, name) is not None else DECOMPOSED
+
+
 def evaluate(case: Case, ctx: Context) -> CaseResult:
     """Run ``case`` on ``ctx``'s device; whatever happens becomes a result, never an error."""
     result = _evaluate(case, ctx)
-    return replace(result, detail=_one_line(result.detail))
+    return replace(result, detail=_one_line(result.detail), path=path(case, ctx))
 
 
 def _evaluate(case: Case, ctx: Context) -> CaseResult:
@@ -41,6 +69,10 @@ def _evaluate(case: Case, ctx: Context) -> CaseResult:
         return CaseResult(ctx.device, case.id, SKIP, detail=str(why))
     except Failure as f:
         return CaseResult(ctx.device, case.id, FAIL, INF, 0.0, str(f))
+    except AttributeError as exc:  # the core called a primitive the backend lacks?
+        name = getattr(exc, "name", None)
+        detail = f"{name}: {missing_detail(name)}" if name in ctx.missing else raised(exc)
+        return CaseResult(ctx.device, case.id, FAIL, INF, 0.0, detail)
     except Exception as exc:  # a case must report a backend's failure, never stop the run
         return CaseResult(ctx.device, case.id, FAIL, INF, 0.0, raised(exc))
     failed = [m for m in measures if not m.ok]
@@ -62,15 +94,21 @@ def matches(case_id: str, patterns: Sequence[str]) -> bool:
 
 
 def select(only: Sequence[str] | None) -> list[Case]:
-    cases = all_cases()
+    cases = every_case()
     return [c for c in cases if matches(c.id, only)] if only else list(cases)
+
+
+def context(spec: str) -> Context:
+    """The device ``spec`` names, its backend object taken even where it lacks primitives
+    (the cases that need them fail, each naming the primitive)."""
+    return Context(registry.backend_object(spec, partial=True))
 
 
 def _targets(backend: str | None, report: CheckReport) -> list[Context]:
     """The devices to check: ``backend``'s, else each installed backend's best device."""
     if backend is not None:
         try:
-            return [Context(registry.backend_object(backend))]
+            return [context(backend)]
         except (BackendError, ValueError) as exc:
             report.broken[backend] = str(exc)
             return []
@@ -89,7 +127,7 @@ def _targets(backend: str | None, report: CheckReport) -> list[Context]:
             report.broken[name] = f"{detail.get('error')} -- fix: {detail.get('fix')}"
             continue
         try:
-            contexts.append(Context(registry.backend_object(name)))
+            contexts.append(context(name))
         except PluginError as exc:
             report.broken[name] = str(exc)
         except BackendError as exc:  # installed but no usable device here
@@ -98,7 +136,10 @@ def _targets(backend: str | None, report: CheckReport) -> list[Context]:
 
 
 def run(
-    backend: str | None = None, only: Sequence[str] | None = None, stream: TextIO | None = None
+    backend: str | None = None,
+    only: Sequence[str] | None = None,
+    stream: TextIO | None = None,
+    jobs: int = 1,
 ) -> CheckReport:
     """Run the selected cases on the devices ``backend`` names (see :func:`tensorweaver.check`)."""
     report = CheckReport()
@@ -106,10 +147,16 @@ def run(
     targets = _targets(backend, report)
     width = max((len(c.id) for c in cases), default=0)
     device_width = max((len(ctx.device) for ctx in targets), default=0)
-    for ctx in targets:
-        for case in cases:
-            result = evaluate(case, ctx)
-            report.results.append(result)
-            if stream is not None:
-                print(result.line(width, device_width), file=stream, flush=True)
+    paths = path_width(any(c.group == "composite" for c in cases))
+    results: Iterable[CaseResult]
+    if jobs > 1:
+        from tensorweaver.check.parallel import evaluate_all
+
+        results = evaluate_all([(ctx.device, c.id) for ctx in targets for c in cases], jobs)
+    else:
+        results = (evaluate(case, ctx) for ctx in targets for case in cases)
+    for result in results:
+        report.results.append(result)
+        if stream is not None:
+            print(result.line(width, device_width, paths), file=stream, flush=True)
     return report

@@ -147,7 +147,7 @@ def _slope(maker: Maker, forward: Callable[[], Any], grads: dict) -> tuple[float
     terms = [grads[n] * v for n, v in directions.items() if grads[n] is not None]
     analytic = float(sum(t.sum() for t in terms))
     size = float(sum(np.abs(t).sum() for t in terms))
-    bases = {n: t.detach().numpy() for n, t in maker.leaves.items()}
+    bases = {n: np.array(t.detach()) for n, t in maker.leaves.items()}  # a copy
 
     def loss_at(step: float) -> float:
         with tw.no_grad():

@@ -17,7 +17,13 @@ What it checks, each check with an id:
   that the plugin imports only ``tensorweaver.contract`` from the core; the API version
   handshake; well-formed device records; ``tw_diagnose``; that with the array library
   hidden (``BackendInfo.library`` is its import name) the hooks report it unavailable
-  instead of raising; the backend object's surface and fused pairs; declared gaps.
+  instead of raising; the backend object's surface and fused pairs; declared gaps. All
+  but ``packaging/backend-object`` run without creating the backend, so they pass or
+  fail on their own while ``tw_create_backend`` is still broken.
+* ``primitive/<name>/defined``: one per required primitive, that the backend object has
+  it. A plugin can be built one primitive at a time: the backend object is checked even
+  when it lacks some, each missing one failing its ``defined`` check and the cases that
+  call it (naming it), every other case running as usual.
 * every case of ``tw check`` (:mod:`tensorweaver.check`): every primitive across its
   dtypes and with its array arguments in every layout the core hands a backend
   (transposed, stepped and broadcast views, empty, 0-d: see
@@ -25,9 +31,16 @@ What it checks, each check with an id:
   broadcasting, negative axes and views; host transfer; autograd; the composites
   (``fused_*`` against the core's decomposition, outputs and gradients), autograd and
   composites again with inputs and upstream gradients in those views; every layer.
-  References are NumPy float64; gradients are also checked by finite differences.
+  References are NumPy float64; gradients are also checked by finite differences. A
+  wrong element of an elementwise primitive is shown with its operands; a composite's
+  failure says whether its ``fused_<name>`` kernel or the core's decomposition ran.
 
 Known gaps go in one place, the plugin module's ``conformance_gaps`` dict (see
-:mod:`tensorweaver.conformance.gaps`); they are reported as expected failures. A plugin
+:mod:`tensorweaver.conformance.gaps`); they are reported as expected failures. An exact
+id must fail; a glob (``"primitive/remainder/*"``, the way to declare a primitive not
+written yet) covers the checks it matches that fail and lets the others pass. A plugin
 that passes with none is *conformant*; the last line of the run says which.
+
+``tw check --backend NAME --jobs N`` runs the same cases in N processes (a JIT-compiling
+backend pays its compilation in each); the kit itself runs in one process.
 """

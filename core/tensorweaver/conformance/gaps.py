@@ -8,10 +8,15 @@ check id, or a glob of ids, to the reason::
         "layer/lstm": "no LSTM on this device yet (issue #12)",
     }
 
-Ids are those the kit prints (``pytest --collect-only -q`` lists them). A declared gap is
-an expected failure: it must fail (a gap that passes is reported so it can be removed), and
-every entry must match a check, so a typo cannot hide one. A plugin without gaps is
-conformant.
+Ids are those the kit prints (``pytest --collect-only -q`` lists them). Every entry must
+match a check, so a typo cannot hide one. A plugin without gaps is conformant.
+
+* An exact id is a strict expected failure: the check must fail, and once it passes the
+  run fails, saying to remove the entry.
+* A glob covers only the checks it matches that fail: ``"primitive/remainder/*"`` covers
+  remainder's failing variants, whichever they are, and its passing variants count as
+  passed (pytest shows them as XPASS, not as failures). A glob none of whose checks fails
+  is stale: the run fails, saying to remove it.
 """
 
 from __future__ import annotations
@@ -38,12 +43,37 @@ def declared(module: Any) -> dict[str, str]:
     return dict(gaps)
 
 
+def pattern(check_id: str, gaps: dict[str, str]) -> str | None:
+    """The first declared pattern that matches ``check_id``, or None."""
+    return next((p for p in gaps if fnmatch.fnmatchcase(check_id, p)), None)
+
+
 def reason(check_id: str, gaps: dict[str, str]) -> str | None:
     """Why ``check_id`` is a declared gap, or None if it is not one."""
-    for pattern, why in gaps.items():
-        if fnmatch.fnmatchcase(check_id, pattern):
-            return why
-    return None
+    found = pattern(check_id, gaps)
+    return None if found is None else gaps[found]
+
+
+def is_glob(pattern: str) -> bool:
+    """Whether ``pattern`` is a glob (it covers only the checks it matches that fail)."""
+    return any(ch in pattern for ch in "*?[")
+
+
+def stale(
+    gaps: dict[str, str], collected: Iterable[str], ran: Iterable[str], failed: Iterable[str]
+) -> list[str]:
+    """The globs among ``gaps`` whose checks all ran and none failed.
+
+    ``collected`` is every check id, ``ran`` those that ran, ``failed`` those that failed
+    as gaps. A glob with a check that did not run (deselected with ``-k``) is not judged.
+    """
+    ran, failed = set(ran), set(failed)
+    found = []
+    for p in filter(is_glob, gaps):
+        covered = [i for i in collected if pattern(i, gaps) == p]
+        if covered and set(covered) <= ran and not failed.intersection(covered):
+            found.append(p)
+    return found
 
 
 def unmatched(gaps: dict[str, str], check_ids: Iterable[str]) -> list[str]:

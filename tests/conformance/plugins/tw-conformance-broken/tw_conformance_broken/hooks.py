@@ -12,8 +12,11 @@ from tensorweaver.contract.records import AVAILABLE, UNAVAILABLE
 from tw_conformance_broken import __version__
 
 
-def hooks(name: str, library: str, backend: str) -> tuple[Callable[..., Any], ...]:
-    """The hooks of backend ``name`` on ``library``, creating ``backend`` ("module:Class")."""
+def hooks(
+    name: str, library: str, backend: str, api_version: Any = "2.0"
+) -> tuple[Callable[..., Any], ...]:
+    """The hooks of backend ``name`` on ``library``, creating ``backend`` ("module:Class"),
+    declaring ``api_version``."""
     install = "pip install tw-conformance-broken"
 
     def problem() -> Problem | None:
@@ -23,7 +26,7 @@ def hooks(name: str, library: str, backend: str) -> tuple[Callable[..., Any], ..
 
     @hookimpl
     def tw_backend_info() -> BackendInfo:
-        return BackendInfo(name, __version__, "2.0", library=library, install=install)
+        return BackendInfo(name, __version__, api_version, library=library, install=install)
 
     @hookimpl
     def tw_devices(probe: bool) -> list[DeviceRecord]:

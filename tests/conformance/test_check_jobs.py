@@ -1,0 +1,27 @@
+"""``tw check --jobs N``: the cases run in worker processes, with the same lines in the same
+order as a serial run."""
+
+from __future__ import annotations
+
+# Primitives, a random one, the core's views, a fused and a random composite, a layer.
+ONLY = (
+    "primitive/add", "primitive/random_uniform", "primitive/exp/defined",
+    "core/indexing", "core/non-contiguous", "composite/softmax", "composite/dropout",
+    "layer/linear",
+)  # fmt: skip
+
+
+def test_jobs_give_the_serial_run_lines(plain):
+    only = [a for pattern in ONLY for a in ("--only", pattern)]
+    serial = plain.tw("check", "--backend", "numpy", *only)
+    parallel = plain.tw("check", "--backend", "numpy", *only, "--jobs", "2")
+    assert serial.returncode == 0, serial.stdout[-3000:] + serial.stderr[-3000:]
+    assert parallel.returncode == 0, parallel.stdout[-3000:] + parallel.stderr[-3000:]
+    assert len(serial.stdout.splitlines()) > 30
+    assert parallel.stdout == serial.stdout
+
+
+def test_jobs_must_be_a_positive_number(plain):
+    done = plain.tw("check", "--backend", "numpy", "--jobs", "0")
+    assert done.returncode == 2
+    assert "--jobs/-j: expected a positive number of processes, got '0'" in done.stderr
