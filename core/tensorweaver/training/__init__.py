@@ -1,5 +1,7 @@
-"""Training in one call: ``fit``, ``evaluate``, ``predict`` and the ``History`` they record."""
+"""Training in one call: ``fit``, ``evaluate``, ``predict`` and the ``History`` they record;
+hooks into a run in :mod:`.callbacks`, resumable runs in :mod:`.checkpoint`."""
 
+from tensorweaver.training import callbacks
 from tensorweaver.training.evaluate import evaluate, predict
 from tensorweaver.training.fit import fit
 from tensorweaver.training.history import History
@@ -8,4 +10,14 @@ from tensorweaver.training.metrics import METRICS
 from tensorweaver.training.optimizers import OPTIMIZERS
 from tensorweaver.training.schedules import SCHEDULES
 
-__all__ = ["LOSSES", "METRICS", "OPTIMIZERS", "SCHEDULES", "History", "evaluate", "fit", "predict"]
+__all__ = [
+    "LOSSES",
+    "METRICS",
+    "OPTIMIZERS",
+    "SCHEDULES",
+    "History",
+    "callbacks",
+    "evaluate",
+    "fit",
+    "predict",
+]

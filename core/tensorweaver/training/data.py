@@ -65,6 +65,30 @@ def as_batches(
     return DataLoader(data, batch_size=batch_size, shuffle=shuffle, seed=seed)
 
 
+def split_off(data: Data, fraction: float) -> tuple[Data, Data]:
+    """``(train, val)``: the last ``fraction`` of ``data``'s samples held out for validation,
+    as Keras' ``validation_split`` (taken before any shuffling). ``data`` is an
+    ``(inputs, targets)`` pair or a ``TensorDataset``."""
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
+        raise ValueError(
+            f"fit: validation_split must be a fraction between 0 and 1, got {fraction!r}"
+        )
+    if type(data) is TensorDataset:
+        data = tuple(data.tensors)
+    if not isinstance(data, (tuple, list)) or len(data) != 2:
+        raise ValueError(
+            "fit: validation_split needs train_data as an (inputs, targets) pair or a "
+            f"TensorDataset, got {type(data).__name__}; pass val= for other data"
+        )
+    n = len(data[0])
+    cut = int(n * (1 - fraction))
+    if cut == 0:
+        raise ValueError(
+            f"fit: validation_split={fraction} of {n} samples leaves no training samples"
+        )
+    return (data[0][:cut], data[1][:cut]), (data[0][cut:], data[1][cut:])
+
+
 def split_batch(batch: Any, device: Device, dtype: DType, owner: str) -> tuple[Tensor, Tensor]:
     """``(inputs, targets)`` of one batch, on ``device``."""
     if not isinstance(batch, (tuple, list)) or len(batch) != 2:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import Union
+from typing import Any, Union
 
 
 @dataclass
@@ -42,6 +42,22 @@ class History:
             else:
                 self.metrics.setdefault(f"val_{name}", []).append(value)
         self.epoch_time.append(seconds)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The recorded lists, for a checkpoint."""
+        return {
+            "train_loss": self.train_loss,
+            "val_loss": self.val_loss,
+            "metrics": self.metrics,
+            "epoch_time": self.epoch_time,
+        }
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Continue from what :meth:`state_dict` returned (``device`` stays this one's)."""
+        self.train_loss = list(state_dict["train_loss"])
+        self.val_loss = list(state_dict["val_loss"])
+        self.metrics = {name: list(values) for name, values in state_dict["metrics"].items()}
+        self.epoch_time = list(state_dict["epoch_time"])
 
     def __getitem__(self, name: str) -> list[float]:
         """``"loss"`` (or ``"train_loss"``), ``"val_loss"`` or a metric's name."""

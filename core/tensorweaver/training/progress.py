@@ -31,8 +31,11 @@ class Progress:
                 tqdm = None
             self._tqdm = tqdm
 
-    def batches(self, batches: Iterable[T], epoch: int, total: int | None) -> Iterator[T]:
-        """Yield ``batches``, advancing a bar when tqdm is there (``epoch`` counts from 0).
+    def batches(
+        self, batches: Iterable[T], epoch: int, total: int | None, done: int = 0
+    ) -> Iterator[T]:
+        """Yield ``batches``, advancing a bar when tqdm is there (``epoch`` counts from 0;
+        ``done`` batches of it were done before, by a run this one resumes).
 
         The bar stays open after the last batch so that :meth:`end_epoch` can show the
         epoch's numbers, validation included, on it.
@@ -40,7 +43,7 @@ class Progress:
         if self._tqdm is None:
             yield from batches
             return
-        self._bar = self._tqdm(total=total, desc=f"epoch {epoch + 1}/{self.epochs}")
+        self._bar = self._tqdm(total=total, initial=done, desc=f"epoch {epoch + 1}/{self.epochs}")
         for batch in batches:
             yield batch
             self._bar.update()
