@@ -152,7 +152,7 @@ class Tensor:
         self.backend = backend
         self.dtype = dtype
         shape = native.shape
-        self.shape = shape if type(shape) is tuple else tuple(shape)
+        self.shape = shape if type(shape) is Size else Size(shape)
         self.requires_grad = False
         self.grad: Tensor | None = None
         self._node = None
@@ -181,7 +181,7 @@ class Tensor:
 
     def size(self, dim: int | None = None) -> Any:
         if dim is None:
-            return Size(self.shape)
+            return self.shape
         return self.shape[_axis(dim, len(self.shape), "size")]
 
     def numel(self) -> int:
@@ -586,7 +586,21 @@ class Tensor:
 
 
 class Size(tuple):
-    """A shape, as ``tensor.size()`` returns it (a tuple of ints)."""
+    """A shape, as ``tensor.shape`` and ``tensor.size()`` are (a tuple of ints).
+
+    As PyTorch's ``torch.Size``, ``+`` and ``*`` give a ``Size``; slicing gives a plain tuple
+    here (a Python ``__getitem__`` would slow every ``shape[i]`` the core reads)."""
+
+    def __add__(self, other: tuple) -> Size:
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other: tuple) -> Size:
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, times: int) -> Size:
+        return Size(tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         n = 1
@@ -595,7 +609,7 @@ class Size(tuple):
         return n
 
     def __repr__(self) -> str:
-        return f"tw.Size({list(self)})"
+        return f"tensorweaver.Size({list(self)})"
 
 
 def _axis(dim: int, ndim: int, op: str) -> int:

@@ -274,3 +274,12 @@ def test_norm_gradient_at_zero_is_zero_like_torch(backend: str, p) -> None:
     x = np.array([[1.0, -2.0, 0.0], [0.0, 0.0, 0.0]])
     grads_like_torch(lambda m, a: a.norm(p=p, dim=1).sum() if p != "fro" else a.norm(p), x)
     grads_like_torch(lambda m, a: a.norm(p) if p != "fro" else a.norm(), np.zeros((2, 2)))
+
+
+def test_shape_is_a_size_like_torch(backend: str) -> None:
+    for m in (tw, torch):
+        x = m.zeros(2, 3)
+        for shape in (x.shape, x.size(), (x + 1).shape, m.nn.Linear(3, 4)(x).shape):
+            assert type(shape) is m.Size and shape == (2, 3) or shape == (2, 4)
+        assert x.shape.numel() == 6 and type(x.shape + (5,)) is m.Size
+        assert repr(x.shape) == "torch.Size([2, 3])".replace("torch", m.__name__)
