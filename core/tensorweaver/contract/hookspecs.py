@@ -66,6 +66,13 @@ def tw_devices(probe: bool) -> list[DeviceRecord]:
     ``probe=True`` (selecting a device, ``tw devices --probe``) look for real.
     A library that is not installed gives a record with status ``unavailable`` whose
     detail says so and names the install command.
+
+    A device that exists whenever the library is installed (the CPU of a CPU library) is
+    ``available`` with ``probe=False`` too: find the library with
+    ``importlib.util.find_spec``, without importing it, even when the import costs seconds
+    (JAX, TensorFlow); the import is paid in ``tw_create_backend``. Answer ``not-probed``
+    only for devices that only the library or its runtime can find (how many GPUs, whether
+    the driver works), or where importing it fixes process-wide state (Legate).
     """
 
 
@@ -93,4 +100,11 @@ def tw_create_backend(device: DeviceRecord) -> object:
     creates one object per device and keeps it for the life of the process. Raise
     ``RuntimeError`` with a message that says how to fix it when the device cannot
     be used after all.
+
+    A process-wide library setting that must be fixed before the first array exists (JAX's
+    ``jax_enable_x64``, which float64 and int64 need) is set here, before creating any array,
+    never when the plugin module is imported. Say in the plugin's README which settings it
+    changes, since they affect the rest of the process too. Where the setting can no longer
+    be changed (an earlier import fixed it), list in ``dtypes`` only the dtypes the device
+    then has, and return from ``tw_diagnose`` a ``Problem`` naming the setting and its fix.
     """
