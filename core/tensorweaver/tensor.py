@@ -147,7 +147,12 @@ class Tensor:
         "__weakref__",
     )
 
-    def __init__(self, native: Any, backend: Any, dtype: DType) -> None:
+    def __init__(
+        self, native: Any = (), backend: Any = None, dtype: Any = None, *sizes: int
+    ) -> None:
+        if dtype.__class__ is not DType:  # PyTorch's legacy constructor: tw.Tensor(2, 3)
+            self._legacy_init((native, backend, dtype, *sizes))
+            return
         self.native = native
         self.backend = backend
         self.dtype = dtype
@@ -160,6 +165,21 @@ class Tensor:
         self._alias_of: Tensor | None = None
         # (base, write): a view of ``base`` that ``write(base, value)`` updates (ops/views.py)
         self._view_of: tuple | None = None
+
+    def _legacy_init(self, args: tuple) -> None:
+        """``tw.Tensor(*sizes)`` (zeros: there is no uninitialised memory), ``tw.Tensor(data)``
+        or ``tw.Tensor()``: a tensor of the default float dtype on the default device."""
+        from tensorweaver.ops import creation
+
+        args = tuple(a for a in args if a is not None)
+        dtype = creation.get_default_dtype()
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            made = args[0].to(dtype)
+        elif len(args) == 1 and not isinstance(args[0], int):
+            made = creation.tensor(args[0], dtype=dtype)
+        else:
+            made = creation.zeros(*args, dtype=dtype)
+        Tensor.__init__(self, made.native, made.backend, made.dtype)
 
     # Identity hashing: == is elementwise, as in PyTorch.
     __hash__ = object.__hash__

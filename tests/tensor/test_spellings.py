@@ -283,3 +283,19 @@ def test_shape_is_a_size_like_torch(backend: str) -> None:
             assert type(shape) is m.Size and shape == (2, 3) or shape == (2, 4)
         assert x.shape.numel() == 6 and type(x.shape + (5,)) is m.Size
         assert repr(x.shape) == "torch.Size([2, 3])".replace("torch", m.__name__)
+
+
+def test_legacy_tensor_constructor_like_torch(backend: str) -> None:
+    for make in (
+        lambda m: m.Tensor(2, 3),
+        lambda m: m.Tensor([[1, 2]]),
+        lambda m: m.Tensor(),
+        lambda m: m.Tensor(4),
+        lambda m: m.Tensor((2, 3)),
+        lambda m: m.Tensor(m.tensor([1.5])),
+    ):
+        ours, theirs = make(tw), make(torch)
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        assert isinstance(ours, tw.Tensor)
+    assert tw.Tensor([[1, 2]]).tolist() == [[1.0, 2.0]]
