@@ -17,6 +17,7 @@ the program's code.
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -34,7 +35,10 @@ PROGRAMS = Path(__file__).parent / "programs"
 
 
 def load_program(name: str, framework: str) -> types.ModuleType:
-    """The program ``name`` as a fresh module, on ``"torch"`` or (imports rewritten) ``"tw"``."""
+    """The program ``name`` as a fresh module, on ``"torch"`` or (imports rewritten) ``"tw"``.
+
+    Run it inside :func:`registered` when it saves objects of its own classes (pickling and
+    the allow-list find a class through its module)."""
     path = PROGRAMS / f"{name}.py"
     source = path.read_text()
     if framework == "tw":
@@ -43,6 +47,16 @@ def load_program(name: str, framework: str) -> types.ModuleType:
     module.__file__ = str(path)
     exec(compile(source, str(path), "exec"), module.__dict__)
     return module
+
+
+@contextmanager
+def registered(module: types.ModuleType) -> Iterator[types.ModuleType]:
+    """``module`` in ``sys.modules`` for the duration, as an imported script would be."""
+    sys.modules[module.__name__] = module
+    try:
+        yield module
+    finally:
+        sys.modules.pop(module.__name__, None)
 
 
 def _torch_to_tw(value: Any) -> Any:
@@ -59,7 +73,7 @@ def run_torch(
     """The program's losses on torch, and its initial weights as a tensorweaver file."""
     torch_init = tmp_path / f"{name}-init.pt"
     module = load_program(name, "torch")
-    with shared_randomness(torch, seed):
+    with registered(module), shared_randomness(torch, seed):
         losses = module.main([*argv, "--save-init", str(torch_init)])
     tw_init = tmp_path / f"{name}-init.tw"
     weights = torch.load(torch_init, weights_only=True)
@@ -73,7 +87,7 @@ def run_tw(
 ) -> list[float]:
     """The import-rewritten program's losses on the tensorweaver device ``spec``."""
     module = load_program(name, "tw")
-    with entered(spec), shared_randomness(tw, seed):
+    with registered(module), entered(spec), shared_randomness(tw, seed):
         return module.main([*argv, "--init", str(init)])
 
 
@@ -133,6 +147,25 @@ def shared_randomness(lib: Any, seed: int | None) -> Iterator[None]:
     def randperm(n: int, *, dtype: Any = None, device: Any = None, **_: Any) -> Any:
         return lib.tensor(rng.permutation(n), dtype=dtype or lib.int64, device=device)
 
+    def randint(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
+                **_: Any) -> Any:  # fmt: skip
+        # randint(high, size) or randint(low, high, size); size may be a keyword
+        if size is None:
+            *bounds, size = args
+        else:
+            bounds = list(args)
+        low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
+        drawn = rng.integers(low, high, _size((size,)))
+        return lib.tensor(drawn, dtype=dtype or lib.int64, device=device)
+
+    def multinomial(input: Any, num_samples: int, replacement: bool = False, **_: Any) -> Any:
+        weights = np.asarray(input.detach().cpu().numpy(), dtype=np.float64)
+        rows = weights.reshape(-1, weights.shape[-1])
+        drawn = np.stack(
+            [rng.choice(r.size, num_samples, replace=replacement, p=r / r.sum()) for r in rows]
+        ).reshape(*weights.shape[:-1], num_samples)
+        return lib.tensor(drawn, dtype=lib.int64, device=input.device)
+
     def masked(input: Any, p: float, training: bool, inplace: bool, mask_shape: tuple) -> Any:
         if not training or p == 0.0:
             return input
@@ -163,6 +196,9 @@ def shared_randomness(lib: Any, seed: int | None) -> Iterator[None]:
         (lib, "randn_like", like(rng.standard_normal)),
         (lib, "rand_like", like(rng.random)),
         (lib, "randperm", randperm),
+        (lib, "randint", randint),
+        (lib, "multinomial", multinomial),
+        (lib.Tensor, "multinomial", multinomial),
         (F, "dropout", dropout),
         (F, "dropout1d", channel_dropout(1)),
         (F, "dropout2d", channel_dropout(2)),
