@@ -50,6 +50,21 @@ def test_clip_grad_norm_edge_cases(backend: str) -> None:
         nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
 
 
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, "inf"])
+def test_total_norm_then_clip_in_two_steps_like_torch(backend: str, norm_type: object) -> None:
+    ours, theirs = _grads_pair(10.0)
+    total = nn.utils.get_total_norm([p.grad for p in ours if p.grad is not None], norm_type)
+    expected = torch.nn.utils.get_total_norm(
+        [q.grad for q in theirs if q.grad is not None], norm_type
+    )
+    assert_close(total, expected)
+    nn.utils.clip_grads_with_norm_(ours, 1.5, total)
+    torch.nn.utils.clip_grads_with_norm_(theirs, 1.5, expected)
+    for p, q in zip(ours, theirs):
+        if q.grad is not None:
+            assert_close(p.grad, q.grad)
+
+
 def test_clip_grad_value(backend: str) -> None:
     ours, theirs = _grads_pair(1.0)
     nn.utils.clip_grad_value_(ours, 0.5)
