@@ -237,8 +237,11 @@ SWEEP_OPS: list[tuple[str, Callable[..., Any], str]] = [
     ("pad", lambda m, x: m.nn.functional.pad(x, (1, 1, 0, 2)), "x"),
     (
         "pad modes",
+        # PyTorch pads at most 3 trailing dims in these modes, of a 4-d or 5-d input.
         lambda m, x: tuple(
-            m.nn.functional.pad(x, (1, 1), mode=mode)
+            m.nn.functional.pad(
+                x if x.ndim <= 5 else x.flatten(0, 1), (1, 1, 1, 0, 0, 0), mode=mode
+            )
             for mode in ("reflect", "replicate", "circular")
         ),
         "x",

@@ -388,6 +388,7 @@ def test_sharing_where_the_backend_can_and_copies_elsewhere(backend: str) -> Non
 def test_sharing_state_is_released_with_the_memory(backend: str) -> None:
     state = sys.modules["tensorweaver.tensor"]
     tables = (state._HOST_SHARED, state._SHARED_STORAGES, state._WRITES)
+    gc.collect()  # what earlier tests left for the collector goes first
     before = [len(table) for table in tables]
     a = uniform((3,))
     t = tw.from_numpy(a)
