@@ -317,6 +317,14 @@ COMPOSITES: dict[str, str] = {
     "(h0, c0) initial states of shape (num_layers * D, N, H), weights (w_ih, w_hh[, b_ih, "
     "b_hh]) per layer and direction in PyTorch's order; returns the output (L, N, D * H) and "
     "the final states flattened and concatenated into one vector",
+    "rnn_packed": "rnn_packed(data, *initial_states, *weights, batch_sizes, mode, num_layers, "
+    "bidirectional, has_bias, dropout, training): rnn on a packed batch, as torch.nn.RNN/LSTM/"
+    "GRU compute it for a PackedSequence; data (sum of lengths, H_in) packed time-major "
+    "(longest sequence first), batch_sizes a tuple of Python ints (decreasing, the first "
+    "the batch size N), initial states (num_layers * D, N, H) in packed order, the other "
+    "arguments as for rnn; returns the packed output (sum of lengths, D * H) and the final "
+    "states (each sequence's last valid step, packed order) flattened and concatenated into "
+    "one vector",
     "dropout": "dropout(x, p) for 0 < p < 1, in training: each element zeroed with probability "
     "p, the others scaled by 1 / (1 - p), with the backend's own random generator",
     "embedding": "embedding(weight, indices, padding_idx) with weight (V, D) and 1-d int64 "

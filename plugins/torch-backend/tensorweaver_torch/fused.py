@@ -133,6 +133,31 @@ class FusedComposites:
         with _lent(self._generator, self.torch_device):  # dropout between the layers
             return _record(run, *tensors)
 
+    def fused_rnn_packed(self, *args: object) -> tuple[Tensor, Saved]:
+        # The kernels' packed overload, as torch.nn.LSTM calls it for a PackedSequence: each
+        # step runs on the sequences still going, where the padded path computes them all.
+        tensors, batch_sizes, (mode, num_layers, bidirectional, has_bias, dropout, training) = (
+            args[:-7],
+            args[-7],
+            args[-6:],
+        )
+        n_states = 2 if mode == "LSTM" else 1
+        kernel = _RNN_KERNELS[mode]
+        sizes = torch.tensor(batch_sizes, dtype=torch.int64)  # on the CPU, as torch wants
+
+        def run(data: Tensor, *rest: Tensor) -> Tensor:
+            states, weights = rest[:n_states], list(rest[n_states:])
+            hx = list(states) if mode == "LSTM" else states[0]
+            result = kernel(
+                data, sizes, hx, weights, has_bias, num_layers, dropout, training, bidirectional
+            )
+            return torch.cat([t.reshape(-1) for t in result])
+
+        if not (dropout and training and num_layers > 1):
+            return _record(run, *tensors)
+        with _lent(self._generator, self.torch_device):  # dropout between the layers
+            return _record(run, *tensors)
+
     def fused_dropout(self, x: Tensor, p: float) -> tuple[Tensor, Saved]:
         # torch's fused kernel on the backend's generator; its recorded graph keeps the mask
         # for the backward.
@@ -354,6 +379,7 @@ class FusedComposites:
         return _replay(saved, grad_output, needs)
 
     fused_rnn_backward = _backward
+    fused_rnn_packed_backward = _backward
     fused_dropout_backward = _backward
     fused_embedding_backward = _backward
     fused_cross_entropy_backward = _backward

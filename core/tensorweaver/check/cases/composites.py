@@ -14,7 +14,7 @@ from typing import Any, Callable
 import tensorweaver as tw
 import tensorweaver.nn.functional as F
 from tensorweaver.check import trial
-from tensorweaver.check.case import Case, Measure
+from tensorweaver.check.case import Case, Measure, Skip
 from tensorweaver.check.context import Context
 from tensorweaver.check.trial import Maker
 from tensorweaver.contract import dtypes as d
@@ -50,6 +50,60 @@ def _rnn(m: Maker) -> Forward:
         )
         packed_gru = fused_or_reference(
             "rnn", rnn_reference, (x, states[0][:1], *gru), "GRU", 1, False, False, 0.0, False
+        )
+        return packed_lstm, packed_gru
+
+    return run
+
+
+def _rnn_packed(m: Maker) -> Forward:
+    from tensorweaver.nn.modules.rnn import rnn_packed_reference
+    from tensorweaver.ops.composite import fused_or_reference
+
+    if m.layout == "empty":
+        raise Skip("composite/rnn_packed has no empty batch: PyTorch packs none")
+    # Lengths 4, 3, 3, 1 (LSTM) and 3, 2, 1 (GRU, on the first rows).
+    lstm_sizes, gru_sizes = (4, 3, 3, 1), (3, 2, 1)
+    x = m.input("x", sum(lstm_sizes), 3, low=-1, high=1)
+    states = [m.input(name, 4, 4, 5, low=-1, high=1) for name in ("h0", "c0")]
+    lstm = [  # two layers, two directions: (w_ih, w_hh, b_ih, b_hh) each
+        m.input(f"lstm_{name}_{layer}_{d}", *shape, low=-0.5, high=0.5)
+        for layer in range(2)
+        for d in range(2)
+        for name, shape in (
+            ("w_ih", (20, 3 if layer == 0 else 10)),
+            ("w_hh", (20, 5)),
+            ("b_ih", (20,)),
+            ("b_hh", (20,)),
+        )
+    ]
+    gru = [m.input(f"gru_{name}", *shape, low=-0.5, high=0.5)
+           for name, shape in (("w_ih", (15, 3)), ("w_hh", (15, 5)))]  # fmt: skip
+
+    def run() -> tuple:
+        packed_lstm = fused_or_reference(
+            "rnn_packed",
+            rnn_packed_reference,
+            (x, *states, *lstm),
+            lstm_sizes,
+            "LSTM",
+            2,
+            True,
+            True,
+            0.0,
+            False,
+        )
+        packed_gru = fused_or_reference(
+            "rnn_packed",
+            rnn_packed_reference,
+            (x[: sum(gru_sizes)], states[0][:1, :3], *gru),
+            gru_sizes,
+            "GRU",
+            1,
+            False,
+            False,
+            0.0,
+            False,
         )
         return packed_lstm, packed_gru
 
@@ -205,6 +259,7 @@ BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "dropout": _dropout,
     "embedding": _embedding,
     "rnn": _rnn,
+    "rnn_packed": _rnn_packed,
     "cross_entropy": _cross_entropy,
     "linear": _linear,
     "softmax": _softmax,

@@ -156,13 +156,38 @@ def rnn_reference(*args: Any) -> Tensor:
     return tw.cat([output.reshape(-1)] + [s.reshape(-1) for s in last])
 
 
-def _unpack(packed: Tensor, x: Tensor, initial: State, width: int) -> tuple[Tensor, State]:
-    """The output ``(L, N, width)`` and final states from ``rnn``'s packed vector."""
-    length, batch = x.shape[0], x.shape[1]
-    sizes = [length * batch * width] + [s.numel() for s in initial]
+def rnn_packed_reference(*args: Any) -> Tensor:
+    """The decomposition of the ``rnn_packed`` composite: ``(data, *initial states,
+    *weights, batch_sizes, mode, num_layers, bidirectional, has_bias, dropout, training)``
+    to the packed output and the final states (packed order) flattened and joined into one
+    vector, as ``rnn_reference``. Runs the recurrence on the batch padded in packed order,
+    each column's state frozen past its length."""
+    tensors, batch_sizes, static = args[:-7], list(args[-7]), args[-6:]
+    n_states = 2 if static[0] == "LSTM" else 1
+    packed, last = _packed_recurrence(
+        tensors[0], tensors[1 : 1 + n_states], list(tensors[1 + n_states :]), batch_sizes, static
+    )
+    return tw.cat([packed.reshape(-1)] + [s.reshape(-1) for s in last])
+
+
+def _packed_recurrence(
+    data: Tensor, initial: State, weights: list[Tensor], batch_sizes: list[int], static: tuple
+) -> tuple[Tensor, State]:
+    """``_recurrence`` on packed ``data``: run padded in packed order with each column's
+    state frozen past its length, the output packed again; states in packed order."""
+    order = range(batch_sizes[0])
+    padded = padded_from_packed(data, batch_sizes, order, len(batch_sizes), False, 0.0)
+    lengths = sorted_lengths(batch_sizes)
+    output, last = _recurrence(padded, initial, weights, *static, lengths=lengths)
+    return packed_from_padded(output, batch_sizes, order, False), last
+
+
+def _unpack(packed: Tensor, shape: tuple[int, ...], initial: State) -> tuple[Tensor, State]:
+    """The output of ``shape`` and the final states from ``rnn``'s (or ``rnn_packed``'s)
+    joined vector."""
+    sizes = [math.prod(shape)] + [s.numel() for s in initial]
     parts = packed.split(sizes)
-    output = parts[0].reshape(length, batch, width)
-    return output, tuple(p.reshape(s.shape) for p, s in zip(parts[1:], initial))
+    return parts[0].reshape(shape), tuple(p.reshape(s.shape) for p, s in zip(parts[1:], initial))
 
 
 # --------------------------------------------------------------------------------- cells
@@ -464,8 +489,8 @@ class RNNBase(Module):
             packed = fused_or_reference(
                 "rnn", rnn_reference, (input, *initial, *weights), *self._static()
             )
-            width = self.hidden_size * (2 if self.bidirectional else 1)
-            output, last = _unpack(packed, input, initial, width)
+            shape = (input.shape[0], input.shape[1], self._width())
+            output, last = _unpack(packed, shape, initial)
         if not batched:
             return output.squeeze(1), tuple(s.squeeze(1) for s in last)
         return (output.transpose(0, 1) if self.batch_first else output), last
@@ -473,30 +498,38 @@ class RNNBase(Module):
     def _run_packed(
         self, input: PackedSequence, hx: Optional[State]
     ) -> tuple[PackedSequence, State]:
-        """A packed batch: run on it padded (in packed order) with each column's state frozen
-        past its length, and pack the output again. ``hx`` and the final states are in the
-        batch's original order, as in PyTorch.
-
-        The backends' fused kernels take no lengths, so this always runs the step-by-step
-        recurrence."""
+        """A packed batch: the backend's fused ``rnn_packed`` kernel where it has one, else
+        the recurrence on the batch padded (in packed order) with each column's state frozen
+        past its length, packed again. ``hx`` and the final states are in the batch's
+        original order, as in PyTorch."""
         data, sizes = input.data, input.batch_sizes.tolist()
         if data.dim() != 2 or data.shape[-1] != self.input_size:
             raise ValueError(
                 f"{type(self).__name__}: expected packed data of shape (sum of lengths, "
                 f"{self.input_size}), got {tuple(data.shape)}"
             )
-        batch, order = sizes[0], range(sizes[0])
-        initial = self._initial_states(hx, True, batch, data)
+        initial = self._initial_states(hx, True, sizes[0], data)
         if hx is not None and input.sorted_indices is not None:
             initial = tuple(s.index_select(1, input.sorted_indices) for s in initial)
-        padded = padded_from_packed(data, sizes, order, len(sizes), False, 0.0)
-        output, last = _recurrence(
-            padded, initial, self._flat_weights(), *self._static(), lengths=sorted_lengths(sizes)
-        )
+        weights = self._flat_weights()
+        if getattr(data.backend, "fused_rnn_packed", None) is None:
+            packed, last = _packed_recurrence(data, initial, weights, sizes, self._static())
+        else:
+            joined = fused_or_reference(
+                "rnn_packed",
+                rnn_packed_reference,
+                (data, *initial, *weights),
+                tuple(sizes),
+                *self._static(),
+            )
+            packed, last = _unpack(joined, (data.shape[0], self._width()), initial)
         if input.unsorted_indices is not None:
             last = tuple(s.index_select(1, input.unsorted_indices) for s in last)
-        packed = packed_from_padded(output, sizes, order, False)
         return input._replace(data=packed), last
+
+    def _width(self) -> int:
+        """The output's feature size: both directions' states side by side."""
+        return self.hidden_size * (2 if self.bidirectional else 1)
 
     def extra_repr(self) -> str:
         # PyTorch's RNN, LSTM and GRU print no nonlinearity (only RNNCell does).
