@@ -162,6 +162,6 @@ def test_errors_match_torch(backend, call):
         call(tw, tw.tensor(a))
     # Ours names tensorweaver and its Size; PyTorch's forward-mode message lacks a space.
     expected = str(theirs.value).replace("isonly", "is only")
-    assert str(ours.value).replace("tw.Size", "torch.Size") == expected.replace(
+    assert str(ours.value).replace("tensorweaver.Size", "torch.Size") == expected.replace(
         "torch.autograd", "tensorweaver.autograd"
     )
