@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -16,10 +17,17 @@ from tensorweaver.selection import Device
 from tensorweaver.tensor import Tensor
 from tensorweaver.training.callbacks.base import Callback, CallbackList, RunState
 from tensorweaver.training.checkpoint import Parts, RunCheckpoint
-from tensorweaver.training.data import Data, as_batches, placement, split_batch, split_off
+from tensorweaver.training.data import (
+    Data,
+    as_batches,
+    placement,
+    split_batch,
+    split_off,
+    with_weights,
+)
 from tensorweaver.training.evaluate import run_eval
 from tensorweaver.training.history import History
-from tensorweaver.training.losses import LossFn, get_loss
+from tensorweaver.training.losses import LossFn, WeightedLossFn, get_loss, get_weighted_loss
 from tensorweaver.training.metrics import MetricFn, Running, UserMetric, get_metrics
 from tensorweaver.training.optimizers import get_optimizer
 from tensorweaver.training.precision import Precision
@@ -52,6 +60,10 @@ def fit(
     checkpoint_dir: Union[str, os.PathLike[str], None] = None,
     checkpoint_every: int | None = None,
     resume: bool = False,
+    sample_weight: Any | None = None,
+    class_weight: dict[int, float] | None = None,
+    max_time: Union[float, datetime.timedelta, None] = None,
+    eval_every: int | None = None,
 ) -> History:
     """Train ``model`` on ``train_data`` for ``epochs`` epochs and return its :class:`History`.
 
@@ -72,10 +84,31 @@ def fit(
     ``TensorDataset``; before shuffling) as ``val``, as Keras does.
     ``max_steps`` ends the run cleanly after that many optimizer steps (the epoch is closed
     with its validation), and a named schedule then spans ``max_steps`` steps.
+    ``max_time`` (seconds or a ``timedelta``) ends it the same way after the step during
+    which that much time has passed since this call began (a resumed run counts its own
+    time only). A run ended by either, before its last epoch's end, is checkpointed at that
+    step as a run to continue: ``resume=True`` with a larger limit (or none) goes on from
+    there bit for bit as if it had never stopped (the History it returns then lacks the
+    closed part-epoch the stopped call's had); with the same ``max_steps`` it returns at once.
     ``accumulate`` N sums the gradients of N batches (each loss divided by N) into one
     optimizer step, the last of an epoch taking what is left; steps, schedules,
     ``checkpoint_every`` and ``max_steps`` count optimizer steps, callbacks' batch hooks
     batches.
+
+    ``sample_weight`` (one weight per sample of ``train_data``, a pair or a
+    ``TensorDataset``; shuffled with it) or ``class_weight`` (``{class: weight}`` for
+    integer class targets, a class not named weighing 1) weights each sample's training
+    loss as Keras does: the batch's loss is the mean over its samples of loss times weight
+    (divided by the batch size, not by the weights' sum), and that weighted loss is the
+    logged training loss. The loss must then be a name or a ``tw.nn`` loss layer (it is
+    computed per sample with ``reduction="none"``); ``class_weight`` needs a classification
+    loss (cross_entropy, nll, multi_margin). With ``validation_split`` the weights of the
+    held-out samples are dropped: validation loss and all metrics are unweighted.
+
+    ``eval_every`` N validates on ``val`` after every N-th optimizer step (counted over the
+    whole run, so a resumed run keeps the schedule) too, besides at each epoch's end;
+    :attr:`History.step_evals` records them with their step, and callbacks'
+    ``on_validation_end`` sees them in ``state.logs`` (its ``val_*`` entries).
 
     ``callbacks`` (:mod:`tensorweaver.training.callbacks`) are called at the run's moments
     with its :class:`RunState`; one may stop the run (``EarlyStopping``).
@@ -108,6 +141,18 @@ def fit(
         raise ValueError(f"fit: accumulate must be a positive integer, got {accumulate!r}")
     if checkpoint_every is not None and checkpoint_dir is None:
         raise ValueError("fit: checkpoint_every needs a checkpoint_dir to write to")
+    seconds = _seconds(max_time)
+    if eval_every is not None:
+        if isinstance(eval_every, bool) or not isinstance(eval_every, int) or eval_every < 1:
+            raise ValueError(
+                f"fit: eval_every must be a positive number of steps or None, got {eval_every!r}"
+            )
+        if val is None and validation_split is None:
+            raise ValueError("fit: eval_every needs validation data: pass val or validation_split")
+    weighted = sample_weight is not None or class_weight is not None
+    weighted_loss = get_weighted_loss(loss, class_weight is not None) if weighted else None
+    if weighted:
+        train_data = with_weights(train_data, sample_weight, class_weight)
     if validation_split is not None:
         if val is not None:
             raise ValueError("fit: pass either val or validation_split, not both")
@@ -132,6 +177,7 @@ def fit(
         shuffle=shuffle,
         seed=seed,
         owner="fit: train_data",
+        parts=3 if weighted else 2,
     )
     val_batches = None
     if val is not None:
@@ -161,7 +207,9 @@ def fit(
         if checkpoint.finished:
             return history
     run = _Run(model, params, opt, loss_fn, metric_fns, numerics, stepper, clip, device, dtype)
-    run.limit(max_steps, accumulate)
+    run.weighted_loss = weighted_loss
+    run.limit(max_steps, accumulate, seconds, total_steps=epochs * -(-steps // accumulate))
+    run.eval_every = eval_every
     was_training = model.training
     bar = Progress(progress, epochs)
     interrupt = checkpoint.interrupt if checkpoint is not None else contextlib.nullcontext()
@@ -202,11 +250,27 @@ class _Run:
         self.dtype = dtype
         self.max_steps: int | None = None
         self.accumulate = 1
+        self.max_time: float | None = None
+        self.deadline: float | None = None
+        self.total_steps = 0
+        self.limited = False  # max_steps or max_time ended the run before its end
+        self.weighted_loss: WeightedLossFn | None = None  # batches are (x, y, weight)
+        self.eval_every: int | None = None
 
-    def limit(self, max_steps: int | None, accumulate: int) -> None:
-        """Stop after ``max_steps`` optimizer steps; step once every ``accumulate`` batches."""
+    def limit(
+        self, max_steps: int | None, accumulate: int, max_time: float | None, total_steps: int
+    ) -> None:
+        """Stop after ``max_steps`` optimizer steps or ``max_time`` seconds of training, of
+        the ``total_steps`` the epochs have; step once every ``accumulate`` batches."""
         self.max_steps = max_steps
         self.accumulate = accumulate
+        self.max_time = max_time
+        self.total_steps = total_steps
+
+    def _out_of_limits(self, state: RunState) -> bool:
+        steps_done = self.max_steps is not None and state.step >= self.max_steps
+        time_up = self.deadline is not None and time.perf_counter() >= self.deadline
+        return (steps_done or time_up) and state.step < self.total_steps
 
     def train(
         self,
@@ -218,6 +282,10 @@ class _Run:
         checkpoint: RunCheckpoint | None,
     ) -> None:
         """The epochs from where ``state`` stands; callbacks see every exception."""
+        if self.max_time is not None:
+            self.deadline = time.perf_counter() + self.max_time
+        if self.max_steps is not None and state.step >= self.max_steps:
+            return  # a resumed run that had stopped at this max_steps
         try:
             hooks.call("on_train_begin", state)
             for epoch in range(state.epoch, state.epochs):
@@ -228,7 +296,7 @@ class _Run:
                 if state.stop_training:
                     break
             hooks.call("on_train_end", state)
-            if checkpoint is not None:
+            if checkpoint is not None and not self.limited:
                 checkpoint.finish()
         except BaseException as exc:
             hooks.call("on_exception", state, exc)
@@ -260,10 +328,13 @@ class _Run:
                 checkpoint.before_batch()
             if batch_begin:
                 hooks.call("on_train_batch_begin", state)
+            weight = None
+            if self.weighted_loss is not None:
+                *batch, weight = batch
             x, y = split_batch(batch, self.device, self.dtype, "fit")
             if checkpoint is not None:
                 checkpoint.check_batch(x, y)
-            batch_loss = self._backward(x, y, running, fresh=pending == 0)
+            batch_loss = self._backward(x, y, weight, running, fresh=pending == 0)
             pending += 1
             state.batch += 1
             stepped = pending == self.accumulate or state.batch == state.steps_per_epoch
@@ -274,10 +345,12 @@ class _Run:
                 state.batch_loss = batch_loss
                 hooks.call("on_train_batch_end", state)
             if stepped:
-                if self.max_steps is not None and state.step >= self.max_steps:
-                    state.stop_training = True
+                if self.eval_every is not None and state.step % self.eval_every == 0:
+                    self._eval_at_step(state, val_batches, hooks, checkpoint)
+                if not state.stop_training and self._out_of_limits(state):
+                    state.stop_training = self.limited = True
                 if checkpoint is not None:
-                    checkpoint.after_step(running)
+                    checkpoint.after_step(running, pause=self.limited)
             if state.stop_training:
                 break
         if pending:  # an epoch of unknown length, or a stop, inside an accumulation
@@ -285,17 +358,7 @@ class _Run:
         train = running.result()
         evaluated = None
         if val_batches is not None:
-            if checkpoint is not None:
-                checkpoint.before_validation()
-            evaluated = run_eval(
-                self.model,
-                val_batches,
-                self.loss_fn,
-                self.metric_fns,
-                self.device,
-                self.dtype,
-                "fit: val",
-            )
+            evaluated = self._validate(val_batches, checkpoint)
         self.stepper.after_epoch((evaluated or train)["loss"])
         state.history.record(train, evaluated, time.perf_counter() - start)  # type: ignore[union-attr]
         state.logs = {**train, **{f"val_{k}": v for k, v in (evaluated or {}).items()}}
@@ -304,16 +367,49 @@ class _Run:
         bar.end_epoch(state.epoch, state.logs)
         hooks.call("on_epoch_end", state)
         state.batch = 0
-        if checkpoint is not None:
+        if checkpoint is not None and not self.limited:  # else written at the stopping step
             checkpoint.end_epoch()
 
-    def _backward(self, x: Tensor, y: Tensor, running: Running, fresh: bool) -> Tensor:
-        """Add the batch ``(x, y)``'s gradients (to zeroed ones if ``fresh``); returns its
-        loss."""
+    def _validate(
+        self, val_batches: Iterable[Any], checkpoint: RunCheckpoint | None
+    ) -> dict[str, float]:
+        if checkpoint is not None:
+            checkpoint.before_validation()
+        return run_eval(
+            self.model,
+            val_batches,
+            self.loss_fn,
+            self.metric_fns,
+            self.device,
+            self.dtype,
+            "fit: val",
+        )
+
+    def _eval_at_step(
+        self,
+        state: RunState,
+        val_batches: Iterable[Any] | None,
+        hooks: CallbackList,
+        checkpoint: RunCheckpoint | None,
+    ) -> None:
+        """``eval_every``'s validation after this step, recorded with the step."""
+        evaluated = self._validate(val_batches, checkpoint)  # type: ignore[arg-type]
+        state.history.record_step(state.step, evaluated)  # type: ignore[union-attr]
+        state.logs = {**state.logs, **{f"val_{k}": v for k, v in evaluated.items()}}
+        hooks.call("on_validation_end", state)
+
+    def _backward(
+        self, x: Tensor, y: Tensor, weight: Tensor | None, running: Running, fresh: bool
+    ) -> Tensor:
+        """Add the batch ``(x, y)``'s gradients (to zeroed ones if ``fresh``), its samples'
+        losses weighted by ``weight`` if given; returns its loss."""
         numerics = self.numerics
         with numerics.autocast():
             output = self.model(x)
-            batch_loss = _scalar(self.loss_fn(output, y))
+            if weight is None:
+                batch_loss = _scalar(self.loss_fn(output, y))
+            else:
+                batch_loss = self.weighted_loss(output, y, weight)  # type: ignore[misc]
         if fresh:
             self.optimizer.zero_grad()
         numerics.backward(batch_loss if self.accumulate == 1 else batch_loss / self.accumulate)
@@ -328,6 +424,22 @@ class _Run:
         self.numerics.step(self.optimizer)
         self.stepper.after_batch()
         state.step += 1
+
+
+def _seconds(max_time: Union[float, datetime.timedelta, None]) -> float | None:
+    """``max_time`` in seconds, checked."""
+    if max_time is None:
+        return None
+    seconds = None
+    if isinstance(max_time, datetime.timedelta):
+        seconds = max_time.total_seconds()
+    elif isinstance(max_time, (int, float)) and not isinstance(max_time, bool):
+        seconds = float(max_time)
+    if seconds is None or not seconds > 0:
+        raise ValueError(
+            f"fit: max_time must be a positive number of seconds or a timedelta, got {max_time!r}"
+        )
+    return seconds
 
 
 def _scalar(loss: Tensor) -> Tensor:

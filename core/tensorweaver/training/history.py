@@ -13,6 +13,8 @@ class History:
 
     ``metrics`` maps a metric's name to its training values and ``"val_" + name`` to its
     validation values; ``val_loss`` is empty when ``fit`` had no ``val`` data.
+    ``step_evals`` holds the validations of ``fit(eval_every=N)``: ``"step"`` (the optimizer
+    steps done) and ``"val_loss"``, ``"val_" + metric``, one entry per evaluation.
     """
 
     device: str
@@ -20,6 +22,7 @@ class History:
     val_loss: list[float] = field(default_factory=list)
     metrics: dict[str, list[float]] = field(default_factory=dict)
     epoch_time: list[float] = field(default_factory=list)
+    step_evals: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def epochs(self) -> int:
@@ -43,6 +46,13 @@ class History:
                 self.metrics.setdefault(f"val_{name}", []).append(value)
         self.epoch_time.append(seconds)
 
+    def record_step(self, step: int, val: dict[str, float]) -> None:
+        """Append the validation ``val`` (``{"loss": ..., metric: ...}``) done after
+        ``step`` optimizer steps to :attr:`step_evals`."""
+        self.step_evals.setdefault("step", []).append(step)
+        for name, value in val.items():
+            self.step_evals.setdefault(f"val_{name}", []).append(value)
+
     def state_dict(self) -> dict[str, Any]:
         """The recorded lists, for a checkpoint."""
         return {
@@ -50,6 +60,7 @@ class History:
             "val_loss": self.val_loss,
             "metrics": self.metrics,
             "epoch_time": self.epoch_time,
+            "step_evals": self.step_evals,
         }
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -58,6 +69,8 @@ class History:
         self.val_loss = list(state_dict["val_loss"])
         self.metrics = {name: list(values) for name, values in state_dict["metrics"].items()}
         self.epoch_time = list(state_dict["epoch_time"])
+        evals = state_dict.get("step_evals", {})  # absent in checkpoints of older runs
+        self.step_evals = {name: list(values) for name, values in evals.items()}
 
     def __getitem__(self, name: str) -> list[float]:
         """``"loss"`` (or ``"train_loss"``), ``"val_loss"`` or a metric's name."""

@@ -7,6 +7,7 @@ loss added to ``tw.nn`` is known here without editing this module: ``MarginRanki
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 from typing import Any, Callable, Union
@@ -81,6 +82,52 @@ def get_loss(loss: Union[str, _Loss, LossFn]) -> LossFn:
             "a callable loss(output, target) -> Tensor"
         )
     return _batch_loss(LOSSES[loss](), repr(loss))
+
+
+# The losses that read integer class targets, for which ``class_weight`` means something.
+_CLASSIFICATION = (nn.CrossEntropyLoss, nn.NLLLoss, nn.MultiMarginLoss)
+
+WeightedLossFn = Callable[[Any, Any, Tensor], Tensor]
+
+
+def get_weighted_loss(loss: Union[str, _Loss, LossFn], classes: bool) -> WeightedLossFn:
+    """``loss(output, target, weight)``: the batch's per-sample losses times ``weight``
+    (``(N,)``), averaged over the batch size as Keras' default ``sum_over_batch_size``
+    reduction does (not over the weights' sum). A loss whose unreduced value has more than
+    the batch dimension is first averaged over the others, per sample. ``loss`` is a name
+    from :data:`LOSSES` or a ``tw.nn`` loss layer (a copy of it is called with
+    ``reduction="none"``); ``classes`` (for ``class_weight``) requires a loss of integer
+    class targets."""
+    if isinstance(loss, _Loss):
+        module, label = copy.copy(loss), type(loss).__name__
+        module.reduction = "none"
+    elif isinstance(loss, str) and loss in LOSSES:
+        module, label = LOSSES[loss](reduction="none"), repr(loss)
+    else:
+        raise ValueError(
+            "fit: sample_weight and class_weight need the loss per sample: pass a loss name "
+            f"or a tw.nn loss layer, not {type(loss).__name__}"
+        )
+    if classes and not isinstance(module, _CLASSIFICATION):
+        raise ValueError(
+            f"fit: class_weight weights samples by their integer class target, which loss "
+            f"{label} does not take; use cross_entropy, nll or multi_margin, or pass "
+            "sample_weight"
+        )
+
+    def weighted(output: Any, target: Any, weight: Tensor) -> Tensor:
+        per_sample = call_loss(module, output, target, label)
+        if per_sample.dim() == 0 or per_sample.shape[0] != weight.shape[0]:
+            raise ValueError(
+                f"fit: loss {label} with reduction='none' gave shape "
+                f"{tuple(per_sample.shape)}, not one value per sample of the batch of "
+                f"{weight.shape[0]}; it cannot be weighted per sample"
+            )
+        if per_sample.dim() > 1:
+            per_sample = per_sample.reshape(per_sample.shape[0], -1).mean(1)
+        return (per_sample * weight).mean()
+
+    return weighted
 
 
 def _batch_loss(module: _Loss, label: str) -> LossFn:

@@ -172,12 +172,13 @@ class RunCheckpoint:
 
     # -- writing ----------------------------------------------------------------------
 
-    def after_step(self, running: Any) -> None:
+    def after_step(self, running: Any, pause: bool = False) -> None:
         """After an optimizer step: write a checkpoint every ``every`` steps, or now if
-        Ctrl-C asked to stop."""
+        Ctrl-C asked to stop or ``pause`` (``max_steps``/``max_time`` ran out: the
+        checkpoint is then of a run to continue, at this step, not of a stopped one)."""
         due = self.every is not None and self.state.step % self.every == 0
-        if due or self.interrupt.requested:
-            self._write(running)
+        if due or pause or self.interrupt.requested:
+            self._write(running, pause)
         self._stop_if_interrupted()
 
     def end_epoch(self) -> None:
@@ -194,7 +195,7 @@ class RunCheckpoint:
         if self.interrupt.requested:
             raise KeyboardInterrupt(f"fit: interrupted; the run's checkpoint is {self.where}")
 
-    def _write(self, running: Any) -> None:
+    def _write(self, running: Any, pause: bool = False) -> None:
         parts, state = self.parts, self.state
         inside = running is not None
         store.write(
@@ -205,7 +206,7 @@ class RunCheckpoint:
                     "epoch": state.epoch if inside else state.epoch + 1,
                     "batch": state.batch if inside else 0,
                     "step": state.step,
-                    "stop_training": state.stop_training,
+                    "stop_training": state.stop_training and not pause,
                 },
                 "running": running_state(running) if inside else None,
                 "model": parts.model.state_dict(),
