@@ -17,6 +17,7 @@ from tensorweaver.training.callbacks import LambdaCallback
 from tensorweaver.training.losses import get_weighted_loss
 from tensorweaver.utils.data import DataLoader, TensorDataset
 from training_data import blobs
+from tw_backends import entered
 
 # 120 samples in batches of 40: 3 optimizer steps an epoch.
 _OPTIONS = {"epochs": 3, "batch_size": 40, "progress": False, "seed": 5, "precision": "fp64"}
@@ -326,3 +327,28 @@ def test_a_run_stopped_by_max_steps_resumes_bit_for_bit(backend, tmp_path) -> No
     assert history.val_loss == expected.val_loss
     assert history.step_evals == expected.step_evals
     assert history.step_evals["step"] == [2, 4, 6, 8]
+
+
+@pytest.mark.filterwarnings("ignore:(?s).*Seeding the random number generator")
+def test_a_stopped_run_resumes_on_cunumeric_within_float_tolerance(tmp_path) -> None:
+    x, y = blobs()
+    options = {**_OPTIONS, "epochs": 2, "val": blobs(30, seed=1)}
+    runs = {"whole": [], "stopped": [], "resumed": []}
+
+    def run(name: str, directory: str, **more) -> MLP:
+        model = _model()
+        steps = LambdaCallback(on_train_batch_end=lambda s: runs[name].append(s.step))
+        fit(model, (x, y), optimizer=_sgd(model), checkpoint_dir=tmp_path / directory,
+            callbacks=[steps], **options, **more)  # fmt: skip
+        return model
+
+    with entered("cunumeric", seed=0):
+        whole = run("whole", "whole")
+        run("stopped", "run", max_steps=4)  # in the second epoch
+        resumed = run("resumed", "run", resume=True)
+    # The resumed run went on from the checkpoint, not from the start.
+    assert runs == {"whole": [1, 2, 3, 4, 5, 6], "stopped": [1, 2, 3, 4], "resumed": [5, 6]}
+    for name, value in whole.state_dict().items():
+        np.testing.assert_allclose(
+            np.asarray(resumed.state_dict()[name]), np.asarray(value), rtol=1e-12, err_msg=name
+        )
