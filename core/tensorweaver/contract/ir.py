@@ -369,6 +369,12 @@ COMPOSITES: dict[str, str] = {
     "and grid (N, H_out, W_out, 2), or x (N, C, D, H, W) and grid (N, D_out, H_out, W_out, "
     "3): torch.nn.functional.grid_sample (mode 'bilinear', 'nearest' or 'bicubic' (4-D), "
     "padding_mode 'zeros', 'border' or 'reflection'); x and grid have gradients",
+    "ctc_loss": "ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, "
+    "zero_infinity) with log_probs (T, N, C) float, targets (N, S) int64 padded (labels in "
+    "[0, C) and not blank), input_lengths and target_lengths (N,) int64 (checked): the loss of "
+    "each sequence (N,), inf (or 0 with zero_infinity) where no alignment exists; the gradient "
+    "of log_probs is PyTorch's, exp(log_probs) - posterior (the true derivative when "
+    "log_probs come from log_softmax), zero past each input length; only log_probs has one",
 }
 
 

@@ -111,6 +111,23 @@ class FusedComposites:
         # The target is no input of the recorded graph: it has no gradient.
         return _record(lambda x: F.cross_entropy(x, target, ignore_index=ignore_index), x)
 
+    def fused_ctc_loss(
+        self,
+        log_probs: Tensor,
+        targets: Tensor,
+        input_lengths: Tensor,
+        target_lengths: Tensor,
+        blank: int,
+        zero_infinity: bool,
+    ) -> tuple[Tensor, Saved]:
+        # torch's own kernel and its gradient; only log_probs is an input of the graph.
+        def loss(lp: Tensor) -> Tensor:
+            return torch.ctc_loss(
+                lp, targets, input_lengths, target_lengths, blank, 0, zero_infinity
+            )
+
+        return _record(loss, log_probs)
+
     def fused_rnn(self, *args: object) -> tuple[Tensor, Saved]:
         # One torch kernel for the whole stack (cuDNN on CUDA), as torch.nn.LSTM calls it.
         tensors, (mode, num_layers, bidirectional, has_bias, dropout, training) = (
@@ -379,6 +396,7 @@ class FusedComposites:
         return _replay(saved, grad_output, needs)
 
     fused_rnn_backward = _backward
+    fused_ctc_loss_backward = _backward
     fused_rnn_packed_backward = _backward
     fused_dropout_backward = _backward
     fused_embedding_backward = _backward

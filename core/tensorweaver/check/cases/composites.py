@@ -254,6 +254,16 @@ def _grid_sample(m: Maker) -> Forward:
     )
 
 
+def _ctc_loss(m: Maker) -> Forward:
+    if m.layout == "empty":
+        raise Skip("composite/ctc_loss has no empty batch: PyTorch refuses empty log_probs")
+    # Through log_softmax: CTC's gradient (PyTorch's) is the true derivative only there.
+    x = m.input("x", 6, 3, 5, low=-2, high=2)
+    targets = tw.tensor([[1, 2, 2], [3, 0, 0], [4, 4, 1]], device=x)
+    inputs, lengths = tw.tensor([6, 5, 6], device=x), tw.tensor([3, 1, 3], device=x)
+    return lambda: F.ctc_loss(x.log_softmax(2), targets, inputs, lengths, reduction="none")
+
+
 BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "relu": _relu,
     "dropout": _dropout,
@@ -272,6 +282,7 @@ BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "conv_transpose": _conv_transpose,
     "interpolate": _interpolate,
     "grid_sample": _grid_sample,
+    "ctc_loss": _ctc_loss,
 }
 assert set(BUILDS) == set(COMPOSITES), "every fusable composite has a case"
 
