@@ -57,6 +57,13 @@ def synchronize(device: Any = None) -> None:
     selection.backend_of(f"cuda:{device}" if isinstance(device, int) else device or "cuda")
 
 
+def device_spec(device: Any = None) -> Any:
+    """What ``.cuda(device)`` moves to: ``"cuda"``, ``"cuda:<index>"``, or the spec given."""
+    if device is None:
+        return "cuda"
+    return f"cuda:{device}" if isinstance(device, int) else device
+
+
 def get_device_name(device: Any = None) -> str:
     """The GPU's name (``"NVIDIA H100 80GB HBM3"``) as the torch backend reports it."""
     return str(_record(device, "get_device_name").detail.get("gpu", "unknown CUDA device"))

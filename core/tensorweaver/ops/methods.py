@@ -91,11 +91,9 @@ def _cpu(self: Tensor, memory_format: Any = None) -> Tensor:
 
 def _cuda(self: Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Tensor:
     """This tensor on a CUDA device: ``cuda()``, ``cuda(1)``, ``cuda("cuda:1")``."""
-    if device is None:
-        device = "cuda"
-    elif isinstance(device, int):
-        device = f"cuda:{device}"
-    return _to_device(self, device)
+    from tensorweaver.cuda import device_spec
+
+    return _to_device(self, device_spec(device))
 
 
 def _is_kind(*kinds: str) -> Any:

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorweaver.contract import dtypes
+from tensorweaver.ops import apply, movement, structure, views
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import linalg as la
-from tensorweaver.ops import movement, structure, views
 from tensorweaver.ops import reduce as rd
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import Size, Tensor, _axis
 
 greater, greater_equal, less, less_equal = ew.gt, ew.ge, ew.lt, ew.le
 not_equal, absolute, negative, multiply = ew.ne, ew.abs, ew.neg, ew.mul
@@ -50,7 +50,7 @@ def ravel(input: Tensor) -> Tensor:
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """``input`` indexed by ``index`` along ``dim`` (that dimension removed), as ``x[..., i]``."""
-    dim = _dim(dim, input.ndim, "select")
+    dim = _axis(dim, input.ndim, "select")
     return input[(slice(None),) * dim + (index,)]
 
 
@@ -77,7 +77,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
         raise RuntimeError(f"rot90: expected total rotation dims == 2, but got dims = {len(dims)}")
     if input.ndim < 2:
         raise RuntimeError(f"rot90: expected total dims >= 2, but got total dims = {input.ndim}")
-    d0, d1 = (_dim(d, input.ndim, "rot90") for d in dims)
+    d0, d1 = (_axis(d, input.ndim, "rot90") for d in dims)
     if d0 == d1:
         raise RuntimeError(f"rot90: expected rotation dims to be different, got {d0} and {d1}")
     k %= 4
@@ -147,7 +147,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``n`` near-equal parts (the first ``size % n`` one longer), or before each of
     the ``indices`` as ``x[:i0], x[i0:i1], ..., x[ik:]`` would."""
-    dim = _dim(dim, input.ndim, "tensor_split")
+    dim = _axis(dim, input.ndim, "tensor_split")
     size = input.shape[dim]
     if isinstance(indices_or_sections, Tensor):
         as_list = indices_or_sections.tolist()
@@ -192,7 +192,7 @@ hsplit, vsplit, dsplit = (
 
 
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
-    if sum(split_sizes) != input.shape[_dim(dim, input.ndim, "split_with_sizes")]:
+    if sum(split_sizes) != input.shape[_axis(dim, input.ndim, "split_with_sizes")]:
         raise RuntimeError(
             f"split_with_sizes expects split_sizes to sum exactly to {input.shape[dim]} "
             f"(input tensor's size at dimension {dim}), but got split_sizes={list(split_sizes)}"
@@ -202,21 +202,13 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
 
 def broadcast_shapes(*shapes: Any) -> Any:
     """The shape all ``shapes`` broadcast to (PyTorch's rule), as a ``Size``."""
-    from tensorweaver.tensor import Size
-
-    out: list[int] = []
-    for shape in shapes:
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        for i, s in enumerate(reversed(shape)):
-            if i == len(out):
-                out.insert(0, s)
-            elif out[-1 - i] == 1:
-                out[-1 - i] = s
-            elif s not in (1, out[-1 - i]):
-                raise RuntimeError(
-                    f"Shape mismatch: objects cannot be broadcast to a single shape: {shapes}"
-                )
-    return Size(out)
+    tuples = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    try:
+        return Size(apply.broadcast_shapes("broadcast_shapes", (), *tuples))
+    except RuntimeError:  # PyTorch's words
+        raise RuntimeError(
+            f"Shape mismatch: objects cannot be broadcast to a single shape: {shapes}"
+        ) from None
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
@@ -455,7 +447,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along ``dim`` scaled down to norm ``maxnorm`` where its norm exceeds it."""
-    dim = _dim(dim, input.ndim, "renorm")
+    dim = _axis(dim, input.ndim, "renorm")
     others = tuple(d for d in range(input.ndim) if d != dim)
     norms = rd.norm(input, p, others, keepdim=True)
     scale = ew.where(ew.gt(norms, maxnorm), maxnorm / (norms + 1e-7), 1.0)
@@ -528,16 +520,6 @@ def _default_dtype() -> Any:
     from tensorweaver.promotion import get_default_dtype
 
     return get_default_dtype()
-
-
-def _dim(dim: int, ndim: int, op: str) -> int:
-    bound = max(ndim, 1)
-    if not -bound <= dim < bound:
-        raise IndexError(
-            f"{op}: Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], "
-            f"but got {dim})"
-        )
-    return dim % bound
 
 
 #: Functions that are Tensor methods too, under the same name.

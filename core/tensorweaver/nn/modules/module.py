@@ -565,9 +565,9 @@ class Module:
 
     def cuda(self, device: Any = None) -> Module:
         """Move to a CUDA device of the torch backend (``device``: an index or spec)."""
-        return self.to(
-            "cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device
-        )
+        from tensorweaver.cuda import device_spec
+
+        return self.to(device_spec(device))
 
     def type(self, dst_type: Any) -> Module:
         """Cast every parameter and buffer to ``dst_type`` (floating and integer alike)."""

@@ -244,7 +244,7 @@ class TransformerEncoder(Module):
     turn, then ``norm`` if given.
 
     Where PyTorch would take its nested-tensor ("sparsity") fast path — inference with a
-    ``src_key_padding_mask`` on a plain batch-first post-norm layer, see :meth:`_pads_zeros` —
+    ``src_key_padding_mask`` on a plain batch-first post-norm layer, see :meth:`_zeroed_positions` —
     its output is exactly 0 at padded positions (before ``norm``); so is this one's, so that
     code pooling over every position sees the same numbers."""
 
@@ -270,21 +270,24 @@ class TransformerEncoder(Module):
                 stacklevel=2,
             )
 
-    def _pads_zeros(self, src: Tensor, mask: Any, padding: Any) -> bool:
-        """Whether PyTorch's fast path would run, which zeroes the padded positions."""
+    def _zeroed_positions(self, src: Tensor, mask: Any, padding: Any) -> Optional[Tensor]:
+        """The padded positions (bool) where PyTorch's fast path would run and zero them, else
+        None."""
         from tensorweaver.amp import autocast_dtype
 
         if not self.use_nested_tensor or padding is None or mask is not None:
-            return False
+            return None
         if src.dim() != 3 or self.layers[0].training or autocast_dtype() is not None:
-            return False
+            return None
         if tw.is_grad_enabled() and (
             src.requires_grad or any(p.requires_grad for p in self.parameters())
         ):
-            return False
+            return None
         padding = padding if padding.dtype is tw.bool else padding != 0
         # Left-aligned: no real position after a padded one in any sequence.
-        return not self.mask_check or not bool((padding[:, :-1] & ~padding[:, 1:]).any())
+        if self.mask_check and bool((padding[:, :-1] & ~padding[:, 1:]).any()):
+            return None
+        return padding
 
     def forward(
         self,
@@ -301,10 +304,9 @@ class TransformerEncoder(Module):
                 src_key_padding_mask=src_key_padding_mask,
                 is_causal=bool(is_causal),
             )
-        if self._pads_zeros(src, mask, src_key_padding_mask):
-            padded = src_key_padding_mask
-            padded = padded if padded.dtype is tw.bool else padded != 0
-            x = x.masked_fill(padded.unsqueeze(-1), 0.0)
+        zeroed = self._zeroed_positions(src, mask, src_key_padding_mask)
+        if zeroed is not None:
+            x = x.masked_fill(zeroed.unsqueeze(-1), 0.0)
         return x if self.norm is None else self.norm(x)
 
 
