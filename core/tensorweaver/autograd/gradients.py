@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from tensorweaver.autograd.linalg_rules import LINALG_GRADIENTS
 from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.special_rules import SPECIAL_GRADIENTS
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
@@ -389,4 +391,6 @@ GRADIENTS: dict[str, Rule] = {
     "to_device": _to_device,
     "fused": _fused,
     "function": _function,
+    **SPECIAL_GRADIENTS,
+    **LINALG_GRADIENTS,
 }

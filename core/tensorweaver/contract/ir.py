@@ -375,6 +375,7 @@ COMPOSITES: dict[str, str] = {
     "each sequence (N,), inf (or 0 with zero_infinity) where no alignment exists; the gradient "
     "of log_probs is PyTorch's, exp(log_probs) - posterior (the true derivative when "
     "log_probs come from log_softmax), zero past each input length; only log_probs has one",
+    # Pools, instance norm and embedding bags (issue 15).
 }
 
 
@@ -417,6 +418,9 @@ OPTIONAL: dict[str, str] = {
     "offset into its storage in elements, and the address of its first element "
     "(Tensor.stride, is_contiguous, storage_offset, data_ptr); None: the core reports "
     "C-contiguous strides, offset 0 and address 0",
+    # API 2.3: elementwise and special functions (tw.special, the trigonometric family, ...);
+    # the core computes each through the host where a backend lacks it (ops/host_fallback.py).
+    # API 2.3: linear algebra (tw.linalg), with the same host fallback.
 }
 
 

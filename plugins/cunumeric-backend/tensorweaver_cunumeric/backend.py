@@ -67,6 +67,8 @@ from tensorweaver.contract.records import DeviceRecord
 
 from tensorweaver_cunumeric import legate_config
 from tensorweaver_cunumeric.erf import Erf
+from tensorweaver_cunumeric.linalg import LinearAlgebra
+from tensorweaver_cunumeric.special import SpecialFunctions
 
 cn = legate_config.import_library()
 from legate.core import get_legate_runtime  # noqa: E402  (importing cn started it)
@@ -82,7 +84,7 @@ def _is_float(a) -> bool:
     return a.dtype.kind == "f"
 
 
-class CunumericBackend:
+class CunumericBackend(SpecialFunctions, LinearAlgebra):
     def __init__(self, device: DeviceRecord) -> None:
         self.device = device
         self.dtypes = frozenset(NATIVE)

@@ -28,6 +28,8 @@ from tensorweaver_numpy import _erf
 from tensorweaver_numpy._quiet import quiet, quiet_ufunc
 from tensorweaver_numpy.fused import FusedOps
 from tensorweaver_numpy.host import HostMemory
+from tensorweaver_numpy.linalg import LinearAlgebra
+from tensorweaver_numpy.special import SpecialFunctions
 
 A = np.ndarray
 Shape = Sequence[int]
@@ -73,7 +75,7 @@ def _along_axis(index: A, axis: int) -> tuple[A, ...]:
     )
 
 
-class NumpyBackend(FusedOps, HostMemory):
+class NumpyBackend(FusedOps, HostMemory, SpecialFunctions, LinearAlgebra):
     """Arrays are ``numpy.ndarray`` (or NumPy scalars for 0-d results) on the host CPU."""
 
     def __init__(self, device: DeviceRecord) -> None:

@@ -26,6 +26,8 @@ from tensorweaver.contract import DeviceRecord, DType, dtypes
 from tensorweaver_torch.devices import torch_device
 from tensorweaver_torch.fused import FusedComposites
 from tensorweaver_torch.host import HostMemory
+from tensorweaver_torch.linalg import LinearAlgebra
+from tensorweaver_torch.special import SpecialFunctions
 
 Tensor = torch.Tensor
 Shape = Sequence[int]
@@ -49,7 +51,7 @@ _BITWISE_WHERE_MIN = 4096  # below this, torch.where's own cost is smaller
 FLOATS = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
 
 
-class TorchBackend(FusedComposites, HostMemory):
+class TorchBackend(FusedComposites, HostMemory, SpecialFunctions, LinearAlgebra):
     """The backend object for one torch device (a record from ``tw_devices``)."""
 
     def __init__(self, device: DeviceRecord) -> None:
