@@ -70,7 +70,7 @@ BROKEN = [
         ["ModuleNotFoundError", "a_module_that_does_not_exist"],
         ["TENSORWEAVER_DISABLE_PLUGINS=brokenimport"],
     ),
-    ("brokenapi", "tw-broken-api", ["'99.0'", "2.2", "major"], ["backend API 2.2"]),
+    ("brokenapi", "tw-broken-api", ["'99.0'", "2.3", "major"], ["backend API 2.3"]),
     (
         "brokenhook",
         "tw-broken-hook",
