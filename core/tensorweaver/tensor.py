@@ -223,7 +223,12 @@ class Tensor:
 
     @property
     def grad_fn(self) -> Any:
-        return self._node
+        node = self._node
+        if node is None:
+            return None
+        from tensorweaver.autograd.grad_fn import grad_fn_of
+
+        return grad_fn_of(node)
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point

@@ -30,12 +30,42 @@ FUSED = {
     "softmax": "SoftmaxBackward0",
     "log_softmax": "LogSoftmaxBackward0",
     "conv2d": "ConvolutionBackward0",
+    "conv3d": "ConvolutionBackward0",
+    "conv_transpose": "ConvolutionBackward0",
     "max_pool2d": "MaxPool2DWithIndicesBackward0",
     "embedding": "EmbeddingBackward0",
     "layer_norm": "NativeLayerNormBackward0",
     "cross_entropy": "NllLossBackward0",
     "dropout": "MulBackward0",
+    "ctc_loss": "CtcLossBackward0",
 }
+
+#: ``interpolate``'s modes as PyTorch spells them in its upsampling kernels' names.
+_UPSAMPLE = {
+    "nearest": "Nearest",
+    "nearest-exact": "NearestExact",
+    "linear": "Linear",
+    "bilinear": "Bilinear",
+    "bicubic": "Bicubic",
+    "trilinear": "Trilinear",
+}
+
+
+def composite_name(kernel: str, inputs: tuple, static: tuple) -> str:
+    """PyTorch's grad_fn name for the composite ``kernel`` on ``inputs`` with ``static``
+    arguments, the same whether a backend fused it or the core decomposed it."""
+    if kernel == "linear":  # addmm with a bias, mm without; batched input is viewed back
+        if len(inputs[0].shape) != 2:
+            return "ViewBackward0"
+        return "AddmmBackward0" if len(inputs) == 3 and inputs[2] is not None else "MmBackward0"
+    if kernel == "interpolate":
+        mode, antialias, spatial = static[0], static[4], len(inputs[0].shape) - 2
+        if mode == "area":
+            return f"AdaptiveAvgPool{spatial}DBackward0"
+        return f"Upsample{_UPSAMPLE[mode]}{spatial}D{'Aa' if antialias else ''}Backward0"
+    if kernel == "grid_sample":
+        return f"GridSampler{len(inputs[0].shape) - 2}DBackward0"
+    return FUSED.get(kernel, _capitalised(kernel))
 
 
 def _ndims(node: Any) -> tuple[int, ...]:
@@ -74,12 +104,12 @@ def _sub(node: Any) -> str:
 
 
 def _fused(node: Any) -> str:
-    kernel = node.saved[0]
-    if kernel == "linear":  # addmm with a bias, mm without; batched input is viewed back
-        if len(node.inputs[0].shape) != 2:
-            return "ViewBackward0"
-        return "AddmmBackward0" if len(node.inputs) == 3 else "MmBackward0"
-    return FUSED.get(kernel, _capitalised(kernel))
+    kernel, _, _, static, slots = node.saved
+    inputs = node.inputs
+    if slots is not None:  # absent optional arguments (conv's bias) count as None
+        found = iter(inputs)
+        inputs = tuple(next(found) if present else None for present in slots)
+    return composite_name(kernel, inputs, static)
 
 
 def _function(node: Any) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweaver.autograd.names import grad_fn_name
+from tensorweaver.autograd.names import BY_OPERANDS, grad_fn_name
 
 #: How many in-place changes the process has made (one slot, so it can be bumped in place).
 #: A node made after the last one needs no version check in backward.
@@ -44,7 +44,7 @@ class InputShape:
 
 class Node:
     __slots__ = (
-        "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "label",
+        "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "label", "view",
         "__weakref__",
     )  # fmt: skip
 
@@ -66,6 +66,7 @@ class Node:
         self.saved = saved
         self.retained = None  # a weak reference to the output, set by Tensor.retain_grad()
         self.label = None  # PyTorch's grad_fn name for the composite op this node ends
+        self.view = None  # its grad_fn object (autograd/grad_fn.py), made when first asked for
 
     @property
     def name(self) -> str:
@@ -84,6 +85,8 @@ class Node:
 
     def release(self) -> None:
         """Drop what backward needed; a later backward through here is an error."""
+        if self.label is None and self.op in BY_OPERANDS:  # its name needs the operands
+            self.label = grad_fn_name(self)
         self.inputs = self.parents = self.saved = None
 
     def __repr__(self) -> str:

@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
-from tensorweaver.ops.apply import apply, check_backends
+from tensorweaver.autograd.names import composite_name
+from tensorweaver.ops.apply import apply, check_backends, labelled
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
@@ -41,7 +42,10 @@ def fused_or_reference(
         tensors = given if slots is None else _fill(slots, given)
     fused = fused_kernel(backend, name)
     if fused is None:
-        return reference(*tensors, *static)
+        out = reference(*tensors, *static)
+        if isinstance(out, Tensor) and out._node is not None:
+            labelled(out, composite_name(name, tensors, static), *given)
+        return out
     dtype = given[0].dtype
     for t in given[1:]:
         if t.dtype is not dtype and t.dtype.kind == "f":
