@@ -325,6 +325,13 @@ from tensorweaver.selection import (
     use_cpu,
     use_gpu,
 )
+from tensorweaver.switches import (
+    are_deterministic_algorithms_enabled,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
 from tensorweaver.tensor import Size, Tensor
 from tensorweaver.tensor_types import (
     BFloat16Tensor,
