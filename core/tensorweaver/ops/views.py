@@ -9,7 +9,7 @@ on its result how to write a new value back into its base. An in-place method en
 ``base.copy_(...)`` would: differentiably, with the base's version bumped, and on up a
 chain of views. Advanced indexing copies, as in PyTorch, so writes to its result stay there.
 
-One difference remains: a view sees the base as it was when the view was taken, so an
+Differs from PyTorch: a view sees the base as it was when the view was taken, so an
 in-place change made to the base (or through another view) afterwards is not visible in
 an older view, where PyTorch's shared memory would show it.
 """
