@@ -611,10 +611,11 @@ class Tensor:
 
 
 class Size(tuple):
-    """A shape, as ``tensor.shape`` and ``tensor.size()`` are (a tuple of ints).
+    """A shape, as ``tensor.shape`` and ``tensor.size()`` are (a tuple of ints); as PyTorch's
+    ``torch.Size``, ``+`` and ``*`` give a ``Size``.
 
-    As PyTorch's ``torch.Size``, ``+`` and ``*`` give a ``Size``; slicing gives a plain tuple
-    here (a Python ``__getitem__`` would slow every ``shape[i]`` the core reads)."""
+    Differs from PyTorch: slicing a ``Size`` gives a plain tuple (a Python ``__getitem__``
+    would slow every ``shape[i]`` the core reads)."""
 
     def __add__(self, other: tuple) -> Size:
         return Size(tuple.__add__(self, other))
