@@ -25,3 +25,17 @@ def test_jobs_must_be_a_positive_number(plain):
     done = plain.tw("check", "--backend", "numpy", "--jobs", "0")
     assert done.returncode == 2
     assert "--jobs/-j: expected a positive number of processes, got '0'" in done.stderr
+
+
+def test_the_kit_runs_under_pytest_xdist_with_the_serial_outcomes(plain, tmp_path):
+    """``python -m tensorweaver.conformance --tw-backend X -n 2`` (pytest-xdist) spreads the
+    checks over worker processes and reports each one as a serial run does."""
+    subset = ("-k", "add or softmax or linear or packaging")
+    (tmp_path / "serial").mkdir()
+    (tmp_path / "parallel").mkdir()
+    serial = plain.kit("numpy", tmp_path / "serial", *subset)
+    parallel = plain.kit("numpy", tmp_path / "parallel", *subset, "-n", "2")
+    assert serial.returncode == 0, serial.output[-3000:]
+    assert parallel.returncode == 0, parallel.output[-3000:]
+    assert len(serial.outcomes) > 40
+    assert parallel.outcomes == serial.outcomes
