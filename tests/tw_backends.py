@@ -51,3 +51,34 @@ def entered(spec: str, *, float64: bool = False, seed: int | None = None) -> Ite
             yield spec
     finally:
         tw.set_default_dtype(previous)
+
+
+# --- a folder whose tests take ``backend``: numpy and torch:cpu, cuPyNumeric where marked -----
+
+CUNUMERIC_MARK = "cunumeric"
+
+
+def parametrize_backend(metafunc: pytest.Metafunc) -> None:
+    """``pytest_generate_tests`` of such a folder: every spec of :data:`ALL`."""
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", ALL, indirect=True)
+
+
+def deselect_unmarked_cunumeric(
+    config: pytest.Config, items: list[pytest.Item], folder: os.PathLike
+) -> None:
+    """``pytest_collection_modifyitems`` of such a folder: its cuPyNumeric runs only for
+    tests marked ``cunumeric`` (each op there costs about 0.4 ms), unless every test is
+    asked for there."""
+    if ALL_ON_CUNUMERIC:
+        return
+
+    def unmarked(item: pytest.Item) -> bool:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        return params.get("backend") == "cunumeric" and not item.get_closest_marker(CUNUMERIC_MARK)
+
+    deselected = [item for item in items if item.path.is_relative_to(folder) and unmarked(item)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        chosen = set(map(id, deselected))
+        items[:] = [item for item in items if id(item) not in chosen]

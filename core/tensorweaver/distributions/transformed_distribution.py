@@ -1,0 +1,107 @@
+"""``TransformedDistribution(base_distribution, transforms)``: draws of a base distribution
+pushed through invertible transforms, with the change-of-variables ``log_prob``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweaver.autograd.mode import no_grad
+from tensorweaver.distributions.distribution import Distribution
+from tensorweaver.distributions.independent import sum_rightmost
+from tensorweaver.distributions.transforms import Transform
+from tensorweaver.tensor import Size, Tensor
+
+
+class TransformedDistribution(Distribution):
+    arg_constraints: dict = {}
+
+    def __init__(
+        self,
+        base_distribution: Distribution,
+        transforms: Transform | list[Transform],
+        validate_args: bool | None = None,
+    ) -> None:
+        if isinstance(transforms, Transform):
+            transforms = [transforms]
+        elif not all(isinstance(t, Transform) for t in transforms):
+            raise ValueError(
+                "transforms must be a Transform or a list of Transforms, got "
+                f"{[type(t).__name__ for t in transforms]}"
+            )
+        self.transforms = list(transforms)
+        self.base_dist = base_distribution
+        event_dim = max(
+            [len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms]
+        )
+        shape = base_distribution.batch_shape + base_distribution.event_shape
+        for t in self.transforms:
+            shape = Size(t.forward_shape(shape))
+        split = len(shape) - event_dim
+        super().__init__(shape[:split], shape[split:], validate_args=validate_args)
+
+    def expand(self, batch_shape: tuple, _instance: Any = None) -> TransformedDistribution:
+        new = self._get_checked_instance(TransformedDistribution, _instance)
+        batch_shape = Size(batch_shape)
+        new.base_dist = self.base_dist.expand(batch_shape)
+        new.transforms = self.transforms
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def support(self) -> Any:  # type: ignore[override]
+        return self.transforms[-1].codomain if self.transforms else self.base_dist.support
+
+    @property
+    def has_rsample(self) -> bool:  # type: ignore[override]
+        return self.base_dist.has_rsample
+
+    def sample(self, sample_shape: tuple = Size()) -> Tensor:
+        with no_grad():
+            x = self.base_dist.sample(sample_shape)
+            for t in self.transforms:
+                x = t(x)
+            return x
+
+    def rsample(self, sample_shape: tuple = Size()) -> Tensor:
+        x = self.base_dist.rsample(sample_shape)
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        event_dim = len(self.event_shape)
+        log_prob: Any = 0.0
+        y = value
+        for t in reversed(self.transforms):
+            x = t.inv(y)
+            log_prob = log_prob - sum_rightmost(
+                t.log_abs_det_jacobian(x, y), event_dim - t.event_dim
+            )
+            y = x
+        return log_prob + sum_rightmost(
+            self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape)
+        )
+
+    def _monotone_increasing(self) -> bool:
+        sign: Any = 1
+        for t in self.transforms:
+            sign = sign * t.sign
+        if isinstance(sign, Tensor):
+            return bool((sign == 1).all().item())
+        return sign == 1
+
+    def cdf(self, value: Tensor) -> Tensor:
+        for t in reversed(self.transforms):
+            value = t.inv(value)
+        value = self.base_dist.cdf(value)
+        return value if self._monotone_increasing() else 1 - value
+
+    def icdf(self, value: Tensor) -> Tensor:
+        value = value if self._monotone_increasing() else 1 - value
+        value = self.base_dist.icdf(value)
+        for t in self.transforms:
+            value = t(value)
+        return value
