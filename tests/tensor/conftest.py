@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tw_backends import ALL, ALL_ON_CUNUMERIC, entered
+from tw_backends import (
+    CUNUMERIC_MARK,
+    deselect_unmarked_cunumeric,
+    entered,
+    parametrize_backend,
+)
 
-BACKENDS = ALL
-CUNUMERIC_MARK = "cunumeric"
-UNUSABLE = ("unavailable", "error")
 HERE = Path(__file__).parent
 #: Hypothesis's pytest plugin seeds NumPy's global generator around every test, which
 #: Legate warns about once it has started: noise here, where no test runs on many ranks.
@@ -36,26 +38,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" in metafunc.fixturenames:
-        metafunc.parametrize("backend", BACKENDS, indirect=True)
+    parametrize_backend(metafunc)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # This hook sees the whole session's items: touch only the tests in this folder.
-    ours = [item for item in items if item.path.is_relative_to(HERE)]
-    for item in ours:
-        item.add_marker(QUIET_LEGATE_SEEDING)
-
-    def unmarked_cunumeric(item: pytest.Item) -> bool:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        return params.get("backend") == "cunumeric" and not item.get_closest_marker(CUNUMERIC_MARK)
-
-    if ALL_ON_CUNUMERIC:  # every test there too (12 minutes on 2 cores)
-        return
-    deselected = {item for item in ours if unmarked_cunumeric(item)}
-    if deselected:
-        config.hook.pytest_deselected(items=list(deselected))
-        items[:] = [item for item in items if item not in deselected]
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(QUIET_LEGATE_SEEDING)
+    deselect_unmarked_cunumeric(config, items, HERE)
 
 
 @pytest.fixture
