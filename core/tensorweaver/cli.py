@@ -1,5 +1,6 @@
 """The ``tw`` command: ``tw devices [--json] [--probe] [--timeout SECONDS]``,
-``tw check [--backend SPEC] [--jobs N]``, ``tw --version [--timeout SECONDS]``.
+``tw doctor [--json] [--timeout SECONDS]``, ``tw check [--backend SPEC] [--jobs N]``,
+``tw --version [--timeout SECONDS]``.
 
 ``tw devices`` and ``tw --version`` ask each plugin in a child process of its own
 (:mod:`tensorweaver.isolation`), so they always finish, within the timeout, and a plugin
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from tensorweaver import isolation
 from tensorweaver.contract.records import DeviceRecord
@@ -22,7 +24,22 @@ def _detail_text(record: DeviceRecord) -> str:
     detail = dict(record.detail)
     if record.status == "error":
         return f"{detail.pop('error', '')} -- fix: {detail.pop('fix', '')}"
-    return ", ".join(f"{k}={v}" for k, v in detail.items())
+    return " ".join(f"{key}={_shell_word(value)}" for key, value in _flat(detail))
+
+
+def _flat(detail: dict, prefix: str = "") -> Iterator[tuple[str, object]]:
+    """``key, value`` pairs, a nested dict's keys joined with dots (``config.gpus``)."""
+    for key, value in detail.items():
+        if isinstance(value, dict):
+            yield from _flat(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _shell_word(value: object) -> str:
+    """A value as one word, quoted as a shell would need it, so that pairs stay apart."""
+    text = str(value)
+    return shlex.quote(text) if not text or any(c.isspace() or c in "'\"" for c in text) else text
 
 
 def format_table(records: Sequence[DeviceRecord]) -> str:
@@ -49,6 +66,14 @@ def cmd_devices(args: argparse.Namespace) -> int:
     else:
         print(format_table(records))
     return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from tensorweaver.doctor import diagnose, render
+
+    report = diagnose(args.timeout)
+    print(render.as_json(report) if args.json else render.as_text(report))
+    return 1 if report.worst() == "error" else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -106,6 +131,22 @@ def build_parser() -> argparse.ArgumentParser:
         help=TIMEOUT_HELP,
     )
     devices.set_defaults(run=cmd_devices)
+    doctor = commands.add_parser(
+        "doctor",
+        help="diagnose the installation and print each fix as a command",
+        description="Check the core and every plugin (versions, API handshake, what is "
+        "disabled), what would make more devices usable, and the thread settings; print "
+        "each problem's fix as a command. Exits 1 when a plugin is broken.",
+    )
+    doctor.add_argument("--json", action="store_true", help="print JSON instead of text")
+    doctor.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        default=argparse.SUPPRESS,
+        help=TIMEOUT_HELP,
+    )
+    doctor.set_defaults(run=cmd_doctor)
     check = commands.add_parser(
         "check",
         help="check every primitive, composite and layer against NumPy float64",
@@ -141,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.version or args.command == "devices":
+    if args.version or args.command in ("devices", "doctor"):
         try:  # the default may come from a badly set environment variable
             args.timeout = isolation.timeout_seconds(args.timeout)
         except ValueError as exc:

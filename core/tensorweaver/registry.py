@@ -24,7 +24,14 @@ from typing import Any
 
 from tensorweaver.contract import ir
 from tensorweaver.contract.api import API_VERSION
-from tensorweaver.contract.records import AVAILABLE, ERROR, BackendInfo, DeviceRecord, Problem
+from tensorweaver.contract.records import (
+    AVAILABLE,
+    ERROR,
+    BackendInfo,
+    DeviceRecord,
+    Problem,
+    is_problem,
+)
 from tensorweaver.errors import DeviceNotFoundError, PluginError, UnknownBackendError
 
 ENTRY_POINT_GROUP = "tensorweaver.backends"
@@ -431,7 +438,9 @@ def resolve(spec: str) -> DeviceRecord:
     if usable:
         return usable[0]
     listing = "; ".join(f"{r.name} ({r.status}{_why(r)})" for r in records) or "none"
-    hints = " ".join(f"{p.message} Fix: {p.fix}" for p in plugin.diagnose())
+    hints = " ".join(
+        p.message + (f" Fix: {p.fix}" if p.fix else "") for p in plugin.diagnose() if is_problem(p)
+    )
     raise DeviceNotFoundError(
         f"no usable device {spec!r} on backend {plugin.name!r}; its devices: {listing}."
         + (f" {hints}" if hints else "")

@@ -94,6 +94,7 @@ def test_listing_reads_a_users_gpu_config_without_changing_it():
     out = run_python(
         """
         import json, os
+        from tensorweaver.contract.records import is_problem
         from tensorweaver_cunumeric import plugin
         records = [r.as_dict() for r in plugin.tw_devices(probe=False)]
         print(json.dumps([records, os.environ["LEGATE_CONFIG"]]))
@@ -120,6 +121,7 @@ def test_missing_cuda_driver_library_names_the_stand_in():
         def fail(name, *args):
             raise ImportError("libcuda.so.1: cannot open shared object file")
         importlib.import_module = fail
+        from tensorweaver.contract.records import is_problem
         from tensorweaver_cunumeric import plugin
         (record,) = plugin.tw_devices(probe=True)
         try:
@@ -140,10 +142,11 @@ def test_failed_legate_start_is_reported_with_its_fix():
     out = run_python(
         """
         import json
+        from tensorweaver.contract.records import is_problem
         from tensorweaver_cunumeric import plugin
         (record,) = plugin.tw_devices(probe=True)
         print(json.dumps([record.status, record.detail["reason"], record.detail["fix"],
-                          [p.message for p in plugin.tw_diagnose()]]))
+                          [p.message for p in plugin.tw_diagnose() if is_problem(p)]]))
     """,
         LEGATE_CONFIG="--cpus 1",
     )
@@ -192,10 +195,11 @@ def test_changed_config_after_start_is_reported():
         import json, os
         import cupynumeric
         os.environ["LEGATE_CONFIG"] = "--cpus 1 --gpus 0 --utility 1 --sysmem 700"
+        from tensorweaver.contract.records import is_problem
         from tensorweaver_cunumeric import plugin
         records = plugin.tw_devices(probe=False)
         print(json.dumps([records[0].status, records[0].detail.get("note", ""),
-                          [p.message for p in plugin.tw_diagnose()]]))
+                          [p.message for p in plugin.tw_diagnose() if is_problem(p)]]))
     """,
         LEGATE_AUTO_CONFIG="0",
         LEGATE_CONFIG="--cpus 1 --gpus 0 --utility 1 --sysmem 500",

@@ -122,21 +122,6 @@ def test_create_refuses_an_unavailable_device() -> None:
         plugin.tw_create_backend(device=broken)
 
 
-def test_diagnose(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(devices, "_nvidia_driver_present", lambda: False)
-    assert devices.diagnose() == []
-    monkeypatch.setattr(devices, "_nvidia_driver_present", lambda: True)
-    monkeypatch.setattr(torch.version, "hip", None)
-    monkeypatch.setattr(torch.version, "cuda", None)
-    (problem,) = devices.diagnose()
-    assert "CPU-only build" in problem.message
-    assert "--index-url https://download.pytorch.org/whl/cu" in problem.fix
-    monkeypatch.setattr(torch.version, "cuda", "12.6")
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
-    (problem,) = devices.diagnose()
-    assert "sees no GPU" in problem.message and "CUDA_VISIBLE_DEVICES" in problem.fix
-
-
 def test_backend_object_is_complete(cpu) -> None:
     assert ir.missing_primitives(cpu) == []
     assert cpu.dtypes == frozenset(d.ALL)

@@ -11,7 +11,7 @@ from typing import Any
 
 from tensorweaver.contract.api import API_VERSION
 from tensorweaver.contract.dtypes import DType
-from tensorweaver.contract.records import BackendInfo, DeviceRecord, Problem
+from tensorweaver.contract.records import BackendInfo, DeviceRecord, Diagnosis, Problem
 
 
 def __getattr__(name: str) -> Any:
@@ -23,4 +23,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["API_VERSION", "BackendInfo", "DType", "DeviceRecord", "Problem", "hookimpl"]
+__all__ = [
+    "API_VERSION",
+    "BackendInfo",
+    "DType",
+    "DeviceRecord",
+    "Diagnosis",
+    "Problem",
+    "hookimpl",
+]

@@ -78,10 +78,29 @@ def tw_devices(probe: bool) -> list[DeviceRecord]:
 
 @hookspec(firstresult=True)
 def tw_diagnose() -> list[Problem]:
-    """Say what is wrong with the environment for this backend, each with its fix.
+    """Say what is wrong with the environment for this backend, each with its fix, and
+    what ``tw doctor`` should tell about it.
 
-    An empty list means nothing is wrong. Called by ``tw devices`` and when a
-    selection of this backend fails, so that the error can tell the user what to do.
+    Return a list of :class:`~.records.Problem` and :class:`~.records.Diagnosis`
+    records (an empty list: nothing to say). A ``Problem``, or a ``Diagnosis`` of
+    severity ``warning`` or ``error``, is something wrong: it is quoted when a selection
+    of this backend fails, so say in ``fix`` the command that repairs it. A
+    ``Diagnosis`` of severity ``ok`` or ``info`` is a finding that only ``tw doctor``
+    shows: the library's version and build, what limits the devices this backend could
+    use (a CPU-only build on a machine with a GPU driver) and its thread settings. Give
+    each a short ``subject`` (``torch build``, ``threads``); ``tw doctor`` prints it
+    beside the backend's name. Order: the library first, then devices, then settings.
+
+    Rules:
+
+    * **Cheap and harmless**: no device is created and no runtime started (no CUDA
+      context, no Legate runtime). Import the array library only where that fixes no
+      process-wide state (torch may be imported, legate may not); otherwise read
+      package metadata or facts the plugin can find without it.
+    * **A helper program** (``nvidia-smi``) is found with :func:`shutil.which` and run
+      with a timeout of a few seconds; that it is missing, fails or hangs is a finding.
+    * **Never raise.** The core reports a hook that raises as an ``error`` diagnosis of
+      the plugin itself, with the exception, and goes on with the other plugins.
     """
 
 

@@ -67,3 +67,31 @@ class Problem:
 
     message: str
     fix: str = ""
+
+
+#: Values of :attr:`Diagnosis.severity`, mildest first. ``ok`` and ``info`` are findings
+#: (``tw doctor`` shows them); ``warning`` and ``error`` are problems, as a :class:`Problem`.
+SEVERITIES = ("ok", "info", "warning", "error")
+#: The severity of a plain :class:`Problem`: something keeps the backend or a device from
+#: working, but the rest of the installation works.
+PROBLEM_SEVERITY = "warning"
+
+
+@dataclass(frozen=True)
+class Diagnosis(Problem):
+    """One finding of ``tw doctor``: a fact about the installation, or a problem with its fix.
+
+    ``subject`` says what it is about (``torch build``, ``threads``, ``Legate config``);
+    ``severity`` is one of :data:`SEVERITIES`; ``fix`` is a command the user can run, or
+    ``""`` when there is nothing to do. A Diagnosis is a :class:`Problem`, so a plugin may
+    return both kinds from ``tw_diagnose``; only ``warning`` and ``error`` ones are problems.
+    """
+
+    subject: str = ""
+    severity: str = "info"
+
+
+def is_problem(problem: Problem) -> bool:
+    """Whether ``problem`` says something is wrong (a plain Problem, or a warning or error
+    Diagnosis), rather than a finding that ``tw doctor`` merely shows."""
+    return getattr(problem, "severity", PROBLEM_SEVERITY) in SEVERITIES[2:]

@@ -127,33 +127,9 @@ def _probed() -> list[DeviceRecord]:
 def tw_diagnose() -> list[Problem]:
     if legate_config.library_name() is None:
         return [Problem("cuPyNumeric is not installed", INSTALL)]
-    problems = []
-    if legate_config.driver_library_missing():
-        problems.append(
-            Problem(
-                "the PyPI cuPyNumeric wheels are CUDA builds that need the CUDA driver library "
-                "libcuda.so.1, and this machine has none",
-                legate_config.STANDIN_FIX,
-            )
-        )
-    standin = legate_config.standin()
-    if standin and legate_config.nvidia_driver():
-        problems.append(
-            Problem(
-                f"TensorWeaver's CPU stand-in for libcuda.so.1 ({standin}) hides this machine's "
-                "NVIDIA driver from Legate",
-                f"rm {standin}",
-            )
-        )
-    failure = legate_config.failure()
-    if failure:
-        message, _, fix = failure.partition("; fix: ")
-        problems.append(Problem(message, fix))
-    elif legate_config.started():
-        note = legate_config.running().get("note")
-        if note:
-            problems.append(Problem(note, "set LEGATE_CONFIG before the first import of legate"))
-    return problems
+    from tensorweaver_cunumeric.diagnosis import diagnose
+
+    return diagnose(GPU_FIX)
 
 
 @hookimpl

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tensorweaver.contract import BackendInfo, DeviceRecord, Problem, hookimpl
+from tensorweaver.contract import BackendInfo, DeviceRecord, Diagnosis, Problem, hookimpl
 from tensorweaver.contract.records import AVAILABLE, UNAVAILABLE
 
 from tensorweaver_numpy import __version__
@@ -30,15 +30,43 @@ def _numpy_problem() -> Problem | None:
     return None
 
 
-def _blas() -> str | None:
+def _blas_config() -> dict[str, Any]:
     """The BLAS NumPy was built with (NumPy >= 1.26 reports it cheaply; older ones do not)."""
     import numpy
 
     try:
         config = numpy.show_config(mode="dicts")
     except TypeError:
-        return None
-    return config.get("Build Dependencies", {}).get("blas", {}).get("name")
+        return {}
+    return config.get("Build Dependencies", {}).get("blas", {})
+
+
+def _blas() -> str | None:
+    return _blas_config().get("name")
+
+
+def _blas_finding() -> Diagnosis:
+    """NumPy's BLAS, which does every matmul of this backend, and its threads."""
+    blas = _blas_config()
+    name = blas.get("name")
+    if not name:
+        return Diagnosis("NumPy does not say which BLAS it was built with", subject="BLAS")
+    text = f"{name} {blas.get('version', '')}".strip()
+    # The loaded library with the build's name (scipy-openblas -> openblas) tells its threads.
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # a core dependency; absent only in a broken environment
+        pools = []
+    else:
+        pools = [
+            p
+            for p in threadpool_info()
+            if p["user_api"] == "blas" and p["internal_api"] in name.lower()
+        ]
+    if pools:
+        layer = pools[0].get("threading_layer")
+        text += f", {pools[0]['num_threads']} threads" + (f" ({layer})" if layer else "")
+    return Diagnosis(text, subject="BLAS", severity="ok")
 
 
 @hookimpl
@@ -72,7 +100,7 @@ def tw_devices(probe: bool) -> list[DeviceRecord]:
 @hookimpl
 def tw_diagnose() -> list[Problem]:
     problem = _numpy_problem()
-    return [] if problem is None else [problem]
+    return [_blas_finding()] if problem is None else [problem]
 
 
 @hookimpl

@@ -15,15 +15,12 @@ once CUDA is up the set of devices cannot change.
 from __future__ import annotations
 
 import functools
-import os
-import shutil
 from typing import Any
 
 import torch
-from tensorweaver.contract import DeviceRecord, Problem
+from tensorweaver.contract import DeviceRecord
 
 GIB = 1 << 30
-SELECTOR = "https://pytorch.org/get-started/locally/"
 
 
 def torch_device(kind: str, index: int) -> torch.device:
@@ -123,34 +120,3 @@ def _can_make_bf16(device: str) -> bool:
     except (RuntimeError, TypeError):
         return False
     return True
-
-
-def diagnose() -> list[Problem]:
-    """A GPU the machine has but this torch cannot use, with how to fix it."""
-    if not _nvidia_driver_present():
-        return []
-    version = torch.__version__
-    cuda = torch.version.cuda
-    if cuda is None and torch.version.hip is None:
-        return [
-            Problem(
-                f"torch {version} is a CPU-only build, but this machine has an NVIDIA driver",
-                "install a CUDA build of torch, e.g. pip install torch --index-url "
-                f"https://download.pytorch.org/whl/cu126 (pick the CUDA version your driver "
-                f"supports at {SELECTOR})",
-            )
-        ]
-    if cuda is not None and torch.cuda.device_count() == 0:
-        return [
-            Problem(
-                f"torch {version} (CUDA {cuda}) sees no GPU, but this machine has an NVIDIA driver",
-                f"check that `nvidia-smi` lists a GPU, that CUDA_VISIBLE_DEVICES does not hide it, "
-                f"and that the driver supports CUDA {cuda} (else install a torch built for an "
-                f"older CUDA: {SELECTOR})",
-            )
-        ]
-    return []
-
-
-def _nvidia_driver_present() -> bool:
-    return os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi") is not None

@@ -62,7 +62,7 @@ def tw_devices(probe: bool) -> list[DeviceRecord]:
 def tw_diagnose() -> list[Problem]:
     if not _torch_installed():
         return [Problem("torch is not installed", INSTALL)]
-    from tensorweaver_torch.devices import diagnose
+    from tensorweaver_torch.diagnosis import diagnose
 
     return diagnose()
 

@@ -1,0 +1,1 @@
+"""Backends whose only job is to answer ``tw_diagnose`` for the ``tw doctor`` tests."""
