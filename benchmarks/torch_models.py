@@ -1,6 +1,6 @@
-"""Training steps of three models: TensorWeaver on torch:cpu against PyTorch eager (issue 4).
+"""Training steps of four models: TensorWeaver on torch:cpu against PyTorch eager (issue 4).
 
-Run: python benchmarks/torch_models.py [--models mlp,cnn,lm] [--repeat 11] [--threads 1]
+Run: python benchmarks/torch_models.py [--models mlp,cnn,lm,unet] [--repeat 11] [--threads 1]
 
   mlp  784-512-512-10 with ReLU, batch 256 (as benchmarks/mlp_step.py)
   cnn  conv 3x3 (1->16) ReLU maxpool 2, conv 3x3 (16->32) ReLU maxpool 2, linear to 10;
@@ -8,6 +8,10 @@ Run: python benchmarks/torch_models.py [--models mlp,cnn,lm] [--repeat 11] [--th
   lm   a 2-layer causal Transformer LM: byte tokens (vocab 256), token and position
        embeddings, d_model 128, 4 heads, feed-forward 512, post-norm, no dropout, final
        LayerNorm and a linear head; context 64, batch 16
+  unet a U-Net as tensorweaver.models.UNet(1, 2, base_channels=8, depth=3): per stage two
+       conv 3x3 - InstanceNorm (affine) - ReLU, max pooling down, transposed conv 2x2 up,
+       skip connections by concatenation, a 1x1 head; 64x64 images with per-pixel
+       classes, batch 4
 
 A step is zero_grad, forward, cross-entropy, backward and a plain SGD update (lr 0.01).
 Each model is written once against PyTorch's API and built from ``tw.nn`` on torch:cpu and
@@ -30,6 +34,7 @@ import torch
 TARGET = 1.10
 VOCAB, D_MODEL, HEADS, FEED_FORWARD, LAYERS, CONTEXT, LM_BATCH = 256, 128, 4, 512, 2, 64, 16
 CNN_BATCH = 64
+UNET_BASE, UNET_DEPTH, UNET_SIZE, UNET_BATCH = 8, 3, 64, 4
 
 
 def mlp(lib: Any) -> Any:
@@ -83,6 +88,55 @@ def lm(lib: Any) -> Any:
     return LM()
 
 
+def unet(lib: Any) -> Any:
+    nn, F = lib.nn, lib.nn.functional
+
+    def double_conv(cin: int, cout: int) -> Any:
+        return nn.Sequential(
+            nn.Conv2d(cin, cout, 3, padding=1, bias=False),
+            nn.InstanceNorm2d(cout, affine=True),
+            nn.ReLU(),
+            nn.Conv2d(cout, cout, 3, padding=1, bias=False),
+            nn.InstanceNorm2d(cout, affine=True),
+            nn.ReLU(),
+        )
+
+    class Up(nn.Module):
+        def __init__(self, channels: int) -> None:
+            super().__init__()
+            self.up = nn.ConvTranspose2d(channels, channels // 2, 2, stride=2)
+            self.conv = double_conv(channels, channels // 2)
+
+        def forward(self, x: Any, skip: Any) -> Any:
+            x = self.up(x)
+            dh, dw = skip.shape[-2] - x.shape[-2], skip.shape[-1] - x.shape[-1]
+            x = F.pad(x, (dw // 2, dw - dw // 2, dh // 2, dh - dh // 2))
+            return self.conv(lib.cat([skip, x], dim=1))
+
+    class UNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            widths = [UNET_BASE * 2**i for i in range(UNET_DEPTH + 1)]
+            ins = [1, *widths[:-2]]
+            self.down = nn.ModuleList([double_conv(a, b) for a, b in zip(ins, widths)])
+            self.pool = nn.MaxPool2d(2)
+            self.bottleneck = double_conv(widths[-2], widths[-1])
+            self.up = nn.ModuleList([Up(w) for w in reversed(widths[1:])])
+            self.head = nn.Conv2d(UNET_BASE, 2, 1)
+
+        def forward(self, x: Any) -> Any:
+            skips = []
+            for stage in self.down:
+                skips.append(stage(x))
+                x = self.pool(skips[-1])
+            x = self.bottleneck(x)
+            for block, skip in zip(self.up, reversed(skips)):
+                x = block(x, skip)
+            return self.head(x)
+
+    return UNet()
+
+
 #: model -> (builder, the tw.nn names it needs, batch maker (rng -> host x, host y)).
 MODELS: dict[str, tuple[Callable[[Any], Any], tuple[str, ...], Callable[..., tuple]]] = {
     "mlp": (
@@ -114,6 +168,23 @@ MODELS: dict[str, tuple[Callable[[Any], Any], tuple[str, ...], Callable[..., tup
         lambda rng: (
             rng.integers(0, VOCAB, (LM_BATCH, CONTEXT)),
             rng.integers(0, VOCAB, LM_BATCH * CONTEXT),
+        ),
+    ),
+    "unet": (
+        unet,
+        (
+            "Module",
+            "ModuleList",
+            "Sequential",
+            "Conv2d",
+            "InstanceNorm2d",
+            "ReLU",
+            "MaxPool2d",
+            "ConvTranspose2d",
+        ),
+        lambda rng: (
+            rng.standard_normal((UNET_BATCH, 1, UNET_SIZE, UNET_SIZE)).astype(np.float32),
+            rng.integers(0, 2, (UNET_BATCH, UNET_SIZE, UNET_SIZE)),
         ),
     ),
 }
@@ -153,7 +224,9 @@ def pair(name: str, rng: np.random.Generator) -> tuple[Any, Any]:
 
 def main() -> None:
     p = harness.parser(__doc__, repeat=11, sample_ms=200)
-    p.add_argument("--models", default="mlp,cnn,lm", help="comma-separated: mlp, cnn, lm")
+    p.add_argument(
+        "--models", default="mlp,cnn,lm,unet", help="comma-separated: mlp, cnn, lm, unet"
+    )
     args = p.parse_args()
     harness.setup_torch(torch)
     print(harness.describe(args, torch))
