@@ -376,6 +376,34 @@ COMPOSITES: dict[str, str] = {
     "of log_probs is PyTorch's, exp(log_probs) - posterior (the true derivative when "
     "log_probs come from log_softmax), zero past each input length; only log_probs has one",
     # Pools, instance norm and embedding bags (issue 15).
+    "max_pool": "max_pool(x, kernel, stride, padding, dilation, ceil_mode) with x (N, C, "
+    "*spatial), 1 to 3 spatial axes and one int per axis in each tuple: torch.nn.functional."
+    "max_pool1d/2d/3d (padding with -inf, at most half the kernel; ceil_mode: the last "
+    "window may overhang the end but must start inside the input or its left padding); the "
+    "gradient goes to the first maximum of each window in row-major order",
+    "avg_pool": "avg_pool(x, kernel, stride, padding, ceil_mode, count_include_pad, "
+    "divisor_override) with x (N, C, *spatial), 1 to 3 spatial axes and one int per axis in "
+    "each tuple: torch.nn.functional.avg_pool1d/2d/3d (the divisor counts the zero padding "
+    "when count_include_pad, never the ceil_mode overhang; divisor_override, a nonzero int "
+    "or None, replaces it)",
+    "adaptive_avg_pool": "adaptive_avg_pool(x, output_size) with x (N, C, *spatial) or (C, "
+    "*spatial), one int per spatial axis (1 to 3) in output_size: torch.nn.functional."
+    "adaptive_avg_pool1d/2d/3d (cell i of an axis averages [floor(i * in / out), ceil((i + 1) "
+    "* in / out)))",
+    "adaptive_max_pool": "adaptive_max_pool(x, output_size): the maximum of each window "
+    "adaptive_avg_pool averages (torch.nn.functional.adaptive_max_pool1d/2d/3d); the gradient "
+    "goes to the first maximum of each window in row-major order",
+    "instance_norm": "instance_norm(x, weight, bias, eps) with x (N, C, *spatial), at least "
+    "two spatial elements: each (sample, channel) plane standardized over its spatial axes "
+    "(biased variance), times weight plus bias per channel; weight and bias (C,) or None (no "
+    "scale, no shift: their gradients are None)",
+    "embedding_bag": "embedding_bag(weight, input, offsets, per_sample_weights, mode, "
+    "padding_idx, include_last_offset) with weight (V, D), int64 input in [0, V), either 2-D "
+    "(B, W) with offsets None or 1-D with 1-D int64 offsets (checked: start at 0, never "
+    "decrease, at most the input's length), per_sample_weights (input's shape, mode 'sum' "
+    "only) or None: torch.nn.functional.embedding_bag (mode 'sum', 'mean' or 'max'; entries "
+    "equal to padding_idx, an int in [0, V) or None, are left out of their bag; an empty bag "
+    "gives zeros); weight and per_sample_weights have gradients",
 }
 
 
@@ -420,7 +448,57 @@ OPTIONAL: dict[str, str] = {
     "C-contiguous strides, offset 0 and address 0",
     # API 2.3: elementwise and special functions (tw.special, the trigonometric family, ...);
     # the core computes each through the host where a backend lacks it (ops/host_fallback.py).
+    # Float in, the same float dtype out; IEEE special values as torch's CPU kernels give them.
+    **{
+        name: f"{name}(a) -> A: {doc} (float)"
+        for name, doc in (
+            ("acos", "arccos, NaN outside [-1, 1]"),
+            ("asin", "arcsin, NaN outside [-1, 1]"),
+            ("atan", "arctan"),
+            ("sinh", "hyperbolic sine"),
+            ("cosh", "hyperbolic cosine"),
+            ("asinh", "inverse hyperbolic sine"),
+            ("acosh", "inverse hyperbolic cosine, NaN below 1"),
+            ("atanh", "inverse hyperbolic tangent, ±inf at ±1, NaN outside"),
+            ("lgamma", "log|gamma(a)|, inf at the poles 0, -1, -2, ..."),
+            ("digamma", "d/da lgamma(a): -inf at +0, inf at -0, NaN at negative integers"),
+            ("erfinv", "the inverse of erf, ±inf at ±1, NaN outside [-1, 1]"),
+            ("erfc", "1 - erf(a) without cancellation (tiny, not 0, for large a)"),
+            ("erfcx", "exp(a**2) * erfc(a), finite for large a"),
+            ("i0", "the modified Bessel function of the first kind, order 0"),
+            ("i0e", "exp(-|a|) * i0(a)"),
+            ("i1", "the modified Bessel function of the first kind, order 1"),
+            ("i1e", "exp(-|a|) * i1(a)"),
+            ("ndtri", "the inverse of the standard normal CDF, ±inf at 1 and 0"),
+            ("log_ndtr", "log of the standard normal CDF, accurate in the lower tail"),
+        )
+    },
+    "atan2": "atan2(a, b) -> A: the angle of the point (b, a), in [-pi, pi] (float)",
+    "polygamma": "polygamma(n: int, a) -> A: the n-th derivative of digamma (n >= 0; float)",
+    "zeta": "zeta(a, q) -> A: the Hurwitz zeta function sum((q + k) ** -a, k >= 0), "
+    "torch.special.zeta's values (float)",
     # API 2.3: linear algebra (tw.linalg), with the same host fallback.
+    # Each takes float32/float64 batches of matrices (..., m, n), any batch shape (empty
+    # too); `info` and `pivots` are int32 of the batch shape, as LAPACK's.
+    "linalg_cholesky_ex": "linalg_cholesky_ex(a) -> (L, info): the lower Cholesky factor "
+    "read from a's lower triangle (square); info: the order of the first leading minor that "
+    "is not positive-definite, else 0 (L is then unspecified there; torch.linalg.cholesky_ex)",
+    "linalg_lu_factor_ex": "linalg_lu_factor_ex(a) -> (LU, pivots, info): LAPACK getrf with "
+    "partial pivoting (pivots 1-based, min(m, n) of them); info: the first zero pivot of U "
+    "(1-based), else 0 (torch.linalg.lu_factor_ex)",
+    "linalg_solve_ex": "linalg_solve_ex(a, b) -> (X, info): A X = B, a square, b (..., n, k) "
+    "of a's batch shape; info as linalg_lu_factor_ex's (X unspecified where nonzero)",
+    "linalg_solve_triangular": "linalg_solve_triangular(a, b, upper: bool, unitriangular: "
+    "bool) -> X: A X = B reading only a's upper or lower triangle (its diagonal taken as ones "
+    "if unitriangular); b of a's batch shape",
+    "linalg_qr": "linalg_qr(a, mode: 'reduced' | 'complete') -> (Q, R): numpy.linalg.qr",
+    "linalg_eigh": "linalg_eigh(a, uplo: 'L' | 'U') -> (eigenvalues ascending, eigenvectors "
+    "as columns) of the symmetric matrix read from that triangle: numpy.linalg.eigh",
+    "linalg_svd": "linalg_svd(a, full_matrices: bool) -> (U, S, Vh), S descending: "
+    "numpy.linalg.svd",
+    "linalg_det": "linalg_det(a) -> the determinants (batch shape), a's dtype",
+    "linalg_slogdet": "linalg_slogdet(a) -> (sign, log|det|), both a's dtype; a singular "
+    "matrix gives (0, -inf)",
 }
 
 

@@ -7,12 +7,13 @@ convolution, flash attention, ...). Two ways:
 
 * The hot layers call those kernels directly: ``linear`` (two matrix products and a sum,
   the weight gradient in the weight's layout), ``conv2d``, ``conv3d`` and
-  ``conv_transpose`` (``aten.convolution_backward``, bias included), ``max_pool2d``
-  (``aten.max_pool2d_with_indices_backward``),
-  ``layer_norm`` (``aten.native_layer_norm_backward``, affine map included) and ``relu``
-  (``aten.threshold_backward`` on the saved output). ``saved`` holds the
-  tensors the kernel reads, nothing else, so an activation is freed as soon as nothing
-  needs it. Measured against the recorded way below (one CPU thread, float32): a
+  ``conv_transpose`` (``aten.convolution_backward``, bias included), ``max_pool2d`` and
+  ``max_pool`` (``aten.max_pool2d/3d_with_indices_backward``), ``avg_pool``
+  (``aten.avg_pool2d/3d_backward``; torch has no 1-d pooling backward, so a 1-d pool runs
+  as a 2-d one over a height of 1), ``layer_norm`` (``aten.native_layer_norm_backward``,
+  affine map included) and ``relu`` (``aten.threshold_backward`` on the saved output).
+  ``saved`` holds the tensors the kernel reads, nothing else, so an activation is freed as
+  soon as nothing needs it. Measured against the recorded way below (one CPU thread, float32): a
   256x512x512 linear forward and backward 2.93 ms against 3.27 ms (autograd's weight
   gradient is a transposed view that then costs a copy), a 64x1x28x28 convolution with
   16 3x3 filters 5.6 ms against 6.0 ms.
@@ -35,9 +36,9 @@ shares its stream.
 Inputs that already require grad in torch's sense (a model run by ``tw.to_torch_module``)
 are used as they are, so every kernel lands on torch's own tape.
 
-Semantics follow torch: ``max_pool2d`` pads with -inf and takes ``padding`` at most half
-the kernel; ``causal`` attention masks with ``tril(ones(L, S))`` (aligned at the top left
-when L != S).
+Semantics follow torch: ``max_pool2d`` and ``max_pool`` pad with -inf and take ``padding``
+at most half the kernel; ``causal`` attention masks with ``tril(ones(L, S))`` (aligned at
+the top left when L != S).
 """
 
 from __future__ import annotations
@@ -57,13 +58,14 @@ Saved = tuple[object, list[Tensor]]
 _OUTPUT_EDGES = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4)
 
 
-def _record(fn: Callable[..., Tensor], *inputs: Tensor) -> tuple[Tensor, Saved]:
-    if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+def _record(fn: Callable[..., Tensor], *inputs: Tensor | None) -> tuple[Tensor, Saved]:
+    """``fn(*inputs)`` and what :func:`_replay` needs; an absent (None) input stays None."""
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in inputs):
         # The inputs are on torch's own tape (a model run through tw.to_torch_module): stay
         # on it, so torch's autograd differentiates through this kernel.
         out = fn(*inputs)
         return out, (out, list(inputs))
-    leaves = [t.detach().requires_grad_() for t in inputs]
+    leaves = [None if t is None else t.detach().requires_grad_() for t in inputs]
     with torch.enable_grad():
         out = fn(*leaves)
     edge = torch.autograd.graph.get_gradient_edge(out) if _OUTPUT_EDGES else out
@@ -357,6 +359,115 @@ class FusedComposites:
         )
         return (grad,)
 
+    def fused_max_pool(
+        self,
+        x: Tensor,
+        kernel: tuple[int, ...],
+        stride: tuple[int, ...],
+        padding: tuple[int, ...],
+        dilation: tuple[int, ...],
+        ceil_mode: bool,
+    ) -> tuple[Tensor, tuple]:
+        one_d = len(kernel) == 1
+        x, kernel, stride, padding, dilation = _pool_as_2d(x, kernel, stride, padding, dilation)
+        pool = F.max_pool2d if len(kernel) == 2 else F.max_pool3d
+        out, indices = pool(x, kernel, stride, padding, dilation, ceil_mode, True)
+        saved = (one_d, x, indices, kernel, stride, padding, dilation, ceil_mode)
+        return (out.squeeze(2) if one_d else out), saved
+
+    def fused_max_pool_backward(self, saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
+        one_d, x, indices, kernel, *rest = saved
+        backward = (
+            torch.ops.aten.max_pool2d_with_indices_backward
+            if len(kernel) == 2
+            else torch.ops.aten.max_pool3d_with_indices_backward
+        )
+        g = grad_output.unsqueeze(2) if one_d else grad_output
+        grad = backward(g, x, kernel, *rest, indices)
+        return (grad.squeeze(2) if one_d else grad,)
+
+    def fused_avg_pool(
+        self,
+        x: Tensor,
+        kernel: tuple[int, ...],
+        stride: tuple[int, ...],
+        padding: tuple[int, ...],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: int | None,
+    ) -> tuple[Tensor, tuple]:
+        one_d, dtype = len(kernel) == 1, x.dtype
+        x, kernel, stride, padding = _pool_as_2d(x, kernel, stride, padding)
+        if len(kernel) == 3 and x.device.type == "cpu" and x.element_size() == 2:
+            x = x.float()  # torch's 3-d CPU kernels have no float16 or bfloat16
+        pool = F.avg_pool2d if len(kernel) == 2 else F.avg_pool3d
+        options = (ceil_mode, count_include_pad, divisor_override)
+        out = pool(x, kernel, stride, padding, *options).to(dtype)
+        saved = (one_d, dtype, x, kernel, stride, padding, options)
+        return (out.squeeze(2) if one_d else out), saved
+
+    def fused_avg_pool_backward(self, saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
+        one_d, dtype, x, kernel, stride, padding, options = saved
+        backward = (
+            torch.ops.aten.avg_pool2d_backward
+            if len(kernel) == 2
+            else torch.ops.aten.avg_pool3d_backward
+        )
+        g = (grad_output.unsqueeze(2) if one_d else grad_output).to(x.dtype)
+        grad = backward(g, x, kernel, stride, padding, *options).to(dtype)
+        return (grad.squeeze(2) if one_d else grad,)
+
+    def fused_adaptive_avg_pool(
+        self, x: Tensor, output_size: tuple[int, ...]
+    ) -> tuple[Tensor, Saved]:
+        pool = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)
+        return _record(lambda x: pool[len(output_size) - 1](x, output_size), x)
+
+    def fused_adaptive_max_pool(
+        self, x: Tensor, output_size: tuple[int, ...]
+    ) -> tuple[Tensor, Saved]:
+        pool = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)
+        return _record(lambda x: pool[len(output_size) - 1](x, output_size), x)
+
+    def fused_instance_norm(
+        self, x: Tensor, weight: Tensor | None, bias: Tensor | None, eps: float
+    ) -> tuple[Tensor, Saved]:
+        # No running statistics: the core updates those itself.
+        def norm(x: Tensor, w: Tensor | None, b: Tensor | None) -> Tensor:
+            if x.shape[0] or (w is None and b is None):
+                return F.instance_norm(x, None, None, w, b, True, 0.0, eps)
+            # torch's kernel refuses an empty batch with an affine map: nothing to normalize.
+            channel = (1, -1) + (1,) * (x.dim() - 2)
+            y = x if w is None else x * w.reshape(channel)
+            return y if b is None else y + b.reshape(channel)
+
+        return _record(norm, x, weight, bias)
+
+    def fused_embedding_bag(
+        self,
+        weight: Tensor,
+        input: Tensor,
+        offsets: Tensor | None,
+        per_sample_weights: Tensor | None,
+        mode: str,
+        padding_idx: int | None,
+        include_last_offset: bool,
+    ) -> tuple[Tensor, Saved]:
+        # The indices and offsets are no inputs of the recorded graph (they have no gradient):
+        # None stands in for them, so that the gradients come back in argument order.
+        def bag(w: Tensor, _input: None, _offsets: None, scale: Tensor | None) -> Tensor:
+            return F.embedding_bag(
+                input,
+                w,
+                offsets,
+                mode=mode,
+                per_sample_weights=scale,
+                include_last_offset=include_last_offset,
+                padding_idx=padding_idx,
+            )
+
+        return _record(bag, weight, None, None, per_sample_weights)
+
     def fused_layer_norm(
         self,
         x: Tensor,
@@ -406,3 +517,16 @@ class FusedComposites:
     fused_scaled_dot_product_attention_backward = _backward
     fused_interpolate_backward = _backward
     fused_grid_sample_backward = _backward
+    fused_adaptive_avg_pool_backward = _backward
+    fused_adaptive_max_pool_backward = _backward
+    fused_instance_norm_backward = _backward
+    fused_embedding_bag_backward = _backward
+
+
+def _pool_as_2d(x: Tensor, *sizes: tuple[int, ...]) -> tuple:
+    """A 1-d pool's input and per-axis sizes as a 2-d pool's, over a length-1 height (torch
+    has no 1-d pooling backward kernels); 2-d and 3-d pools unchanged."""
+    if len(sizes[0]) != 1:
+        return (x, *sizes)
+    first = (1, 1, 0, 1)  # kernel, stride, padding, dilation of the added axis
+    return (x.unsqueeze(2), *((f, *size) for f, size in zip(first, sizes)))

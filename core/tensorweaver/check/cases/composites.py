@@ -264,6 +264,80 @@ def _ctc_loss(m: Maker) -> Forward:
     return lambda: F.ctc_loss(x.log_softmax(2), targets, inputs, lengths, reduction="none")
 
 
+def _max_pool(m: Maker) -> Forward:
+    x1 = m.input("x1", m.batch(2), 3, 9)
+    x = m.input("x", m.batch(2), 3, 7, 6)
+    x3 = m.input("x3", m.batch(1), 2, 5, 4, 6)
+    return lambda: (
+        F.max_pool1d(x1, 3, stride=2, padding=1, dilation=2, ceil_mode=True),
+        F.max_pool2d(x, 2, ceil_mode=True),  # the last row's windows overhang
+        F.max_pool2d(x, (3, 2), stride=(1, 2), padding=(1, 0), dilation=(2, 1)),
+        F.max_pool3d(x3, (2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), dilation=(2, 1, 1)),
+    )
+
+
+def _avg_pool(m: Maker) -> Forward:
+    x1 = m.input("x1", m.batch(2), 3, 9)
+    x = m.input("x", m.batch(2), 3, 7, 6)
+    x3 = m.input("x3", m.batch(1), 2, 5, 4, 6)
+    return lambda: (
+        F.avg_pool1d(x1, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+        F.avg_pool2d(x, (2, 3), divisor_override=4),
+        F.avg_pool3d(x3, 2, stride=(1, 2, 2), padding=1, count_include_pad=False),
+    )
+
+
+def _adaptive_avg_pool(m: Maker) -> Forward:
+    x1 = m.input("x1", m.batch(2), 3, 9)
+    x = m.input("x", m.batch(2), 3, 7, 6)
+    x3 = m.input("x3", m.batch(1), 2, 5, 4, 6)
+    return lambda: (
+        F.adaptive_avg_pool1d(x1, 4),
+        F.adaptive_avg_pool2d(x, (3, 4)),
+        F.adaptive_avg_pool3d(x3, (2, None, 4)),
+    )
+
+
+def _adaptive_max_pool(m: Maker) -> Forward:
+    x1 = m.input("x1", m.batch(2), 3, 9)
+    x = m.input("x", m.batch(2), 3, 7, 6)
+    x3 = m.input("x3", m.batch(1), 2, 5, 4, 6)
+    return lambda: (
+        F.adaptive_max_pool1d(x1, 4),
+        F.adaptive_max_pool2d(x, (3, 4)),
+        F.adaptive_max_pool3d(x3, (2, None, 4)),
+    )
+
+
+def _instance_norm(m: Maker) -> Forward:
+    x = m.input("x", m.batch(2), 3, 4, 5, low=-2, high=2)
+    x1 = m.input("x1", m.batch(2), 3, 6, low=-2, high=2)
+    w = m.input("w", 3, low=0.5, high=2)
+    b = m.input("b", 3)
+    return lambda: (
+        F.instance_norm(x),
+        F.instance_norm(x, weight=w, bias=b, eps=1e-3),
+        F.instance_norm(x1, bias=b),
+    )
+
+
+def _embedding_bag(m: Maker) -> Forward:
+    w = m.input("w", 6, 3)
+    # Bags [1, 2], [], [4, 5, 4] and [3, 2, 0, 2]; none in the empty layout.
+    indices = tw.tensor([1, 2, 4, 5, 4, 3, 2, 0, 2], device=w)[: m.batch(9)]
+    offsets = tw.tensor([0, 2, 2, 5] if m.batch(1) else [0, 0], device=w)
+    scale = m.input("scale", m.batch(9))
+    rows = tw.tensor([[1, 3, 3], [5, 0, 2]], device=w)[: m.batch(2)]
+    bag = F.embedding_bag
+    return lambda: (
+        bag(indices, w, offsets, mode="sum", per_sample_weights=scale, padding_idx=2),
+        bag(indices, w, offsets, mode="mean"),
+        bag(indices, w, offsets, mode="max", include_last_offset=True),
+        bag(rows, w, mode="max", padding_idx=3),
+    )
+
+
 BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "relu": _relu,
     "dropout": _dropout,
@@ -283,6 +357,12 @@ BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "interpolate": _interpolate,
     "grid_sample": _grid_sample,
     "ctc_loss": _ctc_loss,
+    "max_pool": _max_pool,
+    "avg_pool": _avg_pool,
+    "adaptive_avg_pool": _adaptive_avg_pool,
+    "adaptive_max_pool": _adaptive_max_pool,
+    "instance_norm": _instance_norm,
+    "embedding_bag": _embedding_bag,
 }
 assert set(BUILDS) == set(COMPOSITES), "every fusable composite has a case"
 

@@ -6,6 +6,8 @@ Output cell ``i`` of an axis of length ``size`` pooled to ``out`` covers PyTorch
 matrix per axis; maxima gather every window through a 2-D table of flat input positions
 (few dimensions: cuPyNumeric holds at most 6), each axis's windows padded to the longest by
 repeating their last element (which changes neither the max nor the first maximum).
+Both are composites a backend may fuse (``adaptive_avg_pool``, ``adaptive_max_pool``); the
+indices ``return_indices`` asks for always come from the decomposition.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Optional, Union
 
 import tensorweaver as tw
 from tensorweaver.nn.functional.pooling import window_table
+from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.index import gather_unchecked
 from tensorweaver.tensor import Tensor
 
@@ -50,21 +53,38 @@ def _spatial(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> tuple[
         else tuple(output_size)
     )
     if len(sizes) != nd:
-        raise ValueError(f"{fn}: output_size must be an int or {nd} ints/None, got {output_size!r}")
+        raise RuntimeError(
+            f"{fn}: output_size must be an int or {nd} ints/None, got {output_size!r}"
+        )
     sizes = tuple(s if o is None else int(o) for o, s in zip(sizes, shape))
     if min(sizes) < 0 or (min(sizes) == 0 and min(shape) > 0):
-        raise ValueError(f"{fn}: output_size must be positive, got {output_size!r}")
+        raise RuntimeError(f"{fn}: output_size must be positive, got {output_size!r}")
     if min(shape) == 0 and input.dim() == nd + 2 and input.shape[1] > 0:
-        raise ValueError(f"{fn}: the spatial sizes {shape} of the input must be positive")
+        raise RuntimeError(f"{fn}: the spatial sizes {shape} of the input must be positive")
     return sizes
+
+
+def _fusable(input: Tensor, sizes: tuple[int, ...]) -> bool:
+    """Whether the composite applies: float input, and no empty output (torch's kernels
+    refuse some of those)."""
+    return input.dtype.is_floating_point and min(sizes) > 0
 
 
 def _adaptive_avg(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> Tensor:
     sizes = _spatial(input, nd, output_size, fn)
-    out = input
-    for axis, (size, o) in enumerate(zip(input.shape[-nd:], sizes)):
-        dim = input.dim() - nd + axis
-        matrix = _averaging_matrix(size, o, input)
+    if _fusable(input, sizes):
+        return fused_or_reference("adaptive_avg_pool", adaptive_avg_pool_reference, (input,), sizes)
+    return adaptive_avg_pool_reference(input, sizes)
+
+
+def adaptive_avg_pool_reference(x: Tensor, output_size: tuple[int, ...]) -> Tensor:
+    """Adaptive average pooling of the trailing ``len(output_size)`` axes of ``x`` (the
+    decomposition of the ``adaptive_avg_pool`` composite)."""
+    out = x
+    nd = len(output_size)
+    for axis, (size, o) in enumerate(zip(x.shape[-nd:], output_size)):
+        dim = x.dim() - nd + axis
+        matrix = _averaging_matrix(size, o, x)
         out = (out.transpose(dim, -1) @ matrix.mT).transpose(dim, -1)
     return out
 
@@ -88,6 +108,24 @@ def _adaptive_max(
     input: Tensor, nd: int, output_size: OutputSize, return_indices: bool, fn: str
 ) -> Tensor | tuple[Tensor, Tensor]:
     sizes = _spatial(input, nd, output_size, fn)
+    if not return_indices:
+        if _fusable(input, sizes):
+            reference = adaptive_max_pool_reference
+            return fused_or_reference("adaptive_max_pool", reference, (input,), sizes)
+        return adaptive_max_pool_reference(input, sizes)
+    return _adaptive_max_with_indices(input, sizes)
+
+
+def adaptive_max_pool_reference(x: Tensor, output_size: tuple[int, ...]) -> Tensor:
+    """Adaptive max pooling of the trailing ``len(output_size)`` axes of ``x`` (the
+    decomposition of the ``adaptive_max_pool`` composite)."""
+    return _adaptive_max_with_indices(x, output_size)[0]
+
+
+def _adaptive_max_with_indices(input: Tensor, sizes: tuple[int, ...]) -> tuple[Tensor, Tensor]:
+    """The maxima and their flat input indices. The indices come from the decomposition
+    only: a composite yields one array of the input's dtype."""
+    nd = len(sizes)
     lead = input.dim() - nd
     shape = tuple(input.shape[lead:])
     # Every axis's windows padded to the longest by repeating their last position.
@@ -105,8 +143,6 @@ def _adaptive_max(
     first = stacked.argmax(dim=-1, keepdim=True)
     out = gather_unchecked(stacked, stacked.dim() - 1, first).squeeze(-1)
     out = out.unflatten(lead, sizes)
-    if not return_indices:
-        return out
     chosen = tw.arange(cells, device=input.device) * span + first.squeeze(-1)
     return out, table.reshape(-1)[chosen].unflatten(lead, sizes)
 

@@ -2,8 +2,8 @@
 ``rms_norm``.
 
 Each standardizes over some axes with the biased variance, then applies a per-channel or
-per-element affine map. ``layer_norm``, affine map included, is a composite a backend may
-fuse.
+per-element affine map. ``layer_norm`` and ``instance_norm`` (on the input's statistics),
+affine maps included, are composites a backend may fuse.
 """
 
 from __future__ import annotations
@@ -59,7 +59,10 @@ def _with_running_stats(
 ) -> Tensor:
     """``input`` normalized per channel by the given running statistics."""
     if running_mean is None or running_var is None:
-        raise ValueError(f"{fn}: running_mean and running_var are needed when {flag}=False")
+        raise RuntimeError(
+            f"{fn}: running_mean and running_var are needed when {flag}=False; pass them or "
+            f"set {flag}=True"
+        )
     mean = _channel_view(running_mean, input.dim())
     var = _channel_view(running_var, input.dim())
     return (input - mean) * (var + eps).rsqrt()
@@ -127,18 +130,28 @@ def instance_norm(
                 "instance_norm: expected more than 1 spatial element when training, got input "
                 f"of shape {tuple(input.shape)}"
             )
-        y, mean, var = _standardize(input, dims, eps)
         with tw.no_grad():
             if running_mean is not None:
-                batch_mean = mean.reshape(input.shape[:2]).mean(0)
+                batch_mean = input.mean(dims).mean(0)
                 running_mean.mul_(1 - momentum).add_(batch_mean, alpha=momentum)
             if running_var is not None:
-                unbiased = var.reshape(input.shape[:2]).mean(0) * (count / (count - 1))
-                running_var.mul_(1 - momentum).add_(unbiased, alpha=momentum)
-    else:
-        y = _with_running_stats(
-            input, running_mean, running_var, eps, "instance_norm", "use_input_stats"
+                var = input.var(dims, correction=0).mean(0)
+                running_var.mul_(1 - momentum).add_(var * (count / (count - 1)), alpha=momentum)
+        return fused_or_reference(
+            "instance_norm", instance_norm_reference, (input, weight, bias), eps
         )
+    flag = "use_input_stats"
+    y = _with_running_stats(input, running_mean, running_var, eps, "instance_norm", flag)
+    return _channel_affine(y, weight, bias)
+
+
+def instance_norm_reference(
+    x: Tensor, weight: Tensor | None, bias: Tensor | None, eps: float
+) -> Tensor:
+    """Each (sample, channel) plane of ``x`` standardized over its spatial axes, then scaled
+    and shifted per channel where given (the decomposition of the ``instance_norm``
+    composite)."""
+    y = _standardize(x, tuple(range(2, x.dim())), eps)[0]
     return _channel_affine(y, weight, bias)
 
 
@@ -160,13 +173,13 @@ def _check_trailing(
 ) -> tuple[int, ...]:
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if not shape or len(shape) > input.dim() or tuple(input.shape[-len(shape) :]) != shape:
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: normalized_shape {shape} must be a non-empty suffix of the input shape "
             f"{tuple(input.shape)}"
         )
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:
-            raise ValueError(
+            raise RuntimeError(
                 f"{fn}: {name} of shape {tuple(t.shape)} must have normalized_shape {shape}"
             )
     return shape
@@ -197,7 +210,7 @@ def group_norm(
     """Normalize each group of ``num_groups`` channel groups of ``(N, C, ...)`` input, then
     scale and shift per channel."""
     if input.dim() < 2 or num_groups < 1 or input.shape[1] % num_groups:
-        raise ValueError(
+        raise RuntimeError(
             f"group_norm: expected input of shape (N, C, ...) with C divisible by num_groups="
             f"{num_groups}, got {tuple(input.shape)}"
         )

@@ -2,9 +2,12 @@
 ``lp_pool*d``.
 
 One N-d implementation serves every rank. Windows are the strided slices of the padded
-input stacked on a new axis (``conv._im2col``). The max is read with ``argmax`` + ``gather``,
-so its gradient goes to the first maximum of each window in row-major order, as in PyTorch.
-``ceil_mode`` adds padding at the end that no window counts.
+input stacked on a new axis (``conv._im2col``); max and average pooling are composites
+(``max_pool``, ``avg_pool``, and ``max_pool2d`` for the plain 2-d case) a backend may fuse,
+except that the indices ``return_indices`` asks for always come from the decomposition.
+The max is read with ``argmax`` + ``gather``, so its gradient goes to the first maximum of
+each window in row-major order, as in PyTorch. ``ceil_mode`` adds padding at the end that
+no window counts.
 """
 
 from __future__ import annotations
@@ -58,12 +61,32 @@ def max_pool2d_reference(
     return _window_max(x, kernel, stride, padding, (1, 1), "max_pool2d")[0]
 
 
+def _overhung(x: Tensor, extra: tuple[int, ...], value: float) -> Tensor:
+    """``x`` padded with ``value`` by ``extra`` at the end of each spatial axis."""
+    return pad(x, pad_widths((0,) * len(extra), extra), value=value) if any(extra) else x
+
+
+def max_pool_reference(
+    x: Tensor,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    ceil_mode: bool,
+) -> Tensor:
+    """Max pooling of ``(N, C, *spatial)`` ``x`` padded with -inf (the decomposition of the
+    ``max_pool`` composite)."""
+    extra = _overhang(x, kernel, stride, padding, dilation, ceil_mode, "max_pool")
+    xp = _overhung(x, extra, lowest(x.dtype))
+    return _window_max(xp, kernel, stride, padding, dilation, "max_pool")[0]
+
+
 def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool, fn: str) -> int:
     """PyTorch's pooled length: with ``ceil_mode`` the last window must start inside the
     input or its left padding."""
     span = d * (k - 1) + 1
     if size + 2 * p < span:
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: the padded input length {size + 2 * p} is shorter than the window {span}; "
             "use a larger input, more padding or a smaller kernel"
         )
@@ -97,15 +120,29 @@ def _pool_params(
     if min(kernel + stride + dilation) < 1 or any(
         not 0 <= p <= k // 2 for p, k in zip(padding, kernel)
     ):
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: kernel_size {kernel}, stride {stride} and dilation {dilation} must be "
             f"positive and padding {padding} at most half the kernel size"
         )
+    extra = _overhang(x, kernel, stride, padding, dilation, ceil_mode, fn)
+    return kernel, stride, padding, dilation, extra
+
+
+def _overhang(
+    x: Tensor,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    ceil_mode: bool,
+    fn: str,
+) -> tuple[int, ...]:
+    """The extra padding at the end of each spatial axis that ``ceil_mode`` needs."""
     extra = []
     for size, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
         out = _out_size(size, k, s, p, d, ceil_mode, fn)
         extra.append(max(0, (out - 1) * s + d * (k - 1) + 1 - (size + 2 * p)))
-    return kernel, stride, padding, dilation, tuple(extra)
+    return tuple(extra)
 
 
 def flat_index(
@@ -152,13 +189,20 @@ def _max_pool(
     kernel, stride, padding, dilation, extra = _pool_params(
         x, kernel_size, stride, padding, dilation, ceil_mode, fn
     )
-    sizes = x.shape[2:]
-    if any(extra):
-        x = pad(x, pad_widths((0,) * nd, extra), value=lowest(x.dtype))
-    if nd == 2 and dilation == (1, 1) and not return_indices:
-        out = fused_or_reference("max_pool2d", max_pool2d_reference, (x,), kernel, stride, padding)
+    if not return_indices:
+        if nd == 2 and dilation == (1, 1) and not any(extra):
+            static: tuple = (kernel, stride, padding)
+            out = fused_or_reference("max_pool2d", max_pool2d_reference, (x,), *static)
+        elif x.dtype.is_floating_point:
+            static = (kernel, stride, padding, dilation, ceil_mode)
+            out = fused_or_reference("max_pool", max_pool_reference, (x,), *static)
+        else:
+            out = max_pool_reference(x, kernel, stride, padding, dilation, ceil_mode)
         return out if batched else out.squeeze(0)
-    out, first = _window_max(x, kernel, stride, padding, dilation, fn)
+    # The indices come from the decomposition: a composite yields one array of x's dtype.
+    sizes = x.shape[2:]
+    xp = _overhung(x, extra, lowest(x.dtype))
+    out, first = _window_max(xp, kernel, stride, padding, dilation, fn)
     starts = [
         (tw.arange(o, device=x.device) * s - p).reshape(o, *([1] * (nd - 1 - axis)))
         for axis, (o, s, p) in enumerate(zip(out.shape[2:], stride, padding))
@@ -263,9 +307,7 @@ def _window_sum(
     fn: str,
 ) -> Tensor:
     """Sums of the windows of ``x`` padded with ``value`` around and zeros beyond (ceil_mode)."""
-    xp = pad(
-        pad(x, pad_widths(padding, padding), value=value), pad_widths((0,) * len(extra), extra)
-    )
+    xp = _overhung(pad(x, pad_widths(padding, padding), value=value), extra, 0)
     return _im2col(xp, kernel, stride, (1,) * len(kernel), fn).sum(2)
 
 
@@ -281,21 +323,38 @@ def _avg_pool(
     fn: str,
 ) -> Tensor:
     x, batched = _batched(input, nd + 2, fn)
-    kernel, stride, padding, _, extra = _pool_params(
-        x, kernel_size, stride, padding, 1, ceil_mode, fn
-    )
+    kernel, stride, padding, _, _ = _pool_params(x, kernel_size, stride, padding, 1, ceil_mode, fn)
     if divisor_override is not None and divisor_override == 0:
-        raise ValueError(f"{fn}: divisor_override must be non-zero (or None), got 0")
-    total = _window_sum(x, kernel, stride, padding, extra, 0, fn)
-    if divisor_override:
-        out = total / divisor_override
-    elif not any(extra) and (count_include_pad or not any(padding)):
-        out = total / math.prod(kernel)
+        raise RuntimeError(f"{fn}: divisor_override must be non-zero (or None), got 0")
+    static = (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    if x.dtype.is_floating_point:
+        out = fused_or_reference("avg_pool", avg_pool_reference, (x,), *static)
     else:
-        ones = tw.ones(1, 1, *x.shape[2:], dtype=x.dtype, device=x.device)
-        divisor = _window_sum(ones, kernel, stride, padding, extra, float(count_include_pad), fn)
-        out = total / divisor
+        out = avg_pool_reference(x, *static)
     return out if batched else out.squeeze(0)
+
+
+def avg_pool_reference(
+    x: Tensor,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Tensor:
+    """Average pooling of ``(N, C, *spatial)`` ``x`` (the decomposition of the ``avg_pool``
+    composite)."""
+    undilated = (1,) * len(kernel)
+    extra = _overhang(x, kernel, stride, padding, undilated, ceil_mode, "avg_pool")
+    total = _window_sum(x, kernel, stride, padding, extra, 0, "avg_pool")
+    if divisor_override:
+        return total / divisor_override
+    if not any(extra) and (count_include_pad or not any(padding)):
+        return total / math.prod(kernel)
+    ones = tw.ones(1, 1, *x.shape[2:], dtype=x.dtype, device=x.device)
+    fill = float(count_include_pad)
+    return total / _window_sum(ones, kernel, stride, padding, extra, fill, "avg_pool")
 
 
 def avg_pool1d(

@@ -4,6 +4,9 @@
 the output gradient; rows read at ``padding_idx`` pass a detached copy, so that row gets
 no gradient. The indices are checked once, up front, with PyTorch's error classes.
 
+``embedding_bag`` is a composite a backend may fuse, except with ``scale_grad_by_freq``
+(PyTorch 2.13's CPU kernel scales by the wrong count, pytorch/pytorch#190063).
+
 ``sparse=True`` gives the same gradient values as PyTorch's sparse gradient, stored dense
 (the core has no sparse layout): rows not looked up are zero, which ``optim.SparseAdam``
 treats as absent. ``scale_grad_by_freq`` divides each row's gradient by how often its index
@@ -43,7 +46,7 @@ def embedding(
     """The rows of ``(num_embeddings, dim)`` ``weight`` at the integer ``input``, shaped
     ``(*input.shape, dim)``."""
     if weight.dim() != 2:
-        raise ValueError(
+        raise RuntimeError(
             f"embedding: weight must be (num_embeddings, embedding_dim), got {tuple(weight.shape)}"
         )
     size = weight.shape[0]
@@ -96,18 +99,16 @@ def embedding_reference(weight: Tensor, indices: Tensor, padding_idx: int | None
     return tw.where(keep, rows, rows.detach())
 
 
-def _bags(
-    input: Tensor, offsets: Tensor | None, include_last_offset: bool
-) -> tuple[Tensor, Tensor, np.ndarray | None]:
-    """The bags as a ``(B, W)`` index matrix (W the longest bag), which of its entries are
-    real, and (1-D input) the positions in ``input`` they came from."""
+def _check_offsets(input: Tensor, offsets: Tensor | None) -> np.ndarray | None:
+    """The bag starts of a 1-D ``input`` (on the host), checked as PyTorch checks them; None
+    for a 2-D input (one bag per row)."""
     if input.dim() == 2:
         if offsets is not None:
             raise ValueError(
                 "embedding_bag: if input is 2-D, then offsets has to be None, as input is "
                 "treated as a mini-batch of fixed-length bags"
             )
-        return input, tw.ones(tuple(input.shape), dtype=tw.bool, device=input.device), None
+        return None
     if offsets is None or offsets.dim() != 1:
         raise ValueError(
             "embedding_bag: a 1-D input needs 1-D offsets (where each bag starts), got "
@@ -129,6 +130,18 @@ def _bags(
         )
     if np.any(np.diff(starts) < 0):
         raise RuntimeError(f"embedding_bag: offsets must not decrease, got {starts.tolist()}")
+    return starts
+
+
+def _bags(
+    input: Tensor, offsets: Tensor | None, include_last_offset: bool
+) -> tuple[Tensor, Tensor, np.ndarray | None]:
+    """The bags as a ``(B, W)`` index matrix (W the longest bag), which of its entries are
+    real, and (1-D input) the positions in ``input`` they came from."""
+    if offsets is None:
+        return input, tw.ones(tuple(input.shape), dtype=tw.bool, device=input.device), None
+    size = input.shape[0]
+    starts = np.asarray(offsets.tolist(), dtype=np.int64)
     if include_last_offset:
         starts, ends = starts[:-1], starts[1:]
     else:
@@ -186,6 +199,11 @@ def embedding_bag(
                 f"embedding_bag: per_sample_weights of shape {tuple(per_sample_weights.shape)} "
                 f"must have the input's shape {tuple(input.shape)}"
             )
+        if per_sample_weights.dtype is not weight.dtype:
+            raise RuntimeError(
+                f"embedding_bag: per_sample_weights ({per_sample_weights.dtype.name}) must have "
+                f"the weight's dtype ({weight.dtype.name}); convert one with .to(...)"
+            )
     count = weight.shape[0]
     if padding_idx is not None:
         if not -count <= padding_idx < count:
@@ -198,16 +216,57 @@ def embedding_bag(
     check_index("embedding_bag()", flat, count, 0)
     if max_norm is not None:
         _renorm_(weight, flat, max_norm, norm_type)
+    starts = _check_offsets(input, offsets)
+    index = input.long()
+    if starts is not None:
+        offsets = offsets.long()
+        if include_last_offset and starts.size and starts[-1] < input.shape[0]:
+            # Indices after the last offset belong to no bag (torch's CPU kernels disagree).
+            index = index[: int(starts[-1])]
+            if per_sample_weights is not None:
+                per_sample_weights = per_sample_weights[: int(starts[-1])]
+    tensors = (weight, index, offsets, per_sample_weights)
+    static = (mode, padding_idx, include_last_offset)
+    if scale_grad_by_freq and weight.requires_grad:
+        frequency = tw.bincount(flat, minlength=count)
+        return _bag_reduce(*tensors, *static, frequency)
+    return fused_or_reference("embedding_bag", embedding_bag_reference, tensors, *static)
+
+
+def embedding_bag_reference(
+    weight: Tensor,
+    input: Tensor,
+    offsets: Tensor | None,
+    per_sample_weights: Tensor | None,
+    mode: str,
+    padding_idx: int | None,
+    include_last_offset: bool,
+) -> Tensor:
+    """The decomposition of the ``embedding_bag`` composite: the bags' rows gathered into a
+    padded ``(B, W, dim)`` block, then masked and reduced."""
+    static = (mode, padding_idx, include_last_offset)
+    return _bag_reduce(weight, input, offsets, per_sample_weights, *static, None)
+
+
+def _bag_reduce(
+    weight: Tensor,
+    input: Tensor,
+    offsets: Tensor | None,
+    per_sample_weights: Tensor | None,
+    mode: str,
+    padding_idx: int | None,
+    include_last_offset: bool,
+    frequency: Tensor | None,
+) -> Tensor:
+    """The bags reduced; ``frequency`` (per row of ``weight``, or None) divides each looked
+    up row's gradient (``scale_grad_by_freq``)."""
     index, real, positions = _bags(input, offsets, include_last_offset)
-    index = index.long()
     if padding_idx is not None:
         real = real & (index != padding_idx)
     rows = ix.take_along(weight, 0, index.reshape(-1))
-    if scale_grad_by_freq and rows.requires_grad:
-        frequency = tw.bincount(flat, minlength=count).index_select(0, index.reshape(-1))
-        rows = _GradientScale.apply(
-            rows, (1.0 / frequency.clamp(min=1).to(rows.dtype)).unsqueeze(1)
-        )
+    if frequency is not None:
+        scale = 1.0 / frequency.index_select(0, index.reshape(-1)).clamp(min=1).to(rows.dtype)
+        rows = _GradientScale.apply(rows, scale.unsqueeze(1))
     rows = rows.reshape(*index.shape, weight.shape[1])
     if per_sample_weights is not None:
         scale = per_sample_weights
@@ -215,7 +274,7 @@ def embedding_bag(
             scale = scale[tw.tensor(positions, device=input.device)]
         rows = rows * scale.unsqueeze(-1)
     sizes = real.sum(1, keepdim=True)
-    if mode == "max":
+    if mode == "max" and index.shape[1]:  # (all bags empty: the zeros below)
         best = rows.masked_fill(~real.unsqueeze(-1), float("-inf")).max(1).values
         return best.masked_fill(sizes == 0, 0)
     total = rows.masked_fill(~real.unsqueeze(-1), 0).sum(1)
