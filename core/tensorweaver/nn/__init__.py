@@ -4,6 +4,14 @@ from tensorweaver.nn import functional, init, utils
 from tensorweaver.nn.modules import *  # noqa: F403  (the layer classes, listed in modules.__all__)
 from tensorweaver.nn.modules import __all__ as _module_names
 from tensorweaver.nn.modules.lazy import UninitializedParameter
-from tensorweaver.nn.parameter import Parameter
+from tensorweaver.nn.parameter import Parameter, UninitializedBuffer
 
-__all__ = ["Parameter", "UninitializedParameter", "functional", "init", "utils", *_module_names]
+__all__ = [
+    "Parameter",
+    "UninitializedParameter",
+    "UninitializedBuffer",
+    "functional",
+    "init",
+    "utils",
+    *_module_names,
+]

@@ -11,6 +11,7 @@ that no inf reaches the gradient (``0 * inf`` would be NaN). ``softmax`` and
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from typing import Callable
 
@@ -41,6 +42,10 @@ def hardtanh(
     input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
     """x clamped to [min_val, max_val]."""
+    if min_val > max_val:
+        raise ValueError(
+            f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
+        )
     return _apply(lambda x: x.clamp(min_val, max_val), input, inplace)
 
 
@@ -67,7 +72,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x / alpha) - 1)."""
     if alpha == 0:
-        raise ValueError("celu: alpha cannot be 0 (it divides x); use relu for the limit")
+        raise RuntimeError("celu: alpha cannot be 0 (it divides x); use relu for the limit")
     return _apply(
         lambda x: tw.where(x > 0, x, alpha * (x.clamp(max=0) / alpha).expm1()), input, inplace
     )
@@ -104,6 +109,9 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 def _threshold(input: Tensor, limit: float, value: float, inplace: bool) -> Tensor:
+    for name, number in (("threshold", limit), ("value", value)):
+        if not isinstance(number, numbers.Number):
+            raise TypeError(f"threshold: {name} must be a number, got {type(number).__name__}")
     return _apply(lambda x: x.masked_fill(x <= limit, value), input, inplace)
 
 
@@ -125,7 +133,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
     if lambd < 0:
-        raise ValueError(f"softshrink: lambd must be non-negative, got {lambd}")
+        raise RuntimeError(f"softshrink: lambd must be non-negative, got {lambd}")
     return input - input.clamp(-lambd, lambd)
 
 
@@ -144,7 +152,7 @@ def rrelu(
     """x where x > 0, else slope * x: in training each element draws its slope uniformly
     from [lower, upper]; otherwise the slope is their mean."""
     if lower > upper:
-        raise ValueError(
+        raise RuntimeError(
             f"rrelu: the lower bound {lower} should be less than or equal to the upper bound "
             f"{upper}"
         )
@@ -172,7 +180,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (input + 0.044715 * input * input * input)
         return 0.5 * input * (1 + inner.tanh())
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    raise RuntimeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -224,10 +232,14 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x where x > 0, else weight * x; ``weight`` has one element or one per channel (axis 1)."""
+    if weight.dim() > 1:
+        raise RuntimeError(
+            f"prelu: expected weight to be a scalar or 1-D tensor, got shape {tuple(weight.shape)}"
+        )
     if weight.numel() != 1:
-        channels = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        channels = input.shape[1] if input.dim() >= 2 else 1
         if weight.numel() != channels:
-            raise ValueError(
+            raise RuntimeError(
                 f"prelu: weight of shape {tuple(weight.shape)} needs 1 or {channels} elements "
                 f"for the input of shape {tuple(input.shape)}"
             )
@@ -331,7 +343,7 @@ def gumbel_softmax(
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """a * sigmoid(b), where a and b are the two halves of ``input`` along ``dim``."""
     if input.dim() == 0 or input.shape[dim] % 2:
-        raise ValueError(
+        raise RuntimeError(
             f"glu: dimension {dim} of the input of shape {tuple(input.shape)} must have an "
             "even size, to be halved"
         )

@@ -42,7 +42,7 @@ def _spatial(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> tuple[
     """The output's spatial sizes (``None`` keeps that axis) for ``nd``-D pooling of an
     unbatched or batched ``input``."""
     if input.dim() not in (nd + 1, nd + 2):
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape "
             f"{tuple(input.shape)}"
         )

@@ -82,16 +82,20 @@ def scaled_dot_product_attention(
     if min(query.dim(), key.dim(), value.dim()) < 2 or (
         query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]
     ):
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: expected query (..., L, E), key (..., S, E) and value (..., S, Ev), got "
             f"{tuple(query.shape)}, {tuple(key.shape)} and {tuple(value.shape)}"
         )
+    if not 0.0 <= dropout_p <= 1.0:
+        raise RuntimeError(
+            f"{fn}: dropout probability has to be between 0 and 1, but got {dropout_p}"
+        )
     if is_causal and attn_mask is not None:
-        raise ValueError(f"{fn}: give either attn_mask or is_causal=True, not both")
+        raise RuntimeError(f"{fn}: give either attn_mask or is_causal=True, not both")
     if enable_gqa:
         heads = query.shape[-3]
         if heads % key.shape[-3] or heads % value.shape[-3]:
-            raise ValueError(
+            raise RuntimeError(
                 f"{fn}: with enable_gqa the {heads} query heads must be a multiple of the key "
                 f"and value heads ({key.shape[-3]}, {value.shape[-3]})"
             )

@@ -29,8 +29,16 @@ def _ntuple(value: int | Sequence[int], n: int, fn: str, name: str) -> tuple[int
     if len(out) == 1:
         return out * n
     if len(out) != n:
-        raise ValueError(f"{fn}: {name} must be an int or {n} ints, got {value!r}")
+        raise RuntimeError(f"{fn}: {name} must be an int or {n} ints, got {value!r}")
     return out
+
+
+def _at_least(values: tuple[int, ...], low: int, fn: str, name: str) -> tuple[int, ...]:
+    """``values``, each checked to be at least ``low`` (PyTorch rejects the others)."""
+    if min(values, default=low) < low:
+        kind = "positive" if low == 1 else "non-negative"
+        raise RuntimeError(f"{fn}: {name} must be {kind}, got {values}")
+    return values
 
 
 def _batched(input: Tensor, ndim: int, fn: str) -> tuple[Tensor, bool]:
@@ -39,7 +47,7 @@ def _batched(input: Tensor, ndim: int, fn: str) -> tuple[Tensor, bool]:
         return input, True
     if input.dim() == ndim - 1:
         return input.unsqueeze(0), False
-    raise ValueError(
+    raise RuntimeError(
         f"{fn}: expected a {ndim - 1}-D (unbatched) or {ndim}-D (batched) input, "
         f"got shape {tuple(input.shape)}"
     )
@@ -97,7 +105,7 @@ def _pad_by_index(x: Tensor, dim: int, before: int, after: int, mode: str) -> Te
         or (largest is not None and max(before, after) > largest)
     ):
         limit = "" if largest is None else f" of at most {largest}"
-        raise ValueError(
+        raise RuntimeError(
             f"pad: mode {mode!r} needs non-negative padding{limit} for dimension {dim} of "
             f"size {size}, got ({before}, {after})"
         )
@@ -112,16 +120,16 @@ def pad(
     with the last dimension. ``mode`` is ``constant`` (negative widths crop), ``reflect``,
     ``replicate`` or ``circular``."""
     if len(pad) % 2 or len(pad) // 2 > input.dim():
-        raise ValueError(
+        raise RuntimeError(
             f"pad: pad must hold (left, right) pairs for at most {input.dim()} dimensions of "
             f"the input of shape {tuple(input.shape)}, got {tuple(pad)}"
         )
     if mode != "constant" and mode not in _INDEX_MODES:
-        raise ValueError(
+        raise NotImplementedError(
             f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}"
         )
     if mode != "constant" and value:
-        raise ValueError(f"pad: mode {mode!r} takes no value (got {value!r})")
+        raise RuntimeError(f"pad: mode {mode!r} takes no value (got {value!r})")
     if mode != "constant" and input.dim() - len(pad) // 2 not in (1, 2):
         raise NotImplementedError(  # PyTorch's words
             f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
@@ -150,7 +158,7 @@ def _check_fits(
     """The (dilated) kernel fits in the padded input of spatial ``size``."""
     span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
     if any(n < m for n, m in zip(size, span)):
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: the padded input is {'x'.join(map(str, size))} but the (dilated) kernel "
             f"spans {'x'.join(map(str, span))}; use a larger input, more padding or a smaller "
             "kernel"
@@ -185,14 +193,20 @@ def unfold(
 ) -> Tensor:
     """Sliding local blocks of a ``(N, C, H, W)`` (or ``(C, H, W)``) input as
     ``(N, C * kh * kw, L)`` columns."""
-    x, batched = _batched(input, 4, "unfold")
-    ph, pw = _ntuple(padding, 2, "unfold", "padding")
+    fn = "unfold"
+    if input.dim() < 3:  # PyTorch's class: it indexes a dimension the input lacks
+        raise IndexError(
+            f"{fn}: expected a 3-D (unbatched) or 4-D (batched) input, got shape "
+            f"{tuple(input.shape)}"
+        )
+    x, batched = _batched(input, 4, fn)
+    ph, pw = _at_least(_ntuple(padding, 2, fn, "padding"), 0, fn, "padding")
     cols = _im2col(
         pad(x, (pw, pw, ph, ph)),
-        _ntuple(kernel_size, 2, "unfold", "kernel_size"),
-        _ntuple(stride, 2, "unfold", "stride"),
-        _ntuple(dilation, 2, "unfold", "dilation"),
-        "unfold",
+        _at_least(_ntuple(kernel_size, 2, fn, "kernel_size"), 1, fn, "kernel_size"),
+        _at_least(_ntuple(stride, 2, fn, "stride"), 1, fn, "stride"),
+        _at_least(_ntuple(dilation, 2, fn, "dilation"), 1, fn, "dilation"),
+        fn,
     )
     n, c, k, oh, ow = cols.shape
     out = cols.reshape(n, c * k, oh * ow)
@@ -212,17 +226,17 @@ def fold(
     fn = "fold"
     x, batched = _batched(input, 3, fn)
     size = _ntuple(output_size, 2, fn, "output_size")
-    kernel = _ntuple(kernel_size, 2, fn, "kernel_size")
-    dil = _ntuple(dilation, 2, fn, "dilation")
-    pads = _ntuple(padding, 2, fn, "padding")
-    steps = _ntuple(stride, 2, fn, "stride")
+    kernel = _at_least(_ntuple(kernel_size, 2, fn, "kernel_size"), 1, fn, "kernel_size")
+    dil = _at_least(_ntuple(dilation, 2, fn, "dilation"), 1, fn, "dilation")
+    pads = _at_least(_ntuple(padding, 2, fn, "padding"), 0, fn, "padding")
+    steps = _at_least(_ntuple(stride, 2, fn, "stride"), 1, fn, "stride")
     padded = tuple(n + 2 * p for n, p in zip(size, pads))
     _check_fits(padded, kernel, dil, fn)
     blocks = [(n - d * (k - 1) - 1) // s + 1 for n, k, d, s in zip(padded, kernel, dil, steps)]
     k = kernel[0] * kernel[1]
     n, ck, length = x.shape
     if ck % k or length != blocks[0] * blocks[1]:
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: expected input of shape (N, C * {k}, {blocks[0] * blocks[1]}) for "
             f"kernel_size {kernel} and output_size {size} ({blocks[0]}x{blocks[1]} blocks), "
             f"got input of shape {tuple(input.shape)}"
@@ -276,18 +290,18 @@ def _check_conv(x: Tensor, weight: Tensor, groups: int, transposed: bool, fn: st
     """``weight`` has ``x``'s rank and channels that fit ``x`` and ``groups``: ``(O, C / groups,
     ...)`` for a convolution, ``(C, O / groups, ...)`` for a transposed one."""
     if weight.dim() != x.dim():
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: expected a {x.dim()}-D weight for the input of shape {tuple(x.shape)}, "
             f"got weight of shape {tuple(weight.shape)}"
         )
     if groups < 1 or weight.shape[0] % groups:
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: groups={groups} must be positive and divide the {weight.shape[0]} "
             f"channels on axis 0 of the weight of shape {tuple(weight.shape)}"
         )
     channels = weight.shape[0] if transposed else weight.shape[1] * groups
     if x.shape[1] != channels:
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: weight of shape {tuple(weight.shape)} with groups={groups} expects input "
             f"with {channels} channels, got input of shape {tuple(x.shape)}"
         )
@@ -296,7 +310,7 @@ def _check_conv(x: Tensor, weight: Tensor, groups: int, transposed: bool, fn: st
 def _check_bias(bias: Tensor | None, channels: int, fn: str) -> None:
     """``bias`` is None or holds one value per output channel."""
     if bias is not None and tuple(bias.shape) != (channels,):
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: expected bias of shape ({channels},), one value per output channel of the "
             f"weight, got bias of shape {tuple(bias.shape)}"
         )
@@ -315,14 +329,14 @@ def _resolve_padding(
     if not isinstance(padding, str):
         pads = _ntuple(padding, len(kernel), fn, "padding")
         if min(pads) < 0:
-            raise ValueError(f"{fn}: padding must be non-negative, got {padding!r}")
+            raise RuntimeError(f"{fn}: padding must be non-negative, got {padding!r}")
         return x, pads
     if padding == "valid":
         return x, (0,) * len(kernel)
     if padding != "same":
-        raise ValueError(f"{fn}: padding must be 'same', 'valid' or ints, got {padding!r}")
+        raise RuntimeError(f"{fn}: padding must be 'same', 'valid' or ints, got {padding!r}")
     if any(s != 1 for s in stride):
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: padding='same' is not supported for strided convolutions "
             f"(stride={stride}); give the padding as ints"
         )
@@ -378,8 +392,8 @@ def _convolution(
 ) -> Tensor:
     x, batched = _batched(input, rank + 2, fn)
     _check_conv(x, weight, groups, False, fn)
-    stride = _ntuple(stride, rank, fn, "stride")
-    dilation = _ntuple(dilation, rank, fn, "dilation")
+    stride = _at_least(_ntuple(stride, rank, fn, "stride"), 1, fn, "stride")
+    dilation = _at_least(_ntuple(dilation, rank, fn, "dilation"), 1, fn, "dilation")
     kernel = tuple(weight.shape[2:])
     x, padding = _resolve_padding(x, padding, kernel, stride, dilation, fn)
     padded = tuple(n + 2 * p for n, p in zip(x.shape[2:], padding))
@@ -488,17 +502,17 @@ def _conv_transpose(
     x, batched = _batched(input, rank + 2, fn)
     _check_conv(x, weight, groups, True, fn)
     if isinstance(padding, str):
-        raise ValueError(f"{fn}: padding must be ints, got {padding!r}")
-    stride = _ntuple(stride, rank, fn, "stride")
+        raise TypeError(f"{fn}: padding must be ints, got {padding!r}")
+    stride = _at_least(_ntuple(stride, rank, fn, "stride"), 1, fn, "stride")
     padding = _ntuple(padding, rank, fn, "padding")
     output_padding = _ntuple(output_padding, rank, fn, "output_padding")
-    dilation = _ntuple(dilation, rank, fn, "dilation")
+    dilation = _at_least(_ntuple(dilation, rank, fn, "dilation"), 1, fn, "dilation")
     if min(padding) < 0 or min(output_padding) < 0:
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: padding {padding} and output_padding {output_padding} must be non-negative"
         )
     if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: output_padding {output_padding} must be smaller than stride {stride} or "
             f"dilation {dilation} in each dimension"
         )
@@ -508,7 +522,7 @@ def _conv_transpose(
         for n, s, p, d, k, op in zip(x.shape[2:], stride, padding, dilation, kernel, output_padding)
     ]
     if min(size) < 1:
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: the output of input {tuple(input.shape)} with weight {tuple(weight.shape)} "
             f"would have spatial size {tuple(size)}; use less padding"
         )

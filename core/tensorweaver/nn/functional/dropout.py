@@ -74,7 +74,7 @@ def _feature_dropout(
             )
             channel_axes = 2
     else:
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: expected a {spatial + 1}-D (unbatched) or {spatial + 2}-D (batched) input, "
             f"got shape {tuple(input.shape)}"
         )
@@ -140,7 +140,7 @@ def feature_alpha_dropout(
     """Alpha dropout of whole channels (axis 1) of ``(N, C, ...)`` input."""
     fn = "feature_alpha_dropout"
     if input.dim() < 2:
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: feature dropout requires at least 2 dimensions in the input, got shape "
             f"{tuple(input.shape)}"
         )

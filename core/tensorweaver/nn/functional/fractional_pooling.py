@@ -43,6 +43,11 @@ def _fractional_max_pool(
     random_samples: Optional[Tensor],
     fn: str,
 ) -> Tensor | tuple[Tensor, Tensor]:
+    if input.dim() < nd + 1:  # PyTorch's class: it indexes a dimension the input lacks
+        raise IndexError(
+            f"{fn}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape "
+            f"{tuple(input.shape)}"
+        )
     x, batched = _batched(input, nd + 2, fn)
     n, c, *sizes = x.shape
     kernel = _ntuple(kernel_size, nd, fn, "kernel_size")
@@ -55,9 +60,10 @@ def _fractional_max_pool(
             else tuple(float(r) for r in output_ratio)
         )
         if len(ratios) != nd or not all(0 < r < 1 for r in ratios):
-            raise ValueError(
-                f"{fn}: output_ratio must be {nd} numbers in (0, 1), got {output_ratio!r}"
-            )
+            # PyTorch's classes: a wrong count is a ValueError, a ratio giving a size that
+            # does not fit a RuntimeError.
+            error = ValueError if len(ratios) != nd else RuntimeError
+            raise error(f"{fn}: output_ratio must be {nd} numbers in (0, 1), got {output_ratio!r}")
         outs = tuple(int(s * r) for s, r in zip(sizes, ratios))
     else:
         outs = _ntuple(output_size, nd, fn, "output_size")
@@ -66,7 +72,7 @@ def _fractional_max_pool(
     for size, o, k in zip(sizes, outs, kernel):
         if k < 1 or o < 1 or o + k - 1 + room > size:
             relation = "<=" if nd == 2 else "<"
-            raise ValueError(
+            raise RuntimeError(
                 f"{fn}: kernel_size {kernel} and output size {outs} do not fit the input of "
                 f"spatial size {tuple(sizes)}: each needs output + kernel - 1 {relation} input "
                 "size"
@@ -74,7 +80,7 @@ def _fractional_max_pool(
     if random_samples is None:
         random_samples = tw.rand(n, c, nd, dtype=x.dtype, device=x.device)
     elif tuple(random_samples.shape) != (n, c, nd):
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: _random_samples must have shape {(n, c, nd)} for the input of shape "
             f"{tuple(input.shape)}, got {tuple(random_samples.shape)}"
         )

@@ -194,10 +194,15 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: Optional[bool
     if not theta.dtype.is_floating_point:
         raise ValueError(f"affine_grid: expected theta of a floating dtype, got {theta.dtype.name}")
     if tuple(theta.shape) != (size[0], rank, rank + 1):
-        raise ValueError(
+        message = (
             f"affine_grid: expected theta of shape ({size[0]}, {rank}, {rank + 1}) for size "
             f"{tuple(size)}, got theta of shape {tuple(theta.shape)}"
         )
+        # PyTorch's classes: a wrong matrix shape is a ValueError, a wrong batch size a
+        # RuntimeError.
+        if tuple(theta.shape[1:]) != (rank, rank + 1):
+            raise ValueError(message)
+        raise RuntimeError(message)
     if min(size[2:]) <= 0:
         raise ValueError(f"affine_grid: expected a non-empty spatial size, got {tuple(size)}")
     spatial = size[2:]

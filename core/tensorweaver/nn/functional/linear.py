@@ -29,10 +29,15 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y[..., k] = input1 @ weight[k] @ input2 + bias[k], for ``(out, in1, in2)`` weight."""
+    if weight.dim() != 3:  # PyTorch's class: it reads a third weight dimension
+        raise IndexError(
+            f"bilinear: expected a 3-D weight (out_features, in1_features, in2_features), got "
+            f"shape {tuple(weight.shape)}"
+        )
     out_features, in1, in2 = weight.shape
     lead = tuple(input1.shape[:-1])
     if input1.shape[-1] != in1 or input2.shape[-1] != in2 or tuple(input2.shape[:-1]) != lead:
-        raise ValueError(
+        raise RuntimeError(
             f"bilinear: inputs {tuple(input1.shape)} and {tuple(input2.shape)} do not fit "
             f"weight {tuple(weight.shape)}: expected (..., {in1}) and (..., {in2}) with the "
             "same leading shape"

@@ -34,7 +34,7 @@ def local_response_norm(
             f"{input.dim()} dimensions, shape {tuple(input.shape)})"
         )
     if size < 1:
-        raise ValueError(f"local_response_norm: size must be positive, got {size}")
+        raise RuntimeError(f"local_response_norm: size must be positive, got {size}")
     if input.numel() == 0:
         return input
     c = tw.arange(input.shape[1], device=input.device).reshape(-1, 1)

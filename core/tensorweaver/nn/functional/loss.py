@@ -113,6 +113,8 @@ def smooth_l1_loss(
 ) -> Tensor:
     """0.5 * d ** 2 / beta where d = |x - y| < beta, else d - 0.5 * beta."""
     _check_sizes(input, target, None, "smooth_l1_loss")
+    if beta < 0:
+        raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
     d = (input - target).abs()
     loss = d if beta == 0 else tw.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
     return _reduce(loss, _reduction(size_average, reduce, reduction), "smooth_l1_loss")
@@ -128,6 +130,8 @@ def huber_loss(
     """0.5 * d ** 2 where d = |x - y| < delta, else delta * (d - 0.5 * delta); optionally
     weighted (the mean stays over elements)."""
     _check_sizes(input, target, weight, "huber_loss")
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss: delta must be positive, got {delta}")
     d = (input - target).abs()
     loss = tw.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     return _weighted(loss, weight, reduction, False, "huber_loss")
@@ -141,7 +145,9 @@ def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: s
     equal to ``ignore_index``."""
     expected = (input.shape[0], *input.shape[2:])
     if target.dtype.is_floating_point or tuple(target.shape) != expected:
-        raise ValueError(
+        # PyTorch's classes: another batch size is a ValueError, the rest RuntimeErrors.
+        batch_differs = target.dim() > 0 and target.shape[0] != input.shape[0]
+        raise (ValueError if batch_differs else RuntimeError)(
             f"{fn}: expected integer class targets of shape {expected} for the input of shape "
             f"{tuple(input.shape)}, got {target.dtype.name} targets of shape "
             f"{tuple(target.shape)}"
@@ -166,7 +172,7 @@ def _class_weights(
     _check_class_targets(input, target, ignore_index, fn)
     classes = input.shape[1]
     if weight is not None and tuple(weight.shape) != (classes,):
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: weight of shape {tuple(weight.shape)} must hold one value per class ({classes})"
         )
     target = target.long()
@@ -230,7 +236,7 @@ def cross_entropy(
     ``label_smoothing`` mixes the targets with the uniform distribution."""
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(
+        raise RuntimeError(
             f"cross_entropy: label_smoothing must lie in [0, 1], got {label_smoothing}"
         )
     x, t, unbatched = _batched_classes(input, target)
@@ -252,7 +258,7 @@ def cross_entropy(
     class_view = (1, classes, *([1] * (x.dim() - 2)))
     if t.dtype.is_floating_point:
         if tuple(t.shape) != tuple(x.shape):
-            raise ValueError(
+            raise RuntimeError(
                 f"cross_entropy: class-probability targets must have the input's shape "
                 f"{tuple(input.shape)}, got {tuple(target.shape)}"
             )

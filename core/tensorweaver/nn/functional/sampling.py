@@ -233,12 +233,12 @@ def interpolate(
         if not recompute_scale_factor and mode != "area":
             scales = factors
     if min(out) <= 0:
-        raise ValueError(
+        raise RuntimeError(
             f"interpolate: the output of the input of shape {shape} would have spatial size "
             f"{out}; every output size must be positive"
         )
     if min(shape[2:]) <= 0:
-        raise ValueError(f"interpolate: the input of shape {shape} has an empty spatial axis")
+        raise RuntimeError(f"interpolate: the input of shape {shape} has an empty spatial axis")
     return fused_or_reference(
         "interpolate",
         interpolate_reference,

@@ -61,12 +61,12 @@ def _max_unpool(
     fn: str,
 ) -> Tensor:
     if input.dim() not in (nd + 1, nd + 2):
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape "
             f"{tuple(input.shape)}"
         )
     if tuple(indices.shape) != tuple(input.shape) or indices.dtype is not tw.int64:
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: indices must be int64 with the input's shape {tuple(input.shape)}, got "
             f"{indices.dtype.name} of shape {tuple(indices.shape)}"
         )
@@ -79,7 +79,7 @@ def _max_unpool(
     flat_idx = indices.flatten(len(lead))
     total = math.prod(sizes)
     if flat_idx.numel() and (bool((flat_idx < 0).any()) or bool((flat_idx >= total).any())):
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}: found an index outside the output of spatial size {sizes}; the indices "
             "must come from the matching max pooling"
         )

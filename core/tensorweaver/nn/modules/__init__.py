@@ -33,7 +33,15 @@ from tensorweaver.nn.modules.activation import (
 from tensorweaver.nn.modules.attention import (
     MultiheadAttention,
 )
-from tensorweaver.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
+from tensorweaver.nn.modules.batchnorm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    SyncBatchNorm,
+)
 from tensorweaver.nn.modules.channelshuffle import ChannelShuffle
 from tensorweaver.nn.modules.container import (
     ModuleDict,
@@ -76,7 +84,14 @@ from tensorweaver.nn.modules.graph import (
     GINConv,
     SAGEConv,
 )
-from tensorweaver.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from tensorweaver.nn.modules.instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
 from tensorweaver.nn.modules.linear import (
     Bilinear,
     Identity,
@@ -338,4 +353,10 @@ __all__ = [
     "EmbeddingBag",
     "CosineSimilarity",
     "PairwiseDistance",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
 ]

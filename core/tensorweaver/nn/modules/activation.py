@@ -112,8 +112,8 @@ class GELU(Module):
 
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
-        if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        if approximate not in ("none", "tanh"):  # PyTorch's class (its forward raises)
+            raise RuntimeError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
@@ -241,8 +241,8 @@ class Hardtanh(Module):
         inplace: bool = False,
     ) -> None:
         super().__init__()
-        if max_val <= min_val:
-            raise ValueError(
+        if max_val <= min_val:  # PyTorch asserts this
+            raise AssertionError(
                 f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})"
             )
         self.min_val = min_val

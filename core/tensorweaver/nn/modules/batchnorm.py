@@ -7,8 +7,10 @@ from typing import Any, Optional
 
 import tensorweaver as tw
 from tensorweaver.nn import functional as F
+from tensorweaver.nn.modules.lazy import LazyModuleMixin
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.modules.normalization import affine_parameters, reset_affine
+from tensorweaver.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 from tensorweaver.tensor import Tensor
 
 
@@ -87,6 +89,51 @@ class _NormBase(Module):
             f"affine={self.affine}, bias={self.bias is not None}, "
             f"track_running_stats={self.track_running_stats}"
         )
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """Normalisation state whose ``num_features`` is the first input's ``shape[1]``: until
+    then ``weight``/``bias`` are :class:`UninitializedParameter` s and
+    ``running_mean``/``running_var`` :class:`UninitializedBuffer` s (``num_batches_tracked``
+    is a real buffer from the start)."""
+
+    def __init__(
+        self,
+        eps: float = 1e-5,
+        momentum: Optional[float] = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        # No features yet: the base registers absent tensors, replaced below by lazy ones.
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = tw.tensor(0, dtype=tw.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Take ``num_features`` from ``input.shape[1]`` and shape every lazy tensor by it."""
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = input.shape[1]
+        for tensor in (self.weight, self.bias, self.running_mean, self.running_var):
+            if is_lazy(tensor):
+                tensor.materialize((self.num_features,))
+        self.reset_parameters()
 
 
 class _BatchNorm(_NormBase):
@@ -194,3 +241,24 @@ class SyncBatchNorm(_BatchNorm):
         for name, child in module.named_children():
             converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
         return converted
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A :class:`BatchNorm1d` whose ``num_features`` is inferred from ``input.size(1)``."""
+
+    cls_to_become = BatchNorm1d
+    _input_dims = BatchNorm1d._input_dims
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A :class:`BatchNorm2d` whose ``num_features`` is inferred from ``input.size(1)``."""
+
+    cls_to_become = BatchNorm2d
+    _input_dims = BatchNorm2d._input_dims
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A :class:`BatchNorm3d` whose ``num_features`` is inferred from ``input.size(1)``."""
+
+    cls_to_become = BatchNorm3d
+    _input_dims = BatchNorm3d._input_dims

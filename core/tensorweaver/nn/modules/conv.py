@@ -259,11 +259,14 @@ class _ConvTranspose(_ConvNd):
             return self.output_padding
         n = self._n
         name = type(self).__name__
-        output_size = list(output_size)[-n:]
-        if len(output_size) != n:
+        output_size = list(output_size)
+        # n spatial sizes, or the whole output shape (with its batch and channel axes).
+        if len(output_size) not in (n, input.dim()):
             raise ValueError(
-                f"{name}: output_size must end with {n} spatial sizes, got {len(output_size)}"
+                f"{name}: for {input.dim()}-D input, output_size must have {n} or "
+                f"{input.dim()} elements, got {len(output_size)}"
             )
+        output_size = output_size[-n:]
         spatial = tuple(input.shape)[-n:]
         result = []
         for d in range(n):

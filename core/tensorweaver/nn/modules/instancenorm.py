@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 from tensorweaver.nn import functional as F
-from tensorweaver.nn.modules.batchnorm import _NormBase
+from tensorweaver.nn.modules.batchnorm import _LazyNormBase, _NormBase
 from tensorweaver.tensor import Tensor
 
 
@@ -72,3 +72,27 @@ class InstanceNorm3d(_InstanceNorm):
     """Instance normalisation of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs."""
 
     _input_dims = (4, 5)
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An :class:`InstanceNorm1d` whose ``num_features`` is inferred from ``input.size(1)``
+    (PyTorch's defaults: ``affine=True, track_running_stats=True``)."""
+
+    cls_to_become = InstanceNorm1d
+    _input_dims = InstanceNorm1d._input_dims
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An :class:`InstanceNorm2d` whose ``num_features`` is inferred from ``input.size(1)``
+    (PyTorch's defaults: ``affine=True, track_running_stats=True``)."""
+
+    cls_to_become = InstanceNorm2d
+    _input_dims = InstanceNorm2d._input_dims
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An :class:`InstanceNorm3d` whose ``num_features`` is inferred from ``input.size(1)``
+    (PyTorch's defaults: ``affine=True, track_running_stats=True``)."""
+
+    cls_to_become = InstanceNorm3d
+    _input_dims = InstanceNorm3d._input_dims

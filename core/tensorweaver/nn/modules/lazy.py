@@ -1,48 +1,23 @@
-"""Lazy layers: ``UninitializedParameter`` and ``LazyModuleMixin``, whose parameters take
-their shapes from the first input (``LazyLinear``, ``LazyConv2d``, ...)."""
+"""``LazyModuleMixin``: layers whose parameters and buffers take their shapes from the first
+input (``LazyLinear``, ``LazyConv2d``, ``LazyBatchNorm1d``, ...)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Mapping
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.nn.parameter import Parameter
+from tensorweaver.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 
-
-class UninitializedParameter(Parameter):
-    """A parameter without a shape yet; :meth:`materialize` gives it one (and makes it a
-    plain :class:`Parameter`, the same object)."""
-
-    __slots__ = ()
-
-    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
-        # No elements: the device and dtype the materialized parameter will have.
-        super().__init__(tw.empty(0, device=device, dtype=dtype), requires_grad)
-
-    def materialize(self, shape: Sequence[int], device: Any = None, dtype: Any = None) -> None:
-        """Give the parameter ``shape`` (uninitialized values, as ``tw.empty``)."""
-        data = tw.empty(
-            *shape,
-            device=self.device if device is None else device,
-            dtype=self.dtype if dtype is None else dtype,
-        )
-        self.native, self.backend, self.dtype, self.shape = (
-            data.native,
-            data.backend,
-            data.dtype,
-            data.shape,
-        )
-        self.__class__ = Parameter
-
-    def __repr__(self) -> str:
-        return "<UninitializedParameter>"
+__all__ = ["LazyModuleMixin", "UninitializedBuffer", "UninitializedParameter"]
 
 
 class LazyModuleMixin:
-    """A module whose :class:`UninitializedParameter` s take their shapes in
-    ``initialize_parameters(*inputs)``, called before the first ``forward``; the module then
-    becomes an instance of ``cls_to_become`` (``LazyLinear`` a ``Linear``)."""
+    """A module whose :class:`UninitializedParameter` s and :class:`UninitializedBuffer` s
+    take their shapes in ``initialize_parameters(*inputs)``, called before the first
+    ``forward``; the module then becomes an instance of ``cls_to_become`` (``LazyLinear`` a
+    ``Linear``)."""
 
     cls_to_become: Optional[type] = None
 
@@ -50,9 +25,20 @@ class LazyModuleMixin:
         super().__init__(*args, **kwargs)
         self._initialize_hook = self.register_forward_pre_hook(_infer_parameters, with_kwargs=True)
 
+    def _lazy_tensors(self) -> Any:
+        return itertools.chain(self._parameters.items(), self._buffers.items())  # type: ignore
+
     def has_uninitialized_params(self) -> bool:
-        """Whether a parameter still awaits its shape."""
-        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
+        """Whether a parameter or buffer still awaits its shape."""
+        return any(is_lazy(t) for _, t in self._lazy_tensors())
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        super()._save_to_state_dict(destination, prefix, keep_vars)  # type: ignore[misc]
+        # As PyTorch: an uninitialized entry is saved as itself, so that loading it keeps
+        # the target uninitialized.
+        for name, tensor in self._lazy_tensors():
+            if is_lazy(tensor) and prefix + name in destination:
+                destination[prefix + name] = tensor
 
     def _load_from_state_dict(
         self,
@@ -62,11 +48,12 @@ class LazyModuleMixin:
         unexpected_keys: list[str],
         error_msgs: list[str],
     ) -> None:
-        # An uninitialized parameter takes the checkpoint's shape, then its values.
-        for name, param in self._parameters.items():
+        # An uninitialized tensor takes the checkpoint's shape, then its values.
+        for name, tensor in self._lazy_tensors():
             key = prefix + name
-            if isinstance(param, UninitializedParameter) and key in state_dict:
-                param.materialize(tuple(state_dict[key].shape))
+            if is_lazy(tensor) and key in state_dict and not is_lazy(state_dict[key]):
+                with tw.no_grad():
+                    tensor.materialize(tuple(state_dict[key].shape))
         super()._load_from_state_dict(  # type: ignore[misc]
             state_dict, prefix, missing_keys, unexpected_keys, error_msgs
         )
