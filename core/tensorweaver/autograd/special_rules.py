@@ -4,8 +4,172 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import special as sf
 from tensorweaver.tensor import Tensor
 
-SPECIAL_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {}
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+
+def _x(node: Any) -> Tensor:
+    return node.inputs[0]
+
+
+def _y(node: Any) -> Tensor:
+    """The primitive's output, saved by the forward."""
+    return node.output(node.saved)
+
+
+def _over_sqrt(g: Tensor, radicand: Tensor) -> Tensor:
+    return ew.div(g, ew.sqrt(radicand))
+
+
+def _acos(node: Any, g: Tensor) -> tuple:
+    x = _x(node)
+    return (ew.neg(_over_sqrt(g, ew.sub(1, ew.mul(x, x)))),)
+
+
+def _asin(node: Any, g: Tensor) -> tuple:
+    x = _x(node)
+    return (_over_sqrt(g, ew.sub(1, ew.mul(x, x))),)
+
+
+def _atan(node: Any, g: Tensor) -> tuple:
+    x = _x(node)
+    return (ew.div(g, ew.add(ew.mul(x, x), 1)),)
+
+
+def _sinh(node: Any, g: Tensor) -> tuple:
+    return (ew.mul(g, sf.cosh(_x(node))),)
+
+
+def _cosh(node: Any, g: Tensor) -> tuple:
+    return (ew.mul(g, sf.sinh(_x(node))),)
+
+
+def _asinh(node: Any, g: Tensor) -> tuple:
+    x = _x(node)
+    return (_over_sqrt(g, ew.add(ew.mul(x, x), 1)),)
+
+
+def _acosh(node: Any, g: Tensor) -> tuple:
+    x = _x(node)  # (x - 1)(x + 1): no cancellation near 1, unlike x**2 - 1
+    return (_over_sqrt(g, ew.mul(ew.sub(x, 1), ew.add(x, 1))),)
+
+
+def _atanh(node: Any, g: Tensor) -> tuple:
+    x = _x(node)
+    return (ew.div(g, ew.sub(1, ew.mul(x, x))),)
+
+
+def _atan2(node: Any, g: Tensor) -> tuple:
+    a, b = node.inputs
+    norm = ew.add(ew.mul(a, a), ew.mul(b, b))
+    ga = ew.div(ew.mul(g, b), norm) if node.parents[0] is not None else None
+    gb = ew.neg(ew.div(ew.mul(g, a), norm)) if node.parents[1] is not None else None
+    return ga, gb
+
+
+def _lgamma(node: Any, g: Tensor) -> tuple:
+    return (ew.mul(g, sf.digamma(_x(node))),)
+
+
+def _digamma(node: Any, g: Tensor) -> tuple:
+    return (ew.mul(g, sf.polygamma(1, _x(node))),)
+
+
+def _polygamma(node: Any, g: Tensor) -> tuple:
+    return (ew.mul(g, sf.polygamma(node.saved + 1, _x(node))),)
+
+
+def _erfinv(node: Any, g: Tensor) -> tuple:
+    y = _y(node)
+    return (ew.mul(g, ew.mul(ew.exp(ew.mul(y, y)), math.sqrt(math.pi) / 2)),)
+
+
+def _erfc(node: Any, g: Tensor) -> tuple:
+    x = _x(node)
+    return (ew.mul(g, ew.mul(ew.exp(ew.neg(ew.mul(x, x))), -_TWO_OVER_SQRT_PI)),)
+
+
+def _erfcx(node: Any, g: Tensor) -> tuple:
+    x, y = _x(node), _y(node)
+    return (ew.mul(g, ew.sub(ew.mul(ew.mul(x, y), 2), _TWO_OVER_SQRT_PI)),)
+
+
+def _i0(node: Any, g: Tensor) -> tuple:
+    return (ew.mul(g, sf.i1(_x(node))),)
+
+
+def _i0e(node: Any, g: Tensor) -> tuple:
+    x = _x(node)
+    return (ew.mul(g, ew.sub(sf.i1e(x), ew.mul(ew.sign(x), _y(node)))),)
+
+
+def _i1_ratio(x: Tensor, y: Tensor) -> Tensor:
+    """i1(x) / x (y = i1 or i1e at x), with its limit 1/2 at 0."""
+    zero = ew.eq(x, 0)
+    return ew.where(zero, 0.5, ew.div(y, ew.where(zero, 1.0, x)))
+
+
+def _i1(node: Any, g: Tensor) -> tuple:
+    x = _x(node)
+    return (ew.mul(g, ew.sub(sf.i0(x), _i1_ratio(x, _y(node)))),)
+
+
+def _i1e(node: Any, g: Tensor) -> tuple:
+    x, y = _x(node), _y(node)
+    slope = ew.sub(ew.sub(sf.i0e(x), ew.mul(ew.sign(x), y)), _i1_ratio(x, y))
+    return (ew.mul(g, slope),)
+
+
+def _ndtri(node: Any, g: Tensor) -> tuple:
+    y = _y(node)
+    return (ew.mul(g, ew.mul(ew.exp(ew.mul(ew.mul(y, y), 0.5)), math.sqrt(2 * math.pi))),)
+
+
+def _log_ndtr(node: Any, g: Tensor) -> tuple:
+    # d/dx log(ndtr(x)) = pdf(x) / ndtr(x) = sqrt(2 / pi) / erfcx(-x / sqrt(2)): no 0 / 0
+    # in the lower tail.
+    x = _x(node)
+    scaled = sf.erfcx(ew.mul(x, -1 / math.sqrt(2.0)))
+    return (ew.div(ew.mul(g, math.sqrt(2 / math.pi)), scaled),)
+
+
+def _zeta(node: Any, g: Tensor) -> tuple:
+    if node.parents[0] is not None:
+        raise NotImplementedError(
+            "zeta: the derivative with respect to x (the first argument) is not implemented; "
+            "detach x, or differentiate with respect to q only"
+        )
+    x, q = node.inputs
+    return None, ew.mul(g, ew.mul(ew.neg(x), sf.zeta(ew.add(x, 1), q)))
+
+
+SPECIAL_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {
+    "acos": _acos,
+    "asin": _asin,
+    "atan": _atan,
+    "sinh": _sinh,
+    "cosh": _cosh,
+    "asinh": _asinh,
+    "acosh": _acosh,
+    "atanh": _atanh,
+    "atan2": _atan2,
+    "lgamma": _lgamma,
+    "digamma": _digamma,
+    "polygamma": _polygamma,
+    "erfinv": _erfinv,
+    "erfc": _erfc,
+    "erfcx": _erfcx,
+    "i0": _i0,
+    "i0e": _i0e,
+    "i1": _i1,
+    "i1e": _i1e,
+    "ndtri": _ndtri,
+    "log_ndtr": _log_ndtr,
+    "zeta": _zeta,
+}

@@ -37,12 +37,15 @@ def run_optional(
     ``host`` takes NumPy arrays (static arguments pass unchanged) and returns a NumPy array
     or a tuple of them; floating-point results come back to the backend as ``dtype`` (host
     code may compute bfloat16 and float16 in a wider type), other results keep their NumPy
-    dtype's kind. Warns once per backend and ``name`` when the host computes."""
+    dtype's kind. Warns once per backend and ``name`` when the host computes, unless the
+    arrays are host NumPy arrays already (no copy)."""
     kernel = getattr(backend, name, None)
     if kernel is not None:
         return kernel(*args)
     key = (backend.device.name, name)
-    if key not in _warned:
+    # Arrays already in host NumPy (the NumPy backend) cost no copy: nothing to warn about.
+    on_host = all(isinstance(a, (np.ndarray, np.generic)) for a in args if not _static(a))
+    if key not in _warned and not on_host:
         _warned.add(key)
         warnings.warn(
             f"{name}: the backend of {key[0]} has no kernel for this optional primitive, so "
@@ -51,10 +54,14 @@ def run_optional(
             HostFallbackWarning,
             stacklevel=3,
         )
-    result = host(*(a if isinstance(a, _STATIC) else backend.to_host(a) for a in args))
+    result = host(*(a if _static(a) else backend.to_host(a) for a in args))
     if isinstance(result, tuple):
         return tuple(_to_backend(backend, r, dtype) for r in result)
     return _to_backend(backend, result, dtype)
+
+
+def _static(a: Any) -> bool:
+    return isinstance(a, _STATIC)
 
 
 def _to_backend(backend: Any, value: Any, dtype: DType) -> Any:

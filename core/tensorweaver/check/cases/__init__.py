@@ -2,8 +2,8 @@
 
 Each module holds one group and returns its cases from ``cases()``: primitives straight
 on the backend object (data, elementwise, reduce, movement, index, linalg), then through
-the core (broadcasting, negative axes, views, NaN), host transfer, autograd, composites
-and layers.
+the core (broadcasting, negative axes, views, NaN), host transfer, autograd, the optional
+special functions, composites and layers.
 
 Every primitive that takes an array has a case ``primitive/<name>/<layout>`` for each
 layout of :mod:`tensorweaver.check.layouts` it accepts (all but 0-d for those that act
@@ -57,6 +57,7 @@ def all_cases() -> tuple[Case, ...]:
         linalg,
         movement,
         reduce,
+        special,
     )
 
     groups = [
@@ -69,6 +70,7 @@ def all_cases() -> tuple[Case, ...]:
         core,
         host,
         autograd,
+        special,
         composites,
         layers,
     ]

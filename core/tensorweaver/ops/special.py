@@ -1,0 +1,286 @@
+"""Elementwise special functions: the trigonometric and hyperbolic family, gamma and error
+functions, Bessel functions and the small compositions PyTorch names (xlogy, sinc, ...).
+
+Functions no composition computes well are optional primitives of the IR (API 2.3): the
+backend's kernel where it has one, else NumPy on the host (:mod:`tensorweaver.ops.
+host_fallback`, kernels in :mod:`tensorweaver.ops.special_host`); their gradient rules are in
+:mod:`tensorweaver.autograd.special_rules`. The rest are compositions of tensor ops, so their
+gradients follow; each says why a composition is accurate enough. Integer and bool inputs
+compute in the default float dtype, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from tensorweaver.contract import dtypes
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import special_host as host
+from tensorweaver.ops.apply import apply
+from tensorweaver.ops.host_fallback import run_optional
+from tensorweaver.promotion import get_default_dtype, result_type
+from tensorweaver.tensor import Tensor
+
+Operand = Any  # a Tensor or a Python scalar
+
+
+def _need_tensor(op: str, name: str, position: int, value: Any) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            f"{op}(): argument '{name}' (position {position}) must be Tensor, "
+            f"not {type(value).__name__}"
+        )
+    return value
+
+
+def _float_input(op: str, x: Any) -> Tensor:
+    x = _need_tensor(op, "input", 1, x)
+    return x if x.dtype.kind == "f" else ew.cast(x, get_default_dtype())
+
+
+def _unary(name: str, host_fn: Callable[[Any], Any], *, save_output: bool = False) -> Any:
+    """An optional unary primitive on float input (ints and bools in the default float)."""
+
+    def op(input: Tensor) -> Tensor:
+        x = _float_input(name, input)
+        native = run_optional(x.backend, name, host_fn, x.dtype, x.native)
+        return apply(name, native, x.dtype, (x,), native if save_output else None)
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+acos = _unary("acos", host.acos)
+asin = _unary("asin", host.asin)
+atan = _unary("atan", host.atan)
+sinh = _unary("sinh", host.sinh)
+cosh = _unary("cosh", host.cosh)
+asinh = _unary("asinh", host.asinh)
+acosh = _unary("acosh", host.acosh)
+atanh = _unary("atanh", host.atanh)
+lgamma = _unary("lgamma", host.lgamma)
+digamma = _unary("digamma", host.digamma)
+erfinv = _unary("erfinv", host.erfinv, save_output=True)
+erfc = _unary("erfc", host.erfc)
+erfcx = _unary("erfcx", host.erfcx, save_output=True)
+i0 = _unary("i0", host.i0)
+i0e = _unary("i0e", host.i0e, save_output=True)
+i1 = _unary("i1", host.i1, save_output=True)
+i1e = _unary("i1e", host.i1e, save_output=True)
+ndtri = _unary("ndtri", host.ndtri, save_output=True)
+log_ndtr = _unary("log_ndtr", host.log_ndtr, save_output=True)
+
+
+def _float_pair(op: str, a: Operand, b: Operand) -> tuple:
+    """(a, b, backend, dtype, a_native, b_native) in the promoted float dtype, broadcast."""
+    return ew._operands(op, a, b, ew._floating)
+
+
+def atan2(input: Tensor, other: Tensor) -> Tensor:
+    """The angle of the point (other, input), in [-pi, pi]."""
+    _need_tensor("atan2", "input", 1, input)
+    _need_tensor("atan2", "other", 2, other)
+    a, b, backend, dtype, an, bn = _float_pair("atan2", input, other)
+    native = run_optional(backend, "atan2", host.atan2, dtype, an, bn)
+    return apply("atan2", native, dtype, (a, b))
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The n-th derivative of digamma (n = 0 is digamma itself)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise RuntimeError(f"polygamma(n, x): n must be a non-negative integer, got {n!r}")
+    x = _float_input("polygamma", input)
+    native = run_optional(x.backend, "polygamma", host.polygamma, x.dtype, n, x.native)
+    return apply("polygamma", native, x.dtype, (x,), n)
+
+
+def zeta(input: Operand, other: Operand) -> Tensor:
+    """The Hurwitz zeta function sum((other + k) ** -input for k >= 0)."""
+    a, b, backend, dtype, an, bn = _float_pair("zeta", input, other)
+    return apply("zeta", run_optional(backend, "zeta", host.zeta, dtype, an, bn), dtype, (a, b))
+
+
+# -- compositions -----------------------------------------------------------------------------
+
+
+def exp2(input: Tensor) -> Tensor:
+    """2 ** input, through pow: exact for integer exponents (exp(x ln 2) would not be)."""
+    return ew.pow(2.0, _float_input("exp2", input))
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """input * pi / 180 (PyTorch multiplies by the same rounded constant)."""
+    return ew.mul(_float_input("deg2rad", input), math.pi / 180)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """input * 180 / pi."""
+    return ew.mul(_float_input("rad2deg", input), 180 / math.pi)
+
+
+def signbit(input: Tensor) -> Tensor:
+    """True where the sign bit is set: negative numbers and -0.0 (1 / -0.0 is -inf). The IR
+    has no bit cast, so a NaN's sign bit is not seen: NaN gives False."""
+    x = _need_tensor("signbit", "input", 1, input)
+    if x.dtype.kind != "f":
+        return ew.lt(x, 0) if x.dtype.kind == "i" else ew.ne(x, x)
+    return ew.logical_or(ew.lt(x, 0), ew.logical_and(ew.eq(x, 0), ew.lt(ew.div(1, x), 0)))
+
+
+def _float_operands(op: str, input: Operand, other: Operand) -> tuple[Tensor, Tensor]:
+    """Both operands as tensors of their promoted dtype, ints and bools as the default float."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(
+            f"{op}(): expected a Tensor as input or other, got {type(input).__name__} and "
+            f"{type(other).__name__}"
+        )
+    dtype = ew._floating(result_type(input, other))
+    backend = (input if isinstance(input, Tensor) else other).backend
+
+    def tensor(v: Operand) -> Tensor:
+        if isinstance(v, Tensor):
+            return ew.cast(v, dtype)
+        return Tensor(ew.scalar_native(backend, v, dtype), backend, dtype)
+
+    return tensor(input), tensor(other)
+
+
+def copysign(input: Operand, other: Operand) -> Tensor:
+    """|input| with the sign of other (as signbit sees it); float result."""
+    a, b = _float_operands("copysign", input, other)
+    magnitude = ew.abs(a)
+    return ew.where(signbit(b), ew.neg(magnitude), magnitude)
+
+
+def float_power(input: Operand, exponent: Operand) -> Tensor:
+    """input ** exponent in float64, whatever the operands' dtypes."""
+    a, b = _float_operands("float_power", input, exponent)
+    return ew.pow(ew.cast(a, dtypes.float64), ew.cast(b, dtypes.float64))
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """input * 2 ** other, float (as PyTorch computes it)."""
+    _need_tensor("ldexp", "input", 1, input)
+    _need_tensor("ldexp", "other", 2, other)
+    a, b = _float_operands("ldexp", input, other)
+    return ew.mul(a, ew.pow(2.0, b))
+
+
+def xlogy(input: Operand, other: Operand) -> Tensor:
+    """input * log(other), 0 where input is 0 (unless other is NaN). There log sees 1 where
+    log(other) is not finite, so no 0 * inf reaches the forward or the backward; elsewhere the
+    gradient of input is log(other), as in PyTorch."""
+    a, b = _float_operands("xlogy", input, other)
+    outside = ew.logical_not(ew.logical_and(ew.gt(b, 0), ew.lt(b, math.inf)))
+    return ew.mul(a, ew.log(ew.where(_zero_times(a, b, outside), 1.0, b)))
+
+
+def xlog1py(input: Operand, other: Operand) -> Tensor:
+    """input * log1p(other), 0 where input is 0 (unless other is NaN), as xlogy."""
+    a, b = _float_operands("xlog1py", input, other)
+    outside = ew.logical_not(ew.logical_and(ew.gt(b, -1), ew.lt(b, math.inf)))
+    return ew.mul(a, ew.log1p(ew.where(_zero_times(a, b, outside), 0.0, b)))
+
+
+def _zero_times(a: Tensor, b: Tensor, outside: Tensor) -> Tensor:
+    """Where a is 0, b is not NaN and the log of b is not finite."""
+    return ew.logical_and(ew.logical_and(ew.eq(a, 0), ew.eq(b, b)), outside)
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given (no gradient
+    outside), as PyTorch computes it."""
+    p = _float_input("logit", input)
+    if eps is not None:
+        p = ew.clamp(p, eps, 1 - eps)
+    return ew.log(ew.div(p, ew.sub(1, p)))
+
+
+def sinc(input: Tensor) -> Tensor:
+    """sin(pi x) / (pi x), 1 at 0. The division sees 1 where x is 0, so the gradient there is
+    0 (not NaN), as in PyTorch."""
+    x = _float_input("sinc", input)
+    zero = ew.eq(x, 0)
+    px = ew.mul(ew.where(zero, 1.0, x), math.pi)
+    return ew.where(zero, 1.0, ew.div(ew.sin(px), px))
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal CDF, erfc(-x / sqrt(2)) / 2: erfc keeps the lower tail's precision."""
+    x = _float_input("ndtr", input)
+    return ew.mul(erfc(ew.mul(x, -1 / math.sqrt(2.0))), 0.5)
+
+
+def entr(input: Tensor) -> Tensor:
+    """-x log(x) for x > 0, 0 at 0, -inf below (NaN stays NaN)."""
+    x = _float_input("entr", input)
+    positive = ew.gt(x, 0)
+    safe = ew.where(positive, x, 1.0)
+    inside = ew.neg(ew.mul(safe, ew.log(safe)))
+    out = ew.where(positive, inside, ew.where(ew.eq(x, 0), 0.0, -math.inf))
+    return ew.where(ew.isnan(x), x, out)
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension p."""
+    x = _float_input("multigammaln", input)
+    if p < 1:
+        raise RuntimeError(f"multigammaln: p has to be greater than or equal to 1, got {p}")
+    if x.numel() and bool(ew.le(x, (p - 1) / 2).any()):
+        raise RuntimeError(
+            f"multigammaln: all elements must be greater than (p-1)/2 = {(p - 1) / 2} for p = {p}"
+        )
+    out = lgamma(x)
+    for j in range(1, p):
+        out = ew.add(out, lgamma(ew.sub(x, j / 2)))
+    out = ew.add(out, p * (p - 1) / 4 * math.log(math.pi))
+    return out
+
+
+def _float_power_(self: Tensor, exponent: Operand) -> Tensor:
+    """``x.float_power_(e)``: only a float64 tensor can hold float_power's result."""
+    if self.dtype is not dtypes.float64:
+        raise RuntimeError(
+            f"float_power_(): the base has dtype {self.dtype.name}, but the operation's result "
+            "requires dtype float64 (Double); convert with x = x.double() first"
+        )
+    return self._assign(float_power(self._inplace_source(), exponent), "float_power_")
+
+
+# NumPy's spellings, which PyTorch has too.
+arccos, arcsin, arctan, arctan2 = acos, asin, atan, atan2
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+#: Functions that are Tensor methods under the same name (PyTorch's aliases included).
+ALIASES = {
+    "arccos": acos,
+    "arcsin": asin,
+    "arctan": atan,
+    "arcsinh": asinh,
+    "arccosh": acosh,
+    "arctanh": atanh,
+    "arctan2": atan2,
+}
+METHODS: dict[str, Any] = {
+    **{
+        f.__name__: f
+        for f in (acos, asin, atan, sinh, cosh, asinh, acosh, atanh, atan2, lgamma, digamma)
+    },
+    **{f.__name__: f for f in (erfinv, erfc, i0, exp2, deg2rad, rad2deg, signbit, copysign)},
+    **{f.__name__: f for f in (float_power, ldexp, xlogy, logit, sinc)},
+    **ALIASES,
+    "polygamma": lambda self, n: polygamma(n, self),
+    "float_power_": lambda self, exponent: _float_power_(self, exponent),
+}
+#: Methods with an in-place form ``x.name_(...)``.
+INPLACE = (
+    "acos asin atan sinh cosh asinh acosh atanh atan2 arccos arcsin arctan arcsinh arccosh "
+    "arctanh arctan2 lgamma digamma polygamma erfinv erfc i0 exp2 deg2rad rad2deg copysign "
+    "ldexp xlogy logit sinc gcd lcm bitwise_left_shift bitwise_right_shift"
+).split()
+#: The in-place forms PyTorch also has as functions (``torch.acos_(x)`` is ``x.acos_()``).
+FUNCTIONS_INPLACE = (
+    "acos_ asin_ atan_ sinh_ cosh_ asinh_ acosh_ atanh_ arccos_ arcsin_ arctan_ arcsinh_ "
+    "arccosh_ arctanh_ erfc_ i0_ exp2_ deg2rad_ rad2deg_ ldexp_ xlogy_ logit_ sinc_ gcd_ lcm_"
+).split()
