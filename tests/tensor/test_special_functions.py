@@ -398,3 +398,13 @@ def test_backend_without_a_kernel_gets_the_host_result_and_one_warning(
     assert len(fallbacks) == (0 if backend == "numpy" else 1)
     if fallbacks:
         assert "lgamma" in str(fallbacks[0].message)
+
+
+@pytest.mark.cunumeric
+def test_sigmoid_keeps_relative_accuracy_in_both_tails(backend: str) -> None:
+    """sigmoid(-100.5) is 2.3e-44, not 0 (0.5 tanh(x / 2) + 0.5 loses the lower tail), and
+    the gradient there is as small; expit is the same function."""
+    x = np.array([-745.0, -100.5, -40.0, -1.0, 0.0, 1.0, 40.0, 100.5, inf, -inf, nan])
+    like_torch(lambda m, t: m.sigmoid(t), x)
+    like_torch(lambda m, t: m.special.expit(t), x)
+    grads_like_torch(lambda m, t: m.sigmoid(t).sum(), x[:-3])

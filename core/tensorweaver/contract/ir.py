@@ -471,6 +471,7 @@ OPTIONAL: dict[str, str] = {
             ("i1e", "exp(-|a|) * i1(a)"),
             ("ndtri", "the inverse of the standard normal CDF, ±inf at 1 and 0"),
             ("log_ndtr", "log of the standard normal CDF, accurate in the lower tail"),
+            ("sigmoid", "1 / (1 + exp(-a)), accurate relative to its value in both tails"),
         )
     },
     "atan2": "atan2(a, b) -> A: the angle of the point (b, a), in [-pi, pi] (float)",

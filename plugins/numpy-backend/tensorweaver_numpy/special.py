@@ -29,6 +29,13 @@ class SpecialFunctions:
     atan2 = quiet_ufunc(np.arctan2)
 
     @quiet
+    def sigmoid(self, a: np.ndarray) -> np.ndarray:
+        # e^-|a| keeps both tails accurate relative to the value; one ufunc pass each.
+        e = np.exp(-np.abs(a))
+        positive = 1 / (1 + e)
+        return np.where(a >= 0, positive, e * positive)
+
+    @quiet
     def i0(self, a: np.ndarray) -> np.ndarray:
         # numpy.i0 is not a ufunc: it keeps float32 in float32; float64 holds every result.
         return np.i0(np.asarray(a, dtype=np.float64)).astype(a.dtype, copy=False)

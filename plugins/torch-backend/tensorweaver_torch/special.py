@@ -38,6 +38,7 @@ class SpecialFunctions:
     i1 = _kernel(torch.special.i1)
     i1e = _kernel(torch.special.i1e)
     ndtri = _kernel(torch.special.ndtri)
+    sigmoid = _kernel(torch.sigmoid)
     log_ndtr = _kernel(torch.special.log_ndtr)
     zeta = _kernel(torch.special.zeta)
 
