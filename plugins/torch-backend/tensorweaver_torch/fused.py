@@ -433,15 +433,48 @@ class FusedComposites:
         self, x: Tensor, weight: Tensor | None, bias: Tensor | None, eps: float
     ) -> tuple[Tensor, Saved]:
         # No running statistics: the core updates those itself.
-        def norm(x: Tensor, w: Tensor | None, b: Tensor | None) -> Tensor:
-            if x.shape[0] or (w is None and b is None):
-                return F.instance_norm(x, None, None, w, b, True, 0.0, eps)
-            # torch's kernel refuses an empty batch with an affine map: nothing to normalize.
+        n, c = x.shape[0], x.shape[1]
+        if n == 0:  # torch's kernels refuse an empty batch with an affine map
             channel = (1, -1) + (1,) * (x.dim() - 2)
-            y = x if w is None else x * w.reshape(channel)
-            return y if b is None else y + b.reshape(channel)
 
-        return _record(norm, x, weight, bias)
+            def shift(x: Tensor, w: Tensor | None, b: Tensor | None) -> Tensor:
+                y = x if w is None else x * w.reshape(channel)
+                return y if b is None else y + b.reshape(channel)
+
+            return _record(shift, x, weight, bias)
+        # Instance norm is batch norm over (1, N*C, *spatial) with the affine map repeated
+        # per sample: torch's batch-norm kernels, called directly (no recorded graph).
+        planes = x.reshape((1, n * c) + tuple(x.shape[2:]))
+        w = None if weight is None else weight.repeat(n)
+        b = None if bias is None else bias.repeat(n)
+        out, mean, invstd = torch.ops.aten.native_batch_norm(
+            planes, w, b, None, None, True, 0.0, eps
+        )
+        return out.reshape(x.shape), ("native", planes, w, mean, invstd, eps, (n, c))
+
+    def fused_instance_norm_backward(
+        self, saved: Saved, grad_output: Tensor, needs: tuple
+    ) -> tuple:
+        if saved[0] != "native":
+            return _replay(saved, grad_output, needs)
+        _, planes, w, mean, invstd, eps, (n, c) = saved
+        grad_x, grad_w, grad_b = torch.ops.aten.native_batch_norm_backward(
+            grad_output.reshape(planes.shape),
+            planes,
+            w,
+            None,
+            None,
+            mean,
+            invstd,
+            True,
+            eps,
+            [needs[0], needs[1], needs[2]],
+        )
+        return (
+            grad_x.reshape(grad_output.shape) if needs[0] else None,
+            grad_w.reshape(n, c).sum(0) if needs[1] else None,
+            grad_b.reshape(n, c).sum(0) if needs[2] else None,
+        )
 
     def fused_embedding_bag(
         self,
@@ -519,7 +552,6 @@ class FusedComposites:
     fused_grid_sample_backward = _backward
     fused_adaptive_avg_pool_backward = _backward
     fused_adaptive_max_pool_backward = _backward
-    fused_instance_norm_backward = _backward
     fused_embedding_bag_backward = _backward
 
 
