@@ -38,7 +38,23 @@ from tensorweaver.contract.dtypes import int64 as long
 from tensorweaver.dtype_info import finfo, iinfo
 from tensorweaver.errors import BackendError, DeviceNotFoundError, PluginError, UnknownBackendError
 from tensorweaver.layout import layout, strided
+from tensorweaver.linalg.determinants import det, logdet, slogdet
+from tensorweaver.linalg.legacy import (
+    cholesky,
+    lu,
+    lu_unpack,
+    orgqr,
+    pinverse,
+    qr,
+    svd,
+    triangular_solve,
+)
+from tensorweaver.linalg.legacy import lu_solve_legacy as lu_solve
+from tensorweaver.linalg.products import matrix_exp, matrix_power
+from tensorweaver.linalg.solvers import cholesky_inverse, cholesky_solve
+from tensorweaver.linalg.solvers import inv as inverse
 from tensorweaver.ops import methods as _methods  # noqa: F401
+from tensorweaver.ops import special as _special
 from tensorweaver.ops import spellings as _spellings
 from tensorweaver.ops.coordinates import argwhere, where
 from tensorweaver.ops.creation import (
@@ -134,6 +150,7 @@ from tensorweaver.ops.index import (
     take_along_dim,
 )
 from tensorweaver.ops.index_write import index_copy, index_fill, index_put, masked_scatter
+from tensorweaver.ops.integer import bitwise_left_shift, bitwise_right_shift, gcd, lcm
 from tensorweaver.ops.linalg import bmm, dot, einsum, matmul, mm, outer
 from tensorweaver.ops.movement import (
     broadcast_to,
@@ -206,6 +223,40 @@ from tensorweaver.ops.reduce import (
 from tensorweaver.ops.sampling import bernoulli, multinomial
 from tensorweaver.ops.scatter_views import diagonal_scatter, select_scatter, slice_scatter
 from tensorweaver.ops.sort import argsort, msort, sort, topk
+from tensorweaver.ops.special import (
+    acos,
+    acosh,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    copysign,
+    cosh,
+    deg2rad,
+    digamma,
+    erfc,
+    erfinv,
+    exp2,
+    float_power,
+    i0,
+    ldexp,
+    lgamma,
+    logit,
+    polygamma,
+    rad2deg,
+    signbit,
+    sinc,
+    sinh,
+    xlogy,
+)
 from tensorweaver.ops.spellings import (
     addbmm,
     addmm,
@@ -382,6 +433,7 @@ def detach(x: Tensor) -> Tensor:
 
 # torch.relu_(x), torch.exp_(x), ...: the in-place methods as functions.
 globals().update({_n: _spellings.inplace_function(_n) for _n in _spellings.FUNCTIONS_INPLACE})
+globals().update({_n: _spellings.inplace_function(_n) for _n in _special.FUNCTIONS_INPLACE})
 
 # Heavier parts load on first use, so that `import tensorweaver` stays fast.
 _LAZY = {
@@ -396,8 +448,12 @@ _LAZY = {
     "serialization": "tensorweaver.serialization",
     "distributed": "tensorweaver.distributed",
     "version": "tensorweaver.version",
+    "special": "tensorweaver.special",
+    "distributions": "tensorweaver.distributions",
+    "array_api": "tensorweaver.array_api",
 }
 _LAZY_ATTRS = {
+    "asarray": ("tensorweaver.array_api.creation", "asarray"),
     "save": ("tensorweaver.serialization", "save"),
     "load": ("tensorweaver.serialization", "load"),
     "SafetensorsError": ("tensorweaver.serialization", "SafetensorsError"),
@@ -406,6 +462,7 @@ _LAZY_ATTRS = {
     "evaluate": ("tensorweaver.training", "evaluate"),
     "History": ("tensorweaver.training", "History"),
     "check": ("tensorweaver.check", "check"),
+    "compile": ("tensorweaver.compiler", "compile"),
     "to_torch_module": ("tensorweaver.interop.torch_module", "to_torch_module"),
     "from_torch_module": ("tensorweaver.interop.torch_module", "from_torch_module"),
 }

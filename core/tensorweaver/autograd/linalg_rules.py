@@ -1,11 +1,261 @@
 """Gradient rules of the optional linalg primitives (API 2.3), merged into
 :data:`tensorweaver.autograd.gradients.GRADIENTS` and written by that module's conventions
-(a rule takes the node and its output's gradient, returns one gradient per input)."""
+(a rule takes the node and its output's gradient, returns one gradient per input).
+
+The formulas are PyTorch's (``torch/csrc/autograd/FunctionsManual.cpp``), written with
+tensor ops so they run on every backend and differentiate again. A factorization's node
+packs its outputs (``tensorweaver.linalg.primitives``): :func:`outputs` and
+:func:`output_grads` unpack them, the gradient of an unused output being zeros. Where
+PyTorch's formula divides by eigenvalue or singular-value gaps, a zero numerator stays zero
+(:func:`_gap_divide`), as an undefined gradient does there: eigenvalues alone are
+differentiable at repeated eigenvalues, eigenvectors are not (inf or NaN, as in PyTorch).
+"""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.contract import dtypes
+from tensorweaver.linalg import primitives as p
+from tensorweaver.linalg._shared import eye_like
+from tensorweaver.linalg.factorizations import unpack
+from tensorweaver.linalg.primitives import output_grads, outputs, saved
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
+from tensorweaver.ops import structure as st
+from tensorweaver.ops.linalg import matmul
 from tensorweaver.tensor import Tensor
 
-LINALG_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {}
+
+def _needs(node: Any, i: int) -> bool:
+    return node.parents[i] is not None
+
+
+def _t(x: Tensor) -> Tensor:
+    return mv.transpose(x, -2, -1)
+
+
+def _skew(x: Tensor) -> Tensor:
+    return ew.sub(x, _t(x))
+
+
+def _gap_divide(numerator: Tensor, gaps: Tensor) -> Tensor:
+    """numerator / gaps, 0 where the numerator is 0 (safe to differentiate again)."""
+    zero = ew.eq(numerator, 0)
+    return ew.where(zero, 0.0, ew.div(numerator, ew.where(zero, 1.0, gaps)))
+
+
+def _tri_solve_right(a: Tensor, b: Tensor, upper: bool, unit: bool = False) -> Tensor:
+    """X with X A = B for triangular A."""
+    return _t(p.solve_triangular(_t(a), _t(b), not upper, unit))
+
+
+def _cholesky(node: Any, g: Tensor) -> tuple:
+    (low,) = outputs(node)
+    # L^{-T} Phi L^{-1}, Phi = tril(L^T gL) with its diagonal halved, symmetrized
+    phi = mv.tril(matmul(_t(low), g))
+    phi = ew.mul(ew.add(phi, _t(mv.tril(phi, -1))), 0.5)
+    ga = p.solve_triangular(_t(low), phi, True, False)
+    return (_tri_solve_right(low, ga, False),)
+
+
+def _solve(node: Any, g: Tensor) -> tuple:
+    a, _ = node.inputs
+    (x,) = outputs(node)
+    gb = p.solve_ex(_t(a), g)[0]
+    return (ew.neg(matmul(gb, _t(x))) if _needs(node, 0) else None), gb
+
+
+def _solve_triangular(node: Any, g: Tensor) -> tuple:
+    a, _ = node.inputs
+    upper, unit = saved(node)
+    (x,) = outputs(node)
+    gb = p.solve_triangular(_t(a), g, not upper, unit)
+    ga = None
+    if _needs(node, 0):
+        ga = ew.neg(matmul(gb, _t(x)))
+        offset = 1 if unit else 0
+        ga = mv.triu(ga, offset) if upper else mv.tril(ga, -offset)
+    return ga, gb
+
+
+def _eigh(node: Any, g: Tensor) -> tuple:
+    values, vectors = outputs(node)
+    g_values, g_vectors = output_grads(node, g)
+    # V (skew(V^T gV) / (L_j - L_i) + diag(gL)) V^T
+    inner = ew.mul(_skew(matmul(_t(vectors), g_vectors)), 0.5)
+    gaps = ew.sub(mv.unsqueeze(values, -2), mv.unsqueeze(values, -1))
+    inner = ew.add(_gap_divide(inner, gaps), st.diag_embed(g_values))
+    return (matmul(vectors, matmul(inner, _t(vectors))),)
+
+
+def _svd(node: Any, g: Tensor) -> tuple:
+    u, s, vh = outputs(node)
+    gu, gs, gvh = output_grads(node, g)
+    k = s.shape[-1]
+    if saved(node):  # full_matrices: only the first k columns of U and rows of Vh matter
+        u, gu = mv.narrow(u, -1, 0, k), mv.narrow(gu, -1, 0, k)
+        vh, gvh = mv.narrow(vh, -2, 0, k), mv.narrow(gvh, -2, 0, k)
+    m, n = u.shape[-2], vh.shape[-1]
+    s_row, s_col = mv.unsqueeze(s, -2), mv.unsqueeze(s, -1)
+    squares = ew.mul(s, s)
+    gaps = ew.sub(mv.unsqueeze(squares, -2), mv.unsqueeze(squares, -1))
+    inner = ew.add(
+        ew.mul(_skew(matmul(_t(u), gu)), s_row), ew.mul(s_col, _skew(matmul(vh, _t(gvh))))
+    )
+    inner = ew.add(_gap_divide(inner, gaps), st.diag_embed(gs))
+    if m > n:
+        ga = matmul(u, inner)
+        gu_scaled = _gap_divide(gu, s_row)
+        ga = ew.sub(ew.add(ga, gu_scaled), matmul(u, matmul(_t(u), gu_scaled)))
+        return (matmul(ga, vh),)
+    if m < n:
+        ga = matmul(inner, vh)
+        gvh_scaled = _gap_divide(gvh, s_col)
+        ga = ew.sub(ew.add(ga, gvh_scaled), matmul(matmul(gvh_scaled, _t(vh)), vh))
+        return (matmul(u, ga),)
+    return (matmul(u, matmul(inner, vh)),)
+
+
+def _qr_square_or_tall(q: Tensor, r: Tensor, gq: Tensor, gr: Tensor) -> Tensor:
+    """The m >= n rule: (gQ + Q copyltu(M)) R^{-T}, M = R gR^T - gQ^T Q, where copyltu
+    mirrors the strictly lower triangle onto the upper one."""
+    m = ew.sub(matmul(r, _t(gr)), matmul(_t(gq), q))
+    mirrored = ew.add(mv.tril(m), _t(mv.tril(m, -1)))
+    ga = ew.add(gq, matmul(q, mirrored))
+    return _tri_solve_right(_t(r), ga, False)
+
+
+def _qr(node: Any, g: Tensor) -> tuple:
+    q, r = outputs(node)
+    gq, gr = output_grads(node, g)
+    (a,) = node.inputs
+    rows, cols = a.shape[-2:]
+    if rows >= cols:
+        if saved(node) == "complete" and rows > cols:
+            raise RuntimeError(
+                "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+            )
+        return (_qr_square_or_tall(q, r, gq, gr),)
+    # A = [B | C], R = [U | V]: B = Q U is square, V = Q^T C
+    u = mv.narrow(r, -1, 0, rows)
+    gu, gv = mv.narrow(gr, -1, 0, rows), mv.narrow(gr, -1, rows, cols - rows)
+    c = mv.narrow(a, -1, rows, cols - rows)
+    gq = ew.add(gq, matmul(c, _t(gv)))
+    return (mv.cat([_qr_square_or_tall(q, u, gq, gu), matmul(q, gv)], -1),)
+
+
+def _qr_r(node: Any, g: Tensor) -> tuple:
+    raise RuntimeError(
+        "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+        "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+        "linalg.qr."
+    )
+
+
+def _lu_factor(node: Any, g: Tensor) -> tuple:
+    (lu,) = outputs(node)
+    perm, low, up = unpack(lu, saved(node))
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    g_low = mv.narrow(mv.tril(g, -1), -1, 0, k)
+    g_up = mv.narrow(mv.triu(g), -2, 0, k)
+    if m == n:
+        ga = ew.add(mv.tril(matmul(_t(low), g_low), -1), mv.triu(matmul(g_up, _t(up))))
+        ga = _tri_solve_right(_t(up), ga, False)
+        ga = p.solve_triangular(_t(low), ga, True, True)
+    elif m < n:  # wide: U = [U1 | U2]
+        u1 = mv.narrow(up, -1, 0, k)
+        ga = ew.sub(matmul(_t(low), g_low), matmul(mv.triu(g_up), _t(up)))
+        ga = _tri_solve_right(_t(u1), mv.tril(ga, -1), False)
+        ga = mv.cat(
+            [ew.add(ga, mv.triu(mv.narrow(g_up, -1, 0, k))), mv.narrow(g_up, -1, k, n - k)], -1
+        )
+        ga = p.solve_triangular(_t(low), ga, True, True)
+    else:  # tall: L = [L1; L2]
+        l1 = mv.narrow(low, -2, 0, k)
+        ga = ew.sub(matmul(g_up, _t(up)), matmul(_t(low), mv.tril(g_low, -1)))
+        ga = p.solve_triangular(_t(l1), mv.triu(ga), True, True)
+        ga = mv.cat(
+            [ew.add(ga, mv.tril(mv.narrow(g_low, -2, 0, k), -1)), mv.narrow(g_low, -2, k, m - k)],
+            -2,
+        )
+        ga = _tri_solve_right(_t(up), ga, False)
+    return (matmul(perm, ga),)
+
+
+def _det(node: Any, g: Tensor) -> tuple:
+    """g det A^{-T}. Where det is 0, PyTorch's first-order gradient is 0 (its LU solve of
+    0 * I); under create_graph, matrices with |det| < 100 eps get the cofactor matrix from
+    the SVD instead, the others' inverse staying clear of them."""
+    (a,) = node.inputs
+    (d,) = outputs(node)
+    scale = mv.unsqueeze(mv.unsqueeze(ew.mul(g, d), -1), -1)
+    eye = mv.expand(eye_like(a, a.shape[-1]), a.shape)
+    if not is_grad_enabled():
+        singular = mv.unsqueeze(mv.unsqueeze(ew.eq(d, 0), -1), -1)
+        inverse_t = p.solve_ex(_t(a), eye)[0]
+        return (ew.mul(scale, ew.where(singular, 0.0, inverse_t)),)
+    near = _near_singular(d, a)
+    inverse_t = p.solve_ex(_t(ew.where(near, eye, a)), eye)[0]
+    return (ew.where(near, _det_singular(a, g), ew.mul(scale, inverse_t)),)
+
+
+def _near_singular(d: Tensor, a: Tensor) -> Tensor:
+    eps = 2.220446049250313e-16 if a.dtype.itemsize == 8 else 1.1920928955078125e-07
+    return mv.unsqueeze(mv.unsqueeze(ew.lt(ew.abs(d), 100 * eps), -1), -1)
+
+
+def _det_singular(a: Tensor, g: Tensor) -> Tensor:
+    """U diag(g det(U) det(Vh) prod_{j != i} S_j) Vh: the cofactors by the SVD."""
+    u, s, vh = p.svd(a, False)
+    alpha = ew.mul(g, ew.mul(p.det(u), p.det(vh)))
+    k = s.shape[-1]
+    others = mv.expand(mv.unsqueeze(s, -2), (*s.shape, k))
+    others = ew.where(eye_like(a, k).to(dtypes.bool_), 1.0, others)
+    cofactor = ew.mul(rd.prod(others, -1), mv.unsqueeze(alpha, -1))
+    return matmul(ew.mul(u, mv.unsqueeze(cofactor, -2)), vh)
+
+
+def _slogdet(node: Any, g: Tensor) -> tuple:
+    (a,) = node.inputs
+    n = a.shape[-1]
+    inverse_t = p.solve_ex(_t(a), mv.expand(eye_like(a, n), a.shape))[0]
+    return (ew.mul(mv.unsqueeze(mv.unsqueeze(g, -1), -1), inverse_t),)
+
+
+def _pinv(node: Any, g: Tensor) -> tuple:
+    """PyTorch's pinv_backward, arranged to multiply the smaller matrices."""
+    (a,) = node.inputs
+    (pinv,) = outputs(node)
+    pinv_t, g_t = _t(pinv), _t(g)
+    if a.shape[-2] <= a.shape[-1]:
+        k = matmul(g_t, pinv)
+        k_pinv_t = matmul(k, pinv_t)
+        ga = ew.add(ew.neg(_t(matmul(pinv, k))), k_pinv_t)
+        ga = ew.sub(ga, matmul(matmul(a, pinv), k_pinv_t))
+        return (ew.add(ga, matmul(matmul(pinv_t, pinv), ew.sub(g_t, matmul(k, a)))),)
+    k = matmul(pinv, g_t)
+    pinv_t_k = matmul(pinv_t, k)
+    ga = ew.add(
+        ew.neg(_t(matmul(k, pinv))), matmul(matmul(ew.sub(g_t, matmul(a, k)), pinv), pinv_t)
+    )
+    ga = ew.add(ga, pinv_t_k)
+    return (ew.sub(ga, matmul(matmul(pinv_t_k, pinv), a)),)
+
+
+LINALG_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {
+    "linalg_cholesky": _cholesky,
+    "linalg_solve": _solve,
+    "linalg_solve_triangular": _solve_triangular,
+    "linalg_eigh": _eigh,
+    "linalg_svd": _svd,
+    "linalg_qr": _qr,
+    "linalg_qr_r": _qr_r,
+    "linalg_lu_factor": _lu_factor,
+    "linalg_det": _det,
+    "linalg_slogdet": _slogdet,
+    "linalg_pinv": _pinv,
+}

@@ -9,10 +9,15 @@ from tensorweaver import registry, selection, tensor_types
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.layout import strided
+from tensorweaver.linalg import determinants as linalg_det
+from tensorweaver.linalg import legacy as linalg_legacy
+from tensorweaver.linalg import products as linalg_products
+from tensorweaver.linalg import solvers as linalg_solvers
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import index_write as iw
+from tensorweaver.ops import integer as integer_ops
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import (
@@ -21,6 +26,7 @@ from tensorweaver.ops import (
     sampling,
     scatter_views,
     sort,
+    special,
     spellings,
     structure,
     views,
@@ -461,6 +467,22 @@ _METHODS: dict[str, Any] = {
     "bmm": la.bmm,
     "dot": la.dot,
     "outer": la.outer,
+    "det": linalg_det.det,
+    "logdet": linalg_det.logdet,
+    "slogdet": linalg_det.slogdet,
+    "inverse": linalg_solvers.inv,
+    "cholesky": linalg_legacy.cholesky,
+    "qr": linalg_legacy.qr,
+    "lu": linalg_legacy.lu,
+    "lu_solve": linalg_legacy.lu_solve_legacy,
+    "orgqr": linalg_legacy.orgqr,
+    "pinverse": linalg_legacy.pinverse,
+    "triangular_solve": linalg_legacy.triangular_solve,
+    "cholesky_solve": linalg_solvers.cholesky_solve,
+    "cholesky_inverse": linalg_solvers.cholesky_inverse,
+    "svd": linalg_legacy.svd,
+    "matrix_power": linalg_products.matrix_power,
+    "matrix_exp": linalg_products.matrix_exp,
     # conversion and copies
     "to": to,
     "clone": _clone,
@@ -578,6 +600,20 @@ _METHODS.update(
         name + "_": _inplace(_METHODS[name])
         for name in spellings.INPLACE
         if name in _METHODS and name + "_" not in _METHODS
+    }
+)
+
+# Special functions and integer ops (issue 14), with their in-place forms and operators.
+_METHODS.update(special.METHODS)
+_METHODS.update(integer_ops.METHODS)
+_METHODS.update({name + "_": _inplace(_METHODS[name]) for name in special.INPLACE})
+_METHODS.update(
+    {
+        "__rand__": _METHODS["__and__"],  # & | ^ commute
+        "__ror__": _METHODS["__or__"],
+        "__rxor__": _METHODS["__xor__"],
+        "__ilshift__": _METHODS["bitwise_left_shift_"],
+        "__irshift__": _METHODS["bitwise_right_shift_"],
     }
 )
 

@@ -1,9 +1,92 @@
 """The optional linear algebra (tw.linalg: solve, cholesky, eigh, svd, ...) primitives of the
 backend API 2.3 (see ``OPTIONAL`` in ``tensorweaver.contract.ir``), as this backend's library
-computes them."""
+computes them.
+
+cuPyNumeric 26.06 has batched ``eigh`` and ``solve_triangular``, and ``svd`` (of tall
+matrices) and ``qr`` (reduced) of one matrix: a batch is factored matrix by matrix, a wide
+matrix's SVD comes from its transpose's and a complete QR from a reduced one. Its ``cholesky`` and
+``solve`` raise on a singular or indefinite matrix without saying which one, and it has no
+LU or determinant: those the core computes on the host, where LAPACK reports ``info``.
+"""
 
 from __future__ import annotations
+
+import math
+
+from tensorweaver_cunumeric import legate_config
+
+
+def _cn() -> object:
+    # Imported on call: Legate starts with the backend, after this module is loaded.
+    return legate_config.import_library()
 
 
 class LinearAlgebra:
     """Mixed into the backend class; each method is one optional primitive."""
+
+    def linalg_eigh(self, a, uplo):
+        cn = _cn()
+        a = self._dense(a)
+        if 0 in a.shape:  # cuPyNumeric divides by the batch size
+            return cn.zeros(a.shape[:-1], dtype=a.dtype), cn.zeros(a.shape, dtype=a.dtype)
+        # cuPyNumeric's eigh reads the lower triangle: mirror the upper one there for 'U'
+        if uplo == "U":
+            a = cn.triu(a) + cn.swapaxes(cn.triu(a, 1), -1, -2)
+        values, vectors = cn.linalg.eigh(a)
+        return values, vectors
+
+    def linalg_solve_triangular(self, a, b, upper, unitriangular):
+        cn = _cn()
+        return cn.linalg.solve_triangular(
+            self._dense(a),
+            self._dense(b),
+            lower=not upper,
+            unit_diagonal=unitriangular,
+            check_finite=False,  # it would read the arrays back on the host
+        )
+
+    def linalg_svd(self, a, full_matrices):
+        *batch, m, n = a.shape
+        k = min(m, n)
+        shapes = ((m, m if full_matrices else k), (k,), (n if full_matrices else k, n))
+        return self._each_matrix(a, shapes, lambda cn, x: _svd(cn, x, full_matrices))
+
+    def linalg_qr(self, a, mode):
+        *batch, m, n = a.shape
+        if mode == "reduced" or m <= n:
+            k = min(m, n)
+            return self._each_matrix(a, ((m, k), (k, n)), lambda cn, x: cn.linalg.qr(x))
+        return self._each_matrix(a, ((m, m), (m, n)), _complete_qr)
+
+    def _each_matrix(self, a, shapes, factor):
+        """``factor`` of each matrix of the batch ``a``, its outputs (of ``shapes``) stacked."""
+        cn = _cn()
+        a = self._dense(a)
+        batch = tuple(a.shape[:-2])
+        if not batch:
+            return tuple(factor(cn, a))
+        count = math.prod(batch)
+        if count == 0 or 0 in a.shape[-2:]:
+            return tuple(cn.zeros((*batch, *s), dtype=a.dtype) for s in shapes)
+        flat = a.reshape((count, *a.shape[-2:]))
+        parts = [factor(cn, flat[i]) for i in range(count)]
+        return tuple(
+            cn.stack([p[j] for p in parts]).reshape((*batch, *s)) for j, s in enumerate(shapes)
+        )
+
+
+def _complete_qr(cn, x):
+    """The complete QR of a tall matrix (cuPyNumeric's qr is reduced only): the reduced QR
+    of [x | I] shares x's reflectors, so its Q is x's square Q, and the first columns of
+    its R are x's."""
+    m, n = x.shape
+    q, r = cn.linalg.qr(cn.concatenate([x, cn.eye(m, dtype=x.dtype)], axis=1))
+    return q, r[:, :n]
+
+
+def _svd(cn, x, full_matrices):
+    """cuPyNumeric's svd takes m >= n only: a wide matrix's comes from its transpose's."""
+    if x.shape[0] >= x.shape[1]:
+        return cn.linalg.svd(x, full_matrices=full_matrices)
+    u, s, vh = cn.linalg.svd(x.T, full_matrices=full_matrices)
+    return vh.T, s, u.T

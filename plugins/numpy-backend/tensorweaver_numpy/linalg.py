@@ -1,9 +1,35 @@
 """The optional linear algebra (tw.linalg: solve, cholesky, eigh, svd, ...) primitives of the
 backend API 2.3 (see ``OPTIONAL`` in ``tensorweaver.contract.ir``), as this backend's library
-computes them."""
+computes them.
+
+NumPy has no LU factorization nor triangular solve, and its ``cholesky`` and ``solve`` raise
+for a whole batch without saying which matrix failed or where (LAPACK's ``info``): those
+four primitives are the core's host code, which finds out (on NumPy's own arrays the host
+fallback gives no warning).
+"""
 
 from __future__ import annotations
+
+import numpy as np
 
 
 class LinearAlgebra:
     """Mixed into the backend class; each method is one optional primitive."""
+
+    def linalg_qr(self, a: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(np.linalg.qr(a, mode=mode))
+
+    def linalg_eigh(self, a: np.ndarray, uplo: str) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(np.linalg.eigh(a, UPLO=uplo))
+
+    def linalg_svd(
+        self, a: np.ndarray, full_matrices: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return tuple(np.linalg.svd(a, full_matrices=full_matrices))
+
+    def linalg_det(self, a: np.ndarray) -> np.ndarray:
+        return np.asarray(np.linalg.det(a), a.dtype)
+
+    def linalg_slogdet(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        sign, logabs = np.linalg.slogdet(a)
+        return np.asarray(sign, a.dtype), np.asarray(logabs, a.dtype)

@@ -1,21 +1,28 @@
 """matmul: 2-d and batched with broadcast batch axes, each operand in every layout that
 keeps its shape (transposed, stepped, broadcast), empty inner and outer dimensions, and
-NaN/inf propagation."""
+NaN/inf propagation. The optional linalg primitives (API 2.3), forward and backward
+through tw.linalg against the reference in every layout that keeps the shapes and on an
+empty batch: a backend without one runs the core's host code, which must pass too."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from typing import Callable
 
 import numpy as np
 
+import tensorweaver as tw
+from tensorweaver.check import trial
 from tensorweaver.check.case import Case, Measure
 from tensorweaver.check.cases.operands import FLOATS, LAYOUT_FLOATS, in_layout, inf, nan
 from tensorweaver.check.compare import PRIMITIVE_TOLERANCE, to_dtype, widen
 from tensorweaver.check.context import Context
 from tensorweaver.check.layouts import SAME_SHAPE, arrange
+from tensorweaver.check.trial import Maker
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.ops.host_fallback import HostFallbackWarning
 
 
 def _values(shape: tuple[int, ...], dtype: DType, seed: int) -> np.ndarray:
@@ -80,8 +87,115 @@ def _nan_inf(ctx: Context) -> Iterator[Measure]:
     yield ctx.check("matmul", out, want, d.float64)
 
 
+def _conditioned(x: tw.Tensor) -> tw.Tensor:
+    """Well-conditioned square matrices made from ``x`` (inside forward: finite differences
+    perturb the inputs)."""
+    return x + 2 * tw.eye(x.shape[-1])
+
+
+def _cholesky(m: Maker) -> Callable[[], tuple]:
+    a = m.input("a", m.batch(2), 4, 4)
+
+    def forward() -> tuple:
+        spd = a @ a.mT + 4 * tw.eye(4)
+        low, info = tw.linalg.cholesky_ex(spd)
+        return low, tw.cholesky_solve(a, low), info
+
+    return forward
+
+
+def _solve(m: Maker) -> Callable[[], tuple]:
+    x, b = m.input("a", m.batch(2), 4, 4), m.input("b", m.batch(2), 4, 3)
+
+    def forward() -> tuple:
+        a = _conditioned(x)
+        return (
+            tw.linalg.solve(a, b),
+            tw.linalg.solve_ex(a, b).info,
+            tw.linalg.solve_triangular(a, b, upper=True),
+            tw.linalg.solve_triangular(a, b, upper=False, unitriangular=True),
+        )
+
+    return forward
+
+
+def _lu(m: Maker) -> Callable[[], tuple]:
+    x, wide = m.input("a", m.batch(2), 4, 4), m.input("w", m.batch(2), 3, 5)
+
+    def forward() -> tuple:
+        lu, pivots, info = tw.linalg.lu_factor_ex(_conditioned(x))
+        return lu, pivots, info, tw.linalg.lu_factor(wide).LU
+
+    return forward
+
+
+def _qr(m: Maker) -> Callable[[], tuple]:
+    tall, wide = m.input("tall", m.batch(2), 5, 3), m.input("wide", m.batch(2), 3, 4)
+    # Q and R up to the signs of Q's columns: compared as Q R and through R^T R
+    return lambda: tuple(
+        f(*tw.linalg.qr(x))
+        for x in (tall, wide)
+        for f in (lambda q, r: q @ r.exp(), lambda q, r: r.mT @ r)
+    )
+
+
+def _eigh(m: Maker) -> Callable[[], tuple]:
+    a = m.input("a", m.batch(2), 4, 4)
+
+    def forward() -> tuple:
+        values, vectors = tw.linalg.eigh(a + a.mT)
+        # sign-invariant: V exp(L) V^T
+        return values, (vectors * values.exp().unsqueeze(-2)) @ vectors.mT
+
+    return forward
+
+
+def _svd(m: Maker) -> Callable[[], tuple]:
+    tall, wide = m.input("tall", m.batch(2), 5, 3), m.input("wide", m.batch(2), 3, 4)
+
+    def rebuild(x: tw.Tensor) -> tw.Tensor:
+        u, s, vh = tw.linalg.svd(x, full_matrices=False)
+        return (u * s.exp().unsqueeze(-2)) @ vh  # sign-invariant
+
+    return lambda: (rebuild(tall), rebuild(wide), tw.linalg.svdvals(tall))
+
+
+def _det(m: Maker) -> Callable[[], tuple]:
+    x = m.input("a", m.batch(2), 3, 3)
+
+    def forward() -> tuple:
+        a = _conditioned(x)
+        return tw.linalg.det(a), tw.linalg.slogdet(a).logabsdet, tw.linalg.slogdet(a).sign
+
+    return forward
+
+
+#: tw.linalg cases: name -> what they run (each reaches the optional primitives named)
+LINALG_CASES: dict[str, Callable[[Maker], Callable[[], tuple]]] = {
+    "cholesky": _cholesky,  # linalg_cholesky_ex, linalg_solve_triangular
+    "solve": _solve,  # linalg_solve_ex, linalg_solve_triangular
+    "lu": _lu,  # linalg_lu_factor_ex
+    "qr": _qr,  # linalg_qr
+    "eigh": _eigh,  # linalg_eigh
+    "svd": _svd,  # linalg_svd
+    "det": _det,  # linalg_det, linalg_slogdet
+}
+
+
+def _linalg(key: str, layout: str = "standard") -> Callable[[Context], Iterator[Measure]]:
+    def run(ctx: Context) -> Iterator[Measure]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", HostFallbackWarning)  # the fallback is under test
+            yield from trial.compare(ctx, f"linalg/{key}", LINALG_CASES[key], layout=layout)
+
+    return run
+
+
 def cases() -> list[Case]:
     out = [Case(f"primitive/matmul/{t.name}", _matmul(t)) for t in (*FLOATS, d.int32, d.int64)]
+    for key in LINALG_CASES:
+        out.append(Case(f"linalg/{key}", _linalg(key)))
+        out += [Case(f"linalg/{key}/{lay}", _linalg(key, lay)) for lay in trial.LAYOUTS]
     # 0-d is no matrix; empty has its own case
     out += [
         Case(f"primitive/matmul/{lay}", in_layout(_matmul, LAYOUT_FLOATS, lay))

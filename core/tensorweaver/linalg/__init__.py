@@ -1,0 +1,87 @@
+"""``tw.linalg``: PyTorch's ``torch.linalg`` for real floating-point tensors, batched over
+leading dimensions.
+
+A few factorizations are backend primitives (optional, API 2.3: Cholesky, LU, QR, eigh, SVD,
+general and triangular solves, det/slogdet), computed on the host with NumPy where a backend
+has no kernel; everything else is composed from them and the tensor ops, and every gradient
+follows PyTorch's rules (``tensorweaver.autograd.linalg_rules``).
+"""
+
+from __future__ import annotations
+
+from tensorweaver.linalg.determinants import det, slogdet
+from tensorweaver.linalg.eigen import eigh, eigvalsh, svd, svdvals
+from tensorweaver.linalg.errors import LinAlgError
+from tensorweaver.linalg.factorizations import (
+    cholesky,
+    cholesky_ex,
+    householder_product,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_solve,
+    qr,
+)
+from tensorweaver.linalg.norms import cond, matrix_norm, norm, vector_norm
+from tensorweaver.linalg.products import (
+    cross,
+    diagonal,
+    matrix_exp,
+    matrix_power,
+    multi_dot,
+    vander,
+    vecdot,
+)
+from tensorweaver.linalg.solvers import (
+    inv,
+    inv_ex,
+    lstsq,
+    matrix_rank,
+    pinv,
+    solve,
+    solve_ex,
+    solve_triangular,
+    tensorinv,
+    tensorsolve,
+)
+from tensorweaver.ops.linalg import matmul
+
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "householder_product",
+    "inv",
+    "inv_ex",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
+    "matmul",
+    "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_ex",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
+    "vecdot",
+    "vector_norm",
+]

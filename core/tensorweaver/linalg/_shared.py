@@ -1,0 +1,35 @@
+"""Small tensor helpers the linalg families share: matrix transpose, identities, batch
+broadcasting and named results."""
+
+from __future__ import annotations
+
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops.apply import broadcast_shapes
+from tensorweaver.return_types import _structseq
+from tensorweaver.tensor import Tensor
+
+
+def mT(x: Tensor) -> Tensor:  # noqa: N802  (PyTorch's name)
+    return mv.transpose(x, -2, -1)
+
+
+def eye_like(x: Tensor, n: int, m: int | None = None) -> Tensor:
+    """An n x m identity of ``x``'s dtype and device."""
+    return cr.eye(n, m, dtype=x.dtype, device=x.device)
+
+
+def to_batch(x: Tensor, batch: tuple) -> Tensor:
+    """``x`` with its batch dimensions (all but the last two) broadcast to ``batch``."""
+    return mv.expand(x, (*batch, *x.shape[-2:]))
+
+
+def broadcast_batch(name: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """``a`` and ``b`` with their batch dimensions broadcast together."""
+    batch = broadcast_shapes(name, a.shape[:-2], b.shape[:-2])
+    return to_batch(a, batch), to_batch(b, batch)
+
+
+def result(name: str, *fields: str) -> type:
+    """A named tuple type for ``torch.return_types.<name>``."""
+    return _structseq(name, fields)

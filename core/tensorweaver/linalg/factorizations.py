@@ -1,0 +1,170 @@
+"""Factorizations: Cholesky, QR, LU (and solving with it), Householder products."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tensorweaver.linalg import primitives as p
+from tensorweaver.linalg._shared import eye_like, mT, result, to_batch
+from tensorweaver.linalg.errors import check_matrix, check_square, raise_for_info
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops.apply import apply, broadcast_shapes, labelled
+from tensorweaver.ops.linalg import matmul
+from tensorweaver.tensor import Tensor
+
+CholeskyEx = result("linalg_cholesky_ex", "L", "info")
+QR = result("linalg_qr", "Q", "R")
+LU = result("linalg_lu", "P", "L", "U")
+LUFactor = result("linalg_lu_factor", "LU", "pivots")
+LUFactorEx = result("linalg_lu_factor_ex", "LU", "pivots", "info")
+
+
+def _not_pd(order: int) -> str:
+    return (
+        "The factorization could not be completed because the input is not positive-definite "
+        f"(the leading minor of order {order} is not positive-definite)."
+    )
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> tuple:
+    """(L, info): the Cholesky factor of each matrix (from its lower triangle) and LAPACK's
+    info (the order of the first leading minor that is not positive-definite, else 0)."""
+    check_square("linalg.cholesky", A)
+    factor, info = p.cholesky_ex(A)
+    if check_errors:
+        raise_for_info("linalg.cholesky_ex", info, _not_pd)
+    if upper:
+        factor = labelled(mT(factor), "LinalgCholeskyExBackward0", A)
+    return CholeskyEx(factor, info)
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor L (A = L L^T), or U = L^T with ``upper``; LinAlgError naming the
+    batch element where A is not positive-definite."""
+    factor, info = cholesky_ex(A, upper=upper)
+    raise_for_info("linalg.cholesky", info, _not_pd)
+    return factor
+
+
+def qr(A: Tensor, mode: str = "reduced") -> tuple:
+    """(Q, R) with A = Q R; ``mode`` 'reduced', 'complete' or 'r' (Q empty)."""
+    check_matrix("linalg.qr", A)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+            "'r', or 'complete'"
+        )
+    if mode != "r":
+        return QR(*p.qr(A, mode))
+    r = p.qr(A.detach(), "reduced")[1]
+    r = apply("linalg_qr_r", r.native, A.dtype, (A,))
+    return QR(cr.zeros_like_shape(A, (0,)), r)
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> tuple:
+    """(LU, pivots, info): LAPACK's getrf of each matrix (pivots 1-based, int32)."""
+    check_matrix("linalg.lu_factor_ex", A)
+    if not pivot:
+        raise RuntimeError(
+            "linalg.lu_factor: LU without pivoting is not implemented on the CPU; use pivot=True"
+        )
+    lu, pivots, info = p.lu_factor_ex(A)
+    if check_errors:  # a RuntimeError in PyTorch, not a LinAlgError
+        raise_for_info("torch.linalg.lu_factor_ex", info, _zero_pivot, RuntimeError)
+    return LUFactorEx(lu, pivots, info)
+
+
+def _zero_pivot(k: int) -> str:
+    return (
+        f"U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. If "
+        "you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
+        "linalg.lu_factor_ex(A, pivot)"
+    )
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True) -> tuple:
+    """(LU, pivots); a RuntimeError naming the batch element where U has a zero pivot."""
+    lu, pivots, info = lu_factor_ex(A, pivot=pivot)
+    raise_for_info("torch.linalg.lu_factor", info, _zero_pivot, RuntimeError)
+    return LUFactor(lu, pivots)
+
+
+def permutation(pivots: Tensor, m: int, like: Tensor) -> Tensor:
+    """P (m x m, of ``like``'s dtype) with A = P L U, from LAPACK's row swaps ``pivots``."""
+    swaps = np.asarray(pivots.backend.to_host(pivots.native)).astype(np.int64) - 1
+    batch = swaps.shape[:-1]
+    swaps = swaps.reshape(math.prod(batch), swaps.shape[-1])
+    order = np.tile(np.arange(m), (len(swaps), 1))
+    rows = np.arange(len(swaps))
+    for i in range(swaps.shape[-1]):
+        here, there = order[:, i].copy(), order[rows, swaps[:, i]].copy()
+        order[:, i], order[rows, swaps[:, i]] = there, here
+    # Row i of P^T A is row order[i] of A, so P[order[i], i] = 1
+    perm = np.zeros((len(swaps), m, m))
+    perm[rows[:, None], order, np.arange(m)] = 1
+    return cr.tensor(perm.reshape((*batch, m, m)), dtype=like.dtype, device=like.device)
+
+
+def unpack(lu: Tensor, pivots: Tensor) -> tuple:
+    """(P, L, U) of a packed LU factorization (``torch.lu_unpack``)."""
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    lower = ew.add(mv.tril(mv.narrow(lu, -1, 0, k), -1), eye_like(lu, m, k))
+    upper = mv.triu(mv.narrow(lu, -2, 0, k))
+    return LU(permutation(pivots, m, lu), lower, upper)
+
+
+def lu(A: Tensor, *, pivot: bool = True) -> tuple:
+    """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n)."""
+    factors, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    perm, lower, upper = unpack(factors, pivots)
+    return LU(perm, *(labelled(t, "LinalgLuBackward0", A) for t in (lower, upper)))
+
+
+def lu_solve(
+    LU: Tensor,  # noqa: N803  (PyTorch's name)
+    pivots: Tensor,
+    B: Tensor,
+    *,
+    left: bool = True,
+    adjoint: bool = False,
+) -> Tensor:
+    """X with A X = B (A^T X = B with ``adjoint``; X A = B without ``left``) from
+    ``lu_factor``'s result."""
+    check_square("linalg.lu_solve", LU, "LU")
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return mT(lu_solve(LU, pivots, mT(B), adjoint=not adjoint))
+    batch = broadcast_shapes("linalg.lu_solve", LU.shape[:-2], B.shape[:-2])
+    perm, lower, upper, B = (to_batch(x, batch) for x in (*unpack(LU, pivots), B))
+    if adjoint:  # U^T L^T P^T X = B
+        y = p.solve_triangular(mT(upper), B, False, False)
+        return matmul(perm, p.solve_triangular(mT(lower), y, True, True))
+    y = p.solve_triangular(lower, matmul(mT(perm), B), False, True)
+    return p.solve_triangular(upper, y, True, False)
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i column i of A
+    below the diagonal with 1 on it (LAPACK's orgqr)."""
+    check_matrix("linalg.householder_product", A)
+    m, n = A.shape[-2:]
+    k = tau.shape[-1]
+    if n > m or k > n:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-2] must be greater than or equal "
+            f"to input.shape[-1] and input.shape[-1] must be >= tau.shape[-1], got A of shape "
+            f"{list(A.shape)} and tau of shape {list(tau.shape)}"
+        )
+    rows = cr.arange(m, device=A.device)
+    q = mv.expand(eye_like(A, m, n), A.shape)
+    for i in reversed(range(k)):
+        column = mv.narrow(A, -1, i, 1)
+        v = ew.where(ew.lt(rows, i).unsqueeze(-1), 0.0, column)
+        v = ew.where(ew.eq(rows, i).unsqueeze(-1), 1.0, v)
+        t = mv.unsqueeze(mv.narrow(tau, -1, i, 1), -1)
+        q = ew.sub(q, ew.mul(t, matmul(v, matmul(mT(v), q))))
+    return q

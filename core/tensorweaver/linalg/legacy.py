@@ -1,0 +1,94 @@
+"""PyTorch's older spellings outside ``torch.linalg`` (``torch.svd``, ``torch.qr``,
+``torch.lu``, ``torch.triangular_solve``, ...), each in terms of its ``tw.linalg``
+replacement, with the old arguments and results."""
+
+from __future__ import annotations
+
+from tensorweaver.linalg import primitives as p
+from tensorweaver.linalg._shared import mT, result
+from tensorweaver.linalg.eigen import svdvals
+from tensorweaver.linalg.errors import check_matrix
+from tensorweaver.linalg.factorizations import cholesky as _cholesky
+from tensorweaver.linalg.factorizations import householder_product, lu_factor_ex, lu_solve, unpack
+from tensorweaver.linalg.factorizations import qr as _qr
+from tensorweaver.linalg.solvers import pinv, solve_triangular
+from tensorweaver.ops import creation as cr
+from tensorweaver.tensor import Tensor
+
+SVD = result("svd", "U", "S", "V")
+QR = result("qr", "Q", "R")
+LUUnpack = result("lu_unpack", "P", "L", "U")
+TriangularSolve = result("triangular_solve", "solution", "cloned_coefficient")
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:  # noqa: A002
+    """``torch.svd``: (U, S, V) with A = U diag(S) V^T (V, not Vh); ``some`` keeps the
+    reduced factors; without ``compute_uv``, U and V are zeros of the full shapes."""
+    check_matrix("svd", input)
+    if compute_uv:
+        u, s, vh = p.svd(input, not some)
+        return SVD(u, s, mT(vh))
+    m, n = input.shape[-2:]
+    batch = input.shape[:-2]
+    zeros = cr.zeros_like_shape
+    return SVD(zeros(input, (*batch, m, m)), svdvals(input), zeros(input, (*batch, n, n)))
+
+
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """``torch.cholesky``: ``tw.linalg.cholesky(input, upper=upper)``."""
+    return _cholesky(input, upper=upper)
+
+
+def qr(input: Tensor, some: bool = True) -> tuple:  # noqa: A002
+    """``torch.qr``: the reduced QR, or the complete one without ``some``."""
+    return QR(*_qr(input, "reduced" if some else "complete"))
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
+    """``torch.pinverse``: ``tw.linalg.pinv`` with singular values up to ``rcond`` times
+    the largest dropped."""
+    return pinv(input, rtol=rcond)
+
+
+def triangular_solve(
+    b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+) -> tuple:
+    """``torch.triangular_solve``: (X with A X = b, or A^T X = b with ``transpose``; a copy
+    of A)."""
+    a = mT(A) if transpose else A
+    x = solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
+    return TriangularSolve(x, A.clone())
+
+
+def orgqr(input: Tensor, tau: Tensor) -> Tensor:  # noqa: A002
+    """``torch.orgqr``: ``tw.linalg.householder_product``."""
+    return householder_product(input, tau)
+
+
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
+    """``torch.lu``: (LU, pivots), and the infos with ``get_infos`` (else an error for a
+    singular matrix)."""
+    factors, pivots, info = lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+    return (factors, pivots, info) if get_infos else (factors, pivots)
+
+
+def lu_solve_legacy(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+    """``torch.lu_solve``: ``tw.linalg.lu_solve(LU_data, LU_pivots, b)``."""
+    return lu_solve(LU_data, LU_pivots, b)
+
+
+def lu_unpack(
+    LU_data: Tensor,  # noqa: N803  (PyTorch's names)
+    LU_pivots: Tensor,  # noqa: N803
+    unpack_data: bool = True,
+    unpack_pivots: bool = True,
+) -> tuple:
+    """``torch.lu_unpack``: (P, L, U) of ``lu_factor``'s result; a part not asked for is an
+    empty tensor."""
+    perm, lower, upper = unpack(LU_data, LU_pivots)
+    empty = cr.zeros_like_shape(LU_data, (0,))
+    return LUUnpack(
+        perm if unpack_pivots else empty,
+        lower if unpack_data else empty,
+        upper if unpack_data else empty,
+    )

@@ -1,0 +1,117 @@
+"""Vector and matrix norms (``vector_norm``, ``matrix_norm``, ``norm``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tensorweaver.linalg.eigen import svdvals
+from tensorweaver.linalg.errors import check_float
+from tensorweaver.linalg.solvers import inv
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
+from tensorweaver.tensor import Tensor
+
+
+def _cast(name: str, x: Tensor, dtype: Any) -> Tensor:
+    check_float(name, x)
+    if dtype is None:
+        return x
+    if dtype.itemsize < x.dtype.itemsize:
+        raise RuntimeError(
+            f"{name}: the dtype of the input ({x.dtype.name}) should be convertible without "
+            f"narrowing to the specified dtype ({dtype.name})"
+        )
+    return x.to(dtype)
+
+
+def vector_norm(
+    x: Tensor,
+    ord: Any = 2,  # noqa: A002  (PyTorch's name)
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """sum(|x|^ord)^(1/ord) over ``dim`` (all by default); inf/-inf: max/min |x|, 0: the
+    number of nonzeros."""
+    x = _cast("linalg.vector_norm", x, dtype)
+    if isinstance(dim, list):
+        dim = tuple(dim)
+    if dim is None and keepdim:
+        dim = tuple(range(x.ndim))
+    return rd.norm(x, ord, dim, keepdim)
+
+
+def matrix_norm(
+    A: Tensor,
+    ord: Any = "fro",  # noqa: A002
+    dim: tuple[int, int] = (-2, -1),
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """'fro', 'nuc', 2/-2 (largest/smallest singular value), 1/-1 (max/min column sum of
+    |A|), inf/-inf (max/min row sum) over the two dimensions ``dim``."""
+    A = _cast("linalg.matrix_norm", A, dtype)
+    if A.ndim < 2:
+        raise RuntimeError(
+            f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions, got "
+            f"shape {list(A.shape)}"
+        )
+    rows, cols = (d % A.ndim for d in dim)
+    if rows == cols:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({rows}, {cols})")
+    if ord == "fro":
+        return rd.norm(A, 2, (rows, cols), keepdim)
+    if ord in ("nuc", 2, -2):
+        s = svdvals(mv.movedim(A, (rows, cols), (-2, -1)))
+        value = rd.sum(s, -1) if ord == "nuc" else (rd.amax if ord == 2 else rd.amin)(s, -1)
+        if keepdim:
+            for d in sorted((rows, cols)):
+                value = mv.unsqueeze(value, d)
+        return value
+    if ord in (1, -1, math.inf, -math.inf):
+        summed, kept = (rows, cols) if ord in (1, -1) else (cols, rows)
+        sums = rd.sum(ew.abs(A), summed, True)
+        value = (rd.amax if ord > 0 else rd.amin)(sums, kept, True)
+        return value if keepdim else mv.squeeze(value, (rows, cols))
+    raise RuntimeError(
+        f"linalg.matrix_norm: Order {ord} not supported; use 'fro', 'nuc', 2, -2, 1, -1, inf "
+        "or -inf"
+    )
+
+
+def norm(
+    A: Tensor,
+    ord: Any = None,  # noqa: A002
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """A vector norm over one dimension (or all, flattened, when ``ord`` is None), a matrix
+    norm over two; with ``ord`` and no ``dim``, the input must be 1-d or 2-d."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.ndim == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim, dtype=dtype)
+    if dim is None and ord is not None and A.ndim != 1:
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+            f"Got {A.ndim}D."
+        )
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.norm: ord={ord} is only a matrix norm; pass two dims")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
+    """The condition number in the ``p`` norm: the ratio of the extreme singular values
+    for p None, 2 or -2, else ``matrix_norm(A, p) * matrix_norm(inv(A), p)``."""
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        ratio = ew.div(rd.amax(s, -1), rd.amin(s, -1))
+        return ew.reciprocal(ratio) if p == -2 else ratio
+    return ew.mul(matrix_norm(A, p), matrix_norm(inv(A), p))

@@ -1,0 +1,150 @@
+"""The linalg primitives as tensor ops: the backend's kernel or the host's (through
+:func:`~tensorweaver.ops.host_fallback.run_optional`), one graph node per call.
+
+A factorization has several outputs and a node has one, so where a graph is recorded the
+outputs are packed side by side along one last axis into the node's output and handed out
+as slices of it: a gradient rule gets them back with :func:`outputs` and their gradients
+with :func:`output_grads` (zeros for the outputs a program did not use).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.contract import dtypes
+from tensorweaver.linalg import host
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops.apply import apply, labelled
+from tensorweaver.ops.host_fallback import run_optional
+from tensorweaver.tensor import Tensor
+
+
+def _run(name: str, host_fn: Callable[..., Any], x: Tensor, *args: Any) -> Any:
+    return run_optional(x.backend, name, host_fn, x.dtype, *args)
+
+
+def _graph(inputs: tuple) -> bool:
+    return is_grad_enabled() and any(t.requires_grad for t in inputs)
+
+
+#: PyTorch's grad_fn names of the primitives' outputs.
+GRAD_FN = {
+    "linalg_cholesky": "LinalgCholeskyExBackward0",
+    "linalg_lu_factor": "LinalgLuFactorExBackward0",
+    "linalg_solve": "LinalgSolveExBackward0",
+    "linalg_solve_triangular": "LinalgSolveTriangularBackward0",
+    "linalg_qr": "LinalgQrBackward0",
+    "linalg_eigh": "LinalgEighBackward0",
+    "linalg_svd": "LinalgSvdBackward0",
+    "linalg_det": "LinalgDetBackward0",
+    "linalg_slogdet": "LinalgSlogdetBackward0",
+    "linalg_pinv": "LinalgPinvBackward0",
+}
+
+
+def _wrap(natives: tuple, x: Tensor, op: str, inputs: tuple, saved: Any = None) -> tuple:
+    """Tensors of the float ``natives`` (of ``x``'s dtype), one node ``op`` for all."""
+    if not _graph(inputs):
+        return tuple(Tensor(n, x.backend, x.dtype) for n in natives)
+    if len(natives) == 1:
+        out = apply(op, natives[0], x.dtype, inputs, (saved, None, natives[0]))
+        return (labelled(out, GRAD_FN[op], *inputs),)
+    batch = len(x.shape) - 2
+    tails = tuple(tuple(n.shape)[batch:] for n in natives)
+    backend = x.backend
+    lead = tuple(natives[0].shape)[:batch]
+    flat = [backend.reshape(n, (*lead, math.prod(t))) for n, t in zip(natives, tails)]
+    packed = backend.cat(flat, batch)
+    outs = _unpack(apply(op, packed, x.dtype, inputs, (saved, tails, packed)), tails)
+    return tuple(labelled(out, GRAD_FN[op], *inputs) for out in outs)
+
+
+def _unpack(packed: Tensor, tails: tuple) -> tuple:
+    lead = packed.shape[:-1]
+    out, start = [], 0
+    for tail in tails:
+        size = math.prod(tail)
+        piece = mv.narrow(packed, -1, start, size)
+        out.append(mv.reshape(piece, (*lead, *tail)))
+        start += size
+    return tuple(out)
+
+
+def outputs(node: Any) -> tuple:
+    """The node's outputs, still attached to it (so a gradient rule is differentiable)."""
+    _, tails, packed = node.saved
+    out = node.output(packed)
+    return (out,) if tails is None else _unpack(out, tails)
+
+
+def output_grads(node: Any, g: Tensor) -> tuple:
+    """The gradients of the node's outputs, cut from the packed gradient ``g``."""
+    tails = node.saved[1]
+    return (g,) if tails is None else _unpack(g, tails)
+
+
+def saved(node: Any) -> Any:
+    """What the op saved for its rule (mode, uplo, pivots, ...)."""
+    return node.saved[0]
+
+
+def _int(native: Any, x: Tensor) -> Tensor:
+    return Tensor(native, x.backend, dtypes.int32)
+
+
+def composite(op: str, value: Tensor, a: Tensor) -> Tensor:
+    """``value`` (computed from ``a`` without a graph) as the output of one node ``op``,
+    whose gradient rule is PyTorch's formula rather than the composition's."""
+    return _wrap((value.native,), a, op, (a,))[0]
+
+
+def cholesky_ex(a: Tensor) -> tuple[Tensor, Tensor]:
+    """(L, info): the lower factor of A's lower triangle; info as LAPACK's potrf."""
+    factor, info = _run("linalg_cholesky_ex", host.cholesky_ex, a, a.native)
+    return (*_wrap((factor,), a, "linalg_cholesky", (a,)), _int(info, a))
+
+
+def lu_factor_ex(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """(LU, pivots, info) as LAPACK's getrf (pivots 1-based)."""
+    lu, pivots, info = _run("linalg_lu_factor_ex", host.lu_factor_ex, a, a.native)
+    pivots = _int(pivots, a)
+    return (*_wrap((lu,), a, "linalg_lu_factor", (a,), pivots), pivots, _int(info, a))
+
+
+def solve_ex(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """(X, info) with A X = B; A and B share one batch shape."""
+    x, info = _run("linalg_solve_ex", host.solve_ex, a, a.native, b.native)
+    return (*_wrap((x,), a, "linalg_solve", (a, b)), _int(info, a))
+
+
+def solve_triangular(a: Tensor, b: Tensor, upper: bool, unitriangular: bool) -> Tensor:
+    """X with A X = B for triangular A (one batch shape)."""
+    args = (a.native, b.native, upper, unitriangular)
+    x = _run("linalg_solve_triangular", host.solve_triangular, a, *args)
+    return _wrap((x,), a, "linalg_solve_triangular", (a, b), (upper, unitriangular))[0]
+
+
+def qr(a: Tensor, mode: str) -> tuple[Tensor, Tensor]:
+    q, r = _run("linalg_qr", host.qr, a, a.native, mode)
+    return _wrap((q, r), a, "linalg_qr", (a,), mode)
+
+
+def eigh(a: Tensor, uplo: str) -> tuple[Tensor, Tensor]:
+    values, vectors = _run("linalg_eigh", host.eigh, a, a.native, uplo)
+    return _wrap((values, vectors), a, "linalg_eigh", (a,), uplo)
+
+
+def svd(a: Tensor, full_matrices: bool) -> tuple[Tensor, Tensor, Tensor]:
+    u, s, vh = _run("linalg_svd", host.svd, a, a.native, full_matrices)
+    return _wrap((u, s, vh), a, "linalg_svd", (a,), full_matrices)
+
+
+def det(a: Tensor) -> Tensor:
+    return _wrap((_run("linalg_det", host.det, a, a.native),), a, "linalg_det", (a,))[0]
+
+
+def slogdet(a: Tensor) -> tuple[Tensor, Tensor]:
+    sign, logabs = _run("linalg_slogdet", host.slogdet, a, a.native)
+    return Tensor(sign, a.backend, a.dtype), _wrap((logabs,), a, "linalg_slogdet", (a,))[0]

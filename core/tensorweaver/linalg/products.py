@@ -1,0 +1,158 @@
+"""Products and polynomials of matrices: ``matrix_power``, ``matrix_exp``, ``multi_dot``,
+``cross``, ``vander``, ``vecdot``, and ``tw.linalg``'s names for ``matmul`` and
+``diagonal``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from tensorweaver.linalg._shared import eye_like, to_batch
+from tensorweaver.linalg.errors import check_float, check_square
+from tensorweaver.linalg.solvers import inv
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
+from tensorweaver.ops import structure as st
+from tensorweaver.ops.apply import broadcast_shapes
+from tensorweaver.ops.linalg import matmul
+from tensorweaver.tensor import Tensor
+
+#: Taylor terms of exp after scaling the matrix to a 1-norm of at most 1/2: the remainder
+#: is below 0.5**19 / 19! (1e-23), under float64's rounding.
+_TAYLOR_TERMS = 18
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """A^n by repeated squaring (n = 0: the identity; n < 0: the inverse's power)."""
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"linalg.matrix_power: A must be batches of square matrices, got shape {list(A.shape)}"
+        )
+    if not isinstance(n, int):
+        raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
+    if n == 0:
+        return to_batch(eye_like(A, A.shape[-1]), A.shape[:-2]).clone()
+    if n < 0:
+        A, n = inv(A), -n
+    result = None
+    while n:
+        if n & 1:
+            result = A if result is None else matmul(result, A)
+        n >>= 1
+        if n:
+            A = matmul(A, A)
+    return result
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    """e^A by scaling and squaring: A / 2^s has a 1-norm of at most 1/2, its exponential a
+    Taylor series, squared s times."""
+    check_square("linalg.matrix_exp", A)
+    check_float("linalg.matrix_exp", A)
+    if A.numel() == 0:
+        return A.clone()
+    largest = float(rd.amax(rd.sum(ew.abs(A.detach()), -2)).item())
+    steps = max(0, math.ceil(math.log2(largest / 0.5))) if largest > 0.5 else 0
+    if not math.isfinite(largest):
+        steps = 0
+    scaled = ew.mul(A, 0.5**steps)
+    term = to_batch(eye_like(A, A.shape[-1]), A.shape[:-2])
+    total = term
+    for k in range(1, _TAYLOR_TERMS + 1):
+        term = ew.mul(matmul(term, scaled), 1.0 / k)
+        total = ew.add(total, term)
+    for _ in range(steps):
+        total = matmul(total, total)
+    return total
+
+
+def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    """The product of 2-d matrices (the first may be a row vector, the last a column one)
+    in the order of fewest multiplications."""
+    mats = list(tensors)
+    if len(mats) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(mats)}")
+    first, last = mats[0].ndim == 1, mats[-1].ndim == 1
+    if first:
+        mats[0] = mv.unsqueeze(mats[0], 0)
+    if last:
+        mats[-1] = mv.unsqueeze(mats[-1], -1)
+    for i, m in enumerate(mats):
+        if m.ndim != 2:
+            raise RuntimeError(
+                f"multi_dot(): tensor {i} must be 2D{' or 1D' if i in (0, len(mats) - 1) else ''}"
+                f" but got {m.ndim}D"
+            )
+        if i and mats[i - 1].shape[1] != m.shape[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i - 1} and {i} with shapes {list(mats[i - 1].shape)} "
+                f"and {list(m.shape)} cannot be multiplied"
+            )
+    dims = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    split = _order(dims)
+    product = _chain(mats, split, 0, len(mats) - 1)
+    if first:
+        product = mv.squeeze(product, 0)
+    if last:
+        product = mv.squeeze(product, -1)
+    return product
+
+
+def _order(dims: list[int]) -> np.ndarray:
+    """The matrix chain's cheapest split points (dynamic programming over sub-chains)."""
+    n = len(dims) - 1
+    cost = np.zeros((n, n))
+    split = np.zeros((n, n), np.int64)
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            options = [
+                cost[i, k] + cost[k + 1, j] + dims[i] * dims[k + 1] * dims[j + 1]
+                for k in range(i, j)
+            ]
+            best = int(np.argmin(options))
+            cost[i, j], split[i, j] = options[best], i + best
+    return split
+
+
+def _chain(mats: list[Tensor], split: np.ndarray, i: int, j: int) -> Tensor:
+    if i == j:
+        return mats[i]
+    k = int(split[i, j])
+    return matmul(_chain(mats, split, i, k), _chain(mats, split, k + 1, j))
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A002
+    """The 3-vector cross product along ``dim``, the operands broadcast."""
+    if input.ndim != other.ndim:
+        raise RuntimeError(
+            f"linalg.cross: inputs must have the same number of dimensions, got shapes "
+            f"{list(input.shape)} and {list(other.shape)}"
+        )
+    shape = broadcast_shapes("linalg.cross", input.shape, other.shape)
+    return st.cross(mv.expand(input, shape), mv.expand(other, shape), dim)
+
+
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803  (PyTorch's name)
+    """Columns x^0, x^1, ..., x^(N-1) (N = the length of x's last dimension)."""
+    if x.ndim < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    n = x.shape[-1] if N is None else N
+    if n <= 0:
+        raise RuntimeError(f"N must be greater than 1, got {n}")
+    powers = cr.arange(n, dtype=x.dtype, device=x.device)
+    return ew.pow(mv.unsqueeze(x, -1), powers)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """The dot product of the vectors along ``dim``, the operands broadcast."""
+    return rd.sum(ew.mul(x, y), dim)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """``torch.diagonal`` with the matrices in the last two dimensions by default."""
+    return st.diagonal(A, offset, dim1, dim2)

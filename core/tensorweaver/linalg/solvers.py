@@ -1,0 +1,282 @@
+"""Solvers: linear systems (general, triangular, from a Cholesky factor), inverses, least
+squares and the pseudo-inverse."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tensorweaver.autograd.mode import no_grad
+from tensorweaver.contract import dtypes
+from tensorweaver.linalg import primitives as p
+from tensorweaver.linalg._shared import broadcast_batch, eye_like, mT, result, to_batch
+from tensorweaver.linalg.eigen import eigh, svd, svdvals
+from tensorweaver.linalg.errors import (
+    check_float,
+    check_matrix,
+    check_square,
+    raise_for_info,
+)
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
+from tensorweaver.ops.apply import check_backends, labelled
+from tensorweaver.ops.linalg import matmul
+from tensorweaver.tensor import Tensor
+
+SolveEx = result("linalg_solve_ex", "result", "info")
+InvEx = result("linalg_inv_ex", "inverse", "info")
+Lstsq = result("linalg_lstsq", "solution", "residuals", "rank", "singular_values")
+
+
+def _singular(k: int) -> str:
+    return "The solver failed because the input matrix is singular."
+
+
+def _check_pair(name: str, A: Tensor, B: Tensor) -> None:
+    check_square(name, A)
+    check_float(name, B)
+    check_backends(name, (A, B))
+    if A.dtype is not B.dtype:
+        raise RuntimeError(
+            f"{name}: Expected A and B to have the same dtype, but found A of type "
+            f"{A.dtype.name} and B of type {B.dtype.name} instead"
+        )
+
+
+def solve_ex(
+    A: Tensor,
+    B: Tensor,
+    *,
+    left: bool = True,
+    check_errors: bool = False,
+) -> tuple:
+    """(X, info) with A X = B (X A = B without ``left``); B a vector or a batch of them
+    when its shape is A's but the last."""
+    _check_pair("linalg.solve", A, B)
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    if vector:
+        B = mv.unsqueeze(B, -1)
+    if not left:
+        if vector:
+            raise RuntimeError(
+                "linalg.solve: Vector broadcasting of the left hand side is not "
+                "supported for left=False. In this case linalg.solve is "
+                "equivalent to B / A.squeeze(-1)"
+            )
+        x, info = solve_ex(mT(A), mT(B), check_errors=check_errors)
+        return SolveEx(mT(x), info)
+    n = A.shape[-1]
+    if B.shape[-2] != n:
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+            f"({A.shape[-2]}x{n} and {B.shape[-2]}x{B.shape[-1]})"
+        )
+    A, B = broadcast_batch("linalg.solve", A, B)
+    x, info = p.solve_ex(A, B)
+    if check_errors:
+        raise_for_info("torch.linalg.solve_ex", info, _singular)
+    return SolveEx(mv.squeeze(x, -1) if vector else x, info)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """X with A X = B; LinAlgError naming the batch element where A is singular."""
+    x, info = solve_ex(A, B, left=left)
+    raise_for_info("torch.linalg.solve", info, _singular)
+    return x
+
+
+def solve_triangular(
+    A: Tensor,
+    B: Tensor,
+    *,
+    upper: bool,
+    left: bool = True,
+    unitriangular: bool = False,
+) -> Tensor:
+    """X with A X = B (X A = B without ``left``), reading only A's upper or lower triangle
+    (taking its diagonal as ones with ``unitriangular``)."""
+    check_square("linalg.solve_triangular", A)
+    check_matrix("linalg.solve_triangular", B, "B")
+    check_backends("linalg.solve_triangular", (A, B))
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return mT(solve_triangular(mT(A), mT(B), upper=not upper, unitriangular=unitriangular))
+    if B.shape[-2] != A.shape[-1]:
+        raise RuntimeError(
+            "linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
+            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})"
+        )
+    A, B = broadcast_batch("linalg.solve_triangular", A, B)
+    return p.solve_triangular(A, B, upper, unitriangular)
+
+
+def _inverse_message(k: int) -> str:
+    return (
+        f"The diagonal element {k} is zero, the inversion could not be completed because the "
+        "input matrix is singular."
+    )
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
+    """(A^-1, info), info as LAPACK's getrf (the first zero pivot, 1-based)."""
+    check_square("linalg.inv", A)
+    x, info = p.solve_ex(A, to_batch(eye_like(A, A.shape[-1]), A.shape[:-2]))
+    if check_errors:
+        raise_for_info("linalg.inv_ex", info, _inverse_message)
+    return InvEx(labelled(x, "LinalgInvExBackward0", A), info)
+
+
+def inv(A: Tensor) -> Tensor:
+    """A^-1; LinAlgError naming the batch element and the zero pivot where A is singular."""
+    x, info = inv_ex(A)
+    raise_for_info("linalg.inv", info, _inverse_message)
+    return x
+
+
+def _cutoff(s_max: Tensor, m: int, n: int, atol: Any, rtol: Any, dtype: Any) -> Tensor:
+    """max(atol, rtol * largest singular value), PyTorch's defaults: rtol = eps * max(m, n)
+    when neither is given, 0 when only atol is."""
+    eps = {dtypes.float32: 1.1920928955078125e-07, dtypes.float64: 2.220446049250313e-16}
+    if rtol is None:
+        rtol = eps[dtype] * max(m, n) if atol is None or _is_zero(atol) else 0.0
+    atol = 0.0 if atol is None else atol
+    return ew.maximum(_as_tensor(atol, s_max), ew.mul(s_max, _as_tensor(rtol, s_max)))
+
+
+def _is_zero(value: Any) -> bool:
+    return not isinstance(value, Tensor) and value == 0
+
+
+def _as_tensor(value: Any, like: Tensor) -> Tensor:
+    if isinstance(value, Tensor):
+        return value.to(like.dtype)
+    return cr.full((), value, dtype=like.dtype, device=like.device)
+
+
+def pinv(
+    A: Tensor,
+    *,
+    atol: Any = None,
+    rtol: Any = None,
+    hermitian: bool = False,
+) -> Tensor:
+    """The Moore-Penrose pseudo-inverse, dropping singular values at or below
+    max(atol, rtol * the largest); its gradient is PyTorch's, finite where A is rank
+    deficient (for perturbations that keep the rank)."""
+    check_matrix("linalg.pinv", A)
+    with no_grad():
+        value = _pinv(A.detach(), atol, rtol, hermitian)
+    return p.composite("linalg_pinv", value, A)
+
+
+def _pinv(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> Tensor:
+    m, n = A.shape[-2:]
+    if 0 in (m, n):
+        return cr.zeros_like_shape(A, (*A.shape[:-2], n, m))
+    if hermitian:
+        values, vectors = eigh(A)
+        size = ew.abs(values)
+        cutoff = _cutoff(rd.amax(size, -1, keepdim=True), m, n, atol, rtol, A.dtype)
+        keep = ew.gt(size, cutoff)
+        scale = ew.where(keep, ew.reciprocal(ew.where(keep, values, 1.0)), 0.0)
+        return matmul(ew.mul(vectors, mv.unsqueeze(scale, -2)), mT(vectors))
+    u, s, vh = svd(A, full_matrices=False)
+    keep = ew.gt(s, _cutoff(mv.narrow(s, -1, 0, 1), m, n, atol, rtol, A.dtype))
+    scale = ew.where(keep, ew.reciprocal(ew.where(keep, s, 1.0)), 0.0)
+    return matmul(ew.mul(mT(vh), mv.unsqueeze(scale, -2)), mT(u))
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> tuple:
+    """(solution, residuals, rank, singular_values) of min ||A X - B||, as PyTorch's CPU
+    drivers report them: rank for all but 'gels', singular values for 'gelsd' and 'gelss',
+    residuals (squared, per column) where m > n, every matrix has full rank and the driver
+    is not 'gelsy' (the default)."""
+    check_matrix("linalg.lstsq", A)
+    driver = driver or "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(
+            f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
+            f"gelss), got {driver}"
+        )
+    vector = B.ndim == A.ndim - 1
+    B = mv.unsqueeze(B, -1) if vector else B
+    _check_pair_shapes(A, B)
+    m, n = A.shape[-2:]
+    solution = matmul(pinv(A, rtol=rcond), B)
+    empty = cr.zeros_like_shape(A, (0,))
+    ranks = matrix_rank(A, rtol=rcond)
+    rank = empty.to(dtypes.int64) if driver == "gels" else ranks
+    values = svdvals(A) if driver in ("gelsd", "gelss") else empty
+    residuals = empty
+    if m > n and driver != "gelsy" and bool(rd.all(ew.eq(ranks, n)).item()):
+        residuals = rd.sum(ew.square(ew.sub(matmul(A, solution), B)), -2)
+    if vector:
+        solution = mv.squeeze(solution, -1)
+        residuals = mv.squeeze(residuals, -1) if residuals.numel() else residuals
+    return Lstsq(solution, residuals, rank, values)
+
+
+def _check_pair_shapes(A: Tensor, B: Tensor) -> None:
+    if A.shape[-2] != B.shape[-2]:
+        raise RuntimeError(
+            f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), got A of shape "
+            f"{list(A.shape)} and B of shape {list(B.shape)}"
+        )
+
+
+def matrix_rank(
+    A: Tensor,
+    *,
+    atol: Any = None,
+    rtol: Any = None,
+    hermitian: bool = False,
+) -> Tensor:
+    """The number of singular values above max(atol, rtol * the largest), int64."""
+    check_matrix("linalg.matrix_rank", A)
+    m, n = A.shape[-2:]
+    s = ew.abs(eigh(A)[0]) if hermitian else svdvals(A)
+    if 0 in (m, n):
+        return cr.zeros(*A.shape[:-2], dtype=dtypes.int64, device=A.device)
+    cutoff = _cutoff(rd.amax(s, -1, keepdim=True), m, n, atol, rtol, A.dtype)
+    return rd.sum(ew.gt(s, cutoff).to(dtypes.int64), -1)
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """X with A X = B where A = L L^T (U^T U with ``upper``), ``torch.cholesky_solve``."""
+    check_square("cholesky_solve", L, "input2")
+    check_matrix("cholesky_solve", B, "input")
+    check_backends("cholesky_solve", (B, L))
+    factor = mT(L) if upper else L
+    factor, B = broadcast_batch("cholesky_solve", factor, B)
+    y = p.solve_triangular(factor, B, False, False)
+    return p.solve_triangular(mT(factor), y, True, False)
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """A^-1 where A = L L^T (U^T U with ``upper``), ``torch.cholesky_inverse``."""
+    check_square("cholesky_inverse", L, "input")
+    return cholesky_solve(to_batch(eye_like(L, L.shape[-1]), L.shape[:-2]), L, upper)
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """The inverse of A read as a matrix of its first ``ind`` dimensions by the rest, shaped
+    ``A.shape[ind:] + A.shape[:ind]``."""
+    rows, cols = A.shape[:ind], A.shape[ind:]
+    if ind <= 0 or math.prod(rows) != math.prod(cols):
+        raise RuntimeError(
+            f"linalg.tensorinv: Expected self to satisfy the requirement "
+            f"prod(self.shape[ind:]) == prod(self.shape[:ind]), but got {math.prod(cols)} != "
+            f"{math.prod(rows)} (shape {list(A.shape)}, ind={ind})"
+        )
+    square = mv.reshape(A, (math.prod(rows), math.prod(cols)))
+    return mv.reshape(inv(square), (*cols, *rows))
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims: tuple[int, ...] | None = None) -> Tensor:
+    """X with tensordot(A, X, X.ndim) = B; ``dims`` of A move to its end first."""
+    if dims is not None:
+        A = mv.movedim(A, tuple(dims), tuple(range(A.ndim - len(dims), A.ndim)))
+    result = A.shape[B.ndim :]
+    matrix = mv.reshape(A, (B.numel(), math.prod(result)))
+    return mv.reshape(solve(matrix, mv.reshape(B, (B.numel(),))), result)
