@@ -529,9 +529,49 @@ class Tensor:
             _mark_shared(t)
             t = t._alias_of
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """The values as a NumPy array (``np.asarray(t)``): a copy, except that ``copy=False``
+        gives a read-only view of the tensor's memory where the backend shares host memory
+        (NumPy; torch on the CPU), and raises ValueError where that needs a copy, as NumPy 2
+        expects."""
+        if copy is False:
+            return self._host_view_of(dtype)
         host = self.backend.to_host(self.native)
-        return host if dtype is None else host.astype(dtype)
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    def _host_view_of(self, dtype: Any) -> Any:
+        import numpy as np
+
+        host_view = getattr(self.backend, "host_view", None)
+        if isinstance(self.native, np.generic):  # a 0-d NumPy result: immutable, no memory
+            view = np.asarray(self.native)
+        else:
+            view = None if host_view is None else host_view(self.native)
+        if view is None or (dtype is not None and np.dtype(dtype) != view.dtype):
+            wanted = self.dtype.name if dtype is None else np.dtype(dtype).name
+            raise ValueError(
+                f"__array__: copy=False, but a {self.dtype.name} tensor on {self.device.name} "
+                f"cannot be seen as a NumPy {wanted} array without a copy; use "
+                "np.asarray(t) (copy=None) or t.numpy()"
+            )
+        view.flags.writeable = False  # the tensor's array is never written through NumPy
+        return view
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """The array API standard namespace of tensors, :mod:`tensorweaver.array_api`."""
+        from tensorweaver import array_api
+
+        if api_version is not None and api_version not in array_api.API_VERSIONS:
+            raise ValueError(
+                f"__array_namespace__: array API version {api_version!r} is not supported; "
+                f"use one of {', '.join(array_api.API_VERSIONS)} (or None: the latest)"
+            )
+        return array_api
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
+        """This tensor on ``device`` (a ``tw.device`` or spec), as the array API standard's
+        ``to_device``; ``stream`` is accepted and unused (transfers are synchronous)."""
+        return self.to(device)
 
     def item(self) -> Any:
         if self.numel() != 1:
@@ -603,11 +643,37 @@ class Tensor:
             "save them with tw.save(...) (safetensors)"
         )
 
-    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.native.__dlpack__(*args, **kwargs)
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """A DLPack capsule over this tensor's memory (``copy=True``: over a copy; a
+        ``dl_device`` other than the tensor's: over a copy there, where the backend can)."""
+        native = self._dlpack_native()
+        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        # Older producers take fewer keywords: pass only those given.
+        return native.__dlpack__(**{k: v for k, v in given.items() if v is not None})
 
-    def __dlpack_device__(self) -> Any:
-        return self.native.__dlpack_device__()
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack ``(device type, index)`` of this tensor's memory."""
+        return self._dlpack_native().__dlpack_device__()
+
+    def _dlpack_native(self) -> Any:
+        import numpy as np
+
+        native = self.native
+        if isinstance(native, np.generic):  # a 0-d NumPy result: a scalar has no DLPack
+            return np.asarray(native)
+        if str(native.dtype).rsplit(".", 1)[-1] != self.dtype.name:
+            raise BufferError(
+                f"__dlpack__: this backend keeps {self.dtype.name} as {native.dtype}, which "
+                f"DLPack would mislabel; convert first (t.float()) or use the torch backend"
+            )
+        return native
 
 
 class Size(tuple):
