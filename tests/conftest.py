@@ -4,8 +4,11 @@
 Test modules import torch themselves (the twins they compare with), before the torch plugin
 can set ``OMP_WAIT_POLICY=PASSIVE`` for it; spinning OpenMP threads make a torch test several
 times slower on a busy machine, so the suite sets the policy first, as the plugin would.
+SciPy reads ``SCIPY_ARRAY_API`` once, when first imported: the array API tests (SciPy and
+scikit-learn on tensors) need it set before any test imports SciPy.
 """
 
 import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("SCIPY_ARRAY_API", "1")

@@ -5,26 +5,24 @@ float64 with a fixed seed; tests marked ``cunumeric`` (every test, with
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from tw_backends import ALL, ALL_ON_CUNUMERIC, entered
+from tw_backends import deselect_unmarked_cunumeric, entered, parametrize_backend
 
-CUNUMERIC_MARK = "cunumeric"
+HERE = Path(__file__).parent
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", f"{CUNUMERIC_MARK}: also run this test on the cuPyNumeric backend"
-    )
+    config.addinivalue_line("markers", "cunumeric: also run this test on cuPyNumeric")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" not in metafunc.fixturenames:
-        return
-    marked = metafunc.definition.get_closest_marker(CUNUMERIC_MARK) is not None
-    on_cunumeric = marked or ALL_ON_CUNUMERIC
-    specs = [s for s in ALL if s != "cunumeric" or on_cunumeric]
-    metafunc.parametrize("backend", specs, indirect=True)
+    parametrize_backend(metafunc)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    deselect_unmarked_cunumeric(config, items, HERE)
 
 
 @pytest.fixture

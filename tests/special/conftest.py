@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tw_backends import ALL, ALL_ON_CUNUMERIC, entered
+from tw_backends import deselect_unmarked_cunumeric, entered, parametrize_backend
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent / "tensor"))
@@ -20,26 +20,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" in metafunc.fixturenames:
-        metafunc.parametrize("backend", ALL, indirect=True)
+    parametrize_backend(metafunc)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if ALL_ON_CUNUMERIC:
-        return
-
-    def deselected(item: pytest.Item) -> bool:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        return (
-            item.path.is_relative_to(HERE)
-            and params.get("backend") == "cunumeric"
-            and not item.get_closest_marker("cunumeric")
-        )
-
-    dropped = [item for item in items if deselected(item)]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item in items if item not in dropped]
+    deselect_unmarked_cunumeric(config, items, HERE)
 
 
 @pytest.fixture
