@@ -1,0 +1,13 @@
+"""``tw.compile``: a step captured once as a graph of backend primitives, then replayed.
+
+Modules: :mod:`.recorder` (records the calls a step makes on its backends),
+:mod:`.state` (what the step reads and writes, and its guards), :mod:`.graph` (the
+replay function generated from one recording), :mod:`.symbolic` (optimizer numbers the
+replay recomputes), :mod:`.differentiable` (a replayed forward with its recorded
+backward), :mod:`.compiled` (the cache of graphs, tracing and replay; :func:`compile`).
+"""
+
+from tensorweaver.compiler.compiled import CompiledFunction, CompileWarning, compile
+from tensorweaver.compiler.recorder import HostRead
+
+__all__ = ["CompileWarning", "CompiledFunction", "HostRead", "compile"]

@@ -1,0 +1,282 @@
+"""``tw.compile``: capture a step once, replay it while its guards hold."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import OrderedDict
+from typing import Any, Callable, Optional
+
+from tensorweaver.compiler import symbolic
+from tensorweaver.compiler.differentiable import DifferentiableGraph, differentiable_graph
+from tensorweaver.compiler.graph import Graph, GraphBuilder, StaleGraph, Unsupported
+from tensorweaver.compiler.recorder import Recorder
+from tensorweaver.compiler.state import StepState, describe_change
+from tensorweaver.selection import current_backend
+from tensorweaver.tensor import Tensor
+
+#: Graphs kept per compiled function (one per signature), least recently used dropped first.
+CACHE_SIZE = 8
+#: Traces in a row whose step changed its own signature before the function stays eager.
+_UNSTABLE_LIMIT = 3
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_EAGER = "eager"  # a cache entry: this signature runs eagerly
+_tracing: list[Recorder] = []
+
+
+class CompileWarning(UserWarning):
+    """A compiled function runs eagerly, or retraces more than it should."""
+
+
+class CompiledFunction:
+    """A function or module whose calls replay a recorded graph (see :func:`compile`)."""
+
+    def __init__(self, fn: Callable, fullgraph: bool, backend: Optional[str]) -> None:
+        self._fn = fn
+        self._fullgraph = fullgraph
+        self._eager_only = backend == "eager"
+        self._cache: OrderedDict[tuple, Any] = OrderedDict()
+        self._unstable = 0
+        self._pending: dict[tuple, Any] = {}  # graphs traced once, to be confirmed
+        self._stale: dict[tuple, int] = {}  # replays in a row stopped by StaleGraph
+        self._state: StepState | None = None  # the last call's, to reuse its roots
+        self.traces = 0  # how many times a call was traced (for tests and tuning)
+        functools.update_wrapper(self, fn, updated=())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._eager_only or _tracing:  # inside another trace: its recorder sees our ops
+            return self._fn(*args, **kwargs)
+        state = self._state = StepState(self._fn, args, kwargs, self._state)
+        key = state.signature(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is _EAGER:
+            return self._fn(*args, **kwargs)
+        if entry is not None and entry.ready():
+            self._cache.move_to_end(key)
+            try:
+                result = entry.run(args, kwargs)
+            except StaleGraph:
+                # A value the graph assumed changed (one the core read back to check an
+                # argument, or a comparison of a recomputed number): trace again.
+                self._stale[key] = stale = self._stale.get(key, 0) + 1
+                if stale >= _UNSTABLE_LIMIT:
+                    self._store(key, _EAGER)
+                    self._warn(
+                        "values the graph assumed (index bounds or class targets the core "
+                        "checks, comparisons of the learning rate or step count) change from "
+                        "call to call, so it runs eagerly for these inputs"
+                    )
+                    return self._fn(*args, **kwargs)
+            else:
+                self._stale.pop(key, None)
+                return result
+        return self._trace(state, key, args, kwargs)
+
+    def __get__(self, owner: Any, owner_type: Any = None) -> Any:
+        # ``@tw.compile`` on a method: bound to an instance, which becomes the first argument
+        return self if owner is None else functools.partial(self, owner)
+
+    def __getattr__(self, name: str) -> Any:
+        # A compiled module still answers .parameters(), .train(), .state_dict(), ...
+        if name == "_fn":
+            raise AttributeError(name)
+        return getattr(self._fn, name)
+
+    def graph_source(self) -> list[str]:
+        """The Python source of each cached graph (for reading what a replay does)."""
+        return [g.source for g in self._cache.values() if g is not _EAGER]
+
+    def _trace(self, state: StepState, key: tuple, args: tuple, kwargs: dict) -> Any:
+        self.traces += 1
+        builder = GraphBuilder(state.locations(args, kwargs), args, kwargs)
+        backends = {id(b): b for b in _backends(builder)}
+        recorder = Recorder(list(backends.values()), self._fullgraph)
+        lifted = symbolic.lift(state.optimizers, builder.bind, builder.guards)
+        _tracing.append(recorder)
+        try:
+            recorder.open()
+            result = self._fn(*args, **kwargs)
+        finally:
+            recorder.close()
+            _tracing.pop()
+            numbers = symbolic.lower(lifted, builder.bind)
+        if recorder.host_read is not None:
+            self._store(key, _EAGER)
+            self._warn(
+                f"the step reads tensor values into Python at {recorder.host_read} (.item(), "
+                "bool(tensor), print, ...), so it runs eagerly for these inputs; move that "
+                "read out of the compiled function to replay it"
+            )
+            return result
+        after = StepState(self._fn, args, kwargs).signature(args, kwargs)
+        if after != key:
+            # The step changed what it was specialised on (first step: gradients and
+            # optimizer state appear); the next call traces again from the new state.
+            self._unstable += 1
+            if self._unstable >= _UNSTABLE_LIMIT:
+                self._eager_only = True
+                self._warn(
+                    f"each call changes {describe_change(key, after)}, which the graph would "
+                    "bake in, so the function runs eagerly from now on"
+                )
+            return result
+        self._unstable = 0
+        try:
+            graph = self._graph(builder, recorder, result, numbers, args, kwargs)
+        except Unsupported as exc:
+            self._store(key, _EAGER)
+            self._warn(f"{exc}, so it runs eagerly for these inputs")
+            return result
+        # A graph is trusted once the next trace under the same signature gives the same
+        # graph: a Python value the guards do not cover (a number computed from the
+        # optimizer's state by other means than arithmetic, a counter on some object,
+        # host-side randomness copied in with from_host) would show as a changed constant.
+        previous = self._pending.pop(key, None)
+        if previous is None:
+            self._pending[key] = graph
+            if len(self._pending) > CACHE_SIZE:
+                del self._pending[next(iter(self._pending))]
+            return result
+        if not previous.same_as(graph):
+            self._store(key, _EAGER)
+            self._warn(
+                "two traces gave different graphs: a Python value that changes from call to "
+                "call reaches the backend as a constant (a number computed from the "
+                "optimizer state in a way the replay cannot recompute, an attribute of some "
+                "object, host-side randomness such as randperm), or values the core checks "
+                "(index bounds, class targets) changed, so it runs eagerly for these inputs"
+            )
+            return result
+        self._store(key, graph)
+        return result
+
+    def _graph(
+        self,
+        builder: GraphBuilder,
+        recorder: Recorder,
+        result: Any,
+        numbers: list[str],
+        args: tuple,
+        kwargs: dict,
+    ) -> Graph | DifferentiableGraph:
+        builder.find_holders(recorder.calls)
+        for call in recorder.calls:
+            builder.call(*call)
+        tail = builder.write_backs(args, kwargs) + numbers
+        if _needs_grad(result) and not any(".grad" in line for line in tail):
+            # A forward whose result autograd will differentiate later.
+            return differentiable_graph(builder, result, tail, recorder.backends, self._fullgraph)
+        return builder.build(tail, builder.result(result))
+
+    def _store(self, key: tuple, entry: Any) -> None:
+        self._cache[key] = entry
+        if len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+            self._warn(
+                f"more than {CACHE_SIZE} different signatures (shapes, dtypes, Python number "
+                "arguments, training flags, ...): the oldest graph was dropped and will be "
+                "traced again if needed; pass values that change as tensors"
+            )
+
+    def _warn(self, what: str) -> None:
+        name = getattr(self._fn, "__qualname__", type(self._fn).__name__)
+        warnings.warn(f"tw.compile({name}): {what}", CompileWarning, stacklevel=4)
+
+
+def _backends(builder: GraphBuilder) -> list[Any]:
+    """The backend objects the step may use: its tensors' and the current one."""
+    found = [current_backend()]
+    for _, _, value, _, _ in builder.watched:
+        if isinstance(value, Tensor):
+            found.append(value.backend)
+    return found
+
+
+def _needs_grad(value: Any) -> bool:
+    if isinstance(value, Tensor):
+        return value._node is not None
+    if type(value) in (tuple, list):
+        return any(_needs_grad(v) for v in value)
+    if type(value) is dict:
+        return any(_needs_grad(v) for v in value.values())
+    return False
+
+
+def compile(  # noqa: A001  (PyTorch's name)
+    model: Optional[Callable] = None,
+    *,
+    fullgraph: bool = False,
+    dynamic: Optional[bool] = None,
+    backend: Optional[str] = None,
+    mode: Optional[str] = None,
+    options: Optional[dict] = None,
+    disable: bool = False,
+) -> Any:
+    """Capture ``model`` (a function or module) once as a graph of backend primitives and
+    replay it (``torch.compile``'s spelling; also ``@tw.compile`` and ``@tw.compile(...)``).
+
+    The first calls for a given *signature* run eagerly while every primitive they reach
+    is recorded — the forward, the backward the tape runs, the optimizer's in-place
+    updates — with its inputs (arguments, parameters, buffers, gradients, optimizer state)
+    and what it rebinds. Once two consecutive traces give the same graph (so no Python
+    value that changes between calls was baked in), later calls check their guards (grad
+    mode, default dtype and device; each argument's shape, dtype, device and
+    ``requires_grad``, Python numbers among the arguments by value, which arguments share
+    an array; each module's training flags, the identity and metadata of its parameters
+    and buffers and their gradients; the optimizer's settings and state) and run the
+    recorded primitives directly on the backend: no Tensor, autograd or promotion work per
+    op, every value freed after its last use. A changed guard traces again (8 graphs are
+    kept, with a warning when more are needed).
+
+    Python floats of the optimizer state (Adam's ``step``) and each group's ``lr`` are
+    recomputed by the graph rather than guarded (:mod:`tensorweaver.compiler.symbolic`),
+    so neither the step count nor a learning-rate schedule retraces. Values the core reads
+    back to check arguments (index bounds, class targets) are compared on replay, which
+    traces again when they differ (random draws made before that point are then not
+    repeated as eagerly). Random primitives are called again on replay, so dropout draws
+    fresh masks from the backend's generator, as the eager step does after the same
+    ``tw.manual_seed``. A step that changes a guard itself (the first step creates
+    gradients and optimizer state) traces again on the next call; one that changes it on
+    every call, or whose two traces differ, runs eagerly, with a warning.
+
+    A function that returns one tensor requiring grad and runs no backward itself (a
+    module's forward, in training) is recorded with the backward the tape runs for it: the
+    replayed result carries an autograd node whose backward replays that graph, so
+    ``loss.backward()`` outside fills ``.grad`` of parameters and inputs as eagerly (not
+    twice differentiable: ``create_graph=True`` through it raises).
+
+    Limits of this version: a step that reads tensor values into Python (``.item()``,
+    ``bool(tensor)``, ``if x > 0``, ``print``) is not split into graphs: it runs eagerly
+    for that signature, with one warning naming the line (``fullgraph=True`` raises there
+    instead). Shapes are always specialised (``dynamic`` is accepted
+    and ignored); ``mode`` and ``options`` have no effect yet; ``backend`` None,
+    ``"inductor"`` or ``"tensorweaver"`` is the replay, ``"eager"`` (or ``disable=True``)
+    runs the function as it is. Compiling a module wraps its ``__call__`` (other
+    attributes are the module's); the module itself is unchanged.
+
+    Values are recognised by identity. A tensor the code reaches other than through its
+    arguments, the modules and optimizers it names or reaches through them, and tensors
+    it names directly is found by a search of live tensors; such a tensor that the step
+    rebinds, and tensors the step stores anywhere but in parameters, buffers, gradients,
+    optimizer state and arguments, are not updated by a replay. Python values read from
+    other objects are baked in (one that changes every call is caught by the two-trace
+    check, one that changes rarely is not): pass them as arguments. Python side effects
+    (appending to a list, counting, logging) happen only on the calls that trace. Recording
+    shadows the backend object's methods, so another thread using that backend during a
+    trace is recorded too.
+    """
+    if mode not in _MODES:
+        raise ValueError(f"tw.compile: unknown mode {mode!r}; expected one of {_MODES}")
+    if backend not in (None, "eager", "inductor", "tensorweaver"):
+        raise ValueError(
+            f"tw.compile: unknown backend {backend!r}; expected None, 'inductor' or "
+            "'tensorweaver' (the replay), or 'eager' (no capture)"
+        )
+    del dynamic, options
+
+    def wrap(fn: Callable) -> Any:
+        if not callable(fn):
+            raise TypeError(f"tw.compile: expected a function or module, got {type(fn).__name__}")
+        return CompiledFunction(fn, fullgraph, "eager" if disable else backend)
+
+    return wrap if model is None else wrap(model)

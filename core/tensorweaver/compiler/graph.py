@@ -1,0 +1,317 @@
+"""Building a replay function from one recorded step.
+
+The graph is emitted as Python source, one line per recorded backend call
+(``v7 = F2(v3, v5, C1)``), in the order the eager step made them: reading the step's
+inputs from their locations first, then the calls, ``del`` of each value after its last
+use (so memory is freed as early as eagerly, often earlier), then the write-backs (a
+parameter's new array, a new ``.grad``, new optimizer state) and the return value. Running
+it costs one Python call per primitive and nothing else: no Tensor, autograd node, dtype
+promotion or argument check. :attr:`Graph.source` shows it.
+
+Values are recognised by object identity: an array a recorded call returned, one a location
+held when the step began (an input), or anything else (a constant, baked in). An array no
+location explains is looked for among live tensors (a tensor the code reaches in a way the
+roots do not show); found, it becomes an input read from that tensor.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+from tensorweaver.compiler.recorder import HOST_READS
+from tensorweaver.compiler.symbolic import Sym
+from tensorweaver.tensor import Tensor
+
+_SCALARS = (bool, int, float, complex, str, type(None))
+_GLOBAL_NAME = re.compile(r"\b[CFH]\d+\b")
+_VARIABLE = re.compile(r"\bv\d+\b")
+#: Calls replayed even on constant arguments: random draws, writes, copies of host memory
+#: (which may change between steps) and reads back to the host (checks).
+_HOST_COPIES = frozenset({"from_host", "wrap_host", "from_dlpack"})
+_NOT_FOLDABLE = frozenset({"seed", "write_into"}) | _HOST_COPIES | HOST_READS
+
+
+class StaleGraph(Exception):
+    """A value the core read back while tracing (an argument check) differs on replay."""
+
+
+def _check(host: Any, traced: np.ndarray) -> None:
+    if not (host.shape == traced.shape and np.array_equal(host, traced)):
+        raise StaleGraph
+
+
+class Unsupported(Exception):
+    """The step did something a replay cannot repeat (the reason is the message)."""
+
+
+def _new(native: Any, backend: Any, dtype: Any, requires_grad: bool) -> Tensor:
+    t = Tensor(native, backend, dtype)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+class Graph:
+    """A replay function and the checks it needs beyond the signature."""
+
+    def __init__(self, run: Callable, source: str, checks: list[tuple]) -> None:
+        self.run = run
+        self.source = source
+        self.checks = checks  # (tensor, shape, dtype) for tensors found outside the roots
+
+    def ready(self) -> bool:
+        return all(t.shape == s and t.dtype is d for t, s, d in self.checks)
+
+    def same_as(self, other: Graph) -> bool:
+        """Whether ``other`` does the same calls on the same constants and holders."""
+        text, objects = self._canonical()
+        other_text, other_objects = other._canonical()
+        return text == other_text and all(map(_equal, objects, other_objects))
+
+    def _canonical(self) -> tuple[str, list]:
+        """The source with global names numbered by first use (a trace that found a
+        constant in a cache binds fewer names), and the objects they stand for."""
+        order: dict[str, str] = {}
+        for name in _GLOBAL_NAME.findall(self.source):
+            order.setdefault(name, f"{name[0]}_{len(order)}")
+        text = _GLOBAL_NAME.sub(lambda m: order[m.group(0)], self.source)
+        names = self.run.__globals__
+        return text, [names[n] for n in order]
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if hasattr(a, "shape") and hasattr(a, "dtype"):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+    try:
+        return bool(a == b) or (a != a and b != b)
+    except Exception:  # objects that do not compare: only the same one is equal
+        return False
+
+
+class GraphBuilder:
+    """Collects a step's locations before it runs, and turns its calls into a :class:`Graph`."""
+
+    def __init__(self, locations: list[tuple[Any, str]], args: tuple, kwargs: dict) -> None:
+        self.globals: dict[str, Any] = {"_new": _new, "_check": _check, "StaleGraph": StaleGraph}
+        self.guards: list[tuple[str, bool]] = []  # comparisons of lifted numbers (symbolic.py)
+        self._bound: dict[int, str] = {}
+        self.names: dict[int, str] = {}  # id(value) -> the variable holding it
+        self.sources: dict[int, str] = {}  # id(input array) -> the expression reading it
+        self.prelude: list[str] = []
+        self.lines: list[tuple[list[str], set[str], str, bool]] = []
+        self.checks: list[tuple] = []
+        self._vars = 0
+        self._uses: set[str] = set()
+        self.watched: list[tuple[str, Callable, Any, Any, Any]] = []
+        # A backward graph's builder: the forward's builder, whose values it takes from
+        # ``args[0]`` (``saved``, in order) as the forward returns them.
+        self.outer: GraphBuilder | None = None
+        self.saved: list[Any] = []
+        for holder, suffix in locations:
+            self._watch(holder, suffix, args, kwargs)
+
+    # -- naming -------------------------------------------------------------------------
+
+    def bind(self, obj: Any, prefix: str = "C") -> str:
+        """A global name for ``obj`` in the generated code."""
+        name = self._bound.get(id(obj))
+        if name is None:
+            name = self._bound[id(obj)] = f"{prefix}{len(self._bound)}"
+            self.globals[name] = obj
+        return name
+
+    def _var(self) -> str:
+        self._vars += 1
+        return f"v{self._vars}"
+
+    def _watch(self, holder: Any, suffix: str, args: tuple, kwargs: dict) -> None:
+        expr = suffix if holder is None else self.bind(holder, "H") + suffix
+        getter = eval(f"lambda args, kwargs: {expr}", self.globals)  # noqa: S307 (our text)
+        value = getter(args, kwargs)
+        native = value.native if isinstance(value, Tensor) else value
+        if isinstance(value, Tensor):
+            self.sources.setdefault(id(native), f"{expr}.native")
+        elif value is not None:
+            self.sources.setdefault(id(native), expr)
+        dtype = value.dtype if isinstance(value, Tensor) else None
+        self.watched.append((expr, getter, value, native, dtype))
+
+    # -- values -------------------------------------------------------------------------
+
+    def value(self, obj: Any) -> str:
+        """The expression for ``obj`` as an argument of a call."""
+        if type(obj) is Sym:
+            return f"({obj.expr})"
+        key = id(obj)
+        name = self.names.get(key)
+        if name is None and key not in self.sources and self.outer and self.outer.knows(key):
+            self.sources[key] = f"args[0][{len(self.saved)}]"
+            self.saved.append(obj)
+        if name is None and key in self.sources:
+            name = self.names[key] = self._var()
+            self.prelude.append(f"{name} = {self.sources[key]}")
+        if name is not None:
+            self._uses.add(name)
+            return name
+        if type(obj) in (tuple, list):
+            parts = [self.value(v) for v in obj]
+            if all(p.startswith("C") for p in parts):
+                return self.bind(obj)
+            inner = ", ".join(parts)
+            return f"({inner},)" if type(obj) is tuple else f"[{inner}]"
+        if type(obj) is dict:
+            parts = {k: self.value(v) for k, v in obj.items()}
+            if all(p.startswith("C") for p in parts.values()):
+                return self.bind(obj)
+            return "{" + ", ".join(f"{self.bind(k)}: {p}" for k, p in parts.items()) + "}"
+        return self.bind(obj)
+
+    def knows(self, key: int) -> bool:
+        """Whether the object with id ``key`` is a value of this graph (not a constant)."""
+        return key in self.names or key in self.sources
+
+    def find_holders(self, calls: list[tuple]) -> None:
+        """Make inputs of the arrays ``calls`` take that neither a call made nor a location
+        held but a live tensor holds (one search of the heap); the rest are constants.
+
+        An array of one or more axes that no tensor holds any more, taken by a call other
+        than a copy from the host, was most likely a tensor's before the step rebound it
+        (a parameter of a module the roots do not reach): baking it in would be wrong.
+        """
+        made: set[int] = set()
+        unknown: dict[int, bool] = {}  # id -> whether a rebound tensor's array is suspected
+        for _, name, args, kwargs, result in calls:
+            for obj in _leaves((args, kwargs)):
+                key = id(obj)
+                if key in made or key in self.sources or not hasattr(obj, "shape"):
+                    continue
+                if self.outer is None or not (self.outer.knows(key) or key in self.outer._bound):
+                    suspect = name not in _HOST_COPIES and len(obj.shape) > 0
+                    unknown[key] = unknown.get(key, False) or suspect
+            made.update(id(obj) for obj in _leaves(result))
+        if not unknown:
+            return
+        for obj in gc.get_objects():
+            # type(), not isinstance: some objects' __class__ is a property with effects
+            if issubclass(type(obj), Tensor) and id(obj.native) in unknown:
+                del unknown[id(obj.native)]
+                self.checks.append((obj, obj.shape, obj.dtype))
+                self._watch(obj, "", (), {})
+        if any(unknown.values()):
+            raise Unsupported(
+                "it uses a tensor reached through an object tw.compile does not follow, and "
+                "rebinds it (a parameter of a module held in an attribute of an object that "
+                "is not an argument, say); pass that object, module or optimizer as an "
+                "argument or name it in the function"
+            )
+
+    def _produced(self, result: Any, name: str) -> None:
+        if type(result) in _SCALARS:
+            return
+        self.names[id(result)] = name
+        if type(result) in (tuple, list):
+            for i, item in enumerate(result):
+                if type(item) not in _SCALARS:
+                    sub = self._var()
+                    self.lines.append(([sub], {name}, f"{sub} = {name}[{i}]", True))
+                    self._produced(item, sub)
+
+    # -- building -----------------------------------------------------------------------
+
+    def call(self, backend: Any, name: str, args: tuple, kwargs: dict, result: Any) -> None:
+        self._uses = set()
+        values = [self.value(a) for a in args] + [self.value(v) for v in kwargs.values()]
+        if values and all(v.startswith("C") for v in values) and _foldable(name):
+            return  # computed from constants only: its result is a constant too
+        parts = values[: len(args)] + [f"{k}={v}" for k, v in zip(kwargs, values[len(args) :])]
+        fn = self.bind(getattr(backend, name), "F")
+        target = self._var()
+        self.lines.append(([target], self._uses, f"{target} = {fn}({', '.join(parts)})", False))
+        self._produced(result, target)
+        if name in HOST_READS:
+            # The core's own check read values: the replay holds only while they repeat.
+            traced = self.bind(np.array(result, copy=True))
+            self.lines.append(([], {target}, f"_check({target}, {traced})", False))
+
+    def tensor(self, t: Tensor, requires_grad: bool = False) -> str:
+        native = self.value(t.native)
+        return f"_new({native}, {self.bind(t.backend)}, {self.bind(t.dtype)}, {requires_grad})"
+
+    def result(self, value: Any) -> str:
+        """The expression that rebuilds the step's return value."""
+        if isinstance(value, Tensor):
+            return self.tensor(value)
+        if type(value) in (tuple, list):
+            inner = ", ".join(self.result(v) for v in value)
+            return f"({inner},)" if type(value) is tuple else f"[{inner}]"
+        if type(value) is dict:
+            return (
+                "{" + ", ".join(f"{self.bind(k)}: {self.result(v)}" for k, v in value.items()) + "}"
+            )
+        if type(value) in _SCALARS:
+            return self.bind(value)
+        raise Unsupported(
+            f"it returned a {type(value).__name__}; a compiled step may return tensors, "
+            "Python numbers and tuples, lists or dicts of them"
+        )
+
+    def write_backs(self, args: tuple, kwargs: dict) -> list[str]:
+        """Assignments that leave every location as the traced step left it."""
+        out = []
+        for expr, getter, before, native, dtype in self.watched:
+            now = getter(args, kwargs)
+            if now is before and not isinstance(now, Tensor):
+                continue
+            if now is None:
+                out.append(f"{expr} = None")
+            elif now is before:
+                if now.native is not native:
+                    if now.shape != native.shape or now.dtype is not dtype:
+                        raise Unsupported(f"it changed the shape or dtype of {expr}")
+                    out.append(f"{expr}.native = {self.value(now.native)}")
+            elif isinstance(now, Tensor):
+                out.append(f"{expr} = {self.tensor(now, now.requires_grad)}")
+            else:
+                raise Unsupported(f"it replaced {expr} with a {type(now).__name__}")
+        return out
+
+    def build(self, tail: list[str], returned: str) -> Graph:
+        """The graph: the recorded calls, then ``tail`` (write-backs), returning ``returned``."""
+        live = set(_VARIABLE.findall("\n".join(tail + [returned])))
+        body: list[str] = []
+        for targets, uses, text, pure in reversed(self.lines):
+            if pure and not live.intersection(targets):
+                continue
+            dead = sorted(n for n in uses.union(targets) if n not in live)
+            if dead:
+                body.append(f"del {', '.join(dead)}")
+            body.append(text)
+            live.update(uses)
+        checks = [f"if {expr} is not {result}: raise StaleGraph" for expr, result in self.guards]
+        lines = checks + self.prelude + body[::-1] + tail + [f"return {returned}"]
+        source = "def replay(args, kwargs):\n" + "".join(f"    {s}\n" for s in lines)
+        exec(compile(source, "<tw.compile replay>", "exec"), self.globals)  # noqa: S102
+        return Graph(self.globals["replay"], source, self.checks)
+
+
+def _foldable(name: str) -> bool:
+    """Whether a call of ``name`` on constants gives the same result on every replay."""
+    return name not in _NOT_FOLDABLE and not any(w in name for w in ("random", "dropout", "rnn"))
+
+
+def _leaves(value: Any) -> list[Any]:
+    """The objects in ``value``, looking into tuples, lists and dicts."""
+    if type(value) in (tuple, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    if type(value) is dict:
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    return [value]

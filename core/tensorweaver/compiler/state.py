@@ -1,0 +1,262 @@
+"""What a compiled step reads and writes, and the guards a replay checks.
+
+A step's tensors are reached from *roots*: its arguments (and the attributes of an object
+passed in, like a compiled method's ``self``), the objects its code names (closure cells,
+globals its code uses, a bound method's ``self`` and that object's attributes), and, for a
+compiled module, the module. From modules come parameters and buffers, from optimizers
+their parameters and per-parameter state. Each tensor the step can read or rebind has a
+*location*: a Python expression (``H3.grad``, ``H5['exp_avg']``, ``args[0]``) that the
+generated replay reads and assigns.
+
+The *signature* is everything the trace specialised on; a replay runs only under an equal
+one: grad mode, default dtype, autocast dtype and default device; each argument's type,
+shape, dtype, device and ``requires_grad`` (Python scalars by value) and which arguments
+share an array; each module's training flags and the identity and metadata of its
+parameters and buffers (and of their gradients); each optimizer's hyperparameters and
+state (Python numbers by value, except the floats :mod:`.symbolic` recomputes).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from tensorweaver.amp import autocast_dtype
+from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.nn.modules.module import Module
+from tensorweaver.ops.creation import get_default_dtype
+from tensorweaver.optim.optimizer import Optimizer
+from tensorweaver.selection import current_backend
+from tensorweaver.tensor import Tensor
+
+_SCALARS = (bool, int, float, complex, str, type(None))
+
+
+def _meta(t: Any) -> Any:
+    if t is None:
+        return None
+    return (t.shape, t.dtype, id(t.backend), t.requires_grad)
+
+
+def _tensor_sig(t: Tensor) -> tuple:
+    return (id(t), _meta(t), _meta(t.grad))
+
+
+def _freeze(value: Any, arrays: list | None = None) -> Any:
+    """A hashable picture of an argument: what a replay may assume stays the same.
+
+    ``arrays`` collects the id of each tensor's array (and host array) met, in order.
+    """
+    cls = type(value)
+    if cls is Tensor or isinstance(value, Tensor):  # the common case first
+        if arrays is not None:
+            arrays.append(id(value.native))
+        grad = value.grad
+        return (
+            value.shape,
+            value.dtype,
+            id(value.backend),
+            value.requires_grad,
+            None if grad is None else _meta(grad),
+        )
+    if cls in _SCALARS:
+        return (cls, value)
+    if cls in (tuple, list):
+        return (cls, tuple(_freeze(v, arrays) for v in value))
+    if cls is dict:
+        return (dict, tuple((k, _freeze(v, arrays)) for k, v in value.items()))
+    if isinstance(value, np.ndarray):
+        if arrays is not None:
+            arrays.append(id(value))
+        return ("A", value.shape, value.dtype.str)
+    return ("O", id(value))
+
+
+def _sharing(arrays: list) -> tuple | None:
+    """Which arguments hold the same array (the graph reads such an input once), or None."""
+    if len(set(arrays)) == len(arrays):
+        return None
+    return tuple(arrays.index(a) for a in arrays)
+
+
+def _referenced(fn: Callable) -> list[Any]:
+    """The objects ``fn``'s code can reach without arguments."""
+    found: list[Any] = []
+    owner = getattr(fn, "__self__", None)
+    if owner is not None:
+        found.append(owner)
+        found.extend(getattr(owner, "__dict__", {}).values())
+    if isinstance(fn, Module):
+        found.append(fn)
+    func = getattr(fn, "__func__", fn)
+    code = getattr(func, "__code__", None)
+    if code is not None:
+        for cell in getattr(func, "__closure__", None) or ():
+            try:
+                found.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                continue
+        names = func.__globals__
+        found.extend(names[n] for n in code.co_names if n in names)
+    return found
+
+
+class StepState:
+    """The roots of one call of a compiled step, their locations and signature."""
+
+    def __init__(
+        self, fn: Callable, args: tuple, kwargs: dict, previous: StepState | None = None
+    ) -> None:
+        self.referenced = _referenced(fn)
+        if previous is not None and _same_objects(self.referenced, previous.referenced):
+            # The code names the same objects as on the last call (no containers among
+            # them, whose contents might have changed): the same modules and optimizers.
+            self._fixed = previous._fixed
+        else:
+            self.modules, self.optimizers, self.tensors = [], [], []
+            seen: set[int] = set()
+            for obj in self.referenced:
+                self._classify(obj, seen, depth=2, fixed=True)
+            self._fixed = (self.modules, self.optimizers, self.tensors)
+        self.modules: list[Module] = list(self._fixed[0])
+        self.optimizers: list[Optimizer] = list(self._fixed[1])
+        self.tensors: list[Tensor] = list(self._fixed[2])  # named by the code, not in a module
+        if kwargs or not all(type(a) is Tensor or type(a) in _SCALARS for a in args):
+            seen = {id(x) for x in self.modules + self.optimizers + self.tensors}
+            for obj in (args, kwargs):  # their tensors are located by their place in the call
+                self._classify(obj, seen, depth=3, fixed=False)
+
+    def _classify(self, obj: Any, seen: set[int], depth: int, fixed: bool) -> None:
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, Module):
+            self.modules.append(obj)
+        elif isinstance(obj, Optimizer):
+            self.optimizers.append(obj)
+        elif isinstance(obj, Tensor):
+            if fixed:
+                self.tensors.append(obj)
+        elif depth and type(obj) in (tuple, list):
+            for item in obj:
+                self._classify(item, seen, depth - 1, fixed)
+        elif depth and type(obj) is dict:
+            for item in obj.values():
+                self._classify(item, seen, depth - 1, fixed)
+        elif not fixed and type(obj) not in _SCALARS and hasattr(obj, "__dict__"):
+            # An object passed in (``self`` of a compiled method): its attributes are roots.
+            for item in vars(obj).values():
+                self._classify(item, seen, depth=1, fixed=True)
+
+    def signature(self, args: tuple, kwargs: dict) -> tuple:
+        """Everything the trace specialised on (see the module's docstring)."""
+        modules = tuple(
+            (
+                tuple(m.training for m in module.modules()),
+                tuple(_tensor_sig(p) for p in module.parameters()),
+                tuple(_tensor_sig(b) for b in module.buffers()),
+            )
+            for module in self.modules
+        )
+        optimizers = tuple(_optimizer_sig(opt) for opt in self.optimizers)
+        arrays: list[int] = []
+        return (
+            is_grad_enabled(),
+            (get_default_dtype(), autocast_dtype()),
+            id(current_backend()),
+            _freeze(args, arrays),
+            _freeze(kwargs, arrays),
+            _sharing(arrays),
+            modules,
+            optimizers,
+            tuple(_tensor_sig(t) for t in self.tensors),
+        )
+
+    def locations(self, args: tuple, kwargs: dict) -> list[tuple[Any, str]]:
+        """``(holder, expression)`` for every tensor location the step may read or rebind:
+        the expression follows the holder's name, or stands alone (holder None) on
+        ``args`` and ``kwargs``."""
+        out: list[tuple[Any, str]] = []
+        fixed: dict[int, Tensor] = {}
+        for module in self.modules:
+            for t in list(module.parameters()) + list(module.buffers()):
+                fixed.setdefault(id(t), t)
+        for opt in self.optimizers:
+            for group in opt.param_groups:
+                for p in group["params"]:
+                    fixed.setdefault(id(p), p)
+                    state = opt.state.get(p)
+                    for key, value in (state or {}).items():
+                        if isinstance(value, Tensor):
+                            out.append((state, f"[{key!r}]"))
+        for t in self.tensors:
+            fixed.setdefault(id(t), t)
+        for t in fixed.values():
+            out.append((t, ""))
+            out.append((t, ".grad"))
+        _argument_locations(args, "args", out)
+        _argument_locations(kwargs, "kwargs", out)
+        return out
+
+
+def _argument_locations(value: Any, path: str, out: list[tuple[Any, str]]) -> None:
+    if isinstance(value, Tensor):
+        out.append((None, path))
+        out.append((None, f"{path}.grad"))
+    elif isinstance(value, np.ndarray):
+        out.append((None, path))
+    elif type(value) in (tuple, list):
+        for i, item in enumerate(value):
+            _argument_locations(item, f"{path}[{i}]", out)
+    elif type(value) is dict:
+        for key, item in value.items():
+            _argument_locations(item, f"{path}[{key!r}]", out)
+
+
+def _same_objects(now: list, before: list) -> bool:
+    return len(now) == len(before) and all(
+        a is b and type(a) not in (tuple, list, dict) for a, b in zip(now, before)
+    )
+
+
+def _optimizer_sig(opt: Optimizer) -> tuple:
+    groups = []
+    for group in opt.param_groups:
+        settings = tuple(
+            (k, float if k == "lr" and type(v) is float else _freeze(v))
+            for k, v in group.items()
+            if k != "params" and not callable(v)
+        )
+        state = []
+        for p in group["params"]:
+            entry = opt.state.get(p)
+            state.append(
+                None if entry is None else tuple((k, _state_sig(v)) for k, v in entry.items())
+            )
+        groups.append((tuple(id(p) for p in group["params"]), settings, tuple(state)))
+    return tuple(groups)
+
+
+def _state_sig(value: Any) -> Any:
+    """Floats in optimizer state are computed by the replay (symbolic.py): only their type
+    counts."""
+    if isinstance(value, Tensor):
+        return _meta(value)
+    return float if type(value) is float else _freeze(value)
+
+
+def describe_change(before: tuple, after: tuple) -> str:
+    """Which part of a signature a step itself changed (for a warning)."""
+    names = (
+        "the grad mode",
+        "the default dtype or autocast",
+        "the default device",
+        "the arguments",
+        "the keyword arguments",
+        "which arguments share an array",
+        "a module (training flags, parameters, buffers or their gradients)",
+        "an optimizer's settings or state (e.g. a Python number such as Adam's 'step')",
+        "a tensor the function uses",
+    )
+    return ", ".join(n for n, a, b in zip(names, before, after) if a != b) or "nothing"
