@@ -3,8 +3,9 @@
 Each ``fused_<name>`` returns ``(output, saved)`` and ``fused_<name>_backward(saved,
 grad_output, needs)`` returns the gradients of the array inputs, in argument order (None,
 not computed, where ``needs`` says an input wants none). Convolution
-is im2col: a strided window view of the padded input, then one tensordot (BLAS) per group;
-its input gradient adds the column gradients back window offset by window offset.
+is im2col: one strided copy of the padded input's windows, then one batched matmul (BLAS);
+the columns are saved for the weight gradient, and the input gradient adds the column
+gradients back kernel offset by kernel offset. Max pooling works offset by offset too.
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ def _windows(xp: A, kernel: Pair, stride: Pair, dilation: Pair) -> A:
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     span = ((kh - 1) * dh + 1, (kw - 1) * dw + 1)
     return sliding_window_view(xp, span, axis=(2, 3))[:, :, ::sh, ::sw, ::dh, ::dw]
+
+
+def _offset(a: A, at: Pair, size: Pair, stride: Pair, dilation: Pair) -> A:
+    """The (N, C, OH, OW) view of ``a`` at kernel offset ``at`` of every window."""
+    (i, j), (oh, ow), (sh, sw), (dh, dw) = at, size, stride, dilation
+    rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+    cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
+    return a[:, :, rows, cols]
 
 
 def _max_along(x: A, axis: int) -> A:
@@ -132,47 +141,38 @@ class FusedOps:
         groups: int,
     ) -> tuple[A, tuple]:
         o, cg, kh, kw = weight.shape
-        og = o // groups
         xp = _pad_hw(x, padding, 0)
-        cols = _windows(xp, (kh, kw), stride, dilation)
-        n, _, oh, ow = cols.shape[:4]
-        out = np.empty((n, o, oh, ow), dtype=x.dtype)
-        for g in range(groups):
-            ci, oi = slice(g * cg, (g + 1) * cg), slice(g * og, (g + 1) * og)
-            # (N, OH, OW, og) from windows (N, cg, OH, OW, kh, kw) and weight (og, cg, kh, kw)
-            part = np.tensordot(cols[:, ci], weight[oi], axes=((1, 4, 5), (1, 2, 3)))
-            out[:, oi] = part.transpose(0, 3, 1, 2)
+        win = _windows(xp, (kh, kw), stride, dilation)
+        n, c, oh, ow = win.shape[:4]
+        # Columns as (N, C, kh, kw, OH, OW) in one strided copy: per sample and group, a
+        # (cg*kh*kw, OH*OW) matrix, so one batched matmul gives (N, O, OH*OW), already NCHW.
+        cols = np.empty((n, c, kh, kw, oh, ow), dtype=x.dtype)
+        np.copyto(cols, win.transpose(0, 1, 4, 5, 2, 3))
+        cols = cols.reshape(n, groups, cg * kh * kw, oh * ow)
+        out = np.matmul(weight.reshape(groups, o // groups, -1), cols).reshape(n, o, oh, ow)
         if bias is not None:
             out += bias.reshape(1, o, 1, 1)
-        return out, (x.shape, xp, weight, stride, padding, dilation, groups)
+        return out, (x.shape, xp.shape, cols, weight, stride, padding, dilation)
 
     @quiet
     def fused_conv2d_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple:
-        x_shape, xp, weight, stride, padding, dilation, groups = saved
+        x_shape, xp_shape, cols, weight, stride, padding, dilation = saved
         o, cg, kh, kw = weight.shape
-        og = o // groups
-        (sh, sw), (dh, dw) = stride, dilation
-        cols = _windows(xp, (kh, kw), stride, dilation)
-        n, c, oh, ow = cols.shape[:4]
-        grad_w = np.empty_like(weight) if needs[1] else None
-        grad_cols = np.empty((n, c, kh, kw, oh, ow), dtype=grad.dtype) if needs[0] else None
-        for g in range(groups):
-            ci, oi = slice(g * cg, (g + 1) * cg), slice(g * og, (g + 1) * og)
-            if grad_w is not None:
-                grad_w[oi] = np.tensordot(grad[:, oi], cols[:, ci], axes=((0, 2, 3), (0, 2, 3)))
-            if grad_cols is not None:
-                # (cg, kh, kw, N, OH, OW) -> (N, cg, kh, kw, OH, OW)
-                part = np.tensordot(weight[oi], grad[:, oi], axes=((0,), (1,)))
-                grad_cols[:, ci] = part.transpose(3, 0, 1, 2, 4, 5)
+        n, groups, _, _ = cols.shape
+        oh, ow = grad.shape[2:]
+        g = grad.reshape(n, groups, o // groups, oh * ow)
+        grad_w = None
+        if needs[1]:  # the forward's columns, reused
+            grad_w = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(0).reshape(weight.shape)
         grad_b = grad.sum((0, 2, 3)) if needs[2] else None
-        if grad_cols is None:
+        if not needs[0]:
             return None, grad_w, grad_b
-        grad_xp = np.zeros(xp.shape, dtype=grad.dtype)
+        w_t = weight.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+        grad_cols = np.matmul(w_t, g).reshape(n, groups * cg, kh, kw, oh, ow)
+        grad_xp = np.zeros(xp_shape, dtype=grad_cols.dtype)
         for i in range(kh):
             for j in range(kw):
-                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
-                colsl = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
-                grad_xp[:, :, rows, colsl] += grad_cols[:, :, i, j]
+                _offset(grad_xp, (i, j), (oh, ow), stride, dilation)[...] += grad_cols[:, :, i, j]
         (ph, pw), (h, w) = padding, x_shape[2:]
         return grad_xp[:, :, ph : ph + h, pw : pw + w], grad_w, grad_b
 
@@ -181,22 +181,42 @@ class FusedOps:
     def fused_max_pool2d(self, x: A, kernel: Pair, stride: Pair, padding: Pair) -> tuple[A, tuple]:
         fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         xp = _pad_hw(x, padding, fill)
-        win = _windows(xp, kernel, stride, (1, 1))
-        n, c, oh, ow = win.shape[:4]
-        flat = win.reshape(n, c, oh, ow, kernel[0] * kernel[1])  # -1 fails on an empty batch
-        # argmax takes the first maximum (NaN counts as one), where PyTorch sends the gradient.
-        first = flat.argmax(axis=-1)
-        out = np.take_along_axis(flat, first[..., None], axis=-1)[..., 0]
-        return out, (x.shape, xp.shape, first, kernel, stride, padding)
+        (kh, kw), (sh, sw) = kernel, stride
+        size = ((xp.shape[2] - kh) // sh + 1, (xp.shape[3] - kw) // sw + 1)
+        # The maximum over the kernel's offsets, each a strided view of the whole batch:
+        # a few elementwise passes, where a window axis would need a copy. NaN propagates.
+        views = [_offset(xp, at, size, stride, (1, 1)) for at in np.ndindex(kh, kw)]
+        out = np.maximum(views[0], views[1]) if len(views) > 1 else views[0].copy()
+        for view in views[2:]:
+            np.maximum(out, view, out=out)
+        return out, (x.shape, xp, out, kernel, stride, padding)
 
     def fused_max_pool2d_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple[A]:
-        x_shape, xp_shape, first, (kh, kw), (sh, sw), (ph, pw) = saved
-        n, c, oh, ow = first.shape
-        rows = np.arange(oh)[:, None] * sh + first // kw
-        cols = np.arange(ow) * sw + first % kw
-        grad_xp = np.zeros(xp_shape, dtype=grad.dtype)
-        batch = np.arange(n)[:, None, None, None]
-        chan = np.arange(c)[None, :, None, None]
-        np.add.at(grad_xp, (batch, chan, rows, cols), grad)  # overlapping windows accumulate
+        x_shape, xp, out, (kh, kw), stride, (ph, pw) = saved
+        size, (sh, sw) = out.shape[2:], stride
+        # Each window's gradient goes to its first maximum (row by row), as PyTorch's does.
+        nan = out.dtype.kind == "f" and bool(np.isnan(out).any())
+        finite = grad.dtype.kind != "f" or bool(np.isfinite(grad).all())
+        tiled = (kh, kw) == stride and xp.shape[2:] == (size[0] * sh, size[1] * sw)
+        write = tiled and finite  # every element in one window: write, no zeros, no adds
+        grad_xp = (np.empty if write else np.zeros)(xp.shape, dtype=grad.dtype)
+        offsets = list(np.ndindex(kh, kw))
+        taken = None  # windows whose maximum has had its gradient
+        for k, (i, j) in enumerate(offsets):
+            source = _offset(xp, (i, j), size, stride, (1, 1))
+            hit = source == out
+            if nan:  # a NaN maximum: the window's first NaN
+                hit |= np.isnan(source)
+            if taken is None:
+                taken = hit  # changed only at later offsets, after this one is placed
+            else:
+                np.greater(hit, taken, out=hit)  # hit and not taken
+                if k + 1 < len(offsets):
+                    taken |= hit
+            target = _offset(grad_xp, (i, j), size, stride, (1, 1))
+            if write:
+                np.multiply(grad, hit, out=target)
+            else:  # grad * hit would turn an inf or NaN gradient times 0 into NaN
+                target += grad * hit if finite else np.where(hit, grad, 0)
         h, w = x_shape[2:]
         return (grad_xp[:, :, ph : ph + h, pw : pw + w],)
