@@ -32,6 +32,8 @@ source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = ["_build"]
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
+# Pages include README sections, whose headings start at ### under a page's own title.
+suppress_warnings = ["myst.header"]
 
 autodoc_default_options = {"members": True, "undoc-members": False}
 autodoc_typehints = "description"

@@ -2,7 +2,7 @@
 
 import math
 
-from tensorweaver import accelerator, backends, cuda, return_types
+from tensorweaver import backends, cuda, return_types  # backends first: cuda imports it
 from tensorweaver import ops as _ops  # noqa: F401  (attaches Tensor's methods, below)
 from tensorweaver.amp import GradScaler, autocast
 from tensorweaver.autograd import (
@@ -35,24 +35,8 @@ from tensorweaver.contract.dtypes import float64 as double
 from tensorweaver.contract.dtypes import int16 as short
 from tensorweaver.contract.dtypes import int32 as int  # noqa: A001  (PyTorch's alias)
 from tensorweaver.contract.dtypes import int64 as long
-from tensorweaver.dtype_info import finfo, iinfo
 from tensorweaver.errors import BackendError, DeviceNotFoundError, PluginError, UnknownBackendError
 from tensorweaver.layout import layout, strided
-from tensorweaver.linalg.determinants import det, logdet, slogdet
-from tensorweaver.linalg.legacy import (
-    cholesky,
-    lu,
-    lu_unpack,
-    orgqr,
-    pinverse,
-    qr,
-    svd,
-    triangular_solve,
-)
-from tensorweaver.linalg.legacy import lu_solve_legacy as lu_solve
-from tensorweaver.linalg.products import matrix_exp, matrix_power
-from tensorweaver.linalg.solvers import cholesky_inverse, cholesky_solve
-from tensorweaver.linalg.solvers import inv as inverse
 from tensorweaver.ops import methods as _methods  # noqa: F401
 from tensorweaver.ops import special as _special
 from tensorweaver.ops import spellings as _spellings
@@ -149,7 +133,6 @@ from tensorweaver.ops.index import (
     scatter_add,
     take_along_dim,
 )
-from tensorweaver.ops.index_write import index_copy, index_fill, index_put, masked_scatter
 from tensorweaver.ops.integer import bitwise_left_shift, bitwise_right_shift, gcd, lcm
 from tensorweaver.ops.linalg import bmm, dot, einsum, matmul, mm, outer
 from tensorweaver.ops.movement import (
@@ -164,42 +147,6 @@ from tensorweaver.ops.movement import (
     stack,
     tril,
     triu,
-)
-from tensorweaver.ops.numeric import (
-    allclose,
-    aminmax,
-    clamp_max,
-    clamp_min,
-    cummax,
-    cummin,
-    cumprod,
-    fmod,
-    frac,
-    hypot,
-    index_reduce,
-    isclose,
-    logaddexp,
-    logaddexp2,
-    logcumsumexp,
-    nanmean,
-    nansum,
-    scatter_reduce,
-    std_mean,
-    var_mean,
-)
-from tensorweaver.ops.order_stats import (
-    bincount,
-    bucketize,
-    histc,
-    kthvalue,
-    median,
-    mode,
-    nanmedian,
-    nanquantile,
-    quantile,
-    searchsorted,
-    unique,
-    unique_consecutive,
 )
 from tensorweaver.ops.reduce import (
     all,
@@ -220,9 +167,6 @@ from tensorweaver.ops.reduce import (
     sum,
     var,
 )
-from tensorweaver.ops.sampling import bernoulli, multinomial
-from tensorweaver.ops.scatter_views import diagonal_scatter, select_scatter, slice_scatter
-from tensorweaver.ops.sort import argsort, msort, sort, topk
 from tensorweaver.ops.special import (
     acos,
     acosh,
@@ -354,7 +298,6 @@ from tensorweaver.ops.views import (
     unflatten,
     unsqueeze,
 )
-from tensorweaver.printing import get_printoptions, set_printoptions
 from tensorweaver.promotion import get_default_dtype, promote_types, result_type, set_default_dtype
 from tensorweaver.random import (
     Generator,
@@ -376,13 +319,6 @@ from tensorweaver.selection import (
     use_cpu,
     use_gpu,
 )
-from tensorweaver.switches import (
-    are_deterministic_algorithms_enabled,
-    get_float32_matmul_precision,
-    is_deterministic_algorithms_warn_only_enabled,
-    set_float32_matmul_precision,
-    use_deterministic_algorithms,
-)
 from tensorweaver.tensor import Size, Tensor
 from tensorweaver.tensor_types import (
     BFloat16Tensor,
@@ -396,7 +332,6 @@ from tensorweaver.tensor_types import (
     LongTensor,
     ShortTensor,
 )
-from tensorweaver.threads import get_num_threads, set_num_threads
 from tensorweaver.version import __version__
 
 clip = clamp
@@ -451,7 +386,14 @@ _LAZY = {
     "special": "tensorweaver.special",
     "distributions": "tensorweaver.distributions",
     "array_api": "tensorweaver.array_api",
+    "accelerator": "tensorweaver.accelerator",
+    "linalg": "tensorweaver.linalg",
 }
+
+_from = _methods.names_in
+
+
+# Functions whose module loads on first use: name -> (module, attribute).
 _LAZY_ATTRS = {
     "asarray": ("tensorweaver.array_api.creation", "asarray"),
     "save": ("tensorweaver.serialization", "save"),
@@ -465,6 +407,36 @@ _LAZY_ATTRS = {
     "compile": ("tensorweaver.compiler", "compile"),
     "to_torch_module": ("tensorweaver.interop.torch_module", "to_torch_module"),
     "from_torch_module": ("tensorweaver.interop.torch_module", "from_torch_module"),
+    "inverse": ("tensorweaver.linalg.solvers", "inv"),
+    "lu_solve": ("tensorweaver.linalg.legacy", "lu_solve_legacy"),
+    **_from("ops.index_write", "index_copy index_fill index_put masked_scatter"),
+    **_from(
+        "ops.numeric",
+        "allclose aminmax clamp_max clamp_min cummax cummin cumprod fmod frac hypot "
+        "index_reduce isclose logaddexp logaddexp2 logcumsumexp nanmean nansum scatter_reduce "
+        "std_mean var_mean",
+    ),
+    **_from(
+        "ops.order_stats",
+        "bincount bucketize histc kthvalue median mode nanmedian nanquantile quantile "
+        "searchsorted unique unique_consecutive",
+    ),
+    **_from("ops.sampling", "bernoulli multinomial"),
+    **_from("ops.scatter_views", "diagonal_scatter select_scatter slice_scatter"),
+    **_from("ops.sort", "argsort msort sort topk"),
+    **_from("dtype_info", "finfo iinfo"),
+    **_from("printing", "get_printoptions set_printoptions"),
+    **_from(
+        "switches",
+        "are_deterministic_algorithms_enabled get_float32_matmul_precision "
+        "is_deterministic_algorithms_warn_only_enabled set_float32_matmul_precision "
+        "use_deterministic_algorithms",
+    ),
+    **_from("threads", "get_num_threads set_num_threads"),
+    **_from("linalg.determinants", "det logdet slogdet"),
+    **_from("linalg.legacy", "cholesky lu lu_unpack orgqr pinverse qr svd triangular_solve"),
+    **_from("linalg.products", "matrix_exp matrix_power"),
+    **_from("linalg.solvers", "cholesky_inverse cholesky_solve"),
 }
 
 
@@ -475,5 +447,10 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(_LAZY[name])
     if name in _LAZY_ATTRS:
         module, attr = _LAZY_ATTRS[name]
-        return getattr(importlib.import_module(module), attr)
+        value = globals()[name] = getattr(importlib.import_module(module), attr)  # once only
+        return value
     raise AttributeError(f"module 'tensorweaver' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, *_LAZY_ATTRS})

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tensorweaver.contract import ir
 from tensorweaver.contract.api import API_VERSION
 from tensorweaver.contract.records import (
     AVAILABLE,
@@ -520,6 +519,8 @@ def backend_object(spec: str, *, partial: bool = False) -> Any:
 
 
 def _create(record: DeviceRecord, partial: bool) -> Any:
+    from tensorweaver.contract import ir  # the primitive table: not needed before a backend
+
     plugin = find_plugin(record.backend)
     backend = plugin.call("tw_create_backend", device=record)
     missing = ir.missing_primitives(backend)

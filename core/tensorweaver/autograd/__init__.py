@@ -7,7 +7,6 @@ import warnings
 from typing import Any
 
 from tensorweaver.autograd import anomaly as anomaly_mode
-from tensorweaver.autograd import functional
 from tensorweaver.autograd import mode as grad_mode
 from tensorweaver.autograd.anomaly import (
     detect_anomaly,
@@ -36,6 +35,19 @@ from tensorweaver.tensor import Tensor
 # ``from torch.autograd.grad_mode import no_grad`` imports.
 sys.modules[__name__ + ".grad_mode"] = grad_mode
 sys.modules[__name__ + ".anomaly_mode"] = anomaly_mode
+
+
+def __getattr__(name: str) -> Any:
+    # ``functional`` (jacobian, hessian, ...) loads on first use: few programs need it.
+    if name == "functional":
+        import importlib
+
+        return importlib.import_module(__name__ + ".functional")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "functional"})
 
 
 class _VariableMeta(type):

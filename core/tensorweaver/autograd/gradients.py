@@ -5,6 +5,8 @@ A rule takes the node and the gradient of its output and returns one gradient pe
 ops, so they run on every backend and, under ``create_graph=True``, are differentiated again.
 They may return gradients of the broadcast shape or computation dtype: the engine sums and
 casts them back to each input's shape and dtype (the one place that un-broadcasts).
+The rules of the optional special and linear-algebra primitives are written in
+``special_rules.py`` and ``linalg_rules.py`` and join this table when first looked up.
 """
 
 from __future__ import annotations
@@ -12,9 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from tensorweaver.autograd.linalg_rules import LINALG_GRADIENTS
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.special_rules import SPECIAL_GRADIENTS
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
@@ -339,58 +339,73 @@ def _function(node: Any, g: Tensor) -> tuple:
     return function_backward(node, g)
 
 
-GRADIENTS: dict[str, Rule] = {
-    "add": _add,
-    "sub": _sub,
-    "mul": _mul,
-    "div": _div,
-    "pow": _pow,
-    "maximum": _extremum,
-    "minimum": _extremum,
-    "remainder": _remainder,
-    "floor_divide": _zero,
-    "neg": _neg,
-    "abs": _abs,
-    "sign": _zero,
-    "floor": _zero,
-    "ceil": _zero,
-    "round": _zero,
-    "trunc": _zero,
-    "exp": _exp,
-    "log": _log,
-    "sin": _sin,
-    "cos": _cos,
-    "tanh": _tanh,
-    "sqrt": _sqrt,
-    "erf": _erf,
-    "sigmoid": _sigmoid,
-    "relu": _relu,
-    "log1p": _log1p,
-    "expm1": _expm1,
-    "clamp": _clamp,
-    "where": _where,
-    "identity": _identity,
-    "sum": _sum,
-    "prod": _prod,
-    "max": _extreme,
-    "min": _extreme,
-    "cumsum": _cumsum,
-    "reshape": _reshape,
-    "expand": _identity,  # the engine sums the gradient back to the input's shape
-    "permute": _permute,
-    "pad": _pad,
-    "slice": _slice,
-    "flip": _flip,
-    "cat": _cat,
-    "take": _take,
-    "gather": _gather,
-    "scatter": _scatter,
-    "scatter_add": _scatter_add,
-    "matmul": _matmul,
-    "cast": _cast,
-    "to_device": _to_device,
-    "fused": _fused,
-    "function": _function,
-    **SPECIAL_GRADIENTS,
-    **LINALG_GRADIENTS,
-}
+class _RuleTable(dict):
+    """The rule table. The rules of the optional special and linear-algebra primitives
+    (``special_rules.SPECIAL_GRADIENTS``, ``linalg_rules.LINALG_GRADIENTS``) join it on the
+    first lookup of an op it lacks: they import ``tw.linalg``, which ``import tensorweaver``
+    must not load (issue 16). A node of theirs exists only once that code has run."""
+
+    def __missing__(self, op: str) -> Rule:
+        from tensorweaver.autograd.linalg_rules import LINALG_GRADIENTS
+        from tensorweaver.autograd.special_rules import SPECIAL_GRADIENTS
+
+        self.update(SPECIAL_GRADIENTS)
+        self.update(LINALG_GRADIENTS)
+        return dict.__getitem__(self, op)  # a KeyError still for an op with no rule
+
+
+GRADIENTS: dict[str, Rule] = _RuleTable(
+    {
+        "add": _add,
+        "sub": _sub,
+        "mul": _mul,
+        "div": _div,
+        "pow": _pow,
+        "maximum": _extremum,
+        "minimum": _extremum,
+        "remainder": _remainder,
+        "floor_divide": _zero,
+        "neg": _neg,
+        "abs": _abs,
+        "sign": _zero,
+        "floor": _zero,
+        "ceil": _zero,
+        "round": _zero,
+        "trunc": _zero,
+        "exp": _exp,
+        "log": _log,
+        "sin": _sin,
+        "cos": _cos,
+        "tanh": _tanh,
+        "sqrt": _sqrt,
+        "erf": _erf,
+        "sigmoid": _sigmoid,
+        "relu": _relu,
+        "log1p": _log1p,
+        "expm1": _expm1,
+        "clamp": _clamp,
+        "where": _where,
+        "identity": _identity,
+        "sum": _sum,
+        "prod": _prod,
+        "max": _extreme,
+        "min": _extreme,
+        "cumsum": _cumsum,
+        "reshape": _reshape,
+        "expand": _identity,  # the engine sums the gradient back to the input's shape
+        "permute": _permute,
+        "pad": _pad,
+        "slice": _slice,
+        "flip": _flip,
+        "cat": _cat,
+        "take": _take,
+        "gather": _gather,
+        "scatter": _scatter,
+        "scatter_add": _scatter_add,
+        "matmul": _matmul,
+        "cast": _cast,
+        "to_device": _to_device,
+        "fused": _fused,
+        "function": _function,
+    }
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
 from tensorweaver import random as rnd
@@ -9,30 +10,14 @@ from tensorweaver import registry, selection, tensor_types
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.layout import strided
-from tensorweaver.linalg import determinants as linalg_det
-from tensorweaver.linalg import legacy as linalg_legacy
-from tensorweaver.linalg import products as linalg_products
-from tensorweaver.linalg import solvers as linalg_solvers
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
-from tensorweaver.ops import index_write as iw
 from tensorweaver.ops import integer as integer_ops
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops import (
-    numeric,
-    order_stats,
-    sampling,
-    scatter_views,
-    sort,
-    special,
-    spellings,
-    structure,
-    views,
-    windows,
-)
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops import special, spellings, structure, views
 from tensorweaver.ops.apply import apply
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import Tensor
@@ -235,6 +220,58 @@ def _log_softmax(self: Tensor, dim: int, dtype: DType | None = None) -> Tensor:
     return F.log_softmax(self, dim, dtype=dtype)
 
 
+def names_in(module: str, names: str) -> dict[str, tuple[str, str]]:
+    """``{name: ("tensorweaver.<module>", name)}`` for each of the space-separated ``names``:
+    a table of what loads on first use."""
+    return {name: ("tensorweaver." + module, name) for name in names.split()}
+
+
+#: Methods whose module is imported on their first call, so that ``import tensorweaver``
+#: loads only what every program needs (issue 16): name -> (module, function there).
+DEFERRED_METHODS: dict[str, tuple[str, str]] = {
+    **names_in("ops.sort", "sort argsort msort topk"),
+    **names_in(
+        "ops.sampling",
+        "multinomial bernoulli uniform_ normal_ bernoulli_ random_ exponential_ geometric_ "
+        "cauchy_ log_normal_",
+    ),
+    **names_in(
+        "ops.order_stats",
+        "median nanmedian kthvalue quantile nanquantile mode unique unique_consecutive "
+        "bincount histc",
+    ),
+    **names_in(
+        "ops.numeric",
+        "isclose allclose clamp_min clamp_max logaddexp logaddexp2 hypot fmod frac nansum "
+        "nanmean aminmax cumprod cummax cummin logcumsumexp scatter_reduce index_reduce",
+    ),
+    **names_in("ops.index_write", "index_copy index_fill index_put masked_scatter fill_diagonal_"),
+    **names_in("ops.scatter_views", "select_scatter slice_scatter diagonal_scatter"),
+    **names_in("ops.windows", "unfold"),
+    **names_in("linalg.determinants", "det logdet slogdet"),
+    **names_in("linalg.legacy", "cholesky qr lu orgqr pinverse triangular_solve svd"),
+    **names_in("linalg.solvers", "cholesky_solve cholesky_inverse"),
+    **names_in("linalg.products", "matrix_power matrix_exp"),
+    "inverse": ("tensorweaver.linalg.solvers", "inv"),
+    "lu_solve": ("tensorweaver.linalg.legacy", "lu_solve_legacy"),
+}
+
+
+def _deferred(name: str, module: str, attr: str) -> Any:
+    """The method ``name``: imports ``module`` on its first call and puts ``attr`` there in
+    its own place on Tensor."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        fn = getattr(import_module(module), attr)
+        if Tensor.__dict__.get(name) is method:
+            setattr(Tensor, name, fn)
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{module}.{attr}``, imported on the first call."
+    return method
+
+
 def _max(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return rd.max(self, dim, keepdim)
 
@@ -359,28 +396,8 @@ _METHODS: dict[str, Any] = {
     "any": rd.any,
     "norm": rd.norm,
     "count_nonzero": rd.count_nonzero,
-    # ordering
-    "sort": sort.sort,
-    "argsort": sort.argsort,
-    "msort": sort.msort,
-    "topk": sort.topk,
-    "multinomial": sampling.multinomial,
-    "bernoulli": sampling.bernoulli,
-    # order statistics and counting
-    **{
-        name: getattr(order_stats, name)
-        for name in (
-            "median",
-            "nanmedian",
-            "kthvalue",
-            "quantile",
-            "nanquantile",
-            "mode",
-            "unique",
-            "bincount",
-            "histc",
-        )
-    },
+    # ordering, sampling, order statistics, numerics, index writes, linear algebra, ...
+    **{name: _deferred(name, *where) for name, where in DEFERRED_METHODS.items()},
     # structure
     **{
         name: getattr(structure, name)
@@ -394,30 +411,6 @@ _METHODS: dict[str, Any] = {
             "diff",
             "kron",
             "cross",
-        )
-    },
-    # numerics
-    **{
-        name: getattr(numeric, name)
-        for name in (
-            "isclose",
-            "allclose",
-            "clamp_min",
-            "clamp_max",
-            "logaddexp",
-            "logaddexp2",
-            "hypot",
-            "fmod",
-            "frac",
-            "nansum",
-            "nanmean",
-            "aminmax",
-            "cumprod",
-            "cummax",
-            "cummin",
-            "logcumsumexp",
-            "scatter_reduce",
-            "index_reduce",
         )
     },
     # shape
@@ -455,10 +448,6 @@ _METHODS: dict[str, Any] = {
     "take_along_dim": ix.take_along_dim,
     "masked_fill": ix.masked_fill,
     "masked_select": ix.masked_select,
-    "index_copy": iw.index_copy,
-    "index_fill": iw.index_fill,
-    "index_put": iw.index_put,
-    "masked_scatter": iw.masked_scatter,
     "nonzero": ix.nonzero,
     "argwhere": ix.nonzero,
     # linear algebra
@@ -467,22 +456,6 @@ _METHODS: dict[str, Any] = {
     "bmm": la.bmm,
     "dot": la.dot,
     "outer": la.outer,
-    "det": linalg_det.det,
-    "logdet": linalg_det.logdet,
-    "slogdet": linalg_det.slogdet,
-    "inverse": linalg_solvers.inv,
-    "cholesky": linalg_legacy.cholesky,
-    "qr": linalg_legacy.qr,
-    "lu": linalg_legacy.lu,
-    "lu_solve": linalg_legacy.lu_solve_legacy,
-    "orgqr": linalg_legacy.orgqr,
-    "pinverse": linalg_legacy.pinverse,
-    "triangular_solve": linalg_legacy.triangular_solve,
-    "cholesky_solve": linalg_solvers.cholesky_solve,
-    "cholesky_inverse": linalg_solvers.cholesky_inverse,
-    "svd": linalg_legacy.svd,
-    "matrix_power": linalg_products.matrix_power,
-    "matrix_exp": linalg_products.matrix_exp,
     # conversion and copies
     "to": to,
     "clone": _clone,
@@ -511,20 +484,6 @@ _METHODS: dict[str, Any] = {
     "zero_": _zero,
     "fill_": _fill,
     "copy_": _copy,
-    **{
-        name: getattr(sampling, name)
-        for name in (
-            "uniform_",
-            "normal_",
-            "bernoulli_",
-            "random_",
-            "exponential_",
-            "geometric_",
-            "cauchy_",
-            "log_normal_",
-        )
-    },
-    "fill_diagonal_": iw.fill_diagonal_,
 }
 
 for _name in (
@@ -586,15 +545,6 @@ _METHODS.update(
 
 
 _METHODS.update({name: getattr(spellings, name) for name in spellings.METHODS})
-_METHODS.update(
-    {
-        "unique_consecutive": order_stats.unique_consecutive,
-        "unfold": windows.unfold,
-        "select_scatter": scatter_views.select_scatter,
-        "slice_scatter": scatter_views.slice_scatter,
-        "diagonal_scatter": scatter_views.diagonal_scatter,
-    }
-)
 _METHODS.update(
     {
         name + "_": _inplace(_METHODS[name])
