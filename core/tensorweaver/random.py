@@ -94,8 +94,15 @@ class Generator:
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from ``seed``; returns the generator."""
         self._initial_seed = _normalized(seed, "Generator.manual_seed")
-        self._rng = np.random.Generator(np.random.PCG64(self._initial_seed))
+        self._stream = None  # made on the first draw (numpy.random costs ~10 ms to import)
         return self
+
+    @property
+    def _rng(self) -> np.random.Generator:
+        """The NumPy stream, started from the seed on first use."""
+        if self._stream is None:
+            self._stream = np.random.Generator(np.random.PCG64(self._initial_seed))
+        return self._stream
 
     def seed(self) -> int:
         """Restart the stream from a fresh non-deterministic seed, and return that seed."""
@@ -151,7 +158,7 @@ class Generator:
             "has_uint32": field(32, 4),
             "uinteger": field(36, 4),
         }
-        self._rng = np.random.Generator(bits)
+        self._stream = np.random.Generator(bits)
         self._initial_seed = field(40, 8)
         return self
 

@@ -27,7 +27,6 @@ Methods, each good to a few ulp in float64 (checked against SciPy in the tests):
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -73,8 +72,10 @@ _erf = _per_element(math.erf)
 
 
 @lru_cache(maxsize=1)
-def _bernoulli(count: int = 24) -> tuple[Fraction, ...]:
-    """B_0 .. B_count (B_1 = +1/2), exactly, by the Akiyama-Tanigawa algorithm."""
+def _bernoulli(count: int = 24) -> tuple:
+    """B_0 .. B_count (B_1 = +1/2) as Fractions, exactly, by the Akiyama-Tanigawa algorithm."""
+    from fractions import Fraction  # here: it imports decimal, which import tensorweaver skips
+
     out, row = [], []
     for m in range(count + 1):
         row.append(Fraction(1, m + 1))
