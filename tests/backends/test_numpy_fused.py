@@ -250,3 +250,27 @@ def test_cross_entropy_with_every_target_ignored_is_nan_with_zero_gradient(backe
     assert np.isnan(loss)
     grad, _ = backend.fused_cross_entropy_backward(saved, np.array(1.0), (True, False))
     np.testing.assert_array_equal(grad, np.zeros((3, 4)))
+
+
+@pytest.mark.parametrize("kernel, stride, padding", POOLS)
+def test_max_pool2d_routes_inf_and_nan_gradients_to_the_first_maximum(
+    backend, rng, kernel, stride, padding
+):
+    """Overlapping windows with ties, and upstream gradients holding inf and NaN: each
+    window's gradient lands on its first maximum and nowhere else (no inf * 0 = NaN spill)."""
+    x = rng.integers(0, 3, size=(1, 2, 6, 5)).astype(np.float64)
+    out, saved = backend.fused_max_pool2d(x, kernel, stride, padding)
+    g = rng.normal(size=out.shape)
+    g.flat[::3] = np.inf
+    g.flat[1::5] = np.nan
+    (grad,) = backend.fused_max_pool2d_backward(saved, g, (True,))
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    xp = np.full((n, c, h + 2 * ph, w + 2 * pw), -np.inf)
+    xp[:, :, ph : ph + h, pw : pw + w] = x
+    want = np.zeros_like(xp)
+    for b, k, i, j in itertools.product(range(n), range(c), *map(range, out.shape[2:])):
+        window = xp[b, k, i * sh : i * sh + kh, j * sw : j * sw + kw]
+        p, q = np.unravel_index(np.argmax(window), window.shape)
+        want[b, k, i * sh + p, j * sw + q] += g[b, k, i, j]
+    np.testing.assert_array_equal(grad, want[:, :, ph : ph + h, pw : pw + w])
