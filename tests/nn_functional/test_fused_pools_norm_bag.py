@@ -277,3 +277,23 @@ def test_avg_pool3d_in_half_precision(calls: dict, dtype: str, tol: float) -> No
     expected = torchF.avg_pool3d(torch.tensor(x), 3, 2, 1, ceil_mode=True)
     assert_close(out.double(), expected, rtol=tol, atol=tol)
     assert_close(ours.grad.double(), theirs.grad, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5), (2, 3, 4, 5), (1, 4, 2, 3, 2)])
+def test_cross_entropy_on_maps_like_torch(shape: tuple) -> None:
+    """(N, C, d1, ...) logits (a segmentation map; the backends' cross_entropy_nd kernels)
+    give PyTorch's value, gradient and grad_fn, on numpy and torch:cpu."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=shape)
+    target = rng.integers(0, shape[1], (shape[0], *shape[2:]))
+    target.flat[::4] = -100
+    xt = torch.tensor(x, requires_grad=True)
+    loss_t = torch.nn.functional.cross_entropy(xt, torch.tensor(target))
+    loss_t.backward()
+    for device in ("numpy", "torch:cpu"):
+        xw = tw.tensor(x, requires_grad=True, device=device)
+        loss = tw.nn.functional.cross_entropy(xw, tw.tensor(target, device=device))
+        assert type(loss.grad_fn).__name__ == type(loss_t.grad_fn).__name__
+        loss.backward()
+        np.testing.assert_allclose(loss.item(), loss_t.item(), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(xw.grad), xt.grad.numpy(), rtol=1e-10, atol=1e-15)

@@ -36,6 +36,7 @@ FUSED = {
     "embedding": "EmbeddingBackward0",
     "layer_norm": "NativeLayerNormBackward0",
     "cross_entropy": "NllLossBackward0",
+    "cross_entropy_nd": "NllLoss2DBackward0",
     "dropout": "MulBackward0",
     "ctc_loss": "CtcLossBackward0",
 }

@@ -376,6 +376,10 @@ COMPOSITES: dict[str, str] = {
     "of log_probs is PyTorch's, exp(log_probs) - posterior (the true derivative when "
     "log_probs come from log_softmax), zero past each input length; only log_probs has one",
     # Pools, instance norm and embedding bags (issue 15).
+    "cross_entropy_nd": "cross_entropy_nd(x, target, ignore_index) with x (N, C, d1, ..., dk) "
+    "float logits, k >= 1, and target (N, d1, ..., dk) int64 class indices, in range or "
+    "equal to ignore_index: cross_entropy over every position (a segmentation map's pixels), "
+    "the mean over the kept targets (NaN when none is kept); only x has a gradient",
     "max_pool": "max_pool(x, kernel, stride, padding, dilation, ceil_mode) with x (N, C, "
     "*spatial), 1 to 3 spatial axes and one int per axis in each tuple: torch.nn.functional."
     "max_pool1d/2d/3d (padding with -inf, at most half the kernel; ceil_mode: the last "

@@ -80,13 +80,14 @@ class FusedOps:
 
     @quiet
     def fused_cross_entropy(self, x: A, target: A, ignore_index: int) -> tuple[A, tuple]:
+        # x (N, C, *d), target (N, *d): the class axis is 1 whatever the rank.
         z = x - _max_along(x, 1)
         log_total = np.log(np.add.reduce(np.exp(z), axis=1))
         keep = target != ignore_index
         safe = np.where(keep, target, 0)
-        picked = z[np.arange(len(z)), safe] - log_total
+        picked = np.take_along_axis(z, safe[:, None], 1)[:, 0] - log_total
         count = np.count_nonzero(keep)
-        loss = -np.add.reduce(np.where(keep, picked, 0)) / x.dtype.type(count)
+        loss = -np.add.reduce(np.where(keep, picked, 0), axis=None) / x.dtype.type(count)
         return np.asarray(loss, dtype=x.dtype), (z, log_total, safe, keep, count)
 
     @quiet
@@ -97,9 +98,14 @@ class FusedOps:
         if count == 0:  # nothing kept: the loss is NaN and, as in PyTorch, the gradient 0
             return np.zeros_like(z), None
         p = np.exp(z - log_total[:, None])  # softmax
-        p[np.arange(len(p)), safe] -= 1
+        at_target = np.take_along_axis(p, safe[:, None], 1) - 1
+        np.put_along_axis(p, safe[:, None], at_target, 1)
         p *= (keep * (grad / count)).astype(p.dtype, copy=False)[:, None]
         return p, None
+
+    # The same code serves (N, C, d1, ..., dk) logits.
+    fused_cross_entropy_nd = fused_cross_entropy
+    fused_cross_entropy_nd_backward = fused_cross_entropy_backward
 
     # softmax ------------------------------------------------------------------------------
 

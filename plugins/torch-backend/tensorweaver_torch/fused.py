@@ -113,6 +113,9 @@ class FusedComposites:
         # The target is no input of the recorded graph: it has no gradient.
         return _record(lambda x: F.cross_entropy(x, target, ignore_index=ignore_index), x)
 
+    # torch's own kernel takes (N, C, d1, ..., dk) logits as they are (nll_loss2d).
+    fused_cross_entropy_nd = fused_cross_entropy
+
     def fused_ctc_loss(
         self,
         log_probs: Tensor,
@@ -541,6 +544,7 @@ class FusedComposites:
 
     fused_rnn_backward = _backward
     fused_ctc_loss_backward = _backward
+    fused_cross_entropy_nd_backward = _backward
     fused_rnn_packed_backward = _backward
     fused_dropout_backward = _backward
     fused_embedding_backward = _backward

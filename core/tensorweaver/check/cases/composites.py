@@ -30,6 +30,13 @@ def _cross_entropy(m: Maker) -> Forward:
     return lambda: (F.cross_entropy(x, target), F.cross_entropy(x[1:], target[1:] % 4))
 
 
+def _cross_entropy_nd(m: Maker) -> Forward:
+    x = m.input("x", m.batch(2), 3, 4, 5, low=-3, high=3)
+    target = tw.tensor([[[0, 2, -100, 1, 2]] * 4, [[1, 1, 0, -100, 2]] * 4], device=x)
+    target = target[: m.batch(2)]
+    return lambda: (F.cross_entropy(x, target), F.cross_entropy(x[:, :, 0], target[:, 0] % 3))
+
+
 def _rnn(m: Maker) -> Forward:
     from tensorweaver.nn.modules.rnn import rnn_reference
     from tensorweaver.ops.composite import fused_or_reference
@@ -357,6 +364,7 @@ BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "interpolate": _interpolate,
     "grid_sample": _grid_sample,
     "ctc_loss": _ctc_loss,
+    "cross_entropy_nd": _cross_entropy_nd,
     "max_pool": _max_pool,
     "avg_pool": _avg_pool,
     "adaptive_avg_pool": _adaptive_avg_pool,

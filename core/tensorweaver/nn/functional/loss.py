@@ -240,19 +240,17 @@ def cross_entropy(
             f"cross_entropy: label_smoothing must lie in [0, 1], got {label_smoothing}"
         )
     x, t, unbatched = _batched_classes(input, target)
+    composite = "cross_entropy" if x.dim() == 2 else "cross_entropy_nd"
     if (
         weight is None
         and not label_smoothing
         and reduction == "mean"
-        and x.dim() == 2
         and x.dtype.is_floating_point
         and not t.dtype.is_floating_point
-        and getattr(x.backend, "fused_cross_entropy", None) is not None
+        and getattr(x.backend, f"fused_{composite}", None) is not None
     ):
         _check_class_targets(x, t, ignore_index, "cross_entropy")
-        return fused_or_reference(
-            "cross_entropy", cross_entropy_reference, (x, t.long()), ignore_index
-        )
+        return fused_or_reference(composite, cross_entropy_reference, (x, t.long()), ignore_index)
     classes = x.shape[1]
     logp = log_softmax(x, 1)
     class_view = (1, classes, *([1] * (x.dim() - 2)))
@@ -289,8 +287,8 @@ def cross_entropy(
 
 
 def cross_entropy_reference(x: Tensor, target: Tensor, ignore_index: int) -> Tensor:
-    """The decomposition of the ``cross_entropy`` composite (2-d logits, class indices, mean
-    over the targets that are not ``ignore_index``)."""
+    """The decomposition of the ``cross_entropy`` and ``cross_entropy_nd`` composites (logits
+    (N, C, ...), class indices, mean over the targets that are not ``ignore_index``)."""
     return _nll(log_softmax(x, 1), target, None, ignore_index, "mean", "cross_entropy")[0]
 
 
