@@ -20,6 +20,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$inputs" ]; then
     "${pip[@]}" torch==2.13.0 nvidia-cupynumeric legate
     # The array library of examples/tw-array-api-backend, which tests/conformance installs.
     "${pip[@]}" "array-api-strict>=2.3"
+    # The array library of examples/tw-jax-backend, the plugin written only from the docs.
+    "${pip[@]}" "jax[cpu]"
     editable=(-e ".[test]")
     for plugin in plugins/*/; do
         editable+=(-e "$plugin")

@@ -174,7 +174,17 @@ def _verdict(state: dict, stats: dict) -> list[str]:
         return lines
     if not passed:
         return [f"{name}: no check ran"]
-    lines = [f"{name}: {len(passed)} checks passed, {len(skipped)} skipped (dtypes it lacks)"]
+    lines = [
+        f"{name}: {len(passed)} checks passed, {len(skipped)} skipped (dtypes it lacks, "
+        "optional methods it does not define)"
+    ]
+    deselected = len(stats.get("deselected", []))
+    if deselected:  # -k or -m chose a part of the kit: no verdict on the rest
+        lines.append(
+            f"{name} passed every selected check; {deselected} check(s) were deselected, so "
+            "this is no verdict on conformance: run the whole kit for one"
+        )
+        return lines
     if gaps:
         lines.append(f"{name} conforms except for {len(gaps)} declared gap(s): {', '.join(gaps)}")
     else:

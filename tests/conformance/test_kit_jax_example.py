@@ -1,0 +1,90 @@
+"""The JAX plugin in examples/tw-jax-backend, written only from the plugin documentation,
+installs from its folder, works through the core, and the kit calls it conformant."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+JAX_EXAMPLE = Path(__file__).parents[2] / "examples" / "tw-jax-backend"
+
+
+@pytest.fixture(scope="module")
+def jax_example(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The JAX example plugin, installed from its folder as conftest.py installs the
+    array-API one (it needs jax[cpu])."""
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip('jax is not installed (scripts/install-dev.sh installs "jax[cpu]")')
+    # This folder's conftest as pytest registered it: `import conftest` may find another
+    # folder's when several are collected together.
+    conftest = request.config.pluginmanager.get_plugin(str(Path(__file__).with_name("conftest.py")))
+    target = conftest._install(JAX_EXAMPLE, tmp_path_factory.mktemp("jax-example"))
+    return conftest.Env((target,))
+
+
+#: The kit's packaging checks and every primitive on three dtypes. JAX compiles each op for
+#: each new shape, so the whole kit takes 8 to 20 minutes on two cores: run it by hand with
+#: ``python -m tensorweaver.conformance --tw-backend jax -n 2`` (see the example's README), as
+#: CI does in scripts/check-jax-example.sh.
+SELECTED = (
+    "packaging or (primitive and (defined or float32 or int64 or bfloat16)) or optional "
+    "or layer/linear"
+)
+
+
+def test_jax_plugin_passes_the_selected_kit_checks(jax_example, tmp_path):
+    run = jax_example.kit("jax", tmp_path, "-k", SELECTED)
+    assert run.returncode == 0, run.output[-5000:]
+    assert "jax passed every selected check" in run.verdict()
+    # only the optional scatter_reduce, which the plugin leaves to the core, is not run
+    not_run = {c: o for c, o in run.outcomes.items() if o != "passed"}
+    assert not_run and set(not_run.values()) == {"skipped"}, not_run
+    assert all(c.startswith("optional/scatter_reduce/") for c in not_run), not_run
+    assert len([c for c in run.outcomes if c.endswith("/defined")]) > 50
+    # JAX has every dtype, so nothing is skipped for want of one
+    assert run.outcomes["primitive/add/bfloat16"] == "passed"
+    assert run.outcomes["primitive/scatter_add/int64"] == "passed"
+    assert run.outcomes["optional/argsort/float64"] == "passed"
+
+
+def test_jax_plugin_runs_tensorweaver(jax_example):
+    done = jax_example.run(
+        sys.executable,
+        "-c",
+        "import sys\n"
+        "import tensorweaver as tw\n"
+        "print('jax' in sys.modules)\n"  # importing tensorweaver does not import JAX
+        "tw.set_backend('jax')\n"
+        "import jax\n"
+        "print(jax.config.jax_enable_x64)\n"  # creating the backend switched it on
+        "x = tw.arange(6, dtype=tw.float64).reshape(2, 3).requires_grad_()\n"
+        "(x.softmax(-1) * x).sum().backward()\n"
+        "print(x.device, x.grad.device, x.grad.dtype, tw.arange(3).dtype)\n"
+        "print(*x.grad.flatten().tolist())",
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:3] == [
+        "False",
+        "True",
+        "jax:cpu:0 jax:cpu:0 tensorweaver.float64 tensorweaver.int64",
+    ]
+    grad = [float(v) for v in lines[3].split()]
+    rows = np.arange(6.0).reshape(2, 3)
+    p = np.exp(rows - rows.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    # d/dx sum(softmax(x) * x) = p * (1 + x - sum(p * x)), row by row
+    expected = p * (1 + rows - (p * rows).sum(1, keepdims=True))
+    np.testing.assert_allclose(grad, expected.ravel(), rtol=1e-12)
+
+
+def test_tw_check_on_the_jax_example(jax_example):
+    done = jax_example.tw(
+        "check", "--backend", "jax", "--only", "primitive/scatter/*", "--only", "layer/gru"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].startswith("OK: largest difference")
