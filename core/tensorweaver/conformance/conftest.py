@@ -179,16 +179,15 @@ def _verdict(state: dict, stats: dict) -> list[str]:
         "optional methods it does not define)"
     ]
     deselected = len(stats.get("deselected", []))
+    if gaps:
+        lines.append(f"{name} conforms except for {len(gaps)} declared gap(s): {', '.join(gaps)}")
+    elif not deselected:
+        lines.append(f"{name} is conformant")
     if deselected:  # -k or -m chose a part of the kit: no verdict on the rest
         lines.append(
             f"{name} passed every selected check; {deselected} check(s) were deselected, so "
             "this is no verdict on conformance: run the whole kit for one"
         )
-        return lines
-    if gaps:
-        lines.append(f"{name} conforms except for {len(gaps)} declared gap(s): {', '.join(gaps)}")
-    else:
-        lines.append(f"{name} is conformant")
     return lines
 
 
