@@ -163,7 +163,9 @@ _BINARY = _table(
         (
             "remainder",
             "remainder(a, b) -> A",
-            "a - floor(a / b) * b: the sign of b, as Python's % (any numeric).",
+            "Python's % (any numeric; the sign of b): a - floor(a / b) * b for finite operands; "
+            "for an infinite b, a where a is zero or has b's sign, else b (numpy.remainder, "
+            "torch.remainder; the sign of a zero result is either).",
         ),
         ("pow", "pow(a, b) -> A", "a ** b."),
         ("maximum", "maximum(a, b) -> A", "Elementwise max; NaN if either is NaN."),
