@@ -309,3 +309,18 @@ def test_a_composite_lists_one_function_per_argument_like_torch(backend: str, na
     assert [f is None for f, _ in ours.next_functions] == [
         f is None for f, _ in theirs.next_functions
     ]
+
+
+@pytest.mark.cunumeric
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4, 5)])
+def test_cross_entropy_grad_fn_without_a_fused_kernel(backend: str, shape: tuple) -> None:
+    """cuPyNumeric has no cross_entropy kernel: its decomposition still ends in PyTorch's
+    node name (it printed DivBackward0)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=shape)
+    target = rng.integers(0, shape[1], (shape[0], *shape[2:]))
+    ours = tw.nn.functional.cross_entropy(tw.tensor(x, requires_grad=True), tw.tensor(target))
+    theirs = torch.nn.functional.cross_entropy(
+        torch.tensor(x, requires_grad=True), torch.tensor(target)
+    )
+    assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__

@@ -247,7 +247,6 @@ def cross_entropy(
         and reduction == "mean"
         and x.dtype.is_floating_point
         and not t.dtype.is_floating_point
-        and getattr(x.backend, f"fused_{composite}", None) is not None
     ):
         _check_class_targets(x, t, ignore_index, "cross_entropy")
         return fused_or_reference(composite, cross_entropy_reference, (x, t.long()), ignore_index)
