@@ -12,7 +12,7 @@ The module implements the four hooks below with :data:`hookimpl`::
 
     @hookimpl
     def tw_backend_info():
-        return BackendInfo(name="mylib", version="1.0", api_version="2.3", ...)
+        return BackendInfo(name="mylib", version="1.0", api_version="2.4", ...)
 
 Rules the core relies on:
 

@@ -506,6 +506,11 @@ OPTIONAL: dict[str, str] = {
     "linalg_det": "linalg_det(a) -> the determinants (batch shape), a's dtype",
     "linalg_slogdet": "linalg_slogdet(a) -> (sign, log|det|), both a's dtype; a singular "
     "matrix gives (0, -inf)",
+    # API 2.4: linear algebra added in 2.4 (triangles, eig).
+    # API 2.4: complex numbers (a backend that lists complex64/complex128 in its dtypes).
+    # API 2.4: discrete Fourier transforms (tw.fft).
+    # API 2.4: optimizer steps over many tensors at once (foreach).
+    # API 2.4: compiled graphs (tw.compile's compile_graph hook).
 }
 
 
