@@ -19,6 +19,8 @@ from tensorweaver.autograd import (
 from tensorweaver.contract.dtypes import DType as dtype
 from tensorweaver.contract.dtypes import (
     bfloat16,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -29,6 +31,8 @@ from tensorweaver.contract.dtypes import (
     uint8,
 )
 from tensorweaver.contract.dtypes import bool_ as bool  # noqa: A001  (PyTorch's name)
+from tensorweaver.contract.dtypes import complex64 as cfloat
+from tensorweaver.contract.dtypes import complex128 as cdouble
 from tensorweaver.contract.dtypes import float16 as half
 from tensorweaver.contract.dtypes import float32 as float  # noqa: A001  (PyTorch's alias)
 from tensorweaver.contract.dtypes import float64 as double
@@ -40,6 +44,21 @@ from tensorweaver.layout import layout, strided
 from tensorweaver.ops import methods as _methods  # noqa: F401
 from tensorweaver.ops import special as _special
 from tensorweaver.ops import spellings as _spellings
+from tensorweaver.ops.complex import (
+    angle,
+    complex,  # noqa: A004  (PyTorch's name)
+    conj,
+    conj_physical,
+    imag,
+    is_conj,
+    polar,
+    real,
+    resolve_conj,
+    resolve_neg,
+    sgn,
+    view_as_complex,
+    view_as_real,
+)
 from tensorweaver.ops.coordinates import argwhere, where
 from tensorweaver.ops.creation import (
     arange,
@@ -235,7 +254,6 @@ from tensorweaver.ops.spellings import (
     hsplit,
     hstack,
     inner,
-    is_conj,
     is_neg,
     is_nonzero,
     is_signed,
@@ -256,7 +274,6 @@ from tensorweaver.ops.spellings import (
     rot90,
     row_stack,
     select,
-    sgn,
     softmax,
     split_with_sizes,
     swapaxes,

@@ -26,6 +26,7 @@ class finfo:  # noqa: N801  (PyTorch's name)
 
     def __init__(self, type: DType | None = None) -> None:  # noqa: A002  (PyTorch's keyword)
         dtype = get_default_dtype() if type is None else _dtype("finfo", type)
+        dtype = dtype.to_real()  # a complex dtype's limits are its parts'
         if not dtype.is_floating_point:
             raise TypeError(
                 f"tw.finfo() requires a floating point dtype, got {dtype!r}; "

@@ -138,6 +138,21 @@ class _Formatter:
         return " " * (self.width - len(text)) + text
 
 
+class _ComplexFormatter:
+    """PyTorch's complex layout: the real parts share one formatter (and width), the
+    imaginary parts another, written ``real+imagj`` with the imaginary part unpadded."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.real = _Formatter(values.real, True)
+        self.imag = _Formatter(values.imag, True)
+        self.width = self.real.width + self.imag.width + 1  # + the "j"
+
+    def format(self, value: complex) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        sign = "" if imag[0] in "+-" else "+"
+        return self.real.format(value.real) + sign + imag
+
+
 def _summarised(values: np.ndarray) -> np.ndarray:
     """The elements a summarised print shows: ``edgeitems`` from each end of every axis."""
     edge = OPTIONS.edgeitems
@@ -207,7 +222,7 @@ def _prefix(t: Any) -> str:
 
 def tensor_repr(t: Any) -> str:
     """``repr(t)``, character for character as PyTorch prints its twin (see the module doc)."""
-    from tensorweaver.promotion import get_default_dtype
+    from tensorweaver.promotion import default_complex_dtype, get_default_dtype
     from tensorweaver.selection import current_backend
 
     prefix = _prefix(t)
@@ -221,17 +236,22 @@ def tensor_repr(t: Any) -> str:
     if t.numel() == 0:
         if t.ndim != 1:
             suffixes.append(f"size={tuple(t.shape)}")
-        if t.dtype is not default:
+        if t.dtype not in (default, default_complex_dtype()):
             suffixes.append(f"dtype={t.dtype}")
         body = "[]"
     else:
         if not OPTIONS.edgeitems:
             suffixes.append(f"size={tuple(t.shape)}")
-        if t.dtype not in (default, dtypes.int64, dtypes.bool_):
+        if t.dtype not in (default, default_complex_dtype(), dtypes.int64, dtypes.bool_):
             suffixes.append(f"dtype={t.dtype}")
         host = t.backend.to_host(t.native)
         summarise = host.size > OPTIONS.threshold
-        fmt = _Formatter(_summarised(host) if summarise else host, t.dtype.is_floating_point)
+        shown = _summarised(host) if summarise else host
+        fmt: Any = (
+            _ComplexFormatter(shown)
+            if t.dtype.is_complex
+            else _Formatter(shown, t.dtype.is_floating_point)
+        )
         body = _nested(host, indent, summarise, fmt)
     if t._node is not None:
         suffixes.append(f"grad_fn=<{t._node.name}>")

@@ -2,8 +2,8 @@
 
 Operands fall in three groups, from strongest to weakest: tensors with dimensions, 0-d
 tensors, and Python scalars. A weaker group changes the result only when it is of a higher
-category (bool < integer < float): ``float32_tensor * 2.5`` stays float32, ``int_tensor * 2.5``
-becomes the default float dtype, ``uint8_tensor + 1000`` stays uint8.
+category (bool < integer < float < complex): ``float32_tensor * 2.5`` stays float32,
+``int_tensor * 2.5`` becomes the default float dtype, ``uint8_tensor + 1000`` stays uint8.
 """
 
 from __future__ import annotations
@@ -30,8 +30,17 @@ def set_default_dtype(dtype: DType) -> None:
     _default_float = dtype
 
 
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
 def category(dtype: DType) -> int:
-    return 0 if dtype.kind == "b" else 2 if dtype.kind == "f" else 1
+    return _CATEGORY[dtype.kind]
+
+
+def default_complex_dtype() -> DType:
+    """The dtype of Python complex numbers: complex128 when the default float is float64,
+    else complex64 (PyTorch's complex32 for a float16 default is not a tensorweaver dtype)."""
+    return dtypes.complex128 if _default_float is dtypes.float64 else dtypes.complex64
 
 
 @cache
@@ -43,6 +52,10 @@ def promote_types(a: DType, b: DType) -> DType:
         return b
     if b.kind == "b":
         return a
+    if a.kind == "c" or b.kind == "c":
+        # The complex type whose parts hold both: complex64 with float64 is complex128.
+        parts = promote_types(a.to_real(), b.to_real())
+        return dtypes.complex128 if parts is dtypes.float64 else dtypes.complex64
     if a.kind == "f" or b.kind == "f":
         if a.kind != "f":
             return b
@@ -67,6 +80,8 @@ def scalar_dtype(value: object) -> DType:
         return dtypes.int64
     if isinstance(value, float):
         return _default_float
+    if isinstance(value, complex):
+        return default_complex_dtype()
     raise TypeError(
         f"expected a Tensor or a Python number, got {type(value).__name__}; "
         "wrap arrays with tw.tensor(...)"

@@ -261,9 +261,10 @@ class Tensor:
                 "requires_grad_(False): this tensor is not a leaf (it was computed from "
                 "tensors that require grad); use .detach() to get one that does not"
             )
-        if requires_grad and not (self.dtype.is_floating_point):
+        if requires_grad and self.dtype.kind not in "fc":
             raise RuntimeError(
-                f"only floating-point tensors can require gradients, got {self.dtype.name}; "
+                "only Tensors of floating point and complex dtype can require gradients, got "
+                f"{self.dtype.name}; "
                 "convert first, e.g. x.float().requires_grad_()"
             )
         self.requires_grad = bool(requires_grad)

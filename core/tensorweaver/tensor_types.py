@@ -29,6 +29,8 @@ NAMES: dict[DType, str] = {
     dtypes.bfloat16: "BFloat16Tensor",
     dtypes.float32: "FloatTensor",
     dtypes.float64: "DoubleTensor",
+    dtypes.complex64: "ComplexFloatTensor",  # names only: PyTorch has no such constructors
+    dtypes.complex128: "ComplexDoubleTensor",
 }
 _BY_NAME = {name: dtype for dtype, name in NAMES.items()}
 

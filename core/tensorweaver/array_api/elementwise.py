@@ -119,15 +119,15 @@ def floor_divide(x1: Operand, x2: Operand, /) -> Tensor:
 
 
 def conj(x: Tensor, /) -> Tensor:
-    """The complex conjugate: ``x`` itself for the real dtypes TensorWeaver has."""
-    return x.clone()
+    """The complex conjugate (a copy of a real ``x``)."""
+    return tw.conj_physical(x) if x.dtype.is_complex else x.clone()
 
 
 def real(x: Tensor, /) -> Tensor:
-    """The real part: ``x`` itself for the real dtypes TensorWeaver has."""
-    return x.clone()
+    """The real part (a copy of a real ``x``)."""
+    return tw.real(x) if x.dtype.is_complex else x.clone()
 
 
 def imag(x: Tensor, /) -> Tensor:
-    """The imaginary part: zeros for the real dtypes TensorWeaver has."""
-    return tw.zeros_like(x)
+    """The imaginary part (zeros for a real ``x``)."""
+    return tw.imag(x) if x.dtype.is_complex else tw.zeros_like(x)

@@ -115,7 +115,7 @@ def check_nan(node: Node, input_grads: tuple) -> None:
         if parent is None or gi is None:
             continue
         gi = getattr(gi, "g", gi)  # a Piece (engine.py) carries its slice of the gradient
-        if gi.dtype.is_floating_point and gi.isnan().any().item():
+        if gi.dtype.kind in "fc" and gi.isnan().any().item():
             raise RuntimeError(f"Function '{node.name}' returned nan values in its {i}th output.")
 
 

@@ -17,6 +17,7 @@ from tensorweaver.autograd.gradients import GRADIENTS
 from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS, run_hooks
 from tensorweaver.autograd.mode import _enabled as _grad_mode
 from tensorweaver.autograd.node import INPLACE_CHANGES, Node
+from tensorweaver.ops.complex import gradient_as
 from tensorweaver.tensor import Tensor
 
 
@@ -207,12 +208,20 @@ def run(
                     if gi.shape != t.shape:
                         gi = sum_to(gi, t.shape)
                     if gi.dtype is not t.dtype:
-                        gi = gi.to(t.dtype)
+                        gi = gradient_as(gi, t.dtype)
                 if type(parent) is Node:
-                    _accumulate(node_grads, parent, gi)
+                    table, key = node_grads, parent
                 else:
-                    _accumulate(leaf_grads, id(parent), gi)
-                    leaves[id(parent)] = parent
+                    table, key = leaf_grads, id(parent)
+                    leaves[key] = parent
+                # _accumulate, inlined: this loop runs once per edge of the graph.
+                current = table.get(key)
+                if current is None:
+                    table[key] = gi
+                elif type(current) is list:
+                    current.append(gi)
+                else:
+                    table[key] = [current, gi]
             if not retain_graph:
                 node.release()
     finally:
@@ -222,6 +231,7 @@ def run(
             if t._node is None and id(t) in leaf_grads:
                 captured[id(t)] = _leaf_total(id(t), leaf_grads[id(t)])
         return captured
+    backend, compact = None, None
     for key, g in leaf_grads.items():
         leaf = leaves[key]
         g = _leaf_total(key, g)
@@ -231,7 +241,9 @@ def run(
         g = g.detach() if leaf.grad is None else leaf.grad + g
         # Stored gradients get the backend's preferred layout (a transposed view would make
         # every optimizer op on it slow), as PyTorch's gradient layout contract does.
-        compact = getattr(g.backend, "contiguous", None)
+        if g.backend is not backend:
+            backend = g.backend
+            compact = getattr(backend, "contiguous", None)
         if compact is not None:
             g.native = compact(g.native)
         leaf.grad = g

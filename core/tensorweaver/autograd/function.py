@@ -82,7 +82,7 @@ class Function:
             # A fresh tensor (forward may return an input itself), but a dirty input is
             # handed back itself, its history now this node.
             target = out if id(out) in dirty else Tensor(out.native, out.backend, out.dtype)
-            if record and id(out) not in skip and out.dtype.is_floating_point and tensors:
+            if record and id(out) not in skip and out.dtype.kind in "fc" and tensors:
                 target._node = Node("function", tensors, (cls, ctx, args, i, outputs))
                 target.requires_grad = True
             wrapped.append(target)

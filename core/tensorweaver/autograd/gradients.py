@@ -5,6 +5,9 @@ A rule takes the node and the gradient of its output and returns one gradient pe
 ops, so they run on every backend and, under ``create_graph=True``, are differentiated again.
 They may return gradients of the broadcast shape or computation dtype: the engine sums and
 casts them back to each input's shape and dtype (the one place that un-broadcasts).
+Complex inputs follow PyTorch's convention: a rule multiplies by the *conjugate* of the
+derivative (``_c``, the identity on real tensors), so dL/dz for a real loss L is
+dL/dx + i dL/dy.
 The rules of the optional special and linear-algebra primitives are written in
 ``special_rules.py`` and ``linalg_rules.py`` and join this table when first looked up.
 """
@@ -19,10 +22,19 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops.complex import conj_physical
+from tensorweaver.ops.complex import imag as _imag
+from tensorweaver.ops.complex import real as _real
+from tensorweaver.ops.complex import sgn as _sgn
 from tensorweaver.ops.creation import zeros_like_shape
 from tensorweaver.tensor import Tensor
 
 Rule = Callable[[Any, Tensor], tuple]
+
+
+def _c(t: Tensor) -> Tensor:
+    """The conjugate of a complex tensor; a real one itself (the common case, kept cheap)."""
+    return t if t.dtype.kind != "c" else conj_physical(t)
 
 
 def _needs(node: Any, i: int) -> bool:
@@ -42,24 +54,27 @@ def _sub(node: Any, g: Tensor) -> tuple:
 
 def _mul(node: Any, g: Tensor) -> tuple:
     a, b = node.inputs
-    return (ew.mul(g, b) if _needs(node, 0) else None, ew.mul(g, a) if _needs(node, 1) else None)
+    return (
+        ew.mul(g, _c(b)) if _needs(node, 0) else None,
+        ew.mul(g, _c(a)) if _needs(node, 1) else None,
+    )
 
 
 def _div(node: Any, g: Tensor) -> tuple:
     a, b = node.inputs
-    ga = ew.div(g, b)
-    return ga, (ew.neg(ew.div(ew.mul(ga, a), b)) if _needs(node, 1) else None)
+    ga = ew.div(g, _c(b))
+    return ga, (ew.neg(ew.div(ew.mul(ga, _c(a)), _c(b))) if _needs(node, 1) else None)
 
 
 def _pow(node: Any, g: Tensor) -> tuple:
     a, b = node.inputs
     ga = gb = None
     if _needs(node, 0):
-        ga = ew.mul(ew.mul(g, b), ew.pow(a, ew.sub(b, 1)))
+        ga = ew.mul(ew.mul(g, _c(b)), _c(ew.pow(a, ew.sub(b, 1))))
         ga = ew.where(ew.logical_and(ew.eq(b, 0), ew.eq(a, 0)), 0.0, ga)  # d/da a**0 = 0
     if _needs(node, 1):
         out = ew.pow(a, b)
-        gb = ew.mul(ew.mul(g, out), ew.log(ew.where(ew.eq(a, 0), 1.0, a)))
+        gb = ew.mul(ew.mul(g, _c(out)), _c(ew.log(ew.where(ew.eq(a, 0), 1.0, a))))
         gb = ew.where(ew.logical_and(ew.eq(a, 0), ew.ge(b, 0)), 0.0, gb)
     return ga, gb
 
@@ -89,32 +104,32 @@ def _neg(node: Any, g: Tensor) -> tuple:
 
 
 def _abs(node: Any, g: Tensor) -> tuple:
-    return (ew.mul(g, ew.sign(node.inputs[0])),)
+    return (ew.mul(g, _sgn(node.inputs[0])),)
 
 
 def _exp(node: Any, g: Tensor) -> tuple:
-    return (ew.mul(g, node.output(node.saved)),)
+    return (ew.mul(g, _c(node.output(node.saved))),)
 
 
 def _log(node: Any, g: Tensor) -> tuple:
-    return (ew.div(g, node.inputs[0]),)
+    return (ew.div(g, _c(node.inputs[0])),)
 
 
 def _sin(node: Any, g: Tensor) -> tuple:
-    return (ew.mul(g, ew.cos(node.inputs[0])),)
+    return (ew.mul(g, _c(ew.cos(node.inputs[0]))),)
 
 
 def _cos(node: Any, g: Tensor) -> tuple:
-    return (ew.neg(ew.mul(g, ew.sin(node.inputs[0]))),)
+    return (ew.neg(ew.mul(g, _c(ew.sin(node.inputs[0])))),)
 
 
 def _tanh(node: Any, g: Tensor) -> tuple:
     y = node.output(node.saved)
-    return (ew.mul(g, ew.sub(1, ew.mul(y, y))),)
+    return (ew.mul(g, _c(ew.sub(1, ew.mul(y, y)))),)
 
 
 def _sqrt(node: Any, g: Tensor) -> tuple:
-    return (ew.div(g, ew.mul(node.output(node.saved), 2)),)
+    return (ew.div(g, ew.mul(_c(node.output(node.saved)), 2)),)
 
 
 def _erf(node: Any, g: Tensor) -> tuple:
@@ -137,11 +152,11 @@ def _relu(node: Any, g: Tensor) -> tuple:
 
 
 def _log1p(node: Any, g: Tensor) -> tuple:
-    return (ew.div(g, ew.add(node.inputs[0], 1)),)
+    return (ew.div(g, _c(ew.add(node.inputs[0], 1))),)
 
 
 def _expm1(node: Any, g: Tensor) -> tuple:
-    return (ew.mul(g, ew.add(node.output(node.saved), 1)),)
+    return (ew.mul(g, _c(ew.add(node.output(node.saved), 1))),)
 
 
 def _clamp(node: Any, g: Tensor) -> tuple:
@@ -198,7 +213,7 @@ def _prod(node: Any, g: Tensor) -> tuple:
         ew.div(p, nonzero),
         ew.where(ew.logical_and(ew.eq(zeros, 1), zero), p, 0.0),
     )
-    return (ew.mul(_spread(node, g), others),)
+    return (ew.mul(_spread(node, g), _c(others)),)
 
 
 def _extreme(node: Any, g: Tensor) -> tuple:
@@ -314,13 +329,32 @@ def _scatter_add(node: Any, g: Tensor) -> tuple:
 
 def _matmul(node: Any, g: Tensor) -> tuple:
     a, b = node.inputs
-    ga = g.matmul(b.mT) if _needs(node, 0) else None
-    gb = a.mT.matmul(g) if _needs(node, 1) else None
+    ga = g.matmul(_c(b).mT) if _needs(node, 0) else None
+    gb = _c(a).mT.matmul(g) if _needs(node, 1) else None
     return ga, gb
 
 
 def _cast(node: Any, g: Tensor) -> tuple:
     return (g,)
+
+
+# -- complex numbers --------------------------------------------------------------------------
+
+
+def _real_part(node: Any, g: Tensor) -> tuple:
+    return (g,)  # the engine makes it complex (imaginary part 0)
+
+
+def _imag_part(node: Any, g: Tensor) -> tuple:
+    return (ew.mul(g, 1j),)
+
+
+def _conj(node: Any, g: Tensor) -> tuple:
+    return (conj_physical(g),)
+
+
+def _complex(node: Any, g: Tensor) -> tuple:
+    return (_real(g) if _needs(node, 0) else None, _imag(g) if _needs(node, 1) else None)
 
 
 def _to_device(node: Any, g: Tensor) -> tuple:
@@ -404,6 +438,10 @@ GRADIENTS: dict[str, Rule] = _RuleTable(
         "scatter_add": _scatter_add,
         "matmul": _matmul,
         "cast": _cast,
+        "real": _real_part,
+        "imag": _imag_part,
+        "conj": _conj,
+        "complex": _complex,
         "to_device": _to_device,
         "fused": _fused,
         "function": _function,

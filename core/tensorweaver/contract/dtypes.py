@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 class DType:
-    """A tensor element type: ``kind`` is ``b`` (bool), ``u``, ``i`` or ``f``."""
+    """A tensor element type: ``kind`` is ``b`` (bool), ``u``, ``i``, ``f`` or ``c`` (complex)."""
 
     __slots__ = ("name", "kind", "itemsize", "numpy_name")
 
@@ -26,21 +26,26 @@ class DType:
 
     @property
     def is_signed(self) -> bool:
-        return self.kind in "if"
+        return self.kind in "ifc"
 
     @property
     def is_complex(self) -> bool:
-        return False  # every dtype here is real
+        return self.kind == "c"
 
     def to_real(self) -> DType:
-        """The real dtype of this one's values: itself, as every dtype here is real."""
-        return self
+        """The dtype of this one's real and imaginary parts (``complex64`` → ``float32``);
+        a real dtype is its own."""
+        return _REAL_OF.get(self, self)
 
     def to_complex(self) -> DType:
-        raise TypeError(
-            f"{self!r}.to_complex(): tensorweaver has no complex dtypes; keep real and "
-            "imaginary parts as two real tensors"
-        )
+        """The complex dtype with this one's precision (``float32`` → ``complex64``)."""
+        complex_dtype = _COMPLEX_OF.get(self)
+        if complex_dtype is None:
+            raise TypeError(
+                f"{self!r}.to_complex(): only float32 and float64 (and complex dtypes) have "
+                "a complex counterpart; cast to one of them first"
+            )
+        return complex_dtype
 
     def __repr__(self) -> str:
         return f"tensorweaver.{self.name}"
@@ -59,6 +64,8 @@ float16 = DType("float16", "f", 2, "float16")
 bfloat16 = DType("bfloat16", "f", 2, "float32")
 float32 = DType("float32", "f", 4, "float32")
 float64 = DType("float64", "f", 8, "float64")
+complex64 = DType("complex64", "c", 8, "complex64")
+complex128 = DType("complex128", "c", 16, "complex128")
 
 ALL: tuple[DType, ...] = (
     bool_,
@@ -71,7 +78,18 @@ ALL: tuple[DType, ...] = (
     bfloat16,
     float32,
     float64,
+    complex64,
+    complex128,
 )
+#: The complex dtypes, which a backend supports only where it lists them in its ``dtypes``.
+COMPLEX: tuple[DType, ...] = (complex64, complex128)
+_REAL_OF = {complex64: float32, complex128: float64}
+_COMPLEX_OF = {
+    float32: complex64,
+    float64: complex128,
+    complex64: complex64,
+    complex128: complex128,
+}
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL}
 
 

@@ -13,7 +13,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import overflow
 from tensorweaver.ops.rank import check_ndim
-from tensorweaver.promotion import get_default_dtype
+from tensorweaver.promotion import default_complex_dtype, get_default_dtype
 from tensorweaver.tensor import Tensor, _mark_shared, _shares_host
 
 _NUMPY_TO_DTYPE = {np.dtype(d.numpy_name): d for d in dtypes.ALL if d is not dtypes.bfloat16}
@@ -49,7 +49,9 @@ def _infer_dtype(array: np.ndarray, data: Any) -> DType:
     kind = array.dtype.kind
     if kind == "f" and not isinstance(data, (np.ndarray, np.generic)):
         return get_default_dtype()  # Python floats
-    if kind in "biuf":
+    if kind == "c" and not isinstance(data, (np.ndarray, np.generic)):
+        return default_complex_dtype()  # Python complex numbers
+    if kind in "biufc":
         found = _NUMPY_TO_DTYPE.get(array.dtype)
         if found is not None:
             return found
@@ -134,7 +136,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     on a GPU, cuPyNumeric) the tensor holds a copy. As in PyTorch, a read-only array gives a
     UserWarning (the tensor reads its memory, but an in-place method gives the tensor a copy
     of its own rather than write into it); another byte order or a negative stride is a
-    ValueError; a dtype TensorWeaver lacks (uint16, complex, ...) is a TypeError.
+    ValueError; a dtype TensorWeaver lacks (uint16, complex256, ...) is a TypeError.
     """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
@@ -172,8 +174,8 @@ def _from_numpy_dtype(array: np.ndarray) -> DType:
     if found is None:
         raise TypeError(
             f"from_numpy: can't convert np.ndarray of type numpy.{dt.type.__name__}; the only "
-            "supported types are float64, float32, float16, int64, int32, int16, int8, uint8 "
-            "and bool (convert first, e.g. array.astype(np.int64))"
+            "supported types are complex128, complex64, float64, float32, float16, int64, "
+            "int32, int16, int8, uint8 and bool (convert first, e.g. array.astype(np.int64))"
         )
     if any(s < 0 for s in array.strides):
         raise ValueError(

@@ -58,7 +58,7 @@ def _same(dtype: DType) -> DType:
 
 
 def _floating(dtype: DType) -> DType:
-    return dtype if dtype.kind == "f" else get_default_dtype()
+    return dtype if dtype.kind in "fc" else get_default_dtype()
 
 
 _constants: dict[tuple, Any] = {}
@@ -91,7 +91,11 @@ def _scalar_keeps_dtype(a: Tensor, b: Any) -> bool:
     """True when ``a <op> b`` for a Python number b computes in a's dtype (the common case)."""
     kind = a.dtype.kind
     t = type(b)
-    return (kind == "f" and (t is float or t is int)) or (kind == "i" and t is int)
+    return (
+        (kind == "f" and (t is float or t is int))
+        or (kind == "i" and t is int)
+        or (kind == "c" and (t is float or t is int or t is complex))
+    )
 
 
 def _arithmetic(name: str, *, floating: bool = False) -> Callable[[Operand, Operand], Tensor]:
@@ -99,7 +103,7 @@ def _arithmetic(name: str, *, floating: bool = False) -> Callable[[Operand, Oper
     compute = _floating if floating else _same
 
     def keeps(t: Tensor, number: Any) -> bool:
-        return _scalar_keeps_dtype(t, number) and (not floating or t.dtype.kind == "f")
+        return _scalar_keeps_dtype(t, number) and (not floating or t.dtype.kind in "fc")
 
     def op(a: Operand, b: Operand) -> Tensor:
         if isinstance(a, Tensor):
@@ -108,7 +112,7 @@ def _arithmetic(name: str, *, floating: bool = False) -> Callable[[Operand, Oper
                 and a.dtype is b.dtype
                 and a.shape == b.shape
                 and a.backend is b.backend
-                and (not floating or a.dtype.kind == "f")
+                and (not floating or a.dtype.kind in "fc")
             ):
                 # Fast path: one shape, one dtype, one device.
                 out = Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, a.dtype)
@@ -161,7 +165,9 @@ _true_divide = _arithmetic("div", floating=True)
 
 
 def _is_float(value: Operand) -> bool:
-    return isinstance(value, float) or (isinstance(value, Tensor) and value.dtype.kind == "f")
+    return isinstance(value, (float, complex)) or (
+        isinstance(value, Tensor) and value.dtype.kind in "fc"
+    )
 
 
 def _is_bool(value: Operand) -> bool:
@@ -244,7 +250,18 @@ def pow(a: Operand, b: Operand) -> Tensor:
     return apply("pow", backend.pow(an, bn), dtype, (a, b))
 
 
+def _ordered(name: str, a: Operand, b: Operand) -> None:
+    """PyTorch's error for ordering complex numbers (``<``, ``max``, ``clamp``...)."""
+    for x in (a, b):
+        if (isinstance(x, Tensor) and x.dtype.kind == "c") or isinstance(x, complex):
+            raise RuntimeError(
+                f"{name}: complex numbers are not ordered; compare their .abs() or .real instead"
+            )
+
+
 def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
+    ordered = name not in ("eq", "ne")
+
     def op(a: Operand, b: Operand) -> Tensor:
         if (
             isinstance(b, Tensor)
@@ -252,12 +269,15 @@ def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
             and a.dtype is b.dtype
             and a.shape == b.shape
             and a.backend is b.backend
+            and not (ordered and a.dtype.kind == "c")
         ):
             return Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, dtypes.bool_)
+        if ordered:
+            _ordered(name, a, b)
         if isinstance(a, Tensor) and _scalar_keeps_dtype(a, b):
             bn = scalar_native(a.backend, b, a.dtype)
             return Tensor(getattr(a.backend, name)(a.native, bn), a.backend, dtypes.bool_)
-        if not isinstance(b, (Tensor, int, float)):
+        if not isinstance(b, (Tensor, int, float, complex)):
             return NotImplemented
         a, b, backend, _, an, bn = _operands(name, a, b, _same)
         return Tensor(getattr(backend, name)(an, bn), backend, dtypes.bool_)
@@ -294,7 +314,7 @@ logical_xor = _logical("logical_xor")
 
 def _integral(op: str) -> Callable[[DType], DType]:
     def check(dtype: DType) -> DType:
-        if dtype.kind == "f":
+        if dtype.kind in "fc":
             raise NotImplementedError(
                 f"{op} (&, |, ^, ~): only integer and bool tensors are supported, got {dtype.name}"
             )
@@ -328,12 +348,24 @@ def _require_tensor(op: str, x: Any) -> Tensor:
 # -- unary ------------------------------------------------------------------------------------
 
 
-def _unary(name: str, *, floating: bool, save_output: bool = False) -> Callable[[Tensor], Tensor]:
+def _no_complex(name: str, x: Tensor) -> None:
+    if x.dtype.kind == "c":
+        raise RuntimeError(
+            f"{name}: not implemented for complex tensors ({x.dtype.name}); apply it to "
+            "x.real and x.imag, or to x.abs()"
+        )
+
+
+def _unary(
+    name: str, *, floating: bool, save_output: bool = False, complex_ok: bool = True
+) -> Callable[[Tensor], Tensor]:
     """A unary op; ``floating`` ops compute ints in the default float dtype."""
 
     def op(x: Tensor) -> Tensor:
         _require_tensor(name, x)
-        if floating and x.dtype.kind != "f":
+        if not complex_ok:
+            _no_complex(name, x)
+        if floating and x.dtype.kind not in "fc":
             x = x.to(get_default_dtype())
         native = getattr(x.backend, name)(x.native)
         out = Tensor(native, x.backend, x.dtype)
@@ -347,14 +379,23 @@ def _unary(name: str, *, floating: bool, save_output: bool = False) -> Callable[
 
 
 neg = _unary("neg", floating=False)
-abs = _unary("abs", floating=False)
+_abs_real = _unary("abs", floating=False)
+
+
+def abs(x: Tensor) -> Tensor:
+    """|x|; the float modulus of a complex tensor."""
+    if _require_tensor("abs", x).dtype.kind == "c":
+        return apply("abs", x.backend.abs(x.native), x.dtype.to_real(), (x,))
+    return _abs_real(x)
+
+
 exp = _unary("exp", floating=True, save_output=True)
 log = _unary("log", floating=True)
 sin = _unary("sin", floating=True)
 cos = _unary("cos", floating=True)
 tanh = _unary("tanh", floating=True, save_output=True)
 sqrt = _unary("sqrt", floating=True, save_output=True)
-erf = _unary("erf", floating=True)
+erf = _unary("erf", floating=True, complex_ok=False)
 
 
 def _piecewise_constant(name: str) -> Callable[[Tensor], Tensor]:
@@ -362,6 +403,7 @@ def _piecewise_constant(name: str) -> Callable[[Tensor], Tensor]:
 
     def op(x: Tensor) -> Tensor:
         _require_tensor(name, x)
+        _no_complex(name if name != "sign" else "sign (use tw.sgn for complex numbers)", x)
         if x.dtype.kind != "f" and name != "sign":
             return Tensor(x.native, x.backend, x.dtype)
         return apply(name, getattr(x.backend, name)(x.native), x.dtype, (x,))
@@ -406,6 +448,7 @@ def bitwise_not(x: Tensor) -> Tensor:
 
 def _float_input(op: str, x: Tensor) -> Tensor:
     _require_tensor(op, x)
+    _no_complex(op, x)
     return x if x.dtype.kind == "f" else x.to(get_default_dtype())
 
 
@@ -547,8 +590,15 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
             f"to({dtype.name}): the {x.backend.device.name} device has no {dtype.name}; "
             f"it supports {', '.join(sorted(d.name for d in x.backend.dtypes))}"
         )
+    if x.dtype.kind == "c" and dtype.kind != "c":
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part; take x.real (or "
+            "x.abs()) to say which you mean",
+            UserWarning,
+            stacklevel=3,
+        )
     native = x.backend.cast(x.native, dtype)
-    if dtype.kind != "f":
+    if dtype.kind not in "fc":
         return Tensor(native, x.backend, dtype)
     return apply("cast", native, dtype, (x,))
 

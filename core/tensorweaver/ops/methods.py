@@ -10,6 +10,7 @@ from tensorweaver import registry, selection, tensor_types
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.layout import strided
+from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
@@ -347,6 +348,13 @@ _METHODS: dict[str, Any] = {
     "negative": ew.neg,
     "abs": ew.abs,
     "sign": ew.sign,
+    "sgn": cx.sgn,
+    "angle": cx.angle,
+    "conj": cx.conj,
+    "conj_physical": cx.conj_physical,
+    "resolve_conj": cx.resolve_conj,
+    "resolve_neg": cx.resolve_neg,
+    "is_conj": cx.is_conj,
     "exp": ew.exp,
     "log": ew.log,
     "log2": ew.log2,
@@ -601,16 +609,20 @@ Tensor.is_mps = _is_kind("mps")
 Tensor.is_xpu = _is_kind("xpu")
 Tensor.is_meta = False  # no meta device: every tensor holds data
 Tensor.layout = strided
-# The core's dtypes are all real: the conjugate transposes are the transposes, and ``real``
-# is the tensor itself.
-Tensor.H = property(_reversed_axes)
-Tensor.mH = property(_swap_last_two)
-Tensor.adjoint = _swap_last_two
-Tensor.real = property(lambda self: self)
 
 
-def _imag(self: Tensor) -> Tensor:
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+def _conj_transpose(x: Tensor) -> Tensor:
+    return cx.conj_physical(_reversed_axes(x))
+
+
+def _adjoint(x: Tensor) -> Tensor:
+    return cx.conj_physical(_swap_last_two(x))
+
+
+Tensor.H = property(_conj_transpose)
+Tensor.mH = property(_adjoint)
+Tensor.adjoint = _adjoint
+Tensor.real = property(cx.real)
 
 
 def _retains_grad(self: Tensor) -> bool:
@@ -618,7 +630,7 @@ def _retains_grad(self: Tensor) -> bool:
     return node is not None and node.retained is not None
 
 
-Tensor.imag = property(_imag)
+Tensor.imag = property(cx.imag)
 Tensor.retains_grad = property(_retains_grad)
 Tensor.is_shared = lambda self: False  # no shared-memory tensors for worker processes
 Tensor.is_distributed = lambda self: False

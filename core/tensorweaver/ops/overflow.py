@@ -148,6 +148,8 @@ def fill_value(value: Any, dtype: DType, fn: str) -> Any:
         )
     if dtype is dtypes.bool_:
         return bool(value)
+    if dtype.is_complex:
+        return complex(value)
     if dtype.is_floating_point:
         if value == value and abs(value) != float("inf") and abs(value) > _FLOAT_MAX[dtype]:
             raise RuntimeError(

@@ -10,6 +10,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import apply, labelled
+from tensorweaver.ops.complex import conj_physical, real
 from tensorweaver.tensor import Tensor, _axis
 
 Dim = Any  # None, an int, or a sequence of ints
@@ -47,7 +48,7 @@ def _reduce(op: str, x: Tensor, dim: Dim, keepdim: bool, dtype: DType) -> Tensor
 def _accumulate_dtype(x: Tensor, dtype: DType | None) -> DType:
     if dtype is not None:
         return dtype
-    return x.dtype if x.dtype.kind == "f" else dtypes.int64
+    return x.dtype if x.dtype.kind in "fc" else dtypes.int64
 
 
 def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | None = None) -> Tensor:
@@ -65,7 +66,7 @@ def mean(
     x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | None = None
 ) -> Tensor:
     dtype = dtype or x.dtype
-    if dtype.kind != "f":
+    if dtype.kind not in "fc":
         raise RuntimeError(
             f"mean(): could not infer output dtype; input dtype must be floating point, got "
             f"{x.dtype.name} (use x.float().mean() or mean(dtype=tw.float32))"
@@ -81,6 +82,10 @@ def mean(
 
 
 def _check_nonempty(op: str, x: Tensor, axes: tuple[int, ...]) -> None:
+    if x.dtype.kind == "c":
+        raise RuntimeError(
+            f"{op}(): complex numbers are not ordered; reduce their .abs() or .real instead"
+        )
     for a in axes:
         if x.shape[a] == 0:
             raise IndexError(
@@ -187,14 +192,16 @@ def var(
     """Variance with Bessel's ``correction`` (1 by default; ``unbiased=False`` means 0)."""
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         raise RuntimeError(
             f"var/std: input dtype must be floating point, got {x.dtype.name}; use x.float().var()"
         )
     axes = axes_of("var", dim, x.ndim)
     n = math.prod(x.shape[a] for a in axes)
     centred = ew.sub(x, mean(x, axes, True))
-    total = sum(ew.mul(centred, centred), axes, keepdim)
+    # |x - mean|^2: the variance of complex numbers is real, as PyTorch's.
+    squares = ew.mul(centred, conj_physical(centred))
+    total = sum(real(squares) if x.dtype.kind == "c" else squares, axes, keepdim)
     return labelled(ew.div(total, n - correction if n > correction else 0), "VarBackward0", x)
 
 
@@ -249,6 +256,8 @@ def _root(total: Tensor, p: float) -> Tensor:
 
 
 def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
+    if x.dtype.kind == "c":  # the norms of the moduli, as PyTorch's
+        x = ew.abs(x)
     if p == 2 or p == "fro":
         return _root(sum(ew.mul(x, x), dim, keepdim), 2)
     if p == math.inf:

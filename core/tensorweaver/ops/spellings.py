@@ -19,6 +19,7 @@ from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops.complex import conj_physical, imag
 from tensorweaver.tensor import Size, Tensor, _axis
 
 greater, greater_equal, less, less_equal = ew.gt, ew.ge, ew.lt, ew.le
@@ -37,11 +38,6 @@ def positive(input: Tensor) -> Tensor:
     if input.dtype is dtypes.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
-
-
-def sgn(input: Tensor) -> Tensor:
-    """The sign; for the real dtypes the core has, ``sign``."""
-    return ew.sign(input)
 
 
 def ravel(input: Tensor) -> Tensor:
@@ -301,8 +297,8 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
-    """``dot`` for the real dtypes the core has (no conjugation to do)."""
-    return la.dot(input, other)
+    """The dot product with ``input`` conjugated (``dot`` for real tensors)."""
+    return la.dot(conj_physical(input), other)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
@@ -398,10 +394,6 @@ def is_signed(input: Tensor) -> bool:
     return input.dtype is not dtypes.bool and input.dtype is not dtypes.uint8
 
 
-def is_conj(input: Tensor) -> bool:
-    return False
-
-
 def is_neg(input: Tensor) -> bool:
     return False
 
@@ -415,7 +407,9 @@ def isneginf(input: Tensor) -> Tensor:
 
 
 def isreal(input: Tensor) -> Tensor:
-    """True everywhere: the core's dtypes are all real."""
+    """Where the imaginary part is 0 (True everywhere for a real tensor)."""
+    if input.dtype.is_complex:
+        return ew.eq(imag(input), 0)
     return cr.ones_like(input, dtype=dtypes.bool)
 
 
@@ -524,10 +518,10 @@ def _default_dtype() -> Any:
 
 #: Functions that are Tensor methods too, under the same name.
 METHODS = (
-    "greater greater_equal less less_equal not_equal absolute negative multiply positive sgn fix "
+    "greater greater_equal less less_equal not_equal absolute negative multiply positive fix "
     "ger swapaxes swapdims moveaxis ravel select take fliplr flipud rot90 tensor_split hsplit "
     "vsplit dsplit split_with_sizes addmm addmv addr baddbmm addbmm inner vdot diagflat equal "
-    "is_nonzero is_signed is_conj is_neg isposinf isneginf isreal fmax fmin heaviside dist "
+    "is_nonzero is_signed is_neg isposinf isneginf isreal fmax fmin heaviside dist "
     "renorm cov corrcoef mv sum_to_size get_device"
 ).split()
 

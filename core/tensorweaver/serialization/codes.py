@@ -58,9 +58,13 @@ def float32_from_bfloat16_bits(bits: np.ndarray) -> np.ndarray:
 
 
 def stored_array(t: Any) -> tuple[str, np.ndarray]:
-    """The dtype code of tensor ``t`` and its bytes as a C-ordered little-endian host array."""
-    code = CODE_OF[t.dtype.name]
+    """The dtype code of tensor ``t`` and its bytes as a C-ordered little-endian host array;
+    a complex tensor as its (real, imaginary) pairs (safetensors has no complex codes)."""
     host = np.asarray(t.detach())  # a copy: numpy() would share (and mark) the memory
+    if t.dtype.is_complex:
+        code = CODE_OF[t.dtype.to_real().name]
+        return code, np.asarray(np.stack([host.real, host.imag], -1), STORAGE[code], order="C")
+    code = CODE_OF[t.dtype.name]
     if code == "BF16":
         # bfloat16 reaches the host as float32 (exactly representable); store the real bits.
         return code, bfloat16_bits(host)

@@ -12,7 +12,10 @@ tensor under several paths is stored once and comes back as one tensor.
 Nodes beyond those (files of format ``tensorweaver/3``): a ``tw.nn.Parameter`` is
 ``{"parameter": [name, requires_grad]}``, a dtype ``{"dtype": "float32"}``, a function or
 class ``{"global": "module:qualname"}`` (loaded only if allowed: :mod:`.allowlist`), a module
-``{"module": ...}`` (:mod:`.module_state`).
+``{"module": ...}`` (:mod:`.module_state`), and a complex tensor or parameter
+``{"complex": node}``: safetensors has no complex dtypes, so the file holds its (real,
+imaginary) pairs as a float tensor with a last dimension of 2 (``view_as_real``'s layout,
+which other tools read as such), and the node says to view them as complex again.
 """
 
 from __future__ import annotations
@@ -72,10 +75,14 @@ def flatten(obj: Any) -> Flat:
                 name = name_for(path)
                 name_of_tensor[id(value)] = name
                 tensors[name] = value
+            node: Any = {"tensor": name}
             if isinstance(value, Parameter):
                 extended = True
-                return {"parameter": [name, value.requires_grad]}
-            return {"tensor": name}
+                node = {"parameter": [name, value.requires_grad]}
+            if value.dtype.is_complex:
+                extended = True
+                node = {"complex": node}
+            return node
         if isinstance(value, Module):
             extended = True
             if id(value) in module_ids:
@@ -137,28 +144,39 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
     modules: list[Any] = []
     dtypes = {d.name: d for d in ALL}
 
-    def stored(name: Any, kind: Any) -> Any:
+    def stored(name: Any, kind: Any, complex_pairs: bool = False) -> Any:
         if not isinstance(name, str) or name not in names:
             fail(f"structure refers to tensor {name!r}, which the file does not hold")
+        base = kind
+        if complex_pairs:
+            kind = ("complex", kind)
         if name not in made:
             made[name], kind_of[name] = tensor(name), kind
-            if kind != "tensor":
-                made[name] = Parameter(made[name], requires_grad=kind[1])
+            if complex_pairs:
+                made[name] = _as_complex(made[name], name, fail)
+            if base != "tensor":
+                made[name] = Parameter(made[name], requires_grad=base[1])
         elif kind_of[name] != kind:
             fail(f"structure refers to tensor {name!r} both as {kind_of[name]} and as {kind}")
         return made[name]
 
-    def build(node: Any) -> Any:
+    def build(node: Any, complex_pairs: bool = False) -> Any:
         if isinstance(node, dict):
             if len(node) != 1:
                 fail(f"structure node {_short(node)} must have exactly one key")
             ((kind, body),) = node.items()
             if kind == "tensor":
-                return stored(body, "tensor")
+                return stored(body, "tensor", complex_pairs)
             if kind == "parameter":
                 if not (isinstance(body, list) and len(body) == 2 and isinstance(body[1], bool)):
                     fail(f"parameter node {_short(body)} must be [name, requires_grad]")
-                return stored(body[0], ("parameter", body[1]))
+                return stored(body[0], ("parameter", body[1]), complex_pairs)
+            if kind == "complex":
+                if not (isinstance(body, dict) and len(body) == 1 and not complex_pairs):
+                    fail(f"complex node {_short(body)} must hold one tensor or parameter node")
+                if next(iter(body)) not in ("tensor", "parameter"):
+                    fail(f"complex node {_short(body)} must hold a tensor or parameter node")
+                return build(body, True)
             if kind == "dtype":
                 if not (isinstance(body, str) and body in dtypes):
                     fail(f"unknown dtype {_short(body)}")
@@ -224,6 +242,18 @@ def named_globals(node: Any) -> list[str]:
 
     walk(node)
     return list(found)
+
+
+def _as_complex(pairs: Any, name: str, fail: Fail) -> Any:
+    """The complex tensor stored as (real, imaginary) pairs in the float tensor ``pairs``."""
+    import tensorweaver as tw
+
+    if pairs.dtype not in (tw.float32, tw.float64) or not pairs.shape or pairs.shape[-1] != 2:
+        fail(
+            f"complex tensor {name!r} must be stored as float32 or float64 pairs (a last "
+            f"dimension of 2), not {pairs.dtype.name} of shape {tuple(pairs.shape)}"
+        )
+    return tw.view_as_complex(pairs)
 
 
 def _short(value: Any) -> str:

@@ -1,0 +1,180 @@
+"""Complex numbers: parts, conjugates, moduli and angles (``torch.real``, ``torch.polar``, ...).
+
+Four primitives carry them (API 2.4: ``real``, ``imag``, ``conj``, ``complex``); everything
+else here is composed of those and real ops, so its gradient follows PyTorch's convention:
+the gradient of a real loss L with respect to z = x + iy is dL/dx + i dL/dy (the conjugate
+Wirtinger derivative, doubled). Tensorweaver never makes lazy conjugate views:
+``conj`` computes, so ``is_conj`` is always False and ``resolve_conj`` returns its input.
+
+Differs from PyTorch: ``x.real`` and ``x.imag`` (and ``view_as_real``) are new tensors, not
+views sharing the complex tensor's memory; writing into them does not change it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tensorweaver.contract import dtypes
+from tensorweaver.contract.dtypes import DType
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, expand_native
+from tensorweaver.promotion import get_default_dtype
+from tensorweaver.tensor import Tensor
+
+
+def _tensor(op: str, x: Any) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(x).__name__}")
+    return x
+
+
+def supports_complex(backend: Any) -> bool:
+    """Whether ``backend`` lists a complex dtype (and so has the complex primitives)."""
+    return dtypes.complex64 in backend.dtypes or dtypes.complex128 in backend.dtypes
+
+
+def real(input: Tensor) -> Tensor:
+    """The real parts of a complex tensor (``torch.real``); a real tensor itself."""
+    x = _tensor("real", input)
+    if not x.dtype.is_complex:
+        return x
+    return apply("real", x.backend.real(x.native), x.dtype.to_real(), (x,))
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary parts of a complex tensor (``torch.imag``)."""
+    x = _tensor("imag", input)
+    if not x.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return apply("imag", x.backend.imag(x.native), x.dtype.to_real(), (x,))
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate (``torch.conj_physical``); a real tensor itself."""
+    x = _tensor("conj_physical", input)
+    if not x.dtype.is_complex:
+        return x
+    return apply("conj", x.backend.conj(x.native), x.dtype, (x,))
+
+
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate (``torch.conj``). Differs from PyTorch: computed at once, never
+    a lazy view with a conjugate bit."""
+    return conj_physical(_tensor("conj", input))
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """``input`` itself: tensorweaver has no lazy conjugate views to resolve."""
+    return _tensor("resolve_conj", input)
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """``input`` itself: tensorweaver has no lazy negative views to resolve."""
+    return _tensor("resolve_neg", input)
+
+
+def is_conj(input: Tensor) -> bool:
+    """False: a conjugate is always computed, never a view with a conjugate bit."""
+    _tensor("is_conj", input)
+    return False
+
+
+def complex(real: Tensor, imag: Tensor) -> Tensor:
+    """The complex tensor ``real + i * imag`` (``torch.complex``): two float32 or two float64
+    tensors, broadcast together."""
+    re, im = _tensor("complex", real), _tensor("complex", imag)
+    if re.dtype is not im.dtype:
+        raise RuntimeError(
+            f"complex(): expected real and imag to have the same dtype, but got "
+            f"{re.dtype.name} and {im.dtype.name}; convert one with .to(...)"
+        )
+    if re.dtype not in (dtypes.float32, dtypes.float64):
+        raise RuntimeError(
+            f"complex(): expected both inputs to be float32 or float64 tensors, got "
+            f"{re.dtype.name} (convert with .float() or .double())"
+        )
+    backend = check_backends("complex", (re, im))
+    _require_complex(backend, "complex")
+    rn, imn = re.native, im.native
+    if re.shape != im.shape:
+        shape = broadcast_shapes("complex", re.shape, im.shape)
+        rn, imn = expand_native(re, shape), expand_native(im, shape)
+    return apply("complex", backend.complex(rn, imn), re.dtype.to_complex(), (re, im))
+
+
+def _require_complex(backend: Any, op: str) -> None:
+    if not supports_complex(backend):
+        raise TypeError(
+            f"{op}(): the {backend.device.name} device has no complex dtypes (its backend does "
+            "not list complex64/complex128); move the tensors to a device that has them, e.g. "
+            ".to('cpu')"
+        )
+
+
+def polar(abs: Tensor, angle: Tensor) -> Tensor:
+    """The complex tensor with modulus ``abs`` and argument ``angle`` (``torch.polar``)."""
+    r, theta = _tensor("polar", abs), _tensor("polar", angle)
+    return complex(ew.mul(r, ew.cos(theta)), ew.mul(r, ew.sin(theta)))
+
+
+def angle(input: Tensor) -> Tensor:
+    """The argument of each element, in [-pi, pi] (``torch.angle``): for real tensors pi
+    where negative, else 0 (NaN stays NaN), with a zero gradient."""
+    x = _tensor("angle", input)
+    if x.dtype.is_complex:
+        from tensorweaver.ops.special import atan2
+
+        return atan2(imag(x), real(x))
+    if x.dtype.kind != "f":
+        x = x.to(get_default_dtype())
+    x = x.detach()
+    return ew.where(ew.isnan(x), x, ew.where(ew.lt(x, 0), math.pi, 0.0))
+
+
+def sgn(input: Tensor) -> Tensor:
+    """``z / |z|`` for complex tensors (0 at 0), ``sign`` for real ones (``torch.sgn``)."""
+    x = _tensor("sgn", input)
+    if not x.dtype.is_complex:
+        return ew.sign(x)
+    modulus = ew.abs(x)
+    safe = ew.where(ew.eq(modulus, 0), 1.0, modulus)
+    return ew.where(ew.eq(modulus, 0), 0.0, ew.div(x, safe))
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """A complex tensor as a real one with a last dimension of 2: (real, imag)
+    (``torch.view_as_real``). Differs from PyTorch: a new tensor, not a view."""
+    from tensorweaver.ops.movement import stack
+
+    x = _tensor("view_as_real", input)
+    if not x.dtype.is_complex:
+        raise RuntimeError(
+            f"view_as_real is only supported for complex tensors, got {x.dtype.name}; "
+            "make one with tw.complex(re, im)"
+        )
+    return stack((real(x), imag(x)), dim=-1)
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """A float32/float64 tensor whose last dimension has size 2 as a complex tensor
+    (``torch.view_as_complex``). Differs from PyTorch: a new tensor, not a view."""
+    x = _tensor("view_as_complex", input)
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        raise RuntimeError(
+            f"view_as_complex is only supported for float and double tensors, but got a "
+            f"tensor of scalar type: {x.dtype.name}"
+        )
+    if not x.shape or x.shape[-1] != 2:
+        raise RuntimeError(
+            f"Tensor must have a last dimension of size 2, got shape {tuple(x.shape)}"
+        )
+    return complex(x[..., 0], x[..., 1])
+
+
+def gradient_as(g: Tensor, dtype: DType) -> Tensor:
+    """A gradient brought to its input's dtype: a real input of a complex computation gets
+    the real part (PyTorch's convention), silently; any other change is a cast."""
+    if g.dtype.is_complex and not dtype.is_complex:
+        g = real(g)
+    return g if g.dtype is dtype else ew.cast(g, dtype)
