@@ -82,3 +82,49 @@ def deselect_unmarked_cunumeric(
         config.hook.pytest_deselected(items=deselected)
         chosen = set(map(id, deselected))
         items[:] = [item for item in items if id(item) not in chosen]
+
+
+#: Hypothesis's pytest plugin seeds NumPy's global generator around every test, which
+#: Legate warns about once it has started: noise here, where no test runs on many ranks.
+QUIET_LEGATE_SEEDING = pytest.mark.filterwarnings(
+    "ignore:(?s).*Seeding the random number generator"
+)
+
+
+def backend_folder(
+    folder: os.PathLike, *, float64: bool = False, seed: int | None = None
+) -> dict[str, object]:
+    """The conftest of a folder whose tests take ``backend``: its hooks and the fixture.
+
+    A folder's conftest.py is ``globals().update(backend_folder(HERE))``. Each test taking
+    ``backend`` runs inside ``tw.device(spec)`` on NumPy and torch:cpu, and on cuPyNumeric
+    where marked ``cunumeric`` (see :func:`deselect_unmarked_cunumeric`); ``float64`` and
+    ``seed`` set the default dtype and the seed around each test.
+    """
+
+    def pytest_configure(config: pytest.Config) -> None:
+        config.addinivalue_line(
+            "markers",
+            f"{CUNUMERIC_MARK}: also run this test on the cuPyNumeric backend (a small "
+            "subset: each op there costs about 0.4 ms)",
+        )
+
+    def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+        # This hook sees the whole session's items: touch only the tests in this folder.
+        for item in items:
+            if item.path.is_relative_to(folder):
+                item.add_marker(QUIET_LEGATE_SEEDING)
+        deselect_unmarked_cunumeric(config, items, folder)
+
+    @pytest.fixture
+    def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+        """The device spec under test; the test body runs inside ``tw.device(spec)``."""
+        with entered(request.param, float64=float64, seed=seed) as spec:
+            yield spec
+
+    return {
+        "pytest_configure": pytest_configure,
+        "pytest_generate_tests": parametrize_backend,
+        "pytest_collection_modifyitems": pytest_collection_modifyitems,
+        "backend": backend,
+    }

@@ -3,28 +3,9 @@ float64 with a fixed seed, each against ``torch.distributions``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from tw_backends import deselect_unmarked_cunumeric, entered, parametrize_backend
+from tw_backends import backend_folder
 
 HERE = Path(__file__).parent
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "cunumeric: also run this test on cuPyNumeric")
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    parametrize_backend(metafunc)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    deselect_unmarked_cunumeric(config, items, HERE)
-
-
-@pytest.fixture
-def backend(request: pytest.FixtureRequest) -> Iterator[str]:
-    with entered(request.param, float64=True, seed=0) as spec:
-        yield spec
+globals().update(backend_folder(HERE, float64=True, seed=0))
