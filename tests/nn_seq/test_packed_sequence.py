@@ -146,6 +146,7 @@ def run_packed(module, x, lengths, *state):
         ("RNN", {"nonlinearity": "relu", "bidirectional": True}),
         ("LSTM", {"num_layers": 2, "bidirectional": True}),
         ("LSTM", {"batch_first": True}),  # batch_first does not change packed input
+        ("LSTM", {"proj_size": 2, "bidirectional": True}),
         ("GRU", {"num_layers": 2}),
         ("GRU", {"bidirectional": True, "bias": False}),
     ],
@@ -153,7 +154,8 @@ def run_packed(module, x, lengths, *state):
 def test_layer_on_packed_input(backend: str, name: str, kwargs: dict, with_state: bool) -> None:
     count = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
     states = 2 if name == "LSTM" else 1
-    state = [rng.standard_normal((count, len(UNSORTED), HIDDEN)) for _ in range(states)]
+    widths = [kwargs.get("proj_size") or HIDDEN, HIDDEN][:states]  # h (projected), c
+    state = [rng.standard_normal((count, len(UNSORTED), width)) for width in widths]
     x = rng.standard_normal((LENGTH, len(UNSORTED), INPUT))
     compare_with_torch(
         getattr(nn, name)(INPUT, HIDDEN, **kwargs),

@@ -22,6 +22,8 @@ LAYER_CONFIGS = [
     ("LSTM", {}),
     ("LSTM", {"num_layers": 2, "bidirectional": True}),
     ("LSTM", {"batch_first": True, "bias": False}),
+    ("LSTM", {"proj_size": 2}),
+    ("LSTM", {"proj_size": 3, "num_layers": 2, "bidirectional": True, "batch_first": True}),
     ("GRU", {}),
     ("GRU", {"num_layers": 2, "bidirectional": True, "batch_first": True}),
 ]
@@ -30,8 +32,8 @@ LAYER_CONFIGS = [
 def initial_state(name: str, kwargs: dict, batch: tuple[int, ...]) -> list[np.ndarray]:
     """Random h_0 (and c_0 for LSTM) for a layer built with ``kwargs``."""
     count = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
-    shape = (count, *batch, HIDDEN)
-    return [rng.standard_normal(shape) for _ in range(2 if name == "LSTM" else 1)]
+    h = rng.standard_normal((count, *batch, kwargs.get("proj_size") or HIDDEN))
+    return [h, rng.standard_normal((count, *batch, HIDDEN))] if name == "LSTM" else [h]
 
 
 def run_layer(module, x, *state):
@@ -181,8 +183,11 @@ def test_errors_name_the_layer_and_shapes(backend: str) -> None:
         nn.GRU(INPUT, HIDDEN)(tw.randn(0, BATCH, INPUT))
     with pytest.raises(ValueError, match="RNN: unknown nonlinearity 'sigmoid'"):
         nn.RNN(INPUT, HIDDEN, nonlinearity="sigmoid")
-    with pytest.raises(NotImplementedError, match="proj_size"):
-        nn.LSTM(INPUT, HIDDEN, proj_size=2)
+    for name, proj_size in (("LSTM", -1), ("LSTM", HIDDEN), ("GRU", 2), ("RNN", 1)):
+        with pytest.raises(ValueError, match="proj_size"):  # torch raises ValueError too
+            getattr(torch.nn, name)(INPUT, HIDDEN, proj_size=proj_size)
+        with pytest.raises(ValueError, match=f"{name}: proj_size"):
+            getattr(nn, name)(INPUT, HIDDEN, proj_size=proj_size)
     with pytest.raises(ValueError, match=r"GRUCell.*\(4,\).*\(3,\)"):
         nn.GRUCell(INPUT, HIDDEN)(tw.randn(INPUT), tw.randn(3))
     with pytest.warns(UserWarning, match="num_layers=1"):

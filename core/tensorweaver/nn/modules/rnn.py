@@ -100,16 +100,18 @@ def _recurrence(
     dropout: float,
     training: bool,
     lengths: Optional[list[int]] = None,
+    projected: bool = False,
 ) -> tuple[Tensor, State]:
     """A whole recurrent layer stack on time-major ``x`` (L, N, H_in), written with tensor
     ops: the output (L, N, D * H) and the final states, each (num_layers * D, N, H).
-    ``weights`` holds (w_ih, w_hh[, b_ih, b_hh]) per layer and direction, PyTorch's order.
+    ``weights`` holds (w_ih, w_hh[, b_ih, b_hh][, w_hr]) per layer and direction, PyTorch's
+    order; with ``projected`` (an LSTM's ``proj_size``) each new h is ``w_hr @ h``.
 
     With ``lengths`` (one per batch column), a column's state stops changing after its last
     valid step (and the reverse direction starts at that step), so the final states are those
     of each sequence's end; outputs past a sequence's end are meaningless."""
     directions = 2 if bidirectional else 1
-    per = 4 if has_bias else 2
+    per = (4 if has_bias else 2) + projected
     step = _MODES[mode][1]
     length = x.shape[0]
     masks = [None] * length
@@ -125,12 +127,15 @@ def _recurrence(
         for direction in range(directions):
             index = layer * directions + direction
             w = weights[index * per : (index + 1) * per]
-            w_ih, w_hh, b_ih, b_hh = (*w, None, None) if not has_bias else w
+            w_hr = w[-1] if projected else None
+            w_ih, w_hh, b_ih, b_hh = (*w[:2], None, None) if not has_bias else w[:4]
             state = tuple(s[index] for s in initial)
             steps = F.linear(layer_input, w_ih, b_ih).unbind(0)
             hs: list[Any] = [None] * length
             for t in reversed(range(length)) if direction else range(length):
                 new = step(steps[t], F.linear(state[0], w_hh, b_hh), state)
+                if w_hr is not None:
+                    new = (F.linear(new[0], w_hr), *new[1:])
                 mask = masks[t]
                 if mask is not None:
                     new = tuple(tw.where(mask, n, old) for n, old in zip(new, state))
@@ -171,14 +176,21 @@ def rnn_packed_reference(*args: Any) -> Tensor:
 
 
 def _packed_recurrence(
-    data: Tensor, initial: State, weights: list[Tensor], batch_sizes: list[int], static: tuple
+    data: Tensor,
+    initial: State,
+    weights: list[Tensor],
+    batch_sizes: list[int],
+    static: tuple,
+    projected: bool = False,
 ) -> tuple[Tensor, State]:
     """``_recurrence`` on packed ``data``: run padded in packed order with each column's
     state frozen past its length, the output packed again; states in packed order."""
     order = range(batch_sizes[0])
     padded = padded_from_packed(data, batch_sizes, order, len(batch_sizes), False, 0.0)
     lengths = sorted_lengths(batch_sizes)
-    output, last = _recurrence(padded, initial, weights, *static, lengths=lengths)
+    output, last = _recurrence(
+        padded, initial, weights, *static, lengths=lengths, projected=projected
+    )
     return packed_from_padded(output, batch_sizes, order, False), last
 
 
@@ -257,6 +269,8 @@ class _CellBase(Module):
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            text += f", proj_size={self.proj_size}"
         if not self.bias:
             text += ", bias=False"
         return text + _nonlinearity_repr(self)
@@ -365,8 +379,17 @@ class RNNBase(Module):
             raise ValueError(f"{fn}: hidden_size must be a positive int, got {hidden_size!r}")
         if not isinstance(num_layers, int) or num_layers <= 0:
             raise ValueError(f"{fn}: num_layers must be a positive int, got {num_layers!r}")
-        if proj_size:
-            raise NotImplementedError(f"{fn}: proj_size is not supported; leave it at 0")
+        if isinstance(proj_size, bool) or not isinstance(proj_size, int) or proj_size < 0:
+            raise ValueError(
+                f"{fn}: proj_size should be a positive integer or zero to disable projections, "
+                f"got {proj_size!r}"
+            )
+        if proj_size and mode != "LSTM":
+            raise ValueError(f"{fn}: proj_size argument is only supported for LSTM, not RNN or GRU")
+        if proj_size >= hidden_size:
+            raise ValueError(
+                f"{fn}: proj_size ({proj_size}) has to be smaller than hidden_size ({hidden_size})"
+            )
         if dropout > 0 and num_layers == 1:
             warnings.warn(  # PyTorch's words: filters match on them
                 "dropout option adds dropout after all but last recurrent layer, so non-zero "
@@ -385,13 +408,16 @@ class RNNBase(Module):
         self.proj_size = proj_size
         gates = _MODES[mode][0] * hidden_size
         directions = 2 if bidirectional else 1
+        state_size = proj_size or hidden_size  # the size of h (and of each output)
         for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
+            layer_input = input_size if layer == 0 else state_size * directions
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction else "")
-                shapes = {"weight_ih": (gates, layer_input), "weight_hh": (gates, hidden_size)}
+                shapes = {"weight_ih": (gates, layer_input), "weight_hh": (gates, state_size)}
                 if bias:
                     shapes.update(bias_ih=(gates,), bias_hh=(gates,))
+                if proj_size:
+                    shapes.update(weight_hr=(proj_size, hidden_size))
                 for kind, shape in shapes.items():
                     weight = Parameter(tw.empty(*shape, device=device, dtype=dtype))
                     setattr(self, kind + suffix, weight)
@@ -416,9 +442,12 @@ class RNNBase(Module):
 
     def _weights(self, layer: int, direction: int) -> tuple[Any, ...]:
         suffix = f"_l{layer}" + ("_reverse" if direction else "")
+        kinds = ("weight_ih", "weight_hh", "bias_ih", "bias_hh") + (
+            ("weight_hr",) if self.proj_size else ()
+        )
         return tuple(
             getattr(self, kind + suffix) if self.bias or kind.startswith("weight") else None
-            for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+            for kind in kinds
         )
 
     def _check_input(self, input: Tensor) -> bool:
@@ -438,7 +467,8 @@ class RNNBase(Module):
 
     def _initial(self, hx: Tensor, batched: bool, batch: int, what: str) -> Tensor:
         """``hx`` as ``(layers * directions, N, H)``; raises if its shape does not fit."""
-        size = (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+        width = self.proj_size if self.proj_size and what == "h_0" else self.hidden_size
+        size = (self.num_layers * (2 if self.bidirectional else 1), batch, width)
         expected = size if batched else (size[0], size[2])
         if tuple(hx.shape) != expected:
             raise ValueError(
@@ -458,6 +488,9 @@ class RNNBase(Module):
             return tuple(self._initial(s, batched, batch, names[i]) for i, s in enumerate(hx))
         count = self.num_layers * (2 if self.bidirectional else 1)
         zeros = tw.zeros(count, batch, self.hidden_size, dtype=like.dtype, device=like.device)
+        if self.proj_size:
+            h = tw.zeros(count, batch, self.proj_size, dtype=like.dtype, device=like.device)
+            return (h, zeros)
         return (zeros,) * (2 if self.mode == "LSTM" else 1)
 
     def _flat_weights(self) -> list[Tensor]:
@@ -483,7 +516,9 @@ class RNNBase(Module):
             input = input.transpose(0, 1)
         initial = self._initial_states(hx, batched, input.shape[1], input)
         weights = self._flat_weights()
-        if getattr(input.backend, "fused_rnn", None) is None:
+        if self.proj_size:  # no backend kernel takes projections: the recurrence's own ops
+            output, last = _recurrence(input, initial, weights, *self._static(), projected=True)
+        elif getattr(input.backend, "fused_rnn", None) is None:
             output, last = _recurrence(input, initial, weights, *self._static())
         else:
             packed = fused_or_reference(
@@ -512,8 +547,10 @@ class RNNBase(Module):
         if hx is not None and input.sorted_indices is not None:
             initial = tuple(s.index_select(1, input.sorted_indices) for s in initial)
         weights = self._flat_weights()
-        if getattr(data.backend, "fused_rnn_packed", None) is None:
-            packed, last = _packed_recurrence(data, initial, weights, sizes, self._static())
+        if self.proj_size or getattr(data.backend, "fused_rnn_packed", None) is None:
+            packed, last = _packed_recurrence(
+                data, initial, weights, sizes, self._static(), projected=bool(self.proj_size)
+            )
         else:
             joined = fused_or_reference(
                 "rnn_packed",
@@ -529,11 +566,13 @@ class RNNBase(Module):
 
     def _width(self) -> int:
         """The output's feature size: both directions' states side by side."""
-        return self.hidden_size * (2 if self.bidirectional else 1)
+        return (self.proj_size or self.hidden_size) * (2 if self.bidirectional else 1)
 
     def extra_repr(self) -> str:
         # PyTorch's RNN, LSTM and GRU print no nonlinearity (only RNNCell does).
         text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            text += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             text += f", num_layers={self.num_layers}"
         if not self.bias:
@@ -565,6 +604,7 @@ class RNN(RNNBase):
         bidirectional: bool = False,
         device: Any = None,
         dtype: Any = None,
+        proj_size: int = 0,  # accepted to be refused as PyTorch refuses it (LSTM only)
     ) -> None:
         self.nonlinearity = nonlinearity
         mode = _rnn_mode(nonlinearity, "RNN")
@@ -577,6 +617,7 @@ class RNN(RNNBase):
             batch_first,
             dropout,
             bidirectional,
+            proj_size,
             device=device,
             dtype=dtype,
         )
@@ -641,6 +682,7 @@ class GRU(RNNBase):
         bidirectional: bool = False,
         device: Any = None,
         dtype: Any = None,
+        proj_size: int = 0,  # accepted to be refused as PyTorch refuses it (LSTM only)
     ) -> None:
         super().__init__(
             "GRU",
@@ -651,6 +693,7 @@ class GRU(RNNBase):
             batch_first,
             dropout,
             bidirectional,
+            proj_size,
             device=device,
             dtype=dtype,
         )
