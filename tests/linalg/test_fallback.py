@@ -21,9 +21,10 @@ PRIMITIVES = [
 
 @pytest.fixture
 def without_kernels(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The current backend with every linalg primitive hidden, its warnings not yet given."""
+    """The current backend with every linalg primitive and its whole linalg functions
+    hidden, its warnings not yet given."""
     native = tw.zeros(1).backend
-    for name in PRIMITIVES:
+    for name in [*PRIMITIVES, "linalg_function"]:
         monkeypatch.setattr(native, name, None, raising=False)
     monkeypatch.setattr(host_fallback, "_warned", set())
 

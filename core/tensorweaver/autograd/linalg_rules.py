@@ -1,4 +1,4 @@
-"""Gradient rules of the optional linalg primitives (API 2.3), merged into
+"""Gradient rules of the optional linalg primitives (API 2.3; tril and triu, 2.4), merged into
 :data:`tensorweaver.autograd.gradients.GRADIENTS` and written by that module's conventions
 (a rule takes the node and its output's gradient, returns one gradient per input).
 
@@ -246,7 +246,17 @@ def _pinv(node: Any, g: Tensor) -> tuple:
     return (ew.sub(ga, matmul(matmul(pinv_t_k, pinv), a)),)
 
 
+def _tril(node: Any, g: Tensor) -> tuple:
+    return (mv.tril(g, node.saved),)
+
+
+def _triu(node: Any, g: Tensor) -> tuple:
+    return (mv.triu(g, node.saved),)
+
+
 LINALG_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {
+    "tril": _tril,
+    "triu": _triu,
     "linalg_cholesky": _cholesky,
     "linalg_solve": _solve,
     "linalg_solve_triangular": _solve_triangular,

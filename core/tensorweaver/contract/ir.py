@@ -104,9 +104,18 @@ _DATA = _table(
         (
             "arange",
             "arange(start, stop, step, dtype) -> A",
-            "Evenly spaced values in [start, stop), like numpy.arange.",
+            "Evenly spaced values in [start, stop), like numpy.arange: ceil((stop - start) / "
+            "step) elements (the core checks that this is >= 0 and step != 0); for a float "
+            "dtype element i is start + i * step computed in float64 and rounded once to "
+            "dtype (PyTorch's CPU values), for an integer dtype it is exact.",
         ),
-        ("seed", "seed(value: int) -> None", "Reset the backend's random generator."),
+        (
+            "seed",
+            "seed(value: int) -> None",
+            "Reset the backend's random generator. value is in [0, 2**64) (tw.manual_seed "
+            "maps PyTorch's [-2**63, 2**64) there); equal values must give equal streams, and "
+            "a generator taking fewer bits may fold the value (e.g. value % 2**63).",
+        ),
         (
             "random_uniform",
             "random_uniform(shape, low, high, dtype) -> A",
@@ -125,7 +134,9 @@ _DATA = _table(
         (
             "cast",
             "cast(a, dtype) -> A",
-            "Convert to `dtype`: floats to ints truncate toward zero; nonzero to bool is True.",
+            "Convert to `dtype`: floats to ints truncate toward zero; nonzero to bool is True. "
+            "NaN, infinities and floats outside the integer dtype's range give an unspecified "
+            "value (as C's casts and PyTorch's), never an error; the core never relies on it.",
         ),
     ],
 )
@@ -284,7 +295,9 @@ _INDEX = _table(
             "nonzero",
             "nonzero(a) -> A",
             "int64 array of shape (n, ndim): the coordinates of the n true/nonzero elements, "
-            "in C order.",
+            "in C order. n depends on the data, so a lazy or compiling backend must compute a "
+            "(reading back its count is expected; the core calls it only where PyTorch's "
+            "result shape depends on the data).",
         ),
     ],
 )
@@ -378,6 +391,11 @@ COMPOSITES: dict[str, str] = {
     "of log_probs is PyTorch's, exp(log_probs) - posterior (the true derivative when "
     "log_probs come from log_softmax), zero past each input length; only log_probs has one",
     # Pools, instance norm and embedding bags (issue 15).
+    "max_pool_with_indices": "max_pool_with_indices(x, kernel, stride, padding, dilation, "
+    "ceil_mode): max_pool's output and, as a second output, the int64 flat index (row-major "
+    "over the spatial axes of one (n, c) plane, unpadded) of each window's first maximum "
+    "(torch.nn.functional.max_pool1d/2d/3d with return_indices=True); returns ((values, "
+    "indices), saved); the indices have no gradient",
     "cross_entropy_nd": "cross_entropy_nd(x, target, ignore_index) with x (N, C, d1, ..., dk) "
     "float logits, k >= 1, and target (N, d1, ..., dk) int64 class indices, in range or "
     "equal to ignore_index: cross_entropy over every position (a segmentation map's pixels), "
@@ -507,10 +525,76 @@ OPTIONAL: dict[str, str] = {
     "linalg_slogdet": "linalg_slogdet(a) -> (sign, log|det|), both a's dtype; a singular "
     "matrix gives (0, -inf)",
     # API 2.4: linear algebra added in 2.4 (triangles, eig).
+    "tril": "tril(a, k: int) -> A: a with the elements above its k-th diagonal zeroed, on the "
+    "last two axes, any dtype (numpy.tril); without it the core masks",
+    "triu": "triu(a, k: int) -> A: a with the elements below its k-th diagonal zeroed (numpy.triu)",
+    "linalg_function": "linalg_function(name: str, arrays: tuple, static: tuple, grad: bool) -> "
+    "(outputs: tuple, saved) | None: the whole function torch.linalg.<name> (torch.<name> for "
+    "cholesky_solve) on the arrays then the static arguments in torch's order (names: "
+    "cholesky_ex solve_ex inv_ex solve_triangular cholesky_solve det slogdet eigh eigvalsh svd "
+    "svdvals qr lu_factor_ex lu lu_solve householder_product pinv matrix_rank matrix_exp), "
+    "torch's values; None for a name it does not compute (the core composes it). With grad, "
+    "saved is what fused_linalg_backward needs; used only with it",
+    "fused_linalg_backward": "fused_linalg_backward((saved, i), grad_output, needs) -> one "
+    "gradient per array of linalg_function (None where needs[j] is False) from output i's",
     # API 2.4: complex numbers (a backend that lists complex64/complex128 in its dtypes).
+    # Such a backend also takes complex arrays in every arithmetic primitive that makes sense
+    # for them (add sub mul div neg pow exp log sqrt sin cos tanh eq ne sum prod matmul, the
+    # movement and indexing primitives, cast, full, from_host/to_host); abs of a complex
+    # array is its float modulus; cast of complex to a real dtype keeps the real part.
+    "real": "real(a) -> A: the real parts of a complex array (float32 for complex64)",
+    "imag": "imag(a) -> A: the imaginary parts of a complex array (float32 for complex64)",
+    "conj": "conj(a) -> A: the complex conjugate, a new array (not a lazy view)",
+    "complex": "complex(re, im) -> A: the complex array re + i*im from two float32 (or two "
+    "float64) arrays of one shape, each part exactly as given (inf stays inf)",
     # API 2.4: discrete Fourier transforms (tw.fft).
+    # Complex arrays of one precision in and out (complex64 stays complex64); dims distinct,
+    # non-negative and non-empty, in any order (only the last is special, for fft_r2c and
+    # fft_c2r), every size along them >= 1 (batch axes may be empty). norm scales the
+    # result: "none" by 1, "by_root_n" by 1/sqrt(N), "by_n" by 1/N, N the product of the
+    # signal sizes along dims (the output's for fft_c2r), as torch's internal
+    # _fft_c2c/_fft_r2c/_fft_c2r take it (numpy.fft's norm= is direction-relative).
+    "fft_c2c": "fft_c2c(a, dims, norm, forward: bool) -> A: the complex DFT of complex a over "
+    "dims, exp(-2j*pi*k*m/n) along each if forward else exp(+2j*pi*k*m/n), scaled by norm "
+    "(numpy.fft.fftn / ifftn); a's dtype",
+    "fft_r2c": "fft_r2c(a, dims, norm, onesided: bool) -> A: the forward DFT (fft_c2c's) of real "
+    "float32/float64 a over dims, complex of a's precision; onesided keeps the bins 0..n//2 of "
+    "the last of dims only (numpy.fft.rfftn), else all of them",
+    "fft_c2r": "fft_c2r(a, dims, norm, last_dim_size: int) -> A: numpy.fft.irfftn's transform "
+    "(inverse fft_c2c over all dims but the last, then the inverse real DFT of the one-sided "
+    "spectrum along the last, the imaginary parts of its bin 0 and, for even sizes, bin n//2 "
+    "ignored) to last_dim_size points along the last of dims (a has last_dim_size // 2 + 1 "
+    "there), scaled by norm; real, float of a's precision",
     # API 2.4: optimizer steps over many tensors at once (foreach).
+    "foreach_add": "foreach_add(xs, ys, alpha) -> list[A]: [x + y * alpha for x, y in zip(xs, "
+    "ys)], new arrays (xs and ys unchanged); xs and ys lists of one length, each pair one "
+    "shape and floating-point dtype, alpha a Python number taken in that dtype (y * alpha "
+    "rounded first, as the core's mul then add; a fused multiply-add is within rounding)",
+    "foreach_mul": "foreach_mul(xs, scalar) -> list[A]: [x * scalar for x in xs], new arrays; "
+    "xs floating-point, scalar a Python number taken in each x's dtype",
+    "foreach_add_scalar": "foreach_add_scalar(xs, scalar) -> list[A]: [x + scalar for x in xs]",
+    "foreach_div_scalars": "foreach_div_scalars(xs, scalars) -> list[A]: [x / s for x, s in "
+    "zip(xs, scalars)], one Python number per array",
+    "foreach_sqrt": "foreach_sqrt(xs) -> list[A]: [sqrt(x) for x in xs]",
+    "foreach_maximum": "foreach_maximum(xs, ys) -> list[A]: [maximum(x, y) for x, y in zip(xs, "
+    "ys)] (NaN propagates)",
+    "foreach_lerp": "foreach_lerp(xs, ys, weight) -> list[A]: [x + weight * (y - x) for x, y "
+    "in zip(xs, ys)] (the core's lerp; torch's own formula is within rounding)",
+    "foreach_addcmul": "foreach_addcmul(xs, ys, zs, value) -> list[A]: [x + y * z * value for "
+    "x, y, z in zip(xs, ys, zs)] (y * z rounded first)",
+    "foreach_addcdiv": "foreach_addcdiv(xs, ys, zs, values) -> list[A]: [x + y / z * v for x, "
+    "y, z, v in zip(xs, ys, zs, values)] (y / z rounded first), one Python number per array. "
+    "Every foreach primitive returns new arrays and takes scalars in each array's dtype",
     # API 2.4: compiled graphs (tw.compile's compile_graph hook).
+    "compile_graph": "compile_graph(graph) -> callable | None: a faster form of a tw.compile'd "
+    "step's backend calls. graph (tensorweaver.compiler.record.GraphRecord) has fn(*inputs) -> "
+    "tuple of output arrays, which calls this backend's methods in the eager step's order, "
+    "inputs and outputs (value names), calls ((primitive, args, result) in order), values "
+    "(shape and native dtype of each array as traced), constants, source, methods, mode "
+    "(tw.compile's) and rebind(replacements) (fn with some methods swapped). Return a "
+    "callable with fn's signature and results (it may assume the traced shapes and dtypes, "
+    "never the Python float inputs, which change every step), or None to let the core "
+    "replay fn; never write into the inputs. Without it the core replays fn",
 }
 
 

@@ -4,7 +4,9 @@ leading dimensions.
 A few factorizations are backend primitives (optional, API 2.3: Cholesky, LU, QR, eigh, SVD,
 general and triangular solves, det/slogdet), computed on the host with NumPy where a backend
 has no kernel; everything else is composed from them and the tensor ops, and every gradient
-follows PyTorch's rules (``tensorweaver.autograd.linalg_rules``).
+follows PyTorch's rules (``tensorweaver.autograd.linalg_rules``). A backend that has
+PyTorch's own kernels computes most functions whole instead, with their gradients
+(``linalg_function``, API 2.4; see ``tensorweaver.linalg.fused``).
 """
 
 from __future__ import annotations

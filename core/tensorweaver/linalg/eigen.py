@@ -5,6 +5,7 @@ from __future__ import annotations
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import result
 from tensorweaver.linalg.errors import check_matrix, check_square
+from tensorweaver.linalg.fused import fused_or_reference
 from tensorweaver.tensor import Tensor
 
 Eigh = result("linalg_eigh", "eigenvalues", "eigenvectors")
@@ -22,13 +23,27 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803
     its lower (``UPLO='L'``) or upper triangle. Gradients through the eigenvectors are
     finite only where the eigenvalues are distinct (PyTorch's rule)."""
     check_square("linalg.eigh", A)
-    return Eigh(*p.eigh(A, _uplo("linalg.eigh", UPLO)))
+    uplo = _uplo("linalg.eigh", UPLO)
+    return Eigh(*fused_or_reference("eigh", _EIGH, p.eigh, (A,), (uplo,), (None, None)))
+
+
+#: PyTorch's grad_fn names of eigh's and svd's outputs (eigvalsh's and svdvals' too).
+_EIGH, _SVD = "LinalgEighBackward0", "LinalgSvdBackward0"
+
+
+def _eigvalsh(A: Tensor, uplo: str) -> tuple[Tensor]:
+    return (p.eigh(A, uplo)[0],)
+
+
+def _svdvals(A: Tensor) -> tuple[Tensor]:
+    return (p.svd(A, False)[1],)
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues of each symmetric matrix, ascending."""
     check_square("linalg.eigvalsh", A)
-    return p.eigh(A, _uplo("linalg.eigvalsh", UPLO))[0]
+    uplo = _uplo("linalg.eigvalsh", UPLO)
+    return fused_or_reference("eigvalsh", _EIGH, _eigvalsh, (A,), (uplo,), (None,))[0]
 
 
 def _no_driver(name: str, driver: str | None) -> None:
@@ -45,11 +60,12 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
     distinct (and nonzero where m != n), PyTorch's rule."""
     check_matrix("linalg.svd", A)
     _no_driver("linalg.svd", driver)
-    return SVD(*p.svd(A, full_matrices))
+    kinds = (None, None, None)
+    return SVD(*fused_or_reference("svd", _SVD, p.svd, (A,), (full_matrices,), kinds))
 
 
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
     """The singular values of each matrix, descending."""
     check_matrix("linalg.svdvals", A)
     _no_driver("linalg.svdvals", driver)
-    return p.svd(A, False)[1]
+    return fused_or_reference("svdvals", _SVD, _svdvals, (A,), (), (None,))[0]

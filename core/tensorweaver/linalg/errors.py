@@ -50,8 +50,10 @@ def raise_for_info(
 ) -> None:
     """Raise ``error`` for the first batch element whose ``info`` is nonzero, with
     ``message(info)`` after PyTorch's "(Batch element i): " prefix."""
-    codes = np.asarray(info.backend.to_host(info.native)).reshape(-1)
-    bad = np.flatnonzero(codes)
-    if bad.size:
-        where = f"(Batch element {bad[0]}): " if info.ndim else ""
-        raise error(f"{name}: {where}{message(int(codes[bad[0]]))}")
+    codes = np.asarray(info.backend.to_host(info.native))
+    if not codes.any():  # the usual case, checked once per call: keep it short
+        return
+    codes = codes.reshape(-1)
+    first = int(np.flatnonzero(codes)[0])
+    where = f"(Batch element {first}): " if info.ndim else ""
+    raise error(f"{name}: {where}{message(int(codes[first]))}")

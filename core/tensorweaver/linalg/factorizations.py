@@ -6,9 +6,11 @@ import math
 
 import numpy as np
 
+from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, mT, result, to_batch
 from tensorweaver.linalg.errors import check_matrix, check_square, raise_for_info
+from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -34,12 +36,19 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     """(L, info): the Cholesky factor of each matrix (from its lower triangle) and LAPACK's
     info (the order of the first leading minor that is not positive-definite, else 0)."""
     check_square("linalg.cholesky", A)
-    factor, info = p.cholesky_ex(A)
+    factor, info = fused_or_reference(
+        "cholesky_ex", "LinalgCholeskyExBackward0", _cholesky_ex, (A,), (upper,), WITH_INFO
+    )
     if check_errors:
         raise_for_info("linalg.cholesky_ex", info, _not_pd)
+    return CholeskyEx(factor, info)
+
+
+def _cholesky_ex(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
+    factor, info = p.cholesky_ex(A)
     if upper:
         factor = labelled(mT(factor), "LinalgCholeskyExBackward0", A)
-    return CholeskyEx(factor, info)
+    return factor, info
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
@@ -59,7 +68,7 @@ def qr(A: Tensor, mode: str = "reduced") -> tuple:
             "'r', or 'complete'"
         )
     if mode != "r":
-        return QR(*p.qr(A, mode))
+        return QR(*fused_or_reference("qr", "LinalgQrBackward0", p.qr, (A,), (mode,), (None, None)))
     r = p.qr(A.detach(), "reduced")[1]
     r = apply("linalg_qr_r", r.native, A.dtype, (A,))
     return QR(cr.zeros_like_shape(A, (0,)), r)
@@ -68,14 +77,25 @@ def qr(A: Tensor, mode: str = "reduced") -> tuple:
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> tuple:
     """(LU, pivots, info): LAPACK's getrf of each matrix (pivots 1-based, int32)."""
     check_matrix("linalg.lu_factor_ex", A)
+    _check_pivot(pivot)
+    lu, pivots, info = fused_or_reference(
+        "lu_factor_ex",
+        "LinalgLuFactorExBackward0",
+        p.lu_factor_ex,
+        (A,),
+        (),
+        (None, dtypes.int32, dtypes.int32),
+    )
+    if check_errors:  # a RuntimeError in PyTorch, not a LinAlgError
+        raise_for_info("torch.linalg.lu_factor_ex", info, _zero_pivot, RuntimeError)
+    return LUFactorEx(lu, pivots, info)
+
+
+def _check_pivot(pivot: bool) -> None:
     if not pivot:
         raise RuntimeError(
             "linalg.lu_factor: LU without pivoting is not implemented on the CPU; use pivot=True"
         )
-    lu, pivots, info = p.lu_factor_ex(A)
-    if check_errors:  # a RuntimeError in PyTorch, not a LinAlgError
-        raise_for_info("torch.linalg.lu_factor_ex", info, _zero_pivot, RuntimeError)
-    return LUFactorEx(lu, pivots, info)
 
 
 def _zero_pivot(k: int) -> str:
@@ -120,9 +140,15 @@ def unpack(lu: Tensor, pivots: Tensor) -> tuple:
 
 def lu(A: Tensor, *, pivot: bool = True) -> tuple:
     """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n)."""
-    factors, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    check_matrix("linalg.lu", A)
+    _check_pivot(pivot)
+    return LU(*fused_or_reference("lu", "LinalgLuBackward0", _lu, (A,), (), (A.dtype, None, None)))
+
+
+def _lu(A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    factors, pivots, _ = p.lu_factor_ex(A)
     perm, lower, upper = unpack(factors, pivots)
-    return LU(perm, *(labelled(t, "LinalgLuBackward0", A) for t in (lower, upper)))
+    return perm, *(labelled(t, "LinalgLuBackward0", A) for t in (lower, upper))
 
 
 def lu_solve(
@@ -136,15 +162,21 @@ def lu_solve(
     """X with A X = B (A^T X = B with ``adjoint``; X A = B without ``left``) from
     ``lu_factor``'s result."""
     check_square("linalg.lu_solve", LU, "LU")
+    return fused_or_reference(
+        "lu_solve", "LinalgLuSolveBackward0", _lu_solve, (LU, pivots, B), (left, adjoint), (None,)
+    )[0]
+
+
+def _lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool) -> tuple:
     if not left:  # X A = B  <=>  A^T X^T = B^T
-        return mT(lu_solve(LU, pivots, mT(B), adjoint=not adjoint))
+        return (mT(_lu_solve(LU, pivots, mT(B), True, not adjoint)[0]),)
     batch = broadcast_shapes("linalg.lu_solve", LU.shape[:-2], B.shape[:-2])
     perm, lower, upper, B = (to_batch(x, batch) for x in (*unpack(LU, pivots), B))
     if adjoint:  # U^T L^T P^T X = B
         y = p.solve_triangular(mT(upper), B, False, False)
-        return matmul(perm, p.solve_triangular(mT(lower), y, True, True))
+        return (matmul(perm, p.solve_triangular(mT(lower), y, True, True)),)
     y = p.solve_triangular(lower, matmul(mT(perm), B), False, True)
-    return p.solve_triangular(upper, y, True, False)
+    return (p.solve_triangular(upper, y, True, False),)
 
 
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
@@ -159,6 +191,19 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
             f"to input.shape[-1] and input.shape[-1] must be >= tau.shape[-1], got A of shape "
             f"{list(A.shape)} and tau of shape {list(tau.shape)}"
         )
+    return fused_or_reference(
+        "householder_product",
+        "LinalgHouseholderProductBackward0",
+        _householder_product,
+        (A, tau),
+        (),
+        (None,),
+    )[0]
+
+
+def _householder_product(A: Tensor, tau: Tensor) -> tuple:
+    m, n = A.shape[-2:]
+    k = tau.shape[-1]
     rows = cr.arange(m, device=A.device)
     q = mv.expand(eye_like(A, m, n), A.shape)
     for i in reversed(range(k)):
@@ -167,4 +212,4 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
         v = ew.where(ew.eq(rows, i).unsqueeze(-1), 1.0, v)
         t = mv.unsqueeze(mv.narrow(tau, -1, i, 1), -1)
         q = ew.sub(q, ew.mul(t, matmul(v, matmul(mT(v), q))))
-    return q
+    return (q,)

@@ -4,8 +4,8 @@ replacement, with the old arguments and results."""
 
 from __future__ import annotations
 
-from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import mT, result
+from tensorweaver.linalg.eigen import svd as _svd
 from tensorweaver.linalg.eigen import svdvals
 from tensorweaver.linalg.errors import check_matrix
 from tensorweaver.linalg.factorizations import cholesky as _cholesky
@@ -26,7 +26,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:  # 
     reduced factors; without ``compute_uv``, U and V are zeros of the full shapes."""
     check_matrix("svd", input)
     if compute_uv:
-        u, s, vh = p.svd(input, not some)
+        u, s, vh = _svd(input, full_matrices=not some)
         return SVD(u, s, mT(vh))
     m, n = input.shape[-2:]
     batch = input.shape[:-2]

@@ -11,6 +11,7 @@ import numpy as np
 
 from tensorweaver.linalg._shared import eye_like, to_batch
 from tensorweaver.linalg.errors import check_float, check_square
+from tensorweaver.linalg.fused import fused_or_reference
 from tensorweaver.linalg.solvers import inv
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -49,12 +50,19 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
 
 
 def matrix_exp(A: Tensor) -> Tensor:
-    """e^A by scaling and squaring: A / 2^s has a 1-norm of at most 1/2, its exponential a
-    Taylor series, squared s times."""
+    """e^A: the backend's whole kernel where it has one (``linalg_function``), else scaling
+    and squaring: A / 2^s has a 1-norm of at most 1/2, its exponential a Taylor series,
+    squared s times."""
     check_square("linalg.matrix_exp", A)
     check_float("linalg.matrix_exp", A)
+    return fused_or_reference(
+        "matrix_exp", "LinalgMatrixExpBackward0", _matrix_exp, (A,), (), (None,)
+    )[0]
+
+
+def _matrix_exp(A: Tensor) -> tuple[Tensor]:
     if A.numel() == 0:
-        return A.clone()
+        return (A.clone(),)
     largest = float(rd.amax(rd.sum(ew.abs(A.detach()), -2)).item())
     steps = max(0, math.ceil(math.log2(largest / 0.5))) if largest > 0.5 else 0
     if not math.isfinite(largest):
@@ -67,7 +75,7 @@ def matrix_exp(A: Tensor) -> Tensor:
         total = ew.add(total, term)
     for _ in range(steps):
         total = matmul(total, total)
-    return total
+    return (total,)
 
 
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:

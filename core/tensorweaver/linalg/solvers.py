@@ -17,6 +17,7 @@ from tensorweaver.linalg.errors import (
     check_square,
     raise_for_info,
 )
+from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -55,6 +56,15 @@ def solve_ex(
     """(X, info) with A X = B (X A = B without ``left``); B a vector or a batch of them
     when its shape is A's but the last."""
     _check_pair("linalg.solve", A, B)
+    x, info = fused_or_reference(
+        "solve_ex", "LinalgSolveExBackward0", _solve_ex, (A, B), (left,), WITH_INFO
+    )
+    if check_errors:
+        raise_for_info("torch.linalg.solve_ex", info, _singular)
+    return SolveEx(x, info)
+
+
+def _solve_ex(A: Tensor, B: Tensor, left: bool) -> tuple[Tensor, Tensor]:
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
     if vector:
         B = mv.unsqueeze(B, -1)
@@ -65,8 +75,8 @@ def solve_ex(
                 "supported for left=False. In this case linalg.solve is "
                 "equivalent to B / A.squeeze(-1)"
             )
-        x, info = solve_ex(mT(A), mT(B), check_errors=check_errors)
-        return SolveEx(mT(x), info)
+        x, info = _solve_ex(mT(A), mT(B), True)
+        return mT(x), info
     n = A.shape[-1]
     if B.shape[-2] != n:
         raise RuntimeError(
@@ -75,9 +85,7 @@ def solve_ex(
         )
     A, B = broadcast_batch("linalg.solve", A, B)
     x, info = p.solve_ex(A, B)
-    if check_errors:
-        raise_for_info("torch.linalg.solve_ex", info, _singular)
-    return SolveEx(mv.squeeze(x, -1) if vector else x, info)
+    return mv.squeeze(x, -1) if vector else x, info
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
@@ -100,15 +108,26 @@ def solve_triangular(
     check_square("linalg.solve_triangular", A)
     check_matrix("linalg.solve_triangular", B, "B")
     check_backends("linalg.solve_triangular", (A, B))
+    return fused_or_reference(
+        "solve_triangular",
+        "LinalgSolveTriangularBackward0",
+        _solve_triangular,
+        (A, B),
+        (upper, left, unitriangular),
+        (None,),
+    )[0]
+
+
+def _solve_triangular(A: Tensor, B: Tensor, upper: bool, left: bool, unitriangular: bool) -> tuple:
     if not left:  # X A = B  <=>  A^T X^T = B^T
-        return mT(solve_triangular(mT(A), mT(B), upper=not upper, unitriangular=unitriangular))
+        return (mT(_solve_triangular(mT(A), mT(B), not upper, True, unitriangular)[0]),)
     if B.shape[-2] != A.shape[-1]:
         raise RuntimeError(
             "linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
             f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})"
         )
     A, B = broadcast_batch("linalg.solve_triangular", A, B)
-    return p.solve_triangular(A, B, upper, unitriangular)
+    return (p.solve_triangular(A, B, upper, unitriangular),)
 
 
 def _inverse_message(k: int) -> str:
@@ -121,10 +140,15 @@ def _inverse_message(k: int) -> str:
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
     """(A^-1, info), info as LAPACK's getrf (the first zero pivot, 1-based)."""
     check_square("linalg.inv", A)
-    x, info = p.solve_ex(A, to_batch(eye_like(A, A.shape[-1]), A.shape[:-2]))
+    x, info = fused_or_reference("inv_ex", "LinalgInvExBackward0", _inv_ex, (A,), (), WITH_INFO)
     if check_errors:
         raise_for_info("linalg.inv_ex", info, _inverse_message)
-    return InvEx(labelled(x, "LinalgInvExBackward0", A), info)
+    return InvEx(x, info)
+
+
+def _inv_ex(A: Tensor) -> tuple[Tensor, Tensor]:
+    x, info = p.solve_ex(A, to_batch(eye_like(A, A.shape[-1]), A.shape[:-2]))
+    return labelled(x, "LinalgInvExBackward0", A), info
 
 
 def inv(A: Tensor) -> Tensor:
@@ -165,9 +189,17 @@ def pinv(
     max(atol, rtol * the largest); its gradient is PyTorch's, finite where A is rank
     deficient (for perturbations that keep the rank)."""
     check_matrix("linalg.pinv", A)
+    if isinstance(atol, Tensor) or isinstance(rtol, Tensor):  # tensor tolerances: composed
+        return _pinv_node(A, atol, rtol, hermitian)[0]
+    return fused_or_reference(
+        "pinv", "LinalgPinvBackward0", _pinv_node, (A,), (atol, rtol, hermitian), (None,)
+    )[0]
+
+
+def _pinv_node(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> tuple[Tensor]:
     with no_grad():
         value = _pinv(A.detach(), atol, rtol, hermitian)
-    return p.composite("linalg_pinv", value, A)
+    return (p.composite("linalg_pinv", value, A),)
 
 
 def _pinv(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> Tensor:
@@ -234,12 +266,19 @@ def matrix_rank(
 ) -> Tensor:
     """The number of singular values above max(atol, rtol * the largest), int64."""
     check_matrix("linalg.matrix_rank", A)
+    if isinstance(atol, Tensor) or isinstance(rtol, Tensor):  # tensor tolerances: composed
+        return _matrix_rank(A, atol, rtol, hermitian)[0]
+    static = (atol, rtol, hermitian)
+    return fused_or_reference("matrix_rank", "", _matrix_rank, (A,), static, (dtypes.int64,))[0]
+
+
+def _matrix_rank(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> tuple[Tensor]:
     m, n = A.shape[-2:]
     s = ew.abs(eigh(A)[0]) if hermitian else svdvals(A)
     if 0 in (m, n):
-        return cr.zeros(*A.shape[:-2], dtype=dtypes.int64, device=A.device)
+        return (cr.zeros(*A.shape[:-2], dtype=dtypes.int64, device=A.device),)
     cutoff = _cutoff(rd.amax(s, -1, keepdim=True), m, n, atol, rtol, A.dtype)
-    return rd.sum(ew.gt(s, cutoff).to(dtypes.int64), -1)
+    return (rd.sum(ew.gt(s, cutoff).to(dtypes.int64), -1),)
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
@@ -247,10 +286,16 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     check_square("cholesky_solve", L, "input2")
     check_matrix("cholesky_solve", B, "input")
     check_backends("cholesky_solve", (B, L))
+    return fused_or_reference(
+        "cholesky_solve", "CholeskySolveBackward0", _cholesky_solve, (B, L), (upper,), (None,)
+    )[0]
+
+
+def _cholesky_solve(B: Tensor, L: Tensor, upper: bool) -> tuple:
     factor = mT(L) if upper else L
     factor, B = broadcast_batch("cholesky_solve", factor, B)
     y = p.solve_triangular(factor, B, False, False)
-    return p.solve_triangular(mT(factor), y, True, False)
+    return (p.solve_triangular(mT(factor), y, True, False),)
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:

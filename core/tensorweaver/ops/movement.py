@@ -371,6 +371,10 @@ def _triangle(x: Tensor, diagonal: int, lower: bool) -> Tensor:
             f"{'tril' if lower else 'triu'}: input must have at least 2 "
             f"dimensions, got shape {x.shape}"
         )
+    name = "tril" if lower else "triu"
+    kernel = getattr(x.backend, name, None)  # optional (API 2.4): else the mask below
+    if kernel is not None:
+        return apply(name, kernel(x.native, diagonal), x.dtype, (x,), diagonal)
     rows, cols = x.shape[-2:]
     b = x.backend
     r = b.reshape(b.arange(0, rows, 1, dtypes.int64), (rows, 1))

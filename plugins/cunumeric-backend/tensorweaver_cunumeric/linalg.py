@@ -1,6 +1,6 @@
-"""The optional linear algebra (tw.linalg: solve, cholesky, eigh, svd, ...) primitives of the
-backend API 2.3 (see ``OPTIONAL`` in ``tensorweaver.contract.ir``), as this backend's library
-computes them.
+"""The optional linear algebra (tw.linalg: solve, cholesky, eigh, svd, ..., and tril/triu)
+primitives of the backend API 2.3 and 2.4 (see ``OPTIONAL`` in ``tensorweaver.contract.ir``),
+as this backend's library computes them.
 
 cuPyNumeric 26.06 has batched ``eigh`` and ``solve_triangular``, and ``svd`` (of tall
 matrices) and ``qr`` (reduced) of one matrix: a batch is factored matrix by matrix, a wide
@@ -23,6 +23,12 @@ def _cn() -> object:
 
 class LinearAlgebra:
     """Mixed into the backend class; each method is one optional primitive."""
+
+    def tril(self, a, k):
+        return _cn().tril(self._dense(a), k)
+
+    def triu(self, a, k):
+        return _cn().triu(self._dense(a), k)
 
     def linalg_eigh(self, a, uplo):
         cn = _cn()

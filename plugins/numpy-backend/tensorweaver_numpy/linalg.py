@@ -1,6 +1,6 @@
-"""The optional linear algebra (tw.linalg: solve, cholesky, eigh, svd, ...) primitives of the
-backend API 2.3 (see ``OPTIONAL`` in ``tensorweaver.contract.ir``), as this backend's library
-computes them.
+"""The optional linear algebra (tw.linalg: solve, cholesky, eigh, svd, ..., and tril/triu)
+primitives of the backend API 2.3 and 2.4 (see ``OPTIONAL`` in ``tensorweaver.contract.ir``),
+as this backend's library computes them.
 
 NumPy has no LU factorization nor triangular solve, and its ``cholesky`` and ``solve`` raise
 for a whole batch without saying which matrix failed or where (LAPACK's ``info``): those
@@ -33,3 +33,9 @@ class LinearAlgebra:
     def linalg_slogdet(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         sign, logabs = np.linalg.slogdet(a)
         return np.asarray(sign, a.dtype), np.asarray(logabs, a.dtype)
+
+    def tril(self, a: np.ndarray, k: int) -> np.ndarray:
+        return np.tril(a, k)
+
+    def triu(self, a: np.ndarray, k: int) -> np.ndarray:
+        return np.triu(a, k)

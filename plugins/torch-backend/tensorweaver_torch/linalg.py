@@ -1,40 +1,149 @@
 """The optional linear algebra (tw.linalg: solve, cholesky, eigh, svd, ...) primitives of the
-backend API 2.3 (see ``OPTIONAL`` in ``tensorweaver.contract.ir``), as this backend's library
-computes them: each is one ``torch.linalg`` call."""
+backend API 2.3 and 2.4 (see ``OPTIONAL`` in ``tensorweaver.contract.ir``), as this backend's
+library computes them: each is one torch call.
+
+``linalg_function`` computes a whole ``torch.linalg`` function in one call, with torch's own
+gradient: the core would otherwise compose it from the primitives, and a solve's backward,
+say, would factor the matrix again where torch reuses its LU. With ``grad``, the call is
+recorded by torch's autograd on detached leaves of the inputs (inputs already on torch's
+tape, from ``tw.to_torch_module``, stay on it), and ``fused_linalg_backward`` replays that
+small graph for one output's gradient; the graph is kept so that the core may run a
+backward twice, and freed with ``saved``. Without ``grad`` nothing is recorded
+(``eigvalsh`` then computes no eigenvectors).
+"""
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import torch
+
+try:  # torch.autograd.grad's own call into the engine (torch >= 2.3), without its checks
+    from torch.autograd.graph import _engine_run_backward
+except ImportError:  # a torch that moved it: the public call, a little slower
+    _engine_run_backward = None
+
+Tensor = torch.Tensor
+#: What a fused kernel keeps for backward: its outputs, still in torch's graph, and leaves.
+Recorded = tuple[tuple[Tensor, ...], list[Any]]
+
+
+def _tuple(out: Any) -> tuple[Tensor, ...]:
+    return tuple(out) if isinstance(out, tuple) else (out,)
+
+
+def _fused(fn: Callable[..., Any], grad: bool, *inputs: Tensor) -> tuple:
+    """``fn(*inputs)``'s outputs as a tuple, and what :func:`_replay` needs (None without
+    ``grad``)."""
+    if not grad:
+        return _tuple(fn(*inputs)), None
+    if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+        outs = _tuple(fn(*inputs))  # on torch's own tape: torch differentiates through it
+        return outs, (outs, list(inputs))
+    leaves = [t.detach().requires_grad_() if t.is_floating_point() else t for t in inputs]
+    if torch.is_grad_enabled():  # as it is unless torch code turned it off: skip the switch
+        outs = _tuple(fn(*leaves))
+    else:
+        with torch.enable_grad():
+            outs = _tuple(fn(*leaves))
+    return tuple(o.detach() for o in outs), (outs, leaves)
+
+
+def _replay(saved: tuple[Recorded, int], grad_output: Tensor, needs: tuple) -> tuple:
+    """The gradients of the recorded inputs (None where ``needs`` wants none) from that of
+    output ``i``."""
+    (outs, leaves), i = saved
+    wanted = tuple(leaf for leaf, need in zip(leaves, needs) if need)
+    # torch.autograd.grad's own call into the engine, without its Python checks of the
+    # arguments (the core hands a gradient of the output's shape and dtype): they took 70 us
+    # a call on a loaded CPU, more than the backward of a solve of eight 4x4 matrices.
+    if _engine_run_backward is not None:
+        grads = _engine_run_backward((outs[i],), (grad_output,), True, False, wanted, True, False)
+    else:
+        grads = torch.autograd.grad(
+            (outs[i],), wanted, (grad_output,), retain_graph=True, allow_unused=True
+        )
+    found = iter(grads)
+    return tuple(next(found) if need else None for need in needs)
 
 
 class LinearAlgebra:
     """Mixed into the backend class; each method is one optional primitive."""
 
-    def linalg_cholesky_ex(self, a: torch.Tensor) -> tuple:
+    def linalg_cholesky_ex(self, a: Tensor) -> tuple:
         return tuple(torch.linalg.cholesky_ex(a))
 
-    def linalg_lu_factor_ex(self, a: torch.Tensor) -> tuple:
+    def linalg_lu_factor_ex(self, a: Tensor) -> tuple:
         return tuple(torch.linalg.lu_factor_ex(a))
 
-    def linalg_solve_ex(self, a: torch.Tensor, b: torch.Tensor) -> tuple:
+    def linalg_solve_ex(self, a: Tensor, b: Tensor) -> tuple:
         return tuple(torch.linalg.solve_ex(a, b))
 
     def linalg_solve_triangular(
-        self, a: torch.Tensor, b: torch.Tensor, upper: bool, unitriangular: bool
-    ) -> torch.Tensor:
+        self, a: Tensor, b: Tensor, upper: bool, unitriangular: bool
+    ) -> Tensor:
         return torch.linalg.solve_triangular(a, b, upper=upper, unitriangular=unitriangular)
 
-    def linalg_qr(self, a: torch.Tensor, mode: str) -> tuple:
+    def linalg_qr(self, a: Tensor, mode: str) -> tuple:
         return tuple(torch.linalg.qr(a, mode=mode))
 
-    def linalg_eigh(self, a: torch.Tensor, uplo: str) -> tuple:
+    def linalg_eigh(self, a: Tensor, uplo: str) -> tuple:
         return tuple(torch.linalg.eigh(a, UPLO=uplo))
 
-    def linalg_svd(self, a: torch.Tensor, full_matrices: bool) -> tuple:
+    def linalg_svd(self, a: Tensor, full_matrices: bool) -> tuple:
         return tuple(torch.linalg.svd(a, full_matrices=full_matrices))
 
-    def linalg_det(self, a: torch.Tensor) -> torch.Tensor:
+    def linalg_det(self, a: Tensor) -> Tensor:
         return torch.linalg.det(a)
 
-    def linalg_slogdet(self, a: torch.Tensor) -> tuple:
+    def linalg_slogdet(self, a: Tensor) -> tuple:
         return tuple(torch.linalg.slogdet(a))
+
+    def tril(self, a: Tensor, k: int) -> Tensor:
+        return torch.tril(a, k)
+
+    def triu(self, a: Tensor, k: int) -> Tensor:
+        return torch.triu(a, k)
+
+    def linalg_function(self, name: str, arrays: tuple, static: tuple, grad: bool) -> tuple | None:
+        fn = _FUNCTIONS.get(name)
+        if fn is None:
+            return None
+        return _fused(lambda *xs: fn(*xs, *static), grad, *arrays)
+
+    def fused_linalg_backward(
+        self, saved: tuple[Recorded, int], grad_output: Tensor, needs: tuple
+    ) -> tuple:
+        return _replay(saved, grad_output, needs)
+
+
+#: The functions ``linalg_function`` computes: the arrays, then the static arguments.
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "cholesky_ex": lambda a, upper: torch.linalg.cholesky_ex(a, upper=upper),
+    "solve_ex": lambda a, b, left: torch.linalg.solve_ex(a, b, left=left),
+    "inv_ex": torch.linalg.inv_ex,
+    "solve_triangular": lambda a, b, upper, left, unitriangular: torch.linalg.solve_triangular(
+        a, b, upper=upper, left=left, unitriangular=unitriangular
+    ),
+    "cholesky_solve": torch.cholesky_solve,
+    "det": torch.linalg.det,
+    "slogdet": torch.linalg.slogdet,
+    "eigh": lambda a, uplo: torch.linalg.eigh(a, UPLO=uplo),
+    "eigvalsh": lambda a, uplo: torch.linalg.eigvalsh(a, UPLO=uplo),
+    "svd": lambda a, full_matrices: torch.linalg.svd(a, full_matrices=full_matrices),
+    "svdvals": torch.linalg.svdvals,
+    "qr": lambda a, mode: torch.linalg.qr(a, mode=mode),
+    "lu_factor_ex": torch.linalg.lu_factor_ex,
+    "lu": torch.linalg.lu,
+    "lu_solve": lambda lu, pivots, b, left, adjoint: torch.linalg.lu_solve(
+        lu, pivots, b, left=left, adjoint=adjoint
+    ),
+    "householder_product": torch.linalg.householder_product,
+    "matrix_exp": torch.linalg.matrix_exp,
+    "pinv": lambda a, atol, rtol, hermitian: torch.linalg.pinv(
+        a, atol=atol, rtol=rtol, hermitian=hermitian
+    ),
+    "matrix_rank": lambda a, atol, rtol, hermitian: torch.linalg.matrix_rank(
+        a, atol=atol, rtol=rtol, hermitian=hermitian
+    ),
+}

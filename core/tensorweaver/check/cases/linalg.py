@@ -1,8 +1,9 @@
 """matmul: 2-d and batched with broadcast batch axes, each operand in every layout that
 keeps its shape (transposed, stepped, broadcast), empty inner and outer dimensions, and
-NaN/inf propagation. The optional linalg primitives (API 2.3), forward and backward
-through tw.linalg against the reference in every layout that keeps the shapes and on an
-empty batch: a backend without one runs the core's host code, which must pass too."""
+NaN/inf propagation. The optional linalg primitives (API 2.3; tril and triu, 2.4), forward
+and backward through tw.linalg against the reference in every layout that keeps the shapes
+and on an empty batch: a backend without one runs the core's host code (or the core's mask,
+for tril and triu), which must pass too."""
 
 from __future__ import annotations
 
@@ -170,8 +171,14 @@ def _det(m: Maker) -> Callable[[], tuple]:
     return forward
 
 
+def _triangles(m: Maker) -> Callable[[], tuple]:
+    x = m.input("a", m.batch(2), 4, 5)
+    return lambda: tuple(f(x, k) for f in (tw.tril, tw.triu) for k in (-1, 0, 2))
+
+
 #: tw.linalg cases: name -> what they run (each reaches the optional primitives named)
 LINALG_CASES: dict[str, Callable[[Maker], Callable[[], tuple]]] = {
+    "triangles": _triangles,  # tril, triu
     "cholesky": _cholesky,  # linalg_cholesky_ex, linalg_solve_triangular
     "solve": _solve,  # linalg_solve_ex, linalg_solve_triangular
     "lu": _lu,  # linalg_lu_factor_ex
