@@ -99,3 +99,46 @@ def test_a_gaussian_process_fits_its_hyperparameters_like_torch(backend: str) ->
         opt_ours.step()
         opt_theirs.step()
     assert loss.item() < first - 5  # the fit improved the evidence a lot
+
+
+def _policy_step(lib: Any, policy: Any, opt: Any, states: Any, actions: Any, rewards: Any) -> Any:
+    """One REINFORCE step: -(log pi(a|s) * (r - mean r)).mean(), backward, update."""
+    dist = (D if lib is tw else torch.distributions).Categorical(logits=policy(states))
+    advantage = rewards - rewards.mean()
+    loss = -(dist.log_prob(actions) * advantage).mean() - 0.01 * dist.entropy().mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def test_a_policy_gradient_step_with_categorical_learns_a_bandit_like_torch(backend: str) -> None:
+    # A contextual bandit: the rewarded arm is argmax(W s). Actions are sampled by
+    # tensorweaver's Categorical and replayed in the PyTorch twin, so the two take the same
+    # steps: losses equal, and the policy learns.
+    rng = np.random.default_rng(0)
+    arms, features, batch = 4, 6, 64
+    best = rng.normal(size=(arms, features))
+    ours, theirs = nn.Linear(features, arms), torch.nn.Linear(features, arms).double()
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.weight.detach().numpy()))
+        theirs.bias.copy_(torch.tensor(ours.bias.detach().numpy()))
+    opt_ours = tw.optim.SGD(ours.parameters(), lr=0.5)
+    opt_theirs = torch.optim.SGD(theirs.parameters(), lr=0.5)
+    hit_rates = []
+    for _ in range(80):
+        s = rng.normal(size=(batch, features))
+        with tw.no_grad():
+            actions = D.Categorical(logits=ours(tw.tensor(s))).sample()
+        a = actions.numpy()
+        r = (a == (s @ best.T).argmax(1)).astype(np.float64)
+        hit_rates.append(r.mean())
+        loss = _policy_step(tw, ours, opt_ours, tw.tensor(s), actions, tw.tensor(r))
+        loss_t = _policy_step(
+            torch, theirs, opt_theirs, torch.tensor(s), torch.tensor(a), torch.tensor(r)
+        )
+        assert loss.item() == pytest.approx(loss_t.item(), rel=1e-9, abs=1e-12)
+    np.testing.assert_allclose(
+        ours.weight.detach().numpy(), theirs.weight.detach().numpy(), rtol=1e-9
+    )
+    assert np.mean(hit_rates[:10]) < 0.45 and np.mean(hit_rates[-10:]) > 0.7
