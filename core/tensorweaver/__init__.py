@@ -154,6 +154,7 @@ from tensorweaver.ops.index import (
 )
 from tensorweaver.ops.integer import bitwise_left_shift, bitwise_right_shift, gcd, lcm
 from tensorweaver.ops.linalg import bmm, dot, einsum, matmul, mm, outer
+from tensorweaver.ops.methods import adjoint
 from tensorweaver.ops.movement import (
     broadcast_to,
     cat,
@@ -405,6 +406,7 @@ _LAZY = {
     "array_api": "tensorweaver.array_api",
     "accelerator": "tensorweaver.accelerator",
     "linalg": "tensorweaver.linalg",
+    "fft": "tensorweaver.fft",
 }
 
 _from = _methods.names_in

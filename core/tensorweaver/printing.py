@@ -236,7 +236,7 @@ def tensor_repr(t: Any) -> str:
     if t.numel() == 0:
         if t.ndim != 1:
             suffixes.append(f"size={tuple(t.shape)}")
-        if t.dtype not in (default, default_complex_dtype()):
+        if t.dtype is not default:  # PyTorch names even the default complex dtype here
             suffixes.append(f"dtype={t.dtype}")
         body = "[]"
     else:

@@ -93,6 +93,10 @@ def _combine(stronger: DType | None, weaker: DType | None) -> DType | None:
         return weaker
     if weaker is None or category(stronger) >= category(weaker):
         return stronger
+    if weaker.kind == "c" and stronger.kind == "f":
+        # PyTorch keeps the stronger operand's precision (float32 with a complex128 scalar is
+        # complex64); its half-precision complex32 is no tensorweaver dtype.
+        return dtypes.complex128 if stronger is dtypes.float64 else dtypes.complex64
     return promote_types(stronger, weaker)
 
 

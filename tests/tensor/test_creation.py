@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from tensor_reference import assert_values, host, like_torch, require, uniform
+from tensor_reference import (
+    assert_values,
+    host,
+    like_torch,
+    raises_like_torch,
+    require,
+    uniform,
+)
 
 DATA = {
     "float-matrix": [[1.0, 2.0]],
@@ -131,6 +138,14 @@ ARANGE = {
 def test_arange(backend, args):
     like_torch(lambda m: m.arange(*args))
     like_torch(lambda m: m.arange(*args, dtype=m.float64))
+
+
+@pytest.mark.parametrize(
+    "args", [(5, 0, 1), (0, 5, -1), (0, 5, 0), (0.0, float("inf"), 1.0), (0.0, float("nan"))]
+)
+def test_arange_refuses_what_torch_refuses(backend, args):
+    # An empty range the wrong way round was an empty tensor; torch names the mistake.
+    raises_like_torch(lambda m: m.arange(*args), match=["arange"])
 
 
 def test_arange_matches_numpy_in_float64(backend):

@@ -4,7 +4,7 @@ Each function maps the standard's name and keywords onto the core's ``tw`` funct
 results are tensors, differentiable where the core is. The modules follow the standard's
 sections. Functions the core does not have yet are absent (``hasattr`` says so), and appear
 as the core gains them (:mod:`.provided`); ``linalg`` is the extension over ``tw.linalg``,
-present once that exists. TensorWeaver has no complex and no uint16/32/64 dtypes.
+present once that exists. TensorWeaver has no uint16/32/64 dtypes.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ from tensorweaver.array_api.dtypes import (
     astype,
     bool,  # noqa: A004
     can_cast,
+    complex64,
+    complex128,
     finfo,
     float32,
     float64,
@@ -117,6 +119,8 @@ __all__ = [
     "broadcast_to",
     "can_cast",
     "clip",
+    "complex128",
+    "complex64",
     "concat",
     "conj",
     "count_nonzero",

@@ -130,7 +130,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: Optional[bool] = None) -
 
 
 def arange(
-    start: Union[int, float],
+    start: Union[int, float, complex],
     /,
     stop: Union[int, float, None] = None,
     step: Union[int, float] = 1,
@@ -159,7 +159,7 @@ def ones(shape: Shape, *, dtype: Optional[DType] = None, device: Any = None) -> 
 
 def full(
     shape: Shape,
-    fill_value: Union[bool, int, float],
+    fill_value: Union[bool, int, float, complex],
     *,
     dtype: Optional[DType] = None,
     device: Any = None,
@@ -190,7 +190,7 @@ def ones_like(x: Tensor, /, *, dtype: Optional[DType] = None, device: Any = None
 def full_like(
     x: Tensor,
     /,
-    fill_value: Union[bool, int, float],
+    fill_value: Union[bool, int, float, complex],
     *,
     dtype: Optional[DType] = None,
     device: Any = None,
@@ -219,8 +219,8 @@ def eye(
 
 
 def linspace(
-    start: Union[int, float],
-    stop: Union[int, float],
+    start: Union[int, float, complex],
+    stop: Union[int, float, complex],
     /,
     num: int,
     *,

@@ -2,9 +2,9 @@
 ``iinfo``, ``isdtype``, ``result_type``.
 
 The dtypes are the core's own objects (``xp.float32 is tw.float32``). TensorWeaver has no
-uint16/uint32/uint64 and no complex dtypes, so the namespace leaves them out, as the
-standard allows. Promotion follows the standard's table: unlike PyTorch's, a 0-d array
-counts as much as any other array (only Python scalars are weak).
+uint16/uint32/uint64, so the namespace leaves them out, as the standard allows. Promotion
+follows the standard's table: unlike PyTorch's, a 0-d array counts as much as any other
+array (only Python scalars are weak).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Any, Union
 
 from tensorweaver.contract.dtypes import (
     DType,
+    complex64,
+    complex128,
     float32,
     float64,
     int8,
@@ -24,13 +26,14 @@ from tensorweaver.contract.dtypes import (
     uint8,
 )
 from tensorweaver.contract.dtypes import bool_ as bool  # noqa: A001  (the standard's name)
-from tensorweaver.promotion import get_default_dtype, promote_types
+from tensorweaver.promotion import default_complex_dtype, get_default_dtype, promote_types
 from tensorweaver.tensor import Tensor
 
 #: The standard's dtypes that TensorWeaver has, by name (``float16`` is there too, outside
 #: the standard).
 DTYPES: dict[str, DType] = {
-    d.name: d for d in (bool, int8, int16, int32, int64, uint8, float32, float64)
+    d.name: d
+    for d in (bool, int8, int16, int32, int64, uint8, float32, float64, complex64, complex128)
 }
 _KINDS = {
     "bool": "b",
@@ -38,8 +41,8 @@ _KINDS = {
     "unsigned integer": "u",
     "integral": "iu",
     "real floating": "f",
-    "complex floating": "",
-    "numeric": "iuf",
+    "complex floating": "c",
+    "numeric": "iufc",
 }
 
 
@@ -77,13 +80,25 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
 
 
 def _with_scalar(dtype: DType, scalar: Any) -> DType:
-    """A Python scalar takes the array's dtype within its kind (bool < int < float)."""
-    if isinstance(scalar, complex):
-        raise TypeError("result_type: TensorWeaver has no complex dtypes")
-    rank = 0 if isinstance(scalar, builtins.bool) else 1 if isinstance(scalar, int) else 2
-    kind_rank = {"b": 0, "u": 1, "i": 1, "f": 2}[dtype.kind]
+    """A Python scalar takes the array's dtype within its kind (bool < int < float <
+    complex); a complex scalar makes a real floating array the complex dtype of its
+    precision (float16 as complex64, the smallest there is)."""
+    rank = (
+        0
+        if isinstance(scalar, builtins.bool)
+        else 1
+        if isinstance(scalar, int)
+        else 2
+        if isinstance(scalar, float)
+        else 3
+    )
+    kind_rank = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}[dtype.kind]
     if rank <= kind_rank:
         return dtype
+    if rank == 3:
+        if dtype.kind == "f":
+            return complex128 if dtype is float64 else complex64
+        return default_complex_dtype()
     return int64 if rank == 1 else get_default_dtype()
 
 
@@ -96,7 +111,9 @@ def can_cast(from_: Union[DType, Tensor], to: DType, /) -> bool:
         return True
     if (source.kind == "b") != (to.kind == "b"):
         return False
-    if source.kind == "f" and to.kind != "f":
+    if (source.kind in "iu") != (to.kind in "iu"):
+        return False  # the standard's table joins no integer to a floating dtype
+    if source.kind == "c" and to.kind != "c":
         return False
     return promote_types(source, to) is to
 
@@ -138,10 +155,11 @@ def _dtype_of(type: Union[DType, Tensor], name: str) -> DType:  # noqa: A002
 
 
 def finfo(type: Union[DType, Tensor], /) -> finfo_object:  # noqa: A002
-    """Machine limits of a floating-point dtype (or an array's dtype)."""
+    """Machine limits of a floating-point dtype (or an array's dtype); for a complex dtype,
+    those of its real and imaginary parts (the standard's ``dtype`` is then the real one)."""
     from tensorweaver.dtype_info import finfo as core_finfo
 
-    dtype = _dtype_of(type, "finfo")
+    dtype = _dtype_of(type, "finfo").to_real()
     info = core_finfo(dtype)
     return finfo_object(info.bits, info.eps, info.max, info.min, info.smallest_normal, dtype)
 

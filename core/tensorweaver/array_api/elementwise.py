@@ -15,7 +15,7 @@ from tensorweaver.array_api.provided import Provided
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.tensor import Tensor
 
-Operand = Union[Tensor, int, float, bool]
+Operand = Union[Tensor, int, float, complex, bool]
 
 #: The standard's unary functions and the core function each one is.
 UNARY = {
@@ -104,7 +104,10 @@ def positive(x: Tensor, /) -> Tensor:
 
 
 def sign(x: Tensor, /) -> Tensor:
-    """-1, 0 or 1 by the sign of each element; NaN stays NaN (PyTorch's ``sign`` gives 0)."""
+    """-1, 0 or 1 by the sign of each element; NaN stays NaN (PyTorch's ``sign`` gives 0).
+    A complex element's sign is ``x / |x|`` (0 at 0), PyTorch's ``sgn``."""
+    if x.dtype.is_complex:
+        return tw.sgn(x)
     out = tw.sign(x)
     return tw.where(tw.isnan(x), x, out) if x.dtype.is_floating_point else out
 

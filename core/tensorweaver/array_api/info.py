@@ -7,6 +7,7 @@ from typing import Any, Optional, Union
 import tensorweaver as tw
 from tensorweaver.array_api.dtypes import DTYPES, isdtype
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.promotion import default_complex_dtype
 from tensorweaver.selection import backend_of, current_backend, device_of
 
 #: Statuses of device records that cannot be used.
@@ -36,10 +37,10 @@ class Info:
         return tuple(tw.device(r) for r in tw.devices() if r.status not in _UNUSABLE)
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, Optional[DType]]:
-        """The default dtype of each kind (no complex dtype exists: None)."""
+        """The default dtype of each kind (complex: that of the default float's precision)."""
         return {
             "real floating": tw.get_default_dtype(),
-            "complex floating": None,
+            "complex floating": default_complex_dtype(),
             "integral": tw.int64,
             "indexing": tw.int64,
         }

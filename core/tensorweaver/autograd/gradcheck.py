@@ -4,7 +4,10 @@ differences, with PyTorch's keywords, checks and messages.
 The numerical Jacobian of each output with respect to each input that requires grad is
 built column by column from central differences, the analytical one row by row from
 vector-Jacobian products with unit vectors (twice, to catch a backward that is not
-reproducible). Both are ``(input numel, output numel)`` matrices, as in PyTorch. Inputs
+reproducible). Both are ``(input numel, output numel)`` matrices, as in PyTorch. Complex
+numbers are checked as PyTorch checks them: a complex output as its real and imaginary
+parts in turn (cotangents 1 and 1j), and a complex input z = x + iy by perturbing x and y
+separately, its numerical entry being d/dx + i d/dy, the gradient convention of the tape. Inputs
 are perturbed in place without a version bump, as PyTorch perturbs ``input.data``, so a
 ``func`` that closes over an input sees the perturbation too. The Jacobians are assembled
 on the host: this is a debugging tool, not a hot path.
@@ -24,7 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweaver.autograd.engine import grad
-from tensorweaver.contract.dtypes import float64
+from tensorweaver.contract.dtypes import complex128, float64
 from tensorweaver.tensor import Tensor
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
@@ -63,7 +66,7 @@ def _check_inputs(inputs: tuple) -> None:
     for i, t in enumerate(inputs):
         if isinstance(t, Tensor) and t.requires_grad:
             found = True
-            if t.dtype is not float64:
+            if t.dtype not in (float64, complex128):
                 warnings.warn(
                     f"Input #{i} requires gradient and is not a double precision floating point "
                     "or complex. This check will likely fail if all the inputs are not of double "
@@ -87,45 +90,62 @@ def _on_device(values: np.ndarray, like: Tensor) -> Tensor:
     return tensor(values, dtype=like.dtype, device=like.device)
 
 
+def _parts(output: Tensor) -> tuple[str, ...]:
+    """The parts of ``output`` checked one at a time: a complex one's real and imaginary."""
+    return ("real", "imaginary") if output.is_complex() else ("real",)
+
+
 def _numerical(func: Callable, inputs: tuple, outputs: tuple, eps: float) -> list[dict]:
-    """Per differentiable input, ``{output index: Jacobian}`` by central differences, for
-    every floating output."""
-    floating = [i for i, o in enumerate(outputs) if isinstance(o, Tensor) and o.is_floating_point()]
+    """Per differentiable input, ``{(output index, part): Jacobian}`` by central differences,
+    for every floating or complex output; a complex input's entries are d/dx + i d/dy."""
+    floating = [
+        i
+        for i, o in enumerate(outputs)
+        if isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex())
+    ]
     result = []
     for x in _differentiable(inputs):
         base = _host(x)
         flat = base.reshape(-1)
+        # A complex input moves along its real and its imaginary axis in turn.
+        steps = (eps, 1j * eps) if np.iscomplexobj(flat) else (eps,)
         jacobians = {
-            i: np.zeros((flat.size, outputs[i].numel()), _host(outputs[i]).dtype) for i in floating
+            (i, part): np.zeros((flat.size, outputs[i].numel()), flat.dtype)
+            for i in floating
+            for part in _parts(outputs[i])
         }
         original = x.native
         try:
             for e in range(flat.size):
-                ends = []
-                for step in (-eps, eps):
-                    moved = flat.copy()
-                    moved[e] = flat[e] + step
-                    x.native = _on_device(moved.reshape(base.shape), x).native
-                    out = _as_tuple(func(*inputs))
-                    ends.append({i: _host(out[i]) for i in floating})
-                low, high = ends
-                for i, jacobian in jacobians.items():
-                    jacobian[e] = ((high[i] - low[i]) / (2 * eps)).reshape(-1)
+                for step in steps:
+                    ends = []
+                    for sign in (-1, 1):
+                        moved = flat.copy()
+                        moved[e] = flat[e] + sign * step
+                        x.native = _on_device(moved.reshape(base.shape), x).native
+                        out = _as_tuple(func(*inputs))
+                        ends.append({i: _host(out[i]) for i in floating})
+                    low, high = ends
+                    for (i, part), jacobian in jacobians.items():
+                        slope = (high[i] - low[i]) / (2 * eps)
+                        slope = slope.imag if part == "imaginary" else slope.real
+                        jacobian[e] += slope.reshape(-1) * (step / eps)
         finally:
             x.native = original
         result.append(jacobians)
     return result
 
 
-def _vjp_rows(output: Tensor, inputs: tuple) -> tuple[list[np.ndarray], bool, bool]:
-    """Per input, the analytical Jacobian of ``output``, and whether every gradient had the
-    input's dtype and size."""
+def _vjp_rows(output: Tensor, inputs: tuple, part: str) -> tuple[list[np.ndarray], bool, bool]:
+    """Per input, the analytical Jacobian of ``output``'s ``part``, and whether every
+    gradient had the input's dtype and size."""
     dtypes_ok = sizes_ok = True
     jacobians = [np.zeros((x.numel(), output.numel()), _host(x).dtype) for x in inputs]
     unit = np.zeros(output.numel(), _host(output).dtype)
     for row in range(output.numel()):
         unit[:] = 0
-        unit[row] = 1
+        # The cotangent 1j picks the imaginary part: a VJP with v gives the gradient of Re(v* o).
+        unit[row] = 1j if part == "imaginary" else 1
         direction = _on_device(unit.reshape(output.shape), output)
         grads = grad(output, inputs, direction, retain_graph=True, allow_unused=True)
         for x, g, jacobian in zip(inputs, grads, jacobians):
@@ -140,10 +160,10 @@ def _vjp_rows(output: Tensor, inputs: tuple) -> tuple[list[np.ndarray], bool, bo
 
 
 def _analytical(
-    inputs: tuple, output: Tensor, nondet_tol: float, check_grad_dtypes: bool
+    inputs: tuple, output: Tensor, part: str, nondet_tol: float, check_grad_dtypes: bool
 ) -> list[np.ndarray]:
-    first, dtypes_ok, sizes_ok = _vjp_rows(output, inputs)
-    second, _, _ = _vjp_rows(output, inputs)
+    first, dtypes_ok, sizes_ok = _vjp_rows(output, inputs, part)
+    second, _, _ = _vjp_rows(output, inputs, part)
     if not dtypes_ok and check_grad_dtypes:
         raise GradcheckError("Gradient has dtype mismatch")
     if not sizes_ok:
@@ -159,9 +179,10 @@ def _analytical(
     return first
 
 
-def _mismatch(a: Tensor, n: Tensor, output: int, input: int) -> str:
+def _mismatch(a: Tensor, n: Tensor, output: int, input: int, part: str | None) -> str:
+    prefix = "" if part is None else f"While considering the {part} part of complex outputs only, "
     return (
-        f"Jacobian mismatch for output {output:d} with respect to input {input:d},\n"
+        prefix + f"Jacobian mismatch for output {output:d} with respect to input {input:d},\n"
         f"numerical:{n}\nanalytical:{a}\n"
     )
 
@@ -206,13 +227,23 @@ def _check(
         return True
     differentiable_inputs = _differentiable(inputs)
     index = [i for i, o in enumerate(all_outputs) if isinstance(o, Tensor) and o.requires_grad]
-    for i, output in enumerate(outputs):
-        analytical = _analytical(differentiable_inputs, output, nondet_tol, check_grad_dtypes)
-        for j, (x, a) in enumerate(zip(differentiable_inputs, analytical)):
-            n = numerical[j][index[i]]
-            # torch.allclose: |a - n| <= atol + rtol * |n|, NaN never close.
-            if not np.all(np.abs(a - n) <= atol + rtol * np.abs(n)):
-                raise GradcheckError(_mismatch(_on_device(a, x), _on_device(n, output), i, j))
+    # PyTorch's order: the imaginary parts of every complex output first, then the real ones.
+    passes = ("imaginary", "real") if any(o.is_complex() for o in outputs) else ("real",)
+    for turn in passes:
+        for i, output in enumerate(outputs):
+            if not output.is_complex() and turn != passes[0]:
+                continue  # a real output is checked once
+            part = turn if output.is_complex() else "real"
+            analytical = _analytical(
+                differentiable_inputs, output, part, nondet_tol, check_grad_dtypes
+            )
+            for j, (x, a) in enumerate(zip(differentiable_inputs, analytical)):
+                n = numerical[j][index[i], part]
+                # torch.allclose: |a - n| <= atol + rtol * |n|, NaN never close.
+                if not np.all(np.abs(a - n) <= atol + rtol * np.abs(n)):
+                    named = part if output.is_complex() else None
+                    message = _mismatch(_on_device(a, x), _on_device(n, x), i, j, named)
+                    raise GradcheckError(message)
     _check_multiplied_by_grad_output(outputs, differentiable_inputs)
     return True
 

@@ -75,7 +75,7 @@ def _pow(node: Any, g: Tensor) -> tuple:
     if _needs(node, 1):
         out = ew.pow(a, b)
         gb = ew.mul(ew.mul(g, _c(out)), _c(ew.log(ew.where(ew.eq(a, 0), 1.0, a))))
-        gb = ew.where(ew.logical_and(ew.eq(a, 0), ew.ge(b, 0)), 0.0, gb)
+        gb = ew.where(ew.logical_and(ew.eq(a, 0), ew.ge(_real(b), 0)), 0.0, gb)
     return ga, gb
 
 
@@ -380,11 +380,13 @@ class _RuleTable(dict):
     must not load (issue 16). A node of theirs exists only once that code has run."""
 
     def __missing__(self, op: str) -> Rule:
+        from tensorweaver.autograd.fft_rules import FFT_GRADIENTS
         from tensorweaver.autograd.linalg_rules import LINALG_GRADIENTS
         from tensorweaver.autograd.special_rules import SPECIAL_GRADIENTS
 
         self.update(SPECIAL_GRADIENTS)
         self.update(LINALG_GRADIENTS)
+        self.update(FFT_GRADIENTS)
         return dict.__getitem__(self, op)  # a KeyError still for an op with no rule
 
 

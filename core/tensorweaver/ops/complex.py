@@ -129,7 +129,8 @@ def angle(input: Tensor) -> Tensor:
     if x.dtype.kind != "f":
         x = x.to(get_default_dtype())
     x = x.detach()
-    return ew.where(ew.isnan(x), x, ew.where(ew.lt(x, 0), math.pi, 0.0))
+    # pi times a tensor of x's dtype: a Python pi in where() would round to the default dtype.
+    return ew.where(ew.isnan(x), x, ew.mul(ew.lt(x, 0).to(x.dtype), math.pi))
 
 
 def sgn(input: Tensor) -> Tensor:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -246,6 +247,8 @@ def full(
             if isinstance(fill_value, bool)
             else dtypes.int64
             if isinstance(fill_value, int)
+            else default_complex_dtype()
+            if isinstance(fill_value, complex)
             else get_default_dtype()
         )
     _check_dtype(dtype, backend)
@@ -330,12 +333,27 @@ def arange(
     if end is None:
         start, end = 0, start
     if step == 0:
-        raise ValueError("arange: step must be nonzero")
+        raise RuntimeError("arange: step must be nonzero")
+    for bound in (start, end):
+        if not math.isfinite(bound):
+            raise RuntimeError(
+                f"arange: unsupported range: {start} -> {end} (bounds must be finite)"
+            )
+    if (end - start) * step < 0:
+        raise RuntimeError(
+            f"arange: upper bound and lower bound inconsistent with step sign: from {start} to "
+            f"{end} by {step}; use a step of the other sign"
+        )
     if dtype is None:
         dtype = (
             dtypes.int64
             if all(isinstance(v, int) for v in (start, end, step))
             else get_default_dtype()
+        )
+    if dtype.is_complex:
+        raise NotImplementedError(
+            f"arange(): not implemented for {dtype.name}; make a real range and convert it, "
+            f"e.g. tw.arange(n).to(tw.{dtype.name})"
         )
     backend = backend_for(device)
     _check_dtype(dtype, backend)
@@ -351,9 +369,12 @@ def linspace(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    dtype = dtype or get_default_dtype()
-    host = np.linspace(start, end, steps, dtype=np.float64)
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (complex when
+    either end is a complex number)."""
+    ends_complex = isinstance(start, complex) or isinstance(end, complex)
+    dtype = dtype or (default_complex_dtype() if ends_complex else get_default_dtype())
+    exact = np.complex128 if ends_complex or dtype.is_complex else np.float64
+    host = np.linspace(start, end, steps, dtype=exact)
     return tensor(host, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -378,10 +399,17 @@ def _random(
     kind: str, size: tuple, dtype: DType | None, device: Any, generator: Any, *args: float
 ) -> Tensor:
     """Float samples, uniform (``args``: low, high) or normal (mean, std): from the device's
-    own generator, or drawn on the host from ``generator`` (see :mod:`tensorweaver.random`)."""
+    own generator, or drawn on the host from ``generator`` (see :mod:`tensorweaver.random`).
+    Complex samples are two real draws, as PyTorch's: each part uniform in [low, high), or
+    normal with the given mean and variance std**2 / 2 (so |z - mean| has variance std**2)."""
     backend = backend_for(device)
     dtype = dtype or get_default_dtype()
     _check_dtype(dtype, backend)
+    if dtype.is_complex:
+        if kind == "normal":
+            args = (args[0], args[1] / math.sqrt(2))
+        parts = [_random(kind, size, dtype.to_real(), device, generator, *args) for _ in "ri"]
+        return Tensor(backend.complex(parts[0].native, parts[1].native), backend, dtype)
     if not dtype.is_floating_point:
         raise TypeError(f"{kind}: expected a floating-point dtype, got {dtype.name}")
     check_ndim("rand" if kind == "uniform" else "randn", size, backend)
@@ -511,6 +539,11 @@ def _integers(
     """Uniform integers in [low, high) as ``dtype`` (drawn as int64 for float and bool)."""
     if high <= low:
         raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
+    if dtype.is_complex:
+        raise RuntimeError(
+            f"randint: integers are drawn as integral, floating-point or bool dtypes, not "
+            f"{dtype.name}; draw them as int64 and convert, e.g. .to(tw.{dtype.name})"
+        )
     backend = backend_for(device)
     _check_dtype(dtype, backend)
     check_ndim("randint", shape, backend)

@@ -31,6 +31,8 @@ def _operands(op: str, a: Operand, b: Operand, compute: Callable[[DType], DType]
     natives cast to the computation dtype and broadcast to one shape (or left 0-d)."""
     if isinstance(a, Tensor):
         if isinstance(b, Tensor):
+            if a.backend is not b.backend:
+                a, b = _cpu_scalar_moved(a, b)
             backend = check_backends(op, (a, b))
             dtype = compute(a.dtype if a.dtype is b.dtype else result_type(a, b))
         else:
@@ -51,6 +53,16 @@ def _operands(op: str, a: Operand, b: Operand, compute: Callable[[DType], DType]
         an = expand_native(Tensor(an, backend, dtype), shape)
         bn = expand_native(Tensor(bn, backend, dtype), shape)
     return a, b, backend, dtype, an, bn
+
+
+def _cpu_scalar_moved(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """PyTorch's one exception to "one device per op": a 0-d tensor on a CPU joins the other
+    operand's device (``cuda_x * torch.tensor(2.0)``). Any other pair is left to fail."""
+    if not b.shape and b.backend.device.kind == "cpu":
+        return a, b.to(a.backend)
+    if not a.shape and a.backend.device.kind == "cpu":
+        return a.to(b.backend), b
+    return a, b
 
 
 def _same(dtype: DType) -> DType:
@@ -148,8 +160,22 @@ def _arithmetic(name: str, *, floating: bool = False) -> Callable[[Operand, Oper
 add_ = _arithmetic("add")
 sub_ = _arithmetic("sub")
 mul = _arithmetic("mul")
-maximum = _arithmetic("maximum")
-minimum = _arithmetic("minimum")
+_maximum = _arithmetic("maximum")
+_minimum = _arithmetic("minimum")
+
+
+def maximum(a: Operand, b: Operand) -> Tensor:
+    """The larger of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
+    _ordered("maximum", a, b)
+    return _maximum(a, b)
+
+
+def minimum(a: Operand, b: Operand) -> Tensor:
+    """The smaller of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
+    _ordered("minimum", a, b)
+    return _minimum(a, b)
+
+
 _remainder = _arithmetic("remainder")
 
 
@@ -225,6 +251,7 @@ def floor_divide(a: Operand, b: Operand) -> Tensor:
 
 
 def _floor_divide(a: Operand, b: Operand) -> Tensor:
+    _ordered("floor_divide", a, b)
     a, b, backend, dtype, an, bn = _operands("floor_divide", a, b, _same)
     return apply("floor_divide", backend.floordiv(an, bn), dtype, (a, b))
 
@@ -232,6 +259,7 @@ def _floor_divide(a: Operand, b: Operand) -> Tensor:
 def remainder(a: Operand, b: Operand) -> Tensor:
     """a - floor(a / b) * b, with the sign of ``b``, as Python's ``%``."""
     check_divisor("remainder", a, b)
+    _ordered("remainder", a, b)
     return _remainder(a, b)
 
 
@@ -254,7 +282,7 @@ def _ordered(name: str, a: Operand, b: Operand) -> None:
     """PyTorch's error for ordering complex numbers (``<``, ``max``, ``clamp``...)."""
     for x in (a, b):
         if (isinstance(x, Tensor) and x.dtype.kind == "c") or isinstance(x, complex):
-            raise RuntimeError(
+            raise NotImplementedError(
                 f"{name}: complex numbers are not ordered; compare their .abs() or .real instead"
             )
 
@@ -350,7 +378,7 @@ def _require_tensor(op: str, x: Any) -> Tensor:
 
 def _no_complex(name: str, x: Tensor) -> None:
     if x.dtype.kind == "c":
-        raise RuntimeError(
+        raise NotImplementedError(
             f"{name}: not implemented for complex tensors ({x.dtype.name}); apply it to "
             "x.real and x.imag, or to x.abs()"
         )
@@ -442,7 +470,10 @@ def logical_not(x: Tensor) -> Tensor:
 
 def bitwise_not(x: Tensor) -> Tensor:
     x = _require_tensor("bitwise_not", x)
-    _integral("bitwise_not")(x.dtype)
+    if x.dtype.kind in "fc":  # PyTorch's class for ~ here, unlike the binary ops'
+        raise TypeError(
+            f"~ (bitwise_not) is only implemented on integer and bool tensors, got {x.dtype.name}"
+        )
     return Tensor(x.backend.bitwise_not(x.native), x.backend, x.dtype)
 
 
@@ -456,6 +487,8 @@ def sigmoid(x: Tensor) -> Tensor:
     """1 / (1 + e^-x): the backend's optional ``sigmoid`` kernel, else e^-|x| composed so
     neither tail loses its relative accuracy (sigmoid(-100) is 3.7e-44, not 0) and nothing
     overflows."""
+    if isinstance(x, Tensor) and x.dtype.kind == "c":  # composed, as PyTorch's complex kernel
+        return reciprocal(add(exp(neg(x)), 1))
     x = _float_input("sigmoid", x)
     b = x.backend
     kernel = getattr(b, "sigmoid", None)
@@ -473,6 +506,7 @@ def relu(x: Tensor) -> Tensor:
     """max(x, 0), through the backend's fused kernel where it has one. The node keeps the
     output, not x: the gradient passes where the output is positive."""
     _require_tensor("relu", x)
+    _no_complex("relu", x)
     backend = x.backend
     fused = fused_kernel(backend, "relu") if x.dtype.kind == "f" else None
     if fused is None:
@@ -483,7 +517,10 @@ def relu(x: Tensor) -> Tensor:
 
 
 def log1p(x: Tensor) -> Tensor:
-    """log(1 + x), accurate for tiny x: log(u) * x / (u - 1) with u = 1 + x (Goldberg)."""
+    """log(1 + x), accurate for tiny x: log(u) * x / (u - 1) with u = 1 + x (Goldberg);
+    complex x composed plainly."""
+    if isinstance(x, Tensor) and x.dtype.kind == "c":
+        return log(add(x, 1))
     x = _float_input("log1p", x)
     b = x.backend
     one = b.full((), 1, x.dtype)
@@ -498,7 +535,10 @@ def log1p(x: Tensor) -> Tensor:
 
 
 def expm1(x: Tensor) -> Tensor:
-    """e^x - 1, accurate for tiny x: (u - 1) * x / log(u) with u = e^x."""
+    """e^x - 1, accurate for tiny x: (u - 1) * x / log(u) with u = e^x; complex x composed
+    plainly."""
+    if isinstance(x, Tensor) and x.dtype.kind == "c":
+        return sub(exp(x), 1)
     x = _float_input("expm1", x)
     b = x.backend
     one = b.full((), 1, x.dtype)
@@ -520,6 +560,8 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     _require_tensor("clamp", x)
     if min is None and max is None:
         raise ValueError("clamp: at least one of 'min' and 'max' must be given")
+    for bound in (min, max):
+        _ordered("clamp", x, bound)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = x
         if min is not None:
@@ -590,6 +632,8 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
             f"to({dtype.name}): the {x.backend.device.name} device has no {dtype.name}; "
             f"it supports {', '.join(sorted(d.name for d in x.backend.dtypes))}"
         )
+    if x.dtype.kind == "c" and dtype is dtypes.bool_:
+        return ne(x, 0)  # nonzero in either part, as PyTorch: nothing is discarded
     if x.dtype.kind == "c" and dtype.kind != "c":
         warnings.warn(
             "Casting complex values to real discards the imaginary part; take x.real (or "
@@ -637,12 +681,20 @@ def isnan(x: Tensor) -> Tensor:
 
 
 def isinf(x: Tensor) -> Tensor:
+    if x.dtype.kind == "c":  # either part, as PyTorch (|x| can overflow where neither is)
+        from tensorweaver.ops.complex import imag, real
+
+        return logical_or(isinf(real(x)), isinf(imag(x)))
     if x.dtype.kind != "f":
         return ne(x, x)
     return eq(abs(x), math.inf)
 
 
 def isfinite(x: Tensor) -> Tensor:
+    if x.dtype.kind == "c":
+        from tensorweaver.ops.complex import imag, real
+
+        return logical_and(isfinite(real(x)), isfinite(imag(x)))
     if x.dtype.kind != "f":
         return eq(x, x)
     return lt(abs(x), math.inf)
@@ -651,6 +703,11 @@ def isfinite(x: Tensor) -> Tensor:
 def nan_to_num(
     x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
 ) -> Tensor:
+    if x.dtype.kind == "c":  # each part, as PyTorch
+        from tensorweaver.ops.complex import complex, imag, real
+
+        parts = (nan_to_num(part(x), nan, posinf, neginf) for part in (real, imag))
+        return complex(*parts)
     if x.dtype.kind != "f":
         return x
     info = _float_limits(x.dtype)

@@ -612,16 +612,41 @@ Tensor.layout = strided
 
 
 def _conj_transpose(x: Tensor) -> Tensor:
+    if x.ndim not in (0, 2):
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {x.ndim}-D tensor. "
+            "For batches of matrices, use tensor.mH"
+        )
     return cx.conj_physical(_reversed_axes(x))
 
 
-def _adjoint(x: Tensor) -> Tensor:
+def adjoint(x: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dimensions (``torch.adjoint``, ``x.mH``)."""
+    if x.ndim < 2:
+        raise RuntimeError(
+            "tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+            f"{x.ndim}-D tensor."
+        )
     return cx.conj_physical(_swap_last_two(x))
 
 
+def _abs_(self: Tensor) -> Tensor:
+    if self.dtype.is_complex:  # |z| is real: it cannot be written into a complex tensor
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return self._assign(ew.abs(self._inplace_source()), "abs_")
+
+
+def _complex(self: Tensor) -> complex:
+    return complex(self.item())
+
+
 Tensor.H = property(_conj_transpose)
-Tensor.mH = property(_adjoint)
-Tensor.adjoint = _adjoint
+Tensor.mH = property(adjoint)
+Tensor.adjoint = adjoint
+Tensor.abs_ = Tensor.absolute_ = _abs_
+Tensor.__complex__ = _complex
+Tensor.cfloat = _dtype_method(dtypes.complex64)
+Tensor.cdouble = _dtype_method(dtypes.complex128)
 Tensor.real = property(cx.real)
 
 

@@ -167,6 +167,8 @@ def _without_nan(x: Tensor) -> Tensor:
 
 def nansum(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """The sum over ``dim`` with NaN counted as zero (which also gets no gradient)."""
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum does not support complex inputs (as PyTorch's)")
     return red.sum(_without_nan(input), dim, keepdim, dtype=dtype)
 
 

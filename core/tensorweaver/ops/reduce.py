@@ -83,7 +83,7 @@ def mean(
 
 def _check_nonempty(op: str, x: Tensor, axes: tuple[int, ...]) -> None:
     if x.dtype.kind == "c":
-        raise RuntimeError(
+        raise NotImplementedError(
             f"{op}(): complex numbers are not ordered; reduce their .abs() or .real instead"
         )
     for a in axes:

@@ -31,11 +31,19 @@ def _ascending_order(x: Tensor, axis: int) -> Tensor:
     return Tensor(native, backend, dtypes.int64)
 
 
+def _not_complex(op: str, x: Tensor) -> None:
+    if x.dtype.is_complex:  # PyTorch's words
+        raise RuntimeError(
+            f"{op} does not support complex dtypes; sort by x.abs() or x.real instead"
+        )
+
+
 def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort ``x`` along ``dim`` (``stable`` is accepted: the order always
     is stable)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"argsort: expected a Tensor, got {type(x).__name__}")
+    _not_complex("Sort", x)
     axis = _axis(dim, x.ndim, "argsort")
     if x.ndim == 0:
         return Tensor(x.backend.full((), 0, dtypes.int64), x.backend, dtypes.int64)
@@ -63,6 +71,7 @@ def msort(x: Tensor) -> Tensor:
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, in order
     (``sorted=False`` allows any order; they come sorted anyway)."""
+    _not_complex("topk", x)
     axis = _axis(dim, x.ndim, "topk")
     size = x.shape[axis] if x.ndim else 1
     if not 0 <= k <= size:

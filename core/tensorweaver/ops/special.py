@@ -36,13 +36,27 @@ def _need_tensor(op: str, name: str, position: int, value: Any) -> Tensor:
 
 def _float_input(op: str, x: Any) -> Tensor:
     x = _need_tensor(op, "input", 1, x)
+    _real_only(op, x)
     return x if x.dtype.kind == "f" else ew.cast(x, get_default_dtype())
+
+
+def _real_only(op: str, *operands: Any) -> None:
+    """Refuse complex operands where tensorweaver has no complex formula (never cast them)."""
+    for x in operands:
+        if isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.is_complex):
+            raise NotImplementedError(
+                f"{op}: not implemented for complex numbers in tensorweaver; compute it from "
+                "x.real and x.imag, or from tw.exp and tw.log"
+            )
 
 
 def _unary(name: str, host_fn: Callable[[Any], Any], *, save_output: bool = False) -> Any:
     """An optional unary primitive on float input (ints and bools in the default float)."""
 
     def op(input: Tensor) -> Tensor:
+        complex_form = _COMPLEX_FORMS.get(name)
+        if complex_form is not None and isinstance(input, Tensor) and input.dtype.is_complex:
+            return complex_form(input)
         x = _float_input(name, input)
         native = run_optional(x.backend, name, host_fn, x.dtype, x.native)
         return apply(name, native, x.dtype, (x,), native if save_output else None)
@@ -50,6 +64,12 @@ def _unary(name: str, host_fn: Callable[[Any], Any], *, save_output: bool = Fals
     op.__name__ = op.__qualname__ = name
     return op
 
+
+#: Complex inputs of the optional primitives, composed from exp (no branch cut involved).
+_COMPLEX_FORMS: dict[str, Callable[[Tensor], Tensor]] = {
+    "sinh": lambda z: ew.div(ew.sub(ew.exp(z), ew.exp(ew.neg(z))), 2),
+    "cosh": lambda z: ew.div(ew.add(ew.exp(z), ew.exp(ew.neg(z))), 2),
+}
 
 acos = _unary("acos", host.acos)
 asin = _unary("asin", host.asin)
@@ -81,6 +101,7 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The angle of the point (other, input), in [-pi, pi]."""
     _need_tensor("atan2", "input", 1, input)
     _need_tensor("atan2", "other", 2, other)
+    _real_only("atan2", input, other)
     a, b, backend, dtype, an, bn = _float_pair("atan2", input, other)
     native = run_optional(backend, "atan2", host.atan2, dtype, an, bn)
     return apply("atan2", native, dtype, (a, b))
@@ -106,6 +127,8 @@ def zeta(input: Operand, other: Operand) -> Tensor:
 
 def exp2(input: Tensor) -> Tensor:
     """2 ** input, through pow: exact for integer exponents (exp(x ln 2) would not be)."""
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        return ew.pow(2.0, input)
     return ew.pow(2.0, _float_input("exp2", input))
 
 
@@ -123,6 +146,7 @@ def signbit(input: Tensor) -> Tensor:
     """True where the sign bit is set: negative numbers and -0.0 (1 / -0.0 is -inf). The IR
     has no bit cast, so a NaN's sign bit is not seen: NaN gives False."""
     x = _need_tensor("signbit", "input", 1, input)
+    _real_only("signbit", x)
     if x.dtype.kind != "f":
         return ew.lt(x, 0) if x.dtype.kind == "i" else ew.ne(x, x)
     return ew.logical_or(ew.lt(x, 0), ew.logical_and(ew.eq(x, 0), ew.lt(ew.div(1, x), 0)))
@@ -148,6 +172,7 @@ def _float_operands(op: str, input: Operand, other: Operand) -> tuple[Tensor, Te
 
 def copysign(input: Operand, other: Operand) -> Tensor:
     """|input| with the sign of other (as signbit sees it); float result."""
+    _real_only("copysign", input, other)
     a, b = _float_operands("copysign", input, other)
     magnitude = ew.abs(a)
     return ew.where(signbit(b), ew.neg(magnitude), magnitude)

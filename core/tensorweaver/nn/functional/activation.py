@@ -252,6 +252,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 def _softmax_axis(input: Tensor, dim: int | None, fn: str) -> int:
     """``dim`` as a non-negative axis; None picks PyTorch's legacy implicit dimension."""
+    if input.dtype.is_complex:  # PyTorch's CPU kernels have no complex softmax either
+        raise NotImplementedError(f"{fn}: not implemented for {input.dtype.name}")
     ndim = input.dim()
     if dim is None:
         warnings.warn(

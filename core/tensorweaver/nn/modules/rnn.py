@@ -269,8 +269,6 @@ class _CellBase(Module):
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
-        if self.proj_size:
-            text += f", proj_size={self.proj_size}"
         if not self.bias:
             text += ", bias=False"
         return text + _nonlinearity_repr(self)

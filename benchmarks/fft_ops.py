@@ -1,0 +1,91 @@
+"""tw.fft on torch:cpu against the same calls in torch.fft (issue 14).
+
+Run: python benchmarks/fft_ops.py [--repeat 11] [--threads 1] [--n 1024] [--batch 8]
+
+Each workload is one transform on a batch of ``--batch`` signals of ``--n`` points (fft2: of
+sqrt(n) x sqrt(n) images), complex128 or float64, written once against ``torch`` and once
+against ``tensorweaver`` on the torch backend, timed as a forward pass (fwd) and as a forward
+and backward pass from a fixed gradient of the result (fwd+bwd); the two run interleaved (see
+harness.py) and the ratio is TensorWeaver's time over torch's. The goal is at most 1.10x: the
+torch backend runs torch's own internal kernels (``_fft_c2c``/``_fft_r2c``/``_fft_c2r``, the
+IR's primitives) and the backward rules are torch's formulas, so the core adds only its
+graph, checks and wrappers.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import harness  # noqa: I001  (first: sets thread counts before numpy and torch load)
+import numpy as np
+import tensorweaver as tw
+import torch
+
+TARGET = 1.10
+
+#: name -> (f(lib, x): the transform, input is complex, input is a batch of images)
+WORKLOADS: dict[str, tuple[Callable[[Any, Any], Any], bool, bool]] = {
+    "fft": (lambda m, x: m.fft.fft(x), True, False),
+    "rfft": (lambda m, x: m.fft.rfft(x), False, False),
+    "irfft": (lambda m, x: m.fft.irfft(x), True, False),
+    "fft2": (lambda m, x: m.fft.fft2(x), True, True),
+}
+
+
+def _step(fn: Callable[[Any, Any], Any], lib: Any, x: Any, backward: bool) -> Callable[[], None]:
+    """A forward pass of ``fn`` on ``x``; with ``backward`` also the backward pass from a
+    fixed random gradient of the result (so the loss's own ops are not what is timed)."""
+
+    def forward() -> None:
+        fn(lib, x)
+
+    y = fn(lib, x)
+    rng = np.random.default_rng(1)
+    g = rng.standard_normal(tuple(y.shape))
+    grad = lib.tensor(g + 1j * rng.standard_normal(g.shape) if y.is_complex() else g)
+
+    def step() -> None:
+        fn(lib, x).backward(grad)
+        x.grad = None
+
+    return step if backward else forward
+
+
+def _input(args: Any, is_complex: bool, image: bool) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    side = math.isqrt(args.n)
+    shape = (args.batch, side, side) if image else (args.batch, args.n)
+    x = rng.standard_normal(shape)
+    return x + 1j * rng.standard_normal(shape) if is_complex else x
+
+
+def main() -> None:
+    p = harness.parser(__doc__.split("\n\n")[0])
+    p.add_argument("--n", type=int, default=1024, help="points per signal")
+    p.add_argument("--batch", type=int, default=8, help="signals per batch")
+    p.add_argument("--only", default="", help="comma-separated workload names")
+    args = p.parse_args()
+    harness.setup_torch(torch)
+    tw.set_backend("torch:cpu")
+    print(harness.describe(args, torch))
+    names = [n for n in args.only.split(",") if n] or list(WORKLOADS)
+    for name in names:
+        fn, is_complex, image = WORKLOADS[name]
+        x = _input(args, is_complex, image)
+        for backward in (False, True):
+            candidates = {
+                label: _step(fn, m, m.tensor(x, requires_grad=backward), backward)
+                for label, m in (("torch", torch), ("tw-torch", tw))
+            }
+            times = harness.measure(candidates, args)
+            ours, theirs = times["tw-torch"], times["torch"]
+            what = f"{name} {'fwd+bwd' if backward else 'fwd'}"
+            print(
+                f"{what:16s} torch {theirs * 1e3:8.3f} ms  tw-torch {ours * 1e3:8.3f} ms  "
+                f"{harness.ratio(ours, theirs)}  ({harness.verdict(ours / theirs, TARGET)})"
+            )
+
+
+if __name__ == "__main__":
+    main()
