@@ -3,8 +3,8 @@
 Each function maps the standard's name and keywords onto the core's ``tw`` function, so
 results are tensors, differentiable where the core is. The modules follow the standard's
 sections. Functions the core does not have yet are absent (``hasattr`` says so), and appear
-as the core gains them (:mod:`.provided`); ``linalg`` is the extension over ``tw.linalg``,
-present once that exists. TensorWeaver has no uint16/32/64 dtypes.
+as the core gains them (:mod:`.provided`); ``linalg`` and ``fft`` are the extensions over
+``tw.linalg`` and ``tw.fft``. TensorWeaver has no uint16/32/64 dtypes.
 """
 
 from __future__ import annotations
@@ -215,4 +215,6 @@ def __getattr__(name: str) -> Any:
         if importlib.util.find_spec("tensorweaver.linalg") is None:
             raise AttributeError("linalg: tw.linalg does not exist yet")
         return importlib.import_module("tensorweaver.array_api.linalg")
+    if name == "fft":
+        return importlib.import_module("tensorweaver.array_api.fft")
     return _ELEMENTWISE.get(name)

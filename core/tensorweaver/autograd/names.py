@@ -66,7 +66,7 @@ def composite_name(kernel: str, inputs: tuple, static: tuple) -> str:
         return f"Upsample{_UPSAMPLE[mode]}{spatial}D{'Aa' if antialias else ''}Backward0"
     if kernel == "grid_sample":
         return f"GridSampler{len(inputs[0].shape) - 2}DBackward0"
-    return FUSED.get(kernel, _capitalised(kernel))
+    return FUSED.get(kernel) or _capitalised(kernel)  # not computed for every lookup
 
 
 def _ndims(node: Any) -> tuple[int, ...]:
