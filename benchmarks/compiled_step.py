@@ -1,17 +1,26 @@
-"""tw.compile against eager TensorWeaver, NumPy by hand and PyTorch eager, on two steps.
+"""tw.compile against eager TensorWeaver, NumPy by hand and PyTorch (eager and compiled).
 
-Run: python benchmarks/compiled_step.py [--batch 256] [--repeat 11] [--threads 1]
+Run: python benchmarks/compiled_step.py [--steps mlp,cnn,tiny] [--batch 256] [--repeat 11]
+     [--threads 1]
 
   mlp   784-512-512-10 MLP, float32, cross-entropy, plain SGD (benchmarks/mlp_step.py's step)
+  cnn   benchmarks/torch_models.py's CNN (two 3x3 convolutions), 28x28, batch 64, Adam
+        (benchmarks/numpy_cnn.py's step)
   tiny  y = ((a * b) + a).sum(); y.backward() on 16 float32s (pure per-op overhead)
 
-Candidates per step: ``numpy`` (written by hand), ``tw-eager`` and ``tw-compiled`` (the
-whole step compiled) on the NumPy backend, ``tw-compiled-module`` (MLP only: the model
-compiled, the rest eager), ``torch`` (PyTorch eager) and ``tw-torch-compiled`` on
-torch:cpu. Every
-candidate starts from the same weights; after the warm-up steps the compiled MLPs must agree
-with the eager one. Goals of issue 16: compiled NumPy MLP <= 1.0x NumPy by hand, compiled
-tiny step <= 2x NumPy's own ops; compiled torch:cpu <= 0.9x PyTorch eager.
+Candidates per step, on the NumPy backend: ``numpy`` (written by hand), ``tw-eager``,
+``tw-replay`` (the whole step through ``tw.compile(backend="tensorweaver")``: the core's
+replay alone), ``tw-compiled`` (``tw.compile``: the backend's hook also writes into arrays
+the step no longer needs), ``tw-compiled-module`` (MLP only: the model compiled, the rest
+eager); on torch:cpu: ``torch`` (PyTorch eager), ``torch-compile``
+(PyTorch's own: the model through ``torch.compile``, forward and backward, and the
+optimizer's step compiled), ``tw-torch-replay`` (``tw.compile(backend="tensorweaver")``:
+the core's replay, one call per primitive) and ``tw-torch-compiled`` (``tw.compile``: the
+backend hands the step to ``torch.compile``). Every candidate starts from the same weights;
+after the warm-up steps (which include every compilation, excluded from the timing) the
+compiled steps must agree with the eager ones (bit for bit on NumPy, within float32
+rounding on torch). Goals of issue 16: compiled NumPy steps <= 1.0x NumPy by hand,
+compiled tiny step <= 2x NumPy's own ops; compiled torch:cpu <= 0.9x PyTorch eager.
 """
 
 from __future__ import annotations
@@ -19,71 +28,151 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import harness
+import mlp_step
 import numpy as np
+import numpy_cnn
 import tensorweaver as tw
+import tensorweaver.nn.functional as TF
 import torch
-from mlp_step import (
-    LR,
-    SIZES,
-    NumpyMLP,
-    Trainer,
-    init_weights,
-    torch_mlp,
-    torch_trainer,
-    tw_mlp,
-    tw_trainer,
-)
+import torch_models
+from mlp_step import SIZES, Trainer
 
 TINY = 16
+TRACES = 3  # gradients appear on the first step, then two traces agree
+#: Steps before timing: the traces, a replay that compiles, then on torch six that time the
+#: compiled graph against the replay (the first compiles again: torch.compile's first graph
+#: takes the optimizer's numbers as constants), so that the faster one is chosen.
+WARM_UP = TRACES + 7
 
 
-def compiled_trainer(params: list, x: np.ndarray, y: np.ndarray, device: str) -> Trainer:
-    """A trainer whose ``step`` is compiled and replaying, after four steps (three traces:
-    gradients appear on the first step, then two that agree; then a replay)."""
-    trainer = tw_trainer(tw_mlp(params, device), x, y, device)
-    trainer.step = step = tw.compile(trainer.step)
-    for _ in range(4):
-        trainer.step()
-    if step.traces != 3 or len(step.graph_source()) != 1:
-        raise AssertionError(f"the compiled step on {device} does not replay")
-    return trainer
+class TorchCompiled(Trainer):
+    """PyTorch's own compiled step: the model through ``torch.compile`` (forward and
+    backward) and the optimizer's step compiled, as PyTorch's tutorials do it."""
+
+    def __init__(self, trainer: Trainer) -> None:
+        super().__init__(
+            torch.compile(trainer.model), trainer.optim, trainer.cross_entropy, trainer.x, trainer.y
+        )
+        self._update = torch.compile(trainer.optim.step)
+
+    def step(self) -> Any:
+        self.optim.zero_grad()
+        loss = self.cross_entropy(self.model(self.x), self.y)
+        loss.backward()
+        self._update()
+        return loss
 
 
-def compiled_module_trainer(params: list, x: np.ndarray, y: np.ndarray) -> Trainer:
-    """A trainer whose model is ``tw.compile(model)`` (forward and its backward replayed;
-    zero_grad, the loss and the optimizer eager), after three steps (two traces)."""
-    trainer = tw_trainer(tw_mlp(params, "numpy"), x, y, "numpy")
-    trainer.model = forward = tw.compile(trainer.model)
-    for _ in range(3):
-        trainer.step()
-    if forward.traces != 2 or len(forward.graph_source()) != 1:
-        raise AssertionError("the compiled module does not replay")
-    return trainer
+def tw_model(build: Callable, params: list[np.ndarray], device: str) -> Any:
+    with tw.device(device):
+        model = build(tw)
+    with tw.no_grad():
+        for p, host in zip(model.parameters(), params):
+            p.copy_(tw.tensor(host, device=device))
+    return model
+
+
+def torch_model(build: Callable, params: list[np.ndarray]) -> Any:
+    model = build(torch)
+    with torch.no_grad():
+        for p, host in zip(model.parameters(), params):
+            p.copy_(torch.from_numpy(host))
+    return model
+
+
+def trainers(
+    build: Callable, optimizer: Callable, params: list, x: np.ndarray, y: np.ndarray
+) -> dict[str, Trainer]:
+    """The eager and compiled tw and torch trainers of one model, warmed up."""
+    out: dict[str, Trainer] = {}
+    for name, device, backend in (
+        ("tw-eager", "numpy", None),
+        ("tw-replay", "numpy", "tensorweaver"),
+        ("tw-compiled", "numpy", "inductor"),
+        ("tw-torch", "torch:cpu", None),
+        ("tw-torch-replay", "torch:cpu", "tensorweaver"),
+        ("tw-torch-compiled", "torch:cpu", "inductor"),
+    ):
+        model = tw_model(build, params, device)
+        data = tw.tensor(x, device=device), tw.tensor(y, device=device)
+        trainer = Trainer(model, optimizer(tw, model), TF.cross_entropy, *data)
+        if backend is not None:
+            trainer.step = tw.compile(trainer.step, backend=backend)
+        out[name] = trainer
+    model = torch_model(build, params)
+    data = torch.from_numpy(x.copy()), torch.from_numpy(y.copy())
+    out["torch"] = Trainer(model, optimizer(torch, model), torch.nn.functional.cross_entropy, *data)
+    model = torch_model(build, params)
+    data = torch.from_numpy(x.copy()), torch.from_numpy(y.copy())
+    out["torch-compile"] = TorchCompiled(
+        Trainer(model, optimizer(torch, model), torch.nn.functional.cross_entropy, *data)
+    )
+    for trainer in out.values():
+        for _ in range(WARM_UP):
+            trainer.step()
+    for name in ("tw-replay", "tw-compiled", "tw-torch-replay", "tw-torch-compiled"):
+        step = out[name].step
+        if step.traces != TRACES or len(step.graph_source()) != 1:
+            raise AssertionError(f"{name} does not replay")
+    check(out)
+    return out
+
+
+def check(out: dict[str, Trainer]) -> None:
+    """Compiled steps agree with eager ones after the warm-up."""
+    params = {name: t.parameters() for name, t in out.items()}
+    for name in ("tw-replay", "tw-compiled"):
+        for got, want in zip(params[name], params["tw-eager"]):
+            if not np.array_equal(got, want):
+                raise AssertionError(f"{name}: compiled NumPy steps differ from the eager ones")
+    for name in ("tw-torch-replay", "tw-torch-compiled", "tw-eager", "torch-compile"):
+        for got, want in zip(params[name], params["torch"]):
+            # Adam steps of lr 1e-3 each, whose sign can flip on a rounding-sized gradient
+            np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4, err_msg=name)
 
 
 def mlp_candidates(batch: int) -> dict[str, Callable[[], Any]]:
     rng = np.random.default_rng(0)
-    params = init_weights(rng)
+    params = mlp_step.init_weights(rng)
     x = rng.standard_normal((batch, SIZES[0])).astype(np.float32)
     y = rng.integers(0, SIZES[-1], batch)
-    by_hand = NumpyMLP(params)
-    eager = tw_trainer(tw_mlp(params, "numpy"), x, y, "numpy")
-    for _ in range(4):
-        eager.step()
-    compiled = compiled_trainer(params, x, y, "numpy")
-    module = compiled_module_trainer(params, x, y)
-    module.step()  # four steps, as the others
-    for other in (compiled, module):
-        for got, want in zip(other.model.parameters(), eager.model.parameters()):
-            if not tw.equal(got, want):
-                raise AssertionError("compiled MLP steps differ from the eager ones")
+
+    def sgd(lib: Any, model: Any) -> Any:
+        return lib.optim.SGD(model.parameters(), lr=mlp_step.LR)
+
+    ours = trainers(torch_models.mlp, sgd, params, x, y)
+    module = mlp_step.tw_trainer(mlp_step.tw_mlp(params, "numpy"), x, y, "numpy")
+    module.model = forward = tw.compile(module.model)
+    for _ in range(WARM_UP):
+        module.step()
+    if forward.traces != 2 or len(forward.graph_source()) != 1:
+        raise AssertionError("the compiled module does not replay")
+    for got, want in zip(module.parameters(), ours["tw-eager"].parameters()):
+        if not np.array_equal(got, want):
+            raise AssertionError("compiled module steps differ from the eager ones")
+    by_hand = mlp_step.NumpyMLP(params)
     return {
         "numpy": lambda: by_hand.step(x, y),
-        "tw-eager": eager.step,
-        "tw-compiled": compiled.step,
+        **{name: t.step for name, t in ours.items() if name != "tw-torch"},
         "tw-compiled-module": module.step,
-        "torch": torch_trainer(torch_mlp(params), x, y).step,
-        "tw-torch-compiled": compiled_trainer(params, x, y, "torch:cpu").step,
+    }
+
+
+def cnn_candidates(batch: int) -> dict[str, Callable[[], Any]]:
+    rng = np.random.default_rng(0)
+    params = numpy_cnn.init_weights(rng)
+    x = rng.standard_normal((batch, 1, 28, 28)).astype(np.float32)
+    y = rng.integers(0, 10, batch)
+
+    def adam(lib: Any, model: Any) -> Any:
+        lr, betas, eps = numpy_cnn.LR, numpy_cnn.BETAS, numpy_cnn.EPS
+        return lib.optim.Adam(model.parameters(), lr=lr, betas=betas, eps=eps)
+
+    ours = trainers(torch_models.cnn, adam, params, x, y)
+    by_hand = numpy_cnn.NumpyCNN(params)
+    return {
+        "numpy": lambda: by_hand.step(x, y),
+        **{name: t.step for name, t in ours.items() if name != "tw-torch"},
     }
 
 
@@ -123,26 +212,40 @@ def tiny_candidates() -> dict[str, Callable[[], Any]]:
 def report(title: str, unit: str, scale: float, medians: dict[str, float]) -> None:
     print(title)
     for name, t in medians.items():
-        print(f"  {name:18s}{t * scale:9.2f} {unit}")
+        print(f"  {name:20s}{t * scale:9.3f} {unit}")
     ms = medians
-    print(f"  tw-compiled / numpy            {ms['tw-compiled'] / ms['numpy']:5.2f}x")
-    if "tw-compiled-module" in ms:
-        print(f"  tw-compiled-module / numpy     {ms['tw-compiled-module'] / ms['numpy']:5.2f}x")
-    print(f"  tw-compiled / tw-eager         {ms['tw-compiled'] / ms['tw-eager']:5.2f}x")
-    print(f"  tw-eager / numpy               {ms['tw-eager'] / ms['numpy']:5.2f}x")
-    print(f"  tw-torch-compiled / torch      {ms['tw-torch-compiled'] / ms['torch']:5.2f}x")
+    for a, b in (
+        ("tw-compiled", "numpy"),
+        ("tw-replay", "numpy"),
+        ("tw-compiled-module", "numpy"),
+        ("tw-eager", "numpy"),
+        ("tw-compiled", "tw-eager"),
+        ("tw-torch-compiled", "torch"),
+        ("tw-torch-replay", "torch"),
+        ("torch-compile", "torch"),
+        ("tw-torch-compiled", "torch-compile"),
+    ):
+        if a in ms and b in ms:
+            print(f"  {a + ' / ' + b:36s}{ms[a] / ms[b]:6.2f}x")
 
 
 def main() -> None:
     p = harness.parser(__doc__, repeat=11, sample_ms=200)
-    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--batch", type=int, default=256, help="the MLP's batch")
+    p.add_argument("--steps", default="mlp,cnn,tiny", help="comma-separated: mlp, cnn, tiny")
     args = p.parse_args()
     harness.setup_torch(torch)
     print(harness.describe(args, torch))
-    mlp = harness.measure(mlp_candidates(args.batch), args)
-    report(f"MLP {'-'.join(map(str, SIZES))}, batch {args.batch}, SGD lr {LR}", "ms", 1e3, mlp)
-    tiny = harness.measure(tiny_candidates(), args)
-    report(f"tiny step on {TINY} float32s", "us", 1e6, tiny)
+    steps = args.steps.split(",")
+    if "mlp" in steps:
+        mlp = harness.measure(mlp_candidates(args.batch), args)
+        report(f"MLP {'-'.join(map(str, SIZES))}, batch {args.batch}, SGD", "ms", 1e3, mlp)
+    if "cnn" in steps:
+        cnn = harness.measure(cnn_candidates(torch_models.CNN_BATCH), args)
+        report(f"CNN 2x conv 3x3, batch {torch_models.CNN_BATCH}, Adam", "ms", 1e3, cnn)
+    if "tiny" in steps:
+        tiny = harness.measure(tiny_candidates(), args)
+        report(f"tiny step on {TINY} float32s", "us", 1e6, tiny)
 
 
 if __name__ == "__main__":

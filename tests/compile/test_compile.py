@@ -12,8 +12,17 @@ import tensorweaver as tw
 import tensorweaver.nn.functional as F
 from tensorweaver import nn
 from tensorweaver.compiler import CompileWarning, HostRead
+from tensorweaver_torch.compile import CompiledGraphs
 
 DEVICES = ["numpy", "torch:cpu"]
+
+
+@pytest.fixture(autouse=True)
+def core_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are of the core's replay, bit-identical to eager on every backend; the
+    torch backend's compile_graph hook (torch.compile: seconds a graph, results within
+    rounding) has its own tests in test_compile_graph.py."""
+    monkeypatch.setattr(CompiledGraphs, "compile_graph", None)
 
 
 def mlp(device: str, dropout: float = 0.0) -> nn.Module:

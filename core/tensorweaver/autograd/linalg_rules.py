@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like
 from tensorweaver.linalg.factorizations import unpack
 from tensorweaver.linalg.primitives import output_grads, outputs, saved
+from tensorweaver.ops import complex as cx
+from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
@@ -35,6 +37,11 @@ def _needs(node: Any, i: int) -> bool:
 
 def _t(x: Tensor) -> Tensor:
     return mv.transpose(x, -2, -1)
+
+
+def _h(x: Tensor) -> Tensor:
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return cx.conj(_t(x))
 
 
 def _skew(x: Tensor) -> Tensor:
@@ -64,8 +71,8 @@ def _cholesky(node: Any, g: Tensor) -> tuple:
 def _solve(node: Any, g: Tensor) -> tuple:
     a, _ = node.inputs
     (x,) = outputs(node)
-    gb = p.solve_ex(_t(a), g)[0]
-    return (ew.neg(matmul(gb, _t(x))) if _needs(node, 0) else None), gb
+    gb = p.solve_ex(_h(a), g)[0]
+    return (ew.neg(matmul(gb, _h(x))) if _needs(node, 0) else None), gb
 
 
 def _solve_triangular(node: Any, g: Tensor) -> tuple:
@@ -89,6 +96,39 @@ def _eigh(node: Any, g: Tensor) -> tuple:
     gaps = ew.sub(mv.unsqueeze(values, -2), mv.unsqueeze(values, -1))
     inner = ew.add(_gap_divide(inner, gaps), st.diag_embed(g_values))
     return (matmul(vectors, matmul(inner, _t(vectors))),)
+
+
+def _eig(node: Any, g: Tensor) -> tuple:
+    """V^{-H} (diag(gL) + P / E) V^H: P is V^H gV less V^H V diag(Re diag(V^H gV)) (its
+    projection onto the skew-Hermitian matrices), E_ij = conj(L_j - L_i). PyTorch's
+    linalg_eig_backward, and its error where the loss depends on the eigenvectors' phases
+    (their unit norm fixes all else)."""
+    values, vectors = outputs(node)
+    g_values, g_vectors = output_grads(node, g)
+    vh = _h(vectors)
+    vh_gv = matmul(vh, g_vectors)
+    diagonal = st.diagonal(vh_gv, 0, -2, -1)
+    _check_phase_invariant(diagonal)
+    scale = mv.unsqueeze(cx.real(diagonal), -2)
+    vh_gv = ew.sub(vh_gv, matmul(vh, ew.mul(vectors, scale)))
+    conj = cx.conj(values)
+    eye = cr.eye(values.shape[-1], dtype=dtypes.bool_, device=values.device)
+    gaps = ew.where(eye, 1.0, ew.sub(mv.unsqueeze(conj, -2), mv.unsqueeze(conj, -1)))
+    inner = ew.where(eye, st.diag_embed(g_values), _gap_divide(vh_gv, gaps))
+    return (p.solve_ex(vh, matmul(inner, vh))[0],)
+
+
+def _check_phase_invariant(diagonal: Tensor) -> None:
+    """The loss does not change with V -> V e^{i phi}: Im diag(V^H gV) = 0, to PyTorch's
+    tolerance of 1e-2 (a read back to the host, as PyTorch's check)."""
+    with no_grad():
+        invariant = bool(rd.all(ew.le(ew.abs(cx.imag(diagonal)), 1e-2)).item())
+    if not invariant:
+        raise RuntimeError(
+            "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+            "multiplication by e^{i phi}. The specified loss function depends on this "
+            "quantity, so it is ill-defined."
+        )
 
 
 def _svd(node: Any, g: Tensor) -> tuple:
@@ -261,6 +301,7 @@ LINALG_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {
     "linalg_solve": _solve,
     "linalg_solve_triangular": _solve_triangular,
     "linalg_eigh": _eigh,
+    "linalg_eig": _eig,
     "linalg_svd": _svd,
     "linalg_qr": _qr,
     "linalg_qr_r": _qr_r,

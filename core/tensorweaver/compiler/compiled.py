@@ -31,10 +31,14 @@ class CompileWarning(UserWarning):
 class CompiledFunction:
     """A function or module whose calls replay a recorded graph (see :func:`compile`)."""
 
-    def __init__(self, fn: Callable, fullgraph: bool, backend: Optional[str]) -> None:
+    def __init__(
+        self, fn: Callable, fullgraph: bool, backend: Optional[str], mode: Optional[str] = None
+    ) -> None:
         self._fn = fn
         self._fullgraph = fullgraph
         self._eager_only = backend == "eager"
+        self._hook = backend != "tensorweaver"  # let the backend compile the graph
+        self._mode = mode
         self._cache: OrderedDict[tuple, Any] = OrderedDict()
         self._unstable = 0
         self._pending: dict[tuple, Any] = {}  # graphs traced once, to be confirmed
@@ -147,6 +151,8 @@ class CompiledFunction:
                 "(index bounds, class targets) changed, so it runs eagerly for these inputs"
             )
             return result
+        if self._hook:
+            graph.compile(self._mode)
         self._store(key, graph)
         return result
 
@@ -245,14 +251,21 @@ def compile(  # noqa: A001  (PyTorch's name)
     ``loss.backward()`` outside fills ``.grad`` of parameters and inputs as eagerly (not
     twice differentiable: ``create_graph=True`` through it raises).
 
+    Once a graph is confirmed, a backend that defines the optional ``compile_graph`` hook
+    (API 2.4; :mod:`tensorweaver.compiler.record`) may compile its calls: torch hands them
+    to ``torch.compile`` (inductor; ``mode`` passes through; the first replay compiles,
+    which takes seconds, and the first after a changed optimizer number compiles once
+    more), NumPy writes results into arrays the step no longer needs (``out=``), bit for
+    bit the eager results. Other backends replay the calls one by one.
+
     Limits of this version: a step that reads tensor values into Python (``.item()``,
     ``bool(tensor)``, ``if x > 0``, ``print``) is not split into graphs: it runs eagerly
     for that signature, with one warning naming the line (``fullgraph=True`` raises there
-    instead). Shapes are always specialised (``dynamic`` is accepted
-    and ignored); ``mode`` and ``options`` have no effect yet; ``backend`` None,
-    ``"inductor"`` or ``"tensorweaver"`` is the replay, ``"eager"`` (or ``disable=True``)
-    runs the function as it is. Compiling a module wraps its ``__call__`` (other
-    attributes are the module's); the module itself is unchanged.
+    instead). Shapes are always specialised (``dynamic`` is accepted and ignored);
+    ``options`` has no effect; ``backend`` None or ``"inductor"`` is the replay, compiled
+    by the backend's hook where it has one, ``"tensorweaver"`` the replay alone, and
+    ``"eager"`` (or ``disable=True``) runs the function as it is. Compiling a module wraps
+    its ``__call__`` (other attributes are the module's); the module itself is unchanged.
 
     Values are recognised by identity. A tensor the code reaches other than through its
     arguments, the modules and optimizers it names or reaches through them, and tensors
@@ -277,6 +290,6 @@ def compile(  # noqa: A001  (PyTorch's name)
     def wrap(fn: Callable) -> Any:
         if not callable(fn):
             raise TypeError(f"tw.compile: expected a function or module, got {type(fn).__name__}")
-        return CompiledFunction(fn, fullgraph, "eager" if disable else backend)
+        return CompiledFunction(fn, fullgraph, "eager" if disable else backend, mode)
 
     return wrap if model is None else wrap(model)

@@ -12,7 +12,7 @@ forward runs the recorded backward graph and accumulates into ``.grad`` as eager
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from tensorweaver.autograd import grad as autograd_grad
 from tensorweaver.autograd.function import Function, FunctionCtx, once_differentiable
@@ -33,6 +33,10 @@ class DifferentiableGraph:
 
     def ready(self) -> bool:
         return self.forward.ready()
+
+    def compile(self, mode: Optional[str]) -> None:
+        self.forward.compile(mode)
+        self.backward.compile(mode)
 
     def same_as(self, other: Any) -> bool:
         return (

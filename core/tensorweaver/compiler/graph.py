@@ -2,11 +2,14 @@
 
 The graph is emitted as Python source, one line per recorded backend call
 (``v7 = F2(v3, v5, C1)``), in the order the eager step made them: reading the step's
-inputs from their locations first, then the calls, ``del`` of each value after its last
-use (so memory is freed as early as eagerly, often earlier), then the write-backs (a
-parameter's new array, a new ``.grad``, new optimizer state) and the return value. Running
-it costs one Python call per primitive and nothing else: no Tensor, autograd node, dtype
-promotion or argument check. :attr:`Graph.source` shows it.
+inputs from their locations first, then the calls that feed the core's own checks of
+argument values (hoisted, so that the rest reads nothing back), then the other calls as
+one function ``compute`` (a ``del`` of each value after its last use, so memory is freed
+as early as eagerly, often earlier), then the write-backs (a parameter's new array, a new
+``.grad``, new optimizer state) and the return value. Running it costs one Python call per
+primitive and nothing else: no Tensor, autograd node, dtype promotion or argument check.
+:attr:`Graph.source` shows it. ``compute`` is what a backend's ``compile_graph`` hook may
+replace (:mod:`.record`).
 
 Values are recognised by object identity: an array a recorded call returned, one a location
 held when the step began (an input), or anything else (a constant, baked in). An array no
@@ -18,10 +21,12 @@ from __future__ import annotations
 
 import gc
 import re
-from typing import Any, Callable
+from dataclasses import replace
+from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 
+from tensorweaver.compiler.record import Call, GraphRecord
 from tensorweaver.compiler.recorder import HOST_READS
 from tensorweaver.compiler.symbolic import Sym
 from tensorweaver.tensor import Tensor
@@ -55,16 +60,46 @@ def _new(native: Any, backend: Any, dtype: Any, requires_grad: bool) -> Tensor:
     return t
 
 
+class _Line(NamedTuple):
+    """One line of the replay: a call, an item of a call's tuple result, or a check."""
+
+    targets: list[str]
+    uses: set[str]
+    text: str
+    pure: bool  # may be dropped when its targets are not used
+    kind: str  # the primitive called, "" for an item, "_check" for a check
+    call: Optional[Call] = None
+    backend: Any = None
+
+
 class Graph:
     """A replay function and the checks it needs beyond the signature."""
 
-    def __init__(self, run: Callable, source: str, checks: list[tuple]) -> None:
+    def __init__(
+        self,
+        run: Callable,
+        source: str,
+        checks: list[tuple],
+        record: GraphRecord | None = None,
+        backend: Any = None,
+    ) -> None:
         self.run = run
         self.source = source
         self.checks = checks  # (tensor, shape, dtype) for tensors found outside the roots
+        self.record = record  # what a backend's compile_graph may compile (None: nothing)
+        self.backend = backend
 
     def ready(self) -> bool:
         return all(t.shape == s and t.dtype is d for t, s, d in self.checks)
+
+    def compile(self, mode: Optional[str]) -> None:
+        """Let the backend's ``compile_graph`` hook replace the graph's ``compute``."""
+        hook = getattr(self.backend, "compile_graph", None)
+        if self.record is None or hook is None:
+            return
+        compiled = hook(replace(self.record, mode=mode))
+        if compiled is not None:
+            self.run.__globals__["compute"] = compiled
 
     def same_as(self, other: Graph) -> bool:
         """Whether ``other`` does the same calls on the same constants and holders."""
@@ -107,7 +142,10 @@ class GraphBuilder:
         self.names: dict[int, str] = {}  # id(value) -> the variable holding it
         self.sources: dict[int, str] = {}  # id(input array) -> the expression reading it
         self.prelude: list[str] = []
-        self.lines: list[tuple[list[str], set[str], str, bool]] = []
+        self.lines: list[_Line] = []
+        self._numbers: dict[str, str] = {}  # a recomputed number's expression -> its variable
+        self.meta: dict[str, tuple] = {}  # variable -> (shape, native dtype) as traced
+        self.methods: dict[str, str] = {}  # global name -> the backend method it calls
         self.checks: list[tuple] = []
         self._vars = 0
         self._uses: set[str] = set()
@@ -150,7 +188,12 @@ class GraphBuilder:
     def value(self, obj: Any) -> str:
         """The expression for ``obj`` as an argument of a call."""
         if type(obj) is Sym:
-            return f"({obj.expr})"
+            name = self._numbers.get(obj.expr)
+            if name is None:
+                name = self._numbers[obj.expr] = self._var()
+                self.prelude.append(f"{name} = ({obj.expr})")
+            self._uses.add(name)
+            return name
         key = id(obj)
         name = self.names.get(key)
         if name is None and key not in self.sources and self.outer and self.outer.knows(key):
@@ -159,6 +202,7 @@ class GraphBuilder:
         if name is None and key in self.sources:
             name = self.names[key] = self._var()
             self.prelude.append(f"{name} = {self.sources[key]}")
+            self._describe(name, obj)
         if name is not None:
             self._uses.add(name)
             return name
@@ -214,15 +258,20 @@ class GraphBuilder:
                 "argument or name it in the function"
             )
 
+    def _describe(self, name: str, obj: Any) -> None:
+        if hasattr(obj, "shape") and hasattr(obj, "dtype"):
+            self.meta[name] = (tuple(obj.shape), obj.dtype)
+
     def _produced(self, result: Any, name: str) -> None:
         if type(result) in _SCALARS:
             return
         self.names[id(result)] = name
+        self._describe(name, result)
         if type(result) in (tuple, list):
             for i, item in enumerate(result):
                 if type(item) not in _SCALARS:
                     sub = self._var()
-                    self.lines.append(([sub], {name}, f"{sub} = {name}[{i}]", True))
+                    self.lines.append(_Line([sub], {name}, f"{sub} = {name}[{i}]", True, ""))
                     self._produced(item, sub)
 
     # -- building -----------------------------------------------------------------------
@@ -234,13 +283,16 @@ class GraphBuilder:
             return  # computed from constants only: its result is a constant too
         parts = values[: len(args)] + [f"{k}={v}" for k, v in zip(kwargs, values[len(args) :])]
         fn = self.bind(getattr(backend, name), "F")
+        self.methods[fn] = name
         target = self._var()
-        self.lines.append(([target], self._uses, f"{target} = {fn}({', '.join(parts)})", False))
+        text = f"{target} = {fn}({', '.join(parts)})"
+        call = Call(name, tuple(parts), target)
+        self.lines.append(_Line([target], self._uses, text, False, name, call, backend))
         self._produced(result, target)
         if name in HOST_READS:
             # The core's own check read values: the replay holds only while they repeat.
             traced = self.bind(np.array(result, copy=True))
-            self.lines.append(([], {target}, f"_check({target}, {traced})", False))
+            self.lines.append(_Line([], {target}, f"_check({target}, {traced})", False, "_check"))
 
     def tensor(self, t: Tensor, requires_grad: bool = False) -> str:
         native = self.value(t.native)
@@ -286,21 +338,106 @@ class GraphBuilder:
 
     def build(self, tail: list[str], returned: str) -> Graph:
         """The graph: the recorded calls, then ``tail`` (write-backs), returning ``returned``."""
-        live = set(_VARIABLE.findall("\n".join(tail + [returned])))
-        body: list[str] = []
-        for targets, uses, text, pure in reversed(self.lines):
-            if pure and not live.intersection(targets):
+        end = set(_VARIABLE.findall("\n".join(tail + [returned])))
+        kept: list[_Line] = []
+        live = set(end)
+        for line in reversed(self.lines):
+            if line.pure and not live.intersection(line.targets):
                 continue
-            dead = sorted(n for n in uses.union(targets) if n not in live)
-            if dead:
-                body.append(f"del {', '.join(dead)}")
-            body.append(text)
-            live.update(uses)
+            kept.append(line)
+            live.update(line.uses)
+        hoisted, body = _hoist_checks(kept[::-1])
+        made = {t for line in body for t in line.targets}
+        inputs = _ordered({u for line in body for u in line.uses} - made)
+        outputs = _ordered(end & made)
+        results = "".join(f"{o}, " for o in outputs)
+        compute = _with_dels(body, set(outputs)) + [f"return ({results})"]
+        compute_source = f"def compute({', '.join(inputs)}):\n" + _indent(compute)
+        call = f"compute({', '.join(inputs)})"
+        if outputs:
+            call = f"{results}= {call}"
         checks = [f"if {expr} is not {result}: raise StaleGraph" for expr, result in self.guards]
-        lines = checks + self.prelude + body[::-1] + tail + [f"return {returned}"]
-        source = "def replay(args, kwargs):\n" + "".join(f"    {s}\n" for s in lines)
+        lines = (
+            checks
+            + self.prelude
+            + _with_dels(hoisted, set(inputs) | end)
+            + ([call] if body else [])
+            + tail
+            + [f"return {returned}"]
+        )
+        source = "def replay(args, kwargs):\n" + _indent(lines)
+        if body:
+            source += compute_source
         exec(compile(source, "<tw.compile replay>", "exec"), self.globals)  # noqa: S102
-        return Graph(self.globals["replay"], source, self.checks)
+        return Graph(
+            self.globals["replay"],
+            source,
+            self.checks,
+            *self._record(body, inputs, outputs, compute_source),
+        )
+
+    def _record(
+        self, body: list[_Line], inputs: list[str], outputs: list[str], source: str
+    ) -> tuple[GraphRecord | None, Any]:
+        """What a backend's compile_graph gets, and that backend: None for a graph that
+        reads values back to the host or uses several backends."""
+        backends = {id(line.backend): line.backend for line in body if line.call}
+        if len(backends) != 1 or any(line.kind in _READS for line in body):
+            return None, None
+        names = set(_VARIABLE.findall(source))
+        constants = {n: self.globals[n] for n in sorted(set(re.findall(r"\bC\d+\b", source)))}
+        record = GraphRecord(
+            fn=self.globals["compute"],
+            inputs=tuple(inputs),
+            outputs=tuple(outputs),
+            calls=tuple(line.call for line in body if line.call),
+            constants=constants,
+            values={n: m for n, m in self.meta.items() if n in names},
+            source=source,
+            methods={n: m for n, m in self.methods.items() if re.search(rf"\b{n}\(", source)},
+        )
+        return record, next(iter(backends.values()))
+
+
+_READS = HOST_READS | {"_check"}
+
+
+def _hoist_checks(lines: list[_Line]) -> tuple[list[_Line], list[_Line]]:
+    """``lines`` split into the checks of read-back values with the calls they need, which
+    run first, and the rest; nothing is hoisted past a random draw or a write."""
+    needed: set[str] = set()
+    hoisted: list[_Line] = []
+    for line in reversed(lines):
+        if line.kind == "_check" or needed.intersection(line.targets):
+            hoisted.append(line)
+            needed.update(line.uses)
+    if not hoisted:
+        return [], lines
+    if any(line.kind not in _READS | _HOST_COPIES and not _foldable(line.kind) for line in lines):
+        return [], lines
+    chosen = {id(line) for line in hoisted}
+    return hoisted[::-1], [line for line in lines if id(line) not in chosen]
+
+
+def _with_dels(lines: list[_Line], live_after: set[str]) -> list[str]:
+    """The lines' text, each value deleted after its last use (``live_after``: kept)."""
+    live = set(live_after)
+    out: list[str] = []
+    for line in reversed(lines):
+        dead = sorted(n for n in line.uses.union(line.targets) if n not in live)
+        if dead:
+            out.append(f"del {', '.join(dead)}")
+        out.append(line.text)
+        live.update(line.uses)
+    return out[::-1]
+
+
+def _ordered(names: set[str]) -> list[str]:
+    return sorted(names, key=lambda n: int(n[1:]))
+
+
+def _indent(lines: list[str]) -> str:
+    return "".join(f"    {s}\n" for s in lines)
 
 
 def _foldable(name: str) -> bool:

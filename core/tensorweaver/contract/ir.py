@@ -525,13 +525,18 @@ OPTIONAL: dict[str, str] = {
     "linalg_slogdet": "linalg_slogdet(a) -> (sign, log|det|), both a's dtype; a singular "
     "matrix gives (0, -inf)",
     # API 2.4: linear algebra added in 2.4 (triangles, eig).
+    "linalg_eig": "linalg_eig(a) -> (eigenvalues, eigenvectors as columns) of square "
+    "float32/float64/complex64/complex128 matrices, always complex (complex64 for float32): "
+    "numpy.linalg.eig's (LAPACK geev: each eigenvector of unit norm), complex even where "
+    "every eigenvalue is real",
     "tril": "tril(a, k: int) -> A: a with the elements above its k-th diagonal zeroed, on the "
     "last two axes, any dtype (numpy.tril); without it the core masks",
     "triu": "triu(a, k: int) -> A: a with the elements below its k-th diagonal zeroed (numpy.triu)",
     "linalg_function": "linalg_function(name: str, arrays: tuple, static: tuple, grad: bool) -> "
     "(outputs: tuple, saved) | None: the whole function torch.linalg.<name> (torch.<name> for "
     "cholesky_solve) on the arrays then the static arguments in torch's order (names: "
-    "cholesky_ex solve_ex inv_ex solve_triangular cholesky_solve det slogdet eigh eigvalsh svd "
+    "cholesky_ex solve_ex inv_ex solve_triangular cholesky_solve det slogdet eigh eigvalsh eig "
+    "eigvals svd "
     "svdvals qr lu_factor_ex lu lu_solve householder_product pinv matrix_rank matrix_exp), "
     "torch's values; None for a name it does not compute (the core composes it). With grad, "
     "saved is what fused_linalg_backward needs; used only with it",

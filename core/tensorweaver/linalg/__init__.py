@@ -1,18 +1,18 @@
-"""``tw.linalg``: PyTorch's ``torch.linalg`` for real floating-point tensors, batched over
-leading dimensions.
+"""``tw.linalg``: PyTorch's ``torch.linalg`` for real floating-point tensors (and complex ones
+in ``eig`` and ``eigvals``, whose results are complex), batched over leading dimensions.
 
 A few factorizations are backend primitives (optional, API 2.3: Cholesky, LU, QR, eigh, SVD,
-general and triangular solves, det/slogdet), computed on the host with NumPy where a backend
-has no kernel; everything else is composed from them and the tensor ops, and every gradient
-follows PyTorch's rules (``tensorweaver.autograd.linalg_rules``). A backend that has
-PyTorch's own kernels computes most functions whole instead, with their gradients
-(``linalg_function``, API 2.4; see ``tensorweaver.linalg.fused``).
+general and triangular solves, det/slogdet; eig, API 2.4), computed on the host with NumPy
+where a backend has no kernel; everything else is composed from them and the tensor ops,
+and every gradient follows PyTorch's rules (``tensorweaver.autograd.linalg_rules``). A
+backend that has PyTorch's own kernels computes most functions whole instead, with their
+gradients (``linalg_function``, API 2.4; see ``tensorweaver.linalg.fused``).
 """
 
 from __future__ import annotations
 
 from tensorweaver.linalg.determinants import det, slogdet
-from tensorweaver.linalg.eigen import eigh, eigvalsh, svd, svdvals
+from tensorweaver.linalg.eigen import eig, eigh, eigvals, eigvalsh, svd, svdvals
 from tensorweaver.linalg.errors import LinAlgError
 from tensorweaver.linalg.factorizations import (
     cholesky,
@@ -56,7 +56,9 @@ __all__ = [
     "cross",
     "det",
     "diagonal",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "householder_product",
     "inv",

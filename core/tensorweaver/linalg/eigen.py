@@ -1,14 +1,17 @@
-"""Symmetric eigendecomposition and the singular value decomposition."""
+"""Eigendecompositions (symmetric and general) and the singular value decomposition."""
 
 from __future__ import annotations
 
+from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import result
 from tensorweaver.linalg.errors import check_matrix, check_square
 from tensorweaver.linalg.fused import fused_or_reference
+from tensorweaver.ops.complex import supports_complex
 from tensorweaver.tensor import Tensor
 
 Eigh = result("linalg_eigh", "eigenvalues", "eigenvectors")
+Eig = result("linalg_eig", "eigenvalues", "eigenvectors")
 SVD = result("linalg_svd", "U", "S", "Vh")
 
 
@@ -44,6 +47,40 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     check_square("linalg.eigvalsh", A)
     uplo = _uplo("linalg.eigvalsh", UPLO)
     return fused_or_reference("eigvalsh", _EIGH, _eigvalsh, (A,), (uplo,), (None,))[0]
+
+
+def _check_eig(name: str, A: Tensor) -> DType:  # noqa: N803
+    """The complex dtype of ``name``'s results, after PyTorch's checks of ``A``."""
+    check_square(name, A, complex_ok=True)
+    if not supports_complex(A.backend):
+        raise RuntimeError(
+            f"{name}: its results are complex, and the backend of {A.device} has no complex "
+            "dtypes; move the tensor to a backend that has them (numpy, torch)"
+        )
+    return A.dtype.to_complex()
+
+
+def eig(A: Tensor) -> tuple:  # noqa: N803
+    """(eigenvalues, eigenvectors as columns) of each square matrix, complex whatever
+    ``A``'s dtype (complex64 for float32), in LAPACK's order; each eigenvector has unit
+    norm, its phase unspecified. Gradients are PyTorch's: finite only where the eigenvalues
+    are distinct, and an error where the loss depends on the eigenvectors' phases."""
+    dtype = _check_eig("linalg.eig", A)
+    return Eig(*fused_or_reference("eig", _EIG, p.eig, (A,), (), (None, None), dtype))
+
+
+#: PyTorch's grad_fn name of eig's and eigvals' outputs.
+_EIG = "LinalgEigBackward0"
+
+
+def _eigvals(A: Tensor) -> tuple[Tensor]:  # noqa: N803
+    return (p.eig(A)[0],)
+
+
+def eigvals(A: Tensor) -> Tensor:  # noqa: N803
+    """The eigenvalues of each square matrix, complex, in :func:`eig`'s order."""
+    dtype = _check_eig("linalg.eigvals", A)
+    return fused_or_reference("eigvals", _EIG, _eigvals, (A,), (), (None,), dtype)[0]
 
 
 def _no_driver(name: str, driver: str | None) -> None:

@@ -15,26 +15,30 @@ class LinAlgError(RuntimeError):
     LinAlgError``, a RuntimeError); the ``_ex`` variants return ``info`` instead."""
 
 
-def check_float(name: str, *tensors: Tensor) -> None:
+def check_float(name: str, *tensors: Tensor, complex_ok: bool = False) -> None:
+    """float32 or float64 (or, with ``complex_ok``, complex64 or complex128) tensors."""
     for t in tensors:
+        if complex_ok and t.dtype.is_complex:
+            continue
         if not t.dtype.is_floating_point or t.dtype.itemsize < 4:
+            also = " or complex" if complex_ok else ""
             raise RuntimeError(
-                f"{name}: Expected a floating point tensor as input. Got {t.dtype.name} "
-                "(linalg supports float32 and float64; cast with .double() or .float())"
+                f"{name}: Expected a floating point{also} tensor as input. Got {t.dtype.name} "
+                f"(linalg supports float32 and float64{also}; cast with .double() or .float())"
             )
 
 
-def check_matrix(name: str, a: Tensor, arg: str = "A") -> None:
+def check_matrix(name: str, a: Tensor, arg: str = "A", complex_ok: bool = False) -> None:
     if a.ndim < 2:
         raise RuntimeError(
             f"{name}: The input tensor {arg} must have at least 2 dimensions, got shape "
             f"{list(a.shape)}"
         )
-    check_float(name, a)
+    check_float(name, a, complex_ok=complex_ok)
 
 
-def check_square(name: str, a: Tensor, arg: str = "A") -> None:
-    check_matrix(name, a, arg)
+def check_square(name: str, a: Tensor, arg: str = "A", complex_ok: bool = False) -> None:
+    check_matrix(name, a, arg, complex_ok)
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(
             f"{name}: {arg} must be batches of square matrices, but they are "

@@ -32,13 +32,15 @@ def fused_or_reference(
     tensors: tuple,
     static: tuple,
     kinds: tuple[DType | None, ...],
+    dtype: DType | None = None,
 ) -> tuple:
     """The outputs of the linalg function ``name`` on ``tensors`` (the first one floating-
     point) with ``static`` arguments: the backend's ``linalg_function`` where it computes
     ``name``, else ``reference(*tensors, *static)`` (a tuple of tensors, one per output).
 
-    ``kinds`` gives each output's dtype: None for a differentiable output of the first
-    tensor's dtype (its node is named ``grad_fn``), a DType for one without gradient."""
+    ``kinds`` gives each output's dtype: None for a differentiable output of ``dtype``
+    (the first tensor's unless given; its node is named ``grad_fn``), a DType for one
+    without gradient."""
     backend = tensors[0].backend
     # The fused path needs the backend's backward; fused_kernel also hides it inside
     # ``reference_only`` (tw check's reference), where the core's decomposition runs.
@@ -50,7 +52,7 @@ def fused_or_reference(
     if result is None:
         return reference(*tensors, *static)
     natives, saved = result
-    dtype = tensors[0].dtype
+    dtype = dtype or tensors[0].dtype
     outs = []
     for i, (native, kind) in enumerate(zip(natives, kinds)):
         if kind is not None or not grad:

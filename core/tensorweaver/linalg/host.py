@@ -111,6 +111,13 @@ def eigh(a: np.ndarray, uplo: str) -> tuple[np.ndarray, np.ndarray]:
     return tuple(np.linalg.eigh(a, UPLO=uplo))
 
 
+def eig(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy's eig, always complex: it returns real arrays where every eigenvalue is real."""
+    values, vectors = np.linalg.eig(a)
+    kind = np.result_type(a.dtype, np.complex64)
+    return values.astype(kind, copy=False), vectors.astype(kind, copy=False)
+
+
 def svd(a: np.ndarray, full_matrices: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tuple(np.linalg.svd(a, full_matrices=full_matrices))
 

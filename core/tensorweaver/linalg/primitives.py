@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
+from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg import host
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import apply, labelled
@@ -37,6 +38,7 @@ GRAD_FN = {
     "linalg_solve_triangular": "LinalgSolveTriangularBackward0",
     "linalg_qr": "LinalgQrBackward0",
     "linalg_eigh": "LinalgEighBackward0",
+    "linalg_eig": "LinalgEigBackward0",
     "linalg_svd": "LinalgSvdBackward0",
     "linalg_det": "LinalgDetBackward0",
     "linalg_slogdet": "LinalgSlogdetBackward0",
@@ -44,12 +46,15 @@ GRAD_FN = {
 }
 
 
-def _wrap(natives: tuple, x: Tensor, op: str, inputs: tuple, saved: Any = None) -> tuple:
-    """Tensors of the float ``natives`` (of ``x``'s dtype), one node ``op`` for all."""
+def _wrap(
+    natives: tuple, x: Tensor, op: str, inputs: tuple, saved: Any = None, dtype: DType | None = None
+) -> tuple:
+    """Tensors of the float ``natives`` (of ``dtype``, else ``x``'s), one node ``op`` for all."""
+    dtype = dtype or x.dtype
     if not _graph(inputs):
-        return tuple(Tensor(n, x.backend, x.dtype) for n in natives)
+        return tuple(Tensor(n, x.backend, dtype) for n in natives)
     if len(natives) == 1:
-        out = apply(op, natives[0], x.dtype, inputs, (saved, None, natives[0]))
+        out = apply(op, natives[0], dtype, inputs, (saved, None, natives[0], dtype))
         return (labelled(out, GRAD_FN[op], *inputs),)
     batch = len(x.shape) - 2
     tails = tuple(tuple(n.shape)[batch:] for n in natives)
@@ -57,7 +62,7 @@ def _wrap(natives: tuple, x: Tensor, op: str, inputs: tuple, saved: Any = None) 
     lead = tuple(natives[0].shape)[:batch]
     flat = [backend.reshape(n, (*lead, math.prod(t))) for n, t in zip(natives, tails)]
     packed = backend.cat(flat, batch)
-    outs = _unpack(apply(op, packed, x.dtype, inputs, (saved, tails, packed)), tails)
+    outs = _unpack(apply(op, packed, dtype, inputs, (saved, tails, packed, dtype)), tails)
     return tuple(labelled(out, GRAD_FN[op], *inputs) for out in outs)
 
 
@@ -74,8 +79,9 @@ def _unpack(packed: Tensor, tails: tuple) -> tuple:
 
 def outputs(node: Any) -> tuple:
     """The node's outputs, still attached to it (so a gradient rule is differentiable)."""
-    _, tails, packed = node.saved
+    _, tails, packed, dtype = node.saved
     out = node.output(packed)
+    out.dtype = dtype  # node.output gives the input's dtype: eig's outputs are complex
     return (out,) if tails is None else _unpack(out, tails)
 
 
@@ -134,6 +140,13 @@ def qr(a: Tensor, mode: str) -> tuple[Tensor, Tensor]:
 def eigh(a: Tensor, uplo: str) -> tuple[Tensor, Tensor]:
     values, vectors = _run("linalg_eigh", host.eigh, a, a.native, uplo)
     return _wrap((values, vectors), a, "linalg_eigh", (a,), uplo)
+
+
+def eig(a: Tensor) -> tuple[Tensor, Tensor]:
+    """(eigenvalues, eigenvectors) of square matrices, complex whatever ``a``'s dtype."""
+    dtype = a.dtype.to_complex()
+    values, vectors = run_optional(a.backend, "linalg_eig", host.eig, dtype, a.native)
+    return _wrap((values, vectors), a, "linalg_eig", (a,), dtype=dtype)
 
 
 def svd(a: Tensor, full_matrices: bool) -> tuple[Tensor, Tensor, Tensor]:

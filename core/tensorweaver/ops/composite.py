@@ -4,6 +4,10 @@
 reference decomposition. The fused path records one node whose rule calls
 ``fused_<name>_backward``; under ``create_graph=True`` the rule differentiates the reference
 instead, so double backward stays exact on every backend.
+
+A composite may have more outputs than one (``max_pool_with_indices``: the values and their
+int64 indices): the fused kernel and the reference then return a tuple, and only the first
+output carries a gradient.
 """
 
 from __future__ import annotations
@@ -23,12 +27,18 @@ AUTOCAST = frozenset({"conv2d", "conv3d", "conv_transpose", "scaled_dot_product_
 
 
 def fused_or_reference(
-    name: str, reference: Callable[..., Tensor], tensors: tuple, *static: Any
-) -> Tensor:
+    name: str,
+    reference: Callable[..., Any],
+    tensors: tuple,
+    *static: Any,
+    extra_dtypes: tuple = (),
+) -> Any:
     """``name`` on ``tensors`` (one device, one dtype) with static arguments ``static``.
 
     An optional tensor argument that is absent (``conv2d``'s bias) is None in ``tensors``:
-    the backend and the reference receive None there and it gets no gradient."""
+    the backend and the reference receive None there and it gets no gradient. With
+    ``extra_dtypes`` the composite returns a tuple: its output, then one output of each
+    of those dtypes, which carry no gradient."""
     given, slots = tensors, None  # slots (which arguments are present): only when one is not
     for t in tensors:
         if t is None:
@@ -43,8 +53,9 @@ def fused_or_reference(
     fused = fused_kernel(backend, name)
     if fused is None:
         out = reference(*tensors, *static)
-        if isinstance(out, Tensor) and out._node is not None:
-            labelled(out, composite_name(name, tensors, static), *given)
+        first = out[0] if extra_dtypes else out
+        if isinstance(first, Tensor) and first._node is not None:
+            labelled(first, composite_name(name, tensors, static), *given)
         return out
     dtype = given[0].dtype
     for t in given[1:]:
@@ -53,10 +64,14 @@ def fused_or_reference(
                 f"{name}: all floating-point arguments must have one dtype, got "
                 f"{', '.join(t.dtype.name for t in given)}; convert them with .to(...)"
             )
-    out, saved = fused(*(None if t is None else t.native for t in tensors), *static)
-    if not is_grad_enabled() or not any(t.requires_grad for t in given):
-        return Tensor(out, backend, dtype)
-    return apply("fused", out, dtype, given, (name, saved, reference, static, slots))
+    out, saved = fused(*[None if t is None else t.native for t in tensors], *static)
+    if extra_dtypes:
+        out, *extras = out
+    # A node only where an input requires grad (apply decides; without one, saved is dropped).
+    first = apply("fused", out, dtype, given, (name, saved, reference, static, slots))
+    if not extra_dtypes:
+        return first
+    return (first, *(Tensor(e, backend, t) for e, t in zip(extras, extra_dtypes)))
 
 
 def _fill(slots: tuple, given: Any, absent: Any = None) -> tuple:
@@ -74,16 +89,20 @@ def fused_backward(node: Any, g: Tensor) -> tuple:
         wanted = [t for t in inputs if t.requires_grad]
         with enable_grad():
             y = reference(*(inputs if slots is None else _fill(slots, inputs)), *static)
+        if isinstance(y, tuple):  # the outputs after the first carry no gradient
+            y = y[0]
         found = iter(grad(y, wanted, g, create_graph=True, allow_unused=True))
         return tuple(next(found) if t.requires_grad else None for t in inputs)
     backend = inputs[0].backend
-    needs = tuple(p is not None for p in node.parents)
-    fused_grad = getattr(backend, f"fused_{name}_backward")
+    # Plain loops: this runs once per fused node in every backward pass.
+    needs = tuple([p is not None for p in node.parents])
+    fused_grad = getattr(backend, "fused_" + name + "_backward")
     if slots is None:
         natives = fused_grad(saved, g.native, needs)
     else:
         natives = fused_grad(saved, g.native, _fill(slots, needs, False))
         natives = [n for n, s in zip(natives, slots) if s]
-    return tuple(
-        Tensor(n, backend, t.dtype) if n is not None else None for n, t in zip(natives, inputs)
-    )
+    grads = []
+    for n, t in zip(natives, inputs):
+        grads.append(None if n is None else Tensor(n, backend, t.dtype))
+    return tuple(grads)

@@ -4,8 +4,9 @@ pairwise distances.
 
 Everything is a composition of existing tensor ops (movedim, reshape, index_select, scatter,
 expand, matmul, ...), so it runs on every backend and gradients need no rules of their own.
-A diagonal is read by ``index_select`` on the two dimensions flattened into one, and written
-(``diag_embed``, in-place writes through ``diagonal``'s view) by ``scatter`` there.
+A diagonal is read by a stepped ``slice`` of the two dimensions flattened into one (so its
+gradient is a ``pad``), and written (``diag_embed``, in-place writes through ``diagonal``'s
+view) by ``scatter`` there.
 """
 
 from __future__ import annotations
@@ -69,8 +70,21 @@ def with_diagonal(x: Tensor, value: Tensor, offset: int, d1: int, d2: int) -> Te
 
 
 def _take_diagonal(x: Tensor, offset: int, d1: int, d2: int) -> Tensor:
-    flat, positions = _flat_diagonal(x, offset, d1, d2)
-    return ix.take_along(flat, flat.ndim - 1, positions)
+    """The diagonal by movement ops alone (views on most backends, and a cheap backward):
+    the square block it crosses, its two dimensions last and flattened, then every
+    (length + 1)-th element of that."""
+    rows, cols = x.shape[d1], x.shape[d2]
+    length = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+    starts, stops = [0] * x.ndim, list(x.shape)
+    if length:  # (an offset past the matrix would start the block outside it)
+        starts[d1], starts[d2] = max(-offset, 0), max(offset, 0)
+    stops[d1], stops[d2] = starts[d1] + length, starts[d2] + length
+    block = mv.slice_dims(x, starts, stops, [1] * x.ndim)
+    if (d1, d2) != (x.ndim - 2, x.ndim - 1):
+        block = mv.movedim(block, (d1, d2), (-2, -1))
+    flat = mv.reshape(block, (*block.shape[:-2], length * length))
+    steps = [1] * (flat.ndim - 1) + [length + 1]
+    return mv.slice_dims(flat, [0] * flat.ndim, list(flat.shape), steps)
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
+from tensorweaver.optim.foreach import assign, foreach_backend, natives
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
 
 
@@ -75,6 +76,46 @@ class Adam(Optimizer):
             second = exp_avg_sq
         denom = second.sqrt() / bias_correction2_sqrt + group["eps"]
         param.addcdiv_(exp_avg, denom, value=-step_size)
+
+    def _step_group(self, params: list[Any], group: dict[str, Any]) -> None:
+        # The same ops as _update, in the same order, each over the whole group at once.
+        backend = foreach_backend(params, group)
+        if backend is None:
+            super()._step_group(params, group)
+            return
+        beta1, beta2 = group["betas"]
+        lr, weight_decay = group["lr"], group["weight_decay"]
+        states = [self._state_of(p, group) for p in params]
+        steps = []
+        for state in states:
+            state["step"] = state["step"] + 1
+            steps.append(state["step"])
+        grads = natives([p.grad for p in params])
+        if group["maximize"]:
+            grads = [backend.neg(g) for g in grads]
+        values = natives(params)
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                values = backend.foreach_mul(values, 1 - lr * weight_decay)
+            else:
+                grads = backend.foreach_add(grads, values, weight_decay)
+
+        exp_avgs = [state["exp_avg"] for state in states]
+        exp_avg_sqs = [state["exp_avg_sq"] for state in states]
+        first = backend.foreach_lerp(natives(exp_avgs), grads, 1 - beta1)
+        decayed = backend.foreach_mul(natives(exp_avg_sqs), beta2)
+        second = backend.foreach_addcmul(decayed, grads, grads, 1 - beta2)
+        assign(exp_avgs, first, "lerp_")
+        assign(exp_avg_sqs, second, "addcmul_")
+        if group["amsgrad"]:
+            largest = [state["max_exp_avg_sq"] for state in states]
+            second = backend.foreach_maximum(natives(largest), second)
+            assign(largest, second, "copy_")
+        roots = backend.foreach_sqrt(second)
+        roots = backend.foreach_div_scalars(roots, [(1 - beta2**k) ** 0.5 for k in steps])
+        denom = backend.foreach_add_scalar(roots, group["eps"])
+        step_sizes = [-(lr / (1 - beta1**k)) for k in steps]
+        assign(params, backend.foreach_addcdiv(values, first, denom, step_sizes), "addcdiv_")
 
 
 class AdamW(Adam):

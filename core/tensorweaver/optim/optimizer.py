@@ -156,10 +156,16 @@ class Optimizer:
                 loss = closure()
         with tw.no_grad():
             for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(p, group)
+                params = [p for p in group["params"] if p.grad is not None]
+                if params:
+                    self._step_group(params, group)
         return loss
+
+    def _step_group(self, params: list[Any], group: dict[str, Any]) -> None:
+        """Step ``params`` (those of ``group`` with a gradient); optimizers with a foreach
+        path (several tensors per backend call) override it."""
+        for p in params:
+            self._update(p, group)
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         """Apply one step to ``param`` (which has a gradient) with ``group``'s options."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from tensorweaver.optim.foreach import assign, foreach_backend, natives
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
+from tensorweaver.tensor import Tensor
 
 
 class SGD(Optimizer):
@@ -61,3 +63,38 @@ class SGD(Optimizer):
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
             grad = grad + buf * momentum if group["nesterov"] else buf
         param.add_(grad, alpha=-group["lr"])
+
+    def _step_group(self, params: list[Any], group: dict[str, Any]) -> None:
+        # The same ops as _update, in the same order, each over the whole group at once.
+        backend = foreach_backend(params, group)
+        if backend is None:
+            super()._step_group(params, group)
+            return
+        grads = natives([p.grad for p in params])
+        if group["maximize"]:
+            grads = [backend.neg(g) for g in grads]
+        if group["weight_decay"] != 0:
+            grads = backend.foreach_add(grads, natives(params), group["weight_decay"])
+        momentum = group["momentum"]
+        if momentum != 0:
+            bufs, kept, kept_grads = [], [], []
+            for p, g in zip(params, grads):
+                state = self.state[p]
+                buf = state.get("momentum_buffer")
+                if buf is None:  # the first step: the buffer starts as the gradient
+                    # (cloned from .grad itself when that is it: its memory may be shared)
+                    grad = p.grad if g is p.grad.native else Tensor(g, backend, p.dtype)
+                    buf = state["momentum_buffer"] = grad.clone()
+                else:
+                    kept.append(buf)
+                    kept_grads.append(g)
+                bufs.append(buf)
+            if kept:
+                decayed = backend.foreach_mul(natives(kept), momentum)
+                summed = backend.foreach_add(decayed, kept_grads, 1 - group["dampening"])
+                assign(kept, summed, "add_")
+            if group["nesterov"]:
+                grads = backend.foreach_add(grads, natives(bufs), momentum)
+            else:
+                grads = natives(bufs)
+        assign(params, backend.foreach_add(natives(params), grads, -group["lr"]), "add_")

@@ -66,7 +66,9 @@ from tensorweaver.contract.ir import REQUIRED
 from tensorweaver.contract.records import DeviceRecord
 
 from tensorweaver_cunumeric import legate_config
+from tensorweaver_cunumeric.complex import ComplexNumbers
 from tensorweaver_cunumeric.erf import Erf
+from tensorweaver_cunumeric.fft import FourierTransforms
 from tensorweaver_cunumeric.linalg import LinearAlgebra
 from tensorweaver_cunumeric.special import SpecialFunctions
 
@@ -84,7 +86,7 @@ def _is_float(a) -> bool:
     return a.dtype.kind == "f"
 
 
-class CunumericBackend(SpecialFunctions, LinearAlgebra):
+class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierTransforms):
     def __init__(self, device: DeviceRecord) -> None:
         self.device = device
         self.dtypes = frozenset(NATIVE)
@@ -193,6 +195,8 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra):
         return self._drawn(self._rng.integers(low, high, shape, dtype=_I64)).astype(native)
 
     def cast(self, a, dtype):
+        if a.dtype.kind == "c" and dtype.kind != "c":
+            a = cn.real(a)
         return a.astype(NATIVE[dtype])
 
     # unary
@@ -514,7 +518,7 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra):
     # linalg
     def matmul(self, a, b):
         a, b = self._dense(a), self._dense(b)
-        if _is_float(a):
+        if a.dtype.kind in "fc":
             return cn.matmul(a, b)
         product = cn.matmul(a.astype(_F64), b.astype(_F64))
         if a.dtype == numpy.bool_:

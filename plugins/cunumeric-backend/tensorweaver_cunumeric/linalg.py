@@ -2,7 +2,7 @@
 primitives of the backend API 2.3 and 2.4 (see ``OPTIONAL`` in ``tensorweaver.contract.ir``),
 as this backend's library computes them.
 
-cuPyNumeric 26.06 has batched ``eigh`` and ``solve_triangular``, and ``svd`` (of tall
+cuPyNumeric 26.06 has batched ``eigh``, ``eig`` and ``solve_triangular``, and ``svd`` (of tall
 matrices) and ``qr`` (reduced) of one matrix: a batch is factored matrix by matrix, a wide
 matrix's SVD comes from its transpose's and a complete QR from a reduced one. Its ``cholesky`` and
 ``solve`` raise on a singular or indefinite matrix without saying which one, and it has no
@@ -12,6 +12,8 @@ LU or determinant: those the core computes on the host, where LAPACK reports ``i
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from tensorweaver_cunumeric import legate_config
 
@@ -40,6 +42,15 @@ class LinearAlgebra:
             a = cn.triu(a) + cn.swapaxes(cn.triu(a, 1), -1, -2)
         values, vectors = cn.linalg.eigh(a)
         return values, vectors
+
+    def linalg_eig(self, a):
+        cn = _cn()
+        a = self._dense(a)
+        kind = np.result_type(a.dtype, np.complex64)
+        if 0 in a.shape:  # cuPyNumeric divides by the batch size
+            return cn.zeros(a.shape[:-1], dtype=kind), cn.zeros(a.shape, dtype=kind)
+        values, vectors = cn.linalg.eig(a)
+        return values.astype(kind), vectors.astype(kind)
 
     def linalg_solve_triangular(self, a, b, upper, unitriangular):
         cn = _cn()

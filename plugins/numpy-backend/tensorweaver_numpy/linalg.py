@@ -22,6 +22,12 @@ class LinearAlgebra:
     def linalg_eigh(self, a: np.ndarray, uplo: str) -> tuple[np.ndarray, np.ndarray]:
         return tuple(np.linalg.eigh(a, UPLO=uplo))
 
+    def linalg_eig(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # NumPy returns real arrays where every eigenvalue is real: the contract's are complex
+        values, vectors = np.linalg.eig(a)
+        kind = np.result_type(a.dtype, np.complex64)
+        return values.astype(kind, copy=False), vectors.astype(kind, copy=False)
+
     def linalg_svd(
         self, a: np.ndarray, full_matrices: bool
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -23,7 +23,11 @@ import numpy as np
 import torch
 from tensorweaver.contract import DeviceRecord, DType, dtypes
 
+from tensorweaver_torch.compile import CompiledGraphs
+from tensorweaver_torch.complex import ComplexNumbers
 from tensorweaver_torch.devices import torch_device
+from tensorweaver_torch.fft import FourierTransforms
+from tensorweaver_torch.foreach import ForeachOps
 from tensorweaver_torch.fused import FusedComposites
 from tensorweaver_torch.host import HostMemory
 from tensorweaver_torch.linalg import LinearAlgebra
@@ -43,28 +47,48 @@ TORCH_DTYPES: dict[DType, torch.dtype] = {
     dtypes.bfloat16: torch.bfloat16,
     dtypes.float32: torch.float32,
     dtypes.float64: torch.float64,
+    dtypes.complex64: torch.complex64,
+    dtypes.complex128: torch.complex128,
 }
 #: Signed words of each item size, for the branch-free ``where`` (torch's bitwise ops want
 #: signed integers).
 _WORDS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _BITWISE_WHERE_MIN = 4096  # below this, torch.where's own cost is smaller
 FLOATS = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
+COMPLEX = frozenset({torch.complex64, torch.complex128})
 
 
-class TorchBackend(FusedComposites, HostMemory, SpecialFunctions, LinearAlgebra):
+class TorchBackend(
+    FusedComposites,
+    HostMemory,
+    SpecialFunctions,
+    LinearAlgebra,
+    ComplexNumbers,
+    FourierTransforms,
+    ForeachOps,
+    CompiledGraphs,
+):
     """The backend object for one torch device (a record from ``tw_devices``)."""
 
     def __init__(self, device: DeviceRecord) -> None:
         self.device = device
         self.torch_device = torch_device(device.kind, device.index)
         on_cpu = self.torch_device.type == "cpu"
-        # MPS has no float64.
+        # MPS has no float64, so no complex128.
         self.dtypes = frozenset(
-            d for d in dtypes.ALL if not (device.kind == "mps" and d is dtypes.float64)
+            d
+            for d in dtypes.ALL
+            if not (device.kind == "mps" and d in (dtypes.float64, dtypes.complex128))
         )
         # torch.matmul has integer kernels only on the CPU, and bool kernels nowhere.
-        self._native_matmul = FLOATS | (
-            {torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64} if on_cpu else set()
+        self._native_matmul = (
+            FLOATS
+            | COMPLEX
+            | (
+                {torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64}
+                if on_cpu
+                else set()
+            )
         )
         self._on_cpu = on_cpu
         # TF32 tensor cores: NVIDIA Ampere (compute capability 8.0) and newer.
@@ -135,6 +159,8 @@ class TorchBackend(FusedComposites, HostMemory, SpecialFunctions, LinearAlgebra)
         )
 
     def cast(self, a: Tensor, dtype: DType) -> Tensor:
+        if a.is_complex() and dtype.kind != "c":
+            a = torch.real(a)  # what .to keeps, without torch's UserWarning
         return a.to(TORCH_DTYPES[dtype])
 
     # unary

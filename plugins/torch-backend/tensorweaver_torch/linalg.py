@@ -40,7 +40,10 @@ def _fused(fn: Callable[..., Any], grad: bool, *inputs: Tensor) -> tuple:
     if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
         outs = _tuple(fn(*inputs))  # on torch's own tape: torch differentiates through it
         return outs, (outs, list(inputs))
-    leaves = [t.detach().requires_grad_() if t.is_floating_point() else t for t in inputs]
+    leaves = [
+        t.detach().requires_grad_() if t.is_floating_point() or t.is_complex() else t
+        for t in inputs
+    ]
     if torch.is_grad_enabled():  # as it is unless torch code turned it off: skip the switch
         outs = _tuple(fn(*leaves))
     else:
@@ -90,6 +93,9 @@ class LinearAlgebra:
     def linalg_eigh(self, a: Tensor, uplo: str) -> tuple:
         return tuple(torch.linalg.eigh(a, UPLO=uplo))
 
+    def linalg_eig(self, a: Tensor) -> tuple:
+        return tuple(torch.linalg.eig(a))
+
     def linalg_svd(self, a: Tensor, full_matrices: bool) -> tuple:
         return tuple(torch.linalg.svd(a, full_matrices=full_matrices))
 
@@ -130,6 +136,8 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "slogdet": torch.linalg.slogdet,
     "eigh": lambda a, uplo: torch.linalg.eigh(a, UPLO=uplo),
     "eigvalsh": lambda a, uplo: torch.linalg.eigvalsh(a, UPLO=uplo),
+    "eig": torch.linalg.eig,
+    "eigvals": torch.linalg.eigvals,
     "svd": lambda a, full_matrices: torch.linalg.svd(a, full_matrices=full_matrices),
     "svdvals": torch.linalg.svdvals,
     "qr": lambda a, mode: torch.linalg.qr(a, mode=mode),

@@ -47,10 +47,14 @@ def missing_layouts(ids: Iterable[str]) -> list[str]:
 def all_cases() -> tuple[Case, ...]:
     from tensorweaver.check.cases import (
         autograd,
+        compiled,
+        complex,
         composites,
         core,
         data,
         elementwise,
+        fft,
+        foreach,
         host,
         index,
         layers,
@@ -71,8 +75,12 @@ def all_cases() -> tuple[Case, ...]:
         host,
         autograd,
         special,
+        complex,
+        fft,
         composites,
         layers,
+        foreach,
+        compiled,
     ]
     cases = tuple(case for group in groups for case in group.cases())
     ids = [c.id for c in cases]

@@ -283,6 +283,28 @@ def _max_pool(m: Maker) -> Forward:
     )
 
 
+def _max_pool_with_indices(m: Maker) -> Forward:
+    # The indices (int64, no gradient) are compared exactly with the decomposition's.
+    x1 = m.input("x1", m.batch(2), 3, 9)
+    x = m.input("x", m.batch(2), 3, 7, 6)
+    x3 = m.input("x3", m.batch(1), 2, 5, 4, 6)
+    return lambda: (
+        *F.max_pool1d(x1, 3, stride=2, padding=1, dilation=2, ceil_mode=True, return_indices=True),
+        *F.max_pool2d(x, 2, ceil_mode=True, return_indices=True),
+        *F.max_pool2d(
+            x, (3, 2), stride=(1, 2), padding=(1, 0), dilation=(2, 1), return_indices=True
+        ),
+        *F.max_pool3d(
+            x3,
+            (2, 3, 2),
+            stride=(1, 2, 2),
+            padding=(1, 1, 0),
+            dilation=(2, 1, 1),
+            return_indices=True,
+        ),
+    )
+
+
 def _avg_pool(m: Maker) -> Forward:
     x1 = m.input("x1", m.batch(2), 3, 9)
     x = m.input("x", m.batch(2), 3, 7, 6)
@@ -366,6 +388,7 @@ BUILDS: dict[str, Callable[[Maker], Forward]] = {
     "ctc_loss": _ctc_loss,
     "cross_entropy_nd": _cross_entropy_nd,
     "max_pool": _max_pool,
+    "max_pool_with_indices": _max_pool_with_indices,
     "avg_pool": _avg_pool,
     "adaptive_avg_pool": _adaptive_avg_pool,
     "adaptive_max_pool": _adaptive_max_pool,

@@ -1,6 +1,6 @@
 """matmul: 2-d and batched with broadcast batch axes, each operand in every layout that
 keeps its shape (transposed, stepped, broadcast), empty inner and outer dimensions, and
-NaN/inf propagation. The optional linalg primitives (API 2.3; tril and triu, 2.4), forward
+NaN/inf propagation. The optional linalg primitives (API 2.3; tril, triu and eig, 2.4), forward
 and backward through tw.linalg against the reference in every layout that keeps the shapes
 and on an empty batch: a backend without one runs the core's host code (or the core's mask,
 for tril and triu), which must pass too."""
@@ -15,7 +15,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.check import trial
-from tensorweaver.check.case import Case, Measure
+from tensorweaver.check.case import Case, Measure, Skip
 from tensorweaver.check.cases.operands import FLOATS, LAYOUT_FLOATS, in_layout, inf, nan
 from tensorweaver.check.compare import PRIMITIVE_TOLERANCE, to_dtype, widen
 from tensorweaver.check.context import Context
@@ -151,6 +151,29 @@ def _eigh(m: Maker) -> Callable[[], tuple]:
     return forward
 
 
+def _eig(m: Maker) -> Callable[[], tuple]:
+    a = m.input("a", m.batch(2), 4, 4)
+    re, im = m.input("re", m.batch(2), 3, 3), m.input("im", m.batch(2), 3, 3)
+
+    def weighted(x: tw.Tensor) -> tuple:
+        """sum_i |V_ki|^2 L_i: invariant under the eigenvectors' phases and the order."""
+        values, vectors = tw.linalg.eig(x)
+        w = (vectors.abs().square() * values.unsqueeze(-2)).sum(-1)
+        return w.real, w.imag
+
+    def forward() -> tuple:
+        # Well separated eigenvalues: 0.5 a (discs of radius 1.5) about +-2i, 5 and 8, and
+        # 0.5 (re + i im) about 0, 3i and 6
+        shift = [[0.0, 2, 0, 0], [-2, 0, 0, 0], [0, 0, 5, 0], [0, 0, 0, 8]]
+        real = 0.5 * a + tw.tensor(shift, dtype=a.dtype)
+        z = 0.5 * tw.complex(re, im)
+        z = z + tw.diag(tw.tensor([0, 3j, 6], dtype=z.dtype))
+        squares = tw.linalg.eigvals(z).square().sum(-1)  # in any order
+        return (*weighted(real), *weighted(z), squares.real, squares.imag)
+
+    return forward
+
+
 def _svd(m: Maker) -> Callable[[], tuple]:
     tall, wide = m.input("tall", m.batch(2), 5, 3), m.input("wide", m.batch(2), 3, 4)
 
@@ -184,6 +207,7 @@ LINALG_CASES: dict[str, Callable[[Maker], Callable[[], tuple]]] = {
     "lu": _lu,  # linalg_lu_factor_ex
     "qr": _qr,  # linalg_qr
     "eigh": _eigh,  # linalg_eigh
+    "eig": _eig,  # linalg_eig, linalg_solve_ex (complex); needs complex dtypes
     "svd": _svd,  # linalg_svd
     "det": _det,  # linalg_det, linalg_slogdet
 }
@@ -191,6 +215,8 @@ LINALG_CASES: dict[str, Callable[[Maker], Callable[[], tuple]]] = {
 
 def _linalg(key: str, layout: str = "standard") -> Callable[[Context], Iterator[Measure]]:
     def run(ctx: Context) -> Iterator[Measure]:
+        if key == "eig" and not all(t in ctx.dtypes for t in d.COMPLEX):
+            raise Skip(f"{ctx.device} does not list complex64 and complex128: eig's are complex")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", HostFallbackWarning)  # the fallback is under test
             yield from trial.compare(ctx, f"linalg/{key}", LINALG_CASES[key], layout=layout)

@@ -3,8 +3,8 @@
 
 One N-d implementation serves every rank. Windows are the strided slices of the padded
 input stacked on a new axis (``conv._im2col``); max and average pooling are composites
-(``max_pool``, ``avg_pool``, and ``max_pool2d`` for the plain 2-d case) a backend may fuse,
-except that the indices ``return_indices`` asks for always come from the decomposition.
+(``max_pool``, ``avg_pool``, ``max_pool2d`` for the plain 2-d case, and
+``max_pool_with_indices`` when ``return_indices`` asks for the indices too) a backend may fuse.
 The max is read with ``argmax`` + ``gather``, so its gradient goes to the first maximum of
 each window in row-major order, as in PyTorch. ``ceil_mode`` adds padding at the end that
 no window counts.
@@ -21,6 +21,7 @@ import numpy as np
 import tensorweaver as tw
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.nn.functional.conv import _batched, _im2col, _ntuple, pad
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.index import gather_unchecked
 from tensorweaver.tensor import Tensor
@@ -79,6 +80,28 @@ def max_pool_reference(
     extra = _overhang(x, kernel, stride, padding, dilation, ceil_mode, "max_pool")
     xp = _overhung(x, extra, lowest(x.dtype))
     return _window_max(xp, kernel, stride, padding, dilation, "max_pool")[0]
+
+
+def max_pool_with_indices_reference(
+    x: Tensor,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    ceil_mode: bool,
+) -> tuple[Tensor, Tensor]:
+    """``max_pool_reference`` and the flat (row-major over the spatial axes) input index of
+    each window's first maximum (the decomposition of the ``max_pool_with_indices``
+    composite)."""
+    extra = _overhang(x, kernel, stride, padding, dilation, ceil_mode, "max_pool")
+    xp = _overhung(x, extra, lowest(x.dtype))
+    out, first = _window_max(xp, kernel, stride, padding, dilation, "max_pool")
+    nd = len(kernel)
+    starts = [
+        (tw.arange(o, device=x.device) * s - p).reshape(o, *([1] * (nd - 1 - axis)))
+        for axis, (o, s, p) in enumerate(zip(out.shape[2:], stride, padding))
+    ]
+    return out, flat_index(first, kernel, starts, dilation, x.shape[2:])
 
 
 def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool, fn: str) -> int:
@@ -199,18 +222,22 @@ def _max_pool(
         else:
             out = max_pool_reference(x, kernel, stride, padding, dilation, ceil_mode)
         return out if batched else out.squeeze(0)
-    # The indices come from the decomposition: a composite yields one array of x's dtype.
-    sizes = x.shape[2:]
-    xp = _overhung(x, extra, lowest(x.dtype))
-    out, first = _window_max(xp, kernel, stride, padding, dilation, fn)
-    starts = [
-        (tw.arange(o, device=x.device) * s - p).reshape(o, *([1] * (nd - 1 - axis)))
-        for axis, (o, s, p) in enumerate(zip(out.shape[2:], stride, padding))
-    ]
-    indices = flat_index(first, kernel, starts, dilation, sizes)
+    static = (kernel, stride, padding, dilation, ceil_mode)
+    if x.dtype.is_floating_point:
+        out, indices = fused_or_reference(
+            "max_pool_with_indices",
+            max_pool_with_indices_reference,
+            (x,),
+            *static,
+            extra_dtypes=(tw.int64,),
+        )
+        # PyTorch's name: its 1-d pool is the 2-d one over a height of 1, squeezed back.
+        labelled(out, "SqueezeBackward1" if nd == 1 else f"MaxPool{nd}DWithIndicesBackward0", x)
+    else:
+        out, indices = max_pool_with_indices_reference(x, *static)
     if not batched:
         out, indices = out.squeeze(0), indices.squeeze(0)
-    return (out, indices) if return_indices else out
+    return out, indices
 
 
 def max_pool1d(

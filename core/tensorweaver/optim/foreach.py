@@ -1,0 +1,39 @@
+"""Optimizer steps over a whole parameter group at once, on backends that offer it.
+
+A backend may define the optional ``foreach_*`` primitives (``OPTIONAL`` in the IR
+contract): one call then updates every parameter of a group, where the per-parameter path
+makes a few core ops (each a Python dispatch and a tensor) per parameter. PyTorch's
+``foreach=`` option decides as in PyTorch: None uses it when it can, False never does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from tensorweaver.tensor import Tensor
+
+
+def foreach_backend(params: list[Tensor], group: dict[str, Any]) -> Optional[Any]:
+    """The backend to step ``params`` on with foreach primitives, or None (step each alone).
+
+    That takes the group's ``foreach`` option not False, every parameter a floating-point
+    tensor on one backend, and that backend defining the foreach primitives."""
+    if group.get("foreach") is False:
+        return None
+    backend = params[0].backend
+    if getattr(backend, "foreach_add", None) is None:
+        return None
+    for p in params:
+        if p.backend is not backend or p.dtype.kind != "f":
+            return None
+    return backend
+
+
+def natives(tensors: list[Tensor]) -> list[Any]:
+    return [t.native for t in tensors]
+
+
+def assign(tensors: list[Tensor], values: list[Any], op: str) -> None:
+    """Rebind each tensor to its new array, as the in-place method ``op`` does."""
+    for t, v in zip(tensors, values):
+        t._assign(Tensor(v, t.backend, t.dtype), op)

@@ -1,0 +1,174 @@
+"""The optional ``compile_graph`` hook of the backend API 2.4: a tw.compile'd step's calls
+handed to ``torch.compile`` (inductor), which fuses them into a few kernels.
+
+Fused composites that this backend records with torch's autograd (``_record`` in
+:mod:`.fused`) stop torch.compile's tracer; where a graph holds both the forward and the
+backward of one (a whole training step), they are replaced by forms written with torch's
+explicit backward kernels (same kernels, so the same values up to fusion's rounding).
+
+The first call of a compiled graph traces and compiles it (seconds); the next few calls
+time it against the core's replay of the same calls and keep the faster (:class:`_Faster`).
+Where inductor cannot work (no C++ compiler on the machine, a broken toolchain), that first
+call fails: the graph then runs as the core replays it, and so does every graph after it in
+this process, with one warning. Graphs that draw random numbers are left to the core's
+replay, so that their draws come from this backend's generator as eagerly (inductor would
+draw its own).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any, Callable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+#: tw.compile's modes that torch.compile knows (None and "default" are its default).
+_MODES = frozenset({"reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"})
+_RANDOM = ("random", "dropout", "seed")
+_unavailable: list[str] = []  # why inductor failed in this process, once it has
+
+
+class CompiledGraphs:
+    """Mixed into the backend class."""
+
+    def compile_graph(self, graph: Any) -> Callable[..., tuple] | None:
+        """``graph.fn`` compiled by ``torch.compile``; None (the core replays it) when the
+        graph draws random numbers or inductor has failed before in this process."""
+        if _unavailable or any(w in c.primitive for c in graph.calls for w in _RANDOM):
+            return None
+        mode = graph.mode if graph.mode in _MODES else None
+        fn = graph.rebind(_traceable(self, {c.primitive for c in graph.calls}))
+        return _Faster(torch.compile(fn, mode=mode), graph.fn)
+
+
+def _traceable(backend: Any, used: set[str]) -> dict[str, Callable]:
+    """Forms of ``backend``'s methods that torch.compile traces better: ``full``, and the
+    fused composites whose forward and backward are both in ``used`` (a forward's
+    ``saved`` changes form, so both must)."""
+
+    def full(shape: tuple, value: Any, dtype: Any) -> Tensor:
+        # torch.full (or any look at the number) would make the tracer bake a number that
+        # changes every step (Adam's bias corrections) into the graph, and compile again on
+        # every step; a product keeps it an input.
+        ones = backend.full(shape, 1, dtype)
+        return ones * value if ones.is_floating_point() else backend.full(shape, value, dtype)
+
+    forms = {
+        "fused_cross_entropy": (_cross_entropy, _cross_entropy_backward),
+        "fused_softmax": (_softmax, _softmax_backward),
+        "fused_log_softmax": (_log_softmax, _log_softmax_backward),
+    }
+    out: dict[str, Callable] = {"full": full, **_FOREACH}
+    for name, (forward, backward) in forms.items():
+        if name in used and f"{name}_backward" in used:
+            out[name], out[f"{name}_backward"] = forward, backward
+    return out
+
+
+# The foreach primitives per tensor, with their numbers as operands: torch's _foreach_* ops
+# take them as constants of the graph, so a number that changes every step (Adam's bias
+# corrections, a scheduled learning rate) would compile it again every step; inductor fuses
+# the per-tensor forms as well.
+_FOREACH: dict[str, Callable] = {
+    "foreach_add": lambda xs, ys, alpha: [x + y * alpha for x, y in zip(xs, ys)],
+    "foreach_mul": lambda xs, scalar: [x * scalar for x in xs],
+    "foreach_add_scalar": lambda xs, scalar: [x + scalar for x in xs],
+    "foreach_div_scalars": lambda xs, scalars: [x / s for x, s in zip(xs, scalars)],
+    "foreach_lerp": lambda xs, ys, weight: [x + (y - x) * weight for x, y in zip(xs, ys)],
+    "foreach_addcmul": lambda xs, ys, zs, value: [x + y * z * value for x, y, z in zip(xs, ys, zs)],
+    "foreach_addcdiv": lambda xs, ys, zs, values: [
+        x + y / z * v for x, y, z, v in zip(xs, ys, zs, values)
+    ],
+}
+
+
+def _cross_entropy(x: Tensor, target: Tensor, ignore_index: int) -> tuple[Tensor, tuple]:
+    logp = torch.log_softmax(x, 1)
+    loss = F.nll_loss(logp, target, ignore_index=ignore_index)
+    return loss, (logp, target, ignore_index)
+
+
+def _cross_entropy_backward(saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
+    logp, target, ignore_index = saved
+    kept = (target != ignore_index).sum().to(logp.dtype)
+    mean = 1  # torch's Reduction::Mean
+    grad = torch.ops.aten.nll_loss_backward(
+        grad_output, logp, target, None, mean, ignore_index, kept
+    )
+    grad = torch.ops.aten._log_softmax_backward_data(grad, logp, 1, logp.dtype)
+    return (grad,) + (None,) * (len(needs) - 1)
+
+
+def _softmax(x: Tensor, axis: int) -> tuple[Tensor, tuple]:
+    out = torch.softmax(x, axis)
+    return out, (out, axis)
+
+
+def _softmax_backward(saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
+    out, axis = saved
+    return (torch.ops.aten._softmax_backward_data(grad_output, out, axis, out.dtype),)
+
+
+def _log_softmax(x: Tensor, axis: int) -> tuple[Tensor, tuple]:
+    out = torch.log_softmax(x, axis)
+    return out, (out, axis)
+
+
+def _log_softmax_backward(saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
+    out, axis = saved
+    return (torch.ops.aten._log_softmax_backward_data(grad_output, out, axis, out.dtype),)
+
+
+class _Faster:
+    """``compiled`` or ``plain``, whichever runs the graph faster here.
+
+    The first call compiles (seconds); if that fails, ``plain`` serves for good. The next
+    calls alternate between the two, timed, until each has run ``TRIALS`` times; then the
+    faster one (by its best time) serves. Both are pure functions of the inputs and agree
+    within rounding, so which one ran a given call does not matter. Inductor loses on tiny
+    graphs, where its guards cost more than the replay's calls, and can lose on kernels it
+    writes worse than torch's own.
+    """
+
+    TRIALS = 3
+
+    def __init__(self, compiled: Callable, plain: Callable) -> None:
+        self.compiled, self.plain = compiled, plain
+        self.chosen: Callable | None = None
+        self.times: dict[Callable, list[float]] = {compiled: [], plain: []}
+        self.started = False
+
+    def __call__(self, *inputs: Any) -> tuple:
+        if self.chosen is not None:
+            return self.chosen(*inputs)
+        if not self.started:
+            self.started = True
+            return self._compile(*inputs)
+        trial = min(self.times, key=lambda f: len(self.times[f]))
+        start = time.perf_counter()
+        result = trial(*inputs)
+        self.times[trial].append(time.perf_counter() - start)
+        if all(len(t) >= self.TRIALS for t in self.times.values()):
+            self.chosen = min(self.times, key=lambda f: min(self.times[f]))
+        return result
+
+    def _compile(self, *inputs: Any) -> tuple:
+        if _unavailable:
+            self.chosen = self.plain
+            return self.plain(*inputs)
+        try:
+            return self.compiled(*inputs)
+        except Exception as exc:  # torch._dynamo and inductor raise many kinds
+            _unavailable.append(f"{type(exc).__name__}: {exc}".splitlines()[0])
+            warnings.warn(
+                "tw.compile on torch: torch.compile failed, so compiled steps replay without "
+                f"it in this process (slower, same results): {_unavailable[0]}. A missing C++ "
+                "compiler is the usual cause: install g++ (or set CXX)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            self.chosen = self.plain
+            return self.plain(*inputs)

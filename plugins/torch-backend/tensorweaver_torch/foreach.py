@@ -1,0 +1,43 @@
+"""The optional foreach primitives of the backend API 2.4 (see ``OPTIONAL`` in
+``tensorweaver.contract.ir``): one torch call updates a whole list of arrays, where the core
+would dispatch one kernel per parameter (an SGD step over a U-Net's 50 parameters)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+class ForeachOps:
+    """Mixed into the backend class; each method is one optional primitive."""
+
+    def foreach_add(self, xs: list[Tensor], ys: list[Tensor], alpha: float) -> list[Tensor]:
+        return torch._foreach_add(xs, ys, alpha=alpha)
+
+    def foreach_mul(self, xs: list[Tensor], scalar: float) -> list[Tensor]:
+        return torch._foreach_mul(xs, scalar)
+
+    def foreach_add_scalar(self, xs: list[Tensor], scalar: float) -> list[Tensor]:
+        return torch._foreach_add(xs, scalar)
+
+    def foreach_div_scalars(self, xs: list[Tensor], scalars: list[float]) -> list[Tensor]:
+        return torch._foreach_div(xs, scalars)
+
+    def foreach_sqrt(self, xs: list[Tensor]) -> list[Tensor]:
+        return torch._foreach_sqrt(xs)
+
+    def foreach_maximum(self, xs: list[Tensor], ys: list[Tensor]) -> list[Tensor]:
+        return torch._foreach_maximum(xs, ys)
+
+    def foreach_lerp(self, xs: list[Tensor], ys: list[Tensor], weight: float) -> list[Tensor]:
+        return torch._foreach_lerp(xs, ys, weight)
+
+    def foreach_addcmul(
+        self, xs: list[Tensor], ys: list[Tensor], zs: list[Tensor], value: float
+    ) -> list[Tensor]:
+        return torch._foreach_addcmul(xs, ys, zs, value)
+
+    def foreach_addcdiv(
+        self, xs: list[Tensor], ys: list[Tensor], zs: list[Tensor], values: list[float]
+    ) -> list[Tensor]:
+        return torch._foreach_addcdiv(xs, ys, zs, values)
