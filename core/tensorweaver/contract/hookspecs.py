@@ -114,8 +114,14 @@ def tw_create_backend(device: DeviceRecord) -> object:
     define the optional methods of :data:`tensorweaver.contract.ir.OPTIONAL`, each
     added in a minor API version (2.1: ``max_ndim``, ``set_num_threads``; 2.2: memory
     shared with host NumPy arrays, ``wrap_host``, ``host_view``, ``write_into``,
-    ``storage``, ``layout``); a plugin that declares an older minor version may
-    define them too, since the core looks each one up. The core
+    ``storage``, ``layout``; 2.3: special functions and linear algebra; 2.4: complex
+    numbers, Fourier transforms, ``tril``/``triu``, ``linalg_eig``, the ``foreach_*``
+    optimizer steps and ``compile_graph``); a plugin that declares an older minor version
+    may define them too, since the core looks each one up, and a backend lacking one still
+    gets the right answer (the core's decomposition, or NumPy on the host with one
+    ``HostFallbackWarning``). Listing ``complex64``/``complex128`` in ``dtypes`` promises
+    the complex primitives (``real``, ``imag``, ``conj``, ``complex``) and complex arrays in
+    the arithmetic primitives (see the IR table). The core
     creates one object per device and keeps it for the life of the process. Raise
     ``RuntimeError`` with a message that says how to fix it when the device cannot
     be used after all.
