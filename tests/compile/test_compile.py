@@ -196,12 +196,13 @@ def test_guards_retrace() -> None:
     assert len(calls) == 8
 
 
-def test_item_in_the_step_runs_eagerly_with_a_warning() -> None:
+def test_a_numpy_read_in_the_step_runs_eagerly_with_a_warning() -> None:
+    # .item() is replayed with guards (test_graph_breaks.py); a read through NumPy is not.
     a = tw.tensor([1.0, 2.0, 3.0])
 
     def step(x):
         total = (a * x).sum()
-        if total.item() > 0:  # data-dependent Python
+        if total.numpy() > 0:  # read through NumPy: not replayed
             return total * 2
         return total
 

@@ -3,8 +3,11 @@
 Modules: :mod:`.recorder` (records the calls a step makes on its backends),
 :mod:`.state` (what the step reads and writes, and its guards), :mod:`.graph` (the
 replay function generated from one recording), :mod:`.symbolic` (optimizer numbers the
-replay recomputes), :mod:`.differentiable` (a replayed forward with its recorded
-backward), :mod:`.compiled` (the cache of graphs, tracing and replay; :func:`compile`).
+replay recomputes), :mod:`.reads` (values the step reads into Python, and how it uses
+them), :mod:`.branches` (a graph per path through branches on those values),
+:mod:`.draws` (random draws handed on when a guard stops a replay),
+:mod:`.differentiable` (a replayed forward with its recorded backward), :mod:`.compiled`
+(the cache of graphs, tracing and replay; :func:`compile`).
 """
 
 from tensorweaver.compiler.compiled import CompiledFunction, CompileWarning, compile

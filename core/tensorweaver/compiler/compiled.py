@@ -7,8 +7,10 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Optional
 
-from tensorweaver.compiler import symbolic
+from tensorweaver.compiler import reads, symbolic
+from tensorweaver.compiler.branches import Branches, NewPath
 from tensorweaver.compiler.differentiable import DifferentiableGraph, differentiable_graph
+from tensorweaver.compiler.draws import DRAWS
 from tensorweaver.compiler.graph import Graph, GraphBuilder, StaleGraph, Unsupported
 from tensorweaver.compiler.recorder import Recorder
 from tensorweaver.compiler.state import StepState, describe_change
@@ -43,6 +45,7 @@ class CompiledFunction:
         self._unstable = 0
         self._pending: dict[tuple, Any] = {}  # graphs traced once, to be confirmed
         self._stale: dict[tuple, int] = {}  # replays in a row stopped by StaleGraph
+        self._paths: dict[tuple, int] = {}  # traces in a row on a path not traced before
         self._state: StepState | None = None  # the last call's, to reuse its roots
         self.traces = 0  # how many times a call was traced (for tests and tuning)
         functools.update_wrapper(self, fn, updated=())
@@ -59,6 +62,8 @@ class CompiledFunction:
             self._cache.move_to_end(key)
             try:
                 result = entry.run(args, kwargs)
+            except NewPath:
+                pass  # a value read into Python took a branch no graph has: trace it
             except StaleGraph:
                 # A value the graph assumed changed (one the core read back to check an
                 # argument, or a comparison of a recomputed number): trace again.
@@ -88,7 +93,13 @@ class CompiledFunction:
 
     def graph_source(self) -> list[str]:
         """The Python source of each cached graph (for reading what a replay does)."""
-        return [g.source for g in self._cache.values() if g is not _EAGER]
+        graphs = []
+        for entry in self._cache.values():
+            if isinstance(entry, Branches):
+                graphs.extend(entry.graphs.values())
+            elif entry is not _EAGER:
+                graphs.append(entry)
+        return [g.source for g in graphs]
 
     def _trace(self, state: StepState, key: tuple, args: tuple, kwargs: dict) -> Any:
         self.traces += 1
@@ -100,61 +111,104 @@ class CompiledFunction:
         try:
             recorder.open()
             result = self._fn(*args, **kwargs)
+        except BaseException:
+            recorder.reads.closed = True
+            raise
         finally:
             recorder.close()
             _tracing.pop()
+            DRAWS.clear()
             numbers = symbolic.lower(lifted, builder.bind)
-        if recorder.host_read is not None:
-            self._store(key, _EAGER)
-            self._warn(
-                f"the step reads tensor values into Python at {recorder.host_read} (.item(), "
-                "bool(tensor), print, ...), so it runs eagerly for these inputs; move that "
-                "read out of the compiled function to replay it"
-            )
-            return result
-        after = StepState(self._fn, args, kwargs).signature(args, kwargs)
-        if after != key:
-            # The step changed what it was specialised on (first step: gradients and
-            # optimizer state appear); the next call traces again from the new state.
-            self._unstable += 1
-            if self._unstable >= _UNSTABLE_LIMIT:
-                self._eager_only = True
-                self._warn(
-                    f"each call changes {describe_change(key, after)}, which the graph would "
-                    "bake in, so the function runs eagerly from now on"
-                )
-            return result
-        self._unstable = 0
         try:
-            graph = self._graph(builder, recorder, result, numbers, args, kwargs)
-        except Unsupported as exc:
-            self._store(key, _EAGER)
-            self._warn(f"{exc}, so it runs eagerly for these inputs")
+            if recorder.host_read is not None:
+                self._store(key, _EAGER)
+                self._warn(
+                    f"the step reads tensor values into Python at {recorder.host_read} (print, "
+                    ".numpy(), ...), so it runs eagerly for these inputs; move that read out of "
+                    "the compiled function to replay it"
+                )
+                return reads.plain(result)
+            lost = _lost_reads(recorder.reads, result)
+            if lost:
+                self._store(key, _EAGER)
+                self._warn(
+                    f"the step reads tensor values into Python at {recorder.reads.line(lost)} "
+                    "(.item(), .tolist(), bool(tensor)) and uses them in a way a replay cannot "
+                    "repeat (arithmetic that reaches a tensor, float(), int(), a Python side "
+                    "effect such as logging), so it runs eagerly for these inputs; only return "
+                    "such a value or branch on it, or move the read out of the compiled function"
+                )
+                return reads.plain(result)
+            after = StepState(self._fn, args, kwargs).signature(args, kwargs)
+            if after != key:
+                # The step changed what it was specialised on (first step: gradients and
+                # optimizer state appear); the next call traces again from the new state.
+                self._unstable += 1
+                if self._unstable >= _UNSTABLE_LIMIT:
+                    self._eager_only = True
+                    self._warn(
+                        f"each call changes {describe_change(key, after)}, which the graph would "
+                        "bake in, so the function runs eagerly from now on"
+                    )
+                return reads.plain(result)
+            self._unstable = 0
+            try:
+                graph = self._graph(builder, recorder, result, numbers, args, kwargs)
+            except Unsupported as exc:
+                self._store(key, _EAGER)
+                self._warn(f"{exc}, so it runs eagerly for these inputs")
+                return reads.plain(result)
+            result = reads.plain(result)
+            # A graph is trusted once the next trace under the same signature gives the same
+            # graph: a Python value the guards do not cover (a number computed from the
+            # optimizer's state by other means than arithmetic, a counter on some object,
+            # host-side randomness copied in with from_host) would show as a changed constant.
+            outcomes = getattr(graph, "forward", graph).path  # of its branches on read values
+            previous = self._pending.pop((key, outcomes), None)
+            if previous is None:
+                self._pending[key, outcomes] = graph
+                if len(self._pending) > CACHE_SIZE:
+                    del self._pending[next(iter(self._pending))]
+                self._paths[key] = fresh = self._paths.get(key, 0) + 1
+                if fresh >= CACHE_SIZE:
+                    self._store(key, _EAGER)
+                    self._warn(
+                        f"values it reads into Python took {fresh} new paths through its branches "
+                        "in a row (an integer read or a comparison whose outcome keeps changing), "
+                        "so it runs eagerly for these inputs"
+                    )
+                return result
+            self._paths.pop(key, None)
+            if not previous.same_as(graph):
+                self._store(key, _EAGER)
+                self._warn(
+                    "two traces gave different graphs: a Python value that changes from call to "
+                    "call reaches the backend as a constant (a number computed from the "
+                    "optimizer state in a way the replay cannot recompute, an attribute of some "
+                    "object, host-side randomness such as randperm), or values the core checks "
+                    "(index bounds, class targets) changed, so it runs eagerly for these inputs"
+                )
+                return result
+            if self._hook:
+                graph.compile(self._mode)
+            if not outcomes:  # no branches on read values: the graph alone
+                self._store(key, graph)
+                return result
+            branches = self._cache.get(key)
+            branches = branches if isinstance(branches, Branches) else Branches()
+            branches.add(graph)
+            if len(branches) > CACHE_SIZE:
+                self._store(key, _EAGER)
+                self._warn(
+                    f"values it reads into Python take more than {CACHE_SIZE} paths through its "
+                    "branches, so it runs eagerly for these inputs"
+                )
+                return result
+            self._store(key, branches)
             return result
-        # A graph is trusted once the next trace under the same signature gives the same
-        # graph: a Python value the guards do not cover (a number computed from the
-        # optimizer's state by other means than arithmetic, a counter on some object,
-        # host-side randomness copied in with from_host) would show as a changed constant.
-        previous = self._pending.pop(key, None)
-        if previous is None:
-            self._pending[key] = graph
-            if len(self._pending) > CACHE_SIZE:
-                del self._pending[next(iter(self._pending))]
-            return result
-        if not previous.same_as(graph):
-            self._store(key, _EAGER)
-            self._warn(
-                "two traces gave different graphs: a Python value that changes from call to "
-                "call reaches the backend as a constant (a number computed from the "
-                "optimizer state in a way the replay cannot recompute, an attribute of some "
-                "object, host-side randomness such as randperm), or values the core checks "
-                "(index bounds, class targets) changed, so it runs eagerly for these inputs"
-            )
-            return result
-        if self._hook:
-            graph.compile(self._mode)
-        self._store(key, graph)
-        return result
+        finally:
+            # Numbers read in this trace that some Python object kept are plain from now on.
+            recorder.reads.closed = True
 
     def _graph(
         self,
@@ -165,9 +219,15 @@ class CompiledFunction:
         args: tuple,
         kwargs: dict,
     ) -> Graph | DifferentiableGraph:
+        builder.reads = recorder.reads
         builder.find_holders(recorder.calls)
-        for call in recorder.calls:
+        guards = list(recorder.reads.guards)  # each after the calls recorded before it
+        for i, call in enumerate(recorder.calls):
+            while guards and guards[0][0] <= i:
+                builder.guard(*guards.pop(0)[1:])
             builder.call(*call)
+        for _, expr, outcome in guards:
+            builder.guard(expr, outcome)
         tail = builder.write_backs(args, kwargs) + numbers
         if _needs_grad(result) and not any(".grad" in line for line in tail):
             # A forward whose result autograd will differentiate later.
@@ -196,6 +256,12 @@ def _backends(builder: GraphBuilder) -> list[Any]:
         if isinstance(value, Tensor):
             found.append(value.backend)
     return found
+
+
+def _lost_reads(log: reads.ReadLog, result: Any) -> set[int]:
+    """The reads a replay cannot repeat: used otherwise than returned or branched on."""
+    followed = reads.returned(result).union(*(reads.uses(e) for _, e, _ in log.guards))
+    return log.escaped | (set(range(len(log.arrays))) - followed)
 
 
 def _needs_grad(value: Any) -> bool:
@@ -258,13 +324,23 @@ def compile(  # noqa: A001  (PyTorch's name)
     more), NumPy writes results into arrays the step no longer needs (``out=``), bit for
     bit the eager results. Other backends replay the calls one by one.
 
-    Limits of this version: a step that reads tensor values into Python (``.item()``,
-    ``bool(tensor)``, ``if x > 0``, ``print``) is not split into graphs: it runs eagerly
-    for that signature, with one warning naming the line (``fullgraph=True`` raises there
-    instead). Shapes are always specialised (``dynamic`` is accepted and ignored);
-    ``options`` has no effect; ``backend`` None or ``"inductor"`` is the replay, compiled
-    by the backend's hook where it has one, ``"tensorweaver"`` the replay alone, and
-    ``"eager"`` (or ``disable=True``) runs the function as it is. Compiling a module wraps
+    A step may read tensor values into Python (``.item()``, ``.tolist()``, ``bool(t)``,
+    ``if x > 0``): the replay reads them again where the step did
+    (:mod:`tensorweaver.compiler.reads`). A float the step returns (``loss.item()``, or a
+    number computed from it) is returned as read afresh; a comparison or truth test of it,
+    and an integer or boolean read itself, is a guard that the replay checks right after
+    the read: a different outcome runs the graph traced on that path (traced, twice, on
+    first need; 8 paths per signature), handed the random draws the stopped replay made.
+    A read used otherwise (arithmetic reaching a tensor, ``float()``, ``int()``, a side
+    effect such as logging, a read by ``print`` or ``.numpy()``) makes that signature run
+    eagerly, with one warning naming the line; ``fullgraph=True`` raises at any read
+    instead. A read float passed to ``math`` or NumPy functions escapes unseen (a branch
+    on ``math.isnan(loss.item())`` is not guarded): compare the number itself.
+
+    Shapes are always specialised (``dynamic`` is accepted and ignored); ``options`` has
+    no effect; ``backend`` None or ``"inductor"`` is the replay, compiled by the backend's
+    hook where it has one, ``"tensorweaver"`` the replay alone, and ``"eager"`` (or
+    ``disable=True``) runs the function as it is. Compiling a module wraps
     its ``__call__`` (other attributes are the module's); the module itself is unchanged.
 
     Values are recognised by identity. A tensor the code reaches other than through its

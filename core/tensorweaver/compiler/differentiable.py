@@ -95,8 +95,9 @@ def differentiable_graph(
         )
     finally:
         recorder.close()
-    if recorder.host_read is not None:
-        raise Unsupported(f"its backward reads tensor values at {recorder.host_read}")
+    if recorder.host_read is not None or recorder.reads.lines:
+        line = recorder.host_read or recorder.reads.lines[0]
+        raise Unsupported(f"its backward reads tensor values at {line}")
     back = GraphBuilder([], (), {})
     back.outer = builder
     back.sources[id(placeholder.native)] = "args[1]"

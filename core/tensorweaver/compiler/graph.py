@@ -26,6 +26,8 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 
+from tensorweaver.compiler.draws import DRAWS, is_random
+from tensorweaver.compiler.reads import TOKEN, Branch, ReadLog, uses
 from tensorweaver.compiler.record import Call, GraphRecord
 from tensorweaver.compiler.recorder import HOST_READS
 from tensorweaver.compiler.symbolic import Sym
@@ -82,12 +84,14 @@ class Graph:
         checks: list[tuple],
         record: GraphRecord | None = None,
         backend: Any = None,
+        path: tuple = (),
     ) -> None:
         self.run = run
         self.source = source
         self.checks = checks  # (tensor, shape, dtype) for tensors found outside the roots
         self.record = record  # what a backend's compile_graph may compile (None: nothing)
         self.backend = backend
+        self.path = path  # the outcome of each guard on a value read into Python
 
     def ready(self) -> bool:
         return all(t.shape == s and t.dtype is d for t, s, d in self.checks)
@@ -136,8 +140,16 @@ class GraphBuilder:
     """Collects a step's locations before it runs, and turns its calls into a :class:`Graph`."""
 
     def __init__(self, locations: list[tuple[Any, str]], args: tuple, kwargs: dict) -> None:
-        self.globals: dict[str, Any] = {"_new": _new, "_check": _check, "StaleGraph": StaleGraph}
+        self.globals: dict[str, Any] = {
+            "_new": _new,
+            "_check": _check,
+            "StaleGraph": StaleGraph,
+            "Branch": Branch,
+            "_draw": DRAWS.draw,
+        }
         self.guards: list[tuple[str, bool]] = []  # comparisons of lifted numbers (symbolic.py)
+        self.reads = ReadLog()  # the user's reads of tensor values (the recorder's)
+        self.path: list[Any] = []  # the outcome of each guard on a read, in order
         self._bound: dict[int, str] = {}
         self.names: dict[int, str] = {}  # id(value) -> the variable holding it
         self.sources: dict[int, str] = {}  # id(input array) -> the expression reading it
@@ -187,7 +199,13 @@ class GraphBuilder:
 
     def value(self, obj: Any) -> str:
         """The expression for ``obj`` as an argument of a call."""
-        if type(obj) is Sym:
+        if isinstance(obj, Sym) and obj.live():
+            if uses(obj.expr):
+                raise Unsupported(
+                    "a value it reads into Python at "
+                    f"{self.reads.line(uses(obj.expr))} (.item(), .tolist()) flows back "
+                    "into a tensor operation, which a replay cannot repeat"
+                )
             name = self._numbers.get(obj.expr)
             if name is None:
                 name = self._numbers[obj.expr] = self._var()
@@ -286,13 +304,36 @@ class GraphBuilder:
         self.methods[fn] = name
         target = self._var()
         text = f"{target} = {fn}({', '.join(parts)})"
+        if self.reads.guards and is_random(name):
+            # A replay a guard may stop: keep its draws to hand them to the next run.
+            text = f"{target} = _draw({', '.join([fn, *parts])})"
         call = Call(name, tuple(parts), target)
-        self.lines.append(_Line([target], self._uses, text, False, name, call, backend))
+        # The user's read is dropped when nothing uses its value (a read for logging).
+        read = any(result is a for a in self.reads.arrays)
+        self.lines.append(_Line([target], self._uses, text, read, name, call, backend))
         self._produced(result, target)
-        if name in HOST_READS:
+        if name in HOST_READS and not read:
             # The core's own check read values: the replay holds only while they repeat.
             traced = self.bind(np.array(result, copy=True))
             self.lines.append(_Line([], {target}, f"_check({target}, {traced})", False, "_check"))
+
+    def guard(self, expr: str, outcome: Any) -> None:
+        """Stop the replay here (:class:`Branch`) unless ``expr`` on the values read so far
+        gives ``outcome`` (a bool, or an int read) again."""
+        if any(line.kind == "write_into" for line in self.lines):
+            raise Unsupported(
+                "it writes into memory it shares with NumPy before it branches on a value "
+                "read into Python, and a replay that takes the other branch would write twice"
+            )
+        text = self.read_values(expr)
+        index = len(self.path)
+        self.path.append(outcome)
+        check = f"if {text} != {outcome!r}: raise Branch({index}, {text})"
+        self.lines.append(_Line([], set(_VARIABLE.findall(text)), check, False, "_guard"))
+
+    def read_values(self, expr: str) -> str:
+        """``expr`` with each read's token replaced by the variable holding its array."""
+        return TOKEN.sub(lambda m: self.names[id(self.reads.arrays[int(m.group(1))])], expr)
 
     def tensor(self, t: Tensor, requires_grad: bool = False) -> str:
         native = self.value(t.native)
@@ -311,6 +352,10 @@ class GraphBuilder:
             )
         if type(value) in _SCALARS:
             return self.bind(value)
+        if isinstance(value, Sym) and not value.live():
+            return self.bind(float.__float__(value))  # a number an earlier trace read
+        if isinstance(value, Sym) and uses(value.expr):
+            return self.read_values(value.expr)  # a number read from a tensor, read again
         raise Unsupported(
             f"it returned a {type(value).__name__}; a compiled step may return tensors, "
             "Python numbers and tuples, lists or dicts of them"
@@ -374,6 +419,7 @@ class GraphBuilder:
             source,
             self.checks,
             *self._record(body, inputs, outputs, compute_source),
+            path=tuple(self.path),
         )
 
     def _record(
@@ -442,7 +488,7 @@ def _indent(lines: list[str]) -> str:
 
 def _foldable(name: str) -> bool:
     """Whether a call of ``name`` on constants gives the same result on every replay."""
-    return name not in _NOT_FOLDABLE and not any(w in name for w in ("random", "dropout", "rnn"))
+    return name not in _NOT_FOLDABLE and not is_random(name)
 
 
 def _leaves(value: Any) -> list[Any]:

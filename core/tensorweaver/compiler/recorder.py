@@ -8,6 +8,10 @@ and the optimizer's updates, with no change to tensors, ops or autograd. Calls a
 makes to its own methods (a fused op built from primitives) are not recorded: replaying
 the outer call repeats them.
 
+A read of values for the user's code through ``Tensor.item`` or ``tolist`` returns an
+array whose values report how the step uses them (:mod:`.reads`); other reads for the
+user's code (``print``, ``.numpy()``) make the step one a replay cannot repeat.
+
 The recorder holds every argument and result until it is closed, so that object ids stay
 unique while the graph is built from them.
 """
@@ -17,6 +21,11 @@ from __future__ import annotations
 import os
 import sys
 from typing import Any, Callable
+
+import numpy as np
+
+from tensorweaver.compiler.draws import DRAWS, is_random
+from tensorweaver.compiler.reads import ReadLog
 
 #: Methods that only describe arrays or steer the backend: passed through, not recorded.
 PASSTHROUGH = frozenset(
@@ -30,16 +39,33 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 #: the core files whose direct calls read values for the user's Python code. Other host
 #: reads are the core's own argument checks (index bounds, class targets), which a replay
 #: repeats and compares with the traced values.
-_USER_READERS = (_PACKAGE + "tensor.py", _PACKAGE + "printing.py")
+_TENSOR = _PACKAGE + "tensor.py"
+_USER_READERS = (_TENSOR, _PACKAGE + "printing.py")
 
 
 class HostRead(RuntimeError):
     """A traced step read a tensor's values into Python (``fullgraph=True`` forbids it)."""
 
 
-def _by_user() -> bool:
-    """Whether the backend method's caller reads values for the user's code."""
-    return os.path.abspath(sys._getframe(2).f_code.co_filename) in _USER_READERS
+#: Tensor methods whose reads a replay repeats (:mod:`.reads`).
+_REPLAYED_READS = frozenset({"item", "tolist"})
+
+
+def _user_reader() -> str | None:
+    """The name of the function that called the backend method, if it reads values for the
+    user's code; else None."""
+    code = sys._getframe(2).f_code
+    return code.co_name if os.path.abspath(code.co_filename) in _USER_READERS else None
+
+
+def _for_user_code() -> bool:
+    """Whether the ``Tensor`` method reading values (the caller of the backend method's
+    caller) was called by the user's code, directly or through other ``Tensor`` methods
+    (``bool(t)`` calls ``item``), rather than by TensorWeaver's own code."""
+    frame = sys._getframe(3)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename) == _TENSOR:
+        frame = frame.f_back
+    return frame is not None and not os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE)
 
 
 def user_line() -> str:
@@ -59,7 +85,10 @@ class Recorder:
         self.backends = backends
         self.fullgraph = fullgraph
         self.calls: list[tuple[Any, str, tuple, dict, Any]] = []
-        self.host_read: str | None = None  # where the user's code first read values, if it did
+        # Where the user's code first read values in a way a replay cannot repeat, if it did
+        # (``print``, ``.numpy()``); reads that a replay repeats are in ``reads``.
+        self.host_read: str | None = None
+        self.reads = ReadLog(lambda: len(self.calls))
         self._depth = 0
 
     def open(self) -> None:
@@ -86,26 +115,34 @@ class Recorder:
         def call(*args: Any, **kwargs: Any) -> Any:
             if self._depth:
                 return real(*args, **kwargs)
-            if name in HOST_READS and _by_user():
+            reader = _user_reader() if name in HOST_READS else None
+            if reader is not None:
                 self._read(name)
             self._depth += 1
             try:
-                result = real(*args, **kwargs)
+                if DRAWS.queued and is_random(name):
+                    result = DRAWS.queued.popleft()  # drawn by a replay a guard stopped
+                else:
+                    result = real(*args, **kwargs)
             finally:
                 self._depth -= 1
             self.calls.append((backend, name, args, kwargs, result))
+            if reader is None:
+                return result
+            if reader in _REPLAYED_READS and name == "to_host" and isinstance(result, np.ndarray):
+                return self.reads.read(result, user_line(), _for_user_code())
+            if self.host_read is None:
+                self.host_read = user_line()
             return result
 
         call._tw_recording = 1  # type: ignore[attr-defined]
         return call
 
     def _read(self, name: str) -> None:
-        if self.host_read is None:
-            self.host_read = user_line()
         if self.fullgraph:
             raise HostRead(
                 f"tw.compile(fullgraph=True): the step reads tensor values into Python "
                 f"(backend.{name}, e.g. .item(), .tolist(), bool(tensor), print) at "
-                f"{self.host_read}; move that out of the compiled function or use "
-                f"fullgraph=False (the function then runs eagerly)"
+                f"{user_line()}, which breaks the graph; move that out of the compiled "
+                f"function or use fullgraph=False (the graph is then cut at the read)"
             )

@@ -22,9 +22,11 @@ from typing import Any, Callable
 def literal(value: Any) -> str | None:
     """Python source for ``value`` when it is a Sym or a finite number, else None."""
     if isinstance(value, Sym):
-        return value.expr
+        return value.expr if value.live() else None
     if type(value) in (int, bool) or (type(value) is float and value - value == 0):
         return repr(value)
+    if type(value) is float:  # inf and nan have no literal
+        return f"float({repr(value)!r})"
     return None
 
 
@@ -41,9 +43,18 @@ class Sym(float):
         return self
 
     def __bool__(self) -> bool:
-        result = float(self) != 0
-        self.guards.append((f"({self.expr} != 0)", result))
+        result = float.__float__(self) != 0
+        if self.live():
+            self.guards.append((f"({self.expr} != 0)", result))
         return result
+
+    def live(self) -> bool:
+        """Whether the trace that made this number is still running (else it is a plain
+        float that some Python object kept)."""
+        return True
+
+    def _unnamed(self, other: Any) -> None:
+        """Combined with ``other``, which the expression cannot name (a hook)."""
 
     def __hash__(self) -> int:
         # Unlike any other key: a cache keyed by numbers (the core's scalar constants) must
@@ -54,17 +65,27 @@ class Sym(float):
 
 def _binary(op: Callable, symbol: str, reflected: bool) -> Callable:
     def method(self: Sym, other: Any) -> Any:
+        if not self.live():
+            plain = float.__float__(self)
+            return op(other, plain) if reflected else op(plain, other)
         text = literal(other)
         if text is None:
-            return NotImplemented
-        a, b = (other, float(self)) if reflected else (float(self), other)
+            self._unnamed(other)
+            if not isinstance(other, Sym):
+                return NotImplemented  # the other operand's type decides
+            text = literal(float.__float__(other))  # a number an earlier trace made: plain
+        # Of two Syms, the more derived class keeps the result (a value read from a tensor
+        # outranks an optimizer number: its guards must run where it was read).
+        derived = isinstance(other, type(self)) and type(other) is not type(self)
+        owner = other if derived and other.live() else self
+        plain = float.__float__(other) if isinstance(other, Sym) else other
+        a, b = (plain, float.__float__(self)) if reflected else (float.__float__(self), plain)
         value = op(a, b)
-        if type(value) is bool:  # a comparison: the replay checks that it still holds
-            left, right = (text, self.expr) if reflected else (self.expr, text)
-            self.guards.append((f"({left} {symbol} {right})", value))
-            return value
         left, right = (text, self.expr) if reflected else (self.expr, text)
-        return Sym(value, f"({left} {symbol} {right})", self.guards)
+        if type(value) is bool:  # a comparison: the replay checks that it still holds
+            owner.guards.append((f"({left} {symbol} {right})", value))
+            return value
+        return type(owner)(value, f"({left} {symbol} {right})", owner.guards)
 
     return method
 
@@ -89,9 +110,19 @@ for _name, _op, _symbol in (
     ("ge", operator.ge, ">="),
 ):
     setattr(Sym, f"__{_name}__", _binary(_op, _symbol, False))
-Sym.__neg__ = lambda self: Sym(-float(self), f"(-{self.expr})", self.guards)  # type: ignore
+
+
+def _unary(op: Callable, template: str) -> Callable:
+    def method(self: Sym) -> Any:
+        value = op(float.__float__(self))
+        return type(self)(value, template.format(self.expr), self.guards) if self.live() else value
+
+    return method
+
+
+Sym.__neg__ = _unary(operator.neg, "(-{})")  # type: ignore
 Sym.__pos__ = lambda self: self  # type: ignore
-Sym.__abs__ = lambda self: Sym(abs(float(self)), f"abs({self.expr})", self.guards)  # type: ignore
+Sym.__abs__ = _unary(abs, "abs({})")  # type: ignore
 
 
 def lift(optimizers: list, bind: Callable[[Any, str], str], guards: list) -> list[tuple]:
