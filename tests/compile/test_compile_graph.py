@@ -11,6 +11,7 @@ import pytest
 import tensorweaver as tw
 import tensorweaver.nn.functional as F
 import tensorweaver_torch.compile as torch_compile
+import torch
 from tensorweaver import nn
 from tensorweaver.compiler.record import GraphRecord
 from tensorweaver.selection import backend_of
@@ -151,6 +152,9 @@ def test_torch_compiled_step_equals_the_eager_one() -> None:
     np.testing.assert_allclose(got, want, rtol=1e-6)
     for a, b in zip(params, eager_params):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-7)
+    # torch.compile's first use turns torch.distributions' checks off process-wide; the
+    # hook puts them back as they were
+    assert torch.distributions.Distribution._validate_args
 
 
 def test_torch_falls_back_to_the_replay_once_torch_compile_fails(

@@ -13,6 +13,7 @@ else:
     from importlib_metadata import entry_points
 
 import tensorweaver
+from tensorweaver.contract.api import API_VERSION
 
 PLUGIN_STATUSES = """
     import dataclasses, json, tensorweaver as tw
@@ -62,6 +63,7 @@ def mixed_records(mixed) -> dict[str, dict]:
     return mixed.devices()
 
 
+API_TEXT = ".".join(map(str, API_VERSION))  # the core's own version, "2.4"
 # backend, distribution, words the error names, words the fix names
 BROKEN = [
     (
@@ -70,7 +72,7 @@ BROKEN = [
         ["ModuleNotFoundError", "a_module_that_does_not_exist"],
         ["TENSORWEAVER_DISABLE_PLUGINS=brokenimport"],
     ),
-    ("brokenapi", "tw-broken-api", ["'99.0'", "2.3", "major"], ["backend API 2.3"]),
+    ("brokenapi", "tw-broken-api", ["'99.0'", API_TEXT, "major"], [f"backend API {API_TEXT}"]),
     (
         "brokenhook",
         "tw-broken-hook",

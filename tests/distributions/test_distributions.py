@@ -429,8 +429,18 @@ def m_tensor(m: Any, value: Any) -> Any:
     return (torch if m is td else tw).tensor(value)
 
 
+@pytest.fixture
+def torch_validates() -> Any:
+    """PyTorch's argument validation on: torch.compile's first use (tw.compile on torch does
+    it, in another test of this process) turns it off process-wide."""
+    before = td.Distribution._validate_args
+    td.Distribution.set_default_validate_args(True)
+    yield
+    td.Distribution.set_default_validate_args(before)
+
+
 @pytest.mark.parametrize("index", range(len(BAD)))
-def test_bad_arguments_raise_like_torch(index: int) -> None:
+def test_bad_arguments_raise_like_torch(index: int, torch_validates: Any) -> None:
     build, kind = BAD[index]
     with pytest.raises(kind) as theirs:
         build(td)

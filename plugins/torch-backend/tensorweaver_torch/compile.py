@@ -41,7 +41,7 @@ class CompiledGraphs:
             return None
         mode = graph.mode if graph.mode in _MODES else None
         fn = graph.rebind(_traceable(self, {c.primitive for c in graph.calls}))
-        return _Faster(torch.compile(fn, mode=mode), graph.fn)
+        return _Faster(_keeping_validation(torch.compile, fn, mode=mode), graph.fn)
 
 
 def _traceable(backend: Any, used: set[str]) -> dict[str, Callable]:
@@ -122,6 +122,19 @@ def _log_softmax_backward(saved: tuple, grad_output: Tensor, needs: tuple) -> tu
     return (torch.ops.aten._log_softmax_backward_data(grad_output, out, axis, out.dtype),)
 
 
+def _keeping_validation(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``, leaving torch.distributions' argument checks as they were:
+    torch.compile's first use turns them off for the whole process, which a user who asked
+    tw.compile for a faster step did not ask for."""
+    from torch.distributions import Distribution
+
+    before = Distribution._validate_args
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        Distribution.set_default_validate_args(before)
+
+
 class _Faster:
     """``compiled`` or ``plain``, whichever runs the graph faster here.
 
@@ -160,7 +173,7 @@ class _Faster:
             self.chosen = self.plain
             return self.plain(*inputs)
         try:
-            return self.compiled(*inputs)
+            return _keeping_validation(self.compiled, *inputs)
         except Exception as exc:  # torch._dynamo and inductor raise many kinds
             _unavailable.append(f"{type(exc).__name__}: {exc}".splitlines()[0])
             warnings.warn(
