@@ -10,6 +10,23 @@ harness.py) and the ratio is TensorWeaver's time over torch's. The goal is at mo
 torch backend runs torch's own internal kernels (``_fft_c2c``/``_fft_r2c``/``_fft_c2r``, the
 IR's primitives) and the backward rules are torch's formulas, so the core adds only its
 graph, checks and wrappers.
+
+On this project's 2-core machine, shared with other jobs (one thread, CPU clock; medians of
+three runs, the ratio's range over them), 8 signals of 1024 points (fft2: 8 images of
+32 x 32), in ms (torch, tw) and ratio:
+
+| workload | fwd | fwd+bwd |
+|---|---|---|
+| fft | 0.038, 0.043: 1.13x (1.11-1.14) | 0.102, 0.080: 0.80x (0.79-0.83) |
+| rfft | 0.024, 0.027: 1.15x (1.15-1.16) | 0.113, 0.096: 0.85x (0.84-0.92) |
+| irfft | 0.109, 0.112: 1.03x (0.95-1.05) | 0.306, 0.294: 0.95x (0.92-0.96) |
+| fft2 | 0.052, 0.049: 1.07x (0.91-1.27) | 0.178, 0.141: 0.83x (0.79-0.84) |
+
+A transform's resolved arguments are cached per input shape, dtype and argument values
+(``fft/transforms.py``), so a repeated call costs the backend's kernel and the graph node,
+about 2 us over torch's own call (rfft's and fft's 1.1x). Before that cache (three runs,
+interleaved with these): fft 1.24x, rfft 1.32x, fft2 1.33x forward; irfft 1.13x forward
+and backward (its gradient's bin weights, now cached too).
 """
 
 from __future__ import annotations

@@ -15,25 +15,28 @@ three runs, the ratio's range over them), 8 x 64 x 64, in ms (torch, tw) and rat
 
 | workload | fwd | fwd+bwd |
 |---|---|---|
-| cholesky | 0.169, 0.220: 1.19x (1.19-1.30) | 1.21, 1.41: 1.17x (1.13-1.21) |
-| solve | 0.255, 0.297: 1.16x (1.16-1.19) | 0.53, 0.68: 1.29x (1.28-1.37) |
-| cholesky_solve (two calls) | 0.204, 0.262: 1.28x (1.24-1.33) | 1.75, 2.12: 1.22x (1.21-1.27) |
-| inv | 0.606, 0.670: 1.09x (1.06-1.13) | 1.34, 1.59: 1.13x (1.09-1.19) |
-| det | 0.241, 0.278: 1.08x (1.03-1.15) | 1.23, 1.32: 1.16x (1.07-1.20) |
-| slogdet | 0.213, 0.263: 1.20x (1.18-1.30) | 0.84, 0.94: 1.13x (1.12-1.39) |
-| eigvalsh | 0.886, 1.021: 1.06x (1.04-1.22) | 3.09, 3.30: 1.06x (1.04-1.07) |
-| eigh (both outputs) | 2.59, 2.64: 1.02x (0.98-1.06) | 4.44, 5.20: 1.17x (1.10-1.17) |
-| qr (R) | 1.18, 1.07: 0.91x (0.90-1.06) | 2.23, 2.33: 1.05x (1.03-1.23) |
-| svdvals | 1.69, 1.81: 1.07x (1.05-1.09) | 5.23, 5.27: 1.07x (1.01-1.17) |
-| lu_factor | 0.186, 0.212: 1.16x (1.13-1.24) | 1.70, 2.04: 1.15x (1.09-1.20) |
-| solve_triangular | 0.021, 0.029: 1.39x (1.38-1.82) | 0.165, 0.236: 1.43x (1.36-1.45) |
-| pinv | 4.36, 4.50: 1.03x (1.03-1.06) | 8.13, 8.76: 1.03x (1.02-1.11) |
-| matrix_exp | 2.59, 2.74: 1.02x (0.98-1.07) | 21.8, 22.9: 1.01x (1.00-1.05) |
+| cholesky | 0.192, 0.223: 1.10x (1.06-1.16) | 1.17, 1.18: 1.08x (1.01-1.08) |
+| solve | 0.216, 0.244: 1.13x (1.11-1.14) | 0.614, 0.751: 1.23x (1.22-1.26) |
+| cholesky_solve (two calls) | 0.183, 0.210: 1.15x (1.13-1.20) | 1.41, 1.79: 1.23x (1.18-1.27) |
+| inv | 0.540, 0.617: 1.06x (1.00-1.14) | 1.08, 1.15: 1.07x (1.07-1.14) |
+| det | 0.201, 0.212: 1.06x (1.05-1.13) | 0.765, 0.861: 1.14x (1.13-1.21) |
+| slogdet | 0.177, 0.194: 1.09x (0.96-1.10) | 0.759, 0.907: 1.14x (1.12-1.20) |
+| eigvalsh | 0.794, 0.841: 1.02x (1.01-1.15) | 2.61, 2.68: 1.03x (0.98-1.04) |
+| eigh (both outputs) | 2.41, 2.35: 1.04x (0.90-1.08) | 3.28, 3.83: 1.17x (1.15-1.19) |
+| qr (R) | 0.707, 0.709: 1.04x (1.00-1.05) | 1.61, 1.78: 1.10x (1.09-1.11) |
+| svdvals | 1.41, 1.44: 1.03x (1.03-1.03) | 4.48, 4.62: 1.03x (1.02-1.03) |
+| lu_factor | 0.173, 0.187: 1.08x (1.08-1.10) | 1.32, 1.42: 1.07x (1.06-1.12) |
+| solve_triangular | 0.021, 0.028: 1.35x (1.34-1.43) | 0.168, 0.254: 1.44x (1.42-1.51) |
+| pinv | 4.50, 4.61: 1.02x (1.01-1.06) | 6.50, 6.74: 1.03x (1.03-1.04) |
+| matrix_exp | 2.47, 2.55: 1.03x (1.01-1.07) | 18.9, 19.5: 1.02x (0.98-1.03) |
 
-What is left is a fixed cost per call, about 10-50 us forward and 50-100 us forward and
-backward on this loaded machine (the core's op wrappers, its sum and autograd engine, the
-replay of torch's backward, the read-back of LAPACK's info): it decides the ratio of the
-calls under ~1 ms. With --n 128 (one run) all are within 1.10x but solve_triangular
+What is left is a fixed cost per call, a few us forward (the sum alone costs 2 us more
+than torch's) and 50-100 us forward and backward on this loaded machine (the core's sum
+and autograd engine around the replay of torch's backward): it decides the ratio of the
+calls under ~1 ms. Measured before the per-call trimming of the checks, the fused call and
+the info read-back (three runs each, interleaved with these): solve 1.19x, 1.32x;
+cholesky_solve 1.23x, 1.30x; slogdet 1.18x fwd; lu_factor 1.14x fwd; solve_triangular
+1.40x, 1.40x. With --n 128 (one run) all are within 1.10x but solve_triangular
 (1.20x, 1.18x), solve (1.15x, 1.15x), cholesky's forward (1.17x; 1.06x with backward) and
 eigh's forward and backward (1.13x). ``eigh`` with both
 outputs used replays torch's backward once per output (one graph node each). Before the

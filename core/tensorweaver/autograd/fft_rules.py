@@ -47,11 +47,26 @@ def _c2r(node: Any, g: Tensor) -> tuple:
     doubled = last_dim_size - bins  # bins 1..doubled have a mirror image
     if doubled <= 0:
         return (grad,)
-    weights = np.ones([bins if i == last else 1 for i in range(grad.ndim)])
-    weights[(slice(None),) * last + (slice(1, 1 + doubled),)] = 2
-    dtype = g.dtype
-    weight = Tensor(g.backend.from_host(weights.astype(dtype.numpy_name), dtype), g.backend, dtype)
-    return (ew.mul(grad, weight),)
+    return (ew.mul(grad, _weight(g.backend, g.dtype, grad.ndim, last, bins, doubled)),)
+
+
+#: c2r's bin weights by (backend, dtype, ndim, dim, bins, doubled): a constant that took a
+#: host array and a copy to the device on every backward.
+_WEIGHTS: dict[tuple, Tensor] = {}
+
+
+def _weight(backend: Any, dtype: Any, ndim: int, last: int, bins: int, doubled: int) -> Tensor:
+    """1 for each bin along ``last``, 2 for bins 1..doubled, broadcastable over ``ndim``."""
+    key = (backend, dtype, ndim, last, bins, doubled)
+    weight = _WEIGHTS.get(key)
+    if weight is None:
+        weights = np.ones([bins if i == last else 1 for i in range(ndim)])
+        weights[(slice(None),) * last + (slice(1, 1 + doubled),)] = 2
+        native = backend.from_host(weights.astype(dtype.numpy_name), dtype)
+        if len(_WEIGHTS) >= 64:  # ever new sizes: start afresh rather than grow
+            _WEIGHTS.clear()
+        weight = _WEIGHTS[key] = Tensor(native, backend, dtype)
+    return weight
 
 
 FFT_GRADIENTS = {"fft_c2c": _c2c, "fft_r2c": _r2c, "fft_c2r": _c2r}

@@ -6,34 +6,64 @@ PyTorch names them (``FftC2CBackward0``, ...). ``norm`` is the IR's absolute sca
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
+from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import Node
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.fft import host
-from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.host_fallback import run_optional
 from tensorweaver.tensor import Tensor
 
+#: primitive -> (its host version, its grad_fn name, its output dtype from the input's)
+_PRIMITIVES: dict[str, tuple[Callable[..., Any], str, Callable[[DType], DType]]] = {
+    "fft_c2c": (host.c2c, "FftC2CBackward0", lambda d: d),
+    "fft_r2c": (host.r2c, "FftR2CBackward0", DType.to_complex),
+    "fft_c2r": (host.c2r, "FftC2RBackward0", DType.to_real),
+}
+
 
 def _node(op: str, grad_fn: str, x: Tensor, native: object, dtype: DType, saved: tuple) -> Tensor:
-    return labelled(apply(op, native, dtype, (x,), saved), grad_fn, x)
+    # apply() and labelled() inlined: one input, and a node of its own when it needs one.
+    out = Tensor(native, x.backend, dtype)
+    if x.requires_grad and is_grad_enabled():
+        node = Node(op, (x,), saved)
+        node.label = grad_fn
+        out._node = node
+        out.requires_grad = True
+    return out
+
+
+def _run(op: str, x: Tensor, *static: Any) -> Tensor:
+    """Primitive ``op`` of ``x`` with its ``static`` arguments (the node saves them)."""
+    host_fn, grad_fn, out_dtype = _PRIMITIVES[op]
+    dtype = out_dtype(x.dtype)
+    native = run_optional(x.backend, op, host_fn, dtype, x.native, *static)
+    return _node(op, grad_fn, x, native, dtype, static)
+
+
+def bound(op: str, like: Tensor, *static: Any) -> Callable[[Tensor], Tensor]:
+    """Primitive ``op`` with ``static`` arguments for inputs of ``like``'s backend and dtype,
+    the backend's kernel looked up once (what a cached transform calls)."""
+    _, grad_fn, out_dtype = _PRIMITIVES[op]
+    kernel = getattr(like.backend, op, None)
+    if kernel is None:
+        return lambda x: _run(op, x, *static)
+    dtype = out_dtype(like.dtype)
+    return lambda x: _node(op, grad_fn, x, kernel(x.native, *static), dtype, static)
 
 
 def c2c(x: Tensor, dims: tuple, norm: str, forward: bool) -> Tensor:
     """The complex DFT of complex ``x`` over ``dims`` (inverse unless ``forward``)."""
-    native = run_optional(x.backend, "fft_c2c", host.c2c, x.dtype, x.native, dims, norm, forward)
-    return _node("fft_c2c", "FftC2CBackward0", x, native, x.dtype, (dims, norm, forward))
+    return _run("fft_c2c", x, dims, norm, forward)
 
 
 def r2c(x: Tensor, dims: tuple, norm: str, onesided: bool) -> Tensor:
     """The forward DFT of real ``x`` over ``dims``; half the last one's bins if ``onesided``."""
-    dtype = x.dtype.to_complex()
-    native = run_optional(x.backend, "fft_r2c", host.r2c, dtype, x.native, dims, norm, onesided)
-    return _node("fft_r2c", "FftR2CBackward0", x, native, dtype, (dims, norm, onesided))
+    return _run("fft_r2c", x, dims, norm, onesided)
 
 
 def c2r(x: Tensor, dims: tuple, norm: str, last_dim_size: int) -> Tensor:
     """The real inverse DFT of the one-sided spectrum ``x`` over ``dims``, ``last_dim_size``
     points along the last of them."""
-    dtype = x.dtype.to_real()
-    args = (x.native, dims, norm, last_dim_size)
-    native = run_optional(x.backend, "fft_c2r", host.c2r, dtype, *args)
-    return _node("fft_c2r", "FftC2RBackward0", x, native, dtype, (dims, norm, last_dim_size))
+    return _run("fft_c2r", x, dims, norm, last_dim_size)

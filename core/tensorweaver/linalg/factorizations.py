@@ -35,13 +35,17 @@ def _not_pd(order: int) -> str:
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> tuple:
     """(L, info): the Cholesky factor of each matrix (from its lower triangle) and LAPACK's
     info (the order of the first leading minor that is not positive-definite, else 0)."""
-    check_square("linalg.cholesky", A)
-    factor, info = fused_or_reference(
-        "cholesky_ex", "LinalgCholeskyExBackward0", _cholesky_ex, (A,), (upper,), WITH_INFO
-    )
+    factor, info = _cholesky_with_info(A, upper)
     if check_errors:
         raise_for_info("linalg.cholesky_ex", info, _not_pd)
     return CholeskyEx(factor, info)
+
+
+def _cholesky_with_info(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
+    check_square("linalg.cholesky", A)
+    return fused_or_reference(
+        "cholesky_ex", "LinalgCholeskyExBackward0", _cholesky_ex, (A,), (upper,), WITH_INFO
+    )
 
 
 def _cholesky_ex(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
@@ -54,7 +58,7 @@ def _cholesky_ex(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor L (A = L L^T), or U = L^T with ``upper``; LinAlgError naming the
     batch element where A is not positive-definite."""
-    factor, info = cholesky_ex(A, upper=upper)
+    factor, info = _cholesky_with_info(A, upper)
     raise_for_info("linalg.cholesky", info, _not_pd)
     return factor
 

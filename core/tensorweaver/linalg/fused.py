@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import Node
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
-from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.tensor import Tensor
 
@@ -47,7 +47,13 @@ def fused_or_reference(
     function = getattr(backend, "linalg_function", None)
     if function is None or fused_kernel(backend, "linalg_backward") is None:
         return reference(*tensors, *static)
-    grad = is_grad_enabled() and any(t.requires_grad for t in tensors)
+    # Plain loops, no generators: this runs once per call, against kernels of ~20 us.
+    grad = False
+    if is_grad_enabled():
+        for t in tensors:
+            if t.requires_grad:
+                grad = True
+                break
     result = function(name, tuple([t.native for t in tensors]), static, grad)
     if result is None:
         return reference(*tensors, *static)
@@ -55,11 +61,15 @@ def fused_or_reference(
     dtype = dtype or tensors[0].dtype
     outs = []
     for i, (native, kind) in enumerate(zip(natives, kinds)):
-        if kind is not None or not grad:
-            outs.append(Tensor(native, backend, kind or dtype))
-            continue
-        node = ("linalg", (saved, i), _output(reference, i), static, None)
-        outs.append(labelled(apply("fused", native, dtype, tensors, node), grad_fn, *tensors))
+        out = Tensor(native, backend, kind or dtype)
+        if kind is None and grad:  # the node apply() and labelled() would make, made at once
+            node = Node(
+                "fused", tensors, ("linalg", (saved, i), _output(reference, i), static, None)
+            )
+            node.label = grad_fn
+            out._node = node
+            out.requires_grad = True
+        outs.append(out)
     return tuple(outs)
 
 

@@ -37,6 +37,8 @@ def _singular(k: int) -> str:
 
 def _check_pair(name: str, A: Tensor, B: Tensor) -> None:
     check_square(name, A)
+    if B.dtype is A.dtype and B.backend is A.backend:  # the usual case: nothing else to check
+        return
     check_float(name, B)
     check_backends(name, (A, B))
     if A.dtype is not B.dtype:
@@ -55,13 +57,17 @@ def solve_ex(
 ) -> tuple:
     """(X, info) with A X = B (X A = B without ``left``); B a vector or a batch of them
     when its shape is A's but the last."""
-    _check_pair("linalg.solve", A, B)
-    x, info = fused_or_reference(
-        "solve_ex", "LinalgSolveExBackward0", _solve_ex, (A, B), (left,), WITH_INFO
-    )
+    x, info = _solve_with_info(A, B, left)
     if check_errors:
         raise_for_info("torch.linalg.solve_ex", info, _singular)
     return SolveEx(x, info)
+
+
+def _solve_with_info(A: Tensor, B: Tensor, left: bool) -> tuple[Tensor, Tensor]:
+    _check_pair("linalg.solve", A, B)
+    return fused_or_reference(
+        "solve_ex", "LinalgSolveExBackward0", _solve_ex, (A, B), (left,), WITH_INFO
+    )
 
 
 def _solve_ex(A: Tensor, B: Tensor, left: bool) -> tuple[Tensor, Tensor]:
@@ -90,7 +96,7 @@ def _solve_ex(A: Tensor, B: Tensor, left: bool) -> tuple[Tensor, Tensor]:
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with A X = B; LinAlgError naming the batch element where A is singular."""
-    x, info = solve_ex(A, B, left=left)
+    x, info = _solve_with_info(A, B, left)
     raise_for_info("torch.linalg.solve", info, _singular)
     return x
 

@@ -32,31 +32,31 @@ def _tuple(out: Any) -> tuple[Tensor, ...]:
     return tuple(out) if isinstance(out, tuple) else (out,)
 
 
-def _fused(fn: Callable[..., Any], grad: bool, *inputs: Tensor) -> tuple:
-    """``fn(*inputs)``'s outputs as a tuple, and what :func:`_replay` needs (None without
-    ``grad``)."""
-    if not grad:
-        return _tuple(fn(*inputs)), None
-    if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
-        outs = _tuple(fn(*inputs))  # on torch's own tape: torch differentiates through it
-        return outs, (outs, list(inputs))
+def _fused(fn: Callable[..., Any], static: tuple, inputs: tuple) -> tuple:
+    """``fn(*inputs, *static)``'s outputs as a tuple, recorded on torch's tape, and what
+    :func:`_replay` needs."""
+    if torch.is_grad_enabled():  # as it is unless torch code turned it off
+        for t in inputs:
+            if t.requires_grad:  # on torch's own tape: torch differentiates through it
+                outs = _tuple(fn(*inputs, *static))
+                return outs, (outs, list(inputs))
     leaves = [
         t.detach().requires_grad_() if t.is_floating_point() or t.is_complex() else t
         for t in inputs
     ]
-    if torch.is_grad_enabled():  # as it is unless torch code turned it off: skip the switch
-        outs = _tuple(fn(*leaves))
+    if torch.is_grad_enabled():  # skip the switch when it is on already
+        outs = _tuple(fn(*leaves, *static))
     else:
         with torch.enable_grad():
-            outs = _tuple(fn(*leaves))
-    return tuple(o.detach() for o in outs), (outs, leaves)
+            outs = _tuple(fn(*leaves, *static))
+    return tuple([o.detach() for o in outs]), (outs, leaves)
 
 
 def _replay(saved: tuple[Recorded, int], grad_output: Tensor, needs: tuple) -> tuple:
     """The gradients of the recorded inputs (None where ``needs`` wants none) from that of
     output ``i``."""
     (outs, leaves), i = saved
-    wanted = tuple(leaf for leaf, need in zip(leaves, needs) if need)
+    wanted = tuple([leaf for leaf, need in zip(leaves, needs) if need])
     # torch.autograd.grad's own call into the engine, without its Python checks of the
     # arguments (the core hands a gradient of the output's shape and dtype): they took 70 us
     # a call on a loaded CPU, more than the backward of a solve of eight 4x4 matrices.
@@ -66,8 +66,10 @@ def _replay(saved: tuple[Recorded, int], grad_output: Tensor, needs: tuple) -> t
         grads = torch.autograd.grad(
             (outs[i],), wanted, (grad_output,), retain_graph=True, allow_unused=True
         )
+    if len(grads) == len(needs):  # every input wanted (the usual case)
+        return tuple(grads)
     found = iter(grads)
-    return tuple(next(found) if need else None for need in needs)
+    return tuple([next(found) if need else None for need in needs])
 
 
 class LinearAlgebra:
@@ -115,7 +117,9 @@ class LinearAlgebra:
         fn = _FUNCTIONS.get(name)
         if fn is None:
             return None
-        return _fused(lambda *xs: fn(*xs, *static), grad, *arrays)
+        if not grad:  # the call alone: nothing to record
+            return _tuple(fn(*arrays, *static)), None
+        return _fused(fn, static, arrays)
 
     def fused_linalg_backward(
         self, saved: tuple[Recorded, int], grad_output: Tensor, needs: tuple
