@@ -191,6 +191,12 @@ def _spread(node: Any, g: Tensor) -> Tensor:
     """The reduced gradient back at the input's shape."""
     x = node.inputs[0]
     axes, keepdim = node.saved
+    if not is_grad_enabled():
+        # A first-order backward records nothing: the two primitives alone, without the
+        # ops' checks (the shapes are the forward's own), on every loss.sum().backward().
+        backend = g.backend
+        native = g.native if keepdim else backend.reshape(g.native, rd.kept_shape(x.shape, axes))
+        return Tensor(backend.expand(native, x.shape), backend, g.dtype)
     if not keepdim:
         g = mv.reshape(g, rd.kept_shape(x.shape, axes))
     return mv.expand(g, x.shape)
