@@ -9,17 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: (IR scale, forward direction) -> numpy.fft's norm ("by_root_n" is "ortho" both ways).
-_NUMPY_NORM = {
-    ("none", True): "backward",
-    ("by_n", True): "forward",
-    ("none", False): "forward",
-    ("by_n", False): "backward",
-}
-
-
-def _norm(norm: str, forward: bool) -> str:
-    return "ortho" if norm == "by_root_n" else _NUMPY_NORM[norm, forward]
+from tensorweaver.contract.fft import numpy_norm as _norm
 
 
 def _single(a: np.ndarray) -> bool:

@@ -4,27 +4,16 @@ cuPyNumeric 26.06 computes FFTs with cuFFT on GPUs only: on a CPU-only Legate ma
 its ``fft`` module raises NotImplementedError. There (and for an empty batch, which
 needs no kernel) the transform runs in numpy.fft on the host copy, whose memory is the
 CPU's anyway. ``norm`` is the IR's absolute scale ("none", "by_root_n", "by_n");
-numpy.fft's ``norm=`` names which direction is scaled, so it is translated per direction.
+numpy.fft's ``norm=`` names which direction is scaled (``tensorweaver.contract.fft``).
 """
 
 from __future__ import annotations
 
 import numpy
 from tensorweaver.contract import dtypes
+from tensorweaver.contract.fft import numpy_norm as _norm
 
 from tensorweaver_cunumeric import legate_config
-
-#: (IR scale, forward direction) -> numpy.fft's (and cuPyNumeric's) norm.
-_LIBRARY_NORM = {
-    ("none", True): "backward",
-    ("by_n", True): "forward",
-    ("none", False): "forward",
-    ("by_n", False): "backward",
-}
-
-
-def _norm(norm: str, forward: bool) -> str:
-    return "ortho" if norm == "by_root_n" else _LIBRARY_NORM[norm, forward]
 
 
 def _complex_of(dtype) -> numpy.dtype:

@@ -1,28 +1,16 @@
 """Discrete Fourier transforms (API 2.4, tw.fft): the three primitives on numpy.fft.
 
 ``norm`` is the IR's absolute scale ("none", "by_root_n", "by_n"); numpy.fft's ``norm=``
-names which direction is scaled, so it is translated per direction. numpy.fft keeps
+names which direction is scaled (``tensorweaver.contract.fft`` translates). numpy.fft keeps
 complex64 and float32 since NumPy 2.0; the casts only guard older releases.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from tensorweaver.contract.fft import numpy_norm
 
 A = np.ndarray
-
-#: (IR scale, forward direction) -> numpy.fft's norm.
-_NUMPY_NORM = {
-    ("none", True): "backward",
-    ("by_n", True): "forward",
-    ("none", False): "forward",
-    ("by_n", False): "backward",
-}
-
-
-def numpy_norm(norm: str, forward: bool) -> str:
-    """numpy.fft's ``norm=`` for the IR's scale ``norm`` in one direction."""
-    return "ortho" if norm == "by_root_n" else _NUMPY_NORM[norm, forward]
 
 
 def _complex_of(a: A) -> np.dtype:
