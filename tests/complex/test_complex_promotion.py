@@ -9,21 +9,9 @@ import tensorweaver as tw
 import torch
 from complex_reference import same
 from tensor_reference import dtype_name, supports
+from tensorweaver.contract import dtypes
 
-DTYPES = (
-    "bool",
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-)
+DTYPES = tuple(d.name for d in dtypes.ALL)  # every tensorweaver dtype
 COMPLEX = ("complex64", "complex128")
 SCALARS = (True, 3, -2.5, 1 - 2j)
 

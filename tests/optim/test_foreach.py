@@ -11,20 +11,13 @@ import pytest
 import tensorweaver as tw
 from tensorweaver import optim
 from tensorweaver.optim.foreach import foreach_backend
+from test_optimizers import CASES as OPTIMIZER_CASES
 
 torch = pytest.importorskip("torch")
 
-CASES = [
-    ("SGD", {"lr": 0.1}),
-    ("SGD", {"lr": 0.1, "momentum": 0.9}),
-    ("SGD", {"lr": 0.05, "momentum": 0.8, "dampening": 0.3, "weight_decay": 0.1}),
-    ("SGD", {"lr": 0.05, "momentum": 0.9, "nesterov": True, "weight_decay": 0.1, "maximize": True}),
-    ("Adam", {"lr": 0.01}),
-    ("Adam", {"lr": 0.01, "betas": (0.8, 0.99), "eps": 1e-6, "weight_decay": 0.1, "amsgrad": True}),
-    ("Adam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
-    ("AdamW", {"lr": 0.01}),
-    ("AdamW", {"lr": 0.01, "weight_decay": 0.2, "amsgrad": True, "maximize": True}),
-]
+#: test_optimizers.py's settings of the optimizers that have a foreach step, and maximize.
+CASES = [case for case in OPTIMIZER_CASES if case[0] in ("SGD", "Adam", "AdamW")]
+CASES.append(("AdamW", {"lr": 0.01, "weight_decay": 0.2, "amsgrad": True, "maximize": True}))
 IDS = [f"{name}-{i}" for i, (name, _) in enumerate(CASES)]
 SHAPES = [(3, 4), (5,), (), (2, 3, 2)]
 STEPS = 4

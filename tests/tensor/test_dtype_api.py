@@ -16,21 +16,9 @@ import pytest
 import tensorweaver as tw
 import torch
 from tensor_reference import assert_like_torch, dtype_name, make, raises_like_torch, supports
+from tensorweaver.contract import dtypes
 
-DTYPES = (
-    "bool",
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-)
+DTYPES = tuple(d.name for d in dtypes.ALL)  # every tensorweaver dtype
 ALIASES = ("float", "double", "half", "long", "int", "short", "cfloat", "cdouble")
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTEGERS = ("uint8", "int8", "int16", "int32", "int64")
