@@ -278,13 +278,19 @@ def pow(a: Operand, b: Operand) -> Tensor:
     return apply("pow", backend.pow(an, bn), dtype, (a, b))
 
 
+def refuse_complex(op: str, fix: str, *operands: Operand) -> None:
+    """PyTorch's NotImplementedError where an operand is complex (a tensor or a number) and
+    ``op`` has no complex form: ``fix`` says what to compute instead."""
+    for x in operands:
+        if isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.kind == "c"):
+            raise NotImplementedError(f"{op}: {fix}")
+
+
 def _ordered(name: str, a: Operand, b: Operand) -> None:
     """PyTorch's error for ordering complex numbers (``<``, ``max``, ``clamp``...)."""
-    for x in (a, b):
-        if (isinstance(x, Tensor) and x.dtype.kind == "c") or isinstance(x, complex):
-            raise NotImplementedError(
-                f"{name}: complex numbers are not ordered; compare their .abs() or .real instead"
-            )
+    refuse_complex(
+        name, "complex numbers are not ordered; compare their .abs() or .real instead", a, b
+    )
 
 
 def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
@@ -377,11 +383,12 @@ def _require_tensor(op: str, x: Any) -> Tensor:
 
 
 def _no_complex(name: str, x: Tensor) -> None:
-    if x.dtype.kind == "c":
-        raise NotImplementedError(
-            f"{name}: not implemented for complex tensors ({x.dtype.name}); apply it to "
-            "x.real and x.imag, or to x.abs()"
-        )
+    refuse_complex(
+        name,
+        f"not implemented for complex tensors ({x.dtype.name}); apply it to x.real and "
+        "x.imag, or to x.abs()",
+        x,
+    )
 
 
 def _unary(

@@ -42,12 +42,12 @@ def _float_input(op: str, x: Any) -> Tensor:
 
 def _real_only(op: str, *operands: Any) -> None:
     """Refuse complex operands where tensorweaver has no complex formula (never cast them)."""
-    for x in operands:
-        if isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.is_complex):
-            raise NotImplementedError(
-                f"{op}: not implemented for complex numbers in tensorweaver; compute it from "
-                "x.real and x.imag, or from tw.exp and tw.log"
-            )
+    ew.refuse_complex(
+        op,
+        "not implemented for complex numbers in tensorweaver; compute it from x.real and "
+        "x.imag, or from tw.exp and tw.log",
+        *operands,
+    )
 
 
 def _unary(name: str, host_fn: Callable[[Any], Any], *, save_output: bool = False) -> Any:
