@@ -43,8 +43,8 @@ UNARY = (
 #: (yet: it casts complex input to real): they must match PyTorch once it does.
 #: Composed from exp for complex input (no branch cut involved).
 COMPOSED = ("sinh", "cosh", "exp2")
-#: PyTorch computes these for complex input; tensorweaver refuses them rather than cast.
-REFUSED = ("asin", "acos", "atan", "asinh", "acosh", "atanh")
+#: The inverse functions: the backend's complex kernel (C99's principal values).
+INVERSE = ("asin", "acos", "atan", "asinh", "acosh", "atanh")
 
 
 @pytest.mark.parametrize("op", BINARY)
@@ -124,11 +124,22 @@ def test_unary_composed_from_exp(backend: str, op: str) -> None:
     like_torch(lambda m, x: getattr(x, op)(), cplx((3,), 13, high=0.9))
 
 
-@pytest.mark.parametrize("op", REFUSED)
-def test_inverse_functions_refuse_complex_instead_of_casting(backend: str, op: str) -> None:
-    # Differs from PyTorch (it computes them): an error, never a cast to the real part.
-    with pytest.raises(NotImplementedError, match=f"{op}: not implemented for complex"):
-        getattr(tw.tensor(cplx((3,), 13, high=0.9)), op)()
+@pytest.mark.parametrize("op", INVERSE)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_inverse_functions(backend: str, op: str, dtype: str) -> None:
+    # Values off and on every branch cut (the real axis beyond +-1, the imaginary axis
+    # beyond +-i), both signs of a zero imaginary part, zeros, infinities, NaN.
+    cuts = [2 + 0j, -2 + 0j, complex(2, -0.0), complex(-2, -0.0), 3j, -3j, complex(0.0, 3)]
+    cuts += [complex(-0.0, 3), 1 + 0j, -1 + 0j, 0j, complex(np.inf, 1), complex(1, np.nan)]
+    values = np.concatenate([cplx((3, 4), 16).ravel() * 3, np.array(cuts)])
+    like_torch(lambda m, x: getattr(x.to(getattr(m, dtype)), op)(), values)
+    like_torch(lambda m, x: getattr(m, op)(x.to(getattr(m, dtype))), cplx((), 17))
+
+
+@pytest.mark.cunumeric
+def test_inverse_functions_on_cunumeric_sample(backend: str) -> None:
+    for op in INVERSE:
+        like_torch(lambda m, x, op=op: getattr(x, op)(), cplx((2, 3), 18) * 2)
 
 
 @pytest.mark.cunumeric

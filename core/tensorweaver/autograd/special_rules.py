@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import special as sf
+from tensorweaver.ops.complex import conj_physical
 from tensorweaver.tensor import Tensor
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -23,8 +24,16 @@ def _y(node: Any) -> Tensor:
     return node.output(node.saved)
 
 
+def _over(g: Tensor, derivative_denominator: Tensor) -> Tensor:
+    """``g`` times the conjugate of ``1 / derivative_denominator`` (PyTorch's convention for
+    complex input; the denominator itself for real input)."""
+    if derivative_denominator.dtype.is_complex:
+        derivative_denominator = conj_physical(derivative_denominator)
+    return ew.div(g, derivative_denominator)
+
+
 def _over_sqrt(g: Tensor, radicand: Tensor) -> Tensor:
-    return ew.div(g, ew.sqrt(radicand))
+    return _over(g, ew.sqrt(radicand))
 
 
 def _acos(node: Any, g: Tensor) -> tuple:
@@ -39,7 +48,7 @@ def _asin(node: Any, g: Tensor) -> tuple:
 
 def _atan(node: Any, g: Tensor) -> tuple:
     x = _x(node)
-    return (ew.div(g, ew.add(ew.mul(x, x), 1)),)
+    return (_over(g, ew.add(ew.mul(x, x), 1)),)
 
 
 def _sinh(node: Any, g: Tensor) -> tuple:
@@ -56,13 +65,16 @@ def _asinh(node: Any, g: Tensor) -> tuple:
 
 
 def _acosh(node: Any, g: Tensor) -> tuple:
-    x = _x(node)  # (x - 1)(x + 1): no cancellation near 1, unlike x**2 - 1
+    x = _x(node)
+    if x.dtype.is_complex:  # sqrt(z - 1) sqrt(z + 1): sqrt(z**2 - 1) is on another branch
+        return (_over(g, ew.mul(ew.sqrt(ew.sub(x, 1)), ew.sqrt(ew.add(x, 1)))),)
+    # (x - 1)(x + 1): no cancellation near 1, unlike x**2 - 1
     return (_over_sqrt(g, ew.mul(ew.sub(x, 1), ew.add(x, 1))),)
 
 
 def _atanh(node: Any, g: Tensor) -> tuple:
     x = _x(node)
-    return (ew.div(g, ew.sub(1, ew.mul(x, x))),)
+    return (_over(g, ew.sub(1, ew.mul(x, x))),)
 
 
 def _atan2(node: Any, g: Tensor) -> tuple:

@@ -545,7 +545,8 @@ OPTIONAL: dict[str, str] = {
     # API 2.4: complex numbers (a backend that lists complex64/complex128 in its dtypes).
     # Such a backend also takes complex arrays in every arithmetic primitive that makes sense
     # for them (add sub mul div neg pow exp log sqrt sin cos tanh eq ne sum prod matmul, the
-    # movement and indexing primitives, cast, full, from_host/to_host); abs of a complex
+    # movement and indexing primitives, cast, full, from_host/to_host, and the optional
+    # acos asin atan asinh acosh atanh with C99's principal values); abs of a complex
     # array is its float modulus; cast of complex to a real dtype keeps the real part.
     "real": "real(a) -> A: the real parts of a complex array (float32 for complex64)",
     "imag": "imag(a) -> A: the imaginary parts of a complex array (float32 for complex64)",

@@ -54,9 +54,13 @@ def _unary(name: str, host_fn: Callable[[Any], Any], *, save_output: bool = Fals
     """An optional unary primitive on float input (ints and bools in the default float)."""
 
     def op(input: Tensor) -> Tensor:
-        complex_form = _COMPLEX_FORMS.get(name)
-        if complex_form is not None and isinstance(input, Tensor) and input.dtype.is_complex:
-            return complex_form(input)
+        if isinstance(input, Tensor) and input.dtype.is_complex:
+            complex_form = _COMPLEX_FORMS.get(name)
+            if complex_form is not None:
+                return complex_form(input)
+            if name in _COMPLEX_KERNELS:
+                native = run_optional(input.backend, name, host_fn, input.dtype, input.native)
+                return apply(name, native, input.dtype, (input,))
         x = _float_input(name, input)
         native = run_optional(x.backend, name, host_fn, x.dtype, x.native)
         return apply(name, native, x.dtype, (x,), native if save_output else None)
@@ -70,6 +74,10 @@ _COMPLEX_FORMS: dict[str, Callable[[Tensor], Tensor]] = {
     "sinh": lambda z: ew.div(ew.sub(ew.exp(z), ew.exp(ew.neg(z))), 2),
     "cosh": lambda z: ew.div(ew.add(ew.exp(z), ew.exp(ew.neg(z))), 2),
 }
+#: The inverse functions on complex input: the backend's kernel (C99's principal values and
+#: branch cuts, as torch's CPU kernels, NumPy and cuPyNumeric give them) rather than a
+#: composition of log and sqrt, which lands on the wrong side of a cut for some inputs.
+_COMPLEX_KERNELS = frozenset({"acos", "asin", "atan", "asinh", "acosh", "atanh"})
 
 acos = _unary("acos", host.acos)
 asin = _unary("asin", host.asin)
