@@ -295,11 +295,11 @@ def test_decorator_with_options_and_errors() -> None:
         tw.compile(3)
 
 
-def test_values_the_core_checks_are_compared_on_replay() -> None:
-    """cross_entropy reads its targets' range back to check it: a replay holds while the
-    range is the same and retraces when it is not."""
+def test_values_the_core_checks_are_checked_again_on_replay() -> None:
+    """cross_entropy reads its targets' range back to check it: a replay holds while every
+    target is a class (whatever the batch's least and greatest), and stops where the eager
+    check would raise, which then raises as eagerly."""
     x, y = batch("numpy")
-    same_range = tw.tensor((np.arange(8) * 3) % 5)  # other targets, the same range 0..4
 
     def run(compiled: bool, targets: list) -> tuple:
         model = mlp("numpy")
@@ -315,15 +315,55 @@ def test_values_the_core_checks_are_compared_on_replay() -> None:
         fn = tw.compile(step) if compiled else step
         return [fn(x, t) for t in targets] + list(model.parameters()), fn
 
-    steady = [y, y, y, same_range, y]
-    (want, _), (got, fn) = run(False, steady), run(True, steady)
-    assert all(tw.equal(a, b) for a, b in zip(want, got)) and fn.traces == 3
-    # a new range every step: each replay stops at the check, and the function goes eager
-    changing = [y, y, y] + [tw.tensor(np.arange(8) % k) for k in (2, 3, 4, 2, 3)]
-    with pytest.warns(CompileWarning, match="runs eagerly"):
+    # another range every step (0..1, 0..2, 1..3, ...): one graph serves them all
+    changing = [y, y, y] + [tw.tensor(np.arange(8) % k + k // 4) for k in (2, 3, 4, 2, 3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
         got, fn = run(True, changing)
     want, _ = run(False, changing)
+    assert all(tw.equal(a, b) for a, b in zip(want, got)) and fn.traces == 3
+    # a target out of range: the replay stops at the check, the trace raises as eagerly
+    with pytest.raises(IndexError, match="target 5 is out of bounds"):
+        run(True, [y, y, y, tw.tensor(np.arange(8) % 6)])
+    # ignored targets take the check's other path, which compares the values read exactly
+    ignored = tw.tensor(np.where(np.arange(8) % 3 == 0, -100, np.arange(8) % 5))
+    steady = [y, y, y, ignored, ignored, ignored, ignored, y]
+    (want, _), (got, fn) = run(False, steady), run(True, steady)
     assert all(tw.equal(a, b) for a, b in zip(want, got))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_embedding_indices_that_change_replay(device: str) -> None:
+    """A language model's step: embedding rows read by other token ids every batch."""
+    rng = np.random.default_rng(3)
+    tokens = [tw.tensor(rng.integers(0, 20, (4, 6)), device=device) for _ in range(6)]
+    tokens[4] = tw.tensor(np.full((4, 6), 19), device=device)  # one id only
+
+    def run(compiled: bool) -> tuple:
+        tw.manual_seed(0)
+        with tw.device(device):
+            emb, head = nn.Embedding(20, 8), nn.Linear(8, 20)
+        opt = tw.optim.SGD([*emb.parameters(), *head.parameters()], lr=0.5)
+
+        def step(ids):
+            opt.zero_grad()
+            loss = F.cross_entropy(head(emb(ids)).reshape(-1, 20), ids.reshape(-1))
+            loss.backward()
+            opt.step()
+            return loss
+
+        fn = tw.compile(step) if compiled else step
+        return [fn(t) for t in tokens] + list(emb.parameters()) + list(head.parameters()), fn
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        (want, _), (got, fn) = run(False), run(True)
+    assert all(tw.equal(a, b) for a, b in zip(want, got)) and fn.traces == 3
+    with pytest.raises(IndexError, match="index 20 is out of bounds"):
+        emb = nn.Embedding(20, 8).to(device)
+        step = tw.compile(lambda ids: emb(ids).sum().backward())
+        for ids in tokens[:4] + [tw.tensor(np.full((4, 6), 20), device=device)]:
+            step(ids)
 
 
 def test_host_randomness_is_not_baked_in() -> None:

@@ -220,6 +220,7 @@ class CompiledFunction:
         kwargs: dict,
     ) -> Graph | DifferentiableGraph:
         builder.reads = recorder.reads
+        builder.regions = recorder.regions
         builder.find_holders(recorder.calls)
         guards = list(recorder.reads.guards)  # each after the calls recorded before it
         for i, call in enumerate(recorder.calls):
@@ -303,13 +304,16 @@ def compile(  # noqa: A001  (PyTorch's name)
     Python floats of the optimizer state (Adam's ``step``) and each group's ``lr`` are
     recomputed by the graph rather than guarded (:mod:`tensorweaver.compiler.symbolic`),
     so neither the step count nor a learning-rate schedule retraces. Values the core reads
-    back to check arguments (index bounds, class targets) are compared on replay, which
-    traces again when they differ (random draws made before that point are then not
-    repeated as eagerly). Random primitives are called again on replay, so dropout draws
-    fresh masks from the backend's generator, as the eager step does after the same
-    ``tw.manual_seed``. A step that changes a guard itself (the first step creates
-    gradients and optimizer state) traces again on the next call; one that changes it on
-    every call, or whose two traces differ, runs eagerly, with a warning.
+    back to check arguments are checked again on replay: index bounds and class targets
+    against the range in which the check passes as traced (each batch's least and greatest
+    target may differ), other values (ignored targets, ``bincount``'s size) against the
+    traced ones; a replay that fails such a check traces again (random draws made before
+    that point are then not repeated as eagerly), and the trace raises as eagerly. Random
+    primitives are called again on replay, so dropout draws fresh masks from the backend's
+    generator, as the eager step does after the same ``tw.manual_seed``. A step that
+    changes a guard itself (the first step creates gradients and optimizer state) traces
+    again on the next call; one that changes it on every call, or whose two traces differ,
+    runs eagerly, with a warning.
 
     A function that returns one tensor requiring grad and runs no backward itself (a
     module's forward, in training) is recorded with the backward the tape runs for it: the

@@ -100,6 +100,7 @@ def differentiable_graph(
         raise Unsupported(f"its backward reads tensor values at {line}")
     back = GraphBuilder([], (), {})
     back.outer = builder
+    back.regions = recorder.regions
     back.sources[id(placeholder.native)] = "args[1]"
     back.find_holders(recorder.calls)
     for call in recorder.calls:

@@ -51,6 +51,14 @@ def _check(host: Any, traced: np.ndarray) -> None:
         raise StaleGraph
 
 
+def _check_region(host: Any, region: tuple) -> None:
+    """A core check's ``(min, max)`` read: it decides as traced inside ``region``."""
+    (least_min, greatest_min), (least_max, greatest_max) = region
+    low, high = host.tolist()  # NaN compares false: stale
+    if not (least_min <= low <= greatest_min and least_max <= high <= greatest_max):
+        raise StaleGraph
+
+
 class Unsupported(Exception):
     """The step did something a replay cannot repeat (the reason is the message)."""
 
@@ -143,12 +151,14 @@ class GraphBuilder:
         self.globals: dict[str, Any] = {
             "_new": _new,
             "_check": _check,
+            "_check_region": _check_region,
             "StaleGraph": StaleGraph,
             "Branch": Branch,
             "_draw": DRAWS.draw,
         }
         self.guards: list[tuple[str, bool]] = []  # comparisons of lifted numbers (symbolic.py)
         self.reads = ReadLog()  # the user's reads of tensor values (the recorder's)
+        self.regions: dict[int, Any] = {}  # the recorder's: checks decided by a region
         self.path: list[Any] = []  # the outcome of each guard on a read, in order
         self._bound: dict[int, str] = {}
         self.names: dict[int, str] = {}  # id(value) -> the variable holding it
@@ -313,9 +323,14 @@ class GraphBuilder:
         self.lines.append(_Line([target], self._uses, text, read, name, call, backend))
         self._produced(result, target)
         if name in HOST_READS and not read:
-            # The core's own check read values: the replay holds only while they repeat.
-            traced = self.bind(np.array(result, copy=True))
-            self.lines.append(_Line([], {target}, f"_check({target}, {traced})", False, "_check"))
+            # The core's own check read values: the replay holds only while they repeat, or
+            # stay in the region where the check decides as it did.
+            region = self.regions.get(id(result))
+            if region is not None:
+                check = f"_check_region({target}, {self.bind(region)})"
+            else:
+                check = f"_check({target}, {self.bind(np.array(result, copy=True))})"
+            self.lines.append(_Line([], {target}, check, False, "_check"))
 
     def guard(self, expr: str, outcome: Any) -> None:
         """Stop the replay here (:class:`Branch`) unless ``expr`` on the values read so far

@@ -26,6 +26,7 @@ import numpy as np
 
 from tensorweaver.compiler.draws import DRAWS, is_random
 from tensorweaver.compiler.reads import ReadLog
+from tensorweaver.ops.bounds import REGION_LISTENERS, Region
 
 #: Methods that only describe arrays or steer the backend: passed through, not recorded.
 PASSTHROUGH = frozenset(
@@ -89,9 +90,13 @@ class Recorder:
         # (``print``, ``.numpy()``); reads that a replay repeats are in ``reads``.
         self.host_read: str | None = None
         self.reads = ReadLog(lambda: len(self.calls))
+        # id(host array a core check read) -> the region of its (min, max) in which the
+        # check decides as it did (ops/bounds.py): the replay checks that region.
+        self.regions: dict[int, Region] = {}
         self._depth = 0
 
     def open(self) -> None:
+        REGION_LISTENERS.append(self._region)
         for backend in self.backends:
             if not hasattr(backend, "__dict__"):
                 raise TypeError(
@@ -107,9 +112,14 @@ class Recorder:
                     setattr(backend, name, self._wrap(backend, name, real))
 
     def close(self) -> None:
+        if self._region in REGION_LISTENERS:
+            REGION_LISTENERS.remove(self._region)
         for backend in self.backends:
             for name in [n for n, v in vars(backend).items() if getattr(v, "_tw_recording", 0)]:
                 delattr(backend, name)
+
+    def _region(self, host: Any, region: Region) -> None:
+        self.regions[id(host)] = region
 
     def _wrap(self, backend: Any, name: str, real: Callable) -> Callable:
         def call(*args: Any, **kwargs: Any) -> Any:

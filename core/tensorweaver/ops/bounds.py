@@ -9,22 +9,50 @@ transfer on an accelerator. An empty tensor costs nothing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from tensorweaver.tensor import Tensor
 
+#: ``((least min, greatest min), (least max, greatest max))``, bounds included.
+Region = tuple[tuple[Any, Any], tuple[Any, Any]]
+#: While ``tw.compile`` traces a step, its recorder listens here (:mod:`tensorweaver.compiler
+#: .recorder`): it is told of each check's read (the host array of ``(min, max)``) and the
+#: region in which the check decides as it did, so that a replay re-checks that region
+#: instead of requiring the same values (class targets differ from batch to batch).
+REGION_LISTENERS: list[Callable[[Any, Region], None]] = []
 
-def extrema(t: Tensor) -> tuple[Any, Any] | None:
+
+def extrema(
+    t: Tensor, same_outcome: Callable[[Any, Any], Region | None] | None = None
+) -> tuple[Any, Any] | None:
     """``(min, max)`` of ``t``'s elements as Python numbers (NaN if any element is NaN), or
-    None when ``t`` is empty."""
+    None when ``t`` is empty. ``same_outcome(min, max)``, where given, is the region of
+    ``(min, max)`` values for which the caller's check ends as it does for these (None: it
+    depends on the exact values)."""
     n = t.numel()
     if not n:
         return None
     backend = t.backend
     flat = t.native if len(t.shape) == 1 else backend.reshape(t.native, (n,))
     pair = backend.cat([backend.min(flat, (0,), True), backend.max(flat, (0,), True)], 0)
-    low, high = backend.to_host(pair).tolist()
+    host = backend.to_host(pair)
+    low, high = host.tolist()
+    if REGION_LISTENERS and same_outcome is not None:
+        region = same_outcome(low, high)
+        if region is not None:
+            REGION_LISTENERS[-1](host, region)
     return low, high
+
+
+def inside(low: Any, high: Any) -> Callable[[Any, Any], Region | None]:
+    """``same_outcome`` for a check that passes when every element lies in ``[low, high]``."""
+
+    def region(least: Any, greatest: Any) -> Region | None:
+        if low <= least and greatest <= high:
+            return (low, high), (low, high)
+        return None  # the check raises
+
+    return region
 
 
 def check_index(
@@ -40,12 +68,25 @@ def check_index(
     unless every element of the integer ``index`` lies in ``[0, size)``, or in
     ``[-size, size)`` with ``negative`` (only advanced indexing counts negative indices from
     the end). Returns whether some index is negative, that is, needs wrapping."""
-    bounds = extrema(index)
+    least = -size if negative else 0
+    bounds = extrema(index, _same_wrapping(least, size))
     if bounds is None:
         return False
     low, high = bounds
-    least = -size if negative else 0
     if low < least or high >= size:
         bad = low if low < least else high
         raise error(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
     return low < 0
+
+
+def _same_wrapping(least: int, size: int) -> Callable[[Any, Any], Region | None]:
+    """``check_index``'s outcome: in bounds, with some negative index (to wrap) or none."""
+
+    def region(low: Any, high: Any) -> Region | None:
+        if low < least or high >= size:
+            return None
+        if low < 0:
+            return (least, -1), (least, size - 1)
+        return (0, size - 1), (0, size - 1)
+
+    return region

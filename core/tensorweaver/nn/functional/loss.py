@@ -14,7 +14,7 @@ import warnings
 import tensorweaver as tw
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
 from tensorweaver.ops import index as ix
-from tensorweaver.ops.bounds import extrema
+from tensorweaver.ops.bounds import extrema, inside
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
@@ -153,7 +153,7 @@ def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: s
             f"{tuple(target.shape)}"
         )
     classes = input.shape[1]
-    bounds = extrema(target)
+    bounds = extrema(target, inside(0, classes - 1))
     if bounds is None or 0 <= bounds[0] and bounds[1] < classes:
         return  # the common case: one read-back
     low, high = extrema(target.masked_fill(target == ignore_index, 0))
@@ -313,7 +313,7 @@ def binary_cross_entropy(
             f"dtype {input.dtype.name}; convert it with .to(input.dtype)"
         )
     for name, values in (("input", input), ("target", target)):
-        bounds = extrema(values)
+        bounds = extrema(values, inside(0, 1))
         if bounds is not None and not (0 <= bounds[0] and bounds[1] <= 1):
             raise RuntimeError(
                 f"binary_cross_entropy: all elements of {name} should be between 0 and 1, got "
@@ -415,7 +415,7 @@ def _gaussian_variance(input: Tensor, var: Tensor | float) -> Tensor:
         if var < 0:
             raise ValueError(f"gaussian_nll_loss: var must be non-negative, got {var}")
         return tw.full_like(input, var)
-    bounds = extrema(var)
+    bounds = extrema(var, inside(0, math.inf))
     if bounds is not None and bounds[0] < 0:
         raise ValueError(f"gaussian_nll_loss: var has negative entries (down to {bounds[0]})")
     shape, var_shape = tuple(input.shape), tuple(var.shape)

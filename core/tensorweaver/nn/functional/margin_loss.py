@@ -14,7 +14,7 @@ from tensorweaver.nn.functional.activation import logsigmoid
 from tensorweaver.nn.functional.distance import pairwise_distance
 from tensorweaver.nn.functional.loss import _reduce, _reduction
 from tensorweaver.ops import index as ix
-from tensorweaver.ops.bounds import extrema
+from tensorweaver.ops.bounds import extrema, inside
 from tensorweaver.tensor import Tensor
 
 
@@ -97,7 +97,7 @@ def _margin_rows(input: Tensor, fn: str) -> tuple[Tensor, int]:
 
 
 def _check_class_range(target: Tensor, low: int, classes: int, fn: str) -> None:
-    bounds = extrema(target)
+    bounds = extrema(target, inside(low, classes - 1))
     if bounds is not None and (bounds[0] < low or bounds[1] >= classes):
         bad = bounds[0] if bounds[0] < low else bounds[1]
         raise RuntimeError(

@@ -19,7 +19,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.ops import index as ix
-from tensorweaver.ops.bounds import check_index, extrema
+from tensorweaver.ops.bounds import check_index, extrema, inside
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
@@ -288,7 +288,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError(
             f"one_hot: expected an int64 index tensor, got {tensor.dtype.name}; use .long()"
         )
-    bounds = extrema(tensor)
+    # With num_classes given, the outcome holds for any values in [0, num_classes).
+    bounds = extrema(tensor, inside(0, num_classes - 1) if num_classes > 0 else None)
     if bounds is None and num_classes <= 0:  # PyTorch refuses 0 too
         raise RuntimeError(
             "one_hot: cannot infer num_classes from an empty tensor; pass num_classes > 0"
