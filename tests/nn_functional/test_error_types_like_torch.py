@@ -372,6 +372,17 @@ ACTIVATIONS = {
     "sdpa dropout_p": lambda m: sdpa(m, (2, 3, 4), (2, 3, 4), (2, 3, 4), dropout_p=2.0),
     "sdpa heads": lambda m: sdpa(m, (1, 3, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4)),
     "sdpa gqa heads": lambda m: sdpa(m, (1, 3, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4), enable_gqa=True),
+    # mixed float dtypes: refused whether the backend fuses the composite (layer_norm, sdpa)
+    # or decomposes it (instance_norm on numpy)
+    "layer_norm mixed dtypes": lambda m: F(m).layer_norm(
+        m.ones(2, 4, dtype=m.float64), (4,), m.ones(4), m.zeros(4)
+    ),
+    "instance_norm mixed dtypes": lambda m: F(m).instance_norm(
+        m.ones(2, 4, 3, dtype=m.float64), weight=m.ones(4), bias=m.zeros(4)
+    ),
+    "sdpa mixed dtypes": lambda m: F(m).scaled_dot_product_attention(
+        m.ones(2, 3, 4, dtype=m.float64), m.ones(2, 3, 4), m.ones(2, 3, 4)
+    ),
 }
 
 LAYERS = {

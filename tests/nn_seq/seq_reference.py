@@ -28,6 +28,7 @@ def load_torch_weights(tw_module: tw.nn.Module, torch_module: torch.nn.Module) -
     """Make ``torch_module`` float64 and load its state into ``tw_module`` (strict: the names
     and shapes must match)."""
     torch_module.double()
+    tw_module.double()
     tw_module.load_state_dict({k: tw.tensor(host(v)) for k, v in torch_module.state_dict().items()})
 
 

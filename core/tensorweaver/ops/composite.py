@@ -50,6 +50,15 @@ def fused_or_reference(
     if low is not None and name in AUTOCAST:
         given = autocast_operands(low, *given)
         tensors = given if slots is None else _fill(slots, given)
+    dtype = given[0].dtype
+    for t in given[1:]:
+        if t.dtype is not dtype and t.dtype.kind == "f":
+            # PyTorch's kernels refuse mixed dtypes (RuntimeError) on every device: so do
+            # both paths here, whether this backend fuses the composite or not.
+            raise RuntimeError(
+                f"{name}: all floating-point arguments must have one dtype, got "
+                f"{', '.join(t.dtype.name for t in given)}; convert them with .to(...)"
+            )
     fused = fused_kernel(backend, name)
     if fused is None:
         out = reference(*tensors, *static)
@@ -57,13 +66,6 @@ def fused_or_reference(
         if isinstance(first, Tensor) and first._node is not None:
             labelled(first, composite_name(name, tensors, static), *given)
         return out
-    dtype = given[0].dtype
-    for t in given[1:]:
-        if t.dtype is not dtype and t.dtype.kind == "f":
-            raise TypeError(
-                f"{name}: all floating-point arguments must have one dtype, got "
-                f"{', '.join(t.dtype.name for t in given)}; convert them with .to(...)"
-            )
     out, saved = fused(*[None if t is None else t.native for t in tensors], *static)
     if extra_dtypes:
         out, *extras = out

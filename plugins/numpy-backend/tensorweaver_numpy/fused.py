@@ -6,6 +6,8 @@ not computed, where ``needs`` says an input wants none). Convolution
 is im2col: one strided copy of the padded input's windows, then one batched matmul (BLAS);
 the columns are saved for the weight gradient, and the input gradient adds the column
 gradients back kernel offset by kernel offset. Max pooling works offset by offset too.
+Layer norm and attention keep what their closed-form gradients need (the normalized values
+and 1/std; the attention probabilities), where the decomposition's tape keeps every step.
 """
 
 from __future__ import annotations
@@ -132,6 +134,76 @@ class FusedOps:
     def fused_log_softmax_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple[A]:
         y, axis = saved
         return (grad - np.exp(y) * np.add.reduce(grad, axis=axis, keepdims=True),)
+
+    # layer_norm ---------------------------------------------------------------------------
+
+    @quiet
+    def fused_layer_norm(
+        self, x: A, weight: A | None, bias: A | None, normalized_ndim: int, eps: float
+    ) -> tuple[A, tuple]:
+        axes = tuple(range(x.ndim - normalized_ndim, x.ndim))
+        work = x.astype(np.float32) if x.dtype == np.float16 else x  # as torch: float32 stats
+        centred = work - np.mean(work, axis=axes, keepdims=True)
+        variance = np.mean(np.square(centred), axis=axes, keepdims=True)
+        rstd = np.sqrt(variance + work.dtype.type(eps))
+        np.divide(1, rstd, out=rstd)
+        normed = np.multiply(centred, rstd, out=centred)
+        out = normed * weight if weight is not None else normed.copy()
+        if bias is not None:
+            out += bias
+        return out.astype(x.dtype, copy=False), (normed, rstd, weight, axes, x.dtype)
+
+    @quiet
+    def fused_layer_norm_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple:
+        normed, rstd, weight, axes, dtype = saved
+        g = grad.astype(normed.dtype, copy=False)
+        lead = tuple(range(normed.ndim - len(axes)))
+        grad_w = np.add.reduce(g * normed, axis=lead) if needs[1] else None
+        grad_b = np.add.reduce(g, axis=lead) if needs[2] else None
+        grad_x = None
+        if needs[0]:
+            # d/dx of (x - mean) * rstd: the gradient less its mean and its projection on
+            # the normalized values, times rstd.
+            gn = g * weight if weight is not None else g
+            grad_x = gn - np.mean(gn, axis=axes, keepdims=True)
+            grad_x -= normed * np.mean(gn * normed, axis=axes, keepdims=True)
+            grad_x *= rstd
+        return tuple(
+            None if a is None else a.astype(dtype, copy=False) for a in (grad_x, grad_w, grad_b)
+        )
+
+    # scaled_dot_product_attention ---------------------------------------------------------
+
+    @quiet
+    def fused_scaled_dot_product_attention(
+        self, q: A, k: A, v: A, causal: bool, scale: float
+    ) -> tuple[A, tuple]:
+        scores = q @ np.swapaxes(k, -1, -2)
+        scores *= scores.dtype.type(scale)
+        if causal:  # query i sees keys 0..i (aligned at the top left, as the decomposition)
+            length, source = scores.shape[-2:]
+            scores[..., ~np.tri(length, source, dtype=bool)] = -np.inf
+        scores -= _max_along(scores, -1)  # key 0 is always seen: no row is all -inf
+        probs = np.exp(scores, out=scores)
+        probs /= np.add.reduce(probs, axis=-1, keepdims=True)
+        return probs @ v, (q, k, v, probs, scale)
+
+    @quiet
+    def fused_scaled_dot_product_attention_backward(
+        self, saved: tuple, grad: A, needs: tuple
+    ) -> tuple:
+        q, k, v, probs, scale = saved
+        grad_v = np.swapaxes(probs, -1, -2) @ grad if needs[2] else None
+        if not (needs[0] or needs[1]):
+            return None, None, grad_v
+        # softmax's backward: probs * (g - sum(g * probs)), then the scale
+        g_probs = grad @ np.swapaxes(v, -1, -2)
+        g_scores = g_probs - np.add.reduce(g_probs * probs, axis=-1, keepdims=True)
+        g_scores *= probs
+        g_scores *= g_scores.dtype.type(scale)
+        grad_q = g_scores @ k if needs[0] else None
+        grad_k = np.swapaxes(g_scores, -1, -2) @ q if needs[1] else None
+        return grad_q, grad_k, grad_v
 
     # conv2d -------------------------------------------------------------------------------
 

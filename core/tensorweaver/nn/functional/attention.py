@@ -100,6 +100,8 @@ def scaled_dot_product_attention(
                 f"and value heads ({key.shape[-3]}, {value.shape[-3]})"
             )
         key, value = _repeat_heads(key, heads), _repeat_heads(value, heads)
+    # The leading (batch, head) axes broadcast, as the matrix products' batches do.
+    tw.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     if scale is None:
         scale = 1 / math.sqrt(query.shape[-1])
     if attn_mask is None and not dropout_p:
