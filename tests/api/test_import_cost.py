@@ -85,7 +85,7 @@ LINALG_FIRST = """
     from tensorweaver import nn
 
     layer = nn.Linear(3, 2)
-    assert tuple(layer(a.detach()).shape) == (3, 2)
+    assert tuple(layer(a.detach().float()).shape) == (3, 2)
     assert tw.nn.Linear is nn.Linear
     """
 

@@ -102,3 +102,20 @@ def test_misuse_raises_a_clear_error_like_torch(backend, name):
     fn, shapes, patterns = MISUSES[name]
     args = [np.ones(shape, dtype=np.float32) for shape in shapes]
     raises_like_torch(fn, *args, match=patterns)
+
+
+#: Matrix products of two dtypes: PyTorch promotes elementwise ops but refuses these.
+MIXED_PRODUCTS = {
+    "matmul-float64": lambda m, a, b: a @ b.double(),
+    "matvec-int64": lambda m, a, b: a @ b[:, 0].long(),
+    "vecmat-complex": lambda m, a, b: a[0].to(m.complex64) @ b,
+    "mm": lambda m, a, b: m.mm(a.double(), b),
+    "bmm": lambda m, a, b: m.bmm(a[None], b[None].double()),
+    "linear": lambda m, a, b: m.nn.functional.linear(a, b.mT.double()),
+}
+
+
+@pytest.mark.parametrize("name", MIXED_PRODUCTS.keys())
+def test_matrix_products_of_two_dtypes_raise_like_torch(backend, name):
+    a, b = np.ones((2, 3), dtype=np.float32), np.ones((3, 4), dtype=np.float32)
+    raises_like_torch(MIXED_PRODUCTS[name], a, b, match=["dtype"])

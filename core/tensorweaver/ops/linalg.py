@@ -12,7 +12,6 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labelled
-from tensorweaver.promotion import promote_types
 from tensorweaver.tensor import Tensor
 
 
@@ -40,9 +39,11 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             f"and {list(b.shape)}; use * for scalars"
         )
     check_backends("matmul", (a, b))
-    if a.dtype is not b.dtype:
-        dtype = promote_types(a.dtype, b.dtype)
-        a, b = ew.cast(a, dtype), ew.cast(b, dtype)
+    if a.dtype is not b.dtype:  # PyTorch promotes elementwise ops, never matrix products
+        raise RuntimeError(
+            f"matmul: expected both operands to have the same dtype, got {a.dtype.name} and "
+            f"{b.dtype.name}; convert one with .to(other.dtype)"
+        )
     if a.ndim == 1 and b.ndim == 1:
         if a.shape != b.shape:
             raise RuntimeError(_mismatch(a, b))
