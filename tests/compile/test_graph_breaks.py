@@ -201,7 +201,7 @@ def test_a_compiled_module_branching_on_a_read_is_differentiated_as_eagerly() ->
         rng = np.random.default_rng(0)
         losses = []
         for k in range(10):
-            x = tw.tensor(rng.standard_normal((3, 4)) * (0.1 if k % 3 else 3))
+            x = tw.tensor(rng.standard_normal((3, 4)) * (0.1 if k % 3 else 3), dtype=tw.float32)
             opt.zero_grad()
             loss = forward(x)
             loss.backward()

@@ -12,6 +12,7 @@ from tensorweaver.compiler.branches import Branches, NewPath
 from tensorweaver.compiler.differentiable import DifferentiableGraph, differentiable_graph
 from tensorweaver.compiler.draws import DRAWS
 from tensorweaver.compiler.graph import Graph, GraphBuilder, StaleGraph, Unsupported
+from tensorweaver.compiler.guards import make_guard
 from tensorweaver.compiler.recorder import Recorder
 from tensorweaver.compiler.state import StepState, describe_change
 from tensorweaver.selection import current_backend
@@ -47,19 +48,32 @@ class CompiledFunction:
         self._stale: dict[tuple, int] = {}  # replays in a row stopped by StaleGraph
         self._paths: dict[tuple, int] = {}  # traces in a row on a path not traced before
         self._state: StepState | None = None  # the last call's, to reuse its roots
+        # Signature -> the function checking it (guards.make_guard), and (guard, signature,
+        # entry) of the last replay, whose guard the next call checks first.
+        self._guards: dict[tuple, Any] = {}
+        self._fast: tuple | None = None
         self.traces = 0  # how many times a call was traced (for tests and tuning)
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._eager_only or _tracing:  # inside another trace: its recorder sees our ops
             return self._fn(*args, **kwargs)
-        state = self._state = StepState(self._fn, args, kwargs, self._state)
-        key = state.signature(args, kwargs)
-        entry = self._cache.get(key)
-        if entry is _EAGER:
-            return self._fn(*args, **kwargs)
+        fast = self._fast
+        if fast is not None and fast[0](args, kwargs):
+            # The last replayed signature again, checked by its own guard function.
+            _, key, entry = fast
+            state, guard = None, None
+        else:
+            self._fast = None
+            state = self._state = StepState(self._fn, args, kwargs, self._state)
+            key = state.signature(args, kwargs)
+            entry = self._cache.get(key)
+            if entry is _EAGER:
+                return self._fn(*args, **kwargs)
         if entry is not None and entry.ready():
-            self._cache.move_to_end(key)
+            if state is not None:
+                self._cache.move_to_end(key)
+                guard = self._guard(state, args, kwargs, key)
             try:
                 result = entry.run(args, kwargs)
             except NewPath:
@@ -77,8 +91,13 @@ class CompiledFunction:
                     )
                     return self._fn(*args, **kwargs)
             else:
-                self._stale.pop(key, None)
+                if self._stale:
+                    self._stale.pop(key, None)
+                if guard is not None:
+                    self._fast = (guard, key, entry)
                 return result
+        if state is None:
+            state = self._state = StepState(self._fn, args, kwargs, self._state)
         return self._trace(state, key, args, kwargs)
 
     def __get__(self, owner: Any, owner_type: Any = None) -> Any:
@@ -235,10 +254,21 @@ class CompiledFunction:
             return differentiable_graph(builder, result, tail, recorder.backends, self._fullgraph)
         return builder.build(tail, builder.result(result))
 
+    def _guard(
+        self, state: StepState, args: tuple, kwargs: dict, key: tuple
+    ) -> Callable[..., bool] | None:
+        """The guard function of ``key`` (made once per signature), if this call passes it."""
+        guard = self._guards.get(key)
+        if guard is None or not guard(args, kwargs):
+            guard = self._guards[key] = make_guard(state, self._fn, args, key)
+        # A guard that refuses the call it was made from would be wrong: never use it.
+        return guard if guard is not None and guard(args, kwargs) else None
+
     def _store(self, key: tuple, entry: Any) -> None:
+        self._fast = None
         self._cache[key] = entry
         if len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
+            self._guards.pop(self._cache.popitem(last=False)[0], None)
             self._warn(
                 f"more than {CACHE_SIZE} different signatures (shapes, dtypes, Python number "
                 "arguments, training flags, ...): the oldest graph was dropped and will be "
@@ -299,7 +329,9 @@ def compile(  # noqa: A001  (PyTorch's name)
     and buffers and their gradients; the optimizer's settings and state) and run the
     recorded primitives directly on the backend: no Tensor, autograd or promotion work per
     op, every value freed after its last use. A changed guard traces again (8 graphs are
-    kept, with a warning when more are needed).
+    kept, with a warning when more are needed). The guards of the signature replayed last
+    are checked first by a function generated for it (:mod:`tensorweaver.compiler.guards`),
+    when the arguments are tensors and Python scalars.
 
     Python floats of the optimizer state (Adam's ``step``) and each group's ``lr`` are
     recomputed by the graph rather than guarded (:mod:`tensorweaver.compiler.symbolic`),
@@ -325,8 +357,9 @@ def compile(  # noqa: A001  (PyTorch's name)
     (API 2.4; :mod:`tensorweaver.compiler.record`) may compile its calls: torch hands them
     to ``torch.compile`` (inductor; ``mode`` passes through; the first replay compiles,
     which takes seconds, and the first after a changed optimizer number compiles once
-    more), NumPy writes results into arrays the step no longer needs (``out=``), bit for
-    bit the eager results. Other backends replay the calls one by one.
+    more), NumPy calls its ufuncs directly with its warnings turned off once for the whole
+    step and writes results into arrays the step no longer needs (``out=``), bit for bit
+    the eager results. Other backends replay the calls one by one.
 
     A step may read tensor values into Python (``.item()``, ``.tolist()``, ``bool(t)``,
     ``if x > 0``): the replay reads them again where the step did

@@ -8,6 +8,9 @@ one function ``compute`` (a ``del`` of each value after its last use, so memory 
 as early as eagerly, often earlier), then the write-backs (a parameter's new array, a new
 ``.grad``, new optimizer state) and the return value. Running it costs one Python call per
 primitive and nothing else: no Tensor, autograd node, dtype promotion or argument check.
+A call that gives its argument back bit for bit (``x * 1`` on a constant of ones, the
+gradient a sum sends back; a reshape to the same shape) is an assignment instead, where
+that cannot be seen: never a result of the graph (:func:`_settle_aliases`).
 :attr:`Graph.source` shows it. ``compute`` is what a backend's ``compile_graph`` hook may
 replace (:mod:`.record`).
 
@@ -65,8 +68,7 @@ class Unsupported(Exception):
 
 def _new(native: Any, backend: Any, dtype: Any, requires_grad: bool) -> Tensor:
     t = Tensor(native, backend, dtype)
-    if requires_grad:
-        t.requires_grad = True
+    t.requires_grad = requires_grad
     return t
 
 
@@ -80,6 +82,7 @@ class _Line(NamedTuple):
     kind: str  # the primitive called, "" for an item, "_check" for a check
     call: Optional[Call] = None
     backend: Any = None
+    full: Optional[_Line] = None  # an alias's call (see GraphBuilder._unchanged)
 
 
 class Graph:
@@ -102,7 +105,8 @@ class Graph:
         self.path = path  # the outcome of each guard on a value read into Python
 
     def ready(self) -> bool:
-        return all(t.shape == s and t.dtype is d for t, s, d in self.checks)
+        # (``not checks`` first: this runs before every replay, and most graphs have none)
+        return not self.checks or all(t.shape == s and t.dtype is d for t, s, d in self.checks)
 
     def compile(self, mode: Optional[str]) -> None:
         """Let the backend's ``compile_graph`` hook replace the graph's ``compute``."""
@@ -150,6 +154,7 @@ class GraphBuilder:
     def __init__(self, locations: list[tuple[Any, str]], args: tuple, kwargs: dict) -> None:
         self.globals: dict[str, Any] = {
             "_new": _new,
+            "Tensor": Tensor,
             "_check": _check,
             "_check_region": _check_region,
             "StaleGraph": StaleGraph,
@@ -320,7 +325,11 @@ class GraphBuilder:
         call = Call(name, tuple(parts), target)
         # The user's read is dropped when nothing uses its value (a read for logging).
         read = any(result is a for a in self.reads.arrays)
-        self.lines.append(_Line([target], self._uses, text, read, name, call, backend))
+        line = _Line([target], self._uses, text, read, name, call, backend)
+        same = None if read else _unchanged(name, args, values, result)
+        if same is not None:
+            line = _Line([target], {same}, f"{target} = {same}", True, "=", None, backend, line)
+        self.lines.append(line)
         self._produced(result, target)
         if name in HOST_READS and not read:
             # The core's own check read values: the replay holds only while they repeat, or
@@ -351,8 +360,10 @@ class GraphBuilder:
         return TOKEN.sub(lambda m: self.names[id(self.reads.arrays[int(m.group(1))])], expr)
 
     def tensor(self, t: Tensor, requires_grad: bool = False) -> str:
-        native = self.value(t.native)
-        return f"_new({native}, {self.bind(t.backend)}, {self.bind(t.dtype)}, {requires_grad})"
+        native, backend, dtype = self.value(t.native), self.bind(t.backend), self.bind(t.dtype)
+        if requires_grad:
+            return f"_new({native}, {backend}, {dtype}, True)"
+        return f"Tensor({native}, {backend}, {dtype})"
 
     def result(self, value: Any) -> str:
         """The expression that rebuilds the step's return value."""
@@ -406,7 +417,7 @@ class GraphBuilder:
                 continue
             kept.append(line)
             live.update(line.uses)
-        hoisted, body = _hoist_checks(kept[::-1])
+        hoisted, body = _hoist_checks(_settle_aliases(kept[::-1], end))
         made = {t for line in body for t in line.targets}
         inputs = _ordered({u for line in body for u in line.uses} - made)
         outputs = _ordered(end & made)
@@ -478,6 +489,56 @@ def _hoist_checks(lines: list[_Line]) -> tuple[list[_Line], list[_Line]]:
         return [], lines
     chosen = {id(line) for line in hoisted}
     return hoisted[::-1], [line for line in lines if id(line) not in chosen]
+
+
+def _unchanged(name: str, args: tuple, values: list[str], result: Any) -> str | None:
+    """The variable a call gives back unchanged, bit for bit, or None: ``x * 1`` where
+    the ones (a constant of a real dtype) neither broadcast ``x`` nor change its dtype, a
+    reshape or expand to ``x``'s own shape. (``x * 1`` is ``x`` in IEEE arithmetic, but
+    for a signalling NaN, which it quiets; no arithmetic makes one.)"""
+    if name == "mul" and len(args) == 2:
+        pairs = ((*args, *values[:2]), (*args[::-1], *values[1::-1]))
+        for x, ones, var, const in pairs:
+            if var[0] == "v" and const[0] == "C" and _same_array_type(x, result):
+                try:
+                    host = np.asarray(ones)
+                except Exception:  # a device array: not worth a copy to the host
+                    continue
+                if host.dtype.kind in "biuf" and host.dtype == result.dtype and (host == 1).all():
+                    return var
+    if name in ("reshape", "expand") and values[0][0] == "v":
+        return values[0] if _same_array_type(args[0], result) else None
+    return None
+
+
+def _same_array_type(x: Any, result: Any) -> bool:
+    return (
+        hasattr(x, "shape")
+        and hasattr(x, "dtype")
+        and tuple(x.shape) == tuple(result.shape)
+        and x.dtype == result.dtype
+    )
+
+
+#: Primitives whose result is a new array on every backend, never an input or a view of one.
+_NEW_ARRAY = frozenset({"add", "sub", "mul", "div", "matmul"})
+
+
+def _settle_aliases(lines: list[_Line], end: set[str]) -> list[_Line]:
+    """``lines`` with each alias of :func:`_unchanged` kept only where nothing can tell:
+    its value is neither a result of the graph nor used but by calls that make new
+    arrays; others are calls again (eagerly, a result never shares the input's memory)."""
+    used_by: dict[str, set[str]] = {}
+    for line in lines:
+        for name in line.uses:
+            used_by.setdefault(name, set()).add(line.kind)
+    return [
+        line.full
+        if line.kind == "="
+        and (line.targets[0] in end or not used_by.get(line.targets[0], set()) <= _NEW_ARRAY)
+        else line
+        for line in lines
+    ]
 
 
 def _with_dels(lines: list[_Line], live_after: set[str]) -> list[str]:

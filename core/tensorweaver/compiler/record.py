@@ -24,7 +24,8 @@ class Call(NamedTuple):
     #: :attr:`GraphRecord.constants`), literals, lists of these, ``key=value`` for keywords.
     args: tuple[str, ...]
     #: The name of its result (a tuple result's items are ``vN = result[i]`` lines in
-    #: :attr:`GraphRecord.source`).
+    #: :attr:`GraphRecord.source`; a call found to give an argument back unchanged, such
+    #: as ``x * 1``, is a ``vN = vM`` line there instead of a call).
     result: str
 
 

@@ -30,7 +30,8 @@ from tensorweaver.optim.optimizer import Optimizer
 from tensorweaver.selection import current_backend
 from tensorweaver.tensor import Tensor
 
-_SCALARS = (bool, int, float, complex, str, type(None))
+SCALARS = (bool, int, float, complex, str, type(None))
+CONTAINERS = (tuple, list, dict)
 
 
 def _meta(t: Any) -> Any:
@@ -60,7 +61,7 @@ def _freeze(value: Any, arrays: list | None = None) -> Any:
             value.requires_grad,
             None if grad is None else _meta(grad),
         )
-    if cls in _SCALARS:
+    if cls in SCALARS:
         return (cls, value)
     if cls in (tuple, list):
         return (cls, tuple(_freeze(v, arrays) for v in value))
@@ -73,14 +74,14 @@ def _freeze(value: Any, arrays: list | None = None) -> Any:
     return ("O", id(value))
 
 
-def _sharing(arrays: list) -> tuple | None:
+def sharing(arrays: list) -> tuple | None:
     """Which arguments hold the same array (the graph reads such an input once), or None."""
     if len(set(arrays)) == len(arrays):
         return None
     return tuple(arrays.index(a) for a in arrays)
 
 
-def _referenced(fn: Callable) -> list[Any]:
+def referenced(fn: Callable) -> list[Any]:
     """The objects ``fn``'s code can reach without arguments."""
     found: list[Any] = []
     owner = getattr(fn, "__self__", None)
@@ -92,13 +93,20 @@ def _referenced(fn: Callable) -> list[Any]:
     func = getattr(fn, "__func__", fn)
     code = getattr(func, "__code__", None)
     if code is not None:
-        for cell in getattr(func, "__closure__", None) or ():
-            try:
-                found.append(cell.cell_contents)
-            except ValueError:  # an empty cell
-                continue
+        found.extend(cell_contents(getattr(func, "__closure__", None)))
         names = func.__globals__
         found.extend(names[n] for n in code.co_names if n in names)
+    return found
+
+
+def cell_contents(closure: tuple | None) -> list[Any]:
+    """The objects a closure's cells hold (empty cells left out)."""
+    found = []
+    for cell in closure or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
     return found
 
 
@@ -108,8 +116,8 @@ class StepState:
     def __init__(
         self, fn: Callable, args: tuple, kwargs: dict, previous: StepState | None = None
     ) -> None:
-        self.referenced = _referenced(fn)
-        if previous is not None and _same_objects(self.referenced, previous.referenced):
+        self.referenced = referenced(fn)
+        if previous is not None and same_objects(self.referenced, previous.referenced):
             # The code names the same objects as on the last call (no containers among
             # them, whose contents might have changed): the same modules and optimizers.
             self._fixed = previous._fixed
@@ -122,7 +130,7 @@ class StepState:
         self.modules: list[Module] = list(self._fixed[0])
         self.optimizers: list[Optimizer] = list(self._fixed[1])
         self.tensors: list[Tensor] = list(self._fixed[2])  # named by the code, not in a module
-        if kwargs or not all(type(a) is Tensor or type(a) in _SCALARS for a in args):
+        if kwargs or not all(type(a) is Tensor or type(a) in SCALARS for a in args):
             seen = {id(x) for x in self.modules + self.optimizers + self.tensors}
             for obj in (args, kwargs):  # their tensors are located by their place in the call
                 self._classify(obj, seen, depth=3, fixed=False)
@@ -144,22 +152,13 @@ class StepState:
         elif depth and type(obj) is dict:
             for item in obj.values():
                 self._classify(item, seen, depth - 1, fixed)
-        elif not fixed and type(obj) not in _SCALARS and hasattr(obj, "__dict__"):
+        elif not fixed and type(obj) not in SCALARS and hasattr(obj, "__dict__"):
             # An object passed in (``self`` of a compiled method): its attributes are roots.
             for item in vars(obj).values():
                 self._classify(item, seen, depth=1, fixed=True)
 
     def signature(self, args: tuple, kwargs: dict) -> tuple:
         """Everything the trace specialised on (see the module's docstring)."""
-        modules = tuple(
-            (
-                tuple(m.training for m in module.modules()),
-                tuple(_tensor_sig(p) for p in module.parameters()),
-                tuple(_tensor_sig(b) for b in module.buffers()),
-            )
-            for module in self.modules
-        )
-        optimizers = tuple(_optimizer_sig(opt) for opt in self.optimizers)
         arrays: list[int] = []
         return (
             is_grad_enabled(),
@@ -167,10 +166,10 @@ class StepState:
             id(current_backend()),
             _freeze(args, arrays),
             _freeze(kwargs, arrays),
-            _sharing(arrays),
-            modules,
-            optimizers,
-            tuple(_tensor_sig(t) for t in self.tensors),
+            sharing(arrays),
+            modules_sig(self.modules),
+            optimizers_sig(self.optimizers),
+            tensors_sig(self.tensors),
         )
 
     def locations(self, args: tuple, kwargs: dict) -> list[tuple[Any, str]]:
@@ -214,10 +213,29 @@ def _argument_locations(value: Any, path: str, out: list[tuple[Any, str]]) -> No
             _argument_locations(item, f"{path}[{key!r}]", out)
 
 
-def _same_objects(now: list, before: list) -> bool:
+def same_objects(now: list, before: list) -> bool:
     return len(now) == len(before) and all(
-        a is b and type(a) not in (tuple, list, dict) for a, b in zip(now, before)
+        a is b and type(a) not in CONTAINERS for a, b in zip(now, before)
     )
+
+
+def modules_sig(modules: list[Module]) -> tuple:
+    return tuple(
+        (
+            tuple(m.training for m in module.modules()),
+            tuple(_tensor_sig(p) for p in module.parameters()),
+            tuple(_tensor_sig(b) for b in module.buffers()),
+        )
+        for module in modules
+    )
+
+
+def optimizers_sig(optimizers: list[Optimizer]) -> tuple:
+    return tuple(_optimizer_sig(opt) for opt in optimizers)
+
+
+def tensors_sig(tensors: list[Tensor]) -> tuple:
+    return tuple(_tensor_sig(t) for t in tensors)
 
 
 def _optimizer_sig(opt: Optimizer) -> tuple:

@@ -42,6 +42,7 @@ def quiet(method: Callable[..., Any]) -> Callable[..., Any]:
             finally:
                 _reset(token)
 
+    call._loud = method  # type: ignore[attr-defined]
     return call
 
 
@@ -66,4 +67,26 @@ def quiet_ufunc(ufunc: np.ufunc) -> Callable[..., Any]:
                 _reset(token)
 
     method.__name__ = method.__qualname__ = ufunc.__name__
+    method._loud = ufunc  # type: ignore[attr-defined]
     return method
+
+
+def loud(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A bound backend method without its switch of the error state, for a caller that turns
+    warnings off once around many calls (:func:`quiet` on the caller): the ufunc itself for
+    a :func:`quiet_ufunc` method, the undecorated method for a :func:`quiet` one, else
+    ``method`` as it is."""
+    inner = getattr(getattr(method, "__func__", None), "_loud", None)
+    if inner is None:
+        return method
+    return inner if isinstance(inner, np.ufunc) else inner.__get__(method.__self__)
+
+
+def silenced(body: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """A generated function's ``body`` (lines of source) run with floating-point warnings
+    off, as :func:`quiet` runs a method, without a wrapper's call; and the names it needs."""
+    inner = [f"    {line}" for line in body]
+    if _set is None:
+        return ["with _np_errstate(all='ignore'):", *inner], {"_np_errstate": np.errstate}
+    lines = ["_token = _quiet_set(_QUIET)", "try:", *inner, "finally:", "    _quiet_reset(_token)"]
+    return lines, {"_quiet_set": _set, "_quiet_reset": _reset, "_QUIET": _IGNORE}

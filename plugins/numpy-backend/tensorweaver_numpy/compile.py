@@ -1,15 +1,21 @@
 """The optional ``compile_graph`` hook of the backend API 2.4: a tw.compile'd step's calls
-rewritten to write into arrays the step no longer needs, as NumPy's ``out=`` allows.
+rewritten to call NumPy directly and to write into arrays the step no longer needs, as
+NumPy's ``out=`` allows.
+
+Each backend method turns NumPy's floating-point warnings off around its own work
+(``_quiet.py``); the compiled step turns them off once around all its calls, and calls the
+ufuncs and undecorated methods beneath (``_quiet.loud``).
 
 Eagerly every primitive returns a new array (the IR is functional). In a recorded graph the
 last use of each value is known, so where an elementwise call's input dies at that call and
 nothing else refers to its memory (one of this backend's own kernels made it: ``_FRESH``),
 the call writes its result there: ``maximum(z, 0)`` becomes ``np.maximum(z, 0, out=z)``,
-and ``where(mask, g, 0)`` (a ReLU's gradient) multiplies ``g``'s bit patterns, as unsigned
-words, by the mask: one pass that keeps them or zeroes them. Those give the same bits as
-the eager calls, while the step allocates less and keeps its arrays in cache.
-``foreach_add`` (an SGD update) makes one array per tensor instead of two. Every other call
-runs as recorded.
+``add(a, b)`` ``np.add(a, b, out=b)``, and ``where(mask, g, 0)`` (a ReLU's gradient)
+multiplies ``g``'s bit patterns, as unsigned words, by the mask: one pass that keeps them
+or zeroes them. The foreach updates of optimizers (``_FOREACH``) reuse the first array
+they make for the rest of their work, and write into a list argument that dies at the call
+(Adam's denominators). Those give the same bits as the eager calls, while the step
+allocates less and keeps its arrays in cache. Every other call runs as recorded.
 """
 
 from __future__ import annotations
@@ -19,6 +25,20 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tensorweaver_numpy._quiet import loud, silenced
+
+#: The foreach primitives this module runs in its own form (the functions at the end), and
+#: which list argument each may write into when that list dies at the call (None: none).
+_FOREACH: dict[str, Any] = {
+    "foreach_add": None,
+    "foreach_lerp": None,
+    "foreach_addcmul": None,
+    "foreach_addcdiv": 2,
+    "foreach_mul": 0,
+    "foreach_add_scalar": 0,
+    "foreach_div_scalars": 0,
+    "foreach_sqrt": 0,
+}
 #: Which items of a primitive's result are arrays of their own, whose memory no other value
 #: refers to: "all" (the result is one such array, or each of its items is), or the item
 #: indices. Any other result may share memory with the call's inputs.
@@ -27,12 +47,24 @@ _FRESH: dict[str, Any] = {
     "maximum": "all",
     "minimum": "all",
     "where": "all",
-    "foreach_add": "all",
+    **dict.fromkeys(_FOREACH, "all"),
     "fused_linear": (0,),
     "fused_linear_backward": (0, 1, 2),
+    # (a slice of the padded input's gradient, an array of the call's own, is no less so)
+    "fused_conv2d": (0,),
+    "fused_conv2d_backward": (0, 1, 2),
+    "fused_max_pool2d_backward": (0,),
 }
-#: Calls that can write into a dying array argument: the function, and which argument.
-_INTO = {"maximum": ("_np_maximum", 0), "minimum": ("_np_minimum", 0), "where": ("_keep_where", 1)}
+#: Calls that can write into a dying array argument: the function, and which arguments.
+_INTO = {
+    "maximum": ("_np_maximum", (0,)),
+    "minimum": ("_np_minimum", (0,)),
+    "where": ("_keep_where", (1,)),
+    "add": ("_np_add", (0, 1)),
+    "sub": ("_np_subtract", (0, 1)),
+    "mul": ("_np_multiply", (0, 1)),
+    "div": ("_np_true_divide", (0, 1)),
+}
 #: Unsigned words of each item size.
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _VARIABLE = re.compile(r"\bv\d+\b")
@@ -43,19 +75,25 @@ class CompiledGraphs:
     """Mixed into the backend class."""
 
     def compile_graph(self, graph: Any) -> Callable[..., tuple] | None:
-        """``graph.fn`` rewritten to reuse dead arrays; None when nothing changes."""
+        """``graph.fn`` rewritten to reuse dead arrays, calling NumPy's functions directly
+        with its floating-point warnings turned off once around all of them."""
         body = [line.strip() for line in graph.source.splitlines()[1:]]
         rewritten = _Reuse(graph.calls, graph.values, graph.constants).rewrite(body)
-        if rewritten == body:
-            return None
+        body, names = silenced(rewritten)
         source = f"def compute({', '.join(graph.inputs)}):\n"
-        source += "".join(f"    {line}\n" for line in rewritten)
-        namespace = dict(graph.fn.__globals__)
+        source += "".join(f"    {line}\n" for line in body)
+        namespace = {**graph.fn.__globals__, **names}
+        for name in graph.methods:
+            namespace[name] = loud(namespace[name])
         namespace.update(
             _np_maximum=np.maximum,
             _np_minimum=np.minimum,
+            _np_add=np.add,
+            _np_subtract=np.subtract,
+            _np_multiply=np.multiply,
+            _np_true_divide=np.true_divide,
             _keep_where=_keep_where,
-            _foreach_add=_foreach_add,
+            **{f"_{name}": globals()[f"_{name}"] for name in _FOREACH},
         )
         exec(compile(source, "<tw.compile on numpy>", "exec"), namespace)  # noqa: S102
         return namespace["compute"]
@@ -114,26 +152,54 @@ class _Reuse:
             buffer = (parent, index)
             self._hold(target, {buffer}, buffer)
             self.holders[buffer].add(parent)  # the tuple holds it too
+            if (parent, None) in self.holders:  # a foreach list: written in place only
+                self.holders[parent, None].add(target)  # while none of its items is used
         else:
             self._derived(target, parent)
 
     def _call(self, target: str, expr: str, line: int) -> str:
         call = self.calls[target]
-        if call.primitive == "foreach_add":
-            expr = "_foreach_add(" + expr.split("(", 1)[1]
+        if call.primitive == "contiguous":  # the backend's own test first, without its call
+            self._derived(target, expr)
+            return f"{target} = {call.args[0]} if {call.args[0]}.flags.c_contiguous else {expr}"
+        if call.primitive in _FOREACH:
+            return self._foreach(target, call, line)
         into = _INTO.get(call.primitive)
-        dying = call.args[into[1]] if into is not None else None
-        if dying is not None and self._reusable(dying, target, line) and self._zero_else(call):
+        places = into[1] if into is not None and self._zero_else(call) else ()
+        dying = next(
+            (a for a in map(call.args.__getitem__, places) if self._reusable(a, target, line)), None
+        )
+        if dying is not None:
             buffer = self.owner[dying]
             self._hold(target, {buffer}, buffer)
             if into[0] == "_keep_where":
                 return f"{target} = _keep_where({call.args[0]}, {dying})"
             return f"{target} = {into[0]}({', '.join(call.args)}, out={dying})"
-        if _FRESH.get(call.primitive) == "all" and call.primitive != "foreach_add":
+        if _FRESH.get(call.primitive) == "all":
             self._hold(target, {(target, None)}, (target, None))
         else:  # a tuple's items that are not fresh may share its inputs' memory
             self._derived(target, expr)
         return f"{target} = {expr}"
+
+    def _foreach(self, target: str, call: Any, line: int) -> str:
+        """A foreach call through this module's form of it, written into a dying list
+        argument where it can be: one the step made with a foreach call, which nothing
+        else refers to and no other argument names."""
+        args = ", ".join(call.args)
+        # The result: a list of arrays of its own (a list the code below may write into).
+        self._hold(target, {(target, None)}, (target, None))
+        place = _FOREACH[call.primitive]
+        if place is not None:
+            dying = call.args[place]
+            buffer = self.owner.get(dying)
+            named = sum(_VARIABLE.findall(a).count(dying) for a in call.args)
+            if (
+                buffer == (dying, None)
+                and named == 1
+                and all(self.last.get(h, -1) <= line for h in self.holders[buffer])
+            ):
+                args += ", into=True"
+        return f"{target} = _{call.primitive}({args})"
 
     def _zero_else(self, call: Any) -> bool:
         """Not a where, or one whose third argument is a constant of all-zero bits."""
@@ -159,14 +225,80 @@ def _keep_where(cond: np.ndarray, a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _scalar(value: float, like: np.ndarray) -> np.ndarray:
+    return np.asarray(value, like.dtype)  # as the backend's foreach methods make scalars
+
+
+def _into(made: np.ndarray, like: Any) -> bool:
+    """Whether ``made`` can hold a result of ``like``'s shape and dtype."""
+    return bool(made.ndim) and made.shape == np.shape(like) and made.dtype == like.dtype
+
+
+def _own(x: np.ndarray, into: bool) -> np.ndarray | None:
+    """``out=`` for an elementwise op on ``x`` whose result has x's shape and dtype: x itself
+    when ``into`` (not for integers, whose quotient or root is a float, nor for 0-d arrays,
+    whose result without ``out=`` is a NumPy scalar)."""
+    return x if into and x.ndim and x.dtype.kind in "fc" else None
+
+
+# The backend's foreach methods (foreach.py), the same ufuncs in the same order, with the
+# first array each makes reused for the rest of its work (out=), and, for those given
+# ``into=True``, a list argument that dies at the call written into instead. They run
+# inside the compiled step, whose warnings are already off.
+
+
 def _foreach_add(xs: list, ys: list, alpha: float) -> list:
-    """The backend's ``foreach_add`` with the product's array reused for the sum."""
     out = []
-    with np.errstate(all="ignore"):
-        for x, y in zip(xs, ys):
-            scaled = np.multiply(y, np.asarray(alpha, y.dtype))
-            if scaled.ndim and scaled.shape == np.shape(x) and scaled.dtype == x.dtype:
-                out.append(np.add(x, scaled, out=scaled))
-            else:
-                out.append(np.add(x, scaled))
+    for x, y in zip(xs, ys):
+        t = np.multiply(y, _scalar(alpha, y))
+        out.append(np.add(x, t, out=t) if _into(t, x) else np.add(x, t))
     return out
+
+
+def _foreach_lerp(xs: list, ys: list, weight: float) -> list:
+    out = []
+    for x, y in zip(xs, ys):
+        t = np.subtract(y, x)
+        if _into(t, x):
+            out.append(np.add(x, np.multiply(_scalar(weight, x), t, out=t), out=t))
+        else:
+            out.append(np.add(x, np.multiply(_scalar(weight, x), t)))
+    return out
+
+
+def _foreach_addcmul(xs: list, ys: list, zs: list, value: float) -> list:
+    out = []
+    for x, y, z in zip(xs, ys, zs):
+        t = np.multiply(y, z)
+        if _into(t, x):
+            out.append(np.add(x, np.multiply(t, _scalar(value, x), out=t), out=t))
+        else:
+            out.append(np.add(x, np.multiply(t, _scalar(value, x))))
+    return out
+
+
+def _foreach_addcdiv(xs: list, ys: list, zs: list, values: list, into: bool = False) -> list:
+    out = []
+    for x, y, z, v in zip(xs, ys, zs, values):
+        t = np.true_divide(y, z, out=_own(z, into and _into(z, y)))
+        if _into(t, x):
+            out.append(np.add(x, np.multiply(t, _scalar(v, x), out=t), out=t))
+        else:
+            out.append(np.add(x, np.multiply(t, _scalar(v, x))))
+    return out
+
+
+def _foreach_mul(xs: list, scalar: float, into: bool = False) -> list:
+    return [np.multiply(x, _scalar(scalar, x), out=_own(x, into)) for x in xs]
+
+
+def _foreach_add_scalar(xs: list, scalar: float, into: bool = False) -> list:
+    return [np.add(x, _scalar(scalar, x), out=_own(x, into)) for x in xs]
+
+
+def _foreach_div_scalars(xs: list, scalars: list, into: bool = False) -> list:
+    return [np.true_divide(x, _scalar(s, x), out=_own(x, into)) for x, s in zip(xs, scalars)]
+
+
+def _foreach_sqrt(xs: list, into: bool = False) -> list:
+    return [np.sqrt(x, out=_own(x, into)) for x in xs]
