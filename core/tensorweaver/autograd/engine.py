@@ -16,7 +16,7 @@ from tensorweaver.autograd.anomaly import check_nan, report_forward_stack
 from tensorweaver.autograd.gradients import GRADIENTS
 from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS, run_hooks
 from tensorweaver.autograd.mode import _enabled as _grad_mode
-from tensorweaver.autograd.node import INPLACE_CHANGES, Node
+from tensorweaver.autograd.node import INPLACE_CHANGES, Node, Slot, gathered
 from tensorweaver.ops.complex import gradient_as
 from tensorweaver.tensor import Tensor
 
@@ -105,12 +105,17 @@ def _accumulate(table: dict, key: Any, g: Any) -> None:
         table[key] = [current, g]
 
 
-def _total(entry: Any) -> Tensor:
-    """The sum of the gradients gathered for one tensor (pieces joined first)."""
+def _total(entry: Any) -> Any:
+    """The sum of the gradients gathered for one tensor (pieces joined first); for a node
+    with several outputs, the tuple of their gradients."""
     if type(entry) is Piece:
         return entry.placed()
+    if type(entry) is Slot:
+        return gathered([entry])
     if type(entry) is not list:
         return entry
+    if type(entry[0]) is Slot:
+        return gathered(entry)
     total = None
     pieces = []
     for g in entry:
@@ -170,7 +175,7 @@ def run(
         elif root.requires_grad:
             _accumulate(leaf_grads, id(root), g)
             leaves[id(root)] = root
-    wanted_nodes = {t._node: t for t in targets or () if t._node is not None}
+    wanted_nodes = {t._node: t for t in targets if t._node is not None} if targets else None
     captured: dict[int, Tensor] = {}
     changes = INPLACE_CHANGES[0]
     detect = ANOMALY.enabled  # read once: off, anomaly mode costs one local test per node
@@ -203,8 +208,10 @@ def run(
             for t, parent, gi in zip(node.inputs, node.parents, input_grads):
                 if parent is None or gi is None:
                     continue
-                # A Piece already has the input's dtype; it is placed when all gradients are in.
-                if type(gi) is not Piece:
+                # A Piece already has the input's dtype, placed when all gradients are in; a
+                # Slot is one output's gradient, for its node's rule.
+                kind = type(gi)
+                if kind is not Piece and kind is not Slot:
                     if gi.shape != t.shape:
                         gi = sum_to(gi, t.shape)
                     if gi.dtype is not t.dtype:
@@ -234,7 +241,8 @@ def run(
     backend, compact = None, None
     for key, g in leaf_grads.items():
         leaf = leaves[key]
-        g = _leaf_total(key, g)
+        if type(g) is not Tensor or GRAD_HOOKS:  # else it is the total already
+            g = _leaf_total(key, g)
         if create_graph:
             leaf.grad = g if leaf.grad is None else leaf.grad + g
             continue

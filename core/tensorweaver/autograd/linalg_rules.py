@@ -20,6 +20,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like
 from tensorweaver.linalg.factorizations import unpack
+from tensorweaver.linalg.fused_backward import function_backward, output_backward, outputs_backward
 from tensorweaver.linalg.primitives import output_grads, outputs, saved
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
@@ -309,4 +310,8 @@ LINALG_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {
     "linalg_det": _det,
     "linalg_slogdet": _slogdet,
     "linalg_pinv": _pinv,
+    # Whole functions as one backend call (tensorweaver.linalg.fused).
+    "linalg_function": function_backward,
+    "linalg_outputs": outputs_backward,
+    "linalg_output": output_backward,
 }

@@ -42,6 +42,29 @@ class InputShape:
         self._version = t._version  # as recorded: nothing this rule reads can change
 
 
+class Slot:
+    """The gradient ``g`` of output ``index`` of a node with ``count`` differentiable outputs.
+
+    Such a node (one call of a whole linalg function: eigh's eigenvalues and eigenvectors)
+    is the one parent of a node per output, whose rule hands its gradient on as a Slot; the
+    engine gathers the Slots into one tuple (None for an unused output), so the node's rule
+    runs once for all its outputs.
+    """
+
+    __slots__ = ("index", "count", "g")
+
+    def __init__(self, index: int, count: int, g: Any) -> None:
+        self.index, self.count, self.g = index, count, g
+
+
+def gathered(slots: list) -> tuple:
+    """The gradient of each output (one ``Slot`` per output node), None where none came."""
+    grads: list = [None] * slots[0].count
+    for slot in slots:
+        grads[slot.index] = slot.g
+    return tuple(grads)
+
+
 class Node:
     __slots__ = (
         "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "label", "view",

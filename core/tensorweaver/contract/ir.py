@@ -542,6 +542,10 @@ OPTIONAL: dict[str, str] = {
     "saved is what fused_linalg_backward needs; used only with it",
     "fused_linalg_backward": "fused_linalg_backward((saved, i), grad_output, needs) -> one "
     "gradient per array of linalg_function (None where needs[j] is False) from output i's",
+    "fused_linalg_outputs_backward": "fused_linalg_outputs_backward((saved, indices), "
+    "grad_outputs, needs) -> as fused_linalg_backward, from the gradients of several outputs "
+    "at once (grad_outputs: one per index in indices, None for an output without one); "
+    "optional beside it: the core then records one node per call, not one per output",
     # API 2.4: complex numbers (a backend that lists complex64/complex128 in its dtypes).
     # Such a backend also takes complex arrays in every arithmetic primitive that makes sense
     # for them (add sub mul div neg pow exp log sqrt sin cos tanh eq ne sum prod matmul, the

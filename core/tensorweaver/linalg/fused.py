@@ -4,18 +4,22 @@ torch backend computes ``torch.linalg.cholesky`` and its gradient as torch does,
 cost, where the core's composition would add its own steps (a solve's backward would factor
 the matrix again).
 
-Each differentiable output is a ``fused`` node of its own (``ops.composite``'s kind: the
-backend's ``fused_linalg_backward`` gives its inputs' gradients, and under ``create_graph``
-the core's decomposition is differentiated instead); a node has one output, so a program
-that uses several outputs of one call runs the backward once for each.
+A call with one differentiable output records one ``linalg_function`` node, whose rule
+(``linalg/fused_backward.py``) hands the output's gradient to the backend's
+``fused_linalg_backward``. A call with several (eigh's eigenvalues and eigenvectors)
+records one ``linalg_outputs`` node for the call, whose rule runs the backend's backward
+once with the gradients of all outputs (the optional ``fused_linalg_outputs_backward``),
+and a ``linalg_output`` node per output that hands its gradient on to it (a ``Slot``). A
+backend without that primitive gets one ``linalg_function`` node per output. Under
+``create_graph`` the rules differentiate the core's decomposition instead.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import Node
+from tensorweaver.autograd.node import InputShape, Node
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops.fusion import fused_kernel
@@ -49,34 +53,46 @@ def fused_or_reference(
         return reference(*tensors, *static)
     # Plain loops, no generators: this runs once per call, against kernels of ~20 us.
     grad = False
-    if is_grad_enabled():
-        for t in tensors:
-            if t.requires_grad:
-                grad = True
-                break
-    result = function(name, tuple([t.native for t in tensors]), static, grad)
+    natives = []
+    for t in tensors:
+        natives.append(t.native)
+        if t.requires_grad:
+            grad = True
+    grad = grad and is_grad_enabled()
+    result = function(name, tuple(natives), static, grad)
     if result is None:
         return reference(*tensors, *static)
     natives, saved = result
     dtype = dtype or tensors[0].dtype
     outs = []
-    for i, (native, kind) in enumerate(zip(natives, kinds)):
-        out = Tensor(native, backend, kind or dtype)
-        if kind is None and grad:  # the node apply() and labelled() would make, made at once
-            node = Node(
-                "fused", tensors, ("linalg", (saved, i), _output(reference, i), static, None)
-            )
-            node.label = grad_fn
-            out._node = node
-            out.requires_grad = True
-        outs.append(out)
+    for native, kind in zip(natives, kinds):
+        outs.append(Tensor(native, backend, kind or dtype))
+    if grad:
+        _record(outs, kinds, tensors, (saved, reference, static), grad_fn)
     return tuple(outs)
 
 
-def _output(reference: Callable[..., tuple], i: int) -> Callable[..., Tensor]:
-    """The reference's output ``i`` alone (what ``create_graph`` differentiates)."""
+def _record(outs: list, kinds: tuple, tensors: tuple, call: tuple, grad_fn: str) -> None:
+    """Attach the differentiable ``outs`` to the graph (the nodes ``apply()`` and
+    ``labelled()`` would make, made at once). ``call`` is (saved, reference, static)."""
+    saved, reference, static = call
+    if kinds.count(None) == 1 or not hasattr(tensors[0].backend, "fused_linalg_outputs_backward"):
+        for i, kind in enumerate(kinds):  # a node per output (the usual case: one)
+            if kind is None:
+                node = Node("linalg_function", tensors, (saved, i, reference, static))
+                _attach(outs[i], node, grad_fn)
+        return
+    wanted = tuple([i for i, kind in enumerate(kinds) if kind is None])
+    group = Node("linalg_outputs", tensors, (saved, wanted, reference, static))
+    group.label = grad_fn
+    for slot, i in enumerate(wanted):
+        node = Node("linalg_output", (), (slot, len(wanted)))
+        shape = InputShape(outs[i])  # its one input stands for the call's node
+        node.inputs, node.parents, node.versions = (shape,), (group,), (shape._version,)
+        _attach(outs[i], node, grad_fn)
 
-    def output(*args: Any) -> Tensor:
-        return reference(*args)[i]
 
-    return output
+def _attach(out: Tensor, node: Node, grad_fn: str) -> None:
+    node.label = grad_fn
+    out._node = node
+    out.requires_grad = True
