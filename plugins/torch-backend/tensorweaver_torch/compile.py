@@ -1,10 +1,16 @@
 """The optional ``compile_graph`` hook of the backend API 2.4: a tw.compile'd step's calls
 handed to ``torch.compile`` (inductor), which fuses them into a few kernels.
 
-Fused composites that this backend records with torch's autograd (``_record`` in
-:mod:`.fused`) stop torch.compile's tracer; where a graph holds both the forward and the
-backward of one (a whole training step), they are replaced by forms written with torch's
-explicit backward kernels (same kernels, so the same values up to fusion's rounding).
+A graph whose inputs are all tensors is first traced by ``make_fx`` into an FX graph of
+ATen operations, which torch.compile then compiles (:class:`_Traced`): Dynamo's guards then
+cover that graph's tensors only, not every method and constant of the replay's Python,
+and make_fx follows the fused composites that this backend records with torch's autograd
+(``_record`` in :mod:`.fused`), which stop Dynamo's tracer. A graph with Python floats
+among its inputs (a learning rate or bias correction the replay recomputes) goes to
+torch.compile as it is, since make_fx would bake the numbers in; there Dynamo compiles
+the pieces between the calls it cannot trace. Where a graph holds both the forward and the
+backward of a composite, forms written with torch's explicit backward kernels replace it
+(:func:`_traceable`: same kernels, so the same values up to fusion's rounding).
 
 The first call of a compiled graph traces and compiles it (seconds); the next few calls
 time it against the core's replay of the same calls and keep the faster (:class:`_Faster`).
@@ -12,13 +18,14 @@ Where inductor cannot work (no C++ compiler on the machine, a broken toolchain),
 call fails: the graph then runs as the core replays it, and so does every graph after it in
 this process, with one warning. Graphs that draw random numbers are left to the core's
 replay, so that their draws come from this backend's generator as eagerly (inductor would
-draw its own).
+draw its own), and so are graphs with a recurrent kernel (:data:`_OPAQUE`).
 """
 
 from __future__ import annotations
 
 import time
 import warnings
+from types import FunctionType
 from typing import Any, Callable
 
 import torch
@@ -28,6 +35,11 @@ from torch import Tensor
 #: tw.compile's modes that torch.compile knows (None and "default" are its default).
 _MODES = frozenset({"reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"})
 _RANDOM = ("random", "dropout", "seed")
+#: Composites left to the core's replay: the recurrent kernels. make_fx records oneDNN's
+#: RNN layers, whose inductor wrapper fails (torch 2.13: the workspace output comes back
+#: undefined); Dynamo, compiling around them, took 50 s for a 1-layer LSTM step and ran
+#: the 2-layer word-LM step no faster than the replay (11.7-12.9 ms against 12.2-13.9).
+_OPAQUE = frozenset({"fused_rnn", "fused_rnn_packed"})
 _unavailable: list[str] = []  # why inductor failed in this process, once it has
 
 
@@ -36,12 +48,58 @@ class CompiledGraphs:
 
     def compile_graph(self, graph: Any) -> Callable[..., tuple] | None:
         """``graph.fn`` compiled by ``torch.compile``; None (the core replays it) when the
-        graph draws random numbers or inductor has failed before in this process."""
-        if _unavailable or any(w in c.primitive for c in graph.calls for w in _RANDOM):
+        graph draws random numbers, runs a recurrent kernel, or inductor has failed before
+        in this process."""
+        if _unavailable or any(
+            c.primitive in _OPAQUE or any(w in c.primitive for w in _RANDOM) for c in graph.calls
+        ):
             return None
         mode = graph.mode if graph.mode in _MODES else None
         fn = graph.rebind(_traceable(self, {c.primitive for c in graph.calls}))
-        return _Faster(_keeping_validation(torch.compile, fn, mode=mode), graph.fn)
+        if any(name not in graph.values for name in graph.inputs):  # Python floats
+            # Dynamo keeps a number that changes between calls an input, where make_fx
+            # would bake it into the graph.
+            compiled = _keeping_validation(torch.compile, _plain_constants(graph, fn), mode=mode)
+        else:
+            compiled = _Traced(fn, mode)
+        return _Faster(compiled, graph.fn)
+
+
+class _Traced:
+    """``fn`` traced on its first call into an FX graph of ATen operations (``make_fx``),
+    which ``torch.compile`` then compiles.
+
+    Dynamo then guards the graph's tensors alone, where on ``fn`` itself it also guards
+    every backend method and constant the replay's Python reads (about 2,000 checks for
+    a Transformer step of 1,200 calls: 0.6-1 ms a call); and make_fx follows what Dynamo
+    cannot (a composite recorded with torch's autograd), so that the graph stays whole.
+    """
+
+    def __init__(self, fn: Callable, mode: str | None) -> None:
+        self.fn, self.mode = fn, mode
+        self.compiled: Callable | None = None
+
+    def __call__(self, *inputs: Any) -> tuple:
+        if self.compiled is None:
+            from torch.fx.experimental.proxy_tensor import make_fx
+
+            graph = make_fx(self.fn)(*inputs)
+            self.compiled = torch.compile(graph, mode=self.mode, dynamic=False)
+        return self.compiled(*inputs)
+
+
+def _plain_constants(graph: Any, fn: Callable) -> Callable:
+    """``fn`` reading its shape constants as plain tuples: Dynamo cannot pass a tuple
+    subclass (``tw.Size``) to a torch function, and would break the graph in pieces there
+    (each piece's guards cost about 0.1 ms a call)."""
+    plain = {
+        name: tuple(value)
+        for name, value in graph.constants.items()
+        if isinstance(value, tuple) and type(value) is not tuple
+    }
+    if not plain:
+        return fn
+    return FunctionType(fn.__code__, {**fn.__globals__, **plain}, fn.__name__)
 
 
 def _traceable(backend: Any, used: set[str]) -> dict[str, Callable]:
@@ -60,6 +118,7 @@ def _traceable(backend: Any, used: set[str]) -> dict[str, Callable]:
         "fused_cross_entropy": (_cross_entropy, _cross_entropy_backward),
         "fused_softmax": (_softmax, _softmax_backward),
         "fused_log_softmax": (_log_softmax, _log_softmax_backward),
+        "fused_embedding": (_embedding, _embedding_backward),
     }
     out: dict[str, Callable] = {"full": full, **_FOREACH}
     for name, (forward, backward) in forms.items():
@@ -120,6 +179,18 @@ def _log_softmax(x: Tensor, axis: int) -> tuple[Tensor, tuple]:
 def _log_softmax_backward(saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
     out, axis = saved
     return (torch.ops.aten._log_softmax_backward_data(grad_output, out, axis, out.dtype),)
+
+
+def _embedding(weight: Tensor, indices: Tensor, padding_idx: int | None) -> tuple[Tensor, tuple]:
+    out = F.embedding(indices, weight, padding_idx)
+    return out, (indices, weight.shape[0], padding_idx)
+
+
+def _embedding_backward(saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
+    indices, rows, padding_idx = saved
+    padding = -1 if padding_idx is None else padding_idx  # aten's "no padding row"
+    grad = torch.ops.aten.embedding_dense_backward(grad_output, indices, rows, padding, False)
+    return (grad if needs[0] else None,) + (None,) * (len(needs) - 1)
 
 
 def _keeping_validation(fn: Callable, *args: Any, **kwargs: Any) -> Any:

@@ -1,0 +1,257 @@
+"""Training steps of pytorch/examples' word-level language models, eager and compiled (issue 16).
+
+Run: python benchmarks/word_lm_step.py [--models lstm,transformer] [--ntokens 1000]
+     [--candidates torch,tw-torch,...] [--repeat 11] [--threads 1]
+
+The models and the step are the example's (``word_language_model``), taken from our port of
+it, tests/ports/programs/word_lm.py, loaded as written for torch and import-rewritten for
+TensorWeaver (as the port tests run it):
+
+  lstm         RNNModel("LSTM"): embedding 200, a 2-layer LSTM of 200, a linear decoder
+  transformer  TransformerModel: embedding 200 times sqrt(200), sine positional encoding,
+               nn.TransformerEncoder of 2 layers (d 200, 2 heads, feed-forward 200) under
+               the causal mask log(tril(ones)), a linear decoder
+
+Both end in log_softmax; a step is the example's ``train`` loop body on one bptt chunk of
+20 x batch 4: zero_grad, forward, NLLLoss, backward, ``clip_grad_norm_(0.25)`` and the
+plain SGD update of lr 20 (``sgd_step``); the LSTM's hidden state carries over from step
+to step, detached by ``repackage_hidden``. The vocabulary (``--ntokens``) stands in for
+Wikitext-2's 33,278 words, whose decoder alone would make every candidate matmul-bound.
+Dropout is 0 (the example's default is 0.2), so that every candidate computes the same
+numbers, which the run checks: with dropout, torch and TensorWeaver draw different masks
+(and tw.compile on torch leaves graphs that draw to the core's replay).
+
+Candidates: ``torch`` (PyTorch eager), ``torch-compile`` (PyTorch's own: the model through
+``torch.compile`` and ``sgd_step`` compiled), ``tw-torch`` (TensorWeaver eager on
+torch:cpu), ``tw-torch-replay`` (``tw.compile(backend="tensorweaver")``: the core's replay
+alone), ``tw-torch-compiled`` (``tw.compile`` of the whole step: the torch backend hands it
+to ``torch.compile``), ``tw-numpy`` and ``tw-numpy-compiled``. All start from the same
+weights and data; after the warm-up steps (which include every compilation) each compiled
+step's losses and weights must agree with its eager twin's, every tw candidate with torch,
+and each ``tw.compile``'d step must replay one graph without warnings; the run says what
+serves each graph (the core's replay, or the backend's compiled form). Goals of issue 16:
+tw-torch-compiled <= 0.9x torch, tw-torch <= 1.10x torch.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+import harness
+import numpy as np
+import tensorweaver as tw
+import torch
+
+sys.path[:0] = [str(Path(__file__).parents[1] / "tests" / p) for p in ("ports", "")]
+from port_harness import load_program  # noqa: E402
+
+EMSIZE, NHID, NLAYERS, NHEAD, BPTT, BATCH, LR, CLIP = 200, 200, 2, 2, 20, 4, 20.0, 0.25
+TRACES = 3  # gradients appear on the first step, then two traces agree
+#: Steps before timing: the traces, a replay that compiles, then on torch six that time the
+#: compiled graph against the replay (the first compiles again), so that the faster serves.
+WARM_UP = TRACES + 7
+CANDIDATES = ("torch", "torch-compile", "tw-torch", "tw-torch-replay", "tw-torch-compiled",
+              "tw-numpy", "tw-numpy-compiled")  # fmt: skip
+GOALS = {"tw-torch-compiled": 0.9, "tw-torch": 1.10}
+
+
+def make_step(port: Any, model: Any, ntokens: int, update: Callable | None = None) -> Callable:
+    """The body of word_lm.py's ``train()`` for one batch, as a function of the batch and
+    the hidden state: ``(data, targets, hidden) -> (loss, hidden detached)``. ``update``
+    stands in for the example's ``sgd_step(model, lr, clip)``."""
+    criterion = port.nn.NLLLoss()
+    recurrent = getattr(model, "model_type", None) != "Transformer"  # as the example tells
+    if update is None:
+
+        def update() -> None:
+            port.sgd_step(model, LR, CLIP)
+
+    def step(data: Any, targets: Any, hidden: Any) -> tuple[Any, Any]:
+        model.zero_grad()
+        if recurrent:
+            output, hidden = model(data, hidden)
+        else:
+            output = model(data).view(-1, ntokens)
+        loss = criterion(output, targets)
+        loss.backward()
+        update()
+        # Detached here rather than at the next step's start (as the example does; the same
+        # numbers): a replayed step returns tensors that do not require grad, and a hidden
+        # state that did on the traced calls would give the replays another signature.
+        return loss, port.repackage_hidden(hidden) if recurrent else None
+
+    return step
+
+
+class Candidate:
+    """A model with its batch and hidden state, and its step (eager or compiled)."""
+
+    def __init__(self, model: Any, step: Callable, data: Any, targets: Any, hidden: Any) -> None:
+        self.model, self.step = model, step
+        self.data, self.targets, self.hidden = data, targets, hidden
+        self.losses: list[float] = []
+
+    def __call__(self) -> Any:
+        loss, self.hidden = self.step(self.data, self.targets, self.hidden)
+        return loss
+
+    def parameters(self) -> list[np.ndarray]:
+        return [np.asarray(p.detach().cpu()) for p in self.model.parameters()]
+
+
+def program(framework: str) -> Any:
+    """The port, for ``framework``, importable by its name (torch.compile's tracer imports
+    the modules whose globals it reads)."""
+    module = load_program("word_lm", framework)
+    sys.modules[module.__name__] = module
+    return module
+
+
+def build(port: Any, name: str, ntokens: int) -> Any:
+    if name == "lstm":
+        return port.RNNModel("LSTM", ntokens, EMSIZE, NHID, NLAYERS, dropout=0.0)
+    return port.TransformerModel(ntokens, EMSIZE, NHEAD, NHID, NLAYERS, dropout=0.0)
+
+
+def hidden_of(model: Any) -> Any:
+    return model.init_hidden(BATCH) if hasattr(model, "init_hidden") else None
+
+
+def candidates(name: str, ntokens: int, only: set[str]) -> dict[str, Candidate]:
+    """The candidates of model ``name`` (those in ``only``, and torch), from one torch
+    model's weights, warmed up and checked."""
+    rng = np.random.default_rng(0)
+    stream = rng.integers(0, ntokens, (BPTT + 1, BATCH))
+    data, targets = stream[:-1], stream[1:].reshape(-1)
+    theirs, ours = program("torch"), program("tw")
+    torch.manual_seed(0)
+    model = build(theirs, name, ntokens)
+    twin = copy.deepcopy(model)
+    weights = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+
+    def sgd_compiled() -> None:
+        theirs.sgd_step(twin, LR, CLIP)
+
+    batch = torch.from_numpy(data), torch.from_numpy(targets)
+    out = {
+        "torch": Candidate(model, make_step(theirs, model, ntokens), *batch, hidden_of(model)),
+        "torch-compile": Candidate(
+            twin,
+            make_step(theirs, torch.compile(twin), ntokens, torch.compile(sgd_compiled)),
+            *batch,
+            hidden_of(twin),
+        ),
+    }
+    for label, device, backend in (
+        ("tw-torch", "torch:cpu", None),
+        ("tw-torch-replay", "torch:cpu", "tensorweaver"),
+        ("tw-torch-compiled", "torch:cpu", "inductor"),
+        ("tw-numpy", "numpy", None),
+        ("tw-numpy-compiled", "numpy", "inductor"),
+    ):
+        if label not in only:
+            continue
+        with tw.device(device):
+            model = build(ours, name, ntokens)
+            model.load_state_dict({k: tw.tensor(v) for k, v in weights.items()})
+            step = make_step(ours, model, ntokens)
+            if backend is not None:
+                step = tw.compile(step, backend=backend)
+            batch = tw.tensor(data), tw.tensor(targets)
+            out[label] = Candidate(model, step, *batch, hidden_of(model))
+    out = {label: c for label, c in out.items() if label in only or label == "torch"}
+    for label, candidate in out.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            candidate.losses = [candidate().item() for _ in range(WARM_UP)]
+        for w in caught:
+            print(f"  {label}: {w.category.__name__}: {w.message}")
+        step = candidate.step
+        if isinstance(step, tw.compiler.CompiledFunction):
+            if caught or step.traces != TRACES or len(step.graph_source()) != 1:
+                raise AssertionError(
+                    f"{label} does not replay one graph: {step.traces} traces, "
+                    f"{len(step.graph_source())} graphs, {len(caught)} warnings"
+                )
+            print(f"  {label}: {served_by(step)}")
+    check(out)
+    return out
+
+
+def served_by(step: Any) -> str:
+    """Which runner replays ``step``'s graph: the core's replay, or torch.compile's."""
+    (source,) = step.graph_source()
+    calls = source.count("\n")
+    graph = next(iter(step._cache.values()))
+    compute = graph.run.__globals__["compute"]
+    chosen = getattr(compute, "chosen", compute)
+    if graph.record is None:
+        how = "the core's replay (no backend hook: it reads values back or uses two backends)"
+    elif chosen is compute:
+        how = "the core's replay" if compute is graph.record.fn else "the backend's hook"
+    else:
+        how = "torch.compile" if chosen is compute.compiled else "the core's replay (faster)"
+    return f"one graph of {calls} lines, run by {how}"
+
+
+def check(out: dict[str, Candidate]) -> None:
+    """After the warm-up, compiled steps agree with their eager twins (losses and weights),
+    and every candidate's losses with torch's. Steps of lr 20 amplify float32 rounding
+    (a loss differs in the third digit after ten steps), hence the looser tolerance across
+    frameworks, whose kernels round differently."""
+    for a, b in (
+        ("torch-compile", "torch"),
+        ("tw-torch-replay", "tw-torch"),
+        ("tw-torch-compiled", "tw-torch"),
+        ("tw-numpy-compiled", "tw-numpy"),
+    ):
+        if a not in out or b not in out:
+            continue
+        np.testing.assert_allclose(out[a].losses, out[b].losses, rtol=1e-3, err_msg=f"{a}/{b}")
+        for got, want in zip(out[a].parameters(), out[b].parameters()):
+            np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4, err_msg=f"{a}/{b}")
+    for a in out:
+        np.testing.assert_allclose(out[a].losses[:3], out["torch"].losses[:3], rtol=1e-4)
+        np.testing.assert_allclose(out[a].losses, out["torch"].losses, rtol=1e-2, err_msg=a)
+
+
+def report(title: str, medians: dict[str, float]) -> None:
+    print(title)
+    for label, t in medians.items():
+        print(f"  {label:20s}{t * 1e3:9.3f} ms")
+    for a in medians:
+        if a != "torch":
+            line = f"  {a + ' / torch':32s}{medians[a] / medians['torch']:6.2f}x"
+            if a in GOALS:
+                line += f"  ({harness.verdict(medians[a] / medians['torch'], GOALS[a])})"
+            print(line)
+
+
+def main() -> None:
+    p = harness.parser(__doc__, repeat=11, sample_ms=200)
+    p.add_argument(
+        "--models", default="lstm,transformer", help="comma-separated: lstm, transformer"
+    )
+    p.add_argument("--ntokens", type=int, default=1000, help="vocabulary size")
+    p.add_argument("--candidates", default=",".join(CANDIDATES), help="comma-separated subset")
+    args = p.parse_args()
+    harness.setup_torch(torch)
+    print(harness.describe(args, torch))
+    for name in args.models.split(","):
+        if name not in ("lstm", "transformer"):
+            p.error(f"unknown model {name!r}; choose from lstm, transformer")
+        only = set(args.candidates.split(","))
+        medians = harness.measure(candidates(name, args.ntokens, only), args)
+        report(
+            f"word-LM {name}: {NLAYERS} layers of {NHID}, vocabulary {args.ntokens}, bptt {BPTT}, "
+            f"batch {BATCH}, clip {CLIP}, SGD lr {LR}",
+            medians,
+        )
+
+
+if __name__ == "__main__":
+    main()
