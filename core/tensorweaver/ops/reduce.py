@@ -51,8 +51,18 @@ def _accumulate_dtype(x: Tensor, dtype: DType | None) -> DType:
     return x.dtype if x.dtype.kind in "fc" else dtypes.int64
 
 
+#: ``tuple(range(n))`` by n: every axis, for whole-tensor reductions.
+_EVERY_AXIS = [tuple(range(n)) for n in range(8)]
+
+
 def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | None = None) -> Tensor:
     """Sum over ``dim``; bool and integer tensors sum in int64."""
+    if dim is None and dtype is None and not keepdim and x.dtype.kind in "fc":
+        # The whole of a float tensor (a loss): _reduce's work, without its general steps.
+        ndim = len(x.shape)
+        if 0 < ndim < 8:
+            axes = _EVERY_AXIS[ndim]
+            return apply("sum", x.backend.sum(x.native, axes, False), x.dtype, (x,), (axes, False))
     return _reduce("sum", x, dim, keepdim, _accumulate_dtype(x, dtype))
 
 

@@ -293,6 +293,8 @@ class TorchBackend(
 
     # reduce
     def sum(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
+        if not keepdims and len(axes) == a.dim():  # the same kernel, half the call's cost
+            return torch.sum(a)
         return torch.sum(a, axes, keepdim=keepdims)
 
     def prod(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
