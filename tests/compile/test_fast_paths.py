@@ -4,6 +4,7 @@ foreach updates. Each must be exactly as strict, and give exactly the eager bits
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -71,8 +72,8 @@ def test_the_guard_accepts_exactly_the_calls_of_its_signature(monkeypatch: Any) 
     finally:
         tw.set_default_dtype(tw.float32)
     assert check(a, b, 3)
-    # A global the code names, rebound: the signature is the same (a float is baked in and
-    # the two-trace check sees it change), but the objects named are not: refused.
+    # A global the code names, rebound: the objects named differ (and the signature, which
+    # holds the numbers the code reads): refused.
     monkeypatch.setitem(globals(), "SCALE", 3.0)
     assert not check(a, b, 3)
 
@@ -191,3 +192,54 @@ def test_numpy_foreach_updates_write_into_dying_lists_bit_identically(optimizer:
     if optimizer == "adam":
         assert {"_foreach_lerp", "_foreach_addcdiv"} <= set(compute.__code__.co_names)
         assert ("into",) in compute.__code__.co_consts  # a dying list written into
+
+
+def test_numbers_the_code_reads_are_not_replayed_stale() -> None:
+    """A global, a closure variable and an attribute of a method's object, changed after the
+    graph exists, give the eager result (they replayed the traced value before)."""
+    state = {"scale": 2.0}
+
+    def closure() -> Any:
+        factor = state["scale"]
+
+        def step(x: Any) -> Any:
+            return x * factor
+
+        return step
+
+    class Scaled:
+        def __init__(self) -> None:
+            self.scale = 2.0
+
+        def step(self, x: Any) -> Any:
+            return x * self.scale
+
+    scaled = Scaled()
+    x = tw.ones(3)
+    for name, step, change in (
+        ("global", _times_global, lambda v: globals().update(SCALE_READ=v)),
+        ("method", scaled.step, lambda v: setattr(scaled, "scale", v)),
+    ):
+        change(2.0)
+        fn = tw.compile(step)
+        for value in (2.0, 2.0, 2.0, 2.0, 3.0, -0.0, 0.0):
+            change(value)
+            assert fn(x).tolist() == [value] * 3, (name, value)
+            assert math.copysign(1, fn(x)[0].item()) == math.copysign(1, value), (name, value)
+    fn = tw.compile(lambda x, s: x * s)
+    for value in (0.0, 0.0, 0.0, -0.0, 0.0, -0.0):  # an argument: the sign counts too
+        assert math.copysign(1, fn(x, value)[0].item()) == math.copysign(1, value)
+    # a closure variable: a new closure is a new function, compiled anew; the same one with
+    # its cell changed is checked by identity and value
+    step = closure()
+    fn = tw.compile(step)
+    for value in (2.0, 2.0, 2.0, 5.0):
+        step.__closure__[0].cell_contents = value
+        assert fn(x).tolist() == [value] * 3
+
+
+SCALE_READ = 2.0
+
+
+def _times_global(x: Any) -> Any:
+    return x * SCALE_READ

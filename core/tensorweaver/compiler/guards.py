@@ -10,6 +10,7 @@ before anything else, and computes the signature only when it refuses.
 
 from __future__ import annotations
 
+import math
 from types import FunctionType, MethodType
 from typing import Any, Callable
 
@@ -44,9 +45,10 @@ def make_guard(
 
     It checks what the signature holds: grad mode, default dtype, autocast dtype and
     device; each argument's type (exactly ``Tensor``, a stronger check), shape, dtype,
-    backend, ``requires_grad`` and gradient, or a scalar's type and value; which arguments
-    share an array; that ``fn`` names the same objects; the modules', optimizers' and named
-    tensors' parts, computed as the signature computes them.
+    backend, ``requires_grad`` and gradient, or a scalar's type and value (a float's sign
+    too; a complex argument makes no guard); which arguments share an array; that ``fn``
+    names the same objects (so the same Python numbers: a stronger check); the modules',
+    optimizers' and named tensors' parts, computed as the signature computes them.
     """
     backend = current_backend()
     if (
@@ -66,6 +68,7 @@ def make_guard(
         "DTYPE": key[1][0],
         "AUTOCAST": key[1][1],
         "BACKEND": backend,
+        "copysign": math.copysign,
     }
     checks = [
         "is_grad_enabled() is GRAD",
@@ -78,7 +81,13 @@ def make_guard(
         if type(arg) is Tensor:
             checks += _tensor_checks(i, arg, frozen, names)
             arrays.append(f"a{i}.native")
-        elif type(arg) in SCALARS:
+        elif type(arg) is float:  # with its sign: 0.0 == -0.0
+            names[f"V{i}"], names[f"S{i}"] = arg, math.copysign(1.0, arg)
+            checks.append(
+                f"type(a{i}) is float and (a{i} is V{i} or "
+                f"(a{i} == V{i} and copysign(1.0, a{i}) == S{i}))"
+            )
+        elif type(arg) in SCALARS and type(arg) is not complex:
             names[f"T{i}"], names[f"V{i}"] = type(arg), arg
             checks.append(f"type(a{i}) is T{i} and (a{i} is V{i} or a{i} == V{i})")
         else:

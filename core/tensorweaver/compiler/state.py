@@ -13,11 +13,14 @@ one: grad mode, default dtype, autocast dtype and default device; each argument'
 shape, dtype, device and ``requires_grad`` (Python scalars by value) and which arguments
 share an array; each module's training flags and the identity and metadata of its
 parameters and buffers (and of their gradients); each optimizer's hyperparameters and
-state (Python numbers by value, except the floats :mod:`.symbolic` recomputes).
+state (Python numbers by value, except the floats :mod:`.symbolic` recomputes); and the
+Python numbers the code reads from its roots (a global, a closure variable, an attribute of
+a bound method's object or of an object passed in). Floats count with their sign.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -62,7 +65,7 @@ def _freeze(value: Any, arrays: list | None = None) -> Any:
             None if grad is None else _meta(grad),
         )
     if cls in SCALARS:
-        return (cls, value)
+        return number_sig(value)
     if cls in (tuple, list):
         return (cls, tuple(_freeze(v, arrays) for v in value))
     if cls is dict:
@@ -72,6 +75,17 @@ def _freeze(value: Any, arrays: list | None = None) -> Any:
             arrays.append(id(value))
         return ("A", value.shape, value.dtype.str)
     return ("O", id(value))
+
+
+def number_sig(value: Any) -> tuple:
+    """A Python scalar's part of a signature: its type and value, and for floats the signs
+    (0.0 == -0.0, but x * 0.0 and x * -0.0 differ)."""
+    cls = type(value)
+    if cls is float:
+        return (cls, value, math.copysign(1.0, value))
+    if cls is complex:
+        return (cls, value, math.copysign(1.0, value.real), math.copysign(1.0, value.imag))
+    return (cls, value)
 
 
 def sharing(arrays: list) -> tuple | None:
@@ -130,6 +144,9 @@ class StepState:
         self.modules: list[Module] = list(self._fixed[0])
         self.optimizers: list[Optimizer] = list(self._fixed[1])
         self.tensors: list[Tensor] = list(self._fixed[2])  # named by the code, not in a module
+        # Python numbers the code reads (a global, a closure variable, an attribute of a
+        # bound method's object or of an object passed in) are baked into the graph.
+        self.numbers = [obj for obj in self.referenced if type(obj) in SCALARS]
         if kwargs or not all(type(a) is Tensor or type(a) in SCALARS for a in args):
             seen = {id(x) for x in self.modules + self.optimizers + self.tensors}
             for obj in (args, kwargs):  # their tensors are located by their place in the call
@@ -155,6 +172,8 @@ class StepState:
         elif not fixed and type(obj) not in SCALARS and hasattr(obj, "__dict__"):
             # An object passed in (``self`` of a compiled method): its attributes are roots.
             for item in vars(obj).values():
+                if type(item) in SCALARS:
+                    self.numbers.append(item)
                 self._classify(item, seen, depth=1, fixed=True)
 
     def signature(self, args: tuple, kwargs: dict) -> tuple:
@@ -170,6 +189,7 @@ class StepState:
             modules_sig(self.modules),
             optimizers_sig(self.optimizers),
             tensors_sig(self.tensors),
+            tuple(number_sig(n) for n in self.numbers),
         )
 
     def locations(self, args: tuple, kwargs: dict) -> list[tuple[Any, str]]:
@@ -276,5 +296,6 @@ def describe_change(before: tuple, after: tuple) -> str:
         "a module (training flags, parameters, buffers or their gradients)",
         "an optimizer's settings or state (e.g. a Python number such as Adam's 'step')",
         "a tensor the function uses",
+        "a Python number the function reads (a global, a closure variable, an attribute)",
     )
     return ", ".join(n for n, a, b in zip(names, before, after) if a != b) or "nothing"
