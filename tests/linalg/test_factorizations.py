@@ -49,6 +49,17 @@ def test_cholesky_error_names_the_batch_element_and_minor(backend: str) -> None:
     assert "(Batch element 1)" in str(ours.value) and "order 2" in str(ours.value)
 
 
+def test_error_in_a_large_batch_names_its_element(backend: str) -> None:
+    a = spd((100, 2, 2))  # more info codes than the small-batch check reads as bytes
+    a[70, 1, 1] = -5.0
+    with pytest.raises(RuntimeError) as theirs:
+        torch.linalg.cholesky(torch.tensor(a))
+    with pytest.raises(tw.linalg.LinAlgError) as ours:
+        tw.linalg.cholesky(tw.tensor(a))
+    assert str(ours.value) == str(theirs.value) and "(Batch element 70)" in str(ours.value)
+    tw.linalg.cholesky(tw.tensor(spd((100, 2, 2))))  # and none: no error
+
+
 def test_cholesky_ex_returns_info(backend: str) -> None:
     a = spd((3, 4, 4))
     a[2, 3, 3] = -50.0

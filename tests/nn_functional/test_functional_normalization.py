@@ -136,3 +136,53 @@ def test_gradcheck_layer_norm(backend: str) -> None:
         randn(4, seed=1),
         randn(4, seed=2),
     )
+
+
+#: Each normalization with float32 parameters: (F, x, w, b) -> output.
+MIXED = {
+    "layer_norm": lambda F, x, w, b: F.layer_norm(x, (3,), w[:3], b[:3]),
+    "group_norm": lambda F, x, w, b: F.group_norm(x, 2, w, b),
+    "instance_norm": lambda F, x, w, b: F.instance_norm(x, weight=w, bias=b),
+    "batch_norm": lambda F, x, w, b: F.batch_norm(
+        x, w.detach() * 0, w.detach() ** 2, w, b, training=True
+    ),
+    "batch_norm_eval": lambda F, x, w, b: F.batch_norm(x, b.detach(), w.detach() ** 2 + 0.5, w, b),
+    "rms_norm": lambda F, x, w, b: F.rms_norm(x, (3,), w[:3]),
+}
+
+
+@pytest.mark.parametrize("name", MIXED)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_low_precision_input_with_float32_parameters(backend: str, name: str, dtype: str) -> None:
+    """PyTorch's mixed precision: a float16/bfloat16 input normalized with float32
+    parameters, returned in the input's dtype; the parameters' gradients are float32."""
+    try:
+        tw.zeros(0, dtype=getattr(tw, dtype))
+    except TypeError:
+        pytest.skip(f"{backend} has no {dtype}")
+    fn = MIXED[name]
+    x, w, b = randn(4, 4, 3, scale=2), randn(4, seed=1), randn(4, seed=2)
+    outs = {}
+    for lib, F in ((torch, torch.nn.functional), (tw, tw.nn.functional)):
+        xs = lib.tensor(x).to(getattr(lib, dtype)).requires_grad_()
+        ws, bs = lib.tensor(w).float().requires_grad_(), lib.tensor(b).float().requires_grad_()
+        y = fn(F, xs, ws, bs)
+        (y.float() ** 2).sum().backward()
+        outs[lib] = [y, xs.grad, ws.grad, bs.grad]
+    for ours, theirs in zip(outs[tw], outs[torch]):
+        if theirs is None:  # rms_norm has no bias
+            assert ours is None
+            continue
+        assert ours.dtype.name == str(theirs.dtype).split(".")[1]
+        tol = 2e-2 if dtype == "bfloat16" else 2e-3
+        assert_close(ours.float(), theirs.float(), rtol=tol, atol=tol)
+
+
+def test_other_mixes_of_dtypes_raise_like_torch(backend: str) -> None:
+    x = randn(2, 4, 3)
+    for F in (torch.nn.functional, tw.nn.functional):
+        lib = torch if F is torch.nn.functional else tw
+        with pytest.raises(RuntimeError):  # float32 input, float16 parameters
+            F.layer_norm(lib.tensor(x).float(), (3,), lib.ones(3, dtype=lib.float16))
+        with pytest.raises(RuntimeError):  # float16 input, float64 parameters
+            F.layer_norm(lib.tensor(x).half(), (3,), lib.ones(3, dtype=lib.float64))

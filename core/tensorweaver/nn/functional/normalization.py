@@ -27,6 +27,17 @@ def _standardize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, 
     return (x - mean) * (var + eps).rsqrt(), mean, var
 
 
+def _mixed_precision(input: Tensor, *params: Tensor | None) -> bool:
+    """PyTorch's mixed precision for normalizations: a float16 or bfloat16 input with float32
+    parameters (weights, biases, running statistics) is normalized in float32 and comes back
+    in its own dtype; other mixes of dtypes raise."""
+    return (
+        input.dtype in (tw.float16, tw.bfloat16)
+        and any(p is not None for p in params)
+        and all(p is None or p.dtype is tw.float32 for p in params)
+    )
+
+
 def _channel_view(t: Tensor, ndim: int) -> Tensor:
     """A per-channel (axis 1) tensor shaped to broadcast against an ``ndim``-D input."""
     return t.reshape(1, -1, *([1] * (ndim - 2)))
@@ -81,6 +92,11 @@ def batch_norm(
     """Normalize each channel (axis 1) of ``(N, C, ...)`` input. In training it uses the batch
     statistics and moves the running ones toward them in place (the running variance is
     unbiased); otherwise it uses the running ones."""
+    if _mixed_precision(input, running_mean, running_var, weight, bias):
+        y = batch_norm(
+            input.float(), running_mean, running_var, weight, bias, training, momentum, eps
+        )
+        return y.to(input.dtype)
     if input.dim() < 2:
         raise ValueError(
             f"batch_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
@@ -118,6 +134,11 @@ def instance_norm(
     """Normalize each channel of each sample of ``(N, C, ...)`` input over its spatial axes.
     With ``use_input_stats`` the running statistics (when given) move toward the batch mean
     of the per-sample statistics in place; otherwise they normalize the input."""
+    if _mixed_precision(input, running_mean, running_var, weight, bias):
+        y = instance_norm(
+            input.float(), running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+        )
+        return y.to(input.dtype)
     if input.dim() < 2:
         raise ValueError(
             f"instance_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
@@ -195,6 +216,8 @@ def layer_norm(
     """Normalize over the trailing ``normalized_shape`` axes, then scale and shift
     elementwise."""
     shape = _check_trailing(input, normalized_shape, weight, bias, "layer_norm")
+    if _mixed_precision(input, weight, bias):
+        return layer_norm(input.float(), shape, weight, bias, eps).to(input.dtype)
     return fused_or_reference(
         "layer_norm", layer_norm_reference, (input, weight, bias), len(shape), eps
     )
@@ -214,6 +237,8 @@ def group_norm(
             f"group_norm: expected input of shape (N, C, ...) with C divisible by num_groups="
             f"{num_groups}, got {tuple(input.shape)}"
         )
+    if _mixed_precision(input, weight, bias):
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     n = input.shape[0]
     y = _standardize(input.reshape(n, num_groups, -1), (2,), eps)[0].reshape(input.shape)
     return _channel_affine(y, weight, bias)
@@ -230,6 +255,8 @@ def rms_norm(
     shape = _check_trailing(input, normalized_shape, weight, None, "rms_norm")
     if eps is None:
         eps = _EPS[input.dtype.name]
+    if _mixed_precision(input, weight):
+        return rms_norm(input.float(), shape, weight, eps).to(input.dtype)
     dims = tuple(range(input.dim() - len(shape), input.dim()))
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     return _affine(y, weight, None)
