@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 import tensorweaver as tw
-from tensor_reference import raises_like_torch, shape_pattern
+from tensor_reference import like_torch, raises_like_torch, shape_pattern
 
 CROSS_DEVICE = {
     "add": lambda a, b: a + b,
@@ -112,6 +112,10 @@ MIXED_PRODUCTS = {
     "mm": lambda m, a, b: m.mm(a.double(), b),
     "bmm": lambda m, a, b: m.bmm(a[None], b[None].double()),
     "linear": lambda m, a, b: m.nn.functional.linear(a, b.mT.double()),
+    "addmm-input": lambda m, a, b: m.addmm(m.zeros(2, 4, dtype=m.float64), a, b),
+    "addmv-input": lambda m, a, b: m.addmv(m.zeros(2, dtype=m.float64), a, b[:, 0]),
+    "baddbmm-input": lambda m, a, b: m.baddbmm(m.zeros(1, 2, 4, dtype=m.int64), a[None], b[None]),
+    "addbmm-input": lambda m, a, b: m.addbmm(m.zeros(2, 4, dtype=m.float64), a[None], b[None]),
 }
 
 
@@ -119,3 +123,9 @@ MIXED_PRODUCTS = {
 def test_matrix_products_of_two_dtypes_raise_like_torch(backend, name):
     a, b = np.ones((2, 3), dtype=np.float32), np.ones((3, 4), dtype=np.float32)
     raises_like_torch(MIXED_PRODUCTS[name], a, b, match=["dtype"])
+
+
+def test_addr_promotes_like_torch(backend):
+    # An outer product's added tensor is promoted by PyTorch, unlike the matrix products'.
+    a, b = np.ones((2, 4), np.float32), np.ones((3, 4), np.float32)
+    like_torch(lambda m, a, b: m.addr(a.double(), b[0, :2], b[1]), a, b)

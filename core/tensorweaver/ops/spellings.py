@@ -260,12 +260,26 @@ def _scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:
     return (input if beta == 1 else input * beta) + product
 
 
+def _same_dtype(op: str, input: Any, product: Tensor) -> None:
+    """PyTorch's matrix-product kernels take the added tensor in the product's dtype only
+    (``addr``, an outer product, promotes)."""
+    if isinstance(input, Tensor) and input.dtype is not product.dtype:
+        raise RuntimeError(
+            f"{op}: input must have the matrices' dtype, got {input.dtype.name} and "
+            f"{product.dtype.name}; convert it with .to({product.dtype.name})"
+        )
+
+
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    return _scaled_sum(input, la.mm(mat1, mat2), beta, alpha)
+    product = la.mm(mat1, mat2)
+    _same_dtype("addmm", input, product)
+    return _scaled_sum(input, product, beta, alpha)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    return _scaled_sum(input, la.matmul(mat, vec), beta, alpha)
+    product = la.matmul(mat, vec)
+    _same_dtype("addmv", input, product)
+    return _scaled_sum(input, product, beta, alpha)
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
@@ -275,13 +289,17 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
 def baddbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
-    return _scaled_sum(input, la.bmm(batch1, batch2), beta, alpha)
+    product = la.bmm(batch1, batch2)
+    _same_dtype("baddbmm", input, product)
+    return _scaled_sum(input, product, beta, alpha)
 
 
 def addbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
-    return _scaled_sum(input, rd.sum(la.bmm(batch1, batch2), 0), beta, alpha)
+    product = rd.sum(la.bmm(batch1, batch2), 0)
+    _same_dtype("addbmm", input, product)
+    return _scaled_sum(input, product, beta, alpha)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:

@@ -23,6 +23,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         and bias.shape[0] == weight.shape[0]
     ):
         return fused_or_reference("linear", linear_reference, (input, weight, bias))
+    if input.dtype is not weight.dtype:  # PyTorch's class; named here, not as matmul's
+        raise RuntimeError(
+            f"linear: input and weight must have one dtype, got {input.dtype.name} and "
+            f"{weight.dtype.name}; convert one with .to(...)"
+        )
     out = input @ (weight.T if weight.dim() == 2 else weight)
     return out if bias is None else out + bias
 
