@@ -193,10 +193,13 @@ class _Reuse:
             dying = call.args[place]
             buffer = self.owner.get(dying)
             named = sum(_VARIABLE.findall(a).count(dying) for a in call.args)
+            # The list itself may die at this call; an item of it read by another argument
+            # of the call must die before it (it would be overwritten while being read).
             if (
                 buffer == (dying, None)
                 and named == 1
-                and all(self.last.get(h, -1) <= line for h in self.holders[buffer])
+                and all(self.last.get(h, -1) < line or h == dying for h in self.holders[buffer])
+                and self.last.get(dying, -1) <= line
             ):
                 args += ", into=True"
         return f"{target} = _{call.primitive}({args})"
