@@ -123,22 +123,27 @@ class NumpyCNN:
     def adam(self, grads: tuple[np.ndarray, ...]) -> None:
         """PyTorch's Adam (no weight decay, not amsgrad), in place."""
         self.t += 1
-        (b1, b2), t = BETAS, self.t
-        step_size = LR / (1 - b1**t)
-        root_correction = np.sqrt(1 - b2**t)
         for p, g, m, v in zip(self.params, grads, self.m, self.v):
-            m *= b1
-            m += (1 - b1) * g
-            v *= b2
-            g *= g
-            g *= 1 - b2
-            v += g
-            denom = np.sqrt(v)
-            denom /= root_correction
-            denom += EPS
-            np.divide(m, denom, out=denom)
-            denom *= step_size
-            p -= denom
+            adam_update(p, g, m, v, self.t)
+
+
+def adam_update(
+    p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: int, lr: float = LR
+) -> None:
+    """Step ``t`` of PyTorch's Adam on one parameter, in place (``g`` is overwritten)."""
+    (b1, b2), step_size = BETAS, lr / (1 - BETAS[0] ** t)
+    m *= b1
+    m += (1 - b1) * g
+    v *= b2
+    g *= g
+    g *= 1 - b2
+    v += g
+    denom = np.sqrt(v)
+    denom /= np.sqrt(1 - b2**t)
+    denom += EPS
+    np.divide(m, denom, out=denom)
+    denom *= step_size
+    p -= denom
 
 
 def tw_trainer(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> mlp_step.Trainer:

@@ -31,9 +31,10 @@ import numpy as np
 import tensorweaver as tw
 import tensorweaver.nn.functional as TF
 import torch_models
+from numpy_cnn import BETAS, EPS, LR, adam_update
 from torch_models import CONTEXT, D_MODEL, HEADS, LM_BATCH, VOCAB
 
-LR, BETAS, EPS, DECAY = 1e-3, (0.9, 0.999), 1e-8, 0.01
+DECAY = 0.01  # AdamW's default weight decay; lr, betas and eps as numpy_cnn's Adam
 LN_EPS = 1e-5
 TARGETS = {"tw-numpy": 1.15, "tw-compiled": 1.0}
 KEYS = slice(D_MODEL, 2 * D_MODEL)  # the keys' part of in_proj_bias
@@ -168,26 +169,11 @@ class NumpyLM:
         return loss
 
     def adamw(self, grads: dict[str, np.ndarray]) -> None:
-        """PyTorch's AdamW (not amsgrad), in place."""
+        """PyTorch's AdamW (not amsgrad), in place: decay, then Adam's step."""
         self.t += 1
-        (b1, b2), t = BETAS, self.t
-        step_size = LR / (1 - b1**t)
-        root_correction = np.sqrt(1 - b2**t)
         for name in self.names:
-            p, g, m, v = self.p[name], grads[name], self.m[name], self.v[name]
-            p *= 1 - LR * DECAY
-            m *= b1
-            m += (1 - b1) * g
-            v *= b2
-            g *= g
-            g *= 1 - b2
-            v += g
-            denom = np.sqrt(v)
-            denom /= root_correction
-            denom += EPS
-            np.divide(m, denom, out=denom)
-            denom *= step_size
-            p -= denom
+            self.p[name] *= 1 - LR * DECAY
+            adam_update(self.p[name], grads[name], self.m[name], self.v[name], self.t, LR)
 
 
 def tw_trainer(named: dict[str, np.ndarray], x: np.ndarray, y: np.ndarray) -> mlp_step.Trainer:
