@@ -157,12 +157,19 @@ def test_torch_compiled_step_equals_the_eager_one() -> None:
     assert torch.distributions.Distribution._validate_args
 
 
+class InvalidCxxCompiler(RuntimeError):
+    """Named as inductor's exception for a missing or broken C++ compiler."""
+
+
 def test_torch_falls_back_to_the_replay_once_torch_compile_fails(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def broken(fn: Any, **_: Any) -> Any:
         def run(*inputs: Any) -> Any:
-            raise RuntimeError("no C++ compiler\nsecond line")
+            try:
+                raise InvalidCxxCompiler("no C++ compiler\nsecond line")
+            except InvalidCxxCompiler as inner:  # wrapped, as Dynamo wraps backend errors
+                raise RuntimeError("backend compiler failed") from inner
 
         return run
 
@@ -171,7 +178,7 @@ def test_torch_falls_back_to_the_replay_once_torch_compile_fails(
     step, params = adam_step("torch:cpu")
     eager_step, eager_params = adam_step("torch:cpu")
     compiled = tw.compile(step)
-    with pytest.warns(RuntimeWarning, match="torch.compile failed.*no C.. compiler"):
+    with pytest.warns(RuntimeWarning, match="cannot build code.*backend compiler failed"):
         for _ in range(5):
             compiled(), eager_step()
     assert all(tw.equal(a, b) for a, b in zip(params, eager_params))
@@ -183,6 +190,35 @@ def test_torch_falls_back_to_the_replay_once_torch_compile_fails(
             other()
     graph = next(iter(other._cache.values()))
     assert graph.run.__globals__["compute"] is graph.record.fn  # not offered again
+
+
+def test_a_graph_torch_compile_fails_on_replays_and_the_next_is_still_compiled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tried = []
+
+    def broken(fn: Any, **_: Any) -> Any:
+        def run(*inputs: Any) -> Any:
+            tried.append(fn)
+            raise RuntimeError("this graph only")
+
+        return run
+
+    monkeypatch.setattr(torch_compile, "_unavailable", [])
+    monkeypatch.setattr(torch_compile, "_failed_graphs", set())
+    monkeypatch.setattr(torch_compile.torch, "compile", broken)
+    step, params = adam_step("torch:cpu")
+    eager_step, eager_params = adam_step("torch:cpu")
+    compiled = tw.compile(step)
+    with pytest.warns(RuntimeWarning, match="failed on this graph.*this graph only"):
+        for _ in range(5):
+            compiled(), eager_step()
+    assert all(tw.equal(a, b) for a, b in zip(params, eager_params))
+    other, _ = adam_step("torch:cpu", seed=1)
+    other = tw.compile(other)
+    for _ in range(5):
+        other()
+    assert len(tried) == 2 and not torch_compile._unavailable  # the second graph was tried
 
 
 def test_numpy_writes_into_dying_arrays_and_stays_bit_identical() -> None:

@@ -16,9 +16,11 @@ The first call of a compiled graph traces and compiles it (seconds); the next fe
 time it against the core's replay of the same calls and keep the faster (:class:`_Faster`).
 Where inductor cannot work (no C++ compiler on the machine, a broken toolchain), that first
 call fails: the graph then runs as the core replays it, and so does every graph after it in
-this process, with one warning. Graphs that draw random numbers are left to the core's
-replay, so that their draws come from this backend's generator as eagerly (inductor would
-draw its own), and so are graphs with a recurrent kernel (:data:`_OPAQUE`).
+this process, with one warning; a failure of one graph only (make_fx or Dynamo refusing
+something in it) leaves that graph to the replay, with a warning, and the next is tried.
+Graphs that draw random numbers are left to the core's replay, so that their draws come
+from this backend's generator as eagerly (inductor would draw its own), and so are graphs
+with a recurrent kernel (:data:`_OPAQUE`).
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ _RANDOM = ("random", "dropout", "seed")
 #: undefined); Dynamo, compiling around them, took 50 s for a 1-layer LSTM step and ran
 #: the 2-layer word-LM step no faster than the replay (11.7-12.9 ms against 12.2-13.9).
 _OPAQUE = frozenset({"fused_rnn", "fused_rnn_packed"})
-_unavailable: list[str] = []  # why inductor failed in this process, once it has
+_unavailable: list[str] = []  # why inductor cannot build code in this process, once seen
+_failed_graphs: set[str] = set()  # why single graphs failed (each said once)
 
 
 class CompiledGraphs:
@@ -246,13 +249,34 @@ class _Faster:
         try:
             return _keeping_validation(self.compiled, *inputs)
         except Exception as exc:  # torch._dynamo and inductor raise many kinds
-            _unavailable.append(f"{type(exc).__name__}: {exc}".splitlines()[0])
-            warnings.warn(
-                "tw.compile on torch: torch.compile failed, so compiled steps replay without "
-                f"it in this process (slower, same results): {_unavailable[0]}. A missing C++ "
-                "compiler is the usual cause: install g++ (or set CXX)",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+            reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            if _toolchain_failure(exc):  # every graph would fail, after seconds of trying
+                _unavailable.append(reason)
+                warnings.warn(
+                    "tw.compile on torch: torch.compile cannot build code here, so compiled "
+                    f"steps replay without it in this process (slower, same results): {reason}."
+                    " Install g++ (or set CXX)",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+            elif reason not in _failed_graphs:
+                _failed_graphs.add(reason)
+                warnings.warn(
+                    "tw.compile on torch: torch.compile failed on this graph, which replays "
+                    f"without it (slower, same results): {reason}",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
             self.chosen = self.plain
             return self.plain(*inputs)
+
+
+def _toolchain_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it wraps) says inductor cannot compile C++ here."""
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen and len(seen) < 8:
+        if type(exc).__name__ in ("InvalidCxxCompiler", "CppCompileError"):
+            return True
+        seen.append(exc)
+        exc = getattr(exc, "inner_exception", None) or exc.__cause__ or exc.__context__
+    return False
