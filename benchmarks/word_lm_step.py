@@ -45,6 +45,7 @@ import harness
 import numpy as np
 import tensorweaver as tw
 import torch
+from tensorweaver.compiler import CompiledFunction
 
 sys.path[:0] = [str(Path(__file__).parents[1] / "tests" / p) for p in ("ports", "")]
 from port_harness import load_program  # noqa: E402
@@ -171,7 +172,7 @@ def candidates(name: str, ntokens: int, only: set[str]) -> dict[str, Candidate]:
         for w in caught:
             print(f"  {label}: {w.category.__name__}: {w.message}")
         step = candidate.step
-        if isinstance(step, tw.compiler.CompiledFunction):
+        if isinstance(step, CompiledFunction):
             if caught or step.traces != TRACES or len(step.graph_source()) != 1:
                 raise AssertionError(
                     f"{label} does not replay one graph: {step.traces} traces, "

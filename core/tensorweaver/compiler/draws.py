@@ -12,10 +12,20 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Callable
 
+#: Recurrent kernels, whose trailing static arguments are (..., mode, num_layers,
+#: bidirectional, has_bias, dropout, training), as the IR's ``rnn`` composite.
+_RECURRENT = frozenset({"fused_rnn", "fused_rnn_packed"})
 
-def is_random(name: str) -> bool:
-    """Whether the backend primitive ``name`` draws from the backend's generator."""
-    return any(word in name for word in ("random", "dropout", "rnn"))
+
+def is_random(name: str, args: tuple = ()) -> bool:
+    """Whether a call of the backend primitive ``name`` on ``args`` draws from the backend's
+    generator. A recurrent kernel draws only for dropout between layers in training; without
+    its arguments it counts as drawing."""
+    if name in _RECURRENT:
+        if len(args) < 6:
+            return True
+        return bool(args[-2] and args[-1] and args[-5] > 1)
+    return "random" in name or "dropout" in name
 
 
 class Draws:

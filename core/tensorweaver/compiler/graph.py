@@ -312,14 +312,14 @@ class GraphBuilder:
     def call(self, backend: Any, name: str, args: tuple, kwargs: dict, result: Any) -> None:
         self._uses = set()
         values = [self.value(a) for a in args] + [self.value(v) for v in kwargs.values()]
-        if values and all(v.startswith("C") for v in values) and _foldable(name):
+        if values and all(v.startswith("C") for v in values) and _foldable(name, args):
             return  # computed from constants only: its result is a constant too
         parts = values[: len(args)] + [f"{k}={v}" for k, v in zip(kwargs, values[len(args) :])]
         fn = self.bind(getattr(backend, name), "F")
         self.methods[fn] = name
         target = self._var()
         text = f"{target} = {fn}({', '.join(parts)})"
-        if self.reads.guards and is_random(name):
+        if self.reads.guards and is_random(name, args):
             # A replay a guard may stop: keep its draws to hand them to the next run.
             text = f"{target} = _draw({', '.join([fn, *parts])})"
         call = Call(name, tuple(parts), target)
@@ -562,9 +562,10 @@ def _indent(lines: list[str]) -> str:
     return "".join(f"    {s}\n" for s in lines)
 
 
-def _foldable(name: str) -> bool:
-    """Whether a call of ``name`` on constants gives the same result on every replay."""
-    return name not in _NOT_FOLDABLE and not is_random(name)
+def _foldable(name: str, args: tuple = ()) -> bool:
+    """Whether a call of ``name`` on constants ``args`` gives the same result on every
+    replay (without ``args``, a call that may draw counts as drawing)."""
+    return name not in _NOT_FOLDABLE and not is_random(name, args)
 
 
 def _leaves(value: Any) -> list[Any]:

@@ -130,7 +130,7 @@ class Recorder:
                 self._read(name)
             self._depth += 1
             try:
-                if DRAWS.queued and is_random(name):
+                if DRAWS.queued and is_random(name, args):
                     result = DRAWS.queued.popleft()  # drawn by a replay a guard stopped
                 else:
                     result = real(*args, **kwargs)

@@ -576,6 +576,9 @@ OPTIONAL: dict[str, str] = {
     "ignored) to last_dim_size points along the last of dims (a has last_dim_size // 2 + 1 "
     "there), scaled by norm; real, float of a's precision",
     # API 2.4: optimizer steps over many tensors at once (foreach).
+    "foreach_norm": "foreach_norm(xs, ord) -> list[A]: [the ord-norm of all of x's elements, "
+    "0-d of x's dtype, for x in xs]; xs non-empty floating-point arrays, ord 1.0, 2.0 or inf "
+    "(clip_grad_norm_'s norms; no gradient)",
     "foreach_add": "foreach_add(xs, ys, alpha) -> list[A]: [x + y * alpha for x, y in zip(xs, "
     "ys)], new arrays (xs and ys unchanged); xs and ys lists of one length, each pair one "
     "shape and floating-point dtype, alpha a Python number taken in that dtype (y * alpha "

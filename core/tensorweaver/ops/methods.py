@@ -7,6 +7,7 @@ from typing import Any
 
 from tensorweaver import random as rnd
 from tensorweaver import registry, selection, tensor_types
+from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.layout import strided
@@ -538,6 +539,38 @@ for _name in (
     "triu",
 ):
     _METHODS[_name + "_"] = _inplace(_METHODS[_name])
+
+
+def _scaled_add(general: Any, sign: int) -> Any:
+    """``add_``/``sub_`` (``sign`` 1/-1): with ``alpha``, between two floating-point tensors of
+    one shape, dtype and backend outside autograd, one ``foreach_add`` call where the backend
+    has it (x + y * (sign * alpha): on NumPy bit for bit ``general``'s mul then add or sub;
+    torch's kernel may fuse the two, as torch's own ``add_`` does)."""
+
+    def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
+        alpha = kwargs.get("alpha")
+        if (
+            type(alpha) in (int, float)
+            and not args
+            and len(kwargs) == 1
+            and type(other) is Tensor
+            and other.backend is self.backend
+            and other.dtype is self.dtype
+            and self.dtype.kind == "f"
+            and other.shape == self.shape
+            and not ((self.requires_grad or other.requires_grad) and is_grad_enabled())
+            and getattr(self.backend, "foreach_add", None) is not None
+        ):
+            (native,) = self.backend.foreach_add([self.native], [other.native], sign * alpha)
+            return self._assign(Tensor(native, self.backend, self.dtype), general.__name__)
+        return general(self, other, *args, **kwargs)
+
+    method.__name__ = general.__name__
+    return method
+
+
+_METHODS["add_"] = _scaled_add(_METHODS["add_"], 1)
+_METHODS["sub_"] = _scaled_add(_METHODS["sub_"], -1)
 
 _METHODS.update(
     {

@@ -6,6 +6,8 @@ operands are."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tensorweaver_numpy._quiet import quiet
@@ -19,6 +21,20 @@ def _scalar(value: float, like: A) -> A:
 
 class ForeachOps:
     """Mixed into the backend class; each method is one optional primitive."""
+
+    @quiet
+    def foreach_norm(self, xs: list[A], ord: float) -> list[A]:
+        # The core's norm: |x| summed for 1, its largest for inf, sqrt of sum(x * x) for 2.
+        norms = []
+        for x in xs:
+            axes = tuple(range(x.ndim))
+            if ord == 2:
+                norms.append(np.sqrt(np.add.reduce(np.multiply(x, x), axis=axes, dtype=x.dtype)))
+            elif ord == math.inf:
+                norms.append(np.maximum.reduce(np.absolute(x), axis=axes))
+            else:
+                norms.append(np.add.reduce(np.absolute(x), axis=axes, dtype=x.dtype))
+        return [np.asarray(n) for n in norms]
 
     @quiet
     def foreach_add(self, xs: list[A], ys: list[A], alpha: float) -> list[A]:

@@ -11,6 +11,9 @@ from torch import Tensor
 class ForeachOps:
     """Mixed into the backend class; each method is one optional primitive."""
 
+    def foreach_norm(self, xs: list[Tensor], ord: float) -> list[Tensor]:
+        return list(torch._foreach_norm(xs, ord))
+
     def foreach_add(self, xs: list[Tensor], ys: list[Tensor], alpha: float) -> list[Tensor]:
         return torch._foreach_add(xs, ys, alpha=alpha)
 

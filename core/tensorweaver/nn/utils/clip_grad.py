@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Union
+from typing import Any, Optional, Union
 
 import tensorweaver as tw
+from tensorweaver.optim.foreach import assign, natives
 from tensorweaver.tensor import Tensor
 
 TensorOrTensors = Union[Tensor, Iterable[Tensor]]
@@ -18,22 +19,79 @@ def _grads(parameters: TensorOrTensors) -> list[Tensor]:
     return [p.grad for p in parameters if p.grad is not None]
 
 
+#: The orders the IR's ``foreach_norm`` takes; others go through the core's norm.
+_FOREACH_ORDERS = (1.0, 2.0, math.inf)
+
+
+def _groups(tensors: list[Tensor]) -> dict[tuple[int, Any], list[Tensor]]:
+    """``tensors`` by backend and dtype, in order of first appearance (PyTorch's grouping)."""
+    groups: dict[tuple[int, Any], list[Tensor]] = {}
+    for t in tensors:
+        groups.setdefault((id(t.backend), t.dtype), []).append(t)
+    return groups
+
+
+def _foreach_backend(group: list[Tensor], name: str, foreach: Optional[bool]) -> Any:
+    """The backend to run primitive ``name`` on over ``group`` at once, or None; raises for
+    ``foreach=True`` on a backend without it, as PyTorch does for a device without it."""
+    if foreach is False:
+        return None
+    backend = group[0].backend
+    if getattr(backend, name, None) is None:
+        if foreach:
+            raise RuntimeError(
+                f"foreach=True was passed, but can't use the foreach API on {group[0].device} "
+                "tensors (its backend has no foreach primitives); pass foreach=None or False"
+            )
+        return None
+    return backend
+
+
+def _norms(tensors: list[Tensor], norm_type: float, foreach: Optional[bool]) -> list[Tensor]:
+    """The ``norm_type``-norm of each of ``tensors``: one backend call per backend and dtype
+    where the backend has ``foreach_norm``, else a few core ops per tensor."""
+    norms: list[Tensor] = []
+    for group in _groups(tensors).values():
+        backend = _foreach_backend(group, "foreach_norm", foreach)
+        if (
+            backend is not None
+            and norm_type in _FOREACH_ORDERS
+            and group[0].dtype.kind == "f"
+            and all(t.numel() for t in group)
+        ):
+            natives = backend.foreach_norm([t.native for t in group], norm_type)
+            norms.extend(Tensor(n, backend, group[0].dtype) for n in natives)
+        else:
+            norms.extend(t.detach().norm(norm_type) for t in group)
+    return norms
+
+
+def _vector(norms: list[Tensor], device: Any) -> Tensor:
+    """``tw.stack`` of the 0-d ``norms`` on ``device``: where they share a backend and dtype,
+    one reshape per norm and one cat on the backend, without the core's per-op work."""
+    backend, dtype = norms[0].backend, norms[0].dtype
+    if any(n.backend is not backend or n.dtype is not dtype for n in norms):
+        return tw.stack([n.to(device) for n in norms])
+    return Tensor(backend.cat([backend.reshape(n.native, (1,)) for n in norms], 0), backend, dtype)
+
+
 def get_total_norm(
     tensors: TensorOrTensors,
     norm_type: Union[float, str] = 2.0,
     error_if_nonfinite: bool = False,
-    foreach: None = None,
+    foreach: Optional[bool] = None,
 ) -> Tensor:
     """The ``norm_type``-norm of all ``tensors`` together, as if concatenated (PyTorch 2.6's
-    first half of ``clip_grad_norm_``). ``foreach`` is accepted and has no effect."""
+    first half of ``clip_grad_norm_``). ``foreach`` as in PyTorch: None uses the backend's
+    ``foreach_norm`` where it has one, True insists on it, False never uses it."""
     tensors = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if t is not None]
     norm_type = float(norm_type)
     if not tensors:
         return tw.tensor(0.0)
     device = tensors[0].device
-    norms = [t.detach().norm(norm_type).to(device) for t in tensors]
-    stacked = tw.stack(norms)
-    total = stacked.amax() if math.isinf(norm_type) else stacked.norm(norm_type)
+    with tw.no_grad():
+        norms = _norms(tensors, norm_type, foreach)
+        total = _norms([_vector(norms, device)], norm_type, foreach)[0]
     if error_if_nonfinite and not bool(tw.isfinite(total)):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
@@ -44,15 +102,27 @@ def get_total_norm(
 
 
 def clip_grads_with_norm_(
-    parameters: TensorOrTensors, max_norm: float, total_norm: Tensor, foreach: None = None
+    parameters: TensorOrTensors,
+    max_norm: float,
+    total_norm: Tensor,
+    foreach: Optional[bool] = None,
 ) -> None:
     """Scale the gradients by ``max_norm / total_norm`` where that is below 1 (the second
-    half of ``clip_grad_norm_``)."""
+    half of ``clip_grad_norm_``). ``foreach=True`` raises on a backend without foreach
+    primitives, as in PyTorch; the scaling is the same either way."""
+    grads = _grads(parameters)
+    if not grads:
+        return
     # The 1e-6 keeps the factor finite for a zero norm; clamping to 1 only ever shrinks.
-    factor = tw.clamp(max_norm / (total_norm + 1e-6), max=1.0)
+    factor = tw.clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
     with tw.no_grad():
-        for g in _grads(parameters):
-            g.mul_(factor.to(g.device).to(g.dtype))
+        for group in _groups(grads).values():
+            _foreach_backend(group, "foreach_mul", foreach)
+            scale = factor.to(group[0].device).to(group[0].dtype).native
+            # The backend's mul, as g.mul_(scale) makes it, without the core's checks on
+            # operands that are known good (one dtype, a 0-d factor).
+            backend = group[0].backend
+            assign(group, [backend.mul(g, scale) for g in natives(group)], "mul_")
 
 
 def clip_grad_norm_(
@@ -60,19 +130,22 @@ def clip_grad_norm_(
     max_norm: float,
     norm_type: Union[float, str] = 2.0,
     error_if_nonfinite: bool = False,
-    foreach: None = None,
+    foreach: Optional[bool] = None,
 ) -> Tensor:
     """Scale all gradients together so that their joint ``norm_type``-norm is at most
-    ``max_norm``; returns the norm before clipping. ``foreach`` is accepted for PyTorch
-    compatibility and has no effect."""
+    ``max_norm``; returns the norm before clipping. ``foreach`` as in PyTorch (see
+    ``get_total_norm``)."""
     parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-    total = get_total_norm(_grads(parameters), norm_type, error_if_nonfinite)
-    clip_grads_with_norm_(parameters, max_norm, total)
+    total = get_total_norm(_grads(parameters), norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total
 
 
-def clip_grad_value_(parameters: TensorOrTensors, clip_value: float, foreach: None = None) -> None:
-    """Clamp every gradient element to ``[-clip_value, clip_value]`` in place."""
+def clip_grad_value_(
+    parameters: TensorOrTensors, clip_value: float, foreach: Optional[bool] = None
+) -> None:
+    """Clamp every gradient element to ``[-clip_value, clip_value]`` in place (``foreach`` is
+    accepted as in PyTorch; the result is the same either way)."""
     clip_value = float(clip_value)
     with tw.no_grad():
         for g in _grads(parameters):
