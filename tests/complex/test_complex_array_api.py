@@ -79,3 +79,12 @@ def test_complex_functions(backend: str) -> None:
     close(np.asarray(xp.full((2,), 1 - 2j)), np.full((2,), 1 - 2j), "complex128", "full")
     close(np.asarray(xp.linspace(0, 1j, 3)), np.linspace(0, 1j, 3), "complex128", "linspace")
     assert np.asarray(xp.equal(x, xp.asarray(z))).all()
+
+
+def test_vecdot_conjugates_its_first_argument(backend: str) -> None:
+    # The standard's vecdot is sum(conj(x1) * x2), as array_api_strict computes it.
+    a, b = cplx((3, 4), 40), cplx((3, 4), 41)
+    want = np.asarray(xs.vecdot(xs.asarray(a), xs.asarray(b)))
+    close(xp.vecdot(tw.tensor(a), tw.tensor(b)), want, "complex128", "vecdot")
+    want = np.sum(np.conj(a) * b, axis=0)
+    close(xp.vecdot(tw.tensor(a), tw.tensor(b), axis=0), want, "complex128", "vecdot axis 0")

@@ -167,3 +167,6 @@ def test_bmm_einsum_dot_outer(backend: str) -> None:
     like_torch(lambda m, x, y: m.vdot(x, y), u, v)
     like_torch(lambda m, x, y: m.outer(x, y), u, v)
     like_torch(lambda m, x, y: m.inner(x, y), u, v)
+    # vecdot conjugates its first operand (it computed sum(x * y) before)
+    like_torch(lambda m, x, y: m.linalg.vecdot(x, y), a[:, :, :3], b[:, :3, :3])
+    like_torch(lambda m, x, y: m.linalg.vecdot(x, y, dim=0), u, v)

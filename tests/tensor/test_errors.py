@@ -116,6 +116,8 @@ MIXED_PRODUCTS = {
     "addmv-input": lambda m, a, b: m.addmv(m.zeros(2, dtype=m.float64), a, b[:, 0]),
     "baddbmm-input": lambda m, a, b: m.baddbmm(m.zeros(1, 2, 4, dtype=m.int64), a[None], b[None]),
     "addbmm-input": lambda m, a, b: m.addbmm(m.zeros(2, 4, dtype=m.float64), a[None], b[None]),
+    "vecdot": lambda m, a, b: m.linalg.vecdot(a, b.mT[:2].double()),
+    "cdist": lambda m, a, b: m.cdist(a, b.mT.double()),
 }
 
 

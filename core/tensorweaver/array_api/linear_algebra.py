@@ -38,4 +38,6 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
             f"vecdot: the arrays of shapes {tuple(a.shape)} and {tuple(b.shape)} differ in "
             f"size along axis {axis}"
         )
+    if a.dtype.is_complex:  # the standard's vecdot conjugates x1
+        a = tw.conj_physical(a)
     return (a * b).sum(axis, dtype=a.dtype)  # integers stay in their dtype

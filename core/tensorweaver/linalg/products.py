@@ -19,6 +19,7 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import structure as st
 from tensorweaver.ops.apply import broadcast_shapes
+from tensorweaver.ops.complex import conj_physical
 from tensorweaver.ops.linalg import matmul
 from tensorweaver.tensor import Tensor
 
@@ -157,7 +158,15 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803  (PyTorc
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """The dot product of the vectors along ``dim``, the operands broadcast."""
+    """The dot product of the vectors along ``dim``, the operands broadcast (of one dtype,
+    as PyTorch requires; complex ``x`` is conjugated)."""
+    if x.dtype is not y.dtype:
+        raise RuntimeError(
+            f"linalg.vecdot: expected x and y to have the same dtype, but found x of type "
+            f"{x.dtype.name} and y of type {y.dtype.name}"
+        )
+    if x.dtype.is_complex:
+        x = conj_physical(x)
     return rd.sum(ew.mul(x, y), dim)
 
 

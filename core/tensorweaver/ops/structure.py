@@ -413,6 +413,11 @@ def _check_cdist(x1: Tensor, x2: Tensor, p: float, compute_mode: str) -> None:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got {x.dtype}")
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got {x.ndim}D")
+    if x1.dtype is not x2.dtype:  # PyTorch's kernel takes one dtype
+        raise RuntimeError(
+            f"cdist: X1 and X2 must have one dtype, got {x1.dtype.name} and {x2.dtype.name}; "
+            "convert one with .to(...)"
+        )
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(
             f"cdist: X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
