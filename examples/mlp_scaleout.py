@@ -8,6 +8,9 @@ The same script runs unchanged on one CPU, on Legate's CPUs or GPUs, or on many 
     legate --gpus 4 examples/mlp_scaleout.py --device cunumeric:gpu
     legate --nodes 2 --gpus 8 examples/mlp_scaleout.py --device cunumeric:gpu
 
+``--compile`` runs the step through ``tw.compile``: traced on its first calls, then replayed
+(the losses must not change).
+
 The weights are drawn on the host from a fixed seed, so every device starts the same.
 """
 
@@ -21,7 +24,8 @@ import tensorweaver as tw
 from tensorweaver import nn
 
 
-def train(device: str, steps: int, batch: int) -> list[float]:
+def train(device: str, steps: int, batch: int, compile: bool = False) -> tuple[list[float], int]:
+    """The losses, and how many calls were traced (``steps`` without ``compile``)."""
     rng = np.random.default_rng(0)
     x_host = rng.standard_normal((batch, 16))
     y_host = np.sin(x_host @ rng.standard_normal((16, 1)))
@@ -32,14 +36,17 @@ def train(device: str, steps: int, batch: int) -> list[float]:
                 p.copy_(tw.tensor(rng.uniform(-0.3, 0.3, p.shape)))
         x, y = tw.tensor(x_host), tw.tensor(y_host)
         optimizer = tw.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        losses = []
-        for _ in range(steps):
+
+        def step() -> tw.Tensor:
             optimizer.zero_grad()
             loss = ((model(x) - y) ** 2).mean()
             loss.backward()
             optimizer.step()
-            losses.append(loss.item())
-    return losses
+            return loss
+
+        run = tw.compile(step) if compile else step
+        losses = [run().item() for _ in range(steps)]
+    return losses, run.traces if compile else steps
 
 
 def main() -> None:
@@ -47,12 +54,17 @@ def main() -> None:
     parser.add_argument("--device", default="numpy")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--compile", action="store_true", help="run the step via tw.compile")
     args = parser.parse_args()
-    losses = train(args.device, args.steps, args.batch)
+    losses, traces = train(args.device, args.steps, args.batch, args.compile)
     # What the device really had (for cuPyNumeric: the CPUs and GPUs Legate started with).
     device = tw.get_backend().name if args.device == "numpy" else args.device
     record = next(d for d in tw.devices(probe=True) if d.name.startswith(device.split(":")[0]))
-    print(json.dumps({"device": record.name, "detail": record.detail, "losses": losses}))
+    print(
+        json.dumps(
+            {"device": record.name, "detail": record.detail, "losses": losses, "traces": traces}
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -24,11 +24,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _run(device: str, **environ: str) -> dict:
+def _run(device: str, *flags: str, **environ: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LEGATE_", "TENSORWEAVER_"))}
     env.update(TENSORWEAVER_DISABLE_PLUGINS="torch", **environ)
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--device", device, "--steps", "15"],
+        [sys.executable, str(SCRIPT), "--device", device, "--steps", "15", *flags],
         capture_output=True,
         text=True,
         env=env,
@@ -53,4 +53,13 @@ def test_two_legate_cpus_give_the_same_result_as_one(numpy_losses) -> None:
     config = "--cpus 2 --gpus 0 --utility 1 --sysmem 2000 --logging gpu=6"
     run = _run("cunumeric", LEGATE_AUTO_CONFIG="0", LEGATE_CONFIG=config)
     assert run["detail"]["cpus"] == 2  # Legate really started with two CPU processors
+    np.testing.assert_allclose(run["losses"], numpy_losses, rtol=1e-10)
+
+
+def test_compiled_step_on_cunumeric_replays_to_the_same_losses(numpy_losses) -> None:
+    # tw.compile on cuPyNumeric: the core's replay of the recorded Legate calls (no backend
+    # hook) must give the eager losses, and replay (3 traces: gradients and the momentum
+    # buffers appear on the first steps, then two traces agree).
+    run = _run("cunumeric", "--compile")
+    assert run["traces"] <= 3 < len(run["losses"])
     np.testing.assert_allclose(run["losses"], numpy_losses, rtol=1e-10)
