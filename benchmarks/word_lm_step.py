@@ -62,8 +62,9 @@ GOALS = {"tw-torch-compiled": 0.9, "tw-torch": 1.10}
 
 def make_step(port: Any, model: Any, ntokens: int, update: Callable | None = None) -> Callable:
     """The body of word_lm.py's ``train()`` for one batch, as a function of the batch and
-    the hidden state: ``(data, targets, hidden) -> (loss, hidden detached)``. ``update``
-    stands in for the example's ``sgd_step(model, lr, clip)``."""
+    the hidden state: ``(data, targets, hidden) -> (loss, hidden)``, detaching the hidden
+    state at its start as the example does. ``update`` stands in for the example's
+    ``sgd_step(model, lr, clip)``."""
     criterion = port.nn.NLLLoss()
     recurrent = getattr(model, "model_type", None) != "Transformer"  # as the example tells
     if update is None:
@@ -74,16 +75,13 @@ def make_step(port: Any, model: Any, ntokens: int, update: Callable | None = Non
     def step(data: Any, targets: Any, hidden: Any) -> tuple[Any, Any]:
         model.zero_grad()
         if recurrent:
-            output, hidden = model(data, hidden)
+            output, hidden = model(data, port.repackage_hidden(hidden))
         else:
             output = model(data).view(-1, ntokens)
         loss = criterion(output, targets)
         loss.backward()
         update()
-        # Detached here rather than at the next step's start (as the example does; the same
-        # numbers): a replayed step returns tensors that do not require grad, and a hidden
-        # state that did on the traced calls would give the replays another signature.
-        return loss, port.repackage_hidden(hidden) if recurrent else None
+        return loss, hidden
 
     return step
 

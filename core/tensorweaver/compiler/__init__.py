@@ -6,7 +6,8 @@ replay function generated from one recording), :mod:`.symbolic` (optimizer numbe
 replay recomputes), :mod:`.reads` (values the step reads into Python, and how it uses
 them), :mod:`.branches` (a graph per path through branches on those values),
 :mod:`.draws` (random draws handed on when a guard stops a replay),
-:mod:`.differentiable` (a replayed forward with its recorded backward), :mod:`.compiled`
+:mod:`.differentiable` (a replayed forward with its recorded backward), :mod:`.released`
+(returned tensors of a graph the step's backward freed, as eagerly), :mod:`.compiled`
 (the cache of graphs, tracing and replay; :func:`compile`).
 """
 

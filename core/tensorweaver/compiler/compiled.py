@@ -14,6 +14,7 @@ from tensorweaver.compiler.draws import DRAWS
 from tensorweaver.compiler.graph import Graph, GraphBuilder, StaleGraph, Unsupported
 from tensorweaver.compiler.guards import make_guard
 from tensorweaver.compiler.recorder import Recorder
+from tensorweaver.compiler.released import shape_of
 from tensorweaver.compiler.state import StepState, describe_change
 from tensorweaver.selection import current_backend
 from tensorweaver.tensor import Tensor
@@ -252,7 +253,7 @@ class CompiledFunction:
         if _needs_grad(result) and not any(".grad" in line for line in tail):
             # A forward whose result autograd will differentiate later.
             return differentiable_graph(builder, result, tail, recorder.backends, self._fullgraph)
-        return builder.build(tail, builder.result(result))
+        return builder.build(tail, builder.result(result, graphs=True))
 
     def _guard(
         self, state: StepState, args: tuple, kwargs: dict, key: tuple
@@ -296,8 +297,10 @@ def _lost_reads(log: reads.ReadLog, result: Any) -> set[int]:
 
 
 def _needs_grad(value: Any) -> bool:
+    """Whether ``value`` holds a tensor that a later backward can differentiate (one whose
+    graph no backward of the step freed)."""
     if isinstance(value, Tensor):
-        return value._node is not None
+        return value._node is not None and shape_of(value._node) is None
     if type(value) in (tuple, list):
         return any(_needs_grad(v) for v in value)
     if type(value) is dict:
@@ -351,7 +354,13 @@ def compile(  # noqa: A001  (PyTorch's name)
     module's forward, in training) is recorded with the backward the tape runs for it: the
     replayed result carries an autograd node whose backward replays that graph, so
     ``loss.backward()`` outside fills ``.grad`` of parameters and inputs as eagerly (not
-    twice differentiable: ``create_graph=True`` through it raises).
+    twice differentiable: ``create_graph=True`` through it raises). A step that runs its
+    own backward returns what it returns as eagerly (:mod:`tensorweaver.compiler.released`):
+    a tensor of the graph that backward freed (the loss, an LSTM's hidden state) requires
+    grad and shows its ``grad_fn``, and a backward through it raises PyTorch's "Trying to
+    backward through the graph a second time"; a returned parameter is the parameter. One
+    that returns a tensor whose graph is still whole after its backward
+    (``retain_graph=True``) runs eagerly, with a warning.
 
     Once a graph is confirmed, a backend that defines the optional ``compile_graph`` hook
     (API 2.4; :mod:`tensorweaver.compiler.record`) may compile its calls: torch hands them

@@ -33,6 +33,7 @@ from tensorweaver.compiler.draws import DRAWS, is_random
 from tensorweaver.compiler.reads import TOKEN, Branch, ReadLog, uses
 from tensorweaver.compiler.record import Call, GraphRecord
 from tensorweaver.compiler.recorder import HOST_READS
+from tensorweaver.compiler.released import released, shape_of
 from tensorweaver.compiler.symbolic import Sym
 from tensorweaver.tensor import Tensor
 
@@ -83,6 +84,7 @@ class _Line(NamedTuple):
     call: Optional[Call] = None
     backend: Any = None
     full: Optional[_Line] = None  # an alias's call (see GraphBuilder._unchanged)
+    draws: bool = False  # a call that draws random numbers (with these arguments)
 
 
 class Graph:
@@ -160,6 +162,7 @@ class GraphBuilder:
             "StaleGraph": StaleGraph,
             "Branch": Branch,
             "_draw": DRAWS.draw,
+            "_released": released,
         }
         self.guards: list[tuple[str, bool]] = []  # comparisons of lifted numbers (symbolic.py)
         self.reads = ReadLog()  # the user's reads of tensor values (the recorder's)
@@ -177,6 +180,7 @@ class GraphBuilder:
         self._vars = 0
         self._uses: set[str] = set()
         self.watched: list[tuple[str, Callable, Any, Any, Any]] = []
+        self.rebound: set[str] = set()  # the locations the step rebinds (write_backs)
         # A backward graph's builder: the forward's builder, whose values it takes from
         # ``args[0]`` (``saved``, in order) as the forward returns them.
         self.outer: GraphBuilder | None = None
@@ -319,13 +323,14 @@ class GraphBuilder:
         self.methods[fn] = name
         target = self._var()
         text = f"{target} = {fn}({', '.join(parts)})"
-        if self.reads.guards and is_random(name, args):
+        draws = is_random(name, args)
+        if self.reads.guards and draws:
             # A replay a guard may stop: keep its draws to hand them to the next run.
             text = f"{target} = _draw({', '.join([fn, *parts])})"
         call = Call(name, tuple(parts), target)
         # The user's read is dropped when nothing uses its value (a read for logging).
         read = any(result is a for a in self.reads.arrays)
-        line = _Line([target], self._uses, text, read, name, call, backend)
+        line = _Line([target], self._uses, text, read, name, call, backend, draws=draws)
         same = None if read else _unchanged(name, args, values, result)
         if same is not None:
             line = _Line([target], {same}, f"{target} = {same}", True, "=", None, backend, line)
@@ -365,17 +370,17 @@ class GraphBuilder:
             return f"_new({native}, {backend}, {dtype}, True)"
         return f"Tensor({native}, {backend}, {dtype})"
 
-    def result(self, value: Any) -> str:
-        """The expression that rebuilds the step's return value."""
+    def result(self, value: Any, graphs: bool = False) -> str:
+        """The expression that rebuilds the step's return value; with ``graphs``, a tensor
+        keeps the autograd face it has after the step (:meth:`autograd_result`)."""
         if isinstance(value, Tensor):
-            return self.tensor(value)
+            return self.autograd_result(value) if graphs else self.tensor(value)
         if type(value) in (tuple, list):
-            inner = ", ".join(self.result(v) for v in value)
+            inner = ", ".join(self.result(v, graphs) for v in value)
             return f"({inner},)" if type(value) is tuple else f"[{inner}]"
         if type(value) is dict:
-            return (
-                "{" + ", ".join(f"{self.bind(k)}: {self.result(v)}" for k, v in value.items()) + "}"
-            )
+            items = (f"{self.bind(k)}: {self.result(v, graphs)}" for k, v in value.items())
+            return "{" + ", ".join(items) + "}"
         if type(value) in _SCALARS:
             return self.bind(value)
         if isinstance(value, Sym) and not value.live():
@@ -387,6 +392,28 @@ class GraphBuilder:
             "Python numbers and tuples, lists or dicts of them"
         )
 
+    def autograd_result(self, t: Tensor) -> str:
+        """The expression for a returned tensor as eagerly: a result of a graph the step's
+        backward freed (:mod:`.released`), a leaf that requires grad (a parameter or
+        argument itself, or a new one), or a plain tensor."""
+        if t._node is not None:
+            shape = shape_of(t._node)
+            if shape is None:
+                raise Unsupported(
+                    "it returns a tensor whose autograd graph is still whole after the step "
+                    "(a backward with retain_graph=True, or none through it), and a replay "
+                    "cannot repeat a later backward through it; return it .detach()ed"
+                )
+            return f"_released({self.tensor(t)}, {self.bind(shape)})"
+        if not t.requires_grad:
+            return self.tensor(t)
+        for expr, _, value, _, _ in self.watched:
+            if value is t:
+                if expr in self.rebound:
+                    raise Unsupported(f"it returns the tensor it replaced at {expr}")
+                return expr  # the tensor itself, as the replay leaves it
+        return self.tensor(t, requires_grad=True)
+
     def write_backs(self, args: tuple, kwargs: dict) -> list[str]:
         """Assignments that leave every location as the traced step left it."""
         out = []
@@ -394,6 +421,8 @@ class GraphBuilder:
             now = getter(args, kwargs)
             if now is before and not isinstance(now, Tensor):
                 continue
+            if now is not before:
+                self.rebound.add(expr)
             if now is None:
                 out.append(f"{expr} = None")
             elif now is before:
@@ -485,7 +514,8 @@ def _hoist_checks(lines: list[_Line]) -> tuple[list[_Line], list[_Line]]:
             needed.update(line.uses)
     if not hoisted:
         return [], lines
-    if any(line.kind not in _READS | _HOST_COPIES and not _foldable(line.kind) for line in lines):
+    # (A recurrent kernel draws only with dropout between its layers: ``line.draws`` knows.)
+    if any(line.kind in _NOT_FOLDABLE - _READS - _HOST_COPIES or line.draws for line in lines):
         return [], lines
     chosen = {id(line) for line in hoisted}
     return hoisted[::-1], [line for line in lines if id(line) not in chosen]
@@ -504,7 +534,9 @@ def _unchanged(name: str, args: tuple, values: list[str], result: Any) -> str | 
                     host = np.asarray(ones)
                 except Exception:  # a device array: not worth a copy to the host
                     continue
-                if host.dtype.kind in "biuf" and host.dtype == result.dtype and (host == 1).all():
+                # (the native dtypes compared: a NumPy dtype never equals torch's)
+                same = getattr(ones, "dtype", None) == result.dtype
+                if same and host.dtype.kind in "biuf" and (host == 1).all():
                     return var
     if name in ("reshape", "expand") and values[0][0] == "v":
         return values[0] if _same_array_type(args[0], result) else None

@@ -41,6 +41,11 @@ _RANDOM = ("random", "dropout", "seed")
 #: RNN layers, whose inductor wrapper fails (torch 2.13: the workspace output comes back
 #: undefined); Dynamo, compiling around them, took 50 s for a 1-layer LSTM step and ran
 #: the 2-layer word-LM step no faster than the replay (11.7-12.9 ms against 12.2-13.9).
+#: Nor did make_fx and inductor on the pieces between the kernel calls, called eagerly
+#: in between: faster alone (clip and SGD 0.6 ms against 0.95), slower within the step
+#: (10.5 ms against 10.1, medians of 40 interleaved samples; 1.12-1.16x torch against
+#: the replay's 1.08-1.13x in two benchmark runs). The RNN (5.8 ms of torch's 8.5) and
+#: the decoder's products (1.1 ms) are the kernels torch's eager step runs.
 _OPAQUE = frozenset({"fused_rnn", "fused_rnn_packed"})
 _unavailable: list[str] = []  # why inductor cannot build code in this process, once seen
 _failed_graphs: set[str] = set()  # why single graphs failed (each said once)

@@ -1,0 +1,75 @@
+"""Results of a replayed step that look to autograd as the eager step's do.
+
+A step that runs its own backward and returns a tensor of that graph (the loss, an LSTM's
+hidden state) returns, eagerly, a tensor that requires grad, is no leaf and has a
+``grad_fn``; a backward through it raises PyTorch's "Trying to backward through the graph
+a second time", since the step's backward freed the graph. The replay gives such a result
+the same face: a copy of the nodes between it and the freed ones (their ``grad_fn`` names
+and links, leaves left out), fresh on every replay, whose backward raises as eagerly before
+it computes anything. A result whose graph is still whole after the step (a backward with
+``retain_graph=True``) would give real gradients eagerly, which a replay cannot: for it
+:func:`shape_of` gives None, and the step is not replayed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from tensorweaver.autograd.node import Node
+
+#: A graph's shape, as bound into the replay: per node, in an order where each node comes
+#: after those it links to, ``(grad_fn name, indices of its parents)``, the indices None
+#: for a node the step's backward freed; a parent that is a leaf is None (no reference to
+#: the leaf is kept).
+Shape = tuple[tuple[str, Optional[tuple[Optional[int], ...]]], ...]
+
+
+def shape_of(node: Node) -> Shape | None:
+    """The shape of the graph ending at ``node``, or None when a backward through it would
+    run (no node it reaches has been freed)."""
+    order: list[Node] = []  # each node after its parents
+    seen: set[int] = set()
+    freed = False
+    stack: list[Any] = [node]  # a node to expand, or (node,) to place once expanded
+    while stack:
+        item = stack.pop()
+        if type(item) is tuple:
+            order.append(item[0])
+            continue
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        stack.append((item,))
+        if item.parents is None:
+            freed = True
+        else:
+            stack.extend(p for p in item.parents if type(p) is Node and id(p) not in seen)
+    if not freed:
+        return None
+    index = {id(n): i for i, n in enumerate(order)}
+    return tuple(
+        (
+            n.name,
+            None
+            if n.parents is None
+            else tuple(index[id(p)] if type(p) is Node else None for p in n.parents),
+        )
+        for n in order
+    )
+
+
+def released(t: Any, shape: Shape) -> Any:
+    """``t`` as a result of a graph of ``shape`` (requiring grad, no leaf)."""
+    nodes: list[Node] = []
+    for name, parents in shape:
+        node = Node.__new__(Node)
+        node.op = node.label = name  # (a copy has no rule: a backward stops before rules)
+        node.inputs = node.saved = node.retained = node.view = None
+        node.versions, node.epoch = (), 0
+        node.parents = (
+            None if parents is None else tuple(None if p is None else nodes[p] for p in parents)
+        )
+        nodes.append(node)
+    t._node = nodes[-1]
+    t.requires_grad = True
+    return t
