@@ -129,13 +129,94 @@ def test_eig_gradients_by_finite_differences(backend: str) -> None:
 def test_eig_second_order(backend: str) -> None:
     gradgradcheck(lambda a: _eigvals(tw, a), _input((3, 3)))
     gradgradcheck(lambda a: _weighted(tw, a), _input((3, 3)))
-    if backend == "torch:cpu":
-        # Known gap: torch's fused eig gives each output a node of its own, and the second
-        # backward of a complex input splits the phase-invariant total between them, which
-        # trips the phase check. The core's composition differentiates twice correctly.
-        return
     re, im = _input((3, 3)), _input((3, 3), seed=5)
     gradgradcheck(lambda re, im: _weighted(tw, tw.complex(re, im)), re, im)
+
+
+def _numpy(m: Any, t: Any) -> np.ndarray:
+    return host(t.detach()) if m is tw else t.detach().numpy()
+
+
+#: Phase-invariant losses of eig's outputs: both, the eigenvalues alone, the vectors alone.
+LOSSES: dict[str, Any] = {
+    "both": lambda m, a: _weighted(m, a),
+    "values": lambda m, a: _parts(m, m.linalg.eig(a).eigenvalues.square()),
+    "vectors": lambda m, a: m.linalg.eig(a).eigenvectors.abs().pow(3),
+}
+
+
+def _first(m: Any, a: np.ndarray, retain_graph: bool | None = None, loss: str = "both") -> tuple:
+    """A leaf of ``a`` and the first derivatives (with create_graph) of a phase-invariant
+    loss of eig's outputs."""
+    leaf = m.tensor(a, requires_grad=True)
+    out = LOSSES[loss](m, leaf)
+    weights = m.tensor(np.random.default_rng(3).standard_normal(tuple(out.shape)))
+    (g,) = m.autograd.grad(
+        (out * weights).sum(), [leaf], create_graph=True, retain_graph=retain_graph
+    )
+    return leaf, g
+
+
+def _second(m: Any, leaf: Any, g: Any) -> np.ndarray:
+    """The second derivatives: the gradient of a real loss of the first ones."""
+    w = m.tensor(np.random.default_rng(4).standard_normal(tuple(g.shape)))
+    loss = g * w + g.imag * w.flip(-1) if g.is_complex() else g * w
+    loss.real.sum().backward()
+    return _numpy(m, leaf.grad)
+
+
+def _derivatives(m: Any, a: np.ndarray, loss: str = "both") -> tuple:
+    leaf, g = _first(m, a, loss=loss)
+    return _numpy(m, g), _second(m, leaf, g)
+
+
+@pytest.mark.parametrize("loss", list(LOSSES))
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_eig_double_backward_like_torch(backend: str, dtype: str, loss: str) -> None:
+    """The second backward reaches eig once with the whole gradient of each output (on
+    torch:cpu, the backend's own eig node), so the phase check passes as in PyTorch."""
+    a = _input((2, 3, 3), dtype)
+    for ours, theirs in zip(_derivatives(tw, a, loss), _derivatives(torch, a, loss)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-11)
+
+
+def test_eig_double_backward_one_node_per_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a backend without fused_linalg_outputs_backward (a node per output), too."""
+    from tensorweaver_torch.linalg import LinearAlgebra
+
+    monkeypatch.delattr(LinearAlgebra, "fused_linalg_outputs_backward")
+    a = _input((2, 3, 3), "complex128")
+    with tw.device("torch:cpu"):
+        assert tw.linalg.eig(tw.tensor(a, requires_grad=True))[1]._node.op == "linalg_function"
+        ours = _derivatives(tw, a)
+    for mine, theirs in zip(ours, _derivatives(torch, a)):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-11)
+
+
+def test_eig_two_create_graph_passes_like_torch(backend: str) -> None:
+    """Two first-derivative graphs of one eig whose eigenvalues the program dropped: the
+    second backward through both sums their gradients of each output."""
+    a = _input((2, 3, 3), "complex128")
+
+    def second(m: Any, a: Any) -> Any:
+        vectors = m.linalg.eig(a.requires_grad_()).eigenvectors
+        (g1,) = m.autograd.grad(vectors.abs().pow(3).sum(), [a], create_graph=True)
+        (g2,) = m.autograd.grad((vectors.abs() * 2).sum(), [a], create_graph=True)
+        ((g1.real**2).sum() + (g2.imag * g1.real).sum()).backward()
+        return a.grad
+
+    compare(second, a, dtype="complex128", grad=False, tol=1e-8)
+
+
+def test_eig_create_graph_without_retain_graph(backend: str) -> None:
+    """retain_graph=False frees eig's nodes as it goes: the first derivatives are still
+    PyTorch's, and a second backward through the freed graph fails as in PyTorch."""
+    a = _input((2, 3, 3), "complex128")
+    ours, theirs = _first(tw, a, False), _first(torch, a, False)
+    np.testing.assert_allclose(_numpy(tw, ours[1]), _numpy(torch, theirs[1]), rtol=1e-9)
+    for m, (leaf, g) in ((torch, theirs), (tw, ours)):
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            _second(m, leaf, g)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])

@@ -7,23 +7,23 @@ tensor ops so they run on every backend and differentiate again. A factorization
 packs its outputs (``tensorweaver.linalg.primitives``): :func:`outputs` and
 :func:`output_grads` unpack them, the gradient of an unused output being zeros. Where
 PyTorch's formula divides by eigenvalue or singular-value gaps, a zero numerator stays zero
-(:func:`_gap_divide`), as an undefined gradient does there: eigenvalues alone are
+(``linalg._shared.gap_divide``), as an undefined gradient does there: eigenvalues alone are
 differentiable at repeated eigenvalues, eigenvectors are not (inf or NaN, as in PyTorch).
+eig's formula is ``tensorweaver.linalg.eig_gradient``'s, shared with a backend's whole eig.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
-from tensorweaver.linalg._shared import eye_like
+from tensorweaver.linalg._shared import eye_like, gap_divide, mH, mT
+from tensorweaver.linalg.eig_gradient import eig_backward
 from tensorweaver.linalg.factorizations import unpack
 from tensorweaver.linalg.fused_backward import function_backward, output_backward, outputs_backward
 from tensorweaver.linalg.primitives import output_grads, outputs, saved
-from tensorweaver.ops import complex as cx
-from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
@@ -36,54 +36,39 @@ def _needs(node: Any, i: int) -> bool:
     return node.parents[i] is not None
 
 
-def _t(x: Tensor) -> Tensor:
-    return mv.transpose(x, -2, -1)
-
-
-def _h(x: Tensor) -> Tensor:
-    """The conjugate transpose (the transpose of a real matrix)."""
-    return cx.conj(_t(x))
-
-
 def _skew(x: Tensor) -> Tensor:
-    return ew.sub(x, _t(x))
-
-
-def _gap_divide(numerator: Tensor, gaps: Tensor) -> Tensor:
-    """numerator / gaps, 0 where the numerator is 0 (safe to differentiate again)."""
-    zero = ew.eq(numerator, 0)
-    return ew.where(zero, 0.0, ew.div(numerator, ew.where(zero, 1.0, gaps)))
+    return ew.sub(x, mT(x))
 
 
 def _tri_solve_right(a: Tensor, b: Tensor, upper: bool, unit: bool = False) -> Tensor:
     """X with X A = B for triangular A."""
-    return _t(p.solve_triangular(_t(a), _t(b), not upper, unit))
+    return mT(p.solve_triangular(mT(a), mT(b), not upper, unit))
 
 
 def _cholesky(node: Any, g: Tensor) -> tuple:
     (low,) = outputs(node)
     # L^{-T} Phi L^{-1}, Phi = tril(L^T gL) with its diagonal halved, symmetrized
-    phi = mv.tril(matmul(_t(low), g))
-    phi = ew.mul(ew.add(phi, _t(mv.tril(phi, -1))), 0.5)
-    ga = p.solve_triangular(_t(low), phi, True, False)
+    phi = mv.tril(matmul(mT(low), g))
+    phi = ew.mul(ew.add(phi, mT(mv.tril(phi, -1))), 0.5)
+    ga = p.solve_triangular(mT(low), phi, True, False)
     return (_tri_solve_right(low, ga, False),)
 
 
 def _solve(node: Any, g: Tensor) -> tuple:
     a, _ = node.inputs
     (x,) = outputs(node)
-    gb = p.solve_ex(_h(a), g)[0]
-    return (ew.neg(matmul(gb, _h(x))) if _needs(node, 0) else None), gb
+    gb = p.solve_ex(mH(a), g)[0]
+    return (ew.neg(matmul(gb, mH(x))) if _needs(node, 0) else None), gb
 
 
 def _solve_triangular(node: Any, g: Tensor) -> tuple:
     a, _ = node.inputs
     upper, unit = saved(node)
     (x,) = outputs(node)
-    gb = p.solve_triangular(_t(a), g, not upper, unit)
+    gb = p.solve_triangular(mT(a), g, not upper, unit)
     ga = None
     if _needs(node, 0):
-        ga = ew.neg(matmul(gb, _t(x)))
+        ga = ew.neg(matmul(gb, mT(x)))
         offset = 1 if unit else 0
         ga = mv.triu(ga, offset) if upper else mv.tril(ga, -offset)
     return ga, gb
@@ -93,43 +78,14 @@ def _eigh(node: Any, g: Tensor) -> tuple:
     values, vectors = outputs(node)
     g_values, g_vectors = output_grads(node, g)
     # V (skew(V^T gV) / (L_j - L_i) + diag(gL)) V^T
-    inner = ew.mul(_skew(matmul(_t(vectors), g_vectors)), 0.5)
+    inner = ew.mul(_skew(matmul(mT(vectors), g_vectors)), 0.5)
     gaps = ew.sub(mv.unsqueeze(values, -2), mv.unsqueeze(values, -1))
-    inner = ew.add(_gap_divide(inner, gaps), st.diag_embed(g_values))
-    return (matmul(vectors, matmul(inner, _t(vectors))),)
+    inner = ew.add(gap_divide(inner, gaps), st.diag_embed(g_values))
+    return (matmul(vectors, matmul(inner, mT(vectors))),)
 
 
 def _eig(node: Any, g: Tensor) -> tuple:
-    """V^{-H} (diag(gL) + P / E) V^H: P is V^H gV less V^H V diag(Re diag(V^H gV)) (its
-    projection onto the skew-Hermitian matrices), E_ij = conj(L_j - L_i). PyTorch's
-    linalg_eig_backward, and its error where the loss depends on the eigenvectors' phases
-    (their unit norm fixes all else)."""
-    values, vectors = outputs(node)
-    g_values, g_vectors = output_grads(node, g)
-    vh = _h(vectors)
-    vh_gv = matmul(vh, g_vectors)
-    diagonal = st.diagonal(vh_gv, 0, -2, -1)
-    _check_phase_invariant(diagonal)
-    scale = mv.unsqueeze(cx.real(diagonal), -2)
-    vh_gv = ew.sub(vh_gv, matmul(vh, ew.mul(vectors, scale)))
-    conj = cx.conj(values)
-    eye = cr.eye(values.shape[-1], dtype=dtypes.bool_, device=values.device)
-    gaps = ew.where(eye, 1.0, ew.sub(mv.unsqueeze(conj, -2), mv.unsqueeze(conj, -1)))
-    inner = ew.where(eye, st.diag_embed(g_values), _gap_divide(vh_gv, gaps))
-    return (p.solve_ex(vh, matmul(inner, vh))[0],)
-
-
-def _check_phase_invariant(diagonal: Tensor) -> None:
-    """The loss does not change with V -> V e^{i phi}: Im diag(V^H gV) = 0, to PyTorch's
-    tolerance of 1e-2 (a read back to the host, as PyTorch's check)."""
-    with no_grad():
-        invariant = bool(rd.all(ew.le(ew.abs(cx.imag(diagonal)), 1e-2)).item())
-    if not invariant:
-        raise RuntimeError(
-            "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
-            "multiplication by e^{i phi}. The specified loss function depends on this "
-            "quantity, so it is ill-defined."
-        )
+    return (eig_backward(*outputs(node), *output_grads(node, g)),)
 
 
 def _svd(node: Any, g: Tensor) -> tuple:
@@ -144,18 +100,18 @@ def _svd(node: Any, g: Tensor) -> tuple:
     squares = ew.mul(s, s)
     gaps = ew.sub(mv.unsqueeze(squares, -2), mv.unsqueeze(squares, -1))
     inner = ew.add(
-        ew.mul(_skew(matmul(_t(u), gu)), s_row), ew.mul(s_col, _skew(matmul(vh, _t(gvh))))
+        ew.mul(_skew(matmul(mT(u), gu)), s_row), ew.mul(s_col, _skew(matmul(vh, mT(gvh))))
     )
-    inner = ew.add(_gap_divide(inner, gaps), st.diag_embed(gs))
+    inner = ew.add(gap_divide(inner, gaps), st.diag_embed(gs))
     if m > n:
         ga = matmul(u, inner)
-        gu_scaled = _gap_divide(gu, s_row)
-        ga = ew.sub(ew.add(ga, gu_scaled), matmul(u, matmul(_t(u), gu_scaled)))
+        gu_scaled = gap_divide(gu, s_row)
+        ga = ew.sub(ew.add(ga, gu_scaled), matmul(u, matmul(mT(u), gu_scaled)))
         return (matmul(ga, vh),)
     if m < n:
         ga = matmul(inner, vh)
-        gvh_scaled = _gap_divide(gvh, s_col)
-        ga = ew.sub(ew.add(ga, gvh_scaled), matmul(matmul(gvh_scaled, _t(vh)), vh))
+        gvh_scaled = gap_divide(gvh, s_col)
+        ga = ew.sub(ew.add(ga, gvh_scaled), matmul(matmul(gvh_scaled, mT(vh)), vh))
         return (matmul(u, ga),)
     return (matmul(u, matmul(inner, vh)),)
 
@@ -163,10 +119,10 @@ def _svd(node: Any, g: Tensor) -> tuple:
 def _qr_square_or_tall(q: Tensor, r: Tensor, gq: Tensor, gr: Tensor) -> Tensor:
     """The m >= n rule: (gQ + Q copyltu(M)) R^{-T}, M = R gR^T - gQ^T Q, where copyltu
     mirrors the strictly lower triangle onto the upper one."""
-    m = ew.sub(matmul(r, _t(gr)), matmul(_t(gq), q))
-    mirrored = ew.add(mv.tril(m), _t(mv.tril(m, -1)))
+    m = ew.sub(matmul(r, mT(gr)), matmul(mT(gq), q))
+    mirrored = ew.add(mv.tril(m), mT(mv.tril(m, -1)))
     ga = ew.add(gq, matmul(q, mirrored))
-    return _tri_solve_right(_t(r), ga, False)
+    return _tri_solve_right(mT(r), ga, False)
 
 
 def _qr(node: Any, g: Tensor) -> tuple:
@@ -184,7 +140,7 @@ def _qr(node: Any, g: Tensor) -> tuple:
     u = mv.narrow(r, -1, 0, rows)
     gu, gv = mv.narrow(gr, -1, 0, rows), mv.narrow(gr, -1, rows, cols - rows)
     c = mv.narrow(a, -1, rows, cols - rows)
-    gq = ew.add(gq, matmul(c, _t(gv)))
+    gq = ew.add(gq, matmul(c, mT(gv)))
     return (mv.cat([_qr_square_or_tall(q, u, gq, gu), matmul(q, gv)], -1),)
 
 
@@ -204,26 +160,26 @@ def _lu_factor(node: Any, g: Tensor) -> tuple:
     g_low = mv.narrow(mv.tril(g, -1), -1, 0, k)
     g_up = mv.narrow(mv.triu(g), -2, 0, k)
     if m == n:
-        ga = ew.add(mv.tril(matmul(_t(low), g_low), -1), mv.triu(matmul(g_up, _t(up))))
-        ga = _tri_solve_right(_t(up), ga, False)
-        ga = p.solve_triangular(_t(low), ga, True, True)
+        ga = ew.add(mv.tril(matmul(mT(low), g_low), -1), mv.triu(matmul(g_up, mT(up))))
+        ga = _tri_solve_right(mT(up), ga, False)
+        ga = p.solve_triangular(mT(low), ga, True, True)
     elif m < n:  # wide: U = [U1 | U2]
         u1 = mv.narrow(up, -1, 0, k)
-        ga = ew.sub(matmul(_t(low), g_low), matmul(mv.triu(g_up), _t(up)))
-        ga = _tri_solve_right(_t(u1), mv.tril(ga, -1), False)
+        ga = ew.sub(matmul(mT(low), g_low), matmul(mv.triu(g_up), mT(up)))
+        ga = _tri_solve_right(mT(u1), mv.tril(ga, -1), False)
         ga = mv.cat(
             [ew.add(ga, mv.triu(mv.narrow(g_up, -1, 0, k))), mv.narrow(g_up, -1, k, n - k)], -1
         )
-        ga = p.solve_triangular(_t(low), ga, True, True)
+        ga = p.solve_triangular(mT(low), ga, True, True)
     else:  # tall: L = [L1; L2]
         l1 = mv.narrow(low, -2, 0, k)
-        ga = ew.sub(matmul(g_up, _t(up)), matmul(_t(low), mv.tril(g_low, -1)))
-        ga = p.solve_triangular(_t(l1), mv.triu(ga), True, True)
+        ga = ew.sub(matmul(g_up, mT(up)), matmul(mT(low), mv.tril(g_low, -1)))
+        ga = p.solve_triangular(mT(l1), mv.triu(ga), True, True)
         ga = mv.cat(
             [ew.add(ga, mv.tril(mv.narrow(g_low, -2, 0, k), -1)), mv.narrow(g_low, -2, k, m - k)],
             -2,
         )
-        ga = _tri_solve_right(_t(up), ga, False)
+        ga = _tri_solve_right(mT(up), ga, False)
     return (matmul(perm, ga),)
 
 
@@ -237,10 +193,10 @@ def _det(node: Any, g: Tensor) -> tuple:
     eye = mv.expand(eye_like(a, a.shape[-1]), a.shape)
     if not is_grad_enabled():
         singular = mv.unsqueeze(mv.unsqueeze(ew.eq(d, 0), -1), -1)
-        inverse_t = p.solve_ex(_t(a), eye)[0]
+        inverse_t = p.solve_ex(mT(a), eye)[0]
         return (ew.mul(scale, ew.where(singular, 0.0, inverse_t)),)
     near = _near_singular(d, a)
-    inverse_t = p.solve_ex(_t(ew.where(near, eye, a)), eye)[0]
+    inverse_t = p.solve_ex(mT(ew.where(near, eye, a)), eye)[0]
     return (ew.where(near, _det_singular(a, g), ew.mul(scale, inverse_t)),)
 
 
@@ -263,7 +219,7 @@ def _det_singular(a: Tensor, g: Tensor) -> Tensor:
 def _slogdet(node: Any, g: Tensor) -> tuple:
     (a,) = node.inputs
     n = a.shape[-1]
-    inverse_t = p.solve_ex(_t(a), mv.expand(eye_like(a, n), a.shape))[0]
+    inverse_t = p.solve_ex(mT(a), mv.expand(eye_like(a, n), a.shape))[0]
     return (ew.mul(mv.unsqueeze(mv.unsqueeze(g, -1), -1), inverse_t),)
 
 
@@ -271,17 +227,17 @@ def _pinv(node: Any, g: Tensor) -> tuple:
     """PyTorch's pinv_backward, arranged to multiply the smaller matrices."""
     (a,) = node.inputs
     (pinv,) = outputs(node)
-    pinv_t, g_t = _t(pinv), _t(g)
+    pinv_t, g_t = mT(pinv), mT(g)
     if a.shape[-2] <= a.shape[-1]:
         k = matmul(g_t, pinv)
         k_pinv_t = matmul(k, pinv_t)
-        ga = ew.add(ew.neg(_t(matmul(pinv, k))), k_pinv_t)
+        ga = ew.add(ew.neg(mT(matmul(pinv, k))), k_pinv_t)
         ga = ew.sub(ga, matmul(matmul(a, pinv), k_pinv_t))
         return (ew.add(ga, matmul(matmul(pinv_t, pinv), ew.sub(g_t, matmul(k, a)))),)
     k = matmul(pinv, g_t)
     pinv_t_k = matmul(pinv_t, k)
     ga = ew.add(
-        ew.neg(_t(matmul(k, pinv))), matmul(matmul(ew.sub(g_t, matmul(a, k)), pinv), pinv_t)
+        ew.neg(mT(matmul(k, pinv))), matmul(matmul(ew.sub(g_t, matmul(a, k)), pinv), pinv_t)
     )
     ga = ew.add(ga, pinv_t_k)
     return (ew.sub(ga, matmul(matmul(pinv_t_k, pinv), a)),)

@@ -1,9 +1,11 @@
-"""Small tensor helpers the linalg families share: matrix transpose, identities, batch
-broadcasting and named results."""
+"""Small tensor helpers the linalg families share: matrix transposes, identities, batch
+broadcasting, division by eigenvalue gaps and named results."""
 
 from __future__ import annotations
 
+from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import broadcast_shapes
 from tensorweaver.return_types import _structseq
@@ -12,6 +14,18 @@ from tensorweaver.tensor import Tensor
 
 def mT(x: Tensor) -> Tensor:  # noqa: N802  (PyTorch's name)
     return mv.transpose(x, -2, -1)
+
+
+def mH(x: Tensor) -> Tensor:  # noqa: N802  (PyTorch's name)
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return cx.conj(mT(x))
+
+
+def gap_divide(numerator: Tensor, gaps: Tensor) -> Tensor:
+    """numerator / gaps, 0 where the numerator is 0 (safe to differentiate again): the
+    gradient formulas' division by eigenvalue or singular-value gaps."""
+    zero = ew.eq(numerator, 0)
+    return ew.where(zero, 0.0, ew.div(numerator, ew.where(zero, 1.0, gaps)))
 
 
 def eye_like(x: Tensor, n: int, m: int | None = None) -> Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import result
+from tensorweaver.linalg.eig_gradient import eig_rule
 from tensorweaver.linalg.errors import check_matrix, check_square
 from tensorweaver.linalg.fused import fused_or_reference
 from tensorweaver.ops.complex import supports_complex
@@ -66,7 +67,7 @@ def eig(A: Tensor) -> tuple:  # noqa: N803
     norm, its phase unspecified. Gradients are PyTorch's: finite only where the eigenvalues
     are distinct, and an error where the loss depends on the eigenvectors' phases."""
     dtype = _check_eig("linalg.eig", A)
-    return Eig(*fused_or_reference("eig", _EIG, p.eig, (A,), (), (None, None), dtype))
+    return Eig(*fused_or_reference("eig", _EIG, p.eig, (A,), (), (None, None), dtype, eig_rule))
 
 
 #: PyTorch's grad_fn name of eig's and eigvals' outputs.

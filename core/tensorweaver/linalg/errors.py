@@ -8,6 +8,7 @@ from typing import Callable
 import numpy as np
 
 from tensorweaver.contract import dtypes
+from tensorweaver.ops.apply import check_backends
 from tensorweaver.tensor import Tensor
 
 #: The dtypes every linalg function takes, and those with ``complex_ok``: the checks below
@@ -55,6 +56,24 @@ def check_square(name: str, a: Tensor, arg: str = "A", complex_ok: bool = False)
             f"{name}: {arg} must be batches of square matrices, but they are "
             f"{a.shape[-2]} by {a.shape[-1]} matrices"
         )
+
+
+def check_square_and_matrix(name: str, a: Tensor, b: Tensor, a_arg: str, b_arg: str) -> None:
+    """``check_square`` of ``a``, ``check_matrix`` of ``b`` and one backend for both, in that
+    order; the usual case (real matrices on one backend) is one test."""
+    sa, sb = a.shape, b.shape
+    if (
+        len(sa) >= 2
+        and len(sb) >= 2
+        and sa[-1] == sa[-2]
+        and a.dtype in _REAL
+        and b.dtype in _REAL
+        and a.backend is b.backend
+    ):
+        return
+    check_square(name, a, a_arg)
+    check_matrix(name, b, b_arg)
+    check_backends(name, (a, b))
 
 
 def raise_for_info(

@@ -11,17 +11,23 @@ records one ``linalg_outputs`` node for the call, whose rule runs the backend's 
 once with the gradients of all outputs (the optional ``fused_linalg_outputs_backward``),
 and a ``linalg_output`` node per output that hands its gradient on to it (a ``Slot``). A
 backend without that primitive gets one ``linalg_function`` node per output. Under
-``create_graph`` the rules differentiate the core's decomposition instead.
+``create_graph`` the rules differentiate the core's decomposition instead, or, for a
+function given a ``rule`` (eig), apply that formula to this call's own outputs: a second
+backward then reaches this call with the whole gradient of each output, where a recomputed
+decomposition would take a part of it (eig's check of the eigenvectors' phases holds for
+the whole, not for the parts).
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.autograd.node import InputShape, Node
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.linalg.fused_backward import Attached, Rule
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.tensor import Tensor
 
@@ -37,6 +43,7 @@ def fused_or_reference(
     static: tuple,
     kinds: tuple[DType | None, ...],
     dtype: DType | None = None,
+    rule: Rule | None = None,
 ) -> tuple:
     """The outputs of the linalg function ``name`` on ``tensors`` (the first one floating-
     point) with ``static`` arguments: the backend's ``linalg_function`` where it computes
@@ -44,7 +51,8 @@ def fused_or_reference(
 
     ``kinds`` gives each output's dtype: None for a differentiable output of ``dtype``
     (the first tensor's unless given; its node is named ``grad_fn``), a DType for one
-    without gradient."""
+    without gradient. ``rule(tensors, outputs, grads)``, where given, is the gradient
+    formula of the differentiable outputs (``grads`` None for an unused one)."""
     backend = tensors[0].backend
     # The fused path needs the backend's backward; fused_kernel also hides it inside
     # ``reference_only`` (tw check's reference), where the core's decomposition runs.
@@ -64,32 +72,41 @@ def fused_or_reference(
         return reference(*tensors, *static)
     natives, saved = result
     dtype = dtype or tensors[0].dtype
-    outs = []
-    for native, kind in zip(natives, kinds):
-        outs.append(Tensor(native, backend, kind or dtype))
+    if len(kinds) == 1:  # one output, the usual case: no loop
+        outs: tuple = (Tensor(natives[0], backend, kinds[0] or dtype),)
+    else:
+        made = []
+        for native, kind in zip(natives, kinds):
+            made.append(Tensor(native, backend, kind or dtype))
+        outs = tuple(made)
     if grad:
-        _record(outs, kinds, tensors, (saved, reference, static), grad_fn)
-    return tuple(outs)
+        _record(outs, kinds, tensors, (saved, reference, static, rule), grad_fn)
+    return outs
 
 
-def _record(outs: list, kinds: tuple, tensors: tuple, call: tuple, grad_fn: str) -> None:
+def _record(outs: tuple, kinds: tuple, tensors: tuple, call: tuple, grad_fn: str) -> None:
     """Attach the differentiable ``outs`` to the graph (the nodes ``apply()`` and
-    ``labelled()`` would make, made at once). ``call`` is (saved, reference, static)."""
-    saved, reference, static = call
-    if kinds.count(None) == 1 or not hasattr(tensors[0].backend, "fused_linalg_outputs_backward"):
-        for i, kind in enumerate(kinds):  # a node per output (the usual case: one)
-            if kind is None:
-                node = Node("linalg_function", tensors, (saved, i, reference, static))
-                _attach(outs[i], node, grad_fn)
-        return
-    wanted = tuple([i for i, kind in enumerate(kinds) if kind is None])
-    group = Node("linalg_outputs", tensors, (saved, wanted, reference, static))
-    group.label = grad_fn
-    for slot, i in enumerate(wanted):
-        node = Node("linalg_output", (), (slot, len(wanted)))
-        shape = InputShape(outs[i])  # its one input stands for the call's node
-        node.inputs, node.parents, node.versions = (shape,), (group,), (shape._version,)
-        _attach(outs[i], node, grad_fn)
+    ``labelled()`` would make, made at once). ``call`` is (saved, reference, static, rule)."""
+    saved, reference, static, rule = call
+    if kinds == (None,):  # one differentiable output, the usual case: no loop
+        wanted: tuple = (0,)
+    else:
+        wanted = tuple([i for i, kind in enumerate(kinds) if kind is None])
+    attached = None if rule is None else Attached(rule, wanted, outs)
+    if len(wanted) == 1 or not hasattr(tensors[0].backend, "fused_linalg_outputs_backward"):
+        for i in wanted:  # a node per output (the usual case: one)
+            node = Node("linalg_function", tensors, (saved, i, reference, static, attached))
+            _attach(outs[i], node, grad_fn)
+    else:
+        group = Node("linalg_outputs", tensors, (saved, wanted, reference, static, attached))
+        group.label = grad_fn
+        for slot, i in enumerate(wanted):
+            node = Node("linalg_output", (), (slot, len(wanted)))
+            shape = InputShape(outs[i])  # its one input stands for the call's node
+            node.inputs, node.parents, node.versions = (shape,), (group,), (shape._version,)
+            _attach(outs[i], node, grad_fn)
+    if attached is not None:  # weak references: the nodes hold ``attached``
+        attached.nodes = tuple([weakref.ref(outs[i]._node) for i in wanted])
 
 
 def _attach(out: Tensor, node: Node, grad_fn: str) -> None:

@@ -1,21 +1,76 @@
 """The gradient rules of the nodes :mod:`tensorweaver.linalg.fused` records (merged into
 ``GRADIENTS`` by ``autograd/linalg_rules.py``): the backend's own backward of the whole
-function, or under ``create_graph`` the core's decomposition differentiated again."""
+function, or under ``create_graph`` the function's own formula on its outputs (where it has
+one), else the core's decomposition differentiated again."""
 
 from __future__ import annotations
 
-from typing import Any
+import weakref
+from typing import Any, Callable
 
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
-from tensorweaver.autograd.node import Slot
+from tensorweaver.autograd.node import InputShape, Node, Slot
 from tensorweaver.tensor import Tensor
+
+#: A function's gradient formula: (inputs, differentiable outputs, their gradients, None
+#: for an unused one) -> one gradient per input.
+Rule = Callable[[tuple, tuple, tuple], tuple]
+
+
+class Attached:
+    """What a call's ``Rule`` needs under ``create_graph``: its differentiable outputs
+    (numbered ``indices`` among the call's outputs) as arrays and dtypes, and weak
+    references to the nodes they hang from (set once made; the nodes hold this object)."""
+
+    __slots__ = ("rule", "indices", "natives", "dtypes", "nodes")
+
+    def __init__(self, rule: Rule, indices: tuple, outs: tuple) -> None:
+        self.rule, self.indices = rule, indices
+        self.natives = tuple([outs[i].native for i in indices])
+        self.dtypes = tuple([outs[i].dtype for i in indices])
+        self.nodes: tuple = ()
+
+    def outputs(self, node: Node) -> tuple | None:
+        """The outputs as tensors attached to their nodes again (``node`` is the call's node
+        whose rule runs), so that a second backward sums their gradients with those of the
+        outputs' other uses; None where a node was released (its graph was not retained)."""
+        backend = node.inputs[0].backend
+        outs = []
+        for k, (ref, native, dtype) in enumerate(zip(self.nodes, self.natives, self.dtypes)):
+            out = Tensor(native, backend, dtype)
+            hung = ref()
+            if hung is None:  # an output the program dropped, and its node with it
+                hung = self._remade(node, k, out)
+            elif hung.parents is None:
+                return None
+            out._node = hung
+            out.requires_grad = True
+            outs.append(out)
+        return tuple(outs)
+
+    def _remade(self, node: Node, k: int, out: Tensor) -> Node:
+        """A node for dropped output ``k``, as :func:`tensorweaver.linalg.fused._record`
+        made it, kept (weakly) for the next rebuild: one node per output, so that the
+        engine's gradients of the output are summed there."""
+        if node.op == "linalg_outputs":
+            made = Node("linalg_output", (), (k, len(self.indices)))
+            shape = InputShape(out)
+            made.inputs, made.parents, made.versions = (shape,), (node,), (shape._version,)
+        else:
+            saved = node.saved
+            made = Node("linalg_function", node.inputs, (saved[0], self.indices[k], *saved[2:]))
+        made.label = node.label
+        nodes = list(self.nodes)
+        nodes[k] = weakref.ref(made)
+        self.nodes = tuple(nodes)
+        return made
 
 
 def function_backward(node: Any, g: Tensor) -> tuple:
     """A ``linalg_function`` node: the inputs' gradients from that of output ``i``."""
-    saved, i, reference, static = node.saved
+    saved, i, reference, static, attached = node.saved
     if is_grad_enabled():
-        return _through_reference(node.inputs, reference, static, (i,), (g,))
+        return _again(node, (reference, static, attached), (i,), (g,))
     inputs = node.inputs
     # Plain loops: this runs once per call in every backward pass.
     needs = tuple([p is not None for p in node.parents])
@@ -26,9 +81,9 @@ def function_backward(node: Any, g: Tensor) -> tuple:
 def outputs_backward(node: Any, grads: tuple) -> tuple:
     """A ``linalg_outputs`` node: the inputs' gradients from those of its differentiable
     outputs (``grads``, gathered by the engine, None for an output without one)."""
-    saved, indices, reference, static = node.saved
+    saved, indices, reference, static, attached = node.saved
     if is_grad_enabled():
-        return _through_reference(node.inputs, reference, static, indices, grads)
+        return _again(node, (reference, static, attached), indices, grads)
     inputs = node.inputs
     needs = tuple([p is not None for p in node.parents])
     natives = tuple([None if g is None else g.native for g in grads])
@@ -48,6 +103,17 @@ def _wrapped(natives: Any, inputs: tuple) -> tuple:
     for n, t in zip(natives, inputs):
         grads.append(None if n is None else Tensor(n, backend, t.dtype))
     return tuple(grads)
+
+
+def _again(node: Node, call: tuple, indices: tuple, grads: tuple) -> tuple:
+    """The gradients under ``create_graph``, from ``grads``, those of the outputs numbered
+    ``indices``; ``call`` is (reference, static, attached)."""
+    reference, static, attached = call
+    outs = None if attached is None else attached.outputs(node)
+    if outs is None:
+        return _through_reference(node.inputs, reference, static, indices, grads)
+    given = dict(zip(indices, grads))
+    return attached.rule(node.inputs, outs, tuple([given.get(i) for i in attached.indices]))
 
 
 def _through_reference(

@@ -96,6 +96,11 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
                 f"multi_dot(): tensor {i} must be 2D{' or 1D' if i in (0, len(mats) - 1) else ''}"
                 f" but got {m.ndim}D"
             )
+        if m.dtype is not mats[0].dtype:  # PyTorch never promotes a matrix product
+            raise RuntimeError(
+                f"multi_dot(): all tensors must have the same dtype, but tensor 0 is "
+                f"{mats[0].dtype.name} and tensor {i} is {m.dtype.name}; convert them with .to()"
+            )
         if i and mats[i - 1].shape[1] != m.shape[0]:
             raise RuntimeError(
                 f"multi_dot(): tensors {i - 1} and {i} with shapes {list(mats[i - 1].shape)} "

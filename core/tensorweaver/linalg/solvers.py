@@ -15,6 +15,7 @@ from tensorweaver.linalg.errors import (
     check_float,
     check_matrix,
     check_square,
+    check_square_and_matrix,
     raise_for_info,
 )
 from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
@@ -111,9 +112,7 @@ def solve_triangular(
 ) -> Tensor:
     """X with A X = B (X A = B without ``left``), reading only A's upper or lower triangle
     (taking its diagonal as ones with ``unitriangular``)."""
-    check_square("linalg.solve_triangular", A)
-    check_matrix("linalg.solve_triangular", B, "B")
-    check_backends("linalg.solve_triangular", (A, B))
+    check_square_and_matrix("linalg.solve_triangular", A, B, "A", "B")
     return fused_or_reference(
         "solve_triangular",
         "LinalgSolveTriangularBackward0",
@@ -289,9 +288,7 @@ def _matrix_rank(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> tuple[Tens
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """X with A X = B where A = L L^T (U^T U with ``upper``), ``torch.cholesky_solve``."""
-    check_square("cholesky_solve", L, "input2")
-    check_matrix("cholesky_solve", B, "input")
-    check_backends("cholesky_solve", (B, L))
+    check_square_and_matrix("cholesky_solve", L, B, "input2", "input")
     return fused_or_reference(
         "cholesky_solve", "CholeskySolveBackward0", _cholesky_solve, (B, L), (upper,), (None,)
     )[0]

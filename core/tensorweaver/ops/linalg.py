@@ -12,6 +12,7 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labelled
+from tensorweaver.promotion import promote_types
 from tensorweaver.tensor import Tensor
 
 
@@ -39,11 +40,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             f"and {list(b.shape)}; use * for scalars"
         )
     check_backends("matmul", (a, b))
-    if a.dtype is not b.dtype:  # PyTorch promotes elementwise ops, never matrix products
-        raise RuntimeError(
-            f"matmul: expected both operands to have the same dtype, got {a.dtype.name} and "
-            f"{b.dtype.name}; convert one with .to(other.dtype)"
-        )
+    check_same_dtype("matmul", a, b)
     if a.ndim == 1 and b.ndim == 1:
         if a.shape != b.shape:
             raise RuntimeError(_mismatch(a, b))
@@ -53,6 +50,16 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if b.ndim == 1:
         return mv.squeeze(matmul(a, mv.unsqueeze(b, 1)), -1)
     return matmul(a, b)
+
+
+def check_same_dtype(name: str, a: Tensor, b: Tensor) -> None:
+    """Operands of one dtype: PyTorch promotes elementwise ops, never matrix products (an
+    error names the function the user called)."""
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"{name}: expected both operands to have the same dtype, got {a.dtype.name} and "
+            f"{b.dtype.name}; convert one with .to(other.dtype)"
+        )
 
 
 def autocast_operands(low: DType, *tensors: Tensor) -> tuple:
@@ -91,6 +98,7 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
 def dot(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"dot: expects 1-d tensors, got {list(a.shape)} and {list(b.shape)}")
+    check_same_dtype("dot", a, b)
     return matmul(a, b)
 
 
@@ -173,6 +181,18 @@ def _expand_ellipsis(eq: str, operands: tuple) -> str:
     return ",".join(terms) + "->" + out
 
 
+def _promoted(a: Tensor, b: Tensor, summed: list) -> tuple[Tensor, Tensor]:
+    """Operands of two dtypes in their common one where their product sums no letter (an
+    elementwise product, which PyTorch promotes), else PyTorch's error (a matrix product)."""
+    if summed:
+        raise RuntimeError(
+            f"einsum(): the operands summed over {''.join(summed)!r} must have the same dtype, "
+            f"got {a.dtype.name} and {b.dtype.name}; convert them with .to(dtype)"
+        )
+    dtype = promote_types(a.dtype, b.dtype)
+    return ew.cast(a, dtype), ew.cast(b, dtype)
+
+
 def _contract(a: Tensor, at: str, b: Tensor, bt: str, keep: set) -> tuple[Tensor, str]:
     """Multiply two operands, summing the letters that are in neither ``keep`` nor alone."""
     a, b = _broadcast_shared(a, at, b, bt)
@@ -188,6 +208,8 @@ def _contract(a: Tensor, at: str, b: Tensor, bt: str, keep: set) -> tuple[Tensor
             b, bt = t, term
     batch = [c for c in at if c in bt and c in keep]
     summed = [c for c in at if c in bt and c not in keep]
+    if a.dtype is not b.dtype:
+        a, b = _promoted(a, b, summed)
     left = [c for c in at if c not in bt]
     right = [c for c in bt if c not in at]
     size = {c: n for term, t in ((at, a), (bt, b)) for c, n in zip(term, t.shape)}

@@ -176,8 +176,9 @@ class LinearAlgebra:
         fn = _FUNCTIONS.get(name)
         if fn is None:
             return None
-        if not grad:  # the call alone: nothing to record
-            return _tuple(fn(*arrays, *static)), None
+        if not grad:  # the call alone: nothing to record (a tuple as it comes: the core zips)
+            out = fn(*arrays, *static)
+            return (out if isinstance(out, tuple) else (out,)), None
         return _fused(fn, static, arrays)
 
     def fused_linalg_backward(

@@ -1,0 +1,62 @@
+"""The gradient of ``linalg.eig``'s outputs (PyTorch's ``linalg_eig_backward``), written with
+tensor ops so that it differentiates again: the rule of the core's ``linalg_eig`` primitive
+(``autograd/linalg_rules.py``) and of a backend's whole eig under ``create_graph``
+(:func:`eig_rule`, see ``tensorweaver.linalg.fused``)."""
+
+from __future__ import annotations
+
+from tensorweaver.autograd.mode import no_grad
+from tensorweaver.contract import dtypes
+from tensorweaver.linalg import primitives as p
+from tensorweaver.linalg._shared import gap_divide, mH
+from tensorweaver.ops import complex as cx
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
+from tensorweaver.ops import structure as st
+from tensorweaver.ops.linalg import matmul
+from tensorweaver.tensor import Tensor
+
+
+def eig_backward(
+    values: Tensor, vectors: Tensor, g_values: Tensor | None, g_vectors: Tensor | None
+) -> Tensor:
+    """V^{-H} (diag(gL) + P / E) V^H: P is V^H gV less V^H V diag(Re diag(V^H gV)) (its
+    projection onto the skew-Hermitian matrices), E_ij = conj(L_j - L_i); a gradient of
+    None counts as zeros. PyTorch's linalg_eig_backward, and its error where the loss
+    depends on the eigenvectors' phases (their unit norm fixes all else)."""
+    vh = mH(vectors)
+    if g_vectors is None:
+        inner = st.diag_embed(g_values)
+    else:
+        vh_gv = matmul(vh, g_vectors)
+        diagonal = st.diagonal(vh_gv, 0, -2, -1)
+        _check_phase_invariant(diagonal)
+        scale = mv.unsqueeze(cx.real(diagonal), -2)
+        vh_gv = ew.sub(vh_gv, matmul(vh, ew.mul(vectors, scale)))
+        conj = cx.conj(values)
+        eye = cr.eye(values.shape[-1], dtype=dtypes.bool_, device=values.device)
+        gaps = ew.where(eye, 1.0, ew.sub(mv.unsqueeze(conj, -2), mv.unsqueeze(conj, -1)))
+        on_diagonal = 0.0 if g_values is None else st.diag_embed(g_values)
+        inner = ew.where(eye, on_diagonal, gap_divide(vh_gv, gaps))
+    return p.solve_ex(vh, matmul(inner, vh))[0]
+
+
+def eig_rule(inputs: tuple, outputs: tuple, grads: tuple) -> tuple:
+    """A whole eig's rule under ``create_graph``: (eigenvalues, eigenvectors) and their
+    gradients (None for an unused one) give A's."""
+    return (eig_backward(*outputs, *grads),)
+
+
+def _check_phase_invariant(diagonal: Tensor) -> None:
+    """The loss does not change with V -> V e^{i phi}: Im diag(V^H gV) = 0, to PyTorch's
+    tolerance of 1e-2 (a read back to the host, as PyTorch's check)."""
+    with no_grad():
+        invariant = bool(rd.all(ew.le(ew.abs(cx.imag(diagonal)), 1e-2)).item())
+    if not invariant:
+        raise RuntimeError(
+            "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+            "multiplication by e^{i phi}. The specified loss function depends on this "
+            "quantity, so it is ill-defined."
+        )
