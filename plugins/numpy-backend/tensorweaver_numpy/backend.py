@@ -33,6 +33,7 @@ from tensorweaver_numpy.foreach import ForeachOps
 from tensorweaver_numpy.fused import FusedOps
 from tensorweaver_numpy.host import HostMemory
 from tensorweaver_numpy.linalg import LinearAlgebra
+from tensorweaver_numpy.pooling import MaxPooling
 from tensorweaver_numpy.special import SpecialFunctions
 
 A = np.ndarray
@@ -83,6 +84,7 @@ def _along_axis(index: A, axis: int) -> tuple[A, ...]:
 
 class NumpyBackend(
     FusedOps,
+    MaxPooling,
     HostMemory,
     SpecialFunctions,
     LinearAlgebra,

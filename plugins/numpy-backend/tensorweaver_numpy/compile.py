@@ -54,6 +54,8 @@ _FRESH: dict[str, Any] = {
     "fused_conv2d": (0,),
     "fused_conv2d_backward": (0, 1, 2),
     "fused_max_pool2d_backward": (0,),
+    "fused_max_pool_backward": (0,),
+    "fused_max_pool_with_indices_backward": (0,),
 }
 #: Calls that can write into a dying array argument: the function, and which arguments.
 _INTO = {

@@ -5,7 +5,7 @@ grad_output, needs)`` returns the gradients of the array inputs, in argument ord
 not computed, where ``needs`` says an input wants none). Convolution
 is im2col: one strided copy of the padded input's windows, then one batched matmul (BLAS);
 the columns are saved for the weight gradient, and the input gradient adds the column
-gradients back kernel offset by kernel offset. Max pooling works offset by offset too.
+gradients back kernel offset by kernel offset (max pooling is in pooling.py).
 Layer norm and attention keep what their closed-form gradients need (the normalized values
 and 1/std; the attention probabilities), where the decomposition's tape keeps every step.
 """
@@ -19,6 +19,8 @@ from tensorweaver_numpy._quiet import quiet
 
 A = np.ndarray
 Pair = tuple[int, int]
+#: Bytes of column gradients made and added back at a time (about a core's L2 cache).
+_BLOCK_BYTES = 1 << 20
 
 
 def _pad_hw(x: A, padding: Pair, value: float) -> A:
@@ -52,6 +54,52 @@ def _max_along(x: A, axis: int) -> A:
     return np.maximum.reduce(x, axis=axis, keepdims=True, initial=-np.inf)
 
 
+def _unit_stride_input_gradient(
+    grad: A, w_t: A, weight_shape: tuple, xp_shape: tuple, dilation: Pair
+) -> A:
+    """The padded input's gradient of a stride-1 convolution (weights all finite).
+
+    The gradient's rows are first widened with zeros to the padded input's width: then
+    each kernel offset's column gradients land on one contiguous run of each (n, c) plane
+    of the padded input's gradient, one long add where the plain way adds a short row at a
+    time. The extra columns carry zeros (finite weights times 0), and adding a zero changes
+    no sum that starts at +0. Samples go a block at a time, so that a block's column
+    gradients are still in cache when they are added."""
+    o, cg, kh, kw = weight_shape
+    n, _, oh, ow = grad.shape
+    groups, (hp, wp), (dh, dw) = w_t.shape[0], xp_shape[2:], dilation
+    wide = np.zeros((n, groups, o // groups, oh, wp), dtype=grad.dtype)
+    wide[..., :ow] = grad.reshape(n, groups, o // groups, oh, ow)
+    wide = wide.reshape(n, groups, o // groups, oh * wp)
+    # The last offset's run ends (kw - 1) * dw past the plane: room for it at the end.
+    flat = np.zeros((n, groups * cg, hp * wp + (kw - 1) * dw), dtype=grad.dtype)
+    block = max(1, _BLOCK_BYTES // (w_t.shape[0] * w_t.shape[1] * wide.shape[-1] * grad.itemsize))
+    for first in range(0, n, block):
+        cols = np.matmul(w_t, wide[first : first + block])
+        cols = cols.reshape(-1, groups * cg, kh, kw, oh * wp)
+        target = flat[first : first + block]
+        for i in range(kh):
+            for j in range(kw):
+                start = i * dh * wp + j * dw
+                target[:, :, start : start + oh * wp] += cols[:, :, i, j]
+    return flat[:, :, : hp * wp].reshape(n, groups * cg, hp, wp)
+
+
+def _sum_rows(m: A) -> A:
+    """The sum of the rows of 2-D ``m``: for BLAS's dtypes a vector of ones times ``m``,
+    one matrix-vector product at half the time or less of ``np.add.reduce``."""
+    if m.dtype not in (np.float32, np.float64) or not m.size:
+        return np.add.reduce(m, axis=0)
+    return np.ones(m.shape[0], m.dtype) @ m
+
+
+def _channel_sums(grad: A) -> A:
+    """``grad`` (N, C, H, W) summed over all but its channel axis."""
+    n, c = grad.shape[:2]
+    planes = grad.reshape(n * c, -1) if grad.size else np.zeros((n * c, 0), grad.dtype)
+    return np.add.reduce(_sum_rows(planes.T).reshape(n, c), axis=0)
+
+
 class FusedOps:
     """Mixed into NumpyBackend."""
 
@@ -71,7 +119,7 @@ class FusedOps:
         return (
             (g @ weight).reshape(x_shape) if needs[0] else None,
             g.T @ rows if needs[1] else None,  # (out, in) in C order: the weight's layout
-            np.add.reduce(g, axis=0) if needs[2] else None,
+            _sum_rows(g) if needs[2] else None,
         )
 
     def contiguous(self, a: A) -> A:
@@ -242,59 +290,18 @@ class FusedOps:
         grad_w = None
         if needs[1]:  # the forward's columns, reused
             grad_w = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(0).reshape(weight.shape)
-        grad_b = grad.sum((0, 2, 3)) if needs[2] else None
+        grad_b = _channel_sums(grad) if needs[2] else None
         if not needs[0]:
             return None, grad_w, grad_b
         w_t = weight.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-        grad_cols = np.matmul(w_t, g).reshape(n, groups * cg, kh, kw, oh, ow)
-        grad_xp = np.zeros(xp_shape, dtype=grad_cols.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                _offset(grad_xp, (i, j), (oh, ow), stride, dilation)[...] += grad_cols[:, :, i, j]
+        if stride == (1, 1) and np.isfinite(weight).all():
+            grad_xp = _unit_stride_input_gradient(grad, w_t, weight.shape, xp_shape, dilation)
+        else:
+            grad_cols = np.matmul(w_t, g).reshape(n, groups * cg, kh, kw, oh, ow)
+            grad_xp = np.zeros(xp_shape, dtype=grad_cols.dtype)
+            for i in range(kh):
+                for j in range(kw):
+                    target = _offset(grad_xp, (i, j), (oh, ow), stride, dilation)
+                    target += grad_cols[:, :, i, j]
         (ph, pw), (h, w) = padding, x_shape[2:]
         return grad_xp[:, :, ph : ph + h, pw : pw + w], grad_w, grad_b
-
-    # max_pool2d ---------------------------------------------------------------------------
-
-    def fused_max_pool2d(self, x: A, kernel: Pair, stride: Pair, padding: Pair) -> tuple[A, tuple]:
-        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-        xp = _pad_hw(x, padding, fill)
-        (kh, kw), (sh, sw) = kernel, stride
-        size = ((xp.shape[2] - kh) // sh + 1, (xp.shape[3] - kw) // sw + 1)
-        # The maximum over the kernel's offsets, each a strided view of the whole batch:
-        # a few elementwise passes, where a window axis would need a copy. NaN propagates.
-        views = [_offset(xp, at, size, stride, (1, 1)) for at in np.ndindex(kh, kw)]
-        out = np.maximum(views[0], views[1]) if len(views) > 1 else views[0].copy()
-        for view in views[2:]:
-            np.maximum(out, view, out=out)
-        return out, (x.shape, xp, out, kernel, stride, padding)
-
-    def fused_max_pool2d_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple[A]:
-        x_shape, xp, out, (kh, kw), stride, (ph, pw) = saved
-        size, (sh, sw) = out.shape[2:], stride
-        # Each window's gradient goes to its first maximum (row by row), as PyTorch's does.
-        nan = out.dtype.kind == "f" and bool(np.isnan(out).any())
-        finite = grad.dtype.kind != "f" or bool(np.isfinite(grad).all())
-        tiled = (kh, kw) == stride and xp.shape[2:] == (size[0] * sh, size[1] * sw)
-        write = tiled and finite  # every element in one window: write, no zeros, no adds
-        grad_xp = (np.empty if write else np.zeros)(xp.shape, dtype=grad.dtype)
-        offsets = list(np.ndindex(kh, kw))
-        taken = None  # windows whose maximum has had its gradient
-        for k, (i, j) in enumerate(offsets):
-            source = _offset(xp, (i, j), size, stride, (1, 1))
-            hit = source == out
-            if nan:  # a NaN maximum: the window's first NaN
-                hit |= np.isnan(source)
-            if taken is None:
-                taken = hit  # changed only at later offsets, after this one is placed
-            else:
-                np.greater(hit, taken, out=hit)  # hit and not taken
-                if k + 1 < len(offsets):
-                    taken |= hit
-            target = _offset(grad_xp, (i, j), size, stride, (1, 1))
-            if write:
-                np.multiply(grad, hit, out=target)
-            else:  # grad * hit would turn an inf or NaN gradient times 0 into NaN
-                target += grad * hit if finite else np.where(hit, grad, 0)
-        h, w = x_shape[2:]
-        return (grad_xp[:, :, ph : ph + h, pw : pw + w],)
