@@ -20,7 +20,8 @@ movement primitives a copy of them [+1]: a broadcast view is never transformed a
 Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its arrays
 (extra calls in brackets):
 
-* NaN: float ``max``/``min`` over axes skip it: a NaN mask restores it [+3];
+* NaN: float ``max``/``min`` over axes skip it: a NaN mask restores it [+3]; of all -inf
+  (``min``: +inf) they give the largest finite float of that sign: an infinity mask [+3];
   ``maximum``/``minimum`` propagate it from the first operand only [+2]; float
   ``argmax``/``argmin`` skip it: the first NaN wins, as in NumPy [+4]; ``sign`` maps it
   to 0 [+2]. ``sign`` of bool gives int8: a copy instead.
@@ -359,15 +360,19 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         return op(a, axis=axes, keepdims=keepdims, dtype=a.dtype)
 
     def max(self, a, axes, keepdims):
-        return self._nan_propagating(cn.max, a, axes, keepdims)
+        return self._nan_propagating(cn.max, a, axes, keepdims, -numpy.inf)
 
     def min(self, a, axes, keepdims):
-        return self._nan_propagating(cn.min, a, axes, keepdims)
+        return self._nan_propagating(cn.min, a, axes, keepdims, numpy.inf)
 
-    def _nan_propagating(self, op, a, axes, keepdims):
+    def _nan_propagating(self, op, a, axes, keepdims, edge):
         result = op(a, axis=axes, keepdims=keepdims)
         if not _is_float(a):
             return result
+        # Where every element is ``edge`` (all -inf for max), cuPyNumeric gives the largest
+        # finite value of that sign: the infinity is restored.
+        only_edge = self._logical_reduce(cn.all, a == edge, axes, keepdims)
+        result = cn.where(only_edge, a.dtype.type(edge), result)
         has_nan = self._logical_reduce(cn.any, cn.isnan(a), axes, keepdims)
         return cn.where(has_nan, a.dtype.type(numpy.nan), result)
 

@@ -47,11 +47,23 @@ def _window_max(
     dilation: tuple[int, ...],
     fn: str,
 ) -> tuple[Tensor, Tensor]:
-    """The max of every window and the (row-major) kernel offset of its first maximum."""
-    xp = pad(x, pad_widths(padding, padding), value=lowest(x.dtype))
-    stacked = _im2col(xp, kernel, stride, dilation, fn)
-    first = stacked.argmax(dim=2, keepdim=True)
-    return gather_unchecked(stacked, 2, first).squeeze(2), first.squeeze(2)
+    """The max of every window and the (row-major) kernel offset of the element PyTorch's CPU
+    kernels pick: the first maximum, the last NaN of a window that has one, and the first
+    element inside the input of a window of -inf (padding cells are never picked)."""
+    low = lowest(x.dtype)
+    widths = pad_widths(padding, padding)
+    stacked = _im2col(pad(x, widths, value=low), kernel, stride, dilation, fn)
+    inside = tw.ones_like(x, dtype=tw.uint8, requires_grad=False)
+    inside = _im2col(pad(inside, widths, value=0), kernel, stride, dilation, fn).bool()
+    values = stacked.detach()
+    top = values.amax(dim=2, keepdim=True)
+    # (integer windows: argmax of a 0/1 mask is the first position that holds)
+    choice = ((values == top) & inside).to(tw.uint8).argmax(dim=2, keepdim=True)
+    if x.dtype.is_floating_point:
+        nan = values.isnan().to(tw.uint8)
+        last_nan = nan.shape[2] - 1 - nan.flip(2).argmax(dim=2, keepdim=True)
+        choice = tw.where(nan.amax(dim=2, keepdim=True).bool(), last_nan, choice)
+    return gather_unchecked(stacked, 2, choice).squeeze(2), choice.squeeze(2)
 
 
 def max_pool2d_reference(
