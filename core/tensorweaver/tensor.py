@@ -360,7 +360,13 @@ class Tensor:
         return snap
 
     def _assign(self, result: Tensor, op: str = "in-place operation") -> Tensor:
-        """Make ``result`` this tensor's new value (the end of every in-place method)."""
+        """Make ``result`` this tensor's new value (the end of every in-place method).
+
+        Differs from PyTorch: a node whose gradient uses its own output (``exp``, ``tanh``,
+        ``sigmoid``, ...) keeps that output's values, so a later in-place change of the
+        output does not make the backward raise as PyTorch's version counter does; the
+        gradient is the recorded op's. A change of an op's input raises as in PyTorch.
+        """
         if result.shape != self.shape:
             raise RuntimeError(
                 f"{op}: the result has shape {result.shape}, which does not "
@@ -376,7 +382,10 @@ class Tensor:
                 )
             result = result.to(self.dtype)
         self._store(result.native)
-        self._node = result._node
+        if result._node is not None or is_grad_enabled():
+            self._node = result._node
+        # (under no_grad the history stays, as in PyTorch: gradients flow as if the change
+        # never happened, and a node that saved this tensor sees its version move)
         if result.requires_grad:
             self.requires_grad = True
         self._version += 1
