@@ -148,7 +148,8 @@ def _relu(node: Any, g: Tensor) -> tuple:
         backend = g.backend
         (grad,) = backend.fused_relu_backward(fused, g.native, (True,))
         return (Tensor(grad, backend, g.dtype),)
-    return (ew.where(ew.gt(node.output(y), 0), g, 0.0),)
+    # zero where the output is <= 0, as torch's threshold_backward: a NaN passes g on
+    return (ew.where(ew.le(node.output(y), 0), 0.0, g),)
 
 
 def _log1p(node: Any, g: Tensor) -> tuple:
