@@ -23,6 +23,8 @@ CASES: dict[str, tuple[Callable[..., Any], tuple, str]] = {
     "einsum_vector": (lambda m, a, b: m.einsum("i,i->", a, b), (F64, F32), "einsum"),
     "multi_dot": (lambda m, a, b: m.linalg.multi_dot([a, a, b]), (M32, M64), "multi_dot"),
     "matmul": (lambda m, a, b: m.matmul(a, b), (M32, M64), "matmul"),
+    "inner": (lambda m, a, b: m.inner(a, b), (M32, M64), "inner"),
+    "tensordot": (lambda m, a, b: m.tensordot(a, b, dims=1), (M32, M64), "tensordot"),
 }
 
 
@@ -31,19 +33,6 @@ def test_two_dtypes_raise_like_torch_naming_the_function(backend: str, name: str
     fn, operands, called = CASES[name]
     error = raises_like_torch(fn, *operands, match=["float32", "float64"])
     assert str(error).startswith(called), f"{name}: {error}"
-
-
-#: Their errors still name matmul (the core's tensordot, ops/structure.py, and inner,
-#: ops/spellings.py, leave the check to it): PyTorch's class and the dtypes are checked.
-OTHERS: dict[str, Callable[..., Any]] = {
-    "inner": lambda m, a, b: m.inner(a, b),
-    "tensordot": lambda m, a, b: m.tensordot(a, b, dims=1),
-}
-
-
-@pytest.mark.parametrize("name", list(OTHERS))
-def test_inner_and_tensordot_of_two_dtypes_raise_like_torch(backend: str, name: str) -> None:
-    raises_like_torch(OTHERS[name], M32, M64, match=["float32", "float64"])
 
 
 #: einsum equations whose pairs of operands sum no shared letter: operand shapes.

@@ -306,6 +306,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     """Sum-product over the last dimensions (a scalar times a tensor when one is 0-d)."""
     if input.ndim == 0 or other.ndim == 0:
         return input * other
+    la.check_same_dtype("inner", input, other)
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(
             f"inner() the last dimension must match on both input tensors but got shapes "

@@ -347,6 +347,7 @@ def _contracted_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list[int], list[i
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """The sum of products over dimensions ``dims`` (the last ``dims`` of ``a`` and first of
     ``b``, or a pair of lists); the result has ``a``'s free dimensions, then ``b``'s."""
+    la.check_same_dtype("tensordot", a, b)
     dims_a, dims_b = _contracted_dims(a, b, dims)
     for i, j in zip(dims_a, dims_b):
         if a.shape[i] != b.shape[j]:
