@@ -243,7 +243,8 @@ def _cumsum(node: Any, g: Tensor) -> tuple:
 
 
 def _reshape(node: Any, g: Tensor) -> tuple:
-    return (mv.reshape(g, node.inputs[0].shape),)
+    # Back to the input's shape, which holds as many elements: no size check needed.
+    return (mv._reshape(g, node.inputs[0].shape, "reshape"),)
 
 
 def _permute(node: Any, g: Tensor) -> tuple:
@@ -251,7 +252,7 @@ def _permute(node: Any, g: Tensor) -> tuple:
     inverse = [0] * len(perm)
     for i, p in enumerate(perm):
         inverse[p] = i
-    return (mv.permute(g, inverse),)
+    return (mv.permuted(g, tuple(inverse)),)
 
 
 def _pad(node: Any, g: Tensor) -> tuple:

@@ -56,7 +56,15 @@ def constant(value: Any, backend: Any, dtype: DType) -> Tensor:
 
 def broadcast_shapes(op: str, *shapes: tuple) -> tuple:
     """The shape every one of ``shapes`` broadcasts to (NumPy's rule), or a clear error."""
-    ndim = max(len(s) for s in shapes)
+    if len(shapes) == 2:
+        a, b = shapes
+        if a == b:
+            return tuple(a)
+        if not b:
+            return tuple(a)
+        if not a:
+            return tuple(b)
+    ndim = max(map(len, shapes))
     out = [1] * ndim
     for s in shapes:
         offset = ndim - len(s)

@@ -88,9 +88,11 @@ def _wrapped(value: Any, dtype: DType) -> Any:
 def scalar_native(backend: Any, value: Any, dtype: DType) -> Any:
     """A 0-d native array holding ``value``, cached: scalar operands are mostly repeats."""
     value = _wrapped(value, dtype)
-    if value == 0:  # 0.0 and -0.0 compare equal but differ: never share them
-        return backend.full((), value, dtype)
     key = (value, type(value), dtype, backend)
+    if value == 0 and type(value) is not int and type(value) is not bool:
+        # 0.0 and -0.0 compare equal but differ: the sign goes into the key (a complex
+        # zero has two signs; its repr tells them apart).
+        key += (repr(value),)
     native = _constants.get(key)
     if native is None:
         if len(_constants) > 4096:
@@ -602,6 +604,17 @@ def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
         bn = scalar_native(a.backend, b, a.dtype)
         native = a.backend.where(condition.native, a.native, bn)
         return apply("where", native, a.dtype, (condition, a, Tensor(bn, a.backend, a.dtype)))
+    if (
+        isinstance(b, Tensor)
+        and condition.dtype is dtypes.bool_
+        and condition.shape == b.shape
+        and condition.backend is b.backend
+        and _scalar_keeps_dtype(b, a)
+    ):
+        # The same with the number first: where(mask, 0.0, g), masked_fill's gradient.
+        an = scalar_native(b.backend, a, b.dtype)
+        native = b.backend.where(condition.native, an, b.native)
+        return apply("where", native, b.dtype, (condition, Tensor(an, b.backend, b.dtype), b))
     if condition.dtype is not dtypes.bool_:
         if condition.dtype is not dtypes.uint8:
             raise RuntimeError(

@@ -157,6 +157,9 @@ def _expand_index(x: Tensor, index: Any) -> list:
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
+    out = _basic(x, index)
+    if out is not None:
+        return out
     entries = _expand_index(x, index)
     starts, stops, steps, flips = [], [], [], []
     shape: list[int] = []  # the shape after basic indexing, with None axes added
@@ -216,6 +219,61 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             else Tensor(x.native, x.backend, x.dtype)
         )
     return out
+
+
+def _basic(x: Tensor, index: Any) -> Tensor | None:
+    """``x[index]`` for the common index: an int, a slice of positive step, or a tuple of
+    them, one per leading dimension; None for any other (left to the general path, which
+    gives the same result). One slice primitive, then one reshape that drops the int axes."""
+    entries = index if type(index) is tuple else (index,)
+    shape = x.shape
+    ndim = len(shape)
+    if len(entries) > ndim:
+        return None
+    starts, stops, steps = [], [], []
+    kept: list[int] = []  # the sizes of the axes the result keeps
+    full = True  # no axis is cut
+    dim = 0
+    for e in entries:
+        n = shape[dim]
+        kind = type(e)
+        if kind is int:
+            if not -n <= e < n:
+                raise IndexError(f"index {e} is out of bounds for dimension {dim} with size {n}")
+            if e < 0:
+                e += n
+            starts.append(e)
+            stops.append(e + 1)
+            steps.append(1)
+            full = False
+        elif kind is slice:
+            start, stop, step = e.indices(n)
+            if step < 0:
+                return None
+            count = len(range(start, stop, step))
+            stop = start + (count - 1) * step + 1 if count else start
+            starts.append(start)
+            stops.append(stop)
+            steps.append(step)
+            kept.append(count)
+            full = full and start == 0 and stop == n and step == 1
+        else:
+            return None
+        dim += 1
+    rest = shape[dim:]
+    if full:  # a new tensor over the same values, as the general path makes
+        if x.requires_grad:
+            return apply("reshape", x.native, x.dtype, (x,))
+        return Tensor(x.native, x.backend, x.dtype)
+    if rest:
+        starts += [0] * len(rest)
+        stops += rest
+        steps += [1] * len(rest)
+    bounds = (tuple(starts), tuple(stops), tuple(steps))
+    out = apply("slice", x.backend.slice(x.native, *bounds), x.dtype, (x,), bounds)
+    if len(kept) == dim:
+        return out
+    return mv._reshape(out, tuple(kept) + rest, "indexing")
 
 
 def _advanced(x: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:
@@ -468,6 +526,20 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``x`` with ``value`` where ``mask`` holds; the two broadcast together (the in-place
     ``masked_fill_`` then refuses a result larger than ``x``)."""
     mask = _bool_mask("masked_fill", mask)
+    kind = type(value)
+    if (
+        (kind is float or kind is int)
+        and x.dtype.kind == "f"
+        and mask.shape == x.shape
+        and mask.backend is x.backend
+    ):
+        # Fast path: a number that keeps x's float dtype, a mask of x's shape. The general
+        # path's where, without its promotion and broadcasting work.
+        b = x.backend
+        filled = Tensor(ew.scalar_native(b, value, x.dtype), b, x.dtype)
+        native = b.where(mask.native, filled.native, x.native)
+        out = apply("where", native, x.dtype, (mask, filled, x))
+        return labelled(out, "MaskedFillBackward0", x)
     name = "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"
     if isinstance(value, Tensor):
         if value.ndim:

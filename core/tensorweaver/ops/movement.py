@@ -17,8 +17,8 @@ from tensorweaver.tensor import Tensor, _axis
 def _sizes(args: tuple) -> tuple:
     """``f(2, 3)`` and ``f((2, 3))`` both mean the sizes (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    return tuple(int(a) for a in args)
+        args = args[0]
+    return tuple(map(int, args))
 
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:
@@ -85,25 +85,43 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     return labelled(out, "UnsqueezeBackward0", x)
 
 
-def permute(x: Tensor, *dims: Any) -> Tensor:
-    perm = tuple(_axis(d, x.ndim, "permute") for d in _sizes(dims))
-    if sorted(perm) != list(range(x.ndim)):
+def permutation(x: Tensor, dims: tuple) -> tuple[int, ...]:
+    """``permute``'s ``dims`` (given as ``f(1, 0)`` or ``f((1, 0))``) as a permutation of
+    ``x``'s axes, each non-negative; an error if it is not one."""
+    ndim = len(x.shape)
+    top = ndim if ndim else 1  # a 0-d tensor takes dim 0 or -1, as PyTorch's wrap does
+    perm = tuple([d if 0 <= d < top else _axis(d, ndim, "permute") for d in _sizes(dims)])
+    if len(perm) != ndim or len(set(perm)) != ndim:  # each in range: then a permutation
         raise RuntimeError(
             f"permute: dims {list(_sizes(dims))} are not a permutation of the "
-            f"{x.ndim} dimensions of a tensor of shape {x.shape}"
+            f"{ndim} dimensions of a tensor of shape {x.shape}"
         )
-    if perm == tuple(range(x.ndim)):
+    return perm
+
+
+def permute(x: Tensor, *dims: Any) -> Tensor:
+    return permuted(x, permutation(x, dims))
+
+
+def permuted(x: Tensor, perm: tuple[int, ...]) -> Tensor:
+    """``x`` with its axes in the order ``perm`` (a valid permutation of them)."""
+    if perm == tuple(range(len(perm))):
         return x
     return apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    if x.ndim == 0:
+    ndim = len(x.shape)
+    if ndim == 0:
         return x
-    perm = list(range(x.ndim))
-    a, b = _axis(dim0, x.ndim, "transpose"), _axis(dim1, x.ndim, "transpose")
-    perm[a], perm[b] = perm[b], perm[a]
-    return labelled(permute(x, perm), "TransposeBackward0", x)
+    a, b = _axis(dim0, ndim, "transpose"), _axis(dim1, ndim, "transpose")
+    if a == b:
+        return x
+    perm = list(range(ndim))
+    perm[a], perm[b] = b, a
+    perm = tuple(perm)  # a permutation by construction: permute's checks are not needed
+    out = apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
+    return labelled(out, "TransposeBackward0", x)
 
 
 def t(x: Tensor) -> Tensor:
@@ -217,10 +235,18 @@ def slice_dims(
     x: Tensor, starts: Sequence[int], stops: Sequence[int], steps: Sequence[int]
 ) -> Tensor:
     """``x[start:stop:step]`` per dimension, bounds already clipped to the shape, steps >= 1."""
-    starts, stops, steps = tuple(starts), tuple(stops), tuple(steps)
-    stops = tuple(stop if stop > start else start for start, stop in zip(starts, stops))
-    if all(s == 0 and e == n and k == 1 for s, e, k, n in zip(starts, stops, steps, x.shape)):
+    starts, steps = tuple(starts), tuple(steps)
+    kept = []  # the stops, none before its start
+    full = True  # every axis whole: nothing to slice
+    for start, stop, step, n in zip(starts, stops, steps, x.shape):
+        if stop < start:
+            stop = start
+        kept.append(stop)
+        if full and (start or stop != n or step != 1):
+            full = False
+    if full:
         return x
+    stops = tuple(kept)
     native = x.backend.slice(x.native, starts, stops, steps)
     return apply("slice", native, x.dtype, (x,), (starts, stops, steps))
 

@@ -111,12 +111,13 @@ def view_as(x: Tensor, other: Tensor) -> Tensor:
 
 
 def permute(x: Tensor, *dims: Any) -> Tensor:
-    out = mv.permute(x, *dims)
-    flat = dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims
-    inverse = [0] * x.ndim
-    for i, d in enumerate(flat):
-        inverse[_axis(int(d), x.ndim, "permute")] = i
-    return _viewing(out, x, lambda base, value: base.copy_(mv.permute(value, inverse)))
+    perm = mv.permutation(x, dims)
+    out = mv.permuted(x, perm)
+    inverse = [0] * len(perm)
+    for i, d in enumerate(perm):
+        inverse[d] = i
+    back = tuple(inverse)
+    return _viewing(out, x, lambda base, value: base.copy_(mv.permuted(value, back)))
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:

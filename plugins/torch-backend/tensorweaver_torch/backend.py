@@ -349,7 +349,15 @@ class TorchBackend(
         return torch.constant_pad_nd(a, [w for pair in reversed(widths) for w in pair], value)
 
     def slice(self, a: Tensor, starts: Shape, stops: Shape, steps: Shape) -> Tensor:
-        return a[tuple(map(slice, starts, stops, steps))]
+        # Axes after the last cut one are left out: one Python slice (x[3], x[:n]) indexes
+        # in half the time of a tuple of them.
+        shape = a.shape
+        k = len(starts)
+        while k and starts[k - 1] == 0 and stops[k - 1] == shape[k - 1] and steps[k - 1] == 1:
+            k -= 1
+        if k == 1:
+            return a[starts[0] : stops[0] : steps[0]]
+        return a[tuple(map(slice, starts[:k], stops[:k], steps[:k]))]
 
     def flip(self, a: Tensor, axes: Shape) -> Tensor:
         return torch.flip(a, axes)

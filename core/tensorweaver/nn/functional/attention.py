@@ -17,11 +17,12 @@ from tensorweaver.tensor import Tensor
 
 
 def _safe_softmax(scores: Tensor) -> Tensor:
-    """softmax over the last axis, with rows that are all -inf giving zeros instead of NaN."""
-    top = scores.amax(-1, keepdim=True).detach()
-    e = (scores - top.masked_fill(top == float("-inf"), 0)).exp()
-    total = e.sum(-1, keepdim=True)
-    return e / total.masked_fill(total == 0, 1)
+    """softmax over the last axis, with rows that are all -inf giving zeros instead of NaN
+    (and a zero gradient). The softmax composite runs on the other rows (one fused kernel
+    each way where the backend has one); a dead row enters it as zeros, so no NaN arises."""
+    with tw.no_grad():
+        dead = scores.amax(-1, keepdim=True) == float("-inf")
+    return softmax(scores.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
 
 
 def _attend(

@@ -140,9 +140,9 @@ def huber_loss(
 # -- class losses ----------------------------------------------------------------------------
 
 
-def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: str) -> None:
+def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: str) -> bool:
     """``(N, C, d1, ...)`` input against ``(N, d1, ...)`` integer targets in ``[0, C)`` or
-    equal to ``ignore_index``."""
+    equal to ``ignore_index``; True when every target lies in ``[0, C)``."""
     expected = (input.shape[0], *input.shape[2:])
     if target.dtype.is_floating_point or tuple(target.shape) != expected:
         # PyTorch's classes: another batch size is a ValueError, the rest RuntimeErrors.
@@ -155,21 +155,29 @@ def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: s
     classes = input.shape[1]
     bounds = extrema(target, inside(0, classes - 1))
     if bounds is None or 0 <= bounds[0] and bounds[1] < classes:
-        return  # the common case: one read-back
+        return True  # the common case: one read-back
     low, high = extrema(target.masked_fill(target == ignore_index, 0))
     if low < 0 or high >= classes:
         raise IndexError(  # PyTorch's class
             f"{fn}: target {low if low < 0 else high} is out of bounds: targets must lie in "
             f"[0, {classes}) or equal ignore_index={ignore_index}"
         )
+    return False
 
 
 def _class_weights(
-    input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, fn: str
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    ignore_index: int,
+    fn: str,
+    checked: bool = False,
 ) -> tuple[Tensor, Tensor]:
     """Each target's weight (0 where ignored) and the targets with ignored ones set to 0,
-    after checking ``(N, C, d1, ...)`` input against ``(N, d1, ...)`` integer targets."""
-    _check_class_targets(input, target, ignore_index, fn)
+    after checking ``(N, C, d1, ...)`` input against ``(N, d1, ...)`` integer targets
+    (unless ``checked``)."""
+    if not checked:
+        _check_class_targets(input, target, ignore_index, fn)
     classes = input.shape[1]
     if weight is not None and tuple(weight.shape) != (classes,):
         raise RuntimeError(
@@ -192,10 +200,17 @@ def _batched_classes(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, boo
 
 
 def _nll(
-    logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str, fn: str
+    logp: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    ignore_index: int,
+    reduction: str,
+    fn: str,
+    checked: bool = False,
 ) -> tuple[Tensor, Tensor]:
-    """The (reduced) negative log-likelihood of batched inputs and the per-target weights."""
-    w, safe = _class_weights(logp, target, weight, ignore_index, fn)
+    """The (reduced) negative log-likelihood of batched inputs and the per-target weights
+    (``checked``: the targets were checked already)."""
+    w, safe = _class_weights(logp, target, weight, ignore_index, fn, checked)
     picked = ix.gather_unchecked(logp, 1, safe.unsqueeze(1)).squeeze(1)
     # masked_fill first: a -inf log-probability at an ignored target must not become NaN.
     loss = -picked.masked_fill(w == 0, 0) * w
@@ -217,8 +232,34 @@ def nll_loss(
     divides by the summed weights of the targets kept."""
     reduction = _reduction(size_average, reduce, reduction)
     x, t, unbatched = _batched_classes(input, target)
-    loss = _nll(x, t, weight, ignore_index, reduction, "nll_loss")[0]
+    checked = False
+    if weight is None and not 0 <= ignore_index < x.shape[1] and reduction in _REDUCTIONS:
+        checked = True
+        if _check_class_targets(x, t, ignore_index, "nll_loss") and _counts_exactly(x, t):
+            return _unweighted_nll(x, t, reduction, unbatched)
+    loss = _nll(x, t, weight, ignore_index, reduction, "nll_loss", checked)[0]
     return loss.squeeze(0) if unbatched and reduction == "none" else loss
+
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _counts_exactly(x: Tensor, target: Tensor) -> bool:
+    """Whether the number of targets is exact in ``x``'s dtype (float32 and float64 up to
+    2**24), as the general path's sum of unit weights is."""
+    return x.dtype in (tw.float32, tw.float64) and target.numel() <= 1 << 24
+
+
+def _unweighted_nll(x: Tensor, target: Tensor, reduction: str, unbatched: bool) -> Tensor:
+    """``nll_loss`` without class weights when no target is ignored: every weight is 1, so
+    the general path's mask and product change nothing (the same values and gradients, bit
+    for bit) and its weight sum is the number of targets."""
+    loss = -ix.gather_unchecked(x, 1, target.long().unsqueeze(1)).squeeze(1)
+    if reduction == "mean":
+        return loss.sum() / target.numel()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.squeeze(0) if unbatched else loss
 
 
 def cross_entropy(

@@ -172,10 +172,10 @@ class MultiheadAttention(Module):
     ) -> tuple[Tensor, ...]:
         """``q, k, v``; ``shared`` (query is key is value) takes one matmul for all three."""
         bias = self.in_proj_bias
+        if self._qkv_same_embed_dim and shared:
+            return F.linear(query, self.in_proj_weight, bias).chunk(3, -1)
         b_q, b_k, b_v = (None, None, None) if bias is None else bias.chunk(3)
         if self._qkv_same_embed_dim:
-            if shared:
-                return F.linear(query, self.in_proj_weight, bias).chunk(3, -1)
             w_q, w_k, w_v = self.in_proj_weight.chunk(3)
         else:
             w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
