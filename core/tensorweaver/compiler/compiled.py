@@ -249,6 +249,7 @@ class CompiledFunction:
             builder.call(*call)
         for _, expr, outcome in guards:
             builder.guard(expr, outcome)
+        builder.returns(result)
         tail = builder.write_backs(args, kwargs) + numbers
         if _needs_grad(result) and not any(".grad" in line for line in tail):
             # A forward whose result autograd will differentiate later.
@@ -358,9 +359,13 @@ def compile(  # noqa: A001  (PyTorch's name)
     own backward returns what it returns as eagerly (:mod:`tensorweaver.compiler.released`):
     a tensor of the graph that backward freed (the loss, an LSTM's hidden state) requires
     grad and shows its ``grad_fn``, and a backward through it raises PyTorch's "Trying to
-    backward through the graph a second time"; a returned parameter is the parameter. One
-    that returns a tensor whose graph is still whole after its backward
-    (``retain_graph=True``) runs eagerly, with a warning.
+    backward through the graph a second time"; a returned tensor that the step leaves in a
+    parameter, gradient, optimizer state or argument is that very tensor; a returned tensor
+    carries its ``.grad`` (a new leaf, a ``retain_grad()`` one); a returned ``detach()`` of a
+    parameter or of another result writes into it, as eagerly; a tensor returned twice is
+    one object. One that returns a tensor whose graph is still whole after its backward
+    (``retain_graph=True``), or a view of a parameter or of another result, runs eagerly,
+    with a warning.
 
     Once a graph is confirmed, a backend that defines the optional ``compile_graph`` hook
     (API 2.4; :mod:`tensorweaver.compiler.record`) may compile its calls: torch hands them

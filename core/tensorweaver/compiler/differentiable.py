@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 from tensorweaver.autograd import grad as autograd_grad
 from tensorweaver.autograd.function import Function, FunctionCtx, once_differentiable
 from tensorweaver.compiler.graph import Graph, GraphBuilder, Unsupported
-from tensorweaver.compiler.recorder import Recorder
+from tensorweaver.compiler.recorder import HostRead, Recorder
 from tensorweaver.ops.creation import ones_like
 from tensorweaver.tensor import Tensor
 
@@ -93,6 +93,12 @@ def differentiable_graph(
             retain_graph=True,
             allow_unused=True,
         )
+    except HostRead:
+        raise  # fullgraph=True: a read breaks the graph, as it says
+    except RuntimeError as exc:
+        # Eagerly, a later backward through the result would raise this too (a parameter
+        # the step changed in place after its own autograd.grad): the step runs eagerly.
+        raise Unsupported(f"a backward through its result raises ({exc})") from exc
     finally:
         recorder.close()
     if recorder.host_read is not None or recorder.reads.lines:

@@ -33,8 +33,9 @@ from tensorweaver.compiler.draws import DRAWS, is_random
 from tensorweaver.compiler.reads import TOKEN, Branch, ReadLog, uses
 from tensorweaver.compiler.record import Call, GraphRecord
 from tensorweaver.compiler.recorder import HOST_READS
-from tensorweaver.compiler.released import released, shape_of
+from tensorweaver.compiler.released import alias, released, shape_of, with_grad
 from tensorweaver.compiler.symbolic import Sym
+from tensorweaver.ops import elementwise
 from tensorweaver.tensor import Tensor
 
 _SCALARS = (bool, int, float, complex, str, type(None))
@@ -163,6 +164,8 @@ class GraphBuilder:
             "Branch": Branch,
             "_draw": DRAWS.draw,
             "_released": released,
+            "_with_grad": with_grad,
+            "_alias": alias,
         }
         self.guards: list[tuple[str, bool]] = []  # comparisons of lifted numbers (symbolic.py)
         self.reads = ReadLog()  # the user's reads of tensor values (the recorder's)
@@ -181,6 +184,14 @@ class GraphBuilder:
         self._uses: set[str] = set()
         self.watched: list[tuple[str, Callable, Any, Any, Any]] = []
         self.rebound: set[str] = set()  # the locations the step rebinds (write_backs)
+        # Results: id(tensor a location held before and after the step) -> that location;
+        # the ids of the tensors locations hold after it, of returned tensors; the tensors
+        # rebuilt (id -> variable) by the lines ``finish``.
+        self._located: dict[int, str] = {}
+        self._held: set[int] = set()
+        self._returning: set[int] = set()
+        self._rebuilt_names: dict[int, str] = {}
+        self.finish: list[str] = []
         # A backward graph's builder: the forward's builder, whose values it takes from
         # ``args[0]`` (``saved``, in order) as the forward returns them.
         self.outer: GraphBuilder | None = None
@@ -279,6 +290,11 @@ class GraphBuilder:
                     suspect = name not in _HOST_COPIES and len(obj.shape) > 0
                     unknown[key] = unknown.get(key, False) or suspect
             made.update(id(obj) for obj in _leaves(result))
+        if unknown:
+            # A cached scalar operand (``x / 4``) is a constant, though a returned result's
+            # autograd node may keep a tensor around it alive: no holder to read it from.
+            for native in elementwise._constants.values():
+                unknown.pop(id(native), None)
         if not unknown:
             return
         for obj in gc.get_objects():
@@ -371,10 +387,16 @@ class GraphBuilder:
         return f"Tensor({native}, {backend}, {dtype})"
 
     def result(self, value: Any, graphs: bool = False) -> str:
-        """The expression that rebuilds the step's return value; with ``graphs``, a tensor
-        keeps the autograd face it has after the step (:meth:`autograd_result`)."""
+        """The expression that rebuilds the step's return value; with ``graphs``, each tensor
+        as the eager step leaves it (:meth:`returned`)."""
+        if isinstance(value, Tensor) and graphs:
+            for expr, _, before, _, _ in self.watched:
+                if before is value and expr in self.rebound and id(value) not in self._held:
+                    if value.requires_grad:
+                        raise Unsupported(f"it returns the tensor it replaced at {expr}")
+            return self.returned(value)
         if isinstance(value, Tensor):
-            return self.autograd_result(value) if graphs else self.tensor(value)
+            return self.tensor(value)
         if type(value) in (tuple, list):
             inner = ", ".join(self.result(v, graphs) for v in value)
             return f"({inner},)" if type(value) is tuple else f"[{inner}]"
@@ -392,37 +414,88 @@ class GraphBuilder:
             "Python numbers and tuples, lists or dicts of them"
         )
 
-    def autograd_result(self, t: Tensor) -> str:
-        """The expression for a returned tensor as eagerly: a result of a graph the step's
-        backward freed (:mod:`.released`), a leaf that requires grad (a parameter or
-        argument itself, or a new one), or a plain tensor."""
+    def returns(self, value: Any) -> None:
+        """Note the tensors the step returns (a ``detach()`` of one is its alias again)."""
+        self._returning.update(id(t) for t in _leaves(value) if isinstance(t, Tensor))
+
+    def returned(self, t: Tensor) -> str:
+        """A variable holding ``t`` as the replay leaves it: the tensor at a watched
+        location that holds it after the step (the same object, as eagerly), else one
+        built once per replay (:meth:`_rebuilt`), so a tensor returned twice is one."""
+        name = self._located.get(id(t)) or self._rebuilt_names.get(id(t))
+        if name is None:
+            text = self._rebuilt(t)
+            name = self._rebuilt_names[id(t)] = f"r{len(self._rebuilt_names)}"
+            self.finish.append(f"{name} = {text}")
+        return name
+
+    def _rebuilt(self, t: Tensor) -> str:
+        """The expression for ``t`` with the autograd face it has after the step: a result of
+        a graph the step's backward freed (:mod:`.released`, ``retain_grad()`` kept), a leaf
+        that requires grad, an alias of a tensor the caller reaches, with its ``.grad``."""
         if t._node is not None:
-            shape = shape_of(t._node)
+            leaves: list[Tensor] = []
+            shape = shape_of(t._node, leaves)
             if shape is None:
                 raise Unsupported(
-                    "it returns a tensor whose autograd graph is still whole after the step "
+                    "it returns (or stores) a tensor whose autograd graph is still whole after "
+                    "the step "
                     "(a backward with retain_graph=True, or none through it), and a replay "
                     "cannot repeat a later backward through it; return it .detach()ed"
                 )
-            return f"_released({self.tensor(t)}, {self.bind(shape)})"
-        if not t.requires_grad:
-            return self.tensor(t)
-        for expr, _, value, _, _ in self.watched:
-            if value is t:
-                if expr in self.rebound:
-                    raise Unsupported(f"it returns the tensor it replaced at {expr}")
-                return expr  # the tensor itself, as the replay leaves it
-        return self.tensor(t, requires_grad=True)
+            # (a leaf the caller cannot reach is a new one: only its grad_fn shows it)
+            found = (
+                self.returned(v) if self._reachable(v) else self.tensor(v, True) for v in leaves
+            )
+            kept = t._node.retained is not None and t._node.retained() is t
+            parts = [self.tensor(t), self.bind(shape), f"({''.join(f'{v}, ' for v in found)})"]
+            text = f"_released({', '.join(parts)}, {kept})"
+        else:
+            text = self._alias(t) or self.tensor(t, t.requires_grad)
+        if t.grad is None:
+            return text
+        if t.grad._node is not None:
+            raise Unsupported("it returns a tensor whose .grad has a graph (create_graph=True)")
+        return f"_with_grad({text}, {self.returned(t.grad)})"
+
+    def _alias(self, t: Tensor) -> str | None:
+        """``t`` as a ``detach()`` of a tensor the caller reaches, or None for a tensor no
+        write through which reaches one (a view's write-back is not rebuilt)."""
+        if t._view_of is not None and self._reachable(t._view_of[0]):
+            raise Unsupported(
+                "it returns (or stores) a view of a tensor it returns or leaves at a location "
+                "(a parameter, an argument), and a replay does not rebuild a write through it"
+            )
+        base = t._alias_of
+        if base is None or not self._reachable(base):
+            return None
+        if not (id(base) in self._held or id(base) in self._returning):
+            raise Unsupported("it returns an alias of an alias or view of a tensor it returns")
+        native = self.value(t.native)
+        return f"_alias({self.returned(base)}, {native}, {t.requires_grad})"
+
+    def _reachable(self, t: Tensor) -> bool:
+        """Whether the caller reaches ``t`` after the step, or a write into it reaches one."""
+        if id(t) in self._held or id(t) in self._returning:
+            return True
+        base = t._alias_of if t._view_of is None else t._view_of[0]
+        return base is not None and self._reachable(base)
 
     def write_backs(self, args: tuple, kwargs: dict) -> list[str]:
-        """Assignments that leave every location as the traced step left it."""
-        out = []
-        for expr, getter, before, native, dtype in self.watched:
-            now = getter(args, kwargs)
-            if now is before and not isinstance(now, Tensor):
-                continue
+        """Assignments that leave every location as the traced step left it (a tensor that
+        several locations hold is one object, as eagerly)."""
+        nows = [getter(args, kwargs) for _, getter, _, _, _ in self.watched]
+        for (expr, _, before, _, _), now in zip(self.watched, nows):
             if now is not before:
                 self.rebound.add(expr)
+            if isinstance(now, Tensor):
+                self._held.add(id(now))
+                if now is before:  # the object the location held: read it there
+                    self._located.setdefault(id(now), expr)
+        out = self.finish  # what a rebuilt tensor needs first (its .grad) goes before it
+        for (expr, _, before, native, dtype), now in zip(self.watched, nows):
+            if now is before and not isinstance(now, Tensor):
+                continue
             if now is None:
                 out.append(f"{expr} = None")
             elif now is before:
@@ -431,13 +504,16 @@ class GraphBuilder:
                         raise Unsupported(f"it changed the shape or dtype of {expr}")
                     out.append(f"{expr}.native = {self.value(now.native)}")
             elif isinstance(now, Tensor):
-                out.append(f"{expr} = {self.tensor(now, now.requires_grad)}")
+                out.append(f"{expr} = {self.returned(now)}")
             else:
                 raise Unsupported(f"it replaced {expr} with a {type(now).__name__}")
+        self.finish = []
         return out
 
     def build(self, tail: list[str], returned: str) -> Graph:
-        """The graph: the recorded calls, then ``tail`` (write-backs), returning ``returned``."""
+        """The graph: the recorded calls, then ``tail`` (write-backs), returning ``returned``
+        (after the tensors :meth:`returned` rebuilt)."""
+        tail, self.finish = tail + self.finish, []
         end = set(_VARIABLE.findall("\n".join(tail + [returned])))
         kept: list[_Line] = []
         live = set(end)

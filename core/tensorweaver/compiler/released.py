@@ -5,28 +5,33 @@ hidden state) returns, eagerly, a tensor that requires grad, is no leaf and has 
 ``grad_fn``; a backward through it raises PyTorch's "Trying to backward through the graph
 a second time", since the step's backward freed the graph. The replay gives such a result
 the same face: a copy of the nodes between it and the freed ones (their ``grad_fn`` names
-and links, leaves left out), fresh on every replay, whose backward raises as eagerly before
-it computes anything. A result whose graph is still whole after the step (a backward with
+and links, down to the leaves), fresh on every replay, whose backward raises as eagerly
+before it computes anything. A result whose graph is still whole after the step (a backward with
 ``retain_graph=True``) would give real gradients eagerly, which a replay cannot: for it
-:func:`shape_of` gives None, and the step is not replayed.
+:func:`shape_of` gives None, and the step is not replayed. A result's ``.grad`` (a new leaf,
+or a ``retain_grad()`` one) comes with it (:func:`with_grad`), and a ``detach()`` of a
+tensor the caller can reach is its alias again (:func:`alias`): a write into it reaches
+that tensor, as eagerly.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Optional
 
 from tensorweaver.autograd.node import Node
 
 #: A graph's shape, as bound into the replay: per node, in an order where each node comes
 #: after those it links to, ``(grad_fn name, indices of its parents)``, the indices None
-#: for a node the step's backward freed; a parent that is a leaf is None (no reference to
-#: the leaf is kept).
+#: for a node the step's backward freed; a parent that needs no gradient is None, a leaf
+#: that requires grad (an ``AccumulateGrad``) is ``-1 - i`` for leaf ``i`` of the list
+#: :func:`shape_of` fills.
 Shape = tuple[tuple[str, Optional[tuple[Optional[int], ...]]], ...]
 
 
-def shape_of(node: Node) -> Shape | None:
+def shape_of(node: Node, leaves: list | None = None) -> Shape | None:
     """The shape of the graph ending at ``node``, or None when a backward through it would
-    run (no node it reaches has been freed)."""
+    run (no node it reaches has been freed); its leaves go into ``leaves``."""
     order: list[Node] = []  # each node after its parents
     seen: set[int] = set()
     freed = False
@@ -47,19 +52,26 @@ def shape_of(node: Node) -> Shape | None:
     if not freed:
         return None
     index = {id(n): i for i, n in enumerate(order)}
+    found = [] if leaves is None else leaves
+    for n in order:
+        for p in n.parents or ():
+            if p is not None and type(p) is not Node and id(p) not in index:
+                index[id(p)] = -1 - len(found)
+                found.append(p)
     return tuple(
         (
             n.name,
             None
             if n.parents is None
-            else tuple(index[id(p)] if type(p) is Node else None for p in n.parents),
+            else tuple(None if p is None else index[id(p)] for p in n.parents),
         )
         for n in order
     )
 
 
-def released(t: Any, shape: Shape) -> Any:
-    """``t`` as a result of a graph of ``shape`` (requiring grad, no leaf)."""
+def released(t: Any, shape: Shape, leaves: tuple = (), retained: bool = False) -> Any:
+    """``t`` as a result of a graph of ``shape`` on ``leaves`` (requiring grad, no leaf;
+    ``retained``: as after ``t.retain_grad()``)."""
     nodes: list[Node] = []
     for name, parents in shape:
         node = Node.__new__(Node)
@@ -67,9 +79,32 @@ def released(t: Any, shape: Shape) -> Any:
         node.inputs = node.saved = node.retained = node.view = None
         node.versions, node.epoch = (), 0
         node.parents = (
-            None if parents is None else tuple(None if p is None else nodes[p] for p in parents)
+            None if parents is None else tuple(_parent(p, nodes, leaves) for p in parents)
         )
         nodes.append(node)
     t._node = nodes[-1]
     t.requires_grad = True
+    if retained:
+        t._node.retained = weakref.ref(t)
+    return t
+
+
+def _parent(index: int | None, nodes: list[Node], leaves: tuple) -> Any:
+    if index is None:
+        return None
+    return nodes[index] if index >= 0 else leaves[-1 - index]
+
+
+def with_grad(t: Any, grad: Any) -> Any:
+    """``t`` with ``grad`` as its ``.grad``."""
+    t.grad = grad
+    return t
+
+
+def alias(base: Any, native: Any, requires_grad: bool) -> Any:
+    """A ``detach()`` of ``base`` holding ``native`` (the array it held when the step
+    returned it, which the step may have rebound in ``base`` since)."""
+    t = base.detach()
+    t.native = native
+    t.requires_grad = requires_grad
     return t
