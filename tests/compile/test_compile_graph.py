@@ -231,7 +231,7 @@ def test_numpy_writes_into_dying_arrays_and_stays_bit_identical() -> None:
     graph = next(iter(compiled._cache.values()))
     rewritten = graph.run.__globals__["compute"]
     assert rewritten is not graph.record.fn
-    assert {"_np_maximum", "_keep_where", "_foreach_add"} <= set(rewritten.__code__.co_names)
+    assert {"_np_maximum", "_zero_where", "_foreach_add"} <= set(rewritten.__code__.co_names)
 
 
 def test_numpy_leaves_arrays_that_are_still_used() -> None:
@@ -271,3 +271,19 @@ def test_torch_keeps_whichever_of_compiled_and_replay_is_faster() -> None:
         calls = 1 + 2 * chooser.TRIALS  # the compiling call, then the timed trials
         assert [chooser(1.0) for _ in range(calls)] == [(2.0,)] * calls
         assert chooser.chosen is winner
+
+
+@pytest.mark.parametrize("zero", [0.0, -0.0])
+def test_numpy_where_with_a_zero_branch_keeps_the_sign_of_zero(zero: float) -> None:
+    # where(c, a, 0) and where(c, 0, a) write into a dying a; a -0.0 branch must stay -0.0
+    def step(x: Any) -> Any:
+        y = x * 2
+        z = x * 3
+        return tw.where(x > 0, y, zero) + 0 * x, tw.where(x > 0, zero, z)
+
+    x = tw.tensor(np.linspace(-1, 1, 8))
+    compiled = tw.compile(step)
+    for _ in range(4):
+        for got, want in zip(compiled(x), step(x)):
+            np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want.numpy()))
+            assert tw.equal(got, want)

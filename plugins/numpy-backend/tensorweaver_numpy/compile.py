@@ -61,7 +61,6 @@ _FRESH: dict[str, Any] = {
 _INTO = {
     "maximum": ("_np_maximum", (0,)),
     "minimum": ("_np_minimum", (0,)),
-    "where": ("_keep_where", (1,)),
     "add": ("_np_add", (0, 1)),
     "sub": ("_np_subtract", (0, 1)),
     "mul": ("_np_multiply", (0, 1)),
@@ -95,6 +94,7 @@ class CompiledGraphs:
             _np_multiply=np.multiply,
             _np_true_divide=np.true_divide,
             _keep_where=_keep_where,
+            _zero_where=_zero_where,
             **{f"_{name}": globals()[f"_{name}"] for name in _FOREACH},
         )
         exec(compile(source, "<tw.compile on numpy>", "exec"), namespace)  # noqa: S102
@@ -166,16 +166,16 @@ class _Reuse:
             return f"{target} = {call.args[0]} if {call.args[0]}.flags.c_contiguous else {expr}"
         if call.primitive in _FOREACH:
             return self._foreach(target, call, line)
-        into = _INTO.get(call.primitive)
-        places = into[1] if into is not None and self._zero_else(call) else ()
+        into = self._where_into(call) if call.primitive == "where" else _INTO.get(call.primitive)
+        places = into[1] if into is not None else ()
         dying = next(
             (a for a in map(call.args.__getitem__, places) if self._reusable(a, target, line)), None
         )
         if dying is not None:
             buffer = self.owner[dying]
             self._hold(target, {buffer}, buffer)
-            if into[0] == "_keep_where":
-                return f"{target} = _keep_where({call.args[0]}, {dying})"
+            if into[0] in ("_keep_where", "_zero_where"):
+                return f"{target} = {into[0]}({call.args[0]}, {dying})"
             return f"{target} = {into[0]}({', '.join(call.args)}, out={dying})"
         if _FRESH.get(call.primitive) == "all":
             self._hold(target, {(target, None)}, (target, None))
@@ -206,12 +206,20 @@ class _Reuse:
                 args += ", into=True"
         return f"{target} = _{call.primitive}({args})"
 
-    def _zero_else(self, call: Any) -> bool:
-        """Not a where, or one whose third argument is a constant of all-zero bits."""
-        if call.primitive != "where":
-            return True
-        other = self.constants.get(call.args[2])
-        return isinstance(other, (np.ndarray, np.generic)) and not np.asarray(other).any()
+    def _where_into(self, call: Any) -> tuple[str, tuple[int, ...]] | None:
+        """How a where with a constant of all-zero bits as one branch (ReLU's gradient,
+        masks) writes into its other branch; None for any other where (a -0.0 is no such
+        constant: the result must keep its sign)."""
+        for constant, form, place in ((2, "_keep_where", 1), (1, "_zero_where", 2)):
+            value = self.constants.get(call.args[constant])
+            if isinstance(value, (np.ndarray, np.generic)):
+                value = np.asarray(value).reshape(-1)
+                if (
+                    value.dtype.itemsize in _WORDS
+                    and not value.view(_WORDS[value.dtype.itemsize]).any()
+                ):
+                    return form, (place,)
+        return None
 
     def _reusable(self, name: str, result: str, line: int) -> bool:
         """Whether ``result`` may be written into ``name``'s memory: ``name`` is the whole
@@ -228,6 +236,12 @@ def _keep_where(cond: np.ndarray, a: np.ndarray) -> np.ndarray:
     words = a.view(_WORDS[a.dtype.itemsize])
     np.multiply(words, cond, out=words)
     return a
+
+
+def _zero_where(cond: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``where(cond, 0, b)`` written into ``b``."""
+    np.copyto(b, 0, where=cond)
+    return b
 
 
 def _scalar(value: float, like: np.ndarray) -> np.ndarray:
