@@ -293,7 +293,7 @@ class GraphBuilder:
         if unknown:
             # A cached scalar operand (``x / 4``) is a constant, though a returned result's
             # autograd node may keep a tensor around it alive: no holder to read it from.
-            for native in elementwise._constants.values():
+            for native in elementwise.cached_scalars():
                 unknown.pop(id(native), None)
         if not unknown:
             return

@@ -101,6 +101,11 @@ def scalar_native(backend: Any, value: Any, dtype: DType) -> Any:
     return native
 
 
+def cached_scalars() -> list:
+    """The 0-d native arrays :func:`scalar_native` holds (constants, never written)."""
+    return list(_constants.values())
+
+
 def _scalar_keeps_dtype(a: Tensor, b: Any) -> bool:
     """True when ``a <op> b`` for a Python number b computes in a's dtype (the common case)."""
     kind = a.dtype.kind
