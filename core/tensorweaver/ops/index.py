@@ -22,6 +22,7 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labelled
 from tensorweaver.ops.bounds import check_index
+from tensorweaver.ops.overflow import fill_value
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import Tensor, _axis
 
@@ -323,6 +324,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             "masked_fill_ takes only bool masks); convert the mask with .bool()"
         )
     if not isinstance(value, Tensor):
+        value = fill_value(value, x.dtype, "setitem")
         value = Tensor(x.backend.full((), value, x.dtype), x.backend, x.dtype)
     elif value.dtype is not x.dtype:
         value = ew.cast(value, x.dtype)
@@ -536,6 +538,7 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
         # Fast path: a number that keeps x's float dtype, a mask of x's shape. The general
         # path's where, without its promotion and broadcasting work.
         b = x.backend
+        value = fill_value(value, x.dtype, "masked_fill")  # PyTorch's overflow check
         filled = Tensor(ew.scalar_native(b, value, x.dtype), b, x.dtype)
         native = b.where(mask.native, filled.native, x.native)
         out = apply("where", native, x.dtype, (mask, filled, x))
@@ -549,6 +552,7 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
             )
         value = ew.cast(value, x.dtype)
     else:
+        value = fill_value(value, x.dtype, "masked_fill")
         value = Tensor(x.backend.full((), value, x.dtype), x.backend, x.dtype)
     try:
         broadcast_shapes("masked_fill", x.shape, mask.shape)

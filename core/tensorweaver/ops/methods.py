@@ -20,7 +20,7 @@ from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import special, spellings, structure, views
-from tensorweaver.ops.apply import apply
+from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import Tensor
 
@@ -112,21 +112,34 @@ def _inplace(op: Any) -> Any:
     return method
 
 
-def _fill(self: Tensor, value: Any) -> Tensor:
+def _overwritten(self: Tensor, value: Tensor, grad_fn: str) -> Tensor:
+    """``value`` as ``self``'s new value. Where autograd follows ``self``'s history, that
+    history gets a zero gradient from here, as from PyTorch's FillBackward/CopyBackwards
+    (without a node, ``self`` would become a leaf and its inputs get no gradient at all)."""
+    if self._node is None or not is_grad_enabled():
+        return value
+    keep = cr.full((), True, dtype=dtypes.bool_, device=self)
+    return labelled(ew.where(keep, value, self._inplace_source()), grad_fn, self)
+
+
+def _fill(self: Tensor, value: Any, grad_fn: str = "FillBackward2") -> Tensor:
     self._check_inplace()
     if isinstance(value, Tensor):  # differentiable in the value, as in PyTorch
-        return self._assign(mv.expand(ew.cast(value, self.dtype), self.shape), "fill_")
-    return self._assign(cr.full(self.shape, value, dtype=self.dtype, device=self), "fill_")
+        filled = mv.expand(ew.cast(value, self.dtype), self.shape)
+        return self._assign(_overwritten(self, filled, "FillBackward3"), "fill_")
+    filled = cr.full(self.shape, value, dtype=self.dtype, device=self)
+    return self._assign(_overwritten(self, filled, grad_fn), "fill_")
 
 
 def _zero(self: Tensor) -> Tensor:
-    return _fill(self, 0)
+    return _fill(self, 0, "ZeroBackward0")
 
 
 def _copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     self._check_inplace()
     src = src.to(self.backend) if src.backend is not self.backend else src
-    return self._assign(mv.expand(ew.cast(src, self.dtype), self.shape), "copy_")
+    copied = mv.expand(ew.cast(src, self.dtype), self.shape)
+    return self._assign(_overwritten(self, copied, "CopyBackwards"), "copy_")
 
 
 def _clone(self: Tensor, memory_format: Any = None) -> Tensor:

@@ -16,7 +16,9 @@ an older view, where PyTorch's shared memory would show it.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
+from numbers import Integral
 from typing import Any
 
 from tensorweaver.ops import index as ix
@@ -52,7 +54,22 @@ def _is_basic(index: Any) -> bool:
     return all(e is None or e is Ellipsis or type(e) in (int, slice) for e in entries)
 
 
+def _as_int(entry: Any) -> Any:
+    """A NumPy integer, another ``__index__`` integer or a 0-d int32/int64 tensor as the
+    int PyTorch indexes with (so the result is a view); any other entry as it is."""
+    if isinstance(entry, Tensor):
+        return int(entry) if not entry.shape and entry.dtype in ix._POSITIONS else entry
+    if isinstance(entry, Integral) and not isinstance(entry, bool):
+        return operator.index(entry)
+    return entry
+
+
 def getitem(x: Tensor, index: Any) -> Tensor:
+    if not _is_basic(index):
+        if type(index) is tuple:
+            index = tuple([_as_int(e) for e in index])
+        else:
+            index = _as_int(index)
     out = ix.getitem(x, index)
     return _viewing(out, x, _write_at(index)) if _is_basic(index) else out
 
