@@ -192,7 +192,7 @@ def ref_layer_norm(x, w, b, normalized_ndim, eps):
     return (y if w is None else y * w) + (0 if b is None else b)
 
 
-def ref_attention(q, k, v, causal, scale):
+def ref_attention(q, k, v, mask, causal, scale):
     scores = q @ np.swapaxes(k, -1, -2) * scale
     if causal:
         keep = np.tril(np.ones(scores.shape[-2:], dtype=bool))
@@ -225,9 +225,14 @@ COMPOSITE_CASES = [
         "scaled_dot_product_attention",
         ref_attention,
         [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3)],
-        (False, 0.5),
+        (None, False, 0.5),
     ),
-    ("scaled_dot_product_attention", ref_attention, [(2, 4, 3), (2, 5, 3), (2, 5, 2)], (True, 0.7)),
+    (
+        "scaled_dot_product_attention",
+        ref_attention,
+        [(2, 4, 3), (2, 5, 3), (2, 5, 2)],
+        (None, True, 0.7),
+    ),
 ]
 CASE_IDS = [f"{c[0]}-{i}" for i, c in enumerate(COMPOSITE_CASES)]
 
@@ -591,13 +596,13 @@ def test_cuda_fused_attention_matches_reference(rng) -> None:
     gpu = backend_for("cuda", "rocm")
     q, k, v = (rng.standard_normal((2, 4, 16, 8)) for _ in range(3))
     out, saved = fused_forward(
-        gpu, "scaled_dot_product_attention", [q, k, v], (True, 0.3), d.float32
+        gpu, "scaled_dot_product_attention", [q, k, v], (None, True, 0.3), d.float32
     )
     np.testing.assert_allclose(
-        gpu.to_host(out), ref_attention(q, k, v, True, 0.3), rtol=1e-3, atol=1e-3
+        gpu.to_host(out), ref_attention(q, k, v, None, True, 0.3), rtol=1e-3, atol=1e-3
     )
     grads = gpu.fused_scaled_dot_product_attention_backward(
-        saved, torch.ones_like(out), (True, True, True)
+        saved, torch.ones_like(out), (True, True, True, False)
     )
     assert [g.device.type for g in grads] == ["cuda"] * 3
 

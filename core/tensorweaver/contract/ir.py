@@ -364,7 +364,12 @@ COMPOSITES: dict[str, str] = {
     "last normalized_ndim axes (biased variance), times weight plus bias; weight and bias "
     "have those axes' shape, or are None (no scale, no shift: their gradients are None)",
     "scaled_dot_product_attention": (
-        "scaled_dot_product_attention(q, k, v, causal: bool, scale: float)"
+        "scaled_dot_product_attention(q, k, v, mask, causal: bool, scale: float) with q (..., "
+        "L, E), k (..., S, E), v (..., S, Ev): softmax(q @ k^T * scale + mask) @ v; mask is "
+        "None, bool (True = may attend) or of q's dtype (added to the scores), broadcastable "
+        "to (..., L, S), and never gets a gradient (is_causal never comes with a mask); a row "
+        "whose every key is masked gives zeros. A kernel without a parameter named mask "
+        "(written before masks) is called as (q, k, v, causal, scale), unmasked calls only"
     ),
     "conv3d": "conv3d(x, weight, bias, stride: (sd, sh, sw), padding: (pd, ph, pw), dilation: "
     "(dd, dh, dw), groups) with x (N, C, D, H, W), weight (O, C/groups, kd, kh, kw) and bias "

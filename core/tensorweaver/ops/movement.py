@@ -335,32 +335,74 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return labelled(cat([unsqueeze(t, d) for t in tensors], d), "StackBackward0", *tensors)
 
 
+def _split_axis(x: Tensor, dim: int, op: str) -> int:
+    if x.ndim == 0:
+        raise RuntimeError(f"{op}: expects at least a 1-dimensional tensor, got a 0-d one")
+    return _axis(dim, x.ndim, op)
+
+
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
-    d = _axis(dim, x.ndim, "split")
+    d = _split_axis(x, dim, "split")
     n = x.shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
-        if size <= 0 and n:
-            raise ValueError(f"split: split_size must be positive, got {size}")
-        bounds = [(s, min(s + size, n)) for s in range(0, n, size)] or [(0, 0)]
-    else:
-        sections = list(split_size_or_sections)
-        if sum(sections) != n:
+        if size < 0 or (size == 0 and n):
             raise RuntimeError(
-                f"split: sections {sections} sum to {sum(sections)}, but dimension {d} has size {n}"
+                f"split: split_size must be positive (or 0 on an empty dimension), got {size} "
+                f"for dimension {d} of size {n}"
             )
-        starts = [sum(sections[:i]) for i in range(len(sections))]
-        bounds = [(s, s + k) for s, k in zip(starts, sections)]
-    sized = not isinstance(split_size_or_sections, int)
-    name = "SplitWithSizesBackward0" if sized else "SplitBackward0"
-    return tuple(labelled(_slice_one(x, d, s, e), name, x) for s, e in bounds)
+        # PyTorch's rule: an empty dimension gives one empty piece.
+        bounds = [(s, min(s + size, n)) for s in range(0, n, size)] if n else [(0, 0)]
+        return _cut(x, d, bounds, False)
+    return _split_with_sizes(x, d, list(split_size_or_sections))
+
+
+def _split_with_sizes(x: Tensor, d: int, sections: list) -> tuple[Tensor, ...]:
+    n = x.shape[d]
+    if any(k < 0 for k in sections) or sum(sections) != n:
+        raise RuntimeError(
+            f"split: sections {sections} must be non-negative and sum to the size {n} of "
+            f"dimension {d}, got the sum {sum(sections)}"
+        )
+    bounds, start = [], 0
+    for k in sections:
+        bounds.append((start, start + k))
+        start += k
+    return _cut(x, d, bounds, True)
+
+
+def _cut(x: Tensor, d: int, bounds: list, sized: bool) -> tuple[Tensor, ...]:
+    """``x`` cut along axis ``d`` at ``bounds`` (start, stop): one ``slice`` each, as
+    ``_slice_one`` makes it (a piece that is all of ``x`` is ``x``), labelled as PyTorch's
+    split (``sized``: split_with_sizes). One loop over the pieces, with the shared work done
+    once: chunk and split run on every step of a model (an LSTM's gates, attention's q, k,
+    v)."""
+    label = "SplitWithSizesBackward0" if sized else "SplitBackward0"
+    backend, native, dtype, n = x.backend, x.native, x.dtype, x.shape[d]
+    starts, stops = [0] * x.ndim, list(x.shape)
+    steps = (1,) * x.ndim
+    pieces = []
+    for start, stop in bounds:
+        if start == 0 and stop == n:
+            pieces.append(x)
+            continue
+        starts[d], stops[d] = start, stop
+        cut = (tuple(starts), tuple(stops), steps)
+        piece = apply("slice", backend.slice(native, *cut), dtype, (x,), cut)
+        if piece._node is not None:
+            piece._node.label = label
+        pieces.append(piece)
+    return tuple(pieces)
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    d = _split_axis(x, dim, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
-    n = x.shape[_axis(dim, x.ndim, "chunk")]
-    return split(x, max(-(-n // chunks), 1), dim)
+    n = x.shape[d]
+    if not n:  # PyTorch's rule: an empty dimension gives ``chunks`` empty pieces
+        return _split_with_sizes(x, d, [0] * chunks)
+    return split(x, -(-n // chunks), d)
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:

@@ -224,16 +224,30 @@ class FusedOps:
 
     @quiet
     def fused_scaled_dot_product_attention(
-        self, q: A, k: A, v: A, causal: bool, scale: float
+        self, q: A, k: A, v: A, mask: A | None, causal: bool, scale: float
     ) -> tuple[A, tuple]:
         scores = q @ np.swapaxes(k, -1, -2)
         scores *= scores.dtype.type(scale)
         if causal:  # query i sees keys 0..i (aligned at the top left, as the decomposition)
             length, source = scores.shape[-2:]
             scores[..., ~np.tri(length, source, dtype=bool)] = -np.inf
-        scores -= _max_along(scores, -1)  # key 0 is always seen: no row is all -inf
+        if mask is not None:  # broadcastable to the scores (the core checked)
+            if mask.dtype == np.bool_:
+                np.copyto(scores, -np.inf, where=~mask)
+            else:
+                scores += mask
+        peak = _max_along(scores, -1)
+        # A row whose every key is masked gives zeros, as PyTorch: its exps are all 0 and
+        # its sum stands in as 1 (the peak as 0, so no -inf - -inf).
+        dead = np.isneginf(peak) if mask is not None else None
+        if dead is not None:
+            peak[dead] = 0
+        scores -= peak
         probs = np.exp(scores, out=scores)
-        probs /= np.add.reduce(probs, axis=-1, keepdims=True)
+        total = np.add.reduce(probs, axis=-1, keepdims=True)
+        if dead is not None:
+            total[dead] = 1
+        probs /= total
         return probs @ v, (q, k, v, probs, scale)
 
     @quiet
@@ -243,7 +257,7 @@ class FusedOps:
         q, k, v, probs, scale = saved
         grad_v = np.swapaxes(probs, -1, -2) @ grad if needs[2] else None
         if not (needs[0] or needs[1]):
-            return None, None, grad_v
+            return None, None, grad_v, None
         # softmax's backward: probs * (g - sum(g * probs)), then the scale
         g_probs = grad @ np.swapaxes(v, -1, -2)
         g_scores = g_probs - np.add.reduce(g_probs * probs, axis=-1, keepdims=True)
@@ -251,7 +265,7 @@ class FusedOps:
         g_scores *= g_scores.dtype.type(scale)
         grad_q = g_scores @ k if needs[0] else None
         grad_k = np.swapaxes(g_scores, -1, -2) @ q if needs[1] else None
-        return grad_q, grad_k, grad_v
+        return grad_q, grad_k, grad_v, None  # the mask's gradient is never asked for
 
     # conv2d -------------------------------------------------------------------------------
 

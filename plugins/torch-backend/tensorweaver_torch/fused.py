@@ -568,10 +568,14 @@ class FusedComposites:
         )
 
     def fused_scaled_dot_product_attention(
-        self, q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: float
+        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool, scale: float
     ) -> tuple[Tensor, Saved]:
+        # The mask is a constant of the kernel (the core never asks for its gradient): a
+        # bool mask could not be a leaf that requires grad.
         return _record(
-            lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale),
+            lambda q, k, v: F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, is_causal=causal, scale=scale
+            ),
             q,
             k,
             v,

@@ -1,13 +1,16 @@
 """``scaled_dot_product_attention``: softmax(q @ k^T * scale + mask) @ v.
 
-Without a mask or dropout it is a composite a backend may fuse (flash attention); with
-them it runs the same decomposition here. Rows whose every key is masked give zeros, as
-PyTorch's own decomposition does.
+Without dropout it is a composite a backend may fuse (flash attention), masked or not;
+with dropout, a mask that requires grad, or a masked call on a backend whose fused kernel
+predates masks (no ``mask`` parameter), it runs the same decomposition here.
+Rows whose every key is masked give zeros, as PyTorch's kernels do.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
+from typing import Any
 
 import tensorweaver as tw
 from tensorweaver.nn.functional.activation import softmax
@@ -57,8 +60,55 @@ def scaled_dot_product_attention_reference(
     q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: float
 ) -> Tensor:
     """Attention of ``(..., L, E)`` queries over ``(..., S, E)`` keys and ``(..., S, Ev)``
-    values (the decomposition of the ``scaled_dot_product_attention`` composite)."""
+    values (the decomposition of the ``scaled_dot_product_attention`` composite, as a
+    backend without a ``mask`` parameter is called)."""
     return _attend(q, k, v, None, causal, 0.0, scale)
+
+
+def _masked_reference(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool, scale: float
+) -> Tensor:
+    """The composite's decomposition with its ``mask`` argument (None: no mask)."""
+    return _attend(q, k, v, mask, causal, 0.0, scale)
+
+
+#: Whether a backend class's fused kernel takes the mask, by class.
+_TAKES_MASK: dict[type, bool] = {}
+
+
+def _takes_mask(backend: Any) -> bool:
+    """Whether ``backend``'s ``fused_scaled_dot_product_attention`` has a ``mask`` parameter
+    (checked once per backend class: kernels written before masks keep their call)."""
+    kind = type(backend)
+    found = _TAKES_MASK.get(kind)
+    if found is None:
+        fused = getattr(backend, "fused_scaled_dot_product_attention", None)
+        found = fused is not None and "mask" in inspect.signature(fused).parameters
+        _TAKES_MASK[kind] = found
+    return found
+
+
+def _checked_mask(fn: str, mask: Tensor, query: Tensor, scores: tuple) -> Tensor:
+    """``mask`` as the kernels take it: PyTorch accepts a bool mask, a float32 one (cast
+    here to the query's dtype) or one of the query's dtype, broadcastable to the shape of
+    the ``scores`` ``(..., L, S)``."""
+    if mask.dtype is not tw.bool and mask.dtype is not query.dtype:
+        if mask.dtype is not tw.float32:
+            raise RuntimeError(
+                f"{fn}: attn_mask must be bool, float32 or of the query's dtype "
+                f"({query.dtype}), got {mask.dtype}; convert it with .to({query.dtype})"
+            )
+        mask = mask.to(query.dtype)
+    try:
+        fits = tuple(tw.broadcast_shapes(mask.shape, scores)) == scores
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise RuntimeError(
+            f"{fn}: attn_mask of shape {tuple(mask.shape)} does not broadcast to the "
+            f"attention scores' shape {scores} (..., L, S)"
+        )
+    return mask
 
 
 def _repeat_heads(x: Tensor, heads: int) -> Tensor:
@@ -102,15 +152,21 @@ def scaled_dot_product_attention(
             )
         key, value = _repeat_heads(key, heads), _repeat_heads(value, heads)
     # The leading (batch, head) axes broadcast, as the matrix products' batches do.
-    tw.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    lead = tw.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    if attn_mask is not None:
+        attn_mask = _checked_mask(fn, attn_mask, query, (*lead, query.shape[-2], key.shape[-2]))
     if scale is None:
         scale = 1 / math.sqrt(query.shape[-1])
-    if attn_mask is None and not dropout_p:
+    if dropout_p:
+        return _attend(query, key, value, attn_mask, is_causal, dropout_p, scale)
+    if _takes_mask(query.backend):
+        # The mask never needs a gradient from the kernel: one that requires it is decomposed.
+        if attn_mask is None or not (attn_mask.requires_grad and tw.is_grad_enabled()):
+            return fused_or_reference(
+                fn, _masked_reference, (query, key, value, attn_mask), is_causal, scale
+            )
+    elif attn_mask is None:
         return fused_or_reference(
-            "scaled_dot_product_attention",
-            scaled_dot_product_attention_reference,
-            (query, key, value),
-            is_causal,
-            scale,
+            fn, scaled_dot_product_attention_reference, (query, key, value), is_causal, scale
         )
     return _attend(query, key, value, attn_mask, is_causal, dropout_p, scale)
