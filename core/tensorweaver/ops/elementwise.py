@@ -595,31 +595,33 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     return apply("clamp", native, dtype, (x,), (min, max))
 
 
+def _fits_mask(condition: Tensor, t: Operand, number: Operand) -> bool:
+    return (
+        isinstance(t, Tensor)
+        and condition.dtype is dtypes.bool_
+        and condition.shape == t.shape
+        and condition.backend is t.backend
+        and _scalar_keeps_dtype(t, number)
+    )
+
+
+def where_number(condition: Tensor, t: Tensor, number: Any, number_first: bool) -> Tensor:
+    """``where(condition, t, number)`` (or with the number first) as one backend call."""
+    filled = Tensor(scalar_native(t.backend, number, t.dtype), t.backend, t.dtype)
+    x, y = (filled, t) if number_first else (t, filled)
+    native = t.backend.where(condition.native, x.native, y.native)
+    return apply("where", native, t.dtype, (condition, x, y))
+
+
 def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
     """``a`` where ``condition`` holds, else ``b`` (all three broadcast together)."""
     _require_tensor("where", condition)
-    if (
-        isinstance(a, Tensor)
-        and condition.dtype is dtypes.bool_
-        and condition.shape == a.shape
-        and condition.backend is a.backend
-        and _scalar_keeps_dtype(a, b)
-    ):
-        # Fast path: where(mask, x, 0.0), the shape of most gradient rules.
-        bn = scalar_native(a.backend, b, a.dtype)
-        native = a.backend.where(condition.native, a.native, bn)
-        return apply("where", native, a.dtype, (condition, a, Tensor(bn, a.backend, a.dtype)))
-    if (
-        isinstance(b, Tensor)
-        and condition.dtype is dtypes.bool_
-        and condition.shape == b.shape
-        and condition.backend is b.backend
-        and _scalar_keeps_dtype(b, a)
-    ):
-        # The same with the number first: where(mask, 0.0, g), masked_fill's gradient.
-        an = scalar_native(b.backend, a, b.dtype)
-        native = b.backend.where(condition.native, an, b.native)
-        return apply("where", native, b.dtype, (condition, Tensor(an, b.backend, b.dtype), b))
+    # Fast paths: a bool mask of the tensor's shape and a number that keeps its dtype:
+    # where(mask, x, 0.0) (most gradient rules) and where(mask, 0.0, g) (masked_fill's).
+    if _fits_mask(condition, a, b):
+        return where_number(condition, a, b, number_first=False)
+    if _fits_mask(condition, b, a):
+        return where_number(condition, b, a, number_first=True)
     if condition.dtype is not dtypes.bool_:
         if condition.dtype is not dtypes.uint8:
             raise RuntimeError(

@@ -537,11 +537,8 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
     ):
         # Fast path: a number that keeps x's float dtype, a mask of x's shape. The general
         # path's where, without its promotion and broadcasting work.
-        b = x.backend
         value = fill_value(value, x.dtype, "masked_fill")  # PyTorch's overflow check
-        filled = Tensor(ew.scalar_native(b, value, x.dtype), b, x.dtype)
-        native = b.where(mask.native, filled.native, x.native)
-        out = apply("where", native, x.dtype, (mask, filled, x))
+        out = ew.where_number(mask, x, value, number_first=True)
         return labelled(out, "MaskedFillBackward0", x)
     name = "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"
     if isinstance(value, Tensor):
