@@ -156,7 +156,6 @@ from tensorweaver.ops.integer import bitwise_left_shift, bitwise_right_shift, gc
 from tensorweaver.ops.linalg import bmm, dot, einsum, matmul, mm, outer
 from tensorweaver.ops.methods import adjoint
 from tensorweaver.ops.movement import (
-    broadcast_to,
     cat,
     concat,
     concatenate,
@@ -303,6 +302,7 @@ from tensorweaver.ops.structure import (
     triu_indices,
 )
 from tensorweaver.ops.views import (
+    broadcast_to,
     chunk,
     flatten,
     narrow,

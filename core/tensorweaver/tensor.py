@@ -3,7 +3,10 @@
 A tensor never computes: its operators and methods are the op functions of
 :mod:`tensorweaver.ops`, attached to the class in :mod:`tensorweaver.ops.methods`. The
 native array is treated as immutable (the IR is functional), so an in-place method computes
-a new array and rebinds it (:meth:`Tensor._assign`); a view taken earlier keeps the old values.
+a new array and rebinds it (:meth:`Tensor._assign`). What PyTorch's shared memory does for
+views is done by hand: a view writes its changes back into its base (``ops/views.py``), and
+a tensor brings its live views and ``detach()`` aliases up to date after each of its own
+changes (:meth:`Tensor._refresh_views`), so an older view sees them as in PyTorch.
 
 **Memory shared with host code.** On a backend that can (NumPy; torch on the CPU; see the
 optional ``wrap_host``/``host_view``/``write_into`` of :mod:`tensorweaver.contract.ir`), a
@@ -38,7 +41,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import INPLACE_CHANGES
 from tensorweaver.contract.dtypes import DType, bfloat16
 
@@ -50,6 +53,21 @@ _HOST_SHARED: dict[int, weakref.ref] = {}
 _SHARED_STORAGES: dict[int, bool] = {}
 #: In-place writes into each storage (by id), part of the version of every tensor over it.
 _WRITES: dict[int, int] = {}
+#: The tensors (by id) whose in-place change is being written back into their bases: the
+#: bases' refresh of their views leaves them alone (they hold the new values already).
+_WRITING: set[int] = set()
+#: How many ``fill_`` write-backs are under way (they may write through repeated elements).
+_FILLING = [0]
+
+
+def _write_overlapping(base: Tensor, value: Tensor) -> None:
+    """The write-back of an ``expand`` view that repeats elements of ``base``. Only ``fill_``
+    gets here (:meth:`Tensor._assign` refuses other writes, as PyTorch does), so every copy
+    of an element holds one value: the first copy goes back."""
+    index = (0,) * (value.ndim - base.ndim) + tuple(
+        slice(0, 1) if n == 1 else slice(None) for n in base.shape
+    )
+    base.copy_(value[index])
 
 
 def _storage_of(backend: Any, native: Any) -> Any:
@@ -144,6 +162,7 @@ class Tensor:
         "_own_version",
         "_alias_of",
         "_view_of",
+        "_views",
         "__weakref__",
     )
 
@@ -165,6 +184,8 @@ class Tensor:
         self._alias_of: Tensor | None = None
         # (base, write): a view of ``base`` that ``write(base, value)`` updates (ops/views.py)
         self._view_of: tuple | None = None
+        # [(weak reference to a view or alias, read)]: what follows this tensor's changes
+        self._views: list | None = None
 
     def _legacy_init(self, args: tuple) -> None:
         """``tw.Tensor(*sizes)`` (zeros: there is no uninitialised memory), ``tw.Tensor(data)``
@@ -298,6 +319,7 @@ class Tensor:
         shares memory with the host where this tensor does."""
         out = Tensor(self.native, self.backend, self.dtype)
         out._alias_of = self
+        self._follow(out, None)
         if _writes_through(self):
             _set_writes_through(out, True)
         return out
@@ -319,6 +341,7 @@ class Tensor:
         self.native, self.backend, self.dtype = value.native, value.backend, value.dtype
         self.shape = value.shape
         self._version = version + 1
+        self._views = None  # as PyTorch's views keep the memory this tensor had
         INPLACE_CHANGES[0] += 1
         self._share_like(value)
 
@@ -367,6 +390,13 @@ class Tensor:
         output does not make the backward raise as PyTorch's version counter does; the
         gradient is the recorded op's. A change of an op's input raises as in PyTorch.
         """
+        view = self._view_of
+        if view is not None and view[1] is _write_overlapping and op != "fill_":
+            raise RuntimeError(
+                f"{op}: unsupported operation: more than one element of the written-to tensor "
+                "refers to a single memory location (it was made by expand()); clone() it "
+                "first, or write into the tensor it was expanded from"
+            )
         if result.shape != self.shape:
             raise RuntimeError(
                 f"{op}: the result has shape {result.shape}, which does not "
@@ -390,15 +420,100 @@ class Tensor:
             self.requires_grad = True
         self._version += 1
         INPLACE_CHANGES[0] += 1
-        base = self._alias_of
-        if base is not None and base.shape == self.shape and base.dtype is self.dtype:
-            if base.native is not self.native:
-                base._store(self.native)
-            base._version += 1
-        if self._view_of is not None:
-            viewed, write = self._view_of
-            write(viewed, self)
+        if self._alias_of is not None or self._view_of is not None or self._views is not None:
+            if op != "fill_":
+                self._pass_on(recorded=True)
+                return self
+            _FILLING[0] += 1
+            try:
+                self._pass_on(recorded=True)
+            finally:
+                _FILLING[0] -= 1
         return self
+
+    @staticmethod
+    def _filling() -> bool:
+        """Whether the write under way is a ``fill_``, which PyTorch lets write one value
+        through elements an ``expand()`` repeats."""
+        return _FILLING[0] > 0
+
+    def _take(self, native: Any) -> None:
+        """Make ``native`` this tensor's value as a change made through a ``detach()`` alias
+        of it: no history, a new version, and on into its base and views."""
+        if self.native is not native:
+            self._store(native)
+        self._version += 1
+        self._pass_on(recorded=False)
+
+    def _pass_on(self, recorded: bool) -> None:
+        """After a change of this tensor: write it into the tensor it is a ``detach()`` alias
+        or a view of (``recorded``: in the graph, as the change itself was), then bring this
+        tensor's own views and aliases up to date."""
+        base = self._alias_of
+        if base is not None or self._view_of is not None:
+            _WRITING.add(id(self))
+            try:
+                if base is not None and base.shape == self.shape and base.dtype is self.dtype:
+                    base._take(self.native)
+                if self._view_of is not None:
+                    viewed, write = self._view_of
+                    if recorded:
+                        write(viewed, self)
+                    else:
+                        with no_grad():  # a change the graph does not see, as the alias's
+                            write(viewed, self)
+            finally:
+                _WRITING.discard(id(self))
+        if self._views is not None:
+            self._refresh_views()
+
+    # -- views that follow their base -------------------------------------------------------
+
+    def _follow(self, view: Tensor, read: Any) -> None:
+        """Keep ``view`` up to date with this tensor's later in-place changes, as a PyTorch
+        view over the same memory is: ``read(self)`` recomputes it (None: ``view`` is a
+        ``detach()`` alias, which takes this tensor's array as it is)."""
+        views = self._views
+        if views is None:
+            self._views = [(weakref.ref(view), read)]
+            return
+        n = len(views)
+        if n >= 16 and n & (n - 1) == 0:  # drop dead views now and then: amortised O(1)
+            views[:] = [entry for entry in views if entry[0]() is not None]
+        views.append((weakref.ref(view), read))
+
+    def _refresh_views(self) -> None:
+        """Bring this tensor's live views and aliases to its current value (after a change),
+        except those whose own change is being written back (they have it already)."""
+        alive = []
+        for entry in self._views:
+            view = entry[0]()
+            if view is None:
+                continue
+            alive.append(entry)
+            if id(view) not in _WRITING:
+                view._reread(self, entry[1])
+        self._views = alive or None
+
+    def _reread(self, base: Tensor, read: Any) -> None:
+        """Take the value of this view (or alias: ``read`` None) of ``base`` from ``base``
+        again, with the history the view op gives it in the current grad mode."""
+        if read is None:
+            if base.shape != self.shape or base.dtype is not self.dtype:
+                return
+            native = base.native
+        else:
+            made = read(base)
+            native = made.native
+            if made._node is not None or is_grad_enabled():
+                self._node = made._node
+            if made.requires_grad:
+                self.requires_grad = True
+        if self.native is not native:
+            self._store(native)
+        self._version += 1
+        if self._views is not None:
+            self._refresh_views()
 
     def _store(self, native: Any) -> None:
         """Make ``native`` this tensor's value (its version is the caller's to bump).

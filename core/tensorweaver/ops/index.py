@@ -24,7 +24,7 @@ from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labe
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.overflow import fill_value
 from tensorweaver.ops.rank import check_ndim
-from tensorweaver.tensor import Tensor, _axis
+from tensorweaver.tensor import Tensor, _axis, _write_overlapping
 
 #: Index tensor dtypes: integers are positions, bool and uint8 (deprecated) are masks.
 _POSITIONS = (dtypes.int64, dtypes.int32)
@@ -306,18 +306,28 @@ def take_along(x: Tensor, dim: int, index: Tensor) -> Tensor:
     return apply("take", x.backend.take(x.native, dim, index.native), x.dtype, (x,), (dim, index))
 
 
+def _positions(x: Tensor) -> Tensor:
+    """Each element's flat position in ``x``, in ``x``'s shape."""
+    backend = x.backend
+    flat = backend.arange(0, x.numel(), 1, dtypes.int64)
+    return Tensor(backend.reshape(flat, x.shape), backend, dtypes.int64)
+
+
 def setitem(x: Tensor, index: Any, value: Any) -> None:
-    """``x[index] = value``: rebinds ``x`` to a copy with the selected elements replaced."""
-    source = x._inplace_source()
+    """``x[index] = value``: rebinds ``x`` to a copy with the selected elements replaced.
+
+    Where ``x`` is an ``expand()`` that repeats elements of its base, the selection is
+    written into the base (which ``x`` then follows), as PyTorch's shared memory does, if it
+    holds no element twice; else PyTorch's error."""
+    view = x._view_of
+    expanded = view is not None and view[1] is _write_overlapping
+    target = view[0] if expanded else x
+    source = target._inplace_source()
     with no_grad():
-        positions = getitem(
-            Tensor(
-                x.backend.reshape(x.backend.arange(0, x.numel(), 1, dtypes.int64), x.shape),
-                x.backend,
-                dtypes.int64,
-            ),
-            index,
-        )
+        if expanded:
+            positions = getitem(mv.expand(_positions(target), x.shape), index)
+        else:
+            positions = getitem(_positions(x), index)
     if _fills_through_byte_mask(index, value):
         raise RuntimeError(
             "setitem: a single value cannot be written through a uint8 mask (PyTorch's "
@@ -336,9 +346,25 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             f"setitem: a value of shape {list(value.shape)} cannot be assigned to a selection "
             f"of shape {list(positions.shape)}"
         ) from None
+    if expanded:
+        _check_no_repeats(positions)
     flat_index = mv.reshape(positions, (-1,))
     flat = scatter_unchecked(mv.reshape(source, (-1,)), 0, flat_index, mv.reshape(value, (-1,)))
-    x._assign(mv.reshape(flat, x.shape))
+    target._assign(mv.reshape(flat, target.shape))
+
+
+def _check_no_repeats(positions: Tensor) -> None:
+    """PyTorch's error for a write into an expanded tensor that lands on one element of its
+    base twice (``fill_`` may: one value through every copy)."""
+    if Tensor._filling():
+        return
+    held = positions.backend.to_host(positions.native)
+    if np.unique(held).size != held.size:
+        raise RuntimeError(
+            "setitem: unsupported operation: more than one element of the written-to tensor "
+            "refers to a single memory location (it was made by expand()); clone() it first, "
+            "or write into the tensor it was expanded from"
+        )
 
 
 def _fills_through_byte_mask(index: Any, value: Any) -> bool:

@@ -126,7 +126,8 @@ def _fill(self: Tensor, value: Any, grad_fn: str = "FillBackward2") -> Tensor:
     self._check_inplace()
     if isinstance(value, Tensor):  # differentiable in the value, as in PyTorch
         filled = mv.expand(ew.cast(value, self.dtype), self.shape)
-        return self._assign(_overwritten(self, filled, "FillBackward3"), "fill_")
+        # (as copy_: PyTorch refuses a tensor value through elements expand() repeats)
+        return self._assign(_overwritten(self, filled, "FillBackward3"), "fill_(tensor)")
     filled = cr.full(self.shape, value, dtype=self.dtype, device=self)
     return self._assign(_overwritten(self, filled, grad_fn), "fill_")
 
@@ -445,9 +446,9 @@ _METHODS: dict[str, Any] = {
     "permute": views.permute,
     "transpose": views.transpose,
     "t": views.t,
-    "expand": mv.expand,
-    "expand_as": mv.expand_as,
-    "broadcast_to": mv.broadcast_to,
+    "expand": views.expand,
+    "expand_as": views.expand_as,
+    "broadcast_to": views.broadcast_to,
     "repeat": mv.repeat,
     "narrow": views.narrow,
     "flip": mv.flip,

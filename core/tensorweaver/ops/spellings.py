@@ -209,7 +209,7 @@ def broadcast_shapes(*shapes: Any) -> Any:
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     shape = broadcast_shapes(*(t.shape for t in tensors))
-    return tuple(movement.expand(t, tuple(shape)) for t in tensors)
+    return tuple(views.expand(t, tuple(shape)) for t in tensors)
 
 
 def block_diag(*tensors: Tensor) -> Tensor:

@@ -1,17 +1,20 @@
-"""Views that write back: an in-place change made through a view reaches the tensor it views.
+"""Views that behave as PyTorch's: writes through them reach their base, and they follow
+later changes of it.
 
 PyTorch code writes through views all the time (``x[0].zero_()``, ``w.view(-1)[i] = v``,
-``for row in x: row.mul_(2)``). The IR is functional, so a view here holds its own array;
-what makes such code work is that every public view op (basic indexing, ``narrow``,
-``split``/``chunk``/``unbind``, the reshape family, ``permute``/``transpose``/``t``) records
-on its result how to write a new value back into its base. An in-place method ends in
-``Tensor._assign``, which then updates the base the same way ``base[index] = value`` or
-``base.copy_(...)`` would: differentiably, with the base's version bumped, and on up a
-chain of views. Advanced indexing copies, as in PyTorch, so writes to its result stay there.
+``for row in x: row.mul_(2)``) and reads views after changing their base (``v = x[1:];
+x.add_(1)``). The IR is functional, so a view here holds its own array; every public view
+op (basic indexing, ``narrow``, ``split``/``chunk``/``unbind``, the reshape family,
+``permute``/``transpose``/``t``, ``expand``) records on its result how to write a new value
+back into its base, and registers the result with the base together with how to read it
+again. An in-place method ends in ``Tensor._assign``, which updates the base the same way
+``base[index] = value`` or ``base.copy_(...)`` would (differentiably, with the base's
+version bumped, and on up a chain of views); the base then reads its other live views again
+(``Tensor._refresh_views``). Advanced indexing copies, as in PyTorch, so writes to its result
+stay there.
 
-Differs from PyTorch: a view sees the base as it was when the view was taken, so an
-in-place change made to the base (or through another view) afterwards is not visible in
-an older view, where PyTorch's shared memory would show it.
+Differs from PyTorch: ``reshape``/``view`` results count as views even where PyTorch's
+``reshape`` copies (a non-contiguous input), so such a result follows its input's changes.
 """
 
 from __future__ import annotations
@@ -23,15 +26,18 @@ from typing import Any
 
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
-from tensorweaver.tensor import Tensor, _axis
+from tensorweaver.tensor import Tensor, _axis, _write_overlapping
 
 Write = Callable[[Tensor, Tensor], Any]
+Read = Callable[[Tensor], Tensor]
 
 
-def _viewing(out: Tensor, base: Tensor, write: Write) -> Tensor:
-    """``out``, marked as a view of ``base`` that ``write(base, value)`` writes back to."""
+def _viewing(out: Tensor, base: Tensor, write: Write, read: Read) -> Tensor:
+    """``out``, marked as a view of ``base`` that ``write(base, value)`` writes back to and
+    ``read(base)`` computes again after a change of ``base``."""
     if out is not base:
         out._view_of = (base, write)
+        base._follow(out, read)
     return out
 
 
@@ -71,14 +77,21 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         else:
             index = _as_int(index)
     out = ix.getitem(x, index)
-    return _viewing(out, x, _write_at(index)) if _is_basic(index) else out
+    if not _is_basic(index):
+        return out
+    return _viewing(out, x, _write_at(index), lambda base: ix.getitem(base, index))
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     out = mv.narrow(x, dim, start, length)
     d = _axis(dim, x.ndim, "narrow")
     start = start + x.shape[d] if start < 0 else start
-    return _viewing(out, x, _write_along(d, slice(start, start + length)))
+    return _viewing(
+        out,
+        x,
+        _write_along(d, slice(start, start + length)),
+        lambda base: mv.narrow(base, d, start, length),
+    )
 
 
 def _pieces(x: Tensor, pieces: tuple[Tensor, ...], d: int) -> tuple[Tensor, ...]:
@@ -86,9 +99,13 @@ def _pieces(x: Tensor, pieces: tuple[Tensor, ...], d: int) -> tuple[Tensor, ...]
     start = 0
     for piece in pieces:
         size = piece.shape[d]
-        _viewing(piece, x, _write_along(d, slice(start, start + size)))
+        _viewing(piece, x, _write_along(d, slice(start, start + size)), _narrowing(d, start, size))
         start += size
     return pieces
+
+
+def _narrowing(d: int, start: int, size: int) -> Read:
+    return lambda base: mv.narrow(base, d, start, size)
 
 
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -103,13 +120,20 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     d = _axis(dim, x.ndim, "unbind")
     pieces = mv.unbind(x, dim)
     for i, piece in enumerate(pieces):
-        _viewing(piece, x, _write_along(d, i))
+        key = (slice(None),) * d + (i,)
+        _viewing(piece, x, _write_at(key), _selecting(key))
     return pieces
+
+
+def _selecting(index: tuple) -> Read:
+    return lambda base: ix.getitem(base, index)
 
 
 def _reshaping(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def view_op(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return _viewing(op(x, *args, **kwargs), x, _write_reshaped)
+        out = op(x, *args, **kwargs)
+        shape = out.shape
+        return _viewing(out, x, _write_reshaped, lambda base: mv.reshape(base, shape))
 
     view_op.__name__ = view_op.__qualname__ = op.__name__
     view_op.__doc__ = op.__doc__
@@ -134,14 +158,47 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
     for i, d in enumerate(perm):
         inverse[d] = i
     back = tuple(inverse)
-    return _viewing(out, x, lambda base, value: base.copy_(mv.permuted(value, back)))
+    return _viewing(
+        out,
+        x,
+        lambda base, value: base.copy_(mv.permuted(value, back)),
+        lambda base: mv.permuted(base, perm),
+    )
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     out = mv.transpose(x, dim0, dim1)
-    return _viewing(out, x, lambda base, value: base.copy_(mv.transpose(value, dim0, dim1)))
+    return _viewing(
+        out,
+        x,
+        lambda base, value: base.copy_(mv.transpose(value, dim0, dim1)),
+        lambda base: mv.transpose(base, dim0, dim1),
+    )
 
 
 def t(x: Tensor) -> Tensor:
     out = mv.t(x)
-    return _viewing(out, x, lambda base, value: base.copy_(mv.t(value)))
+    return _viewing(out, x, lambda base, value: base.copy_(mv.t(value)), mv.t)
+
+
+def expand(x: Tensor, *sizes: Any) -> Tensor:
+    out = mv.expand(x, *sizes)
+    return _expanded(out, x)
+
+
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    return _expanded(mv.expand_as(x, other), x)
+
+
+def broadcast_to(x: Tensor, shape: Any) -> Tensor:
+    return _expanded(mv.broadcast_to(x, shape), x)
+
+
+def _expanded(out: Tensor, x: Tensor) -> Tensor:
+    """``out`` (``x`` expanded) as a view of ``x``; one that repeats an element of ``x``
+    refuses in-place writes of its own, as PyTorch's does (``ix.setitem`` writes a selection
+    of it that repeats none into ``x``)."""
+    shape = out.shape
+    repeats = out.numel() != x.numel()
+    write = _write_overlapping if repeats else _write_reshaped
+    return _viewing(out, x, write, lambda base: mv.expand(base, shape))
