@@ -67,6 +67,22 @@ def _permuted(m, x):
     return p, q
 
 
+def _axis_movers(m, x):
+    y = x.unsqueeze(0)
+    views = (x.T, x.mT, y.mT, x.adjoint(), y.movedim(0, 2), m.moveaxis(y, 2, 0), x.swapaxes(0, 1))
+    x.mul_(-1)
+    x.T[1, 2] = 5.0  # and writes through them
+    y.movedim(0, 2)[0, 3].fill_(6)
+    return (x, *views)
+
+
+def _flatteners(m, x):
+    r, a = x.ravel(), m.atleast_3d(x)
+    x.div_(4)
+    r[0] = 1.0
+    return x, r, a
+
+
 def _detach_alias(m, x):
     d = x.detach()
     v = x[:, 1]
@@ -133,6 +149,8 @@ CASES = {
     "reshape-family": _reshape_family,
     "chain": _chain,
     "permute-transpose": _permuted,
+    "axis-movers": _axis_movers,
+    "flatteners": _flatteners,
     "detach-alias": _detach_alias,
     "detach-of-view": _detach_of_a_view,
     "data-replaced": _data_replaced,

@@ -337,8 +337,8 @@ def _scatter_add(node: Any, g: Tensor) -> tuple:
 
 def _matmul(node: Any, g: Tensor) -> tuple:
     a, b = node.inputs
-    ga = g.matmul(_c(b).mT) if _needs(node, 0) else None
-    gb = _c(a).mT.matmul(g) if _needs(node, 1) else None
+    ga = g.matmul(mv.transpose(_c(b), -2, -1)) if _needs(node, 0) else None
+    gb = mv.transpose(_c(a), -2, -1).matmul(g) if _needs(node, 1) else None
     return ga, gb
 
 

@@ -459,7 +459,7 @@ _METHODS: dict[str, Any] = {
     "tril": mv.tril,
     "triu": mv.triu,
     "contiguous": mv.contiguous,
-    "movedim": mv.movedim,
+    "movedim": views.movedim,
     "view_as": views.view_as,
     "reshape_as": views.view_as,
     # indexing
@@ -637,17 +637,19 @@ def _reversed_axes(x: Tensor) -> Tensor:
     if x.ndim < 2:
         return x
     perm = tuple(range(x.ndim - 1, -1, -1))
-    return apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
+    out = apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
+    return views.permuted(x, out, perm)
 
 
 def _swap_last_two(x: Tensor) -> Tensor:
     if x.ndim < 2:
         raise RuntimeError(f"mT: needs at least 2 dimensions, got shape {x.shape}")
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
+    out = apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
+    return views.permuted(x, out, perm)
 
 
-# Direct permutes: these two run in every linear layer and matmul gradient.
+# Direct permutes (they run in every linear layer), as views.
 Tensor.T = property(_reversed_axes)
 Tensor.mT = property(_swap_last_two)
 Tensor.is_cuda = _is_kind(*registry.KIND_ALIASES["cuda"])  # PyTorch: ROCm is "cuda" too

@@ -29,7 +29,7 @@ fix, ger, swapaxes, swapdims, moveaxis = (
     la.outer,
     views.transpose,
     views.transpose,
-    movement.movedim,
+    views.movedim,
 )
 
 
@@ -41,7 +41,7 @@ def positive(input: Tensor) -> Tensor:
 
 
 def ravel(input: Tensor) -> Tensor:
-    return movement.reshape(input, -1)
+    return views.reshape(input, -1)
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:
@@ -90,23 +90,23 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
 
 
 def atleast_1d(*tensors: Any) -> Any:
-    return _each(tensors, lambda t: movement.reshape(t, (1,)) if t.ndim == 0 else t)
+    return _each(tensors, lambda t: views.reshape(t, (1,)) if t.ndim == 0 else t)
 
 
 def atleast_2d(*tensors: Any) -> Any:
     return _each(
-        tensors, lambda t: movement.reshape(t, (1,) * (2 - t.ndim) + t.shape) if t.ndim < 2 else t
+        tensors, lambda t: views.reshape(t, (1,) * (2 - t.ndim) + t.shape) if t.ndim < 2 else t
     )
 
 
 def atleast_3d(*tensors: Any) -> Any:
     def lift(t: Tensor) -> Tensor:
         if t.ndim == 0:
-            return movement.reshape(t, (1, 1, 1))
+            return views.reshape(t, (1, 1, 1))
         if t.ndim == 1:
-            return movement.reshape(t, (1, t.shape[0], 1))
+            return views.reshape(t, (1, t.shape[0], 1))
         if t.ndim == 2:
-            return movement.reshape(t, (*t.shape, 1))
+            return views.reshape(t, (*t.shape, 1))
         return t
 
     return _each(tensors, lift)

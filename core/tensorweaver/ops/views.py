@@ -153,7 +153,11 @@ def view_as(x: Tensor, other: Tensor) -> Tensor:
 
 def permute(x: Tensor, *dims: Any) -> Tensor:
     perm = mv.permutation(x, dims)
-    out = mv.permuted(x, perm)
+    return permuted(x, mv.permuted(x, perm), perm)
+
+
+def permuted(x: Tensor, out: Tensor, perm: tuple[int, ...]) -> Tensor:
+    """``out``, which is ``x`` with its axes in the order ``perm``, as a view of ``x``."""
     inverse = [0] * len(perm)
     for i, d in enumerate(perm):
         inverse[d] = i
@@ -163,6 +167,15 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
         x,
         lambda base, value: base.copy_(mv.permuted(value, back)),
         lambda base: mv.permuted(base, perm),
+    )
+
+
+def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
+    return _viewing(
+        mv.movedim(x, source, destination),
+        x,
+        lambda base, value: base.copy_(mv.movedim(value, destination, source)),
+        lambda base: mv.movedim(base, source, destination),
     )
 
 
