@@ -41,7 +41,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
 from tensorweaver.autograd.node import INPLACE_CHANGES
 from tensorweaver.contract.dtypes import DType, bfloat16
 
@@ -58,16 +58,35 @@ _WRITES: dict[int, int] = {}
 _WRITING: set[int] = set()
 #: How many ``fill_`` write-backs are under way (they may write through repeated elements).
 _FILLING = [0]
+#: The in-place ops that PyTorch lets write one value through elements an ``expand()``
+#: repeats (every other write onto such elements raises its internal-overlap error).
+_FILLS = frozenset({"fill_"})
+
+
+def _fills(op: str) -> bool:
+    return op in _FILLS or _FILLING[0] > 0
 
 
 def _write_overlapping(base: Tensor, value: Tensor) -> None:
-    """The write-back of an ``expand`` view that repeats elements of ``base``. Only ``fill_``
-    gets here (:meth:`Tensor._assign` refuses other writes, as PyTorch does), so every copy
-    of an element holds one value: the first copy goes back."""
-    index = (0,) * (value.ndim - base.ndim) + tuple(
-        slice(0, 1) if n == 1 else slice(None) for n in base.shape
-    )
-    base.copy_(value[index])
+    """The write-back of an ``expand`` view that repeats elements of ``base``. Only a fill
+    gets here (:meth:`Tensor._assign` refuses other writes, as PyTorch does): each element
+    of ``base`` takes the value of a copy the fill changed (they all hold the fill value),
+    else keeps its own. Host code: a rare path, where a few NumPy calls say it plainly."""
+    import numpy as np
+
+    backend = base.backend
+    old = backend.to_host(base.native)
+    new = backend.to_host(value.native)
+    padded = (1,) * (value.ndim - base.ndim) + tuple(base.shape)
+    shown = np.broadcast_to(old.reshape(padded), new.shape)
+    changed = new != shown
+    if new.dtype.kind in "fc":  # NaN written over NaN is no change
+        changed &= ~(np.isnan(new) & np.isnan(shown))
+    where = np.broadcast_to(np.arange(old.size).reshape(padded), new.shape)
+    merged = old.copy().reshape(-1)
+    merged[where[changed]] = new[changed]
+    result = Tensor(backend.from_host(merged.reshape(old.shape), base.dtype), backend, base.dtype)
+    base.copy_(result)
 
 
 def _storage_of(backend: Any, native: Any) -> Any:
@@ -325,6 +344,11 @@ class Tensor:
         return out
 
     def detach_(self) -> Tensor:
+        if self._view_of is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead (this tensor is a view of "
+                "another, made by indexing, reshaping or transposing it)"
+            )
         self._node = None
         self.requires_grad = False
         return self
@@ -337,13 +361,30 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Tensor.data must be set to a Tensor, got {type(value).__name__}")
+        if self._views is not None:
+            self._leave_views()
+        self._alias_of = self._view_of = None  # new memory: no longer that of another tensor
         version = self._version
         self.native, self.backend, self.dtype = value.native, value.backend, value.dtype
         self.shape = value.shape
         self._version = version + 1
-        self._views = None  # as PyTorch's views keep the memory this tensor had
         INPLACE_CHANGES[0] += 1
         self._share_like(value)
+
+    def _leave_views(self) -> None:
+        """Hand this tensor's views and aliases to a tensor over its current array, which
+        they go on sharing (and writing into) as PyTorch's views keep the old memory when
+        ``.data`` is replaced."""
+        old = Tensor(self.native, self.backend, self.dtype)
+        old._views, self._views = self._views, None
+        for entry in old._views:
+            view = entry[0]()
+            if view is None:
+                continue
+            if view._alias_of is self:
+                view._alias_of = old
+            if view._view_of is not None and view._view_of[0] is self:
+                view._view_of = (old, view._view_of[1])
 
     def _share_like(self, other: Tensor) -> None:
         """This tensor now holds ``other``'s array: it writes in place into that memory when
@@ -391,7 +432,7 @@ class Tensor:
         gradient is the recorded op's. A change of an op's input raises as in PyTorch.
         """
         view = self._view_of
-        if view is not None and view[1] is _write_overlapping and op != "fill_":
+        if view is not None and view[1] is _write_overlapping and not _fills(op):
             raise RuntimeError(
                 f"{op}: unsupported operation: more than one element of the written-to tensor "
                 "refers to a single memory location (it was made by expand()); clone() it "
@@ -411,6 +452,9 @@ class Tensor:
                     f"the desired output type {self.dtype.name}"
                 )
             result = result.to(self.dtype)
+        linked = self._alias_of is not None or self._view_of is not None
+        if linked:
+            before = (self.native, self._node, self.requires_grad, self._version)
         self._store(result.native)
         if result._node is not None or is_grad_enabled():
             self._node = result._node
@@ -420,15 +464,21 @@ class Tensor:
             self.requires_grad = True
         self._version += 1
         INPLACE_CHANGES[0] += 1
-        if self._alias_of is not None or self._view_of is not None or self._views is not None:
-            if op != "fill_":
-                self._pass_on(recorded=True)
-                return self
-            _FILLING[0] += 1
+        if linked or self._views is not None:
+            filling = op in _FILLS
+            if filling:
+                _FILLING[0] += 1
             try:
                 self._pass_on(recorded=True)
+            except BaseException:
+                if linked:  # the base refused the write (PyTorch's overlap error): undo it
+                    native, self._node, self.requires_grad, version = before
+                    self._store(native)
+                    self._version = version
+                raise
             finally:
-                _FILLING[0] -= 1
+                if filling:
+                    _FILLING[0] -= 1
         return self
 
     @staticmethod
@@ -473,14 +523,15 @@ class Tensor:
         """Keep ``view`` up to date with this tensor's later in-place changes, as a PyTorch
         view over the same memory is: ``read(self)`` recomputes it (None: ``view`` is a
         ``detach()`` alias, which takes this tensor's array as it is)."""
+        entry = (weakref.ref(view), read, view._node is not None)
         views = self._views
         if views is None:
-            self._views = [(weakref.ref(view), read)]
+            self._views = [entry]
             return
         n = len(views)
         if n >= 16 and n & (n - 1) == 0:  # drop dead views now and then: amortised O(1)
             views[:] = [entry for entry in views if entry[0]() is not None]
-        views.append((weakref.ref(view), read))
+        views.append(entry)
 
     def _refresh_views(self) -> None:
         """Bring this tensor's live views and aliases to its current value (after a change),
@@ -492,24 +543,30 @@ class Tensor:
                 continue
             alive.append(entry)
             if id(view) not in _WRITING:
-                view._reread(self, entry[1])
+                view._reread(self, entry[1], entry[2])
         self._views = alive or None
 
-    def _reread(self, base: Tensor, read: Any) -> None:
+    def _reread(self, base: Tensor, read: Any, tracked: bool) -> None:
         """Take the value of this view (or alias: ``read`` None) of ``base`` from ``base``
-        again, with the history the view op gives it in the current grad mode."""
+        again; a view made with a graph (``tracked``) gets the view op's node on ``base``'s
+        current history, as PyTorch regenerates a view's ``grad_fn`` after its base changed
+        (even under ``no_grad``: an optimizer step must not leave it on a released node)."""
         if read is None:
             if base.shape != self.shape or base.dtype is not self.dtype:
                 return
             native = base.native
         else:
-            made = read(base)
-            native = made.native
-            if made._node is not None or is_grad_enabled():
+            if tracked and base.requires_grad:
+                with enable_grad():
+                    made = read(base)
                 self._node = made._node
-            if made.requires_grad:
-                self.requires_grad = True
-        if self.native is not native:
+            else:
+                with no_grad():
+                    made = read(base)
+            native = made.native
+        if self._is_shared_view():
+            pass  # it sees the base's writes in the memory they share already
+        elif self.native is not native:
             self._store(native)
         self._version += 1
         if self._views is not None:

@@ -350,7 +350,7 @@ def test_autograd_grad_with_retain_graph_then_an_update_runs_eagerly(device: str
         w = tw.tensor([1.0, 2.0, -1.0], dtype=tw.float64, device=device, requires_grad=True)
 
         def step(x: Any) -> Any:
-            loss = (w * x).square().sum()
+            loss = (w * w * x).square().sum()  # w * w saves w (w * x alone would not)
             (g,) = tw.autograd.grad(loss, [w], retain_graph=True)
             with tw.no_grad():
                 w.sub_(0.01 * g)

@@ -13,7 +13,7 @@ from typing import Any
 
 from tensorweaver.autograd.anomaly import MODE as ANOMALY
 from tensorweaver.autograd.anomaly import check_nan, report_forward_stack
-from tensorweaver.autograd.gradients import GRADIENTS
+from tensorweaver.autograd.gradients import GRADIENTS, READS_INPUT
 from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS, run_hooks
 from tensorweaver.autograd.mode import _enabled as _grad_mode
 from tensorweaver.autograd.node import INPLACE_CHANGES, Node, Slot, gathered
@@ -63,8 +63,9 @@ def _topological(roots: list[Node]) -> list[Node]:
 
 
 def _check_versions(node: Node) -> None:
-    for t, version in zip(node.inputs, node.versions):
-        if t._version != version:
+    reads = READS_INPUT.get(node.op)
+    for i, (t, version) in enumerate(zip(node.inputs, node.versions)):
+        if t._version != version and (reads is None or reads(node, i)):
             raise RuntimeError(
                 f"one of the tensors needed for gradient computation has been modified by an "
                 f"in-place operation: an input of {node.name} of shape {list(t.shape)} is at "

@@ -41,6 +41,17 @@ def _needs(node: Any, i: int) -> bool:
     return node.parents[i] is not None
 
 
+#: For the rules that read an input's values only in some cases: whether ``node``'s rule
+#: reads input ``i``. Backward checks that no input it reads changed in place since the
+#: forward (the rest of an op's inputs it may leave changed, as PyTorch's saved variables).
+#: Rules that read their output instead of their input (``node.output``) read no input.
+READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
+    "mul": lambda node, i: _needs(node, 1 - i),  # each operand for the other's gradient
+    "div": lambda node, i: i == 1 or _needs(node, 1),
+    **dict.fromkeys(("exp", "tanh", "sqrt", "sigmoid", "expm1"), lambda node, i: False),
+}
+
+
 # -- elementwise ------------------------------------------------------------------------------
 
 

@@ -13,8 +13,15 @@ version bumped, and on up a chain of views); the base then reads its other live 
 (``Tensor._refresh_views``). Advanced indexing copies, as in PyTorch, so writes to its result
 stay there.
 
-Differs from PyTorch: ``reshape``/``view`` results count as views even where PyTorch's
-``reshape`` copies (a non-contiguous input), so such a result follows its input's changes.
+A ``reshape`` is a view where the backend's reshape shares its input's memory (NumPy and
+torch decide it by PyTorch's stride rule), else a copy, as in PyTorch.
+
+Differs from PyTorch: ``view`` of a tensor its strides cannot view copies instead of raising;
+where a backend lays an op's result out otherwise than PyTorch would (NumPy's result of some
+ops is not C-contiguous), a ``reshape`` of it may copy where PyTorch's views (its result then
+does not follow later changes of its input); on a backend that cannot tell (cuPyNumeric), every
+``reshape`` is a view; a write through ``expand()``'s repeated elements other than ``fill_``
+(``masked_fill_`` included, deprecated in PyTorch) raises; ``unfold`` copies.
 """
 
 from __future__ import annotations
@@ -132,12 +139,24 @@ def _selecting(index: tuple) -> Read:
 def _reshaping(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def view_op(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         out = op(x, *args, **kwargs)
+        if not _same_memory(x, out):
+            return out  # a copy, as PyTorch's reshape of a tensor its strides cannot view
         shape = out.shape
         return _viewing(out, x, _write_reshaped, lambda base: mv.reshape(base, shape))
 
     view_op.__name__ = view_op.__qualname__ = op.__name__
     view_op.__doc__ = op.__doc__
     return view_op
+
+
+def _same_memory(x: Tensor, out: Tensor) -> bool:
+    """Whether the backend's ``out`` uses ``x``'s memory (its reshape viewed rather than
+    copied, by the same stride rule as PyTorch's), or the backend cannot tell."""
+    storage = getattr(x.backend, "storage", None)
+    if storage is None:
+        return True
+    mine, its = storage(x.native), storage(out.native)
+    return mine is None or its is None or mine is its
 
 
 reshape = _reshaping(mv.reshape)
@@ -212,6 +231,12 @@ def _expanded(out: Tensor, x: Tensor) -> Tensor:
     refuses in-place writes of its own, as PyTorch's does (``ix.setitem`` writes a selection
     of it that repeats none into ``x``)."""
     shape = out.shape
-    repeats = out.numel() != x.numel()
-    write = _write_overlapping if repeats else _write_reshaped
+    if not out.numel():
+        write: Write = _write_nothing
+    else:
+        write = _write_overlapping if out.numel() != x.numel() else _write_reshaped
     return _viewing(out, x, write, lambda base: mv.expand(base, shape))
+
+
+def _write_nothing(base: Tensor, value: Tensor) -> None:
+    """An empty view holds none of its base's elements."""
