@@ -27,11 +27,16 @@ def _node(op: str, grad_fn: str, x: Tensor, native: object, dtype: DType, saved:
     # apply() and labelled() inlined: one input, and a node of its own when it needs one.
     out = Tensor(native, x.backend, dtype)
     if x.requires_grad and is_grad_enabled():
-        node = Node(op, (x,), saved)
-        node.label = grad_fn
-        out._node = node
-        out.requires_grad = True
+        _attach(op, grad_fn, x, out, saved)
     return out
+
+
+def _attach(op: str, grad_fn: str, x: Tensor, out: Tensor, saved: tuple) -> None:
+    """Hang ``out`` from a node of primitive ``op`` of ``x``, named ``grad_fn``."""
+    node = Node(op, (x,), saved)
+    node.label = grad_fn
+    out._node = node
+    out.requires_grad = True
 
 
 def _run(op: str, x: Tensor, *static: Any) -> Tensor:
@@ -50,7 +55,15 @@ def bound(op: str, like: Tensor, *static: Any) -> Callable[[Tensor], Tensor]:
     if kernel is None:
         return lambda x: _run(op, x, *static)
     dtype = out_dtype(like.dtype)
-    return lambda x: _node(op, grad_fn, x, kernel(x.native, *static), dtype, static)
+    dims, norm, last = static  # each primitive's three: unpacked once, not at every call
+
+    def call(x: Tensor) -> Tensor:  # _node inlined: one frame less a call (0.1 us)
+        out = Tensor(kernel(x.native, dims, norm, last), x.backend, dtype)
+        if x.requires_grad and is_grad_enabled():
+            _attach(op, grad_fn, x, out, static)
+        return out
+
+    return call
 
 
 def c2c(x: Tensor, dims: tuple, norm: str, forward: bool) -> Tensor:

@@ -1,0 +1,76 @@
+"""The torch backend's whole linalg functions without grad (``linalg_function``'s direct call,
+which records nothing): the same values as the core's composition of the primitives
+(``reference_only``) and as torch's own call, for every function the backend computes whole."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+import tensorweaver as tw
+import torch
+from linalg_reference import matrices, spd
+from tensorweaver.ops.fusion import reference_only
+from test_fused import CASES, A, S
+
+#: The functions CASES leaves out: name -> (the call on module ``m``, tw or torch; inputs).
+MORE: dict[str, tuple[Callable[..., Any], tuple]] = {
+    "inv_ex": (lambda m, a: tuple(m.linalg.inv_ex(a)), (A,)),
+    "eigvalsh": (lambda m, s: m.linalg.eigvalsh(s, UPLO="U"), (S,)),
+    "eigvals": (lambda m, a: m.linalg.eigvals(a), (A,)),
+    "eig": (lambda m, a: tuple(m.linalg.eig(a)), (A,)),
+    "matrix_rank": (lambda m, a: m.linalg.matrix_rank(a, hermitian=True), (spd((2, 4, 4)),)),
+    "solve_ex left": (lambda m, a, b: tuple(m.linalg.solve_ex(a, b)), (A, matrices((4, 2)))),
+}
+
+
+def _values(fn: Callable[..., Any], arrays: tuple) -> list:
+    outs = fn(*[tw.tensor(a) for a in arrays])
+    return [np.asarray(out) for out in (outs if isinstance(outs, tuple) else (outs,))]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_without_grad_like_the_core_composition(name: str) -> None:
+    fn, arrays = CASES[name]
+    with tw.device("torch:cpu"):
+        fused = _values(fn, arrays)
+        with reference_only():
+            composed = _values(fn, arrays)
+    assert len(fused) == len(composed)
+    for ours, theirs in zip(fused, composed):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", list(MORE))
+def test_without_grad_like_torch(name: str) -> None:
+    fn, arrays = MORE[name]
+    with tw.device("torch:cpu"):
+        ours = fn(tw, *[tw.tensor(a) for a in arrays])
+    theirs = fn(torch, *[torch.tensor(a) for a in arrays])
+    ours, theirs = (x if isinstance(x, tuple) else (x,) for x in (ours, theirs))
+    assert len(ours) == len(theirs)
+    for mine, their in zip(ours, theirs):
+        assert tuple(mine.shape) == tuple(their.shape)
+        np.testing.assert_allclose(np.asarray(mine), their.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_every_whole_function_is_covered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cases above reach every function of the backend's table without grad."""
+    from tensorweaver_torch import linalg as torch_linalg
+
+    called: set[str] = set()
+    for name, fn in list(torch_linalg._FUNCTIONS.items()):
+
+        def counted(arrays: tuple, static: tuple, _name: str = name, _fn: Any = fn) -> Any:
+            called.add(_name)
+            return _fn(arrays, static)
+
+        monkeypatch.setitem(torch_linalg._FUNCTIONS, name, counted)
+    with tw.device("torch:cpu"):
+        for fn, arrays in CASES.values():
+            _values(fn, arrays)
+        for fn, arrays in MORE.values():
+            fn(tw, *[tw.tensor(a) for a in arrays])
+    assert called == set(torch_linalg._FUNCTIONS)
