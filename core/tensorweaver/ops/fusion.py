@@ -6,6 +6,7 @@ Kept apart from ``composite.py`` so the elementwise ops (relu) can import it at 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -25,6 +26,16 @@ def reference_only() -> Iterator[None]:
         _reference_only.reset(token)
 
 
+#: ``"fused_" + name`` for each name asked for, built once: an interned attribute name finds
+#: the backend's method through CPython's attribute cache (a fresh string walks its classes).
+_ATTRIBUTES: dict[str, str] = {}
+
+
 def fused_kernel(backend: Any, name: str) -> Callable[..., tuple] | None:
     """The backend's ``fused_<name>``, or None where it has none or ``reference_only`` is on."""
-    return None if _reference_only.get() else getattr(backend, "fused_" + name, None)
+    if _reference_only.get():
+        return None
+    attribute = _ATTRIBUTES.get(name)
+    if attribute is None:
+        attribute = _ATTRIBUTES[name] = sys.intern("fused_" + name)
+    return getattr(backend, attribute, None)
