@@ -36,6 +36,19 @@ Measured 2026-12-03 on the shared 2-core EPYC (load 4-6 from other jobs; two ful
   CNN   1.03x, 1.05x (1.16x, 1.02x before; runs vary by 10% here): the fused max-pool
         backward (first maximum per window, NaN and inf care) costs ~0.15 ms more than
         the hand one's, the first convolution's weight gradient ~0.1 ms more
+
+Measured 2026-12-04 (load 3-6 from other jobs; ``--steps mlp``): the guard checks modules
+and optimizers in line (compiler/state_checks.py): 6-16 us a call against 30-80 us before
+(same runs, MLP trainer, SGD or Adam); the replay's own Python (guard, reads, write-backs)
+is ~16-21 us of a ~10.5 ms step. MLP tw-compiled / numpy 1.03x, 1.07x, 1.05x, 1.07x in four
+runs (1.07x before, same load); tw-torch-compiled / torch 0.98x, 0.97x, 0.91x, 1.06x
+(0.92x before). What is left is the compute: the compiled function alone is 1.02-1.03x the
+hand step (its cross-entropy +26 us, ReLU gradients +10 us, the SGD update into new arrays
++35 us alone, ~+130 us within the step: the hand step scales its gradients in place,
+where ours are kept as ``.grad`` and the update needs a temporary);
+writing the update into the parameters instead (donated inputs) measured 1.05x/1.05x
+against 1.05x/1.04x, so it is not done. On torch the compiled function alone is 0.935x torch
+eager, whose step is ~85-90% matrix products, the same extern kernels under inductor.
 """
 
 from __future__ import annotations

@@ -131,7 +131,9 @@ class Trainer:
         return loss
 
     def parameters(self) -> list[np.ndarray]:
-        return [p.detach().numpy() for p in self.model.parameters()]
+        # Copies: tw's .numpy() shares a parameter's memory (as PyTorch's), and every later
+        # step would then write its update into that memory too.
+        return [np.array(p.detach()) for p in self.model.parameters()]
 
 
 def tw_trainer(model: Any, x: np.ndarray, y: np.ndarray, device: str) -> Trainer:

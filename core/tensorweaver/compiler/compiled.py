@@ -329,13 +329,16 @@ def compile(  # noqa: A001  (PyTorch's name)
     value that changes between calls was baked in), later calls check their guards (grad
     mode, default dtype and device; each argument's shape, dtype, device and
     ``requires_grad``, Python numbers among the arguments by value, which arguments share
-    an array; each module's training flags, the identity and metadata of its parameters
-    and buffers and their gradients; the optimizer's settings and state) and run the
-    recorded primitives directly on the backend: no Tensor, autograd or promotion work per
-    op, every value freed after its last use. A changed guard traces again (8 graphs are
-    kept, with a warning when more are needed). The guards of the signature replayed last
-    are checked first by a function generated for it (:mod:`tensorweaver.compiler.guards`),
-    when the arguments are tensors and Python scalars.
+    an array; each module's submodules and training flags, the identity and metadata of
+    its parameters and buffers and their gradients; the optimizer's settings and state) and
+    run the recorded primitives directly on the backend: no Tensor, autograd or promotion
+    work per op, every value freed after its last use. A tensor the step changes in place
+    (a parameter, a buffer, optimizer state) takes its new value as eagerly: a new version,
+    written into memory it shares with NumPy (``.numpy()``), seen by its views. A changed
+    guard traces again (8 graphs are kept, with a warning when more are needed). The guards
+    of the signature replayed last are checked first by a function generated for it
+    (:mod:`tensorweaver.compiler.guards`), when the arguments are tensors and Python
+    scalars.
 
     Python floats of the optimizer state (Adam's ``step``) and each group's ``lr`` are
     recomputed by the graph rather than guarded (:mod:`tensorweaver.compiler.symbolic`),

@@ -502,7 +502,9 @@ class GraphBuilder:
                 if now.native is not native:
                     if now.shape != native.shape or now.dtype is not dtype:
                         raise Unsupported(f"it changed the shape or dtype of {expr}")
-                    out.append(f"{expr}.native = {self.value(now.native)}")
+                    # As an in-place change eagerly: a new version, written into memory
+                    # shared with NumPy, passed on to the tensor's views and aliases.
+                    out.append(f"{expr}._take({self.value(now.native)})")
             elif isinstance(now, Tensor):
                 out.append(f"{expr} = {self.returned(now)}")
             else:

@@ -3,14 +3,13 @@
 Computing a call's signature (:meth:`.state.StepState.signature`: a nested tuple, then
 hashed to look up its graph) costs more than a small step's replay. :func:`make_guard`
 writes a function that checks the same facts against the values of one signature in line
-(``args[0].shape == S0 and args[0].grad is None and ...``): a call the guard accepts has
-that signature. The compiled function checks the guard of the signature it replayed last
-before anything else, and computes the signature only when it refuses.
+(``a0.shape == Sa0 and a0.grad is None and M1.training is True and ...``): a call the
+guard accepts has that signature. The compiled function checks the guard of the signature
+it replayed last before anything else, and computes the signature only when it refuses.
 """
 
 from __future__ import annotations
 
-import math
 from types import FunctionType, MethodType
 from typing import Any, Callable
 
@@ -18,15 +17,23 @@ from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.compiler.state import (
     CONTAINERS,
-    SCALARS,
     StepState,
     cell_contents,
+    freeze,
     modules_sig,
     optimizers_sig,
     referenced,
     same_objects,
     sharing,
     tensors_sig,
+)
+from tensorweaver.compiler.state_checks import (
+    checks_names,
+    modules_checks,
+    optimizers_checks,
+    scalar_check,
+    tensor_checks,
+    tensors_checks,
 )
 from tensorweaver.ops.creation import get_default_dtype
 from tensorweaver.selection import current_backend
@@ -48,11 +55,13 @@ def make_guard(
     backend, ``requires_grad`` and gradient, or a scalar's type and value (a float's sign
     too; a complex argument makes no guard); which arguments share an array; that ``fn``
     names the same objects (so the same Python numbers: a stronger check); the modules',
-    optimizers' and named tensors' parts, computed as the signature computes them.
+    optimizers' and named tensors' parts, in line (:mod:`.state_checks`), or computed as
+    the signature computes them for a module class with its own traversals.
     """
     backend = current_backend()
     if (
-        any(type(obj) in CONTAINERS for obj in state.referenced)
+        freeze(args) != key[3]  # (computed just now: never expected)
+        or any(type(obj) in CONTAINERS for obj in state.referenced)
         or id(backend) != key[2]
         or key[3][0] is not tuple
         or key[4] != (dict, ())
@@ -68,8 +77,8 @@ def make_guard(
         "DTYPE": key[1][0],
         "AUTOCAST": key[1][1],
         "BACKEND": backend,
-        "copysign": math.copysign,
     }
+    checks_names(names)
     checks = [
         "is_grad_enabled() is GRAD",
         "get_default_dtype() == DTYPE",
@@ -77,35 +86,36 @@ def make_guard(
         "current_backend() is BACKEND",
     ]
     arrays = []
-    for i, (arg, frozen) in enumerate(zip(args, key[3][1])):
+    for i, arg in enumerate(args):
         if type(arg) is Tensor:
-            checks += _tensor_checks(i, arg, frozen, names)
+            checks.append(f"type(a{i}) is Tensor")
+            checks += tensor_checks(f"a{i}", arg, f"a{i}", names)
             arrays.append(f"a{i}.native")
-        elif type(arg) is float:  # with its sign: 0.0 == -0.0
-            names[f"V{i}"], names[f"S{i}"] = arg, math.copysign(1.0, arg)
-            checks.append(
-                f"type(a{i}) is float and (a{i} is V{i} or "
-                f"(a{i} == V{i} and copysign(1.0, a{i}) == S{i}))"
-            )
-        elif type(arg) in SCALARS and type(arg) is not complex:
-            names[f"T{i}"], names[f"V{i}"] = type(arg), arg
-            checks.append(f"type(a{i}) is T{i} and (a{i} is V{i} or a{i} == V{i})")
-        else:
+            continue
+        check = scalar_check(f"a{i}", arg, f"a{i}", names)
+        if check is None:
             return None
+        checks.append(check)
     if key[5] is None:  # no two arguments hold the same array
         checks += [f"{x} is not {y}" for k, x in enumerate(arrays) for y in arrays[k + 1 :]]
     else:
         names["sharing"], names["SHARING"] = sharing, key[5]
         checks.append(f"sharing([{', '.join(f'id({x})' for x in arrays)}]) == SHARING")
     checks += _referenced_checks(fn, state.referenced, names)
-    for index, parts, sig in (
-        (6, state.modules, modules_sig),
-        (7, state.optimizers, optimizers_sig),
-        (8, state.tensors, tensors_sig),
+    for index, parts, sig, in_line in (
+        (6, state.modules, modules_sig, modules_checks),
+        (7, state.optimizers, optimizers_sig, optimizers_checks),
+        (8, state.tensors, tensors_sig, tensors_checks),
     ):
-        if parts:
+        if not parts:
+            continue
+        if sig(parts) != key[index]:  # (computed just now: never expected)
+            return None
+        facts = in_line(parts, names)
+        if facts is None:  # a class of its own: the signature's own computation
             names[f"sig{index}"], names[f"P{index}"], names[f"K{index}"] = sig, parts, key[index]
-            checks.append(f"sig{index}(P{index}) == K{index}")
+            facts = [f"sig{index}(P{index}) == K{index}"]
+        checks += facts
     unpack = f"    {''.join(f'a{i}, ' for i in range(len(args)))}= args\n" if args else ""
     source = (
         "def guard(args, kwargs):\n"
@@ -116,29 +126,6 @@ def make_guard(
     )
     exec(compile(source, "<tw.compile guard>", "exec"), names)  # noqa: S102
     return names["guard"]
-
-
-def _tensor_checks(i: int, arg: Tensor, frozen: tuple, names: dict) -> list[str]:
-    """Argument ``i``'s part of the signature, ``frozen`` (see ``state._freeze``)."""
-    names[f"S{i}"], names[f"D{i}"], names[f"B{i}"] = frozen[0], frozen[1], arg.backend
-    checks = [
-        f"type(a{i}) is Tensor",
-        f"a{i}.shape == S{i}",
-        f"a{i}.dtype == D{i}",
-        f"a{i}.backend is B{i}",
-        f"a{i}.requires_grad is {frozen[3]!r}",
-    ]
-    grad = frozen[4]
-    if grad is None:
-        return checks + [f"a{i}.grad is None"]
-    names[f"GS{i}"], names[f"GD{i}"], names[f"GB{i}"] = grad[0], grad[1], arg.grad.backend
-    return checks + [
-        f"(g{i} := a{i}.grad) is not None",
-        f"g{i}.shape == GS{i}",
-        f"g{i}.dtype == GD{i}",
-        f"g{i}.backend is GB{i}",
-        f"g{i}.requires_grad is {grad[3]!r}",
-    ]
 
 
 def _referenced_checks(fn: Callable, found: list[Any], names: dict) -> list[str]:

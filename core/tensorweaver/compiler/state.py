@@ -11,11 +11,13 @@ generated replay reads and assigns.
 The *signature* is everything the trace specialised on; a replay runs only under an equal
 one: grad mode, default dtype, autocast dtype and default device; each argument's type,
 shape, dtype, device and ``requires_grad`` (Python scalars by value) and which arguments
-share an array; each module's training flags and the identity and metadata of its
-parameters and buffers (and of their gradients); each optimizer's hyperparameters and
-state (Python numbers by value, except the floats :mod:`.symbolic` recomputes); and the
-Python numbers the code reads from its roots (a global, a closure variable, an attribute of
-a bound method's object or of an object passed in). Floats count with their sign.
+share an array; the class, identity and training flag of each module in each module tree,
+and the identity and metadata of its parameters and buffers (and of their gradients); each
+optimizer's groups and each parameter's state entry (the dicts themselves), their
+hyperparameters and state (Python numbers by value, except the floats :mod:`.symbolic`
+recomputes); and the Python numbers the code reads from its roots (a global, a closure
+variable, an attribute of a bound method's object or of an object passed in). Floats count
+with their sign.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def _tensor_sig(t: Tensor) -> tuple:
     return (id(t), _meta(t), _meta(t.grad))
 
 
-def _freeze(value: Any, arrays: list | None = None) -> Any:
+def freeze(value: Any, arrays: list | None = None) -> Any:
     """A hashable picture of an argument: what a replay may assume stays the same.
 
     ``arrays`` collects the id of each tensor's array (and host array) met, in order.
@@ -67,9 +69,9 @@ def _freeze(value: Any, arrays: list | None = None) -> Any:
     if cls in SCALARS:
         return number_sig(value)
     if cls in (tuple, list):
-        return (cls, tuple(_freeze(v, arrays) for v in value))
+        return (cls, tuple(freeze(v, arrays) for v in value))
     if cls is dict:
-        return (dict, tuple((k, _freeze(v, arrays)) for k, v in value.items()))
+        return (dict, tuple((k, freeze(v, arrays)) for k, v in value.items()))
     if isinstance(value, np.ndarray):
         if arrays is not None:
             arrays.append(id(value))
@@ -183,8 +185,8 @@ class StepState:
             is_grad_enabled(),
             (get_default_dtype(), autocast_dtype()),
             id(current_backend()),
-            _freeze(args, arrays),
-            _freeze(kwargs, arrays),
+            freeze(args, arrays),
+            freeze(kwargs, arrays),
             sharing(arrays),
             modules_sig(self.modules),
             optimizers_sig(self.optimizers),
@@ -242,7 +244,8 @@ def same_objects(now: list, before: list) -> bool:
 def modules_sig(modules: list[Module]) -> tuple:
     return tuple(
         (
-            tuple(m.training for m in module.modules()),
+            # A module swapped for another (a ReLU for a Tanh) runs other code.
+            tuple((type(m), id(m), m.training) for m in module.modules()),
             tuple(_tensor_sig(p) for p in module.parameters()),
             tuple(_tensor_sig(b) for b in module.buffers()),
         )
@@ -259,10 +262,12 @@ def tensors_sig(tensors: list[Tensor]) -> tuple:
 
 
 def _optimizer_sig(opt: Optimizer) -> tuple:
+    # A group's and a state entry's identity count: the replay reads the learning rate and
+    # the state tensors from the dicts it was traced with (load_state_dict makes new ones).
     groups = []
     for group in opt.param_groups:
         settings = tuple(
-            (k, float if k == "lr" and type(v) is float else _freeze(v))
+            (k, float if k == "lr" and type(v) is float else freeze(v))
             for k, v in group.items()
             if k != "params" and not callable(v)
         )
@@ -270,9 +275,12 @@ def _optimizer_sig(opt: Optimizer) -> tuple:
         for p in group["params"]:
             entry = opt.state.get(p)
             state.append(
-                None if entry is None else tuple((k, _state_sig(v)) for k, v in entry.items())
+                None
+                if entry is None
+                else (id(entry), tuple((k, _state_sig(v)) for k, v in entry.items()))
             )
-        groups.append((tuple(id(p) for p in group["params"]), settings, tuple(state)))
+        params = tuple(id(p) for p in group["params"])
+        groups.append((id(group), params, settings, tuple(state)))
     return tuple(groups)
 
 
@@ -281,7 +289,7 @@ def _state_sig(value: Any) -> Any:
     counts."""
     if isinstance(value, Tensor):
         return _meta(value)
-    return float if type(value) is float else _freeze(value)
+    return float if type(value) is float else freeze(value)
 
 
 def describe_change(before: tuple, after: tuple) -> str:
@@ -293,7 +301,7 @@ def describe_change(before: tuple, after: tuple) -> str:
         "the arguments",
         "the keyword arguments",
         "which arguments share an array",
-        "a module (training flags, parameters, buffers or their gradients)",
+        "a module (submodules, training flags, parameters, buffers or their gradients)",
         "an optimizer's settings or state (e.g. a Python number such as Adam's 'step')",
         "a tensor the function uses",
         "a Python number the function reads (a global, a closure variable, an attribute)",
