@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import math
 import warnings
+from functools import lru_cache
 from typing import Any, Callable
+
+import numpy as np
 
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.autograd.node import Node
@@ -20,6 +23,7 @@ from tensorweaver.ops.apply import (
     labelled,
 )
 from tensorweaver.ops.fusion import fused_kernel
+from tensorweaver.ops.overflow import fill_value
 from tensorweaver.promotion import get_default_dtype, result_type
 from tensorweaver.tensor import Tensor
 
@@ -85,8 +89,22 @@ def _wrapped(value: Any, dtype: DType) -> Any:
     return value
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _int64_only(value: Any) -> None:
+    """PyTorch's OverflowError for a Python int operand outside int64."""
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        raise OverflowError(
+            f"int too big to convert: the Python integer {value} does not fit in int64; "
+            "write it as a float (e.g. float(n)) to use it as a number"
+        )
+
+
 def scalar_native(backend: Any, value: Any, dtype: DType) -> Any:
     """A 0-d native array holding ``value``, cached: scalar operands are mostly repeats."""
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        _int64_only(value)  # raises
     value = _wrapped(value, dtype)
     key = (value, type(value), dtype, backend)
     if value == 0 and type(value) is not int and type(value) is not bool:
@@ -117,9 +135,49 @@ def _scalar_keeps_dtype(a: Tensor, b: Any) -> bool:
     )
 
 
-def _arithmetic(name: str, *, floating: bool = False) -> Callable[[Operand, Operand], Tensor]:
-    """A binary op in the promoted dtype (``floating``: ints compute in the default float)."""
+def _refuse_bool_sub(a: Operand, b: Operand) -> None:
+    """PyTorch's RuntimeError for subtracting where either side is a bool."""
+    if _is_bool(a) and _is_bool(b):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead."
+        )
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+_HALF = (dtypes.float16, dtypes.bfloat16)
+
+
+@lru_cache(maxsize=1024)
+def _exact_in(value: float, dtype: DType) -> bool:
+    """Whether the Python number ``value`` is exactly a ``dtype`` (float16 or bfloat16)."""
+    wide = np.float32(value)
+    if dtype is dtypes.float16:
+        with np.errstate(over="ignore"):
+            return float(np.float16(value)) == value
+    return float(wide) == value and not int(wide.view(np.uint32)) & 0xFFFF
+
+
+def _arithmetic(
+    name: str,
+    *,
+    floating: bool = False,
+    refuse: Callable[[Operand, Operand], None] | None = None,
+    opmath: bool = False,
+) -> Callable[[Operand, Operand], Tensor]:
+    """A binary op in the promoted dtype (``floating``: ints compute in the default float;
+    ``refuse``: raises for operands the op does not take, checked off the fast paths;
+    ``opmath``: a half-precision tensor with a number it cannot hold exactly computes in
+    float32 and rounds once, as PyTorch's CPU kernels do: x * 1e5 is not x * inf)."""
     compute = _floating if floating else _same
+
+    def widened(t: Tensor, number: Any, number_first: bool) -> Tensor:
+        wide = cast(t, dtypes.float32)
+        return cast(op(number, wide) if number_first else op(wide, number), t.dtype)
 
     def keeps(t: Tensor, number: Any) -> bool:
         return _scalar_keeps_dtype(t, number) and (not floating or t.dtype.kind in "fc")
@@ -132,6 +190,7 @@ def _arithmetic(name: str, *, floating: bool = False) -> Callable[[Operand, Oper
                 and a.shape == b.shape
                 and a.backend is b.backend
                 and (not floating or a.dtype.kind in "fc")
+                and (refuse is None or a.dtype is not dtypes.bool_)
             ):
                 # Fast path: one shape, one dtype, one device.
                 out = Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, a.dtype)
@@ -141,6 +200,8 @@ def _arithmetic(name: str, *, floating: bool = False) -> Callable[[Operand, Oper
                 return out
             if keeps(a, b):
                 # Fast path: a tensor and a Python number that does not change its dtype.
+                if opmath and a.dtype in _HALF and not _exact_in(b, a.dtype):
+                    return widened(a, b, False)
                 backend = a.backend
                 bn = scalar_native(backend, b, a.dtype)
                 out = Tensor(getattr(backend, name)(a.native, bn), backend, a.dtype)
@@ -150,6 +211,8 @@ def _arithmetic(name: str, *, floating: bool = False) -> Callable[[Operand, Oper
                 return out
         elif isinstance(b, Tensor) and keeps(b, a):
             # The same with the number on the left (1 - x).
+            if opmath and b.dtype in _HALF and not _exact_in(a, b.dtype):
+                return widened(b, a, True)
             backend = b.backend
             an = scalar_native(backend, a, b.dtype)
             out = Tensor(getattr(backend, name)(an, b.native), backend, b.dtype)
@@ -157,6 +220,8 @@ def _arithmetic(name: str, *, floating: bool = False) -> Callable[[Operand, Oper
                 out._node = Node(name, (Tensor(an, backend, b.dtype), b), None)
                 out.requires_grad = True
             return out
+        if refuse is not None:
+            refuse(a, b)
         a, b, backend, dtype, an, bn = _operands(name, a, b, compute)
         return apply(name, getattr(backend, name)(an, bn), dtype, (a, b))
 
@@ -165,36 +230,74 @@ def _arithmetic(name: str, *, floating: bool = False) -> Callable[[Operand, Oper
 
 
 add_ = _arithmetic("add")
-sub_ = _arithmetic("sub")
-mul = _arithmetic("mul")
+sub_ = _arithmetic("sub", refuse=_refuse_bool_sub)
+mul = _arithmetic("mul", opmath=True)
+# alpha * b rounded in b's dtype, as the in-place add_/sub_ fast path (one foreach_add call)
+# computes it, so that x.add_(y, alpha=a) is add(x, y, alpha=a) bit for bit.
+_alpha_mul = _arithmetic("mul")
 _maximum = _arithmetic("maximum")
 _minimum = _arithmetic("minimum")
 
 
 def maximum(a: Operand, b: Operand) -> Tensor:
     """The larger of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
-    _ordered("maximum", a, b)
+    _ordered("maximum", a, b, RuntimeError)
     return _maximum(a, b)
 
 
 def minimum(a: Operand, b: Operand) -> Tensor:
     """The smaller of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
-    _ordered("minimum", a, b)
+    _ordered("minimum", a, b, RuntimeError)
     return _minimum(a, b)
 
 
 _remainder = _arithmetic("remainder")
 
 
+def scalar_argument(fn: str, name: str, value: Any, dtype: DType) -> Any:
+    """A Python number passed as a Scalar argument of an op computing in ``dtype`` (``alpha``,
+    ``value``), read as PyTorch reads it: a bool only for bool results, a float not for
+    integer results, a complex only for complex ones, and within the dtype's range."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    if isinstance(value, bool) and dtype is not dtypes.bool_:
+        raise RuntimeError(
+            f"{fn}: Boolean {name} only supported for Boolean results; pass {name}={int(value)}"
+        )
+    if isinstance(value, float) and dtype.kind in "biu":
+        raise RuntimeError(
+            f"{fn}: for integral input tensors, argument {name} must not be a floating point "
+            f"number (got {value} for {dtype.name}); convert the tensors to float first"
+        )
+    if isinstance(value, complex) and dtype.kind != "c":
+        raise RuntimeError(
+            f"{fn}: for non-complex input tensors, argument {name} must not be a complex number"
+        )
+    return fill_value(value, dtype, fn)
+
+
+def _scaled(fn: str, a: Operand, b: Operand, alpha: Any) -> Operand:
+    """``b * alpha`` in the dtype ``a <op> b`` computes in, as ``add``/``sub`` take it."""
+    dtype = result_type(a, b)
+    alpha = scalar_argument(fn, "alpha", alpha, dtype)
+    if not isinstance(b, Tensor):
+        return b * alpha
+    return _alpha_mul(cast(b, dtype), alpha)
+
+
 def add(a: Operand, b: Operand, *, alpha: Any = None) -> Tensor:
-    return add_(a, b if alpha is None else mul(b, alpha))
+    """``a + alpha * b``."""
+    return add_(a, b if alpha is None else _scaled("add", a, b, alpha))
 
 
 def sub(a: Operand, b: Operand, *, alpha: Any = None) -> Tensor:
-    return sub_(a, b if alpha is None else mul(b, alpha))
+    """``a - alpha * b``."""
+    if alpha is not None:
+        _refuse_bool_sub(a, b)
+    return sub_(a, b if alpha is None else _scaled("sub", a, b, alpha))
 
 
-_true_divide = _arithmetic("div", floating=True)
+_true_divide = _arithmetic("div", floating=True, opmath=True)
 
 
 def _is_float(value: Operand) -> bool:
@@ -230,6 +333,9 @@ def check_divisor(op: str, a: Operand, b: Operand) -> None:
         )
     if isinstance(a, Tensor) and not a.numel():
         return  # nothing is divided
+    if not isinstance(b, Tensor):
+        _int64_only(b)
+        b = _wrapped(b, result_type(a, b))  # 256 is 0 for uint8: PyTorch wraps, then divides
     if _has_zero(b) if isinstance(b, Tensor) else b == 0:
         raise RuntimeError(
             f"{op}(): ZeroDivisionError: an integer divisor is zero; divide floats to get inf "
@@ -248,7 +354,25 @@ def div(a: Operand, b: Operand, *, rounding_mode: str | None = None) -> Tensor:
     check_divisor("div", a, b)
     if rounding_mode == "floor":
         return _floor_divide(a, b)
-    return cast(trunc(_true_divide(a, b)), result_type(a, b))
+    dtype = result_type(a, b)
+    if dtype.kind in "fc":
+        return trunc(_true_divide(a, b))
+    return _trunc_divide(a, b, dtype)
+
+
+def _trunc_divide(a: Operand, b: Operand, dtype: DType) -> Tensor:
+    """Integer division rounded toward zero, exact for every int64 (a float quotient is not):
+    the floor quotient, plus one where the division is inexact and the signs differ."""
+    if not isinstance(b, Tensor):
+        b = Tensor(scalar_native(a.backend, b, dtype), a.backend, dtype)
+    elif not isinstance(a, Tensor):
+        a = Tensor(scalar_native(b.backend, a, dtype), b.backend, dtype)
+    quotient = _floor_divide(a, b)
+    if dtype.kind == "u":
+        return quotient
+    rest = _remainder(a, b)  # has b's sign: a and b differ in sign where it differs from a's
+    inexact = logical_and(ne(rest, 0), ne(lt(rest, 0), lt(a, 0)))
+    return add_(quotient, cast(inexact, dtype))
 
 
 def floor_divide(a: Operand, b: Operand) -> Tensor:
@@ -271,32 +395,66 @@ def remainder(a: Operand, b: Operand) -> Tensor:
 
 
 def pow(a: Operand, b: Operand) -> Tensor:
-    """``a ** b``; an integer base with a negative integer exponent is an error, as in PyTorch."""
-    a, b, backend, dtype, an, bn = _operands("pow", a, b, _same)
-    if dtype.kind == "i" and (backend.to_host(bn) < 0).any():
-        raise RuntimeError(
-            "pow: integers to negative integer powers are not allowed; "
-            "use a float base, e.g. x.float() ** -1"
+    """``a ** b``. As in PyTorch, an integer tensor to a negative Python int is an error, while
+    negative integers in an exponent tensor give 0 (1 and -1 to them give 1 and +-1)."""
+    if isinstance(a, Tensor) and isinstance(b, (int, float)):
+        dtype = result_type(a, b)
+        if dtype.kind in "iu" and isinstance(b, int) and b < 0:
+            raise RuntimeError(
+                "pow: Integers to negative integer powers are not allowed; "
+                "use a float base, e.g. x.float() ** -1"
+            )
+        if dtype.kind in "iu" or dtype in (dtypes.float16, dtypes.bfloat16):
+            # PyTorch's overflow check of an exponent it converts to the tensor's dtype
+            # (float32 and float64 take theirs as a double).
+            b = fill_value(b, dtype, "pow")
+    elif _is_bool(a) and isinstance(b, Tensor) and b.dtype is dtypes.bool_:
+        raise NotImplementedError(
+            '"pow" not implemented for bool exponent tensors with a bool '
+            "base; convert them with .int() first"
         )
+    a, b, backend, dtype, an, bn = _operands("pow", a, b, _same)
     if dtype is dtypes.bool_:  # as integers: True ** x is True, x ** False is True
         u8 = dtypes.uint8
         native = backend.pow(backend.cast(an, u8), backend.cast(bn, u8))
         return Tensor(backend.cast(native, dtype), backend, dtype)
+    if dtype.kind == "i":
+        return Tensor(_int_pow(backend, an, bn, dtype), backend, dtype)
     return apply("pow", backend.pow(an, bn), dtype, (a, b))
 
 
-def refuse_complex(op: str, fix: str, *operands: Operand) -> None:
-    """PyTorch's NotImplementedError where an operand is complex (a tensor or a number) and
-    ``op`` has no complex form: ``fix`` says what to compute instead."""
+def _int_pow(backend: Any, base: Any, exponent: Any, dtype: DType) -> Any:
+    """Signed integer powers where exponents may be negative: 1 and -1 keep their
+    magnitude (-1 to an odd power is -1), any other base gives 0."""
+    zero, one = backend.full((), 0, dtype), backend.full((), 1, dtype)
+    powers = backend.pow(base, backend.maximum(exponent, zero))
+    odd = backend.ne(backend.bitwise_and(exponent, one), zero)
+    unit = backend.where(odd, base, one)  # (+-1) ** -n
+    small = backend.where(backend.eq(backend.abs(base), one), unit, zero)
+    return backend.where(backend.lt(exponent, zero), small, powers)
+
+
+def refuse_complex(
+    op: str, fix: str, *operands: Operand, error: type[Exception] = NotImplementedError
+) -> None:
+    """PyTorch's ``error`` (mostly NotImplementedError) where an operand is complex (a tensor
+    or a number) and ``op`` has no complex form: ``fix`` says what to compute instead."""
     for x in operands:
         if isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.kind == "c"):
-            raise NotImplementedError(f"{op}: {fix}")
+            raise error(f"{op}: {fix}")
 
 
-def _ordered(name: str, a: Operand, b: Operand) -> None:
-    """PyTorch's error for ordering complex numbers (``<``, ``max``, ``clamp``...)."""
+def _ordered(
+    name: str, a: Operand, b: Operand, error: type[Exception] = NotImplementedError
+) -> None:
+    """PyTorch's error for ordering complex numbers (``<``, ``max``, ``clamp``...): ``error``
+    (RuntimeError for maximum, minimum and clamp)."""
     refuse_complex(
-        name, "complex numbers are not ordered; compare their .abs() or .real instead", a, b
+        name,
+        "complex numbers are not ordered; compare their .abs() or .real instead",
+        a,
+        b,
+        error=error,
     )
 
 
@@ -420,13 +578,25 @@ def _unary(
     return op
 
 
-neg = _unary("neg", floating=False)
+_neg = _unary("neg", floating=False)
 _abs_real = _unary("abs", floating=False)
+
+
+def neg(x: Tensor) -> Tensor:
+    """-x; a bool tensor is refused, as in PyTorch."""
+    if _require_tensor("neg", x).dtype is dtypes.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return _neg(x)
 
 
 def abs(x: Tensor) -> Tensor:
     """|x|; the float modulus of a complex tensor."""
-    if _require_tensor("abs", x).dtype.kind == "c":
+    if _require_tensor("abs", x).dtype is dtypes.bool_:
+        raise NotImplementedError('"abs" not implemented for bool tensors; use x.int().abs()')
+    if x.dtype.kind == "c":
         return apply("abs", x.backend.abs(x.native), x.dtype.to_real(), (x,))
     return _abs_real(x)
 
@@ -446,6 +616,10 @@ def _piecewise_constant(name: str) -> Callable[[Tensor], Tensor]:
     def op(x: Tensor) -> Tensor:
         _require_tensor(name, x)
         _no_complex(name if name != "sign" else "sign (use tw.sgn for complex numbers)", x)
+        if x.dtype is dtypes.bool_ and name != "sign":
+            raise NotImplementedError(
+                f'"{name}" not implemented for bool tensors; convert them with .int() first'
+            )
         if x.dtype.kind != "f" and name != "sign":
             return Tensor(x.native, x.backend, x.dtype)
         return apply(name, getattr(x.backend, name)(x.native), x.dtype, (x,))
@@ -473,6 +647,11 @@ def round(x: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even, optionally to ``decimals`` places."""
     if decimals == 0:
         return _round_even(x)
+    if _require_tensor("round", x).dtype.kind not in "fc":
+        raise NotImplementedError(
+            f'"round" with decimals is not implemented for {x.dtype.name} tensors; convert '
+            "them with .float() first"
+        )
     scale = 10.0**decimals
     return div(_round_even(mul(x, scale)), scale)
 
@@ -521,6 +700,8 @@ def relu(x: Tensor) -> Tensor:
     output, not x: the gradient passes where the output is positive."""
     _require_tensor("relu", x)
     _no_complex("relu", x)
+    if x.dtype is dtypes.bool_:
+        raise RuntimeError("relu: Boolean inputs not supported for relu; convert with .int()")
     backend = x.backend
     fused = fused_kernel(backend, "relu") if x.dtype.kind == "f" else None
     if fused is None:
@@ -574,8 +755,15 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     _require_tensor("clamp", x)
     if min is None and max is None:
         raise ValueError("clamp: at least one of 'min' and 'max' must be given")
+    # PyTorch's classes: RuntimeError for a complex bound on real floats, else (complex or
+    # integer inputs) NotImplementedError.
+    error = RuntimeError if x.dtype.kind == "f" else NotImplementedError
     for bound in (min, max):
-        _ordered("clamp", x, bound)
+        _ordered("clamp", x, bound, error)
+    if x.dtype is dtypes.bool_ and all(isinstance(v, (bool, type(None))) for v in (min, max)):
+        raise NotImplementedError(
+            "clamp: not implemented for bool tensors with bool bounds; convert with .int() first"
+        )
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = x
         if min is not None:
@@ -584,6 +772,8 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
             out = minimum(out, max)
         return out
     dtype = result_type(x, *(v for v in (min, max) if v is not None))
+    # Scalar bounds must fit the result dtype (PyTorch's overflow check; -1 wraps in uint8).
+    min, max = (None if v is None else fill_value(v, dtype, "clamp") for v in (min, max))
     b = x.backend
     native = cast_native(x, dtype)
     if min is not None:
@@ -613,9 +803,20 @@ def where_number(condition: Tensor, t: Tensor, number: Any, number_first: bool) 
     return apply("where", native, t.dtype, (condition, x, y))
 
 
+def _where_number(number: Operand, other: Operand) -> Operand:
+    """An int beside an integer tensor, checked as PyTorch does: it must fit that dtype
+    (negative ints wrap into uint8); other numbers convert unchecked (1e10 is inf in
+    float16)."""
+    if type(number) is int and isinstance(other, Tensor) and other.dtype.kind in "iu":
+        return fill_value(number, other.dtype, "where")
+    return number
+
+
 def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
     """``a`` where ``condition`` holds, else ``b`` (all three broadcast together)."""
     _require_tensor("where", condition)
+    if type(a) is int or type(b) is int:
+        a, b = _where_number(a, b), _where_number(b, a)
     # Fast paths: a bool mask of the tensor's shape and a number that keeps its dtype:
     # where(mask, x, 0.0) (most gradient rules) and where(mask, 0.0, g) (masked_fill's).
     if _fits_mask(condition, a, b):
@@ -730,6 +931,13 @@ def isfinite(x: Tensor) -> Tensor:
 def nan_to_num(
     x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
 ) -> Tensor:
+    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if value is not None and not isinstance(value, (int, float)):
+            raise TypeError(
+                f"nan_to_num(): argument '{name}' must be float, not {type(value).__name__}"
+            )
+    # Ints are read as floats (2**64 too, as PyTorch's double argument takes it).
+    nan, posinf, neginf = (None if v is None else float(v) for v in (nan, posinf, neginf))
     if x.dtype.kind == "c":  # each part, as PyTorch
         from tensorweaver.ops.complex import complex, imag, real
 
@@ -751,14 +959,55 @@ def _float_limits(dtype: DType) -> float:
     }.get(dtype.name, 1.7976931348623157e308)
 
 
-def lerp(start: Tensor, end: Operand, weight: Operand) -> Tensor:
+def lerp(start: Tensor, end: Tensor, weight: Operand) -> Tensor:
+    """``start + weight * (end - start)`` for floating-point ``start`` and ``end`` of one
+    dtype, as PyTorch requires."""
+    _require_tensor("lerp", start)
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp(): argument 'end' must be a Tensor, not {type(end).__name__}")
+    if start.dtype.kind not in "fc":
+        raise NotImplementedError(
+            f'"lerp" not implemented for {start.dtype.name} tensors; convert them with .float()'
+        )
+    if end.dtype is not start.dtype:
+        raise RuntimeError(
+            f"lerp: expected dtype {start.dtype.name} for `end` but got dtype {end.dtype.name}"
+        )
+    if isinstance(weight, complex) and start.dtype.kind != "c":
+        raise RuntimeError(f"lerp: a complex weight cannot be converted to {start.dtype.name}")
     name = "LerpBackward1" if isinstance(weight, Tensor) else "LerpBackward0"
     return labelled(add(start, mul(weight, sub(end, start))), name, start)
 
 
+def _product_value(fn: str, value: Any, dtype: DType) -> Any:
+    """addcmul/addcdiv's ``value`` for a result of ``dtype``: converted to an integer dtype
+    with PyTorch's checks (2.5 is 2, 300 does not fit int8), and never complex for a real
+    result."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    if dtype.kind in "biu" or (isinstance(value, complex) and dtype.kind != "c"):
+        return fill_value(value, dtype, fn)
+    return value
+
+
 def addcmul(x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1) -> Tensor:
+    """``x + value * t1 * t2``."""
+    dtype = result_type(x, t1, t2)
+    if dtype is dtypes.bool_:
+        raise NotImplementedError(
+            "addcmul: not implemented for bool tensors; convert them with .int() first"
+        )
+    value = _product_value("addcmul", value, dtype)
     return add(x, mul(mul(t1, t2), value) if value != 1 else mul(t1, t2))
 
 
 def addcdiv(x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1) -> Tensor:
+    """``x + value * t1 / t2``; ``t1`` and ``t2`` may not both be integers, as in PyTorch."""
+    if not (_is_float(t1) or _is_float(t2)):
+        raise RuntimeError(
+            "addcdiv: integer division with addcdiv is no longer supported; convert tensor1 or "
+            "tensor2 to a floating-point dtype (true division), or use tw.div(tensor1, "
+            "tensor2, rounding_mode='trunc') for the old integer behaviour"
+        )
+    value = _product_value("addcdiv", value, result_type(x, t1, t2))
     return add(x, mul(div(t1, t2), value) if value != 1 else div(t1, t2))

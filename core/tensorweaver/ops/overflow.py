@@ -139,6 +139,15 @@ def fill_value(value: Any, dtype: DType, fn: str) -> Any:
     integer dtypes), after PyTorch's overflow checks; other values are returned as they are."""
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, complex) and dtype is dtypes.bool_:
+        return bool(value)  # nonzero in either part, nothing discarded
+    if isinstance(value, complex) and not dtype.is_complex:
+        if value.imag:
+            raise RuntimeError(
+                f"{fn}: overflow: the value {value} cannot be converted to {dtype.name} (its "
+                "imaginary part is not zero); pass value.real, or use a complex dtype"
+            )
+        value = value.real
     if not isinstance(value, (int, float)):  # bools are ints
         return value
     if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:

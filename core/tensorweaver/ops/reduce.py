@@ -11,6 +11,7 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.complex import conj_physical, real
+from tensorweaver.ops.movement import checked_axis, dim_list, index_argument
 from tensorweaver.tensor import Tensor, _axis
 
 Dim = Any  # None, an int, or a sequence of ints
@@ -22,12 +23,15 @@ def axes_of(op: str, dim: Dim, ndim: int) -> tuple[int, ...]:
     """``dim`` as sorted, non-negative axes (all axes for None or ``()``)."""
     if dim is None:
         return tuple(range(ndim))
-    if isinstance(dim, int):
-        dim = (dim,)
-    axes = sorted({_axis(int(d), ndim, op) for d in dim}) if ndim else []
-    if ndim and len(axes) != len(tuple(dim)):
-        raise RuntimeError(f"{op}: dim {tuple(dim)} names a dimension more than once")
-    return tuple(axes) if axes or dim else tuple(range(ndim))
+    if isinstance(dim, Tensor) and dim.ndim == 1:
+        dim = dim.tolist()  # an int list as a tensor, as PyTorch's int-list arguments take it
+    dim = tuple(index_argument(d, op, "dim") for d in dim_list(dim))
+    axes = sorted({_axis(d, ndim, op) for d in dim})  # a 0-d tensor takes 0 and -1
+    if len(axes) != len(dim):
+        raise RuntimeError(f"{op}: dim {dim} names a dimension more than once")
+    if not ndim:
+        return ()
+    return tuple(axes) if axes else tuple(range(ndim))
 
 
 def kept_shape(shape: tuple, axes: tuple[int, ...]) -> tuple:
@@ -83,12 +87,11 @@ def mean(
         )
     axes = axes_of("mean", dim, x.ndim)
     count = math.prod(x.shape[a] for a in axes)
-    out = (
-        ew.div(sum(x, axes, keepdim, dtype=dtype), count)
-        if count
-        else ew.mul(sum(x, axes, keepdim, dtype=dtype), math.nan)
-    )
-    return labelled(out, "MeanBackward0" if dim is None else "MeanBackward1", x)
+    # Half precision sums in float32, as PyTorch's (the mean of 60000s is not inf).
+    wide = dtypes.float32 if dtype in (dtypes.float16, dtypes.bfloat16) else dtype
+    total = sum(x, axes, keepdim, dtype=wide)
+    out = ew.div(total, count) if count else ew.mul(total, math.nan)
+    return labelled(ew.cast(out, dtype), "MeanBackward0" if dim is None else "MeanBackward1", x)
 
 
 def _check_nonempty(op: str, x: Tensor, axes: tuple[int, ...]) -> None:
@@ -104,8 +107,18 @@ def _check_nonempty(op: str, x: Tensor, axes: tuple[int, ...]) -> None:
             )
 
 
+def _check_whole(op: str, x: Tensor, dim: Dim) -> None:
+    """PyTorch's RuntimeError for amax/amin over every dimension of an empty tensor."""
+    if not x.numel() and dim in ((), []):
+        raise RuntimeError(
+            f"{op}(): expected reduction dim to be specified for input.numel() == 0 (shape "
+            f"{x.shape}); specify the dim, or use keepdim over a non-empty dimension"
+        )
+
+
 def amax(x: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
     """The maximum over ``dim``; the gradient is shared evenly between tied maxima."""
+    _check_whole("amax", x, dim)
     _check_nonempty("amax", x, axes_of("amax", dim, x.ndim))
     if x.dtype is dtypes.bool_:
         return any(x, dim, keepdim)
@@ -113,6 +126,7 @@ def amax(x: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
 
 
 def amin(x: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
+    _check_whole("amin", x, dim)
     _check_nonempty("amin", x, axes_of("amin", dim, x.ndim))
     if x.dtype is dtypes.bool_:
         return all(x, dim, keepdim)
@@ -126,20 +140,26 @@ def _arg(op: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
         out = Tensor(getattr(x.backend, op)(flat.native, 0, False), x.backend, dtypes.int64)
         return out.reshape((1,) * x.ndim) if keepdim else out
     if x.ndim == 0:
-        _axis(dim, 0, op)
+        checked_axis(dim, 0, op)
         return Tensor(x.backend.full((), 0, dtypes.int64), x.backend, dtypes.int64)
-    axis = _axis(dim, x.ndim, op)
+    axis = checked_axis(dim, x.ndim, op)
     _check_nonempty(op, x, (axis,))
     native = x.native if x.dtype is not dtypes.bool_ else x.backend.cast(x.native, dtypes.uint8)
     return Tensor(getattr(x.backend, op)(native, axis, keepdim), x.backend, dtypes.int64)
 
 
+def _no_bool(op: str, x: Tensor) -> Tensor:
+    if x.dtype is dtypes.bool_:  # PyTorch's; max(dim=) and min(dim=) do take bools
+        raise RuntimeError(f"{op}(): does not support bool input; convert it with .int() first")
+    return x
+
+
 def argmax(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    return _arg("argmax", x, dim, keepdim)
+    return _arg("argmax", _no_bool("argmax", x), dim, keepdim)
 
 
 def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    return _arg("argmin", x, dim, keepdim)
+    return _arg("argmin", _no_bool("argmin", x), dim, keepdim)
 
 
 def _extreme(op: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
@@ -153,10 +173,10 @@ def _extreme(op: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
     if isinstance(dim, Tensor):  # tw.max(a, b) is the elementwise maximum
         return ew.maximum(x, dim) if op == "max" else ew.minimum(x, dim)
     if x.ndim == 0:
-        _axis(dim, 0, op)
-        return getattr(return_types, op)(x, argmax(x, dim))
+        checked_axis(dim, 0, op)
+        return getattr(return_types, op)(x, _arg("arg" + op, x, dim, False))
     indices = _arg("arg" + op, x, dim, True)
-    values = x.gather(_axis(dim, x.ndim, op), indices)
+    values = x.gather(checked_axis(dim, x.ndim, op), indices)
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     return getattr(return_types, op)(values, indices)
@@ -174,9 +194,13 @@ def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
 def _logical_reduce(op: str, x: Tensor, dim: Dim, keepdim: bool) -> Tensor:
     b = x if x.dtype is dtypes.bool_ else ew.ne(x, 0)
     axes = axes_of(op, dim, b.ndim)
-    if not axes:
-        return b
-    return Tensor(getattr(b.backend, op)(b.native, axes, keepdim), b.backend, dtypes.bool_)
+    out = (
+        b
+        if not axes
+        else Tensor(getattr(b.backend, op)(b.native, axes, keepdim), b.backend, dtypes.bool_)
+    )
+    # PyTorch keeps uint8 for uint8 input (a legacy of masks as bytes).
+    return ew.cast(out, dtypes.uint8) if x.dtype is dtypes.uint8 else out
 
 
 def any(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
@@ -200,6 +224,8 @@ def var(
     unbiased: bool | None = None,
 ) -> Tensor:
     """Variance with Bessel's ``correction`` (1 by default; ``unbiased=False`` means 0)."""
+    if isinstance(dim, bool):  # PyTorch's var(input, unbiased) overload
+        dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     if x.dtype.kind not in "fc":
@@ -247,7 +273,7 @@ def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
         x = ew.cast(x, dtype)
     if x.ndim == 0:
         return x
-    axis = _axis(dim, x.ndim, "cumsum")
+    axis = checked_axis(dim, x.ndim, "cumsum")
     return apply("cumsum", x.backend.cumsum(x.native, axis), dtype, (x,), axis)
 
 
@@ -266,6 +292,11 @@ def _root(total: Tensor, p: float) -> Tensor:
 
 
 def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"norm: expected a floating point or complex tensor as input, got {x.dtype.name}; "
+            "convert it with .float() first"
+        )
     if x.dtype.kind == "c":  # the norms of the moduli, as PyTorch's
         x = ew.abs(x)
     if p == 2 or p == "fro":

@@ -152,6 +152,11 @@ def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: s
             f"{tuple(input.shape)}, got {target.dtype.name} targets of shape "
             f"{tuple(target.shape)}"
         )
+    if target.dtype not in (tw.int64, tw.uint8):
+        raise RuntimeError(
+            f"{fn}: expected target dtype to be Long or Byte (int64 or uint8), but got "
+            f"{target.dtype.name}; convert the targets with .long()"
+        )
     classes = input.shape[1]
     bounds = extrema(target, inside(0, classes - 1))
     if bounds is None or 0 <= bounds[0] and bounds[1] < classes:
