@@ -38,6 +38,7 @@ error. Limits, where PyTorch would share further:
 
 from __future__ import annotations
 
+import operator
 import weakref
 from typing import Any
 
@@ -886,8 +887,24 @@ class Size(tuple):
         return f"tensorweaver.Size({list(self)})"
 
 
+def index_argument(value: Any, op: str, name: str) -> int:
+    """An int argument (a size, a dim) as PyTorch takes it: a Python or NumPy int or an
+    integer tensor of one element; bools, floats and None are a TypeError."""
+    if type(value) is int:
+        return value
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}")
+
+
 def _axis(dim: int, ndim: int, op: str) -> int:
-    """``dim`` made non-negative, or an IndexError that names the op and the valid range."""
+    """``dim`` made non-negative, or an IndexError that names the op and the valid range (a
+    TypeError for a dim that is not an integer)."""
+    if type(dim) is not int:
+        dim = index_argument(dim, op, "dim")
     ndim1 = max(ndim, 1)
     if not -ndim1 <= dim < ndim1:
         raise IndexError(

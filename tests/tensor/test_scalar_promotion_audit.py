@@ -326,3 +326,47 @@ def test_dims_of_a_0d_tensor(backend, op):
     """A 0-d tensor takes dim 0 and -1, once each; 1 is out of range."""
     for dim in (0, -1, 1, (0,), (0, -1)):
         same_as_torch(f"{op} {dim}", lambda m, d: getattr(m.tensor(3.0), op)(d), dim)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda m, t: t.softmax(1.0),
+        lambda m, t: t.log_softmax(0.5),
+        lambda m, t: t.select(1.0, 0),
+        lambda m, t: t.size(1.0),
+        lambda m, t: t.gather(1.0, m.zeros(2, 1, dtype=m.int64)),
+        lambda m, t: t.index_select(True, m.zeros(1, dtype=m.int64)),
+        lambda m, t: t.cumsum(0.0),
+    ],
+    ids=["softmax", "log_softmax", "select", "size", "gather", "index_select", "cumsum"],
+)
+def test_every_dim_refuses_floats_and_bools_like_torch(backend, op):
+    """Every function that normalises a dim (through ``_axis``) refuses a float or bool."""
+    for m in (torch, tw):
+        with pytest.raises(TypeError):
+            op(m, m.zeros(2, 3))
+
+
+def test_arange_of_tensor_and_numpy_bounds_like_torch(backend):
+    for bounds in [(3,), (1, 7), (0, 5, 2), (2.5,), (1, 4, 0.5)]:
+        for wrap in (lambda m, v: m.tensor(v), lambda m, v: np.asarray(v)[()]):
+            ours = tw.arange(*(wrap(tw, v) for v in bounds))
+            theirs = torch.arange(*(wrap(torch, v) for v in bounds))
+            assert_like_torch(ours, theirs)
+
+
+def test_masked_fill_with_a_0d_tensor_value_checks_its_range_like_torch(backend):
+    for dtype, value in [("uint8", 300), ("int8", -200), ("bool", 2)]:
+        results = []
+        for m in (torch, tw):
+            x = m.zeros(3, dtype=getattr(m, dtype))
+            mask = m.tensor([True, False, True])
+            try:
+                results.append(x.masked_fill(mask, m.tensor(value)))
+            except Exception as error:
+                results.append(builtin_class(error))
+        if isinstance(results[0], type):
+            assert results[1] is results[0], (dtype, value)
+        else:
+            assert_like_torch(results[1], results[0])

@@ -321,6 +321,12 @@ def zeros_like_shape(like: Tensor, shape: tuple) -> Tensor:
     return Tensor(like.backend.full(shape, 0, like.dtype), like.backend, like.dtype)
 
 
+def _as_number(value: Any) -> Any:
+    if isinstance(value, Tensor) or isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
 def arange(
     start: Any,
     end: Any = None,
@@ -330,6 +336,9 @@ def arange(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    # 0-d tensors and NumPy scalars count as the Python numbers they hold (an int64 tensor
+    # bound gives an int64 range, as in PyTorch)
+    start, end, step = (_as_number(v) for v in (start, end, step))
     if end is None:
         start, end = 0, start
     if step == 0:

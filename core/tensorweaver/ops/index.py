@@ -573,6 +573,8 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
                 "masked_fill: only supports a 0-dimensional value tensor, but got one of shape "
                 f"{list(value.shape)}"
             )
+        if x.dtype.kind in "iub":  # PyTorch reads the value and checks that it fits
+            fill_value(value.item(), x.dtype, "masked_fill")
         value = ew.cast(value, x.dtype)
     else:
         value = fill_value(value, x.dtype, "masked_fill")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,25 +11,7 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import apply, cast_native, check_backends, labelled
 from tensorweaver.ops.rank import check_ndim, max_ndim
 from tensorweaver.promotion import promote_types
-from tensorweaver.tensor import Tensor, _axis
-
-
-def index_argument(value: Any, op: str, name: str) -> int:
-    """An int argument (a size, a dim) as PyTorch takes it: a Python or NumPy int or an
-    integer tensor of one element; bools, floats and None are a TypeError."""
-    if type(value) is int:
-        return value
-    if not isinstance(value, bool):
-        try:
-            return operator.index(value)
-        except TypeError:
-            pass
-    raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}")
-
-
-def checked_axis(dim: Any, ndim: int, op: str) -> int:
-    """``dim`` checked as an int argument, then made non-negative for ``ndim`` dimensions."""
-    return _axis(index_argument(dim, op, "dim"), ndim, op)
+from tensorweaver.tensor import Tensor, _axis, index_argument
 
 
 def dim_list(dims: Any) -> tuple:
@@ -78,14 +59,14 @@ view = reshape
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if x.ndim == 0:
         return reshape(x, (1,))
-    s, e = checked_axis(start_dim, x.ndim, "flatten"), checked_axis(end_dim, x.ndim, "flatten")
+    s, e = _axis(start_dim, x.ndim, "flatten"), _axis(end_dim, x.ndim, "flatten")
     if s > e:
         raise RuntimeError("flatten: start_dim cannot come after end_dim")
     return reshape(x, x.shape[:s] + (math.prod(x.shape[s : e + 1]),) + x.shape[e + 1 :])
 
 
 def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
-    d = checked_axis(dim, x.ndim, "unflatten")
+    d = _axis(dim, x.ndim, "unflatten")
     sizes = tuple(sizes)
     if -1 in sizes:
         known = math.prod(s for s in sizes if s != -1)
@@ -98,7 +79,7 @@ def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     if dim is None:
         return labelled(reshape(x, tuple(n for n in x.shape if n != 1)), "SqueezeBackward0", x)
-    dims = {checked_axis(d, x.ndim, "squeeze") for d in dim_list(dim)}
+    dims = {_axis(d, x.ndim, "squeeze") for d in dim_list(dim)}
     if x.ndim == 0:
         return x
     out = reshape(x, tuple(n for i, n in enumerate(x.shape) if not (i in dims and n == 1)))
@@ -106,7 +87,7 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
-    d = checked_axis(dim, x.ndim + 1, "unsqueeze")
+    d = _axis(dim, x.ndim + 1, "unsqueeze")
     out = _reshape(x, x.shape[:d] + (1,) + x.shape[d:], "unsqueeze")
     return labelled(out, "UnsqueezeBackward0", x)
 
@@ -117,7 +98,7 @@ def permutation(x: Tensor, dims: tuple) -> tuple[int, ...]:
     ndim = len(x.shape)
     top = ndim if ndim else 1  # a 0-d tensor takes dim 0 or -1, as PyTorch's wrap does
     given = _sizes(dims, "permute")
-    perm = tuple([d if 0 <= d < top else checked_axis(d, ndim, "permute") for d in given])
+    perm = tuple([d if 0 <= d < top else _axis(d, ndim, "permute") for d in given])
     if len(perm) != ndim or len(set(perm)) != ndim:  # each in range: then a permutation
         raise RuntimeError(
             f"permute: dims {list(given)} are not a permutation of the "
@@ -141,7 +122,7 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     ndim = len(x.shape)
     if ndim == 0:
         return x
-    a, b = checked_axis(dim0, ndim, "transpose"), checked_axis(dim1, ndim, "transpose")
+    a, b = _axis(dim0, ndim, "transpose"), _axis(dim1, ndim, "transpose")
     if a == b:
         return x
     perm = list(range(ndim))
@@ -279,7 +260,7 @@ def slice_dims(
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
-    d = checked_axis(dim, x.ndim, "narrow")
+    d = _axis(dim, x.ndim, "narrow")
     n = x.shape[d]
     # PyTorch's split of error types: a start outside the axis is an index error, a
     # length that does not fit is a runtime error.
@@ -308,7 +289,7 @@ def _slice_one(x: Tensor, d: int, start: int, stop: int, step: int = 1) -> Tenso
 
 
 def flip(x: Tensor, dims: Any) -> Tensor:
-    axes = tuple(sorted({checked_axis(d, x.ndim, "flip") for d in dim_list(dims)}))
+    axes = tuple(sorted({_axis(d, x.ndim, "flip") for d in dim_list(dims)}))
     if not axes or x.ndim == 0:
         return x
     return apply("flip", x.backend.flip(x.native, axes), x.dtype, (x,), axes)
@@ -323,7 +304,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     ref = kept[0]
     if ref.ndim == 0:
         raise RuntimeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
-    axis = checked_axis(dim, ref.ndim, "cat")
+    axis = _axis(dim, ref.ndim, "cat")
     backend = check_backends("cat", tuple(kept))
     dtype = ref.dtype
     for t in kept[1:]:
@@ -355,7 +336,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             f"stack: expects each tensor to be equal size, got "
             f"{', '.join(str(list(t.shape)) for t in tensors)}"
         )
-    d = checked_axis(dim, tensors[0].ndim + 1, "stack")
+    d = _axis(dim, tensors[0].ndim + 1, "stack")
     check_ndim("stack", (len(tensors), *tensors[0].shape), tensors[0].backend)
     return labelled(cat([unsqueeze(t, d) for t in tensors], d), "StackBackward0", *tensors)
 
@@ -363,7 +344,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 def _split_axis(x: Tensor, dim: int, op: str) -> int:
     if x.ndim == 0:
         raise RuntimeError(f"{op}: expects at least a 1-dimensional tensor, got a 0-d one")
-    return checked_axis(dim, x.ndim, op)
+    return _axis(dim, x.ndim, op)
 
 
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -431,7 +412,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
-    d = checked_axis(dim, x.ndim, "unbind")
+    d = _axis(dim, x.ndim, "unbind")
     return tuple(squeeze(_slice_one(x, d, i, i + 1), d) for i in range(x.shape[d]))
 
 
@@ -448,7 +429,7 @@ def _roll(x: Tensor, shifts: Any, dims: Any) -> Tensor:
         raise RuntimeError(f"roll: shifts {shifts} and dims {dims} must have the same length")
     out = x
     for shift, dim in zip(shifts, dims):
-        d = checked_axis(dim, x.ndim, "roll")
+        d = _axis(dim, x.ndim, "roll")
         n = x.shape[d]
         if n == 0:
             continue
@@ -498,8 +479,8 @@ def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
 
 
 def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
-    src = [checked_axis(d, x.ndim, "movedim") for d in dim_list(source)]
-    dst = [checked_axis(d, x.ndim, "movedim") for d in dim_list(destination)]
+    src = [_axis(d, x.ndim, "movedim") for d in dim_list(source)]
+    dst = [_axis(d, x.ndim, "movedim") for d in dim_list(destination)]
     rest = [d for d in range(x.ndim) if d not in src]
     perm = [0] * x.ndim
     for s, d in zip(src, dst):

@@ -11,8 +11,8 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.complex import conj_physical, real
-from tensorweaver.ops.movement import checked_axis, dim_list, index_argument
-from tensorweaver.tensor import Tensor, _axis
+from tensorweaver.ops.movement import dim_list
+from tensorweaver.tensor import Tensor, _axis, index_argument
 
 Dim = Any  # None, an int, or a sequence of ints
 
@@ -140,9 +140,9 @@ def _arg(op: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
         out = Tensor(getattr(x.backend, op)(flat.native, 0, False), x.backend, dtypes.int64)
         return out.reshape((1,) * x.ndim) if keepdim else out
     if x.ndim == 0:
-        checked_axis(dim, 0, op)
+        _axis(dim, 0, op)
         return Tensor(x.backend.full((), 0, dtypes.int64), x.backend, dtypes.int64)
-    axis = checked_axis(dim, x.ndim, op)
+    axis = _axis(dim, x.ndim, op)
     _check_nonempty(op, x, (axis,))
     native = x.native if x.dtype is not dtypes.bool_ else x.backend.cast(x.native, dtypes.uint8)
     return Tensor(getattr(x.backend, op)(native, axis, keepdim), x.backend, dtypes.int64)
@@ -173,10 +173,10 @@ def _extreme(op: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
     if isinstance(dim, Tensor):  # tw.max(a, b) is the elementwise maximum
         return ew.maximum(x, dim) if op == "max" else ew.minimum(x, dim)
     if x.ndim == 0:
-        checked_axis(dim, 0, op)
+        _axis(dim, 0, op)
         return getattr(return_types, op)(x, _arg("arg" + op, x, dim, False))
     indices = _arg("arg" + op, x, dim, True)
-    values = x.gather(checked_axis(dim, x.ndim, op), indices)
+    values = x.gather(_axis(dim, x.ndim, op), indices)
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     return getattr(return_types, op)(values, indices)
@@ -273,7 +273,7 @@ def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
         x = ew.cast(x, dtype)
     if x.ndim == 0:
         return x
-    axis = checked_axis(dim, x.ndim, "cumsum")
+    axis = _axis(dim, x.ndim, "cumsum")
     return apply("cumsum", x.backend.cumsum(x.native, axis), dtype, (x,), axis)
 
 

@@ -26,6 +26,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops import views
 from tensorweaver.ops.apply import broadcast_shapes
 from tensorweaver.ops.rank import check_ndim, max_ndim
 from tensorweaver.tensor import Tensor, _axis
@@ -96,8 +97,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(with_diagonal(base, value, offset, d1, d2))
 
-    out._view_of = (input, write)
-    return out
+    return views.as_view(out, input, write, lambda base: _take_diagonal(base, offset, d1, d2))
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

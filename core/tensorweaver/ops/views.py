@@ -39,7 +39,7 @@ Write = Callable[[Tensor, Tensor], Any]
 Read = Callable[[Tensor], Tensor]
 
 
-def _viewing(out: Tensor, base: Tensor, write: Write, read: Read) -> Tensor:
+def as_view(out: Tensor, base: Tensor, write: Write, read: Read) -> Tensor:
     """``out``, marked as a view of ``base`` that ``write(base, value)`` writes back to and
     ``read(base)`` computes again after a change of ``base``."""
     if out is not base:
@@ -86,14 +86,14 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     out = ix.getitem(x, index)
     if not _is_basic(index):
         return out
-    return _viewing(out, x, _write_at(index), lambda base: ix.getitem(base, index))
+    return as_view(out, x, _write_at(index), lambda base: ix.getitem(base, index))
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     out = mv.narrow(x, dim, start, length)
     d = _axis(dim, x.ndim, "narrow")
     start = start + x.shape[d] if start < 0 else start
-    return _viewing(
+    return as_view(
         out,
         x,
         _write_along(d, slice(start, start + length)),
@@ -106,7 +106,7 @@ def _pieces(x: Tensor, pieces: tuple[Tensor, ...], d: int) -> tuple[Tensor, ...]
     start = 0
     for piece in pieces:
         size = piece.shape[d]
-        _viewing(piece, x, _write_along(d, slice(start, start + size)), _narrowing(d, start, size))
+        as_view(piece, x, _write_along(d, slice(start, start + size)), _narrowing(d, start, size))
         start += size
     return pieces
 
@@ -128,7 +128,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     pieces = mv.unbind(x, dim)
     for i, piece in enumerate(pieces):
         key = (slice(None),) * d + (i,)
-        _viewing(piece, x, _write_at(key), _selecting(key))
+        as_view(piece, x, _write_at(key), _selecting(key))
     return pieces
 
 
@@ -142,7 +142,7 @@ def _reshaping(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
         if not _same_memory(x, out):
             return out  # a copy, as PyTorch's reshape of a tensor its strides cannot view
         shape = out.shape
-        return _viewing(out, x, _write_reshaped, lambda base: mv.reshape(base, shape))
+        return as_view(out, x, _write_reshaped, lambda base: mv.reshape(base, shape))
 
     view_op.__name__ = view_op.__qualname__ = op.__name__
     view_op.__doc__ = op.__doc__
@@ -181,7 +181,7 @@ def permuted(x: Tensor, out: Tensor, perm: tuple[int, ...]) -> Tensor:
     for i, d in enumerate(perm):
         inverse[d] = i
     back = tuple(inverse)
-    return _viewing(
+    return as_view(
         out,
         x,
         lambda base, value: base.copy_(mv.permuted(value, back)),
@@ -190,7 +190,7 @@ def permuted(x: Tensor, out: Tensor, perm: tuple[int, ...]) -> Tensor:
 
 
 def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
-    return _viewing(
+    return as_view(
         mv.movedim(x, source, destination),
         x,
         lambda base, value: base.copy_(mv.movedim(value, destination, source)),
@@ -200,7 +200,7 @@ def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     out = mv.transpose(x, dim0, dim1)
-    return _viewing(
+    return as_view(
         out,
         x,
         lambda base, value: base.copy_(mv.transpose(value, dim0, dim1)),
@@ -210,7 +210,7 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 
 def t(x: Tensor) -> Tensor:
     out = mv.t(x)
-    return _viewing(out, x, lambda base, value: base.copy_(mv.t(value)), mv.t)
+    return as_view(out, x, lambda base, value: base.copy_(mv.t(value)), mv.t)
 
 
 def expand(x: Tensor, *sizes: Any) -> Tensor:
@@ -235,7 +235,7 @@ def _expanded(out: Tensor, x: Tensor) -> Tensor:
         write: Write = _write_nothing
     else:
         write = _write_overlapping if out.numel() != x.numel() else _write_reshaped
-    return _viewing(out, x, write, lambda base: mv.expand(base, shape))
+    return as_view(out, x, write, lambda base: mv.expand(base, shape))
 
 
 def _write_nothing(base: Tensor, value: Tensor) -> None:
