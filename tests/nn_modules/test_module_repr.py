@@ -17,6 +17,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
 
 # Each builder takes the nn namespace (``torch.nn`` or ``tensorweaver.nn``).
 LAYERS: dict[str, Callable[[Any], Any]] = {
+    "AdaptiveLogSoftmaxWithLoss": lambda nn: nn.AdaptiveLogSoftmaxWithLoss(
+        8, 10, [3, 6], div_value=2.0
+    ),
     "AdaptiveAvgPool1d": lambda nn: nn.AdaptiveAvgPool1d(5),
     "AdaptiveAvgPool2d": lambda nn: nn.AdaptiveAvgPool2d((5, 7)),
     "AvgPool1d": lambda nn: nn.AvgPool1d(3, stride=2),

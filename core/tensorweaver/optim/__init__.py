@@ -1,6 +1,6 @@
 """Optimizers and learning-rate schedulers with ``torch.optim``'s API."""
 
-from tensorweaver.optim import lr_scheduler
+from tensorweaver.optim import lr_scheduler, swa_utils
 from tensorweaver.optim.adadelta import Adadelta
 from tensorweaver.optim.adagrad import Adagrad
 from tensorweaver.optim.adam import Adam, AdamW
@@ -31,4 +31,5 @@ __all__ = [
     "Rprop",
     "SparseAdam",
     "lr_scheduler",
+    "swa_utils",
 ]

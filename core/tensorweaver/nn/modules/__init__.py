@@ -30,6 +30,7 @@ from tensorweaver.nn.modules.activation import (
     Tanhshrink,
     Threshold,
 )
+from tensorweaver.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from tensorweaver.nn.modules.attention import (
     MultiheadAttention,
 )
@@ -198,6 +199,7 @@ from tensorweaver.nn.modules.upsampling import (
 )
 
 __all__ = [
+    "AdaptiveLogSoftmaxWithLoss",
     "Hardshrink",
     "RReLU",
     "Softmax2d",

@@ -1,6 +1,6 @@
 """Helpers around modules and parameters (``tw.nn.utils``)."""
 
-from tensorweaver.nn.utils import rnn
+from tensorweaver.nn.utils import fusion, parametrizations, parametrize, rnn, stateless
 from tensorweaver.nn.utils.clip_grad import (
     clip_grad_norm_,
     clip_grad_value_,
@@ -8,13 +8,25 @@ from tensorweaver.nn.utils.clip_grad import (
     get_total_norm,
 )
 from tensorweaver.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from tensorweaver.nn.utils.init import skip_init
+from tensorweaver.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
+from tensorweaver.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm_",
     "clip_grad_value_",
     "clip_grads_with_norm_",
+    "fusion",
     "get_total_norm",
     "parameters_to_vector",
+    "parametrizations",
+    "parametrize",
+    "remove_spectral_norm",
+    "remove_weight_norm",
     "rnn",
+    "skip_init",
+    "spectral_norm",
+    "stateless",
     "vector_to_parameters",
+    "weight_norm",
 ]

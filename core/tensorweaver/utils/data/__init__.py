@@ -18,6 +18,7 @@ from tensorweaver.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from tensorweaver.utils.data.distributed import DistributedSampler
 from tensorweaver.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -34,6 +35,7 @@ __all__ = [
     "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "DistributedSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",

@@ -1,0 +1,257 @@
+"""Parametrized tensors (``torch.nn.utils.parametrize``): a module's parameter or buffer
+computed, at each access, by a chain of modules from the tensors actually stored.
+
+``register_parametrization(module, "weight", P)`` moves ``module.weight`` into
+``module.parametrizations.weight.original`` (or ``original0``, ``original1``, ... when
+``P.right_inverse`` returns several tensors) and turns ``weight`` into a property of a
+subclass made for the module: reading it returns ``P(original)``, assigning it stores
+``P.right_inverse(value)``. The state dict therefore holds
+``parametrizations.weight.original``, as PyTorch's does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import Optional, Union
+
+import tensorweaver as tw
+from tensorweaver.nn.modules.container import ModuleDict, ModuleList
+from tensorweaver.nn.modules.module import Module
+from tensorweaver.nn.parameter import Parameter
+from tensorweaver.tensor import Tensor
+
+__all__ = [
+    "ParametrizationList",
+    "cached",
+    "is_parametrized",
+    "register_parametrization",
+    "remove_parametrizations",
+    "type_before_parametrizations",
+]
+
+_cache_enabled = 0
+_cache: dict[tuple[int, str], Tensor] = {}
+
+
+@contextlib.contextmanager
+def cached() -> Iterator[None]:
+    """Within the context, each parametrized tensor is computed once and reused."""
+    global _cache_enabled
+    _cache_enabled += 1
+    try:
+        yield
+    finally:
+        _cache_enabled -= 1
+        if not _cache_enabled:
+            _cache.clear()
+
+
+def _register_parameter_or_buffer(module: Module, name: str, value: Tensor) -> None:
+    if isinstance(value, Parameter):
+        module.register_parameter(name, value)
+    else:
+        module.register_buffer(name, value)
+
+
+def _store_into(original: Tensor, value: Tensor) -> Tensor:
+    """``value`` written into ``original`` in place when shapes and dtypes agree (the same
+    object stays registered with optimizers), else a new tensor of ``original``'s kind."""
+    with tw.no_grad():
+        if original.shape == value.shape and original.dtype == value.dtype:
+            original.copy_(value)
+            return original
+    if isinstance(original, Parameter):
+        return Parameter(value.detach(), original.requires_grad)
+    return value.detach().requires_grad_(original.requires_grad)
+
+
+class ParametrizationList(ModuleList):
+    """The chain of parametrizations of one tensor, and the tensors it is computed from."""
+
+    def __init__(
+        self, modules: Sequence[Module], original: Union[Tensor, Parameter], unsafe: bool = False
+    ) -> None:
+        if len(modules) == 0:
+            raise ValueError("ParametrizationList requires one or more modules.")
+        super().__init__(modules)
+        self.unsafe = unsafe
+        with tw.no_grad():
+            new = original
+            for module in reversed(self):  # type: ignore[call-overload]
+                if hasattr(module, "right_inverse"):
+                    new = module.right_inverse(new)
+        if not isinstance(new, Tensor) and not isinstance(new, Sequence):
+            raise ValueError(
+                "'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
+                f"Got {type(new).__name__}"
+            )
+        self.is_tensor = isinstance(new, Tensor)
+        self.ntensors = 1 if self.is_tensor else len(new)
+        if self.is_tensor:
+            _register_parameter_or_buffer(self, "original", _store_into(original, new))
+        else:
+            for i, originali in enumerate(new):
+                if not isinstance(originali, Tensor):
+                    raise ValueError(
+                        "'right_inverse' must return a Tensor or a Sequence of tensors; element "
+                        f"{i} is a {type(originali).__name__}"
+                    )
+                if isinstance(original, Parameter):
+                    originali = Parameter(originali.detach(), original.requires_grad)
+                else:
+                    originali = originali.detach().requires_grad_(original.requires_grad)
+                _register_parameter_or_buffer(self, f"original{i}", originali)
+        if not self.unsafe:
+            Z = self()
+            if not isinstance(Z, Tensor):
+                raise ValueError(f"A parametrization must return a tensor. Got {type(Z).__name__}.")
+            if Z.dtype != original.dtype or Z.shape != original.shape:
+                raise ValueError(
+                    "Registering a parametrization may not change the shape or dtype of the "
+                    f"tensor (unsafe=True allows it): unparametrized {original.dtype} "
+                    f"{tuple(original.shape)}, parametrized {Z.dtype} {tuple(Z.shape)}"
+                )
+
+    def right_inverse(self, value: Tensor) -> None:
+        """Store ``value`` as the parametrized tensor: the chain's right inverses, in reverse
+        order, give the tensors kept in ``original``."""
+        with tw.no_grad():
+            for module in reversed(self):  # type: ignore[call-overload]
+                if hasattr(module, "right_inverse"):
+                    value = module.right_inverse(value)
+                elif not self.unsafe:
+                    raise RuntimeError(
+                        f"parametrization {type(module).__name__} does not implement right_inverse."
+                    )
+            if self.is_tensor:
+                self.original = _store_into(self.original, value)
+            else:
+                if not isinstance(value, Sequence) or len(value) != self.ntensors:
+                    raise ValueError(
+                        f"'right_inverse' must return a sequence of {self.ntensors} tensors"
+                    )
+                for i, tensor in enumerate(value):
+                    name = f"original{i}"
+                    setattr(self, name, _store_into(getattr(self, name), tensor))
+
+    def forward(self) -> Tensor:
+        """The parametrized tensor."""
+        if self.is_tensor:
+            x = self[0](self.original)
+        else:
+            originals = (getattr(self, f"original{i}") for i in range(self.ntensors))
+            x = self[0](*originals)
+        for module in list(self)[1:]:
+            x = module(x)
+        return x
+
+
+def _inject_new_class(module: Module) -> None:
+    """Give ``module`` a class of its own, where the parametrized properties go."""
+    cls = module.__class__
+    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {})
+
+
+def _inject_property(module: Module, tensor_name: str) -> None:
+    def get_parametrized(self: Module) -> Tensor:
+        parametrization = self.parametrizations[tensor_name]
+        if not _cache_enabled:
+            return parametrization()
+        key = (id(self), tensor_name)
+        if key not in _cache:
+            _cache[key] = parametrization()
+        return _cache[key]
+
+    def set_original(self: Module, value: Tensor) -> None:
+        self.parametrizations[tensor_name].right_inverse(value)
+
+    setattr(module.__class__, tensor_name, property(get_parametrized, set_original))
+
+
+def is_parametrized(module: Module, tensor_name: Optional[str] = None) -> bool:
+    """Whether ``module`` has a parametrization (on ``tensor_name``, if given)."""
+    parametrizations = getattr(module, "parametrizations", None)
+    if parametrizations is None or not isinstance(parametrizations, ModuleDict):
+        return False
+    if tensor_name is None:
+        return len(parametrizations) > 0
+    return tensor_name in parametrizations
+
+
+def register_parametrization(
+    module: Module, tensor_name: str, parametrization: Module, *, unsafe: bool = False
+) -> Module:
+    """Parametrize ``module.<tensor_name>`` by ``parametrization`` (appended to the chain if
+    the tensor is parametrized already); returns ``module``."""
+    parametrization.train(module.training)
+    if is_parametrized(module, tensor_name):
+        chain = module.parametrizations[tensor_name]
+        if not unsafe:
+            Y = getattr(module, tensor_name)
+            X = parametrization(Y)
+            if not isinstance(X, Tensor) or X.dtype != Y.dtype or X.shape != Y.shape:
+                raise ValueError(
+                    "Registering a parametrization may not change the shape or dtype of the "
+                    "tensor (unsafe=True allows it)"
+                )
+        chain.append(parametrization)
+        chain.unsafe |= unsafe
+    elif tensor_name in module._buffers or tensor_name in module._parameters:
+        original = getattr(module, tensor_name)
+        chain = ParametrizationList([parametrization], original, unsafe=unsafe)
+        delattr(module, tensor_name)
+        if not is_parametrized(module):
+            _inject_new_class(module)
+            module.parametrizations = ModuleDict()
+        _inject_property(module, tensor_name)
+        module.parametrizations[tensor_name] = chain
+    else:
+        raise ValueError(
+            f"Module '{module}' does not have a parameter, a buffer, or a parametrized element "
+            f"with name '{tensor_name}'"
+        )
+    return module
+
+
+def remove_parametrizations(
+    module: Module, tensor_name: str, leave_parametrized: bool = True
+) -> Module:
+    """Undo the parametrizations of ``module.<tensor_name>``: it becomes a plain parameter or
+    buffer again, holding the parametrized value (``leave_parametrized=True``) or the
+    original one."""
+    if not is_parametrized(module, tensor_name):
+        raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
+    chain = module.parametrizations[tensor_name]
+    if chain.is_tensor:
+        original = chain.original
+        if leave_parametrized:
+            with tw.no_grad():
+                t = getattr(module, tensor_name)
+            original = _store_into(original, t)
+    else:
+        if not leave_parametrized:
+            raise ValueError(
+                "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
+                "parametrized in terms of a sequence of tensors."
+            )
+        with tw.no_grad():
+            t = getattr(module, tensor_name)
+        if isinstance(chain.original0, Parameter):
+            original = Parameter(t.detach(), t.requires_grad)
+        else:
+            original = t.detach().requires_grad_(t.requires_grad)
+    delattr(module.__class__, tensor_name)
+    del module.parametrizations[tensor_name]
+    _register_parameter_or_buffer(module, tensor_name, original)
+    if not is_parametrized(module):
+        delattr(module, "parametrizations")
+        module.__class__ = module.__class__.__bases__[0]
+    return module
+
+
+def type_before_parametrizations(module: Module) -> type:
+    """The module's class, not the subclass made for its parametrizations."""
+    if is_parametrized(module):
+        return module.__class__.__bases__[0]
+    return type(module)
