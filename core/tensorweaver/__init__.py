@@ -407,6 +407,7 @@ _LAZY = {
     "accelerator": "tensorweaver.accelerator",
     "linalg": "tensorweaver.linalg",
     "fft": "tensorweaver.fft",
+    "func": "tensorweaver.func",
 }
 
 _from = _methods.names_in

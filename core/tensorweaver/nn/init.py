@@ -106,6 +106,41 @@ def eye_(tensor: Tensor) -> Tensor:
         return tensor.copy_(tw.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-d convolution weight with the Dirac delta: each of the first
+    ``min(out_channels // groups, in_channels)`` output channels of a group passes its input
+    channel through unchanged (a one at the kernel's centre), zeros elsewhere."""
+    if tensor.dim() not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = tensor.shape[0] // groups
+    centre = tuple(n // 2 for n in tensor.shape[2:])
+    values = np.zeros(tuple(tensor.shape))
+    for g in range(groups):
+        for d in range(min(per_group, tensor.shape[1])):
+            values[(g * per_group + d, d, *centre)] = 1
+    with tw.no_grad():
+        return tensor.copy_(tw.tensor(values, dtype=tensor.dtype, device=tensor.device))
+
+
+def sparse_(
+    tensor: Tensor, sparsity: float, std: float = 0.01, generator: Optional[Generator] = None
+) -> Tensor:
+    """Fill a 2-d tensor from N(0, ``std``²), then zero ``ceil(sparsity * rows)`` randomly
+    chosen rows of each column."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    zeros = math.ceil(sparsity * rows)
+    with tw.no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            picked = tw.randperm(rows, generator=generator)[:zeros]
+            tensor[picked, col] = 0
+    return tensor
+
+
 def xavier_uniform_(
     tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None
 ) -> Tensor:

@@ -22,7 +22,7 @@ from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import special, spellings, structure, views
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.rank import check_ndim
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import Size, Tensor
 
 
 def _reversed(op: Any) -> Any:
@@ -191,6 +191,19 @@ def _new_full(
         device=self if device is None else device,
         requires_grad=requires_grad,
     )
+
+
+def _new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
+    """The legacy constructor ``x.new(...)`` with ``x``'s dtype (and device): ``new()``
+    empty, ``new(2, 3)`` or ``new(size)`` zeros of that size (there is no uninitialised
+    memory), ``new(data)`` a tensor of the data."""
+    if not args:
+        return self.new_zeros((0,), device=device)
+    if isinstance(args[0], Size) or all(isinstance(a, int) for a in args):
+        return self.new_zeros(*args, device=device)
+    if len(args) != 1:
+        raise TypeError(f"new(): expected sizes (ints) or one data argument, got {args}")
+    return self.new_tensor(args[0], device=device)
 
 
 def _new_filled(name: str, fill_value: int) -> Any:
@@ -496,6 +509,7 @@ _METHODS: dict[str, Any] = {
     "bool": _dtype_method(dtypes.bool_),
     "cpu": _cpu,
     "cuda": _cuda,
+    "new": _new,
     "new_tensor": _new_tensor,
     "new_full": _new_full,
     "new_zeros": _new_filled("new_zeros", 0),

@@ -542,6 +542,25 @@ class Module:
 
         return self._apply(convert)
 
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Give every parameter and buffer new memory on ``device`` (zeros here: there is no
+        uninitialised memory), as after ``meta``-device construction; ``recurse=False``:
+        only this module's own."""
+
+        def empty(t: Tensor) -> Tensor:
+            return tw.zeros_like(t, device=device)
+
+        if recurse:
+            return self._apply(empty)
+        with tw.no_grad():
+            for param in self._parameters.values():
+                if param is not None:
+                    param.data = empty(param.data)
+            for name, buf in self._buffers.items():
+                if buf is not None:
+                    self._buffers[name] = empty(buf)
+        return self
+
     def _cast(self, dtype: DType) -> Module:
         return self._apply(
             lambda t: t.to(dtype) if t.dtype.is_floating_point and t.dtype is not dtype else t
