@@ -370,3 +370,20 @@ def test_masked_fill_with_a_0d_tensor_value_checks_its_range_like_torch(backend)
             assert results[1] is results[0], (dtype, value)
         else:
             assert_like_torch(results[1], results[0])
+
+
+def test_fmod_with_every_dtype_and_scalar_kind_like_torch(backend):
+    """fmod of bools, uint8 with -1 (wraps to 255 as the result dtype), complex (refused),
+    integers exactly and floats as C's fmod."""
+    for dtype in filter(supports, DTYPES):
+        for scalar in [True, 3, -3, 2.5, -0.5, 300, -1, math.inf, 1 + 2j]:
+            results = []
+            for m in (torch, tw):
+                try:
+                    results.append(m.fmod(_data(m, dtype), scalar))
+                except Exception as error:
+                    results.append(builtin_class(error))
+            if isinstance(results[0], type):
+                assert results[1] is results[0], (dtype, scalar)
+            else:
+                assert_like_torch(results[1], results[0])

@@ -147,9 +147,15 @@ def fmod(input: Tensor, other: Any) -> Tensor:
     Computed as ±(|input| mod |other|), which is exact (no rounded quotient)."""
     _need_tensor("fmod", "input", 1, input)
     ew.check_divisor("fmod", input, other)
-    magnitude = ew.abs(other) if isinstance(other, Tensor) else abs(other)
-    rest = ew.remainder(ew.abs(input), magnitude)
-    return ew.where(ew.lt(input, 0), ew.neg(rest), rest)
+    ew.refuse_complex("fmod", "not implemented for complex numbers", input, other)
+    dtype = result_type(input, other)
+    if dtype.kind in "iu":  # exact: input - trunc(input / other) * other
+        quotient = ew.div(input, other, rounding_mode="trunc")
+        return ew.sub(ew.cast(input, dtype), ew.mul(quotient, other))
+    x = ew.cast(input, dtype)
+    magnitude = ew.abs(other) if isinstance(other, Tensor) else abs(float(other))
+    rest = ew.remainder(ew.abs(x), magnitude)
+    return ew.where(ew.lt(x, 0), ew.neg(rest), rest)
 
 
 def frac(input: Tensor) -> Tensor:
