@@ -272,6 +272,7 @@ from tensorweaver.ops.spellings import (
     renorm,
     rot90,
     row_stack,
+    rsub,
     select,
     softmax,
     split_with_sizes,

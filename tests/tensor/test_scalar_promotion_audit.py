@@ -387,3 +387,47 @@ def test_fmod_with_every_dtype_and_scalar_kind_like_torch(backend):
                 assert results[1] is results[0], (dtype, scalar)
             else:
                 assert_like_torch(results[1], results[0])
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda m: m.zeros(3, dtype=m.uint8).scatter(0, m.tensor([0, 2]), 300),
+        lambda m: m.zeros(3, dtype=m.uint8).scatter(0, m.tensor([0, 2]), -1),
+        lambda m: m.zeros(3, dtype=m.int64).scatter(0, m.tensor([0, 2]), float("nan")),
+        lambda m: m.zeros(3, dtype=m.int64).scatter(0, m.tensor([1]), 2.7),
+        lambda m: m.softmax(m.ones(2, dtype=m.int64), 0),
+        lambda m: m.ones(2, dtype=m.int64).log_softmax(0),
+        lambda m: m.softmax(m.ones(2, dtype=m.int64), 0, dtype=m.float64),
+        lambda m: m.tensor([True, False]).topk(1),
+        lambda m: m.rsub(m.ones(2), 3, alpha=2),
+        lambda m: m.rsub(m.arange(3), m.tensor([5, 6, 7])),
+        lambda m: m.zeros(2, dtype=m.float16).add_(m.ones(2, dtype=m.float16), alpha=2**40),
+        lambda m: m.zeros(2, dtype=m.float32).sub_(m.ones(2), alpha=0.25),
+    ],
+    ids=[
+        "scatter-300-uint8",
+        "scatter-minus1-uint8",
+        "scatter-nan-int",
+        "scatter-float-int",
+        "softmax-int",
+        "log_softmax-int",
+        "softmax-int-dtype",
+        "topk-bool",
+        "rsub-number",
+        "rsub-tensor",
+        "add_-alpha-overflow",
+        "sub_-alpha",
+    ],
+)
+def test_values_and_refusals_of_scatter_softmax_topk_rsub_like_torch(backend, op):
+    results = []
+    for m in (torch, tw):
+        try:
+            results.append(op(m))
+        except Exception as error:
+            results.append(builtin_class(error))
+    if isinstance(results[0], type):
+        assert results[1] is results[0]
+    else:
+        assert_like_torch(results[1], results[0])

@@ -432,6 +432,7 @@ def scatter(
     if src is None:
         src = value
     if not isinstance(src, Tensor):
+        src = fill_value(src, x.dtype, "scatter")  # PyTorch's range checks and wrapping
         src = mv.expand(Tensor(x.backend.full((), src, x.dtype), x.backend, x.dtype), index.shape)
     return scatter_unchecked(x, d, index, _src_for(x, index, src, "scatter"))
 

@@ -589,6 +589,7 @@ def _scaled_add(general: Any, sign: int) -> Any:
             and not ((self.requires_grad or other.requires_grad) and is_grad_enabled())
             and getattr(self.backend, "foreach_add", None) is not None
         ):
+            ew.scalar_argument(general.__name__, "alpha", alpha, self.dtype)  # PyTorch's checks
             (native,) = self.backend.foreach_add([self.native], [other.native], sign * alpha)
             return self._assign(Tensor(native, self.backend, self.dtype), general.__name__)
         return general(self, other, *args, **kwargs)

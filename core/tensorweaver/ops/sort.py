@@ -72,6 +72,8 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, in order
     (``sorted=False`` allows any order; they come sorted anyway)."""
     _not_complex("topk", x)
+    if x.dtype is dtypes.bool_:
+        raise RuntimeError("topk does not support bool dtypes (as PyTorch on the CPU); use .int()")
     axis = _axis(dim, x.ndim, "topk")
     size = x.shape[axis] if x.ndim else 1
     if not 0 <= k <= size:

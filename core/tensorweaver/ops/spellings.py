@@ -40,6 +40,11 @@ def positive(input: Tensor) -> Tensor:
     return input
 
 
+def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * input`` (``torch.rsub``: subtraction with its operands reversed)."""
+    return ew.sub(other, input, alpha=alpha)
+
+
 def ravel(input: Tensor) -> Tensor:
     return views.reshape(input, -1)
 

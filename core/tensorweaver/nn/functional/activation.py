@@ -291,6 +291,11 @@ def _shifted(x: Tensor, axis: int) -> Tensor:
 def _softmax_like(
     name: str, reference: Callable[[Tensor, int], Tensor], x: Tensor, axis: int
 ) -> Tensor:
+    if x.dtype.kind not in "fc":
+        raise NotImplementedError(
+            f"{name}: not implemented for {x.dtype.name} input; convert it to a floating "
+            "point dtype first, or pass dtype=tw.float32"
+        )
     if x.dim() == 0:  # one element, as PyTorch reads a 0-d input
         return fused_or_reference(name, reference, (x.unsqueeze(0),), 0).squeeze(0)
     return fused_or_reference(name, reference, (x,), axis)
