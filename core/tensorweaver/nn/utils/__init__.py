@@ -8,6 +8,12 @@ from tensorweaver.nn.utils.clip_grad import (
     get_total_norm,
 )
 from tensorweaver.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from tensorweaver.nn.utils.fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
 from tensorweaver.nn.utils.init import skip_init
 from tensorweaver.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from tensorweaver.nn.utils.weight_norm import remove_weight_norm, weight_norm
@@ -16,6 +22,10 @@ __all__ = [
     "clip_grad_norm_",
     "clip_grad_value_",
     "clip_grads_with_norm_",
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
     "fusion",
     "get_total_norm",
     "parameters_to_vector",

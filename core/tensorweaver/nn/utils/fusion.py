@@ -60,7 +60,7 @@ def fuse_conv_bn_weights(
     weight = (conv_w * scale.reshape(shape)).to(conv_w.dtype)
     bias_dtype = conv_w.dtype if conv_b is None else conv_b.dtype
     bias = _folded_bias(conv_b, scale, bn_rm, bn_b, bias_dtype)
-    bias_grad = conv_w.requires_grad if conv_b is None else conv_b.requires_grad
+    bias_grad = False if conv_b is None else conv_b.requires_grad  # zeros, as PyTorch's
     return Parameter(weight, conv_w.requires_grad), Parameter(bias, bias_grad)
 
 
@@ -78,7 +78,7 @@ def fuse_linear_bn_weights(
     weight = linear_w * scale.unsqueeze(-1).to(linear_w.dtype)
     bias_dtype = linear_w.dtype if linear_b is None else linear_b.dtype
     bias = _folded_bias(linear_b, scale, bn_rm, bn_b, bias_dtype)
-    bias_grad = linear_w.requires_grad if linear_b is None else linear_b.requires_grad
+    bias_grad = False if linear_b is None else linear_b.requires_grad  # zeros, as PyTorch's
     return Parameter(weight, linear_w.requires_grad), Parameter(bias, bias_grad)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import tensorweaver as tw
 from tensorweaver.nn.modules.container import ModuleDict, ModuleList
@@ -54,16 +54,34 @@ def _register_parameter_or_buffer(module: Module, name: str, value: Tensor) -> N
         module.register_buffer(name, value)
 
 
-def _store_into(original: Tensor, value: Tensor) -> Tensor:
-    """``value`` written into ``original`` in place when shapes and dtypes agree (the same
-    object stays registered with optimizers), else a new tensor of ``original``'s kind."""
+def _store_into(original: Tensor, value: Any) -> Tensor:
+    """``value`` written into ``original`` (the same object stays registered with optimizers;
+    a new shape is taken as ``.data``): it may not change the dtype, as in PyTorch."""
+    if not isinstance(value, Tensor):
+        raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
+    if value.dtype != original.dtype:
+        raise ValueError(
+            f"The tensor returned by `right_inverse` has dtype {value.dtype} while `original` "
+            f"has dtype {original.dtype}; a parametrization may not change the dtype"
+        )
     with tw.no_grad():
-        if original.shape == value.shape and original.dtype == value.dtype:
+        if original.shape == value.shape:
             original.copy_(value)
-            return original
-    if isinstance(original, Parameter):
-        return Parameter(value.detach(), original.requires_grad)
-    return value.detach().requires_grad_(original.requires_grad)
+        else:
+            original.data = value.detach().clone()
+    return original
+
+
+def _right_inverse(module: Module, value: Any) -> Any:
+    """``module.right_inverse(value)``, or ``value`` where it has none or it raises
+    NotImplementedError (then the parametrization keeps the tensor as it is)."""
+    inverse = getattr(module, "right_inverse", None)
+    if inverse is None:
+        return value
+    try:
+        return inverse(value)
+    except NotImplementedError:
+        return value
 
 
 class ParametrizationList(ModuleList):
@@ -79,8 +97,7 @@ class ParametrizationList(ModuleList):
         with tw.no_grad():
             new = original
             for module in reversed(self):  # type: ignore[call-overload]
-                if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                new = _right_inverse(module, new)
         if not isinstance(new, Tensor) and not isinstance(new, Sequence):
             raise ValueError(
                 "'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
@@ -120,7 +137,7 @@ class ParametrizationList(ModuleList):
             for module in reversed(self):  # type: ignore[call-overload]
                 if hasattr(module, "right_inverse"):
                     value = module.right_inverse(value)
-                elif not self.unsafe:
+                else:  # (unsafe only waives the shape and dtype checks)
                     raise RuntimeError(
                         f"parametrization {type(module).__name__} does not implement right_inverse."
                     )
@@ -195,6 +212,12 @@ def register_parametrization(
                     "Registering a parametrization may not change the shape or dtype of the "
                     "tensor (unsafe=True allows it)"
                 )
+            Z = _right_inverse(parametrization, Y)
+            if not isinstance(Z, Tensor) or Z.dtype != Y.dtype or Z.shape != Y.shape:
+                raise ValueError(
+                    "The parametrization's right_inverse must return a tensor of the shape and "
+                    f"dtype of the tensor it inverts ({Y.dtype} {tuple(Y.shape)})"
+                )
         chain.append(parametrization)
         chain.unsafe |= unsafe
     elif tensor_name in module._buffers or tensor_name in module._parameters:
@@ -228,19 +251,27 @@ def remove_parametrizations(
         if leave_parametrized:
             with tw.no_grad():
                 t = getattr(module, tensor_name)
-            original = _store_into(original, t)
+            if t.dtype != original.dtype:
+                raise ValueError(
+                    f"remove_parametrizations: the parametrized tensor has dtype {t.dtype}, "
+                    f"the original {original.dtype}; use leave_parametrized=False"
+                )
+            with tw.no_grad():
+                if t.shape == original.shape:
+                    original.copy_(t)
+                else:
+                    original.data = t.detach().clone()
     else:
         if not leave_parametrized:
             raise ValueError(
                 "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
                 "parametrized in terms of a sequence of tensors."
             )
-        with tw.no_grad():
-            t = getattr(module, tensor_name)
-        if isinstance(chain.original0, Parameter):
-            original = Parameter(t.detach(), t.requires_grad)
+        t = getattr(module, tensor_name)  # with grad: whether it needs one is kept
+        if isinstance(chain.original0, Parameter) and t.requires_grad:
+            original = Parameter(t.detach())
         else:
-            original = t.detach().requires_grad_(t.requires_grad)
+            original = t.detach()
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
     _register_parameter_or_buffer(module, tensor_name, original)

@@ -22,6 +22,8 @@ def norm_except_dim(v: Tensor, pow: float, dim: int) -> Tensor:
     (``dim=-1``: over the whole tensor, a 0-d result, as PyTorch's ``norm_except_dim``)."""
     if dim == -1:
         return v.abs().pow(pow).sum().pow(1.0 / pow)
+    if dim < 0:  # -1 is the whole tensor (above); other negative dims count from the end
+        dim += v.ndim
     dims = tuple(d for d in range(v.ndim) if d != dim)
     if not dims:
         return v.abs()
@@ -37,7 +39,7 @@ class WeightNorm:
     """The forward pre-hook that recomputes ``module.<name>`` from ``<name>_g`` and
     ``<name>_v``."""
 
-    def __init__(self, name: str, dim: int) -> None:
+    def __init__(self, name: str, dim: Optional[int]) -> None:
         self.name = name
         self.dim = -1 if dim is None else dim
 
@@ -53,7 +55,7 @@ class WeightNorm:
                 raise RuntimeError(
                     f"Cannot register two weight_norm hooks on the same parameter {name}"
                 )
-        fn = WeightNorm(name, -1 if dim is None else dim)
+        fn = WeightNorm(name, dim)
         weight = getattr(module, name)
         if not isinstance(weight, Parameter):
             raise TypeError(
