@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import math
 import warnings
 from functools import lru_cache
@@ -383,6 +384,13 @@ def floor_divide(a: Operand, b: Operand) -> Tensor:
 
 def _floor_divide(a: Operand, b: Operand) -> Tensor:
     _ordered("floor_divide", a, b)
+    if (
+        isinstance(a, Tensor)
+        and a.dtype in _HALF
+        and type(b) in (int, float)
+        and not _exact_in(b, a.dtype)
+    ):  # by a number the dtype cannot hold: in float32, as PyTorch's CPU kernel
+        return cast(_floor_divide(cast(a, dtypes.float32), b), a.dtype)
     a, b, backend, dtype, an, bn = _operands("floor_divide", a, b, _same)
     return apply("floor_divide", backend.floordiv(an, bn), dtype, (a, b))
 
@@ -975,8 +983,15 @@ def lerp(start: Tensor, end: Tensor, weight: Operand) -> Tensor:
         )
     if isinstance(weight, complex) and start.dtype.kind != "c":
         raise RuntimeError(f"lerp: a complex weight cannot be converted to {start.dtype.name}")
-    name = "LerpBackward1" if isinstance(weight, Tensor) else "LerpBackward0"
-    return labelled(add(start, mul(weight, sub(end, start))), name, start)
+    # PyTorch's form: from the nearer end, so that weight 1 gives ``end`` exactly
+    diff = sub(end, start)
+    if isinstance(weight, Tensor):
+        near_start = lt(abs(weight), 0.5)
+        out = where(near_start, add(start, mul(weight, diff)), sub(end, mul(diff, sub(1, weight))))
+        return labelled(out, "LerpBackward1", start)
+    if builtins.abs(weight) < 0.5:
+        return labelled(add(start, mul(weight, diff)), "LerpBackward0", start)
+    return labelled(sub(end, mul(diff, 1 - weight)), "LerpBackward0", start)
 
 
 def _product_value(fn: str, value: Any, dtype: DType) -> Any:
@@ -998,6 +1013,9 @@ def addcmul(x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1) -> Tensor:
             "addcmul: not implemented for bool tensors; convert them with .int() first"
         )
     value = _product_value("addcmul", value, dtype)
+    if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
+        wide = addcmul(cast(x, dtypes.float32), cast(t1, dtypes.float32), t2, value=value)
+        return cast(wide, dtype)
     return add(x, mul(mul(t1, t2), value) if value != 1 else mul(t1, t2))
 
 
@@ -1009,5 +1027,9 @@ def addcdiv(x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1) -> Tensor:
             "tensor2 to a floating-point dtype (true division), or use tw.div(tensor1, "
             "tensor2, rounding_mode='trunc') for the old integer behaviour"
         )
-    value = _product_value("addcdiv", value, result_type(x, t1, t2))
+    dtype = result_type(x, t1, t2)
+    value = _product_value("addcdiv", value, dtype)
+    if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
+        wide = addcdiv(cast(x, dtypes.float32), cast(t1, dtypes.float32), t2, value=value)
+        return cast(wide, dtype)
     return add(x, mul(div(t1, t2), value) if value != 1 else div(t1, t2))

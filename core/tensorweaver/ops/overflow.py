@@ -22,6 +22,7 @@ float64; :func:`host_array` sorts that out.
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -137,6 +138,13 @@ def check_fits(values: np.ndarray, dtype: DType, fn: str) -> None:
 def fill_value(value: Any, dtype: DType, fn: str) -> Any:
     """A number for ``full`` as the backend should get it for ``dtype`` (an int in range for
     integer dtypes), after PyTorch's overflow checks; other values are returned as they are."""
+    kind = type(value)
+    if (kind is float or kind is int) and dtype.kind == "f":  # the usual case, quickly
+        if kind is float:
+            if not abs(value) > _FLOAT_MAX[dtype] or abs(value) == math.inf:  # NaN passes
+                return value
+        elif _INT64[0] <= value <= _INT64[1] and abs(value) <= _FLOAT_MAX[dtype]:
+            return value
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, complex) and dtype is dtypes.bool_:

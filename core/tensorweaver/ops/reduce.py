@@ -241,6 +241,9 @@ def var(
     return labelled(ew.div(total, n - correction if n > correction else 0), "VarBackward0", x)
 
 
+_HALF = (dtypes.float16, dtypes.bfloat16)
+
+
 def std(
     x: Tensor,
     dim: Dim = None,
@@ -249,6 +252,15 @@ def std(
     keepdim: bool = False,
     unbiased: bool | None = None,
 ) -> Tensor:
+    if x.dtype in _HALF:  # the variance of thousands overflows half: in float32, as PyTorch
+        wide = var(
+            ew.cast(x, dtypes.float32),
+            dim,
+            correction=correction,
+            keepdim=keepdim,
+            unbiased=unbiased,
+        )
+        return labelled(ew.cast(ew.sqrt(wide), x.dtype), "StdBackward0", x)
     out = ew.sqrt(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
     return labelled(out, "StdBackward0", x)
 
@@ -299,6 +311,8 @@ def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
         )
     if x.dtype.kind == "c":  # the norms of the moduli, as PyTorch's
         x = ew.abs(x)
+    if x.dtype in _HALF:  # sums of powers overflow half: in float32, rounded once
+        return ew.cast(_norm(ew.cast(x, dtypes.float32), p, dim, keepdim), x.dtype)
     if p == 2 or p == "fro":
         return _root(sum(ew.mul(x, x), dim, keepdim), 2)
     if p == math.inf:
