@@ -28,6 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweaver.amp import autocast_dtype
+from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.ops.creation import get_default_dtype
@@ -45,8 +46,32 @@ def _meta(t: Any) -> Any:
     return (t.shape, t.dtype, id(t.backend), t.requires_grad)
 
 
+def tensor_hooks(t: Tensor) -> tuple:
+    """The gradient hooks registered on leaf ``t`` (a step traced without them runs other
+    code than one with them)."""
+    key = id(t)
+    grad, after = GRAD_HOOKS.get(key), POST_ACCUMULATE_HOOKS.get(key)
+    if grad is None and after is None:
+        return ()
+    return (*(grad or {}).values(), None, *(after or {}).values())
+
+
+def module_numbers(m: Module) -> tuple:
+    """The Python numbers a module holds as attributes (a Dropout's ``p``, a LeakyReLU's
+    slope): its forward may have baked them into the trace."""
+    return tuple(
+        (name, number_sig(v))
+        for name, v in vars(m).items()
+        if type(v) in SCALARS and name != "training"
+    )
+
+
+#: A module's hook tables: a hook added or removed after tracing changes what a step runs.
+MODULE_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+
+
 def _tensor_sig(t: Tensor) -> tuple:
-    return (id(t), _meta(t), _meta(t.grad))
+    return (id(t), _meta(t), _meta(t.grad), tensor_hooks(t))
 
 
 def freeze(value: Any, arrays: list | None = None) -> Any:
@@ -245,7 +270,16 @@ def modules_sig(modules: list[Module]) -> tuple:
     return tuple(
         (
             # A module swapped for another (a ReLU for a Tanh) runs other code.
-            tuple((type(m), id(m), m.training) for m in module.modules()),
+            tuple(
+                (
+                    type(m),
+                    id(m),
+                    m.training,
+                    *(tuple(getattr(m, h).values()) for h in MODULE_HOOKS),
+                    module_numbers(m),
+                )
+                for m in module.modules()
+            ),
             tuple(_tensor_sig(p) for p in module.parameters()),
             tuple(_tensor_sig(b) for b in module.buffers()),
         )

@@ -27,7 +27,7 @@ import math
 from operator import is_
 from typing import Any
 
-from tensorweaver.compiler.state import SCALARS, freeze
+from tensorweaver.compiler.state import MODULE_HOOKS, SCALARS, freeze, tensor_hooks
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.optim.optimizer import Optimizer
 from tensorweaver.tensor import Tensor
@@ -42,12 +42,14 @@ _WALKS = (
     "named_buffers",
     "buffers",
 )
-_STORES = ("_modules", "_parameters", "_buffers")
+_STORES = ("_modules", "_parameters", "_buffers", *MODULE_HOOKS)
 
 
 def checks_names(names: dict) -> None:
     """Add the helpers the checks below call to a guard's ``names``."""
-    names.update(is_=is_, freeze=freeze, copysign=math.copysign, Tensor=Tensor)
+    names.update(
+        is_=is_, freeze=freeze, copysign=math.copysign, Tensor=Tensor, hooks_of=tensor_hooks
+    )
 
 
 def tensor_checks(expr: str, t: Tensor, tag: str, names: dict, grad: bool = True) -> list[str]:
@@ -62,6 +64,8 @@ def tensor_checks(expr: str, t: Tensor, tag: str, names: dict, grad: bool = True
         checks.append(f"{expr}.requires_grad is R{tag}")
     if not grad:
         return checks
+    names[f"H{tag}"] = tensor_hooks(t)
+    checks.append(f"hooks_of({expr}) == H{tag}")
     if t.grad is None:
         return checks + [f"{expr}.grad is None"]
     return checks + [
@@ -117,6 +121,12 @@ def modules_checks(modules: list[Module], names: dict) -> list[str] | None:
         for store in _STORES:
             values = tuple(getattr(module, store).values())
             checks.append(_same_values(f"M{k}.{store}", values, f"M{k}{store}", names))
+        for i, (name, value) in enumerate(vars(module).items()):
+            if type(value) in SCALARS and name != "training":
+                check = scalar_check(f"M{k}.__dict__.get({name!r})", value, f"M{k}n{i}", names)
+                if check is None:
+                    return None
+                checks.append(check)
     for k, t in enumerate(tensors.values()):
         names[f"MT{k}"] = t
         checks += tensor_checks(f"MT{k}", t, f"MT{k}", names)
