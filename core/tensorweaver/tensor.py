@@ -57,6 +57,21 @@ _WRITES: dict[int, int] = {}
 #: The tensors (by id) whose in-place change is being written back into their bases: the
 #: bases' refresh of their views leaves them alone (they hold the new values already).
 _WRITING: set[int] = set()
+#: ``(base, (axis, start, stop))`` for each write-back under way from a view that holds such
+#: a run of its base: the base's views over other runs of that axis keep their values (else
+#: writing through each of n held rows would reread all n: quadratic).
+_REGIONS: list[tuple] = []
+
+
+def _apart(written: tuple, region: tuple | None) -> bool:
+    """Whether two runs along one axis share no element."""
+    return (
+        region is not None
+        and written[0] == region[0]
+        and (written[2] <= region[1] or region[2] <= written[1])
+    )
+
+
 #: How many ``fill_`` write-backs are under way (they may write through repeated elements).
 _FILLING = [0]
 #: The in-place ops that PyTorch lets write one value through elements an ``expand()``
@@ -508,11 +523,18 @@ class Tensor:
                     base._take(self.native)
                 if self._view_of is not None:
                     viewed, write = self._view_of
-                    if recorded:
-                        write(viewed, self)
-                    else:
-                        with no_grad():  # a change the graph does not see, as the alias's
+                    region = getattr(write, "region", None)
+                    if region is not None:  # the base's views outside it need no reread
+                        _REGIONS.append((viewed, region))
+                    try:
+                        if recorded:
                             write(viewed, self)
+                        else:
+                            with no_grad():  # a change the graph does not see, as the alias's
+                                write(viewed, self)
+                    finally:
+                        if region is not None:
+                            _REGIONS.pop()
             finally:
                 _WRITING.discard(id(self))
         if self._views is not None:
@@ -520,11 +542,12 @@ class Tensor:
 
     # -- views that follow their base -------------------------------------------------------
 
-    def _follow(self, view: Tensor, read: Any) -> None:
+    def _follow(self, view: Tensor, read: Any, region: tuple | None = None) -> None:
         """Keep ``view`` up to date with this tensor's later in-place changes, as a PyTorch
         view over the same memory is: ``read(self)`` recomputes it (None: ``view`` is a
-        ``detach()`` alias, which takes this tensor's array as it is)."""
-        entry = (weakref.ref(view), read, view._node is not None)
+        ``detach()`` alias, which takes this tensor's array as it is). ``region``: the
+        ``(axis, start, stop)`` of this tensor the view holds, where it is such a run."""
+        entry = (weakref.ref(view), read, view._node is not None, region)
         views = self._views
         if views is None:
             self._views = [entry]
@@ -537,13 +560,14 @@ class Tensor:
     def _refresh_views(self) -> None:
         """Bring this tensor's live views and aliases to its current value (after a change),
         except those whose own change is being written back (they have it already)."""
+        written = _REGIONS[-1][1] if _REGIONS and _REGIONS[-1][0] is self else None
         alive = []
         for entry in self._views:
             view = entry[0]()
             if view is None:
                 continue
             alive.append(entry)
-            if id(view) not in _WRITING:
+            if id(view) not in _WRITING and not (written and _apart(written, entry[3])):
                 view._reread(self, entry[1], entry[2])
         self._views = alive or None
 

@@ -39,13 +39,44 @@ Write = Callable[[Tensor, Tensor], Any]
 Read = Callable[[Tensor], Tensor]
 
 
-def as_view(out: Tensor, base: Tensor, write: Write, read: Read) -> Tensor:
+def as_view(
+    out: Tensor, base: Tensor, write: Write, read: Read, region: tuple | None = None
+) -> Tensor:
     """``out``, marked as a view of ``base`` that ``write(base, value)`` writes back to and
-    ``read(base)`` computes again after a change of ``base``."""
+    ``read(base)`` computes again after a change of ``base``; ``region``: the ``(axis,
+    start, stop)`` run of ``base`` it holds, where it is one (``write`` is then its own)."""
     if out is not base:
+        if region is not None:
+            write.region = region  # type: ignore[attr-defined]
         out._view_of = (base, write)
-        base._follow(out, read)
+        base._follow(out, read, region)
     return out
+
+
+def _region(index: Any, shape: tuple) -> tuple | None:
+    """The ``(axis, start, stop)`` run a basic index selects: every element of every axis but
+    one, and a run of that one (``x[i]``, ``x[a:b]``, ``x[:, i]``); else None."""
+    entries = index if type(index) is tuple else (index,)
+    found = None
+    for d, entry in enumerate(entries):
+        if type(entry) is slice and entry == _ALL:
+            continue
+        if found is not None or d >= len(shape):
+            return None
+        if type(entry) is int:
+            i = entry + shape[d] if entry < 0 else entry
+            found = (d, i, i + 1)
+        elif type(entry) is slice:
+            start, stop, step = entry.indices(shape[d])
+            if step != 1:
+                return None
+            found = (d, start, max(start, stop))
+        else:  # None or Ellipsis
+            return None
+    return found
+
+
+_ALL = slice(None)
 
 
 def _write_at(index: Any) -> Write:
@@ -86,7 +117,8 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     out = ix.getitem(x, index)
     if not _is_basic(index):
         return out
-    return as_view(out, x, _write_at(index), lambda base: ix.getitem(base, index))
+    read = lambda base: ix.getitem(base, index)  # noqa: E731
+    return as_view(out, x, _write_at(index), read, _region(index, x.shape))
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -98,6 +130,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
         x,
         _write_along(d, slice(start, start + length)),
         lambda base: mv.narrow(base, d, start, length),
+        (d, start, start + length),
     )
 
 
@@ -106,7 +139,8 @@ def _pieces(x: Tensor, pieces: tuple[Tensor, ...], d: int) -> tuple[Tensor, ...]
     start = 0
     for piece in pieces:
         size = piece.shape[d]
-        as_view(piece, x, _write_along(d, slice(start, start + size)), _narrowing(d, start, size))
+        write = _write_along(d, slice(start, start + size))
+        as_view(piece, x, write, _narrowing(d, start, size), (d, start, start + size))
         start += size
     return pieces
 
@@ -128,7 +162,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     pieces = mv.unbind(x, dim)
     for i, piece in enumerate(pieces):
         key = (slice(None),) * d + (i,)
-        as_view(piece, x, _write_at(key), _selecting(key))
+        as_view(piece, x, _write_at(key), _selecting(key), (d, i, i + 1))
     return pieces
 
 
