@@ -39,20 +39,72 @@ def test_half_addcmul_addcdiv_do_not_overflow_in_between(fn: Callable[..., Any])
 
 
 # PyTorch reads a Python int up to 2**64 - 1 for a floating-point tensor (as uint64).
-@pytest.mark.xfail(
-    strict=True,
-    reason="ints in [2**63, 2**64) beside a float tensor raise OverflowError here",
-)
 @pytest.mark.parametrize(
     "fn",
     [
         lambda x: x * 2**63,
         lambda x: x + (2**64 - 1),
         lambda x: x.clamp(max=2**63),
+        lambda x: x.masked_fill(x > 0, 2**64 - 1),
+        lambda x: (2**63 + 5) - x,
     ],
 )
 def test_floats_with_ints_beyond_int64(fn: Callable[..., Any]) -> None:
     _same(fn, "float32", [1.5, -2.25])
+
+
+@pytest.mark.parametrize("fn", [lambda x: x * 2**64, lambda x: x.clamp(max=2**64)])
+def test_ints_beyond_uint64_raise(fn: Callable[..., Any]) -> None:
+    with pytest.raises(OverflowError):
+        fn(torch.tensor([1.5, -2.25]))
+    with pytest.raises(OverflowError):
+        fn(tw.tensor([1.5, -2.25]))
+
+
+def test_int_tensor_with_int_beyond_int64_raises() -> None:
+    # Documented deviation: PyTorch wraps 2**63 to -2**63 and gives [-2**63, 0] here.
+    with pytest.raises(OverflowError, match="does not fit in int64"):
+        tw.tensor([1, 2]) * 2**63
+
+
+# A number too large for the tensor's compute type (float32 for the half types): PyTorch
+# raises in where/addcmul/addcdiv/lerp (they gave inf or NaN here), but converts unchecked
+# in nan_to_num and in plain arithmetic, and a half tensor's 1e6 rounds to inf.
+_BIG_NUMBER_OPS = {
+    "where": lambda lib, x, big: lib.where(x > 1, x, big),
+    "where_first": lambda lib, x, big: lib.where(x > 1, big, x),
+    "addcmul": lambda lib, x, big: x.addcmul(x, x, value=big),
+    "addcdiv": lambda lib, x, big: x.addcdiv(x, x, value=big),
+    "lerp": lambda lib, x, big: x.lerp(x * 2, big),
+    "nan_to_num": lambda lib, x, big: (x / 0).nan_to_num(posinf=big, neginf=-big),
+    "mul": lambda lib, x, big: x * big,
+}
+
+
+@pytest.mark.parametrize("op", sorted(_BIG_NUMBER_OPS))
+@pytest.mark.parametrize(
+    "dtype, big, device",
+    [
+        ("float32", 1e39, "numpy"),
+        ("float32", 1e39, "torch:cpu"),
+        ("float16", 1e6, "numpy"),
+        ("bfloat16", 1e39, "torch:cpu"),
+    ],
+)
+def test_numbers_beyond_the_compute_type(op: str, dtype: str, big: float, device: str) -> None:
+    fn = _BIG_NUMBER_OPS[op]
+    x_torch = torch.tensor([1.0, 2.0, -3.0], dtype=getattr(torch, dtype))
+    x_tw = tw.tensor([1.0, 2.0, -3.0], dtype=getattr(tw, dtype), device=device)
+    try:
+        expected = fn(torch, x_torch, big)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="overflow"):
+            fn(tw, x_tw, big)
+        return
+    got = fn(tw, x_tw, big)
+    np.testing.assert_array_equal(
+        np.asarray(got.float().tolist()), np.asarray(expected.float().tolist())
+    )
 
 
 # lerp as PyTorch computes it: end - (end - start) * (1 - weight) for weight >= 0.5, so that

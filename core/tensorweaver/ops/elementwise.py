@@ -24,7 +24,7 @@ from tensorweaver.ops.apply import (
     labelled,
 )
 from tensorweaver.ops.fusion import fused_kernel
-from tensorweaver.ops.overflow import fill_value
+from tensorweaver.ops.overflow import cast_float, fill_value, float_max
 from tensorweaver.promotion import get_default_dtype, result_type
 from tensorweaver.tensor import Tensor
 
@@ -94,7 +94,11 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _int64_only(value: Any) -> None:
-    """PyTorch's OverflowError for a Python int operand outside int64."""
+    """PyTorch's OverflowError for a Python int operand outside int64.
+
+    Differs from PyTorch: an int in [2**63, 2**64) beside an integer tensor raises here;
+    PyTorch wraps it to a negative int64 and computes with that (``tensor([1]) * 2**63`` is
+    ``-2**63``). Beside a floating-point tensor it is read as a float, as PyTorch does."""
     if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
         raise OverflowError(
             f"int too big to convert: the Python integer {value} does not fit in int64; "
@@ -105,8 +109,13 @@ def _int64_only(value: Any) -> None:
 def scalar_native(backend: Any, value: Any, dtype: DType) -> Any:
     """A 0-d native array holding ``value``, cached: scalar operands are mostly repeats."""
     if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
-        _int64_only(value)  # raises
+        if dtype.kind in "fc" and 0 <= value < 2**64:
+            value = float(value)  # PyTorch reads it as a uint64 beside floats
+        else:
+            _int64_only(value)  # raises
     value = _wrapped(value, dtype)
+    if type(value) is float and dtype.kind == "f":
+        value = cast_float(value, dtype)  # x * 1e39 is inf in float32 (no backend raises)
     key = (value, type(value), dtype, backend)
     if value == 0 and type(value) is not int and type(value) is not bool:
         # 0.0 and -0.0 compare equal but differ: the sign goes into the key (a complex
@@ -817,13 +826,20 @@ def _where_number(number: Operand, other: Operand) -> Operand:
     float16)."""
     if type(number) is int and isinstance(other, Tensor) and other.dtype.kind in "iu":
         return fill_value(number, other.dtype, "where")
+    if (
+        type(number) is float
+        and isinstance(other, Tensor)
+        and other.dtype.kind == "f"
+        and other.dtype not in _HALF
+    ):
+        fill_value(number, other.dtype, "where")  # 1e39 beside float32 raises, as PyTorch
     return number
 
 
 def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
     """``a`` where ``condition`` holds, else ``b`` (all three broadcast together)."""
     _require_tensor("where", condition)
-    if type(a) is int or type(b) is int:
+    if type(a) is not type(b):
         a, b = _where_number(a, b), _where_number(b, a)
     # Fast paths: a bool mask of the tensor's shape and a number that keeps its dtype:
     # where(mask, x, 0.0) (most gradient rules) and where(mask, 0.0, g) (masked_fill's).
@@ -953,18 +969,14 @@ def nan_to_num(
         return complex(*parts)
     if x.dtype.kind != "f":
         return x
-    info = _float_limits(x.dtype)
+    largest = float_max(x.dtype)
+    # PyTorch casts these unchecked: 1e39 is inf in float32
+    nan, posinf, neginf = (
+        None if v is None else cast_float(v, x.dtype) for v in (nan, posinf, neginf)
+    )
     out = where(isnan(x), nan, x)
-    out = where(eq(out, math.inf), info if posinf is None else posinf, out)
-    return where(eq(out, -math.inf), -info if neginf is None else neginf, out)
-
-
-def _float_limits(dtype: DType) -> float:
-    return {
-        "float16": 65504.0,
-        "bfloat16": 3.3895313892515355e38,
-        "float32": 3.4028234663852886e38,
-    }.get(dtype.name, 1.7976931348623157e308)
+    out = where(eq(out, math.inf), largest if posinf is None else posinf, out)
+    return where(eq(out, -math.inf), -largest if neginf is None else neginf, out)
 
 
 def lerp(start: Tensor, end: Tensor, weight: Operand) -> Tensor:
@@ -989,6 +1001,7 @@ def lerp(start: Tensor, end: Tensor, weight: Operand) -> Tensor:
         near_start = lt(abs(weight), 0.5)
         out = where(near_start, add(start, mul(weight, diff)), sub(end, mul(diff, sub(1, weight))))
         return labelled(out, "LerpBackward1", start)
+    _opmath_number("lerp", weight, start.dtype)
     if builtins.abs(weight) < 0.5:
         return labelled(add(start, mul(weight, diff)), "LerpBackward0", start)
     return labelled(sub(end, mul(diff, 1 - weight)), "LerpBackward0", start)
@@ -1002,7 +1015,16 @@ def _product_value(fn: str, value: Any, dtype: DType) -> Any:
         value = value.item()
     if dtype.kind in "biu" or (isinstance(value, complex) and dtype.kind != "c"):
         return fill_value(value, dtype, fn)
-    return value
+    return _opmath_number(fn, value, dtype)
+
+
+def _opmath_number(fn: str, number: Any, dtype: DType) -> Any:
+    """A number an op computes with in ``dtype``'s compute type (float32 for the half types),
+    checked as PyTorch does: 1e39 beside float32 raises, 1e6 beside float16 is fine (the
+    result may still round to inf)."""
+    if type(number) is float or type(number) is int:
+        fill_value(number, dtypes.float32 if dtype in _HALF else dtype, fn)
+    return number
 
 
 def addcmul(x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1) -> Tensor:

@@ -101,6 +101,17 @@ def _each_by_its_type(array: np.ndarray, data: Any, dtype: DType) -> np.ndarray:
     return np.asarray(converted, dtype=np.int64).reshape(values.shape)
 
 
+def float_max(dtype: DType) -> float:
+    """The largest finite value of the floating-point ``dtype``."""
+    return _FLOAT_MAX[dtype]
+
+
+def cast_float(value: float, dtype: DType) -> float:
+    """``value`` as a cast to the floating-point ``dtype`` gives it, overflow included
+    (1e39 is inf in float32): what PyTorch's unchecked conversions of numbers do."""
+    return value if not abs(value) > _FLOAT_MAX[dtype] else math.copysign(math.inf, value)
+
+
 def int_range(dtype: DType) -> tuple[int, int]:
     """The smallest and largest value of the integer ``dtype``."""
     return _INT_RANGE[dtype]
@@ -159,6 +170,8 @@ def fill_value(value: Any, dtype: DType, fn: str) -> Any:
     if not isinstance(value, (int, float)):  # bools are ints
         return value
     if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:
+        if dtype.kind in "fc" and 0 <= value < 2**64:  # PyTorch reads it as a uint64
+            return fill_value(float(value), dtype, fn)
         raise OverflowError(
             f"{fn}: overflow: the fill value {_shown(value)} does not fit in int64, whose range is "
             f"[{_INT64[0]}, {_INT64[1]}]; pass a float for larger numbers"
