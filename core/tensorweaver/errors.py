@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+from tensorweaver.contract.errors import OutOfMemoryError
+
+__all__ = [
+    "BackendError",
+    "DeviceNotFoundError",
+    "OutOfMemoryError",
+    "PluginError",
+    "UnknownBackendError",
+]
+
 
 class BackendError(RuntimeError):
     """A backend or device request that cannot be honoured."""

@@ -19,8 +19,10 @@ import textwrap
 
 import numpy as np
 import pytest
+import tensorweaver as tw
 from tensorweaver import registry
 from tensorweaver.contract import dtypes as d
+from tensorweaver.contract.errors import OutOfMemoryError
 from tensorweaver.contract.records import AVAILABLE, NOT_PROBED, UNAVAILABLE
 from tensorweaver_cunumeric import legate_config, plugin
 
@@ -211,14 +213,33 @@ def test_changed_config_after_start_is_reported():
 
 
 @installed
-@pytest.mark.parametrize("make", ["full", "from_host"])
+@pytest.mark.parametrize(
+    "make", ["full", "from_host", "expand", "pad", "matmul", "fft_c2r", "repeat", "broadcast"]
+)
 def test_array_beyond_sysmem_raises_before_legate_aborts(cpu, make):
+    # Each of these made a lazy array that Legate's mapper later failed to place, aborting
+    # the whole process (tw.ones(2).repeat(2**41) did): the plugin refuses it up front.
     n = legate_config.running()["sysmem_mb"] * 2**20 // 8 + 1
-    with pytest.raises(MemoryError, match=r"--sysmem"):
+    root = int(n**0.5) + 1
+    with pytest.raises(OutOfMemoryError, match=r"--sysmem"):
         if make == "full":
             cpu.full((n,), 0.0, d.float64)
-        else:  # a broadcast view: no host memory behind it
+        elif make == "from_host":  # a broadcast view: no host memory behind it
             cpu.from_host(np.broadcast_to(np.zeros(1), (n,)), d.float64)
+        elif make == "expand":
+            cpu.expand(cpu.full((1,), 0.0, d.float64), (n,))
+        elif make == "pad":
+            cpu.pad(cpu.full((1,), 0.0, d.float64), ((0, n),), 0.0)
+        elif make == "matmul":
+            cpu.matmul(cpu.full((root, 1), 0.0, d.float64), cpu.full((1, root), 0.0, d.float64))
+        elif make == "fft_c2r":
+            cpu.fft_c2r(cpu.full((3,), 0.0, d.complex128), (0,), "backward", n)
+        elif make == "repeat":  # through the core
+            tw.ones(1, dtype=tw.float64, device="cunumeric").repeat(n)
+        else:
+            column = tw.ones(root, 1, dtype=tw.float64, device="cunumeric")
+            column + column.T
+    assert issubclass(OutOfMemoryError, RuntimeError)  # torch.OutOfMemoryError's class
 
 
 @installed

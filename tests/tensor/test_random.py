@@ -404,3 +404,28 @@ def test_like_factories_take_torch_keywords(backend: str) -> None:
     with entered("torch:cpu"):
         moved = tw.rand_like(tw.zeros(2, device="numpy"), device="torch:cpu")
         assert moved.device == "torch:cpu"
+
+
+# randperm(-3) gave an empty tensor, randperm(300, dtype=uint8) wrapped silently, a bool
+# dtype gave all True, and a one-element integer tensor as n raised numpy's AxisError.
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.randperm(-3),
+        lambda m: m.randperm(3.0),
+        lambda m: m.randperm(True),
+        lambda m: m.randperm(m.tensor([3.0])),
+        lambda m: m.randperm(300, dtype=m.uint8),
+        lambda m: m.randperm(129, dtype=m.int8),
+        lambda m: m.randperm(3, dtype=m.bool),
+    ],
+)
+def test_randperm_refuses_as_torch(call: Callable[..., Any]) -> None:
+    raises_like_torch(call)
+
+
+@pytest.mark.parametrize("n", [0, 1, 256])
+def test_randperm_takes_an_integer_tensor_and_a_full_small_dtype(n: int) -> None:
+    got = tw.randperm(tw.tensor(n), dtype=tw.uint8)
+    assert got.dtype is tw.uint8
+    assert sorted(got.tolist()) == list(range(n))

@@ -3,7 +3,8 @@
 A plugin imports only these modules: :mod:`.hookspecs` (the pluggy hooks and the
 API version), :mod:`.ir` (the primitive ops a backend object implements),
 :mod:`.dtypes` (the dtype objects), :mod:`.records` (device records and the
-other plain records hooks return) and :mod:`.fft` (the Fourier primitives' scales).
+other plain records hooks return), :mod:`.fft` (the Fourier primitives' scales) and
+:mod:`.errors` (errors a backend raises that callers catch by class).
 They import nothing from the rest of the core, so the core can change its insides
 without breaking a plugin.
 """

@@ -11,10 +11,12 @@ from typing import Any
 
 from tensorweaver import registry, selection
 from tensorweaver.backends.torch_records import available
+from tensorweaver.contract.errors import OutOfMemoryError
 from tensorweaver.contract.records import DeviceRecord
 from tensorweaver.cuda import amp
 
 __all__ = [
+    "OutOfMemoryError",
     "amp",
     "current_device",
     "device_count",

@@ -567,6 +567,10 @@ def _integers(
     return Tensor(native, backend, dtype)
 
 
+def _integer_tensor(value: Any) -> bool:
+    return isinstance(value, Tensor) and value.dtype.kind in "iu" and value.numel() == 1
+
+
 def randperm(
     n: int,
     *,
@@ -577,6 +581,18 @@ def randperm(
 ) -> Tensor:
     """A random permutation of 0..n-1, drawn on the host (like PyTorch's CPU generator) from
     ``generator`` or the default generator."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) and not _integer_tensor(n):
+        raise TypeError(
+            f"randperm(): argument 'n' (position 1) must be int, not {type(n).__name__}"
+        )
+    n = int(n)  # an integer tensor of one element is read as its value, as PyTorch
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    dtype = dtype or dtypes.int64
+    if dtype is dtypes.bool_:
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    if n and dtype.kind in "iu":
+        overflow.fill_value(n - 1, dtype, "randperm")  # 300 numbers do not fit uint8
     source = rnd.default_generator if generator is None else generator
     order = rnd.draw_permutation(rnd.check_generator(source, "randperm"), n)
-    return tensor(order, dtype=dtype or dtypes.int64, device=device, requires_grad=requires_grad)
+    return tensor(order, dtype=dtype, device=device, requires_grad=requires_grad)

@@ -63,6 +63,7 @@ from functools import reduce
 
 import numpy
 from tensorweaver.contract import dtypes as d
+from tensorweaver.contract.errors import OutOfMemoryError
 from tensorweaver.contract.ir import REQUIRED
 from tensorweaver.contract.records import DeviceRecord
 
@@ -124,11 +125,11 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
             setattr(self, name, scoped(getattr(self, name)))
 
     def _check_fits(self, shape, dtype) -> None:
-        """Raise MemoryError where Legate would abort the whole process instead (an array
+        """Raise OutOfMemoryError where Legate would abort the whole process instead (an array
         larger than the memory it was configured with)."""
         nbytes = math.prod(shape) * numpy.dtype(dtype).itemsize
         if nbytes > self._capacity > 0:  # 0: Legate did not say
-            raise MemoryError(
+            raise OutOfMemoryError(
                 f"{self.device.name}: an array of {nbytes / 2**20:.0f} MiB does not fit the "
                 f"{self._capacity / 2**20:.0f} MiB Legate was started with ({self._memory}); "
                 "Legate would abort the process. Raise it before anything imports legate, e.g. "
@@ -445,6 +446,8 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
     def expand(self, a, shape):
         if tuple(a.shape) == tuple(shape):
             return a
+        # A broadcast view allocates nothing, but what reads it makes an array of its shape.
+        self._check_fits(shape, a.dtype)
         out = cn.broadcast_to(self._dense(a), shape)
         self._broadcasts[id(out)] = out
         return out
@@ -453,6 +456,7 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         if not any(before or after for before, after in widths):
             return a  # also the 0-d case, whose empty widths cuPyNumeric rejects
         shape = tuple(n + before + after for n, (before, after) in zip(a.shape, widths))
+        self._check_fits(shape, a.dtype)
         out = cn.full(shape, value, dtype=a.dtype)
         out[tuple(slice(before, before + n) for n, (before, _) in zip(a.shape, widths))] = a
         return out
@@ -523,6 +527,10 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
     # linalg
     def matmul(self, a, b):
         a, b = self._dense(a), self._dense(b)
+        if a.ndim > 1 and b.ndim > 1:  # (n, 1) @ (1, n) is n * n from 2n numbers
+            batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+            wide = a.dtype if a.dtype.kind in "fc" else _F64
+            self._check_fits((*batch, a.shape[-2], b.shape[-1]), wide)
         if a.dtype.kind in "fc":
             return cn.matmul(a, b)
         product = cn.matmul(a.astype(_F64), b.astype(_F64))

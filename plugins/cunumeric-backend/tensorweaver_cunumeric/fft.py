@@ -59,4 +59,8 @@ class FourierTransforms:
     def fft_c2r(self, a, dims, norm, last_dim_size):
         sizes = [a.shape[d] for d in dims[:-1]] + [last_dim_size]
         want = _real_of(a.dtype)
+        shape = list(a.shape)
+        for d, size in zip(dims, sizes):
+            shape[d] = size
+        self._check_fits(shape, want)  # n is the caller's: it can be any size
         return self._fft_call(a, "irfftn", want, s=sizes, axes=dims, norm=_norm(norm, False))
