@@ -68,6 +68,33 @@ def test_cudnn_switches_default_like_torch_and_reach_torch() -> None:
     assert tw.backends.cudnn is cudnn
 
 
+def test_cuda_matmul_and_attention_switches_as_torch() -> None:
+    # nanoGPT sets torch.backends.cuda.matmul.allow_tf32 first thing: it raised AttributeError.
+    cuda = tw.backends.cuda
+    assert cuda.is_built() is torch.backends.cuda.is_built() is False
+    assert cuda.matmul.allow_tf32 is torch.backends.cuda.matmul.allow_tf32 is False
+    for name in (
+        "allow_fp16_reduced_precision_reduction",
+        "allow_bf16_reduced_precision_reduction",
+    ):
+        assert getattr(cuda.matmul, name) == getattr(torch.backends.cuda.matmul, name)
+    try:
+        cuda.matmul.allow_tf32 = True  # the same setting as the float32 matmul precision
+        assert tw.get_float32_matmul_precision() == torch.get_float32_matmul_precision() == "high"
+        tw.set_float32_matmul_precision("highest")
+        assert cuda.matmul.allow_tf32 is False
+        cuda.enable_flash_sdp(False)
+        assert not cuda.flash_sdp_enabled() and not torch.backends.cuda.flash_sdp_enabled()
+        assert cuda.math_sdp_enabled() is torch.backends.cuda.math_sdp_enabled() is True
+    finally:
+        tw.set_float32_matmul_precision("highest")
+        cuda.enable_flash_sdp(True)
+    with pytest.raises(AttributeError, match="Unknown attribute"):
+        cuda.matmul.allow_tf64 = True
+    with pytest.raises(AttributeError, match="Unknown attribute"):
+        cuda.matmul.allow_tf64  # noqa: B018
+
+
 def test_single_process_distributed_and_build_facts() -> None:
     assert tw.distributed.is_available() is False
     assert tw.distributed.is_initialized() is False

@@ -45,7 +45,8 @@ def load_program(name: str, framework: str) -> types.ModuleType:
         source = rewrite_imports(source)
     module = types.ModuleType(f"ports_{name}_{framework}")
     module.__file__ = str(path)
-    exec(compile(source, str(path), "exec"), module.__dict__)
+    with registered(module):  # a dataclass looks its module up while the class is made
+        exec(compile(source, str(path), "exec"), module.__dict__)
     return module
 
 

@@ -1,5 +1,5 @@
 """Tutorial-style PyTorch programs (seq2seq with attention, a CIFAR ResNet, a char-RNN, a
-tabular MLP, siamese/triplet metric learning) run unchanged on tensorweaver.
+tabular MLP, siamese/triplet metric learning, nanoGPT) run unchanged on tensorweaver.
 
 Each case runs a program of ``programs/`` on torch, then import-rewritten on a tensorweaver
 device from torch's initial weights and with the same random draws (shuffles, dropout masks,
@@ -93,6 +93,15 @@ CASES = {
     "siamese-contrastive": ("siamese", ["--loss", "contrastive"], None),
     # The pytorch/examples siamese network: a head over both embeddings, Sigmoid + BCELoss.
     "siamese-bce": ("siamese", ["--loss", "bce"], None),
+    # nanoGPT's model and training loop: causal SDPA, weight tying, self.apply init, AdamW
+    # decay groups with an inspect.signature "fused" check, lr written into param_groups,
+    # gradient accumulation through a disabled GradScaler, torch.backends.cuda.matmul switches,
+    # a whole checkpoint (optimizer, model args, config) resumed with "_orig_mod." stripped,
+    # crop_block_size, and top-k sampling with a masked setitem of -inf.
+    "nano_gpt": ("nano_gpt", [], None),
+    # The hand-written attention: a registered tril buffer, masked_fill(-inf), dropout, and
+    # LayerNorm without bias.
+    "nano_gpt-manual": ("nano_gpt", ["--manual-attention", "--no-bias", "--dropout", "0.1"], None),
     # The hook-based nn.utils.weight_norm(dim=None) on the embedding's output layer.
     "siamese-weight-norm": ("siamese", ["--weight-norm", "--steps", "5"], None),
     # A spectrally normalized hidden layer (parametrizations.spectral_norm: power iteration

@@ -1,5 +1,5 @@
 """``tw.backends``: PyTorch's per-device-family availability queries and switches."""
 
-from tensorweaver.backends import cudnn, mps
+from tensorweaver.backends import cuda, cudnn, mps
 
-__all__ = ["cudnn", "mps"]
+__all__ = ["cuda", "cudnn", "mps"]
