@@ -1,5 +1,5 @@
 """Tutorial-style PyTorch programs (seq2seq with attention, a CIFAR ResNet, a char-RNN, a
-tabular MLP, siamese/triplet metric learning, nanoGPT) run unchanged on tensorweaver.
+tabular MLP, siamese/triplet metric learning, nanoGPT, DQN) run unchanged on tensorweaver.
 
 Each case runs a program of ``programs/`` on torch, then import-rewritten on a tensorweaver
 device from torch's initial weights and with the same random draws (shuffles, dropout masks,
@@ -102,6 +102,10 @@ CASES = {
     # The hand-written attention: a registered tril buffer, masked_fill(-inf), dropout, and
     # LayerNorm without bias.
     "nano_gpt-manual": ("nano_gpt", ["--manual-attention", "--no-bias", "--dropout", "0.1"], None),
+    # The DQN tutorial: namedtuple replay memory, max(1).indices, a bool mask built from a
+    # tuple of Python bools written through, gather, SmoothL1Loss, AdamW(amsgrad=True),
+    # clip_grad_value_, and the soft target update through state dicts.
+    "dqn": ("dqn", [], None),
     # The hook-based nn.utils.weight_norm(dim=None) on the embedding's output layer.
     "siamese-weight-norm": ("siamese", ["--weight-norm", "--steps", "5"], None),
     # A spectrally normalized hidden layer (parametrizations.spectral_norm: power iteration
