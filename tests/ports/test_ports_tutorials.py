@@ -1,5 +1,6 @@
 """Tutorial-style PyTorch programs (seq2seq with attention, a CIFAR ResNet, a char-RNN, a
-tabular MLP, siamese/triplet metric learning, nanoGPT, DQN) run unchanged on tensorweaver.
+tabular MLP, siamese/triplet metric learning, nanoGPT, DQN, style transfer) run
+unchanged on tensorweaver.
 
 Each case runs a program of ``programs/`` on torch, then import-rewritten on a tensorweaver
 device from torch's initial weights and with the same random draws (shuffles, dropout masks,
@@ -106,6 +107,10 @@ CASES = {
     # tuple of Python bools written through, gather, SmoothL1Loss, AdamW(amsgrad=True),
     # clip_grad_value_, and the soft target update through state dicts.
     "dqn": ("dqn", [], None),
+    # The neural style transfer tutorial: a Sequential rebuilt with add_module while walking
+    # children(), sliced after the last loss module, Gram matrices, and LBFGS on the image
+    # through a closure that clamps it in place under no_grad.
+    "style_transfer": ("style_transfer", [], None),
     # The hook-based nn.utils.weight_norm(dim=None) on the embedding's output layer.
     "siamese-weight-norm": ("siamese", ["--weight-norm", "--steps", "5"], None),
     # A spectrally normalized hidden layer (parametrizations.spectral_norm: power iteration
