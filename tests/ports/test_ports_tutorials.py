@@ -1,6 +1,6 @@
 """Tutorial-style PyTorch programs (seq2seq with attention, a CIFAR ResNet, a char-RNN, a
-tabular MLP, siamese/triplet metric learning, nanoGPT, DQN, style transfer) run
-unchanged on tensorweaver.
+tabular MLP, siamese/triplet metric learning, nanoGPT, DQN, style transfer,
+fast neural style and super-resolution) run unchanged on tensorweaver.
 
 Each case runs a program of ``programs/`` on torch, then import-rewritten on a tensorweaver
 device from torch's initial weights and with the same random draws (shuffles, dropout masks,
@@ -111,6 +111,10 @@ CASES = {
     # children(), sliced after the last loss module, Gram matrices, and LBFGS on the image
     # through a closure that clamps it in place under no_grad.
     "style_transfer": ("style_transfer", [], None),
+    # pytorch/examples' fast_neural_style TransformerNet (ReflectionPad2d, affine
+    # InstanceNorm2d, nearest interpolate) with Gram-matrix style loss, and super_resolution
+    # (PixelShuffle, orthogonal_ init with calculate_gain, PSNR).
+    "image_transform": ("image_transform", [], None),
     # The hook-based nn.utils.weight_norm(dim=None) on the embedding's output layer.
     "siamese-weight-norm": ("siamese", ["--weight-norm", "--steps", "5"], None),
     # A spectrally normalized hidden layer (parametrizations.spectral_norm: power iteration

@@ -239,7 +239,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Optional[Generator
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     with tw.no_grad():
-        gaussian = tw.randn(rows, cols, generator=generator, dtype=tw.float64, device=tensor.device)
+        # drawn by normal_ as PyTorch's is (not tw.randn): the same stream position after it
+        gaussian = tensor.new_empty((rows, cols), dtype=tw.float64).normal_(generator=generator)
         flat = np.asarray(gaussian)
     if rows < cols:
         flat = flat.T
