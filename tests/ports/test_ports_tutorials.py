@@ -1,6 +1,6 @@
 """Tutorial-style PyTorch programs (seq2seq with attention, a CIFAR ResNet, a char-RNN, a
 tabular MLP, siamese/triplet metric learning, nanoGPT, DQN, style transfer,
-fast neural style and super-resolution) run unchanged on tensorweaver.
+fast neural style and super-resolution, a ViT) run unchanged on tensorweaver.
 
 Each case runs a program of ``programs/`` on torch, then import-rewritten on a tensorweaver
 device from torch's initial weights and with the same random draws (shuffles, dropout masks,
@@ -115,6 +115,12 @@ CASES = {
     # InstanceNorm2d, nearest interpolate) with Gram-matrix style loss, and super_resolution
     # (PixelShuffle, orthogonal_ init with calculate_gain, PSNR).
     "image_transform": ("image_transform", [], None),
+    # A small ViT: conv patches, an expanded class token, trunc_normal_ position embeddings,
+    # pre-norm GELU TransformerEncoder, mixup, label smoothing, SequentialLR (LinearLR then
+    # CosineAnnealingLR), and the ImageNet example's top-k accuracy.
+    "vit": ("vit", [], None),
+    # Patches by unfold twice and a Linear: the same numbers as the conv (same init draws).
+    "vit-unfold": ("vit", ["--unfold", "--steps", "3"], None),
     # The hook-based nn.utils.weight_norm(dim=None) on the embedding's output layer.
     "siamese-weight-norm": ("siamese", ["--weight-norm", "--steps", "5"], None),
     # A spectrally normalized hidden layer (parametrizations.spectral_norm: power iteration
