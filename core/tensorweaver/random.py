@@ -39,7 +39,9 @@ The backends' streams have no state to save through the IR (only ``seed``), so
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -266,3 +268,56 @@ def get_rng_state() -> Tensor:
 def set_rng_state(new_state: Tensor) -> None:
     """Continue the default generator from a state ``get_rng_state`` returned."""
     default_generator.set_state(new_state)
+
+
+# --- saving and restoring every stream (fork_rng, activation checkpointing) ----------------
+
+
+def save_streams() -> tuple[Tensor, dict[int, tuple[Any, int]]]:
+    """The default generator's state and, per created backend, a seed its stream now restarts
+    from. A backend's stream has no state to read through the IR, only ``seed``: each one draws
+    a seed from its own stream and restarts from it, so :func:`restore_streams` can put it
+    back at this point. The draw moves the stream on once, so later draws differ from those of
+    a run that never saved it (they still depend only on the earlier seeds)."""
+    backends = {}
+    for backend in registry.created_backends():
+        drawn = backend.random_integers((), 0, 2**62, dtypes.int64)
+        value = int(backend.to_host(drawn))
+        backend.seed(value)
+        backends[id(backend)] = (backend, value)
+    return default_generator.get_state(), backends
+
+
+def restore_streams(saved: tuple[Tensor, dict[int, tuple[Any, int]]]) -> None:
+    """Put every stream back where :func:`save_streams` left it. A backend created since
+    then starts from its first seed (``manual_seed``'s), as it would have."""
+    state, backends = saved
+    default_generator.set_state(state)
+    for backend in registry.created_backends():
+        if id(backend) in backends:
+            backend.seed(backends[id(backend)][1])
+        elif _last_seed:
+            backend.seed(_last_seed[0])
+
+
+@contextlib.contextmanager
+def fork_rng(
+    devices: Any = None,
+    enabled: bool = True,
+    _caller: str = "fork_rng",
+    _devices_kw: str = "devices",
+    device_type: str | None = None,
+) -> Iterator[None]:
+    """Run the block, then put every random stream back as it was before it: the default
+    generator exactly, and each backend's stream at a seed drawn from it on entry (see
+    :func:`save_streams`: draws after the block do not depend on what the block drew, but
+    differ from those of a run without ``fork_rng``). ``devices`` and ``device_type`` are
+    accepted for PyTorch's API; every backend's stream is saved, whichever device it is."""
+    if not enabled:
+        yield
+        return
+    saved = save_streams()
+    try:
+        yield
+    finally:
+        restore_streams(saved)

@@ -38,16 +38,17 @@ sys.modules[__name__ + ".anomaly_mode"] = anomaly_mode
 
 
 def __getattr__(name: str) -> Any:
-    # ``functional`` (jacobian, hessian, ...) loads on first use: few programs need it.
-    if name == "functional":
+    # ``functional`` (jacobian, hessian, ...) and ``profiler`` load on first use: few
+    # programs need them.
+    if name in ("functional", "profiler"):
         import importlib
 
-        return importlib.import_module(__name__ + ".functional")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), "functional"})
+    return sorted({*globals(), "functional", "profiler"})
 
 
 class _VariableMeta(type):

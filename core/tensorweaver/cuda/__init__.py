@@ -1,12 +1,15 @@
 """``tw.cuda``: PyTorch's CUDA queries, answered from the torch plugin's device records.
 
-Nothing here imports torch itself: without the torch plugin there is no CUDA device.
+Nothing here imports torch unless the torch plugin reports a CUDA device; then the memory
+counters, streams and events are torch's, as the torch backend allocates and launches there.
 PyTorch counts AMD (ROCm) GPUs as ``cuda``, and so does this module.
 """
 
 from __future__ import annotations
 
+import importlib
 import operator
+import sys
 from typing import Any
 
 from tensorweaver import registry, selection
@@ -16,20 +19,56 @@ from tensorweaver.contract.records import DeviceRecord
 from tensorweaver.cuda import amp
 
 __all__ = [
+    "Event",
     "OutOfMemoryError",
+    "Stream",
     "amp",
     "current_device",
+    "current_stream",
+    "default_stream",
     "device_count",
+    "empty_cache",
     "get_device_capability",
     "get_device_name",
     "is_available",
     "is_bf16_supported",
     "manual_seed",
     "manual_seed_all",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "reset_peak_memory_stats",
+    "set_device",
+    "stream",
     "synchronize",
 ]
 
 _KINDS = registry.KIND_ALIASES["cuda"]
+
+# Memory counters, streams and events load on first use (tw.cuda loads with tensorweaver).
+_LAZY = {
+    **dict.fromkeys(
+        "empty_cache max_memory_allocated max_memory_reserved memory_allocated "
+        "memory_reserved memory_stats reset_peak_memory_stats".split(),
+        "tensorweaver.cuda.memory",
+    ),
+    **dict.fromkeys(
+        "Event Stream current_stream default_stream stream".split(), "tensorweaver.cuda.streams"
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = globals()[name] = getattr(importlib.import_module(_LAZY[name]), name)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 def is_available() -> bool:
@@ -52,11 +91,45 @@ def current_device() -> int:
 
 
 def synchronize(device: Any = None) -> None:
-    """Check that the CUDA device exists (``device``: an index, spec or ``tw.device``).
-
-    There is nothing to wait for: a result reaches the host only when it is computed.
+    """Check that the CUDA device exists (``device``: an index, spec or ``tw.device``), and
+    wait for torch's queued work on it (what ``Event`` timings need); a result reaches the
+    host only when it is computed, so nothing else waits.
     """
-    selection.backend_of(f"cuda:{device}" if isinstance(device, int) else device or "cuda")
+    backend = selection.backend_of(
+        f"cuda:{device}" if isinstance(device, int) else device or "cuda"
+    )
+    if backend.device.kind in _KINDS:  # the torch backend's: torch is loaded
+        sys.modules["torch"].cuda.synchronize(backend.device.index)
+
+
+def set_device(device: Any) -> None:
+    """PyTorch's ``set_device`` for the CUDA device in use: an index, ``"cuda:<i>"`` or
+    ``tw.device``; a negative index does nothing, as in PyTorch.
+
+    TensorWeaver's bare ``"cuda"`` names the current CUDA device (:func:`current_device`),
+    which this cannot move: asking for another index raises NotImplementedError (use
+    ``"cuda:<i>"`` or ``tw.set_backend("cuda:<i>")``)."""
+    if isinstance(device, int):
+        index = device
+    else:
+        spec = selection.device(device)
+        if spec.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {device}")
+        index = current_device() if spec.index is None else spec.index
+    if index < 0:
+        return
+    if not is_available():
+        raise AttributeError(
+            f"tw.cuda.set_device({device!r}): no CUDA device (tw.cuda.is_available() is "
+            "False); PyTorch's CPU build raises AttributeError here too"
+        )
+    if index != current_device():
+        raise NotImplementedError(
+            f"tw.cuda.set_device({index}): the current CUDA device is {current_device()} and "
+            f"tensorweaver cannot re-point a bare 'cuda' at another one; name it: "
+            f"'cuda:{index}', or tw.set_backend('cuda:{index}')"
+        )
+    sys.modules["torch"].cuda.set_device(index)  # available: the torch backend loaded it
 
 
 def device_spec(device: Any = None) -> Any:

@@ -1,0 +1,344 @@
+"""``tw.utils.checkpoint``: activation checkpointing, PyTorch's ``torch.utils.checkpoint``.
+
+``checkpoint(function, *args)`` runs ``function`` without recording a graph, keeps only its
+inputs, and in backward runs it again with gradients on and differentiates that. With
+``preserve_rng_state=True`` (the default) both runs draw the same random numbers, so dropout
+masks match and the gradients are those of the function without checkpointing.
+
+How this differs from PyTorch, and why:
+
+* Random streams: a backend's stream has no state to read through the IR, only ``seed``, so
+  the forward restarts each backend's stream from a seed drawn from it
+  (``tw.random.save_streams``) and the recomputation restarts from that seed. The gradients
+  are exact; the random numbers a checkpointed block draws differ from those the same block
+  draws without ``checkpoint`` (PyTorch's are the same).
+* Both ``use_reentrant`` variants recompute the same way; as in PyTorch, the reentrant one
+  differentiates only the tensors returned alone or in a returned tuple. Gradients reach
+  the tensors in ``args`` and ``kwargs`` and the parameters of the modules ``function`` is,
+  is a method of, or holds in its closure or ``functools.partial`` (``checkpoint_sequential``'s
+  segments): those also reach ``tw.autograd.grad``. Any other tensor that requires grad and that
+  ``function`` reaches has the gradient added to its ``.grad``, as PyTorch's reentrant
+  variant does for every parameter.
+* ``context_fn``, ``determinism_check`` and ``debug`` are checked as PyTorch checks them;
+  ``context_fn``'s two contexts wrap the forward and the recomputation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from tensorweaver.autograd.engine import grad as _grad
+from tensorweaver.autograd.function import Function
+from tensorweaver.autograd.mode import enable_grad
+from tensorweaver.random import restore_streams, save_streams
+from tensorweaver.tensor import Tensor
+
+__all__ = [
+    "CheckpointError",
+    "CheckpointPolicy",
+    "checkpoint",
+    "checkpoint_sequential",
+    "create_selective_checkpoint_contexts",
+    "noop_context_fn",
+    "set_checkpoint_debug_enabled",
+    "set_checkpoint_early_stop",
+]
+
+_DETERMINISM_CHECKS = ("default", "none")
+
+
+_Contexts = tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]
+
+
+def noop_context_fn() -> _Contexts:
+    """The default ``context_fn``: no context around the forward or the recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def _flatten(value: Any, leaves: list) -> Callable[[Iterable], Any]:
+    """Append the leaves of ``value`` (tuples, lists and dicts nest) to ``leaves``; return
+    the function that rebuilds the structure from an iterator over new leaves."""
+    if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
+        parts = [_flatten(v, leaves) for v in value]
+        return lambda it: type(value)(p(it) for p in parts)
+    if isinstance(value, dict):
+        parts = {k: _flatten(v, leaves) for k, v in value.items()}
+        return lambda it: type(value)((k, p(it)) for k, p in parts.items())
+    leaves.append(value)
+    return lambda it: next(it)
+
+
+def _module_parameters(function: Any) -> list[Tensor]:
+    """The parameters of the modules ``function`` is, is bound to, or holds (closure cells,
+    ``functools.partial``, lists of them), each once."""
+    from tensorweaver.nn.modules.module import Module
+
+    found: dict[int, Tensor] = {}
+    seen: set[int] = set()
+    pending = [function]
+    while pending:
+        item = pending.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, Module):
+            found.update((id(p), p) for p in item.parameters())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, functools.partial):
+            pending.extend((item.func, *item.args, *item.keywords.values()))
+        elif hasattr(item, "__self__") and hasattr(item, "__func__"):
+            pending.extend((item.__self__, item.__func__))
+        elif callable(item) and getattr(item, "__closure__", None):
+            pending.extend(cell.cell_contents for cell in item.__closure__ if _filled(cell))
+    return list(found.values())
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises ValueError
+    except ValueError:
+        return False
+    return True
+
+
+def _leaves_needing_grad(outputs: list[Tensor]) -> list[Tensor]:
+    """The leaf tensors that require grad and that ``outputs`` were computed from."""
+    found: dict[int, Tensor] = {}
+    seen: set[int] = set()
+    pending = [t._node for t in outputs if t._node is not None]
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for parent in node.parents:
+            if isinstance(parent, Tensor):
+                found[id(parent)] = parent
+            elif parent is not None:
+                pending.append(parent)
+    return list(found.values())
+
+
+class _Checkpoint(Function):
+    """The checkpointed call as one node: inputs are the call's tensors and the parameters
+    found, outputs its leaves. ``backward`` runs once per output (the engine's Function
+    rule); the recomputation is made on the first call and kept for the others."""
+
+    @staticmethod
+    def forward(ctx: Any, run: Any, preserve: bool, n_args: int, *tensors: Any) -> tuple:
+        ctx.run, ctx.n_args = run, n_args
+        ctx.streams = save_streams() if preserve else None
+        ctx.inputs = tensors
+        ctx.recomputed = None
+        with ctx.run.forward_context:
+            return tuple(ctx.run(tensors[:n_args]))
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> tuple:
+        if ctx.recomputed is None:
+            ctx.recomputed = _recompute(ctx)
+        outputs, arg_copies = ctx.recomputed
+        pairs = [
+            (o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad
+        ]
+        params = ctx.inputs[ctx.n_args :]
+        wanted = [t for t in arg_copies if t.requires_grad] + [p for p in params if p.requires_grad]
+        known = {id(t) for t in wanted}
+        others = [t for t in _leaves_needing_grad([o for o, _ in pairs]) if id(t) not in known]
+        found = {}
+        if pairs and wanted + others:
+            gs = _grad(
+                [o for o, _ in pairs],
+                wanted + others,
+                [g for _, g in pairs],
+                retain_graph=True,
+                allow_unused=True,
+            )
+            found = {id(t): g for t, g in zip(wanted + others, gs)}
+        for t in others:
+            g = found[id(t)]
+            if g is not None:
+                t.grad = g if t.grad is None else t.grad + g
+        copies = [found.get(id(t)) for t in arg_copies]
+        return (None, None, None, *copies, *(found.get(id(p)) for p in params))
+
+
+def _recompute(ctx: Any) -> tuple[list, list]:
+    """Run the function again with gradients on, on detached copies of its tensor inputs,
+    drawing what the forward drew; return its output leaves and the copies."""
+    copies = [t.detach().requires_grad_(t.requires_grad) for t in ctx.inputs[: ctx.n_args]]
+    current = save_streams() if ctx.streams is not None else None
+    if ctx.streams is not None:
+        restore_streams(ctx.streams)
+    try:
+        with enable_grad(), ctx.run.recompute_context:
+            outputs = ctx.run(copies)
+    finally:
+        if current is not None:
+            restore_streams(current)
+    return list(outputs), copies
+
+
+class _Call:
+    """``function(*args, **kwargs)`` with the tensors (positional, then in kwargs) swapped for
+    the ones given, returning the flat leaves of the result; remembers how to rebuild it."""
+
+    def __init__(
+        self, function: Callable, args: tuple, kwargs: dict, contexts: tuple, nested: bool
+    ) -> None:
+        self.function, self.nested = function, nested
+        self.leaves: list = []
+        self.rebuild_args = _flatten((args, kwargs), self.leaves)
+        self.forward_context, self.recompute_context = contexts
+        self.rebuild_output: Callable[[Iterable], Any] | None = None
+
+    def tensors(self) -> list[Tensor]:
+        return [leaf for leaf in self.leaves if isinstance(leaf, Tensor)]
+
+    def __call__(self, tensors: Any) -> list:
+        swap = iter(tensors)
+        leaves = [next(swap) if isinstance(x, Tensor) else x for x in self.leaves]
+        args, kwargs = self.rebuild_args(iter(leaves))
+        out = self.function(*args, **kwargs)
+        if self.nested:
+            out_leaves: list = []
+            self.rebuild_output = _flatten(out, out_leaves)
+            return out_leaves
+        # The reentrant variant, as PyTorch's Function: only the tensors of a returned tuple
+        # are differentiable; tensors nested deeper come back without a graph.
+        self.rebuild_output = tuple if isinstance(out, tuple) else lambda it: next(it)
+        return list(out) if isinstance(out, tuple) else [out]
+
+
+def checkpoint(
+    function: Callable,
+    *args: Any,
+    use_reentrant: bool | None = None,
+    context_fn: Callable[[], tuple] = noop_context_fn,
+    determinism_check: str = "default",
+    debug: bool = False,
+    early_stop: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """Run ``function(*args, **kwargs)`` without keeping its graph; recompute it in backward
+    (``preserve_rng_state=True``: with the same random draws). Returns what it returns."""
+    if use_reentrant is None:
+        warnings.warn(
+            "tw.utils.checkpoint: the use_reentrant parameter should be passed explicitly "
+            "(as in PyTorch, which defaults to use_reentrant=True and recommends False); "
+            "both recompute the same way here",
+            UserWarning,
+            stacklevel=2,
+        )
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs and use_reentrant:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if use_reentrant and (context_fn is not noop_context_fn or debug is not False):
+        raise ValueError(
+            "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
+        )
+    if determinism_check not in _DETERMINISM_CHECKS:
+        raise ValueError(
+            f"determinism_check should be one of {list(_DETERMINISM_CHECKS)}, but got "
+            f"{determinism_check}"
+        )
+    call = _Call(function, args, kwargs, context_fn(), not use_reentrant)
+    tensors = call.tensors()
+    params = _module_parameters(function)
+    if use_reentrant and not any(t.requires_grad for t in tensors):
+        # PyTorch's reentrant variant records nothing then: no parameter gets a gradient.
+        warnings.warn(
+            "None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2
+        )
+        params = []
+    flat = _Checkpoint.apply(call, bool(preserve), len(tensors), *tensors, *params)
+    return call.rebuild_output(iter(flat))
+
+
+def checkpoint_sequential(
+    functions: Any,
+    segments: int,
+    input: Tensor,
+    use_reentrant: bool | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Run ``functions`` (a ``nn.Sequential`` or a list of callables) in ``segments``
+    checkpointed pieces; the last piece runs normally, as in PyTorch."""
+    if use_reentrant is None:
+        warnings.warn(
+            "tw.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should "
+            "be passed explicitly (as in PyTorch, which defaults to use_reentrant=True and "
+            "recommends False)",
+            UserWarning,
+            stacklevel=2,
+        )
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    from tensorweaver.nn.modules.container import Sequential
+
+    if isinstance(functions, Sequential):
+        functions = list(functions.children())
+    size = len(functions) // segments
+
+    def run(start: int, end: int) -> Callable[[Any], Any]:
+        def forward(x: Any) -> Any:
+            for f in functions[start:end]:
+                x = f(x)
+            return x
+
+        return forward
+
+    end = 0
+    for start in range(0, size * (segments - 1), size):
+        end = start + size
+        input = checkpoint(
+            run(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve
+        )
+    return run(end, len(functions))(input)
+
+
+class CheckpointError(RuntimeError):
+    """A recomputation that cannot match its forward (PyTorch's class)."""
+
+
+class CheckpointPolicy(enum.Enum):
+    """What selective checkpointing does with an op's output (PyTorch's names)."""
+
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+def create_selective_checkpoint_contexts(
+    policy_fn_or_list: Any, allow_cache_entry_mutation: bool = False
+) -> _Contexts:
+    """The ``context_fn`` contexts of selective checkpointing. Here every op of a
+    checkpointed function is recomputed, whatever the policy (there is no per-op hook in
+    the IR to save some outputs): the gradients are the same, backward costs more."""
+    if not (callable(policy_fn_or_list) or isinstance(policy_fn_or_list, list)):
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    return noop_context_fn()
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
+    """Accepted for PyTorch's API: a recomputation here always runs the whole function."""
+    yield
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
+    """Accepted for PyTorch's API: ``debug`` output is not produced here."""
+    yield
