@@ -165,11 +165,15 @@ def test_tensor_facts_of_parameters_buffers_and_named_tensors_fail_the_guard() -
 def test_optimizer_facts_fail_the_guard() -> None:
     step, guarded = settled()
     group = step.optim.param_groups[0]
-    group["lr"] = 0.05  # recomputed by the replay: not a guard
+    group["lr"] = 0.05  # recomputed by the replay (schedulers change them): not a guard
+    group["momentum"] = 0.5
     assert guarded.accepts()
-    group["momentum"] = 0.5  # a setting
+    group["momentum"] = 1  # its type
     assert guarded.refuses()
     group["momentum"] = 0.9
+    group["dampening"] = 0.5  # a setting
+    assert guarded.refuses()
+    group["dampening"] = 0
     assert guarded.accepts()
     group["weight_decay"] = 0.0  # its type (0 before)
     assert guarded.refuses()
@@ -210,7 +214,11 @@ def test_adam_state_numbers() -> None:
     state["step"] = tw.tensor(3.0)  # its type
     assert guarded.refuses()
     state["step"] = 2.0
-    group["betas"] = (0.8, 0.999)  # a tuple setting
+    group["betas"] = (0.8, 0.99)  # recomputed by the replay (a scheduler cycles beta1)
+    assert guarded.accepts()
+    group["betas"] = [0.9, 0.999]  # its type
+    assert guarded.refuses()
+    group["betas"] = (0.9, 1)  # an element's type
     assert guarded.refuses()
     group["betas"] = (0.9, 0.999)
     group["eps"] = -group["eps"]  # a float setting, with its sign
@@ -256,7 +264,7 @@ def test_a_module_with_its_own_traversal_is_guarded_by_the_signature() -> None:
         lambda s: s.model[2].eval(),
         lambda s: setattr(s.model[2][1], "bias", nn.Parameter(tw.zeros(3))),
         lambda s: s.model[1].register_buffer("extra", tw.zeros(1)),
-        lambda s: s.optim.param_groups[0].__setitem__("momentum", 0.5),
+        lambda s: s.optim.param_groups[0].__setitem__("dampening", 0.5),
         lambda s: s.optim.state.clear(),
     ],
     ids=["training flag", "parameter", "buffer", "setting", "state"],

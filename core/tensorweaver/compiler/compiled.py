@@ -173,7 +173,7 @@ class CompiledFunction:
                 return reads.plain(result)
             self._unstable = 0
             try:
-                graph = self._graph(builder, recorder, result, numbers, args, kwargs)
+                graph = self._graph(builder, recorder, result, numbers, lifted, args, kwargs)
             except Unsupported as exc:
                 self._store(key, _EAGER)
                 self._warn(f"{exc}, so it runs eagerly for these inputs")
@@ -236,6 +236,7 @@ class CompiledFunction:
         recorder: Recorder,
         result: Any,
         numbers: list[str],
+        lifted: list[tuple],
         args: tuple,
         kwargs: dict,
     ) -> Graph | DifferentiableGraph:
@@ -249,6 +250,8 @@ class CompiledFunction:
             builder.call(*call)
         for _, expr, outcome in guards:
             builder.guard(expr, outcome)
+        used = "\n".join([*builder.recomputed(), *(expr for expr, _ in builder.guards)])
+        builder.guards += [(expr, True) for expr in symbolic.unused(lifted, builder.bind, used)]
         builder.returns(result)
         tail = builder.write_backs(args, kwargs) + numbers
         if _needs_grad(result) and not any(".grad" in line for line in tail):
@@ -340,12 +343,14 @@ def compile(  # noqa: A001  (PyTorch's name)
     (:mod:`tensorweaver.compiler.guards`), when the arguments are tensors and Python
     scalars.
 
-    Python floats of the optimizer state (Adam's ``step``) and each group's ``lr`` are
-    recomputed by the graph rather than guarded (:mod:`tensorweaver.compiler.symbolic`),
-    so neither the step count nor a learning-rate schedule retraces. Values the core reads
-    back to check arguments are checked again on replay: index bounds and class targets
-    against the range in which the check passes as traced (each batch's least and greatest
-    target may differ), other values (ignored targets, ``bincount``'s size) against the
+    Python floats of the optimizer state (Adam's ``step``) and each group's ``lr``,
+    ``momentum`` and ``betas`` are recomputed by the graph rather than guarded
+    (:mod:`tensorweaver.compiler.symbolic`), so neither the step count nor a schedule
+    (OneCycleLR and CyclicLR also cycle the momentum) retraces; a setting that the step
+    uses only in ways the graph cannot recompute (``float()``) is guarded by value. Values
+    the core reads back to check arguments are checked again on replay: index bounds and
+    class targets against the range in which the check passes as traced (each batch's least
+    and greatest target may differ), other values (ignored targets, ``bincount``'s size) against the
     traced ones; a replay that fails such a check traces again (random draws made before
     that point are then not repeated as eagerly), and the trace raises as eagerly. Random
     primitives are called again on replay, so dropout draws fresh masks from the backend's

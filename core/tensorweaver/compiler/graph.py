@@ -209,6 +209,10 @@ class GraphBuilder:
             self.globals[name] = obj
         return name
 
+    def recomputed(self) -> list[str]:
+        """The expressions of the lifted numbers (symbolic.py) that calls take."""
+        return list(self._numbers)
+
     def _var(self) -> str:
         self._vars += 1
         return f"v{self._vars}"

@@ -48,7 +48,8 @@ def make_guard(
     """A function ``(args, kwargs) -> bool``, true only for a call of ``fn`` whose
     signature (with ``state`` as the previous call's state) is ``key``, the signature of
     the call with ``args`` now being made. None unless that call passes positional tensors
-    and Python scalars alone and ``fn``'s roots hold no container.
+    and Python scalars alone (or tuples and lists of them) and ``fn``'s roots hold no
+    container.
 
     It checks what the signature holds: grad mode, default dtype, autocast dtype and
     device; each argument's type (exactly ``Tensor``, a stronger check), shape, dtype,
@@ -85,17 +86,12 @@ def make_guard(
         "autocast_dtype() == AUTOCAST",
         "current_backend() is BACKEND",
     ]
-    arrays = []
+    arrays: list[str] = []
     for i, arg in enumerate(args):
-        if type(arg) is Tensor:
-            checks.append(f"type(a{i}) is Tensor")
-            checks += tensor_checks(f"a{i}", arg, f"a{i}", names)
-            arrays.append(f"a{i}.native")
-            continue
-        check = scalar_check(f"a{i}", arg, f"a{i}", names)
-        if check is None:
+        facts = _argument_checks(f"a{i}", arg, names, arrays)
+        if facts is None:
             return None
-        checks.append(check)
+        checks += facts
     if key[5] is None:  # no two arguments hold the same array
         checks += [f"{x} is not {y}" for k, x in enumerate(arrays) for y in arrays[k + 1 :]]
     else:
@@ -126,6 +122,27 @@ def make_guard(
     )
     exec(compile(source, "<tw.compile guard>", "exec"), names)  # noqa: S102
     return names["guard"]
+
+
+def _argument_checks(expr: str, arg: Any, names: dict, arrays: list[str]) -> list[str] | None:
+    """Checks that ``expr`` freezes as ``arg`` does (:func:`.state.freeze`): a tensor (of
+    exactly the class ``Tensor``), a Python scalar, or a tuple or list of these (an LSTM's
+    hidden state); None for anything else. Appends each tensor's array, in ``freeze``'s
+    order, to ``arrays``."""
+    tag = expr.replace("[", "_").replace("]", "")
+    if type(arg) is Tensor:
+        arrays.append(f"{expr}.native")
+        return [f"type({expr}) is Tensor", *tensor_checks(expr, arg, tag, names)]
+    if type(arg) in (tuple, list):
+        checks = [f"type({expr}) is {type(arg).__name__}", f"len({expr}) == {len(arg)}"]
+        for j, item in enumerate(arg):
+            facts = _argument_checks(f"{expr}[{j}]", item, names, arrays)
+            if facts is None:
+                return None
+            checks += facts
+        return checks
+    check = scalar_check(expr, arg, tag, names)
+    return None if check is None else [check]
 
 
 def _referenced_checks(fn: Callable, found: list[Any], names: dict) -> list[str]:

@@ -30,6 +30,7 @@ import numpy as np
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS
 from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.compiler.symbolic import lifted_setting
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.ops.creation import get_default_dtype
 from tensorweaver.optim.optimizer import Optimizer
@@ -301,7 +302,7 @@ def _optimizer_sig(opt: Optimizer) -> tuple:
     groups = []
     for group in opt.param_groups:
         settings = tuple(
-            (k, float if k == "lr" and type(v) is float else freeze(v))
+            (k, type(v) if lifted_setting(k, v) else freeze(v))
             for k, v in group.items()
             if k != "params" and not callable(v)
         )

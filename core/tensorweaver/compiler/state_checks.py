@@ -28,6 +28,7 @@ from operator import is_
 from typing import Any
 
 from tensorweaver.compiler.state import MODULE_HOOKS, SCALARS, freeze, tensor_hooks
+from tensorweaver.compiler.symbolic import lifted_setting
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.optim.optimizer import Optimizer
 from tensorweaver.tensor import Tensor
@@ -182,8 +183,12 @@ def _setting_check(expr: str, key: str, value: Any, tag: str, names: dict) -> st
         )
     if callable(value):  # left out of the signature
         return f"callable({expr})"
-    if key == "lr" and type(value) is float:  # recomputed by the replay (symbolic.py)
-        return f"type({expr}) is float"
+    if lifted_setting(key, value):  # recomputed by the replay (symbolic.py)
+        if type(value) is float:
+            return f"type({expr}) is float"
+        return f"type(b := {expr}) is tuple and len(b) == {len(value)} and " + " and ".join(
+            f"type(b[{i}]) is float" for i in range(len(value))
+        )
     check = scalar_check(expr, value, tag, names)
     if check is not None:
         return check

@@ -16,6 +16,7 @@ expression: a graph is trusted only once two consecutive traces give the same gr
 from __future__ import annotations
 
 import operator
+import re
 from typing import Any, Callable
 
 
@@ -125,41 +126,93 @@ Sym.__pos__ = lambda self: self  # type: ignore
 Sym.__abs__ = _unary(abs, "abs({})")  # type: ignore
 
 
-def lift(optimizers: list, bind: Callable[[Any, str], str], guards: list) -> list[tuple]:
-    """Replace the floats in ``optimizers``' state and each group's ``lr`` by Syms.
+#: Optimizer settings that schedulers change every step (OneCycleLR and CyclicLR cycle the
+#: momentum, or Adam's beta1): recomputed like ``lr`` rather than guarded by value.
+SETTINGS = ("lr", "momentum")
 
-    Returns ``(holder, key)`` of each, for :func:`lower`.
+
+def lifted_setting(key: str, value: Any) -> bool:
+    """Whether a param group's ``key: value`` is a number the replay reads afresh (only its
+    type is guarded): ``lr`` and ``momentum`` as floats, ``betas`` as a pair of floats."""
+    if key in SETTINGS:
+        return type(value) is float
+    return key == "betas" and type(value) is tuple and all(type(b) is float for b in value)
+
+
+def lift(optimizers: list, bind: Callable[[Any, str], str], guards: list) -> list[tuple]:
+    """Replace the floats in ``optimizers``' state and each group's scheduled settings
+    (:func:`lifted_setting`) by Syms.
+
+    Returns ``(holder, key, value)`` of each, ``value`` as traced, for :func:`lower` and
+    :func:`unused`.
     """
     lifted = []
     for opt in optimizers:
         for group in opt.param_groups:
-            if type(group.get("lr")) is float:
-                lifted.append((group, "lr"))
+            for key, value in group.items():
+                if key != "params" and lifted_setting(key, value):
+                    lifted.append((group, key, value))
             for p in group["params"]:
                 state = opt.state.get(p)
                 for key, value in (state or {}).items():
                     if type(value) is float:
-                        lifted.append((state, key))
-    for holder, key in lifted:
-        holder[key] = Sym(holder[key], f"{bind(holder, 'H')}[{key!r}]", guards)
+                        lifted.append((state, key, value))
+    for holder, key, value in lifted:
+        target = f"{bind(holder, 'H')}[{key!r}]"
+        if type(value) is tuple:
+            holder[key] = tuple(Sym(v, f"{target}[{i}]", guards) for i, v in enumerate(value))
+        else:
+            holder[key] = Sym(value, target, guards)
     return lifted
 
 
+def unused(lifted: list[tuple], bind: Callable[[Any, str], str], used: str) -> list[str]:
+    """Guards by value for the scheduled settings whose expressions ``used`` (the graph's
+    recomputed numbers and comparisons) never names: the step used them in a way the
+    replay cannot recompute (``float()``, ``math``), which baked the traced value in, or
+    not at all. (Optimizer state keeps its type guards alone: its floats change every
+    step, so a baked one fails the two-trace check.)"""
+    checks = []
+    for holder, key, value in lifted:
+        if holder.get("params") is None:
+            continue
+        target = f"{bind(holder, 'H')}[{key!r}]"
+        parts = enumerate(value) if type(value) is tuple else [(None, value)]
+        for i, v in parts:
+            expr = target if i is None else f"{target}[{i}]"
+            if not re.search(rf"(?<!\w){re.escape(expr)}", used):
+                checks.append(f"({expr} == {literal(v)})")
+    return checks
+
+
 def lower(lifted: list[tuple], bind: Callable[[Any, str], str]) -> list[str]:
-    """Put plain floats back; the write-backs that redo what the step did to them (each
+    """Put plain numbers back; the write-backs that redo what the step did to them (each
     new value computed before any is assigned: they are expressions of the old ones)."""
     values, stores = [], []
-    for i, (holder, key) in enumerate(lifted):
+    for i, (holder, key, _) in enumerate(lifted):
         value = holder.get(key)
         if value is None:
             continue
         target = f"{bind(holder, 'H')}[{key!r}]"
-        if isinstance(value, Sym):
-            holder[key] = float(value)
-            if value.expr == target:
+        if type(value) is tuple:
+            items = [_plain(v, f"{target}[{j}]", bind) for j, v in enumerate(value)]
+            holder[key] = tuple(v for v, _ in items)
+            if all(e is None for _, e in items):
                 continue
-            values.append(f"s{i} = {value.expr}")
+            exprs = (e or f"{target}[{j}]" for j, (_, e) in enumerate(items))
+            values.append(f"s{i} = ({', '.join(exprs)},)")
         else:
-            values.append(f"s{i} = {bind(value, 'C')}")
+            holder[key], expr = _plain(value, target, bind)
+            if expr is None:
+                continue
+            values.append(f"s{i} = {expr}")
         stores.append(f"{target} = s{i}")
     return values + stores
+
+
+def _plain(value: Any, target: str, bind: Callable[[Any, str], str]) -> tuple[Any, str | None]:
+    """``value`` as a plain number, and the expression a replay computes it by (None: it
+    is what ``target`` held before the step)."""
+    if isinstance(value, Sym):
+        return float(value), (None if value.expr == target else value.expr)
+    return value, bind(value, "C")
