@@ -39,8 +39,15 @@ from tensorweaver.contract.dtypes import float64 as double
 from tensorweaver.contract.dtypes import int16 as short
 from tensorweaver.contract.dtypes import int32 as int  # noqa: A001  (PyTorch's alias)
 from tensorweaver.contract.dtypes import int64 as long
-from tensorweaver.errors import BackendError, DeviceNotFoundError, PluginError, UnknownBackendError
+from tensorweaver.errors import (
+    BackendError,
+    DeviceNotFoundError,
+    OutOfMemoryError,
+    PluginError,
+    UnknownBackendError,
+)
 from tensorweaver.layout import layout, strided
+from tensorweaver.ops import extra_methods as _extra_methods
 from tensorweaver.ops import methods as _methods  # noqa: F401
 from tensorweaver.ops import special as _special
 from tensorweaver.ops import spellings as _spellings
@@ -154,6 +161,7 @@ from tensorweaver.ops.index import (
 )
 from tensorweaver.ops.integer import bitwise_left_shift, bitwise_right_shift, gcd, lcm
 from tensorweaver.ops.linalg import bmm, dot, einsum, matmul, mm, outer
+from tensorweaver.ops.memory_facts import is_distributed, is_inference, is_same_size
 from tensorweaver.ops.methods import adjoint
 from tensorweaver.ops.movement import (
     cat,
@@ -385,6 +393,8 @@ def detach(x: Tensor) -> Tensor:
     return x.detach()
 
 
+_extra_methods.attach(Tensor)
+
 # torch.relu_(x), torch.exp_(x), ...: the in-place methods as functions.
 globals().update({_n: _spellings.inplace_function(_n) for _n in _spellings.FUNCTIONS_INPLACE})
 globals().update({_n: _spellings.inplace_function(_n) for _n in _special.FUNCTIONS_INPLACE})
@@ -408,7 +418,14 @@ _LAZY = {
     "accelerator": "tensorweaver.accelerator",
     "linalg": "tensorweaver.linalg",
     "fft": "tensorweaver.fft",
+    "signal": "tensorweaver.signal",
     "func": "tensorweaver.func",
+    "jit": "tensorweaver.jit",
+    "profiler": "tensorweaver.profiler",
+    "mps": "tensorweaver.mps",
+    "xpu": "tensorweaver.xpu",
+    "multiprocessing": "tensorweaver.multiprocessing",
+    "compiler": "tensorweaver.compiler",
 }
 
 _from = _methods.names_in
@@ -445,6 +462,51 @@ _LAZY_ATTRS = {
     **_from("ops.sampling", "bernoulli multinomial"),
     **_from("ops.scatter_views", "diagonal_scatter select_scatter slice_scatter"),
     **_from("ops.sort", "argsort msort sort topk"),
+    **_from(
+        "ops.torch_level",
+        "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d layer_norm "
+        "group_norm instance_norm batch_norm rms_norm embedding dropout dropout_ alpha_dropout "
+        "alpha_dropout_ feature_alpha_dropout feature_alpha_dropout_ threshold threshold_ celu "
+        "celu_ selu selu_ rrelu rrelu_ prelu hardshrink pixel_shuffle pixel_unshuffle "
+        "channel_shuffle cosine_similarity pairwise_distance binary_cross_entropy_with_logits "
+        "kl_div ctc_loss cosine_embedding_loss hinge_embedding_loss margin_ranking_loss "
+        "poisson_nll_loss triplet_margin_loss bilinear max_pool1d max_pool1d_with_indices "
+        "max_pool2d max_pool3d avg_pool1d adaptive_avg_pool1d adaptive_max_pool1d "
+        "constant_pad_nd convolution grid_sampler affine_grid_generator feature_dropout "
+        "feature_dropout_",
+    ),
+    **_from("ops.creation_spellings", "empty_strided fill scalar_tensor"),
+    **_from("ops.casting", "can_cast"),
+    **_from("default_tensor_type", "set_default_tensor_type"),
+    **_from("ops.inplace_shape", "resize_as_"),
+    **_from("ops.membership", "isin"),
+    **_from("ops.flat_index", "put unravel_index"),
+    **_from("ops.histograms", "histogram histogramdd"),
+    **_from("ops.integration", "cumulative_trapezoid trapezoid trapz"),
+    **_from("ops.finite_differences", "gradient"),
+    **_from("ops.unsafe_splits", "unsafe_chunk unsafe_split unsafe_split_with_sizes"),
+    **_from(
+        "ops.view_copies",
+        "alias_copy diagonal_copy expand_copy narrow_copy permute_copy select_copy slice_copy "
+        "split_copy split_with_sizes_copy squeeze_copy t_copy transpose_copy unbind_copy "
+        "unfold_copy unsqueeze_copy view_as_complex_copy view_as_real_copy view_copy",
+    ),
+    **_from(
+        "memory_formats",
+        "channels_last channels_last_3d contiguous_format memory_format preserve_format",
+    ),
+    **_from("ops.float_parts", "frexp nextafter"),
+    **_from("ops.multivariate_gamma", "mvlgamma"),
+    **_from("ops.incomplete_gamma", "igamma igammac"),
+    **_from("ops.vandermonde", "vander"),
+    **_from("ops.chained_products", "chain_matmul"),
+    **_from("ops.condensed_distances", "pdist"),
+    **_from("ops.count_draws", "binomial poisson"),
+    **_from("ops.short_time_fourier", "istft stft"),
+    **_from(
+        "ops.signal_windows",
+        "bartlett_window blackman_window hamming_window hann_window kaiser_window",
+    ),
     **_from("dtype_info", "finfo iinfo"),
     **_from("printing", "get_printoptions set_printoptions"),
     **_from(

@@ -8,10 +8,20 @@ them), :mod:`.branches` (a graph per path through branches on those values),
 :mod:`.draws` (random draws handed on when a guard stops a replay),
 :mod:`.differentiable` (a replayed forward with its recorded backward), :mod:`.released`
 (returned tensors of a graph the step's backward freed, as eagerly), :mod:`.compiled`
-(the cache of graphs, tracing and replay; :func:`compile`).
+(the cache of graphs, tracing and replay; :func:`compile`), :mod:`.public` (PyTorch's
+``torch.compiler`` helpers: ``disable``, ``is_compiling``).
 """
 
 from tensorweaver.compiler.compiled import CompiledFunction, CompileWarning, compile
+from tensorweaver.compiler.public import disable, is_compiling, is_dynamo_compiling
 from tensorweaver.compiler.recorder import HostRead
 
-__all__ = ["CompileWarning", "CompiledFunction", "HostRead", "compile"]
+__all__ = [
+    "CompileWarning",
+    "CompiledFunction",
+    "HostRead",
+    "compile",
+    "disable",
+    "is_compiling",
+    "is_dynamo_compiling",
+]

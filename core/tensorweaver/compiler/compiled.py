@@ -425,6 +425,7 @@ def compile(  # noqa: A001  (PyTorch's name)
     def wrap(fn: Callable) -> Any:
         if not callable(fn):
             raise TypeError(f"tw.compile: expected a function or module, got {type(fn).__name__}")
-        return CompiledFunction(fn, fullgraph, "eager" if disable else backend, mode)
+        eager = disable or getattr(fn, "_tw_compiler_disabled", False)  # compiler.disable
+        return CompiledFunction(fn, fullgraph, "eager" if eager else backend, mode)
 
     return wrap if model is None else wrap(model)

@@ -1,5 +1,6 @@
-"""``Parameter``: a tensor that a Module registers as one of its learnable weights; the
-uninitialized parameters and buffers of lazy layers (``UninitializedParameter``, ...)."""
+"""``Parameter``: a tensor that a Module registers as one of its learnable weights;
+``Buffer``, one it registers as state; the uninitialized parameters and buffers of lazy
+layers (``UninitializedParameter``, ...)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,28 @@ class Parameter(Tensor):
         if id(self) not in memo:
             memo[id(self)] = Parameter(self.detach().clone(), self.requires_grad)
         return memo[id(self)]
+
+
+class Buffer(Tensor):
+    """A tensor that ``Module.__setattr__`` registers as a buffer (``self.x =
+    nn.Buffer(t)``, PyTorch 2.x): state that is not a parameter, in ``state_dict`` unless
+    ``persistent=False``. It holds ``data``'s values (the native array is shared, as
+    PyTorch's ``data.detach()`` is) and its ``requires_grad``."""
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data: Optional[Tensor] = None, *, persistent: bool = True) -> None:
+        if data is None:
+            data = tw.empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(
+                f"Buffer: data must be a tw.Tensor, got {type(data).__name__}; wrap arrays "
+                "with tw.tensor(...) first"
+            )
+        super().__init__(data.native, data.backend, data.dtype)
+        self._share_like(data)
+        self.requires_grad_(data.requires_grad)
+        self.persistent = persistent
 
 
 class UninitializedTensorMixin:

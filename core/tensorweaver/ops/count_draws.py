@@ -1,0 +1,41 @@
+"""``tw.poisson`` and ``tw.binomial``: random counts, drawn on the host from the default
+generator (or ``generator=``) as the other host draws are, returned in the rates' float
+dtype on their device. No gradient flows through a draw (PyTorch's is zero)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorweaver.ops import creation as cr
+from tensorweaver.random import Generator, default_generator
+from tensorweaver.tensor import Tensor
+
+
+def _float_input(t: Tensor, what: str, fn: str, error: type) -> np.ndarray:
+    if not t.dtype.is_floating_point:
+        raise error(
+            f"{fn} only supports floating-point dtypes for {what}, got: {t.dtype.name}; "
+            "convert it with .float()"
+        )
+    return np.asarray(t, dtype=np.float64)
+
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """Poisson draws, one per element of the rates ``input`` (non-negative)."""
+    rates = _float_input(input, "rates", "poisson", NotImplementedError)
+    if (rates < 0).any() or np.isnan(rates).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    rng = (generator or default_generator)._rng
+    draws = rng.poisson(rates).astype(np.float64)
+    return cr.tensor(draws, dtype=input.dtype, device=input.device)
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
+    """Binomial draws: successes in ``count`` trials of probability ``prob`` (broadcast);
+    a probability outside [0, 1] is clamped to it, as PyTorch's sampler does."""
+    n = _float_input(count, "count", "binomial", ValueError)
+    p = _float_input(prob, "prob", "binomial", ValueError)
+    n, p = np.broadcast_arrays(n, p)
+    rng = (generator or default_generator)._rng
+    draws = rng.binomial(n.astype(np.int64), np.clip(p, 0.0, 1.0)).astype(np.float64)
+    return cr.tensor(draws, dtype=count.dtype, device=count.device)

@@ -1,0 +1,97 @@
+"""The parts of floating-point numbers: ``tw.frexp`` (mantissa in [0.5, 1) and exponent) and
+``tw.nextafter`` (the next number of the dtype towards another), as tensor ops.
+
+Both work in float64, which holds every value of the narrower float dtypes exactly, and
+build powers of two from ``exp2`` of whole numbers, which is exact. ``frexp``'s mantissa is
+differentiable (its gradient is the output's scaled by 2**-exponent, as PyTorch's);
+``nextafter`` has no gradient (PyTorch's backward raises that it is not implemented).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweaver.contract import dtypes
+from tensorweaver.contract.dtypes import DType
+from tensorweaver.dtype_info import finfo
+from tensorweaver.ops import coordinates as co
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops.special import exp2
+from tensorweaver.promotion import result_type
+from tensorweaver.return_types import _structseq
+from tensorweaver.tensor import Tensor
+
+frexp_type = _structseq("frexp", ("mantissa", "exponent"))
+
+# dtype -> (significand bits, frexp exponent of its smallest normal number)
+_FORMAT: dict[DType, tuple[int, int]] = {
+    dtypes.float64: (53, -1021),
+    dtypes.float32: (24, -125),
+    dtypes.float16: (11, -13),
+    dtypes.bfloat16: (8, -125),
+}
+
+
+def _pow2(k: Tensor) -> Tensor:
+    """2**k for whole-number float64 ``k`` in float64's exponent range."""
+    return exp2(k)
+
+
+def _exponent(x: Tensor) -> tuple[Tensor, Tensor]:
+    """``(e, regular)`` for float64 ``x`` (no graph): ``|x| = m * 2**e`` with ``m`` in
+    [0.5, 1) where ``x`` is finite and nonzero (``regular``), else ``e`` is 0."""
+    a = ew.abs(x)
+    regular = ew.isfinite(x) & (a > 0)
+    e = ew.floor(ew.log2(co.where(regular, a, 1.0))) + 1
+    # log2 rounds: put the exponent right where the mantissa left [0.5, 1)
+    m = ew.mul(ew.mul(a, _pow2(-ew.floor(e / 2))), _pow2(ew.floor(e / 2) - e))
+    e = e + co.where(m >= 1, 1.0, 0.0) - co.where(m < 0.5, 1.0, 0.0)
+    return co.where(regular, e, 0.0), regular
+
+
+def frexp(input: Tensor) -> Any:
+    """``(mantissa, exponent)`` with ``input = mantissa * 2**exponent``, ``|mantissa|`` in
+    [0.5, 1) (0, inf and NaN keep their value with exponent 0); exponent int32."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            f"torch.frexp() only supports floating-point dtypes, got {input.dtype.name}"
+        )
+    x = input.to(dtypes.float64)
+    e, regular = _exponent(x.detach())
+    half = ew.floor(e / 2)
+    scaled = ew.mul(ew.mul(x, _pow2(-half)), _pow2(half - e))  # two steps: 2**1074 overflows
+    mantissa = co.where(regular, scaled, x).to(input.dtype)
+    return frexp_type(mantissa, e.to(dtypes.int32))
+
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next number after ``input`` towards ``other`` in their promoted float dtype
+    (``other`` itself where they are equal; NaN where either is)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"nextafter(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+    dtype = result_type(input, other)
+    if dtype not in _FORMAT:
+        raise RuntimeError(f"nextafter is only defined for float dtypes, got {dtype.name}")
+    digits, lowest = _FORMAT[dtype]
+    x, y = input.detach().to(dtypes.float64), other.detach().to(dtypes.float64)
+    e, _ = _exponent(x)
+    up = y > x
+    away = up == (x > 0)
+    step_away = _pow2(ew.clamp(e, min=lowest) - digits)
+    halved = (ew.abs(x) == _pow2(e - 1)) & (e > lowest)  # a power of two: finer below
+    step = co.where(away | ~halved, step_away, ew.mul(step_away, 0.5))
+    out = x + co.where(up, step, -step)
+    # (a where() of two numbers is of the default dtype: these scale a float64 tensor)
+    tiny = ew.mul(co.where(up, 1.0, -1.0).to(dtypes.float64), 2.0 ** (lowest - digits))
+    out = co.where(x == 0, tiny, out)
+    largest = ew.mul(co.where(x > 0, 1.0, -1.0).to(dtypes.float64), float(finfo(dtype).max))
+    out = co.where(ew.isinf(x) & (x != y), largest, out)
+    out = co.where(x == y, y, out)
+    out = co.where(ew.isnan(x) | ew.isnan(y), float("nan"), out)
+    return out.to(dtype)
+
+
+def nextafter_(self: Tensor, other: Tensor) -> Tensor:
+    return self._assign(nextafter(self._inplace_source(), other), "nextafter_")

@@ -1,0 +1,178 @@
+"""In-place shape changes: ``squeeze_``, ``unsqueeze_``, ``t_``, ``transpose_``,
+``swapaxes_``, ``swapdims_``, ``resize_`` and ``resize_as_`` (and the deprecated
+out-of-place ``resize``/``resize_as``, which only reshape).
+
+PyTorch changes only the tensor's sizes and strides; its memory stays, so the tensor goes on
+sharing it with its base (if it is a view), its views, and NumPy (``from_numpy``). Here a
+tensor holds its own array (ops/views.py), so a changed tensor whose memory is linked to
+another becomes a view, made by the matching view op, of a new tensor object that takes its
+old place among those links: writes through either still reach the others. An unlinked
+tensor just takes the op's result. In the graph the change is the view op, as PyTorch's
+``TBackward``, ``SqueezeBackward``, ....
+
+Differs from PyTorch: ``resize_`` keeps the tensor's elements in row-major order of its
+current shape (PyTorch's keeps storage order, which differs for a non-contiguous tensor), and
+a ``resize_`` that grows fills the new elements with zeros (PyTorch's are uninitialised)
+in new memory, which the tensor's old views no longer see, as when PyTorch reallocates.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import INPLACE_CHANGES
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import views as vw
+from tensorweaver.tensor import Tensor, _set_writes_through, _writes_through
+
+
+def _linked(x: Tensor) -> bool:
+    """Whether ``x``'s memory is another tensor's or NumPy's too."""
+    if x._alias_of is not None or x._view_of is not None or _writes_through(x):
+        return True
+    return any(entry[0]() is not None for entry in x._views or ())
+
+
+def _repoint(views: list | None, old: Tensor, new: Tensor) -> list | None:
+    """``views`` (a tensor's follow list) with the entry for ``old`` made one for ``new``."""
+    if not views:
+        return views
+    return [(weakref.ref(new), *e[1:]) if e[0]() is old else e for e in views]
+
+
+def _hand_over(x: Tensor) -> Tensor:
+    """A new tensor object over ``x``'s array that takes ``x``'s place in the graph and among
+    the tensors ``x`` shares memory with; ``x`` is left unlinked."""
+    old = Tensor(x.native, x.backend, x.dtype)
+    old.requires_grad, old._node, old._version = x.requires_grad, x._node, x._version
+    old._views, x._views = x._views, None
+    for entry in old._views or ():
+        view = entry[0]()
+        if view is None:
+            continue
+        if view._alias_of is x:
+            view._alias_of = old
+        if view._view_of is not None and view._view_of[0] is x:
+            view._view_of = (old, view._view_of[1])
+    old._alias_of, old._view_of = x._alias_of, x._view_of
+    x._alias_of = x._view_of = None
+    for base in (old._alias_of, old._view_of[0] if old._view_of else None):
+        if base is not None:
+            base._views = _repoint(base._views, x, old)
+    if _writes_through(x):
+        _set_writes_through(old, True)
+        _set_writes_through(x, False)
+    return old
+
+
+def _change_shape(
+    x: Tensor, compute: Callable[[Tensor], Tensor], view: Callable[[Tensor], Tensor]
+) -> Tensor:
+    """Make ``x`` hold ``compute(x)`` (a movement op), as the view ``view(x)`` of its old
+    self where its memory is linked to other tensors."""
+    x._check_inplace()  # a leaf that requires grad: PyTorch's error
+    out = compute(x)
+    if out is x:  # the shape stays
+        return x
+    if _linked(x):
+        old = _hand_over(x)
+        out = view(old)
+        old._views = _repoint(old._views, out, x)
+        x._view_of = out._view_of
+        if out._view_of is None:  # the backend copied: the result shares nothing
+            x._views, old._views = old._views, None
+    x.native, x.shape = out.native, out.shape
+    if out._node is not None or is_grad_enabled():
+        x._node = out._node
+    x._version += 1
+    INPLACE_CHANGES[0] += 1
+    return x
+
+
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    return _change_shape(self, lambda x: mv.squeeze(x, dim), lambda x: vw.squeeze(x, dim))
+
+
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    return _change_shape(self, lambda x: mv.unsqueeze(x, dim), lambda x: vw.unsqueeze(x, dim))
+
+
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return _change_shape(
+        self, lambda x: mv.transpose(x, dim0, dim1), lambda x: vw.transpose(x, dim0, dim1)
+    )
+
+
+def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    return transpose_(self, axis0, axis1)
+
+
+swapdims_ = swapaxes_
+
+
+def t_(self: Tensor) -> Tensor:
+    return _change_shape(self, mv.t, vw.t)
+
+
+def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """Give ``self`` the shape ``sizes``: its first elements (row-major) where it had as many
+    or more, else all of them followed by zeros."""
+    shape = _sizes(sizes)
+    if any(not isinstance(n, int) or n < 0 for n in shape):
+        raise RuntimeError(
+            f"resize_(): sizes must be non-negative ints, got {list(shape)} "
+            f"(for a tensor of shape {tuple(self.shape)})"
+        )
+    if self.requires_grad:
+        raise RuntimeError(
+            "cannot resize variables that require grad (resize_ of a tensor of shape "
+            f"{tuple(self.shape)} to {list(shape)}); resize a .detach()ed copy instead"
+        )
+    n, have = math.prod(shape), self.numel()
+    if n > have:  # new memory, as PyTorch's reallocation
+        flat = mv.reshape(self, (have,))
+        grown = mv.cat([flat, cr.zeros(n - have, dtype=self.dtype, device=self)])
+        self.data = mv.reshape(grown, shape)
+        return self
+    if tuple(self.shape) == shape:
+        return self
+
+    def first(x: Tensor, read: Callable[..., Tensor]) -> Tensor:
+        flat = read(x, (have,))
+        return read(flat[:n] if n < have else flat, shape)
+
+    return _change_shape(self, lambda x: first(x, mv.reshape), lambda x: first(x, vw.reshape))
+
+
+def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+    return resize_(self, tuple(the_template.shape))
+
+
+def _sizes(sizes: tuple) -> tuple:
+    return tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+
+
+def resize(self: Tensor, *sizes: Any) -> Tensor:
+    """PyTorch's deprecated out-of-place ``resize``: a view of ``self`` with the shape
+    ``sizes``, which must hold as many elements (differentiable, as ``reshape``)."""
+    shape = _sizes(sizes)
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    if math.prod(shape) != self.numel():
+        raise RuntimeError(
+            f"requested resize to {'x'.join(map(str, shape))} ({math.prod(shape)} elements in "
+            f"total), but the given tensor has a size of "
+            f"{'x'.join(map(str, self.shape))} ({self.numel()} elements). autograd's resize "
+            "can only change the shape of a given tensor, while preserving the number of "
+            "elements. Use resize_ on a .detach()ed tensor to change it."
+        )
+    return vw.reshape(self, shape)
+
+
+def resize_as(self: Tensor, the_template: Tensor) -> Tensor:
+    return resize(self, tuple(the_template.shape))

@@ -1,0 +1,46 @@
+"""``tw.isin``: which elements of one tensor occur in another (by sorting the second and a
+binary search, O((n + m) log m), rather than comparing every pair)."""
+
+from __future__ import annotations
+
+from numbers import Number
+
+from tensorweaver.ops import creation as cr
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops.order_stats import searchsorted
+from tensorweaver.ops.sort import sort
+from tensorweaver.promotion import result_type
+from tensorweaver.tensor import Tensor
+
+
+def isin(
+    elements: Tensor | Number,
+    test_elements: Tensor | Number,
+    *,
+    assume_unique: bool = False,
+    invert: bool = False,
+) -> Tensor:
+    """A bool tensor of ``elements``' shape: whether each element equals one of
+    ``test_elements`` (compared in their promoted dtype; NaN equals nothing), or, with
+    ``invert``, whether it equals none. Either argument, not both, may be a number."""
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError(
+            "isin(): expected elements or test_elements to be a tensor, got "
+            f"{type(elements).__name__} and {type(test_elements).__name__}"
+        )
+    like = elements if isinstance(elements, Tensor) else test_elements
+    for given in (elements, test_elements):
+        if isinstance(given, Tensor) and given.dtype.kind not in "iuf":
+            raise RuntimeError(
+                f"Unsupported input type encountered for isin(): {given.dtype.name} (isin "
+                "compares integer and floating-point tensors)"
+            )
+    dtype = result_type(elements, test_elements)
+    values = cr.as_tensor(elements, dtype=dtype, device=like.device).detach()
+    tests = mv.reshape(cr.as_tensor(test_elements, dtype=dtype, device=like.device).detach(), (-1,))
+    if not tests.numel():
+        return cr.full(values.shape, invert, device=like.device)
+    table = sort(tests).values
+    at = searchsorted(table, values).clamp(max=tests.numel() - 1)
+    found = table[at] == values
+    return ~found if invert else found

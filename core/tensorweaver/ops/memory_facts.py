@@ -1,0 +1,118 @@
+"""What a tensor says about its layout and memory (``is_sparse``, ``is_pinned()``,
+``is_inference()``, ...), and the requests about memory that have no effect here
+(``share_memory_``, ``pin_memory``, strides given to ``new_empty_strided``).
+
+Every tensorweaver tensor is dense, strided, not quantized, not nested, not an inference
+tensor (``tw.inference_mode`` makes ordinary tensors) and not in page-locked memory, which
+the backends do not expose. ``pin_memory()`` returns a copy, as PyTorch's does (PyTorch's
+raises where no accelerator exists); the copy's ``is_pinned()`` is False.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tensorweaver.tensor import Tensor
+
+
+def is_inference(input: Tensor) -> bool:
+    """False: there are no inference tensors here (see ``tw.inference_mode``)."""
+    return False
+
+
+def is_distributed(input: Tensor) -> bool:
+    return False
+
+
+def to_dense(self: Tensor, dtype: Any = None, *, masked_grad: Any = None) -> Tensor:
+    """``self`` (already dense), or a copy cast to ``dtype``."""
+    return self if dtype is None or dtype is self.dtype else self.to(dtype)
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_pinned(self: Tensor, device: Any = None) -> bool:
+    return False
+
+
+def pin_memory(self: Tensor, device: Any = None) -> Tensor:
+    return self.clone()
+
+
+def share_memory_(self: Tensor) -> Tensor:
+    """``self``: worker processes get tensors through ``tw.utils.data``'s own transport."""
+    return self
+
+
+def dense_dim(self: Tensor) -> int:
+    return self.ndim
+
+
+def dim_order(self: Tensor, *, ambiguity_check: Any = False) -> tuple[int, ...]:
+    """The dimensions from outermost to innermost in memory (by decreasing stride)."""
+    strides = self.stride()
+    return tuple(sorted(range(self.ndim), key=lambda d: -strides[d]))
+
+
+def const_data_ptr(self: Tensor) -> int:
+    return self.data_ptr()
+
+
+def record_stream(self: Tensor, stream: Any) -> None:
+    """Nothing to do: the backends order their work themselves (PyTorch's CUDA caching
+    allocator needs to know which streams use a tensor's memory)."""
+
+
+def check_strides(size: Sequence[int], stride: Sequence[int], fn: str) -> tuple[int, ...]:
+    """``size`` as a tuple, once ``stride`` has one entry per dimension of it, as PyTorch
+    requires (the strides themselves are not kept: every tensor here is laid out densely)."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(
+            f"{fn}: dimensionality of sizes ({len(size)}) must match dimensionality of strides "
+            f"({len(stride)}), got size {list(size)} and stride {list(stride)}"
+        )
+    return size
+
+
+def new_empty_strided(
+    self: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
+    shape = check_strides(size, stride, "new_empty_strided")
+    return self.new_empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+TENSOR_ATTRIBUTES: dict[str, bool] = {
+    "is_sparse": False,
+    "is_sparse_csr": False,
+    "is_quantized": False,
+    "is_nested": False,
+    "is_mkldnn": False,
+    "is_vulkan": False,
+    "is_maia": False,
+}
+
+TENSOR_METHODS: dict[str, Any] = {
+    "is_inference": is_inference,
+    "is_same_size": is_same_size,
+    "to_dense": to_dense,
+    "dense_dim": dense_dim,
+    "dim_order": dim_order,
+    "const_data_ptr": const_data_ptr,
+    "record_stream": record_stream,
+    "is_pinned": is_pinned,
+    "pin_memory": pin_memory,
+    "share_memory_": share_memory_,
+    "new_empty_strided": new_empty_strided,
+}
