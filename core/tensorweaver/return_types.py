@@ -1,5 +1,6 @@
 """``tw.return_types``: the named tuples of ``(values, indices)`` (and ``aminmax``'s
-``(min, max)``) that ops return, one class per op and printed as PyTorch prints its
+``(min, max)``, ``histogram``'s ``(hist, bin_edges)``, ``frexp``'s ``(mantissa, exponent)``)
+that ops return, one class per op and printed as PyTorch prints its
 ``torch.return_types`` structseqs."""
 
 from __future__ import annotations
@@ -28,3 +29,6 @@ mode = _structseq("mode", _PAIR)
 cummax = _structseq("cummax", _PAIR)
 cummin = _structseq("cummin", _PAIR)
 aminmax = _structseq("aminmax", ("min", "max"))
+histogram = _structseq("histogram", ("hist", "bin_edges"))
+histogramdd = _structseq("histogramdd", ("hist", "bin_edges"))
+frexp = _structseq("frexp", ("mantissa", "exponent"))
