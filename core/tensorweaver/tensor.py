@@ -211,7 +211,8 @@ class Tensor:
         self.backend = backend
         self.dtype = dtype
         shape = native.shape
-        self.shape = shape if type(shape) is Size else Size(shape)
+        size = _SIZES.get(shape)
+        self.shape = size if size is not None else _size_of(shape)
         self.requires_grad = False
         self.grad: Tensor | None = None
         self._node = None
@@ -355,7 +356,7 @@ class Tensor:
         out = Tensor(self.native, self.backend, self.dtype)
         out._alias_of = self
         self._follow(out, None)
-        if _writes_through(self):
+        if _HOST_SHARED and _writes_through(self):
             _set_writes_through(out, True)
         return out
 
@@ -605,7 +606,8 @@ class Tensor:
         of it where ``native`` is host-shared memory, which a rebound tensor must not alias.
         """
         backend = self.backend
-        if _writes_through(self) or self._is_shared_view():
+        # (both tests need a host-shared tensor: none, the usual case, is one test)
+        if _HOST_SHARED and (_writes_through(self) or self._is_shared_view()):
             if backend.write_into(self.native, native):
                 _count_write(backend.storage(self.native))
                 return
@@ -909,6 +911,23 @@ class Size(tuple):
 
     def __repr__(self) -> str:
         return f"tensorweaver.Size({list(self)})"
+
+
+#: One ``Size`` per shape seen (keyed by the backend's own shape, which compares and hashes as
+#: a tuple): building a tuple subclass from ``torch.Size`` was a fifth of the result tensor's
+#: construction (1.2k of 6.2k instructions), and a program meets few distinct shapes.
+_SIZES: dict[tuple, Size] = {}
+_SIZES_KEPT = 4096
+
+
+def _size_of(shape: tuple) -> Size:
+    """The ``Size`` of a shape not in ``_SIZES`` yet, added to it (which starts over when
+    full: a program that keeps meeting new shapes only pays the construction)."""
+    size = Size([operator.index(n) for n in shape])
+    if len(_SIZES) >= _SIZES_KEPT:
+        _SIZES.clear()
+    _SIZES[size] = size
+    return size
 
 
 def index_argument(value: Any, op: str, name: str) -> int:

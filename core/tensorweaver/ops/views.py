@@ -95,7 +95,10 @@ def _write_reshaped(base: Tensor, value: Tensor) -> Any:
 def _is_basic(index: Any) -> bool:
     """Ints, slices, None and Ellipsis only: the selections PyTorch returns as views."""
     entries = index if type(index) is tuple else (index,)
-    return all(e is None or e is Ellipsis or type(e) in (int, slice) for e in entries)
+    for e in entries:  # a loop, not all() of a generator: half the cost of x[i] here
+        if not (e is None or e is Ellipsis or type(e) in (int, slice)):
+            return False
+    return True
 
 
 def _as_int(entry: Any) -> Any:
@@ -109,13 +112,15 @@ def _as_int(entry: Any) -> Any:
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
-    if not _is_basic(index):
+    basic = _is_basic(index)
+    if not basic:
         if type(index) is tuple:
             index = tuple([_as_int(e) for e in index])
         else:
             index = _as_int(index)
+        basic = _is_basic(index)
     out = ix.getitem(x, index)
-    if not _is_basic(index):
+    if not basic:
         return out
     read = lambda base: ix.getitem(base, index)  # noqa: E731
     return as_view(out, x, _write_at(index), read, _region(index, x.shape))
@@ -173,8 +178,8 @@ def _selecting(index: tuple) -> Read:
 def _reshaping(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def view_op(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         out = op(x, *args, **kwargs)
-        if not _same_memory(x, out):
-            return out  # a copy, as PyTorch's reshape of a tensor its strides cannot view
+        if out is x or not _same_memory(x, out):
+            return out  # x itself, or a copy (PyTorch's reshape where strides cannot view)
         shape = out.shape
         return as_view(out, x, _write_reshaped, lambda base: mv.reshape(base, shape))
 

@@ -163,120 +163,87 @@ class TorchBackend(
             a = torch.real(a)  # what .to keeps, without torch's UserWarning
         return a.to(TORCH_DTYPES[dtype])
 
-    # unary
-    def neg(self, a: Tensor) -> Tensor:
-        return torch.neg(a)
+    # A primitive that is torch's function with the same arguments is that function itself
+    # (a staticmethod): a wrapper's frame cost ~0.1 us, a tenth of the core's cost per op.
 
-    def abs(self, a: Tensor) -> Tensor:
-        return torch.abs(a)
+    # unary
+    neg = staticmethod(torch.neg)
+
+    abs = staticmethod(torch.abs)
 
     def sign(self, a: Tensor) -> Tensor:
         if a.is_floating_point():
             return torch.where(torch.isnan(a), a, torch.sign(a))
         return torch.sign(a)
 
-    def exp(self, a: Tensor) -> Tensor:
-        return torch.exp(a)
+    exp = staticmethod(torch.exp)
 
-    def log(self, a: Tensor) -> Tensor:
-        return torch.log(a)
+    log = staticmethod(torch.log)
 
-    def sin(self, a: Tensor) -> Tensor:
-        return torch.sin(a)
+    sin = staticmethod(torch.sin)
 
-    def cos(self, a: Tensor) -> Tensor:
-        return torch.cos(a)
+    cos = staticmethod(torch.cos)
 
-    def tanh(self, a: Tensor) -> Tensor:
-        return torch.tanh(a)
+    tanh = staticmethod(torch.tanh)
 
-    def sqrt(self, a: Tensor) -> Tensor:
-        return torch.sqrt(a)
+    sqrt = staticmethod(torch.sqrt)
 
-    def erf(self, a: Tensor) -> Tensor:
-        return torch.erf(a)
+    erf = staticmethod(torch.erf)
 
-    def floor(self, a: Tensor) -> Tensor:
-        return torch.floor(a)
+    floor = staticmethod(torch.floor)
 
-    def ceil(self, a: Tensor) -> Tensor:
-        return torch.ceil(a)
+    ceil = staticmethod(torch.ceil)
 
-    def round(self, a: Tensor) -> Tensor:
-        return torch.round(a)
+    round = staticmethod(torch.round)
 
-    def trunc(self, a: Tensor) -> Tensor:
-        return torch.trunc(a)
+    trunc = staticmethod(torch.trunc)
 
-    def logical_not(self, a: Tensor) -> Tensor:
-        return torch.logical_not(a)
+    logical_not = staticmethod(torch.logical_not)
 
-    def bitwise_not(self, a: Tensor) -> Tensor:
-        return torch.bitwise_not(a)
+    bitwise_not = staticmethod(torch.bitwise_not)
 
     # binary
-    def add(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.add(a, b)
+    add = staticmethod(torch.add)
 
-    def sub(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.sub(a, b)
+    sub = staticmethod(torch.sub)
 
-    def mul(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.mul(a, b)
+    mul = staticmethod(torch.mul)
 
-    def div(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.div(a, b)
+    div = staticmethod(torch.div)
 
-    def floordiv(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.floor_divide(a, b)
+    floordiv = staticmethod(torch.floor_divide)
 
-    def remainder(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.remainder(a, b)
+    remainder = staticmethod(torch.remainder)
 
-    def pow(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.pow(a, b)
+    pow = staticmethod(torch.pow)
 
-    def maximum(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.maximum(a, b)
+    maximum = staticmethod(torch.maximum)
 
-    def minimum(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.minimum(a, b)
+    minimum = staticmethod(torch.minimum)
 
-    def eq(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.eq(a, b)
+    eq = staticmethod(torch.eq)
 
-    def ne(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.ne(a, b)
+    ne = staticmethod(torch.ne)
 
-    def lt(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.lt(a, b)
+    lt = staticmethod(torch.lt)
 
-    def le(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.le(a, b)
+    le = staticmethod(torch.le)
 
-    def gt(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.gt(a, b)
+    gt = staticmethod(torch.gt)
 
-    def ge(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.ge(a, b)
+    ge = staticmethod(torch.ge)
 
-    def logical_and(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.logical_and(a, b)
+    logical_and = staticmethod(torch.logical_and)
 
-    def logical_or(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.logical_or(a, b)
+    logical_or = staticmethod(torch.logical_or)
 
-    def logical_xor(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.logical_xor(a, b)
+    logical_xor = staticmethod(torch.logical_xor)
 
-    def bitwise_and(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.bitwise_and(a, b)
+    bitwise_and = staticmethod(torch.bitwise_and)
 
-    def bitwise_or(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.bitwise_or(a, b)
+    bitwise_or = staticmethod(torch.bitwise_or)
 
-    def bitwise_xor(self, a: Tensor, b: Tensor) -> Tensor:
-        return torch.bitwise_xor(a, b)
+    bitwise_xor = staticmethod(torch.bitwise_xor)
 
     # ternary
     def where(self, cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
@@ -334,14 +301,11 @@ class TorchBackend(
         return torch.cumsum(a, axis, dtype=a.dtype)
 
     # movement
-    def reshape(self, a: Tensor, shape: Shape) -> Tensor:
-        return a.reshape(shape)
+    reshape = staticmethod(Tensor.reshape)
 
-    def permute(self, a: Tensor, perm: Shape) -> Tensor:
-        return a.permute(perm)
+    permute = staticmethod(Tensor.permute)
 
-    def expand(self, a: Tensor, shape: Shape) -> Tensor:
-        return a.expand(shape)
+    expand = staticmethod(Tensor.expand)
 
     def pad(self, a: Tensor, widths: Sequence[tuple[int, int]], value: float) -> Tensor:
         # (before, after) pairs from the last axis backwards. Not F.pad: it takes the value
@@ -359,32 +323,25 @@ class TorchBackend(
             return a[starts[0] : stops[0] : steps[0]]
         return a[tuple(map(slice, starts[:k], stops[:k], steps[:k]))]
 
-    def flip(self, a: Tensor, axes: Shape) -> Tensor:
-        return torch.flip(a, axes)
+    flip = staticmethod(torch.flip)
 
-    def cat(self, arrays: Sequence[Tensor], axis: int) -> Tensor:
-        return torch.cat(arrays, axis)
+    cat = staticmethod(torch.cat)
 
     # index
-    def gather(self, a: Tensor, axis: int, index: Tensor) -> Tensor:
-        return torch.gather(a, axis, index)
+    gather = staticmethod(torch.gather)
 
-    def take(self, a: Tensor, axis: int, index: Tensor) -> Tensor:
-        return torch.index_select(a, axis, index)
+    take = staticmethod(torch.index_select)
 
-    def scatter(self, a: Tensor, axis: int, index: Tensor, src: Tensor) -> Tensor:
-        return a.scatter(axis, index, src)
+    scatter = staticmethod(Tensor.scatter)
 
-    def scatter_add(self, a: Tensor, axis: int, index: Tensor, src: Tensor) -> Tensor:
-        return a.scatter_add(axis, index, src)
+    scatter_add = staticmethod(Tensor.scatter_add)
 
     def scatter_reduce(
         self, a: Tensor, axis: int, index: Tensor, src: Tensor, reduce: str
     ) -> Tensor:
         return a.scatter_reduce(axis, index, src, reduce, include_self=True)
 
-    def nonzero(self, a: Tensor) -> Tensor:
-        return torch.nonzero(a)
+    nonzero = staticmethod(torch.nonzero)
 
     # linalg
     def matmul(self, a: Tensor, b: Tensor) -> Tensor:
