@@ -578,7 +578,9 @@ def _scaled_add(general: Any, sign: int) -> Any:
     def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
         alpha = kwargs.get("alpha")
         if (
-            type(alpha) in (int, float)
+            # a float subclass too: tw.compile's recomputed learning rate (-lr), so a
+            # traced step makes the same call as the eager one
+            (type(alpha) is int or isinstance(alpha, float))
             and not args
             and len(kwargs) == 1
             and type(other) is Tensor
