@@ -23,6 +23,11 @@ def _sizes(args: tuple, op: str = "size") -> tuple:
     """``f(2, 3)`` and ``f((2, 3))`` both mean the sizes (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
+    for a in args:  # the usual case, plain ints, without a call per size
+        if type(a) is not int:
+            break
+    else:
+        return tuple(args)
     if op == "expand":  # PyTorch's expand, alone, reads a bool size as an int
         args = [int(a) if isinstance(a, bool) else a for a in args]
     return tuple(index_argument(a, op, "size") for a in args)
@@ -30,6 +35,8 @@ def _sizes(args: tuple, op: str = "size") -> tuple:
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:
     shape = _sizes(shape, "reshape")
+    if shape == x.shape:
+        return x
     numel = x.numel()
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
