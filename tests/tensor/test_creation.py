@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -348,3 +349,45 @@ def test_tensor_copies_its_data(backend):
     expected = x.copy()
     x[...] = 0
     assert_values(t, expected)
+
+
+# Scripts pass PyTorch's storage keywords (channels_last training loops, pinned loaders):
+# each raised TypeError. Values are unchanged; a bad value raises as PyTorch does.
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, x: x.to(memory_format=m.channels_last),
+        lambda m, x: x.to(m.float64, memory_format=m.channels_last),
+        lambda m, x: m.zeros_like(x, memory_format=m.preserve_format),
+        lambda m, x: m.empty_like(x, memory_format=m.channels_last).zero_(),
+        lambda m, x: m.ones_like(x, memory_format=m.contiguous_format),
+        lambda m, x: m.full_like(x, 2.5, memory_format=m.preserve_format),
+        lambda m, x: m.empty(2, 3, 4, 5, memory_format=m.channels_last).zero_(),
+        lambda m, x: m.zeros(2, 3, layout=m.strided, pin_memory=False),
+        lambda m, x: m.full((2,), 3.0, layout=m.strided),
+        lambda m, x: m.rand_like(x, memory_format=m.preserve_format).shape,
+    ],
+)
+def test_storage_keywords_are_taken(call: Any) -> None:
+    got = call(tw, tw.ones(2, 3, 4, 5))
+    want = call(torch, torch.ones(2, 3, 4, 5))
+    if isinstance(want, torch.Size):
+        assert tuple(got) == tuple(want)
+    else:
+        assert got.tolist() == want.tolist() and str(got.dtype)[13:] == str(want.dtype)[6:]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.zeros_like(m.ones(2), memory_format="channels_last"),
+        lambda m: m.zeros(2, pin_memory="yes"),
+        lambda m: m.zeros(2, foo=1),
+        lambda m: m.ones(2).to(memory_format=3),
+    ],
+)
+def test_bad_storage_keywords_raise_type_error(call: Any) -> None:
+    with pytest.raises(TypeError):
+        call(torch)
+    with pytest.raises(TypeError):
+        call(tw)

@@ -12,6 +12,8 @@ from tensorweaver import random as rnd
 from tensorweaver import selection
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.layout import strided
+from tensorweaver.memory_formats import memory_format
 from tensorweaver.ops import overflow
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.promotion import default_complex_dtype, get_default_dtype
@@ -239,7 +241,9 @@ def full(
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
+    _storage_options("full", storage)
     backend = backend_for(device)
     if dtype is None:
         dtype = (
@@ -259,8 +263,13 @@ def full(
 
 
 def zeros(
-    *size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
+    *size: Any,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
+    _storage_options("zeros", storage)
     return full(
         _size(size),
         0,
@@ -271,8 +280,13 @@ def zeros(
 
 
 def ones(
-    *size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
+    *size: Any,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
+    _storage_options("ones", storage)
     return full(
         _size(size),
         1,
@@ -285,19 +299,60 @@ def ones(
 empty = zeros  # the IR has no uninitialised memory; zeros cost the same
 
 
+_STORAGE_OPTIONS = ("layout", "pin_memory", "memory_format")
+
+
+def _storage_options(fn: str, options: dict) -> None:
+    """PyTorch's ``layout=``, ``pin_memory=`` and ``memory_format=`` keywords, checked: every
+    tensor here is strided and laid out densely, so the only layout is ``tw.strided``, and a
+    memory format (``tw.channels_last``...) changes no value, only the strides PyTorch would
+    pick; pinned memory is host memory as any other here."""
+    for name, value in options.items():
+        if name not in _STORAGE_OPTIONS:
+            raise TypeError(f"{fn}() got an unexpected keyword argument '{name}'")
+        if value is None:
+            continue
+        if name == "layout" and value is not strided:
+            raise TypeError(
+                f"{fn}(): layout {value!r} is not supported; every tensor is tw.strided "
+                "(there are no sparse tensors)"
+            )
+        if name == "memory_format" and not isinstance(value, memory_format):
+            raise TypeError(
+                f"{fn}(): argument 'memory_format' must be tw.memory_format, not "
+                f"{type(value).__name__}"
+            )
+        if name == "pin_memory" and not isinstance(value, bool):
+            raise TypeError(
+                f"{fn}(): argument 'pin_memory' must be bool, not {type(value).__name__}"
+            )
+
+
 def _like(x: Tensor, dtype: DType | None, device: Any) -> dict:
     return {"dtype": dtype or x.dtype, "device": device if device is not None else x}
 
 
 def zeros_like(
-    x: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
+    x: Tensor,
+    *,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
+    _storage_options("zeros_like", storage)
     return full(x.shape, 0, **_like(x, dtype, device), requires_grad=requires_grad)
 
 
 def ones_like(
-    x: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
+    x: Tensor,
+    *,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
+    _storage_options("ones_like", storage)
     return full(x.shape, 1, **_like(x, dtype, device), requires_grad=requires_grad)
 
 
@@ -311,7 +366,9 @@ def full_like(
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
+    _storage_options("full_like", storage)
     return full(x.shape, fill_value, **_like(x, dtype, device), requires_grad=requires_grad)
 
 
@@ -465,7 +522,9 @@ def rand_like(
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
+    _storage_options("rand_like", storage)
     return _random_like("uniform", input, generator, dtype, device, requires_grad)
 
 
@@ -476,7 +535,9 @@ def randn_like(
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
+    _storage_options("randn_like", storage)
     return _random_like("normal", input, generator, dtype, device, requires_grad)
 
 

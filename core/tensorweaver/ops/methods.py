@@ -11,6 +11,7 @@ from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.layout import strided
+from tensorweaver.memory_formats import memory_format
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -38,6 +39,9 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     device = kwargs.pop("device", None)
     kwargs.pop("non_blocking", None)
     kwargs.pop("copy", None)
+    # every tensor is dense in row-major order: a memory format changes no value
+    if not isinstance(kwargs.pop("memory_format", None), (memory_format, type(None))):
+        raise TypeError("to(): argument 'memory_format' must be tw.memory_format")
     if kwargs:
         raise TypeError(f"to(): unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
