@@ -63,6 +63,7 @@ from tensorweaver.nn.functional.conv import (
     conv1d,
     conv2d,
     conv3d,
+    conv_tbc,
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
@@ -88,6 +89,7 @@ from tensorweaver.nn.functional.fractional_pooling import (
 )
 from tensorweaver.nn.functional.grid import affine_grid, grid_sample
 from tensorweaver.nn.functional.linear import bilinear, linear
+from tensorweaver.nn.functional.linear_cross_entropy import linear_cross_entropy
 from tensorweaver.nn.functional.local_response import local_response_norm
 from tensorweaver.nn.functional.loss import (
     binary_cross_entropy,
@@ -140,7 +142,12 @@ from tensorweaver.nn.functional.sampling import (
     upsample_bilinear,
     upsample_nearest,
 )
-from tensorweaver.nn.functional.shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
+from tensorweaver.nn.functional.shuffle import (
+    channel_shuffle,
+    native_channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 from tensorweaver.nn.functional.sparse import embedding, embedding_bag, one_hot
 from tensorweaver.nn.functional.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
 
@@ -193,6 +200,9 @@ __all__ = [
     "interpolate",
     "grid_sample",
     "channel_shuffle",
+    "native_channel_shuffle",
+    "conv_tbc",
+    "linear_cross_entropy",
     "affine_grid",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",

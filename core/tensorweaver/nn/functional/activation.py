@@ -46,7 +46,19 @@ def hardtanh(
         raise ValueError(
             f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
         )
-    return _apply(lambda x: x.clamp(min_val, max_val), input, inplace)
+    return _apply(lambda x: _hard_clamp(x, min_val, max_val), input, inplace)
+
+
+def _hard_clamp(x: Tensor, low: float, high: float) -> Tensor:
+    """``x`` clamped to [low, high] (integer bounds for an integer ``x``, as PyTorch),
+    whose gradient is zero at the bounds too: PyTorch's hardtanh passes it only strictly
+    inside, where ``clamp`` passes it at the bounds as well."""
+    if not x.dtype.is_floating_point:
+        return x.clamp(int(low), int(high))
+    out = x.clamp(low, high)
+    if x.requires_grad and tw.is_grad_enabled():
+        out = tw.where((x > low) & (x < high), x, out.detach())
+    return out
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -217,17 +229,19 @@ def softsign(input: Tensor) -> Tensor:
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """clamp(x / 6 + 1 / 2, 0, 1)."""
-    return _apply(lambda x: (x / 6 + 0.5).clamp(0, 1), input, inplace)
+    return _apply(lambda x: _hard_clamp(x / 6 + 0.5, 0.0, 1.0), input, inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * clamp(x + 3, 0, 6) / 6."""
-    return _apply(lambda x: x * (x + 3).clamp(0, 6) / 6, input, inplace)
+    return _apply(lambda x: x * _hard_clamp(x + 3, 0.0, 6.0) / 6, input, inplace)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    """log(sigmoid(x)), computed as min(x, 0) - log(1 + exp(-|x|)) so it never overflows."""
-    return input.clamp(max=0) - (-input.abs()).exp().log1p()
+    """log(sigmoid(x)): x - log(1 + exp(x)) for negative x, -log(1 + exp(-x)) otherwise, so
+    it never overflows (and its gradient at 0 is sigmoid(0) = 1/2)."""
+    negative, positive = input.clamp(max=0), input.clamp(min=0)
+    return tw.where(input < 0, negative - negative.exp().log1p(), -(-positive).exp().log1p())
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

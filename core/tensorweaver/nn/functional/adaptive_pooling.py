@@ -57,8 +57,12 @@ def _spatial(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> tuple[
             f"{fn}: output_size must be an int or {nd} ints/None, got {output_size!r}"
         )
     sizes = tuple(s if o is None else int(o) for o, s in zip(sizes, shape))
-    if min(sizes) < 0 or (min(sizes) == 0 and min(shape) > 0):
-        raise RuntimeError(f"{fn}: output_size must be positive, got {output_size!r}")
+    if min(sizes) < 0:
+        raise RuntimeError(f"{fn}: output_size must be zero or positive, got {output_size!r}")
+    if not input.dtype.is_floating_point:  # PyTorch has no integer kernels
+        raise NotImplementedError(
+            f"{fn}: not implemented for {input.dtype} input; convert it with .float()"
+        )
     if min(shape) == 0 and input.dim() == nd + 2 and input.shape[1] > 0:
         raise RuntimeError(f"{fn}: the spatial sizes {shape} of the input must be positive")
     return sizes

@@ -71,6 +71,11 @@ _INDEX_MODES = {
 
 def _pad_constant(x: Tensor, dim: int, before: int, after: int, value: float) -> Tensor:
     # Negative widths crop, as in PyTorch.
+    if x.shape[dim] + min(before, 0) + min(after, 0) < 0:
+        raise RuntimeError(
+            f"pad: widths ({before}, {after}) crop more than the {x.shape[dim]} elements of "
+            f"dimension {dim} of the input of shape {tuple(x.shape)}"
+        )
     if before < 0:
         x = x.narrow(dim, -before, x.shape[dim] + before)
         before = 0
@@ -93,21 +98,26 @@ def _pad_constant(x: Tensor, dim: int, before: int, after: int, value: float) ->
 
 
 def _pad_by_index(x: Tensor, dim: int, before: int, after: int, mode: str) -> Tensor:
-    # Negative widths crop first, and the padding then reflects or wraps the cropped
-    # tensor, as PyTorch does.
-    x = _pad_constant(x, dim, min(before, 0), min(after, 0), 0.0)
-    before, after = max(before, 0), max(after, 0)
     size = x.shape[dim]
-    largest = {"reflect": size - 1, "replicate": None, "circular": size}[mode]
-    if (
-        min(before, after) < 0
-        or size == 0
-        or (largest is not None and max(before, after) > largest)
-    ):
-        limit = "" if largest is None else f" of at most {largest}"
+    if mode == "circular":
+        # Negative widths crop first and the padding wraps the cropped tensor, as PyTorch
+        # does (past that its kernel reads memory it never wrote: refused here).
+        x = _pad_constant(x, dim, min(before, 0), min(after, 0), 0.0)
+        before, after, size = max(before, 0), max(after, 0), x.shape[dim]
+        if size == 0 and not (before or after):
+            return x
+        fits = 0 < size and max(before, after) <= size
+        limit = f" of at most {size} after cropping"
+    else:
+        # Each output position reads the input at its own index, reflected or clamped:
+        # PyTorch's answer for negative widths too.
+        fits = size > 0 and size + before + after >= 0
+        fits = fits and (mode == "replicate" or max(before, after) < size)
+        limit = "" if mode == "replicate" else f" of at most {size - 1}"
+    if not fits:
         raise RuntimeError(
-            f"pad: mode {mode!r} needs non-negative padding{limit} for dimension {dim} of "
-            f"size {size}, got ({before}, {after})"
+            f"pad: mode {mode!r} needs non-negative padding{limit}, or negative widths that crop "
+            f"no more than the input, for dimension {dim} of size {size}, got ({before}, {after})"
         )
     where = tw.arange(-before, size + after, device=x.device)
     return x.index_select(dim, _INDEX_MODES[mode](where, size))
@@ -138,6 +148,13 @@ def pad(
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
         )
+    if mode in ("reflect", "replicate"):
+        sizes = [input.shape[-1 - i] + pad[2 * i] + pad[2 * i + 1] for i in range(len(pad) // 2)]
+        if not any(sizes):  # PyTorch's check: some padded dimension keeps an element
+            raise RuntimeError(
+                f"pad: the input of shape {tuple(input.shape)} is too small for {tuple(pad)}: "
+                f"every padded dimension would be empty"
+            )
     out = input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
@@ -401,6 +418,20 @@ def _convolution(
     _check_bias(bias, weight.shape[0], fn)
     out = _conv_composite(x, weight, bias, stride, padding, dilation, groups)
     return out if batched else out.squeeze(0)
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """1-D convolution over time of a ``(time, batch, in_channels)`` input with
+    ``(kernel, in_channels, out_channels)`` weight and ``(out_channels)`` bias, ``pad``
+    steps of zeros at both ends; the output is ``(time', batch, out_channels)``."""
+    if input.dim() != 3 or weight.dim() != 3 or bias.dim() != 1:
+        raise RuntimeError(
+            f"conv_tbc: expected a 3-D input, 3-D weight and 1-D bias, got shapes "
+            f"{tuple(input.shape)}, {tuple(weight.shape)} and {tuple(bias.shape)}"
+        )
+    x = input.permute(1, 2, 0)
+    out = conv1d(x, weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
 
 
 def conv1d(

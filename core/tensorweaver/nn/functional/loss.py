@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import tensorweaver as tw
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
@@ -132,6 +133,8 @@ def huber_loss(
     _check_sizes(input, target, weight, "huber_loss")
     if delta <= 0:
         raise RuntimeError(f"huber_loss: delta must be positive, got {delta}")
+    if input.dtype.is_floating_point and target.dtype.is_floating_point:
+        target = target.to(input.dtype)  # PyTorch's huber_loss keeps the input's dtype
     d = (input - target).abs()
     loss = tw.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     return _weighted(loss, weight, reduction, False, "huber_loss")
@@ -365,12 +368,34 @@ def binary_cross_entropy(
                 f"binary_cross_entropy: all elements of {name} should be between 0 and 1, got "
                 f"values from {bounds[0]} to {bounds[1]}"
             )
-    loss = -(
-        target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100)
-    )
+    loss = _BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, _reduction(size_average, reduce, reduction), "binary_cross_entropy")
+
+
+#: PyTorch's 1e-12 in the binary cross entropy gradient, which it stores as a float32.
+_BCE_EPSILON = 9.999999960041972e-13
+
+
+class _BinaryCrossEntropy(tw.autograd.Function):
+    """The elementwise binary cross entropy with PyTorch's gradients: for the input
+    ``(x - y) / max(x * (1 - x), 1e-12)``, finite where a probability is exactly 0 or 1
+    (differentiating the clamped logs gives 0 * inf = NaN there); for the target
+    ``log(1 - x) - log(x)``."""
+
+    @staticmethod
+    def forward(ctx: Any, input: Tensor, target: Tensor) -> Tensor:
+        ctx.save_for_backward(input, target)
+        log_p, log_q = input.log().clamp(min=-100), (1 - input).log().clamp(min=-100)
+        return -(target * log_p + (1 - target) * log_q)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        input, target = ctx.saved_tensors
+        grad_input = grad * (input - target) / (input * (1 - input)).clamp(min=_BCE_EPSILON)
+        grad_target = grad * ((-input).log1p() - input.log())
+        return grad_input, grad_target
 
 
 def binary_cross_entropy_with_logits(

@@ -105,6 +105,13 @@ def _check_class_range(target: Tensor, low: int, classes: int, fn: str) -> None:
         )
 
 
+def _hinge(z: Tensor) -> Tensor:
+    """``z`` where it is positive, else 0, as PyTorch's multi-class margin kernels test
+    ``z > 0``: no gradient at exactly 0 (``clamp`` passes one there), and a NaN margin
+    counts as 0."""
+    return tw.where(z > 0, z, 0.0)
+
+
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -138,7 +145,7 @@ def multi_margin_loss(
         )
     _check_class_range(target, 0, classes, "multi_margin_loss")
     index = target.reshape(-1, 1)
-    z = (margin - rows.gather(1, index) + rows).clamp(min=0)
+    z = _hinge(margin - rows.gather(1, index) + rows)
     if p == 2:
         z = z * z
     if weight is not None:
@@ -176,7 +183,7 @@ def multilabel_margin_loss(
     safe = labels.masked_fill(~listed, 0)
     is_label = (safe.unsqueeze(2) == tw.arange(classes, device=input.device)) & listed.unsqueeze(2)
     is_target = is_label.any(1)
-    hinge = (1 - rows.gather(1, safe).unsqueeze(2) + rows.unsqueeze(1)).clamp(min=0)
+    hinge = _hinge(1 - rows.gather(1, safe).unsqueeze(2) + rows.unsqueeze(1))
     counted = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
     loss = hinge.masked_fill(~counted, 0).sum((1, 2)) / classes
     return _reduce(loss.reshape(input.shape[:-1]), reduction, "multilabel_margin_loss")

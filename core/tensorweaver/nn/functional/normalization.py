@@ -97,8 +97,8 @@ def batch_norm(
             input.float(), running_mean, running_var, weight, bias, training, momentum, eps
         )
         return y.to(input.dtype)
-    if input.dim() < 2:
-        raise ValueError(
+    if input.dim() < 2:  # PyTorch's class: it reads the channel axis 1 first
+        raise IndexError(
             f"batch_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
         )
     dims = (0, *range(2, input.dim()))
@@ -236,6 +236,12 @@ def group_norm(
         raise RuntimeError(
             f"group_norm: expected input of shape (N, C, ...) with C divisible by num_groups="
             f"{num_groups}, got {tuple(input.shape)}"
+        )
+    spread = input.shape[0] * input.shape[1] // num_groups * math.prod(input.shape[2:])
+    if spread == 1:  # PyTorch's check, on N * C / num_groups * (spatial size)
+        raise ValueError(
+            f"group_norm: expected more than 1 value per channel when training, got input of "
+            f"shape {tuple(input.shape)} with num_groups={num_groups}"
         )
     if _mixed_precision(input, weight, bias):
         return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)

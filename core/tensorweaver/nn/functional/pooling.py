@@ -368,8 +368,12 @@ def _avg_pool(
     static = (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
     if x.dtype.is_floating_point:
         out = fused_or_reference("avg_pool", avg_pool_reference, (x,), *static)
+    elif x.dtype == tw.int64:  # PyTorch's integer average: int64, rounded toward zero
+        out = avg_pool_reference(x.double(), *static).trunc().long()
     else:
-        out = avg_pool_reference(x, *static)
+        raise NotImplementedError(
+            f"{fn}: not implemented for {x.dtype} input; convert it with .float() (or .long())"
+        )
     return out if batched else out.squeeze(0)
 
 

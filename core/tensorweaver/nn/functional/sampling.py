@@ -102,12 +102,21 @@ def _table(
     align_corners: bool,
     scale: Optional[float],
     antialias: bool = False,
+    shortcuts: bool = False,
 ) -> tuple[np.ndarray, Optional[np.ndarray]]:
-    """``(indices, weights)`` of shape ``(out, K)`` along one axis; weights None: pick."""
+    """``(indices, weights)`` of shape ``(out, K)`` along one axis; weights None: pick.
+    ``shortcuts``: nearest copies when ``out`` is ``size`` and halves the index when it is
+    ``2 * size`` whatever the scale factor, as PyTorch's 2-D kernel does (not its 1-D and
+    3-D ones)."""
+    if out == size and (antialias or mode in ("linear", "bilinear", "trilinear")):
+        # PyTorch's separable kernels skip an axis whose size does not change, whatever
+        # the scale factor says (its plain bicubic kernel does not)
+        return np.arange(out)[:, None], None
     if antialias:
         return _antialiased(mode, size, out, align_corners, scale)
     if mode in ("nearest", "nearest-exact"):
-        if mode == "nearest" and out in (size, 2 * size):  # PyTorch's exact shortcuts
+        exact = scale is None or (shortcuts and mode == "nearest")
+        if exact and mode == "nearest" and out in (size, 2 * size):
             return (np.arange(out) * size // out)[:, None], None
         ratio = np.float32(1.0 / scale if scale is not None and scale > 0 else size / out)
         offset = np.float32(0.5 if mode == "nearest-exact" else 0.0)
@@ -148,7 +157,7 @@ def interpolate_reference(
         dim = axis + 2
         n = x.shape[dim]
         scale = None if scales is None else scales[axis]
-        index, weights = _table(mode, n, out, align_corners, scale, antialias)
+        index, weights = _table(mode, n, out, align_corners, scale, antialias, len(size) == 2)
         k = index.shape[1]
         picked = x.index_select(dim, tw.tensor(index.reshape(-1), device=x.device))
         if weights is None:
@@ -162,6 +171,56 @@ def interpolate_reference(
     return x
 
 
+def _merged_taps(index: np.ndarray, weights: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
+    """The taps of one axis with the weights of repeated (edge-clipped) positions summed:
+    each row's distinct positions from its first, padded with zero weights."""
+    rows = np.arange(len(index))[:, None]
+    dense = np.zeros((len(index), size))
+    np.add.at(dense, (rows, index), weights)
+    first = index.min(1)[:, None]
+    span = first + np.arange(int((index.max(1) - first[:, 0]).max()) + 1)
+    cols = np.minimum(span, size - 1)
+    return cols, np.where(span < size, dense[rows, cols], 0.0)
+
+
+def _fixed_point(weights: np.ndarray) -> tuple[np.ndarray, int]:
+    """``weights`` as integers scaled by ``2 ** bits``, ``bits`` as many as keep the largest
+    below ``2 ** 15`` (at most 22), rounded half away from zero: PyTorch's uint8 weights."""
+    bits = 0
+    while bits < 22 and int(0.5 + weights.max() * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    scaled = weights * (1 << bits)
+    return np.trunc(scaled + np.where(scaled < 0, -0.5, 0.5)).astype(np.int64), bits
+
+
+def _interpolate_uint8(
+    x: Tensor,
+    mode: str,
+    size: tuple[int, ...],
+    scales: Optional[tuple[float, ...]],
+    align_corners: bool,
+    antialias: bool,
+) -> Tensor:
+    """uint8 bilinear/bicubic as PyTorch's separable integer kernels: the last axis first,
+    an axis whose size does not change skipped, each pass in fixed point rounded half up
+    and clamped back to 0..255 (the same answers to the last bit)."""
+    for axis in reversed(range(len(size))):
+        dim, out = axis + 2, size[axis]
+        n = x.shape[dim]
+        if out == n:
+            continue
+        scale = None if scales is None else scales[axis]
+        index, weights = _merged_taps(*_table(mode, n, out, align_corners, scale, antialias), n)
+        fixed, bits = _fixed_point(weights)
+        picked = x.index_select(dim, tw.tensor(index.reshape(-1), device=x.device)).long()
+        shape = list(x.shape)
+        shape[dim : dim + 1] = [out, index.shape[1]]
+        w = tw.tensor(fixed, device=x.device).reshape(*fixed.shape, *(1,) * (x.dim() - dim - 1))
+        total = (picked.reshape(shape) * w).sum(dim + 1) + (1 << bits >> 1)
+        x = (total // (1 << bits)).clamp(0, 255).to(tw.uint8)
+    return x
+
+
 def _per_axis(value: Union[float, Sequence[float]], rank: int, what: str, shape: tuple) -> tuple:
     if isinstance(value, (list, tuple)):
         if len(value) != rank:
@@ -171,6 +230,18 @@ def _per_axis(value: Union[float, Sequence[float]], rank: int, what: str, shape:
             )
         return tuple(value)
     return (value,) * rank
+
+
+def _backward_differs(
+    mode: str, antialias: bool, sizes: tuple, out: tuple, scales: tuple[float, ...]
+) -> bool:
+    """Whether PyTorch's gradient is not its forward's, for a resize by ``scales``: its 1-D
+    and 3-D nearest backward takes the copy and halving shortcuts the forward does not, and
+    its antialiased backward rescales an axis its forward copies. The decomposition then
+    gives every backend the gradient of the forward."""
+    if mode == "nearest" and len(sizes) != 2:
+        return any(o in (n, 2 * n) for n, o in zip(sizes, out))
+    return antialias and any(o == n and s != 1.0 for n, o, s in zip(sizes, out, scales))
 
 
 def interpolate(
@@ -209,6 +280,13 @@ def interpolate(
         raise NotImplementedError(
             f"interpolate: got {input.dim()}D input, but {mode} mode needs {needed}D input"
         )
+    if not input.dtype.is_floating_point and not (
+        input.dtype == tw.uint8 and mode in ("nearest", "nearest-exact", "bilinear", "bicubic")
+    ):  # PyTorch's only integer kernels: uint8 nearest, bilinear and bicubic
+        raise NotImplementedError(
+            f"interpolate: mode {mode!r} is not implemented for {input.dtype} input; convert "
+            "it with .float()"
+        )
     rank = input.dim() - 2
     if size is not None and scale_factor is not None:
         raise ValueError("interpolate: only one of size or scale_factor should be defined")
@@ -239,6 +317,14 @@ def interpolate(
         )
     if min(shape[2:]) <= 0:
         raise RuntimeError(f"interpolate: the input of shape {shape} has an empty spatial axis")
+    if input.dtype == tw.uint8 and mode in ("bilinear", "bicubic"):
+        return _interpolate_uint8(input, mode, out, scales, align_corners, bool(antialias))
+    if antialias and 1 in (shape[-1], out[-1]) and out[-2] != shape[-2]:
+        # PyTorch 2.13's antialiased kernel resizes the height wrongly when the width is 1
+        # before or after (its answer differs from its own transposed one): decompose.
+        return interpolate_reference(input, mode, out, scales, align_corners, True)
+    if scales is not None and _backward_differs(mode, antialias, shape[2:], out, scales):
+        return interpolate_reference(input, mode, out, scales, align_corners, bool(antialias))
     return fused_or_reference(
         "interpolate",
         interpolate_reference,

@@ -57,3 +57,8 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     n, c, *rest = input.shape
     x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
     return x.reshape(n, c, *rest)
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """:func:`channel_shuffle` under the name of PyTorch's kernel."""
+    return channel_shuffle(input, groups)

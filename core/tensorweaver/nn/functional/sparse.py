@@ -24,6 +24,21 @@ from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
 
+class PaddingIndexError(AssertionError, ValueError):
+    """``padding_idx`` outside ``[-num_embeddings, num_embeddings)``: an AssertionError, as
+    PyTorch raises, and a ValueError, as tw raised before."""
+
+
+def check_padding_idx(padding_idx: int, size: int, fn: str) -> int:
+    """``padding_idx`` as a row of ``size`` rows (a negative one counts from the end)."""
+    if not -size <= padding_idx < size:
+        raise PaddingIndexError(
+            f"{fn}: padding_idx ({padding_idx}) must be within [-{size}, {size}) for "
+            f"{size} embeddings"
+        )
+    return padding_idx % size
+
+
 def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
     """Scale, in place, the rows of ``weight`` at ``indices`` whose norm exceeds ``max_norm``
     down to ``max_norm``, as PyTorch does."""
@@ -59,11 +74,7 @@ def embedding(
     if max_norm is not None:
         _renorm_(weight, indices, max_norm, norm_type)
     if padding_idx is not None:
-        if not -size <= padding_idx < size:
-            raise ValueError(
-                f"embedding: padding_idx {padding_idx} is out of range for {size} embeddings"
-            )
-        padding_idx %= size
+        padding_idx = check_padding_idx(padding_idx, size, "embedding")
     rows = fused_or_reference("embedding", embedding_reference, (weight, indices), padding_idx)
     if scale_grad_by_freq and rows.requires_grad:
         if sparse:  # PyTorch raises this when the backward runs; here before it is recorded

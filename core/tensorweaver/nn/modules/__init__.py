@@ -99,6 +99,7 @@ from tensorweaver.nn.modules.linear import (
     LazyLinear,
     Linear,
 )
+from tensorweaver.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions
 from tensorweaver.nn.modules.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -110,12 +111,14 @@ from tensorweaver.nn.modules.loss import (
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    LinearCrossEntropyLoss,
     MarginRankingLoss,
     MSELoss,
     MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
     NLLLoss,
+    NLLLoss2d,
     PoissonNLLLoss,
     SmoothL1Loss,
     SoftMarginLoss,
@@ -314,6 +317,9 @@ __all__ = [
     "ModuleList",
     "MultiheadAttention",
     "NLLLoss",
+    "NLLLoss2d",
+    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
     "PReLU",
     "ParameterDict",
     "ParameterList",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional
 
 import tensorweaver as tw
@@ -239,8 +240,25 @@ class Hardtanh(Module):
         min_val: float = -1.0,
         max_val: float = 1.0,
         inplace: bool = False,
+        min_value: Optional[float] = None,
+        max_value: Optional[float] = None,
     ) -> None:
         super().__init__()
+        # PyTorch's old spellings, still accepted with its warning.
+        if min_value is not None:
+            warnings.warn(
+                "keyword argument `min_value` is deprecated and renamed to `min_val`",
+                FutureWarning,
+                stacklevel=2,
+            )
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn(
+                "keyword argument `max_value` is deprecated and renamed to `max_val`",
+                FutureWarning,
+                stacklevel=2,
+            )
+            max_val = max_value
         if max_val <= min_val:  # PyTorch asserts this
             raise AssertionError(
                 f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})"

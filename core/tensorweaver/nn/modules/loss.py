@@ -6,12 +6,15 @@ accepted (with a warning) so that old code keeps its meaning.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
-from typing import Callable, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from tensorweaver.nn import functional as F
 from tensorweaver.nn.modules.distance import PairwiseDistance
+from tensorweaver.nn.modules.linear import Linear
+from tensorweaver.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.tensor import Tensor
 
@@ -147,6 +150,26 @@ class NLLLoss(_WeightedLoss):
             ignore_index=self.ignore_index,
             reduction=self.reduction,
         )
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated name of :class:`NLLLoss` (warns, as PyTorch does)."""
+
+    def __init__(
+        self,
+        weight: Optional[Tensor] = None,
+        size_average: Optional[bool] = None,
+        ignore_index: int = -100,
+        reduce: Optional[bool] = None,
+        reduction: str = "mean",
+    ) -> None:
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
+            "replacement.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class BCELoss(_WeightedLoss):
@@ -433,4 +456,66 @@ class TripletMarginWithDistanceLoss(_Loss):
             margin=self.margin,
             swap=self.swap,
             reduction=self.reduction,
+        )
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of ``self.linear(input)`` seen as ``(N, C, *out_features)`` logits. The
+    weight is stored flat, ``(C * prod(out_features), in_features)``, as PyTorch stores it,
+    so state dicts load either way."""
+
+    def __init__(
+        self,
+        in_features: int,
+        num_classes: int,
+        *,
+        out_features: tuple[int, ...] = (),
+        bias: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+        reduction: str = "mean",
+        weight: Optional[Tensor] = None,
+        ignore_index: Optional[int] = None,
+        label_smoothing: float = 0.0,
+        options: Optional[LinearCrossEntropyOptions] = None,
+    ) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(
+                f"LinearCrossEntropyLoss: expected weight of shape {(num_classes,)}, got "
+                f"{tuple(weight.shape)}"
+            )
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise RuntimeError(
+                f"LinearCrossEntropyLoss: label_smoothing must lie in [0, 1], got {label_smoothing}"
+            )
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        rows = math.prod(self.out_features, start=num_classes)
+        self.linear = Linear(in_features, rows, bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        shape = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(
+            input,
+            self.linear.weight.reshape(*shape, self.linear.in_features),
+            target,
+            linear_bias=None if bias is None else bias.reshape(shape),
+            weight=self.weight,
+            reduction=self.reduction,
+            ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing,
+            options=self.options,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+            f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+            f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+            f"label_smoothing={self.label_smoothing}, options={self.options}"
         )

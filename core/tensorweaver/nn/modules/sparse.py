@@ -7,6 +7,7 @@ from typing import Any, Optional
 import tensorweaver as tw
 from tensorweaver.nn import functional as F
 from tensorweaver.nn import init
+from tensorweaver.nn.functional.sparse import check_padding_idx
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.parameter import Parameter
 from tensorweaver.tensor import Tensor
@@ -35,12 +36,7 @@ class _Lookup(Module):
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(
-                    f"{name}: padding_idx ({padding_idx}) must be within "
-                    f"[-{num_embeddings}, {num_embeddings})"
-                )
-            padding_idx %= num_embeddings
+            padding_idx = check_padding_idx(padding_idx, num_embeddings, name)
         self.padding_idx = padding_idx
         self.max_norm = max_norm
         self.norm_type = norm_type
