@@ -215,11 +215,6 @@ def test_unique_of_nan_0d_and_empty_like_torch(backend: str) -> None:
     like_torch(lambda m, t: m.unique(t, return_inverse=True, return_counts=True), np.zeros((0, 2)))
 
 
-def test_unique_along_a_dim_is_not_implemented(backend: str) -> None:
-    with pytest.raises(NotImplementedError, match="dim=0"):
-        tw.unique(tw.tensor(TIES), dim=0)
-
-
 # -- bincount, histc -----------------------------------------------------------------------------
 
 

@@ -197,7 +197,11 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             steps.append(1)
         else:
             idx = e.index
-            if not e.checked and check_index(
+            if not e.checked and n and x.numel() == 0:
+                # Another dimension is empty, so is the result: PyTorch checks no index, and
+                # any position in range reads the same nothing.
+                idx = ew.remainder(idx, n)
+            elif not e.checked and check_index(
                 "indexing", idx, n, dim, error=IndexError, negative=True
             ):
                 idx = ew.where(ew.lt(idx, 0), ew.add(idx, n), idx)
@@ -319,6 +323,16 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     Where ``x`` is an ``expand()`` that repeats elements of its base, the selection is
     written into the base (which ``x`` then follows), as PyTorch's shared memory does, if it
     holds no element twice; else PyTorch's error."""
+    if (
+        isinstance(value, Tensor)
+        and value.dtype is not x.dtype
+        and _puts_through_index(index, value)
+    ):
+        raise RuntimeError(  # before the indices, as PyTorch checks
+            f"setitem: index put requires the source and destination dtypes match, got "
+            f"{x.dtype.name} for the destination and {value.dtype.name} for the source; "
+            f"convert the value with .to({x.dtype.name})"
+        )
     view = x._view_of
     expanded = view is not None and view[1] is _write_overlapping
     target = view[0] if expanded else x
@@ -367,18 +381,37 @@ def _check_no_repeats(positions: Tensor) -> None:
         )
 
 
+def _index_arrays(index: Any) -> list:
+    """The index's tensors (but 0-d ones, which index as ints), lists and arrays."""
+    items = index if isinstance(index, tuple) else (index,)
+    return [
+        i for i in items if isinstance(i, (list, np.ndarray)) or (isinstance(i, Tensor) and i.shape)
+    ]
+
+
 def _fills_through_byte_mask(index: Any, value: Any) -> bool:
     """Whether PyTorch would write ``value`` with ``masked_fill_``, which refuses uint8 masks:
     one value, and a uint8 mask as the only index tensor."""
-    items = index if isinstance(index, tuple) else (index,)
-    arrays = [
-        i for i in items if isinstance(i, (list, np.ndarray)) or (isinstance(i, Tensor) and i.shape)
-    ]
+    arrays = _index_arrays(index)
     return (
         len(arrays) == 1
         and getattr(arrays[0], "dtype", None) is dtypes.uint8
         and (not isinstance(value, Tensor) or value.numel() == 1)
     )
+
+
+def _puts_through_index(index: Any, value: Any) -> bool:
+    """Whether PyTorch would write ``value`` with ``index_put_``, which takes only values of
+    the tensor's dtype: an index tensor or list, but not one bool mask with one value (that
+    is ``masked_fill_``)."""
+    arrays = _index_arrays(index)
+    if not arrays:
+        return False
+    one_mask = len(arrays) == 1 and (
+        getattr(arrays[0], "dtype", None) in (dtypes.bool_, np.bool_)
+        or (isinstance(arrays[0], list) and all(type(b) is bool for b in arrays[0]))
+    )
+    return not (one_mask and value.numel() == 1)
 
 
 def check_scatter_index(op: str, x: Tensor, dim: int, index: Any) -> tuple[int, Tensor]:
@@ -403,13 +436,29 @@ def check_scatter_index(op: str, x: Tensor, dim: int, index: Any) -> tuple[int, 
     return d, index
 
 
+def _unless_empty(error: RuntimeError, x: Tensor, index: Any, src: Any = None) -> None:
+    """Raise ``error`` (a size check's) unless ``index`` is empty: PyTorch then checks none
+    of its sizes, and reads or writes nothing (its dtypes are still checked)."""
+    if not isinstance(index, Tensor) or index.numel() or index.dtype is not dtypes.int64:
+        raise error
+    if isinstance(src, Tensor) and src.dtype is not x.dtype:
+        raise error
+
+
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
-    d, index = check_scatter_index("gather", x, dim, index)
+    try:
+        d, index = check_scatter_index("gather", x, dim, index)
+    except RuntimeError as error:
+        _unless_empty(error, x, index)
+        return Tensor(x.backend.full(tuple(index.shape), 0, x.dtype), x.backend, x.dtype)
     return gather_unchecked(x, d, index)
 
 
 def gather_unchecked(x: Tensor, d: int, index: Tensor) -> Tensor:
     """``gather`` of the core's own ``index``: int64, in range, ``d`` normalised."""
+    if x.ndim == 0 and index.ndim:  # backends take an index of their array's rank
+        flat = gather_unchecked(mv.reshape(x, (1,)), 0, mv.reshape(index, (-1,)))
+        return mv.reshape(flat, index.shape)
     native = x.backend.gather(x.native, d, index.native)
     return apply("gather", native, x.dtype, (x,), (d, index))
 
@@ -424,30 +473,62 @@ def scatter(
     reduce: str | None = None,
 ) -> Tensor:
     """A copy of ``x`` with ``src`` (or ``value``) written at ``index`` along ``dim``."""
-    if reduce is not None:
-        if reduce != "add":
-            raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported; use 'add'")
-        return scatter_add(x, dim, index, src)
-    d, index = check_scatter_index("scatter", x, dim, index)
+    if reduce not in (None, "add", "multiply"):
+        raise RuntimeError(
+            f"scatter(): reduce argument must be either add or multiply, got {reduce!r}"
+        )
     if src is None:
         src = value
-    if not isinstance(src, Tensor):
-        src = fill_value(src, x.dtype, "scatter")  # PyTorch's range checks and wrapping
-        src = mv.expand(Tensor(x.backend.full((), src, x.dtype), x.backend, x.dtype), index.shape)
-    return scatter_unchecked(x, d, index, _src_for(x, index, src, "scatter"))
+    try:
+        d, index = check_scatter_index("scatter", x, dim, index)
+        if not isinstance(src, Tensor):
+            src = fill_value(src, x.dtype, "scatter")  # PyTorch's range checks and wrapping
+            src = Tensor(x.backend.full((), src, x.dtype), x.backend, x.dtype)
+            src = mv.expand(src, index.shape)
+        src = _src_for(x, index, src, "scatter")
+    except RuntimeError as error:
+        _unless_empty(error, x, index, src)
+        return x.clone()
+    if reduce == "add":
+        return scatter_add_unchecked(x, d, index, src)
+    if reduce == "multiply":
+        return _scatter_multiply(x, d, index, src)
+    return scatter_unchecked(x, d, index, src)
+
+
+def _scatter_multiply(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
+    """``x`` times the product of the ``src`` elements ``index`` sends to each place."""
+    from tensorweaver.ops.numeric import scatter_reduce  # numeric builds on this module
+
+    if x.ndim == 0 and index.ndim:
+        return _on_vector(_scatter_multiply, x, index, src)
+    return scatter_reduce(x, d, index, src, "prod")
+
+
+def _on_vector(scatter_op: Any, x: Tensor, index: Tensor, src: Tensor) -> Tensor:
+    """``scatter_op`` into a 0-d ``x`` by a 1-d ``index``, done on ``x`` as a 1-element
+    vector: backends take an index of their array's rank."""
+    flat = scatter_op(mv.reshape(x, (1,)), 0, mv.reshape(index, (-1,)), mv.reshape(src, (-1,)))
+    return mv.reshape(flat, ())
 
 
 def scatter_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
     """``scatter`` of the core's own ``index`` (int64, in range) and ``src`` (x's dtype,
     index's shape)."""
+    if x.ndim == 0 and index.ndim:
+        return _on_vector(scatter_unchecked, x, index, src)
     native = x.backend.scatter(x.native, d, index.native, src.native)
     return apply("scatter", native, x.dtype, (x, src), (d, index))
 
 
 def _src_for(x: Tensor, index: Tensor, src: Tensor, op: str) -> Tensor:
-    """``src`` cut to ``index``'s shape (PyTorch reads only that part) in ``x``'s dtype."""
+    """``src`` cut to ``index``'s shape (PyTorch reads only that part); it must have ``x``'s
+    dtype, as PyTorch requires."""
     if src.dtype is not x.dtype:
-        src = ew.cast(src, x.dtype)
+        raise RuntimeError(
+            f"{op}(): expected self.dtype to be equal to src.dtype, got {x.dtype.name} and "
+            f"{src.dtype.name}; convert src with .to({x.dtype.name})"
+        )
     if src.shape != index.shape:
         if src.ndim != index.ndim or any(s < i for s, i in zip(src.shape, index.shape)):
             raise RuntimeError(
@@ -460,13 +541,20 @@ def _src_for(x: Tensor, index: Tensor, src: Tensor, op: str) -> Tensor:
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``x`` with ``src`` added at ``index`` along ``dim``; duplicates accumulate."""
-    d, index = check_scatter_index("scatter_add", x, dim, index)
-    return scatter_add_unchecked(x, d, index, _src_for(x, index, src, "scatter_add"))
+    try:
+        d, index = check_scatter_index("scatter_add", x, dim, index)
+        src = _src_for(x, index, src, "scatter_add")
+    except RuntimeError as error:
+        _unless_empty(error, x, index, src)
+        return x.clone()
+    return scatter_add_unchecked(x, d, index, src)
 
 
 def scatter_add_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
     """``scatter_add`` of the core's own ``index`` (int64, in range) and ``src`` (x's dtype,
     index's shape)."""
+    if x.ndim == 0 and index.ndim:
+        return _on_vector(scatter_add_unchecked, x, index, src)
     native = x.backend.scatter_add(x.native, d, index.native, src.native)
     return apply("scatter_add", native, x.dtype, (x, src), (d, index))
 
@@ -484,9 +572,9 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
             )
         check_index("index_select()", flat, 1, 0, error=IndexError)
         return x.clone()
-    # PyTorch's CPU kernels raise IndexError, but RuntimeError along dimension 1 or an empty
-    # dimension of a tensor with more than one.
-    error = RuntimeError if x.ndim > 1 and (d == 1 or x.shape[d] == 0) else IndexError
+    # PyTorch's CPU kernels raise IndexError, but RuntimeError along dimension 1 or into an
+    # empty tensor of more than one dimension.
+    error = RuntimeError if x.ndim > 1 and (d == 1 or x.numel() == 0) else IndexError
     check_index("index_select()", flat, x.shape[d], d, error=error)
     return labelled(take_along(x, d, flat), "IndexSelectBackward0", x)
 
@@ -495,14 +583,36 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any 
     """A copy of ``x`` with the slices of ``source`` added at ``index`` along ``dim``."""
     d = _axis(dim, x.ndim, "index_add")
     index = mv.reshape(int64_index("index_add", index, x), (-1,))
+    if source.dtype is not x.dtype:
+        raise RuntimeError(
+            f"index_add(): self ({x.dtype.name}) and source ({source.dtype.name}) must have the "
+            f"same dtype; convert source with .to({x.dtype.name})"
+        )
     if alpha != 1:
-        source = ew.mul(source, alpha)
-    if source.ndim != x.ndim or source.shape[d] != index.shape[0]:
+        source = ew.cast(ew.mul(source, alpha), x.dtype)
+    if x.ndim == 0 and source.ndim == 0 and index.shape[0] == 1:  # as a 1-element vector
+        check_index("index_add()", index, 1, d, error=IndexError)
+        return mv.reshape(index_add_unchecked(mv.reshape(x, (1,)), 0, index, source.reshape(1)), ())
+    if source.ndim != x.ndim or x.ndim == 0 or source.shape[d] != index.shape[0]:
         raise RuntimeError(
             f"index_add(): source of shape {list(source.shape)} does not fit input of shape "
-            f"{list(x.shape)} with {index.shape[0]} indices along dim {d}"
+            f"{list(x.shape)} with {index.shape[0]} indices along dim {d}; it must have the "
+            "input's shape but along dim, where it has one slice per index"
         )
-    check_index("index_add()", index, x.shape[d], d)
+    # PyTorch's CPU kernels (contiguous input) raise RuntimeError only along the first or
+    # last of several dimensions with alpha 1 (not for bool), IndexError otherwise.
+    inner = 0 < d < x.ndim - 1
+    error = (
+        IndexError
+        if x.ndim <= 1 or alpha != 1 or inner or x.dtype is dtypes.bool_
+        else RuntimeError
+    )
+    try:
+        check_index("index_add()", index, x.shape[d], d, error=error)
+    except error:
+        if x.numel() or x.ndim <= 1:
+            raise
+        return x.clone()  # PyTorch checks no index of an empty input of several dims
     return index_add_unchecked(x, d, index, source)
 
 

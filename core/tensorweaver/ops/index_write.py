@@ -86,6 +86,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
             f"{op}: source slices of shape {list(source.shape)} do not fit self of shape "
             f"{list(input.shape)} outside dimension {d}"
         )
+    if input.ndim > 1 and input.numel() == 0:  # nothing to copy: PyTorch checks no index
+        return input.clone()
     check_index(op, index, x.shape[d], d, error=IndexError)
     out = ix.scatter_unchecked(x, d, _along(index, d, src.shape), src)
     return out if input.ndim else mv.reshape(out, ())
@@ -114,6 +116,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     else:
         value = cr.full((), value, dtype=input.dtype, device=input)
     size = input.shape[d] if input.ndim else 1
+    if input.numel() == 0:  # nothing to fill: PyTorch checks no index
+        return input.clone()
     with no_grad():
         index = _wrapped(op, index, size, d)
         hit = cr.full((size,), False, dtype=dtypes.bool_, device=input)
@@ -146,8 +150,14 @@ def index_put(
         )
     if not isinstance(values, Tensor):
         raise TypeError(f"{op}: values must be a tensor, got {type(values).__name__}")
-    _same_dtype(op, input, values, "values")
     check_backends(op, (input, values, *indices))
+    for d, index in enumerate(indices):  # PyTorch checks these before the dtype, others after
+        if d < input.ndim and not input.shape[d] and index.numel() and index.dtype.kind in "iu":
+            raise IndexError(
+                f"{op}: index is out of bounds for dimension {d} with size 0 (shape "
+                f"{list(input.shape)})"
+            )
+    _same_dtype(op, input, values, "values")
     positions = _positions(input, tuple(indices))
     try:
         values = mv.expand(values, positions.shape)

@@ -40,11 +40,11 @@ def _nan_count(values: Tensor, axis: int) -> Tensor:
 
 def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> tuple:
     """``(values, indices)`` at the sorted ``position`` of every slice of ``x`` along ``dim``."""
-    if x.dtype is dtypes.bool_:
-        raise NotImplementedError(f"{op}(): not implemented for bool tensors; cast with .long()")
     axis = _axis(dim, x.ndim, op)
     flat = x.reshape(1) if x.ndim == 0 else x
     _check_nonempty(op, flat, (axis,))
+    if x.dtype is dtypes.bool_:  # checked after the dim, as PyTorch
+        raise NotImplementedError(f"{op}(): not implemented for bool tensors; cast with .long()")
     values, indices = st.sort(flat, axis)
     where = position(values, axis)
     out = getattr(return_types, op)(
@@ -234,11 +234,14 @@ def unique(
 ) -> Any:
     """The distinct elements of ``input``, ascending (also for ``sorted=False``, as PyTorch on
     CPU); with ``return_inverse`` each element's index among them (``input``'s shape), with
-    ``return_counts`` how often each occurs. NaNs are distinct from each other."""
+    ``return_counts`` how often each occurs. NaNs are distinct from each other. With
+    ``dim``, the distinct slices along it in lexicographic order (the inverse then indexes
+    that dimension)."""
     if dim is not None:
-        raise NotImplementedError(
-            f"unique: dim={dim} is not supported (only dim=None, the distinct elements); "
-            "for distinct slices compare them yourself or use torch"
+        if input.ndim == 0:
+            raise IndexError(f"unique(): dimension specified as {dim} but tensor has no dimensions")
+        return _unique_slices(
+            input, _axis(dim, input.ndim, "unique"), return_inverse, return_counts
         )
     flat = input.reshape(-1)
     values, order = st.sort(flat)
@@ -254,6 +257,47 @@ def unique(
         extras.append(inverse.reshape(input.shape))
     if return_counts:
         extras.append(mv.narrow(lengths, 0, 0, out.numel()))
+    return (out, *extras) if extras else out
+
+
+def _slice_size(op: str, x: Tensor, axis: int) -> int:
+    """The number of elements in a slice of ``x`` along ``axis``; PyTorch's error where the
+    slices are empty but there are some."""
+    width = math.prod(x.shape[:axis] + x.shape[axis + 1 :])
+    if x.shape[axis] and not width:
+        raise RuntimeError(
+            f"{op}(): there are 0 sized dimensions, and they aren't selected (shape "
+            f"{list(x.shape)}, dim {axis}), so unique cannot be applied"
+        )
+    return width
+
+
+def _unique_slices(x: Tensor, axis: int, return_inverse: bool, return_counts: bool) -> Any:
+    """``unique`` along ``axis``: the distinct slices in lexicographic order, each slice's
+    index among them and how often each occurs (slices holding NaN are all distinct)."""
+    n, width = x.shape[axis], _slice_size("unique", x, axis)
+    rows = mv.movedim(x, axis, 0).reshape(n, width)
+    keys = rows.to(dtypes.uint8) if rows.dtype is dtypes.bool_ else rows
+    order = cr.arange(n, dtype=dtypes.int64, device=x)
+    for column in reversed(range(width if n else 0)):  # stable sorts: the last key first
+        key = ix.index_select(keys[:, column], 0, order)
+        order = ix.index_select(order, 0, st.argsort(key, 0, stable=True))
+    ordered = ix.index_select(rows, 0, order)
+    starts = cr.ones(n, dtype=dtypes.bool_, device=x)
+    if n > 1:
+        differs = rd.any(ew.ne(mv.narrow(ordered, 0, 1, n - 1), mv.narrow(ordered, 0, 0, n - 1)), 1)
+        starts = mv.cat([mv.narrow(starts, 0, 0, 1), differs], 0)
+    picked = ix.masked_select(cr.arange(n, dtype=dtypes.int64, device=x), starts)
+    kept = ix.index_select(ordered, 0, picked).reshape(
+        (picked.numel(),) + tuple(x.shape[:axis]) + tuple(x.shape[axis + 1 :])
+    )
+    out = mv.movedim(kept, 0, axis)
+    extras = []
+    run_id = rd.cumsum(starts.long(), 0) - 1
+    if return_inverse:
+        extras.append(ix.scatter_unchecked(cr.zeros_like(order), 0, order, run_id))
+    if return_counts:
+        extras.append(bincount(run_id, minlength=picked.numel()) if n else picked)
     return (out, *extras) if extras else out
 
 
@@ -282,7 +326,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
             f"{tuple(weights.shape)}, input {tuple(input.shape)})"
         )
     size = max(minlength, bounds[1] + 1 if bounds else 0)
-    if weights is None:
+    if weights is None or not input.numel():  # PyTorch counts no weights of an empty input
         dtype, src = dtypes.int64, cr.ones_like(input, dtype=dtypes.int64)
     else:  # float and double weights keep their dtype; any other sums in double
         float_types = (dtypes.float32, dtypes.float64)
@@ -343,6 +387,11 @@ def searchsorted(
     seq = sorted_sequence if sorter is None else ix.gather(sorted_sequence, -1, sorter)
     if not isinstance(values, Tensor):
         values = cr.full((), values, device=seq.device)
+    if seq.dtype is dtypes.bool_ and values.dtype is dtypes.bool_ and values.numel():
+        raise NotImplementedError(
+            "searchsorted(): not implemented for bool boundaries and values; convert them "
+            "with .long()"
+        )
     if seq.ndim == 0 or (seq.ndim > 1 and tuple(seq.shape[:-1]) != tuple(values.shape[:-1])):
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
@@ -386,8 +435,8 @@ def unique_consecutive(
         rows = input.reshape(-1, 1)
     else:
         axis = _axis(dim, input.ndim, "unique_consecutive")
-        rows = mv.movedim(input, axis, 0)
-        rows = rows.reshape(rows.shape[0], -1)
+        width = _slice_size("unique_consecutive", input, axis)
+        rows = mv.movedim(input, axis, 0).reshape(input.shape[axis], width)
     n = rows.shape[0]
     starts = cr.ones(n, dtype=dtypes.bool_, device=input)
     if n > 1:

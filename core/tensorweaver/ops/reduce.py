@@ -260,8 +260,9 @@ def std(
             keepdim=keepdim,
             unbiased=unbiased,
         )
-        return labelled(ew.cast(ew.sqrt(wide), x.dtype), "StdBackward0", x)
-    out = ew.sqrt(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+        return labelled(ew.cast(_root(wide, 2), x.dtype), "StdBackward0", x)
+    # _root: the gradient is 0 where the slice is constant, as PyTorch's (not 0 * inf)
+    out = _root(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased), 2)
     return labelled(out, "StdBackward0", x)
 
 
@@ -283,9 +284,9 @@ def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
     dtype = _accumulate_dtype(x, dtype)
     if x.dtype is not dtype:
         x = ew.cast(x, dtype)
+    axis = _axis(dim, x.ndim, "cumsum")
     if x.ndim == 0:
         return x
-    axis = _axis(dim, x.ndim, "cumsum")
     return apply("cumsum", x.backend.cumsum(x.native, axis), dtype, (x,), axis)
 
 

@@ -44,8 +44,10 @@ Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its ar
 * ``matmul`` has no integer or bool kernels: computed in float64 (exact while the sums stay
   below 2**53) and wrapped back to the integer type as NumPy's integer matmul wraps [+3].
 * no ``ufunc.at``: ``scatter_add`` sums duplicates with a weighted ``histogram`` of the
-  flat positions (one unit bin each), in float64 (exact for integers while the sums stay
-  below 2**53); ``bincount`` would read the positions' minimum and maximum on the host.
+  flat positions (one unit bin each), in float64; int64 values go in three 22-bit pieces,
+  each summed exactly, then joined (a single float64 sum loses bits beyond 2**53) [+8];
+  ``bincount`` would read the positions' minimum and maximum on the host.
+* ``argsort`` of a broadcast view (``expand``) aborts the process: a dense copy is sorted.
 * no strided slices: ``slice`` with a step takes along an ``arange`` index [+2 per axis].
 * ``pad`` rejects the empty widths of a 0-d array: nothing to pad, the input is returned.
 * no ``erf``: :mod:`.erf` [about 40 calls]. ``random.integers`` lacks 8-bit types and
@@ -401,8 +403,8 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
     def argsort(self, a, axis):
         if a.size == 0:  # see the module docstring
             return cn.zeros(a.shape, dtype=numpy.int64)
-        if not _is_float(a):
-            return cn.argsort(a, axis, kind="stable").astype(numpy.int64, copy=False)
+        if not _is_float(a):  # sorting a broadcast view aborts the process: a dense copy
+            return cn.argsort(self._dense(a), axis, kind="stable").astype(numpy.int64, copy=False)
         # cuPyNumeric does not put NaN last: sort with NaN as +inf, then move the NaN
         # behind the infinities with a second stable sort of the NaN flags in that order.
         nan = cn.isnan(a)
@@ -497,13 +499,27 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         # New 1-d arrays: histogram asserts unit strides, which a reshaped view can lack.
         flat = self.reshape(self._flat_positions(a.shape, axis, index), (index.size,)).copy()
         weights = self.reshape(src, (src.size,))
-        # (astype returns its input itself where the dtype is already right)
-        weights = weights.copy() if weights.dtype == _F64 else weights.astype(_F64)
-        # One bin per position of `a`: bin k is [k - 0.5, k + 0.5).
-        sums, _ = cn.histogram(flat, bins=a.size, range=(-0.5, a.size - 0.5), weights=weights)
+        if a.dtype == _I64:
+            # float64 sums are exact only below 2**53: add 22-bit pieces, each exactly, and
+            # join them with int64's wrapping arithmetic (as PyTorch's integer adds wrap)
+            sums = cn.zeros(a.size, dtype=_I64)
+            for shift in (0, 22, 44):
+                piece = weights >> shift if shift == 44 else (weights >> shift) & 0x3FFFFF
+                part = self._bin_sums(flat, piece, a.size).astype(_I64)
+                sums = sums + (part << shift if shift else part)
+            return cn.add(a, sums.reshape(a.shape))
+        sums = self._bin_sums(flat, weights, a.size)
         if not _is_float(a) and a.dtype != numpy.bool_:
             sums = sums.astype(_I64)  # then wrap into a's type, as NumPy's integer adds do
         return cn.add(a, sums.reshape(a.shape).astype(a.dtype))
+
+    def _bin_sums(self, positions, weights, size):
+        """The float64 sum of ``weights`` at each of the ``size`` ``positions`` (1-d)."""
+        # (astype returns its input itself where the dtype is already right)
+        weights = weights.copy() if weights.dtype == _F64 else weights.astype(_F64)
+        # One bin per position: bin k is [k - 0.5, k + 0.5).
+        sums, _ = cn.histogram(positions, bins=size, range=(-0.5, size - 0.5), weights=weights)
+        return sums
 
     def _flat_positions(self, shape, axis, index):
         """The position in a C-ordered array of ``shape`` of every element of ``index``
@@ -519,7 +535,7 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
                     [n if j == i else 1 for j in range(len(shape))]
                 )
             terms.append(coordinate * stride if stride != 1 else coordinate)
-        return reduce(cn.add, terms)
+        return reduce(cn.add, terms) if terms else index  # a 0-d array's one place: 0
 
     def nonzero(self, a):
         return cn.argwhere(a)
