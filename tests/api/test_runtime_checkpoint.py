@@ -72,6 +72,34 @@ def test_autograd_grad_reaches_module_parameters_and_input_without_grad() -> Non
         _close(a, b)
 
 
+_global_net = None
+
+
+def _through_global(x):
+    """A block that reaches its module by a global name, as a training script does."""
+    return _global_net(x)
+
+
+def _through_dict(nets: dict):
+    return lambda x: nets["net"](x) * 2  # the module held in a dict in the closure
+
+
+@pytest.mark.parametrize("held", ["global", "dict"])
+def test_autograd_grad_reaches_modules_named_as_globals_and_leaves_grad_alone(held: str) -> None:
+    global _global_net
+    t, w = _pair()
+    x = np.random.default_rng(4).standard_normal((3, 5))
+    got = []
+    for net, lib, cp in ((t, torch, tcp), (w, tw, wcp)):
+        _global_net = net
+        function = _through_global if held == "global" else _through_dict({"net": net})
+        y = cp.checkpoint(function, lib.tensor(x), use_reentrant=False)
+        got.append(lib.autograd.grad(y.sum(), list(net.parameters())))
+        assert all(p.grad is None for p in net.parameters())  # grad() fills no .grad
+    for a, b in zip(got[1], got[0]):
+        _close(a, b)
+
+
 def _nested(lib, cp, x: np.ndarray) -> tuple:
     """Nested checkpoints over a tensor the functions reach only through their closure."""
     a = lib.tensor(x, requires_grad=True)
@@ -202,3 +230,42 @@ def test_selective_checkpointing_gives_the_gradients_of_plain_checkpointing() ->
     _close(xw.grad, xt.grad)
     with pytest.raises(TypeError):
         wcp.create_selective_checkpoint_contexts("not a policy")
+
+
+def _gradient_penalty(lib, cp, net, x: np.ndarray) -> list:
+    """A gradient penalty through a checkpoint: create_graph=True, then second and third
+    derivatives, reaching the input (through a non-leaf) and the module's parameters."""
+    a = lib.tensor(x, requires_grad=True)
+    y = cp.checkpoint(net, a * 1.5, use_reentrant=False)
+    (g,) = lib.autograd.grad(y.square().sum(), a, create_graph=True)
+    (g.norm(dim=1) - 1).square().mean().backward(retain_graph=True)
+    (third,) = lib.autograd.grad(g.sum(), a)
+    return [g, a.grad, third, *(p.grad for p in net.parameters())]
+
+
+def test_create_graph_through_checkpoint_gives_higher_derivatives_as_torch() -> None:
+    t, w = _pair()
+    x = np.random.default_rng(5).standard_normal((4, 5))
+    for a, b in zip(_gradient_penalty(tw, wcp, w, x), _gradient_penalty(torch, tcp, t, x)):
+        _close(a, b)
+
+
+def _double_backward_through_closure(lib, cp, x: np.ndarray) -> list:
+    """backward(create_graph=True) through a checkpoint returning a tuple, over a tensor the
+    function reaches only through its closure; then a backward of the gradients."""
+    a = lib.tensor(x, requires_grad=True)
+    k = lib.tensor(0.7, dtype=lib.float64, requires_grad=True)
+    y1, y2 = cp.checkpoint(lambda v: ((v * k).sin(), v**3 * k), a, use_reentrant=False)
+    (y1.sum() + 2 * y2.sum()).backward(create_graph=True)
+    ga, gk = a.grad, k.grad
+    a.grad = k.grad = None
+    (ga.square().sum() + gk).backward()
+    return [ga, gk, a.grad, k.grad]
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_double_backward_reaches_closure_tensors_as_torch() -> None:
+    x = np.random.default_rng(6).standard_normal((3,))
+    got = _double_backward_through_closure(tw, wcp, x)
+    for a, b in zip(got, _double_backward_through_closure(torch, tcp, x)):
+        _close(a, b)

@@ -39,6 +39,19 @@ def test_table_reports_wall_times_of_nested_ranges() -> None:
         prof.key_averages().table(sort_by="no_such_column")
 
 
+def test_events_make_a_table_and_lists_total_as_torch() -> None:
+    with P.profile() as prof:
+        _sleep_ranges()
+    events = prof.events()
+    rows = [line.split()[0] for line in events.table().splitlines()[3:-2]]
+    assert sorted(rows) == ["inner", "inner", "outer"]  # one row per range, as torch's
+    for listing in (events, prof.key_averages()):
+        total = listing.total_average()
+        assert total.key == "Total" and total.count == 3
+        expected = sum(e.cpu_time_total for e in events)
+        assert total.cpu_time_total == pytest.approx(expected, abs=1e-6)
+
+
 def test_table_columns_as_torch() -> None:
     with torch.profiler.profile() as tprof, torch.profiler.record_function("r"):
         pass

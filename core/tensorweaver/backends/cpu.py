@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import sys
+from tensorweaver.backends import backend_torch
 
 
 def get_cpu_capability() -> str:
     """PyTorch's name for the widest vector instructions its CPU kernels use here
     (``"AVX512"``, ``"AVX2"``, ``"DEFAULT"``; ``"VSX"``, ``"ZVECTOR"``, ``"SVE256"`` elsewhere).
 
-    Answered by torch when it is imported (the torch backend imports it), else from the
-    CPU's flags on Linux x86, as PyTorch decides it."""
-    torch = sys.modules.get("torch")
+    Answered by the torch backend's torch, else (without the torch plugin) from the CPU's
+    flags on Linux x86, as PyTorch decides it."""
+    torch = backend_torch()
     if torch is not None:
         return str(torch.backends.cpu.get_cpu_capability())
     try:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sys
+from tensorweaver.backends import backend_torch
 
 
 def is_available() -> bool:
-    """Whether torch was built with OpenMP (False without torch)."""
-    torch = sys.modules.get("torch")
+    """Whether the torch backend's torch was built with OpenMP (False without the plugin)."""
+    torch = backend_torch()
     return bool(torch is not None and torch.backends.openmp.is_available())

@@ -20,10 +20,18 @@ class FunctionEvent:
     end_ns: int = 0
     children_ns: int = 0
 
+    count = 1  # one call: a list of events makes a table as a list of averages does
+
+    @property
+    def key(self) -> str:
+        return self.name
+
     @property
     def cpu_time_total(self) -> float:
         """Wall time in microseconds, nested ranges included."""
         return (self.end_ns - self.start_ns) / 1e3
+
+    cpu_time = cpu_time_total
 
     @property
     def self_cpu_time_total(self) -> float:
@@ -49,8 +57,8 @@ class FunctionEventAvg:
         """Mean wall time per call (us)."""
         return self.cpu_time_total / max(self.count, 1)
 
-    def add(self, event: FunctionEvent) -> None:
-        self.count += 1
+    def add(self, event: FunctionEvent | FunctionEventAvg) -> None:
+        self.count += event.count
         self.cpu_time_total += event.cpu_time_total
         self.self_cpu_time_total += event.self_cpu_time_total
         self.events.append(event)
@@ -113,6 +121,13 @@ class EventList(list):
 
     def __str__(self) -> str:
         return self.table()
+
+    def total_average(self) -> FunctionEventAvg:
+        """The events (or averages) together, under the key ``"Total"``."""
+        total = FunctionEventAvg("Total")
+        for event in self:
+            total.add(event)
+        return total
 
 
 def key_averages(events: list[FunctionEvent]) -> EventList:

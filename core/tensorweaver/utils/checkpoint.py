@@ -15,10 +15,12 @@ How this differs from PyTorch, and why:
 * Both ``use_reentrant`` variants recompute the same way; as in PyTorch, the reentrant one
   differentiates only the tensors returned alone or in a returned tuple. Gradients reach
   the tensors in ``args`` and ``kwargs`` and the parameters of the modules ``function`` is,
-  is a method of, or holds in its closure or ``functools.partial`` (``checkpoint_sequential``'s
-  segments): those also reach ``tw.autograd.grad``. Any other tensor that requires grad and that
-  ``function`` reaches has the gradient added to its ``.grad``, as PyTorch's reentrant
-  variant does for every parameter.
+  is a method of, names as globals, or holds in its closure or ``functools.partial``
+  (``checkpoint_sequential``'s segments): those also reach ``tw.autograd.grad``, with
+  ``create_graph=True`` too (the gradients are then a checkpointed call of their own).
+  Any other tensor that requires grad and that ``function`` reaches has the gradient added
+  to its ``.grad``, as PyTorch's reentrant variant does for every parameter (also under
+  ``tw.autograd.grad``, where PyTorch's non-reentrant variant leaves ``.grad`` alone).
 * ``context_fn``, ``determinism_check`` and ``debug`` are checked as PyTorch checks them;
   ``context_fn``'s two contexts wrap the forward and the recomputation.
 """
@@ -34,7 +36,7 @@ from typing import Any
 
 from tensorweaver.autograd.engine import grad as _grad
 from tensorweaver.autograd.function import Function
-from tensorweaver.autograd.mode import enable_grad
+from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
 from tensorweaver.random import restore_streams, save_streams
 from tensorweaver.tensor import Tensor
 
@@ -74,8 +76,8 @@ def _flatten(value: Any, leaves: list) -> Callable[[Iterable], Any]:
 
 
 def _module_parameters(function: Any) -> list[Tensor]:
-    """The parameters of the modules ``function`` is, is bound to, or holds (closure cells,
-    ``functools.partial``, lists of them), each once."""
+    """The parameters of the modules ``function`` is, is bound to, or reaches (closure cells,
+    the globals its code names, ``functools.partial``, lists and dicts of them), each once."""
     from tensorweaver.nn.modules.module import Module
 
     found: dict[int, Tensor] = {}
@@ -90,13 +92,33 @@ def _module_parameters(function: Any) -> list[Tensor]:
             found.update((id(p), p) for p in item.parameters())
         elif isinstance(item, (list, tuple)):
             pending.extend(item)
+        elif isinstance(item, dict):
+            pending.extend(item.values())
         elif isinstance(item, functools.partial):
             pending.extend((item.func, *item.args, *item.keywords.values()))
         elif hasattr(item, "__self__") and hasattr(item, "__func__"):
             pending.extend((item.__self__, item.__func__))
-        elif callable(item) and getattr(item, "__closure__", None):
-            pending.extend(cell.cell_contents for cell in item.__closure__ if _filled(cell))
+        elif callable(item) and hasattr(item, "__code__"):
+            pending.extend(cell.cell_contents for cell in item.__closure__ or () if _filled(cell))
+            pending.extend(_named_globals(item))
     return list(found.values())
+
+
+def _named_globals(function: Any) -> list:
+    """The modules among the globals ``function``'s code (and the code of the functions
+    defined in it) names: a module used by name is reached as one in a closure. Other
+    globals are not followed (a helper function's own globals could be a whole library)."""
+    from tensorweaver.nn.modules.module import Module
+
+    names: set[str] = set()
+    codes = [function.__code__]
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+    scope = getattr(function, "__globals__", {})
+    values = (scope[n] for n in names if n in scope)
+    return [v for v in values if isinstance(v, Module)]
 
 
 def _filled(cell: Any) -> bool:
@@ -141,38 +163,37 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
+        if is_grad_enabled():
+            return (None, None, None, *_differentiable_grads(ctx, grads))
         if ctx.recomputed is None:
-            ctx.recomputed = _recompute(ctx)
-        outputs, arg_copies = ctx.recomputed
-        pairs = [
-            (o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad
-        ]
+            copies = [t.detach().requires_grad_(t.requires_grad) for t in ctx.inputs[: ctx.n_args]]
+            ctx.recomputed = _recompute(ctx, copies), copies
+        outputs, copies = ctx.recomputed
         params = ctx.inputs[ctx.n_args :]
-        wanted = [t for t in arg_copies if t.requires_grad] + [p for p in params if p.requires_grad]
-        known = {id(t) for t in wanted}
-        others = [t for t in _leaves_needing_grad([o for o, _ in pairs]) if id(t) not in known]
-        found = {}
-        if pairs and wanted + others:
-            gs = _grad(
-                [o for o, _ in pairs],
-                wanted + others,
-                [g for _, g in pairs],
-                retain_graph=True,
-                allow_unused=True,
-            )
-            found = {id(t): g for t, g in zip(wanted + others, gs)}
-        for t in others:
-            g = found[id(t)]
-            if g is not None:
-                t.grad = g if t.grad is None else t.grad + g
-        copies = [found.get(id(t)) for t in arg_copies]
-        return (None, None, None, *copies, *(found.get(id(p)) for p in params))
+        return (None, None, None, *_input_grads(outputs, copies, params, grads, False))
 
 
-def _recompute(ctx: Any) -> tuple[list, list]:
-    """Run the function again with gradients on, on detached copies of its tensor inputs,
-    drawing what the forward drew; return its output leaves and the copies."""
+def _differentiable_grads(ctx: Any, grads: tuple) -> list:
+    """Under ``create_graph=True``: the gradients of the call's tensors and parameters, as
+    the outputs of a checkpointed call of their own, so that a further backward recomputes
+    them too. The other leaves the function reaches (found by one more recomputation) are
+    its inputs as well, and get their differentiable gradients added to ``.grad``."""
     copies = [t.detach().requires_grad_(t.requires_grad) for t in ctx.inputs[: ctx.n_args]]
+    outputs = [o for o in _recompute(ctx, copies) if isinstance(o, Tensor)]
+    params = ctx.inputs[ctx.n_args :]
+    known = {id(t) for t in (*copies, *params)}
+    others = [t for t in _leaves_needing_grad(outputs) if id(t) not in known]
+    call = _Gradients(ctx, grads, [*params, *others])
+    found = _Checkpoint.apply(call, False, len(call.tensors), *call.tensors, *call.params)
+    for t, g in zip(others, found[len(ctx.inputs) :]):
+        if g is not None:
+            t.grad = g if t.grad is None else t.grad + g
+    return list(found[: len(ctx.inputs)])
+
+
+def _recompute(ctx: Any, copies: list) -> list:
+    """Run the function again with gradients on, on ``copies`` of its tensor inputs, drawing
+    what the forward drew; return its output leaves."""
     current = save_streams() if ctx.streams is not None else None
     if ctx.streams is not None:
         restore_streams(ctx.streams)
@@ -182,7 +203,60 @@ def _recompute(ctx: Any) -> tuple[list, list]:
     finally:
         if current is not None:
             restore_streams(current)
-    return list(outputs), copies
+    return list(outputs)
+
+
+def _input_grads(outputs: list, copies: list, params: Any, grads: Any, create_graph: bool) -> list:
+    """The gradients, for ``grads`` of the recomputed ``outputs``, of the ``copies`` of the
+    call's tensors and of ``params``, in that order. Other leaves reached get theirs added
+    to ``.grad``, except in a recomputation of gradients (``create_graph``), where they are
+    among ``params``."""
+    pairs = [(o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad]
+    wanted = [t for t in copies if t.requires_grad] + [p for p in params if p.requires_grad]
+    known = {id(t) for t in wanted}
+    others = [] if create_graph else _leaves_needing_grad([o for o, _ in pairs])
+    others = [t for t in others if id(t) not in known]
+    found = {}
+    if pairs and wanted + others:
+        gs = _grad(
+            [o for o, _ in pairs],
+            wanted + others,
+            [g for _, g in pairs],
+            retain_graph=True,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
+        found = {id(t): g for t, g in zip(wanted + others, gs)}
+    for t in others:
+        g = found[id(t)]
+        if g is not None:
+            t.grad = g if t.grad is None else t.grad + g
+    return [found.get(id(t)) for t in (*copies, *params)]
+
+
+class _Gradients:
+    """The call ``_Checkpoint.apply`` makes for gradients under ``create_graph=True``: from
+    the checkpointed call's tensors and output gradients to the gradients of those tensors
+    and of ``params``, recomputing the checkpointed function each time."""
+
+    forward_context = recompute_context = contextlib.nullcontext()
+
+    def __init__(self, ctx: Any, grads: tuple, params: list) -> None:
+        self.ctx, self.grads, self.params = ctx, grads, params
+        self.tensors = [*ctx.inputs[: ctx.n_args], *(g for g in grads if isinstance(g, Tensor))]
+
+    def __call__(self, tensors: Any) -> list:
+        ctx, n = self.ctx, self.ctx.n_args
+        # Called by _Checkpoint.forward (no graph: values only, from detached copies), or by
+        # its recomputation, on copies that are leaves already (the graph must reach them).
+        create = is_grad_enabled()
+        args = tensors[:n]
+        if not create:
+            args = [t.detach().requires_grad_(t.requires_grad) for t in args]
+        given = iter(tensors[n:])
+        grads = [next(given) if isinstance(g, Tensor) else g for g in self.grads]
+        outputs = _recompute(ctx, args)
+        return _input_grads(outputs, args, self.params, grads, create)
 
 
 class _Call:
