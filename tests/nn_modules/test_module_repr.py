@@ -88,6 +88,10 @@ LAYERS: dict[str, Callable[[Any], Any]] = {
     "MultiheadAttention": lambda nn: nn.MultiheadAttention(16, 4),
     "MultiheadAttention_kdim": lambda nn: nn.MultiheadAttention(16, 4, kdim=8, vdim=8),
     "NLLLoss": lambda nn: nn.NLLLoss(),
+    "NLLLoss2d": lambda nn: nn.NLLLoss2d(),
+    "LinearCrossEntropyLoss": lambda nn: nn.LinearCrossEntropyLoss(
+        3, 5, bias=True, out_features=(2,)
+    ),
     "PReLU": lambda nn: nn.PReLU(),
     "PReLU_channels": lambda nn: nn.PReLU(3, init=0.1),
     "ParameterDict": lambda nn: nn.ParameterDict({"a": nn.Parameter(tensor_of(nn)([1.0, 2.0]))}),
@@ -97,6 +101,7 @@ LAYERS: dict[str, Callable[[Any], Any]] = {
     "RNN": lambda nn: nn.RNN(10, 20, nonlinearity="relu", bias=False),
     "RNN_plain": lambda nn: nn.RNN(3, 4),
     "RNNCell": lambda nn: nn.RNNCell(10, 20),
+    "RNNCellBase": lambda nn: nn.RNNCellBase(10, 20, False, 3),
     "RNNCell_relu": lambda nn: nn.RNNCell(3, 4, bias=False, nonlinearity="relu"),
     "ReLU": lambda nn: nn.ReLU(),
     "ReLU_inplace": lambda nn: nn.ReLU(inplace=True),

@@ -1,5 +1,6 @@
 """The layer classes of ``tw.nn``."""
 
+from tensorweaver.nn.modules import utils  # noqa: F401  (PyTorch's _pair, ... for custom layers)
 from tensorweaver.nn.modules.activation import (
     CELU,
     ELU,
@@ -183,6 +184,7 @@ from tensorweaver.nn.modules.rnn import (
     LSTMCell,
     RNNBase,
     RNNCell,
+    RNNCellBase,
 )
 from tensorweaver.nn.modules.sparse import (
     Embedding,
@@ -326,6 +328,7 @@ __all__ = [
     "RMSNorm",
     "RNN",
     "RNNBase",
+    "RNNCellBase",
     "RNNCell",
     "ReLU",
     "ReLU6",

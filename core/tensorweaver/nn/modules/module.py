@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional, Union
 import tensorweaver as tw
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.nn.modules.backward_hook import BackwardHook
-from tensorweaver.nn.parameter import Parameter
+from tensorweaver.nn.parameter import Buffer, Parameter
 from tensorweaver.tensor import Tensor
 
 
@@ -319,6 +319,11 @@ class Module:
                     "(tw.nn.Parameter or None expected)"
                 )
             params[name] = None
+        elif isinstance(value, Buffer):  # self.x = nn.Buffer(t): registered, as PyTorch 2.x
+            if params is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self._drop(name, keep=self._buffers)
+            self.register_buffer(name, value, persistent=value.persistent)
         elif isinstance(value, Module):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")

@@ -205,24 +205,25 @@ def _unpack(packed: Tensor, shape: tuple[int, ...], initial: State) -> tuple[Ten
 # --------------------------------------------------------------------------------- cells
 
 
-class _CellBase(Module):
-    """One recurrent step on ``(N, input_size)`` or unbatched ``(input_size,)`` input."""
+class RNNCellBase(Module):
+    """PyTorch's base of the recurrent cells (custom cells subclass it; ``isinstance``
+    checks): input-to-hidden and hidden-to-hidden weights (and biases) of ``num_chunks``
+    stacked gates, initialised from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
 
     def __init__(
         self,
-        mode: str,
         input_size: int,
         hidden_size: int,
         bias: bool,
-        device: Any,
-        dtype: Any,
+        num_chunks: int,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
-        self._mode = mode
-        gates = _MODES[mode][0] * hidden_size
+        gates = num_chunks * hidden_size
         self.weight_ih = Parameter(tw.empty(gates, input_size, device=device, dtype=dtype))
         self.weight_hh = Parameter(tw.empty(gates, hidden_size, device=device, dtype=dtype))
         if bias:
@@ -235,6 +236,28 @@ class _CellBase(Module):
 
     def reset_parameters(self) -> None:
         _reset_uniform(self, self.hidden_size)
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            text += ", bias=False"
+        return text + _nonlinearity_repr(self)
+
+
+class _CellBase(RNNCellBase):
+    """One recurrent step on ``(N, input_size)`` or unbatched ``(input_size,)`` input."""
+
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        device: Any,
+        dtype: Any,
+    ) -> None:
+        super().__init__(input_size, hidden_size, bias, _MODES[mode][0], device, dtype)
+        self._mode = mode
 
     def _run(self, input: Tensor, state: Optional[State]) -> State:
         fn = type(self).__name__
@@ -266,12 +289,6 @@ class _CellBase(Module):
         gh = F.linear(state[0], self.weight_hh, self.bias_hh)
         new = step(gi, gh, state)
         return new if batched else tuple(s.squeeze(0) for s in new)
-
-    def extra_repr(self) -> str:
-        text = f"{self.input_size}, {self.hidden_size}"
-        if not self.bias:
-            text += ", bias=False"
-        return text + _nonlinearity_repr(self)
 
 
 class RNNCell(_CellBase):
