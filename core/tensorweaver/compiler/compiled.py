@@ -132,7 +132,7 @@ class CompiledFunction:
             recorder.open()
             result = self._fn(*args, **kwargs)
         except BaseException:
-            recorder.reads.closed = True
+            recorder.reads.closed = builder.guards.closed = True
             raise
         finally:
             recorder.close()
@@ -227,8 +227,9 @@ class CompiledFunction:
             self._store(key, branches)
             return result
         finally:
-            # Numbers read in this trace that some Python object kept are plain from now on.
-            recorder.reads.closed = True
+            # Numbers read or lifted in this trace that some Python object kept are plain
+            # from now on.
+            recorder.reads.closed = builder.guards.closed = True
 
     def _graph(
         self,

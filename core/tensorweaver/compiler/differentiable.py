@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional
 
 from tensorweaver.autograd import grad as autograd_grad
 from tensorweaver.autograd.function import Function, FunctionCtx, once_differentiable
-from tensorweaver.compiler.graph import Graph, GraphBuilder, Unsupported
+from tensorweaver.compiler.graph import Graph, GraphBuilder, Unsupported, tuple_source
 from tensorweaver.compiler.recorder import HostRead, Recorder
 from tensorweaver.ops.creation import ones_like
 from tensorweaver.tensor import Tensor
@@ -112,6 +112,6 @@ def differentiable_graph(
     for call in recorder.calls:
         back.call(*call)
     backward = back.build([], back.result(list(grads)))
-    saved = ", ".join(builder.value(v) for v in back.saved)
-    forward = builder.build(tail, f"({builder.result(result)}, ({saved},))")
+    saved = tuple_source([builder.value(v) for v in back.saved])
+    forward = builder.build(tail, tuple_source([builder.result(result), saved]))
     return DifferentiableGraph(forward, backward, [g for g, _ in inputs.values()])

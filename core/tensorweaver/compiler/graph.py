@@ -34,7 +34,7 @@ from tensorweaver.compiler.reads import TOKEN, Branch, ReadLog, uses
 from tensorweaver.compiler.record import Call, GraphRecord
 from tensorweaver.compiler.recorder import HOST_READS
 from tensorweaver.compiler.released import alias, released, shape_of, with_grad
-from tensorweaver.compiler.symbolic import Sym
+from tensorweaver.compiler.symbolic import Guards, Sym
 from tensorweaver.ops import elementwise
 from tensorweaver.tensor import Tensor
 
@@ -167,7 +167,7 @@ class GraphBuilder:
             "_with_grad": with_grad,
             "_alias": alias,
         }
-        self.guards: list[tuple[str, bool]] = []  # comparisons of lifted numbers (symbolic.py)
+        self.guards = Guards()  # comparisons of lifted numbers (symbolic.py)
         self.reads = ReadLog()  # the user's reads of tensor values (the recorder's)
         self.regions: dict[int, Any] = {}  # the recorder's: checks decided by a region
         self.path: list[Any] = []  # the outcome of each guard on a read, in order
@@ -262,8 +262,7 @@ class GraphBuilder:
             parts = [self.value(v) for v in obj]
             if all(p.startswith("C") for p in parts):
                 return self.bind(obj)
-            inner = ", ".join(parts)
-            return f"({inner},)" if type(obj) is tuple else f"[{inner}]"
+            return tuple_source(parts) if type(obj) is tuple else f"[{', '.join(parts)}]"
         if type(obj) is dict:
             parts = {k: self.value(v) for k, v in obj.items()}
             if all(p.startswith("C") for p in parts.values()):
@@ -402,8 +401,8 @@ class GraphBuilder:
         if isinstance(value, Tensor):
             return self.tensor(value)
         if type(value) in (tuple, list):
-            inner = ", ".join(self.result(v, graphs) for v in value)
-            return f"({inner},)" if type(value) is tuple else f"[{inner}]"
+            parts = [self.result(v, graphs) for v in value]
+            return tuple_source(parts) if type(value) is tuple else f"[{', '.join(parts)}]"
         if type(value) is dict:
             items = (f"{self.bind(k)}: {self.result(v, graphs)}" for k, v in value.items())
             return "{" + ", ".join(items) + "}"
@@ -413,6 +412,8 @@ class GraphBuilder:
             return self.bind(float.__float__(value))  # a number an earlier trace read
         if isinstance(value, Sym) and uses(value.expr):
             return self.read_values(value.expr)  # a number read from a tensor, read again
+        if isinstance(value, Sym):
+            return self.value(value)  # an optimizer's number, as the replay recomputes it
         raise Unsupported(
             f"it returned a {type(value).__name__}; a compiled step may return tensors, "
             "Python numbers and tuples, lists or dicts of them"
@@ -670,6 +671,11 @@ def _with_dels(lines: list[_Line], live_after: set[str]) -> list[str]:
 
 def _ordered(names: set[str]) -> list[str]:
     return sorted(names, key=lambda n: int(n[1:]))
+
+
+def tuple_source(parts: list[str]) -> str:
+    """The source of a tuple of the expressions ``parts`` (``()`` when there are none)."""
+    return "".join(["(", *(f"{p}, " for p in parts), ")"])
 
 
 def _indent(lines: list[str]) -> str:

@@ -31,13 +31,20 @@ def literal(value: Any) -> str | None:
     return None
 
 
+class Guards(list):
+    """A trace's comparisons of its Syms, ``(expression, outcome)``, and whether that trace
+    has ended."""
+
+    closed = False
+
+
 class Sym(float):
     """A float whose value a replay recomputes from ``expr`` (see the module's docstring)."""
 
     expr: str
-    guards: list
+    guards: Any  # Guards, or a ReadLog for a value read (both say when the trace closed)
 
-    def __new__(cls, value: float, expr: str, guards: list) -> Sym:
+    def __new__(cls, value: float, expr: str, guards: Any) -> Sym:
         self = super().__new__(cls, value)
         self.expr = expr
         self.guards = guards
@@ -51,17 +58,19 @@ class Sym(float):
 
     def live(self) -> bool:
         """Whether the trace that made this number is still running (else it is a plain
-        float that some Python object kept)."""
-        return True
+        float that some Python object kept: its expression names the holders of a trace
+        that has ended)."""
+        return not self.guards.closed
 
     def _unnamed(self, other: Any) -> None:
         """Combined with ``other``, which the expression cannot name (a hook)."""
 
     def __hash__(self) -> int:
-        # Unlike any other key: a cache keyed by numbers (the core's scalar constants) must
-        # miss, so that the backend call making the constant is recorded with the
-        # expression, rather than a cached array being baked in (or a value guarded).
-        return id(self)
+        # Unlike any other key while its trace runs: a cache keyed by numbers (the core's
+        # scalar constants) must miss, so that the backend call making the constant is
+        # recorded with the expression, rather than a cached array being baked in (or a
+        # value guarded). A plain float's afterwards, as the eager step's number.
+        return id(self) if self.live() else float.__hash__(self)
 
 
 def _binary(op: Callable, symbol: str, reflected: bool) -> Callable:
@@ -139,7 +148,7 @@ def lifted_setting(key: str, value: Any) -> bool:
     return key == "betas" and type(value) is tuple and all(type(b) is float for b in value)
 
 
-def lift(optimizers: list, bind: Callable[[Any, str], str], guards: list) -> list[tuple]:
+def lift(optimizers: list, bind: Callable[[Any, str], str], guards: Guards) -> list[tuple]:
     """Replace the floats in ``optimizers``' state and each group's scheduled settings
     (:func:`lifted_setting`) by Syms.
 
