@@ -212,13 +212,15 @@ def std_mean(
 ) -> tuple[Tensor, Tensor]:
     """``(std, mean)`` over ``dim`` (``correction`` 1 by default, as ``std``)."""
     var, mean = var_mean(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
-    return ew.sqrt(var), mean
+    return red._root(var, 2), mean  # gradient 0 over a constant slice, as PyTorch (not NaN)
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
     """``(min, max)`` over ``dim`` (all elements when None)."""
     axes = () if dim is None else (dim,)
-    if any(input.shape[a] == 0 for a in red.axes_of("aminmax", axes, input.ndim)):
+    if dim is not None:  # PyTorch's IndexError for an empty dim given
+        red._check_nonempty("aminmax", input, red.axes_of("aminmax", axes, input.ndim))
+    elif any(input.shape[a] == 0 for a in red.axes_of("aminmax", axes, input.ndim)):
         raise RuntimeError(
             "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
             f"identity (input shape {list(input.shape)})"
@@ -294,10 +296,10 @@ def cummin(input: Tensor, dim: int) -> tuple:
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along ``dim``, stable: a scan of ``logaddexp``."""
+    axis = _axis(dim, input.ndim, "logcumsumexp")  # the dim first, as PyTorch checks it
     x = _floating_input("logcumsumexp", input)
     if x.ndim == 0:
         return x.clone()
-    axis = _axis(dim, x.ndim, "logcumsumexp")
     return _scan((x,), axis, lambda earlier, later: (logaddexp(earlier[0], later[0]),))[0]
 
 
