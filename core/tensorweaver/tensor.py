@@ -892,6 +892,9 @@ class Size(tuple):
     Differs from PyTorch: slicing a ``Size`` gives a plain tuple (a Python ``__getitem__``
     would slow every ``shape[i]`` the core reads)."""
 
+    # No attributes, as torch.Size: tensors of one shape share one Size (``_SIZES``).
+    __slots__ = ()
+
     def __add__(self, other: tuple) -> Size:
         return Size(tuple.__add__(self, other))
 

@@ -1,6 +1,7 @@
 """The shapes of new tensors come from a cache of ``tw.Size`` objects (tensor.py ``_SIZES``):
 each tensor's ``shape`` must still be a ``tw.Size`` of Python ints equal to its array's
-shape, whatever shapes came before, also once the cache has started over."""
+shape, whatever shapes came before, also once the cache has started over, and one tensor's
+``Size`` must not carry anything to another's."""
 
 from __future__ import annotations
 
@@ -77,3 +78,13 @@ def test_size_arithmetic_keeps_its_type(backend: str) -> None:
     assert type(x.shape * 2) is tw.Size
     assert x.shape.numel() == 6
     assert repr(x.shape) == "tensorweaver.Size([2, 3])"
+
+
+def test_sizes_take_no_attributes_like_torch(backend: str) -> None:
+    """Tensors of one shape share one cached ``Size``: an attribute set on it would reach them
+    all, so it takes none, as ``torch.Size``."""
+    for m in (tw, torch):
+        x, y = m.zeros(2, 3), m.ones(2, 3)
+        with pytest.raises(AttributeError):
+            x.shape.note = "mine"
+        assert not hasattr(y.shape, "note")
