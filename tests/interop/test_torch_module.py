@@ -95,6 +95,17 @@ def test_dlpack_exchange_shares_memory_both_ways() -> None:
     assert y.device.backend == "numpy" and y.tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
+@pytest.mark.parametrize("source", ["numpy", "torch"])
+def test_in_place_writes_reach_a_dlpack_producer_as_torch(source: str) -> None:
+    # tw.from_dlpack's tensor took its own array at its first in-place write: the producer
+    # no longer saw the tensor's changes, nor the tensor the producer's.
+    a = np.arange(4.0) if source == "numpy" else torch.arange(4.0)
+    t = tw.from_dlpack(a)
+    t.add_(1)
+    a[3] = 7
+    assert a.tolist() == t.tolist() == [1.0, 2.0, 3.0, 7.0]
+
+
 DDP_SCRIPT = textwrap.dedent(
     """
     import os, sys

@@ -208,7 +208,10 @@ def from_dlpack(obj: Any, device: Any = None) -> Tensor:
         host = np.from_dlpack(obj)
         return tensor(host, device=backend.device.name)
     name = str(native.dtype).rsplit(".", 1)[-1]
-    return Tensor(native, backend, dtypes.BY_NAME[name])
+    out = Tensor(native, backend, dtypes.BY_NAME[name])
+    if _shares_host(backend):  # the producer's memory: writes go into it, as from_numpy's
+        _mark_shared(out)
+    return out
 
 
 def _dlpack_home(obj: Any) -> Any:
