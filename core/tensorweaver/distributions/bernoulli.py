@@ -6,7 +6,7 @@ from typing import Any
 
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.distributions import constraints
-from tensorweaver.distributions.distribution import Distribution
+from tensorweaver.distributions.exponential_family import ExponentialFamily
 from tensorweaver.distributions.params import (
     broadcast_all,
     lazy_property,
@@ -16,6 +16,7 @@ from tensorweaver.distributions.params import (
 from tensorweaver.nn.functional import binary_cross_entropy_with_logits
 from tensorweaver.ops.creation import arange
 from tensorweaver.ops.sampling import bernoulli
+from tensorweaver.ops.special import logit
 from tensorweaver.tensor import Size, Tensor
 
 
@@ -24,10 +25,19 @@ def one_of(probs: Any, logits: Any, name: str) -> None:
         raise ValueError(f"{name}: either `probs` or `logits` must be specified, but not both.")
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (logit(self.probs),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return x.exp().log1p()
 
     def __init__(
         self, probs: Any = None, logits: Any = None, validate_args: bool | None = None

@@ -46,7 +46,7 @@ class Categorical(Distribution):
         new._num_events = self._num_events
         return new
 
-    @property
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> constraints.Constraint:  # type: ignore[override]
         return constraints.integer_interval(0, self._num_events - 1)
 

@@ -13,6 +13,7 @@ from tensorweaver.tensor import Tensor
 
 class CumulativeDistributionTransform(Transform):
     codomain = constraints.unit_interval
+    sign = 1
 
     def __init__(self, distribution: Any) -> None:
         self.distribution = distribution

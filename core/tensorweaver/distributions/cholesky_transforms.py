@@ -12,7 +12,6 @@ import numpy as np
 from tensorweaver import linalg
 from tensorweaver.contract.dtypes import int64
 from tensorweaver.distributions import constraints
-from tensorweaver.distributions.lkj_cholesky import corr_cholesky
 from tensorweaver.distributions.transforms import Transform
 from tensorweaver.dtype_info import finfo
 from tensorweaver.nn.functional import pad, softplus
@@ -35,9 +34,6 @@ class LowerCholeskyTransform(Transform):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LowerCholeskyTransform)
 
-    def __hash__(self) -> int:
-        return hash(LowerCholeskyTransform)
-
 
 class PositiveDefiniteTransform(Transform):
     domain = _SQUARE
@@ -52,9 +48,6 @@ class PositiveDefiniteTransform(Transform):
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PositiveDefiniteTransform)
-
-    def __hash__(self) -> int:
-        return hash(PositiveDefiniteTransform)
 
 
 def _tril_positions(n: int, diag: int, like: Tensor) -> Tensor:
@@ -93,7 +86,7 @@ class CorrCholeskyTransform(Transform):
     rows have unit length (Stan's construction)."""
 
     domain = constraints.real_vector
-    codomain = corr_cholesky
+    codomain = constraints.corr_cholesky
 
     def _call(self, x: Tensor) -> Tensor:
         eps = finfo(x.dtype).eps
@@ -129,9 +122,3 @@ class CorrCholeskyTransform(Transform):
         if shape[-2] != shape[-1]:
             raise ValueError("Input is not square")
         return tuple(shape[:-2]) + (shape[-1] * (shape[-1] - 1) // 2,)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, CorrCholeskyTransform)
-
-    def __hash__(self) -> int:
-        return hash(CorrCholeskyTransform)

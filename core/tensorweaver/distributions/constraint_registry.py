@@ -14,7 +14,6 @@ from tensorweaver.distributions.cholesky_transforms import (
     PositiveDefiniteTransform,
 )
 from tensorweaver.distributions.independent_transform import IndependentTransform
-from tensorweaver.distributions.lkj_cholesky import corr_cholesky
 from tensorweaver.distributions.logistic_normal import StickBreakingTransform
 from tensorweaver.distributions.transforms import (
     AffineTransform,
@@ -126,6 +125,6 @@ def _transform_to_positive_definite(constraint: Any) -> Transform:
     return PositiveDefiniteTransform()
 
 
-@_both(corr_cholesky)
+@_both(constraints.corr_cholesky)
 def _to_corr_cholesky(constraint: Any) -> Transform:
     return CorrCholeskyTransform()

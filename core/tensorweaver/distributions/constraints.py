@@ -8,16 +8,24 @@ handed to ``log_prob`` against these.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
+from tensorweaver import linalg
+from tensorweaver.contract.dtypes import bool_
+from tensorweaver.dtype_info import finfo
+from tensorweaver.ops.creation import full
+from tensorweaver.ops.movement import cat as _cat
+from tensorweaver.ops.movement import stack as _stack
+from tensorweaver.ops.numeric import isclose
 from tensorweaver.tensor import Tensor
 
 __all__ = [
-    "Constraint", "boolean", "dependent", "greater_than", "greater_than_eq", "half_open_interval",
-    "is_dependent",
-    "independent", "integer_interval", "interval", "less_than", "lower_cholesky",
-    "lower_triangular", "nonnegative", "nonnegative_integer", "one_hot", "positive",
-    "positive_definite", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
+    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+    "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval",
+    "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial",
+    "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+    "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square",
+    "stack", "symmetric", "unit_interval",
 ]  # fmt: skip
 
 
@@ -44,8 +52,33 @@ class _Dependent(Constraint):
     def __init__(self, *, is_discrete: bool = False, event_dim: int = 0) -> None:
         self.is_discrete, self.event_dim = is_discrete, event_dim
 
+    def __call__(self, *, is_discrete: Any = None, event_dim: Any = None) -> _Dependent:
+        """A copy with the given static attributes: ``dependent(is_discrete=True)``."""
+        return _Dependent(
+            is_discrete=self.is_discrete if is_discrete is None else is_discrete,
+            event_dim=self.event_dim if event_dim is None else event_dim,
+        )
+
     def check(self, value: Tensor) -> Tensor:
         raise ValueError("Cannot determine validity of dependent constraint")
+
+
+class _DependentProperty(property, _Dependent):
+    """A ``property`` on instances that reads as a dependent constraint on the class
+    (a support computed from the parameters)."""
+
+    def __init__(
+        self,
+        fn: Callable[[Any], Any] | None = None,
+        *,
+        is_discrete: bool = False,
+        event_dim: int = 0,
+    ) -> None:
+        property.__init__(self, fn)
+        self.is_discrete, self.event_dim = is_discrete, event_dim
+
+    def __call__(self, fn: Callable[[Any], Any]) -> _DependentProperty:  # type: ignore[override]
+        return _DependentProperty(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
 
 
 def is_dependent(constraint: Any) -> bool:
@@ -175,14 +208,61 @@ class _LowerCholesky(Constraint):
         return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
 
 
-class _PositiveDefinite(Constraint):
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors whose rows have unit length (of correlation matrices)."""
+
     event_dim = 2
 
     def check(self, value: Tensor) -> Tensor:
-        from tensorweaver import linalg
+        tol = finfo(value.dtype).eps * value.shape[-1] * 10
+        row_norm = value.detach().pow(2).sum(-1).sqrt()
+        unit_rows = ((row_norm - 1.0).abs() <= tol).all(-1)
+        return lower_cholesky.check(value) & unit_rows
 
-        symmetric = (value - value.mT).abs().amax((-2, -1)) <= 1e-6 * value.abs().amax((-2, -1))
-        return symmetric & (linalg.cholesky_ex(value).info == 0)
+
+class _Multinomial(Constraint):
+    """Nonnegative vectors summing to at most ``upper_bound`` (PyTorch's weaker check)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        is_square = value.shape[-2] == value.shape[-1]
+        return full(tuple(value.shape[:-2]), is_square, dtype=bool_, device=value.device)
+
+
+class _Symmetric(_Square):
+    def check(self, value: Tensor) -> Tensor:
+        square = super().check(value)
+        if not square.all().item():
+            return square
+        return isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        symmetric = super().check(value)
+        if not symmetric.all().item():
+            return symmetric
+        return (linalg.eigvalsh(value) >= 0).all(-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        symmetric = super().check(value)
+        if not symmetric.all().item():
+            return symmetric
+        return linalg.cholesky_ex(value).info == 0
 
 
 class _Independent(Constraint):
@@ -207,11 +287,73 @@ class _Independent(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
+class _Cat(Constraint):
+    """Consecutive blocks of ``lengths`` (1 each by default) along ``dim``, each in its own
+    constraint of ``cseq`` (as ``cat`` joins them)."""
+
+    def __init__(self, cseq: list, dim: int = 0, lengths: list | None = None) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})"
+            )
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Tensor) -> Tensor:
+        _check_dim(self.dim, value)
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return _cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Each slice along ``dim`` in its own constraint of ``cseq`` (as ``stack`` joins them)."""
+
+    def __init__(self, cseq: list, dim: int = 0) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        event_dim = max(c.event_dim for c in self.cseq)
+        # stacking along a dimension counted into the event makes it one dimension deeper
+        return event_dim + 1 if self.dim + event_dim < 0 else event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        _check_dim(self.dim, value)
+        parts = value.unbind(self.dim)
+        return _stack([c.check(part) for c, part in zip(self.cseq, parts)], self.dim)
+
+
+def _check_dim(dim: int, value: Tensor) -> None:
+    if not -value.ndim <= dim < value.ndim:
+        raise AssertionError(f"dim {dim} out of range for value with {value.ndim} dimensions")
+
+
 def _number(bound: Any) -> Any:
     return bound.item() if isinstance(bound, Tensor) and bound.numel() == 1 else bound
 
 
 dependent = _Dependent()
+dependent_property = _DependentProperty
 real = _Real()
 real_vector = _Independent(real, 1)
 boolean = _Boolean()
@@ -224,7 +366,14 @@ simplex = _Simplex()
 one_hot = _OneHot()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+multinomial = _Multinomial
+cat = _Cat
+stack = _Stack
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan

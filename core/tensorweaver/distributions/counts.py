@@ -8,6 +8,7 @@ from tensorweaver.autograd.mode import no_grad
 from tensorweaver.distributions import constraints
 from tensorweaver.distributions.bernoulli import one_of
 from tensorweaver.distributions.distribution import Distribution
+from tensorweaver.distributions.exponential_family import ExponentialFamily
 from tensorweaver.distributions.gamma_draws import binomial, poisson
 from tensorweaver.distributions.params import (
     broadcast_all,
@@ -20,9 +21,16 @@ from tensorweaver.ops.special import lgamma, xlogy
 from tensorweaver.tensor import Size, Tensor
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return x.exp()
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
         (self.rate,) = broadcast_all(rate)
@@ -86,7 +94,7 @@ class Binomial(Distribution):
         new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
         return new
 
-    @property
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> constraints.Constraint:  # type: ignore[override]
         return constraints.integer_interval(0, self.total_count)
 

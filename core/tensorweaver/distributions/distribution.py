@@ -49,9 +49,9 @@ class Distribution:
                 if constraints.is_dependent(constraint):
                     continue
                 if param not in self.__dict__ and isinstance(
-                    getattr(type(self), param, None), (property, lazy_property)
+                    getattr(type(self), param, None), lazy_property
                 ):
-                    continue  # a parameter derived from another one: checked through it
+                    continue  # not computed yet: derived from a parameter checked on its own
                 value = getattr(self, param)
                 if constraint.check(value).all().item():
                     continue

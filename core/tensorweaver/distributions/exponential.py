@@ -5,16 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweaver.distributions import constraints
-from tensorweaver.distributions.distribution import Distribution
+from tensorweaver.distributions.exponential_family import ExponentialFamily
 from tensorweaver.distributions.params import broadcast_all
 from tensorweaver.ops.creation import rand, zeros_like
 from tensorweaver.tensor import Size, Tensor
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return -(-x).log()
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
         (self.rate,) = broadcast_all(rate)

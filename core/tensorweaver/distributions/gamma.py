@@ -8,19 +8,30 @@ from typing import Any
 
 from tensorweaver.distributions import constraints
 from tensorweaver.distributions.distribution import Distribution
+from tensorweaver.distributions.exponential_family import ExponentialFamily
 from tensorweaver.distributions.gamma_draws import standard_gamma
 from tensorweaver.distributions.params import broadcast_all
 from tensorweaver.dtype_info import finfo
 from tensorweaver.nn.functional import one_hot
+from tensorweaver.ops.incomplete_gamma import igamma
 from tensorweaver.ops.movement import stack
 from tensorweaver.ops.special import digamma, lgamma, xlogy
 from tensorweaver.tensor import Size, Tensor
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return lgamma(x + 1) + (x + 1) * (-y.reciprocal()).log()
 
     def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -52,6 +63,11 @@ class Gamma(Distribution):
         a, b = self.concentration, self.rate
         return xlogy(a, b) + xlogy(a - 1, value) - b * value - lgamma(a)
 
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return igamma(self.concentration, self.rate * value)
+
     def entropy(self) -> Tensor:
         a = self.concentration
         return a - self.rate.log() + lgamma(a) + (1.0 - a) * digamma(a)
@@ -71,10 +87,17 @@ class Chi2(Gamma):
         return self.concentration * 2
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return lgamma(x).sum(-1) - lgamma(x.sum(-1))
 
     def __init__(self, concentration: Tensor, validate_args: bool | None = None) -> None:
         if concentration.ndim < 1:
@@ -127,13 +150,20 @@ class Dirichlet(Distribution):
         )
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     arg_constraints = {
         "concentration1": constraints.positive,
         "concentration0": constraints.positive,
     }
     support = constraints.unit_interval
     has_rsample = True
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return lgamma(x) + lgamma(y) - lgamma(x + y)
 
     def __init__(
         self, concentration1: Any, concentration0: Any, validate_args: bool | None = None

@@ -33,7 +33,7 @@ class GeneralizedPareto(Distribution):
             GeneralizedPareto, batch_shape, _instance, "loc", "scale", "concentration"
         )
 
-    @property
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> constraints.Constraint:  # type: ignore[override]
         upper = (self.loc - self.scale / self.concentration).where(
             self.concentration < 0, self.loc * 0 + math.inf

@@ -30,9 +30,6 @@ class AbsTransform(Transform):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AbsTransform)
 
-    def __hash__(self) -> int:
-        return hash(AbsTransform)
-
 
 class _Folded(TransformedDistribution):
     """A zero-centred symmetric base folded onto [0, inf): density and cdf doubled."""
@@ -73,9 +70,8 @@ class _Folded(TransformedDistribution):
 
 class HalfNormal(_Folded):
     def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
-        super().__init__(
-            Normal(0, scale, validate_args=validate_args), AbsTransform(), validate_args
-        )
+        # the base is not checked: a bad scale is reported under this distribution's name
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args)
 
     @property
     def mean(self) -> Tensor:
@@ -88,9 +84,8 @@ class HalfNormal(_Folded):
 
 class HalfCauchy(_Folded):
     def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
-        super().__init__(
-            Cauchy(0, scale, validate_args=validate_args), AbsTransform(), validate_args
-        )
+        # the base is not checked: a bad scale is reported under this distribution's name
+        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args)
 
     @property
     def mean(self) -> Tensor:

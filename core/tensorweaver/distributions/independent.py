@@ -55,7 +55,7 @@ class Independent(Distribution):
     def has_enumerate_support(self) -> bool:  # type: ignore[override]
         return False if self.reinterpreted_batch_ndims else self.base_dist.has_enumerate_support
 
-    @property
+    @constraints.dependent_property
     def support(self) -> constraints.Constraint:  # type: ignore[override]
         result = self.base_dist.support
         if self.reinterpreted_batch_ndims:

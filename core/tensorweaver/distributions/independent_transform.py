@@ -4,6 +4,8 @@ Jacobian is summed over that many more rightmost dimensions (the transform count
 
 from __future__ import annotations
 
+from typing import Any
+
 from tensorweaver.distributions import constraints
 from tensorweaver.distributions.independent import sum_rightmost
 from tensorweaver.distributions.transforms import Transform
@@ -17,7 +19,10 @@ class IndependentTransform(Transform):
         self.domain = constraints.independent(base_transform.domain, reinterpreted_batch_ndims)
         self.codomain = constraints.independent(base_transform.codomain, reinterpreted_batch_ndims)
         self.bijective = base_transform.bijective
-        self.sign = base_transform.sign
+
+    @property
+    def sign(self) -> Any:
+        return self.base_transform.sign
 
     def _call(self, x: Tensor) -> Tensor:
         if x.ndim < self.domain.event_dim:

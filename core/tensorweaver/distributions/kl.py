@@ -32,7 +32,7 @@ from tensorweaver.distributions.uniform import Uniform
 from tensorweaver.linalg import solve_triangular
 from tensorweaver.nn.functional import softplus
 from tensorweaver.ops.creation import full_like
-from tensorweaver.ops.special import digamma, lgamma
+from tensorweaver.ops.special import digamma, lgamma, xlogy
 from tensorweaver.ops.spellings import broadcast_shapes
 from tensorweaver.tensor import Tensor
 
@@ -160,12 +160,13 @@ def _kl_poisson_poisson(p: Poisson, q: Poisson) -> Tensor:
 
 @register_kl(Binomial, Binomial)
 def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
-    if not bool((p.total_count == q.total_count).all().item()):
+    if bool((p.total_count < q.total_count).any().item()):
         raise NotImplementedError(
             "KL between Binomials where q.total_count > p.total_count is not implemented"
         )
     kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
-    return kl.masked_fill(q.probs == 0, _INF)
+    # p reaches counts above q's total_count, where q has no mass
+    return kl.masked_fill(p.total_count > q.total_count, _INF)
 
 
 @register_kl(MultivariateNormal, MultivariateNormal)
@@ -202,8 +203,9 @@ def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> Tenso
     <theta_q - theta_p, grad F(theta_p)>."""
     if type(p) is not type(q):
         raise NotImplementedError(
-            "The cross KL-divergence between different exponential families cannot be "
-            "computed using Bregman divergences"
+            "The cross KL-divergence between different exponential families "
+            f"({type(p).__name__}, {type(q).__name__}) cannot be computed using Bregman "
+            "divergences, and no KL for this pair is registered (register_kl)"
         )
     p_params, p_value, gradients = p._log_normalizer_and_gradients()
     q_params = q._natural_params
@@ -289,7 +291,7 @@ def _kl_lowrank_mvn(p: LowRankMultivariateNormal, q: MultivariateNormal) -> Tens
 
 
 def _x_log_x(x: Tensor) -> Tensor:
-    return x * x.log()
+    return xlogy(x, x)  # 0 at x = 0
 
 
 # --- pairs among the first distributions across families, PyTorch's formulas --------------
@@ -592,30 +594,9 @@ for _type_p, _param, _types_q in (
         _register_infinite(_type_p, _type_q, _param)
 
 
-def _same_transforms(a: list, b: list) -> bool:
-    """Whether two transform lists are the same maps: same types with equal parameters
-    (what PyTorch's ``Transform.__eq__`` compares)."""
-
-    def equal(x: Any, y: Any) -> bool:
-        if x is y:
-            return True
-        if isinstance(x, Tensor) and isinstance(y, Tensor):
-            return x.shape == y.shape and bool((x == y).all().item())
-        if isinstance(x, Tensor) or isinstance(y, Tensor):
-            return False
-        return x == y
-
-    return len(a) == len(b) and all(
-        type(s) is type(t)
-        and s.__dict__.keys() == t.__dict__.keys()
-        and all(equal(s.__dict__[k], t.__dict__[k]) for k in s.__dict__)
-        for s, t in zip(a, b)
-    )
-
-
 @register_kl(TransformedDistribution, TransformedDistribution)
 def _kl_transformed_transformed(p: TransformedDistribution, q: TransformedDistribution) -> Tensor:
-    if not _same_transforms(p.transforms, q.transforms) or p.event_shape != q.event_shape:
+    if p.transforms != q.transforms or p.event_shape != q.event_shape:
         raise NotImplementedError(
             "KL between TransformedDistributions is implemented only for the same transforms "
             "and event shape"

@@ -19,24 +19,9 @@ from tensorweaver.ops.special import lgamma, multigammaln
 from tensorweaver.tensor import Size, Tensor
 
 
-class _CorrCholesky(constraints.Constraint):
-    """Lower-triangular matrices with a positive diagonal and rows of unit length."""
-
-    event_dim = 2
-
-    def check(self, value: Tensor) -> Tensor:
-        tol = finfo(value.dtype).eps * value.shape[-1] * 10
-        row_norm = value.detach().pow(2).sum(-1).sqrt()
-        unit_rows = ((row_norm - 1.0).abs() <= tol).all(-1)
-        return constraints.lower_cholesky.check(value) & unit_rows
-
-
-corr_cholesky = _CorrCholesky()
-
-
 class LKJCholesky(Distribution):
     arg_constraints = {"concentration": constraints.positive}
-    support = corr_cholesky
+    support = constraints.corr_cholesky
 
     def __init__(self, dim: int, concentration: Any = 1.0, validate_args: bool | None = None):
         if dim < 2:

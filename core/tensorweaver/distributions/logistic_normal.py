@@ -57,9 +57,6 @@ class StickBreakingTransform(Transform):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, StickBreakingTransform)
 
-    def __hash__(self) -> int:
-        return hash(StickBreakingTransform)
-
 
 class LogisticNormal(TransformedDistribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweaver.autograd.mode import no_grad
+from tensorweaver.distributions import constraints
 from tensorweaver.distributions.categorical import Categorical
 from tensorweaver.distributions.distribution import Distribution
 from tensorweaver.tensor import Size, Tensor
@@ -65,7 +66,7 @@ class MixtureSameFamily(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
+    @constraints.dependent_property
     def support(self) -> Any:  # type: ignore[override]
         return self._component_distribution.support
 

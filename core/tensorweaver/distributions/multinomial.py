@@ -16,22 +16,6 @@ from tensorweaver.ops.special import lgamma
 from tensorweaver.tensor import Size, Tensor
 
 
-class _MultinomialSupport(constraints.Constraint):
-    """Nonnegative integer vectors summing to at most ``upper_bound`` (PyTorch's check)."""
-
-    is_discrete = True
-    event_dim = 1
-
-    def __init__(self, upper_bound: int) -> None:
-        self.upper_bound = upper_bound
-
-    def check(self, value: Tensor) -> Tensor:
-        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        return "Multinomial()"
-
-
 class Multinomial(Distribution):
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
@@ -60,9 +44,9 @@ class Multinomial(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self) -> constraints.Constraint:  # type: ignore[override]
-        return _MultinomialSupport(self.total_count)
+        return constraints.multinomial(self.total_count)
 
     @property
     def logits(self) -> Tensor:

@@ -6,17 +6,26 @@ import math
 from typing import Any
 
 from tensorweaver.distributions import constraints
-from tensorweaver.distributions.distribution import Distribution
+from tensorweaver.distributions.exponential_family import ExponentialFamily
 from tensorweaver.distributions.params import broadcast_all
 from tensorweaver.ops.creation import randn
 from tensorweaver.ops.special import erfinv
 from tensorweaver.tensor import Size, Tensor
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)

@@ -29,7 +29,7 @@ class Pareto(TransformedDistribution):
         new.transforms = [ExpTransform(), AffineTransform(loc=0, scale=new.scale)]
         return new
 
-    @property
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> constraints.Constraint:  # type: ignore[override]
         return constraints.greater_than_eq(self.scale)
 

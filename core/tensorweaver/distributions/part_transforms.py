@@ -21,35 +21,6 @@ def _check_dim(name: str, z: Tensor, dim: int, length: int) -> None:
         raise AssertionError(f"{name}.size({dim}) = {z.shape[dim]} must equal length {length}")
 
 
-class _CatConstraint(constraints.Constraint):
-    """Each block of ``lengths`` along ``dim`` in its own constraint."""
-
-    def __init__(self, cseq: list, dim: int, lengths: list) -> None:
-        self.cseq, self.dim, self.lengths = cseq, dim, lengths
-        self.event_dim = max(c.event_dim for c in cseq)
-
-    def check(self, value: Tensor) -> Tensor:
-        checks, start = [], 0
-        for constraint, length in zip(self.cseq, self.lengths):
-            checks.append(constraint.check(value.narrow(self.dim, start, length)))
-            start += length
-        return cat(checks, self.dim)
-
-
-class _StackConstraint(constraints.Constraint):
-    """Each slice along ``dim`` in its own constraint."""
-
-    def __init__(self, cseq: list, dim: int) -> None:
-        self.cseq, self.dim = cseq, dim
-        event_dim = max(c.event_dim for c in cseq)
-        # stacking along a dimension counted into the event makes it one dimension deeper
-        self.event_dim = event_dim + 1 if dim + event_dim < 0 else event_dim
-
-    def check(self, value: Tensor) -> Tensor:
-        parts = value.unbind(self.dim)
-        return stack([c.check(part) for c, part in zip(self.cseq, parts)], self.dim)
-
-
 class CatTransform(Transform):
     def __init__(
         self, tseq: Sequence[Transform], dim: int = 0, lengths: Sequence[int] | None = None
@@ -65,8 +36,8 @@ class CatTransform(Transform):
         self.dim = dim
         self.length = sum(self.lengths)
         self.bijective = all(t.bijective for t in self.transforms)
-        self.domain = _CatConstraint([t.domain for t in self.transforms], dim, self.lengths)
-        self.codomain = _CatConstraint([t.codomain for t in self.transforms], dim, self.lengths)
+        self.domain = constraints.cat([t.domain for t in self.transforms], dim, self.lengths)
+        self.codomain = constraints.cat([t.codomain for t in self.transforms], dim, self.lengths)
 
     @property
     def event_dim(self) -> int:
@@ -110,8 +81,8 @@ class StackTransform(Transform):
         self.transforms = list(tseq)
         self.dim = dim
         self.bijective = all(t.bijective for t in self.transforms)
-        self.domain = _StackConstraint([t.domain for t in self.transforms], dim)
-        self.codomain = _StackConstraint([t.codomain for t in self.transforms], dim)
+        self.domain = constraints.stack([t.domain for t in self.transforms], dim)
+        self.codomain = constraints.stack([t.codomain for t in self.transforms], dim)
 
     @property
     def event_dim(self) -> int:

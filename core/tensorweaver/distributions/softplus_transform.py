@@ -10,6 +10,7 @@ from tensorweaver.tensor import Tensor
 
 class SoftplusTransform(Transform):
     codomain = constraints.positive
+    sign = 1
 
     def _call(self, x: Tensor) -> Tensor:
         return softplus(x)
@@ -22,6 +23,3 @@ class SoftplusTransform(Transform):
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SoftplusTransform)
-
-    def __hash__(self) -> int:
-        return hash(SoftplusTransform)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweaver.autograd.mode import no_grad
+from tensorweaver.distributions import constraints
 from tensorweaver.distributions.distribution import Distribution
 from tensorweaver.distributions.independent import sum_rightmost
 from tensorweaver.distributions.transforms import Transform
@@ -48,9 +49,13 @@ class TransformedDistribution(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
+    @constraints.dependent_property(is_discrete=False)
     def support(self) -> Any:  # type: ignore[override]
-        return self.transforms[-1].codomain if self.transforms else self.base_dist.support
+        if not self.transforms:
+            return self.base_dist.support
+        support = self.transforms[-1].codomain
+        extra = len(self.event_shape) - support.event_dim
+        return constraints.independent(support, extra) if extra > 0 else support
 
     @property
     def has_rsample(self) -> bool:  # type: ignore[override]
@@ -85,23 +90,25 @@ class TransformedDistribution(Distribution):
             self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape)
         )
 
-    def _monotone_increasing(self) -> bool:
+    def _monotonize_cdf(self, value: Tensor) -> Tensor:
+        """``value``, or ``1 - value`` where the transforms reverse the order (elementwise:
+        an affine map's scale may have either sign per element)."""
         sign: Any = 1
         for t in self.transforms:
             sign = sign * t.sign
-        if isinstance(sign, Tensor):
-            return bool((sign == 1).all().item())
-        return sign == 1
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
 
     def cdf(self, value: Tensor) -> Tensor:
         for t in reversed(self.transforms):
             value = t.inv(value)
-        value = self.base_dist.cdf(value)
-        return value if self._monotone_increasing() else 1 - value
+        if self._validate_args:
+            self.base_dist._validate_sample(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
 
     def icdf(self, value: Tensor) -> Tensor:
-        value = value if self._monotone_increasing() else 1 - value
-        value = self.base_dist.icdf(value)
+        value = self.base_dist.icdf(self._monotonize_cdf(value))
         for t in self.transforms:
             value = t(value)
         return value

@@ -9,12 +9,19 @@ from typing import Any
 
 from tensorweaver.distributions import constraints
 from tensorweaver.distributions.independent import sum_rightmost
+from tensorweaver.distributions.params import broadcast_all, lazy_property
+from tensorweaver.dtype_info import finfo
 from tensorweaver.nn.functional import softplus
+from tensorweaver.ops.creation import zeros_like
 from tensorweaver.tensor import Tensor
 
 __all__ = [
-    "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
-    "SigmoidTransform", "SoftmaxTransform", "TanhTransform", "Transform", "identity_transform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+    "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+    "identity_transform",
 ]  # fmt: skip
 
 
@@ -24,7 +31,11 @@ class Transform:
     bijective = True
     domain: constraints.Constraint = constraints.real
     codomain: constraints.Constraint = constraints.real
-    sign: int = 1
+
+    @property
+    def sign(self) -> Any:
+        """The sign of the Jacobian's determinant (bijective elementwise transforms only)."""
+        raise NotImplementedError(f"{type(self).__name__} has no sign")
 
     @property
     def event_dim(self) -> int:
@@ -52,6 +63,12 @@ class Transform:
     def inverse_shape(self, shape: tuple) -> tuple:
         return shape
 
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
     def __repr__(self) -> str:
         return type(self).__name__ + "()"
 
@@ -60,11 +77,18 @@ class _Inverse(Transform):
     def __init__(self, transform: Transform) -> None:
         self._inv = transform
         self.domain, self.codomain = transform.codomain, transform.domain
-        self.sign = transform.sign
+        self.bijective = transform.bijective
+
+    @property
+    def sign(self) -> Any:
+        return self._inv.sign
 
     @property
     def inv(self) -> Transform:
         return self._inv
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Inverse) and self._inv == other._inv
 
     def __call__(self, x: Tensor) -> Tensor:
         return self._inv._inverse(x)
@@ -73,22 +97,12 @@ class _Inverse(Transform):
         return -self._inv.log_abs_det_jacobian(y, x)
 
 
-class _Identity(Transform):
-    def _call(self, x: Tensor) -> Tensor:
-        return x
-
-    def _inverse(self, y: Tensor) -> Tensor:
-        return y
-
-    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        return x * 0
-
-
-identity_transform = _Identity()
-
-
 class ExpTransform(Transform):
     codomain = constraints.positive
+    sign = 1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExpTransform)
 
     def _call(self, x: Tensor) -> Tensor:
         return x.exp()
@@ -105,7 +119,16 @@ class PowerTransform(Transform):
     codomain = constraints.positive
 
     def __init__(self, exponent: Any) -> None:
-        self.exponent = exponent
+        (self.exponent,) = broadcast_all(exponent)
+
+    @lazy_property
+    def sign(self) -> Tensor:  # type: ignore[override]
+        return self.exponent.sign()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PowerTransform) and bool(
+            (self.exponent == other.exponent).all().item()
+        )
 
     def _call(self, x: Tensor) -> Tensor:
         return x.pow(self.exponent)
@@ -119,14 +142,18 @@ class PowerTransform(Transform):
 
 class SigmoidTransform(Transform):
     codomain = constraints.unit_interval
+    sign = 1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SigmoidTransform)
 
     def _call(self, x: Tensor) -> Tensor:
-        return x.sigmoid()
+        info = finfo(x.dtype)
+        return x.sigmoid().clamp(min=info.tiny, max=1.0 - info.eps)
 
     def _inverse(self, y: Tensor) -> Tensor:
-        from tensorweaver.distributions.params import clamp_probs
-
-        y = clamp_probs(y)
+        info = finfo(y.dtype)
+        y = y.clamp(min=info.tiny, max=1.0 - info.eps)
         return y.log() - (-y).log1p()
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
@@ -135,6 +162,10 @@ class SigmoidTransform(Transform):
 
 class TanhTransform(Transform):
     codomain = constraints.interval(-1.0, 1.0)
+    sign = 1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TanhTransform)
 
     def _call(self, x: Tensor) -> Tensor:
         return x.tanh()
@@ -165,6 +196,13 @@ class AffineTransform(Transform):
             return self.scale.sign()
         return 1 if self.scale > 0 else -1 if self.scale < 0 else 0
 
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, AffineTransform)
+            and _all_equal(self.loc, other.loc)
+            and _all_equal(self.scale, other.scale)
+        )
+
     def _call(self, x: Tensor) -> Tensor:
         return self.loc + self.scale * x
 
@@ -186,6 +224,9 @@ class SoftmaxTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.simplex
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftmaxTransform)
+
     def _call(self, x: Tensor) -> Tensor:
         shifted = (x - x.amax(-1, keepdim=True)).exp()
         return shifted / shifted.sum(-1, keepdim=True)
@@ -199,6 +240,7 @@ class ComposeTransform(Transform):
 
     def __init__(self, parts: list[Transform]) -> None:
         self.parts = list(parts)
+        self.bijective = all(p.bijective for p in self.parts)
         if self.parts:
             self.domain = self.parts[0].domain
             self.codomain = self.parts[-1].codomain
@@ -206,6 +248,9 @@ class ComposeTransform(Transform):
     @property
     def event_dim(self) -> int:
         return max((p.event_dim for p in self.parts), default=0)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
 
     @property
     def sign(self) -> Any:  # type: ignore[override]
@@ -226,7 +271,7 @@ class ComposeTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         if not self.parts:
-            return x * 0
+            return zeros_like(x)
         total: Any = 0
         event_dim = self.event_dim
         for part in self.parts:
@@ -235,3 +280,29 @@ class ComposeTransform(Transform):
             total = total + sum_rightmost(term, event_dim - part.event_dim)
             x = y_part
         return total
+
+
+identity_transform = ComposeTransform([])
+
+
+def _all_equal(a: Any, b: Any) -> bool:
+    """PyTorch's comparison of two parameters: numbers by value, else elementwise, all."""
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return bool((a == b).all().item())
+    return a == b
+
+
+# The transforms defined next to what they serve, under PyTorch's module name too; imported
+# last because those modules build on the classes above.
+from tensorweaver.distributions.cdf_transform import CumulativeDistributionTransform  # noqa: E402
+from tensorweaver.distributions.cholesky_transforms import (  # noqa: E402
+    CorrCholeskyTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+)
+from tensorweaver.distributions.half import AbsTransform  # noqa: E402
+from tensorweaver.distributions.independent_transform import IndependentTransform  # noqa: E402
+from tensorweaver.distributions.logistic_normal import StickBreakingTransform  # noqa: E402
+from tensorweaver.distributions.part_transforms import CatTransform, StackTransform  # noqa: E402
+from tensorweaver.distributions.reshape_transform import ReshapeTransform  # noqa: E402
+from tensorweaver.distributions.softplus_transform import SoftplusTransform  # noqa: E402

@@ -1,4 +1,5 @@
-"""``Uniform(low, high)``: the half-open interval [low, high)."""
+"""``Uniform(low, high)``: uniform on [low, high) (draws); its support, as PyTorch's, is the
+closed interval, so ``log_prob(high)`` is -inf rather than an error."""
 
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ class Uniform(Distribution):
     def expand(self, batch_shape: tuple, _instance: Any = None) -> Uniform:
         return self._expanded(Uniform, batch_shape, _instance, "low", "high")
 
-    @property
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> constraints.Constraint:  # type: ignore[override]
-        return constraints.half_open_interval(self.low, self.high)
+        return constraints.interval(self.low, self.high)
 
     @property
     def mean(self) -> Tensor:
