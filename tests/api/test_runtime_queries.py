@@ -190,6 +190,20 @@ def test_compiler_disable_and_is_compiling() -> None:
     )
 
 
+def test_compiling_a_disabled_function_runs_it_eagerly() -> None:
+    calls = []
+
+    @wcompiler.disable
+    def step(x):
+        calls.append(1)  # Python runs only when the step runs eagerly, never on a replay
+        return x * 2
+
+    compiled = tw.compile(step)
+    for _ in range(4):
+        assert compiled(tw.ones(2)).tolist() == [2.0, 2.0]
+    assert len(calls) == 4
+
+
 def test_sdpa_kernel_sets_and_restores_the_cuda_switches_as_torch() -> None:
     assert [(m.name, m.value) for m in wattn.SDPBackend] == [
         (name, int(m)) for name, m in tattn.SDPBackend.__members__.items()

@@ -28,6 +28,10 @@ _EAGER = "eager"  # a cache entry: this signature runs eagerly
 _tracing: list[Recorder] = []
 
 
+#: The attribute that marks a function ``tw.compile`` must run eagerly (``compiler.disable``).
+DISABLED = "_tw_compiler_disabled"
+
+
 class CompileWarning(UserWarning):
     """A compiled function runs eagerly, or retraces more than it should."""
 
@@ -426,7 +430,7 @@ def compile(  # noqa: A001  (PyTorch's name)
     def wrap(fn: Callable) -> Any:
         if not callable(fn):
             raise TypeError(f"tw.compile: expected a function or module, got {type(fn).__name__}")
-        eager = disable or getattr(fn, "_tw_compiler_disabled", False)  # compiler.disable
+        eager = disable or getattr(fn, DISABLED, False)
         return CompiledFunction(fn, fullgraph, "eager" if eager else backend, mode)
 
     return wrap if model is None else wrap(model)

@@ -16,9 +16,6 @@ from tensorweaver.compiler import compiled
 
 __all__ = ["disable", "is_compiling", "is_dynamo_compiling"]
 
-#: The attribute that marks a function ``tw.compile`` must run eagerly.
-DISABLED = "_tw_compiler_disabled"
-
 
 def disable(
     fn: Callable | None = None, recursive: bool = True, *, reason: str | None = None
@@ -31,7 +28,7 @@ def disable(
         def eager(*args: Any, **kwargs: Any) -> Any:
             return f(*args, **kwargs)
 
-        setattr(eager, DISABLED, True)
+        setattr(eager, compiled.DISABLED, True)
         return eager
 
     return mark if fn is None else mark(fn)
