@@ -167,6 +167,12 @@ def test_dropout_has_no_defaults_and_drops_when_training(backend: str) -> None:
     assert both.all() and 0 < int((kept == 0).sum()) < x.numel()
     y = tw.tensor(X)
     assert tw.dropout_(y, 1.0, True) is y and (y == 0).all()
+    kinds = ("", "alpha_", "feature_", "feature_alpha_")
+    for name in [f"{kind}dropout{tail}" for kind in kinds for tail in ("", "_")]:
+        for p, train in ((1.5, True), (-0.1, True), (1.5, False)):  # ATen's RuntimeError
+            raises_like_torch(
+                lambda m, x, f=name, p=p, t=train: getattr(m, f)(x, p, t), X, match=["between"]
+            )
 
 
 def test_feature_dropout_drops_whole_channels(backend: str) -> None:

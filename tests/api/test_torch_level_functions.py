@@ -199,8 +199,11 @@ def test_chain_matmul_like_torch(backend: str) -> None:
 def test_pdist_like_torch(backend: str, p: float) -> None:
     rows = rng.standard_normal((5, 3))
     like_torch(lambda m, x: m.pdist(x, p), rows)
-    if p > 0:
-        grads_like_torch(lambda m, x: m.pdist(x, p), rows)
+    grads_like_torch(lambda m, x: m.pdist(x, p), rows)  # p = 0: in the graph, zero gradient
+    # ties for the largest difference: PyTorch gives each the whole gradient for p = inf
+    ties = np.array([[0.0, 1, 1], [0, 0, 0], [1, -1, 1], [2, 0, 2], [0, 1, 1]])
+    like_torch(lambda m, x: m.pdist(x, p), ties)
+    grads_like_torch(lambda m, x: m.pdist(x, p), ties)
 
 
 def test_pdist_edges_like_torch(backend: str) -> None:
@@ -458,7 +461,8 @@ def test_signal_window_errors_like_torch(backend: str) -> None:
     raises_like_torch(lambda m: m.signal.windows.exponential(5, tau=0.0), match=["Tau"])
     raises_like_torch(lambda m: m.signal.windows.kaiser(5, beta=-1.0), match=["beta"])
     raises_like_torch(lambda m: m.signal.windows.general_cosine(5, a=[]), match=["empty"])
-    like_torch(lambda m: m.signal.windows.exponential(6, center=1.0, sym=False))
+    for length in (6, 1):  # (one point: no shortcut to 1 when centred elsewhere)
+        like_torch(lambda m, n=length: m.signal.windows.exponential(n, center=1.0, sym=False))
 
 
 COORDS = np.array([0.0, 1.0, 3.0, 4.5, 5.0])

@@ -85,6 +85,16 @@ def test_in_place_shape_change_of_a_non_leaf_is_in_the_graph(backend: str) -> No
     raises_like_torch(lambda m, x: x.requires_grad_().t_(), X, match=["leaf"])
 
 
+@pytest.mark.parametrize(
+    "call",
+    [lambda x: x.t().t_(), lambda x: x[0].unsqueeze_(0), lambda x: x[:, :1].squeeze_(1)],
+)
+def test_in_place_shape_change_of_a_view_of_a_leaf_refused_like_torch(backend: str, call) -> None:
+    raises_like_torch(lambda m, x: call(x.requires_grad_()), X, match=["view of a leaf"])
+    with tw.no_grad():  # allowed there, as in PyTorch
+        call(tw.tensor(X, requires_grad=True))
+
+
 def test_view_changed_in_place_still_writes_into_its_base(backend: str) -> None:
     for m in (tw, torch):
         base = m.tensor(X)
@@ -136,6 +146,9 @@ def test_resize_like_torch(backend: str, size: tuple) -> None:
 def test_resize_refuses_what_torch_refuses(backend: str) -> None:
     raises_like_torch(lambda m, x: x.requires_grad_().resize_(3, 2), X, match=["grad"])
     raises_like_torch(lambda m, x: (x.requires_grad_() * 1).resize_(3), X, match=["grad"])
+    raises_like_torch(lambda m, x: x.resize_(2, 3.0), X, match=["int"])
+    raises_like_torch(lambda m, x: x.resize_(True), X, match=["int"])
+    assert tuple(tw.tensor(X).resize_(tw.tensor(4), np.int64(1)).shape) == (4, 1)
 
 
 def test_creation_spellings_like_torch(backend: str) -> None:
@@ -232,7 +245,9 @@ def test_view_copies_like_torch(backend: str, call) -> None:
     ours = like_torch(call, CUBE)
     base = tw.tensor(CUBE)
     out = call(tw, base)
-    for piece in out if isinstance(out, tuple) else (out,):
+    theirs = call(torch, torch.tensor(CUBE))
+    for piece, twin in zip(*(o if isinstance(o, tuple) else (o,) for o in (out, theirs))):
+        assert piece.is_contiguous() is twin.is_contiguous() is True  # new row-major memory
         piece.add_(1000.0)  # a copy: the input stays
     assert tw.equal(base, tw.tensor(CUBE))
 

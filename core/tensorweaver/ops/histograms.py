@@ -65,9 +65,10 @@ def _edges(column: Tensor, bins: Any, bounds: Any, d: int, fn: str) -> Tensor:
 def _histogramdd(
     input: Tensor, bins: Any, range: Any, weight: Tensor | None, density: bool, fn: str
 ) -> tuple[Tensor, list[Tensor]]:
-    if not input.dtype.is_floating_point:
+    if input.dtype not in (dtypes.float32, dtypes.float64):  # PyTorch's CPU kernel's types
         raise NotImplementedError(
-            f"{fn} is not implemented for {input.dtype.name} input; convert it with .float()"
+            f"{fn} is not implemented for {input.dtype.name} input; convert it with .float() "
+            "or .double()"
         )
     dims = input.shape[-1] if input.ndim else 1
     points = mv.reshape(input.detach(), (-1, dims))

@@ -82,15 +82,16 @@ def _regularized(a: Tensor, x: Tensor, upper: bool) -> Tensor:
     if q is None:
         q = 1 - p
     value = co.where(use_series, 1 - p, q) if upper else co.where(use_series, p, 1 - q)
-    # PyTorch's edges: P(0, x > 0) = 1, P(a, 0) = 0, P(inf, x) = 0, P(a, inf) = 1
+    # PyTorch's edges, checked in its order (the first that holds wins, so applied here
+    # last): NaN for a < 0 or x < 0; P(0, x > 0) = 1; P(a, 0) = 0; P(inf, x) = 0 (NaN for
+    # x = inf); P(a, inf) = 1. Only then does a NaN argument give NaN.
     one, zero = (0.0, 1.0) if upper else (1.0, 0.0)
-    value = co.where((a == 0) & (x > 0), one, value)
-    value = co.where((x == 0) & (a > 0), zero, value)
-    value = co.where(ew.isinf(a) & (a > 0) & ew.isfinite(x) & (x >= 0), zero, value)
-    value = co.where(ew.isinf(x) & (x > 0) & ew.isfinite(a) & (a >= 0), one, value)
-    bad = (a < 0) | (x < 0) | ew.isnan(a) | ew.isnan(x) | ((a == 0) & (x == 0))
-    bad = bad | (ew.isinf(a) & ew.isinf(x))
-    return co.where(bad, nan, value).to(dtypes.float64)
+    value = co.where(ew.isnan(a) | ew.isnan(x), nan, value)
+    value = co.where(ew.isinf(x), one, value)
+    value = co.where(ew.isinf(a), co.where(ew.isinf(x), nan, zero), value)
+    value = co.where(x == 0, zero, value)
+    value = co.where(a == 0, co.where(x > 0, one, nan), value)
+    return co.where((a < 0) | (x < 0), nan, value).to(dtypes.float64)
 
 
 class _IncompleteGamma(Function):

@@ -11,14 +11,17 @@ tensor just takes the op's result. In the graph the change is the view op, as Py
 ``TBackward``, ``SqueezeBackward``, ....
 
 Differs from PyTorch: ``resize_`` keeps the tensor's elements in row-major order of its
-current shape (PyTorch's keeps storage order, which differs for a non-contiguous tensor), and
-a ``resize_`` that grows fills the new elements with zeros (PyTorch's are uninitialised)
-in new memory, which the tensor's old views no longer see, as when PyTorch reallocates.
+current shape (PyTorch's keeps storage order, which differs for a non-contiguous tensor);
+a ``resize_`` that grows fills the new elements with zeros in new memory, which the tensor's
+base and views no longer share (PyTorch's grows the shared storage, which they go on seeing,
+and a view whose base's storage is big enough takes the base's next elements); a shrinking
+``resize_`` of a non-contiguous view leaves its base (its values are a copy).
 """
 
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 import weakref
 from collections.abc import Callable
@@ -71,12 +74,30 @@ def _hand_over(x: Tensor) -> Tensor:
     return old
 
 
+def _check_not_view_of_leaf(x: Tensor) -> None:
+    """PyTorch's error for an in-place change of a view of a leaf that requires grad (a
+    change of the view's values is refused by the base's write-back; a shape change writes
+    nothing back, so it is checked here)."""
+    if not (x.requires_grad and is_grad_enabled()):
+        return
+    base = x._view_of[0] if x._view_of is not None else None
+    while base is not None:
+        if base.requires_grad and base._node is None:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                f"operation (a shape change of a view of shape {tuple(x.shape)}); change "
+                "the shape of a .clone() of it, or do it under `with tw.no_grad():`"
+            )
+        base = base._view_of[0] if base._view_of is not None else None
+
+
 def _change_shape(
     x: Tensor, compute: Callable[[Tensor], Tensor], view: Callable[[Tensor], Tensor]
 ) -> Tensor:
     """Make ``x`` hold ``compute(x)`` (a movement op), as the view ``view(x)`` of its old
     self where its memory is linked to other tensors."""
     x._check_inplace()  # a leaf that requires grad: PyTorch's error
+    _check_not_view_of_leaf(x)
     out = compute(x)
     if out is x:  # the shape stays
         return x
@@ -123,10 +144,18 @@ def t_(self: Tensor) -> Tensor:
 def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     """Give ``self`` the shape ``sizes``: its first elements (row-major) where it had as many
     or more, else all of them followed by zeros."""
-    shape = _sizes(sizes)
-    if any(not isinstance(n, int) or n < 0 for n in shape):
+    try:
+        if any(isinstance(n, bool) for n in _sizes(sizes)):
+            raise TypeError
+        shape = tuple(operator.index(n) for n in _sizes(sizes))
+    except TypeError:
+        raise TypeError(
+            f"resize_(): sizes must be ints, got {list(_sizes(sizes))} (for a tensor of "
+            f"shape {tuple(self.shape)})"
+        ) from None
+    if any(n < 0 for n in shape):
         raise RuntimeError(
-            f"resize_(): sizes must be non-negative ints, got {list(shape)} "
+            f"resize_(): sizes must be non-negative, got {list(shape)} "
             f"(for a tensor of shape {tuple(self.shape)})"
         )
     if self.requires_grad:

@@ -113,35 +113,42 @@ def embedding(
     )
 
 
+def _probability(p: float) -> float:
+    """``p`` if it is a probability; else ATen's RuntimeError (``F``'s dropouts raise
+    ValueError), in training or not."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return p
+
+
 def dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    return F.dropout(input, p, train)
+    return F.dropout(input, _probability(p), train)
 
 
 def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    return F.dropout(input, p, train, inplace=True)
+    return F.dropout(input, _probability(p), train, inplace=True)
 
 
 def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    return F.alpha_dropout(input, p, train)
+    return F.alpha_dropout(input, _probability(p), train)
 
 
 def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    return F.alpha_dropout(input, p, train, inplace=True)
+    return F.alpha_dropout(input, _probability(p), train, inplace=True)
 
 
 def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    return F.feature_alpha_dropout(input, p, train)
+    return F.feature_alpha_dropout(input, _probability(p), train)
 
 
 def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    return F.feature_alpha_dropout(input, p, train, inplace=True)
+    return F.feature_alpha_dropout(input, _probability(p), train, inplace=True)
 
 
 def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """Zero whole channels (``input[n, c]``) with probability ``p`` and scale the rest by
     ``1 / (1 - p)``, for any input of 2 or more dimensions."""
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _probability(p)
     if train and input.ndim < 2:
         raise RuntimeError(
             f"Feature dropout requires at least 2 dimensions in the input, got shape "

@@ -13,39 +13,46 @@ from tensorweaver.ops.spellings import select
 from tensorweaver.tensor import Tensor
 
 
+def _own(view: Tensor) -> Tensor:
+    """``view``'s values in new contiguous memory, as PyTorch's ``_copy`` functions return
+    them (a ``clone()`` would keep a transposed layout)."""
+    out = view.contiguous()
+    return out.clone() if out is view else out
+
+
 def _copies(parts: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    return tuple(p.clone() for p in parts)
+    return tuple(_own(p) for p in parts)
 
 
 def alias_copy(input: Tensor) -> Tensor:
-    return input.clone()
+    return _own(input)
 
 
 def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    return input.diagonal(offset, dim1, dim2).clone()
+    return _own(input.diagonal(offset, dim1, dim2))
 
 
 def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:
-    return mv.expand(input, *size).clone()
+    return _own(mv.expand(input, *size))
 
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
-    return mv.narrow(input, dim, start, length).clone()
+    return _own(mv.narrow(input, dim, start, length))
 
 
 def permute_copy(input: Tensor, dims: Sequence[int]) -> Tensor:
-    return mv.permute(input, *dims).clone()
+    return _own(mv.permute(input, *dims))
 
 
 def select_copy(input: Tensor, dim: int, index: int) -> Tensor:
-    return select(input, dim, index).clone()
+    return _own(select(input, dim, index))
 
 
 def slice_copy(
     input: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
 ) -> Tensor:
     index = (slice(None),) * (dim % input.ndim) + (slice(start, end, step),)
-    return input[index].clone()
+    return _own(input[index])
 
 
 def split_copy(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -59,15 +66,15 @@ def split_with_sizes_copy(
 
 
 def squeeze_copy(input: Tensor, dim: Any = None) -> Tensor:
-    return mv.squeeze(input, dim).clone()
+    return _own(mv.squeeze(input, dim))
 
 
 def t_copy(input: Tensor) -> Tensor:
-    return mv.t(input).clone()
+    return _own(mv.t(input))
 
 
 def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:
-    return mv.transpose(input, dim0, dim1).clone()
+    return _own(mv.transpose(input, dim0, dim1))
 
 
 def unbind_copy(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
@@ -75,21 +82,21 @@ def unbind_copy(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
-    return input.unfold(dimension, size, step).clone()
+    return _own(input.unfold(dimension, size, step))
 
 
 def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
-    return mv.unsqueeze(input, dim).clone()
+    return _own(mv.unsqueeze(input, dim))
 
 
 def view_as_complex_copy(input: Tensor) -> Tensor:
-    return view_as_complex(input).clone()
+    return _own(view_as_complex(input))
 
 
 def view_as_real_copy(input: Tensor) -> Tensor:
-    return view_as_real(input).clone()
+    return _own(view_as_real(input))
 
 
 def view_copy(input: Tensor, size: Any) -> Tensor:
-    """``input.view(size)`` (or, given a dtype, ``input.view(dtype)``) as a copy."""
-    return input.view(size).clone()
+    """``input.view(size)`` as a copy."""
+    return _own(input.view(size))

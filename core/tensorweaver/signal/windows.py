@@ -200,7 +200,11 @@ def exponential(
         middle = last / 2 if center is None else center
         return ew.exp(ew.mul(ew.abs(n - middle), -1.0 / tau))
 
-    return _window("exponential", M, sym, shape, dtype, device, requires_grad)
+    out = _window("exponential", M, sym, shape, dtype, device, requires_grad)
+    if M == 1 and center is not None:  # PyTorch's one point is exp(-|center| / tau) here
+        out = shape(cr.zeros(1, dtype=dtypes.float64, device=device), 0).to(out.dtype)
+        out.requires_grad_(requires_grad)
+    return out
 
 
 def gaussian(
