@@ -151,6 +151,20 @@ def test_resize_refuses_what_torch_refuses(backend: str) -> None:
     assert tuple(tw.tensor(X).resize_(tw.tensor(4), np.int64(1)).shape) == (4, 1)
 
 
+def test_resize_of_shared_memory_that_grows_or_is_strided_raises(backend: str) -> None:
+    # PyTorch grows into (or re-strides over) the shared storage: x became [0, 1, 0, 0]
+    # here where PyTorch gives [0, 1, 2, 3], and a strided view lost its link to its base.
+    base = tw.arange(6.0)
+    with pytest.raises(RuntimeError, match="shares memory"):
+        base[:2].resize_(4)
+    with pytest.raises(RuntimeError, match="shares memory"):
+        base.reshape(2, 3)[:, 1:].resize_(2)
+    shrunk = base[:4]
+    shrunk.resize_(2)  # a contiguous shrink keeps following its base, as PyTorch
+    shrunk[1] = -1.0
+    assert base.tolist() == [0.0, -1.0, 2.0, 3.0, 4.0, 5.0]
+
+
 def test_creation_spellings_like_torch(backend: str) -> None:
     for call in (
         lambda m: m.empty_strided((2, 3), (1, 2)).shape,

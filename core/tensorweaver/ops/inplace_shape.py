@@ -10,12 +10,11 @@ old place among those links: writes through either still reach the others. An un
 tensor just takes the op's result. In the graph the change is the view op, as PyTorch's
 ``TBackward``, ``SqueezeBackward``, ....
 
-Differs from PyTorch: ``resize_`` keeps the tensor's elements in row-major order of its
-current shape (PyTorch's keeps storage order, which differs for a non-contiguous tensor);
-a ``resize_`` that grows fills the new elements with zeros in new memory, which the tensor's
-base and views no longer share (PyTorch's grows the shared storage, which they go on seeing,
-and a view whose base's storage is big enough takes the base's next elements); a shrinking
-``resize_`` of a non-contiguous view leaves its base (its values are a copy).
+Differs from PyTorch: ``resize_`` of a tensor that shares its memory (a view, a base with
+views, a ``detach()`` alias, NumPy memory) raises when it grows or the tensor is not
+contiguous: PyTorch grows into, or re-strides over, the shared storage, elements no tensor
+here holds. An unshared ``resize_`` that grows fills the new elements with zeros (PyTorch's
+are uninitialised).
 """
 
 from __future__ import annotations
@@ -164,6 +163,15 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
             f"{tuple(self.shape)} to {list(shape)}); resize a .detach()ed copy instead"
         )
     n, have = math.prod(shape), self.numel()
+    if tuple(self.shape) != shape and _linked(self) and (n > have or not self.is_contiguous()):
+        # PyTorch grows into (or re-strides over) the storage the tensor shares, elements no
+        # tensor here holds: refuse rather than give other values or lose the link.
+        raise RuntimeError(
+            f"resize_(): resizing a tensor of shape {tuple(self.shape)} to {list(shape)} while "
+            "it shares memory with other tensors (a view, a base with views, a detach() alias "
+            "or NumPy memory) is not supported when it grows or is not contiguous; resize a "
+            ".clone() instead"
+        )
     if n > have:  # new memory, as PyTorch's reallocation
         flat = mv.reshape(self, (have,))
         grown = mv.cat([flat, cr.zeros(n - have, dtype=self.dtype, device=self)])
