@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 from tensorweaver.ops import coordinates as co
-from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.structure import triu_indices
@@ -46,8 +45,8 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     if p < 0:
         raise RuntimeError(f"pdist only supports non-negative p values (got p={p})")
     n = input.shape[0]
-    if n < 2:
-        return cr.zeros(0, dtype=input.dtype, device=input.device)
+    if n < 2:  # no pairs: empty, in the graph as PyTorch's (a backward through it works)
+        return input.reshape(-1)[:0]
     rows, later = triu_indices(n, n, 1, device=input.device)
     diff = input[rows] - input[later]
     if p == 0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensorweaver import return_types
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.dtype_info import finfo
@@ -18,10 +19,7 @@ from tensorweaver.ops import coordinates as co
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.special import exp2
 from tensorweaver.promotion import result_type
-from tensorweaver.return_types import _structseq
 from tensorweaver.tensor import Tensor
-
-frexp_type = _structseq("frexp", ("mantissa", "exponent"))
 
 # dtype -> (significand bits, frexp exponent of its smallest normal number)
 _FORMAT: dict[DType, tuple[int, int]] = {
@@ -61,7 +59,7 @@ def frexp(input: Tensor) -> Any:
     half = ew.floor(e / 2)
     scaled = ew.mul(ew.mul(x, _pow2(-half)), _pow2(half - e))  # two steps: 2**1074 overflows
     mantissa = co.where(regular, scaled, x).to(input.dtype)
-    return frexp_type(mantissa, e.to(dtypes.int32))
+    return return_types.frexp(mantissa, e.to(dtypes.int32))
 
 
 def nextafter(input: Tensor, other: Tensor) -> Tensor:

@@ -14,17 +14,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from tensorweaver import return_types
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import coordinates as co
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.order_stats import searchsorted
-from tensorweaver.return_types import _structseq
 from tensorweaver.tensor import Tensor
-
-histogram_type = _structseq("histogram", ("hist", "bin_edges"))
-histogramdd_type = _structseq("histogramdd", ("hist", "bin_edges"))
 
 
 def _outer_edges(
@@ -132,7 +129,7 @@ def histogram(
         weight = mv.reshape(weight, (-1,))  # (else the shape error names both shapes)
     flat = mv.reshape(input, (-1, 1))
     hist, edges = _histogramdd(flat, [bins], range, weight, density, "torch.histogram()")
-    return histogram_type(hist, edges[0])
+    return return_types.histogram(hist, edges[0])
 
 
 def histogramdd(
@@ -151,4 +148,4 @@ def histogramdd(
             f"the last), got shape {tuple(input.shape)}"
         )
     hist, edges = _histogramdd(input, bins, range, weight, density, "torch.histogramdd()")
-    return histogramdd_type(hist, tuple(edges))
+    return return_types.histogramdd(hist, tuple(edges))

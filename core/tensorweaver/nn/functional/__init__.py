@@ -72,7 +72,7 @@ from tensorweaver.nn.functional.conv import (
     unfold,
 )
 from tensorweaver.nn.functional.ctc import ctc_loss
-from tensorweaver.nn.functional.distance import cosine_similarity, pairwise_distance, pdist
+from tensorweaver.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorweaver.nn.functional.dropout import (
     alpha_dropout,
     dropout,
@@ -150,6 +150,7 @@ from tensorweaver.nn.functional.shuffle import (
 )
 from tensorweaver.nn.functional.sparse import embedding, embedding_bag, one_hot
 from tensorweaver.nn.functional.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
+from tensorweaver.ops.condensed_distances import pdist  # one function, as torch's
 
 __all__ = [
     "fractional_max_pool2d_with_indices",

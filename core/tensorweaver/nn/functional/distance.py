@@ -1,4 +1,5 @@
-"""Distances between vectors: ``cosine_similarity``, ``pairwise_distance`` and ``pdist``.
+"""Distances between vectors: ``cosine_similarity`` and ``pairwise_distance`` (``pdist`` is
+``tw.pdist``, core/tensorweaver/ops/condensed_distances.py).
 
 Where a norm is zero its gradient is zero, as in PyTorch (a plain ``sqrt`` would give NaN).
 """
@@ -64,17 +65,3 @@ def pairwise_distance(
     if dim < 0:  # two scalars: the norm of a one-element vector
         return p_norm(diff.reshape(1), p, 0, keepdim=False)
     return p_norm(diff, p, dim, keepdim)
-
-
-def pdist(input: Tensor, p: float = 2.0) -> Tensor:
-    """The p-norm distances between every pair of rows ``i < j`` of the ``(N, M)`` input, in
-    row-major order of the pairs: shape ``(N * (N - 1) / 2,)``."""
-    if input.dim() != 2:
-        raise RuntimeError(f"pdist: only supports 2D tensors, got: {input.dim()}D")
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"pdist: only supports floating-point dtypes, got {input.dtype.name}")
-    if p < 0:
-        raise RuntimeError(f"pdist: only supports non-negative p values, got {p}")
-    n = input.shape[0]
-    first, second = tw.triu_indices(n, n, 1, device=input.device)
-    return p_norm(input[first] - input[second], p, 1)
