@@ -699,22 +699,21 @@ def test_integer_scatter_add_is_exact_beyond_2_to_the_53(backend: str) -> None:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="ops/numeric.py scatter_reduce, see each case")
 @pytest.mark.parametrize(
     "program",
     [
-        # an empty index larger than src raises; PyTorch checks no size of an empty index
+        # an empty index larger than src raised; PyTorch checks no size of an empty index
         lambda m: m.zeros(1, 1, 3).scatter_reduce(
             0, m.zeros(2, 0, 2, dtype=m.int64), m.ones(1, 1, 3), "amax"
         ),
-        # the mean of bools: PyTorch has no kernel (NotImplementedError), we give a result
+        # the mean of bools: PyTorch has no kernel (NotImplementedError); we gave a result
         lambda m: m.zeros(2, dtype=m.bool).scatter_reduce(
             0, m.tensor([0, 0]), m.tensor([True, False]), "mean"
         ),
     ],
     ids=["empty-index", "bool-mean"],
 )
-def test_scatter_reduce_gaps(backend: str, program) -> None:
+def test_scatter_reduce_edges_like_torch(backend: str, program) -> None:
     same_as_torch(program)
 
 

@@ -429,6 +429,8 @@ def _scatter_reduce(
             f"{op}(): expected self.dtype to be equal to src.dtype, got {x.dtype.name} and "
             f"{src.dtype.name}; convert src with .to(input.dtype)"
         )
+    if not index.numel():  # nothing is reduced; PyTorch checks no size of an empty index
+        return x.clone()
     if any(s < i for s, i in zip(src.shape, index.shape)):
         raise RuntimeError(
             f"{op}(): src of shape {list(src.shape)} is smaller than index of shape "
@@ -470,7 +472,16 @@ def scatter_reduce(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
     reduce = _SCATTER_ALIASES.get(reduce, reduce)
-    axis, index = ix.check_scatter_index("scatter_reduce", input, dim, index)
+    if reduce == "mean" and input.dtype is dtypes.bool_:
+        raise NotImplementedError(
+            "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'; convert "
+            "with .int() or .float() first"
+        )
+    try:
+        axis, index = ix.check_scatter_index("scatter_reduce", input, dim, index)
+    except RuntimeError as error:  # an empty index: PyTorch checks none of its sizes
+        ix._unless_empty(error, input, index, src)
+        return input.clone()
     return _scatter_reduce("scatter_reduce", input, axis, index, src, reduce, include_self)
 
 
