@@ -6,6 +6,8 @@ the same semantics for positive steps) and PyTorch, with gradients by finite dif
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import tensorweaver as tw
@@ -284,3 +286,34 @@ def test_masked_fill(backend, mask_shape):
 def test_nonzero(backend, values):
     result = like_torch(lambda m, t: t.nonzero(), values)
     assert_values(result, np.argwhere(values), dtype="int64")
+
+
+# A list holding lists, slices, None, Ellipsis or tensors indexes as a tuple of its items, as
+# PyTorch (with its deprecation warning): x[[[0, 1], [1, 0]]] gave a (2, 2, 3, 4, 5) gather
+# here where PyTorch gives x[[0, 1], [1, 0]], and x[[slice(None), 1]] raised.
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+@pytest.mark.parametrize(
+    "index",
+    [
+        [[0, 1], [1, 0]],
+        [[0, 1]],
+        [0, [1, 0]],
+        [slice(None), 1],
+        [None, 0],
+        [Ellipsis, 1],
+        [[0], [1], [2]],
+        [0, 1],
+        [True, False],
+    ],
+    ids=str,
+)
+def test_a_list_of_sequences_indexes_as_a_tuple_like_torch(backend: str, index: list) -> None:
+    x = np.arange(120.0).reshape(2, 3, 4, 5)
+    like_torch(lambda m, t: t[index], x)
+
+    def write(m: Any, t: Any) -> Any:
+        t = t.clone()
+        t[index] = -1.0
+        return t
+
+    like_torch(write, x)

@@ -317,12 +317,33 @@ def _positions(x: Tensor) -> Tensor:
     return Tensor(backend.reshape(flat, x.shape), backend, dtypes.int64)
 
 
+def sequence_as_tuple(index: Any) -> Any:
+    """PyTorch's (and old NumPy's) rule for a list index: shorter than 32 and holding a
+    tensor, a sequence, a slice, Ellipsis or None, it indexes as the tuple of its items
+    (``x[[[0, 1], [1, 0]]]`` is ``x[[0, 1], [1, 0]]``), with PyTorch's deprecation warning;
+    any other index is returned as it is."""
+    if type(index) is not list or len(index) >= 32:
+        return index
+    for item in index:
+        if item is None or item is Ellipsis or isinstance(item, (Tensor, list, tuple, slice)):
+            warnings.warn(
+                "Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]",
+                UserWarning,
+                stacklevel=3,
+            )
+            return tuple(index)
+    return index
+
+
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """``x[index] = value``: rebinds ``x`` to a copy with the selected elements replaced.
 
     Where ``x`` is an ``expand()`` that repeats elements of its base, the selection is
     written into the base (which ``x`` then follows), as PyTorch's shared memory does, if it
     holds no element twice; else PyTorch's error."""
+    if type(index) is list:
+        index = sequence_as_tuple(index)
     if (
         isinstance(value, Tensor)
         and value.dtype is not x.dtype

@@ -112,6 +112,8 @@ def _as_int(entry: Any) -> Any:
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
+    if type(index) is list:
+        index = ix.sequence_as_tuple(index)
     basic = _is_basic(index)
     if not basic:
         if type(index) is tuple:
