@@ -96,6 +96,13 @@ EINSUM = {
     "column-sums": ("ij->j", (3, 4)),
     "ellipsis": ("...ij,...jk->...ik", (2, 3, 4), (2, 4, 2)),
     "matrix-vector": ("ij,j->i", (3, 4), (4,)),
+    # repeated letters take diagonals (they raised NotImplementedError)
+    "trace": ("ii", (3, 3)),
+    "diagonal": ("ii->i", (3, 3)),
+    "batch-trace": ("bii->b", (2, 3, 3)),
+    "cube-diagonal": ("iii->i", (3, 3, 3)),
+    "diagonal-then-contract": ("iij,j->i", (3, 3, 4), (4,)),
+    "trace-weighted-columns": ("ij,ii->j", (3, 4), (3, 3)),
 }
 
 
@@ -108,3 +115,8 @@ def test_einsum(backend, name):
     assert_values(tw.einsum(equation, *(tw.tensor(x) for x in operands)), expected)
     like_torch(lambda m, *xs: m.einsum(equation, *xs), *operands, dtype="float32")
     gradcheck(lambda *xs: tw.einsum(equation, *xs), *operands)
+
+
+def test_einsum_repeated_letters_of_different_sizes_raise_like_torch(backend):
+    with pytest.raises(RuntimeError, match="repeated for operand 0"):
+        tw.einsum("ii", tw.ones(2, 3))

@@ -128,10 +128,9 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                 f"einsum: subscript {term!r} has {len(term)} letters for an operand "
                 f"with {t.ndim} dimensions"
             )
-        if len(set(term)) != len(term):
-            raise NotImplementedError(
-                f"einsum: repeated letters in {term!r} (diagonals) are not supported"
-            )
+    operands, terms = zip(
+        *(_diagonals(t, term, i) for i, (t, term) in enumerate(zip(operands, terms)))
+    )
     result, rterm = operands[0], terms[0]
     for i in range(1, len(terms)):
         keep = set(out) | {c for later in terms[i + 1 :] for c in later}
@@ -143,6 +142,25 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         result = rd.sum(result, tuple(drop))
         rterm = "".join(c for c in rterm if c in out)
     return mv.permute(result, [rterm.index(c) for c in out]) if rterm != out else result
+
+
+def _diagonals(t: Tensor, term: str, position: int) -> tuple[Tensor, str]:
+    """``t`` with each letter its ``term`` repeats taken along its diagonal (``ii`` is the
+    diagonal of a matrix, ``iii`` of a cube), as a last axis named by the letter."""
+    from tensorweaver.ops.structure import diagonal  # structure imports this module
+
+    for c in dict.fromkeys(term):
+        while term.count(c) > 1:
+            i = term.index(c)
+            j = term.index(c, i + 1)
+            if t.shape[i] != t.shape[j]:
+                raise RuntimeError(
+                    f"einsum(): subscript {c} is repeated for operand {position} but the sizes "
+                    f"don't match, {t.shape[j]} != {t.shape[i]}"
+                )
+            t = diagonal(t, 0, i, j)
+            term = term[:i] + term[i + 1 : j] + term[j + 1 :] + c
+    return t, term
 
 
 def _broadcast_shared(a: Tensor, at: str, b: Tensor, bt: str) -> tuple[Tensor, Tensor]:
