@@ -21,6 +21,9 @@ ALL = (*FAST, "cunumeric")
 #: Fast backends, and cuPyNumeric too when asked: folders whose tests take minutes there.
 FAST_UNLESS_ASKED = ALL if ALL_ON_CUNUMERIC else FAST
 UNUSABLE = ("unavailable", "error")
+#: The device the ``torch:cpu`` cases enter: scripts/gpu-check.sh sets ``torch:cuda`` here to
+#: run them on a GPU (their ids keep saying torch:cpu; twins still compute on torch's CPU).
+TORCH_DEVICE = os.environ.get("TENSORWEAVER_TEST_TORCH_DEVICE", "torch:cpu")
 
 
 @cache
@@ -38,6 +41,8 @@ def unusable_reason(spec: str) -> str | None:
 @contextmanager
 def entered(spec: str, *, float64: bool = False, seed: int | None = None) -> Iterator[str]:
     """The test body's scope on ``spec`` (skipped only when the device is unusable)."""
+    if spec == "torch:cpu":
+        spec = TORCH_DEVICE
     reason = unusable_reason(spec)
     if reason is not None:
         pytest.skip(f"backend {spec!r} unavailable here: {reason}")

@@ -82,9 +82,24 @@ def _precision(device_type: str, dtype: DType | None, device: Any) -> tuple[str,
         if device is not None:  # then the first argument can only be a precision
             return device_type, device
         device = _device_spec(device_type)
+    elif device is None and device_type != "cpu":
+        device = _gpu_of_kind(device_type)
     if dtype is not None:
         return _PRECISION_OF[dtype], device
     return _DEFAULT_LOW.get(device_type, "fp16"), device
+
+
+def _gpu_of_kind(kind: str) -> str | None:
+    """``kind`` ("cuda") when a backend provides such a device, so that ``autocast("cuda")``
+    checks the GPU's dtypes; None (the current device) on a machine without one."""
+    from tensorweaver.errors import DeviceNotFoundError
+    from tensorweaver.selection import backend_of
+
+    try:
+        backend_of(kind)
+    except DeviceNotFoundError:
+        return None
+    return kind
 
 
 def _device_spec(name: str) -> str:

@@ -85,3 +85,31 @@ def test_tf32_and_bf16_on_cuda() -> None:
         assert y.dtype is tw.float32
         with tw.autocast("bf16"):
             assert (a @ a).dtype is tw.bfloat16
+
+
+@pytest.mark.parametrize("device", ["numpy", "torch:cpu"])
+def test_linear_and_attention_take_mixed_dtypes_under_autocast_like_torch(device) -> None:
+    # A float16 activation met a float32 weight in F.linear (MultiheadAttention's output
+    # projection, any bias-free Linear) and raised instead of casting both, as autocast does.
+    import torch
+
+    rng = np.random.default_rng(1)
+    x_host = rng.standard_normal((2, 5, 16)).astype(np.float32)
+    torch.manual_seed(0)
+    theirs = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    with tw.device(device):
+        ours = tw.nn.MultiheadAttention(16, 4, batch_first=True)
+        ours.load_state_dict({k: tw.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+        x = tw.tensor(x_host)
+        w = tw.tensor(rng.standard_normal((3, 16)).astype(np.float32))
+        with tw.autocast("cpu", dtype=tw.float16):
+            got = ours(x, x, x, need_weights=False)[0]
+            half = tw.nn.functional.linear(x.half(), w)  # a bias-free projection
+    with torch.autocast("cpu", dtype=torch.float16):
+        want = theirs(*(torch.tensor(x_host),) * 3, need_weights=False)[0]
+        twant = torch.nn.functional.linear(torch.tensor(x_host).half(), torch.tensor(w.numpy()))
+    assert got.dtype is tw.float16 and want.dtype is torch.float16
+    assert half.dtype is tw.float16 and twant.dtype is torch.float16
+    np.testing.assert_allclose(
+        got.detach().float().numpy(), want.detach().float().numpy(), rtol=2e-2, atol=2e-2
+    )

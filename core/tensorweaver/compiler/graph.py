@@ -124,7 +124,10 @@ class Graph:
         """Whether ``other`` does the same calls on the same constants and holders."""
         text, objects = self._canonical()
         other_text, other_objects = other._canonical()
-        return text == other_text and all(map(_equal, objects, other_objects))
+        host = getattr(self.backend, "to_host", np.asarray)
+        return text == other_text and all(
+            _equal(a, b, host) for a, b in zip(objects, other_objects)
+        )
 
     def _canonical(self) -> tuple[str, list]:
         """The source with global names numbered by first use (a trace that found a
@@ -137,18 +140,27 @@ class Graph:
         return text, [names[n] for n in order]
 
 
-def _equal(a: Any, b: Any) -> bool:
+def _equal(a: Any, b: Any, host: Callable[[Any], np.ndarray]) -> bool:
     if a is b:
         return True
     if type(a) is not type(b):
         return False
     if hasattr(a, "shape") and hasattr(a, "dtype"):
-        a, b = np.asarray(a), np.asarray(b)
+        a, b = _on_host(a, host), _on_host(b, host)
         return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
     try:
         return bool(a == b) or (a != a and b != b)
     except Exception:  # objects that do not compare: only the same one is equal
         return False
+
+
+def _on_host(array: Any, host: Callable[[Any], np.ndarray]) -> np.ndarray:
+    """``array``'s values in host memory (a native array in device memory has no
+    ``__array__`` that works: the backend's ``to_host`` copies it)."""
+    try:
+        return np.asarray(array)
+    except (TypeError, RuntimeError):
+        return host(array)
 
 
 class GraphBuilder:

@@ -54,7 +54,30 @@ TORCH_DTYPES: dict[DType, torch.dtype] = {
 #: signed integers).
 _WORDS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _BITWISE_WHERE_MIN = 4096  # below this, torch.where's own cost is smaller
+
+
+def _in_bad_fork(kind: str) -> bool:
+    """Whether this process was forked after its parent initialised the ``kind`` runtime."""
+    check = getattr(getattr(torch, kind, None), "_is_in_bad_fork", None)
+    return bool(check is not None and check())
+
+
 FLOATS = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
+HALVES = frozenset({torch.float16, torch.bfloat16})
+
+
+def _below(value: float, dtype: torch.dtype) -> float:
+    """The largest ``dtype`` number (a 16-bit float type) below ``value``, which it holds."""
+    bits = int(torch.tensor(value, dtype=dtype).view(torch.int16))
+    if value > 0:
+        bits -= 1  # toward zero
+    elif value < 0:
+        bits += 1  # away from zero
+    else:
+        bits = -0x7FFF  # 0x8001: the negative number nearest zero
+    return float(torch.tensor(bits, dtype=torch.int16).view(dtype))
+
+
 COMPLEX = frozenset({torch.complex64, torch.complex128})
 
 
@@ -138,11 +161,20 @@ class TorchBackend(
         return torch.arange(start, stop, step, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
 
     def seed(self, value: int) -> None:
+        if self.torch_device.type != "cpu" and _in_bad_fork(self.torch_device.type):
+            # A DataLoader worker forked after the parent used the GPU: CUDA cannot be used
+            # there, and torch.manual_seed leaves the GPU alone in it too.
+            return
         self._generator.manual_seed(value)
 
     def random_uniform(self, shape: Shape, low: float, high: float, dtype: DType) -> Tensor:
         out = torch.empty(shape, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
-        return out.uniform_(low, high, generator=self._generator)
+        out.uniform_(low, high, generator=self._generator)
+        if out.dtype in HALVES:
+            # torch draws in float32 and rounds to the half type: a draw can land on ``high``
+            # itself (torch.rand(dtype=bfloat16) on CUDA gives 1.0); the IR's range is open.
+            out.masked_fill_(out >= high, _below(high, out.dtype))
+        return out
 
     def random_normal(self, shape: Shape, mean: float, std: float, dtype: DType) -> Tensor:
         out = torch.empty(shape, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
@@ -157,6 +189,16 @@ class TorchBackend(
             dtype=TORCH_DTYPES[dtype],
             device=self.torch_device,
         )
+
+    # API 2.5: the generator's state, torch's bytes (CPU: mt19937's; CUDA: Philox's seed, offset)
+    def get_rng_state(self) -> bytes:
+        return self._generator.get_state().numpy().tobytes()
+
+    def set_rng_state(self, state: bytes) -> None:
+        try:
+            self._generator.set_state(torch.frombuffer(bytearray(state), dtype=torch.uint8))
+        except (RuntimeError, ValueError) as exc:  # torch's: a wrong size or an invalid state
+            raise ValueError(f"set_rng_state on {self.device.name}: {exc}") from exc
 
     def cast(self, a: Tensor, dtype: DType) -> Tensor:
         if a.is_complex() and dtype.kind != "c":

@@ -103,6 +103,21 @@ def _lent(generator: torch.Generator, device: torch.device) -> Iterator[None]:
         rng.set_rng_state(own, *where)
 
 
+def _gpu_rnn_mode(device: torch.device, training: bool, dropout: float) -> tuple[bool, float]:
+    """The (train, dropout) a recurrent kernel runs with. cuDNN and MIOpen have no backward
+    for their inference mode (torch raises 'cudnn RNN backward can only be called in training
+    mode'), and the IR differentiates an evaluation too: on a GPU it runs in training mode
+    without dropout, the same function."""
+    return (True, 0.0) if device.type != "cpu" and not training else (training, dropout)
+
+
+def _dense(*tensors: Tensor) -> list[Tensor]:
+    """A recurrent kernel's inputs, states and weights as the GPU kernels take them: dense
+    (cuDNN refuses an expanded or transposed hx, and views of strided inputs; the CPU
+    kernel takes any; ``contiguous`` of a dense tensor is the tensor itself)."""
+    return [t.contiguous() for t in tensors]
+
+
 #: torch's own recurrent kernels (what torch.nn.RNN/LSTM/GRU call), by the IR's mode names.
 _RNN_KERNELS = {
     "RNN_TANH": torch._VF.rnn_tanh,
@@ -149,13 +164,13 @@ class FusedComposites:
         )
         n_states = 2 if mode == "LSTM" else 1
         kernel = _RNN_KERNELS[mode]
+        train, p = _gpu_rnn_mode(self.torch_device, training, dropout)
 
         def run(x: Tensor, *rest: Tensor) -> Tensor:
-            states, weights = rest[:n_states], list(rest[n_states:])
+            x, *rest = _dense(x, *rest)
+            states, weights = rest[:n_states], rest[n_states:]
             hx = list(states) if mode == "LSTM" else states[0]
-            result = kernel(
-                x, hx, weights, has_bias, num_layers, dropout, training, bidirectional, False
-            )
+            result = kernel(x, hx, weights, has_bias, num_layers, p, train, bidirectional, False)
             return torch.cat([t.reshape(-1) for t in result])
 
         if not (dropout and training and num_layers > 1):
@@ -174,13 +189,13 @@ class FusedComposites:
         n_states = 2 if mode == "LSTM" else 1
         kernel = _RNN_KERNELS[mode]
         sizes = torch.tensor(batch_sizes, dtype=torch.int64)  # on the CPU, as torch wants
+        train, p = _gpu_rnn_mode(self.torch_device, training, dropout)
 
         def run(data: Tensor, *rest: Tensor) -> Tensor:
-            states, weights = rest[:n_states], list(rest[n_states:])
+            data, *rest = _dense(data, *rest)
+            states, weights = rest[:n_states], rest[n_states:]
             hx = list(states) if mode == "LSTM" else states[0]
-            result = kernel(
-                data, sizes, hx, weights, has_bias, num_layers, dropout, training, bidirectional
-            )
+            result = kernel(data, sizes, hx, weights, has_bias, num_layers, p, train, bidirectional)
             return torch.cat([t.reshape(-1) for t in result])
 
         if not (dropout and training and num_layers > 1):
@@ -364,6 +379,8 @@ class FusedComposites:
             kwargs = {"scale_factor": scales, "recompute_scale_factor": False}
 
         def run(x: Tensor) -> Tensor:
+            if x.numel() == 0:  # torch's GPU kernels fail to launch on no elements
+                return x.new_zeros((*x.shape[:2], *size)) + x.sum().to(x.dtype)
             return F.interpolate(x, mode=mode, align_corners=corners, antialias=antialias, **kwargs)
 
         if not x.is_floating_point():  # nearest on integers: nothing to differentiate

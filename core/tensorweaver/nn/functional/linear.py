@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from tensorweaver.amp import autocast_dtype
 from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
 
 
@@ -13,6 +15,11 @@ def linear_reference(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight^T + bias, for ``(out, in)`` (or ``(in,)``) weight."""
+    low = autocast_dtype()
+    if low is not None:  # as PyTorch's autocast: every operand in the low dtype, first
+        input, weight = autocast_operands(low, input, weight)
+        if bias is not None:
+            (bias,) = autocast_operands(low, bias)
     if (
         bias is not None
         and weight.dim() == 2
