@@ -100,8 +100,13 @@ def select(only: Sequence[str] | None) -> list[Case]:
 
 def context(spec: str) -> Context:
     """The device ``spec`` names, its backend object taken even where it lacks primitives
-    (the cases that need them fail, each naming the primitive)."""
-    return Context(registry.backend_object(spec, partial=True))
+    (the cases that need them fail, each naming the primitive). TF32 tensor cores are
+    turned off: the float32 cases hold kernels to float32's accuracy, and cuDNN's
+    convolutions and recurrent kernels use TF32 by default (PyTorch's setting)."""
+    backend = registry.backend_object(spec, partial=True)
+    if getattr(backend, "has_tf32", False):
+        backend.set_tf32(False)
+    return Context(backend)
 
 
 def _targets(backend: str | None, report: CheckReport) -> list[Context]:
