@@ -55,9 +55,14 @@ _SUPPORTED = (
 )
 _NP: dict[DType, np.dtype] = {d: np.dtype(d.numpy_name) for d in _SUPPORTED}
 _F32 = np.dtype(np.float32)
+_F16 = np.dtype(np.float16)
 #: Unsigned words of each item size, for the branch-free ``where``.
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _BITWISE_WHERE_MIN = 4096  # below this, np.where's own overhead is smaller
+#: A random stream's state (get_rng_state): PCG64's 128-bit state and increment, then its
+#: buffered 32-bit half (flag, value), little-endian.
+_PCG64_SIZES = (16, 16, 4, 4)
+_PCG64_BYTES = sum(_PCG64_SIZES)
 
 
 def _draw_dtype(dt: np.dtype) -> type:
@@ -138,6 +143,29 @@ class NumpyBackend(
 
     def random_integers(self, shape: Shape, low: int, high: int, dtype: DType) -> A:
         return self._rng.integers(low, high, size=shape, dtype=_NP[dtype])
+
+    def get_rng_state(self) -> bytes:
+        pcg = self._rng.bit_generator.state
+        values = (pcg["state"]["state"], pcg["state"]["inc"], pcg["has_uint32"], pcg["uinteger"])
+        return b"".join(v.to_bytes(size, "little") for v, size in zip(values, _PCG64_SIZES))
+
+    def set_rng_state(self, state: bytes) -> None:
+        if len(state) != _PCG64_BYTES:
+            raise ValueError(
+                f"set_rng_state: a NumPy PCG64 state has {_PCG64_BYTES} bytes, got {len(state)}"
+            )
+        values, start = [], 0
+        for size in _PCG64_SIZES:
+            values.append(int.from_bytes(state[start : start + size], "little"))
+            start += size
+        bits = np.random.PCG64()
+        bits.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": values[0], "inc": values[1]},
+            "has_uint32": values[2],
+            "uinteger": values[3],
+        }
+        self._rng = np.random.Generator(bits)
 
     @quiet
     def cast(self, a: A, dtype: DType) -> A:
@@ -262,10 +290,14 @@ class NumpyBackend(
 
     @quiet
     def sum(self, a: A, axes: Axes, keepdims: bool) -> A:
+        if a.dtype == _F16:  # accumulated in float32, as PyTorch does for half types
+            return np.add.reduce(a, axis=axes, dtype=_F32, keepdims=keepdims).astype(_F16)
         return np.add.reduce(a, axis=axes, dtype=a.dtype, keepdims=keepdims)
 
     @quiet
     def prod(self, a: A, axes: Axes, keepdims: bool) -> A:
+        if a.dtype == _F16:
+            return np.multiply.reduce(a, axis=axes, dtype=_F32, keepdims=keepdims).astype(_F16)
         return np.multiply.reduce(a, axis=axes, dtype=a.dtype, keepdims=keepdims)
 
     def max(self, a: A, axes: Axes, keepdims: bool) -> A:
@@ -292,6 +324,8 @@ class NumpyBackend(
 
     @quiet
     def cumsum(self, a: A, axis: int) -> A:
+        if a.dtype == _F16:  # a running float32 sum, each rounded: PyTorch's CPU result
+            return np.add.accumulate(a, axis=axis, dtype=_F32).astype(_F16)
         return np.add.accumulate(a, axis=axis, dtype=a.dtype)
 
     # movement -----------------------------------------------------------------------------
