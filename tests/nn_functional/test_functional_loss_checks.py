@@ -71,3 +71,21 @@ def test_binary_cross_entropy_checks_on_cunumeric():
             tw.nn.functional.binary_cross_entropy(tw.tensor(P), tw.tensor(with_bad(T, 1.5)))
         with pytest.raises(RuntimeError, match="input should be between 0 and 1"):
             tw.nn.functional.binary_cross_entropy(tw.tensor(with_bad(P, math.nan)), tw.tensor(T))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda F, x, t, w: F.cross_entropy(x, t, label_smoothing=0.1),
+        lambda F, x, t, w: F.cross_entropy(x, t, weight=w),
+        lambda F, x, t, w: F.nll_loss(x, t),
+        lambda F, x, t, w: F.nll_loss(x, t, weight=w),
+    ],
+)
+def test_targets_on_another_device_are_a_device_error(call) -> None:
+    # They reached torch's gather with a NumPy array: TypeError "argument 'index' must be
+    # Tensor, not numpy.ndarray"; PyTorch raises its same-device RuntimeError.
+    x = tw.randn(4, 5, device="torch:cpu", requires_grad=True)
+    target = tw.tensor([1, 0, 3, 2], device="numpy")
+    with pytest.raises(RuntimeError, match="one device"):
+        call(tw.nn.functional, x, target, tw.ones(5, device="torch:cpu"))

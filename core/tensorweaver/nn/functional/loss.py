@@ -15,6 +15,7 @@ from typing import Any
 import tensorweaver as tw
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
 from tensorweaver.ops import index as ix
+from tensorweaver.ops.apply import check_backends
 from tensorweaver.ops.bounds import extrema, inside
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
@@ -218,6 +219,7 @@ def _nll(
 ) -> tuple[Tensor, Tensor]:
     """The (reduced) negative log-likelihood of batched inputs and the per-target weights
     (``checked``: the targets were checked already)."""
+    check_backends(fn, (logp, target) if weight is None else (logp, target, weight))
     w, safe = _class_weights(logp, target, weight, ignore_index, fn, checked)
     picked = ix.gather_unchecked(logp, 1, safe.unsqueeze(1)).squeeze(1)
     # masked_fill first: a -inf log-probability at an ignored target must not become NaN.
@@ -240,6 +242,7 @@ def nll_loss(
     divides by the summed weights of the targets kept."""
     reduction = _reduction(size_average, reduce, reduction)
     x, t, unbatched = _batched_classes(input, target)
+    check_backends("nll_loss", (x, t) if weight is None else (x, t, weight))
     checked = False
     if weight is None and not 0 <= ignore_index < x.shape[1] and reduction in _REDUCTIONS:
         checked = True
