@@ -25,6 +25,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import sort as st
+from tensorweaver.ops.apply import check_backends
 from tensorweaver.ops.bounds import extrema
 from tensorweaver.ops.reduce import _check_nonempty
 from tensorweaver.tensor import Tensor, _axis
@@ -320,6 +321,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         )
     if minlength < 0:
         raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}")
+    if weights is not None:
+        check_backends("bincount", (input, weights))
     if weights is not None and tuple(weights.shape) != tuple(input.shape):
         raise RuntimeError(
             f"bincount: weights should be 1-d and have the same length as input (weights "

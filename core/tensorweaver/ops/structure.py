@@ -27,7 +27,7 @@ from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import views
-from tensorweaver.ops.apply import broadcast_shapes
+from tensorweaver.ops.apply import broadcast_shapes, check_backends
 from tensorweaver.ops.rank import check_ndim, max_ndim
 from tensorweaver.tensor import Tensor, _axis
 
@@ -252,6 +252,7 @@ def repeat_interleave(
     if isinstance(repeats, Tensor) and repeats.numel() == 1:
         repeats = repeats.item()
     if isinstance(repeats, Tensor):
+        check_backends("repeat_interleave", (input, repeats))
         if repeats.shape != (input.shape[d],):
             raise RuntimeError(
                 f"repeat_interleave: repeats of shape {list(repeats.shape)} must have the size "
