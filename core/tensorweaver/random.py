@@ -30,23 +30,37 @@ New generators, the default one included, start from a fresh seed (PyTorch start
 all at one fixed seed): nothing is repeatable before it is seeded, as on the backends.
 Seeds follow PyTorch: an int in [-2**63, 2**64), negative ones taken modulo 2**64.
 
-A state (``get_state``, ``get_rng_state``) is a uint8 tensor of 48 bytes on the NumPy
-device (the host, as PyTorch's states are CPU tensors): PCG64's 128-bit state and
-increment, its buffered 32-bit half (flag, value) and the initial seed, little-endian.
-The backends' streams have no state to save through the IR (only ``seed``), so
-``get_rng_state`` covers the default generator, as PyTorch's covers the CPU's.
+States are uint8 tensors on the NumPy device (the host, as PyTorch's are CPU tensors):
+
+* ``Generator.get_state``: 48 bytes, PCG64's 128-bit state and increment, its buffered
+  32-bit half (flag, value) and the initial seed, little-endian.
+* ``get_rng_state``: what PyTorch's covers with its CPU generator, here two streams: the
+  default generator's 48 bytes, then the current device's stream, as its backend's
+  optional ``get_rng_state`` (API 2.5) gives it (numpy: 40 bytes; torch: torch's state of
+  the device's generator, 5056 bytes on the CPU). ``set_rng_state`` takes only a state of
+  that length, so a state from another kind of device raises.
+* ``tw.cuda.get_rng_state(device)``: that device's stream alone.
+
+``fork_rng`` and ``checkpoint(preserve_rng_state=True)`` save these states and put them
+back exactly. A backend without the optional pair (cuPyNumeric) has no state to save: its
+stream is then restarted from a seed drawn from it, so draws after ``fork_rng`` or a
+checkpoint depend only on earlier seeds but differ from those of a run without them, and
+``get_rng_state`` covers the default generator alone; a :class:`RngStateWarning` says so,
+once per device.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
-from typing import Any
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
-from tensorweaver import registry
+from tensorweaver import registry, selection
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.selection import Device
@@ -55,7 +69,9 @@ from tensorweaver.tensor import Tensor
 _HOST = registry.DEFAULT_BACKEND  # NumPy: where the host's tensors (states) live
 _STATE_BYTES = 48
 _last_seed: list[int] = []  # the last manual_seed, for backends created after it
-_seeded: set[int] = set()  # ids of the backends that have had it
+_device_seeds: dict[str, int] = {}  # device name -> a seed given it since (tw.cuda's)
+_seeded: set[int] = set()  # ids of the backends that have had theirs
+_warned: set[str] = set()  # devices whose stream was said to have no state
 
 
 def _normalized(seed: Any, fn: str) -> int:
@@ -118,6 +134,20 @@ class Generator:
 
     def get_state(self) -> Tensor:
         """The stream's state: a uint8 tensor of 48 bytes on the host (see the module)."""
+        return _host_tensor(self._raw_state())
+
+    def set_state(self, new_state: Tensor) -> Generator:
+        """Continue from a state ``get_state`` returned; returns the generator."""
+        raw = _state_bytes(new_state, "Generator.set_state", "get_state()")
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError(
+                f"Generator.set_state: a state has {_STATE_BYTES} bytes, got {len(raw)}; "
+                "pass what get_state() returned"
+            )
+        self._load_raw_state(raw)
+        return self
+
+    def _raw_state(self) -> bytes:
         pcg = self._rng.bit_generator.state
         fields = (
             (pcg["state"]["state"], 16),
@@ -126,30 +156,9 @@ class Generator:
             (pcg["uinteger"], 4),
             (self._initial_seed, 8),
         )
-        raw = b"".join(value.to_bytes(size, "little") for value, size in fields)
-        backend = registry.backend_object(_HOST)
-        host = np.frombuffer(raw, dtype=np.uint8)
-        return Tensor(backend.from_host(host, dtypes.uint8), backend, dtypes.uint8)
+        return b"".join(value.to_bytes(size, "little") for value, size in fields)
 
-    def set_state(self, new_state: Tensor) -> Generator:
-        """Continue from a state ``get_state`` returned; returns the generator."""
-        if not isinstance(new_state, Tensor) or new_state.dtype is not dtypes.uint8:
-            got = (
-                f"a {new_state.dtype.name} tensor"
-                if isinstance(new_state, Tensor)
-                else type(new_state).__name__
-            )
-            raise TypeError(
-                f"Generator.set_state: expected the uint8 tensor that get_state() returns, "
-                f"got {got}"
-            )
-        if new_state.numel() != _STATE_BYTES:
-            raise RuntimeError(
-                f"Generator.set_state: a state has {_STATE_BYTES} bytes, got "
-                f"{new_state.numel()}; pass what get_state() returned"
-            )
-        raw = np.asarray(new_state).tobytes()
-
+    def _load_raw_state(self, raw: bytes) -> None:
         def field(start: int, size: int) -> int:
             return int.from_bytes(raw[start : start + size], "little")
 
@@ -162,13 +171,32 @@ class Generator:
         }
         self._stream = np.random.Generator(bits)
         self._initial_seed = field(40, 8)
-        return self
 
     def __repr__(self) -> str:
         return f"tw.Generator(device={self.device.name!r}, initial_seed={self._initial_seed})"
 
 
 default_generator = Generator()
+
+
+def _host_tensor(raw: bytes) -> Tensor:
+    """``raw`` as a uint8 tensor on the host, where PyTorch keeps its states."""
+    backend = registry.backend_object(_HOST)
+    host = np.frombuffer(raw, dtype=np.uint8)
+    return Tensor(backend.from_host(host, dtypes.uint8), backend, dtypes.uint8)
+
+
+def _state_bytes(new_state: Any, fn: str, source: str) -> bytes:
+    """The bytes of a state tensor handed to ``fn``; TypeError, as PyTorch's, for another
+    object or dtype."""
+    if not isinstance(new_state, Tensor) or new_state.dtype is not dtypes.uint8:
+        got = (
+            f"a {new_state.dtype.name} tensor"
+            if isinstance(new_state, Tensor)
+            else type(new_state).__name__
+        )
+        raise TypeError(f"{fn}: expected the uint8 tensor that {source} returns, got {got}")
+    return np.asarray(new_state).tobytes()
 
 
 def check_generator(generator: Any, fn: str) -> Generator:
@@ -229,11 +257,19 @@ def draw_permutation(generator: Generator, n: int) -> np.ndarray:
 
 
 def seeded(backend: Any) -> Any:
-    """``backend``, given the last ``manual_seed`` first if it was created after it."""
-    if _last_seed and id(backend) not in _seeded:
-        backend.seed(_last_seed[0])
+    """``backend``, given its seed first if it was created after it was seeded (the last
+    ``manual_seed``, or one ``seed_device`` gave its device since)."""
+    if (_last_seed or _device_seeds) and id(backend) not in _seeded:
+        first = _first_seed(backend)
+        if first is not None:
+            backend.seed(first)
         _seeded.add(id(backend))
     return backend
+
+
+def _first_seed(backend: Any) -> int | None:
+    """The seed a backend created now starts from (None: a fresh one, its own)."""
+    return _device_seeds.get(backend.device.name, _last_seed[0] if _last_seed else None)
 
 
 def manual_seed(seed: int) -> Generator:
@@ -241,11 +277,24 @@ def manual_seed(seed: int) -> Generator:
     generator; returns the default generator."""
     seed = _normalized(seed, "manual_seed")
     _last_seed[:] = [seed]
+    _device_seeds.clear()
     _seeded.clear()
     for backend in registry.created_backends():
         backend.seed(seed)
         _seeded.add(id(backend))
     return default_generator.manual_seed(seed)
+
+
+def seed_device(name: str, seed: int, fn: str) -> None:
+    """Seed the stream of the device ``name`` (a record's name), now if its backend exists,
+    else when it is created (``tw.cuda.manual_seed``: PyTorch seeds a device it has not
+    initialised yet when it does)."""
+    seed = _normalized(seed, fn)
+    _device_seeds[name] = seed
+    for backend in registry.created_backends():
+        if backend.device.name == name:
+            backend.seed(seed)
+            _seeded.add(id(backend))
 
 
 def seed() -> int:
@@ -260,44 +309,163 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
+# --- states of the backends' streams (optional primitives, API 2.5) -------------------------
+
+
+class RngStateWarning(UserWarning):
+    """A device's random stream has no state to save: its backend lacks the optional
+    ``get_rng_state``/``set_rng_state``, so it is reseeded where it must be put back."""
+
+
+def has_state(backend: Any) -> bool:
+    """Whether ``backend`` can save and restore its stream's state exactly."""
+    return callable(getattr(backend, "get_rng_state", None)) and callable(
+        getattr(backend, "set_rng_state", None)
+    )
+
+
+def _say_stateless(backend: Any, fn: str) -> None:
+    name = backend.device.name
+    if name in _warned:
+        return
+    _warned.add(name)
+    warnings.warn(
+        f"{fn}: the random stream of {name} has no state to save: its backend lacks the "
+        "optional get_rng_state/set_rng_state (backend API 2.5). tw.get_rng_state covers the "
+        "default generator only, and fork_rng and checkpoint(preserve_rng_state=True) "
+        "restart this stream from a seed drawn from it: draws after them differ from those "
+        "of a run without them (the recomputation still repeats the forward's draws)",
+        RngStateWarning,
+        stacklevel=3,
+    )
+
+
+def _stream_state(backend: Any, fn: str) -> bytes:
+    """The state of ``backend``'s stream; RuntimeError where it has none."""
+    if not has_state(backend):
+        raise RuntimeError(
+            f"{fn}: the backend of {backend.device.name} cannot read its random stream's "
+            "state (it lacks the optional get_rng_state/set_rng_state of backend API 2.5); "
+            "seed it with manual_seed instead"
+        )
+    return seeded(backend).get_rng_state()
+
+
+def _check_size(raw: bytes, parts: dict[str, int], fn: str, source: str) -> None:
+    """RuntimeError, as PyTorch's, unless ``raw`` has the bytes of ``parts`` (what: size)."""
+    size = sum(parts.values())
+    if len(raw) != size:
+        listed = " and ".join(f"{n} of {what}" for what, n in parts.items())
+        raise RuntimeError(
+            f"{fn}: expected a state of {size} bytes ({listed}), but found the input RNG "
+            f"state size to be {len(raw)}; pass what {source} returned on this device"
+        )
+
+
+def device_rng_state(backend: Any, fn: str) -> Tensor:
+    """The state of one device's stream, as a uint8 tensor on the host (``tw.cuda``'s)."""
+    return _host_tensor(_stream_state(backend, fn))
+
+
+def set_device_rng_state(backend: Any, new_state: Tensor, fn: str, source: str) -> None:
+    """Continue one device's stream from a state :func:`device_rng_state` returned."""
+    raw = _state_bytes(new_state, fn, source)
+    stream = f"the stream of {backend.device.name}"
+    _check_size(raw, {stream: len(_stream_state(backend, fn))}, fn, source)
+    backend.set_rng_state(raw)
+
+
 def get_rng_state() -> Tensor:
-    """The default generator's state (see the module for why the backends' are not in it)."""
-    return default_generator.get_state()
+    """The state of the default generator and of the current device's stream, a uint8
+    tensor on the host (see the module); ``set_rng_state`` continues from it."""
+    backend = seeded(selection.current_backend())
+    if has_state(backend):
+        stream = backend.get_rng_state()
+    else:
+        _say_stateless(backend, "get_rng_state")
+        stream = b""
+    return _host_tensor(default_generator._raw_state() + stream)
 
 
 def set_rng_state(new_state: Tensor) -> None:
-    """Continue the default generator from a state ``get_rng_state`` returned."""
-    default_generator.set_state(new_state)
+    """Continue the default generator and the current device's stream from a state
+    ``get_rng_state`` returned on a device of the same kind."""
+    raw = _state_bytes(new_state, "set_rng_state", "get_rng_state()")
+    backend = seeded(selection.current_backend())
+    stream = has_state(backend)
+    if not stream:
+        _say_stateless(backend, "set_rng_state")
+    parts = {"the default generator": _STATE_BYTES}
+    if stream:
+        parts[f"the stream of {backend.device.name}"] = len(backend.get_rng_state())
+    _check_size(raw, parts, "set_rng_state", "get_rng_state()")
+    default_generator._load_raw_state(raw[:_STATE_BYTES])
+    if stream:
+        backend.set_rng_state(raw[_STATE_BYTES:])
 
 
-# --- saving and restoring every stream (fork_rng, activation checkpointing) ----------------
+# --- saving and restoring streams (fork_rng, activation checkpointing) --------------------
 
 
-def save_streams() -> tuple[Tensor, dict[int, tuple[Any, int]]]:
-    """The default generator's state and, per created backend, a seed its stream now restarts
-    from. A backend's stream has no state to read through the IR, only ``seed``: each one draws
-    a seed from its own stream and restarts from it, so :func:`restore_streams` can put it
-    back at this point. The draw moves the stream on once, so later draws differ from those of
-    a run that never saved it (they still depend only on the earlier seeds)."""
-    backends = {}
-    for backend in registry.created_backends():
+@dataclass(frozen=True)
+class SavedStreams:
+    """What :func:`save_streams` saw: the default generator's state; per backend (by id),
+    the backend and its stream's state, or the seed it was restarted from; which backends
+    created later :func:`restore_streams` puts back at their first seed."""
+
+    host: bytes
+    streams: dict[int, tuple[Any, bytes | int]]
+    later: Callable[[Any], bool] | None
+
+
+def save_streams(
+    backends: Iterable[Any], fn: str, later: Callable[[Any], bool] | None = None
+) -> SavedStreams:
+    """The default generator's state and that of each of ``backends``' streams, for
+    :func:`restore_streams`. A stream without state (see :func:`has_state`) is restarted
+    from a seed drawn from it, which moves it on once, and ``fn`` warns once. ``later``:
+    the backends created after this that :func:`restore_streams` puts back at their first
+    seed, as they were before they were made."""
+    streams: dict[int, tuple[Any, bytes | int]] = {}
+    for backend in backends:
+        if id(backend) in streams:
+            continue
+        backend = seeded(backend)
+        if has_state(backend):
+            streams[id(backend)] = backend, backend.get_rng_state()
+            continue
+        _say_stateless(backend, fn)
         drawn = backend.random_integers((), 0, 2**62, dtypes.int64)
         value = int(backend.to_host(drawn))
         backend.seed(value)
-        backends[id(backend)] = (backend, value)
-    return default_generator.get_state(), backends
+        streams[id(backend)] = backend, value
+    return SavedStreams(default_generator._raw_state(), streams, later)
 
 
-def restore_streams(saved: tuple[Tensor, dict[int, tuple[Any, int]]]) -> None:
-    """Put every stream back where :func:`save_streams` left it. A backend created since
-    then starts from its first seed (``manual_seed``'s), as it would have."""
-    state, backends = saved
-    default_generator.set_state(state)
+def restore_streams(saved: SavedStreams) -> None:
+    """Put the streams :func:`save_streams` saved back where they were."""
+    default_generator._load_raw_state(saved.host)
+    for backend, state in saved.streams.values():
+        if isinstance(state, bytes):
+            backend.set_rng_state(state)
+        else:
+            backend.seed(state)
+    if saved.later is None:
+        return
     for backend in registry.created_backends():
-        if id(backend) in backends:
-            backend.seed(backends[id(backend)][1])
-        elif _last_seed:
-            backend.seed(_last_seed[0])
+        if id(backend) not in saved.streams and saved.later(backend):
+            first = _first_seed(backend)
+            if first is not None:
+                backend.seed(first)
+
+
+def _kinds(device_type: str | None) -> tuple[str, ...]:
+    """The device kinds ``device_type`` names; None: the current device's when it is an
+    accelerator, else CUDA's (PyTorch's default)."""
+    if device_type is None:
+        kind = selection.current_backend().device.kind
+        device_type = "cuda" if kind == "cpu" else kind
+    return registry.KIND_ALIASES.get(device_type, (device_type,))
 
 
 @contextlib.contextmanager
@@ -308,15 +476,26 @@ def fork_rng(
     _devices_kw: str = "devices",
     device_type: str | None = None,
 ) -> Iterator[None]:
-    """Run the block, then put every random stream back as it was before it: the default
-    generator exactly, and each backend's stream at a seed drawn from it on entry (see
-    :func:`save_streams`: draws after the block do not depend on what the block drew, but
-    differ from those of a run without ``fork_rng``). ``devices`` and ``device_type`` are
-    accepted for PyTorch's API; every backend's stream is saved, whichever device it is."""
-    if not enabled:
+    """Run the block, then put the random streams back as they were before it: the default
+    generator and the CPU devices' streams always (PyTorch's CPU generator), and those of
+    ``devices`` (indices, or specs) of ``device_type`` (default: the current accelerator's
+    kind, else ``"cuda"``); ``devices=None``: every device of that type, or of every type
+    when ``device_type`` is None too. Exact where a backend has stream states (see the
+    module); a stream without restarts from a seed drawn from it on entry."""
+    if device_type == "meta" or not enabled:
         yield
         return
-    saved = save_streams()
+    every_type = devices is None and device_type is None
+    kinds = () if every_type else _kinds(device_type)
+
+    def forked(backend: Any) -> bool:
+        kind = backend.device.kind
+        return kind == "cpu" or (devices is None and (every_type or kind in kinds))
+
+    chosen = [b for b in registry.created_backends() if forked(b)]
+    for d in () if devices is None else list(devices):
+        chosen.append(selection.backend_of(f"{kinds[0]}:{d}" if isinstance(d, int) else d))
+    saved = save_streams(chosen, _caller, later=forked)
     try:
         yield
     finally:

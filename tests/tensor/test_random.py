@@ -295,7 +295,7 @@ def test_manual_seed_and_seed_reach_the_device_and_the_default_generator(backend
 
 def test_get_and_set_rng_state_cover_the_default_generator(backend: str) -> None:
     state = tw.get_rng_state()
-    assert state.dtype is tw.uint8 and tuple(state.shape) == (48,)
+    assert state.dtype is tw.uint8 and state.ndim == 1  # the size: tests/api/test_rng_state.py
     expected = host(tw.randperm(30)), _host([b[0] for b in data.DataLoader(_rows(), 8, True)])
     tw.random.set_rng_state(state)
     np.testing.assert_array_equal(host(tw.randperm(30)), expected[0])

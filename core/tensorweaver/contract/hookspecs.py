@@ -12,7 +12,7 @@ The module implements the four hooks below with :data:`hookimpl`::
 
     @hookimpl
     def tw_backend_info():
-        return BackendInfo(name="mylib", version="1.0", api_version="2.4", ...)
+        return BackendInfo(name="mylib", version="1.0", api_version="2.5", ...)
 
 Rules the core relies on:
 
@@ -116,15 +116,17 @@ def tw_create_backend(device: DeviceRecord) -> object:
     shared with host NumPy arrays, ``wrap_host``, ``host_view``, ``write_into``,
     ``storage``, ``layout``; 2.3: special functions and linear algebra; 2.4: complex
     numbers, Fourier transforms, ``tril``/``triu``, ``linalg_eig``, the ``foreach_*``
-    optimizer steps and ``compile_graph``); a plugin that declares an older minor version
-    may define them too, since the core looks each one up, and a backend lacking one still
-    gets the right answer (the core's decomposition, or NumPy on the host with one
-    ``HostFallbackWarning``). Listing ``complex64``/``complex128`` in ``dtypes`` promises
-    the complex primitives (``real``, ``imag``, ``conj``, ``complex``) and complex arrays in
-    the arithmetic primitives (see the IR table). The core
-    creates one object per device and keeps it for the life of the process. Raise
-    ``RuntimeError`` with a message that says how to fix it when the device cannot
-    be used after all.
+    optimizer steps and ``compile_graph``; 2.5: ``get_rng_state``/``set_rng_state``, the
+    state of the backend's random stream as bytes); a plugin that declares an older minor
+    version may define them too, since the core looks each one up, and a backend lacking
+    one still gets the right answer (the core's decomposition, or NumPy on the host with
+    one ``HostFallbackWarning``), except that without the 2.5 pair the core can only
+    reseed its stream where it must put it back (``fork_rng``, ``checkpoint``), and warns.
+    Listing ``complex64``/``complex128`` in ``dtypes`` promises the complex primitives
+    (``real``, ``imag``, ``conj``, ``complex``) and complex arrays in the arithmetic
+    primitives (see the IR table). The core creates one object per device and keeps it for
+    the life of the process. Raise ``RuntimeError`` with a message that says how to fix it
+    when the device cannot be used after all.
 
     A process-wide library setting that must be fixed before the first array exists (JAX's
     ``jax_enable_x64``, which float64 and int64 need) is set here, before creating any array,

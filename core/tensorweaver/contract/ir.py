@@ -613,6 +613,16 @@ OPTIONAL: dict[str, str] = {
     "callable with fn's signature and results (it may assume the traced shapes and dtypes, "
     "never the Python float inputs, which change every step), or None to let the core "
     "replay fn; never write into the inputs. Without it the core replays fn",
+    # API 2.5: random stream states (tw.get_rng_state, tw.random.fork_rng, checkpoint).
+    # A backend defines both or neither. Without them the core cannot put a stream back:
+    # where it must (fork_rng, checkpoint's preserve_rng_state) it restarts the stream from
+    # a seed drawn from it and warns once; tw.get_rng_state then covers the host's only.
+    "get_rng_state": "get_rng_state() -> bytes: the whole state of the backend's random "
+    "stream (what seed sets and the random_* primitives and fused kernels that draw "
+    "advance), without advancing it; every state of one backend object has one length",
+    "set_rng_state": "set_rng_state(state: bytes) -> None: continue the stream from a state "
+    "this backend object's get_rng_state returned (the core checks its length), so the "
+    "draws that followed it repeat exactly; raise ValueError for bytes that are no state",
 }
 
 

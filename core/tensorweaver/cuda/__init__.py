@@ -8,15 +8,18 @@ PyTorch counts AMD (ROCm) GPUs as ``cuda``, and so does this module.
 from __future__ import annotations
 
 import importlib
-import operator
 import sys
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from tensorweaver import registry, selection
 from tensorweaver.backends.torch_records import available
 from tensorweaver.contract.errors import OutOfMemoryError
 from tensorweaver.contract.records import DeviceRecord
 from tensorweaver.cuda import amp
+
+if TYPE_CHECKING:
+    from tensorweaver.tensor import Tensor
 
 __all__ = [
     "Event",
@@ -30,6 +33,8 @@ __all__ = [
     "empty_cache",
     "get_device_capability",
     "get_device_name",
+    "get_rng_state",
+    "get_rng_state_all",
     "is_available",
     "is_bf16_supported",
     "manual_seed",
@@ -41,6 +46,8 @@ __all__ = [
     "memory_stats",
     "reset_peak_memory_stats",
     "set_device",
+    "set_rng_state",
+    "set_rng_state_all",
     "stream",
     "synchronize",
 ]
@@ -172,19 +179,61 @@ def _record(device: Any, op: str) -> DeviceRecord:
     return records[0]
 
 
+# --- random streams: each CUDA device's is its torch backend's own generator -------------
+# (tensorweaver.random is imported where used: tw.cuda loads before the tensor machinery)
+
+
 def manual_seed(seed: int) -> None:
-    """Seed the current CUDA device's generator; ignored without CUDA, as in PyTorch."""
-    _seed(operator.index(seed), current_device() if is_available() else None)
+    """Seed the current CUDA device's generator (now, or when it is first used); ignored
+    without CUDA, as in PyTorch."""
+    from tensorweaver import random as rnd
+
+    seed = int(seed)
+    if is_available():
+        rnd.seed_device(_backend("cuda").device.name, seed, "tw.cuda.manual_seed")
 
 
 def manual_seed_all(seed: int) -> None:
-    """Seed the generator of every CUDA device in use; ignored without CUDA."""
-    _seed(operator.index(seed), None)
+    """Seed every CUDA device's generator (now, or when each is first used); ignored
+    without CUDA."""
+    from tensorweaver import random as rnd
+
+    seed = int(seed)
+    for record in available(_KINDS):
+        rnd.seed_device(record.name, seed, "tw.cuda.manual_seed_all")
 
 
-def _seed(seed: int, index: int | None) -> None:
-    # Backends not created yet are seeded by the next tw.manual_seed (random.seeded).
-    for backend in registry.created_backends():
-        record = backend.device
-        if record.kind in _KINDS and index in (None, record.index):
-            backend.seed(seed)
+def _backend(device: Any) -> Any:
+    """The backend object of CUDA device ``device`` (an index, ``"cuda"``: the current one,
+    ``"cuda:<i>"``, ``tw.device``); RuntimeError without one."""
+    return selection.backend_of(f"cuda:{device}" if isinstance(device, int) else device)
+
+
+def get_rng_state(device: Any = "cuda") -> Tensor:
+    """The state of CUDA device ``device``'s generator: a uint8 tensor on the host (torch's
+    state of the device's generator: its Philox seed and offset)."""
+    from tensorweaver import random as rnd
+
+    return rnd.device_rng_state(_backend(device), "tw.cuda.get_rng_state")
+
+
+def set_rng_state(new_state: Tensor, device: Any = "cuda") -> None:
+    """Continue CUDA device ``device``'s generator from a state :func:`get_rng_state`
+    returned; ignored without CUDA, as in PyTorch (which defers it to CUDA's start)."""
+    from tensorweaver import random as rnd
+
+    if is_available():
+        rnd.set_device_rng_state(
+            _backend(device), new_state, "tw.cuda.set_rng_state", "tw.cuda.get_rng_state()"
+        )
+
+
+def get_rng_state_all() -> list[Tensor]:
+    """:func:`get_rng_state` of every CUDA device, by index ([] without CUDA)."""
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states: Iterable[Tensor]) -> None:
+    """:func:`set_rng_state` of CUDA device ``i`` to the ``i``-th of ``new_states``."""
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)

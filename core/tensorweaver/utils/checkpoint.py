@@ -7,11 +7,15 @@ masks match and the gradients are those of the function without checkpointing.
 
 How this differs from PyTorch, and why:
 
-* Random streams: a backend's stream has no state to read through the IR, only ``seed``, so
-  the forward restarts each backend's stream from a seed drawn from it
-  (``tw.random.save_streams``) and the recomputation restarts from that seed. The gradients
-  are exact; the random numbers a checkpointed block draws differ from those the same block
-  draws without ``checkpoint`` (PyTorch's are the same).
+* Random streams: PyTorch saves the CPU generator and those of the inputs' devices; here
+  the forward saves the default generator and the streams of the current device and of the
+  inputs' devices (``tw.random.save_streams``), the recomputation starts from them, and the
+  streams are put back afterwards, so a checkpointed block draws what it draws without
+  ``checkpoint``, as in PyTorch. A backend without stream states (cuPyNumeric: the optional
+  ``get_rng_state``/``set_rng_state`` of API 2.5) is instead restarted from a seed drawn
+  from it, with a ``tw.random.RngStateWarning``: the recomputation still repeats the
+  forward's draws (the gradients are exact), but they differ from those without
+  ``checkpoint``.
 * Both ``use_reentrant`` variants recompute the same way; as in PyTorch, the reentrant one
   differentiates only the tensors returned alone or in a returned tuple. Gradients reach
   the tensors in ``args`` and ``kwargs`` and the parameters of the modules ``function`` is,
@@ -38,6 +42,7 @@ from tensorweaver.autograd.engine import grad as _grad
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
 from tensorweaver.random import restore_streams, save_streams
+from tensorweaver.selection import current_backend
 from tensorweaver.tensor import Tensor
 
 __all__ = [
@@ -155,7 +160,10 @@ class _Checkpoint(Function):
     @staticmethod
     def forward(ctx: Any, run: Any, preserve: bool, n_args: int, *tensors: Any) -> tuple:
         ctx.run, ctx.n_args = run, n_args
-        ctx.streams = save_streams() if preserve else None
+        # The devices whose streams the function may draw from (PyTorch: the CPU and the
+        # inputs' devices).
+        ctx.devices = [current_backend(), *(t.backend for t in tensors)] if preserve else []
+        ctx.streams = save_streams(ctx.devices, "checkpoint") if preserve else None
         ctx.inputs = tensors
         ctx.recomputed = None
         with ctx.run.forward_context:
@@ -194,7 +202,7 @@ def _differentiable_grads(ctx: Any, grads: tuple) -> list:
 def _recompute(ctx: Any, copies: list) -> list:
     """Run the function again with gradients on, on ``copies`` of its tensor inputs, drawing
     what the forward drew; return its output leaves."""
-    current = save_streams() if ctx.streams is not None else None
+    current = save_streams(ctx.devices, "checkpoint") if ctx.streams is not None else None
     if ctx.streams is not None:
         restore_streams(ctx.streams)
     try:

@@ -55,6 +55,11 @@ Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its ar
   after the cast [+1].
 
 No bfloat16 (cuPyNumeric has none).
+
+No ``get_rng_state``/``set_rng_state`` (API 2.5): a cuPyNumeric ``BitGenerator`` keeps its
+state in its Legate tasks (one generator per processor) and offers no way to read or set it,
+only a seed. The core then reseeds this stream where it must put it back (``fork_rng``,
+activation checkpointing), warning once, and ``tw.get_rng_state`` covers the host's only.
 """
 
 from __future__ import annotations
