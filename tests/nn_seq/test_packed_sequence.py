@@ -108,9 +108,9 @@ def test_packed_sequence_is_a_named_tuple(backend: str) -> None:
         (lambda x: tw_rnn.pack_padded_sequence(x, [2, 3]), RuntimeError, "decreasing"),
         (lambda x: tw_rnn.pack_padded_sequence(x, [3, 0]), RuntimeError, "greater than 0"),
         (lambda x: tw_rnn.pack_padded_sequence(x, [9, 1]), RuntimeError, "exceeds"),
-        (lambda x: tw_rnn.pack_padded_sequence(x, [3]), ValueError, "one length per"),
+        (lambda x: tw_rnn.pack_padded_sequence(x, [3]), RuntimeError, "one length per"),
         (lambda x: tw_rnn.pad_sequence([x[0], x[..., 0]]), RuntimeError, "trailing"),
-        (lambda x: tw_rnn.pad_sequence([x], padding_side="up"), ValueError, "padding_side"),
+        (lambda x: tw_rnn.pad_sequence([x], padding_side="up"), RuntimeError, "padding_side"),
         (
             lambda x: tw_rnn.pad_packed_sequence(
                 tw_rnn.pack_padded_sequence(x, [3, 1]), total_length=2

@@ -115,6 +115,7 @@ from tensorweaver.nn.functional.margin_loss import (
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
+from tensorweaver.nn.functional.multi_head_attention import multi_head_attention_forward
 from tensorweaver.nn.functional.normalization import (
     batch_norm,
     group_norm,
@@ -274,6 +275,7 @@ __all__ = [
     "cosine_embedding_loss",
     "hinge_embedding_loss",
     "margin_ranking_loss",
+    "multi_head_attention_forward",
     "multi_margin_loss",
     "multilabel_margin_loss",
     "multilabel_soft_margin_loss",

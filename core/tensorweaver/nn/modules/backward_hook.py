@@ -35,6 +35,20 @@ class _Joined(Function):
         return (None, *ctx.on_grads(grads))
 
 
+class _Seen(Function):
+    """Identity that records, in ``seen[index]``, that a gradient came back through it."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, seen: list[bool], index: int, t: Tensor) -> Tensor:
+        ctx.seen, ctx.index = seen, index
+        return t.view(t.shape)
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, g: Tensor) -> tuple[Any, ...]:
+        ctx.seen[ctx.index] = True
+        return None, None, g
+
+
 def _through_node(tensors: list[Tensor], on_grads: Callable[[Grads], Grads]) -> list[Tensor]:
     """``tensors`` again, each now behind one shared graph node that calls ``on_grads``."""
     dtypes = {t.dtype for t in tensors}
@@ -98,7 +112,8 @@ class BackwardHook:
         n_outputs = len(outputs)
 
         def on_output_grads(grads: Grads) -> Grads:
-            full = _spread(positions, grads, n_outputs)
+            reached = tuple(g if got else None for g, got in zip(grads, seen))
+            full = _spread(positions, reached, n_outputs)
             for hook in self.pre_hooks:
                 replaced = hook(self.module, full)
                 if replaced is not None:
@@ -106,9 +121,15 @@ class BackwardHook:
             self.grad_outputs = full
             if not self.input_positions:  # no input node will run: call the hooks here
                 self._run_without_input_grads()
-            return tuple(full[i] for i in positions)
+            return tuple(
+                tw.zeros_like(outputs[i]) if full[i] is None else full[i] for i in positions
+            )
 
+        # An output no gradient reaches shows as None in grad_output (as PyTorch's), not as
+        # the zeros the joined node is given for it.
+        seen = [False] * len(positions)
         wrapped = _through_node([outputs[i] for i in positions], on_output_grads)
+        wrapped = [_Seen.apply(seen, j, t) for j, t in enumerate(wrapped)]
         outputs_list = list(outputs)
         for i, t in zip(positions, wrapped):
             outputs_list[i] = t

@@ -20,6 +20,7 @@ class _NormBase(Module):
     buffers (shared by batch and instance normalisation, as in PyTorch)."""
 
     _input_dims: tuple[int, ...] = ()
+    _version = 2  # the state-dict layout with num_batches_tracked, as PyTorch's
 
     def __init__(
         self,
@@ -73,15 +74,21 @@ class _NormBase(Module):
         self,
         state_dict: dict,
         prefix: str,
+        local_metadata: dict,
+        strict: bool,
         missing_keys: list[str],
         unexpected_keys: list[str],
         error_msgs: list[str],
     ) -> None:
-        # Checkpoints written before num_batches_tracked existed lack it: keep the current count.
+        # Checkpoints written before num_batches_tracked existed (state-dict version < 2)
+        # lack it: keep the current count.
+        version = local_metadata.get("version")
         key = prefix + "num_batches_tracked"
-        if self.track_running_stats and key not in state_dict:
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
             state_dict[key] = self.num_batches_tracked
-        super()._load_from_state_dict(state_dict, prefix, missing_keys, unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     def extra_repr(self) -> str:
         return (

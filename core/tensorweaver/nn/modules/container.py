@@ -36,11 +36,26 @@ def _renumber(container: Module, modules: list[Module] | None = None) -> None:
 
 
 def _insert(container: Module, index: int, module: Module) -> None:
-    if not isinstance(module, Module):
-        raise TypeError(f"module should be of type Module, got {type(module).__name__}")
     modules = list(container._modules.values())
     modules.insert(index, module)
     _renumber(container, modules)
+
+
+def _factor(container: Module, factor: Any) -> int:
+    """``factor`` checked as the positive int count of ``Sequential * factor``."""
+    if not isinstance(factor, int):
+        raise TypeError(f"unsupported operand type(s) for *: {type(container)} and {type(factor)}")
+    if factor <= 0:
+        raise ValueError(f"Non-positive multiplication factor {factor} for {type(container)}")
+    return factor
+
+
+def _only_sequential(other: Any) -> Sequential:
+    if not isinstance(other, Sequential):
+        raise ValueError(
+            f"add operator supports only objects of Sequential class, but {type(other)} is given."
+        )
+    return other
 
 
 class Sequential(Module):
@@ -88,8 +103,30 @@ class Sequential(Module):
         return self
 
     def insert(self, index: int, module: Module) -> Sequential:
+        """Put ``module`` before position ``index`` (``-len <= index <= len``)."""
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")  # PyTorch's class
+        if not -len(self) <= index <= len(self):
+            raise IndexError(f"Index out of range: {index}")
         _insert(self, index, module)
         return self
+
+    def __add__(self, other: Sequential) -> Sequential:
+        """A new Sequential of this one's modules then ``other``'s (the same objects)."""
+        return Sequential(*self, *_only_sequential(other))
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        return self.extend(_only_sequential(other))
+
+    def __mul__(self, factor: int) -> Sequential:
+        """A new Sequential repeating these modules (the same objects) ``factor`` times."""
+        return Sequential(*(list(self) * _factor(self, factor)))
+
+    def __rmul__(self, factor: int) -> Sequential:
+        return self.__mul__(factor)
+
+    def __imul__(self, factor: int) -> Sequential:
+        return self.extend(list(self) * (_factor(self, factor) - 1))
 
     def pop(self, key: Union[int, slice]) -> Module:
         module = self[key]
@@ -142,16 +179,18 @@ class ModuleList(Module):
         return self
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
-        if isinstance(modules, (Module, Mapping)) or not isinstance(modules, Iterable):
+        if not isinstance(modules, Iterable):
             raise TypeError(
-                f"ModuleList.extend should be called with an iterable of modules, "
-                f"but got {type(modules).__name__}"
+                "ModuleList.extend should be called with an iterable of modules, but got "
+                f"{type(modules).__name__}"
             )
         for module in modules:
             self.append(module)
         return self
 
     def insert(self, index: int, module: Module) -> None:
+        if not isinstance(module, Module):
+            raise TypeError(f"module should be of type Module, got {type(module).__name__}")
         _insert(self, index, module)
 
     def pop(self, key: Union[int, slice]) -> Module:
@@ -219,9 +258,23 @@ class ModuleDict(Module):
         return self._modules.values()
 
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
-        """Add ``modules``: a mapping, or an iterable of ``(name, module)`` pairs."""
-        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        """Add ``modules``: a mapping or ModuleDict (in its order), or an iterable of
+        ``(name, module)`` pairs."""
+        if not isinstance(modules, Iterable):
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, but "
+                f"got {type(modules).__name__}"
+            )
+        if isinstance(modules, (Mapping, ModuleDict)):
+            pairs: Iterable[Any] = modules.items()
+        else:
+            pairs = modules
         for i, pair in enumerate(pairs):
+            if not isinstance(pair, Iterable):
+                raise TypeError(
+                    f"ModuleDict update sequence element #{i} should be Iterable; is "
+                    f"{type(pair).__name__}"
+                )
             if len(pair) != 2:
                 raise ValueError(
                     f"ModuleDict update sequence element #{i} has length {len(pair)}; 2 is required"
@@ -373,6 +426,8 @@ class ParameterDict(_ParameterContainer):
         return value
 
     def popitem(self) -> tuple[str, Any]:
+        if not self._keys:
+            raise KeyError("popitem(): dictionary is empty")
         key = next(reversed(self))
         return key, self.pop(key)
 

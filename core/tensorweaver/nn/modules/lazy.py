@@ -40,23 +40,15 @@ class LazyModuleMixin:
             if is_lazy(tensor) and prefix + name in destination:
                 destination[prefix + name] = tensor
 
-    def _load_from_state_dict(
-        self,
-        state_dict: Mapping[str, Any],
-        prefix: str,
-        missing_keys: list[str],
-        unexpected_keys: list[str],
-        error_msgs: list[str],
-    ) -> None:
+    def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str, *rest: Any) -> None:
         # An uninitialized tensor takes the checkpoint's shape, then its values.
         for name, tensor in self._lazy_tensors():
             key = prefix + name
             if is_lazy(tensor) and key in state_dict and not is_lazy(state_dict[key]):
                 with tw.no_grad():
                     tensor.materialize(tuple(state_dict[key].shape))
-        super()._load_from_state_dict(  # type: ignore[misc]
-            state_dict, prefix, missing_keys, unexpected_keys, error_msgs
-        )
+        # The rest of the arguments in whichever form the next class takes (see Module's).
+        super()._load_from_state_dict(state_dict, prefix, *rest)  # type: ignore[misc]
 
     def initialize_parameters(self, *args: Any, **kwargs: Any) -> None:
         """Shape the parameters from the forward's inputs."""

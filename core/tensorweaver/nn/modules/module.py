@@ -12,6 +12,7 @@ import itertools
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Iterator, Mapping
+from functools import partial
 from typing import Any, Callable, Optional, Union
 
 import tensorweaver as tw
@@ -36,6 +37,37 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 _hook_ids = itertools.count()
 
+#: Hooks that run for every module (``register_module_forward_hook`` and the rest), before
+#: each module's own; the option tables hold the ids registered with that option.
+_global_forward_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_forward_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_forward_hooks_with_kwargs: dict[int, bool] = {}
+_global_forward_hooks_always_called: dict[int, bool] = {}
+_global_backward_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_backward_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_buffer_registration_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_module_registration_hooks: OrderedDict[int, Callable] = OrderedDict()
+
+#: The state_dict key (after the module's prefix) of ``get_extra_state``'s value.
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+#: Every module's hook tables, made empty in ``__init__`` (and on unpickling old modules).
+_HOOK_TABLES = (
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_backward_pre_hooks",
+    "_backward_hooks",
+    "_state_dict_pre_hooks",
+    "_state_dict_hooks",
+    "_state_dict_hooks_public",
+    "_load_state_dict_pre_hooks",
+    "_load_state_dict_post_hooks",
+)
+
 
 class RemovableHandle:
     """What registering a hook returns; ``remove()`` unregisters the hook (and forgets it in
@@ -59,6 +91,74 @@ class RemovableHandle:
 
     def __exit__(self, *exc: object) -> None:
         self.remove()
+
+
+def _registered(hooks: Mapping[int, Callable], module: Any, name: str, value: Any) -> Any:
+    """``value`` after the global registration ``hooks`` (each may return a replacement)."""
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
+
+
+def _add_global_hook(table: OrderedDict, hook: Callable, *options: tuple[dict, bool]) -> Any:
+    """Store ``hook`` in a global ``table`` and its id in each option table whose flag is
+    set; returns the handle."""
+    handle = RemovableHandle(table, extra_dict=[t for t, _ in options])
+    table[handle.id] = hook
+    for option, flag in options:
+        if flag:
+            option[handle.id] = True
+    return handle
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, args)`` runs before every module's ``forward`` (before the module's own
+    pre-hooks); a non-None result replaces ``args``."""
+    return _add_global_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(
+    hook: Callable, *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+    ``with_kwargs``) runs after every module's ``forward``, before the module's own hooks;
+    a non-None result replaces ``output``."""
+    return _add_global_hook(
+        _global_forward_hooks,
+        hook,
+        (_global_forward_hooks_with_kwargs, with_kwargs),
+        (_global_forward_hooks_always_called, always_call),
+    )
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, grad_output)`` for every module, before the module's own pre-hooks."""
+    return _add_global_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, grad_input, grad_output)`` for every module, before its own hooks."""
+    return _add_global_hook(_global_backward_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, param)`` runs whenever a parameter is registered; a non-None
+    result is registered instead."""
+    return _add_global_hook(_global_parameter_registration_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, buffer)`` runs whenever a buffer is registered or assigned; a
+    non-None result is stored instead."""
+    return _add_global_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, submodule)`` runs whenever a child module is registered; a
+    non-None result is registered instead."""
+    return _add_global_hook(_global_module_registration_hooks, hook)
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -98,11 +198,23 @@ def _parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Optional[DType]]:
     return device, dtype
 
 
+def _in_memory_format(t: Tensor, memory_format: Any) -> Tensor:
+    """``t`` contiguous in ``memory_format``; the channels-last formats need their rank."""
+    ranks = {tw.channels_last: 4, tw.channels_last_3d: 5}
+    rank = ranks.get(memory_format)
+    if rank is not None and t.dim() != rank:
+        name = str(memory_format).rpartition(".")[2]
+        raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+    return t.contiguous(memory_format=memory_format)
+
+
 class Module:
     """Base class for all neural network modules; subclasses define ``forward``."""
 
     training: bool
     _version: int = 1  # state_dict layout version, bumped by subclasses that change it
+    dump_patches: bool = False  # PyTorch's (unused) flag, kept for code that reads it
+    call_super_init: bool = False  # PyTorch's flag: whether __init__ calls super().__init__
 
     def __init__(self) -> None:
         set_ = object.__setattr__
@@ -111,13 +223,14 @@ class Module:
         set_(self, "_buffers", OrderedDict())
         set_(self, "_non_persistent_buffers_set", set())
         set_(self, "_modules", OrderedDict())
-        set_(self, "_forward_pre_hooks", OrderedDict())
-        set_(self, "_forward_pre_hooks_with_kwargs", {})
-        set_(self, "_forward_hooks", OrderedDict())
-        set_(self, "_forward_hooks_with_kwargs", {})
-        set_(self, "_forward_hooks_always_called", {})
-        set_(self, "_backward_pre_hooks", OrderedDict())
-        set_(self, "_backward_hooks", OrderedDict())
+        for table in _HOOK_TABLES:
+            set_(self, table, OrderedDict())
+
+    def __setstate__(self, state: dict) -> None:
+        # Modules pickled before a hook table existed get it empty, as PyTorch's do.
+        self.__dict__.update(state)
+        for table in _HOOK_TABLES:
+            self.__dict__.setdefault(table, OrderedDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
@@ -125,19 +238,31 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """``forward`` with the hooks around it (``__call__`` unless ``compile`` was used)."""
         if not (
             self._forward_pre_hooks
             or self._forward_hooks
             or self._backward_hooks
             or self._backward_pre_hooks
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
+            or _global_backward_hooks
+            or _global_backward_pre_hooks
         ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
-        """``forward`` between the forward hooks, its inputs and outputs wired to the backward
-        hooks, in PyTorch's order."""
-        for hook_id, hook in tuple(self._forward_pre_hooks.items()):
+        """``forward`` between the forward hooks (the global ones first), its inputs and
+        outputs wired to the backward hooks, in PyTorch's order."""
+        pre_hooks = (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items())
+        for hook_id, hook in pre_hooks:
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -152,22 +277,30 @@ class Module:
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         backward = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            backward = BackwardHook(
-                self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
-            )
+        backward_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+        backward_pre_hooks = [
+            *_global_backward_pre_hooks.values(),
+            *self._backward_pre_hooks.values(),
+        ]
+        if backward_hooks or backward_pre_hooks:
+            backward = BackwardHook(self, backward_hooks, backward_pre_hooks)
             args = backward.setup_input_hook(args)
+        forward_hooks = (*_global_forward_hooks.items(), *self._forward_hooks.items())
         output = None
         called: set[int] = set()
         try:
             output = self.forward(*args, **kwargs)
-            for hook_id, hook in tuple(self._forward_hooks.items()):
+            for hook_id, hook in forward_hooks:
                 called.add(hook_id)
                 output = self._run_forward_hook(hook_id, hook, args, kwargs, output)
         except Exception:
             # Hooks registered with always_call=True still run, then the error propagates.
-            for hook_id, hook in tuple(self._forward_hooks.items()):
-                if hook_id not in self._forward_hooks_always_called or hook_id in called:
+            for hook_id, hook in forward_hooks:
+                always = (
+                    hook_id in self._forward_hooks_always_called
+                    or hook_id in _global_forward_hooks_always_called
+                )
+                if not always or hook_id in called:
                     continue
                 try:
                     output = self._run_forward_hook(hook_id, hook, args, kwargs, output)
@@ -183,11 +316,19 @@ class Module:
     def _run_forward_hook(
         self, hook_id: int, hook: Callable, args: tuple, kwargs: dict, output: Any
     ) -> Any:
-        if hook_id in self._forward_hooks_with_kwargs:
+        if (
+            hook_id in self._forward_hooks_with_kwargs
+            or hook_id in _global_forward_hooks_with_kwargs
+        ):
             result = hook(self, args, kwargs, output)
         else:
             result = hook(self, args, output)
         return output if result is None else result
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's call in place with ``tw.compile(..., *args, **kwargs)``;
+        ``__call__`` runs the compiled form from now on."""
+        self._compiled_call_impl = tw.compile(self._call_impl, *args, **kwargs)
 
     # ------------------------------------------------------------------ hooks
 
@@ -274,6 +415,8 @@ class Module:
                 f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
                 "(tw.nn.Parameter or None required)"
             )
+        if param is not None:
+            param = _registered(_global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Optional[Tensor], persistent: bool = True) -> None:
@@ -287,6 +430,8 @@ class Module:
                 f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                 "(tw.Tensor or None required)"
             )
+        if tensor is not None:
+            tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -300,6 +445,8 @@ class Module:
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
+        if module is not None:
+            module = _registered(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     register_module = add_module
@@ -328,7 +475,7 @@ class Module:
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._drop(name, keep=self._modules)
-            self._modules[name] = value
+            self._modules[name] = _registered(_global_module_registration_hooks, self, name, value)
         elif params is not None and name in d["_modules"]:
             if value is not None:
                 raise TypeError(
@@ -342,6 +489,8 @@ class Module:
                     f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                     "(tw.Tensor or None expected)"
                 )
+            if value is not None:
+                value = _registered(_global_buffer_registration_hooks, self, name, value)
             d["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)
@@ -475,6 +624,21 @@ class Module:
             raise AttributeError(f"{owner._get_name()} has no buffer `{name}`")
         return owner._buffers[name]
 
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at dotted path ``target``, replacing the module there or (unless
+        ``strict``) adding it to an existing parent."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     # ----------------------------------------------------------------- modes
 
     def train(self, mode: bool = True) -> Module:
@@ -535,7 +699,9 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """Move parameters and buffers to a device and/or cast floating point ones to a dtype:
-        ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``, or keywords."""
+        ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``, or keywords;
+        ``memory_format=`` lays out the 4-D and 5-D ones in that format."""
+        memory_format = kwargs.pop("memory_format", None)
         device, dtype = _parse_to(*args, **kwargs)
 
         def convert(t: Tensor) -> Tensor:
@@ -543,6 +709,8 @@ class Module:
                 t = t.to(dtype)
             if device is not None and t.device != device:
                 t = t.to(device)
+            if memory_format is not None and t.dim() in (4, 5):
+                t = _in_memory_format(t, memory_format)
             return t
 
         return self._apply(convert)
@@ -565,6 +733,10 @@ class Module:
                 if buf is not None:
                     self._buffers[name] = empty(buf)
         return self
+
+    def share_memory(self) -> Module:
+        """Move every parameter and buffer to shared memory (``Tensor.share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
 
     def _cast(self, dtype: DType) -> Module:
         return self._apply(
@@ -599,6 +771,24 @@ class Module:
 
     # ----------------------------------------------------------- state dict
 
+    def get_extra_state(self) -> Any:
+        """State beyond parameters and buffers to save in ``state_dict`` (under
+        ``_extra_state``); a module that has any overrides this and ``set_extra_state``."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called: "
+            f"{self._get_name()} does not override get_extra_state."
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what ``get_extra_state`` returned, when loading a state dict."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called: "
+            f"{self._get_name()} does not override set_extra_state."
+        )
+
+    def _has_extra_state(self, method: str) -> bool:
+        return getattr(type(self), method) is not getattr(Module, method)
+
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         for name, param in self._parameters.items():
             if param is not None:
@@ -606,31 +796,114 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if self._has_extra_state("get_extra_state"):
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` runs before this module saves its state."""
+        return self._add_hook(self._state_dict_pre_hooks, hook, False)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after this module and its
+        children saved their state; it may change ``state_dict`` in place and must return
+        None."""
+        return self._add_hook(
+            self._state_dict_hooks, hook, False, (self._state_dict_hooks_public, True)
+        )
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """As ``register_state_dict_post_hook``, but a non-None result of the hook of the
+        module ``state_dict`` is called on replaces the returned dict (PyTorch's older
+        private form)."""
+        return self._add_hook(self._state_dict_hooks, hook, False)
 
     def state_dict(
-        self, destination: Optional[dict] = None, prefix: str = "", keep_vars: bool = False
-    ) -> OrderedDict:
-        """Parameters and persistent buffers by dotted name, in registration order, detached
-        unless ``keep_vars``."""
+        self,
+        *args: Any,
+        destination: Optional[dict] = None,
+        prefix: str = "",
+        keep_vars: bool = False,
+    ) -> Any:
+        """Parameters, persistent buffers and extra state by dotted name, in registration
+        order, detached unless ``keep_vars``. A new dict is an OrderedDict whose
+        ``_metadata`` maps each module's prefix to ``{"version": module._version}``."""
+        if args:  # PyTorch's deprecated positional form: (destination, prefix, keep_vars)
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            destination = args[0] if destination is None else destination
+            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
+            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(
                     destination=destination, prefix=f"{prefix}{name}.", keep_vars=keep_vars
                 )
+        for hook_id, hook in self._state_dict_hooks.items():
+            result = hook(self, destination, prefix, local_metadata)
+            if hook_id in self._state_dict_hooks_public:
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:
+                destination = result
         return destination
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` runs before this module loads its entries; it may
+        change ``state_dict`` in place."""
+        return self._add_hook(self._load_state_dict_pre_hooks, partial(hook, self), False)
+
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable, with_module: bool = False
+    ) -> RemovableHandle:
+        """As ``register_load_state_dict_pre_hook``; without ``with_module`` the hook is
+        not given the module (PyTorch's private form)."""
+        return self._add_hook(
+            self._load_state_dict_pre_hooks, partial(hook, self) if with_module else hook, False
+        )
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` runs after this module and its children loaded;
+        it may change ``incompatible_keys.missing_keys``/``unexpected_keys`` in place and
+        must return None."""
+        return self._add_hook(self._load_state_dict_post_hooks, hook, False)
 
     def _load_from_state_dict(
         self,
         state_dict: Mapping[str, Any],
         prefix: str,
-        missing_keys: list[str],
-        unexpected_keys: list[str],
-        error_msgs: list[str],
+        *rest: Any,
     ) -> None:
-        """Copy this module's own entries out of ``state_dict``; record what does not fit."""
+        """Copy this module's own entries out of ``state_dict``; record what does not fit.
+
+        PyTorch's arguments after ``prefix`` are ``local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs``; the shorter ``missing_keys, unexpected_keys,
+        error_msgs`` (no metadata, strict) is accepted from overrides written that way."""
+        local_metadata, strict, missing_keys, unexpected_keys, error_msgs = (
+            rest if len(rest) == 5 else ({}, True, *rest)
+        )
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(
+                state_dict,
+                prefix,
+                local_metadata,
+                strict,
+                missing_keys,
+                unexpected_keys,
+                error_msgs,
+            )
         persistent = {
             n: b for n, b in self._buffers.items() if n not in self._non_persistent_buffers_set
         }
@@ -639,48 +912,116 @@ class Module:
             for k, v in itertools.chain(self._parameters.items(), persistent.items())
             if v is not None
         }
+        assign = local_metadata.get("assign_to_params_buffers", False)
         for name, target in local.items():
             key = prefix + name
             if key not in state_dict:
-                missing_keys.append(key)
+                if strict:
+                    missing_keys.append(key)
                 continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                value = tw.as_tensor(value)
-            if tuple(value.shape) != tuple(target.shape):
-                error_msgs.append(
-                    f"size mismatch for {key}: copying a param with shape "
-                    f"{tuple(value.shape)} from checkpoint, the shape in current model is "
-                    f"{tuple(target.shape)}."
-                )
-                continue
-            with tw.no_grad():
-                target.copy_(value.to(target.dtype).to(target.device))
+            self._load_entry(name, key, target, state_dict[key], assign, error_msgs)
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if self._has_extra_state("set_extra_state"):
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if not strict:
+            return
         for key in state_dict:
-            if not key.startswith(prefix):
+            if not key.startswith(prefix) or key == extra_key:
                 continue
             head, dot, _ = key[len(prefix) :].partition(".")
             known = head in self._modules if dot else head in local
             if not known:
                 unexpected_keys.append(key)
 
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> Any:
-        """Copy parameters and buffers from ``state_dict`` into this module's own tensors.
+    def _load_entry(
+        self, name: str, key: str, target: Tensor, value: Any, assign: bool, error_msgs: list
+    ) -> None:
+        """Copy (or with ``assign``, store) ``value`` as the entry ``name``; record why not."""
+        from tensorweaver.nn.parameter import is_lazy
+
+        if not isinstance(value, Tensor):
+            error_msgs.append(
+                f'While copying the parameter named "{key}", expected tw.Tensor or '
+                f"Tensor-like object from checkpoint but received {type(value)}"
+            )
+            return
+        lazy = is_lazy(target)
+        # Checkpoints from before 0-dim tensors hold a scalar as one element.
+        if not lazy and target.dim() == 0 and value.dim() == 1 and value.shape[0] == 1:
+            value = value[0]
+        if not lazy and tuple(value.shape) != tuple(target.shape):
+            error_msgs.append(
+                f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} "
+                f"from checkpoint, the shape in current model is {tuple(target.shape)}."
+            )
+            return
+        try:
+            if assign:
+                if isinstance(target, Parameter):
+                    if isinstance(value, Parameter):
+                        value.requires_grad_(target.requires_grad)
+                    else:
+                        value = Parameter(value, requires_grad=target.requires_grad)
+                setattr(self, name, value)
+            else:
+                with tw.no_grad():
+                    target.copy_(value.to(target.dtype).to(target.device))
+        except Exception as error:
+            error_msgs.append(
+                f'While copying the parameter named "{key}", whose dimensions in the model '
+                f"are {target.shape} and whose dimensions in the checkpoint are "
+                f"{value.shape}, an exception occurred : {error.args}."
+            )
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> Any:
+        """Copy parameters and buffers from ``state_dict`` into this module's own tensors
+        (with ``assign``, make the state dict's tensors the module's, keeping each
+        parameter's ``requires_grad``).
 
         Returns ``(missing_keys, unexpected_keys)``. Raises ``RuntimeError`` listing every
         problem when a shape differs, or, with ``strict=True``, when a key is missing or
         unexpected."""
         if not isinstance(state_dict, Mapping):
-            raise TypeError(
-                f"Expected state_dict to be dict-like, got {type(state_dict).__name__}."
-            )
-        state_dict = OrderedDict(state_dict)  # a copy: layers may fill in legacy keys
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing: list[str] = []
         unexpected: list[str] = []
         errors: list[str] = []
-        for prefix_, module in self.named_modules(remove_duplicate=False):
-            prefix = f"{prefix_}." if prefix_ else ""
-            module._load_from_state_dict(state_dict, prefix, missing, unexpected, errors)
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)  # a copy: layers may fill in legacy keys
+        if metadata is not None:
+            state_dict._metadata = metadata  # type: ignore[attr-defined]
+
+        def load(module: Module, local_state: dict, prefix: str = "") -> None:
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(
+                local_state, prefix, local_metadata, True, missing, unexpected, errors
+            )
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = f"{prefix}{name}."
+                    child_state = {
+                        k: v for k, v in local_state.items() if k.startswith(child_prefix)
+                    }
+                    load(child, child_state, child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, keys) is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                        "expected to return new values, if incompatible_keys need to be "
+                        "modified, it should be done inplace."
+                    )
+
+        load(self, state_dict)
         if strict:
             if unexpected:
                 names = ", ".join(f'"{k}"' for k in unexpected)

@@ -17,6 +17,8 @@ from typing import Any, Callable, Optional, Union
 import tensorweaver as tw
 from tensorweaver.nn import functional as F
 from tensorweaver.nn import init
+from tensorweaver.nn.functional.multi_head_attention import canonical_mask
+from tensorweaver.nn.modules.activation import GELU, ReLU
 from tensorweaver.nn.modules.attention import MultiheadAttention
 from tensorweaver.nn.modules.container import ModuleList
 from tensorweaver.nn.modules.dropout import Dropout
@@ -29,15 +31,22 @@ Activation = Union[str, Callable[[Tensor], Tensor]]
 
 
 def _activation(activation: Activation, fn: str) -> Callable[[Tensor], Tensor]:
+    """The activation named ``"relu"`` or ``"gelu"``, or ``activation`` itself (any other
+    object is kept as given, as PyTorch, and called in forward)."""
+    if not isinstance(activation, str):
+        return activation
     if activation == "relu":
         return F.relu
     if activation == "gelu":
         return F.gelu
-    if isinstance(activation, str) or not callable(activation):
-        raise ValueError(
-            f"{fn}: activation should be 'relu', 'gelu' or a callable, not {activation!r}"
-        )
-    return activation
+    raise RuntimeError(f"{fn}: activation should be relu/gelu, not {activation}")
+
+
+def _relu_or_gelu(activation: Any) -> int:
+    """PyTorch's ``activation_relu_or_gelu`` flag: 1 for ReLU, 2 for GELU, else 0."""
+    if activation is F.relu or isinstance(activation, ReLU):
+        return 1
+    return 2 if activation is F.gelu or isinstance(activation, GELU) else 0
 
 
 def _clones(module: Module, n: int) -> ModuleList:
@@ -76,7 +85,9 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation, type(self).__name__)
+        activation = _activation(activation, type(self).__name__)
+        self.activation_relu_or_gelu = _relu_or_gelu(activation)
+        self.activation = activation
 
     def _sa_block(
         self, x: Tensor, attn_mask: Optional[Tensor], padding: Optional[Tensor], is_causal: bool
@@ -102,6 +113,11 @@ class TransformerEncoderLayer(Module):
         src_key_padding_mask: Optional[Tensor] = None,
         is_causal: bool = False,
     ) -> Tensor:
+        # Float masks from here on (PyTorch warns here, under these names, for mixed kinds).
+        src_key_padding_mask = canonical_mask(
+            src_key_padding_mask, "src_key_padding_mask", src.dtype, src_mask, "src_mask"
+        )
+        src_mask = canonical_mask(src_mask, "src_mask", src.dtype)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -226,10 +242,7 @@ def _why_no_fast_path(layer: Module) -> Optional[str]:
             "encoder_layer.self_attn._qkv_same_embed_dim was not True",
         ),
         (attention.in_proj_bias is None, "encoder_layer.self_attn was passed bias=False"),
-        (
-            layer.activation not in (F.relu, F.gelu),
-            "encoder_layer.activation_relu_or_gelu was not True",
-        ),
+        (not layer.activation_relu_or_gelu, "encoder_layer.activation_relu_or_gelu was not True"),
         (
             layer.norm1.eps != layer.norm2.eps,
             "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps",
@@ -296,6 +309,10 @@ class TransformerEncoder(Module):
         src_key_padding_mask: Optional[Tensor] = None,
         is_causal: Optional[bool] = None,
     ) -> Tensor:
+        src_key_padding_mask = canonical_mask(
+            src_key_padding_mask, "src_key_padding_mask", src.dtype, mask, "mask"
+        )
+        mask = canonical_mask(mask, "mask", src.dtype)
         x = src
         for layer in self.layers:
             x = layer(
@@ -390,6 +407,10 @@ class Transformer(Module):
         self.d_model = d_model
         self.nhead = nhead
         self.batch_first = batch_first
+        self._reset_parameters()
+
+    def _reset_parameters(self) -> None:
+        """Xavier-uniform for every parameter with more than one dimension."""
         for p in self.parameters():
             if p.dim() > 1:
                 init.xavier_uniform_(p)
@@ -412,14 +433,15 @@ class Transformer(Module):
         ``batch_first``; ``(S, E)``/``(T, E)`` unbatched) give ``(T, N, E)``."""
         batch_axis = 0 if self.batch_first else 1
         if src.dim() == 3 and tgt.dim() == 3 and src.shape[batch_axis] != tgt.shape[batch_axis]:
-            raise ValueError(
-                f"Transformer: src {tuple(src.shape)} and tgt {tuple(tgt.shape)} must have the "
-                f"same batch size (dimension {batch_axis})"
+            raise RuntimeError(
+                f"Transformer: the batch number of src and tgt must be equal: src "
+                f"{tuple(src.shape)} and tgt {tuple(tgt.shape)} must have the same batch size "
+                f"(dimension {batch_axis})"
             )
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
-            raise ValueError(
-                f"Transformer: src {tuple(src.shape)} and tgt {tuple(tgt.shape)} must have "
-                f"d_model={self.d_model} features"
+            raise RuntimeError(
+                f"Transformer: the feature number of src and tgt must be equal to d_model="
+                f"{self.d_model}, got src {tuple(src.shape)} and tgt {tuple(tgt.shape)}"
             )
         memory = self.encoder(
             src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal

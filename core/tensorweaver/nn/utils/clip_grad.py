@@ -1,8 +1,10 @@
-"""Gradient clipping: ``clip_grad_norm_`` and ``clip_grad_value_``."""
+"""Gradient clipping: ``clip_grad_norm_`` (and its deprecated ``clip_grad_norm``) and
+``clip_grad_value_``."""
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 from typing import Any, Optional, Union
 
@@ -139,6 +141,23 @@ def clip_grad_norm_(
     total = get_total_norm(_grads(parameters), norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total
+
+
+def clip_grad_norm(
+    parameters: TensorOrTensors,
+    max_norm: float,
+    norm_type: Union[float, str] = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: Optional[bool] = None,
+) -> Tensor:
+    """The deprecated spelling of ``clip_grad_norm_`` (it warns as PyTorch's does)."""
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(

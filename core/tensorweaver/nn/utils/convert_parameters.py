@@ -15,21 +15,19 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
-    """Copy consecutive slices of the 1-D ``vec`` into ``parameters`` (in place)."""
+    """Copy consecutive slices of ``vec`` (along its first dimension) into ``parameters``
+    (in place); as in PyTorch, elements left over after the last parameter are ignored."""
     if not isinstance(vec, Tensor):
-        raise TypeError(
-            f"vector_to_parameters: expected vec to be a Tensor, got {type(vec).__name__}"
-        )
-    params = list(parameters)
-    total = sum(p.numel() for p in params)
-    if vec.dim() != 1 or vec.numel() != total:
-        raise ValueError(
-            f"vector_to_parameters: vec must be 1-D with {total} elements (the parameters' "
-            f"total), got shape {tuple(vec.shape)}"
-        )
+        raise TypeError(f"expected tw.Tensor, but got: {type(vec).__name__}")
     offset = 0
     with tw.no_grad():
-        for p in params:
+        for p in parameters:
             n = p.numel()
-            p.copy_(vec[offset : offset + n].reshape(tuple(p.shape)))
+            piece = vec[offset : offset + n]
+            if piece.numel() != n:
+                raise RuntimeError(
+                    f"vector_to_parameters: shape {list(p.shape)} is invalid for input of size "
+                    f"{piece.numel()} (vec {tuple(vec.shape)} ends after {offset} elements)"
+                )
+            p.copy_(piece.reshape(tuple(p.shape)))
             offset += n

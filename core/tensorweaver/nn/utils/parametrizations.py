@@ -1,5 +1,6 @@
 """Parametrizations registered with :mod:`~tensorweaver.nn.utils.parametrize`
-(``torch.nn.utils.parametrizations``): weight normalization and spectral normalization."""
+(``torch.nn.utils.parametrizations``): weight normalization, spectral normalization and
+orthogonal matrices (``orthogonal``, in its own module)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from tensorweaver.nn import functional as F
 from tensorweaver.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.utils import parametrize
+from tensorweaver.nn.utils.orthogonal import orthogonal
 from tensorweaver.nn.utils.weight_norm import norm_except_dim, weight_from
 from tensorweaver.tensor import Tensor
 
-__all__ = ["spectral_norm", "weight_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 T_module = TypeVar("T_module", bound=Module)
 

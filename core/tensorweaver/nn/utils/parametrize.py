@@ -27,6 +27,7 @@ __all__ = [
     "is_parametrized",
     "register_parametrization",
     "remove_parametrizations",
+    "transfer_parametrizations_and_params",
     "type_before_parametrizations",
 ]
 
@@ -286,3 +287,32 @@ def type_before_parametrizations(module: Module) -> type:
     if is_parametrized(module):
         return module.__class__.__bases__[0]
     return type(module)
+
+
+def transfer_parametrizations_and_params(
+    from_module: Module, to_module: Module, tensor_name: Optional[str] = None
+) -> Module:
+    """Register on ``to_module`` the parametrizations of ``from_module``'s ``tensor_name``
+    (every parametrized tensor when None), sharing the same parametrization modules and
+    ``original`` tensors (so the two modules share the parameters); a tensor
+    ``to_module`` lacks is first created as a Parameter of ``from_module``'s value.
+    Returns ``to_module``."""
+    if not is_parametrized(from_module):
+        return to_module
+    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
+    for name in names:
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name)))
+        source = from_module.parametrizations[name]
+        for parametrization in source:
+            register_parametrization(to_module, name, parametrization)
+        target = to_module.parametrizations[name]
+        # The stored tensors: ``original``, or ``original0``, ``original1``, ...
+        if hasattr(source, "original"):
+            target.original = source.original
+        else:
+            index = 0
+            while hasattr(source, f"original{index}"):
+                setattr(target, f"original{index}", getattr(source, f"original{index}"))
+                index += 1
+    return to_module

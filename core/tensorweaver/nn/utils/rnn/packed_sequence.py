@@ -54,6 +54,30 @@ class PackedSequence(
         )
         return type(self)(data, self.batch_sizes, sorted_indices, unsorted_indices)
 
+    def cpu(self) -> PackedSequence:
+        return self.to(self.data.cpu().device)
+
+    def cuda(self, *args: Any, **kwargs: Any) -> PackedSequence:
+        return self.to(self.data.cuda(*args, **kwargs).device)
+
+    def pin_memory(self) -> PackedSequence:
+        """``data`` and the indices in pinned memory (``batch_sizes`` as it is)."""
+        sorted_indices, unsorted_indices = (
+            None if i is None else i.pin_memory()
+            for i in (self.sorted_indices, self.unsorted_indices)
+        )
+        return type(self)(
+            self.data.pin_memory(), self.batch_sizes, sorted_indices, unsorted_indices
+        )
+
+    @property
+    def is_cuda(self) -> bool:
+        """Whether ``data`` is on a CUDA device."""
+        return self.data.is_cuda
+
+    def is_pinned(self) -> bool:
+        return self.data.is_pinned()
+
     def double(self) -> PackedSequence:
         return self.to(tw.float64)
 
@@ -68,3 +92,12 @@ class PackedSequence(
 
     def int(self) -> PackedSequence:
         return self.to(tw.int32)
+
+    def short(self) -> PackedSequence:
+        return self.to(tw.int16)
+
+    def char(self) -> PackedSequence:
+        return self.to(tw.int8)
+
+    def byte(self) -> PackedSequence:
+        return self.to(tw.uint8)

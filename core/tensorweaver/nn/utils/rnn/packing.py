@@ -76,7 +76,7 @@ def pack_padded_sequence(
     sizes = lengths_list(lengths, "pack_padded_sequence")
     batch_dim, time_dim = (0, 1) if batch_first else (1, 0)
     if input.dim() < 2 or len(sizes) != input.shape[batch_dim]:
-        raise ValueError(
+        raise RuntimeError(  # PyTorch's class
             f"pack_padded_sequence: got {len(sizes)} lengths for input of shape "
             f"{tuple(input.shape)} with batch_first={batch_first}; give one length per "
             f"sequence (dimension {batch_dim})"

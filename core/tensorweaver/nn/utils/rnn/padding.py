@@ -31,12 +31,12 @@ def pad_sequence(
     """Stack sequences of shapes ``(L_i, *)`` into ``(L, N, *)`` (``(N, L, *)`` with
     ``batch_first``), ``L = max L_i``, filling with ``padding_value`` on ``padding_side``."""
     if padding_side not in ("left", "right"):
-        raise ValueError(
+        raise RuntimeError(  # PyTorch's class
             f"pad_sequence: padding_side must be 'left' or 'right', got {padding_side!r}"
         )
     seqs = list(sequences.unbind(0) if isinstance(sequences, Tensor) else sequences)
     if not seqs:
-        raise ValueError("pad_sequence: got no sequences; pass a non-empty list of tensors")
+        raise RuntimeError("pad_sequence: got no sequences; pass a non-empty list of tensors")
     trailing = tuple(seqs[0].shape[1:])
     shapes = [tuple(s.shape) for s in seqs]
     if any(s.dim() == 0 or tuple(s.shape[1:]) != trailing for s in seqs):
