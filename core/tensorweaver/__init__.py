@@ -443,6 +443,7 @@ _LAZY_ATTRS = {
     "History": ("tensorweaver.training", "History"),
     "check": ("tensorweaver.check", "check"),
     "compile": ("tensorweaver.compiler", "compile"),
+    "vmap": ("tensorweaver.func", "vmap"),
     "to_torch_module": ("tensorweaver.interop.torch_module", "to_torch_module"),
     "from_torch_module": ("tensorweaver.interop.torch_module", "from_torch_module"),
     "inverse": ("tensorweaver.linalg.solvers", "inv"),
