@@ -481,6 +481,14 @@ _LAZY_ATTRS = {
     **_from("default_tensor_type", "set_default_tensor_type"),
     **_from("ops.inplace_shape", "resize_as_"),
     **_from("ops.membership", "isin"),
+    **_from(
+        "ops.foreach_lists",
+        "_foreach_abs _foreach_abs_ _foreach_add _foreach_add_ _foreach_addcdiv "
+        "_foreach_addcdiv_ _foreach_addcmul _foreach_addcmul_ _foreach_copy_ _foreach_div "
+        "_foreach_div_ _foreach_exp _foreach_exp_ _foreach_lerp _foreach_lerp_ _foreach_mul "
+        "_foreach_mul_ _foreach_neg _foreach_neg_ _foreach_norm _foreach_sqrt _foreach_sqrt_ "
+        "_foreach_sub _foreach_sub_ _foreach_zero_",
+    ),
     **_from("ops.flat_index", "put unravel_index"),
     **_from("ops.histograms", "histogram histogramdd"),
     **_from("ops.integration", "cumulative_trapezoid trapezoid trapz"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from tensorweaver import return_types
@@ -12,6 +13,7 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.complex import conj_physical, real
 from tensorweaver.ops.movement import dim_list
+from tensorweaver.registry import _caller_level
 from tensorweaver.tensor import Tensor, _axis, index_argument
 
 Dim = Any  # None, an int, or a sequence of ints
@@ -224,6 +226,18 @@ def var(
     unbiased: bool | None = None,
 ) -> Tensor:
     """Variance with Bessel's ``correction`` (1 by default; ``unbiased=False`` means 0)."""
+    return _variance("var", x, dim, correction, keepdim, unbiased)
+
+
+def _variance(
+    name: str,
+    x: Tensor,
+    dim: Dim,
+    correction: float | None,
+    keepdim: bool,
+    unbiased: bool | None,
+) -> Tensor:
+    """``var``'s work; ``name`` is the function the warning names."""
     if isinstance(dim, bool):  # PyTorch's var(input, unbiased) overload
         dim, unbiased = None, dim
     if correction is None:
@@ -234,6 +248,14 @@ def var(
         )
     axes = axes_of("var", dim, x.ndim)
     n = math.prod(x.shape[a] for a in axes)
+    if n - correction <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0 (correction {correction} with {n} values "
+            "per result), so the result is inf or nan; the correction must be strictly less "
+            "than the number of values reduced",
+            UserWarning,
+            stacklevel=_caller_level(),
+        )
     centred = ew.sub(x, mean(x, axes, True))
     # |x - mean|^2: the variance of complex numbers is real, as PyTorch's.
     squares = ew.mul(centred, conj_physical(centred))
@@ -253,16 +275,10 @@ def std(
     unbiased: bool | None = None,
 ) -> Tensor:
     if x.dtype in _HALF:  # the variance of thousands overflows half: in float32, as PyTorch
-        wide = var(
-            ew.cast(x, dtypes.float32),
-            dim,
-            correction=correction,
-            keepdim=keepdim,
-            unbiased=unbiased,
-        )
+        wide = _variance("std", ew.cast(x, dtypes.float32), dim, correction, keepdim, unbiased)
         return labelled(ew.cast(_root(wide, 2), x.dtype), "StdBackward0", x)
     # _root: the gradient is 0 where the slice is constant, as PyTorch's (not 0 * inf)
-    out = _root(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased), 2)
+    out = _root(_variance("std", x, dim, correction, keepdim, unbiased), 2)
     return labelled(out, "StdBackward0", x)
 
 

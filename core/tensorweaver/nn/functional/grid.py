@@ -43,14 +43,20 @@ def _reflect(c: Tensor, twice_low: int, twice_high: int) -> Tensor:
     return tw.where(flips % 2 == 0, extra + low, span - extra + low)
 
 
+def _clip(c: Tensor, size: int) -> Tensor:
+    """``c`` clamped into [0, size - 1]. PyTorch counts the border positions themselves as
+    outside (gradient 0 there), where ``clamp`` would pass the gradient through."""
+    inside = (c > 0) & (c < size - 1)
+    return tw.where(inside, c, c.detach().clamp(0, size - 1))
+
+
 def _pad_coordinates(c: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
     """Positions outside the input moved inside, as ``padding_mode`` reads them."""
     if padding_mode == "border":
-        return c.clamp(0, size - 1)
+        return _clip(c, size)
     if padding_mode == "reflection":
-        if align_corners:
-            return _reflect(c, 0, 2 * (size - 1))
-        return _reflect(c, -1, 2 * size - 1).clamp(0, size - 1)
+        twice_low, twice_high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        return _clip(_reflect(c, twice_low, twice_high), size)
     return c
 
 
@@ -75,7 +81,8 @@ def _taps(
     if mode != "bicubic":
         c = _pad_coordinates(c, size, padding_mode, align_corners)
     if mode == "nearest":
-        return [(c.round().detach(), None)]
+        # A weight of 1 that keeps the grid in the graph: PyTorch gives it a zero gradient.
+        return [(c.round().detach(), c.sign() * 0 + 1)]
     low = c.floor().detach()
     t = c - low
     if mode == "bilinear":
@@ -142,6 +149,7 @@ def grid_sample(
             "grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got "
             f"{padding_mode!r}"
         )
+    align_corners = _default_align_corners(align_corners, "grid_sample")
     shapes = f"input of shape {tuple(input.shape)} and grid of shape {tuple(grid.shape)}"
     if input.dim() not in (4, 5) or grid.dim() != input.dim():
         raise RuntimeError(
@@ -168,8 +176,21 @@ def grid_sample(
         (input, grid),
         mode,
         padding_mode,
-        bool(align_corners),
+        align_corners,
     )
+
+
+def _default_align_corners(align_corners: Optional[bool], name: str) -> bool:
+    """``align_corners``, False when not given, with PyTorch's warning about that default."""
+    if align_corners is None:
+        warnings.warn(
+            f"{name}: the default behavior of grid_sample and affine_grid is align_corners=False "
+            "(changed in PyTorch 1.3.0); pass align_corners=True for the old behavior, or "
+            "align_corners=False to keep this one without the warning",
+            UserWarning,
+            stacklevel=3,
+        )
+    return bool(align_corners)
 
 
 def _steps(n: int, align_corners: bool) -> np.ndarray:
@@ -184,6 +205,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: Optional[bool
     """The ``(N, H, W, 2)`` (or ``(N, D, H, W, 3)``) grid of ``grid_sample`` positions that the
     affine maps ``theta`` ``(N, 2, 3)`` (or ``(N, 3, 4)``) send each output pixel centre to,
     for an output of ``size`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``)."""
+    align_corners = _default_align_corners(align_corners, "affine_grid")
     size = [int(s) for s in size]
     if len(size) not in (4, 5):
         raise NotImplementedError(
@@ -213,7 +235,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: Optional[bool
             stacklevel=2,
         )
     # (x, y[, z], 1) per output position; x runs along the last axis.
-    axes = np.meshgrid(*(_steps(m, bool(align_corners)) for m in spatial), indexing="ij")
+    axes = np.meshgrid(*(_steps(m, align_corners) for m in spatial), indexing="ij")
     base = np.stack([*reversed(axes), np.ones(spatial)], -1).reshape(1, -1, rank + 1)
     base = tw.tensor(base, dtype=theta.dtype, device=theta.device)
     return (base @ theta.transpose(1, 2)).reshape(size[0], *spatial, rank)
