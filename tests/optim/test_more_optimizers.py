@@ -130,9 +130,3 @@ def test_bad_options_raise(make: Any, words: list[str]) -> None:
         make([tw.ones(2, requires_grad=True)])
     for word in words:
         assert word in str(info.value)
-
-
-@pytest.mark.parametrize("name", ["Adam", "SGD", "Adadelta", "ASGD"])
-def test_differentiable_steps_are_refused(name: str) -> None:
-    with pytest.raises(NotImplementedError, match=f"{name}: differentiable=True"):
-        getattr(optim, name)([tw.ones(2, requires_grad=True)], differentiable=True)

@@ -27,6 +27,8 @@ OPTIMIZERS: dict[str, Callable[[Any, list], Any]] = {
     "Rprop": lambda o, p: o.Rprop(p, lr=0.01, etas=(0.4, 1.3)),
     "SparseAdam": lambda o, p: o.SparseAdam(p, lr=0.01, betas=(0.8, 0.9)),
     "LBFGS": lambda o, p: o.LBFGS(p, lr=1, history_size=5, line_search_fn="strong_wolfe"),
+    "Adafactor": lambda o, p: o.Adafactor(p, lr=0.02, eps=(1e-30, 1e-3), maximize=True),
+    "Muon": lambda o, p: o.Muon([q for q in p if q.dim() == 2], adjust_lr_fn="match_rms_adamw"),
 }
 
 

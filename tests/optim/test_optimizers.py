@@ -95,8 +95,7 @@ def _assert_same_state(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
                 np.testing.assert_allclose(_host(got[key]), _host(value), rtol=1e-12, atol=1e-15)
     for got, expected in zip(ours["param_groups"], theirs["param_groups"]):
         for key, value in got.items():
-            want = list(expected[key]) if isinstance(expected[key], tuple) else expected[key]
-            assert value == want, key
+            assert value == expected[key] and type(value) is type(expected[key]), key
 
 
 def _make(name: str, params: list[Any], kwargs: dict[str, Any], lib: Any) -> Any:
@@ -132,7 +131,7 @@ def _to_blob(state_dict: dict[str, Any]) -> tuple[dict[str, np.ndarray], str]:
             return {"__tensor__": str(len(arrays) - 1)}
         if isinstance(value, dict):
             return {str(k): plain(v) for k, v in value.items()}
-        if isinstance(value, list):
+        if isinstance(value, (list, tuple)):  # JSON writes a tuple (betas) as a list
             return [plain(v) for v in value]
         assert value is None or isinstance(value, (bool, int, float, str)), type(value)
         return value
@@ -184,7 +183,7 @@ def test_loaded_state_is_a_copy(backend: str) -> None:
     other.param_groups[0]["params"][0].grad = tw.ones(3, 4, dtype=tw.float64)
     other.step()
     np.testing.assert_array_equal(saved["state"][0]["exp_avg"].numpy(), before)
-    assert saved["param_groups"][0]["betas"] == [0.9, 0.999]
+    assert saved["param_groups"][0]["betas"] == (0.9, 0.999)  # a tuple, as PyTorch's
     assert other.param_groups[0]["betas"] == (0.9, 0.999)
 
 
@@ -263,7 +262,6 @@ def test_named_parameters_keep_their_names(backend: str) -> None:
         (lambda p: optim.SGD([{"params": p, "lr": -1.0}], lr=0.1), ["lr", "-1.0"]),
         (lambda p: optim.SGD(p + p, lr=0.1), ["twice"]),
         (lambda p: optim.SGD([{"params": p}, {"params": p}], lr=0.1), ["more than one"]),
-        (lambda p: optim.Adam([{"params": p, "momentum": 0.9}]), ["unknown", "momentum"]),
         (lambda p: optim.SGD([], lr=0.1), ["empty"]),
     ],
 )

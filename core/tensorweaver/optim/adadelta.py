@@ -12,7 +12,7 @@ class Adadelta(Optimizer):
     """``torch.optim.Adadelta``: ``delta = sqrt(acc_delta + eps) / sqrt(square_avg + eps) * g``.
 
     ``foreach`` and ``capturable`` are accepted for PyTorch compatibility and change
-    nothing here; ``differentiable=True`` is not supported.
+    nothing here.
     """
 
     def __init__(
@@ -44,7 +44,7 @@ class Adadelta(Optimizer):
         super()._check_group(group)
         rho = group["rho"]
         if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Adadelta: invalid rho={rho!r}; expected a number in [0, 1]")
+            raise ValueError(f"Adadelta: Invalid rho value: {rho} (rho must be in [0, 1])")
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         return {

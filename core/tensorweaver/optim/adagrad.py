@@ -46,7 +46,10 @@ class Adagrad(Optimizer):
                 self._state_of(p, group)
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
-        return {"step": 0.0, "sum": tw.full_like(param, group["initial_accumulator_value"])}
+        value = group["initial_accumulator_value"]
+        if param.dtype.is_complex:  # both parts of a complex parameter start at the value
+            value = complex(value, value)
+        return {"step": 0.0, "sum": tw.full_like(param, value)}
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)

@@ -47,6 +47,27 @@ class Adam(Optimizer):
         }
         super().__init__(params, defaults)
 
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        kinds = {
+            type(b) if isinstance(b, tw.Tensor) else isinstance(b, float) for b in group["betas"]
+        }
+        if kinds not in ({True}, {tw.Tensor}):
+            raise ValueError(
+                f"{type(self).__name__}: betas must be either both floats or both Tensors, got "
+                f"{group['betas']!r}"
+            )
+        if group.get("foreach") and not group.get("capturable"):
+            # PyTorch's foreach kernels take these as numbers only.
+            named = [("lr", group.get("lr"))]
+            named += [(f"betas[{i}]", b) for i, b in enumerate(group.get("betas", ()))]
+            for option, value in named:
+                if isinstance(value, tw.Tensor):
+                    raise ValueError(
+                        f"{type(self).__name__}: {option} as a Tensor is not supported for "
+                        "capturable=False and foreach=True; pass a number, or foreach=False"
+                    )
+
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         state = {
             "step": 0.0,
@@ -74,6 +95,13 @@ class Adam(Optimizer):
             second = state["max_exp_avg_sq"].copy_(tw.maximum(state["max_exp_avg_sq"], exp_avg_sq))
         else:
             second = exp_avg_sq
+        if group["differentiable"]:
+            # PyTorch's recorded form: the step size folded into the denominator, and a
+            # copy of exp_avg (which the next step changes in place) for the backward.
+            step_size_neg = -step_size
+            denom = second.sqrt() / (bias_correction2_sqrt * step_size_neg)
+            param.addcdiv_(exp_avg.clone(), denom + group["eps"] / step_size_neg)
+            return
         denom = second.sqrt() / bias_correction2_sqrt + group["eps"]
         param.addcdiv_(exp_avg, denom, value=-step_size)
 

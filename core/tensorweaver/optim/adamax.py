@@ -13,7 +13,7 @@ class Adamax(Optimizer):
     ``p -= lr / (1 - beta1**t) * exp_avg / exp_inf``.
 
     ``foreach`` and ``capturable`` are accepted for PyTorch compatibility and change
-    nothing here; ``differentiable=True`` is not supported.
+    nothing here.
     """
 
     def __init__(

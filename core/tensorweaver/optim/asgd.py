@@ -13,7 +13,7 @@ class ASGD(Optimizer):
     and a running average ``ax`` of the iterates, which starts at step ``t0``.
 
     ``foreach`` and ``capturable`` are accepted for PyTorch compatibility and change
-    nothing here; ``differentiable=True`` is not supported.
+    nothing here.
     """
 
     _scalar_state = ("step", "eta", "mu")

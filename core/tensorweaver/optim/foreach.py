@@ -18,7 +18,7 @@ def foreach_backend(params: list[Tensor], group: dict[str, Any]) -> Optional[Any
 
     That takes the group's ``foreach`` option not False, every parameter a floating-point
     tensor on one backend, and that backend defining the foreach primitives."""
-    if group.get("foreach") is False:
+    if group.get("foreach") is False or group.get("differentiable"):
         return None
     backend = params[0].backend
     if getattr(backend, "foreach_add", None) is None:

@@ -58,19 +58,26 @@ class LBFGS(Optimizer):
 
     # -- the parameters as one flat vector ------------------------------------------------
 
+    # A complex parameter counts as its real and imaginary parts, as in PyTorch.
+
     def _gather_flat_grad(self) -> Any:
-        return tw.cat(
-            [
-                tw.zeros_like(p).view(-1) if p.grad is None else p.grad.reshape(-1)
-                for p in self._params
-            ]
-        )
+        flat = []
+        for p in self._params:
+            grad = tw.zeros_like(p) if p.grad is None else p.grad
+            flat.append((tw.view_as_real(grad) if grad.dtype.is_complex else grad).reshape(-1))
+        return tw.cat(flat)
 
     def _add_grad(self, step_size: float, update: Any) -> None:
         offset = 0
         for p in self._params:
-            numel = p.numel()
-            p.add_(update[offset : offset + numel].view_as(p), alpha=step_size)
+            if p.dtype.is_complex:
+                parts = tw.view_as_real(p)
+                numel = parts.numel()
+                step = update[offset : offset + numel].view_as(parts)
+                p.copy_(tw.view_as_complex(parts.add(step, alpha=step_size)))
+            else:
+                numel = p.numel()
+                p.add_(update[offset : offset + numel].view_as(p), alpha=step_size)
             offset += numel
 
     def _directional_evaluate(

@@ -44,6 +44,23 @@ __all__ = [
 ]
 
 
+# PyTorch's words, so that filters written for PyTorch's warnings catch these too.
+_ORDER_WARNING = (
+    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and "
+    "later, you should call them in the opposite order: `optimizer.step()` before "
+    "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
+    "value of the learning rate schedule. See more details at "
+    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate"
+)
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
+    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
+    "epoch is different from None, the closed form is used instead of the new chainable form, "
+    "where available. Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose."
+)
+
+
 def _check_optimizer(owner: str, optimizer: Any) -> None:
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"{owner}: {type(optimizer).__name__} is not a tw.optim.Optimizer")
@@ -85,6 +102,20 @@ def _track_step_calls(optimizer: Optimizer) -> None:
     optimizer.step = tracked  # type: ignore[method-assign]
 
 
+def _set_lr(group: dict[str, Any], value: Any) -> None:
+    """Write ``value`` as the group's lr: into its tensor in place when the lr is a tensor,
+    as PyTorch does (an lr given as a tensor stays that tensor)."""
+    if isinstance(group["lr"], tw.Tensor):
+        group["lr"].fill_(value)
+    else:
+        group["lr"] = value
+
+
+def _copy(value: Any) -> Any:
+    """A tensor lr cloned (so a later in-place write leaves the copy), a number itself."""
+    return value.clone() if isinstance(value, tw.Tensor) else value
+
+
 class LRScheduler:
     """Base class: tracks ``last_epoch`` and writes ``get_lr()``'s values into the groups.
 
@@ -99,7 +130,7 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                group.setdefault("initial_lr", _copy(group["lr"]))
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -138,27 +169,18 @@ class LRScheduler:
         """Advance one epoch (``epoch=`` jumps to that epoch; deprecated in PyTorch)."""
         if self._step_count == 1 and not hasattr(self.optimizer.step, "_tracked_by_lr_scheduler"):
             warnings.warn(
-                "optimizer.step was replaced after the lr scheduler was created, so the scheduler "
-                "cannot tell whether it ran first; call optimizer.step() before "
-                "lr_scheduler.step().",
+                "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                "initialization. Please, make sure to call `optimizer.step()` before "
+                "`lr_scheduler.step()`. See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
                 UserWarning,
                 stacklevel=2,
             )
         elif self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
-            warnings.warn(
-                "Detected call of `lr_scheduler.step()` before `optimizer.step()`: the first "
-                "value of the schedule is skipped. Call optimizer.step() first.",
-                UserWarning,
-                stacklevel=2,
-            )
+            warnings.warn(_ORDER_WARNING, UserWarning, stacklevel=2)
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(
-                "Passing an epoch to lr_scheduler.step() is deprecated (as in PyTorch); "
-                "call step() once per epoch instead.",
-                UserWarning,
-                stacklevel=2,
-            )
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: Optional[int] = None) -> None:
@@ -169,11 +191,11 @@ class LRScheduler:
             self.last_epoch = epoch
             values = self._get_closed_form_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+            _set_lr(group, lr)
+        self._last_lr = self._current_lrs()
 
     def _current_lrs(self) -> list[float]:
-        return [group["lr"] for group in self.optimizer.param_groups]
+        return [_copy(group["lr"]) for group in self.optimizer.param_groups]
 
     def state_dict(self) -> dict[str, Any]:
         """Every attribute but the optimizer."""
@@ -489,7 +511,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_i = self.T_0 * self.T_mult**n
         self.last_epoch = math.floor(epoch)
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
+            _set_lr(group, lr)
         self._last_lr = self._current_lrs()
 
 
@@ -525,7 +547,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _per_group("CyclicLR", "base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _set_lr(group, lr)
         self.max_lrs = _per_group("CyclicLR", "max_lr", optimizer, max_lr)
         up = float(step_size_up)
         down = up if step_size_down is None else float(step_size_down)
@@ -630,7 +652,7 @@ class SequentialLR(LRScheduler):
         self.optimizer = optimizer
         # Undo the initial step every scheduler took, then take the first one's again.
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_lr(group, group["initial_lr"])
         for scheduler in self._schedulers:
             _undo_initial_step(scheduler)
         first = self._schedulers[bisect_right(self._milestones, 0)]
@@ -933,6 +955,8 @@ class ReduceLROnPlateau(LRScheduler):
 
     def step(self, metrics: Any, epoch: Optional[int] = None) -> None:  # type: ignore[override]
         current = float(metrics.item()) if isinstance(metrics, tw.Tensor) else float(metrics)
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         if self._is_better(current, self.best):
             self.best = current
@@ -961,7 +985,7 @@ class ReduceLROnPlateau(LRScheduler):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, min_lr)
             if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
+                _set_lr(group, new_lr)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         super().load_state_dict(state_dict)

@@ -65,5 +65,11 @@ class NAdam(Optimizer):
         exp_avg.lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         denom = (exp_avg_sq / (1 - beta2**step)).sqrt() + group["eps"]
-        param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
-        param.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))
+        grad_step = -lr * (1.0 - mu) / (1.0 - mu_product)
+        avg_step = -lr * mu_next / (1.0 - mu_product * mu_next)
+        if group["differentiable"]:  # PyTorch's recorded form: scaled copies, then divided
+            param.addcdiv_(grad * grad_step, denom)
+            param.addcdiv_(exp_avg * avg_step, denom)
+        else:
+            param.addcdiv_(grad, denom, value=grad_step)
+            param.addcdiv_(exp_avg, denom, value=avg_step)

@@ -2,35 +2,50 @@
 
 Subclasses set their defaults and implement ``_update`` (one parameter, one group);
 the base runs the closure, skips parameters without a gradient and runs the
-updates under ``tw.no_grad()``. State is keyed by the parameter object (tensors
-hash by identity), as in PyTorch; ``state_dict()`` keys it by the parameter's
-index instead and holds only tensors, numbers, strings, booleans, None, lists and dicts,
-so it can be written as safetensors plus JSON.
+updates under ``tw.no_grad()`` (recorded for autograd with ``differentiable=True``, as in
+PyTorch). Complex parameters are stepped as pairs of reals (:mod:`.complex_params`).
+State is keyed by the parameter object (tensors hash by identity), as in PyTorch;
+``state_dict()`` keys it by the parameter's index instead; its groups are shallow copies
+of the param groups (tuples stay tuples), as PyTorch's, and a JSON round trip of them
+loads back (lists become tuples again).
 """
 
 from __future__ import annotations
 
 import copy
 import numbers
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from typing import Any, Callable, Optional, Union
 
 import tensorweaver as tw
-
-# Options that every optimizer which has them requires to be a number >= 0.
-_NON_NEGATIVE = (
-    "lr",
-    "eps",
-    "weight_decay",
-    "momentum",
-    "alpha",
-    "lr_decay",
-    "initial_accumulator_value",
-    "momentum_decay",
+from tensorweaver.optim.complex_params import stepped_as_real
+from tensorweaver.optim.hooks import (
+    add_hook,
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+    with_step_hooks,
 )
 
+# Options that every optimizer which has them requires to be >= 0, with PyTorch's words.
+_NON_NEGATIVE = {
+    "lr": "Invalid learning rate",
+    "eps": "Invalid epsilon value",
+    "weight_decay": "Invalid weight_decay value",
+    "momentum": "Invalid momentum value",
+    "lr_decay": "Invalid lr_decay value",
+    "initial_accumulator_value": "Invalid initial_accumulator_value value",
+    "momentum_decay": "Invalid momentum_decay value",
+}
+
 ParamsT = Union[Iterable[Any], Iterable[dict[str, Any]]]
+
+__all__ = [
+    "Optimizer",
+    "ParamsT",
+    "register_optimizer_step_post_hook",
+    "register_optimizer_step_pre_hook",
+]
 
 
 class Optimizer:
@@ -43,6 +58,19 @@ class Optimizer:
 
     # State entries kept as Python numbers (a tensor loaded into one becomes a float).
     _scalar_state: tuple[str, ...] = ("step",)
+    # Whether complex parameters are stepped (as pairs of reals, as in PyTorch).
+    _supports_complex = True
+
+    # Whether the options are checked: for this package's optimizers and their subclasses;
+    # PyTorch's base class checks nothing, so a user's own optimizer is not checked either.
+    _checks_options = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith("tensorweaver.optim."):
+            cls._checks_options = True
+        if "step" in cls.__dict__:  # a subclass's own step runs the step hooks too
+            cls.step = with_step_hooks(cls.step)  # type: ignore[method-assign]
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         if isinstance(params, tw.Tensor):
@@ -50,13 +78,19 @@ class Optimizer:
                 f"{type(self).__name__}: params must be an iterable of tensors or of dicts, "
                 "got a single Tensor; pass [tensor] or model.parameters()"
             )
+        self._optimizer_step_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._optimizer_state_dict_post_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: OrderedDict[int, Callable] = OrderedDict()
         self._check_group(defaults)
         self.defaults = defaults
         self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         groups = list(params)
         if not groups:
-            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+            raise ValueError(f"{type(self).__name__}: optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         for group in groups:
@@ -69,20 +103,16 @@ class Optimizer:
         name = type(self).__name__
         if not isinstance(param_group, dict):
             raise TypeError(f"{name}: a param group must be a dict, got {type(param_group)}")
-        unknown = sorted(set(param_group) - set(self.defaults) - {"params", "param_names"})
-        if unknown:
-            raise ValueError(
-                f"{name}: unknown param group option(s) {unknown}; "
-                f"known options are {sorted(self.defaults)}"
-            )
-        group = dict(param_group)
+        # Other keys ("name", "lr_scale", ...) stay in the group, as PyTorch keeps them.
+        group = param_group  # as in PyTorch, the optimizer holds the caller's dict
         params = group["params"]
         if isinstance(params, tw.Tensor):
             params = [params]
         elif isinstance(params, set):
             raise TypeError(
-                f"{name}: params must be an ordered collection (a set's order changes between "
-                "runs); pass a list"
+                f"{name}: optimizer parameters need to be organized in ordered collections, but "
+                "the ordering of tensors in sets will change between runs. Please use a list "
+                "instead."
             )
         params = list(params)
         if params and all(isinstance(p, tuple) for p in params):
@@ -92,7 +122,7 @@ class Optimizer:
         for p in params:
             if not isinstance(p, tw.Tensor):
                 raise TypeError(f"{name}: can only optimize Tensors, got {type(p).__name__}")
-            if not p.is_leaf:
+            if not p.is_leaf and not self.defaults.get("differentiable"):
                 raise ValueError(
                     f"{name}: can't optimize a non-leaf Tensor; optimize the leaf it was "
                     "computed from, or call .detach().requires_grad_()"
@@ -103,35 +133,49 @@ class Optimizer:
 
         ids = [id(p) for p in params]
         if len(set(ids)) != len(ids):
-            raise ValueError(f"{name}: a parameter appears twice in one param group")
+            # PyTorch only warns ("in future, this will cause an error"); the grouped
+            # (foreach) steps here would update such a parameter once, not twice.
+            raise ValueError(
+                f"{name}: a parameter appears twice in one param group (PyTorch: duplicate "
+                "parameters); list each parameter once"
+            )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if seen.intersection(ids):
-            raise ValueError(f"{name}: some parameters appear in more than one param group")
+            raise ValueError(
+                f"{name}: some parameters appear in more than one parameter group; "
+                "give each parameter to one group only"
+            )
         if any(("param_names" in g) != ("param_names" in group) for g in self.param_groups):
             raise ValueError(f"{name}: all param groups must be given either with names or without")
         self.param_groups.append(group)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         """Raise ValueError for an out-of-range option; subclasses add their own rules."""
+        if not self._checks_options:
+            return
         name = type(self).__name__
-        if group.get("differentiable"):
-            raise NotImplementedError(
-                f"{name}: differentiable=True (autograd through the optimizer step) is not "
-                "supported; steps run under tw.no_grad(). Pass differentiable=False"
-            )
-        for option in _NON_NEGATIVE:
+        if group.get("fused") and group.get("foreach"):
+            raise RuntimeError(f"{name}: `fused` and `foreach` cannot be `True` together.")
+        for option, words in self._non_negative().items():
             if option in group:
-                value = group[option]
-                if not isinstance(value, numbers.Real) or not value >= 0:
-                    raise ValueError(f"{name}: invalid {option}={value!r}; expected a number >= 0")
+                value = _number(name, option, group[option])
+                if not value >= 0:
+                    raise ValueError(f"{name}: {words}: {value} ({option} must be >= 0)")
         if "betas" in group:
             betas = group["betas"]
-            if (
-                not isinstance(betas, (tuple, list))
-                or len(betas) != 2
-                or not all(isinstance(b, numbers.Real) and 0 <= b < 1 for b in betas)
-            ):
+            if not isinstance(betas, (tuple, list)) or len(betas) != 2:
                 raise ValueError(f"{name}: invalid betas={betas!r}; expected two numbers in [0, 1)")
+            for i, beta in enumerate(betas):
+                value = _number(name, f"betas[{i}]", beta)
+                if not 0 <= value < 1:
+                    raise ValueError(
+                        f"{name}: Invalid beta parameter at index {i}: {value} "
+                        f"(betas={tuple(betas)!r}; each must be in [0, 1))"
+                    )
+
+    def _non_negative(self) -> dict[str, str]:
+        """The options this optimizer requires to be >= 0, with PyTorch's error words."""
+        return _NON_NEGATIVE
 
     # -- stepping ---------------------------------------------------------------------
 
@@ -148,17 +192,30 @@ class Optimizer:
                         p.grad = p.grad.detach()
                     p.grad.zero_()
 
+    @with_step_hooks
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """Update every parameter that has a gradient; return ``closure()``'s loss, if given."""
         loss = None
         if closure is not None:
             with tw.enable_grad():
                 loss = closure()
-        with tw.no_grad():
+        # As PyTorch: with differentiable=True the step is recorded for autograd.
+        with tw.set_grad_enabled(bool(self.defaults.get("differentiable"))):
             for group in self.param_groups:
                 params = [p for p in group["params"] if p.grad is not None]
-                if params:
-                    self._step_group(params, group)
+                if not params:
+                    continue
+                options = _as_numbers(group)
+                if _any_complex(params):
+                    if not self._supports_complex:
+                        raise RuntimeError(
+                            f"{type(self).__name__} does not support complex parameters; "
+                            "optimize their real and imaginary parts (tw.view_as_real) instead"
+                        )
+                    with stepped_as_real(self.state, params) as stepped:
+                        self._step_group(stepped, options)
+                else:
+                    self._step_group(params, options)
         return loss
 
     def _step_group(self, params: list[Any], group: dict[str, Any]) -> None:
@@ -207,16 +264,23 @@ class Optimizer:
         Parameters are named by their index in the order of ``param_groups``; the
         tensors are the live state tensors (not copies), as in PyTorch.
         """
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
-            packed = {k: _plain(v) for k, v in group.items() if k != "params"}
+            packed = {k: v for k, v in group.items() if k != "params"}
             for p in group["params"]:
                 index.setdefault(id(p), len(index))
             packed["params"] = [index[id(p)] for p in group["params"]]
             groups.append(packed)
         state = {index[id(p)]: dict(s) for p, s in self.state.items()}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a dict from ``state_dict()``; its tensors are copied to each parameter.
@@ -225,17 +289,24 @@ class Optimizer:
         be ints or their string form (as after a JSON round trip).
         """
         name = type(self).__name__
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(saved_groups) != len(self.param_groups):
             raise ValueError(
-                f"{name}.load_state_dict: the state dict has {len(saved_groups)} param groups, "
-                f"the optimizer has {len(self.param_groups)}"
+                f"{name}.load_state_dict: loaded state dict has a different number of parameter "
+                f"groups ({len(saved_groups)} param groups; the optimizer has "
+                f"{len(self.param_groups)})"
             )
         for i, (group, saved) in enumerate(zip(self.param_groups, saved_groups)):
             if len(group["params"]) != len(saved["params"]):
                 raise ValueError(
-                    f"{name}.load_state_dict: param group {i} has {len(saved['params'])} "
-                    f"parameters in the state dict and {len(group['params'])} in the optimizer"
+                    f"{name}.load_state_dict: loaded state dict contains a parameter group that "
+                    "doesn't match the size of optimizer's group (param group "
+                    f"{i} has {len(saved['params'])} parameters in the state dict and "
+                    f"{len(group['params'])} in the optimizer)"
                 )
         by_index = {
             int(i): p
@@ -264,6 +335,35 @@ class Optimizer:
             groups.append(saved)
         self.state = state
         self.param_groups = groups
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
+
+    # -- hooks ----------------------------------------------------------------------------
+
+    def register_step_pre_hook(self, hook: Callable) -> Any:
+        """Call ``hook(optimizer, args, kwargs)`` before each ``step``; it may return new
+        ``(args, kwargs)``."""
+        return add_hook(self._optimizer_step_pre_hooks, hook, prepend=False)
+
+    def register_step_post_hook(self, hook: Callable) -> Any:
+        """Call ``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return add_hook(self._optimizer_step_post_hooks, hook, prepend=False)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """Call ``hook(optimizer)`` before ``state_dict()`` builds the dict."""
+        return add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """Call ``hook(optimizer, state_dict)`` on the dict; a dict it returns replaces it."""
+        return add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """Call ``hook(optimizer, state_dict)`` before loading; a dict it returns is loaded."""
+        return add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> Any:
+        """Call ``hook(optimizer)`` after ``load_state_dict`` has loaded."""
+        return add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def _load_value(self, param: Any, key: str, value: Any) -> Any:
         if isinstance(value, list):  # LBFGS keeps its history as lists of tensors
@@ -287,10 +387,46 @@ class Optimizer:
         return f"{type(self).__name__} (\n" + "\n\n".join(groups) + "\n)"
 
 
-def _plain(value: Any) -> Any:
-    """A copy of a group option made of lists and dicts only (tuples become lists)."""
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+def _number(owner: str, option: str, value: Any) -> float:
+    """An option's value as a number: a real number, or a one-element tensor's value."""
+    if isinstance(value, tw.Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"{owner}: Tensor {option} must be 1-element, got shape {value.shape}")
+        return value.item()
+    if not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{owner}: {option} must be a number or a 1-element tensor, got "
+            f"{type(value).__name__} {value!r}"
+        )
     return value
+
+
+def _as_numbers(group: dict[str, Any]) -> dict[str, Any]:
+    """``group``, or a copy whose tensor options (an lr or betas given as tensors) are
+    Python numbers: their values, as PyTorch's steps without ``capturable`` read them."""
+    for value in group.values():  # a plain loop: this runs every step
+        if isinstance(value, tw.Tensor) or (
+            type(value) is tuple and any(isinstance(x, tw.Tensor) for x in value)
+        ):
+            break
+    else:
+        return group
+    return {
+        k: v
+        if k == "params"
+        else tuple(_value(x) for x in v)
+        if isinstance(v, tuple)
+        else _value(v)
+        for k, v in group.items()
+    }
+
+
+def _any_complex(params: list[Any]) -> bool:
+    for p in params:  # a plain loop: this runs every step
+        if p.dtype.kind == "c":
+            return True
+    return False
+
+
+def _value(value: Any) -> Any:
+    return value.item() if isinstance(value, tw.Tensor) else value

@@ -37,8 +37,8 @@ class RAdam(Optimizer):
             "maximize": maximize,
             "foreach": foreach,
             "capturable": capturable,
-            "differentiable": differentiable,
             "decoupled_weight_decay": decoupled_weight_decay,
+            "differentiable": differentiable,
         }
         super().__init__(params, defaults)
 

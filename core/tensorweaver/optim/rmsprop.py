@@ -39,6 +39,9 @@ class RMSprop(Optimizer):
         }
         super().__init__(params, defaults)
 
+    def _non_negative(self) -> dict[str, str]:
+        return {**super()._non_negative(), "alpha": "Invalid alpha value"}
+
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         state = {"step": 0.0, "square_avg": tw.zeros_like(param)}
         if group["momentum"] > 0:

@@ -15,7 +15,7 @@ class Rprop(Optimizer):
     the gradient's sign. Steps start at ``lr``.
 
     ``foreach`` and ``capturable`` are accepted for PyTorch compatibility and change
-    nothing here; ``differentiable=True`` is not supported.
+    nothing here.
     """
 
     def __init__(
@@ -46,8 +46,8 @@ class Rprop(Optimizer):
         etas = group["etas"]
         if len(etas) != 2 or not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(
-                f"Rprop: invalid etas={etas!r}; expected (etaminus, etaplus) with "
-                "0 < etaminus < 1 < etaplus"
+                f"Rprop: Invalid eta values: {etas[0]}, {etas[1]} (etas=(etaminus, etaplus) "
+                "must have 0 < etaminus < 1 < etaplus)"
             )
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:

@@ -47,8 +47,8 @@ class SGD(Optimizer):
         super()._check_group(group)
         if group.get("nesterov") and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError(
-                "SGD: nesterov=True requires momentum > 0 and dampening=0, got "
-                f"momentum={group['momentum']!r}, dampening={group['dampening']!r}"
+                "SGD: Nesterov momentum requires a momentum and zero dampening (nesterov=True "
+                f"with momentum={group['momentum']!r}, dampening={group['dampening']!r})"
             )
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
@@ -58,7 +58,7 @@ class SGD(Optimizer):
             state = self.state[param]
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = state["momentum_buffer"] = grad.clone()
+                buf = state["momentum_buffer"] = grad.clone().detach()
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
             grad = grad + buf * momentum if group["nesterov"] else buf
@@ -84,7 +84,7 @@ class SGD(Optimizer):
                 if buf is None:  # the first step: the buffer starts as the gradient
                     # (cloned from .grad itself when that is it: its memory may be shared)
                     grad = p.grad if g is p.grad.native else Tensor(g, backend, p.dtype)
-                    buf = state["momentum_buffer"] = grad.clone()
+                    buf = state["momentum_buffer"] = grad.clone().detach()
                 else:
                     kept.append(buf)
                     kept_grads.append(g)
