@@ -72,15 +72,86 @@ def _apart(written: tuple, region: tuple | None) -> bool:
     )
 
 
+#: Bases whose write-back a climbing :meth:`Tensor._pass_on` makes itself: the ``_pass_on``
+#: of the last one, reached from inside the write into it, only reports that it ran (so a
+#: write through a chain of views is a loop, not one Python call per level).
+_HELD: list = []
+
 #: How many ``fill_`` write-backs are under way (they may write through repeated elements).
 _FILLING = [0]
-#: The in-place ops that PyTorch lets write one value through elements an ``expand()``
-#: repeats (every other write onto such elements raises its internal-overlap error).
-_FILLS = frozenset({"fill_"})
+#: The in-place ops that PyTorch lets write through elements an ``expand()`` repeats (every
+#: other write onto such elements raises its internal-overlap error); all but ``fill_`` with
+#: its deprecation warning.
+_FILLS = frozenset({"fill_", "masked_fill_", "index_fill_", "index_put_"})
 
 
 def _fills(op: str) -> bool:
     return op in _FILLS or _FILLING[0] > 0
+
+
+def _warn_deprecated_overlap(op: str) -> None:
+    import warnings
+
+    warnings.warn(
+        f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before "
+        "performing this operation.",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
+_NO_GRAD_VIEW_CHANGED = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked)."
+)
+_NO_GRAD_VIEW_WRITTEN = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode "
+    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+    "clarify your code by moving both the view and the inplace either both inside the no_grad "
+    "block (if you don't want the inplace to be tracked) or both outside (if you want the "
+    "inplace to be tracked)."
+)
+
+
+class _InvalidHistory:
+    """The history of a view PyTorch cannot regenerate after an in-place change of its base
+    (one made under ``no_grad`` of a base that requires grad, or one of several views an op
+    returned): using it in autograd raises ``message``, as PyTorch does (printing shows
+    ``grad_fn=<Invalid>``, as PyTorch's)."""
+
+    __slots__ = ("message",)
+    name = "Invalid"
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def __getattr__(self, attr: str) -> Any:
+        raise RuntimeError(self.message)
+
+
+#: The op name of ``x[index] = value`` (ops/index.py's setitem passes none).
+_SETITEM = "in-place operation"
+
+
+def _changes_repeat(t: Tensor, result: Tensor) -> bool:
+    """Whether ``result`` changes two elements of ``t`` at one memory location (``t``'s strides
+    as the backend lays it out): a ``setitem`` writes only the elements it selects, which
+    PyTorch refuses only where they repeat one. Host code: a rare path (views of expands)."""
+    import numpy as np
+
+    strides = t._layout()[0]
+    where = np.zeros((), np.int64)
+    for n, s in zip(t.shape, strides):
+        where = np.add.outer(where, np.arange(n, dtype=np.int64) * s)
+    old, new = t.backend.to_host(t.native), t.backend.to_host(result.native)
+    changed = new != old
+    if new.dtype.kind in "fc":  # NaN written over NaN is no change
+        changed &= ~(np.isnan(new) & np.isnan(old))
+    hit = where[changed]
+    return np.unique(hit).size != hit.size
 
 
 def _write_overlapping(base: Tensor, value: Tensor) -> None:
@@ -103,6 +174,11 @@ def _write_overlapping(base: Tensor, value: Tensor) -> None:
     merged[where[changed]] = new[changed]
     result = Tensor(backend.from_host(merged.reshape(old.shape), base.dtype), backend, base.dtype)
     base.copy_(result)
+
+
+# Only fills may write through it (``overlapping``); what wrote into it reads it again after
+# (``rereads``: the copies of each element change together).
+_write_overlapping.overlapping = _write_overlapping.rereads = True  # type: ignore[attr-defined]
 
 
 def _storage_of(backend: Any, native: Any) -> Any:
@@ -174,6 +250,31 @@ def _private_copy(backend: Any, native: Any, dtype: DType) -> Any:
     return backend.from_host(backend.to_host(native) if host is None else host, dtype)
 
 
+def _laid_out_like(backend: Any, native: Any, old: Any) -> Any:
+    """``native`` (the new values of a tensor with views) in the dense memory layout of
+    ``old``, its array so far: PyTorch's in-place ops keep the memory, so its views keep
+    their strides (and whether a reshape of them views or copies). A ``copy_`` here lays its
+    result out as its source (NumPy's and torch's follow their inputs' layouts)."""
+    layout, contiguous = getattr(backend, "layout", None), getattr(backend, "contiguous", None)
+    was = None if layout is None or contiguous is None else layout(old)
+    now = None if was is None else layout(native)
+    if now is None or was[0] == now[0] or not old.shape:
+        return native
+    shape, strides = tuple(old.shape), was[0]
+    order = sorted(range(len(shape)), key=lambda d: -strides[d])  # outermost first
+    step = 1
+    for d in reversed(order):
+        if shape[d] != 1 and strides[d] != step:
+            return native  # not dense (old is itself a strided view): leave it
+        step *= shape[d]
+    inverse = [0] * len(order)
+    for i, d in enumerate(order):
+        inverse[d] = i
+    # (no Tensor here: only the backend's array primitives, which record no history)
+    dense = contiguous(backend.permute(native, tuple(order)))
+    return backend.permute(dense, tuple(inverse))
+
+
 def _c_strides(shape: tuple) -> tuple:
     strides = []
     step = 1
@@ -200,6 +301,9 @@ class Tensor:
         "_views",
         "__weakref__",
     )
+    #: As torch.Tensor's: a NumPy scalar or array on an operator's left defers to the
+    #: tensor's reflected method (np.float32(0.5) * t is a tensor in the graph, not NumPy's).
+    __array_priority__ = 1000
 
     def __init__(
         self, native: Any = (), backend: Any = None, dtype: Any = None, *sizes: int
@@ -354,11 +458,17 @@ class Tensor:
         """The same values, cut from the graph. In-place changes to it reach this tensor; it
         shares memory with the host where this tensor does."""
         out = Tensor(self.native, self.backend, self.dtype)
-        out._alias_of = self
-        self._follow(out, None)
-        if _HOST_SHARED and _writes_through(self):
-            _set_writes_through(out, True)
+        out._share_memory_of(self)
         return out
+
+    def _share_memory_of(self, base: Tensor) -> None:
+        """Make this new tensor over ``base``'s array an alias of ``base``, as PyTorch's
+        ``detach()`` and ``nn.Parameter(base)`` share its storage: in-place changes of either
+        reach the other (and NumPy, where ``base``'s memory is shared with it)."""
+        self._alias_of = base
+        base._follow(self, None)
+        if _HOST_SHARED and _writes_through(base):
+            _set_writes_through(self, True)
 
     def detach_(self) -> Tensor:
         if self._view_of is not None:
@@ -391,7 +501,8 @@ class Tensor:
     def _leave_views(self) -> None:
         """Hand this tensor's views and aliases to a tensor over its current array, which
         they go on sharing (and writing into) as PyTorch's views keep the old memory when
-        ``.data`` is replaced."""
+        ``.data`` is replaced; it also takes this tensor's place as a view or alias of
+        another (that memory's other tensors), which this tensor leaves."""
         old = Tensor(self.native, self.backend, self.dtype)
         old._views, self._views = self._views, None
         for entry in old._views:
@@ -401,11 +512,16 @@ class Tensor:
             if view._alias_of is self:
                 view._alias_of = old
             if view._view_of is not None and view._view_of[0] is self:
-                view._view_of = (old, view._view_of[1])
+                view._view_of = (old, *view._view_of[1:])
+        old._alias_of, old._view_of = self._alias_of, self._view_of
+        for base in (self._alias_of, self._view_of[0] if self._view_of else None):
+            for i, entry in enumerate(base._views or () if base is not None else ()):
+                if entry[0]() is self:
+                    base._views[i] = (weakref.ref(old), *entry[1:])
 
     def _share_like(self, other: Tensor) -> None:
         """This tensor now holds ``other``'s array: it writes in place into that memory when
-        ``other`` does (``.data =``, and ``nn.Parameter(t)``, as PyTorch shares the storage)."""
+        ``other`` does (``.data =``, as PyTorch shares the storage)."""
         _set_writes_through(self, _writes_through(other))
 
     def backward(
@@ -440,7 +556,7 @@ class Tensor:
         snap._version = self._version
         return snap
 
-    def _assign(self, result: Tensor, op: str = "in-place operation") -> Tensor:
+    def _assign(self, result: Tensor, op: str = _SETITEM) -> Tensor:
         """Make ``result`` this tensor's new value (the end of every in-place method).
 
         Differs from PyTorch: a node whose gradient uses its own output (``exp``, ``tanh``,
@@ -449,12 +565,24 @@ class Tensor:
         gradient is the recorded op's. A change of an op's input raises as in PyTorch.
         """
         view = self._view_of
-        if view is not None and view[1] is _write_overlapping and not _fills(op):
-            raise RuntimeError(
-                f"{op}: unsupported operation: more than one element of the written-to tensor "
-                "refers to a single memory location (it was made by expand()); clone() it "
-                "first, or write into the tensor it was expanded from"
-            )
+        if view is not None:
+            # (a write-back of a view's change into this base is no write of the user's: only
+            # the tensor the user writes is checked, as in PyTorch)
+            if (
+                not _fills(op)
+                and not (_HELD and _HELD[-1] is self)
+                and self._overlaps_itself()
+                and (op != _SETITEM or _changes_repeat(self, result))
+            ):
+                raise RuntimeError(
+                    f"{op}: unsupported operation: more than one element of the written-to "
+                    "tensor refers to a single memory location (it was made by expand()); "
+                    "clone() it first, or write into the tensor it was expanded from"
+                )
+            if op != "fill_" and op in _FILLS and getattr(view[1], "overlapping", False):
+                _warn_deprecated_overlap(op)
+            if len(view) > 3 and is_grad_enabled():  # PyTorch's refusal (ops/views.py)
+                raise RuntimeError(view[3][0])
         if result.shape != self.shape:
             raise RuntimeError(
                 f"{op}: the result has shape {result.shape}, which does not "
@@ -471,8 +599,13 @@ class Tensor:
             result = result.to(self.dtype)
         linked = self._alias_of is not None or self._view_of is not None
         if linked:
-            before = (self.native, self._node, self.requires_grad, self._version)
-        self._store(result.native)
+            kept = self._kept_values() if _HOST_SHARED else (self.native, None)
+            before = (kept, self._node, self.requires_grad, self._version)
+        native = result.native
+        if op == "copy_" and self._views is not None and self._view_of is None:
+            # (the write-back of a transposed view copies its values in their layout)
+            native = _laid_out_like(self.backend, native, self.native)
+        self._store(native)
         if result._node is not None or is_grad_enabled():
             self._node = result._node
         # (under no_grad the history stays, as in PyTorch: gradients flow as if the change
@@ -489,14 +622,56 @@ class Tensor:
                 self._pass_on(recorded=True)
             except BaseException:
                 if linked:  # the base refused the write (PyTorch's overlap error): undo it
-                    native, self._node, self.requires_grad, version = before
-                    self._store(native)
+                    kept, self._node, self.requires_grad, version = before
+                    self._put_back(kept)
                     self._version = version
                 raise
             finally:
                 if filling:
                     _FILLING[0] -= 1
         return self
+
+    def _overlaps_itself(self) -> bool:
+        """Whether this view holds one memory location twice, as PyTorch's internal-overlap
+        check finds it (a zero stride over more than one element): a view of an ``expand()``
+        whose own strides (as the backend lays the view out) repeat an element."""
+        t: Tensor = self
+        while not getattr(t._view_of[1], "overlapping", False):
+            t = t._view_of[0]
+            if t._view_of is None:
+                return False  # no expand() above it
+        if t is self:  # the expand() (or zero-stride as_strided) itself
+            return True
+        layout = getattr(self.backend, "layout", None)
+        found = None if layout is None else layout(self.native)
+        if found is None:  # strides unknown: the expand() itself only
+            return False
+        shape = self.shape
+        return 0 not in shape and any(s == 0 and n > 1 for s, n in zip(found[0], shape))
+
+    def _kept_values(self) -> tuple:
+        """This tensor's array as it is now, to undo a write with (:meth:`_put_back`): the
+        array, and a copy of its values where the write may go into that (host-shared)
+        memory."""
+        if _HOST_SHARED and (_writes_through(self) or self._is_shared_view()):
+            return self.native, _private_copy(self.backend, self.native, self.dtype)
+        return self.native, None
+
+    def _put_back(self, kept: tuple) -> None:
+        """Undo a write: the values into the memory where the write went there, else the
+        array itself again (and its memory sharing, if the write gave it its own array)."""
+        native, values = kept
+        if values is not None and self.native is native:
+            self._store(values)
+            return
+        if values is not None:
+            _set_writes_through(self, True)
+        if _WRITES:  # (the caller sets the version)
+            version = self._version
+            self.native = native
+            self._version = version
+        else:
+            self.native = native
 
     @staticmethod
     def _filling() -> bool:
@@ -514,41 +689,97 @@ class Tensor:
 
     def _pass_on(self, recorded: bool) -> None:
         """After a change of this tensor: write it into the tensor it is a ``detach()`` alias
-        or a view of (``recorded``: in the graph, as the change itself was), then bring this
-        tensor's own views and aliases up to date."""
-        base = self._alias_of
-        if base is not None or self._view_of is not None:
-            _WRITING.add(id(self))
-            try:
-                if base is not None and base.shape == self.shape and base.dtype is self.dtype:
-                    base._take(self.native)
-                if self._view_of is not None:
-                    viewed, write = self._view_of
-                    region = getattr(write, "region", None)
-                    if region is not None:  # the base's views outside it need no reread
-                        _REGIONS.append((viewed, region))
-                    try:
-                        if recorded:
-                            write(viewed, self)
-                        else:
-                            with no_grad():  # a change the graph does not see, as the alias's
-                                write(viewed, self)
-                    finally:
-                        if region is not None:
-                            _REGIONS.pop()
-            finally:
-                _WRITING.discard(id(self))
-        if self._views is not None:
-            self._refresh_views()
+        or a view of (``recorded``: in the graph, as the change itself was), and so on up the
+        chain of bases, then bring the views and aliases of each tensor changed up to date
+        (top down, each skipping the view that changed it)."""
+        if _HELD and _HELD[-1] is self:  # the climb in a caller goes on from here
+            _HELD[-1] = (recorded,)
+            return
+        climbed: list[Tensor] = []  # the tensors written into their bases, in order
+        pushed: list[bool] = []  # whether each pushed a region onto _REGIONS
+        changed: list[tuple] = []  # each base the climb changed, as it was before
+        top: Tensor | None = self
+        t = self
+        try:
+            while t._alias_of is not None or t._view_of is not None:
+                climbed.append(t)
+                pushed.append(False)
+                _WRITING.add(id(t))
+                top = None
+                base = t._alias_of
+                if base is not None and base.shape == t.shape and base.dtype is t.dtype:
+                    base._take(t.native)
+                if t._view_of is None:
+                    break
+                viewed, write = t._view_of[0], t._view_of[1]
+                if getattr(write, "rereads", False):
+                    # the copies of each element follow the base: whatever wrote into them
+                    # (t, and the views below it) reads them again
+                    for c in climbed:
+                        _WRITING.discard(id(c))
+                region = getattr(write, "region", None)
+                if region is not None:  # the base's views outside it need no reread
+                    _REGIONS.append((viewed, region))
+                    pushed[-1] = True
+                before = (viewed, viewed._kept_values(), viewed._node, viewed.requires_grad)
+                version = viewed._version
+                _HELD.append(viewed)
+                try:
+                    if recorded:
+                        write(viewed, t)
+                    else:
+                        with no_grad():  # a change the graph does not see, as the alias's
+                            write(viewed, t)
+                finally:
+                    reached = _HELD.pop()
+                if reached is viewed:
+                    # The write did not change ``viewed`` itself (an empty view), or changed
+                    # the memory under it (a write into an expand() goes to its base), which
+                    # the views below may hold otherwise: they read it again.
+                    for c in climbed:
+                        _WRITING.discard(id(c))
+                    t._reread_from(viewed)
+                    break
+                changed.append((*before, version))
+                recorded = recorded and reached[0]
+                t = top = viewed
+            if top is not None and top._views is not None:
+                top._refresh_views()
+            while climbed:
+                t = climbed.pop()
+                if pushed.pop():
+                    _REGIONS.pop()
+                if id(t) in _WRITING:
+                    _WRITING.discard(id(t))
+                    if t._view_of is not None:
+                        t._lay_out_as_view()
+                if t._views is not None:
+                    t._refresh_views()
+        except BaseException:
+            for base, kept, node, requires_grad, version in reversed(changed):
+                # a base above refused the write (PyTorch's overlap error): undo it
+                base._put_back(kept)
+                base._node, base.requires_grad, base._version = node, requires_grad, version
+            raise
+        finally:
+            while climbed:
+                if pushed.pop():
+                    _REGIONS.pop()
+                _WRITING.discard(id(climbed.pop()))
 
     # -- views that follow their base -------------------------------------------------------
 
-    def _follow(self, view: Tensor, read: Any, region: tuple | None = None) -> None:
+    def _follow(
+        self, view: Tensor, read: Any, region: tuple | None = None, refused: str | None = None
+    ) -> None:
         """Keep ``view`` up to date with this tensor's later in-place changes, as a PyTorch
         view over the same memory is: ``read(self)`` recomputes it (None: ``view`` is a
         ``detach()`` alias, which takes this tensor's array as it is). ``region``: the
-        ``(axis, start, stop)`` of this tensor the view holds, where it is such a run."""
-        entry = (weakref.ref(view), read, view._node is not None, region)
+        ``(axis, start, stop)`` of this tensor the view holds, where it is such a run;
+        ``refused``: PyTorch's error for using the view in autograd once this tensor changed
+        (its history is then invalid)."""
+        tracked = refused or view._node is not None  # (the view has a history to regenerate)
+        entry = (weakref.ref(view), read, tracked, region)
         views = self._views
         if views is None:
             self._views = [entry]
@@ -560,29 +791,71 @@ class Tensor:
 
     def _refresh_views(self) -> None:
         """Bring this tensor's live views and aliases to its current value (after a change),
-        except those whose own change is being written back (they have it already)."""
-        written = _REGIONS[-1][1] if _REGIONS and _REGIONS[-1][0] is self else None
-        alive = []
-        for entry in self._views:
-            view = entry[0]()
-            if view is None:
-                continue
-            alive.append(entry)
-            if id(view) not in _WRITING and not (written and _apart(written, entry[3])):
-                view._reread(self, entry[1], entry[2])
-        self._views = alive or None
+        and theirs in turn, except those whose own change is being written back (they have
+        it already)."""
+        todo = [self]
+        while todo:
+            t = todo.pop()
+            written = _REGIONS[-1][1] if _REGIONS and _REGIONS[-1][0] is t else None
+            alive = []
+            for entry in t._views or ():
+                view = entry[0]()
+                if view is None:
+                    continue
+                if entry[1] is None:  # an alias
+                    if view._alias_of is not t:
+                        continue  # its .data was replaced since: other memory
+                elif view._view_of is None or view._view_of[0] is not t:
+                    continue
+                alive.append(entry)
+                if id(view) not in _WRITING and not (written and _apart(written, entry[3])):
+                    if view._reread(t, entry[1], entry[2]):
+                        todo.append(view)
+            t._views = alive or None
 
-    def _reread(self, base: Tensor, read: Any, tracked: bool) -> None:
+    def _lay_out_as_view(self) -> None:
+        """After its change was written into its base: hold the base's view of the new values
+        (the same values) instead of the array the change computed, so that this view's
+        layout (strides, and whether a reshape of it views or copies) stays PyTorch's."""
+        view = self._view_of
+        if _HOST_SHARED and _writes_through(self):
+            return
+        with no_grad():
+            made = view[2](view[0])
+        if made.shape == self.shape and made.dtype is self.dtype:
+            if _WRITES:  # the storages' write counts differ: keep the version where it was
+                version = self._version
+                self.native = made.native
+                self._version = version
+            else:
+                self.native = made.native
+
+    def _reread_from(self, base: Tensor) -> None:
+        """:meth:`_reread` this view of ``base`` (as ``base``'s follow list has it)."""
+        for entry in base._views or ():
+            if entry[0]() is self:
+                self._reread(base, entry[1], entry[2])
+                return
+
+    def _reread(self, base: Tensor, read: Any, tracked: bool | str) -> bool:
         """Take the value of this view (or alias: ``read`` None) of ``base`` from ``base``
         again; a view made with a graph (``tracked``) gets the view op's node on ``base``'s
         current history, as PyTorch regenerates a view's ``grad_fn`` after its base changed
-        (even under ``no_grad``: an optimizer step must not leave it on a released node)."""
+        (even under ``no_grad``: an optimizer step must not leave it on a released node); one
+        PyTorch cannot regenerate (``tracked`` is its error) gets an invalid history. Returns
+        whether this tensor has views of its own to refresh."""
         if read is None:
             if base.shape != self.shape or base.dtype is not self.dtype:
-                return
+                return False
             native = base.native
         else:
-            if tracked and base.requires_grad:
+            if tracked.__class__ is str:
+                with no_grad():
+                    made = read(base)
+                if base.requires_grad:
+                    self._node = _InvalidHistory(tracked)  # type: ignore[arg-type]
+                    self.requires_grad = True
+            elif tracked and base.requires_grad:
                 with enable_grad():
                     made = read(base)
                 self._node = made._node
@@ -595,8 +868,7 @@ class Tensor:
         elif self.native is not native:
             self._store(native)
         self._version += 1
-        if self._views is not None:
-            self._refresh_views()
+        return self._views is not None
 
     def _store(self, native: Any) -> None:
         """Make ``native`` this tensor's value (its version is the caller's to bump).
@@ -629,12 +901,18 @@ class Tensor:
         goes on seeing its base's changes, as a PyTorch view does."""
         if self._view_of is None or not _HOST_SHARED:
             return False
+        chain = [self]  # up to the first host-shared base: a loop, as chains may be long
         base = self._view_of[0]
-        if not (_writes_through(base) or base._is_shared_view()):
-            return False
-        if _storage_of(self.backend, self.native) is not _storage_of(base.backend, base.native):
-            return False  # the view op copied
-        _set_writes_through(self, True)
+        while not _writes_through(base):
+            if base._view_of is None:
+                return False
+            chain.append(base)
+            base = base._view_of[0]
+        for t in reversed(chain):
+            base = t._view_of[0]
+            if _storage_of(t.backend, t.native) is not _storage_of(base.backend, base.native):
+                return False  # the view op copied
+            _set_writes_through(t, True)
         return True
 
     def _inplace_source(self) -> Tensor:
@@ -688,6 +966,19 @@ class Tensor:
                 return False
             expected *= shape[d]
         return True
+
+    def as_strided(self, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
+        """A view of this tensor's memory with the given sizes, strides and storage offset
+        (:func:`tensorweaver.ops.views.as_strided`)."""
+        from tensorweaver.ops.views import as_strided
+
+        return as_strided(self, size, stride, storage_offset)
+
+    def as_strided_(self, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
+        """This tensor made ``as_strided(size, stride, storage_offset)`` in place."""
+        from tensorweaver.ops.inplace_shape import as_strided_
+
+        return as_strided_(self, size, stride, storage_offset)
 
     def storage_offset(self) -> int:
         """Where the first element lies in the memory the array uses, in elements."""

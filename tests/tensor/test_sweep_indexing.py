@@ -658,11 +658,6 @@ def test_indices_into_an_empty_result_are_not_checked_like_torch(backend: str) -
     same_as_torch(lambda m: empty(m).index_add_(0, m.tensor([9]), m.zeros(1, 0, 4)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py _assign raises for every write but fill_ into an expand()ed tensor; "
-    "PyTorch 2.13 also lets masked_fill_, index_fill_ and index_put_ write there",
-)
 @pytest.mark.parametrize(
     "write",
     [

@@ -49,6 +49,7 @@ READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
     "mul": lambda node, i: _needs(node, 1 - i),  # each operand for the other's gradient
     "div": lambda node, i: i == 1 or _needs(node, 1),
     **dict.fromkeys(("exp", "tanh", "sqrt", "sigmoid", "expm1"), lambda node, i: False),
+    "where": lambda node, i: i == 0,  # the condition alone
 }
 
 

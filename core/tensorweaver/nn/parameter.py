@@ -13,8 +13,8 @@ from tensorweaver.tensor import Tensor
 
 class Parameter(Tensor):
     """A leaf tensor with ``requires_grad=True`` (by default) that ``Module.__setattr__``
-    registers. It holds ``data``'s values (the native array is shared, never copied); results
-    of operations on it are plain Tensors."""
+    registers. It shares ``data``'s memory (an in-place change of either reaches the other);
+    results of operations on it are plain Tensors."""
 
     __slots__ = ()
 
@@ -27,7 +27,7 @@ class Parameter(Tensor):
                 "wrap arrays with tw.tensor(...) first"
             )
         super().__init__(data.native, data.backend, data.dtype)
-        self._share_like(data)  # a parameter made from a NumPy-shared tensor keeps sharing
+        self._share_memory_of(data)  # as PyTorch's, in-place changes of either reach the other
         self.requires_grad_(requires_grad)
 
     def __repr__(self) -> str:
@@ -42,8 +42,8 @@ class Parameter(Tensor):
 class Buffer(Tensor):
     """A tensor that ``Module.__setattr__`` registers as a buffer (``self.x =
     nn.Buffer(t)``, PyTorch 2.x): state that is not a parameter, in ``state_dict`` unless
-    ``persistent=False``. It holds ``data``'s values (the native array is shared, as
-    PyTorch's ``data.detach()`` is) and its ``requires_grad``."""
+    ``persistent=False``. It shares ``data``'s memory, as PyTorch's ``data.detach()`` does,
+    and takes its ``requires_grad``."""
 
     __slots__ = ("persistent",)
 
@@ -56,7 +56,7 @@ class Buffer(Tensor):
                 "with tw.tensor(...) first"
             )
         super().__init__(data.native, data.backend, data.dtype)
-        self._share_like(data)
+        self._share_memory_of(data)
         self.requires_grad_(data.requires_grad)
         self.persistent = persistent
 

@@ -1,5 +1,5 @@
 """In-place shape changes: ``squeeze_``, ``unsqueeze_``, ``t_``, ``transpose_``,
-``swapaxes_``, ``swapdims_``, ``resize_`` and ``resize_as_`` (and the deprecated
+``swapaxes_``, ``swapdims_``, ``as_strided_``, ``resize_`` and ``resize_as_`` (and the deprecated
 out-of-place ``resize``/``resize_as``, which only reshape).
 
 PyTorch changes only the tensor's sizes and strides; its memory stays, so the tensor goes on
@@ -61,7 +61,7 @@ def _hand_over(x: Tensor) -> Tensor:
         if view._alias_of is x:
             view._alias_of = old
         if view._view_of is not None and view._view_of[0] is x:
-            view._view_of = (old, view._view_of[1])
+            view._view_of = (old, *view._view_of[1:])
     old._alias_of, old._view_of = x._alias_of, x._view_of
     x._alias_of = x._view_of = None
     for base in (old._alias_of, old._view_of[0] if old._view_of else None):
@@ -103,7 +103,8 @@ def _change_shape(
     if _linked(x):
         old = _hand_over(x)
         out = view(old)
-        old._views = _repoint(old._views, out, x)
+        base = old if out._view_of is None else out._view_of[0]  # (as_strided: old's base)
+        base._views = _repoint(base._views, out, x)
         x._view_of = out._view_of
         if out._view_of is None:  # the backend copied: the result shares nothing
             x._views, old._views = old._views, None
@@ -138,6 +139,18 @@ swapdims_ = swapaxes_
 
 def t_(self: Tensor) -> Tensor:
     return _change_shape(self, mv.t, vw.t)
+
+
+def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
+    """``self`` made ``self.as_strided(size, stride, storage_offset)``: the same memory."""
+
+    def compute(x: Tensor) -> Tensor:
+        view = vw.as_strided(x, size, stride, storage_offset)
+        out = Tensor(view.native, view.backend, view.dtype)  # no view: x links nothing
+        out._node, out.requires_grad = view._node, view.requires_grad
+        return out
+
+    return _change_shape(self, compute, lambda x: vw.as_strided(x, size, stride, storage_offset))
 
 
 def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:

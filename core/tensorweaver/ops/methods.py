@@ -455,7 +455,7 @@ _METHODS: dict[str, Any] = {
     },
     # shape
     "reshape": views.reshape,
-    "view": views.reshape,
+    "view": views.view,
     "flatten": views.flatten,
     "unflatten": views.unflatten,
     "squeeze": views.squeeze,

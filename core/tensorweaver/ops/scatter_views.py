@@ -1,12 +1,15 @@
-"""``select_scatter``, ``slice_scatter``, ``diagonal_scatter``: a copy of ``input`` with
-``src`` written into one view of it, differentiable in both (PyTorch's out-of-place forms of
-``x[i] = src``, ``x[a:b:s] = src`` and ``x.diagonal()[:] = src``)."""
+"""``select_scatter``, ``slice_scatter``, ``diagonal_scatter``, ``as_strided_scatter``: a
+copy of ``input`` with ``src`` written into one view of it, differentiable in both
+(PyTorch's out-of-place forms of ``x[i] = src``, ``x[a:b:s] = src``,
+``x.diagonal()[:] = src`` and ``x.as_strided(size, stride)[:] = src``)."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
-from tensorweaver.ops import structure
+from tensorweaver.ops import index as ix
+from tensorweaver.ops import movement as mv
+from tensorweaver.ops import structure, views
 from tensorweaver.tensor import Tensor, _axis
 
 
@@ -50,3 +53,26 @@ def diagonal_scatter(
         )
     d1, d2 = structure.diagonal_dims("diagonal_scatter", input.ndim, dim1, dim2)
     return structure.with_diagonal(input, src, offset, d1, d2)
+
+
+def as_strided_scatter(
+    input: Tensor, src: Tensor, size: Any, stride: Any, storage_offset: Optional[int] = None
+) -> Tensor:
+    """A copy of ``input`` with ``src`` written at ``input.as_strided(size, stride,
+    storage_offset)``: ``input``'s memory (as PyTorch's storage) holds ``input``'s elements
+    and ``src`` is written over them there; differentiable in both."""
+    size = views._sizes("as_strided_scatter", size, "size")
+    stride = views._sizes("as_strided_scatter", stride, "stride")
+    memory = views.Memory(input)
+    offset = memory.start if storage_offset is None else storage_offset
+    index = memory.index(input, size, stride, offset)
+    if tuple(src.shape) != size:
+        raise RuntimeError(
+            f"as_strided_scatter: expected src to have a size equal to the slice of self. src "
+            f"size = {list(src.shape)}, slice size = {list(size)}"
+        )
+    own = memory.own(input)
+    written = views.image(input, own, memory.extent)  # (only input's elements are read back)
+    values = mv.reshape(src.to(input.dtype), (-1,))
+    written = ix.scatter_unchecked(written, 0, mv.reshape(index, (-1,)), values)
+    return mv.reshape(ix.getitem(written, own), input.shape)

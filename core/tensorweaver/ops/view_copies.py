@@ -10,6 +10,7 @@ from typing import Any
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.complex import view_as_complex, view_as_real
 from tensorweaver.ops.spellings import select
+from tensorweaver.ops.views import as_strided
 from tensorweaver.tensor import Tensor
 
 
@@ -26,6 +27,12 @@ def _copies(parts: Sequence[Tensor]) -> tuple[Tensor, ...]:
 
 def alias_copy(input: Tensor) -> Tensor:
     return _own(input)
+
+
+def as_strided_copy(
+    input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+) -> Tensor:
+    return _own(as_strided(input, size, stride, storage_offset))
 
 
 def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:

@@ -14,14 +14,22 @@ version bumped, and on up a chain of views); the base then reads its other live 
 stay there.
 
 A ``reshape`` is a view where the backend's reshape shares its input's memory (NumPy and
-torch decide it by PyTorch's stride rule), else a copy, as in PyTorch.
+torch decide it by PyTorch's stride rule), else a copy, as in PyTorch. After a write through
+a view, the view holds its base's view of the new values again (and a base written by a
+``copy_`` keeps its memory layout), so strides stay PyTorch's.
+
+``as_strided`` and ``unfold`` (here, as :func:`unfold`) view the memory itself (the base's
+elements at the positions its strides give, :class:`Memory`); ``real``/``imag``,
+``view_as_real``/``view_as_complex`` and ``view(dtype)`` are views of their input too.
 
 Differs from PyTorch: ``view`` of a tensor its strides cannot view copies instead of raising;
 where a backend lays an op's result out otherwise than PyTorch would (NumPy's result of some
-ops is not C-contiguous), a ``reshape`` of it may copy where PyTorch's views (its result then
-does not follow later changes of its input); on a backend that cannot tell (cuPyNumeric), every
-``reshape`` is a view; a write through ``expand()``'s repeated elements other than ``fill_``
-(``masked_fill_`` included, deprecated in PyTorch) raises; ``unfold`` copies.
+ops is not C-contiguous; the backends' real/imag parts and the windows of ``unfold`` are
+contiguous arrays), a ``reshape`` of it may copy where PyTorch's views, or view where
+PyTorch's copies; on a backend that cannot tell (cuPyNumeric), every ``reshape`` is a view;
+``x[mask] = v`` through ``expand()``'s repeated elements raises (``masked_fill_``,
+``index_fill_`` and ``index_put_`` write, as PyTorch's, with its deprecation warning), and
+an ``index_put_(..., accumulate=True)`` there adds one copy's values, not every copy's.
 """
 
 from __future__ import annotations
@@ -31,26 +39,66 @@ from collections.abc import Callable
 from numbers import Integral
 from typing import Any
 
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
-from tensorweaver.tensor import Tensor, _axis, _write_overlapping
+from tensorweaver.ops.apply import apply
+from tensorweaver.tensor import (
+    _NO_GRAD_VIEW_CHANGED,
+    _NO_GRAD_VIEW_WRITTEN,
+    Tensor,
+    _axis,
+    _write_overlapping,
+)
 
 Write = Callable[[Tensor, Tensor], Any]
 Read = Callable[[Tensor], Tensor]
 
 
 def as_view(
-    out: Tensor, base: Tensor, write: Write, read: Read, region: tuple | None = None
+    out: Tensor,
+    base: Tensor,
+    write: Write,
+    read: Read,
+    region: tuple | None = None,
+    piece: str | None = None,
+    origin: Tensor | None = None,
 ) -> Tensor:
     """``out``, marked as a view of ``base`` that ``write(base, value)`` writes back to and
     ``read(base)`` computes again after a change of ``base``; ``region``: the ``(axis,
-    start, stop)`` run of ``base`` it holds, where it is one (``write`` is then its own)."""
+    start, stop)`` run of ``base`` it holds, where it is one (``write`` is then its own);
+    ``piece``: ``"Output i of Op"`` for one of several views an op returns; ``origin``: the
+    tensor the view was taken of, where ``base`` is the one whose memory that is."""
     if out is not base:
         if region is not None:
             write.region = region  # type: ignore[attr-defined]
-        out._view_of = (base, write)
-        base._follow(out, read, region)
+        # A third item: PyTorch's errors for an in-place change of it with grad enabled, and
+        # for its use in autograd after its base changed (a view made under no_grad of a
+        # base with a graph, or one of several views an op returned with grad; views of
+        # those inherit them).
+        above = (base if origin is None else origin)._view_of
+        refused = above[3] if above is not None and len(above) > 3 else None
+        if base.requires_grad:
+            if not is_grad_enabled():
+                refused = (_NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED)
+            elif piece is not None:
+                refused = (f"{piece} {_PIECE_WRITTEN}", f"{piece} {_PIECE_CHANGED}")
+        out._view_of = (base, write, read) if refused is None else (base, write, read, refused)
+        base._follow(out, read, region, None if refused is None else refused[1])
     return out
+
+
+_PIECE_WRITTEN = (
+    "is a view and is being modified inplace. This view is the output of a function that "
+    "returns multiple views. Such functions do not allow the output views to be modified "
+    "inplace. You should replace the inplace operation by an out-of-place one."
+)
+_PIECE_CHANGED = (
+    "is a view and its base or another view of its base has been modified inplace. This "
+    "view is the output of a function that returns multiple views. Such functions do not "
+    "allow the output views to be modified inplace. You should replace the inplace "
+    "operation by an out-of-place one."
+)
 
 
 def _region(index: Any, shape: tuple) -> tuple | None:
@@ -114,6 +162,7 @@ def _as_int(entry: Any) -> Any:
 def getitem(x: Tensor, index: Any) -> Tensor:
     if type(index) is list:
         index = ix.sequence_as_tuple(index)
+    _check_steps(index)
     basic = _is_basic(index)
     if not basic:
         if type(index) is tuple:
@@ -126,6 +175,20 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         return out
     read = lambda base: ix.getitem(base, index)  # noqa: E731
     return as_view(out, x, _write_at(index), read, _region(index, x.shape))
+
+
+def _check_steps(index: Any) -> None:
+    """PyTorch's errors for a slice that steps backwards or not at all."""
+    for e in index if type(index) is tuple else (index,):
+        if type(e) is slice and e.step is not None:
+            step = operator.index(e.step)
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
+                raise ValueError(
+                    "step must be greater than zero (tensors have no negative-step slices; "
+                    "use x.flip(dim))"
+                )
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -144,10 +207,13 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 def _pieces(x: Tensor, pieces: tuple[Tensor, ...], d: int) -> tuple[Tensor, ...]:
     """``pieces`` cut in order along axis ``d`` of ``x``, each marked as a view of its part."""
     start = 0
-    for piece in pieces:
+    # (a piece that is all of x is still a view, as PyTorch's)
+    pieces = tuple([apply("identity", x.native, x.dtype, (x,)) if p is x else p for p in pieces])
+    for i, piece in enumerate(pieces):
         size = piece.shape[d]
         write = _write_along(d, slice(start, start + size))
-        as_view(piece, x, write, _narrowing(d, start, size), (d, start, start + size))
+        region = (d, start, start + size)
+        as_view(piece, x, write, _narrowing(d, start, size), region, f"Output {i} of Split")
         start += size
     return pieces
 
@@ -169,7 +235,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     pieces = mv.unbind(x, dim)
     for i, piece in enumerate(pieces):
         key = (slice(None),) * d + (i,)
-        as_view(piece, x, _write_at(key), _selecting(key), (d, i, i + 1))
+        as_view(piece, x, _write_at(key), _selecting(key), (d, i, i + 1), f"Output {i} of Unbind")
     return pieces
 
 
@@ -281,3 +347,339 @@ def _expanded(out: Tensor, x: Tensor) -> Tensor:
 
 def _write_nothing(base: Tensor, value: Tensor) -> None:
     """An empty view holds none of its base's elements."""
+
+
+# -- as_strided: a view of the memory itself -------------------------------------------------
+
+
+def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
+    """The elements of ``input``'s memory at ``storage_offset + sum(i[k] * stride[k])`` for
+    each index ``i`` of ``size`` (by default from ``input``'s own storage offset), as a view
+    of that memory: writes through it reach ``input``, and it follows later changes.
+
+    The memory is that of the tensor ``input`` is a view of (as PyTorch's storage), with the
+    strides the backend lays it out with; on a backend that cannot tell (cuPyNumeric) it is
+    ``input``'s elements in C order. Overlapping elements share their gradient (it adds up),
+    as PyTorch's ``AsStridedBackward``."""
+    size, stride = _sizes("as_strided", size, "size"), _sizes("as_strided", stride, "stride")
+    memory = Memory(input)
+    offset = memory.start if storage_offset is None else operator.index(storage_offset)
+    index = memory.index(input, size, stride, offset)
+    repeats = any(s == 0 and n > 1 for n, s in zip(size, stride))
+    return _memory_view(input, memory, index, repeats)
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Every window of ``size`` elements along ``dimension``, ``step`` apart, as a new last
+    dimension: a view of ``input``'s memory, as PyTorch's (writes reach ``input``; it
+    follows later changes)."""
+    from tensorweaver.ops import windows
+
+    memory = Memory(input)
+    own = mv.reshape(memory.own(input), input.shape)
+    return _memory_view(input, memory, windows.unfold(own, dimension, size, step), False)
+
+
+def _memory_view(x: Tensor, memory: Memory, index: Tensor, repeats: bool) -> Tensor:
+    """The elements of ``memory`` (``x``'s) at the positions ``index`` (its shape), as a view
+    of ``memory.base``; ``repeats``: whether some position is held twice by a zero stride."""
+    read = _strided_read(memory, index)
+    out = read(memory.base)
+    if not out.numel():
+        write: Write = _write_nothing
+    else:
+        held = index.backend.to_host(index.native)
+        write = _strided_write(memory, index, _unique_count(held) != held.size)
+        if repeats:  # several elements are one memory location: only fills may write
+            write.overlapping = True  # type: ignore[attr-defined]
+    return as_view(out, memory.base, write, read, origin=x)
+
+
+def _unique_count(positions: Any) -> int:
+    import numpy as np
+
+    return int(np.unique(positions).size)
+
+
+def _sizes(op: str, sizes: Any, name: str) -> tuple[int, ...]:
+    """A size or stride argument as PyTorch takes it: a tuple or list of ints (or one int)."""
+    if isinstance(sizes, Tensor) or not isinstance(sizes, (tuple, list)):
+        sizes = (sizes,)
+    out = []
+    for i, n in enumerate(sizes):
+        if isinstance(n, bool) or not isinstance(n, (Integral, Tensor)):
+            raise TypeError(
+                f"{op}(): argument '{name}' must be tuple of ints, but found element of type "
+                f"{type(n).__name__} at pos {i}"
+            )
+        out.append(operator.index(n))
+    return tuple(out)
+
+
+def _grid(shape: tuple, strides: tuple, offset: int) -> Any:
+    """The memory position of each element of a ``shape`` laid out with ``strides`` from
+    ``offset`` (a NumPy int64 array of that shape)."""
+    import numpy as np
+
+    at = np.full((), offset, np.int64)
+    for n, s in zip(shape, strides):
+        at = np.add.outer(at, np.arange(n, dtype=np.int64) * s)
+    return at
+
+
+class Memory:
+    """The memory a tensor ``x`` uses, as PyTorch's storage: ``base`` (``x``, or the tensor
+    it is a view of over the same memory), the ``positions`` of ``base``'s elements in it
+    (C order, 1-d int64; None where they are ``0, 1, ...``), ``start`` (``x``'s storage
+    offset there) and ``extent`` (its size in elements). The positions are fixed when the
+    view is made, as PyTorch's strides are (a later change may give ``base`` an array laid
+    out otherwise)."""
+
+    def __init__(self, x: Tensor) -> None:
+        layout = getattr(x.backend, "layout", None)
+        found = None if layout is None else layout(x.native)
+        base = x
+        if found is None:  # no strides known: x's elements in C order are the memory
+            self.start, self.x_strides = 0, None
+            shape, strides, first = x.shape, None, 0
+        else:
+            owner = x.backend.storage(x.native)
+            while base._view_of is not None:
+                up = base._view_of[0]
+                if x.backend.storage(up.native) is not owner:
+                    break
+                base = up
+            strides, first, _ = layout(base.native)
+            self.start, self.x_strides = found[1] - first, found[0]
+            shape = base.shape
+        self.base, self.positions, self.extent = base, None, base.numel()
+        if strides is not None and not base.is_contiguous() and all(s >= 0 for s in strides):
+            at = _grid(shape, strides, 0).reshape(-1)
+            self.extent = int(at.max()) + 1 if at.size else 0
+            self.positions = _index_tensor(at, x)
+
+    def own(self, x: Tensor) -> Tensor:
+        """The memory position of each of ``x``'s elements (C order, 1-d)."""
+        if self.x_strides is None or self.base is x and self.positions is None:
+            return _index_tensor(_grid((x.numel(),), (1,), 0), x)
+        if self.base is x:
+            return self.positions
+        return _index_tensor(_grid(x.shape, self.x_strides, self.start).reshape(-1), x)
+
+    def index(self, x: Tensor, size: tuple, stride: tuple, offset: int) -> Tensor:
+        """The memory position of each element of ``x.as_strided(size, stride, offset)``,
+        after PyTorch's checks (with its messages) that they lie in this memory."""
+        import math
+
+        if len(size) != len(stride):
+            raise RuntimeError("mismatch in length of strides and shape")
+        if any(s < 0 for s in stride):
+            raise RuntimeError(
+                f"as_strided: Negative strides are not supported at the moment, got strides: "
+                f"{list(stride)}"
+            )
+        if any(n < 0 for n in size):
+            raise RuntimeError(
+                f"Storage size calculation overflowed with sizes={list(size)} and "
+                f"strides={list(stride)}"
+            )
+        if offset < 0:
+            raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+        reach = sum((n - 1) * s for n, s in zip(size, stride))
+        need = 0 if math.prod(size) == 0 else offset + 1 + reach
+        if need > self.extent:
+            item = x.dtype.itemsize
+            raise RuntimeError(
+                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                f"{offset}, and itemsize {item} requiring a storage size of {need * item} are "
+                f"out of bounds for storage of size {self.extent * item}; as_strided reaches "
+                "only the memory of the tensor (or of the tensor it is a view of)"
+            )
+        return _index_tensor(_grid(size, stride, offset), x)
+
+
+def _index_tensor(positions: Any, like: Tensor) -> Tensor:
+    from tensorweaver.contract import dtypes
+    from tensorweaver.ops import creation
+
+    return creation.tensor(positions, dtype=dtypes.int64, device=like)
+
+
+def image(x: Tensor, positions: Tensor | None, extent: int) -> Tensor:
+    """A 1-d tensor of ``extent`` elements holding ``x``'s elements (C order) at
+    ``positions`` (its memory; elsewhere zeros), or ``x`` flattened where they are None."""
+    flat = mv.reshape(x, (-1,))
+    if positions is None:
+        return flat
+    from tensorweaver.ops import creation
+
+    empty = creation.zeros(extent, dtype=x.dtype, device=x)
+    return ix.scatter_unchecked(empty, 0, positions, flat)
+
+
+def _strided_read(memory: Memory, index: Tensor) -> Read:
+    positions, extent = memory.positions, memory.extent
+    return lambda base: ix.getitem(image(base, positions, extent), index)
+
+
+def _strided_write(memory: Memory, index: Tensor, shared: bool) -> Write:
+    """The write-back of a view of ``memory`` at ``index``; ``shared``: some position is held
+    twice, and only the elements a write changed are written there (as PyTorch's write into
+    the memory itself: the other copies of a position must not put its old value back)."""
+    positions, extent = memory.positions, memory.extent
+    flat = mv.reshape(index, (-1,))
+
+    def write(base: Tensor, value: Tensor) -> Any:
+        written = image(base, positions, extent)
+        values = mv.reshape(value, (-1,))
+        at = flat
+        if shared:
+            from tensorweaver.ops import creation
+            from tensorweaver.ops import elementwise as ew
+
+            with no_grad():
+                changed = ew.ne(values, ix.getitem(written, flat))
+            # unchanged copies write into one more element, dropped after
+            at = ew.where(changed, flat, extent)
+            spare = creation.zeros(1, dtype=base.dtype, device=base)
+            written = mv.cat([written, spare])
+        written = ix.scatter_unchecked(written, 0, at, values)
+        if shared:
+            written = mv.narrow(written, 0, 0, extent)
+        if positions is not None:
+            written = ix.getitem(written, positions)
+        return base.copy_(mv.reshape(written, base.shape))
+
+    if shared:  # the other copies of what it wrote change too: the writer reads them again
+        write.rereads = True  # type: ignore[attr-defined]
+    return write
+
+
+# -- complex parts: views of the real and imaginary halves -------------------------------------
+
+
+def real(input: Tensor) -> Tensor:
+    """The real parts of a complex tensor, as a view (writes reach ``input``, and it follows
+    later changes); a real tensor itself."""
+    from tensorweaver.ops import complex as cx
+
+    def write(base: Tensor, value: Tensor) -> Any:
+        return base.copy_(cx.complex(value, cx.imag(base)))
+
+    return as_view(cx.real(input), input, write, cx.real)
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary parts of a complex tensor, as a view."""
+    from tensorweaver.ops import complex as cx
+
+    def write(base: Tensor, value: Tensor) -> Any:
+        return base.copy_(cx.complex(cx.real(base), value))
+
+    return as_view(cx.imag(input), input, write, cx.imag)
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """A complex tensor as a real one with a last dimension of 2 (real, imag), as a view."""
+    from tensorweaver.ops import complex as cx
+
+    def write(base: Tensor, value: Tensor) -> Any:
+        return base.copy_(cx.complex(value[..., 0], value[..., 1]))
+
+    return as_view(cx.view_as_real(input), input, write, cx.view_as_real)
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """A float tensor whose last dimension has size 2 as a complex one, as a view."""
+    from tensorweaver.ops import complex as cx
+
+    def write(base: Tensor, value: Tensor) -> Any:
+        return base.copy_(cx.view_as_real(value))
+
+    return as_view(cx.view_as_complex(input), input, write, cx.view_as_complex)
+
+
+# -- view(dtype): the same memory read as another dtype ------------------------------------------
+
+
+def view(x: Tensor, *shape: Any, dtype: Any = None) -> Tensor:
+    """``x.view(*shape)`` (a reshape that is a view, :func:`reshape`) or ``x.view(dtype)``:
+    ``x``'s memory read as ``dtype`` (:func:`view_dtype`)."""
+    from tensorweaver.contract.dtypes import DType
+
+    if dtype is None and len(shape) == 1 and isinstance(shape[0], DType):
+        dtype = shape[0]
+    if dtype is not None:
+        return view_dtype(x, dtype)
+    return reshape(x, *shape)
+
+
+#: PyTorch's names of the dtypes in its view(dtype) errors.
+_TYPE_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+    "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+    "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}  # fmt: skip
+
+
+def view_dtype(x: Tensor, dtype: Any) -> Tensor:
+    """``x``'s memory read as ``dtype`` (its bits, not its values), as a view: writes through
+    it reach ``x``. A dtype of another size changes the last dimension (which must be
+    contiguous), as PyTorch's; not differentiable. The bits are moved on the host (a copy
+    each way: the IR has no bit-cast primitive)."""
+    if dtype is x.dtype:
+        return as_view(x.detach(), x, _write_reshaped, lambda base: base.detach())
+    _check_view_dtype(x, dtype)
+    out = _bitcast(x, dtype)
+
+    def write(base: Tensor, value: Tensor) -> Any:
+        return base.copy_(_bitcast(value, base.dtype))
+
+    return as_view(out, x, write, lambda base: _bitcast(base, dtype))
+
+
+def _check_view_dtype(x: Tensor, dtype: Any) -> None:
+    old, new = x.dtype.itemsize, dtype.itemsize
+    if old == new:
+        return
+    names = f"{_TYPE_NAMES[x.dtype.name]} as {_TYPE_NAMES[dtype.name]}"
+    what = f"to view {names} (different element sizes)"
+    if not x.ndim:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    strides, offset = x.stride(), x.storage_offset()
+    if new > old:
+        ratio = new // old
+        if x.shape[-1] % ratio:
+            raise RuntimeError(
+                f"self.size(-1) must be divisible by {ratio} {what}, but got {x.shape[-1]}"
+            )
+    if strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+    if new > old:
+        if offset % ratio:
+            raise RuntimeError(
+                f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}"
+            )
+        for d, s in enumerate(strides[:-1]):
+            if s % ratio:
+                raise RuntimeError(
+                    f"self.stride({d}) must be divisible by {ratio} {what}, but got {s}"
+                )
+
+
+def _bitcast(x: Tensor, dtype: Any) -> Tensor:
+    """``x``'s bits as ``dtype`` (the last dimension scaled by the ratio of item sizes)."""
+    import numpy as np
+
+    host = np.ascontiguousarray(x.backend.to_host(x.native))
+    if x.dtype.name == "bfloat16":  # (it arrives as float32: its upper half is the bfloat16)
+        host = (host.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    target = np.uint16 if dtype.name == "bfloat16" else np.dtype(dtype.numpy_name)
+    if not host.ndim:
+        bits = host.reshape(1).view(target).reshape(())
+    else:
+        bits = host.view(target)
+    if dtype.name == "bfloat16":
+        bits = (bits.astype(np.uint32) << 16).view(np.float32)
+    with no_grad():
+        return Tensor(x.backend.from_host(bits, dtype), x.backend, dtype)
