@@ -77,6 +77,11 @@ def scalar_dtype(value: object) -> DType:
     if isinstance(value, bool):
         return dtypes.bool_
     if isinstance(value, int):
+        if not -(2**63) <= value < 2**64:
+            raise OverflowError(
+                f"int too big to convert: the Python integer {value} fits neither int64 nor "
+                "uint64; write it as a float (e.g. float(n)) to use it as a number"
+            )
         return dtypes.int64
     if isinstance(value, float):
         return _default_float
@@ -114,4 +119,25 @@ def result_type(*operands: object) -> DType:
     result = _combine(groups[0], _combine(groups[1], groups[2]))
     if result is None:
         raise TypeError("result_type: needs at least one operand")
+    if result is dtypes.int64 and _uint64_beside_bool(operands):
+        raise RuntimeError(
+            "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+            "Bool and UInt64: a Python int in [2**63, 2**64) is a uint64; convert the bool "
+            "tensor with .long() or write the number as a float"
+        )
     return result
+
+
+def _uint64_beside_bool(operands: tuple) -> bool:
+    """Whether a Python int in [2**63, 2**64) (a uint64 to PyTorch) meets only bools."""
+    big = False
+    for x in operands:
+        dtype = getattr(x, "dtype", None)
+        if isinstance(dtype, DType):
+            if dtype.kind != "b":
+                return False
+        elif type(x) is int and x >= 2**63:
+            big = True
+        elif not isinstance(x, bool):
+            return False
+    return big

@@ -1,6 +1,7 @@
 """Reductions of float16 tensors accumulate in float32, as PyTorch's do: summing 3,000
 float16 numbers in float16 on the NumPy backend was 50 times less accurate than torch (sum
-7e-3 relative, var 7e-2, cumsum 5e-3; torch 2e-4)."""
+7e-3 relative, var 7e-2, cumsum 5e-3; torch 2e-4), and cumprod and logcumsumexp of half
+tensors ran their scan in the half type on every backend."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ REDUCTIONS = {
     "mean": lambda x: x.mean(0),
     "prod": lambda x: (1 + x / 256).prod(0),
     "norm": lambda x: x.norm(dim=0),
+    # a scan of products near 1: 11 % off in float16 on every backend, torch 0.05 %
+    "cumprod": lambda x: (1 + x / 300).cumprod(0),
+    "logcumsumexp": lambda x: x.logcumsumexp(0),
 }
 
 

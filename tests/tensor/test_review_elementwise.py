@@ -61,10 +61,11 @@ def test_ints_beyond_uint64_raise(fn: Callable[..., Any]) -> None:
         fn(tw.tensor([1.5, -2.25]))
 
 
-def test_int_tensor_with_int_beyond_int64_raises() -> None:
-    # Documented deviation: PyTorch wraps 2**63 to -2**63 and gives [-2**63, 0] here.
-    with pytest.raises(OverflowError, match="does not fit in int64"):
-        tw.tensor([1, 2]) * 2**63
+def test_int_tensor_with_an_int_in_uint64_range_wraps_like_torch() -> None:
+    # PyTorch reads 2**63 as a uint64 and wraps it into int64: [-2**63, 0] (this raised)
+    assert (tw.tensor([1, 2]) * 2**63).tolist() == [-(2**63), 0]
+    with pytest.raises(OverflowError):
+        tw.tensor([1, 2]) * 2**64
 
 
 # A number too large for the tensor's compute type (float32 for the half types): PyTorch

@@ -206,6 +206,8 @@ def manual_seed_all(seed: int) -> None:
 def _backend(device: Any) -> Any:
     """The backend object of CUDA device ``device`` (an index, ``"cuda"``: the current one,
     ``"cuda:<i>"``, ``tw.device``); RuntimeError without one."""
+    if isinstance(device, str) and device == "cuda":
+        device = current_device()  # as torch's: the current CUDA device, not the first
     return selection.backend_of(f"cuda:{device}" if isinstance(device, int) else device)
 
 

@@ -7,6 +7,7 @@ requires grad.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from tensorweaver.autograd.mode import is_grad_enabled
@@ -98,3 +99,45 @@ def expand_native(t: Tensor, shape: tuple) -> Any:
 
 def cast_native(t: Tensor, dtype: DType) -> Any:
     return t.native if t.dtype is dtype else t.backend.cast(t.native, dtype)
+
+
+def written_out(op: str, result: Tensor, out: Any, *, same_dtype: bool = False) -> Tensor:
+    """``result`` written into ``out`` (the ``out=`` of ``op``), as PyTorch does it: ``out``
+    takes a dtype ``result``'s converts to without lowering its category (exactly
+    ``result``'s where ``same_dtype``: neg, abs, floor, sign...), is resized to ``result``'s
+    shape (with PyTorch's deprecation warning unless it was empty), and no operand may
+    require grad."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(
+            f"{op}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad; call it under "
+            "tw.no_grad() or without out="
+        )
+    from tensorweaver.ops.casting import can_cast
+
+    if same_dtype and out.dtype is not result.dtype:
+        raise RuntimeError(
+            f"{op}(): Found dtype {out.dtype.name} but expected {result.dtype.name}: its out= "
+            "tensor must have the result's dtype"
+        )
+    if not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(
+            f"{op}(): result type {result.dtype.name} can't be cast to the desired output type "
+            f"{out.dtype.name}"
+        )
+    if out.shape != result.shape:
+        if out.numel():
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                "with t.resize_(0).",
+                UserWarning,
+                stacklevel=3,
+            )
+        out.resize_(*result.shape)
+    return out.copy_(result)

@@ -18,7 +18,13 @@ from typing import Any
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
-from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, expand_native
+from tensorweaver.ops.apply import (
+    apply,
+    broadcast_shapes,
+    check_backends,
+    expand_native,
+    written_out,
+)
 from tensorweaver.promotion import get_default_dtype
 from tensorweaver.tensor import Tensor
 
@@ -118,9 +124,11 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:
     return complex(ew.mul(r, ew.cos(theta)), ew.mul(r, ew.sin(theta)))
 
 
-def angle(input: Tensor) -> Tensor:
+def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The argument of each element, in [-pi, pi] (``torch.angle``): for real tensors pi
     where negative, else 0 (NaN stays NaN), with a zero gradient."""
+    if out is not None:
+        return written_out("angle", angle(input), out)
     x = _tensor("angle", input)
     if x.dtype.is_complex:
         from tensorweaver.ops.special import atan2
@@ -133,8 +141,10 @@ def angle(input: Tensor) -> Tensor:
     return ew.where(ew.isnan(x), x, ew.mul(ew.lt(x, 0).to(x.dtype), math.pi))
 
 
-def sgn(input: Tensor) -> Tensor:
+def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``z / |z|`` for complex tensors (0 at 0), ``sign`` for real ones (``torch.sgn``)."""
+    if out is not None:
+        return written_out("sgn", sgn(input), out, same_dtype=True)
     x = _tensor("sgn", input)
     if not x.dtype.is_complex:
         return ew.sign(x)

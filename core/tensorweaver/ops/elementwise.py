@@ -22,6 +22,7 @@ from tensorweaver.ops.apply import (
     constant,
     expand_native,
     labelled,
+    written_out,
 )
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.overflow import cast_float, fill_value, float_max
@@ -34,6 +35,12 @@ Operand = Any  # a Tensor or a Python scalar
 def _operands(op: str, a: Operand, b: Operand, compute: Callable[[DType], DType]) -> tuple:
     """(a, b, backend, dtype, a_native, b_native): both operands as tensors of one backend,
     natives cast to the computation dtype and broadcast to one shape (or left 0-d)."""
+    if isinstance(a, np.generic):  # a NumPy scalar is the Python number it holds
+        a = a.item()
+    if isinstance(b, np.generic):
+        b = b.item()
+    _int64_only(a)  # PyTorch's OverflowError comes before any check of the dtypes
+    _int64_only(b)
     if isinstance(a, Tensor):
         if isinstance(b, Tensor):
             if a.backend is not b.backend:
@@ -91,31 +98,36 @@ def _wrapped(value: Any, dtype: DType) -> Any:
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_UINT64_END = 2**64
 
 
 def _int64_only(value: Any) -> None:
-    """PyTorch's OverflowError for a Python int operand outside int64.
-
-    Differs from PyTorch: an int in [2**63, 2**64) beside an integer tensor raises here;
-    PyTorch wraps it to a negative int64 and computes with that (``tensor([1]) * 2**63`` is
-    ``-2**63``). Beside a floating-point tensor it is read as a float, as PyTorch does."""
-    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+    """PyTorch's OverflowError for a Python int operand outside int64 and uint64. (An int in
+    [2**63, 2**64) is a uint64 to PyTorch: see :func:`scalar_native`.)"""
+    if type(value) is int and not _INT64_MIN <= value < _UINT64_END:
         raise OverflowError(
-            f"int too big to convert: the Python integer {value} does not fit in int64; "
-            "write it as a float (e.g. float(n)) to use it as a number"
+            f"int too big to convert: the Python integer {value} does not fit in int64 or "
+            "uint64; write it as a float (e.g. float(n)) to use it as a number"
         )
 
 
 def scalar_native(backend: Any, value: Any, dtype: DType) -> Any:
     """A 0-d native array holding ``value``, cached: scalar operands are mostly repeats."""
     if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
-        if dtype.kind in "fc" and 0 <= value < 2**64:
-            value = float(value)  # PyTorch reads it as a uint64 beside floats
-        else:
-            _int64_only(value)  # raises
+        _int64_only(value)  # beyond uint64: raises
+        # A uint64 to PyTorch: a float beside floats, else cast as C casts it (wrapped:
+        # tensor([5]) * 2**63 is -2**63, tensor([5]) == 2**63 is False).
+        value = float(value) if dtype.kind in "fc" else value - _UINT64_END
     value = _wrapped(value, dtype)
+    if type(value) is int and dtype.kind in "fc":
+        # As a float, so that it may round to inf: torch.full(2**40) in float16 raises on CUDA.
+        value = float(value)
     if type(value) is float and dtype.kind == "f":
         value = cast_float(value, dtype)  # x * 1e39 is inf in float32 (no backend raises)
+    elif type(value) in (float, complex) and dtype.kind == "c":
+        # Each part in the parts' dtype: complex64 x + 1e39 is inf, not an error.
+        part = dtype.to_real()
+        value = complex(cast_float(value.real, part), cast_float(value.imag, part))
     key = (value, type(value), dtype, backend)
     if value == 0 and type(value) is not int and type(value) is not bool:
         # 0.0 and -0.0 compare equal but differ: the sign goes into the key (a complex
@@ -192,7 +204,9 @@ def _arithmetic(
     def keeps(t: Tensor, number: Any) -> bool:
         return _scalar_keeps_dtype(t, number) and (not floating or t.dtype.kind in "fc")
 
-    def op(a: Operand, b: Operand) -> Tensor:
+    def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
+        if out is not None:
+            return written_out(name, op(a, b), out)
         if isinstance(a, Tensor):
             if (
                 isinstance(b, Tensor)
@@ -230,13 +244,43 @@ def _arithmetic(
                 out._node = Node(name, (Tensor(an, backend, b.dtype), b), None)
                 out.requires_grad = True
             return out
+        if opmath:
+            number = _half_scalar(a, b)
+            if number is not None:
+                return widened(a, number, False)
         if refuse is not None:
+            _int64_only(a)  # before the refusal, as PyTorch's OverflowError
+            _int64_only(b)
             refuse(a, b)
         a, b, backend, dtype, an, bn = _operands(name, a, b, compute)
         return apply(name, getattr(backend, name)(an, bn), dtype, (a, b))
 
     op.__name__ = name
     return op
+
+
+def _half_scalar(a: Operand, b: Operand) -> Any:
+    """The value of a 0-d tensor ``b`` of another dtype beside a half-precision tensor ``a``
+    whose dtype the result keeps, when that dtype cannot hold it exactly, else None.
+
+    PyTorch's CPU kernels for ``a * b``, ``a / b`` and ``a // b`` read such a ``b`` (a
+    "CPU scalar") at its own precision, in float32: float16 [0, 3] * tensor(2**31 - 1) is
+    [0, inf], not [nan, inf], and [3] * tensor(1e-8) is 6e-8, not 0. A ``b`` that requires
+    grad is not read so (PyTorch's autograd passes it as a tensor)."""
+    if (
+        isinstance(a, Tensor)
+        and isinstance(b, Tensor)
+        and a.dtype in _HALF
+        and not b.shape
+        and b.dtype is not a.dtype
+        and b.dtype.kind != "c"
+        and not b.requires_grad
+        and result_type(a, b) is a.dtype
+    ):
+        number = b.item()
+        if not _exact_in(number, a.dtype):
+            return number
+    return None
 
 
 add_ = _arithmetic("add")
@@ -249,14 +293,18 @@ _maximum = _arithmetic("maximum")
 _minimum = _arithmetic("minimum")
 
 
-def maximum(a: Operand, b: Operand) -> Tensor:
+def maximum(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
     """The larger of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
+    if out is not None:
+        return written_out("maximum", maximum(a, b), out)
     _ordered("maximum", a, b, RuntimeError)
     return _maximum(a, b)
 
 
-def minimum(a: Operand, b: Operand) -> Tensor:
+def minimum(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
     """The smaller of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
+    if out is not None:
+        return written_out("minimum", minimum(a, b), out)
     _ordered("minimum", a, b, RuntimeError)
     return _minimum(a, b)
 
@@ -295,13 +343,17 @@ def _scaled(fn: str, a: Operand, b: Operand, alpha: Any) -> Operand:
     return _alpha_mul(cast(b, dtype), alpha)
 
 
-def add(a: Operand, b: Operand, *, alpha: Any = None) -> Tensor:
+def add(a: Operand, b: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
     """``a + alpha * b``."""
+    if out is not None:
+        return written_out("add", add(a, b, alpha=alpha), out)
     return add_(a, b if alpha is None else _scaled("add", a, b, alpha))
 
 
-def sub(a: Operand, b: Operand, *, alpha: Any = None) -> Tensor:
+def sub(a: Operand, b: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
     """``a - alpha * b``."""
+    if out is not None:
+        return written_out("sub", sub(a, b, alpha=alpha), out)
     if alpha is not None:
         _refuse_bool_sub(a, b)
     return sub_(a, b if alpha is None else _scaled("sub", a, b, alpha))
@@ -335,6 +387,8 @@ def check_divisor(op: str, a: Operand, b: Operand) -> None:
     """PyTorch's CPU errors for an integer division ``a / b`` (floor_divide, remainder, fmod,
     div with rounding): NotImplementedError for two bools, RuntimeError for a zero divisor.
     A float division passes: it gives inf or NaN (IEEE)."""
+    _int64_only(a)  # PyTorch's OverflowError comes first
+    _int64_only(b)
     if _is_float(a) or _is_float(b):
         return
     if _is_bool(a) and _is_bool(b):
@@ -345,6 +399,8 @@ def check_divisor(op: str, a: Operand, b: Operand) -> None:
         return  # nothing is divided
     if not isinstance(b, Tensor):
         _int64_only(b)
+        if type(b) is int and b > _INT64_MAX:
+            b -= _UINT64_END  # a uint64, wrapped (see scalar_native)
         b = _wrapped(b, result_type(a, b))  # 256 is 0 for uint8: PyTorch wraps, then divides
     if _has_zero(b) if isinstance(b, Tensor) else b == 0:
         raise RuntimeError(
@@ -353,8 +409,12 @@ def check_divisor(op: str, a: Operand, b: Operand) -> None:
         )
 
 
-def div(a: Operand, b: Operand, *, rounding_mode: str | None = None) -> Tensor:
+def div(
+    a: Operand, b: Operand, *, rounding_mode: str | None = None, out: Tensor | None = None
+) -> Tensor:
     """True division (ints give the default float), or ``"floor"``/``"trunc"`` rounding."""
+    if out is not None:
+        return written_out("div", div(a, b, rounding_mode=rounding_mode), out)
     if rounding_mode is None:
         return _true_divide(a, b)
     if rounding_mode not in ("floor", "trunc"):
@@ -377,6 +437,9 @@ def _trunc_divide(a: Operand, b: Operand, dtype: DType) -> Tensor:
         b = Tensor(scalar_native(a.backend, b, dtype), a.backend, dtype)
     elif not isinstance(a, Tensor):
         a = Tensor(scalar_native(b.backend, a, dtype), b.backend, dtype)
+    # In the result dtype first: the signs compared below are those of the cast values (a 0-d
+    # int32 2**31 - 1 beside int8 is -1)
+    a, b = cast(a, dtype), cast(b, dtype)
     quotient = _floor_divide(a, b)
     if dtype.kind == "u":
         return quotient
@@ -385,35 +448,41 @@ def _trunc_divide(a: Operand, b: Operand, dtype: DType) -> Tensor:
     return add_(quotient, cast(inexact, dtype))
 
 
-def floor_divide(a: Operand, b: Operand) -> Tensor:
+def floor_divide(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
     """floor(a / b), as Python's ``//``."""
+    if out is not None:
+        return written_out("floor_divide", floor_divide(a, b), out)
     check_divisor("floor_divide", a, b)
     return _floor_divide(a, b)
 
 
 def _floor_divide(a: Operand, b: Operand) -> Tensor:
     _ordered("floor_divide", a, b)
-    if (
-        isinstance(a, Tensor)
-        and a.dtype in _HALF
-        and type(b) in (int, float)
-        and not _exact_in(b, a.dtype)
-    ):  # by a number the dtype cannot hold: in float32, as PyTorch's CPU kernel
-        return cast(_floor_divide(cast(a, dtypes.float32), b), a.dtype)
+    if isinstance(a, Tensor) and a.dtype in _HALF:
+        # By a number (or 0-d tensor) the dtype cannot hold: in float32, as PyTorch's CPU kernel
+        number = _half_scalar(a, b)
+        if number is None and type(b) in (int, float) and not _exact_in(b, a.dtype):
+            number = b
+        if number is not None:
+            return cast(_floor_divide(cast(a, dtypes.float32), number), a.dtype)
     a, b, backend, dtype, an, bn = _operands("floor_divide", a, b, _same)
     return apply("floor_divide", backend.floordiv(an, bn), dtype, (a, b))
 
 
-def remainder(a: Operand, b: Operand) -> Tensor:
+def remainder(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
     """a - floor(a / b) * b, with the sign of ``b``, as Python's ``%``."""
+    if out is not None:
+        return written_out("remainder", remainder(a, b), out)
     check_divisor("remainder", a, b)
     _ordered("remainder", a, b)
     return _remainder(a, b)
 
 
-def pow(a: Operand, b: Operand) -> Tensor:
+def pow(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
     """``a ** b``. As in PyTorch, an integer tensor to a negative Python int is an error, while
     negative integers in an exponent tensor give 0 (1 and -1 to them give 1 and +-1)."""
+    if out is not None:
+        return written_out("pow", pow(a, b), out)
     if isinstance(a, Tensor) and isinstance(b, (int, float)):
         dtype = result_type(a, b)
         if dtype.kind in "iu" and isinstance(b, int) and b < 0:
@@ -425,11 +494,21 @@ def pow(a: Operand, b: Operand) -> Tensor:
             # PyTorch's overflow check of an exponent it converts to the tensor's dtype
             # (float32 and float64 take theirs as a double).
             b = fill_value(b, dtype, "pow")
+        if (
+            dtype.kind == "f"
+            and dtype is not dtypes.float16
+            and type(b) is float
+            and b in (0.5, -0.5)
+        ):
+            # PyTorch's sqrt and rsqrt for these exponents: (-inf) ** 0.5 is NaN, and
+            # (-0.0) ** -0.5 is -inf (C's pow, which float16 keeps, gives inf and inf)
+            return _root(cast(a, dtype), b < 0)
     elif _is_bool(a) and isinstance(b, Tensor) and b.dtype is dtypes.bool_:
         raise NotImplementedError(
             '"pow" not implemented for bool exponent tensors with a bool '
             "base; convert them with .int() first"
         )
+    number_exponent = not isinstance(b, Tensor)
     a, b, backend, dtype, an, bn = _operands("pow", a, b, _same)
     if dtype is dtypes.bool_:  # as integers: True ** x is True, x ** False is True
         u8 = dtypes.uint8
@@ -437,7 +516,21 @@ def pow(a: Operand, b: Operand) -> Tensor:
         return Tensor(backend.cast(native, dtype), backend, dtype)
     if dtype.kind == "i":
         return Tensor(_int_pow(backend, an, bn, dtype), backend, dtype)
-    return apply("pow", backend.pow(an, bn), dtype, (a, b))
+    native = backend.pow(an, bn)
+    if dtype.kind == "c" and number_exponent and b.item() == 0:
+        # z ** 0 is 1 for every z, as PyTorch's pow with a number (exp(0 * log 0) is NaN;
+        # with an exponent tensor PyTorch gives NaN too)
+        native = backend.where(backend.eq(bn, bn), backend.full((), 1, dtype), native)
+    return apply("pow", native, dtype, (a, b))
+
+
+def _root(x: Tensor, reciprocal_: bool) -> Tensor:
+    """sqrt(x), or 1 / sqrt(x) (rounded once from float32 for the half types, as PyTorch)."""
+    if not reciprocal_:
+        return sqrt(x)
+    if x.dtype in _HALF:
+        return in_float32(lambda wide: _root(wide, True), x)
+    return div(1, sqrt(x))
 
 
 def _int_pow(backend: Any, base: Any, exponent: Any, dtype: DType) -> Any:
@@ -478,7 +571,9 @@ def _ordered(
 def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
     ordered = name not in ("eq", "ne")
 
-    def op(a: Operand, b: Operand) -> Tensor:
+    def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
+        if out is not None:
+            return written_out(name, op(a, b), out)
         if (
             isinstance(b, Tensor)
             and isinstance(a, Tensor)
@@ -489,6 +584,8 @@ def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
         ):
             return Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, dtypes.bool_)
         if ordered:
+            _int64_only(a)  # PyTorch's OverflowError comes first
+            _int64_only(b)
             _ordered(name, a, b)
         if isinstance(a, Tensor) and _scalar_keeps_dtype(a, b):
             bn = scalar_native(a.backend, b, a.dtype)
@@ -510,13 +607,23 @@ gt = _comparison("gt")
 ge = _comparison("ge")
 
 
-def _to_bool(dtype: DType) -> DType:
-    return dtypes.bool_
+def _truth(backend: Any, native: Any, dtype: DType) -> Any:
+    """``native`` (of ``dtype``) as bools: nonzero, in either part of a complex number."""
+    if dtype is dtypes.bool_:
+        return native
+    if dtype.kind == "c":
+        return backend.ne(native, backend.full((), 0, dtype))
+    return backend.cast(native, dtypes.bool_)
 
 
 def _logical(name: str) -> Callable[[Operand, Operand], Tensor]:
-    def op(a: Operand, b: Operand) -> Tensor:
-        a, b, backend, _, an, bn = _operands(name, a, b, _to_bool)
+    def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
+        if out is not None:
+            return written_out(name, op(a, b), out)
+        # Each operand is first converted to the promoted dtype, as PyTorch's kernel reads
+        # it: int8 with a 0-d int64 256 sees 0 (False), not 256.
+        a, b, backend, dtype, an, bn = _operands(name, a, b, _same)
+        an, bn = _truth(backend, an, dtype), _truth(backend, bn, dtype)
         return Tensor(getattr(backend, name)(an, bn), backend, dtypes.bool_)
 
     op.__name__ = name
@@ -542,7 +649,9 @@ def _integral(op: str) -> Callable[[DType], DType]:
 def _bitwise(name: str) -> Callable[[Operand, Operand], Tensor]:
     check = _integral(name)
 
-    def op(a: Operand, b: Operand) -> Tensor:
+    def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
+        if out is not None:
+            return written_out(name, op(a, b), out)
         a, b, backend, dtype, an, bn = _operands(name, a, b, check)
         return Tensor(getattr(backend, name)(an, bn), backend, dtype)
 
@@ -578,7 +687,9 @@ def _unary(
 ) -> Callable[[Tensor], Tensor]:
     """A unary op; ``floating`` ops compute ints in the default float dtype."""
 
-    def op(x: Tensor) -> Tensor:
+    def op(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+        if out is not None:
+            return written_out(name, op(x), out)
         _require_tensor(name, x)
         if not complex_ok:
             _no_complex(name, x)
@@ -599,8 +710,10 @@ _neg = _unary("neg", floating=False)
 _abs_real = _unary("abs", floating=False)
 
 
-def neg(x: Tensor) -> Tensor:
+def neg(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-x; a bool tensor is refused, as in PyTorch."""
+    if out is not None:
+        return written_out("neg", neg(x), out, same_dtype=True)
     if _require_tensor("neg", x).dtype is dtypes.bool_:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
@@ -609,8 +722,10 @@ def neg(x: Tensor) -> Tensor:
     return _neg(x)
 
 
-def abs(x: Tensor) -> Tensor:
+def abs(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     """|x|; the float modulus of a complex tensor."""
+    if out is not None:
+        return written_out("abs", abs(x), out, same_dtype=True)
     if _require_tensor("abs", x).dtype is dtypes.bool_:
         raise NotImplementedError('"abs" not implemented for bool tensors; use x.int().abs()')
     if x.dtype.kind == "c":
@@ -630,7 +745,9 @@ erf = _unary("erf", floating=True, complex_ok=False)
 def _piecewise_constant(name: str) -> Callable[[Tensor], Tensor]:
     """Rounding and sign: integer tensors pass through; the gradient is zero."""
 
-    def op(x: Tensor) -> Tensor:
+    def op(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+        if out is not None:
+            return written_out(name, op(x), out, same_dtype=True)
         _require_tensor(name, x)
         _no_complex(name if name != "sign" else "sign (use tw.sgn for complex numbers)", x)
         if x.dtype is dtypes.bool_ and name != "sign":
@@ -648,8 +765,10 @@ def _piecewise_constant(name: str) -> Callable[[Tensor], Tensor]:
 _sign = _piecewise_constant("sign")
 
 
-def sign(x: Tensor) -> Tensor:
+def sign(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-1, 0 or 1; NaN gives 0, as in PyTorch."""
+    if out is not None:
+        return written_out("sign", sign(x), out, same_dtype=True)
     out = _sign(x)
     return where(isnan(x), 0, out) if x.dtype.kind == "f" else out
 
@@ -660,8 +779,10 @@ trunc = _piecewise_constant("trunc")
 _round_even = _piecewise_constant("round")
 
 
-def round(x: Tensor, *, decimals: int = 0) -> Tensor:
+def round(x: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
     """Round half to even, optionally to ``decimals`` places."""
+    if out is not None:
+        return written_out("round", round(x, decimals=decimals), out, same_dtype=True)
     if decimals == 0:
         return _round_even(x)
     if _require_tensor("round", x).dtype.kind not in "fc":
@@ -673,15 +794,25 @@ def round(x: Tensor, *, decimals: int = 0) -> Tensor:
     return div(_round_even(mul(x, scale)), scale)
 
 
-def logical_not(x: Tensor) -> Tensor:
+def logical_not(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return written_out("logical_not", logical_not(x), out)
     x = _require_tensor("logical_not", x)
-    return Tensor(x.backend.logical_not(cast_native(x, dtypes.bool_)), x.backend, dtypes.bool_)
+    native = _truth(x.backend, x.native, x.dtype)
+    return Tensor(x.backend.logical_not(native), x.backend, dtypes.bool_)
 
 
-def bitwise_not(x: Tensor) -> Tensor:
+class BitwiseNotError(TypeError, NotImplementedError):
+    """``~x`` or ``bitwise_not(x)`` of a float or complex tensor: PyTorch raises TypeError for
+    the operator and NotImplementedError for the function, which share this code."""
+
+
+def bitwise_not(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return written_out("bitwise_not", bitwise_not(x), out, same_dtype=True)
     x = _require_tensor("bitwise_not", x)
-    if x.dtype.kind in "fc":  # PyTorch's class for ~ here, unlike the binary ops'
-        raise TypeError(
+    if x.dtype.kind in "fc":
+        raise BitwiseNotError(
             f"~ (bitwise_not) is only implemented on integer and bool tensors, got {x.dtype.name}"
         )
     return Tensor(x.backend.bitwise_not(x.native), x.backend, x.dtype)
@@ -693,10 +824,12 @@ def _float_input(op: str, x: Tensor) -> Tensor:
     return x if x.dtype.kind == "f" else x.to(get_default_dtype())
 
 
-def sigmoid(x: Tensor) -> Tensor:
+def sigmoid(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     """1 / (1 + e^-x): the backend's optional ``sigmoid`` kernel, else e^-|x| composed so
     neither tail loses its relative accuracy (sigmoid(-100) is 3.7e-44, not 0) and nothing
     overflows."""
+    if out is not None:
+        return written_out("sigmoid", sigmoid(x), out)
     if isinstance(x, Tensor) and x.dtype.kind == "c":  # composed, as PyTorch's complex kernel
         return reciprocal(add(exp(neg(x)), 1))
     x = _float_input("sigmoid", x)
@@ -722,18 +855,31 @@ def relu(x: Tensor) -> Tensor:
     backend = x.backend
     fused = fused_kernel(backend, "relu") if x.dtype.kind == "f" else None
     if fused is None:
-        native, saved = backend.maximum(x.native, scalar_native(backend, 0, x.dtype)), None
+        # maximum(0, x): NaN stays, and NumPy's maximum returns its second operand on a tie,
+        # so -0.0 stays as in PyTorch (one pass; lt + where took 7x as long on NumPy)
+        zero = scalar_native(backend, 0, x.dtype)
+        native, saved = backend.maximum(zero, x.native), None
     else:
         native, saved = fused(x.native)
     return apply("relu", native, x.dtype, (x,), (native, saved))
 
 
-def log1p(x: Tensor) -> Tensor:
+def in_float32(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+    """``fn(x)`` for a half-precision ``x`` computed in float32 and rounded once, as PyTorch's
+    CPU kernels compute them (a composed formula in float16 loses digits or overflows)."""
+    return cast(fn(cast(x, dtypes.float32)), x.dtype)
+
+
+def log1p(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     """log(1 + x), accurate for tiny x: log(u) * x / (u - 1) with u = 1 + x (Goldberg);
     complex x composed plainly."""
+    if out is not None:
+        return written_out("log1p", log1p(x), out)
     if isinstance(x, Tensor) and x.dtype.kind == "c":
-        return log(add(x, 1))
+        return _complex_log1p(x)
     x = _float_input("log1p", x)
+    if x.dtype in _HALF:
+        return in_float32(log1p, x)
     b = x.backend
     one = b.full((), 1, x.dtype)
     u = b.add(x.native, one)
@@ -746,12 +892,27 @@ def log1p(x: Tensor) -> Tensor:
     return apply("log1p", native, x.dtype, (x,))
 
 
-def expm1(x: Tensor) -> Tensor:
+def _complex_log1p(z: Tensor) -> Tensor:
+    """log(1 + z) from z's parts, accurate for small z (log(add(z, 1)) loses the digits of
+    a tiny real part): log|1 + z| = log1p(x (2 + x) + y^2) / 2, arg(1 + z) = atan2(y, 1 + x)."""
+    from tensorweaver.ops.complex import complex, imag, real
+    from tensorweaver.ops.special import atan2
+
+    x, y = real(z), imag(z)
+    modulus = mul(log1p(add(mul(x, add(x, 2)), mul(y, y))), 0.5)
+    return complex(modulus, atan2(y, add(x, 1)))
+
+
+def expm1(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     """e^x - 1, accurate for tiny x: (u - 1) * x / log(u) with u = e^x; complex x composed
     plainly."""
+    if out is not None:
+        return written_out("expm1", expm1(x), out)
     if isinstance(x, Tensor) and x.dtype.kind == "c":
         return sub(exp(x), 1)
     x = _float_input("expm1", x)
+    if x.dtype in _HALF:
+        return in_float32(expm1, x)
     b = x.backend
     one = b.full((), 1, x.dtype)
     u = b.exp(x.native)
@@ -767,11 +928,25 @@ def expm1(x: Tensor) -> Tensor:
     return apply("expm1", native, x.dtype, (x,), native)
 
 
-def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
+def clamp(x: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None = None) -> Tensor:
     """Limit ``x`` to [min, max]; the gradient passes where min <= x <= max, as in PyTorch."""
+    if out is not None:
+        return written_out("clamp", clamp(x, min, max), out, same_dtype=True)
     _require_tensor("clamp", x)
     if min is None and max is None:
-        raise ValueError("clamp: at least one of 'min' and 'max' must be given")
+        raise RuntimeError("clamp: at least one of 'min' and 'max' must not be None")
+    if (isinstance(min, Tensor) or isinstance(max, Tensor)) and not all(
+        isinstance(v, (Tensor, type(None))) for v in (min, max)
+    ):
+        # A number beside a tensor bound: PyTorch reads a 0-d one as a number too, and
+        # refuses the pair otherwise.
+        if any(isinstance(v, Tensor) and v.shape for v in (min, max)):
+            raise TypeError(
+                "clamp(): min and max must both be tensors or both be numbers (either may be "
+                f"None), got {type(min).__name__} and {type(max).__name__}; wrap the number "
+                "with tw.tensor"
+            )
+        min, max = (v.item() if isinstance(v, Tensor) else v for v in (min, max))
     # PyTorch's classes: RuntimeError for a complex bound on real floats, else (complex or
     # integer inputs) NotImplementedError.
     error = RuntimeError if x.dtype.kind == "f" else NotImplementedError
@@ -782,7 +957,10 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
             "clamp: not implemented for bool tensors with bool bounds; convert with .int() first"
         )
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = x
+        # All three in their promoted dtype first, as PyTorch: a 0-d int64 bound beside an
+        # int64 one is not wrapped into an int8 x's dtype on the way.
+        dtype = result_type(x, *(v for v in (min, max) if v is not None))
+        out, min, max = (None if v is None else cast(v, dtype) for v in (x, min, max))
         if min is not None:
             out = maximum(out, min)
         if max is not None:
@@ -902,30 +1080,52 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
 # -- compositions (their gradients come from the ops they are made of) -----------------------
 
 
-def reciprocal(x: Tensor) -> Tensor:
+def reciprocal(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return written_out("reciprocal", reciprocal(x), out)
     return div(1, x)
 
 
-def rsqrt(x: Tensor) -> Tensor:
+def rsqrt(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return written_out("rsqrt", rsqrt(x), out)
     return div(1, sqrt(x))
 
 
-def square(x: Tensor) -> Tensor:
+def square(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return written_out("square", square(x), out)
     if x.dtype is dtypes.bool_:  # PyTorch squares bools as int64
         x = cast(x, dtypes.int64)
     return mul(x, x)
 
 
-def tan(x: Tensor) -> Tensor:
+def tan(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return written_out("tan", tan(x), out)
     return div(sin(x), cos(x))
 
 
-def log2(x: Tensor) -> Tensor:
-    return div(log(x), math.log(2.0))
+def _real_scaled(z: Tensor, factor: float) -> Tensor:
+    """``z * factor`` for a real ``factor``: each part of a complex z alone, as C++'s complex
+    by real division (a complex product would turn log(0)'s -inf + 0j into NaN parts)."""
+    if z.dtype.kind != "c":
+        return div(z, 1 / factor)
+    from tensorweaver.ops.complex import complex, imag, real
+
+    return complex(div(real(z), 1 / factor), div(imag(z), 1 / factor))
 
 
-def log10(x: Tensor) -> Tensor:
-    return div(log(x), math.log(10.0))
+def log2(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return written_out("log2", log2(x), out)
+    return _real_scaled(log(x), 1 / math.log(2.0))
+
+
+def log10(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return written_out("log10", log10(x), out)
+    return _real_scaled(log(x), 1 / math.log(10.0))
 
 
 def isnan(x: Tensor) -> Tensor:
@@ -953,8 +1153,16 @@ def isfinite(x: Tensor) -> Tensor:
 
 
 def nan_to_num(
-    x: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+    x: Tensor,
+    nan: float = 0.0,
+    posinf: float | None = None,
+    neginf: float | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
+    if out is not None:
+        result = nan_to_num(x, nan, posinf, neginf)
+        return written_out("nan_to_num", result, out, same_dtype=True)
     for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
         if value is not None and not isinstance(value, (int, float)):
             raise TypeError(
@@ -979,12 +1187,24 @@ def nan_to_num(
     return where(eq(out, -math.inf), -largest if neginf is None else neginf, out)
 
 
-def lerp(start: Tensor, end: Tensor, weight: Operand) -> Tensor:
+def lerp(start: Tensor, end: Tensor, weight: Operand, *, out: Tensor | None = None) -> Tensor:
     """``start + weight * (end - start)`` for floating-point ``start`` and ``end`` of one
     dtype, as PyTorch requires."""
+    if out is not None:
+        return written_out("lerp", lerp(start, end, weight), out)
     _require_tensor("lerp", start)
     if not isinstance(end, Tensor):
         raise TypeError(f"lerp(): argument 'end' must be a Tensor, not {type(end).__name__}")
+    if (
+        isinstance(weight, Tensor)
+        and not weight.shape
+        and weight.dtype is not start.dtype
+        and end.dtype is start.dtype
+    ):
+        # A 0-d weight of another dtype takes part in promotion, as in PyTorch: int16 ends
+        # with a 0-d float16 weight are a float16 lerp, float32 ends keep float32.
+        dtype = result_type(start, end, weight)
+        start, end, weight = (cast(t, dtype) for t in (start, end, weight))
     if start.dtype.kind not in "fc":
         raise NotImplementedError(
             f'"lerp" not implemented for {start.dtype.name} tensors; convert them with .float()'
@@ -998,6 +1218,11 @@ def lerp(start: Tensor, end: Tensor, weight: Operand) -> Tensor:
     # PyTorch's form: from the nearer end, so that weight 1 gives ``end`` exactly
     diff = sub(end, start)
     if isinstance(weight, Tensor):
+        if weight.dtype is not start.dtype:
+            raise RuntimeError(
+                f"lerp: expected dtype {start.dtype.name} for `weight` but got dtype "
+                f"{weight.dtype.name}"
+            )
         near_start = lt(abs(weight), 0.5)
         out = where(near_start, add(start, mul(weight, diff)), sub(end, mul(diff, sub(1, weight))))
         return labelled(out, "LerpBackward1", start)
@@ -1027,22 +1252,37 @@ def _opmath_number(fn: str, number: Any, dtype: DType) -> Any:
     return number
 
 
-def addcmul(x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1) -> Tensor:
+def addcmul(
+    x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1, out: Tensor | None = None
+) -> Tensor:
     """``x + value * t1 * t2``."""
+    if out is not None:
+        return written_out("addcmul", addcmul(x, t1, t2, value=value), out)
     dtype = result_type(x, t1, t2)
     if dtype is dtypes.bool_:
         raise NotImplementedError(
             "addcmul: not implemented for bool tensors; convert them with .int() first"
         )
     value = _product_value("addcmul", value, dtype)
+    # Every operand in the result dtype first, as PyTorch: int16 * 0-d int64 beside an int64
+    # x is an int64 product, not a wrapped int16 one.
+    x, t1, t2 = (_as_dtype(v, dtype) for v in (x, t1, t2))
     if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
-        wide = addcmul(cast(x, dtypes.float32), cast(t1, dtypes.float32), t2, value=value)
+        wide = addcmul(*(cast(v, dtypes.float32) for v in (x, t1, t2)), value=value)
         return cast(wide, dtype)
     return add(x, mul(mul(t1, t2), value) if value != 1 else mul(t1, t2))
 
 
-def addcdiv(x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1) -> Tensor:
+def _as_dtype(v: Operand, dtype: DType) -> Operand:
+    return cast(v, dtype) if isinstance(v, Tensor) else v
+
+
+def addcdiv(
+    x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1, out: Tensor | None = None
+) -> Tensor:
     """``x + value * t1 / t2``; ``t1`` and ``t2`` may not both be integers, as in PyTorch."""
+    if out is not None:
+        return written_out("addcdiv", addcdiv(x, t1, t2, value=value), out)
     if not (_is_float(t1) or _is_float(t2)):
         raise RuntimeError(
             "addcdiv: integer division with addcdiv is no longer supported; convert tensor1 or "
@@ -1051,7 +1291,8 @@ def addcdiv(x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1) -> Tensor:
         )
     dtype = result_type(x, t1, t2)
     value = _product_value("addcdiv", value, dtype)
+    x, t1, t2 = (_as_dtype(v, dtype) for v in (x, t1, t2))  # as addcmul's
     if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
-        wide = addcdiv(cast(x, dtypes.float32), cast(t1, dtypes.float32), t2, value=value)
+        wide = addcdiv(*(cast(v, dtypes.float32) for v in (x, t1, t2)), value=value)
         return cast(wide, dtype)
     return add(x, mul(div(t1, t2), value) if value != 1 else div(t1, t2))

@@ -17,6 +17,7 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.dtype_info import finfo
 from tensorweaver.ops import coordinates as co
 from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops.apply import written_out
 from tensorweaver.ops.special import exp2
 from tensorweaver.promotion import result_type
 from tensorweaver.tensor import Tensor
@@ -62,18 +63,24 @@ def frexp(input: Tensor) -> Any:
     return return_types.frexp(mantissa, e.to(dtypes.int32))
 
 
-def nextafter(input: Tensor, other: Tensor) -> Tensor:
+def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The next number after ``input`` towards ``other`` in their promoted float dtype
     (``other`` itself where they are equal; NaN where either is)."""
+    if out is not None:
+        return written_out("nextafter", nextafter(input, other), out)
     if not isinstance(other, Tensor):
         raise TypeError(
             f"nextafter(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
         )
     dtype = result_type(input, other)
     if dtype not in _FORMAT:
-        raise RuntimeError(f"nextafter is only defined for float dtypes, got {dtype.name}")
+        raise NotImplementedError(
+            f'"nextafter" not implemented for {dtype.name}: it takes float tensors'
+        )
     digits, lowest = _FORMAT[dtype]
-    x, y = input.detach().to(dtypes.float64), other.detach().to(dtypes.float64)
+    # Each operand in the result dtype first, as PyTorch reads it: an int32 -2**31 is -inf
+    # in float16, and the next float16 after it is -65504.
+    x, y = (t.detach().to(dtype).to(dtypes.float64) for t in (input, other))
     e, _ = _exponent(x)
     up = y > x
     away = up == (x > 0)

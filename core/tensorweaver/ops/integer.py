@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops.apply import written_out
 from tensorweaver.tensor import Tensor
 
 Operand = Any  # a Tensor or a Python scalar
@@ -55,13 +57,17 @@ def _shift(op: str, input: Operand, other: Operand, left: bool) -> Tensor:
     return Tensor(native, backend, dtype)
 
 
-def bitwise_left_shift(input: Operand, other: Operand) -> Tensor:
+def bitwise_left_shift(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """input << other (integers; wraps around)."""
+    if out is not None:
+        return written_out("bitwise_left_shift", bitwise_left_shift(input, other), out)
     return _shift("bitwise_left_shift", input, other, left=True)
 
 
-def bitwise_right_shift(input: Operand, other: Operand) -> Tensor:
+def bitwise_right_shift(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """input >> other (integers; arithmetic shift, the sign fills in)."""
+    if out is not None:
+        return written_out("bitwise_right_shift", bitwise_right_shift(input, other), out)
     return _shift("bitwise_right_shift", input, other, left=False)
 
 
@@ -75,14 +81,21 @@ def _need_tensors(op: str, input: Any, other: Any) -> None:
 
 
 def _gcd_native(backend: Any, dtype: Any, a: Any, b: Any) -> Any:
+    """PyTorch's loop: a, b = |a|, |b|; while a != 0: a, b = b % a, a (C's %, the sign of
+    the dividend). |INT_MIN| wraps to itself there, so gcd(1, -128) is 1 in int8."""
     zero, one = backend.full((), 0, dtype), backend.full((), 1, dtype)
     a, b = backend.abs(a), backend.abs(b)
     while True:
-        busy = backend.ne(b, zero)
+        busy = backend.ne(a, zero)
         if not _any(backend, busy):
-            return a
-        r = backend.remainder(a, backend.where(busy, b, one))
-        a, b = backend.where(busy, b, a), backend.where(busy, r, zero)
+            return b
+        divisor = backend.where(busy, a, one)
+        rest = backend.remainder(b, divisor)  # the divisor's sign: C's has the dividend's
+        flip = backend.logical_and(
+            backend.ne(rest, zero), backend.ne(backend.lt(rest, zero), backend.lt(b, zero))
+        )
+        rest = backend.where(flip, backend.sub(rest, divisor), rest)
+        a, b = backend.where(busy, rest, zero), backend.where(busy, a, b)
 
 
 def _any(backend: Any, mask: Any) -> bool:
@@ -98,23 +111,34 @@ def _any(backend: Any, mask: Any) -> bool:
     return bool(backend.to_host(backend.any(flat, (0,), False)))
 
 
-def gcd(input: Tensor, other: Tensor) -> Tensor:
+def gcd(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The greatest common divisor, non-negative; gcd(0, 0) = 0."""
+    if out is not None:
+        return written_out("gcd", gcd(input, other), out)
     _need_tensors("gcd", input, other)
     backend, dtype, a, b = _integer_operands("gcd", input, other)
     return Tensor(_gcd_native(backend, dtype, a, b), backend, dtype)
 
 
-def lcm(input: Tensor, other: Tensor) -> Tensor:
-    """The least common multiple, non-negative; 0 when either is 0."""
+def lcm(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The least common multiple, |a / gcd * b| (wrapped as PyTorch's); 0 when either is 0."""
+    if out is not None:
+        return written_out("lcm", lcm(input, other), out)
     _need_tensors("lcm", input, other)
     backend, dtype, a, b = _integer_operands("lcm", input, other)
     g = _gcd_native(backend, dtype, a, b)
     zero = backend.full((), 0, dtype)
     nonzero = backend.ne(g, zero)
-    one = backend.full((), 1, dtype)
-    quotient = backend.floordiv(backend.abs(a), backend.where(nonzero, g, one))
-    native = backend.where(nonzero, backend.mul(quotient, backend.abs(b)), zero)
+    # |a / g * b| as PyTorch's C++ computes it: in int for the types narrower than int (then
+    # cast back, so lcm(32767, 2) is -2 in int16), else in the dtype (g divides a: the floor
+    # quotient is exact).
+    work = dtypes.int32 if dtype.itemsize < 4 else dtype
+    a, b, g = (backend.cast(v, work) if work is not dtype else v for v in (a, b, g))
+    quotient = backend.floordiv(a, backend.where(nonzero, g, backend.full((), 1, work)))
+    product = backend.abs(backend.mul(quotient, b))
+    if work is not dtype:
+        product = backend.cast(product, dtype)
+    native = backend.where(nonzero, product, zero)
     return Tensor(native, backend, dtype)
 
 

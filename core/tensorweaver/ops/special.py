@@ -15,9 +15,10 @@ import math
 from typing import Any, Callable
 
 from tensorweaver.contract import dtypes
+from tensorweaver.ops import complex as cx
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import special_host as host
-from tensorweaver.ops.apply import apply
+from tensorweaver.ops.apply import apply, written_out
 from tensorweaver.ops.host_fallback import run_optional
 from tensorweaver.promotion import get_default_dtype, result_type
 from tensorweaver.tensor import Tensor
@@ -53,7 +54,9 @@ def _real_only(op: str, *operands: Any) -> None:
 def _unary(name: str, host_fn: Callable[[Any], Any], *, save_output: bool = False) -> Any:
     """An optional unary primitive on float input (ints and bools in the default float)."""
 
-    def op(input: Tensor) -> Tensor:
+    def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        if out is not None:
+            return written_out(name, op(input), out)
         if isinstance(input, Tensor) and input.dtype.is_complex:
             complex_form = _COMPLEX_FORMS.get(name)
             if complex_form is not None:
@@ -69,10 +72,19 @@ def _unary(name: str, host_fn: Callable[[Any], Any], *, save_output: bool = Fals
     return op
 
 
-#: Complex inputs of the optional primitives, composed from exp (no branch cut involved).
+def _hyperbolic(z: Tensor, even: bool) -> Tensor:
+    """sinh (or cosh, ``even``) of complex z = x + iy from its parts: sinh x cos y + i cosh x
+    sin y (cosh x cos y + i sinh x sin y). (e^z - e^-z) / 2 cancels near 0: sinh(1e-3) lost
+    four digits in complex64."""
+    x, y = cx.real(z), cx.imag(z)
+    first, second = (cosh(x), sinh(x)) if even else (sinh(x), cosh(x))
+    return cx.complex(ew.mul(first, ew.cos(y)), ew.mul(second, ew.sin(y)))
+
+
+#: Complex inputs of the optional primitives, composed from their parts (no branch cut).
 _COMPLEX_FORMS: dict[str, Callable[[Tensor], Tensor]] = {
-    "sinh": lambda z: ew.div(ew.sub(ew.exp(z), ew.exp(ew.neg(z))), 2),
-    "cosh": lambda z: ew.div(ew.add(ew.exp(z), ew.exp(ew.neg(z))), 2),
+    "sinh": lambda z: _hyperbolic(z, even=False),
+    "cosh": lambda z: _hyperbolic(z, even=True),
 }
 #: The inverse functions on complex input: the backend's kernel (C99's principal values and
 #: branch cuts, as torch's CPU kernels, NumPy and cuPyNumeric give them) rather than a
@@ -105,8 +117,10 @@ def _float_pair(op: str, a: Operand, b: Operand) -> tuple:
     return ew._operands(op, a, b, ew._floating)
 
 
-def atan2(input: Tensor, other: Tensor) -> Tensor:
+def atan2(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The angle of the point (other, input), in [-pi, pi]."""
+    if out is not None:
+        return written_out("atan2", atan2(input, other), out)
     _need_tensor("atan2", "input", 1, input)
     _need_tensor("atan2", "other", 2, other)
     _real_only("atan2", input, other)
@@ -115,8 +129,10 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     return apply("atan2", native, dtype, (a, b))
 
 
-def polygamma(n: int, input: Tensor) -> Tensor:
+def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The n-th derivative of digamma (n = 0 is digamma itself)."""
+    if out is not None:
+        return written_out("polygamma", polygamma(n, input), out)
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise RuntimeError(f"polygamma(n, x): n must be a non-negative integer, got {n!r}")
     x = _float_input("polygamma", input)
@@ -124,8 +140,10 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     return apply("polygamma", native, x.dtype, (x,), n)
 
 
-def zeta(input: Operand, other: Operand) -> Tensor:
+def zeta(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """The Hurwitz zeta function sum((other + k) ** -input for k >= 0)."""
+    if out is not None:
+        return written_out("zeta", zeta(input, other), out)
     a, b, backend, dtype, an, bn = _float_pair("zeta", input, other)
     return apply("zeta", run_optional(backend, "zeta", host.zeta, dtype, an, bn), dtype, (a, b))
 
@@ -133,26 +151,34 @@ def zeta(input: Operand, other: Operand) -> Tensor:
 # -- compositions -----------------------------------------------------------------------------
 
 
-def exp2(input: Tensor) -> Tensor:
+def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """2 ** input, through pow: exact for integer exponents (exp(x ln 2) would not be)."""
+    if out is not None:
+        return written_out("exp2", exp2(input), out)
     if isinstance(input, Tensor) and input.dtype.is_complex:
         return ew.pow(2.0, input)
     return ew.pow(2.0, _float_input("exp2", input))
 
 
-def deg2rad(input: Tensor) -> Tensor:
+def deg2rad(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input * pi / 180 (PyTorch multiplies by the same rounded constant)."""
+    if out is not None:
+        return written_out("deg2rad", deg2rad(input), out)
     return ew.mul(_float_input("deg2rad", input), math.pi / 180)
 
 
-def rad2deg(input: Tensor) -> Tensor:
+def rad2deg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input * 180 / pi."""
+    if out is not None:
+        return written_out("rad2deg", rad2deg(input), out)
     return ew.mul(_float_input("rad2deg", input), 180 / math.pi)
 
 
-def signbit(input: Tensor) -> Tensor:
+def signbit(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """True where the sign bit is set: negative numbers and -0.0 (1 / -0.0 is -inf). The IR
     has no bit cast, so a NaN's sign bit is not seen: NaN gives False."""
+    if out is not None:
+        return written_out("signbit", signbit(input), out, same_dtype=True)
     x = _need_tensor("signbit", "input", 1, input)
     _real_only("signbit", x)
     if x.dtype.kind != "f":
@@ -178,42 +204,106 @@ def _float_operands(op: str, input: Operand, other: Operand) -> tuple[Tensor, Te
     return tensor(input), tensor(other)
 
 
-def copysign(input: Operand, other: Operand) -> Tensor:
+def copysign(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """|input| with the sign of other (as signbit sees it); float result."""
+    if out is not None:
+        return written_out("copysign", copysign(input, other), out)
     _real_only("copysign", input, other)
     a, b = _float_operands("copysign", input, other)
     magnitude = ew.abs(a)
     return ew.where(signbit(b), ew.neg(magnitude), magnitude)
 
 
-def float_power(input: Operand, exponent: Operand) -> Tensor:
-    """input ** exponent in float64, whatever the operands' dtypes."""
-    a, b = _float_operands("float_power", input, exponent)
-    return ew.pow(ew.cast(a, dtypes.float64), ew.cast(b, dtypes.float64))
+def _float_power_dtype(input: Operand, exponent: Operand) -> Any:
+    """complex128 where an operand is complex, else float64."""
+    complex_ = any(
+        isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.kind == "c")
+        for v in (input, exponent)
+    )
+    return dtypes.complex128 if complex_ else dtypes.float64
 
 
-def ldexp(input: Tensor, other: Tensor) -> Tensor:
-    """input * 2 ** other, float (as PyTorch computes it)."""
+def float_power(input: Operand, exponent: Operand, *, out: Tensor | None = None) -> Tensor:
+    """input ** exponent in float64 (complex128 for complex operands), each operand converted
+    to it first, as PyTorch: an int16 base is not rounded to a float16 exponent's dtype."""
+    if out is not None:
+        return written_out("float_power", float_power(input, exponent), out, same_dtype=True)
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError(
+            "float_power(): expected a Tensor as input or exponent, got "
+            f"{type(input).__name__} and {type(exponent).__name__}"
+        )
+    dtype = _float_power_dtype(input, exponent)
+    backend = (input if isinstance(input, Tensor) else exponent).backend
+
+    def tensor(v: Operand) -> Tensor:
+        if isinstance(v, Tensor):
+            return ew.cast(v, dtype)
+        return Tensor(ew.scalar_native(backend, v, dtype), backend, dtype)
+
+    if not isinstance(exponent, Tensor):  # a number stays one (x ** 0.5 is sqrt, as PyTorch)
+        return ew.pow(tensor(input), exponent)
+    return ew.pow(tensor(input), tensor(exponent))
+
+
+def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """input * 2 ** other, float. A float input with an integer exponent scales exactly, as
+    C's ldexp with the exponent cast to a C int (PyTorch's kernel: 2**40 wraps to 0, 0 *
+    2**5000 is 0, and 2**-30 * 2**100 is not inf in float16); else input * 2.0 ** other with
+    both in their promoted float dtype (a complex128 0-d input keeps complex128)."""
+    if out is not None:
+        return written_out("ldexp", ldexp(input, other), out)
     _need_tensor("ldexp", "input", 1, input)
     _need_tensor("ldexp", "other", 2, other)
-    a, b = _float_operands("ldexp", input, other)
-    return ew.mul(a, ew.pow(2.0, b))
+    if input.dtype.kind != "f" or other.dtype.kind == "f" or other.dtype.kind == "c":
+        a, b = _float_operands("ldexp", input, other)
+        return ew.mul(a, ew.pow(2.0, b))
+    if other.dtype is dtypes.bool_:
+        raise NotImplementedError(
+            '"ldexp" not implemented for bool exponents of float tensors; convert them with '
+            ".int() first"
+        )
+    dtype = result_type(input, other)
+    # Beyond +-3000 every float64 over- or underflows alike: three powers of 2 of one sign,
+    # each finite in float64, scale it without an intermediate inf.
+    e = ew.clamp(ew.cast(other, dtypes.int32), -3000, 3000).to(dtypes.float64)
+    first = ew.floor(ew.div(e, 3))
+    second = ew.floor(ew.div(ew.sub(e, first), 2))
+    third = ew.sub(ew.sub(e, first), second)
+    out = ew.cast(input, dtypes.float64)
+    for part in (first, second, third):
+        out = ew.mul(out, ew.pow(2.0, part))
+    return ew.cast(out, dtype)
 
 
-def xlogy(input: Operand, other: Operand) -> Tensor:
+def xlogy(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """input * log(other), 0 where input is 0 (unless other is NaN). There log sees 1 where
     log(other) is not finite, so no 0 * inf reaches the forward or the backward; elsewhere the
     gradient of input is log(other), as in PyTorch."""
+    if out is not None:
+        return written_out("xlogy", xlogy(input, other), out)
     a, b = _float_operands("xlogy", input, other)
     outside = ew.logical_not(ew.logical_and(ew.gt(b, 0), ew.lt(b, math.inf)))
-    return ew.mul(a, ew.log(ew.where(_zero_times(a, b, outside), 1.0, b)))
+    product = ew.mul(a, ew.log(ew.where(_zero_times(a, b, outside), 1.0, b)))
+    return _positive_zero(a, b, product)
 
 
-def xlog1py(input: Operand, other: Operand) -> Tensor:
+def xlog1py(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """input * log1p(other), 0 where input is 0 (unless other is NaN), as xlogy."""
+    if out is not None:
+        return written_out("xlog1py", xlog1py(input, other), out)
     a, b = _float_operands("xlog1py", input, other)
     outside = ew.logical_not(ew.logical_and(ew.gt(b, -1), ew.lt(b, math.inf)))
-    return ew.mul(a, ew.log1p(ew.where(_zero_times(a, b, outside), 0.0, b)))
+    product = ew.mul(a, ew.log1p(ew.where(_zero_times(a, b, outside), 0.0, b)))
+    return _positive_zero(a, b, product)
+
+
+def _positive_zero(a: Tensor, b: Tensor, product: Tensor) -> Tensor:
+    """``product`` (a times a log of b), +0.0 where a is zero and b is not NaN, as PyTorch:
+    xlogy(0, 0.5) is 0.0, not 0 * log(0.5) = -0.0. Adding 0.0 changes nothing else and
+    passes the gradient unchanged (PyTorch's is log(b) there too)."""
+    zero = ew.logical_and(ew.eq(a, 0), ew.eq(b, b))
+    return ew.where(zero, ew.add(product, 0.0), product)
 
 
 def _zero_times(a: Tensor, b: Tensor, outside: Tensor) -> Tensor:
@@ -221,32 +311,42 @@ def _zero_times(a: Tensor, b: Tensor, outside: Tensor) -> Tensor:
     return ew.logical_and(ew.logical_and(ew.eq(a, 0), ew.eq(b, b)), outside)
 
 
-def logit(input: Tensor, eps: float | None = None) -> Tensor:
+def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given (no gradient
     outside), as PyTorch computes it."""
+    if out is not None:
+        return written_out("logit", logit(input, eps), out)
     p = _float_input("logit", input)
     if eps is not None:
         p = ew.clamp(p, eps, 1 - eps)
     return ew.log(ew.div(p, ew.sub(1, p)))
 
 
-def sinc(input: Tensor) -> Tensor:
+def sinc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """sin(pi x) / (pi x), 1 at 0. The division sees 1 where x is 0, so the gradient there is
     0 (not NaN), as in PyTorch."""
+    if out is not None:
+        return written_out("sinc", sinc(input), out)
     x = _float_input("sinc", input)
+    if x.dtype in ew._HALF:
+        return ew.in_float32(sinc, x)
     zero = ew.eq(x, 0)
     px = ew.mul(ew.where(zero, 1.0, x), math.pi)
     return ew.where(zero, 1.0, ew.div(ew.sin(px), px))
 
 
-def ndtr(input: Tensor) -> Tensor:
+def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The standard normal CDF, erfc(-x / sqrt(2)) / 2: erfc keeps the lower tail's precision."""
+    if out is not None:
+        return written_out("ndtr", ndtr(input), out)
     x = _float_input("ndtr", input)
     return ew.mul(erfc(ew.mul(x, -1 / math.sqrt(2.0))), 0.5)
 
 
-def entr(input: Tensor) -> Tensor:
+def entr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-x log(x) for x > 0, 0 at 0, -inf below (NaN stays NaN)."""
+    if out is not None:
+        return written_out("entr", entr(input), out)
     x = _float_input("entr", input)
     positive = ew.gt(x, 0)
     safe = ew.where(positive, x, 1.0)
@@ -255,8 +355,10 @@ def entr(input: Tensor) -> Tensor:
     return ew.where(ew.isnan(x), x, out)
 
 
-def multigammaln(input: Tensor, p: int) -> Tensor:
+def multigammaln(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     """The log of the multivariate gamma function of dimension p."""
+    if out is not None:
+        return written_out("multigammaln", multigammaln(input, p), out)
     x = _float_input("multigammaln", input)
     if p < 1:
         raise RuntimeError(f"multigammaln: p has to be greater than or equal to 1, got {p}")
@@ -268,12 +370,18 @@ def multigammaln(input: Tensor, p: int) -> Tensor:
     return out
 
 
+_TORCH_NAMES = {dtypes.float64: "Double", dtypes.complex128: "ComplexDouble"}
+
+
 def _float_power_(self: Tensor, exponent: Operand) -> Tensor:
-    """``x.float_power_(e)``: only a float64 tensor can hold float_power's result."""
-    if self.dtype is not dtypes.float64:
+    """``x.float_power_(e)``: only a tensor of float_power's result dtype (float64, or
+    complex128 for complex operands) can hold it."""
+    dtype = _float_power_dtype(self, exponent)
+    if self.dtype is not dtype:
         raise RuntimeError(
             f"float_power_(): the base has dtype {self.dtype.name}, but the operation's result "
-            "requires dtype float64 (Double); convert with x = x.double() first"
+            f"requires dtype {dtype.name} ({_TORCH_NAMES[dtype]}); convert with "
+            f"x = x.to(tw.{dtype.name}) first"
         )
     return self._assign(float_power(self._inplace_source(), exponent), "float_power_")
 

@@ -59,8 +59,8 @@ _FRESH: dict[str, Any] = {
 }
 #: Calls that can write into a dying array argument: the function, and which arguments.
 _INTO = {
-    "maximum": ("_np_maximum", (0,)),
-    "minimum": ("_np_minimum", (0,)),
+    "maximum": ("_np_maximum", (0, 1)),  # relu is maximum(0, x)
+    "minimum": ("_np_minimum", (0, 1)),
     "add": ("_np_add", (0, 1)),
     "sub": ("_np_subtract", (0, 1)),
     "mul": ("_np_multiply", (0, 1)),

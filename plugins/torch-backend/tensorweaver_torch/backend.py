@@ -28,7 +28,7 @@ from tensorweaver_torch.complex import ComplexNumbers
 from tensorweaver_torch.devices import torch_device
 from tensorweaver_torch.fft import FourierTransforms
 from tensorweaver_torch.foreach import ForeachOps
-from tensorweaver_torch.fused import FusedComposites
+from tensorweaver_torch.fused import LENDING, FusedComposites
 from tensorweaver_torch.host import HostMemory
 from tensorweaver_torch.linalg import LinearAlgebra
 from tensorweaver_torch.special import SpecialFunctions
@@ -165,7 +165,8 @@ class TorchBackend(
             # A DataLoader worker forked after the parent used the GPU: CUDA cannot be used
             # there, and torch.manual_seed leaves the GPU alone in it too.
             return
-        self._generator.manual_seed(value)
+        with LENDING:  # not while the generator is lent to torch's (fused._lent)
+            self._generator.manual_seed(value)
 
     def random_uniform(self, shape: Shape, low: float, high: float, dtype: DType) -> Tensor:
         out = torch.empty(shape, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
@@ -192,11 +193,13 @@ class TorchBackend(
 
     # API 2.5: the generator's state, torch's bytes (CPU: mt19937's; CUDA: Philox's seed, offset)
     def get_rng_state(self) -> bytes:
-        return self._generator.get_state().numpy().tobytes()
+        with LENDING:
+            return self._generator.get_state().numpy().tobytes()
 
     def set_rng_state(self, state: bytes) -> None:
         try:
-            self._generator.set_state(torch.frombuffer(bytearray(state), dtype=torch.uint8))
+            with LENDING:
+                self._generator.set_state(torch.frombuffer(bytearray(state), dtype=torch.uint8))
         except (RuntimeError, ValueError) as exc:  # torch's: a wrong size or an invalid state
             raise ValueError(f"set_rng_state on {self.device.name}: {exc}") from exc
 

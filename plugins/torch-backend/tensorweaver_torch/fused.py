@@ -50,6 +50,7 @@ the top left when L != S).
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -87,6 +88,11 @@ def _replay(saved: Saved, grad_output: Tensor, needs: tuple) -> tuple:
     return tuple(next(found) if need else None for need in needs)
 
 
+#: Held while a backend's generator is lent to torch's global one: two threads lending at
+#: once interleaved their saves and restores (equal dropout masks, torch's own stream changed).
+LENDING = threading.RLock()
+
+
 @contextmanager
 def _lent(generator: torch.Generator, device: torch.device) -> Iterator[None]:
     """Within the block, torch's default generator of ``device`` continues ``generator``'s
@@ -94,13 +100,14 @@ def _lent(generator: torch.Generator, device: torch.device) -> Iterator[None]:
     (code that uses torch directly sees no change)."""
     rng = torch if device.type == "cpu" else torch.get_device_module(device.type)
     where = () if device.type == "cpu" else (device,)
-    own = rng.get_rng_state(*where)
-    rng.set_rng_state(generator.get_state(), *where)
-    try:
-        yield
-    finally:
-        generator.set_state(rng.get_rng_state(*where))
-        rng.set_rng_state(own, *where)
+    with LENDING:
+        own = rng.get_rng_state(*where)
+        rng.set_rng_state(generator.get_state(), *where)
+        try:
+            yield
+        finally:
+            generator.set_state(rng.get_rng_state(*where))
+            rng.set_rng_state(own, *where)
 
 
 def _gpu_rnn_mode(device: torch.device, training: bool, dropout: float) -> tuple[bool, float]:
