@@ -601,7 +601,10 @@ def test_functional_call(backend: str, name: str) -> None:
 def orthogonalized(m: Any, shape: tuple, orthogonal_map: Any, trivial: bool) -> Any:
     layer = m.nn.Linear(shape[1], shape[0], bias=False)
     with m.no_grad():
-        layer.weight.copy_(m.sin(m.arange(shape[0] * shape[1], dtype=m.float64) * 1.7 + 0.3))
+        # full rank, in the weight's shape (a flat copy raised in both: only the error class
+        # was compared)
+        values = m.arange(shape[0] * shape[1], dtype=m.float64) ** 2 * 1.7 + 0.3
+        layer.weight.copy_(m.sin(values).reshape(shape))
     m.nn.utils.parametrizations.orthogonal(
         layer, orthogonal_map=orthogonal_map, use_trivialization=trivial
     )

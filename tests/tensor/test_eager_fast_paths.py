@@ -75,6 +75,8 @@ def test_basic_indexing_hands_other_indices_to_the_general_path(backend: str) ->
     x = tw.tensor(X)
     with pytest.raises(ValueError, match="step must be greater than zero"):
         x[::-1]  # as PyTorch: no negative steps (x.flip(0) reverses)
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        x[::-1] = 0.0  # (it wrote the flipped selection)
     with pytest.raises(ValueError):
         x[::0]
 

@@ -263,20 +263,15 @@ def test_a_masked_fill_of_an_expanded_tensor_warns_like_torch(backend: str) -> N
             e.masked_fill_(m.tensor([True, False, True]), 1.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "ops/index.py setitem checks every write into an expand() for repeated elements; "
-        "PyTorch's index_put_ (a mask or index tensor) writes through them"
-    ),
-)
 def test_a_masked_setitem_of_an_expanded_tensor_like_torch(backend: str) -> None:
+    # (it raised the repeated-element error: PyTorch writes masks and index tensors, warning)
     def fn(m, x):
         b = x[:1].clone()
         e = b.expand(3, 4)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with pytest.warns(UserWarning, match="masked_fill_ on expanded tensors is deprecated"):
             e[e > 0] = 5.0
+        with pytest.warns(UserWarning, match="index_put_ on expanded tensors is deprecated"):
+            e[m.tensor([0, 2])] = m.tensor([1.0, 2.0, 3.0, 4.0], dtype=x.dtype)
         return b
 
     like_torch(fn, X)

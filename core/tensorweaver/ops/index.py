@@ -11,6 +11,7 @@ own indices, in range by construction, and skip the check's read-back.
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from typing import Any
 
@@ -24,7 +25,7 @@ from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labe
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.overflow import fill_value
 from tensorweaver.ops.rank import check_ndim
-from tensorweaver.tensor import Tensor, _axis, _write_overlapping
+from tensorweaver.tensor import Tensor, _axis, _warn_deprecated_overlap, _write_overlapping
 
 #: Index tensor dtypes: integers are positions, bool and uint8 (deprecated) are masks.
 _POSITIONS = (dtypes.int64, dtypes.int32)
@@ -336,6 +337,21 @@ def sequence_as_tuple(index: Any) -> Any:
     return index
 
 
+def check_steps(index: Any) -> None:
+    """PyTorch's errors for a slice that steps backwards or not at all (in reads and
+    writes: ``x[::-1] = v`` wrote the flipped selection)."""
+    for e in index if type(index) is tuple else (index,):
+        if type(e) is slice and e.step is not None:
+            step = operator.index(e.step)
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
+                raise ValueError(
+                    "step must be greater than zero (tensors have no negative-step slices; "
+                    "use x.flip(dim))"
+                )
+
+
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """``x[index] = value``: rebinds ``x`` to a copy with the selected elements replaced.
 
@@ -344,6 +360,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     holds no element twice; else PyTorch's error."""
     if type(index) is list:
         index = sequence_as_tuple(index)
+    check_steps(index)
     if (
         isinstance(value, Tensor)
         and value.dtype is not x.dtype
@@ -368,6 +385,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             "setitem: a single value cannot be written through a uint8 mask (PyTorch's "
             "masked_fill_ takes only bool masks); convert the mask with .bool()"
         )
+    puts = expanded and _puts_through_index(index, value)  # (before value is expanded)
     if not isinstance(value, Tensor):
         value = fill_value(value, x.dtype, "setitem")
         value = Tensor(x.backend.full((), value, x.dtype), x.backend, x.dtype)
@@ -382,7 +400,10 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             f"of shape {list(positions.shape)}"
         ) from None
     if expanded:
-        _check_no_repeats(positions)
+        if _index_arrays(index):  # PyTorch writes these (index_put_, masked_fill_) and warns
+            _warn_deprecated_overlap("index_put_" if puts else "masked_fill_")
+        else:
+            _check_no_repeats(positions)
     flat_index = mv.reshape(positions, (-1,))
     flat = scatter_unchecked(mv.reshape(source, (-1,)), 0, flat_index, mv.reshape(value, (-1,)))
     target._assign(mv.reshape(flat, target.shape))
@@ -432,7 +453,7 @@ def _puts_through_index(index: Any, value: Any) -> bool:
         getattr(arrays[0], "dtype", None) in (dtypes.bool_, np.bool_)
         or (isinstance(arrays[0], list) and all(type(b) is bool for b in arrays[0]))
     )
-    return not (one_mask and value.numel() == 1)
+    return not (one_mask and (not isinstance(value, Tensor) or value.numel() == 1))
 
 
 def check_scatter_index(op: str, x: Tensor, dim: int, index: Any) -> tuple[int, Tensor]:

@@ -162,7 +162,7 @@ def _as_int(entry: Any) -> Any:
 def getitem(x: Tensor, index: Any) -> Tensor:
     if type(index) is list:
         index = ix.sequence_as_tuple(index)
-    _check_steps(index)
+    ix.check_steps(index)
     basic = _is_basic(index)
     if not basic:
         if type(index) is tuple:
@@ -175,20 +175,6 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         return out
     read = lambda base: ix.getitem(base, index)  # noqa: E731
     return as_view(out, x, _write_at(index), read, _region(index, x.shape))
-
-
-def _check_steps(index: Any) -> None:
-    """PyTorch's errors for a slice that steps backwards or not at all."""
-    for e in index if type(index) is tuple else (index,):
-        if type(e) is slice and e.step is not None:
-            step = operator.index(e.step)
-            if step == 0:
-                raise ValueError("slice step cannot be zero")
-            if step < 0:
-                raise ValueError(
-                    "step must be greater than zero (tensors have no negative-step slices; "
-                    "use x.flip(dim))"
-                )
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -243,11 +229,20 @@ def _selecting(index: tuple) -> Read:
     return lambda base: ix.getitem(base, index)
 
 
-def _reshaping(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+def _reshaping(op: Callable[..., Tensor], keeps_self: bool = False) -> Callable[..., Tensor]:
+    """The view form of a shape change. One that keeps the shape is still a new tensor, a
+    view with its own node, as PyTorch's (a gradient taken with respect to
+    ``x.view_as(x)`` counted x's other uses too), but for ``keeps_self`` (flatten, which
+    PyTorch returns as the input itself)."""
+
     def view_op(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         out = op(x, *args, **kwargs)
-        if out is x or not _same_memory(x, out):
-            return out  # x itself, or a copy (PyTorch's reshape where strides cannot view)
+        if out is x:
+            if keeps_self:
+                return x
+            out = apply("identity", x.native, x.dtype, (x,))
+        elif not _same_memory(x, out):
+            return out  # a copy (PyTorch's reshape where strides cannot view)
         shape = out.shape
         return as_view(out, x, _write_reshaped, lambda base: mv.reshape(base, shape))
 
@@ -267,7 +262,7 @@ def _same_memory(x: Tensor, out: Tensor) -> bool:
 
 
 reshape = _reshaping(mv.reshape)
-flatten = _reshaping(mv.flatten)
+flatten = _reshaping(mv.flatten, keeps_self=True)
 unflatten = _reshaping(mv.unflatten)
 squeeze = _reshaping(mv.squeeze)
 unsqueeze = _reshaping(mv.unsqueeze)

@@ -113,6 +113,7 @@ class BackwardHook:
 
         def on_output_grads(grads: Grads) -> Grads:
             reached = tuple(g if got else None for g, got in zip(grads, seen))
+            seen[:] = [False] * len(seen)  # a later pass over a retained graph starts afresh
             full = _spread(positions, reached, n_outputs)
             for hook in self.pre_hooks:
                 replaced = hook(self.module, full)

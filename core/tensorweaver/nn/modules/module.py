@@ -238,10 +238,23 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        compiled = self.__dict__.get("_compiled_call_impl")
+        # _call_impl's test inlined: the call of a module without hooks is hot
+        own = self.__dict__
+        compiled = own.get("_compiled_call_impl")
         if compiled is not None:
             return compiled(*args, **kwargs)
-        return self._call_impl(*args, **kwargs)
+        if not (
+            own["_forward_pre_hooks"]
+            or own["_forward_hooks"]
+            or own["_backward_hooks"]
+            or own["_backward_pre_hooks"]
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
+            or _global_backward_hooks
+            or _global_backward_pre_hooks
+        ):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
 
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
         """``forward`` with the hooks around it (``__call__`` unless ``compile`` was used)."""
@@ -285,17 +298,18 @@ class Module:
         if backward_hooks or backward_pre_hooks:
             backward = BackwardHook(self, backward_hooks, backward_pre_hooks)
             args = backward.setup_input_hook(args)
-        forward_hooks = (*_global_forward_hooks.items(), *self._forward_hooks.items())
         output = None
         called: set[int] = set()
         try:
             output = self.forward(*args, **kwargs)
+            # (after forward, as PyTorch: a hook removed during forward does not run)
+            forward_hooks = (*_global_forward_hooks.items(), *self._forward_hooks.items())
             for hook_id, hook in forward_hooks:
                 called.add(hook_id)
                 output = self._run_forward_hook(hook_id, hook, args, kwargs, output)
         except Exception:
             # Hooks registered with always_call=True still run, then the error propagates.
-            for hook_id, hook in forward_hooks:
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
                 always = (
                     hook_id in self._forward_hooks_always_called
                     or hook_id in _global_forward_hooks_always_called
@@ -944,6 +958,12 @@ class Module:
         """Copy (or with ``assign``, store) ``value`` as the entry ``name``; record why not."""
         from tensorweaver.nn.parameter import is_lazy
 
+        if not isinstance(value, Tensor) and (
+            hasattr(value, "__dlpack__") or hasattr(value, "__array__")
+        ):
+            # a torch tensor or NumPy array (torch.load_state_dict refuses them; a model
+            # ported from torch loads torch's weights directly)
+            value = tw.as_tensor(value)
         if not isinstance(value, Tensor):
             error_msgs.append(
                 f'While copying the parameter named "{key}", expected tw.Tensor or '

@@ -25,7 +25,7 @@ def _is_orthogonal(q: Tensor) -> bool:
     n, k = q.shape[-2], q.shape[-1]
     identity = tw.eye(k, dtype=q.dtype, device=q.device)
     eps = 10.0 * n * tw.finfo(q.dtype).eps
-    return bool(((q.mH @ q - identity).abs() <= eps).all())
+    return bool(tw.allclose(q.mH @ q, identity, atol=eps))  # (and allclose's rtol 1e-5)
 
 
 def _make_orthogonal(a: Tensor) -> Tensor:
