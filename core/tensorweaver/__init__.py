@@ -56,15 +56,11 @@ from tensorweaver.ops.complex import (
     complex,  # noqa: A004  (PyTorch's name)
     conj,
     conj_physical,
-    imag,
     is_conj,
     polar,
-    real,
     resolve_conj,
     resolve_neg,
     sgn,
-    view_as_complex,
-    view_as_real,
 )
 from tensorweaver.ops.coordinates import argwhere, where
 from tensorweaver.ops.creation import (
@@ -310,12 +306,15 @@ from tensorweaver.ops.structure import (
     triu_indices,
 )
 from tensorweaver.ops.views import (
+    as_strided,
     broadcast_to,
     chunk,
     flatten,
+    imag,
     movedim,
     narrow,
     permute,
+    real,
     reshape,
     split,
     squeeze,
@@ -324,6 +323,8 @@ from tensorweaver.ops.views import (
     unbind,
     unflatten,
     unsqueeze,
+    view_as_complex,
+    view_as_real,
 )
 from tensorweaver.promotion import get_default_dtype, promote_types, result_type, set_default_dtype
 from tensorweaver.random import (
@@ -461,7 +462,9 @@ _LAZY_ATTRS = {
         "searchsorted unique unique_consecutive",
     ),
     **_from("ops.sampling", "bernoulli multinomial"),
-    **_from("ops.scatter_views", "diagonal_scatter select_scatter slice_scatter"),
+    **_from(
+        "ops.scatter_views", "as_strided_scatter diagonal_scatter select_scatter slice_scatter"
+    ),
     **_from("ops.sort", "argsort msort sort topk"),
     **_from(
         "ops.torch_level",
@@ -496,9 +499,10 @@ _LAZY_ATTRS = {
     **_from("ops.unsafe_splits", "unsafe_chunk unsafe_split unsafe_split_with_sizes"),
     **_from(
         "ops.view_copies",
-        "alias_copy diagonal_copy expand_copy narrow_copy permute_copy select_copy slice_copy "
-        "split_copy split_with_sizes_copy squeeze_copy t_copy transpose_copy unbind_copy "
-        "unfold_copy unsqueeze_copy view_as_complex_copy view_as_real_copy view_copy",
+        "alias_copy as_strided_copy diagonal_copy expand_copy narrow_copy permute_copy "
+        "select_copy slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy "
+        "transpose_copy unbind_copy unfold_copy unsqueeze_copy view_as_complex_copy "
+        "view_as_real_copy view_copy",
     ),
     **_from(
         "memory_formats",

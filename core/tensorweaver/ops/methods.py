@@ -279,7 +279,9 @@ DEFERRED_METHODS: dict[str, tuple[str, str]] = {
         "nanmean aminmax cumprod cummax cummin logcumsumexp scatter_reduce index_reduce",
     ),
     **names_in("ops.index_write", "index_copy index_fill index_put masked_scatter fill_diagonal_"),
-    **names_in("ops.scatter_views", "select_scatter slice_scatter diagonal_scatter"),
+    **names_in(
+        "ops.scatter_views", "as_strided_scatter select_scatter slice_scatter diagonal_scatter"
+    ),
     **names_in("ops.windows", "unfold"),
     **names_in("linalg.determinants", "det logdet slogdet"),
     **names_in("linalg.legacy", "cholesky qr lu orgqr pinverse triangular_solve svd"),
@@ -717,7 +719,7 @@ Tensor.abs_ = Tensor.absolute_ = _abs_
 Tensor.__complex__ = _complex
 Tensor.cfloat = _dtype_method(dtypes.complex64)
 Tensor.cdouble = _dtype_method(dtypes.complex128)
-Tensor.real = property(cx.real)
+Tensor.real = property(views.real)  # views: writes reach the complex tensor
 
 
 def _retains_grad(self: Tensor) -> bool:
@@ -725,7 +727,7 @@ def _retains_grad(self: Tensor) -> bool:
     return node is not None and node.retained is not None
 
 
-Tensor.imag = property(cx.imag)
+Tensor.imag = property(views.imag)
 Tensor.retains_grad = property(_retains_grad)
 Tensor.is_shared = lambda self: False  # no shared-memory tensors for worker processes
 Tensor.is_distributed = lambda self: False

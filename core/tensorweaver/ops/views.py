@@ -558,10 +558,14 @@ def real(input: Tensor) -> Tensor:
     later changes); a real tensor itself."""
     from tensorweaver.ops import complex as cx
 
+    out = cx.real(input)
+    if out is input:  # a real tensor: itself, as PyTorch's
+        return out
+
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(cx.complex(value, cx.imag(base)))
 
-    return as_view(cx.real(input), input, write, cx.real)
+    return as_view(out, input, write, cx.real)
 
 
 def imag(input: Tensor) -> Tensor:
