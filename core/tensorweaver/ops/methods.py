@@ -642,6 +642,10 @@ _METHODS.update(
         "__rxor__": _METHODS["__xor__"],
         "__ilshift__": _METHODS["bitwise_left_shift_"],
         "__irshift__": _METHODS["bitwise_right_shift_"],
+        # in place, as PyTorch's (a &= b rebound a: a view's base never saw the write)
+        "__iand__": _METHODS["bitwise_and_"],
+        "__ior__": _METHODS["bitwise_or_"],
+        "__ixor__": _METHODS["bitwise_xor_"],
     }
 )
 
