@@ -1,4 +1,4 @@
-"""The conformance kit's rng_state cases (tensorweaver.conformance.rng_state) pass on the
+"""The conformance kit's rng_state cases (tensorweaver.check.cases.rng_state) pass on the
 built-in backends that have stream states, skip where a backend has none, and fail a
 backend whose states do not put its stream back."""
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from tensorweaver import registry
+from tensorweaver.check.cases import rng_state
 from tensorweaver.check.context import Context
 from tensorweaver.check.report import FAIL, OK, SKIP
 from tensorweaver.check.runner import evaluate
-from tensorweaver.conformance import rng_state
 from tensorweaver.contract import dtypes
 from tw_backends import unusable_reason
 

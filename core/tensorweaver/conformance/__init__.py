@@ -37,7 +37,7 @@ What it checks, each check with an id:
 * ``rng_state/*``: the optional random stream states (``get_rng_state``/``set_rng_state``,
   API 2.5; skipped without them): a state repeats every draw after it bit for bit, fused
   dropout's too, reading one leaves the stream alone, and ``tw.random.fork_rng`` puts the
-  device's stream back (:mod:`tensorweaver.conformance.rng_state`).
+  device's stream back (:mod:`tensorweaver.check.cases.rng_state`; ``tw check`` runs them too).
 
 Known gaps go in one place, the plugin module's ``conformance_gaps`` dict (see
 :mod:`tensorweaver.conformance.gaps`); they are reported as expected failures. An exact

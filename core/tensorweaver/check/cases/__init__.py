@@ -61,6 +61,7 @@ def all_cases() -> tuple[Case, ...]:
         linalg,
         movement,
         reduce,
+        rng_state,
         special,
     )
 
@@ -81,6 +82,7 @@ def all_cases() -> tuple[Case, ...]:
         layers,
         foreach,
         compiled,
+        rng_state,
     ]
     cases = tuple(case for group in groups for case in group.cases())
     ids = [c.id for c in cases]
