@@ -38,3 +38,15 @@ def test_a_numpy_array_on_the_left_does_not_become_a_numpy_result(spec: str) -> 
         except TypeError:  # PyTorch's answer
             return
     assert isinstance(out, tw.Tensor)
+
+
+@pytest.mark.parametrize("spec", ["numpy", "torch:cpu"])
+def test_a_numpy_array_compared_with_a_tensor_compares_elementwise_like_torch(spec: str) -> None:
+    # With the priority, NumPy defers to the tensor, whose == once answered False for an
+    # array (Python's identity fallback): labels.numpy() == c selected nothing.
+    a = np.array([0, 1, 0])
+    with entered(spec):
+        c = tw.tensor(0)
+        assert (a == c).tolist() == (c == a).tolist() == [True, False, True]
+        assert (c * a).tolist() == (torch.tensor(0) * a).tolist()
+    assert (a == torch.tensor(0)).tolist() == [True, False, True]

@@ -39,6 +39,7 @@ def _operands(op: str, a: Operand, b: Operand, compute: Callable[[DType], DType]
         a = a.item()
     if isinstance(b, np.generic):
         b = b.item()
+    a, b = _arrays_as_tensors(a, b)
     _int64_only(a)  # PyTorch's OverflowError comes before any check of the dtypes
     _int64_only(b)
     if isinstance(a, Tensor):
@@ -65,6 +66,20 @@ def _operands(op: str, a: Operand, b: Operand, compute: Callable[[DType], DType]
         an = expand_native(Tensor(an, backend, dtype), shape)
         bn = expand_native(Tensor(bn, backend, dtype), shape)
     return a, b, backend, dtype, an, bn
+
+
+def _arrays_as_tensors(a: Any, b: Any) -> tuple[Any, Any]:
+    """A NumPy array beside a tensor as a tensor on its device, as PyTorch takes one
+    (``t * array``, ``array == t``: NumPy defers to the tensor, ``__array_priority__``)."""
+    if isinstance(b, np.ndarray) and isinstance(a, Tensor):
+        from tensorweaver.ops.creation import as_tensor
+
+        b = as_tensor(b, device=a.device)
+    elif isinstance(a, np.ndarray) and isinstance(b, Tensor):
+        from tensorweaver.ops.creation import as_tensor
+
+        a = as_tensor(a, device=b.device)
+    return a, b
 
 
 def _cpu_scalar_moved(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
@@ -590,7 +605,7 @@ def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
         if isinstance(a, Tensor) and _scalar_keeps_dtype(a, b):
             bn = scalar_native(a.backend, b, a.dtype)
             return Tensor(getattr(a.backend, name)(a.native, bn), a.backend, dtypes.bool_)
-        if not isinstance(b, (Tensor, int, float, complex)):
+        if not isinstance(b, (Tensor, int, float, complex, np.ndarray, np.generic)):
             return NotImplemented
         a, b, backend, _, an, bn = _operands(name, a, b, _same)
         return Tensor(getattr(backend, name)(an, bn), backend, dtypes.bool_)
