@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tensorweaver as tw
+import torch
 from func_twins import arrays, like_torch, raises_like_torch
 
 
@@ -150,3 +151,15 @@ def test_linearize(backend):
         return run
 
     like_torch(build, x, t1, t2)
+
+
+def test_jvp_and_linearize_of_integer_outputs_give_zero_tangents_like_torch() -> None:
+    # They raised "only Tensors of floating point and complex dtype can require gradients"
+    x_host = [0.5, -1.0, 2.0]
+    f = lambda lib: lambda x: (x.sin(), x.argmax())  # noqa: E731
+    (theirs, their_tangents) = torch.func.jvp(f(torch), (torch.tensor(x_host),), (torch.ones(3),))
+    (ours, our_tangents) = tw.func.jvp(f(tw), (tw.tensor(x_host),), (tw.ones(3),))
+    assert our_tangents[1].dtype is tw.int64 and our_tangents[1].item() == 0
+    assert their_tangents[1].item() == 0 and ours[1].item() == theirs[1].item()
+    _, push = tw.func.linearize(lambda x: x.round().long(), tw.tensor(x_host))
+    assert push(tw.ones(3)).tolist() == [0, 0, 0]

@@ -199,9 +199,18 @@ class _Linearized:
                 output, self.aux = _split_aux(output, api)
             self.flat_out, self.out_spec = tensor_outputs(output, api)
             self.keep = self.outer_enabled and self.diff.reaches_outside(self.flat_out)
-            # u -> u J as a graph in the dummy cotangents u (own leaves of this transform)
-            self.dummies = [own_leaf(zeros_like(o), self.diff.depth) for o in self.flat_out]
-            self.vjps = vjp_list(self.flat_out, self.diff.leaves, self.dummies, True)
+            # u -> u J as a graph in the dummy cotangents u (own leaves of this transform);
+            # an integer or bool output has none: its tangent is zeros, as PyTorch's
+            self.dummies = [
+                own_leaf(zeros_like(o), self.diff.depth)
+                if o.dtype.is_floating_point or o.dtype.is_complex
+                else None
+                for o in self.flat_out
+            ]
+            paired = [(o, u) for o, u in zip(self.flat_out, self.dummies) if u is not None]
+            self.vjps = vjp_list(
+                [o for o, _ in paired], self.diff.leaves, [u for _, u in paired], True
+            )
 
     def push(self, flat_tangents: list) -> list:
         """``J t`` per output, for tangents matching the flat primals."""
@@ -210,16 +219,22 @@ class _Linearized:
         create = create and self.outer_enabled
         if not pairs:
             return [zeros_like(o).detach() for o in self.flat_out]
+        dummies = [u for u in self.dummies if u is not None]
         with enable_grad():
-            found = autograd_grad(
-                [v for v, _ in pairs],
-                self.dummies,
-                [t for _, t in pairs],
-                retain_graph=True,
-                create_graph=create,
-                allow_unused=True,
+            found = iter(
+                autograd_grad(
+                    [v for v, _ in pairs],
+                    dummies,
+                    [t for _, t in pairs],
+                    retain_graph=True,
+                    create_graph=create,
+                    allow_unused=True,
+                )
             )
-        return [zeros_like(o).detach() if g is None else g for o, g in zip(self.flat_out, found)]
+        per_output = [None if u is None else next(found) for u in self.dummies]
+        return [
+            zeros_like(o).detach() if g is None else g for o, g in zip(self.flat_out, per_output)
+        ]
 
     def primal_out(self) -> Any:
         out = tree_unflatten(self.flat_out, self.out_spec)

@@ -58,7 +58,7 @@ class SGD(Optimizer):
             state = self.state[param]
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = state["momentum_buffer"] = grad.clone().detach()
+                buf = state["momentum_buffer"] = grad.detach().clone()
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
             grad = grad + buf * momentum if group["nesterov"] else buf
@@ -84,7 +84,7 @@ class SGD(Optimizer):
                 if buf is None:  # the first step: the buffer starts as the gradient
                     # (cloned from .grad itself when that is it: its memory may be shared)
                     grad = p.grad if g is p.grad.native else Tensor(g, backend, p.dtype)
-                    buf = state["momentum_buffer"] = grad.clone().detach()
+                    buf = state["momentum_buffer"] = grad.detach().clone()
                 else:
                     kept.append(buf)
                     kept_grads.append(g)
