@@ -240,7 +240,7 @@ def _reshaping(op: Callable[..., Tensor], keeps_self: bool = False) -> Callable[
         if out is x:
             if keeps_self:
                 return x
-            out = apply("identity", x.native, x.dtype, (x,))
+            out = apply("reshape", x.native, x.dtype, (x,))  # ViewBackward0, as PyTorch's
         elif not _same_memory(x, out):
             return out  # a copy (PyTorch's reshape where strides cannot view)
         shape = out.shape

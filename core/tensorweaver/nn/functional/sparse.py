@@ -19,6 +19,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.ops import index as ix
+from tensorweaver.ops import movement as mv
 from tensorweaver.ops.bounds import check_index, extrema, inside
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
@@ -83,7 +84,7 @@ def embedding(
             )
         counts = tw.bincount(indices, minlength=size).index_select(0, indices)
         rows = _GradientScale.apply(rows, (1.0 / counts.to(rows.dtype)).unsqueeze(1))
-    return rows.reshape(*input.shape, weight.shape[1])
+    return mv.reshape(rows, (*input.shape, weight.shape[1]))  # (no view node: rows is new)
 
 
 class _GradientScale(tw.autograd.Function):
@@ -278,7 +279,7 @@ def _bag_reduce(
     if frequency is not None:
         scale = 1.0 / frequency.index_select(0, index.reshape(-1)).clamp(min=1).to(rows.dtype)
         rows = _GradientScale.apply(rows, scale.unsqueeze(1))
-    rows = rows.reshape(*index.shape, weight.shape[1])
+    rows = mv.reshape(rows, (*index.shape, weight.shape[1]))
     if per_sample_weights is not None:
         scale = per_sample_weights
         if positions is not None:
