@@ -65,11 +65,23 @@ def _draws(ctx: Context) -> list[np.ndarray]:
     return found
 
 
-def _one_draw(ctx: Context) -> None:
-    """One 32-bit draw where the device has float32: a generator that makes those from
-    halves of 64-bit words (NumPy's) then holds the other half in its state."""
-    f = d.float32 if d.float32 in ctx.dtypes else ctx.float
-    ctx.call("random_uniform", (1,), 0.0, 1.0, f)
+def _single_draws(ctx: Context) -> list[tuple[str, Callable[[], Any]]]:
+    """One draw of each random primitive in each dtype. A state taken after each holds
+    whatever the generator buffers at that point: half of a 64-bit word after a 32-bit draw
+    (NumPy's), a spare normal (Box-Muller pairs), a partly used integer word; a state that
+    leaves one out fails the round trip after that draw."""
+    floats = [x for x in (d.float32, d.float16, d.bfloat16, d.float64) if x in ctx.dtypes]
+    found: list[tuple[str, Callable[[], Any]]] = []
+    for f in floats:
+        found.append(
+            (f"a uniform {f.name}", lambda f=f: ctx.call("random_uniform", (1,), 0.0, 1.0, f))
+        )
+        found.append(
+            (f"a normal {f.name}", lambda f=f: ctx.call("random_normal", (1,), 0.0, 1.0, f))
+        )
+    for i in (x for x in (d.int32, d.int64) if x in ctx.dtypes):
+        found.append((f"an {i.name}", lambda i=i: ctx.call("random_integers", (1,), 0, 7, i)))
+    return found
 
 
 def _same(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
@@ -79,24 +91,28 @@ def _same(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
 def _round_trip(ctx: Context) -> Iterator[Measure]:
     _pair(ctx)
     ctx.call("seed", 2024)
-    _one_draw(ctx)  # a state mid-stream: half a word buffered, where there is such a buffer
-    state = _state(ctx)
-    first = _draws(ctx)
-    after = _state(ctx)
-    yield _verdict(
-        "get_rng_state", len(after) == len(state), f"states of {len(state)} then {len(after)} bytes"
-    )
-    ctx.call("set_rng_state", state)
-    yield _verdict(
-        "set_rng_state",
-        _same(_draws(ctx), first),
-        "the draws after set_rng_state(state) differ from those that followed the state",
-    )
-    yield _verdict(
-        "get_rng_state",
-        _state(ctx) == after,
-        "the same draws from the same state ended in another state",
-    )
+    for what, draw in _single_draws(ctx):  # states mid-stream, after each kind of draw
+        draw()
+        state = _state(ctx)
+        first = _draws(ctx)
+        after = _state(ctx)
+        yield _verdict(
+            "get_rng_state",
+            len(after) == len(state),
+            f"states of {len(state)} then {len(after)} bytes",
+        )
+        ctx.call("set_rng_state", state)
+        yield _verdict(
+            "set_rng_state",
+            _same(_draws(ctx), first),
+            f"after {what}, the draws after set_rng_state(state) differ from those that "
+            "followed the state",
+        )
+        yield _verdict(
+            "get_rng_state",
+            _state(ctx) == after,
+            f"after {what}, the same draws from the same state ended in another state",
+        )
 
 
 def _read_keeps_stream(ctx: Context) -> Iterator[Measure]:
@@ -114,7 +130,7 @@ def _read_keeps_stream(ctx: Context) -> Iterator[Measure]:
 def _replaces_reseeded(ctx: Context) -> Iterator[Measure]:
     _pair(ctx)
     ctx.call("seed", 5)
-    _one_draw(ctx)
+    _single_draws(ctx)[0][1]()  # one 32-bit uniform: mid-word where words are 64-bit
     state = _state(ctx)
     want = _draws(ctx)
     ctx.call("seed", 6)
