@@ -249,7 +249,9 @@ def recurrent_layers_in_eval_mode_differentiate() -> None:
     out, _ = ours(xs, (hx, hx))
     out.sum().backward()
     # against torch on the GPU: cuDNN's recurrent kernels use TF32 there, as in PyTorch
-    h = torch.tensor(h0, device="cuda").expand(2, 3, 16)
+    # (torch's cuDNN path refuses a broadcast hx, "hx is not contiguous"; ours accepts it,
+    # as torch does on the CPU)
+    h = torch.tensor(h0, device="cuda").expand(2, 3, 16).contiguous()
     want, _ = theirs.cuda().eval()(torch.tensor(x, device="cuda"), (h, h))
     close(out, want, rtol=1e-5, atol=1e-6)
     assert xs.grad is not None and xs.grad.shape == xs.shape

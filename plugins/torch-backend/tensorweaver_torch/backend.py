@@ -337,6 +337,10 @@ class TorchBackend(
         return torch.argmin(a, axis, keepdim=keepdims)
 
     def argsort(self, a: Tensor, axis: int) -> Tensor:
+        if not self._on_cpu and a.dtype in FLOATS:
+            # torch's GPU sort orders a NaN by its sign bit, so a negative NaN comes first;
+            # torch makes those itself (float32 NaN .to(bfloat16) is 0xFFFF on the CPU).
+            a = torch.where(torch.isnan(a), a.abs(), a)
         return torch.sort(a, dim=axis, stable=True).indices
 
     def cumsum(self, a: Tensor, axis: int) -> Tensor:

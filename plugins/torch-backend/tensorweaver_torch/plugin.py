@@ -76,4 +76,8 @@ def tw_create_backend(device: DeviceRecord) -> object:
         )
     from tensorweaver_torch.backend import TorchBackend
 
-    return TorchBackend(device)
+    if device.kind == "cpu":
+        return TorchBackend(device)
+    from tensorweaver_torch.errors import on_a_gpu
+
+    return on_a_gpu(TorchBackend)(device)

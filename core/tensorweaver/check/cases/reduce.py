@@ -124,7 +124,9 @@ def _argsort(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]
             raise Skip(f"{ctx.device} has no argsort (optional: the core sorts on the host)")
         a = sample(dtype, 0 if dtype is d.uint8 else -2, 2)  # few values: ties keep their order
         if dtype.is_floating_point:
-            a[0, 1, :2] = a[1, 2, 3] = nan  # after every number
+            # after every number, whatever its sign bit (a GPU radix sort orders by the bits)
+            a[0, 1, :2] = nan
+            a[1, 2, 3] = -nan
         a, x = arrange(ctx, a, dtype, layout)
         for axis in (0, 1, 2):
             want = np.argsort(a, axis, kind="stable")
