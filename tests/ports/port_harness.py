@@ -21,6 +21,7 @@ import sys
 import types
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ import pytest
 import tensorweaver as tw
 import torch
 from import_rewrite import rewrite_imports
-from tw_backends import entered
+from tw_backends import FAST, entered
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -90,6 +91,32 @@ def run_tw(
     module = load_program(name, "tw")
     with registered(module), entered(spec), shared_randomness(tw, seed):
         return module.main([*argv, "--init", str(init)])
+
+
+@dataclass(frozen=True)
+class Port:
+    """One case of a ports test: a program of ``programs/`` with its arguments, how close its
+    numbers must come to torch's, and why it is expected to fail (a strict xfail), if it is."""
+
+    program: str
+    argv: Sequence[str] = ()
+    rtol: float = 1e-4
+    atol: float = 1e-6
+    xfail: str | None = None
+    #: Also on cuPyNumeric (about 0.4 ms an op there: only for the smallest programs).
+    cunumeric: bool = False
+
+
+def port_params(cases: dict[str, Port]) -> list:
+    """pytest parameters ``(case, spec)``: every case on NumPy and torch:cpu, and the small
+    ones on cuPyNumeric too."""
+    out = []
+    for case, port in cases.items():
+        marks = [pytest.mark.xfail(strict=True, reason=port.xfail)] if port.xfail else []
+        for spec in [*FAST, "cunumeric"] if port.cunumeric else FAST:
+            extra = [pytest.mark.cunumeric] if spec == "cunumeric" else []
+            out.append(pytest.param(case, spec, marks=marks + extra, id=f"{case}-{spec}"))
+    return out
 
 
 def assert_losses_match(

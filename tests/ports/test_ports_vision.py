@@ -9,84 +9,39 @@ evaluation's).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from port_harness import assert_losses_match, run_torch, run_tw
-from tw_backends import FAST
+from port_harness import Port, port_params, run_torch, run_tw
 
-#: (program, argv, rtol (every loss is far from 0, so no atol), the reason it is expected to
-#: fail, or None). Sizes keep a run ~1 s.
+#: Every loss is far from 0, so no atol. Sizes keep a run ~1 s.
 CASES = {
     # BatchNorm2d, Dropout2d/Dropout, Adadelta (lr=1) with StepLR over 2 shuffled epochs,
     # then an eval-mode test pass (batch-norm running statistics) after each.
-    "mnist_cnn": ("mnist_cnn", ["--steps", "3", "--epochs", "2"], 1e-4, None),
+    "mnist_cnn": Port("mnist_cnn", ["--steps", "3", "--epochs", "2"], atol=0.0),
     # ConvTranspose2d generator, BCELoss, two Adams, fake.detach(): D and G loss per step.
-    "dcgan": ("dcgan", ["--steps", "2", "--niter", "2"], 1e-4, None),
+    "dcgan": Port("dcgan", ["--steps", "2", "--niter", "2"], atol=0.0),
     # randn_like reparameterization, summed binary_cross_entropy + KLD, Adam.
-    "vae": ("vae", ["--steps", "2", "--epochs", "2"], 1e-4, None),
+    "vae": Port("vae", ["--steps", "2", "--epochs", "2"], atol=0.0),
     # float64 LSTMCells unrolled in Python, L-BFGS closure: every closure's loss.
-    "lbfgs_sine": ("lbfgs_sine", ["--steps", "2", "--max-iter", "3"], 1e-9, None),
-    "lbfgs_sine-small": (
+    "lbfgs_sine": Port("lbfgs_sine", ["--steps", "2", "--max-iter", "3"], rtol=1e-9, atol=0.0),
+    "lbfgs_sine-small": Port(
         "lbfgs_sine",
         ["--steps", "1", "--max-iter", "2", "--length", "16", "--future", "4"],
-        1e-9,
-        None,
+        rtol=1e-9,
+        atol=0.0,
+        cunumeric=True,
     ),
 }
-#: Also run on cuPyNumeric (about 0.4 ms an op): the smallest run.
-ON_CUNUMERIC = ("lbfgs_sine-small",)
 
 
-def params() -> list:
-    out = []
-    for case, (_, _, _, reason) in CASES.items():
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        specs = ["cunumeric"] if case in ON_CUNUMERIC else FAST
-        for spec in specs:
-            extra = [pytest.mark.cunumeric] if spec == "cunumeric" else []
-            out.append(pytest.param(case, spec, marks=marks + extra, id=f"{case}-{spec}"))
-    return out
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """Torch (and tw's torch backend) on one intra-op thread while these run: their ops are
-    tiny, and on a busy machine torch's waiting pool threads made the runs 3-4x slower."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
-@pytest.fixture(scope="module")
-def torch_run(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Callable[[str], tuple[list[float], Path]]:
-    """A case's torch losses and initial weights, computed once for all backends."""
-    done: dict[str, tuple[list[float], Path]] = {}
-
-    def run(case: str) -> tuple[list[float], Path]:
-        if case not in done:
-            name, argv, _, _ = CASES[case]
-            done[case] = run_torch(name, argv, tmp_path_factory.mktemp(case))
-        return done[case]
-
-    return run
-
-
-@pytest.mark.parametrize(("case", "spec"), params())
-def test_program_losses_match_pytorch(
-    case: str, spec: str, torch_run: Callable[[str], tuple[list[float], Path]]
-) -> None:
-    name, argv, rtol, _ = CASES[case]
-    torch_losses, init = torch_run(case)
-    tw_losses = run_tw(name, argv, spec, init)
-    assert_losses_match(tw_losses, torch_losses, rtol=rtol, atol=0.0)
+@pytest.mark.parametrize(("case", "spec"), port_params(CASES))
+def test_program_losses_match_pytorch(case: str, spec: str, check_port: Callable) -> None:
+    check_port(CASES[case], spec)
 
 
 def test_dcgan_checkpoints_match_pytorch(tmp_path: Path) -> None:
