@@ -411,11 +411,13 @@ def set_rng_state(new_state: Tensor) -> None:
 class SavedStreams:
     """What :func:`save_streams` saw: the default generator's state; per backend (by id),
     the backend and its stream's state, or the seed it was restarted from; which backends
-    created later :func:`restore_streams` puts back at their first seed."""
+    created later :func:`restore_streams` puts back at their first seed; and the seeds that
+    backends not created yet would start from."""
 
     host: bytes
     streams: dict[int, tuple[Any, bytes | int]]
     later: Callable[[Any], bool] | None
+    first_seeds: tuple[list[int], dict[str, int]]
 
 
 def save_streams(
@@ -439,12 +441,18 @@ def save_streams(
         value = int(backend.to_host(drawn))
         backend.seed(value)
         streams[id(backend)] = backend, value
-    return SavedStreams(default_generator._raw_state(), streams, later)
+    return SavedStreams(
+        default_generator._raw_state(), streams, later, (list(_last_seed), dict(_device_seeds))
+    )
 
 
 def restore_streams(saved: SavedStreams) -> None:
-    """Put the streams :func:`save_streams` saved back where they were."""
+    """Put the streams :func:`save_streams` saved back where they were, and the seeds that
+    backends created from now on start from (a ``manual_seed`` in between set others)."""
     default_generator._load_raw_state(saved.host)
+    _last_seed[:], seeds = saved.first_seeds
+    _device_seeds.clear()
+    _device_seeds.update(seeds)
     for backend, state in saved.streams.values():
         if isinstance(state, bytes):
             backend.set_rng_state(state)

@@ -8,14 +8,16 @@ masks match and the gradients are those of the function without checkpointing.
 How this differs from PyTorch, and why:
 
 * Random streams: PyTorch saves the CPU generator and those of the inputs' devices; here
-  the forward saves the default generator and the streams of the current device and of the
-  inputs' devices (``tw.random.save_streams``), the recomputation starts from them, and the
-  streams are put back afterwards, so a checkpointed block draws what it draws without
-  ``checkpoint``, as in PyTorch. A backend without stream states (cuPyNumeric: the optional
-  ``get_rng_state``/``set_rng_state`` of API 2.5) is instead restarted from a seed drawn
-  from it, with a ``tw.random.RngStateWarning``: the recomputation still repeats the
-  forward's draws (the gradients are exact), but they differ from those without
-  ``checkpoint``.
+  the forward saves the default generator and the streams of the current device, of the
+  inputs' devices and of every CPU backend with stream states (each has a stream of its
+  own, where PyTorch's CPU draws share one; ``tw.random.save_streams``), the recomputation
+  starts from them, and the streams are put back afterwards, so a checkpointed block draws
+  what it draws without ``checkpoint``, as in PyTorch. The current or an input's backend
+  without stream states (cuPyNumeric: the optional ``get_rng_state``/``set_rng_state`` of
+  API 2.5) is instead restarted from a seed drawn from it, with a
+  ``tw.random.RngStateWarning``: the recomputation still repeats the forward's draws (the
+  gradients are exact), but they differ from those without ``checkpoint``. Another CPU
+  backend without states is left alone, so the block's draws there are not repeated.
 * Both ``use_reentrant`` variants recompute the same way; as in PyTorch, the reentrant one
   differentiates only the tensors returned alone or in a returned tuple. Gradients reach
   the tensors in ``args`` and ``kwargs`` and the parameters of the modules ``function`` is,
@@ -41,7 +43,8 @@ from typing import Any
 from tensorweaver.autograd.engine import grad as _grad
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
-from tensorweaver.random import restore_streams, save_streams
+from tensorweaver.random import has_state, restore_streams, save_streams
+from tensorweaver.registry import created_backends
 from tensorweaver.selection import current_backend
 from tensorweaver.tensor import Tensor
 
@@ -160,10 +163,8 @@ class _Checkpoint(Function):
     @staticmethod
     def forward(ctx: Any, run: Any, preserve: bool, n_args: int, *tensors: Any) -> tuple:
         ctx.run, ctx.n_args = run, n_args
-        # The devices whose streams the function may draw from (PyTorch: the CPU and the
-        # inputs' devices).
         ctx.devices = [current_backend(), *(t.backend for t in tensors)] if preserve else []
-        ctx.streams = save_streams(ctx.devices, "checkpoint") if preserve else None
+        ctx.streams = save_streams(_drawn(ctx.devices), "checkpoint", _on_cpu) if preserve else None
         ctx.inputs = tensors
         ctx.recomputed = None
         with ctx.run.forward_context:
@@ -199,10 +200,23 @@ def _differentiable_grads(ctx: Any, grads: tuple) -> list:
     return list(found[: len(ctx.inputs)])
 
 
+def _on_cpu(backend: Any) -> bool:
+    return backend.device.kind == "cpu"
+
+
+def _drawn(devices: list) -> list:
+    """The backends whose streams a checkpointed function may draw from: ``devices`` (the
+    current one and the inputs'), and every CPU backend made so far whose stream has a
+    state, as PyTorch's one CPU generator serves every CPU draw (one without a state would
+    have to be restarted, which changes its draws even where the function makes none). A
+    CPU backend made later is put back at its first seed (``save_streams``'s ``later``)."""
+    return [*devices, *(b for b in created_backends() if _on_cpu(b) and has_state(b))]
+
+
 def _recompute(ctx: Any, copies: list) -> list:
     """Run the function again with gradients on, on ``copies`` of its tensor inputs, drawing
     what the forward drew; return its output leaves."""
-    current = save_streams(ctx.devices, "checkpoint") if ctx.streams is not None else None
+    current = save_streams(_drawn(ctx.devices), "checkpoint") if ctx.streams is not None else None
     if ctx.streams is not None:
         restore_streams(ctx.streams)
     try:
