@@ -10,6 +10,12 @@ import tensorweaver as tw
 from tw_backends import FAST_UNLESS_ASKED, entered
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "cunumeric: this case also runs on the cuPyNumeric backend (small ones)"
+    )
+
+
 @pytest.fixture(params=FAST_UNLESS_ASKED)
 def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """The device spec under test; the test body runs inside ``tw.device(spec)``."""

@@ -17,11 +17,13 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.complex import conj_physical
 from tensorweaver.ops.complex import imag as _imag
 from tensorweaver.ops.complex import real as _real
@@ -50,6 +52,7 @@ READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
     "div": lambda node, i: i == 1 or _needs(node, 1),
     **dict.fromkeys(("exp", "tanh", "sqrt", "sigmoid", "expm1"), lambda node, i: False),
     "where": lambda node, i: i == 0,  # the condition alone
+    "piecewise_linear": lambda node, i: False,  # the slope it saved (x only as a graph link)
 }
 
 
@@ -108,7 +111,8 @@ def _remainder(node: Any, g: Tensor) -> tuple:
 
 
 def _zero(node: Any, g: Tensor) -> tuple:
-    return tuple(ew.mul(g, 0) if p is not None else None for p in node.parents)
+    # Zeros that do not depend on g, as PyTorch's: they need no grad under create_graph.
+    return tuple(zeros_like_shape(g, g.shape) if p is not None else None for p in node.parents)
 
 
 def _neg(node: Any, g: Tensor) -> tuple:
@@ -156,12 +160,51 @@ def _sigmoid(node: Any, g: Tensor) -> tuple:
 
 def _relu(node: Any, g: Tensor) -> tuple:
     y, fused = node.saved
-    if fused is not None and not is_grad_enabled():  # create_graph takes the rule below
-        backend = g.backend
-        (grad,) = backend.fused_relu_backward(fused, g.native, (True,))
-        return (Tensor(grad, backend, g.dtype),)
-    # zero where the output is <= 0, as torch's threshold_backward: a NaN passes g on
-    return (ew.where(ew.le(node.output(y), 0), 0.0, g),)
+    if not is_grad_enabled():
+        if fused is not None:
+            backend = g.backend
+            (grad,) = backend.fused_relu_backward(fused, g.native, (True,))
+            return (Tensor(grad, backend, g.dtype),)
+        # zero where the output is <= 0, as torch's threshold_backward: a NaN passes g on
+        return (ew.where(ew.le(node.output(y), 0), 0.0, g),)
+    result = node.output(y)
+    alive = ew.logical_not(ew.le(result, 0))
+    return (_slope_backward(g, alive, result, "ThresholdBackwardBackward0"),)
+
+
+def _masked(g: Tensor, slope: Tensor) -> Tensor:
+    """g where a bool ``slope`` is True and 0 elsewhere (a NaN in g too, as PyTorch's
+    kernels), or g * slope for a float one."""
+    return ew.where(slope, g, 0.0) if slope.dtype is dtypes.bool_ else ew.mul(g, slope)
+
+
+def _slope_backward(g: Tensor, slope: Tensor, read: Tensor, label: str) -> Tensor:
+    """The gradient of a piecewise linear op (relu, leaky_relu, hardtanh, ...): g masked or
+    scaled by ``slope``, which carries no graph. Under create_graph it is one node of g and
+    of ``read``, the tensor PyTorch's backward formula reads (the input or the output), with
+    zero derivative there: so it requires grad like PyTorch's even where g does not, and a
+    penalty on it can be differentiated."""
+    if not is_grad_enabled():
+        return _masked(g, slope)
+    with no_grad():
+        grad = _masked(g, slope)
+    out = apply("slope_backward", grad.native, g.dtype, (g, read), slope)
+    return labelled(out, label, g, read)
+
+
+def _slope_backward_rule(node: Any, g: Tensor) -> tuple:
+    slope = node.saved
+    return (
+        _masked(g, slope) if _needs(node, 0) else None,
+        zeros_like_shape(g, g.shape) if _needs(node, 1) else None,
+    )
+
+
+def _piecewise_linear(node: Any, g: Tensor) -> tuple:
+    """The node nn.functional's leaky_relu, hardtanh, threshold and the shrinks record
+    (``activation._piecewise_linear``): saved, the slope and PyTorch's name of the node."""
+    slope, label = node.saved
+    return (_slope_backward(g, slope, node.inputs[0], label),)
 
 
 def _log1p(node: Any, g: Tensor) -> tuple:
@@ -220,9 +263,12 @@ def _sum(node: Any, g: Tensor) -> tuple:
 
 
 def _prod(node: Any, g: Tensor) -> tuple:
-    # The product of the other elements, correct when some are zero.
     x = node.inputs[0]
     axes, _ = node.saved
+    if is_grad_enabled():  # create_graph: a product of the others that differentiates right
+        return (ew.mul(_spread(node, g), _c(_product_of_others(x, axes))),)
+    # The product of the other elements, correct when some are zero (its own derivative is
+    # not: where a group holds one zero, the others' entries are a constant 0).
     zero = ew.eq(x, 0)
     nonzero = ew.where(zero, 1.0, x)
     p = rd.prod(nonzero, axes, True)
@@ -233,6 +279,25 @@ def _prod(node: Any, g: Tensor) -> tuple:
         ew.where(ew.logical_and(ew.eq(zeros, 1), zero), p, 0.0),
     )
     return (ew.mul(_spread(node, g), _c(others)),)
+
+
+def _product_of_others(x: Tensor, axes: tuple[int, ...]) -> Tensor:
+    """For each element, the product of the other elements of its reduced group: running
+    products from both ends (no division), so its own derivative is right with zeros too
+    (two scans: first-order backward keeps the cheaper division above)."""
+    from tensorweaver.ops.numeric import cumprod  # numeric imports this module's neighbours
+
+    keep = tuple(d for d in range(x.ndim) if d not in axes)
+    perm = (*keep, *axes)
+    moved = mv.permuted(x, perm)
+    flat = mv.reshape(moved, (*moved.shape[: len(keep)], math.prod(x.shape[a] for a in axes)))
+    if flat.shape[-1] == 0:
+        return x
+    edge = [(0, 0)] * (flat.ndim - 1)
+    before = cumprod(mv.pad_dims(flat, [*edge, (1, -1)], 1), -1)  # x0 .. x(k-1)
+    after = mv.flip(cumprod(mv.flip(mv.pad_dims(flat, [*edge, (-1, 1)], 1), -1), -1), -1)
+    others = mv.reshape(ew.mul(before, after), moved.shape)
+    return mv.permuted(others, tuple(perm.index(d) for d in range(x.ndim)))
 
 
 def _extreme(node: Any, g: Tensor) -> tuple:
@@ -437,6 +502,8 @@ GRADIENTS: dict[str, Rule] = _RuleTable(
         "erf": _erf,
         "sigmoid": _sigmoid,
         "relu": _relu,
+        "slope_backward": _slope_backward_rule,
+        "piecewise_linear": _piecewise_linear,
         "log1p": _log1p,
         "expm1": _expm1,
         "clamp": _clamp,

@@ -975,11 +975,14 @@ def clamp(x: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None = N
         # All three in their promoted dtype first, as PyTorch: a 0-d int64 bound beside an
         # int64 one is not wrapped into an int8 x's dtype on the way.
         dtype = result_type(x, *(v for v in (min, max) if v is not None))
-        out, min, max = (None if v is None else cast(v, dtype) for v in (x, min, max))
+        x, min, max = (None if v is None else cast(v, dtype) for v in (x, min, max))
+        out = x
         if min is not None:
             out = maximum(out, min)
         if max is not None:
             out = minimum(out, max)
+        if is_grad_enabled() and any(v is not None and v.requires_grad for v in (x, min, max)):
+            return _clamp_gradients(x, min, max, out)
         return out
     dtype = result_type(x, *(v for v in (min, max) if v is not None))
     # Scalar bounds must fit the result dtype (PyTorch's overflow check; -1 wraps in uint8).
@@ -993,6 +996,26 @@ def clamp(x: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None = N
     if dtype is not x.dtype:
         x = x.to(dtype)
     return apply("clamp", native, dtype, (x,), (min, max))
+
+
+def _clamp_gradients(x: Tensor, low: Tensor | None, high: Tensor | None, out: Tensor) -> Tensor:
+    """``out``, x clamped to tensor bounds, rebuilt so that its gradient goes where
+    PyTorch's does: to x where low <= x <= high (a tie is x's: maximum would halve it), to
+    low where x < low < high, to high where x > high or high < low, to none where a NaN or
+    x < low == high decides."""
+    take_x, take_low, take_high = None, None, None
+    if low is not None:
+        take_x = ge(x, low)
+        take_low = lt(x, low) if high is None else logical_and(lt(x, low), lt(low, high))
+    if high is not None:
+        below = le(x, high)
+        take_x = below if take_x is None else logical_and(take_x, below)
+        take_high = gt(x, high) if low is None else logical_or(gt(x, high), lt(high, low))
+    result = out.detach()
+    for take, source in ((take_high, high), (take_low, low), (take_x, x)):
+        if take is not None:  # (the three are disjoint)
+            result = where(take, source, result)
+    return labelled(result, "ClampBackward0", *(t for t in (x, low, high) if t is not None))
 
 
 def _fits_mask(condition: Tensor, t: Operand, number: Operand) -> bool:

@@ -17,6 +17,7 @@ from typing import Callable
 
 import tensorweaver as tw
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
@@ -33,6 +34,26 @@ def _apply(fn: Callable[[Tensor], Tensor], input: Tensor, inplace: bool) -> Tens
     return input._assign(fn(input._inplace_source()))
 
 
+def _piecewise_linear(
+    fn: Callable[[Tensor], Tensor], slope: Callable[[Tensor], Tensor], name: str
+) -> Callable[[Tensor], Tensor]:
+    """``fn`` (a piecewise linear activation) recorded as one node whose gradient is g times
+    ``slope(x)`` (a bool mask, or the slopes), as PyTorch's ``<name>``: its backward under
+    create_graph then reads x, so a gradient penalty on it is differentiable (where's
+    gradient was a constant mask)."""
+
+    def recorded(x: Tensor) -> Tensor:
+        if not (x.requires_grad and tw.is_grad_enabled()):
+            return fn(x)
+        with tw.no_grad():
+            out, rate = fn(x), slope(x)
+        backward = name.replace("Backward0", "BackwardBackward0")  # its gradient's node
+        node = apply("piecewise_linear", out.native, out.dtype, (x,), (rate, backward))
+        return labelled(node, name, x)
+
+    return recorded
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(0, x)."""
     return _apply(tw.relu, input, inplace)
@@ -46,7 +67,15 @@ def hardtanh(
         raise ValueError(
             f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
         )
-    return _apply(lambda x: _hard_clamp(x, min_val, max_val), input, inplace)
+    return _apply(
+        _piecewise_linear(
+            lambda x: _hard_clamp(x, min_val, max_val),
+            lambda x: (x > min_val) & (x < max_val),
+            "HardtanhBackward0",
+        ),
+        input,
+        inplace,
+    )
 
 
 def _hard_clamp(x: Tensor, low: float, high: float) -> Tensor:
@@ -68,7 +97,19 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope * x."""
-    return _apply(lambda x: tw.where(x > 0, x, x * negative_slope), input, inplace)
+    return _leaky_relu(input, negative_slope, inplace, "LeakyReluBackward0")
+
+
+def _leaky_relu(input: Tensor, negative_slope: float, inplace: bool, name: str) -> Tensor:
+    return _apply(
+        _piecewise_linear(
+            lambda x: tw.where(x > 0, x, x * negative_slope),
+            lambda x: tw.full_like(x, negative_slope).masked_fill(x > 0, 1.0),
+            name,
+        ),
+        input,
+        inplace,
+    )
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -124,7 +165,15 @@ def _threshold(input: Tensor, limit: float, value: float, inplace: bool) -> Tens
     for name, number in (("threshold", limit), ("value", value)):
         if not isinstance(number, numbers.Number):
             raise TypeError(f"threshold: {name} must be a number, got {type(number).__name__}")
-    return _apply(lambda x: x.masked_fill(x <= limit, value), input, inplace)
+    return _apply(
+        _piecewise_linear(
+            lambda x: x.masked_fill(x <= limit, value),
+            lambda x: ~(x <= limit),
+            "ThresholdBackward0",
+        ),
+        input,
+        inplace,
+    )
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -139,14 +188,32 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
-    return input.masked_fill((input >= -lambd) & (input <= lambd), 0)
+    return _piecewise_linear(
+        lambda x: x.masked_fill(_shrunk(x, lambd), 0),
+        lambda x: _shrink_slope(x, lambd),
+        "HardshrinkBackward0",
+    )(input)
+
+
+def _shrunk(x: Tensor, lambd: float) -> Tensor:
+    """Where |x| <= lambd (not at a NaN): the shrinks' zero."""
+    return (x >= -lambd) & (x <= lambd)
+
+
+def _shrink_slope(x: Tensor, lambd: float) -> Tensor:
+    """Where the shrinks pass the gradient: |x| > lambd (not at a NaN, as PyTorch's)."""
+    return (x < -lambd) | (x > lambd)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambd must be non-negative, got {lambd}")
-    return input - input.clamp(-lambd, lambd)
+    return _piecewise_linear(
+        lambda x: x - x.clamp(-lambd, lambd),
+        lambda x: _shrink_slope(x, lambd),
+        "SoftshrinkBackward0",
+    )(input)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
@@ -169,7 +236,7 @@ def rrelu(
             f"{upper}"
         )
     if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
+        return _leaky_relu(input, (lower + upper) / 2, inplace, "RreluWithNoiseBackward0")
 
     def draw(x: Tensor) -> Tensor:
         slope = tw.rand(*x.shape, dtype=x.dtype, device=x.device) * (upper - lower) + lower
