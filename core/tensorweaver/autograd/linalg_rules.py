@@ -24,10 +24,14 @@ from tensorweaver.linalg.eig_gradient import eig_backward
 from tensorweaver.linalg.factorizations import unpack
 from tensorweaver.linalg.fused_backward import function_backward, output_backward, outputs_backward
 from tensorweaver.linalg.primitives import output_grads, outputs, saved
+from tensorweaver.linalg.solvers import cholesky_solve_value
+from tensorweaver.ops import complex as cx
+from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import structure as st
+from tensorweaver.ops.complex import conj_physical
 from tensorweaver.ops.linalg import matmul
 from tensorweaver.tensor import Tensor
 
@@ -37,7 +41,17 @@ def _needs(node: Any, i: int) -> bool:
 
 
 def _skew(x: Tensor) -> Tensor:
-    return ew.sub(x, mT(x))
+    """x - x^H: twice the skew-Hermitian part."""
+    return ew.sub(x, mH(x))
+
+
+def _off_diagonal(x: Tensor) -> Tensor:
+    """``x`` with a zero diagonal: a complex skew-Hermitian matrix's imaginary diagonal,
+    which the phase-invariant losses PyTorch allows make zero, over a zero gap."""
+    if not x.dtype.is_complex:
+        return x  # its diagonal is zero already
+    eye = eye_like(x, x.shape[-1]).to(dtypes.bool_)
+    return ew.where(eye, 0.0, x)
 
 
 def _tri_solve_right(a: Tensor, b: Tensor, upper: bool, unit: bool = False) -> Tensor:
@@ -47,10 +61,10 @@ def _tri_solve_right(a: Tensor, b: Tensor, upper: bool, unit: bool = False) -> T
 
 def _cholesky(node: Any, g: Tensor) -> tuple:
     (low,) = outputs(node)
-    # L^{-T} Phi L^{-1}, Phi = tril(L^T gL) with its diagonal halved, symmetrized
-    phi = mv.tril(matmul(mT(low), g))
-    phi = ew.mul(ew.add(phi, mT(mv.tril(phi, -1))), 0.5)
-    ga = p.solve_triangular(mT(low), phi, True, False)
+    # L^{-H} Phi L^{-1}, Phi = tril(L^H gL) with its diagonal halved, symmetrized
+    phi = mv.tril(matmul(mH(low), g))
+    phi = ew.mul(ew.add(phi, mH(mv.tril(phi, -1))), 0.5)
+    ga = p.solve_triangular(mH(low), phi, True, False)
     return (_tri_solve_right(low, ga, False),)
 
 
@@ -65,10 +79,10 @@ def _solve_triangular(node: Any, g: Tensor) -> tuple:
     a, _ = node.inputs
     upper, unit = saved(node)
     (x,) = outputs(node)
-    gb = p.solve_triangular(mT(a), g, not upper, unit)
+    gb = p.solve_triangular(mH(a), g, not upper, unit)
     ga = None
     if _needs(node, 0):
-        ga = ew.neg(matmul(gb, mT(x)))
+        ga = ew.neg(matmul(gb, mH(x)))
         offset = 1 if unit else 0
         ga = mv.triu(ga, offset) if upper else mv.tril(ga, -offset)
     return ga, gb
@@ -77,11 +91,11 @@ def _solve_triangular(node: Any, g: Tensor) -> tuple:
 def _eigh(node: Any, g: Tensor) -> tuple:
     values, vectors = outputs(node)
     g_values, g_vectors = output_grads(node, g)
-    # V (skew(V^T gV) / (L_j - L_i) + diag(gL)) V^T
-    inner = ew.mul(_skew(matmul(mT(vectors), g_vectors)), 0.5)
+    # V (skew(V^H gV) / (L_j - L_i) + diag(gL)) V^H
+    inner = _off_diagonal(ew.mul(_skew(matmul(mH(vectors), g_vectors)), 0.5))
     gaps = ew.sub(mv.unsqueeze(values, -2), mv.unsqueeze(values, -1))
     inner = ew.add(gap_divide(inner, gaps), st.diag_embed(g_values))
-    return (matmul(vectors, matmul(inner, mT(vectors))),)
+    return (matmul(vectors, matmul(inner, mH(vectors))),)
 
 
 def _eig(node: Any, g: Tensor) -> tuple:
@@ -99,30 +113,36 @@ def _svd(node: Any, g: Tensor) -> tuple:
     s_row, s_col = mv.unsqueeze(s, -2), mv.unsqueeze(s, -1)
     squares = ew.mul(s, s)
     gaps = ew.sub(mv.unsqueeze(squares, -2), mv.unsqueeze(squares, -1))
-    inner = ew.add(
-        ew.mul(_skew(matmul(mT(u), gu)), s_row), ew.mul(s_col, _skew(matmul(vh, mT(gvh))))
-    )
-    inner = ew.add(gap_divide(inner, gaps), st.diag_embed(gs))
+    uhgu = _skew(matmul(mH(u), gu))
+    inner = ew.add(ew.mul(uhgu, s_row), ew.mul(s_col, _skew(matmul(vh, mH(gvh)))))
+    inner = ew.add(gap_divide(_off_diagonal(inner), gaps), st.diag_embed(gs))
+    if u.dtype.is_complex:  # PyTorch's term for the phases: diag(U^H gU - gU^H U) / 2S
+        phases = gap_divide(st.diagonal(uhgu, 0, -2, -1), ew.mul(s, 2.0))
+        inner = ew.add(inner, st.diag_embed(phases))
     if m > n:
         ga = matmul(u, inner)
         gu_scaled = gap_divide(gu, s_row)
-        ga = ew.sub(ew.add(ga, gu_scaled), matmul(u, matmul(mT(u), gu_scaled)))
+        ga = ew.sub(ew.add(ga, gu_scaled), matmul(u, matmul(mH(u), gu_scaled)))
         return (matmul(ga, vh),)
     if m < n:
         ga = matmul(inner, vh)
         gvh_scaled = gap_divide(gvh, s_col)
-        ga = ew.sub(ew.add(ga, gvh_scaled), matmul(matmul(gvh_scaled, mT(vh)), vh))
+        ga = ew.sub(ew.add(ga, gvh_scaled), matmul(matmul(gvh_scaled, mH(vh)), vh))
         return (matmul(u, ga),)
     return (matmul(u, matmul(inner, vh)),)
 
 
 def _qr_square_or_tall(q: Tensor, r: Tensor, gq: Tensor, gr: Tensor) -> Tensor:
-    """The m >= n rule: (gQ + Q copyltu(M)) R^{-T}, M = R gR^T - gQ^T Q, where copyltu
-    mirrors the strictly lower triangle onto the upper one."""
-    m = ew.sub(matmul(r, mT(gr)), matmul(mT(gq), q))
-    mirrored = ew.add(mv.tril(m), mT(mv.tril(m, -1)))
+    """The m >= n rule: (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q, where copyltu
+    mirrors the strictly lower triangle onto the upper one (conjugated) and keeps the real
+    part of the diagonal."""
+    m = ew.sub(matmul(r, mH(gr)), matmul(mH(gq), q))
+    mirrored = ew.add(mv.tril(m), mH(mv.tril(m, -1)))
+    if mirrored.dtype.is_complex:
+        diagonal = st.diagonal(mirrored, 0, -2, -1)
+        mirrored = ew.sub(mirrored, st.diag_embed(ew.sub(diagonal, cx.real(diagonal))))
     ga = ew.add(gq, matmul(q, mirrored))
-    return _tri_solve_right(mT(r), ga, False)
+    return _tri_solve_right(mH(r), ga, False)
 
 
 def _qr(node: Any, g: Tensor) -> tuple:
@@ -140,7 +160,7 @@ def _qr(node: Any, g: Tensor) -> tuple:
     u = mv.narrow(r, -1, 0, rows)
     gu, gv = mv.narrow(gr, -1, 0, rows), mv.narrow(gr, -1, rows, cols - rows)
     c = mv.narrow(a, -1, rows, cols - rows)
-    gq = ew.add(gq, matmul(c, mT(gv)))
+    gq = ew.add(gq, matmul(c, mH(gv)))
     return (mv.cat([_qr_square_or_tall(q, u, gq, gu), matmul(q, gv)], -1),)
 
 
@@ -160,41 +180,43 @@ def _lu_factor(node: Any, g: Tensor) -> tuple:
     g_low = mv.narrow(mv.tril(g, -1), -1, 0, k)
     g_up = mv.narrow(mv.triu(g), -2, 0, k)
     if m == n:
-        ga = ew.add(mv.tril(matmul(mT(low), g_low), -1), mv.triu(matmul(g_up, mT(up))))
-        ga = _tri_solve_right(mT(up), ga, False)
-        ga = p.solve_triangular(mT(low), ga, True, True)
+        ga = ew.add(mv.tril(matmul(mH(low), g_low), -1), mv.triu(matmul(g_up, mH(up))))
+        ga = _tri_solve_right(mH(up), ga, False)
+        ga = p.solve_triangular(mH(low), ga, True, True)
     elif m < n:  # wide: U = [U1 | U2]
         u1 = mv.narrow(up, -1, 0, k)
-        ga = ew.sub(matmul(mT(low), g_low), matmul(mv.triu(g_up), mT(up)))
-        ga = _tri_solve_right(mT(u1), mv.tril(ga, -1), False)
+        ga = ew.sub(matmul(mH(low), g_low), matmul(mv.triu(g_up), mH(up)))
+        ga = _tri_solve_right(mH(u1), mv.tril(ga, -1), False)
         ga = mv.cat(
             [ew.add(ga, mv.triu(mv.narrow(g_up, -1, 0, k))), mv.narrow(g_up, -1, k, n - k)], -1
         )
-        ga = p.solve_triangular(mT(low), ga, True, True)
+        ga = p.solve_triangular(mH(low), ga, True, True)
     else:  # tall: L = [L1; L2]
         l1 = mv.narrow(low, -2, 0, k)
-        ga = ew.sub(matmul(g_up, mT(up)), matmul(mT(low), mv.tril(g_low, -1)))
-        ga = p.solve_triangular(mT(l1), mv.triu(ga), True, True)
+        ga = ew.sub(matmul(g_up, mH(up)), matmul(mH(low), mv.tril(g_low, -1)))
+        ga = p.solve_triangular(mH(l1), mv.triu(ga), True, True)
         ga = mv.cat(
             [ew.add(ga, mv.tril(mv.narrow(g_low, -2, 0, k), -1)), mv.narrow(g_low, -2, k, m - k)],
             -2,
         )
-        ga = _tri_solve_right(mT(up), ga, False)
+        ga = _tri_solve_right(mH(up), ga, False)
     return (matmul(perm, ga),)
 
 
 def _det(node: Any, g: Tensor) -> tuple:
-    """g det A^{-T}. Where det is 0, PyTorch's first-order gradient is 0 (its LU solve of
+    """g conj(det) A^{-H}. Where det is 0, PyTorch's first-order gradient is 0 (its LU solve of
     0 * I); under create_graph, matrices with |det| < 100 eps get the cofactor matrix from
     the SVD instead, the others' inverse staying clear of them."""
     (a,) = node.inputs
     (d,) = outputs(node)
-    scale = mv.unsqueeze(mv.unsqueeze(ew.mul(g, d), -1), -1)
+    scale = mv.unsqueeze(mv.unsqueeze(ew.mul(g, conj_physical(d)), -1), -1)
     eye = mv.expand(eye_like(a, a.shape[-1]), a.shape)
     if not is_grad_enabled():
         singular = mv.unsqueeze(mv.unsqueeze(ew.eq(d, 0), -1), -1)
-        inverse_t = p.solve_ex(mT(a), eye)[0]
-        return (ew.mul(scale, ew.where(singular, 0.0, inverse_t)),)
+        inverse_h = p.solve_ex(mH(a), eye)[0]
+        return (ew.mul(scale, ew.where(singular, 0.0, inverse_h)),)
+    if a.dtype.is_complex:  # the cofactors by the SVD below are written for real matrices
+        return (ew.mul(scale, p.solve_ex(mH(a), eye)[0]),)
     near = _near_singular(d, a)
     inverse_t = p.solve_ex(mT(ew.where(near, eye, a)), eye)[0]
     return (ew.where(near, _det_singular(a, g), ew.mul(scale, inverse_t)),)
@@ -217,30 +239,57 @@ def _det_singular(a: Tensor, g: Tensor) -> Tensor:
 
 
 def _slogdet(node: Any, g: Tensor) -> tuple:
+    """g A^{-H}, g = g_logabsdet (plus i Im(conj(sign) g_sign) for complex A: the sign of a
+    real one is piecewise constant)."""
     (a,) = node.inputs
+    sign, _ = outputs(node)
+    g_sign, g_log = output_grads(node, g)
+    if a.dtype.is_complex:
+        turn = ew.mul(cx.conj_physical(sign), g_sign)
+        g_log = ew.add(cx.real(g_log), ew.mul(ew.sub(turn, cx.conj_physical(turn)), 0.5))
     n = a.shape[-1]
-    inverse_t = p.solve_ex(mT(a), mv.expand(eye_like(a, n), a.shape))[0]
-    return (ew.mul(mv.unsqueeze(mv.unsqueeze(g, -1), -1), inverse_t),)
+    inverse_h = p.solve_ex(mH(a), mv.expand(eye_like(a, n), a.shape))[0]
+    return (ew.mul(mv.unsqueeze(mv.unsqueeze(g_log, -1), -1), inverse_h),)
 
 
 def _pinv(node: Any, g: Tensor) -> tuple:
     """PyTorch's pinv_backward, arranged to multiply the smaller matrices."""
     (a,) = node.inputs
     (pinv,) = outputs(node)
-    pinv_t, g_t = mT(pinv), mT(g)
+    pinv_t, g_t = mH(pinv), mH(g)
     if a.shape[-2] <= a.shape[-1]:
         k = matmul(g_t, pinv)
         k_pinv_t = matmul(k, pinv_t)
-        ga = ew.add(ew.neg(mT(matmul(pinv, k))), k_pinv_t)
+        ga = ew.add(ew.neg(mH(matmul(pinv, k))), k_pinv_t)
         ga = ew.sub(ga, matmul(matmul(a, pinv), k_pinv_t))
         return (ew.add(ga, matmul(matmul(pinv_t, pinv), ew.sub(g_t, matmul(k, a)))),)
     k = matmul(pinv, g_t)
     pinv_t_k = matmul(pinv_t, k)
     ga = ew.add(
-        ew.neg(mT(matmul(k, pinv))), matmul(matmul(ew.sub(g_t, matmul(a, k)), pinv), pinv_t)
+        ew.neg(mH(matmul(k, pinv))), matmul(matmul(ew.sub(g_t, matmul(a, k)), pinv), pinv_t)
     )
     ga = ew.add(ga, pinv_t_k)
     return (ew.sub(ga, matmul(matmul(pinv_t_k, pinv), a)),)
+
+
+def _cholesky_solve(node: Any, g: Tensor) -> tuple:
+    """PyTorch's cholesky_solve_backward: gB = A^{-1} g, and for the factor
+    -(gB X^H + X gB^H) L (L times it with ``upper``), over the whole matrix."""
+    b, low = node.inputs
+    upper = saved(node)
+    (x,) = outputs(node)
+    gb = cholesky_solve_value(g, low, upper)
+    gl = None
+    if _needs(node, 1):
+        common = matmul(gb, mH(x))
+        common = ew.add(common, mH(common))
+        gl = ew.neg(matmul(low, common) if upper else matmul(common, low))
+    return gb, gl
+
+
+def _constant(node: Any, g: Tensor) -> tuple:
+    """A result that does not depend on the input's values (A^0, the count of nonzeros)."""
+    return (cr.zeros_like(node.inputs[0]),)
 
 
 def _tril(node: Any, g: Tensor) -> tuple:
@@ -266,6 +315,9 @@ LINALG_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {
     "linalg_det": _det,
     "linalg_slogdet": _slogdet,
     "linalg_pinv": _pinv,
+    "linalg_cholesky_solve": _cholesky_solve,
+    "linalg_matrix_power_0": _constant,
+    "linalg_vector_norm_0": _constant,
     # Whole functions as one backend call (tensorweaver.linalg.fused).
     "linalg_function": function_backward,
     "linalg_outputs": outputs_backward,

@@ -31,6 +31,22 @@ from tensorweaver.fft.transforms import (
     rfft2,
     rfftn,
 )
+from tensorweaver.linalg.out import with_out
+
+#: The transforms PyTorch composes of others (ifft: of a real input), whose out= takes
+#: inputs that require grad.
+_COMPOSITE = {"ihfft": True, "ifft": lambda x: not x.dtype.is_complex}
+
+# PyTorch's out= of the transforms.
+globals().update(
+    {
+        n: with_out(f"fft_{n}", globals()[n], composite=_COMPOSITE.get(n, False), kind=True)
+        for n in (
+            "fft ifft rfft irfft hfft ihfft fft2 ifft2 rfft2 irfft2 hfft2 ihfft2 fftn ifftn "
+            "rfftn irfftn hfftn ihfftn"
+        ).split()
+    }
+)
 
 __all__ = [
     "fft",

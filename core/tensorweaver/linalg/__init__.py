@@ -1,5 +1,5 @@
-"""``tw.linalg``: PyTorch's ``torch.linalg`` for real floating-point tensors (and complex ones
-in ``eig`` and ``eigvals``, whose results are complex), batched over leading dimensions.
+"""``tw.linalg``: PyTorch's ``torch.linalg`` for float32, float64, complex64 and complex128
+tensors, batched over leading dimensions, with PyTorch's ``out=``.
 
 A few factorizations are backend primitives (optional, API 2.3: Cholesky, LU, QR, eigh, SVD,
 general and triangular solves, det/slogdet; eig, API 2.4), computed on the host with NumPy
@@ -11,7 +11,8 @@ gradients (``linalg_function``, API 2.4; see ``tensorweaver.linalg.fused``).
 
 from __future__ import annotations
 
-from tensorweaver.linalg.determinants import det, slogdet
+from tensorweaver.linalg.determinants import det
+from tensorweaver.linalg.determinants import linalg_slogdet as slogdet
 from tensorweaver.linalg.eigen import eig, eigh, eigvals, eigvalsh, svd, svdvals
 from tensorweaver.linalg.errors import LinAlgError
 from tensorweaver.linalg.factorizations import (
@@ -25,6 +26,7 @@ from tensorweaver.linalg.factorizations import (
     qr,
 )
 from tensorweaver.linalg.norms import cond, matrix_norm, norm, vector_norm
+from tensorweaver.linalg.out import with_out
 from tensorweaver.linalg.products import (
     cross,
     diagonal,
@@ -47,6 +49,20 @@ from tensorweaver.linalg.solvers import (
     tensorsolve,
 )
 from tensorweaver.ops.linalg import matmul
+
+# PyTorch's out= where torch.linalg has it (not lstsq, matrix_exp, vander, diagonal;
+# solve_triangular takes it itself). The core calls the functions above without it.
+_NAMES = (
+    "cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh householder_product inv "
+    "inv_ex lu lu_factor lu_factor_ex lu_solve matmul matrix_norm matrix_power matrix_rank "
+    "multi_dot norm pinv qr slogdet solve solve_ex svd svdvals tensorinv "
+    "tensorsolve vecdot vector_norm"
+)
+#: Those PyTorch composes of others: their out= takes inputs that require grad.
+_COMPOSITE = ("cond", "eigvals", "matrix_norm", "matrix_rank", "norm", "tensorinv", "tensorsolve")
+globals().update(
+    {n: with_out(f"linalg.{n}", globals()[n], composite=n in _COMPOSITE) for n in _NAMES.split()}
+)
 
 __all__ = [
     "LinAlgError",

@@ -7,7 +7,7 @@ from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import result
 from tensorweaver.linalg.eig_gradient import eig_rule
 from tensorweaver.linalg.errors import check_matrix, check_square
-from tensorweaver.linalg.fused import fused_or_reference
+from tensorweaver.linalg.fused import REAL, fused_or_reference
 from tensorweaver.ops.complex import supports_complex
 from tensorweaver.tensor import Tensor
 
@@ -26,9 +26,9 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803
     """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix, read from
     its lower (``UPLO='L'``) or upper triangle. Gradients through the eigenvectors are
     finite only where the eigenvalues are distinct (PyTorch's rule)."""
-    check_square("linalg.eigh", A)
+    check_square("linalg.eigh", A, complex_ok=True)
     uplo = _uplo("linalg.eigh", UPLO)
-    return Eigh(*fused_or_reference("eigh", _EIGH, p.eigh, (A,), (uplo,), (None, None)))
+    return Eigh(*fused_or_reference("eigh", _EIGH, p.eigh, (A,), (uplo,), (REAL, None)))
 
 
 #: PyTorch's grad_fn names of eigh's and svd's outputs (eigvalsh's and svdvals' too).
@@ -45,9 +45,9 @@ def _svdvals(A: Tensor) -> tuple[Tensor]:
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues of each symmetric matrix, ascending."""
-    check_square("linalg.eigvalsh", A)
+    check_square("linalg.eigvalsh", A, complex_ok=True)
     uplo = _uplo("linalg.eigvalsh", UPLO)
-    return fused_or_reference("eigvalsh", _EIGH, _eigvalsh, (A,), (uplo,), (None,))[0]
+    return fused_or_reference("eigvalsh", _EIGH, _eigvalsh, (A,), (uplo,), (REAL,))[0]
 
 
 def _check_eig(name: str, A: Tensor) -> DType:  # noqa: N803
@@ -96,14 +96,14 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
     """(U, S, Vh) with A = U diag(S) Vh, S descending; ``full_matrices`` makes U and Vh
     square. Gradients through U and Vh are finite only where the singular values are
     distinct (and nonzero where m != n), PyTorch's rule."""
-    check_matrix("linalg.svd", A)
+    check_matrix("linalg.svd", A, complex_ok=True)
     _no_driver("linalg.svd", driver)
-    kinds = (None, None, None)
+    kinds = (None, REAL, None)
     return SVD(*fused_or_reference("svd", _SVD, p.svd, (A,), (full_matrices,), kinds))
 
 
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
     """The singular values of each matrix, descending."""
-    check_matrix("linalg.svdvals", A)
+    check_matrix("linalg.svdvals", A, complex_ok=True)
     _no_driver("linalg.svdvals", driver)
-    return fused_or_reference("svdvals", _SVD, _svdvals, (A,), (), (None,))[0]
+    return fused_or_reference("svdvals", _SVD, _svdvals, (A,), (), (REAL,))[0]

@@ -17,6 +17,22 @@ _REAL = frozenset({dtypes.float32, dtypes.float64})
 _ANY = _REAL | frozenset(dtypes.COMPLEX)
 
 
+#: The functions whose PyTorch kernel, not an argument check, refuses integer input: a
+#: NotImplementedError naming the kernel and PyTorch's name of the dtype.
+_KERNELS = {
+    "linalg.eigh": "linalg_eigh_cpu",
+    "linalg.eigvalsh": "linalg_eigh_cpu",
+    "linalg.lu_factor_ex": "lu_cpu",
+    "linalg.lu": "lu_cpu",
+    "linalg.solve_triangular": "triangular_solve_cpu",
+    "cholesky_solve": "cholesky_solve_cpu",
+    "cholesky_inverse": "cholesky_inverse_out_cpu",
+    "linalg.householder_product": "orgqr_cpu",
+}
+_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char"}
+_TORCH_NAMES |= {"uint8": "Byte", "bool": "Bool"}
+
+
 class LinAlgError(RuntimeError):
     """A linalg function met a singular or non-positive-definite input (``torch.linalg.
     LinAlgError``, a RuntimeError); the ``_ex`` variants return ``info`` instead."""
@@ -28,6 +44,12 @@ def check_float(name: str, *tensors: Tensor, complex_ok: bool = False) -> None:
         if complex_ok and t.dtype.is_complex:
             continue
         if not t.dtype.is_floating_point or t.dtype.itemsize < 4:
+            kernel = _KERNELS.get(name)
+            if kernel is not None and t.dtype.name in _TORCH_NAMES:
+                raise NotImplementedError(
+                    f"\"{kernel}\" not implemented for '{_TORCH_NAMES[t.dtype.name]}' "
+                    f"({name} of a {t.dtype.name} tensor; cast with .double() or .float())"
+                )
             also = " or complex" if complex_ok else ""
             raise RuntimeError(
                 f"{name}: Expected a floating point{also} tensor as input. Got {t.dtype.name} "
@@ -71,8 +93,8 @@ def check_square_and_matrix(name: str, a: Tensor, b: Tensor, a_arg: str, b_arg: 
         and a.backend is b.backend
     ):
         return
-    check_square(name, a, a_arg)
-    check_matrix(name, b, b_arg)
+    check_square(name, a, a_arg, complex_ok=True)
+    check_matrix(name, b, b_arg, complex_ok=True)
     check_backends(name, (a, b))
 
 

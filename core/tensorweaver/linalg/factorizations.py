@@ -8,7 +8,7 @@ import numpy as np
 
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
-from tensorweaver.linalg._shared import eye_like, mT, result, to_batch
+from tensorweaver.linalg._shared import eye_like, mH, mT, result, to_batch
 from tensorweaver.linalg.errors import check_matrix, check_square, raise_for_info
 from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
 from tensorweaver.ops import creation as cr
@@ -42,7 +42,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
 
 
 def _cholesky_with_info(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
-    check_square("linalg.cholesky", A)
+    check_square("linalg.cholesky", A, complex_ok=True)
     return fused_or_reference(
         "cholesky_ex", "LinalgCholeskyExBackward0", _cholesky_ex, (A,), (upper,), WITH_INFO
     )
@@ -51,7 +51,7 @@ def _cholesky_with_info(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
 def _cholesky_ex(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
     factor, info = p.cholesky_ex(A)
     if upper:
-        factor = labelled(mT(factor), "LinalgCholeskyExBackward0", A)
+        factor = labelled(mH(factor), "LinalgCholeskyExBackward0", A)
     return factor, info
 
 
@@ -65,7 +65,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 
 def qr(A: Tensor, mode: str = "reduced") -> tuple:
     """(Q, R) with A = Q R; ``mode`` 'reduced', 'complete' or 'r' (Q empty)."""
-    check_matrix("linalg.qr", A)
+    check_matrix("linalg.qr", A, complex_ok=True)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(
             f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
@@ -80,7 +80,7 @@ def qr(A: Tensor, mode: str = "reduced") -> tuple:
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> tuple:
     """(LU, pivots, info): LAPACK's getrf of each matrix (pivots 1-based, int32)."""
-    check_matrix("linalg.lu_factor_ex", A)
+    check_matrix("linalg.lu_factor_ex", A, complex_ok=True)
     _check_pivot(pivot)
     lu, pivots, info = fused_or_reference(
         "lu_factor_ex",
@@ -144,7 +144,7 @@ def unpack(lu: Tensor, pivots: Tensor) -> tuple:
 
 def lu(A: Tensor, *, pivot: bool = True) -> tuple:
     """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n)."""
-    check_matrix("linalg.lu", A)
+    check_matrix("linalg.lu", A, complex_ok=True)
     _check_pivot(pivot)
     return LU(*fused_or_reference("lu", "LinalgLuBackward0", _lu, (A,), (), (A.dtype, None, None)))
 
@@ -163,30 +163,30 @@ def lu_solve(
     left: bool = True,
     adjoint: bool = False,
 ) -> Tensor:
-    """X with A X = B (A^T X = B with ``adjoint``; X A = B without ``left``) from
+    """X with A X = B (A^H X = B with ``adjoint``; X A = B without ``left``) from
     ``lu_factor``'s result."""
-    check_square("linalg.lu_solve", LU, "LU")
+    check_square("linalg.lu_solve", LU, "LU", complex_ok=True)
     return fused_or_reference(
         "lu_solve", "LinalgLuSolveBackward0", _lu_solve, (LU, pivots, B), (left, adjoint), (None,)
     )[0]
 
 
 def _lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool) -> tuple:
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return (mT(_lu_solve(LU, pivots, mT(B), True, not adjoint)[0]),)
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return (mH(_lu_solve(LU, pivots, mH(B), True, not adjoint)[0]),)
     batch = broadcast_shapes("linalg.lu_solve", LU.shape[:-2], B.shape[:-2])
     perm, lower, upper, B = (to_batch(x, batch) for x in (*unpack(LU, pivots), B))
-    if adjoint:  # U^T L^T P^T X = B
-        y = p.solve_triangular(mT(upper), B, False, False)
-        return (matmul(perm, p.solve_triangular(mT(lower), y, True, True)),)
+    if adjoint:  # U^H L^H P^T X = B
+        y = p.solve_triangular(mH(upper), B, False, False)
+        return (matmul(perm, p.solve_triangular(mH(lower), y, True, True)),)
     y = p.solve_triangular(lower, matmul(mT(perm), B), False, True)
     return (p.solve_triangular(upper, y, True, False),)
 
 
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
-    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i column i of A
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i column i of A
     below the diagonal with 1 on it (LAPACK's orgqr)."""
-    check_matrix("linalg.householder_product", A)
+    check_matrix("linalg.householder_product", A, complex_ok=True)
     m, n = A.shape[-2:]
     k = tau.shape[-1]
     if n > m or k > n:
@@ -215,5 +215,5 @@ def _householder_product(A: Tensor, tau: Tensor) -> tuple:
         v = ew.where(ew.lt(rows, i).unsqueeze(-1), 0.0, column)
         v = ew.where(ew.eq(rows, i).unsqueeze(-1), 1.0, v)
         t = mv.unsqueeze(mv.narrow(tau, -1, i, 1), -1)
-        q = ew.sub(q, ew.mul(t, matmul(v, matmul(mT(v), q))))
+        q = ew.sub(q, ew.mul(t, matmul(v, matmul(mH(v), q))))
     return (q,)

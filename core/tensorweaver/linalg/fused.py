@@ -33,6 +33,15 @@ from tensorweaver.tensor import Tensor
 
 #: The kinds (see :func:`fused_or_reference`) of a result and LAPACK's ``info``.
 WITH_INFO = (None, dtypes.int32)
+#: The kind of a differentiable output that is real for complex input (eigenvalues of a
+#: Hermitian matrix, singular values, log|det|).
+REAL = "real"
+
+
+def _dtype(kind: DType | str | None, dtype: DType) -> DType:
+    if kind is None:
+        return dtype
+    return dtype.to_real() if kind is REAL else kind
 
 
 def fused_or_reference(
@@ -41,7 +50,7 @@ def fused_or_reference(
     reference: Callable[..., tuple],
     tensors: tuple,
     static: tuple,
-    kinds: tuple[DType | None, ...],
+    kinds: tuple[DType | str | None, ...],
     dtype: DType | None = None,
     rule: Rule | None = None,
 ) -> tuple:
@@ -50,9 +59,10 @@ def fused_or_reference(
     ``name``, else ``reference(*tensors, *static)`` (a tuple of tensors, one per output).
 
     ``kinds`` gives each output's dtype: None for a differentiable output of ``dtype``
-    (the first tensor's unless given; its node is named ``grad_fn``), a DType for one
-    without gradient. ``rule(tensors, outputs, grads)``, where given, is the gradient
-    formula of the differentiable outputs (``grads`` None for an unused one)."""
+    (the first tensor's unless given; its node is named ``grad_fn``), ``REAL`` for one of
+    its real dtype, a DType for one without gradient. ``rule(tensors, outputs, grads)``,
+    where given, is the gradient formula of the differentiable outputs (``grads`` None for
+    an unused one)."""
     backend = tensors[0].backend
     # The fused path needs the backend's backward; fused_kernel also hides it inside
     # ``reference_only`` (tw check's reference), where the core's decomposition runs.
@@ -73,11 +83,11 @@ def fused_or_reference(
     natives, saved = result
     dtype = dtype or tensors[0].dtype
     if len(kinds) == 1:  # one output, the usual case: no loop
-        outs: tuple = (Tensor(natives[0], backend, kinds[0] or dtype),)
+        outs: tuple = (Tensor(natives[0], backend, _dtype(kinds[0], dtype)),)
     else:
         made = []
         for native, kind in zip(natives, kinds):
-            made.append(Tensor(native, backend, kind or dtype))
+            made.append(Tensor(native, backend, _dtype(kind, dtype)))
         outs = tuple(made)
     if grad:
         _record(outs, kinds, tensors, (saved, reference, static, rule), grad_fn)
@@ -91,7 +101,7 @@ def _record(outs: tuple, kinds: tuple, tensors: tuple, call: tuple, grad_fn: str
     if kinds == (None,):  # one differentiable output, the usual case: no loop
         wanted: tuple = (0,)
     else:
-        wanted = tuple([i for i, kind in enumerate(kinds) if kind is None])
+        wanted = tuple([i for i, kind in enumerate(kinds) if kind is None or kind is REAL])
     attached = None if rule is None else Attached(rule, wanted, outs)
     if len(wanted) == 1 or not hasattr(tensors[0].backend, "fused_linalg_outputs_backward"):
         for i in wanted:  # a node per output (the usual case: one)

@@ -26,8 +26,10 @@ def lu_factor_ex(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     pivots = np.zeros((b, k), np.int32)
     info = np.zeros(b, np.int32)
     rows = np.arange(b)
+    # LAPACK's pivot is the largest |re| + |im| (cabs1), the modulus only for real numbers
+    size = (lambda z: np.abs(z.real) + np.abs(z.imag)) if np.iscomplexobj(lu) else np.abs
     for j in range(k):
-        p = j + np.argmax(np.abs(lu[:, j:, j]), axis=1) if m > j else np.full(b, j)
+        p = j + np.argmax(size(lu[:, j:, j]), axis=1) if m > j else np.full(b, j)
         pivots[:, j] = p + 1
         top, pivot_row = lu[rows, j].copy(), lu[rows, p].copy()
         lu[rows, j], lu[rows, p] = pivot_row, top
@@ -47,18 +49,39 @@ def cholesky_ex(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     the first leading minor that is not positive-definite (0 where none)."""
     flat = _flat(a)
     try:
-        return np.linalg.cholesky(flat).reshape(a.shape), np.zeros(a.shape[:-2], np.int32)
-    except np.linalg.LinAlgError:
-        pass  # some matrix is not positive-definite: NumPy does not say which
-    out = np.zeros_like(flat)
-    info = np.zeros(len(flat), np.int32)
-    for i, m in enumerate(flat):
-        try:
-            out[i] = np.linalg.cholesky(m)
-        except np.linalg.LinAlgError:
-            info[i] = next(k for k in range(1, len(m) + 1) if not _definite(m[:k, :k]))
+        out = np.linalg.cholesky(flat)
+        info = np.zeros(len(flat), np.int32)
+    except np.linalg.LinAlgError:  # some matrix is not positive-definite: NumPy does not
+        out = np.zeros_like(flat)  # say which
+        info = np.zeros(len(flat), np.int32)
+        for i, m in enumerate(flat):
+            try:
+                out[i] = np.linalg.cholesky(m)
+            except np.linalg.LinAlgError:
+                info[i] = next(k for k in range(1, len(m) + 1) if not _definite(m[:k, :k]))
+                out[i] = np.nan
+    # LAPACK stops at a NaN pivot (its test: ajj <= 0 or NaN) where NumPy's carries on, and
+    # NumPy's blocked potrf makes no NaN of inf / inf: such matrices take LAPACK's own steps
+    for i in np.flatnonzero(~np.isfinite(np.tril(flat)).all((-2, -1))):
+        info[i] = _pivot_info(flat[i])
+        if info[i]:
             out[i] = np.nan
     return out.reshape(a.shape), info.reshape(a.shape[:-2])
+
+
+def _pivot_info(m: np.ndarray) -> int:
+    """LAPACK's potf2 on one matrix with non-finite entries: the order of the first pivot
+    that is not positive (or NaN), else 0."""
+    n = len(m)
+    low = np.zeros_like(m)
+    with np.errstate(all="ignore"):
+        for j in range(n):
+            pivot = np.real(m[j, j] - low[j, :j] @ np.conj(low[j, :j]))
+            if not pivot > 0:
+                return j + 1
+            low[j, j] = np.sqrt(pivot)
+            low[j + 1 :, j] = (m[j + 1 :, j] - low[j + 1 :, :j] @ np.conj(low[j, :j])) / low[j, j]
+    return 0
 
 
 def _definite(m: np.ndarray) -> bool:
@@ -75,12 +98,26 @@ def solve_ex(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.linalg.solve(a, b), np.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:
         pass  # some matrix is singular: LAPACK's info says which, and where
-    info = lu_factor_ex(a)[2]
+    lu, pivots, info = lu_factor_ex(a)
     good = info == 0
     x = np.full(b.shape, np.nan, np.result_type(a, b))
     if good.any():
-        x[good] = np.linalg.solve(a[good], b[good])
+        # NumPy's LAPACK may meet an exact zero pivot where this LU's rounding did not:
+        # those are solved with this LU, which decided they are not singular
+        x[good] = _lu_solve(lu[good], pivots[good], b[good])
     return x, info
+
+
+def _lu_solve(lu: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """X with P L U X = B, from ``lu_factor_ex``'s factors (one-based row swaps)."""
+    x = np.array(b, copy=True)
+    rows = np.arange(len(x))
+    for j in range(pivots.shape[-1]):
+        p = pivots[:, j] - 1
+        top, other = x[rows, j].copy(), x[rows, p].copy()
+        x[rows, j], x[rows, p] = other, top
+    x = solve_triangular(lu, x, upper=False, unitriangular=True)
+    return solve_triangular(lu, x, upper=True, unitriangular=False)
 
 
 def solve_triangular(a: np.ndarray, b: np.ndarray, upper: bool, unitriangular: bool) -> np.ndarray:

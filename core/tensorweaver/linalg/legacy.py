@@ -4,7 +4,7 @@ replacement, with the old arguments and results."""
 
 from __future__ import annotations
 
-from tensorweaver.linalg._shared import mT, result
+from tensorweaver.linalg._shared import mH, mT, result
 from tensorweaver.linalg.eigen import svd as _svd
 from tensorweaver.linalg.eigen import svdvals
 from tensorweaver.linalg.errors import check_matrix
@@ -24,10 +24,10 @@ TriangularSolve = result("triangular_solve", "solution", "cloned_coefficient")
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:  # noqa: A002
     """``torch.svd``: (U, S, V) with A = U diag(S) V^T (V, not Vh); ``some`` keeps the
     reduced factors; without ``compute_uv``, U and V are zeros of the full shapes."""
-    check_matrix("svd", input)
+    check_matrix("svd", input, complex_ok=True)
     if compute_uv:
         u, s, vh = _svd(input, full_matrices=not some)
-        return SVD(u, s, mT(vh))
+        return SVD(u, s, mH(vh))
     m, n = input.shape[-2:]
     batch = input.shape[:-2]
     zeros = cr.zeros_like_shape

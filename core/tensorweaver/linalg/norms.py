@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tensorweaver.autograd.mode import no_grad
 from tensorweaver.linalg.eigen import svdvals
 from tensorweaver.linalg.errors import check_float
+from tensorweaver.linalg.primitives import composite
 from tensorweaver.linalg.solvers import inv
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -15,7 +17,7 @@ from tensorweaver.tensor import Tensor
 
 
 def _cast(name: str, x: Tensor, dtype: Any) -> Tensor:
-    check_float(name, x)
+    check_float(name, x, complex_ok=True)
     if dtype is None:
         return x
     if dtype.itemsize < x.dtype.itemsize:
@@ -36,11 +38,20 @@ def vector_norm(
 ) -> Tensor:
     """sum(|x|^ord)^(1/ord) over ``dim`` (all by default); inf/-inf: max/min |x|, 0: the
     number of nonzeros."""
+    if isinstance(ord, str) or not isinstance(ord, (int, float)):
+        raise TypeError(
+            f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__} "
+            "(matrix norms such as 'fro' and 'nuc' are tw.linalg.matrix_norm's)"
+        )
     x = _cast("linalg.vector_norm", x, dtype)
     if isinstance(dim, list):
         dim = tuple(dim)
     if dim is None and keepdim:
         dim = tuple(range(x.ndim))
+    if ord == 0 and x.requires_grad:  # a count: PyTorch's requires grad, with zero gradient
+        with no_grad():
+            count = rd.norm(x, ord, dim, keepdim)
+        return composite("linalg_vector_norm_0", count, x)
     return rd.norm(x, ord, dim, keepdim)
 
 

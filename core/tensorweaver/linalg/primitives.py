@@ -16,6 +16,7 @@ from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg import host
+from tensorweaver.ops import complex as cx
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.host_fallback import run_optional
@@ -24,6 +25,14 @@ from tensorweaver.tensor import Tensor
 
 def _run(name: str, host_fn: Callable[..., Any], x: Tensor, *args: Any) -> Any:
     return run_optional(x.backend, name, host_fn, x.dtype, *args)
+
+
+def _run_real(name: str, host_fn: Callable[..., Any], x: Tensor, *args: Any) -> Any:
+    """:func:`_run` of a primitive whose float results are real for complex ``x``
+    (eigenvalues of a Hermitian matrix, singular values): the host's come back in the real
+    dtype of ``x``'s precision."""
+    dtype = x.dtype.to_real() if x.dtype.is_complex else x.dtype
+    return run_optional(x.backend, name, host_fn, dtype, *args)
 
 
 def _graph(inputs: tuple) -> bool:
@@ -43,26 +52,49 @@ GRAD_FN = {
     "linalg_det": "LinalgDetBackward0",
     "linalg_slogdet": "LinalgSlogdetBackward0",
     "linalg_pinv": "LinalgPinvBackward0",
+    "linalg_cholesky_solve": "CholeskySolveBackward0",
+    # Results that do not depend on the input's values, yet require grad as PyTorch's do
+    "linalg_matrix_power_0": "CopyBackwards",
+    "linalg_vector_norm_0": "LinalgVectorNormBackward0",
 }
 
 
 def _wrap(
-    natives: tuple, x: Tensor, op: str, inputs: tuple, saved: Any = None, dtype: DType | None = None
+    natives: tuple,
+    x: Tensor,
+    op: str,
+    inputs: tuple,
+    saved: Any = None,
+    dtype: DType | None = None,
+    real: tuple = (),
 ) -> tuple:
-    """Tensors of the float ``natives`` (of ``dtype``, else ``x``'s), one node ``op`` for all."""
+    """Tensors of the float ``natives`` (of ``dtype``, else ``x``'s), one node ``op`` for all;
+    those numbered ``real`` are of the real dtype where ``dtype`` is complex (eigenvalues of
+    a Hermitian matrix, singular values)."""
     dtype = dtype or x.dtype
+    real = real if dtype.is_complex else ()
     if not _graph(inputs):
-        return tuple(Tensor(n, x.backend, dtype) for n in natives)
+        if not real:
+            return tuple(Tensor(n, x.backend, dtype) for n in natives)
+        return tuple(
+            Tensor(n, x.backend, dtype.to_real() if i in real else dtype)
+            for i, n in enumerate(natives)
+        )
+    backend = x.backend
+    if real:  # the node packs its outputs as complex numbers: the real ones are their parts
+        natives = tuple(backend.cast(n, dtype) if i in real else n for i, n in enumerate(natives))
     if len(natives) == 1:
         out = apply(op, natives[0], dtype, inputs, (saved, None, natives[0], dtype))
-        return (labelled(out, GRAD_FN[op], *inputs),)
-    batch = len(x.shape) - 2
-    tails = tuple(tuple(n.shape)[batch:] for n in natives)
-    backend = x.backend
-    lead = tuple(natives[0].shape)[:batch]
-    flat = [backend.reshape(n, (*lead, math.prod(t))) for n, t in zip(natives, tails)]
-    packed = backend.cat(flat, batch)
-    outs = _unpack(apply(op, packed, dtype, inputs, (saved, tails, packed, dtype)), tails)
+        outs: tuple = (out,)
+    else:
+        batch = len(x.shape) - 2
+        tails = tuple(tuple(n.shape)[batch:] for n in natives)
+        lead = tuple(natives[0].shape)[:batch]
+        flat = [backend.reshape(n, (*lead, math.prod(t))) for n, t in zip(natives, tails)]
+        packed = backend.cat(flat, batch)
+        outs = _unpack(apply(op, packed, dtype, inputs, (saved, tails, packed, dtype)), tails)
+    if real:
+        outs = tuple(cx.real(out) if i in real else out for i, out in enumerate(outs))
     return tuple(labelled(out, GRAD_FN[op], *inputs) for out in outs)
 
 
@@ -100,10 +132,10 @@ def _int(native: Any, x: Tensor) -> Tensor:
     return Tensor(native, x.backend, dtypes.int32)
 
 
-def composite(op: str, value: Tensor, a: Tensor) -> Tensor:
-    """``value`` (computed from ``a`` without a graph) as the output of one node ``op``,
-    whose gradient rule is PyTorch's formula rather than the composition's."""
-    return _wrap((value.native,), a, op, (a,))[0]
+def composite(op: str, value: Tensor, *inputs: Tensor, saved: Any = None) -> Tensor:
+    """``value`` (computed from ``inputs`` without a graph) as the output of one node
+    ``op``, whose gradient rule is PyTorch's formula rather than the composition's."""
+    return _wrap((value.native,), inputs[0], op, inputs, saved, value.dtype)[0]
 
 
 def cholesky_ex(a: Tensor) -> tuple[Tensor, Tensor]:
@@ -138,8 +170,8 @@ def qr(a: Tensor, mode: str) -> tuple[Tensor, Tensor]:
 
 
 def eigh(a: Tensor, uplo: str) -> tuple[Tensor, Tensor]:
-    values, vectors = _run("linalg_eigh", host.eigh, a, a.native, uplo)
-    return _wrap((values, vectors), a, "linalg_eigh", (a,), uplo)
+    values, vectors = _run_real("linalg_eigh", host.eigh, a, a.native, uplo)
+    return _wrap((values, vectors), a, "linalg_eigh", (a,), uplo, real=(0,))
 
 
 def eig(a: Tensor) -> tuple[Tensor, Tensor]:
@@ -150,8 +182,8 @@ def eig(a: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def svd(a: Tensor, full_matrices: bool) -> tuple[Tensor, Tensor, Tensor]:
-    u, s, vh = _run("linalg_svd", host.svd, a, a.native, full_matrices)
-    return _wrap((u, s, vh), a, "linalg_svd", (a,), full_matrices)
+    u, s, vh = _run_real("linalg_svd", host.svd, a, a.native, full_matrices)
+    return _wrap((u, s, vh), a, "linalg_svd", (a,), full_matrices, real=(1,))
 
 
 def det(a: Tensor) -> Tensor:
@@ -159,5 +191,5 @@ def det(a: Tensor) -> Tensor:
 
 
 def slogdet(a: Tensor) -> tuple[Tensor, Tensor]:
-    sign, logabs = _run("linalg_slogdet", host.slogdet, a, a.native)
-    return Tensor(sign, a.backend, a.dtype), _wrap((logabs,), a, "linalg_slogdet", (a,))[0]
+    sign, logabs = _run_real("linalg_slogdet", host.slogdet, a, a.native)
+    return _wrap((sign, logabs), a, "linalg_slogdet", (a,), real=(1,))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, to_batch
 from tensorweaver.linalg.errors import check_float, check_square
 from tensorweaver.linalg.fused import fused_or_reference
@@ -37,7 +38,8 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     if not isinstance(n, int):
         raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
     if n == 0:
-        return to_batch(eye_like(A, A.shape[-1]), A.shape[:-2]).clone()
+        eye = to_batch(eye_like(A, A.shape[-1]), A.shape[:-2]).clone()
+        return p.composite("linalg_matrix_power_0", eye, A) if A.requires_grad else eye
     if n < 0:
         A, n = inv(A), -n
     result = None
@@ -54,8 +56,8 @@ def matrix_exp(A: Tensor) -> Tensor:
     """e^A: the backend's whole kernel where it has one (``linalg_function``), else scaling
     and squaring: A / 2^s has a 1-norm of at most 1/2, its exponential a Taylor series,
     squared s times."""
-    check_square("linalg.matrix_exp", A)
-    check_float("linalg.matrix_exp", A)
+    check_square("linalg.matrix_exp", A, complex_ok=True)
+    check_float("linalg.matrix_exp", A, complex_ok=True)
     return fused_or_reference(
         "matrix_exp", "LinalgMatrixExpBackward0", _matrix_exp, (A,), (), (None,)
     )[0]
@@ -158,7 +160,8 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803  (PyTorc
     n = x.shape[-1] if N is None else N
     if n <= 0:
         raise RuntimeError(f"N must be greater than 1, got {n}")
-    powers = cr.arange(n, dtype=x.dtype, device=x.device)
+    # A real range converted: complex ranges do not exist
+    powers = cr.arange(n, device=x.device).to(x.dtype)
     return ew.pow(mv.unsqueeze(x, -1), powers)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
-from tensorweaver.linalg._shared import broadcast_batch, eye_like, mT, result, to_batch
+from tensorweaver.linalg._shared import broadcast_batch, eye_like, mH, mT, result, to_batch
 from tensorweaver.linalg.eigen import eigh, svd, svdvals
 from tensorweaver.linalg.errors import (
     check_float,
@@ -19,6 +19,7 @@ from tensorweaver.linalg.errors import (
     raise_for_info,
 )
 from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
+from tensorweaver.linalg.out import write
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -37,10 +38,10 @@ def _singular(k: int) -> str:
 
 
 def _check_pair(name: str, A: Tensor, B: Tensor) -> None:
-    check_square(name, A)
+    check_square(name, A, complex_ok=True)
     if B.dtype is A.dtype and B.backend is A.backend:  # the usual case: nothing else to check
         return
-    check_float(name, B)
+    check_float(name, B, complex_ok=True)
     check_backends(name, (A, B))
     if A.dtype is not B.dtype:
         raise RuntimeError(
@@ -109,11 +110,13 @@ def solve_triangular(
     upper: bool,
     left: bool = True,
     unitriangular: bool = False,
+    out: Tensor | None = None,
 ) -> Tensor:
     """X with A X = B (X A = B without ``left``), reading only A's upper or lower triangle
-    (taking its diagonal as ones with ``unitriangular``)."""
+    (taking its diagonal as ones with ``unitriangular``). ``out=`` is PyTorch's, here rather
+    than in ``tw.linalg``'s wrapper: this call's whole cost is a few us."""
     check_square_and_matrix("linalg.solve_triangular", A, B, "A", "B")
-    return fused_or_reference(
+    x = fused_or_reference(
         "solve_triangular",
         "LinalgSolveTriangularBackward0",
         _solve_triangular,
@@ -121,6 +124,7 @@ def solve_triangular(
         (upper, left, unitriangular),
         (None,),
     )[0]
+    return x if out is None else write("linalg.solve_triangular", x, out)
 
 
 def _solve_triangular(A: Tensor, B: Tensor, upper: bool, left: bool, unitriangular: bool) -> tuple:
@@ -144,7 +148,7 @@ def _inverse_message(k: int) -> str:
 
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
     """(A^-1, info), info as LAPACK's getrf (the first zero pivot, 1-based)."""
-    check_square("linalg.inv", A)
+    check_square("linalg.inv", A, complex_ok=True)
     x, info = fused_or_reference("inv_ex", "LinalgInvExBackward0", _inv_ex, (A,), (), WITH_INFO)
     if check_errors:
         raise_for_info("linalg.inv_ex", info, _inverse_message)
@@ -185,15 +189,21 @@ def _as_tensor(value: Any, like: Tensor) -> Tensor:
 
 def pinv(
     A: Tensor,
+    rcond: Any = None,
+    hermitian: bool = False,
     *,
     atol: Any = None,
     rtol: Any = None,
-    hermitian: bool = False,
 ) -> Tensor:
     """The Moore-Penrose pseudo-inverse, dropping singular values at or below
     max(atol, rtol * the largest); its gradient is PyTorch's, finite where A is rank
-    deficient (for perturbations that keep the rank)."""
-    check_matrix("linalg.pinv", A)
+    deficient (for perturbations that keep the rank). ``rcond`` is PyTorch's older
+    spelling of ``rtol``."""
+    check_matrix("linalg.pinv", A, complex_ok=True)
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg.pinv(): give either rcond or atol/rtol, not both")
+        rtol = rcond
     if isinstance(atol, Tensor) or isinstance(rtol, Tensor):  # tensor tolerances: composed
         return _pinv_node(A, atol, rtol, hermitian)[0]
     return fused_or_reference(
@@ -214,14 +224,14 @@ def _pinv(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> Tensor:
     if hermitian:
         values, vectors = eigh(A)
         size = ew.abs(values)
-        cutoff = _cutoff(rd.amax(size, -1, keepdim=True), m, n, atol, rtol, A.dtype)
+        cutoff = _cutoff(rd.amax(size, -1, keepdim=True), m, n, atol, rtol, size.dtype)
         keep = ew.gt(size, cutoff)
         scale = ew.where(keep, ew.reciprocal(ew.where(keep, values, 1.0)), 0.0)
-        return matmul(ew.mul(vectors, mv.unsqueeze(scale, -2)), mT(vectors))
+        return matmul(ew.mul(vectors, mv.unsqueeze(scale, -2)), mH(vectors))
     u, s, vh = svd(A, full_matrices=False)
-    keep = ew.gt(s, _cutoff(mv.narrow(s, -1, 0, 1), m, n, atol, rtol, A.dtype))
+    keep = ew.gt(s, _cutoff(mv.narrow(s, -1, 0, 1), m, n, atol, rtol, s.dtype))
     scale = ew.where(keep, ew.reciprocal(ew.where(keep, s, 1.0)), 0.0)
-    return matmul(ew.mul(mT(vh), mv.unsqueeze(scale, -2)), mT(u))
+    return matmul(ew.mul(mH(vh), mv.unsqueeze(scale, -2)), mH(u))
 
 
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> tuple:
@@ -229,7 +239,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     drivers report them: rank for all but 'gels', singular values for 'gelsd' and 'gelss',
     residuals (squared, per column) where m > n, every matrix has full rank and the driver
     is not 'gelsy' (the default)."""
-    check_matrix("linalg.lstsq", A)
+    check_matrix("linalg.lstsq", A, complex_ok=True)
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(
@@ -241,13 +251,13 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     _check_pair_shapes(A, B)
     m, n = A.shape[-2:]
     solution = matmul(pinv(A, rtol=rcond), B)
-    empty = cr.zeros_like_shape(A, (0,))
+    empty = cr.zeros(0, dtype=A.dtype.to_real(), device=A.device)  # real, as S and residuals
     ranks = matrix_rank(A, rtol=rcond)
     rank = empty.to(dtypes.int64) if driver == "gels" else ranks
     values = svdvals(A) if driver in ("gelsd", "gelss") else empty
     residuals = empty
     if m > n and driver != "gelsy" and bool(rd.all(ew.eq(ranks, n)).item()):
-        residuals = rd.sum(ew.square(ew.sub(matmul(A, solution), B)), -2)
+        residuals = rd.sum(ew.square(ew.abs(ew.sub(matmul(A, solution), B))), -2)
     if vector:
         solution = mv.squeeze(solution, -1)
         residuals = mv.squeeze(residuals, -1) if residuals.numel() else residuals
@@ -270,7 +280,7 @@ def matrix_rank(
     hermitian: bool = False,
 ) -> Tensor:
     """The number of singular values above max(atol, rtol * the largest), int64."""
-    check_matrix("linalg.matrix_rank", A)
+    check_matrix("linalg.matrix_rank", A, complex_ok=True)
     if isinstance(atol, Tensor) or isinstance(rtol, Tensor):  # tensor tolerances: composed
         return _matrix_rank(A, atol, rtol, hermitian)[0]
     static = (atol, rtol, hermitian)
@@ -282,28 +292,44 @@ def _matrix_rank(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> tuple[Tens
     s = ew.abs(eigh(A)[0]) if hermitian else svdvals(A)
     if 0 in (m, n):
         return (cr.zeros(*A.shape[:-2], dtype=dtypes.int64, device=A.device),)
-    cutoff = _cutoff(rd.amax(s, -1, keepdim=True), m, n, atol, rtol, A.dtype)
+    cutoff = _cutoff(rd.amax(s, -1, keepdim=True), m, n, atol, rtol, s.dtype)
     return (rd.sum(ew.gt(s, cutoff).to(dtypes.int64), -1),)
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """X with A X = B where A = L L^T (U^T U with ``upper``), ``torch.cholesky_solve``."""
     check_square_and_matrix("cholesky_solve", L, B, "input2", "input")
+    if L.shape[-1] != B.shape[-2]:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for cholesky_solve: each A matrix is {L.shape[-1]} by "
+            f"{L.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]} (input "
+            f"{list(B.shape)}, input2 {list(L.shape)})"
+        )
     return fused_or_reference(
         "cholesky_solve", "CholeskySolveBackward0", _cholesky_solve, (B, L), (upper,), (None,)
     )[0]
 
 
 def _cholesky_solve(B: Tensor, L: Tensor, upper: bool) -> tuple:
-    factor = mT(L) if upper else L
-    factor, B = broadcast_batch("cholesky_solve", factor, B)
+    L, B = broadcast_batch("cholesky_solve", L, B)
+    # One node with PyTorch's rule: its gradient reaches the whole of L (the formula's), where
+    # the triangular solves' would reach one triangle
+    with no_grad():
+        value = cholesky_solve_value(B.detach(), L.detach(), upper)
+    return (p.composite("linalg_cholesky_solve", value, B, L, saved=upper),)
+
+
+def cholesky_solve_value(B: Tensor, L: Tensor, upper: bool) -> Tensor:
+    """X with L L^H X = B (U^H U X = B with ``upper``) by two triangular solves, L and B of
+    one batch shape."""
+    factor = mH(L) if upper else L
     y = p.solve_triangular(factor, B, False, False)
-    return (p.solve_triangular(mT(factor), y, True, False),)
+    return p.solve_triangular(mH(factor), y, True, False)
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """A^-1 where A = L L^T (U^T U with ``upper``), ``torch.cholesky_inverse``."""
-    check_square("cholesky_inverse", L, "input")
+    check_square("cholesky_inverse", L, "input", complex_ok=True)
     return cholesky_solve(to_batch(eye_like(L, L.shape[-1]), L.shape[:-2]), L, upper)
 
 

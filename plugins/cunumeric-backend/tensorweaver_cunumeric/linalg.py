@@ -36,7 +36,8 @@ class LinearAlgebra:
         cn = _cn()
         a = self._dense(a)
         if 0 in a.shape:  # cuPyNumeric divides by the batch size
-            return cn.zeros(a.shape[:-1], dtype=a.dtype), cn.zeros(a.shape, dtype=a.dtype)
+            values = cn.zeros(a.shape[:-1], dtype=a.real.dtype)  # real for complex matrices
+            return values, cn.zeros(a.shape, dtype=a.dtype)
         # cuPyNumeric's eigh reads the lower triangle: mirror the upper one there for 'U'
         if uplo == "U":
             a = cn.triu(a) + cn.swapaxes(cn.triu(a, 1), -1, -2)

@@ -38,7 +38,8 @@ class LinearAlgebra:
 
     def linalg_slogdet(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         sign, logabs = np.linalg.slogdet(a)
-        return np.asarray(sign, a.dtype), np.asarray(logabs, a.dtype)
+        # log|det| is real for complex matrices too, of their precision
+        return np.asarray(sign, a.dtype), np.asarray(logabs, np.zeros((), a.dtype).real.dtype)
 
     def tril(self, a: np.ndarray, k: int) -> np.ndarray:
         return np.tril(a, k)

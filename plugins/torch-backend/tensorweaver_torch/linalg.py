@@ -63,7 +63,7 @@ def _replay(recorded: Recorded, roots: tuple, grads: tuple, needs: tuple) -> tup
     outs, leaves = recorded
     found = _call_node(outs, leaves, roots, grads, needs)
     if found is not None:
-        return found
+        return _resolved(found)
     wanted = tuple([leaf for leaf, need in zip(leaves, needs) if need])
     tensors = tuple([outs[i] for i in roots])
     # torch.autograd.grad's own call into the engine, without its Python checks of the
@@ -74,9 +74,18 @@ def _replay(recorded: Recorded, roots: tuple, grads: tuple, needs: tuple) -> tup
     else:
         found = torch.autograd.grad(tensors, wanted, grads, retain_graph=True, allow_unused=True)
     if len(found) == len(needs):  # every input wanted (the usual case)
-        return tuple(found)
+        return _resolved(tuple(found))
     it = iter(found)
-    return tuple([next(it) if need else None for need in needs])
+    return _resolved(tuple([next(it) if need else None for need in needs]))
+
+
+def _resolved(grads: tuple) -> tuple:
+    """``grads`` without conjugate views (torch's gradient of a complex solve from the right
+    is one), which the host cannot read."""
+    for g in grads:
+        if g is not None and g.is_conj():
+            return tuple([None if g is None else g.resolve_conj() for g in grads])
+    return grads
 
 
 def _call_node(outs: tuple, leaves: list, roots: tuple, grads: tuple, needs: tuple) -> Any:
@@ -194,13 +203,21 @@ class LinearAlgebra:
         return _replay(recorded, tuple(roots), tuple(grads), needs)
 
 
+def _solve_right(a: Tensor, b: Tensor) -> tuple:
+    """X A = B: torch's X of a complex A is a conjugate view, which the host cannot read."""
+    x, info = torch.linalg.solve_ex(a, b, left=False)
+    return x.resolve_conj(), info
+
+
 #: The functions ``linalg_function`` computes: f(arrays, static) -> a tuple of outputs (torch's
 #: named tuple as it comes, a single output in a tuple). Indexing the two tuples, rather than
 #: unpacking them into one call, saves a fifth of a microsecond a call (a tenth of the core's
 #: whole cost around a small solve_triangular).
 _FUNCTIONS: dict[str, Callable[[tuple, tuple], tuple]] = {
     "cholesky_ex": lambda a, s: torch.linalg.cholesky_ex(a[0], upper=s[0]),
-    "solve_ex": lambda a, s: torch.linalg.solve_ex(a[0], a[1], left=s[0]),
+    "solve_ex": lambda a, s: (
+        torch.linalg.solve_ex(a[0], a[1], left=True) if s[0] else _solve_right(a[0], a[1])
+    ),
     "inv_ex": lambda a, s: torch.linalg.inv_ex(a[0]),
     "solve_triangular": lambda a, s: (
         torch.linalg.solve_triangular(a[0], a[1], upper=s[0], left=s[1], unitriangular=s[2]),
@@ -217,7 +234,9 @@ _FUNCTIONS: dict[str, Callable[[tuple, tuple], tuple]] = {
     "qr": lambda a, s: torch.linalg.qr(a[0], mode=s[0]),
     "lu_factor_ex": lambda a, s: torch.linalg.lu_factor_ex(a[0]),
     "lu": lambda a, s: torch.linalg.lu(a[0]),
-    "lu_solve": lambda a, s: (torch.linalg.lu_solve(a[0], a[1], a[2], left=s[0], adjoint=s[1]),),
+    "lu_solve": lambda a, s: (
+        torch.linalg.lu_solve(a[0], a[1], a[2], left=s[0], adjoint=s[1]).resolve_conj(),
+    ),
     "householder_product": lambda a, s: (torch.linalg.householder_product(a[0], a[1]),),
     "matrix_exp": lambda a, s: (torch.linalg.matrix_exp(a[0]),),
     "pinv": lambda a, s: (torch.linalg.pinv(a[0], atol=s[0], rtol=s[1], hermitian=s[2]),),
