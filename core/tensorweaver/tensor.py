@@ -39,6 +39,7 @@ error. Limits, where PyTorch would share further:
 from __future__ import annotations
 
 import operator
+import sys
 import weakref
 from typing import Any
 
@@ -211,6 +212,42 @@ def _forget_writes(key: int) -> None:
     _WRITES.pop(key, None)
     if not _WRITES:  # every version is its own part again
         Tensor._version = _VERSION_SLOT
+
+
+class _Slot:
+    __slots__ = ("value",)
+
+
+def _references(x: Any) -> int:
+    return sys.getrefcount(x)
+
+
+def _one_holder() -> int:
+    """What ``sys.getrefcount(x)`` gives in a function that ``x`` is passed to, for an object
+    that one attribute alone holds (this interpreter's count; 0 where references are not
+    counted, so that no count ever matches)."""
+    if sys.implementation.name != "cpython":
+        return 0
+    slot = _Slot()
+    slot.value = object()
+    return _references(slot.value)
+
+
+_ONE_HOLDER = _one_holder()
+
+
+def _unseen(base: Tensor) -> bool:
+    """Whether the one reference to ``base`` is the ``_alias_of`` link of a tensor made from
+    it (``nn.Parameter(tw.empty(...))``, ``x.detach()`` of a dropped ``x``): no code can read
+    or write ``base`` any more, so the alias need not pass its changes into it. (Views and
+    aliases of ``base`` hold it by their ``_view_of``/``_alias_of``, a graph by its inputs:
+    each is one more reference.)"""
+    return (
+        base._alias_of is None
+        and base._view_of is None
+        and not _writes_through(base)
+        and sys.getrefcount(base) == _ONE_HOLDER
+    )
 
 
 def _writes_through(t: Tensor) -> bool:
@@ -702,6 +739,10 @@ class Tensor:
         t = self
         try:
             while t._alias_of is not None or t._view_of is not None:
+                if t._alias_of is not None and _unseen(t._alias_of):
+                    t._alias_of = None  # the link to a tensor nobody else can reach is moot
+                    if t._view_of is None:
+                        break
                 climbed.append(t)
                 pushed.append(False)
                 _WRITING.add(id(t))

@@ -247,7 +247,10 @@ def run(
         if create_graph:
             leaf.grad = g if leaf.grad is None else leaf.grad + g
             continue
-        g = g.detach() if leaf.grad is None else leaf.grad + g
+        # A tensor of its own over the gradient's array, as PyTorch's AccumulateGrad steals or
+        # clones it; not a detach() alias, whose in-place changes would reach the gradient
+        # computed, which another leaf's .grad or the caller's ``gradient=`` may be.
+        g = Tensor(g.native, g.backend, g.dtype) if leaf.grad is None else leaf.grad + g
         # Stored gradients get the backend's preferred layout (a transposed view would make
         # every optimizer op on it slow), as PyTorch's gradient layout contract does.
         if g.backend is not backend:

@@ -102,6 +102,18 @@ def _packed_projection(
     return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
 
 
+def _self_attention_heads(
+    x: Tensor, weight: Tensor, bias: Optional[Tensor], num_heads: int
+) -> tuple[Tensor, ...]:
+    """``q, k, v`` of self-attention as ``(N, heads, L, head_dim)``: the packed projection of
+    ``x`` ``(L, N, E)`` split into the three and into heads by one reshape and one permute,
+    the values the general path's chunk, per-tensor reshapes and transposes give, in fewer
+    ops (each a node with its backward step)."""
+    length, batch, embed = x.shape
+    proj = linear(x, weight, bias).reshape(length, batch, 3, num_heads, embed // num_heads)
+    return proj.permute(2, 1, 3, 0, 4).unbind(0)
+
+
 def _separate_projection(
     query: Tensor,
     key: Tensor,
@@ -229,6 +241,7 @@ def multi_head_attention_forward(
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    in_heads = False  # q, k, v made (N, heads, L, head_dim) already, by the common path
     if use_separate_proj_weight:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
             raise AssertionError(
@@ -244,7 +257,22 @@ def multi_head_attention_forward(
             )
         if in_proj_weight is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
-        q, k, v = _packed_projection(query, key, value, in_proj_weight, in_proj_bias)
+        if (
+            query is key is value
+            and not need_weights
+            and bias_k is None
+            and bias_v is None
+            and static_k is None
+            and static_v is None
+            and not add_zero_attn
+            and tuple(in_proj_weight.shape) == (3 * embed_dim, embed_dim)
+            and (in_proj_bias is None or tuple(in_proj_bias.shape) == (3 * embed_dim,))
+        ):
+            # The common call (nn.TransformerEncoderLayer's): q, k, v straight in heads.
+            q, k, v = _self_attention_heads(query, in_proj_weight, in_proj_bias, num_heads)
+            in_heads = True
+        else:
+            q, k, v = _packed_projection(query, key, value, in_proj_weight, in_proj_bias)
     batch_heads = batch * num_heads
     if attn_mask is not None:
         attn_mask = _checked_attn_mask(attn_mask, batch_heads, length, key.shape[0])
@@ -263,15 +291,24 @@ def multi_head_attention_forward(
     def heads_first(x: Tensor) -> Tensor:  # (S, N, E) -> (N * heads, S, head_dim)
         return x.reshape(x.shape[0], batch_heads, head_dim).transpose(0, 1)
 
-    q = heads_first(q)
-    k = heads_first(k) if static_k is None else _static(static_k, "static_k", batch_heads, head_dim)
-    v = heads_first(v) if static_v is None else _static(static_v, "static_v", batch_heads, head_dim)
+    if not in_heads:
+        q = heads_first(q)
+        k = (
+            heads_first(k)
+            if static_k is None
+            else _static(static_k, "static_k", batch_heads, head_dim)
+        )
+        v = (
+            heads_first(v)
+            if static_v is None
+            else _static(static_v, "static_v", batch_heads, head_dim)
+        )
     if add_zero_attn:
         k = tw.cat([k, tw.zeros(batch_heads, 1, head_dim, dtype=k.dtype, device=k.device)], 1)
         v = tw.cat([v, tw.zeros(batch_heads, 1, head_dim, dtype=v.dtype, device=v.device)], 1)
         attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
         key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
-    source = k.shape[1]
+    source = length if in_heads else k.shape[1]
     if key_padding_mask is not None:
         if key_padding_mask.shape[0] != batch:
             raise AssertionError(
@@ -301,10 +338,14 @@ def multi_head_attention_forward(
         if attn_mask is not None:
             lead = (1, 1) if attn_mask.shape[0] == 1 else (batch, num_heads)
             attn_mask = attn_mask.reshape(*lead, *attn_mask.shape[1:])
+        if not in_heads:
+            q = q.reshape(batch, num_heads, length, head_dim)
+            k = k.reshape(batch, num_heads, source, head_dim)
+            v = v.reshape(batch, num_heads, source, head_dim)
         out = scaled_dot_product_attention(
-            q.reshape(batch, num_heads, length, head_dim),
-            k.reshape(batch, num_heads, source, head_dim),
-            v.reshape(batch, num_heads, source, head_dim),
+            q,
+            k,
+            v,
             attn_mask,
             dropout_p,
             is_causal,
