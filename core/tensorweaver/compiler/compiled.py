@@ -15,7 +15,7 @@ from tensorweaver.compiler.graph import Graph, GraphBuilder, StaleGraph, Unsuppo
 from tensorweaver.compiler.guards import make_guard
 from tensorweaver.compiler.recorder import Recorder
 from tensorweaver.compiler.released import shape_of
-from tensorweaver.compiler.state import StepState, describe_change
+from tensorweaver.compiler.state import StepState, describe_change, schedulers_sig
 from tensorweaver.selection import current_backend
 from tensorweaver.tensor import Tensor
 
@@ -127,10 +127,12 @@ class CompiledFunction:
 
     def _trace(self, state: StepState, key: tuple, args: tuple, kwargs: dict) -> Any:
         self.traces += 1
+        loose = state.signature(args, kwargs, argument_grads=False)  # (before lift)
         builder = GraphBuilder(state.locations(args, kwargs), args, kwargs)
         backends = {id(b): b for b in _backends(builder)}
         recorder = Recorder(list(backends.values()), self._fullgraph)
         lifted = symbolic.lift(state.optimizers, builder.bind, builder.guards)
+        counters = schedulers_sig(state.schedulers)
         _tracing.append(recorder)
         try:
             recorder.open()
@@ -152,6 +154,14 @@ class CompiledFunction:
                     "the compiled function to replay it"
                 )
                 return reads.plain(result)
+            if schedulers_sig(state.schedulers) != counters:
+                self._store(key, _EAGER)
+                self._warn(
+                    "the step calls a learning-rate scheduler's step(), whose Python counters "
+                    "(last_epoch, ...) a replay would not advance, so it runs eagerly for these "
+                    "inputs; call scheduler.step() after the compiled function to replay it"
+                )
+                return reads.plain(result)
             lost = _lost_reads(recorder.reads, result)
             if lost:
                 self._store(key, _EAGER)
@@ -163,8 +173,11 @@ class CompiledFunction:
                     "such a value or branch on it, or move the read out of the compiled function"
                 )
                 return reads.plain(result)
-            after = StepState(self._fn, args, kwargs).signature(args, kwargs)
-            if after != key:
+            now = StepState(self._fn, args, kwargs)
+            # (A gradient the step gives an argument is replayed, and the next call's
+            # fresh argument, requiring grad, has none again: the graph serves it.)
+            after = now.signature(args, kwargs)
+            if after != key and now.signature(args, kwargs, argument_grads=False) != loose:
                 # The step changed what it was specialised on (first step: gradients and
                 # optimizer state appear); the next call traces again from the new state.
                 self._unstable += 1
@@ -352,7 +365,10 @@ def compile(  # noqa: A001  (PyTorch's name)
     ``momentum`` and ``betas`` are recomputed by the graph rather than guarded
     (:mod:`tensorweaver.compiler.symbolic`), so neither the step count nor a schedule
     (OneCycleLR and CyclicLR also cycle the momentum) retraces; a setting that the step
-    uses only in ways the graph cannot recompute (``float()``) is guarded by value. Values
+    uses only in ways the graph cannot recompute (``float()``) is guarded by value. A
+    step that calls a learning-rate scheduler's ``step()`` runs eagerly, with a warning: a
+    replay would not advance the scheduler's Python counters (``last_epoch``, which also
+    decides StepLR's decays); call it after the compiled step instead. Values
     the core reads back to check arguments are checked again on replay: index bounds and
     class targets against the range in which the check passes as traced (each batch's least
     and greatest target may differ), other values (ignored targets, ``bincount``'s size) against the

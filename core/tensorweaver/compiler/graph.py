@@ -600,7 +600,9 @@ _READS = HOST_READS | {"_check"}
 
 def _hoist_checks(lines: list[_Line]) -> tuple[list[_Line], list[_Line]]:
     """``lines`` split into the checks of read-back values with the calls they need, which
-    run first, and the rest; nothing is hoisted past a random draw or a write."""
+    run first, and the rest; nothing is hoisted past a write or a seed, and no draw is
+    hoisted. So a replay that a check stops has drawn nothing: the trace that follows draws
+    as the eager step does (a check after a dropout mask drew the mask twice)."""
     needed: set[str] = set()
     hoisted: list[_Line] = []
     for line in reversed(lines):
@@ -610,7 +612,9 @@ def _hoist_checks(lines: list[_Line]) -> tuple[list[_Line], list[_Line]]:
     if not hoisted:
         return [], lines
     # (A recurrent kernel draws only with dropout between its layers: ``line.draws`` knows.)
-    if any(line.kind in _NOT_FOLDABLE - _READS - _HOST_COPIES or line.draws for line in lines):
+    if any(line.kind in _NOT_FOLDABLE - _READS - _HOST_COPIES for line in lines) or any(
+        line.draws for line in hoisted
+    ):
         return [], lines
     chosen = {id(line) for line in hoisted}
     return hoisted[::-1], [line for line in lines if id(line) not in chosen]

@@ -33,6 +33,7 @@ from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.compiler.symbolic import lifted_setting
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.ops.creation import get_default_dtype
+from tensorweaver.optim.lr_scheduler import LRScheduler
 from tensorweaver.optim.optimizer import Optimizer
 from tensorweaver.selection import current_backend
 from tensorweaver.tensor import Tensor
@@ -57,9 +58,9 @@ def tensor_hooks(t: Tensor) -> tuple:
     return (*(grad or {}).values(), None, *(after or {}).values())
 
 
-def module_numbers(m: Module) -> tuple:
+def module_numbers(m: Any) -> tuple:
     """The Python numbers a module holds as attributes (a Dropout's ``p``, a LeakyReLU's
-    slope): its forward may have baked them into the trace."""
+    slope; a scheduler's ``last_epoch``): its code may have baked them into the trace."""
     return tuple(
         (name, number_sig(v))
         for name, v in vars(m).items()
@@ -75,10 +76,11 @@ def _tensor_sig(t: Tensor) -> tuple:
     return (id(t), _meta(t), _meta(t.grad), tensor_hooks(t))
 
 
-def freeze(value: Any, arrays: list | None = None) -> Any:
+def freeze(value: Any, arrays: list | None = None, grads: bool = True) -> Any:
     """A hashable picture of an argument: what a replay may assume stays the same.
 
-    ``arrays`` collects the id of each tensor's array (and host array) met, in order.
+    ``arrays`` collects the id of each tensor's array (and host array) met, in order;
+    ``grads=False`` leaves the tensors' gradients out.
     """
     cls = type(value)
     if cls is Tensor or isinstance(value, Tensor):  # the common case first
@@ -90,14 +92,14 @@ def freeze(value: Any, arrays: list | None = None) -> Any:
             value.dtype,
             id(value.backend),
             value.requires_grad,
-            None if grad is None else _meta(grad),
+            None if grad is None or not grads else _meta(grad),
         )
     if cls in SCALARS:
         return number_sig(value)
     if cls in (tuple, list):
-        return (cls, tuple(freeze(v, arrays) for v in value))
+        return (cls, tuple(freeze(v, arrays, grads) for v in value))
     if cls is dict:
-        return (dict, tuple((k, freeze(v, arrays)) for k, v in value.items()))
+        return (dict, tuple((k, freeze(v, arrays, grads)) for k, v in value.items()))
     if isinstance(value, np.ndarray):
         if arrays is not None:
             arrays.append(id(value))
@@ -164,14 +166,15 @@ class StepState:
             # them, whose contents might have changed): the same modules and optimizers.
             self._fixed = previous._fixed
         else:
-            self.modules, self.optimizers, self.tensors = [], [], []
+            self.modules, self.optimizers, self.tensors, self.schedulers = [], [], [], []
             seen: set[int] = set()
             for obj in self.referenced:
                 self._classify(obj, seen, depth=2, fixed=True)
-            self._fixed = (self.modules, self.optimizers, self.tensors)
+            self._fixed = (self.modules, self.optimizers, self.tensors, self.schedulers)
         self.modules: list[Module] = list(self._fixed[0])
         self.optimizers: list[Optimizer] = list(self._fixed[1])
         self.tensors: list[Tensor] = list(self._fixed[2])  # named by the code, not in a module
+        self.schedulers: list[LRScheduler] = list(self._fixed[3])
         # Python numbers the code reads (a global, a closure variable, an attribute of a
         # bound method's object or of an object passed in) are baked into the graph.
         self.numbers = [obj for obj in self.referenced if type(obj) in SCALARS]
@@ -188,6 +191,8 @@ class StepState:
             self.modules.append(obj)
         elif isinstance(obj, Optimizer):
             self.optimizers.append(obj)
+        elif isinstance(obj, LRScheduler):
+            self.schedulers.append(obj)
         elif isinstance(obj, Tensor):
             if fixed:
                 self.tensors.append(obj)
@@ -204,15 +209,16 @@ class StepState:
                     self.numbers.append(item)
                 self._classify(item, seen, depth=1, fixed=True)
 
-    def signature(self, args: tuple, kwargs: dict) -> tuple:
-        """Everything the trace specialised on (see the module's docstring)."""
+    def signature(self, args: tuple, kwargs: dict, argument_grads: bool = True) -> tuple:
+        """Everything the trace specialised on (see the module's docstring); without the
+        arguments' gradients if ``argument_grads`` is false."""
         arrays: list[int] = []
         return (
             is_grad_enabled(),
             (get_default_dtype(), autocast_dtype()),
             id(current_backend()),
-            freeze(args, arrays),
-            freeze(kwargs, arrays),
+            freeze(args, arrays, argument_grads),
+            freeze(kwargs, arrays, argument_grads),
             sharing(arrays),
             modules_sig(self.modules),
             optimizers_sig(self.optimizers),
@@ -290,6 +296,12 @@ def modules_sig(modules: list[Module]) -> tuple:
 
 def optimizers_sig(optimizers: list[Optimizer]) -> tuple:
     return tuple(_optimizer_sig(opt) for opt in optimizers)
+
+
+def schedulers_sig(schedulers: list[LRScheduler]) -> tuple:
+    """The schedulers' counters (``last_epoch``, ...): a step that changes them (calls
+    ``scheduler.step()``) cannot be replayed, which would not advance them."""
+    return tuple((id(s), module_numbers(s)) for s in schedulers)
 
 
 def tensors_sig(tensors: list[Tensor]) -> tuple:
