@@ -28,7 +28,10 @@ def _cosine(optimizer: Optimizer, total_steps: int) -> LRScheduler:
 
 def _onecycle(optimizer: Optimizer, total_steps: int) -> LRScheduler:
     peaks = [group["lr"] for group in optimizer.param_groups]
-    return OneCycleLR(optimizer, max_lr=peaks, total_steps=total_steps)
+    # OneCycleLR cycles the momentum (or Adam's beta1) by default and refuses an optimizer
+    # that has neither (Adagrad, Adadelta): there it cycles the learning rate alone.
+    cycles = "momentum" in optimizer.defaults or "betas" in optimizer.defaults
+    return OneCycleLR(optimizer, max_lr=peaks, total_steps=total_steps, cycle_momentum=cycles)
 
 
 #: name -> ``build(optimizer, total_steps)``; the optimizer's lr is the peak.

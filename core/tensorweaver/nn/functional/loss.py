@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import tensorweaver as tw
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
@@ -162,16 +162,32 @@ def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: s
             f"{target.dtype.name}; convert the targets with .long()"
         )
     classes = input.shape[1]
-    bounds = extrema(target, inside(0, classes - 1))
+    bounds = extrema(target, _fast_path_outcome(classes))
     if bounds is None or 0 <= bounds[0] and bounds[1] < classes:
         return True  # the common case: one read-back
-    low, high = extrema(target.masked_fill(target == ignore_index, 0))
+    low, high = extrema(target.masked_fill(target == ignore_index, 0), inside(0, classes - 1))
     if low < 0 or high >= classes:
         raise IndexError(  # PyTorch's class
             f"{fn}: target {low if low < 0 else high} is out of bounds: targets must lie in "
             f"[0, {classes}) or equal ignore_index={ignore_index}"
         )
     return False
+
+
+def _fast_path_outcome(classes: int) -> Callable[[Any, Any], Any]:
+    """``extrema``'s region for the first target check: every target a class, or (an ignored
+    target such as -100 among them) some target below 0, or some at ``classes`` or above. A
+    compiled step replays in each case while the next batch's targets decide alike."""
+    fast = inside(0, classes - 1)
+
+    def region(least: Any, greatest: Any) -> Any:
+        if least < 0:
+            return (-math.inf, -1), (-math.inf, math.inf)
+        if greatest >= classes:
+            return (-math.inf, math.inf), (classes, math.inf)
+        return fast(least, greatest)
+
+    return region
 
 
 def _class_weights(
