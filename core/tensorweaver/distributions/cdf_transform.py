@@ -15,8 +15,14 @@ class CumulativeDistributionTransform(Transform):
     codomain = constraints.unit_interval
     sign = 1
 
-    def __init__(self, distribution: Any) -> None:
+    def __init__(self, distribution: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
         self.distribution = distribution
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
 
     @property
     def domain(self) -> Any:  # type: ignore[override]

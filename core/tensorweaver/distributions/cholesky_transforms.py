@@ -22,6 +22,7 @@ _SQUARE = constraints.independent(constraints.real, 2)
 
 
 class LowerCholeskyTransform(Transform):
+    bijective = False  # only the lower triangle of x reaches y (PyTorch's flag)
     domain = _SQUARE
     codomain = constraints.lower_cholesky
 
@@ -36,6 +37,7 @@ class LowerCholeskyTransform(Transform):
 
 
 class PositiveDefiniteTransform(Transform):
+    bijective = False  # as LowerCholeskyTransform, which it composes
     domain = _SQUARE
     codomain = constraints.positive_definite
 

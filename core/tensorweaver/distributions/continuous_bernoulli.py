@@ -19,7 +19,7 @@ from tensorweaver.distributions.params import (
     probs_to_logits,
 )
 from tensorweaver.nn.functional import binary_cross_entropy_with_logits
-from tensorweaver.ops.creation import rand
+from tensorweaver.ops.creation import ones_like, rand, zeros_like
 from tensorweaver.tensor import Size, Tensor
 
 
@@ -123,7 +123,8 @@ class ContinuousBernoulli(ExponentialFamily):
         p = self._cut_probs()
         closed = (p.pow(value) * (1.0 - p).pow(1.0 - value) + p - 1.0) / (2.0 * p - 1.0)
         inside = closed.where(self._stable(), value)
-        return (value * 0).where(value <= 0.0, (value * 0 + 1).where(value >= 1.0, inside))
+        # zeros_like, ones_like: value * 0 is NaN at value = -inf or inf
+        return zeros_like(value).where(value <= 0.0, ones_like(value).where(value >= 1.0, inside))
 
     def icdf(self, value: Tensor) -> Tensor:
         p = self._cut_probs()

@@ -130,7 +130,8 @@ class Dirichlet(ExponentialFamily):
         a = (self.concentration - 1).clamp(min=0.0)
         mode = a / a.sum(-1, keepdim=True)
         below = (self.concentration < 1).all(-1)
-        corner = one_hot(self.concentration.argmax(-1), self.concentration.shape[-1])
+        # PyTorch's corner: the argmax of the 0 / 0 row (NaN first), so always the first one.
+        corner = one_hot(mode.argmax(-1), self.concentration.shape[-1])
         return mode.where(~below.unsqueeze(-1), corner.to(mode.dtype))
 
     @property

@@ -110,10 +110,11 @@ def standard_gamma(concentration: Tensor) -> Tensor:
 
 def poisson(rate: Tensor) -> Tensor:
     """Poisson draws of ``rate``'s shape and dtype (no gradient)."""
-    return _like(default_generator._rng.poisson(_host(rate)).astype(np.float64), rate)
+    # np.asarray: a 0-d rate draws a Python int.
+    return _like(np.asarray(default_generator._rng.poisson(_host(rate)), np.float64), rate)
 
 
 def binomial(total_count: Tensor, probs: Tensor) -> Tensor:
     """Binomial draws (no gradient); ``total_count`` and ``probs`` of one shape."""
     n = _host(total_count).astype(np.int64)
-    return _like(default_generator._rng.binomial(n, _host(probs)).astype(np.float64), probs)
+    return _like(np.asarray(default_generator._rng.binomial(n, _host(probs)), np.float64), probs)

@@ -54,7 +54,8 @@ class _Folded(TransformedDistribution):
         if self._validate_args:
             self._validate_sample(value)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return log_prob.masked_fill(value < 0, float("-inf"))
+        # where(value >= 0, ...): a NaN value is outside the support too (-inf, as PyTorch)
+        return log_prob.where(value >= 0, float("-inf"))
 
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -13,12 +13,22 @@ from tensorweaver.tensor import Tensor
 
 
 class IndependentTransform(Transform):
-    def __init__(self, base_transform: Transform, reinterpreted_batch_ndims: int) -> None:
-        self.base_transform = base_transform
+    def __init__(
+        self, base_transform: Transform, reinterpreted_batch_ndims: int, cache_size: int = 0
+    ) -> None:
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
         self.domain = constraints.independent(base_transform.domain, reinterpreted_batch_ndims)
         self.codomain = constraints.independent(base_transform.codomain, reinterpreted_batch_ndims)
         self.bijective = base_transform.bijective
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(
+            self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size
+        )
 
     @property
     def sign(self) -> Any:

@@ -9,6 +9,7 @@ from tensorweaver.distributions import constraints
 from tensorweaver.distributions.gamma import Gamma
 from tensorweaver.distributions.transformed_distribution import TransformedDistribution
 from tensorweaver.distributions.transforms import PowerTransform
+from tensorweaver.ops.creation import full
 from tensorweaver.ops.special import digamma, lgamma
 from tensorweaver.tensor import Tensor
 
@@ -20,7 +21,10 @@ class InverseGamma(TransformedDistribution):
 
     def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
         base = Gamma(concentration, rate, validate_args=validate_args)
-        super().__init__(base, PowerTransform(-1.0), validate_args=validate_args)
+        # -1 in the parameters' dtype: a default-dtype 0-d exponent promoted float32 draws
+        # of 0-d parameters to float64 (PyTorch: -rate.new_ones(()))
+        minus_one = full((), -1.0, dtype=base.rate.dtype, device=base.rate.device)
+        super().__init__(base, PowerTransform(minus_one), validate_args=validate_args)
 
     def expand(self, batch_shape: tuple, _instance: Any = None) -> InverseGamma:
         new = self._get_checked_instance(InverseGamma, _instance)

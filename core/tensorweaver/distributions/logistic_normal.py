@@ -6,14 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweaver.distributions import constraints
-from tensorweaver.distributions.distribution import Distribution
 from tensorweaver.distributions.normal import Normal
 from tensorweaver.distributions.transformed_distribution import TransformedDistribution
 from tensorweaver.distributions.transforms import Transform
 from tensorweaver.dtype_info import finfo
 from tensorweaver.nn.functional import logsigmoid, pad
 from tensorweaver.ops.creation import arange
-from tensorweaver.tensor import Size, Tensor
+from tensorweaver.tensor import Tensor
 
 
 def _log_offset(x: Tensor) -> Tensor:
@@ -71,13 +70,7 @@ class LogisticNormal(TransformedDistribution):
 
     def expand(self, batch_shape: tuple, _instance: Any = None) -> LogisticNormal:
         new = self._get_checked_instance(LogisticNormal, _instance)
-        batch_shape = Size(batch_shape)
-        # the base holds one coordinate fewer than the simplex, as its last batch dimension
-        new.base_dist = self.base_dist.expand(batch_shape + self.base_dist.batch_shape[-1:])
-        new.transforms = self.transforms
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return super().expand(batch_shape, _instance=new)
 
     def cdf(self, value: Tensor) -> Tensor:
         raise NotImplementedError("LogisticNormal has no cdf: stick breaking is not monotone")
@@ -85,10 +78,11 @@ class LogisticNormal(TransformedDistribution):
     def icdf(self, value: Tensor) -> Tensor:
         raise NotImplementedError("LogisticNormal has no icdf: stick breaking is not monotone")
 
+    # the base is Independent(Normal(loc, scale), 1), as PyTorch's
     @property
     def loc(self) -> Tensor:
-        return self.base_dist.loc
+        return self.base_dist.base_dist.loc
 
     @property
     def scale(self) -> Tensor:
-        return self.base_dist.scale
+        return self.base_dist.base_dist.scale

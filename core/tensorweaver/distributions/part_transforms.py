@@ -23,11 +23,16 @@ def _check_dim(name: str, z: Tensor, dim: int, length: int) -> None:
 
 class CatTransform(Transform):
     def __init__(
-        self, tseq: Sequence[Transform], dim: int = 0, lengths: Sequence[int] | None = None
+        self,
+        tseq: Sequence[Transform],
+        dim: int = 0,
+        lengths: Sequence[int] | None = None,
+        cache_size: int = 0,
     ) -> None:
         if not all(isinstance(t, Transform) for t in tseq):
             raise AssertionError("All elements of tseq must be Transform instances")
-        self.transforms = list(tseq)
+        super().__init__(cache_size=cache_size)
+        self.transforms = [t.with_cache(cache_size) for t in tseq]
         self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.transforms):
             raise AssertionError(
@@ -38,6 +43,11 @@ class CatTransform(Transform):
         self.bijective = all(t.bijective for t in self.transforms)
         self.domain = constraints.cat([t.domain for t in self.transforms], dim, self.lengths)
         self.codomain = constraints.cat([t.codomain for t in self.transforms], dim, self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size=cache_size)
 
     @property
     def event_dim(self) -> int:
@@ -75,14 +85,20 @@ class CatTransform(Transform):
 
 
 class StackTransform(Transform):
-    def __init__(self, tseq: Sequence[Transform], dim: int = 0) -> None:
+    def __init__(self, tseq: Sequence[Transform], dim: int = 0, cache_size: int = 0) -> None:
         if not all(isinstance(t, Transform) for t in tseq):
             raise AssertionError("All elements of tseq must be Transform instances")
-        self.transforms = list(tseq)
+        super().__init__(cache_size=cache_size)
+        self.transforms = [t.with_cache(cache_size) for t in tseq]
         self.dim = dim
         self.bijective = all(t.bijective for t in self.transforms)
         self.domain = constraints.stack([t.domain for t in self.transforms], dim)
         self.codomain = constraints.stack([t.codomain for t in self.transforms], dim)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size=cache_size)
 
     @property
     def event_dim(self) -> int:

@@ -10,12 +10,18 @@ from tensorweaver.tensor import Size, Tensor
 
 
 class ReshapeTransform(Transform):
-    def __init__(self, in_shape: tuple, out_shape: tuple) -> None:
+    def __init__(self, in_shape: tuple, out_shape: tuple, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
         self.in_shape, self.out_shape = Size(in_shape), Size(out_shape)
         if self.in_shape.numel() != self.out_shape.numel():
             raise ValueError("in_shape, out_shape have different numbers of elements")
         self.domain = constraints.independent(constraints.real, len(self.in_shape))
         self.codomain = constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
 
     @property
     def event_dim(self) -> int:

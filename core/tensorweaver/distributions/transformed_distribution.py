@@ -8,8 +8,8 @@ from typing import Any
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.distributions import constraints
 from tensorweaver.distributions.distribution import Distribution
-from tensorweaver.distributions.independent import sum_rightmost
-from tensorweaver.distributions.transforms import Transform
+from tensorweaver.distributions.independent import Independent, sum_rightmost
+from tensorweaver.distributions.transforms import ComposeTransform, Transform
 from tensorweaver.tensor import Size, Tensor
 
 
@@ -30,20 +30,37 @@ class TransformedDistribution(Distribution):
                 f"{[type(t).__name__ for t in transforms]}"
             )
         self.transforms = list(transforms)
+        # As PyTorch: the base is expanded to the shape the transforms take, and the batch
+        # dimensions a transform consumes as its event become the base's event (Independent).
+        base_shape = base_distribution.batch_shape + base_distribution.event_shape
+        base_event_dim = len(base_distribution.event_shape)
+        transform = ComposeTransform(self.transforms)
+        if len(base_shape) < transform.domain.event_dim:
+            raise ValueError(
+                f"base_distribution needs to have shape with size at least "
+                f"{transform.domain.event_dim}, but got {base_shape}."
+            )
+        forward_shape = Size(transform.forward_shape(base_shape))
+        expanded_base_shape = Size(transform.inverse_shape(forward_shape))
+        if base_shape != expanded_base_shape:
+            cut = len(expanded_base_shape) - base_event_dim
+            base_distribution = base_distribution.expand(expanded_base_shape[:cut])
+        reinterpreted = transform.domain.event_dim - base_event_dim
+        if reinterpreted > 0:
+            base_distribution = Independent(base_distribution, reinterpreted)
         self.base_dist = base_distribution
-        event_dim = max(
-            [len(base_distribution.event_shape)] + [t.event_dim for t in self.transforms]
-        )
-        shape = base_distribution.batch_shape + base_distribution.event_shape
-        for t in self.transforms:
-            shape = Size(t.forward_shape(shape))
-        split = len(shape) - event_dim
-        super().__init__(shape[:split], shape[split:], validate_args=validate_args)
+        change = transform.codomain.event_dim - transform.domain.event_dim
+        event_dim = max(transform.codomain.event_dim, base_event_dim + change)
+        cut = len(forward_shape) - event_dim
+        super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 
     def expand(self, batch_shape: tuple, _instance: Any = None) -> TransformedDistribution:
         new = self._get_checked_instance(TransformedDistribution, _instance)
         batch_shape = Size(batch_shape)
-        new.base_dist = self.base_dist.expand(batch_shape)
+        shape = batch_shape + self.event_shape
+        for t in reversed(self.transforms):
+            shape = Size(t.inverse_shape(shape))
+        new.base_dist = self.base_dist.expand(shape[: len(shape) - len(self.base_dist.event_shape)])
         new.transforms = self.transforms
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
@@ -82,8 +99,9 @@ class TransformedDistribution(Distribution):
         y = value
         for t in reversed(self.transforms):
             x = t.inv(y)
+            event_dim += t.domain.event_dim - t.codomain.event_dim
             log_prob = log_prob - sum_rightmost(
-                t.log_abs_det_jacobian(x, y), event_dim - t.event_dim
+                t.log_abs_det_jacobian(x, y), event_dim - t.domain.event_dim
             )
             y = x
         return log_prob + sum_rightmost(

@@ -12,7 +12,7 @@ from tensorweaver.distributions.independent import sum_rightmost
 from tensorweaver.distributions.params import broadcast_all, lazy_property
 from tensorweaver.dtype_info import finfo
 from tensorweaver.nn.functional import softplus
-from tensorweaver.ops.creation import zeros_like
+from tensorweaver.ops.creation import full_like, zeros_like
 from tensorweaver.tensor import Tensor
 
 __all__ = [
@@ -31,6 +31,23 @@ class Transform:
     bijective = True
     domain: constraints.Constraint = constraints.real
     codomain: constraints.Constraint = constraints.real
+    # cache_size=1 keeps the last (x, y) pair, so that t.inv(t(x)) is x itself
+    _cache_size = 0
+    _cached_x_y: tuple = (None, None)
+
+    def __init__(self, cache_size: int = 0) -> None:
+        if cache_size not in (0, 1):
+            raise ValueError(f"{type(self).__name__}: cache_size must be 0 or 1, got {cache_size}")
+        self._cache_size = cache_size
+        self._cached_x_y = (None, None)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        """This transform with ``cache_size`` (itself if it has that size already)."""
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is Transform.__init__:
+            return type(self)(cache_size=cache_size)
+        raise NotImplementedError(f"{type(self).__name__}.with_cache is not implemented")
 
     @property
     def sign(self) -> Any:
@@ -43,10 +60,32 @@ class Transform:
 
     @property
     def inv(self) -> Transform:
-        return _Inverse(self)
+        # one inverse per transform, so that t.inv.inv is t.inv's own inverse again
+        inverse = self.__dict__.get("_inverse_transform")
+        if inverse is None:
+            inverse = self.__dict__["_inverse_transform"] = _Inverse(self)
+        return inverse
 
     def __call__(self, x: Tensor) -> Tensor:
-        return self._call(x)
+        if not self._cache_size:
+            return self._call(x)
+        x_old, y_old = self._cached_x_y
+        if x is x_old:
+            return y_old
+        y = self._call(x)
+        self._cached_x_y = x, y
+        return y
+
+    def _inv_call(self, y: Tensor) -> Tensor:
+        """The inverse at ``y``, from the cache when ``y`` is the last output."""
+        if not self._cache_size:
+            return self._inverse(y)
+        x_old, y_old = self._cached_x_y
+        if y is y_old:
+            return x_old
+        x = self._inverse(y)
+        self._cached_x_y = x, y
+        return x
 
     def _call(self, x: Tensor) -> Tensor:
         raise NotImplementedError
@@ -75,6 +114,7 @@ class Transform:
 
 class _Inverse(Transform):
     def __init__(self, transform: Transform) -> None:
+        super().__init__(cache_size=transform._cache_size)
         self._inv = transform
         self.domain, self.codomain = transform.codomain, transform.domain
         self.bijective = transform.bijective
@@ -91,10 +131,16 @@ class _Inverse(Transform):
         return isinstance(other, _Inverse) and self._inv == other._inv
 
     def __call__(self, x: Tensor) -> Tensor:
-        return self._inv._inverse(x)
+        return self._inv._inv_call(x)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        return self._inv.with_cache(cache_size).inv
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return -self._inv.log_abs_det_jacobian(y, x)
+
+    def __repr__(self) -> str:
+        return f"_InverseTransform({self._inv!r})"
 
 
 class ExpTransform(Transform):
@@ -118,8 +164,14 @@ class PowerTransform(Transform):
     domain = constraints.positive
     codomain = constraints.positive
 
-    def __init__(self, exponent: Any) -> None:
+    def __init__(self, exponent: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
         (self.exponent,) = broadcast_all(exponent)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
 
     @lazy_property
     def sign(self) -> Tensor:  # type: ignore[override]
@@ -181,10 +233,19 @@ class TanhTransform(Transform):
 class AffineTransform(Transform):
     """``y = loc + scale * x`` (over ``event_dim`` rightmost dimensions for the Jacobian)."""
 
-    def __init__(self, loc: Any, scale: Any, event_dim: int = 0) -> None:
+    def __init__(self, loc: Any, scale: Any, event_dim: int = 0, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
         self.loc, self.scale, self._event_dim = loc, scale, event_dim
-        self.domain = constraints.independent(constraints.real, event_dim)
-        self.codomain = constraints.independent(constraints.real, event_dim)
+        # plain real when elementwise, as PyTorch (its repr is Real())
+        real = constraints.real
+        self.domain = self.codomain = (
+            constraints.independent(real, event_dim) if event_dim else real
+        )
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
 
     @property
     def event_dim(self) -> int:
@@ -213,7 +274,7 @@ class AffineTransform(Transform):
         if isinstance(self.scale, Tensor):
             result = self.scale.abs().log().expand(x.shape)
         else:
-            result = x * 0 + math.log(abs(self.scale))
+            result = full_like(x, math.log(abs(self.scale)))  # x * 0 is NaN at x = inf
         return sum_rightmost(result, self._event_dim)
 
 
@@ -238,12 +299,24 @@ class SoftmaxTransform(Transform):
 class ComposeTransform(Transform):
     """``parts`` applied in order."""
 
-    def __init__(self, parts: list[Transform]) -> None:
-        self.parts = list(parts)
+    def __init__(self, parts: list[Transform], cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.parts = [p.with_cache(cache_size) for p in parts] if cache_size else list(parts)
         self.bijective = all(p.bijective for p in self.parts)
         if self.parts:
-            self.domain = self.parts[0].domain
-            self.codomain = self.parts[-1].codomain
+            self.domain = _widened(self.parts[0].domain, self._event_dim(self.parts[::-1], True))
+            self.codomain = _widened(self.parts[-1].codomain, self._event_dim(self.parts, False))
+
+    @staticmethod
+    def _event_dim(parts: list[Transform], inverse: bool) -> int:
+        """The event dimensions at the far end of ``parts`` (walked from their near end):
+        each part may add or remove dimensions, and needs at least its own."""
+        near, far = ("codomain", "domain") if inverse else ("domain", "codomain")
+        event_dim = getattr(parts[0], near).event_dim
+        for part in parts:
+            event_dim += getattr(part, far).event_dim - getattr(part, near).event_dim
+            event_dim = max(event_dim, getattr(part, far).event_dim)
+        return event_dim
 
     @property
     def event_dim(self) -> int:
@@ -258,6 +331,25 @@ class ComposeTransform(Transform):
         for p in self.parts:
             sign = sign * p.sign
         return sign
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ComposeTransform(self.parts, cache_size=cache_size)
+
+    def forward_shape(self, shape: tuple) -> tuple:
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape: tuple) -> tuple:
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
+
+    def __repr__(self) -> str:
+        inner = ",\n    ".join(repr(p) for p in self.parts)
+        return f"{type(self).__name__}(\n    {inner}\n)"
 
     def _call(self, x: Tensor) -> Tensor:
         for part in self.parts:
@@ -280,6 +372,12 @@ class ComposeTransform(Transform):
             total = total + sum_rightmost(term, event_dim - part.event_dim)
             x = y_part
         return total
+
+
+def _widened(constraint: constraints.Constraint, event_dim: int) -> constraints.Constraint:
+    """``constraint`` over ``event_dim`` rightmost dimensions (at least its own)."""
+    extra = event_dim - constraint.event_dim
+    return constraints.independent(constraint, extra) if extra > 0 else constraint
 
 
 identity_transform = ComposeTransform([])

@@ -74,7 +74,8 @@ def _regularized(a: Tensor, x: Tensor, upper: bool) -> Tensor:
     safe_a, safe_x = co.where(regular, a, 1.0), co.where(regular, x, 1.0)
     use_series = safe_x < safe_a + 1
     lower = co.where(use_series, safe_a, 1.0), co.where(use_series, safe_x, 0.5)
-    p = _series(*lower) if bool(use_series.any().item()) else None
+    # An empty input takes the series so that one of p and q exists.
+    p = _series(*lower) if bool(use_series.any().item()) or a.numel() == 0 else None
     upper_args = co.where(use_series, 1.0, safe_a), co.where(use_series, 3.0, safe_x)
     q = _fraction(*upper_args) if bool((~use_series).any().item()) else None
     if p is None:
@@ -114,6 +115,10 @@ class _IncompleteGamma(Function):
 
 
 def _apply(input: Tensor, other: Tensor, upper: bool, fn: str) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     if not isinstance(other, Tensor):
         raise TypeError(
             f"{fn}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"

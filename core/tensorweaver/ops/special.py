@@ -65,11 +65,25 @@ def _unary(name: str, host_fn: Callable[[Any], Any], *, save_output: bool = Fals
                 native = run_optional(input.backend, name, host_fn, input.dtype, input.native)
                 return apply(name, native, input.dtype, (input,))
         x = _float_input(name, input)
+        _refuse_half(name, x.dtype)
         native = run_optional(x.backend, name, host_fn, x.dtype, x.native)
         return apply(name, native, x.dtype, (x,), native if save_output else None)
 
     op.__name__ = op.__qualname__ = name
     return op
+
+
+#: PyTorch's kernels of these take float32 and float64 only (CPU and CUDA).
+_NO_HALF = frozenset({"erfcx", "log_ndtr", "ndtri", "zeta"})
+_HALF_NAMES = {dtypes.float16: "Half", dtypes.bfloat16: "BFloat16"}
+
+
+def _refuse_half(name: str, dtype: Any) -> None:
+    if name in _NO_HALF and dtype in _HALF_NAMES:
+        raise NotImplementedError(
+            f"\"{name}\" not implemented for '{_HALF_NAMES[dtype]}' (as in PyTorch); compute "
+            "it in float32 with .float() and convert back"
+        )
 
 
 def _hyperbolic(z: Tensor, even: bool) -> Tensor:
@@ -145,6 +159,7 @@ def zeta(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor
     if out is not None:
         return written_out("zeta", zeta(input, other), out)
     a, b, backend, dtype, an, bn = _float_pair("zeta", input, other)
+    _refuse_half("zeta", dtype)
     return apply("zeta", run_optional(backend, "zeta", host.zeta, dtype, an, bn), dtype, (a, b))
 
 
@@ -351,7 +366,9 @@ def entr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     positive = ew.gt(x, 0)
     safe = ew.where(positive, x, 1.0)
     inside = ew.neg(ew.mul(safe, ew.log(safe)))
-    out = ew.where(positive, inside, ew.where(ew.eq(x, 0), 0.0, -math.inf))
+    # the two constants would make a tensor of the default dtype: cast it back (float16)
+    outside = ew.cast(ew.where(ew.eq(x, 0), 0.0, -math.inf), x.dtype)
+    out = ew.where(positive, inside, outside)
     return ew.where(ew.isnan(x), x, out)
 
 

@@ -129,12 +129,16 @@ def zeta(x: Any, q: Any) -> np.ndarray:
         for j in range(1, 13):
             total = total + float(b[2 * j] / math.factorial(2 * j)) * rising
             rising = rising * (x + 2 * j - 1) * (x + 2 * j) / (w * w)
-        total = np.where(x == np.inf, np.where(q == 1, 1.0, q**-x), total)
-        integer_x = x == np.floor(x)
-        total = np.where((q < 0) & ~integer_x, np.nan, total)
+        # x = inf: Cephes's loop returns its sum once a term is below its precision: inf
+        # when some |q + k| < 1 (any q < 1), 1 at q = 1, and NaN (0 / 0) for q > 1.
+        at_inf = np.where(q < 1, np.inf, np.where(q == 1, 1.0, np.nan))
+        total = np.where(x == np.inf, at_inf, total)
+        # Cephes's checks, the first that holds winning (so applied here last): inf at x = 1
+        # (even for a NaN q), NaN below; at q = 0, -1, ... inf (even for a NaN x); for
+        # other q < 0, NaN unless x is an integer. A NaN otherwise propagates through the sum.
+        total = np.where((q < 0) & (x != np.floor(x)), np.nan, total)
         total = np.where((q <= 0) & (q == np.floor(q)), np.inf, total)
-        total = np.where(x < 1, np.nan, np.where(x == 1, np.inf, total))
-        return np.where(np.isnan(x) | np.isnan(q), np.nan, total)
+        return np.where(x < 1, np.nan, np.where(x == 1, np.inf, total))
 
 
 def polygamma(n: int, x: Any) -> np.ndarray:

@@ -10,7 +10,9 @@ from typing import Any
 
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as _ew
+from tensorweaver.ops import incomplete_gamma as _ig
 from tensorweaver.ops import reduce as _rd
+from tensorweaver.ops.apply import written_out as _written_out
 from tensorweaver.ops.special import (
     digamma,
     entr,
@@ -34,6 +36,33 @@ from tensorweaver.ops.special import (
     zeta,
 )
 from tensorweaver.ops.special import lgamma as gammaln
+from tensorweaver.special.bessel import (
+    bessel_j0,
+    bessel_j1,
+    bessel_y0,
+    bessel_y1,
+    modified_bessel_i0,
+    modified_bessel_i1,
+    modified_bessel_k0,
+    modified_bessel_k1,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
+    spherical_bessel_j0,
+)
+from tensorweaver.special.polynomials import (
+    chebyshev_polynomial_t,
+    chebyshev_polynomial_u,
+    chebyshev_polynomial_v,
+    chebyshev_polynomial_w,
+    hermite_polynomial_h,
+    hermite_polynomial_he,
+    laguerre_polynomial_l,
+    legendre_polynomial_p,
+    shifted_chebyshev_polynomial_t,
+    shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v,
+    shifted_chebyshev_polynomial_w,
+)
 from tensorweaver.tensor import Tensor
 
 erf = _ew.erf
@@ -46,6 +75,18 @@ psi = digamma
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001  (torch's name)
     """Round half to even, optionally to ``decimals`` places."""
     return _ew.round(input, decimals=decimals)
+
+
+def gammainc(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The regularized lower incomplete gamma function P(input, other) (``tw.igamma``)."""
+    result = _ig.igamma(input, other)
+    return result if out is None else _written_out("gammainc", result, out)
+
+
+def gammaincc(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The regularized upper incomplete gamma function Q(input, other) (``tw.igammac``)."""
+    result = _ig.igammac(input, other)
+    return result if out is None else _written_out("gammaincc", result, out)
 
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
@@ -68,6 +109,14 @@ def log_softmax(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tenso
 
 
 __all__ = [
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
     "digamma",
     "entr",
     "erf",
@@ -77,24 +126,41 @@ __all__ = [
     "exp2",
     "expit",
     "expm1",
+    "gammainc",
+    "gammaincc",
     "gammaln",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
     "i0",
     "i0e",
     "i1",
     "i1e",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
     "log1p",
     "log_ndtr",
     "log_softmax",
     "logit",
     "logsumexp",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
     "multigammaln",
     "ndtr",
     "ndtri",
     "polygamma",
     "psi",
     "round",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
     "sinc",
     "softmax",
+    "spherical_bessel_j0",
     "xlog1py",
     "xlogy",
     "zeta",
