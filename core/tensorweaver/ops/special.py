@@ -339,7 +339,8 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
 
 def sinc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """sin(pi x) / (pi x), 1 at 0. The division sees 1 where x is 0, so the gradient there is
-    0 (not NaN), as in PyTorch."""
+    0 (not NaN), as in PyTorch; at 0 the value is the series' 1 - (pi x)**2 / 6, so higher
+    derivatives are right there too (the second is -pi**2 / 3, where PyTorch's is NaN)."""
     if out is not None:
         return written_out("sinc", sinc(input), out)
     x = _float_input("sinc", input)
@@ -347,7 +348,8 @@ def sinc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         return ew.in_float32(sinc, x)
     zero = ew.eq(x, 0)
     px = ew.mul(ew.where(zero, 1.0, x), math.pi)
-    return ew.where(zero, 1.0, ew.div(ew.sin(px), px))
+    series = ew.sub(1.0, ew.mul(ew.mul(x, x), math.pi**2 / 6))
+    return ew.where(zero, series, ew.div(ew.sin(px), px))
 
 
 def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
