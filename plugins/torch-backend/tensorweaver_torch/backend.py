@@ -339,8 +339,9 @@ class TorchBackend(
     def argsort(self, a: Tensor, axis: int) -> Tensor:
         if not self._on_cpu and a.dtype in FLOATS:
             # torch's GPU sort orders a NaN by its sign bit, so a negative NaN comes first;
-            # torch makes those itself (float32 NaN .to(bfloat16) is 0xFFFF on the CPU).
-            a = torch.where(torch.isnan(a), a.abs(), a)
+            # torch makes those itself (float32 NaN .to(bfloat16) is 0xFFFF on the CPU). The
+            # fill writes Python's positive NaN (abs kept the sign of a float64 NaN on CUDA).
+            a = a.masked_fill(torch.isnan(a), float("nan"))
         return torch.sort(a, dim=axis, stable=True).indices
 
     def cumsum(self, a: Tensor, axis: int) -> Tensor:
