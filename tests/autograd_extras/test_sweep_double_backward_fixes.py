@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from tensor.tensor_reference import builtin_class, make
+from tensor.tensor_reference import builtin_class, make, supports
 from test_sweep_double_backward import TENSOR_CASES, check_case
 from test_sweep_double_backward_nn import NN_CASES
 from test_sweep_double_backward_other import OTHER_CASES
@@ -227,3 +227,42 @@ def test_double_backward_on_cunumeric(name: str) -> None:
     case = next(c for c in TENSOR_CASES + NN_CASES + OTHER_CASES if c.name == name)
     with entered("cunumeric", float64=True, seed=0):
         check_case(case, 0)
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "rrelu"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_leaky_relu_half_gradient_like_torch(backend: str, name: str, dtype: str) -> None:
+    """Before: leaky_relu's one node scaled g by its slope as a half tensor, rounding 0.2
+    (or rrelu's mean slope) to half before the product: gradients 1 ulp off torch's, which
+    multiplies a half g by the slope in float. First and second order (the gradient of the
+    gradient in g) both."""
+    if not supports(dtype):
+        pytest.skip(f"{backend} has no {dtype}")
+    x = np.array([1.5, -1.0, 0.5, -0.7, -0.3, 0.0, -2.5, 3.0])
+    v = np.array([0.3, 0.7, -1.1, 0.9, 1.3, -0.6, 0.11, 2.0])
+    results = []
+    for m in (tw, torch):
+        leaf = make(m, x, dtype, True)
+        up = make(m, v, dtype, True)
+        (g,) = m.autograd.grad(PIECEWISE_LINEAR[name](m, leaf), leaf, up, create_graph=True)
+        (gg,) = m.autograd.grad(g, up, make(m, v[::-1].copy(), dtype))
+        results.append([np.asarray(t.detach().float().tolist()) for t in (g, gg)])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", [n for n in PIECEWISE_LINEAR if n not in ("relu", "relu6")])
+def test_piecewise_linear_input_modified_in_place_raises(backend: str, name: str) -> None:
+    """Before: the one node of leaky_relu, hardtanh, threshold and the shrinks did not
+    count as reading its input, so backward after an in-place change of that input gave a
+    gradient where torch (whose backward saves self) raises; softshrink raised before the
+    sweep. relu saves its output instead (not the input), in both; relu6 is hardtanh
+    (its case here differentiates x * 4, which reads no input)."""
+    fn = PIECEWISE_LINEAR[name]
+    for m in (tw, torch):
+        x = m.tensor([0.5, -2.0, 1.5, 0.2], dtype=m.float64, requires_grad=True)
+        a = x * 1
+        y = fn(m, a)
+        a.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace|in-place"):
+            y.sum().backward()

@@ -18,7 +18,6 @@ import math
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
@@ -52,7 +51,6 @@ READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
     "div": lambda node, i: i == 1 or _needs(node, 1),
     **dict.fromkeys(("exp", "tanh", "sqrt", "sigmoid", "expm1"), lambda node, i: False),
     "where": lambda node, i: i == 0,  # the condition alone
-    "piecewise_linear": lambda node, i: False,  # the slope it saved (x only as a graph link)
 }
 
 
@@ -172,18 +170,25 @@ def _relu(node: Any, g: Tensor) -> tuple:
     return (_slope_backward(g, alive, result, "ThresholdBackwardBackward0"),)
 
 
-def _masked(g: Tensor, slope: Tensor) -> Tensor:
+def _masked(g: Tensor, slope: Tensor | tuple[Tensor, float]) -> Tensor:
     """g where a bool ``slope`` is True and 0 elsewhere (a NaN in g too, as PyTorch's
-    kernels), or g * slope for a float one."""
-    return ew.where(slope, g, 0.0) if slope.dtype is dtypes.bool_ else ew.mul(g, slope)
+    kernels); for a pair (mask, rate), g where mask is True and g * rate elsewhere (rate a
+    number, so a half g is multiplied in float as PyTorch's leaky_relu_backward, not by a
+    rate rounded to half first)."""
+    if isinstance(slope, tuple):
+        mask, rate = slope
+        return ew.where(mask, g, ew.mul(g, rate))
+    return ew.where(slope, g, 0.0)
 
 
-def _slope_backward(g: Tensor, slope: Tensor, read: Tensor, label: str) -> Tensor:
+def _slope_backward(
+    g: Tensor, slope: Tensor | tuple[Tensor, float], read: Tensor, label: str
+) -> Tensor:
     """The gradient of a piecewise linear op (relu, leaky_relu, hardtanh, ...): g masked or
-    scaled by ``slope``, which carries no graph. Under create_graph it is one node of g and
-    of ``read``, the tensor PyTorch's backward formula reads (the input or the output), with
-    zero derivative there: so it requires grad like PyTorch's even where g does not, and a
-    penalty on it can be differentiated."""
+    scaled by ``slope`` (see ``_masked``), which carries no graph. Under create_graph it is
+    one node of g and of ``read``, the tensor PyTorch's backward formula reads (the input or
+    the output), with zero derivative there: so it requires grad like PyTorch's even where
+    g does not, and a penalty on it can be differentiated."""
     if not is_grad_enabled():
         return _masked(g, slope)
     with no_grad():

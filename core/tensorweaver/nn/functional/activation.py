@@ -35,10 +35,13 @@ def _apply(fn: Callable[[Tensor], Tensor], input: Tensor, inplace: bool) -> Tens
 
 
 def _piecewise_linear(
-    fn: Callable[[Tensor], Tensor], slope: Callable[[Tensor], Tensor], name: str
+    fn: Callable[[Tensor], Tensor],
+    slope: Callable[[Tensor], Tensor | tuple[Tensor, float]],
+    name: str,
 ) -> Callable[[Tensor], Tensor]:
-    """``fn`` (a piecewise linear activation) recorded as one node whose gradient is g times
-    ``slope(x)`` (a bool mask, or the slopes), as PyTorch's ``<name>``: its backward under
+    """``fn`` (a piecewise linear activation) recorded as one node whose gradient is g where
+    ``slope(x)`` (a bool mask) is True and 0 elsewhere, or g where mask and g * rate elsewhere
+    for a pair (mask, rate), as PyTorch's ``<name>``: its backward under
     create_graph then reads x, so a gradient penalty on it is differentiable (where's
     gradient was a constant mask)."""
 
@@ -104,7 +107,7 @@ def _leaky_relu(input: Tensor, negative_slope: float, inplace: bool, name: str) 
     return _apply(
         _piecewise_linear(
             lambda x: tw.where(x > 0, x, x * negative_slope),
-            lambda x: tw.full_like(x, negative_slope).masked_fill(x > 0, 1.0),
+            lambda x: (x > 0, negative_slope),
             name,
         ),
         input,
