@@ -15,7 +15,13 @@ from tensorweaver.compiler.graph import Graph, GraphBuilder, StaleGraph, Unsuppo
 from tensorweaver.compiler.guards import make_guard
 from tensorweaver.compiler.recorder import Recorder
 from tensorweaver.compiler.released import shape_of
-from tensorweaver.compiler.state import StepState, describe_change, schedulers_sig
+from tensorweaver.compiler.state import (
+    StepState,
+    describe_change,
+    scheduler_attributes,
+    schedulers_reached,
+    schedulers_stepped,
+)
 from tensorweaver.selection import current_backend
 from tensorweaver.tensor import Tensor
 
@@ -132,7 +138,8 @@ class CompiledFunction:
         backends = {id(b): b for b in _backends(builder)}
         recorder = Recorder(list(backends.values()), self._fullgraph)
         lifted = symbolic.lift(state.optimizers, builder.bind, builder.guards)
-        counters = schedulers_sig(state.schedulers)
+        schedulers = schedulers_reached(self._fn, args, kwargs)
+        counters = scheduler_attributes(schedulers)
         _tracing.append(recorder)
         try:
             recorder.open()
@@ -154,7 +161,7 @@ class CompiledFunction:
                     "the compiled function to replay it"
                 )
                 return reads.plain(result)
-            if schedulers_sig(state.schedulers) != counters:
+            if schedulers_stepped(schedulers, counters):
                 self._store(key, _EAGER)
                 self._warn(
                     "the step calls a learning-rate scheduler's step(), whose Python counters "
@@ -366,14 +373,17 @@ def compile(  # noqa: A001  (PyTorch's name)
     (:mod:`tensorweaver.compiler.symbolic`), so neither the step count nor a schedule
     (OneCycleLR and CyclicLR also cycle the momentum) retraces; a setting that the step
     uses only in ways the graph cannot recompute (``float()``) is guarded by value. A
-    step that calls a learning-rate scheduler's ``step()`` runs eagerly, with a warning: a
+    step that calls a learning-rate scheduler's ``step()`` (one it reaches through its
+    arguments, its names, their attributes or a helper it calls) runs eagerly, with a warning: a
     replay would not advance the scheduler's Python counters (``last_epoch``, which also
     decides StepLR's decays); call it after the compiled step instead. Values
     the core reads back to check arguments are checked again on replay: index bounds and
     class targets against the range in which the check passes as traced (each batch's least
     and greatest target may differ), other values (ignored targets, ``bincount``'s size) against the
-    traced ones; a replay that fails such a check traces again (random draws made before
-    that point are then not repeated as eagerly), and the trace raises as eagerly. Random
+    traced ones; a replay that fails such a check traces again (the checks run before any
+    random draw they do not need; a replay stopped after draws puts the backends'
+    generators back first, so the trace draws as eagerly; a write into memory shared with
+    NumPy before such a check makes the step run eagerly), and the trace raises as eagerly. Random
     primitives are called again on replay, so dropout draws fresh masks from the backend's
     generator, as the eager step does after the same ``tw.manual_seed``. A step that
     changes a guard itself (the first step creates gradients and optimizer state) traces

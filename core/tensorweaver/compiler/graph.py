@@ -64,6 +64,15 @@ def _check_region(host: Any, region: tuple) -> None:
         raise StaleGraph
 
 
+def _rng_states(backends: tuple) -> list[bytes]:
+    return [b.get_rng_state() for b in backends]
+
+
+def _put_rng_states(backends: tuple, states: list[bytes]) -> None:
+    for backend, state in zip(backends, states):
+        backend.set_rng_state(state)
+
+
 class Unsupported(Exception):
     """The step did something a replay cannot repeat (the reason is the message)."""
 
@@ -172,6 +181,8 @@ class GraphBuilder:
             "Tensor": Tensor,
             "_check": _check,
             "_check_region": _check_region,
+            "_rng_states": _rng_states,
+            "_put_rng_states": _put_rng_states,
             "StaleGraph": StaleGraph,
             "Branch": Branch,
             "_draw": DRAWS.draw,
@@ -542,21 +553,33 @@ class GraphBuilder:
             kept.append(line)
             live.update(line.uses)
         hoisted, body = _hoist_checks(_settle_aliases(kept[::-1], end))
+        streams = self._streams_before_checks(body)
         made = {t for line in body for t in line.targets}
         inputs = _ordered({u for line in body for u in line.uses} - made)
         outputs = _ordered(end & made)
         results = "".join(f"{o}, " for o in outputs)
         compute = _with_dels(body, set(outputs)) + [f"return ({results})"]
         compute_source = f"def compute({', '.join(inputs)}):\n" + _indent(compute)
-        call = f"compute({', '.join(inputs)})"
-        if outputs:
-            call = f"{results}= {call}"
+        call = [f"{results}= " * bool(outputs) + f"compute({', '.join(inputs)})"]
+        if streams:
+            # A check in ``compute`` that stops the replay after a draw: the generators go
+            # back to where they were, so the trace (or eager run) that follows draws as
+            # the eager step did.
+            name = self.bind(streams)
+            call = [
+                f"_states = _rng_states({name})",
+                "try:",
+                f"    {call[0]}",
+                "except StaleGraph:",
+                f"    _put_rng_states({name}, _states)",
+                "    raise",
+            ]
         checks = [f"if {expr} is not {result}: raise StaleGraph" for expr, result in self.guards]
         lines = (
             checks
             + self.prelude
             + _with_dels(hoisted, set(inputs) | end)
-            + ([call] if body else [])
+            + (call if body else [])
             + tail
             + [f"return {returned}"]
         )
@@ -571,6 +594,22 @@ class GraphBuilder:
             *self._record(body, inputs, outputs, compute_source),
             path=tuple(self.path),
         )
+
+    def _streams_before_checks(self, body: list[_Line]) -> tuple:
+        """The backends whose generators ``body`` draws from before its last check of a
+        read-back value (a check not hoisted: it needs a draw, or follows a write), whose
+        states a stopped replay puts back. A write into memory shared with NumPy before
+        such a check cannot be taken back: Unsupported."""
+        checks = [i for i, line in enumerate(body) if line.kind == "_check"]
+        before = body[: checks[-1]] if checks else []
+        if any(line.kind == "write_into" for line in before):
+            raise Unsupported(
+                "it writes into memory it shares with NumPy before the core checks values it "
+                "read back (index bounds, class targets), and a replay that such a check stops "
+                "would write twice"
+            )
+        found = {id(line.backend): line.backend for line in before if line.draws}
+        return tuple(b for b in found.values() if getattr(b, "set_rng_state", None))
 
     def _record(
         self, body: list[_Line], inputs: list[str], outputs: list[str], source: str

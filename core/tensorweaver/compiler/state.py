@@ -23,6 +23,7 @@ with their sign.
 from __future__ import annotations
 
 import math
+from types import FunctionType, MethodType, ModuleType
 from typing import Any, Callable
 
 import numpy as np
@@ -58,9 +59,9 @@ def tensor_hooks(t: Tensor) -> tuple:
     return (*(grad or {}).values(), None, *(after or {}).values())
 
 
-def module_numbers(m: Any) -> tuple:
+def module_numbers(m: Module) -> tuple:
     """The Python numbers a module holds as attributes (a Dropout's ``p``, a LeakyReLU's
-    slope; a scheduler's ``last_epoch``): its code may have baked them into the trace."""
+    slope): its forward may have baked them into the trace."""
     return tuple(
         (name, number_sig(v))
         for name, v in vars(m).items()
@@ -166,15 +167,14 @@ class StepState:
             # them, whose contents might have changed): the same modules and optimizers.
             self._fixed = previous._fixed
         else:
-            self.modules, self.optimizers, self.tensors, self.schedulers = [], [], [], []
+            self.modules, self.optimizers, self.tensors = [], [], []
             seen: set[int] = set()
             for obj in self.referenced:
                 self._classify(obj, seen, depth=2, fixed=True)
-            self._fixed = (self.modules, self.optimizers, self.tensors, self.schedulers)
+            self._fixed = (self.modules, self.optimizers, self.tensors)
         self.modules: list[Module] = list(self._fixed[0])
         self.optimizers: list[Optimizer] = list(self._fixed[1])
         self.tensors: list[Tensor] = list(self._fixed[2])  # named by the code, not in a module
-        self.schedulers: list[LRScheduler] = list(self._fixed[3])
         # Python numbers the code reads (a global, a closure variable, an attribute of a
         # bound method's object or of an object passed in) are baked into the graph.
         self.numbers = [obj for obj in self.referenced if type(obj) in SCALARS]
@@ -192,7 +192,7 @@ class StepState:
         elif isinstance(obj, Optimizer):
             self.optimizers.append(obj)
         elif isinstance(obj, LRScheduler):
-            self.schedulers.append(obj)
+            return  # (not a root: a step that advances it runs eagerly, compiled.py)
         elif isinstance(obj, Tensor):
             if fixed:
                 self.tensors.append(obj)
@@ -298,10 +298,57 @@ def optimizers_sig(optimizers: list[Optimizer]) -> tuple:
     return tuple(_optimizer_sig(opt) for opt in optimizers)
 
 
-def schedulers_sig(schedulers: list[LRScheduler]) -> tuple:
-    """The schedulers' counters (``last_epoch``, ...): a step that changes them (calls
-    ``scheduler.step()``) cannot be replayed, which would not advance them."""
-    return tuple((id(s), module_numbers(s)) for s in schedulers)
+def schedulers_reached(fn: Callable, args: tuple, kwargs: dict) -> list[LRScheduler]:
+    """The learning-rate schedulers ``fn``'s call can reach: through its arguments and the
+    objects its code names, their attributes, items and functions' own names, a few levels
+    deep, and the schedulers a ``ChainedScheduler`` or ``SequentialLR`` steps."""
+    found: list[LRScheduler] = []
+    seen: set[int] = set()
+
+    def visit(obj: Any, depth: int) -> None:
+        cls = type(obj)  # (not isinstance: some objects' __class__ is a property)
+        if id(obj) in seen or cls in SCALARS:
+            return
+        seen.add(id(obj))
+        if issubclass(cls, LRScheduler):
+            found.append(obj)
+            for child in getattr(obj, "_schedulers", ()):
+                visit(child, depth)
+            return
+        if not depth or issubclass(cls, (Tensor, Optimizer, np.ndarray, type, ModuleType)):
+            return
+        if cls in (tuple, list, set, frozenset):
+            items: Any = obj
+        elif cls is dict:
+            items = obj.values()
+        elif cls in (FunctionType, MethodType):
+            items = referenced(obj)  # a helper the step calls, and what it names
+        else:
+            try:
+                items = vars(obj).values()
+            except Exception:  # no attributes (or a proxy whose referent is gone)
+                return
+        for item in items:
+            visit(item, depth - 1)
+
+    for obj in [*referenced(fn), args, kwargs]:
+        visit(obj, 4)
+    return found
+
+
+def scheduler_attributes(schedulers: list[LRScheduler]) -> list[dict]:
+    """A shallow copy of each scheduler's attributes (keeping the objects they held)."""
+    return [dict(vars(s)) for s in schedulers]
+
+
+def schedulers_stepped(schedulers: list[LRScheduler], before: list[dict]) -> bool:
+    """Whether a scheduler's attributes changed since ``before`` (a ``step()`` rebinds
+    ``last_epoch`` and ``_last_lr`` at least): a replay would not advance them."""
+    for s, then in zip(schedulers, before):
+        now = vars(s)
+        if now.keys() != then.keys() or any(now[k] is not v for k, v in then.items()):
+            return True
+    return False
 
 
 def tensors_sig(tensors: list[Tensor]) -> tuple:
