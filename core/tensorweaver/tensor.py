@@ -218,36 +218,36 @@ class _Slot:
     __slots__ = ("value",)
 
 
-def _references(x: Any) -> int:
-    return sys.getrefcount(x)
+def _references(holder: _Slot) -> int:
+    return sys.getrefcount(holder.value)
 
 
 def _one_holder() -> int:
-    """What ``sys.getrefcount(x)`` gives in a function that ``x`` is passed to, for an object
-    that one attribute alone holds (this interpreter's count; 0 where references are not
-    counted, so that no count ever matches)."""
+    """What ``sys.getrefcount(holder.attribute)`` gives for an object that one attribute
+    alone holds (this interpreter's count; 0 where references are not counted, so that no
+    count ever matches). The object is never a function's local: a tracer that reads
+    ``frame.f_locals`` (a debugger) would add a reference to it and a unit to the count."""
     if sys.implementation.name != "cpython":
         return 0
     slot = _Slot()
     slot.value = object()
-    return _references(slot.value)
+    return _references(slot)
 
 
 _ONE_HOLDER = _one_holder()
 
 
-def _unseen(base: Tensor) -> bool:
-    """Whether the one reference to ``base`` is the ``_alias_of`` link of a tensor made from
-    it (``nn.Parameter(tw.empty(...))``, ``x.detach()`` of a dropped ``x``): no code can read
-    or write ``base`` any more, so the alias need not pass its changes into it. (Views and
-    aliases of ``base`` hold it by their ``_view_of``/``_alias_of``, a graph by its inputs:
+def _unseen(t: Tensor) -> bool:
+    """Whether the one reference to ``t``'s base is ``t``'s ``_alias_of`` link (``t`` made
+    by ``nn.Parameter(tw.empty(...))``, ``x.detach()`` of a dropped ``x``): no code can read
+    or write the base any more, so ``t`` need not pass its changes into it. (Views and
+    aliases of the base hold it by their ``_view_of``/``_alias_of``, a graph by its inputs:
     each is one more reference.)"""
-    return (
-        base._alias_of is None
-        and base._view_of is None
-        and not _writes_through(base)
-        and sys.getrefcount(base) == _ONE_HOLDER
-    )
+    base = t._alias_of
+    if base._alias_of is not None or base._view_of is not None or _writes_through(base):
+        return False
+    del base  # counted through the link alone, as _one_holder counts
+    return sys.getrefcount(t._alias_of) == _ONE_HOLDER
 
 
 def _writes_through(t: Tensor) -> bool:
@@ -739,7 +739,7 @@ class Tensor:
         t = self
         try:
             while t._alias_of is not None or t._view_of is not None:
-                if t._alias_of is not None and _unseen(t._alias_of):
+                if t._alias_of is not None and _unseen(t):
                     t._alias_of = None  # the link to a tensor nobody else can reach is moot
                     if t._view_of is None:
                         break
@@ -1060,15 +1060,24 @@ class Tensor:
 
     def _move_to(self, native: Any) -> None:
         """Hold ``native`` (the same values, in host-shared memory) from now on, and so do the
-        tensors this one was detached from that hold the same array."""
+        tensors this one was detached from and their ``detach()`` aliases (``nn.Parameter(t)``
+        included) that hold the same array: PyTorch's share one memory."""
         old = self.native
-        t: Tensor | None = self
-        while t is not None and t.native is old:
+        todo = [self]
+        while todo[-1]._alias_of is not None and todo[-1]._alias_of.native is old:
+            todo.append(todo[-1]._alias_of)
+        while todo:
+            t = todo.pop()
+            if t.native is not old:
+                continue  # moved already
             version = t._version
             t.native = native
             t._version = version  # same values: no change for autograd
             _mark_shared(t)
-            t = t._alias_of
+            for entry in t._views or ():
+                alias = entry[0]() if entry[1] is None else None
+                if alias is not None and alias._alias_of is t and alias.native is old:
+                    todo.append(alias)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         """The values as a NumPy array (``np.asarray(t)``): a copy, except that ``copy=False``

@@ -68,3 +68,40 @@ def test_the_common_call_makes_a_smaller_graph(backend: str) -> None:
     x = tw.randn(L, N, E, dtype=tw.float64, requires_grad=True)
     out = mine(x, x, x, need_weights=False)[0]
     assert len(_topological([out._node])) == 13
+
+
+def _run(x: tw.Tensor, same: bool, seed: int, **kw) -> tuple:
+    """Output and gradients of F.multi_head_attention_forward on ``x``: the common path when
+    ``same`` (query is key is value), else the general one (a copy as key and value)."""
+    mine, _ = _pair(False)
+    tw.manual_seed(seed)
+    kv = x if same else x * 1.0
+    out = tw.nn.functional.multi_head_attention_forward(
+        x, kv, kv, E, H, mine.in_proj_weight, mine.in_proj_bias, None, None, False, 0.5,
+        mine.out_proj.weight, mine.out_proj.bias, need_weights=False, **kw,
+    )[0]  # fmt: skip
+    out.sum().backward()
+    return np.asarray(out.detach()), np.asarray(x.grad), np.asarray(mine.in_proj_weight.grad)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_the_common_path_draws_dropout_as_the_general_one(backend: str, training: bool) -> None:
+    x = np.random.default_rng(3).standard_normal((L, N, E))
+    padding = np.zeros((N, L), dtype=bool)
+    padding[0, -1] = True
+    kw = {"training": training, "key_padding_mask": tw.tensor(padding)}
+    fast = _run(tw.tensor(x, requires_grad=True), True, 7, **kw)
+    general = _run(tw.tensor(x, requires_grad=True), False, 7, **kw)
+    for a, b in zip(fast, general):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_the_common_path_refuses_bad_masks_as_the_general_one(backend: str) -> None:
+    x = tw.tensor(np.ones((L, N, E)), requires_grad=True)
+    for kw in ({"attn_mask": tw.zeros(L, L + 1)}, {"key_padding_mask": tw.zeros(N, L + 1)}):
+        errors = []
+        for same in (True, False):
+            with pytest.raises((RuntimeError, AssertionError)) as info:
+                _run(x, same, 0, **kw)
+            errors.append((type(info.value), str(info.value)))
+        assert errors[0] == errors[1]

@@ -16,9 +16,11 @@ from tensorweaver.autograd.anomaly import check_nan, report_forward_stack
 from tensorweaver.autograd.gradients import GRADIENTS, READS_INPUT
 from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS, run_hooks
 from tensorweaver.autograd.mode import _enabled as _grad_mode
+from tensorweaver.autograd.mode import enable_grad
 from tensorweaver.autograd.node import INPLACE_CHANGES, Node, Slot, gathered
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.complex import gradient_as
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import _SHARED_STORAGES, Tensor
 
 
 def sum_to(g: Tensor, shape: tuple) -> Tensor:
@@ -194,8 +196,10 @@ def run(
                 captured[id(wanted_nodes[node])] = g
             if node.retained is not None and targets is None:
                 retained = node.retained()
-                if retained is not None:
-                    retained.grad = g if create_graph else g.detach()
+                if retained is not None:  # as PyTorch's retain_grad hook: a copy, then sums
+                    retained.grad = (
+                        _own(g, create_graph) if retained.grad is None else retained.grad + g
+                    )
             try:
                 if node.epoch != changes:  # something changed in place since it was recorded
                     _check_versions(node)
@@ -245,12 +249,17 @@ def run(
         if type(g) is not Tensor or GRAD_HOOKS:  # else it is the total already
             g = _leaf_total(key, g)
         if create_graph:
-            leaf.grad = g if leaf.grad is None else leaf.grad + g
+            leaf.grad = _own(g, True) if leaf.grad is None else leaf.grad + g
             continue
-        # A tensor of its own over the gradient's array, as PyTorch's AccumulateGrad steals or
-        # clones it; not a detach() alias, whose in-place changes would reach the gradient
-        # computed, which another leaf's .grad or the caller's ``gradient=`` may be.
-        g = Tensor(g.native, g.backend, g.dtype) if leaf.grad is None else leaf.grad + g
+        # A tensor of its own over the gradient's array (a copy where NumPy shares that
+        # memory), as PyTorch's AccumulateGrad steals or clones it; not a detach() alias,
+        # whose in-place changes would reach the gradient computed, which another leaf's
+        # .grad or the caller's ``gradient=`` may be.
+        if leaf.grad is None:
+            native = g._unshared_native() if _SHARED_STORAGES else g.native
+            g = Tensor(native, g.backend, g.dtype)
+        else:
+            g = leaf.grad + g
         # Stored gradients get the backend's preferred layout (a transposed view would make
         # every optimizer op on it slow), as PyTorch's gradient layout contract does.
         if g.backend is not backend:
@@ -263,6 +272,17 @@ def run(
             for hook in list(POST_ACCUMULATE_HOOKS[key].values()):
                 hook(leaf)
     return {}
+
+
+def _own(g: Tensor, create_graph: bool) -> Tensor:
+    """``g`` as a new ``.grad``: a tensor that shares no memory with another tensor (another
+    leaf's ``.grad``, the caller's ``gradient=``, a hook's result) or with NumPy, as PyTorch's
+    copy of a gradient it cannot steal; with ``create_graph`` a copy in the graph (PyTorch's
+    ``CopyBackwards``), so two leaves given one gradient do not share one ``.grad`` object."""
+    if create_graph:
+        with enable_grad():
+            return labelled(g.clone(), "CopyBackwards", g)
+    return Tensor(g._unshared_native(), g.backend, g.dtype)
 
 
 def _leaf_total(key: int, entry: Any) -> Tensor:
@@ -317,8 +337,8 @@ def backward(
         found = run([tensor], [g], retain, create_graph, inputs)
         for t in inputs:
             if id(t) in found:
-                gi = found[id(t)] if create_graph else found[id(t)].detach()
-                t.grad = gi if t.grad is None else t.grad + gi
+                gi = found[id(t)]
+                t.grad = _own(gi, create_graph) if t.grad is None else t.grad + gi
         return
     run([tensor], [g], retain, create_graph)
 
