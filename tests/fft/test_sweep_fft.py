@@ -188,3 +188,19 @@ def test_out(backend: str, name: str, dtype: str) -> None:
         except RuntimeError as e:
             errors.append(type(e))
     assert errors[0] == errors[1], f"{name}: PyTorch {errors[0]}, ours {errors[1]}"
+
+
+@pytest.mark.parametrize("name", (*ONE_D, *N_D))
+def test_out_with_keywords(name: str) -> None:
+    """``out=`` beside every argument given by keyword, and beside the defaults (a 2-d
+    transform of a 3-d input: its default dims), as PyTorch's."""
+    dtype = "float64" if name in REAL_ONLY else "complex128"
+    x = values((2, 3, 4), dtype, zlib.crc32(name.encode()))
+    size = {"n": 4} if name in ONE_D else {"s": (3, 4)}
+    keywords = {**size, "dim": -1 if name in ONE_D else (-2, -1), "norm": "ortho"}
+    for kwargs in ({}, keywords):
+        want = getattr(torch.fft, name)(input=torch.tensor(x), **kwargs)
+        out = tw.empty(0, dtype=getattr(tw, str(want.dtype).removeprefix("torch.")))
+        got = getattr(tw.fft, name)(input=tw.tensor(x), **kwargs, out=out)
+        assert got is out, name
+        assert_close(host(out), host(want), str(want.dtype).removeprefix("torch."), name)

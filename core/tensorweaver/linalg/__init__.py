@@ -60,8 +60,13 @@ _NAMES = (
 )
 #: Those PyTorch composes of others: their out= takes inputs that require grad.
 _COMPOSITE = ("cond", "eigvals", "matrix_norm", "matrix_rank", "norm", "tensorinv", "tensorsolve")
+#: Those whose out= PyTorch fills by a copy: it takes any dtype the result casts to.
+_CAST = ("cond eig eigvals householder_product matrix_rank pinv tensorinv tensorsolve").split()
 globals().update(
-    {n: with_out(f"linalg.{n}", globals()[n], composite=n in _COMPOSITE) for n in _NAMES.split()}
+    {
+        n: with_out(f"linalg.{n}", globals()[n], composite=n in _COMPOSITE, cast=n in _CAST)
+        for n in _NAMES.split()
+    }
 )
 
 __all__ = [

@@ -7,9 +7,10 @@ from typing import Any
 
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.linalg.eigen import svdvals
-from tensorweaver.linalg.errors import check_float
+from tensorweaver.linalg.errors import check_float, check_matrix
 from tensorweaver.linalg.primitives import composite
 from tensorweaver.linalg.solvers import inv
+from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
@@ -78,7 +79,7 @@ def matrix_norm(
         return rd.norm(A, 2, (rows, cols), keepdim)
     if ord in ("nuc", 2, -2):
         s = svdvals(mv.movedim(A, (rows, cols), (-2, -1)))
-        value = rd.sum(s, -1) if ord == "nuc" else (rd.amax if ord == 2 else rd.amin)(s, -1)
+        value = rd.sum(s, -1) if ord == "nuc" else (_largest if ord == 2 else rd.amin)(s, -1)
         if keepdim:
             for d in sorted((rows, cols)):
                 value = mv.unsqueeze(value, d)
@@ -86,12 +87,18 @@ def matrix_norm(
     if ord in (1, -1, math.inf, -math.inf):
         summed, kept = (rows, cols) if ord in (1, -1) else (cols, rows)
         sums = rd.sum(ew.abs(A), summed, True)
-        value = (rd.amax if ord > 0 else rd.amin)(sums, kept, True)
+        value = (_largest if ord > 0 else rd.amin)(sums, kept, True)
         return value if keepdim else mv.squeeze(value, (rows, cols))
     raise RuntimeError(
         f"linalg.matrix_norm: Order {ord} not supported; use 'fro', 'nuc', 2, -2, 1, -1, inf "
         "or -inf"
     )
+
+
+def _largest(x: Tensor, dim: int, keepdim: bool = False) -> Tensor:
+    """The largest of the nonnegative ``x`` along ``dim``: 0 where it is empty, as PyTorch's
+    norms (the sum of nothing, where ``amax`` has no identity)."""
+    return (rd.amax if x.shape[dim] else rd.sum)(x, dim, keepdim)
 
 
 def norm(
@@ -120,7 +127,11 @@ def norm(
 
 def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
     """The condition number in the ``p`` norm: the ratio of the extreme singular values
-    for p None, 2 or -2, else ``matrix_norm(A, p) * matrix_norm(inv(A), p)``."""
+    for p None, 2 or -2, else ``matrix_norm(A, p) * matrix_norm(inv(A), p)``; 0 for empty
+    matrices, as PyTorch (which checks that 'fro' and 'nuc' have square ones first)."""
+    if A.numel() == 0 and p not in ("fro", "nuc"):
+        check_matrix("linalg.cond", A, complex_ok=True)
+        return cr.zeros(*A.shape[:-2], dtype=A.dtype.to_real(), device=A.device)
     if p in (None, 2, -2):
         s = svdvals(A)
         ratio = ew.div(rd.amax(s, -1), rd.amin(s, -1))
