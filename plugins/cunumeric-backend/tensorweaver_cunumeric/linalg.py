@@ -77,20 +77,31 @@ class LinearAlgebra:
         return self._each_matrix(a, ((m, m), (m, n)), _complete_qr)
 
     def _each_matrix(self, a, shapes, factor):
-        """``factor`` of each matrix of the batch ``a``, its outputs (of ``shapes``) stacked."""
+        """``factor`` (an orthogonal factorization: svd, qr) of each matrix of the batch
+        ``a``, its outputs (of ``shapes``) stacked."""
         cn = _cn()
         a = self._dense(a)
         batch = tuple(a.shape[:-2])
-        if not batch:
-            return tuple(factor(cn, a))
         count = math.prod(batch)
         if count == 0 or 0 in a.shape[-2:]:
-            return tuple(cn.zeros((*batch, *s), dtype=a.dtype) for s in shapes)
+            # Legion's factorization tasks abort the process on an empty matrix. The square
+            # factors of a matrix with no rows or no columns are identities, as torch's.
+            return tuple(_empty_factor(cn, batch, s, a.dtype) for s in shapes)
+        if not batch:
+            return tuple(factor(cn, a))
         flat = a.reshape((count, *a.shape[-2:]))
         parts = [factor(cn, flat[i]) for i in range(count)]
         return tuple(
             cn.stack([p[j] for p in parts]).reshape((*batch, *s)) for j, s in enumerate(shapes)
         )
+
+
+def _empty_factor(cn, batch, shape, dtype):
+    """A factor of ``shape`` for each matrix of ``batch`` when the matrices are empty: an
+    identity where it is square, else zeros (it has no elements then, or the batch has none)."""
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0] and math.prod(batch):
+        return cn.broadcast_to(cn.eye(shape[0], dtype=dtype), (*batch, *shape)).copy()
+    return cn.zeros((*batch, *shape), dtype=dtype)
 
 
 def _complete_qr(cn, x):
