@@ -76,6 +76,14 @@ def _rnn_mode(nonlinearity: str, fn: str) -> str:
     return "RNN_" + nonlinearity.upper()
 
 
+def _refuse_proj_size(proj_size: Optional[int], fn: str) -> None:
+    if proj_size is not None:
+        raise ValueError(
+            f"{fn}: proj_size argument is only supported for LSTM, not RNN or GRU (got "
+            f"proj_size={proj_size!r})"
+        )
+
+
 def _nonlinearity_repr(module: Module) -> str:
     """The ``extra_repr`` part for a non-default nonlinearity (RNNCell only)."""
     nonlinearity = getattr(module, "nonlinearity", "tanh")
@@ -247,44 +255,58 @@ class RNNCellBase(Module):
 class _CellBase(RNNCellBase):
     """One recurrent step on ``(N, input_size)`` or unbatched ``(input_size,)`` input."""
 
+    _mode: str  # each cell's: its weights' gate count and its step
+
     def __init__(
-        self,
-        mode: str,
-        input_size: int,
-        hidden_size: int,
-        bias: bool,
-        device: Any,
-        dtype: Any,
+        self, input_size: int, hidden_size: int, bias: bool, device: Any, dtype: Any
     ) -> None:
-        super().__init__(input_size, hidden_size, bias, _MODES[mode][0], device, dtype)
-        self._mode = mode
+        super().__init__(input_size, hidden_size, bias, _MODES[self._mode][0], device, dtype)
+
+    def _step_mode(self) -> str:
+        return self._mode
 
     def _run(self, input: Tensor, state: Optional[State]) -> State:
         fn = type(self).__name__
-        if input.dim() not in (1, 2) or input.shape[-1] != self.input_size:
-            raise ValueError(
-                f"{fn}: expected input of shape (N, {self.input_size}) or ({self.input_size},), "
-                f"got {tuple(input.shape)}"
-            )
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{fn}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        for i, s in enumerate(state or ()):
+            if s.dim() not in (1, 2):
+                what = "hidden" if len(state) == 1 else f"hx[{i}]"
+                raise ValueError(f"{fn}: Expected {what} to be 1D or 2D, got {s.dim()}D instead")
+        mode = self._step_mode()
         batched = input.dim() == 2
+        for i, s in enumerate(state or ()):  # PyTorch's class (and words) from here on
+            if s.dim() != input.dim():
+                raise RuntimeError(
+                    f"{fn}: hidden{i} of shape {tuple(s.shape)} does not fit input of shape "
+                    f"{tuple(input.shape)}: give ({self.hidden_size},) for unbatched input, "
+                    f"(N, {self.hidden_size}) for a batch"
+                )
         if not batched:
             input = input.unsqueeze(0)
-        size = (input.shape[0], self.hidden_size)
+            state = None if state is None else tuple(s.unsqueeze(0) for s in state)
+        if input.shape[1] != self.input_size:
+            raise RuntimeError(
+                f"{fn}: input has inconsistent input_size: got {input.shape[1]} expected "
+                f"{self.input_size}"
+            )
         if state is None:
-            zeros = tw.zeros(*size, dtype=input.dtype, device=input.device)
-            state = (zeros,) * (2 if self._mode == "LSTM" else 1)
-        else:
-            if not batched:
-                state = tuple(s.unsqueeze(0) for s in state)
-            for s in state:
-                if tuple(s.shape) != size:
-                    expected = size if batched else size[1:]
-                    raise ValueError(
-                        f"{fn}: expected hidden state of shape {expected} for input "
-                        f"{tuple(input.shape if batched else input.shape[1:])}, "
-                        f"got {tuple(s.shape if batched else s.shape[1:])}"
-                    )
-        step = _MODES[self._mode][1]
+            zeros = tw.zeros(
+                input.shape[0], self.hidden_size, dtype=input.dtype, device=input.device
+            )
+            state = (zeros,) * (2 if mode == "LSTM" else 1)
+        for i, s in enumerate(state):
+            if s.shape[0] != input.shape[0]:
+                raise RuntimeError(
+                    f"{fn}: Input batch size {input.shape[0]} doesn't match hidden{i} batch size "
+                    f"{s.shape[0]}"
+                )
+            if s.shape[1] != self.hidden_size:
+                raise RuntimeError(
+                    f"{fn}: hidden{i} has inconsistent hidden_size: got {s.shape[1]}, expected "
+                    f"{self.hidden_size}"
+                )
+        step = _MODES[mode][1]
         gi = F.linear(input, self.weight_ih, self.bias_ih)
         gh = F.linear(state[0], self.weight_hh, self.bias_hh)
         new = step(gi, gh, state)
@@ -295,6 +317,8 @@ class RNNCell(_CellBase):
     """``h' = tanh(x @ W_ih^T + b_ih + h @ W_hh^T + b_hh)`` (or ``relu``); weights
     ``(hidden, input)`` and ``(hidden, hidden)``."""
 
+    _mode = "RNN_TANH"  # the weights' layout; the step follows ``nonlinearity``
+
     def __init__(
         self,
         input_size: int,
@@ -304,9 +328,13 @@ class RNNCell(_CellBase):
         device: Any = None,
         dtype: Any = None,
     ) -> None:
-        self.nonlinearity = nonlinearity
-        mode = _rnn_mode(nonlinearity, "RNNCell")
-        super().__init__(mode, input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+        self.nonlinearity = nonlinearity  # checked when run, as PyTorch
+
+    def _step_mode(self) -> str:
+        if self.nonlinearity not in ("tanh", "relu"):
+            raise RuntimeError(f"RNNCell: Unknown nonlinearity: {self.nonlinearity}")
+        return "RNN_" + self.nonlinearity.upper()
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         """The next hidden state; ``hx`` defaults to zeros."""
@@ -317,6 +345,8 @@ class LSTMCell(_CellBase):
     """One LSTM step with gates (i, f, g, o) stacked in ``weight_ih`` ``(4*hidden, input)``
     and ``weight_hh`` ``(4*hidden, hidden)``."""
 
+    _mode = "LSTM"
+
     def __init__(
         self,
         input_size: int,
@@ -325,12 +355,19 @@ class LSTMCell(_CellBase):
         device: Any = None,
         dtype: Any = None,
     ) -> None:
-        super().__init__("LSTM", input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, device, dtype)
 
     def forward(
         self, input: Tensor, hx: Optional[tuple[Tensor, Tensor]] = None
     ) -> tuple[Tensor, Tensor]:
         """``(h', c')``; ``hx = (h, c)`` defaults to zeros."""
+        if hx is not None:
+            if not isinstance(hx, (tuple, list)):
+                raise TypeError(
+                    f"LSTMCell: hx must be a tuple (h, c) of Tensors, not {type(hx).__name__}"
+                )
+            if len(hx) != 2:
+                raise RuntimeError(f"LSTMCell: lstm_cell expects two hidden states, got {len(hx)}")
         h, c = self._run(input, None if hx is None else tuple(hx))
         return h, c
 
@@ -339,6 +376,8 @@ class GRUCell(_CellBase):
     """One GRU step with gates (r, z, n) stacked in ``weight_ih`` ``(3*hidden, input)`` and
     ``weight_hh`` ``(3*hidden, hidden)``."""
 
+    _mode = "GRU"
+
     def __init__(
         self,
         input_size: int,
@@ -347,7 +386,7 @@ class GRUCell(_CellBase):
         device: Any = None,
         dtype: Any = None,
     ) -> None:
-        super().__init__("GRU", input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, device, dtype)
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         """The next hidden state; ``hx`` defaults to zeros."""
@@ -383,17 +422,26 @@ class RNNBase(Module):
         super().__init__()
         fn = type(self).__name__
         if mode not in _MODES:
-            raise ValueError(f"{fn}: unknown mode {mode!r}; use one of {', '.join(_MODES)}")
+            raise ValueError(
+                f"{fn}: Unrecognized RNN mode: {mode!r}; use one of {', '.join(_MODES)}"
+            )
+        # PyTorch's checks, order and exception classes
         if (
             isinstance(dropout, bool)
             or not isinstance(dropout, (int, float))
             or not 0 <= dropout <= 1
         ):
-            raise ValueError(f"{fn}: dropout should be a number in [0, 1], got {dropout!r}")
-        if not isinstance(hidden_size, int) or hidden_size <= 0:
-            raise ValueError(f"{fn}: hidden_size must be a positive int, got {hidden_size!r}")
-        if not isinstance(num_layers, int) or num_layers <= 0:
-            raise ValueError(f"{fn}: num_layers must be a positive int, got {num_layers!r}")
+            raise ValueError(f"{fn}: dropout should be a number in range [0, 1], got {dropout!r}")
+        for name, value in (("bias", bias), ("batch_first", batch_first)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{fn}: {name} should be of type bool, got: {type(value).__name__}")
+        for name, value in (
+            ("input_size", input_size), ("hidden_size", hidden_size), ("num_layers", num_layers)
+        ):  # fmt: skip
+            if not isinstance(value, int):
+                raise TypeError(f"{fn}: {name} should be of type int, got: {type(value).__name__}")
+            if value <= 0:
+                raise ValueError(f"{fn}: {name} must be greater than zero, got {value}")
         if isinstance(proj_size, bool) or not isinstance(proj_size, int) or proj_size < 0:
             raise ValueError(
                 f"{fn}: proj_size should be a positive integer or zero to disable projections, "
@@ -424,6 +472,8 @@ class RNNBase(Module):
         gates = _MODES[mode][0] * hidden_size
         directions = 2 if bidirectional else 1
         state_size = proj_size or hidden_size  # the size of h (and of each output)
+        self._flat_weights_names: list[str] = []  # PyTorch's bookkeeping, read by its users
+        self._all_weights: list[list[str]] = []
         for layer in range(num_layers):
             layer_input = input_size if layer == 0 else state_size * directions
             for direction in range(directions):
@@ -436,6 +486,9 @@ class RNNBase(Module):
                 for kind, shape in shapes.items():
                     weight = Parameter(tw.empty(*shape, device=device, dtype=dtype))
                     setattr(self, kind + suffix, weight)
+                names = [kind + suffix for kind in shapes]
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -446,71 +499,60 @@ class RNNBase(Module):
         for code that calls it before running on cuDNN)."""
 
     @property
+    def _flat_weights(self) -> list[Any]:
+        """Every weight, per layer and direction, in PyTorch's order (as it is now: a weight
+        replaced by assignment is seen here)."""
+        return [getattr(self, name) for name in self._flat_weights_names]
+
+    @property
     def all_weights(self) -> list[list[Parameter]]:
         """The parameters of each layer and direction, in PyTorch's order."""
-        directions = 2 if self.bidirectional else 1
-        return [
-            [w for w in self._weights(layer, direction) if w is not None]
-            for layer in range(self.num_layers)
-            for direction in range(directions)
-        ]
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
 
-    def _weights(self, layer: int, direction: int) -> tuple[Any, ...]:
-        suffix = f"_l{layer}" + ("_reverse" if direction else "")
-        kinds = ("weight_ih", "weight_hh", "bias_ih", "bias_hh") + (
-            ("weight_hr",) if self.proj_size else ()
-        )
-        return tuple(
-            getattr(self, kind + suffix) if self.bias or kind.startswith("weight") else None
-            for kind in kinds
-        )
-
-    def _check_input(self, input: Tensor) -> bool:
-        """Whether ``input`` is batched; raises if its shape does not fit."""
-        if input.dim() not in (2, 3) or input.shape[-1] != self.input_size:
-            layout = "(N, L, H_in)" if self.batch_first else "(L, N, H_in)"
-            raise ValueError(
-                f"{type(self).__name__}: expected input of shape {layout} or (L, H_in) with "
-                f"H_in={self.input_size}, got {tuple(input.shape)}"
+    def _check_input(
+        self, input: Tensor, expected_dim: int, dtype_error: type[Exception] = ValueError
+    ) -> None:
+        """PyTorch's checks of the input (or packed data): its dtype, rank and size."""
+        fn = type(self).__name__
+        weight = self._flat_weights[0]
+        if input.dtype != weight.dtype:
+            raise dtype_error(
+                f"{fn}: input dtype ({input.dtype}) does not match weight dtype "
+                f"({weight.dtype}). Convert input: input.to({weight.dtype}), or convert model: "
+                f"model.to({input.dtype})"
             )
-        if input.shape[1 if input.dim() == 3 and self.batch_first else 0] == 0:
-            raise ValueError(
-                f"{type(self).__name__}: the input sequence is empty (shape "
-                f"{tuple(input.shape)}); give at least one time step"
+        if input.dim() != expected_dim:
+            raise RuntimeError(
+                f"{fn}: input must have {expected_dim} dimensions, got {input.dim()}"
             )
-        return input.dim() == 3
-
-    def _initial(self, hx: Tensor, batched: bool, batch: int, what: str) -> Tensor:
-        """``hx`` as ``(layers * directions, N, H)``; raises if its shape does not fit."""
-        width = self.proj_size if self.proj_size and what == "h_0" else self.hidden_size
-        size = (self.num_layers * (2 if self.bidirectional else 1), batch, width)
-        expected = size if batched else (size[0], size[2])
-        if tuple(hx.shape) != expected:
-            raise ValueError(
-                f"{type(self).__name__}: expected {what} of shape {expected}, got "
-                f"{tuple(hx.shape)} (it is (num_layers * num_directions, N, hidden_size) even "
-                "with batch_first, and (num_layers * num_directions, hidden_size) for "
-                "unbatched input)"
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(
+                f"{fn}: input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                f"got {input.shape[-1]}"
             )
-        return hx if batched else hx.unsqueeze(1)
 
-    def _initial_states(
-        self, hx: Optional[State], batched: bool, batch: int, like: Tensor
-    ) -> State:
-        """``hx`` (or zeros) as ``(layers * directions, N, H)`` tensors, checked."""
-        if hx is not None:
-            names = ("h_0", "c_0")
-            return tuple(self._initial(s, batched, batch, names[i]) for i, s in enumerate(hx))
+    def _initial_states(self, hx: Optional[State], batch: int, like: Tensor) -> State:
+        """``hx`` (or zeros) as ``(layers * directions, N, H)`` tensors, checked as PyTorch
+        (a RuntimeError naming the expected size)."""
         count = self.num_layers * (2 if self.bidirectional else 1)
-        zeros = tw.zeros(count, batch, self.hidden_size, dtype=like.dtype, device=like.device)
-        if self.proj_size:
-            h = tw.zeros(count, batch, self.proj_size, dtype=like.dtype, device=like.device)
-            return (h, zeros)
-        return (zeros,) * (2 if self.mode == "LSTM" else 1)
-
-    def _flat_weights(self) -> list[Tensor]:
-        """Every parameter, per layer and direction, in PyTorch's order."""
-        return [w for weights in self.all_weights for w in weights]
+        sizes = [(count, batch, self.proj_size or self.hidden_size)]
+        if self.mode == "LSTM":
+            sizes.append((count, batch, self.hidden_size))
+        if hx is None:
+            return tuple(tw.zeros(*size, dtype=like.dtype, device=like.device) for size in sizes)
+        for i, (s, size) in enumerate(zip(hx, sizes)):
+            which = "hidden" if len(sizes) == 1 else f"hidden[{i}]"
+            if tuple(s.shape) != size:
+                raise RuntimeError(
+                    f"{type(self).__name__}: Expected {which} size {size}, got {list(s.shape)} "
+                    "(it is (num_layers * num_directions, N, hidden_size) even with batch_first)"
+                )
+            if s.dtype != like.dtype:
+                raise RuntimeError(
+                    f"{type(self).__name__}: {which} has dtype {s.dtype} but the input has "
+                    f"{like.dtype}; give them one dtype"
+                )
+        return hx
 
     def _static(self) -> tuple[Any, ...]:
         """The non-tensor arguments of ``_recurrence`` and the ``rnn`` composite."""
@@ -521,16 +563,34 @@ class RNNBase(Module):
         self, input: Union[Tensor, PackedSequence], hx: Optional[State]
     ) -> tuple[Union[Tensor, PackedSequence], State]:
         """The output and final states for ``input`` and initial states ``hx`` (each given or
-        zeros), in PyTorch's layouts."""
+        zeros), in PyTorch's layouts, after PyTorch's checks in PyTorch's order."""
         if isinstance(input, PackedSequence):
             return self._run_packed(input, hx)
-        batched = self._check_input(input)
+        fn = type(self).__name__
+        if input.dim() not in (2, 3):
+            raise ValueError(
+                f"{fn}: Expected input to be 2D or 3D, got {input.dim()}D tensor instead"
+            )
+        batched = input.dim() == 3
+        if hx is not None and any(s.dim() != input.dim() for s in hx):
+            layout = "batched 3-D" if batched else "unbatched 2-D"
+            raise RuntimeError(
+                f"For {layout} input, hx should also be {input.dim()}-D but got "
+                f"{', '.join(f'{s.dim()}-D' for s in hx)} tensor ({fn})"
+            )
         if not batched:
             input = input.unsqueeze(1)
+            hx = None if hx is None else tuple(s.unsqueeze(1) for s in hx)
         elif self.batch_first:
             input = input.transpose(0, 1)
-        initial = self._initial_states(hx, batched, input.shape[1], input)
-        weights = self._flat_weights()
+        self._check_input(input, 3)
+        initial = self._initial_states(hx, input.shape[1], input)
+        if input.shape[0] == 0:
+            raise RuntimeError(
+                f"{fn}: Expected sequence length to be larger than 0 in RNN; give at least one "
+                "time step"
+            )
+        weights = self._flat_weights
         if self.proj_size:  # no backend kernel takes projections: the recurrence's own ops
             output, last = _recurrence(input, initial, weights, *self._static(), projected=True)
         elif getattr(input.backend, "fused_rnn", None) is None:
@@ -553,15 +613,12 @@ class RNNBase(Module):
         past its length, packed again. ``hx`` and the final states are in the batch's
         original order, as in PyTorch."""
         data, sizes = input.data, input.batch_sizes.tolist()
-        if data.dim() != 2 or data.shape[-1] != self.input_size:
-            raise ValueError(
-                f"{type(self).__name__}: expected packed data of shape (sum of lengths, "
-                f"{self.input_size}), got {tuple(data.shape)}"
-            )
-        initial = self._initial_states(hx, True, sizes[0], data)
+        # PyTorch's LSTM skips its checks for packed input: its matmul refuses the dtype
+        self._check_input(data, 2, RuntimeError if self.mode == "LSTM" else ValueError)
         if hx is not None and input.sorted_indices is not None:
-            initial = tuple(s.index_select(1, input.sorted_indices) for s in initial)
-        weights = self._flat_weights()
+            hx = tuple(s.index_select(1, input.sorted_indices) if s.dim() == 3 else s for s in hx)
+        initial = self._initial_states(hx, sizes[0], data)
+        weights = self._flat_weights
         if self.proj_size or getattr(data.backend, "fused_rnn_packed", None) is None:
             packed, last = _packed_recurrence(
                 data, initial, weights, sizes, self._static(), projected=bool(self.proj_size)
@@ -619,8 +676,9 @@ class RNN(RNNBase):
         bidirectional: bool = False,
         device: Any = None,
         dtype: Any = None,
-        proj_size: int = 0,  # accepted to be refused as PyTorch refuses it (LSTM only)
+        proj_size: Optional[int] = None,  # refused, even 0, as PyTorch refuses it (LSTM only)
     ) -> None:
+        _refuse_proj_size(proj_size, type(self).__name__)
         self.nonlinearity = nonlinearity
         mode = _rnn_mode(nonlinearity, "RNN")
         super().__init__(
@@ -632,7 +690,6 @@ class RNN(RNNBase):
             batch_first,
             dropout,
             bidirectional,
-            proj_size,
             device=device,
             dtype=dtype,
         )
@@ -676,8 +733,17 @@ class LSTM(RNNBase):
     def forward(
         self, input: Tensor, hx: Optional[tuple[Tensor, Tensor]] = None
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
-            raise TypeError("LSTM: hx must be a tuple (h_0, c_0) of two tensors")
+        if hx is not None:  # PyTorch's classes: it indexes hx[0] and hx[1]
+            if not isinstance(hx, (tuple, list)):
+                raise TypeError(
+                    f"LSTM: hx must be a tuple (h_0, c_0) of two tensors, not {type(hx).__name__}"
+                )
+            if len(hx) < 2:
+                raise IndexError(f"LSTM: hx must be a tuple (h_0, c_0), got {len(hx)} tensor")
+            if len(hx) > 2:
+                raise RuntimeError(
+                    f"LSTM: lstm expects two hidden states (h_0, c_0), got {len(hx)} tensors"
+                )
         output, (h_n, c_n) = self._run(input, None if hx is None else tuple(hx))
         return output, (h_n, c_n)
 
@@ -697,8 +763,9 @@ class GRU(RNNBase):
         bidirectional: bool = False,
         device: Any = None,
         dtype: Any = None,
-        proj_size: int = 0,  # accepted to be refused as PyTorch refuses it (LSTM only)
+        proj_size: Optional[int] = None,  # refused, even 0, as PyTorch refuses it (LSTM only)
     ) -> None:
+        _refuse_proj_size(proj_size, type(self).__name__)
         super().__init__(
             "GRU",
             input_size,
@@ -708,7 +775,6 @@ class GRU(RNNBase):
             batch_first,
             dropout,
             bidirectional,
-            proj_size,
             device=device,
             dtype=dtype,
         )

@@ -75,13 +75,33 @@ def pack_padded_sequence(
     the batch is sorted here and the permutation kept in the result."""
     sizes = lengths_list(lengths, "pack_padded_sequence")
     batch_dim, time_dim = (0, 1) if batch_first else (1, 0)
-    if input.dim() < 2 or len(sizes) != input.shape[batch_dim]:
+    if input.dim() < 2:
+        raise IndexError(  # PyTorch's class
+            f"pack_padded_sequence: input of shape {tuple(input.shape)} has no dimension "
+            f"{max(batch_dim, time_dim)}; give (T, N, *) or, with batch_first, (N, T, *)"
+        )
+    batch = input.shape[batch_dim]
+    if enforce_sorted:
+        order, sorted_indices = list(range(len(sizes))), None
+    else:
+        # PyTorch selects the batch's columns in sorted order before any check, so fewer
+        # lengths than columns pack the first ones; more cannot be selected.
+        order = sorted(range(len(sizes)), key=lambda b: -sizes[b])
+        if len(sizes) > batch:  # PyTorch's index_select: IndexError in dim 0, else RuntimeError
+            raise (IndexError if batch_dim == 0 else RuntimeError)(
+                f"pack_padded_sequence: got {len(sizes)} lengths for input of shape "
+                f"{tuple(input.shape)} with batch_first={batch_first}: index out of range in "
+                f"dimension {batch_dim}"
+            )
+        sorted_indices = _index(order, input)
+        sizes = [sizes[b] for b in order]
+    if (enforce_sorted and len(sizes) != batch) or not sizes:
         raise RuntimeError(  # PyTorch's class
             f"pack_padded_sequence: got {len(sizes)} lengths for input of shape "
             f"{tuple(input.shape)} with batch_first={batch_first}; give one length per "
             f"sequence (dimension {batch_dim})"
         )
-    if not sizes or min(sizes) <= 0:
+    if min(sizes) <= 0:
         raise RuntimeError(
             f"pack_padded_sequence: every length must be greater than 0, got {sizes}"
         )
@@ -90,16 +110,11 @@ def pack_padded_sequence(
             f"pack_padded_sequence: a length ({max(sizes)}) exceeds the input's time "
             f"dimension {time_dim} of size {input.shape[time_dim]} (shape {tuple(input.shape)})"
         )
-    if enforce_sorted:
-        if any(a < b for a, b in zip(sizes, sizes[1:])):
-            raise RuntimeError(
-                f"pack_padded_sequence: lengths {sizes} must be sorted in decreasing order "
-                "when enforce_sorted=True; pass enforce_sorted=False to have them sorted here"
-            )
-        order, sorted_indices = list(range(len(sizes))), None
-    else:
-        order = sorted(range(len(sizes)), key=lambda b: -sizes[b])
-        sorted_indices = _index(order, input)
+    if any(a < b for a, b in zip(sizes, sizes[1:])):
+        raise RuntimeError(
+            f"pack_padded_sequence: lengths {sizes} must be sorted in decreasing order "
+            "when enforce_sorted=True; pass enforce_sorted=False to have them sorted here"
+        )
     batch_sizes = [sum(n > t for n in sizes) for t in range(max(sizes))]
     data = packed_from_padded(input, batch_sizes, order, batch_first)
     return PackedSequence(data, _index(batch_sizes, input), sorted_indices, None)

@@ -3,6 +3,7 @@ padded tensor."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Union
 
@@ -11,9 +12,14 @@ from tensorweaver.tensor import Tensor
 
 
 def lengths_list(lengths: Union[Tensor, Iterable[int]], fn: str) -> list[int]:
-    """``lengths`` (a tensor or a sequence of ints) as Python ints."""
+    """``lengths`` (a 1-D tensor or a sequence of ints) as Python ints (truncated, as
+    PyTorch's conversion to int64)."""
     if hasattr(lengths, "tolist"):
         lengths = lengths.tolist()
+    if isinstance(lengths, (int, float)) or any(isinstance(n, (list, tuple)) for n in lengths):
+        raise RuntimeError(  # PyTorch's class
+            f"{fn}: the 'lengths' argument should be 1-D (one length per sequence), got {lengths!r}"
+        )
     try:
         return [int(n) for n in lengths]
     except TypeError as err:
@@ -45,13 +51,18 @@ def pad_sequence(
             f"dimensions, got {shapes}"
         )
     length = max(s.shape[0] for s in seqs)
+    dtype = seqs[0].dtype  # PyTorch's: the first sequence's, whatever the others'
+    width = math.prod(trailing)
     padded = []
     for s in seqs:
+        # Rows of one flat feature axis: tw.cat leaves a 1-D empty tensor out of its result
+        # (and so of the graph: no gradient for an empty sequence); (0, width) stays in.
+        rows = s.to(dtype).reshape(s.shape[0], width)
         missing = length - s.shape[0]
         if missing:
-            fill = tw.full((missing, *trailing), padding_value, dtype=s.dtype, device=s.device)
-            s = tw.cat([s, fill] if padding_side == "right" else [fill, s])
-        padded.append(s)
+            fill = tw.full((missing, width), padding_value, dtype=dtype, device=s.device)
+            rows = tw.cat([rows, fill] if padding_side == "right" else [fill, rows])
+        padded.append(rows.reshape(length, *trailing))
     return tw.stack(padded, dim=0 if batch_first else 1)
 
 
