@@ -173,7 +173,7 @@ def legacy_file(path: Path, structure: object, **arrays: np.ndarray) -> Path:
     ("structure", "fragments"),
     [
         ({"dict": [["x", {"tensor": "v"}], ["w", {"tensor": "w"}]]}, ("'v'", "does not hold")),
-        ({"set": [{"tensor": "w"}]}, ("unknown structure node 'set'",)),
+        ({"frozenset": [{"tensor": "w"}]}, ("unknown structure node 'frozenset'",)),
         ({"dict": "w"}, ("'dict' must hold a JSON list",)),
         ({"list": [{"tensor": "w"}], "tuple": []}, ("exactly one key",)),
         ([{"tensor": "w"}], ("bare JSON list",)),

@@ -45,7 +45,8 @@ def bfloat16_bits(values: np.ndarray) -> np.ndarray:
     bits = np.asarray(values, dtype=np.float32, order="C").view(np.uint32)
     # Adding 0x7FFF plus the lowest kept bit rounds the dropped 16 bits to nearest even.
     rounded = (bits + (np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1)))) >> 16
-    out = rounded.astype(np.uint16)
+    # np.array, not astype: arithmetic on a 0-d array gives a NumPy scalar, not an array.
+    out = np.array(rounded, dtype=np.uint16)
     nan = np.isnan(bits.view(np.float32))
     if nan.any():
         out[nan] = ((bits[nan] >> 16) | np.uint32(0x0040)).astype(np.uint16)

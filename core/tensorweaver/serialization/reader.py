@@ -37,13 +37,19 @@ Stored = dict[str, tuple[str, np.ndarray]]
 Table = dict[str, tuple[str, list[int]]]
 
 
+# The keywords of pickle.Unpickler, which torch.load passes on; they mean nothing here.
+_UNPICKLER_ARGS = frozenset({"encoding", "errors", "fix_imports", "buffers"})
+
+
 def load(
     f: FileLike,
     map_location: Any = None,
+    pickle_module: Any = None,
     *,
     weights_only: Optional[bool] = None,
     mmap: Optional[bool] = None,
     device: Any = None,
+    **pickle_load_args: Any,
 ) -> Any:
     """Load what :func:`save` stored in ``f`` (a path, or a binary file object with ``read``,
     read from its position to its end), with its tensors on ``map_location``.
@@ -61,6 +67,8 @@ def load(
     ``weights_only`` is accepted for PyTorch's sake: every ``tw.load`` is what PyTorch's
     ``weights_only=True`` aims at, since nothing in a file is ever executed, imported or
     unpickled, and ``weights_only=False`` changes nothing (it does not lift the allow-list).
+    ``pickle_module`` and ``pickle_load_args`` (``encoding``, ...) are accepted for the same
+    reason and unused; as in PyTorch, ``pickle_module`` with ``weights_only=True`` is an error.
     ``mmap`` is accepted too, but tensors are always read into memory (each backend holds its
     own copy, and a mapped file truncated by another writer would crash the process); as in
     PyTorch, ``mmap=True`` needs a path.
@@ -71,6 +79,14 @@ def load(
     """
     import tensorweaver as tw
 
+    unknown = sorted(set(pickle_load_args) - _UNPICKLER_ARGS)
+    if unknown:
+        raise TypeError(f"tw.load() got an unexpected keyword argument {unknown[0]!r}")
+    if weights_only and pickle_module is not None:
+        raise RuntimeError(
+            "tw.load: can not safely load weights when explicit pickle_module is specified; "
+            "drop pickle_module (tw.load never unpickles)"
+        )
     if device is not None and map_location is not None:
         raise TypeError("tw.load: pass device or map_location, not both")
     device = map_location if device is None else device

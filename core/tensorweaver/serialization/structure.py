@@ -10,8 +10,12 @@ a mapping ``{"dict": [[key, value], ...]}`` (so int keys stay ints), a scalar it
 tensor under several paths is stored once and comes back as one tensor.
 
 Nodes beyond those (files of format ``tensorweaver/3``): a ``tw.nn.Parameter`` is
-``{"parameter": [name, requires_grad]}``, a dtype ``{"dtype": "float32"}``, a function or
-class ``{"global": "module:qualname"}`` (loaded only if allowed: :mod:`.allowlist`), a module
+``{"parameter": [name, requires_grad]}``, any other tensor that requires grad
+``{"requires_grad": name}`` (PyTorch keeps the flag), a dtype ``{"dtype": "float32"}``, the
+other values ``torch.load(weights_only=True)`` gives back (a ``tw.Size`` ``{"size": [...]}``,
+a set ``{"set": [...]}``, bytes and bytearrays ``{"bytes": hex}``/``{"bytearray": hex}``, a
+complex number ``{"complex_number": [re, im]}``), a function or class
+``{"global": "module:qualname"}`` (loaded only if allowed: :mod:`.allowlist`), a module
 ``{"module": ...}`` (:mod:`.module_state`), and a complex tensor or parameter
 ``{"complex": node}``: safetensors has no complex dtypes, so the file holds its (real,
 imaginary) pairs as a float tensor with a last dimension of 2 (``view_as_real``'s layout,
@@ -52,7 +56,7 @@ def flatten(obj: Any) -> Flat:
     from tensorweaver.contract.dtypes import DType
     from tensorweaver.nn.modules.module import Module
     from tensorweaver.nn.parameter import Parameter
-    from tensorweaver.tensor import Tensor
+    from tensorweaver.tensor import Size, Tensor
 
     tensors: dict[str, Any] = {}
     name_of_tensor: dict[int, str] = {}  # id → name: a tensor shared by two paths is stored once
@@ -79,6 +83,9 @@ def flatten(obj: Any) -> Flat:
             if isinstance(value, Parameter):
                 extended = True
                 node = {"parameter": [name, value.requires_grad]}
+            elif value.requires_grad:
+                extended = True
+                node = {"requires_grad": name}
             if value.dtype.is_complex:
                 extended = True
                 node = {"complex": node}
@@ -92,6 +99,9 @@ def flatten(obj: Any) -> Flat:
         if isinstance(value, DType):
             extended = True
             return {"dtype": value.name}
+        if isinstance(value, Size):
+            extended = True
+            return {"size": [int(n) for n in value]}
         if isinstance(value, Mapping):
             items = []
             for key, item in value.items():
@@ -111,14 +121,18 @@ def flatten(obj: Any) -> Flat:
             value = value.item()
         if isinstance(value, _SCALARS):
             return value
+        other = _other_value(value, lambda item, i: encode(item, [*path, str(i)]))
+        if other is not None:
+            extended = True
+            return other
         if isinstance(value, _NAMED) and name_of(value) is not None:
             extended = True
             return {"global": name_of(value)}
         raise TypeError(
             f"tw.save: cannot store a {type(value).__name__} at {_where(path)} "
             f"({_short(value)}); a saved object holds tensors, modules, mappings, lists, tuples, "
-            "str, int, float, bool, None, dtypes, and functions or classes defined at module "
-            "level (not lambdas or local ones)"
+            "str, int, float, bool, None, complex, bytes, sets, dtypes, and functions or classes "
+            "defined at module level (not lambdas or local ones)"
         )
 
     structure = encode(obj, [])
@@ -154,7 +168,9 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
             made[name], kind_of[name] = tensor(name), kind
             if complex_pairs:
                 made[name] = _as_complex(made[name], name, fail)
-            if base != "tensor":
+            if base == "requires_grad":
+                made[name].requires_grad_(True)
+            elif base != "tensor":
                 made[name] = Parameter(made[name], requires_grad=base[1])
         elif kind_of[name] != kind:
             fail(f"structure refers to tensor {name!r} both as {kind_of[name]} and as {kind}")
@@ -165,8 +181,8 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
             if len(node) != 1:
                 fail(f"structure node {_short(node)} must have exactly one key")
             ((kind, body),) = node.items()
-            if kind == "tensor":
-                return stored(body, "tensor", complex_pairs)
+            if kind in ("tensor", "requires_grad"):
+                return stored(body, kind, complex_pairs)
             if kind == "parameter":
                 if not (isinstance(body, list) and len(body) == 2 and isinstance(body[1], bool)):
                     fail(f"parameter node {_short(body)} must be [name, requires_grad]")
@@ -174,7 +190,7 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
             if kind == "complex":
                 if not (isinstance(body, dict) and len(body) == 1 and not complex_pairs):
                     fail(f"complex node {_short(body)} must hold one tensor or parameter node")
-                if next(iter(body)) not in ("tensor", "parameter"):
+                if next(iter(body)) not in ("tensor", "requires_grad", "parameter"):
                     fail(f"complex node {_short(body)} must hold a tensor or parameter node")
                 return build(body, True)
             if kind == "dtype":
@@ -185,6 +201,8 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
                 if not isinstance(body, str):
                     fail(f"global node {_short(body)} must be a 'module:qualname' string")
                 return resolve(body)
+            if kind in _OTHER_VALUES:
+                return _other_value_of(kind, body, build, fail)
             if kind == "module":
                 if type(body) is int:
                     if not 0 <= body < len(modules):
@@ -219,6 +237,50 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
         listed = ", ".join(map(repr, unused[:3])) + (", ..." if len(unused) > 3 else "")
         fail(f"the file holds {len(unused)} tensor(s) the structure never refers to: {listed}")
     return out
+
+
+#: Node kinds of the other values ``torch.load(weights_only=True)`` accepts.
+_OTHER_VALUES = ("size", "set", "bytes", "bytearray", "complex_number")
+
+
+def _other_value(value: Any, encode: Callable[[Any, int], Any]) -> Any:
+    """The node of a set, bytes, bytearray or complex number (``encode(item, i)`` gives a set
+    item's node), or None for any other value."""
+    if isinstance(value, set):
+        return {"set": [encode(item, i) for i, item in enumerate(value)]}
+    if isinstance(value, (bytes, bytearray)):
+        return {type(value).__name__: value.hex()}
+    if isinstance(value, complex):
+        return {"complex_number": [value.real, value.imag]}
+    return None
+
+
+def _other_value_of(kind: str, body: Any, build: Callable[[Any], Any], fail: Fail) -> Any:
+    """The value of an ``_OTHER_VALUES`` node, its body checked."""
+    from tensorweaver.tensor import Size
+
+    if kind in ("bytes", "bytearray"):
+        try:
+            raw = bytes.fromhex(body) if isinstance(body, str) else None
+        except ValueError:
+            raw = None
+        if raw is None:
+            fail(f"{kind} node {_short(body)} must be a string of hex digits")
+        return raw if kind == "bytes" else bytearray(raw)
+    if not isinstance(body, list):
+        fail(f"{kind} node {_short(body)} must hold a JSON list")
+    if kind == "size":
+        if not all(type(n) is int and n >= 0 for n in body):
+            fail(f"size node {_short(body)} must hold non-negative ints")
+        return Size(body)
+    if kind == "complex_number":
+        if len(body) != 2 or not all(type(x) in (int, float) for x in body):
+            fail(f"complex_number node {_short(body)} must be [real, imag]")
+        return complex(*body)
+    try:
+        return set(build(item) for item in body)
+    except TypeError:  # an unhashable item: the file was not written by tw.save
+        fail(f"set node {_short(body)} holds an unhashable item")
 
 
 def named_globals(node: Any) -> list[str]:

@@ -18,8 +18,18 @@ from tensorweaver.serialization.structure import flatten
 FileLike = Union[str, "os.PathLike[str]", IO[bytes]]
 
 
-def save(obj: Any, f: FileLike) -> None:
+def save(
+    obj: Any,
+    f: FileLike,
+    pickle_module: Any = None,
+    pickle_protocol: int = 2,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+) -> None:
     """Save ``obj`` to ``f``, a path or a binary file object (anything with ``write``).
+
+    PyTorch's other arguments are accepted so its scripts run unchanged, and change nothing:
+    they configure pickling and the zip container, and this file has neither.
 
     ``obj`` is a state dict (tensors in mappings, lists and tuples), a whole ``tw.nn.Module``
     (:mod:`.module_state`: its tensors, attributes and submodules; not its hooks), or any

@@ -12,9 +12,10 @@ Workers (``num_workers > 0``) are real processes of ``multiprocessing_context`` 
 method's name or a context; default: ``multiprocessing``'s default, fork on Linux), so the
 dataset's ``__getitem__`` and the collate function run in parallel with the training step.
 A batch made in a worker reaches this process as host NumPy arrays and is rebuilt as
-``tw.Tensor``\\ s on the current default device (see ``transport``). With the ``spawn`` and
-``forkserver`` methods the dataset, ``collate_fn`` and ``worker_init_fn`` are pickled: a
-dataset holding ``tw.Tensor``\\ s cannot be (use fork, or load the data in the worker).
+``tw.Tensor``\\ s on the current default device, or on the device a dataset's tensor was on
+when not the host's (see ``transport``). With the ``spawn`` and ``forkserver`` methods the
+dataset, ``collate_fn`` and ``worker_init_fn`` are pickled: a dataset holding
+``tw.Tensor``\\ s cannot be (use fork, or load the data in the worker).
 
 ``pin_memory`` and ``pin_memory_device`` are accepted for PyTorch's API and do nothing: the
 host memory of the backends here needs no pinning.
@@ -177,7 +178,7 @@ class DataLoader:
             else:
                 sampler = SequentialSampler(dataset)  # type: ignore[arg-type]
         if batch_size is not None and batch_sampler is None:
-            batch_sampler = BatchSampler(sampler, batch_size, bool(drop_last))
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)  # checks drop_last
 
         self.dataset = dataset
         self.batch_size = batch_size

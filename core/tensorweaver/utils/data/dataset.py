@@ -40,10 +40,9 @@ class IterableDataset(Dataset[T_co], Iterable[T_co]):
 
     With ``num_workers > 0`` every worker iterates its own copy of the dataset; to split the
     stream among them, read ``get_worker_info()`` in ``__iter__`` (or in ``worker_init_fn``).
+    ``__iter__`` stays abstract (``Iterable``'s), so a subclass without one cannot be made,
+    as in PyTorch.
     """
-
-    def __iter__(self) -> Iterator[T_co]:
-        raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
 
     def __add__(self, other: Dataset[T_co]) -> ChainDataset:  # type: ignore[override]
         return ChainDataset([self, other])
@@ -56,7 +55,7 @@ class TensorDataset(Dataset[tuple]):
         if not tensors:
             raise ValueError("TensorDataset: give at least one tensor")
         if any(t.ndim == 0 for t in tensors):
-            raise ValueError("TensorDataset: 0-d tensors have no samples; give tensors of ndim ≥ 1")
+            raise IndexError("TensorDataset: 0-d tensors have no samples; give tensors of ndim ≥ 1")
         sizes = [t.shape[0] for t in tensors]
         if len(set(sizes)) != 1:
             raise ValueError(
@@ -95,8 +94,32 @@ class StackDataset(Dataset[Any]):
             return {key: d[index] for key, d in self.datasets.items()}
         return tuple(d[index] for d in self.datasets)
 
+    def __getitems__(self, indices: list[int]) -> list[Any]:
+        """The samples at ``indices``, each dataset read through its own ``__getitems__``
+        where it has one (so the ``DataLoader`` fetches a batch of each at once)."""
+        parts = self.datasets if isinstance(self.datasets, dict) else dict(enumerate(self.datasets))
+        columns = {key: _fetch_many(d, indices) for key, d in parts.items()}
+        for key, samples in columns.items():
+            if len(samples) != len(indices):
+                raise ValueError(
+                    f"StackDataset: nested dataset's output size mismatch: dataset {key!r} "
+                    f"gave {len(samples)} samples for {len(indices)} indices"
+                )
+        rows = [dict(zip(columns, row)) for row in zip(*columns.values())]
+        if isinstance(self.datasets, dict):
+            return rows
+        return [tuple(row.values()) for row in rows]
+
     def __len__(self) -> int:
         return self._length
+
+
+def _fetch_many(dataset: Any, indices: list[int]) -> list[Any]:
+    """``dataset``'s samples at ``indices``, in one ``__getitems__`` call where it has one."""
+    fetch_many = getattr(dataset, "__getitems__", None)
+    if callable(fetch_many):
+        return fetch_many(indices)
+    return [dataset[i] for i in indices]
 
 
 class ConcatDataset(Dataset[T_co]):
@@ -170,10 +193,7 @@ class Subset(Dataset[T_co]):
 
     def __getitems__(self, indices: list[int]) -> list[T_co]:
         """The samples at ``indices``, through the dataset's own ``__getitems__`` if it has one."""
-        fetch_many = getattr(self.dataset, "__getitems__", None)
-        if callable(fetch_many):
-            return fetch_many([self.indices[i] for i in indices])
-        return [self.dataset[self.indices[i]] for i in indices]
+        return _fetch_many(self.dataset, [self.indices[i] for i in indices])
 
     def __len__(self) -> int:
         return len(self.indices)

@@ -3,12 +3,15 @@
 A tensor holds its backend's native array, which need not survive pickling (and
 ``tw.Tensor`` refuses to be pickled). So a worker replaces every tensor in its batch
 (walking dicts, lists, tuples and named tuples) by a :class:`HostTensor`: the host NumPy
-array (``tensor.numpy()``; bfloat16 travels as float32, its ``numpy_name``), its dtype's name
-and ``requires_grad``. The result is pickled in the worker, so that a batch that cannot be
-pickled is reported as that worker's error instead of being lost in the queue's feeder
-thread, and sent as bytes. The main process unpickles it and rebuilds each tensor with
-``tw.tensor`` on the current default device (``tw.get_backend()``, or a ``tw.device``
-context around the loop), with its dtype.
+array (``tensor.numpy()``; bfloat16 travels as float32, its ``numpy_name``), its dtype's name,
+``requires_grad``, and its device unless it is the host's. The result is pickled in the
+worker, so that a batch that cannot be pickled is reported as that worker's error instead of
+being lost in the queue's feeder thread, and sent as bytes. The main process unpickles it and
+rebuilds each tensor with ``tw.tensor``, with its dtype: a tensor the worker made (on the
+host, where workers make tensors) on the current default device (``tw.get_backend()``, or a
+``tw.device`` context around the loop), where it would have been made without workers; a
+tensor on another device (a dataset's ``torch:cpu`` tensors, say) on that device, as without
+workers.
 """
 
 from __future__ import annotations
@@ -22,21 +25,26 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.contract.dtypes import BY_NAME
+from tensorweaver.registry import DEFAULT_BACKEND as HOST
 from tensorweaver.tensor import Tensor
 
 
 class HostTensor:
-    """A tensor in transit: host array, dtype name, requires_grad."""
+    """A tensor in transit: host array, dtype name, requires_grad, and the name of its device
+    (None: the host's, so the main process's default device)."""
 
-    __slots__ = ("array", "dtype", "requires_grad")
+    __slots__ = ("array", "dtype", "requires_grad", "device")
 
-    def __init__(self, array: np.ndarray, dtype: str, requires_grad: bool) -> None:
+    def __init__(
+        self, array: np.ndarray, dtype: str, requires_grad: bool, device: str | None
+    ) -> None:
         self.array = array
         self.dtype = dtype
         self.requires_grad = requires_grad
+        self.device = device
 
     def __reduce__(self) -> Any:
-        return HostTensor, (self.array, self.dtype, self.requires_grad)
+        return HostTensor, (self.array, self.dtype, self.requires_grad, self.device)
 
 
 def _tree_map(value: Any, leaf: Callable[[Any], Any]) -> Any:
@@ -62,13 +70,17 @@ def _tree_map(value: Any, leaf: Callable[[Any], Any]) -> Any:
 def _to_host(value: Any) -> Any:
     if isinstance(value, Tensor):
         host = np.ascontiguousarray(np.asarray(value.detach()))
-        return HostTensor(host, value.dtype.name, value.requires_grad)
+        device = None if value.device.backend == HOST else value.device.name
+        return HostTensor(host, value.dtype.name, value.requires_grad, device)
     return value
 
 
 def _from_host(value: Any) -> Any:
     if isinstance(value, HostTensor):
-        return tw.tensor(value.array, dtype=BY_NAME[value.dtype], requires_grad=value.requires_grad)
+        dtype = BY_NAME[value.dtype]
+        return tw.tensor(
+            value.array, dtype=dtype, device=value.device, requires_grad=value.requires_grad
+        )
     return value
 
 
@@ -78,5 +90,5 @@ def pack(batch: Any) -> bytes:
 
 
 def unpack(payload: bytes) -> Any:
-    """What :func:`pack` packed, with tensors rebuilt on the default device (main process)."""
+    """What :func:`pack` packed, with tensors rebuilt on their devices (main process)."""
     return _tree_map(pickle.loads(payload), _from_host)

@@ -11,7 +11,8 @@ its parent process is gone, or when the loader shuts down.
 A worker makes its tensors on the host, NumPy's device (``tw.device("numpy")`` around all it
 runs: the dataset, ``worker_init_fn``, the collate function): they are sent to the main
 process as host arrays anyway, and a forked process should not drive an accelerator's
-runtime that its parent started. The main process rebuilds them on its default device.
+runtime that its parent started. The main process rebuilds them on its default device
+(and a tensor the dataset keeps on another device on that device: see ``transport``).
 """
 
 from __future__ import annotations
