@@ -239,3 +239,19 @@ def test_narrow_errors_are_pytorchs(backend: str, start: int, length: int) -> No
 @pytest.mark.parametrize(("start", "length"), [(5, 0), (-5, 2), (-1, 1)])
 def test_narrow_at_the_edges(backend: str, start: int, length: int) -> None:
     like_torch(lambda m, x: x.narrow(0, start, length), np.arange(5.0))
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_cat_skips_an_empty_1d_tensor_shape_but_not_its_dtype_or_gradient(backend, first):
+    # tw.cat left a skipped (0,) tensor out of the promotion and out of the graph: a float64
+    # empty beside float32 rows gave float32, and an empty requiring grad got no gradient.
+    def run(m):
+        empty = m.zeros(0, dtype=m.float64, requires_grad=True)
+        rows = m.ones(3, 2, dtype=m.float32, requires_grad=True)
+        out = m.cat([empty, rows] if first else [rows, empty], dim=-1 if first else 0)
+        out.sum().backward()
+        return out, empty.grad, rows.grad
+
+    like_torch(run)
+    like_torch(lambda m: m.cat([m.zeros(0, dtype=m.int64), m.zeros(0, dtype=m.float16)]))
+    assert like_torch(lambda m: m.cat([m.zeros(0, requires_grad=True)])).requires_grad

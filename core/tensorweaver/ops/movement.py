@@ -306,14 +306,18 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = [t for t in tensors]
     if not tensors:
         raise RuntimeError("cat: expected a non-empty list of tensors")
-    # PyTorch skips 1-d empty tensors, a legacy convenience.
-    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    # PyTorch skips 1-d empty tensors' shapes, a legacy convenience, but not their dtypes
+    # or their place in the graph: they join as empty slices of the others' shape.
+    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors
     ref = kept[0]
     if ref.ndim == 0:
         raise RuntimeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
     axis = _axis(dim, ref.ndim, "cat")
+    if len(kept) < len(tensors):
+        empty = ref.shape[:axis] + (0,) + ref.shape[axis + 1 :]
+        kept = [_reshape(t, empty, "cat") if t.shape == (0,) else t for t in tensors]
     backend = check_backends("cat", tuple(kept))
-    dtype = ref.dtype
+    dtype = kept[0].dtype
     for t in kept[1:]:
         dtype = promote_types(dtype, t.dtype)
         if t.ndim != ref.ndim or any(
@@ -321,7 +325,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         ):
             raise RuntimeError(
                 f"cat: sizes of tensors must match except in dimension {axis}; got shapes "
-                f"{', '.join(str(list(u.shape)) for u in kept)}"
+                f"{', '.join(str(list(u.shape)) for u in tensors)}"
             )
     if len(kept) == 1:
         return kept[0] if dtype is kept[0].dtype else ew.cast(kept[0], dtype)
