@@ -330,7 +330,7 @@ class Tensor:
         "dtype",
         "shape",
         "requires_grad",
-        "grad",
+        "_grad",
         "_node",
         "_own_version",
         "_alias_of",
@@ -355,7 +355,7 @@ class Tensor:
         size = _SIZES.get(shape)
         self.shape = size if size is not None else _size_of(shape)
         self.requires_grad = False
-        self.grad: Tensor | None = None
+        self._grad: Tensor | None = None
         self._node = None
         self._own_version = 0  # the version counter's own part, see _version below
         self._alias_of: Tensor | None = None
@@ -468,6 +468,36 @@ class Tensor:
         self.requires_grad = bool(requires_grad)
         return self
 
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient that backward accumulated (or that was assigned), else None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        # PyTorch's checks: a gradient on this tensor's device, of its size, or None.
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    "assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
+            if value.backend is not self.backend:
+                raise RuntimeError(
+                    f"attempting to assign a gradient on device '{value.device.name}' to a "
+                    f"tensor on device '{self.device.name}': move it there first with "
+                    f".to({self.device.name!r})"
+                )
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size {list(value.shape)} to a "
+                    f"tensor of size {list(self.shape)}: the gradient must have the tensor's "
+                    "size"
+                )
+        self._grad = value
+
     def retain_grad(self) -> None:
         """Keep ``.grad`` on this non-leaf tensor after backward."""
         import weakref
@@ -570,7 +600,7 @@ class Tensor:
     ) -> None:
         from tensorweaver.autograd.engine import backward
 
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # -- in place ---------------------------------------------------------------------------
 

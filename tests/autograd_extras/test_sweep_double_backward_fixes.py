@@ -165,10 +165,6 @@ SAVING_NOTHING = {
     "reshape": lambda m, x: x.reshape(-1).sum(),
     "mean": lambda m, x: x.mean(),
 }
-_ENGINE = (
-    "the engine frees every node after a backward without retain_graph; torch frees saved "
-    "tensors only, so a graph that saves none runs backward twice (core/autograd/engine.py)"
-)
 
 
 @pytest.mark.parametrize("retain", [False, True])
@@ -179,13 +175,9 @@ _ENGINE = (
         *SAVING_NOTHING,
     ],
 )
-def test_second_backward_like_torch(
-    backend: str, name: str, retain: bool, request: pytest.FixtureRequest
-) -> None:
+def test_second_backward_like_torch(backend: str, name: str, retain: bool) -> None:
     """A second backward through freed buffers raises RuntimeError, as torch's; with
-    ``retain_graph=True`` it runs."""
-    if name in SAVING_NOTHING and not retain:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=_ENGINE))
+    ``retain_graph=True`` it runs, and a graph that saved no tensor runs it anyway."""
     fn = {**SAVING, **SAVING_NOTHING}[name]
     assert _twice(tw, fn, retain) == _twice(torch, fn, retain)
 

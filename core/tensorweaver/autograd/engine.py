@@ -8,6 +8,7 @@ saved as soon as its rule has run, so memory is freed while backward proceeds.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,10 +17,11 @@ from tensorweaver.autograd.anomaly import check_nan, report_forward_stack
 from tensorweaver.autograd.gradients import GRADIENTS, READS_INPUT
 from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS, run_hooks
 from tensorweaver.autograd.mode import _enabled as _grad_mode
-from tensorweaver.autograd.mode import enable_grad
+from tensorweaver.autograd.mode import enable_grad, set_grad_enabled
 from tensorweaver.autograd.node import INPLACE_CHANGES, Node, Slot, gathered
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.complex import gradient_as
+from tensorweaver.ops.creation import zeros_like
 from tensorweaver.tensor import _SHARED_STORAGES, Tensor
 
 
@@ -194,7 +196,7 @@ def run(
                 g = run_hooks(GRAD_HOOKS[id(node)], g)
             if wanted_nodes and node in wanted_nodes:
                 captured[id(wanted_nodes[node])] = g
-            if node.retained is not None and targets is None:
+            if node.retained is not None:  # autograd.grad() fills it too, as PyTorch's
                 retained = node.retained()
                 if retained is not None:  # as PyTorch's retain_grad hook: a copy, then sums
                     retained.grad = (
@@ -236,8 +238,16 @@ def run(
                     table[key] = [current, gi]
             if not retain_graph:
                 node.release()
+        # Leaf hooks run, and leaves accumulate, in backward's grad mode too.
+        return _finish(leaf_grads, leaves, targets, captured, create_graph)
     finally:
         _grad_mode.reset(token)
+
+
+def _finish(
+    leaf_grads: dict, leaves: dict, targets: Any, captured: dict, create_graph: bool
+) -> dict:
+    """The gradients of ``targets`` by id; without them, leaves' gradients accumulated."""
     if targets is not None:
         for t in targets:
             if t._node is None and id(t) in leaf_grads:
@@ -249,17 +259,19 @@ def run(
         if type(g) is not Tensor or GRAD_HOOKS:  # else it is the total already
             g = _leaf_total(key, g)
         if create_graph:
-            leaf.grad = _own(g, True) if leaf.grad is None else leaf.grad + g
+            accumulated(leaf, g, True)
+            _after_accumulate(key, leaf)
+            continue
+        if leaf.grad is not None:
+            _add_into(leaf.grad, g)
+            _after_accumulate(key, leaf)
             continue
         # A tensor of its own over the gradient's array (a copy where NumPy shares that
         # memory), as PyTorch's AccumulateGrad steals or clones it; not a detach() alias,
         # whose in-place changes would reach the gradient computed, which another leaf's
         # .grad or the caller's ``gradient=`` may be.
-        if leaf.grad is None:
-            native = g._unshared_native() if _SHARED_STORAGES else g.native
-            g = Tensor(native, g.backend, g.dtype)
-        else:
-            g = leaf.grad + g
+        native = g._unshared_native() if _SHARED_STORAGES else g.native
+        g = Tensor(native, g.backend, g.dtype)
         # Stored gradients get the backend's preferred layout (a transposed view would make
         # every optimizer op on it slow), as PyTorch's gradient layout contract does.
         if g.backend is not backend:
@@ -268,10 +280,32 @@ def run(
         if compact is not None:
             g.native = compact(g.native)
         leaf.grad = g
-        if POST_ACCUMULATE_HOOKS and key in POST_ACCUMULATE_HOOKS:
-            for hook in list(POST_ACCUMULATE_HOOKS[key].values()):
-                hook(leaf)
+        _after_accumulate(key, leaf)
     return {}
+
+
+def _after_accumulate(key: int, leaf: Tensor) -> None:
+    if POST_ACCUMULATE_HOOKS and key in POST_ACCUMULATE_HOOKS:
+        for hook in list(POST_ACCUMULATE_HOOKS[key].values()):
+            hook(leaf)
+
+
+def _add_into(grad: Tensor, g: Tensor) -> None:
+    """``grad += g`` in place (grad mode is off), as PyTorch's AccumulateGrad: a reference
+    to ``.grad`` taken before backward sees the sum, and stays ``.grad``. The in-place
+    method's last step only: this runs once per leaf in every backward."""
+    grad._assign(grad + g, "add_")
+
+
+def accumulated(t: Tensor, g: Tensor, create_graph: bool) -> None:
+    """Add ``g`` to ``t.grad``: a copy when there is none, in place when there is, but a new
+    tensor in the graph under ``create_graph`` (grad mode is on there in PyTorch)."""
+    if t.grad is None:
+        t.grad = _own(g, create_graph)
+    elif create_graph:
+        t.grad = t.grad + g
+    else:
+        _add_into(t.grad, g)
 
 
 def _own(g: Tensor, create_graph: bool) -> Tensor:
@@ -312,35 +346,72 @@ def _root_grad(t: Tensor, gradient: Any, what: str) -> Tensor:
     return gradient
 
 
-def _require_graph(t: Tensor, what: str) -> None:
-    if not t.requires_grad:
+def _roots(tensors: Any, gradients: Any, what: str, caller: str) -> tuple[list, list]:
+    """The tensors differentiated and the gradient each starts with (PyTorch's checks)."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if gradients is None or isinstance(gradients, Tensor):
+        gradients = [gradients] * len(tensors) if gradients is None else [gradients]
+    else:
+        gradients = list(gradients)
+    if len(gradients) != len(tensors):
         raise RuntimeError(
-            f"element 0 of {what} does not require grad and does not have a grad_fn: it was "
-            "not computed from a tensor with requires_grad=True (or was computed under "
-            "tw.no_grad())"
+            f"{caller}: got {len(tensors)} tensors and {len(gradients)} gradients; pass one "
+            "gradient (or None for a scalar) per tensor"
         )
+    for i, t in enumerate(tensors):
+        if not t.requires_grad:
+            raise RuntimeError(
+                f"element {i} of {what} does not require grad and does not have a grad_fn: "
+                "it was not computed from a tensor with requires_grad=True (or was computed "
+                "under tw.no_grad())"
+            )
+    return tensors, [_root_grad(t, g, "the output") for t, g in zip(tensors, gradients)]
+
+
+def _inputs(inputs: Any, caller: str) -> list:
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not inputs:
+        raise RuntimeError(
+            f"`inputs` argument to `{caller}()` cannot be empty: name the tensors to "
+            "differentiate with respect to (or pass None for every leaf)"
+        )
+    return inputs
 
 
 def backward(
-    tensor: Tensor,
-    gradient: Any = None,
+    tensors: Any,
+    grad_tensors: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    grad_variables: Any = None,
     inputs: Any = None,
 ) -> None:
-    """``tensor.backward()``: accumulate d tensor / d leaf into every leaf's ``.grad``."""
-    _require_graph(tensor, "tensors")
-    g = _root_grad(tensor, gradient, "the output")
+    """Accumulate the gradients of ``tensors`` (weighted by ``grad_tensors``) into the
+    ``.grad`` of every leaf, or of ``inputs`` only."""
+    if grad_variables is not None:
+        if grad_tensors is not None:
+            raise RuntimeError(
+                "backward: pass grad_tensors only; grad_variables is its deprecated name"
+            )
+        warnings.warn(
+            "backward: grad_variables is deprecated; pass grad_tensors",
+            FutureWarning,
+            stacklevel=2,
+        )
+        grad_tensors = grad_variables
+    tensors, gs = _roots(tensors, grad_tensors, "tensors", "backward")
     retain = create_graph if retain_graph is None else retain_graph
-    if inputs is not None:
-        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-        found = run([tensor], [g], retain, create_graph, inputs)
+    if inputs is None:
+        run(tensors, gs, retain, create_graph)
+        return
+    inputs = _inputs(inputs, "backward")
+    found = run(tensors, gs, retain, create_graph, inputs)
+    with set_grad_enabled(create_graph):  # backward's grad mode, as for every leaf
         for t in inputs:
             if id(t) in found:
-                gi = found[id(t)]
-                t.grad = _own(gi, create_graph) if t.grad is None else t.grad + gi
-        return
-    run([tensor], [g], retain, create_graph)
+                accumulated(t, found[id(t)], create_graph)
+                if t._node is None:
+                    _after_accumulate(id(t), t)
 
 
 def grad(
@@ -349,29 +420,40 @@ def grad(
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple:
     """The gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``."""
-    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    single = isinstance(inputs, Tensor)
-    inputs = [inputs] if single else list(inputs)
-    if grad_outputs is None or isinstance(grad_outputs, Tensor):
-        grad_outputs = [grad_outputs] * len(outputs) if grad_outputs is None else [grad_outputs]
+    if not only_inputs:
+        warnings.warn(
+            "grad: only_inputs is deprecated and ignored (gradients go to inputs only); "
+            "use tw.autograd.backward to accumulate into .grad",
+            FutureWarning,
+            stacklevel=2,
+        )
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "grad: materialize_grads=True gives zeros for unused inputs, so allow_unused must "
+            "be True or not passed, but got allow_unused=False"
+        )
+    inputs = _inputs(inputs, "grad")
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("grad: one of the differentiated tensors does not require grad")
-    for o in outputs:
-        _require_graph(o, "outputs")
-    gs = [_root_grad(o, g, "the output") for o, g in zip(outputs, grad_outputs)]
+    if is_grads_batched:
+        return _batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                        allow_unused, materialize_grads)  # fmt: skip
+    outputs, gs = _roots(outputs, grad_outputs, "outputs", "grad")
     retain = create_graph if retain_graph is None else retain_graph
     found = run(outputs, gs, retain, create_graph, inputs)
     result = []
     for i, t in enumerate(inputs):
         g = found.get(id(t))
         if g is None:
-            if materialize_grads:
-                g = t.detach() * 0
+            if materialize_grads:  # as PyTorch: zeros_like, requiring grad under create_graph
+                g = zeros_like(t).requires_grad_(create_graph)
             elif not allow_unused:
                 raise RuntimeError(
                     f"grad: input {i} (shape {list(t.shape)}) was not used in the graph; pass "
@@ -381,3 +463,38 @@ def grad(
             g = g.detach()
         result.append(g)
     return tuple(result)
+
+
+def _batched(
+    outputs: Any,
+    inputs: list,
+    grad_outputs: Any,
+    retain_graph: bool | None,
+    create_graph: bool,
+    allow_unused: bool | None,
+    materialize_grads: bool,
+) -> tuple:
+    """``is_grads_batched``: one ``grad`` per slice along the first dimension of every
+    grad_output, the results stacked (PyTorch vectorizes this with vmap; same values)."""
+    from tensorweaver.ops.movement import stack
+
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    batch = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs or ())
+    if len(batch) != len(outputs) or any(not isinstance(g, Tensor) for g in batch):
+        raise RuntimeError(
+            "grad(is_grads_batched=True): pass one batched tensor in grad_outputs per output"
+        )
+    sizes = {g.shape[0] if g.ndim else None for g in batch}
+    if len(sizes) != 1 or None in sizes:
+        raise RuntimeError(
+            "grad(is_grads_batched=True): every grad_output needs the same leading (batch) "
+            f"dimension; got shapes {[list(g.shape) for g in batch]}"
+        )
+    (size,) = sizes
+    retain = create_graph if retain_graph is None else retain_graph
+    rows = [
+        grad(outputs, inputs, [g[k] for g in batch], retain or k < size - 1, create_graph,
+             allow_unused=allow_unused, materialize_grads=materialize_grads)
+        for k in range(size)
+    ]  # fmt: skip
+    return tuple(None if col[0] is None else stack(list(col)) for col in zip(*rows))

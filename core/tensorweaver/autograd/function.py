@@ -9,11 +9,18 @@ marks a backward that may run only once (its results refuse a second differentia
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import Node
 from tensorweaver.tensor import Tensor
+
+_FREED = (
+    "Trying to backward through the graph a second time, or to read saved tensors after "
+    "they have already been freed: pass retain_graph=True to the first backward() or "
+    "autograd.grad() if you need them again"
+)
 
 
 class FunctionCtx:
@@ -21,11 +28,47 @@ class FunctionCtx:
 
     def __init__(self, needs_input_grad: tuple) -> None:
         self.needs_input_grad = needs_input_grad
-        self.saved_tensors: tuple = ()
+        self._saved: tuple = ()
+        # Per output: a weak reference to its graph node, once apply() has recorded one.
+        self._nodes: list = []
+        self._freed = False  # backward ran without retain_graph: saved tensors are gone
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors: Any) -> None:
-        self.saved_tensors = tensors
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{type(t).__name__}: keep other values as attributes of ctx (ctx.k = k)"
+                )
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``; an output among them comes back
+        attached to the Function's node, so that a backward differentiated again (under
+        ``create_graph``) goes through the Function again, as PyTorch's saved outputs do."""
+        if self._freed:
+            raise RuntimeError(_FREED)
+        if not self._nodes:
+            return self._saved
+        return tuple(self._unpacked(t) for t in self._saved)
+
+    def _unpacked(self, t: Any) -> Any:
+        if type(t) is not _SavedOutput:
+            return t
+        node = self._nodes[t.index]()
+        out = Tensor(t.native, t.backend, t.dtype)
+        if node is not None:
+            out._node = node
+            out.requires_grad = True
+        return out
+
+    def _release(self) -> None:
+        """One output's node was freed by backward; the last one frees the saved tensors."""
+        alive = [ref for ref in self._nodes if ref() is not None and ref().saved is not None]
+        if not alive:
+            self._freed, self._saved = True, ()
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
         self.non_differentiable = {id(t) for t in tensors}
@@ -72,21 +115,52 @@ class Function:
         record = is_grad_enabled() and any(t.requires_grad for t in tensors)
         skip = getattr(ctx, "non_differentiable", set())
         dirty = getattr(ctx, "dirty", set())
+        if dirty and record:
+            for t in tensors:
+                if id(t) in dirty and t.requires_grad and entering[id(t)]._node is None:
+                    raise RuntimeError(
+                        f"{cls.__name__}: a leaf Variable that requires grad has been used in "
+                        "an in-place operation (forward marked it dirty); clone it first"
+                    )
         if dirty:
             tensors = tuple(entering[id(t)] if id(t) in dirty else t for t in tensors)
-        wrapped = []
+        wrapped, nodes = [], []
         for i, out in enumerate(outputs):
             if not isinstance(out, Tensor):
                 wrapped.append(out)
+                nodes.append(_dead)
                 continue
             # A fresh tensor (forward may return an input itself), but a dirty input is
             # handed back itself, its history now this node.
             target = out if id(out) in dirty else Tensor(out.native, out.backend, out.dtype)
+            node = None
             if record and id(out) not in skip and out.dtype.kind in "fc" and tensors:
-                target._node = Node("function", tensors, (cls, ctx, args, i, outputs))
+                node = target._node = Node("function", tensors, (cls, ctx, args, i, outputs))
                 target.requires_grad = True
             wrapped.append(target)
+            nodes.append(_dead if node is None else weakref.ref(node))
+        if record and ctx._saved:
+            # Saved outputs are kept as arrays, not as tensors: a tensor would hold its node,
+            # which holds the ctx (a cycle that only the garbage collector frees).
+            where = {id(o): i for i, o in enumerate(outputs) if isinstance(o, Tensor)}
+            ctx._saved = tuple(
+                _SavedOutput(where[id(t)], t) if id(t) in where else t for t in ctx._saved
+            )
+            ctx._nodes = nodes
         return tuple(wrapped) if isinstance(result, tuple) else wrapped[0]
+
+
+def _dead() -> None:
+    """The weak reference of an output that has no node."""
+
+
+class _SavedOutput:
+    """An output of ``forward`` passed to ``save_for_backward``: its array, and which one."""
+
+    __slots__ = ("index", "native", "backend", "dtype")
+
+    def __init__(self, index: int, t: Tensor) -> None:
+        self.index, self.native, self.backend, self.dtype = index, t.native, t.backend, t.dtype
 
 
 def function_backward(node: Node, g: Tensor) -> tuple:
@@ -100,11 +174,20 @@ def function_backward(node: Node, g: Tensor) -> tuple:
     ]
     result = cls.backward(ctx, *grads)
     result = result if isinstance(result, tuple) else (result,)
-    if len(result) < len(args):
+    name = f"{cls.__name__}Backward"
+    if len(result) < len(args) or any(r is not None for r in result[len(args) :]):
         raise RuntimeError(
-            f"{cls.__name__}.backward returned {len(result)} gradients, but forward took "
-            f"{len(args)} arguments; return one per argument (None for non-tensors)"
+            f"function {name} returned an incorrect number of gradients (expected "
+            f"{len(args)}, got {len(result)}): return one per argument of forward (None for "
+            "non-tensors)"
         )
+    for i, (a, r) in enumerate(zip(args, result)):
+        if r is not None and not isinstance(a, Tensor):
+            raise RuntimeError(
+                f"function {name} returned a gradient different than None at position "
+                f"{i + 1}, but the corresponding forward input was not a Variable (it is a "
+                f"{type(a).__name__}); return None there"
+            )
     return tuple(r for a, r in zip(args, result) if isinstance(a, Tensor))
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
+from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any, Callable, TypeVar
 
@@ -39,6 +42,12 @@ class set_grad_enabled:
 
     def __call__(self, fn: F) -> F:
         mode = self.mode
+        if type(self) is set_grad_enabled and self._tokens:
+            # @set_grad_enabled(False) decorates: the switch its call made is undone.
+            self.__exit__()
+
+        if inspect.isgeneratorfunction(fn):
+            return _each_step(fn, lambda: set_grad_enabled._scoped(mode))  # type: ignore
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -49,6 +58,15 @@ class set_grad_enabled:
                 _enabled.reset(token)
 
         return wrapper  # type: ignore[return-value]
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _scoped(mode: bool) -> Iterator[None]:
+        token = _enabled.set(mode)
+        try:
+            yield
+        finally:
+            _enabled.reset(token)
 
 
 class no_grad(set_grad_enabled):
@@ -110,6 +128,9 @@ class inference_mode:
     def __call__(self, fn: F) -> F:
         mode = self.mode
 
+        if inspect.isgeneratorfunction(fn):
+            return _each_step(fn, lambda: inference_mode(mode))  # type: ignore[return-value]
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with inference_mode(mode):
@@ -119,3 +140,30 @@ class inference_mode:
 
     def clone(self) -> inference_mode:
         return inference_mode(self.mode)
+
+
+def _each_step(fn: Callable, scope: Callable[[], Any]) -> Callable:
+    """A decorated generator function whose body runs in ``scope()`` at each step (as
+    PyTorch's grad-mode decorators do), the caller's mode in between."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with scope():
+            gen = fn(*args, **kwargs)
+        step, value = gen.send, None
+        while True:
+            try:
+                with scope():
+                    item = step(value)
+            except StopIteration as stop:
+                return stop.value
+            try:
+                step, value = gen.send, (yield item)
+            except GeneratorExit:
+                with scope():
+                    gen.close()
+                raise
+            except BaseException as error:  # noqa: BLE001 - thrown in: passed on
+                step, value = gen.throw, error
+
+    return wrapper

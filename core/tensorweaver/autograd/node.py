@@ -32,6 +32,18 @@ SHAPE_ONLY_OPS = frozenset(
 )  # fmt: skip
 
 
+#: Labels of a ``div`` by the element count that ends a mean (ops/reduce.py).
+_MEAN_LABELS = ("MeanBackward0", "MeanBackward1")
+_PLAIN = (int, float, bool, str, type(None))
+
+
+def _no_data(saved: Any) -> bool:
+    """Whether ``saved`` holds only Python numbers and strings (shapes, axes, flags)."""
+    if isinstance(saved, (tuple, list)):
+        return all(_no_data(s) for s in saved)
+    return isinstance(saved, _PLAIN)
+
+
 class InputShape:
     """What backward needs of an input whose value its rule never reads."""
 
@@ -107,10 +119,20 @@ class Node:
         return out
 
     def release(self) -> None:
-        """Drop what backward needed; a later backward through here is an error."""
+        """Drop what backward saved; a later backward through here is an error, unless the
+        node saved no tensor (as PyTorch frees saved tensors only: ``(x + 1).sum()`` and
+        ``x.mean()`` can run backward twice, ``x.exp()`` and ``x * 2`` cannot)."""
         if self.label is None and self.op in BY_OPERANDS:  # its name needs the operands
             self.label = grad_fn_name(self)
-        self.inputs = self.parents = self.saved = None
+        if self.op in SHAPE_ONLY_OPS and _no_data(self.saved):
+            return  # its inputs are InputShapes already: nothing to free
+        if self.label in _MEAN_LABELS and self.op == "div" and self.parents[1] is None:
+            # PyTorch's MeanBackward keeps the count, not the sum: keep the 0-d divisor.
+            self.inputs = (InputShape(self.inputs[0]), self.inputs[1])
+            return
+        saved, self.inputs, self.parents, self.saved = self.saved, None, None, None
+        if self.op == "function":  # an autograd.Function: its ctx's saved tensors go too
+            saved[1]._release()
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
