@@ -7,12 +7,14 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from tensorweaver.dtype_info import finfo
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import special as sf
 from tensorweaver.ops.complex import conj_physical
 from tensorweaver.tensor import Tensor
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_RSQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 
 def _x(node: Any) -> Tensor:
@@ -121,21 +123,25 @@ def _i0e(node: Any, g: Tensor) -> tuple:
     return (ew.mul(g, ew.sub(sf.i1e(x), ew.mul(ew.sign(x), _y(node)))),)
 
 
-def _i1_ratio(x: Tensor, y: Tensor) -> Tensor:
-    """i1(x) / x (y = i1 or i1e at x), with its limit 1/2 at 0."""
-    zero = ew.eq(x, 0)
-    return ew.where(zero, 0.5, ew.div(y, ew.where(zero, 1.0, x)))
+def _tiny(x: Tensor) -> tuple:
+    """(|x| <= eps of x's dtype, x with those entries set to eps): PyTorch's i1 and i1e
+    gradients are the limit 1/2 there, a constant (so their second derivative is 0 and a
+    subnormal x never divides by x**2 = 0)."""
+    eps = finfo(x.dtype).eps
+    tiny = ew.le(ew.abs(x), eps)
+    return tiny, ew.where(tiny, eps, x)
 
 
 def _i1(node: Any, g: Tensor) -> tuple:
-    x = _x(node)
-    return (ew.mul(g, ew.sub(sf.i0(x), _i1_ratio(x, _y(node)))),)
+    tiny, safe = _tiny(_x(node))
+    slope = ew.sub(sf.i0(safe), ew.div(_y(node), safe))
+    return (ew.mul(g, ew.where(tiny, 0.5, slope)),)
 
 
 def _i1e(node: Any, g: Tensor) -> tuple:
-    x, y = _x(node), _y(node)
-    slope = ew.sub(ew.sub(sf.i0e(x), ew.mul(ew.sign(x), y)), _i1_ratio(x, y))
-    return (ew.mul(g, slope),)
+    tiny, safe = _tiny(_x(node))
+    slope = ew.sub(sf.i0e(safe), ew.mul(_y(node), ew.add(ew.sign(safe), ew.reciprocal(safe))))
+    return (ew.mul(g, ew.where(tiny, 0.5, slope)),)
 
 
 def _ndtri(node: Any, g: Tensor) -> tuple:
@@ -144,11 +150,18 @@ def _ndtri(node: Any, g: Tensor) -> tuple:
 
 
 def _log_ndtr(node: Any, g: Tensor) -> tuple:
-    # d/dx log(ndtr(x)) = pdf(x) / ndtr(x) = sqrt(2 / pi) / erfcx(-x / sqrt(2)): no 0 / 0
-    # in the lower tail.
-    x = _x(node)
-    scaled = sf.erfcx(ew.mul(x, -1 / math.sqrt(2.0)))
-    return (ew.div(ew.mul(g, math.sqrt(2 / math.pi)), scaled),)
+    # d/dx log(ndtr(x)) = pdf(x) / ndtr(x): below 0 as sqrt(2 / pi) / erfcx(-x / sqrt(2))
+    # (no 0 / 0 in the lower tail), from 0 up as exp(-x**2 / 2 - log_ndtr(x)) / sqrt(2 pi)
+    # (erfcx(-x / sqrt(2)) overflows past x = 38, and its derivative made the second
+    # derivative NaN). Each branch sees only its own half: where() passes a zero gradient
+    # to the other, which an inf there would make NaN.
+    x, y = _x(node), _y(node)
+    lower = ew.lt(x, 0)
+    below = ew.where(lower, x, 0.0)
+    above, log_cdf = ew.where(lower, 0.0, x), ew.where(lower, 0.0, y)
+    left = ew.div(math.sqrt(2 / math.pi), sf.erfcx(ew.mul(below, -1 / math.sqrt(2.0))))
+    right = ew.mul(ew.exp(ew.neg(ew.add(ew.mul(ew.mul(above, above), 0.5), log_cdf))), _RSQRT_2PI)
+    return (ew.mul(g, ew.where(lower, left, right)),)
 
 
 def _zeta(node: Any, g: Tensor) -> tuple:

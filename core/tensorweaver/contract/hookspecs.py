@@ -12,7 +12,7 @@ The module implements the four hooks below with :data:`hookimpl`::
 
     @hookimpl
     def tw_backend_info():
-        return BackendInfo(name="mylib", version="1.0", api_version="2.5", ...)
+        return BackendInfo(name="mylib", version="1.0", api_version="2.6", ...)
 
 Rules the core relies on:
 
@@ -117,7 +117,9 @@ def tw_create_backend(device: DeviceRecord) -> object:
     ``storage``, ``layout``; 2.3: special functions and linear algebra; 2.4: complex
     numbers, Fourier transforms, ``tril``/``triu``, ``linalg_eig``, the ``foreach_*``
     optimizer steps and ``compile_graph``; 2.5: ``get_rng_state``/``set_rng_state``, the
-    state of the backend's random stream as bytes); a plugin that declares an older minor
+    state of the backend's random stream as bytes; 2.6: torch.special's functions without a
+    gradient, ``airy_ai``, the Bessel functions of integer order and the orthogonal
+    polynomials); a plugin that declares an older minor
     version may define them too, since the core looks each one up, and a backend lacking
     one still gets the right answer (the core's decomposition, or NumPy on the host with
     one ``HostFallbackWarning``), except that without the 2.5 pair the core can only

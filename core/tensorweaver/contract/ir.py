@@ -623,6 +623,45 @@ OPTIONAL: dict[str, str] = {
     "set_rng_state": "set_rng_state(state: bytes) -> None: continue the stream from a state "
     "this backend object's get_rng_state returned (the core checks its length), so the "
     "draws that followed it repeat exactly; raise ValueError for bytes that are no state",
+    # API 2.6: torch.special's functions without a gradient (Airy, Bessel functions of integer
+    # order, orthogonal polynomials), with the same host fallback; float32 or float64 in (the
+    # core computes integer input in the default float dtype), that dtype out, torch.special's
+    # values at the edges. The polynomials take x and n broadcast to one shape, n in x's dtype
+    # (truncated to an integer degree; 0 for a negative one, as torch's).
+    **{
+        name: f"{name}(a) -> A: {doc} (float)"
+        for name, doc in (
+            ("airy_ai", "the Airy function Ai; 0 above 103.892, NaN at ±inf"),
+            ("bessel_j0", "the Bessel function of the first kind J0"),
+            ("bessel_j1", "the Bessel function of the first kind J1"),
+            ("bessel_y0", "the Bessel function of the second kind Y0, NaN below 0, -inf at 0"),
+            ("bessel_y1", "the Bessel function of the second kind Y1, NaN below 0, -inf at 0"),
+            ("modified_bessel_i0", "the modified Bessel function I0"),
+            ("modified_bessel_i1", "the modified Bessel function I1"),
+            ("modified_bessel_k0", "the modified Bessel function K0, NaN below 0, inf at 0"),
+            ("modified_bessel_k1", "the modified Bessel function K1, NaN below 0, inf at 0"),
+            ("scaled_modified_bessel_k0", "exp(a) * K0(a)"),
+            ("scaled_modified_bessel_k1", "exp(a) * K1(a)"),
+            ("spherical_bessel_j0", "sin(a) / a, 1 at 0"),
+        )
+    },
+    **{
+        name: f"{name}(x, n) -> A: {doc}, degree n (float)"
+        for name, doc in (
+            ("chebyshev_polynomial_t", "the Chebyshev polynomial of the first kind T_n(x)"),
+            ("chebyshev_polynomial_u", "the Chebyshev polynomial of the second kind U_n(x)"),
+            ("chebyshev_polynomial_v", "the Chebyshev polynomial of the third kind V_n(x)"),
+            ("chebyshev_polynomial_w", "the Chebyshev polynomial of the fourth kind W_n(x)"),
+            ("shifted_chebyshev_polynomial_t", "T_n(2x - 1)"),
+            ("shifted_chebyshev_polynomial_u", "U_n(2x - 1)"),
+            ("shifted_chebyshev_polynomial_v", "V_n(2x - 1)"),
+            ("shifted_chebyshev_polynomial_w", "W_n(2x - 1)"),
+            ("hermite_polynomial_h", "the physicists' Hermite polynomial H_n(x)"),
+            ("hermite_polynomial_he", "the probabilists' Hermite polynomial He_n(x)"),
+            ("laguerre_polynomial_l", "the Laguerre polynomial L_n(x)"),
+            ("legendre_polynomial_p", "the Legendre polynomial P_n(x)"),
+        )
+    },
 }
 
 

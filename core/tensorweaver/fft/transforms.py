@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 from tensorweaver.fft import arguments as a
 from tensorweaver.fft import primitives as p
+from tensorweaver.linalg.out import write_out
 from tensorweaver.ops.complex import conj_physical
 from tensorweaver.tensor import Tensor
 
@@ -24,17 +25,6 @@ Dims = Optional[Any]  # an int or a sequence of ints, or None
 _PLANS: dict[tuple, Callable[[Tensor], Tensor]] = {}
 #: Past this many plans the cache starts afresh (a program that meets ever new shapes).
 _MAX_PLANS = 256
-
-
-def _plan(op: str, input: Any, n: Any, dim: Any, norm: Any) -> tuple:
-    """(the cache key of this call or None, its cached plan or None)."""
-    if type(input) is not Tensor:
-        return None, None
-    key = (op, input.backend, input.shape, input.dtype, n, dim, norm)
-    try:
-        return key, _PLANS.get(key)
-    except TypeError:  # an unhashable argument: resolved (and refused) the long way
-        return None, None
 
 
 def _remember(key: tuple | None, plan: Callable[[Tensor], Tensor]) -> None:
@@ -90,65 +80,38 @@ def _to_real(
     return p.c2r(x, halved, scale, last)
 
 
-# -- one dimension ----------------------------------------------------------------------------
+# -- resolving a call's arguments: the first call of each key, or one the cache cannot take ---
 
 
-def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
-    """The one-dimensional discrete Fourier transform (``torch.fft.fft``)."""
-    key, plan = _plan("fft", input, n, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _fft(input: Any, n: Any, dim: Any, norm: Any, key: Any) -> Tensor:
     x = a.signal("fft", input)
     d, n = a.one_dim("fft", x, n, dim)
     return _complex(x, [d], [n], norm, True, key if x is input else None)
 
 
-def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
-    """The one-dimensional inverse discrete Fourier transform (``torch.fft.ifft``)."""
-    key, plan = _plan("ifft", input, n, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _ifft(input: Any, n: Any, dim: Any, norm: Any, key: Any) -> Tensor:
     x = a.signal("ifft", input)
     d, n = a.one_dim("ifft", x, n, dim)
     return _complex(x, [d], [n], norm, False, key if x is input else None)
 
 
-def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
-    """The one-sided transform of a real signal: bins 0..n//2 (``torch.fft.rfft``)."""
-    key, plan = _plan("rfft", input, n, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _rfft(input: Any, n: Any, dim: Any, norm: Any, key: Any) -> Tensor:
     x = a.signal("rfft", input, real_only=True)
     d, n = a.one_dim("rfft", x, n, dim)
     return _real("rfft", x, [d], [n], norm, True, key if x is input else None)
 
 
-def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
-    """The inverse of ``hfft``: one-sided inverse transform of a real signal
-    (``torch.fft.ihfft``)."""
-    key, plan = _plan("ihfft", input, n, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _ihfft(input: Any, n: Any, dim: Any, norm: Any, key: Any) -> Tensor:
     x = a.signal("ihfft", input, real_only=True)
     d, n = a.one_dim("ihfft", x, n, dim)
     return _real("ihfft", x, [d], [n], norm, False, key if x is input else None)
 
 
-def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
-    """The inverse of ``rfft``: ``n`` real points (default ``2 * (size - 1)``) from a one-sided
-    spectrum (``torch.fft.irfft``)."""
-    key, plan = _plan("irfft", input, n, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _irfft(input: Any, n: Any, dim: Any, norm: Any, key: Any) -> Tensor:
     return _to_real("irfft", input, _one(n), (dim,), norm, False, key)
 
 
-def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
-    """The transform of a Hermitian-symmetric signal given by its first half: ``n`` real
-    points (default ``2 * (size - 1)``) (``torch.fft.hfft``)."""
-    key, plan = _plan("hfft", input, n, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _hfft(input: Any, n: Any, dim: Any, norm: Any, key: Any) -> Tensor:
     return _to_real("hfft", input, _one(n), (dim,), norm, True, key)
 
 
@@ -161,94 +124,174 @@ def _one(n: Any) -> Any:
     return (n,)
 
 
-# -- several dimensions -----------------------------------------------------------------------
-
-
-def fftn(input: Tensor, s: Dims = None, dim: Dims = None, norm: str | None = None) -> Tensor:
-    """The n-dimensional transform over ``dim`` (default: every dimension, or the last
-    ``len(s)``), signal sizes ``s`` (``torch.fft.fftn``)."""
-    key, plan = _plan("fftn", input, s, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _fftn(input: Any, s: Dims, dim: Dims, norm: Any, key: Any) -> Tensor:
     x = a.signal("fftn", input)
     dims, sizes = a.many_dims("fftn", x, s, dim)
     return _complex(x, dims, sizes, norm, True, key if x is input else None)
 
 
-def ifftn(input: Tensor, s: Dims = None, dim: Dims = None, norm: str | None = None) -> Tensor:
-    """The n-dimensional inverse transform (``torch.fft.ifftn``)."""
-    key, plan = _plan("ifftn", input, s, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _ifftn(input: Any, s: Dims, dim: Dims, norm: Any, key: Any) -> Tensor:
     x = a.signal("ifftn", input)
     dims, sizes = a.many_dims("ifftn", x, s, dim)
     return _complex(x, dims, sizes, norm, False, key if x is input else None)
 
 
-def rfftn(input: Tensor, s: Dims = None, dim: Dims = None, norm: str | None = None) -> Tensor:
-    """The n-dimensional transform of a real signal, one-sided along the last of ``dim``
-    (``torch.fft.rfftn``)."""
-    key, plan = _plan("rfftn", input, s, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _rfftn(input: Any, s: Dims, dim: Dims, norm: Any, key: Any) -> Tensor:
     x = a.signal("rfftn", input, real_only=True)
     dims, sizes = a.many_dims("rfftn", x, s, dim)
     return _real("rfftn", x, dims, sizes, norm, True, key if x is input else None)
 
 
-def ihfftn(input: Tensor, s: Dims = None, dim: Dims = None, norm: str | None = None) -> Tensor:
-    """The inverse of ``hfftn`` (``torch.fft.ihfftn``)."""
-    key, plan = _plan("ihfftn", input, s, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _ihfftn(input: Any, s: Dims, dim: Dims, norm: Any, key: Any) -> Tensor:
     x = a.signal("ihfftn", input, real_only=True)
     dims, sizes = a.many_dims("ihfftn", x, s, dim)
     return _real("ihfftn", x, dims, sizes, norm, False, key if x is input else None)
 
 
-def irfftn(input: Tensor, s: Dims = None, dim: Dims = None, norm: str | None = None) -> Tensor:
-    """The inverse of ``rfftn``: a real signal, ``s[-1]`` points (default ``2 * (size - 1)``)
-    along the last of ``dim`` (``torch.fft.irfftn``)."""
-    key, plan = _plan("irfftn", input, s, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _irfftn(input: Any, s: Dims, dim: Dims, norm: Any, key: Any) -> Tensor:
     return _to_real("irfftn", input, s, dim, norm, False, key)
 
 
-def hfftn(input: Tensor, s: Dims = None, dim: Dims = None, norm: str | None = None) -> Tensor:
-    """The n-dimensional transform of a Hermitian-symmetric signal given by its first half
-    along the last of ``dim`` (``torch.fft.hfftn``)."""
-    key, plan = _plan("hfftn", input, s, dim, norm)
-    if plan is not None:
-        return plan(input)
+def _hfftn(input: Any, s: Dims, dim: Dims, norm: Any, key: Any) -> Tensor:
     return _to_real("hfftn", input, s, dim, norm, True, key)
 
 
-def fft2(input: Tensor, s: Dims = None, dim: Dims = (-2, -1), norm: str | None = None) -> Tensor:
-    """``fftn`` over two dimensions (``torch.fft.fft2``)."""
-    return fftn(input, s, dim, norm)
+# -- the public functions: a cached plan's call, else the resolution; then PyTorch's out= ----
+
+Resolve = Callable[[Any, Any, Any, Any, Any], Tensor]
+#: The transforms PyTorch composes of others (ifft: of a real input), whose out= takes
+#: inputs that require grad.
+_COMPOSITE: dict[str, Any] = {"ihfft": True, "ifft": lambda x: not x.dtype.is_complex}
 
 
-def ifft2(input: Tensor, s: Dims = None, dim: Dims = (-2, -1), norm: str | None = None) -> Tensor:
-    """``ifftn`` over two dimensions (``torch.fft.ifft2``)."""
-    return ifftn(input, s, dim, norm)
+def _public(call: Callable[..., Tensor], name: str, doc: str) -> Callable[..., Tensor]:
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = doc
+    return call
 
 
-def rfft2(input: Tensor, s: Dims = None, dim: Dims = (-2, -1), norm: str | None = None) -> Tensor:
-    """``rfftn`` over two dimensions (``torch.fft.rfft2``)."""
-    return rfftn(input, s, dim, norm)
+# The plan look-up is written out in both wrappers: as a function of its own (and with the
+# out= wrapper a layer of its own) the frames cost 1-2 us of a 25 us rfft of 8 x 1024 points.
+def _sized(name: str, resolve: Resolve, doc: str) -> Callable[..., Tensor]:
+    """The public ``name(input, n=None, dim=-1, norm=None, *, out=None)``."""
+    composite = _COMPOSITE.get(name, False)
+
+    def call(
+        input: Any, n: Any = None, dim: int = -1, norm: Any = None, *, out: Any = None
+    ) -> Tensor:
+        key = plan = None
+        if type(input) is Tensor:
+            key = (name, input.backend, input.shape, input.dtype, n, dim, norm)
+            try:
+                plan = _PLANS.get(key)
+            except TypeError:  # an unhashable argument: resolved (and refused) the long way
+                key = None
+        value = resolve(input, n, dim, norm, key) if plan is None else plan(input)
+        if out is None:
+            return value
+        return write_out(f"fft_{name}", value, out, input, composite, True, False)
+
+    return _public(call, name, doc)
 
 
-def irfft2(input: Tensor, s: Dims = None, dim: Dims = (-2, -1), norm: str | None = None) -> Tensor:
-    """``irfftn`` over two dimensions (``torch.fft.irfft2``)."""
-    return irfftn(input, s, dim, norm)
+def _shaped(name: str, of: str, resolve: Resolve, dims: Dims, doc: str) -> Callable[..., Tensor]:
+    """The public ``name(input, s=None, dim=dims, norm=None, *, out=None)``, cached as ``of``
+    (fft2 is fftn over two dimensions)."""
+
+    def call(
+        input: Any, s: Dims = None, dim: Dims = dims, norm: Any = None, *, out: Any = None
+    ) -> Tensor:
+        key = plan = None
+        if type(input) is Tensor:
+            key = (of, input.backend, input.shape, input.dtype, s, dim, norm)
+            try:
+                plan = _PLANS.get(key)
+            except TypeError:  # an unhashable argument: resolved (and refused) the long way
+                key = None
+        value = resolve(input, s, dim, norm, key) if plan is None else plan(input)
+        if out is None:
+            return value
+        return write_out(f"fft_{name}", value, out, input, False, True, False)
+
+    return _public(call, name, doc)
 
 
-def hfft2(input: Tensor, s: Dims = None, dim: Dims = (-2, -1), norm: str | None = None) -> Tensor:
-    """``hfftn`` over two dimensions (``torch.fft.hfft2``)."""
-    return hfftn(input, s, dim, norm)
-
-
-def ihfft2(input: Tensor, s: Dims = None, dim: Dims = (-2, -1), norm: str | None = None) -> Tensor:
-    """``ihfftn`` over two dimensions (``torch.fft.ihfft2``)."""
-    return ihfftn(input, s, dim, norm)
+fft = _sized("fft", _fft, "The one-dimensional discrete Fourier transform (``torch.fft.fft``).")
+ifft = _sized(
+    "ifft", _ifft, "The one-dimensional inverse discrete Fourier transform (``torch.fft.ifft``)."
+)
+rfft = _sized(
+    "rfft", _rfft, "The one-sided transform of a real signal: bins 0..n//2 (``torch.fft.rfft``)."
+)
+ihfft = _sized(
+    "ihfft",
+    _ihfft,
+    "The inverse of ``hfft``: one-sided inverse transform of a real signal (``torch.fft.ihfft``).",
+)
+irfft = _sized(
+    "irfft",
+    _irfft,
+    "The inverse of ``rfft``: ``n`` real points (default ``2 * (size - 1)``) from a one-sided "
+    "spectrum (``torch.fft.irfft``).",
+)
+hfft = _sized(
+    "hfft",
+    _hfft,
+    "The transform of a Hermitian-symmetric signal given by its first half: ``n`` real points "
+    "(default ``2 * (size - 1)``) (``torch.fft.hfft``).",
+)
+fftn = _shaped(
+    "fftn",
+    "fftn",
+    _fftn,
+    None,
+    "The n-dimensional transform over ``dim`` (default: every dimension, or the last "
+    "``len(s)``), signal sizes ``s`` (``torch.fft.fftn``).",
+)
+ifftn = _shaped(
+    "ifftn", "ifftn", _ifftn, None, "The n-dimensional inverse transform (``torch.fft.ifftn``)."
+)
+rfftn = _shaped(
+    "rfftn",
+    "rfftn",
+    _rfftn,
+    None,
+    "The n-dimensional transform of a real signal, one-sided along the last of ``dim`` "
+    "(``torch.fft.rfftn``).",
+)
+ihfftn = _shaped(
+    "ihfftn", "ihfftn", _ihfftn, None, "The inverse of ``hfftn`` (``torch.fft.ihfftn``)."
+)
+irfftn = _shaped(
+    "irfftn",
+    "irfftn",
+    _irfftn,
+    None,
+    "The inverse of ``rfftn``: a real signal, ``s[-1]`` points (default ``2 * (size - 1)``) "
+    "along the last of ``dim`` (``torch.fft.irfftn``).",
+)
+hfftn = _shaped(
+    "hfftn",
+    "hfftn",
+    _hfftn,
+    None,
+    "The n-dimensional transform of a Hermitian-symmetric signal given by its first half "
+    "along the last of ``dim`` (``torch.fft.hfftn``).",
+)
+_TWO = (-2, -1)
+fft2 = _shaped("fft2", "fftn", _fftn, _TWO, "``fftn`` over two dimensions (``torch.fft.fft2``).")
+ifft2 = _shaped(
+    "ifft2", "ifftn", _ifftn, _TWO, "``ifftn`` over two dimensions (``torch.fft.ifft2``)."
+)
+rfft2 = _shaped(
+    "rfft2", "rfftn", _rfftn, _TWO, "``rfftn`` over two dimensions (``torch.fft.rfft2``)."
+)
+irfft2 = _shaped(
+    "irfft2", "irfftn", _irfftn, _TWO, "``irfftn`` over two dimensions (``torch.fft.irfft2``)."
+)
+hfft2 = _shaped(
+    "hfft2", "hfftn", _hfftn, _TWO, "``hfftn`` over two dimensions (``torch.fft.hfft2``)."
+)
+ihfft2 = _shaped(
+    "ihfft2", "ihfftn", _ihfftn, _TWO, "``ihfftn`` over two dimensions (``torch.fft.ihfft2``)."
+)

@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from tensorweaver.autograd.function import Function
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import special_host as host
-from tensorweaver.ops.apply import apply, written_out
+from tensorweaver.ops.apply import apply, labelled, written_out
 from tensorweaver.ops.host_fallback import run_optional
 from tensorweaver.promotion import get_default_dtype, result_type
 from tensorweaver.tensor import Tensor
@@ -360,18 +361,32 @@ def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return ew.mul(erfc(ew.mul(x, -1 / math.sqrt(2.0))), 0.5)
 
 
+class _Entr(Function):
+    """entr with PyTorch's derivative -(1 + log x) everywhere (inf at 0, NaN below): the
+    composition's where() would give 0 outside x > 0."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor) -> Tensor:
+        ctx.save_for_backward(x)
+        positive = ew.gt(x, 0)
+        safe = ew.where(positive, x, 1.0)
+        inside = ew.neg(ew.mul(safe, ew.log(safe)))
+        # the two constants would make a tensor of the default dtype: cast it back (float16)
+        outside = ew.cast(ew.where(ew.eq(x, 0), 0.0, -math.inf), x.dtype)
+        return ew.where(ew.isnan(x), x, ew.where(positive, inside, outside))
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Tensor:
+        (x,) = ctx.saved_tensors
+        return ew.mul(grad, ew.neg(ew.add(ew.log(x), 1)))
+
+
 def entr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-x log(x) for x > 0, 0 at 0, -inf below (NaN stays NaN)."""
     if out is not None:
         return written_out("entr", entr(input), out)
     x = _float_input("entr", input)
-    positive = ew.gt(x, 0)
-    safe = ew.where(positive, x, 1.0)
-    inside = ew.neg(ew.mul(safe, ew.log(safe)))
-    # the two constants would make a tensor of the default dtype: cast it back (float16)
-    outside = ew.cast(ew.where(ew.eq(x, 0), 0.0, -math.inf), x.dtype)
-    out = ew.where(positive, inside, outside)
-    return ew.where(ew.isnan(x), x, out)
+    return labelled(_Entr.apply(x), "SpecialEntrBackward0", x)
 
 
 def multigammaln(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:

@@ -36,6 +36,7 @@ from tensorweaver.ops.special import (
     zeta,
 )
 from tensorweaver.ops.special import lgamma as gammaln
+from tensorweaver.special.airy import airy_ai
 from tensorweaver.special.bessel import (
     bessel_j0,
     bessel_j1,
@@ -109,6 +110,7 @@ def log_softmax(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tenso
 
 
 __all__ = [
+    "airy_ai",
     "bessel_j0",
     "bessel_j1",
     "bessel_y0",

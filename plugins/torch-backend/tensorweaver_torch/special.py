@@ -41,7 +41,8 @@ class SpecialFunctions:
     sigmoid = _kernel(torch.sigmoid)
     log_ndtr = _kernel(torch.special.log_ndtr)
     zeta = _kernel(torch.special.zeta)
-    # torch.special's Bessel functions of integer order
+    # torch.special's Airy function and Bessel functions of integer order
+    airy_ai = _kernel(torch.special.airy_ai)
     bessel_j0 = _kernel(torch.special.bessel_j0)
     bessel_j1 = _kernel(torch.special.bessel_j1)
     bessel_y0 = _kernel(torch.special.bessel_y0)
