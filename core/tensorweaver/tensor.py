@@ -677,7 +677,7 @@ class Tensor:
             self._node = result._node
         # (under no_grad the history stays, as in PyTorch: gradients flow as if the change
         # never happened, and a node that saved this tensor sees its version move)
-        if result.requires_grad:
+        if result.requires_grad and is_grad_enabled():
             self.requires_grad = True
         self._version += 1
         INPLACE_CHANGES[0] += 1

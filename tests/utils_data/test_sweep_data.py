@@ -350,3 +350,20 @@ def test_worker_batches_keep_the_dataset_tensors_device() -> None:
         assert a["x"].device.name.startswith("torch:cpu")
         for key in a:
             np.testing.assert_array_equal(a[key].float().numpy(), b[key].float().numpy())
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a worker makes its tensors on the host device (NumPy), and the main process cannot "
+    "tell a tensor the worker made (rebuilt on the default device, as without workers) from a "
+    "dataset's own NumPy tensor (which num_workers=0 leaves on NumPy): under another default "
+    "device those come back on the default device; telling them apart needs the worker to run "
+    "on the parent's default device, which a backend would have to declare safe after fork",
+)
+def test_worker_batches_keep_host_tensors_under_another_default_device() -> None:
+    dataset = data.TensorDataset(tw.arange(8.0, device="numpy").reshape(4, 2))
+    with tw.device("torch:cpu"):
+        batches = [
+            next(iter(data.DataLoader(dataset, batch_size=2, num_workers=n))) for n in (0, 2)
+        ]
+    assert [b[0].device.name for b in batches] == ["numpy:cpu:0", "numpy:cpu:0"]

@@ -3,8 +3,10 @@
 The entry ``"tensorweaver"`` (:data:`KEY`) holds the compact JSON text
 ``{"format": "tensorweaver/2", "sha256": {"header": hex, "data": hex}, "structure": node}``
 (``node`` as in :mod:`.structure`). The format is ``"tensorweaver/3"`` where the structure
-holds modules, parameters, dtypes or named functions: a TensorWeaver that cannot rebuild them
-says to upgrade, and a state dict's file stays what earlier versions read.
+holds modules, parameters, dtypes or named functions, and ``"tensorweaver/3.1"`` where it holds
+the node kinds added after TensorWeaver 0.3.0 (a tensor that requires grad, a ``tw.Size``, a
+set, bytes, a complex number): a TensorWeaver that cannot rebuild them says to upgrade rather
+than calling the file damaged, and a state dict's file stays what earlier versions read.
 
 One entry rather than several: the library writes the metadata object from a hash map, in an
 order that changes from call to call, and a single entry keeps the file of a given state the
@@ -43,8 +45,10 @@ import numpy as np
 KEY = "tensorweaver"
 LEGACY_KEY = "tensorweaver.structure"
 FORMAT = "tensorweaver/2"
-FORMAT_EXTENDED = "tensorweaver/3"
-_FORMATS = (FORMAT, FORMAT_EXTENDED)
+FORMAT_MODULES = "tensorweaver/3"
+FORMAT_VALUES = "tensorweaver/3.1"
+#: Every format this version writes and reads, oldest first; each reader reads those before it.
+FORMATS = (FORMAT, FORMAT_MODULES, FORMAT_VALUES)
 Fail = Callable[[str], NoReturn]
 # Each tensor's dtype code and shape, by name.
 Table = Mapping[str, tuple[str, list[int]]]
@@ -63,11 +67,10 @@ class Document(NamedTuple):
 
 
 def make(
-    structure: Any, table: Table, arrays: Mapping[str, np.ndarray], *, extended: bool = False
+    structure: Any, table: Table, arrays: Mapping[str, np.ndarray], *, version: str = FORMAT
 ) -> dict[str, str]:
     """The metadata of a file of ``structure`` over tensors with these dtypes, shapes, bytes;
-    ``extended``: the structure uses the node kinds of ``tensorweaver/3``."""
-    version = FORMAT_EXTENDED if extended else FORMAT
+    ``version``: the oldest of :data:`FORMATS` whose readers know the structure's node kinds."""
     header = _header_sha256(KEY, version, structure, table)
     digests = {"header": header, "data": data_sha256(arrays)}
     return {KEY: _dumps({"format": version, "sha256": digests, "structure": structure})}
@@ -111,10 +114,10 @@ def _checked(key: str, text: str, table: Table, fail: Fail) -> Document:
     except (ValueError, RecursionError):
         entry = None
     # The format first: a newer one may hold other fields.
-    if isinstance(entry, dict) and entry.get("format", FORMAT) not in _FORMATS:
+    if isinstance(entry, dict) and entry.get("format", FORMAT) not in FORMATS:
         fail(
             f"has format {entry['format']!r}, which this TensorWeaver does not read (it reads "
-            f"{' and '.join(map(repr, _FORMATS))}): upgrade TensorWeaver, or the file is damaged"
+            f"{', '.join(map(repr, FORMATS))}): upgrade TensorWeaver, or the file is damaged"
         )
     if not (isinstance(entry, dict) and set(entry) == {"format", "sha256", "structure"}):
         fail(f"is damaged: its {key!r} metadata entry is malformed; {_RESTORE}")

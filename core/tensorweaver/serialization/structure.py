@@ -10,16 +10,19 @@ a mapping ``{"dict": [[key, value], ...]}`` (so int keys stay ints), a scalar it
 tensor under several paths is stored once and comes back as one tensor.
 
 Nodes beyond those (files of format ``tensorweaver/3``): a ``tw.nn.Parameter`` is
-``{"parameter": [name, requires_grad]}``, any other tensor that requires grad
-``{"requires_grad": name}`` (PyTorch keeps the flag), a dtype ``{"dtype": "float32"}``, the
-other values ``torch.load(weights_only=True)`` gives back (a ``tw.Size`` ``{"size": [...]}``,
-a set ``{"set": [...]}``, bytes and bytearrays ``{"bytes": hex}``/``{"bytearray": hex}``, a
-complex number ``{"complex_number": [re, im]}``), a function or class
-``{"global": "module:qualname"}`` (loaded only if allowed: :mod:`.allowlist`), a module
-``{"module": ...}`` (:mod:`.module_state`), and a complex tensor or parameter
-``{"complex": node}``: safetensors has no complex dtypes, so the file holds its (real,
-imaginary) pairs as a float tensor with a last dimension of 2 (``view_as_real``'s layout,
-which other tools read as such), and the node says to view them as complex again.
+``{"parameter": [name, requires_grad]}``, a dtype ``{"dtype": "float32"}``, a function or
+class ``{"global": "module:qualname"}`` (loaded only if allowed: :mod:`.allowlist`), a module
+``{"module": ...}`` (:mod:`.module_state`), and a complex tensor or parameter (below).
+Files of format ``tensorweaver/3.1`` may also hold any other tensor that requires grad
+``{"requires_grad": name}`` (PyTorch keeps the flag) and the other values
+``torch.load(weights_only=True)`` gives back: a ``tw.Size`` ``{"size": [...]}``, a set
+``{"set": [...]}``, bytes and bytearrays ``{"bytes": hex}``/``{"bytearray": hex}`` (lowercase
+hex digits), a complex number ``{"complex_number": [re, im]}``.
+
+A complex tensor's node is ``{"complex": node}``: safetensors has no complex dtypes, so the
+file holds its (real, imaginary) pairs as a float tensor with a last dimension of 2
+(``view_as_real``'s layout, which other tools read as such), and the node says to view them as
+complex again.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import numpy as np
 
 from tensorweaver.serialization import module_state
 from tensorweaver.serialization.allowlist import name_of, resolve
+from tensorweaver.serialization.document import FORMAT, FORMAT_MODULES, FORMAT_VALUES, FORMATS
 
 Fail = Callable[[str], NoReturn]
 
@@ -43,12 +47,12 @@ _NAMED = (type, types.FunctionType, types.BuiltinFunctionType)
 
 
 class Flat(NamedTuple):
-    """A saved object taken apart: its structure's JSON node, its tensors by name, and
-    whether the node uses the kinds of format ``tensorweaver/3``."""
+    """A saved object taken apart: its structure's JSON node, its tensors by name, and the
+    oldest file format whose readers know every node kind it uses (``document.FORMATS``)."""
 
     structure: Any
     tensors: dict[str, Any]
-    extended: bool
+    version: str
 
 
 def flatten(obj: Any) -> Flat:
@@ -61,7 +65,11 @@ def flatten(obj: Any) -> Flat:
     tensors: dict[str, Any] = {}
     name_of_tensor: dict[int, str] = {}  # id → name: a tensor shared by two paths is stored once
     module_ids: dict[int, int] = {}  # id → module id: a shared module is stored once
-    extended = False
+    needs = FORMAT  # the oldest format that has the node kinds used so far
+
+    def uses(version: str) -> None:
+        nonlocal needs
+        needs = max(needs, version, key=FORMATS.index)
 
     def name_for(path: list[str]) -> str:
         base = ".".join(path) or "tensor"
@@ -72,7 +80,6 @@ def flatten(obj: Any) -> Flat:
         return name
 
     def encode(value: Any, path: list[str]) -> Any:
-        nonlocal extended
         if isinstance(value, Tensor):
             name = name_of_tensor.get(id(value))
             if name is None:
@@ -81,26 +88,26 @@ def flatten(obj: Any) -> Flat:
                 tensors[name] = value
             node: Any = {"tensor": name}
             if isinstance(value, Parameter):
-                extended = True
+                uses(FORMAT_MODULES)
                 node = {"parameter": [name, value.requires_grad]}
             elif value.requires_grad:
-                extended = True
+                uses(FORMAT_VALUES)
                 node = {"requires_grad": name}
             if value.dtype.is_complex:
-                extended = True
+                uses(FORMAT_MODULES)
                 node = {"complex": node}
             return node
         if isinstance(value, Module):
-            extended = True
+            uses(FORMAT_MODULES)
             if id(value) in module_ids:
                 return {"module": module_ids[id(value)]}
             module_ids[id(value)] = len(module_ids)
             return {"module": module_state.describe(value, module_ids[id(value)], encode, path)}
         if isinstance(value, DType):
-            extended = True
+            uses(FORMAT_MODULES)
             return {"dtype": value.name}
         if isinstance(value, Size):
-            extended = True
+            uses(FORMAT_VALUES)
             return {"size": [int(n) for n in value]}
         if isinstance(value, Mapping):
             items = []
@@ -123,10 +130,10 @@ def flatten(obj: Any) -> Flat:
             return value
         other = _other_value(value, lambda item, i: encode(item, [*path, str(i)]))
         if other is not None:
-            extended = True
+            uses(FORMAT_VALUES)
             return other
         if isinstance(value, _NAMED) and name_of(value) is not None:
-            extended = True
+            uses(FORMAT_MODULES)
             return {"global": name_of(value)}
         raise TypeError(
             f"tw.save: cannot store a {type(value).__name__} at {_where(path)} "
@@ -136,7 +143,7 @@ def flatten(obj: Any) -> Flat:
         )
 
     structure = encode(obj, [])
-    return Flat(structure, tensors, extended)
+    return Flat(structure, tensors, needs)
 
 
 def _where(path: list[str]) -> str:
@@ -168,10 +175,17 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
             made[name], kind_of[name] = tensor(name), kind
             if complex_pairs:
                 made[name] = _as_complex(made[name], name, fail)
+            grad = base == "requires_grad" or (base != "tensor" and base[1])
+            dtype = made[name].dtype
+            if grad and not (dtype.is_floating_point or dtype.is_complex):
+                fail(
+                    f"tensor {name!r} of dtype {dtype.name} cannot require grad (only floating "
+                    "point and complex tensors can)"
+                )
             if base == "requires_grad":
                 made[name].requires_grad_(True)
             elif base != "tensor":
-                made[name] = Parameter(made[name], requires_grad=base[1])
+                made[name] = Parameter(made[name], requires_grad=grad)
         elif kind_of[name] != kind:
             fail(f"structure refers to tensor {name!r} both as {kind_of[name]} and as {kind}")
         return made[name]
@@ -247,7 +261,11 @@ def _other_value(value: Any, encode: Callable[[Any, int], Any]) -> Any:
     """The node of a set, bytes, bytearray or complex number (``encode(item, i)`` gives a set
     item's node), or None for any other value."""
     if isinstance(value, set):
-        return {"set": [encode(item, i) for i, item in enumerate(value)]}
+        # In an order of their own, not the set's (which strings' hashes change from run to
+        # run), so that a given state is saved as the same bytes; sorted before they are
+        # encoded, as modules must be met in the order of their ids.
+        items = sorted(value, key=lambda item: (type(item).__name__, repr(item)))
+        return {"set": [encode(item, i) for i, item in enumerate(items)]}
     if isinstance(value, (bytes, bytearray)):
         return {type(value).__name__: value.hex()}
     if isinstance(value, complex):
@@ -264,21 +282,25 @@ def _other_value_of(kind: str, body: Any, build: Callable[[Any], Any], fail: Fai
             raw = bytes.fromhex(body) if isinstance(body, str) else None
         except ValueError:
             raw = None
-        if raw is None:
-            fail(f"{kind} node {_short(body)} must be a string of hex digits")
+        if raw is None or raw.hex() != body:  # what save writes, nothing looser (spaces)
+            fail(f"{kind} node {_short(body)} must be a string of lowercase hex digit pairs")
         return raw if kind == "bytes" else bytearray(raw)
     if not isinstance(body, list):
         fail(f"{kind} node {_short(body)} must hold a JSON list")
     if kind == "size":
-        if not all(type(n) is int and n >= 0 for n in body):
-            fail(f"size node {_short(body)} must hold non-negative ints")
+        if not all(type(n) is int for n in body):  # any int: tw.Size([-1]) is one, as torch's
+            fail(f"size node {_short(body)} must hold ints")
         return Size(body)
     if kind == "complex_number":
         if len(body) != 2 or not all(type(x) in (int, float) for x in body):
             fail(f"complex_number node {_short(body)} must be [real, imag]")
-        return complex(*body)
+        try:
+            return complex(*body)
+        except OverflowError:  # an int past float's range: the file was not written by tw.save
+            fail(f"complex_number node {_short(body)} is out of float's range")
+    items = [build(item) for item in body]
     try:
-        return set(build(item) for item in body)
+        return set(items)
     except TypeError:  # an unhashable item: the file was not written by tw.save
         fail(f"set node {_short(body)} holds an unhashable item")
 

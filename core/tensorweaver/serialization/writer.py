@@ -55,7 +55,7 @@ def save(
     for name, t in flat.tensors.items():
         code, arrays[name] = stored_array(t)
         table[name] = (code, list(arrays[name].shape))
-    metadata = document.make(flat.structure, table, arrays, extended=flat.extended)
+    metadata = document.make(flat.structure, table, arrays, version=flat.version)
     # ``arrays`` stays alive while the library reads their memory.
     entries = {name: _entry(CODES[code].name, arrays[name]) for name, (code, _) in table.items()}
 

@@ -11,7 +11,8 @@ rebuilds each tensor with ``tw.tensor``, with its dtype: a tensor the worker mad
 host, where workers make tensors) on the current default device (``tw.get_backend()``, or a
 ``tw.device`` context around the loop), where it would have been made without workers; a
 tensor on another device (a dataset's ``torch:cpu`` tensors, say) on that device, as without
-workers.
+workers. Differs from ``num_workers=0``: a dataset's own host (NumPy) tensors, which the main
+process cannot tell from those the worker made, also come back on the default device.
 """
 
 from __future__ import annotations
