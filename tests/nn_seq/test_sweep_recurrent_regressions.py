@@ -4,6 +4,8 @@ gradients and the attributes PyTorch's users read."""
 
 from __future__ import annotations
 
+import fractions
+import io
 from typing import Any, Callable
 
 import numpy as np
@@ -231,3 +233,96 @@ def test_pack_unsorted_with_fewer_lengths_packs_those_columns(batch_first: bool)
     ]
     for theirs, ours in zip(*packed):
         assert_close(ours, theirs)
+
+
+def test_flat_weights_takes_an_assigned_list_as_torch() -> None:
+    """Code written for PyTorch assigns ``_flat_weights`` (adapters, custom layers); ours was
+    a read-only property (AttributeError), and ``_init_flat_weights`` missing. The list runs
+    until a weight is assigned, ``_init_flat_weights()`` or a conversion, as PyTorch's."""
+    theirs = layer(torch, "GRU", 4, 6).double()
+    ours = tw.nn.GRU(4, 6, dtype=tw.float64)
+    ours.load_state_dict({k: tw.tensor(host(v)) for k, v in theirs.state_dict().items()})
+    outs: dict[Any, list[Any]] = {torch: [], tw: []}
+    for m, module in ((torch, theirs), (tw, ours)):
+        x = t(m, X.astype(np.float64))
+        adapted = module.weight_hh_l0 * 0.5  # a LoRA-like adapted weight, not a Parameter
+        module._flat_weights = [adapted if n == "weight_hh_l0" else getattr(module, n)
+                                for n in module._flat_weights_names]  # fmt: skip
+        outs[m].append(module(x)[0])
+        module.weight_ih_l0 = m.nn.Parameter(module.weight_ih_l0.detach() * 2)  # list ends
+        outs[m].append(module(x)[0])
+        module._flat_weights = [w * 0.5 for w in module._flat_weights]
+        module._flat_weights = list(module._flat_weights)  # the same list again
+        outs[m].append(module(x)[0])
+        module._init_flat_weights()  # PyTorch's, called by its subclasses and tools
+        outs[m].append(module(x)[0])
+        module._flat_weights = [w * 0.5 for w in module._flat_weights]
+        module.double()  # reads the weights afresh
+        outs[m].append(module(x)[0])
+    for ours_out, theirs_out in zip(outs[tw], outs[torch]):
+        assert_close(ours_out, theirs_out)
+    assert not np.allclose(host(outs[tw][2]), host(outs[tw][3]))  # the list did change things
+
+
+def test_layer_saved_whole_before_the_bookkeeping_still_runs() -> None:
+    """``tw.save(model)`` files written before ``_flat_weights_names``/``_all_weights``
+    existed came back without them (tw.load runs no ``__setstate__``), and every forward
+    raised AttributeError; PyTorch's ``__setstate__`` names old layers' weights too."""
+    theirs = layer(torch, "LSTM", 4, 6, num_layers=2, bidirectional=True).double()
+    ours = tw.nn.LSTM(4, 6, num_layers=2, bidirectional=True, dtype=tw.float64)
+    ours.load_state_dict({k: tw.tensor(host(v)) for k, v in theirs.state_dict().items()})
+    for name in ("_flat_weights_names", "_all_weights"):  # the layout saved before
+        del ours.__dict__[name]
+    buffer = io.BytesIO()
+    tw.save(ours, buffer)
+    buffer.seek(0)
+    loaded = tw.load(buffer, weights_only=False)
+    assert loaded._all_weights == theirs._all_weights
+    assert loaded._flat_weights_names == theirs._flat_weights_names
+    x = X.astype(np.float64)
+    assert_close(loaded(t(tw, x))[0], theirs(t(torch, x))[0])
+
+
+def test_a_deleted_weight_is_named_when_the_layer_runs() -> None:
+    """After ``del lstm.weight_hh_l0`` a forward said "no attribute '_flat_weights'" (the
+    property's error, swallowed); PyTorch runs on the deleted tensor, gone here: the error
+    names the weight."""
+    ours = tw.nn.LSTM(4, 6)
+    del ours.weight_hh_l0
+    assert ours._flat_weights[1] is None  # as PyTorch's list after it is read afresh
+    with pytest.raises(RuntimeError, match="LSTM: weight 'weight_hh_l0' is None or was deleted"):
+        ours(t(tw, X))
+
+
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+def test_pack_padded_sequence_refuses_lengths_torch_cannot_read(enforce_sorted: bool) -> None:
+    """A generator was read up by the rank check ("got 0 lengths", RuntimeError); a str, set
+    or dict was read as lengths; 2-D unsorted lengths raised RuntimeError. PyTorch raises
+    TypeError for the first ones and index_select's IndexError for the last."""
+
+    def pack(m: Any, lengths: Any) -> Any:
+        return m.nn.utils.rnn.pack_padded_sequence(t(m, X), lengths, enforce_sorted=enforce_sorted)
+
+    raises_like_torch(lambda m: pack(m, (n for n in (5, 3, 2))), "lengths")
+    for lengths in ("532", {5, 3, 2}, {5: 0, 3: 0, 2: 0}):
+        raises_like_torch(lambda m, lengths=lengths: pack(m, lengths), "lengths")
+    raises_like_torch(lambda m: pack(m, np.array([[5, 3, 2]])), "1-D")
+    raises_like_torch(lambda m: pack(m, np.array(5)), "1-D")
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_constructor_numbers_as_torch(name: str) -> None:
+    """A NumPy or Fraction dropout was refused (ValueError) and a NumPy proj_size too; a
+    float or bool proj_size raised ValueError where PyTorch raises TypeError."""
+    for dropout in (np.float32(0.5), fractions.Fraction(1, 4)):
+        built = [layer(m, name, 4, 6, num_layers=2, dropout=dropout) for m in (torch, tw)]
+        assert repr(built[1]) == repr(built[0])
+        assert built[1].dropout == built[0].dropout
+    if name == "LSTM":
+        theirs, ours = (layer(m, name, 4, 6, proj_size=np.int64(2)) for m in (torch, tw))
+        assert repr(ours) == repr(theirs)
+        x = X.astype(np.float64)
+        ours.load_state_dict({k: tw.tensor(host(v)) for k, v in theirs.state_dict().items()})
+        assert_close(ours.double()(t(tw, x))[0], theirs.double()(t(torch, x))[0])
+        for proj_size in (2.0, True, "2"):
+            raises_like_torch(lambda m, p=proj_size: layer(m, name, 4, 6, proj_size=p), "proj")

@@ -19,6 +19,8 @@ gate blocks in this order along the last axis):
 from __future__ import annotations
 
 import math
+import numbers
+import operator
 import warnings
 from typing import Any, Callable, Optional, Union
 
@@ -428,7 +430,7 @@ class RNNBase(Module):
         # PyTorch's checks, order and exception classes
         if (
             isinstance(dropout, bool)
-            or not isinstance(dropout, (int, float))
+            or not isinstance(dropout, numbers.Number)  # NumPy scalars, fractions: as PyTorch
             or not 0 <= dropout <= 1
         ):
             raise ValueError(f"{fn}: dropout should be a number in range [0, 1], got {dropout!r}")
@@ -442,7 +444,12 @@ class RNNBase(Module):
                 raise TypeError(f"{fn}: {name} should be of type int, got: {type(value).__name__}")
             if value <= 0:
                 raise ValueError(f"{fn}: {name} must be greater than zero, got {value}")
-        if isinstance(proj_size, bool) or not isinstance(proj_size, int) or proj_size < 0:
+        if isinstance(proj_size, bool) or not hasattr(type(proj_size), "__index__"):
+            raise TypeError(  # PyTorch's class (its torch.empty refuses the size)
+                f"{fn}: proj_size should be of type int, got: {type(proj_size).__name__}"
+            )
+        proj_size = operator.index(proj_size)  # NumPy integers too, as PyTorch
+        if proj_size < 0:
             raise ValueError(
                 f"{fn}: proj_size should be a positive integer or zero to disable projections, "
                 f"got {proj_size!r}"
@@ -469,27 +476,60 @@ class RNNBase(Module):
         self.dropout = float(dropout)
         self.bidirectional = bidirectional
         self.proj_size = proj_size
-        gates = _MODES[mode][0] * hidden_size
-        directions = 2 if bidirectional else 1
-        state_size = proj_size or hidden_size  # the size of h (and of each output)
-        self._flat_weights_names: list[str] = []  # PyTorch's bookkeeping, read by its users
-        self._all_weights: list[list[str]] = []
-        for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else state_size * directions
+        layers = self._weight_shapes()
+        for shapes in layers:
+            for name, shape in shapes.items():
+                setattr(self, name, Parameter(tw.empty(*shape, device=device, dtype=dtype)))
+        self._name_weights(layers)
+        self.reset_parameters()
+
+    def _weight_shapes(self) -> list[dict[str, tuple[int, ...]]]:
+        """Each layer and direction's weights, name to shape, in PyTorch's order."""
+        gates = _MODES[self.mode][0] * self.hidden_size
+        directions = 2 if self.bidirectional else 1
+        state_size = self.proj_size or self.hidden_size  # the size of h (and of each output)
+        layers = []
+        for layer in range(self.num_layers):
+            layer_input = self.input_size if layer == 0 else state_size * directions
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction else "")
                 shapes = {"weight_ih": (gates, layer_input), "weight_hh": (gates, state_size)}
-                if bias:
+                if self.bias:
                     shapes.update(bias_ih=(gates,), bias_hh=(gates,))
-                if proj_size:
-                    shapes.update(weight_hr=(proj_size, hidden_size))
-                for kind, shape in shapes.items():
-                    weight = Parameter(tw.empty(*shape, device=device, dtype=dtype))
-                    setattr(self, kind + suffix, weight)
-                names = [kind + suffix for kind in shapes]
-                self._flat_weights_names.extend(names)
-                self._all_weights.append(names)
-        self.reset_parameters()
+                if self.proj_size:
+                    shapes.update(weight_hr=(self.proj_size, self.hidden_size))
+                layers.append({kind + suffix: shape for kind, shape in shapes.items()})
+        return layers
+
+    def _name_weights(self, layers: list[dict[str, tuple[int, ...]]]) -> None:
+        """PyTorch's bookkeeping, read by its users: ``_all_weights`` (each layer and
+        direction's weight names) and ``_flat_weights_names`` (all of them, in order)."""
+        self._all_weights = [list(shapes) for shapes in layers]
+        self._flat_weights_names = [name for names in self._all_weights for name in names]
+
+    def __getattr__(self, name: str) -> Any:
+        # A layer saved whole by tw.save before the bookkeeping existed comes back without it
+        # (tw.load runs no __setstate__): named here from its configuration, on first use.
+        if name in ("_all_weights", "_flat_weights_names") and "mode" in self.__dict__:
+            self._name_weights(self._weight_shapes())
+            return self.__dict__[name]
+        return super().__getattr__(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # PyTorch reads its list afresh once a weight is replaced: a list assigned to
+        # _flat_weights ends there
+        if "_flat_weights_assigned" in self.__dict__ and name in self._flat_weights_names:
+            del self.__dict__["_flat_weights_assigned"]
+        super().__setattr__(name, value)
+
+    def _init_flat_weights(self) -> None:
+        """PyTorch's: ``_flat_weights`` read afresh from the weights (a list assigned to it
+        ends here); subclasses and tools written for PyTorch call it."""
+        self.__dict__.pop("_flat_weights_assigned", None)
+
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+        self._init_flat_weights()  # as PyTorch after .to() and the like
+        return super()._apply(fn)
 
     def reset_parameters(self) -> None:
         _reset_uniform(self, self.hidden_size)
@@ -500,9 +540,29 @@ class RNNBase(Module):
 
     @property
     def _flat_weights(self) -> list[Any]:
-        """Every weight, per layer and direction, in PyTorch's order (as it is now: a weight
-        replaced by assignment is seen here)."""
-        return [getattr(self, name) for name in self._flat_weights_names]
+        """Every weight, per layer and direction, in PyTorch's order, as it is now (a weight
+        replaced by assignment is seen here; a deleted one is None, as in PyTorch's list)."""
+        params = self._parameters
+        weights = [
+            params[name] if name in params else getattr(self, name, None)
+            for name in self._flat_weights_names
+        ]
+        assigned = self.__dict__.get("_flat_weights_assigned")
+        if assigned:
+            weights = [assigned.get(n, w) for n, w in zip(self._flat_weights_names, weights)]
+        return weights
+
+    @_flat_weights.setter
+    def _flat_weights(self, weights: list[Any]) -> None:
+        # Code written for PyTorch assigns the list (adapters, custom layers); as there, it
+        # runs until a weight is assigned, _init_flat_weights() or a conversion.
+        self._init_flat_weights()
+        current = self._flat_weights  # the weights themselves: only other entries are kept
+        self.__dict__["_flat_weights_assigned"] = {
+            name: w
+            for name, w, now in zip(self._flat_weights_names, weights, current)
+            if w is not now
+        }
 
     @property
     def all_weights(self) -> list[list[Parameter]]:
@@ -510,11 +570,21 @@ class RNNBase(Module):
         return [[getattr(self, name) for name in names] for names in self._all_weights]
 
     def _check_input(
-        self, input: Tensor, expected_dim: int, dtype_error: type[Exception] = ValueError
+        self,
+        input: Tensor,
+        weights: list[Any],
+        expected_dim: int,
+        dtype_error: type[Exception] = ValueError,
     ) -> None:
-        """PyTorch's checks of the input (or packed data): its dtype, rank and size."""
+        """PyTorch's checks of the input (or packed data): its dtype, rank and size; and that
+        every weight is there."""
         fn = type(self).__name__
-        weight = self._flat_weights[0]
+        missing = [n for n, w in zip(self._flat_weights_names, weights) if w is None]
+        if missing:  # PyTorch would run on the deleted tensor; it is gone here
+            raise RuntimeError(
+                f"{fn}: weight {missing[0]!r} is None or was deleted; assign a tensor to it first"
+            )
+        weight = weights[0]
         if input.dtype != weight.dtype:
             raise dtype_error(
                 f"{fn}: input dtype ({input.dtype}) does not match weight dtype "
@@ -583,14 +653,14 @@ class RNNBase(Module):
             hx = None if hx is None else tuple(s.unsqueeze(1) for s in hx)
         elif self.batch_first:
             input = input.transpose(0, 1)
-        self._check_input(input, 3)
+        weights = self._flat_weights
+        self._check_input(input, weights, 3)
         initial = self._initial_states(hx, input.shape[1], input)
         if input.shape[0] == 0:
             raise RuntimeError(
                 f"{fn}: Expected sequence length to be larger than 0 in RNN; give at least one "
                 "time step"
             )
-        weights = self._flat_weights
         if self.proj_size:  # no backend kernel takes projections: the recurrence's own ops
             output, last = _recurrence(input, initial, weights, *self._static(), projected=True)
         elif getattr(input.backend, "fused_rnn", None) is None:
@@ -614,11 +684,11 @@ class RNNBase(Module):
         original order, as in PyTorch."""
         data, sizes = input.data, input.batch_sizes.tolist()
         # PyTorch's LSTM skips its checks for packed input: its matmul refuses the dtype
-        self._check_input(data, 2, RuntimeError if self.mode == "LSTM" else ValueError)
+        weights = self._flat_weights
+        self._check_input(data, weights, 2, RuntimeError if self.mode == "LSTM" else ValueError)
         if hx is not None and input.sorted_indices is not None:
             hx = tuple(s.index_select(1, input.sorted_indices) if s.dim() == 3 else s for s in hx)
         initial = self._initial_states(hx, sizes[0], data)
-        weights = self._flat_weights
         if self.proj_size or getattr(data.backend, "fused_rnn_packed", None) is None:
             packed, last = _packed_recurrence(
                 data, initial, weights, sizes, self._static(), projected=bool(self.proj_size)

@@ -73,7 +73,9 @@ def pack_padded_sequence(
     """Pack a padded batch ``(T, N, *)`` (``(N, T, *)`` with ``batch_first``) of sequences of
     the given ``lengths``. With ``enforce_sorted`` the lengths must be decreasing; otherwise
     the batch is sorted here and the permutation kept in the result."""
-    sizes = lengths_list(lengths, "pack_padded_sequence")
+    # unsorted, PyTorch selects columns by the sorted lengths: index_select's IndexError
+    not_1d = RuntimeError if enforce_sorted else IndexError
+    sizes = lengths_list(lengths, "pack_padded_sequence", not_1d)
     batch_dim, time_dim = (0, 1) if batch_first else (1, 0)
     if input.dim() < 2:
         raise IndexError(  # PyTorch's class

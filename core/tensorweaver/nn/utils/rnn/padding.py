@@ -4,27 +4,34 @@ padded tensor."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Union
 
 import tensorweaver as tw
 from tensorweaver.tensor import Tensor
 
 
-def lengths_list(lengths: Union[Tensor, Iterable[int]], fn: str) -> list[int]:
-    """``lengths`` (a 1-D tensor or a sequence of ints) as Python ints (truncated, as
-    PyTorch's conversion to int64)."""
+def lengths_list(
+    lengths: Union[Tensor, Sequence[int]], fn: str, not_1d: type[Exception] = RuntimeError
+) -> list[int]:
+    """``lengths`` (a 1-D tensor or array, or a sequence of ints) as Python ints (truncated,
+    as PyTorch's conversion to int64); ``not_1d`` is the class raised for 2-D or more."""
     if hasattr(lengths, "tolist"):
         lengths = lengths.tolist()
-    if isinstance(lengths, (int, float)) or any(isinstance(n, (list, tuple)) for n in lengths):
-        raise RuntimeError(  # PyTorch's class
+    kind = type(lengths).__name__
+    nested = isinstance(lengths, Sequence) and any(isinstance(n, (list, tuple)) for n in lengths)
+    if isinstance(lengths, (int, float)) or nested:
+        raise (not_1d if nested else RuntimeError)(  # PyTorch's classes
             f"{fn}: the 'lengths' argument should be 1-D (one length per sequence), got {lengths!r}"
         )
+    # PyTorch makes a tensor of it: no str, set, dict or one-pass iterator (read once here)
+    if not isinstance(lengths, Sequence) or isinstance(lengths, (str, bytes)):
+        raise TypeError(f"{fn}: lengths must be a 1-D tensor or a list of ints, got {kind}")
     try:
         return [int(n) for n in lengths]
     except TypeError as err:
         raise TypeError(
-            f"{fn}: lengths must be a 1-D tensor or a list of ints, got {type(lengths).__name__}"
+            f"{fn}: lengths must be a 1-D tensor or a list of ints, got {kind}"
         ) from err
 
 
@@ -52,17 +59,21 @@ def pad_sequence(
         )
     length = max(s.shape[0] for s in seqs)
     dtype = seqs[0].dtype  # PyTorch's: the first sequence's, whatever the others'
-    width = math.prod(trailing)
     padded = []
     for s in seqs:
-        # Rows of one flat feature axis: tw.cat leaves a 1-D empty tensor out of its result
-        # (and so of the graph: no gradient for an empty sequence); (0, width) stays in.
-        rows = s.to(dtype).reshape(s.shape[0], width)
+        rows = s if s.dtype == dtype else s.to(dtype)
         missing = length - s.shape[0]
         if missing:
-            fill = tw.full((missing, width), padding_value, dtype=dtype, device=s.device)
+            # tw.cat leaves a 1-D empty tensor out of its result (and so out of the graph: no
+            # gradient for an empty sequence); one of shape (0, width) stays in
+            empty = not s.shape[0]
+            if empty:
+                rows = rows.reshape(0, math.prod(trailing))
+            fill = tw.full((missing, *rows.shape[1:]), padding_value, dtype=dtype, device=s.device)
             rows = tw.cat([rows, fill] if padding_side == "right" else [fill, rows])
-        padded.append(rows.reshape(length, *trailing))
+            if empty:
+                rows = rows.reshape(length, *trailing)
+        padded.append(rows)
     return tw.stack(padded, dim=0 if batch_first else 1)
 
 
