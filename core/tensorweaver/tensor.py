@@ -376,7 +376,7 @@ class Tensor:
         elif len(args) == 1 and not isinstance(args[0], int):
             made = creation.tensor(args[0], dtype=dtype)
         else:
-            made = creation.zeros(*args, dtype=dtype)
+            made = creation.zeros(args or (0,), dtype=dtype)
         Tensor.__init__(self, made.native, made.backend, made.dtype)
 
     # Identity hashing: == is elementwise, as in PyTorch.

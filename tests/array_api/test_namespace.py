@@ -135,6 +135,10 @@ def test_creation(backend: str) -> None:
     close(xp.linspace(0, 1, 4, endpoint=False), np.linspace(0, 1, 4, endpoint=False))
     close(xp.arange(1, 7, 2), np.arange(1, 7, 2))
     close(xp.full_like(xp.asarray(A), 2.5), np.full_like(A, 2.5))
+    for shape in (3, (2, 3), ()):  # the standard's int shape too, which torch.full refuses
+        for make in ("zeros", "ones", "empty"):
+            assert getattr(xp, make)(shape).shape == getattr(xs, make)(shape).shape
+        close(xp.full(shape, 1.5), np.full(shape, 1.5))
     close(xp.triu(xp.asarray(A), k=1), np.triu(A, k=1))
     gx, gy = xp.meshgrid(xp.asarray(A[0]), xp.asarray(B[0]))
     nx, ny = np.meshgrid(A[0], B[0])

@@ -165,6 +165,8 @@ def full(
     device: Any = None,
 ) -> Tensor:
     """A new array of ``shape`` filled with ``fill_value``."""
+    # (the standard takes an int shape, which torch.full refuses)
+    shape = (shape,) if isinstance(shape, int) else shape
     return core.full(shape, fill_value, dtype=dtype, device=device)
 
 

@@ -91,6 +91,13 @@ _COMPLEX_OF = {
     complex128: complex128,
 }
 BY_NAME: dict[str, DType] = {d.name: d for d in ALL}
+#: PyTorch's C++ names of the dtypes (``ScalarType``), which its kernels' errors print
+#: (``"tril_indices" not implemented for 'Float'``).
+SCALAR_TYPE_NAMES: dict[str, str] = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+    "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+    "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}  # fmt: skip
 
 
 def __getattr__(name: str) -> DType:

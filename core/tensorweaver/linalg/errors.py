@@ -29,8 +29,6 @@ _KERNELS = {
     "cholesky_inverse": "cholesky_inverse_out_cpu",
     "linalg.householder_product": "orgqr_cpu",
 }
-_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char"}
-_TORCH_NAMES |= {"uint8": "Byte", "bool": "Bool"}
 
 
 class LinAlgError(RuntimeError):
@@ -45,9 +43,9 @@ def check_float(name: str, *tensors: Tensor, complex_ok: bool = False) -> None:
             continue
         if not t.dtype.is_floating_point or t.dtype.itemsize < 4:
             kernel = _KERNELS.get(name)
-            if kernel is not None and t.dtype.name in _TORCH_NAMES:
+            if kernel is not None and not (t.dtype.is_floating_point or t.dtype.is_complex):
                 raise NotImplementedError(
-                    f"\"{kernel}\" not implemented for '{_TORCH_NAMES[t.dtype.name]}' "
+                    f"\"{kernel}\" not implemented for '{dtypes.SCALAR_TYPE_NAMES[t.dtype.name]}' "
                     f"({name} of a {t.dtype.name} tensor; cast with .double() or .float())"
                 )
             also = " or complex" if complex_ok else ""

@@ -131,7 +131,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
     matrices, as PyTorch (which checks that 'fro' and 'nuc' have square ones first)."""
     if A.numel() == 0 and p not in ("fro", "nuc"):
         check_matrix("linalg.cond", A, complex_ok=True)
-        return cr.zeros(*A.shape[:-2], dtype=A.dtype.to_real(), device=A.device)
+        return cr.zeros(A.shape[:-2], dtype=A.dtype.to_real(), device=A.device)
     if p in (None, 2, -2):
         s = svdvals(A)
         ratio = ew.div(rd.amax(s, -1), rd.amin(s, -1))

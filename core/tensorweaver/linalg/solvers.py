@@ -291,7 +291,7 @@ def _matrix_rank(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> tuple[Tens
     m, n = A.shape[-2:]
     s = ew.abs(eigh(A)[0]) if hermitian else svdvals(A)
     if 0 in (m, n):
-        return (cr.zeros(*A.shape[:-2], dtype=dtypes.int64, device=A.device),)
+        return (cr.zeros(A.shape[:-2], dtype=dtypes.int64, device=A.device),)
     cutoff = _cutoff(rd.amax(s, -1, keepdim=True), m, n, atol, rtol, s.dtype)
     return (rd.sum(ew.gt(s, cutoff).to(dtypes.int64), -1),)
 

@@ -218,7 +218,7 @@ def trunc_normal_(
 
     low, high = cdf((a - mean) / std), cdf((b - mean) / std)
     with tw.no_grad():
-        u = tw.empty(*tensor.shape, dtype=tw.float64, device=tensor.device)
+        u = tw.empty(tensor.shape, dtype=tw.float64, device=tensor.device)
         u.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
         # Keep strictly inside (-1, 1): erfinv(±1) is infinite.
         eps = 1e-15

@@ -118,9 +118,24 @@ def _require_complex(backend: Any, op: str) -> None:
         )
 
 
+_POLAR_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64)
+
+
 def polar(abs: Tensor, angle: Tensor) -> Tensor:
     """The complex tensor with modulus ``abs`` and argument ``angle`` (``torch.polar``)."""
     r, theta = _tensor("polar", abs), _tensor("polar", angle)
+    if r.dtype not in _POLAR_DTYPES or theta.dtype not in _POLAR_DTYPES:
+        raise RuntimeError(
+            "polar: Expected both inputs to be Half, Float or Double tensors but got "
+            f"{dtypes.SCALAR_TYPE_NAMES[r.dtype.name]} and "
+            f"{dtypes.SCALAR_TYPE_NAMES[theta.dtype.name]}"
+        )
+    if r.dtype is not theta.dtype:
+        raise RuntimeError(
+            f"polar: Expected object of scalar type {dtypes.SCALAR_TYPE_NAMES[r.dtype.name]} "
+            f"but got scalar type {dtypes.SCALAR_TYPE_NAMES[theta.dtype.name]} for second "
+            "argument"
+        )
     return complex(ew.mul(r, ew.cos(theta)), ew.mul(r, ew.sin(theta)))
 
 

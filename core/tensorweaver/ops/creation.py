@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
@@ -15,9 +16,12 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.layout import strided
 from tensorweaver.memory_formats import memory_format
 from tensorweaver.ops import overflow
+from tensorweaver.ops.apply import written_out
 from tensorweaver.ops.rank import check_ndim
-from tensorweaver.promotion import default_complex_dtype, get_default_dtype
+from tensorweaver.promotion import default_complex_dtype, get_default_dtype, promote_types
 from tensorweaver.tensor import Tensor, _mark_shared, _shares_host
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _NUMPY_TO_DTYPE = {np.dtype(d.numpy_name): d for d in dtypes.ALL if d is not dtypes.bfloat16}
 
@@ -48,22 +52,144 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t.requires_grad_() if requires_grad else t
 
 
-def _infer_dtype(array: np.ndarray, data: Any) -> DType:
-    kind = array.dtype.kind
-    if kind == "f" and not isinstance(data, (np.ndarray, np.generic)):
-        return get_default_dtype()  # Python floats
-    if kind == "c" and not isinstance(data, (np.ndarray, np.generic)):
-        return default_complex_dtype()  # Python complex numbers
-    if kind in "biufc":
-        found = _NUMPY_TO_DTYPE.get(array.dtype)
-        if found is not None:
-            return found
-        if kind == "u":
-            raise TypeError(f"tensor(): unsigned dtype {array.dtype} is not supported (only uint8)")
+def _array_dtype(array: np.ndarray) -> DType:
+    found = _NUMPY_TO_DTYPE.get(array.dtype)
+    if found is not None:
+        return found
+    if array.dtype.kind == "u":
+        raise TypeError(f"tensor(): unsigned dtype {array.dtype} is not supported (only uint8)")
     raise TypeError(
-        f"tensor(): cannot make a tensor from data of type {array.dtype} "
-        f"({type(data).__name__}); use numbers, bools, nested lists of them, or NumPy arrays"
+        f"tensor(): can't convert np.ndarray of type {array.dtype}; use numbers, bools, "
+        "nested lists of them, or NumPy arrays of numbers"
     )
+
+
+#: What PyTorch reads as nested data (NumPy arrays inside them are read whole).
+_SEQUENCES = (list, tuple, range)
+_HELD = (Tensor, np.ndarray)
+_NUMBERS = frozenset((bool, int, float, complex))
+_LISTS = frozenset((list, tuple))
+
+
+class _Leaves:
+    """What nested Python data holds: the types of its elements (read list by list, in C),
+    the tensors and arrays among them, and whether an empty list is in it."""
+
+    def __init__(self, data: Any) -> None:
+        self.types: set[type] = set()
+        self.held: list[Any] = []
+        self.empty = False
+        if not isinstance(data, _SEQUENCES):
+            self._add([data], {type(data)})
+            return
+        stack = [data]
+        while stack:
+            seq = stack.pop()
+            if not len(seq):
+                self.empty = True
+                continue
+            kinds = set(map(type, seq))
+            if kinds <= _NUMBERS:  # the usual cases, quickly
+                self.types |= kinds
+                continue
+            if kinds <= _LISTS:
+                stack.extend(seq)
+                continue
+            if any(issubclass(k, _SEQUENCES) for k in kinds):
+                stack.extend(x for x in seq if isinstance(x, _SEQUENCES))
+                seq = [x for x in seq if not isinstance(x, _SEQUENCES)]
+                kinds = set(map(type, seq))
+            self._add(seq, kinds)
+
+    def _add(self, seq: Any, kinds: set[type]) -> None:
+        self.types |= kinds
+        if any(issubclass(k, _HELD) for k in kinds):
+            self.held.extend(x for x in seq if isinstance(x, _HELD))
+
+    def dtype(self) -> DType:
+        """PyTorch's dtype for the data: each number's own (bool, int64, the default float
+        or complex dtype; a NumPy scalar, array or tensor its dtype), promoted over all of
+        them as ``torch.promote_types`` does; an empty list counts as the default dtype."""
+        found = [get_default_dtype()] if self.empty or not self.types else []
+        found += [x.dtype if isinstance(x, Tensor) else _array_dtype(x) for x in self.held]
+        found += [_number_dtype(t) for t in self.types if not issubclass(t, _HELD)]
+        return functools.reduce(promote_types, found)
+
+    def check(self, dtype: DType) -> None:
+        """Refuse, as PyTorch's element conversion does, a value that ``dtype`` cannot hold:
+        a complex number for a real dtype other than bool, a NumPy float (other than float64)
+        or NumPy bool for an integer dtype (NumPy's float32 not for bool either), and
+        non-numbers."""
+        for t in self.types:
+            if issubclass(t, _HELD):
+                continue
+            _number_dtype(t, dtype)
+            if dtype.is_complex:
+                continue
+            if dtype.is_floating_point:
+                if issubclass(t, complex):
+                    raise TypeError(
+                        "tensor(): must be real number, not complex; pass the real parts, or "
+                        "a complex dtype"
+                    )
+                continue
+            numpy_kind = np.dtype(t).kind if issubclass(t, np.generic) else None
+            refused = (
+                issubclass(t, complex)
+                and dtype is not dtypes.bool_
+                or numpy_kind == "c"
+                and not issubclass(t, complex)
+                or numpy_kind == "f"
+                and not issubclass(t, float)
+                or numpy_kind == "b"
+                and dtype is not dtypes.bool_
+            )
+            if refused:
+                raise TypeError(
+                    f"tensor(): '{t.__module__}.{t.__name__}' object cannot be interpreted as "
+                    f"an integer ({dtype.name} data); convert it first, e.g. int(x)"
+                )
+        for x in self.held:
+            if isinstance(x, np.ndarray):
+                _array_dtype(x)  # PyTorch's TypeError for arrays of strings or objects
+
+
+def _number_dtype(t: type, wanted: DType | None = None) -> DType:
+    """The dtype PyTorch reads a number of type ``t`` as; for anything else, its error (a
+    RuntimeError while inferring the dtype, a TypeError when converting to ``wanted``)."""
+    if issubclass(t, (str, bytes)):
+        raise TypeError(f"tensor(): invalid data type '{t.__name__}'; pass numbers")
+    if issubclass(t, np.generic):
+        if np.dtype(t).kind in "biufc":
+            return _array_dtype(np.empty(0, t))
+    elif t is bool:
+        return dtypes.bool_
+    elif issubclass(t, int):
+        return dtypes.int64
+    elif issubclass(t, float):
+        return get_default_dtype()
+    elif issubclass(t, complex):
+        return default_complex_dtype()
+    if wanted is not None:
+        raise TypeError(
+            f"tensor(): {t.__name__} is not a number; {wanted.name} tensors hold numbers"
+        )
+    raise RuntimeError(
+        f"tensor(): could not infer dtype of {t.__name__}; use numbers, bools, nested lists "
+        "of them, NumPy arrays or tensors"
+    )
+
+
+def _check_text_first(data: Any) -> None:
+    """PyTorch reads the shape from the first elements before anything else, and text is a
+    sequence to it: a str first in a list makes too many dimensions (a ValueError)."""
+    while isinstance(data, _SEQUENCES) and len(data):
+        data = data[0]
+        if isinstance(data, str):
+            raise ValueError(
+                f"tensor(): too many dimensions '{type(data).__name__}'; the data holds text "
+                "where numbers belong"
+            )
 
 
 def tensor(
@@ -74,11 +200,26 @@ def tensor(
         backend = data.backend if device is None else backend_for(device)
         host = data.backend.to_host(data.native)
         dtype = dtype or data.dtype
+    elif isinstance(data, np.ndarray):
+        backend = backend_for(device)
+        if dtype is None or data.dtype.kind not in "biufc":
+            inferred = _array_dtype(data)  # for strings and objects, PyTorch's TypeError
+            dtype = dtype or inferred
+        host = data
     else:
         backend = backend_for(device)
+        if type(data) in (float, int, bool):  # a Python number: any dtype takes it
+            inferred = _number_dtype(type(data))
+        else:
+            _check_text_first(data)
+            leaves = _Leaves(data)
+            inferred = leaves.dtype() if dtype is None else None
+            leaves.check(dtype or inferred)
+            if any(isinstance(x, Tensor) for x in leaves.held):
+                data = _lists_of(data)
         host = _host_array(data, dtype)
-        dtype = dtype or _infer_dtype(host, data)
-        if dtype.kind in "iu" and not isinstance(data, np.ndarray):
+        dtype = dtype or inferred
+        if dtype.kind in "iu":
             overflow.check_fits(host, dtype, "tensor()")
     _check_dtype(dtype, backend)
     check_ndim("tensor", host.shape, backend)
@@ -86,26 +227,61 @@ def tensor(
 
 
 def _host_array(data: Any, dtype: DType | None) -> np.ndarray:
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-        data = _lists_of(data)
+    """Python data as NumPy reads it, then as PyTorch does (see :mod:`.overflow`)."""
     try:
         array = np.asarray(data)
-    except ValueError as exc:
-        raise ValueError(f"tensor(): the data is ragged or not numeric ({exc})") from None
-    return array if isinstance(data, np.ndarray) else overflow.host_array(array, data, dtype)
+    except ValueError:
+        _check_shape(data, _shape_of(data), 0)
+        raise
+    return overflow.host_array(array, data, dtype)
 
 
-def _flat(data: Any) -> Any:
+def _shape_of(data: Any) -> list[int]:
+    """The shape PyTorch reads from nested sequences: the lengths of the first elements."""
+    shape = []
+    while isinstance(data, _SEQUENCES) or isinstance(data, np.ndarray) and data.ndim > 0:
+        shape.append(len(data))
+        if not len(data):
+            break
+        data = data[0]
+    return shape
+
+
+def _check_shape(data: Any, shape: list[int], dim: int) -> None:
+    """PyTorch's errors for ragged data: a number where a sequence belongs is a TypeError, a
+    sequence of another length a ValueError."""
+    nested = isinstance(data, _SEQUENCES) or isinstance(data, np.ndarray) and data.ndim > 0
+    if dim == len(shape):
+        if nested:
+            raise TypeError(
+                f"tensor(): expected a number at dim {dim}, got a sequence; the data is ragged"
+            )
+        return
+    if not nested:
+        raise TypeError(
+            f"tensor(): expected a sequence at dim {dim}, got {type(data).__name__} (not a "
+            "sequence); the data is ragged"
+        )
+    if len(data) != shape[dim]:
+        raise ValueError(
+            f"tensor(): expected sequence of length {shape[dim]} at dim {dim} (got {len(data)});"
+            " the data is ragged"
+        )
     for x in data:
-        if isinstance(x, (list, tuple)):
-            yield from _flat(x)
-        else:
-            yield x
+        _check_shape(x, shape, dim + 1)
 
 
 def _lists_of(data: Any) -> Any:
+    """``data`` with each tensor in it read as the number it holds (PyTorch reads a tensor
+    inside a list as one number: one of several elements is a ValueError)."""
     if isinstance(data, Tensor):
-        return data.backend.to_host(data.native)
+        if data.numel() != 1:
+            raise ValueError(
+                f"tensor(): only one element tensors can be converted to Python scalars; a "
+                f"tensor of shape {tuple(data.shape)} is inside the list (use tw.stack to join "
+                "tensors)"
+            )
+        return data.backend.to_host(data.native).reshape(())[()]
     if isinstance(data, (list, tuple)):
         return [_lists_of(x) for x in data]
     return data
@@ -224,12 +400,18 @@ def _dlpack_home(obj: Any) -> Any:
     return None
 
 
-def _size(args: tuple) -> tuple:
+def _size(args: tuple, fn: str) -> tuple:
+    """A shape from ``fn``'s ``*size`` (ints, or one tuple, list or Size of them; an integer
+    0-d tensor counts as its value, as in PyTorch)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
+    args = tuple(a.item() if _integer_tensor(a) and a.ndim == 0 else a for a in args)
     for a in args:
-        if not isinstance(a, (int, np.integer)):
-            raise TypeError(f"sizes must be integers, got {list(args)}")
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise TypeError(
+                f"{fn}(): argument 'size' must be tuple of ints, not "
+                f"{type(a).__name__} (got sizes {list(args)})"
+            )
         if a < 0:
             raise RuntimeError(
                 f"trying to create a tensor with negative dimension {a}: sizes {list(args)}"
@@ -237,6 +419,42 @@ def _size(args: tuple) -> tuple:
     return tuple(int(a) for a in args)
 
 
+def _sizes(fn: str, size: tuple, storage: dict) -> tuple:
+    """The shape of ``fn(*size)`` or ``fn(size=...)``; PyTorch requires one of them."""
+    if "size" in storage:
+        if size:
+            raise TypeError(f"{fn}() got multiple values for argument 'size'")
+        size = (storage.pop("size"),)
+    elif not size:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+    _storage_options(fn, storage)
+    return _size(size, fn)
+
+
+def _with_out(name: str) -> Callable[[F], F]:
+    """PyTorch's keyword ``out=`` for the creation function ``name``: the result written
+    into ``out`` (resized to it), of ``out``'s dtype unless ``dtype`` names another, which is
+    a RuntimeError as in PyTorch."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def call(*args: Any, out: Any = None, dtype: DType | None = None, **kwargs: Any) -> Any:
+            if out is None:  # the usual call
+                return fn(*args, dtype=dtype, **kwargs)
+            if isinstance(out, Tensor) and dtype not in (None, out.dtype):
+                raise RuntimeError(
+                    f"{name}(): dtype {dtype.name} does not match dtype of out parameter "
+                    f"({out.dtype.name}); drop dtype= or pass an out tensor of that dtype"
+                )
+            wanted = out.dtype if isinstance(out, Tensor) else dtype
+            return written_out(name, fn(*args, dtype=wanted, **kwargs), out, same_dtype=True)
+
+        return call  # type: ignore[return-value]
+
+    return wrap
+
+
+@_with_out("full")
 def full(
     size: Any,
     fill_value: Any,
@@ -248,6 +466,18 @@ def full(
 ) -> Tensor:
     _storage_options("full", storage)
     backend = backend_for(device)
+    if isinstance(fill_value, Tensor):
+        if fill_value.ndim:
+            raise TypeError(
+                f"full(): argument 'fill_value' must be Number, not a Tensor of shape "
+                f"{tuple(fill_value.shape)}; pass a number or a 0-dim tensor"
+            )
+        fill_value = fill_value.item()
+    elif isinstance(fill_value, np.integer):
+        fill_value = int(fill_value)
+    elif isinstance(fill_value, np.generic) and not isinstance(fill_value, (float, complex)):
+        # PyTorch reads NumPy's other scalars (bools, float32, complex64...) as floats
+        fill_value = float(fill_value.real)
     if dtype is None:
         dtype = (
             dtypes.bool_
@@ -259,12 +489,18 @@ def full(
             else get_default_dtype()
         )
     _check_dtype(dtype, backend)
-    shape = _size((size,) if isinstance(size, int) else (tuple(size),))
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(
+            f"full(): argument 'size' (position 1) must be tuple of ints, not "
+            f"{type(size).__name__}; write full(({size},), value)"
+        )
+    shape = _size((tuple(size),), "full")
     check_ndim("full", shape, backend)
     native = backend.full(shape, overflow.fill_value(fill_value, dtype, "full()"), dtype)
     return _finish(Tensor(native, backend, dtype), requires_grad)
 
 
+@_with_out("zeros")
 def zeros(
     *size: Any,
     dtype: DType | None = None,
@@ -272,9 +508,8 @@ def zeros(
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
-    _storage_options("zeros", storage)
     return full(
-        _size(size),
+        _sizes("zeros", size, storage),
         0,
         dtype=dtype or get_default_dtype(),
         device=device,
@@ -282,6 +517,7 @@ def zeros(
     )
 
 
+@_with_out("ones")
 def ones(
     *size: Any,
     dtype: DType | None = None,
@@ -289,9 +525,8 @@ def ones(
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
-    _storage_options("ones", storage)
     return full(
-        _size(size),
+        _sizes("ones", size, storage),
         1,
         dtype=dtype or get_default_dtype(),
         device=device,
@@ -332,6 +567,11 @@ def _storage_options(fn: str, options: dict) -> None:
 
 
 def _like(x: Tensor, dtype: DType | None, device: Any) -> dict:
+    if not isinstance(x, Tensor):
+        raise TypeError(
+            f"argument 'input' (position 1) must be Tensor, not {type(x).__name__}; convert it "
+            "first with tw.as_tensor"
+        )
     return {"dtype": dtype or x.dtype, "device": device if device is not None else x}
 
 
@@ -387,20 +627,32 @@ def _as_number(value: Any) -> Any:
     return value
 
 
+@_with_out("arange")
 def arange(
-    start: Any,
+    start: Any = None,
     end: Any = None,
     step: Any = 1,
     *,
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
+    """``[start, end)`` by ``step``, as ``torch.arange``: ``arange(end)``, ``arange(start,
+    end, step=1)`` or keywords; int64 when every bound is an integer, else the default
+    float dtype. For an integer ``dtype`` PyTorch truncates each bound to an integer first."""
+    _storage_options("arange", storage)
+    if start is None and end is None:
+        raise TypeError(
+            "arange() missing required argument 'end': use arange(end) or arange(start, end, step)"
+        )
     # 0-d tensors and NumPy scalars count as the Python numbers they hold (an int64 tensor
     # bound gives an int64 range, as in PyTorch)
     start, end, step = (_as_number(v) for v in (start, end, step))
     if end is None:
         start, end = 0, start
+    elif start is None:
+        start = 0
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     for bound in (start, end):
@@ -408,45 +660,162 @@ def arange(
             raise RuntimeError(
                 f"arange: unsupported range: {start} -> {end} (bounds must be finite)"
             )
-    if (end - start) * step < 0:
-        raise RuntimeError(
-            f"arange: upper bound and lower bound inconsistent with step sign: from {start} to "
-            f"{end} by {step}; use a step of the other sign"
-        )
     if dtype is None:
         dtype = (
             dtypes.int64
             if all(isinstance(v, int) for v in (start, end, step))
             else get_default_dtype()
         )
-    if dtype.is_complex:
+    if dtype.is_complex or dtype is dtypes.bool_:
+        _check_step_sign(start, end, step)
         raise NotImplementedError(
-            f"arange(): not implemented for {dtype.name}; make a real range and convert it, "
-            f"e.g. tw.arange(n).to(tw.{dtype.name})"
+            f'"arange_cpu" not implemented for {dtype.name}; make an int64 or float range '
+            f"and convert it, e.g. tw.arange(n).to(tw.{dtype.name})"
         )
+    if dtype.kind in "iu":
+        return _finish(_integer_range(start, end, step, dtype, device), requires_grad)
+    _check_step_sign(start, end, step)
     backend = backend_for(device)
     _check_dtype(dtype, backend)
     return _finish(Tensor(backend.arange(start, end, step, dtype), backend, dtype), requires_grad)
 
 
+def _check_step_sign(start: Any, end: Any, step: Any) -> None:
+    if (end - start) * step < 0:
+        raise RuntimeError(
+            f"arange: upper bound and lower bound inconsistent with step sign: from {start} to "
+            f"{end} by {step}; use a step of the other sign"
+        )
+
+
+def _integer_range(start: Any, end: Any, step: Any, dtype: DType, device: Any) -> Tensor:
+    """PyTorch's integer ``arange``: bounds and step truncated to integers, the length
+    computed from the truncated values for int64 but from the given ones for the other
+    integer dtypes, values wrapping into ``dtype``."""
+    first, last, by = int(start), int(end), int(step)
+    _check_step_sign(start, end, step)
+    if dtype is dtypes.int64:
+        if by == 0:  # a fractional step truncated to nothing
+            raise ValueError(
+                f"arange: step must be nonzero (step {step} truncates to 0 for int64); pass "
+                "an integer step"
+            )
+        span = last - first + by - (1 if by > 0 else -1)
+        n = abs(span) // abs(by) * (1 if (span >= 0) == (by > 0) else -1)
+    else:
+        n = math.ceil((end - start) / step)
+    backend = backend_for(device)
+    _check_dtype(dtype, backend)
+    n = max(n, 0)
+    if n and by:
+        values = backend.arange(first, first + n * by, by, dtypes.int64)
+    else:  # every value is the first
+        values = backend.full((n,), first, dtypes.int64)
+    return Tensor(backend.cast(values, dtype), backend, dtype)
+
+
+@_with_out("linspace")
 def linspace(
-    start: float,
-    end: float,
+    start: Any,
+    end: Any,
     steps: int,
     *,
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (complex when
-    either end is a complex number)."""
+    either end is a complex number), computed as PyTorch's CPU kernel does: in ``dtype``,
+    the first half stepping up from ``start``, the second half down from ``end``."""
+    _storage_options("linspace", storage)
+    start, end = (_range_end("linspace", v) for v in (start, end))
+    if _integer_tensor(steps) and steps.ndim == 0:
+        steps = int(steps.item())
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     ends_complex = isinstance(start, complex) or isinstance(end, complex)
-    dtype = dtype or (default_complex_dtype() if ends_complex else get_default_dtype())
-    exact = np.complex128 if ends_complex or dtype.is_complex else np.float64
-    host = np.linspace(start, end, steps, dtype=exact)
-    return tensor(host, dtype=dtype, device=device, requires_grad=requires_grad)
+    inferred = default_complex_dtype() if ends_complex else get_default_dtype()
+    dtype = dtype or inferred
+    if dtype is dtypes.bool_:
+        raise NotImplementedError(
+            "linspace: not implemented for bool; make a float range and compare it"
+        )
+    if ends_complex and not dtype.is_complex:
+        raise RuntimeError(
+            f"linspace: inferred dtype {inferred.name} can't be safely cast to passed dtype "
+            f"{dtype.name}; pass a complex dtype or real ends"
+        )
+    return tensor(
+        _spaced(start, end, steps, dtype), dtype=dtype, device=device, requires_grad=requires_grad
+    )
 
 
+def _range_end(fn: str, value: Any) -> Any:
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(
+                f"{fn} only supports 0-dimensional start and end tensors, but got a tensor "
+                f"with {value.ndim} dimension(s)"
+            )
+        return value.item()
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _spaced(start: Any, end: Any, steps: int, dtype: DType) -> np.ndarray:
+    """PyTorch's linspace values on the host: integer dtypes step in float64 from the ends
+    converted to the dtype; the others compute in their own precision."""
+    index = np.arange(steps)
+    half = steps // 2
+    if dtype.kind in "iub":
+        kind = np.float64
+        # the ends converted to the dtype first (checked, unsigned ones wrapping), as PyTorch
+        convert = functools.partial(overflow.fill_value, dtype=dtype, fn="linspace")
+    else:
+        kind = np.float32 if dtype is dtypes.bfloat16 else np.dtype(dtype.numpy_name).type
+        convert = kind
+    if steps < 2:  # PyTorch reads no end (nor start, for none)
+        return np.array([convert(start)] if steps else [], dtype=kind)
+    first, last = convert(start), convert(end)
+    if dtype is dtypes.bfloat16:
+        return _bfloat16_spaced(first, last, steps)
+    if dtype.is_complex:  # each part divided by the real count (NumPy's complex division
+        # by a complex number rounds differently)
+        real, span = np.float32 if kind is np.complex64 else np.float64, kind(last - first)
+        step = kind(complex(span.real / real(steps - 1), span.imag / real(steps - 1)))
+    else:
+        step = kind(last - first) / kind(steps - 1)
+    # float16 rounds after each operation; the other kernels fuse the multiply-add (one
+    # rounding): computed wider, then rounded once (integers are truncated after that).
+    wide = kind if kind is np.float16 else np.clongdouble if dtype.is_complex else np.longdouble
+    index = index.astype(wide)
+    up = wide(first) + wide(step) * index
+    down = wide(last) - wide(step) * (wide(steps - 1) - index)
+    values = np.where(index < half, up, down).astype(kind)
+    return np.trunc(values).astype(np.int64) if dtype.kind in "iub" else values
+
+
+def _bfloat16_spaced(first: np.float32, last: np.float32, steps: int) -> np.ndarray:
+    """PyTorch's bfloat16 linspace: each operation rounded to bfloat16 (in float32)."""
+    r = _round_bfloat16
+    first, last = r(first), r(last)
+    step = r((last - first) / r(np.float32(steps - 1)))
+    index = np.arange(steps)
+    up = r(first + r(step * r(index.astype(np.float32))))
+    down = r(last - r(step * r((steps - 1 - index).astype(np.float32))))
+    return np.where(index < steps // 2, up, down)
+
+
+def _round_bfloat16(x: Any) -> np.ndarray:
+    """float32 values rounded to the nearest bfloat16 (ties to even), kept as float32."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32)
+
+
+@_with_out("eye")
 def eye(
     n: int,
     m: int | None = None,
@@ -456,6 +825,9 @@ def eye(
     requires_grad: bool = False,
 ) -> Tensor:
     m = n if m is None else m
+    for name, value in (("n", n), ("m", m)):
+        if value < 0:
+            raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {value}")
     backend = backend_for(device)
     dtype = dtype or get_default_dtype()
     rows = backend.reshape(backend.arange(0, n, 1, dtypes.int64), (n, 1))
@@ -480,7 +852,10 @@ def _random(
         parts = [_random(kind, size, dtype.to_real(), device, generator, *args) for _ in "ri"]
         return Tensor(backend.complex(parts[0].native, parts[1].native), backend, dtype)
     if not dtype.is_floating_point:
-        raise TypeError(f"{kind}: expected a floating-point dtype, got {dtype.name}")
+        raise NotImplementedError(
+            f"{kind}: not implemented for {dtype.name}; samples are floating point (pass a "
+            "float dtype, or use tw.randint for integers)"
+        )
     check_ndim("rand" if kind == "uniform" else "randn", size, backend)
     if generator is None:
         native = getattr(backend, "random_" + kind)(size, *args, dtype)
@@ -502,7 +877,7 @@ def rand(
     requires_grad: bool = False,
 ) -> Tensor:
     """Uniform samples in [0, 1)."""
-    sample = _random("uniform", _size(size), dtype, device, generator, 0.0, 1.0)
+    sample = _random("uniform", _size(size, "rand"), dtype, device, generator, 0.0, 1.0)
     return _finish(sample, requires_grad)
 
 
@@ -514,7 +889,7 @@ def randn(
     requires_grad: bool = False,
 ) -> Tensor:
     """Standard normal samples."""
-    sample = _random("normal", _size(size), dtype, device, generator, 0.0, 1.0)
+    sample = _random("normal", _size(size, "randn"), dtype, device, generator, 0.0, 1.0)
     return _finish(sample, requires_grad)
 
 
@@ -579,14 +954,31 @@ def randint(
     generator: rnd.Generator | None = None,
     dtype: DType | None = None,
     device: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     if size is None:
         low, high, size = 0, low, high
-    if size is None:
-        raise TypeError("randint: the size argument is required")
-    shape = _size((size,) if isinstance(size, int) else (tuple(size),))
-    return _integers(int(low), high, shape, generator, dtype or dtypes.int64, device)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(
+            "randint(): argument 'size' must be a tuple of ints, got "
+            f"{type(size).__name__}; call randint(high, size) or randint(low, high, size)"
+        )
+    shape = _size((tuple(size),), "randint")
+    low, high = (_bound(v) for v in (low, high))
+    sample = _integers(low, high, shape, generator, dtype or dtypes.int64, device)
+    return _finish(sample, requires_grad)
+
+
+def _bound(value: Any) -> int:
+    """A bound of ``randint``: an int (an integer 0-d tensor or NumPy int counts as one)."""
+    if _integer_tensor(value) and value.ndim == 0:
+        return int(value.item())
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"randint(): the bounds must be ints, got {type(value).__name__} ({value!r})"
+        )
+    return int(value)
 
 
 def randint_like(
@@ -611,12 +1003,30 @@ def _integers(
 ) -> Tensor:
     """Uniform integers in [low, high) as ``dtype`` (drawn as int64 for float and bool)."""
     if high <= low:
-        raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
     if dtype.is_complex:
         raise RuntimeError(
             f"randint: integers are drawn as integral, floating-point or bool dtypes, not "
             f"{dtype.name}; draw them as int64 and convert, e.g. .to(tw.{dtype.name})"
         )
+    lowest, highest = _drawable(dtype)
+    for bound, name in ((low, "from"), (high - 1, "to - 1")):
+        if lowest <= bound <= highest:
+            continue
+        if dtype.is_floating_point and dtype is not dtypes.float16:  # PyTorch only warns
+            warnings.warn(
+                f"randint: {name} is out of bounds [{lowest}, {highest}]: {dtype.name} holds "
+                "the integers of a discrete uniform distribution only within it",
+                UserWarning,
+                stacklevel=3,
+            )
+        else:
+            raise RuntimeError(
+                f"randint: {name} is out of bounds for {dtype.name}: {bound} is outside "
+                f"[{lowest}, {highest}]"
+            )
     backend = backend_for(device)
     _check_dtype(dtype, backend)
     check_ndim("randint", shape, backend)
@@ -629,6 +1039,20 @@ def _integers(
     if drawn is not dtype:
         native = backend.cast(native, dtype)
     return Tensor(native, backend, dtype)
+
+
+#: Bits of the significand of each float dtype: randint draws integers it holds exactly.
+_DIGITS = {dtypes.float16: 11, dtypes.bfloat16: 8, dtypes.float32: 24, dtypes.float64: 53}
+
+
+def _drawable(dtype: DType) -> tuple[int, int]:
+    """The integers ``randint`` may draw as ``dtype`` (PyTorch's range check)."""
+    if dtype is dtypes.bool_:
+        return 0, 1
+    if dtype.kind in "iu":
+        return overflow.int_range(dtype)
+    digits = _DIGITS.get(dtype, 53)
+    return -(2**digits), 2**digits
 
 
 def _integer_tensor(value: Any) -> bool:

@@ -1,12 +1,18 @@
-"""PyTorch's less common creation functions: ``tw.empty_strided``, ``tw.scalar_tensor`` and
-``tw.fill`` (out of place: a tensor like ``input`` holding ``value``)."""
+"""PyTorch's less common creation functions: ``tw.empty_strided``, ``tw.scalar_tensor``,
+``tw.fill`` (out of place: a tensor like ``input`` holding ``value``) and the deprecated,
+end-inclusive ``tw.range``."""
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Sequence
 from numbers import Number
 from typing import Any
 
+import numpy as np
+
+from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops.memory_facts import check_strides
@@ -59,3 +65,52 @@ def fill(input: Tensor, value: Any) -> Tensor:
             "number"
         )
     return value.to(input.dtype).expand(input.shape).clone()
+
+
+def range(  # noqa: A001 - PyTorch's name
+    start: Number,
+    end: Number | None = None,
+    step: Number = 1,
+    *,
+    dtype: DType | None = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool | None = None,
+) -> Tensor:
+    """``start`` to ``end`` *inclusive* by ``step``, as the deprecated ``torch.range``: of
+    the default float dtype unless ``dtype`` is given, ``int((end - start) / step) + 1``
+    values (an integer ``dtype`` truncates the bounds and step first)."""
+    warnings.warn(
+        "tw.range is deprecated, as torch.range is: it includes its end, unlike Python's "
+        "range; use tw.arange(start, end + step, step) instead",
+        UserWarning,
+        stacklevel=2,
+    )
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    start, end, step = (cr._as_number(v) for v in (start, end, step))
+    dtype = dtype or cr.get_default_dtype()
+    if dtype.is_complex or dtype is dtypes.bool_:
+        raise NotImplementedError(
+            f'"range" not implemented for {dtype.name}; make a float range and convert it'
+        )
+    if step == 0 or dtype.kind in "iu" and int(step) == 0:
+        raise RuntimeError(f"range: step must be nonzero, got {step} for {dtype.name}")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"range: unsupported range: {start} -> {end} (bounds must be finite)")
+    if (end - start) * step < 0:
+        raise RuntimeError(
+            f"range: upper bound and lower bound inconsistent with step sign: from {start} to "
+            f"{end} by {step}; use a step of the other sign"
+        )
+    if dtype.kind in "iu":  # the bounds truncated; C++'s integer division truncates too
+        start, end, step = int(start), int(end), int(step)
+        n = abs(end - start) // abs(step) + 1 if (end - start) * step >= 0 else 0
+        host = start + step * np.arange(n, dtype=np.int64)
+    else:  # computed as PyTorch does, in float32 for the half-precision dtypes
+        kind = np.float32 if dtype.itemsize == 2 else np.float64
+        first, last, by = kind(start), kind(end), kind(step)
+        n = int((last - first) / by + kind(1))
+        host = first + by * np.arange(n, dtype=kind)
+    return cr.tensor(host, dtype=dtype, device=device, requires_grad=requires_grad)

@@ -249,7 +249,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     index = list(pick(range(input.shape[0]), r))
     if r == 0 or not index:
         shape = (0,) if r == 0 else (0, r)
-        return cr.empty(*shape, dtype=input.dtype, device=input.device)
+        return cr.empty(shape, dtype=input.dtype, device=input.device)
     columns = cr.tensor(index, dtype=dtypes.int64, device=input.device)
     return input[columns]
 
@@ -455,6 +455,19 @@ def _nan_ignoring(best: Tensor, input: Tensor, other: Tensor) -> Tensor:
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """0 below zero, 1 above, ``values`` at zero."""
+    if not isinstance(values, Tensor):
+        raise TypeError(
+            f"heaviside(): argument 'values' (position 2) must be Tensor, not "
+            f"{type(values).__name__}"
+        )
+    if input.dtype is not values.dtype:
+        raise RuntimeError(
+            "heaviside is not yet implemented for tensors with different dtypes "
+            f"({input.dtype.name} and {values.dtype.name}); convert values with "
+            f".to({input.dtype})"
+        )
+    if input.dtype.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     step = ew.cast(ew.gt(input, 0), _result_dtype([input, values]))
     return ew.where(ew.eq(input, 0), values, step)
 

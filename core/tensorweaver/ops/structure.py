@@ -145,6 +145,11 @@ def _triangle_indices(
 ) -> Tensor:
     if row < 0 or col < 0:
         raise RuntimeError(f"{op}: row and col must be non-negative, got {row} and {col}")
+    if dtype not in (dtypes.int64, dtypes.int32):  # PyTorch's kernel has these two only
+        raise NotImplementedError(
+            f"\"{op}\" not implemented for '{dtypes.SCALAR_TYPE_NAMES[dtype.name]}': "
+            "pass dtype=torch.int64 (the default) or torch.int32"
+        )
     ones = cr.ones(row, col, dtype=dtypes.bool_, device=device)
     mask = mv.tril(ones, offset) if lower else mv.triu(ones, offset)
     return ew.cast(mv.t(ix.nonzero(mask)), dtype)

@@ -40,6 +40,7 @@ from numbers import Integral
 from typing import Any
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.contract import dtypes
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import apply
@@ -613,12 +614,7 @@ def view(x: Tensor, *shape: Any, dtype: Any = None) -> Tensor:
     return reshape(x, *shape)
 
 
-#: PyTorch's names of the dtypes in its view(dtype) errors.
-_TYPE_NAMES = {
-    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-    "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-    "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}  # fmt: skip
+_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES  # PyTorch's names, in its view(dtype) errors
 
 
 def view_dtype(x: Tensor, dtype: Any) -> Tensor:

@@ -426,7 +426,7 @@ def gumbel_softmax(
     if not hard:
         return y_soft
     index = y_soft.argmax(dim, keepdim=True)
-    ones = tw.ones(*index.shape, dtype=logits.dtype, device=logits.device)
+    ones = tw.ones(index.shape, dtype=logits.dtype, device=logits.device)
     y_hard = tw.zeros_like(logits).scatter(dim, index, ones)
     return y_hard - y_soft.detach() + y_soft
 

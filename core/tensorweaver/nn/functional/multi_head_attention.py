@@ -78,7 +78,7 @@ def canonical_mask(
             stacklevel=3,
         )
     if mask.dtype is tw.bool:
-        return tw.zeros(*mask.shape, dtype=dtype, device=mask.device).masked_fill(
+        return tw.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
             mask, float("-inf")
         )
     return mask

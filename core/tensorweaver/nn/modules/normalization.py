@@ -19,11 +19,11 @@ def affine_parameters(
     module: Module, affine: bool, bias: bool, shape: tuple[int, ...], device: Any, dtype: Any
 ) -> None:
     """Register ``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None where absent."""
-    weight = Parameter(tw.ones(*shape, device=device, dtype=dtype)) if affine else None
+    weight = Parameter(tw.ones(shape, device=device, dtype=dtype)) if affine else None
     module.register_parameter("weight", weight)
     with_bias = affine and bias
     module.register_parameter(
-        "bias", Parameter(tw.zeros(*shape, device=device, dtype=dtype)) if with_bias else None
+        "bias", Parameter(tw.zeros(shape, device=device, dtype=dtype)) if with_bias else None
     )
 
 
@@ -88,7 +88,7 @@ class RMSNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(tw.ones(*self.normalized_shape, device=device, dtype=dtype))
+            self.weight = Parameter(tw.ones(self.normalized_shape, device=device, dtype=dtype))
         else:
             self.register_parameter("weight", None)
 
