@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import Node
+from tensorweaver.ops.creation import zeros_like
 from tensorweaver.tensor import Tensor
 
 _FREED = (
@@ -142,7 +143,14 @@ class Function:
         if record and ctx._saved:
             # Saved outputs are kept as arrays, not as tensors: a tensor would hold its node,
             # which holds the ctx (a cycle that only the garbage collector frees).
-            where = {id(o): i for i, o in enumerate(outputs) if isinstance(o, Tensor)}
+            # An input returned unchanged is saved as an input, as in PyTorch (a dirty one's
+            # history is this node now: it is saved as an output).
+            inputs = {id(a) for a in args if isinstance(a, Tensor) and id(a) not in dirty}
+            where = {
+                id(o): i
+                for i, o in enumerate(outputs)
+                if isinstance(o, Tensor) and id(o) not in inputs
+            }
             ctx._saved = tuple(
                 _SavedOutput(where[id(t)], t) if id(t) in where else t for t in ctx._saved
             )
@@ -169,7 +177,8 @@ def function_backward(node: Node, g: Tensor) -> tuple:
     cls, ctx, args, index, outputs = node.saved
     zeros = ctx.materialize_grads
     grads = [
-        g if j == index else (o.detach() * 0 if zeros and isinstance(o, Tensor) else None)
+        # zeros_like, not o * 0: an output holding inf or NaN must still get zeros
+        g if j == index else (zeros_like(o) if zeros and isinstance(o, Tensor) else None)
         for j, o in enumerate(outputs)
     ]
     result = cls.backward(ctx, *grads)

@@ -34,14 +34,20 @@ SHAPE_ONLY_OPS = frozenset(
 
 #: Labels of a ``div`` by the element count that ends a mean (ops/reduce.py).
 _MEAN_LABELS = ("MeanBackward0", "MeanBackward1")
-_PLAIN = (int, float, bool, str, type(None))
+_PLAIN = frozenset({int, float, bool, str, type(None)})
 
 
 def _no_data(saved: Any) -> bool:
     """Whether ``saved`` holds only Python numbers and strings (shapes, axes, flags)."""
-    if isinstance(saved, (tuple, list)):
-        return all(_no_data(s) for s in saved)
-    return isinstance(saved, _PLAIN)
+    # Exact types and a plain loop: this runs for every node that backward frees.
+    if type(saved) in _PLAIN:
+        return True
+    if not isinstance(saved, (tuple, list)):
+        return False
+    for s in saved:
+        if type(s) not in _PLAIN and not _no_data(s):
+            return False
+    return True
 
 
 class InputShape:
@@ -122,10 +128,10 @@ class Node:
         """Drop what backward saved; a later backward through here is an error, unless the
         node saved no tensor (as PyTorch frees saved tensors only: ``(x + 1).sum()`` and
         ``x.mean()`` can run backward twice, ``x.exp()`` and ``x * 2`` cannot)."""
+        if self.op in SHAPE_ONLY_OPS and _no_data(self.saved):
+            return  # its inputs are InputShapes already: nothing to free (its name needs them)
         if self.label is None and self.op in BY_OPERANDS:  # its name needs the operands
             self.label = grad_fn_name(self)
-        if self.op in SHAPE_ONLY_OPS and _no_data(self.saved):
-            return  # its inputs are InputShapes already: nothing to free
         if self.label in _MEAN_LABELS and self.op == "div" and self.parents[1] is None:
             # PyTorch's MeanBackward keeps the count, not the sum: keep the 0-d divisor.
             self.inputs = (InputShape(self.inputs[0]), self.inputs[1])
