@@ -69,6 +69,12 @@ def parametrize_backend(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("backend", ALL, indirect=True)
 
 
+def share_for(backend: str, programs: list) -> list:
+    """A seeded sweep's programs to run on ``backend``: all, but every third on cuPyNumeric
+    (each op there costs about 0.4 ms), unless every test is asked for there."""
+    return programs if backend != "cunumeric" or ALL_ON_CUNUMERIC else programs[::3]
+
+
 def deselect_unmarked_cunumeric(
     config: pytest.Config, items: list[pytest.Item], folder: os.PathLike
 ) -> None:

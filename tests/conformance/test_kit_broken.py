@@ -1,6 +1,10 @@
 """The kit fails each deliberately broken backend (tests/conformance/plugins/), and its message
 names the culprit: the fused kernel, the primitive and its dtype; a plugin that declares its
-gaps passes with them, but is not called conformant. (The eager import: test_kit_eager.py.)"""
+gaps passes with them, but is not called conformant. (The eager import: test_kit_eager.py.)
+
+Each run selects the groups its assertions read (every primitive and packaging check, and the
+composites concerned): the rest of the kit has nothing to say about these plugins and took
+half of each run."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ def _failed(run, group):
 
 
 def test_wrong_fused_gradient_is_named(broken, tmp_path):
-    run = broken.kit("badgrad", tmp_path)
+    run = broken.kit("badgrad", tmp_path, "-k", "packaging or primitive or softmax")
     assert run.returncode != 0
     assert "badgrad is NOT conformant" in run.verdict()
     for dtype in ("float32", "float64"):
@@ -23,7 +27,7 @@ def test_wrong_fused_gradient_is_named(broken, tmp_path):
 
 
 def test_dropped_dtype_is_named(broken, tmp_path):
-    run = broken.kit("dropdtype", tmp_path)
+    run = broken.kit("dropdtype", tmp_path, "-k", "packaging or primitive")
     assert run.returncode != 0
     # The layout cases run in float64 too: each fails, by name.
     layouts = ("0-d", "broadcast", "empty", "float64", "stepped", "transposed")
@@ -34,9 +38,10 @@ def test_dropped_dtype_is_named(broken, tmp_path):
 
 
 def test_declared_gaps_are_expected_failures(broken, tmp_path):
-    run = broken.kit("withgaps", tmp_path)
+    run = broken.kit("withgaps", tmp_path, "-k", "packaging or primitive")
     assert run.returncode == 0, run.output[-5000:]
     gaps = sorted(c for c, outcome in run.outcomes.items() if outcome == "xfailed")
     assert gaps == ["primitive/nonzero/0-d", "primitive/nonzero/0-d-zero"]
     assert "withgaps conforms except for 2 declared gap(s)" in run.verdict()
+    assert run.outcomes["primitive/nonzero/float32"] == "passed"
     assert "is conformant" not in run.verdict()

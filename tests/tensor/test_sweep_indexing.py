@@ -15,6 +15,7 @@ import pytest
 import tensorweaver as tw
 import torch
 from tensor_reference import assert_like_torch, builtin_class, grads_like_torch, supports
+from tw_backends import share_for
 
 VALUE_DTYPES = (
     "bool",
@@ -420,7 +421,7 @@ SWEEP = {
 @pytest.mark.cunumeric
 @pytest.mark.parametrize("template", sorted(SWEEP))
 def test_random_programs_like_torch(backend: str, template: str) -> None:
-    assert failures(SWEEP[template]) == []
+    assert failures(share_for(backend, SWEEP[template])) == []
 
 
 # --- gradients (float64) -------------------------------------------------------------------
@@ -554,7 +555,7 @@ def grad_failures(cases: list) -> list[str]:
 
 @pytest.mark.cunumeric
 def test_random_gradients_like_torch(backend: str) -> None:
-    assert grad_failures(GRADS) == []
+    assert grad_failures(share_for(backend, GRADS)) == []
 
 
 # --- what the sweep found, one test each -----------------------------------------------------

@@ -25,6 +25,7 @@ from test_sweep_indexing import (
     same_as_torch,
     shape_of,
 )
+from tw_backends import share_for
 
 LAYOUTS = ("contiguous", "contiguous", "transposed", "strided", "expanded")
 nan, inf = float("nan"), float("inf")
@@ -270,7 +271,7 @@ SWEEP = {
 @pytest.mark.cunumeric
 @pytest.mark.parametrize("template", sorted(SWEEP))
 def test_random_programs_like_torch(backend: str, template: str) -> None:
-    assert failures(SWEEP[template]) == []
+    assert failures(share_for(backend, SWEEP[template])) == []
 
 
 # --- gradients (float64) -------------------------------------------------------------------
@@ -326,7 +327,7 @@ GRADS = [grad_program(np.random.default_rng([13, i])) for i in range(150)]
 
 @pytest.mark.cunumeric
 def test_random_gradients_like_torch(backend: str) -> None:
-    assert grad_failures(GRADS) == []
+    assert grad_failures(share_for(backend, GRADS)) == []
 
 
 # --- what the sweep found, one test each -----------------------------------------------------
