@@ -97,6 +97,20 @@ def test_hook_changing_shape_is_an_error(backend: str) -> None:
         (x * 2).sum().backward()
 
 
+@pytest.mark.parametrize("leaf", [True, False])
+@pytest.mark.parametrize("returned", ["double", "number"])
+def test_hook_changing_type_is_an_error_like_torch(backend: str, leaf: bool, returned: str) -> None:
+    # A hook that returned float64 for a float32 gradient gave the leaf a float64 .grad, and
+    # one that returned a number failed later with an AttributeError.
+    def run(m):
+        x = m.ones(3, requires_grad=True)
+        y = x if leaf else x * 2
+        y.register_hook(lambda g: g.double() if returned == "double" else 3)
+        (y * 2).sum().backward()
+
+    raises_like_torch(run, match=["hook", "changed the type" if returned == "double" else "hook"])
+
+
 def test_hooks_die_with_their_tensor() -> None:
     from tensorweaver.autograd.hooks import GRAD_HOOKS
 

@@ -11,6 +11,8 @@ import itertools
 import weakref
 from typing import Any, Callable
 
+from tensorweaver.tensor import Tensor
+
 #: id(node or leaf) -> {handle id: hook(grad) -> grad or None}
 GRAD_HOOKS: dict[int, dict[int, Callable]] = {}
 #: id(leaf) -> {handle id: hook(tensor) -> None}, run once ``.grad`` has been updated
@@ -80,9 +82,20 @@ def run_hooks(hooks: dict[int, Callable], g: Any) -> Any:
     for hook in list(hooks.values()):
         result = hook(g)
         if result is not None:
+            name = getattr(hook, "__name__", hook)
+            if not isinstance(result, Tensor):
+                raise TypeError(
+                    f"expected Variable, but hook {name!r} returned {type(result).__name__!r}"
+                )
+            if result.dtype is not g.dtype or result.backend is not g.backend:
+                raise RuntimeError(
+                    f"hook {name!r} has changed the type of value (was {g.dtype.name} on "
+                    f"{g.device}, got {result.dtype.name} on {result.device}): return the "
+                    "gradient in its own dtype and device"
+                )
             if result.shape != g.shape:
                 raise RuntimeError(
-                    f"hook {getattr(hook, '__name__', hook)!r} has changed the size of value: "
+                    f"hook {name!r} has changed the size of value: "
                     f"it returned shape {list(result.shape)} for a gradient of shape "
                     f"{list(g.shape)}"
                 )
