@@ -7,6 +7,8 @@ table says so. Every defect the sweep found is also a named test at the end."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import pytest
 import tensorweaver as tw
@@ -286,6 +288,81 @@ def test_i1_double_backward_at_tiny_x(backend: str, name: str) -> None:
         rtol = 1e-12 if dtype == "float64" else 1e-5
         np.testing.assert_allclose(first.detach().numpy(), first_t.detach().numpy(), rtol=rtol)
         np.testing.assert_allclose(second.numpy(), second_t.numpy(), rtol=rtol * 100, atol=0)
+
+
+@pytest.mark.parametrize("name", ["i1", "i1e"])
+def test_i1_gradient_at_nan_is_torchs_half(backend: str, name: str) -> None:
+    """PyTorch's i1/i1e gradient is 1/2 wherever |x| > eps is false, NaN included (ours was
+    NaN there)."""
+    x = [float("nan"), 0.0, 1.5]
+    for dtype in ("float64", "float32"):
+        ours = tw.tensor(x, dtype=getattr(tw, dtype), requires_grad=True)
+        getattr(tw.special, name)(ours).sum().backward()
+        theirs = torch.tensor(x, dtype=getattr(torch, dtype), requires_grad=True)
+        getattr(torch.special, name)(theirs).sum().backward()
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["i1", "i1e"])
+def test_i1_second_derivative_near_zero(backend: str, name: str) -> None:
+    """i1/i1e's second derivative just above eps: differentiating i0(x) - i1(x) / x cancels
+    terms of size 1 / x (i1''(3e-16) was 2.0, not 1e-16; 1e-5 relative off at x = 1e-5, as
+    PyTorch's is): compared with mpmath's differentiation of I1 in high precision."""
+    import mpmath
+
+    x = [3e-16, -5e-16, 1e-12, 1e-8, -1e-5, 1e-3, 0.0199, 0.0201, -0.5, 3.0]
+    ours = tw.tensor(x, dtype=tw.float64, requires_grad=True)
+    (first,) = tw.autograd.grad(getattr(tw.special, name)(ours).sum(), ours, create_graph=True)
+    (second,) = tw.autograd.grad(first.sum(), ours)
+    with mpmath.workdps(40):
+
+        def f(t: mpmath.mpf, v: float) -> mpmath.mpf:  # exp(-|t|) on v's side of 0 for i1e: no kink
+            scale = mpmath.exp(-t if v > 0 else t) if name == "i1e" else 1
+            return scale * mpmath.besseli(1, t)
+
+        exact = [float(mpmath.diff(lambda t, v=v: f(t, v), mpmath.mpf(v), 2)) for v in x]
+    np.testing.assert_allclose(second.numpy(), exact, rtol=1e-9, atol=0)
+
+
+def test_erfcx_and_log_ndtr_derivatives_far_out(backend: str) -> None:
+    """erfcx'(x) = 2 x erfcx(x) - 2 / sqrt(pi) cancels to eps * 2 x**2 relative, and
+    log_ndtr's derivatives far below 0 go through it: log_ndtr''(-1e5) was -1056 in float32
+    and -0.9999984 in float64 (it is -1; PyTorch's are 39894 and -7403). Compared with
+    mpmath's differentiation in high precision, in float64 and float32."""
+    import mpmath
+
+    far = [3.0, 9.9, 10.1, 30.0, 1e3, 1e5]
+    below = [-5.0, -20.0, -1e3, -1e5]
+    with mpmath.workdps(60):
+
+        def exact(f: Callable, v: float, order: int) -> float:
+            return float(mpmath.diff(f, mpmath.mpf(v), order))
+
+        erfcx = [[exact(lambda t: mpmath.exp(t * t) * mpmath.erfc(t), v, k) for v in far]
+                 for k in (1, 2)]  # fmt: skip
+        log_ndtr = [[exact(lambda t: mpmath.log(mpmath.ncdf(t)), v, k) for v in below]
+                    for k in (1, 2)]  # fmt: skip
+    for dtype, rtol in (("float64", 1e-11), ("float32", 3e-5)):  # erfcx'' at 9.9: eps * x**4
+        for fn, x, reference in (
+            (tw.special.erfcx, far, erfcx),
+            (tw.special.log_ndtr, below, log_ndtr),
+        ):
+            ours = tw.tensor(x, dtype=getattr(tw, dtype), requires_grad=True)
+            (first,) = tw.autograd.grad(fn(ours).sum(), ours, create_graph=True)
+            (second,) = tw.autograd.grad(first.sum(), ours)
+            np.testing.assert_allclose(first.detach().numpy(), reference[0], rtol=rtol)
+            np.testing.assert_allclose(second.numpy(), reference[1], rtol=rtol)
+
+
+@pytest.mark.parametrize("name", [n for n in tw.special.__all__ if "_polynomial_" in n])
+def test_polynomial_of_infinite_degree(name: str) -> None:
+    """A degree out of int64's range (inf, 1e19) is PyTorch's cast to INT64_MIN, a negative
+    degree: 0. The host's recurrence looped up to 1.8e308 for n = inf (it never returned)."""
+    x, n = [0.3, 2.0, -0.5], [float("inf"), 1e19, -float("inf")]
+    with tw.device("numpy"):
+        ours = getattr(tw.special, name)(tw.tensor(x, dtype=tw.float64), tw.tensor(n))
+    theirs = getattr(torch.special, name)(torch.tensor(x), torch.tensor(n))
+    np.testing.assert_array_equal(np.asarray(ours), theirs.numpy())
 
 
 def test_airy_ai_against_scipy() -> None:

@@ -19,9 +19,10 @@ from tensorweaver.tensor import Tensor
 
 Dims = Optional[Any]  # an int or a sequence of ints, or None
 
-#: Transforms already resolved, by (function, backend, shape, dtype, n or s, dim, norm): the
-#: primitive's call on an input that needs no cast, resizing or conjugation. Resolving the
-#: arguments again took 2-3 us a call, a tenth of a transform of 8 x 1024 points.
+#: Transforms already resolved, by (function, backend, shape, dtype, n or s, dim, norm, with
+#: the types of n or s and dim): the primitive's call on an input that needs no cast,
+#: resizing or conjugation. Resolving the arguments again took 2-3 us a call, a tenth of a
+#: transform of 8 x 1024 points.
 _PLANS: dict[tuple, Callable[[Tensor], Tensor]] = {}
 #: Past this many plans the cache starts afresh (a program that meets ever new shapes).
 _MAX_PLANS = 256
@@ -164,6 +165,14 @@ Resolve = Callable[[Any, Any, Any, Any, Any], Tensor]
 _COMPOSITE: dict[str, Any] = {"ihfft": True, "ifft": lambda x: not x.dtype.is_complex}
 
 
+def _typed(value: Any) -> tuple:
+    """``value`` (s or dim) with its type and its entries' as a plan's key: 1.0 and True
+    equal 1, and a plan must not take the sizes and dimensions PyTorch refuses."""
+    if type(value) is tuple:
+        return (value, *map(type, value))
+    return (value, type(value))
+
+
 def _public(call: Callable[..., Tensor], name: str, doc: str) -> Callable[..., Tensor]:
     call.__name__ = call.__qualname__ = name
     call.__doc__ = doc
@@ -181,7 +190,8 @@ def _sized(name: str, resolve: Resolve, doc: str) -> Callable[..., Tensor]:
     ) -> Tensor:
         key = plan = None
         if type(input) is Tensor:
-            key = (name, input.backend, input.shape, input.dtype, n, dim, norm)
+            # the types too: 1.0 and True equal 1, and a plan must not take what PyTorch refuses
+            key = (name, input.backend, input.shape, input.dtype, n, type(n), dim, type(dim), norm)
             try:
                 plan = _PLANS.get(key)
             except TypeError:  # an unhashable argument: resolved (and refused) the long way
@@ -203,7 +213,7 @@ def _shaped(name: str, of: str, resolve: Resolve, dims: Dims, doc: str) -> Calla
     ) -> Tensor:
         key = plan = None
         if type(input) is Tensor:
-            key = (of, input.backend, input.shape, input.dtype, s, dim, norm)
+            key = (of, input.backend, input.shape, input.dtype, _typed(s), _typed(dim), norm)
             try:
                 plan = _PLANS.get(key)
             except TypeError:  # an unhashable argument: resolved (and refused) the long way

@@ -91,6 +91,8 @@ def _host(kernel: Callable, shifted: bool) -> Callable:
         with np.errstate(all="ignore"):
             # PyTorch's static_cast<int64_t>: truncation; NaN lands on a negative degree
             degree = np.trunc(np.nan_to_num(np.asarray(n, dtype=x.dtype), nan=-1.0))
+            # and out of int64's range (inf too: the loop would never end) on INT64_MIN
+            degree = np.where(np.abs(degree) >= 2.0**63, -1.0, degree)
             x, degree = np.broadcast_arrays(2 * x - 1 if shifted else x, degree)
             out = kernel(np.array(x), np.array(degree))
             return np.where(degree < 0, 0.0, np.where(degree == 0, 1.0, out)).astype(x.dtype)
