@@ -91,3 +91,14 @@ def test_load_state_dict_materializes_uninitialized_parameters(backend: str) -> 
     x = tw.tensor(rng.standard_normal((1, 3, 4, 4)))
     np.testing.assert_array_equal(layer(x).detach().numpy(), source(x).detach().numpy())
     assert type(layer) is nn.Conv2d
+
+
+@pytest.mark.parametrize("shape", [(), 3, (2, 3), [4]])
+def test_materialize_takes_the_shapes_torch_takes(shape) -> None:
+    # materialize(()) raised once zeros()/empty() refused no sizes, and materialize(3) raised
+    # before that; torch's takes both.
+    ours, theirs = UninitializedParameter(), torch.nn.UninitializedParameter()
+    ours.materialize(shape)
+    theirs.materialize(shape)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")

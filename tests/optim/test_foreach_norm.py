@@ -64,7 +64,7 @@ def _clip_pair(device: str, seed: int) -> tuple[list[nn.Parameter], list[Any]]:
     for i, shape in enumerate(SHAPES):
         grad = rng.standard_normal(shape) * 3.0
         dtype, tdtype = (tw.float32, torch.float32) if i == 1 else (tw.float64, torch.float64)
-        p = nn.Parameter(tw.zeros(*shape, dtype=dtype, device=device))
+        p = nn.Parameter(tw.zeros(shape, dtype=dtype, device=device))
         q = torch.nn.Parameter(torch.zeros(shape, dtype=tdtype))
         p.grad, q.grad = (
             tw.tensor(grad, dtype=dtype, device=device),

@@ -298,6 +298,51 @@ def test_text_first_in_a_list(backend: str) -> None:
     same(lambda m: m.tensor([1, "a"]))  # TypeError
 
 
+# Defects found by the review of the sweep.
+
+
+def test_float_tensors_in_a_list_for_an_integer_dtype(backend: str) -> None:
+    # were truncated (TypeError in torch); complex ones lost their imaginary part with
+    # NumPy's ComplexWarning (torch: RuntimeError when it is nonzero, else silence)
+    for src in ("float32", "float64", "complex64", "int32", "bool"):
+        for dst in ("int64", "uint8", "bool", "float32", "float64"):
+            same(
+                lambda m: m.tensor([m.tensor(1.5, dtype=getattr(m, src)), 1], dtype=getattr(m, dst))
+            )
+    same(lambda m: m.tensor([m.tensor(1.5 + 2j), 1.0], dtype=m.float32))
+    for m in (torch, tw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            m.tensor([m.tensor(1.5 + 0j), 1.0], dtype=m.float64)
+
+
+def test_out_resizes_silently_but_for_arange(backend: str) -> None:
+    # every out= gave the resize warning, which torch gives for arange only
+    calls = {
+        "zeros": lambda m, o: m.zeros(3, out=o),
+        "full": lambda m, o: m.full((3,), 2.0, out=o),
+        "linspace": lambda m, o: m.linspace(0, 1, 3, out=o),
+        "eye": lambda m, o: m.eye(3, out=o),
+        "arange": lambda m, o: m.arange(3.0, out=o),
+    }
+    for name, call in calls.items():
+        warned = []
+        for m in (torch, tw):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out = m.ones(2)
+                call(m, out)
+            warned.append(len(caught))
+            assert tuple(out.shape) == tuple(call(torch, torch.ones(0)).shape)
+        assert warned[0] == warned[1], name
+
+
+def test_another_librarys_array_as_data(backend: str) -> None:
+    # load_state_dict of a torch state dict: tensor(torch_tensor) raised RuntimeError
+    same(lambda m: m.tensor(torch.tensor([1.5, 2.0], dtype=torch.float64)))
+    same(lambda m: m.as_tensor(torch.arange(3), dtype=m.float32))
+
+
 # Defects found in files this sweep does not own (reported): fixed by the lead, or strict
 # xfails.
 

@@ -5,7 +5,7 @@ inf, all-nan) and print options (precision, threshold, edgeitems, linewidth, pro
 sci_mode), with and without ``requires_grad`` and a ``grad_fn``. PyTorch's text is the
 specification, its ``torch.`` read as ``tensorweaver.`` (see test_printing_parity.py).
 
-``SWEEP_PRINTING_CASES`` sets how many cases run per backend (the suite's share: 160).
+``SWEEP_PRINTING_CASES`` sets how many cases run per backend (the suite's share: 64).
 A failing case names its seed: rerun it with ``_case(seed, backend)``.
 """
 
@@ -20,7 +20,7 @@ import tensorweaver as tw
 import torch
 from test_printing_parity import SUFFIX_BREAK, as_tensorweaver
 
-CASES = int(os.environ.get("SWEEP_PRINTING_CASES", "160"))
+CASES = int(os.environ.get("SWEEP_PRINTING_CASES", "64"))
 DTYPES = [
     "bool",
     "uint8",

@@ -73,7 +73,7 @@ class UninitializedTensorMixin:
         """Give the tensor ``shape`` (uninitialized values, as ``tw.empty``), on ``device``
         and of ``dtype`` (by default its own)."""
         self.data = tw.empty(  # type: ignore[misc]
-            *shape,
+            (shape,) if isinstance(shape, int) else tuple(shape),  # torch takes an int too
             device=self.device if device is None else device,  # type: ignore[attr-defined]
             dtype=self.dtype if dtype is None else dtype,  # type: ignore[attr-defined]
         )

@@ -68,7 +68,9 @@ def _array_dtype(array: np.ndarray) -> DType:
 _SEQUENCES = (list, tuple, range)
 _HELD = (Tensor, np.ndarray)
 _NUMBERS = frozenset((bool, int, float, complex))
+_REALS = frozenset((bool, int, float))
 _LISTS = frozenset((list, tuple))
+_NUMPY_NUMBERS = (np.number, np.bool_)
 
 
 class _Leaves:
@@ -78,22 +80,23 @@ class _Leaves:
     def __init__(self, data: Any) -> None:
         self.types: set[type] = set()
         self.held: list[Any] = []
+        self.tensor_dtypes: set[DType] = set()  # of the tensors in ``held``
         self.empty = False
         if not isinstance(data, _SEQUENCES):
             self._add([data], {type(data)})
             return
-        stack = [data]
+        stack, types = [data], self.types
         while stack:
             seq = stack.pop()
-            if not len(seq):
+            if not seq:
                 self.empty = True
                 continue
             kinds = set(map(type, seq))
             if kinds <= _NUMBERS:  # the usual cases, quickly
-                self.types |= kinds
+                types |= kinds
                 continue
             if kinds <= _LISTS:
-                stack.extend(seq)
+                stack += seq
                 continue
             if any(issubclass(k, _SEQUENCES) for k in kinds):
                 stack.extend(x for x in seq if isinstance(x, _SEQUENCES))
@@ -105,14 +108,18 @@ class _Leaves:
         self.types |= kinds
         if any(issubclass(k, _HELD) for k in kinds):
             self.held.extend(x for x in seq if isinstance(x, _HELD))
+            self.tensor_dtypes.update(x.dtype for x in seq if isinstance(x, Tensor))
 
     def dtype(self) -> DType:
         """PyTorch's dtype for the data: each number's own (bool, int64, the default float
         or complex dtype; a NumPy scalar, array or tensor its dtype), promoted over all of
         them as ``torch.promote_types`` does; an empty list counts as the default dtype."""
-        found = [get_default_dtype()] if self.empty or not self.types else []
-        found += [x.dtype if isinstance(x, Tensor) else _array_dtype(x) for x in self.held]
-        found += [_number_dtype(t) for t in self.types if not issubclass(t, _HELD)]
+        if len(self.types) == 1 and not self.held and not self.empty:  # quickly
+            return _number_dtype(next(iter(self.types)))
+        found = {get_default_dtype()} if self.empty or not self.types else set()
+        found |= self.tensor_dtypes
+        found.update(_array_dtype(x) for x in self.held if isinstance(x, np.ndarray))
+        found.update(_number_dtype(t) for t in self.types if not issubclass(t, _HELD))
         return functools.reduce(promote_types, found)
 
     def check(self, dtype: DType) -> None:
@@ -120,6 +127,8 @@ class _Leaves:
         a complex number for a real dtype other than bool, a NumPy float (other than float64)
         or NumPy bool for an integer dtype (NumPy's float32 not for bool either), and
         non-numbers."""
+        if self.types <= _REALS:  # Python's real numbers convert to any dtype
+            return
         for t in self.types:
             if issubclass(t, _HELD):
                 continue
@@ -149,14 +158,40 @@ class _Leaves:
                     f"tensor(): '{t.__module__}.{t.__name__}' object cannot be interpreted as "
                     f"an integer ({dtype.name} data); convert it first, e.g. int(x)"
                 )
-        for x in self.held:
-            if isinstance(x, np.ndarray):
-                _array_dtype(x)  # PyTorch's TypeError for arrays of strings or objects
+        if any(issubclass(t, np.ndarray) for t in self.types):
+            for x in self.held:
+                if isinstance(x, np.ndarray):
+                    _array_dtype(x)  # PyTorch's TypeError for arrays of strings or objects
+        if dtype.kind in "iub":
+            for d in self.tensor_dtypes:
+                if d.kind not in "iub":
+                    raise TypeError(
+                        f"tensor(): only integer tensors of a single element can be converted "
+                        f"to an index: a {d.name} tensor is in the {dtype.name} data; "
+                        "convert it first, e.g. x.long()"
+                    )
+        elif dtype.kind == "f" and any(d.is_complex for d in self.tensor_dtypes):
+            for x in self.held:
+                if isinstance(x, Tensor) and x.dtype.is_complex:
+                    _check_real(x)
+
+
+def _check_real(x: Tensor) -> None:
+    """PyTorch reads a complex tensor in the data of a real dtype as a real number: a
+    nonzero imaginary part overflows."""
+    if np.any(x.backend.to_host(x.native).imag):
+        raise RuntimeError(
+            "tensor(): value cannot be converted to a real dtype without overflow: a complex "
+            "tensor in the data has a nonzero imaginary part; pass its real part (x.real) or a "
+            "complex dtype"
+        )
 
 
 def _number_dtype(t: type, wanted: DType | None = None) -> DType:
     """The dtype PyTorch reads a number of type ``t`` as; for anything else, its error (a
     RuntimeError while inferring the dtype, a TypeError when converting to ``wanted``)."""
+    if t is float:  # the usual case, quickly
+        return get_default_dtype()
     if issubclass(t, (str, bytes)):
         raise TypeError(f"tensor(): invalid data type '{t.__name__}'; pass numbers")
     if issubclass(t, np.generic):
@@ -200,30 +235,42 @@ def tensor(
         backend = data.backend if device is None else backend_for(device)
         host = data.backend.to_host(data.native)
         dtype = dtype or data.dtype
-    elif isinstance(data, np.ndarray):
+    elif isinstance(data, np.ndarray) or dtype is None and isinstance(data, _NUMPY_NUMBERS):
+        # a NumPy scalar without dtype= reads as the 0-d array of its own dtype
+        data = np.asarray(data)
         backend = backend_for(device)
         if dtype is None or data.dtype.kind not in "biufc":
             inferred = _array_dtype(data)  # for strings and objects, PyTorch's TypeError
             dtype = dtype or inferred
         host = data
+    elif not isinstance(data, _SEQUENCES) and _array_like(data):
+        return tensor(np.asarray(data), dtype, device, requires_grad)
     else:
         backend = backend_for(device)
         if type(data) in (float, int, bool):  # a Python number: any dtype takes it
             inferred = _number_dtype(type(data))
         else:
-            _check_text_first(data)
             leaves = _Leaves(data)
+            if not leaves.types <= _NUMBERS and any(issubclass(t, str) for t in leaves.types):
+                _check_text_first(data)
             inferred = leaves.dtype() if dtype is None else None
             leaves.check(dtype or inferred)
-            if any(isinstance(x, Tensor) for x in leaves.held):
+            if leaves.tensor_dtypes:
                 data = _lists_of(data)
         host = _host_array(data, dtype)
+        if host.dtype.kind == "c" and dtype is not None and dtype.is_floating_point:
+            host = host.real  # what PyTorch reads (imaginary parts checked), without a warning
         dtype = dtype or inferred
         if dtype.kind in "iu":
             overflow.check_fits(host, dtype, "tensor()")
     _check_dtype(dtype, backend)
     check_ndim("tensor", host.shape, backend)
     return _finish(Tensor(backend.from_host(host, dtype), backend, dtype), requires_grad)
+
+
+def _array_like(data: Any) -> bool:
+    """Whether ``data`` is another library's array (a torch tensor...): read through NumPy."""
+    return hasattr(data, "__array__") and not isinstance(data, np.generic)
 
 
 def _host_array(data: Any, dtype: DType | None) -> np.ndarray:
@@ -275,16 +322,21 @@ def _lists_of(data: Any) -> Any:
     """``data`` with each tensor in it read as the number it holds (PyTorch reads a tensor
     inside a list as one number: one of several elements is a ValueError)."""
     if isinstance(data, Tensor):
-        if data.numel() != 1:
-            raise ValueError(
-                f"tensor(): only one element tensors can be converted to Python scalars; a "
-                f"tensor of shape {tuple(data.shape)} is inside the list (use tw.stack to join "
-                "tensors)"
-            )
-        return data.backend.to_host(data.native).reshape(())[()]
+        return _number_of(data)
     if isinstance(data, (list, tuple)):
-        return [_lists_of(x) for x in data]
+        return [_number_of(x) if isinstance(x, Tensor) else _lists_of(x) for x in data]
     return data
+
+
+def _number_of(x: Tensor) -> np.ndarray:
+    host = x.backend.to_host(x.native)
+    if host.size != 1:
+        raise ValueError(
+            f"tensor(): only one element tensors can be converted to Python scalars; a "
+            f"tensor of shape {tuple(x.shape)} is inside the list (use tw.stack to join "
+            "tensors)"
+        )
+    return host.reshape(()) if host.ndim else host
 
 
 def as_tensor(data: Any, dtype: DType | None = None, device: Any = None) -> Tensor:
@@ -405,6 +457,8 @@ def _size(args: tuple, fn: str) -> tuple:
     0-d tensor counts as its value, as in PyTorch)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
+    if all(type(a) is int and a >= 0 for a in args):  # the usual case, quickly
+        return args
     args = tuple(a.item() if _integer_tensor(a) and a.ndim == 0 else a for a in args)
     for a in args:
         if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
@@ -431,23 +485,29 @@ def _sizes(fn: str, size: tuple, storage: dict) -> tuple:
     return _size(size, fn)
 
 
-def _with_out(name: str) -> Callable[[F], F]:
+def _with_out(name: str, warns: bool = False) -> Callable[[F], F]:
     """PyTorch's keyword ``out=`` for the creation function ``name``: the result written
-    into ``out`` (resized to it), of ``out``'s dtype unless ``dtype`` names another, which is
-    a RuntimeError as in PyTorch."""
+    into ``out`` (resized to it, silently unless ``warns``: only arange warns in PyTorch),
+    of ``out``'s dtype unless ``dtype`` names another, which is a RuntimeError as in
+    PyTorch."""
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
-        def call(*args: Any, out: Any = None, dtype: DType | None = None, **kwargs: Any) -> Any:
+        def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
             if out is None:  # the usual call
-                return fn(*args, dtype=dtype, **kwargs)
+                return fn(*args, **kwargs)
+            dtype = kwargs.pop("dtype", None)
             if isinstance(out, Tensor) and dtype not in (None, out.dtype):
                 raise RuntimeError(
                     f"{name}(): dtype {dtype.name} does not match dtype of out parameter "
                     f"({out.dtype.name}); drop dtype= or pass an out tensor of that dtype"
                 )
             wanted = out.dtype if isinstance(out, Tensor) else dtype
-            return written_out(name, fn(*args, dtype=wanted, **kwargs), out, same_dtype=True)
+            result = fn(*args, dtype=wanted, **kwargs)
+            if not warns and isinstance(out, Tensor) and not out.requires_grad:
+                if out.shape != result.shape:
+                    out.resize_(*result.shape)
+            return written_out(name, result, out, same_dtype=True)
 
         return call  # type: ignore[return-value]
 
@@ -465,19 +525,8 @@ def full(
     **storage: Any,
 ) -> Tensor:
     _storage_options("full", storage)
-    backend = backend_for(device)
-    if isinstance(fill_value, Tensor):
-        if fill_value.ndim:
-            raise TypeError(
-                f"full(): argument 'fill_value' must be Number, not a Tensor of shape "
-                f"{tuple(fill_value.shape)}; pass a number or a 0-dim tensor"
-            )
-        fill_value = fill_value.item()
-    elif isinstance(fill_value, np.integer):
-        fill_value = int(fill_value)
-    elif isinstance(fill_value, np.generic) and not isinstance(fill_value, (float, complex)):
-        # PyTorch reads NumPy's other scalars (bools, float32, complex64...) as floats
-        fill_value = float(fill_value.real)
+    if type(fill_value) not in _NUMBERS:
+        fill_value = _fill_number(fill_value)
     if dtype is None:
         dtype = (
             dtypes.bool_
@@ -488,13 +537,37 @@ def full(
             if isinstance(fill_value, complex)
             else get_default_dtype()
         )
-    _check_dtype(dtype, backend)
     if not isinstance(size, (tuple, list)):
         raise TypeError(
             f"full(): argument 'size' (position 1) must be tuple of ints, not "
             f"{type(size).__name__}; write full(({size},), value)"
         )
-    shape = _size((tuple(size),), "full")
+    return _filled(_size((size,), "full"), fill_value, dtype, device, requires_grad)
+
+
+def _fill_number(fill_value: Any) -> Any:
+    """``full``'s ``fill_value`` as the number PyTorch reads."""
+    if isinstance(fill_value, Tensor):
+        if fill_value.ndim:
+            raise TypeError(
+                f"full(): argument 'fill_value' must be Number, not a Tensor of shape "
+                f"{tuple(fill_value.shape)}; pass a number or a 0-dim tensor"
+            )
+        return fill_value.item()
+    if isinstance(fill_value, np.integer):
+        return int(fill_value)
+    if isinstance(fill_value, np.generic) and not isinstance(fill_value, (float, complex)):
+        # PyTorch reads NumPy's other scalars (bools, float32, complex64...) as floats
+        return float(fill_value.real)
+    return fill_value
+
+
+def _filled(
+    shape: tuple, fill_value: Any, dtype: DType, device: Any, requires_grad: bool
+) -> Tensor:
+    """A tensor of the checked ``shape`` filled with the number ``fill_value``."""
+    backend = backend_for(device)
+    _check_dtype(dtype, backend)
     check_ndim("full", shape, backend)
     native = backend.full(shape, overflow.fill_value(fill_value, dtype, "full()"), dtype)
     return _finish(Tensor(native, backend, dtype), requires_grad)
@@ -508,13 +581,8 @@ def zeros(
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
-    return full(
-        _sizes("zeros", size, storage),
-        0,
-        dtype=dtype or get_default_dtype(),
-        device=device,
-        requires_grad=requires_grad,
-    )
+    shape = _sizes("zeros", size, storage)
+    return _filled(shape, 0, dtype or get_default_dtype(), device, requires_grad)
 
 
 @_with_out("ones")
@@ -525,13 +593,8 @@ def ones(
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
-    return full(
-        _sizes("ones", size, storage),
-        1,
-        dtype=dtype or get_default_dtype(),
-        device=device,
-        requires_grad=requires_grad,
-    )
+    shape = _sizes("ones", size, storage)
+    return _filled(shape, 1, dtype or get_default_dtype(), device, requires_grad)
 
 
 empty = zeros  # the IR has no uninitialised memory; zeros cost the same
@@ -622,12 +685,10 @@ def zeros_like_shape(like: Tensor, shape: tuple) -> Tensor:
 
 
 def _as_number(value: Any) -> Any:
-    if isinstance(value, Tensor) or isinstance(value, np.generic):
-        return value.item()
-    return value
+    return value.item() if isinstance(value, (Tensor, np.generic)) else value
 
 
-@_with_out("arange")
+@_with_out("arange", warns=True)
 def arange(
     start: Any = None,
     end: Any = None,
@@ -646,13 +707,17 @@ def arange(
         raise TypeError(
             "arange() missing required argument 'end': use arange(end) or arange(start, end, step)"
         )
-    # 0-d tensors and NumPy scalars count as the Python numbers they hold (an int64 tensor
-    # bound gives an int64 range, as in PyTorch)
-    start, end, step = (_as_number(v) for v in (start, end, step))
     if end is None:
         start, end = 0, start
     elif start is None:
         start = 0
+    if type(start) is int and type(end) is int and type(step) is int and step:
+        if dtype is None or dtype is dtypes.int64:  # the usual case, quickly
+            _check_step_sign(start, end, step)
+            return _finish(_int64_range(start, end, step, device), requires_grad)
+    # 0-d tensors and NumPy scalars count as the Python numbers they hold (an int64 tensor
+    # bound gives an int64 range, as in PyTorch)
+    start, end, step = _as_number(start), _as_number(end), _as_number(step)
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     for bound in (start, end):
@@ -686,6 +751,12 @@ def _check_step_sign(start: Any, end: Any, step: Any) -> None:
             f"arange: upper bound and lower bound inconsistent with step sign: from {start} to "
             f"{end} by {step}; use a step of the other sign"
         )
+
+
+def _int64_range(start: int, end: int, step: int, device: Any) -> Tensor:
+    backend = backend_for(device)
+    _check_dtype(dtypes.int64, backend)
+    return Tensor(backend.arange(start, end, step, dtypes.int64), backend, dtypes.int64)
 
 
 def _integer_range(start: Any, end: Any, step: Any, dtype: DType, device: Any) -> Tensor:
