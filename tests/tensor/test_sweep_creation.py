@@ -392,3 +392,16 @@ def test_tril_indices_float(backend: str) -> None:
     same(lambda m: m.tril_indices(3, 3, dtype=m.float32))
     same(lambda m: m.triu_indices(3, 4, 1, dtype=m.int16))
     same(lambda m: m.tril_indices(4, 3, -1, dtype=m.int32))
+
+
+def test_other_sequences_read_as_lists(backend: str) -> None:
+    # The sweep's reader walked lists, tuples and ranges only: a deque of returns (a
+    # REINFORCE port) raised "could not infer dtype of deque".
+    import array
+    from collections import deque
+
+    same(lambda m: m.tensor(deque([1.0, 2.0])))
+    same(lambda m: m.tensor(deque([[1, 2], [3, 4]])))
+    same(lambda m: m.tensor([deque([1, 2]), (3, 4)]))
+    same(lambda m: m.tensor(array.array("d", [1.0, 2.5])))
+    same(lambda m: m.tensor([array.array("i", [1, 2])], dtype=m.float64))

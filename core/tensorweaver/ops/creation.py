@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import array
 import functools
 import math
 import warnings
+from collections.abc import Sequence
 from typing import Any, Callable, TypeVar
 
 import numpy as np
@@ -66,6 +68,8 @@ def _array_dtype(array: np.ndarray) -> DType:
 
 #: What PyTorch reads as nested data (NumPy arrays inside them are read whole).
 _SEQUENCES = (list, tuple, range)
+#: Sequences tensor() does not turn into a list first: its own, and text.
+_NOT_READ_AS_LIST = (*_SEQUENCES, str, bytes)
 _HELD = (Tensor, np.ndarray)
 _NUMBERS = frozenset((bool, int, float, complex))
 _REALS = frozenset((bool, int, float))
@@ -245,14 +249,19 @@ def tensor(
         host = data
     elif not isinstance(data, _SEQUENCES) and _array_like(data):
         return tensor(np.asarray(data), dtype, device, requires_grad)
+    elif _other_sequence(type(data)):  # a deque, an array.array...: read as PyTorch does
+        return tensor(_plain_lists(data), dtype, device, requires_grad)
     else:
         backend = backend_for(device)
         if type(data) in (float, int, bool):  # a Python number: any dtype takes it
             inferred = _number_dtype(type(data))
         else:
             leaves = _Leaves(data)
-            if not leaves.types <= _NUMBERS and any(issubclass(t, str) for t in leaves.types):
-                _check_text_first(data)
+            if not leaves.types <= _NUMBERS:
+                if any(map(_other_sequence, leaves.types)):
+                    return tensor(_plain_lists(data), dtype, device, requires_grad)
+                if any(issubclass(t, str) for t in leaves.types):
+                    _check_text_first(data)
             inferred = leaves.dtype() if dtype is None else None
             leaves.check(dtype or inferred)
             if leaves.tensor_dtypes:
@@ -266,6 +275,19 @@ def tensor(
     _check_dtype(dtype, backend)
     check_ndim("tensor", host.shape, backend)
     return _finish(Tensor(backend.from_host(host, dtype), backend, dtype), requires_grad)
+
+
+def _other_sequence(t: type) -> bool:
+    """Whether ``t`` is a sequence PyTorch reads as a list but ``tensor()`` does not walk
+    itself (a deque, an array.array...)."""
+    return issubclass(t, (Sequence, array.array)) and not issubclass(t, _NOT_READ_AS_LIST)
+
+
+def _plain_lists(data: Any) -> Any:
+    """``data`` with every sequence in it made a list."""
+    if isinstance(data, _SEQUENCES) or _other_sequence(type(data)):
+        return [_plain_lists(x) for x in data]
+    return data
 
 
 def _array_like(data: Any) -> bool:
