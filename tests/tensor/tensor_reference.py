@@ -20,6 +20,10 @@ from hypothesis import HealthCheck, settings
 
 #: Relative tolerance per result dtype; results are also allowed ``rtol * max|expected|``
 #: of absolute error, so sums that cancel to near zero compare fairly.
+#: The real dtypes' names, from bool to float64, and with the complex ones.
+REAL_DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+                    "float32", "float64")  # fmt: skip
+DTYPE_NAMES = (*REAL_DTYPE_NAMES, "complex64", "complex128")
 RTOL = {"float64": 1e-12, "float32": 2e-6, "float16": 2e-3, "bfloat16": 1.6e-2}
 
 #: Hypothesis settings for tests that also take the (function-scoped) ``backend`` fixture:

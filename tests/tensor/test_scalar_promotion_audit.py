@@ -15,20 +15,9 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from tensor_reference import assert_like_torch, builtin_class, supports
+from tensor_reference import REAL_DTYPE_NAMES, assert_like_torch, builtin_class, supports
 
-DTYPES = [
-    "bool",
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-]
+DTYPES = REAL_DTYPE_NAMES
 SCALARS = [True, 0, 3, -3, 300, -300, 2**40, 2.5, -0.5, math.nan, math.inf, 1 + 2j]
 
 

@@ -24,22 +24,9 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from tensor_reference import builtin_class, supports
+from tensor_reference import DTYPE_NAMES, builtin_class, supports
 
-DTYPES = (
-    "bool",
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-)
+DTYPES = DTYPE_NAMES
 EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
 TINY = {"float16": 6.1e-5, "bfloat16": 1.2e-38, "float32": 1.2e-38, "float64": 2.3e-308}
 ULPS = 4

@@ -14,21 +14,16 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from tensor_reference import assert_like_torch, builtin_class, grads_like_torch, supports
+from tensor_reference import (
+    REAL_DTYPE_NAMES,
+    assert_like_torch,
+    builtin_class,
+    grads_like_torch,
+    supports,
+)
 from tw_backends import share_for
 
-VALUE_DTYPES = (
-    "bool",
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-)
+VALUE_DTYPES = REAL_DTYPE_NAMES
 INDEX_DTYPES = ("int64", "int64", "int32", "uint8", "bool")
 LAYOUTS = ("contiguous", "transposed", "strided", "expanded")
 Program = Callable[[Any], Any]

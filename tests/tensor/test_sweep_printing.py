@@ -18,23 +18,11 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from tensor_reference import DTYPE_NAMES
 from test_printing_parity import SUFFIX_BREAK, as_tensorweaver
 
 CASES = int(os.environ.get("SWEEP_PRINTING_CASES", "64"))
-DTYPES = [
-    "bool",
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
+DTYPES = DTYPE_NAMES
 OPTIONS = {
     "precision": [0, 1, 2, 6, 10],
     "threshold": [3, 10, 50, 1000],
