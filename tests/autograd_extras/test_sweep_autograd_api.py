@@ -805,7 +805,9 @@ def function_materialize_grads(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
     return seen
 
 
-def function_mark_dirty(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
+def doubling_in_place(m: Any) -> Any:
+    """A Function that doubles its input in place and marks it dirty."""
+
     class Double(m.autograd.Function):
         @staticmethod
         def forward(ctx: Any, a: Any) -> Any:
@@ -817,6 +819,11 @@ def function_mark_dirty(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
         def backward(ctx: Any, g: Any) -> Any:
             return g * 2
 
+    return Double
+
+
+def function_mark_dirty(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
+    Double = doubling_in_place(m)
     p = leaf(m, x)
     y = p * 1
     z = Double.apply(y)
@@ -825,17 +832,7 @@ def function_mark_dirty(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
 
 
 def function_dirty_leaf(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
-    class Double(m.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, a: Any) -> Any:
-            a.mul_(2)
-            ctx.mark_dirty(a)
-            return a
-
-        @staticmethod
-        def backward(ctx: Any, g: Any) -> Any:
-            return g * 2
-
+    Double = doubling_in_place(m)
     Double.apply(leaf(m, x))
 
 
@@ -935,7 +932,9 @@ def function_int_output(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
     return Argmax.apply(leaf(m, x))
 
 
-def function_saved_non_leaf_output(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
+def exp_saving_its_output(m: Any) -> Any:
+    """A Function computing exp that saves its output for backward."""
+
     class Exp(m.autograd.Function):
         @staticmethod
         def forward(ctx: Any, a: Any) -> Any:
@@ -948,8 +947,12 @@ def function_saved_non_leaf_output(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
             (out,) = ctx.saved_tensors
             return g * out
 
+    return Exp
+
+
+def function_saved_non_leaf_output(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
     p = leaf(m, x)
-    y = Exp.apply(p)
+    y = exp_saving_its_output(m).apply(p)
     (g,) = m.autograd.grad((y * const(m, w)).sum(), p, create_graph=True)
     return y, g
 
@@ -1341,13 +1344,17 @@ def hook_not_called_when_unused(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
     return calls, q.grad
 
 
+#: Module-level functions that build cases rather than being one.
+_HELPERS = (
+    "observed", "outcome", "leaf", "const", "backend", "doubling_in_place", "exp_saving_its_output"
+)  # fmt: skip
 CASES: dict[str, Callable] = {
     name: fn
     for name, fn in dict(globals()).items()
     if callable(fn)
     and getattr(fn, "__module__", None) == __name__
     and not name.startswith("_")
-    and name not in ("observed", "outcome", "leaf", "const", "backend")
+    and name not in _HELPERS
     and not name.startswith("test_")
 }
 

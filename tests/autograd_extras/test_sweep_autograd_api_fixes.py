@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from test_sweep_autograd_api import compare
+from test_sweep_autograd_api import compare, exp_saving_its_output
 
 
 def test_second_backward_frees_saved_tensors(backend: str) -> None:
@@ -161,18 +161,7 @@ def test_function_like_torch(backend: str, case: str) -> None:
 def test_function_saved_output_second_derivative(backend: str) -> None:
     """A Function that saves its output (exp): d2/dx2 through its backward is exp(x), by
     central differences of the first derivative (before: no graph, grad() raised)."""
-
-    class Exp(tw.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, a: Any) -> Any:
-            out = a.exp()
-            ctx.save_for_backward(out)
-            return out
-
-        @staticmethod
-        def backward(ctx: Any, g: Any) -> Any:
-            (out,) = ctx.saved_tensors
-            return g * out
+    Exp = exp_saving_its_output(tw)
 
     def first(x0: np.ndarray) -> np.ndarray:
         x = tw.tensor(x0, requires_grad=True)
