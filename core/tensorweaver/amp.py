@@ -10,11 +10,14 @@ gradients overflowed.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any
+import warnings
+from collections.abc import Iterable
+from contextvars import ContextVar, Token
+from typing import Any, Callable
+
+import numpy as np
 
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
@@ -56,13 +59,85 @@ def check_precision(precision: str, backend: Any) -> None:
 #: PyTorch's device types: ``autocast("cuda")`` applies to the current device, whatever it is.
 _TORCH_DEVICE_TYPES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "mtia", "privateuseone")
 #: PyTorch's default autocast dtype per device type (``torch.get_autocast_dtype``).
-_DEFAULT_LOW = {"cpu": "bf16"}
+_DEFAULT_DTYPE = {"cpu": dtypes.bfloat16, "hpu": dtypes.bfloat16, "xla": dtypes.bfloat16}
 _PRECISION_OF = {
     dtypes.bfloat16: "bf16",
     dtypes.float16: "fp16",
     dtypes.float32: "fp32",
     dtypes.float64: "fp64",
 }
+
+#: Per device type, the autocast state ``(enabled, dtype)`` where it is not the default.
+_states: ContextVar[dict[str, tuple[bool, DType]] | None] = ContextVar(
+    "tensorweaver_autocast_states", default=None
+)
+_cache: ContextVar[bool] = ContextVar("tensorweaver_autocast_cache", default=True)
+
+
+def _state(device_type: str) -> tuple[bool, DType]:
+    return (_states.get() or {}).get(device_type) or (
+        False,
+        _DEFAULT_DTYPE.get(device_type, dtypes.float16),
+    )
+
+
+def _set_state(device_type: str, enabled: bool, dtype: DType) -> list:
+    """Record ``device_type``'s state and what the hot path reads: tokens to undo both."""
+    states = {**(_states.get() or {}), device_type: (enabled, dtype)}
+    return [_states.set(states), _autocast.set(dtype if enabled else None)]
+
+
+def _device_type(device_type: str) -> str:
+    if not isinstance(device_type, str):
+        raise TypeError(f"expected device_type to be a string such as 'cpu', got {device_type!r}")
+    return device_type
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether ``tw.autocast(device_type)`` exists (PyTorch's device types)."""
+    return _device_type(device_type) in _TORCH_DEVICE_TYPES
+
+
+def is_autocast_enabled(device_type: str = "cuda") -> bool:
+    """Whether autocast is on for ``device_type`` (PyTorch's no-argument form asks of CUDA)."""
+    return _state(_device_type(device_type))[0]
+
+
+def get_autocast_dtype(device_type: str) -> DType:
+    """The dtype autocast computes in on ``device_type`` (bfloat16 on CPU, else float16)."""
+    return _state(_device_type(device_type))[1]
+
+
+def set_autocast_enabled(device_type: str | bool, enabled: bool | None = None) -> None:
+    """Turn autocast on or off for ``device_type`` outside a ``with`` block; PyTorch's
+    one-argument form ``set_autocast_enabled(enabled)`` means CUDA."""
+    if enabled is None:
+        device_type, enabled = "cuda", bool(device_type)
+    _set_state(device_type, bool(enabled), get_autocast_dtype(device_type))
+
+
+def set_autocast_dtype(device_type: str, dtype: DType) -> None:
+    """The dtype autocast computes in on ``device_type`` from now on."""
+    if dtype not in _PRECISION_OF:
+        raise ValueError(
+            f"set_autocast_dtype: {dtype!r} is not a floating-point dtype; use tw.bfloat16 or "
+            "tw.float16"
+        )
+    _set_state(device_type, is_autocast_enabled(device_type), dtype)
+
+
+def is_autocast_cache_enabled() -> bool:
+    """PyTorch's cast-cache switch; TensorWeaver keeps no cache, so it only reports it."""
+    return _cache.get()
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Set the switch :func:`is_autocast_cache_enabled` reports."""
+    _cache.set(bool(enabled))
+
+
+def clear_autocast_cache() -> None:
+    """PyTorch empties its cast cache here; there is none to empty."""
 
 
 def _precision(device_type: str, dtype: DType | None, device: Any) -> tuple[str, Any]:
@@ -84,9 +159,7 @@ def _precision(device_type: str, dtype: DType | None, device: Any) -> tuple[str,
         device = _device_spec(device_type)
     elif device is None and device_type != "cpu":
         device = _gpu_of_kind(device_type)
-    if dtype is not None:
-        return _PRECISION_OF[dtype], device
-    return _DEFAULT_LOW.get(device_type, "fp16"), device
+    return _PRECISION_OF[dtype or get_autocast_dtype(device_type)], device
 
 
 def _gpu_of_kind(kind: str) -> str | None:
@@ -117,49 +190,165 @@ def _device_spec(name: str) -> str:
     return name
 
 
-@contextmanager
-def autocast(
-    device_type: str = "bf16",
-    dtype: DType | None = None,
-    enabled: bool = True,
-    cache_enabled: bool | None = None,
-    *,
-    device: Any = None,
-) -> Iterator[None]:
+class autocast:  # noqa: N801 - PyTorch's name
     """Compute matrix products in low precision on the current device: a ``with`` block or a
-    decorator.
+    decorator, reusable and re-entrant as PyTorch's.
 
-    As PyTorch's ``autocast(device_type, dtype=None, enabled=True)``: ``device_type`` is
-    ``"cpu"``/``"cuda"`` (default dtype bfloat16 for ``"cpu"``, float16 otherwise) or a
-    TensorWeaver device spec; it may also be a precision name (``"bf16"``, ``"fp16"``;
-    ``"tf32"`` turns on TF32 tensor cores; ``"fp32"``/``"fp64"`` change nothing).
-    ``enabled=False`` turns autocast off inside the block. ``cache_enabled`` is accepted and
-    has no effect (there is no cast cache to keep).
+    As PyTorch's ``autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``:
+    ``device_type`` is ``"cpu"``/``"cuda"`` (default dtype bfloat16 for ``"cpu"``, float16
+    otherwise) or a TensorWeaver device spec; it may also be a precision name (``"bf16"``,
+    ``"fp16"``; ``"tf32"`` turns on TF32 tensor cores; ``"fp32"``/``"fp64"`` change nothing).
+    ``enabled=False`` turns autocast off inside the block. On ``"cpu"`` a dtype other than
+    bfloat16 or float16 warns and disables the block, as PyTorch. ``cache_enabled`` sets what
+    :func:`is_autocast_cache_enabled` reports (there is no cast cache to keep).
     """
-    if not enabled:
-        token = _autocast.set(None)
-        try:
-            yield
-        finally:
-            _autocast.reset(token)
-        return
+
+    def __init__(
+        self,
+        device_type: str = "bf16",
+        dtype: DType | None = None,
+        enabled: bool = True,
+        cache_enabled: bool | None = None,
+        *,
+        device: Any = None,
+    ) -> None:
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if (
+            enabled
+            and device_type == "cpu"
+            and dtype not in (None, dtypes.bfloat16, dtypes.float16)
+        ):
+            warnings.warn(
+                "In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
+                "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.",
+                stacklevel=2,
+            )
+            enabled = False
+        self.device = device_type
+        if dtype is None and device_type in _TORCH_DEVICE_TYPES:
+            dtype = get_autocast_dtype(device_type)  # as PyTorch: the current one, when built
+        self.fast_dtype = dtype
+        self._enabled = bool(enabled)
+        self._cache_enabled = cache_enabled
+        self._where = device
+        self._undo: list[list] = []  # one entry per active ``with``: re-entrant
+
+    def __enter__(self) -> None:
+        undo: list = []
+        if not self._enabled:
+            kind = _kind_of(self.device, self._where)
+            undo += _set_state(kind, False, self.fast_dtype or get_autocast_dtype(kind))
+            self._undo.append(self._cached(undo))
+            return
+        from tensorweaver.ops.creation import backend_for
+
+        precision, device = _precision(self.device, self.fast_dtype, self._where)
+        backend = backend_for(device)
+        check_precision(precision, backend)  # before any state changes: nothing to undo
+        if precision == "tf32":
+            backend.set_tf32(True)
+            undo.append(backend)
+        elif precision in _LOW:
+            kind = self.device if self.device in _TORCH_DEVICE_TYPES else backend.device.kind
+            undo += _set_state(kind, True, _LOW[precision])
+        self._undo.append(self._cached(undo))
+
+    def _cached(self, undo: list) -> list:
+        """``undo`` plus the token of this block's ``cache_enabled`` switch, if it sets one."""
+        if self._cache_enabled is not None:
+            undo.append(_cache.set(bool(self._cache_enabled)))
+        return undo
+
+    def __exit__(self, *exc: Any) -> None:
+        for item in reversed(self._undo.pop()):
+            if isinstance(item, Token):
+                item.var.reset(item)
+            else:  # the backend whose TF32 switch this block turned on
+                item.set_tf32(False)
+
+    def __call__(self, func: Callable) -> Callable:
+        @functools.wraps(func)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return func(*args, **kwargs)
+
+        return run
+
+
+def _kind_of(device_type: str, device: Any) -> str:
+    """The PyTorch device type whose state a disabled block records."""
+    if device_type in _TORCH_DEVICE_TYPES:
+        return device_type
     from tensorweaver.ops.creation import backend_for
 
-    precision, device = _precision(device_type, dtype, device)
-    backend = backend_for(device)
-    check_precision(precision, backend)
-    if precision == "tf32":
-        backend.set_tf32(True)
-        try:
-            yield
-        finally:
-            backend.set_tf32(False)
-        return
-    token = _autocast.set(_LOW.get(precision))
-    try:
-        yield
-    finally:
-        _autocast.reset(token)
+    return backend_for(
+        device if device is not None or device_type in PRECISIONS else device_type
+    ).device.kind
+
+
+def _cast_inputs(value: Any, dtype: DType) -> Any:
+    """``value`` with its floating-point tensors (not float64), also inside lists, tuples and
+    dicts, in ``dtype``: what ``custom_fwd(cast_inputs=...)`` passes on."""
+    from tensorweaver.tensor import Tensor
+
+    if isinstance(value, Tensor):
+        floating = value.dtype.kind == "f" and value.dtype is not dtypes.float64
+        return value.to(dtype) if floating else value
+    if isinstance(value, dict):
+        return {k: _cast_inputs(v, dtype) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_inputs(v, dtype) for v in value)
+    return value
+
+
+def custom_fwd(
+    fwd: Callable | None = None, *, device_type: str, cast_inputs: DType | None = None
+) -> Callable:
+    """Decorate a ``tw.autograd.Function``'s ``forward`` as PyTorch's: with ``cast_inputs``, an
+    autocast-enabled forward runs with autocast off on inputs cast to ``cast_inputs``;
+    without it the forward runs in the surrounding autocast state, and :func:`custom_bwd`
+    gives ``backward`` the same state."""
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if not is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
+        with autocast(device_type, enabled=False):
+            return fwd(*_cast_inputs(args, cast_inputs), **_cast_inputs(kwargs, cast_inputs))
+
+    return forward
+
+
+def custom_bwd(bwd: Callable | None = None, *, device_type: str) -> Callable:
+    """Decorate a ``tw.autograd.Function``'s ``backward``: it runs in the autocast state its
+    :func:`custom_fwd` forward ran in."""
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def backward(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        with autocast(device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return backward
+
+
+_READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
+
+
+def _float32(value: float) -> float:
+    """``value`` rounded to float32: PyTorch keeps the scale in a float32 tensor."""
+    return float(np.float32(value))
 
 
 class GradScaler:
@@ -167,7 +356,8 @@ class GradScaler:
 
     ``scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update()``: the step is
     skipped when a gradient is inf or NaN, and the scale then shrinks by ``backoff_factor``;
-    after ``growth_interval`` clean steps it grows by ``growth_factor``.
+    after ``growth_interval`` clean steps in a row it grows by ``growth_factor`` (unless that
+    overflows float32). A disabled scaler passes everything through.
     """
 
     def __init__(
@@ -186,78 +376,196 @@ class GradScaler:
                 f"GradScaler: device must be a string such as 'cuda' or 'cpu', got {device!r}; "
                 "pass the scale by keyword: GradScaler(init_scale=...)"
             )
-        self.device = device
-        self.scale_value = float(init_scale)
-        self.growth_factor = growth_factor
-        self.backoff_factor = backoff_factor
-        self.growth_interval = growth_interval
-        self.enabled = enabled
-        self._clean_steps = 0
-        self._found_inf = False
-        self._unscaled: set[int] = set()
+        self._device = device
+        self._enabled = enabled
+        if enabled:
+            if growth_factor <= 1.0:
+                raise AssertionError("The growth factor must be > 1.0.")
+            if backoff_factor >= 1.0:
+                raise AssertionError("The backoff factor must be < 1.0.")
+        self._init_scale = init_scale
+        self._scale: float | None = None  # set by the first scale(), as PyTorch's
+        self._growth_factor = growth_factor
+        self._backoff_factor = backoff_factor
+        self._growth_interval = growth_interval
+        self._init_growth_tracker = 0
+        self._growth_tracker = 0
+        self._per_optimizer: dict[int, dict[str, Any]] = {}
 
-    def scale(self, loss: Any) -> Any:
-        return loss * self.scale_value if self.enabled else loss
+    def _optimizer_state(self, optimizer: Any) -> dict[str, Any]:
+        return self._per_optimizer.setdefault(id(optimizer), {"stage": _READY, "found_inf": None})
+
+    def _check_scaled(self, funcname: str) -> None:
+        if self._scale is None:
+            raise AssertionError(
+                f"Attempted {funcname} but _scale is None.  This may indicate your script did "
+                "not use scaler.scale(loss or outputs) earlier in the iteration."
+            )
+
+    def scale(self, outputs: Any) -> Any:
+        """``outputs`` (a tensor, or lists and tuples of them) times the scale."""
+        if not self._enabled:
+            return outputs
+        from tensorweaver.tensor import Tensor
+
+        if self._scale is None:
+            self._scale = _float32(self._init_scale)
+            self._growth_tracker = self._init_growth_tracker
+
+        def apply(value: Any) -> Any:
+            if isinstance(value, Tensor):
+                return value * self._scale
+            if isinstance(value, Iterable):
+                scaled = map(apply, value)
+                return type(value)(scaled) if isinstance(value, (list, tuple)) else scaled
+            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+
+        return apply(outputs)
 
     def unscale_(self, optimizer: Any) -> None:
-        """Divide the gradients by the scale (once per step), noting any inf or NaN with a
-        single read back from the device."""
-        if not self.enabled or id(optimizer) in self._unscaled:
+        """Divide ``optimizer``'s gradients by the scale, in place, once per step, noting any
+        inf or NaN with a single read back from the device."""
+        if not self._enabled:
             return
+        self._check_scaled("unscale_")
+        state = self._optimizer_state(optimizer)
+        if state["stage"] == _UNSCALED:
+            raise RuntimeError(
+                "unscale_() has already been called on this optimizer since the last update()."
+            )
+        if state["stage"] == _STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
         from tensorweaver.autograd.mode import no_grad
         from tensorweaver.ops.movement import stack
 
-        inverse = 1.0 / self.scale_value
+        # The reciprocal in float64, then float32, as PyTorch.
+        inverse = _float32(1.0 / self._scale)
         finite = []
         with no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
-                    if p.grad is not None:
-                        p.grad = p.grad * inverse
-                        finite.append(p.grad.isfinite().all())
-        if finite and not bool(stack(finite).all()):
-            self._found_inf = True
-        self._unscaled.add(id(optimizer))
+                    if p.grad is None:
+                        continue
+                    if p.grad.dtype is dtypes.float16:
+                        raise ValueError("Attempting to unscale FP16 gradients.")
+                    finite.append(p.grad.isfinite().all())  # before unscaling, as PyTorch
+                    p.grad.mul_(inverse)
+        if finite:
+            state["found_inf"] = not bool(stack(finite).all())
+        state["stage"] = _UNSCALED
 
     def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
-        if not self.enabled:
+        """``optimizer.step(*args, **kwargs)`` on unscaled gradients, skipped (None) when
+        one of them is inf or NaN."""
+        if not self._enabled:
             return optimizer.step(*args, **kwargs)
-        self.unscale_(optimizer)
-        if self._found_inf:
-            return None
-        return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+        self._check_scaled("step")
+        state = self._optimizer_state(optimizer)
+        if state["stage"] == _STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        if state["stage"] == _READY:
+            self.unscale_(optimizer)
+        if state["found_inf"] is None:
+            raise AssertionError("No inf checks were recorded for this optimizer.")
+        result = None if state["found_inf"] else optimizer.step(*args, **kwargs)
+        state["stage"] = _STEPPED
+        return result
 
-    def update(self) -> None:
-        if not self.enabled:
+    def update(self, new_scale: Any = None) -> None:
+        """Shrink the scale after a skipped step, grow it after ``growth_interval`` clean
+        ones; or set it to ``new_scale`` (a float or a one-element tensor)."""
+        if not self._enabled:
             return
-        if self._found_inf:
-            self.scale_value *= self.backoff_factor
-            self._clean_steps = 0
+        self._check_scaled("update")
+        if new_scale is not None:
+            if not isinstance(new_scale, float):
+                reason = (
+                    "new_scale should be a float or a 1-element torch.cuda.FloatTensor or "
+                    "torch.FloatTensor with requires_grad=False."
+                )
+                if new_scale.numel() != 1 or new_scale.requires_grad:
+                    raise AssertionError(reason)
+                new_scale = new_scale.item()
+            self._scale = _float32(new_scale)
         else:
-            self._clean_steps += 1
-            if self._clean_steps >= self.growth_interval:
-                self.scale_value *= self.growth_factor
-                self._clean_steps = 0
-        if not math.isfinite(self.scale_value) or self.scale_value <= 0:
-            raise RuntimeError(f"GradScaler: the loss scale became {self.scale_value}")
-        self._found_inf = False
-        self._unscaled.clear()
+            found = [s["found_inf"] for s in self._per_optimizer.values()]
+            found = [f for f in found if f is not None]
+            if not found:
+                raise AssertionError("No inf checks were recorded prior to update.")
+            if any(found):
+                self._scale = _float32(self._scale * self._backoff_factor)
+                self._growth_tracker = 0
+            elif self._growth_tracker + 1 == self._growth_interval:
+                grown = _float32(self._scale * self._growth_factor)
+                if math.isfinite(grown):  # a float32 overflow keeps the scale, as PyTorch
+                    self._scale = grown
+                self._growth_tracker = 0
+            else:
+                self._growth_tracker += 1
+        self._per_optimizer = {}
 
     def get_scale(self) -> float:
-        return self.scale_value
+        """The current scale (1.0 when disabled)."""
+        if not self._enabled:
+            return 1.0
+        return self._init_scale if self._scale is None else self._scale
 
-    def state_dict(self) -> dict:
+    def get_growth_factor(self) -> float:
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor: float) -> None:
+        self._growth_factor = new_factor
+
+    def get_backoff_factor(self) -> float:
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor: float) -> None:
+        self._backoff_factor = new_factor
+
+    def get_growth_interval(self) -> int:
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval: int) -> None:
+        self._growth_interval = new_interval
+
+    def _get_growth_tracker(self) -> int:
+        if not self._enabled:
+            return 0
+        return self._init_growth_tracker if self._scale is None else self._growth_tracker
+
+    def is_enabled(self) -> bool:
+        return self._enabled
+
+    def state_dict(self) -> dict[str, Any]:
+        """``scale``, ``growth_factor``, ``backoff_factor``, ``growth_interval`` and
+        ``_growth_tracker``; empty when disabled."""
+        if not self._enabled:
+            return {}
         return {
-            "scale": self.scale_value,
-            "growth_factor": self.growth_factor,
-            "backoff_factor": self.backoff_factor,
-            "growth_interval": self.growth_interval,
-            "_growth_tracker": self._clean_steps,
+            "scale": self.get_scale(),
+            "growth_factor": self._growth_factor,
+            "backoff_factor": self._backoff_factor,
+            "growth_interval": self._growth_interval,
+            "_growth_tracker": self._get_growth_tracker(),
         }
 
-    def load_state_dict(self, state: dict) -> None:
-        self.scale_value = float(state["scale"])
-        self.growth_factor = state["growth_factor"]
-        self.backoff_factor = state["backoff_factor"]
-        self.growth_interval = state["growth_interval"]
-        self._clean_steps = int(state["_growth_tracker"])
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Take the state :meth:`state_dict` returned (nothing when disabled)."""
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError(
+                "The source state dict is empty, possibly because it was saved from a "
+                "disabled instance of GradScaler."
+            )
+        self._init_scale = state_dict["scale"]
+        if self._scale is not None:
+            self._scale = _float32(state_dict["scale"])
+        self._growth_factor = state_dict["growth_factor"]
+        self._backoff_factor = state_dict["backoff_factor"]
+        self._growth_interval = state_dict["growth_interval"]
+        self._init_growth_tracker = int(state_dict["_growth_tracker"])
+        if self._scale is not None:
+            self._growth_tracker = self._init_growth_tracker

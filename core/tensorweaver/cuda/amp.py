@@ -45,3 +45,25 @@ class GradScaler(amp.GradScaler):
         super().__init__(
             "cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled
         )
+
+
+def custom_fwd(fwd: Any = None, *, cast_inputs: Any = None) -> Any:
+    """``tw.amp.custom_fwd(fwd, device_type="cuda", cast_inputs=...)``, with PyTorch's warning."""
+    warnings.warn(
+        "`torch.cuda.amp.custom_fwd(args...)` is deprecated. "
+        "Please use `torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return amp.custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd: Any) -> Any:
+    """``tw.amp.custom_bwd(bwd, device_type="cuda")``, with PyTorch's warning."""
+    warnings.warn(
+        "`torch.cuda.amp.custom_bwd(args...)` is deprecated. "
+        "Please use `torch.amp.custom_bwd(args..., device_type='cuda')` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return amp.custom_bwd(bwd, device_type="cuda")
