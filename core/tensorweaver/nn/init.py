@@ -8,7 +8,8 @@ draws use the tensor's device's generator (``tw.manual_seed`` makes them reprodu
 from __future__ import annotations
 
 import math
-from typing import Optional, Union
+import warnings
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -31,7 +32,7 @@ _LINEAR_GAINS = (
 def calculate_gain(nonlinearity: str, param: Optional[Union[int, float]] = None) -> float:
     """The recommended gain for ``nonlinearity`` (``param`` is leaky_relu's negative slope)."""
     if nonlinearity in _LINEAR_GAINS:
-        return 1.0
+        return 1
     if nonlinearity == "tanh":
         return 5.0 / 3
     if nonlinearity == "relu":
@@ -84,16 +85,19 @@ def normal_(
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with ``val``."""
     with tw.no_grad():
         return tensor.fill_(val)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    """Fill with zeros."""
     with tw.no_grad():
         return tensor.zero_()
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    """Fill with ones."""
     with tw.no_grad():
         return tensor.fill_(1.0)
 
@@ -136,7 +140,7 @@ def sparse_(
     with tw.no_grad():
         tensor.normal_(0, std, generator=generator)
         for col in range(cols):
-            picked = tw.randperm(rows, generator=generator)[:zeros]
+            picked = tw.randperm(rows, generator=generator, device=tensor.device)[:zeros]
             tensor[picked, col] = 0
     return tensor
 
@@ -168,6 +172,7 @@ def kaiming_uniform_(
 ) -> Tensor:
     """He uniform: U(-b, b) with b = gain * sqrt(3 / fan) (``a`` is leaky_relu's slope)."""
     if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
@@ -183,21 +188,15 @@ def kaiming_normal_(
 ) -> Tensor:
     """He normal: N(0, std²) with std = gain / sqrt(fan)."""
     if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
     return normal_(tensor, 0.0, std, generator)
 
 
-def _erfinv(y: Tensor) -> Tensor:
-    """Inverse error function for |y| < 1: a closed-form first guess (relative error about
-    2e-3) polished by Newton steps on ``erf``, which converge quadratically."""
-    a = 0.147
-    log_term = tw.log(1.0 - y * y)
-    first = 2.0 / (math.pi * a) + log_term / 2.0
-    x = tw.sign(y) * tw.sqrt(tw.sqrt(first * first - log_term / a) - first)
-    for _ in range(3):
-        x = x - (tw.erf(x) - y) / (2.0 / math.sqrt(math.pi) * tw.exp(-x * x))
-    return x
+def _log_density(x: Tensor, mean: float, std: float, log_peak: float) -> Tensor:
+    """log of the normal density at ``x`` relative to its peak on [a, b] (at most 0)."""
+    return ((x - mean) / std) ** 2 * -0.5 - log_peak
 
 
 def trunc_normal_(
@@ -208,23 +207,50 @@ def trunc_normal_(
     b: float = 2.0,
     generator: Optional[Generator] = None,
 ) -> Tensor:
-    """Fill with N(mean, std²) truncated to [a, b] (absolute bounds, not in units of std),
-    by inverting the normal CDF on uniform draws between the bounds' CDF values."""
-    if not a < b:
-        raise ValueError(f"trunc_normal_: need a < b, got a={a}, b={b}")
+    """Fill with N(mean, std²) truncated to [a, b] (absolute bounds, not in units of std).
+
+    By rejection, as PyTorch 2.13 does (so the same seed gives the same values on a backend
+    with PyTorch's stream): normal draws redrawn where outside [a, b] when at least 30% of
+    the mass lies inside, else uniform proposals on [a, b] accepted with probability
+    density / peak density."""
+    if a > b:
+        raise RuntimeError(
+            f"trunc_normal_: the bounds must satisfy a <= b, but found a={a} > b={b}"
+        )
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+            "The distribution of values may be incorrect.",
+            stacklevel=2,
+        )
 
     def cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
-    low, high = cdf((a - mean) / std), cdf((b - mean) / std)
     with tw.no_grad():
-        u = tw.empty(tensor.shape, dtype=tw.float64, device=tensor.device)
-        u.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
-        # Keep strictly inside (-1, 1): erfinv(±1) is infinite.
-        eps = 1e-15
-        u = tw.clamp(u, min=-1.0 + eps, max=1.0 - eps)
-        x = _erfinv(u) * (std * math.sqrt(2.0)) + mean
-        return tensor.copy_(tw.clamp(x, min=a, max=b).to(tensor.dtype))
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            # The bounds as the tensor's dtype rounds them, so that kept values lie inside.
+            low, high = tw.tensor([a, b], dtype=tensor.dtype, device=tensor.device).tolist()
+            result = tw.empty_like(tensor).normal_(mean, std, generator=generator)
+            while True:
+                outside = (result < low) | (result > high)
+                if not bool(outside.any()):
+                    return tensor.copy_(result)
+                redrawn = tw.empty_like(tensor).normal_(mean, std, generator=generator)
+                result = tw.where(outside, redrawn, result)
+        log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+        result = tw.empty_like(tensor).uniform_(a, b, generator=generator)
+        pending = tw.empty_like(tensor).uniform_(generator=generator).log() > _log_density(
+            result, mean, std, log_peak
+        )
+        while bool(pending.any()):
+            proposals = tw.empty_like(tensor).uniform_(a, b, generator=generator)
+            result = tw.where(pending, proposals, result)
+            rejected = tw.empty_like(tensor).uniform_(generator=generator).log() > _log_density(
+                proposals, mean, std, log_peak
+            )
+            pending = pending & rejected
+        return tensor.copy_(result)
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None) -> Tensor:
@@ -239,9 +265,10 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Optional[Generator
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     with tw.no_grad():
-        # drawn by normal_ as PyTorch's is (not tw.randn): the same stream position after it
-        gaussian = tensor.new_empty((rows, cols), dtype=tw.float64).normal_(generator=generator)
-        flat = np.asarray(gaussian)
+        # drawn by normal_ in the tensor's dtype as PyTorch's is: the same stream (and
+        # NotImplementedError for integer tensors); factorised in float64
+        gaussian = tensor.new_empty((rows, cols)).normal_(generator=generator)
+        flat = np.asarray(gaussian, dtype=np.float64)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -252,3 +279,34 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Optional[Generator
     values = tw.tensor(gain * q, dtype=tensor.dtype, device=tensor.device)
     with tw.no_grad():
         return tensor.copy_(values.reshape(tuple(tensor.shape)))
+
+
+def _deprecated(init: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """PyTorch's old spelling of ``init`` (without the trailing underscore), which warns."""
+    new_name = init.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return init(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = f"Deprecated: use ``{new_name}``."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -50,16 +50,20 @@ from tensorweaver.tensor import Tensor
 
 __all__ = [
     "CheckpointError",
+    "CheckpointFunction",
     "CheckpointPolicy",
+    "check_backward_validity",
     "checkpoint",
     "checkpoint_sequential",
     "create_selective_checkpoint_contexts",
+    "detach_variable",
     "noop_context_fn",
     "set_checkpoint_debug_enabled",
     "set_checkpoint_early_stop",
 ]
 
 _DETERMINISM_CHECKS = ("default", "none")
+_NO_INPUT_NEEDS_GRAD = "None of the inputs have requires_grad=True. Gradients will be None"
 
 
 _Contexts = tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]
@@ -340,7 +344,8 @@ def checkpoint(
         raise ValueError(
             "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
         )
-    if determinism_check not in _DETERMINISM_CHECKS:
+    # PyTorch's reentrant variant never looks at determinism_check.
+    if not use_reentrant and determinism_check not in _DETERMINISM_CHECKS:
         raise ValueError(
             f"determinism_check should be one of {list(_DETERMINISM_CHECKS)}, but got "
             f"{determinism_check}"
@@ -350,9 +355,7 @@ def checkpoint(
     params = _module_parameters(function)
     if use_reentrant and not any(t.requires_grad for t in tensors):
         # PyTorch's reentrant variant records nothing then: no parameter gets a gradient.
-        warnings.warn(
-            "None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2
-        )
+        warnings.warn(_NO_INPUT_NEEDS_GRAD, stacklevel=2)
         params = []
     flat = _Checkpoint.apply(call, bool(preserve), len(tensors), *tensors, *params)
     return call.rebuild_output(iter(flat))
@@ -400,6 +403,36 @@ def checkpoint_sequential(
             run(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve
         )
     return run(end, len(functions))(input)
+
+
+class CheckpointFunction:
+    """PyTorch's reentrant checkpoint as its ``autograd.Function`` is called by older code:
+    ``CheckpointFunction.apply(function, preserve_rng_state, *args)``."""
+
+    @staticmethod
+    def apply(function: Callable, preserve_rng_state: bool, *args: Any) -> Any:
+        return checkpoint(
+            function, *args, use_reentrant=True, preserve_rng_state=preserve_rng_state
+        )
+
+
+def detach_variable(inputs: tuple) -> tuple:
+    """``inputs`` with each tensor detached, keeping its ``requires_grad``; other values pass
+    unchanged. Only a tuple is accepted, as in PyTorch."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            "detach_variable: only a tuple of tensors is supported, got "
+            f"{type(inputs).__name__}; pass tuple(inputs)"
+        )
+    return tuple(
+        x.detach().requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x for x in inputs
+    )
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """Warn that gradients will be None when no tensor in ``inputs`` requires grad."""
+    if not any(x.requires_grad for x in inputs if isinstance(x, Tensor)):
+        warnings.warn(_NO_INPUT_NEEDS_GRAD, stacklevel=2)
 
 
 class CheckpointError(RuntimeError):

@@ -15,8 +15,9 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
-    """Copy consecutive slices of ``vec`` (along its first dimension) into ``parameters``
-    (in place); as in PyTorch, elements left over after the last parameter are ignored."""
+    """Replace each parameter's data by consecutive slices of ``vec`` (along its first
+    dimension), as PyTorch does: the parameters take ``vec``'s dtype; elements left over
+    after the last parameter are ignored."""
     if not isinstance(vec, Tensor):
         raise TypeError(f"expected tw.Tensor, but got: {type(vec).__name__}")
     offset = 0
@@ -29,5 +30,5 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
                     f"vector_to_parameters: shape {list(p.shape)} is invalid for input of size "
                     f"{piece.numel()} (vec {tuple(vec.shape)} ends after {offset} elements)"
                 )
-            p.copy_(piece.reshape(tuple(p.shape)))
+            p.data = piece.reshape(tuple(p.shape))
             offset += n

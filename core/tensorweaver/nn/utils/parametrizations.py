@@ -36,16 +36,25 @@ class _WeightNorm(Module):
 
 def weight_norm(module: T_module, name: str = "weight", dim: Optional[int] = 0) -> T_module:
     """Parametrize ``module.<name>`` by its magnitude
-    (``parametrizations.<name>.original0``) and direction (``original1``)."""
+    (``parametrizations.<name>.original0``) and direction (``original1``). As in PyTorch,
+    the module also loads state dicts saved with the old hook's ``<name>_g``/``<name>_v``."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def old_keys_to_new(state_dict: dict, prefix: str, *_: object) -> None:
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(old_keys_to_new)
     return module
 
 
 def weight_matrix(weight: Tensor, dim: int) -> Tensor:
-    """``weight`` as a matrix whose rows run along ``dim``."""
+    """``weight`` as a matrix whose rows run along ``dim`` (a vector: one column)."""
     if dim != 0:
         weight = weight.permute(dim, *(d for d in range(weight.ndim) if d != dim))
-    return weight.flatten(1)
+    return weight.reshape(weight.shape[0], -1)
 
 
 def power_iteration(module: Module, weight_mat: Tensor, n_power_iterations: int) -> None:

@@ -95,6 +95,8 @@ class ParametrizationList(ModuleList):
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         self.unsafe = unsafe
+        # Taken now: storing right_inverse's value may give ``original`` another shape.
+        original_shape, original_dtype = original.shape, original.dtype
         with tw.no_grad():
             new = original
             for module in reversed(self):  # type: ignore[call-overload]
@@ -124,11 +126,11 @@ class ParametrizationList(ModuleList):
             Z = self()
             if not isinstance(Z, Tensor):
                 raise ValueError(f"A parametrization must return a tensor. Got {type(Z).__name__}.")
-            if Z.dtype != original.dtype or Z.shape != original.shape:
+            if Z.dtype != original_dtype or Z.shape != original_shape:
                 raise ValueError(
                     "Registering a parametrization may not change the shape or dtype of the "
-                    f"tensor (unsafe=True allows it): unparametrized {original.dtype} "
-                    f"{tuple(original.shape)}, parametrized {Z.dtype} {tuple(Z.shape)}"
+                    f"tensor (unsafe=True allows it): unparametrized {original_dtype} "
+                    f"{tuple(original_shape)}, parametrized {Z.dtype} {tuple(Z.shape)}"
                 )
 
     def right_inverse(self, value: Tensor) -> None:

@@ -6,6 +6,7 @@ dimension but ``dim``) and ``weight_v`` (its direction), and recomputed as
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional, TypeVar
 
 from tensorweaver.nn.modules.module import Module
@@ -22,6 +23,11 @@ def norm_except_dim(v: Tensor, pow: float, dim: int) -> Tensor:
     (``dim=-1``: over the whole tensor, a 0-d result, as PyTorch's ``norm_except_dim``)."""
     if dim == -1:
         return v.abs().pow(pow).sum().pow(1.0 / pow)
+    if not -v.ndim <= dim < v.ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-v.ndim}, {v.ndim - 1}] "
+            f"but got {dim}): weight norm of a tensor of shape {tuple(v.shape)}"
+        )
     if dim < 0:  # -1 is the whole tensor (above); other negative dims count from the end
         dim += v.ndim
     dims = tuple(d for d in range(v.ndim) if d != dim)
@@ -83,7 +89,14 @@ class WeightNorm:
 
 def weight_norm(module: T_module, name: str = "weight", dim: Optional[int] = 0) -> T_module:
     """Reparametrize ``module.<name>`` by magnitude ``<name>_g`` and direction ``<name>_v``
-    (norms over every dimension but ``dim``; ``dim=None``: over the whole tensor)."""
+    (norms over every dimension but ``dim``; ``dim=None``: over the whole tensor). It warns
+    that it is deprecated, as PyTorch's does."""
+    warnings.warn(
+        "`torch.nn.utils.weight_norm` is deprecated in favor of "
+        "`torch.nn.utils.parametrizations.weight_norm`.",
+        FutureWarning,
+        stacklevel=2,
+    )
     WeightNorm.apply(module, name, dim)
     return module
 
