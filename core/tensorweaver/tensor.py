@@ -746,6 +746,39 @@ class Tensor:
         through elements an ``expand()`` repeats."""
         return _FILLING[0] > 0
 
+    def _writable_in_place(self) -> bool:
+        """Whether a backend primitive may write into this tensor's array itself (the
+        optimizers' foreach updates, ``ops/in_place_writes.py``), as PyTorch's in-place
+        kernels write: the backend says no other array uses the memory (``owns_memory``),
+        no host array shares it, the tensor is no view and has none, and nothing refers to
+        the array but this tensor and the ``detach()`` aliases of one tensor that hold it
+        too. A graph that saved the array, another tensor made over it or the user's own
+        name for ``.native`` is one more reference, and the caller then rebinds instead."""
+        owns = getattr(self.backend, "owns_memory", None)
+        if owns is None or not owns(self.native):
+            return False
+        root = self
+        while root._alias_of is not None:
+            root = root._alias_of
+        holders = 0
+        todo = [root]
+        while todo:  # root and its aliases, and theirs
+            t = todo.pop()
+            if t._view_of is not None or (_HOST_SHARED and _writes_through(t)):
+                return False
+            if t.native is self.native:
+                holders += 1
+            for entry in t._views or ():
+                follower = entry[0]()
+                if follower is None:
+                    continue
+                if entry[1] is not None:  # a live view: it holds this memory
+                    return False
+                if follower._alias_of is t:
+                    todo.append(follower)
+        # (read off the attribute, as _ONE_HOLDER counts: no local holds the array)
+        return sys.getrefcount(self.native) == holders + _ONE_HOLDER - 1
+
     def _take(self, native: Any) -> None:
         """Make ``native`` this tensor's value as a change made through a ``detach()`` alias
         of it: no history, a new version, and on into its base and views."""

@@ -102,13 +102,20 @@ def test_foreach_option_decides(
 
     calls = []
     method = getattr(NumpyBackend, primitive)
+    in_place = NumpyBackend.foreach_inplace
 
     def spy(self: Any, *args: Any) -> Any:
         if len(args[0]) > 1:  # a single tensor's add_(other, alpha=) is one foreach_add too
             calls.append(len(args[0]))
         return method(self, *args)
 
+    def spy_in_place(self: Any, op: str, xs: list, *args: Any) -> Any:
+        if "foreach_" + op == primitive and len(xs) > 1:  # the update written in place
+            calls.append(len(xs))
+        return in_place(self, op, xs, *args)
+
     monkeypatch.setattr(NumpyBackend, primitive, spy)
+    monkeypatch.setattr(NumpyBackend, "foreach_inplace", spy_in_place)
     _steps(name, {"lr": 0.1}, "numpy", tw.float64, foreach=foreach)
     # One call per step over every parameter with a gradient; none with foreach=False.
     assert calls == ([] if foreach is False else [len(SHAPES) - 1] + [len(SHAPES)] * (STEPS - 1))

@@ -12,7 +12,7 @@ The module implements the four hooks below with :data:`hookimpl`::
 
     @hookimpl
     def tw_backend_info():
-        return BackendInfo(name="mylib", version="1.0", api_version="2.6", ...)
+        return BackendInfo(name="mylib", version="1.0", api_version="2.7", ...)
 
 Rules the core relies on:
 
@@ -119,7 +119,8 @@ def tw_create_backend(device: DeviceRecord) -> object:
     optimizer steps and ``compile_graph``; 2.5: ``get_rng_state``/``set_rng_state``, the
     state of the backend's random stream as bytes; 2.6: torch.special's functions without a
     gradient, ``airy_ai``, the Bessel functions of integer order and the orthogonal
-    polynomials); a plugin that declares an older minor
+    polynomials; 2.7: ``owns_memory`` and ``foreach_inplace``, optimizer updates written
+    into the parameters' own memory); a plugin that declares an older minor
     version may define them too, since the core looks each one up, and a backend lacking
     one still gets the right answer (the core's decomposition, or NumPy on the host with
     one ``HostFallbackWarning``), except that without the 2.5 pair the core can only

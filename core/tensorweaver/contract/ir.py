@@ -30,7 +30,8 @@ What the core guarantees before it calls a primitive — so backends need not ch
 What a backend guarantees:
 
 * **Primitives never modify their inputs.** They may return views of them (the core
-  writes only into arrays it shares with the host, through ``write_into``; see below).
+  writes only into arrays it shares with the host, through ``write_into``, and into arrays
+  that ``owns_memory`` calls private, through ``foreach_inplace``; see below).
 * **Every layout its own primitives return is a valid input**, and computes the
   right answer: broadcast views (``expand``, stride 0), transposed and other
   non-contiguous views (``permute``), stepped slices (``slice`` with step > 1), 0-d
@@ -603,6 +604,20 @@ OPTIONAL: dict[str, str] = {
     "foreach_addcdiv": "foreach_addcdiv(xs, ys, zs, values) -> list[A]: [x + y / z * v for x, "
     "y, z, v in zip(xs, ys, zs, values)] (y / z rounded first), one Python number per array. "
     "Every foreach primitive returns new arrays and takes scalars in each array's dtype",
+    # API 2.7: optimizer updates written in place. A backend defines both or neither. The
+    # core calls foreach_inplace only with arrays for which owns_memory said True and that
+    # no Python object but its own tensors refers to (it counts references); without them
+    # every update allocates a new array (foreach_<name>) and the tensor is rebound to it.
+    "owns_memory": "owns_memory(a) -> bool: whether writing into a's memory could change no "
+    "other array of the backend, save arrays that hold a Python reference to the object a "
+    "itself (NumPy's views hold their base in .base; the core counts those references). "
+    "False for a view of another array, for an array that another array views without "
+    "referring to a (torch's views keep the storage), for read-only memory",
+    "foreach_inplace": "foreach_inplace(name, xs, *args) -> bool: write foreach_<name>(xs, "
+    "*args) (name one of add, mul, add_scalar, div_scalars, sqrt, maximum, lerp, addcmul, "
+    "addcdiv) into each x's own memory, bit for bit the out-of-place primitive's values, and "
+    "return True; return False, writing nothing, for a name it cannot write in place. mul's "
+    "scalar may be a 0-d array of the xs' dtype (clip_grad_norm_'s factor)",
     # API 2.4: compiled graphs (tw.compile's compile_graph hook).
     "compile_graph": "compile_graph(graph) -> callable | None: a faster form of a tw.compile'd "
     "step's backend calls. graph (tensorweaver.compiler.record.GraphRecord) has fn(*inputs) -> "

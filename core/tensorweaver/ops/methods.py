@@ -22,6 +22,7 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import special, spellings, structure, views
 from tensorweaver.ops.apply import apply, labelled
+from tensorweaver.ops.in_place_writes import SMALLEST, foreach_update
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import Size, Tensor
 
@@ -579,7 +580,8 @@ def _scaled_add(general: Any, sign: int) -> Any:
     """``add_``/``sub_`` (``sign`` 1/-1): with ``alpha``, between two floating-point tensors of
     one shape, dtype and backend outside autograd, one ``foreach_add`` call where the backend
     has it (x + y * (sign * alpha): on NumPy bit for bit ``general``'s mul then add or sub;
-    torch's kernel may fuse the two, as torch's own ``add_`` does)."""
+    torch's kernel may fuse the two, as torch's own ``add_`` does), written into x's memory
+    where it is x's own (``p.data.add_(p.grad, alpha=-lr)``, ops/in_place_writes.py)."""
 
     def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
         alpha = kwargs.get("alpha")
@@ -598,6 +600,9 @@ def _scaled_add(general: Any, sign: int) -> Any:
             and getattr(self.backend, "foreach_add", None) is not None
         ):
             ew.scalar_argument(general.__name__, "alpha", alpha, self.dtype)  # PyTorch's checks
+            if self.numel() >= SMALLEST:  # (maybe written in place)
+                foreach_update([self], "add", ([other.native], sign * alpha), general.__name__)
+                return self
             (native,) = self.backend.foreach_add([self.native], [other.native], sign * alpha)
             return self._assign(Tensor(native, self.backend, self.dtype), general.__name__)
         return general(self, other, *args, **kwargs)

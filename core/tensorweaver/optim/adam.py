@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.foreach import assign, foreach_backend, natives
+from tensorweaver.optim.foreach import foreach_backend, foreach_update, natives
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
 
 
@@ -121,29 +121,26 @@ class Adam(Optimizer):
         grads = natives([p.grad for p in params])
         if group["maximize"]:
             grads = [backend.neg(g) for g in grads]
-        values = natives(params)
         if weight_decay != 0:
             if group["decoupled_weight_decay"]:
-                values = backend.foreach_mul(values, 1 - lr * weight_decay)
+                foreach_update(params, "mul", (1 - lr * weight_decay,), "mul_")
             else:
-                grads = backend.foreach_add(grads, values, weight_decay)
+                grads = backend.foreach_add(grads, natives(params), weight_decay)
 
         exp_avgs = [state["exp_avg"] for state in states]
         exp_avg_sqs = [state["exp_avg_sq"] for state in states]
-        first = backend.foreach_lerp(natives(exp_avgs), grads, 1 - beta1)
-        decayed = backend.foreach_mul(natives(exp_avg_sqs), beta2)
-        second = backend.foreach_addcmul(decayed, grads, grads, 1 - beta2)
-        assign(exp_avgs, first, "lerp_")
-        assign(exp_avg_sqs, second, "addcmul_")
+        first = foreach_update(exp_avgs, "lerp", (grads, 1 - beta1), "lerp_")
+        foreach_update(exp_avg_sqs, "mul", (beta2,), "mul_")
+        second = foreach_update(exp_avg_sqs, "addcmul", (grads, grads, 1 - beta2), "addcmul_")
         if group["amsgrad"]:
             largest = [state["max_exp_avg_sq"] for state in states]
-            second = backend.foreach_maximum(natives(largest), second)
-            assign(largest, second, "copy_")
+            second = foreach_update(largest, "maximum", (second,), "copy_")
         roots = backend.foreach_sqrt(second)
+        del second  # (a reference to the moments' arrays: the next step writes them in place)
         roots = backend.foreach_div_scalars(roots, [(1 - beta2**k) ** 0.5 for k in steps])
         denom = backend.foreach_add_scalar(roots, group["eps"])
         step_sizes = [-(lr / (1 - beta1**k)) for k in steps]
-        assign(params, backend.foreach_addcdiv(values, first, denom, step_sizes), "addcdiv_")
+        foreach_update(params, "addcdiv", (first, denom, step_sizes), "addcdiv_")
 
 
 class AdamW(Adam):

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from tensorweaver.ops.in_place_writes import assign, foreach_update, natives
 from tensorweaver.tensor import Tensor
+
+__all__ = ["assign", "foreach_backend", "foreach_update", "natives"]
 
 
 def foreach_backend(params: list[Tensor], group: dict[str, Any]) -> Optional[Any]:
@@ -27,13 +30,3 @@ def foreach_backend(params: list[Tensor], group: dict[str, Any]) -> Optional[Any
         if p.backend is not backend or p.dtype.kind != "f":
             return None
     return backend
-
-
-def natives(tensors: list[Tensor]) -> list[Any]:
-    return [t.native for t in tensors]
-
-
-def assign(tensors: list[Tensor], values: list[Any], op: str) -> None:
-    """Rebind each tensor to its new array, as the in-place method ``op`` does."""
-    for t, v in zip(tensors, values):
-        t._assign(Tensor(v, t.backend, t.dtype), op)

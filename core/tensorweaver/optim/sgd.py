@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tensorweaver.optim.foreach import assign, foreach_backend, natives
+from tensorweaver.optim.foreach import foreach_backend, foreach_update, natives
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
 from tensorweaver.tensor import Tensor
 
@@ -89,12 +89,11 @@ class SGD(Optimizer):
                     kept.append(buf)
                     kept_grads.append(g)
                 bufs.append(buf)
-            if kept:
-                decayed = backend.foreach_mul(natives(kept), momentum)
-                summed = backend.foreach_add(decayed, kept_grads, 1 - group["dampening"])
-                assign(kept, summed, "add_")
+            if kept:  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
+                foreach_update(kept, "mul", (momentum,), "mul_")
+                foreach_update(kept, "add", (kept_grads, 1 - group["dampening"]), "add_")
             if group["nesterov"]:
                 grads = backend.foreach_add(grads, natives(bufs), momentum)
             else:
                 grads = natives(bufs)
-        assign(params, backend.foreach_add(natives(params), grads, -group["lr"]), "add_")
+        foreach_update(params, "add", (grads, -group["lr"]), "add_")

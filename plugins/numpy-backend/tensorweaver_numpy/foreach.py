@@ -7,6 +7,7 @@ operands are."""
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 import numpy as np
 
@@ -80,3 +81,54 @@ class ForeachOps:
             np.add(x, np.multiply(np.true_divide(y, z), _scalar(v, x)))
             for x, y, z, v in zip(xs, ys, zs, values)
         ]
+
+    @quiet
+    def foreach_inplace(self, name: str, xs: list[A], *args: Any) -> bool:
+        write = _IN_PLACE.get(name)
+        if write is None:
+            return False
+        write(xs, *args)
+        return True
+
+
+def _written(ufunc: Callable[..., A]) -> Callable[..., None]:
+    """Each x = ufunc(x, *per-array operands) written into x: the out-of-place primitive's
+    ufunc calls with ``out=x`` on the last, so the bits are the same."""
+
+    def write(xs: list[A], *lists: list) -> None:
+        for x, *operands in zip(xs, *lists):
+            ufunc(x, *operands, out=x)
+
+    return write
+
+
+def _each(scalar: Any, xs: list[A]) -> list[A]:
+    return [_scalar(scalar, x) for x in xs]
+
+
+#: foreach_inplace's writers, one per out-of-place primitive above, with its ufuncs.
+_IN_PLACE: dict[str, Callable[..., None]] = {
+    "add": lambda xs, ys, alpha: _written(np.add)(
+        xs, [np.multiply(y, _scalar(alpha, y)) for y in ys]
+    ),
+    "mul": lambda xs, scalar: _written(np.multiply)(xs, _each(scalar, xs)),
+    "add_scalar": lambda xs, scalar: _written(np.add)(xs, _each(scalar, xs)),
+    "div_scalars": lambda xs, scalars: _written(np.true_divide)(
+        xs, [_scalar(s, x) for x, s in zip(xs, scalars)]
+    ),
+    "sqrt": lambda xs: _written(np.sqrt)(xs),
+    "maximum": lambda xs, ys: _written(np.maximum)(xs, ys),
+    "lerp": lambda xs, ys, weight: _written(np.add)(
+        xs, [np.multiply(_scalar(weight, x), np.subtract(y, x)) for x, y in zip(xs, ys)]
+    ),
+    "addcmul": lambda xs, ys, zs, value: _written(np.add)(
+        xs, [np.multiply(np.multiply(y, z), _scalar(value, x)) for x, y, z in zip(xs, ys, zs)]
+    ),
+    "addcdiv": lambda xs, ys, zs, values: _written(np.add)(
+        xs,
+        [
+            np.multiply(np.true_divide(y, z), _scalar(v, x))
+            for x, y, z, v in zip(xs, ys, zs, values)
+        ],
+    ),
+}

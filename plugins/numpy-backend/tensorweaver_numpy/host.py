@@ -45,6 +45,11 @@ class HostMemory:
     def storage(self, a: A) -> Optional[A]:
         return _owner(a) if type(a) is np.ndarray else None
 
+    def owns_memory(self, a: A) -> bool:
+        # An array over memory of its own; every view of it holds it in .base, so the
+        # core's count of the references to it sees them.
+        return type(a) is np.ndarray and a.base is None and a.flags.writeable
+
     def layout(self, a: A) -> Optional[tuple[tuple[int, ...], int, int]]:
         if type(a) is not np.ndarray:
             return None

@@ -4,6 +4,8 @@ would dispatch one kernel per parameter (an SGD step over a U-Net's 50 parameter
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import torch
 from torch import Tensor
 
@@ -48,3 +50,38 @@ class ForeachOps:
         self, xs: list[Tensor], ys: list[Tensor], zs: list[Tensor], values: list[float]
     ) -> list[Tensor]:
         return torch._foreach_addcdiv(xs, ys, zs, values)
+
+    def foreach_inplace(self, name: str, xs: list[Tensor], *args: Any) -> bool:
+        write = _IN_PLACE.get(name)
+        if write is None:
+            return False
+        write(xs, *args)
+        return True
+
+
+def _add_(xs: list[Tensor], ys: list[Tensor], alpha: float) -> None:
+    if len(xs) == 1 and xs[0].is_cpu:  # as foreach_add: the kernel torch's CPU loop calls
+        xs[0].add_(ys[0], alpha=alpha)
+    else:
+        torch._foreach_add_(xs, ys, alpha=alpha)
+
+
+def _mul_(xs: list[Tensor], scalar: Any) -> None:
+    if len(xs) == 1:  # (clip_grad_norm_'s factor is a 0-d tensor: torch.mul's kernel)
+        xs[0].mul_(scalar)
+    else:
+        torch._foreach_mul_(xs, scalar)
+
+
+#: foreach_inplace's writers: the same torch kernels as the out-of-place primitives above.
+_IN_PLACE: dict[str, Callable[..., None]] = {
+    "add": _add_,
+    "mul": _mul_,
+    "add_scalar": lambda xs, scalar: torch._foreach_add_(xs, scalar),
+    "div_scalars": lambda xs, scalars: torch._foreach_div_(xs, scalars),
+    "sqrt": lambda xs: torch._foreach_sqrt_(xs),
+    "maximum": lambda xs, ys: torch._foreach_maximum_(xs, ys),
+    "lerp": lambda xs, ys, weight: torch._foreach_lerp_(xs, ys, weight),
+    "addcmul": lambda xs, ys, zs, value: torch._foreach_addcmul_(xs, ys, zs, value),
+    "addcdiv": lambda xs, ys, zs, values: torch._foreach_addcdiv_(xs, ys, zs, values),
+}

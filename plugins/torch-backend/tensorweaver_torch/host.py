@@ -41,5 +41,16 @@ class HostMemory:
     def storage(self, a: Tensor) -> Optional[object]:
         return a.untyped_storage() if self._on_cpu else None
 
+    def owns_memory(self, a: Tensor) -> bool:
+        # No view of another tensor, and no other tensor over its storage: a storage's use
+        # count is 2 then (the tensor's and the Python storage object's). A view keeps the
+        # storage, not the tensor's Python object, so the core's reference count misses it.
+        return (
+            type(a) is Tensor
+            and not a._is_view()
+            and not a.requires_grad
+            and torch._C._storage_Use_Count(a.untyped_storage()._cdata) == 2
+        )
+
     def layout(self, a: Tensor) -> Optional[tuple[tuple[int, ...], int, int]]:
         return tuple(a.stride()), a.storage_offset(), a.data_ptr()

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any, Optional, Union
 
 import tensorweaver as tw
-from tensorweaver.optim.foreach import assign, natives
+from tensorweaver.optim.foreach import assign, foreach_update, natives
 from tensorweaver.tensor import Tensor
 
 TensorOrTensors = Union[Tensor, Iterable[Tensor]]
@@ -119,11 +119,15 @@ def clip_grads_with_norm_(
     factor = tw.clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
     with tw.no_grad():
         for group in _groups(grads).values():
-            _foreach_backend(group, "foreach_mul", foreach)
             scale = factor.to(group[0].device).to(group[0].dtype).native
+            backend = group[0].backend
+            if _foreach_backend(group, "foreach_mul", foreach) is not None:
+                # g.mul_(scale) for the whole group, into the gradients' own memory where
+                # it can be (ops/in_place_writes.py)
+                foreach_update(group, "mul", (scale,), "mul_")
+                continue
             # The backend's mul, as g.mul_(scale) makes it, without the core's checks on
             # operands that are known good (one dtype, a 0-d factor).
-            backend = group[0].backend
             assign(group, [backend.mul(g, scale) for g in natives(group)], "mul_")
 
 
