@@ -20,7 +20,8 @@ from tensorweaver.ops import coordinates as co
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops.order_stats import searchsorted
+from tensorweaver.ops.order_stats import NO_DERIVATIVE, no_derivative, searchsorted
+from tensorweaver.ops.sort import check_flags
 from tensorweaver.tensor import Tensor
 
 
@@ -43,14 +44,57 @@ def _outer_edges(
     return (low - 0.5, high + 0.5) if low == high else (low, high)
 
 
+#: The input dtypes PyTorch's CPU kernels take: to find the data's range, and to count.
+RANGE_DTYPES = (dtypes.float32, dtypes.float64)
+COUNT_DTYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+
+
+def _check_dtypes(
+    points: Tensor, per_dim: list, range: Any, weight: Tensor | None, fn: str
+) -> None:
+    """PyTorch's checks of the dtypes, in its order: a kernel for the data's range (bin
+    counts without ``range`` of some points), edges and a weight of the input's dtype, a
+    kernel to count."""
+    by_edges = any(isinstance(b, Tensor) for b in per_dim)
+    if not by_edges and range is None and points.shape[0] and points.dtype not in RANGE_DTYPES:
+        raise NotImplementedError(
+            f"{fn} is not implemented for {points.dtype.name} input without range=; convert "
+            "it with .float() or .double(), or pass range="
+        )
+    for d, bins in enumerate(per_dim):
+        if not isinstance(bins, Tensor):
+            continue
+        if bins.ndim != 1:
+            raise RuntimeError(
+                f"{fn}: bins tensor should have one dimension, got shape {tuple(bins.shape)} "
+                f"for dimension {d}"
+            )
+        if bins.dtype is not points.dtype:
+            raise RuntimeError(
+                f"{fn}: input tensor and bins tensors should have the same dtype, but got "
+                f"input {points.dtype.name} and bins {bins.dtype.name} for dimension {d}"
+            )
+    for d, bins in enumerate(per_dim):  # (after the dtypes, as PyTorch)
+        if isinstance(bins, Tensor) and bins.numel() < 2:
+            raise RuntimeError(
+                f"{fn}: bins must be > 0, but got {max(bins.numel() - 1, 0)} for dimension "
+                f"{d}; give at least two bin edges"
+            )
+    if weight is not None and weight.dtype is not points.dtype:
+        raise RuntimeError(
+            f"{fn}: if weight tensor is provided, input tensor and weight tensor should have "
+            f"the same dtype, but got input {points.dtype.name} and weight {weight.dtype.name}"
+        )
+    if points.dtype not in COUNT_DTYPES:
+        raise NotImplementedError(
+            f"{fn} is not implemented for {points.dtype.name} input; convert it with .float() "
+            "or .double()"
+        )
+
+
 def _edges(column: Tensor, bins: Any, bounds: Any, d: int, fn: str) -> Tensor:
     if isinstance(bins, Tensor):
-        if bins.ndim != 1 or bins.numel() < 1:
-            raise RuntimeError(
-                f"{fn}: bins tensor should have one dimension and at least 1 element, "
-                f"got shape {tuple(bins.shape)}"
-            )
-        return bins.detach().to(column.dtype)
+        return bins.detach()
     if isinstance(bins, bool) or not isinstance(bins, int):
         raise TypeError(f"{fn}: bins must be an int or a 1-d tensor of edges, got {bins!r}")
     if bins <= 0:
@@ -62,14 +106,11 @@ def _edges(column: Tensor, bins: Any, bounds: Any, d: int, fn: str) -> Tensor:
 def _histogramdd(
     input: Tensor, bins: Any, range: Any, weight: Tensor | None, density: bool, fn: str
 ) -> tuple[Tensor, list[Tensor]]:
-    if input.dtype not in (dtypes.float32, dtypes.float64):  # PyTorch's CPU kernel's types
-        raise NotImplementedError(
-            f"{fn} is not implemented for {input.dtype.name} input; convert it with .float() "
-            "or .double()"
-        )
+    check_flags(fn[:-2], density=density)
     dims = input.shape[-1] if input.ndim else 1
     points = mv.reshape(input.detach(), (-1, dims))
     per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * dims
+    _check_dtypes(points, per_dim, range, weight, fn)
     if len(per_dim) != dims:
         raise RuntimeError(
             f"{fn}: expected {dims} sequences of bin edges or bin counts for input of shape "
@@ -99,7 +140,7 @@ def _histogramdd(
         flat = flat * n + at
     w = cr.ones(points.shape[0], dtype=input.dtype, device=input.device)
     if weight is not None:
-        w = mv.reshape(weight.detach().to(input.dtype), (-1,))
+        w = mv.reshape(weight.detach(), (-1,))
     w = co.where(inside, w, 0.0)
     total = math.prod(counts)
     hist = cr.zeros(total, dtype=input.dtype, device=input.device)
@@ -125,11 +166,17 @@ def histogram(
 ) -> Any:
     """``(hist, bin_edges)`` of the values of the float tensor ``input`` (all of them, as
     one flat sample)."""
-    if weight is not None and weight.shape == input.shape:
+    if isinstance(bins, Tensor) and range is not None:  # PyTorch's overloads
+        raise TypeError(
+            "histogram() received an invalid combination of arguments: range= goes with a "
+            "number of bins, not with a tensor of bin edges"
+        )
+    if weight is not None and weight.numel() == input.numel():  # any shape, as PyTorch
         weight = mv.reshape(weight, (-1,))  # (else the shape error names both shapes)
     flat = mv.reshape(input, (-1, 1))
     hist, edges = _histogramdd(flat, [bins], range, weight, density, "torch.histogram()")
-    return return_types.histogram(hist, edges[0])
+    error = RuntimeError(NO_DERIVATIVE.format("histogram"))
+    return return_types.histogram(*no_derivative((hist, edges[0]), (input, bins, weight), error))
 
 
 def histogramdd(
@@ -148,4 +195,7 @@ def histogramdd(
             f"the last), got shape {tuple(input.shape)}"
         )
     hist, edges = _histogramdd(input, bins, range, weight, density, "torch.histogramdd()")
+    given = (input, weight, *(bins if isinstance(bins, (list, tuple)) else [bins]))
+    error = RuntimeError(NO_DERIVATIVE.format("_histogramdd_from_bin_cts"))
+    hist, *edges = no_derivative((hist, *edges), given, error)
     return return_types.histogramdd(hist, tuple(edges))

@@ -8,7 +8,7 @@ from numbers import Number
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.order_stats import searchsorted
-from tensorweaver.ops.sort import sort
+from tensorweaver.ops.sort import check_flags, sort
 from tensorweaver.promotion import result_type
 from tensorweaver.tensor import Tensor
 
@@ -23,6 +23,7 @@ def isin(
     """A bool tensor of ``elements``' shape: whether each element equals one of
     ``test_elements`` (compared in their promoted dtype; NaN equals nothing), or, with
     ``invert``, whether it equals none. Either argument, not both, may be a number."""
+    check_flags("isin", assume_unique=assume_unique, invert=invert)
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError(
             "isin(): expected elements or test_elements to be a tensor, got "

@@ -4,8 +4,10 @@ and ``bucketize``.
 
 All are compositions of ``sort`` (stable, NaN last), ``gather``, ``scatter_add``, ``cumsum`` and
 comparisons, so they run on every backend and the selected values carry the gradient of the
-gather they come from. Only the output sizes of ``unique`` and ``bincount`` and the data range
-of ``histc`` are read on the host.
+gather they come from. As PyTorch defines no derivative for ``unique``,
+``unique_consecutive`` and a weighted ``bincount``, their float results require grad and
+backward through them raises (``no_derivative``). Only the output sizes of ``unique`` and
+``bincount`` and the data range of ``histc`` are read on the host.
 
 Where PyTorch's choice among equal elements depends on its selection algorithm (the index
 ``median`` and ``kthvalue`` return for repeated values, or ``nanmedian`` for an all-NaN slice),
@@ -18,6 +20,8 @@ import math
 from typing import Any, Callable
 
 from tensorweaver import return_types
+from tensorweaver.autograd.function import Function
+from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -28,11 +32,49 @@ from tensorweaver.ops import sort as st
 from tensorweaver.ops.apply import check_backends
 from tensorweaver.ops.bounds import extrema
 from tensorweaver.ops.reduce import _check_nonempty
-from tensorweaver.tensor import Tensor, _axis
+from tensorweaver.promotion import result_type
+from tensorweaver.tensor import Tensor, _axis, index_argument
 
+#: PyTorch's words where an op has no derivative (unique's have their own).
+NO_DERIVATIVE = "derivative for aten::{} is not implemented"
+
+
+class _AllElements:
+    """The default of ``median``'s ``dim`` and ``keepdim``: its overload over all elements."""
+
+    def __repr__(self) -> str:
+        return "<all elements>"
+
+
+_ALL: Any = _AllElements()
 INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 #: Picks, from values sorted along ``axis``, one position per slice (int64, size 1 there).
 Position = Callable[[Tensor, int], Tensor]
+
+
+class _NoDerivative(Function):
+    """Float outputs that require grad where an input does, and whose backward raises."""
+
+    @staticmethod
+    def forward(ctx: Any, error: BaseException, outputs: tuple, *inputs: Tensor) -> tuple:
+        ctx.error = error
+        return outputs
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> tuple:
+        raise ctx.error
+
+
+def no_derivative(outputs: Any, inputs: tuple, error: BaseException) -> Any:
+    """``outputs`` (a tensor or a tuple, computed without a graph) as PyTorch gives results it
+    defines no derivative for: the float ones require grad where one of ``inputs`` does (None
+    allowed), and backward through them raises ``error``."""
+    given = tuple(t for t in inputs if isinstance(t, Tensor))
+    if not is_grad_enabled() or not any(t.requires_grad for t in given):
+        return outputs
+    single = isinstance(outputs, Tensor)
+    wrapped = _NoDerivative.apply(error, (outputs,) if single else tuple(outputs), *given)
+    return wrapped[0] if single else wrapped
 
 
 def _nan_count(values: Tensor, axis: int) -> Tensor:
@@ -41,10 +83,12 @@ def _nan_count(values: Tensor, axis: int) -> Tensor:
 
 def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> tuple:
     """``(values, indices)`` at the sorted ``position`` of every slice of ``x`` along ``dim``."""
+    st.check_flags(op, keepdim=keepdim)
     axis = _axis(dim, x.ndim, op)
     flat = x.reshape(1) if x.ndim == 0 else x
     _check_nonempty(op, flat, (axis,))
-    if x.dtype is dtypes.bool_:  # checked after the dim, as PyTorch
+    # checked after the dim, as PyTorch, whose kthvalue of a 0-d tensor returns it, bool too
+    if x.dtype is dtypes.bool_ and not (op == "kthvalue" and x.ndim == 0):
         raise NotImplementedError(f"{op}(): not implemented for bool tensors; cast with .long()")
     values, indices = st.sort(flat, axis)
     where = position(values, axis)
@@ -68,21 +112,25 @@ def _median_position(ignore_nan: bool) -> Position:
     return position
 
 
-def _median(op: str, x: Tensor, dim: int | None, keepdim: bool, ignore_nan: bool) -> Any:
-    if dim is not None:
-        return _select(op, x, dim, keepdim, _median_position(ignore_nan))
-    if x.numel() == 0:
-        return cr.full((), math.nan, dtype=x.dtype, device=x.device)
+def _median(op: str, x: Tensor, dim: Any, keepdim: Any, ignore_nan: bool) -> Any:
+    if dim is not _ALL:  # PyTorch's overloads: (input) and (input, dim, keepdim=False)
+        keepdim = False if keepdim is _ALL else keepdim
+        return _select(op, x, index_argument(dim, op, "dim"), keepdim, _median_position(ignore_nan))
+    if keepdim is not _ALL:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "dim"')
+    if x.numel() == 0:  # NaN cast to x's dtype as PyTorch's (0 or the minimum for integers)
+        nan = cr.full((), math.nan, dtype=dtypes.float64, device=x.device).to(x.dtype)
+        return ew.add(rd.sum(x), nan) if x.dtype.is_floating_point else nan  # (a graph)
     return _select(op, x.reshape(-1), 0, False, _median_position(ignore_nan)).values
 
 
-def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+def median(input: Tensor, dim: int = _ALL, keepdim: bool = _ALL) -> Any:
     """The lower median of all elements (0-d; NaN if any is NaN), or ``(values, indices)``
     along ``dim``."""
     return _median("median", input, dim, keepdim, ignore_nan=False)
 
 
-def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+def nanmedian(input: Tensor, dim: int = _ALL, keepdim: bool = _ALL) -> Any:
     """``median`` ignoring NaN: NaN only where every element is NaN."""
     return _median("nanmedian", input, dim, keepdim, ignore_nan=True)
 
@@ -90,6 +138,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
     """``(values, indices)`` of the ``k``-th smallest element (1-based; NaN is the largest)
     along ``dim``."""
+    k = index_argument(k, "kthvalue", "k")
 
     def position(values: Tensor, axis: int) -> Tensor:
         n = values.shape[axis]
@@ -104,31 +153,32 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     return _select("kthvalue", input, dim, keepdim, position)
 
 
-def _check_quantile(op: str, x: Tensor, q: Any, interpolation: str) -> None:
-    if x.dtype not in (dtypes.float32, dtypes.float64):
-        raise RuntimeError(
-            f"{op}() input tensor must be either float or double dtype, got {x.dtype.name}; "
-            "use input.double()"
-        )
-    if x.numel() == 0:
-        raise RuntimeError(f"{op}() input tensor must be non-empty (shape {tuple(x.shape)})")
+def _check_quantile(op: str, x: Tensor, q: Any, dim: int | None, interpolation: str) -> None:
+    """PyTorch's checks, in its order (a float ``q`` is checked first, a tensor's values
+    last)."""
+    if not isinstance(q, Tensor) and not 0 <= q <= 1:
+        raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {q}")
     if interpolation not in INTERPOLATIONS:
         raise RuntimeError(
             f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
             f"but got {interpolation!r}"
         )
-    if not isinstance(q, Tensor):
-        if not 0 <= q <= 1:
-            raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {q}")
-        return
-    if q.ndim > 1:
+    if x.numel() == 0:
+        raise RuntimeError(f"{op}() input tensor must be non-empty (shape {tuple(x.shape)})")
+    if isinstance(q, Tensor) and q.ndim > 1:
         raise RuntimeError(f"{op}() q must be a scalar or 1D tensor, got shape {tuple(q.shape)}")
-    if q.dtype is not x.dtype:
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        raise RuntimeError(
+            f"{op}() input tensor must be either float or double dtype, got {x.dtype.name}; "
+            "use input.double()"
+        )
+    if isinstance(q, Tensor) and q.dtype is not x.dtype:
         raise RuntimeError(
             f"{op}() q tensor must be same dtype as the input tensor ({q.dtype.name} vs "
             f"{x.dtype.name}); use q.to(input.dtype)"
         )
-    if not rd.all(ew.logical_and(q >= 0, q <= 1)).item():
+    _axis(0 if dim is None else dim, x.ndim, op)
+    if isinstance(q, Tensor) and not rd.all(ew.logical_and(q >= 0, q <= 1)).item():
         raise RuntimeError(f"{op}() q values must be in the range [0, 1], got {q.tolist()}")
 
 
@@ -154,7 +204,8 @@ def _interpolate(values: Tensor, axis: int, ranks: Tensor, interpolation: str) -
 def _quantile(
     op: str, x: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str, nan: bool
 ) -> Tensor:
-    _check_quantile(op, x, q, interpolation)
+    st.check_flags(op, keepdim=keepdim)
+    _check_quantile(op, x, q, dim, interpolation)
     if dim is None:
         flat, axis, reduced = x.reshape(-1), 0, tuple(range(x.ndim))
     else:
@@ -238,6 +289,16 @@ def unique(
     ``return_counts`` how often each occurs. NaNs are distinct from each other. With
     ``dim``, the distinct slices along it in lexicographic order (the inverse then indexes
     that dimension)."""
+    st.check_flags(
+        "unique", sorted=sorted, return_inverse=return_inverse, return_counts=return_counts
+    )
+    name = "unique" if dim is None else "unique_dim"
+    error = NotImplementedError(f"the derivative for '{name}' is not implemented.")
+    out = _unique(input.detach(), return_inverse, return_counts, dim)
+    return no_derivative(out, (input,), error)
+
+
+def _unique(input: Tensor, return_inverse: bool, return_counts: bool, dim: int | None) -> Any:
     if dim is not None:
         if input.ndim == 0:
             raise IndexError(f"unique(): dimension specified as {dim} but tensor has no dimensions")
@@ -282,7 +343,7 @@ def _unique_slices(x: Tensor, axis: int, return_inverse: bool, return_counts: bo
     order = cr.arange(n, dtype=dtypes.int64, device=x)
     for column in reversed(range(width if n else 0)):  # stable sorts: the last key first
         key = ix.index_select(keys[:, column], 0, order)
-        order = ix.index_select(order, 0, st.argsort(key, 0, stable=True))
+        order = ix.index_select(order, 0, st.argsort(key, dim=0, stable=True))
     ordered = ix.index_select(rows, 0, order)
     starts = cr.ones(n, dtype=dtypes.bool_, device=x)
     if n > 1:
@@ -305,6 +366,7 @@ def _unique_slices(x: Tensor, axis: int, return_inverse: bool, return_counts: bo
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How often each value 0, 1, ... occurs in the 1-d non-negative integer ``input`` (the sum
     of its ``weights`` if given); at least ``minlength`` bins."""
+    minlength = index_argument(minlength, "bincount", "minlength")
     if input.dtype.kind not in "iu":
         raise NotImplementedError(
             f"bincount: not implemented for {input.dtype.name} input; pass integers (.long())"
@@ -336,7 +398,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         dtype = weights.dtype if weights.dtype in float_types else dtypes.float64
         src = weights.to(dtype)
     zeros = cr.zeros(size, dtype=dtype, device=input.device)
-    return ix.scatter_add_unchecked(zeros, 0, input.long(), src)
+    counts = ix.scatter_add_unchecked(zeros, 0, input.long(), src.detach())
+    return no_derivative(counts, (weights,), RuntimeError(NO_DERIVATIVE.format("bincount")))
 
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
@@ -365,18 +428,40 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     return mv.narrow(ix.scatter_add_unchecked(counts, 0, slot, cr.ones_like(x)), 0, 0, bins)
 
 
+def _sorted_by(seq: Tensor, sorter: Tensor) -> Tensor:
+    """``seq`` put in order by ``sorter`` (indices along its last dimension, seq's shape)."""
+    if tuple(sorter.shape) != tuple(seq.shape):
+        raise RuntimeError(
+            "torch.searchsorted(): boundary and sorter must have the same size, but got "
+            f"boundary tensor {list(seq.shape)} and got sorter tensor {list(sorter.shape)}"
+        )
+    if sorter.dtype is not dtypes.int64:
+        raise RuntimeError(
+            "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+            f"{sorter.dtype.name}; use sorter.long()"
+        )
+    bounds = extrema(sorter)
+    if bounds and (bounds[0] < 0 or bounds[1] >= seq.shape[-1]):
+        raise RuntimeError(
+            f"torch.searchsorted(): sorter index out of range (values {bounds[0]} to "
+            f"{bounds[1]} for a last dimension of size {seq.shape[-1]})"
+        )
+    return ix.gather_unchecked(seq, seq.ndim - 1, sorter)
+
+
 def searchsorted(
     sorted_sequence: Tensor,
-    values: Any,
+    input: Any,
     *,
     out_int32: bool = False,
     right: bool = False,
     side: str | None = None,
     sorter: Tensor | None = None,
 ) -> Tensor:
-    """For each of ``values``, the index in ``sorted_sequence`` (1-d, or sorted along its last
-    dimension with leading dimensions matching ``values``) where inserting it keeps the order:
-    before equal elements, or after them with ``right=True`` / ``side='right'``."""
+    """For each element of ``input``, the index in ``sorted_sequence`` (1-d, or sorted along
+    its last dimension with leading dimensions matching ``input``) where inserting it keeps
+    the order: before equal elements, or after them with ``right=True`` / ``side='right'``."""
+    st.check_flags("searchsorted", out_int32=out_int32, right=right)
     if side not in (None, "left", "right"):
         raise RuntimeError(
             f"torch.searchsorted(): side can only be 'left' or 'right' but got {side!r}"
@@ -387,23 +472,28 @@ def searchsorted(
             "while right was True"
         )
     right = right or side == "right"
-    seq = sorted_sequence if sorter is None else ix.gather(sorted_sequence, -1, sorter)
-    if not isinstance(values, Tensor):
-        values = cr.full((), values, device=seq.device)
-    if seq.dtype is dtypes.bool_ and values.dtype is dtypes.bool_ and values.numel():
+    seq = sorted_sequence if sorter is None else _sorted_by(sorted_sequence, sorter)
+    if not isinstance(input, Tensor):
+        input = cr.as_tensor(input, device=seq.device)
+    if seq.dtype is dtypes.bool_ and input.dtype is dtypes.bool_ and input.numel():
         raise NotImplementedError(
-            "searchsorted(): not implemented for bool boundaries and values; convert them "
+            "searchsorted(): not implemented for bool boundaries and input; convert them "
             "with .long()"
         )
-    if seq.ndim == 0 or (seq.ndim > 1 and tuple(seq.shape[:-1]) != tuple(values.shape[:-1])):
+    if seq.ndim == 0 or (seq.ndim > 1 and tuple(seq.shape[:-1]) != tuple(input.shape[:-1])):
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
             "dimensions of boundaries tensor and input value tensor must match, but we got "
-            f"boundaries tensor {list(seq.shape)} and input value tensor {list(values.shape)}"
+            f"boundaries tensor {list(seq.shape)} and input value tensor {list(input.shape)}"
         )
-    keys = values.reshape(-1) if seq.ndim == 1 else values
+    common = result_type(seq, input)  # a 0-d or scalar value promotes weakly, as PyTorch's
+    if seq.dtype is not common:
+        seq = seq.to(common)
+    if input.dtype is not common:
+        input = input.to(common)
+    keys = input.reshape(-1) if seq.ndim == 1 else input
     m, n = keys.shape[-1], seq.shape[-1]
-    # In a stable sort of the values next to the sequence, a value placed first lands before
+    # In a stable sort of the input next to the sequence, a value placed first lands before
     # equal elements of the sequence; counting the sequence's elements before it gives the index.
     joined = mv.cat([seq, keys] if right else [keys, seq], -1)
     order = st.argsort(joined, -1)
@@ -411,7 +501,7 @@ def searchsorted(
     before = rd.cumsum(from_seq, -1)
     slots = ix.scatter_unchecked(cr.zeros_like(order), joined.ndim - 1, order, before)
     at = mv.narrow(slots, -1, n if right else 0, m)
-    return at.reshape(values.shape).to(dtypes.int32 if out_int32 else dtypes.int64)
+    return at.reshape(input.shape).to(dtypes.int32 if out_int32 else dtypes.int64)
 
 
 def bucketize(
@@ -420,6 +510,7 @@ def bucketize(
     """The bucket of each element of ``input`` among the 1-d sorted ``boundaries``: ``i`` with
     boundaries[i-1] < x <= boundaries[i] (boundaries[i-1] <= x < boundaries[i] if ``right``),
     which is ``searchsorted(boundaries, input, right=right)``."""
+    st.check_flags("bucketize", out_int32=out_int32, right=right)
     if boundaries.ndim != 1:
         raise RuntimeError(
             f"bucketize: boundaries tensor must be 1 dimension, but got dim({boundaries.ndim}); "
@@ -434,6 +525,15 @@ def unique_consecutive(
     """``input`` with each run of equal consecutive elements (slices along ``dim``) kept once;
     with ``return_inverse`` each element's run, with ``return_counts`` each run's length.
     NaNs are never equal, so each is a run of its own (as PyTorch)."""
+    st.check_flags("unique_consecutive", return_inverse=return_inverse, return_counts=return_counts)
+    error = NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
+    out = _unique_consecutive(input.detach(), return_inverse, return_counts, dim)
+    return no_derivative(out, (input,), error)
+
+
+def _unique_consecutive(
+    input: Tensor, return_inverse: bool, return_counts: bool, dim: int | None
+) -> Any:
     if dim is None:
         rows = input.reshape(-1, 1)
     else:

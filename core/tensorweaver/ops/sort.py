@@ -9,6 +9,9 @@ without it the core sorts on the host, which costs two copies.
 
 from __future__ import annotations
 
+import functools
+from typing import Any, Callable
+
 import numpy as np
 
 from tensorweaver import return_types
@@ -16,7 +19,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
-from tensorweaver.tensor import Tensor, _axis
+from tensorweaver.tensor import Tensor, _axis, index_argument
 
 
 def _ascending_order(x: Tensor, axis: int) -> Tensor:
@@ -38,9 +41,43 @@ def _not_complex(op: str, x: Tensor) -> None:
         )
 
 
-def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
-    """The indices that sort ``x`` along ``dim`` (``stable`` is accepted: the order always
-    is stable)."""
+def check_flags(op: str, **flags: Any) -> None:
+    """PyTorch's check of bool arguments: Python bools only (an int, None or a NumPy bool
+    is a TypeError)."""
+    for name, value in flags.items():
+        if type(value) is not bool:
+            raise TypeError(f"{op}(): argument '{name}' must be bool, not {type(value).__name__}")
+
+
+#: ``stable`` not given: the first overload.
+_UNSET: Any = object()
+
+
+def _overloads(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """PyTorch's two overloads of ``sort`` and ``argsort``: ``(input, dim=-1,
+    descending=False)`` and ``(input, *, stable, dim=-1, descending=False)``."""
+
+    @functools.wraps(fn)
+    def call(input: Tensor, *args: Any, stable: Any = _UNSET, **kwargs: Any) -> Any:
+        if stable is None and fn.__name__ == "sort":  # (sort's stable is Optional[bool])
+            stable = _UNSET
+        if len(args) > 2 or (stable is not _UNSET and args):
+            raise TypeError(
+                f"{fn.__name__}() received an invalid combination of arguments: it takes "
+                "(input, dim=-1, descending=False) or (input, *, stable, dim=-1, "
+                f"descending=False), got {len(args)} more positional arguments"
+                f"{' with stable=' if stable is not _UNSET else ''}; pass dim and descending "
+                "by keyword"
+            )
+        if stable is _UNSET:
+            return fn(input, *args, **kwargs)
+        check_flags(fn.__name__, stable=stable)
+        return fn(input, *args, stable=stable, **kwargs)
+
+    return call
+
+
+def _argsort(x: Tensor, dim: int, descending: bool) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"argsort: expected a Tensor, got {type(x).__name__}")
     _not_complex("Sort", x)
@@ -55,33 +92,52 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
     return ew.sub(x.shape[axis] - 1, order)
 
 
-def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple:
-    """``(values, indices)``: ``x`` sorted along ``dim``, and where each value came from."""
-    order = argsort(x, dim, descending, stable)
+def _sort(x: Tensor, dim: int, descending: bool) -> tuple:
+    order = _argsort(x, dim, descending)
     if x.ndim == 0:
         return return_types.sort(x.clone(), order)
     return return_types.sort(ix.gather_unchecked(x, _axis(dim, x.ndim, "sort"), order), order)
 
 
-def msort(x: Tensor) -> Tensor:
-    """``x`` sorted along its first dimension."""
-    return sort(x, 0).values
+@_overloads
+def argsort(
+    input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False
+) -> Tensor:
+    """The indices that sort ``input`` along ``dim`` (``stable`` is accepted: the order always
+    is stable)."""
+    check_flags("argsort", descending=descending)
+    return _argsort(input, dim, descending)
 
 
-def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:
+@_overloads
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> tuple:
+    """``(values, indices)``: ``input`` sorted along ``dim``, and where each value came from
+    (``stable`` is accepted: the order always is stable)."""
+    check_flags("sort", descending=descending)
+    return _sort(input, dim, descending)
+
+
+def msort(input: Tensor) -> Tensor:
+    """``input`` sorted along its first dimension."""
+    return _sort(input, 0, False).values
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, in order
     (``sorted=False`` allows any order; they come sorted anyway)."""
-    _not_complex("topk", x)
-    if x.dtype is dtypes.bool_:
+    k = index_argument(k, "topk", "k")
+    check_flags("topk", largest=largest, sorted=sorted)
+    _not_complex("topk", input)
+    axis = _axis(dim, input.ndim, "topk")
+    if input.dtype is dtypes.bool_:  # checked after the dim, as PyTorch
         raise RuntimeError("topk does not support bool dtypes (as PyTorch on the CPU); use .int()")
-    axis = _axis(dim, x.ndim, "topk")
-    size = x.shape[axis] if x.ndim else 1
+    size = input.shape[axis] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError(
             f"topk: k={k} is out of range for dimension {dim} of size {size}; choose "
             f"0 <= k <= {size}"
         )
-    values, indices = sort(x, dim, descending=largest)
-    if x.ndim == 0:
+    values, indices = _sort(input, dim, largest)
+    if input.ndim == 0:
         return return_types.topk(values, indices)
     return return_types.topk(mv.narrow(values, axis, 0, k), mv.narrow(indices, axis, 0, k))
