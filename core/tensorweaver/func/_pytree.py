@@ -1,19 +1,29 @@
-"""Nested tuples, lists, dicts and namedtuples of leaves, as ``torch.utils._pytree`` sees
-them: flattening to a list of leaves and a spec, rebuilding, and broadcasting a prefix
-(``in_dims``, ``out_dims``) to every leaf under it. ``None`` is a node without leaves."""
+"""Nested tuples, lists, dicts (plain, ordered, default), deques and namedtuples of
+leaves, as ``torch.utils._pytree`` sees them (each container type its own kind of node;
+any other type, a subclass of these included, a leaf): flattening to a list of leaves and
+a spec, rebuilding, and broadcasting a prefix (``in_dims``, ``out_dims``) to every leaf
+under it. ``None`` is a leaf, as in PyTorch 2.13 (a transform rejects it where it wants a
+tensor: a None output of ``vmap``, an ``aux``)."""
 
 from __future__ import annotations
 
+from collections import OrderedDict, defaultdict, deque
 from typing import Any, Callable, Optional
+
+#: Container types whose children are looked up by key.
+_MAPPINGS = (dict, OrderedDict, defaultdict)
 
 
 class TreeSpec:
-    """The shape of a tree: its container type, keys (dicts) and the children's specs."""
+    """The shape of a tree: its container type, keys (mappings), what else rebuilds it (a
+    defaultdict's default_factory, a deque's maxlen) and the children's specs."""
 
-    __slots__ = ("kind", "keys", "children")
+    __slots__ = ("kind", "keys", "extra", "children")
 
-    def __init__(self, kind: Any, keys: tuple = (), children: tuple = ()) -> None:
-        self.kind, self.keys, self.children = kind, keys, children
+    def __init__(
+        self, kind: Any, keys: tuple = (), children: tuple = (), extra: Any = None
+    ) -> None:
+        self.kind, self.keys, self.children, self.extra = kind, keys, children, extra
 
     @property
     def is_leaf(self) -> bool:
@@ -24,20 +34,17 @@ class TreeSpec:
         return 1 if self.is_leaf else sum(c.num_leaves for c in self.children)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TreeSpec) and (self.kind, self.keys, self.children) == (
-            other.kind,
-            other.keys,
-            other.children,
-        )
+        return isinstance(other, TreeSpec) and self._identity() == other._identity()
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.keys, self.children))
+        return hash(self._identity())
+
+    def _identity(self) -> tuple:
+        return self.kind, self.keys, self.extra, self.children
 
     def __repr__(self) -> str:
         if self.is_leaf:
             return "*"
-        if self.kind is type(None):
-            return "None"
         if self.kind is dict:
             inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children))
             return "{" + inner + "}"
@@ -56,16 +63,16 @@ def _is_namedtuple(value: Any) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
-def _children(tree: Any) -> Optional[tuple[Any, tuple, list]]:
-    """(kind, keys, children) of a container node, or None for a leaf."""
-    if tree is None:
-        return type(None), (), []
-    if isinstance(tree, dict):
-        return dict, tuple(tree), list(tree.values())
-    if _is_namedtuple(tree):
-        return type(tree), (), list(tree)
-    if type(tree) in (tuple, list):
-        return type(tree), (), list(tree)
+def _children(tree: Any) -> Optional[tuple[Any, tuple, list, Any]]:
+    """(kind, keys, children, extra) of a container node, or None for a leaf."""
+    kind = type(tree)
+    if kind in _MAPPINGS:
+        factory = tree.default_factory if kind is defaultdict else None
+        return kind, tuple(tree), list(tree.values()), factory
+    if kind in (tuple, list) or _is_namedtuple(tree):
+        return kind, (), list(tree), None
+    if kind is deque:
+        return kind, (), list(tree), tree.maxlen
     return None
 
 
@@ -78,8 +85,8 @@ def tree_flatten(tree: Any) -> tuple[list, TreeSpec]:
         if parts is None:
             leaves.append(node)
             return LEAF
-        kind, keys, children = parts
-        return TreeSpec(kind, keys, tuple(visit(c) for c in children))
+        kind, keys, children, extra = parts
+        return TreeSpec(kind, keys, tuple(visit(c) for c in children), extra)
 
     return leaves, visit(tree)
 
@@ -91,11 +98,13 @@ def tree_unflatten(leaves: list, spec: TreeSpec) -> Any:
     def build(node: TreeSpec) -> Any:
         if node.is_leaf:
             return next(it)
-        if node.kind is type(None):
-            return None
         children = [build(c) for c in node.children]
-        if node.kind is dict:
-            return dict(zip(node.keys, children))
+        if node.kind is defaultdict:
+            return defaultdict(node.extra, zip(node.keys, children))
+        if node.kind in _MAPPINGS:
+            return node.kind(zip(node.keys, children))
+        if node.kind is deque:
+            return deque(children, maxlen=node.extra)
         if node.kind in (tuple, list):
             return node.kind(children)
         return node.kind(*children)  # a namedtuple
@@ -112,17 +121,20 @@ def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
 def broadcast_prefix(prefix: Any, spec: TreeSpec) -> Optional[list]:
     """One value of ``prefix`` per leaf of ``spec``: a leaf of ``prefix`` (an int or None)
     stands for every leaf under it; None when the structures do not match."""
-    if prefix is None or _children(prefix) is None:
+    if _children(prefix) is None:
         return [prefix] * spec.num_leaves
-    kind, keys, children = _children(prefix)
-    if spec.is_leaf or kind is not spec.kind or len(children) != len(spec.children):
+    kind, keys, children, _ = _children(prefix)
+    pairs = list(zip(children, spec.children))
+    if kind in _MAPPINGS and spec.kind in _MAPPINGS:
+        # any mapping for any mapping, key by key; PyTorch lists the values in the
+        # prefix's key order, whatever the tree's
+        if set(keys) != set(spec.keys):
+            return None
+        pairs = [(prefix[k], spec.children[spec.keys.index(k)]) for k in keys]
+    elif spec.is_leaf or kind is not spec.kind or len(children) != len(spec.children):
         return None
-    if kind is dict and set(keys) != set(spec.keys):
-        return None
-    if kind is dict:
-        children = [prefix[k] for k in spec.keys]
     out: list = []
-    for child, child_spec in zip(children, spec.children):
+    for child, child_spec in pairs:
         part = broadcast_prefix(child, child_spec)
         if part is None:
             return None

@@ -53,6 +53,11 @@ def _grad_and_value(func: Callable, argnums: ArgNums, has_aux: bool, args: tuple
                 f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
                 f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
             )
+        if output.dtype.is_complex:
+            raise RuntimeError(
+                "grad can be implicitly created only for real scalar outputs but got "
+                f"{output.dtype}"
+            )
         keep = outer_enabled and diff.reaches_outside([output])
         # the graph stays: it may run through tensors the caller made before the call
         grads = vjp_list([output], diff.leaves, [None], create_graph=keep)
@@ -141,6 +146,11 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
                 "Expected pytree structure of cotangents to be the same as pytree structure "
                 f"of outputs to the function. cotangents: {cot_spec}, primal output: {out_spec}"
             )
+        for c in flat_cot:
+            if not (c is None or isinstance(c, Tensor)):
+                raise TypeError(
+                    f"gradients can be either Tensors or None, but got {type(c).__name__}"
+                )
         if create_graph is None:
             create_graph = is_grad_enabled() and (
                 keep or any(isinstance(c, Tensor) and c.requires_grad for c in flat_cot)
@@ -153,6 +163,12 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     if has_aux:
         return result, vjp_fn, unwrapped_aux(aux, keep)
     return result, vjp_fn
+
+
+def check_forward_dtype(what: str, x: Tensor) -> None:
+    """PyTorch's error for a forward-mode primal or tangent that is not float or complex."""
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise ValueError(f"Expected {what} to be floating point or complex, but got: {x.dtype}")
 
 
 def _check_primals_tangents(primals: Any, tangents: Any, api: str) -> tuple[list, list]:
@@ -175,6 +191,8 @@ def _check_primals_tangents(primals: Any, tangents: Any, api: str) -> tuple[list
             if not isinstance(x, Tensor):
                 raise RuntimeError(f"{api}: Expected {what} to only contain Tensors, got {type(x)}")
     for p, t in zip(flat_p, flat_t):
+        check_forward_dtype("primal", p)
+        check_forward_dtype("tangent", t)
         if p.shape != t.shape:
             raise RuntimeError(
                 "Trying to set a forward gradient that has a different size than that of the "
@@ -271,6 +289,10 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is ``J @ tangents`` at the
     primals, without running ``func`` again."""
     api = "linearize(f, *primals)"
+    for p in tree_flatten(primals)[0]:
+        if not isinstance(p, Tensor):  # PyTorch makes a tangent with p.new_empty first
+            raise AttributeError(f"'{type(p).__name__}' object has no attribute 'new_empty'")
+        check_forward_dtype("primal", p)
     lin = _Linearized(func, primals, False, api)
     p_spec = tree_flatten(primals)[1]
 
@@ -280,7 +302,17 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
             raise RuntimeError(
                 f"Expected the tangents {t_spec} to have the same argspec as the primals {p_spec}"
             )
-        _check_primals_tangents(primals, tangents, "jvp_fn")
+        for i, (p, t) in enumerate(zip(tree_flatten(primals)[0], flat_t)):
+            for what, ours, theirs in (
+                ("shape", t.shape, p.shape),
+                ("device", t.device, p.device),
+                ("dtype", t.dtype, p.dtype),
+            ):
+                if ours != theirs:
+                    raise RuntimeError(
+                        f"tangent:{i} with {what} {ours} in flattened pytree doesn't match the "
+                        f"{what} {theirs} of the corresponding primal."
+                    )
         return tree_unflatten(lin.push(flat_t), lin.out_spec)
 
     return lin.primal_out(), jvp_fn

@@ -18,10 +18,16 @@ from tensorweaver.func._differentiate import (
     detached,
     unwrapped_aux,
     vjp_list,
+    wrapped_argnums,
 )
 from tensorweaver.func._pytree import tree_flatten, tree_unflatten
 from tensorweaver.func._randomness import forbid_randomness
-from tensorweaver.func.eager_transforms import check_differentiable_outputs, tensor_outputs
+from tensorweaver.func.eager_transforms import (
+    check_differentiable_outputs,
+    check_forward_dtype,
+    tensor_outputs,
+)
+from tensorweaver.func.vmap import check_chunk_size_type
 from tensorweaver.ops.creation import eye, zeros
 from tensorweaver.ops.movement import stack
 from tensorweaver.tensor import Tensor
@@ -34,7 +40,6 @@ def _jacobian(
     argnums: ArgNums,
     has_aux: bool,
     args: tuple,
-    kwargs: dict,
     api: str,
     reverse: bool,
 ) -> Any:
@@ -42,7 +47,7 @@ def _jacobian(
     with enable_grad():
         diff = Differentiable(args, argnums)
         with diff.running():
-            output = func(*diff.args, **kwargs)
+            output = func(*diff.args)
         aux = None
         if has_aux:
             if not (isinstance(output, tuple) and len(output) == 2):
@@ -54,6 +59,7 @@ def _jacobian(
         flat_out, out_spec = tensor_outputs(output, api)
         if reverse:
             check_differentiable_outputs(flat_out)
+        _no_complex("jacrev" if reverse else "jacfwd", flat_out, "outputs")
         keep = outer_enabled and diff.reaches_outside(flat_out)
         per_output = []
         for o in flat_out:
@@ -92,9 +98,11 @@ def jacrev(
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        _no_complex_inputs("jacrev", args)
-        return _jacobian(func, argnums, has_aux, args, kwargs, "vjp(f, *primals)", True)
+    def wrapper(*args: Any) -> Any:  # no keyword arguments, as PyTorch's
+        _no_complex("jacrev", args, "inputs")
+        jacobian = _jacobian(func, argnums, has_aux, args, "vjp(f, *primals)", True)
+        check_chunk_size_type("jacrev", chunk_size)  # after the call, as PyTorch's chunking
+        return jacobian
 
     return wrapper
 
@@ -112,12 +120,16 @@ def jacfwd(
     check_argnums(argnums)
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        _no_complex_inputs("jacfwd", args)
+    def wrapper(*args: Any) -> Any:  # no keyword arguments, as PyTorch's
+        _no_complex("jacfwd", args, "inputs")
+        primals = tree_flatten([args[i] for i in wrapped_argnums(argnums, len(args))])[0]
+        for x in primals:
+            if not isinstance(x, Tensor):  # PyTorch sizes a basis for each first
+                raise AttributeError(f"'{type(x).__name__}' object has no attribute 'numel'")
+        for x in primals:
+            check_forward_dtype("primal", x)
         with forbid_randomness(randomness):
-            return _jacobian(
-                func, argnums, has_aux, args, kwargs, "jvp(f, primals, tangents)", False
-            )
+            return _jacobian(func, argnums, has_aux, args, "jvp(f, primals, tangents)", False)
 
     return wrapper
 
@@ -128,10 +140,12 @@ def hessian(func: Callable, argnums: ArgNums = 0) -> Callable[..., Any]:
     return jacfwd(jacrev(func, argnums), argnums)
 
 
-def _no_complex_inputs(api: str, args: tuple) -> None:
-    for i, x in enumerate(tree_flatten(args)[0]):
+def _no_complex(api: str, tree: Any, what: str) -> None:
+    """PyTorch's error for a complex input or output of a Jacobian (its message says
+    "input idx" for both)."""
+    for i, x in enumerate(tree_flatten(tree)[0]):
         if isinstance(x, Tensor) and x.dtype.is_complex:
             raise RuntimeError(
-                f"{api}: Expected all inputs to be real but received complex tensor at "
+                f"{api}: Expected all {what} to be real but received complex tensor at "
                 f"flattened input idx: {i}"
             )

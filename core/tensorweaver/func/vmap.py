@@ -14,7 +14,8 @@ from typing import Any, Callable, Optional, Union
 
 from tensorweaver.func._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from tensorweaver.func._randomness import SameDraws, check_randomness, forbid_randomness
-from tensorweaver.ops.creation import empty, zeros
+from tensorweaver.func._unbatched_writes import UnbatchedWrites
+from tensorweaver.ops.creation import empty, ones, zeros
 from tensorweaver.ops.movement import stack
 from tensorweaver.tensor import Tensor
 
@@ -57,6 +58,8 @@ def _flat_in_dims(in_dims: Any, args: tuple, func: Callable) -> tuple[list, list
             )
         if d is None:
             continue
+        if isinstance(d, bool):  # PyTorch's arg.size(in_dim) refuses a bool
+            raise TypeError(f"{head}: in_dim must be an int, not bool (got in_dim={d})")
         if not isinstance(arg, Tensor):
             raise ValueError(
                 f"{head}: Got in_dim={d} for an input but the input is of type {type(arg)}. "
@@ -107,12 +110,18 @@ def _flat_out_dims(out_dims: Any, output: Any, func: Callable) -> tuple[list, li
 
 
 def _same(values: list) -> bool:
+    """Whether every element's output is the first's (NaN where it has NaN): an output
+    that does not depend on the mapped inputs."""
     first = values[0]
     for v in values[1:]:
+        if v is first:
+            continue
         if isinstance(first, Tensor) and isinstance(v, Tensor):
-            if v is not first and (v.shape != first.shape or not bool((v == first).all())):
+            if (v.shape, v.dtype) != (first.shape, first.dtype):
                 return False
-        elif v is not first and v != first:
+            if not bool(((v == first) | ((v != v) & (first != first))).all()):
+                return False
+        elif v != first:
             return False
     return True
 
@@ -131,49 +140,79 @@ def _stacked(func: Callable, values: list, out_dim: Optional[int]) -> Any:
                 f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(v)}. "
                 "Did you mean to set out_dims= to None for output?"
             )
-    n = values[0].dim() + 1
+    return stack(values, dim=_checked_out_dim(out_dim, values[0].dim() + 1))
+
+
+def _checked_out_dim(out_dim: int, n: int) -> int:
+    """``out_dim`` as a dim of an ``n``-dim stacked output, with PyTorch's IndexError."""
     if not -n <= out_dim < n:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got "
             f"{out_dim})"
         )
-    return stack(values, dim=out_dim)
+    return out_dim % n
 
 
-def _empty_batch(func: Callable, flat: list, dims: list, spec: Any, out_dims: Any) -> Any:
-    """The outputs for a batch of size 0: ``func`` runs once on zeros of one element's
-    shape, for the outputs' structure and shapes."""
-    stand_in = [
-        x if d is None else zeros(x.shape[:d] + x.shape[d + 1 :], dtype=x.dtype, device=x.device)
-        for x, d in zip(flat, dims)
-    ]
-    output = func(*tree_unflatten(stand_in, spec))
-    flat_out, flat_dims, out_spec = _flat_out_dims(out_dims, output, func)
+def _empty_batch(
+    func: Callable, flat: list, dims: list, spec: Any, out_dims: Any, kwargs: dict
+) -> Any:
+    """The outputs for a batch of size 0: ``func`` runs on zeros of one element's shape,
+    for the outputs' structure and shapes (and on ones too when an output with out_dim
+    None must be shown not to depend on them)."""
+
+    def run(fill: Callable) -> Any:
+        stand_in = [
+            x if d is None else fill(x.shape[:d] + x.shape[d + 1 :], dtype=x.dtype, device=x.device)
+            for x, d in zip(flat, dims)
+        ]
+        return func(*tree_unflatten(stand_in, spec), **kwargs)
+
+    flat_out, flat_dims, out_spec = _flat_out_dims(out_dims, run(zeros), func)
+    unmapped = any(d is None and isinstance(v, Tensor) for v, d in zip(flat_out, flat_dims))
+    flat_again = tree_flatten(run(ones))[0] if unmapped else flat_out
     result = []
-    for v, d in zip(flat_out, flat_dims):
+    for v, again, d in zip(flat_out, flat_again, flat_dims):
         if d is None or not isinstance(v, Tensor):
-            result.append(_stacked(func, [v], d))
+            result.append(_stacked(func, [v, again], d))
             continue
         shape = list(v.shape)
-        shape.insert(d % (v.dim() + 1), 0)
+        shape.insert(_checked_out_dim(d, v.dim() + 1), 0)
         result.append(empty(shape, dtype=v.dtype, device=v.device))
     return tree_unflatten(result, out_spec)
 
 
+def check_chunk_size_type(api: str, chunk_size: Any) -> None:
+    """The TypeError PyTorch's chunking raises, at the call, for a ``chunk_size`` that is
+    not an int (a float, a bool)."""
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int)):
+        raise TypeError(f"{api}: chunk_size must be an int or None, got {chunk_size!r}")
+
+
 def _vmap_call(
-    func: Callable, in_dims: Any, out_dims: Any, randomness: str, args: tuple, kwargs: dict
+    func: Callable,
+    in_dims: Any,
+    out_dims: Any,
+    randomness: str,
+    chunk_size: Optional[int],
+    args: tuple,
+    kwargs: dict,
 ) -> Any:
     flat, dims, spec, size = _flat_in_dims(in_dims, args, func)
+    check_chunk_size_type("vmap", chunk_size)
     with forbid_randomness(randomness):
         if size == 0:
-            return _empty_batch(func, flat, dims, spec, out_dims)
+            return _empty_batch(func, flat, dims, spec, out_dims, kwargs)
         same = SameDraws() if randomness == "same" else None
+        shared = [x for x, d in zip(flat, dims) if d is None]
+        mapped = [x for x, d in zip(flat, dims) if d is not None]
+        writes = UnbatchedWrites(func, shared, mapped, kwargs)
         outputs = []
         for i in range(size):
             if same is not None and i > 0:
                 same.rewind()
             sliced = [x if d is None else x.select(d, i) for x, d in zip(flat, dims)]
             outputs.append(func(*tree_unflatten(sliced, spec), **kwargs))
+        writes.check()
     flat_outs, flat_dims, out_spec = _flat_out_dims(out_dims, outputs[0], func)
     per_element = []
     for output in outputs:
@@ -211,6 +250,6 @@ def vmap(
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return _vmap_call(func, in_dims, out_dims, randomness, args, kwargs)
+        return _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
 
     return wrapper
