@@ -409,6 +409,7 @@ _LAZY = {
     "models": "tensorweaver.models",
     "training": "tensorweaver.training",
     "amp": "tensorweaver.amp",
+    "cpu": "tensorweaver.cpu",
     "testing": "tensorweaver.testing",
     "serialization": "tensorweaver.serialization",
     "distributed": "tensorweaver.distributed",
@@ -529,6 +530,11 @@ _LAZY_ATTRS = {
         "use_deterministic_algorithms",
     ),
     **_from("threads", "get_num_threads set_num_threads"),
+    **_from(
+        "amp",
+        "clear_autocast_cache get_autocast_dtype is_autocast_cache_enabled is_autocast_enabled "
+        "set_autocast_cache_enabled set_autocast_dtype set_autocast_enabled",
+    ),
     **_from("linalg.determinants", "det logdet slogdet"),
     **_from("linalg.legacy", "cholesky lu lu_unpack orgqr pinverse qr svd triangular_solve"),
     **_from("linalg.products", "matrix_exp matrix_power"),

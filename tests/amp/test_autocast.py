@@ -52,7 +52,7 @@ def test_precisions_a_device_cannot_do_are_clear_errors(precision, device, messa
 def test_grad_scaler_skips_overflowing_steps_and_backs_off() -> None:
     w = tw.tensor([1.0, 2.0], requires_grad=True)
     opt = tw.optim.SGD([w], lr=0.1)
-    scaler = tw.GradScaler(init_scale=4.0, growth_interval=2)
+    scaler = tw.GradScaler("cpu", init_scale=4.0, growth_interval=2)
     scaler.scale((w * w).sum()).backward()
     np.testing.assert_allclose(w.grad.numpy(), [8.0, 16.0])  # scaled by 4
     scaler.step(opt)

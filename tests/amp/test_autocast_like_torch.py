@@ -15,7 +15,7 @@ B = np.random.default_rng(1).standard_normal((8, 3)).astype(np.float32)
 
 
 def _api(m: Any) -> Any:
-    """Where the state functions live: ``torch.*``; ``tw.amp.*`` (see the xfail below)."""
+    """Where the state functions live: ``torch.*``; ``tw.amp.*`` (also ``tw.*``)."""
     return tw.amp if m is tw else m
 
 
@@ -72,17 +72,15 @@ def test_state_functions_inside_and_outside_blocks_like_torch() -> None:
     assert ours == run(torch)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the top-level spellings tw.is_autocast_enabled, get_autocast_dtype, "
-    "set_autocast_enabled, set_autocast_dtype, is_autocast_cache_enabled, "
-    "set_autocast_cache_enabled, clear_autocast_cache (defined in tensorweaver.amp) and the "
-    "tw.cpu module need entries in core/tensorweaver/__init__.py, the lead's file",
-)
 def test_state_functions_are_top_level_names_like_torch() -> None:
-    for name in ("is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"):
-        assert getattr(tw, name) is getattr(tw.amp, name)
-    assert tw.cpu.amp.autocast is not None
+    # tw.is_autocast_enabled and the rest, and tw.cpu, raised AttributeError.
+    names = (
+        "autocast clear_autocast_cache get_autocast_dtype is_autocast_cache_enabled "
+        "is_autocast_enabled set_autocast_cache_enabled set_autocast_dtype set_autocast_enabled"
+    ).split()
+    assert all(hasattr(torch, name) for name in names)
+    assert [name for name in names if getattr(tw, name, None) is not getattr(tw.amp, name)] == []
+    assert tw.cpu.amp.autocast is not None and "cpu" in dir(tw)
 
 
 def _function(m: Any, log: list, **fwd: Any) -> Any:
@@ -131,8 +129,6 @@ def test_custom_fwd_needs_a_device_type_like_torch() -> None:
 
 
 def test_the_deprecated_spellings_warn_like_torch() -> None:
-    import tensorweaver.cpu.amp  # noqa: F401 - tw.cpu needs an entry in tw.__init__
-
     def run(m: Any) -> list:
         a, b = m.tensor(A), m.tensor(B)
         with pytest.warns(FutureWarning, match=r"torch\.amp\.autocast\('cpu'"):
@@ -174,3 +170,100 @@ def test_float32_parameters_get_float32_gradients_under_autocast_like_torch(low:
         np.testing.assert_allclose(
             got.detach().float().numpy(), want.detach().float().numpy(), rtol=2e-2, atol=2e-2
         )
+
+
+def test_entering_gives_the_block_and_decorating_a_non_callable_raises_like_torch() -> None:
+    # `with tw.autocast(...) as block` gave None; decorating a number returned a wrapper.
+    def run(m: Any) -> list:
+        made = m.autocast("cpu", dtype=m.float16)
+        with made as entered:
+            same = entered is made
+        try:
+            made(3)
+        except TypeError as exc:
+            return [same, type(exc).__name__, "requires a callable" in str(exc)]
+        return [same, "no error"]
+
+    with tw.device("torch:cpu"):
+        ours = run(tw)
+    assert ours == run(torch)
+
+
+def test_another_device_types_state_leaves_the_cpu_block_in_force_like_torch() -> None:
+    # Setting the CUDA (or any other device type's) dtype or switch inside a CPU block, or a
+    # disabled CUDA block, turned the CPU block's autocast off for the ops that follow.
+    def run(m: Any) -> list:
+        api = _api(m)
+        a, b = m.tensor(A), m.tensor(B)
+        seen = []
+        with m.autocast("cpu"):
+            api.set_autocast_dtype("cuda", m.float16)
+            seen.append(_name(a @ b))
+            api.set_autocast_enabled("xpu", False)
+            seen.append(_name(a @ b))
+            with m.autocast("cuda", enabled=False):
+                seen += [_name(a @ b), api.is_autocast_enabled("cpu")]
+            api.set_autocast_dtype("cuda", m.float16)
+        return [*seen, _name(a @ b), api.get_autocast_dtype("cuda")]
+
+    with tw.device("torch:cpu"):
+        ours = run(tw)
+    assert [str(x).rsplit(".", 1)[-1] for x in ours] == [
+        str(x).rsplit(".", 1)[-1] for x in run(torch)
+    ]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp64"])
+def test_a_full_precision_block_inside_a_low_one_computes_like_a_disabled_torch_block(
+    precision: str,
+) -> None:
+    # The sweep's rewrite left autocast('fp32') inside autocast('bf16') in bfloat16 (it
+    # computed in float32 before): the precision names have no PyTorch spelling, so the
+    # block is compared with PyTorch's disabled inner block.
+    with tw.device("torch:cpu"):
+        a, b = tw.tensor(A), tw.tensor(B)
+        with tw.autocast("bf16"):
+            with tw.autocast(precision):
+                ours = [_name(a @ b), tw.amp.is_autocast_enabled("cpu")]
+            ours.append(_name(a @ b))
+    ta, tb = torch.tensor(A), torch.tensor(B)
+    with torch.autocast("cpu"):
+        with torch.autocast("cpu", enabled=False):
+            theirs = [_name(ta @ tb), torch.is_autocast_enabled("cpu")]
+        theirs.append(_name(ta @ tb))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "inside",
+    [
+        True,
+        pytest.param(
+            False,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="outside autocast prelu still promotes mixed dtypes where PyTorch "
+                "raises: tests/tensor/rank_cases.py passes a float32 weight with float64 "
+                "inputs, so the check waits for that case to use the input's dtype",
+            ),
+        ),
+    ],
+)
+def test_prelu_refuses_mixed_dtypes_like_torch(inside: bool) -> None:
+    # Under autocast a float64 input met a weight cast to bfloat16, and prelu promoted them
+    # to float64 where PyTorch's kernel raises.
+    def run(m: Any) -> list:
+        seen = []
+        for given, weight in (("float64", "float32"), ("float32", "float64")):
+            x = m.tensor(A, dtype=getattr(m, given))
+            try:
+                with m.autocast("cpu", enabled=inside):
+                    out = m.nn.functional.prelu(x, m.tensor([0.25], dtype=getattr(m, weight)))
+                seen.append(_name(out))
+            except RuntimeError as exc:
+                seen.append("Type promoting not supported" in str(exc))
+        return seen
+
+    with tw.device("torch:cpu"):
+        ours = run(tw)
+    assert ours == run(torch)

@@ -231,17 +231,40 @@ def test_the_deprecated_cpu_spelling_warns_like_torch() -> None:
     assert tensorweaver.cpu.amp.GradScaler is tw.cpu.amp.GradScaler
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch disables GradScaler('cuda') with a warning when CUDA is absent; TensorWeaver "
-    "keeps it on, because fit(precision='fp16') (training/precision.py) and "
-    "tests/api/test_device_queries.py build the 'cuda' default on CPU machines",
-)
 def test_a_cuda_scaler_without_cuda_disables_itself_like_torch() -> None:
+    # Stayed enabled (get_scale() 8.0, no warning) where PyTorch warns and disables it.
     def make(m):
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             scaler = m.amp.GradScaler(init_scale=8.0)
         return scaler.is_enabled(), scaler.get_scale(), [str(w.message) for w in seen]
 
+    if tw.cuda.is_available() != torch.cuda.is_available():
+        pytest.skip("TensorWeaver and PyTorch see different CUDA devices here")
     assert make(tw) == make(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("zero_d", [True, False])
+def test_scale_of_a_low_precision_loss_like_torch(dtype: str, zero_d: bool) -> None:
+    # A 0-d float16 loss times 2**16 overflowed to inf in float16: PyTorch multiplies by a
+    # float32 0-d tensor, so a 0-d half loss is scaled in float32.
+    def script(m, w, opt, s):
+        loss = ((w.sum() + 2) if zero_d else (w[:2] + 2)).to(getattr(m, dtype))
+        scaled = s.scale(loss)
+        return [scaled.float(), str(scaled.dtype).rsplit(".")[-1]]
+
+    with tw.device("torch:cpu"):
+        _like_torch(script)
+
+
+def test_fit_scales_fp16_losses_on_the_cpu_with_a_cpu_scaler() -> None:
+    # fit(precision="fp16") built the default GradScaler(), which is "cuda": without CUDA it
+    # now disables itself (as PyTorch's), so fit passes its device's kind.
+    from tensorweaver.training.precision import Precision
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "CUDA is not available. Disabling." here
+        numerics = Precision("fp16", tw.device("torch:cpu"))
+    assert numerics.scaler.is_enabled()
+    assert numerics.scaler.get_scale() == torch.amp.GradScaler("cpu").get_scale()

@@ -6,7 +6,7 @@ import math
 import string
 from typing import Any
 
-from tensorweaver.amp import autocast_dtype
+from tensorweaver.amp import autocast_dtype, outside_autocast
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -63,9 +63,15 @@ def check_same_dtype(name: str, a: Tensor, b: Tensor) -> None:
 
 
 def autocast_operands(low: DType, *tensors: Tensor) -> tuple:
-    """``tensors`` in the autocast dtype ``low``, where they are wider floats."""
+    """``tensors`` as PyTorch's autocast passes them to an op on its lower-precision list:
+    every floating-point one in the autocast dtype ``low``, but float64 (left alone)."""
     return tuple(
-        ew.cast(t, low) if t.dtype.kind == "f" and t.dtype.itemsize > low.itemsize else t
+        ew.cast(t, low)
+        if isinstance(t, Tensor)
+        and t.dtype.kind == "f"
+        and t.dtype is not low
+        and t.dtype.itemsize < 8
+        else t
         for t in tensors
     )
 
@@ -99,7 +105,13 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"dot: expects 1-d tensors, got {list(a.shape)} and {list(b.shape)}")
     check_same_dtype("dot", a, b)
-    return matmul(a, b)
+    return matmul_as_given(a, b)
+
+
+def matmul_as_given(a: Tensor, b: Tensor) -> Tensor:
+    """``matmul(a, b)`` in the operands' own dtype also under autocast: the products PyTorch's
+    CPU autocast leaves alone (``dot``, ``mv``, ``addmv``)."""
+    return matmul(a, b) if autocast_dtype() is None else outside_autocast(matmul, a, b)
 
 
 def outer(a: Tensor, b: Tensor) -> Tensor:

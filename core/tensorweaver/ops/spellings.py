@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
+from tensorweaver.amp import autocast_dtype
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import apply, movement, structure, views
 from tensorweaver.ops import creation as cr
@@ -276,13 +277,16 @@ def _same_dtype(op: str, input: Any, product: Tensor) -> None:
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    low = autocast_dtype()
+    if low is not None:  # on PyTorch's lower-precision list: the added input is cast too
+        input, mat1, mat2 = la.autocast_operands(low, input, mat1, mat2)
     product = la.mm(mat1, mat2)
     _same_dtype("addmm", input, product)
     return _scaled_sum(input, product, beta, alpha)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    product = la.matmul(mat, vec)
+    product = la.matmul_as_given(mat, vec)
     _same_dtype("addmv", input, product)
     return _scaled_sum(input, product, beta, alpha)
 
@@ -294,6 +298,9 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
 def baddbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
+    low = autocast_dtype()
+    if low is not None:  # on PyTorch's lower-precision list: the added input is cast too
+        input, batch1, batch2 = la.autocast_operands(low, input, batch1, batch2)
     product = la.bmm(batch1, batch2)
     _same_dtype("baddbmm", input, product)
     return _scaled_sum(input, product, beta, alpha)
@@ -302,6 +309,9 @@ def baddbmm(
 def addbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
+    low = autocast_dtype()
+    if low is not None:  # on PyTorch's lower-precision list: the added input is cast too
+        input, batch1, batch2 = la.autocast_operands(low, input, batch1, batch2)
     product = rd.sum(la.bmm(batch1, batch2), 0)
     _same_dtype("addbmm", input, product)
     return _scaled_sum(input, product, beta, alpha)
@@ -332,7 +342,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
             f"mv: expected a matrix and a vector, got shapes {list(input.shape)} and "
             f"{list(vec.shape)}"
         )
-    return la.matmul(input, vec)
+    return la.matmul_as_given(input, vec)
 
 
 def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:

@@ -32,7 +32,9 @@ class Precision:
         self.device = device
         self.dtype = FULL.get(precision) if precision is not None else None
         self.mixed = precision is not None and precision not in FULL
-        self.scaler = GradScaler() if precision == "fp16" else None
+        # The device's kind ("cpu", "cuda"), as PyTorch scripts pass it: a "cuda" scaler
+        # disables itself where there is no CUDA.
+        self.scaler = GradScaler(device.kind) if precision == "fp16" else None
         if precision is None:
             return
         if precision not in PRECISIONS:

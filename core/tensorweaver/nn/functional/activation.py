@@ -16,9 +16,11 @@ import warnings
 from typing import Callable
 
 import tensorweaver as tw
+from tensorweaver.amp import autocast_dtype
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -316,6 +318,15 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x where x > 0, else weight * x; ``weight`` has one element or one per channel (axis 1)."""
+    low = autocast_dtype()
+    if low is not None:  # on PyTorch's lower-precision list: both in the autocast dtype
+        input, weight = autocast_operands(low, input, weight)
+        if input.dtype is not weight.dtype:  # a float64 input: PyTorch's kernel refuses
+            raise RuntimeError(
+                f"prelu: Type promoting not supported. Got {input.dtype.name} and "
+                f"{weight.dtype.name} (the weight in the autocast dtype); convert the input "
+                f"with .to({weight.dtype.name})"
+            )
     if weight.dim() > 1:
         raise RuntimeError(
             f"prelu: expected weight to be a scalar or 1-D tensor, got shape {tuple(weight.shape)}"

@@ -17,6 +17,7 @@ from itertools import product
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
@@ -149,6 +150,9 @@ def pad(
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
         )
     if mode in ("reflect", "replicate"):
+        # PyTorch's CPU float32 list has reflection_pad1d/2d and replication_pad1d/2d/3d.
+        if autocast_dtype() is not None and (mode == "replicate" or len(pad) < 6):
+            (input,) = float32_operands(input)
         sizes = [input.shape[-1 - i] + pad[2 * i] + pad[2 * i + 1] for i in range(len(pad) // 2)]
         if not any(sizes):  # PyTorch's check: some padded dimension keeps an element
             raise RuntimeError(

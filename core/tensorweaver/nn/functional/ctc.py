@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.nn.functional.loss import _reduce
 from tensorweaver.ops.bounds import extrema
 from tensorweaver.ops.composite import fused_or_reference
@@ -201,6 +202,8 @@ def ctc_loss(
     ``reduction='mean'`` divides each loss by its target length (at least 1) before
     averaging over the batch; ``zero_infinity`` zeroes the infinite losses of impossible
     alignments and their gradients."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (log_probs,) = float32_operands(log_probs)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"ctc_loss: {reduction!r} is not a valid value for reduction")
     unbatched = log_probs.dim() == 2

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Optional, Union
 
 import tensorweaver as tw
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.nn.functional.conv import _batched, _ntuple
 from tensorweaver.nn.functional.pooling import Size, window_table
 from tensorweaver.ops.index import gather_unchecked
@@ -112,6 +113,8 @@ def fractional_max_pool2d(
 ) -> Tensor | tuple[Tensor, Tensor]:
     """Fractional max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input to
     ``output_size`` (or ``output_ratio`` of the input size)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     args = (kernel_size, output_size, output_ratio, return_indices, _random_samples)
     return _fractional_max_pool(input, 2, *args, "fractional_max_pool2d")
 
@@ -126,6 +129,8 @@ def fractional_max_pool3d(
 ) -> Tensor | tuple[Tensor, Tensor]:
     """Fractional max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input to
     ``output_size`` (or ``output_ratio`` of the input size)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     args = (kernel_size, output_size, output_ratio, return_indices, _random_samples)
     return _fractional_max_pool(input, 3, *args, "fractional_max_pool3d")
 
@@ -139,6 +144,8 @@ def fractional_max_pool2d_with_indices(
     _random_samples: Optional[Tensor] = None,
 ) -> tuple[Tensor, Tensor]:
     """``fractional_max_pool2d`` returning ``(output, indices)``."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     args = (kernel_size, output_size, output_ratio, True, _random_samples)
     return _fractional_max_pool(input, 2, *args, "fractional_max_pool2d")
 
@@ -152,5 +159,7 @@ def fractional_max_pool3d_with_indices(
     _random_samples: Optional[Tensor] = None,
 ) -> tuple[Tensor, Tensor]:
     """``fractional_max_pool3d`` returning ``(output, indices)``."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     args = (kernel_size, output_size, output_ratio, True, _random_samples)
     return _fractional_max_pool(input, 3, *args, "fractional_max_pool3d")

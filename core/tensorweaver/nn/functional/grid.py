@@ -16,6 +16,7 @@ from typing import Optional
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
@@ -140,6 +141,8 @@ def grid_sample(
     ``grid`` ``(N, H_out, W_out, 2)`` (or ``(N, D_out, H_out, W_out, 3)``), each ``(x, y[,
     z])`` in [-1, 1]; ``mode`` bilinear, nearest or bicubic (4-D only), ``padding_mode``
     zeros, border or reflection."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, grid = float32_operands(input, grid)
     if mode not in _MODES:
         raise ValueError(
             f"grid_sample: mode must be 'bilinear', 'nearest' or 'bicubic', got {mode!r}"

@@ -13,6 +13,7 @@ import warnings
 from typing import Any, Callable
 
 import tensorweaver as tw
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
 from tensorweaver.ops import index as ix
 from tensorweaver.ops.apply import check_backends
@@ -83,6 +84,8 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """(x - y) ** 2, optionally weighted (the mean then divides by the weights' sum)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target, weight = float32_operands(input, target, weight)
     _check_sizes(input, target, weight, "mse_loss")
     diff = input - target
     return _weighted(
@@ -99,6 +102,8 @@ def l1_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """|x - y|, optionally weighted (the mean then divides by the weights' sum)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target, weight = float32_operands(input, target, weight)
     _check_sizes(input, target, weight, "l1_loss")
     return _weighted(
         (input - target).abs(), weight, _reduction(size_average, reduce, reduction), True, "l1_loss"
@@ -114,6 +119,8 @@ def smooth_l1_loss(
     beta: float = 1.0,
 ) -> Tensor:
     """0.5 * d ** 2 / beta where d = |x - y| < beta, else d - 0.5 * beta."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target = float32_operands(input, target)
     _check_sizes(input, target, None, "smooth_l1_loss")
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
@@ -131,6 +138,8 @@ def huber_loss(
 ) -> Tensor:
     """0.5 * d ** 2 where d = |x - y| < delta, else delta * (d - 0.5 * delta); optionally
     weighted (the mean stays over elements)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target, weight = float32_operands(input, target, weight)
     _check_sizes(input, target, weight, "huber_loss")
     if delta <= 0:
         raise RuntimeError(f"huber_loss: delta must be positive, got {delta}")
@@ -256,6 +265,8 @@ def nll_loss(
 ) -> Tensor:
     """-weight[t] * input[t] for class-index targets t, skipping ``ignore_index``; the mean
     divides by the summed weights of the targets kept."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target, weight = float32_operands(input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     x, t, unbatched = _batched_classes(input, target)
     check_backends("nll_loss", (x, t) if weight is None else (x, t, weight))
@@ -302,6 +313,8 @@ def cross_entropy(
     """``nll_loss(log_softmax(input, 1), target)`` for class indices, or
     ``-sum(target * log_softmax(input, 1))`` for class probabilities shaped like the input;
     ``label_smoothing`` mixes the targets with the uniform distribution."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target, weight = float32_operands(input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(
@@ -370,6 +383,8 @@ def binary_cross_entropy(
     """-(y * log(x) + (1 - y) * log(1 - x)) for probabilities x and targets y in [0, 1]
     (PyTorch refuses others, NaN included), each log clamped at -100 as in PyTorch;
     ``weight`` broadcasts against the loss."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target, weight = float32_operands(input, target, weight)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"binary_cross_entropy: target of shape {tuple(target.shape)} must have the input's "
@@ -428,6 +443,8 @@ def binary_cross_entropy_with_logits(
 ) -> Tensor:
     """binary_cross_entropy(sigmoid(x), y) computed stably from the logits x; ``pos_weight``
     scales the positive term, ``weight`` the whole loss."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target, weight, pos_weight = float32_operands(input, target, weight, pos_weight)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"binary_cross_entropy_with_logits: target of shape {tuple(target.shape)} must have "
@@ -454,6 +471,8 @@ def kl_div(
 ) -> Tensor:
     """target * (log(target) - input) for log-probabilities ``input`` (target given as
     log-probabilities when ``log_target``); ``'batchmean'`` divides the sum by the batch size."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target = float32_operands(input, target)
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -488,6 +507,8 @@ def poisson_nll_loss(
     """Negative log-likelihood of Poisson targets: exp(x) - y * x for a log-rate x, or
     x - y * log(x + eps) for a rate x; ``full`` adds Stirling's approximation of log(y!)
     where y > 1."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target = float32_operands(input, target)
     if log_input:
         loss = input.exp() - target * input
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 import tensorweaver as tw
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.nn.functional.activation import logsigmoid
 from tensorweaver.nn.functional.distance import pairwise_distance
 from tensorweaver.nn.functional.loss import _reduce, _reduction
@@ -28,6 +29,8 @@ def margin_ranking_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """max(0, -y * (x1 - x2) + margin) for targets y of ±1."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input1, input2, target = float32_operands(input1, input2, target)
     if not input1.dim() == input2.dim() == target.dim():
         raise RuntimeError(
             "margin_ranking_loss: all input tensors should have the same number of dimensions, "
@@ -48,6 +51,8 @@ def hinge_embedding_loss(
 ) -> Tensor:
     """x where y = 1, max(0, margin - x) where y = -1 (both terms for other targets, as in
     PyTorch)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target = float32_operands(input, target)
     zero = tw.zeros_like(input)
     loss = tw.where(target != 1, (margin - input).clamp(min=0), zero) + tw.where(
         target != -1, input, zero
@@ -63,6 +68,8 @@ def soft_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """log(1 + exp(-y * x)) for targets y of ±1."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target = float32_operands(input, target)
     loss = (-input * target).exp().log1p()
     return _reduce(loss, _reduction(size_average, reduce, reduction), "soft_margin_loss")
 
@@ -124,6 +131,8 @@ def multi_margin_loss(
 ) -> Tensor:
     """sum over classes i != y of max(0, margin - x[y] + x[i]) ** p (times ``weight[y]``),
     divided by the number of classes, for each ``(C,)`` row and class index y."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target, weight = float32_operands(input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 are supported, got {p}")
@@ -165,6 +174,8 @@ def multilabel_margin_loss(
     """sum over target classes j and non-target classes i of max(0, 1 - (x[j] - x[i])),
     divided by the number of classes. Each target row lists class indices up to its first
     -1."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input, target = float32_operands(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     rows, classes = _margin_rows(input, "multilabel_margin_loss")
     if tuple(target.shape) != tuple(input.shape):
@@ -200,6 +211,8 @@ def cosine_embedding_loss(
 ) -> Tensor:
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1; rows of
     ``(N, D)`` inputs with ``(N,)`` targets, or ``(D,)`` inputs with a scalar target."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        input1, input2, target = float32_operands(input1, input2, target)
     dim = target.dim()
     if dim > 1:
         raise RuntimeError(
@@ -261,6 +274,8 @@ def triplet_margin_loss(
 ) -> Tensor:
     """max(0, margin + d(a, p) - d(a, n)) with the p-norm ``pairwise_distance``; ``swap``
     takes d(a, n) as the smaller of d(a, n) and d(p, n)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        anchor, positive, negative = float32_operands(anchor, positive, negative)
     reduction = _reduction(size_average, reduce, reduction)
     _check_triplet(anchor, positive, negative, margin)
 

@@ -19,6 +19,7 @@ from typing import Union
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.nn.functional.conv import _batched, _im2col, _ntuple, pad
 from tensorweaver.ops.apply import labelled
@@ -293,6 +294,8 @@ def max_pool3d(
 ) -> Tensor | tuple[Tensor, Tensor]:
     """3-D max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input; with
     ``return_indices`` also the flat ``(d * H + h) * W + w`` input index of each maximum."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     args = (kernel_size, stride, padding, dilation, ceil_mode, return_indices)
     return _max_pool(input, 3, *args, "max_pool3d")
 
@@ -333,6 +336,8 @@ def max_pool3d_with_indices(
     return_indices: bool = False,
 ) -> tuple[Tensor, Tensor]:
     """``max_pool3d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
@@ -439,6 +444,8 @@ def avg_pool3d(
     divisor_override: int | None = None,
 ) -> Tensor:
     """3-D average pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     return _avg_pool(input, 3, *args, "avg_pool3d")
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Optional
 
 import tensorweaver as tw
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.nn.functional.conv import _ntuple
 from tensorweaver.nn.functional.pooling import Size
 from tensorweaver.tensor import Tensor
@@ -111,6 +112,8 @@ def max_unpool2d(
 ) -> Tensor:
     """Put each value of ``(N, C, H, W)`` (or ``(C, H, W)``) input at its ``max_pool2d``
     index in a zero output."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     args = (kernel_size, stride, padding, output_size)
     return _max_unpool(input, indices, 2, *args, "max_unpool2d")
 
@@ -125,5 +128,7 @@ def max_unpool3d(
 ) -> Tensor:
     """Put each value of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input at its
     ``max_pool3d`` index in a zero output."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     args = (kernel_size, stride, padding, output_size)
     return _max_unpool(input, indices, 3, *args, "max_unpool3d")
