@@ -564,6 +564,17 @@ class Tensor:
         self._version = version + 1
         INPLACE_CHANGES[0] += 1
         self._share_like(value)
+        # As PyTorch's tensors now share value's storage: an alias of it (unless value is
+        # this tensor's own alias or view, whose memory this tensor already was)
+        above: Tensor | None = value
+        while above is not None and above is not self:
+            if above._alias_of is not None:
+                above = above._alias_of
+            else:
+                above = above._view_of[0] if above._view_of is not None else None
+        if above is None:
+            self._alias_of = value
+            value._follow(self, None)
 
     def _leave_views(self) -> None:
         """Hand this tensor's views and aliases to a tensor over its current array, which

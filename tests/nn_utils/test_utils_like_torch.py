@@ -114,17 +114,18 @@ def test_vector_to_parameters_takes_the_vector_dtype() -> None:
         np.testing.assert_array_equal(value, value_t)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py: Tensor.data = t does not alias t's memory (PyTorch's parameters share "
-    "the vector's memory after vector_to_parameters)",
-)
 def test_vector_to_parameters_shares_memory() -> None:
-    ps = params_with_grads(tw, "float64")
-    vec = tw.arange(25, dtype=tw.float64)
-    tw.nn.utils.vector_to_parameters(vec, ps)
-    vec[0] = 100.0
-    assert ps[0][0, 0].item() == 100.0
+    """The parameters share the vector's memory afterwards, as torch's (``p.data =``)."""
+    seen = []
+    for m in (torch, tw):
+        ps = params_with_grads(m, "float64")
+        vec = m.arange(sum(p.numel() for p in ps), dtype=m.float64)
+        m.nn.utils.vector_to_parameters(vec, ps)
+        vec[0] = 100.0
+        with m.no_grad():
+            ps[-1].mul_(-1)  # and back into the vector
+        seen.append((ps[0].flatten()[0].item(), vec[-1].item()))
+    assert seen[0] == seen[1] and seen[0][0] == 100.0 and seen[0][1] < 0
 
 
 def test_parameters_to_vector_like_torch() -> None:
