@@ -305,7 +305,7 @@ def flip(x: Tensor, dims: Any) -> Tensor:
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = [t for t in tensors]
     if not tensors:
-        raise RuntimeError("cat: expected a non-empty list of tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")  # torch's class
     # PyTorch skips 1-d empty tensors' shapes, a legacy convenience, but not their dtypes
     # or their place in the graph: they join as empty slices of the others' shape.
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors

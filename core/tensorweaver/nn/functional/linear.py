@@ -13,8 +13,23 @@ def linear_reference(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     return x @ weight.T + bias
 
 
+def _refuse_non_tensors(*operands: object) -> None:
+    """PyTorch's TypeError for the first operand of ``linear`` that is no tensor."""
+    names = ("input", "weight", "bias")
+    for position, (name, value) in enumerate(zip(names, operands), 1):
+        if not isinstance(value, Tensor) and not (name == "bias" and value is None):
+            raise TypeError(
+                f"linear(): argument '{name}' (position {position}) must be Tensor, "
+                f"not {type(value).__name__}"
+            )
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight^T + bias, for ``(out, in)`` (or ``(in,)``) weight."""
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)) or not (
+        bias is None or isinstance(bias, Tensor)
+    ):
+        _refuse_non_tensors(input, weight, bias)
     low = autocast_dtype()
     if low is not None:  # as PyTorch's autocast: every operand in the low dtype, first
         input, weight = autocast_operands(low, input, weight)
