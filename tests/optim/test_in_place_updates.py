@@ -188,3 +188,24 @@ def test_a_compiled_step_records_the_update_out_of_place() -> None:
         assert a.item() == b.item()
     for p, q in zip(eager.parameters(), compiled.parameters()):
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradient_accumulation_adds_into_the_gradient(device: str) -> None:
+    """A second backward adds into .grad's own memory (micro-batch accumulation), as torch's
+    AccumulateGrad: a reference to .grad taken before sees the sum; the sum as torch's."""
+    m = _model(device)
+    theirs = torch.nn.Linear(SIZE, SIZE, dtype=torch.float32)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.from_numpy(m.weight.detach().numpy()))
+        theirs.bias.copy_(torch.from_numpy(m.bias.detach().numpy()))
+    x = np.linspace(-1, 1, 5 * SIZE).reshape(5, SIZE)
+    _loss(m, device).backward()
+    held = m.weight.grad
+    array = weakref.ref(held.native)
+    _loss(m, device).backward()
+    assert m.weight.grad is held and held.native is array()
+    for _ in range(2):
+        (theirs(torch.tensor(x, dtype=torch.float32)) ** 2).mean().backward()
+    np.testing.assert_allclose(held.numpy(), theirs.weight.grad.numpy(), rtol=1e-5, atol=1e-7)
+

@@ -22,6 +22,7 @@ from tensorweaver.autograd.node import INPLACE_CHANGES, Node, Slot, gathered
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.complex import gradient_as
 from tensorweaver.ops.creation import zeros_like
+from tensorweaver.ops.in_place_writes import foreach_update
 from tensorweaver.tensor import _SHARED_STORAGES, Tensor
 
 
@@ -262,8 +263,8 @@ def _finish(
             accumulated(leaf, g, True)
             _after_accumulate(key, leaf)
             continue
-        if leaf.grad is not None:
-            _add_into(leaf.grad, g)
+        if leaf._grad is not None:
+            _add_into(leaf._grad, g)
             _after_accumulate(key, leaf)
             continue
         # A tensor of its own over the gradient's array (a copy where NumPy shares that
@@ -279,7 +280,7 @@ def _finish(
             compact = getattr(backend, "contiguous", None)
         if compact is not None:
             g.native = compact(g.native)
-        leaf.grad = g
+        leaf._grad = g  # (not the .grad setter: its checks hold for the engine's gradients)
         _after_accumulate(key, leaf)
     return {}
 
@@ -293,8 +294,19 @@ def _after_accumulate(key: int, leaf: Tensor) -> None:
 def _add_into(grad: Tensor, g: Tensor) -> None:
     """``grad += g`` in place (grad mode is off), as PyTorch's AccumulateGrad: a reference
     to ``.grad`` taken before backward sees the sum, and stays ``.grad``. The in-place
-    method's last step only: this runs once per leaf in every backward."""
-    grad._assign(grad + g, "add_")
+    method's last step only: this runs once per leaf in every backward. Into the gradient's
+    own memory where it can be (gradient accumulation over micro-batches), as ``add_``'s
+    ``foreach_add`` (x + y * 1: the same bits as x + y)."""
+    if (
+        g.dtype is grad.dtype
+        and g.backend is grad.backend
+        and g.shape == grad.shape
+        and grad.dtype.kind == "f"
+        and getattr(grad.backend, "foreach_add", None) is not None
+    ):
+        foreach_update([grad], "add", ([g.native], 1), "add_")
+    else:
+        grad._assign(grad + g, "add_")
 
 
 def accumulated(t: Tensor, g: Tensor, create_graph: bool) -> None:
