@@ -93,7 +93,10 @@ def mean(
     wide = dtypes.float32 if dtype in (dtypes.float16, dtypes.bfloat16) else dtype
     total = sum(x, axes, keepdim, dtype=wide)
     out = ew.div(total, count) if count else ew.mul(total, math.nan)
-    return labelled(ew.cast(out, dtype), "MeanBackward0" if dim is None else "MeanBackward1", x)
+    label = "MeanBackward0" if dim is None else "MeanBackward1"
+    if dtype is not wide:  # the division's node too: it keeps its count (autograd/node.py)
+        out = labelled(out, label, x)
+    return labelled(ew.cast(out, dtype), label, x)
 
 
 def _check_nonempty(op: str, x: Tensor, axes: tuple[int, ...]) -> None:
