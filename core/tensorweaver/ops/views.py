@@ -43,7 +43,7 @@ from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops.apply import apply
+from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.tensor import (
     _NO_GRAD_VIEW_CHANGED,
     _NO_GRAD_VIEW_WRITTEN,
@@ -174,8 +174,27 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     out = ix.getitem(x, index)
     if not basic:
         return out
+    if out._node is not None:
+        labelled(out, _basic_index_name(index), x)
     read = lambda base: ix.getitem(base, index)  # noqa: E731
     return as_view(out, x, _write_at(index), read, _region(index, x.shape))
+
+
+def _basic_index_name(index: Any) -> str:
+    """PyTorch's grad_fn name for ``x[index]``: that of the view its last entry that selects
+    something makes (PyTorch indexes entry by entry), an alias where none does."""
+    if type(index) is not tuple:
+        index = (index,)
+        if index[0] == _ALL:
+            return "SliceBackward0"  # x[:] alone is a slice in PyTorch
+    for entry in reversed(index):
+        if entry is None:
+            return "UnsqueezeBackward0"
+        if type(entry) is int:
+            return "SelectBackward0"
+        if type(entry) is slice and entry != _ALL:
+            return "SliceBackward0"
+    return "AliasBackward0"
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
