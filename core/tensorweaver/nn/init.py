@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.ops import sampling
 from tensorweaver.random import Generator
 from tensorweaver.tensor import Tensor
 
@@ -212,45 +213,61 @@ def trunc_normal_(
     By rejection, as PyTorch 2.13 does (so the same seed gives the same values on a backend
     with PyTorch's stream): normal draws redrawn where outside [a, b] when at least 30% of
     the mass lies inside, else uniform proposals on [a, b] accepted with probability
-    density / peak density."""
-    if a > b:
-        raise RuntimeError(
-            f"trunc_normal_: the bounds must satisfy a <= b, but found a={a} > b={b}"
-        )
+    density / peak density (``uniform_`` refuses a > b, as PyTorch's)."""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
             "The distribution of values may be incorrect.",
             stacklevel=2,
         )
+    # PyTorch draws into a view in the order of its memory: sample in that order.
+    order = sampling.memory_order(tensor)
+    shape = tuple(tensor.shape) if order is None else tuple(tensor.shape[d] for d in order)
+    with tw.no_grad():
+        result = _truncated_normal(tensor, shape, mean, std, a, b, generator)
+        return tensor.copy_(sampling.in_memory_order(tensor, result, order))
+
+
+def _truncated_normal(
+    like: Tensor,
+    shape: tuple,
+    mean: float,
+    std: float,
+    a: float,
+    b: float,
+    generator: Optional[Generator],
+) -> Tensor:
+    """``trunc_normal_``'s samples, of ``shape`` and ``like``'s dtype and device."""
 
     def cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
-    with tw.no_grad():
-        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
-            # The bounds as the tensor's dtype rounds them, so that kept values lie inside.
-            low, high = tw.tensor([a, b], dtype=tensor.dtype, device=tensor.device).tolist()
-            result = tw.empty_like(tensor).normal_(mean, std, generator=generator)
-            while True:
-                outside = (result < low) | (result > high)
-                if not bool(outside.any()):
-                    return tensor.copy_(result)
-                redrawn = tw.empty_like(tensor).normal_(mean, std, generator=generator)
-                result = tw.where(outside, redrawn, result)
-        log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
-        result = tw.empty_like(tensor).uniform_(a, b, generator=generator)
-        pending = tw.empty_like(tensor).uniform_(generator=generator).log() > _log_density(
-            result, mean, std, log_peak
+    def fresh() -> Tensor:
+        return like.new_empty(shape)
+
+    if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+        # The bounds as the tensor's dtype rounds them, so that kept values lie inside.
+        low, high = tw.tensor([a, b], dtype=like.dtype, device=like.device).tolist()
+        result = fresh().normal_(mean, std, generator=generator)
+        while True:
+            outside = (result < low) | (result > high)
+            if not bool(outside.any()):
+                return result
+            redrawn = fresh().normal_(mean, std, generator=generator)
+            result = tw.where(outside, redrawn, result)
+    log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+    result = fresh().uniform_(a, b, generator=generator)
+    pending = fresh().uniform_(generator=generator).log() > _log_density(
+        result, mean, std, log_peak
+    )
+    while bool(pending.any()):
+        proposals = fresh().uniform_(a, b, generator=generator)
+        result = tw.where(pending, proposals, result)
+        rejected = fresh().uniform_(generator=generator).log() > _log_density(
+            proposals, mean, std, log_peak
         )
-        while bool(pending.any()):
-            proposals = tw.empty_like(tensor).uniform_(a, b, generator=generator)
-            result = tw.where(pending, proposals, result)
-            rejected = tw.empty_like(tensor).uniform_(generator=generator).log() > _log_density(
-                proposals, mean, std, log_peak
-            )
-            pending = pending & rejected
-        return tensor.copy_(result)
+        pending = pending & rejected
+    return result
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None) -> Tensor:

@@ -3,7 +3,8 @@
 ``cauchy_`` and ``log_normal_``.
 
 Each draws from the device's own generator, or on the host from ``generator=`` (see
-:mod:`tensorweaver.random`).
+:mod:`tensorweaver.random`). The in-place fills lay their draws out in the order of the
+tensor's memory, as PyTorch does: ``w.T.uniform_()`` gets the values ``w.uniform_()`` would.
 
 ``multinomial`` draws category indices from rows of non-negative weights.
 With replacement, each draw is the first category whose running sum of weights exceeds a
@@ -27,10 +28,11 @@ PyTorch, whose CPU kernel wraps it).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract import dtypes
+from tensorweaver.dtype_info import finfo
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -44,6 +46,8 @@ from tensorweaver.tensor import Tensor
 _UNSET: Any = object()
 #: Floats hold every integer up to 2**digits.
 _DIGITS = {dtypes.float16: 11, dtypes.bfloat16: 8, dtypes.float32: 24, dtypes.float64: 53}
+#: The largest finite value of each float and complex (its parts') dtype.
+_LARGEST = {d: finfo(d).max for d in (*_DIGITS, dtypes.complex64, dtypes.complex128)}
 
 
 def _check_weights(p: Tensor, num_samples: int, replacement: bool) -> None:
@@ -107,11 +111,16 @@ def _check_probabilities(p: Tensor, fn: str) -> None:
         )
 
 
-def _coin(shape: tuple, p: Any, like: Tensor, generator: Generator | None) -> Tensor:
-    """1 with probability ``p`` (a number or a tensor), else 0, in ``like``'s dtype."""
+def _unit_draws(like: Tensor, generator: Generator | None) -> Callable[[tuple], Tensor]:
+    """A draw of U(0, 1) samples of a shape on ``like``'s device, in its dtype if that is a
+    float dtype, else in the default one."""
     drawn = like.dtype if like.dtype.is_floating_point else get_default_dtype()
-    u = cr.rand(*shape, generator=generator, dtype=drawn, device=like)
-    return ew.cast(ew.lt(u, p), like.dtype)
+    return lambda shape: cr.rand(*shape, generator=generator, dtype=drawn, device=like)
+
+
+def _coin(u: Tensor, p: Any, dtype: Any) -> Tensor:
+    """1 where the uniform draw ``u`` falls below ``p`` (a number or a tensor), else 0."""
+    return ew.cast(ew.lt(u, p), dtype)
 
 
 def bernoulli(
@@ -127,9 +136,10 @@ def bernoulli(
     if p is None:
         _check_probabilities(input, "bernoulli")
     elif not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli: expected p in [0, 1], got p={p}")
+        raise RuntimeError(f"bernoulli expects p to be in [0, 1], but got p={p}")
     with no_grad():
-        return _coin(input.shape, input if p is None else p, input, generator)
+        u = _unit_draws(input, generator)(input.shape)
+        return _coin(u, input if p is None else p, input.dtype)
 
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
@@ -144,24 +154,76 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
             )
         _check_probabilities(p, "bernoulli_")
     elif not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_: expected p in [0, 1], got p={p}")
-    return self._assign(_coin(self.shape, p, self, generator), "bernoulli_")
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    u = _in_storage_order(self, _unit_draws(self, generator))
+    return self._assign(_coin(u, p, self.dtype), "bernoulli_")
+
+
+def _refuse_uniform_bounds(dtype: Any, a: float, b: float, top: float) -> None:
+    """Raise PyTorch's error for ``uniform_``'s bounds ``a``, ``b`` that fail its checks."""
+    for value, name in ((a, "from"), (b, "to")):
+        if not -top <= value <= top:  # NaN too
+            raise RuntimeError(
+                f"uniform_: {name} is out of bounds for {dtype.name} ({name}={value}); "
+                f"the bounds must be finite values in [{-top}, {top}]"
+            )
+    if a > b:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}"
+        )
+    raise RuntimeError(
+        f"uniform_ expects to-from <= the largest {dtype.name}, but found to={b} and "
+        f"from={a}; narrow the range"
+    )
+
+
+def memory_order(t: Tensor) -> list[int] | None:
+    """The dimensions of ``t`` from the slowest to the fastest in its memory where that is
+    not their logical order (a transposed or permuted view), else None."""
+    if t._view_of is None or t.is_contiguous():
+        return None
+    strides = t.stride()
+    order = sorted(range(t.ndim), key=lambda d: -abs(strides[d]))
+    return None if order == list(range(t.ndim)) else order
+
+
+def in_memory_order(t: Tensor, sample: Tensor, order: list[int] | None) -> Tensor:
+    """``sample``, drawn for ``t``'s dimensions in ``memory_order(t)``, in ``t``'s order."""
+    if order is None:
+        return sample
+    return mv.permute(sample, sorted(range(t.ndim), key=order.__getitem__))
+
+
+def _in_storage_order(self: Tensor, draw: Callable[..., Tensor], *args: Any) -> Tensor:
+    """``draw(shape, *args)`` laid out as PyTorch fills ``self``: in the order of its
+    memory, so that a transposed or permuted view gets the draws its base would get."""
+    order = None if self._view_of is None else memory_order(self)
+    if order is None:
+        return draw(self.shape, *args)
+    return in_memory_order(self, draw(tuple(self.shape[d] for d in order), *args), order)
 
 
 def uniform_(
     self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None
 ) -> Tensor:
-    """Fill with samples from U(a, b)."""
+    """Fill with samples from U(a, b), in the order of ``self``'s memory."""
+    top = _LARGEST.get(self.dtype)  # None: an integer dtype, which raises later as in PyTorch
+    if top is not None and not (-top <= a <= b <= top and b - a <= top):
+        _refuse_uniform_bounds(self.dtype, a, b, top)
     self._check_inplace()
-    return self._assign(cr.uniform(self.shape, a, b, self, generator), "uniform_")
+    sample = _in_storage_order(self, cr.uniform, a, b, self, generator)
+    return self._assign(sample, "uniform_")
 
 
 def normal_(
     self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None
 ) -> Tensor:
-    """Fill with samples from N(mean, std²)."""
+    """Fill with samples from N(mean, std²), in the order of ``self``'s memory."""
+    if not std >= 0:  # NaN too
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     self._check_inplace()
-    return self._assign(cr.normal(self.shape, mean, std, self, generator), "normal_")
+    sample = _in_storage_order(self, cr.normal, mean, std, self, generator)
+    return self._assign(sample, "normal_")
 
 
 def _continuous(self: Tensor, fn: str, law: str) -> None:
@@ -176,9 +238,9 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | Non
     """Fill with samples from the exponential distribution of rate ``lambd``."""
     _continuous(self, "exponential_", "exponential")
     if not lambd > 0:
-        raise RuntimeError(f"exponential_: expected lambd > 0, got lambd={lambd}")
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     self._check_inplace()
-    u = cr.uniform(self.shape, 0.0, 1.0, self, generator)
+    u = _in_storage_order(self, cr.uniform, 0.0, 1.0, self, generator)
     return self._assign(ew.div(ew.neg(ew.log1p(ew.neg(u))), lambd), "exponential_")
 
 
@@ -198,15 +260,19 @@ def random_(
         high = 2 ** _DIGITS[dtype] + 1 if bounds is None else min(bounds[1] + 1, 2**63 - 1)
     if not low < high:
         raise RuntimeError(
-            f"random_: expected 'from' to be less than 'to', got from={low} >= to={high}"
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
         )
     if bounds is not None and not (bounds[0] <= low and high - 1 <= bounds[1]):
+        name = "from" if low < bounds[0] else "to - 1"
         raise RuntimeError(
-            f"random_: the range [{low}, {high - 1}] does not fit in {dtype.name}, whose range "
-            f"is [{bounds[0]}, {bounds[1]}]"
+            f"random_: {name} is out of bounds for {dtype.name}: the range [{low}, {high - 1}] "
+            f"does not fit in [{bounds[0]}, {bounds[1]}]"
         )
     self._check_inplace()
-    sample = cr.randint(low, high, self.shape, generator=generator, dtype=dtype, device=self)
+    sample = _in_storage_order(
+        self,
+        lambda shape: cr.randint(low, high, shape, generator=generator, dtype=dtype, device=self),
+    )
     return self._assign(sample, "random_")
 
 
@@ -216,10 +282,9 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
         raise NotImplementedError("geometric_: not implemented for bool tensors")
     p = float(p)
     if not 0 < p < 1:
-        raise RuntimeError(f"geometric_: expected p in (0, 1), got p={p}")
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     self._check_inplace()
-    drawn = self.dtype if self.dtype.is_floating_point else get_default_dtype()
-    u = cr.rand(*self.shape, generator=generator, dtype=drawn, device=self)
+    u = _in_storage_order(self, _unit_draws(self, generator))
     # 1 - u lies in (0, 1]: the trial count is at least 1.
     trials = ew.add(ew.floor(ew.div(ew.log1p(ew.neg(u)), math.log1p(-p))), 1)
     return self._assign(ew.cast(trials, self.dtype), "geometric_")
@@ -231,9 +296,9 @@ def cauchy_(
     """Fill with samples from the Cauchy distribution of this ``median`` and scale ``sigma``."""
     _continuous(self, "cauchy_", "Cauchy")
     if not sigma > 0:
-        raise RuntimeError(f"cauchy_: expected sigma > 0, got sigma={sigma}")
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     self._check_inplace()
-    u = cr.uniform(self.shape, 0.0, 1.0, self, generator)
+    u = _in_storage_order(self, cr.uniform, 0.0, 1.0, self, generator)
     cauchy = ew.add(ew.mul(ew.tan(ew.mul(ew.sub(u, 0.5), math.pi)), sigma), median)
     return self._assign(cauchy, "cauchy_")
 
@@ -247,6 +312,7 @@ def log_normal_(
             f"log_normal_: not implemented for {self.dtype.name}; use a floating-point tensor"
         )
     if not std > 0:
-        raise RuntimeError(f"log_normal_: expected std > 0, got std={std}")
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     self._check_inplace()
-    return self._assign(ew.exp(cr.normal(self.shape, mean, std, self, generator)), "log_normal_")
+    normal = _in_storage_order(self, cr.normal, mean, std, self, generator)
+    return self._assign(ew.exp(normal), "log_normal_")

@@ -23,14 +23,15 @@ def norm_except_dim(v: Tensor, pow: float, dim: int) -> Tensor:
     (``dim=-1``: over the whole tensor, a 0-d result, as PyTorch's ``norm_except_dim``)."""
     if dim == -1:
         return v.abs().pow(pow).sum().pow(1.0 / pow)
-    if not -v.ndim <= dim < v.ndim:
+    ndim = v.ndim
+    if not -ndim <= dim < ndim:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-v.ndim}, {v.ndim - 1}] "
+            f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}] "
             f"but got {dim}): weight norm of a tensor of shape {tuple(v.shape)}"
         )
     if dim < 0:  # -1 is the whole tensor (above); other negative dims count from the end
-        dim += v.ndim
-    dims = tuple(d for d in range(v.ndim) if d != dim)
+        dim += ndim
+    dims = tuple(d for d in range(ndim) if d != dim)
     if not dims:
         return v.abs()
     return v.abs().pow(pow).sum(dim=dims, keepdim=True).pow(1.0 / pow)
