@@ -391,7 +391,7 @@ def test_functional_call_buffers_ties_and_errors(backend: str) -> None:
     eye = tw.eye(3)
     assert_close(call(tied, {"0.weight": eye}, (x,)), x)
     assert not tw.allclose(call(tied, {"0.weight": eye}, (x,), tie_weights=False), x)
-    with pytest.raises(RuntimeError, match=r"Missing key\(s\): \['1.weight'\]"):
+    with pytest.raises(RuntimeError, match=r"Missing key\(s\): '1\.weight'\."):
         call(tied, {"0.weight": eye}, (x,), tie_weights=False, strict=True)
     with pytest.raises(ValueError, match="different values for the tied tensors"):
         call(tied, {"0.weight": eye, "1.weight": 2 * eye}, (x,))

@@ -121,16 +121,18 @@ def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
 def broadcast_prefix(prefix: Any, spec: TreeSpec) -> Optional[list]:
     """One value of ``prefix`` per leaf of ``spec``: a leaf of ``prefix`` (an int or None)
     stands for every leaf under it; None when the structures do not match."""
-    if _children(prefix) is None:
+    parts = _children(prefix)
+    if parts is None:
         return [prefix] * spec.num_leaves
-    kind, keys, children, _ = _children(prefix)
-    pairs = list(zip(children, spec.children))
+    kind, keys, children, _ = parts
+    pairs: Any = zip(children, spec.children)
     if kind in _MAPPINGS and spec.kind in _MAPPINGS:
         # any mapping for any mapping, key by key; PyTorch lists the values in the
         # prefix's key order, whatever the tree's
         if set(keys) != set(spec.keys):
             return None
-        pairs = [(prefix[k], spec.children[spec.keys.index(k)]) for k in keys]
+        position = {k: i for i, k in enumerate(spec.keys)}
+        pairs = [(prefix[k], spec.children[position[k]]) for k in keys]
     elif spec.is_leaf or kind is not spec.kind or len(children) != len(spec.children):
         return None
     out: list = []

@@ -56,14 +56,20 @@ def _reparametrized(
 ) -> Iterator[None]:
     values = _with_tied_names(module, given, tie_weights)
     if strict:
-        known = [n for n, _ in module.named_parameters(remove_duplicate=False)]
-        known += [n for n, _ in module.named_buffers(remove_duplicate=False)]
-        missing = [n for n in known if n not in values]
-        unexpected = [n for n in values if n not in known]
-        if missing or unexpected:
+        known = {n for n, _ in module.named_parameters(remove_duplicate=False)}
+        known |= {n for n, _ in module.named_buffers(remove_duplicate=False)}
+        # PyTorch's text: sorted quoted names, unexpected ones first, each line if any
+        lines = [
+            f"{what} key(s): {', '.join(map(repr, sorted(names)))}."
+            for what, names in (
+                ("Unexpected", set(values) - known),
+                ("Missing", known - set(values)),
+            )
+            if names
+        ]
+        if lines:
             raise RuntimeError(
-                f"Error(s) in reparametrizing for {type(module).__name__}:\n"
-                f"\tMissing key(s): {missing}.\n\tUnexpected key(s): {unexpected}."
+                f"Error(s) in reparametrizing for {module._get_name()}:\n\t" + "\n\t".join(lines)
             )
     swapped: list[tuple[dict, str, Any]] = []
     added: list[tuple[Module, str]] = []

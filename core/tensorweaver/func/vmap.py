@@ -212,6 +212,8 @@ def _vmap_call(
                 same.rewind()
             sliced = [x if d is None else x.select(d, i) for x, d in zip(flat, dims)]
             outputs.append(func(*tree_unflatten(sliced, spec), **kwargs))
+            if i == 0:  # one repeated write at most before the error
+                writes.check()
         writes.check()
     flat_outs, flat_dims, out_spec = _flat_out_dims(out_dims, outputs[0], func)
     per_element = []
