@@ -193,31 +193,31 @@ DRAWS: dict[str, Callable[[Any], Any]] = {
 DRAW_DEFECTS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "normal std < 0": (
         lambda m: m.normal(0.0, -1.0, size=(3,)),
-        "ops/spellings.py: tw.normal does not check std (PyTorch: RuntimeError)",
+        "ops/spellings.py: tw.normal checks std (PyTorch: RuntimeError)",
     ),
     "normal std nan": (
         lambda m: m.normal(0.0, NAN, size=(3,)),
-        "ops/spellings.py: tw.normal does not check std (PyTorch: RuntimeError)",
+        "ops/spellings.py: tw.normal checks std (PyTorch: RuntimeError)",
     ),
     "normal tensor mean, std < 0": (
         lambda m: m.normal(m.tensor([0.0, 1.0]), -1.0),
-        "ops/spellings.py: tw.normal does not check std (PyTorch: RuntimeError)",
+        "ops/spellings.py: tw.normal checks std (PyTorch: RuntimeError)",
     ),
     "normal tensor std < 0": (
         lambda m: m.normal(m.tensor([0.0, 1.0]), m.tensor([1.0, -1.0])),
-        "ops/spellings.py: tw.normal does not check a tensor std (PyTorch: RuntimeError)",
+        "ops/spellings.py: tw.normal checks a tensor std (PyTorch: RuntimeError)",
     ),
     "normal tensor std nan": (
         lambda m: m.normal(0.0, m.tensor([1.0, NAN])),
-        "ops/spellings.py: tw.normal does not check a tensor std (PyTorch: RuntimeError)",
+        "ops/spellings.py: tw.normal checks a tensor std (PyTorch: RuntimeError)",
     ),
     "randint_like float high": (
         lambda m: m.randint_like(m.zeros(2), 2.5),
-        "ops/creation.py: randint_like truncates a float bound (PyTorch: TypeError)",
+        "ops/creation.py: randint_like refuses a float bound (it truncated; PyTorch: TypeError)",
     ),
     "randperm float16 past 2049": (
         lambda m: m.randperm(3000, dtype=m.float16),
-        "ops/creation.py: randperm(n > 2049, dtype=float16) (PyTorch: RuntimeError)",
+        "ops/creation.py: randperm(n > 2049, dtype=float16) raises (PyTorch: RuntimeError)",
     ),
 }
 
@@ -237,12 +237,25 @@ def test_draw_arguments_like_torch(backend: str, name: str) -> None:
     _same_outcome(DRAWS[name])
 
 
+@pytest.mark.parametrize("name", list(DRAW_DEFECTS))
+def test_draw_argument_defects(name: str) -> None:
+    """Each was accepted before (the note says where the check now is)."""
+    _same_outcome(DRAW_DEFECTS[name][0])
+
+
 @pytest.mark.parametrize(
-    "name",
+    "call",
     [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
-        for name, (_, reason) in DRAW_DEFECTS.items()
+        lambda m: m.randperm(2049, dtype=m.float16),
+        lambda m: m.randperm(2050, dtype=m.float16),
+        lambda m: m.randperm(300, dtype=m.float32),
+        lambda m: m.randint_like(m.zeros(2), 1, 3),
+        lambda m: m.randint_like(m.zeros(2), 1.0, 3),
+        lambda m: m.normal(0.0, 0.0, size=(2,)),
+        lambda m: m.normal(m.zeros(2), m.zeros(2)),
+        lambda m: m.normal(m.zeros(0), m.zeros(0)),
     ],
 )
-def test_draw_argument_defects(name: str) -> None:
-    _same_outcome(DRAW_DEFECTS[name][0])
+def test_draw_argument_edges_like_torch(call: Callable[[Any], Any]) -> None:
+    with tw.device("torch:cpu"):
+        _same_outcome(call)

@@ -1087,8 +1087,9 @@ def randint_like(
     ``randint_like(input, low, high)``."""
     if high is None:
         low, high = 0, low
+    low, high = _bound(low), _bound(high)  # (floats are TypeErrors, as PyTorch's overloads)
     like = _like(input, dtype, device)
-    return _integers(int(low), high, input.shape, generator, like["dtype"], like["device"])
+    return _integers(low, high, input.shape, generator, like["dtype"], like["device"])
 
 
 def _integers(
@@ -1152,6 +1153,14 @@ def _integer_tensor(value: Any) -> bool:
     return isinstance(value, Tensor) and value.dtype.kind in "iu" and value.numel() == 1
 
 
+#: The largest n whose permutation a float dtype holds exactly (every integer up to it).
+_EXACT_FLOAT_LIMITS = {
+    dtypes.float16: (2049, "Half", "2049"),
+    dtypes.float32: (2**24 + 1, "Float", "2^24+1"),
+    dtypes.float64: (2**53 + 1, "Double", "2^53+1"),
+}
+
+
 def randperm(
     n: int,
     *,
@@ -1174,6 +1183,10 @@ def randperm(
         raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
     if n and dtype.kind in "iu":
         overflow.fill_value(n - 1, dtype, "randperm")  # 300 numbers do not fit uint8
+    if dtype in _EXACT_FLOAT_LIMITS and n > _EXACT_FLOAT_LIMITS[dtype][0]:
+        # (PyTorch's CPU check; it has none for bfloat16)
+        limit, name, spelled = _EXACT_FLOAT_LIMITS[dtype]
+        raise RuntimeError(f"n cannot be greater than {spelled} for {name} type.")
     source = rnd.default_generator if generator is None else generator
     order = rnd.draw_permutation(rnd.check_generator(source, "randperm"), n)
     return tensor(order, dtype=dtype, device=device, requires_grad=requires_grad)

@@ -382,6 +382,11 @@ def normal(
     """``torch.normal``: samples of N(mean, std²), elementwise for tensor ``mean``/``std``
     (broadcast together), or of shape ``size`` for two numbers."""
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if isinstance(std, Tensor):
+        if std.numel() and not bool((std >= 0).all()):  # (NaN fails too, as PyTorch's)
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif not std >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     if not tensors:
         if size is None:
             raise TypeError("normal(): with a float mean and std, pass size=")
