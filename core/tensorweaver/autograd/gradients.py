@@ -46,8 +46,20 @@ def _needs(node: Any, i: int) -> bool:
 #: reads input ``i``. Backward checks that no input it reads changed in place since the
 #: forward (the rest of an op's inputs it may leave changed, as PyTorch's saved variables).
 #: Rules that read their output instead of their input (``node.output``) read no input.
+def _fused_reads(node: Any, i: int) -> bool:
+    """A fused ``linear`` reads its input for the weight's gradient and its weight for the
+    input's, never its bias, as PyTorch's addmm saves them (a weight changed in place between
+    forward and backward is no error when only it wants a gradient; PyTorch's convolutions
+    save both always). Its decomposition, which create_graph differentiates, reads the same."""
+    if node.saved[0] != "linear":
+        return True
+    return (i == 0 and _needs(node, 1)) or (i == 1 and _needs(node, 0))
+
+
 READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
+    "fused": _fused_reads,
     "mul": lambda node, i: _needs(node, 1 - i),  # each operand for the other's gradient
+    "matmul": lambda node, i: _needs(node, 1 - i),  # as PyTorch's mm saves them
     "div": lambda node, i: i == 1 or _needs(node, 1),
     **dict.fromkeys(("exp", "tanh", "sqrt", "sigmoid", "expm1"), lambda node, i: False),
     "where": lambda node, i: i == 0,  # the condition alone
