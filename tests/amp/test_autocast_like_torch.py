@@ -234,24 +234,10 @@ def test_a_full_precision_block_inside_a_low_one_computes_like_a_disabled_torch_
     assert ours == theirs
 
 
-@pytest.mark.parametrize(
-    "inside",
-    [
-        True,
-        pytest.param(
-            False,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="outside autocast prelu still promotes mixed dtypes where PyTorch "
-                "raises: tests/tensor/rank_cases.py passes a float32 weight with float64 "
-                "inputs, so the check waits for that case to use the input's dtype",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("inside", [True, False])
 def test_prelu_refuses_mixed_dtypes_like_torch(inside: bool) -> None:
     # Under autocast a float64 input met a weight cast to bfloat16, and prelu promoted them
-    # to float64 where PyTorch's kernel raises.
+    # to float64 where PyTorch's kernel raises; outside autocast it promoted any mixed pair.
     def run(m: Any) -> list:
         seen = []
         for given, weight in (("float64", "float32"), ("float32", "float64")):

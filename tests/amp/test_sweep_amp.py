@@ -30,6 +30,62 @@ PAIRS = [
 ]
 
 
+#: torch.fft's transforms but rfft (swept above) and those of Hermitian signals in 2 or n
+#: dimensions (on no autocast list: PyTorch refuses their low-precision inputs).
+_FFTS = "fft ifft fft2 ifft2 fftn ifftn irfft rfft2 irfft2 rfftn irfftn hfft ihfft".split()
+
+
+def _fft(m: Any, name: str) -> Callable[[Any, Any, Callable], Any]:
+    def run(a: Any, b: Any, c: Callable) -> Any:
+        out = getattr(m.fft, name)(a)
+        return out.real if out.dtype.is_complex else out
+
+    return run
+
+
+def _solvers(m: Any) -> dict[str, Callable[[Any, Any, Callable], Any]]:
+    """The solvers and factorizations of PyTorch's CPU float32 list, on ``b``'s first matrix
+    made positive-definite (``spd``) or well conditioned (``square``)."""
+    L = m.linalg
+
+    def spd(b: Any) -> Any:
+        return b[0] @ b[0].mT + m.eye(4, dtype=b.dtype)
+
+    def square(b: Any) -> Any:
+        return b[0] + 4 * m.eye(4, dtype=b.dtype)
+
+    def factor(b: Any) -> Any:  # a Cholesky factor in b's dtype (linalg.cholesky's is float32)
+        return L.cholesky(spd(b)).to(b.dtype)
+
+    def lu(b: Any) -> tuple:  # LU factors in b's dtype (lu_factor is on no list)
+        factors, pivots = L.lu_factor(square(b).float())
+        return factors.to(b.dtype), pivots
+
+    return {
+        "linalg.solve": lambda a, b, c: L.solve(square(b), a[1]),
+        "linalg.solve_ex": lambda a, b, c: L.solve_ex(square(b), a[1])[0],  # on no list
+        "linalg.cholesky": lambda a, b, c: L.cholesky(spd(b)),
+        "linalg.cholesky_ex": lambda a, b, c: L.cholesky_ex(spd(b))[0],
+        "linalg.eigh": lambda a, b, c: L.eigh(spd(b))[0],
+        "linalg.eigvalsh": lambda a, b, c: L.eigvalsh(spd(b)),
+        "linalg.eig": lambda a, b, c: L.eig(square(b))[0],
+        "linalg.eigvals": lambda a, b, c: L.eigvals(square(b)),
+        "linalg.lstsq": lambda a, b, c: L.lstsq(square(b), a[1]).solution,
+        "linalg.cond": lambda a, b, c: L.cond(square(b)),
+        "linalg.cond_fro": lambda a, b, c: L.cond(square(b), "fro"),
+        "linalg.matrix_rank": lambda a, b, c: L.matrix_rank(a[0]).float() * b[0, 0, 0],
+        "linalg.householder_product": lambda a, b, c: L.householder_product(a[0], b[0, 0]),
+        "linalg.tensorinv": lambda a, b, c: L.tensorinv(square(b), ind=1),
+        "linalg.tensorsolve": lambda a, b, c: L.tensorsolve(square(b), a[1, 0]),
+        "cholesky": lambda a, b, c: m.cholesky(spd(b)),
+        "cholesky_inverse": lambda a, b, c: m.cholesky_inverse(factor(b)),
+        "cholesky_solve": lambda a, b, c: m.cholesky_solve(a[1], factor(b)),
+        "lu_solve": lambda a, b, c: m.lu_solve(a[1], *lu(b)),
+        "orgqr": lambda a, b, c: m.orgqr(a[0], b[0, 0]),
+        "triangular_solve": lambda a, b, c: m.triangular_solve(a[1], square(b))[0],
+    }
+
+
 def _ops(m: Any) -> dict[str, Callable[[Any, Any, Callable], Any]]:
     """Each op on ``a`` (3, 4, 4) and ``b`` (values in (0.1, 0.9)); ``c(array)`` makes an
     input of the sweep's input dtype."""
@@ -94,6 +150,17 @@ def _ops(m: Any) -> dict[str, Callable[[Any, Any, Callable], Any]]:
         "pinverse": lambda a, b, c: m.pinverse(a[0]),
         "vector_norm": lambda a, b, c: m.linalg.vector_norm(a),
         "rfft": lambda a, b, c: m.fft.rfft(a).real,
+        **{f"fft.{n}": _fft(m, n) for n in _FFTS},
+        "prod_dim": lambda a, b, c: m.prod(a, 1),
+        "cdist_mm": lambda a, b, c: m.cdist(a.repeat(1, 7, 1), b),  # > 25 rows: by matmul
+        "linalg.inv": lambda a, b, c: m.linalg.inv(b[0] + 4 * m.eye(4, dtype=b.dtype)),
+        "linalg.inv_ex": lambda a, b, c: m.linalg.inv_ex(b + 4 * m.eye(4, dtype=b.dtype))[0],
+        "linalg.qr": lambda a, b, c: m.linalg.qr(a)[1],
+        "linalg.svd": lambda a, b, c: m.linalg.svd(a)[0],
+        "linalg.svdvals": lambda a, b, c: m.linalg.svdvals(a),
+        "svd_values_only": lambda a, b, c: m.svd(a[0], compute_uv=False)[2],
+        "linalg.pinv": lambda a, b, c: m.linalg.pinv(a[0]),  # on no list: its matmul lowers
+        **_solvers(m),
         "avg_pool3d": lambda a, b, c: F.avg_pool3d(c(VOL), 2),
         "max_pool3d": lambda a, b, c: F.max_pool3d(c(VOL), 2),
         "adaptive_avg_pool3d": lambda a, b, c: F.adaptive_avg_pool3d(c(VOL), 1),
@@ -153,35 +220,20 @@ def _differences(op: str, pairs: list) -> list:
 FLOAT32_PAIRS = [
     (low, given) for low in ("bfloat16", "float16") for given in ("bfloat16", "float16")
 ]
-FLOAT32_LIST = (
-    "on PyTorch's CPU float32 list (tensorweaver.amp.CPU_FLOAT32): under autocast the op casts "
-    "float16/bfloat16 inputs to float32 first; its entry point (in a module the amp helpers do "
-    "not own: ops/reduce.py, ops/structure.py, linalg/, fft/, ops/order_stats.py) still lacks "
-    "`if autocast_dtype() is not None: (x,) = float32_operands(x)`, so it keeps or refuses "
-    "the input dtype"
-)
 #: op -> (why TensorWeaver differs, the (autocast dtype, input dtype) pairs where it does).
 GAPS: dict[str, tuple[str, list]] = {
-    **{
-        op: (FLOAT32_LIST, FLOAT32_PAIRS)
-        for op in "prod cdist trace inverse qr svd pinverse rfft quantile".split()
-    },
-    "vecdot": (
-        "linalg.vecdot (linalg/products.py) is on PyTorch's CPU lower-precision list "
-        "(linalg_vecdot) but computes sum(x * y) in the inputs' dtype: its entry needs "
-        "`low = autocast_dtype(); if low is not None: x, y = autocast_operands(low, x, y)`",
-        [p for p in PAIRS if p[1] not in (p[0], "float64")],
+    "quantile": (
+        "on PyTorch's CPU float32 list (tensorweaver.amp.CPU_FLOAT32): under autocast "
+        "quantile casts float16/bfloat16 inputs to float32 first; its entry (ops/order_stats.py) "
+        "still lacks `if autocast_dtype() is not None: input, q = float32_operands(input, q)`, "
+        "so it keeps or refuses the input dtype",
+        FLOAT32_PAIRS,
     ),
     "rnn_tanh": (
         "nn.RNN (nn/modules/rnn.py): PyTorch's CPU RNN is made of matrix products that "
         "autocast casts (output in the autocast dtype); TensorWeaver's refuses a low-precision "
         "input against its float32 weights (RuntimeError) and computes a float32 one in float32",
         [p for p in PAIRS if p[1] != "float64"],
-    ),
-    "vector_norm": (
-        "linalg.vector_norm (linalg/norms.py) refuses float16/bfloat16 inputs (RuntimeError), "
-        "also outside autocast; PyTorch computes in them (it is on no CPU autocast list)",
-        FLOAT32_PAIRS,
     ),
 }
 #: Pairs not compared: PyTorch fails inside autocast itself ("Unexpected floating ScalarType
@@ -222,6 +274,13 @@ FLOAT32_CASES = {
     "reflection_pad": "pad_reflect",
     "replication_pad": "pad_replicate",
     "rfft": "fft.rfft",
+    **{f"fft.{n}": f"fft.{n}" for n in _FFTS},
+    **{n: n for n in "linalg.inv linalg.inv_ex linalg.qr linalg.svd linalg.svdvals".split()},
+    "prod_dim": "prod",
+    "cdist_mm": "cdist",
+    "svd_values_only": "svd",
+    **{n: n for n in _solvers(tw) if n not in ("linalg.cond_fro", "linalg.solve_ex")},
+    "linalg.cond_fro": "linalg.cond",
 }
 
 

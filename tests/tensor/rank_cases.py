@@ -330,7 +330,7 @@ SWEEP_OPS: list[tuple[str, Callable[..., Any], str]] = [
         "glu prelu",
         lambda m, x: (
             m.nn.functional.glu(x, 0),
-            m.nn.functional.prelu(x, m.tensor([0.25] * x.shape[1])),
+            m.nn.functional.prelu(x, m.tensor([0.25] * x.shape[1], dtype=x.dtype)),
         ),
         "x",
     ),

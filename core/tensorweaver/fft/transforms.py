@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from tensorweaver.amp import CPU_FLOAT32, autocast_dtype, float32_operands
 from tensorweaver.fft import arguments as a
 from tensorweaver.fft import primitives as p
 from tensorweaver.linalg.out import write_out
@@ -184,10 +185,13 @@ def _public(call: Callable[..., Tensor], name: str, doc: str) -> Callable[..., T
 def _sized(name: str, resolve: Resolve, doc: str) -> Callable[..., Tensor]:
     """The public ``name(input, n=None, dim=-1, norm=None, *, out=None)``."""
     composite = _COMPOSITE.get(name, False)
+    in_float32 = f"fft.{name}" in CPU_FLOAT32
 
     def call(
         input: Any, n: Any = None, dim: int = -1, norm: Any = None, *, out: Any = None
     ) -> Tensor:
+        if in_float32 and autocast_dtype() is not None:  # PyTorch's CPU autocast: in float32
+            (input,) = float32_operands(input)
         key = plan = None
         if type(input) is Tensor:
             # the types too: 1.0 and True equal 1, and a plan must not take what PyTorch refuses
@@ -207,10 +211,13 @@ def _sized(name: str, resolve: Resolve, doc: str) -> Callable[..., Tensor]:
 def _shaped(name: str, of: str, resolve: Resolve, dims: Dims, doc: str) -> Callable[..., Tensor]:
     """The public ``name(input, s=None, dim=dims, norm=None, *, out=None)``, cached as ``of``
     (fft2 is fftn over two dimensions)."""
+    in_float32 = f"fft.{name}" in CPU_FLOAT32
 
     def call(
         input: Any, s: Dims = None, dim: Dims = dims, norm: Any = None, *, out: Any = None
     ) -> Tensor:
+        if in_float32 and autocast_dtype() is not None:  # PyTorch's CPU autocast: in float32
+            (input,) = float32_operands(input)
         key = plan = None
         if type(input) is Tensor:
             key = (of, input.backend, input.shape, input.dtype, _typed(s), _typed(dim), norm)

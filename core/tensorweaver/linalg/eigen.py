@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import result
@@ -26,6 +27,8 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803
     """(eigenvalues ascending, eigenvectors as columns) of each symmetric matrix, read from
     its lower (``UPLO='L'``) or upper triangle. Gradients through the eigenvectors are
     finite only where the eigenvalues are distinct (PyTorch's rule)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (A,) = float32_operands(A)
     check_square("linalg.eigh", A, complex_ok=True)
     uplo = _uplo("linalg.eigh", UPLO)
     return Eigh(*fused_or_reference("eigh", _EIGH, p.eigh, (A,), (uplo,), (REAL, None)))
@@ -45,6 +48,8 @@ def _svdvals(A: Tensor) -> tuple[Tensor]:
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues of each symmetric matrix, ascending."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (A,) = float32_operands(A)
     check_square("linalg.eigvalsh", A, complex_ok=True)
     uplo = _uplo("linalg.eigvalsh", UPLO)
     return fused_or_reference("eigvalsh", _EIGH, _eigvalsh, (A,), (uplo,), (REAL,))[0]
@@ -66,6 +71,8 @@ def eig(A: Tensor) -> tuple:  # noqa: N803
     ``A``'s dtype (complex64 for float32), in LAPACK's order; each eigenvector has unit
     norm, its phase unspecified. Gradients are PyTorch's: finite only where the eigenvalues
     are distinct, and an error where the loss depends on the eigenvectors' phases."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (A,) = float32_operands(A)
     dtype = _check_eig("linalg.eig", A)
     return Eig(*fused_or_reference("eig", _EIG, p.eig, (A,), (), (None, None), dtype, eig_rule))
 
@@ -80,6 +87,8 @@ def _eigvals(A: Tensor) -> tuple[Tensor]:  # noqa: N803
 
 def eigvals(A: Tensor) -> Tensor:  # noqa: N803
     """The eigenvalues of each square matrix, complex, in :func:`eig`'s order."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (A,) = float32_operands(A)
     dtype = _check_eig("linalg.eigvals", A)
     return fused_or_reference("eigvals", _EIG, _eigvals, (A,), (), (None,), dtype)[0]
 
@@ -96,6 +105,8 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
     """(U, S, Vh) with A = U diag(S) Vh, S descending; ``full_matrices`` makes U and Vh
     square. Gradients through U and Vh are finite only where the singular values are
     distinct (and nonzero where m != n), PyTorch's rule."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (A,) = float32_operands(A)
     check_matrix("linalg.svd", A, complex_ok=True)
     _no_driver("linalg.svd", driver)
     kinds = (None, REAL, None)
@@ -104,6 +115,8 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
 
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
     """The singular values of each matrix, descending."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (A,) = float32_operands(A)
     check_matrix("linalg.svdvals", A, complex_ok=True)
     _no_driver("linalg.svdvals", driver)
     return fused_or_reference("svdvals", _SVD, _svdvals, (A,), (), (REAL,))[0]

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, mH, mT, result, to_batch
@@ -42,6 +43,8 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
 
 
 def _cholesky_with_info(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (A,) = float32_operands(A)
     check_square("linalg.cholesky", A, complex_ok=True)
     return fused_or_reference(
         "cholesky_ex", "LinalgCholeskyExBackward0", _cholesky_ex, (A,), (upper,), WITH_INFO
@@ -65,6 +68,8 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 
 def qr(A: Tensor, mode: str = "reduced") -> tuple:
     """(Q, R) with A = Q R; ``mode`` 'reduced', 'complete' or 'r' (Q empty)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (A,) = float32_operands(A)
     check_matrix("linalg.qr", A, complex_ok=True)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(
@@ -186,6 +191,8 @@ def _lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool) 
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i column i of A
     below the diagonal with 1 on it (LAPACK's orgqr)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        A, tau = float32_operands(A, tau)
     check_matrix("linalg.householder_product", A, complex_ok=True)
     m, n = A.shape[-2:]
     k = tau.shape[-1]

@@ -4,6 +4,7 @@ replacement, with the old arguments and results."""
 
 from __future__ import annotations
 
+from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
 from tensorweaver.linalg._shared import mH, mT, result
 from tensorweaver.linalg.eigen import svd as _svd
 from tensorweaver.linalg.eigen import svdvals
@@ -24,6 +25,8 @@ TriangularSolve = result("triangular_solve", "solution", "cloned_coefficient")
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:  # noqa: A002
     """``torch.svd``: (U, S, V) with A = U diag(S) V^T (V, not Vh); ``some`` keeps the
     reduced factors; without ``compute_uv``, U and V are zeros of the full shapes."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     check_matrix("svd", input, complex_ok=True)
     if compute_uv:
         u, s, vh = _svd(input, full_matrices=not some)
@@ -41,12 +44,17 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
 
 def qr(input: Tensor, some: bool = True) -> tuple:  # noqa: A002
     """``torch.qr``: the reduced QR, or the complete one without ``some``."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     return QR(*_qr(input, "reduced" if some else "complete"))
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
     """``torch.pinverse``: ``tw.linalg.pinv`` with singular values up to ``rcond`` times
     the largest dropped."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32): in float32
+        # throughout (linalg.pinv, which is not, lowers its matmul)
+        return outside_autocast(pinverse, *float32_operands(input), rcond)
     return pinv(input, rtol=rcond)
 
 
@@ -55,6 +63,8 @@ def triangular_solve(
 ) -> tuple:
     """``torch.triangular_solve``: (X with A X = b, or A^T X = b with ``transpose``; a copy
     of A)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        b, A = float32_operands(b, A)
     a = mT(A) if transpose else A
     x = solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
     return TriangularSolve(x, A.clone())
@@ -74,6 +84,8 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
 
 def lu_solve_legacy(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
     """``torch.lu_solve``: ``tw.linalg.lu_solve(LU_data, LU_pivots, b)``."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        b, LU_data = float32_operands(b, LU_data)
     return lu_solve(LU_data, LU_pivots, b)
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
 from tensorweaver.autograd.mode import no_grad
+from tensorweaver.contract import dtypes
 from tensorweaver.linalg.eigen import svdvals
 from tensorweaver.linalg.errors import check_float, check_matrix
 from tensorweaver.linalg.primitives import composite
@@ -14,14 +16,29 @@ from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
+from tensorweaver.promotion import promote_types
 from tensorweaver.tensor import Tensor
+
+#: The dtypes PyTorch's norms compute in float32 and round the result to.
+_HALF = (dtypes.float16, dtypes.bfloat16)
 
 
 def _cast(name: str, x: Tensor, dtype: Any) -> Tensor:
-    check_float(name, x, complex_ok=True)
+    """``x`` in ``dtype`` (``x`` itself without), with PyTorch's checks of both."""
+    if x.dtype not in _HALF:
+        check_float(name, x, complex_ok=True)
     if dtype is None:
         return x
-    if dtype.itemsize < x.dtype.itemsize:
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(
+            f"{name}: dtype should be floating point or complex, but got {dtype.name}"
+        )
+    if dtype.is_complex != x.dtype.is_complex:
+        kind = "complex" if x.dtype.is_complex else "real"
+        raise RuntimeError(
+            f"{name}: dtype should be {kind} for {kind} inputs, but got {dtype.name}"
+        )
+    if promote_types(x.dtype, dtype) is not dtype:  # float16 to bfloat16 narrows too
         raise RuntimeError(
             f"{name}: the dtype of the input ({x.dtype.name}) should be convertible without "
             f"narrowing to the specified dtype ({dtype.name})"
@@ -38,13 +55,15 @@ def vector_norm(
     dtype: Any = None,
 ) -> Tensor:
     """sum(|x|^ord)^(1/ord) over ``dim`` (all by default); inf/-inf: max/min |x|, 0: the
-    number of nonzeros."""
+    number of nonzeros. float16 and bfloat16 inputs are summed in float32, as PyTorch's."""
     if isinstance(ord, str) or not isinstance(ord, (int, float)):
         raise TypeError(
             f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__} "
             "(matrix norms such as 'fro' and 'nuc' are tw.linalg.matrix_norm's)"
         )
     x = _cast("linalg.vector_norm", x, dtype)
+    if x.dtype in _HALF:  # no overflow of the squares: the sum in float32, the result rounded
+        return ew.cast(vector_norm(ew.cast(x, dtypes.float32), ord, dim, keepdim), x.dtype)
     if isinstance(dim, list):
         dim = tuple(dim)
     if dim is None and keepdim:
@@ -65,8 +84,16 @@ def matrix_norm(
     dtype: Any = None,
 ) -> Tensor:
     """'fro', 'nuc', 2/-2 (largest/smallest singular value), 1/-1 (max/min column sum of
-    |A|), inf/-inf (max/min row sum) over the two dimensions ``dim``."""
+    |A|), inf/-inf (max/min row sum) over the two dimensions ``dim``; float16 and bfloat16
+    inputs as PyTorch's (in float32, but for the singular values, which they refuse)."""
     A = _cast("linalg.matrix_norm", A, dtype)
+    if A.dtype in _HALF:  # as vector_norm: in float32, the result rounded (no SVD in them)
+        if ord in ("nuc", 2, -2):
+            raise RuntimeError(
+                f"linalg.matrix_norm: Low precision dtypes not supported. Got {A.dtype.name} "
+                f"(ord={ord!r} needs singular values; convert with .float())"
+            )
+        return ew.cast(matrix_norm(ew.cast(A, dtypes.float32), ord, dim, keepdim), A.dtype)
     if A.ndim < 2:
         raise RuntimeError(
             f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions, got "
@@ -129,6 +156,9 @@ def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
     """The condition number in the ``p`` norm: the ratio of the extreme singular values
     for p None, 2 or -2, else ``matrix_norm(A, p) * matrix_norm(inv(A), p)``; 0 for empty
     matrices, as PyTorch (which checks that 'fro' and 'nuc' have square ones first)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32): in float32
+        # throughout, as PyTorch's kernel runs below autocast
+        return outside_autocast(cond, *float32_operands(A), p)
     if A.numel() == 0 and p not in ("fro", "nuc"):
         check_matrix("linalg.cond", A, complex_ok=True)
         return cr.zeros(A.shape[:-2], dtype=A.dtype.to_real(), device=A.device)

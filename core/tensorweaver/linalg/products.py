@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tensorweaver.amp import autocast_dtype
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, to_batch
 from tensorweaver.linalg.errors import check_float, check_square
@@ -21,7 +22,7 @@ from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import structure as st
 from tensorweaver.ops.apply import broadcast_shapes
 from tensorweaver.ops.complex import conj_physical
-from tensorweaver.ops.linalg import matmul
+from tensorweaver.ops.linalg import autocast_operands, matmul
 from tensorweaver.tensor import Tensor
 
 #: Taylor terms of exp after scaling the matrix to a 1-norm of at most 1/2: the remainder
@@ -168,6 +169,9 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803  (PyTorc
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product of the vectors along ``dim``, the operands broadcast (of one dtype,
     as PyTorch requires; complex ``x`` is conjugated)."""
+    low = autocast_dtype()
+    if low is not None:  # on PyTorch's CPU lower-precision list: in the autocast dtype
+        x, y = autocast_operands(low, x, y)
     if x.dtype is not y.dtype:
         raise RuntimeError(
             f"linalg.vecdot: expected x and y to have the same dtype, but found x of type "

@@ -3,9 +3,11 @@ squares and the pseudo-inverse."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
+from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
@@ -98,6 +100,8 @@ def _solve_ex(A: Tensor, B: Tensor, left: bool) -> tuple[Tensor, Tensor]:
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with A X = B; LinAlgError naming the batch element where A is singular."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32),
+        A, B = float32_operands(A, B)  # solve_ex is not
     x, info = _solve_with_info(A, B, left)
     raise_for_info("torch.linalg.solve", info, _singular)
     return x
@@ -148,6 +152,8 @@ def _inverse_message(k: int) -> str:
 
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
     """(A^-1, info), info as LAPACK's getrf (the first zero pivot, 1-based)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (A,) = float32_operands(A)
     check_square("linalg.inv", A, complex_ok=True)
     x, info = fused_or_reference("inv_ex", "LinalgInvExBackward0", _inv_ex, (A,), (), WITH_INFO)
     if check_errors:
@@ -204,6 +210,8 @@ def pinv(
         if atol is not None or rtol is not None:
             raise TypeError("linalg.pinv(): give either rcond or atol/rtol, not both")
         rtol = rcond
+    if autocast_dtype() is not None:  # PyTorch's is composed: autocast lowers its matmul
+        return _pinv(A, atol, rtol, hermitian)
     if isinstance(atol, Tensor) or isinstance(rtol, Tensor):  # tensor tolerances: composed
         return _pinv_node(A, atol, rtol, hermitian)[0]
     return fused_or_reference(
@@ -239,6 +247,10 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     drivers report them: rank for all but 'gels', singular values for 'gelsd' and 'gelss',
     residuals (squared, per column) where m > n, every matrix has full rank and the driver
     is not 'gelsy' (the default)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32): in float32
+        # throughout (its matmul too: PyTorch's kernel runs below autocast)
+        run = functools.partial(lstsq, driver=driver)
+        return outside_autocast(run, *float32_operands(A, B), rcond)
     check_matrix("linalg.lstsq", A, complex_ok=True)
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
@@ -280,6 +292,8 @@ def matrix_rank(
     hermitian: bool = False,
 ) -> Tensor:
     """The number of singular values above max(atol, rtol * the largest), int64."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        A, atol, rtol = float32_operands(A, atol, rtol)
     check_matrix("linalg.matrix_rank", A, complex_ok=True)
     if isinstance(atol, Tensor) or isinstance(rtol, Tensor):  # tensor tolerances: composed
         return _matrix_rank(A, atol, rtol, hermitian)[0]
@@ -298,6 +312,8 @@ def _matrix_rank(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> tuple[Tens
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """X with A X = B where A = L L^T (U^T U with ``upper``), ``torch.cholesky_solve``."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        B, L = float32_operands(B, L)
     check_square_and_matrix("cholesky_solve", L, B, "input2", "input")
     if L.shape[-1] != B.shape[-2]:
         raise RuntimeError(
@@ -329,6 +345,8 @@ def cholesky_solve_value(B: Tensor, L: Tensor, upper: bool) -> Tensor:
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """A^-1 where A = L L^T (U^T U with ``upper``), ``torch.cholesky_inverse``."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (L,) = float32_operands(L)
     check_square("cholesky_inverse", L, "input", complex_ok=True)
     return cholesky_solve(to_batch(eye_like(L, L.shape[-1]), L.shape[:-2]), L, upper)
 

@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 from tensorweaver import return_types
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
@@ -75,6 +76,8 @@ def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | Non
 def prod(
     x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | None = None
 ) -> Tensor:
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (x,) = float32_operands(x)
     return _reduce("prod", x, dim, keepdim, _accumulate_dtype(x, dtype))
 
 

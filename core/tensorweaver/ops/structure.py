@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import creation as cr
@@ -127,6 +128,8 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 
 def trace(input: Tensor) -> Tensor:
     """The sum of a matrix's main diagonal (integers sum in int64)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (input,) = float32_operands(input)
     if input.ndim != 2:
         raise RuntimeError(
             f"trace: expected a matrix, but got tensor with dim {input.ndim} "
@@ -451,6 +454,9 @@ def cdist(
 ) -> Tensor:
     """The ``p``-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2``
     (..., R, M), batch dimensions broadcast: (..., P, R)."""
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32): in
+        # float32 throughout, its matmul path too (PyTorch's kernel runs below autocast)
+        return outside_autocast(cdist, *float32_operands(x1, x2), p, compute_mode)
     _check_cdist(x1, x2, p, compute_mode)
     batch = broadcast_shapes("cdist", x1.shape[:-2], x2.shape[:-2])
     x1 = mv.expand(x1, (*batch, *x1.shape[-2:]))

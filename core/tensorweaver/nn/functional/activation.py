@@ -321,12 +321,12 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     low = autocast_dtype()
     if low is not None:  # on PyTorch's lower-precision list: both in the autocast dtype
         input, weight = autocast_operands(low, input, weight)
-        if input.dtype is not weight.dtype:  # a float64 input: PyTorch's kernel refuses
-            raise RuntimeError(
-                f"prelu: Type promoting not supported. Got {input.dtype.name} and "
-                f"{weight.dtype.name} (the weight in the autocast dtype); convert the input "
-                f"with .to({weight.dtype.name})"
-            )
+    if input.dtype is not weight.dtype:  # PyTorch's kernel refuses (a float64 input in autocast)
+        raise RuntimeError(
+            f"prelu: Type promoting not supported. Got {input.dtype.name} and "
+            f"{weight.dtype.name}; convert the input with .to({weight.dtype.name}) (or the "
+            "weight to the input's dtype)"
+        )
     if weight.dim() > 1:
         raise RuntimeError(
             f"prelu: expected weight to be a scalar or 1-D tensor, got shape {tuple(weight.shape)}"
