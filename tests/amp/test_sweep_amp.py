@@ -217,18 +217,8 @@ def _differences(op: str, pairs: list) -> list:
     return [(pair, o, t) for pair, o, t in zip(pairs, ours, theirs) if o != t]
 
 
-FLOAT32_PAIRS = [
-    (low, given) for low in ("bfloat16", "float16") for given in ("bfloat16", "float16")
-]
 #: op -> (why TensorWeaver differs, the (autocast dtype, input dtype) pairs where it does).
 GAPS: dict[str, tuple[str, list]] = {
-    "quantile": (
-        "on PyTorch's CPU float32 list (tensorweaver.amp.CPU_FLOAT32): under autocast "
-        "quantile casts float16/bfloat16 inputs to float32 first; its entry (ops/order_stats.py) "
-        "still lacks `if autocast_dtype() is not None: input, q = float32_operands(input, q)`, "
-        "so it keeps or refuses the input dtype",
-        FLOAT32_PAIRS,
-    ),
     "rnn_tanh": (
         "nn.RNN (nn/modules/rnn.py): PyTorch's CPU RNN is made of matrix products that "
         "autocast casts (output in the autocast dtype); TensorWeaver's refuses a low-precision "

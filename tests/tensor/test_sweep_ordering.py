@@ -587,6 +587,13 @@ def test_searchsorted_promotes_a_scalar_value_weakly_like_torch(backend: str) ->
     same_as_torch(lambda m: m.searchsorted(m.tensor([1, 2, 3]), m.tensor(2.5, dtype=m.float64)))
 
 
+@pytest.mark.parametrize("value", [[2, 3], (2,), np.array(2), None, "2", np.int64(2), np.True_])
+def test_searchsorted_takes_a_tensor_or_a_number_like_torch(backend: str, value) -> None:
+    # a list, tuple or NumPy array was taken as a tensor
+    same_as_torch(lambda m: m.searchsorted(m.tensor([1, 2, 3]), value))
+    same_as_torch(lambda m: m.bucketize(value, m.tensor([1, 2, 3])))
+
+
 @pytest.mark.parametrize(
     "sorter",
     [
@@ -723,11 +730,41 @@ def test_flags_take_python_bools_only_like_torch(backend: str, call) -> None:
         lambda m, x: x.median(keepdim=False),
         lambda m, x: x.nanmedian(keepdim=True),
         lambda m, x: x.median(np.int64(0), keepdim=True),
+        lambda m, x: x.sort(0, stable=None),
+        lambda m, x: m.sort(x, 0, descending=True),
+        lambda m, x: m.argsort(x, 0, dim=0),
+        lambda m, x: x.sort(0, True, descending=True),
+        lambda m, x: x.sort(stable=None, dim=0, descending=True),
     ],
 )
 def test_overloads_like_torch(backend: str, call) -> None:
-    # argsort took stable=None, median took dim=None and a keepdim without a dim
+    # argsort took stable=None, median took dim=None and a keepdim without a dim; sort took a
+    # positional dim with stable=None (torch's first overload has no stable)
     same_as_torch(lambda m: call(m, m.tensor([3.0, 1.0, 2.0])))
+
+
+SORT_POSITIONALS = ((), (0,), (0, True), (0, True, True))
+SORT_KEYWORDS = (
+    {},
+    {"stable": True},
+    {"stable": None},
+    {"stable": 1},
+    {"dim": 0},
+    {"descending": True},
+    {"dim": 0, "descending": True, "stable": False},
+    {"descending": 1},
+    {"dim": None},
+)
+
+
+@pytest.mark.parametrize("op", ["sort", "argsort"])
+def test_sort_overloads_every_combination_like_torch(backend: str, op: str) -> None:
+    # each positional/keyword combination gives torch's result or exception class
+    x = lambda m: m.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 5.0]])  # noqa: E731
+    for args in SORT_POSITIONALS:
+        for kwargs in SORT_KEYWORDS:
+            same_as_torch(lambda m, a=args, k=kwargs: getattr(m, op)(x(m), *a, **k))
+            same_as_torch(lambda m, a=args, k=kwargs: getattr(x(m), op)(*a, **k))
 
 
 @pytest.mark.parametrize(
@@ -786,28 +823,25 @@ def _tensors(o: Any) -> list:
 # --- left open: strict xfails in files this sweep does not own --------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/numeric.py: torch's cummax/cummin of an empty tensor return before checking "
-    "the dim (ours raise IndexError)",
-)
 def test_cummax_of_an_empty_tensor_ignores_the_dim_like_torch(backend: str) -> None:
+    # raised IndexError: torch returns an empty result before checking the dim's range
     same_as_torch(lambda m: tuple(m.cummax(m.zeros(0, 4), 2)))
     same_as_torch(lambda m: tuple(m.cummin(m.zeros(0, dtype=m.int16), -3)))
+    same_as_torch(lambda m: tuple(m.cummax(m.zeros(0, 4), 1.5)))  # (the dim's type is checked)
+    grads_like_torch(lambda m, t: t.cummin(5).values * 2, np.zeros((2, 0)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/reduce.py count_nonzero and ops/index.py nonzero name their input x, not input",
-)
 @pytest.mark.parametrize(
     "call",
     [
         lambda m, x: m.count_nonzero(input=x, dim=0),
         lambda m, x: m.nonzero(input=x, as_tuple=False),
+        lambda m, x: m.nonzero(input=x, as_tuple=True),
+        lambda m, x: m.argwhere(input=x),
     ],
 )
 def test_counting_keywords_are_torchs_names(backend: str, call) -> None:
+    # count_nonzero and nonzero named their input x
     same_as_torch(lambda m: call(m, m.tensor([3.0, 0.0, 2.0])))
 
 

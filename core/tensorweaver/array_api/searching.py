@@ -56,7 +56,8 @@ def searchsorted(
     if not isinstance(x2, Tensor):
         x2 = tw.tensor(x2, dtype=x1.dtype, device=x1.device)
     a, b = promoted(x1, x2)
-    return tw.searchsorted(a, b, side=side, sorter=sorter)
+    # (the standard allows any integer sorter; torch's searchsorted takes int64 alone)
+    return tw.searchsorted(a, b, side=side, sorter=None if sorter is None else sorter.long())
 
 
 def where(

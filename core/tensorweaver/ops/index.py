@@ -749,10 +749,12 @@ def masked_select(x: Tensor, mask: Tensor) -> Tensor:
     return getitem(mv.expand(x, shape), mv.expand(mask, shape))
 
 
-def nonzero(x: Tensor, *, as_tuple: bool = False) -> Any:
-    if as_tuple and x.ndim == 0:  # PyTorch treats a 0-d input as one element here
-        return nonzero(mv.reshape(x, (1,)), as_tuple=True)
-    coords = Tensor(x.backend.nonzero(x.native), x.backend, dtypes.int64)
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+    """The indices of ``input``'s nonzero elements: one row each (int64, shape (n, ndim)),
+    or with ``as_tuple`` one tensor per dimension."""
+    if as_tuple and input.ndim == 0:  # PyTorch treats a 0-d input as one element here
+        return nonzero(mv.reshape(input, (1,)), as_tuple=True)
+    coords = Tensor(input.backend.nonzero(input.native), input.backend, dtypes.int64)
     if as_tuple:
-        return tuple(coords[:, k] for k in range(x.ndim))
+        return tuple(coords[:, k] for k in range(input.ndim))
     return coords

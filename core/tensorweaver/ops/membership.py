@@ -23,7 +23,8 @@ def isin(
     """A bool tensor of ``elements``' shape: whether each element equals one of
     ``test_elements`` (compared in their promoted dtype; NaN equals nothing), or, with
     ``invert``, whether it equals none. Either argument, not both, may be a number."""
-    check_flags("isin", assume_unique=assume_unique, invert=invert)
+    if type(assume_unique) is not bool or type(invert) is not bool:
+        check_flags("isin", assume_unique=assume_unique, invert=invert)
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError(
             "isin(): expected elements or test_elements to be a tensor, got "

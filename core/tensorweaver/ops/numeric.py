@@ -32,7 +32,7 @@ from tensorweaver.ops.apply import written_out
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.reduce import Dim
 from tensorweaver.promotion import get_default_dtype, result_type
-from tensorweaver.tensor import Tensor, _axis
+from tensorweaver.tensor import Tensor, _axis, index_argument
 
 #: What ``aminmax`` returns (PyTorch's field names).
 
@@ -289,6 +289,10 @@ def _half_as_float32(x: Tensor) -> Tensor:
 def _running_extreme(op: str, input: Tensor, dim: int) -> tuple:
     """Running maximum (``cummax``) or minimum with the index of the last extreme so far;
     NaN beats every number, so it propagates."""
+    if input.numel() == 0:  # PyTorch returns before checking the dim (not its type)
+        index_argument(dim, op, "dim")
+        indices = cr.zeros(tuple(input.shape), dtype=dtypes.int64, device=input)
+        return getattr(return_types, op)(input.clone(), indices)
     axis = _axis(dim, input.ndim, op)
     if input.ndim == 0:
         return getattr(return_types, op)(

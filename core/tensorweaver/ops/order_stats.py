@@ -17,9 +17,13 @@ this module takes the one the stable sort puts at the selected position; the val
 from __future__ import annotations
 
 import math
+from numbers import Number
 from typing import Any, Callable
 
+import numpy as np
+
 from tensorweaver import return_types
+from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
@@ -83,7 +87,8 @@ def _nan_count(values: Tensor, axis: int) -> Tensor:
 
 def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> tuple:
     """``(values, indices)`` at the sorted ``position`` of every slice of ``x`` along ``dim``."""
-    st.check_flags(op, keepdim=keepdim)
+    if type(keepdim) is not bool:
+        st.check_flags(op, keepdim=keepdim)
     axis = _axis(dim, x.ndim, op)
     flat = x.reshape(1) if x.ndim == 0 else x
     _check_nonempty(op, flat, (axis,))
@@ -204,7 +209,10 @@ def _interpolate(values: Tensor, axis: int, ranks: Tensor, interpolation: str) -
 def _quantile(
     op: str, x: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str, nan: bool
 ) -> Tensor:
-    st.check_flags(op, keepdim=keepdim)
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        x, q = float32_operands(x, q)
+    if type(keepdim) is not bool:
+        st.check_flags(op, keepdim=keepdim)
     _check_quantile(op, x, q, dim, interpolation)
     if dim is None:
         flat, axis, reduced = x.reshape(-1), 0, tuple(range(x.ndim))
@@ -461,7 +469,13 @@ def searchsorted(
     """For each element of ``input``, the index in ``sorted_sequence`` (1-d, or sorted along
     its last dimension with leading dimensions matching ``input``) where inserting it keeps
     the order: before equal elements, or after them with ``right=True`` / ``side='right'``."""
-    st.check_flags("searchsorted", out_int32=out_int32, right=right)
+    if type(out_int32) is not bool or type(right) is not bool:
+        st.check_flags("searchsorted", out_int32=out_int32, right=right)
+    if not isinstance(input, (Tensor, Number, np.bool_)):  # PyTorch's: a tensor or a scalar
+        raise TypeError(
+            f"searchsorted(): argument 'input' must be a Tensor or a number, not "
+            f"{type(input).__name__}; convert it with torch.tensor()"
+        )
     if side not in (None, "left", "right"):
         raise RuntimeError(
             f"torch.searchsorted(): side can only be 'left' or 'right' but got {side!r}"
@@ -510,7 +524,8 @@ def bucketize(
     """The bucket of each element of ``input`` among the 1-d sorted ``boundaries``: ``i`` with
     boundaries[i-1] < x <= boundaries[i] (boundaries[i-1] <= x < boundaries[i] if ``right``),
     which is ``searchsorted(boundaries, input, right=right)``."""
-    st.check_flags("bucketize", out_int32=out_int32, right=right)
+    if type(out_int32) is not bool or type(right) is not bool:
+        st.check_flags("bucketize", out_int32=out_int32, right=right)
     if boundaries.ndim != 1:
         raise RuntimeError(
             f"bucketize: boundaries tensor must be 1 dimension, but got dim({boundaries.ndim}); "

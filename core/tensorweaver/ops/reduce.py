@@ -219,8 +219,9 @@ def all(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
     return _logical_reduce("all", x, dim, keepdim)
 
 
-def count_nonzero(x: Tensor, dim: Dim = None) -> Tensor:
-    return sum(ew.ne(x, 0), dim)
+def count_nonzero(input: Tensor, dim: Dim = None) -> Tensor:
+    """How many elements of ``input`` are not zero (along ``dim``, int64)."""
+    return sum(ew.ne(input, 0), dim)
 
 
 def var(

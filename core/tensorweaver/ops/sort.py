@@ -9,8 +9,7 @@ without it the core sorts on the host, which costs two copies.
 
 from __future__ import annotations
 
-import functools
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -43,38 +42,57 @@ def _not_complex(op: str, x: Tensor) -> None:
 
 def check_flags(op: str, **flags: Any) -> None:
     """PyTorch's check of bool arguments: Python bools only (an int, None or a NumPy bool
-    is a TypeError)."""
+    is a TypeError). Hot paths test ``type(flag) is not bool`` first and call this for the
+    error only (a call with keywords costs more than the op's own checks)."""
     for name, value in flags.items():
         if type(value) is not bool:
             raise TypeError(f"{op}(): argument '{name}' must be bool, not {type(value).__name__}")
 
 
+class _Default:
+    """A keyword's default, told apart from the same value given (``sort(x, 0, dim=-1)`` gives
+    ``dim`` twice, a TypeError as PyTorch's)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+_DIM: Any = _Default(-1)
+_DESCENDING: Any = _Default(False)
 #: ``stable`` not given: the first overload.
-_UNSET: Any = object()
+_UNSET: Any = _Default(False)
 
 
-def _overloads(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """PyTorch's two overloads of ``sort`` and ``argsort``: ``(input, dim=-1,
-    descending=False)`` and ``(input, *, stable, dim=-1, descending=False)``."""
-
-    @functools.wraps(fn)
-    def call(input: Tensor, *args: Any, stable: Any = _UNSET, **kwargs: Any) -> Any:
-        if stable is None and fn.__name__ == "sort":  # (sort's stable is Optional[bool])
-            stable = _UNSET
-        if len(args) > 2 or (stable is not _UNSET and args):
+def _overload(op: str, args: tuple, dim: Any, descending: Any, stable: Any) -> tuple:
+    """``(dim, descending)`` by PyTorch's two overloads of ``sort`` and ``argsort``:
+    ``(input, dim=-1, descending=False)`` and ``(input, *, stable, dim=-1, descending=False)``
+    (``sort``'s ``stable=None`` is the second one's)."""
+    if args:
+        if len(args) > 2 or stable is not _UNSET:
             raise TypeError(
-                f"{fn.__name__}() received an invalid combination of arguments: it takes "
-                "(input, dim=-1, descending=False) or (input, *, stable, dim=-1, "
-                f"descending=False), got {len(args)} more positional arguments"
+                f"{op}() received an invalid combination of arguments: it takes (input, "
+                "dim=-1, descending=False) or (input, *, stable, dim=-1, descending=False), got "
+                f"{len(args)} more positional arguments"
                 f"{' with stable=' if stable is not _UNSET else ''}; pass dim and descending "
                 "by keyword"
             )
-        if stable is _UNSET:
-            return fn(input, *args, **kwargs)
-        check_flags(fn.__name__, stable=stable)
-        return fn(input, *args, stable=stable, **kwargs)
-
-    return call
+        if dim is not _DIM or (len(args) == 2 and descending is not _DESCENDING):
+            name = "dim" if dim is not _DIM else "descending"
+            raise TypeError(f"{op}() got multiple values for argument '{name}'")
+        dim = args[0]
+        descending = args[1] if len(args) == 2 else descending
+    elif type(stable) is not bool and stable is not _UNSET and (stable is not None or op != "sort"):
+        check_flags(op, stable=stable)
+    dim = -1 if dim is _DIM else dim
+    descending = False if descending is _DESCENDING else descending
+    if type(descending) is not bool:
+        check_flags(op, descending=descending)
+    return dim, descending
 
 
 def _argsort(x: Tensor, dim: int, descending: bool) -> Tensor:
@@ -99,21 +117,31 @@ def _sort(x: Tensor, dim: int, descending: bool) -> tuple:
     return return_types.sort(ix.gather_unchecked(x, _axis(dim, x.ndim, "sort"), order), order)
 
 
-@_overloads
 def argsort(
-    input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False
+    input: Tensor,
+    *args: Any,
+    dim: int = _DIM,
+    descending: bool = _DESCENDING,
+    stable: bool = _UNSET,
 ) -> Tensor:
-    """The indices that sort ``input`` along ``dim`` (``stable`` is accepted: the order always
-    is stable)."""
-    check_flags("argsort", descending=descending)
+    """``argsort(input, dim=-1, descending=False)`` or ``argsort(input, *, stable, dim=-1,
+    descending=False)``: the indices that sort ``input`` along ``dim`` (``stable`` is
+    accepted: the order always is stable)."""
+    dim, descending = _overload("argsort", args, dim, descending, stable)
     return _argsort(input, dim, descending)
 
 
-@_overloads
-def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> tuple:
-    """``(values, indices)``: ``input`` sorted along ``dim``, and where each value came from
-    (``stable`` is accepted: the order always is stable)."""
-    check_flags("sort", descending=descending)
+def sort(
+    input: Tensor,
+    *args: Any,
+    dim: int = _DIM,
+    descending: bool = _DESCENDING,
+    stable: bool | None = _UNSET,
+) -> tuple:
+    """``sort(input, dim=-1, descending=False)`` or ``sort(input, *, stable, dim=-1,
+    descending=False)``: ``(values, indices)``, ``input`` sorted along ``dim`` and where each
+    value came from (``stable`` is accepted: the order always is stable)."""
+    dim, descending = _overload("sort", args, dim, descending, stable)
     return _sort(input, dim, descending)
 
 
@@ -125,8 +153,10 @@ def msort(input: Tensor) -> Tensor:
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, in order
     (``sorted=False`` allows any order; they come sorted anyway)."""
-    k = index_argument(k, "topk", "k")
-    check_flags("topk", largest=largest, sorted=sorted)
+    if type(k) is not int:
+        k = index_argument(k, "topk", "k")
+    if type(largest) is not bool or type(sorted) is not bool:
+        check_flags("topk", largest=largest, sorted=sorted)
     _not_complex("topk", input)
     axis = _axis(dim, input.ndim, "topk")
     if input.dtype is dtypes.bool_:  # checked after the dim, as PyTorch
