@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.foreach import foreach_backend, foreach_update, natives
+from tensorweaver.optim.foreach import foreach_backend, foreach_update, large, natives
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
 
 
@@ -119,28 +119,31 @@ class Adam(Optimizer):
             state["step"] = state["step"] + 1
             steps.append(state["step"])
         grads = natives([p.grad for p in params])
+        sizes = large(params)  # (the moments': their parameters' shapes)
         if group["maximize"]:
             grads = [backend.neg(g) for g in grads]
         if weight_decay != 0:
             if group["decoupled_weight_decay"]:
-                foreach_update(params, "mul", (1 - lr * weight_decay,), "mul_")
+                foreach_update(params, "mul", (1 - lr * weight_decay,), "mul_", sizes)
             else:
                 grads = backend.foreach_add(grads, natives(params), weight_decay)
 
         exp_avgs = [state["exp_avg"] for state in states]
         exp_avg_sqs = [state["exp_avg_sq"] for state in states]
-        first = foreach_update(exp_avgs, "lerp", (grads, 1 - beta1), "lerp_")
-        foreach_update(exp_avg_sqs, "mul", (beta2,), "mul_")
-        second = foreach_update(exp_avg_sqs, "addcmul", (grads, grads, 1 - beta2), "addcmul_")
+        first = foreach_update(exp_avgs, "lerp", (grads, 1 - beta1), "lerp_", sizes)
+        foreach_update(exp_avg_sqs, "mul", (beta2,), "mul_", sizes)
+        second = foreach_update(
+            exp_avg_sqs, "addcmul", (grads, grads, 1 - beta2), "addcmul_", sizes
+        )
         if group["amsgrad"]:
             largest = [state["max_exp_avg_sq"] for state in states]
-            second = foreach_update(largest, "maximum", (second,), "copy_")
+            second = foreach_update(largest, "maximum", (second,), "copy_", sizes)
         roots = backend.foreach_sqrt(second)
         del second  # (a reference to the moments' arrays: the next step writes them in place)
         roots = backend.foreach_div_scalars(roots, [(1 - beta2**k) ** 0.5 for k in steps])
         denom = backend.foreach_add_scalar(roots, group["eps"])
         step_sizes = [-(lr / (1 - beta1**k)) for k in steps]
-        foreach_update(params, "addcdiv", (first, denom, step_sizes), "addcdiv_")
+        foreach_update(params, "addcdiv", (first, denom, step_sizes), "addcdiv_", sizes)
 
 
 class AdamW(Adam):

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tensorweaver.ops.in_place_writes import assign, foreach_update, natives
+from tensorweaver.ops.in_place_writes import assign, foreach_update, large, natives
 from tensorweaver.tensor import Tensor
 
-__all__ = ["assign", "foreach_backend", "foreach_update", "natives"]
+__all__ = ["assign", "foreach_backend", "foreach_update", "large", "natives"]
 
 
 def foreach_backend(params: list[Tensor], group: dict[str, Any]) -> Optional[Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tensorweaver.optim.foreach import foreach_backend, foreach_update, natives
+from tensorweaver.optim.foreach import foreach_backend, foreach_update, large, natives
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
 from tensorweaver.tensor import Tensor
 
@@ -71,6 +71,7 @@ class SGD(Optimizer):
             super()._step_group(params, group)
             return
         grads = natives([p.grad for p in params])
+        sizes = large(params)
         if group["maximize"]:
             grads = [backend.neg(g) for g in grads]
         if group["weight_decay"] != 0:
@@ -90,10 +91,13 @@ class SGD(Optimizer):
                     kept_grads.append(g)
                 bufs.append(buf)
             if kept:  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
-                foreach_update(kept, "mul", (momentum,), "mul_")
-                foreach_update(kept, "add", (kept_grads, 1 - group["dampening"]), "add_")
+                kept_sizes = sizes if len(kept) == len(params) else None  # (the buffers')
+                foreach_update(kept, "mul", (momentum,), "mul_", kept_sizes)
+                foreach_update(
+                    kept, "add", (kept_grads, 1 - group["dampening"]), "add_", kept_sizes
+                )
             if group["nesterov"]:
                 grads = backend.foreach_add(grads, natives(bufs), momentum)
             else:
                 grads = natives(bufs)
-        foreach_update(params, "add", (grads, -group["lr"]), "add_")
+        foreach_update(params, "add", (grads, -group["lr"]), "add_", sizes)

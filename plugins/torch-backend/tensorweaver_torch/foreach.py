@@ -67,10 +67,17 @@ def _add_(xs: list[Tensor], ys: list[Tensor], alpha: float) -> None:
 
 
 def _mul_(xs: list[Tensor], scalar: Any) -> None:
-    if len(xs) == 1:  # (clip_grad_norm_'s factor is a 0-d tensor: torch.mul's kernel)
-        xs[0].mul_(scalar)
+    # (clip_grad_norm_'s factor is a 0-d tensor: torch.mul's kernel.) On the CPU,
+    # torch._foreach_mul_ rounds a Python number to float16/bfloat16 before multiplying,
+    # where torch._foreach_mul and mul_ do not: other bits than foreach_mul's.
+    if len(xs) == 1 or (xs[0].is_cpu and any(x.dtype in _HALVES for x in xs)):
+        for x in xs:
+            x.mul_(scalar)
     else:
         torch._foreach_mul_(xs, scalar)
+
+
+_HALVES = (torch.float16, torch.bfloat16)
 
 
 #: foreach_inplace's writers: the same torch kernels as the out-of-place primitives above.
