@@ -171,6 +171,9 @@ def cases() -> list[Case]:
             for key in OPTIMIZERS
             for t in (d.float32, d.float64)
         ),
-        *(Case(f"foreach/inplace/{t.name}", _writes(t)) for t in (d.float32, d.float64)),
+        *(
+            Case(f"foreach/inplace/{t.name}", _writes(t))
+            for t in (d.float16, d.bfloat16, d.float32, d.float64)
+        ),
         Case("foreach/owns_memory", _ownership),
     ]
