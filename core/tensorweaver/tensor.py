@@ -1124,8 +1124,13 @@ class Tensor:
             view = backend.host_view(self.native)
             if view is not None:
                 return view
-        # Shared from now on: first a fresh array, since the graph or other tensors may hold
-        # the current one and must not see the host's writes.
+        return self._share_with_host()
+
+    def _share_with_host(self) -> Any:
+        """Move this tensor into memory shared with the host, where in-place methods write
+        (``numpy()``, ``__dlpack__``); the host array. First a fresh array, since the graph or
+        other tensors may hold the current one and must not see the host's writes."""
+        backend = self.backend
         host = backend.to_host(self.native)
         native = backend.wrap_host(host)
         if native is not None:
@@ -1289,6 +1294,9 @@ class Tensor:
     def _dlpack_native(self) -> Any:
         import numpy as np
 
+        if _shares_host(self.backend) and self.dtype is not bfloat16 and not _writes_through(self):
+            # the consumer shares this memory, as torch's: later in-place changes reach it
+            self._share_with_host()
         native = self.native
         if isinstance(native, np.generic):  # a 0-d NumPy result: a scalar has no DLPack
             return np.asarray(native)
