@@ -655,3 +655,52 @@ class GradScaler:
         self._init_growth_tracker = int(state_dict["_growth_tracker"])
         if self._scale is not None:
             self._growth_tracker = self._init_growth_tracker
+
+
+def deprecated_spellings(device_type: str, dtype: DType) -> tuple[Callable[..., autocast], type]:
+    """``torch.<device_type>.amp``'s ``autocast`` (default dtype ``dtype``) and
+    ``GradScaler``: this module's for ``device_type``, with PyTorch's FutureWarning
+    (``tw.cpu.amp``, ``tw.cuda.amp``)."""
+    module = f"tensorweaver.{device_type}.amp"
+
+    def old_autocast(
+        enabled: bool = True, dtype: Any = dtype, cache_enabled: bool = True
+    ) -> autocast:
+        warnings.warn(
+            f"`torch.{device_type}.amp.autocast(args...)` is deprecated. "
+            f"Please use `torch.amp.autocast('{device_type}', args...)` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return autocast(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    class OldGradScaler(GradScaler):
+        def __init__(
+            self,
+            init_scale: float = 2.0**16,
+            growth_factor: float = 2.0,
+            backoff_factor: float = 0.5,
+            growth_interval: int = 2000,
+            enabled: bool = True,
+        ) -> None:
+            warnings.warn(
+                f"`torch.{device_type}.amp.GradScaler(args...)` is deprecated. "
+                f"Please use `torch.amp.GradScaler('{device_type}', args...)` instead.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            super().__init__(
+                device_type, init_scale, growth_factor, backoff_factor, growth_interval, enabled
+            )
+
+    old_autocast.__doc__ = (
+        f'``tw.amp.autocast("{device_type}", dtype=dtype, enabled=enabled)``, with PyTorch\'s '
+        "warning."
+    )
+    OldGradScaler.__doc__ = (
+        f'``tw.amp.GradScaler("{device_type}", ...)``, with PyTorch\'s deprecation warning.'
+    )
+    for made, name in ((old_autocast, "autocast"), (OldGradScaler, "GradScaler")):
+        made.__name__ = made.__qualname__ = name
+        made.__module__ = module
+    return old_autocast, OldGradScaler

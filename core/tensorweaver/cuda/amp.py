@@ -13,38 +13,7 @@ from typing import Any
 from tensorweaver import amp
 from tensorweaver.contract import dtypes
 
-
-def autocast(enabled: bool = True, dtype: Any = dtypes.float16, cache_enabled: bool = True) -> Any:
-    """``tw.amp.autocast("cuda", dtype=dtype, enabled=enabled)``, with PyTorch's warning."""
-    warnings.warn(
-        "`torch.cuda.amp.autocast(args...)` is deprecated. "
-        "Please use `torch.amp.autocast('cuda', args...)` instead.",
-        FutureWarning,
-        stacklevel=2,
-    )
-    return amp.autocast("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
-
-
-class GradScaler(amp.GradScaler):
-    """``tw.amp.GradScaler("cuda", ...)``, with PyTorch's deprecation warning."""
-
-    def __init__(
-        self,
-        init_scale: float = 2.0**16,
-        growth_factor: float = 2.0,
-        backoff_factor: float = 0.5,
-        growth_interval: int = 2000,
-        enabled: bool = True,
-    ) -> None:
-        warnings.warn(
-            "`torch.cuda.amp.GradScaler(args...)` is deprecated. "
-            "Please use `torch.amp.GradScaler('cuda', args...)` instead.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        super().__init__(
-            "cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled
-        )
+autocast, GradScaler = amp.deprecated_spellings("cuda", dtypes.float16)
 
 
 def custom_fwd(fwd: Any = None, *, cast_inputs: Any = None) -> Any:
