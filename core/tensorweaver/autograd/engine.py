@@ -22,7 +22,7 @@ from tensorweaver.autograd.node import INPLACE_CHANGES, Node, Slot, gathered
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.complex import gradient_as
 from tensorweaver.ops.creation import zeros_like
-from tensorweaver.ops.in_place_writes import foreach_update
+from tensorweaver.ops.in_place_writes import add_scaled, addable
 from tensorweaver.tensor import _SHARED_STORAGES, Tensor
 
 
@@ -297,14 +297,8 @@ def _add_into(grad: Tensor, g: Tensor) -> None:
     method's last step only: this runs once per leaf in every backward. Into the gradient's
     own memory where it can be (gradient accumulation over micro-batches), as ``add_``'s
     ``foreach_add`` (x + y * 1: the same bits as x + y)."""
-    if (
-        g.dtype is grad.dtype
-        and g.backend is grad.backend
-        and g.shape == grad.shape
-        and grad.dtype.kind == "f"
-        and getattr(grad.backend, "foreach_add", None) is not None
-    ):
-        foreach_update([grad], "add", ([g.native], 1), "add_")
+    if addable(grad, g):
+        add_scaled(grad, g, 1, "add_")
     else:
         grad._assign(grad + g, "add_")
 

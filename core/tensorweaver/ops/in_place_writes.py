@@ -78,6 +78,29 @@ def foreach_update(
     return natives(tensors)
 
 
+def addable(x: Tensor, y: Any) -> bool:
+    """Whether ``x += y * alpha`` is one ``foreach_add`` (:func:`add_scaled`): floating-point
+    tensors of one shape, dtype and backend, which has the primitive."""
+    return (
+        type(y) is Tensor
+        and y.backend is x.backend
+        and y.dtype is x.dtype
+        and x.dtype.kind == "f"
+        and y.shape == x.shape
+        and getattr(x.backend, "foreach_add", None) is not None
+    )
+
+
+def add_scaled(x: Tensor, y: Tensor, alpha: float, op: str) -> None:
+    """``x += y * alpha`` as the in-place method ``op`` (``addable(x, y)``; outside autograd):
+    into x's memory where it can be, else x rebound to ``foreach_add``'s new array."""
+    if x.numel() >= SMALLEST:
+        foreach_update([x], "add", ([y.native], alpha), op)
+        return
+    (native,) = x.backend.foreach_add([x.native], [y.native], alpha)  # (no list work)
+    x._assign(Tensor(native, x.backend, x.dtype), op)
+
+
 def _rebind(backend: Any, tensors: list[Tensor], name: str, args: tuple, op: str) -> None:
     assign(tensors, getattr(backend, "foreach_" + name)(natives(tensors), *args), op)
 

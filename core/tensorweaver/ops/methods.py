@@ -22,7 +22,7 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import special, spellings, structure, views
 from tensorweaver.ops.apply import apply, labelled
-from tensorweaver.ops.in_place_writes import SMALLEST, foreach_update
+from tensorweaver.ops.in_place_writes import add_scaled, addable
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import Size, Tensor
 
@@ -591,20 +591,12 @@ def _scaled_add(general: Any, sign: int) -> Any:
             (type(alpha) is int or isinstance(alpha, float))
             and not args
             and len(kwargs) == 1
-            and type(other) is Tensor
-            and other.backend is self.backend
-            and other.dtype is self.dtype
-            and self.dtype.kind == "f"
-            and other.shape == self.shape
+            and addable(self, other)
             and not ((self.requires_grad or other.requires_grad) and is_grad_enabled())
-            and getattr(self.backend, "foreach_add", None) is not None
         ):
             ew.scalar_argument(general.__name__, "alpha", alpha, self.dtype)  # PyTorch's checks
-            if self.numel() >= SMALLEST:  # (maybe written in place)
-                foreach_update([self], "add", ([other.native], sign * alpha), general.__name__)
-                return self
-            (native,) = self.backend.foreach_add([self.native], [other.native], sign * alpha)
-            return self._assign(Tensor(native, self.backend, self.dtype), general.__name__)
+            add_scaled(self, other, sign * alpha, general.__name__)
+            return self
         return general(self, other, *args, **kwargs)
 
     method.__name__ = general.__name__
