@@ -1,0 +1,122 @@
+"""Run every op of torch's database against tensorweaver and print how they differ.
+
+    .venv/bin/python tests/opinfo/triage.py [--backend numpy] [--dtypes float64,int64]
+        [--ops add,linalg.solve] [--json out.json]
+
+One line per (op, variant, dtype) that differs, with the first difference found; a summary
+by kind at the end. The suite's share is ``test_opinfo_sweep.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import opinfo_harness as harness  # noqa: E402
+import tensorweaver as tw  # noqa: E402
+import torch  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", default="numpy")
+    parser.add_argument("--dtypes", default="float64,float32,int64,bool,complex128")
+    parser.add_argument("--ops", default="")
+    parser.add_argument("--variants", default="function,method,inplace")
+    parser.add_argument("--errors", action="store_true", help="also the error inputs")
+    parser.add_argument("--json", default="")
+    parser.add_argument("--max-samples", type=int, default=12)
+    options = parser.parse_args()
+    wanted = set(options.ops.split(",")) if options.ops else None
+    dtypes = [getattr(torch, name) for name in options.dtypes.split(",")]
+    rows = []
+    started = time.time()
+    with tw.device(options.backend):
+        for op in harness.op_db():
+            name = harness.op_id(op)
+            if wanted and op.name not in wanted and name not in wanted:
+                continue
+            supported = op.supported_dtypes("cpu")
+            for dtype in dtypes:
+                if dtype not in supported:
+                    continue
+                for variant in options.variants.split(","):
+                    if (
+                        variant != "function"
+                        and harness.tw_callable(op, variant) is None
+                        and (
+                            (op.method_variant if variant == "method" else op.inplace_variant)
+                            is None
+                        )
+                    ):
+                        continue
+                    grads = (
+                        variant == "function" and dtype == torch.float64 and op.supports_autograd
+                    )
+                    first = None
+                    count = 0
+                    try:
+                        for index, sample in enumerate(
+                            harness.samples(op, dtype, requires_grad=grads)
+                        ):
+                            if index >= options.max_samples:
+                                break
+                            count += 1
+                            try:
+                                outcome = harness.run_sample(op, variant, sample, grads=grads)
+                            except Exception as error:  # noqa: BLE001
+                                outcome = harness.Outcome("harness", harness.describe(error))
+                            if outcome is not None and outcome.kind != "skip":
+                                first = (index, outcome)
+                                break
+                    except Exception as error:  # noqa: BLE001 - the database's sample generator
+                        first = (-1, harness.Outcome("samples", harness.describe(error)))
+                    if first is not None:
+                        index, outcome = first
+                        rows.append(
+                            dict(
+                                op=name,
+                                variant=variant,
+                                dtype=str(dtype)[6:],
+                                sample=index,
+                                kind=outcome.kind,
+                                detail=outcome.detail,
+                            )
+                        )
+                        print(
+                            f"{name:40} {variant:8} {str(dtype)[6:]:10} #{index:<3} {outcome}",
+                            flush=True,
+                        )
+            if options.errors and op.error_inputs_func is not None:
+                try:
+                    for error_input in op.error_inputs("cpu"):
+                        outcome = harness.run_error(op, error_input)
+                        if outcome is not None and outcome.kind != "skip":
+                            rows.append(
+                                dict(
+                                    op=name,
+                                    variant="error",
+                                    dtype="",
+                                    sample=0,
+                                    kind=outcome.kind,
+                                    detail=outcome.detail,
+                                )
+                            )
+                            print(f"{name:40} error                    {outcome}", flush=True)
+                except Exception as error:  # noqa: BLE001
+                    print(f"{name:40} error-inputs generator: {harness.describe(error)}")
+    print(f"\n{len(rows)} differences in {time.time() - started:.0f} s:")
+    for kind, n in collections.Counter(r["kind"] for r in rows).most_common():
+        print(f"  {kind:14} {n}")
+    if options.json:
+        Path(options.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
