@@ -34,30 +34,73 @@ def _reversed(op: Any) -> Any:
     return method
 
 
+_TO_FORMS = (
+    "to(dtype, non_blocking=False, copy=False), to(device=None, dtype=None, "
+    "non_blocking=False, copy=False) or to(other, non_blocking=False, copy=False), each with "
+    "a keyword memory_format="
+)
+
+
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other_tensor)``."""
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("copy", None)
-    # every tensor is dense in row-major order: a memory format changes no value
-    if not isinstance(kwargs.pop("memory_format", None), (memory_format, type(None))):
-        raise TypeError("to(): argument 'memory_format' must be tw.memory_format")
-    if kwargs:
-        raise TypeError(f"to(): unexpected keyword arguments {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, DType):
-            dtype = a
-        elif isinstance(a, Tensor):
-            device, dtype = a.backend, a.dtype
-        else:
-            device = a
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other_tensor)``, with
+    PyTorch's ``non_blocking`` and ``copy`` (a new tensor even where nothing changes)."""
+    device, dtype, copy = _to_arguments(args, kwargs)
     out = self
     if device is not None:
         out = _to_device(out, device)
     if dtype is not None:
         out = ew.cast(out, dtype)
+    if copy and out is self:
+        out = self.clone()
     return out
+
+
+def _to_arguments(args: tuple, kwargs: dict) -> tuple[Any, DType | None, bool]:
+    """(device, dtype, copy) of a ``to`` call, its arguments checked as PyTorch's parser does."""
+    given = dict(kwargs)
+    # every tensor is dense in row-major order: a memory format changes no value
+    _check_memory_format("to", given.pop("memory_format", None))
+    first = args[0] if args else None
+    if isinstance(first, DType):
+        names: tuple[str, ...] = ("dtype", "non_blocking", "copy")
+    elif isinstance(first, Tensor):
+        names = ("other", "non_blocking", "copy")
+    else:
+        names = ("device", "dtype", "non_blocking", "copy")
+    unknown = sorted(set(given) - {"device", "dtype", "non_blocking", "copy"})
+    twice = sorted(set(given) & set(names[: len(args)]))
+    if len(args) > len(names) or unknown or twice:
+        raise TypeError(
+            f"to() received an invalid combination of arguments - got {len(args)} positional "
+            f"and keywords {sorted(given)}; expected one of {_TO_FORMS}"
+        )
+    bound = dict(zip(names, args), **given)
+    for flag in ("non_blocking", "copy"):
+        if not isinstance(bound.get(flag, False), bool):
+            raise TypeError(
+                f"to(): argument '{flag}' must be bool, not {type(bound[flag]).__name__}"
+            )
+    dtype = bound.get("dtype")
+    if dtype is not None and not isinstance(dtype, DType):
+        raise TypeError(f"to(): argument 'dtype' must be tw.dtype, not {type(dtype).__name__}")
+    device = bound.get("device")
+    if isinstance(device, (bool, DType)):
+        raise TypeError(
+            f"to(): argument 'device' must be a device, not {type(device).__name__}; "
+            f"expected one of {_TO_FORMS}"
+        )
+    other = bound.get("other")
+    if other is not None:
+        device, dtype = other.backend, other.dtype
+    return device, dtype, bound.get("copy", False)
+
+
+def _check_memory_format(name: str, value: Any) -> None:
+    if not isinstance(value, (memory_format, type(None))):
+        raise TypeError(
+            f"{name}(): argument 'memory_format' must be tw.memory_format, not "
+            f"{type(value).__name__}"
+        )
 
 
 def _to_device(x: Tensor, device: Any) -> Tensor:
@@ -98,8 +141,9 @@ def _is_kind(*kinds: str) -> Any:
     return property(lambda self: self.backend.device.kind in kinds)
 
 
-def _dtype_method(dtype: DType) -> Any:
-    def method(self: Tensor) -> Tensor:
+def _dtype_method(name: str, dtype: DType) -> Any:
+    def method(self: Tensor, *, memory_format: Any = None) -> Tensor:
+        _check_memory_format(name, memory_format)
         return ew.cast(self, dtype)
 
     return method
@@ -504,16 +548,16 @@ _METHODS: dict[str, Any] = {
     "clone": _clone,
     "type_as": _type_as,
     "type": tensor_types.tensor_type,
-    "float": _dtype_method(dtypes.float32),
-    "double": _dtype_method(dtypes.float64),
-    "half": _dtype_method(dtypes.float16),
-    "bfloat16": _dtype_method(dtypes.bfloat16),
-    "long": _dtype_method(dtypes.int64),
-    "int": _dtype_method(dtypes.int32),
-    "short": _dtype_method(dtypes.int16),
-    "char": _dtype_method(dtypes.int8),
-    "byte": _dtype_method(dtypes.uint8),
-    "bool": _dtype_method(dtypes.bool_),
+    "float": _dtype_method("float", dtypes.float32),
+    "double": _dtype_method("double", dtypes.float64),
+    "half": _dtype_method("half", dtypes.float16),
+    "bfloat16": _dtype_method("bfloat16", dtypes.bfloat16),
+    "long": _dtype_method("long", dtypes.int64),
+    "int": _dtype_method("int", dtypes.int32),
+    "short": _dtype_method("short", dtypes.int16),
+    "char": _dtype_method("char", dtypes.int8),
+    "byte": _dtype_method("byte", dtypes.uint8),
+    "bool": _dtype_method("bool", dtypes.bool_),
     "cpu": _cpu,
     "cuda": _cuda,
     "new": _new,
@@ -718,8 +762,8 @@ Tensor.mH = property(adjoint)
 Tensor.adjoint = adjoint
 Tensor.abs_ = Tensor.absolute_ = _abs_
 Tensor.__complex__ = _complex
-Tensor.cfloat = _dtype_method(dtypes.complex64)
-Tensor.cdouble = _dtype_method(dtypes.complex128)
+Tensor.cfloat = _dtype_method("cfloat", dtypes.complex64)
+Tensor.cdouble = _dtype_method("cdouble", dtypes.complex128)
 Tensor.real = property(views.real)  # views: writes reach the complex tensor
 
 

@@ -266,7 +266,19 @@ def slice_dims(
     return apply("slice", native, x.dtype, (x,), (starts, stops, steps))
 
 
-def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+def narrow_start(x: Tensor, start: Any) -> int:
+    """``narrow``'s start as an int (PyTorch takes a 0-d integer tensor too)."""
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, Tensor):
+        if start.ndim != 0 or start.dtype.kind not in "ui":
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        return int(start.item())
+    return start
+
+
+def narrow(x: Tensor, dim: int, start: Any, length: int) -> Tensor:
+    start = narrow_start(x, start)
     d = _axis(dim, x.ndim, "narrow")
     n = x.shape[d]
     # PyTorch's split of error types: a start outside the axis is an index error, a
@@ -306,6 +318,11 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = [t for t in tensors]
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")  # torch's class
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"cat(): expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
     # PyTorch skips 1-d empty tensors' shapes, a legacy convenience, but not their dtypes
     # or their place in the graph: they join as empty slices of the others' shape.
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors
@@ -492,6 +509,15 @@ def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
 def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
     src = [_axis(d, x.ndim, "movedim") for d in dim_list(source)]
     dst = [_axis(d, x.ndim, "movedim") for d in dim_list(destination)]
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(dim_list(source))} "
+            f"dims) should contain the same number of dims as destination "
+            f"({list(dim_list(destination))} dims)"
+        )
+    for name, given, axes in (("source", source, src), ("destination", destination, dst)):
+        if len(set(axes)) != len(axes):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(dim_list(given))})")
     rest = [d for d in range(x.ndim) if d not in src]
     perm = [0] * x.ndim
     for s, d in zip(src, dst):

@@ -197,7 +197,8 @@ def _basic_index_name(index: Any) -> str:
     return "AliasBackward0"
 
 
-def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+def narrow(x: Tensor, dim: int, start: Any, length: int) -> Tensor:
+    start = mv.narrow_start(x, start)
     out = mv.narrow(x, dim, start, length)
     d = _axis(dim, x.ndim, "narrow")
     start = start + x.shape[d] if start < 0 else start

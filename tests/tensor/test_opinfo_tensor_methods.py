@@ -1,0 +1,80 @@
+"""Tensor methods whose arguments PyTorch's op database found parsed unlike torch's:
+``to`` (positional ``non_blocking``/``copy``, ``copy=True``), the dtype methods'
+``memory_format``, ``narrow`` with a tensor start, ``movedim``'s and ``cat``'s checks.
+Each case runs on torch 2.13 and on tensorweaver and must give the same result or the same
+exception class."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+import tensorweaver as tw
+import torch
+
+
+def outcome(fn: Callable[[Any], Any], lib: Any) -> Any:
+    try:
+        result = fn(lib)
+    except Exception as error:  # noqa: BLE001 - the class is what is compared
+        return type(error).__name__
+    if isinstance(result, (tw.Tensor, torch.Tensor)):
+        values = result.detach().numpy() if isinstance(result, torch.Tensor) else result.numpy()
+        return (str(result.dtype).rpartition(".")[2], tuple(result.shape), values.tolist())
+    return result
+
+
+def data(lib: Any) -> Any:
+    return lib.arange(6.0).reshape(2, 3)
+
+
+CASES: dict[str, Callable[[Any], Any]] = {
+    "to-dtype-non-blocking-copy": lambda lib: data(lib).to(lib.float64, True, True),
+    "to-device-dtype-flags": lambda lib: data(lib).to("cpu", lib.float64, False, True),
+    "to-other-flags": lambda lib: data(lib).to(data(lib), True, False),
+    "to-too-many": lambda lib: data(lib).to(lib.float32, True, True, True),
+    "to-copy-int": lambda lib: data(lib).to(lib.float32, copy=1),
+    "to-non-blocking-int": lambda lib: data(lib).to(lib.float32, 1),
+    "to-two-devices": lambda lib: data(lib).to("cpu", "cpu"),
+    "to-keywords": lambda lib: data(lib).to(dtype=lib.int64, device="cpu"),
+    "to-nothing": lambda lib: data(lib).to(),
+    "float-memory-format": lambda lib: data(lib).int().float(memory_format=lib.preserve_format),
+    "double-bad-memory-format": lambda lib: data(lib).double(memory_format=lib.float32),
+    "narrow-tensor-start": lambda lib: data(lib).narrow(1, lib.tensor(1), 2),
+    "narrow-float-start": lambda lib: data(lib).narrow(1, lib.tensor(1.0), 2),
+    "narrow-bool-start": lambda lib: data(lib).narrow(1, lib.tensor(True), 2),
+    "narrow-vector-start": lambda lib: data(lib).narrow(1, lib.tensor([0, 1]), 2),
+    "narrow-0d": lambda lib: lib.narrow(lib.tensor(1.0), 0, 0, 1),
+    "movedim-lengths": lambda lib: lib.movedim(lib.ones(2, 3, 4), [0, 1], [2]),
+    "movedim-repeated-source": lambda lib: lib.movedim(lib.ones(2, 3, 4), [1, -2], [0, 1]),
+    "movedim-repeated-destination": lambda lib: lib.movedim(lib.ones(2, 3, 4), [0, 1], [2, -1]),
+    "movedim-ok": lambda lib: lib.movedim(lib.ones(2, 3, 4), [0, 1], [2, 0]).shape,
+    "cat-none": lambda lib: lib.cat([data(lib), None]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_like_torch(name: str) -> None:
+    fn = CASES[name]
+    expected = outcome(fn, torch)
+    actual = outcome(fn, tw)
+    if isinstance(expected, torch.Size):
+        expected = tuple(expected)
+        actual = tuple(actual)
+    assert actual == expected
+
+
+def test_to_copy_is_a_new_tensor() -> None:
+    x = tw.ones(3)
+    for y in (x.to(tw.float32, copy=True), x.to(x, False, True), x.to("cpu", copy=True)):
+        assert y is not x
+        y.add_(1)
+        np.testing.assert_array_equal(x.numpy(), np.ones(3))
+    assert x.to(tw.float32) is x  # nothing to change, no copy asked: the tensor itself
+
+
+def test_to_copy_keeps_the_graph() -> None:
+    x = tw.ones(3, requires_grad=True)
+    (x.to(tw.float32, copy=True) * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 2.0))
