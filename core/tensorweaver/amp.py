@@ -12,10 +12,11 @@ gradients overflowed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextvars import ContextVar, Token
 from typing import Any, Callable
 
@@ -148,6 +149,26 @@ def outside_autocast(fn: Callable, *args: Any) -> Any:
         _autocast.reset(token)
 
 
+def autocast_state() -> tuple:
+    """The autocast state now, every device type's, for :func:`autocast_state_restored`."""
+    return _states.get(), _autocast.get(), _cache.get()
+
+
+@contextlib.contextmanager
+def autocast_state_restored(state: tuple | None) -> Iterator[None]:
+    """Run a block under ``state`` (from :func:`autocast_state`; None: the current one):
+    activation checkpointing recomputes under its forward's state, as PyTorch's."""
+    if state is None:
+        yield
+        return
+    tokens = [var.set(value) for var, value in zip((_states, _autocast, _cache), state)]
+    try:
+        yield
+    finally:
+        for token in reversed(tokens):
+            token.var.reset(token)
+
+
 def _device_type(device_type: str) -> str:
     if not isinstance(device_type, str):
         raise TypeError(f"expected device_type to be a string such as 'cpu', got {device_type!r}")
@@ -257,8 +278,12 @@ class autocast:  # noqa: N801 - PyTorch's name
 
     As PyTorch's ``autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``:
     ``device_type`` is ``"cpu"``/``"cuda"`` (default dtype bfloat16 for ``"cpu"``, float16
-    otherwise) or a TensorWeaver device spec; it may also be a precision name (``"bf16"``,
-    ``"fp16"``; ``"tf32"`` turns on TF32 tensor cores; ``"fp32"``/``"fp64"`` change nothing).
+    otherwise) or a TensorWeaver device spec. ``"cpu"`` holds for every CPU backend, as
+    PyTorch's one CPU: entering never checks the current backend's dtypes, and an op whose
+    tensors' backend lacks the dtype (NumPy has no bfloat16) raises where it casts to it.
+    A device spec, a GPU or ``device=`` is checked on entering. ``device_type`` may also be a
+    precision name (``"bf16"``, ``"fp16"``; ``"tf32"`` turns on TF32 tensor cores;
+    ``"fp32"``/``"fp64"`` change nothing).
     ``enabled=False`` turns autocast off inside the block. On ``"cpu"`` a dtype other than
     bfloat16 or float16 warns and disables the block, as PyTorch. ``cache_enabled`` sets what
     :func:`is_autocast_cache_enabled` reports (there is no cast cache to keep).
@@ -305,6 +330,13 @@ class autocast:  # noqa: N801 - PyTorch's name
         from tensorweaver.ops.creation import backend_for
 
         precision, device = _precision(self.device, self.fast_dtype, self._where)
+        if self.device == "cpu" and device is None and precision in _LOW:
+            # PyTorch has one CPU: the block holds for every CPU backend, whatever the current
+            # one. An op whose tensors' backend lacks the dtype raises where it casts to it
+            # (naming the device and the dtypes it has), not here.
+            undo += _set_state("cpu", True, _LOW[precision])
+            self._undo.append(self._cached(undo))
+            return self
         backend = backend_for(device)
         check_precision(precision, backend)  # before any state changes: nothing to undo
         kind = self.device if self.device in _TORCH_DEVICE_TYPES else backend.device.kind

@@ -2,14 +2,15 @@
 ``torch.load`` (PyTorch 2.13, default ``weights_only=True``).
 
 Each case is a random nesting of what scripts save (dicts with str and int keys, lists,
-tuples, numbers, strings, ``None``, bools; tensors of every dtype, 0-d, empty, views that are
-not contiguous, tensors that require grad), made once for each library from the same values.
+tuples, OrderedDicts, numbers, strings, ``None``, bools; tensors of every dtype, 0-d, empty,
+views that are not contiguous, some sharing memory, tensors that require grad), made once for
+each library from the same values.
 Both libraries save it (to a str path, a ``pathlib.Path``, an open file or an
 ``io.BytesIO``) and load it back (``map_location`` as a string, a device, a dict or a
 function); what comes back must match what PyTorch gives: containers and their types, key
 order, dtypes, shapes, values bit for bit and ``requires_grad``. The suite runs
 ``TW_SAVE_SWEEP_CASES`` cases (40 by default); named regression tests for what the sweep found
-follow, and strict xfails record where TensorWeaver still differs.
+follow.
 """
 
 from __future__ import annotations
@@ -69,13 +70,19 @@ class Builder:
         self.rng = np.random.default_rng(seed)
         self.r = random.Random(seed)
         self.bf16 = False
+        self.bases: list[tuple[str, tuple[Any, Any]]] = []  # memory two tensors may share
 
     def tensor(self) -> tuple[Any, Any]:
-        dtype = self.r.choice(DTYPES)
-        self.bf16 |= dtype == "bfloat16"
-        shape = self.r.choice([(), (0,), (3,), (2, 3), (2, 0, 4), (3, 4, 2)])
-        base = _values(self.rng, dtype, shape)
-        pair = base, _tw_of(base)
+        if self.bases and self.r.random() < 0.25:  # another view of earlier memory
+            dtype, pair = self.r.choice(self.bases)
+        else:
+            dtype = self.r.choice(DTYPES)
+            self.bf16 |= dtype == "bfloat16"
+            shape = self.r.choice([(), (0,), (3,), (2, 3), (2, 0, 4), (3, 4, 2)])
+            base = _values(self.rng, dtype, shape)
+            pair = base, _tw_of(base)
+            self.bases.append((dtype, pair))
+        shape = tuple(pair[0].shape)
         view = self.r.choice(["whole", "whole", "T", "step", "row"]) if len(shape) >= 2 else ""
         if view == "T":
             pair = pair[0].transpose(0, 1), pair[1].transpose(0, 1)
@@ -84,7 +91,7 @@ class Builder:
         elif view == "row":
             pair = pair[0][1], pair[1][1]
         if getattr(torch, dtype).is_floating_point and self.r.random() < 0.3:
-            pair = pair[0].requires_grad_(True), pair[1].detach().requires_grad_(True)
+            pair = pair[0].detach().requires_grad_(True), pair[1].detach().requires_grad_(True)
         return pair
 
     def scalar(self) -> tuple[Any, Any]:
@@ -96,17 +103,18 @@ class Builder:
         return value, value
 
     def node(self, depth: int = 0) -> tuple[Any, Any]:
-        kind = self.r.choice(["tensor", "tensor", "scalar", "dict", "list", "tuple"])
+        kind = self.r.choice(["tensor", "tensor", "scalar", "dict", "ordered", "list", "tuple"])
         if depth >= 3 or kind == "tensor":
             return self.tensor()
         if kind == "scalar":
             return self.scalar()
         items = [self.node(depth + 1) for _ in range(self.r.randint(0, 4))]
-        if kind == "dict":
+        if kind in ("dict", "ordered"):
             keys = self.r.sample(["w", "b", "state", "z", "a", 0, 1, 5, -2], len(items))
+            cls = dict if kind == "dict" else collections.OrderedDict
             return (
-                {k: v[0] for k, v in zip(keys, items)},
-                {k: v[1] for k, v in zip(keys, items)},
+                cls((k, v[0]) for k, v in zip(keys, items)),
+                cls((k, v[1]) for k, v in zip(keys, items)),
             )
         cls = list if kind == "list" else tuple
         return cls(v[0] for v in items), cls(v[1] for v in items)
@@ -179,13 +187,20 @@ def test_sweep_round_trip_matches_torch(seed: int, tmp_path: Path) -> None:
     where = _map_location(builder.r, builder.bf16)
     ours = _round_trip(tw.save, tw.load, our_obj, how, tmp_path, map_location=where)
     same(ours, ref)
+    # Memory the saved tensors shared is shared after loading: a write shows in the others.
+    for m, loaded in ((torch, ref), (tw, ours)):
+        written = next((t for t in _tensors(loaded) if t.numel()), None)
+        if written is not None:
+            with m.no_grad():
+                written.fill_(True if written.dtype == m.bool else 3)
+    same(ours, ref)
     on_torch = where is TORCH_CPU or (isinstance(where, (str, dict)) and "torch:cpu" in str(where))
     for t in _tensors(ours):
         assert t.device.name.startswith("torch:cpu" if on_torch else "numpy:cpu"), (where, t.device)
 
 
 def _tensors(obj: Any) -> list[Any]:
-    if isinstance(obj, tw.Tensor):
+    if isinstance(obj, (tw.Tensor, torch.Tensor)):
         return [obj]
     if isinstance(obj, dict):
         obj = list(obj.values())
@@ -382,8 +397,7 @@ def test_new_node_kinds_make_a_format_older_readers_refuse_by_name(
     x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
     ref_loss, loss = ref_model(torch.from_numpy(x)).sum(), model(tw.tensor(x)).sum()
     ours, ref = _both(
-        # (a dict: an OrderedDict loads as a dict, the strict xfail below)
-        {"epoch": 2, "model_state_dict": dict(ref_model.state_dict()), "loss": ref_loss},
+        {"epoch": 2, "model_state_dict": ref_model.state_dict(), "loss": ref_loss},
         {"epoch": 2, "model_state_dict": model.state_dict(), "loss": loss},
     )
     same(ours, ref)
@@ -472,16 +486,12 @@ def test_a_set_is_saved_as_the_same_bytes_whatever_its_order() -> None:
         assert outer[0] in loaded
 
 
-# Where TensorWeaver still differs from PyTorch: strict xfails, each with its reason.
+# Differences from PyTorch found since, each failing before its fix (shared storages and
+# OrderedDicts: test_shared_storages.py and test_ordered_dicts.py).
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tw.save stores each tensor's own values: views of one storage load as separate "
-    "tensors, where torch.load keeps them sharing memory (a write through one shows in the "
-    "other); files hold no storages, only safetensors tensors",
-)
 def test_views_of_one_storage_still_share_after_load() -> None:
+    """Was: each view was stored with its own values and loaded as a separate tensor."""
     base, ref_base = tw.arange(4.0), torch.arange(4.0)
     ours, ref = _both({"a": ref_base, "b": ref_base[1:]}, {"a": base, "b": base[1:]})
     ref["a"][1] = 100.0
@@ -518,13 +528,8 @@ def test_an_asgd_checkpoint_is_a_plain_state_dict_as_torch() -> None:
     assert _format_of(buffer.getvalue()) == "tensorweaver/2"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a saved OrderedDict (every state_dict) loads as a dict with its order kept, not as "
-    "an OrderedDict as torch.load gives: recording the type would make every state dict's "
-    "file format tensorweaver/3, which TensorWeaver 0.4 cannot read",
-)
 def test_ordered_dict_type_is_kept() -> None:
+    """Was: an OrderedDict loaded as a dict (its order kept)."""
     od = collections.OrderedDict(b=1, a=2)
     ours, ref = _both(od, od)
     assert type(ours) is type(ref) is collections.OrderedDict

@@ -5,8 +5,10 @@ The entry ``"tensorweaver"`` (:data:`KEY`) holds the compact JSON text
 (``node`` as in :mod:`.structure`). The format is ``"tensorweaver/3"`` where the structure
 holds modules, parameters, dtypes or named functions, and ``"tensorweaver/3.1"`` where it holds
 the node kinds added after TensorWeaver 0.3.0 (a tensor that requires grad, a ``tw.Size``, a
-set, bytes, a complex number): a TensorWeaver that cannot rebuild them says to upgrade rather
-than calling the file damaged, and a state dict's file stays what earlier versions read.
+set, bytes, a complex number), ``"tensorweaver/3.2"`` where tensors share memory (stored once:
+:mod:`.storages`) or it holds an empty OrderedDict: a TensorWeaver that cannot rebuild them
+says to upgrade rather than calling the file damaged, and a state dict's file stays what
+earlier versions read.
 
 One entry rather than several: the library writes the metadata object from a hash map, in an
 order that changes from call to call, and a single entry keeps the file of a given state the
@@ -47,8 +49,9 @@ LEGACY_KEY = "tensorweaver.structure"
 FORMAT = "tensorweaver/2"
 FORMAT_MODULES = "tensorweaver/3"
 FORMAT_VALUES = "tensorweaver/3.1"
+FORMAT_SHARED = "tensorweaver/3.2"
 #: Every format this version writes and reads, oldest first; each reader reads those before it.
-FORMATS = (FORMAT, FORMAT_MODULES, FORMAT_VALUES)
+FORMATS = (FORMAT, FORMAT_MODULES, FORMAT_VALUES, FORMAT_SHARED)
 Fail = Callable[[str], NoReturn]
 # Each tensor's dtype code and shape, by name.
 Table = Mapping[str, tuple[str, list[int]]]

@@ -9,6 +9,13 @@ a tensor is ``{"tensor": name}``, a list ``{"list": [...]}``, a tuple ``{"tuple"
 a mapping ``{"dict": [[key, value], ...]}`` (so int keys stay ints), a scalar itself. One
 tensor under several paths is stored once and comes back as one tensor.
 
+An ``OrderedDict`` (every state dict) is a dict node whose pairs start with its first key
+twice: ``[[key0, mark], [key0, value0], ...]``, ``mark`` being the node of its ``_metadata``
+(a state dict's module versions, which ``load_state_dict`` reads) or null. A Python dict
+cannot hold a key twice, so the mark is unambiguous, and a reader that predates it builds
+the same dict (the second pair replaces the first in place): a state dict's file stays
+``tensorweaver/2``. An empty one, which has no key to mark, is ``{"ordered_dict": mark}``.
+
 Nodes beyond those (files of format ``tensorweaver/3``): a ``tw.nn.Parameter`` is
 ``{"parameter": [name, requires_grad]}``, a dtype ``{"dtype": "float32"}``, a function or
 class ``{"global": "module:qualname"}`` (loaded only if allowed: :mod:`.allowlist`), a module
@@ -19,6 +26,11 @@ Files of format ``tensorweaver/3.1`` may also hold any other tensor that require
 ``{"set": [...]}``, bytes and bytearrays ``{"bytes": hex}``/``{"bytearray": hex}`` (lowercase
 hex digits), a complex number ``{"complex_number": [re, im]}``.
 
+Tensors sharing memory (views of one another, ``detach()`` aliases) are stored once
+(:mod:`.storages`): the root node is then ``{"shared": [views, node]}`` (format
+``tensorweaver/3.2``, as is an empty OrderedDict), ``views`` listing each such tensor's name
+and place in a file tensor.
+
 A complex tensor's node is ``{"complex": node}``: safetensors has no complex dtypes, so the
 file holds its (real, imaginary) pairs as a float tensor with a last dimension of 2
 (``view_as_real``'s layout, which other tools read as such), and the node says to view them as
@@ -28,14 +40,21 @@ complex again.
 from __future__ import annotations
 
 import types
+from collections import OrderedDict
 from collections.abc import Collection, Mapping
 from typing import Any, Callable, NamedTuple, NoReturn
 
 import numpy as np
 
-from tensorweaver.serialization import module_state
+from tensorweaver.serialization import module_state, storages
 from tensorweaver.serialization.allowlist import name_of, resolve
-from tensorweaver.serialization.document import FORMAT, FORMAT_MODULES, FORMAT_VALUES, FORMATS
+from tensorweaver.serialization.document import (
+    FORMAT,
+    FORMAT_MODULES,
+    FORMAT_SHARED,
+    FORMAT_VALUES,
+    FORMATS,
+)
 
 Fail = Callable[[str], NoReturn]
 
@@ -120,7 +139,14 @@ def flatten(obj: Any) -> Flat:
                         f"{type(key).__name__}; keys must be str, int, float, bool or None"
                     )
                 items.append([key, encode(item, [*path, str(key)])])
-            return {"dict": items}
+            if not isinstance(value, OrderedDict):
+                return {"dict": items}
+            metadata = getattr(value, "_metadata", None)  # a state dict's module versions
+            mark = None if metadata is None else encode(metadata, [*path, "_metadata"])
+            if not items:
+                uses(FORMAT_SHARED)
+                return {"ordered_dict": mark}
+            return {"dict": [[items[0][0], mark], *items]}
         if isinstance(value, (list, tuple)):
             kind = "tuple" if isinstance(value, tuple) else "list"
             return {kind: [encode(item, [*path, str(i)]) for i, item in enumerate(value)]}
@@ -143,7 +169,11 @@ def flatten(obj: Any) -> Flat:
         )
 
     structure = encode(obj, [])
-    return Flat(structure, tensors, needs)
+    files, views = storages.share(tensors)
+    if views:
+        uses(FORMAT_SHARED)
+        structure = {"shared": [views, structure]}
+    return Flat(structure, files, needs)
 
 
 def _where(path: list[str]) -> str:
@@ -164,6 +194,23 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
     kind_of: dict[str, Any] = {}  # each name's node kind: a tensor or a parameter (with its flag)
     modules: list[Any] = []
     dtypes = {d.name: d for d in ALL}
+    views: dict[str, tuple] = {}
+    bases: dict[str, Any] = {}  # the storages of views, by file tensor name
+    if isinstance(node, dict) and len(node) == 1 and "shared" in node:
+        body = node["shared"]
+        if not (isinstance(body, list) and len(body) == 2):
+            fail(f"shared node {_short(body)} must be [views, node]")
+        views = storages.parse(body[0], names, fail)
+        node = body[1]
+        names = {**dict.fromkeys(names), **dict.fromkeys(views)}  # in order, O(1) lookups
+
+    def make(name: str) -> Any:
+        if name not in views:
+            return tensor(name)
+        storage = views[name][0]
+        if storage not in bases:
+            bases[storage] = tensor(storage)
+        return storages.view(bases[storage], name, views[name], fail)
 
     def stored(name: Any, kind: Any, complex_pairs: bool = False) -> Any:
         if not isinstance(name, str) or name not in names:
@@ -172,7 +219,7 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
         if complex_pairs:
             kind = ("complex", kind)
         if name not in made:
-            made[name], kind_of[name] = tensor(name), kind
+            made[name], kind_of[name] = make(name), kind
             if complex_pairs:
                 made[name] = _as_complex(made[name], name, fail)
             grad = base == "requires_grad" or (base != "tensor" and base[1])
@@ -223,17 +270,29 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
                         fail(f"structure refers to module {body}, which comes later or never")
                     return modules[body]
                 return module_state.restore(body, modules, build, fail)
+            if kind == "ordered_dict":
+                return ordered([], body)
             if kind not in ("list", "tuple", "dict"):
                 fail(f"unknown structure node {kind!r}")
             if not isinstance(body, list):
                 fail(f"structure node {kind!r} must hold a JSON list, not {_short(body)}")
             if kind == "dict":
+                if _marked(body):
+                    return ordered(body[1:], body[0][1])
                 return dict(pair(item) for item in body)
             items = [build(item) for item in body]
             return tuple(items) if kind == "tuple" else items
         if isinstance(node, list):
             fail(f"a bare JSON list {_short(node)} in the structure (lists are tagged)")
         return node
+
+    def ordered(items: list, mark: Any) -> OrderedDict:
+        out = OrderedDict(pair(item) for item in items)
+        if mark is not None:
+            if not (isinstance(mark, dict) and next(iter(mark), None) == "dict"):
+                fail(f"an OrderedDict's _metadata {_short(mark)} must be a dict node")
+            out._metadata = build(mark)  # type: ignore[attr-defined]
+        return out
 
     def pair(item: Any) -> tuple[Any, Any]:
         if not (isinstance(item, list) and len(item) == 2):
@@ -246,11 +305,20 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
         out = build(node)
     except RecursionError:
         fail("nested too deeply")
-    unused = [name for name in names if name not in made]
+    unused = [name for name in names if name not in made and name not in bases]
     if unused:
         listed = ", ".join(map(repr, unused[:3])) + (", ..." if len(unused) > 3 else "")
         fail(f"the file holds {len(unused)} tensor(s) the structure never refers to: {listed}")
     return out
+
+
+def _marked(items: list) -> bool:
+    """Whether a dict node's items start with the OrderedDict mark: the first key twice
+    (a Python dict cannot hold a key twice), the first time with the ``_metadata`` node."""
+    if len(items) < 2 or not all(isinstance(i, list) and len(i) == 2 for i in items[:2]):
+        return False
+    (first, _), (second, _) = items[0], items[1]
+    return type(first) is type(second) and first == second
 
 
 #: Node kinds of the other values ``torch.load(weights_only=True)`` accepts.

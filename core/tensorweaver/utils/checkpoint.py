@@ -1,7 +1,7 @@
 """``tw.utils.checkpoint``: activation checkpointing, PyTorch's ``torch.utils.checkpoint``.
 
-``checkpoint(function, *args)`` runs ``function`` without recording a graph, keeps only its
-inputs, and in backward runs it again with gradients on and differentiates that. With
+``checkpoint(function, *args)`` runs ``function`` and keeps no graph of it, only its inputs;
+in backward it runs it again with gradients on and differentiates that. With
 ``preserve_rng_state=True`` (the default) both runs draw the same random numbers, so dropout
 masks match and the gradients are those of the function without checkpointing.
 
@@ -18,17 +18,31 @@ How this differs from PyTorch, and why:
   ``tw.random.RngStateWarning``: the recomputation still repeats the forward's draws (the
   gradients are exact), but they differ from those without ``checkpoint``. Another CPU
   backend without states is left alone, so the block's draws there are not repeated.
-* Both ``use_reentrant`` variants recompute the same way; as in PyTorch, the reentrant one
-  differentiates only the tensors returned alone or in a returned tuple. Gradients reach
-  the tensors in ``args`` and ``kwargs`` and the parameters of the modules ``function`` is,
-  is a method of, names as globals, or holds in its closure or ``functools.partial``
-  (``checkpoint_sequential``'s segments): those also reach ``tw.autograd.grad``, with
-  ``create_graph=True`` too (the gradients are then a checkpointed call of their own).
-  Any other tensor that requires grad and that ``function`` reaches has the gradient added
-  to its ``.grad``, as PyTorch's reentrant variant does for every parameter (also under
-  ``tw.autograd.grad``, where PyTorch's non-reentrant variant leaves ``.grad`` alone).
+* The non-reentrant variant (``use_reentrant=False``) runs the function as it runs without
+  ``checkpoint``: an input may change in place, an output computed without a graph does
+  not require grad, an input returned is returned itself. The graph it built is then
+  dropped: each output that has one gets instead the checkpoint's node, whose inputs are
+  the call's tensors and the leaves that graph reached (so ``tw.autograd.grad`` reaches
+  them and leaves ``.grad`` alone, as PyTorch's). PyTorch keeps the graph and drops only
+  its saved tensors, recomputing them when backward first needs one, and stops the
+  recomputation there (``early_stop``); here the recomputation runs the whole function
+  whenever backward reaches the node, so code after the last saved op runs again, and a
+  function whose ops save nothing is recomputed too. An input the function changed in
+  place is recomputed from its value when the call began, giving the gradient of the
+  forward, where PyTorch raises its in-place version error if it recomputes. Both run
+  the recomputation under the forward's autocast state.
+* The reentrant variant runs the function without a graph and differentiates only the
+  tensors returned alone or in a returned tuple. Gradients reach the tensors in ``args``
+  and the parameters of the modules ``function`` is, is a method of, names as globals, or
+  holds in its closure or ``functools.partial`` (``checkpoint_sequential``'s segments):
+  those also reach ``tw.autograd.grad``, with ``create_graph=True`` too (the gradients
+  are then a checkpointed call of their own). Any other tensor that requires grad and
+  that ``function`` reaches has the gradient added to its ``.grad``, as PyTorch's
+  reentrant variant does for every parameter.
 * ``context_fn``, ``determinism_check`` and ``debug`` are checked as PyTorch checks them;
-  ``context_fn``'s two contexts wrap the forward and the recomputation.
+  ``context_fn``'s two contexts wrap the forward and the recomputation. The determinism
+  check compares the shapes, dtypes and devices of the recomputed outputs with the
+  forward's (PyTorch compares those of its saved tensors) and raises ``CheckpointError``.
 """
 
 from __future__ import annotations
@@ -40,6 +54,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from tensorweaver.amp import autocast_state, autocast_state_restored
 from tensorweaver.autograd.engine import grad as _grad
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
@@ -141,10 +156,11 @@ def _filled(cell: Any) -> bool:
     return True
 
 
-def _leaves_needing_grad(outputs: list[Tensor]) -> list[Tensor]:
-    """The leaf tensors that require grad and that ``outputs`` were computed from."""
+def _leaves_needing_grad(outputs: list[Tensor], stop: Iterable[Any] = ()) -> list[Tensor]:
+    """The leaf tensors that require grad and that ``outputs`` were computed from, not
+    looking behind the nodes in ``stop``."""
     found: dict[int, Tensor] = {}
-    seen: set[int] = set()
+    seen: set[int] = {id(node) for node in stop}
     pending = [t._node for t in outputs if t._node is not None]
     while pending:
         node = pending.pop()
@@ -165,25 +181,31 @@ class _Checkpoint(Function):
     rule); the recomputation is made on the first call and kept for the others."""
 
     @staticmethod
-    def forward(ctx: Any, run: Any, preserve: bool, n_args: int, *tensors: Any) -> tuple:
+    def forward(ctx: Any, run: Any, n_args: int, *tensors: Any) -> tuple:
         ctx.run, ctx.n_args = run, n_args
-        ctx.devices = [current_backend(), *(t.backend for t in tensors)] if preserve else []
-        ctx.streams = save_streams(_drawn(ctx.devices), "checkpoint", _on_cpu) if preserve else None
         ctx.inputs = tensors
         ctx.recomputed = None
-        with ctx.run.forward_context:
-            return tuple(ctx.run(tensors[:n_args]))
+        done, run.done = run.done, None
+        if done is not None:  # the non-reentrant variant ran the function already
+            return tuple(done)
+        with run.forward_context:
+            return tuple(run(tensors[:n_args]))
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
         if is_grad_enabled():
-            return (None, None, None, *_differentiable_grads(ctx, grads))
+            return (None, None, *_differentiable_grads(ctx, grads))
         if ctx.recomputed is None:
-            copies = [t.detach().requires_grad_(t.requires_grad) for t in ctx.inputs[: ctx.n_args]]
+            copies = _copies(ctx.inputs[: ctx.n_args])
             ctx.recomputed = _recompute(ctx, copies), copies
-        outputs, copies = ctx.recomputed
+        outputs, leaves = ctx.recomputed
         params = ctx.inputs[ctx.n_args :]
-        return (None, None, None, *_input_grads(outputs, copies, params, grads, False))
+        return (None, None, *_input_grads(outputs, leaves, params, grads, False))
+
+
+def _copies(tensors: Any) -> list[Tensor]:
+    """Leaf copies of ``tensors`` keeping ``requires_grad``: what backward differentiates."""
+    return [t.detach().requires_grad_(t.requires_grad) for t in tensors]
 
 
 def _differentiable_grads(ctx: Any, grads: tuple) -> list:
@@ -191,13 +213,13 @@ def _differentiable_grads(ctx: Any, grads: tuple) -> list:
     the outputs of a checkpointed call of their own, so that a further backward recomputes
     them too. The other leaves the function reaches (found by one more recomputation) are
     its inputs as well, and get their differentiable gradients added to ``.grad``."""
-    copies = [t.detach().requires_grad_(t.requires_grad) for t in ctx.inputs[: ctx.n_args]]
+    copies = _copies(ctx.inputs[: ctx.n_args])
     outputs = [o for o in _recompute(ctx, copies) if isinstance(o, Tensor)]
     params = ctx.inputs[ctx.n_args :]
     known = {id(t) for t in (*copies, *params)}
     others = [t for t in _leaves_needing_grad(outputs) if id(t) not in known]
     call = _Gradients(ctx, grads, [*params, *others])
-    found = _Checkpoint.apply(call, False, len(call.tensors), *call.tensors, *call.params)
+    found = _Checkpoint.apply(call, len(call.tensors), *call.tensors, *call.params)
     for t, g in zip(others, found[len(ctx.inputs) :]):
         if g is not None:
             t.grad = g if t.grad is None else t.grad + g
@@ -218,18 +240,26 @@ def _drawn(devices: list) -> list:
 
 
 def _recompute(ctx: Any, copies: list) -> list:
-    """Run the function again with gradients on, on ``copies`` of its tensor inputs, drawing
-    what the forward drew; return its output leaves."""
-    current = save_streams(_drawn(ctx.devices), "checkpoint") if ctx.streams is not None else None
-    if ctx.streams is not None:
-        restore_streams(ctx.streams)
+    """Run the function again with gradients on, on ``copies`` of its tensor inputs, under
+    the autocast state of its forward, drawing what the forward drew; return its output
+    leaves (checked against the forward's, as ``determinism_check`` asks)."""
+    run = ctx.run
+    current = save_streams(_drawn(run.devices), "checkpoint") if run.streams is not None else None
+    if run.streams is not None:
+        restore_streams(run.streams)
     try:
-        with enable_grad(), ctx.run.recompute_context:
-            outputs = ctx.run(copies)
+        with enable_grad(), autocast_state_restored(run.autocast), run.recompute_context:
+            given = copies
+            if run.nested:
+                # A non-leaf input stays one (over its copy), so that the function may
+                # change it in place, as in PyTorch, whose recomputation runs on the input.
+                given = [c if t.is_leaf else c.clone() for t, c in zip(ctx.inputs, copies)]
+            outputs = list(run(given))
     finally:
         if current is not None:
             restore_streams(current)
-    return list(outputs)
+    run.check(outputs)
+    return outputs
 
 
 def _input_grads(outputs: list, copies: list, params: Any, grads: Any, create_graph: bool) -> list:
@@ -266,6 +296,12 @@ class _Gradients:
     and of ``params``, recomputing the checkpointed function each time."""
 
     forward_context = recompute_context = contextlib.nullcontext()
+    # What _Checkpoint reads of a call: this one recomputes through the checkpointed call's
+    # own ctx, which restores the streams and the autocast state and checks the outputs.
+    nested, devices, streams, autocast, done = False, (), None, None, None
+
+    def check(self, outputs: list) -> None:
+        """Nothing to check: the checkpointed call's recomputation checks its outputs."""
 
     def __init__(self, ctx: Any, grads: tuple, params: list) -> None:
         self.ctx, self.grads, self.params = ctx, grads, params
@@ -287,7 +323,9 @@ class _Gradients:
 
 class _Call:
     """``function(*args, **kwargs)`` with the tensors (positional, then in kwargs) swapped for
-    the ones given, returning the flat leaves of the result; remembers how to rebuild it."""
+    the ones given, returning the flat leaves of the result; remembers how to rebuild it,
+    and what the recomputation needs to repeat the forward: the random streams (``streams``
+    None: not preserved), the autocast state and the forward's output metadata."""
 
     def __init__(
         self, function: Callable, args: tuple, kwargs: dict, contexts: tuple, nested: bool
@@ -297,9 +335,20 @@ class _Call:
         self.rebuild_args = _flatten((args, kwargs), self.leaves)
         self.forward_context, self.recompute_context = contexts
         self.rebuild_output: Callable[[Iterable], Any] | None = None
+        self.devices: list = []
+        self.streams: Any = None
+        self.autocast = autocast_state()
+        self.done: list | None = None  # the forward's output leaves, when already computed
+        self.metadata: list | None = None  # the forward's, where determinism is checked
 
     def tensors(self) -> list[Tensor]:
         return [leaf for leaf in self.leaves if isinstance(leaf, Tensor)]
+
+    def save_streams(self, tensors: list[Tensor]) -> None:
+        """Save the streams the function may draw from (the current device's, the inputs'
+        devices' and every CPU backend's), before it runs."""
+        self.devices = [current_backend(), *(t.backend for t in tensors)]
+        self.streams = save_streams(_drawn(self.devices), "checkpoint", _on_cpu)
 
     def __call__(self, tensors: Any) -> list:
         swap = iter(tensors)
@@ -314,6 +363,71 @@ class _Call:
         # are differentiable; tensors nested deeper come back without a graph.
         self.rebuild_output = tuple if isinstance(out, tuple) else lambda it: next(it)
         return list(out) if isinstance(out, tuple) else [out]
+
+    def check(self, outputs: list) -> None:
+        """Raise ``CheckpointError`` where the recomputed outputs' shapes, dtypes or devices
+        are not the forward's (PyTorch compares its saved tensors)."""
+        if self.metadata is None:
+            return
+        got = _metadata(outputs)
+        if len(got) != len(self.metadata):
+            raise CheckpointError(
+                "tw.utils.checkpoint: A different number of tensors was returned during the "
+                f"original forward ({len(self.metadata)}) and recomputation ({len(got)}): "
+                "the checkpointed function must compute the same thing each time it runs "
+                "(or pass determinism_check='none')"
+            )
+        different = "".join(
+            f"tensor at position {i}:\nsaved metadata: {before}\nrecomputed metadata: {now}\n"
+            for i, (before, now) in enumerate(zip(self.metadata, got))
+            if before != now
+        )
+        if different:
+            raise CheckpointError(
+                "tw.utils.checkpoint: Recomputed values for the following tensors have "
+                f"different metadata than during the forward pass.\n{different}"
+                "The checkpointed function must compute the same thing each time it runs "
+                "(or pass determinism_check='none')"
+            )
+
+
+def _metadata(leaves: list) -> list[dict]:
+    return [
+        {"shape": t.shape, "dtype": t.dtype, "device": t.device}
+        for t in leaves
+        if isinstance(t, Tensor)
+    ]
+
+
+def _non_reentrant(call: _Call, tensors: list[Tensor], check: bool) -> Any:
+    """PyTorch's non-reentrant checkpoint: the function runs as it would without
+    ``checkpoint`` (an input may change in place; an output computed without a graph does
+    not require grad); the outputs that have a graph get the checkpoint's node in place of
+    it, whose inputs are the call's tensors as they entered and the leaves the graph
+    reached, so that the graph's memory is freed now and recomputed in backward."""
+    entering = [(t, t._version, t._snapshot()) for t in tensors]
+    with call.forward_context:
+        done = call(tensors)
+    given = {id(t) for t in tensors}
+    graphed = [
+        isinstance(o, Tensor) and o.requires_grad and not o.is_leaf and id(o) not in given
+        for o in done
+    ]
+    if not any(graphed):  # nothing to recompute: no graph, or the inputs returned
+        return call.rebuild_output(iter(done))
+    # An input changed in place in the function enters the node as it was (its graph now
+    # runs through the function's ops); the others as themselves, so that a later change
+    # raises in backward as PyTorch's saved inputs do.
+    inputs = [now if now._version == version else before for now, version, before in entering]
+    stop = [t._node for t in inputs if t._node is not None]
+    outputs = [o for o, g in zip(done, graphed) if g]
+    params = [t for t in _leaves_needing_grad(outputs, stop) if id(t) not in given]
+    call.metadata = _metadata(done) if check else None
+    # New tensors over the values: the node keeps them (zeros for the other outputs' gradients),
+    # not their graphs (a detach() would keep the output it is a view of).
+    call.done = [Tensor(o.native, o.backend, o.dtype) if isinstance(o, Tensor) else o for o in done]
+    flat = _Checkpoint.apply(call, len(inputs), *inputs, *params)
+    return call.rebuild_output(f if g else o for o, f, g in zip(done, flat, graphed))
 
 
 def checkpoint(
@@ -331,8 +445,7 @@ def checkpoint(
     if use_reentrant is None:
         warnings.warn(
             "tw.utils.checkpoint: the use_reentrant parameter should be passed explicitly "
-            "(as in PyTorch, which defaults to use_reentrant=True and recommends False); "
-            "both recompute the same way here",
+            "(as in PyTorch, which defaults to use_reentrant=True and recommends False)",
             UserWarning,
             stacklevel=2,
         )
@@ -352,12 +465,16 @@ def checkpoint(
         )
     call = _Call(function, args, kwargs, context_fn(), not use_reentrant)
     tensors = call.tensors()
+    if preserve:
+        call.save_streams(tensors)
+    if not use_reentrant:
+        return _non_reentrant(call, tensors, determinism_check == "default")
     params = _module_parameters(function)
-    if use_reentrant and not any(t.requires_grad for t in tensors):
+    if not any(t.requires_grad for t in tensors):
         # PyTorch's reentrant variant records nothing then: no parameter gets a gradient.
         warnings.warn(_NO_INPUT_NEEDS_GRAD, stacklevel=2)
         params = []
-    flat = _Checkpoint.apply(call, bool(preserve), len(tensors), *tensors, *params)
+    flat = _Checkpoint.apply(call, len(tensors), *tensors, *params)
     return call.rebuild_output(iter(flat))
 
 
