@@ -250,6 +250,8 @@ def host(value: Any) -> np.ndarray:
     """A tensor's values as a NumPy array (bfloat16 widened to float32)."""
     if isinstance(value, torch.Tensor):
         value = value.detach().resolve_conj().resolve_neg()
+        if value._is_zerotensor():  # torch's symbolic zeros (a gradient it knows is 0)
+            value = torch.zeros(value.shape, dtype=value.dtype)
         if value.dtype == torch.bfloat16:
             value = value.float()
         return value.numpy()
@@ -332,6 +334,7 @@ TORCH_REFUSALS = (
     "but got Tensor",
     "invalid combination of arguments",
     "torch.dtype, not DType",
+    "expected Tensor but got <class 'tensorweaver",
 )
 
 

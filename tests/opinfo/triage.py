@@ -32,7 +32,13 @@ def main() -> None:
     parser.add_argument("--errors", action="store_true", help="also the error inputs")
     parser.add_argument("--json", default="")
     parser.add_argument("--max-samples", type=int, default=12)
+    parser.add_argument(
+        "--known", action="store_true", help="rewrite known_differences.py from the suite's share"
+    )
     options = parser.parse_args()
+    if options.known:
+        write_known()
+        return
     wanted = set(options.ops.split(",")) if options.ops else None
     dtypes = [getattr(torch, name) for name in options.dtypes.split(",")]
     rows = []
@@ -116,6 +122,24 @@ def main() -> None:
         print(f"  {kind:14} {n}")
     if options.json:
         Path(options.json).write_text(json.dumps(rows, indent=1))
+
+
+def write_known() -> None:
+    """known_differences.py: the first difference of each op in the suite's share."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from opinfo.test_opinfo_sweep import BACKENDS, differences
+
+    lines = []
+    for name, op in sorted(harness.ops_by_id().items()):
+        found = [f for backend in BACKENDS for f in differences(op, backend)]
+        if found:
+            reason = found[0] if len(found[0]) <= 200 else found[0][:197] + "..."
+            lines.append(f"    {json.dumps(name)}: {json.dumps(reason)},")
+            print(name, reason, flush=True)
+    path = Path(__file__).with_name("known_differences.py")
+    text = path.read_text()
+    head = text[: text.index("KNOWN: dict[str, str] = {")]
+    path.write_text(head + "KNOWN: dict[str, str] = {\n" + "\n".join(lines) + "\n}\n")
 
 
 if __name__ == "__main__":
