@@ -25,6 +25,7 @@ from tensorweaver.linalg.factorizations import (
     lu_solve,
     qr,
 )
+from tensorweaver.linalg.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from tensorweaver.linalg.norms import cond, matrix_norm, norm, vector_norm
 from tensorweaver.linalg.out import with_out
 from tensorweaver.linalg.products import (
@@ -54,7 +55,8 @@ from tensorweaver.ops.linalg import matmul
 # solve_triangular takes it itself). The core calls the functions above without it.
 _NAMES = (
     "cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh householder_product inv "
-    "inv_ex lu lu_factor lu_factor_ex lu_solve matmul matrix_norm matrix_power matrix_rank "
+    "inv_ex ldl_factor ldl_factor_ex ldl_solve lu lu_factor lu_factor_ex lu_solve matmul "
+    "matrix_norm matrix_power matrix_rank "
     "multi_dot norm pinv qr slogdet solve solve_ex svd svdvals tensorinv "
     "tensorsolve vecdot vector_norm"
 )
@@ -84,6 +86,9 @@ __all__ = [
     "householder_product",
     "inv",
     "inv_ex",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
     "lstsq",
     "lu",
     "lu_factor",

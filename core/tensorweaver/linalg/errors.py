@@ -28,6 +28,8 @@ _KERNELS = {
     "cholesky_solve": "cholesky_solve_cpu",
     "cholesky_inverse": "cholesky_inverse_out_cpu",
     "linalg.householder_product": "orgqr_cpu",
+    "geqrf": "geqrf_cpu",
+    "ormqr": "ormqr_cpu",
 }
 
 

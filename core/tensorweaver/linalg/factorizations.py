@@ -12,9 +12,11 @@ from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, mH, mT, result, to_batch
 from tensorweaver.linalg.errors import check_matrix, check_square, raise_for_info
 from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
+from tensorweaver.linalg.householder import reflector
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import apply, broadcast_shapes, labelled
 from tensorweaver.ops.linalg import matmul
 from tensorweaver.tensor import Tensor
@@ -215,12 +217,12 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
 def _householder_product(A: Tensor, tau: Tensor) -> tuple:
     m, n = A.shape[-2:]
     k = tau.shape[-1]
-    rows = cr.arange(m, device=A.device)
     q = mv.expand(eye_like(A, m, n), A.shape)
+    if k == 0:  # no reflectors: the identity, still an output of A and tau (as PyTorch's)
+        empty = ew.add(mv.narrow(A, -1, 0, 0), mv.unsqueeze(tau, -2))  # (..., m, 0)
+        q = ew.add(q, rd.sum(empty, (-2, -1), keepdim=True))
     for i in reversed(range(k)):
-        column = mv.narrow(A, -1, i, 1)
-        v = ew.where(ew.lt(rows, i).unsqueeze(-1), 0.0, column)
-        v = ew.where(ew.eq(rows, i).unsqueeze(-1), 1.0, v)
+        v = reflector(A, i)
         t = mv.unsqueeze(mv.narrow(tau, -1, i, 1), -1)
         q = ew.sub(q, ew.mul(t, matmul(v, matmul(mH(v), q))))
     return (q,)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tensorweaver.amp import autocast_dtype
+from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, to_batch
 from tensorweaver.linalg.errors import check_float, check_square
@@ -57,6 +58,9 @@ def matrix_exp(A: Tensor) -> Tensor:
     """e^A: the backend's whole kernel where it has one (``linalg_function``), else scaling
     and squaring: A / 2^s has a 1-norm of at most 1/2, its exponential a Taylor series,
     squared s times."""
+    if A.dtype in (dtypes.float16, dtypes.bfloat16):  # PyTorch has these on the CPU too
+        # (its own half kernel overflows to inf / nan on ordinary matrices: in float32 here)
+        return matrix_exp(A.to(dtypes.float32)).to(A.dtype)
     check_square("linalg.matrix_exp", A, complex_ok=True)
     check_float("linalg.matrix_exp", A, complex_ok=True)
     return fused_or_reference(
@@ -67,6 +71,11 @@ def matrix_exp(A: Tensor) -> Tensor:
 def _matrix_exp(A: Tensor) -> tuple[Tensor]:
     if A.numel() == 0:
         return (A.clone(),)
+    if A.dtype in (dtypes.float32, dtypes.complex64):
+        # In double precision, rounded once: the s squarings in single precision lose about
+        # s bits of the small entries (torch 2.13's own float32 result is ~1e-3 off in some)
+        wide = dtypes.float64 if A.dtype is dtypes.float32 else dtypes.complex128
+        return (_matrix_exp(A.to(wide))[0].to(A.dtype),)
     largest = float(rd.amax(rd.sum(ew.abs(A.detach()), -2)).item())
     steps = max(0, math.ceil(math.log2(largest / 0.5))) if largest > 0.5 else 0
     if not math.isfinite(largest):
@@ -150,17 +159,27 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
             f"linalg.cross: inputs must have the same number of dimensions, got shapes "
             f"{list(input.shape)} and {list(other.shape)}"
         )
+    axis = dim + input.ndim if dim < 0 else dim
+    if 0 <= axis < input.ndim and (input.shape[axis] != 3 or other.shape[axis] != 3):
+        # checked before broadcasting, as PyTorch does (an out-of-range dim raises below)
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{input.shape[axis]} and {other.shape[axis]}"
+        )
     shape = broadcast_shapes("linalg.cross", input.shape, other.shape)
     return st.cross(mv.expand(input, shape), mv.expand(other, shape), dim)
 
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803  (PyTorch's name)
     """Columns x^0, x^1, ..., x^(N-1) (N = the length of x's last dimension)."""
-    if x.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    if x.dtype is dtypes.bool:
+        raise RuntimeError(
+            "linalg.vander supports floating point, complex, and integer tensors, but got Bool"
+        )
+    x = mv.reshape(x, (1,)) if x.ndim == 0 else x  # a 0-d x is one point, as PyTorch's
     n = x.shape[-1] if N is None else N
-    if n <= 0:
-        raise RuntimeError(f"N must be greater than 1, got {n}")
+    if n <= 1:
+        raise RuntimeError(f"linalg.vander: N must be greater than 1, got {n}")
     # A real range converted: complex ranges do not exist
     powers = cr.arange(n, device=x.device).to(x.dtype)
     return ew.pow(mv.unsqueeze(x, -1), powers)

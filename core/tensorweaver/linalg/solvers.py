@@ -267,7 +267,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     ranks = matrix_rank(A, rtol=rcond)
     rank = empty.to(dtypes.int64) if driver == "gels" else ranks
     values = svdvals(A) if driver in ("gelsd", "gelss") else empty
-    residuals = empty
+    # PyTorch's residuals are a differentiable output even when empty: an empty slice of
+    # the solution's magnitudes carries the graph (real, as the residuals are).
+    residuals = mv.narrow(mv.reshape(ew.abs(solution), (-1,)), 0, 0, 0)
     if m > n and driver != "gelsy" and bool(rd.all(ew.eq(ranks, n)).item()):
         residuals = rd.sum(ew.square(ew.abs(ew.sub(matmul(A, solution), B))), -2)
     if vector:

@@ -143,15 +143,21 @@ def istft(
             f"{fn}: expected the frequency dimension (-2) of input to be {n_fft // 2 + 1} "
             f"(onesided) or {n_fft}, but got {spectrum.shape[-1]}"
         )
+    if not return_complex and window is not None and window.dtype.is_complex:
+        raise RuntimeError(
+            f"{fn}: Complex windows are incompatible with return_complex=False; pass "
+            "return_complex=True"
+        )
     if return_complex and sided:
         raise RuntimeError(f"{fn}: cannot have onesided output if window or input is complex")
     norm = "ortho" if normalized else "backward"
-    if sided:
-        frames = fft.irfft(spectrum, n=n_fft, dim=-1, norm=norm)
-    else:
+    if return_complex:
         frames = fft.ifft(spectrum, dim=-1, norm=norm)
-        if not return_complex:
-            frames = frames.real
+    else:
+        # A real result reads only the first n_fft // 2 + 1 bins and takes the rest as their
+        # Hermitian mirror (PyTorch's c2r), not the real part of the full inverse.
+        half = spectrum if sided else spectrum[..., : n_fft // 2 + 1]
+        frames = fft.irfft(half, n=n_fft, dim=-1, norm=norm)
     win = _window(window, n_fft, win_length, frames, fn)
     frames = frames * win
     batch, count = frames.shape[0], frames.shape[1]
