@@ -49,6 +49,7 @@ from tensorweaver.errors import (
 from tensorweaver.layout import layout, strided
 from tensorweaver.ops import extra_methods as _extra_methods
 from tensorweaver.ops import methods as _methods  # noqa: F401
+from tensorweaver.ops import out_arguments as _out_arguments
 from tensorweaver.ops import special as _special
 from tensorweaver.ops import spellings as _spellings
 from tensorweaver.ops.complex import (
@@ -396,6 +397,15 @@ def detach(x: Tensor) -> Tensor:
 
 _extra_methods.attach(Tensor)
 
+# PyTorch's out= for the functions written without one (the lazy ones get it on loading).
+globals().update(
+    {
+        _n: _out_arguments.given_out(_n, globals()[_n])
+        for _n in _out_arguments.OUT
+        if _n in globals()
+    }
+)
+
 # torch.relu_(x), torch.exp_(x), ...: the in-place methods as functions.
 globals().update({_n: _spellings.inplace_function(_n) for _n in _spellings.FUNCTIONS_INPLACE})
 globals().update({_n: _spellings.inplace_function(_n) for _n in _special.FUNCTIONS_INPLACE})
@@ -539,6 +549,8 @@ _LAZY_ATTRS = {
     **_from("linalg.legacy", "cholesky lu lu_unpack orgqr pinverse qr svd triangular_solve"),
     **_from("linalg.products", "matrix_exp matrix_power"),
     **_from("linalg.solvers", "cholesky_inverse cholesky_solve"),
+    **_from("linalg.householder", "geqrf ormqr"),
+    **_from("linalg.lowrank", "pca_lowrank svd_lowrank"),
 }
 
 
@@ -549,7 +561,10 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(_LAZY[name])
     if name in _LAZY_ATTRS:
         module, attr = _LAZY_ATTRS[name]
-        value = globals()[name] = getattr(importlib.import_module(module), attr)  # once only
+        value = getattr(importlib.import_module(module), attr)
+        if name in _out_arguments.OUT:
+            value = _out_arguments.given_out(name, value)
+        globals()[name] = value  # once only
         return value
     raise AttributeError(f"module 'tensorweaver' has no attribute {name!r}")
 

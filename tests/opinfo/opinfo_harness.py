@@ -50,9 +50,14 @@ TOLERANCES = {
 
 @cache
 def op_db() -> list:
-    """torch's op database (importing it costs about 4 s)."""
+    """torch's op database (importing it costs about 4 s), leaving ``torch.backends``' flags
+    settable as they were: the import calls ``torch.backends.disable_global_flags()``, which
+    would fail later tests in the process that set ``torch.backends.cudnn`` flags."""
+    flags = torch.backends.flags_frozen.__globals__  # the module's own globals
+    allowed = flags["__allow_nonbracketed_mutation_flag"]
     from torch.testing._internal.common_methods_invocations import op_db as database
 
+    flags["__allow_nonbracketed_mutation_flag"] = allowed
     return list(database)
 
 
@@ -140,7 +145,7 @@ class TorchAsTw:
 def rebound(function: Callable) -> Callable:
     """``function`` (a wrapper written in the database) reading ``torch`` as tensorweaver."""
     code = getattr(function, "__code__", None)
-    if code is None or "torch" not in code.co_names:
+    if code is None:  # a builtin or a partial: nothing to rebind
         return function
     namespace = dict(function.__globals__)
     namespace["torch"] = TorchAsTw(tw)

@@ -1,0 +1,210 @@
+"""PyTorch's ``out=`` for the ``tw.*`` functions written without one (``tw.gather``,
+``tw.cat``, ``tw.sort``, ``tw.kthvalue``, ...): the result is written into ``out`` (a tuple
+of tensors for several results, returned as the ``<name>_out`` named tuple), which is
+resized to the result's shape and must have its dtype (or, for the functions PyTorch
+computes elementwise, one the result casts to); ``out`` may not require grad, and for the
+functions that PyTorch's kernels refuse it, ``out`` may not share memory with an input.
+
+The namespace (``tensorweaver/__init__.py``) wraps each function named in :data:`OUT` once,
+at import or on its first use; a call without ``out=`` costs the wrapper's one extra Python
+call. A function that takes ``out=`` itself (calling :func:`call_with_out` with it) is left
+unwrapped, so its usual call costs nothing more.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from typing import Any, Callable, NamedTuple
+
+from tensorweaver import return_types
+from tensorweaver.ops.apply import written_out
+from tensorweaver.ops.casting import can_cast
+from tensorweaver.tensor import Tensor
+
+
+class Kind(NamedTuple):
+    """How a function's ``out`` is checked: ``exact``, of the result's dtype (else any dtype
+    the result casts to), ``exact_pairs`` the same for several results where it differs;
+    ``apart``, sharing no memory with an input; ``quiet``, resized without PyTorch's warning
+    (the functions whose kernels resize their ``out`` themselves); ``returns``, whether the
+    function returns ``out`` (PyTorch's list-writing ``*_copy`` functions return None);
+    ``copies``, any ``out`` dtype, the result computed in it (PyTorch's cumulative ops);
+    ``uncast``, the class of the error where the result does not cast to ``out``'s dtype."""
+
+    exact: bool = True
+    apart: bool = False
+    quiet: bool = False
+    exact_pairs: bool | None = None
+    returns: bool = True
+    copies: bool = False
+    uncast: type[Exception] = RuntimeError
+
+
+def _table(kind: Kind, names: str) -> dict[str, Kind]:
+    return dict.fromkeys(names.split(), kind)
+
+
+#: The functions given ``out=`` here, by their name in ``tw``, and how it is checked (as
+#: PyTorch 2.13 checks it, found by tests/out_arguments).
+OUT: dict[str, Kind] = {
+    **_table(
+        Kind(),
+        "addmm addmv aminmax all amax amin any argmax argmin baddbmm bmm bucketize "
+        "conj_physical complex cummax cummin diag diag_embed diff dot frexp ger heaviside "
+        "histc histogram index_add index_copy index_reduce inner inverse isin isneginf "
+        "isposinf log_softmax logcumsumexp lu_solve lu_unpack matmul mm mode msort mv "
+        "nanquantile nonzero norm polar qr quantile renorm scatter scatter_add scatter_reduce "
+        "searchsorted slice_scatter softmax sort svd tensordot topk tril triangular_solve triu "
+        "vdot alias_copy as_strided_copy diagonal_copy expand_copy permute_copy squeeze_copy "
+        "t_copy transpose_copy unfold_copy unsqueeze_copy view_copy",
+    ),
+    **_table(
+        Kind(exact=False),
+        "addr cholesky cholesky_inverse cholesky_solve fmax fmin igamma igammac kron "
+        "logsumexp mean mvlgamma nanmean nansum normal outer std var",
+    ),
+    **_table(Kind(exact=False, exact_pairs=True), "max min"),
+    **_table(Kind(exact=False, copies=True), "cumprod cumsum"),
+    **_table(Kind(exact=False, quiet=True), "bernoulli lu"),
+    **_table(Kind(quiet=True), "addbmm logspace multinomial narrow_copy randn"),
+    **_table(Kind(returns=False), "split_with_sizes_copy unbind_copy"),
+    **_table(
+        Kind(apart=True), "cross gather index_select kthvalue masked_select take take_along_dim"
+    ),
+    **_table(
+        Kind(exact=False, apart=True, uncast=TypeError),
+        "cat concat concatenate column_stack dstack hstack row_stack stack vstack",
+    ),
+}
+
+_OUT = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
+#: Each named result type's ``<name>_out`` twin (``return_types.sort_out``).
+_TWINS: dict[type, type] = {}
+
+
+def given_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (``tw.<name>``) with PyTorch's keyword-only ``out=``, checked as ``OUT[name]``
+    says; ``fn`` itself where it takes ``out`` already (see :func:`call_with_out`)."""
+    parameters = list(inspect.signature(fn).parameters.values())
+    if any(p.name == "out" for p in parameters):
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if out is None:  # the usual call: nothing but fn's
+            return fn(*args, **kwargs)
+        return call_with_out(name, fn, args, kwargs, out)
+
+    at = next((i for i, p in enumerate(parameters) if p.kind is p.VAR_KEYWORD), len(parameters))
+    call.__signature__ = inspect.Signature([*parameters[:at], _OUT, *parameters[at:]])  # type: ignore[attr-defined]
+    return call
+
+
+def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, out: Any) -> Any:
+    """``fn(*args, **kwargs)`` written into ``out`` as PyTorch's ``<name>(..., out=out)``
+    does. A function that takes ``out=`` itself (so that its usual call costs no wrapper)
+    returns ``call_with_out(name, itself, args, kwargs, out)`` when ``out`` is given."""
+    kind = OUT[name]
+    if kind.apart:
+        _refuse_overlap(name, out, args, kwargs)
+    if kind.copies and isinstance(out, Tensor) and kwargs.get("dtype") is None:
+        kwargs = {**kwargs, "dtype": out.dtype}  # computed in out's dtype, as PyTorch's
+    value = fn(*args, **kwargs)
+    if kind.quiet:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "An output with one or more elements was")
+            written = _write(name, value, out, kind)
+    else:
+        written = _write(name, value, out, kind)
+    return written if kind.returns else None
+
+
+def _write(name: str, value: Any, out: Any, kind: Kind) -> Any:
+    if isinstance(value, Tensor):
+        _refuse_repeats(name, value, out)
+        if isinstance(out, Tensor) and out.dtype is not value.dtype:
+            if kind.uncast is not RuntimeError and not can_cast(value.dtype, out.dtype):
+                raise kind.uncast(
+                    f"{name}(): input types can't be cast to the desired output type "
+                    f"{out.dtype.name} (the result is {value.dtype.name})"
+                )
+        return written_out(name, value, out, same_dtype=kind.exact)
+    if not isinstance(out, (tuple, list)) or len(out) != len(value):
+        raise TypeError(
+            f"{name}(): argument 'out' must be a tuple of {len(value)} Tensors (one per "
+            f"result), not {type(out).__name__}"
+        )
+    exact = kind.exact if kind.exact_pairs is None else kind.exact_pairs
+    for v, o in zip(value, out):
+        _refuse_repeats(name, v, o)
+    written = [written_out(name, v, o, same_dtype=exact) for v, o in zip(value, out)]
+    named = type(value)
+    if not hasattr(named, "_fields"):
+        return tuple(written)
+    twin = _TWINS.get(named)
+    if twin is None:
+        twin = _TWINS[named] = return_types._structseq(f"{named.__name__}_out", named._fields)
+    return twin(*written)
+
+
+def _refuse_repeats(name: str, value: Tensor, out: Any) -> None:
+    """PyTorch's error where ``out``, of the result's shape (so not resized), repeats an
+    element in memory (an ``expand()``)."""
+    if (
+        isinstance(out, Tensor)
+        and out.shape == value.shape
+        and any(s == 0 and n > 1 for n, s in zip(out.shape, out.stride()))
+    ):
+        raise RuntimeError(
+            f"{name}(): unsupported operation: more than one element of the written-to tensor "
+            "refers to a single memory location. Please clone() the tensor before performing "
+            "the operation."
+        )
+
+
+def _refuse_overlap(name: str, out: Any, args: tuple, kwargs: dict) -> None:
+    """PyTorch's error where ``out`` and an input share elements (its kernels would read
+    what they already wrote)."""
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    inputs = [*args, *kwargs.values()]
+    inputs += [t for item in inputs if isinstance(item, (tuple, list)) for t in item]
+    for o in outs:
+        for t in inputs:
+            if isinstance(o, Tensor) and isinstance(t, Tensor) and _overlap(o, t):
+                raise RuntimeError(
+                    f"{name}(): unsupported operation: some elements of the input tensor and "
+                    "the written-to tensor refer to a single memory location. Please clone() "
+                    "the tensor before performing the operation."
+                )
+
+
+def _overlap(a: Tensor, b: Tensor) -> bool:
+    """PyTorch's test: the same tensor, or two dense tensors of one memory whose address
+    ranges meet (others it cannot tell, and lets pass)."""
+    if a is b:
+        return True
+    if a.backend is not b.backend or not a.numel() or not b.numel():
+        return False
+    storage = getattr(a.backend, "storage", None)
+    if storage is None or storage(a.native) is not storage(b.native):
+        return False
+    if not (_dense(a) and _dense(b)):
+        return False
+    a_begin, b_begin = a.data_ptr(), b.data_ptr()
+    a_end = a_begin + a.numel() * a.element_size()
+    b_end = b_begin + b.numel() * b.element_size()
+    return a_begin < b_end and b_begin < a_end
+
+
+def _dense(t: Tensor) -> bool:
+    """Whether ``t``'s elements fill a block of memory once each, in some order."""
+    step = 1
+    for size, stride in sorted(
+        ((n, s) for n, s in zip(t.shape, t.stride()) if n != 1), key=lambda p: p[1]
+    ):
+        if stride != step:
+            return False
+        step *= size
+    return True

@@ -1,0 +1,78 @@
+"""``out=`` of every tw function whose torch twin takes one, against torch, on PyTorch's op
+database samples (see ``out_sweep``). The suite runs the first sample (float64, or the op's
+first dtype) of a seeded share of the ops, one in ``SHARE`` by a hash of the op's id;
+``TW_OUT_SWEEP_FULL=1`` runs every op, ``TW_OUT_SWEEP_SAMPLES=n`` n samples of each."""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+import out_sweep as sweep
+import pytest
+from opinfo.opinfo_harness import op_id, run_error
+
+SAMPLES = int(os.environ.get("TW_OUT_SWEEP_SAMPLES", "1"))
+FULL = bool(os.environ.get("TW_OUT_SWEEP_FULL"))
+SHARE = 12
+
+#: Differences outside this module's files, each the honest record of a defect to fix there.
+KNOWN = {
+    "clamp": "ops/elementwise.py: clamp's out= must take any dtype the result casts to",
+    "clamp_max": "ops/numeric.py: clamp_max's out= must take any dtype the result casts to",
+    "clamp_min": "ops/numeric.py: clamp_min's out= must take any dtype the result casts to",
+    "arange": "ops/creation.py: arange resizes its out= without the warning",
+    "cat": "ops/movement.py: tw.cat(tensor) must raise TypeError (a tuple of tensors)",
+    "linalg.cross": "linalg/: linalg.cross must refuse an out= that is an input",
+    "linalg.lstsq": "linalg/: linalg.lstsq has no out=",
+    "linalg.matrix_power": "linalg/: linalg.matrix_power's out= must take a cast dtype",
+    "split_with_sizes_copy": "ops/apply.py written_out: torch lets its out list require grad",
+    "normal.number_mean": "normal(float mean, Tensor std) resizes out quietly and takes only "
+    "its exact dtype, other overloads cast and warn: out_arguments checks all alike",
+}
+#: Functions that do not differentiate: torch lets their out= require grad (ops/apply.py
+#: ``written_out`` refuses it for every function).
+NOT_DIFFERENTIABLE = (
+    "eq ne lt le gt ge logical_and logical_or logical_xor logical_not histc special.airy_ai "
+    "special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1 "
+    "special.chebyshev_polynomial_t special.chebyshev_polynomial_u "
+    "special.chebyshev_polynomial_v special.chebyshev_polynomial_w "
+    "special.hermite_polynomial_h special.hermite_polynomial_he special.laguerre_polynomial_l "
+    "special.legendre_polynomial_p special.modified_bessel_i0 special.modified_bessel_i1 "
+    "special.modified_bessel_k0 special.modified_bessel_k1 special.scaled_modified_bessel_k0 "
+    "special.scaled_modified_bessel_k1 special.shifted_chebyshev_polynomial_t "
+    "special.shifted_chebyshev_polynomial_u special.shifted_chebyshev_polynomial_v "
+    "special.shifted_chebyshev_polynomial_w special.spherical_bessel_j0"
+).split()
+
+
+def _known(op) -> str | None:
+    if op_id(op) in KNOWN:
+        return KNOWN[op_id(op)]
+    if op.name in NOT_DIFFERENTIABLE:
+        return "ops/apply.py written_out: torch lets a function without a gradient write an out= "
+        "that requires grad"
+    if op.name.startswith("nn.functional."):
+        return "nn/: tw.nn.functional has no out= where torch's has"
+    return None
+
+
+def _params():
+    for op in sweep.out_ops():
+        if not FULL and zlib.crc32(op_id(op).encode()) % SHARE:
+            continue
+        why = _known(op)
+        marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+        yield pytest.param(op, id=op_id(op), marks=marks)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("op", list(_params()))
+def test_out_like_torch(op) -> None:
+    problems = sweep.check_op(op, SAMPLES)
+    problems += [
+        f"{op_id(op)} error input: {outcome}"
+        for error in sweep.error_inputs_with_out(op)
+        if (outcome := run_error(op, error)) is not None and outcome.kind != "skip"
+    ]
+    assert not problems, "\n".join(problems)
