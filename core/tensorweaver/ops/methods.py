@@ -330,6 +330,7 @@ DEFERRED_METHODS: dict[str, tuple[str, str]] = {
     **names_in("ops.windows", "unfold"),
     **names_in("linalg.determinants", "det logdet slogdet"),
     **names_in("linalg.legacy", "cholesky qr lu orgqr pinverse triangular_solve svd"),
+    **names_in("linalg.householder", "geqrf ormqr"),
     **names_in("linalg.solvers", "cholesky_solve cholesky_inverse"),
     **names_in("linalg.products", "matrix_power matrix_exp"),
     "inverse": ("tensorweaver.linalg.solvers", "inv"),
