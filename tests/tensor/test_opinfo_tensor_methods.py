@@ -51,6 +51,7 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "movedim-repeated-destination": lambda lib: lib.movedim(lib.ones(2, 3, 4), [0, 1], [2, -1]),
     "movedim-ok": lambda lib: lib.movedim(lib.ones(2, 3, 4), [0, 1], [2, 0]).shape,
     "cat-none": lambda lib: lib.cat([data(lib), None]),
+    "cat-a-tensor": lambda lib: lib.cat(data(lib)),
 }
 
 

@@ -23,6 +23,7 @@ from tensorweaver.ops.apply import (
     broadcast_shapes,
     check_backends,
     expand_native,
+    labelled,
     written_out,
 )
 from tensorweaver.promotion import get_default_dtype
@@ -151,9 +152,10 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         return atan2(imag(x), real(x))
     if x.dtype.kind != "f":
         x = x.to(get_default_dtype())
-    x = x.detach()
+    v = x.detach()
     # pi times a tensor of x's dtype: a Python pi in where() would round to the default dtype.
-    return ew.where(ew.isnan(x), x, ew.mul(ew.lt(x, 0).to(x.dtype), math.pi))
+    value = ew.where(ew.isnan(v), v, ew.mul(ew.lt(v, 0).to(v.dtype), math.pi))
+    return labelled(ew.with_zero_gradient(value, x), "AngleBackward0", x)
 
 
 def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:

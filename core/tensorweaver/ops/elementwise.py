@@ -308,10 +308,21 @@ _maximum = _arithmetic("maximum")
 _minimum = _arithmetic("minimum")
 
 
+def require_tensors(op: str, a: Any, b: Any) -> None:
+    """PyTorch's binary ops that take no Python number (``maximum(t, 2)`` is a TypeError)."""
+    _require_tensor(op, a)
+    if not isinstance(b, Tensor):
+        raise TypeError(
+            f"{op}(): argument 'other' (position 2) must be Tensor, not {type(b).__name__}; "
+            "wrap a number with tw.tensor(...)"
+        )
+
+
 def maximum(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
     """The larger of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
     if out is not None:
         return written_out("maximum", maximum(a, b), out)
+    require_tensors("maximum", a, b)
     _ordered("maximum", a, b, RuntimeError)
     return _maximum(a, b)
 
@@ -320,6 +331,7 @@ def minimum(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
     """The smaller of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
     if out is not None:
         return written_out("minimum", minimum(a, b), out)
+    require_tensors("minimum", a, b)
     _ordered("minimum", a, b, RuntimeError)
     return _minimum(a, b)
 
@@ -598,6 +610,8 @@ def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
             and not (ordered and a.dtype.kind == "c")
         ):
             return Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, dtypes.bool_)
+        if not isinstance(a, Tensor):  # tw.eq(2, t): PyTorch takes no number first
+            _require_tensor(name, a)
         if ordered:
             _int64_only(a)  # PyTorch's OverflowError comes first
             _int64_only(b)
@@ -635,6 +649,8 @@ def _logical(name: str) -> Callable[[Operand, Operand], Tensor]:
     def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
             return written_out(name, op(a, b), out)
+        # (a number second stays: ``t & True`` on bools comes here)
+        _require_tensor(name, a)
         # Each operand is first converted to the promoted dtype, as PyTorch's kernel reads
         # it: int8 with a 0-d int64 256 sees 0 (False), not 256.
         a, b, backend, dtype, an, bn = _operands(name, a, b, _same)
@@ -1089,6 +1105,15 @@ def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
         bn = expand_native(Tensor(bn, backend, dtype), shape)
     native = backend.where(cond, an, bn)
     return apply("where", native, dtype, (condition, a, b))
+
+
+def with_zero_gradient(value: Tensor, source: Tensor) -> Tensor:
+    """``value`` (computed without a graph, of ``source``'s shape and dtype) in ``source``'s
+    graph with a zero gradient, as PyTorch's outputs of piecewise-constant ops."""
+    if not (source.requires_grad and is_grad_enabled()):
+        return value
+    keep = Tensor(value.backend.full((), True, dtypes.bool_), value.backend, dtypes.bool_)
+    return where(keep, value, source)
 
 
 def cast(x: Tensor, dtype: DType) -> Tensor:

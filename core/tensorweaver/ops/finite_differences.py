@@ -71,7 +71,11 @@ def _coordinates(f: Tensor, d: int, x: Tensor, edge_order: int) -> Tensor:
 
 
 def gradient(
-    input: Tensor, *, spacing: Any = 1, dim: int | Sequence[int] | None = None, edge_order: int = 1
+    input: Tensor,
+    *,
+    spacing: Any = None,
+    dim: int | Sequence[int] | None = None,
+    edge_order: int = 1,
 ) -> tuple[Tensor, ...]:
     """One tensor per dimension in ``dim`` (default: all): the derivative of ``input``
     along it. ``spacing``: one number for all, one number per dimension, or one 1-d tensor
@@ -81,6 +85,11 @@ def gradient(
         raise RuntimeError(f"{fn} only supports edge_order=1 and edge_order=2.")
     dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else dim
     dims = [_axis(d, input.ndim, "gradient") for d in dims]
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if spacing is None:  # (as PyTorch: the default step 1)
+        spacing = 1
     if isinstance(spacing, Tensor) and spacing.ndim == 0:
         spacing = spacing.item()
     if isinstance(spacing, Number):

@@ -4,7 +4,7 @@
 Both work in float64, which holds every value of the narrower float dtypes exactly, and
 build powers of two from ``exp2`` of whole numbers, which is exact. ``frexp``'s mantissa is
 differentiable (its gradient is the output's scaled by 2**-exponent, as PyTorch's);
-``nextafter`` has no gradient (PyTorch's backward raises that it is not implemented).
+``nextafter``'s gradient is PyTorch's: the output's for ``input``, zeros for ``other``.
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweaver import return_types
+from tensorweaver.autograd.function import Function
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.dtype_info import finfo
 from tensorweaver.ops import coordinates as co
+from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import written_out
 from tensorweaver.ops.special import exp2
@@ -94,8 +96,24 @@ def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Ten
     largest = ew.mul(co.where(x > 0, 1.0, -1.0).to(dtypes.float64), float(finfo(dtype).max))
     out = co.where(ew.isinf(x) & (x != y), largest, out)
     out = co.where(x == y, y, out)
-    out = co.where(ew.isnan(x) | ew.isnan(y), float("nan"), out)
-    return out.to(dtype)
+    out = co.where(ew.isnan(x) | ew.isnan(y), float("nan"), out).to(dtype)
+    if not (input.requires_grad or other.requires_grad):
+        return out
+    return _NextAfter.apply(out, input, other)
+
+
+class _NextAfter(Function):
+    """nextafter's values with PyTorch's derivative: 1 for ``input``, 0 for ``other``."""
+
+    @staticmethod
+    def forward(ctx: Any, out: Tensor, input: Tensor, other: Tensor) -> Tensor:
+        ctx.input, ctx.other = input.detach(), other.detach()
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        g = ew.cast(grad.sum_to_size(ctx.input.shape), ctx.input.dtype)
+        return None, g, cr.zeros_like(ctx.other)
 
 
 def nextafter_(self: Tensor, other: Tensor) -> Tensor:

@@ -315,6 +315,10 @@ def flip(x: Tensor, dims: Any) -> Tensor:
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    if isinstance(tensors, Tensor):
+        raise TypeError(
+            "cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+        )
     tensors = [t for t in tensors]
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")  # torch's class

@@ -171,6 +171,8 @@ def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
 
 
 def _extreme(op: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(x).__name__}")
     if dim is None:
         if x.numel() == 0:
             raise RuntimeError(
@@ -292,12 +294,12 @@ def std(
 def logsumexp(x: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) without overflow: the maximum is taken out first."""
     axes = axes_of("logsumexp", dim, x.ndim)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         x = x.float()
     if 0 in [x.shape[a] for a in axes]:  # an empty sum: log(0) = -inf
         out = ew.log(sum(ew.exp(x), axes, True))
         return out if keepdim else out.squeeze(axes)
-    m = amax(x.detach(), axes, True)
+    m = amax(real(x.detach()), axes, True)  # complex: the real parts' maximum, as PyTorch
     m = ew.where(ew.isinf(m), 0.0, m)
     out = ew.add(ew.log(sum(ew.exp(ew.sub(x, m)), axes, True)), m)
     return labelled(out if keepdim else out.squeeze(axes), "LogsumexpBackward0", x)
@@ -314,7 +316,18 @@ def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
 
 
 def norm(x: Tensor, p: Any = 2, dim: Dim = None, keepdim: bool = False) -> Tensor:
-    """The vector p-norm over ``dim`` (all elements by default)."""
+    """The vector p-norm over ``dim`` (all elements by default); ``p="nuc"`` (or ``"fro"``
+    over more than two dims) is ``linalg.matrix_norm`` over ``dim`` (all dims by default)."""
+    if isinstance(p, str) and (p != "fro" or (isinstance(dim, (tuple, list)) and len(dim) > 2)):
+        from tensorweaver.linalg.norms import matrix_norm  # (linalg imports this module)
+
+        dims = tuple(range(x.ndim)) if dim is None else tuple(dim_list(dim))
+        if len(dims) != 2:
+            raise RuntimeError(
+                f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims} (norm p={p!r} takes "
+                "the two dims of a matrix)"
+            )
+        return matrix_norm(x, p, dims, keepdim)
     return labelled(_norm(x, p, dim, keepdim), "LinalgVectorNormBackward0", x)
 
 
@@ -346,7 +359,7 @@ def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
     if p == 1:
         return sum(ew.abs(x), dim, keepdim)
     if p == 0:
-        return sum(ew.ne(x, 0).to(x.dtype), dim, keepdim)
+        return sum(ew.with_zero_gradient(ew.ne(x.detach(), 0).to(x.dtype), x), dim, keepdim)
     size = ew.abs(x)
     zero = ew.eq(size, 0)  # |x| ** p has an infinite slope at 0 for p < 1: PyTorch gives 0
     powered = ew.where(zero, 0.0, ew.pow(ew.where(zero, 1.0, size), p))

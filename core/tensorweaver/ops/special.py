@@ -224,6 +224,7 @@ def copysign(input: Operand, other: Operand, *, out: Tensor | None = None) -> Te
     """|input| with the sign of other (as signbit sees it); float result."""
     if out is not None:
         return written_out("copysign", copysign(input, other), out)
+    _need_tensor("copysign", "input", 1, input)
     _real_only("copysign", input, other)
     a, b = _float_operands("copysign", input, other)
     magnitude = ew.abs(a)
@@ -341,10 +342,13 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
 def sinc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """sin(pi x) / (pi x), 1 at 0. The division sees 1 where x is 0, so the gradient there is
     0 (not NaN), as in PyTorch; at 0 the value is the series' 1 - (pi x)**2 / 6, so higher
-    derivatives are right there too (the second is -pi**2 / 3, where PyTorch's is NaN)."""
+    derivatives are right there too (the second is -pi**2 / 3, where PyTorch's is NaN).
+    Complex tensors take the same formula."""
     if out is not None:
         return written_out("sinc", sinc(input), out)
-    x = _float_input("sinc", input)
+    x = _need_tensor("sinc", "input", 1, input)
+    if x.dtype.kind not in "fc":
+        x = ew.cast(x, get_default_dtype())
     if x.dtype in ew._HALF:
         return ew.in_float32(sinc, x)
     zero = ew.eq(x, 0)

@@ -10,6 +10,8 @@ are Tensor methods too; :data:`INPLACE` the ops whose ``op_`` in-place form is s
 from __future__ import annotations
 
 import itertools
+import numbers
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +22,8 @@ from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import reduce as rd
-from tensorweaver.ops.complex import conj_physical, imag
+from tensorweaver.ops.complex import complex as make_complex
+from tensorweaver.ops.complex import conj_physical, imag, real
 from tensorweaver.tensor import Size, Tensor, _axis
 
 greater, greater_equal, less, less_equal = ew.gt, ew.ge, ew.lt, ew.le
@@ -43,6 +46,10 @@ def positive(input: Tensor) -> Tensor:
 
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """``other - alpha * input`` (``torch.rsub``: subtraction with its operands reversed)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
     return ew.sub(other, input, alpha=alpha)
 
 
@@ -125,20 +132,26 @@ def _each(tensors: tuple, fn: Any) -> Any:
     return out[0] if len(out) == 1 else out
 
 
+def _nonempty(name: str, tensors: Sequence[Tensor]) -> list:
+    if not len(tensors):
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return list(tensors)
+
+
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
-    tensors = atleast_1d(list(tensors))
+    tensors = atleast_1d(_nonempty("hstack", tensors))
     return movement.cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
-    return movement.cat(atleast_2d(list(tensors)), 0)
+    return movement.cat(atleast_2d(_nonempty("vstack", tensors)), 0)
 
 
 row_stack = vstack
 
 
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
-    return movement.cat(atleast_3d(list(tensors)), 2)
+    return movement.cat(atleast_3d(_nonempty("dstack", tensors)), 2)
 
 
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
@@ -174,7 +187,15 @@ def _split_by(name: str, dim: int, min_ndim: int) -> Any:
                 f"but got a tensor with {input.ndim} dimensions!"
             )
         axis = 0 if name == "hsplit" and input.ndim == 1 else dim
-        if isinstance(indices_or_sections, int) and input.shape[axis] % indices_or_sections:
+        if isinstance(indices_or_sections, str) or not isinstance(
+            indices_or_sections, (int, Sequence, Tensor)
+        ):
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments: expected an int or a "
+                f"sequence of ints, got {type(indices_or_sections).__name__}"
+            )
+        sections = indices_or_sections
+        if isinstance(sections, int) and (sections == 0 or input.shape[axis] % sections):
             raise RuntimeError(
                 f"torch.{name} attempted to split along dimension {axis}, but the size of the "
                 f"dimension {input.shape[axis]} is not divisible by the split_size "
@@ -247,11 +268,15 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    if r == 0:  # (PyTorch's is a new tensor, outside the graph)
+        return cr.empty((0,), dtype=input.dtype, device=input.device)
     index = list(pick(range(input.shape[0]), r))
-    if r == 0 or not index:
-        shape = (0,) if r == 0 else (0, r)
-        return cr.empty(shape, dtype=input.dtype, device=input.device)
-    columns = cr.tensor(index, dtype=dtypes.int64, device=input.device)
+    # (no combinations: an empty index keeps the (0, r) result in input's graph, as PyTorch)
+    columns = (
+        cr.tensor(index, dtype=dtypes.int64, device=input.device)
+        if index
+        else cr.empty((0, r), dtype=dtypes.int64, device=input.device)
+    )
     return input[columns]
 
 
@@ -259,42 +284,94 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 
 
 def _scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:
-    product = product if alpha == 1 else product * alpha
-    if beta == 0:  # PyTorch ignores input then: its NaN and inf do not propagate
+    logical = product.dtype is dtypes.bool_ and input.dtype is dtypes.bool_
+    if logical:  # PyTorch's bool addr: "and" for times, "or" for plus
+        product = product if alpha else cr.zeros_like(product)
+    else:
+        product = product if alpha == 1 else product * alpha
+    if not beta:  # PyTorch ignores input then: its NaN and inf do not propagate
         shape = tuple(broadcast_shapes(input.shape, product.shape))
         return movement.expand(product, shape) if shape != product.shape else product
-    return (input if beta == 1 else input * beta) + product
+    return (input if logical or beta == 1 else input * beta) + product
 
 
 def _same_dtype(op: str, input: Any, product: Tensor) -> None:
     """PyTorch's matrix-product kernels take the added tensor in the product's dtype only
-    (``addr``, an outer product, promotes)."""
+    (``addr``, an outer product, promotes), and no bool."""
     if isinstance(input, Tensor) and input.dtype is not product.dtype:
         raise RuntimeError(
             f"{op}: input must have the matrices' dtype, got {input.dtype.name} and "
             f"{product.dtype.name}; convert it with .to({product.dtype.name})"
         )
+    if product.dtype is dtypes.bool_:
+        raise NotImplementedError(f"\"{op}\" not implemented for 'Bool'")
 
 
+def _integral_scalars(dtype: Any, beta: Any, alpha: Any) -> tuple[Any, Any]:
+    """``beta`` and ``alpha`` as PyTorch's integer matrix kernels take them: truncated to
+    integers (``beta=0.5`` is 0)."""
+    if dtype.kind not in "iu":
+        return beta, alpha
+    return int(beta), int(alpha)
+
+
+def _addr_scalars(dtype: Any, beta: Any, alpha: Any) -> None:
+    """PyTorch's checks of ``addr``'s scalars against the result's dtype."""
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if isinstance(value, bool) and dtype is not dtypes.bool_:
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        if dtype.kind in "iub" and not isinstance(value, numbers.Integral):
+            raise RuntimeError(
+                f"For integral input tensors, argument {name} must not be a floating point "
+                f"number; pass an int {name} to addr with {dtype.name} tensors."
+            )
+
+
+def _rounded_once(fn: Any) -> Any:
+    """``fn`` (a product with accumulation) computed in float32 for float16 and bfloat16
+    operands and rounded once, as PyTorch's kernels do."""
+
+    def wrapper(input: Tensor, a: Tensor, b: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        half = getattr(input, "dtype", None)
+        # (under autocast the product's own operand casts decide its dtype)
+        if (
+            half not in (dtypes.float16, dtypes.bfloat16)
+            or not a.dtype is b.dtype is half
+            or autocast_dtype() is not None
+        ):
+            return fn(input, a, b, beta=beta, alpha=alpha)
+        wide = (ew.cast(t, dtypes.float32) for t in (input, a, b))
+        return ew.cast(fn(*wide, beta=beta, alpha=alpha), half)
+
+    wrapper.__name__ = wrapper.__qualname__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+@_rounded_once
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     low = autocast_dtype()
     if low is not None:  # on PyTorch's lower-precision list: the added input is cast too
         input, mat1, mat2 = la.autocast_operands(low, input, mat1, mat2)
     product = la.mm(mat1, mat2)
     _same_dtype("addmm", input, product)
-    return _scaled_sum(input, product, beta, alpha)
+    return _scaled_sum(input, product, *_integral_scalars(product.dtype, beta, alpha))
 
 
+@_rounded_once
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     product = la.matmul_as_given(mat, vec)
     _same_dtype("addmv", input, product)
-    return _scaled_sum(input, product, beta, alpha)
+    return _scaled_sum(input, product, *_integral_scalars(product.dtype, beta, alpha))
 
 
+@_rounded_once
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    _addr_scalars(_result_dtype([input, vec1, vec2]), beta, alpha)
     return _scaled_sum(input, la.outer(vec1, vec2), beta, alpha)
 
 
+@_rounded_once
 def baddbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
@@ -303,18 +380,32 @@ def baddbmm(
         input, batch1, batch2 = la.autocast_operands(low, input, batch1, batch2)
     product = la.bmm(batch1, batch2)
     _same_dtype("baddbmm", input, product)
-    return _scaled_sum(input, product, beta, alpha)
+    return _scaled_sum(input, product, *_integral_scalars(product.dtype, beta, alpha))
 
 
+@_rounded_once
 def addbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     low = autocast_dtype()
     if low is not None:  # on PyTorch's lower-precision list: the added input is cast too
         input, batch1, batch2 = la.autocast_operands(low, input, batch1, batch2)
-    product = rd.sum(la.bmm(batch1, batch2), 0)
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError(
+            f"addbmm: batch1 and batch2 must be 3-d, got shapes {list(batch1.shape)} and "
+            f"{list(batch2.shape)}"
+        )
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(
+            f"addbmm: batch1 and batch2 must have the same number of batches, got "
+            f"{batch1.shape[0]} and {batch2.shape[0]}"
+        )
+    # One matrix product over (batch, inner) pairs: every sum accumulates as one, as PyTorch's
+    b, n, m = batch1.shape
+    lhs = movement.reshape(views.transpose(batch1, 0, 1), (n, b * m))
+    product = la.mm(lhs, movement.reshape(batch2, (b * m, batch2.shape[2])))
     _same_dtype("addbmm", input, product)
-    return _scaled_sum(input, product, beta, alpha)
+    return _scaled_sum(input, product, *_integral_scalars(product.dtype, beta, alpha))
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
@@ -361,6 +452,8 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:
     target = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
     if tuple(broadcast_shapes(target, input.shape)) != tuple(input.shape):
         raise RuntimeError(f"size {list(target)} is not expandable to size {list(input.shape)}")
+    if not target:  # PyTorch sums a 0-d target's input even when it is 0-d (bool gives int64)
+        return rd.sum(input)
     lead = input.ndim - len(target)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(target) if n == 1 and input.shape[lead + i] != 1
@@ -454,11 +547,13 @@ def isreal(input: Tensor) -> Tensor:
 
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise maximum that takes the other value where one of the two is NaN."""
+    ew.require_tensors("fmax", input, other)
     return _nan_ignoring(ew.maximum(input, other), input, other)
 
 
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise minimum that takes the other value where one of the two is NaN."""
+    ew.require_tensors("fmin", input, other)
     return _nan_ignoring(ew.minimum(input, other), input, other)
 
 
@@ -493,6 +588,10 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along ``dim`` scaled down to norm ``maxnorm`` where its norm exceeds it."""
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions"
+        )
     dim = _axis(dim, input.ndim, "renorm")
     others = tuple(d for d in range(input.ndim) if d != dim)
     norms = rd.norm(input, p, others, keepdim=True)
@@ -503,47 +602,82 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
 def cov(
     input: Tensor, *, correction: int = 1, fweights: Any = None, aweights: Any = None
 ) -> Tensor:
-    """Covariance of the rows (variables) of a 1- or 2-d tensor over its columns (observations)."""
+    """Covariance of the rows (variables) of a 1- or 2-d tensor over its columns
+    (observations), weighted by integer frequencies and float weights; 0-d for one variable."""
     if input.ndim > 2:
         raise RuntimeError(
             "cov(): expected input to have two or fewer dimensions but got an input with "
             f"{input.ndim} dimensions"
         )
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input; convert it first")
     x = movement.reshape(input, (1, -1)) if input.ndim < 2 else input
-    if not x.dtype.is_floating_point:
-        x = ew.cast(x, dtypes.float32)
     n = x.shape[1]
-    weights = None
+    w = None
     if fweights is not None:
-        weights = fweights
+        w = _cov_weights("fweights", fweights, n, fweights.dtype.kind in "iu", "integral")
     if aweights is not None:
-        weights = aweights if weights is None else weights * aweights
-    if weights is None:
-        mean = rd.mean(x, 1, keepdim=True)
-        centered = x - mean
-        norm = n - correction
-        c = la.mm(centered, views.transpose(centered, 0, 1)) / norm
+        aw = _cov_weights(
+            "aweights", aweights, n, aweights.dtype.is_floating_point, "floating point"
+        )
+        w = aw if w is None else w * aw
+    w_sum = n if w is None else rd.sum(w)
+    if w is not None and not bool(ew.ne(w_sum, 0)):
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    centered = x - rd.sum(x if w is None else x * w, 1, keepdim=True) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm = w_sum - correction * rd.sum(w * aweights) / w_sum
     else:
-        w = ew.cast(weights, x.dtype)
-        w_sum = rd.sum(w)
-        mean = rd.sum(x * w, 1, keepdim=True) / w_sum
-        centered = x - mean
-        if correction == 0:
-            norm = w_sum
-        elif aweights is None:
-            norm = w_sum - correction
-        else:
-            norm = w_sum - correction * rd.sum(w * ew.cast(aweights, x.dtype)) / w_sum
-        c = la.mm(centered * w, views.transpose(centered, 0, 1)) / norm
-    return movement.reshape(c, ()) if input.ndim < 2 else c
+        norm = w_sum - correction
+    if not bool(norm > 0):  # PyTorch warns and divides by zero (inf and NaN)
+        warnings.warn(
+            "cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "number of observations.",
+            UserWarning,
+            stacklevel=2,
+        )
+        norm = 0
+    weighted = centered if w is None else centered * w
+    c = la.mm(centered, conj_physical(views.transpose(weighted, 0, 1))) / norm
+    return c.squeeze()
+
+
+def _cov_weights(name: str, w: Tensor, n: int, dtype_ok: bool, kind: str) -> Tensor:
+    if w.ndim > 1:
+        raise RuntimeError(
+            f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+            f"{w.ndim} dimensions"
+        )
+    if not dtype_ok:
+        raise RuntimeError(
+            f"cov(): expected {name} to have {kind} dtype but got {name} with {w.dtype.name} dtype"
+        )
+    if w.numel() != n:
+        raise RuntimeError(
+            f"cov(): expected {name} to have the same numel as there are observations in the "
+            f"input but got {w.numel()} != {n}"
+        )
+    if n and not bool(ew.ge(rd.amin(w), 0)):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+    return w
 
 
 def corrcoef(input: Tensor) -> Tensor:
+    """Pearson correlation coefficients of the rows of a 1- or 2-d tensor (clipped to
+    [-1, 1], each part for complex input)."""
+    if input.ndim > 2:
+        raise RuntimeError(
+            "corrcoef(): expected input to have two or fewer dimensions but got an input with "
+            f"{input.ndim} dimensions"
+        )
     c = cov(input)
-    if c.ndim == 0:
+    if c.ndim == 0:  # NaN for a covariance of 0, inf or NaN; else 1
         return c / c
-    d = ew.sqrt(structure.diagonal(c))
-    return ew.clamp(c / movement.reshape(d, (-1, 1)) / movement.reshape(d, (1, -1)), -1, 1)
+    d = ew.sqrt(real(structure.diagonal(c)))
+    c = c / movement.reshape(d, (-1, 1)) / movement.reshape(d, (1, -1))
+    if c.dtype.is_complex:
+        return make_complex(ew.clamp(real(c), -1, 1), ew.clamp(imag(c), -1, 1))
+    return ew.clamp(c, -1, 1)
 
 
 def logspace(
@@ -585,14 +719,15 @@ INPLACE = (
     "clamp_max nan_to_num ge gt le lt ne eq greater greater_equal less less_equal not_equal "
     "logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor "
     "bitwise_not multiply divide subtract true_divide addmm addmv addr baddbmm addbmm renorm "
-    "heaviside cumsum cumprod hypot scatter_reduce index_reduce"
+    "heaviside cumsum cumprod hypot scatter_reduce index_reduce conj_physical"
 ).split()
 
 #: The in-place forms PyTorch also has as functions (``torch.relu_(x)`` is ``x.relu_()``).
 FUNCTIONS_INPLACE = (
-    "abs_ addmv_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ detach_ erf_ exp_ expm1_ fill_ "
-    "fix_ floor_ frac_ index_put_ log10_ log1p_ log2_ log_ nan_to_num_ neg_ negative_ "
-    "reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sqrt_ square_ tan_ tanh_ trunc_ zero_"
+    "abs_ addmv_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ conj_physical_ cos_ detach_ erf_ exp_ "
+    "expm1_ fill_ fix_ floor_ frac_ index_put_ log10_ log1p_ log2_ log_ nan_to_num_ neg_ "
+    "negative_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sqrt_ square_ tan_ tanh_ trunc_ "
+    "zero_"
 ).split()
 
 
