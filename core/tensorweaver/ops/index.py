@@ -479,9 +479,10 @@ def check_scatter_index(op: str, x: Tensor, dim: int, index: Any) -> tuple[int, 
 
 
 def _unless_empty(error: RuntimeError, x: Tensor, index: Any, src: Any = None) -> None:
-    """Raise ``error`` (a size check's) unless ``index`` is empty: PyTorch then checks none
-    of its sizes, and reads or writes nothing (its dtypes are still checked)."""
-    if not isinstance(index, Tensor) or index.numel() or index.dtype is not dtypes.int64:
+    """Raise ``error`` (a size or dtype check's) unless ``index`` is empty: PyTorch then
+    checks none of its sizes nor its dtype, and reads or writes nothing (``src``'s dtype is
+    still checked)."""
+    if not isinstance(index, Tensor) or index.numel():
         raise error
     if isinstance(src, Tensor) and src.dtype is not x.dtype:
         raise error
@@ -492,7 +493,9 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
         d, index = check_scatter_index("gather", x, dim, index)
     except RuntimeError as error:
         _unless_empty(error, x, index)
-        return Tensor(x.backend.full(tuple(index.shape), 0, x.dtype), x.backend, x.dtype)
+        # Nothing is read, but the result is still part of x's graph, as PyTorch's.
+        nothing = Tensor(x.backend.full((0,), 0, dtypes.int64), x.backend, dtypes.int64)
+        return mv.reshape(gather_unchecked(mv.reshape(x, (-1,)), 0, nothing), index.shape)
     return gather_unchecked(x, d, index)
 
 
@@ -548,7 +551,7 @@ def _scatter_multiply(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def _on_vector(scatter_op: Any, x: Tensor, index: Tensor, src: Tensor) -> Tensor:
-    """``scatter_op`` into a 0-d ``x`` by a 1-d ``index``, done on ``x`` as a 1-element
+    """``scatter_op`` into a 0-d ``x`` by a 0-d or 1-d ``index``, done on ``x`` as a 1-element
     vector: backends take an index of their array's rank."""
     flat = scatter_op(mv.reshape(x, (1,)), 0, mv.reshape(index, (-1,)), mv.reshape(src, (-1,)))
     return mv.reshape(flat, ())
@@ -557,7 +560,7 @@ def _on_vector(scatter_op: Any, x: Tensor, index: Tensor, src: Tensor) -> Tensor
 def scatter_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
     """``scatter`` of the core's own ``index`` (int64, in range) and ``src`` (x's dtype,
     index's shape)."""
-    if x.ndim == 0 and index.ndim:
+    if x.ndim == 0:  # also for a 0-d index: a backend's 0-d array may be a NumPy scalar
         return _on_vector(scatter_unchecked, x, index, src)
     native = x.backend.scatter(x.native, d, index.native, src.native)
     return apply("scatter", native, x.dtype, (x, src), (d, index))
@@ -595,7 +598,7 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 def scatter_add_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
     """``scatter_add`` of the core's own ``index`` (int64, in range) and ``src`` (x's dtype,
     index's shape)."""
-    if x.ndim == 0 and index.ndim:
+    if x.ndim == 0:  # as scatter_unchecked
         return _on_vector(scatter_add_unchecked, x, index, src)
     native = x.backend.scatter_add(x.native, d, index.native, src.native)
     return apply("scatter_add", native, x.dtype, (x, src), (d, index))
@@ -668,8 +671,9 @@ def index_add_unchecked(x: Tensor, d: int, index: Tensor, source: Tensor) -> Ten
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """``x``'s elements at ``indices`` along ``dim`` (of the flattened ``x`` when None);
-    ``indices`` in ``[0, size)``, as ``gather`` (PyTorch's CPU kernel reads out of bounds
-    instead of checking when ``dim`` is given)."""
+    ``indices`` in ``[0, size)``, as ``gather``, or, when ``dim`` is given, in ``[-size,
+    size)`` counting negative ones from the end (PyTorch's CPU kernel reads out of bounds
+    instead of checking beyond that)."""
     if not isinstance(indices, Tensor) or indices.dtype is not dtypes.int64:
         raise RuntimeError(
             "take_along_dim(): dtype of indices should be int64, got "
@@ -678,6 +682,11 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     if dim is None:
         return gather(mv.reshape(x, (-1,)), 0, mv.reshape(indices, (-1,)))
     d = _axis(dim, x.ndim, "take_along_dim")
+    if not x.ndim:
+        raise IndexError(
+            f"take_along_dim(): dimension specified as {dim} but the tensor has no dimensions; "
+            "pass dim=None"
+        )
     if indices.ndim != x.ndim:
         raise RuntimeError(
             f"take_along_dim: input and indices should have the same number of dimensions, "
@@ -691,7 +700,12 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
     )
     xs, ids = list(others), list(others)
     xs[d], ids[d] = x.shape[d], indices.shape[d]
-    return gather(mv.expand(x, xs), d, mv.expand(indices, ids))
+    x, indices = mv.expand(x, xs), mv.expand(indices, ids)
+    check_backends("take_along_dim", (x, indices))
+    size = x.shape[d]
+    if check_index("gather()", indices, size, d, negative=True):
+        indices = ew.where(ew.lt(indices, 0), ew.add(indices, size), indices)
+    return gather_unchecked(x, d, indices)
 
 
 def _bool_mask(op: str, mask: Any) -> Tensor:
@@ -758,3 +772,17 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     if as_tuple:
         return tuple(coords[:, k] for k in range(input.ndim))
     return coords
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero(input)`` with exactly ``size`` rows: the first ``size`` ones, or all of them
+    followed by rows of ``fill_value``."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be a non-negative integer, got {size!r}")
+    coords = nonzero(input)
+    found = coords.shape[0]
+    if found >= size:
+        return mv.narrow(coords, 0, 0, size)
+    rows = (size - found, input.ndim)
+    fill = Tensor(input.backend.full(rows, fill_value, dtypes.int64), input.backend, dtypes.int64)
+    return mv.cat([coords, fill], 0)

@@ -22,6 +22,7 @@ from tensorweaver import return_types
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
+from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
@@ -48,21 +49,21 @@ def _need_tensor(op: str, name: str, position: int, value: Any) -> Tensor:
     return value
 
 
-def _floating_pair(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
-    """Both operands as tensors of their promoted floating dtype (PyTorch has no integer
-    kernel for these ops)."""
+def _floating_pair(op: str, a: Any, b: Any, kinds: str = "f") -> tuple[Tensor, Tensor]:
+    """Both operands as tensors of their promoted floating (or, with ``kinds="fc"``,
+    complex) dtype (PyTorch has no integer kernel for these ops)."""
     a, b = _need_tensor(op, "input", 1, a), _need_tensor(op, "other", 2, b)
     dtype = result_type(a, b)
-    if dtype.kind != "f":
+    if dtype.kind not in kinds:
         raise NotImplementedError(
             f'"{op}" not implemented for {dtype.name} tensors; convert them with .float()'
         )
     return ew.cast(a, dtype), ew.cast(b, dtype)
 
 
-def _floating_input(op: str, x: Any) -> Tensor:
+def _floating_input(op: str, x: Any, kinds: str = "f") -> Tensor:
     x = _need_tensor(op, "input", 1, x)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in kinds:
         raise NotImplementedError(
             f'"{op}" not implemented for {x.dtype.name} tensors; convert with x.float()'
         )
@@ -118,7 +119,9 @@ def clamp_max(input: Tensor, max: Any, *, out: Tensor | None = None) -> Tensor:
 
 def _log_add(op: str, input: Tensor, other: Tensor, ln_base: float) -> Tensor:
     """log_b(b**input + b**other) as max + log_b(1 + b**-|input - other|): nothing overflows."""
-    a, b = _floating_pair(op, input, other)
+    a, b = _floating_pair(op, input, other, "fc" if ln_base == 1.0 else "f")
+    if a.dtype.kind == "c":
+        return _complex_log_add(a, b)
     if a.dtype in ew._HALF:  # in float32, rounded once, as PyTorch's CPU kernel
         wide = _log_add(op, ew.cast(a, dtypes.float32), ew.cast(b, dtypes.float32), ln_base)
         return ew.cast(wide, a.dtype)
@@ -130,6 +133,25 @@ def _log_add(op: str, input: Tensor, other: Tensor, ln_base: float) -> Tensor:
     # PyTorch's rounding: log1p(2 ** -gap) times 1 / ln 2
     tail = ew.log1p(ew.pow(2.0, ew.neg(gap)))
     return ew.add(ew.maximum(a, b), ew.mul(tail, 1 / ln_base))
+
+
+def _complex_log_add(a: Tensor, b: Tensor) -> Tensor:
+    """PyTorch's complex log(exp(a) + exp(b)): max + log1p(exp(min - max)), where max is the
+    operand with the larger real part (``a`` on a tie); NaN (both parts) if either holds
+    one; ``min`` when both real parts are -inf, the plain formula when both are +inf."""
+    b_larger = ew.lt(cx.real(a), cx.real(b))
+    high, low = ew.where(b_larger, b, a), ew.where(b_larger, a, b)
+    # high first: torch's complex add is a + 1 * b, and 1 * (inf + 0j) is inf + nanj there.
+    out = ew.add(high, ew.log1p(ew.exp(ew.sub(low, high))))
+    low_real = cx.real(low)
+    equal_inf = ew.logical_and(ew.isinf(low_real), ew.eq(low_real, cx.real(high)))
+    # Summed part by part, for the same reason.
+    e_low, e_high = ew.exp(low), ew.exp(high)
+    parts = [ew.add(part(e_low), part(e_high)) for part in (cx.real, cx.imag)]
+    plain = ew.log(cx.complex(*parts))
+    out = ew.where(equal_inf, ew.where(ew.lt(low_real, 0), low, plain), out)
+    nan = complex(math.nan, math.nan)
+    return ew.where(ew.logical_or(ew.isnan(a), ew.isnan(b)), nan, out)
 
 
 def logaddexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -212,29 +234,46 @@ def nanmean(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any
     return ew.div(nansum(input, dim, keepdim, dtype=dtype), count)
 
 
+def _var_and_mean(
+    op: str, input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool, correction: Any
+) -> tuple[Tensor, Tensor]:
+    if isinstance(dim, bool):  # the (input, unbiased) overload
+        if unbiased is not None:
+            raise TypeError(f"{op}(): unbiased given twice; call {op}(input, unbiased)")
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(
+            f"{op}(): received both unbiased and correction; pass only correction "
+            "(unbiased=False is correction=0)"
+        )
+    var = red.var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    return var, red.mean(input, dim, keepdim)
+
+
 def var_mean(
     input: Tensor,
     dim: Dim = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
     *,
     correction: float | None = None,
-    keepdim: bool = False,
-    unbiased: bool | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """``(var, mean)`` over ``dim`` (``correction`` 1 by default, as ``var``)."""
-    var = red.var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
-    return var, red.mean(input, dim, keepdim)
+    """``(var, mean)`` over ``dim`` (``correction`` 1 by default, as ``var``); PyTorch's
+    overloads ``(input, unbiased)`` and ``(input, dim, unbiased, keepdim)`` too."""
+    return _var_and_mean("var_mean", input, dim, unbiased, keepdim, correction)
 
 
 def std_mean(
     input: Tensor,
     dim: Dim = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
     *,
     correction: float | None = None,
-    keepdim: bool = False,
-    unbiased: bool | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """``(std, mean)`` over ``dim`` (``correction`` 1 by default, as ``std``)."""
-    var, mean = var_mean(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    """``(std, mean)`` over ``dim`` (``correction`` 1 by default, as ``std``), with
+    ``var_mean``'s overloads."""
+    var, mean = _var_and_mean("std_mean", input, dim, unbiased, keepdim, correction)
     return red._root(var, 2), mean  # gradient 0 over a constant slice, as PyTorch (not NaN)
 
 
@@ -333,12 +372,28 @@ def cummin(input: Tensor, dim: int) -> tuple:
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """log(cumsum(exp(input))) along ``dim``, stable: a scan of ``logaddexp``."""
     axis = _axis(dim, input.ndim, "logcumsumexp")  # the dim first, as PyTorch checks it
-    x = _floating_input("logcumsumexp", input)
+    x = _floating_input("logcumsumexp", input, "fc")
     if x.ndim == 0:
         return x.clone()
+    if x.dtype.kind == "c":
+        return _complex_log_cumsum(x, axis)
     wide = _half_as_float32(x)
     out = _scan((wide,), axis, lambda earlier, later: (logaddexp(earlier[0], later[0]),))[0]
     return out if wide is x else ew.cast(out, x.dtype)
+
+
+def _complex_log_cumsum(x: Tensor, axis: int) -> Tensor:
+    """PyTorch's complex logcumsumexp: one element after another into a sum that starts at
+    -inf. The imaginary parts (angles, not reduced mod 2 pi) depend on that order, so the
+    scan's tree of additions would give other ones."""
+    shape = list(x.shape)
+    shape[axis] = 1
+    total = cr.full(shape, complex(-math.inf, 0.0), dtype=x.dtype, device=x)
+    sums = []
+    for k in range(x.shape[axis]):
+        total = _complex_log_add(mv.narrow(x, axis, k, 1), total)
+        sums.append(total)
+    return mv.cat(sums, axis) if sums else x.clone()
 
 
 # -- scatter and index reductions -------------------------------------------------------------
@@ -523,6 +578,31 @@ def scatter_reduce(
     return _scatter_reduce("scatter_reduce", input, axis, index, src, reduce, include_self)
 
 
+def _check_index_source(input: Tensor, axis: int, index: Tensor, source: Tensor) -> None:
+    """PyTorch's checks (and classes) of ``index_reduce``'s index and source sizes."""
+    if index.ndim > 1:
+        raise IndexError(
+            f"index_reduce(): index must be a vector (0-d or 1-d), got shape {list(index.shape)}"
+        )
+    if axis >= source.ndim:
+        raise RuntimeError(
+            f"index_reduce(): dim {axis} is out of bounds of the source tensor of shape "
+            f"{list(source.shape)}"
+        )
+    if source.shape[axis] != index.numel():
+        raise RuntimeError(
+            f"index_reduce(): the number of indices ({index.numel()}) should equal "
+            f"source.size({axis}) ({source.shape[axis]})"
+        )
+    others = [n for d, n in enumerate(input.shape) if d != axis]
+    if source.ndim != input.ndim or [n for d, n in enumerate(source.shape) if d != axis] != others:
+        raise RuntimeError(
+            f"index_reduce(): source tensor shape must match self tensor shape, excluding the "
+            f"specified dimension; got source {list(source.shape)} and self {list(input.shape)} "
+            f"along dim {axis}"
+        )
+
+
 def index_reduce(
     input: Tensor,
     dim: int,
@@ -541,11 +621,15 @@ def index_reduce(
         )
     axis = _axis(dim, input.ndim, "index_reduce")
     index = ix.int64_index("index_reduce", index, input)
-    if index.ndim > 1 or source.ndim != input.ndim or source.shape[axis] != index.numel():
-        raise IndexError(
-            f"index_reduce(): source of shape {list(source.shape)} does not fit input of shape "
-            f"{list(input.shape)} with a 1-d index of {index.numel()} along dim {axis}"
+    if input.ndim == 0 and source.ndim == 0:  # PyTorch takes 0-d tensors as 1-element vectors
+        if index.numel() != 1:
+            raise IndexError(f"index_reduce(): a 0-d input takes one index, got {index.numel()}")
+        one = (1,)
+        flat = index_reduce(
+            input.reshape(one), 0, index, source.reshape(one), reduce, include_self=include_self
         )
+        return flat.reshape(())
+    _check_index_source(input, axis, index, source)
     check_index(
         "index_reduce()", mv.reshape(index, (-1,)), input.shape[axis], axis, error=IndexError
     )

@@ -359,7 +359,12 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     la.check_same_dtype("tensordot", a, b)
     dims_a, dims_b = _contracted_dims(a, b, dims)
     for i, j in zip(dims_a, dims_b):
-        if a.shape[i] != b.shape[j]:
+        # A dimension of size 1 broadcasts against the other's: that one is summed first.
+        if b.shape[j] == 1 and a.shape[i] != 1:
+            a = rd.sum(a, i, keepdim=True, dtype=a.dtype)
+        elif a.shape[i] == 1 and b.shape[j] != 1:
+            b = rd.sum(b, j, keepdim=True, dtype=b.dtype)
+        elif a.shape[i] != b.shape[j]:
             raise RuntimeError(
                 f"tensordot: contracted dimensions need to match, but first has size "
                 f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in dim {j}"

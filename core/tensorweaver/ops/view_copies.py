@@ -44,6 +44,14 @@ def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -
 
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    # PyTorch's kernel raises RuntimeError here, before narrow's IndexError for a dim < -ndim.
+    if not input.ndim:
+        raise RuntimeError("narrow_copy(): narrow() cannot be applied to a 0-dim tensor")
+    if dim >= input.ndim:
+        raise RuntimeError(
+            f"narrow_copy(): expected dim < {input.ndim} (the input's number of dimensions), "
+            f"got {dim}"
+        )
     return _own(mv.narrow(input, dim, start, length))
 
 
