@@ -79,3 +79,23 @@ def test_to_copy_keeps_the_graph() -> None:
     x = tw.ones(3, requires_grad=True)
     (x.to(tw.float32, copy=True) * 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 2.0))
+
+
+@pytest.mark.parametrize("value", [2.0, "tensor"])
+def test_fill_keeps_the_graph_like_torch(value: Any) -> None:
+    grads = []
+    for lib in (torch, tw):
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        v = lib.tensor(2.0, dtype=lib.float64, requires_grad=True) if value == "tensor" else value
+        y = lib.fill(x, v)
+        assert y.requires_grad
+        (y * lib.arange(3.0, dtype=lib.float64)).sum().backward()
+        grads.append((x.grad.tolist(), v.grad.item() if value == "tensor" else None))
+    assert grads[0] == grads[1]
+
+
+def test_nonzero_static_method_like_torch() -> None:
+    for size, fill in ((2, -1), (5, 7), (0, -1)):
+        want = torch.tensor([0.0, 1.0, 0.0, 3.0]).nonzero_static(size=size, fill_value=fill)
+        got = tw.tensor([0.0, 1.0, 0.0, 3.0]).nonzero_static(size=size, fill_value=fill)
+        assert got.tolist() == want.tolist() and got.dtype == tw.int64

@@ -15,6 +15,7 @@ import numpy as np
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import creation as cr
+from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.memory_facts import check_strides
 from tensorweaver.tensor import Tensor
 
@@ -57,14 +58,14 @@ def fill(input: Tensor, value: Any) -> Tensor:
     """A new tensor of ``input``'s shape and dtype holding ``value`` (a number or a 0-dim
     tensor, which then gets the gradient: the sum of the output's)."""
     if not isinstance(value, Tensor):
-        return cr.full_like(input, value)
+        return ew.with_zero_gradient(cr.full_like(input, value), input)
     if value.ndim:
         raise RuntimeError(
             "fill only supports 0-dimension value tensor but got tensor with "
             f"{value.ndim} dimensions (shape {tuple(value.shape)}); pass value.squeeze() or a "
             "number"
         )
-    return value.to(input.dtype).expand(input.shape).clone()
+    return ew.with_zero_gradient(value.to(input.dtype).expand(input.shape).clone(), input)
 
 
 def range(  # noqa: A001 - PyTorch's name

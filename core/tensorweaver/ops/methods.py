@@ -537,6 +537,7 @@ _METHODS: dict[str, Any] = {
     "masked_fill": ix.masked_fill,
     "masked_select": ix.masked_select,
     "nonzero": ix.nonzero,
+    "nonzero_static": ix.nonzero_static,
     "argwhere": ix.nonzero,
     # linear algebra
     "matmul": la.matmul,
