@@ -99,3 +99,15 @@ def test_nonzero_static_method_like_torch() -> None:
         want = torch.tensor([0.0, 1.0, 0.0, 3.0]).nonzero_static(size=size, fill_value=fill)
         got = tw.tensor([0.0, 1.0, 0.0, 3.0]).nonzero_static(size=size, fill_value=fill)
         assert got.tolist() == want.tolist() and got.dtype == tw.int64
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64", "bool"])
+@pytest.mark.parametrize("op", ["dot", "vdot", "matmul", "mm", "mv"])
+def test_integer_and_bool_products_like_torch(op: str, dtype: str) -> None:
+    shapes = {"mm": ((2, 3), (3, 2)), "mv": ((2, 3), (3,))}.get(op, ((3,), (3,)))
+
+    def run(lib: Any) -> Any:
+        a, b = (lib.full(s, 100, dtype=getattr(lib, dtype)) for s in shapes)
+        return getattr(lib, op)(a, b)
+
+    assert outcome(run, tw) == outcome(run, torch)

@@ -22,6 +22,11 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     low = autocast_dtype()
     if low is not None:
         a, b = autocast_operands(low, a, b)
+    if a.dtype.kind == "b" and b.dtype is a.dtype:  # PyTorch's CPU kernels: no boolean product
+        raise NotImplementedError(
+            f"\"matmul\" not implemented for 'Bool' (shapes {list(a.shape)} and "
+            f"{list(b.shape)}); convert with .int() or .float() first"
+        )
     if a.ndim >= 2 and b.ndim >= 2 and a.dtype is b.dtype and a.backend is b.backend:
         if a.shape[-1] != b.shape[-2]:
             raise RuntimeError(_mismatch(a, b))
@@ -44,7 +49,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim == 1 and b.ndim == 1:
         if a.shape != b.shape:
             raise RuntimeError(_mismatch(a, b))
-        return rd.sum(ew.mul(a, b))
+        # an integer dot product keeps its dtype (wrapping), as PyTorch's, where sum widens
+        return rd.sum(ew.mul(a, b), dtype=a.dtype if a.dtype.kind in "ui" else None)
     if a.ndim == 1:
         return mv.squeeze(matmul(mv.unsqueeze(a, 0), b), -2)
     if b.ndim == 1:
