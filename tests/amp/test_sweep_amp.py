@@ -218,14 +218,8 @@ def _differences(op: str, pairs: list) -> list:
 
 
 #: op -> (why TensorWeaver differs, the (autocast dtype, input dtype) pairs where it does).
-GAPS: dict[str, tuple[str, list]] = {
-    "rnn_tanh": (
-        "nn.RNN (nn/modules/rnn.py): PyTorch's CPU RNN is made of matrix products that "
-        "autocast casts (output in the autocast dtype); TensorWeaver's refuses a low-precision "
-        "input against its float32 weights (RuntimeError) and computes a float32 one in float32",
-        [p for p in PAIRS if p[1] != "float64"],
-    ),
-}
+# (rnn_tanh was one: nn.RNN refused a low-precision input against its float32 weights.)
+GAPS: dict[str, tuple[str, list]] = {}
 #: Pairs not compared: PyTorch fails inside autocast itself ("Unexpected floating ScalarType
 #: in at::autocast::prioritize") on low-precision inputs of the other low dtype.
 NOT_COMPARED = {"cat_stack": [("bfloat16", "float16"), ("float16", "bfloat16")]}

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import tensorweaver as tw
 import torch
+from torch_databases import internal
 
 #: Float tolerances (rtol, atol) by dtype name: different summation orders and algorithms
 #: (LAPACK through NumPy or torch) agree to about these.
@@ -50,15 +51,8 @@ TOLERANCES = {
 
 @cache
 def op_db() -> list:
-    """torch's op database (importing it costs about 4 s), leaving ``torch.backends``' flags
-    settable as they were: the import calls ``torch.backends.disable_global_flags()``, which
-    would fail later tests in the process that set ``torch.backends.cudnn`` flags."""
-    flags = torch.backends.flags_frozen.__globals__  # the module's own globals
-    allowed = flags["__allow_nonbracketed_mutation_flag"]
-    from torch.testing._internal.common_methods_invocations import op_db as database
-
-    flags["__allow_nonbracketed_mutation_flag"] = allowed
-    return list(database)
+    """torch's op database (see :mod:`torch_databases`)."""
+    return list(internal("common_methods_invocations").op_db)
 
 
 def op_id(op: Any) -> str:

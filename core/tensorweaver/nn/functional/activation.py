@@ -331,7 +331,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         raise RuntimeError(
             f"prelu: expected weight to be a scalar or 1-D tensor, got shape {tuple(weight.shape)}"
         )
-    if weight.numel() != 1:
+    if weight.numel() == 1:  # the output has the input's shape, a 0-d input included
+        weight = weight.reshape(())
+    else:
         channels = input.shape[1] if input.dim() >= 2 else 1
         if weight.numel() != channels:
             raise RuntimeError(

@@ -80,11 +80,19 @@ def _fractional_max_pool(
             )
     if random_samples is None:
         random_samples = tw.rand(n, c, nd, dtype=x.dtype, device=x.device)
-    elif tuple(random_samples.shape) != (n, c, nd):
+    elif (
+        random_samples.dim() != 3
+        or tuple(random_samples.shape[1:]) != (c, nd)
+        or random_samples.shape[0] < n
+    ):
         raise RuntimeError(
-            f"{fn}: _random_samples must have shape {(n, c, nd)} for the input of shape "
-            f"{tuple(input.shape)}, got {tuple(random_samples.shape)}"
+            f"{fn}: _random_samples must have shape (N, {c}, {nd}) with N at least the batch "
+            f"size {n} of the input of shape {tuple(input.shape)}, got "
+            f"{tuple(random_samples.shape)}"
         )
+    else:
+        # PyTorch takes the first ``n`` rows of a longer table.
+        random_samples = random_samples[:n]
     # PyTorch's sample order: (W, H) for 2-D, (T, H, W) for 3-D.
     axes = (1, 0) if nd == 2 else tuple(range(nd))
     samples = random_samples.to(x.dtype).reshape(n * c, nd)

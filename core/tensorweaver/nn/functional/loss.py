@@ -217,6 +217,11 @@ def _class_weights(
         raise RuntimeError(
             f"{fn}: weight of shape {tuple(weight.shape)} must hold one value per class ({classes})"
         )
+    if weight is not None and weight.dtype is not input.dtype:  # PyTorch's kernel refuses
+        raise RuntimeError(
+            f"{fn}: expected scalar type {input.dtype.name} but found {weight.dtype.name}: the "
+            "weight must have the input's dtype (convert it with .to(input.dtype))"
+        )
     target = target.long()
     valid = target != ignore_index
     safe = target.masked_fill(~valid, 0)
@@ -336,7 +341,9 @@ def cross_entropy(
     class_view = (1, classes, *([1] * (x.dim() - 2)))
     if t.dtype.is_floating_point:
         if tuple(t.shape) != tuple(x.shape):
-            raise RuntimeError(
+            # PyTorch's classes, as for class indices: another batch size is a ValueError.
+            batch_differs = t.dim() > 0 and t.shape[0] != x.shape[0]
+            raise (ValueError if batch_differs else RuntimeError)(
                 f"cross_entropy: class-probability targets must have the input's shape "
                 f"{tuple(input.shape)}, got {tuple(target.shape)}"
             )

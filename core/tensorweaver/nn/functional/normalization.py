@@ -101,10 +101,17 @@ def batch_norm(
         raise IndexError(
             f"batch_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
         )
+    if eps < 0 or (training and eps == 0):
+        raise ValueError(
+            f"batch_norm eps must be {'positive during training' if training else 'non-negative'}"
+            f", but got {eps}"
+        )
     dims = (0, *range(2, input.dim()))
-    count = input.numel() // input.shape[1]
+    count = input.numel() // max(input.shape[1], 1)
+    if training and count == 0:  # PyTorch: an empty batch leaves the running statistics alone
+        return _channel_affine(input, weight, bias)
     if training:
-        if count <= 1:
+        if count == 1:
             raise ValueError(
                 f"batch_norm: expected more than 1 value per channel when training, got input "
                 f"of shape {tuple(input.shape)}"

@@ -95,6 +95,8 @@ class HuberLoss(_Loss):
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
+        if not isinstance(delta, (float, int)):  # PyTorch's check and class
+            raise TypeError(f"HuberLoss: delta must be a float or int, got: {type(delta)}")
         self.delta = delta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:

@@ -25,6 +25,7 @@ import warnings
 from typing import Any, Callable, Optional, Union
 
 import tensorweaver as tw
+from tensorweaver.amp import autocast_dtype
 from tensorweaver.nn import functional as F
 from tensorweaver.nn import init
 from tensorweaver.nn.modules.module import Module
@@ -32,6 +33,7 @@ from tensorweaver.nn.parameter import Parameter
 from tensorweaver.nn.utils.rnn.packed_sequence import PackedSequence
 from tensorweaver.nn.utils.rnn.packing import packed_from_padded, padded_from_packed, sorted_lengths
 from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
 
 State = tuple[Tensor, ...]  # (h,) for RNN and GRU, (h, c) for LSTM
@@ -633,9 +635,46 @@ class RNNBase(Module):
         self, input: Union[Tensor, PackedSequence], hx: Optional[State]
     ) -> tuple[Union[Tensor, PackedSequence], State]:
         """The output and final states for ``input`` and initial states ``hx`` (each given or
-        zeros), in PyTorch's layouts, after PyTorch's checks in PyTorch's order."""
+        zeros), in PyTorch's layouts, after PyTorch's checks in PyTorch's order; under
+        autocast, in the dtype PyTorch's CPU kernels compute in."""
+        low = autocast_dtype()
+        if low is None:
+            return self._run_in(input, hx, self._flat_weights)
+        input, hx, weights = self._autocast(low, input, hx)
+        with tw.autocast("cpu", enabled=False):  # the operands are cast already
+            return self._run_in(input, hx, weights)
+
+    def _autocast(
+        self, low: Any, input: Union[Tensor, PackedSequence], hx: Optional[State]
+    ) -> tuple[Union[Tensor, PackedSequence], Optional[State], list[Any]]:
+        """The operands as PyTorch's CPU autocast leaves them: an RNN's matrix products are on
+        autocast's list (every operand but float64 in ``low``); an LSTM or GRU computes in
+        ``low`` only for an input already in ``low``, else in its weights' dtype. Operands
+        left in different dtypes raise PyTorch's RuntimeError."""
+        data = input.data if isinstance(input, PackedSequence) else input
+        weights = self._flat_weights
+        if self.mode.startswith("RNN") or data.dtype is low:
+            cast = list(autocast_operands(low, data, *weights))
+            data, weights = cast[0], cast[1:]
+        elif data.dtype.itemsize < 8 and data.dtype.is_floating_point:
+            data = data.to(weights[0].dtype)
+        if data.dtype is not weights[0].dtype:
+            raise RuntimeError(
+                f"{type(self).__name__} under autocast: mat1 and mat2 must have the same dtype, "
+                f"but got {data.dtype.name} and {weights[0].dtype.name}; autocast leaves a "
+                "float64 input alone: give a float32 or lower-precision input"
+            )
+        if hx is not None:
+            hx = tuple(s.to(data.dtype) for s in hx)
+        input = input._replace(data=data) if isinstance(input, PackedSequence) else data
+        return input, hx, weights
+
+    def _run_in(
+        self, input: Union[Tensor, PackedSequence], hx: Optional[State], weights: list[Any]
+    ) -> tuple[Union[Tensor, PackedSequence], State]:
+        """:meth:`_run` with the layer's ``weights`` given."""
         if isinstance(input, PackedSequence):
-            return self._run_packed(input, hx)
+            return self._run_packed(input, hx, weights)
         fn = type(self).__name__
         if input.dim() not in (2, 3):
             raise ValueError(
@@ -653,7 +692,6 @@ class RNNBase(Module):
             hx = None if hx is None else tuple(s.unsqueeze(1) for s in hx)
         elif self.batch_first:
             input = input.transpose(0, 1)
-        weights = self._flat_weights
         self._check_input(input, weights, 3)
         initial = self._initial_states(hx, input.shape[1], input)
         if input.shape[0] == 0:
@@ -676,7 +714,7 @@ class RNNBase(Module):
         return (output.transpose(0, 1) if self.batch_first else output), last
 
     def _run_packed(
-        self, input: PackedSequence, hx: Optional[State]
+        self, input: PackedSequence, hx: Optional[State], weights: list[Any]
     ) -> tuple[PackedSequence, State]:
         """A packed batch: the backend's fused ``rnn_packed`` kernel where it has one, else
         the recurrence on the batch padded (in packed order) with each column's state frozen
@@ -684,7 +722,6 @@ class RNNBase(Module):
         original order, as in PyTorch."""
         data, sizes = input.data, input.batch_sizes.tolist()
         # PyTorch's LSTM skips its checks for packed input: its matmul refuses the dtype
-        weights = self._flat_weights
         self._check_input(data, weights, 2, RuntimeError if self.mode == "LSTM" else ValueError)
         if hx is not None and input.sorted_indices is not None:
             hx = tuple(s.index_select(1, input.sorted_indices) if s.dim() == 3 else s for s in hx)
