@@ -206,10 +206,7 @@ def test_double_backward_like_torch(backend: str, case: Case, seed: int) -> None
 
 
 #: Gradients of a scalar loss that require grad on torch but not on tensorweaver.
-CONSTANT_GRADIENTS = {
-    "angle_real": "angle of a real tensor records no node on tensorweaver (ops/complex.py); "
-    "torch's has one with a zero derivative",
-}
+CONSTANT_GRADIENTS: dict[str, str] = {}  # (angle_real was one: fixed in ops/complex.py)
 
 
 @pytest.mark.parametrize(("case", "seed"), params(OTHER_CASES, xfail=CONSTANT_GRADIENTS))

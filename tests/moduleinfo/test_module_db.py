@@ -60,26 +60,8 @@ def test_module_like_torch(backend: str, case: harness.Case) -> None:
         pytest.skip(f"the harness cannot translate {why}")
 
 
-#: Second-order gradients that differ from torch's (found by this harness, not yet fixed).
-GRADGRAD_GAPS = ("nn.RNN", "nn.GRU", "nn.LSTM")
-GRADGRAD_GAP_REASON = (
-    "ops/composite.py fused_backward (create_graph): grad() of the re-run reference with "
-    "respect to the inputs themselves gives total derivatives, so the linear composite's bias "
-    "gradient counts the path through an input computed from the bias (an RNN's h) twice; "
-    "fix: differentiate the reference on aliases (t.view_as(t)) of the inputs"
-)
-
-
-def _gradgrad_param(case: harness.Case) -> object:
-    kwargs = harness.samples(case.name, case.training, case.dtype)[case.index]
-    if case.name in GRADGRAD_GAPS and kwargs.constructor_input.kwargs.get("bias", True):
-        mark = pytest.mark.xfail(strict=True, reason=GRADGRAD_GAP_REASON)
-        return pytest.param(case, id=case.id, marks=mark)
-    return pytest.param(case, id=case.id)
-
-
 GRADGRAD_CASES = [
-    _gradgrad_param(case)
+    pytest.param(case, id=case.id)
     for case in CASES
     if (case.training or FULL)  # the share: training mode only
     and harness.infos()[case.name].supports_gradgrad

@@ -193,16 +193,9 @@ def test_rnn_under_autocast_gradients_reach_float32_weights(backend: str) -> Non
     assert twin.weight_ih_l0.grad is not None and twin.weight_ih_l0.grad.dtype is tw.float32
 
 
-def test_linear_second_order_gradient_when_its_input_depends_on_its_bias(
-    backend: str, request: pytest.FixtureRequest
-) -> None:
-    """Found by the module database (RNN, GRU, LSTM with biases, test_gradgrad)."""
-    if getattr(tw.zeros(1).backend, "fused_linear", None) is not None:
-        reason = (
-            "ops/composite.py fused_backward (create_graph) takes total derivatives of the "
-            "re-run reference: an input computed from the bias adds the bias's path twice"
-        )
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+def test_linear_second_order_gradient_when_its_input_depends_on_its_bias(backend: str) -> None:
+    """Found by the module database (RNN, GRU, LSTM with biases, test_gradgrad): the fused
+    linear's double backward took total derivatives and counted the bias's path twice."""
     data = [RNG.standard_normal(s) for s in ((2, 2), (2,), (2,), (2,))]
 
     def second(m: object) -> list:

@@ -88,9 +88,14 @@ def fused_backward(node: Any, g: Tensor) -> tuple:
     if is_grad_enabled():  # create_graph: differentiate the reference, which records a graph
         from tensorweaver.autograd.engine import grad
 
-        wanted = [t for t in inputs if t.requires_grad]
+        # The reference runs on stand-ins of the inputs, and grad() is taken with respect to
+        # them: partial derivatives. With respect to the inputs themselves it would give total
+        # ones, counting twice a path from one input to another (a linear's bias reaching its
+        # input through an RNN's hidden state).
         with enable_grad():
-            y = reference(*(inputs if slots is None else _fill(slots, inputs)), *static)
+            stand = [t.view_as(t) if t.requires_grad else t for t in inputs]
+            wanted = [t for t in stand if t.requires_grad]
+            y = reference(*(stand if slots is None else _fill(slots, stand)), *static)
         if isinstance(y, tuple):  # the outputs after the first carry no gradient
             y = y[0]
         found = iter(grad(y, wanted, g, create_graph=True, allow_unused=True))
