@@ -183,6 +183,20 @@ def test_a_view_entry_up_to_the_last_element_loads() -> None:
         ([["a", "s", [3], [1]]], ("a",), r"must be \[name, storage"),
         ([["a", "s", [3], [1], 0], ["a", "s", [2], [1], 0]], ("a",), "named twice"),
         ([["a", "s", [3], [1], 0]], (), "never refers to: 's', 'a'"),
+        # Each of these hung, ran out of memory or raised NumPy's ValueError/OverflowError:
+        # a broadcast of a small storage to 10**18 elements (as_strided makes every element),
+        ([["a", "s", [10**9, 10**9], [0, 0], 0]], ("a",), "beyond 16777216 elements more"),
+        # a zero-size view with a dimension of 2**40 (as_strided indexes each dimension),
+        ([["a", "s", [0, 2**40], [1, 1], 0]], ("a",), "beyond 16777216 elements more"),
+        # a size beyond NumPy's intp, a stride too, where the bounds do not multiply them,
+        ([["a", "s", [0, 10**30], [1, 10**30], 0]], ("a",), "ints >= 0 and < 2\\*\\*62"),
+        ([["a", "s", [1], [10**30], 0]], ("a",), "ints >= 0 and < 2\\*\\*62"),
+        # and views each within the bound whose sum is not (zero-size ones: quick to make).
+        (
+            [["a", "s", [0, 2**23], [1, 1], 0], ["b", "s", [0, 2**23 + 13], [1, 1], 0]],
+            ("a", "b"),
+            f"view 'b' of shape \\[0, {2**23 + 13}\\] over a storage of 6 ",
+        ),
     ],
 )
 def test_bad_view_entries_are_safetensors_errors(views: list, keys: tuple, match: str) -> None:
@@ -199,3 +213,16 @@ def test_a_changed_view_entry_fails_the_header_checksum() -> None:
     damaged = blob.replace(entry, entry[:-2] + b"5]")
     with pytest.raises(tw.SafetensorsError, match="header .* does not match the SHA-256"):
         tw.load(io.BytesIO(damaged))
+
+
+def test_save_keeps_within_the_budget_load_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member whose view would take the file beyond the bound is saved with its own
+    values, so that tw.load reads every file tw.save writes."""
+    from tensorweaver.serialization import storages
+
+    monkeypatch.setattr(storages, "MAX_VIEW_EXCESS", 10)
+    x = tw.arange(4.0)
+    loaded = round_trip(tw, {"x": x, "wide": x.expand(3, 4), "over": x.expand(2, 4)})
+    loaded["x"].add_(1)
+    np.testing.assert_array_equal(np.asarray(loaded["wide"]), np.tile(np.arange(4.0) + 1, (3, 1)))
+    np.testing.assert_array_equal(np.asarray(loaded["over"]), np.tile(np.arange(4.0), (2, 1)))

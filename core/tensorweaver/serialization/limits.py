@@ -14,3 +14,8 @@ MAX_HEADER_BYTES = 16 * 2**20
 MAX_TENSORS = 100_000
 # Dimensions of one tensor: the most NumPy 1.x can describe, more than any backend declares.
 MAX_RANK = 32
+# Elements the views of one file (tensors sharing memory: :mod:`.storages`) may hold beyond
+# their storages' (a broadcast, a zero-size view's dimensions): a view holds its own copy, so
+# this bounds what a small header can make ``tw.load`` allocate and compute (128 MiB of
+# float64, seconds).
+MAX_VIEW_EXCESS = 2**24

@@ -16,7 +16,10 @@ checked value by value against the member before the file relies on it: a member
 backend copied (NumPy's ``flip``) or whose layout it cannot tell is saved with its own
 values. Complex memory is stored as its float pairs, as a complex tensor is
 (:mod:`.structure`): each member is then a float view with a last dimension of 2, which
-its ``complex`` node views as complex again.
+its ``complex`` node views as complex again. A view holds its own elements here, so the
+views of one file may hold at most ``limits.MAX_VIEW_EXCESS`` elements more than their
+storages (broadcasts): ``load`` refuses more, and ``save`` stores a member beyond that with
+its own values.
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ from typing import Any, Callable, NoReturn
 import numpy as np
 
 from tensorweaver.serialization.codes import stored_array
-from tensorweaver.serialization.limits import MAX_RANK
+from tensorweaver.serialization.limits import MAX_RANK, MAX_VIEW_EXCESS
 
 Fail = Callable[[str], NoReturn]
+# Sizes, strides and offsets NumPy's index arithmetic (int64) holds.
+_BEYOND = 2**62
 
 
 def share(tensors: dict[str, Any]) -> tuple[dict[str, Any], list[list]]:
@@ -43,11 +48,18 @@ def share(tensors: dict[str, Any]) -> tuple[dict[str, Any], list[list]]:
         groups.setdefault(id(base), []).append(name)
     files = dict(tensors)
     views: list[list] = []
+    budget = Budget()
     for key, names in groups.items():
         if len(names) < 2:
             continue
         entries = _entries(bases[key], {name: tensors[name] for name in names})
         if entries is None:
+            continue
+        # A member beyond what load lets views cost (a broadcast) keeps its own values.
+        size = _flat(bases[key]).numel() * (2 if bases[key].dtype.is_complex else 1)
+        entries = {n: e for n, e in entries.items() if budget.take(e[0], size)}
+        names = list(entries)
+        if len(names) < 2:
             continue
         storage = _storage_name(names, bases[key], tensors, files)
         for name in names:
@@ -148,24 +160,53 @@ def parse(body: Any, names: Any, fail: Fail) -> dict[str, tuple]:
             and _counts(strides)
             and len(shape) == len(strides) <= MAX_RANK
             and type(offset) is int
-            and offset >= 0
+            and 0 <= offset < _BEYOND
         ):
-            fail(f"view entry {_short(entry)} must have shape, strides and offset of ints >= 0")
+            fail(
+                f"view entry {_short(entry)} must have shape, strides and offset of ints >= 0 "
+                "and < 2**62"
+            )
         views[name] = (storage, shape, strides, offset)
     return views
 
 
-def view(base: Any, name: str, entry: tuple, fail: Fail) -> Any:
-    """The member ``name`` made from its storage tensor ``base``, within its bounds."""
+class Budget:
+    """What the views of one file may cost beyond their storages' elements: a view holds
+    its own elements (and ``as_strided`` indexes each dimension), so a few bytes of header
+    asking for a broadcast of 10**9 x 10**9 elements over a storage of one would take the
+    memory and the time of every element. ``tw.save`` keeps within it what ``tw.load``
+    checks."""
+
+    def __init__(self) -> None:
+        self.left = MAX_VIEW_EXCESS
+
+    def take(self, shape: list[int], storage: int) -> bool:
+        """Spend what a view of ``shape`` over ``storage`` elements costs, if it is left."""
+        excess = max(0, max(math.prod(shape), sum(shape)) - storage)
+        if excess > self.left:
+            return False
+        self.left -= excess
+        return True
+
+
+def view(base: Any, name: str, entry: tuple, budget: Budget, fail: Fail) -> Any:
+    """The member ``name`` made from its storage tensor ``base``, within its bounds and
+    within what ``budget`` lets this file's views cost."""
     _, shape, strides, offset = entry
     last = offset + sum((n - 1) * s for n, s in zip(shape, strides))
     if math.prod(shape) and last >= base.numel():
         fail(f"view {name!r} reaches element {last} of a storage of {base.numel()} elements")
+    if not budget.take(shape, base.numel()):
+        fail(
+            f"view {name!r} of shape {shape} over a storage of {base.numel()} elements takes "
+            f"the views of this file beyond {MAX_VIEW_EXCESS} elements more than their "
+            "storages hold"
+        )
     return base.as_strided(shape, strides, offset)
 
 
 def _counts(value: Any) -> bool:
-    return isinstance(value, list) and all(type(n) is int and n >= 0 for n in value)
+    return isinstance(value, list) and all(type(n) is int and 0 <= n < _BEYOND for n in value)
 
 
 def _short(value: Any) -> str:

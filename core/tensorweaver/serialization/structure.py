@@ -196,6 +196,7 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
     dtypes = {d.name: d for d in ALL}
     views: dict[str, tuple] = {}
     bases: dict[str, Any] = {}  # the storages of views, by file tensor name
+    budget = storages.Budget()
     if isinstance(node, dict) and len(node) == 1 and "shared" in node:
         body = node["shared"]
         if not (isinstance(body, list) and len(body) == 2):
@@ -210,7 +211,7 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
         storage = views[name][0]
         if storage not in bases:
             bases[storage] = tensor(storage)
-        return storages.view(bases[storage], name, views[name], fail)
+        return storages.view(bases[storage], name, views[name], budget, fail)
 
     def stored(name: Any, kind: Any, complex_pairs: bool = False) -> Any:
         if not isinstance(name, str) or name not in names:
@@ -288,9 +289,7 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
 
     def ordered(items: list, mark: Any) -> OrderedDict:
         out = OrderedDict(pair(item) for item in items)
-        if mark is not None:
-            if not (isinstance(mark, dict) and next(iter(mark), None) == "dict"):
-                fail(f"an OrderedDict's _metadata {_short(mark)} must be a dict node")
+        if mark is not None:  # any value, as torch.load restores whatever _metadata held
             out._metadata = build(mark)  # type: ignore[attr-defined]
         return out
 

@@ -20,7 +20,8 @@ How this differs from PyTorch, and why:
   backend without states is left alone, so the block's draws there are not repeated.
 * The non-reentrant variant (``use_reentrant=False``) runs the function as it runs without
   ``checkpoint``: an input may change in place, an output computed without a graph does
-  not require grad, an input returned is returned itself. The graph it built is then
+  not require grad, an input returned is returned itself, and outputs that view an input,
+  a tensor from before the call or another output still do. The graph it built is then
   dropped: each output that has one gets instead the checkpoint's node, whose inputs are
   the call's tensors and the leaves that graph reached (so ``tw.autograd.grad`` reaches
   them and leaves ``.grad`` alone, as PyTorch's). PyTorch keeps the graph and drops only
@@ -92,12 +93,15 @@ def noop_context_fn() -> _Contexts:
 def _flatten(value: Any, leaves: list) -> Callable[[Iterable], Any]:
     """Append the leaves of ``value`` (tuples, lists and dicts nest) to ``leaves``; return
     the function that rebuilds the structure from an iterator over new leaves."""
+    # (the rebuilders keep the types, not ``value``: a checkpoint's node holds them, and the
+    # outputs' graphs it frees must not stay reachable through them)
+    kind = type(value)
     if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
         parts = [_flatten(v, leaves) for v in value]
-        return lambda it: type(value)(p(it) for p in parts)
+        return lambda it: kind(p(it) for p in parts)
     if isinstance(value, dict):
         parts = {k: _flatten(v, leaves) for k, v in value.items()}
-        return lambda it: type(value)((k, p(it)) for k, p in parts.items())
+        return lambda it: kind((k, p(it)) for k, p in parts.items())
     leaves.append(value)
     return lambda it: next(it)
 
@@ -427,7 +431,53 @@ def _non_reentrant(call: _Call, tensors: list[Tensor], check: bool) -> Any:
     # not their graphs (a detach() would keep the output it is a view of).
     call.done = [Tensor(o.native, o.backend, o.dtype) if isinstance(o, Tensor) else o for o in done]
     flat = _Checkpoint.apply(call, len(inputs), *inputs, *params)
-    return call.rebuild_output(f if g else o for o, f, g in zip(done, flat, graphed))
+    return call.rebuild_output(iter(_aliased(done, flat, graphed, given, stop)))
+
+
+def _aliased(done: list, flat: tuple, graphed: list, given: set, stop: list) -> list:
+    """The call's outputs, those with a graph replaced by the checkpoint node's, keeping
+    the memory they share as PyTorch's outputs do: one tensor returned twice is one output;
+    a view of an input, of a leaf or of a tensor from before the call is returned itself
+    (its graph is its view ops, which save nothing); a view of another output is made again
+    over that output's replacement, so that in-place changes of either show in both."""
+    made: dict[int, Any] = {}
+    derived: dict[int, list] = {}  # a view of another output: the views up to that output
+    returned = {id(o) for o, g in zip(done, graphed) if g}
+    before = {id(node) for node in stop}
+    for o, f, g in zip(done, flat, graphed):
+        if not g or id(o) in made or id(o) in derived:
+            continue
+        chain = _views_up(o)
+        outer = [i for i, t in enumerate(chain) if id(t) in returned and t is not o]
+        if any(id(t) in given or t.is_leaf or id(t._node) in before for t in chain):
+            made[id(o)] = o
+        elif outer:  # (the farthest such output is itself no view of another one)
+            derived[id(o)] = chain[: outer[-1] + 1]
+        else:
+            made[id(o)] = f
+    for key, chain in derived.items():
+        made[key] = _view_again(chain[:-1], made[id(chain[-1])])
+    return [made[id(o)] if g else o for o, g in zip(done, graphed)]
+
+
+def _views_up(t: Tensor) -> list[Tensor]:
+    """``t`` and the tensors it is a view of, nearest first."""
+    chain = [t]
+    while t._view_of is not None:
+        t = t._view_of[0]
+        chain.append(t)
+    return chain
+
+
+def _view_again(chain: list[Tensor], base: Tensor) -> Tensor:
+    """The view ``chain[0]`` of ``chain[-1]``'s base (``chain``: views, nearest first)
+    taken again, the same way, over ``base``."""
+    from tensorweaver.ops.views import as_view
+
+    for view in reversed(chain):
+        _, write, read = view._view_of[:3]
+        base = as_view(read(base), base, write, read, getattr(write, "region", None))
+    return base
 
 
 def checkpoint(
