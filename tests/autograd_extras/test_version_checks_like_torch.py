@@ -70,3 +70,34 @@ def test_a_weight_changed_before_backward_like_torch(
     else:
         assert not isinstance(ours, str), ours
         np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+
+
+@pytest.mark.parametrize("saved", ["nothing", "input", "view of input", "other input"])
+def test_function_checks_only_what_it_saved_like_torch(saved: str) -> None:
+    """An autograd.Function's backward refuses an input changed in place only where forward
+    saved it (PyTorch checks saved tensors' versions): tensorweaver checked every input."""
+
+    def run(lib: Any) -> Any:
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any, w: Any) -> Any:
+                keep = {"input": (x,), "view of input": (x[1:],), "other input": (w,)}
+                ctx.save_for_backward(*keep.get(saved, ()))
+                return x * 2 + w
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                assert len(ctx.saved_tensors) == (saved != "nothing")
+                return g * 2, g
+
+        x, w = lib.ones(3, requires_grad=True), lib.ones(3, requires_grad=True)
+        y = x * 1
+        z = Twice.apply(y, w)
+        y.add_(1)
+        try:
+            z.sum().backward()
+        except RuntimeError:
+            return "RuntimeError"
+        return x.grad.tolist()
+
+    assert run(tw) == run(torch)

@@ -321,13 +321,6 @@ def test_an_output_viewing_a_tensor_from_before_the_call_views_it_as_in_torch(na
     assert run(tw) == run(torch)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the engine checks the version of every input of a Function node, so a "
-    "parameter the checkpoint reached (an input of its node) and an optimizer changed in "
-    "place before backward raises; PyTorch saves only the call's tensors and recomputes "
-    "with the parameter's new value (needs a READS_INPUT rule for 'function' nodes)",
-)
 def test_a_parameter_changed_between_forward_and_backward_like_torch() -> None:
     def run(m: Any) -> list:
         x = m.tensor(X, requires_grad=True)

@@ -56,8 +56,22 @@ def _fused_reads(node: Any, i: int) -> bool:
     return (i == 0 and _needs(node, 1)) or (i == 1 and _needs(node, 0))
 
 
+def _function_reads(node: Any, i: int) -> bool:
+    """An ``autograd.Function`` reads an input it saved (``save_for_backward``, the input or
+    a view of it), as PyTorch checks the versions of saved tensors only."""
+    wanted = node.inputs[i]
+    for saved in node.saved[1]._saved:
+        while saved is not None:
+            if saved is wanted:
+                return True
+            view = getattr(saved, "_view_of", None)
+            saved = view[0] if view else None
+    return False
+
+
 READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
     "fused": _fused_reads,
+    "function": _function_reads,
     "mul": lambda node, i: _needs(node, 1 - i),  # each operand for the other's gradient
     "matmul": lambda node, i: _needs(node, 1 - i),  # as PyTorch's mm saves them
     "div": lambda node, i: i == 1 or _needs(node, 1),

@@ -188,6 +188,9 @@ class _Checkpoint(Function):
     def forward(ctx: Any, run: Any, n_args: int, *tensors: Any) -> tuple:
         ctx.run, ctx.n_args = run, n_args
         ctx.inputs = tensors
+        # Saved, so that backward checks their versions: the call's own tensors, not the
+        # parameters found (PyTorch's recomputation reads those as they are then).
+        ctx.save_for_backward(*(t for t in tensors[:n_args] if isinstance(t, Tensor)))
         ctx.recomputed = None
         done, run.done = run.done, None
         if done is not None:  # the non-reentrant variant ran the function already
