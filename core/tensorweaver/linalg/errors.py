@@ -31,6 +31,21 @@ _KERNELS = {
     "geqrf": "geqrf_cpu",
     "ormqr": "ormqr_cpu",
 }
+#: The kernels that refuse float16 and bfloat16 with that NotImplementedError: those above,
+#: and those of functions whose argument check refuses integers first (a RuntimeError).
+_HALF_KERNELS = {
+    **_KERNELS,
+    "torch.linalg.ldl_factor_ex": "ldl_factor_kernel_cpu",
+    "torch.linalg.ldl_solve": "ldl_solve_kernel_cpu",
+    "linalg.qr": "geqrf_cpu",
+    "linalg.svd": "linalg_svd_cpu",
+    "linalg.svdvals": "linalg_svd_cpu",
+    "linalg.eig": "linalg_eig_out_cpu",
+    "linalg.eigvals": "linalg_eig_out_cpu",
+    "linalg.det": "lu_cpu",
+    "linalg.solve": "lu_cpu",
+    "linalg.cholesky": "cholesky_cpu",
+}
 
 
 class LinAlgError(RuntimeError):
@@ -44,8 +59,8 @@ def check_float(name: str, *tensors: Tensor, complex_ok: bool = False) -> None:
         if complex_ok and t.dtype.is_complex:
             continue
         if not t.dtype.is_floating_point or t.dtype.itemsize < 4:
-            kernel = _KERNELS.get(name)
-            if kernel is not None and not (t.dtype.is_floating_point or t.dtype.is_complex):
+            kernel = (_HALF_KERNELS if t.dtype.is_floating_point else _KERNELS).get(name)
+            if kernel is not None:
                 raise NotImplementedError(
                     f"\"{kernel}\" not implemented for '{dtypes.SCALAR_TYPE_NAMES[t.dtype.name]}' "
                     f"({name} of a {t.dtype.name} tensor; cast with .double() or .float())"

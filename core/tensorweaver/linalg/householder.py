@@ -14,6 +14,7 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops.complex import conj
 from tensorweaver.ops.host_fallback import run_optional
 from tensorweaver.ops.linalg import matmul
+from tensorweaver.ops.order_stats import no_derivative
 from tensorweaver.tensor import Tensor
 
 Geqrf = result("geqrf", "a", "tau")
@@ -45,7 +46,9 @@ def geqrf(input: Tensor) -> tuple:  # noqa: A002
         )
     check_matrix("geqrf", input, complex_ok=True)
     a, tau = run_optional(input.backend, "linalg_geqrf", _host_geqrf, input.dtype, input.native)
-    return Geqrf(Tensor(a, input.backend, input.dtype), Tensor(tau, input.backend, input.dtype))
+    out = (Tensor(a, input.backend, input.dtype), Tensor(tau, input.backend, input.dtype))
+    error = NotImplementedError("the derivative for 'geqrf' is not implemented.")
+    return Geqrf(*no_derivative(out, (input,), error))
 
 
 def ormqr(

@@ -8,7 +8,9 @@ from tensorweaver.contract import dtypes
 from tensorweaver.linalg import ldl_host
 from tensorweaver.linalg._shared import result
 from tensorweaver.linalg.errors import LinAlgError, check_square
+from tensorweaver.ops.apply import broadcast_shapes
 from tensorweaver.ops.host_fallback import run_optional
+from tensorweaver.ops.order_stats import NO_DERIVATIVE, no_derivative
 from tensorweaver.tensor import Tensor
 
 LDLFactor = result("linalg_ldl_factor", "LD", "pivots")
@@ -28,8 +30,9 @@ def ldl_factor_ex(
     ld, pivots, info = run_optional(
         A.backend, "linalg_ldl_factor_ex", ldl_host.ldl_factor_ex, A.dtype, A.native, hermitian
     )
+    error = RuntimeError(NO_DERIVATIVE.format("linalg_ldl_factor_ex"))
     out = LDLFactorEx(
-        Tensor(ld, A.backend, A.dtype),
+        no_derivative(Tensor(ld, A.backend, A.dtype), (A,), error),
         Tensor(pivots, A.backend, dtypes.int32),
         Tensor(info, A.backend, dtypes.int32),
     )
@@ -63,19 +66,26 @@ def ldl_solve(
     """X with A X = B, from ``ldl_factor``'s LD and pivots of A (batches broadcast)."""
     fn = "torch.linalg.ldl_solve"
     check_square(fn, LD, "LD", complex_ok=True)
-    if B.ndim < 2:
-        raise RuntimeError(f"{fn}: B must have at least 2 dimensions, got shape {list(B.shape)}")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):  # exactly, as PyTorch's: no broadcasting
+        raise RuntimeError(
+            f"{fn}: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots "
+            f"with shape {list(pivots.shape)} and LD with shape {list(LD.shape)}"
+        )
+    if B.ndim < 2:  # PyTorch reads B.size(-2): an IndexError
+        raise IndexError(f"{fn}: B must have at least 2 dimensions, got shape {list(B.shape)}")
+    if pivots.dtype.is_floating_point or pivots.dtype.is_complex or pivots.dtype is dtypes.bool:
+        raise RuntimeError(f"{fn}: Expected pivots to be integers. Got {pivots.dtype.name}")
     if B.dtype is not LD.dtype:
         raise RuntimeError(
             f"{fn}: Expected b and A to have the same dtype, but found b of type "
             f"{B.dtype.name} and A of type {LD.dtype.name} instead."
         )
-    if B.shape[-2] != LD.shape[-1] or pivots.shape[-1:] != LD.shape[-1:]:
+    if B.shape[-2] != LD.shape[-1]:
         raise RuntimeError(
             f"Incompatible matrix sizes for {fn}: each A matrix is {LD.shape[-1]} by "
-            f"{LD.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]} (pivots of "
-            f"shape {list(pivots.shape)})"
+            f"{LD.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]}"
         )
+    broadcast_shapes(fn, LD.shape[:-2], B.shape[:-2])  # a RuntimeError where they do not
     x = run_optional(
         LD.backend,
         "linalg_ldl_solve",
@@ -86,4 +96,5 @@ def ldl_solve(
         B.native,
         hermitian,
     )
-    return Tensor(x, LD.backend, LD.dtype)
+    error = RuntimeError(NO_DERIVATIVE.format("linalg_ldl_solve"))
+    return no_derivative(Tensor(x, LD.backend, LD.dtype), (LD, B), error)

@@ -71,10 +71,10 @@ def matrix_exp(A: Tensor) -> Tensor:
 def _matrix_exp(A: Tensor) -> tuple[Tensor]:
     if A.numel() == 0:
         return (A.clone(),)
-    if A.dtype in (dtypes.float32, dtypes.complex64):
+    wide = {dtypes.float32: dtypes.float64, dtypes.complex64: dtypes.complex128}.get(A.dtype)
+    if wide in A.backend.dtypes:  # (a device without double precision stays in single)
         # In double precision, rounded once: the s squarings in single precision lose about
         # s bits of the small entries (torch 2.13's own float32 result is ~1e-3 off in some)
-        wide = dtypes.float64 if A.dtype is dtypes.float32 else dtypes.complex128
         return (_matrix_exp(A.to(wide))[0].to(A.dtype),)
     largest = float(rd.amax(rd.sum(ew.abs(A.detach()), -2)).item())
     steps = max(0, math.ceil(math.log2(largest / 0.5))) if largest > 0.5 else 0
@@ -172,10 +172,14 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803  (PyTorch's name)
     """Columns x^0, x^1, ..., x^(N-1) (N = the length of x's last dimension)."""
-    if x.dtype is dtypes.bool:
+    refused = {dtypes.bool: "Bool", dtypes.float16: "Half", dtypes.bfloat16: "BFloat16"}
+    if x.dtype in refused:  # PyTorch's kernel has float32/64, complex and integers only
         raise RuntimeError(
-            "linalg.vander supports floating point, complex, and integer tensors, but got Bool"
+            f"linalg.vander supports floating point, complex, and integer tensors, but got "
+            f"{refused[x.dtype]}"
         )
+    if not x.dtype.is_floating_point and not x.dtype.is_complex:
+        x = x.to(dtypes.int64)  # integers in int64, as PyTorch's (a cumulative product)
     x = mv.reshape(x, (1,)) if x.ndim == 0 else x  # a 0-d x is one point, as PyTorch's
     n = x.shape[-1] if N is None else N
     if n <= 1:

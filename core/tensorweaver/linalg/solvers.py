@@ -266,15 +266,17 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     empty = cr.zeros(0, dtype=A.dtype.to_real(), device=A.device)  # real, as S and residuals
     ranks = matrix_rank(A, rtol=rcond)
     rank = empty.to(dtypes.int64) if driver == "gels" else ranks
-    values = svdvals(A) if driver in ("gelsd", "gelss") else empty
+    # Not differentiable, as PyTorch's
+    values = svdvals(A.detach()) if driver in ("gelsd", "gelss") else empty
     # PyTorch's residuals are a differentiable output even when empty: an empty slice of
     # the solution's magnitudes carries the graph (real, as the residuals are).
     residuals = mv.narrow(mv.reshape(ew.abs(solution), (-1,)), 0, 0, 0)
     if m > n and driver != "gelsy" and bool(rd.all(ew.eq(ranks, n)).item()):
         residuals = rd.sum(ew.square(ew.abs(ew.sub(matmul(A, solution), B))), -2)
-    if vector:
+        if driver == "gels" and n == 0:  # LAPACK's gels returns at once: zeros, as PyTorch's
+            residuals = ew.mul(residuals, 0.0)
+    if vector:  # the residuals keep their column dimension, as PyTorch's
         solution = mv.squeeze(solution, -1)
-        residuals = mv.squeeze(residuals, -1) if residuals.numel() else residuals
     return Lstsq(solution, residuals, rank, values)
 
 

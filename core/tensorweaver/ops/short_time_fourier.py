@@ -143,6 +143,11 @@ def istft(
             f"{fn}: expected the frequency dimension (-2) of input to be {n_fft // 2 + 1} "
             f"(onesided) or {n_fft}, but got {spectrum.shape[-1]}"
         )
+    if not sided and spectrum.shape[-1] != n_fft:  # (a real result reads only half of it)
+        raise RuntimeError(
+            f"{fn}: expected the frequency dimension (-2) of input to match n_fft = {n_fft} "
+            f"when onesided=False, but got {spectrum.shape[-1]}"
+        )
     if not return_complex and window is not None and window.dtype.is_complex:
         raise RuntimeError(
             f"{fn}: Complex windows are incompatible with return_complex=False; pass "
