@@ -488,10 +488,24 @@ def _unless_empty(error: RuntimeError, x: Tensor, index: Any, src: Any = None) -
         raise error
 
 
+def vectors_of_0d(*tensors: Any) -> bool:
+    """Whether PyTorch's gather and scatters take these operands' 0-d tensors as 1-element
+    vectors: one is 0-d and none has more than one dimension."""
+    ranks = [t.ndim for t in tensors if isinstance(t, Tensor)]
+    return 0 in ranks and max(ranks) == 1
+
+
+def as_vector(t: Any) -> Any:
+    """A 0-d tensor as a 1-element vector; anything else unchanged."""
+    return mv.reshape(t, (1,)) if isinstance(t, Tensor) and not t.ndim else t
+
+
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     try:
         d, index = check_scatter_index("gather", x, dim, index)
     except RuntimeError as error:
+        if vectors_of_0d(x, index):  # off the hot path: only such shapes fail the checks
+            return mv.reshape(gather(as_vector(x), dim, as_vector(index)), index.shape)
         _unless_empty(error, x, index)
         # Nothing is read, but the result is still part of x's graph, as PyTorch's.
         nothing = Tensor(x.backend.full((0,), 0, dtypes.int64), x.backend, dtypes.int64)
@@ -532,6 +546,9 @@ def scatter(
             src = mv.expand(src, index.shape)
         src = _src_for(x, index, src, "scatter")
     except RuntimeError as error:
+        if vectors_of_0d(x, index, src):  # as gather's
+            out = scatter(as_vector(x), dim, as_vector(index), as_vector(src), reduce=reduce)
+            return mv.reshape(out, x.shape)
         _unless_empty(error, x, index, src)
         return x.clone()
     if reduce == "add":
@@ -590,6 +607,9 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
         d, index = check_scatter_index("scatter_add", x, dim, index)
         src = _src_for(x, index, src, "scatter_add")
     except RuntimeError as error:
+        if vectors_of_0d(x, index, src):  # as gather's
+            out = scatter_add(as_vector(x), dim, as_vector(index), as_vector(src))
+            return mv.reshape(out, x.shape)
         _unless_empty(error, x, index, src)
         return x.clone()
     return scatter_add_unchecked(x, d, index, src)

@@ -20,7 +20,7 @@ import numpy as np
 
 from tensorweaver import return_types
 from tensorweaver.autograd.function import Function
-from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
@@ -136,6 +136,27 @@ def _log_add(op: str, input: Tensor, other: Tensor, ln_base: float) -> Tensor:
 
 
 def _complex_log_add(a: Tensor, b: Tensor) -> Tensor:
+    """PyTorch's complex log(exp(a) + exp(b)), with its gradient formula (NaN at some
+    infinities, where the composition below would give other limits)."""
+    return _ComplexLogAdd.apply(a, b)
+
+
+class _ComplexLogAdd(Function):
+    """Complex logaddexp whose gradients are PyTorch's grad / conj(1 + exp(other - self))."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, b: Tensor) -> Tensor:
+        ctx.save_for_backward(a, b)
+        return _complex_log_add_values(a, b)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        a, b = ctx.saved_tensors
+        share = [cx.conj(ew.add(ew.exp(ew.sub(q, p)), 1)) for p, q in ((a, b), (b, a))]
+        return ew.div(grad, share[0]), ew.div(grad, share[1])
+
+
+def _complex_log_add_values(a: Tensor, b: Tensor) -> Tensor:
     """PyTorch's complex log(exp(a) + exp(b)): max + log1p(exp(min - max)), where max is the
     operand with the larger real part (``a`` on a tie); NaN (both parts) if either holds
     one; ``min`` when both real parts are -inf, the plain formula when both are +inf."""
@@ -383,9 +404,52 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
 
 
 def _complex_log_cumsum(x: Tensor, axis: int) -> Tensor:
-    """PyTorch's complex logcumsumexp: one element after another into a sum that starts at
-    -inf. The imaginary parts (angles, not reduced mod 2 pi) depend on that order, so the
-    scan's tree of additions would give other ones."""
+    """PyTorch's complex logcumsumexp, which adds one element after another into a sum that
+    starts at -inf. Its imaginary parts are angles not reduced mod 2 pi, so they depend on that
+    order: the scan's sums are right up to multiples of 2 pi i, and those multiples are chosen
+    as that order's would be (a loop over the elements costs a millisecond each)."""
+    if not x.numel():
+        return x.clone()
+    if not bool(red.all(ew.isfinite(x))):  # infinities and NaN take the order's special cases
+        return _complex_log_cumsum_in_order(x, axis)
+    sums = _scan((x,), axis, lambda earlier, later: (_complex_log_add(later[0], earlier[0]),))[0]
+    with no_grad():
+        turns = _order_turns(x, sums.detach(), axis)
+        shift = cx.complex(ew.mul(turns, 0.0), ew.mul(turns, 2 * math.pi))
+    return ew.add(sums, shift)
+
+
+def _order_turns(x: Tensor, sums: Tensor, axis: int) -> Tensor:
+    """How many turns (2 pi) the one-by-one order's imaginary parts lie above ``sums``': each
+    step's angle is taken within pi of its larger operand's (log1p's principal branch), that
+    is of the element where its real part is not below the sum before it (a restart), and of
+    the sum before it otherwise (a running unwrap of the angles)."""
+    n = x.shape[axis]
+
+    def before(t: Tensor, first: float) -> Tensor:  # t one place later along axis
+        head = cr.full_like(mv.narrow(t, axis, 0, 1), first)
+        return mv.cat([head, mv.narrow(t, axis, 0, n - 1)], axis)
+
+    def wrap(angle: Tensor) -> Tensor:  # into [-pi, pi]
+        return ew.sub(angle, ew.mul(ew.round(ew.div(angle, 2 * math.pi)), 2 * math.pi))
+
+    re_x, im_x, re_s, im_s = cx.real(x), cx.imag(x), cx.real(sums), cx.imag(sums)
+    restart = ew.ge(re_x, before(re_s, -math.inf))
+    step = ew.where(
+        restart, ew.add(im_x, wrap(ew.sub(im_s, im_x))), wrap(ew.sub(im_s, before(im_s, 0.0)))
+    )
+    # A cumulative sum of the steps that starts again at each restart.
+    total = red.cumsum(step, axis)
+    places = [1] * x.ndim
+    places[axis] = n
+    place = mv.reshape(cr.arange(n, dtype=dtypes.int64, device=x), places)
+    last_restart = cummax(ew.where(restart, place, 0), axis)[0]
+    offset = ix.gather_unchecked(ew.sub(step, total), axis, last_restart)
+    return ew.round(ew.div(ew.sub(ew.add(total, offset), im_s), 2 * math.pi))
+
+
+def _complex_log_cumsum_in_order(x: Tensor, axis: int) -> Tensor:
+    """The complex logcumsumexp one element after another, as PyTorch's kernel."""
     shape = list(x.shape)
     shape[axis] = 1
     total = cr.full(shape, complex(-math.inf, 0.0), dtype=x.dtype, device=x)
@@ -393,7 +457,7 @@ def _complex_log_cumsum(x: Tensor, axis: int) -> Tensor:
     for k in range(x.shape[axis]):
         total = _complex_log_add(mv.narrow(x, axis, k, 1), total)
         sums.append(total)
-    return mv.cat(sums, axis) if sums else x.clone()
+    return mv.cat(sums, axis)
 
 
 # -- scatter and index reductions -------------------------------------------------------------
@@ -406,6 +470,8 @@ _SCATTER_ALIASES = {"max": "amax", "min": "amin"}
 
 def _flat_targets(x: Tensor, axis: int, index: Tensor) -> Tensor:
     """The position in ``x.reshape(-1)`` each element of ``index`` sends its source to."""
+    if not x.ndim:  # a 0-d x is its only place
+        return mv.reshape(index, (-1,))
     strides = [math.prod(x.shape[a + 1 :]) for a in range(x.ndim)]
     flat = ew.mul(index, strides[axis])
     for a in range(x.ndim):
@@ -570,6 +636,10 @@ def scatter_reduce(
             "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'; convert "
             "with .int() or .float() first"
         )
+    if ix.vectors_of_0d(input, index, src):
+        x, vector, values = (ix.as_vector(t) for t in (input, index, src))
+        out = scatter_reduce(x, dim, vector, values, reduce, include_self=include_self)
+        return mv.reshape(out, input.shape)
     try:
         axis, index = ix.check_scatter_index("scatter_reduce", input, dim, index)
     except RuntimeError as error:  # an empty index: PyTorch checks none of its sizes
