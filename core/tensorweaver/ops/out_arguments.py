@@ -19,6 +19,7 @@ import warnings
 from typing import Any, Callable, NamedTuple
 
 from tensorweaver import return_types
+from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops.apply import written_out
 from tensorweaver.ops.casting import can_cast
 from tensorweaver.tensor import Tensor
@@ -31,7 +32,8 @@ class Kind(NamedTuple):
     (the functions whose kernels resize their ``out`` themselves); ``returns``, whether the
     function returns ``out`` (PyTorch's list-writing ``*_copy`` functions return None);
     ``copies``, any ``out`` dtype, the result computed in it (PyTorch's cumulative ops);
-    ``uncast``, the class of the error where the result does not cast to ``out``'s dtype."""
+    ``uncast``, the class of the error where the result does not cast to ``out``'s dtype;
+    ``needs_dim``, whether PyTorch has ``out=`` only with ``dim`` given (sum, median)."""
 
     exact: bool = True
     apart: bool = False
@@ -40,6 +42,7 @@ class Kind(NamedTuple):
     returns: bool = True
     copies: bool = False
     uncast: type[Exception] = RuntimeError
+    needs_dim: bool = False
 
 
 def _table(kind: Kind, names: str) -> dict[str, Kind]:
@@ -55,24 +58,29 @@ OUT: dict[str, Kind] = {
         "conj_physical complex cummax cummin diag diag_embed diff dot frexp ger heaviside "
         "histc histogram index_add index_copy index_reduce inner inverse isin isneginf "
         "isposinf log_softmax logcumsumexp lu_solve lu_unpack matmul mm mode msort mv "
-        "nanquantile nonzero norm polar qr quantile renorm scatter scatter_add scatter_reduce "
+        "nanquantile norm polar qr quantile renorm scatter scatter_add scatter_reduce "
         "searchsorted slice_scatter softmax sort svd tensordot topk tril triangular_solve triu "
         "vdot alias_copy as_strided_copy diagonal_copy expand_copy permute_copy squeeze_copy "
-        "t_copy transpose_copy unfold_copy unsqueeze_copy view_copy",
+        "t_copy transpose_copy unfold_copy unsqueeze_copy view_copy hardshrink matrix_power "
+        "ormqr select_copy slice_copy slogdet view_as_real_copy where",
     ),
     **_table(
         Kind(exact=False),
-        "addr cholesky cholesky_inverse cholesky_solve fmax fmin igamma igammac kron "
-        "logsumexp mean mvlgamma nanmean nansum normal outer std var",
+        "addr cholesky cholesky_inverse cholesky_solve fmax fmin geqrf igamma igammac kron "
+        "logsumexp mean mvlgamma nanmean nansum normal orgqr outer std threshold var",
     ),
     **_table(Kind(exact=False, exact_pairs=True), "max min"),
     **_table(Kind(exact=False, copies=True), "cumprod cumsum"),
+    **_table(Kind(exact=False, copies=True, needs_dim=True), "prod sum"),
     **_table(Kind(exact=False, quiet=True), "bernoulli lu"),
+    **_table(Kind(exact=False, quiet=True, copies=True), "eye rand randint randperm"),
     **_table(Kind(quiet=True), "addbmm logspace multinomial narrow_copy randn"),
     **_table(Kind(returns=False), "split_with_sizes_copy unbind_copy"),
     **_table(
-        Kind(apart=True), "cross gather index_select kthvalue masked_select take take_along_dim"
+        Kind(apart=True),
+        "cross gather index_select kthvalue masked_select nonzero take take_along_dim",
     ),
+    **_table(Kind(apart=True, needs_dim=True), "median nanmedian"),
     **_table(
         Kind(exact=False, apart=True, uncast=TypeError),
         "cat concat concatenate column_stack dstack hstack row_stack stack vstack",
@@ -99,6 +107,8 @@ def given_out(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
     at = next((i for i, p in enumerate(parameters) if p.kind is p.VAR_KEYWORD), len(parameters))
     call.__signature__ = inspect.Signature([*parameters[:at], _OUT, *parameters[at:]])  # type: ignore[attr-defined]
+    # Named as where it lives, tw.<name> (as torch.cat is torch's), so that pickle finds it.
+    call.__module__, call.__qualname__ = "tensorweaver", name
     return call
 
 
@@ -107,6 +117,7 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     does. A function that takes ``out=`` itself (so that its usual call costs no wrapper)
     returns ``call_with_out(name, itself, args, kwargs, out)`` when ``out`` is given."""
     kind = OUT[name]
+    _refuse_overloads(name, kind, args, kwargs, out)
     if kind.apart:
         _refuse_overlap(name, out, args, kwargs)
     if kind.copies and isinstance(out, Tensor) and kwargs.get("dtype") is None:
@@ -119,6 +130,21 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     else:
         written = _write(name, value, out, kind)
     return written if kind.returns else None
+
+
+def _refuse_overloads(name: str, kind: Kind, args: tuple, kwargs: dict, out: Any) -> None:
+    """PyTorch's errors for the forms that have no ``out=`` (``sum(x)``, ``nonzero(x,
+    as_tuple=True)``) and for an explicit ``dtype=`` that is not ``out``'s (no cast)."""
+    if kind.needs_dim and len(args) < 2 and "dim" not in kwargs:
+        raise TypeError(f"{name}(): out= is taken only with dim given; call {name}(input, dim)")
+    if kwargs.get("as_tuple"):
+        raise RuntimeError(f"{name} does not support the out kwarg when as_tuple is True")
+    dtype = kwargs.get("dtype")
+    if isinstance(dtype, DType) and isinstance(out, Tensor) and out.dtype is not dtype:
+        raise RuntimeError(
+            f"{name}(): Expected out tensor to have dtype {dtype.name}, but got "
+            f"{out.dtype.name} instead: dtype= and out= must agree"
+        )
 
 
 def _write(name: str, value: Any, out: Any, kind: Kind) -> Any:
