@@ -122,10 +122,21 @@ def test_addr_scalar_checks(backend, t, kwargs):
     )
 
 
-@pytest.mark.parametrize("name", ["addr", "addbmm", "baddbmm", "addmv"])
-def test_half_products_round_once_from_float32(backend, name):
-    # Before: float16 addr/addbmm rounded each product and sum (addbmm out[1, 0] 0.0469,
-    # exact 0.0898). Now: the float32 result rounded once.
+_ADDMV_HALF = pytest.mark.xfail(
+    strict=True,
+    reason="torch's float16/bfloat16 addmv with alpha != 1 is not the float32 result rounded "
+    "once (~1/3 of elements differ by an ulp); with half-rounded scalars it matches when beta or "
+    "alpha is 1, not for beta=0.6, alpha=0.2 (its gemv's exact rounding steps are not known yet)",
+)
+
+
+@pytest.mark.parametrize(
+    "name", ["addr", "addbmm", "baddbmm", pytest.param("addmv", marks=_ADDMV_HALF)]
+)
+def test_half_products_round_as_torch(backend, name):
+    # Before: float16 addbmm rounded each product and sum (addbmm out[1, 0] 0.0469,
+    # exact 0.0898). torch's CPU kernels: addmv/baddbmm round the float32 result once,
+    # addbmm once per batch (one addmm_ each), addr after every step (review of 8a7d454).
     gen = torch.Generator().manual_seed(0)
     shapes = {
         "addr": ((5, 4), (5,), (4,)),
@@ -135,11 +146,11 @@ def test_half_products_round_once_from_float32(backend, name):
     }[name]
     args = [torch.randn(s, generator=gen).half().float() for s in shapes]  # exact in half
     kwargs = {"beta": 0.6, "alpha": 0.2}
-    wide = getattr(torch, name)(*args, **kwargs)
+    expected = getattr(torch, name)(*(a.half() for a in args), **kwargs)
     half = [_tw(a).half() for a in args]
     ours = getattr(tw, name)(*half, **kwargs)
     assert ours.dtype is tw.float16
-    np.testing.assert_array_equal(np.asarray(ours), wide.half().numpy())
+    np.testing.assert_array_equal(np.asarray(ours), expected.numpy())
 
 
 # -- reductions -------------------------------------------------------------------------------

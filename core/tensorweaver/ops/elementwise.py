@@ -322,7 +322,8 @@ def maximum(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
     """The larger of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
     if out is not None:
         return written_out("maximum", maximum(a, b), out)
-    require_tensors("maximum", a, b)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):  # (no call on the hot path)
+        require_tensors("maximum", a, b)
     _ordered("maximum", a, b, RuntimeError)
     return _maximum(a, b)
 
@@ -331,7 +332,8 @@ def minimum(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
     """The smaller of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
     if out is not None:
         return written_out("minimum", minimum(a, b), out)
-    require_tensors("minimum", a, b)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):  # (no call on the hot path)
+        require_tensors("minimum", a, b)
     _ordered("minimum", a, b, RuntimeError)
     return _minimum(a, b)
 

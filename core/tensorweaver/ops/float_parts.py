@@ -70,10 +70,7 @@ def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Ten
     (``other`` itself where they are equal; NaN where either is)."""
     if out is not None:
         return written_out("nextafter", nextafter(input, other), out)
-    if not isinstance(other, Tensor):
-        raise TypeError(
-            f"nextafter(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
-        )
+    ew.require_tensors("nextafter", input, other)  # (a number on either side: TypeError)
     dtype = result_type(input, other)
     if dtype not in _FORMAT:
         raise NotImplementedError(

@@ -8,6 +8,8 @@ from typing import Any
 
 from tensorweaver import return_types
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.autograd.function import Function
+from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
@@ -315,9 +317,10 @@ def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
     return apply("cumsum", x.backend.cumsum(x.native, axis), dtype, (x,), axis)
 
 
-def norm(x: Tensor, p: Any = 2, dim: Dim = None, keepdim: bool = False) -> Tensor:
-    """The vector p-norm over ``dim`` (all elements by default); ``p="nuc"`` (or ``"fro"``
-    over more than two dims) is ``linalg.matrix_norm`` over ``dim`` (all dims by default)."""
+def norm(x: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False) -> Tensor:
+    """The vector p-norm over ``dim`` (all elements by default; PyTorch's default ``"fro"``
+    is the 2-norm); ``p="nuc"`` (or ``"fro"`` over more than two dims, an error as PyTorch's)
+    is ``linalg.matrix_norm`` over ``dim`` (all dims by default)."""
     if isinstance(p, str) and (p != "fro" or (isinstance(dim, (tuple, list)) and len(dim) > 2)):
         from tensorweaver.linalg.norms import matrix_norm  # (linalg imports this module)
 
@@ -340,6 +343,23 @@ def _root(total: Tensor, p: float) -> Tensor:
     return ew.where(zero, 0.0, root)
 
 
+def _nonzero_count(x: Tensor, dim: Dim, keepdim: bool) -> Tensor:
+    return sum(ew.ne(x, 0).to(x.dtype), dim, keepdim)
+
+
+class _NonzeroCount(Function):
+    """``norm(x, 0)``: the count of nonzero elements, in ``x``'s graph with PyTorch's
+    undefined gradient (``x.grad`` stays None, as PyTorch's; not zeros)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dim: Dim, keepdim: bool) -> Tensor:
+        return _nonzero_count(x, dim, keepdim)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[None, None, None]:
+        return None, None, None
+
+
 def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
     if x.dtype.kind not in "fc":
         raise RuntimeError(
@@ -359,7 +379,9 @@ def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
     if p == 1:
         return sum(ew.abs(x), dim, keepdim)
     if p == 0:
-        return sum(ew.with_zero_gradient(ew.ne(x.detach(), 0).to(x.dtype), x), dim, keepdim)
+        if x.requires_grad and is_grad_enabled():  # (the Function only where there is a graph)
+            return _NonzeroCount.apply(x, dim, keepdim)
+        return _nonzero_count(x, dim, keepdim)
     size = ew.abs(x)
     zero = ew.eq(size, 0)  # |x| ** p has an infinite slope at 0 for p < 1: PyTorch gives 0
     powered = ew.where(zero, 0.0, ew.pow(ew.where(zero, 1.0, size), p))

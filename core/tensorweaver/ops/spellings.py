@@ -365,10 +365,35 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
     return _scaled_sum(input, product, *_integral_scalars(product.dtype, beta, alpha))
 
 
-@_rounded_once
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    _addr_scalars(_result_dtype([input, vec1, vec2]), beta, alpha)
+    dtype = _result_dtype([input, vec1, vec2])
+    _addr_scalars(dtype, beta, alpha)
+    if dtype in _HALF and input.dtype is vec1.dtype is vec2.dtype:
+        return _addr_rounded_each_step(input, vec1, vec2, beta, alpha)
     return _scaled_sum(input, la.outer(vec1, vec2), beta, alpha)
+
+
+_HALF = (dtypes.float16, dtypes.bfloat16)
+
+
+def _addr_rounded_each_step(
+    input: Tensor, vec1: Tensor, vec2: Tensor, beta: Any, alpha: Any
+) -> Tensor:
+    """``beta * input + (alpha * vec1) * vec2`` in float16/bfloat16 as PyTorch's CPU kernel
+    computes it: the scalars and every step rounded to the dtype (not rounded once)."""
+    half = input.dtype
+
+    def rounded(t: Tensor) -> Tensor:  # one step in float32 (exact for halves), then rounded
+        return ew.cast(ew.cast(t, half), dtypes.float32)
+
+    def scalar(v: Any) -> float:
+        return cr.tensor(v, dtype=half, device=input.device).item()
+
+    wide = [ew.cast(t, dtypes.float32) for t in (input, vec1, vec2)]
+    product = rounded(la.outer(rounded(ew.mul(wide[1], scalar(alpha))), wide[2]))
+    out = product if not beta else ew.add(rounded(ew.mul(wide[0], scalar(beta))), product)
+    shape = tuple(broadcast_shapes(input.shape, out.shape))  # (beta=0 ignores input's values)
+    return ew.cast(movement.expand(out, shape) if shape != out.shape else out, half)
 
 
 @_rounded_once
@@ -383,10 +408,31 @@ def baddbmm(
     return _scaled_sum(input, product, *_integral_scalars(product.dtype, beta, alpha))
 
 
-@_rounded_once
 def addbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
+    half = getattr(input, "dtype", None)
+    if (
+        half in _HALF
+        and batch1.dtype is batch2.dtype is half
+        and autocast_dtype() is None
+        and batch1.ndim == batch2.ndim == 3
+        and 0 < batch1.shape[0] == batch2.shape[0]
+    ):
+        # PyTorch's CPU kernel: one addmm_ per batch, each rounded to the dtype in turn
+        out = addmm(input, batch1[0], batch2[0], beta=beta, alpha=alpha)
+        for k in range(1, batch1.shape[0]):
+            out = addmm(out, batch1[k], batch2[k], alpha=alpha)
+        return out
+    return _addbmm_as_one(input, batch1, batch2, beta=beta, alpha=alpha)
+
+
+@_rounded_once
+def _addbmm_as_one(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    """addbmm as one matrix product over (batch, inner) pairs (float32 and wider: PyTorch's
+    per-batch rounding differs from it by float rounding only)."""
     low = autocast_dtype()
     if low is not None:  # on PyTorch's lower-precision list: the added input is cast too
         input, batch1, batch2 = la.autocast_operands(low, input, batch1, batch2)
