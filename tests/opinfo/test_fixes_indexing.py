@@ -10,24 +10,11 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from opinfo.twins import pair as _pair
 from tensorweaver.ops.index import nonzero_static
 
 BACKENDS = ["numpy", "torch:cpu"]
 INF, NAN = math.inf, math.nan
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    with tw.device(request.param):
-        yield request.param
-
-
-def _pair(value, dtype: str = "float64", requires_grad: bool = False):
-    """The same values as a torch and a tensorweaver tensor (fresh leaves)."""
-    array = np.asarray(value)
-    theirs = torch.tensor(array, dtype=getattr(torch, dtype), requires_grad=requires_grad)
-    ours = tw.tensor(array, dtype=getattr(tw, dtype), requires_grad=requires_grad)
-    return ours, theirs
 
 
 def _same(ours, theirs, tol: float = 1e-10) -> None:

@@ -7,19 +7,10 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from opinfo.twins import to_tw
 from tensorweaver.linalg.householder import geqrf, ormqr
 
 BACKENDS = ["numpy", "torch:cpu"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    with tw.device(request.param):
-        yield request.param
-
-
-def _tw(t: torch.Tensor, requires_grad: bool = False) -> tw.Tensor:
-    return tw.tensor(t.detach().numpy(), requires_grad=requires_grad)
 
 
 def _close(ours: tw.Tensor, theirs: torch.Tensor, tol: float = 1e-10) -> None:
@@ -370,3 +361,7 @@ def test_svd_lowrank_and_pca_lowrank_of_low_rank_matrices(backend, dtype):
         torch.pca_lowrank(A, q=40)
     with pytest.raises(ValueError, match="q"):
         pca_lowrank(_tw(A), q=40)
+
+
+def _tw(t: torch.Tensor, requires_grad: bool = False) -> tw.Tensor:
+    return to_tw(t, requires_grad)

@@ -8,19 +8,9 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from opinfo.twins import to_tw as _tw
 
 BACKENDS = ["numpy", "torch:cpu"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    with tw.device(request.param):
-        yield request.param
-
-
-def _tw(t: torch.Tensor) -> tw.Tensor:
-    out = tw.tensor(t.detach().numpy())
-    return out.requires_grad_() if t.requires_grad else out
 
 
 def _same(ours: tw.Tensor, theirs: torch.Tensor, tol: float = 1e-10) -> None:

@@ -9,23 +9,10 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from opinfo.twins import pair as _pair
 from tensorweaver.ops import numeric
 
 BACKENDS = ["numpy", "torch:cpu"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    with tw.device(request.param):
-        yield request.param
-
-
-def _pair(value, dtype: str = "float64", requires_grad: bool = False):
-    """The same values as a tensorweaver and a torch tensor (fresh leaves)."""
-    array = np.asarray(value)
-    ours = tw.tensor(array, dtype=getattr(tw, dtype), requires_grad=requires_grad)
-    theirs = torch.tensor(array, dtype=getattr(torch, dtype), requires_grad=requires_grad)
-    return ours, theirs
 
 
 def _same(ours, theirs, tol: float = 1e-10) -> None:

@@ -7,19 +7,10 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from opinfo.twins import to_tw
 from tensorweaver.linalg.householder import geqrf
 
 BACKENDS = ["numpy", "torch:cpu"]
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    with tw.device(request.param):
-        yield request.param
-
-
-def _tw(t: torch.Tensor, requires_grad: bool = False) -> tw.Tensor:
-    return tw.tensor(t.detach().numpy(), requires_grad=requires_grad)
 
 
 def _same_error(ours, theirs) -> None:
@@ -209,3 +200,7 @@ def test_not_differentiable_outputs_require_grad_and_refuse_backward(backend, na
         lambda: (ours(a, b).sum() + a.sum() + b.sum()).backward(),
         lambda: (theirs(A, B).sum() + A.sum() + B.sum()).backward(),
     )
+
+
+def _tw(t: torch.Tensor, requires_grad: bool = False) -> tw.Tensor:
+    return to_tw(t, requires_grad)

@@ -12,12 +12,6 @@ import torch
 BACKENDS = ["numpy", "torch:cpu"]
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    with tw.device(request.param):
-        yield request.param
-
-
 def _raises_like_torch(theirs, ours) -> None:
     with pytest.raises(Exception) as expected:
         theirs()
