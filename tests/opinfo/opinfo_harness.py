@@ -185,6 +185,13 @@ class Pair:
         self.tw_leaves: dict[int, tw.Tensor] = {}
         self.order: list[int] = []
 
+    def convert_sample(self, sample: Any) -> tuple[tuple, tuple]:
+        """(torch's, tensorweaver's) ``(input, args, kwargs)`` of one database sample."""
+        t_input, w_input = self.convert(sample.input)
+        t_args, w_args = self.convert(tuple(sample.args))
+        t_kwargs, w_kwargs = self.convert(dict(sample.kwargs))
+        return (t_input, t_args, t_kwargs), (w_input, w_args, w_kwargs)
+
     def convert(self, value: Any) -> tuple[Any, Any]:
         """(torch value, tensorweaver value) for one argument, recursively."""
         if isinstance(value, torch.Tensor):
@@ -372,9 +379,7 @@ def run_sample(op: Any, variant: str, sample: Any, *, grads: bool, seed: int = 0
     }[variant]
     pair = Pair()
     try:
-        t_input, w_input = pair.convert(sample.input)
-        t_args, w_args = pair.convert(tuple(sample.args))
-        t_kwargs, w_kwargs = pair.convert(dict(sample.kwargs))
+        (t_input, t_args, t_kwargs), (w_input, w_args, w_kwargs) = pair.convert_sample(sample)
     except Unconvertible as why:
         return Outcome("skip", f"unconvertible {why}")
     if variant == "inplace":
@@ -512,11 +517,8 @@ def run_error(op: Any, error_input: Any) -> Outcome | None:
     if function is None:
         return Outcome("missing", f"function {op.name}")
     sample = error_input.sample_input
-    pair = Pair()
     try:
-        _, w_input = pair.convert(sample.input)
-        _, w_args = pair.convert(tuple(sample.args))
-        _, w_kwargs = pair.convert(dict(sample.kwargs))
+        _, (w_input, w_args, w_kwargs) = Pair().convert_sample(sample)
     except Unconvertible as why:
         return Outcome("skip", f"unconvertible {why}")
     expected = error_input.error_type

@@ -84,10 +84,7 @@ class Call:
         self.sample = sample
 
     def arguments(self) -> tuple[tuple, dict, tuple, dict]:
-        pair = Pair()
-        t_in, w_in = pair.convert(self.sample.input)
-        t_args, w_args = pair.convert(tuple(self.sample.args))
-        t_kwargs, w_kwargs = pair.convert(dict(self.sample.kwargs))
+        (t_in, t_args, t_kwargs), (w_in, w_args, w_kwargs) = Pair().convert_sample(self.sample)
         return (t_in, *t_args), t_kwargs, (w_in, *w_args), w_kwargs
 
     def torch_call(self, out: Callable[[tuple], Any] | None, seed: int = 0) -> Any:
