@@ -65,12 +65,6 @@ def test_nextafter_number_first_is_a_type_error(backend):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch.logical_and(t, True) is a TypeError, but ops/methods.py sends t & True on "
-    "bools to ew.logical_and, which therefore still takes a number second (needs methods.py to "
-    "route &, |, ^ to bitwise_* or to an unchecked variant)",
-)
 def test_logical_ops_take_no_number_second(backend):
     t = torch.tensor([True, False])
     _raises_like_torch(

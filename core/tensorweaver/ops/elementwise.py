@@ -651,8 +651,8 @@ def _logical(name: str) -> Callable[[Operand, Operand], Tensor]:
     def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
             return written_out(name, op(a, b), out)
-        # (a number second stays: ``t & True`` on bools comes here)
         _require_tensor(name, a)
+        _require_tensor(name, b, "other")
         # Each operand is first converted to the promoted dtype, as PyTorch's kernel reads
         # it: int8 with a 0-d int64 256 sees 0 (False), not 256.
         a, b, backend, dtype, an, bn = _operands(name, a, b, _same)
@@ -697,9 +697,9 @@ bitwise_or = _bitwise("bitwise_or")
 bitwise_xor = _bitwise("bitwise_xor")
 
 
-def _require_tensor(op: str, x: Any) -> Tensor:
+def _require_tensor(op: str, x: Any, argument: str = "input") -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(x).__name__}")
+        raise TypeError(f"{op}(): argument '{argument}' must be a Tensor, not {type(x).__name__}")
     return x
 
 

@@ -391,9 +391,9 @@ _METHODS: dict[str, Any] = {
     "__le__": ew.le,
     "__gt__": ew.gt,
     "__ge__": ew.ge,
-    "__and__": lambda a, b: ew.logical_and(a, b) if _both_bool(a, b) else ew.bitwise_and(a, b),
-    "__or__": lambda a, b: ew.logical_or(a, b) if _both_bool(a, b) else ew.bitwise_or(a, b),
-    "__xor__": lambda a, b: ew.logical_xor(a, b) if _both_bool(a, b) else ew.bitwise_xor(a, b),
+    "__and__": ew.bitwise_and,  # PyTorch's & | ^ (bool & bool is bool)
+    "__or__": ew.bitwise_or,  # PyTorch's & | ^ (bool & bool is bool)
+    "__xor__": ew.bitwise_xor,  # PyTorch's & | ^ (bool & bool is bool)
     "__getitem__": views.getitem,
     "__setitem__": ix.setitem,
     # elementwise
@@ -691,12 +691,6 @@ _METHODS.update(
         "__ixor__": _METHODS["bitwise_xor_"],
     }
 )
-
-
-def _both_bool(a: Any, b: Any) -> bool:
-    return a.dtype is dtypes.bool_ and (
-        isinstance(b, bool) or getattr(b, "dtype", None) is dtypes.bool_
-    )
 
 
 for _name, _fn in _METHODS.items():
