@@ -111,3 +111,28 @@ def test_integer_and_bool_products_like_torch(op: str, dtype: str) -> None:
         return getattr(lib, op)(a, b)
 
     assert outcome(run, tw) == outcome(run, torch)
+
+
+VARIANCE_CALLS: dict[str, Callable[[Any, Any], Any]] = {
+    "dim-unbiased-keepdim": lambda lib, t: lib.var(t, 1, True, True),
+    "std-dim-unbiased": lambda lib, t: lib.std(t, 1, False),
+    "unbiased-only": lambda lib, t: lib.var(t, True),
+    "method-positional": lambda lib, t: t.var(1, False, True),
+    "both-unbiased-and-correction": lambda lib, t: lib.var(t, 1, True, correction=0),
+    "std-unbiased-only": lambda lib, t: lib.std(t, False),
+    "correction-keywords": lambda lib, t: lib.var(t, (0, 1), keepdim=True, correction=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIANCE_CALLS))
+def test_variance_overloads_like_torch(name: str) -> None:
+    """torch's (input, dim, unbiased, keepdim) and (input, unbiased) forms: the first raised."""
+    data = np.random.default_rng(0).standard_normal((3, 4))
+    call = VARIANCE_CALLS[name]
+    want = outcome(lambda lib: call(lib, lib.tensor(data)), torch)
+    got = outcome(lambda lib: call(lib, lib.tensor(data)), tw)
+    if isinstance(want, tuple):
+        assert got[:2] == want[:2]
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-12)
+    else:
+        assert got == want

@@ -231,10 +231,10 @@ def count_nonzero(input: Tensor, dim: Dim = None) -> Tensor:
 def var(
     x: Tensor,
     dim: Dim = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
     *,
     correction: float | None = None,
-    keepdim: bool = False,
-    unbiased: bool | None = None,
 ) -> Tensor:
     """Variance with Bessel's ``correction`` (1 by default; ``unbiased=False`` means 0)."""
     return _variance("var", x, dim, correction, keepdim, unbiased)
@@ -248,9 +248,18 @@ def _variance(
     keepdim: bool,
     unbiased: bool | None,
 ) -> Tensor:
-    """``var``'s work; ``name`` is the function the warning names."""
+    """``var``'s work; ``name`` is the function the warning names. PyTorch's overloads:
+    ``(input, dim=None, *, correction, keepdim)``, ``(input, dim, unbiased, keepdim)`` and
+    ``(input, unbiased)``."""
     if isinstance(dim, bool):  # PyTorch's var(input, unbiased) overload
+        if unbiased is not None:
+            raise TypeError(f"{name}(): unbiased given twice; call {name}(input, unbiased)")
         dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(
+            f"{name}(): received both unbiased and correction; pass only correction "
+            "(unbiased=False is correction=0)"
+        )
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     if x.dtype.kind not in "fc":
@@ -280,10 +289,10 @@ _HALF = (dtypes.float16, dtypes.bfloat16)
 def std(
     x: Tensor,
     dim: Dim = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
     *,
     correction: float | None = None,
-    keepdim: bool = False,
-    unbiased: bool | None = None,
 ) -> Tensor:
     if x.dtype in _HALF:  # the variance of thousands overflows half: in float32, as PyTorch
         wide = _variance("std", ew.cast(x, dtypes.float32), dim, correction, keepdim, unbiased)
