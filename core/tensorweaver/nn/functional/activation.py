@@ -191,8 +191,12 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     return _threshold(input, threshold, value, True)
 
 
-def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x where |x| > lambd, else 0."""
+def hardshrink(input: Tensor, lambd: float = 0.5, *, out: Tensor | None = None) -> Tensor:
+    """x where |x| > lambd, else 0 (written into ``out`` where given, as PyTorch's)."""
+    if out is not None:
+        from tensorweaver.ops.out_arguments import call_with_out
+
+        return call_with_out("hardshrink", hardshrink, (input, lambd), {}, out)
     return _piecewise_linear(
         lambda x: x.masked_fill(_shrunk(x, lambd), 0),
         lambda x: _shrink_slope(x, lambd),
@@ -406,24 +410,27 @@ def softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DType | None = None
 ) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim`` (computed in ``dtype`` when given)."""
-    axis = _softmax_axis(input, dim, "softmax")
-    return _softmax_like("softmax", softmax_reference, _cast(input, dtype), axis)
+    x = _cast(input, dtype)
+    axis = _softmax_axis(x, dim, "softmax")
+    return _softmax_like("softmax", softmax_reference, x, axis)
 
 
 def log_softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DType | None = None
 ) -> Tensor:
     """log(softmax(x)) along ``dim``, computed stably (in ``dtype`` when given)."""
-    axis = _softmax_axis(input, dim, "log_softmax")
-    return _softmax_like("log_softmax", log_softmax_reference, _cast(input, dtype), axis)
+    x = _cast(input, dtype)
+    axis = _softmax_axis(x, dim, "log_softmax")
+    return _softmax_like("log_softmax", log_softmax_reference, x, axis)
 
 
 def softmin(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: DType | None = None
 ) -> Tensor:
     """softmax(-x) along ``dim``."""
-    axis = _softmax_axis(input, dim, "softmin")
-    return _softmax_like("softmax", softmax_reference, -_cast(input, dtype), axis)
+    x = _cast(-input, dtype)  # negated first, as PyTorch: a uint8 input wraps
+    axis = _softmax_axis(x, dim, "softmin")
+    return _softmax_like("softmax", softmax_reference, x, axis)
 
 
 def gumbel_softmax(

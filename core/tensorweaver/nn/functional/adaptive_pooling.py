@@ -42,6 +42,12 @@ def _averaging_matrix(size: int, out: int, like: Tensor) -> Tensor:
 def _spatial(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> tuple[int, ...]:
     """The output's spatial sizes (``None`` keeps that axis) for ``nd``-D pooling of an
     unbatched or batched ``input``."""
+    listed = nd > 1 and not (output_size is None or isinstance(output_size, int))
+    if listed and input.dim() <= len(output_size):  # PyTorch's Python check, made first
+        raise ValueError(
+            f"{fn}: Input dimension should be at least {len(output_size) + 1}, got shape "
+            f"{tuple(input.shape)} for output_size {tuple(output_size)}"
+        )
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(
             f"{fn}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape "
@@ -77,6 +83,8 @@ def _fusable(input: Tensor, sizes: tuple[int, ...]) -> bool:
 
 def _adaptive_avg(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> Tensor:
     sizes = _spatial(input, nd, output_size, fn)
+    if input.dtype in (tw.float16, tw.bfloat16):  # summed in float32, rounded once, as torch
+        return _adaptive_avg(input.float(), nd, sizes, fn).to(input.dtype)
     if _fusable(input, sizes):
         return fused_or_reference("adaptive_avg_pool", adaptive_avg_pool_reference, (input,), sizes)
     return adaptive_avg_pool_reference(input, sizes)

@@ -326,6 +326,12 @@ def _check_conv(x: Tensor, weight: Tensor, groups: int, transposed: bool, fn: st
             f"{fn}: weight of shape {tuple(weight.shape)} with groups={groups} expects input "
             f"with {channels} channels, got input of shape {tuple(x.shape)}"
         )
+    if "c" in (x.dtype.kind, weight.dtype.kind) and x.dtype is not weight.dtype:
+        # PyTorch's RuntimeError (the composite's own dtype check looks at real dtypes only)
+        raise RuntimeError(
+            f"{fn}: input type ({x.dtype.name}) and weight type ({weight.dtype.name}) should be "
+            "the same; convert one with .to(...)"
+        )
 
 
 def _check_bias(bias: Tensor | None, channels: int, fn: str) -> None:

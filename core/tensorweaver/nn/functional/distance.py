@@ -25,7 +25,7 @@ def p_norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
         return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
     if p == 1:
         return magnitude.sum(dim, keepdim=keepdim)
-    total = (x * x if p == 2 else magnitude**p).sum(dim, keepdim=keepdim)
+    total = (x * x if p == 2 and x.dtype.kind == "f" else magnitude**p).sum(dim, keepdim=keepdim)
     zero = total == 0
     # The root's gradient is infinite at 0: take it of 1 there and select 0 afterwards.
     root = total.masked_fill(zero, 1) ** (1.0 / p)
@@ -59,9 +59,8 @@ def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
     """The p-norm of ``x1 - x2 + eps`` along the last axis of the broadcast pair."""
-    _floating("pairwise_distance", x1, x2)
     dim = max(x1.dim(), x2.dim()) - 1
-    diff = x1 - x2 + eps
+    diff = x1 - x2 + eps  # integers promote to the default float dtype, as PyTorch's
     if dim < 0:  # two scalars: the norm of a one-element vector
         return p_norm(diff.reshape(1), p, 0, keepdim=False)
     return p_norm(diff, p, dim, keepdim)

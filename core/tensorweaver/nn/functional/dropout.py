@@ -139,7 +139,8 @@ def feature_alpha_dropout(
 ) -> Tensor:
     """Alpha dropout of whole channels (axis 1) of ``(N, C, ...)`` input."""
     fn = "feature_alpha_dropout"
-    if input.dim() < 2:
+    # PyTorch checks the rank only where it draws a mask: training with 0 < p < 1.
+    if input.dim() < 2 and training and 0 < p < 1 and input.numel() > 0:
         raise RuntimeError(
             f"{fn}: feature dropout requires at least 2 dimensions in the input, got shape "
             f"{tuple(input.shape)}"

@@ -75,5 +75,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     mixed = (x1 @ weight.permute(1, 0, 2).reshape(in1, out_features * in2)).reshape(
         -1, out_features, in2
     )
-    out = (mixed * x2).sum(-1).reshape(*lead, out_features)
+    products = mixed * x2
+    out = products.sum(-1).reshape(*lead, out_features)
+    if out.dtype is not products.dtype:  # an integer sum widens; PyTorch's bilinear does not
+        out = out.to(products.dtype)
     return out if bias is None else out + bias

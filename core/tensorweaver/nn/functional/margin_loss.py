@@ -119,6 +119,15 @@ def _hinge(z: Tensor) -> Tensor:
     return tw.where(z > 0, z, 0.0)
 
 
+def _known_reduction(reduction: str, fn: str) -> str:
+    """``reduction``, checked before the targets as PyTorch's Python wrapper checks it."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(
+            f"{fn}: {reduction} is not a valid value for reduction; use 'mean', 'sum' or 'none'"
+        )
+    return reduction
+
+
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -133,9 +142,13 @@ def multi_margin_loss(
     divided by the number of classes, for each ``(C,)`` row and class index y."""
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         input, target, weight = float32_operands(input, target, weight)
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _known_reduction(_reduction(size_average, reduce, reduction), "multi_margin_loss")
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 are supported, got {p}")
+    if weight is not None and weight.dim() != 1:  # PyTorch's Python check, before the targets'
+        raise ValueError(
+            f"multi_margin_loss: weight must be one-dimensional, got shape {tuple(weight.shape)}"
+        )
     rows, classes = _margin_rows(input, "multi_margin_loss")
     batch = rows.shape[0]
     if target.dtype is not tw.int64:
@@ -176,7 +189,9 @@ def multilabel_margin_loss(
     -1."""
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         input, target = float32_operands(input, target)
-    reduction = _reduction(size_average, reduce, reduction)
+    reduction = _known_reduction(
+        _reduction(size_average, reduce, reduction), "multilabel_margin_loss"
+    )
     rows, classes = _margin_rows(input, "multilabel_margin_loss")
     if tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(

@@ -16,7 +16,14 @@ from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
 #: torch.finfo(dtype).eps, rms_norm's default eps.
-_EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
+_EPS = {
+    "float16": 2.0**-10,
+    "bfloat16": 2.0**-7,
+    "float32": 2.0**-23,
+    "float64": 2.0**-52,
+    "complex64": 2.0**-23,
+    "complex128": 2.0**-52,
+}
 
 
 def _standardize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor, Tensor]:
@@ -28,14 +35,27 @@ def _standardize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, 
 
 
 def _mixed_precision(input: Tensor, *params: Tensor | None) -> bool:
-    """PyTorch's mixed precision for normalizations: a float16 or bfloat16 input with float32
-    parameters (weights, biases, running statistics) is normalized in float32 and comes back
-    in its own dtype; other mixes of dtypes raise."""
-    return (
-        input.dtype in (tw.float16, tw.bfloat16)
-        and any(p is not None for p in params)
-        and all(p is None or p.dtype is tw.float32 for p in params)
+    """Whether to normalize in float32, as PyTorch's CPU kernels do for a float16 or bfloat16
+    input: its statistics and the affine map in float32, rounded once to the input's dtype
+    (half squares overflow and half sums lose digits). The parameters (weights, biases,
+    running statistics) are all in the input's dtype or all float32; other mixes raise."""
+    return input.dtype in (tw.float16, tw.bfloat16) and (
+        all(p is None or p.dtype is tw.float32 for p in params)
+        or all(p is None or p.dtype is input.dtype for p in params)
     )
+
+
+def _float(t: Tensor | None) -> Tensor | None:
+    return None if t is None else t.float()
+
+
+def _write_back(stats: tuple[Tensor | None, ...], updated: tuple[Tensor | None, ...]) -> None:
+    """Running statistics of a lower precision than float32 take the values their float32
+    copies were updated to."""
+    with tw.no_grad():
+        for s, u in zip(stats, updated):
+            if s is not None and s is not u and s.dtype is not tw.float32:
+                s.copy_(u)
 
 
 def _channel_view(t: Tensor, ndim: int) -> Tensor:
@@ -93,10 +113,12 @@ def batch_norm(
     statistics and moves the running ones toward them in place (the running variance is
     unbiased); otherwise it uses the running ones."""
     if _mixed_precision(input, running_mean, running_var, weight, bias):
-        y = batch_norm(
-            input.float(), running_mean, running_var, weight, bias, training, momentum, eps
-        )
+        stats = _float(running_mean), _float(running_var)
+        y = batch_norm(input.float(), *stats, _float(weight), _float(bias), training, momentum, eps)
+        _write_back((running_mean, running_var), stats)
         return y.to(input.dtype)
+    if input.dim() < 2 and input.numel() == 0:  # PyTorch returns an empty input as it is
+        return input.clone()
     if input.dim() < 2:  # PyTorch's class: it reads the channel axis 1 first
         raise IndexError(
             f"batch_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
@@ -142,9 +164,11 @@ def instance_norm(
     With ``use_input_stats`` the running statistics (when given) move toward the batch mean
     of the per-sample statistics in place; otherwise they normalize the input."""
     if _mixed_precision(input, running_mean, running_var, weight, bias):
+        stats = _float(running_mean), _float(running_var)
         y = instance_norm(
-            input.float(), running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+            input.float(), *stats, _float(weight), _float(bias), use_input_stats, momentum, eps
         )
+        _write_back((running_mean, running_var), stats)
         return y.to(input.dtype)
     if input.dim() < 2:
         raise ValueError(
@@ -224,7 +248,8 @@ def layer_norm(
     elementwise."""
     shape = _check_trailing(input, normalized_shape, weight, bias, "layer_norm")
     if _mixed_precision(input, weight, bias):
-        return layer_norm(input.float(), shape, weight, bias, eps).to(input.dtype)
+        y = layer_norm(input.float(), shape, _float(weight), _float(bias), eps)
+        return y.to(input.dtype)
     return fused_or_reference(
         "layer_norm", layer_norm_reference, (input, weight, bias), len(shape), eps
     )
@@ -251,7 +276,8 @@ def group_norm(
             f"shape {tuple(input.shape)} with num_groups={num_groups}"
         )
     if _mixed_precision(input, weight, bias):
-        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
+        y = group_norm(input.float(), num_groups, _float(weight), _float(bias), eps)
+        return y.to(input.dtype)
     n = input.shape[0]
     y = _standardize(input.reshape(n, num_groups, -1), (2,), eps)[0].reshape(input.shape)
     return _channel_affine(y, weight, bias)
@@ -269,7 +295,7 @@ def rms_norm(
     if eps is None:
         eps = _EPS[input.dtype.name]
     if _mixed_precision(input, weight):
-        return rms_norm(input.float(), shape, weight, eps).to(input.dtype)
+        return rms_norm(input.float(), shape, _float(weight), eps).to(input.dtype)
     dims = tuple(range(input.dim() - len(shape), input.dim()))
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     return _affine(y, weight, None)

@@ -133,8 +133,8 @@ def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool, fn: st
 
 
 def _stride(stride: Size | None, kernel: tuple[int, ...], nd: int, fn: str) -> tuple[int, ...]:
-    """``stride`` as ``nd`` ints; None (or PyTorch's ``[]``) means the kernel size."""
-    return kernel if stride is None or stride == [] else _ntuple(stride, nd, fn, "stride")
+    """``stride`` as ``nd`` ints; None (or an empty list or tuple) means the kernel size."""
+    return kernel if stride is None or stride in ([], ()) else _ntuple(stride, nd, fn, "stride")
 
 
 def _pool_params(

@@ -319,21 +319,31 @@ def interpolate(
         raise RuntimeError(f"interpolate: the input of shape {shape} has an empty spatial axis")
     if input.dtype == tw.uint8 and mode in ("bilinear", "bicubic"):
         return _interpolate_uint8(input, mode, out, scales, align_corners, bool(antialias))
+    if input.dtype in (tw.float16, tw.bfloat16) and mode not in ("nearest", "nearest-exact"):
+        # Weighted sums in float32, rounded once, as PyTorch's CPU kernels compute them.
+        y = _resample(input.float(), mode, out, scales, align_corners, bool(antialias))
+        return y.to(input.dtype)
+    return _resample(input, mode, out, scales, align_corners, bool(antialias))
+
+
+def _resample(
+    x: Tensor,
+    mode: str,
+    out: tuple[int, ...],
+    scales: Optional[tuple[float, ...]],
+    align_corners: Optional[bool],
+    antialias: bool,
+) -> Tensor:
+    """``x`` resampled to spatial size ``out`` (the arguments checked by interpolate)."""
+    shape = tuple(x.shape)
     if antialias and 1 in (shape[-1], out[-1]) and out[-2] != shape[-2]:
         # PyTorch 2.13's antialiased kernel resizes the height wrongly when the width is 1
         # before or after (its answer differs from its own transposed one): decompose.
-        return interpolate_reference(input, mode, out, scales, align_corners, True)
+        return interpolate_reference(x, mode, out, scales, align_corners, True)
     if scales is not None and _backward_differs(mode, antialias, shape[2:], out, scales):
-        return interpolate_reference(input, mode, out, scales, align_corners, bool(antialias))
+        return interpolate_reference(x, mode, out, scales, align_corners, antialias)
     return fused_or_reference(
-        "interpolate",
-        interpolate_reference,
-        (input,),
-        mode,
-        out,
-        scales,
-        align_corners,
-        bool(antialias),
+        "interpolate", interpolate_reference, (x,), mode, out, scales, align_corners, antialias
     )
 
 

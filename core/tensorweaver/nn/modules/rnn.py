@@ -648,12 +648,15 @@ class RNNBase(Module):
         self, low: Any, input: Union[Tensor, PackedSequence], hx: Optional[State]
     ) -> tuple[Union[Tensor, PackedSequence], Optional[State], list[Any]]:
         """The operands as PyTorch's CPU autocast leaves them: an RNN's matrix products are on
-        autocast's list (every operand but float64 in ``low``); an LSTM or GRU computes in
-        ``low`` only for an input already in ``low``, else in its weights' dtype. Operands
-        left in different dtypes raise PyTorch's RuntimeError."""
+        autocast's list (every operand but float64 in ``low``), as are those of an LSTM with
+        ``proj_size`` (PyTorch's oneDNN kernel cannot project: it runs the layer step by step);
+        another LSTM or a GRU computes in ``low`` only for an input already in ``low``, else
+        in its weights' dtype. Operands left in different dtypes raise PyTorch's
+        RuntimeError."""
         data = input.data if isinstance(input, PackedSequence) else input
         weights = self._flat_weights
-        if self.mode.startswith("RNN") or data.dtype is low:
+        stepwise = self.mode.startswith("RNN") or getattr(self, "proj_size", 0) > 0
+        if stepwise or data.dtype is low:
             cast = list(autocast_operands(low, data, *weights))
             data, weights = cast[0], cast[1:]
         elif data.dtype.itemsize < 8 and data.dtype.is_floating_point:
