@@ -15,7 +15,7 @@ import os
 import pytest
 import torch
 from opinfo import opinfo_harness as harness
-from opinfo.known_differences import KNOWN
+from opinfo.known_differences import KNOWN, WHY
 from tw_backends import entered
 
 FULL = bool(os.environ.get("TW_OPINFO_FULL"))
@@ -64,6 +64,7 @@ def differences(op, backend: str) -> list[str]:
 @pytest.mark.parametrize("name", sorted(harness.ops_by_id()))
 def test_op_like_torch(name: str, backend: str, request: pytest.FixtureRequest) -> None:
     if name in KNOWN:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN[name]))
+        reason = WHY.get(name, "") + KNOWN[name]
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
     found = differences(harness.ops_by_id()[name], backend)
     assert not found, "\n".join(found)
