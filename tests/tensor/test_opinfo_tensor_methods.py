@@ -52,6 +52,19 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "movedim-ok": lambda lib: lib.movedim(lib.ones(2, 3, 4), [0, 1], [2, 0]).shape,
     "cat-none": lambda lib: lib.cat([data(lib), None]),
     "cat-a-tensor": lambda lib: lib.cat(data(lib)),
+    # found in review: keywords of another form were taken, and these were accepted or raised
+    "to-dtype-then-device-keyword": lambda lib: data(lib).to(lib.float64, device="cpu"),
+    "to-other-then-dtype-keyword": lambda lib: data(lib).to(data(lib).int(), dtype=lib.float16),
+    "to-other-then-device-keyword": lambda lib: data(lib).to(data(lib), device="cpu"),
+    "to-other-keyword": lambda lib: data(lib).to(other=data(lib)),
+    "narrow-python-bool-start": lambda lib: data(lib).narrow(0, True, 1),
+    "movedim-sequence-and-int": lambda lib: lib.movedim(lib.ones(2, 3), (0, 1), 0),
+    "movedim-int-and-sequence": lambda lib: lib.movedim(lib.ones(2, 3), 0, (1,)),
+    "movedim-0d": lambda lib: lib.movedim(lib.tensor(2.0), 0, -1),
+    # a boolean einsum that sums nothing multiplies, as torch's (raised once matmul refused bool)
+    "einsum-bool-elementwise": lambda lib: lib.einsum("ij,ij->ij", data(lib) > 2, data(lib) > 1),
+    "einsum-bool-outer": lambda lib: lib.einsum("i,j->ij", data(lib)[0] > 0, data(lib)[1] > 3),
+    "einsum-bool-summed": lambda lib: lib.einsum("ij,ij->i", data(lib) > 2, data(lib) > 1),
 }
 
 
@@ -73,6 +86,26 @@ def test_to_copy_is_a_new_tensor() -> None:
         y.add_(1)
         np.testing.assert_array_equal(x.numpy(), np.ones(3))
     assert x.to(tw.float32) is x  # nothing to change, no copy asked: the tensor itself
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib, x: x.to(copy=True),
+        lambda lib, x: x.to(x.dtype, copy=True),
+        lambda lib, x: lib.fill(x, 2.0),
+        lambda lib, x: lib.fill(x, lib.tensor(2.0, dtype=lib.float64)),
+    ],
+    ids=["to-copy", "to-same-dtype-copy", "fill-number", "fill-tensor"],
+)
+def test_grad_fn_names_like_torch(make: Callable[[Any, Any], Any]) -> None:
+    """A copy by ``to`` is torch's ToCopyBackward0 (was CloneBackward0), fill its
+    FillBackward0/1 (was WhereBackward0)."""
+    names = [
+        type(make(lib, lib.ones(3, dtype=lib.float64, requires_grad=True)).grad_fn).__name__
+        for lib in (torch, tw)
+    ]
+    assert names[1] == names[0]
 
 
 def test_to_copy_keeps_the_graph() -> None:
@@ -121,6 +154,10 @@ VARIANCE_CALLS: dict[str, Callable[[Any, Any], Any]] = {
     "both-unbiased-and-correction": lambda lib, t: lib.var(t, 1, True, correction=0),
     "std-unbiased-only": lambda lib, t: lib.std(t, False),
     "correction-keywords": lambda lib, t: lib.var(t, (0, 1), keepdim=True, correction=2),
+    # found in review: accepted where torch's parser refuses
+    "unbiased-only-keepdim": lambda lib, t: lib.var(t, False, keepdim=True),
+    "unbiased-a-number": lambda lib, t: t.var(1, 0),
+    "std-unbiased-a-number": lambda lib, t: lib.std(t, 1, 2),
 }
 
 

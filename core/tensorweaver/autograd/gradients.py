@@ -57,15 +57,15 @@ def _fused_reads(node: Any, i: int) -> bool:
 
 
 def _function_reads(node: Any, i: int) -> bool:
-    """An ``autograd.Function`` reads an input it saved (``save_for_backward``, the input or
-    a view of it), as PyTorch checks the versions of saved tensors only."""
+    """An ``autograd.Function`` reads an input it saved (``save_for_backward``, the input, a
+    view or a detached alias of it), as PyTorch checks the versions of saved tensors only."""
     wanted = node.inputs[i]
     for saved in node.saved[1]._saved:
         while saved is not None:
             if saved is wanted:
                 return True
             view = getattr(saved, "_view_of", None)
-            saved = view[0] if view else None
+            saved = view[0] if view else getattr(saved, "_alias_of", None)
     return False
 
 

@@ -16,6 +16,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.memory_facts import check_strides
 from tensorweaver.tensor import Tensor
 
@@ -58,14 +59,15 @@ def fill(input: Tensor, value: Any) -> Tensor:
     """A new tensor of ``input``'s shape and dtype holding ``value`` (a number or a 0-dim
     tensor, which then gets the gradient: the sum of the output's)."""
     if not isinstance(value, Tensor):
-        return ew.with_zero_gradient(cr.full_like(input, value), input)
+        return labelled(ew.with_zero_gradient(cr.full_like(input, value), input), "FillBackward0")
     if value.ndim:
         raise RuntimeError(
             "fill only supports 0-dimension value tensor but got tensor with "
             f"{value.ndim} dimensions (shape {tuple(value.shape)}); pass value.squeeze() or a "
             "number"
         )
-    return ew.with_zero_gradient(value.to(input.dtype).expand(input.shape).clone(), input)
+    out = ew.with_zero_gradient(value.to(input.dtype).expand(input.shape).clone(), input)
+    return labelled(out, "FillBackward1", input, value)
 
 
 def range(  # noqa: A001 - PyTorch's name

@@ -265,6 +265,7 @@ def _contract(a: Tensor, at: str, b: Tensor, bt: str, keep: set) -> tuple[Tensor
             math.prod(size[c] for c in right),
         ),
     )
-    product = matmul(a3, b3)
+    # Nothing summed: PyTorch multiplies, which a boolean einsum may (its matmul may not).
+    product = ew.mul(a3, b3) if not summed and a3.dtype.kind == "b" else matmul(a3, b3)
     letters = batch + left + right
     return mv.reshape(product, tuple(size[c] for c in letters)), "".join(letters)

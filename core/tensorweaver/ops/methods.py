@@ -44,14 +44,22 @@ _TO_FORMS = (
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other_tensor)``, with
     PyTorch's ``non_blocking`` and ``copy`` (a new tensor even where nothing changes)."""
-    device, dtype, copy = _to_arguments(args, kwargs)
+    first = args[0] if len(args) == 1 and not kwargs else True
+    if isinstance(first, bool):  # flags, keywords or several arguments: PyTorch's parser
+        device, dtype, copy = _to_arguments(args, kwargs)
+    elif isinstance(first, DType):  # the one-argument forms, to(dtype/other/device): no parsing
+        device, dtype, copy = None, first, False
+    elif isinstance(first, Tensor):
+        device, dtype, copy = first.backend, first.dtype, False
+    else:
+        device, dtype, copy = first, None, False
     out = self
     if device is not None:
         out = _to_device(out, device)
     if dtype is not None:
         out = ew.cast(out, dtype)
-    if copy and out is self:
-        out = self.clone()
+    if copy and out is self:  # PyTorch's copy is a _to_copy, whatever changes
+        out = labelled(_clone(self), "ToCopyBackward0", self)
     return out
 
 
@@ -67,7 +75,7 @@ def _to_arguments(args: tuple, kwargs: dict) -> tuple[Any, DType | None, bool]:
         names = ("other", "non_blocking", "copy")
     else:
         names = ("device", "dtype", "non_blocking", "copy")
-    unknown = sorted(set(given) - {"device", "dtype", "non_blocking", "copy"})
+    unknown = sorted(set(given) - set(names))  # the dtype and tensor forms take no device=
     twice = sorted(set(given) & set(names[: len(args)]))
     if len(args) > len(names) or unknown or twice:
         raise TypeError(
@@ -143,7 +151,8 @@ def _is_kind(*kinds: str) -> Any:
 
 def _dtype_method(name: str, dtype: DType) -> Any:
     def method(self: Tensor, *, memory_format: Any = None) -> Tensor:
-        _check_memory_format(name, memory_format)
+        if memory_format is not None:
+            _check_memory_format(name, memory_format)
         return ew.cast(self, dtype)
 
     return method

@@ -270,6 +270,8 @@ def narrow_start(x: Tensor, start: Any) -> int:
     """``narrow``'s start as an int (PyTorch takes a 0-d integer tensor too)."""
     if x.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, bool):  # PyTorch's parser takes no bool for an int
+        raise TypeError("narrow(): argument 'start' must be int or a 0-d integer Tensor, not bool")
     if isinstance(start, Tensor):
         if start.ndim != 0 or start.dtype.kind not in "ui":
             raise RuntimeError("start must be an 0-dim integral Tensor.")
@@ -511,6 +513,12 @@ def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
 
 
 def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
+    if isinstance(source, (tuple, list)) != isinstance(destination, (tuple, list)):
+        raise TypeError(
+            "movedim() received an invalid combination of arguments: source and destination "
+            f"must both be ints or both sequences of ints, got {type(source).__name__} and "
+            f"{type(destination).__name__}"
+        )
     src = [_axis(d, x.ndim, "movedim") for d in dim_list(source)]
     dst = [_axis(d, x.ndim, "movedim") for d in dim_list(destination)]
     if len(src) != len(dst):
@@ -522,6 +530,8 @@ def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
     for name, given, axes in (("source", source, src), ("destination", destination, dst)):
         if len(set(axes)) != len(axes):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(dim_list(given))})")
+    if x.ndim == 0:  # dim 0 (or -1) of a 0-d tensor: nothing moves
+        return permute(x, ())
     rest = [d for d in range(x.ndim) if d not in src]
     perm = [0] * x.ndim
     for s, d in zip(src, dst):

@@ -252,9 +252,17 @@ def _variance(
     ``(input, dim=None, *, correction, keepdim)``, ``(input, dim, unbiased, keepdim)`` and
     ``(input, unbiased)``."""
     if isinstance(dim, bool):  # PyTorch's var(input, unbiased) overload
-        if unbiased is not None:
-            raise TypeError(f"{name}(): unbiased given twice; call {name}(input, unbiased)")
+        if unbiased is not None or keepdim:
+            raise TypeError(
+                f"{name}(): the {name}(input, unbiased) overload takes no other argument; "
+                f"call {name}(input, dim=None, unbiased=..., keepdim=True)"
+            )
         dim, unbiased = None, dim
+    if unbiased is not None and not isinstance(unbiased, bool):
+        raise TypeError(
+            f"{name}(): argument 'unbiased' must be bool, not {type(unbiased).__name__}; "
+            "a number is correction="
+        )
     if unbiased is not None and correction is not None:
         raise TypeError(
             f"{name}(): received both unbiased and correction; pass only correction "
