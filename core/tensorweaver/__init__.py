@@ -152,6 +152,7 @@ from tensorweaver.ops.index import (
     masked_fill,
     masked_select,
     nonzero,
+    nonzero_static,
     scatter,
     scatter_add,
     take_along_dim,

@@ -132,6 +132,8 @@ def test_nonzero_static_method_like_torch() -> None:
         want = torch.tensor([0.0, 1.0, 0.0, 3.0]).nonzero_static(size=size, fill_value=fill)
         got = tw.tensor([0.0, 1.0, 0.0, 3.0]).nonzero_static(size=size, fill_value=fill)
         assert got.tolist() == want.tolist() and got.dtype == tw.int64
+        function = tw.nonzero_static(tw.tensor([0.0, 1.0, 0.0, 3.0]), size=size, fill_value=fill)
+        assert function.tolist() == want.tolist()
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64", "bool"])
