@@ -19,8 +19,12 @@ import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.nn.functional.pooling import window_table
 from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.index import gather_unchecked
 from tensorweaver.tensor import Tensor
+
+#: Half dtypes, computed in float32 (a module constant: this check is on a per-layer path).
+_HALF = (tw.float16, tw.bfloat16)
 
 OutputSize = Union[int, None, Sequence[Optional[int]]]
 
@@ -83,7 +87,9 @@ def _fusable(input: Tensor, sizes: tuple[int, ...]) -> bool:
 
 def _adaptive_avg(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> Tensor:
     sizes = _spatial(input, nd, output_size, fn)
-    if input.dtype in (tw.float16, tw.bfloat16):  # summed in float32, rounded once, as torch
+    if input.dtype in _HALF and fused_kernel(input.backend, "adaptive_avg_pool") is None:
+        # The reference sums in float32, rounded once, as torch; a backend's own kernel
+        # (torch's) is left as it is.
         return _adaptive_avg(input.float(), nd, sizes, fn).to(input.dtype)
     if _fusable(input, sizes):
         return fused_or_reference("adaptive_avg_pool", adaptive_avg_pool_reference, (input,), sizes)

@@ -60,7 +60,9 @@ def pairwise_distance(
 ) -> Tensor:
     """The p-norm of ``x1 - x2 + eps`` along the last axis of the broadcast pair."""
     dim = max(x1.dim(), x2.dim()) - 1
-    diff = x1 - x2 + eps  # integers promote to the default float dtype, as PyTorch's
+    # eps is a double in PyTorch's signature: integers promote to the default float dtype even
+    # where eps is given as an int.
+    diff = x1 - x2 + float(eps)
     if dim < 0:  # two scalars: the norm of a one-element vector
         return p_norm(diff.reshape(1), p, 0, keepdim=False)
     return p_norm(diff, p, dim, keepdim)

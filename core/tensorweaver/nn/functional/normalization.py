@@ -80,6 +80,16 @@ def _channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Te
     )
 
 
+def _need_running_stats(
+    running_mean: Tensor | None, running_var: Tensor | None, fn: str, flag: str
+) -> None:
+    if running_mean is None or running_var is None:
+        raise RuntimeError(
+            f"{fn}: running_mean and running_var are needed when {flag}=False; pass them or "
+            f"set {flag}=True"
+        )
+
+
 def _with_running_stats(
     input: Tensor,
     running_mean: Tensor | None,
@@ -89,11 +99,7 @@ def _with_running_stats(
     flag: str,
 ) -> Tensor:
     """``input`` normalized per channel by the given running statistics."""
-    if running_mean is None or running_var is None:
-        raise RuntimeError(
-            f"{fn}: running_mean and running_var are needed when {flag}=False; pass them or "
-            f"set {flag}=True"
-        )
+    _need_running_stats(running_mean, running_var, fn, flag)
     mean = _channel_view(running_mean, input.dim())
     var = _channel_view(running_var, input.dim())
     return (input - mean) * (var + eps).rsqrt()
@@ -112,32 +118,36 @@ def batch_norm(
     """Normalize each channel (axis 1) of ``(N, C, ...)`` input. In training it uses the batch
     statistics and moves the running ones toward them in place (the running variance is
     unbiased); otherwise it uses the running ones."""
-    if _mixed_precision(input, running_mean, running_var, weight, bias):
-        stats = _float(running_mean), _float(running_var)
-        y = batch_norm(input.float(), *stats, _float(weight), _float(bias), training, momentum, eps)
-        _write_back((running_mean, running_var), stats)
-        return y.to(input.dtype)
-    if input.dim() < 2 and input.numel() == 0:  # PyTorch returns an empty input as it is
-        return input.clone()
-    if input.dim() < 2:  # PyTorch's class: it reads the channel axis 1 first
-        raise IndexError(
-            f"batch_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
+    # PyTorch's Python checks come first, in its order: the batch size, then eps.
+    shape = tuple(input.shape)
+    if training and math.prod(shape[:1] + shape[2:]) == 1:
+        raise ValueError(
+            f"batch_norm: expected more than 1 value per channel when training, got input "
+            f"of shape {shape}"
         )
     if eps < 0 or (training and eps == 0):
         raise ValueError(
             f"batch_norm eps must be {'positive during training' if training else 'non-negative'}"
             f", but got {eps}"
         )
+    if input.numel() == 0:
+        # PyTorch's: the input as it is, through weight[0] and bias[0] (an IndexError where
+        # those are empty), the running statistics left alone, in training or not.
+        y = input.clone()
+        y = y if weight is None else y * weight[0]
+        return y if bias is None else y + bias[0]
+    if _mixed_precision(input, running_mean, running_var, weight, bias):
+        stats = _float(running_mean), _float(running_var)
+        y = batch_norm(input.float(), *stats, _float(weight), _float(bias), training, momentum, eps)
+        _write_back((running_mean, running_var), stats)
+        return y.to(input.dtype)
+    if input.dim() < 2 and not training:  # PyTorch asks for the running statistics first
+        _need_running_stats(running_mean, running_var, "batch_norm", "training")
+    if input.dim() < 2:  # PyTorch's class: it reads the channel axis 1 first
+        raise IndexError(f"batch_norm: expected input of shape (N, C, ...), got {shape}")
     dims = (0, *range(2, input.dim()))
-    count = input.numel() // max(input.shape[1], 1)
-    if training and count == 0:  # PyTorch: an empty batch leaves the running statistics alone
-        return _channel_affine(input, weight, bias)
+    count = input.numel() // input.shape[1]
     if training:
-        if count == 1:
-            raise ValueError(
-                f"batch_norm: expected more than 1 value per channel when training, got input "
-                f"of shape {tuple(input.shape)}"
-            )
         y, mean, var = _standardize(input, dims, eps)
         with tw.no_grad():
             if running_mean is not None:

@@ -19,7 +19,11 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.tensor import Tensor
+
+#: Half dtypes, computed in float32 (a module constant: this check is on a per-layer path).
+_HALF = (tw.float16, tw.bfloat16)
 
 #: The interpolating modes and the input rank each needs (``None``: any of 3, 4, 5).
 _RANKS = {
@@ -319,10 +323,19 @@ def interpolate(
         raise RuntimeError(f"interpolate: the input of shape {shape} has an empty spatial axis")
     if input.dtype == tw.uint8 and mode in ("bilinear", "bicubic"):
         return _interpolate_uint8(input, mode, out, scales, align_corners, bool(antialias))
-    if input.dtype in (tw.float16, tw.bfloat16) and mode not in ("nearest", "nearest-exact"):
-        # Weighted sums in float32, rounded once, as PyTorch's CPU kernels compute them.
-        y = _resample(input.float(), mode, out, scales, align_corners, bool(antialias))
-        return y.to(input.dtype)
+    if input.dtype in _HALF and mode not in ("nearest", "nearest-exact"):
+        if antialias and input.device.kind == "cpu":  # PyTorch's CPU kernel has none
+            kernel = "Half" if input.dtype is tw.float16 else "BFloat16"
+            raise NotImplementedError(
+                f"interpolate: \"compute_index_ranges_weights\" not implemented for '{kernel}': "
+                f"PyTorch has no antialiased {mode} resampling of {input.dtype.name} on the "
+                "CPU; convert with .float()"
+            )
+        if fused_kernel(input.backend, "interpolate") is None:
+            # The reference's weighted sums in float32, rounded once, nearer PyTorch's CPU
+            # kernels than half sums; a backend's own kernel (torch's) is left as it is.
+            y = _resample(input.float(), mode, out, scales, align_corners, bool(antialias))
+            return y.to(input.dtype)
     return _resample(input, mode, out, scales, align_corners, bool(antialias))
 
 
