@@ -91,27 +91,26 @@ class Call:
         """torch's result (or the exception it raised); ``out`` makes the out= argument
         from the positional arguments."""
         args, kwargs, _, _ = self.arguments()
-        if out is not None:
-            kwargs["out"] = out(args)
-        torch.manual_seed(seed)
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                return self.torch_fn(*args, **kwargs), kwargs.get("out"), _resized(caught)
-        except Exception as error:
-            return error, None, False
+        return _called(self.torch_fn, args, kwargs, out, lambda: torch.manual_seed(seed))
 
     def tw_call(self, out: Callable[[tuple], Any] | None, seed: int = 0) -> Any:
         _, _, args, kwargs = self.arguments()
-        if out is not None:
-            kwargs["out"] = out(args)
-        tw.manual_seed(seed)
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                return self.tw_fn(*args, **kwargs), kwargs.get("out"), _resized(caught)
-        except Exception as error:
-            return error, None, False
+        return _called(self.tw_fn, args, kwargs, out, lambda: tw.manual_seed(seed))
+
+
+def _called(
+    fn: Callable, args: tuple, kwargs: dict, out: Callable[[tuple], Any] | None, seed: Callable
+) -> tuple:
+    """(result or the exception raised, the out= argument, whether a resize warning came)."""
+    if out is not None:
+        kwargs["out"] = out(args)
+    seed()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            return fn(*args, **kwargs), kwargs.get("out"), _resized(caught)
+    except Exception as error:
+        return error, None, False
 
 
 def _resized(caught: list) -> bool:
