@@ -89,6 +89,10 @@ _F64 = numpy.dtype("float64")
 _I64 = numpy.dtype("int64")
 #: Types whose sums are accumulated in float64 (see the module docstring).
 _NARROW_FLOATS = (numpy.dtype("float16"), numpy.dtype("float32"))
+#: Integer types that cuPyNumeric reduces wrongly over several axes (see _accumulate).
+_NARROW_INTS = tuple(
+    numpy.dtype(n) for n in ("int8", "uint8", "int16", "uint16", "int32", "uint32")
+)
 
 
 def _is_float(a) -> bool:
@@ -365,6 +369,11 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
     def _accumulate(self, op, a, axes, keepdims):
         if a.dtype in _NARROW_FLOATS:
             return op(a, axis=axes, keepdims=keepdims, dtype=_F64).astype(a.dtype)
+        if a.dtype in _NARROW_INTS and 1 < len(axes) < a.ndim:
+            # cuPyNumeric 26.6 sums and multiplies int8/16/32 over several (not all) axes
+            # wrongly, whatever dtype= says; int64 operands come out right, and the wrapped
+            # int64 result is the narrow one's (integer arithmetic is modular).
+            return op(a.astype(_I64), axis=axes, keepdims=keepdims).astype(a.dtype)
         return op(a, axis=axes, keepdims=keepdims, dtype=a.dtype)
 
     def max(self, a, axes, keepdims):

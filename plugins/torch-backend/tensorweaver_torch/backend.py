@@ -305,13 +305,18 @@ class TorchBackend(
 
     # reduce
     def sum(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
+        if not a.is_floating_point() and not a.is_complex():
+            # torch sums integers and bools in int64; the primitive keeps a's dtype.
+            return torch.sum(a, axes, keepdim=keepdims, dtype=a.dtype)
         if not keepdims and len(axes) == a.dim():  # the same kernel, half the call's cost
             return torch.sum(a)
         return torch.sum(a, axes, keepdim=keepdims)
 
     def prod(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
+        # torch multiplies integers and bools in int64; the primitive keeps a's dtype.
+        dtype = a.dtype
         for axis in reversed(axes):  # last first, so the other axes keep their numbers
-            a = torch.prod(a, axis, keepdim=keepdims)
+            a = torch.prod(a, axis, keepdim=keepdims, dtype=dtype)
         return a
 
     def max(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:

@@ -46,8 +46,10 @@ def _rounding(dtype: DType, terms: int) -> float:
 
 #: name -> (NumPy reference(a, axes, keepdims), dtypes, sample range, tolerance is per term)
 REDUCTIONS: dict[str, tuple[Callable, tuple[DType, ...], tuple[int, int]]] = {
-    "sum": (np.sum, (*FLOATS, d.int64), (-2, 2)),
-    "prod": (np.prod, (*FLOATS, d.int64), (-3, 3)),
+    # Every integer width, not only the core's int64 accumulator: sum(x, dtype=tw.int8) and
+    # the core's own narrow sums (tensordot's size-1 dims) reach the primitive in that dtype.
+    "sum": (np.sum, (*FLOATS, *INTS), (-2, 2)),
+    "prod": (np.prod, (*FLOATS, *INTS), (-3, 3)),
     "max": (np.max, NUMERIC, (-9, 9)),
     "min": (np.min, NUMERIC, (-9, 9)),
     "any": (np.any, (d.bool_,), (0, 1)),
