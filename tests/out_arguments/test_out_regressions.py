@@ -201,3 +201,46 @@ def test_a_function_with_its_own_out_is_not_wrapped() -> None:
     _same(t_out, w_out)
     with pytest.raises(RuntimeError, match="single memory location"):
         gather(wx, 0, wi, out=wx)
+
+
+# Functions PyTorch defines no derivative for write an out= that requires grad as data (it
+# keeps its flag and history); tw refused them all ("functions with out=... don't support
+# automatic differentiation"), as it still does, like torch, for differentiable ones.
+NO_DERIVATIVE = {
+    "eq": lambda lib, a, out: lib.eq(a, 0.5, out=out),
+    "lt": lambda lib, a, out: lib.lt(a, a.flip(0), out=out),
+    "logical_and": lambda lib, a, out: lib.logical_and(a, a > 0, out=out),
+    "logical_not": lambda lib, a, out: lib.logical_not(a, out=out),
+    "histc": lambda lib, a, out: lib.histc(a, bins=4, out=out),
+    "special.bessel_j0": lambda lib, a, out: lib.special.bessel_j0(a, out=out),
+    "special.legendre_polynomial_p": lambda lib, a, out: lib.special.legendre_polynomial_p(
+        a, 2, out=out
+    ),
+}
+
+
+@pytest.mark.parametrize("name", NO_DERIVATIVE)
+@pytest.mark.parametrize("out_kind", ("leaf", "non-leaf", "empty"))
+def test_out_requiring_grad_of_a_function_without_derivative(name, out_kind):
+    values = np.array([0.25, 0.5, 1.5, -2.0])
+    results = []
+    for lib in (torch, tw):
+        a = lib.tensor(values, requires_grad=True)
+        if out_kind == "empty":
+            out = lib.zeros(0, dtype=lib.float64, requires_grad=True)
+        else:
+            out = lib.zeros(4, dtype=lib.float64, requires_grad=True)
+            out = out.clone() if out_kind == "non-leaf" else out
+        returned = NO_DERIVATIVE[name](lib, a, out)
+        assert returned is out
+        history = None if out.grad_fn is None else type(out.grad_fn).__name__
+        results.append((out.detach().numpy().copy(), out.requires_grad, history))
+    (t_values, *t_rest), (w_values, *w_rest) = results
+    np.testing.assert_allclose(w_values, t_values, rtol=1e-12)
+    assert w_rest == t_rest
+
+
+def test_out_requiring_grad_of_a_differentiable_function_is_still_refused():
+    for lib in (torch, tw):
+        with pytest.raises(RuntimeError, match="out=... arguments don't support automatic"):
+            lib.sin(lib.ones(3, dtype=lib.float64), out=lib.zeros(3, requires_grad=True))

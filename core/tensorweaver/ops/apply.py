@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import Node
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.tensor import Tensor
@@ -101,20 +101,37 @@ def cast_native(t: Tensor, dtype: DType) -> Any:
     return t.native if t.dtype is dtype else t.backend.cast(t.native, dtype)
 
 
-def written_out(op: str, result: Tensor, out: Any, *, same_dtype: bool = False) -> Tensor:
+def written_out(
+    op: str, result: Tensor, out: Any, *, same_dtype: bool = False, differentiable: bool = True
+) -> Tensor:
     """``result`` written into ``out`` (the ``out=`` of ``op``), as PyTorch does it: ``out``
     takes a dtype ``result``'s converts to without lowering its category (exactly
     ``result``'s where ``same_dtype``: neg, abs, floor, sign...), is resized to ``result``'s
     shape (with PyTorch's deprecation warning unless it was empty), and no operand may
-    require grad."""
+    require grad, unless ``op`` is one PyTorch defines no derivative for
+    (``differentiable=False``: eq, logical_and, histc, the Bessel functions...): then ``out``
+    is written as data, keeping its ``requires_grad`` and history, as PyTorch writes it."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if not differentiable:
+        # Data, not a step of a graph: PyTorch neither refuses an out that requires grad nor
+        # records the write (out keeps its flag and its history), and resizes it freely.
+        requires_grad, out.requires_grad = out.requires_grad, False
+        try:
+            with no_grad():
+                return _write_out(op, result, out, same_dtype)
+        finally:
+            out.requires_grad = requires_grad
     if is_grad_enabled() and (result.requires_grad or out.requires_grad):
         raise RuntimeError(
             f"{op}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad; call it under "
             "tw.no_grad() or without out="
         )
+    return _write_out(op, result, out, same_dtype)
+
+
+def _write_out(op: str, result: Tensor, out: Tensor, same_dtype: bool) -> Tensor:
     from tensorweaver.ops.casting import can_cast
 
     if same_dtype and out.dtype is not result.dtype:
@@ -137,7 +154,7 @@ def written_out(op: str, result: Tensor, out: Any, *, same_dtype: bool = False) 
                 "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
                 "with t.resize_(0).",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         out.resize_(*result.shape)
     return out.copy_(result)

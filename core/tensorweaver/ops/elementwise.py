@@ -602,7 +602,7 @@ def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
 
     def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(a, b), out)
+            return written_out(name, op(a, b), out, differentiable=False)
         if (
             isinstance(b, Tensor)
             and isinstance(a, Tensor)
@@ -650,7 +650,7 @@ def _truth(backend: Any, native: Any, dtype: DType) -> Any:
 def _logical(name: str) -> Callable[[Operand, Operand], Tensor]:
     def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(a, b), out)
+            return written_out(name, op(a, b), out, differentiable=False)
         _require_tensor(name, a)
         _require_tensor(name, b, "other")
         # Each operand is first converted to the promoted dtype, as PyTorch's kernel reads
@@ -829,7 +829,7 @@ def round(x: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
 
 def logical_not(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("logical_not", logical_not(x), out)
+        return written_out("logical_not", logical_not(x), out, differentiable=False)
     x = _require_tensor("logical_not", x)
     native = _truth(x.backend, x.native, x.dtype)
     return Tensor(x.backend.logical_not(native), x.backend, dtypes.bool_)

@@ -33,7 +33,9 @@ class Kind(NamedTuple):
     function returns ``out`` (PyTorch's list-writing ``*_copy`` functions return None);
     ``copies``, any ``out`` dtype, the result computed in it (PyTorch's cumulative ops);
     ``uncast``, the class of the error where the result does not cast to ``out``'s dtype;
-    ``needs_dim``, whether PyTorch has ``out=`` only with ``dim`` given (sum, median)."""
+    ``needs_dim``, whether PyTorch has ``out=`` only with ``dim`` given (sum, median);
+    ``differentiable``, False where PyTorch defines no derivative (its ``out`` may require
+    grad)."""
 
     exact: bool = True
     apart: bool = False
@@ -43,6 +45,7 @@ class Kind(NamedTuple):
     copies: bool = False
     uncast: type[Exception] = RuntimeError
     needs_dim: bool = False
+    differentiable: bool = True
 
 
 def _table(kind: Kind, names: str) -> dict[str, Kind]:
@@ -56,7 +59,7 @@ OUT: dict[str, Kind] = {
         Kind(),
         "addmm addmv aminmax all amax amin any argmax argmin baddbmm bmm bucketize "
         "conj_physical complex cummax cummin diag diag_embed diff dot frexp ger heaviside "
-        "histc histogram index_add index_copy index_reduce inner inverse isin isneginf "
+        "histogram index_add index_copy index_reduce inner inverse isin isneginf "
         "isposinf log_softmax logcumsumexp lu_solve lu_unpack matmul mm mode msort mv "
         "nanquantile norm polar qr quantile renorm scatter scatter_add scatter_reduce "
         "searchsorted slice_scatter softmax sort svd tensordot topk tril triangular_solve triu "
@@ -70,6 +73,7 @@ OUT: dict[str, Kind] = {
         "logsumexp mean mvlgamma nanmean nansum normal orgqr outer std threshold var",
     ),
     **_table(Kind(exact=False, exact_pairs=True), "max min"),
+    **_table(Kind(differentiable=False), "histc"),
     **_table(Kind(exact=False, copies=True), "cumprod cumsum"),
     **_table(Kind(exact=False, copies=True, needs_dim=True), "prod sum"),
     **_table(Kind(exact=False, quiet=True), "bernoulli lu"),
@@ -156,7 +160,9 @@ def _write(name: str, value: Any, out: Any, kind: Kind) -> Any:
                     f"{name}(): input types can't be cast to the desired output type "
                     f"{out.dtype.name} (the result is {value.dtype.name})"
                 )
-        return written_out(name, value, out, same_dtype=kind.exact)
+        return written_out(
+            name, value, out, same_dtype=kind.exact, differentiable=kind.differentiable
+        )
     if not isinstance(out, (tuple, list)) or len(out) != len(value):
         raise TypeError(
             f"{name}(): argument 'out' must be a tuple of {len(value)} Tensors (one per "
