@@ -439,6 +439,7 @@ _LAZY = {
     "xpu": "tensorweaver.xpu",
     "multiprocessing": "tensorweaver.multiprocessing",
     "compiler": "tensorweaver.compiler",
+    "masked": "tensorweaver.masked",
 }
 
 _from = _methods.names_in

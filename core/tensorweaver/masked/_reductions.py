@@ -1,0 +1,287 @@
+"""Masked reductions: ``tw.masked.sum`` ... ``tw.masked.std``, PyTorch's ``torch.masked``.
+
+Each replaces masked-out elements by its identity (``_mask._combine_input_and_mask``) and runs
+the ordinary reduction, so values, dtypes, errors and gradients are those of that reduction.
+Results over fully masked-out rows are the identity (sum, prod, amax, ...) or NaN (mean,
+median, var, std), as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import tensorweaver as tw
+from tensorweaver.masked._mask import (
+    DimOrDims,
+    _canonical_dim,
+    _combine_input_and_mask,
+    _input_mask,
+    _promoted_sum_dtype,
+)
+from tensorweaver.tensor import Tensor
+
+
+def sum(
+    input: Tensor,
+    dim: DimOrDims = None,
+    *,
+    keepdim: bool | None = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Sum of the masked-in elements over ``dim`` (all dims if None); identity 0."""
+    dtype = _promoted_sum_dtype(input, dtype)
+    dim_ = _canonical_dim(dim, input.ndim)
+    return tw.sum(_combine_input_and_mask(sum, input, mask), dim_, bool(keepdim), dtype=dtype)
+
+
+def prod(
+    input: Tensor,
+    dim: DimOrDims = None,
+    *,
+    keepdim: bool | None = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Product of the masked-in elements over ``dim``; identity 1."""
+    dtype = _promoted_sum_dtype(input, dtype)
+    dim_ = _canonical_dim(dim, input.ndim)
+    result = _combine_input_and_mask(prod, input, mask).to(dtype=dtype)
+    # One dim at a time from the last: ``prod`` takes a single dim.
+    for d in reversed(dim_):
+        result = result.prod(dim=d, keepdim=bool(keepdim))
+    return result
+
+
+def amax(
+    input: Tensor,
+    dim: DimOrDims = None,
+    *,
+    keepdim: bool | None = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Maximum of the masked-in elements; identity -inf (the dtype's minimum for integers)."""
+    dtype = input.dtype if dtype is None else dtype
+    mask_input = _combine_input_and_mask(amax, input, mask)
+    dim_ = _canonical_dim(dim, mask_input.ndim)
+    return tw.amax(mask_input, dim_, bool(keepdim)).to(dtype=dtype)
+
+
+def amin(
+    input: Tensor,
+    dim: DimOrDims = None,
+    *,
+    keepdim: bool | None = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Minimum of the masked-in elements; identity inf (the dtype's maximum for integers)."""
+    dtype = input.dtype if dtype is None else dtype
+    mask_input = _combine_input_and_mask(amin, input, mask)
+    dim_ = _canonical_dim(dim, mask_input.ndim)
+    return tw.amin(mask_input, dim_, bool(keepdim)).to(dtype=dtype)
+
+
+def argmax(
+    input: Tensor,
+    dim: int | None = None,
+    *,
+    keepdim: bool | None = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Index of the maximum masked-in element; the result has ``input``'s dtype unless ``dtype``
+    is given (as in PyTorch)."""
+    dtype = input.dtype if dtype is None else dtype
+    mask_input = _combine_input_and_mask(argmax, input, mask)
+    return tw.argmax(mask_input, dim, bool(keepdim)).to(dtype=dtype)
+
+
+def argmin(
+    input: Tensor,
+    dim: int | None = None,
+    *,
+    keepdim: bool | None = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Index of the minimum masked-in element; dtype as :func:`argmax`."""
+    dtype = input.dtype if dtype is None else dtype
+    mask_input = _combine_input_and_mask(argmin, input, mask)
+    return tw.argmin(mask_input, dim, bool(keepdim)).to(dtype=dtype)
+
+
+def _is_inexact(dtype: tw.dtype) -> bool:
+    """Whether ``dtype`` is floating point or complex."""
+    return dtype.is_floating_point or dtype.is_complex
+
+
+def _count(input: Tensor, dim: DimOrDims, keepdim: bool, mask: Tensor | None) -> Tensor:
+    """How many masked-in elements each reduced row has (int64); every element if no mask."""
+    if mask is None:
+        ones = tw.ones(input.shape, dtype=tw.int64, device=input.device)
+        return sum(ones, dim, keepdim=keepdim)
+    return mask.sum(dim=dim, keepdim=keepdim)
+
+
+def mean(
+    input: Tensor,
+    dim: DimOrDims = None,
+    *,
+    keepdim: bool | None = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Mean of the masked-in elements; NaN over fully masked-out rows."""
+    source = "Optional"
+    if dtype is None:
+        dtype, source = input.dtype, "Input"
+    if not _is_inexact(dtype):
+        raise ValueError(
+            f"mean(): Could not infer output dtype. {source} dtype must be either a floating "
+            f"point or complex dtype. Got: {dtype}"
+        )
+    inmask = None if mask is None else _input_mask(input, mask=mask)
+    count = _count(input, dim, bool(keepdim), inmask)
+    total = sum(input, dim, keepdim=keepdim, dtype=dtype, mask=inmask)
+    return total / count
+
+
+def median(
+    input: Tensor,
+    dim: int = -1,
+    *,
+    keepdim: bool = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Median (the lower of the two middle values) of the masked-in elements along one ``dim``;
+    NaN over fully masked-out rows, which integer inputs refuse."""
+    dtype = input.dtype if dtype is None else dtype
+    dim_ = _canonical_dim(dim, input.ndim)[0]
+    is_float = input.dtype.is_floating_point
+    if not is_float:
+        input = input.to(dtype=tw.float32)
+    # Masked-out elements become NaN, which nanmedian skips.
+    output = tw.nanmedian(_combine_input_and_mask(median, input, mask), dim_, keepdim).values
+    if is_float:
+        return output
+    if tw.isnan(output).any():
+        raise ValueError(
+            "masked median expects no fully masked out rows if dtype is not floating point"
+        )
+    return output.to(dtype=dtype)
+
+
+def logsumexp(
+    input: Tensor,
+    dim: DimOrDims = None,
+    *,
+    keepdim: bool = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """``log(sum(exp(x)))`` of the masked-in elements; -inf over fully masked-out rows."""
+    dtype = input.dtype if dtype is None else dtype
+    dim_ = _canonical_dim(dim, input.ndim)
+    mask_input = _combine_input_and_mask(logsumexp, input, mask)
+    return tw.logsumexp(mask_input, dim_, keepdim=keepdim).to(dtype=dtype)
+
+
+def norm(
+    input: Tensor,
+    ord: float | None = 2.0,
+    dim: DimOrDims = None,
+    *,
+    keepdim: bool | None = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Vector ``ord``-norm of the masked-in elements; identity 0 (inf for ``ord=-inf``)."""
+    dtype = input.dtype if dtype is None else dtype
+    mask_input = _combine_input_and_mask(norm, input, mask, ord)
+    dim_ = _canonical_dim(dim, input.ndim)
+    return tw.linalg.vector_norm(mask_input, ord, dim_, bool(keepdim), dtype=dtype)
+
+
+def _std_var(
+    input: Tensor,
+    dim: DimOrDims,
+    unbiased: bool | None,
+    *,
+    correction_opt: float | None,
+    keepdim: bool | None,
+    dtype: tw.dtype | None,
+    mask: Tensor | None,
+    take_sqrt: bool,
+) -> Tensor:
+    """Variance (or its square root) of the masked-in elements, divided by count - correction
+    clamped at 0; NaN over fully masked-out rows."""
+    if unbiased is not None and correction_opt is not None:
+        raise AssertionError("Only one of unbiased and correction may be given")
+    correction = 1.0
+    if unbiased is not None:
+        correction = 1.0 if unbiased else 0.0
+    if correction_opt is not None:
+        correction = float(correction_opt)
+    if dtype is None:
+        dtype = input.dtype if _is_inexact(input.dtype) else tw.float32
+    compute_dtype = dtype if _is_inexact(dtype) else tw.float32
+    inmask = None if mask is None else _input_mask(input, mask=mask)
+    count = _count(input, dim, True, inmask)
+    sample_total = sum(input, dim, keepdim=True, dtype=dtype, mask=inmask)
+    x = tw.subtract(input, tw.divide(sample_total, count))
+    total = sum(x * x.conj(), dim, keepdim=keepdim, dtype=compute_dtype, mask=inmask)
+    if not keepdim:
+        count = count.reshape(total.shape)
+    if correction != 0:
+        # The count is real even when the data are complex.
+        count = tw.subtract(count.to(compute_dtype.to_real()), correction)
+        count = tw.maximum(count, count.new_zeros([]))
+    output = tw.divide(total, count).to(dtype=dtype)
+    return tw.sqrt(output) if take_sqrt else output
+
+
+def var(
+    input: Tensor,
+    dim: DimOrDims = None,
+    unbiased: bool | None = None,
+    *,
+    correction: float | None = None,
+    keepdim: bool | None = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Sample variance of the masked-in elements (``correction`` 1 unless given)."""
+    return _std_var(
+        input,
+        dim,
+        unbiased,
+        correction_opt=correction,
+        keepdim=keepdim,
+        dtype=dtype,
+        mask=mask,
+        take_sqrt=False,
+    )
+
+
+def std(
+    input: Tensor,
+    dim: DimOrDims = None,
+    unbiased: bool | None = None,
+    *,
+    correction: int | None = None,
+    keepdim: bool | None = False,
+    dtype: tw.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Sample standard deviation of the masked-in elements."""
+    return _std_var(
+        input,
+        dim,
+        unbiased,
+        correction_opt=correction,
+        keepdim=keepdim,
+        dtype=dtype,
+        mask=mask,
+        take_sqrt=True,
+    )
