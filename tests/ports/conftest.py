@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 from port_harness import Port, assert_losses_match, run_torch, run_tw
+from threadpoolctl import threadpool_limits
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -23,10 +24,13 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="module", autouse=True)
 def one_torch_thread() -> Iterator[None]:
     """Torch (and tw's torch backend) on one intra-op thread while these run: the ops are
-    tiny, and on a busy machine torch's waiting pool threads made the runs 3-4x slower."""
+    tiny, and on a busy machine torch's waiting pool threads made the runs 3-4x slower.
+    NumPy's BLAS too: there a (200, 64) @ (64, 48) product took ~15 ms with its default
+    threads against ~20 us with one, whenever the machine was busy."""
     previous = torch.get_num_threads()
     torch.set_num_threads(1)
-    yield
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
     torch.set_num_threads(previous)
 
 

@@ -141,7 +141,8 @@ def _size(size: tuple) -> tuple[int, ...]:
 @contextmanager
 def shared_randomness(lib: Any, seed: int | None) -> Iterator[None]:
     """While active, ``lib`` (torch or tensorweaver) draws its random numbers from one NumPy
-    generator seeded with ``seed``: factories, dropout, and the random sampler's order.
+    generator seeded with ``seed``: factories, dropout, the random sampler's order, and
+    ``Normal.rsample``'s noise.
 
     ``seed=None`` leaves the library's own generators in place.
     """
@@ -212,6 +213,9 @@ def shared_randomness(lib: Any, seed: int | None) -> Iterator[None]:
 
         return drop
 
+    def standard_normal(shape: Any, dtype: Any, device: Any) -> Any:
+        return made(rng.standard_normal(_size((shape,))), dtype, device)
+
     def sampler_order(self: Any) -> Iterator[int]:
         return iter(rng.permutation(len(self.data_source)).tolist())
 
@@ -236,6 +240,13 @@ def shared_randomness(lib: Any, seed: int | None) -> Iterator[None]:
     if hasattr(lib.utils.data.RandomSampler, "order"):
         # tensorweaver's loader reads a RandomSampler's whole epoch order at once
         replacements.append((lib.utils.data.RandomSampler, "order", sampler_array))
+    # Normal.rsample's noise: torch draws it through its module's _standard_normal (Tensor
+    # .normal_), tensorweaver through the randn its module imported
+    normal = lib.distributions.normal
+    if hasattr(normal, "_standard_normal"):
+        replacements.append((normal, "_standard_normal", standard_normal))
+    else:
+        replacements.append((normal, "randn", factory(rng.standard_normal)))
     with ExitStack() as stack:
         patcher = stack.enter_context(pytest.MonkeyPatch.context())
         for owner, name, value in replacements:
