@@ -297,19 +297,29 @@ def _laid_out_like(backend: Any, native: Any, old: Any) -> Any:
     now = None if was is None else layout(native)
     if now is None or was[0] == now[0] or not old.shape:
         return native
-    shape, strides = tuple(old.shape), was[0]
-    order = sorted(range(len(shape)), key=lambda d: -strides[d])  # outermost first
-    step = 1
-    for d in reversed(order):
-        if shape[d] != 1 and strides[d] != step:
-            return native  # not dense (old is itself a strided view): leave it
-        step *= shape[d]
+    order = _dense_axis_order(tuple(old.shape), was[0])
+    if order is None:
+        return native  # not dense (old is itself a strided view): leave it
     inverse = [0] * len(order)
     for i, d in enumerate(order):
         inverse[d] = i
     # (no Tensor here: only the backend's array primitives, which record no history)
     dense = contiguous(backend.permute(native, tuple(order)))
     return backend.permute(dense, tuple(inverse))
+
+
+def _dense_axis_order(shape: tuple, strides: tuple) -> tuple[int, ...] | None:
+    """The axes from outermost to innermost in memory where ``strides`` lay the elements of
+    ``shape`` out in one block once each (PyTorch's "non-overlapping and dense": C order, or
+    a permutation of it such as channels-last), else None (an expanded or stepped view)."""
+    order = tuple(sorted(range(len(shape)), key=lambda d: (-strides[d], d)))
+    step = 1
+    for d in reversed(order):
+        if shape[d] != 1:
+            if strides[d] != step:
+                return None
+            step *= shape[d]
+    return order
 
 
 def _c_strides(shape: tuple) -> tuple:
@@ -1043,7 +1053,8 @@ class Tensor:
         if _SHARED_STORAGES:
             owner = _storage_of(self.backend, self.native)
             if owner is not None and id(owner) in _SHARED_STORAGES:
-                return _private_copy(self.backend, self.native, self.dtype)
+                copy = _private_copy(self.backend, self.native, self.dtype)
+                return _laid_out_like(self.backend, copy, self.native)
         return self.native
 
     # -- memory layout ----------------------------------------------------------------------
@@ -1062,14 +1073,23 @@ class Tensor:
         strides = self._layout()[0]
         return strides if dim is None else strides[_axis(dim, len(self.shape), "stride")]
 
+    def _dense_order(self) -> tuple[int, ...] | None:
+        """:func:`_dense_axis_order` of this tensor's layout."""
+        shape = self.shape
+        make = getattr(self.backend, "contiguous", None)
+        if 0 in shape or (make is not None and make(self.native) is self.native):
+            return tuple(range(len(shape)))  # C order, told cheaply (strides cost more)
+        return _dense_axis_order(tuple(shape), self._layout()[0])
+
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """Whether the elements lie in memory in C order (``memory_format`` the default), or
-        in channels-last order (``memory_format`` named ``channels_last``, 4-d tensors)."""
+        in channels-last order (``channels_last`` for 4-d, ``channels_last_3d`` for 5-d)."""
         shape = self.shape
-        if "channels_last" in str(memory_format):
-            if len(shape) != 4:
+        name = str(memory_format).rpartition(".")[2]  # tw's format objects, or torch's
+        if name in ("channels_last", "channels_last_3d"):
+            if len(shape) != (4 if name == "channels_last" else 5):
                 return False
-            order = (1, 3, 2, 0)  # C fastest, then W, H, N
+            order = (1, *reversed(range(2, len(shape))), 0)  # C fastest, then W, H, (D,) N
         else:
             order = tuple(reversed(range(len(shape))))
         if 0 in shape:

@@ -16,7 +16,7 @@ from tensorweaver import selection
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.layout import strided
-from tensorweaver.memory_formats import memory_format
+from tensorweaver.memory_formats import channels_last_order, memory_format
 from tensorweaver.ops import overflow
 from tensorweaver.ops.apply import written_out
 from tensorweaver.ops.rank import check_ndim
@@ -660,6 +660,27 @@ def _like(x: Tensor, dtype: DType | None, device: Any) -> dict:
     return {"dtype": dtype or x.dtype, "device": device if device is not None else x}
 
 
+def _full_like(
+    x: Tensor, fill_value: Any, dtype: Any, device: Any, requires_grad: bool, storage: dict
+) -> Tensor:
+    """``full`` of ``x``'s shape laid out as PyTorch's ``*_like`` lays it out: in
+    ``memory_format``, or (``preserve_format``, the default) in ``x``'s own axis order where
+    ``x`` is dense, such as a channels-last tensor's (an expanded or stepped one: C order)."""
+    like = _like(x, dtype, device)
+    given = storage.get("memory_format")
+    if given is None or given.name == "preserve_format":
+        order = x._dense_order()
+    else:
+        order = channels_last_order(given, x.shape)
+    if order is None or order == tuple(range(x.ndim)):
+        return full(x.shape, fill_value, **like, requires_grad=requires_grad)
+    # Row-major in that order, seen in x's: the strides PyTorch gives.
+    made = full(tuple(x.shape[d] for d in order), fill_value, **like)
+    inverse = tuple(order.index(axis) for axis in range(x.ndim))
+    out = Tensor(made.backend.permute(made.native, inverse), made.backend, made.dtype)
+    return out.requires_grad_() if requires_grad else out
+
+
 def zeros_like(
     x: Tensor,
     *,
@@ -669,7 +690,7 @@ def zeros_like(
     **storage: Any,
 ) -> Tensor:
     _storage_options("zeros_like", storage)
-    return full(x.shape, 0, **_like(x, dtype, device), requires_grad=requires_grad)
+    return _full_like(x, 0, dtype, device, requires_grad, storage)
 
 
 def ones_like(
@@ -681,7 +702,7 @@ def ones_like(
     **storage: Any,
 ) -> Tensor:
     _storage_options("ones_like", storage)
-    return full(x.shape, 1, **_like(x, dtype, device), requires_grad=requires_grad)
+    return _full_like(x, 1, dtype, device, requires_grad, storage)
 
 
 empty_like = zeros_like
@@ -697,7 +718,7 @@ def full_like(
     **storage: Any,
 ) -> Tensor:
     _storage_options("full_like", storage)
-    return full(x.shape, fill_value, **_like(x, dtype, device), requires_grad=requires_grad)
+    return _full_like(x, fill_value, dtype, device, requires_grad, storage)
 
 
 def zeros_like_shape(like: Tensor, shape: tuple) -> Tensor:

@@ -45,8 +45,9 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other_tensor)``, with
     PyTorch's ``non_blocking`` and ``copy`` (a new tensor even where nothing changes)."""
     first = args[0] if len(args) == 1 and not kwargs else True
+    memory_format = None
     if isinstance(first, bool):  # flags, keywords or several arguments: PyTorch's parser
-        device, dtype, copy = _to_arguments(args, kwargs)
+        device, dtype, copy, memory_format = _to_arguments(args, kwargs)
     elif isinstance(first, DType):  # the one-argument forms, to(dtype/other/device): no parsing
         device, dtype, copy = None, first, False
     elif isinstance(first, Tensor):
@@ -58,16 +59,19 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         out = _to_device(out, device)
     if dtype is not None:
         out = ew.cast(out, dtype)
+    if memory_format is not None and memory_format.name != "preserve_format":
+        out = mv.contiguous(out, memory_format)
     if copy and out is self:  # PyTorch's copy is a _to_copy, whatever changes
         out = labelled(_clone(self), "ToCopyBackward0", self)
     return out
 
 
-def _to_arguments(args: tuple, kwargs: dict) -> tuple[Any, DType | None, bool]:
-    """(device, dtype, copy) of a ``to`` call, its arguments checked as PyTorch's parser does."""
+def _to_arguments(args: tuple, kwargs: dict) -> tuple[Any, DType | None, bool, Any]:
+    """(device, dtype, copy, memory_format) of a ``to`` call, its arguments checked as
+    PyTorch's parser does."""
     given = dict(kwargs)
-    # every tensor is dense in row-major order: a memory format changes no value
-    _check_memory_format("to", given.pop("memory_format", None))
+    memory_format = given.pop("memory_format", None)
+    _check_memory_format("to", memory_format)
     first = args[0] if args else None
     if isinstance(first, DType):
         names: tuple[str, ...] = ("dtype", "non_blocking", "copy")
@@ -100,7 +104,7 @@ def _to_arguments(args: tuple, kwargs: dict) -> tuple[Any, DType | None, bool]:
     other = bound.get("other")
     if other is not None:
         device, dtype = other.backend, other.dtype
-    return device, dtype, bound.get("copy", False)
+    return device, dtype, bound.get("copy", False), memory_format
 
 
 def _check_memory_format(name: str, value: Any) -> None:
@@ -186,7 +190,7 @@ def _fill(self: Tensor, value: Any, grad_fn: str = "FillBackward2") -> Tensor:
         filled = mv.expand(ew.cast(value, self.dtype), self.shape)
         # (as copy_: PyTorch refuses a tensor value through elements expand() repeats)
         return self._assign(_overwritten(self, filled, "FillBackward3"), "fill_(tensor)")
-    filled = cr.full(self.shape, value, dtype=self.dtype, device=self)
+    filled = cr.full_like(self, value)  # in its layout, as PyTorch fills its memory
     return self._assign(_overwritten(self, filled, grad_fn), "fill_")
 
 
@@ -203,7 +207,14 @@ def _copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 def _clone(self: Tensor, memory_format: Any = None) -> Tensor:
     # A clone must not see later writes into memory the tensor shares with NumPy.
-    return apply("identity", self._unshared_native(), self.dtype, (self,))
+    native = self._unshared_native()
+    if memory_format is None or memory_format.name == "preserve_format":
+        make = getattr(self.backend, "contiguous", None)
+        dense = native if make is None else make(native)
+        if dense is not native and self._dense_order() is None:
+            native = dense  # PyTorch keeps only a dense layout (not expand's, a slice's)
+        return apply("identity", native, self.dtype, (self,))
+    return mv.contiguous(apply("identity", native, self.dtype, (self,)), memory_format)
 
 
 def _type_as(self: Tensor, other: Tensor) -> Tensor:

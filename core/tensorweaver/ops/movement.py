@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorweaver.contract import dtypes
+from tensorweaver.memory_formats import channels_last_order
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import apply, cast_native, check_backends, labelled
 from tensorweaver.ops.rank import check_ndim, max_ndim
@@ -503,9 +504,18 @@ def triu(x: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
-    """``x`` itself when its array is laid out as the backend prefers, else a copy that is
-    (the backend's optional ``contiguous``; without one every array counts as laid out)."""
+    """``x`` itself when its array is laid out as the backend prefers (or, for a
+    channels-last ``memory_format``, in that order), else a copy that is (the backend's
+    optional ``contiguous``; without one every array counts as laid out)."""
     make = getattr(x.backend, "contiguous", None)
+    order = None if memory_format is None else channels_last_order(memory_format, x.shape)
+    if order is not None:
+        if make is None or x.is_contiguous(memory_format=memory_format):
+            return x
+        # Row-major in channels-last order, then seen in the logical order again: the
+        # strides PyTorch gives (channels innermost), through differentiable permutes.
+        inverse = tuple(order.index(axis) for axis in range(len(order)))
+        return permuted(contiguous(permuted(x, order)), inverse)
     if make is None:
         return x
     native = make(x.native)

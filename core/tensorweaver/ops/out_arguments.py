@@ -222,21 +222,9 @@ def _overlap(a: Tensor, b: Tensor) -> bool:
     storage = getattr(a.backend, "storage", None)
     if storage is None or storage(a.native) is not storage(b.native):
         return False
-    if not (_dense(a) and _dense(b)):
+    if a._dense_order() is None or b._dense_order() is None:
         return False
     a_begin, b_begin = a.data_ptr(), b.data_ptr()
     a_end = a_begin + a.numel() * a.element_size()
     b_end = b_begin + b.numel() * b.element_size()
     return a_begin < b_end and b_begin < a_end
-
-
-def _dense(t: Tensor) -> bool:
-    """Whether ``t``'s elements fill a block of memory once each, in some order."""
-    step = 1
-    for size, stride in sorted(
-        ((n, s) for n, s in zip(t.shape, t.stride()) if n != 1), key=lambda p: p[1]
-    ):
-        if stride != step:
-            return False
-        step *= size
-    return True

@@ -51,7 +51,9 @@ class HostMemory:
         return type(a) is np.ndarray and a.base is None and a.flags.writeable
 
     def layout(self, a: A) -> Optional[tuple[tuple[int, ...], int, int]]:
-        if type(a) is not np.ndarray:
+        # NumPy 2 makes a new empty array with strides of 0 (PyTorch's are C order's: the
+        # core's answer where a backend cannot tell); an empty view keeps its base's.
+        if type(a) is not np.ndarray or (not a.size and not any(a.strides)):
             return None
         size = a.itemsize
         address = a.__array_interface__["data"][0]

@@ -143,7 +143,8 @@ class TorchBackend(
         if a.dtype is torch.bfloat16:
             return a.float().cpu().numpy()  # a new tensor: the array shares nothing with a
         if self._on_cpu:
-            return a.numpy().copy()  # .numpy() alone would share a's memory
+            # .numpy() alone would share a's memory; order K keeps its layout (channels-last)
+            return a.numpy().copy(order="K")
         return a.cpu().numpy()
 
     def set_tf32(self, enabled: bool) -> None:
