@@ -318,11 +318,6 @@ def test_parametrize_right_inverse_may_store_another_shape() -> None:
     np.testing.assert_array_equal(results[1][2], results[0][2])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py (the lead's): Tensor.contiguous(memory_format=tw.channels_last) keeps "
-    "row-major strides, so the converted weights are not channels_last",
-)
 def test_convert_conv2d_weight_memory_format_like_torch() -> None:
     layouts = []
     for m in (torch, tw):

@@ -25,6 +25,7 @@ two agree. :mod:`tests.opinfo.triage` runs every op and writes the table; the su
 
 from __future__ import annotations
 
+import functools
 import math
 import types
 from collections.abc import Callable, Iterator
@@ -110,9 +111,8 @@ def tw_callable(op: Any, variant: str) -> Callable | None:
         if not written_here:
             return by_name or method_of(op.name)
         fallback = by_name or method_of(op.name)
-        if fallback is None:
-            return function
-        return wrapper_or(function, fallback)
+        # (none: a wrapper over a method of another name, Tensor.cauchy_, or a torch.ops one)
+        return wrapper_or(function, fallback or function)
     else:
         torch_variant = op.method_variant if variant == "method" else op.inplace_variant
         if torch_variant is None:
@@ -121,7 +121,7 @@ def tw_callable(op: Any, variant: str) -> Callable | None:
         if name is None or name == "<lambda>":
             short = op.name.rpartition(".")[2] + ("_" if variant == "inplace" else "")
             fallback = method_of(short)
-            return torch_variant if fallback is None else wrapper_or(torch_variant, fallback)
+            return wrapper_or(torch_variant, fallback or torch_variant)
     return method_of(name)
 
 
@@ -132,14 +132,26 @@ class TorchAsTw:
         self._target = target
 
     def __getattr__(self, name: str) -> Any:
-        value = getattr(self._target, name)
+        try:
+            value = getattr(self._target, name)
+        except AttributeError as error:
+            raise NotInTw(str(error)) from None
         return TorchAsTw(value) if isinstance(value, types.ModuleType) else value
+
+
+class NotInTw(AttributeError):
+    """A database wrapper reads a torch name that tensorweaver does not have."""
 
 
 def rebound(function: Callable) -> Callable:
     """``function`` (a wrapper written in the database) reading ``torch`` as tensorweaver."""
+    if isinstance(function, functools.partial):  # of a torch function: of tw's of its name
+        twin = tw_named(function.func)
+        if twin is None:
+            return function
+        return functools.partial(twin, *function.args, **function.keywords)
     code = getattr(function, "__code__", None)
-    if code is None:  # a builtin or a partial: nothing to rebind
+    if code is None:  # a builtin: nothing to rebind
         return function
     namespace = dict(function.__globals__)
     namespace["torch"] = TorchAsTw(tw)
@@ -150,15 +162,33 @@ def rebound(function: Callable) -> Callable:
     return copy
 
 
+def tw_named(function: Callable) -> Callable | None:
+    """tensorweaver's function of a torch function's module and name (``tw.nn.functional.mish``
+    for ``torch.nn.functional.mish``), or None."""
+    module = getattr(function, "__module__", None) or ""
+    if module != "torch" and not module.startswith("torch."):
+        return None
+    target: Any = tw
+    for part in [*module.split(".")[1:], getattr(function, "__name__", "")]:
+        target = getattr(target, part, None)
+        if target is None:
+            return None
+    return target if callable(target) else None
+
+
 def wrapper_or(wrapper: Callable, fallback: Callable) -> Callable:
     """The database's wrapper (it may reorder arguments or pick outputs) with tw arguments;
-    where it calls a torch function with them, tw's callable of the op's name instead."""
+    where it calls a torch function with them, or reads a torch name tw lacks, ``fallback``
+    instead (tw's callable of the op's name; the wrapper itself where tw has none, so that
+    torch's refusal of tw tensors says the harness could not map the op)."""
 
-    wrapper = rebound(wrapper)
+    rebound_wrapper = rebound(wrapper)
 
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return wrapper(*args, **kwargs)
+            return rebound_wrapper(*args, **kwargs)
+        except NotInTw:
+            pass
         except TypeError as error:
             if not calls_torch(error):
                 raise
@@ -168,19 +198,35 @@ def wrapper_or(wrapper: Callable, fallback: Callable) -> Callable:
 
 
 def method_of(name: str) -> Callable | None:
-    """Tensor method ``name`` as a function of the tensor, or None where tw has none."""
+    """Tensor method ``name`` as a function of the tensor, or None where tw has none. Given
+    something else than a tensor first, it raises as torch's unbound ``TensorBase`` method
+    does (the reflected operators' error inputs: ``TensorBase.__radd__(2, 3)``)."""
     if getattr(tw.Tensor, name, None) is None:
         return None
-    return lambda tensor, *args, **kwargs: getattr(tensor, name)(*args, **kwargs)
+
+    def call(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(tensor, tw.Tensor):
+            raise TypeError(
+                f"descriptor '{name}' for 'Tensor' objects doesn't apply to a "
+                f"'{type(tensor).__name__}' object"
+            )
+        return getattr(tensor, name)(*args, **kwargs)
+
+    return call
 
 
 # --- converting a sample -------------------------------------------------------------------
 
 
 class Pair:
-    """One sample as fresh torch leaves and their tensorweaver twins (aliases kept)."""
+    """One sample as fresh torch leaves and their tensorweaver twins (aliases kept). With
+    ``views``, a tensor that is a view of a contiguous base (an ``expand()`` of one element,
+    a slice of a tensor another argument also views) becomes the same view of its base's
+    twin, so that memory shared between arguments stays shared (an error input's ``out=``
+    overlapping an input)."""
 
-    def __init__(self) -> None:
+    def __init__(self, views: bool = False) -> None:
+        self.views = views
         self.torch_leaves: dict[int, torch.Tensor] = {}
         self.tw_leaves: dict[int, tw.Tensor] = {}
         self.order: list[int] = []
@@ -201,6 +247,12 @@ class Pair:
                     raise Unconvertible(f"layout {value.layout}")
                 if value.dtype not in DTYPES:
                     raise Unconvertible(f"dtype {value.dtype}")
+                if value.device.type != "cpu":  # the meta device's tensors hold no values
+                    raise Unconvertible(f"device {value.device}")
+                if value.ndim > 64:  # torch refuses most ops on them; NumPy cannot hold them
+                    raise Unconvertible(f"{value.ndim} dimensions")
+                if self.views and self._shares_memory(value):
+                    return self._view(value)
                 leaf = value.detach().clone().requires_grad_(value.requires_grad)
                 host = leaf.detach()
                 if host.dtype == torch.bfloat16:
@@ -239,6 +291,48 @@ class Pair:
         if callable(value) and getattr(value, "__module__", "").startswith("torch"):
             raise Unconvertible(f"callable {value!r}")
         return value, value
+
+    @staticmethod
+    def _shares_memory(value: torch.Tensor) -> bool:
+        base = value._base
+        return base is not None and not value.requires_grad and base.is_contiguous()
+
+    def _view(self, value: torch.Tensor) -> tuple[torch.Tensor, tw.Tensor]:
+        """``value``, a view of a contiguous base, as the same view of the base's twins:
+        tensorweaver's by slicing and ``expand`` where they make it (its overlap checks know
+        those views), else by ``as_strided``."""
+        base = value._base
+        t_base, w_base = self.convert(base)
+        offset = value.storage_offset() - base.storage_offset()
+        size, stride = tuple(value.shape), value.stride()
+        leaf = t_base.as_strided(size, stride, t_base.storage_offset() + offset)
+        kept = tuple(1 if step == 0 else n for n, step in zip(size, stride))  # before expand
+        slices = _slices(tuple(base.shape), base.stride(), kept, stride, offset)
+        if slices is None:
+            twin = w_base.as_strided(size, stride, offset)
+        else:
+            twin = w_base[slices].expand(size)
+        key = id(value)
+        self.torch_leaves[key], self.tw_leaves[key] = leaf, twin
+        self.order.append(key)
+        return leaf, twin
+
+
+def _slices(shape: tuple, strides: tuple, size: tuple, stride: tuple, offset: int) -> tuple | None:
+    """The slices of a contiguous tensor of ``shape`` and ``strides`` that view ``size``
+    elements ``stride`` apart from ``offset`` (None where no slicing does)."""
+    if len(size) != len(shape):
+        return None
+    slices = []
+    for n, full, inner, outer in zip(size, shape, strides, stride):
+        start = offset // inner % full
+        step = 1 if n == 1 else outer // inner
+        if step < 1 or (n > 1 and outer % inner) or start + (n - 1) * step >= full:
+            return None
+        slices.append(slice(start, start + (n - 1) * step + 1, step))
+    if sum(sl.start * inner for sl, inner in zip(slices, strides)) != offset:
+        return None
+    return tuple(slices)
 
 
 def flat_tensors(value: Any) -> list:
@@ -511,19 +605,47 @@ def compare_gradients(
     return None
 
 
+def errors_expected_to_fail(op: Any) -> bool:
+    """Whether torch's own ``TestCommon.test_errors`` on the CPU is marked an expected
+    failure or skipped for ``op`` by its OpInfo (``clamp_min``/``clamp_max``: their error
+    inputs are ones torch does not raise on)."""
+    for info in op.decorators:
+        if not hasattr(info, "is_active"):  # a plain decorator, on every test of the op
+            decorators = (info,)
+        elif info.is_active("TestCommon", "test_errors", "cpu", None, {}):
+            decorators = info.decorators
+        else:
+            continue
+        for decorator in decorators:
+            try:
+                marked = decorator(lambda: None)
+            except Exception:  # noqa: BLE001 - a decorator for test classes only
+                continue
+            if getattr(marked, "__unittest_expecting_failure__", False) or getattr(
+                marked, "__unittest_skip__", False
+            ):
+                return True
+    return False
+
+
 def run_error(op: Any, error_input: Any) -> Outcome | None:
-    """tensorweaver must raise torch's class (or a subclass) on a database error input."""
+    """tensorweaver must raise torch's class (or a subclass) on a database error input; as
+    torch's ``test_errors``, a call that returns ``NotImplemented`` (a reflected operator
+    given a number: ``int.__radd__``) counts as raising (its ``assertFalse``)."""
+    if errors_expected_to_fail(op):
+        return Outcome("skip", "torch's OpInfo marks its test_errors an expected failure")
     function = tw_callable(op, "function")
     if function is None:
         return Outcome("missing", f"function {op.name}")
     sample = error_input.sample_input
     try:
-        _, (w_input, w_args, w_kwargs) = Pair().convert_sample(sample)
+        _, (w_input, w_args, w_kwargs) = Pair(views=True).convert_sample(sample)
     except Unconvertible as why:
         return Outcome("skip", f"unconvertible {why}")
     expected = error_input.error_type
     try:
-        function(w_input, *w_args, **w_kwargs)
+        if function(w_input, *w_args, **w_kwargs) is NotImplemented:
+            raise AssertionError("NotImplemented")
     except Unconvertible as why:
         return Outcome("skip", f"unconvertible {why}")
     except Exception as error:

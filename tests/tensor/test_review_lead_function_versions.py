@@ -1,7 +1,6 @@
 """Version checks of an ``autograd.Function``'s saved tensors, against torch 2.13: backward
-raises where a tensor it saved was changed in place after forward, and only there. Inputs are
-checked (``_function_reads``); tensors saved that are not inputs (outputs, intermediates) are
-not checked yet: strict xfails record those."""
+raises where a tensor it saved (an input, a view or detached alias of one, an output, a dirty
+input) was changed in place after forward, and only when backward reads ``ctx.saved_tensors``."""
 
 from __future__ import annotations
 
@@ -81,9 +80,42 @@ def functions(lib: Any) -> dict[str, Any]:
         def backward(ctx: Any, g: Any) -> Any:
             return g * 3
 
+    class SaveOutputUnread(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            y = x * 3
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 3
+
+    class DirtyView(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, v: Any) -> Any:
+            v.mul_(2)
+            ctx.mark_dirty(v)
+            ctx.save_for_backward(v)
+            return v
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (v,) = ctx.saved_tensors
+            return g * 2
+
     return {
         f.__name__: f
-        for f in (SaveInput, SaveViewOfInput, SaveDetached, SaveOutput, Dirty, SaveUnread)
+        for f in (
+            SaveInput,
+            SaveViewOfInput,
+            SaveDetached,
+            SaveOutput,
+            Dirty,
+            SaveUnread,
+            SaveOutputUnread,
+            DirtyView,
+        )
     }
 
 
@@ -135,6 +167,47 @@ def saved_input_changed_not_read(lib: Any, f: dict, p: Any) -> Any:
     return out
 
 
+def saved_output_changed_through_a_view(lib: Any, f: dict, p: Any) -> Any:
+    out = f["SaveOutput"].apply(p * 1)
+    with lib.no_grad():
+        out[1:].add_(1)
+    return out
+
+
+def saved_output_changed_not_read(lib: Any, f: dict, p: Any) -> Any:
+    out = f["SaveOutputUnread"].apply(p * 1)
+    with lib.no_grad():
+        out.add_(1)
+    return out
+
+
+def saved_output_kept_unchanged(lib: Any, f: dict, p: Any) -> Any:
+    out = f["SaveOutput"].apply(p * 1)
+    return out * out  # read, not changed
+
+
+def base_of_dirty_view_changed(lib: Any, f: dict, p: Any) -> Any:
+    base = p * 1
+    out = f["DirtyView"].apply(base[:2])
+    with lib.no_grad():
+        base.add_(1)
+    return out
+
+
+def dirty_view_then_its_base(lib: Any, f: dict, p: Any) -> Any:
+    base = p * 1
+    f["DirtyView"].apply(base[:2])
+    return base  # torch: the base's history goes through the Function (its CopySlices)
+
+
+def output_changed_after_a_first_backward(lib: Any, f: dict, p: Any) -> Any:
+    out = f["SaveOutput"].apply(p * 1)
+    out.sum().backward(retain_graph=True)
+    with lib.no_grad():
+        out.mul_(2)
+    return out
+
+
 def outcome(case: Callable[..., Any], lib: Any) -> Any:
     p = lib.ones(3, dtype=lib.float64, requires_grad=True)
     try:
@@ -144,14 +217,6 @@ def outcome(case: Callable[..., Any], lib: Any) -> Any:
     return p.grad.tolist()
 
 
-NOT_CHECKED = pytest.mark.xfail(
-    strict=True,
-    reason="only inputs' versions are checked (autograd/gradients.py _function_reads); a saved "
-    "output or other non-input tensor needs its version recorded at save_for_backward "
-    "(autograd/function.py, the lead's) and checked before backward",
-)
-
-
 @pytest.mark.parametrize(
     "case",
     [
@@ -159,17 +224,33 @@ NOT_CHECKED = pytest.mark.xfail(
         unsaved_input_changed,
         input_changed_under_saved_view,
         input_changed_under_saved_detached,
-        pytest.param(saved_output_changed, marks=NOT_CHECKED),
+        saved_output_changed,
+        saved_input_changed_not_read,
+        dirty_output_changed_again,
+        saved_output_changed_through_a_view,
+        saved_output_changed_not_read,
+        saved_output_kept_unchanged,
         pytest.param(
-            saved_input_changed_not_read,
+            base_of_dirty_view_changed,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="torch checks a saved tensor's version when backward unpacks "
-                "ctx.saved_tensors; ours checks before backward runs, so a backward that never "
-                "reads them raises (autograd/function.py and the engine, the lead's)",
+                reason="a saved output that is already a view (a dirty view input) is watched "
+                "through weak references to it and its bases (autograd/function.py _watched; "
+                "strong ones would make a tensor-node cycle): once both are gone before "
+                "backward, a change made while they lived goes unseen",
             ),
         ),
-        pytest.param(dirty_output_changed_again, marks=NOT_CHECKED),
+        output_changed_after_a_first_backward,
+        pytest.param(
+            dirty_view_then_its_base,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="a Function that marks a view of its input dirty gives the view its "
+                "node, but the base's history stays that of the write forward made without "
+                "a graph (gradient [1, 1, 1], torch [2, 2, 1]): apply() should write the "
+                "view back into its base with the graph, as an in-place op on a view does",
+            ),
+        ),
     ],
 )
 def test_saved_tensor_versions_like_torch(case: Callable[..., Any]) -> None:

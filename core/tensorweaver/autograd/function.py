@@ -33,6 +33,11 @@ class FunctionCtx:
         # Per output: a weak reference to its graph node, once apply() has recorded one.
         self._nodes: list = []
         self._freed = False  # backward ran without retain_graph: saved tensors are gone
+        # Per saved tensor and each tensor whose memory it shares: (index, the tensor or a
+        # weak reference to it, its version when apply() ended), checked when backward reads
+        # ``saved_tensors``, as PyTorch checks its saved variables' versions on unpacking.
+        self._versions: tuple = ()
+        self._name = ""
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors: Any) -> None:
@@ -51,9 +56,25 @@ class FunctionCtx:
         ``create_graph``) goes through the Function again, as PyTorch's saved outputs do."""
         if self._freed:
             raise RuntimeError(_FREED)
+        if self._versions:
+            self._check_versions()
         if not self._nodes:
             return self._saved
         return tuple(self._unpacked(t) for t in self._saved)
+
+    def _check_versions(self) -> None:
+        """Raise where a saved tensor (or a tensor sharing its memory: its base, what it was
+        detached from) changed in place since forward, as PyTorch checks on unpacking."""
+        for i, t, version in self._versions:
+            if type(t) is not Tensor:
+                t = t()  # a weak reference
+            if t is not None and t._version != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: saved tensor {i} of {self._name}Backward (shape "
+                    f"{list(t.shape)}) is at version {t._version}; expected version {version} "
+                    "instead. Use an out-of-place op (x = x + 1, not x += 1) or save a .clone()"
+                )
 
     def _unpacked(self, t: Any) -> Any:
         if type(t) is not _SavedOutput:
@@ -69,7 +90,7 @@ class FunctionCtx:
         """One output's node was freed by backward; the last one frees the saved tensors."""
         alive = [ref for ref in self._nodes if ref() is not None and ref().saved is not None]
         if not alive:
-            self._freed, self._saved = True, ()
+            self._freed, self._saved, self._versions = True, (), ()
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
         self.non_differentiable = {id(t) for t in tensors}
@@ -155,7 +176,35 @@ class Function:
                 _SavedOutput(where[id(t)], t) if id(t) in where else t for t in ctx._saved
             )
             ctx._nodes = nodes
+            ctx._name = cls.__name__
+            ctx._versions = _watched(ctx._saved, wrapped)
         return tuple(wrapped) if isinstance(result, tuple) else wrapped[0]
+
+
+def _watched(saved: tuple, wrapped: list) -> tuple:
+    """What the ctx checks for each saved tensor: the tensors whose in-place changes change
+    it (it, the bases of a view, what it was detached from), each with its version as
+    forward leaves it. A saved output is the output handed back, which holds the ctx through
+    its node: it is made a ``detach()`` alias of a tensor the ctx watches instead (its
+    changes reach that tensor, whose version moves, even once the output is gone; the link
+    drops when nothing else holds it). One already a view or alias is watched through weak
+    references (its bases may hold its node)."""
+    entries = []
+    for i, t in enumerate(saved):  # plain loops: this runs on every apply() that saves
+        weak = False
+        if type(t) is _SavedOutput:
+            out = wrapped[t.index]
+            if out._alias_of is None and out._view_of is None:
+                t.memory = Tensor(out.native, out.backend, out.dtype)
+                out._share_memory_of(t.memory)
+                t = t.memory
+            else:
+                t, weak = out, True
+        while t is not None:
+            entries.append((i, weakref.ref(t) if weak else t, t._version))
+            view = t._view_of
+            t = view[0] if view is not None else t._alias_of
+    return tuple(entries)
 
 
 def _dead() -> None:
@@ -165,10 +214,11 @@ def _dead() -> None:
 class _SavedOutput:
     """An output of ``forward`` passed to ``save_for_backward``: its array, and which one."""
 
-    __slots__ = ("index", "native", "backend", "dtype")
+    __slots__ = ("index", "native", "backend", "dtype", "memory")
 
     def __init__(self, index: int, t: Tensor) -> None:
         self.index, self.native, self.backend, self.dtype = index, t.native, t.backend, t.dtype
+        self.memory: Tensor | None = None  # what the output handed back is an alias of
 
 
 def function_backward(node: Node, g: Tensor) -> tuple:

@@ -56,22 +56,11 @@ def _fused_reads(node: Any, i: int) -> bool:
     return (i == 0 and _needs(node, 1)) or (i == 1 and _needs(node, 0))
 
 
-def _function_reads(node: Any, i: int) -> bool:
-    """An ``autograd.Function`` reads an input it saved (``save_for_backward``, the input, a
-    view or a detached alias of it), as PyTorch checks the versions of saved tensors only."""
-    wanted = node.inputs[i]
-    for saved in node.saved[1]._saved:
-        while saved is not None:
-            if saved is wanted:
-                return True
-            view = getattr(saved, "_view_of", None)
-            saved = view[0] if view else getattr(saved, "_alias_of", None)
-    return False
-
-
 READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
     "fused": _fused_reads,
-    "function": _function_reads,
+    # An autograd.Function checks what it saved when its backward reads ctx.saved_tensors,
+    # as PyTorch does (autograd/function.py): a backward that never reads them cannot fail.
+    "function": lambda node, i: False,
     "mul": lambda node, i: _needs(node, 1 - i),  # each operand for the other's gradient
     "matmul": lambda node, i: _needs(node, 1 - i),  # as PyTorch's mm saves them
     "div": lambda node, i: i == 1 or _needs(node, 1),

@@ -284,11 +284,49 @@ def _variance(
             UserWarning,
             stacklevel=_caller_level(),
         )
+    if n - correction <= 0 and x.requires_grad and is_grad_enabled():
+        whole = dim is None or x.ndim == 0
+        out = _NoDegreesOfFreedom.apply(x, axes, keepdim, n, correction, whole)
+    else:
+        out = _variance_value(x, axes, keepdim, n, correction)
+    return labelled(out, "VarBackward0", x)
+
+
+def _variance_value(x: Tensor, axes: tuple, keepdim: bool, n: int, correction: float) -> Tensor:
     centred = ew.sub(x, mean(x, axes, True))
     # |x - mean|^2: the variance of complex numbers is real, as PyTorch's.
     squares = ew.mul(centred, conj_physical(centred))
     total = sum(real(squares) if x.dtype.kind == "c" else squares, axes, keepdim)
-    return labelled(ew.div(total, n - correction if n > correction else 0), "VarBackward0", x)
+    return ew.div(total, n - correction if n > correction else 0)
+
+
+class _NoDegreesOfFreedom(Function):
+    """``var`` with a ``correction`` of at least the count reduced (the value is inf or NaN),
+    with PyTorch's gradient there rather than the composite's NaN (its 0 * inf): over the
+    whole tensor (no ``dim``) inf, NaN where an element equals the mean; over ``dim``
+    ``2 / (n - correction) * grad * (x - mean)``, inf or NaN at n == correction and finite
+    beyond it (the same formula as with degrees of freedom)."""
+
+    @staticmethod
+    def forward(
+        ctx: Any, x: Tensor, axes: tuple, keepdim: bool, n: int, correction: float, whole: bool
+    ) -> Tensor:
+        ctx.save_for_backward(x)
+        ctx.axes, ctx.keepdim, ctx.dof, ctx.whole = axes, keepdim, n - correction, whole
+        return _variance_value(x, axes, keepdim, n, correction)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        (x,) = ctx.saved_tensors
+        if ctx.whole:
+            factor = ew.where(ew.eq(x, mean(x)), math.nan, math.inf)
+            gx = ew.mul(grad, factor)
+        else:
+            if not ctx.keepdim:
+                grad = grad.reshape([1 if a in ctx.axes else s for a, s in enumerate(x.shape)])
+            scale = 2.0 / ctx.dof if ctx.dof else math.inf  # (PyTorch's float division)
+            gx = ew.mul(ew.mul(grad, scale), ew.sub(x, mean(x, ctx.axes, True)))
+        return gx, None, None, None, None, None
 
 
 _HALF = (dtypes.float16, dtypes.bfloat16)

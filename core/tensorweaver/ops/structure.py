@@ -338,15 +338,65 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _contracted_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list[int], list[int]]:
+    """``tensordot``'s ``dims`` as two lists of dimensions, in the forms PyTorch takes: an int
+    (or a tensor of one element), a pair of int lists as a tuple or list, a 2 x k tensor."""
     if isinstance(dims, Tensor):
-        dims = dims.tolist()
-    if isinstance(dims, int):
+        if dims.numel() > 1:
+            if dims.shape[0] != 2:
+                raise AssertionError(
+                    f"tensordot: a dims tensor must have size 2 in its first dimension, got "
+                    f"{dims.shape[0]}"
+                )
+            dims = (dims[0].tolist(), dims[1].tolist())
+        else:
+            dims = int(dims.item())
+            if dims < 0:
+                raise RuntimeError(f"tensordot: expects dims >= 0, got {dims}")
+            return _pair(a, b, list(range(-dims, 0)), list(range(dims)))
+    elif isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot: expects dims >= 0, got {dims}")
+        if dims > min(a.ndim, b.ndim):
+            raise RuntimeError(
+                f"tensordot: expects dims <= the dimensions of both operands ({a.ndim} and "
+                f"{b.ndim}), got dims={dims}"
+            )
         return list(range(a.ndim - dims, a.ndim)), list(range(dims))
-    dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    elif not isinstance(dims, (tuple, list)):
+        raise RuntimeError(
+            "tensordot: expects dims to be an int, a tensor, or two lists of dimensions "
+            f"(a tuple or list of two lists), but got dims={dims!r}"
+        )
+    dims_a, dims_b = dims
+    return _pair(a, b, _int_list(dims_a, "dims_self", 3), _int_list(dims_b, "dims_other", 4))
+
+
+def _int_list(dims: Any, name: str, position: int) -> list[int]:
+    """One of the two lists of dimensions: a tuple or list of ints (NumPy ints and integer
+    tensors of one element too, not bools), as PyTorch's int-list arguments take."""
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(
+            f"tensordot(): argument '{name}' (position {position}) must be tuple of ints, not "
+            f"{type(dims).__name__}"
+        )
+    for i, d in enumerate(dims):
+        if isinstance(d, Tensor):
+            ok = d.numel() == 1 and d.dtype.kind in "iu"
+        else:
+            ok = not isinstance(d, bool) and hasattr(type(d), "__index__")
+        if not ok:
+            raise TypeError(
+                f"tensordot(): argument '{name}' (position {position}) must be tuple of ints, "
+                f"but found element of type {type(d).__name__} at pos {i}"
+            )
+    return [int(d) for d in dims]
+
+
+def _pair(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> tuple[list[int], list[int]]:
     if len(dims_a) != len(dims_b):
-        raise RuntimeError(f"tensordot: both dimension lists must have one length, got {dims}")
+        raise RuntimeError(
+            f"tensordot: both dimension lists should have same length, got {dims_a} and {dims_b}"
+        )
     return (
         [_axis(d, a.ndim, "tensordot") for d in dims_a],
         [_axis(d, b.ndim, "tensordot") for d in dims_b],

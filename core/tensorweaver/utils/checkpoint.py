@@ -200,6 +200,7 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
+        _ = ctx.saved_tensors  # checks the saved inputs' versions, as PyTorch unpacks them
         if is_grad_enabled():
             return (None, None, *_differentiable_grads(ctx, grads))
         if ctx.recomputed is None:
