@@ -50,12 +50,13 @@ def _input_mask(
                 "of the input)"
             )
         mask = tw.broadcast_to(mask, input.shape)
-    return mask.to(dtype=tw.bool)
+    return mask if mask.dtype == tw.bool else mask.to(dtype=tw.bool)
 
 
-def _reduction_identity(op_name: str, input: Tensor, *args: object) -> Tensor | None:
-    """The identity value of reduction ``op_name`` on ``input``'s dtype as a 0-d tensor; None
-    where it depends on the data (mean, var, std)."""
+def _identity(op_name: str, input: Tensor, *args: object) -> tuple[complex, tw.dtype] | None:
+    """The identity value of reduction ``op_name`` on ``input``'s dtype and the dtype it has
+    (float32 for the median of integers); None where it depends on the data (mean, var,
+    std)."""
     dtype = input.dtype
     op_name = op_name.rsplit(".", 1)[-1]
     value: complex | None = None
@@ -94,10 +95,17 @@ def _reduction_identity(op_name: str, input: Tensor, *args: object) -> Tensor | 
     # Booleans have no identity for max/min-like reductions (PyTorch refuses them too).
     if value is None:
         raise NotImplementedError(f"identity of {op_name} on {dtype} input")
-    return tw.tensor(value, dtype=dtype, device=input.device)
+    return value, dtype
 
 
-def _where(mask: Tensor, input: Tensor, fill_value: Tensor) -> Tensor:
+def _reduction_identity(op_name: str, input: Tensor, *args: object) -> Tensor | None:
+    """The identity value of reduction ``op_name`` on ``input``'s dtype as a 0-d tensor on
+    ``input``'s device; None where it depends on the data (mean, var, std)."""
+    identity = _identity(op_name, input, *args)
+    return None if identity is None else input.new_full((), identity[0], dtype=identity[1])
+
+
+def _where(mask: Tensor, input: Tensor, fill_value: Tensor | complex) -> Tensor:
     """``input`` where ``mask`` holds, else ``fill_value`` (dense tensors only)."""
     return tw.where(mask, input, fill_value)
 
@@ -112,7 +120,15 @@ def _combine_input_and_mask(
         raise ValueError(
             f"_combine_input_and_mask expected masked operation (got {type(op).__name__} object)"
         )
-    fill_value = _reduction_identity(op.__name__, input, *args)
+    identity = _identity(op.__name__, input, *args)
+    fill_value: Tensor | complex | None = None
+    if identity is not None:
+        value, dtype = identity
+        # As a number, the identity keeps input's dtype in where, which then takes one backend
+        # call (a 0-d tensor is built and broadcast: 3x the cost of a small masked sum); beside
+        # a bool input a number would promote to int64, and the median's differs in dtype.
+        keeps_dtype = dtype == input.dtype and dtype != tw.bool
+        fill_value = value if keeps_dtype else input.new_full((), value, dtype=dtype)
     return _where(_input_mask(input, mask=mask), input, fill_value)
 
 
