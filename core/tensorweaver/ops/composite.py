@@ -52,11 +52,12 @@ def fused_or_reference(
         tensors = given if slots is None else _fill(slots, given)
     dtype = given[0].dtype
     for t in given[1:]:
-        if t.dtype is not dtype and t.dtype.kind == "f":
+        if t.dtype is not dtype and t.dtype.kind in "fc":
             # PyTorch's kernels refuse mixed dtypes (RuntimeError) on every device: so do
-            # both paths here, whether this backend fuses the composite or not.
+            # both paths here, whether this backend fuses the composite or not. Complex
+            # counts too (a complex bias of a real convolution).
             raise RuntimeError(
-                f"{name}: all floating-point arguments must have one dtype, got "
+                f"{name}: all floating-point and complex arguments must have one dtype, got "
                 f"{', '.join(t.dtype.name for t in given)}; convert them with .to(...)"
             )
     fused = fused_kernel(backend, name)

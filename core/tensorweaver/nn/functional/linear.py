@@ -50,8 +50,20 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: input and weight must have one dtype, got {input.dtype.name} and "
             f"{weight.dtype.name}; convert one with .to(...)"
         )
+    if bias is not None and bias.dtype is not input.dtype and _fused_by_torch(input, bias):
+        raise RuntimeError(
+            f"linear: bias must have the same dtype as input and weight, got "
+            f"{bias.dtype.name} and {input.dtype.name}; convert it with .to(...)"
+        )
     out = input @ (weight.T if weight.dim() == 2 else weight)
     return out if bias is None else out + bias
+
+
+def _fused_by_torch(input: Tensor, bias: Tensor) -> bool:
+    """Whether PyTorch's linear adds ``bias`` inside one matrix product (addmm, which refuses
+    a bias of another dtype) rather than after it (an add, which promotes): always for a
+    2-D input, and for a contiguous input of another rank unless the bias is 0-d."""
+    return input.dim() == 2 or (bias.dim() >= 1 and input.is_contiguous())
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

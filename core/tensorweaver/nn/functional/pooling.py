@@ -149,6 +149,13 @@ def _pool_params(
     """Kernel, stride, padding, dilation per spatial axis of the batched ``x``, and the extra
     padding at the end of each axis that ``ceil_mode`` needs."""
     nd = x.dim() - 2
+    if 0 in x.shape[1:]:
+        # PyTorch allows an empty batch only: no empty channel or spatial axis.
+        raise RuntimeError(
+            f"{fn}: expected a {nd + 1}-D or {nd + 2}-D (batch mode) input with optional 0 "
+            f"dim batch size and non-batch dimensions of positive length, got shape "
+            f"{tuple(x.shape)}"
+        )
     kernel = _ntuple(kernel_size, nd, fn, "kernel_size")
     stride = _stride(stride, kernel, nd, fn)
     padding = _ntuple(padding, nd, fn, "padding")
