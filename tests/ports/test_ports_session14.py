@@ -85,9 +85,7 @@ CASES = {
     ),
     # The pruning tutorial: random/l1/ln-structured/global/custom pruning, remove, and
     # fine-tuning through the masks' forward pre-hooks.
-    "pruning": Port(
-        "pruning", xfail="no tensorweaver.nn.utils.prune (ModuleNotFoundError at its import)"
-    ),
+    "pruning": Port("pruning"),
 }
 
 

@@ -5,6 +5,7 @@ from tensorweaver.nn.utils import (
     memory_format,
     parametrizations,
     parametrize,
+    prune,
     rnn,
     stateless,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "parameters_to_vector",
     "parametrizations",
     "parametrize",
+    "prune",
     "remove_spectral_norm",
     "remove_weight_norm",
     "rnn",
