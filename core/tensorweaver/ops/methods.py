@@ -11,7 +11,12 @@ from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.layout import strided
-from tensorweaver.memory_formats import memory_format
+from tensorweaver.memory_formats import (
+    channels_last_order,
+    laid_out,
+    memory_format,
+    suggested_format,
+)
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -60,10 +65,24 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if dtype is not None:
         out = ew.cast(out, dtype)
     if memory_format is not None and memory_format.name != "preserve_format":
-        out = mv.contiguous(out, memory_format)
+        out = _to_format(out, memory_format)
     if copy and out is self:  # PyTorch's copy is a _to_copy, whatever changes
         out = labelled(_clone(self), "ToCopyBackward0", self)
     return out
+
+
+def _to_format(x: Tensor, memory_format: Any) -> Tensor:
+    """``x`` in ``memory_format`` as PyTorch's ``to`` makes it: ``x`` itself where its
+    strides suggest that format (torch's ``suggest_memory_format``), else a new tensor laid
+    out in it (a channels-last one even where ``is_contiguous`` already said so through a
+    size-1 axis)."""
+    order = channels_last_order(memory_format, x.shape)
+    if order is None:
+        return mv.contiguous(x, memory_format)
+    if suggested_format(tuple(x.shape), x.stride()) == memory_format.name:
+        return x
+    native = laid_out(x.backend, x._unshared_native(), order)
+    return labelled(apply("identity", native, x.dtype, (x,)), "ToCopyBackward0", x)
 
 
 def _to_arguments(args: tuple, kwargs: dict) -> tuple[Any, DType | None, bool, Any]:
@@ -210,11 +229,17 @@ def _clone(self: Tensor, memory_format: Any = None) -> Tensor:
     native = self._unshared_native()
     if memory_format is None or memory_format.name == "preserve_format":
         make = getattr(self.backend, "contiguous", None)
-        dense = native if make is None else make(native)
-        if dense is not native and self._dense_order() is None:
-            native = dense  # PyTorch keeps only a dense layout (not expand's, a slice's)
+        if make is not None and make(native) is not native and self._dense_order() is None:
+            # PyTorch keeps a dense layout as it is, else the axis order of the strides (an
+            # expanded view's zero strides in place): a stepped channels-last view's clone
+            # is channels-last
+            native = laid_out(self.backend, native, self._preserved_order())
         return apply("identity", native, self.dtype, (self,))
-    return mv.contiguous(apply("identity", native, self.dtype, (self,)), memory_format)
+    order = channels_last_order(memory_format, self.shape)
+    if order is None:
+        return mv.contiguous(apply("identity", native, self.dtype, (self,)), memory_format)
+    # a new tensor in the format, whatever the strides of a size-1 axis were (torch's)
+    return apply("identity", laid_out(self.backend, native, order), self.dtype, (self,))
 
 
 def _type_as(self: Tensor, other: Tensor) -> Tensor:
@@ -347,7 +372,7 @@ DEFERRED_METHODS: dict[str, tuple[str, str]] = {
     **names_in(
         "ops.scatter_views", "as_strided_scatter select_scatter slice_scatter diagonal_scatter"
     ),
-    **names_in("ops.windows", "unfold"),
+    **names_in("ops.views", "unfold"),  # a view: writes through it reach the tensor
     **names_in("linalg.determinants", "det logdet slogdet"),
     **names_in("linalg.legacy", "cholesky qr lu orgqr pinverse triangular_solve svd"),
     **names_in("linalg.householder", "geqrf ormqr"),

@@ -34,6 +34,7 @@ an ``index_put_(..., accumulate=True)`` there adds one copy's values, not every 
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from numbers import Integral
@@ -382,7 +383,7 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
     offset = memory.start if storage_offset is None else operator.index(storage_offset)
     index = memory.index(input, size, stride, offset)
     repeats = any(s == 0 and n > 1 for n, s in zip(size, stride))
-    return _memory_view(input, memory, index, repeats)
+    return _memory_view(input, memory, lambda: index, repeats, _overlapping(size, stride))
 
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
@@ -391,24 +392,63 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     follows later changes)."""
     from tensorweaver.ops import windows
 
+    out = windows.unfold(input, dimension, size, step)  # the values, without the positions
     memory = Memory(input)
-    own = mv.reshape(memory.own(input), input.shape)
-    return _memory_view(input, memory, windows.unfold(own, dimension, size, step), False)
+
+    def index() -> Tensor:  # the memory positions, wanted only for a write or a re-read
+        own = mv.reshape(memory.own(input), input.shape)
+        return windows.unfold(own, dimension, size, step)
+
+    # Windows share elements where they are closer than their size (and there are two), or
+    # where input's own elements do (an expanded input).
+    strides = memory.x_strides
+    shared = False if strides is None else _overlapping(input.shape, strides)
+    if shared is False:
+        shared = step < size and out.shape[_axis(dimension, max(input.ndim, 1), "unfold")] > 1
+    return _memory_view(input, memory, functools.cache(index), False, shared, out)
 
 
-def _memory_view(x: Tensor, memory: Memory, index: Tensor, repeats: bool) -> Tensor:
-    """The elements of ``memory`` (``x``'s) at the positions ``index`` (its shape), as a view
-    of ``memory.base``; ``repeats``: whether some position is held twice by a zero stride."""
+def _memory_view(
+    x: Tensor,
+    memory: Memory,
+    index: Callable[[], Tensor],
+    repeats: bool,
+    shared: bool | None,
+    out: Tensor | None = None,
+) -> Tensor:
+    """The elements of ``memory`` (``x``'s) at the positions ``index()`` (its shape), as a
+    view of ``memory.base``; ``repeats``: whether some position is held twice by a zero
+    stride; ``shared``: whether some position is held twice at all (None: count them);
+    ``out``: those elements where the caller has them (then ``index`` may wait for a write)."""
     read = _strided_read(memory, index)
-    out = read(memory.base)
+    if out is None:
+        out = read(memory.base)
     if not out.numel():
         write: Write = _write_nothing
     else:
-        held = index.backend.to_host(index.native)
-        write = _strided_write(memory, index, _unique_count(held) != held.size)
+        if shared is None:
+            held = index().backend.to_host(index().native)
+            shared = _unique_count(held) != held.size
+        write = _strided_write(memory, index, shared)
         if repeats:  # several elements are one memory location: only fills may write
             write.overlapping = True  # type: ignore[attr-defined]
     return as_view(out, memory.base, write, read, origin=x)
+
+
+def _overlapping(size: tuple, stride: tuple) -> bool | None:
+    """Whether two elements of ``size`` laid out with ``stride`` are one memory position:
+    False where each dimension (by growing stride) steps past all the smaller ones reach,
+    True for a zero stride or one that a smaller dimension's steps reach exactly (windows
+    one element apart), None where only counting the positions can tell."""
+    reach, below = 0, []
+    for s, n in sorted((s, n) for n, s in zip(size, stride) if n > 1):
+        if s == 0 or any(s % p == 0 and s // p < m for p, m in below):
+            return True
+        if s <= reach:
+            return None
+        reach += (n - 1) * s
+        below.append((s, n))
+    return False
 
 
 def _unique_count(positions: Any) -> int:
@@ -533,22 +573,21 @@ def image(x: Tensor, positions: Tensor | None, extent: int) -> Tensor:
     return ix.scatter_unchecked(empty, 0, positions, flat)
 
 
-def _strided_read(memory: Memory, index: Tensor) -> Read:
+def _strided_read(memory: Memory, index: Callable[[], Tensor]) -> Read:
     positions, extent = memory.positions, memory.extent
-    return lambda base: ix.getitem(image(base, positions, extent), index)
+    return lambda base: ix.getitem(image(base, positions, extent), index())
 
 
-def _strided_write(memory: Memory, index: Tensor, shared: bool) -> Write:
-    """The write-back of a view of ``memory`` at ``index``; ``shared``: some position is held
-    twice, and only the elements a write changed are written there (as PyTorch's write into
-    the memory itself: the other copies of a position must not put its old value back)."""
+def _strided_write(memory: Memory, index: Callable[[], Tensor], shared: bool) -> Write:
+    """The write-back of a view of ``memory`` at ``index()``; ``shared``: some position is
+    held twice, and only the elements a write changed are written there (as PyTorch's write
+    into the memory itself: the other copies of a position must not put its old value back)."""
     positions, extent = memory.positions, memory.extent
-    flat = mv.reshape(index, (-1,))
 
     def write(base: Tensor, value: Tensor) -> Any:
         written = image(base, positions, extent)
         values = mv.reshape(value, (-1,))
-        at = flat
+        at = flat = mv.reshape(index(), (-1,))
         if shared:
             from tensorweaver.ops import creation
             from tensorweaver.ops import elementwise as ew
