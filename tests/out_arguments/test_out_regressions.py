@@ -244,3 +244,19 @@ def test_out_requiring_grad_of_a_differentiable_function_is_still_refused():
     for lib in (torch, tw):
         with pytest.raises(RuntimeError, match="out=... arguments don't support automatic"):
             lib.sin(lib.ones(3, dtype=lib.float64), out=lib.zeros(3, requires_grad=True))
+
+
+def test_normalize_out_is_resized_and_refuses_grad_like_torch():
+    # F.normalize(..., out=) copied into out and raised from expand where out had another shape
+    values = np.random.default_rng(3).standard_normal((3, 4))
+    results = []
+    for lib in (torch, tw):
+        out = lib.zeros(0, dtype=lib.float64)
+        returned = lib.nn.functional.normalize(lib.tensor(values), dim=0, out=out)
+        assert returned is out
+        results.append(out.numpy().copy())
+        with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+            lib.nn.functional.normalize(
+                lib.tensor(values, requires_grad=True), out=lib.zeros(3, 4, dtype=lib.float64)
+            )
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-12)

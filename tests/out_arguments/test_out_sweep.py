@@ -28,8 +28,6 @@ KNOWN = {
     "linalg.lstsq": "linalg/: linalg.lstsq has no out=",
     "linalg.matrix_power": "linalg/: linalg.matrix_power's out= must take a cast dtype",
     "split_with_sizes_copy": "ops/apply.py written_out: torch lets its out list require grad",
-    "nn.functional.normalize": "nn/functional/activation.py: normalize(..., out=) raises "
-    "RuntimeError from expand (the norm is not broadcast back before it is written)",
     "special.bessel_y1": "torch's float64 kernel is off by ~7e-6 relative near zeros (see "
     "tests/opinfo/known_differences.py WHY): out= holds our values, not torch's",
     "normal.number_mean": "normal(float mean, Tensor std) resizes out quietly and takes only "

@@ -18,7 +18,7 @@ from typing import Callable
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.contract.dtypes import DType
-from tensorweaver.ops.apply import apply, labelled
+from tensorweaver.ops.apply import apply, labelled, written_out
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
@@ -465,6 +465,6 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 def normalize(
     input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
 ) -> Tensor:
-    """x / max(||x||_p, eps) along ``dim``."""
+    """x / max(||x||_p, eps) along ``dim``; ``out=`` as PyTorch's (its division's)."""
     result = input / input.norm(p=p, dim=dim, keepdim=True).clamp(min=eps)
-    return result if out is None else out.copy_(result)
+    return result if out is None else written_out("normalize", result, out)
