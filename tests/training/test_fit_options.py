@@ -352,3 +352,11 @@ def test_a_stopped_run_resumes_on_cunumeric_within_float_tolerance(tmp_path) -> 
         np.testing.assert_allclose(
             np.asarray(resumed.state_dict()[name]), np.asarray(value), rtol=1e-12, err_msg=name
         )
+
+
+def test_fit_names_inputs_and_targets_of_other_lengths() -> None:
+    # TensorDataset raises PyTorch's AssertionError; tw.fit says which argument is wrong
+    model = tw.nn.Linear(3, 2)
+    data = (np.zeros((5, 3), np.float32), np.zeros(4, np.int64))
+    with pytest.raises(ValueError, match=r"train_data.*one number of samples.*\[5, 4\]"):
+        tw.fit(model, data, loss="cross_entropy", epochs=1)

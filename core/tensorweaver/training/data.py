@@ -56,7 +56,11 @@ def as_batches(
                 f"{owner} as a tuple must be (inputs, targets), got {len(data)} items; pass a "
                 "Dataset or DataLoader for anything else"
             )
-        data = TensorDataset(*(to_device(part, device, dtype) for part in data))
+        parts_on_device = [to_device(part, device, dtype) for part in data]
+        sizes = [part.shape[0] if part.ndim else "0-d" for part in parts_on_device]
+        if len(set(sizes)) > 1:  # tw.fit's own check: TensorDataset's is PyTorch's assert
+            raise ValueError(f"{owner}: inputs and targets need one number of samples, got {sizes}")
+        data = TensorDataset(*parts_on_device)
     elif type(data) is TensorDataset:
         data = TensorDataset(*(to_device(t, device, dtype) for t in data.tensors))
     elif not isinstance(data, Dataset):

@@ -52,14 +52,15 @@ class TensorDataset(Dataset[tuple]):
     """Samples ``(t[i] for t in tensors)``: tensors that share their size in dimension 0."""
 
     def __init__(self, *tensors: Tensor) -> None:
-        if not tensors:
-            raise ValueError("TensorDataset: give at least one tensor")
+        # PyTorch's exception classes: an assertion for sizes that differ, and no check of
+        # an empty call (its len() then fails, as PyTorch's does).
         if any(t.ndim == 0 for t in tensors):
             raise IndexError("TensorDataset: 0-d tensors have no samples; give tensors of ndim ≥ 1")
         sizes = [t.shape[0] for t in tensors]
-        if len(set(sizes)) != 1:
-            raise ValueError(
-                f"TensorDataset: every tensor needs the same size in dimension 0, got {sizes}"
+        if len(set(sizes)) > 1:
+            raise AssertionError(
+                f"Size mismatch between tensors: every tensor needs the same size in "
+                f"dimension 0, got {sizes}"
             )
         self.tensors = tensors
 
