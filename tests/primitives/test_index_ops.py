@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from primitive_checks import NO_FP_WARNINGS, check, exact, host, nan, operands, put
+from primitive_checks import (
+    ALL,
+    INTS,
+    NO_FP_WARNINGS,
+    check,
+    exact,
+    fetch,
+    host,
+    nan,
+    operands,
+    put,
+)
 from tensorweaver.contract import dtypes as d
 
 pytestmark = NO_FP_WARNINGS
@@ -67,7 +78,20 @@ def test_scatter_writes_one_of_the_duplicates(backend):
     check(backend, x, a, d.float32)  # the input is untouched
 
 
-@pytest.mark.parametrize("dtype", (d.int64, d.float32, d.float64), ids=lambda t: t.name)
+@pytest.mark.parametrize("dtype", ALL, ids=lambda t: t.name)
+def test_scatter_of_every_dtype(backend, standard, dtype):
+    # The core scatters in the tensor's own dtype (index_put, masked_scatter, gradients).
+    a, x = standard.get(dtype, "a")
+    b, _ = operands(dtype)
+    index = np.array([[2, 0, 1, 1], [0, 2, 2, 0]])  # along axis 0, no duplicate in a column
+    src = b[:2]
+    want = a.copy()
+    want[along(index, 0)] = src
+    out = backend.scatter(x, 0, put(backend, index, d.int64), put(backend, src, dtype))
+    check(backend, out, want, dtype, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", (*INTS, d.float32, d.float64), ids=lambda t: t.name)
 def test_scatter_add_accumulates_duplicates(backend, dtype):
     a, _ = operands(dtype)
     a = np.nan_to_num(a, nan=0.5, posinf=9.0, neginf=-9.0)  # keep the sums finite
@@ -108,3 +132,32 @@ def test_nonzero(backend, dtype, values):
     coords = [c for c in np.ndindex(a.shape) if a[c] != 0]  # C order; NaN != 0 too
     want = np.array(coords, np.int64).reshape(len(coords), a.ndim)
     check(backend, backend.nonzero(put(backend, a, dtype)), want, d.int64)
+
+
+@pytest.mark.parametrize("dtype", (d.complex64, d.complex128), ids=lambda t: t.name)
+def test_scatter_add_of_complex(backend, dtype):
+    # cuPyNumeric summed a complex src through a real-weighted histogram: the imaginary
+    # parts were dropped, silently.
+    rng = np.random.default_rng(6)
+    a = host(rng.uniform(-2, 2, (3, 4)) + 1j * rng.uniform(-2, 2, (3, 4)), dtype)
+    x = put(backend, a, dtype)
+    for axis, index in ((1, INDEX_1), (0, INDEX_0)):
+        i = np.array(index)
+        src = host(rng.uniform(-2, 2, i.shape) + 1j * rng.uniform(-2, 2, i.shape), dtype)
+        want = a.astype(np.complex128)
+        np.add.at(want, along(i, axis), src)
+        out = backend.scatter_add(x, axis, put(backend, i, d.int64), put(backend, src, dtype))
+        got = fetch(backend, out, dtype, f"scatter_add along {axis}")
+        rtol = 1e-5 if dtype is d.complex64 else 1e-12
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+    inf = float("inf")
+    src = host([[complex(1.0, inf), complex(-2.0, -inf), complex(nan, 0.5), 1j]], dtype)
+    out = backend.scatter_add(
+        put(backend, np.zeros((1, 3)), dtype),
+        1,
+        put(backend, [[0, 1, 2, 2]], d.int64),
+        put(backend, src, dtype),
+    )
+    got = fetch(backend, out, dtype, "scatter_add of infinite parts")
+    np.testing.assert_array_equal(got.real, [[1.0, -2.0, nan]])
+    np.testing.assert_array_equal(got.imag, [[inf, -inf, 1.5]])

@@ -25,7 +25,9 @@ def expect(backend, out, a: np.ndarray, b: np.ndarray, dtype: d.DType) -> None:
 
 
 @pytest.mark.parametrize(
-    "dtype", (d.int8, d.int32, d.int64, d.float16, d.float32, d.float64), ids=lambda t: t.name
+    "dtype",
+    (d.uint8, d.int8, d.int16, d.int32, d.int64, d.float16, d.float32, d.float64),
+    ids=lambda t: t.name,
 )
 def test_matmul_2d(backend, dtype):
     a, b = pair(dtype, (3, 5), (5, 4))

@@ -12,6 +12,7 @@ from primitive_checks import (
     RTOL,
     check,
     exact,
+    fetch,
     host,
     nan,
     operands,
@@ -139,3 +140,28 @@ def test_reductions_over_empty_axes(backend):
     check(backend, backend.all(b, (0,), False), [True, True], d.bool_)
     check(backend, backend.max(f, (2,), False), np.zeros((2, 0)), d.float32)
     check(backend, backend.cumsum(f, 1), np.zeros((2, 0, 3)), d.float32)
+
+
+COMPLEX = (d.complex64, d.complex128)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda t: t.name)
+def test_sum_and_prod_of_complex(backend, dtype):
+    # cuPyNumeric 26.6 raised from Legate on a complex128 product (no such reduction).
+    rng = np.random.default_rng(5)
+    z = rng.uniform(0.8, 1.25, (2, 3, 4)) * np.exp(1j * rng.uniform(-np.pi, np.pi, (2, 3, 4)))
+    z = host(z, dtype)
+    x = put(backend, z, dtype)
+    # the same values through a transposed view
+    t = backend.permute(put(backend, np.ascontiguousarray(z.transpose(2, 1, 0)), dtype), (2, 1, 0))
+    rtol = 1e-5 if dtype is d.complex64 else 1e-12
+    for axes, keepdims in (*AXES, ((0, 2), False)):
+        for name in ("sum", "prod"):
+            want = getattr(np, name)(z.astype(np.complex128), axis=axes, keepdims=keepdims)
+            for label, a in (("", x), (" of a transposed view", t)):
+                what = f"{name} over {axes}{label}"
+                got = fetch(backend, getattr(backend, name)(a, axes, keepdims), dtype, what)
+                np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol, err_msg=what)
+    empty = put(backend, np.zeros((2, 0)), dtype)
+    got = fetch(backend, backend.prod(empty, (1,), False), dtype, "prod over an empty axis")
+    np.testing.assert_array_equal(got, np.ones(2))

@@ -41,6 +41,8 @@ Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its ar
   kill the process (SIGFPE): the divisor becomes 1 there and the result 0, as NumPy [+3].
 * float16/float32 ``sum``, ``prod`` and ``cumsum`` accumulate sequentially in their own
   type (a million float32 0.1s sum to 100958): they accumulate in float64 here [+1].
+* complex128 ``prod`` raises and complex ``scatter_add`` lost the imaginary parts: see
+  :mod:`.complex`.
 * ``matmul`` has no integer or bool kernels: computed in float64 (exact while the sums stay
   below 2**53) and wrapped back to the integer type as NumPy's integer matmul wraps [+3].
 * no ``ufunc.at``: ``scatter_add`` sums duplicates with a weighted ``histogram`` of the
@@ -87,6 +89,7 @@ from legate.core import get_legate_runtime  # noqa: E402  (importing cn started 
 NATIVE = {dt: numpy.dtype(dt.numpy_name) for dt in d.ALL if dt is not d.bfloat16}
 _F64 = numpy.dtype("float64")
 _I64 = numpy.dtype("int64")
+_C128 = numpy.dtype("complex128")
 #: Types whose sums are accumulated in float64 (see the module docstring).
 _NARROW_FLOATS = (numpy.dtype("float16"), numpy.dtype("float32"))
 #: Integer types that cuPyNumeric reduces wrongly over several axes (see _accumulate).
@@ -367,6 +370,9 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         return self._accumulate(cn.prod, a, axes, keepdims)
 
     def _accumulate(self, op, a, axes, keepdims):
+        if op is cn.prod and a.dtype == _C128:
+            # cuPyNumeric 26.6 has no complex128 product reduction: Legate raises (see .complex)
+            return self._complex_prod(a, axes, keepdims)
         if a.dtype in _NARROW_FLOATS:
             return op(a, axis=axes, keepdims=keepdims, dtype=_F64).astype(a.dtype)
         if a.dtype in _NARROW_INTS and 1 < len(axes) < a.ndim:
@@ -513,6 +519,13 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         # New 1-d arrays: histogram asserts unit strides, which a reshaped view can lack.
         flat = self.reshape(self._flat_positions(a.shape, axis, index), (index.size,)).copy()
         weights = self.reshape(src, (src.size,))
+        if a.dtype.kind == "c":
+            # histogram's weights are real: _bin_sums' cast to float64 silently kept only the
+            # real parts (cuPyNumeric 26.6). Each part is summed on its own (see .complex).
+            part = numpy.dtype(f"float{a.dtype.itemsize * 4}")
+            re = self._bin_sums(flat, cn.real(weights), a.size).astype(part)
+            im = self._bin_sums(flat, cn.imag(weights), a.size).astype(part)
+            return cn.add(a, self._from_parts(re, im, a.dtype).reshape(a.shape))
         if a.dtype == _I64:
             # float64 sums are exact only below 2**53: add 22-bit pieces, each exactly, and
             # join them with int64's wrapping arithmetic (as PyTorch's integer adds wrap)

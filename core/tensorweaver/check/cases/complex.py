@@ -1,5 +1,7 @@
 """Complex numbers (API 2.4): the four complex primitives (``real``, ``imag``, ``conj``,
-``complex``) and complex operands of the arithmetic, reduction, matmul and cast primitives,
+``complex``) and complex operands of every primitive the IR takes them in (arithmetic,
+``pow``, the trigonometric ones, ``eq``/``ne``, ``where``, ``sum``/``prod``, ``matmul``,
+the movement and index primitives, ``cast``),
 straight on the backend against NumPy complex128 (each part measured on its own); then
 complex arithmetic through the core, forward and backward, against the reference and by
 finite differences. Every case is skipped on a device that does not list complex64 and
@@ -149,6 +151,122 @@ def _sum(dtype: DType) -> Run:
     return run
 
 
+def _prod(dtype: DType) -> Run:
+    key = f"prod/{dtype.name}"
+
+    def run(ctx: Context) -> Iterator[Measure]:
+        _require_complex(ctx)
+        # near the unit circle: a product of 12 factors stays near 1 in size
+        rng = np.random.default_rng(zlib.crc32(key.encode()))
+        z = rng.uniform(0.8, 1.25, (2, 3, 2)) * np.exp(1j * rng.uniform(-np.pi, np.pi, (2, 3, 2)))
+        x = ctx.put(z, dtype)
+        for axes, keepdims in (((1,), False), ((0, 2), True), ((0, 1, 2), False)):
+            want = z.prod(axis=axes, keepdims=keepdims)
+            what = f"prod over {axes}" + (" keeping dims" if keepdims else "")
+            got = ctx.fetch(ctx.call("prod", x, axes, keepdims), dtype, what)
+            # one rounding per factor, relative to the product's modulus (a part may cancel)
+            tolerance, scale = _tolerance(dtype, 4.0 * z.size), float(np.abs(want).max())
+            for part in ("real", "imag"):
+                g, w = getattr(got, part).copy(), getattr(want, part)
+                yield measure(f"{what} ({part} part)", g, w, dtype.to_real(), tolerance, scale)
+        yield ctx.untouched()
+
+    return run
+
+
+#: Elementwise primitives of the elementwise case: (NumPy reference, tolerance in units).
+ELEMENTWISE: dict[str, tuple[Callable[..., np.ndarray], float]] = {
+    "sin": (np.sin, 4.0),
+    "cos": (np.cos, 4.0),
+    "tanh": (np.tanh, 8.0),
+    "pow": (np.power, 16.0),
+}
+
+
+def _elementwise(dtype: DType) -> Run:
+    """sin, cos, tanh, pow, eq, ne and where of complex operands, one of them a transposed
+    view."""
+    key = f"elementwise/{dtype.name}"
+
+    def run(ctx: Context) -> Iterator[Measure]:
+        _require_complex(ctx)
+        a, b = _values(key, "a", (3, 4)), _values(key, "b", (3, 4))
+        b[0, :2] = a[0, :2]  # some equal pairs
+        a = a.astype(np.complex64 if dtype is d.complex64 else np.complex128)
+        b = b.astype(a.dtype)
+        x, y = _put(ctx, a, dtype), _put(ctx, b, dtype, "transposed")
+        for name, (fn, ulps) in ELEMENTWISE.items():
+            operands = (x, y) if name == "pow" else (x,)
+            want = fn(*(o.astype(np.complex128) for o in ((a, b) if name == "pow" else (a,))))
+            out = ctx.call(name, *operands)
+            yield from _parts(ctx, name, out, want, dtype, _tolerance(dtype, ulps))
+        yield ctx.check("eq", ctx.call("eq", x, y), a == b, d.bool_)
+        yield ctx.check("ne", ctx.call("ne", x, y), a != b, d.bool_)
+        cond = np.random.default_rng(zlib.crc32(key.encode())).integers(0, 2, (3, 4)) > 0
+        out = ctx.call("where", ctx.put(cond, d.bool_), x, y)
+        yield from _parts(ctx, "where", out, np.where(cond, a, b), dtype, 0.0)
+        yield ctx.untouched()
+
+    return run
+
+
+def _index(dtype: DType) -> Run:
+    """gather, take, scatter and scatter_add (duplicates accumulate) of complex arrays."""
+    key = f"index/{dtype.name}"
+
+    def run(ctx: Context) -> Iterator[Measure]:
+        _require_complex(ctx)
+        a = _values(key, "a", (3, 4)).astype(np.complex64 if dtype is d.complex64 else complex)
+        src = _values(key, "src", (2, 4)).astype(a.dtype)
+        x, s = _put(ctx, a, dtype, "transposed"), ctx.put(src, dtype)
+        index = np.array([[2, 0, 2, 1], [2, 2, 0, 1]])  # along axis 0, with duplicates
+        i = ctx.put(index, d.int64)
+        columns = tuple(np.indices(index.shape))[1]
+        gathered = ctx.call("gather", x, 0, i)
+        yield from _parts(ctx, "gather", gathered, a[index, columns], dtype, 0.0)
+        rows = np.array([2, 0, 2])
+        out = ctx.call("take", x, 0, ctx.put(rows, d.int64))
+        yield from _parts(ctx, "take", out, a[rows], dtype, 0.0)
+        want = a.astype(np.complex128)
+        np.add.at(want, (index, columns), src)
+        out = ctx.call("scatter_add", x, 0, i, s)
+        yield from _parts(ctx, "scatter_add", out, want, dtype, _tolerance(dtype, 2.0))
+        unique = np.array([[2, 0, 1, 1], [0, 2, 2, 0]])  # no duplicate in any column
+        want = a.copy()
+        want[unique, columns] = src
+        out = ctx.call("scatter", x, 0, ctx.put(unique, d.int64), s)
+        yield from _parts(ctx, "scatter", out, want, dtype, 0.0)
+        yield ctx.untouched()
+
+    return run
+
+
+def _movement(dtype: DType) -> Run:
+    """full, cat, flip, pad, slice, expand, permute and reshape of complex arrays."""
+    key = f"movement/{dtype.name}"
+
+    def run(ctx: Context) -> Iterator[Measure]:
+        _require_complex(ctx)
+        a = _values(key, "a", (3, 4)).astype(np.complex64 if dtype is d.complex64 else complex)
+        b = _values(key, "b", (3, 2)).astype(a.dtype)
+        x, y = _put(ctx, a, dtype, "transposed"), ctx.put(b, dtype)
+        results = (
+            ("full", ctx.call("full", (2, 3), 1.5, dtype), np.full((2, 3), 1.5)),
+            ("cat", ctx.call("cat", [x, y], 1), np.concatenate([a, b], 1)),
+            ("flip", ctx.call("flip", x, (0, 1)), a[::-1, ::-1]),
+            ("pad", ctx.call("pad", x, ((1, 0), (0, 2)), 0.0), np.pad(a, ((1, 0), (0, 2)))),
+            ("slice", ctx.call("slice", x, (0, 1), (3, 4), (2, 2)), a[0:3:2, 1:4:2]),
+            ("expand", ctx.call("expand", ctx.put(a[:1], dtype), (3, 4)), a[[0, 0, 0]]),
+            ("permute", ctx.call("permute", x, (1, 0)), a.T),
+            ("reshape", ctx.call("reshape", x, (2, 6)), a.reshape(2, 6)),
+        )
+        for what, out, want in results:
+            yield from _parts(ctx, what, out, want, dtype, 0.0)
+        yield ctx.untouched()
+
+    return run
+
+
 def _matmul(dtype: DType) -> Run:
     key = f"matmul/{dtype.name}"
 
@@ -257,7 +375,10 @@ def cases() -> list[Case]:
             for lay in LAYOUTS
         ]
     out += [Case(f"complex/primitive/sum/{t.name}", _sum(t)) for t in COMPLEX]
+    out += [Case(f"complex/primitive/prod/{t.name}", _prod(t)) for t in COMPLEX]
     out += [Case(f"complex/primitive/matmul/{t.name}", _matmul(t)) for t in COMPLEX]
+    for group, make in (("elementwise", _elementwise), ("index", _index), ("movement", _movement)):
+        out += [Case(f"complex/primitive/{group}/{t.name}", make(t)) for t in COMPLEX]
     out.append(Case("complex/primitive/cast", _cast))
     for key in CORE:
         out.append(Case(f"complex/{key}", _core(key)))

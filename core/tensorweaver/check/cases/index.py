@@ -14,6 +14,7 @@ from tensorweaver.check.case import Case, Measure
 from tensorweaver.check.cases.operands import (
     ALL,
     FLOATS,
+    INTS,
     LAYOUT_FLOATS,
     in_layout,
     inf,
@@ -105,7 +106,8 @@ def _scatter_add(dtype: DType, layout: str) -> Callable[[Context], Iterator[Meas
         a, x = operand(ctx, dtype, "a", layout)
         for axis, rows in INDEX.items():
             i, index = arrange(ctx, np.array(rows), d.int64, layout)
-            values = to_dtype((np.arange(i.size).reshape(i.shape) - 3) * 0.5, dtype)
+            shift = 0 if dtype is d.uint8 else 3  # uint8 sums stay non-negative
+            values = to_dtype((np.arange(i.size).reshape(i.shape) - shift) * 0.5, dtype)
             src, s = arrange(ctx, values, dtype, layout)
             want = widen(a).copy()
             with np.errstate(all="ignore"):
@@ -157,8 +159,10 @@ def _nonzero(
 MAKERS: dict[str, tuple[Callable[[DType, str], Callable], tuple[DType, ...]]] = {
     "gather": (_gather, ALL),
     "take": (_take, ALL),
-    "scatter": (_scatter, (d.bool_, d.int32, *FLOATS)),
-    "scatter_add": (_scatter_add, (d.int32, d.int64, *FLOATS)),
+    # Every dtype the core hands them: index_put/index_add, masked_scatter and the gradients
+    # of gather and indexing reach them in the tensor's own dtype, narrow integers included.
+    "scatter": (_scatter, ALL),
+    "scatter_add": (_scatter_add, (*INTS, *FLOATS)),
 }
 
 

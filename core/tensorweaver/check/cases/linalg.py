@@ -16,7 +16,16 @@ import numpy as np
 import tensorweaver as tw
 from tensorweaver.check import trial
 from tensorweaver.check.case import Case, Measure, Skip
-from tensorweaver.check.cases.operands import FLOATS, LAYOUT_FLOATS, in_layout, inf, nan
+from tensorweaver.check.cases.operands import (
+    ALL,
+    FLOATS,
+    INTS,
+    LAYOUT_FLOATS,
+    in_layout,
+    inf,
+    nan,
+    standard,
+)
 from tensorweaver.check.compare import PRIMITIVE_TOLERANCE, to_dtype, widen
 from tensorweaver.check.context import Context
 from tensorweaver.check.layouts import SAME_SHAPE, arrange
@@ -199,6 +208,24 @@ def _triangles(m: Maker) -> Callable[[], tuple]:
     return lambda: tuple(f(x, k) for f in (tw.tril, tw.triu) for k in (-1, 0, 2))
 
 
+def _triangle_dtypes(ctx: Context) -> Iterator[Measure]:
+    """The optional tril and triu straight on the backend, in every dtype it lists ("any
+    dtype": tw.tril of an int or bool mask reaches them), on a batch and a transposed view;
+    the tw.linalg case covers floats through the core."""
+    if not all(callable(getattr(ctx.backend, n, None)) for n in ("tril", "triu")):
+        raise Skip(f"{ctx.device} has no tril/triu (optional: the core masks)")
+    for dtype in (t for t in ALL if t in ctx.dtypes):
+        h = np.stack([standard(dtype, "a"), standard(dtype, "b")])  # (2, 3, 4)
+        for layout in ("standard", "transposed"):
+            a, x = arrange(ctx, h, dtype, layout)
+            for name in ("tril", "triu"):
+                for k in (-1, 0, 2):
+                    want = getattr(np, name)(widen(a), k)
+                    what = f"{name}(k={k}) [{dtype.name}, {layout}]"
+                    yield ctx.check(what, ctx.call(name, x, k), want, dtype, 0.0)
+    yield ctx.untouched()
+
+
 #: tw.linalg cases: name -> what they run (each reaches the optional primitives named)
 LINALG_CASES: dict[str, Callable[[Maker], Callable[[], tuple]]] = {
     "triangles": _triangles,  # tril, triu
@@ -225,7 +252,8 @@ def _linalg(key: str, layout: str = "standard") -> Callable[[Context], Iterator[
 
 
 def cases() -> list[Case]:
-    out = [Case(f"primitive/matmul/{t.name}", _matmul(t)) for t in (*FLOATS, d.int32, d.int64)]
+    # every integer width: torch's CPU matmul takes them all (bool it refuses)
+    out = [Case(f"primitive/matmul/{t.name}", _matmul(t)) for t in (*FLOATS, *INTS)]
     for key in LINALG_CASES:
         out.append(Case(f"linalg/{key}", _linalg(key)))
         out += [Case(f"linalg/{key}/{lay}", _linalg(key, lay)) for lay in trial.LAYOUTS]
@@ -235,6 +263,7 @@ def cases() -> list[Case]:
         for lay in SAME_SHAPE
     ]
     return out + [
+        Case("optional/triangles/dtypes", _triangle_dtypes),
         Case("primitive/matmul/empty", _empty),
         Case("primitive/matmul/nan-inf", _nan_inf),
     ]
