@@ -6,6 +6,7 @@ reports strides."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -43,3 +44,62 @@ def channels_last_order(memory_format: Any, shape: tuple[int, ...]) -> tuple[int
             f"required rank {rank} tensor to use {name} format, got a tensor of shape {list(shape)}"
         )
     return (0, *range(2, rank), 1)
+
+
+def preserved_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """The axes from outermost to innermost in which PyTorch's ``preserve_format`` lays out a
+    new tensor like one of ``shape`` and ``strides`` (its ``infer_dense_strides``: a stable
+    insertion sort by stride, zero strides kept in place, equal strides the smaller size
+    innermost), so that a stepped channels-last view's ``clone()`` stays channels-last."""
+    perm = list(range(len(shape) - 1, -1, -1))  # innermost first
+
+    def outer(d0: int, d1: int) -> int:  # 1 where d0 lies outside d1
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            found = outer(perm[d0], perm[d1])
+            if found > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif found < 0:
+                break
+    return tuple(reversed(perm))
+
+
+def suggested_format(shape: tuple[int, ...], strides: tuple[int, ...]) -> str:
+    """PyTorch's ``suggest_memory_format`` of a tensor of ``shape`` and ``strides``: the name
+    of the channels-last format its strides look like (4-d or 5-d), else
+    ``contiguous_format``."""
+    rank = len(shape)
+    if rank not in (4, 5) or strides[1] == 0:
+        return "contiguous_format"
+    least = 0
+    for d in (1, *range(rank - 1, 1, -1), 0):
+        if shape[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
+            return "contiguous_format"
+        least = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return "channels_last" if rank == 4 else "channels_last_3d"
+
+
+def laid_out(backend: Any, native: Any, order: tuple[int, ...]) -> Any:
+    """``native``'s values in a new array, row-major in the axis order ``order`` (outermost
+    first) and seen in the logical order again (the backend's ``contiguous``; without one,
+    ``native`` itself)."""
+    make = getattr(backend, "contiguous", None)
+    if make is None:
+        return native
+    if order == tuple(range(len(order))):
+        return make(native)
+    inverse = tuple(order.index(axis) for axis in range(len(order)))
+    made = make(backend.permute(native, order))
+    shape = tuple(native.shape)
+    if 1 in shape:  # (a row-major array may keep any stride on a size-1 axis: reshaped, C's)
+        made = backend.reshape(backend.reshape(made, (math.prod(shape),)), tuple(made.shape))
+    return backend.permute(made, inverse)

@@ -46,6 +46,7 @@ from typing import Any
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
 from tensorweaver.autograd.node import INPLACE_CHANGES
 from tensorweaver.contract.dtypes import DType, bfloat16
+from tensorweaver.memory_formats import preserved_order
 
 #: Tensors (by id) whose memory is shared with host code: their in-place methods write into
 #: it. Weak references, each removing its entry as its tensor dies (a WeakSet would compare
@@ -308,11 +309,18 @@ def _laid_out_like(backend: Any, native: Any, old: Any) -> Any:
     return backend.permute(dense, tuple(inverse))
 
 
+def _out_of_order(t: Any) -> bool:
+    """Whether ``t``'s array is not laid out as its backend prefers (C order), told cheaply."""
+    make = getattr(t.backend, "contiguous", None)
+    return make is not None and make(t.native) is not t.native
+
+
 def _dense_axis_order(shape: tuple, strides: tuple) -> tuple[int, ...] | None:
     """The axes from outermost to innermost in memory where ``strides`` lay the elements of
     ``shape`` out in one block once each (PyTorch's "non-overlapping and dense": C order, or
     a permutation of it such as channels-last), else None (an expanded or stepped view)."""
-    order = tuple(sorted(range(len(shape)), key=lambda d: (-strides[d], d)))
+    # (a size-1 axis inside the axis of its stride: where PyTorch's empty_like puts it)
+    order = tuple(sorted(range(len(shape)), key=lambda d: (-strides[d], shape[d] == 1, d)))
     step = 1
     for d in reversed(order):
         if shape[d] != 1:
@@ -690,8 +698,12 @@ class Tensor:
             kept = self._kept_values() if _HOST_SHARED else (self.native, None)
             before = (kept, self._node, self.requires_grad, self._version)
         native = result.native
-        if op == "copy_" and self._views is not None and self._view_of is None:
-            # (the write-back of a transposed view copies its values in their layout)
+        if self._view_of is None and (
+            (op == "copy_" and self._views is not None) or _out_of_order(self)
+        ):
+            # (the write-back of a transposed view copies its values in their layout; a
+            # tensor laid out otherwise than in C order, channels-last, keeps its layout, as
+            # PyTorch writes into its memory)
             native = _laid_out_like(self.backend, native, self.native)
         self._store(native)
         if result._node is not None or is_grad_enabled():
@@ -1080,6 +1092,16 @@ class Tensor:
         if 0 in shape or (make is not None and make(self.native) is self.native):
             return tuple(range(len(shape)))  # C order, told cheaply (strides cost more)
         return _dense_axis_order(tuple(shape), self._layout()[0])
+
+    def _preserved_order(self) -> tuple[int, ...]:
+        """The axes, outermost first, of a new tensor laid out like this one as PyTorch's
+        ``preserve_format`` lays it out (:func:`tensorweaver.memory_formats.preserved_order`:
+        a dense layout kept, a stepped one's axis order too)."""
+        shape = self.shape
+        make = getattr(self.backend, "contiguous", None)
+        if 0 in shape or make is None or (1 not in shape and make(self.native) is self.native):
+            return tuple(range(len(shape)))  # C order, told cheaply (strides cost more)
+        return preserved_order(tuple(shape), self._layout()[0])
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """Whether the elements lie in memory in C order (``memory_format`` the default), or

@@ -664,12 +664,13 @@ def _full_like(
     x: Tensor, fill_value: Any, dtype: Any, device: Any, requires_grad: bool, storage: dict
 ) -> Tensor:
     """``full`` of ``x``'s shape laid out as PyTorch's ``*_like`` lays it out: in
-    ``memory_format``, or (``preserve_format``, the default) in ``x``'s own axis order where
-    ``x`` is dense, such as a channels-last tensor's (an expanded or stepped one: C order)."""
+    ``memory_format``, or (``preserve_format``, the default) in ``x``'s own axis order, such
+    as a channels-last tensor's, a stepped view's too (PyTorch's ``infer_dense_strides``: an
+    expanded one's zero strides keep their place)."""
     like = _like(x, dtype, device)
     given = storage.get("memory_format")
     if given is None or given.name == "preserve_format":
-        order = x._dense_order()
+        order = x._preserved_order()
     else:
         order = channels_last_order(given, x.shape)
     if order is None or order == tuple(range(x.ndim)):

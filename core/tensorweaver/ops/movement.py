@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorweaver.contract import dtypes
-from tensorweaver.memory_formats import channels_last_order
+from tensorweaver.memory_formats import channels_last_order, laid_out
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import apply, cast_native, check_backends, labelled
 from tensorweaver.ops.rank import check_ndim, max_ndim
@@ -513,9 +513,9 @@ def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
         if make is None or x.is_contiguous(memory_format=memory_format):
             return x
         # Row-major in channels-last order, then seen in the logical order again: the
-        # strides PyTorch gives (channels innermost), through differentiable permutes.
-        inverse = tuple(order.index(axis) for axis in range(len(order)))
-        return permuted(contiguous(permuted(x, order)), inverse)
+        # strides PyTorch gives (channels innermost); a new tensor, as PyTorch's clone
+        native = laid_out(x.backend, x.native, order)
+        return labelled(apply("identity", native, x.dtype, (x,)), "CloneBackward0", x)
     if make is None:
         return x
     native = make(x.native)
