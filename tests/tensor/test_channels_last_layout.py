@@ -209,11 +209,6 @@ def test_gradient_of_a_channels_last_leaf_is_channels_last(backend):
     _same_layout(*grads)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tw.save keeps views sharing memory only over a row-major base "
-    "(serialization/storages.py _entries): views of a channels-last tensor load unshared",
-)
 def test_views_of_a_channels_last_tensor_load_sharing_memory(backend):
     import io
 

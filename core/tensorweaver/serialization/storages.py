@@ -99,15 +99,20 @@ def _is_whole(t: Any, base: Any) -> bool:
 
 
 def _flat(base: Any) -> Any:
-    return base.detach().reshape(-1)
+    """``base``'s elements in the order of its memory (C order, or channels-last's)."""
+    order = base._dense_order()
+    flat = base.detach()
+    if order is not None and order != tuple(range(base.ndim)):
+        flat = flat.permute(order)
+    return flat.reshape(-1)
 
 
 def _entries(base: Any, members: dict[str, Any]) -> dict[str, list] | None:
     """``[shape, strides, offset]`` of each member in the file tensor of ``base``'s memory
-    (C order; a complex one as its float pairs, each member then a float view with a last
-    dimension of 2), or None where the base is not laid out so or a member's reported place
-    does not hold its values."""
-    if not base.is_contiguous():
+    (in memory order: C, or a permutation such as channels-last; a complex one as its float
+    pairs, each member then a float view with a last dimension of 2), or None where the base
+    is not one block so or a member's reported place does not hold its values."""
+    if base._dense_order() is None:  # not one block (a strided view's own memory)
         return None
     base_address = base._layout()[2]
     itemsize = base.dtype.itemsize
