@@ -103,22 +103,11 @@ def test_norm_orders_like_torch(backend: str, ord: float) -> None:
         grads_like_torch(lambda m, x: m.masked.norm(x, ord, (0, 1), mask=m.tensor(MASK)), X)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: linalg.vector_norm with ord < 0 skips zero elements (ops/reduce._norm "
-    "fills |0|**ord with 0, PyTorch's is inf and the norm 0); a masked-out element enters "
-    "masked.norm as 0",
-)
 @pytest.mark.parametrize("ord", [-1, -0.5])
 def test_negative_norm_orders_like_torch(backend: str, ord: float) -> None:
     like_torch(lambda m, x, k: m.masked.norm(x, ord, 1, mask=k), X, MASK)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: tw.cumsum and tw.cumprod of bool with dtype=bool give bool results; "
-    "PyTorch refuses them (NotImplementedError), and masked.cumsum passes the input's dtype",
-)
 @pytest.mark.parametrize("name", ["cumsum", "cumprod"])
 def test_boolean_scans_refused_like_torch(backend: str, name: str) -> None:
     with pytest.raises(NotImplementedError):

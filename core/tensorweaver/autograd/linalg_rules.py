@@ -292,6 +292,11 @@ def _constant(node: Any, g: Tensor) -> tuple:
     return (cr.zeros_like(node.inputs[0]),)
 
 
+def _undefined(node: Any, g: Tensor) -> tuple:
+    """No gradient at all (the count of nonzeros): PyTorch leaves the input's grad None."""
+    return (None,)
+
+
 def _tril(node: Any, g: Tensor) -> tuple:
     return (mv.tril(g, node.saved),)
 
@@ -317,7 +322,7 @@ LINALG_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {
     "linalg_pinv": _pinv,
     "linalg_cholesky_solve": _cholesky_solve,
     "linalg_matrix_power_0": _constant,
-    "linalg_vector_norm_0": _constant,
+    "linalg_vector_norm_0": _undefined,
     # Whole functions as one backend call (tensorweaver.linalg.fused).
     "linalg_function": function_backward,
     "linalg_outputs": outputs_backward,

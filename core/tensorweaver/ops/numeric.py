@@ -29,7 +29,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as red
 from tensorweaver.ops import sort as srt
-from tensorweaver.ops.apply import written_out
+from tensorweaver.ops.apply import labelled, written_out
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.reduce import Dim
 from tensorweaver.promotion import get_default_dtype, result_type
@@ -118,12 +118,42 @@ def clamp_max(input: Tensor, max: Any, *, out: Tensor | None = None) -> Tensor:
 
 
 def _log_add(op: str, input: Tensor, other: Tensor, ln_base: float) -> Tensor:
-    """log_b(b**input + b**other) as max + log_b(1 + b**-|input - other|): nothing overflows."""
+    """log_b(b**input + b**other), one node named as PyTorch's with its gradient formula
+    grad / (1 + b**(other - input)) (NaN at equal infinities, as PyTorch's)."""
     a, b = _floating_pair(op, input, other, "fc" if ln_base == 1.0 else "f")
+    name = "LogaddexpBackward0" if ln_base == 1.0 else "Logaddexp2Backward0"
     if a.dtype.kind == "c":
-        return _complex_log_add(a, b)
+        return labelled(_complex_log_add(a, b), name, a, b)
+    if (a.requires_grad or b.requires_grad) and is_grad_enabled():
+        return labelled(_LogAdd.apply(a, b, ln_base), name, a, b)
+    return _log_add_values(a, b, ln_base)
+
+
+class _LogAdd(Function):
+    """Real logaddexp/logaddexp2 with PyTorch's gradient formula."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, b: Tensor, ln_base: float) -> Tensor:
+        ctx.save_for_backward(a, b)
+        ctx.ln_base = ln_base
+        return _log_add_values(a, b, ln_base)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        a, b = ctx.saved_tensors
+
+        def share(p: Tensor, q: Tensor) -> Tensor:  # 1 + b**(q - p)
+            gap = ew.sub(q, p)
+            grown = ew.exp(gap) if ctx.ln_base == 1.0 else ew.pow(2.0, gap)
+            return ew.add(grown, 1)
+
+        return ew.div(grad, share(a, b)), ew.div(grad, share(b, a)), None
+
+
+def _log_add_values(a: Tensor, b: Tensor, ln_base: float) -> Tensor:
+    """log_b(b**a + b**b) as max + log_b(1 + b**-|a - b|): nothing overflows."""
     if a.dtype in ew._HALF:  # in float32, rounded once, as PyTorch's CPU kernel
-        wide = _log_add(op, ew.cast(a, dtypes.float32), ew.cast(b, dtypes.float32), ln_base)
+        wide = _log_add_values(ew.cast(a, dtypes.float32), ew.cast(b, dtypes.float32), ln_base)
         return ew.cast(wide, a.dtype)
     # Equal infinities would give inf - inf; their difference is taken as 0 instead.
     same_inf = ew.logical_and(ew.isinf(a), ew.eq(a, b))
@@ -330,13 +360,120 @@ def _scan(state: State, axis: int, combine: Callable[[State, State], State]) -> 
 
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running products along ``dim``; bool and integer tensors multiply in int64."""
-    x = ew.cast(input, red._accumulate_dtype(input, dtype))
+    accumulate = red._accumulate_dtype(input, dtype)
+    red._refuse_bool_scan("cumprod", input, accumulate)
+    x = ew.cast(input, accumulate)
     if x.ndim == 0:
         return x
     axis = _axis(dim, x.ndim, "cumprod")
+    if x.requires_grad and is_grad_enabled():
+        return labelled(_Cumprod.apply(x, axis), "CumprodBackward0", x)
+    return _cumprod_values(x, axis)
+
+
+def _cumprod_values(x: Tensor, axis: int) -> Tensor:
     wide = _half_as_float32(x)
     out = _scan((wide,), axis, lambda earlier, later: (ew.mul(earlier[0], later[0]),))[0]
+    if wide.dtype.kind == "f" and out.shape[axis] > 1 and not _all_ordinary(out):
+        out = _as_multiplied_in_order(wide, out, axis)
     return out if wide is x else ew.cast(out, x.dtype)
+
+
+def _all_ordinary(out: Tensor) -> bool:
+    """Whether every running product is finite and nonzero: then no zero, infinity or NaN
+    entered (nor an overflow or underflow), and the scan's order cannot matter to them."""
+    return bool(red.all(ew.logical_and(ew.isfinite(out), ew.ne(out, 0))).item())
+
+
+def _as_multiplied_in_order(x: Tensor, out: Tensor, axis: int) -> Tensor:
+    """The scan's products ``out`` with the infinities, zeros and NaNs of PyTorch's
+    sequential product (x0 * x1) * x2 ...: once the running product is inf (an inf element
+    or an overflow) it stays inf, and a later zero makes it NaN; once it is 0 (a zero
+    element or an underflow) it stays 0, and a later inf makes it NaN; NaN stays NaN. (The
+    log-depth scan multiplies in another order: [1e308, 1e308, 0] gave 0 at the end,
+    PyTorch NaN; [0, 1e308, 1e308] NaN, PyTorch 0.)"""
+    zero = ew.eq(x, 0)
+    zeros = red.cumsum(ew.logical_or(zero, ew.eq(out, 0)), axis)  # zero elements, underflows
+    # inf before any zero: the product stays inf whatever the scan's order gave after it
+    inf_seen = ew.gt(red.cumsum(ew.logical_and(ew.isinf(out), ew.eq(zeros, 0)), axis), 0)
+    zero_seen = ew.logical_and(ew.gt(zeros, 0), ew.logical_not(inf_seen))
+    bad = ew.logical_or(
+        ew.isnan(x),
+        ew.logical_or(ew.logical_and(zero, inf_seen), ew.logical_and(ew.isinf(x), zero_seen)),
+    )
+    negative = ew.lt(out, 0)
+    settled = ew.where(
+        inf_seen,
+        ew.where(negative, -math.inf, math.inf),
+        ew.where(zero_seen, ew.where(negative, -0.0, 0.0), out),
+    )
+    return ew.where(ew.gt(red.cumsum(bad, axis), 0), math.nan, settled)
+
+
+def _reversed_cumsum(t: Tensor, axis: int) -> Tensor:
+    return mv.flip(red.cumsum(mv.flip(t, axis), axis), axis)
+
+
+class _Cumprod(Function):
+    """Running products with PyTorch's cumprod_backward: without zeros
+    reversed_cumsum(output * grad) / input (NaN at infinities, as PyTorch's); with zeros the
+    O(n) form up to the first zero and at it (0 after it), and under create_graph the
+    O(n**2) sum of the products that omit each element."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, axis: int) -> Tensor:
+        out = _cumprod_values(x, axis)
+        ctx.axis = axis
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        x, out = ctx.saved_tensors
+        axis = ctx.axis
+        n = x.shape[axis]
+        if x.numel() <= 1 or n == 1:
+            return grad, None
+        if x.dtype.kind == "c":
+            x, out = cx.conj(x), cx.conj(out)
+        is_zero = ew.eq(x, 0)
+        if not red.any(is_zero).item():
+            return ew.div(_reversed_cumsum(ew.mul(out, grad), axis), x), None
+        if is_grad_enabled():
+            return _cumprod_grad_quadratic(x, grad, axis), None
+        w = ew.mul(out, grad)
+        count = red.cumsum(is_zero, axis)
+        before = ew.eq(count, 0)  # [0, z1)
+        early = ew.div(_reversed_cumsum(ew.where(before, w, 0.0), axis), x)
+        run = ew.eq(count, 1)  # [z1, z2)
+        first = ew.logical_and(run, is_zero)
+        between = ew.logical_and(run, ew.logical_not(first))
+        # at z1: out[z1 - 1] * sum over k in [z1, z2) of grad[k] * prod x[z1 + 1 .. k]
+        partial = cumprod(ew.where(between, x, 1.0), axis)
+        total = red.sum(ew.mul(partial, ew.where(run, grad, 0.0)), axis, True)
+        ones = cr.ones_like(mv.narrow(out, axis, 0, 1))
+        previous = mv.cat([ones, mv.narrow(out, axis, 0, n - 1)], axis)
+        at_zero = ew.mul(total, previous)
+        return ew.where(before, early, ew.where(first, at_zero, 0.0)), None
+
+
+def _cumprod_grad_quadratic(x: Tensor, grad: Tensor, axis: int) -> Tensor:
+    """PyTorch's twice-differentiable cumprod gradient: for each k, the sum over i >= k of
+    grad[i] times the product of x[0 .. i] without x[k]."""
+    n = x.shape[axis]
+    ones = cr.ones_like(mv.narrow(x, axis, 0, 1))
+    parts = []
+    for k in range(n):
+        if k == 0:
+            omitted = mv.cat([ones, cumprod(mv.narrow(x, axis, 1, n - 1), axis)], axis)
+        elif k == n - 1:
+            omitted = red.prod(mv.narrow(x, axis, 0, k), axis, True)
+        else:
+            until = red.prod(mv.narrow(x, axis, 0, k), axis, True)
+            after = cumprod(mv.narrow(x, axis, k + 1, n - k - 1), axis)
+            omitted = mv.cat([until, ew.mul(until, after)], axis)
+        parts.append(red.sum(ew.mul(mv.narrow(grad, axis, k, n - k), omitted), axis, True))
+    return mv.cat(parts, axis)
 
 
 def _half_as_float32(x: Tensor) -> Tensor:

@@ -362,8 +362,16 @@ def logsumexp(x: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
     return labelled(out if keepdim else out.squeeze(axes), "LogsumexpBackward0", x)
 
 
+def _refuse_bool_scan(op: str, x: Tensor, dtype: DType) -> None:
+    """PyTorch has no bool running sum or product kernel: ``dtype=torch.bool`` is refused
+    where the kernel runs (not on a 0-d or empty tensor, returned as they are)."""
+    if dtype is dtypes.bool and x.ndim and x.numel():
+        raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for 'Bool'")
+
+
 def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
     dtype = _accumulate_dtype(x, dtype)
+    _refuse_bool_scan("cumsum", x, dtype)
     if x.dtype is not dtype:
         x = ew.cast(x, dtype)
     axis = _axis(dim, x.ndim, "cumsum")
@@ -425,6 +433,7 @@ def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
         x = ew.abs(x)
     if x.dtype in _HALF:  # sums of powers overflow half: in float32, rounded once
         return ew.cast(_norm(ew.cast(x, dtypes.float32), p, dim, keepdim), x.dtype)
+    _check_identity(x, p, dim)
     if p == 2 or p == "fro":
         return _root(sum(ew.mul(x, x), dim, keepdim), 2)
     if p == math.inf:
@@ -437,7 +446,67 @@ def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
         if x.requires_grad and is_grad_enabled():  # (the Function only where there is a graph)
             return _NonzeroCount.apply(x, dim, keepdim)
         return _nonzero_count(x, dim, keepdim)
+    if x.requires_grad and is_grad_enabled():
+        return _PNorm.apply(x, p, dim, keepdim)
+    return _p_norm_values(x, p, dim, keepdim)
+
+
+def _p_norm_values(x: Tensor, p: float, dim: Dim, keepdim: bool) -> Tensor:
     size = ew.abs(x)
-    zero = ew.eq(size, 0)  # |x| ** p has an infinite slope at 0 for p < 1: PyTorch gives 0
-    powered = ew.where(zero, 0.0, ew.pow(ew.where(zero, 1.0, size), p))
+    zero = ew.eq(size, 0)
+    # |0| ** p is inf for p < 0, so a slice holding a zero has norm 0, as PyTorch's
+    fill = math.inf if p < 0 else 0.0
+    powered = ew.where(zero, fill, ew.pow(ew.where(zero, 1.0, size), p))
     return _root(sum(powered, dim, keepdim), p)
+
+
+class _PNorm(Function):
+    """The p-norm of any other order, with PyTorch's norm_backward formula (its second
+    derivative is NaN at an exact zero for 2 < p < 3, as PyTorch's): for p < 1
+    sgn(x) |x|^(p-1) (0 at x == 0) grad norm^(1-p); else sgn(x) |x|^(p-1) (x |x|^(p-2)
+    from p = 2) grad / norm^(p-1), 0 where the norm is 0."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, p: float, dim: Dim, keepdim: bool) -> Tensor:
+        out = _p_norm_values(x, p, dim, keepdim)
+        ctx.p, ctx.axes, ctx.keepdim = p, axes_of("norm", dim, x.ndim), keepdim
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        x, norm = ctx.saved_tensors
+        p = ctx.p
+        if not ctx.keepdim and ctx.axes:
+            kept = tuple(1 if a in ctx.axes else n for a, n in enumerate(x.shape))
+            grad, norm = grad.reshape(kept), norm.reshape(kept)
+        size = ew.abs(x)
+        if p < 1:
+            scaled = ew.where(ew.eq(x, 0), 0.0, ew.mul(ew.sign(x), ew.pow(size, p - 1)))
+            return ew.mul(ew.mul(scaled, grad), ew.pow(norm, 1 - p)), None, None, None
+        if p < 2:
+            scaled = ew.mul(ew.sign(x), ew.pow(size, p - 1))
+        else:
+            scaled = ew.mul(x, ew.pow(size, p - 2))
+        scale = ew.where(ew.eq(norm, 0), 0.0, ew.div(grad, ew.pow(norm, p - 1)))
+        return ew.mul(scaled, scale), None, None, None
+
+
+def _check_identity(x: Tensor, p: Any, dim: Dim) -> None:
+    """PyTorch's refusal of a negative order over an empty slice (no identity)."""
+    if not (isinstance(p, (int, float)) and p < 0):
+        return
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        if x.numel() == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {p} norm on an empty tensor because "
+                "the operation does not have an identity"
+            )
+        return
+    for d in dim_list(dim):
+        axis = _axis(d, x.ndim, "linalg.vector_norm")
+        if x.shape[axis] == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {p} norm on the dimension {axis} "
+                "because this dimension is empty and the operation does not have an identity"
+            )
