@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.linalg import autocast_operands
@@ -50,20 +53,77 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: input and weight must have one dtype, got {input.dtype.name} and "
             f"{weight.dtype.name}; convert one with .to(...)"
         )
-    if bias is not None and bias.dtype is not input.dtype and _fused_by_torch(input, bias):
+    if bias is not None and bias.dim() <= 1 and bias.dtype is input.dtype:
+        fused = False  # either way of adding it gives ``out + bias`` (or the same error)
+    else:
+        fused = bias is not None and _fused_by_torch(input, bias)
+    if fused and bias.dtype is not input.dtype:
         raise RuntimeError(
             f"linear: bias must have the same dtype as input and weight, got "
             f"{bias.dtype.name} and {input.dtype.name}; convert it with .to(...)"
         )
     out = input @ (weight.T if weight.dim() == 2 else weight)
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    if weight.dim() != 2:
+        return out + bias
+    if fused:
+        return _add_as_addmm(out, bias)
+    return _add_in_place(out, bias)
 
 
 def _fused_by_torch(input: Tensor, bias: Tensor) -> bool:
     """Whether PyTorch's linear adds ``bias`` inside one matrix product (addmm, which refuses
-    a bias of another dtype) rather than after it (an add, which promotes): always for a
-    2-D input, and for a contiguous input of another rank unless the bias is 0-d."""
-    return input.dim() == 2 or (bias.dim() >= 1 and input.is_contiguous())
+    a bias of another dtype and broadcasts it to the ``(rows, out_features)`` product)
+    rather than after it (an in-place add, which keeps the product's dtype and shape):
+    always for a 2-D input; for a contiguous input of another rank when the bias is
+    contiguous and one-dimensional in effect (1-D, or one size other than 1), as measured
+    on PyTorch 2.13."""
+    if input.dim() == 2:
+        return True
+    if bias.dim() != 1 and sum(size != 1 for size in bias.shape) != 1:
+        return False
+    return input.is_contiguous() and bias.is_contiguous()
+
+
+def _add_as_addmm(out: Tensor, bias: Tensor) -> Tensor:
+    """``out + bias`` as addmm computes it on the product flattened to ``(rows, cols)``:
+    the bias must expand to that 2-D shape (PyTorch's RuntimeError otherwise)."""
+    cols = out.shape[-1]
+    rows = out.numel() // cols if cols else math.prod(out.shape[:-1])
+    target = (rows, cols)
+    sizes = tuple(bias.shape)
+    if len(sizes) > 2 or any(
+        s != 1 and s != t for s, t in zip(sizes[::-1], target[::-1], strict=False)
+    ):
+        raise RuntimeError(
+            f"linear: the bias of shape {sizes} cannot be expanded to the product's flattened "
+            f"shape {target} (addmm's expand)"
+        )
+    if out.dim() == 2:
+        return out + bias
+    if bias.dim() == 2 and sizes[0] != 1:  # one bias row per flattened input row
+        return (out.reshape(target) + bias).reshape(out.shape)
+    return out + bias.reshape(cols) if bias.numel() == cols else out + bias.reshape(())
+
+
+def _add_in_place(out: Tensor, bias: Tensor) -> Tensor:
+    """``out.add_(bias)`` as PyTorch's unfused linear does: the product keeps its shape
+    and dtype (the bias is converted; one that cannot be cast is refused)."""
+    result = out + bias
+    if result.shape != out.shape:
+        raise RuntimeError(
+            f"linear: output with shape {list(out.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)} (PyTorch adds the bias in place)"
+        )
+    if result.dtype is not out.dtype:
+        if not tw.can_cast(result.dtype, out.dtype):
+            raise RuntimeError(
+                f"linear: result type {result.dtype.name} can't be cast to the desired "
+                f"output type {out.dtype.name}"
+            )
+        result = result.to(out.dtype)
+    return result
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

@@ -525,8 +525,9 @@ def _validate_pruning_amount_init(amount: Any) -> None:
     """``amount`` must be a non-negative int (a count) or a float in [0, 1] (a fraction)."""
     if not isinstance(amount, numbers.Real):
         raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
+    # As PyTorch's comparisons: a NaN fraction passes here (and fails when counted).
     if (isinstance(amount, numbers.Integral) and amount < 0) or (
-        not isinstance(amount, numbers.Integral) and not 0.0 <= float(amount) <= 1.0
+        not isinstance(amount, numbers.Integral) and (float(amount) > 1.0 or float(amount) < 0.0)
     ):
         raise ValueError(
             f"amount={amount} should either be a float in the range [0, 1] or a non-negative "
