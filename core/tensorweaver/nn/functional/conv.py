@@ -315,6 +315,11 @@ def _check_conv(x: Tensor, weight: Tensor, groups: int, transposed: bool, fn: st
             f"{fn}: expected a {x.dim()}-D weight for the input of shape {tuple(x.shape)}, "
             f"got weight of shape {tuple(weight.shape)}"
         )
+    if weight.shape[0] == 0:
+        raise RuntimeError(
+            f"{fn}: Given groups={groups}, expected weight to be at least 1 at dimension 0, but "
+            f"got weight of size {list(weight.shape)} instead"
+        )
     if groups < 1 or weight.shape[0] % groups:
         raise RuntimeError(
             f"{fn}: groups={groups} must be positive and divide the {weight.shape[0]} "
@@ -426,6 +431,19 @@ def _convolution(
     padded = tuple(n + 2 * p for n, p in zip(x.shape[2:], padding))
     _check_fits(padded, kernel, dilation, fn)
     _check_bias(bias, weight.shape[0], fn)
+    if x.shape[0] and not x.numel():
+        # PyTorch's empty-input rules: zero channels give an empty result of the output's
+        # size with zero channels (whatever the weight's), other empty axes are refused.
+        if x.shape[1]:
+            raise RuntimeError(
+                f"{fn}: Only zero batch or zero channel inputs are supported, but got input "
+                f"shape: {list(input.shape)}"
+            )
+        spots = [
+            (n - d * (k - 1) - 1) // s + 1 for n, k, d, s in zip(padded, kernel, dilation, stride)
+        ]
+        out = (x.sum() * 0).expand(x.shape[0], 0, *spots)  # (in the graph, as PyTorch's)
+        return out if batched else out.squeeze(0)
     out = _conv_composite(x, weight, bias, stride, padding, dilation, groups)
     return out if batched else out.squeeze(0)
 
