@@ -383,7 +383,8 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
     offset = memory.start if storage_offset is None else operator.index(storage_offset)
     index = memory.index(input, size, stride, offset)
     repeats = any(s == 0 and n > 1 for n, s in zip(size, stride))
-    return _memory_view(input, memory, lambda: index, repeats, _overlapping(size, stride))
+    shared = _overlapping(size, stride)
+    return _memory_view(input, memory, lambda: index, repeats, shared, laid=(stride, offset))
 
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
@@ -393,19 +394,26 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     from tensorweaver.ops import windows
 
     out = windows.unfold(input, dimension, size, step)  # the values, without the positions
-    memory = Memory(input)
+    memory, shape = Memory(input), input.shape
 
-    def index() -> Tensor:  # the memory positions, wanted only for a write or a re-read
-        own = mv.reshape(memory.own(input), input.shape)
+    def index() -> Tensor:  # the memory positions, wanted only for a write or a re-read:
+        # those of input's shape and strides now, as PyTorch's view is fixed when made (a
+        # resize_ of input in between must not move them)
+        own = mv.reshape(memory.own(input, shape), shape)
         return windows.unfold(own, dimension, size, step)
 
     # Windows share elements where they are closer than their size (and there are two), or
     # where input's own elements do (an expanded input).
     strides = memory.x_strides
+    axis = _axis(dimension, max(input.ndim, 1), "unfold")
     shared = False if strides is None else _overlapping(input.shape, strides)
     if shared is False:
-        shared = step < size and out.shape[_axis(dimension, max(input.ndim, 1), "unfold")] > 1
-    return _memory_view(input, memory, functools.cache(index), False, shared, out)
+        shared = step < size and out.shape[axis] > 1
+    laid = None
+    if strides is not None:  # PyTorch's strides of the windows
+        along = strides[axis] if strides else 1
+        laid = (*strides[:axis], along * step, *strides[axis + 1 :], along), memory.start
+    return _memory_view(input, memory, functools.cache(index), False, shared, out, laid)
 
 
 def _memory_view(
@@ -415,11 +423,14 @@ def _memory_view(
     repeats: bool,
     shared: bool | None,
     out: Tensor | None = None,
+    laid: tuple | None = None,
 ) -> Tensor:
     """The elements of ``memory`` (``x``'s) at the positions ``index()`` (its shape), as a
     view of ``memory.base``; ``repeats``: whether some position is held twice by a zero
     stride; ``shared``: whether some position is held twice at all (None: count them);
-    ``out``: those elements where the caller has them (then ``index`` may wait for a write)."""
+    ``out``: those elements where the caller has them (then ``index`` may wait for a write);
+    ``laid``: the view's ``(strides, storage offset)`` in that memory, where it has strides
+    (an ``as_strided`` or ``unfold`` of the view then views that memory, as PyTorch's)."""
     read = _strided_read(memory, index)
     if out is None:
         out = read(memory.base)
@@ -432,6 +443,8 @@ def _memory_view(
         write = _strided_write(memory, index, shared)
         if repeats:  # several elements are one memory location: only fills may write
             write.overlapping = True  # type: ignore[attr-defined]
+        if laid is not None and memory.x_strides is not None:
+            write.memory_layout = (memory, *laid)  # type: ignore[attr-defined]
     return as_view(out, memory.base, write, read, origin=x)
 
 
@@ -492,6 +505,15 @@ class Memory:
     out otherwise)."""
 
     def __init__(self, x: Tensor) -> None:
+        above = x._view_of
+        laid = None if above is None else getattr(above[1], "memory_layout", None)
+        if laid is not None:  # an as_strided or unfold view: its base's memory, its strides
+            memory, self.x_strides, self.start = laid
+            self.base, self.extent, self._laid = memory.base, memory.extent, memory._laid
+            self._like = getattr(memory, "_like", None)
+            if "positions" in memory.__dict__:
+                self.__dict__["positions"] = memory.__dict__["positions"]
+            return
         layout = getattr(x.backend, "layout", None)
         found = None if layout is None else layout(x.native)
         base = x
@@ -508,19 +530,31 @@ class Memory:
             strides, first, _ = layout(base.native)
             self.start, self.x_strides = found[1] - first, found[0]
             shape = base.shape
-        self.base, self.positions, self.extent = base, None, base.numel()
+        self.base, self.extent, self._laid = base, base.numel(), None
         if strides is not None and not base.is_contiguous() and all(s >= 0 for s in strides):
-            at = _grid(shape, strides, 0).reshape(-1)
-            self.extent = int(at.max()) + 1 if at.size else 0
-            self.positions = _index_tensor(at, x)
+            # the positions themselves only when a read or a write wants them (making them
+            # took half of an unfold of an unfold)
+            self._laid, self._like = (tuple(shape), tuple(strides)), x
+            numel = base.numel()
+            self.extent = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if numel else 0
 
-    def own(self, x: Tensor) -> Tensor:
-        """The memory position of each of ``x``'s elements (C order, 1-d)."""
-        if self.x_strides is None or self.base is x and self.positions is None:
-            return _index_tensor(_grid((x.numel(),), (1,), 0), x)
+    @functools.cached_property
+    def positions(self) -> Tensor | None:
+        if self._laid is None:
+            return None
+        return _index_tensor(_grid(*self._laid, 0).reshape(-1), self._like)
+
+    def own(self, x: Tensor, shape: tuple | None = None) -> Tensor:
+        """The memory position of each of ``x``'s elements (C order, 1-d); ``shape``: ``x``'s
+        shape when this memory was found (a later ``resize_`` must not move them)."""
+        import math
+
+        shape = x.shape if shape is None else shape
+        if self.x_strides is None or self.base is x and self._laid is None:
+            return _index_tensor(_grid((math.prod(shape),), (1,), 0), x)
         if self.base is x:
             return self.positions
-        return _index_tensor(_grid(x.shape, self.x_strides, self.start).reshape(-1), x)
+        return _index_tensor(_grid(shape, self.x_strides, self.start).reshape(-1), x)
 
     def index(self, x: Tensor, size: tuple, stride: tuple, offset: int) -> Tensor:
         """The memory position of each element of ``x.as_strided(size, stride, offset)``,
@@ -574,17 +608,18 @@ def image(x: Tensor, positions: Tensor | None, extent: int) -> Tensor:
 
 
 def _strided_read(memory: Memory, index: Callable[[], Tensor]) -> Read:
-    positions, extent = memory.positions, memory.extent
-    return lambda base: ix.getitem(image(base, positions, extent), index())
+    extent = memory.extent
+    return lambda base: ix.getitem(image(base, memory.positions, extent), index())
 
 
 def _strided_write(memory: Memory, index: Callable[[], Tensor], shared: bool) -> Write:
     """The write-back of a view of ``memory`` at ``index()``; ``shared``: some position is
     held twice, and only the elements a write changed are written there (as PyTorch's write
     into the memory itself: the other copies of a position must not put its old value back)."""
-    positions, extent = memory.positions, memory.extent
+    extent = memory.extent
 
     def write(base: Tensor, value: Tensor) -> Any:
+        positions = memory.positions
         written = image(base, positions, extent)
         values = mv.reshape(value, (-1,))
         at = flat = mv.reshape(index(), (-1,))
