@@ -31,6 +31,7 @@ import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -442,6 +443,37 @@ def calls_torch(error: BaseException) -> bool:
     return isinstance(error, TypeError) and any(text in str(error) for text in TORCH_REFUSALS)
 
 
+def lacks_name(error: BaseException) -> bool:
+    """Whether ``error`` says a tensorweaver tensor or module lacks an attribute (the op,
+    or a name the database's wrapper reads)."""
+    if isinstance(error, NotInTw):
+        return True
+    if not isinstance(error, AttributeError):
+        return False
+    obj = getattr(error, "obj", None)
+    return isinstance(obj, (tw.Tensor, TorchAsTw)) or (
+        isinstance(obj, types.ModuleType) and obj.__name__.split(".")[0] == "tensorweaver"
+    )
+
+
+def refuses_tw(error: BaseException) -> bool:
+    """Whether ``error`` is torch refusing a tensorweaver tensor (a torch function reached
+    with one), not an error of the op: tensorweaver's own errors may read as torch's
+    (``invalid combination of arguments``), and ``method_of`` refuses a number as torch's
+    unbound method does."""
+    if not calls_torch(error):
+        return False
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    # (raised in C, the error's last frame is the Python code that called torch)
+    where = "" if tb is None else tb.tb_frame.f_code.co_filename
+    return not where.startswith(TW_DIR) and where != __file__
+
+
+TW_DIR = str(Path(tw.__file__).parent)
+
+
 def describe(error: BaseException) -> str:
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return f"{type(error).__name__}: {text[:160]}"
@@ -649,6 +681,12 @@ def run_error(op: Any, error_input: Any) -> Outcome | None:
     except Unconvertible as why:
         return Outcome("skip", f"unconvertible {why}")
     except Exception as error:
+        # (before the class: a broad one, ``Exception``, would take tw's lack of the op or
+        # torch's refusal of tw tensors for the error)
+        if lacks_name(error):
+            return Outcome("missing", describe(error))
+        if refuses_tw(error):
+            return Outcome("harness", describe(error))
         if isinstance(error, expected):
             return None
         if calls_torch(error):

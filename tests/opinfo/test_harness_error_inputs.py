@@ -15,6 +15,8 @@ expects. Each op below had every such error input reported before:
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import tensorweaver as tw
 import torch
@@ -72,3 +74,45 @@ def test_without_views_each_tensor_has_its_own_memory(backend: str) -> None:
     _, (w_head, w_all) = harness.Pair().convert((base[:2], base))
     w_head.fill_(1.0)
     assert w_all.tolist() == [0.0] * 4
+
+
+def test_a_missing_method_is_reported_where_torch_expects_any_exception(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``view_as``'s error inputs expect ``Exception``: tw's lack of the method (an
+    AttributeError from the database's wrapper) was taken for the error (no difference)."""
+    monkeypatch.delattr(tw.Tensor, "view_as")
+    assert {o.kind for o in outcomes("view_as")} == {"missing"}
+
+
+def test_a_wrong_error_class_is_still_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = tw.gather
+
+    def gather(*args: object, **kwargs: object) -> object:
+        try:
+            return real(*args, **kwargs)
+        except RuntimeError as error:
+            raise ValueError(str(error)) from None
+
+    monkeypatch.setattr(tw, "gather", gather)
+    monkeypatch.setattr(tw.Tensor, "gather", gather)
+    kinds = [o.kind if o is not None else None for o in outcomes("gather")]
+    assert kinds and set(kinds) == {"error-type"}
+
+
+def caught(call: Any) -> BaseException:
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - the error is what is looked at
+        return error
+    raise AssertionError("no error")
+
+
+def test_torch_refusing_tw_tensors_is_no_agreement() -> None:
+    """torch's refusal of a tensorweaver tensor is the harness's, whatever class torch's
+    error input expects; tensorweaver's own errors worded as torch's, and the harness's
+    refusal of a number (``__radd__(2, 3)``, as torch's unbound method), are answers."""
+    assert harness.refuses_tw(caught(lambda: torch.add(tw.ones(2), 1)))
+    assert harness.refuses_tw(caught(lambda: torch.Tensor.add(tw.ones(2), 1)))
+    assert not harness.refuses_tw(caught(lambda: tw.hsplit(tw.ones(4), "a")))
+    assert not harness.refuses_tw(caught(lambda: harness.method_of("__radd__")(2, 3)))

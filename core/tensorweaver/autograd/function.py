@@ -147,6 +147,10 @@ class Function:
         if dirty:
             tensors = tuple(entering[id(t)] if id(t) in dirty else t for t in tensors)
         wrapped, nodes = [], []
+        # A tensor returned more than once is one output, as in PyTorch: the same tensor
+        # each time, its node that of its last place (the others' gradients are zeros).
+        last = {id(o): i for i, o in enumerate(outputs)} if len(outputs) > 1 else None
+        made: dict[int, Tensor] = {}
         for i, out in enumerate(outputs):
             if not isinstance(out, Tensor):
                 wrapped.append(out)
@@ -154,9 +158,15 @@ class Function:
                 continue
             # A fresh tensor (forward may return an input itself), but a dirty input is
             # handed back itself, its history now this node.
-            target = out if id(out) in dirty else Tensor(out.native, out.backend, out.dtype)
+            target = made.get(id(out)) if last else None
+            if target is None:
+                target = out if id(out) in dirty else Tensor(out.native, out.backend, out.dtype)
+                if last:
+                    made[id(out)] = target
             node = None
-            if record and id(out) not in skip and out.dtype.kind in "fc" and tensors:
+            if last and last[id(out)] != i:
+                pass  # an earlier place of a tensor returned again: no node of its own
+            elif record and id(out) not in skip and out.dtype.kind in "fc" and tensors:
                 node = target._node = Node("function", tensors, (cls, ctx, args, i, outputs))
                 target.requires_grad = True
             wrapped.append(target)
