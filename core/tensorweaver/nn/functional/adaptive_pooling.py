@@ -74,9 +74,25 @@ def _spatial(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> tuple[
         raise NotImplementedError(
             f"{fn}: not implemented for {input.dtype} input; convert it with .float()"
         )
-    if min(shape) == 0 and input.dim() == nd + 2 and input.shape[1] > 0:
-        raise RuntimeError(f"{fn}: the spatial sizes {shape} of the input must be positive")
+    _refuse_empty(input, nd, sizes, fn)
     return sizes
+
+
+def _refuse_empty(input: Tensor, nd: int, sizes: tuple[int, ...], fn: str) -> None:
+    """PyTorch's check of empty axes: the max pools refuse any empty axis but the first
+    (the batch, or an unbatched input's channels); the average pools only where the output
+    is not all ones (that one is a mean), over the spatial axes in 1-D and 2-D and every
+    axis but the first in 3-D."""
+    averaging = "avg" in fn
+    if averaging and all(s == 1 for s in sizes):
+        return
+    start = input.dim() - nd if averaging and nd < 3 else 1
+    for axis in range(start, input.dim()):
+        if input.shape[axis] == 0:
+            raise RuntimeError(
+                f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {list(input.shape)} with dimension {axis} being empty"
+            )
 
 
 def _fusable(input: Tensor, sizes: tuple[int, ...]) -> bool:
@@ -87,6 +103,8 @@ def _fusable(input: Tensor, sizes: tuple[int, ...]) -> bool:
 
 def _adaptive_avg(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> Tensor:
     sizes = _spatial(input, nd, output_size, fn)
+    if 0 in input.shape[-nd:]:  # (an output of ones: PyTorch's mean, NaN of nothing)
+        return input.mean(tuple(range(-nd, 0)), keepdim=True)
     if input.dtype in _HALF and fused_kernel(input.backend, "adaptive_avg_pool") is None:
         # The reference sums in float32, rounded once, as torch; a backend's own kernel
         # (torch's) is left as it is.
