@@ -361,11 +361,11 @@ def _scan(state: State, axis: int, combine: Callable[[State, State], State]) -> 
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running products along ``dim``; bool and integer tensors multiply in int64."""
     accumulate = red._accumulate_dtype(input, dtype)
+    axis = _axis(dim, input.ndim, "cumprod")  # checked on a 0-d tensor too, as PyTorch's
     red._refuse_bool_scan("cumprod", input, accumulate)
     x = ew.cast(input, accumulate)
     if x.ndim == 0:
         return x
-    axis = _axis(dim, x.ndim, "cumprod")
     if x.requires_grad and is_grad_enabled():
         return labelled(_Cumprod.apply(x, axis), "CumprodBackward0", x)
     return _cumprod_values(x, axis)
@@ -381,8 +381,20 @@ def _cumprod_values(x: Tensor, axis: int) -> Tensor:
 
 def _all_ordinary(out: Tensor) -> bool:
     """Whether every running product is finite and nonzero: then no zero, infinity or NaN
-    entered (nor an overflow or underflow), and the scan's order cannot matter to them."""
-    return bool(red.all(ew.logical_and(ew.isfinite(out), ew.ne(out, 0))).item())
+    entered (nor an overflow or underflow), and the scan's order cannot matter to them.
+    While ``tw.compile`` traces, False without reading the values (a read would break the
+    graph: ``fullgraph=True`` refused the step): the cleanup pass runs in the graph."""
+    if _compiling():
+        return False
+    # out / out is exactly 1 where out is finite and nonzero, NaN at 0, inf and NaN: their
+    # sum is finite exactly when every product is ordinary (two ops: this is per call).
+    return math.isfinite(red.sum(ew.div(out, out)).item())
+
+
+def _compiling() -> bool:
+    from tensorweaver.compiler import compiled  # (imported late: the compiler imports ops)
+
+    return bool(compiled._tracing)
 
 
 def _as_multiplied_in_order(x: Tensor, out: Tensor, axis: int) -> Tensor:
@@ -437,10 +449,14 @@ class _Cumprod(Function):
         if x.dtype.kind == "c":
             x, out = cx.conj(x), cx.conj(out)
         is_zero = ew.eq(x, 0)
-        if not red.any(is_zero).item():
+        if is_grad_enabled():  # (create_graph)
+            if red.any(is_zero).item():
+                return _cumprod_grad_quadratic(x, grad, axis), None
             return ew.div(_reversed_cumsum(ew.mul(out, grad), axis), x), None
-        if is_grad_enabled():
-            return _cumprod_grad_quadratic(x, grad, axis), None
+        # While tw.compile traces, the form with zeros without reading whether there are
+        # any (it is the form without zeros where there are none).
+        if not _compiling() and not red.any(is_zero).item():
+            return ew.div(_reversed_cumsum(ew.mul(out, grad), axis), x), None
         w = ew.mul(out, grad)
         count = red.cumsum(is_zero, axis)
         before = ew.eq(count, 0)  # [0, z1)
