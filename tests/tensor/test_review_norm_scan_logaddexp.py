@@ -102,3 +102,10 @@ def test_two_norm_second_derivative_over_zero_slice_like_torch(backend: str) -> 
         found.append((g, h))
     _close(found[0][0], found[1][0])
     _close(found[0][1], found[1][1], atol=1e-9)
+
+
+def test_cumsum_checks_dim_before_refusing_bool_like_torch():
+    # tw raised NotImplementedError (bool) where torch raises IndexError (dim) first
+    for lib in (torch, tw):
+        with pytest.raises(IndexError):
+            lib.cumsum(lib.tensor([1.0, 2.0]), 5, dtype=lib.bool)

@@ -371,10 +371,10 @@ def _refuse_bool_scan(op: str, x: Tensor, dtype: DType) -> None:
 
 def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
     dtype = _accumulate_dtype(x, dtype)
+    axis = _axis(dim, x.ndim, "cumsum")  # (checked first, as PyTorch's)
     _refuse_bool_scan("cumsum", x, dtype)
     if x.dtype is not dtype:
         x = ew.cast(x, dtype)
-    axis = _axis(dim, x.ndim, "cumsum")
     if x.ndim == 0:
         return x
     return apply("cumsum", x.backend.cumsum(x.native, axis), dtype, (x,), axis)
