@@ -6,6 +6,11 @@ builds the torch module and its ``tw.nn`` twin from the same arguments, copies t
 module's state into the twin, runs both forwards with the same seed, and compares outputs,
 buffers after the forward, input and parameter gradients for the same random upstream
 gradient. :func:`check_error` asks the twin to raise the exception class torch raises.
+
+In float32 a tw result that differs from torch's by more than the tolerance is judged
+against torch's float64 result of the same sample (see :func:`assert_float32_error_like_torch`):
+two float32 computations may each be a few roundings from the exact answer in opposite
+directions, so their difference alone does not say which, if either, is wrong.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import unittest
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,6 +55,10 @@ DROPOUT_ARGUMENT = {
 }
 #: ``(tolerance relative to the largest reference magnitude)`` per dtype.
 TOLERANCE = {torch.float64: 1e-10, torch.float32: 1e-5}
+#: On a float32 mismatch, how many times torch's own float32 error (against torch's float64
+#: result of the same sample) tw's float32 error may be: see
+#: :func:`assert_float32_error_like_torch`.
+FLOAT32_ERROR_FACTOR = 4.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,26 +84,34 @@ def infos() -> dict[str, Any]:
 
 @functools.cache
 def samples(name: str, training: bool, dtype: torch.dtype) -> list[Any]:
-    """The ModuleInputs of ``name`` (made once: :func:`fresh` copies one for each run)."""
+    """The ModuleInputs of ``name`` (made once: :func:`fresh` copies one for each run), their
+    random values seeded by the name, mode and dtype (torch's own initial seed differs from
+    one process to the next, and the values would otherwise depend on what was made first)."""
     mi = infos()[name]
-    return mi.module_inputs_func(
-        mi, device="cpu", dtype=dtype, requires_grad=True, training=training
-    )
+    with torch.random.fork_rng():
+        torch.manual_seed(zlib.crc32(f"{name}-{training}-{dtype}".encode()))
+        return mi.module_inputs_func(
+            mi, device="cpu", dtype=dtype, requires_grad=True, training=training
+        )
 
 
-def fresh(value: Any, memo: dict[int, torch.Tensor]) -> Any:
+def fresh(value: Any, memo: dict[int, torch.Tensor], widen: bool = False) -> Any:
     """``value`` with each tensor a new leaf of the same values and ``requires_grad`` (one
-    tensor passed twice stays one tensor), so that no run sees another's gradients."""
+    tensor passed twice stays one tensor), so that no run sees another's gradients; with
+    ``widen``, each float32 tensor becomes float64 (the same values, exactly)."""
     if isinstance(value, torch.Tensor):
         if id(value) not in memo:
-            memo[id(value)] = value.detach().clone().requires_grad_(value.requires_grad)
+            copy = value.detach().clone()
+            if widen and copy.dtype == torch.float32:
+                copy = copy.to(torch.float64)
+            memo[id(value)] = copy.requires_grad_(value.requires_grad)
         return memo[id(value)]
     if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return type(value)(*(fresh(v, memo) for v in value))
+        return type(value)(*(fresh(v, memo, widen) for v in value))
     if isinstance(value, (list, tuple)):
-        return type(value)(fresh(v, memo) for v in value)
+        return type(value)(fresh(v, memo, widen) for v in value)
     if isinstance(value, dict):
-        return {k: fresh(v, memo) for k, v in value.items()}
+        return {k: fresh(v, memo, widen) for k, v in value.items()}
     return value
 
 
@@ -220,8 +238,17 @@ def as_numpy(value: tw.Tensor) -> np.ndarray:
     return np.asarray(value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value)
 
 
-def assert_close(where: str, expected: torch.Tensor, actual: Any, values: bool = True) -> None:
-    """``actual`` (tw) has ``expected``'s (torch) shape, dtype and, when ``values``, values."""
+def assert_close(
+    where: str,
+    expected: torch.Tensor,
+    actual: Any,
+    values: bool = True,
+    reference: Reference | None = None,
+) -> None:
+    """``actual`` (tw) has ``expected``'s (torch) shape, dtype and, when ``values``, values.
+
+    A float32 mismatch is judged against ``reference(where)``, torch's float64 result of the
+    same sample, when a ``reference`` is given: :func:`assert_float32_error_like_torch`."""
     assert isinstance(actual, tw.Tensor), f"{where}: torch gives a Tensor, tw gives {actual!r}"
     assert tuple(actual.shape) == tuple(expected.shape), (
         f"{where}: shape {tuple(actual.shape)} != torch's {tuple(expected.shape)}"
@@ -239,23 +266,105 @@ def assert_close(where: str, expected: torch.Tensor, actual: Any, values: bool =
     tol = TOLERANCE.get(expected.dtype, 1e-3)
     finite = want[np.isfinite(want)]
     scale = max(1.0, float(np.abs(finite).max())) if finite.size else 1.0
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=where)
+    try:
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=where)
+    except AssertionError as mismatch:
+        if expected.dtype != torch.float32 or reference is None:
+            raise
+        try:
+            exact = reference(where)
+        except Exception as error:  # noqa: BLE001 - the mismatch stands, with the reason
+            raise AssertionError(f"{mismatch}\n(no float64 reference: {error!r})") from error
+        if exact is None or exact.shape != want.shape:
+            raise AssertionError(f"{mismatch}\n(no float64 reference for {where})") from None
+        assert_float32_error_like_torch(where, want, got, exact, mismatch)
 
 
-def assert_same(where: str, expected: Any, actual: Any, values: bool) -> None:
+def assert_float32_error_like_torch(
+    where: str, want: np.ndarray, got: np.ndarray, exact: np.ndarray, mismatch: AssertionError
+) -> None:
+    """tw's float32 ``got`` is as close to torch's float64 ``exact`` as torch's float32
+    ``want`` is, within :data:`FLOAT32_ERROR_FACTOR`.
+
+    The criterion, over the entries where ``exact`` is finite (at the others ``got`` must equal
+    ``want``, NaN for NaN, and ``want`` and ``got`` must be finite where ``exact`` is)::
+
+        error(x) = max |x - exact| / max |exact|     (divided by 1 where max |exact| is 0)
+        error(got) <= FLOAT32_ERROR_FACTOR * max(error(want), eps32)
+
+    with eps32 = 2**-23, float32's machine epsilon (one rounding of the largest value: a floor
+    for when torch's float32 happens to round to the float64 answer). Why 4: this judges
+    tw's float32 accuracy, asked only once tw and torch differ by more than the tolerance, so
+    at least one of them is off by half of it; a computation of the same formula in another
+    order of sums and products (numpy's pairwise sums against torch's blocked, vectorised
+    ones; BLAS blocking) has a worst-case rounding bound larger by a small factor (2 to 3
+    for a pairwise against a blocked sum of module_db's lengths), and 4 allows that, while an
+    error in the formula, or a formulation that loses accuracy (a cancellation torch avoids),
+    is off by more and fails, with both errors in the message.
+    """
+    finite = np.isfinite(exact)
+    np.testing.assert_array_equal(got[~finite], want[~finite], err_msg=f"{where} (non-finite)")
+    if not (np.isfinite(want[finite]).all() and np.isfinite(got[finite]).all()):
+        raise mismatch
+    if not finite.any():
+        return
+    largest = float(np.abs(exact[finite]).max()) or 1.0
+    exact64 = exact[finite].astype(np.float64)
+    torch_error = float(np.abs(want[finite] - exact64).max()) / largest
+    tw_error = float(np.abs(got[finite] - exact64).max()) / largest
+    eps32 = float(np.finfo(np.float32).eps)
+    if tw_error > FLOAT32_ERROR_FACTOR * max(torch_error, eps32):
+        raise AssertionError(
+            f"{where}: against torch's float64 result of the same sample (relative to its "
+            f"largest magnitude {largest:.3g}), tw's float32 is off by {tw_error:.3g}, more "
+            f"than {FLOAT32_ERROR_FACTOR:g} times torch's own float32 error {torch_error:.3g}"
+            f"\n{mismatch}"
+        )
+
+
+class Reference:
+    """torch's float64 results of a float32 case's sample, by :func:`assert_close`'s labels,
+    computed on first use by ``compute(case)`` (only a float32 mismatch asks for them)."""
+
+    def __init__(self, case: Case, compute: Any) -> None:
+        self.case, self.compute = case, compute
+        self.results: dict[str, Any] | None = None
+
+    def __call__(self, where: str) -> np.ndarray | None:
+        if self.results is None:
+            self.results = self.compute(self.case)
+        value = self.results.get(where)
+        return None if value is None else value.detach().numpy(force=True)
+
+
+def labelled(where: str, value: Any) -> Iterator[tuple[str, torch.Tensor]]:
+    """The tensors of a nested output with :func:`assert_same`'s labels."""
+    if isinstance(value, torch.Tensor):
+        yield where, value
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from labelled(f"{where}[{i}]", item)
+    elif isinstance(value, dict):
+        for k, item in value.items():
+            yield from labelled(f"{where}[{k!r}]", item)
+
+
+def assert_same(
+    where: str, expected: Any, actual: Any, values: bool, reference: Reference | None = None
+) -> None:
     """Nested outputs agree: tensors by :func:`assert_close`, containers item by item."""
     if isinstance(expected, torch.Tensor):
-        assert_close(where, expected, actual, values)
+        assert_close(where, expected, actual, values, reference)
     elif isinstance(expected, (list, tuple)):
         assert isinstance(actual, (list, tuple)) and len(actual) == len(expected), (
             f"{where}: torch gives {type(expected).__name__} of {len(expected)}, tw {actual!r}"
         )
         for i, (e, a) in enumerate(zip(expected, actual)):
-            assert_same(f"{where}[{i}]", e, a, values)
+            assert_same(f"{where}[{i}]", e, a, values, reference)
     elif isinstance(expected, dict):
         assert set(actual) == set(expected), f"{where}: keys {set(actual)} != {set(expected)}"
         for k in expected:
-            assert_same(f"{where}[{k!r}]", expected[k], actual[k], values)
+            assert_same(f"{where}[{k!r}]", expected[k], actual[k], values, reference)
     else:
         assert actual == expected, f"{where}: {actual!r} != torch's {expected!r}"
 
@@ -292,15 +401,21 @@ def is_random(name: str, training: bool, args: tuple, kwargs: dict) -> bool:
 # --- the checks -----------------------------------------------------------------------------
 
 
+def build_torch(case: Case, args: tuple, kwargs: dict) -> torch.nn.Module:
+    """The torch module of ``case``, built from ``args`` and ``kwargs``, seeded."""
+    torch.manual_seed(0)
+    module = infos()[case.name].module_cls(*args, **kwargs).to(case.dtype)
+    module.train(case.training)
+    return module
+
+
 def build(case: Case, args: tuple, kwargs: dict) -> tuple[Any, Any]:
     """The torch module and its twin, both built from ``args`` and ``kwargs``."""
     cls = infos()[case.name].module_cls
     convert = Converter()
     tw_args, tw_kwargs = convert(args), convert(kwargs)
-    torch.manual_seed(0)
-    module = cls(*args, **kwargs).to(case.dtype)
+    module = build_torch(case, args, kwargs)
     twin = getattr(tw.nn, cls.__name__)(*tw_args, **tw_kwargs).to(tw_dtype(case.dtype))
-    module.train(case.training)
     twin.train(case.training)
     return module, twin
 
@@ -333,6 +448,61 @@ def prepare(case: Case) -> tuple:
     return module, twin, args, kwargs, tw_args, tw_kwargs, convert, random
 
 
+def widened(case: Case) -> tuple[torch.nn.Module, tuple, dict, list[torch.Tensor]]:
+    """The torch module and forward arguments of float32 ``case``'s sample in float64, with
+    the float32 values (the module built, and lazily shaped, in float32 as :func:`prepare`
+    does, then widened), and the forward arguments' leaves in :class:`Converter`'s order."""
+    ctor_args, ctor_kwargs, args, kwargs = sample_arguments(case)
+    module = build_torch(case, ctor_args, ctor_kwargs)
+    if infos()[case.name].is_lazy:
+        with torch.no_grad():
+            forward(module, args, kwargs)
+    module.to(torch.float64)
+    args, kwargs = fresh((args, kwargs), {}, widen=True)
+    convert = Converter()
+    convert(args), convert(kwargs)
+    return module, args, kwargs, [leaf for leaf, _ in convert.leaves]
+
+
+def upstream(draw: np.ndarray, dtype: torch.dtype, rounding: torch.dtype | None) -> torch.Tensor:
+    """``draw`` as a torch tensor of ``dtype``, first rounded to ``rounding`` (the float32
+    upstream gradient a float64 reference is given) when one is named."""
+    return torch.from_numpy(draw).to(rounding or dtype).to(dtype)
+
+
+def torch_gradgrad(
+    expected: Any, wrt: list[torch.Tensor], rounding: torch.dtype | None = None
+) -> tuple[list, list, Any]:
+    """torch's side of :func:`check_gradgrad`: the upstream draws ``(output index, array)``,
+    the vectors ``(first-order gradient index, array)`` and the second-order gradients
+    (None where there are none to take)."""
+    rng = np.random.default_rng(1)
+    outs = list(tensors(expected))
+    ups = [(j, rng.standard_normal(tuple(e.shape))) for j, e in enumerate(outs) if e.requires_grad]
+    if not ups:
+        return ups, [], None
+    loss = sum((outs[j] * upstream(u, outs[j].dtype, rounding)).sum() for j, u in ups)
+    firsts = torch.autograd.grad(loss, wrt, create_graph=True, allow_unused=True)
+    vs = [
+        (i, rng.standard_normal(tuple(g.shape)))
+        for i, g in enumerate(firsts)
+        if g is not None and g.requires_grad
+    ]
+    if not vs:
+        return ups, vs, None
+    terms = sum((firsts[i] * upstream(v, firsts[i].dtype, rounding)).sum() for i, v in vs)
+    return ups, vs, torch.autograd.grad(terms, wrt, allow_unused=True)
+
+
+def gradgrad_reference(case: Case) -> dict[str, torch.Tensor | None]:
+    """torch's float64 second-order gradients of float32 ``case``'s sample."""
+    module, args, kwargs, leaves = widened(case)
+    expected = forward(module, args, kwargs)
+    wrt = leaves + [p for _, p in module.named_parameters()]
+    _, _, seconds = torch_gradgrad(expected, wrt, rounding=case.dtype)
+    return {f"gradgrad {i}": g for i, g in enumerate(seconds or ())}
+
+
 def check_gradgrad(case: Case) -> None:
     """Second-order gradients agree: the gradient of ``sum(v * dL/dw)`` over the inputs and
     parameters w, for first-order gradients taken with ``create_graph``."""
@@ -344,41 +514,35 @@ def check_gradgrad(case: Case) -> None:
     except Exception:  # noqa: BLE001 - check() compares the refusal
         pytest.skip("torch refuses the sample")
     actual = forward(twin, tw_args, tw_kwargs)
-    rng = np.random.default_rng(1)
-    pairs = [(e, a) for e, a in zip(tensors(expected), tensors(actual)) if e.requires_grad]
-    if not pairs:
-        pytest.skip("no differentiable output")
-    ups = [rng.standard_normal(tuple(e.shape)) for e, _ in pairs]
-    torch_loss = sum((e * torch.from_numpy(u).to(e.dtype)).sum() for (e, _), u in zip(pairs, ups))
-    tw_loss = sum((a * tw.tensor(u, dtype=a.dtype)).sum() for (_, a), u in zip(pairs, ups))
     named = [(k, p, dict(twin.named_parameters())[k]) for k, p in module.named_parameters()]
     torch_wrt = [leaf for leaf, _ in convert.leaves] + [p for _, p, _ in named]
     tw_wrt = [twin_leaf for _, twin_leaf in convert.leaves] + [q for _, _, q in named]
-    firsts = torch.autograd.grad(torch_loss, torch_wrt, create_graph=True, allow_unused=True)
+    ups, vs, seconds = torch_gradgrad(expected, torch_wrt)
+    if not ups:
+        pytest.skip("no differentiable output")
+    outs = list(tensors(actual))
+    tw_loss = sum((outs[j] * tw.tensor(u, dtype=outs[j].dtype)).sum() for j, u in ups)
     tw_firsts = tw.autograd.grad(tw_loss, tw_wrt, create_graph=True, allow_unused=True)
-    torch_terms, tw_terms = [], []
-    for g, h in zip(firsts, tw_firsts):
-        if g is None or not g.requires_grad:
-            continue
+    tw_terms = []
+    for i, v in vs:
+        h = tw_firsts[i]
         assert h is not None, "tw gives no first-order gradient where torch gives one"
-        v = rng.standard_normal(tuple(g.shape))
-        torch_terms.append((g * torch.from_numpy(v).to(g.dtype)).sum())
         if h.requires_grad:  # torch may record a graph whose derivative is zero (padding)
             tw_terms.append((h * tw.tensor(v, dtype=h.dtype)).sum())
-    if not torch_terms:
+    if not vs:
         pytest.skip("the first-order gradients are constant")
-    seconds = torch.autograd.grad(sum(torch_terms), torch_wrt, allow_unused=True)
     tw_seconds = (
         tw.autograd.grad(sum(tw_terms), tw_wrt, allow_unused=True)
         if tw_terms
         else [None] * len(tw_wrt)
     )
+    reference = Reference(case, gradgrad_reference)
     for i, (g, h) in enumerate(zip(seconds, tw_seconds)):
         if g is None or h is None:  # no gradient and a zero one are the same answer
             other = h if g is None else g
             assert other is None or not bool((other != 0).any()), f"gradgrad {i}: {g} != {h}"
             continue
-        assert_close(f"gradgrad {i}", g, h)
+        assert_close(f"gradgrad {i}", g, h, reference=reference)
 
 
 def check(case: Case) -> None:
@@ -391,31 +555,60 @@ def check(case: Case) -> None:
             forward(twin, tw_args, tw_kwargs)
         return
     actual = forward(twin, tw_args, tw_kwargs)
-    assert_same("output", expected, actual, values=not random)
+    reference = Reference(case, first_order_reference)
+    assert_same("output", expected, actual, values=not random, reference=reference)
     twin_state = twin.state_dict()
     for key, value in module.state_dict().items():
-        assert_close(f"state {key}", value, twin_state[key], values=not random)
+        assert_close(f"state {key}", value, twin_state[key], not random, reference)
     if random:
         return
-    backward_and_compare(module, twin, expected, actual, convert)
+    backward_and_compare(module, twin, expected, actual, convert, reference)
+
+
+def upstreams(expected: Any, rounding: torch.dtype | None = None) -> list[tuple]:
+    """The upstream gradients of :func:`backward_and_compare`: ``(output index, draw, torch
+    tensor)`` for each floating output that requires grad."""
+    rng = np.random.default_rng(1)
+    return [
+        (j, draw, upstream(draw, e.dtype, rounding))
+        for j, e in enumerate(tensors(expected))
+        if e.requires_grad and e.dtype.is_floating_point
+        for draw in [rng.standard_normal(tuple(e.shape))]
+    ]
+
+
+def first_order_reference(case: Case) -> dict[str, torch.Tensor | None]:
+    """torch's float64 outputs, buffers and gradients of float32 ``case``'s sample."""
+    module, args, kwargs, leaves = widened(case)
+    expected = forward(module, args, kwargs)
+    results: dict[str, torch.Tensor | None] = dict(labelled("output", expected))
+    results.update((f"state {k}", v) for k, v in module.state_dict().items())
+    outs = list(tensors(expected))
+    terms = [(outs[j] * up).sum() for j, _, up in upstreams(expected, rounding=case.dtype)]
+    if terms:
+        sum(terms).backward()
+    results.update((f"input {i} grad", leaf.grad) for i, leaf in enumerate(leaves))
+    results.update((f"parameter {k} grad", p.grad) for k, p in module.named_parameters())
+    return results
 
 
 def backward_and_compare(
-    module: torch.nn.Module, twin: Any, expected: Any, actual: Any, convert: Converter
+    module: torch.nn.Module,
+    twin: Any,
+    expected: Any,
+    actual: Any,
+    convert: Converter,
+    reference: Reference | None = None,
 ) -> None:
     """Backpropagate the same random upstream gradient; input and parameter grads agree."""
-    rng = np.random.default_rng(1)
-    torch_terms, tw_terms = [], []
-    for e, a in zip(tensors(expected), tensors(actual)):
-        if not (e.requires_grad and e.dtype.is_floating_point):
-            continue
-        upstream = rng.standard_normal(tuple(e.shape))
-        torch_terms.append((e * torch.from_numpy(upstream).to(e.dtype)).sum())
-        tw_terms.append((a * tw.tensor(upstream, dtype=a.dtype)).sum())
-    if not torch_terms:
+    drawn = upstreams(expected)
+    if not drawn:
         return
-    sum(torch_terms).backward()
-    sum(tw_terms).backward()
+    outs, tw_outs = list(tensors(expected)), list(tensors(actual))
+    sum((outs[j] * up).sum() for j, _, up in drawn).backward()
+    sum(
+        (tw_outs[j] * tw.tensor(draw, dtype=tw_outs[j].dtype)).sum() for j, draw, _ in drawn
+    ).backward()
     for i, (leaf, twin_leaf) in enumerate(convert.leaves):
         if leaf.grad is None:
             assert twin_leaf.grad is None or not np.any(as_numpy(twin_leaf.grad)), (
@@ -423,13 +616,15 @@ def backward_and_compare(
             )
             continue
         assert twin_leaf.grad is not None, f"input {i}: tw gives no gradient"
-        assert_close(f"input {i} grad", leaf.grad, twin_leaf.grad)
+        assert_close(f"input {i} grad", leaf.grad, twin_leaf.grad, reference=reference)
     twin_params = dict(twin.named_parameters())
     for key, param in module.named_parameters():
         if param.grad is None:
             continue
         assert twin_params[key].grad is not None, f"parameter {key}: tw gives no gradient"
-        assert_close(f"parameter {key} grad", param.grad, twin_params[key].grad)
+        assert_close(
+            f"parameter {key} grad", param.grad, twin_params[key].grad, reference=reference
+        )
 
 
 def check_error(name: str, index: int, dtype: torch.dtype) -> None:
