@@ -7,6 +7,7 @@ reports strides."""
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 
@@ -103,3 +104,28 @@ def laid_out(backend: Any, native: Any, order: tuple[int, ...]) -> Any:
     if 1 in shape:  # (a row-major array may keep any stride on a size-1 axis: reshaped, C's)
         made = backend.reshape(backend.reshape(made, (math.prod(shape),)), tuple(made.shape))
     return backend.permute(made, inverse)
+
+
+#: :func:`c_test` of each array type met so far.
+C_TESTS: dict[type, Any] = {}
+
+
+def c_test(kind: type) -> Any:
+    """For arrays of type ``kind``, a test of C order that copies nothing (NumPy's flag,
+    torch's ``is_contiguous``: exactly when their backends' ``contiguous`` returns the array
+    itself), else None; remembered in :data:`C_TESTS`."""
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    test = None
+    if name == "numpy.ndarray":
+        test = operator.attrgetter("flags.c_contiguous")
+    elif name == "torch.Tensor":
+        test = kind.is_contiguous  # (the unbound method: a methodcaller costs 3x more)
+    C_TESTS[kind] = test
+    return test
+
+
+def takes_writes(native: Any) -> bool:
+    """Whether host memory shared as ``native`` takes writes (a read-only NumPy array's does
+    not: a tensor over it then takes an array of its own)."""
+    flags = getattr(native, "flags", None)
+    return flags is None or bool(getattr(flags, "writeable", True))

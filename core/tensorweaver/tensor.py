@@ -46,7 +46,7 @@ from typing import Any
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
 from tensorweaver.autograd.node import INPLACE_CHANGES
 from tensorweaver.contract.dtypes import DType, bfloat16
-from tensorweaver.memory_formats import preserved_order
+from tensorweaver.memory_formats import C_TESTS, c_test, preserved_order, takes_writes
 
 #: Tensors (by id) whose memory is shared with host code: their in-place methods write into
 #: it. Weak references, each removing its entry as its tensor dies (a WeakSet would compare
@@ -310,9 +310,19 @@ def _laid_out_like(backend: Any, native: Any, old: Any) -> Any:
 
 
 def _out_of_order(t: Any) -> bool:
-    """Whether ``t``'s array is not laid out as its backend prefers (C order), told cheaply."""
+    """Whether ``t``'s array is not laid out as its backend prefers (C order), told cheaply:
+    by a test of the array's own where its type has one (asking the backend for a C-ordered
+    array would copy a transposed one only to compare it), else by the backend."""
+    native = t.native
+    test = C_TESTS.get(type(native), C_TESTS)
+    if test is C_TESTS:
+        test = c_test(type(native))
+    if test is not None and test(native):
+        return False  # (the common case: no backend method looked up)
     make = getattr(t.backend, "contiguous", None)
-    return make is not None and make(t.native) is not t.native
+    if make is None:
+        return False
+    return test is not None or make(native) is not native
 
 
 def _dense_axis_order(shape: tuple, strides: tuple) -> tuple[int, ...] | None:
@@ -698,12 +708,20 @@ class Tensor:
             kept = self._kept_values() if _HOST_SHARED else (self.native, None)
             before = (kept, self._node, self.requires_grad, self._version)
         native = result.native
-        if self._view_of is None and (
-            (op == "copy_" and self._views is not None) or _out_of_order(self)
+        mine = self.native
+        c_ordered = C_TESTS.get(type(mine))  # (inline: the common case costs one test)
+        if (
+            self._view_of is None
+            and (
+                (op == "copy_" and self._views is not None)
+                or (not c_ordered(mine) if c_ordered is not None else _out_of_order(self))
+            )
+            and not (_HOST_SHARED and id(self) in _HOST_SHARED and takes_writes(self.native))
         ):
             # (the write-back of a transposed view copies its values in their layout; a
             # tensor laid out otherwise than in C order, channels-last, keeps its layout, as
-            # PyTorch writes into its memory)
+            # PyTorch writes into its memory; a host-shared one has the values written into
+            # its memory, whatever their layout)
             native = _laid_out_like(self.backend, native, self.native)
         self._store(native)
         if result._node is not None or is_grad_enabled():
