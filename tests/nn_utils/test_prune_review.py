@@ -167,13 +167,6 @@ def test_pruned_module_moved_to_torch_backend_keeps_pruning() -> None:
     assert int((lin.weight != 0).sum()) <= 6
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tw.compile replays a pruned forward without the pre-hook's setattr: after a "
-    "replayed call module.weight (a plain attribute the hook rebinds) is the one of the "
-    "last traced call (same for the hook-based weight_norm); torch.compile replays that "
-    "side effect. The compiler (not owned here) must record/replay module __dict__ writes.",
-)
 def test_compiled_forward_rebinds_the_pruned_attribute() -> None:
     lin = linear(tw)
     tw_prune.l1_unstructured(lin, "weight", 0.5)

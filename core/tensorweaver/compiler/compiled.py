@@ -17,7 +17,9 @@ from tensorweaver.compiler.recorder import Recorder
 from tensorweaver.compiler.released import shape_of
 from tensorweaver.compiler.state import (
     StepState,
+    buffers_of,
     describe_change,
+    note_rebound_buffers,
     scheduler_attributes,
     schedulers_reached,
     schedulers_stepped,
@@ -140,6 +142,7 @@ class CompiledFunction:
         lifted = symbolic.lift(state.optimizers, builder.bind, builder.guards)
         schedulers = schedulers_reached(self._fn, args, kwargs)
         counters = scheduler_attributes(schedulers)
+        buffers = buffers_of(state.modules)
         _tracing.append(recorder)
         try:
             recorder.open()
@@ -153,6 +156,9 @@ class CompiledFunction:
             DRAWS.clear()
             numbers = symbolic.lower(lifted, builder.bind)
         try:
+            # A buffer the step rebinds is read and rebound where its module holds it from
+            # the next trace on (state.REBOUND_BUFFERS): the signature changes once.
+            note_rebound_buffers(buffers)
             if recorder.host_read is not None:
                 self._store(key, _EAGER)
                 self._warn(
@@ -282,6 +288,12 @@ class CompiledFunction:
         if _needs_grad(result) and not any(".grad" in line for line in tail):
             # A forward whose result autograd will differentiate later.
             return differentiable_graph(builder, result, tail, recorder.backends, self._fullgraph)
+        if builder.stored:
+            raise Unsupported(
+                f"it rebinds {builder.stored[0][0]} to a tensor whose autograd graph is still "
+                "whole after the step, and only a compiled forward that returns one tensor "
+                "requiring grad (and runs no backward) replays that"
+            )
         return builder.build(tail, builder.result(result, graphs=True))
 
     def _guard(
@@ -433,14 +445,28 @@ def compile(  # noqa: A001  (PyTorch's name)
     ``disable=True``) runs the function as it is. Compiling a module wraps
     its ``__call__`` (other attributes are the module's); the module itself is unchanged.
 
+    A module's plain tensor attribute (neither parameter nor buffer) that the step rebinds
+    (the ``weight`` a forward pre-hook of pruning or ``weight_norm`` computes, a tensor a
+    forward keeps) is rebound by the replay to the tensor the graph computes, and one the
+    step deletes is deleted; these attributes are guarded by shape, dtype, device and
+    ``requires_grad``. In a replayed forward that autograd differentiates later, such a
+    tensor is a further output of the replayed Function, so a backward through it reaches
+    the parameters as eagerly. A buffer the step rebinds (``self.running = self.running *
+    0.9 + ...``; spectral_norm's ``weight_u``) traces once more, and from then on is read
+    and rebound where its module holds it and guarded by metadata, not identity
+    (:data:`.state.REBOUND_BUFFERS`). A step that changes a module's Python number
+    (``self.calls += 1``) changes its own signature: it traces again, and after three such
+    calls in a row runs eagerly, with a warning.
+
     Values are recognised by identity. A tensor the code reaches other than through its
     arguments, the modules and optimizers it names or reaches through them, and tensors
     it names directly is found by a search of live tensors; such a tensor that the step
     rebinds, and tensors the step stores anywhere but in parameters, buffers, gradients,
-    optimizer state and arguments, are not updated by a replay. Python values read from
-    other objects are baked in (one that changes every call is caught by the two-trace
-    check, one that changes rarely is not): pass them as arguments. Python side effects
-    (appending to a list, counting, logging) happen only on the calls that trace. Recording
+    optimizer state, arguments and the modules' attributes, are not updated by a replay.
+    Python values read from other objects are baked in (one that changes every call is
+    caught by the two-trace check, one that changes rarely is not): pass them as
+    arguments. Python side effects (appending to a list, counting on an object that is not
+    a module, logging) happen only on the calls that trace. Recording
     shadows the backend object's methods, so another thread using that backend during a
     trace is recorded too.
     """

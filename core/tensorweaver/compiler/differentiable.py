@@ -23,31 +23,48 @@ from tensorweaver.tensor import Tensor
 
 
 class DifferentiableGraph:
-    """A forward graph and its backward graph, replayed as one autograd Function."""
+    """A forward graph and its backward graphs, replayed as one autograd Function."""
 
-    def __init__(self, forward: Graph, backward: Graph, inputs: list[Callable]) -> None:
+    def __init__(
+        self,
+        forward: Graph,
+        backwards: list[Graph],
+        inputs: list[Callable],
+        store: Callable | None = None,
+    ) -> None:
         self.forward = forward
-        self.backward = backward
+        # One per output of the Function: the result's, then each stored attribute's.
+        self.backwards = backwards
+        self.backward = backwards[0]
         self.inputs = inputs  # getters of the tensors the backward gives gradients for
-        self.source = forward.source + backward.source
+        # Rebinds the module attributes the step rebinds (pruning's weight) to the
+        # Function's outputs after the result: ``store(args, kwargs, outputs)``.
+        self.store = store
+        self.source = forward.source + "".join(b.source for b in backwards)
 
     def ready(self) -> bool:
         return self.forward.ready()
 
     def compile(self, mode: Optional[str]) -> None:
         self.forward.compile(mode)
-        self.backward.compile(mode)
+        for backward in self.backwards:
+            backward.compile(mode)
 
     def same_as(self, other: Any) -> bool:
         return (
             isinstance(other, DifferentiableGraph)
             and self.forward.same_as(other.forward)
-            and self.backward.same_as(other.backward)
+            and len(self.backwards) == len(other.backwards)
+            and all(a.same_as(b) for a, b in zip(self.backwards, other.backwards))
         )
 
     def run(self, args: tuple, kwargs: dict) -> Tensor:
         inputs = [get(args, kwargs) for get in self.inputs]
-        return _Replayed.apply(self, args, kwargs, *inputs)
+        if self.store is None:
+            return _Replayed.apply(self, args, kwargs, *inputs)
+        outputs = _Replayed.apply(self, args, kwargs, *inputs)
+        self.store(args, kwargs, outputs)
+        return outputs[0]
 
 
 class _Replayed(Function):
@@ -55,43 +72,37 @@ class _Replayed(Function):
     def forward(ctx: FunctionCtx, graph: DifferentiableGraph, args: tuple, kwargs: dict, *_):
         out, saved = graph.forward.run(args, kwargs)
         ctx.graph, ctx.values = graph, saved
+        if graph.store is not None:
+            ctx.set_materialize_grads(False)  # (one output's gradient at a time)
         return out
 
     @staticmethod
     @once_differentiable  # the recorded backward has no graph of its own
-    def backward(ctx: FunctionCtx, grad: Tensor) -> tuple:
-        grads = ctx.graph.backward.run((ctx.values, grad.native), {})
-        return (None, None, None, *grads)
+    def backward(ctx: FunctionCtx, *grads: Tensor) -> tuple:
+        graph = ctx.graph
+        if graph.store is None:
+            found = graph.backward.run((ctx.values, grads[0].native), {})
+            return (None, None, None, *found)
+        total: list[Any] = [None] * len(graph.inputs)
+        for k, grad in enumerate(grads):
+            if grad is None:
+                continue
+            found = graph.backwards[k].run((ctx.values[k], grad.native), {})
+            total = [f if t is None else t if f is None else t + f for t, f in zip(total, found)]
+        return (None, None, None, *total)
 
 
-def differentiable_graph(
-    builder: GraphBuilder,
-    result: Any,
-    tail: list[str],
-    backends: list[Any],
-    fullgraph: bool,
-) -> DifferentiableGraph:
-    """Record the backward of ``result`` and build both graphs (``builder`` holds the
-    forward's calls; ``tail`` its write-backs)."""
-    if not isinstance(result, Tensor):
-        raise Unsupported(
-            "it returned several values that require grad and ran no backward: only a "
-            "single tensor result of a compiled forward can be differentiated yet"
-        )
-    inputs: dict[int, tuple[Callable, Tensor]] = {}
-    for _, getter, value, _, _ in builder.watched:
-        if isinstance(value, Tensor) and value.requires_grad:
-            inputs.setdefault(id(value), (getter, value))
-    placeholder = ones_like(result)
+def _record_backward(
+    builder: GraphBuilder, output: Tensor, inputs: list[Tensor], backends: list, fullgraph: bool
+) -> tuple[GraphBuilder, list]:
+    """Record the backward of ``output`` towards ``inputs`` (with a placeholder output
+    gradient): its builder, holding the calls, and the gradients found."""
+    placeholder = ones_like(output)
     recorder = Recorder(backends, fullgraph)
     try:
         recorder.open()
         grads = autograd_grad(
-            result,
-            [t for _, t in inputs.values()],
-            grad_outputs=placeholder,
-            retain_graph=True,
-            allow_unused=True,
+            output, inputs, grad_outputs=placeholder, retain_graph=True, allow_unused=True
         )
     except HostRead:
         raise  # fullgraph=True: a read breaks the graph, as it says
@@ -111,7 +122,65 @@ def differentiable_graph(
     back.find_holders(recorder.calls)
     for call in recorder.calls:
         back.call(*call)
-    backward = back.build([], back.result(list(grads)))
-    saved = tuple_source([builder.value(v) for v in back.saved])
-    forward = builder.build(tail, tuple_source([builder.result(result), saved]))
-    return DifferentiableGraph(forward, backward, [g for g, _ in inputs.values()])
+    return back, list(grads)
+
+
+def differentiable_graph(
+    builder: GraphBuilder,
+    result: Any,
+    tail: list[str],
+    backends: list[Any],
+    fullgraph: bool,
+) -> DifferentiableGraph:
+    """Record the backward of ``result`` and build both graphs (``builder`` holds the
+    forward's calls; ``tail`` its write-backs). Module attributes the step rebinds to
+    tensors of its graph (``builder.stored``) are further outputs, each with its backward."""
+    if not isinstance(result, Tensor):
+        raise Unsupported(
+            "it returned several values that require grad and ran no backward: only a "
+            "single tensor result of a compiled forward can be differentiated yet"
+        )
+    inputs: dict[int, tuple[Callable, Tensor]] = {}
+    for _, getter, value, _, _ in builder.watched:
+        if isinstance(value, Tensor) and value.requires_grad:
+            inputs.setdefault(id(value), (getter, value))
+    tensors = [t for _, t in inputs.values()]
+    # The Function's outputs: the result, then each stored tensor not already among them
+    # (a forward that keeps its result in an attribute leaves one object, as eagerly).
+    place = {id(result): 0}
+    outputs = [result]
+    for _, t in builder.stored:
+        if t._node is not None and id(t) not in place:
+            place[id(t)] = len(outputs)
+            outputs.append(t)
+    for expr, t in builder.stored:
+        if t._node is None and id(t._alias_of) not in place:
+            raise Unsupported(
+                f"it keeps at {expr} a detach() of a tensor of its graph that it neither "
+                "returns nor keeps, and a replay does not rebuild that alias"
+            )
+    recorded = [_record_backward(builder, out, tensors, backends, fullgraph) for out in outputs]
+    getters = [g for g, _ in inputs.values()]
+    if builder.stored:
+        # An input no output's backward reaches is left out: the stored attribute of the
+        # last call (a tensor of that call's graph) would chain every replay's to the next.
+        used = [i for i in range(len(tensors)) if any(g[i] is not None for _, g in recorded)]
+        recorded = [(back, [grads[i] for i in used]) for back, grads in recorded]
+        getters = [getters[i] for i in used]
+    backwards = [back.build([], back.result(grads)) for back, grads in recorded]
+    saved = [tuple_source([builder.value(v) for v in back.saved]) for back, _ in recorded]
+    if not builder.stored:
+        forward = builder.build(tail, tuple_source([builder.result(result), saved[0]]))
+        return DifferentiableGraph(forward, backwards, getters)
+    outs = tuple_source([builder.result(out) for out in outputs])
+    forward = builder.build(tail, tuple_source([outs, tuple_source(saved)]))
+    lines = [
+        f"{expr} = outputs[{place[id(t)]}]"
+        if t._node is not None
+        else f"{expr} = _alias(o := outputs[{place[id(t._alias_of)]}], o.native, False)"
+        for expr, t in builder.stored
+    ]
+    source = "def _store(args, kwargs, outputs):\n" + "".join(f"    {s}\n" for s in lines)
+    exec(compile(source, "<tw.compile store>", "exec"), builder.globals)  # noqa: S102
+    forward.source += source
+    return DifferentiableGraph(forward, backwards, getters, builder.globals["_store"])

@@ -207,6 +207,9 @@ class GraphBuilder:
         self._uses: set[str] = set()
         self.watched: list[tuple[str, Callable, Any, Any, Any]] = []
         self.rebound: set[str] = set()  # the locations the step rebinds (write_backs)
+        # Module attributes the step rebinds to a tensor whose autograd graph is still whole
+        # after it, with that tensor (write_backs; only a differentiable graph serves them).
+        self.stored: list[tuple[str, Tensor]] = []
         # Results: id(tensor a location held before and after the step) -> that location;
         # the ids of the tensors locations hold after it, of returned tensors; the tensors
         # rebuilt (id -> variable) by the lines ``finish``.
@@ -512,7 +515,7 @@ class GraphBuilder:
     def write_backs(self, args: tuple, kwargs: dict) -> list[str]:
         """Assignments that leave every location as the traced step left it (a tensor that
         several locations hold is one object, as eagerly)."""
-        nows = [getter(args, kwargs) for _, getter, _, _, _ in self.watched]
+        nows = [_now(getter, args, kwargs) for _, getter, _, _, _ in self.watched]
         for (expr, _, before, _, _), now in zip(self.watched, nows):
             if now is not before:
                 self.rebound.add(expr)
@@ -524,7 +527,9 @@ class GraphBuilder:
         for (expr, _, before, native, dtype), now in zip(self.watched, nows):
             if now is before and not isinstance(now, Tensor):
                 continue
-            if now is None:
+            if now is _GONE:  # a module's attribute the step deleted
+                out.append(f"del {expr}")
+            elif now is None:
                 out.append(f"{expr} = None")
             elif now is before:
                 if now.native is not native:
@@ -534,6 +539,14 @@ class GraphBuilder:
                     # shared with NumPy, passed on to the tensor's views and aliases.
                     out.append(f"{expr}._take({self.value(now.native)})")
             elif isinstance(now, Tensor):
+                kept = _kept(now) and self._reachable(now._alias_of)
+                if expr.endswith("]") and _in_module(expr) and (kept or _whole(now)):
+                    # A module attribute or buffer rebound to a tensor of the forward's
+                    # autograd graph (pruning's weight), or to a detach() of one: an output
+                    # of the replayed Function or its alias (:mod:`.differentiable`), or
+                    # Unsupported (compiled.py).
+                    self.stored.append((expr, now))
+                    continue
                 out.append(f"{expr} = {self.returned(now)}")
             else:
                 raise Unsupported(f"it replaced {expr} with a {type(now).__name__}")
@@ -709,6 +722,39 @@ def _settle_aliases(lines: list[_Line], end: set[str]) -> list[_Line]:
         else line
         for line in lines
     ]
+
+
+_GONE = object()  # what a location reads that the step deleted (a module's attribute)
+
+
+def _now(getter: Callable, args: tuple, kwargs: dict) -> Any:
+    try:
+        return getter(args, kwargs)
+    except KeyError:  # (a location ``H3.__dict__['name']`` the step deleted)
+        return _GONE
+
+
+def _in_module(expr: str) -> bool:
+    """Whether location ``expr`` is a module's attribute or buffer (state.locations)."""
+    return ".__dict__[" in expr or "._buffers[" in expr
+
+
+def _kept(t: Tensor) -> bool:
+    """Whether ``t`` is a plain ``detach()`` of a tensor with a whole autograd graph."""
+    base = t._alias_of
+    return (
+        base is not None
+        and t._view_of is None
+        and t._node is None
+        and not t.requires_grad
+        and t.native is base.native
+        and _whole(base)
+    )
+
+
+def _whole(t: Tensor) -> bool:
+    """Whether ``t`` has an autograd graph no backward of the step freed."""
+    return t._node is not None and shape_of(t._node) is None
 
 
 def _with_dels(lines: list[_Line], live_after: set[str]) -> list[str]:

@@ -61,12 +61,35 @@ def tensor_hooks(t: Tensor) -> tuple:
 
 def module_numbers(m: Module) -> tuple:
     """The Python numbers a module holds as attributes (a Dropout's ``p``, a LeakyReLU's
-    slope): its forward may have baked them into the trace."""
-    return tuple(
-        (name, number_sig(v))
-        for name, v in vars(m).items()
-        if type(v) in SCALARS and name != "training"
-    )
+    slope): its forward may have baked them into the trace. And its plain tensor
+    attributes (neither parameters nor buffers: the ``weight`` that pruning or
+    ``weight_norm``'s hook computes) by metadata: a replay reads and rebinds them where
+    they are (:meth:`StepState.locations`), so an attribute that appears, goes, or changes
+    shape, dtype or ``requires_grad`` traces again."""
+    found = []
+    for name, v in vars(m).items():
+        cls = type(v)
+        if cls in SCALARS:
+            if name != "training":
+                found.append((name, number_sig(v)))
+        elif cls is Tensor or isinstance(v, Tensor):
+            found.append((name, _meta(v)))
+    return tuple(found)
+
+
+def attribute_locations(modules: list[Module], out: list[tuple[Any, str]]) -> None:
+    """Add ``(module, ".__dict__['name']")`` for each plain tensor attribute of each module
+    of the trees ``modules``: a step that rebinds one (a forward pre-hook's ``setattr``)
+    has its replay rebind it to the tensor the graph computes, as eagerly."""
+    seen: set[int] = set()
+    for root in modules:
+        for m in root.modules():
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            for name, v in vars(m).items():
+                if isinstance(v, Tensor):
+                    out.append((m, f".__dict__[{name!r}]"))
 
 
 #: A module's hook tables: a hook added or removed after tracing changes what a step runs.
@@ -75,6 +98,54 @@ MODULE_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "
 
 def _tensor_sig(t: Tensor) -> tuple:
     return (id(t), _meta(t), _meta(t.grad), tensor_hooks(t))
+
+
+#: id(module) -> the names of its buffers that a traced step rebound (``self.running =
+#: self.running * 0.9 + ...``). Such a buffer is read and rebound by the replay where the
+#: module holds it (:meth:`StepState.locations`), and the signature and guards take it by
+#: metadata, not identity, so the buffer the replay leaves does not trace again.
+REBOUND_BUFFERS: dict[int, set[str]] = {}
+
+
+def loose_buffers(modules: list[Module]) -> set[int]:
+    """The ids of the buffers of the trees ``modules`` held in a slot of
+    :data:`REBOUND_BUFFERS` (empty, at no cost, while no step rebound a buffer)."""
+    if not REBOUND_BUFFERS:
+        return set()
+    found = set()
+    for root in modules:
+        for m in root.modules():
+            for name in REBOUND_BUFFERS.get(id(m), ()):
+                b = m._buffers.get(name)
+                if b is not None:
+                    found.add(id(b))
+    return found
+
+
+def buffers_of(modules: list[Module]) -> list[tuple[Module, dict]]:
+    """Each module of the trees ``modules`` with a copy of its buffer dict (see
+    :func:`note_rebound_buffers`)."""
+    seen: dict[int, tuple[Module, dict]] = {}
+    for root in modules:
+        for m in root.modules():
+            if id(m) not in seen and m._buffers:
+                seen[id(m)] = (m, dict(m._buffers))
+    return list(seen.values())
+
+
+def note_rebound_buffers(before: list[tuple[Module, dict]]) -> bool:
+    """Add to :data:`REBOUND_BUFFERS` the buffers the step rebound to another tensor since
+    ``before`` (:func:`buffers_of`); whether it found one not there yet."""
+    added = False
+    for m, then in before:
+        now = m._buffers
+        for name, old in then.items():
+            new = now.get(name)
+            if isinstance(old, Tensor) and isinstance(new, Tensor) and new is not old:
+                slots = REBOUND_BUFFERS.setdefault(id(m), set())
+                added = added or name not in slots
+                slots.add(name)
+    return added
 
 
 def freeze(value: Any, arrays: list | None = None, grads: bool = True) -> Any:
@@ -232,9 +303,17 @@ class StepState:
         ``args`` and ``kwargs``."""
         out: list[tuple[Any, str]] = []
         fixed: dict[int, Tensor] = {}
+        loose = loose_buffers(self.modules)
+        if loose:  # buffers a step rebinds: read and rebound where their module holds them
+            for m in {id(m): m for root in self.modules for m in root.modules()}.values():
+                for name in sorted(REBOUND_BUFFERS.get(id(m), ())):
+                    if m._buffers.get(name) is not None:
+                        out.append((m, f"._buffers[{name!r}]"))
+                        out.append((m, f"._buffers[{name!r}].grad"))
         for module in self.modules:
             for t in list(module.parameters()) + list(module.buffers()):
-                fixed.setdefault(id(t), t)
+                if id(t) not in loose:
+                    fixed.setdefault(id(t), t)
         for opt in self.optimizers:
             for group in opt.param_groups:
                 for p in group["params"]:
@@ -248,6 +327,7 @@ class StepState:
         for t in fixed.values():
             out.append((t, ""))
             out.append((t, ".grad"))
+        attribute_locations(self.modules, out)
         _argument_locations(args, "args", out)
         _argument_locations(kwargs, "kwargs", out)
         return out
@@ -274,6 +354,7 @@ def same_objects(now: list, before: list) -> bool:
 
 
 def modules_sig(modules: list[Module]) -> tuple:
+    loose = loose_buffers(modules)
     return tuple(
         (
             # A module swapped for another (a ReLU for a Tanh) runs other code.
@@ -288,7 +369,10 @@ def modules_sig(modules: list[Module]) -> tuple:
                 for m in module.modules()
             ),
             tuple(_tensor_sig(p) for p in module.parameters()),
-            tuple(_tensor_sig(b) for b in module.buffers()),
+            tuple(
+                (None, *_tensor_sig(b)[1:]) if id(b) in loose else _tensor_sig(b)
+                for b in module.buffers()
+            ),
         )
         for module in modules
     )
@@ -395,7 +479,8 @@ def describe_change(before: tuple, after: tuple) -> str:
         "the arguments",
         "the keyword arguments",
         "which arguments share an array",
-        "a module (submodules, training flags, parameters, buffers or their gradients)",
+        "a module (submodules, training flags, parameters, buffers or their gradients, "
+        "Python number or plain tensor attributes)",
         "an optimizer's settings or state (e.g. a Python number such as Adam's 'step')",
         "a tensor the function uses",
         "a Python number the function reads (a global, a closure variable, an attribute)",

@@ -5,11 +5,13 @@ its buffers) and :func:`.state.optimizers_sig` builds a tuple per group and para
 an MLP trainer that was ~40 us a call, most of what the guard cost. The checks written here
 test the same facts, in line, against the objects of one signature:
 
-- each module of the trees keeps its class and training flag and holds the same objects,
-  in the same order, in its ``_modules``, ``_parameters`` and ``_buffers`` (so a walk from
-  the roots meets the same modules, parameters and buffers in the same order, however the
-  module was changed: ``setattr``, ``add_module``, ``register_buffer`` or a write into
-  those dicts);
+- each module of the trees keeps its class and training flag, its Python number attributes
+  and its plain tensor attributes' shape, dtype, backend and ``requires_grad``, and holds
+  the same objects, in the same order, in its ``_modules``, ``_parameters`` and
+  ``_buffers`` (so a walk from the roots meets the same modules, parameters and buffers in
+  the same order, however the module was changed: ``setattr``, ``add_module``,
+  ``register_buffer`` or a write into those dicts), but for a buffer a step rebinds
+  (:data:`.state.REBOUND_BUFFERS`), checked by the facts below rather than identity;
 - each parameter and buffer keeps its shape, dtype, backend and ``requires_grad``, and its
   gradient stays absent or keeps those four facts;
 - each optimizer keeps its groups (the same dicts, their keys in order, settings as the
@@ -27,7 +29,13 @@ import math
 from operator import is_
 from typing import Any
 
-from tensorweaver.compiler.state import MODULE_HOOKS, SCALARS, freeze, tensor_hooks
+from tensorweaver.compiler.state import (
+    MODULE_HOOKS,
+    SCALARS,
+    freeze,
+    loose_buffers,
+    tensor_hooks,
+)
 from tensorweaver.compiler.symbolic import lifted_setting
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.optim.optimizer import Optimizer
@@ -105,11 +113,13 @@ def modules_checks(modules: list[Module], names: dict) -> list[str] | None:
     docstring), or None."""
     found: dict[int, Module] = {}
     tensors: dict[int, Tensor] = {}
+    loose = loose_buffers(modules)  # (taken by metadata, where the module holds them)
     for root in modules:
         for module in root.modules():
             found.setdefault(id(module), module)
         for t in (*root.parameters(), *root.buffers()):
-            tensors.setdefault(id(t), t)
+            if id(t) not in loose:
+                tensors.setdefault(id(t), t)
     checks = []
     for k, module in enumerate(found.values()):
         cls = type(module)
@@ -120,7 +130,11 @@ def modules_checks(modules: list[Module], names: dict) -> list[str] | None:
         names[f"M{k}"], names[f"C{k}"] = module, cls
         checks.append(f"type(M{k}) is C{k} and M{k}.training is {module.training}")
         for store in _STORES:
-            values = tuple(getattr(module, store).values())
+            held = getattr(module, store)
+            if store == "_buffers" and loose and any(id(b) in loose for b in held.values()):
+                checks += _buffer_checks(f"M{k}", held, loose, names)
+                continue
+            values = tuple(held.values())
             checks.append(_same_values(f"M{k}.{store}", values, f"M{k}{store}", names))
         for i, (name, value) in enumerate(vars(module).items()):
             if type(value) in SCALARS and name != "training":
@@ -128,9 +142,29 @@ def modules_checks(modules: list[Module], names: dict) -> list[str] | None:
                 if check is None:
                     return None
                 checks.append(check)
+            elif isinstance(value, Tensor):  # a plain tensor attribute, by metadata
+                names[f"M{k}a{i}"] = name
+                checks.append(f"isinstance(x := M{k}.__dict__.get(M{k}a{i}), Tensor)")
+                checks += tensor_checks("x", value, f"M{k}a{i}", names, grad=False)
     for k, t in enumerate(tensors.values()):
         names[f"MT{k}"] = t
         checks += tensor_checks(f"MT{k}", t, f"MT{k}", names)
+    return checks
+
+
+def _buffer_checks(module: str, held: dict, loose: set[int], names: dict) -> list[str]:
+    """Checks that ``{module}._buffers`` has the names of ``held``, in order, each holding
+    the same tensor, or, for a buffer of ``loose``, one with its metadata."""
+    names[f"{module}bk"] = list(held)
+    checks = [f"[*(bs := {module}._buffers)] == {module}bk"]
+    for i, (name, b) in enumerate(held.items()):
+        tag = f"{module}b{i}"
+        names[f"{tag}n"], names[tag] = name, b
+        if b is None or id(b) not in loose:
+            checks.append(f"bs[{tag}n] is {tag}")
+        else:
+            checks.append(f"isinstance(x := bs[{tag}n], Tensor)")
+            checks += tensor_checks("x", b, tag, names)
     return checks
 
 
