@@ -39,19 +39,20 @@ class SpectralNorm:
 
     def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
         weight = getattr(module, self.name + "_orig")
-        weight_mat = weight_matrix(weight, self.dim)
-        if do_power_iteration:
-            with tw.no_grad():
-                u = getattr(module, self.name + "_u")
-                for _ in range(self.n_power_iterations):
-                    v = F.normalize(weight_mat.t() @ u, dim=0, eps=self.eps)
-                    u = F.normalize(weight_mat @ v, dim=0, eps=self.eps)
-                setattr(module, self.name + "_u", u)
-                setattr(module, self.name + "_v", v)
         u = getattr(module, self.name + "_u")
         v = getattr(module, self.name + "_v")
-        sigma = (u * (weight_mat @ v)).sum()
-        return weight / sigma
+        weight_mat = weight_matrix(weight, self.dim)
+        if do_power_iteration:
+            # (the buffers are written in place, as PyTorch does: whoever holds them sees the
+            # iteration; the values used below are clones, so that two forwards can be
+            # differentiated together)
+            with tw.no_grad():
+                for _ in range(self.n_power_iterations):
+                    v = F.normalize(tw.mv(weight_mat.t(), u), dim=0, eps=self.eps, out=v)
+                    u = F.normalize(tw.mv(weight_mat, v), dim=0, eps=self.eps, out=u)
+                u = u.clone(memory_format=tw.contiguous_format)
+                v = v.clone(memory_format=tw.contiguous_format)
+        return weight / tw.dot(u, tw.mv(weight_mat, v))
 
     def remove(self, module: Module) -> None:
         with tw.no_grad():
