@@ -122,13 +122,6 @@ def test_multihead_attention_gradgrad_float32_is_judged_by_the_reference(
     assert _gradgrad_asking(monkeypatch, 19)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="tw's float32 MultiheadAttention second-order gradient is 3.2e-5 (relative to the "
-    "largest) from torch's float64 result, 22 times torch's own float32 error 1.45e-6 (the "
-    "same on numpy and torch:cpu: tw's formulation, not a backend)",
-)
 def test_multihead_attention_gradgrad_float32_accuracy(
     backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
