@@ -649,14 +649,18 @@ class RNNBase(Module):
     ) -> tuple[Union[Tensor, PackedSequence], Optional[State], list[Any]]:
         """The operands as PyTorch's CPU autocast leaves them: an RNN's matrix products are on
         autocast's list (every operand but float64 in ``low``), as are those of an LSTM with
-        ``proj_size`` (PyTorch's oneDNN kernel cannot project: it runs the layer step by step);
-        another LSTM or a GRU computes in ``low`` only for an input already in ``low``, else
-        in its weights' dtype. Operands left in different dtypes raise PyTorch's
-        RuntimeError."""
+        ``proj_size`` (PyTorch's oneDNN kernel cannot project: it runs the layer step by step)
+        and the oneDNN layer PyTorch runs another LSTM with for a float32 input; a GRU, or an
+        LSTM given the other low-precision dtype, computes in ``low`` only for an input
+        already in ``low``, else in its weights' dtype (PyTorch's oneDNN LSTM takes a bfloat16
+        or float16 input only on CPUs with such kernels, and raises where it lacks one for
+        ``low``: there the result depends on the CPU, here it does not). Operands left in
+        different dtypes raise PyTorch's RuntimeError."""
         data = input.data if isinstance(input, PackedSequence) else input
         weights = self._flat_weights
         stepwise = self.mode.startswith("RNN") or getattr(self, "proj_size", 0) > 0
-        if stepwise or data.dtype is low:
+        one_dnn = self.mode == "LSTM" and data.dtype is tw.float32
+        if stepwise or one_dnn or data.dtype is low:
             cast = list(autocast_operands(low, data, *weights))
             data, weights = cast[0], cast[1:]
         elif data.dtype.itemsize < 8 and data.dtype.is_floating_point:
