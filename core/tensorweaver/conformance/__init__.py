@@ -34,6 +34,12 @@ What it checks, each check with an id:
   References are NumPy float64; gradients are also checked by finite differences. A
   wrong element of an elementwise primitive is shown with its operands; a composite's
   failure says whether its ``fused_<name>`` kernel or the core's decomposition ran.
+* ``widening/<primitive>/<dtype>``: every primitive in every dtype it admits (bool to
+  complex128), each in every layout above and in flipped (negative strides), flipped and
+  stepped, innermost-broadcast, channels-last, long (vectorised loops) and host-wrapped
+  (Fortran-ordered, stepped and broadcast NumPy arrays) layouts, on extreme values too
+  (integer wraparound, int64 beyond float64, float overflow and subnormals)
+  (:mod:`tensorweaver.conformance.widening`; the kit runs these, ``tw check`` does not).
 * ``rng_state/*``: the optional random stream states (``get_rng_state``/``set_rng_state``,
   API 2.5; skipped without them): a state repeats every draw after it bit for bit, fused
   dropout's too, reading one leaves the stream alone, and ``tw.random.fork_rng`` puts the

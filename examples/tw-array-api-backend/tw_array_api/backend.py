@@ -317,7 +317,7 @@ class ArrayAPIBackend:
 
     def nonzero(self, a: A) -> A:
         if a.ndim == 0:  # the standard's nonzero wants at least one axis
-            count = int(xp.sum(xp.astype(xp.reshape(a, (1,)) != 0, xp.int64)))
+            count = int(xp.sum(xp.astype(xp.astype(xp.reshape(a, (1,)), xp.bool), xp.int64)))
             return xp.zeros((count, 0), dtype=xp.int64)
         return xp.stack(xp.nonzero(a), axis=1)
 

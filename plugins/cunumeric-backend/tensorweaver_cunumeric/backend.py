@@ -43,8 +43,9 @@ Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its ar
   type (a million float32 0.1s sum to 100958): they accumulate in float64 here [+1].
 * complex128 ``prod`` raises and complex ``scatter_add`` lost the imaginary parts: see
   :mod:`.complex`.
-* ``matmul`` has no integer or bool kernels: computed in float64 (exact while the sums stay
-  below 2**53) and wrapped back to the integer type as NumPy's integer matmul wraps [+3].
+* ``matmul`` has no integer or bool kernels: bool in float64 [+3], integers exactly in
+  16-bit pieces multiplied in float64 (:mod:`.intmatmul`; float64 alone was wrong once a
+  sum passed 2**53: int32 and int64 near their ends).
 * no ``ufunc.at``: ``scatter_add`` sums duplicates with a weighted ``histogram`` of the
   flat positions (one unit bin each), in float64; int64 values go in three 22-bit pieces,
   each summed exactly, then joined (a single float64 sum loses bits beyond 2**53) [+8];
@@ -80,6 +81,7 @@ from tensorweaver_cunumeric import legate_config
 from tensorweaver_cunumeric.complex import ComplexNumbers
 from tensorweaver_cunumeric.erf import Erf
 from tensorweaver_cunumeric.fft import FourierTransforms
+from tensorweaver_cunumeric.intmatmul import integer_matmul
 from tensorweaver_cunumeric.linalg import LinearAlgebra
 from tensorweaver_cunumeric.special import SpecialFunctions
 
@@ -576,7 +578,6 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
             self._check_fits((*batch, a.shape[-2], b.shape[-1]), wide)
         if a.dtype.kind in "fc":
             return cn.matmul(a, b)
-        product = cn.matmul(a.astype(_F64), b.astype(_F64))
         if a.dtype == numpy.bool_:
-            return product != 0
-        return product.astype(_I64).astype(a.dtype)
+            return cn.matmul(a.astype(_F64), b.astype(_F64)) != 0
+        return integer_matmul(a, b)

@@ -9,6 +9,11 @@ no checks; torch broadcasts a 0-d operand itself. Data leaves the device only in
 * ``argmax``/``argmin`` and ``cumsum``: torch has no bool kernels.
 * ``prod``: torch reduces one axis per call.
 * ``matmul``: torch has no bool matmul, and none for integers off the CPU.
+* float ``remainder``: torch 2.13's vectorised CPU kernel (8 or more elements) gives NaN
+  where ``a / b`` overflows (``1.5 % -1e-45`` in float32), its scalar loop the exact
+  answer: where an eager CPU result holds a NaN, those of finite operands are recomputed
+  one element at a time (one ``isnan().any()`` pass otherwise; compiled graphs are left
+  to inductor's kernel).
 
 Elsewhere torch already matches the IR: ``floor_divide``/``remainder`` round as
 Python's ``//``/``%``, ``round`` is half to even, ``amax``/``amin`` propagate NaN, and
@@ -17,11 +22,13 @@ Python's ``//``/``%``, ``round`` is half to even, ``amax``/``amin`` propagate Na
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 from tensorweaver.contract import DeviceRecord, DType, dtypes
+from torch.fx.experimental.proxy_tensor import get_proxy_mode
 
 from tensorweaver_torch.compile import CompiledGraphs
 from tensorweaver_torch.complex import ComplexNumbers
@@ -259,7 +266,17 @@ class TorchBackend(
 
     floordiv = staticmethod(torch.floor_divide)
 
-    remainder = staticmethod(torch.remainder)
+    @staticmethod
+    def remainder(a: Tensor, b: Tensor) -> Tensor:
+        r = torch.remainder(a, b)
+        if (
+            r.is_floating_point()
+            and r.device.type == "cpu"
+            and not _tracing()
+            and math.isnan(r.sum().item())  # (one op: a NaN anywhere makes the sum NaN)
+        ):
+            return _remainder_repaired(a, b, r)
+        return r
 
     pow = staticmethod(torch.pow)
 
@@ -409,3 +426,23 @@ class TorchBackend(
         if a.dtype is torch.bool:
             return products.any(-2)
         return products.sum(-2, dtype=a.dtype)
+
+
+def _tracing() -> bool:
+    """Whether torch.compile or make_fx (tw.compile's tracer) is tracing: a value read
+    back would stop it, and the compiled kernel is not the eager one."""
+    return torch.compiler.is_compiling() or get_proxy_mode() is not None
+
+
+def _remainder_repaired(a: Tensor, b: Tensor, r: Tensor) -> Tensor:
+    """``r`` (``torch.remainder(a, b)`` on the CPU) with the NaN of finite operands, which
+    only an overflowing ``a / b`` gives, recomputed by torch's exact scalar loop."""
+    a, b = torch.broadcast_tensors(a, b)
+    wrong = r.isnan() & a.isfinite() & b.isfinite() & (b != 0)
+    if not bool(wrong.any()):
+        return r
+    # one element a call: shorter than any vector, so torch's scalar loop computes it
+    right = [torch.remainder(x.reshape(1), y.reshape(1)) for x, y in zip(a[wrong], b[wrong])]
+    r = r.clone()
+    r[wrong] = torch.cat(right)
+    return r
