@@ -60,6 +60,7 @@ class CompiledFunction:
         self._pending: dict[tuple, Any] = {}  # graphs traced once, to be confirmed
         self._stale: dict[tuple, int] = {}  # replays in a row stopped by StaleGraph
         self._paths: dict[tuple, int] = {}  # traces in a row on a path not traced before
+        self._changing: dict[tuple, None] = {}  # signatures whose trace changed them
         self._state: StepState | None = None  # the last call's, to reuse its roots
         # Signature -> the function checking it (guards.make_guard), and (guard, signature,
         # entry) of the last replay, whose guard the next call checks first.
@@ -190,9 +191,16 @@ class CompiledFunction:
             # (A gradient the step gives an argument is replayed, and the next call's
             # fresh argument, requiring grad, has none again: the graph serves it.)
             after = now.signature(args, kwargs)
-            if after != key and now.signature(args, kwargs, argument_grads=False) != loose:
+            changed = after != key and now.signature(args, kwargs, argument_grads=False) != loose
+            if changed and key not in self._changing:
                 # The step changed what it was specialised on (first step: gradients and
                 # optimizer state appear); the next call traces again from the new state.
+                # A signature that comes back (the caller detaches the hidden state the
+                # forward keeps; a no_grad call leaves a pruned weight without a graph) is
+                # compiled when it comes again, as one that does not change.
+                self._changing[key] = None
+                if len(self._changing) > CACHE_SIZE:
+                    del self._changing[next(iter(self._changing))]
                 self._unstable += 1
                 if self._unstable >= _UNSTABLE_LIMIT:
                     self._eager_only = True
@@ -456,7 +464,9 @@ def compile(  # noqa: A001  (PyTorch's name)
     and rebound where its module holds it and guarded by metadata, not identity
     (:data:`.state.REBOUND_BUFFERS`). A step that changes a module's Python number
     (``self.calls += 1``) changes its own signature: it traces again, and after three such
-    calls in a row runs eagerly, with a warning.
+    calls in a row runs eagerly, with a warning. A signature that comes back although its
+    step changes it (the caller detaches a hidden state the forward keeps; a ``no_grad``
+    call leaves a pruned weight without a graph) is compiled when it comes again.
 
     Values are recognised by identity. A tensor the code reaches other than through its
     arguments, the modules and optimizers it names or reaches through them, and tensors

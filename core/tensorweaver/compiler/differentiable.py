@@ -153,6 +153,14 @@ def differentiable_graph(
         if t._node is not None and id(t) not in place:
             place[id(t)] = len(outputs)
             outputs.append(t)
+    for t in outputs if builder.stored else ():
+        # The Function's outputs are separate tensors: a view among them (``self.row =
+        # out[0]``) would no longer see a write into its base, as it does eagerly.
+        if t._view_of is not None and builder._reachable(t._view_of[0]):
+            raise Unsupported(
+                "it returns (or stores) a view of a tensor it returns or leaves at a location, "
+                "and a replay does not rebuild a write through it"
+            )
     for expr, t in builder.stored:
         if t._node is None and id(t._alias_of) not in place:
             raise Unsupported(

@@ -66,15 +66,11 @@ def module_numbers(m: Module) -> tuple:
     ``weight_norm``'s hook computes) by metadata: a replay reads and rebinds them where
     they are (:meth:`StepState.locations`), so an attribute that appears, goes, or changes
     shape, dtype or ``requires_grad`` traces again."""
-    found = []
-    for name, v in vars(m).items():
-        cls = type(v)
-        if cls in SCALARS:
-            if name != "training":
-                found.append((name, number_sig(v)))
-        elif cls is Tensor or isinstance(v, Tensor):
-            found.append((name, _meta(v)))
-    return tuple(found)
+    return tuple(
+        (name, number_sig(v) if type(v) in SCALARS else _meta(v))
+        for name, v in vars(m).items()
+        if (type(v) in SCALARS and name != "training") or isinstance(v, Tensor)
+    )
 
 
 def attribute_locations(modules: list[Module], out: list[tuple[Any, str]]) -> None:
