@@ -65,13 +65,6 @@ def test_conv_transpose_bias_dtype_like_torch(nd: int, dtype: str, bias_dtype: s
     assert transpose_outcome(tw, nd, dtype, bias_dtype) == want
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch's conv_transpose1d/2d add a floating bias of another dtype in place "
-    "(the result keeps the input's dtype) and conv_transpose3d refuses any other bias "
-    "dtype, int64 too; tw refuses every mixed floating bias and lets conv_transpose3d take "
-    "an int64 one (ops/composite.py's one-dtype rule; the fix belongs in conv.py)",
-)
 @pytest.mark.parametrize(
     "nd, dtype, bias_dtype",
     [

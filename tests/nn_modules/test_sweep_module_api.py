@@ -696,7 +696,6 @@ OPEN_IN_PARAMETER = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="nn/parameter.py: reported to the lead")
 @pytest.mark.parametrize("name", list(OPEN_IN_PARAMETER))
 def test_open_in_parameter(backend: str, name: str) -> None:
     same(OPEN_IN_PARAMETER[name])

@@ -708,9 +708,6 @@ def test_scatter_reduce_edges_like_torch(backend: str, program) -> None:
     same_as_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="ops/numeric.py scatter_reduce prod of an empty input: src gets no grad"
-)
 def test_scatter_reduce_gradient_of_an_empty_input(backend: str) -> None:
     index = np.zeros((2, 0, 2), np.int64)
     grads_like_torch(

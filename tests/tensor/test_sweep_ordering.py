@@ -845,11 +845,6 @@ def test_counting_keywords_are_torchs_names(backend: str, call) -> None:
     same_as_torch(lambda m: call(m, m.tensor([3.0, 0.0, 2.0])))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/numeric.py: torch's logcumsumexp gradient is NaN where an input is -inf "
-    "before any finite one, or +inf (its log-space formula); ours is the finite limit",
-)
 def test_logcumsumexp_gradient_at_infinities_like_torch(backend: str) -> None:
     grads_like_torch(lambda m, t: t.logcumsumexp(0), np.array([-inf, -inf, 1.0, 2.0]))
     grads_like_torch(lambda m, t: t.logcumsumexp(0), np.array([1.0, inf, 2.0]))

@@ -4,7 +4,9 @@ layers (``UninitializedParameter``, ...)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any, Optional
 
 import tensorweaver as tw
@@ -60,14 +62,107 @@ class Buffer(Tensor):
         self.requires_grad_(data.requires_grad)
         self.persistent = persistent
 
+    def __repr__(self) -> str:
+        # PyTorch's Buffer(t) is a plain tensor and prints as one; "Buffer(" is as wide as
+        # "tensor(", so only the name differs from the subclass's print.
+        text = super().__repr__()
+        return "tensor(" + text[len("Buffer(") :] if type(self) is Buffer else text
+
+
+#: The storage and shape slots of every tensor, which the uninitialized ones hide.
+_NATIVE, _SHAPE = Tensor.__dict__["native"], Tensor.__dict__["shape"]
+#: How deep this thread is in an operation an uninitialized tensor allows (see _allowed).
+_ALLOWED = threading.local()
+
+
+@contextlib.contextmanager
+def _allowed() -> Iterator[None]:
+    """Let uninitialized tensors show their (empty) storage and shape inside the block."""
+    _ALLOWED.depth = getattr(_ALLOWED, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _ALLOWED.depth -= 1
+
+
+def _is_allowed() -> bool:
+    return getattr(_ALLOWED, "depth", 0) > 0
+
+
+class _NoShape(RuntimeError, ValueError):
+    """Reading an uninitialized tensor's shape: PyTorch's ``shape`` raises RuntimeError and
+    its operations ValueError, and operations here read the shape as often as the storage."""
+
 
 class UninitializedTensorMixin:
     """A tensor without a shape yet (no elements: only the device and dtype it will have);
     :meth:`materialize` gives it one and turns it into ``cls_to_become``, the same object.
-    Moving or casting it (``to``, ``double``, ``cuda``, ...) keeps it uninitialized."""
+
+    As PyTorch's, it allows only facts (``dtype``, ``device``, ``requires_grad``, ``ndim``,
+    ``size()``, ``data``, ...), ``copy_`` and moves and casts (``to``, ``cpu``, ``cuda``,
+    ``half``, ``float``, ``double``, ``char``, ``short``, ``int``, ``long``); reading
+    ``shape`` raises RuntimeError and any other operation ValueError (every operation reads
+    the tensor's storage or shape, which are hidden here)."""
 
     __slots__ = ()
     cls_to_become: type = Tensor
+
+    @property
+    def native(self) -> Any:
+        if _is_allowed():
+            return _NATIVE.__get__(self, Tensor)
+        raise ValueError(
+            f"Attempted to use an uninitialized parameter ({type(self).__name__}) in an "
+            "operation that needs its values or shape. This happens with a LazyModule (or an "
+            "explicit tw.nn.parameter." + type(self).__name__ + "): call its forward with a "
+            "dummy batch first, which gives the parameters their shapes"
+        )
+
+    @native.setter
+    def native(self, value: Any) -> None:
+        _NATIVE.__set__(self, value)
+
+    @property
+    def shape(self) -> Any:
+        if _is_allowed():
+            return _SHAPE.__get__(self, Tensor)
+        raise _NoShape(
+            "Can't access the shape of an uninitialized parameter or buffer "
+            f"({type(self).__name__}), nor use it in an operation. This happens with a "
+            "LazyModule, or in load_state_dict loading an uninitialized parameter into an "
+            "initialized one: call forward (with a dummy batch) to initialize the parameters "
+            "first"
+        )
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        _SHAPE.__set__(self, value)
+
+    @property
+    def ndim(self) -> int:
+        return len(_SHAPE.__get__(self, Tensor))  # as PyTorch: 1, the shape of no data
+
+    @property
+    def data(self) -> Tensor:
+        with _allowed():
+            return Tensor.data.__get__(self, Tensor)  # type: ignore[attr-defined]
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        with _allowed():
+            Tensor.data.__set__(self, value)  # type: ignore[attr-defined]
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if not _is_allowed():
+            self.native  # noqa: B018 - refused as PyTorch refuses it
+        return Tensor.requires_grad_(self, requires_grad)  # type: ignore[arg-type]
+
+    def share_memory_(self) -> Tensor:
+        raise RuntimeError(
+            "Can't share memory on an uninitialized parameter or buffer "
+            f"({type(self).__name__}); call forward (with a dummy batch) to initialize the "
+            "parameters before module.share_memory()"
+        )
 
     def materialize(self, shape: Sequence[int], device: Any = None, dtype: Any = None) -> None:
         """Give the tensor ``shape`` (uninitialized values, as ``tw.empty``), on ``device``
@@ -79,10 +174,9 @@ class UninitializedTensorMixin:
         )
         self.__class__ = self.cls_to_become
 
-    def _still_lazy(self, moved: Tensor) -> Tensor:
-        if moved is self:
-            return moved
-        return type(self)(self.requires_grad, moved.device, moved.dtype)  # type: ignore
+    def _moved(self, moved: Tensor) -> Tensor:
+        """What a move or cast gives: a plain tensor (an uninitialized buffer stays one)."""
+        return moved
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         if id(self) not in memo:
@@ -93,17 +187,24 @@ class UninitializedTensorMixin:
         return f"<{type(self).__name__}>"
 
 
-def _keeps_lazy(name: str) -> Any:
-    def method(self: UninitializedTensorMixin, *args: Any, **kwargs: Any) -> Tensor:
-        return self._still_lazy(getattr(Tensor, name)(self, *args, **kwargs))
+def _allowing(name: str) -> Any:
+    def method(self: UninitializedTensorMixin, *args: Any, **kwargs: Any) -> Any:
+        with _allowed():
+            result = getattr(Tensor, name)(self, *args, **kwargs)
+        return self._moved(result) if isinstance(result, Tensor) and result is not self else result
 
     method.__name__ = name
     return method
 
 
-# PyTorch's list of what an uninitialized tensor allows: moves and casts.
-for _name in ("to", "cpu", "cuda", "type", "half", "bfloat16", "float", "double"):
-    setattr(UninitializedTensorMixin, _name, _keeps_lazy(_name))
+# PyTorch's list of what an uninitialized tensor allows: its size, copy_, moves and casts;
+# and detach, which PyTorch refuses, because Module._save_to_state_dict detaches every entry
+# before LazyModuleMixin's puts the uninitialized ones back (nn/modules/lazy.py).
+for _name in (
+    "size", "copy_", "get_device", "to", "cpu", "cuda",
+    "half", "float", "double", "char", "short", "int", "long", "detach",
+):  # fmt: skip
+    setattr(UninitializedTensorMixin, _name, _allowing(_name))
 
 
 class UninitializedParameter(UninitializedTensorMixin, Parameter):
@@ -114,7 +215,8 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     cls_to_become = Parameter
 
     def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
-        super().__init__(tw.empty(0, device=device, dtype=dtype), requires_grad)
+        with _allowed():
+            super().__init__(tw.empty(0, device=device, dtype=dtype), requires_grad)
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
@@ -126,8 +228,12 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> None:
         data = tw.empty(0, device=device, dtype=dtype)
-        super().__init__(data.native, data.backend, data.dtype)
-        self.requires_grad_(requires_grad)
+        with _allowed():
+            super().__init__(data.native, data.backend, data.dtype)
+            self.requires_grad_(requires_grad)
+
+    def _moved(self, moved: Tensor) -> Tensor:
+        return type(self)(self.requires_grad, moved.device, moved.dtype)
 
 
 def is_lazy(param: Any) -> bool:

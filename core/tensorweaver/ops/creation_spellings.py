@@ -16,6 +16,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import overflow
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.memory_facts import check_strides
 from tensorweaver.tensor import Tensor
@@ -117,3 +118,68 @@ def range(  # noqa: A001 - PyTorch's name
         n = int((last - first) / by + kind(1))
         host = first + by * np.arange(n, dtype=kind)
     return cr.tensor(host, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def logspace(
+    start: Any,
+    end: Any,
+    steps: int,
+    base: float = 10.0,
+    *,
+    dtype: DType | None = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool | None = None,
+) -> Tensor:
+    """``steps`` values ``base ** e``, ``e`` evenly spaced from ``start`` to ``end``
+    inclusive (complex when either end is a complex number), computed as PyTorch's CPU
+    kernel: the exponents as ``tw.linspace``'s in ``dtype`` (in float64 from the ends
+    converted to ``dtype`` for integer dtypes, whose powers are then truncated); one step
+    gives ``base ** start`` computed in double precision."""
+    base = cr._as_number(base)
+    if isinstance(base, complex) or not isinstance(base, Number):
+        raise TypeError(
+            f"logspace(): argument 'base' must be a real number, not {type(base).__name__}"
+        )
+    start, end = (cr._range_end("logspace", v) for v in (start, end))
+    if cr._integer_tensor(steps) and steps.ndim == 0:
+        steps = int(steps.item())
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
+    ends_complex = isinstance(start, complex) or isinstance(end, complex)
+    inferred = cr.default_complex_dtype() if ends_complex else cr.get_default_dtype()
+    dtype = dtype or inferred
+    if ends_complex and not dtype.is_complex:
+        raise RuntimeError(
+            f"logspace: inferred dtype {inferred.name} can't be safely cast to passed dtype "
+            f"{dtype.name}; pass a complex dtype or real ends"
+        )
+    if steps < 2:  # PyTorch fills in the one double (or complex double) power
+        one = [_power(complex(base) if dtype.is_complex else float(base), start)] * steps
+        return cr.tensor(one, dtype=dtype, device=device, requires_grad=requires_grad)
+    if dtype is dtypes.bool_:
+        raise NotImplementedError(
+            "logspace: not implemented for bool; make a float range and compare it"
+        )
+    if dtype.kind in "iu":  # the ends in the dtype, the exponents in float64
+        start, end = (overflow.fill_value(v, dtype, "logspace") for v in (start, end))
+    exponents = cr._spaced(start, end, steps, dtypes.float64 if dtype.kind in "iu" else dtype)
+    if dtype.kind in "iu":  # cast as C casts (PyTorch's kernel is C++): truncated, and
+        # whatever the machine makes of an out-of-range value
+        with np.errstate(all="ignore"):
+            host = _power(float(base), exponents).astype(dtype.numpy_name)
+    else:
+        host = _power(exponents.dtype.type(base), exponents)
+    return cr.tensor(host, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _power(base: Any, exponent: Any) -> Any:
+    """``base ** exponent`` as C's ``pow`` (``cpow``, ``exp(exponent * log(base))``, for a
+    complex base: NaN for 0 ** 0), NaN where it is undefined, with no warning."""
+    with np.errstate(all="ignore"):
+        if isinstance(base, (complex, np.complexfloating)):
+            return np.exp(exponent * np.log(base))
+        return np.power(base, exponent)

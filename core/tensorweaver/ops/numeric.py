@@ -182,8 +182,17 @@ class _ComplexLogAdd(Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple:
         a, b = ctx.saved_tensors
-        share = [cx.conj(ew.add(ew.exp(ew.sub(q, p)), 1)) for p, q in ((a, b), (b, a))]
+        share = [cx.conj(ew.add(ew.exp(_complex_sub(q, p)), 1)) for p, q in ((a, b), (b, a))]
         return ew.div(grad, share[0]), ew.div(grad, share[1])
+
+
+def _complex_sub(a: Tensor, b: Tensor) -> Tensor:
+    """``a - b`` as PyTorch's complex kernel computes it, ``a - (1 + 0j) * b``: an infinite
+    part of ``b`` gives NaN parts (inf - (-inf + 0j) is inf + nanj there), where NumPy's
+    part-by-part difference gives none. Built from real parts, the same on every backend."""
+    re, im = cx.real(b), cx.imag(b)
+    once_re, once_im = ew.sub(re, ew.mul(im, 0.0)), ew.add(im, ew.mul(re, 0.0))  # 0 * inf: NaN
+    return cx.complex(ew.sub(cx.real(a), once_re), ew.sub(cx.imag(a), once_im))
 
 
 def _complex_log_add_values(a: Tensor, b: Tensor) -> Tensor:
@@ -193,7 +202,9 @@ def _complex_log_add_values(a: Tensor, b: Tensor) -> Tensor:
     b_larger = ew.lt(cx.real(a), cx.real(b))
     high, low = ew.where(b_larger, b, a), ew.where(b_larger, a, b)
     # high first: torch's complex add is a + 1 * b, and 1 * (inf + 0j) is inf + nanj there.
-    out = ew.add(high, ew.log1p(ew.exp(ew.sub(low, high))))
+    # low - high part by part, as PyTorch's kernel (C++'s complex difference) on every backend
+    gap = cx.complex(ew.sub(cx.real(low), cx.real(high)), ew.sub(cx.imag(low), cx.imag(high)))
+    out = ew.add(high, ew.log1p(ew.exp(gap)))
     low_real = cx.real(low)
     equal_inf = ew.logical_and(ew.isinf(low_real), ew.eq(low_real, cx.real(high)))
     # Summed part by part, for the same reason.
@@ -552,8 +563,50 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     if x.dtype.kind == "c":
         return _complex_log_cumsum(x, axis)
     wide = _half_as_float32(x)
-    out = _scan((wide,), axis, lambda earlier, later: (logaddexp(earlier[0], later[0]),))[0]
+    if wide.requires_grad and is_grad_enabled() and (_compiling() or _any_infinite(wide)):
+        # The scan's gradient is the finite limit at infinities (or NaN where two meet);
+        # PyTorch's formula is NaN at +inf inputs and at -inf outputs, 0 after a +inf.
+        out = _LogCumSumExp.apply(wide, axis)
+    else:
+        out = _log_cumsum_scan(wide, axis)
     return out if wide is x else ew.cast(out, x.dtype)
+
+
+def _log_cumsum_scan(x: Tensor, axis: int) -> Tensor:
+    return _scan((x,), axis, lambda earlier, later: (logaddexp(earlier[0], later[0]),))[0]
+
+
+def _any_infinite(x: Tensor) -> bool:
+    """Whether ``x`` may hold an infinity: its sum is not finite (NaN and overflowing sums
+    too, for which PyTorch's formula is right as well; one reduction)."""
+    return not math.isfinite(red.sum(x.detach()).item())
+
+
+class _LogCumSumExp(Function):
+    """The real logcumsumexp with PyTorch's gradient formula: for each input, the sum over
+    later outputs of ``grad * exp(input - output)``, the positive and negative parts of
+    ``grad`` summed apart in log space (reversed logcumsumexps)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, axis: int) -> Tensor:
+        out = _log_cumsum_scan(x, axis)
+        ctx.axis = axis
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        x, out = ctx.saved_tensors
+        axis = ctx.axis
+        lowest = float(np.finfo(x.dtype.numpy_name).min)
+        log_size = ew.log(ew.abs(grad))
+
+        def part(sign: Tensor) -> Tensor:
+            logs = ew.sub(ew.where(sign, log_size, lowest), out)
+            later = mv.flip(logcumsumexp(mv.flip(logs, axis), axis), axis)
+            return ew.exp(ew.add(later, x))
+
+        return ew.sub(part(ew.gt(grad, 0)), part(ew.lt(grad, 0))), None
 
 
 def _complex_log_cumsum(x: Tensor, axis: int) -> Tensor:
@@ -742,7 +795,7 @@ def _scatter_reduce(
             f"{src.dtype.name}; convert src with .to(input.dtype)"
         )
     if not index.numel():  # nothing is reduced; PyTorch checks no size of an empty index
-        return x.clone()
+        return _reduced_nothing(x, src)
     if any(s < i for s, i in zip(src.shape, index.shape)):
         raise RuntimeError(
             f"{op}(): src of shape {list(src.shape)} is smaller than index of shape "
@@ -797,8 +850,18 @@ def scatter_reduce(
         axis, index = ix.check_scatter_index("scatter_reduce", input, dim, index)
     except RuntimeError as error:  # an empty index: PyTorch checks none of its sizes
         ix._unless_empty(error, input, index, src)
-        return input.clone()
+        return _reduced_nothing(input, src)
     return _scatter_reduce("scatter_reduce", input, axis, index, src, reduce, include_self)
+
+
+def _reduced_nothing(x: Tensor, src: Tensor) -> Tensor:
+    """A copy of ``x`` (an empty index reduces nothing) with ``src`` in its graph, as in
+    PyTorch's, where ``src`` gets a zero gradient (not none)."""
+    out = x.clone()
+    if not (src.requires_grad and is_grad_enabled()):
+        return out
+    nothing = ew.cast(red.sum(mv.narrow(mv.reshape(src, (-1,)), 0, 0, 0)), x.dtype)  # exactly 0
+    return ew.where(cr.full((), True, dtype=dtypes.bool_, device=x), out, nothing)
 
 
 def _check_index_source(input: Tensor, axis: int, index: Tensor, source: Tensor) -> None:

@@ -586,6 +586,10 @@ def _conv_transpose(
             f"would have spatial size {tuple(size)}; use less padding"
         )
     _check_bias(bias, weight.shape[1] * groups, fn)
+    late_bias = None
+    if bias is not None and bias.dtype is not x.dtype:
+        _check_late_bias(x, weight, bias, stride, dilation, groups, fn)
+        late_bias, bias = bias, None
     lift = rank == 1  # a transposed convolution over a height of one
     if lift:
         x, weight = x.unsqueeze(2), weight.unsqueeze(2)
@@ -603,7 +607,46 @@ def _conv_transpose(
     )
     if lift:
         out = out.squeeze(2)
+    if late_bias is not None:  # added in place, as PyTorch does: the result keeps its dtype
+        out = (out + late_bias.reshape(1, -1, *(1,) * rank)).to(out.dtype)
     return out if batched else out.squeeze(0)
+
+
+def _check_late_bias(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor,
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
+    groups: int,
+    fn: str,
+) -> None:
+    """A bias of another dtype than ``x`` passes only where PyTorch's CPU kernel adds it to
+    the result in place: a 1-D or 2-D float32 or float64 input, off oneDNN's path (which
+    PyTorch takes for float32 by the rule below), and a real bias."""
+    if bias.dtype.is_complex and x.dim() <= 4 and x.dtype in (tw.float32, tw.float64):
+        raise RuntimeError(
+            f"{fn}: result type {bias.dtype.name} of the bias can't be cast to the desired "
+            f"output type {x.dtype.name}; pass a real bias"
+        )
+    kh, kw = (1, *weight.shape[2:])[-2:]
+    n = x.shape[0]
+    onednn = (
+        x.dtype is tw.float32
+        and (groups > 1 or (kh > 3 and kw > 3) or n > 1 or x.numel() > 20480)
+        and (
+            max(stride) > 1
+            or max(dilation) > 1
+            or n >= 16
+            or (kh, kw) != (1, 1)
+            or tw.get_num_threads() > 1
+        )
+    )
+    if x.dim() > 4 or x.dtype not in (tw.float32, tw.float64) or onednn:
+        raise RuntimeError(
+            f"{fn}: input type ({x.dtype.name}) and bias type ({bias.dtype.name}) should be "
+            "the same; convert the bias with bias.to(input.dtype)"
+        )
 
 
 def conv_transpose1d(
