@@ -823,6 +823,8 @@ def round(x: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
             f'"round" with decimals is not implemented for {x.dtype.name} tensors; convert '
             "them with .float() first"
         )
+    if x.dtype in _HALF:  # 10000 * 100 overflows float16: scaled in float32, as PyTorch
+        return cast(round(cast(x, dtypes.float32), decimals=decimals), x.dtype)
     scale = 10.0**decimals
     return div(_round_even(mul(x, scale)), scale)
 
@@ -904,7 +906,7 @@ def in_float32(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
 
 
 def log1p(x: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """log(1 + x), accurate for tiny x: log(u) * x / (u - 1) with u = 1 + x (Goldberg);
+    """log(1 + x), accurate for tiny x: log(u) * (x / (u - 1)) with u = 1 + x (Goldberg);
     complex x composed plainly."""
     if out is not None:
         return written_out("log1p", log1p(x), out)
@@ -919,7 +921,8 @@ def log1p(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     um1 = b.sub(u, one)
     exact = b.eq(um1, b.full((), 0, x.dtype))
     safe = b.where(exact, one, um1)
-    native = b.where(exact, x.native, b.div(b.mul(b.log(u), x.native), safe))
+    # (x / (u - 1) first: log(u) * x overflows for x near the dtype's largest value)
+    native = b.where(exact, x.native, b.mul(b.log(u), b.div(x.native, safe)))
     # Where u is inf the ratio is inf * x / inf: take log(u) itself.
     native = b.where(b.eq(u, b.full((), math.inf, x.dtype)), u, native)
     return apply("log1p", native, x.dtype, (x,))
@@ -927,13 +930,20 @@ def log1p(x: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def _complex_log1p(z: Tensor) -> Tensor:
     """log(1 + z) from z's parts, accurate for small z (log(add(z, 1)) loses the digits of
-    a tiny real part): log|1 + z| = log1p(x (2 + x) + y^2) / 2, arg(1 + z) = atan2(y, 1 + x)."""
+    a tiny real part): arg(1 + z) = atan2(y, 1 + x); log|1 + z| = log1p(x (2 + x) + y^2) / 2
+    for |z| < 1/2 (x itself where that sum underflows to 0), else log(hypot(1 + x, y)), whose
+    squares cannot overflow (y = 1e20 in complex64), as PyTorch."""
     from tensorweaver.ops.complex import complex, imag, real
+    from tensorweaver.ops.numeric import hypot
     from tensorweaver.ops.special import atan2
 
     x, y = real(z), imag(z)
-    modulus = mul(log1p(add(mul(x, add(x, 2)), mul(y, y))), 0.5)
-    return complex(modulus, atan2(y, add(x, 1)))
+    small = lt(abs(z), 0.5)
+    # Each branch sees harmless values where the other is taken (no inf * 0 in a gradient).
+    r = where(small, add(mul(x, add(x, 2)), mul(y, y)), 0.0)
+    near = where(eq(r, 0), x, mul(log1p(r), 0.5))
+    far = log(hypot(where(small, 1.0, add(x, 1)), where(small, 0.0, y)))
+    return complex(where(small, near, far), atan2(y, add(x, 1)))
 
 
 def expm1(x: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -942,7 +952,7 @@ def expm1(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("expm1", expm1(x), out)
     if isinstance(x, Tensor) and x.dtype.kind == "c":
-        return sub(exp(x), 1)
+        return _complex_expm1(x)
     x = _float_input("expm1", x)
     if x.dtype in _HALF:
         return in_float32(expm1, x)
@@ -959,6 +969,16 @@ def expm1(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     # For large |x| where u - 1 == -1 the formula's 0/0 corner is avoided by `plain`.
     native = b.where(b.eq(um1, b.full((), -1, x.dtype)), um1, native)
     return apply("expm1", native, x.dtype, (x,), native)
+
+
+def _complex_expm1(z: Tensor) -> Tensor:
+    """e^z - 1 from z's parts, accurate for small z (exp(z) - 1 is 0 for z = 1e-8 in
+    complex64), as PyTorch: expm1(x) cos(y) - 2 sin(y / 2)^2 + i e^x sin(y)."""
+    from tensorweaver.ops.complex import complex, imag, real
+
+    x, y = real(z), imag(z)
+    half = sin(mul(y, 0.5))
+    return complex(sub(mul(expm1(x), cos(y)), mul(mul(half, half), 2)), mul(exp(x), sin(y)))
 
 
 def clamp(x: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None = None) -> Tensor:
@@ -1168,7 +1188,20 @@ def square(x: Tensor, *, out: Tensor | None = None) -> Tensor:
 def tan(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("tan", tan(x), out)
+    if isinstance(x, Tensor) and x.dtype in _HALF:  # one rounding, not three (bfloat16)
+        return in_float32(tan, x)
+    if isinstance(x, Tensor) and x.dtype.kind == "c":
+        return _complex_tan(x)
     return div(sin(x), cos(x))
+
+
+def _complex_tan(z: Tensor) -> Tensor:
+    """tan(z) = -i tanh(iz): sin(z) / cos(z) is inf / inf for a large imaginary part (tan(1e20j)
+    is 1j)."""
+    from tensorweaver.ops.complex import complex, imag, real
+
+    w = tanh(complex(neg(imag(z)), real(z)))
+    return complex(imag(w), neg(real(w)))
 
 
 def _real_scaled(z: Tensor, factor: float) -> Tensor:
@@ -1184,12 +1217,16 @@ def _real_scaled(z: Tensor, factor: float) -> Tensor:
 def log2(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("log2", log2(x), out)
+    if isinstance(x, Tensor) and x.dtype in _HALF:  # log2(0.5) is -1 exactly in bfloat16 too
+        return in_float32(log2, x)
     return _real_scaled(log(x), 1 / math.log(2.0))
 
 
 def log10(x: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("log10", log10(x), out)
+    if isinstance(x, Tensor) and x.dtype in _HALF:  # one rounding, as PyTorch's kernel
+        return in_float32(log10, x)
     return _real_scaled(log(x), 1 / math.log(10.0))
 
 
@@ -1280,14 +1317,18 @@ def lerp(start: Tensor, end: Tensor, weight: Operand, *, out: Tensor | None = No
         )
     if isinstance(weight, complex) and start.dtype.kind != "c":
         raise RuntimeError(f"lerp: a complex weight cannot be converted to {start.dtype.name}")
+    if isinstance(weight, Tensor) and weight.dtype is not start.dtype:
+        raise RuntimeError(
+            f"lerp: expected dtype {start.dtype.name} for `weight` but got dtype "
+            f"{weight.dtype.name}"
+        )
+    if start.dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
+        wide = lerp(*(_as_dtype(v, dtypes.float32) for v in (start, end, weight)))
+        label = "LerpBackward1" if isinstance(weight, Tensor) else "LerpBackward0"
+        return labelled(cast(wide, start.dtype), label, start)
     # PyTorch's form: from the nearer end, so that weight 1 gives ``end`` exactly
     diff = sub(end, start)
     if isinstance(weight, Tensor):
-        if weight.dtype is not start.dtype:
-            raise RuntimeError(
-                f"lerp: expected dtype {start.dtype.name} for `weight` but got dtype "
-                f"{weight.dtype.name}"
-            )
         near_start = lt(abs(weight), 0.5)
         out = where(near_start, add(start, mul(weight, diff)), sub(end, mul(diff, sub(1, weight))))
         return labelled(out, "LerpBackward1", start)

@@ -228,6 +228,9 @@ def count_nonzero(input: Tensor, dim: Dim = None) -> Tensor:
     return sum(ew.ne(input, 0), dim)
 
 
+_HALF = (dtypes.float16, dtypes.bfloat16)
+
+
 def var(
     x: Tensor,
     dim: Dim = None,
@@ -237,6 +240,9 @@ def var(
     correction: float | None = None,
 ) -> Tensor:
     """Variance with Bessel's ``correction`` (1 by default; ``unbiased=False`` means 0)."""
+    if x.dtype in _HALF:  # squares of hundreds overflow half: in float32, as PyTorch
+        wide = _variance("var", ew.cast(x, dtypes.float32), dim, correction, keepdim, unbiased)
+        return labelled(ew.cast(wide, x.dtype), "VarBackward0", x)
     return _variance("var", x, dim, correction, keepdim, unbiased)
 
 
@@ -327,9 +333,6 @@ class _NoDegreesOfFreedom(Function):
             scale = 2.0 / ctx.dof if ctx.dof else math.inf  # (PyTorch's float division)
             gx = ew.mul(ew.mul(grad, scale), ew.sub(x, mean(x, ctx.axes, True)))
         return gx, None, None, None, None, None
-
-
-_HALF = (dtypes.float16, dtypes.bfloat16)
 
 
 def std(
