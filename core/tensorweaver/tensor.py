@@ -21,9 +21,11 @@ backward that needs overwritten values raises PyTorch's "modified by an inplace 
 error. Limits, where PyTorch would share further:
 
 * The first ``numpy()`` of a tensor that is not host-shared copies its array once (its array
-  may be held by the graph, or by a tensor it was not derived from as a view), so views and
-  the base it was taken from before that call keep the old memory; ``detach()`` chains that
-  hold the same array move with it.
+  may be held by the graph, or by a tensor it was not derived from as a view); its live views
+  over that array and the ``detach()`` chains that hold it move with it, and ``numpy()`` of
+  a view moves the tensor whose memory it views. A view that holds an array of its own
+  (``as_strided``, ``unfold``, ``diagonal``, complex parts: copies its writes are carried
+  back from) gets memory of its own from ``numpy()``.
 * A view (``x[0]``, ``x.t()``, ``reshape``, ...) of a host-shared tensor sees later writes,
   and its own in-place methods write into the shared memory (then, as for any view, into its
   base through ops/views.py, which bumps the base's version). A view op that copies in our
@@ -78,6 +80,10 @@ def _apart(written: tuple, region: tuple | None) -> bool:
 #: of the last one, reached from inside the write into it, only reports that it ran (so a
 #: write through a chain of views is a loop, not one Python call per level).
 _HELD: list = []
+
+#: The storage of each write-back under way from a view that wrote into host-shared memory
+#: already: the base's write of those values into it is no second write (one version each).
+_WRITTEN: list = []
 
 #: How many ``fill_`` write-backs are under way (they may write through repeated elements).
 _FILLING = [0]
@@ -274,6 +280,34 @@ def _mark_shared(t: Tensor, writes: bool = True) -> None:
     if owner is not None and key not in _SHARED_STORAGES:
         weakref.finalize(owner, _forget, _SHARED_STORAGES, key)
         _SHARED_STORAGES[key] = True
+
+
+def _writable(view: Any) -> Any:
+    """``view`` (a NumPy array over a host-shared tensor's memory), or where NumPy made it
+    read-only (a broadcast: ``expand()``) a writable array over the same memory, as PyTorch's
+    ``numpy()`` gives; ``view`` itself where that memory is read-only. Rare: host code."""
+    if view.flags.writeable:
+        return view
+    import numpy as np
+
+    owner = view
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    flat = owner.ravel(order="K")  # its memory in order (a view where it is one block)
+    if not (owner.flags.writeable and np.may_share_memory(flat, owner)):
+        return view
+    start = view.__array_interface__["data"][0] - flat.__array_interface__["data"][0]
+    at = flat[start // view.itemsize :]
+    return np.lib.stride_tricks.as_strided(at, view.shape, view.strides, writeable=True)
+
+
+def _written_storage(view: Tensor, base: Tensor) -> Any:
+    """The host-shared memory ``view`` wrote its change into, where ``base`` uses it too
+    (the write-back then only brings ``base``'s graph and views up to date), else None."""
+    if not (_HOST_SHARED and _writes_through(view)):
+        return None
+    owner = _storage_of(view.backend, view.native)
+    return owner if owner is _storage_of(base.backend, base.native) else None
 
 
 def _shares_host(backend: Any) -> bool:
@@ -559,8 +593,10 @@ class Tensor:
     def _share_memory_of(self, base: Tensor) -> None:
         """Make this new tensor over ``base``'s array an alias of ``base``, as PyTorch's
         ``detach()`` and ``nn.Parameter(base)`` share its storage: in-place changes of either
-        reach the other (and NumPy, where ``base``'s memory is shared with it)."""
+        reach the other (and NumPy, where ``base``'s memory is shared with it); and its
+        version counter, which starts where ``base``'s is."""
         self._alias_of = base
+        self._own_version = base._own_version  # (the own parts: one memory, one count)
         base._follow(self, None)
         if _HOST_SHARED and _writes_through(base):
             _set_writes_through(self, True)
@@ -723,14 +759,15 @@ class Tensor:
             # PyTorch writes into its memory; a host-shared one has the values written into
             # its memory, whatever their layout)
             native = _laid_out_like(self.backend, native, self.native)
-        self._store(native)
+        wrote = self._store(native)
         if result._node is not None or is_grad_enabled():
             self._node = result._node
         # (under no_grad the history stays, as in PyTorch: gradients flow as if the change
         # never happened, and a node that saved this tensor sees its version move)
         if result.requires_grad and is_grad_enabled():
             self.requires_grad = True
-        self._version += 1
+        if not wrote:  # (a write into shared memory counted on its storage: one version)
+            self._version += 1
         INPLACE_CHANGES[0] += 1
         if linked or self._views is not None:
             filling = op in _FILLS
@@ -834,8 +871,10 @@ class Tensor:
         """Make ``native`` this tensor's value as a change made through a ``detach()`` alias
         of it: no history, a new version, and on into its base and views."""
         if self.native is not native:
-            self._store(native)
-        self._version += 1
+            if not self._store(native):
+                self._version += 1
+        elif not (_HOST_SHARED and _writes_through(self)):
+            self._version += 1  # (else the alias's write into this memory counted already)
         self._pass_on(recorded=False)
 
     def _pass_on(self, recorded: bool) -> None:
@@ -879,6 +918,7 @@ class Tensor:
                 before = (viewed, viewed._kept_values(), viewed._node, viewed.requires_grad)
                 version = viewed._version
                 _HELD.append(viewed)
+                _WRITTEN.append(_written_storage(t, viewed) if _HOST_SHARED else None)
                 try:
                     if recorded:
                         write(viewed, t)
@@ -887,6 +927,7 @@ class Tensor:
                             write(viewed, t)
                 finally:
                     reached = _HELD.pop()
+                    _WRITTEN.pop()
                 if reached is viewed:
                     # The write did not change ``viewed`` itself (an empty view), or changed
                     # the memory under it (a write into an expand() goes to its base), which
@@ -963,9 +1004,13 @@ class Tensor:
                 elif view._view_of is None or view._view_of[0] is not t:
                     continue
                 alive.append(entry)
-                if id(view) not in _WRITING and not (written and _apart(written, entry[3])):
+                if id(view) in _WRITING:
+                    continue
+                if not (written and _apart(written, entry[3])):
                     if view._reread(t, entry[1], entry[2]):
                         todo.append(view)
+                elif not (_HOST_SHARED and view._is_shared_view()):
+                    view._version += 1  # (its values stand, but PyTorch's shared counter moves)
             t._views = alive or None
 
     def _lay_out_as_view(self) -> None:
@@ -1019,25 +1064,31 @@ class Tensor:
                     made = read(base)
             native = made.native
         if self._is_shared_view():
-            pass  # it sees the base's writes in the memory they share already
-        elif self.native is not native:
+            return self._views is not None  # it sees the base's writes (and their count)
+        if self.native is not native:
             self._store(native)
+        elif _HOST_SHARED and _writes_through(self):
+            return self._views is not None  # an alias of host-shared memory, as above
         self._version += 1
         return self._views is not None
 
-    def _store(self, native: Any) -> None:
-        """Make ``native`` this tensor's value (its version is the caller's to bump).
+    def _store(self, native: Any) -> bool:
+        """Make ``native`` this tensor's value; whether it was written into shared memory
+        (that write is then its version's change; else the version is the caller's to bump).
 
         A host-shared tensor has ``native`` written into its memory, so NumPy sees it (one more
-        write counted on that storage); any other tensor is rebound to ``native``, or to a copy
-        of it where ``native`` is host-shared memory, which a rebound tensor must not alias.
+        write counted on that storage, but for a view's write-back into the memory it wrote
+        already); any other tensor is rebound to ``native``, or to a copy of it where ``native``
+        is host-shared memory, which a rebound tensor must not alias.
         """
         backend = self.backend
         # (both tests need a host-shared tensor: none, the usual case, is one test)
         if _HOST_SHARED and (_writes_through(self) or self._is_shared_view()):
             if backend.write_into(self.native, native):
-                _count_write(backend.storage(self.native))
-                return
+                owner = backend.storage(self.native)
+                if not (_WRITTEN and _WRITTEN[-1] is owner):
+                    _count_write(owner)
+                return True
             _set_writes_through(self, False)  # read-only memory: the tensor takes its own array
         if _SHARED_STORAGES:
             owner = _storage_of(backend, native)
@@ -1049,6 +1100,7 @@ class Tensor:
             self._version = version
         else:
             self.native = native
+        return False
 
     def _is_shared_view(self) -> bool:
         """Whether this is a view (ops/views.py) that still uses the memory of a host-shared
@@ -1090,16 +1142,47 @@ class Tensor:
     # -- memory layout ----------------------------------------------------------------------
 
     def _layout(self) -> tuple:
-        """(strides, storage offset, address) as the backend reports them, else C order."""
+        """(strides, storage offset, address) as the backend reports them, else C order; a
+        view's as PyTorch's over its base's memory where the view holds an array of its own
+        (``as_strided``, ``unfold``, ``diagonal``, complex parts; ops/views.py's
+        ``view_layout``), and so the views of such a view."""
         layout = getattr(self.backend, "layout", None)
         found = None if layout is None else layout(self.native)
-        return (_c_strides(self.shape), 0, 0) if found is None else found
+        if found is None:
+            return _c_strides(self.shape), 0, 0
+        if self._view_of is None and self._alias_of is None:
+            return found
+        top = self._own_array_view()
+        if top is None:
+            return found
+        from tensorweaver.ops.views import part_layout, view_layout
+
+        laid = view_layout(top)
+        if laid is None or top is self:
+            return found if laid is None else laid
+        return part_layout(top, self, laid, found)
+
+    def _own_array_view(self) -> Tensor | None:
+        """The view up this tensor's chain of bases and aliases over its memory whose array
+        is its own (not its base's), or None where the chain ends at a tensor of its own."""
+        storage = getattr(self.backend, "storage", None)
+        if storage is None:
+            return None  # (its strides are unknown: C order's, no views of its own)
+        mine, t = storage(self.native), self
+        while True:
+            up = t._view_of[0] if t._view_of is not None else t._alias_of
+            if up is None:
+                return None
+            if storage(up.native) is not mine:
+                return t if t._view_of is not None else None
+            t = up
 
     def stride(self, dim: int | None = None) -> Any:
         """The step in elements between neighbours along each dimension, as the backend's
         array really lays them out (C order where the backend cannot tell). Ops that copy
         where PyTorch returns a view (the NumPy backend's flip, for one) differ from PyTorch's
-        strides; views (``t()``, ``permute``, basic slicing, ``expand``) match them."""
+        strides; views (``t()``, ``permute``, basic slicing, ``expand``, and those whose
+        array is a copy: ``as_strided``, ``unfold``, ``diagonal``, ``real``) match them."""
         strides = self._layout()[0]
         return strides if dim is None else strides[_axis(dim, len(self.shape), "stride")]
 
@@ -1183,14 +1266,22 @@ class Tensor:
         if _writes_through(self):
             view = backend.host_view(self.native)
             if view is not None:
-                return view
+                return _writable(view)
         return self._share_with_host()
 
     def _share_with_host(self) -> Any:
         """Move this tensor into memory shared with the host, where in-place methods write
         (``numpy()``, ``__dlpack__``); the host array. First a fresh array, since the graph or
-        other tensors may hold the current one and must not see the host's writes."""
+        other tensors may hold the current one and must not see the host's writes. A view
+        moves the tensor whose memory it uses (with its views), and shows its part of it."""
         backend = self.backend
+        root = self._memory_root()
+        if root is not self:
+            root._share_with_host()
+            if self._is_shared_view():
+                view = backend.host_view(self.native)
+                if view is not None:
+                    return _writable(view)
         host = backend.to_host(self.native)
         native = backend.wrap_host(host)
         if native is not None:
@@ -1217,6 +1308,39 @@ class Tensor:
                 alias = entry[0]() if entry[1] is None else None
                 if alias is not None and alias._alias_of is t and alias.native is old:
                     todo.append(alias)
+            t._move_views(_storage_of(t.backend, old))
+
+    def _move_views(self, storage: Any) -> None:
+        """After this tensor moved to host-shared memory: its live views that used its old
+        memory (``storage``) view the new one, and so on down (they see the host's writes, as
+        PyTorch's views of one memory do); views that copied keep their arrays."""
+        todo = [self]
+        while todo:
+            t = todo.pop()
+            for entry in t._views or ():
+                view = entry[0]()
+                if view is None or entry[1] is None or view._view_of is None:
+                    continue
+                held = _storage_of(view.backend, view.native)
+                if view._view_of[0] is not t or held is not storage:
+                    continue
+                with no_grad():
+                    made = entry[1](t)
+                version = view._version
+                view.native = made.native
+                view._version = version  # same values: no change for autograd
+                todo.append(view)
+
+    def _memory_root(self) -> Tensor:
+        """The tensor up this view's chain of bases whose memory it uses (itself where it is
+        no view, or a copy: a view op the backend copied)."""
+        t, storage = self, _storage_of(self.backend, self.native)
+        while t._view_of is not None and storage is not None:
+            base = t._view_of[0]
+            if _storage_of(base.backend, base.native) is not storage:
+                break
+            t = base
+        return t
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         """The values as a NumPy array (``np.asarray(t)``): a copy, except that ``copy=False``

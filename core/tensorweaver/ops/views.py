@@ -21,12 +21,15 @@ a view, the view holds its base's view of the new values again (and a base writt
 ``as_strided`` and ``unfold`` (here, as :func:`unfold`) view the memory itself (the base's
 elements at the positions its strides give, :class:`Memory`); ``real``/``imag``,
 ``view_as_real``/``view_as_complex`` and ``view(dtype)`` are views of their input too.
+Where a view holds an array of its own (those, and a ``diagonal``), its strides, storage
+offset and address are PyTorch's in its base's memory (:func:`view_layout`), and so are those
+of views of it (:func:`part_layout`); a ``reshape`` of it views or copies by those strides.
 
 Differs from PyTorch: ``view`` of a tensor its strides cannot view copies instead of raising;
 where a backend lays an op's result out otherwise than PyTorch would (NumPy's result of some
-ops is not C-contiguous; the backends' real/imag parts and the windows of ``unfold`` are
-contiguous arrays), a ``reshape`` of it may copy where PyTorch's views, or view where
-PyTorch's copies; on a backend that cannot tell (cuPyNumeric), every ``reshape`` is a view;
+ops is not C-contiguous), a ``reshape`` of it may copy where PyTorch's views, or view where
+PyTorch's copies; ``numpy()`` of a view that holds an array of its own is not its base's
+memory; on a backend that cannot tell (cuPyNumeric), every ``reshape`` is a view;
 ``x[mask] = v`` through ``expand()``'s repeated elements raises (``masked_fill_``,
 ``index_fill_`` and ``index_put_`` write, as PyTorch's, with its deprecation warning), and
 an ``index_put_(..., accumulate=True)`` there adds one copy's values, not every copy's.
@@ -86,6 +89,11 @@ def as_view(
             elif piece is not None:
                 refused = (f"{piece} {_PIECE_WRITTEN}", f"{piece} {_PIECE_CHANGED}")
         out._view_of = (base, write, read) if refused is None else (base, write, read, refused)
+        # (PyTorch's view shares its base's version counter: it starts where the base is, and
+        # each change of either moves both, through the write-back and the refresh; the own
+        # parts, read off the slot: the writes into host-shared memory are added on reading,
+        # the same for both but for a view that copied)
+        out._own_version = base._own_version
         base._follow(out, read, region, None if refused is None else refused[1])
     return out
 
@@ -265,12 +273,40 @@ def _reshaping(op: Callable[..., Tensor], keeps_self: bool = False) -> Callable[
             out = apply("reshape", x.native, x.dtype, (x,))  # ViewBackward0, as PyTorch's
         elif not _same_memory(x, out):
             return out  # a copy (PyTorch's reshape where strides cannot view)
+        elif x._view_of is not None and not _views_as_torch(x, out.shape):
+            return op(x.clone(), *args, **kwargs)  # (x's strides are PyTorch's, not its array's)
         shape = out.shape
         return as_view(out, x, _write_reshaped, lambda base: mv.reshape(base, shape))
 
     view_op.__name__ = view_op.__qualname__ = op.__name__
     view_op.__doc__ = op.__doc__
     return view_op
+
+
+def _views_as_torch(x: Tensor, shape: tuple) -> bool:
+    """Whether PyTorch's reshape of ``x`` to ``shape`` is a view, where ``x`` is a view whose
+    array is its own (``as_strided``, a diagonal: its strides are not its array's); True for
+    any other ``x`` (the backend's reshape decided by its array, by the same rule)."""
+    if x._own_array_view() is None or not x.numel():
+        return True
+    old, strides = tuple(x.shape), x.stride()
+    if not old:
+        return True
+    # PyTorch's rule: each run of x's axes that lie one after another in memory is viewed as
+    # a run of the new axes of the same size
+    d = len(shape) - 1
+    base, held, seen = strides[-1], 1, 1
+    for k in range(len(old) - 1, -1, -1):
+        held *= old[k]
+        if k == 0 or (old[k - 1] != 1 and strides[k - 1] != held * base):
+            while d >= 0 and (seen < held or shape[d] == 1):
+                seen *= shape[d]
+                d -= 1
+            if seen != held:
+                return False
+            if k > 0:
+                base, held, seen = strides[k - 1], 1, 1
+    return d == -1
 
 
 def _same_memory(x: Tensor, out: Tensor) -> bool:
@@ -448,6 +484,93 @@ def _memory_view(
     return as_view(out, memory.base, write, read, origin=x)
 
 
+# -- PyTorch's strides of views that hold arrays of their own ---------------------------------
+
+
+def view_layout(view: Tensor) -> tuple | None:
+    """PyTorch's ``(strides, storage_offset, data_ptr)`` of ``view``, a view whose array is a
+    copy (the backend's ``as_strided``/``unfold`` windows, diagonals, complex parts): in its
+    base's memory, where its elements lie there; None where that cannot be told."""
+    base, write, read = view._view_of[:3]
+    laid = getattr(write, "memory_layout", None)
+    if laid is not None:
+        return laid[0].layout(*laid[1:])
+    strides, offset, address = base._layout()
+    part = getattr(write, "part", None)
+    if part == "bits":  # view(dtype): the last dimension's elements resized
+        old, new = base.dtype.itemsize, view.dtype.itemsize
+        if old == new or not strides:
+            return strides, offset, address
+        return (*[s * old // new for s in strides[:-1]], 1), offset * old // new, address
+    if part is not None:  # a complex tensor's floats: two per element
+        pairs = tuple([2 * s for s in strides])
+        if part == "complex":
+            return tuple([s // 2 for s in strides[:-1]]), offset // 2, address
+        if part == "pairs":
+            return (*pairs, 1), 2 * offset, address
+        at = int(part == "imag")
+        return pairs, 2 * offset + at, address + at * view.dtype.itemsize
+    if base.dtype is not view.dtype or not view.numel():
+        return None
+    import numpy as np
+
+    # each element's memory position, carried through the view's own read of its base
+    with no_grad():
+        held = read(_index_tensor(_grid(base.shape, strides, offset), base))
+    positions = held.backend.to_host(held.native)
+    if positions.shape != tuple(view.shape):
+        return None
+    own = view.backend.layout(view.native)[0]
+    first = int(positions.reshape(-1)[0])
+    steps = []
+    for d, n in enumerate(view.shape):
+        if n == 1:
+            steps.append(own[d])
+        else:
+            at = [0] * view.ndim
+            at[d] = 1
+            steps.append(int(positions[tuple(at)]) - first)
+    if not np.array_equal(positions, _grid(tuple(view.shape), steps, first)):
+        return None
+    return tuple(steps), first, address + (first - offset) * view.dtype.itemsize
+
+
+def part_layout(view: Tensor, part: Tensor, laid: tuple, own: tuple) -> tuple:
+    """The layout of ``part``, a view (``x[i]``, ``t()``, ...) within the array of
+    ``view``, whose layout is ``laid`` (:func:`view_layout`): each step of ``part``'s array
+    (``own``, as the backend lays it out) as steps along ``view``'s axes, taken with
+    ``laid``'s strides instead; ``own`` where a step is not such (a reshape that merged)."""
+    held, first, _ = view.backend.layout(view.native)
+    strides, offset, address = laid
+    # view's axes by decreasing step in its array: each step is then its axes' indices,
+    # greedily
+    axes = sorted(
+        ((s, n, v) for s, n, v in zip(held, view.shape, strides) if s > 0 and n > 1),
+        reverse=True,
+    )
+
+    def taken(step: int) -> int | None:
+        at = 0
+        for s, n, v in axes:
+            k = min(step // s, n - 1) if step > 0 else 0
+            step -= k * s
+            at += k * v
+        return at if step == 0 else None
+
+    mapped = [taken(s) for s in own[0]]
+    start = taken(own[1] - first)
+    for d in reversed(range(part.ndim)):
+        if mapped[d] is not None or part.shape[d] != 1:
+            continue
+        if d + 1 == part.ndim:  # a new axis: its stride as PyTorch's unsqueeze gives it
+            mapped[d] = 1
+        elif mapped[d + 1] is not None:
+            mapped[d] = mapped[d + 1] * part.shape[d + 1]
+    if start is None or None in mapped:
+        return own
+    return tuple(mapped), offset + start, address + start * part.dtype.itemsize
+
+
 def _overlapping(size: tuple, stride: tuple) -> bool | None:
     """Whether two elements of ``size`` laid out with ``stride`` are one memory position:
     False where each dimension (by growing stride) steps past all the smaller ones reach,
@@ -510,6 +633,7 @@ class Memory:
         if laid is not None:  # an as_strided or unfold view: its base's memory, its strides
             memory, self.x_strides, self.start = laid
             self.base, self.extent, self._laid = memory.base, memory.extent, memory._laid
+            self.first = memory.first
             self._like = getattr(memory, "_like", None)
             if "positions" in memory.__dict__:
                 self.__dict__["positions"] = memory.__dict__["positions"]
@@ -518,7 +642,7 @@ class Memory:
         found = None if layout is None else layout(x.native)
         base = x
         if found is None:  # no strides known: x's elements in C order are the memory
-            self.start, self.x_strides = 0, None
+            self.start, self.x_strides, first = 0, None, 0
             shape, strides, first = x.shape, None, 0
         else:
             owner = x.backend.storage(x.native)
@@ -530,13 +654,20 @@ class Memory:
             strides, first, _ = layout(base.native)
             self.start, self.x_strides = found[1] - first, found[0]
             shape = base.shape
-        self.base, self.extent, self._laid = base, base.numel(), None
+        self.base, self.extent, self._laid, self.first = base, base.numel(), None, first
         if strides is not None and not base.is_contiguous() and all(s >= 0 for s in strides):
             # the positions themselves only when a read or a write wants them (making them
             # took half of an unfold of an unfold)
             self._laid, self._like = (tuple(shape), tuple(strides)), x
             numel = base.numel()
             self.extent = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if numel else 0
+
+    def layout(self, strides: tuple, offset: int) -> tuple:
+        """``(strides, storage_offset, data_ptr)`` of the view of this memory with ``strides``
+        from position ``offset``, as PyTorch reports them: the view's own array is a copy, so
+        they are read off the memory's base (the address moves with its array)."""
+        address = self.base._layout()[2]
+        return strides, self.first + offset, address + offset * self.base.dtype.itemsize
 
     @functools.cached_property
     def positions(self) -> Tensor | None:
@@ -660,6 +791,7 @@ def real(input: Tensor) -> Tensor:
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(cx.complex(value, cx.imag(base)))
 
+    write.part = "real"  # type: ignore[attr-defined]  # (its strides: view_layout)
     return as_view(out, input, write, cx.real)
 
 
@@ -670,6 +802,7 @@ def imag(input: Tensor) -> Tensor:
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(cx.complex(cx.real(base), value))
 
+    write.part = "imag"  # type: ignore[attr-defined]  # (its strides: view_layout)
     return as_view(cx.imag(input), input, write, cx.imag)
 
 
@@ -680,6 +813,7 @@ def view_as_real(input: Tensor) -> Tensor:
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(cx.complex(value[..., 0], value[..., 1]))
 
+    write.part = "pairs"  # type: ignore[attr-defined]  # (its strides: view_layout)
     return as_view(cx.view_as_real(input), input, write, cx.view_as_real)
 
 
@@ -690,6 +824,7 @@ def view_as_complex(input: Tensor) -> Tensor:
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(cx.view_as_real(value))
 
+    write.part = "complex"  # type: ignore[attr-defined]  # (its strides: view_layout)
     return as_view(cx.view_as_complex(input), input, write, cx.view_as_complex)
 
 
@@ -724,6 +859,7 @@ def view_dtype(x: Tensor, dtype: Any) -> Tensor:
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(_bitcast(value, base.dtype))
 
+    write.part = "bits"  # type: ignore[attr-defined]  # (its strides: view_layout)
     return as_view(out, x, write, lambda base: _bitcast(base, dtype))
 
 
