@@ -268,7 +268,6 @@ from tensorweaver.ops.spellings import (
     less,
     less_equal,
     log_softmax,
-    logspace,
     moveaxis,
     mv,
     normal,
@@ -492,7 +491,7 @@ _LAZY_ATTRS = {
         "constant_pad_nd convolution grid_sampler affine_grid_generator feature_dropout "
         "feature_dropout_",
     ),
-    **_from("ops.creation_spellings", "empty_strided fill range scalar_tensor"),
+    **_from("ops.creation_spellings", "empty_strided fill logspace range scalar_tensor"),
     **_from("ops.casting", "can_cast"),
     **_from("default_tensor_type", "set_default_tensor_type"),
     **_from("ops.inplace_shape", "resize_as_"),

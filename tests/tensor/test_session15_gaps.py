@@ -394,3 +394,17 @@ def test_linspace_bool_like_torch(code: Callable) -> None:
 )
 def test_arange_checks_like_torch(code: Callable) -> None:
     assert _creation_outcome(tw, code) == _creation_outcome(torch, code)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float64", "int8", "bool"])
+def test_where_of_large_tensors_in_every_width(backend: str, dtype: str) -> None:
+    # torch:cpu selects bit patterns from 4,096 elements on, through an integer word of the
+    # element's size: there was none for complex128 (KeyError: 16)
+    rng = np.random.default_rng(5)
+    values = rng.standard_normal((2, 5000)) + 1j * rng.standard_normal((2, 5000))
+    cond = rng.random(5000) > 0.5
+    got, want = (
+        lib.where(lib.tensor(cond), *(lib.tensor(v).to(getattr(lib, dtype)) for v in values))
+        for lib in (tw, torch)
+    )
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

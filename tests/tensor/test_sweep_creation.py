@@ -347,11 +347,6 @@ def test_another_librarys_array_as_data(backend: str) -> None:
 # xfails.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensorweaver.logspace (ops/spellings.py) ignores "
-    "complex ends: float values where torch gives complex64",
-)
 def test_logspace_complex(backend: str) -> None:
     same(lambda m: m.logspace(0, 1j, 3))
 

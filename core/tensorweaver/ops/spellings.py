@@ -726,28 +726,6 @@ def corrcoef(input: Tensor) -> Tensor:
     return ew.clamp(c, -1, 1)
 
 
-def logspace(
-    start: float,
-    end: float,
-    steps: int,
-    base: float = 10.0,
-    *,
-    dtype: Any = None,
-    device: Any = None,
-    requires_grad: bool = False,
-) -> Tensor:
-    exponents = cr.linspace(start, end, steps, dtype=dtypes.float64, device=device)
-    out = ew.pow(base, exponents)
-    out = ew.cast(out, dtype if dtype is not None else _default_dtype())
-    return out.requires_grad_() if requires_grad else out
-
-
-def _default_dtype() -> Any:
-    from tensorweaver.promotion import get_default_dtype
-
-    return get_default_dtype()
-
-
 #: Functions that are Tensor methods too, under the same name.
 METHODS = (
     "greater greater_equal less less_equal not_equal absolute negative multiply positive fix "

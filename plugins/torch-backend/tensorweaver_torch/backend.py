@@ -310,12 +310,12 @@ class TorchBackend(
 
     # ternary
     def where(self, cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
-        if not self._on_cpu or cond.numel() < _BITWISE_WHERE_MIN:
+        word = _WORDS.get(a.element_size())  # (none for complex128's 16 bytes)
+        if word is None or not self._on_cpu or cond.numel() < _BITWISE_WHERE_MIN:
             return torch.where(cond, a, b)
         # On the CPU torch.where branches per element: ~5x slower on an unpredictable mask
         # than selecting bit patterns through all-zeros / all-ones words, which also copies
         # NaN, inf and -0.0 exactly.
-        word = _WORDS[a.element_size()]
         mask = torch.neg(cond.to(word))
         bits = torch.bitwise_and(a.view(word), mask)
         bits.bitwise_or_(torch.bitwise_and(b.view(word), torch.bitwise_not(mask)))
