@@ -85,6 +85,12 @@ def _unit_stride_input_gradient(
     return flat[:, :, : hp * wp].reshape(n, groups * cg, hp, wp)
 
 
+def _conj(a: A) -> A:
+    """``a`` conjugated when complex (PyTorch's gradients multiply by the conjugate of an
+    input); a real ``a`` itself, with no copy."""
+    return a.conj() if a.dtype.kind == "c" else a
+
+
 def _sum_rows(m: A) -> A:
     """The sum of the rows of 2-D ``m``: for BLAS's dtypes a vector of ones times ``m``,
     one matrix-vector product at half the time or less of ``np.add.reduce``."""
@@ -117,8 +123,8 @@ class FusedOps:
         rows, x_shape, weight = saved
         g = grad.reshape(-1, weight.shape[0]) if grad.ndim != 2 else grad
         return (
-            (g @ weight).reshape(x_shape) if needs[0] else None,
-            g.T @ rows if needs[1] else None,  # (out, in) in C order: the weight's layout
+            (g @ _conj(weight)).reshape(x_shape) if needs[0] else None,
+            g.T @ _conj(rows) if needs[1] else None,  # (out, in) in C order: the weight's layout
             _sum_rows(g) if needs[2] else None,
         )
 
@@ -297,6 +303,7 @@ class FusedOps:
     @quiet
     def fused_conv2d_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple:
         x_shape, xp_shape, cols, weight, stride, padding, dilation = saved
+        cols, weight = _conj(cols), _conj(weight)
         o, cg, kh, kw = weight.shape
         n, groups, _, _ = cols.shape
         oh, ow = grad.shape[2:]

@@ -88,6 +88,25 @@ def _replay(saved: Saved, grad_output: Tensor, needs: tuple) -> tuple:
     return tuple(next(found) if need else None for need in needs)
 
 
+def _complex_conv_backward(
+    conv: Callable[..., Tensor],
+    x: Tensor,
+    weight: Tensor,
+    channels: int | None,
+    grad_output: Tensor,
+    needs: tuple,
+) -> tuple:
+    """The gradients of a complex convolution ``conv(x, weight, bias)`` (a bias of
+    ``channels`` where not None). torch's ``convolution_backward`` has no complex CPU
+    kernels; torch's autograd differentiates its complex convolution, which is real ones,
+    instead: so does this, by replaying the forward on torch's tape."""
+    bias = None if channels is None else torch.zeros(channels, dtype=x.dtype, device=x.device)
+    leaves = [None if t is None else t.detach().requires_grad_() for t in (x, weight, bias)]
+    with torch.enable_grad():
+        out = conv(*leaves)
+    return _replay((out, leaves), grad_output, (needs[0], needs[1], needs[2] and bias is not None))
+
+
 #: Held while a backend's generator is lent to torch's global one: two threads lending at
 #: once interleaved their saves and restores (equal dropout masks, torch's own stream changed).
 LENDING = threading.RLock()
@@ -249,9 +268,11 @@ class FusedComposites:
         # Rows of a matrix, so each product is one mm (a 3-d non-contiguous gradient would
         # make ``@`` a batched product over an expanded weight: 5x slower).
         grad_rows = grad_output.reshape(-1, grad_output.shape[-1])
-        grad_x = (grad_rows @ weight).reshape(x.shape) if needs[0] else None
+        # conj(): PyTorch's complex gradients multiply by the conjugate (a lazy conjugate bit
+        # the product reads); a real tensor's conj() is the tensor itself.
+        grad_x = (grad_rows @ weight.conj()).reshape(x.shape) if needs[0] else None
         # (out, in) straight from the product: the weight's own layout, no transposed view.
-        grad_w = grad_rows.T @ x.reshape(-1, x.shape[-1]) if needs[1] else None
+        grad_w = grad_rows.T @ x.reshape(-1, x.shape[-1]).conj() if needs[1] else None
         grad_b = grad_rows.sum(0) if needs[2] else None
         return grad_x, grad_w, grad_b
 
@@ -289,6 +310,15 @@ class FusedComposites:
 
     def fused_conv2d_backward(self, saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
         x, weight, has_bias, stride, padding, dilation, groups = saved
+        if x.is_complex():
+            return _complex_conv_backward(
+                lambda x, w, b: F.conv2d(x, w, b, stride, padding, dilation, groups),
+                x,
+                weight,
+                weight.shape[0] if has_bias else None,
+                grad_output,
+                needs,
+            )
         return torch.ops.aten.convolution_backward.default(
             grad_output,
             x,
@@ -318,6 +348,15 @@ class FusedComposites:
 
     def fused_conv3d_backward(self, saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
         x, weight, has_bias, stride, padding, dilation, groups = saved
+        if x.is_complex():
+            return _complex_conv_backward(
+                lambda x, w, b: F.conv3d(x, w, b, stride, padding, dilation, groups),
+                x,
+                weight,
+                weight.shape[0] if has_bias else None,
+                grad_output,
+                needs,
+            )
         return torch.ops.aten.convolution_backward.default(
             grad_output,
             x,
@@ -354,6 +393,16 @@ class FusedComposites:
         self, saved: tuple, grad_output: Tensor, needs: tuple
     ) -> tuple:
         x, weight, has_bias, stride, padding, output_padding, groups, dilation = saved
+        if x.is_complex():
+            conv = F.conv_transpose2d if x.dim() == 4 else F.conv_transpose3d
+            return _complex_conv_backward(
+                lambda x, w, b: conv(x, w, b, stride, padding, output_padding, groups, dilation),
+                x,
+                weight,
+                weight.shape[1] * groups if has_bias else None,
+                grad_output,
+                needs,
+            )
         return torch.ops.aten.convolution_backward.default(
             grad_output,
             x,

@@ -141,6 +141,16 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
             f"weight {tuple(weight.shape)}: expected (..., {in1}) and (..., {in2}) with the "
             "same leading shape"
         )
+    operands = (input1, input2, weight) if bias is None else (input1, input2, weight, bias)
+    if (
+        any(t.dtype.kind == "c" for t in operands)
+        and tw.is_grad_enabled()
+        and any(t.requires_grad for t in operands)
+    ):  # PyTorch's _trilinear kernel has no complex gradient: it refuses in the forward
+        raise RuntimeError(
+            "bilinear: _trilinear does not support automatic differentiation for outputs with "
+            "complex dtype; run it under tw.no_grad() or on real tensors"
+        )
     x1 = input1.reshape(-1, in1)
     x2 = input2.reshape(-1, 1, in2)
     # (B, in1) @ (in1, out * in2): every input1 row against every output's matrix at once.
