@@ -16,6 +16,7 @@ import tensorweaver as tw
 from tensorweaver.nn.functional.activation import softmax
 from tensorweaver.nn.functional.dropout import dropout
 from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.ops.elementwise import refuse_complex
 from tensorweaver.tensor import Tensor
 
 
@@ -155,6 +156,9 @@ def scaled_dot_product_attention(
     lead = tw.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     if attn_mask is not None:
         attn_mask = _checked_mask(fn, attn_mask, query, (*lead, query.shape[-2], key.shape[-2]))
+    refuse_complex(  # (PyTorch's softmax kernel has no complex form)
+        fn, "not implemented for complex tensors (as in PyTorch)", query, key, value
+    )
     if scale is None:
         scale = 1 / math.sqrt(query.shape[-1])
     if dropout_p:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import tensorweaver as tw
 from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.ops.elementwise import refuse_complex
 from tensorweaver.tensor import Tensor
 
 #: torch.finfo(dtype).eps, rms_norm's default eps.
@@ -136,6 +137,7 @@ def batch_norm(
         y = input.clone()
         y = y if weight is None else y * weight[0]
         return y if bias is None else y + bias[0]
+    _real_input("batch_norm", input)
     if _mixed_precision(input, running_mean, running_var, weight, bias):
         stats = _float(running_mean), _float(running_var)
         y = batch_norm(input.float(), *stats, _float(weight), _float(bias), training, momentum, eps)
@@ -173,6 +175,7 @@ def instance_norm(
     """Normalize each channel of each sample of ``(N, C, ...)`` input over its spatial axes.
     With ``use_input_stats`` the running statistics (when given) move toward the batch mean
     of the per-sample statistics in place; otherwise they normalize the input."""
+    _real_input("instance_norm", input)
     if _mixed_precision(input, running_mean, running_var, weight, bias):
         stats = _float(running_mean), _float(running_var)
         y = instance_norm(
@@ -257,6 +260,7 @@ def layer_norm(
     """Normalize over the trailing ``normalized_shape`` axes, then scale and shift
     elementwise."""
     shape = _check_trailing(input, normalized_shape, weight, bias, "layer_norm")
+    _real_input("layer_norm", input)
     if _mixed_precision(input, weight, bias):
         y = layer_norm(input.float(), shape, _float(weight), _float(bias), eps)
         return y.to(input.dtype)
@@ -285,6 +289,7 @@ def group_norm(
             f"group_norm: expected more than 1 value per channel when training, got input of "
             f"shape {tuple(input.shape)} with num_groups={num_groups}"
         )
+    _real_input("group_norm", input)
     if _mixed_precision(input, weight, bias):
         y = group_norm(input.float(), num_groups, _float(weight), _float(bias), eps)
         return y.to(input.dtype)
@@ -309,3 +314,14 @@ def rms_norm(
     dims = tuple(range(input.dim() - len(shape), input.dim()))
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     return _affine(y, weight, None)
+
+
+def _real_input(op: str, input: Tensor) -> None:
+    """PyTorch's NotImplementedError for a complex input (its kernels have no complex
+    form; the formulas here would compute a result of no defined meaning)."""
+    refuse_complex(
+        op,
+        f"not implemented for {input.dtype.name} (as in PyTorch); normalize "
+        "torch.view_as_real(x), or x.real and x.imag, instead",
+        input,
+    )
