@@ -118,8 +118,9 @@ def test_multihead_attention_gradgrad_float32_is_judged_by_the_reference(
 ) -> None:
     """A MultiheadAttention float32 second-order gradient further than 1e-5 (relative to the
     largest) from torch's float32 (a FULL failure before the reference): tw's error against
-    torch's float64 result is within the factor of torch's own."""
-    assert _gradgrad_asking(monkeypatch, 19)
+    torch's float64 result is within the factor of torch's own. Sample 62: since softmax's
+    double backward differentiates its gradient on its own output, sample 19 is within 1e-5."""
+    assert _gradgrad_asking(monkeypatch, 62)
 
 
 def test_multihead_attention_gradgrad_float32_accuracy(

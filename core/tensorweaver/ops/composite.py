@@ -3,7 +3,9 @@
 ``fused_or_reference`` runs the backend's ``fused_<name>`` when it has one, else the core's
 reference decomposition. The fused path records one node whose rule calls
 ``fused_<name>_backward``; under ``create_graph=True`` the rule differentiates the reference
-instead, so double backward stays exact on every backend.
+instead, so double backward stays exact on every backend. A composite whose gradient PyTorch
+writes from its output alone (softmax) may pass that formula as ``from_output``: under
+``create_graph`` it then runs on the node's own output, attached to the node, as PyTorch's.
 
 A composite may have more outputs than one (``max_pool_with_indices``: the values and their
 int64 indices): the fused kernel and the reference then return a tuple, and only the first
@@ -32,13 +34,15 @@ def fused_or_reference(
     tensors: tuple,
     *static: Any,
     extra_dtypes: tuple = (),
+    from_output: Callable[..., Tensor] | None = None,
 ) -> Any:
     """``name`` on ``tensors`` (one device, one dtype) with static arguments ``static``.
 
     An optional tensor argument that is absent (``conv2d``'s bias) is None in ``tensors``:
     the backend and the reference receive None there and it gets no gradient. With
     ``extra_dtypes`` the composite returns a tuple: its output, then one output of each
-    of those dtypes, which carry no gradient."""
+    of those dtypes, which carry no gradient. ``from_output(y, g, *static)``, where given, is
+    the gradient of the one input from the output ``y`` and its gradient ``g``."""
     given, slots = tensors, None  # slots (which arguments are present): only when one is not
     for t in tensors:
         if t is None:
@@ -70,6 +74,8 @@ def fused_or_reference(
     out, saved = fused(*[None if t is None else t.native for t in tensors], *static)
     if extra_dtypes:
         out, *extras = out
+    if from_output is not None:
+        saved = _FromOutput(saved, out, from_output)
     # A node only where an input requires grad (apply decides; without one, saved is dropped).
     first = apply("fused", out, dtype, given, (name, saved, reference, static, slots))
     if not extra_dtypes:
@@ -83,9 +89,25 @@ def _fill(slots: tuple, given: Any, absent: Any = None) -> tuple:
     return tuple(next(found) if present else absent for present in slots)
 
 
+class _FromOutput:
+    """A fused node's saved values, with its output and the gradient formula written from it
+    (what ``create_graph`` differentiates)."""
+
+    __slots__ = ("saved", "out", "rule")
+
+    def __init__(self, saved: Any, out: Any, rule: Callable[..., Tensor]) -> None:
+        self.saved, self.out, self.rule = saved, out, rule
+
+
 def fused_backward(node: Any, g: Tensor) -> tuple:
     name, saved, reference, static, slots = node.saved
     inputs = node.inputs
+    if type(saved) is _FromOutput:
+        if is_grad_enabled():
+            # The output attached to this node: gradient that reaches it from its later uses
+            # and from this formula goes back through this node once, as in PyTorch.
+            return (saved.rule(node.output(saved.out), g, *static),)
+        saved = saved.saved
     if is_grad_enabled():  # create_graph: differentiate the reference, which records a graph
         from tensorweaver.autograd.engine import grad
 

@@ -402,7 +402,12 @@ class _Softmax(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, None]:
         (y,) = ctx.saved_tensors
-        return y * (g - (g * y).sum(ctx.axis, keepdim=True)), None
+        return _softmax_grad(y, g, ctx.axis), None
+
+
+def _softmax_grad(y: Tensor, g: Tensor, axis: int) -> Tensor:
+    """softmax's input gradient from its output ``y`` and output gradient ``g``."""
+    return y * (g - (g * y).sum(axis, keepdim=True))
 
 
 def log_softmax_reference(x: Tensor, axis: int) -> Tensor:
@@ -432,7 +437,12 @@ class _LogSoftmax(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, None]:
         (y,) = ctx.saved_tensors
-        return g - y.exp() * g.sum(ctx.axis, keepdim=True), None
+        return _log_softmax_grad(y, g, ctx.axis), None
+
+
+def _log_softmax_grad(y: Tensor, g: Tensor, axis: int) -> Tensor:
+    """log_softmax's input gradient from its output ``y`` and output gradient ``g``."""
+    return g - y.exp() * g.sum(axis, keepdim=True)
 
 
 def _shifted(x: Tensor, axis: int) -> Tensor:
@@ -443,6 +453,11 @@ def _shifted(x: Tensor, axis: int) -> Tensor:
     return x - x.amax(axis, keepdim=True).detach()
 
 
+#: Each composite's input gradient written from its output (``fused_or_reference``'s
+#: ``from_output``).
+_FROM_OUTPUT = {"softmax": _softmax_grad, "log_softmax": _log_softmax_grad}
+
+
 def _softmax_like(
     name: str, reference: Callable[[Tensor, int], Tensor], x: Tensor, axis: int
 ) -> Tensor:
@@ -451,9 +466,11 @@ def _softmax_like(
             f"{name}: not implemented for {x.dtype.name} input; convert it to a floating "
             "point dtype first, or pass dtype=tw.float32"
         )
+    rule = _FROM_OUTPUT[name]
     if x.dim() == 0:  # one element, as PyTorch reads a 0-d input
-        return fused_or_reference(name, reference, (x.unsqueeze(0),), 0).squeeze(0)
-    return fused_or_reference(name, reference, (x,), axis)
+        y = fused_or_reference(name, reference, (x.unsqueeze(0),), 0, from_output=rule)
+        return y.squeeze(0)
+    return fused_or_reference(name, reference, (x,), axis, from_output=rule)
 
 
 def _cast(input: Tensor, dtype: DType | None) -> Tensor:
