@@ -175,12 +175,6 @@ def test_double_backward_after_a_freed_first_backward_raises_like_torch(
                 lib.autograd.grad((g * g).sum(), x)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the fused node's version check (autograd/gradients.py _fused_reads) counts "
-    "softmax's input as read by its backward: torch's SoftmaxBackward0 saves only its "
-    "result, so an input changed in place before backward is no error there",
-)
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
 def test_input_changed_in_place_before_backward_like_torch(backend: str, fn: str) -> None:
     value = np.random.default_rng(6).standard_normal((3, 4))

@@ -27,6 +27,7 @@ from tensorweaver.ops.complex import conj_physical
 from tensorweaver.ops.complex import imag as _imag
 from tensorweaver.ops.complex import real as _real
 from tensorweaver.ops.complex import sgn as _sgn
+from tensorweaver.ops.composite import FromOutput
 from tensorweaver.ops.creation import zeros_like_shape
 from tensorweaver.tensor import Tensor
 
@@ -50,7 +51,11 @@ def _fused_reads(node: Any, i: int) -> bool:
     """A fused ``linear`` reads its input for the weight's gradient and its weight for the
     input's, never its bias, as PyTorch's addmm saves them (a weight changed in place between
     forward and backward is no error when only it wants a gradient; PyTorch's convolutions
-    save both always). Its decomposition, which create_graph differentiates, reads the same."""
+    save both always). Its decomposition, which create_graph differentiates, reads the same.
+    A node whose gradient is written from its output (softmax's) reads no input, as
+    PyTorch's SoftmaxBackward0 saves only its result."""
+    if type(node.saved[1]) is FromOutput:
+        return False
     if node.saved[0] != "linear":
         return True
     return (i == 0 and _needs(node, 1)) or (i == 1 and _needs(node, 0))

@@ -75,7 +75,7 @@ def fused_or_reference(
     if extra_dtypes:
         out, *extras = out
     if from_output is not None:
-        saved = _FromOutput(saved, out, from_output)
+        saved = FromOutput(saved, out, from_output)
     # A node only where an input requires grad (apply decides; without one, saved is dropped).
     first = apply("fused", out, dtype, given, (name, saved, reference, static, slots))
     if not extra_dtypes:
@@ -89,7 +89,7 @@ def _fill(slots: tuple, given: Any, absent: Any = None) -> tuple:
     return tuple(next(found) if present else absent for present in slots)
 
 
-class _FromOutput:
+class FromOutput:
     """A fused node's saved values, with its output and the gradient formula written from it
     (what ``create_graph`` differentiates)."""
 
@@ -102,7 +102,7 @@ class _FromOutput:
 def fused_backward(node: Any, g: Tensor) -> tuple:
     name, saved, reference, static, slots = node.saved
     inputs = node.inputs
-    if type(saved) is _FromOutput:
+    if type(saved) is FromOutput:
         if is_grad_enabled():
             # The output attached to this node: gradient that reaches it from its later uses
             # and from this formula goes back through this node once, as in PyTorch.
