@@ -61,6 +61,9 @@ _WRITES: dict[int, int] = {}
 #: The tensors (by id) whose in-place change is being written back into their bases: the
 #: bases' refresh of their views leaves them alone (they hold the new values already).
 _WRITING: set[int] = set()
+#: The tensors (by id) of such a write-back whose overlapping copies read the base again:
+#: that reread is their change, counted already, so it leaves their version alone.
+_COUNTED: set[int] = set()
 #: ``(base, (axis, start, stop))`` for each write-back under way from a view that holds such
 #: a run of its base: the base's views over other runs of that axis keep their values (else
 #: writing through each of n held rows would reread all n: quadratic).
@@ -888,6 +891,7 @@ class Tensor:
         climbed: list[Tensor] = []  # the tensors written into their bases, in order
         pushed: list[bool] = []  # whether each pushed a region onto _REGIONS
         changed: list[tuple] = []  # each base the climb changed, as it was before
+        counted: list[Tensor] = []  # the tensors in _COUNTED for this climb
         top: Tensor | None = self
         t = self
         try:
@@ -911,6 +915,8 @@ class Tensor:
                     # (t, and the views below it) reads them again
                     for c in climbed:
                         _WRITING.discard(id(c))
+                        _COUNTED.add(id(c))
+                    counted.extend(climbed)
                 region = getattr(write, "region", None)
                 if region is not None:  # the base's views outside it need no reread
                     _REGIONS.append((viewed, region))
@@ -962,6 +968,8 @@ class Tensor:
                 if pushed.pop():
                     _REGIONS.pop()
                 _WRITING.discard(id(climbed.pop()))
+            for c in counted:
+                _COUNTED.discard(id(c))
 
     # -- views that follow their base -------------------------------------------------------
 
@@ -1010,8 +1018,22 @@ class Tensor:
                     if view._reread(t, entry[1], entry[2]):
                         todo.append(view)
                 elif not (_HOST_SHARED and view._is_shared_view()):
-                    view._version += 1  # (its values stand, but PyTorch's shared counter moves)
+                    view._count_apart_write()
             t._views = alive or None
+
+    def _count_apart_write(self) -> None:
+        """A write into this view's base that missed this view: its values stand, but
+        PyTorch's counter, shared over the memory, moves; so for its own views and aliases."""
+        todo = [self]
+        while todo:
+            t = todo.pop()
+            t._version += 1
+            for entry in t._views or ():
+                view = entry[0]()
+                if view is None or id(view) in _WRITING:
+                    continue
+                if (view._alias_of if entry[1] is None else (view._view_of or (None,))[0]) is t:
+                    todo.append(view)
 
     def _lay_out_as_view(self) -> None:
         """After its change was written into its base: hold the base's view of the new values
@@ -1067,8 +1089,10 @@ class Tensor:
             return self._views is not None  # it sees the base's writes (and their count)
         if self.native is not native:
             self._store(native)
-        elif _HOST_SHARED and _writes_through(self):
+        elif _HOST_SHARED and (_writes_through(self) or (read is None and base._is_shared_view())):
             return self._views is not None  # an alias of host-shared memory, as above
+        if _COUNTED and id(self) in _COUNTED:
+            return False  # (the write-back refreshes its views itself, after)
         self._version += 1
         return self._views is not None
 
