@@ -105,12 +105,6 @@ def test_uninitialized_like_torch(name: str) -> None:
         assert got == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nn/parameter.py lets detach through, which PyTorch refuses (ValueError), because "
-    "Module._save_to_state_dict detaches every entry before nn/modules/lazy.py puts the "
-    "uninitialized ones back",
-)
 def test_uninitialized_detach_refused() -> None:
     assert _outcome(tw, lambda m: _lazy_weight(m).detach()) == _outcome(
         torch, lambda m: _lazy_weight(m).detach()
@@ -135,11 +129,6 @@ def test_uninitialized_buffer_as_a_buffer(code: Callable) -> None:
     assert _outcome(tw, code) == _outcome(torch, code)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nn/modules/module.py: torch's Module.share_memory calls each tensor's "
-    "share_memory_, which an uninitialized one refuses (RuntimeError); tw's calls none",
-)
 def test_lazy_module_share_memory_refused() -> None:
     code = lambda m: m.nn.LazyLinear(3).share_memory()  # noqa: E731
     assert _outcome(tw, code) == _outcome(torch, code)
@@ -358,12 +347,6 @@ def _creation_outcome(m: Any, code: Callable[[Any], Any]) -> Any:
     return str(out.dtype).split(".")[-1], out.tolist()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/creation.py: torch's linspace refuses bool only from two steps on (one or no "
-    "step fills); tw refuses bool always, and before the complex-ends cast check, whose "
-    "RuntimeError torch raises first",
-)
 @pytest.mark.parametrize(
     "code",
     [
@@ -377,12 +360,6 @@ def test_linspace_bool_like_torch(code: Callable) -> None:
     assert _creation_outcome(tw, code) == _creation_outcome(torch, code)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/creation.py: torch's arange checks the dtype (NotImplementedError for bool "
-    "and complex) before the step and bounds, and refuses complex ends with RuntimeError; "
-    "tw checks the step first and raises TypeError for complex ends",
-)
 @pytest.mark.parametrize(
     "code",
     [

@@ -197,12 +197,10 @@ def _allowing(name: str) -> Any:
     return method
 
 
-# PyTorch's list of what an uninitialized tensor allows: its size, copy_, moves and casts;
-# and detach, which PyTorch refuses, because Module._save_to_state_dict detaches every entry
-# before LazyModuleMixin's puts the uninitialized ones back (nn/modules/lazy.py).
+# PyTorch's list of what an uninitialized tensor allows: its size, copy_, moves and casts.
 for _name in (
     "size", "copy_", "get_device", "to", "cpu", "cuda",
-    "half", "float", "double", "char", "short", "int", "long", "detach",
+    "half", "float", "double", "char", "short", "int", "long",
 ):  # fmt: skip
     setattr(UninitializedTensorMixin, _name, _allowing(_name))
 

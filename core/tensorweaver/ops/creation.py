@@ -762,6 +762,23 @@ def arange(
     # 0-d tensors and NumPy scalars count as the Python numbers they hold (an int64 tensor
     # bound gives an int64 range, as in PyTorch)
     start, end, step = _as_number(start), _as_number(end), _as_number(step)
+    if dtype is None:
+        dtype = (
+            dtypes.int64
+            if all(isinstance(v, int) for v in (start, end, step))
+            else get_default_dtype()
+        )
+    # PyTorch checks the dtype before anything about the bounds
+    if dtype.is_complex or dtype is dtypes.bool_:
+        raise NotImplementedError(
+            f'"arange_cpu" not implemented for {dtype.name}; make an int64 or float range '
+            f"and convert it, e.g. tw.arange(n).to(tw.{dtype.name})"
+        )
+    if isinstance(start, complex) or isinstance(end, complex) or isinstance(step, complex):
+        raise RuntimeError(
+            f"arange: value cannot be converted to type double without overflow: from {start} "
+            f"to {end} by {step}; pass real bounds and step"
+        )
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     for bound in (start, end):
@@ -769,18 +786,6 @@ def arange(
             raise RuntimeError(
                 f"arange: unsupported range: {start} -> {end} (bounds must be finite)"
             )
-    if dtype is None:
-        dtype = (
-            dtypes.int64
-            if all(isinstance(v, int) for v in (start, end, step))
-            else get_default_dtype()
-        )
-    if dtype.is_complex or dtype is dtypes.bool_:
-        _check_step_sign(start, end, step)
-        raise NotImplementedError(
-            f'"arange_cpu" not implemented for {dtype.name}; make an int64 or float range '
-            f"and convert it, e.g. tw.arange(n).to(tw.{dtype.name})"
-        )
     if dtype.kind in "iu":
         return _finish(_integer_range(start, end, step, dtype, device), requires_grad)
     _check_step_sign(start, end, step)
@@ -854,14 +859,15 @@ def linspace(
     ends_complex = isinstance(start, complex) or isinstance(end, complex)
     inferred = default_complex_dtype() if ends_complex else get_default_dtype()
     dtype = dtype or inferred
-    if dtype is dtypes.bool_:
-        raise NotImplementedError(
-            "linspace: not implemented for bool; make a float range and compare it"
-        )
     if ends_complex and not dtype.is_complex:
         raise RuntimeError(
             f"linspace: inferred dtype {inferred.name} can't be safely cast to passed dtype "
             f"{dtype.name}; pass a complex dtype or real ends"
+        )
+    if dtype is dtypes.bool_ and steps > 1:  # PyTorch fills one or no step without the kernel
+        raise NotImplementedError(
+            "linspace: not implemented for bool from two steps on; make a float range and "
+            "compare it"
         )
     return tensor(
         _spaced(start, end, steps, dtype), dtype=dtype, device=device, requires_grad=requires_grad

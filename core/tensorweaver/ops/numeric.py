@@ -236,6 +236,16 @@ def hypot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("hypot", hypot(input, other), out)
     a, b = _floating_pair("hypot", input, other)
+    if a.dtype in (dtypes.float16, dtypes.bfloat16):
+        # PyTorch rounds a float32 hypot (correctly rounded, as C's) to the dtype: computed in
+        # float64 where there is one, so that the float32 value is the same before rounding
+        wide = dtypes.float64 if dtypes.float64 in a.backend.dtypes else dtypes.float32
+        value = _scaled_hypot(ew.cast(a, wide), ew.cast(b, wide))
+        return ew.cast(ew.cast(value, dtypes.float32), a.dtype)
+    return _scaled_hypot(a, b)
+
+
+def _scaled_hypot(a: Tensor, b: Tensor) -> Tensor:
     big = ew.maximum(ew.abs(a.detach()), ew.abs(b.detach()))
     scale = ew.where(ew.logical_or(ew.eq(big, 0), ew.isinf(big)), 1.0, big)
     scaled = ew.sqrt(ew.add(ew.square(ew.div(a, scale)), ew.square(ew.div(b, scale))))

@@ -32,13 +32,10 @@ class LazyModuleMixin:
         """Whether a parameter or buffer still awaits its shape."""
         return any(is_lazy(t) for _, t in self._lazy_tensors())
 
-    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        super()._save_to_state_dict(destination, prefix, keep_vars)  # type: ignore[misc]
-        # As PyTorch: an uninitialized entry is saved as itself, so that loading it keeps
-        # the target uninitialized.
-        for name, tensor in self._lazy_tensors():
-            if is_lazy(tensor) and prefix + name in destination:
-                destination[prefix + name] = tensor
+    def _state_entry(self, tensor: Any, keep_vars: bool) -> Any:
+        # As PyTorch: an uninitialized entry is saved as itself (undetached), so that loading
+        # it keeps the target uninitialized.
+        return tensor if is_lazy(tensor) else super()._state_entry(tensor, keep_vars)  # type: ignore[misc]
 
     def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str, *rest: Any) -> None:
         # An uninitialized tensor takes the checkpoint's shape, then its values.

@@ -749,8 +749,15 @@ class Module:
         return self
 
     def share_memory(self) -> Module:
-        """Move every parameter and buffer to shared memory (``Tensor.share_memory_``)."""
-        return self._apply(lambda t: t.share_memory_())
+        """Move every parameter, its gradient and every buffer to shared memory
+        (``Tensor.share_memory_`` of each, which an uninitialized one refuses)."""
+        for param in self.parameters():
+            param.share_memory_()
+            if param.grad is not None:
+                param.grad.share_memory_()
+        for buf in self.buffers():
+            buf.share_memory_()
+        return self
 
     def _cast(self, dtype: DType) -> Module:
         return self._apply(
@@ -806,12 +813,16 @@ class Module:
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         for name, param in self._parameters.items():
             if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
+                destination[prefix + name] = self._state_entry(param, keep_vars)
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
+                destination[prefix + name] = self._state_entry(buf, keep_vars)
         if self._has_extra_state("get_extra_state"):
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def _state_entry(self, tensor: Tensor, keep_vars: bool) -> Tensor:
+        """What ``_save_to_state_dict`` stores for a parameter or buffer."""
+        return tensor if keep_vars else tensor.detach()
 
     def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(module, prefix, keep_vars)`` runs before this module saves its state."""
