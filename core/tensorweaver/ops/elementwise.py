@@ -825,6 +825,9 @@ def round(x: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
         )
     if x.dtype in _HALF:  # 10000 * 100 overflows float16: scaled in float32, as PyTorch
         return cast(round(cast(x, dtypes.float32), decimals=decimals), x.dtype)
+    if decimals < 0:  # by 10^-decimals, exact, not by its inexact reciprocal (7000 not 6999.9995)
+        scale = 10.0**-decimals
+        return mul(_round_even(div(x, scale)), scale)
     scale = 10.0**decimals
     return div(_round_even(mul(x, scale)), scale)
 
@@ -932,7 +935,8 @@ def _complex_log1p(z: Tensor) -> Tensor:
     """log(1 + z) from z's parts, accurate for small z (log(add(z, 1)) loses the digits of
     a tiny real part): arg(1 + z) = atan2(y, 1 + x); log|1 + z| = log1p(x (2 + x) + y^2) / 2
     for |z| < 1/2 (x itself where that sum underflows to 0), else log(hypot(1 + x, y)), whose
-    squares cannot overflow (y = 1e20 in complex64), as PyTorch."""
+    squares cannot overflow (y = 1e20 in complex64), as PyTorch's CUDA kernel; its CPU
+    kernel agrees to rounding but for the NaNs below."""
     from tensorweaver.ops.complex import complex, imag, real
     from tensorweaver.ops.numeric import hypot
     from tensorweaver.ops.special import atan2
@@ -943,7 +947,13 @@ def _complex_log1p(z: Tensor) -> Tensor:
     r = where(small, add(mul(x, add(x, 2)), mul(y, y)), 0.0)
     near = where(eq(r, 0), x, mul(log1p(r), 0.5))
     far = log(hypot(where(small, 1.0, add(x, 1)), where(small, 0.0, y)))
-    return complex(where(small, near, far), atan2(y, add(x, 1)))
+    # PyTorch's CPU kernel takes log(u) * (z / (u - 1)): NaN + NaNj for an infinite imaginary
+    # part with a finite real part that 1 + x loses (log1p(1e-8 + infj) in complex64).
+    lost = logical_and(logical_and(isinf(y), isfinite(x)), ne(sub(add(x, 1), 1), x))
+    return complex(
+        where(lost, math.nan, where(small, near, far)),
+        where(lost, math.nan, atan2(y, add(x, 1))),
+    )
 
 
 def expm1(x: Tensor, *, out: Tensor | None = None) -> Tensor:

@@ -141,7 +141,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
             f"weight {tuple(weight.shape)}: expected (..., {in1}) and (..., {in2}) with the "
             "same leading shape"
         )
-    operands = (input1, input2, weight) if bias is None else (input1, input2, weight, bias)
+    # The bias is added after _trilinear: a bias alone requiring grad is differentiable.
+    operands = (input1, input2, weight)
     if (
         any(t.dtype.kind == "c" for t in operands)
         and tw.is_grad_enabled()
