@@ -212,7 +212,7 @@ def jacobians_hessians(args, out):
         return predict(weight, bias, x).sum(0)
 
     batch_jacobian1 = jacrev(predict_with_output_summed, argnums=2)(weight, bias, x).movedim(1, 0)
-    # (the tutorial's default tolerances: tensorweaver's vmap runs each sample on its own, a
+    # (the tutorial's default tolerances: a vmap that runs each sample on its own, with a
     # vector through linear where torch batches a matrix, and on some CPUs' BLAS the two
     # round apart in float32's last bit, 3e-7, beyond rtol=1e-5 where 1 - tanh**2 is tiny)
     assert torch.allclose(batch_jacobian0, batch_jacobian1, atol=1e-6)
