@@ -487,6 +487,14 @@ def _matmul(ctx: Context, dtype: DType, layout: str) -> Iterator[Measure]:
             want = np.matmul(wide(a), wide(b).transpose(0, 1, 3, 2))
         what = f"matmul ({left} @ transposed {right})"
         yield from compare(ctx, what, ctx.call("matmul", x, y), want, dtype, _ulps(dtype, 4))
+        if layout == "standard":  # batch axes that broadcast: one of size 1, one missing
+            for part in (b[:, :1], b[0]):
+                part = np.ascontiguousarray(np.swapaxes(part, -1, -2))
+                with np.errstate(all="ignore"):
+                    want = np.matmul(wide(a), wide(part))
+                out = ctx.call("matmul", x, ctx.put(part, dtype))
+                label = f"matmul (batch axes {a.shape[:-2]} with {part.shape[:-2]})"
+                yield from compare(ctx, label, out, want, dtype, _ulps(dtype, 4))
         # products and sums that wrap around, int64 beyond float64's integers
         if dtype.kind in "iu" and _extremes(dtype, layout):
             a, x = place(ctx, values(dtype, "extreme"), dtype, left)
