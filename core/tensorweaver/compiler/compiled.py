@@ -295,7 +295,7 @@ class CompiledFunction:
         tail = builder.write_backs(args, kwargs) + numbers
         if _needs_grad(result) and not any(".grad" in line for line in tail):
             # A forward whose result autograd will differentiate later.
-            return differentiable_graph(builder, result, tail, recorder.backends, self._fullgraph)
+            return differentiable_graph(builder, result, tail, recorder, self._fullgraph, self._fn)
         if builder.stored:
             raise Unsupported(
                 f"it rebinds {builder.stored[0][0]} to a tensor whose autograd graph is still "
@@ -413,8 +413,12 @@ def compile(  # noqa: A001  (PyTorch's name)
     A function that returns one tensor requiring grad and runs no backward itself (a
     module's forward, in training) is recorded with the backward the tape runs for it: the
     replayed result carries an autograd node whose backward replays that graph, so
-    ``loss.backward()`` outside fills ``.grad`` of parameters and inputs as eagerly (not
-    twice differentiable: ``create_graph=True`` through it raises). A step that runs its
+    ``loss.backward()`` outside fills ``.grad`` of parameters and inputs as eagerly. A
+    backward with ``create_graph=True`` through it (a gradient penalty) runs the function
+    again eagerly on the same inputs and differentiates that, so the gradient differentiates
+    again as eagerly; where running it again would repeat a side effect (a random draw, a
+    write into a buffer, a rebound attribute) the gradient requires grad and its backward
+    raises, as ``torch.compile``'s double backward does. A step that runs its
     own backward returns what it returns as eagerly (:mod:`tensorweaver.compiler.released`):
     a tensor of the graph that backward freed (the loss, an LSTM's hidden state) requires
     grad and shows its ``grad_fn``, and a backward through it raises PyTorch's "Trying to

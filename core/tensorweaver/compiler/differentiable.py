@@ -8,6 +8,14 @@ backward, which takes those values and the output gradient and returns the gradi
 each input that requires grad (parameters, arguments). A replay joins them with an
 autograd :class:`~tensorweaver.autograd.Function`, so ``loss.backward()`` after a replayed
 forward runs the recorded backward graph and accumulates into ``.grad`` as eagerly.
+
+The recorded backward is plain backend calls, with no graph of its own. A backward that
+builds a graph (``create_graph=True``: a gradient penalty, a Hessian-vector product) runs
+the step's function again eagerly on the same inputs and differentiates that, so the
+gradient requires grad and differentiates again as eagerly. Only a forward without side
+effects is run again: one that draws random numbers (dropout), writes into a tensor (a
+buffer's running statistics) or rebinds an attribute gives a gradient that requires grad
+and whose own backward raises, as ``torch.compile``'s does.
 """
 
 from __future__ import annotations
@@ -15,7 +23,9 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from tensorweaver.autograd import grad as autograd_grad
-from tensorweaver.autograd.function import Function, FunctionCtx, once_differentiable
+from tensorweaver.autograd.function import Function, FunctionCtx
+from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
+from tensorweaver.compiler.draws import is_random
 from tensorweaver.compiler.graph import Graph, GraphBuilder, Unsupported, tuple_source
 from tensorweaver.compiler.recorder import HostRead, Recorder
 from tensorweaver.ops.creation import ones_like
@@ -31,6 +41,7 @@ class DifferentiableGraph:
         backwards: list[Graph],
         inputs: list[Callable],
         store: Callable | None = None,
+        eager: Callable | None = None,
     ) -> None:
         self.forward = forward
         # One per output of the Function: the result's, then each stored attribute's.
@@ -40,6 +51,9 @@ class DifferentiableGraph:
         # Rebinds the module attributes the step rebinds (pruning's weight) to the
         # Function's outputs after the result: ``store(args, kwargs, outputs)``.
         self.store = store
+        # The step's function, run again for a backward that builds a graph; None when
+        # running it again would repeat a side effect (a draw, a write, a rebinding).
+        self.eager = eager
         self.source = forward.source + "".join(b.source for b in backwards)
 
     def ready(self) -> bool:
@@ -69,16 +83,33 @@ class DifferentiableGraph:
 
 class _Replayed(Function):
     @staticmethod
-    def forward(ctx: FunctionCtx, graph: DifferentiableGraph, args: tuple, kwargs: dict, *_):
+    def forward(
+        ctx: FunctionCtx, graph: DifferentiableGraph, args: tuple, kwargs: dict, *inputs: Tensor
+    ):
         out, saved = graph.forward.run(args, kwargs)
         ctx.graph, ctx.values = graph, saved
+        ctx.call = (args, kwargs, inputs, [t._version for t in inputs])
         if graph.store is not None:
             ctx.set_materialize_grads(False)  # (one output's gradient at a time)
         return out
 
     @staticmethod
-    @once_differentiable  # the recorded backward has no graph of its own
     def backward(ctx: FunctionCtx, *grads: Tensor) -> tuple:
+        if not is_grad_enabled():
+            return _Replayed.recorded(ctx, grads)
+        # create_graph=True: the recorded backward has no graph of its own.
+        if ctx.graph.eager is not None:
+            return (None, None, None, *_eager_backward(ctx, grads[0]))
+        with no_grad():
+            found = _Replayed.recorded(ctx, grads)
+        linked = [t for t in (*grads, *ctx.call[2]) if isinstance(t, Tensor) and t.requires_grad]
+        if not linked:
+            return found
+        return tuple(_NotTwice.apply(f, *linked) if isinstance(f, Tensor) else f for f in found)
+
+    @staticmethod
+    def recorded(ctx: FunctionCtx, grads: tuple) -> tuple:
+        """The Function's input gradients from the recorded backward graphs."""
         graph = ctx.graph
         if graph.store is None:
             found = graph.backward.run((ctx.values, grads[0].native), {})
@@ -90,6 +121,40 @@ class _Replayed(Function):
             found = graph.backwards[k].run((ctx.values[k], grad.native), {})
             total = [f if t is None else t if f is None else t + f for t, f in zip(total, found)]
         return (None, None, None, *total)
+
+
+def _eager_backward(ctx: FunctionCtx, grad: Tensor) -> tuple:
+    """The input gradients of a replayed forward, from the step's function run again
+    eagerly on its inputs and differentiated with a graph (``create_graph=True``)."""
+    args, kwargs, inputs, versions = ctx.call
+    if any(t._version != v for t, v in zip(inputs, versions)):
+        # As eagerly: a value the forward's graph needs was changed since.
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            "inplace operation: an input of a tw.compile-d forward changed between its call "
+            "and this backward"
+        )
+    with enable_grad():
+        out = ctx.graph.eager(*args, **kwargs)
+        return autograd_grad(out, inputs, grad, create_graph=True, allow_unused=True)
+
+
+class _NotTwice(Function):
+    """The identity on a gradient of a replayed forward that cannot be run again, linked
+    to the graph being built (``create_graph=True``) through ``linked``; its backward
+    raises, as ``torch.compile``'s double backward does."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, value: Tensor, *linked: Tensor) -> Tensor:
+        return value
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, grad: Tensor) -> Any:
+        raise RuntimeError(
+            "tw.compile: a replayed forward that draws random numbers, writes into a tensor "
+            "or rebinds an attribute cannot be differentiated twice (its gradient was taken "
+            "with create_graph=True); call the function uncompiled for double backward"
+        )
 
 
 def _record_backward(
@@ -129,12 +194,16 @@ def differentiable_graph(
     builder: GraphBuilder,
     result: Any,
     tail: list[str],
-    backends: list[Any],
+    recorder: Recorder,
     fullgraph: bool,
+    fn: Callable,
 ) -> DifferentiableGraph:
     """Record the backward of ``result`` and build both graphs (``builder`` holds the
-    forward's calls; ``tail`` its write-backs). Module attributes the step rebinds to
-    tensors of its graph (``builder.stored``) are further outputs, each with its backward."""
+    forward's calls, ``recorder`` recorded them; ``tail`` its write-backs). Module attributes
+    the step rebinds to tensors of its graph (``builder.stored``) are further outputs, each
+    with its backward. ``fn`` is the step's function, run again for ``create_graph=True``
+    when that repeats no side effect."""
+    backends = recorder.backends
     if not isinstance(result, Tensor):
         raise Unsupported(
             "it returned several values that require grad and ran no backward: only a "
@@ -179,7 +248,9 @@ def differentiable_graph(
     saved = [tuple_source([builder.value(v) for v in back.saved]) for back, _ in recorded]
     if not builder.stored:
         forward = builder.build(tail, tuple_source([builder.result(result), saved[0]]))
-        return DifferentiableGraph(forward, backwards, getters)
+        draws = any(is_random(call[1], call[2]) for call in recorder.calls)
+        eager = None if draws or tail else fn
+        return DifferentiableGraph(forward, backwards, getters, eager=eager)
     outs = tuple_source([builder.result(out) for out in outputs])
     forward = builder.build(tail, tuple_source([outs, tuple_source(saved)]))
     lines = [

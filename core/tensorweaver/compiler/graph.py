@@ -154,6 +154,10 @@ def _equal(a: Any, b: Any, host: Callable[[Any], np.ndarray]) -> bool:
         return True
     if type(a) is not type(b):
         return False
+    if type(a) in (list, tuple):
+        # (a foreach call's list of constant arrays: ``==`` of two lists compares the
+        # arrays elementwise and has no truth value)
+        return len(a) == len(b) and all(_equal(x, y, host) for x, y in zip(a, b))
     if hasattr(a, "shape") and hasattr(a, "dtype"):
         a, b = _on_host(a, host), _on_host(b, host)
         return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
