@@ -16,10 +16,12 @@ from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.elementwise import refuse_complex
 from tensorweaver.tensor import Tensor
 
-#: torch.finfo(dtype).eps, rms_norm's default eps.
+#: rms_norm's default eps: the machine epsilon of the dtype it computes in. PyTorch's kernel
+#: computes a float16 or bfloat16 input in float32 and takes float32's epsilon then (its
+#: documentation says the input's; its code and results say float32's).
 _EPS = {
-    "float16": 2.0**-10,
-    "bfloat16": 2.0**-7,
+    "float16": 2.0**-23,
+    "bfloat16": 2.0**-23,
     "float32": 2.0**-23,
     "float64": 2.0**-52,
     "complex64": 2.0**-23,
@@ -305,7 +307,8 @@ def rms_norm(
     eps: float | None = None,
 ) -> Tensor:
     """``input / sqrt(mean(input ** 2) + eps)`` over the trailing ``normalized_shape`` axes,
-    times ``weight``; ``eps`` defaults to the machine epsilon of the input's dtype."""
+    times ``weight``; ``eps`` defaults to the machine epsilon of the dtype it computes in
+    (float32 for a float16 or bfloat16 input)."""
     shape = _check_trailing(input, normalized_shape, weight, None, "rms_norm")
     if eps is None:
         eps = _EPS[input.dtype.name]
