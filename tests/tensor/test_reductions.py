@@ -25,13 +25,25 @@ from tensor_reference import (
     uniform,
 )
 
+#: Reductions whose whole-tensor form takes no ``keepdim`` (PyTorch: TypeError) but whose
+#: ``dim=None`` is taken; and prod, which takes neither (its whole form is ``prod()`` alone).
+WHOLE_WITHOUT_KEEPDIM = ("sum", "mean")
+
 
 def reduce_with(method, **fixed):
-    """``t.method(dim=..., keepdim=..., **fixed)``, leaving out ``dim`` when it is None."""
+    """``t.method(dim=..., keepdim=..., **fixed)`` in a form PyTorch takes when ``dim`` is None:
+    keepdim without dim (amax, var, norm...), ``dim=None`` (sum, mean), or for prod the whole
+    form with its kept dimensions restored by a reshape."""
 
     def call(t, dim, keepdim):
-        dims = {} if dim is None else {"dim": dim}
-        return getattr(t, method)(**dims, keepdim=keepdim, **fixed)
+        if dim is not None:
+            return getattr(t, method)(dim=dim, keepdim=keepdim, **fixed)
+        if method in WHOLE_WITHOUT_KEEPDIM:
+            return getattr(t, method)(dim=None, keepdim=keepdim, **fixed)
+        if method == "prod":
+            out = t.prod(**fixed)
+            return out.reshape((1,) * t.ndim) if keepdim else out
+        return getattr(t, method)(keepdim=keepdim, **fixed)
 
     return call
 

@@ -111,12 +111,6 @@ def test_uninitialized_detach_refused() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nn/parameter.py: torch's UninitializedBuffer takes persistent= and is an "
-    "nn.Buffer; tw's cannot hold the flag (its class becomes a plain Tensor, without the slot, "
-    "when materialized) and is not a Buffer",
-)
 @pytest.mark.parametrize(
     "code",
     [

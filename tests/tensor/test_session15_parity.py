@@ -1,5 +1,6 @@
 """Regression tests for the fifteenth session's parity fixes, each against torch 2.13: hypot in
-half precision; the whole-tensor reductions' ``keepdim`` without ``dim`` (a strict xfail)."""
+half precision; the whole-tensor reductions' ``keepdim`` without ``dim`` (a TypeError, as
+torch's, since the sixteenth session)."""
 
 from __future__ import annotations
 
@@ -64,12 +65,6 @@ def _same_as_torch(code: Callable) -> None:
     assert got == _outcome(torch, lambda m: code(m, m.ones(2, 3)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/reduce.py: torch's whole-tensor sum/prod/mean take no keepdim (TypeError); tw "
-    "takes it. The fix (an omitted-argument default for dim and keepdim) breaks "
-    "tests/tensor/test_reductions.py, whose reduce_with passes keepdim= without dim",
-)
 @pytest.mark.parametrize("name", list(KEEPDIM_WITHOUT_DIM))
 def test_whole_reductions_refuse_keepdim_without_dim(name: str) -> None:
     _same_as_torch(KEEPDIM_WITHOUT_DIM[name])

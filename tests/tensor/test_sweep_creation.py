@@ -356,13 +356,24 @@ def test_range_is_exported() -> None:
     assert tw.range is creation_spellings.range
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor() of a NumPy array with negative strides copies "
-    "it where torch raises ValueError; internal callers need an audit first",
-)
 def test_negative_strides(backend: str) -> None:
+    # tensor() of a NumPy array with negative strides copied it (torch: ValueError)
     same(lambda m: m.tensor(np.arange(4).reshape(2, 2)[:, ::-1]))
+    for array in (np.arange(1)[::-1], np.arange(6.0).reshape(3, 2)[::-1][:1], np.arange(3)[::-1]):
+        for make in ("tensor", "as_tensor", "asarray", "from_numpy"):
+            same(lambda m, make=make, array=array: getattr(m, make)(array))
+    # what torch takes: a list of reversed arrays, an empty reversed one, a copy, a step
+    same(lambda m: m.tensor([np.arange(3)[::-1], np.arange(3)]))
+    same(lambda m: m.tensor(np.arange(0)[::-1]))
+    same(lambda m: m.tensor(np.arange(3)[::-1].copy()))
+    same(lambda m: m.tensor(np.arange(6)[::2]))
+
+
+def test_other_byte_order(backend: str) -> None:
+    # tensor() of a big-endian array raised TypeError (torch: ValueError)
+    for make in ("tensor", "as_tensor", "from_numpy"):
+        same(lambda m, make=make: getattr(m, make)(np.arange(3, dtype=">i4")))
+        same(lambda m, make=make: getattr(m, make)(np.arange(3.0, dtype=">f8")))
 
 
 def test_heaviside_mixed_dtypes(backend: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any, Optional
 
@@ -41,13 +42,19 @@ class Parameter(Tensor):
         return memo[id(self)]
 
 
+#: ``persistent`` of each Buffer by ``id`` (dropped when it is collected). A Buffer keeps a
+#: plain Tensor's layout, without a slot for it, so that an UninitializedBuffer (a Buffer) can
+#: turn into a plain Tensor when it is materialized, as PyTorch's does.
+_PERSISTENT: dict[int, bool] = {}
+
+
 class Buffer(Tensor):
     """A tensor that ``Module.__setattr__`` registers as a buffer (``self.x =
     nn.Buffer(t)``, PyTorch 2.x): state that is not a parameter, in ``state_dict`` unless
     ``persistent=False``. It shares ``data``'s memory, as PyTorch's ``data.detach()`` does,
     and takes its ``requires_grad``."""
 
-    __slots__ = ("persistent",)
+    __slots__ = ()
 
     def __init__(self, data: Optional[Tensor] = None, *, persistent: bool = True) -> None:
         if data is None:
@@ -61,6 +68,16 @@ class Buffer(Tensor):
         self._share_memory_of(data)
         self.requires_grad_(data.requires_grad)
         self.persistent = persistent
+
+    @property
+    def persistent(self) -> bool:
+        return _PERSISTENT.get(id(self), True)
+
+    @persistent.setter
+    def persistent(self, value: bool) -> None:
+        if id(self) not in _PERSISTENT:
+            weakref.finalize(self, _PERSISTENT.pop, id(self), None)
+        _PERSISTENT[id(self)] = value
 
     def __repr__(self) -> str:
         # PyTorch's Buffer(t) is a plain tensor and prints as one; "Buffer(" is as wide as
@@ -217,21 +234,35 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
             super().__init__(tw.empty(0, device=device, dtype=dtype), requires_grad)
 
 
-class UninitializedBuffer(UninitializedTensorMixin, Tensor):
-    """A buffer of a lazy layer (``running_mean``, ...) before its first forward; materialized,
-    it is a plain :class:`Tensor`."""
+class UninitializedBuffer(UninitializedTensorMixin, Buffer):
+    """A buffer of a lazy layer (``running_mean``, ...) before its first forward: a
+    :class:`Buffer`, so assigning it to a module registers it (``persistent`` as given);
+    materialized, it is a plain :class:`Tensor` (Buffer adds no slot to Tensor's layout)."""
 
     __slots__ = ()
     cls_to_become = Tensor
 
-    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> None:
-        data = tw.empty(0, device=device, dtype=dtype)
+    def __init__(
+        self,
+        requires_grad: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+        persistent: bool = True,
+    ) -> None:
         with _allowed():
-            super().__init__(data.native, data.backend, data.dtype)
+            super().__init__(tw.empty(0, device=device, dtype=dtype), persistent=persistent)
             self.requires_grad_(requires_grad)
 
     def _moved(self, moved: Tensor) -> Tensor:
-        return type(self)(self.requires_grad, moved.device, moved.dtype)
+        return type(self)(self.requires_grad, moved.device, moved.dtype, self.persistent)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        # PyTorch copies a tensor through its values, which an uninitialized buffer lacks
+        raise ValueError(
+            "Attempted to deepcopy an uninitialized buffer (UninitializedBuffer), which has no "
+            "values to copy. This happens with a LazyModule (a LazyBatchNorm's running "
+            "statistics): call its forward with a dummy batch first"
+        )
 
 
 def is_lazy(param: Any) -> bool:

@@ -19,6 +19,7 @@ from tensorweaver.layout import strided
 from tensorweaver.memory_formats import channels_last_order, memory_format
 from tensorweaver.ops import overflow
 from tensorweaver.ops.apply import written_out
+from tensorweaver.ops.casting import host_for_half
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.promotion import default_complex_dtype, get_default_dtype, promote_types
 from tensorweaver.tensor import Tensor, _mark_shared, _shares_host
@@ -242,6 +243,7 @@ def tensor(
     elif isinstance(data, np.ndarray) or dtype is None and isinstance(data, _NUMPY_NUMBERS):
         # a NumPy scalar without dtype= reads as the 0-d array of its own dtype
         data = np.asarray(data)
+        _check_host_layout("tensor()", data)
         backend = backend_for(device)
         if dtype is None or data.dtype.kind not in "biufc":
             inferred = _array_dtype(data)  # for strings and objects, PyTorch's TypeError
@@ -274,6 +276,7 @@ def tensor(
             overflow.check_fits(host, dtype, "tensor()")
     _check_dtype(dtype, backend)
     check_ndim("tensor", host.shape, backend)
+    host = host_for_half(host, dtype)  # float64 values rounded through float32, as PyTorch
     return _finish(Tensor(backend.from_host(host, dtype), backend, dtype), requires_grad)
 
 
@@ -417,12 +420,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _from_numpy_dtype(array: np.ndarray) -> DType:
     """The dtype ``from_numpy`` gives ``array``, after PyTorch's checks on its layout."""
     dt = array.dtype
-    if not dt.isnative:
-        raise ValueError(
-            f"from_numpy: the array has byte order {dt.byteorder!r}, different from the native "
-            "byte order; conversion between byte orders is not supported (convert first with "
-            "array.astype(array.dtype.newbyteorder('='))"
-        )
+    _check_host_layout("from_numpy", array)
     found = _NUMPY_TO_DTYPE.get(dt)
     if found is None:
         raise TypeError(
@@ -430,17 +428,29 @@ def _from_numpy_dtype(array: np.ndarray) -> DType:
             "supported types are complex128, complex64, float64, float32, float16, int64, "
             "int32, int16, int8, uint8 and bool (convert first, e.g. array.astype(np.int64))"
         )
-    if any(s < 0 for s in array.strides):
-        raise ValueError(
-            "from_numpy: at least one stride of the array is negative, which tensors do not "
-            "support; pass a copy (array.copy())"
-        )
     if any(s % dt.itemsize for s in array.strides):
         raise ValueError(
             f"from_numpy: the array's strides {array.strides} are not a multiple of its "
             f"element size ({dt.itemsize} bytes); pass a copy (array.copy())"
         )
     return found
+
+
+def _check_host_layout(fn: str, array: np.ndarray) -> None:
+    """PyTorch's ValueErrors for a NumPy array it reads (``tensor``, ``as_tensor``,
+    ``from_numpy``): another byte order, or a negative stride (even where one element would
+    make it meaningless), both of which a copy made by the caller avoids."""
+    if not array.dtype.isnative:
+        raise ValueError(
+            f"{fn}: the array has byte order {array.dtype.byteorder!r}, different from the "
+            "native byte order; conversion between byte orders is not supported (convert "
+            "first with array.astype(array.dtype.newbyteorder('='))"
+        )
+    if array.ndim and min(array.strides) < 0:
+        raise ValueError(
+            f"{fn}: at least one stride of the array is negative, which tensors do not "
+            "support; pass a copy (array.copy())"
+        )
 
 
 def from_dlpack(obj: Any, device: Any = None) -> Tensor:

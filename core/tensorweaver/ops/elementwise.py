@@ -24,6 +24,7 @@ from tensorweaver.ops.apply import (
     labelled,
     written_out,
 )
+from tensorweaver.ops.casting import rounded_through
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.overflow import cast_float, fill_value, float_max
 from tensorweaver.promotion import get_default_dtype, result_type
@@ -1166,10 +1167,17 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
             UserWarning,
             stacklevel=3,
         )
-    native = x.backend.cast(x.native, dtype)
+    native = x.native
+    if dtype in _HALF_TARGETS and rounded_through(x.dtype, dtype):  # as PyTorch: twice
+        native = x.backend.cast(native, rounded_through(x.dtype, dtype))
+    native = x.backend.cast(native, dtype)
     if dtype.kind not in "fc":
         return Tensor(native, x.backend, dtype)
     return apply("cast", native, dtype, (x,))
+
+
+#: The dtypes a conversion may reach through float32 (see ops/casting.py).
+_HALF_TARGETS = frozenset((dtypes.float16, dtypes.bfloat16))
 
 
 # -- compositions (their gradients come from the ops they are made of) -----------------------

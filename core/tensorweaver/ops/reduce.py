@@ -64,8 +64,41 @@ def _accumulate_dtype(x: Tensor, dtype: DType | None) -> DType:
 _EVERY_AXIS = [tuple(range(n)) for n in range(8)]
 
 
-def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | None = None) -> Tensor:
+class _Omitted:
+    """The default of an argument whose absence matters: PyTorch's whole-tensor ``sum``,
+    ``prod`` and ``mean`` overloads take no ``keepdim``, so ``x.sum(keepdim=True)`` is a
+    TypeError while ``x.sum(None, True)`` is taken. Falsy, so an omitted keepdim reads False."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "<omitted>"
+
+
+OMITTED: Any = _Omitted()
+
+
+def _whole_form(op: str, keepdim: Any) -> None:
+    """PyTorch's TypeError for ``keepdim`` given to a whole-tensor overload (no ``dim``)."""
+    if keepdim is not OMITTED:
+        raise TypeError(
+            f"{op}() received an invalid combination of arguments: keepdim= without dim; "
+            f"pass dim (dim=None reduces every dimension) or leave keepdim out"
+        )
+
+
+def sum(
+    x: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
+) -> Tensor:
     """Sum over ``dim``; bool and integer tensors sum in int64."""
+    if dim is OMITTED:
+        _whole_form("sum", keepdim)
+        dim, keepdim = None, False
+    elif keepdim is OMITTED:
+        keepdim = False
     if dim is None and dtype is None and not keepdim and x.dtype.kind in "fc":
         # The whole of a float tensor (a loss): _reduce's work, without its general steps.
         ndim = len(x.shape)
@@ -76,16 +109,28 @@ def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | Non
 
 
 def prod(
-    x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | None = None
+    x: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
 ) -> Tensor:
+    if dim is OMITTED:
+        _whole_form("prod", keepdim)
+        dim, keepdim = None, False
+    elif dim is None:  # PyTorch's prod names one dim, or none at all
+        raise TypeError("prod(): argument 'dim' must be int, not NoneType; leave dim out")
+    elif keepdim is OMITTED:
+        keepdim = False
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         (x,) = float32_operands(x)
     return _reduce("prod", x, dim, keepdim, _accumulate_dtype(x, dtype))
 
 
 def mean(
-    x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: DType | None = None
+    x: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
 ) -> Tensor:
+    if dim is OMITTED:
+        _whole_form("mean", keepdim)
+        dim, keepdim = None, False
+    elif keepdim is OMITTED:
+        keepdim = False
     dtype = dtype or x.dtype
     if dtype.kind not in "fc":
         raise RuntimeError(
@@ -119,7 +164,7 @@ def _check_nonempty(op: str, x: Tensor, axes: tuple[int, ...]) -> None:
 
 def _check_whole(op: str, x: Tensor, dim: Dim) -> None:
     """PyTorch's RuntimeError for amax/amin over every dimension of an empty tensor."""
-    if not x.numel() and dim in ((), []):
+    if not x.numel() and (dim is None or _no_dims(dim)):
         raise RuntimeError(
             f"{op}(): expected reduction dim to be specified for input.numel() == 0 (shape "
             f"{x.shape}); specify the dim, or use keepdim over a non-empty dimension"
@@ -130,8 +175,8 @@ def amax(x: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
     """The maximum over ``dim``; the gradient is shared evenly between tied maxima."""
     _check_whole("amax", x, dim)
     _check_nonempty("amax", x, axes_of("amax", dim, x.ndim))
-    if x.dtype is dtypes.bool_:
-        return any(x, dim, keepdim)
+    if x.dtype is dtypes.bool_:  # the axes, as any's dim=() reduces nothing
+        return any(x, axes_of("amax", dim, x.ndim), keepdim)
     return _reduce("max", x, dim, keepdim, x.dtype)
 
 
@@ -139,7 +184,7 @@ def amin(x: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
     _check_whole("amin", x, dim)
     _check_nonempty("amin", x, axes_of("amin", dim, x.ndim))
     if x.dtype is dtypes.bool_:
-        return all(x, dim, keepdim)
+        return all(x, axes_of("amin", dim, x.ndim), keepdim)
     return _reduce("min", x, dim, keepdim, x.dtype)
 
 
@@ -184,6 +229,9 @@ def _extreme(op: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
         return amax(x) if op == "max" else amin(x)
     if isinstance(dim, Tensor):  # tw.max(a, b) is the elementwise maximum
         return ew.maximum(x, dim) if op == "max" else ew.minimum(x, dim)
+    if x.dtype.kind == "c" and x.numel() and not isinstance(dim, (tuple, list)):
+        # PyTorch: RuntimeError along a dim (NotImplementedError over the whole)
+        raise RuntimeError(f"{op}(): does not support complex input; reduce .abs() or .real")
     if x.ndim == 0:
         _axis(dim, 0, op)
         return getattr(return_types, op)(x, _arg("arg" + op, x, dim, False))
@@ -203,9 +251,15 @@ def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return _extreme("min", x, dim, keepdim)
 
 
+def _no_dims(dim: Dim) -> bool:
+    """Whether ``dim`` is an empty tuple or list (not None, an int or a tensor)."""
+    return isinstance(dim, (tuple, list)) and not dim
+
+
 def _logical_reduce(op: str, x: Tensor, dim: Dim, keepdim: bool) -> Tensor:
     b = x if x.dtype is dtypes.bool_ else ew.ne(x, 0)
-    axes = axes_of(op, dim, b.ndim)
+    # PyTorch's any/all over dim=() reduce nothing (sum's reduces everything)
+    axes = () if _no_dims(dim) else axes_of(op, dim, b.ndim)
     out = (
         b
         if not axes
@@ -353,6 +407,14 @@ def std(
 
 def logsumexp(x: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) without overflow: the maximum is taken out first."""
+    if dim is None:  # PyTorch's dim is required
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
+    if _no_dims(dim) and x.ndim and x.numel() and not keepdim:
+        # PyTorch's out= of shape () meets its kept (1, ..., 1) result
+        raise RuntimeError(
+            f"logsumexp(): dim=() over a {x.ndim}-d tensor is refused as PyTorch refuses it "
+            "(output with shape [] doesn't match the broadcast shape); name the dims"
+        )
     axes = axes_of("logsumexp", dim, x.ndim)
     if x.dtype.kind not in "fc":
         x = x.float()

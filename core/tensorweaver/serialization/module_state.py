@@ -9,7 +9,9 @@ The first time ``tw.save`` meets a module it writes ``{"module": body}``; a modu
 
 ids count modules in the order they are first met. ``attributes`` are the instance's other
 attributes (``self.nhid = 200``), each a structure node: plain values, tensors, dtypes,
-modules, and functions or classes by name. Hooks are not saved: a loaded module has none.
+modules, and functions or classes by name. Hooks are not saved: a loaded module has none,
+but for the hook a lazy module (``LazyLinear``...) shapes its parameters with on its first
+forward, which a loaded module whose parameters are still uninitialized gets anew.
 
 ``tw.load`` rebuilds a module only as follows: the class comes from the allow-list
 (:mod:`.allowlist`), the instance from ``object.__new__(cls)`` (no ``__new__`` or ``__init__``
@@ -23,6 +25,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, NoReturn
 
+from tensorweaver.nn.modules.lazy import LAZY_HOOK, LazyModuleMixin, arm_initialize_hook
 from tensorweaver.serialization.allowlist import name_of, resolve
 
 Fail = Callable[[str], NoReturn]
@@ -49,6 +52,8 @@ def describe(module: Any, ident: int, encode: Encode, path: list[str]) -> dict[s
             "state in __slots__, which tw.save does not read; drop __slots__"
         )
     internal = _bookkeeping()
+    if isinstance(module, LazyModuleMixin):  # its first forward's hook: re-armed on load
+        internal = {**internal, LAZY_HOOK: None}
     transient = module._non_persistent_buffers_set
 
     def node(value: Any, key: str) -> Any:
@@ -131,6 +136,8 @@ def restore(body: Any, made: list[Any], build: Build, fail: Fail) -> Any:
         taken.add(row[0])
         state[row[0]] = build(row[1])
     vars(module).update(state)
+    if isinstance(module, LazyModuleMixin) and LazyModuleMixin.has_uninitialized_params(module):
+        arm_initialize_hook(module)  # TensorWeaver's own code, not the class's
     return module
 
 

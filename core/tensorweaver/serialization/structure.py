@@ -31,6 +31,12 @@ Tensors sharing memory (views of one another, ``detach()`` aliases) are stored o
 ``tensorweaver/3.2``, as is an empty OrderedDict), ``views`` listing each such tensor's name
 and place in a file tensor.
 
+An uninitialized parameter or buffer of a lazy module (before its first forward) has no
+values, so the file holds no tensor for it: its node (format ``tensorweaver/3.3``) is
+``{"uninitialized": [name, kind, dtype, requires_grad, persistent]}``, ``kind`` being
+``"parameter"`` or ``"buffer"``; loading makes a new one on the default device (``name`` only
+keeps one object referred to twice as one).
+
 A complex tensor's node is ``{"complex": node}``: safetensors has no complex dtypes, so the
 file holds its (real, imaginary) pairs as a float tensor with a last dimension of 2
 (``view_as_real``'s layout, which other tools read as such), and the node says to view them as
@@ -46,10 +52,11 @@ from typing import Any, Callable, NamedTuple, NoReturn
 
 import numpy as np
 
-from tensorweaver.serialization import module_state, storages
+from tensorweaver.serialization import module_state, storages, uninitialized
 from tensorweaver.serialization.allowlist import name_of, resolve
 from tensorweaver.serialization.document import (
     FORMAT,
+    FORMAT_LAZY,
     FORMAT_MODULES,
     FORMAT_SHARED,
     FORMAT_VALUES,
@@ -78,10 +85,11 @@ def flatten(obj: Any) -> Flat:
     """The JSON node of ``obj``'s structure and the tensors it refers to, by their names."""
     from tensorweaver.contract.dtypes import DType
     from tensorweaver.nn.modules.module import Module
-    from tensorweaver.nn.parameter import Parameter
+    from tensorweaver.nn.parameter import Parameter, is_lazy
     from tensorweaver.tensor import Size, Tensor
 
     tensors: dict[str, Any] = {}
+    lazy_names: dict[int, str] = {}  # id → name of each uninitialized tensor met
     name_of_tensor: dict[int, str] = {}  # id → name: a tensor shared by two paths is stored once
     module_ids: dict[int, int] = {}  # id → module id: a shared module is stored once
     needs = FORMAT  # the oldest format that has the node kinds used so far
@@ -93,12 +101,15 @@ def flatten(obj: Any) -> Flat:
     def name_for(path: list[str]) -> str:
         base = ".".join(path) or "tensor"
         name, n = base, 0
-        while name in tensors or name == _RESERVED:
+        while name in tensors or name in lazy_names.values() or name == _RESERVED:
             n += 1
             name = f"{base}#{n}"
         return name
 
     def encode(value: Any, path: list[str]) -> Any:
+        if is_lazy(value):
+            uses(FORMAT_LAZY)
+            return {"uninitialized": uninitialized.describe(value, lazy_names, name_for(path))}
         if isinstance(value, Tensor):
             name = name_of_tensor.get(id(value))
             if name is None:
@@ -193,6 +204,7 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
     made: dict[str, Any] = {}
     kind_of: dict[str, Any] = {}  # each name's node kind: a tensor or a parameter (with its flag)
     modules: list[Any] = []
+    lazy: dict[str, Any] = {}  # the uninitialized tensors made, by name
     dtypes = {d.name: d for d in ALL}
     views: dict[str, tuple] = {}
     bases: dict[str, Any] = {}  # the storages of views, by file tensor name
@@ -255,6 +267,8 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
                 if next(iter(body)) not in ("tensor", "requires_grad", "parameter"):
                     fail(f"complex node {_short(body)} must hold a tensor or parameter node")
                 return build(body, True)
+            if kind == "uninitialized":
+                return uninitialized.restore(body, lazy, names, fail)
             if kind == "dtype":
                 if not (isinstance(body, str) and body in dtypes):
                     fail(f"unknown dtype {_short(body)}")

@@ -23,7 +23,7 @@ class LazyModuleMixin:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._initialize_hook = self.register_forward_pre_hook(_infer_parameters, with_kwargs=True)
+        arm_initialize_hook(self)
 
     def _lazy_tensors(self) -> Any:
         return itertools.chain(self._parameters.items(), self._buffers.items())  # type: ignore
@@ -52,6 +52,17 @@ class LazyModuleMixin:
         raise NotImplementedError(
             f"initialize_parameters is not implemented for {type(self).__name__}"
         )
+
+
+#: The attribute holding the handle of the hook that shapes the parameters on the first forward.
+LAZY_HOOK = "_initialize_hook"
+
+
+def arm_initialize_hook(module: Any) -> None:
+    """Register the forward pre-hook that shapes ``module``'s parameters (also for a module
+    ``tw.load`` rebuilt before its first forward: handles are not saved)."""
+    handle = module.register_forward_pre_hook(_infer_parameters, with_kwargs=True)
+    vars(module)[LAZY_HOOK] = handle  # as Module.__setattr__ would store a plain value
 
 
 def _infer_parameters(module: Any, args: tuple, kwargs: dict) -> None:
