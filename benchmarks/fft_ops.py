@@ -11,19 +11,23 @@ torch backend runs torch's own internal kernels (``_fft_c2c``/``_fft_r2c``/``_ff
 IR's primitives) and the backward rules are torch's formulas, so the core adds only its
 graph, checks and wrappers.
 
-On this project's 2-core machine, shared with other jobs (one thread, CPU clock; medians of
-three runs, the ratio's range over them), 8 signals of 1024 points (fft2: 8 images of
-32 x 32), in ms (torch, tw) and ratio:
+On this project's 2-core machine (an Intel Xeon, family 6 model 167, two vCPUs under KVM),
+shared with other jobs (one thread, CPU clock; medians of three runs, the ratio's range over
+them; 2026-12-05 06:28 UTC, load 6), 8 signals of 1024 points (fft2: 8 images of 32 x 32),
+in ms (torch, tw) and ratio:
 
 | workload | fwd | fwd+bwd |
 |---|---|---|
-| fft | 0.040, 0.043: 1.07x (1.06-1.11) | 0.119, 0.104: 0.80x (0.77-0.87) |
-| rfft | 0.022, 0.023: 1.14x (1.04-1.16) | 0.144, 0.139: 0.94x (0.83-0.96) |
-| irfft | 0.155, 0.158: 1.06x (1.02-1.07) | 0.415, 0.420: 0.97x (0.95-1.01) |
-| fft2 | 0.044, 0.047: 1.10x (1.01-1.13) | 0.167, 0.138: 0.81x (0.72-0.83) |
+| fft | 0.035, 0.037: 1.06x (1.05-1.06) | 0.096, 0.086: 0.90x (0.89-0.94) |
+| rfft | 0.023, 0.025: 1.08x (1.06-1.08) | 0.108, 0.105: 0.97x (0.97-1.01) |
+| irfft | 0.125, 0.127: 1.02x (1.02-1.02) | 0.272, 0.280: 1.03x (1.02-1.05) |
+| fft2 | 0.011, 0.012: 1.18x (1.07-1.19) | 0.043, 0.035: 0.80x (0.79-0.82) |
 
-(Measured 2026-12-03, 20:40 UTC, under a load of 2-5 from other jobs.) A transform's
-resolved arguments are cached per input shape, dtype and argument values
+fft2 misses the goal: torch's fft2 of 8 x 32 x 32 takes 11 us here (0.044 ms in the table
+before, measured 2026-12-03 under a load of 2-5: fft 1.07x, rfft 1.14x, irfft 1.06x, fft2
+1.10x forward), and TensorWeaver's call adds 0.8-1.1 us (sixteenth session, below).
+
+A transform's resolved arguments are cached per input shape, dtype and argument values
 (``fft/transforms.py``), so a repeated call costs the backend's kernel and the graph node,
 about 2 us over torch's own call: rfft's forward measured 17.4-18.0 us in torch, 19.8-20.2
 in TensorWeaver (the plan look-up 0.23 us, the kernel call through the plugin 17.4-18.5,
@@ -56,6 +60,15 @@ plain benchmark, twice before and twice after: fft 1.09x, 1.09x -> 1.11x, 1.08x;
 1.07x, 1.06x; every fwd+bwd 0.76-1.01x. The saving (0.3-0.5 us) is below one run's noise:
 rfft's forward stays at 1.10-1.17x, the result tensor, the plan look-up and the plugin's
 call against an 18-25 us kernel.
+
+Sixteenth session: ``fftn``-style calls (fft2 ...) with the default ``s`` and ``dim`` take
+their part of the plan's key made once, where two calls of ``_typed`` cost 0.35 us a call
+(timeit medians on 8 x 32 x 32: torch's fft2 10.8-11.0 us, TensorWeaver's 12.7 before,
+11.6 after); fft2's forward in the benchmark, three runs: 1.18x, 1.19x, 1.07x (1.16-1.22x
+in three runs just before). The smallest transforms (one signal of 8 points, 2x2 x 2x2
+images; one run, load 7-10) stay at 1.45-1.66x forward, the same ~1.2-1.5 us (the result's
+Tensor, the plan's key and look-up, the plugin's call) against torch's 2.5-3 us; with
+backward 0.66-1.15x.
 """
 
 from __future__ import annotations

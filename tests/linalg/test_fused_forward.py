@@ -74,3 +74,17 @@ def test_every_whole_function_is_covered(monkeypatch: pytest.MonkeyPatch) -> Non
         for fn, arrays in MORE.values():
             fn(tw, *[tw.tensor(a) for a in arrays])
     assert called == set(torch_linalg._FUNCTIONS)
+
+
+@pytest.mark.parametrize("flags", [{"left": 1}, {"unitriangular": 0}, {"left": 1.0}])
+def test_solve_triangular_flags_must_be_bools_like_torch(flags: dict) -> None:
+    """The plugin's short call for the default ``left`` and ``unitriangular`` tests them by
+    identity: 1 or 0.0 still reach torch, whose TypeError names the argument (a truth test
+    computed the solve)."""
+    a, b = np.eye(3), np.ones((3, 2))
+    name = next(iter(flags))
+    with pytest.raises(TypeError, match=f"argument '{name}' must be bool") as theirs:
+        torch.linalg.solve_triangular(torch.tensor(a), torch.tensor(b), upper=True, **flags)
+    with tw.device("torch:cpu"), pytest.raises(TypeError, match=f"argument '{name}'") as ours:
+        tw.linalg.solve_triangular(tw.tensor(a), tw.tensor(b), upper=True, **flags)
+    assert str(ours.value) == str(theirs.value)

@@ -212,6 +212,9 @@ def _shaped(name: str, of: str, resolve: Resolve, dims: Dims, doc: str) -> Calla
     """The public ``name(input, s=None, dim=dims, norm=None, *, out=None)``, cached as ``of``
     (fft2 is fftn over two dimensions)."""
     in_float32 = f"fft.{name}" in CPU_FLOAT32
+    # the keys of the default s and dim, made once: two calls of _typed took 0.35 us of the
+    # 1.7 us fft2 adds to torch's 11 us on 8 x 32 x 32 points
+    no_s, default_dim = _typed(None), _typed(dims)
 
     def call(
         input: Any, s: Dims = None, dim: Dims = dims, norm: Any = None, *, out: Any = None
@@ -220,7 +223,9 @@ def _shaped(name: str, of: str, resolve: Resolve, dims: Dims, doc: str) -> Calla
             (input,) = float32_operands(input)
         key = plan = None
         if type(input) is Tensor:
-            key = (of, input.backend, input.shape, input.dtype, _typed(s), _typed(dim), norm)
+            typed_s = no_s if s is None else _typed(s)
+            typed_dim = default_dim if dim is dims else _typed(dim)
+            key = (of, input.backend, input.shape, input.dtype, typed_s, typed_dim, norm)
             try:
                 plan = _PLANS.get(key)
             except TypeError:  # an unhashable argument: resolved (and refused) the long way

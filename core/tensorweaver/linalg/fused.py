@@ -63,34 +63,47 @@ def fused_or_reference(
     its real dtype, a DType for one without gradient. ``rule(tensors, outputs, grads)``,
     where given, is the gradient formula of the differentiable outputs (``grads`` None for
     an unused one)."""
-    backend = tensors[0].backend
+    first = tensors[0]
+    backend = first.backend
     # The fused path needs the backend's backward; fused_kernel also hides it inside
     # ``reference_only`` (tw check's reference), where the core's decomposition runs.
     function = getattr(backend, "linalg_function", None)
     if function is None or fused_kernel(backend, "linalg_backward") is None:
         return reference(*tensors, *static)
-    # Plain loops, no generators: this runs once per call, against kernels of ~20 us.
-    grad = False
-    natives = []
-    for t in tensors:
-        natives.append(t.native)
-        if t.requires_grad:
-            grad = True
+    # No loops for one or two tensors (most functions, and the solves), and no frames for
+    # a single output: this runs once per call, against kernels of 5-20 us (0.4 us less
+    # than a loop and a call of _dtype, measured around a 2 x 4 x 4 solve_triangular).
+    if len(tensors) == 1:
+        natives: tuple = (first.native,)
+        grad = first.requires_grad
+    elif len(tensors) == 2:
+        second = tensors[1]
+        natives = (first.native, second.native)
+        grad = first.requires_grad or second.requires_grad
+    else:
+        listed = []
+        grad = False
+        for t in tensors:
+            listed.append(t.native)
+            if t.requires_grad:
+                grad = True
+        natives = tuple(listed)
     grad = grad and is_grad_enabled()
-    result = function(name, tuple(natives), static, grad)
+    result = function(name, natives, static, grad)
     if result is None:
         return reference(*tensors, *static)
-    natives, saved = result
-    dtype = dtype or tensors[0].dtype
-    if len(kinds) == 1:  # one output, the usual case: no loop
-        outs: tuple = (Tensor(natives[0], backend, _dtype(kinds[0], dtype)),)
+    natives = result[0]
+    dtype = dtype or first.dtype
+    if len(kinds) == 1:  # one output, the usual case
+        kind = kinds[0]
+        outs: tuple = (Tensor(natives[0], backend, dtype if kind is None else _dtype(kind, dtype)),)
     else:
         made = []
         for native, kind in zip(natives, kinds):
             made.append(Tensor(native, backend, _dtype(kind, dtype)))
         outs = tuple(made)
     if grad:
-        _record(outs, kinds, tensors, (saved, reference, static, rule), grad_fn)
+        _record(outs, kinds, tensors, (result[1], reference, static, rule), grad_fn)
     return outs
 
 

@@ -97,16 +97,20 @@ def _call_node(outs: tuple, leaves: list, roots: tuple, grads: tuple, needs: tup
     sums a broadcast gradient to its input's shape, as the engine would (torch's formulas
     already give a real input a real gradient); the node keeps what it saved, as the engine
     does with ``retain_graph``."""
-    node = outs[roots[0]].grad_fn
+    first = outs[roots[0]]
+    node = first.grad_fn
     metadata = getattr(node, "_input_metadata", None)  # a private attribute: else the engine
     if metadata is None or not callable(node):  # a Python Function's node is not callable
         return None
     args: list = [None] * len(metadata)  # one gradient per output of the node; None: unused
-    for i, g in zip(roots, grads):
-        out = outs[i]
-        if out.grad_fn is not node:
-            return None
-        args[out.output_nr] = g
+    if len(roots) == 1:  # the usual case: its node is the one just read (grad_fn: 0.1 us)
+        args[first.output_nr] = grads[0]
+    else:
+        for i, g in zip(roots, grads):
+            out = outs[i]
+            if out.grad_fn is not node:
+                return None
+            args[out.output_nr] = g
     places = []  # the input each of the node's results is the gradient of
     for edge, _ in node.next_functions:
         if edge is None:
@@ -220,7 +224,11 @@ _FUNCTIONS: dict[str, Callable[[tuple, tuple], tuple]] = {
     ),
     "inv_ex": lambda a, s: torch.linalg.inv_ex(a[0]),
     "solve_triangular": lambda a, s: (
-        torch.linalg.solve_triangular(a[0], a[1], upper=s[0], left=s[1], unitriangular=s[2]),
+        # torch's parsing of the two defaults took 0.1 us of a 5 us call on 4 x 4 matrices;
+        # identity tests: another value goes to torch, which refuses what is not a bool
+        torch.linalg.solve_triangular(a[0], a[1], upper=s[0])
+        if s[1] is True and s[2] is False
+        else torch.linalg.solve_triangular(a[0], a[1], upper=s[0], left=s[1], unitriangular=s[2]),
     ),
     "cholesky_solve": lambda a, s: (torch.cholesky_solve(a[0], a[1], s[0]),),
     "det": lambda a, s: (torch.linalg.det(a[0]),),
