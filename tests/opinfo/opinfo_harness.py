@@ -244,14 +244,7 @@ class Pair:
         if isinstance(value, torch.Tensor):
             key = id(value)
             if key not in self.torch_leaves:
-                if value.layout != torch.strided or value.is_quantized:
-                    raise Unconvertible(f"layout {value.layout}")
-                if value.dtype not in DTYPES:
-                    raise Unconvertible(f"dtype {value.dtype}")
-                if value.device.type != "cpu":  # the meta device's tensors hold no values
-                    raise Unconvertible(f"device {value.device}")
-                if value.ndim > 64:  # torch refuses most ops on them; NumPy cannot hold them
-                    raise Unconvertible(f"{value.ndim} dimensions")
+                check_convertible(value)
                 if self.views and self._shares_memory(value):
                     return self._view(value)
                 leaf = value.detach().clone().requires_grad_(value.requires_grad)
@@ -319,6 +312,18 @@ class Pair:
         return leaf, twin
 
 
+def check_convertible(value: torch.Tensor) -> None:
+    """Raise :class:`Unconvertible` for a torch tensor tensorweaver has no twin of."""
+    if value.layout != torch.strided or value.is_quantized:
+        raise Unconvertible(f"layout {value.layout}")
+    if value.dtype not in DTYPES:
+        raise Unconvertible(f"dtype {value.dtype}")
+    if value.device.type != "cpu":  # the meta device's tensors hold no values
+        raise Unconvertible(f"device {value.device}")
+    if value.ndim > 64:  # torch refuses most ops on them; NumPy cannot hold them
+        raise Unconvertible(f"{value.ndim} dimensions")
+
+
 def _slices(shape: tuple, strides: tuple, size: tuple, stride: tuple, offset: int) -> tuple | None:
     """The slices of a contiguous tensor of ``shape`` and ``strides`` that view ``size``
     elements ``stride`` apart from ``offset`` (None where no slicing does)."""
@@ -334,6 +339,119 @@ def _slices(shape: tuple, strides: tuple, size: tuple, stride: tuple, offset: in
     if sum(sl.start * inner for sl, inner in zip(slices, strides)) != offset:
         return None
     return tuple(slices)
+
+
+# --- strided samples: the same values held by a non-contiguous view --------------------------
+
+#: How a sample's tensors are laid out in the strided sweep (each holds the sample's values,
+#: except ``expanded``, which repeats one slice): ``noncontiguous`` as torch's own test_ops
+#: (``SampleInput.noncontiguous``: every other element of a trailing axis of two), ``transposed``
+#: (``.mT`` of a contiguous copy with the last two axes swapped), ``expanded`` (a stride-0
+#: ``expand`` of the first slice along the first axis longer than one) and ``stepped`` (every
+#: other row of a tensor twice as long along the first axis).
+LAYOUTS = ("noncontiguous", "transposed", "expanded", "stepped")
+
+
+def filler(dtype: torch.dtype) -> Any:
+    """What fills the elements a strided view skips (as torch's ``noncontiguous_like``): a value
+    an op that read them would show."""
+    if dtype.is_floating_point or dtype.is_complex:
+        return math.nan
+    return True if dtype == torch.bool else 12
+
+
+def strided_base(value: torch.Tensor, layout: str) -> tuple[torch.Tensor, Callable] | None:
+    """(a contiguous base, the view of it that holds ``value``'s values in ``layout``), the
+    view a function that takes either library's tensor; None where the layout does not
+    apply (``transposed`` of fewer than two axes, ``expanded`` with no axis longer than one)."""
+    values = value.detach()
+    if layout == "noncontiguous":
+        base = values.new_full((*values.shape, 2), filler(values.dtype))
+        base[..., 1] = values
+        return base, lambda b: b[..., 1]
+    if layout == "transposed":
+        if values.ndim < 2:
+            return None
+        return values.mT.clone(memory_format=torch.contiguous_format), lambda b: b.mT
+    if layout == "expanded":
+        axis = next((i for i, n in enumerate(values.shape) if n > 1), None)
+        if axis is None:
+            return None
+        shape = tuple(values.shape)
+        first = values.narrow(axis, 0, 1).clone(memory_format=torch.contiguous_format)
+        return first, lambda b: b.expand(shape)
+    if layout == "stepped":
+        if values.ndim == 0:
+            return None
+        base = values.new_full((2 * values.shape[0], *values.shape[1:]), filler(values.dtype))
+        base[::2] = values
+        return base, lambda b: b[::2]
+    raise ValueError(f"unknown layout {layout!r}; one of {LAYOUTS}")
+
+
+class StridedPair(Pair):
+    """A sample whose tensors are each the same strided view (``layout``) of a contiguous base,
+    in torch and in tensorweaver (its own slicing, ``mT`` and ``expand`` of the base's twin);
+    a view is the leaf that gradients are taken for. ``bases`` keeps both bases, so that what
+    an op wrote through a view can be compared."""
+
+    def __init__(self, layout: str, materialized: bool = False) -> None:
+        super().__init__()
+        self.layout = layout
+        self.materialized = materialized
+        self.bases: list[tuple[torch.Tensor, tw.Tensor, torch.Tensor]] = []
+
+    def convert(self, value: Any) -> tuple[Any, Any]:
+        if not isinstance(value, torch.Tensor) or id(value) in self.torch_leaves:
+            return super().convert(value)
+        check_convertible(value)
+        made = strided_base(value, self.layout)
+        if made is None:
+            return super().convert(value)
+        t_base, view = made
+        dtype = DTYPES[value.dtype]
+        if self.materialized:  # the same values, contiguous: plain leaves of them
+            leaf = view(t_base).clone().requires_grad_(value.requires_grad)
+            twin = tw.tensor(host(leaf), dtype=dtype, requires_grad=leaf.requires_grad)
+        else:
+            w_base = tw.tensor(host(t_base), dtype=dtype)
+            leaf = view(t_base).requires_grad_(value.requires_grad)
+            twin = view(w_base).requires_grad_(value.requires_grad)
+            self.bases.append((t_base, w_base, footprint(t_base, view)))
+        key = id(value)
+        self.torch_leaves[key], self.tw_leaves[key] = leaf, twin
+        self.order.append(key)
+        return leaf, twin
+
+    def written(self) -> list[torch.Tensor]:
+        """torch's bases as the call left them (before a second call, which may write too)."""
+        return [t_base.detach().clone() for t_base, _, _ in self.bases]
+
+    def compare_bases(self, torch_bases: list[torch.Tensor], random: bool) -> Outcome | None:
+        """How the bases differ after the call (an in-place op writes through its view); of
+        a random op, only the elements its view does not reach (which no op may write)."""
+        for position, (t_base, (_, w_base, reached)) in enumerate(zip(torch_bases, self.bases)):
+            if random:
+                t_base = t_base[~reached]
+                w_base = tw.tensor(host(w_base)[~reached.numpy()], dtype=w_base.dtype)
+            outcome = compare_outputs(t_base, w_base, f"base[{position}]")
+            if outcome is not None:
+                return Outcome("base", outcome.detail)
+        return None
+
+
+def footprint(base: torch.Tensor, view: Callable) -> torch.Tensor:
+    """Which elements of ``base`` its ``view`` reaches (a boolean tensor of its shape)."""
+    reached = torch.zeros(base.shape, dtype=torch.bool)
+    if view(reached).stride().count(0):  # an expanded view reaches every element
+        return reached.fill_(True)
+    view(reached).fill_(True)
+    return reached
+
+
+#: torch's refusal to write in place into a tensor whose elements share memory (an expanded
+#: one): tensorweaver must refuse it too, not write some of the values.
+OVERLAP_REFUSAL = "more than one element of the written-to tensor refers to a single memory"
 
 
 def flat_tensors(value: Any) -> list:
@@ -493,8 +611,32 @@ def differentiable(outputs: list) -> list[int]:
     return [i for i, o in enumerate(outputs) if isinstance(o, torch.Tensor) and o.requires_grad]
 
 
-def run_sample(op: Any, variant: str, sample: Any, *, grads: bool, seed: int = 0) -> Outcome | None:
-    """Compare one sample of ``op``'s ``variant`` on tensorweaver's current device."""
+def run_sample(
+    op: Any, variant: str, sample: Any, *, grads: bool, seed: int = 0, layout: str | None = None
+) -> Outcome | None:
+    """Compare one sample of ``op``'s ``variant`` on tensorweaver's current device; with a
+    ``layout`` (one of :data:`LAYOUTS`), its tensors as strided views, and the views' bases
+    compared after the call too. A strided sample that differs is run again with the same
+    values contiguous: where that differs in the same way (kind), the difference is not the
+    layout's and comes back as ``contiguous-too`` (ties of a repeated value, a singular
+    matrix)."""
+    if layout is None:
+        return compare_call(op, variant, sample, Pair(), grads=grads, seed=seed)
+    outcome = compare_call(op, variant, sample, StridedPair(layout), grads=grads, seed=seed)
+    if outcome is None or outcome.kind in ("skip", "harness", "missing"):
+        return outcome
+    again = compare_call(
+        op, variant, sample, StridedPair(layout, materialized=True), grads=grads, seed=seed
+    )
+    if again is not None and again.kind == outcome.kind:
+        return Outcome("contiguous-too", str(outcome))
+    return outcome
+
+
+def compare_call(
+    op: Any, variant: str, sample: Any, pair: Pair, *, grads: bool, seed: int
+) -> Outcome | None:
+    """Compare one sample of ``op``'s ``variant``, converted by ``pair``."""
     function = tw_callable(op, variant)
     if function is None:
         return Outcome("missing", f"{variant} {op.name}")
@@ -503,7 +645,6 @@ def run_sample(op: Any, variant: str, sample: Any, *, grads: bool, seed: int = 0
         "method": op.method_variant,
         "inplace": op.inplace_variant,
     }[variant]
-    pair = Pair()
     try:
         (t_input, t_args, t_kwargs), (w_input, w_args, w_kwargs) = pair.convert_sample(sample)
     except Unconvertible as why:
@@ -519,6 +660,8 @@ def run_sample(op: Any, variant: str, sample: Any, *, grads: bool, seed: int = 0
         torch.manual_seed(seed)
         expected = torch_function(t_input, *t_args, **t_kwargs)
     except Exception as error:  # torch itself refuses this sample (a database edge)
+        if OVERLAP_REFUSAL in str(error):
+            return refused_overlap(function, w_input, w_args, w_kwargs, error)
         return Outcome("skip", f"torch raised {describe(error)}")
     try:
         tw.manual_seed(seed)
@@ -526,7 +669,12 @@ def run_sample(op: Any, variant: str, sample: Any, *, grads: bool, seed: int = 0
     except Unconvertible as why:
         return Outcome("skip", f"unconvertible {why}")
     except Exception as error:
+        if OVERLAP_REFUSAL in str(error) and isinstance(pair, StridedPair):
+            # torch writes into the overlapping memory unchecked (BLAS, its own loops): its
+            # values depend on its loop order, so there is nothing to compare with
+            return Outcome("skip", f"torch writes into overlapping memory: {describe(error)}")
         return Outcome("harness" if calls_torch(error) else "raises", describe(error))
+    torch_bases = pair.written() if isinstance(pair, StridedPair) else []
     random = False
     if variant != "inplace":
         try:
@@ -535,6 +683,10 @@ def run_sample(op: Any, variant: str, sample: Any, *, grads: bool, seed: int = 0
         except Exception:  # noqa: BLE001 - a second call that fails says nothing about chance
             pass
     random = random or "empty" in op.name or seeds_itself(op)
+    if isinstance(pair, StridedPair):
+        outcome = pair.compare_bases(torch_bases, random)
+        if outcome is not None:
+            return outcome
     if random:
         outcome = compare_structure(expected, actual)
     else:
@@ -551,6 +703,20 @@ def run_sample(op: Any, variant: str, sample: Any, *, grads: bool, seed: int = 0
     if outcome is not None or not grads or random:
         return outcome
     return compare_gradients(op, sample, pair, expected, actual, seed)
+
+
+def refused_overlap(
+    function: Callable, w_input: Any, w_args: tuple, w_kwargs: dict, error: BaseException
+) -> Outcome | None:
+    """tensorweaver must raise torch's class where torch refuses to write into overlapping
+    memory (in place into an expanded tensor)."""
+    try:
+        function(w_input, *w_args, **w_kwargs)
+    except type(error):
+        return None
+    except Exception as other:
+        return Outcome("error-type", f"{describe(other)}; torch {describe(error)}")
+    return Outcome("error-missing", f"no error; torch {describe(error)}")
 
 
 def seeds_itself(op: Any) -> bool:
@@ -610,7 +776,12 @@ def compare_gradients(
         ((t_out[i] * w).real if w.dtype.is_complex else t_out[i] * w).sum()
         for i, w in zip(chosen, weights)
     )
-    t_grads = torch.autograd.grad(t_loss, [pair.torch_leaves[k] for k in leaves], allow_unused=True)
+    try:
+        t_grads = torch.autograd.grad(
+            t_loss, [pair.torch_leaves[k] for k in leaves], allow_unused=True
+        )
+    except Exception as error:  # torch's own backward refuses (a strided input it mishandles)
+        return Outcome("skip", f"torch's backward raised {describe(error)}")
     try:
         terms = []
         for i, w in zip(chosen, weights):

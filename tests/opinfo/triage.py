@@ -1,10 +1,12 @@
 """Run every op of torch's database against tensorweaver and print how they differ.
 
     .venv/bin/python tests/opinfo/triage.py [--backend numpy] [--dtypes float64,int64]
-        [--ops add,linalg.solve] [--json out.json]
+        [--ops add,linalg.solve] [--layouts noncontiguous,transposed] [--json out.json]
 
 One line per (op, variant, dtype) that differs, with the first difference found; a summary
-by kind at the end. The suite's share is ``test_opinfo_sweep.py``.
+by kind at the end. ``--layouts`` runs each sample with its tensors as strided views instead
+(``opinfo_harness.LAYOUTS``; ``all`` for every one). The suite's shares are
+``test_opinfo_sweep.py`` and ``test_strided_sweep.py``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def main() -> None:
     parser.add_argument("--errors", action="store_true", help="also the error inputs")
     parser.add_argument("--json", default="")
     parser.add_argument("--max-samples", type=int, default=12)
+    parser.add_argument("--layouts", default="", help="strided views: names, or all")
     parser.add_argument(
         "--known", action="store_true", help="rewrite known_differences.py from the suite's share"
     )
@@ -41,6 +44,13 @@ def main() -> None:
         return
     wanted = set(options.ops.split(",")) if options.ops else None
     dtypes = [getattr(torch, name) for name in options.dtypes.split(",")]
+    layouts = (
+        list(harness.LAYOUTS)
+        if options.layouts == "all"
+        else options.layouts.split(",")
+        if options.layouts
+        else [None]
+    )
     rows = []
     started = time.time()
     with tw.device(options.backend):
@@ -62,43 +72,54 @@ def main() -> None:
                         )
                     ):
                         continue
-                    grads = (
-                        variant == "function" and dtype == torch.float64 and op.supports_autograd
-                    )
-                    first = None
-                    count = 0
-                    try:
-                        for index, sample in enumerate(
-                            harness.samples(op, dtype, requires_grad=grads)
-                        ):
-                            if index >= options.max_samples:
-                                break
-                            count += 1
-                            try:
-                                outcome = harness.run_sample(op, variant, sample, grads=grads)
-                            except Exception as error:  # noqa: BLE001
-                                outcome = harness.Outcome("harness", harness.describe(error))
-                            if outcome is not None and outcome.kind != "skip":
-                                first = (index, outcome)
-                                break
-                    except Exception as error:  # noqa: BLE001 - the database's sample generator
-                        first = (-1, harness.Outcome("samples", harness.describe(error)))
-                    if first is not None:
-                        index, outcome = first
-                        rows.append(
-                            dict(
-                                op=name,
-                                variant=variant,
-                                dtype=str(dtype)[6:],
-                                sample=index,
-                                kind=outcome.kind,
-                                detail=outcome.detail,
+                    for layout in layouts:
+                        grads = (
+                            variant == "function"
+                            and dtype == torch.float64
+                            and op.supports_autograd
+                        )
+                        first = None
+                        count = 0
+                        try:
+                            for index, sample in enumerate(
+                                harness.samples(op, dtype, requires_grad=grads)
+                            ):
+                                if index >= options.max_samples:
+                                    break
+                                count += 1
+                                try:
+                                    outcome = harness.run_sample(
+                                        op, variant, sample, grads=grads, layout=layout
+                                    )
+                                except Exception as error:  # noqa: BLE001
+                                    outcome = harness.Outcome("harness", harness.describe(error))
+                                if outcome is None or outcome.kind == "skip":
+                                    continue
+                                if outcome.kind != "contiguous-too":
+                                    first = (index, outcome)
+                                    break
+                                # (not the layout's: a later sample may show one that is)
+                                first = first or (index, outcome)
+                        except Exception as error:  # noqa: BLE001 - the database's sample generator
+                            first = (-1, harness.Outcome("samples", harness.describe(error)))
+                        if first is not None:
+                            index, outcome = first
+                            rows.append(
+                                dict(
+                                    op=name,
+                                    variant=variant,
+                                    layout=layout or "",
+                                    dtype=str(dtype)[6:],
+                                    sample=index,
+                                    kind=outcome.kind,
+                                    detail=outcome.detail,
+                                )
                             )
-                        )
-                        print(
-                            f"{name:40} {variant:8} {str(dtype)[6:]:10} #{index:<3} {outcome}",
-                            flush=True,
-                        )
+                            print(
+                                f"{name:40} {variant:8} {layout or '':13} "
+                                f"{str(dtype)[6:]:10} #{index:<3} {outcome}",
+                                flush=True,
+                            )
             if options.errors and op.error_inputs_func is not None:
                 try:
                     for error_input in op.error_inputs("cpu"):

@@ -135,11 +135,6 @@ def test_torch_remainder_repair_stays_out_of_torch_compile() -> None:
     assert torch.equal(compiled(a, b), torch.remainder(a, b))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="numpy backend (not owned here): a zero remainder takes the divisor's sign "
-    "(NumPy, Python's %), torch 2.13's the dividend's (fmod); the IR row says Python's %",
-)
 def test_numpy_remainder_zero_takes_torch_sign() -> None:
     backend = registry.backend_object("numpy")
     a, b = np.array([2.0, -2.0, 3.0]), np.array([-1.0, 1.0, -1.5])

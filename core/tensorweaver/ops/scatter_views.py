@@ -64,6 +64,13 @@ def as_strided_scatter(
     size = views._sizes("as_strided_scatter", size, "size")
     stride = views._sizes("as_strided_scatter", stride, "stride")
     memory = views.Memory(input)
+    strides = memory.x_strides
+    if strides is not None and any(s == 0 and n > 1 for n, s in zip(input.shape, strides)):
+        # An input that holds a memory position twice (expanded) is copied first, into
+        # memory of its own laid out in C order, as PyTorch's clone_preserve_strides does:
+        # src written into the shared memory would show in every copy of a position.
+        input = mv.contiguous(input)
+        memory = views.Memory(input)
     offset = memory.start if storage_offset is None else storage_offset
     index = memory.index(input, size, stride, offset)
     if tuple(src.shape) != size:

@@ -420,7 +420,26 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
     index = memory.index(input, size, stride, offset)
     repeats = any(s == 0 and n > 1 for n, s in zip(size, stride))
     shared = _overlapping(size, stride)
-    return _memory_view(input, memory, lambda: index, repeats, shared, laid=(stride, offset))
+    out = _read_through(input, memory, index)
+    return _memory_view(input, memory, lambda: index, repeats, shared, out, (stride, offset))
+
+
+def _read_through(x: Tensor, memory: Memory, index: Tensor) -> Tensor | None:
+    """The elements of ``memory`` at ``index`` with the gradient PyTorch's
+    ``AsStridedBackward`` gives them: into ``x``'s own elements only, where ``x`` is a view
+    that holds part of its base's memory (``base[:, ::2]``, ``base.mT``) and requires grad.
+    A position ``x`` does not hold gets none, even where the base requires grad; read from the
+    base (None: the caller's plain read), it would get some, and a view that is a leaf itself
+    would get none at all. An ``x`` that holds a position twice (expanded) reads from the base
+    as before: its gradient there is the sum of its copies' either way."""
+    if memory.base is x or not (x.requires_grad and is_grad_enabled()):
+        return None
+    if memory.x_strides is None or _overlapping(x.shape, memory.x_strides) is not False:
+        return None
+    with no_grad():
+        held = image(memory.base, memory.positions, memory.extent)
+    held = ix.scatter_unchecked(held, 0, memory.own(x), mv.reshape(x, (-1,)))
+    return ix.getitem(held, index)
 
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
