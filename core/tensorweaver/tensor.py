@@ -46,7 +46,7 @@ import weakref
 from typing import Any
 
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
-from tensorweaver.autograd.node import INPLACE_CHANGES
+from tensorweaver.autograd.node import INPLACE_CHANGES, output_changed, output_rewritten
 from tensorweaver.contract.dtypes import DType, bfloat16
 from tensorweaver.memory_formats import C_TESTS, c_test, preserved_order, takes_writes
 
@@ -87,6 +87,14 @@ _HELD: list = []
 #: The storage of each write-back under way from a view that wrote into host-shared memory
 #: already: the base's write of those values into it is no second write (one version each).
 _WRITTEN: list = []
+
+#: The ``.data`` tensors (by id, each with a weak reference that removes its entry): as
+#: PyTorch's ``.data``, each shares its tensor's memory but has a version counter of its
+#: own, so autograd does not see writes through it.
+_OWN_COUNTERS: dict[int, weakref.ref] = {}
+#: How many writes through a ``.data`` tensor are being passed on into the tensors over its
+#: memory: their versions, and the nodes that saved their values, do not see them.
+_UNCOUNTED = [0]
 
 #: How many ``fill_`` write-backs are under way (they may write through repeated elements).
 _FILLING = [0]
@@ -616,7 +624,14 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        return self.detach()
+        """A ``detach()`` alias with a version counter of its own (from 0), as PyTorch's:
+        writes through it change this tensor's values unseen by autograd's version checks,
+        and this tensor's writes leave its count alone."""
+        out = self.detach()
+        out._version = 0
+        key = id(out)
+        _OWN_COUNTERS[key] = weakref.ref(out, lambda _, key=key: _OWN_COUNTERS.pop(key, None))
+        return out
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -704,10 +719,10 @@ class Tensor:
     def _assign(self, result: Tensor, op: str = _SETITEM) -> Tensor:
         """Make ``result`` this tensor's new value (the end of every in-place method).
 
-        Differs from PyTorch: a node whose gradient uses its own output (``exp``, ``tanh``,
-        ``sigmoid``, ...) keeps that output's values, so a later in-place change of the
-        output does not make the backward raise as PyTorch's version counter does; the
-        gradient is the recorded op's. A change of an op's input raises as in PyTorch.
+        A node that PyTorch makes save its output (``exp``, ``tanh``, ``softmax``, ...) is
+        told its output changed (``autograd/node.py``: ``output_changed``), so backward
+        through it raises as PyTorch's version counter makes it; a change of an op's input
+        raises as in PyTorch.
         """
         view = self._view_of
         if view is not None:
@@ -742,6 +757,8 @@ class Tensor:
                     f"the desired output type {self.dtype.name}"
                 )
             result = result.to(self.dtype)
+        made_by = self._node  # (the node that made the value this write replaces)
+        version_before = self._version if made_by is not None else 0
         linked = self._alias_of is not None or self._view_of is not None
         if linked:
             kept = self._kept_values() if _HOST_SHARED else (self.native, None)
@@ -769,8 +786,8 @@ class Tensor:
         # never happened, and a node that saved this tensor sees its version move)
         if result.requires_grad and is_grad_enabled():
             self.requires_grad = True
-        if not wrote:  # (a write into shared memory counted on its storage: one version)
-            self._version += 1
+        if not wrote and not _UNCOUNTED[0]:  # (a write into shared memory counted on its
+            self._version += 1  # storage: one version; a .data write: none, see _OWN_COUNTERS)
         INPLACE_CHANGES[0] += 1
         if linked or self._views is not None:
             filling = op in _FILLS
@@ -787,6 +804,8 @@ class Tensor:
             finally:
                 if filling:
                     _FILLING[0] -= 1
+        if made_by is not None and not _UNCOUNTED[0]:
+            output_changed(made_by, self, version_before)
         return self
 
     def _overlaps_itself(self) -> bool:
@@ -873,11 +892,19 @@ class Tensor:
     def _take(self, native: Any) -> None:
         """Make ``native`` this tensor's value as a change made through a ``detach()`` alias
         of it: no history, a new version, and on into its base and views."""
-        if self.native is not native:
-            if not self._store(native):
+        version_before = self._version
+        counted = not _UNCOUNTED[0]  # (a write through .data is not: see _OWN_COUNTERS)
+        old = self.native
+        if old is not native:
+            if not self._store(native) and counted:
                 self._version += 1
-        elif not (_HOST_SHARED and _writes_through(self)):
+        elif counted and not (_HOST_SHARED and _writes_through(self)):
             self._version += 1  # (else the alias's write into this memory counted already)
+        if self._node is not None:
+            if counted:
+                output_changed(self._node, self, version_before)
+            elif old is not self.native:
+                output_rewritten(self._node, old, self.native)
         self._pass_on(recorded=False)
 
     def _pass_on(self, recorded: bool) -> None:
@@ -906,7 +933,14 @@ class Tensor:
                 top = None
                 base = t._alias_of
                 if base is not None and base.shape == t.shape and base.dtype is t.dtype:
-                    base._take(t.native)
+                    if _OWN_COUNTERS and id(t) in _OWN_COUNTERS:
+                        _UNCOUNTED[0] += 1
+                        try:
+                            base._take(t.native)
+                        finally:
+                            _UNCOUNTED[0] -= 1
+                    else:
+                        base._take(t.native)
                 if t._view_of is None:
                     break
                 viewed, write = t._view_of[0], t._view_of[1]
@@ -1024,6 +1058,8 @@ class Tensor:
     def _count_apart_write(self) -> None:
         """A write into this view's base that missed this view: its values stand, but
         PyTorch's counter, shared over the memory, moves; so for its own views and aliases."""
+        if _UNCOUNTED[0]:
+            return  # a write through .data: no counter sees it
         todo = [self]
         while todo:
             t = todo.pop()
@@ -1093,7 +1129,8 @@ class Tensor:
             return self._views is not None  # an alias of host-shared memory, as above
         if _COUNTED and id(self) in _COUNTED:
             return False  # (the write-back refreshes its views itself, after)
-        self._version += 1
+        if not (_UNCOUNTED[0] or (_OWN_COUNTERS and id(self) in _OWN_COUNTERS)):
+            self._version += 1  # (a .data tensor's counter, or a .data write: see above)
         return self._views is not None
 
     def _store(self, native: Any) -> bool:

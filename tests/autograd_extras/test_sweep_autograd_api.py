@@ -1438,16 +1438,6 @@ KNOWN: dict[str, str] = {
         "a view of a leaf that requires grad, made under no_grad, requires grad in torch "
         "(a leaf view sharing its base's flag); tensorweaver's does not (ops/views.py)"
     ),
-    "data_version_not_shared": (
-        "exp keeps its output's values as recorded, so a later change through .data does "
-        "not reach its gradient (documented in Tensor._assign); torch reads the changed "
-        "values"
-    ),
-    "detach_version_shared": (
-        "exp keeps its output's values as recorded (documented in Tensor._assign), so an "
-        "in-place change through a detach() alias does not invalidate the node; torch's "
-        "shared version counter makes backward raise"
-    ),
     "hook_on_grad_input_non_leaf_and_leaf": (
         "torch captures a non-leaf input's gradient before that tensor's hooks when its node "
         "also runs for another input, after them otherwise (hook_on_grad_input_non_leaf); "

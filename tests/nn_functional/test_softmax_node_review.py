@@ -111,15 +111,10 @@ def test_reference_node_refuses_an_output_changed_in_place_like_torch(
             yw.sum().backward()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the fused softmax/log_softmax node keeps its output as a native array and does not "
-    "watch the output tensor's version: torch raises 'modified by an inplace operation' "
-    "(SoftmaxBackward0 saves its result), tw differentiates the output as it was (the same "
-    "for every op whose torch backward saves its result: exp, tanh, sigmoid)",
-)
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
 def test_fused_node_refuses_an_output_changed_in_place_like_torch(backend: str, fn: str) -> None:
+    """The fused node saves its output as a native array: the output tensor's in-place change
+    reaches it through ``Tensor._assign`` (``autograd/node.py``'s ``output_changed``)."""
     value = np.random.default_rng(2).standard_normal((3, 4))
     yw = getattr(F, fn)(tw.tensor(value, requires_grad=True), 1)
     yw.mul_(2)
@@ -140,15 +135,10 @@ def test_node_name_and_next_functions_like_torch(backend: str, path: str, fn: st
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a replayed tw.compile program differentiated with create_graph=True returns a "
-    "gradient that does not require grad (not softmax's doing: tanh too, from the third "
-    "call); torch's gradient requires grad (its double backward then raises that "
-    "aot_autograd does not support it)",
-)
 def test_compiled_softmax_create_graph_gradient_requires_grad_on_replay() -> None:
-    """On the default backend only: compiling for torch:cpu costs seconds."""
+    """On the default backend only: compiling for torch:cpu costs seconds. (A replayed
+    program's create_graph gradient did not require grad: compiler/differentiable.py now
+    runs the step again eagerly and differentiates that.)"""
     compiled = tw.compile(lambda t: (F.softmax(t, 1) * tw.arange(4.0)).sum())
     value = np.random.default_rng(4).standard_normal((3, 4))
     for shift in range(3):

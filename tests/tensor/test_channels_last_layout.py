@@ -194,9 +194,6 @@ def test_in_place_writes_keep_a_channels_last_layout(backend, how):
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a leaf's accumulated gradient is row-major, torch's has its layout"
-)
 def test_gradient_of_a_channels_last_leaf_is_channels_last(backend):
     grads = []
     for lib in (tw, torch):

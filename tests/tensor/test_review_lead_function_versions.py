@@ -275,64 +275,13 @@ def outcome(case: Callable[..., Any], lib: Any) -> Any:
         saved_output_changed_through_a_view,
         saved_output_changed_not_read,
         saved_output_kept_unchanged,
-        pytest.param(
-            base_of_dirty_view_changed,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a saved output that is already a view (a dirty view input) is watched "
-                "through weak references to it and its bases (autograd/function.py _watched; "
-                "strong ones would make a tensor-node cycle): once both are gone before "
-                "backward, a change made while they lived goes unseen",
-            ),
-        ),
+        base_of_dirty_view_changed,
         output_changed_after_a_first_backward,
-        pytest.param(
-            view_output_then_its_input_changed,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a Function's output is a new tensor over forward's array (apply()), "
-                "never a view of the input it views in PyTorch: a later change of the input "
-                "neither reaches it nor raises in backward as torch's shared version does",
-            ),
-        ),
-        pytest.param(
-            view_output_changed_in_place,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="PyTorch refuses an in-place change of a custom Function's view "
-                "output ('Output 0 of ... is a view and is being modified inplace'); ours "
-                "are no views (apply()) and change silently",
-            ),
-        ),
-        pytest.param(
-            returned_input_changed_in_place,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="as view_output_changed_in_place: an input returned as it is is a "
-                "view of it in PyTorch, whose in-place change is refused",
-            ),
-        ),
-        pytest.param(
-            non_reentrant_checkpoint_unsaved_input_changed,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="PyTorch's non-reentrant checkpoint checks its inputs' versions only "
-                "when backward recomputes (a saved tensor of the function is unpacked); ours "
-                "(utils/checkpoint.py _Checkpoint) saves every input and checks it whenever "
-                "backward reaches the node. Saving per the graph's READS_INPUT was tried: "
-                "it misses ops that save only their output (exp), where torch does raise",
-            ),
-        ),
-        pytest.param(
-            dirty_view_then_its_base,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a Function that marks a view of its input dirty gives the view its "
-                "node, but the base's history stays that of the write forward made without "
-                "a graph (gradient [1, 1, 1], torch [2, 2, 1]): apply() should write the "
-                "view back into its base with the graph, as an in-place op on a view does",
-            ),
-        ),
+        view_output_then_its_input_changed,
+        view_output_changed_in_place,
+        returned_input_changed_in_place,
+        non_reentrant_checkpoint_unsaved_input_changed,
+        dirty_view_then_its_base,
     ],
 )
 def test_saved_tensor_versions_like_torch(case: Callable[..., Any]) -> None:

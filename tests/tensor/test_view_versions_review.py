@@ -78,11 +78,6 @@ def _data_write(lib):
     return p.grad
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Tensor.data is detach() here: it shares the version counter, so a write through "
-    "it trips autograd's check, where torch's .data has a counter of its own (no error)",
-)
 def test_data_write_is_not_seen_by_autograd(backend):
     np.testing.assert_array_equal(_data_write(tw).numpy(), _data_write(torch).numpy())
 

@@ -18,12 +18,19 @@ from tensorweaver.autograd.gradients import GRADIENTS, READS_INPUT
 from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS, run_hooks
 from tensorweaver.autograd.mode import _enabled as _grad_mode
 from tensorweaver.autograd.mode import enable_grad, set_grad_enabled
-from tensorweaver.autograd.node import INPLACE_CHANGES, Node, Slot, gathered
+from tensorweaver.autograd.node import (
+    CHANGED_OUTPUTS,
+    INPLACE_CHANGES,
+    Node,
+    Slot,
+    check_output_unchanged,
+    gathered,
+)
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.complex import gradient_as
 from tensorweaver.ops.creation import zeros_like
 from tensorweaver.ops.in_place_writes import add_scaled, addable
-from tensorweaver.tensor import _SHARED_STORAGES, Tensor
+from tensorweaver.tensor import _SHARED_STORAGES, Tensor, _laid_out_like, _out_of_order
 
 
 def sum_to(g: Tensor, shape: tuple) -> Tensor:
@@ -68,6 +75,8 @@ def _topological(roots: list[Node]) -> list[Node]:
 
 
 def _check_versions(node: Node) -> None:
+    if CHANGED_OUTPUTS:
+        check_output_unchanged(node)
     reads = READS_INPUT.get(node.op)
     for i, (t, version) in enumerate(zip(node.inputs, node.versions)):
         if t._version != version and (reads is None or reads(node, i)):
@@ -184,6 +193,7 @@ def run(
     wanted_nodes = {t._node: t for t in targets if t._node is not None} if targets else None
     captured: dict[int, Tensor] = {}
     changes = INPLACE_CHANGES[0]
+    contexts: list = []  # the autograd.Function contexts whose saved tensors this pass frees
     detect = ANOMALY.enabled  # read once: off, anomaly mode costs one local test per node
     token = _grad_mode.set(create_graph)
     try:
@@ -239,6 +249,10 @@ def run(
                     table[key] = [current, gi]
             if not retain_graph:
                 node.release()
+                if node.op == "function":
+                    contexts.append(node.saved[1])
+        for ctx in contexts:  # once every output's node this pass reaches has run
+            ctx._release()
         # Leaf hooks run, and leaves accumulate, in backward's grad mode too.
         return _finish(leaf_grads, leaves, targets, captured, create_graph)
     finally:
@@ -280,6 +294,8 @@ def _finish(
             compact = getattr(backend, "contiguous", None)
         if compact is not None:
             g.native = compact(g.native)
+            if _out_of_order(leaf):  # a dense leaf laid out otherwise (channels-last): its
+                g.native = _laid_out_like(backend, g.native, leaf.native)  # layout, as torch's
         leaf._grad = g  # (not the .grad setter: its checks hold for the engine's gradients)
         _after_accumulate(key, leaf)
     return {}

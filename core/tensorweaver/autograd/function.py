@@ -4,6 +4,10 @@ Both of PyTorch's styles: ``forward(ctx, *args)``, or ``forward(*args)`` with a 
 ``setup_context(ctx, inputs, output)``. ``ctx.mark_dirty`` hands back an input modified in
 place as the output (its history moves to the Function's node); ``once_differentiable``
 marks a backward that may run only once (its results refuse a second differentiation).
+An output that views an input (or is one, returned as it is) is a view of that input, as
+PyTorch's: changing it in place, or using it after that input changed, raises. After a
+backward without ``retain_graph`` the ctx's saved tensors are freed, but the node stays:
+a backward that reads none of them may run again, as PyTorch's.
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ import weakref
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.autograd.node import Node
-from tensorweaver.ops.creation import zeros_like
+from tensorweaver.autograd.node import InputShape, Node
+from tensorweaver.ops.creation import zeros_like, zeros_like_shape
 from tensorweaver.tensor import Tensor
 
 _FREED = (
@@ -87,10 +91,11 @@ class FunctionCtx:
         return out
 
     def _release(self) -> None:
-        """One output's node was freed by backward; the last one frees the saved tensors."""
-        alive = [ref for ref in self._nodes if ref() is not None and ref().saved is not None]
-        if not alive:
-            self._freed, self._saved, self._versions = True, (), ()
+        """Free the saved tensors: a backward through one of the outputs' nodes ran without
+        retain_graph (the engine calls this once its pass is over, so that the pass runs
+        every output's node it reaches). PyTorch's one node per Function frees them then,
+        whichever outputs the pass went through."""
+        self._freed, self._saved, self._versions = True, (), ()
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
         self.non_differentiable = {id(t) for t in tensors}
@@ -169,6 +174,13 @@ class Function:
             elif record and id(out) not in skip and out.dtype.kind in "fc" and tensors:
                 node = target._node = Node("function", tensors, (cls, ctx, args, i, outputs))
                 target.requires_grad = True
+                if id(out) not in dirty:
+                    _view_of_input(target, out, tensors, f"Output {i} of {cls.__name__}")
+                elif target._view_of is not None:
+                    # a dirty view: its base's history goes through this node too, as the
+                    # write-back of an in-place op on a view records it (forward wrote the
+                    # values already, without a graph)
+                    target._pass_on(recorded=True)
             wrapped.append(target)
             nodes.append(_dead if node is None else weakref.ref(node))
         if record and ctx._saved:
@@ -189,6 +201,54 @@ class Function:
             ctx._name = cls.__name__
             ctx._versions = _watched(ctx._saved, wrapped)
         return tuple(wrapped) if isinstance(result, tuple) else wrapped[0]
+
+
+#: PyTorch's refusals for an output of a Function that is a view of one of its inputs (or
+#: the input itself): changing it in place would bypass the Function's backward, and so would
+#: using it after its input changed.
+_VIEW_WRITTEN = (
+    "is a view and is being modified inplace: it views an input of the custom Function "
+    "that returned it (or is an input returned as it is), and the view's in-place history "
+    "would replace that Function's backward, giving wrong gradients. Clone the Function's "
+    "output first"
+)
+_VIEW_CHANGED = (
+    "is a view and its base or another view of its base has been modified inplace: it "
+    "views an input of the custom Function that returned it (or is an input returned as it "
+    "is), so its gradient through that Function no longer holds. Clone the Function's "
+    "output first"
+)
+
+
+def _view_of_input(target: Tensor, out: Tensor, inputs: tuple, name: str) -> None:
+    """Make ``target`` (the output handed back for ``out``) a view of the input ``out`` is
+    or views, as PyTorch's output is, with PyTorch's refusals of an in-place change of it and
+    of its use once that input changed (``name``: "Output i of F")."""
+    if out._view_of is None and all(out is not t for t in inputs):
+        return  # (the common case: a new tensor)
+    given = {id(t) for t in inputs}
+    if id(out) in given:  # an input returned as it is: a view of all of it
+        base, write, read = out, _write_whole, _read_whole
+    else:
+        above = out._view_of
+        t = above[0] if above is not None else None
+        while t is not None and id(t) not in given:  # up the chain of bases to an input
+            t = t._view_of[0] if t._view_of is not None else None
+        if t is None:
+            return
+        base, write, read = above[:3]
+    refused = (f"{name} {_VIEW_WRITTEN}", f"{name} {_VIEW_CHANGED}")
+    target._view_of = (base, write, read, refused)
+    target._own_version = base._own_version  # (one counter, as a view's: see ops/views.py)
+    base._follow(target, read, None, refused[1])
+
+
+def _write_whole(base: Tensor, value: Tensor) -> Any:
+    return base.copy_(value)
+
+
+def _read_whole(base: Tensor) -> Tensor:
+    return base
 
 
 def _watched(saved: tuple, wrapped: list) -> tuple:
@@ -238,7 +298,7 @@ def function_backward(node: Node, g: Tensor) -> tuple:
     zeros = ctx.materialize_grads
     grads = [
         # zeros_like, not o * 0: an output holding inf or NaN must still get zeros
-        g if j == index else (zeros_like(o) if zeros and isinstance(o, Tensor) else None)
+        g if j == index else (_zeros(o) if zeros and _is_tensor(o) else None)
         for j, o in enumerate(outputs)
     ]
     result = cls.backward(ctx, *grads)
@@ -251,13 +311,24 @@ def function_backward(node: Node, g: Tensor) -> tuple:
             "non-tensors)"
         )
     for i, (a, r) in enumerate(zip(args, result)):
-        if r is not None and not isinstance(a, Tensor):
+        if r is not None and not _is_tensor(a):
             raise RuntimeError(
                 f"function {name} returned a gradient different than None at position "
                 f"{i + 1}, but the corresponding forward input was not a Variable (it is a "
                 f"{type(a).__name__}); return None there"
             )
-    return tuple(r for a, r in zip(args, result) if isinstance(a, Tensor))
+    return tuple(r for a, r in zip(args, result) if _is_tensor(a))
+
+
+def _is_tensor(value: Any) -> bool:
+    """A tensor argument or output (or, once backward released the node, its shape)."""
+    return isinstance(value, (Tensor, InputShape))
+
+
+def _zeros(like: Any) -> Tensor:
+    if type(like) is InputShape:  # (a released node's output: its layout is gone)
+        return zeros_like_shape(like, like.shape)
+    return zeros_like(like)
 
 
 def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:

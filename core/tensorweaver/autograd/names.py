@@ -23,6 +23,13 @@ RENAMED = {
     "pad": "ConstantPadNdBackward0",
     "clamp": "ClampBackward1",
     "log1p": "Log1PBackward0",
+    # torch.special's own kernels
+    "erfcx": "SpecialErfcxBackward0",
+    "i0e": "SpecialI0EBackward0",
+    "i1": "SpecialI1Backward0",
+    "i1e": "SpecialI1EBackward0",
+    "ndtri": "SpecialNdtriBackward0",
+    "log_ndtr": "SpecialLogNdtrBackward0",
 }
 
 #: Fused composites (``tensorweaver.ops.composite``) by the name of their kernel.

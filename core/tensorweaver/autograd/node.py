@@ -9,6 +9,7 @@ rule that needs the output rebuilds it from the saved array (:meth:`Node.output`
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from tensorweaver.autograd.names import BY_OPERANDS, grad_fn_name
@@ -27,9 +28,101 @@ SHAPE_ONLY_OPS = frozenset(
     {
         "add", "sub", "neg", "relu", "identity", "sum", "cast", "to_device",
         "reshape", "permute", "expand", "slice", "pad", "flip", "cat",
-        "take", "gather", "scatter", "scatter_add",
+        "take", "gather", "scatter", "scatter_add", "tril", "triu", "cumsum",
+        "sign", "floor", "ceil", "round", "trunc", "floor_divide",
     }
 )  # fmt: skip
+
+
+#: PyTorch's nodes (by ``grad_fn`` name) that save their first output for backward (its
+#: ``_saved_result`` and the like: derivatives.yaml's ``result``), as a run of torch 2.13's
+#: op database finds them (the saved tensors that share the output's memory). Changing that
+#: output in place before backward is PyTorch's "modified by an inplace operation" error,
+#: whether or not our rule reads the output (ours keep its old array, so they could go on).
+#: A node of several outputs counts for each (ours has one node per output).
+SAVES_OUTPUT = frozenset(
+    {
+        "AmaxBackward0", "AminBackward0", "CdistBackward0", "CholeskyBackward0",
+        "CholeskyInverseBackward0", "CholeskySolveBackward0", "CopysignBackward0",
+        "CopysignBackward1", "CtcLossBackward0", "CumprodBackward0", "DistBackward0",
+        "Exp2Backward0", "ExpBackward0", "Expm1Backward0", "HypotBackward0",
+        "IndexReduceBackward0", "LdexpBackward0", "LinalgCholeskyExBackward0",
+        "LinalgDetBackward0", "LinalgEigBackward0", "LinalgEighBackward0",
+        "LinalgHouseholderProductBackward0", "LinalgInvExBackward0", "LinalgLstsqBackward0",
+        "LinalgLuFactorExBackward0", "LinalgLuSolveBackward0", "LinalgPinvBackward0",
+        "LinalgQrBackward0", "LinalgSolveExBackward0",
+        "LinalgSolveTriangularBackward0", "LinalgSvdBackward0", "LinalgVectorNormBackward0",
+        "LogSoftmaxBackward0", "LogcumsumexpBackward0", "LogsumexpBackward0", "MaxBackward1",
+        "MedianBackward0", "MinBackward1", "NanmedianBackward0",
+        "NormBackward1", "OrmqrBackward0", "PdistBackward0",
+        "PolarBackward0", "PowBackward1", "PowBackward2", "ProdBackward0", "ProdBackward1",
+        "ReciprocalBackward0", "ReluBackward0", "RsqrtBackward0", "SafeSoftmaxBackward0",
+        "ScaledDotProductFlashAttentionForCpuBackward0", "ScatterReduceBackward0",
+        "SegmentReduceBackward0", "SgnBackward0", "SigmoidBackward0", "SoftmaxBackward0",
+        "SpecialErfcxBackward0", "SpecialI0EBackward0", "SpecialI1Backward0",
+        "SpecialI1EBackward0", "SpecialLogNdtrBackward0", "SpecialNdtriBackward0",
+        "SqrtBackward0", "StdBackward0", "StdMeanBackward0", "TanBackward0", "TanhBackward0",
+        "TriangularSolveBackward0",
+    }
+)  # fmt: skip
+
+#: The nodes of :data:`SAVES_OUTPUT` whose output was changed in place after they were
+#: recorded (``Tensor._assign`` tells :func:`output_changed`), each with a weak reference to
+#: that output, its shape and its version before the first such change: backward through one
+#: raises. Weak keys: a node freed with its graph leaves.
+CHANGED_OUTPUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+#: Whether the nodes of an op save their output, for the ops whose node name is the op's
+#: alone (filled as ops are met: a name costs string work, and in-place ops are common).
+_SAVES_OUTPUT_BY_OP: dict[str, bool] = {}
+
+
+def _saves_output(node: Node) -> bool:
+    if node.label is not None:
+        return node.label in SAVES_OUTPUT
+    op = node.op
+    known = _SAVES_OUTPUT_BY_OP.get(op)
+    if known is None:
+        known = grad_fn_name(node) in SAVES_OUTPUT
+        if op not in BY_OPERANDS:  # (else the name depends on the operands: asked each time)
+            _SAVES_OUTPUT_BY_OP[op] = known
+    return known
+
+
+def output_changed(node: Any, output: Any, version_before: int) -> None:
+    """Note that ``output``, made by ``node``, changed in place (from ``version_before``)."""
+    if type(node) is not Node or not _saves_output(node) or node in CHANGED_OUTPUTS:
+        return
+    CHANGED_OUTPUTS[node] = (weakref.ref(output), list(output.shape), version_before)
+
+
+def output_rewritten(node: Any, old: Any, new: Any) -> None:
+    """The output array ``old`` that ``node`` made was replaced by ``new`` unseen by autograd
+    (a write through ``.data``): a node that keeps that array for its rule (``exp``'s, or
+    ``relu``'s first saved value) reads the new one, as PyTorch's node reads the memory the
+    write changed."""
+    if type(node) is not Node:
+        return
+    saved = node.saved
+    if saved is old:
+        node.saved = new
+    elif type(saved) is tuple and saved and saved[0] is old and node.op == "relu":
+        node.saved = (new, *saved[1:])
+
+
+def check_output_unchanged(node: Any) -> None:
+    """PyTorch's error where ``node`` saved its output and that output changed in place."""
+    known = CHANGED_OUTPUTS.get(node)
+    if known is not None:
+        output, shape, before = known
+        now = output()._version if output() is not None else before + 1
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: the tensor of shape {shape}, which is output 0 of "
+            f"{node.name}, is at version {now}; expected version {before} instead. "
+            f"{node.name} saves its output for backward: change a .clone() of it instead"
+        )
 
 
 #: Labels of a ``div`` by the element count that ends a mean (ops/reduce.py).
@@ -50,6 +143,33 @@ def _no_data(saved: Any) -> bool:
     return True
 
 
+def saves_a_tensor(node: Any) -> bool:
+    """Whether PyTorch's node for ``node`` would save a tensor for backward: what makes its
+    non-reentrant checkpoint recompute (and check its inputs' versions). A node of an op
+    that reads no value saves none; nor does a product or quotient by a number (PyTorch
+    does not pack a wrapped Python number: ours is a 0-d constant with no graph)."""
+    op = node.op
+    if op in SHAPE_ONLY_OPS and _no_data(node.saved):
+        return False
+    if op == "mul" or op == "div":
+        for i, t in enumerate(node.inputs):
+            kept = node.parents[1 - i] is not None if op == "mul" else i == 1 or _needs(node)
+            if kept and not _constant_number(t):
+                return True
+        return False
+    if op == "function":
+        return bool(node.saved[1]._saved)
+    return True
+
+
+def _needs(node: Any) -> bool:
+    return node.parents[1] is not None  # (a quotient's numerator: for the divisor's gradient)
+
+
+def _constant_number(t: Any) -> bool:
+    return not t.shape and t._node is None and not t.requires_grad
+
+
 class InputShape:
     """What backward needs of an input whose value its rule never reads."""
 
@@ -58,6 +178,13 @@ class InputShape:
     def __init__(self, t: Any) -> None:
         self.shape, self.dtype, self.backend = t.shape, t.dtype, t.backend
         self._version = t._version  # as recorded: nothing this rule reads can change
+
+
+def _shapes_of(values: tuple) -> tuple:
+    """``values`` with an :class:`InputShape` for each tensor (already one: kept)."""
+    from tensorweaver.tensor import Tensor
+
+    return tuple([InputShape(v) if isinstance(v, Tensor) else v for v in values])
 
 
 class Slot:
@@ -136,9 +263,20 @@ class Node:
             # PyTorch's MeanBackward keeps the count, not the sum: keep the 0-d divisor.
             self.inputs = (InputShape(self.inputs[0]), self.inputs[1])
             return
-        saved, self.inputs, self.parents, self.saved = self.saved, None, None, None
-        if self.op == "function":  # an autograd.Function: its ctx's saved tensors go too
-            saved[1]._release()
+        if self.op == "function":
+            self._release_function()
+            return
+        self.inputs, self.parents, self.saved = None, None, None
+
+    def _release_function(self) -> None:
+        """An autograd.Function's node keeps its place in the graph and its ctx, as
+        PyTorch's: a backward that reads no saved tensor may run again (and one that does
+        raises, once the engine frees the ctx's saved tensors at the end of the pass:
+        ``FunctionCtx._release``). Its inputs and the values forward returned go: only their
+        shapes, dtypes and devices are kept (the other outputs' zero gradients)."""
+        cls, ctx, args, index, outputs = self.saved
+        self.inputs = tuple([InputShape(t) for t in self.inputs])
+        self.saved = (cls, ctx, _shapes_of(args), index, _shapes_of(outputs))
 
     def __repr__(self) -> str:
         return f"<{self.name}>"

@@ -59,6 +59,7 @@ from tensorweaver.amp import autocast_state, autocast_state_restored
 from tensorweaver.autograd.engine import grad as _grad
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
+from tensorweaver.autograd.node import Node, saves_a_tensor
 from tensorweaver.random import has_state, restore_streams, save_streams
 from tensorweaver.registry import created_backends
 from tensorweaver.selection import current_backend
@@ -179,6 +180,22 @@ def _leaves_needing_grad(outputs: list[Tensor], stop: Iterable[Any] = ()) -> lis
     return list(found.values())
 
 
+def _saves_a_tensor(outputs: list[Tensor], stop: list) -> bool:
+    """Whether a node of the graph from ``outputs`` back to the nodes in ``stop`` saved a
+    tensor (``autograd/node.py``'s ``saves_a_tensor``)."""
+    seen: set[int] = {id(node) for node in stop}
+    pending = [t._node for t in outputs if t._node is not None]
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if saves_a_tensor(node):
+            return True
+        pending.extend(p for p in node.parents if type(p) is Node)
+    return False
+
+
 class _Checkpoint(Function):
     """The checkpointed call as one node: inputs are the call's tensors and the parameters
     found, outputs its leaves. ``backward`` runs once per output (the engine's Function
@@ -200,7 +217,8 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
-        _ = ctx.saved_tensors  # checks the saved inputs' versions, as PyTorch unpacks them
+        if ctx.run.saves:
+            _ = ctx.saved_tensors  # checks the saved inputs' versions, as PyTorch unpacks them
         if is_grad_enabled():
             return (None, None, *_differentiable_grads(ctx, grads))
         if ctx.recomputed is None:
@@ -348,6 +366,9 @@ class _Call:
         self.autocast = autocast_state()
         self.done: list | None = None  # the forward's output leaves, when already computed
         self.metadata: list | None = None  # the forward's, where determinism is checked
+        # Whether the function's graph saved a tensor: the non-reentrant variant checks its
+        # inputs' versions only then, as PyTorch's recomputes only when one is unpacked.
+        self.saves = True
 
     def tensors(self) -> list[Tensor]:
         return [leaf for leaf in self.leaves if isinstance(leaf, Tensor)]
@@ -431,6 +452,7 @@ def _non_reentrant(call: _Call, tensors: list[Tensor], check: bool) -> Any:
     outputs = [o for o, g in zip(done, graphed) if g]
     params = [t for t in _leaves_needing_grad(outputs, stop) if id(t) not in given]
     call.metadata = _metadata(done) if check else None
+    call.saves = _saves_a_tensor(outputs, stop)
     # New tensors over the values: the node keeps them (zeros for the other outputs' gradients),
     # not their graphs (a detach() would keep the output it is a view of).
     call.done = [Tensor(o.native, o.backend, o.dtype) if isinstance(o, Tensor) else o for o in done]

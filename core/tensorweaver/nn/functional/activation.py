@@ -369,22 +369,30 @@ def _softmax_axis(input: Tensor, dim: int | None, fn: str) -> int:
     return dim % max(ndim, 1)
 
 
-def softmax_reference(x: Tensor, axis: int) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``axis`` (the decomposition of the ``softmax`` composite),
-    one graph node (``_Softmax``) where a gradient is recorded."""
-    if x.requires_grad and tw.is_grad_enabled():
-        return _Softmax.apply(x, axis)
-    return _softmax_values(x, axis)
-
-
 def _softmax_values(x: Tensor, axis: int) -> Tensor:
     e = _shifted(x, axis).exp()
     return e / e.sum(axis, keepdim=True)
 
 
-class _Softmax(Function):
-    """softmax with PyTorch's gradient ``y * (g - sum(g * y))`` of its output ``y``, in tensor
-    ops that differentiate again (the saved output comes back attached to this node).
+def _softmax_grad(y: Tensor, g: Tensor, axis: int) -> Tensor:
+    """softmax's input gradient from its output ``y`` and output gradient ``g``."""
+    return y * (g - (g * y).sum(axis, keepdim=True))
+
+
+def _log_softmax_grad(y: Tensor, g: Tensor, axis: int) -> Tensor:
+    """log_softmax's input gradient from its output ``y`` and output gradient ``g``."""
+    return g - y.exp() * g.sum(axis, keepdim=True)
+
+
+def _log_softmax_values(x: Tensor, axis: int) -> Tensor:
+    z = _shifted(x, axis)
+    return z - z.exp().sum(axis, keepdim=True).log()
+
+
+class _SoftmaxLike(Function):
+    """``values(x, axis)`` (softmax, log_softmax) with PyTorch's gradient ``grad(y, g, axis)``
+    of its output ``y``, in tensor ops that differentiate again (the saved output comes back
+    attached to this node).
 
     The composite's double backward differentiates this reference: autograd through the
     exponential and the division instead gives a second derivative made of separately
@@ -393,56 +401,34 @@ class _Softmax(Function):
     MultiheadAttention's second-order gradients 4-24x less accurate than PyTorch's."""
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, axis: int) -> Tensor:
-        y = _softmax_values(x, axis)
+    def forward(ctx: Any, x: Tensor, axis: int, values: Callable, grad: Callable) -> Tensor:
+        y = values(x, axis)
         ctx.save_for_backward(y)
-        ctx.axis = axis
+        ctx.axis, ctx.grad = axis, grad
         return y
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor) -> tuple[Tensor, None]:
+    def backward(ctx: Any, g: Tensor) -> tuple:
         (y,) = ctx.saved_tensors
-        return _softmax_grad(y, g, ctx.axis), None
+        return ctx.grad(y, g, ctx.axis), None, None, None
 
 
-def _softmax_grad(y: Tensor, g: Tensor, axis: int) -> Tensor:
-    """softmax's input gradient from its output ``y`` and output gradient ``g``."""
-    return y * (g - (g * y).sum(axis, keepdim=True))
+def _one_node(values: Callable, grad: Callable) -> Callable[[Tensor, int], Tensor]:
+    """The reference decomposition of a composite computed by ``values``: one graph node
+    (``_SoftmaxLike``) where a gradient is recorded."""
+
+    def reference(x: Tensor, axis: int) -> Tensor:
+        if x.requires_grad and tw.is_grad_enabled():
+            return _SoftmaxLike.apply(x, axis, values, grad)
+        return values(x, axis)
+
+    return reference
 
 
-def log_softmax_reference(x: Tensor, axis: int) -> Tensor:
-    """x - log(sum(exp(x))) along ``axis`` (the decomposition of the ``log_softmax``
-    composite), one graph node (``_LogSoftmax``) where a gradient is recorded."""
-    if x.requires_grad and tw.is_grad_enabled():
-        return _LogSoftmax.apply(x, axis)
-    return _log_softmax_values(x, axis)
-
-
-def _log_softmax_values(x: Tensor, axis: int) -> Tensor:
-    z = _shifted(x, axis)
-    return z - z.exp().sum(axis, keepdim=True).log()
-
-
-class _LogSoftmax(Function):
-    """log_softmax with PyTorch's gradient ``g - exp(y) * sum(g)`` of its output ``y``, in
-    tensor ops that differentiate again, for the reason ``_Softmax`` gives."""
-
-    @staticmethod
-    def forward(ctx: Any, x: Tensor, axis: int) -> Tensor:
-        y = _log_softmax_values(x, axis)
-        ctx.save_for_backward(y)
-        ctx.axis = axis
-        return y
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> tuple[Tensor, None]:
-        (y,) = ctx.saved_tensors
-        return _log_softmax_grad(y, g, ctx.axis), None
-
-
-def _log_softmax_grad(y: Tensor, g: Tensor, axis: int) -> Tensor:
-    """log_softmax's input gradient from its output ``y`` and output gradient ``g``."""
-    return g - y.exp() * g.sum(axis, keepdim=True)
+#: exp(x) / sum(exp(x)) along ``axis``: the decomposition of the ``softmax`` composite.
+softmax_reference = _one_node(_softmax_values, _softmax_grad)
+#: x - log(sum(exp(x))) along ``axis``, computed stably: that of ``log_softmax``.
+log_softmax_reference = _one_node(_log_softmax_values, _log_softmax_grad)
 
 
 def _shifted(x: Tensor, axis: int) -> Tensor:
