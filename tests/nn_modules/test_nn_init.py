@@ -125,13 +125,7 @@ def test_trunc_normal(backend: str) -> None:
     assert tail.min() >= 3.0 and tail.max() <= 4.0 and tail.mean() < 3.4
 
 
-def test_init_is_seeded(backend: str, request: pytest.FixtureRequest) -> None:
-    if backend == "cunumeric":
-        # Not strict: it passes alone and in its folder, and fails only after tests/linalg's
-        # cases in one process (then the first orthogonal_ after manual_seed(3) gives other
-        # values than the second; plain normal_ draws do not). A blocking Legate fence around
-        # the reseeding did not change it; the cause is not found yet.
-        request.applymarker(pytest.mark.xfail(reason="history-dependent on cuPyNumeric"))
+def test_init_is_seeded(backend: str) -> None:
     tw.manual_seed(3)
     first = host(init.orthogonal_(tw.empty(3, 3)))
     tw.manual_seed(3)

@@ -185,11 +185,20 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         self._rng = cn.random.default_rng(mixed or 1)
 
     @staticmethod
-    def _drawn(sample):
-        """``sample`` with an execution fence behind it. cuPyNumeric 26.06's generator task
-        does not order the tasks that read its output after it: without the fence, an op on a
-        fresh sample can read the buffer before it is filled (seeded draws then differ from
-        run to run, by up to the whole interval). The fence does not wait."""
+    def _drawn(draw, shape):
+        """``draw(count)`` of ``prod(shape)`` values, shaped as ``shape``.
+
+        Drawn flat because cuPyNumeric 26.06's generator task writes its samples in the order
+        of the output buffer's memory, and Legate may hand that task a recycled buffer that a
+        LAPACK task left in column-major (Fortran) order: an N-d seeded draw then came out
+        transposed depending on which ops ran before it. A 1-d buffer has one order only, and
+        ``reshape`` places values by index.
+
+        With an execution fence behind it: the generator task does not order the tasks that
+        read its output after it; without the fence, an op on a fresh sample can read the
+        buffer before it is filled (seeded draws then differ from run to run, by up to the
+        whole interval). The fence does not wait."""
+        sample = draw(math.prod(shape)).reshape(shape)
         get_legate_runtime().issue_execution_fence(block=False)
         return sample
 
@@ -198,19 +207,21 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         native = NATIVE[dtype]
         # Rounding to `dtype` can reach `high` itself; keep the interval half-open.
         below_high = numpy.nextafter(native.type(high), native.type(low))
-        drawn = self._drawn(self._rng.uniform(low, high, shape))
+        drawn = self._drawn(lambda n: self._rng.uniform(low, high, n), shape)
         return cn.minimum(drawn.astype(native), below_high)
 
     def random_normal(self, shape, mean, std, dtype):
         self._check_fits(shape, _F64)
-        return self._drawn(self._rng.normal(mean, std, shape)).astype(NATIVE[dtype])
+        sample = self._drawn(lambda n: self._rng.normal(mean, std, n), shape)
+        return sample.astype(NATIVE[dtype])
 
     def random_integers(self, shape, low, high, dtype):
         self._check_fits(shape, _I64)
         native = NATIVE[dtype]
         if native.itemsize >= 2 and native.kind == "i":
-            return self._drawn(self._rng.integers(low, high, shape, dtype=native))
-        return self._drawn(self._rng.integers(low, high, shape, dtype=_I64)).astype(native)
+            return self._drawn(lambda n: self._rng.integers(low, high, n, dtype=native), shape)
+        wide = self._drawn(lambda n: self._rng.integers(low, high, n, dtype=_I64), shape)
+        return wide.astype(native)
 
     def cast(self, a, dtype):
         if a.dtype.kind == "c" and dtype.kind != "c":

@@ -32,9 +32,18 @@ class LinearAlgebra:
     def triu(self, a, k):
         return _cn().triu(self._dense(a), k)
 
+    def _task_operand(self, a):
+        """``a`` as cuPyNumeric's tiled linear algebra tasks (``eigh``, ``eig``,
+        ``solve_triangular``) can take it. A one-element array may be a Legate future (a
+        reduction's result, a 0-d array) seen through reshape's dimension promotions, which
+        those tasks cannot tile: Legate raises (``lu_solve`` of a 1x1 system did). A copy has
+        no transform left, and costs one element."""
+        a = self._dense(a)
+        return a.copy() if a.size == 1 else a
+
     def linalg_eigh(self, a, uplo):
         cn = _cn()
-        a = self._dense(a)
+        a = self._task_operand(a)
         if 0 in a.shape:  # cuPyNumeric divides by the batch size
             values = cn.zeros(a.shape[:-1], dtype=a.real.dtype)  # real for complex matrices
             return values, cn.zeros(a.shape, dtype=a.dtype)
@@ -46,7 +55,7 @@ class LinearAlgebra:
 
     def linalg_eig(self, a):
         cn = _cn()
-        a = self._dense(a)
+        a = self._task_operand(a)
         kind = np.result_type(a.dtype, np.complex64)
         if 0 in a.shape:  # cuPyNumeric divides by the batch size
             return cn.zeros(a.shape[:-1], dtype=kind), cn.zeros(a.shape, dtype=kind)
@@ -56,8 +65,8 @@ class LinearAlgebra:
     def linalg_solve_triangular(self, a, b, upper, unitriangular):
         cn = _cn()
         return cn.linalg.solve_triangular(
-            self._dense(a),
-            self._dense(b),
+            self._task_operand(a),
+            self._task_operand(b),
             lower=not upper,
             unit_diagonal=unitriangular,
             check_finite=False,  # it would read the arrays back on the host
@@ -67,7 +76,11 @@ class LinearAlgebra:
         *batch, m, n = a.shape
         k = min(m, n)
         shapes = ((m, m if full_matrices else k), (k,), (n if full_matrices else k, n))
-        return self._each_matrix(a, shapes, lambda cn, x: _svd(cn, x, full_matrices))
+        # the singular values are real, of a complex matrix too
+        real = np.empty(0, a.dtype).real.dtype
+        return self._each_matrix(
+            a, shapes, lambda cn, x: _svd(cn, x, full_matrices), (a.dtype, real, a.dtype)
+        )
 
     def linalg_qr(self, a, mode):
         *batch, m, n = a.shape
@@ -76,9 +89,9 @@ class LinearAlgebra:
             return self._each_matrix(a, ((m, k), (k, n)), lambda cn, x: cn.linalg.qr(x))
         return self._each_matrix(a, ((m, m), (m, n)), _complete_qr)
 
-    def _each_matrix(self, a, shapes, factor):
+    def _each_matrix(self, a, shapes, factor, dtypes=None):
         """``factor`` (an orthogonal factorization: svd, qr) of each matrix of the batch
-        ``a``, its outputs (of ``shapes``) stacked."""
+        ``a``, its outputs (of ``shapes``, and of ``dtypes``, by default ``a``'s) stacked."""
         cn = _cn()
         a = self._dense(a)
         batch = tuple(a.shape[:-2])
@@ -86,7 +99,8 @@ class LinearAlgebra:
         if count == 0 or 0 in a.shape[-2:]:
             # Legion's factorization tasks abort the process on an empty matrix. The square
             # factors of a matrix with no rows or no columns are identities, as torch's.
-            return tuple(_empty_factor(cn, batch, s, a.dtype) for s in shapes)
+            dtypes = dtypes or (a.dtype,) * len(shapes)
+            return tuple(_empty_factor(cn, batch, s, t) for s, t in zip(shapes, dtypes))
         if not batch:
             return tuple(factor(cn, a))
         flat = a.reshape((count, *a.shape[-2:]))
