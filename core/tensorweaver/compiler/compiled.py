@@ -211,7 +211,7 @@ class CompiledFunction:
                 return reads.plain(result)
             self._unstable = 0
             try:
-                graph = self._graph(builder, recorder, result, numbers, lifted, args, kwargs)
+                graph = self._graph(builder, recorder, result, numbers, lifted, args, kwargs, state)
             except Unsupported as exc:
                 self._store(key, _EAGER)
                 self._warn(f"{exc}, so it runs eagerly for these inputs")
@@ -278,6 +278,7 @@ class CompiledFunction:
         lifted: list[tuple],
         args: tuple,
         kwargs: dict,
+        state: StepState,
     ) -> Graph | DifferentiableGraph:
         builder.reads = recorder.reads
         builder.regions = recorder.regions
@@ -295,7 +296,9 @@ class CompiledFunction:
         tail = builder.write_backs(args, kwargs) + numbers
         if _needs_grad(result) and not any(".grad" in line for line in tail):
             # A forward whose result autograd will differentiate later.
-            return differentiable_graph(builder, result, tail, recorder, self._fullgraph, self._fn)
+            return differentiable_graph(
+                builder, result, tail, recorder, self._fullgraph, self._fn, state
+            )
         if builder.stored:
             raise Unsupported(
                 f"it rebinds {builder.stored[0][0]} to a tensor whose autograd graph is still "
@@ -416,19 +419,21 @@ def compile(  # noqa: A001  (PyTorch's name)
     ``loss.backward()`` outside fills ``.grad`` of parameters and inputs as eagerly. A
     backward with ``create_graph=True`` through it (a gradient penalty) runs the function
     again eagerly on the same inputs and differentiates that, so the gradient differentiates
-    again as eagerly; where running it again would repeat a side effect (a random draw, a
-    write into a buffer, a rebound attribute) the gradient requires grad and its backward
-    raises, as ``torch.compile``'s double backward does. A step that runs its
-    own backward returns what it returns as eagerly (:mod:`tensorweaver.compiler.released`):
-    a tensor of the graph that backward freed (the loss, an LSTM's hidden state) requires
-    grad and shows its ``grad_fn``, and a backward through it raises PyTorch's "Trying to
-    backward through the graph a second time"; a returned tensor that the step leaves in a
-    parameter, gradient, optimizer state or argument is that very tensor; a returned tensor
-    carries its ``.grad`` (a new leaf, a ``retain_grad()`` one); a returned ``detach()`` of a
-    parameter or of another result writes into it, as eagerly; a tensor returned twice is
-    one object. One that returns a tensor whose graph is still whole after its backward
-    (``retain_graph=True``), or a view of a parameter or of another result, runs eagerly,
-    with a warning.
+    again as eagerly (in the train/eval modes of the forward; a tensor it read changed in
+    place since, a rebound parameter or a Python number it reads changed raises, as the
+    gradient would be another forward's); where running it again would repeat a side effect
+    (a random draw, a write into a buffer, a rebound attribute) the gradient requires grad
+    and its backward raises, as ``torch.compile``'s double backward does. A step that runs
+    its own backward returns what it returns as eagerly
+    (:mod:`tensorweaver.compiler.released`): a tensor of the graph that backward freed (the
+    loss, an LSTM's hidden state) requires grad and shows its ``grad_fn``, and a backward
+    through it raises PyTorch's "Trying to backward through the graph a second time"; a
+    returned tensor that the step leaves in a parameter, gradient, optimizer state or
+    argument is that very tensor; a returned tensor carries its ``.grad`` (a new leaf, a
+    ``retain_grad()`` one); a returned ``detach()`` of a parameter or of another result
+    writes into it, as eagerly; a tensor returned twice is one object. One that returns a
+    tensor whose graph is still whole after its backward (``retain_graph=True``), or a view
+    of a parameter or of another result, runs eagerly, with a warning.
 
     Once a graph is confirmed, a backend that defines the optional ``compile_graph`` hook
     (API 2.4; :mod:`tensorweaver.compiler.record`) may compile its calls: torch hands them

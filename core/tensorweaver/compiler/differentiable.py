@@ -15,20 +15,29 @@ the step's function again eagerly on the same inputs and differentiates that, so
 gradient requires grad and differentiates again as eagerly. Only a forward without side
 effects is run again: one that draws random numbers (dropout), writes into a tensor (a
 buffer's running statistics) or rebinds an attribute gives a gradient that requires grad
-and whose own backward raises, as ``torch.compile``'s does.
+and whose own backward raises, as ``torch.compile``'s does. The run again must see what the
+replay saw (:class:`Rerun`): modules switched between train and eval since run in the
+replay's mode, under its autocast state; a tensor the forward read changed in place since
+(a parameter an optimizer stepped, a buffer, an argument), a rebound parameter, another
+default dtype or backend raises, and so does a result that differs from the replay's (a
+Python number the function reads changed): its gradient would belong to another forward.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from tensorweaver.amp import autocast_state, autocast_state_restored
 from tensorweaver.autograd import grad as autograd_grad
 from tensorweaver.autograd.function import Function, FunctionCtx
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
 from tensorweaver.compiler.draws import is_random
-from tensorweaver.compiler.graph import Graph, GraphBuilder, Unsupported, tuple_source
+from tensorweaver.compiler.graph import Graph, GraphBuilder, Unsupported, leaves, tuple_source
 from tensorweaver.compiler.recorder import HostRead, Recorder
-from tensorweaver.ops.creation import ones_like
+from tensorweaver.compiler.state import StepState, module_numbers, number_sig
+from tensorweaver.dtype_info import finfo
+from tensorweaver.ops.creation import get_default_dtype, ones_like
+from tensorweaver.selection import current_backend
 from tensorweaver.tensor import Tensor
 
 
@@ -41,7 +50,7 @@ class DifferentiableGraph:
         backwards: list[Graph],
         inputs: list[Callable],
         store: Callable | None = None,
-        eager: Callable | None = None,
+        eager: Rerun | None = None,
     ) -> None:
         self.forward = forward
         # One per output of the Function: the result's, then each stored attribute's.
@@ -88,7 +97,9 @@ class _Replayed(Function):
     ):
         out, saved = graph.forward.run(args, kwargs)
         ctx.graph, ctx.values = graph, saved
-        ctx.call = (args, kwargs, inputs, [t._version for t in inputs])
+        ctx.call = (args, kwargs, inputs)
+        if graph.eager is not None:
+            ctx.seen = graph.eager.seen(args, kwargs, out)
         if graph.store is not None:
             ctx.set_materialize_grads(False)  # (one output's gradient at a time)
         return out
@@ -126,17 +137,124 @@ class _Replayed(Function):
 def _eager_backward(ctx: FunctionCtx, grad: Tensor) -> tuple:
     """The input gradients of a replayed forward, from the step's function run again
     eagerly on its inputs and differentiated with a graph (``create_graph=True``)."""
-    args, kwargs, inputs, versions = ctx.call
-    if any(t._version != v for t, v in zip(inputs, versions)):
-        # As eagerly: a value the forward's graph needs was changed since.
-        raise RuntimeError(
-            "one of the variables needed for gradient computation has been modified by an "
-            "inplace operation: an input of a tw.compile-d forward changed between its call "
-            "and this backward"
-        )
-    with enable_grad():
-        out = ctx.graph.eager(*args, **kwargs)
+    args, kwargs, inputs = ctx.call
+    rerun: Rerun = ctx.graph.eager
+    rerun.check_unchanged(ctx.seen, args, kwargs)
+    with enable_grad(), autocast_state_restored(ctx.seen[3]):
+        out = rerun.run(args, kwargs)
+        rerun.check_same_result(ctx.seen, out)
         return autograd_grad(out, inputs, grad, create_graph=True, allow_unused=True)
+
+
+class Rerun:
+    """The step's function, run again for a ``create_graph=True`` backward, and what a
+    replay saw that the run again must see too: the tensors the forward reads (by getter),
+    the modules it reaches with their training flags, and what its signature holds of the
+    objects the function names and of the settings (a replay runs under its trace's)."""
+
+    def __init__(self, fn: Callable, reads: list[Callable], state: StepState) -> None:
+        self.fn = fn
+        self.reads = reads
+        self.modules = [m for root in state.modules for m in root.modules()]
+        self.flags = [m.training for m in self.modules]
+        self.settings = _settings(state)
+
+    def run(self, args: tuple, kwargs: dict) -> Any:
+        """``fn(*args, **kwargs)`` with the modules in the mode the replay ran them (a model
+        switched to eval after its forward: the gradient is the train-mode forward's, as
+        eagerly, and a BatchNorm does not update its statistics in the meantime)."""
+        now = [m.training for m in self.modules]
+        try:
+            for m, flag in zip(self.modules, self.flags):
+                m.training = flag
+            return self.fn(*args, **kwargs)
+        finally:
+            for m, flag in zip(self.modules, now):
+                m.training = flag
+
+    def seen(self, args: tuple, kwargs: dict, out: Tensor) -> tuple:
+        """What a replay saw: the tensors it read with their versions, its result, and the
+        autocast state (a gradient penalty under AMP differentiates outside the block)."""
+        tensors = [get(args, kwargs) for get in self.reads]
+        return tensors, [t._version for t in tensors], out, autocast_state()
+
+    def check_unchanged(self, seen: tuple, args: tuple, kwargs: dict) -> None:
+        tensors, versions = seen[:2]
+        now = [get(args, kwargs) for get in self.reads]
+        if any(a is not b for a, b in zip(now, tensors)):
+            # (a tensor attribute replaced by an equal copy: the run again would
+            # differentiate towards the new one and give the one the forward read none)
+            raise RuntimeError(
+                "tw.compile: a module attribute a compiled forward read was rebound to another "
+                "tensor before its backward with create_graph=True, so the forward cannot be "
+                "run again to differentiate it twice; call the function uncompiled"
+            )
+        if any(t._version != v for t, v in zip(tensors, versions)):
+            # As eagerly: a value the forward's graph needs was changed since.
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                "inplace operation: a tensor a tw.compile-d forward read changed between its "
+                "call and this backward"
+            )
+        if _settings(StepState(self.fn, args, kwargs)) != self.settings:
+            # Running it now would differentiate another forward.
+            raise RuntimeError(
+                "tw.compile: the default dtype, the backend, the modules, tensors or "
+                "numbers the function names (or a module's parameters) changed between a "
+                "compiled forward and its backward with create_graph=True, so the forward "
+                "cannot be run again to differentiate it twice; restore them before the "
+                "backward or call the function uncompiled"
+            )
+
+    @staticmethod
+    def check_same_result(seen: tuple, out: Any) -> None:
+        # (the forward's own result: the caller's is another tensor, which a write into it
+        # leaves alone)
+        if _close(out, seen[2]):
+            return
+        raise RuntimeError(
+            "tw.compile: the forward run again for a backward with create_graph=True gave "
+            "another result than the replay (a Python value it reads changed since), so its "
+            "gradient would belong to another forward; call the function uncompiled for "
+            "double backward"
+        )
+
+
+def _settings(state: StepState) -> tuple:
+    """The settings, and the objects the function reaches by identity (a parameter replaced
+    since by an equal copy would take the run again's gradient from the one the forward
+    read) with the Python numbers it and its modules hold."""
+    tree = tuple(
+        (
+            id(m),
+            module_numbers(m),  # (a module's float the forward baked in: a LeakyReLU's slope)
+            *map(id, m._parameters.values()),
+            *map(id, m._buffers.values()),
+        )
+        for root in state.modules
+        for m in root.modules()
+    )
+    return (
+        (get_default_dtype(), id(current_backend())),
+        tree,
+        tuple(map(id, state.tensors)),
+        tuple(number_sig(n) for n in state.numbers),
+    )
+
+
+def _close(out: Any, replayed: Tensor) -> bool:
+    """Whether the result of the run again is the replay's, up to the rounding a backend's
+    compiled graph may differ by (half the significant digits of the largest finite
+    value); NaNs and infinities where the replay has them."""
+    if not isinstance(out, Tensor) or out.shape != replayed.shape or out.dtype != replayed.dtype:
+        return False
+    with no_grad():
+        a, b = out.detach(), replayed.detach()
+        if not b.numel():
+            return True
+        scale = float(b.abs().where(b.isfinite(), 0).max())
+        tol = finfo(b.dtype).eps ** 0.5 * scale
+        return bool(a.isclose(b, rtol=0, atol=tol, equal_nan=True).all())
 
 
 class _NotTwice(Function):
@@ -190,6 +308,17 @@ def _record_backward(
     return back, list(grads)
 
 
+def _reads(builder: GraphBuilder, recorder: Recorder) -> list[Callable]:
+    """Getters of the tensors at the step's locations whose arrays its forward's calls take
+    (not their gradients, which a backward may accumulate into meanwhile)."""
+    taken = {id(leaf) for call in recorder.calls for leaf in leaves((call[2], call[3]))}
+    return [
+        getter
+        for expr, getter, value, native, _ in builder.watched
+        if isinstance(value, Tensor) and id(native) in taken and not expr.endswith(".grad")
+    ]
+
+
 def differentiable_graph(
     builder: GraphBuilder,
     result: Any,
@@ -197,12 +326,13 @@ def differentiable_graph(
     recorder: Recorder,
     fullgraph: bool,
     fn: Callable,
+    state: StepState,
 ) -> DifferentiableGraph:
     """Record the backward of ``result`` and build both graphs (``builder`` holds the
     forward's calls, ``recorder`` recorded them; ``tail`` its write-backs). Module attributes
     the step rebinds to tensors of its graph (``builder.stored``) are further outputs, each
     with its backward. ``fn`` is the step's function, run again for ``create_graph=True``
-    when that repeats no side effect."""
+    when that repeats no side effect; ``state`` holds the roots of the call traced."""
     backends = recorder.backends
     if not isinstance(result, Tensor):
         raise Unsupported(
@@ -249,7 +379,7 @@ def differentiable_graph(
     if not builder.stored:
         forward = builder.build(tail, tuple_source([builder.result(result), saved[0]]))
         draws = any(is_random(call[1], call[2]) for call in recorder.calls)
-        eager = None if draws or tail else fn
+        eager = None if draws or tail else Rerun(fn, _reads(builder, recorder), state)
         return DifferentiableGraph(forward, backwards, getters, eager=eager)
     outs = tuple_source([builder.result(out) for out in outputs])
     forward = builder.build(tail, tuple_source([outs, tuple_source(saved)]))

@@ -315,14 +315,14 @@ class GraphBuilder:
         made: set[int] = set()
         unknown: dict[int, bool] = {}  # id -> whether a rebound tensor's array is suspected
         for _, name, args, kwargs, result in calls:
-            for obj in _leaves((args, kwargs)):
+            for obj in leaves((args, kwargs)):
                 key = id(obj)
                 if key in made or key in self.sources or not hasattr(obj, "shape"):
                     continue
                 if self.outer is None or not (self.outer.knows(key) or key in self.outer._bound):
                     suspect = name not in _HOST_COPIES and len(obj.shape) > 0
                     unknown[key] = unknown.get(key, False) or suspect
-            made.update(id(obj) for obj in _leaves(result))
+            made.update(id(obj) for obj in leaves(result))
         if unknown:
             # A cached scalar operand (``x / 4``) is a constant, though a returned result's
             # autograd node may keep a tensor around it alive: no holder to read it from.
@@ -451,7 +451,7 @@ class GraphBuilder:
 
     def returns(self, value: Any) -> None:
         """Note the tensors the step returns (a ``detach()`` of one is its alias again)."""
-        self._returning.update(id(t) for t in _leaves(value) if isinstance(t, Tensor))
+        self._returning.update(id(t) for t in leaves(value) if isinstance(t, Tensor))
 
     def returned(self, t: Tensor) -> str:
         """A variable holding ``t`` as the replay leaves it: the tensor at a watched
@@ -793,10 +793,10 @@ def _foldable(name: str, args: tuple = ()) -> bool:
     return name not in _NOT_FOLDABLE and not is_random(name, args)
 
 
-def _leaves(value: Any) -> list[Any]:
+def leaves(value: Any) -> list[Any]:
     """The objects in ``value``, looking into tuples, lists and dicts."""
     if type(value) in (tuple, list):
-        return [leaf for item in value for leaf in _leaves(item)]
+        return [leaf for item in value for leaf in leaves(item)]
     if type(value) is dict:
-        return [leaf for item in value.values() for leaf in _leaves(item)]
+        return [leaf for item in value.values() for leaf in leaves(item)]
     return [value]
