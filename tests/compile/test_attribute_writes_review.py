@@ -279,14 +279,6 @@ def test_a_kept_activation_with_a_smaller_last_batch_each_epoch_replays() -> Non
     assert compiled.traces <= 10
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the replayed Function gives the result and the pruned weight one autograd node "
-    "each, and TensorWeaver frees a Function's saved values only once every output's node "
-    "is freed (autograd/function.py FunctionCtx._release, not the compiler's), so a "
-    "backward through the weight after one through the result (no retain_graph) runs "
-    "instead of raising as eagerly, where the result's graph goes through the weight's",
-)
 def test_a_second_backward_through_the_replayed_weight_raises_as_eagerly() -> None:
     def twice(m: Any, compiled: bool) -> tuple[list, Any]:
         lin = _pruned(m)

@@ -106,6 +106,7 @@ class _Replayed(Function):
 
     @staticmethod
     def backward(ctx: FunctionCtx, *grads: Tensor) -> tuple:
+        ctx.saved_tensors  # noqa: B018 - raises as eager's second backward once they are freed
         if not is_grad_enabled():
             return _Replayed.recorded(ctx, grads)
         # create_graph=True: the recorded backward has no graph of its own.
