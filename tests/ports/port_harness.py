@@ -181,13 +181,19 @@ def shared_randomness(lib: Any, seed: int | None) -> Iterator[None]:
         return lib.tensor(rng.permutation(n), dtype=dtype or lib.int64, device=device)
 
     def randint(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
-                **_: Any) -> Any:  # fmt: skip
-        # randint(high, size) or randint(low, high, size); size may be a keyword
+                **bounds: Any) -> Any:  # fmt: skip
+        # torch's two forms, each argument by position or by keyword: randint(high, size)
+        # and randint(low=0, high, size); the keywords the draw ignores (generator, ...)
+        # stay in bounds
         if size is None:
-            *bounds, size = args
-        else:
-            bounds = list(args)
-        low, high = (0, bounds[0]) if len(bounds) == 1 else bounds
+            *args, size = args
+        low, high = bounds.get("low", 0), bounds.get("high")
+        if len(args) == 2:
+            low, high = args
+        elif len(args) == 1 and high is None:
+            high = args[0]
+        elif len(args) == 1:
+            low = args[0]
         drawn = rng.integers(low, high, _size((size,)))
         return lib.tensor(drawn, dtype=dtype or lib.int64, device=device)
 

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 
 import tensorweaver as tw
+from tensorweaver.nn.functional import half_norms
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.elementwise import refuse_complex
 from tensorweaver.tensor import Tensor
@@ -140,15 +141,21 @@ def batch_norm(
         y = y if weight is None else y * weight[0]
         return y if bias is None else y + bias[0]
     _real_input("batch_norm", input)
+    if input.dim() < 2 and not training:  # PyTorch asks for the running statistics first
+        _need_running_stats(running_mean, running_var, "batch_norm", "training")
+    if input.dim() < 2:  # PyTorch's class: it reads the channel axis 1 first
+        raise IndexError(f"batch_norm: expected input of shape (N, C, ...), got {shape}")
+    if half_norms.half_params(input, running_mean, running_var, weight, bias):
+        if not training:
+            _need_running_stats(running_mean, running_var, "batch_norm", "training")
+        return half_norms.batch_norm(
+            input, running_mean, running_var, weight, bias, training, momentum, eps
+        )
     if _mixed_precision(input, running_mean, running_var, weight, bias):
         stats = _float(running_mean), _float(running_var)
         y = batch_norm(input.float(), *stats, _float(weight), _float(bias), training, momentum, eps)
         _write_back((running_mean, running_var), stats)
         return y.to(input.dtype)
-    if input.dim() < 2 and not training:  # PyTorch asks for the running statistics first
-        _need_running_stats(running_mean, running_var, "batch_norm", "training")
-    if input.dim() < 2:  # PyTorch's class: it reads the channel axis 1 first
-        raise IndexError(f"batch_norm: expected input of shape (N, C, ...), got {shape}")
     dims = (0, *range(2, input.dim()))
     count = input.numel() // input.shape[1]
     if training:
@@ -178,6 +185,24 @@ def instance_norm(
     With ``use_input_stats`` the running statistics (when given) move toward the batch mean
     of the per-sample statistics in place; otherwise they normalize the input."""
     _real_input("instance_norm", input)
+    if input.dim() < 2:
+        raise ValueError(
+            f"instance_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
+        )
+    dims = tuple(range(2, input.dim()))
+    count = math.prod(input.shape[2:])
+    if use_input_stats and count <= 1:
+        raise ValueError(
+            "instance_norm: expected more than 1 spatial element when training, got input "
+            f"of shape {tuple(input.shape)}"
+        )
+    flag = "use_input_stats"
+    if half_norms.half_params(input, running_mean, running_var, weight, bias):
+        if not use_input_stats:
+            _need_running_stats(running_mean, running_var, "instance_norm", flag)
+        return half_norms.instance_norm(
+            input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+        )
     if _mixed_precision(input, running_mean, running_var, weight, bias):
         stats = _float(running_mean), _float(running_var)
         y = instance_norm(
@@ -185,18 +210,7 @@ def instance_norm(
         )
         _write_back((running_mean, running_var), stats)
         return y.to(input.dtype)
-    if input.dim() < 2:
-        raise ValueError(
-            f"instance_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
-        )
-    dims = tuple(range(2, input.dim()))
-    count = math.prod(input.shape[2:])
     if use_input_stats:
-        if count <= 1:
-            raise ValueError(
-                "instance_norm: expected more than 1 spatial element when training, got input "
-                f"of shape {tuple(input.shape)}"
-            )
         with tw.no_grad():
             if running_mean is not None:
                 batch_mean = input.mean(dims).mean(0)
@@ -207,7 +221,6 @@ def instance_norm(
         return fused_or_reference(
             "instance_norm", instance_norm_reference, (input, weight, bias), eps
         )
-    flag = "use_input_stats"
     y = _with_running_stats(input, running_mean, running_var, eps, "instance_norm", flag)
     return _channel_affine(y, weight, bias)
 
@@ -263,6 +276,15 @@ def layer_norm(
     elementwise."""
     shape = _check_trailing(input, normalized_shape, weight, bias, "layer_norm")
     _real_input("layer_norm", input)
+    if half_norms.half_params(input, weight, bias):
+        return half_norms.layer_norm(
+            input,
+            weight,
+            bias,
+            len(shape),
+            eps,
+            lambda: layer_norm(input.float(), shape, _float(weight), _float(bias), eps),
+        )
     if _mixed_precision(input, weight, bias):
         y = layer_norm(input.float(), shape, _float(weight), _float(bias), eps)
         return y.to(input.dtype)
@@ -292,6 +314,15 @@ def group_norm(
             f"shape {tuple(input.shape)} with num_groups={num_groups}"
         )
     _real_input("group_norm", input)
+    if half_norms.half_params(input, weight, bias):
+        return half_norms.group_norm(
+            input,
+            num_groups,
+            weight,
+            bias,
+            eps,
+            lambda: group_norm(input.float(), num_groups, _float(weight), _float(bias), eps),
+        )
     if _mixed_precision(input, weight, bias):
         y = group_norm(input.float(), num_groups, _float(weight), _float(bias), eps)
         return y.to(input.dtype)
@@ -307,16 +338,18 @@ def rms_norm(
     eps: float | None = None,
 ) -> Tensor:
     """``input / sqrt(mean(input ** 2) + eps)`` over the trailing ``normalized_shape`` axes,
-    times ``weight``; ``eps`` defaults to the machine epsilon of the dtype it computes in
-    (float32 for a float16 or bfloat16 input)."""
+    times ``weight``, in the input's dtype; ``eps`` defaults to the machine epsilon of the dtype
+    it computes in (float32 for a float16 or bfloat16 input). As PyTorch 2.13: a half input is
+    computed in float32, the product with the weight in the dtype both promote to (float64
+    for a float64 weight), and the result rounded once to the input's dtype, whatever the
+    weight's."""
     shape = _check_trailing(input, normalized_shape, weight, None, "rms_norm")
     if eps is None:
         eps = _EPS[input.dtype.name]
-    if _mixed_precision(input, weight):
-        return rms_norm(input.float(), shape, _float(weight), eps).to(input.dtype)
+    work = input.float() if input.dtype in (tw.float16, tw.bfloat16) else input
     dims = tuple(range(input.dim() - len(shape), input.dim()))
-    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
-    return _affine(y, weight, None)
+    y = _affine(work * ((work * work).mean(dims, keepdim=True) + eps).rsqrt(), weight, None)
+    return y if y.dtype is input.dtype else y.to(input.dtype)
 
 
 def _real_input(op: str, input: Tensor) -> None:
