@@ -122,28 +122,11 @@ def test_half_layer_norm_input_gradient_matches_pytorch(spec: str, dtype: str, a
 
     # Only the input's gradient: PyTorch sums the weight's and bias's row by row in the half
     # type, per thread (its result depends on the thread count); tensorweaver rounds once.
-    # NumPy's output: see the next test.
+    # NumPy's output is not compared: torch's vectorised kernel ends in a fused multiply-add
+    # (x * rstd - rstd * mean) * w + b where the CPU has one, rounding once where NumPy
+    # rounds twice (1 of these 384 float16 outputs differed): machine-dependent.
     out_grad = rng.normal(size=shape).astype(np.float32)
     _run(spec, dtype, call, arrays, ("x",), out_grad, output=spec != "numpy")
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="plugins/numpy-backend fused_layer_norm computes (x - mean) * rstd * w + b in "
-    "float32, PyTorch (x * rstd + -rstd * mean) * w + b: the float32 results differ in the "
-    "last bit now and then, and 1 of these 384 float16 outputs rounds the other way",
-)
-def test_half_layer_norm_output_on_numpy_rounds_as_pytorch() -> None:
-    rng = np.random.default_rng(7)
-    x = _quarters(rng, (6, 4, 16))
-    w = rng.normal(1.0, 0.5, size=16).astype(np.float32)
-    b = rng.normal(size=16).astype(np.float32)
-    low = [_torch(a, "float16") for a in (x, w, b)]
-    expected = torch.nn.functional.layer_norm(low[0], (16,), low[1], low[2])
-    with entered("numpy", seed=0):
-        given = [_tw(a, "float16") for a in (x, w, b)]
-        got = tw.nn.functional.layer_norm(given[0], (16,), given[1], given[2])
-        _same(got, expected, "output")
 
 
 @pytest.mark.parametrize("affine", [True, False])
