@@ -325,6 +325,7 @@ class _Gradients:
     # What _Checkpoint reads of a call: this one recomputes through the checkpointed call's
     # own ctx, which restores the streams and the autocast state and checks the outputs.
     nested, devices, streams, autocast, done = False, (), None, None, None
+    saves = True  # it recomputes from the call's tensors: their versions are checked
 
     def check(self, outputs: list) -> None:
         """Nothing to check: the checkpointed call's recomputation checks its outputs."""
