@@ -98,20 +98,10 @@ CASES = {
     "lstm-forecast": Port("lstm_forecast"),
     # mamba-minimal: Tensor.split(split_size=[...]), a depthwise causal Conv1d, softplus,
     # einsum discretisation ("bld,bln,bld->bldn"), the selective scan loop, tied embeddings.
-    "mamba-minimal": Port(
-        "mamba_minimal",
-        xfail="Tensor.split names its first argument split_size_or_sections (torch.split's "
-        "name); PyTorch's method calls it split_size, so x.split(split_size=[...], dim=-1) "
-        "raises TypeError",
-    ),
+    "mamba-minimal": Port("mamba_minimal"),
     # CleanRL's PPO loop: Categorical(logits).sample (shared draws), GAE, clipped surrogate
     # and value losses, lr annealed through param_groups.
-    "ppo": Port(
-        "ppo",
-        xfail="setitem refuses a value with extra leading size-1 dims: advantages[t] = "
-        "<shape (1, N)> raises 'a value of shape [1, 4] cannot be assigned to a selection of "
-        "shape [4]'; PyTorch drops the value's leading 1s before broadcasting",
-    ),
+    "ppo": Port("ppo"),
 }
 
 
@@ -122,13 +112,8 @@ def test_program_losses_match_pytorch(case: str, spec: str, check_port: Callable
 
 #: bfloat16 autocast (torch's CPU default), on torch:cpu only: NumPy has no bfloat16, and the
 #: first autocast op there raises a TypeError that says so.
-BF16 = Port(
-    "amp_training",
-    xfail="under bfloat16 autocast F.gelu computes its formula in bfloat16, rounding after "
-    "each op, where PyTorch computes in float32 and rounds once (losses off by ~2e-4)",
-)
+BF16 = Port("amp_training")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=BF16.xfail)
 def test_bfloat16_autocast_program_matches_pytorch(check_port: Callable) -> None:
     check_port(BF16, "torch:cpu")

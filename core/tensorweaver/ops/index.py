@@ -392,11 +392,12 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     elif value.dtype is not x.dtype:
         value = ew.cast(value, x.dtype)
     check_backends("setitem", (x, value))
+    shape = value.shape
     try:
-        value = mv.expand(value, positions.shape)
+        value = mv.expand(_without_leading_ones(value, positions.ndim), positions.shape)
     except RuntimeError:
         raise RuntimeError(
-            f"setitem: a value of shape {list(value.shape)} cannot be assigned to a selection "
+            f"setitem: a value of shape {list(shape)} cannot be assigned to a selection "
             f"of shape {list(positions.shape)}"
         ) from None
     if expanded:
@@ -407,6 +408,16 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     flat_index = mv.reshape(positions, (-1,))
     flat = scatter_unchecked(mv.reshape(source, (-1,)), 0, flat_index, mv.reshape(value, (-1,)))
     target._assign(mv.reshape(flat, target.shape))
+
+
+def _without_leading_ones(value: Tensor, ndim: int) -> Tensor:
+    """``value`` without the leading size-1 dims it has beyond ``ndim``, as PyTorch's setitem
+    drops them before broadcasting (``x[0] = v`` with ``v`` of shape ``(1, N)`` fills a row);
+    dropping those it has within ``ndim`` changes no broadcast, so they stay."""
+    extra = 0
+    while extra < value.ndim - ndim and value.shape[extra] == 1:
+        extra += 1
+    return mv.reshape(value, value.shape[extra:]) if extra else value
 
 
 def _check_no_repeats(positions: Tensor) -> None:

@@ -406,6 +406,14 @@ def _min(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return rd.min(self, dim, keepdim)
 
 
+def _split(self: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    # PyTorch's method names it split_size (torch.split: split_size_or_sections)
+    return views.split(self, split_size, dim)
+
+
+_split.__name__, _split.__qualname__ = "split", "Tensor.split"
+
+
 _METHODS: dict[str, Any] = {
     # operators
     "__add__": ew.add_,
@@ -562,7 +570,7 @@ _METHODS: dict[str, Any] = {
     "repeat": mv.repeat,
     "narrow": views.narrow,
     "flip": mv.flip,
-    "split": views.split,
+    "split": _split,
     "chunk": views.chunk,
     "unbind": views.unbind,
     "roll": mv.roll,
@@ -737,6 +745,66 @@ _METHODS.update(
     }
 )
 
+
+#: Methods whose leading arguments PyTorch names otherwise than the functions bound to them
+#: (``x.addcdiv(tensor1=a, tensor2=b)``): name -> PyTorch's names, in order, each a tuple of
+#: the names one position takes (``tensor_split``'s first: an int, a list or a tensor). The
+#: in-place form ``name_`` takes them too. (The per-op arithmetic and comparisons, ``add`` to
+#: ``ge`` and ``matmul``, are left out: a wrapper would slow every call; their functions
+#: should name the argument ``other`` themselves.)
+TORCH_METHOD_KEYWORDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    **dict.fromkeys(("addcdiv", "addcmul"), (("tensor1",), ("tensor2",))),
+    "addmm": (("mat1",), ("mat2",)),
+    "addmv": (("mat",), ("vec",)),
+    "baddbmm": (("batch1",), ("batch2",)),
+    "broadcast_to": (("size",),),
+    "where": (("condition",), ("other",)),
+    "swapaxes": (("axis0",), ("axis1",)),
+    "dot": (("tensor",),),
+    **dict.fromkeys(("outer", "ger"), (("vec2",),)),
+    "tensor_split": (("sections", "indices", "tensor_indices_or_sections"),),
+    **dict.fromkeys(("hsplit", "vsplit", "dsplit"), (("sections", "indices"),)),
+    **dict.fromkeys(
+        (
+            "multiply divide subtract true_divide floor_divide maximum minimum logical_and "
+            "logical_or logical_xor bitwise_and bitwise_or bitwise_xor greater greater_equal "
+            "less less_equal not_equal"
+        ).split(),
+        (("other",),),
+    ),
+}
+
+
+def _torch_keywords(function: Any, leading: tuple[tuple[str, ...], ...]) -> Any:
+    """``function`` as a method that takes its leading arguments by PyTorch's names too
+    (``leading``), passing them on by position: whatever ``function`` names them."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # (a call with none costs one more frame, nothing else)
+            args = _by_position(args, kwargs, leading)
+        return function(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = getattr(function, "__name__", "method")
+    method.__doc__ = function.__doc__
+    return method
+
+
+def _by_position(args: tuple, kwargs: dict, leading: tuple[tuple[str, ...], ...]) -> tuple:
+    """``args`` with the arguments of ``leading`` that follow them taken out of ``kwargs``
+    (the call's own dict), up to the first that is not there."""
+    taken = list(args)
+    for names in leading[len(args) :]:
+        found = [name for name in names if name in kwargs]
+        if len(found) != 1:  # none (then the rest are keywords of function's own), or two
+            break
+        taken.append(kwargs.pop(found[0]))
+    return tuple(taken)
+
+
+for _name, _leading in TORCH_METHOD_KEYWORDS.items():
+    for _form in (_name, _name + "_"):
+        if _form in _METHODS:
+            _METHODS[_form] = _torch_keywords(_METHODS[_form], _leading)
 
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)

@@ -421,7 +421,13 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
     repeats = any(s == 0 and n > 1 for n, s in zip(size, stride))
     shared = _overlapping(size, stride)
     out = _read_through(input, memory, index)
-    return _memory_view(input, memory, lambda: index, repeats, shared, out, (stride, offset))
+    view = _memory_view(input, memory, lambda: index, repeats, shared, out, (stride, offset))
+    if out is not None and view._view_of is not None:
+        # An in-place change of it computes from its base's elements, as PyTorch rebases a
+        # changed view's history onto its base: the read-through's graph reaches only
+        # input's own elements (read by Tensor._inplace_source)
+        view._view_of[1].rebases = True  # type: ignore[attr-defined]
+    return view
 
 
 def _read_through(x: Tensor, memory: Memory, index: Tensor) -> Tensor | None:
@@ -430,16 +436,38 @@ def _read_through(x: Tensor, memory: Memory, index: Tensor) -> Tensor | None:
     that holds part of its base's memory (``base[:, ::2]``, ``base.mT``) and requires grad.
     A position ``x`` does not hold gets none, even where the base requires grad; read from the
     base (None: the caller's plain read), it would get some, and a view that is a leaf itself
-    would get none at all. An ``x`` that holds a position twice (expanded) reads from the base
-    as before: its gradient there is the sum of its copies' either way."""
+    would get none at all. Where ``x`` holds a position more than once (expanded), each copy
+    gets that position's gradient divided by the copies, as PyTorch's (its base then gets the
+    position's whole gradient once)."""
     if memory.base is x or not (x.requires_grad and is_grad_enabled()):
         return None
-    if memory.x_strides is None or _overlapping(x.shape, memory.x_strides) is not False:
+    if memory.x_strides is None:
         return None
+    own, flat = memory.own(x), mv.reshape(x, (-1,))
     with no_grad():
         held = image(memory.base, memory.positions, memory.extent)
-    held = ix.scatter_unchecked(held, 0, memory.own(x), mv.reshape(x, (-1,)))
+        shared = _overlapping(x.shape, memory.x_strides) is not False
+        copies = _copies(held, own) if shared else None
+    if copies is not None:
+        from tensorweaver.ops import elementwise as ew
+
+        flat = ew.mul(flat, 1)  # (a tensor of its own for the hook, x's values exactly)
+        flat.register_hook(lambda grad: ew.div(grad, copies))
+    # (the copies of a position are equal: the scatter writes its value exactly)
+    held = ix.scatter_unchecked(held, 0, own, flat)
     return ix.getitem(held, index)
+
+
+def _copies(memory: Tensor, own: Tensor) -> Tensor | None:
+    """How many of the positions ``own`` are each one's (None: each is once), for the
+    gradient of a view that holds a memory position more than once."""
+    from tensorweaver.ops import creation
+    from tensorweaver.ops import elementwise as ew
+
+    ones = creation.ones(own.shape, dtype=memory.dtype, device=memory)
+    counts = ix.scatter_add_unchecked(creation.zeros_like(memory), 0, own, ones)
+    copies = ix.getitem(counts, own)
+    return None if bool(ew.eq(copies, 1).all()) else copies
 
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
