@@ -79,22 +79,19 @@ ACTIVATIONS = {
     "logsigmoid": {},
     "glu": {},
 }
-HALF_ROUNDING = (
-    "nn/functional/activation.py composes these formulas in the input's float16/bfloat16, "
-    "rounding after each op (gelu off by up to ~250 bfloat16 ulps near zero, hardsigmoid by "
-    "11); PyTorch computes them in float32 and rounds once"
-)
 
 
-@pytest.mark.xfail(strict=True, reason=HALF_ROUNDING)
 @pytest.mark.parametrize("name", list(ACTIVATIONS))
 @pytest.mark.parametrize(("spec", "dtype"), LOW)
 def test_half_activation_rounds_once_from_float32(spec: str, dtype: str, name: str) -> None:
+    # Before: nn/functional/activation.py composed these formulas in the input's
+    # float16/bfloat16, rounding after each op (gelu off by up to ~250 bfloat16 ulps near
+    # zero, hardsigmoid by 11); they are now computed in float32 and rounded once.
     # The property PyTorch's kernels have: the low-precision result is the float32 result
     # of the same (low-precision) input, rounded once. Checked within tensorweaver, so
     # that no two libraries' float32 libm roundings enter; against torch's own bfloat16
     # results the float32-then-round computation agreed in all but 1-ulp flips (13 of 512
-    # for gelu), the current one differed in 80-240 of 512.
+    # for gelu), the step-by-step one differed in 80-240 of 512.
     rng = np.random.default_rng(3)
     x = (rng.normal(size=(8, 64)) * 3).astype(np.float32)
     fn = getattr(tw.nn.functional, name.split("-")[0])

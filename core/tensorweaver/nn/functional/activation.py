@@ -6,19 +6,25 @@
 Branches that could overflow in the branch ``where`` discards take a clamped argument, so
 that no inf reaches the gradient (``0 * inf`` would be NaN). ``softmax`` and
 ``log_softmax`` are composites a backend may fuse.
+
+A float16 or bfloat16 input of the activations PyTorch has CPU kernels for (gelu, silu,
+mish, softplus, elu, celu, selu, hardswish, hardsigmoid, logsigmoid, glu, softshrink) is
+computed as those kernels compute it: in float32, with their formulas and their backward
+formulas, rounded once (``_HalfKernel``); other dtypes take the composition as before.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import struct
 import warnings
 from typing import Any, Callable
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.function import Function
-from tensorweaver.contract.dtypes import DType
+from tensorweaver.contract.dtypes import DType, bfloat16, float16
 from tensorweaver.ops.apply import apply, labelled, written_out
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.linalg import autocast_operands
@@ -120,12 +126,21 @@ def _leaky_relu(input: Tensor, negative_slope: float, inplace: bool, name: str) 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1)."""
-    return _apply(lambda x: tw.where(x > 0, x, alpha * x.clamp(max=0).expm1()), input, inplace)
+    half = _elu_half(alpha, 1.0, 1.0, inplace)
+    return _apply(_opmath(lambda x: _elu(x, alpha), *half), input, inplace)
+
+
+def _elu(x: Tensor, alpha: float) -> Tensor:
+    return tw.where(x > 0, x, alpha * x.clamp(max=0).expm1())
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalizing constants."""
-    return _apply(lambda x: _SELU_SCALE * elu(x, _SELU_ALPHA), input, inplace)
+    return _apply(_SELU_INPLACE if inplace else _SELU, input, inplace)
+
+
+def _selu(x: Tensor) -> Tensor:
+    return _SELU_SCALE * _elu(x, _SELU_ALPHA)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -133,7 +148,12 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     if alpha == 0:
         raise RuntimeError("celu: alpha cannot be 0 (it divides x); use relu for the limit")
     return _apply(
-        lambda x: tw.where(x > 0, x, alpha * (x.clamp(max=0) / alpha).expm1()), input, inplace
+        _opmath(
+            lambda x: tw.where(x > 0, x, alpha * (x.clamp(max=0) / alpha).expm1()),
+            *_elu_half(alpha, 1.0, 1 / alpha, inplace),
+        ),
+        input,
+        inplace,
     )
 
 
@@ -220,7 +240,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambd must be non-negative, got {lambd}")
     return _piecewise_linear(
-        lambda x: x - x.clamp(-lambd, lambd),
+        # x - lambd in float32, rounded once; PyTorch's backward compares a half input with
+        # lambd in the half type, as _shrink_slope does
+        _rounded_once(lambda x: x - x.clamp(-lambd, lambd)),
         lambda x: _shrink_slope(x, lambd),
         "SoftshrinkBackward0",
     )(input)
@@ -265,11 +287,19 @@ def rrelu_(
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x), exactly (``approximate='none'``) or with the tanh approximation."""
     if approximate == "none":
-        return 0.5 * input * (1 + (input * (1 / math.sqrt(2))).erf())
+        return _GELU_ERF(input)
     if approximate == "tanh":
-        inner = math.sqrt(2 / math.pi) * (input + 0.044715 * input * input * input)
-        return 0.5 * input * (1 + inner.tanh())
+        return _GELU_TANH(input)
     raise RuntimeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def _gelu_erf(x: Tensor) -> Tensor:
+    return 0.5 * x * (1 + (x * (1 / math.sqrt(2))).erf())
+
+
+def _gelu_tanh(x: Tensor) -> Tensor:
+    inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+    return 0.5 * x * (1 + inner.tanh())
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -284,19 +314,32 @@ def tanh(input: Tensor) -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
-    return _apply(lambda x: x * tw.sigmoid(x), input, inplace)
+    return _apply(_SILU, input, inplace)
+
+
+def _silu(x: Tensor) -> Tensor:
+    return x * tw.sigmoid(x)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta, or x itself where beta * x > threshold."""
-    z = input * beta
+    reference = lambda x: _softplus(x, beta, threshold)  # noqa: E731
+    return _opmath(reference, *_softplus_half(beta, threshold))(input)
+
+
+def _softplus(x: Tensor, beta: float, threshold: float) -> Tensor:
+    z = x * beta
     smooth = z.clamp(max=threshold).exp().log1p() / beta
-    return tw.where(z > threshold, input, smooth)
+    return tw.where(z > threshold, x, smooth)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
-    return _apply(lambda x: x * softplus(x).tanh(), input, inplace)
+    return _apply(_MISH, input, inplace)
+
+
+def _mish(x: Tensor) -> Tensor:
+    return x * _softplus(x, 1.0, 20.0).tanh()
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -306,19 +349,31 @@ def softsign(input: Tensor) -> Tensor:
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """clamp(x / 6 + 1 / 2, 0, 1)."""
-    return _apply(lambda x: _hard_clamp(x / 6 + 0.5, 0.0, 1.0), input, inplace)
+    return _apply(_HARDSIGMOID, input, inplace)
+
+
+def _hardsigmoid(x: Tensor) -> Tensor:
+    return _hard_clamp(x / 6 + 0.5, 0.0, 1.0)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * clamp(x + 3, 0, 6) / 6."""
-    return _apply(lambda x: x * _hard_clamp(x + 3, 0.0, 6.0) / 6, input, inplace)
+    return _apply(_HARDSWISH, input, inplace)
+
+
+def _hardswish(x: Tensor) -> Tensor:
+    return x * _hard_clamp(x + 3, 0.0, 6.0) / 6
 
 
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)): x - log(1 + exp(x)) for negative x, -log(1 + exp(-x)) otherwise, so
     it never overflows (and its gradient at 0 is sigmoid(0) = 1/2)."""
-    negative, positive = input.clamp(max=0), input.clamp(min=0)
-    return tw.where(input < 0, negative - negative.exp().log1p(), -(-positive).exp().log1p())
+    return _LOGSIGMOID(input)
+
+
+def _logsigmoid(x: Tensor) -> Tensor:
+    negative, positive = x.clamp(max=0), x.clamp(min=0)
+    return tw.where(x < 0, negative - negative.exp().log1p(), -(-positive).exp().log1p())
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
@@ -347,6 +402,214 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             )
         weight = weight.reshape(-1, *([1] * (input.dim() - 2)))
     return tw.where(input > 0, input, weight * input)
+
+
+# -- float16/bfloat16: PyTorch's CPU kernels --------------------------------------------------
+
+
+def _f32(value: float) -> float:
+    """``value`` rounded to float32: a constant PyTorch's kernel computes in float."""
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+class _HalfKernel(Function):
+    """An activation of a float16 or bfloat16 input computed as PyTorch's CPU kernel: the
+    forward formula ``values`` and the backward kernel ``grad`` (the input's gradient from the
+    output's gradient, the input and the input's dtype) evaluated in float32 ("opmath") on
+    the widened tensors, each rounded once to the input's dtype. Composed in the half type
+    instead, every step rounds (gelu's bfloat16 result was off by up to ~250 ulps near zero);
+    differentiated op by op in float32, the gradient sums differently rounded terms. The
+    backward is made of tensor ops, so it differentiates again."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, values: Callable, grad: Callable) -> Tensor:
+        ctx.save_for_backward(x)
+        ctx.grad = grad
+        return values(x.float()).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple:
+        (x,) = ctx.saved_tensors
+        return ctx.grad(g.float(), x.float(), x.dtype).to(x.dtype), None, None
+
+
+def _opmath(
+    reference: Callable[[Tensor], Tensor],
+    values: Callable[[Tensor], Tensor],
+    grad: Callable[[Tensor, Tensor, DType], Tensor],
+) -> Callable[[Tensor], Tensor]:
+    """``reference`` (differentiated op by op) for an input of another dtype; for a float16
+    or bfloat16 one, PyTorch's kernel: ``values`` and ``grad`` (see ``_HalfKernel``)."""
+
+    def computed(x: Tensor) -> Tensor:
+        dtype = x.dtype
+        if dtype is not float16 and dtype is not bfloat16:
+            return reference(x)
+        if x.requires_grad and tw.is_grad_enabled():
+            return _HalfKernel.apply(x, values, grad)
+        return values(x.float()).to(dtype)
+
+    return computed
+
+
+def _rounded_once(fn: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
+    """``fn`` of a float16 or bfloat16 input computed in float32 and rounded once (for a
+    forward formula whose gradient is recorded elsewhere)."""
+
+    def computed(x: Tensor) -> Tensor:
+        dtype = x.dtype
+        if dtype is float16 or dtype is bfloat16:
+            return fn(x.float()).to(dtype)
+        return fn(x)
+
+    return computed
+
+
+#: PyTorch's float constants of gelu: 1/sqrt(2), sqrt(2/pi), 0.044715, 3 * 0.044715 and
+#: 1/sqrt(2*pi) (the normal density's factor).
+_SQRT1_2 = _f32(1 / math.sqrt(2))
+_GELU_TANH_BETA = _f32(math.sqrt(2 / math.pi))
+_GELU_KAPPA = _f32(0.044715)
+_GELU_KAPPA3 = _f32(3 * _GELU_KAPPA)
+_GELU_PDF = _f32(1 / math.sqrt(2 * math.pi))
+
+
+def _gelu_erf_half(x: Tensor) -> Tensor:
+    return x * 0.5 * (1 + (x * _SQRT1_2).erf())
+
+
+def _gelu_erf_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
+    cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+    pdf = _GELU_PDF * (x * x * -0.5).exp()
+    return g * (cdf + x * pdf)
+
+
+def _gelu_tanh_half(x: Tensor) -> Tensor:
+    inner = _GELU_TANH_BETA * (x + _GELU_KAPPA * (x * x * x))
+    return 0.5 * x * (1 + inner.tanh())
+
+
+def _gelu_tanh_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
+    inner = _GELU_TANH_BETA * (x + _GELU_KAPPA * (x * x * x))
+    t = inner.tanh()
+    slope_left = 0.5 * (1 + t)
+    slope_right = 0.5 * x * (1 - t * t) * (_GELU_TANH_BETA * (1 + _GELU_KAPPA3 * (x * x)))
+    return g * (slope_left + slope_right)
+
+
+def _sigmoid_f32(x: Tensor) -> Tensor:
+    """1 / (1 + exp(-x)), as PyTorch's kernels write the sigmoid."""
+    return 1 / (1 + (-x).exp())
+
+
+def _silu_half(x: Tensor) -> Tensor:
+    return x / (1 + (-x).exp())
+
+
+def _silu_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
+    s = _sigmoid_f32(x)
+    return g * s * (1 + x * (1 - s))
+
+
+def _mish_half(x: Tensor) -> Tensor:
+    return x * x.exp().log1p().tanh()
+
+
+def _mish_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
+    t = x.exp().log1p().tanh()
+    return g * (t + x * _sigmoid_f32(x) * (1 - t * t))
+
+
+def _softplus_half(beta: float, threshold: float) -> tuple[Callable, Callable]:
+    beta, threshold = _f32(beta), _f32(threshold)
+
+    def values(x: Tensor) -> Tensor:
+        z = x * beta
+        return tw.where(z > threshold, x, z.clamp(max=threshold).exp().log1p() / beta)
+
+    def grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
+        z = x * beta
+        e = z.clamp(max=threshold).exp()  # the clamp changes only the discarded branch
+        return tw.where(z > threshold, g, g * e / (e + 1))
+
+    return values, grad
+
+
+def _elu_half(
+    alpha: float, scale: float, input_scale: float, inplace: bool = False
+) -> tuple[Callable, Callable]:
+    """PyTorch's elu kernel (selu and celu are elu with these coefficients): exp(x) - 1, not
+    expm1, and the coefficients multiplied in float. In place, PyTorch's backward reads the
+    (rounded) output instead of the input it overwrote."""
+    negative = _f32(_f32(alpha) * _f32(scale))
+    positive, inner = _f32(scale), _f32(input_scale)
+
+    def values(x: Tensor) -> Tensor:
+        return tw.where(x > 0, x * positive, ((x * inner).clamp(max=0).exp() - 1) * negative)
+
+    def grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
+        exp = (x * inner).clamp(max=0).exp()
+        return tw.where(x > 0, g * positive, g * inner * negative * exp)
+
+    def grad_from_output(g: Tensor, x: Tensor, low: DType) -> Tensor:
+        y = values(x).to(low).float()  # the output the in-place call wrote
+        return tw.where(y > 0, g * positive, g * inner * (y + negative))
+
+    return values, grad_from_output if inplace else grad
+
+
+def _hardsigmoid_half(x: Tensor) -> Tensor:
+    return (x + 3).clamp(0, 6) / 6
+
+
+def _hardsigmoid_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
+    return tw.where((x > -3) & (x < 3), g * _f32(1 / 6), 0.0)
+
+
+def _hardswish_half(x: Tensor) -> Tensor:
+    return x * (x + 3).clamp(0, 6) / 6
+
+
+def _hardswish_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
+    return tw.where(x < -3, 0.0, tw.where(x >= 3, g, g * (x / 3 + 0.5)))
+
+
+def _logsigmoid_half(x: Tensor) -> Tensor:
+    return x.clamp(max=0) - (-x.abs()).exp().log1p()
+
+
+def _logsigmoid_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
+    # PyTorch's forward saves exp(-|x|) for the backward in the input's dtype (rounded)
+    saved = (-x.abs()).exp().to(low).float()
+    q = saved / (1 + saved)
+    return tw.where(x < 0, (1 - q) * g, q * g)
+
+
+def _glu_half(dim: int) -> tuple[Callable, Callable]:
+    def values(x: Tensor) -> Tensor:
+        a, b = x.chunk(2, dim)
+        return a * _sigmoid_f32(b)
+
+    def grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
+        # PyTorch's backward writes sigmoid(b) into the input's dtype first (rounded), and
+        # multiplies it by g in that dtype (exact in float32, then rounded once)
+        a, b = x.chunk(2, dim)
+        s = _sigmoid_f32(b).to(low).float()
+        return tw.cat([s * g, (1 - s) * s * a * g], dim)
+
+    return values, grad
+
+
+#: The activations without parameters, each dispatch built once (no closure per call).
+_GELU_ERF = _opmath(_gelu_erf, _gelu_erf_half, _gelu_erf_half_grad)
+_GELU_TANH = _opmath(_gelu_tanh, _gelu_tanh_half, _gelu_tanh_half_grad)
+_SILU = _opmath(_silu, _silu_half, _silu_half_grad)
+_MISH = _opmath(_mish, _mish_half, _mish_half_grad)
+_SELU = _opmath(_selu, *_elu_half(_SELU_ALPHA, _SELU_SCALE, 1.0))
+_SELU_INPLACE = _opmath(_selu, *_elu_half(_SELU_ALPHA, _SELU_SCALE, 1.0, inplace=True))
+_HARDSIGMOID = _opmath(_hardsigmoid, _hardsigmoid_half, _hardsigmoid_half_grad)
+_HARDSWISH = _opmath(_hardswish, _hardswish_half, _hardswish_half_grad)
+_LOGSIGMOID = _opmath(_logsigmoid, _logsigmoid_half, _logsigmoid_half_grad)
 
 
 # -- softmax ---------------------------------------------------------------------------------
@@ -515,7 +778,11 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
             f"glu: dimension {dim} of the input of shape {tuple(input.shape)} must have an "
             "even size, to be halved"
         )
-    a, b = input.chunk(2, dim)
+    return _opmath(lambda x: _glu(x, dim), *_glu_half(dim))(input)
+
+
+def _glu(x: Tensor, dim: int) -> Tensor:
+    a, b = x.chunk(2, dim)
     return a * tw.sigmoid(b)
 
 
