@@ -34,6 +34,7 @@ from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
 from tensorweaver.compiler.draws import is_random
 from tensorweaver.compiler.graph import Graph, GraphBuilder, Unsupported, leaves, tuple_source
 from tensorweaver.compiler.recorder import HostRead, Recorder
+from tensorweaver.compiler.saved import saved_inputs
 from tensorweaver.compiler.state import StepState, module_numbers, number_sig
 from tensorweaver.dtype_info import finfo
 from tensorweaver.ops.creation import get_default_dtype, ones_like
@@ -51,6 +52,7 @@ class DifferentiableGraph:
         inputs: list[Callable],
         store: Callable | None = None,
         eager: Rerun | None = None,
+        saved: tuple[Callable, ...] = (),
     ) -> None:
         self.forward = forward
         # One per output of the Function: the result's, then each stored attribute's.
@@ -63,6 +65,10 @@ class DifferentiableGraph:
         # The step's function, run again for a backward that builds a graph; None when
         # running it again would repeat a side effect (a draw, a write, a rebinding).
         self.eager = eager
+        # Getters of the tensors the eager forward's nodes would check on backward
+        # (saved.py): a replay keeps their versions, so a change in place before backward
+        # raises (the create_graph run again checks every tensor the forward read).
+        self.saved = saved
         self.source = forward.source + "".join(b.source for b in backwards)
 
     def ready(self) -> bool:
@@ -97,6 +103,9 @@ class _Replayed(Function):
     ):
         out, saved = graph.forward.run(args, kwargs)
         ctx.graph, ctx.values = graph, saved
+        if graph.saved:
+            checked = [get(args, kwargs) for get in graph.saved]
+            ctx.checked = checked, [t._version for t in checked]
         ctx.call = (args, kwargs, inputs)
         if graph.eager is not None:
             ctx.seen = graph.eager.seen(args, kwargs, out)
@@ -107,6 +116,8 @@ class _Replayed(Function):
     @staticmethod
     def backward(ctx: FunctionCtx, *grads: Tensor) -> tuple:
         ctx.saved_tensors  # noqa: B018 - raises as eager's second backward once they are freed
+        if ctx.graph.saved:
+            check_versions(*ctx.checked)
         if not is_grad_enabled():
             return _Replayed.recorded(ctx, grads)
         # create_graph=True: the recorded backward has no graph of its own.
@@ -190,13 +201,7 @@ class Rerun:
                 "tensor before its backward with create_graph=True, so the forward cannot be "
                 "run again to differentiate it twice; call the function uncompiled"
             )
-        if any(t._version != v for t, v in zip(tensors, versions)):
-            # As eagerly: a value the forward's graph needs was changed since.
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                "inplace operation: a tensor a tw.compile-d forward read changed between its "
-                "call and this backward"
-            )
+        check_versions(tensors, versions)
         if _settings(StepState(self.fn, args, kwargs)) != self.settings:
             # Running it now would differentiate another forward.
             raise RuntimeError(
@@ -219,6 +224,19 @@ class Rerun:
             "gradient would belong to another forward; call the function uncompiled for "
             "double backward"
         )
+
+
+def check_versions(tensors: list[Tensor], versions: list[int]) -> None:
+    """Raise as eagerly where a tensor a replayed forward read changed in place since (a
+    view's version counts its base's writes too): its backward needs the old values."""
+    for t, v in zip(tensors, versions):
+        if t._version != v:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: a tensor of shape {list(t.shape)} that a tw.compile-d "
+                f"forward read is at version {t._version}, expected version {v} (changed "
+                "between the call and this backward); use an out-of-place op or .clone() it"
+            )
 
 
 def _settings(state: StepState) -> tuple:
@@ -376,12 +394,17 @@ def differentiable_graph(
         recorded = [(back, [grads[i] for i in used]) for back, grads in recorded]
         getters = [getters[i] for i in used]
     backwards = [back.build([], back.result(grads)) for back, grads in recorded]
+    watched: dict[int, Callable] = {}
+    for expr, getter, value, _, _ in builder.watched:
+        if isinstance(value, Tensor) and not expr.endswith(".grad"):
+            watched.setdefault(id(value), getter)
+    checked = tuple(saved_inputs(outputs, watched))
     saved = [tuple_source([builder.value(v) for v in back.saved]) for back, _ in recorded]
     if not builder.stored:
         forward = builder.build(tail, tuple_source([builder.result(result), saved[0]]))
         draws = any(is_random(call[1], call[2]) for call in recorder.calls)
         eager = None if draws or tail else Rerun(fn, _reads(builder, recorder), state)
-        return DifferentiableGraph(forward, backwards, getters, eager=eager)
+        return DifferentiableGraph(forward, backwards, getters, eager=eager, saved=checked)
     outs = tuple_source([builder.result(out) for out in outputs])
     forward = builder.build(tail, tuple_source([outs, tuple_source(saved)]))
     lines = [
@@ -393,4 +416,5 @@ def differentiable_graph(
     source = "def _store(args, kwargs, outputs):\n" + "".join(f"    {s}\n" for s in lines)
     exec(compile(source, "<tw.compile store>", "exec"), builder.globals)  # noqa: S102
     forward.source += source
-    return DifferentiableGraph(forward, backwards, getters, builder.globals["_store"])
+    store = builder.globals["_store"]
+    return DifferentiableGraph(forward, backwards, getters, store, saved=checked)
