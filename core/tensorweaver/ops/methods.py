@@ -414,6 +414,16 @@ def _split(self: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
 _split.__name__, _split.__qualname__ = "split", "Tensor.split"
 
 
+def _tile(self: Tensor, *dims: Any, **keyword: Any) -> Tensor:
+    """``t.tile(2, 2)``, ``t.tile((2, 2))`` or ``t.tile(dims=(2, 2))``: PyTorch's method takes
+    the repeats as its varargs, the function ``torch.tile(t, dims)`` as one sequence."""
+    if keyword:
+        if dims or set(keyword) != {"dims"}:
+            raise TypeError(f"tile() got unexpected arguments {list(keyword)} after {dims}")
+        dims = (keyword["dims"],)
+    return structure.tile(self, mv._sizes(dims, "tile"))
+
+
 _METHODS: dict[str, Any] = {
     # operators
     "__add__": ew.add_,
@@ -548,7 +558,6 @@ _METHODS: dict[str, Any] = {
             "diag_embed",
             "trace",
             "repeat_interleave",
-            "tile",
             "diff",
             "kron",
             "cross",
@@ -568,6 +577,7 @@ _METHODS: dict[str, Any] = {
     "expand_as": views.expand_as,
     "broadcast_to": views.broadcast_to,
     "repeat": mv.repeat,
+    "tile": _tile,
     "narrow": views.narrow,
     "flip": mv.flip,
     "split": _split,
