@@ -51,6 +51,8 @@ Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its ar
   each summed exactly, then joined (a single float64 sum loses bits beyond 2**53) [+8];
   ``bincount`` would read the positions' minimum and maximum on the host.
 * ``argsort`` of a broadcast view (``expand``) aborts the process: a dense copy is sorted.
+* a 1-d ``cumsum`` of values computed from a LAPACK task's output aborts the process: 1-d
+  arrays are scanned as one row [+2].
 * no strided slices: ``slice`` with a step takes along an ``arange`` index [+2 per axis].
 * ``pad`` rejects the empty widths of a 0-d array: nothing to pad, the input is returned.
 * no ``erf``: :mod:`.erf` [about 40 calls]. ``random.integers`` lacks 8-bit types and
@@ -458,6 +460,16 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
 
     def cumsum(self, a, axis):
         a = self._dense(a)  # cuPyNumeric sums a broadcast view wrongly along its axes
+        if a.ndim == 1 and a.size > 1:
+            # Legion aborts the process ("IndexPartition ... does not have the same type as
+            # the parent index space") scanning a 1-d array computed from the output of a
+            # LAPACK task (eigh, eig, inv, solve, solve_triangular: eigvalsh(s).cumsum(0)),
+            # whose 2-d partition it inherits. A 2-d scan of the same values does not.
+            return self._cumsum(a.reshape((1, a.size)), 1).reshape(a.shape)
+        return self._cumsum(a, axis)
+
+    @staticmethod
+    def _cumsum(a, axis):
         if a.dtype in _NARROW_FLOATS:
             return cn.cumsum(a, axis=axis, dtype=_F64).astype(a.dtype)
         return cn.cumsum(a, axis=axis, dtype=a.dtype)
