@@ -16,15 +16,9 @@ import tensorweaver as tw
 import torch
 from tw_backends import FAST, entered
 
-METHOD_KEYWORD = (
-    "ops/methods.py binds Tensor.split to views.split, whose parameter is torch.split's "
-    "split_size_or_sections: x.split(split_size=[2, 4]) raises TypeError; PyTorch's method "
-    "names it split_size"
-)
 SIZES = {"sections": [2, 4], "size": 4}
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=METHOD_KEYWORD)
 @pytest.mark.parametrize("sizes", list(SIZES))
 @pytest.mark.parametrize("spec", FAST)
 def test_tensor_split_takes_split_size_keyword(spec: str, sizes: str) -> None:
@@ -45,14 +39,9 @@ def test_torch_split_function_keeps_split_size_or_sections(spec: str) -> None:
         np.testing.assert_array_equal(g.numpy(), e.numpy())
 
 
-NORM_DTYPE = (
-    "ops/reduce.py norm(x, p='fro', dim=None, keepdim=False) (method and function) has no dtype "
-    "keyword: x.norm(dtype=torch.float64) and torch.norm(x, dtype=...) raise TypeError"
-)
 NORM_CALLS = {"whole": ((), {}), "p2-dim1": ((2, 1), {}), "nuc": (("nuc",), {})}
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=NORM_DTYPE)
 @pytest.mark.parametrize("call", list(NORM_CALLS))
 @pytest.mark.parametrize("spec", FAST)
 def test_norm_takes_dtype_keyword(spec: str, call: str) -> None:
@@ -65,3 +54,34 @@ def test_norm_takes_dtype_keyword(spec: str, call: str) -> None:
     assert got.dtype is tw.float64 and function_form.dtype is tw.float64
     np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
     np.testing.assert_allclose(function_form.numpy(), expected.numpy(), rtol=1e-12)
+
+
+#: (input dtype, norm arguments, dtype=) that PyTorch's norm refuses (RuntimeError).
+NORM_REFUSED = {
+    "narrowing": ("float32", {"p": 2, "dim": 1}, "float16"),
+    "narrowing-whole": ("float64", {}, "float32"),
+    "integral": ("float32", {}, "int64"),
+    "complex-for-real": ("float32", {}, "complex128"),
+    "real-for-complex": ("complex64", {}, "float64"),
+}
+
+
+@pytest.mark.parametrize("case", list(NORM_REFUSED))
+@pytest.mark.parametrize("spec", FAST)
+def test_norm_dtype_refusals_as_pytorch(spec: str, case: str) -> None:
+    source, kwargs, target = NORM_REFUSED[case]
+    x = np.arange(1.0, 7.0).reshape(2, 3).astype(source)
+    with pytest.raises(RuntimeError):
+        torch.tensor(x).norm(**kwargs, dtype=getattr(torch, target))
+    with entered(spec, seed=0), pytest.raises(RuntimeError):
+        tw.tensor(x).norm(**kwargs, dtype=getattr(tw, target))
+
+
+@pytest.mark.parametrize("spec", FAST)
+def test_norm_of_complex_with_complex_dtype_is_real(spec: str) -> None:
+    x = (np.arange(1.0, 7.0) * (1 - 2j)).astype(np.complex64)
+    expected = torch.tensor(x).norm(p=1, dtype=torch.complex128)
+    with entered(spec, seed=0):
+        got = tw.tensor(x).norm(p=1, dtype=tw.complex128)
+    assert got.dtype is tw.float64 and expected.dtype is torch.float64
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)

@@ -176,14 +176,6 @@ def test_lerp_of_half_precision_in_float32(backend, dtype, tensor_weight):
 # -- addcmul / addcdiv: PyTorch's order of operations -----------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/elementwise.py's addcmul/addcdiv and the NumPy plugin's foreach_addcmul/"
-    "foreach_addcdiv (tensorweaver_numpy/foreach.py and compile.py) compute t1 * t2 (t1 / t2) "
-    "first and then times value; torch multiplies value * t1 first. The core alone cannot "
-    "change: optim's foreach steps must stay bit-identical to the per-parameter ones "
-    "(tests/optim/test_foreach.py)",
-)
 def test_addcmul_and_addcdiv_multiply_value_first(backend):
     # addcmul(-0., 3e38, -0., value=2) in float32 is -0.0 (t1 * t2 first), torch NaN
     # (value * t1 is inf, times -0); addcdiv(0, 3e38, 4, value=2) is 1.5e38, torch inf.

@@ -50,14 +50,6 @@ ORDERED = [(dtype, value) for dtype in ("float32", "float64") for value in VALUE
 UNORDERED = [
     (dtype, value) for dtype in FLOATS for value in VALUES if (dtype, value) not in ORDERED
 ]
-ORDER_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="torch computes (value * t1) / t2 and (value * t1) * t2; tw t1 / t2 and t1 * t2 "
-    "first (ops/elementwise.py). The fix (two lines there) also needs the NumPy plugin's "
-    "foreach_addcmul/foreach_addcdiv (tensorweaver_numpy/foreach.py, compile.py) changed alike, "
-    "as optim's foreach steps are checked bit-identical to per-parameter ones "
-    "(tests/optim/test_foreach.py): reported to the lead",
-)
 
 
 def _addcdiv_as_torch(dtype: str, form: str, value: Any) -> None:
@@ -75,7 +67,6 @@ def test_addcdiv_bitwise_as_torch(backend: str, dtype: str, value: Any, form: st
     _addcdiv_as_torch(dtype, form, value)
 
 
-@ORDER_XFAIL
 @pytest.mark.parametrize("form", list(FORMS))
 @pytest.mark.parametrize(("dtype", "value"), ORDERED)
 def test_addcdiv_value_first_as_torch(backend: str, dtype: str, value: Any, form: str) -> None:
@@ -100,7 +91,6 @@ def test_addcmul_value_one(backend: str, dtype: str) -> None:
     _addcmul_in_torchs_order(dtype, 1)
 
 
-@ORDER_XFAIL
 @pytest.mark.parametrize(("dtype", "value"), ORDERED)
 def test_addcmul_in_torchs_order(backend: str, dtype: str, value: Any) -> None:
     _addcmul_in_torchs_order(dtype, value)

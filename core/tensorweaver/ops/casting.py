@@ -43,3 +43,14 @@ def host_for_half(host: np.ndarray, to: DType) -> np.ndarray:
 
 
 _FROM_NUMPY = {np.dtype(np.float64): dtypes.float64, np.dtype(np.complex128): dtypes.complex128}
+
+
+def number_for_half(value: object, to: DType) -> object:
+    """A Python float on its way into a tensor of ``to`` as PyTorch reads it: a half-precision
+    fill (``full``, ``fill_``...) converts the double to float32 first, then to ``to``."""
+    if type(value) is float and to in _HALF:
+        return float(np.float32(value))
+    return value
+
+
+_HALF = frozenset((dtypes.float16, dtypes.bfloat16))

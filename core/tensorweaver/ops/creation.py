@@ -19,7 +19,7 @@ from tensorweaver.layout import strided
 from tensorweaver.memory_formats import channels_last_order, memory_format
 from tensorweaver.ops import overflow
 from tensorweaver.ops.apply import written_out
-from tensorweaver.ops.casting import host_for_half
+from tensorweaver.ops.casting import host_for_half, number_for_half
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.promotion import default_complex_dtype, get_default_dtype, promote_types
 from tensorweaver.tensor import Tensor, _mark_shared, _shares_host
@@ -601,7 +601,8 @@ def _filled(
     backend = backend_for(device)
     _check_dtype(dtype, backend)
     check_ndim("full", shape, backend)
-    native = backend.full(shape, overflow.fill_value(fill_value, dtype, "full()"), dtype)
+    number = number_for_half(overflow.fill_value(fill_value, dtype, "full()"), dtype)
+    native = backend.full(shape, number, dtype)
     return _finish(Tensor(native, backend, dtype), requires_grad)
 
 
@@ -1078,18 +1079,18 @@ def normal(
 
 
 def randint(
-    low: int,
+    *bounds: Any,
+    low: Any = None,
     high: Any = None,
     size: Any = None,
-    *,
     generator: rnd.Generator | None = None,
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
-    if size is None:
-        low, high, size = 0, low, high
+    """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``, each
+    argument by position or by keyword (``randint(3, size=s)``, ``randint(high=3, size=s)``)."""
+    low, high, size = _randint_arguments(bounds, low, high, size)
     if not isinstance(size, (tuple, list)):
         raise TypeError(
             "randint(): argument 'size' must be a tuple of ints, got "
@@ -1099,6 +1100,32 @@ def randint(
     low, high = (_bound(v) for v in (low, high))
     sample = _integers(low, high, shape, generator, dtype or dtypes.int64, device)
     return _finish(sample, requires_grad)
+
+
+#: PyTorch's two overloads of randint, by their parameters in order: a lone bound is high.
+_RANDINT_FORMS = (("high", "size"), ("low", "high", "size"))
+
+
+def _randint_arguments(bounds: tuple, low: Any, high: Any, size: Any) -> tuple[Any, Any, Any]:
+    """(low, high, size) of the first of PyTorch's overloads that takes the positional
+    ``bounds`` and the keywords given (None: not given), as PyTorch's argument parser picks."""
+    given = {k: v for k, v in (("low", low), ("high", high), ("size", size)) if v is not None}
+    for form in _RANDINT_FORMS:
+        if len(bounds) > len(form):
+            continue
+        named = dict(zip(form, bounds))
+        if set(named) & set(given) or set(given) - set(form):
+            continue  # a parameter twice, or one the overload lacks
+        named.update(given)
+        if len(named) == len(form):
+            return named.get("low", 0), named["high"], named["size"]
+    keywords = ", ".join(f"{k}={type(v).__name__}" for k, v in given.items())
+    got = ", ".join([type(b).__name__ for b in bounds] + ([keywords] if keywords else []))
+    raise TypeError(
+        f"randint() received an invalid combination of arguments - got ({got}), but expected "
+        "one of: (int high, tuple of ints size, ...) or (int low, int high, tuple of ints "
+        "size, ...)"
+    )
 
 
 def _bound(value: Any) -> int:

@@ -1394,7 +1394,7 @@ def addcmul(
     if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
         wide = addcmul(*(cast(v, dtypes.float32) for v in (x, t1, t2)), value=value)
         return cast(wide, dtype)
-    return add(x, mul(mul(t1, t2), value) if value != 1 else mul(t1, t2))
+    return add(x, mul(mul(t1, value), t2) if value != 1 else mul(t1, t2))  # PyTorch's order
 
 
 def _as_dtype(v: Operand, dtype: DType) -> Operand:
@@ -1419,4 +1419,4 @@ def addcdiv(
     if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
         wide = addcdiv(*(cast(v, dtypes.float32) for v in (x, t1, t2)), value=value)
         return cast(wide, dtype)
-    return add(x, mul(div(t1, t2), value) if value != 1 else div(t1, t2))
+    return add(x, div(mul(t1, value), t2) if value != 1 else div(t1, t2))  # PyTorch's order

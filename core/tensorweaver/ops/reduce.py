@@ -445,10 +445,13 @@ def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
     return apply("cumsum", x.backend.cumsum(x.native, axis), dtype, (x,), axis)
 
 
-def norm(x: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False) -> Tensor:
+def norm(
+    x: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False, *, dtype: Any = None
+) -> Tensor:
     """The vector p-norm over ``dim`` (all elements by default; PyTorch's default ``"fro"``
     is the 2-norm); ``p="nuc"`` (or ``"fro"`` over more than two dims, an error as PyTorch's)
-    is ``linalg.matrix_norm`` over ``dim`` (all dims by default)."""
+    is ``linalg.matrix_norm`` over ``dim`` (all dims by default). ``dtype``: ``x`` is cast to
+    it first, with the checks of PyTorch's linalg norms (which its ``norm`` hands it to)."""
     if isinstance(p, str) and (p != "fro" or (isinstance(dim, (tuple, list)) and len(dim) > 2)):
         from tensorweaver.linalg.norms import matrix_norm  # (linalg imports this module)
 
@@ -458,7 +461,11 @@ def norm(x: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False) -> T
                 f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims} (norm p={p!r} takes "
                 "the two dims of a matrix)"
             )
-        return matrix_norm(x, p, dims, keepdim)
+        return matrix_norm(x, p, dims, keepdim, dtype=dtype)
+    if dtype is not None:  # vector_norm casts and checks, then comes back here without dtype
+        from tensorweaver.linalg.norms import vector_norm
+
+        return vector_norm(x, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)
     return labelled(_norm(x, p, dim, keepdim), "LinalgVectorNormBackward0", x)
 
 

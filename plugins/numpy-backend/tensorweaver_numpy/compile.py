@@ -290,22 +290,17 @@ def _foreach_lerp(xs: list, ys: list, weight: float) -> list:
 def _foreach_addcmul(xs: list, ys: list, zs: list, value: float) -> list:
     out = []
     for x, y, z in zip(xs, ys, zs):
-        t = np.multiply(y, z)
-        if _into(t, x):
-            out.append(np.add(x, np.multiply(t, _scalar(value, x), out=t), out=t))
-        else:
-            out.append(np.add(x, np.multiply(t, _scalar(value, x))))
+        t = np.multiply(np.multiply(y, _scalar(value, x)), z)  # PyTorch's order
+        out.append(np.add(x, t, out=t) if _into(t, x) else np.add(x, t))
     return out
 
 
 def _foreach_addcdiv(xs: list, ys: list, zs: list, values: list, into: bool = False) -> list:
     out = []
     for x, y, z, v in zip(xs, ys, zs, values):
-        t = np.true_divide(y, z, out=_own(z, into and _into(z, y)))
-        if _into(t, x):
-            out.append(np.add(x, np.multiply(t, _scalar(v, x), out=t), out=t))
-        else:
-            out.append(np.add(x, np.multiply(t, _scalar(v, x))))
+        t = np.multiply(y, _scalar(v, x))  # PyTorch's order: value * y first, then / z
+        t = np.true_divide(t, z, out=_own(t, _into(t, z)))  # t is fresh: no need of `into`
+        out.append(np.add(x, t, out=t) if _into(t, x) else np.add(x, t))
     return out
 
 

@@ -69,7 +69,7 @@ class ForeachOps:
     @quiet
     def foreach_addcmul(self, xs: list[A], ys: list[A], zs: list[A], value: float) -> list[A]:
         return [
-            np.add(x, np.multiply(np.multiply(y, z), _scalar(value, x)))
+            np.add(x, np.multiply(np.multiply(y, _scalar(value, x)), z))
             for x, y, z in zip(xs, ys, zs)
         ]
 
@@ -78,7 +78,7 @@ class ForeachOps:
         self, xs: list[A], ys: list[A], zs: list[A], values: list[float]
     ) -> list[A]:
         return [
-            np.add(x, np.multiply(np.true_divide(y, z), _scalar(v, x)))
+            np.add(x, np.true_divide(np.multiply(y, _scalar(v, x)), z))
             for x, y, z, v in zip(xs, ys, zs, values)
         ]
 
@@ -122,12 +122,12 @@ _IN_PLACE: dict[str, Callable[..., None]] = {
         xs, [np.multiply(_scalar(weight, x), np.subtract(y, x)) for x, y in zip(xs, ys)]
     ),
     "addcmul": lambda xs, ys, zs, value: _written(np.add)(
-        xs, [np.multiply(np.multiply(y, z), _scalar(value, x)) for x, y, z in zip(xs, ys, zs)]
+        xs, [np.multiply(np.multiply(y, _scalar(value, x)), z) for x, y, z in zip(xs, ys, zs)]
     ),
     "addcdiv": lambda xs, ys, zs, values: _written(np.add)(
         xs,
         [
-            np.multiply(np.true_divide(y, z), _scalar(v, x))
+            np.true_divide(np.multiply(y, _scalar(v, x)), z)
             for x, y, z, v in zip(xs, ys, zs, values)
         ],
     ),
