@@ -30,6 +30,8 @@ class SpecialFunctions:
 
     @quiet
     def sigmoid(self, a: np.ndarray) -> np.ndarray:
+        if a.dtype == np.float16:  # in float32, rounded once, as PyTorch's CPU kernel
+            return self.sigmoid(a.astype(np.float32)).astype(np.float16)
         # e^-|a| keeps both tails accurate relative to the value; one ufunc pass each.
         e = np.exp(-np.abs(a))
         positive = 1 / (1 + e)
