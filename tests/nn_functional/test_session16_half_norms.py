@@ -9,9 +9,13 @@ Before, tensorweaver normalized in float32 throughout: batch norm's bfloat16 out
 in 73 of 640 elements, its running statistics in 1-3 channels of 4, and the input gradients of
 all three layers in 30-45% of elements.
 
-The inputs are multiples of 1/4 of at most 2 in size, in groups whose sizes are powers of
-two: every float32 sum is then exact in any order, so that no library's summation order
-enters the statistics (bit-exact comparisons that do not depend on the machine).
+The inputs, output gradients, biases and running means are multiples of 1/4 of at most 2 in
+size, the weights multiples of 1/8, in groups whose sizes are powers of two: the means are then
+exact in the half types and every float32 sum (statistics, and the backward passes' sums of
+gradients and their products with inputs and weights) is exact in any order, so that no
+library's summation order, which depends on the vector width and thread count, enters the
+bit-exact comparisons. (Before the review the output gradients, weights and running means
+were normal draws, whose float32 sums were not exact.)
 """
 
 from __future__ import annotations
@@ -32,6 +36,12 @@ def _quarters(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return (rng.integers(-8, 9, size=shape) / 4).astype(np.float32)
 
 
+def _scales(rng: np.random.Generator, size: int) -> np.ndarray:
+    """Weights: multiples of 1/8 between -1.5 and 1.5 (few significant bits, so that sums of
+    their products with quarters stay exact too)."""
+    return (rng.integers(-12, 13, size=size) / 8).astype(np.float32)
+
+
 def _torch(a: np.ndarray, dtype: str, grad: bool = False) -> torch.Tensor:
     return torch.tensor(a).to(getattr(torch, dtype)).requires_grad_(grad)
 
@@ -40,15 +50,30 @@ def _tw(a: np.ndarray, dtype: str, grad: bool = False) -> tw.Tensor:
     return tw.tensor(a).to(getattr(tw, dtype)).requires_grad_(grad)
 
 
-def _same(got: tw.Tensor | None, expected: torch.Tensor | None, what: str) -> None:
+def _same(
+    got: tw.Tensor | None, expected: torch.Tensor | None, what: str, fused: bool = False
+) -> None:
+    """Bit for bit; where ``fused``, up to 1 in 64 elements may be one unit in the last place
+    of the half type apart: PyTorch's vectorised kernels compute outputs and input gradients
+    as ``a * b + c`` chains that the compiler fuses into one rounding where the CPU has a
+    fused multiply-add (1 of 192-384 values here round the other way then), a property of
+    the machine and not of the formula."""
     assert (got is None) == (expected is None), what
     if got is None:
         return
     assert got.dtype.name == str(expected.dtype).removeprefix("torch."), what
     g = got.detach().float().numpy()
     e = expected.detach().float().numpy()
-    differ = int(np.sum(g != e))
-    assert differ == 0, f"{what}: {differ} of {e.size} elements differ"
+    differ = g != e
+    if fused:
+        digits = 10 if expected.dtype == torch.float16 else 7
+        tiny = 2.0**-24 if expected.dtype == torch.float16 else 2.0**-133
+        magnitude = np.maximum(np.maximum(np.abs(g), np.abs(e)), tiny)
+        ulp = 2.0 ** (np.floor(np.log2(magnitude)) - digits)
+        assert np.all(np.abs(g - e) <= ulp), f"{what}: more than one unit in the last place"
+        assert np.sum(differ) <= e.size // 64, f"{what}: {np.sum(differ)} of {e.size} differ"
+        return
+    assert not differ.any(), f"{what}: {int(np.sum(differ))} of {e.size} elements differ"
 
 
 def _run(spec: str, dtype: str, call, arrays: dict, grads: tuple[str, ...], out_grad, output=True):  # noqa: ANN001, ANN202, E501
@@ -63,11 +88,11 @@ def _run(spec: str, dtype: str, call, arrays: dict, grads: tuple[str, ...], out_
         z = call(tw, **got_t)
         z.backward(tw.tensor(out_grad).to(z.dtype))
         if output:
-            _same(z, y, "output")
+            _same(z, y, "output", fused=True)
         for k in arrays:
             _same(got_t[k], expected_t[k], k)
             if k in grads:
-                _same(got_t[k].grad, expected_t[k].grad, f"gradient of {k}")
+                _same(got_t[k].grad, expected_t[k].grad, f"gradient of {k}", fused=k == "x")
 
 
 @pytest.mark.parametrize("affine", [True, False])
@@ -78,18 +103,18 @@ def test_half_batch_norm_matches_pytorch(spec: str, dtype: str, training: bool, 
     shape = (8, 4, 2, 4)  # 64 values per channel, as the port's 2-d convolutions
     arrays = {
         "x": _quarters(rng, shape) + 0.25,
-        "rm": rng.normal(size=4).astype(np.float32),
+        "rm": _quarters(rng, (4,)),
         "rv": rng.uniform(0.5, 2.0, size=4).astype(np.float32),
     }
     if affine:
-        arrays["w"] = rng.normal(1.0, 0.5, size=4).astype(np.float32)
-        arrays["b"] = rng.normal(size=4).astype(np.float32)
+        arrays["w"] = _scales(rng, 4)
+        arrays["b"] = _quarters(rng, (4,))
     grads = ("x", "w", "b") if affine else ("x",)
 
     def call(lib, x, rm, rv, w=None, b=None):  # noqa: ANN001, ANN202
         return lib.nn.functional.batch_norm(x, rm, rv, w, b, training, 0.1, 1e-5)
 
-    _run(spec, dtype, call, arrays, grads, rng.normal(size=shape).astype(np.float32))
+    _run(spec, dtype, call, arrays, grads, _quarters(rng, shape))
 
 
 def test_half_batch_norm_running_stats_over_steps() -> None:
@@ -102,7 +127,7 @@ def test_half_batch_norm_running_stats_over_steps() -> None:
         with entered(spec, seed=0):
             layer = tw.nn.BatchNorm1d(6).to(getattr(tw, dtype))
             for x in batches:
-                _same(layer(_tw(x, dtype)), ref(_torch(x, dtype)), f"{spec} {dtype}")
+                _same(layer(_tw(x, dtype)), ref(_torch(x, dtype)), f"{spec} {dtype}", fused=True)
             _same(layer.running_mean, ref.running_mean, f"{spec} {dtype} running_mean")
             _same(layer.running_var, ref.running_var, f"{spec} {dtype} running_var")
 
@@ -114,19 +139,18 @@ def test_half_layer_norm_input_gradient_matches_pytorch(spec: str, dtype: str, a
     shape = (6, 4, 16)
     arrays = {"x": _quarters(rng, shape)}
     if affine:
-        arrays["w"] = rng.normal(1.0, 0.5, size=16).astype(np.float32)
-        arrays["b"] = rng.normal(size=16).astype(np.float32)
+        arrays["w"] = _scales(rng, 16)
+        arrays["b"] = _quarters(rng, (16,))
 
     def call(lib, x, w=None, b=None):  # noqa: ANN001, ANN202
         return lib.nn.functional.layer_norm(x, (16,), w, b)
 
     # Only the input's gradient: PyTorch sums the weight's and bias's row by row in the half
     # type, per thread (its result depends on the thread count); tensorweaver rounds once.
-    # NumPy's output is not compared: torch's vectorised kernel ends in a fused multiply-add
-    # (x * rstd - rstd * mean) * w + b where the CPU has one, rounding once where NumPy
-    # rounds twice (1 of these 384 float16 outputs differed): machine-dependent.
-    out_grad = rng.normal(size=shape).astype(np.float32)
-    _run(spec, dtype, call, arrays, ("x",), out_grad, output=spec != "numpy")
+    # The output ends in a fused multiply-add (x * rstd - rstd * mean) * w + b where the CPU
+    # has one (1 of these 384 float16 outputs rounds the other way): see _same's ``fused``.
+    out_grad = _quarters(rng, shape)
+    _run(spec, dtype, call, arrays, ("x",), out_grad)
 
 
 @pytest.mark.parametrize("affine", [True, False])
@@ -136,14 +160,14 @@ def test_half_group_norm_matches_pytorch(spec: str, dtype: str, affine: bool) ->
     shape = (4, 6, 8)  # 3 groups of 2 channels: 16 values a group
     arrays = {"x": _quarters(rng, shape)}
     if affine:
-        arrays["w"] = rng.normal(1.0, 0.5, size=6).astype(np.float32)
-        arrays["b"] = rng.normal(size=6).astype(np.float32)
+        arrays["w"] = _scales(rng, 6)
+        arrays["b"] = _quarters(rng, (6,))
     grads = ("x", "w", "b") if affine else ("x",)
 
     def call(lib, x, w=None, b=None):  # noqa: ANN001, ANN202
         return lib.nn.functional.group_norm(x, 3, w, b)
 
-    _run(spec, dtype, call, arrays, grads, rng.normal(size=shape).astype(np.float32))
+    _run(spec, dtype, call, arrays, grads, _quarters(rng, shape))
 
 
 @pytest.mark.parametrize(("spec", "dtype"), LOW)
@@ -173,7 +197,7 @@ def test_half_batch_norm_without_running_stats(spec: str, dtype: str) -> None:
     def call(lib, x):  # noqa: ANN001, ANN202
         return lib.nn.functional.batch_norm(x, None, None, training=True)
 
-    out_grad = rng.normal(size=shape).astype(np.float32)
+    out_grad = _quarters(rng, shape)
     _run(spec, dtype, call, {"x": _quarters(rng, shape)}, ("x",), out_grad)
 
 
@@ -195,9 +219,9 @@ def test_rms_norm_result_has_the_inputs_dtype(spec: str, dtype: str, weight_dtyp
     # Before: the result took the promoted dtype (float64 for a float64 weight, float32 for a
     # bfloat16 input with a float16 weight, whose statistics were computed in bfloat16).
     rng = np.random.default_rng(12)
-    x = (rng.normal(size=(6, 32)) * 0.5).astype(np.float32)
-    w = rng.normal(1.0, 0.2, size=32).astype(np.float32)
-    g = rng.normal(size=(6, 32)).astype(np.float32)
+    x = _quarters(rng, (6, 32))
+    w = _scales(rng, 32)
+    g = _quarters(rng, (6, 32))
     tx = _torch(x, dtype, grad=True)
     expected = torch.nn.functional.rms_norm(tx, (32,), _torch(w, weight_dtype))
     expected.backward(torch.tensor(g).to(expected.dtype))
@@ -210,7 +234,7 @@ def test_rms_norm_result_has_the_inputs_dtype(spec: str, dtype: str, weight_dtyp
             np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), 1e-6)
         else:
             _same(got, expected, "output")
-            _same(gx.grad, tx.grad, "gradient of the input")
+            _same(gx.grad, tx.grad, "gradient of the input", fused=True)
 
 
 def test_port_harness_randint_takes_torchs_keywords(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -246,18 +270,18 @@ def test_half_instance_norm_matches_pytorch(spec: str, dtype: str, affine: bool)
     shape = (4, 3, 16)
     arrays = {
         "x": _quarters(rng, shape),
-        "rm": rng.normal(size=3).astype(np.float32),
+        "rm": _quarters(rng, (3,)),
         "rv": rng.uniform(0.5, 2.0, size=3).astype(np.float32),
     }
     if affine:
-        arrays["w"] = rng.normal(1.0, 0.5, size=3).astype(np.float32)
-        arrays["b"] = rng.normal(size=3).astype(np.float32)
+        arrays["w"] = _scales(rng, 3)
+        arrays["b"] = _quarters(rng, (3,))
     grads = ("x", "w", "b") if affine else ("x",)
 
     def call(lib, x, rm, rv, w=None, b=None):  # noqa: ANN001, ANN202
         return lib.nn.functional.instance_norm(x, rm, rv, w, b, use_input_stats=True)
 
-    _run(spec, dtype, call, arrays, grads, rng.normal(size=shape).astype(np.float32))
+    _run(spec, dtype, call, arrays, grads, _quarters(rng, shape))
 
 
 def test_bfloat16_batch_norm_divides_its_sum_of_squares_in_bfloat16() -> None:
@@ -272,4 +296,4 @@ def test_bfloat16_batch_norm_divides_its_sum_of_squares_in_bfloat16() -> None:
         return lib.nn.functional.batch_norm(x, None, None, training=True, momentum=0.5, eps=0.6)
 
     x = _quarters(rng, shape)
-    _run("torch:cpu", "bfloat16", call, {"x": x}, ("x",), rng.normal(size=shape).astype(np.float32))
+    _run("torch:cpu", "bfloat16", call, {"x": x}, ("x",), _quarters(rng, shape))

@@ -177,24 +177,27 @@ def _update_running(
     momentum: float,
 ) -> None:
     """Move the running statistics toward the batch's as PyTorch's kernels do for each dtype:
-    float16 in float64 from the float32 statistics; bfloat16 in bfloat16 products of the
-    rounded statistics and momenta."""
+    float16 in float32 from the float32 statistics; bfloat16 in bfloat16 products of the
+    rounded statistics and momenta (the rounded momentum and one minus it, rounded)."""
     if running_mean is None and running_var is None:
         return
     dtype = (running_mean if running_mean is not None else running_var).dtype
     with tw.no_grad():
         if dtype is tw.float16:
-            # float64 where the device has it (an MPS device has not: float32 there)
-            wide = tw.float64 if tw.float64 in mean.backend.dtypes else tw.float32
+            # float32 products of the float32 statistics and the momenta rounded to float32
+            # (float64 products round the other way in ~1 of 200 values)
+            take = tw.tensor(momentum, dtype=tw.float32, device=mean.device)
+            keep = tw.tensor(1 - momentum, dtype=tw.float32, device=mean.device)
             if running_mean is not None:
-                moved = mean.to(wide) * momentum + running_mean.to(wide) * (1 - momentum)
-                running_mean.copy_(moved)
+                running_mean.copy_(take * mean + keep * running_mean.float())
             if running_var is not None:
-                unbiased = (var_sum / (count - 1)).to(wide)
-                running_var.copy_(unbiased * momentum + running_var.to(wide) * (1 - momentum))
+                unbiased = var_sum / (count - 1)
+                running_var.copy_(take * unbiased + keep * running_var.float())
             return
-        keep = tw.tensor(1 - momentum, dtype=dtype, device=mean.device).float()
+        # the momentum is rounded to bfloat16 first and its complement taken from that
+        # (``1 - momentum`` rounded directly differs for 1/3, 0.9: nn.BatchNorm's momentum=None)
         take = tw.tensor(momentum, dtype=dtype, device=mean.device).float()
+        keep = (1 - take).to(dtype).float()
         if running_mean is not None:
             taken = (take * mean.to(dtype).float()).to(dtype).float()
             running_mean.copy_(taken + (keep * running_mean.float()).to(dtype).float())
