@@ -804,8 +804,11 @@ class Tensor:
             finally:
                 if filling:
                     _FILLING[0] -= 1
-        if made_by is not None and not _UNCOUNTED[0]:
-            output_changed(made_by, self, version_before)
+        if made_by is not None:
+            if not _UNCOUNTED[0]:
+                output_changed(made_by, self, version_before)
+            else:  # (a .data write reaching it through a view of it)
+                output_rewritten(made_by, mine, self.native)
         return self
 
     def _overlaps_itself(self) -> bool:
@@ -903,7 +906,7 @@ class Tensor:
         if self._node is not None:
             if counted:
                 output_changed(self._node, self, version_before)
-            elif old is not self.native:
+            else:
                 output_rewritten(self._node, old, self.native)
         self._pass_on(recorded=False)
 

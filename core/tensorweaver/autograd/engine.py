@@ -88,6 +88,25 @@ def _check_versions(node: Node) -> None:
             )
 
 
+def _leading_to(order: list[Node], targets: Sequence[Tensor], wanted: dict) -> set[Node]:
+    """The nodes of ``order`` behind which a target lies (a target leaf among their parents,
+    or a node that is a target or leads to one): the only ones a pass for ``targets`` runs,
+    as PyTorch's engine runs only those (a node it skips is not checked for in-place
+    changes, and keeps what it saved)."""
+    leaf_ids = {id(t) for t in targets if t._node is None}
+    leading: set[Node] = set()
+    for node in reversed(order):  # (each node after the nodes it depends on)
+        for parent in node.parents:
+            if type(parent) is Node:
+                if parent in leading or parent in wanted:
+                    leading.add(node)
+                    break
+            elif parent is not None and id(parent) in leaf_ids:
+                leading.add(node)
+                break
+    return leading
+
+
 class Piece:
     """The gradient of a slice along one axis: ``g`` placed at ``start`` in zeros of ``shape``.
 
@@ -197,10 +216,14 @@ def run(
     detect = ANOMALY.enabled  # read once: off, anomaly mode costs one local test per node
     token = _grad_mode.set(create_graph)
     try:
-        for node in _topological(start):
+        order = _topological(start)
+        leading = _leading_to(order, targets, wanted_nodes) if targets else None
+        for node in order:
             g = node_grads.pop(node, None)
             if g is None:
                 continue
+            if leading is not None and node not in leading and node not in wanted_nodes:
+                continue  # no target at or behind it: PyTorch neither runs it nor its hooks
             if type(g) is not Tensor:
                 g = _total(g)
             if GRAD_HOOKS and id(node) in GRAD_HOOKS:  # before retain_grad, as in PyTorch
@@ -213,6 +236,8 @@ def run(
                     retained.grad = (
                         _own(g, create_graph) if retained.grad is None else retained.grad + g
                     )
+            if leading is not None and node not in leading:
+                continue  # a target, with none behind it: not run (nor checked), as PyTorch's
             try:
                 if node.epoch != changes:  # something changed in place since it was recorded
                     _check_versions(node)
@@ -432,6 +457,9 @@ def backward(
     with set_grad_enabled(create_graph):  # backward's grad mode, as for every leaf
         for t in inputs:
             if id(t) in found:
+                node = t._node
+                if node is not None and node.retained is not None and node.retained() is t:
+                    continue  # its retain_grad filled .grad in the pass: once, as PyTorch's
                 accumulated(t, found[id(t)], create_graph)
                 if t._node is None:
                     _after_accumulate(id(t), t)

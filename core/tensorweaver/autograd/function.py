@@ -19,7 +19,7 @@ from typing import Any, Callable
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import InputShape, Node
 from tensorweaver.ops.creation import zeros_like, zeros_like_shape
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import _NO_GRAD_VIEW_CHANGED, _NO_GRAD_VIEW_WRITTEN, Tensor
 
 _FREED = (
     "Trying to backward through the graph a second time, or to read saved tensors after "
@@ -70,8 +70,8 @@ class FunctionCtx:
         """Raise where a saved tensor (or a tensor sharing its memory: its base, what it was
         detached from) changed in place since forward, as PyTorch checks on unpacking."""
         for i, t, version in self._versions:
-            if type(t) is not Tensor:
-                t = t()  # a weak reference
+            if type(t) is weakref.ReferenceType:  # (not a Tensor subclass: nn.Parameter)
+                t = t()
             if t is not None and t._version != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
@@ -181,6 +181,8 @@ class Function:
                     # write-back of an in-place op on a view records it (forward wrote the
                     # values already, without a graph)
                     target._pass_on(recorded=True)
+            elif id(out) not in dirty and not (last and last[id(out)] != i):
+                _view_of_input(target, out, tensors, None)  # no graph: a plain view still
             wrapped.append(target)
             nodes.append(_dead if node is None else weakref.ref(node))
         if record and ctx._saved:
@@ -220,15 +222,17 @@ _VIEW_CHANGED = (
 )
 
 
-def _view_of_input(target: Tensor, out: Tensor, inputs: tuple, name: str) -> None:
+def _view_of_input(target: Tensor, out: Tensor, inputs: tuple, name: str | None) -> None:
     """Make ``target`` (the output handed back for ``out``) a view of the input ``out`` is
     or views, as PyTorch's output is, with PyTorch's refusals of an in-place change of it and
-    of its use once that input changed (``name``: "Output i of F")."""
+    of its use once that input changed (``name``: "Output i of F"; None where the Function
+    recorded no node: a plain view, refused only as a view made under no_grad)."""
     if out._view_of is None and all(out is not t for t in inputs):
         return  # (the common case: a new tensor)
     given = {id(t) for t in inputs}
     if id(out) in given:  # an input returned as it is: a view of all of it
         base, write, read = out, _write_whole, _read_whole
+        t = out
     else:
         above = out._view_of
         t = above[0] if above is not None else None
@@ -237,10 +241,15 @@ def _view_of_input(target: Tensor, out: Tensor, inputs: tuple, name: str) -> Non
         if t is None:
             return
         base, write, read = above[:3]
-    refused = (f"{name} {_VIEW_WRITTEN}", f"{name} {_VIEW_CHANGED}")
-    target._view_of = (base, write, read, refused)
+    if name is not None:
+        refused: tuple | None = (f"{name} {_VIEW_WRITTEN}", f"{name} {_VIEW_CHANGED}")
+    elif t.requires_grad and not is_grad_enabled():
+        refused = (_NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED)
+    else:
+        refused = None
+    target._view_of = (base, write, read) if refused is None else (base, write, read, refused)
     target._own_version = base._own_version  # (one counter, as a view's: see ops/views.py)
-    base._follow(target, read, None, refused[1])
+    base._follow(target, read, None, None if refused is None else refused[1])
 
 
 def _write_whole(base: Tensor, value: Tensor) -> Any:

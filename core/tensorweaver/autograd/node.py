@@ -108,7 +108,9 @@ def output_rewritten(node: Any, old: Any, new: Any) -> None:
     if saved is old:
         node.saved = new
     elif type(saved) is tuple and saved and saved[0] is old and node.op == "relu":
-        node.saved = (new, *saved[1:])
+        # (a fused kernel's mask, saved beside the output, holds the old values': dropped,
+        # the rule reads the output; ``old`` may be ``new``, written in its memory)
+        node.saved = (new, None)
 
 
 def check_output_unchanged(node: Any) -> None:
