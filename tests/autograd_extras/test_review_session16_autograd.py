@@ -204,13 +204,6 @@ def test_a_retained_non_leaf_input_of_backward_gets_its_gradient_once(backend: s
 # -- found in review, left as strict xfails (outside this file's reach, or refusals only) --
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nn/modules/rnn.py _unpack splits the fused rnn kernel's joined vector with "
-    "packed.split(sizes): on a backend with fused_rnn (torch:cpu) the output and final "
-    "states are 'Output i of Split' views, whose in-place change raises; torch's LSTM "
-    "outputs are tensors of their own (out.mul_(2) passes)",
-)
 def test_an_lstm_output_changed_in_place_on_torch_cpu() -> None:
     results = []
     for m, spec in ((torch, None), (tw, "torch:cpu")):

@@ -210,7 +210,10 @@ def _unpack(packed: Tensor, shape: tuple[int, ...], initial: State) -> tuple[Ten
     """The output of ``shape`` and the final states from ``rnn``'s (or ``rnn_packed``'s)
     joined vector."""
     sizes = [math.prod(shape)] + [s.numel() for s in initial]
-    parts = packed.split(sizes)
+    # copies, not split()'s views: PyTorch's outputs are tensors of their own, which a user
+    # may change in place (a split view refuses it, a narrowed one would write into memory
+    # the fused backward still reads)
+    parts = [part.clone() for part in packed.split(sizes)]
     return parts[0].reshape(shape), tuple(p.reshape(s.shape) for p, s in zip(parts[1:], initial))
 
 
