@@ -168,22 +168,11 @@ def test_half_inplace_activation_matches_pytorch(spec: str, dtype: str, name: st
     _assert_as_torch(got_g, xt.grad, x32.grad)
 
 
-#: Outside this file: the gradients of tanh and sigmoid (autograd/gradients.py) and the
-#: division's divisor gradient, composed in the half type in another order than PyTorch's.
-CORE_ROUNDING = (
-    "autograd/gradients.py: _tanh computes g * (1 - y*y) in the half type (PyTorch: in float32, "
-    "rounded once); _sigmoid g * (y * (1 - y)) (PyTorch: (g * (1 - y)) * y, in float32 for "
-    "bfloat16, step by step for float16); _div's divisor gradient -(g / b) * a / b (PyTorch: "
-    "-g * ((a / b) / b)), which softsign's backward takes; and NumPy's float16 sigmoid is "
-    "composed in float16 (ops/elementwise.py's fallback; PyTorch rounds the float32 result once)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=CORE_ROUNDING)
 @pytest.mark.parametrize("name", ["tanh", "sigmoid", "tanhshrink", "softsign"])
 @pytest.mark.parametrize(("spec", "dtype"), LOW)
 def test_half_tanh_sigmoid_gradients_match_pytorch(spec: str, dtype: str, name: str) -> None:
-    # 75-300 of 256 gradient elements differ (and 209 of NumPy's float16 sigmoid values)
+    # 75-300 of 256 gradient elements differed: tanh's and sigmoid's rules (and the
+    # divisor's gradient, which softsign's takes) composed in the half type in another order
     x = _inputs("wide")
     g = np.random.default_rng(63).normal(size=x.shape).astype(np.float32)
     low = getattr(torch, dtype)

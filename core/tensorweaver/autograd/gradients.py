@@ -18,6 +18,7 @@ import math
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
@@ -30,6 +31,9 @@ from tensorweaver.ops.complex import sgn as _sgn
 from tensorweaver.ops.composite import FromOutput
 from tensorweaver.ops.creation import zeros_like_shape
 from tensorweaver.tensor import Tensor
+
+#: The half-precision dtypes whose rules compute in float32 where PyTorch's kernels do.
+_HALF = frozenset((dtypes.float16, dtypes.bfloat16))
 
 Rule = Callable[[Any, Tensor], tuple]
 
@@ -95,8 +99,9 @@ def _mul(node: Any, g: Tensor) -> tuple:
 
 def _div(node: Any, g: Tensor) -> tuple:
     a, b = node.inputs
-    ga = ew.div(g, _c(b))
-    return ga, (ew.neg(ew.div(ew.mul(ga, _c(a)), _c(b))) if _needs(node, 1) else None)
+    ga = ew.div(g, _c(b)) if _needs(node, 0) else None
+    # -g * conj((a / b) / b), in PyTorch's order (softsign's half backward rounds as its)
+    return ga, (ew.neg(ew.mul(g, _c(ew.div(ew.div(a, b), b)))) if _needs(node, 1) else None)
 
 
 def _pow(node: Any, g: Tensor) -> tuple:
@@ -159,6 +164,11 @@ def _cos(node: Any, g: Tensor) -> tuple:
 
 def _tanh(node: Any, g: Tensor) -> tuple:
     y = node.output(node.saved)
+    if y.dtype in _HALF:  # in float32, rounded once, as PyTorch's CPU kernel
+        wide = ew.cast(y, dtypes.float32)
+        return (
+            ew.cast(ew.mul(ew.cast(g, dtypes.float32), ew.sub(1, ew.mul(wide, wide))), g.dtype),
+        )
     return (ew.mul(g, _c(ew.sub(1, ew.mul(y, y)))),)
 
 
@@ -173,7 +183,13 @@ def _erf(node: Any, g: Tensor) -> tuple:
 
 def _sigmoid(node: Any, g: Tensor) -> tuple:
     y = node.output(node.saved)
-    return (ew.mul(g, ew.mul(y, ew.sub(1, y))),)
+    # complex sigmoid is composed (ops/elementwise.py): real dtypes only here.
+    # (g * (1 - y)) * y, PyTorch's order: bfloat16 in float32 rounded once, float16 in half
+    if y.dtype is dtypes.bfloat16:
+        wide = ew.cast(y, dtypes.float32)
+        grad = ew.mul(ew.mul(ew.cast(g, dtypes.float32), ew.sub(1, wide)), wide)
+        return (ew.cast(grad, g.dtype),)
+    return (ew.mul(ew.mul(g, ew.sub(1, y)), y),)
 
 
 def _relu(node: Any, g: Tensor) -> tuple:
