@@ -48,17 +48,14 @@ def test_no_grad_in_place_keeps_the_history_of_a_linear_op(backend: str, change:
 
 
 @pytest.mark.parametrize("change", ["mul_", "add_", "zero_"])
-def test_no_grad_in_place_on_a_saved_output_keeps_the_recorded_values(
+def test_no_grad_in_place_on_a_saved_output_raises_in_backward_as_torch(
     backend: str, change: str
 ) -> None:
-    # exp's rule uses its output. PyTorch raises here (its version counter); TensorWeaver's
-    # node kept the output's values (the IR is functional), so the gradient is the recorded
-    # exp's: the documented difference (tensor.py, Tensor._assign).
+    # exp's rule uses its output: its change, even under no_grad, makes backward raise, as
+    # PyTorch's version counter does (TensorWeaver used the recorded values before)
     build = lambda w: w.exp()  # noqa: E731
     ours, theirs = _run(tw, build, IN_PLACE[change]), _run(torch, build, IN_PLACE[change])
-    assert theirs["error"]
-    unchanged = _run(torch, build, lambda t: None)
-    assert ours["grad"] == pytest.approx(unchanged["grad"], rel=1e-15)
+    assert theirs["error"] and ours.get("error"), ours
     assert ours["grad_fn"] == theirs["grad_fn"] and ours["value"] == theirs["value"]
 
 
