@@ -420,7 +420,13 @@ def _tile(self: Tensor, *dims: Any, **keyword: Any) -> Tensor:
     if keyword:
         if dims or set(keyword) != {"dims"}:
             raise TypeError(f"tile() got unexpected arguments {list(keyword)} after {dims}")
-        dims = (keyword["dims"],)
+        repeats = keyword["dims"]
+        if not isinstance(repeats, (tuple, list)):  # dims= is a sequence only
+            kind = type(repeats).__name__
+            raise TypeError(f"tile(): argument 'dims' must be tuple of ints, not {kind}")
+        dims = (repeats,)
+    elif not dims:
+        raise TypeError('tile() missing 1 required positional arguments: "dims"')
     return structure.tile(self, mv._sizes(dims, "tile"))
 
 

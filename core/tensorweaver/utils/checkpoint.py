@@ -207,7 +207,8 @@ class _Checkpoint(Function):
         ctx.inputs = tensors
         # Saved, so that backward checks their versions: the call's own tensors, not the
         # parameters found (PyTorch's recomputation reads those as they are then).
-        ctx.save_for_backward(*(t for t in tensors[:n_args] if isinstance(t, Tensor)))
+        saved = tensors if run.checks_parameters else tensors[:n_args]
+        ctx.save_for_backward(*(t for t in saved if isinstance(t, Tensor)))
         ctx.recomputed = None
         done, run.done = run.done, None
         if done is not None:  # the non-reentrant variant ran the function already
@@ -326,6 +327,10 @@ class _Gradients:
     # own ctx, which restores the streams and the autocast state and checks the outputs.
     nested, devices, streams, autocast, done = False, (), None, None, None
     saves = True  # it recomputes from the call's tensors: their versions are checked
+    # The parameters too: PyTorch's create_graph backward built the gradients' graph from
+    # their values then, which a later in-place change would make this recomputation miss
+    # (where that graph saves no parameter PyTorch runs on; raising is the safe side).
+    checks_parameters = True
 
     def check(self, outputs: list) -> None:
         """Nothing to check: the checkpointed call's recomputation checks its outputs."""
@@ -353,6 +358,9 @@ class _Call:
     the ones given, returning the flat leaves of the result; remembers how to rebuild it,
     and what the recomputation needs to repeat the forward: the random streams (``streams``
     None: not preserved), the autocast state and the forward's output metadata."""
+
+    # PyTorch's recomputation reads the parameters as they are when backward runs.
+    checks_parameters = False
 
     def __init__(
         self, function: Callable, args: tuple, kwargs: dict, contexts: tuple, nested: bool

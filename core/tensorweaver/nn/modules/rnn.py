@@ -212,9 +212,11 @@ def _unpack(packed: Tensor, shape: tuple[int, ...], initial: State) -> tuple[Ten
     sizes = [math.prod(shape)] + [s.numel() for s in initial]
     # copies, not split()'s views: PyTorch's outputs are tensors of their own, which a user
     # may change in place (a split view refuses it, a narrowed one would write into memory
-    # the fused backward still reads)
-    parts = [part.clone() for part in packed.split(sizes)]
-    return parts[0].reshape(shape), tuple(p.reshape(s.shape) for p, s in zip(parts[1:], initial))
+    # the fused backward still reads) or detach_() (a view, even a reshaped copy, refuses it)
+    output, *states = packed.split(sizes)
+    return output.reshape(shape).clone(), tuple(
+        p.reshape(s.shape).clone() for p, s in zip(states, initial)
+    )
 
 
 # --------------------------------------------------------------------------------- cells
