@@ -130,9 +130,15 @@ def test_torch_remainder_matches_torch_scalar_loop(dtype: torch.dtype) -> None:
 def test_torch_remainder_repair_stays_out_of_torch_compile() -> None:
     # the repair reads a value back, which would break Dynamo's graph (fullgraph raises)
     backend = registry.backend_object("torch:cpu")
-    compiled = torch.compile(backend.remainder, fullgraph=True, backend="eager")
-    a, b = torch.full((16,), 1.5), torch.full((16,), 0.75)
-    assert torch.equal(compiled(a, b), torch.remainder(a, b))
+    # torch.compile's first use turns torch.distributions' argument checks off for the whole
+    # process: put them back, or the tests after this one in the worker see torch unchecked
+    validating = torch.distributions.Distribution._validate_args
+    try:
+        compiled = torch.compile(backend.remainder, fullgraph=True, backend="eager")
+        a, b = torch.full((16,), 1.5), torch.full((16,), 0.75)
+        assert torch.equal(compiled(a, b), torch.remainder(a, b))
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(validating)
 
 
 def test_numpy_remainder_zero_takes_torch_sign() -> None:
