@@ -1190,7 +1190,12 @@ class Tensor:
         """What an in-place method computes from: a frozen copy when the graph needs one."""
         self._check_inplace()
         if self.requires_grad and is_grad_enabled():
-            return self._snapshot()
+            snap = self._snapshot()
+            view = self._view_of
+            if view is not None and getattr(view[1], "rebases", False):
+                with enable_grad():  # re-read from its base, as PyTorch rebases a changed view
+                    snap._node = view[2](view[0])._node
+            return snap
         return self
 
     def _unshared_native(self) -> Any:

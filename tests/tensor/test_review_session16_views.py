@@ -113,16 +113,6 @@ def test_in_place_write_through_as_strided_of_a_view_reaches_its_base(backend: s
     _assert_same(written)
 
 
-REBASE = (
-    "ops/views.py as_strided reads through a strided view (x's elements with x's graph, the "
-    "rest of the memory without one); an in-place change of the result then computes from that "
-    "read, so positions x does not hold lose their gradient, where torch rebases the changed "
-    "view onto its base (CopySlices). Needs tensor.py's _inplace_source to snapshot the view "
-    "re-read from its base for a write marked 'rebases' (see the session 16 review report)"
-)
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=REBASE)
 def test_in_place_change_of_as_strided_of_a_view_sends_gradient_to_its_base(
     backend: str,
 ) -> None:
