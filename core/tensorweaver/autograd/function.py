@@ -354,23 +354,26 @@ def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
             return result
         results = result if isinstance(result, tuple) else (result,)
         marked = tuple(
-            _DelayedError.apply(r, *tracked) if isinstance(r, Tensor) else r for r in results
+            DelayedError.apply(r, _ONCE, *tracked) if isinstance(r, Tensor) else r for r in results
         )
         return marked if isinstance(result, tuple) else marked[0]
 
     return wrapper
 
 
-class _DelayedError(Function):
-    """The identity on ``value``, whose backward raises: what a ``once_differentiable``
-    backward returns when a graph is being built over it (``grads`` link it to that graph)."""
+_ONCE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class DelayedError(Function):
+    """The identity on ``value``, whose backward raises ``message``: what a backward that
+    cannot be differentiated returns when a graph is being built over it (``grads`` link it
+    to that graph): a ``once_differentiable`` one, a replay's (tw.compile)."""
 
     @staticmethod
-    def forward(ctx: FunctionCtx, value: Tensor, *grads: Tensor) -> Tensor:
+    def forward(ctx: FunctionCtx, value: Tensor, message: str, *grads: Tensor) -> Tensor:
+        ctx.message = message
         return value
 
     @staticmethod
     def backward(ctx: FunctionCtx, grad: Tensor) -> Any:
-        raise RuntimeError(
-            "trying to differentiate twice a function that was marked with @once_differentiable"
-        )
+        raise RuntimeError(ctx.message)

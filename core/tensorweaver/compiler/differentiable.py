@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional
 
 from tensorweaver.amp import autocast_state, autocast_state_restored
 from tensorweaver.autograd import grad as autograd_grad
-from tensorweaver.autograd.function import Function, FunctionCtx
+from tensorweaver.autograd.function import DelayedError, Function, FunctionCtx
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
 from tensorweaver.compiler.draws import is_random
 from tensorweaver.compiler.graph import Graph, GraphBuilder, Unsupported, leaves, tuple_source
@@ -128,7 +128,10 @@ class _Replayed(Function):
         linked = [t for t in (*grads, *ctx.call[2]) if isinstance(t, Tensor) and t.requires_grad]
         if not linked:
             return found
-        return tuple(_NotTwice.apply(f, *linked) if isinstance(f, Tensor) else f for f in found)
+        return tuple(
+            DelayedError.apply(f, _NOT_TWICE, *linked) if isinstance(f, Tensor) else f
+            for f in found
+        )
 
     @staticmethod
     def recorded(ctx: FunctionCtx, grads: tuple) -> tuple:
@@ -276,22 +279,13 @@ def _close(out: Any, replayed: Tensor) -> bool:
         return bool(a.isclose(b, rtol=0, atol=tol, equal_nan=True).all())
 
 
-class _NotTwice(Function):
-    """The identity on a gradient of a replayed forward that cannot be run again, linked
-    to the graph being built (``create_graph=True``) through ``linked``; its backward
-    raises, as ``torch.compile``'s double backward does."""
-
-    @staticmethod
-    def forward(ctx: FunctionCtx, value: Tensor, *linked: Tensor) -> Tensor:
-        return value
-
-    @staticmethod
-    def backward(ctx: FunctionCtx, grad: Tensor) -> Any:
-        raise RuntimeError(
-            "tw.compile: a replayed forward that draws random numbers, writes into a tensor "
-            "or rebinds an attribute cannot be differentiated twice (its gradient was taken "
-            "with create_graph=True); call the function uncompiled for double backward"
-        )
+#: What a second backward through the gradient of a replayed forward that cannot be run
+#: again raises, as ``torch.compile``'s double backward does.
+_NOT_TWICE = (
+    "tw.compile: a replayed forward that draws random numbers, writes into a tensor "
+    "or rebinds an attribute cannot be differentiated twice (its gradient was taken "
+    "with create_graph=True); call the function uncompiled for double backward"
+)
 
 
 def _record_backward(
