@@ -70,6 +70,8 @@ def _from_host(obj: Any, dtype: Any, device: Any, copy: Optional[bool]) -> Tenso
             return _from_host(obj, dtype, None, copy)
     if (not isinstance(obj, np.ndarray) and hasattr(obj, "__array__")) or _is_buffer(obj):
         obj = np.asarray(obj)
+    if isinstance(obj, np.ndarray):  # PyTorch's refusals first, whatever copy= says
+        core.check_host_layout("asarray", obj)
     if isinstance(obj, np.ndarray) and not copy and _shareable_layout(obj):
         shared = core.as_tensor(obj, dtype=dtype)
         if copy is False and not _shares(shared, obj):

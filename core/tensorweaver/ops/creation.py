@@ -243,7 +243,7 @@ def tensor(
     elif isinstance(data, np.ndarray) or dtype is None and isinstance(data, _NUMPY_NUMBERS):
         # a NumPy scalar without dtype= reads as the 0-d array of its own dtype
         data = np.asarray(data)
-        _check_host_layout("tensor()", data)
+        check_host_layout("tensor()", data)
         backend = backend_for(device)
         if dtype is None or data.dtype.kind not in "biufc":
             inferred = _array_dtype(data)  # for strings and objects, PyTorch's TypeError
@@ -420,7 +420,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _from_numpy_dtype(array: np.ndarray) -> DType:
     """The dtype ``from_numpy`` gives ``array``, after PyTorch's checks on its layout."""
     dt = array.dtype
-    _check_host_layout("from_numpy", array)
+    check_host_layout("from_numpy", array)
     found = _NUMPY_TO_DTYPE.get(dt)
     if found is None:
         raise TypeError(
@@ -436,7 +436,7 @@ def _from_numpy_dtype(array: np.ndarray) -> DType:
     return found
 
 
-def _check_host_layout(fn: str, array: np.ndarray) -> None:
+def check_host_layout(fn: str, array: np.ndarray) -> None:
     """PyTorch's ValueErrors for a NumPy array it reads (``tensor``, ``as_tensor``,
     ``from_numpy``): another byte order, or a negative stride (even where one element would
     make it meaningless), both of which a copy made by the caller avoids."""
