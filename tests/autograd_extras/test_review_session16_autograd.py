@@ -242,12 +242,6 @@ def _function_returning(m: Any, make: Callable[[Any], Any]) -> Any:
     return Made
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autograd/function.py links a Function's output as a view only where it views "
-    "an input: torch refuses an in-place change of any view output (here of a tensor made "
-    "inside forward), tensorweaver applies it (the gradient is the Function's backward's)",
-)
 def test_an_in_place_change_of_a_function_s_view_of_an_inner_tensor_raises() -> None:
     for m in (torch, tw):
         y = _function_returning(m, lambda x: (x * 3)[0]).apply(_leaf(m))
@@ -255,12 +249,6 @@ def test_an_in_place_change_of_a_function_s_view_of_an_inner_tensor_raises() -> 
             y.add_(1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autograd/function.py: a change through a detach() alias of a Function's view "
-    "output moves its base, after which torch refuses the view in backward; tensorweaver's "
-    "refusal follows changes of the base only (the gradient is the Function's backward's)",
-)
 def test_a_function_view_output_changed_through_detach_raises_in_backward() -> None:
     for m in (torch, tw):
         y = _function_returning(m, lambda x: x.view_as(x)).apply(_leaf(m) * 1)
@@ -269,13 +257,6 @@ def test_a_function_view_output_changed_through_detach_raises_in_backward() -> N
             y.sum().backward()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autograd/function.py: an output of a Function that returns several views is "
-    "linked as an input's view with the one-view refusals; torch refuses its use in backward "
-    "once its base changed ('function that returns multiple views'), tensorweaver runs the "
-    "Function's backward",
-)
 def test_a_multi_view_function_output_used_after_its_base_changed_raises() -> None:
     for m in (torch, tw):
 

@@ -38,6 +38,7 @@ def _ops(m: Any) -> dict[str, Callable[[Any], Any]]:
         "x ** 2": lambda t: t**2,
         "abs": lambda t: t.abs(),
         "cumprod": lambda t: t.cumprod(0),
+        "remainder(float)": lambda t: t.remainder(0.3),
     }
 
 
@@ -68,11 +69,6 @@ _SAVING_HERE = {
         lambda m, t: m.lerp(t, m.ones_like(t), 0.3),
         "lerp with a number weight records a mul by a constant tensor, which it saves; "
         "torch's LerpBackward0 saves the number",
-    ),
-    "remainder(float)": (
-        lambda m, t: t.remainder(0.3),
-        "the remainder node keeps its operands (its rule reads them only for the divisor's "
-        "gradient); torch's RemainderBackward0 with a number saves nothing",
     ),
 }
 

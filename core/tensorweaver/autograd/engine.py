@@ -14,6 +14,7 @@ from typing import Any
 
 from tensorweaver.autograd.anomaly import MODE as ANOMALY
 from tensorweaver.autograd.anomaly import check_nan, report_forward_stack
+from tensorweaver.autograd.function import check_view_output
 from tensorweaver.autograd.gradients import GRADIENTS, READS_INPUT
 from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS, run_hooks
 from tensorweaver.autograd.mode import _enabled as _grad_mode
@@ -86,6 +87,13 @@ def _check_versions(node: Node) -> None:
                 f"version {t._version}, expected version {version}; use an out-of-place op "
                 "(x = x + 1, not x += 1) or .clone() the tensor first"
             )
+
+
+def _check_view_uses(node: Node, function: Node) -> None:
+    """Refuse ``node``'s use of a Function's view output at a version it no longer has."""
+    for parent, version in zip(node.parents, node.versions):
+        if parent is function:
+            check_view_output(function, version)
 
 
 def _leading_to(order: list[Node], targets: Sequence[Tensor], wanted: dict) -> set[Node]:
@@ -204,6 +212,8 @@ def run(
     start: list[Node] = []
     for root, g in zip(roots, grads):
         if root._node is not None:
+            if root._node.op == "function":
+                check_view_output(root._node, root._version)
             _accumulate(node_grads, root._node, g)
             start.append(root._node)
         elif root.requires_grad:
@@ -260,6 +270,8 @@ def run(
                     if gi.dtype is not t.dtype:
                         gi = gradient_as(gi, t.dtype)
                 if type(parent) is Node:
+                    if parent.op == "function":  # (a view output changed since: refused)
+                        _check_view_uses(node, parent)
                     table, key = node_grads, parent
                 else:
                     table, key = leaf_grads, id(parent)

@@ -43,6 +43,9 @@ class FunctionCtx:
         self._versions: tuple = ()
         self._name = ""
         self.materialize_grads = True
+        # Per output that is a view (or an input returned as it is) with a node: its version
+        # as apply() hands it back. A use of it in autograd at another version raises.
+        self._view_versions: dict[int, int] = {}
 
     def save_for_backward(self, *tensors: Any) -> None:
         for i, t in enumerate(tensors):
@@ -156,6 +159,7 @@ class Function:
         # each time, its node that of its last place (the others' gradients are zeros).
         last = {id(o): i for i, o in enumerate(outputs)} if len(outputs) > 1 else None
         made: dict[int, Tensor] = {}
+        viewing: list[int] = []  # the outputs that are views, with a node
         for i, out in enumerate(outputs):
             if not isinstance(out, Tensor):
                 wrapped.append(out)
@@ -175,16 +179,21 @@ class Function:
                 node = target._node = Node("function", tensors, (cls, ctx, args, i, outputs))
                 target.requires_grad = True
                 if id(out) not in dirty:
-                    _view_of_input(target, out, tensors, f"Output {i} of {cls.__name__}")
+                    if _link_as_view(target, out, tensors, f"Output {i} of {cls.__name__}"):
+                        viewing.append(i)
                 elif target._view_of is not None:
                     # a dirty view: its base's history goes through this node too, as the
                     # write-back of an in-place op on a view records it (forward wrote the
                     # values already, without a graph)
                     target._pass_on(recorded=True)
             elif id(out) not in dirty and not (last and last[id(out)] != i):
-                _view_of_input(target, out, tensors, None)  # no graph: a plain view still
+                # no node: a plain view still (of a graph's input, non-differentiable: as
+                # one made under no_grad, PyTorch's refusals)
+                _link_as_view(target, out, tensors, None, record)
             wrapped.append(target)
             nodes.append(_dead if node is None else weakref.ref(node))
+        if viewing:  # (their versions once every output is in place)
+            ctx._view_versions = {i: wrapped[i]._version for i in viewing}
         if record and ctx._saved:
             # Saved outputs are kept as arrays, not as tensors: a tensor would hold its node,
             # which holds the ctx (a cycle that only the garbage collector frees).
@@ -205,51 +214,68 @@ class Function:
         return tuple(wrapped) if isinstance(result, tuple) else wrapped[0]
 
 
-#: PyTorch's refusals for an output of a Function that is a view of one of its inputs (or
-#: the input itself): changing it in place would bypass the Function's backward, and so would
-#: using it after its input changed.
+#: PyTorch's refusals for an output of a Function that is a view (of one of its inputs, of a
+#: tensor made inside forward) or an input itself: changing it in place would bypass the
+#: Function's backward, and so would using it once it changed by any other way (its base, a
+#: ``detach()`` alias of it, an in-place op under no_grad).
 _VIEW_WRITTEN = (
-    "is a view and is being modified inplace: it views an input of the custom Function "
-    "that returned it (or is an input returned as it is), and the view's in-place history "
+    "is a view and is being modified inplace: it is a view made inside the custom Function "
+    "that returned it (or an input returned as it is), and the view's in-place history "
     "would replace that Function's backward, giving wrong gradients. Clone the Function's "
     "output first"
 )
 _VIEW_CHANGED = (
-    "is a view and its base or another view of its base has been modified inplace: it "
-    "views an input of the custom Function that returned it (or is an input returned as it "
+    "is a view and its base or another view of its base has been modified inplace: it is "
+    "a view made inside the custom Function that returned it (or an input returned as it "
     "is), so its gradient through that Function no longer holds. Clone the Function's "
     "output first"
 )
 
 
-def _view_of_input(target: Tensor, out: Tensor, inputs: tuple, name: str | None) -> None:
-    """Make ``target`` (the output handed back for ``out``) a view of the input ``out`` is
-    or views, as PyTorch's output is, with PyTorch's refusals of an in-place change of it and
-    of its use once that input changed (``name``: "Output i of F"; None where the Function
-    recorded no node: a plain view, refused only as a view made under no_grad)."""
+def _link_as_view(
+    target: Tensor, out: Tensor, inputs: tuple, name: str | None, undifferentiated: bool = False
+) -> bool:
+    """Make ``target`` (the output handed back for ``out``) a view of what ``out`` views
+    (an input, or a tensor forward made), or of the input ``out`` is, as PyTorch's output
+    is, with PyTorch's refusals of an in-place change of it and of its use once it changed
+    (``name``: "Output i of F"; None where the Function recorded no node for it: a plain
+    view of an input, refused as a view made under no_grad where it was, or where the
+    Function recorded a graph but the output is not differentiable: ``undifferentiated``).
+    Returns whether it linked one."""
     if out._view_of is None and all(out is not t for t in inputs):
-        return  # (the common case: a new tensor)
+        return False  # (the common case: a new tensor)
     given = {id(t) for t in inputs}
     if id(out) in given:  # an input returned as it is: a view of all of it
         base, write, read = out, _write_whole, _read_whole
         t = out
     else:
         above = out._view_of
-        t = above[0] if above is not None else None
+        t = above[0]
         while t is not None and id(t) not in given:  # up the chain of bases to an input
             t = t._view_of[0] if t._view_of is not None else None
-        if t is None:
-            return
+        if t is None and name is None:
+            return False  # a view of forward's own tensor, without a graph: nothing to refuse
         base, write, read = above[:3]
     if name is not None:
         refused: tuple | None = (f"{name} {_VIEW_WRITTEN}", f"{name} {_VIEW_CHANGED}")
-    elif t.requires_grad and not is_grad_enabled():
+    elif t.requires_grad and (undifferentiated or not is_grad_enabled()):
         refused = (_NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED)
     else:
         refused = None
     target._view_of = (base, write, read) if refused is None else (base, write, read, refused)
     target._own_version = base._own_version  # (one counter, as a view's: see ops/views.py)
     base._follow(target, read, None, None if refused is None else refused[1])
+    return True
+
+
+def check_view_output(node: Node, version: int) -> None:
+    """PyTorch's refusal of a Function's view output (``node`` is its node) used in autograd
+    at ``version``, where it changed since the Function returned it (by its base, another
+    view, a ``detach()`` alias, an in-place op under no_grad): its history no longer holds."""
+    cls, ctx, _, index, _ = node.saved
+    made = ctx._view_versions.get(index)
+    if made is not None and made != version:
+        raise RuntimeError(f"Output {index} of {cls.__name__} {_VIEW_CHANGED}")
 
 
 def _write_whole(base: Tensor, value: Tensor) -> Any:

@@ -75,6 +75,7 @@ READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
     "div": lambda node, i: i == 1 or _needs(node, 1),
     **dict.fromkeys(("exp", "tanh", "sqrt", "sigmoid", "expm1"), lambda node, i: False),
     "where": lambda node, i: i == 0,  # the condition alone
+    "remainder": lambda node, i: _needs(node, 1),  # both, for the divisor's gradient only
 }
 
 

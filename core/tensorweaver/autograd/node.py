@@ -37,26 +37,29 @@ SHAPE_ONLY_OPS = frozenset(
 #: PyTorch's nodes (by ``grad_fn`` name) that save their first output for backward (its
 #: ``_saved_result`` and the like: derivatives.yaml's ``result``), as a run of torch 2.13's
 #: op database finds them (the saved tensors that share the output's memory). Changing that
-#: output in place before backward is PyTorch's "modified by an inplace operation" error,
+#: output in place before backward is PyTorch's "modified by an inplace operation" error
+#: (so for the in-place forms whose nodes save their result: ``elu_``'s ``EluBackward1``),
 #: whether or not our rule reads the output (ours keep its old array, so they could go on).
 #: A node of several outputs counts for each (ours has one node per output).
 SAVES_OUTPUT = frozenset(
     {
         "AmaxBackward0", "AminBackward0", "CdistBackward0", "CholeskyBackward0",
-        "CholeskyInverseBackward0", "CholeskySolveBackward0", "CopysignBackward0",
+        "CeluBackward1", "CholeskyInverseBackward0", "CholeskySolveBackward0",
+        "CopysignBackward0",
         "CopysignBackward1", "CtcLossBackward0", "CumprodBackward0", "DistBackward0",
-        "Exp2Backward0", "ExpBackward0", "Expm1Backward0", "HypotBackward0",
+        "EluBackward1", "Exp2Backward0", "ExpBackward0", "Expm1Backward0", "HypotBackward0",
         "IndexReduceBackward0", "LdexpBackward0", "LinalgCholeskyExBackward0",
         "LinalgDetBackward0", "LinalgEigBackward0", "LinalgEighBackward0",
         "LinalgHouseholderProductBackward0", "LinalgInvExBackward0", "LinalgLstsqBackward0",
         "LinalgLuFactorExBackward0", "LinalgLuSolveBackward0", "LinalgPinvBackward0",
-        "LinalgQrBackward0", "LinalgSolveExBackward0",
+        "LeakyReluBackward1", "LinalgQrBackward0", "LinalgSolveExBackward0",
         "LinalgSolveTriangularBackward0", "LinalgSvdBackward0", "LinalgVectorNormBackward0",
         "LogSoftmaxBackward0", "LogcumsumexpBackward0", "LogsumexpBackward0", "MaxBackward1",
         "MedianBackward0", "MinBackward1", "NanmedianBackward0",
         "NormBackward1", "OrmqrBackward0", "PdistBackward0",
         "PolarBackward0", "PowBackward1", "PowBackward2", "ProdBackward0", "ProdBackward1",
-        "ReciprocalBackward0", "ReluBackward0", "RsqrtBackward0", "SafeSoftmaxBackward0",
+        "ReciprocalBackward0", "ReluBackward0", "RreluWithNoiseBackward1", "RsqrtBackward0",
+        "SafeSoftmaxBackward0",
         "ScaledDotProductFlashAttentionForCpuBackward0", "ScatterReduceBackward0",
         "SegmentReduceBackward0", "SgnBackward0", "SigmoidBackward0", "SoftmaxBackward0",
         "SpecialErfcxBackward0", "SpecialI0EBackward0", "SpecialI1Backward0",
@@ -127,6 +130,30 @@ def check_output_unchanged(node: Any) -> None:
         )
 
 
+def frees_nothing(out: Any, *inputs: Any) -> Any:
+    """``out``, made from ``inputs`` (every operand: the walk stops at the tensors' nodes;
+    numbers are passed over) by a composite that PyTorch records as one node saving no
+    tensor, only numbers: the nodes the composite recorded (a product by its ``alpha``, the
+    ``where`` that gives ``sign`` of NaN 0, the scatter of ``diag``) keep what their rules
+    read after a backward, so ``y.backward()`` may run again, as PyTorch's; nor does a
+    checkpoint count them as saving (:func:`saves_a_tensor`)."""
+    stop = {getattr(t, "_node", None) for t in inputs}
+    todo = [out._node]
+    while todo:
+        node = todo.pop()
+        if type(node) is Node and node not in stop and not node.keeps_saved:
+            node.keeps_saved = True
+            todo.extend(node.parents)
+    return out
+
+
+def _reads_no_value(node: Node) -> bool:
+    """Whether ``node``'s rule reads no saved value for the inputs that need a gradient,
+    where its op's rule may (PyTorch saves a tensor only for a formula it will run):
+    ``remainder``'s divisor is read only for the divisor's own gradient."""
+    return node.op == "remainder" and node.parents[1] is None
+
+
 #: Labels of a ``div`` by the element count that ends a mean (ops/reduce.py).
 _MEAN_LABELS = ("MeanBackward0", "MeanBackward1")
 _PLAIN = frozenset({int, float, bool, str, type(None)})
@@ -152,6 +179,8 @@ def saves_a_tensor(node: Any) -> bool:
     does not pack a wrapped Python number: ours is a 0-d constant with no graph)."""
     op = node.op
     if op in SHAPE_ONLY_OPS and _no_data(node.saved):
+        return False
+    if node.keeps_saved or _reads_no_value(node):
         return False
     if op == "mul" or op == "div":
         for i, t in enumerate(node.inputs):
@@ -215,7 +244,7 @@ def gathered(slots: list) -> tuple:
 class Node:
     __slots__ = (
         "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "label", "view",
-        "__weakref__",
+        "keeps_saved", "__weakref__",
     )  # fmt: skip
 
     def __init__(self, op: str, inputs: tuple, saved: Any) -> None:
@@ -237,6 +266,7 @@ class Node:
         self.retained = None  # a weak reference to the output, set by Tensor.retain_grad()
         self.label = None  # PyTorch's grad_fn name for the composite op this node ends
         self.view = None  # its grad_fn object (autograd/grad_fn.py), made when first asked for
+        self.keeps_saved = False  # backward leaves what it holds: see frees_nothing
 
     @property
     def name(self) -> str:
@@ -259,6 +289,12 @@ class Node:
         ``x.mean()`` can run backward twice, ``x.exp()`` and ``x * 2`` cannot)."""
         if self.op in SHAPE_ONLY_OPS and _no_data(self.saved):
             return  # its inputs are InputShapes already: nothing to free (its name needs them)
+        if self.keeps_saved:
+            return  # (one node of PyTorch's that saves numbers only: see frees_nothing)
+        if self.op == "remainder" and _reads_no_value(self):  # (the test: a cheap first one)
+            # only the inputs' shapes are left, as the node's name needs
+            self.inputs = _shapes_of(self.inputs)
+            return
         if self.label is None and self.op in BY_OPERANDS:  # its name needs the operands
             self.label = grad_fn_name(self)
         if self.label in _MEAN_LABELS and self.op == "div" and self.parents[1] is None:

@@ -77,7 +77,7 @@ def released(t: Any, shape: Shape, leaves: tuple = (), retained: bool = False) -
         node = Node.__new__(Node)
         node.op = node.label = name  # (a copy has no rule: a backward stops before rules)
         node.inputs = node.saved = node.retained = node.view = None
-        node.versions, node.epoch = (), 0
+        node.versions, node.epoch, node.keeps_saved = (), 0, False
         node.parents = (
             None if parents is None else tuple(_parent(p, nodes, leaves) for p in parents)
         )
