@@ -118,7 +118,13 @@ class NumpyBackend(
         return np.from_dlpack(obj)
 
     def full(self, shape: Shape, value: object, dtype: DType) -> A:
-        return np.full(shape, value, dtype=_NP[dtype])
+        if type(value) is float and dtype is dtypes.float16:
+            # PyTorch reads a Python float into a half as double -> float32 -> half (rounded
+            # twice); NumPy rounds the double once. Scalar operands come here too.
+            value = np.float32(value)
+        out = np.empty(shape, _NP[dtype])
+        out.fill(value)  # (np.full's copyto costs ~1 us more)
+        return out
 
     def arange(self, start: float, stop: float, step: float, dtype: DType) -> A:
         dt = _NP[dtype]
@@ -402,4 +408,4 @@ class NumpyBackend(
 
     # linalg -------------------------------------------------------------------------------
 
-    matmul = quiet_ufunc(np.matmul)
+    matmul = quiet_ufunc(np.matmul)  # (float16: float32 sums rounded once, as PyTorch)

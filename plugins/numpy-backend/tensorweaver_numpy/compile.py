@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweaver_numpy._quiet import loud, silenced
+from tensorweaver_numpy.foreach import _F16, _WIDENED, ForeachOps, _scalar
 
 #: The foreach primitives this module runs in its own form (the functions at the end), and
 #: which list argument each may write into when that list dies at the call (None: none).
@@ -246,8 +247,23 @@ def _zero_where(cond: np.ndarray, b: np.ndarray) -> np.ndarray:
     return b
 
 
-def _scalar(value: float, like: np.ndarray) -> np.ndarray:
-    return np.asarray(value, like.dtype)  # as the backend's foreach methods make scalars
+def _in_float32(name: str) -> Callable[..., list]:
+    """The backend's foreach method ``name`` for lists holding float16 arrays, which it
+    computes in float32 (foreach.py): this module's forms below compute in the arrays'
+    dtype, so they hand such lists to it."""
+    method = getattr(ForeachOps, f"foreach_{name}")
+
+    def call(xs: list, *args: Any, into: bool = False) -> list:
+        return method(None, xs, *args)
+
+    return call
+
+
+_HALF_FORMS = {name: _in_float32(name) for name in _WIDENED}
+
+
+def _has_half(xs: list) -> bool:
+    return any(x.dtype is _F16 for x in xs)
 
 
 def _into(made: np.ndarray, like: Any) -> bool:
@@ -277,6 +293,8 @@ def _foreach_add(xs: list, ys: list, alpha: float) -> list:
 
 
 def _foreach_lerp(xs: list, ys: list, weight: float) -> list:
+    if _has_half(xs):
+        return _HALF_FORMS["lerp"](xs, ys, weight)
     out = []
     for x, y in zip(xs, ys):
         t = np.subtract(y, x)
@@ -288,6 +306,8 @@ def _foreach_lerp(xs: list, ys: list, weight: float) -> list:
 
 
 def _foreach_addcmul(xs: list, ys: list, zs: list, value: float) -> list:
+    if _has_half(xs):
+        return _HALF_FORMS["addcmul"](xs, ys, zs, value)
     out = []
     for x, y, z in zip(xs, ys, zs):
         t = np.multiply(np.multiply(y, _scalar(value, x)), z)  # PyTorch's order
@@ -296,6 +316,8 @@ def _foreach_addcmul(xs: list, ys: list, zs: list, value: float) -> list:
 
 
 def _foreach_addcdiv(xs: list, ys: list, zs: list, values: list, into: bool = False) -> list:
+    if _has_half(xs):
+        return _HALF_FORMS["addcdiv"](xs, ys, zs, values)
     out = []
     for x, y, z, v in zip(xs, ys, zs, values):
         t = np.multiply(y, _scalar(v, x))  # PyTorch's order: value * y first, then / z
@@ -305,6 +327,8 @@ def _foreach_addcdiv(xs: list, ys: list, zs: list, values: list, into: bool = Fa
 
 
 def _foreach_mul(xs: list, scalar: float, into: bool = False) -> list:
+    if _has_half(xs):
+        return _HALF_FORMS["mul"](xs, scalar)
     return [np.multiply(x, _scalar(scalar, x), out=_own(x, into)) for x in xs]
 
 
@@ -313,6 +337,8 @@ def _foreach_add_scalar(xs: list, scalar: float, into: bool = False) -> list:
 
 
 def _foreach_div_scalars(xs: list, scalars: list, into: bool = False) -> list:
+    if _has_half(xs):
+        return _HALF_FORMS["div_scalars"](xs, scalars)
     return [np.true_divide(x, _scalar(s, x), out=_own(x, into)) for x, s in zip(xs, scalars)]
 
 

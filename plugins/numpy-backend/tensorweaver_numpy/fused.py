@@ -85,6 +85,17 @@ def _unit_stride_input_gradient(
     return flat[:, :, : hp * wp].reshape(n, groups * cg, hp, wp)
 
 
+def _wide(a: A | None) -> A | None:
+    """``a`` in float32 if it is float16 (PyTorch's CPU kernels compute half precision in
+    float32 and round the result once; NumPy's float16 loops round every step), else ``a``."""
+    return a.astype(np.float32) if a is not None and a.dtype == np.float16 else a
+
+
+def _narrowed(a: A, dtype: np.dtype) -> A:
+    """``a`` (computed in float32 for float16 inputs, see :func:`_wide`) in ``dtype``."""
+    return a.astype(dtype, copy=False)
+
+
 def _conj(a: A) -> A:
     """``a`` conjugated when complex (PyTorch's gradients multiply by the conjugate of an
     input); a real ``a`` itself, with no copy."""
@@ -114,19 +125,22 @@ class FusedOps:
     @quiet
     def fused_linear(self, x: A, weight: A, bias: A) -> tuple[A, tuple]:
         rows = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
-        out = rows @ weight.T
-        out += bias  # out is this call's own array
+        out = _wide(rows) @ _wide(weight).T
+        out += _wide(bias)  # out is this call's own array
+        out = out.astype(x.dtype, copy=False)
         return out.reshape(x.shape[:-1] + (weight.shape[0],)), (rows, x.shape, weight)
 
     @quiet
     def fused_linear_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple:
         rows, x_shape, weight = saved
         g = grad.reshape(-1, weight.shape[0]) if grad.ndim != 2 else grad
-        return (
-            (g @ _conj(weight)).reshape(x_shape) if needs[0] else None,
-            g.T @ _conj(rows) if needs[1] else None,  # (out, in) in C order: the weight's layout
+        g, wide_rows, wide_weight = _wide(g), _wide(rows), _wide(weight)
+        grads = (
+            (g @ _conj(wide_weight)).reshape(x_shape) if needs[0] else None,
+            g.T @ _conj(wide_rows) if needs[1] else None,  # (out, in) in C order: weight's layout
             _sum_rows(g) if needs[2] else None,
         )
+        return tuple(None if a is None else a.astype(grad.dtype, copy=False) for a in grads)
 
     def contiguous(self, a: A) -> A:
         # ascontiguousarray would also turn a 0-d array into a 1-d one.
@@ -167,27 +181,35 @@ class FusedOps:
 
     @quiet
     def fused_softmax(self, x: A, axis: int) -> tuple[A, tuple]:
-        y = x - _max_along(x, axis)  # exp cannot overflow
+        work = _wide(x)
+        y = work - _max_along(work, axis)  # exp cannot overflow
         np.exp(y, out=y)
         y /= np.add.reduce(y, axis=axis, keepdims=True)
+        y = y.astype(x.dtype, copy=False)
         return y, (y, axis)
 
     @quiet
     def fused_softmax_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple[A]:
         y, axis = saved
-        gy = grad * y
-        return (gy - y * np.add.reduce(gy, axis=axis, keepdims=True),)
+        wide_y = _wide(y)  # (from the rounded output, as PyTorch's kernel)
+        gy = _wide(grad) * wide_y
+        gx = gy - wide_y * np.add.reduce(gy, axis=axis, keepdims=True)
+        return (gx.astype(grad.dtype, copy=False),)
 
     @quiet
     def fused_log_softmax(self, x: A, axis: int) -> tuple[A, tuple]:
-        z = x - _max_along(x, axis)
+        work = _wide(x)
+        z = work - _max_along(work, axis)
         z -= np.log(np.add.reduce(np.exp(z), axis=axis, keepdims=True))
+        z = z.astype(x.dtype, copy=False)
         return z, (z, axis)
 
     @quiet
     def fused_log_softmax_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple[A]:
         y, axis = saved
-        return (grad - np.exp(y) * np.add.reduce(grad, axis=axis, keepdims=True),)
+        g = _wide(grad)
+        gx = g - np.exp(_wide(y)) * np.add.reduce(g, axis=axis, keepdims=True)
+        return (gx.astype(grad.dtype, copy=False),)
 
     # layer_norm ---------------------------------------------------------------------------
 
@@ -232,6 +254,8 @@ class FusedOps:
     def fused_scaled_dot_product_attention(
         self, q: A, k: A, v: A, mask: A | None, causal: bool, scale: float
     ) -> tuple[A, tuple]:
+        dtype, q, k, v = q.dtype, _wide(q), _wide(k), _wide(v)  # (float16: in float32)
+        mask = _wide(mask) if mask is not None and mask.dtype != np.bool_ else mask
         scores = q @ np.swapaxes(k, -1, -2)
         scores *= scores.dtype.type(scale)
         if causal:  # query i sees keys 0..i (aligned at the top left, as the decomposition)
@@ -254,14 +278,15 @@ class FusedOps:
         if dead is not None:
             total[dead] = 1
         probs /= total
-        return probs @ v, (q, k, v, probs, scale)
+        return (probs @ v).astype(dtype, copy=False), (q, k, v, probs, scale)
 
     @quiet
     def fused_scaled_dot_product_attention_backward(
         self, saved: tuple, grad: A, needs: tuple
     ) -> tuple:
         q, k, v, probs, scale = saved
-        grad_v = np.swapaxes(probs, -1, -2) @ grad if needs[2] else None
+        dtype, grad = grad.dtype, _wide(grad)
+        grad_v = _narrowed(np.swapaxes(probs, -1, -2) @ grad, dtype) if needs[2] else None
         if not (needs[0] or needs[1]):
             return None, None, grad_v, None
         # softmax's backward: probs * (g - sum(g * probs)), then the scale
@@ -269,8 +294,8 @@ class FusedOps:
         g_scores = g_probs - np.add.reduce(g_probs * probs, axis=-1, keepdims=True)
         g_scores *= probs
         g_scores *= g_scores.dtype.type(scale)
-        grad_q = g_scores @ k if needs[0] else None
-        grad_k = np.swapaxes(g_scores, -1, -2) @ q if needs[1] else None
+        grad_q = _narrowed(g_scores @ k, dtype) if needs[0] else None
+        grad_k = _narrowed(np.swapaxes(g_scores, -1, -2) @ q, dtype) if needs[1] else None
         return grad_q, grad_k, grad_v, None  # the mask's gradient is never asked for
 
     # conv2d -------------------------------------------------------------------------------
@@ -287,6 +312,7 @@ class FusedOps:
         groups: int,
     ) -> tuple[A, tuple]:
         o, cg, kh, kw = weight.shape
+        dtype, x, weight, bias = x.dtype, _wide(x), _wide(weight), _wide(bias)
         xp = _pad_hw(x, padding, 0)
         win = _windows(xp, (kh, kw), stride, dilation)
         n, c, oh, ow = win.shape[:4]
@@ -298,6 +324,7 @@ class FusedOps:
         out = np.matmul(weight.reshape(groups, o // groups, -1), cols).reshape(n, o, oh, ow)
         if bias is not None:
             out += bias.reshape(1, o, 1, 1)
+        out = out.astype(dtype, copy=False)  # (float16: its float32 sums rounded once)
         return out, (x.shape, xp.shape, cols, weight, stride, padding, dilation)
 
     @quiet
@@ -307,11 +334,13 @@ class FusedOps:
         o, cg, kh, kw = weight.shape
         n, groups, _, _ = cols.shape
         oh, ow = grad.shape[2:]
+        dtype, grad = grad.dtype, _wide(grad)  # (cols and weight are float32 for float16)
         g = grad.reshape(n, groups, o // groups, oh * ow)
         grad_w = None
         if needs[1]:  # the forward's columns, reused
             grad_w = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(0).reshape(weight.shape)
-        grad_b = _channel_sums(grad) if needs[2] else None
+            grad_w = grad_w.astype(dtype, copy=False)
+        grad_b = _channel_sums(grad).astype(dtype, copy=False) if needs[2] else None
         if not needs[0]:
             return None, grad_w, grad_b
         w_t = weight.reshape(groups, o // groups, -1).transpose(0, 2, 1)
@@ -325,4 +354,5 @@ class FusedOps:
                     target = _offset(grad_xp, (i, j), (oh, ow), stride, dilation)
                     target += grad_cols[:, :, i, j]
         (ph, pw), (h, w) = padding, x_shape[2:]
-        return grad_xp[:, :, ph : ph + h, pw : pw + w], grad_w, grad_b
+        grad_x = grad_xp[:, :, ph : ph + h, pw : pw + w].astype(dtype, copy=False)
+        return grad_x, grad_w, grad_b

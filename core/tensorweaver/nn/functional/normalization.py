@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 
 import tensorweaver as tw
+from tensorweaver.contract.dtypes import SCALAR_TYPE_NAMES as _KERNEL_NAME
 from tensorweaver.nn.functional import half_norms
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.elementwise import refuse_complex
@@ -38,11 +39,53 @@ def _standardize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, 
     return (x - mean) * (var + eps).rsqrt(), mean, var
 
 
+def _parameter_dtypes(
+    fn: str, input: Tensor, params: dict[str, Tensor | None], read_order: Sequence[str]
+) -> bool:
+    """PyTorch 2.13's CPU rule for the dtypes of a normalization's parameters (weights,
+    biases, running statistics, given in argument order); True where they are float32 beside
+    a float16 or bfloat16 input (the kernel then computes in float32, rounded once).
+
+    The first given parameter decides: of another dtype than the input, every given
+    parameter must be float32 and the input half precision ("mixed dtype"); of the input's
+    dtype, every other one must be too (the kernel reads them in ``read_order`` and names the
+    first that is not). A half input with half parameters is not mixed."""
+    given = [(name, t) for name, t in params.items() if t is not None]
+    if not given:
+        return False
+    dtype = input.dtype
+    if given[0][1].dtype is not dtype:
+        for name, t in given:
+            if t.dtype is not tw.float32:
+                raise RuntimeError(
+                    f"{fn}: mixed dtype (CPU): expect parameter to have scalar type of Float; "
+                    f"{name} is {t.dtype.name} beside a {dtype.name} input (give the parameters "
+                    f"the input's dtype, or float32 ones beside a float16/bfloat16 input)"
+                )
+        if dtype not in (tw.float16, tw.bfloat16):
+            raise RuntimeError(
+                f"{fn}: mixed dtype (CPU): all inputs must share same datatype. (float32 "
+                f"parameters go only with a float16/bfloat16 input, got {dtype.name}); convert "
+                f"them with .to({dtype.name})"
+            )
+        return True
+    for name in read_order:
+        t = params[name]
+        if t is not None and t.dtype is not dtype:
+            raise RuntimeError(
+                f"{fn}: expected scalar type {_KERNEL_NAME[dtype.name]} but found "
+                f"{_KERNEL_NAME[t.dtype.name]} ({name} is {t.dtype.name} where the input and "
+                f"{given[0][0]} are {dtype.name}); give every parameter one dtype"
+            )
+    return False
+
+
 def _mixed_precision(input: Tensor, *params: Tensor | None) -> bool:
     """Whether to normalize in float32, as PyTorch's CPU kernels do for a float16 or bfloat16
     input: its statistics and the affine map in float32, rounded once to the input's dtype
     (half squares overflow and half sums lose digits). The parameters (weights, biases,
-    running statistics) are all in the input's dtype or all float32; other mixes raise."""
+    running statistics) are all in the input's dtype or all float32; other mixes raise.
+    (instance_norm's; its dtype rule is not PyTorch's batch_norm one: see the tests.)"""
     return input.dtype in (tw.float16, tw.bfloat16) and (
         all(p is None or p.dtype is tw.float32 for p in params)
         or all(p is None or p.dtype is input.dtype for p in params)
@@ -145,13 +188,14 @@ def batch_norm(
         _need_running_stats(running_mean, running_var, "batch_norm", "training")
     if input.dim() < 2:  # PyTorch's class: it reads the channel axis 1 first
         raise IndexError(f"batch_norm: expected input of shape (N, C, ...), got {shape}")
-    if half_norms.half_params(input, running_mean, running_var, weight, bias):
+    mixed = _batch_norm_parameters(input, running_mean, running_var, weight, bias, training)
+    if not mixed and input.dtype in (tw.float16, tw.bfloat16):
         if not training:
             _need_running_stats(running_mean, running_var, "batch_norm", "training")
         return half_norms.batch_norm(
             input, running_mean, running_var, weight, bias, training, momentum, eps
         )
-    if _mixed_precision(input, running_mean, running_var, weight, bias):
+    if mixed:
         stats = _float(running_mean), _float(running_var)
         y = batch_norm(input.float(), *stats, _float(weight), _float(bias), training, momentum, eps)
         _write_back((running_mean, running_var), stats)
@@ -169,6 +213,39 @@ def batch_norm(
     else:
         y = _with_running_stats(input, running_mean, running_var, eps, "batch_norm", "training")
     return _channel_affine(y, weight, bias)
+
+
+def _batch_norm_parameters(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    training: bool,
+) -> bool:
+    """PyTorch's checks of batch_norm's input dtype and parameters, in its order; True where
+    the parameters are float32 beside a half input (see :func:`_parameter_dtypes`)."""
+    if (running_mean is None) != (running_var is None):
+        raise ValueError(
+            "batch_norm: running_mean and running_var must either both be None or neither be None"
+        )
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"batch_norm\" not implemented for '{_KERNEL_NAME[input.dtype.name]}': its input "
+            "must be floating-point; convert it with .float()"
+        )
+    stats = {"running_mean": running_mean, "running_var": running_var}
+    affine = {"weight": weight, "bias": bias}
+    channels = input.shape[1]
+    for name, t in {**stats, **affine}.items():
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(
+                f"batch_norm: {name} should contain {channels} elements not {t.numel()} (one "
+                f"per channel of the input of shape {tuple(input.shape)})"
+            )
+    # the kernel reads the running statistics first in training, the affine map in eval
+    read_order = (*stats, *affine) if training else (*affine, *stats)
+    return _parameter_dtypes("batch_norm", input, {**affine, **stats}, read_order)
 
 
 def instance_norm(
@@ -265,6 +342,20 @@ def _check_trailing(
     return shape
 
 
+def _affine_parameters(
+    fn: str, kernel: str, input: Tensor, weight: Tensor | None, bias: Tensor | None
+) -> bool:
+    """PyTorch's checks of layer_norm's or group_norm's input dtype and parameters; True
+    where the parameters are float32 beside a half input (see :func:`_parameter_dtypes`)."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"{fn}: \"{kernel}\" not implemented for '{_KERNEL_NAME[input.dtype.name]}': its "
+            "input must be floating-point; convert it with .float()"
+        )
+    params = {"weight": weight, "bias": bias}
+    return _parameter_dtypes(fn, input, params, tuple(params))
+
+
 def layer_norm(
     input: Tensor,
     normalized_shape: int | Sequence[int],
@@ -276,7 +367,8 @@ def layer_norm(
     elementwise."""
     shape = _check_trailing(input, normalized_shape, weight, bias, "layer_norm")
     _real_input("layer_norm", input)
-    if half_norms.half_params(input, weight, bias):
+    mixed = _affine_parameters("layer_norm", "LayerNormKernelImpl", input, weight, bias)
+    if not mixed and input.dtype in (tw.float16, tw.bfloat16):
         return half_norms.layer_norm(
             input,
             weight,
@@ -285,7 +377,7 @@ def layer_norm(
             eps,
             lambda: layer_norm(input.float(), shape, _float(weight), _float(bias), eps),
         )
-    if _mixed_precision(input, weight, bias):
+    if mixed:
         y = layer_norm(input.float(), shape, _float(weight), _float(bias), eps)
         return y.to(input.dtype)
     return fused_or_reference(
@@ -314,7 +406,8 @@ def group_norm(
             f"shape {tuple(input.shape)} with num_groups={num_groups}"
         )
     _real_input("group_norm", input)
-    if half_norms.half_params(input, weight, bias):
+    mixed = _affine_parameters("group_norm", "GroupNormKernelImpl", input, weight, bias)
+    if not mixed and input.dtype in (tw.float16, tw.bfloat16):
         return half_norms.group_norm(
             input,
             num_groups,
@@ -323,7 +416,7 @@ def group_norm(
             eps,
             lambda: group_norm(input.float(), num_groups, _float(weight), _float(bias), eps),
         )
-    if _mixed_precision(input, weight, bias):
+    if mixed:
         y = group_norm(input.float(), num_groups, _float(weight), _float(bias), eps)
         return y.to(input.dtype)
     n = input.shape[0]
