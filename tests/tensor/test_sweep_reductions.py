@@ -378,8 +378,10 @@ UNIQUE_DIM_INPUTS = {
 
 @pytest.mark.cunumeric
 def test_unique_along_a_dim_like_torch(backend: str) -> None:
-    # raised NotImplementedError
-    for x in UNIQUE_DIM_INPUTS.values():
+    # raised NotImplementedError. On cuPyNumeric each new shape's first unique(dim=) costs
+    # ~1-2 s of task setup: there a share of the inputs, covering 2-d, empty and 0-d.
+    chosen = ("rows", "empty-rows", "0d") if backend == "cunumeric" else UNIQUE_DIM_INPUTS
+    for x in (UNIQUE_DIM_INPUTS[name] for name in chosen):
         for dim in range(-x.ndim, x.ndim) if x.ndim else (0,):
             same_as_torch(
                 lambda m, x=x, dim=dim: m.unique(
