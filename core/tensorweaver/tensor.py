@@ -640,10 +640,10 @@ class Tensor:
         if self._views is not None:
             self._leave_views()
         self._alias_of = self._view_of = None  # new memory: no longer that of another tensor
-        version = self._version
+        # (the version stays: PyTorch's .data assignment is no in-place change, so a saved
+        # tensor reads the new values in backward, unrefused)
         self.native, self.backend, self.dtype = value.native, value.backend, value.dtype
         self.shape = value.shape
-        self._version = version + 1
         INPLACE_CHANGES[0] += 1
         self._share_like(value)
         # As PyTorch's tensors now share value's storage: an alias of it (unless value is
@@ -699,6 +699,9 @@ class Tensor:
 
     def _check_inplace(self) -> None:
         if self.requires_grad and self._node is None and is_grad_enabled():
+            view = self._view_of
+            if view is not None and len(view) > 3:  # a view made under no_grad: PyTorch's
+                raise RuntimeError(view[3][0])  # refusal of it (ops/views.py), not a leaf's
             raise RuntimeError(
                 "a leaf tensor that requires grad is being used in an in-place operation; "
                 "wrap the update in `with tw.no_grad():` or work on a .detach()ed copy"
@@ -822,12 +825,12 @@ class Tensor:
                 return False  # no expand() above it
         if t is self:  # the expand() (or zero-stride as_strided) itself
             return True
-        layout = getattr(self.backend, "layout", None)
-        found = None if layout is None else layout(self.native)
-        if found is None:  # strides unknown: the expand() itself only
+        if getattr(self.backend, "layout", None) is None:  # strides unknown: the expand() only
             return False
-        shape = self.shape
-        return 0 not in shape and any(s == 0 and n > 1 for s, n in zip(found[0], shape))
+        # (PyTorch's strides: those of a view whose array is a copy, a diagonal or unfold of
+        # the expand, are not its array's)
+        shape, strides = self.shape, self._layout()[0]
+        return 0 not in shape and any(s == 0 and n > 1 for s, n in zip(strides, shape))
 
     def _kept_values(self) -> tuple:
         """This tensor's array as it is now, to undo a write with (:meth:`_put_back`): the
@@ -1019,7 +1022,9 @@ class Tensor:
         ``(axis, start, stop)`` of this tensor the view holds, where it is such a run;
         ``refused``: PyTorch's error for using the view in autograd once this tensor changed
         (its history is then invalid)."""
-        tracked = refused or view._node is not None  # (the view has a history to regenerate)
+        # A view made with grad enabled has a history to regenerate once this tensor gains
+        # one (PyTorch's view of memory that has none yet takes it from a later write)
+        tracked = refused or view._node is not None or (read is not None and is_grad_enabled())
         entry = (weakref.ref(view), read, tracked, region)
         views = self._views
         if views is None:
@@ -1120,6 +1125,7 @@ class Tensor:
                 with enable_grad():
                     made = read(base)
                 self._node = made._node
+                self.requires_grad = made.requires_grad
             else:
                 with no_grad():
                     made = read(base)
@@ -1186,16 +1192,24 @@ class Tensor:
             _set_writes_through(t, True)
         return True
 
-    def _inplace_source(self) -> Tensor:
-        """What an in-place method computes from: a frozen copy when the graph needs one."""
+    def _inplace_source(self, *operands: Any) -> Tensor:
+        """What an in-place method with ``operands`` computes from: a frozen copy when the
+        graph needs one (this tensor's history, or its old value saved for an operand's
+        gradient: PyTorch saves ``x``'s value before ``x.mul_(w)`` for ``w``)."""
         self._check_inplace()
-        if self.requires_grad and is_grad_enabled():
+        if not is_grad_enabled():
+            return self
+        if self.requires_grad:
             snap = self._snapshot()
             view = self._view_of
             if view is not None and getattr(view[1], "rebases", False):
                 with enable_grad():  # re-read from its base, as PyTorch rebases a changed view
                     snap._node = view[2](view[0])._node
             return snap
+        for operand in operands:
+            if isinstance(operand, Tensor) and operand.requires_grad:
+                # (over a copy where the memory is host-shared: the write is about to change it)
+                return Tensor(self._unshared_native(), self.backend, self.dtype)
         return self
 
     def _unshared_native(self) -> Any:
@@ -1214,22 +1228,27 @@ class Tensor:
         """(strides, storage offset, address) as the backend reports them, else C order; a
         view's as PyTorch's over its base's memory where the view holds an array of its own
         (``as_strided``, ``unfold``, ``diagonal``, complex parts; ops/views.py's
-        ``view_layout``), and so the views of such a view."""
+        ``view_layout``), and so the views of such a view; a new axis's stride as PyTorch's
+        (``unsqueeze``, None indexing)."""
         layout = getattr(self.backend, "layout", None)
         found = None if layout is None else layout(self.native)
+        view = self._view_of
         if found is None:
-            return _c_strides(self.shape), 0, 0
-        if self._view_of is None and self._alias_of is None:
+            if layout is None or view is None:
+                return _c_strides(self.shape), 0, 0
+            found = _c_strides(self.shape), 0, 0  # (an empty array: a view of it may know)
+        if view is None and self._alias_of is None:
             return found
         top = self._own_array_view()
-        if top is None:
-            return found
-        from tensorweaver.ops.views import part_layout, view_layout
+        if top is not None:
+            from tensorweaver.ops.views import part_layout, view_layout
 
-        laid = view_layout(top)
-        if laid is None or top is self:
-            return found if laid is None else laid
-        return part_layout(top, self, laid, found)
+            laid = view_layout(top)
+            if laid is not None:
+                found = laid if top is self else part_layout(top, self, laid, found)
+        # a new axis (unsqueeze, None indexing): PyTorch's stride for it, not the backend's
+        unit = None if view is None else getattr(view[2], "torch_strides", None)
+        return found if unit is None else (unit(view[0]), *found[1:])
 
     def _own_array_view(self) -> Tensor | None:
         """The view up this tensor's chain of bases and aliases over its memory whose array
@@ -1336,6 +1355,12 @@ class Tensor:
             view = backend.host_view(self.native)
             if view is not None:
                 return _writable(view)
+        if self._view_of is not None and self._own_array_view() is not None:
+            from tensorweaver.ops.host_strided_views import share_with_host
+
+            host = share_with_host(self)  # (its base's memory, with its strides)
+            if host is not None:
+                return host
         return self._share_with_host()
 
     def _share_with_host(self) -> Any:
@@ -1382,7 +1407,9 @@ class Tensor:
     def _move_views(self, storage: Any) -> None:
         """After this tensor moved to host-shared memory: its live views that used its old
         memory (``storage``) view the new one, and so on down (they see the host's writes, as
-        PyTorch's views of one memory do); views that copied keep their arrays."""
+        PyTorch's views of one memory do); a view whose array is a copy laid out in that
+        memory (a diagonal, ``as_strided``, a complex part) holds that part of the new memory
+        (ops/host_strided_views.py); views that copied otherwise keep their arrays."""
         todo = [self]
         while todo:
             t = todo.pop()
@@ -1390,8 +1417,14 @@ class Tensor:
                 view = entry[0]()
                 if view is None or entry[1] is None or view._view_of is None:
                     continue
+                if view._view_of[0] is not t:
+                    continue
                 held = _storage_of(view.backend, view.native)
-                if view._view_of[0] is not t or held is not storage:
+                if held is not storage:
+                    if held is not None and not _writes_through(view):
+                        from tensorweaver.ops.host_strided_views import share_with_host
+
+                        share_with_host(view)
                     continue
                 with no_grad():
                     made = entry[1](t)

@@ -151,18 +151,21 @@ def test_resize_refuses_what_torch_refuses(backend: str) -> None:
     assert tuple(tw.tensor(X).resize_(tw.tensor(4), np.int64(1)).shape) == (4, 1)
 
 
-def test_resize_of_shared_memory_that_grows_or_is_strided_raises(backend: str) -> None:
-    # PyTorch grows into (or re-strides over) the shared storage: x became [0, 1, 0, 0]
-    # here where PyTorch gives [0, 1, 2, 3], and a strided view lost its link to its base.
-    base = tw.arange(6.0)
-    with pytest.raises(RuntimeError, match="shares memory"):
-        base[:2].resize_(4)
-    with pytest.raises(RuntimeError, match="shares memory"):
-        base.reshape(2, 3)[:, 1:].resize_(2)
-    shrunk = base[:4]
-    shrunk.resize_(2)  # a contiguous shrink keeps following its base, as PyTorch
-    shrunk[1] = -1.0
-    assert base.tolist() == [0.0, -1.0, 2.0, 3.0, 4.0, 5.0]
+def test_resize_of_a_view_within_its_memory_as_torch(backend: str) -> None:
+    # Before session 17 these raised ("shares memory"): PyTorch lays the new shape out
+    # contiguously from the view's storage offset, over its base's memory.
+    results = []
+    for m in (tw, torch):
+        base = m.arange(6.0)
+        grown = base[:2].resize_(4)
+        strided = base.reshape(2, 3)[:, 1:].resize_(2)
+        shrunk = base[:4]
+        shrunk.resize_(2)  # a contiguous shrink keeps following its base
+        shrunk[1] = -1.0
+        results.append([grown.tolist(), strided.tolist(), base.tolist()])
+    assert results[0] == results[1]
+    with pytest.raises(RuntimeError, match="beyond the end"):
+        tw.arange(6.0)[2:].resize_(30)  # (PyTorch grows the storage: not done here)
 
 
 def test_creation_spellings_like_torch(backend: str) -> None:

@@ -1429,15 +1429,6 @@ KNOWN: dict[str, str] = {
         "weight.grad = grad.double()) assign such gradients to test the guards, so the "
         "check waits for them to set grad_dtype first (and for Tensor.grad_dtype)"
     ),
-    "inplace_makes_requires_grad": (
-        "c.mul_(p) on a tensor c that does not require grad records c itself, not a "
-        "snapshot, as the node's input, so backward sees c at version 1 "
-        "(Tensor._inplace_source in tensor.py snapshots only when c requires grad)"
-    ),
-    "no_grad_view_of_leaf": (
-        "a view of a leaf that requires grad, made under no_grad, requires grad in torch "
-        "(a leaf view sharing its base's flag); tensorweaver's does not (ops/views.py)"
-    ),
     "hook_on_grad_input_non_leaf_and_leaf": (
         "torch captures a non-leaf input's gradient before that tensor's hooks when its node "
         "also runs for another input, after them otherwise (hook_on_grad_input_non_leaf); "

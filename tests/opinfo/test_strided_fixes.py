@@ -114,11 +114,6 @@ def test_stft_gradient_of_an_expanded_leaf_as_torchs(backend: str) -> None:
     np.testing.assert_allclose(w_leaf.grad.numpy(), t_leaf.grad.numpy(), rtol=1e-9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="resize_ of a view (it shares memory with its base) raises in tensorweaver; torch "
-    "resizes it over the base's memory",
-)
 def test_resize_of_a_stepped_view_as_torchs(backend: str) -> None:
     values = np.arange(24.0).reshape(6, 4)
     t_view, w_view = torch.tensor(values)[::2], tw.tensor(values)[::2]

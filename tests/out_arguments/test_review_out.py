@@ -158,12 +158,6 @@ def test_creation_out(dtype, size) -> None:
     _like_torch(lambda m: m.eye(3, dtype=m.float64, out=m.ones(size, dtype=getattr(m, dtype))))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py resize_: torch grows a view out= (a row of a bigger tensor) in place "
-    "when its base's memory holds the new size, writing on into the next row; tw refuses to "
-    "resize a tensor that shares memory",
-)
 def test_out_view_resized_within_its_base() -> None:
     def call(m):
         base = m.zeros(3, 4)

@@ -103,5 +103,9 @@ def test_pieces_of_a_tensor_without_grad_record_nothing(backend: str) -> None:
     assert not any(p.requires_grad for p in pieces)
     with tw.no_grad():
         pieces = tw.tensor(X, requires_grad=True).split(2, 0)
-    assert not any(p.requires_grad for p in pieces)
-    assert_like_torch(pieces, torch.tensor(X).split(2, 0))
+    with torch.no_grad():
+        theirs = torch.tensor(X, requires_grad=True).split(2, 0)
+    # views made under no_grad of a tensor that requires grad do too (as leaves), as torch's
+    assert [p.requires_grad for p in pieces] == [p.requires_grad for p in theirs]
+    assert all(p.grad_fn is None for p in pieces)
+    assert_like_torch(pieces, theirs)

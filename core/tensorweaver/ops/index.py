@@ -25,7 +25,13 @@ from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labe
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.overflow import fill_value
 from tensorweaver.ops.rank import check_ndim
-from tensorweaver.tensor import Tensor, _axis, _warn_deprecated_overlap, _write_overlapping
+from tensorweaver.tensor import (
+    _HELD,
+    Tensor,
+    _axis,
+    _warn_deprecated_overlap,
+    _write_overlapping,
+)
 
 #: Index tensor dtypes: integers are positions, bool and uint8 (deprecated) are masks.
 _POSITIONS = (dtypes.int64, dtypes.int32)
@@ -400,14 +406,37 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             f"setitem: a value of shape {list(shape)} cannot be assigned to a selection "
             f"of shape {list(positions.shape)}"
         ) from None
+    flat_index, values = mv.reshape(positions, (-1,)), mv.reshape(value, (-1,))
+    flat = mv.reshape(source, (-1,))
+    if expanded and _HELD and _HELD[-1] is x:
+        # a view of x passes its change on (Tensor._pass_on): it wrote the memory, each
+        # position once, so only the copies it changed go in (the others hold old values)
+        with no_grad():
+            old = getitem(mv.reshape(x, (-1,)), getitem(_positions(x), index).reshape(-1))
+        target._assign(mv.reshape(scatter_changed(flat, flat_index, values, old), target.shape))
+        return
     if expanded:
         if _index_arrays(index):  # PyTorch writes these (index_put_, masked_fill_) and warns
             _warn_deprecated_overlap("index_put_" if puts else "masked_fill_")
         else:
             _check_no_repeats(positions)
-    flat_index = mv.reshape(positions, (-1,))
-    flat = scatter_unchecked(mv.reshape(source, (-1,)), 0, flat_index, mv.reshape(value, (-1,)))
+    flat = scatter_unchecked(flat, 0, flat_index, values)
     target._assign(mv.reshape(flat, target.shape))
+
+
+def scatter_changed(flat: Tensor, positions: Tensor, values: Tensor, old: Tensor) -> Tensor:
+    """``flat`` (1-d) with ``values`` written at ``positions`` (1-d) where they differ from
+    ``old``, the values there before: the write of a tensor that holds a position more than
+    once, whose unchanged copies must not put the position's old value back."""
+    from tensorweaver.ops import creation
+
+    with no_grad():
+        changed = ew.ne(values, old)
+    n = flat.shape[0]
+    at = ew.where(changed, positions, n)  # (unchanged copies write one more element, dropped)
+    spare = creation.zeros(1, dtype=flat.dtype, device=flat)
+    written = scatter_unchecked(mv.cat([flat, spare]), 0, at, values)
+    return mv.narrow(written, 0, 0, n)
 
 
 def _without_leading_ones(value: Tensor, ndim: int) -> Tensor:

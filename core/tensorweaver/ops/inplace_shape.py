@@ -10,11 +10,12 @@ old place among those links: writes through either still reach the others. An un
 tensor just takes the op's result. In the graph the change is the view op, as PyTorch's
 ``TBackward``, ``SqueezeBackward``, ....
 
-Differs from PyTorch: ``resize_`` of a tensor that shares its memory (a view, a base with
-views, a ``detach()`` alias, NumPy memory) raises when it grows or the tensor is not
-contiguous: PyTorch grows into, or re-strides over, the shared storage, elements no tensor
-here holds. An unshared ``resize_`` that grows fills the new elements with zeros (PyTorch's
-are uninitialised).
+``resize_`` of a tensor that shares its memory (a view, a base with views, a ``detach()``
+alias, NumPy memory) that grows or is not contiguous lays the new shape out C-contiguous
+from its storage offset in that memory, as PyTorch's. Differs from PyTorch: one that
+reaches beyond the end of that memory raises (PyTorch grows the shared storage). An
+unshared ``resize_`` that grows fills the new elements with zeros (PyTorch's are
+uninitialised).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from tensorweaver.autograd.node import INPLACE_CHANGES
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import views as vw
-from tensorweaver.tensor import Tensor, _set_writes_through, _writes_through
+from tensorweaver.tensor import Tensor, _c_strides, _set_writes_through, _writes_through
 
 
 def _linked(x: Tensor) -> bool:
@@ -177,12 +178,17 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
         )
     n, have = math.prod(shape), self.numel()
     if tuple(self.shape) != shape and _linked(self) and (n > have or not self.is_contiguous()):
-        # PyTorch grows into (or re-strides over) the storage the tensor shares, elements no
-        # tensor here holds: refuse rather than give other values or lose the link.
+        # PyTorch's resize_ keeps the storage the tensor shares: the new shape, C-contiguous,
+        # from the same storage offset, an as_strided_ of that memory. One that outgrows the
+        # memory would grow the storage, elements no tensor here holds: refused rather than
+        # give other values or lose the link.
+        memory = vw.Memory(self)
+        if memory.x_strides is not None and memory.start + n <= memory.extent:
+            return as_strided_(self, shape, _c_strides(shape), memory.start)
         raise RuntimeError(
             f"resize_(): resizing a tensor of shape {tuple(self.shape)} to {list(shape)} while "
             "it shares memory with other tensors (a view, a base with views, a detach() alias "
-            "or NumPy memory) is not supported when it grows or is not contiguous; resize a "
+            "or NumPy memory) is not supported beyond the end of that memory; resize a "
             ".clone() instead"
         )
     if n > have:  # new memory, as PyTorch's reallocation

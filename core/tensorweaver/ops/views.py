@@ -23,13 +23,17 @@ elements at the positions its strides give, :class:`Memory`); ``real``/``imag``,
 ``view_as_real``/``view_as_complex`` and ``view(dtype)`` are views of their input too.
 Where a view holds an array of its own (those, and a ``diagonal``), its strides, storage
 offset and address are PyTorch's in its base's memory (:func:`view_layout`), and so are those
-of views of it (:func:`part_layout`); a ``reshape`` of it views or copies by those strides.
+of views of it (:func:`part_layout`); a ``reshape`` of it views or copies by those strides,
+and an ``as_strided``/``unfold`` of it views its base's memory (:class:`Memory`).
 
 Differs from PyTorch: ``view`` of a tensor its strides cannot view copies instead of raising;
 where a backend lays an op's result out otherwise than PyTorch would (NumPy's result of some
 ops is not C-contiguous), a ``reshape`` of it may copy where PyTorch's views, or view where
-PyTorch's copies; ``numpy()`` of a view that holds an array of its own is not its base's
-memory; on a backend that cannot tell (cuPyNumeric), every ``reshape`` is a view;
+PyTorch's copies; ``numpy()`` of a view that holds a memory position twice (overlapping
+``unfold`` windows) is an array of its own, not its base's memory (any other view's is its
+base's, ops/host_strided_views.py); a new axis's stride (``unsqueeze``, None indexing) is
+PyTorch's on a view, the backend's after ``unsqueeze_`` of a tensor that is no view; on a
+backend that cannot tell (cuPyNumeric), every ``reshape`` is a view;
 ``x[mask] = v`` through ``expand()``'s repeated elements raises (``masked_fill_``,
 ``index_fill_`` and ``index_put_`` write, as PyTorch's, with its deprecation warning), and
 an ``index_put_(..., accumulate=True)`` there adds one copy's values, not every copy's.
@@ -86,6 +90,10 @@ def as_view(
         if base.requires_grad:
             if not is_grad_enabled():
                 refused = (_NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED)
+                if out.dtype.kind in "fc":
+                    # PyTorch's view made under no_grad still requires grad (a leaf without
+                    # a history); other dtypes cannot
+                    out.requires_grad = True
             elif piece is not None:
                 refused = (f"{piece} {_PIECE_WRITTEN}", f"{piece} {_PIECE_CHANGED}")
         out._view_of = (base, write, read) if refused is None else (base, write, read, refused)
@@ -186,7 +194,39 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     if out._node is not None:
         labelled(out, _basic_index_name(index), x)
     read = lambda base: ix.getitem(base, index)  # noqa: E731
+    if index is None or (type(index) is tuple and None in index):
+        read.torch_strides = lambda base: _indexed_strides(base, index)  # type: ignore[attr-defined]
     return as_view(out, x, _write_at(index), read, _region(index, x.shape))
+
+
+def _indexed_strides(base: Tensor, index: Any) -> tuple:
+    """PyTorch's strides of ``base[index]`` (a basic index with None in it): it applies the
+    entries one by one, and a None is an ``unsqueeze`` there (:func:`_unsqueezed`); the
+    backend's array gives a new axis a stride of its own rule."""
+    entries = index if type(index) is tuple else (index,)
+    sizes, strides = list(base.shape), list(base.stride())
+    used = sum(1 for e in entries if e is not None and e is not Ellipsis)
+    d = 0
+    for e in entries:
+        if e is None:
+            _unsqueezed(sizes, strides, d)
+            d += 1
+        elif e is Ellipsis:
+            d += len(base.shape) - used
+        elif type(e) is int:
+            del sizes[d], strides[d]
+        else:
+            start, stop, step = e.indices(sizes[d])
+            sizes[d], strides[d] = len(range(start, stop, step)), strides[d] * step
+            d += 1
+    return tuple(strides)
+
+
+def _unsqueezed(sizes: list, strides: list, d: int) -> None:
+    """A new axis of size 1 at ``d``, with PyTorch's stride for it: that of a step over the
+    whole axis it goes before (1 at the end)."""
+    strides.insert(d, sizes[d] * strides[d] if d < len(sizes) else 1)
+    sizes.insert(d, 1)
 
 
 def _basic_index_name(index: Any) -> str:
@@ -323,7 +363,22 @@ reshape = _reshaping(mv.reshape)
 flatten = _reshaping(mv.flatten, keeps_self=True)
 unflatten = _reshaping(mv.unflatten)
 squeeze = _reshaping(mv.squeeze)
-unsqueeze = _reshaping(mv.unsqueeze)
+_unsqueeze = _reshaping(mv.unsqueeze)
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    out = _unsqueeze(x, dim)
+    above = out._view_of
+    if above is not None and above[0] is x:
+        d = dim + x.ndim + 1 if dim < 0 else dim  # (valid: the op checked it)
+
+        def strides(base: Tensor) -> tuple:
+            sizes, found = list(base.shape), list(base.stride())
+            _unsqueezed(sizes, found, d)
+            return tuple(found)
+
+        above[2].torch_strides = strides  # (PyTorch's stride for the new axis: _unsqueezed)
+    return out
 
 
 def view_as(x: Tensor, other: Tensor) -> Tensor:
@@ -492,11 +547,14 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     shared = False if strides is None else _overlapping(input.shape, strides)
     if shared is False:
         shared = step < size and out.shape[axis] > 1
-    laid = None
+    laid, repeats = None, False
     if strides is not None:  # PyTorch's strides of the windows
         along = strides[axis] if strides else 1
         laid = (*strides[:axis], along * step, *strides[axis + 1 :], along), memory.start
-    return _memory_view(input, memory, functools.cache(index), False, shared, out, laid)
+        # (windows of an expand() hold its repeated elements: only fills may write, as the
+        # expand's own writes)
+        repeats = any(s == 0 and n > 1 for s, n in zip(laid[0], out.shape))
+    return _memory_view(input, memory, functools.cache(index), repeats, shared, out, laid)
 
 
 def _memory_view(
@@ -518,7 +576,7 @@ def _memory_view(
     if out is None:
         out = read(memory.base)
     if not out.numel():
-        write: Write = _write_nothing
+        write: Write = functools.partial(_write_nothing)  # (its own: it carries the layout)
     else:
         if shared is None:
             held = index().backend.to_host(index().native)
@@ -526,8 +584,8 @@ def _memory_view(
         write = _strided_write(memory, index, shared)
         if repeats:  # several elements are one memory location: only fills may write
             write.overlapping = True  # type: ignore[attr-defined]
-        if laid is not None and memory.x_strides is not None:
-            write.memory_layout = (memory, *laid)  # type: ignore[attr-defined]
+    if laid is not None and memory.x_strides is not None:
+        write.memory_layout = (memory, *laid)  # type: ignore[attr-defined]
     return as_view(out, memory.base, write, read, origin=x)
 
 
@@ -587,7 +645,10 @@ def part_layout(view: Tensor, part: Tensor, laid: tuple, own: tuple) -> tuple:
     ``view``, whose layout is ``laid`` (:func:`view_layout`): each step of ``part``'s array
     (``own``, as the backend lays it out) as steps along ``view``'s axes, taken with
     ``laid``'s strides instead; ``own`` where a step is not such (a reshape that merged)."""
-    held, first, _ = view.backend.layout(view.native)
+    own_laid = view.backend.layout(view.native)
+    if own_laid is None:  # (an empty array: no steps to map)
+        return own
+    held, first, _ = own_laid
     strides, offset, address = laid
     # view's axes by decreasing step in its array: each step is then its axes' indices,
     # greedily
@@ -686,19 +747,16 @@ class Memory:
                 self.__dict__["positions"] = memory.__dict__["positions"]
             return
         layout = getattr(x.backend, "layout", None)
-        found = None if layout is None else layout(x.native)
         base = x
-        if found is None:  # no strides known: x's elements in C order are the memory
-            self.start, self.x_strides, first = 0, None, 0
+        if layout is None or layout(x.native) is None:
+            # no strides known: x's elements in C order are the memory
+            self.start, self.x_strides = 0, None
             shape, strides, first = x.shape, None, 0
         else:
-            owner = x.backend.storage(x.native)
-            while base._view_of is not None:
-                up = base._view_of[0]
-                if x.backend.storage(up.native) is not owner:
-                    break
-                base = up
-            strides, first, _ = layout(base.native)
+            # (PyTorch's strides and offsets, where a view's array is a copy: a diagonal's)
+            base = _memory_base(x)
+            strides, first, _ = base._layout()
+            found = x._layout()
             self.start, self.x_strides = found[1] - first, found[0]
             shape = base.shape
         self.base, self.extent, self._laid, self.first = base, base.numel(), None, first
@@ -766,6 +824,32 @@ class Memory:
         return _index_tensor(_grid(size, stride, offset), x)
 
 
+def _memory_base(x: Tensor) -> Tensor:
+    """The tensor whose memory ``x`` uses, as PyTorch's storage, read as ``x``'s dtype: up
+    ``x``'s chain of views while each shares its base's array, or holds a copy laid out in its
+    base's memory (a diagonal: :func:`view_layout`); for a complex tensor's ``real``/``imag``
+    part or ``view_as_real``, the floats of that tensor's memory, which the part lies among;
+    for ``view(dtype)`` of one item size, that memory read as ``dtype``."""
+    storage = x.backend.storage
+    t, held = x, storage(x.native)
+    while t._view_of is not None:
+        up, write = t._view_of[0], t._view_of[1]
+        if up.dtype is not t.dtype:
+            part = getattr(write, "part", None)
+            if part in ("real", "imag", "pairs"):
+                return view_as_real(_memory_base(up))
+            if part == "bits" and up.dtype.itemsize == t.dtype.itemsize:
+                return view_dtype(_memory_base(up), t.dtype)
+            return t
+        above = storage(up.native)
+        if above is not held:
+            if view_layout(t) is None:
+                return t
+            held = above
+        t = up
+    return t
+
+
 def _index_tensor(positions: Any, like: Tensor) -> Tensor:
     from tensorweaver.contract import dtypes
     from tensorweaver.ops import creation
@@ -800,20 +884,12 @@ def _strided_write(memory: Memory, index: Callable[[], Tensor], shared: bool) ->
         positions = memory.positions
         written = image(base, positions, extent)
         values = mv.reshape(value, (-1,))
-        at = flat = mv.reshape(index(), (-1,))
+        flat = mv.reshape(index(), (-1,))
         if shared:
-            from tensorweaver.ops import creation
-            from tensorweaver.ops import elementwise as ew
-
-            with no_grad():
-                changed = ew.ne(values, ix.getitem(written, flat))
-            # unchanged copies write into one more element, dropped after
-            at = ew.where(changed, flat, extent)
-            spare = creation.zeros(1, dtype=base.dtype, device=base)
-            written = mv.cat([written, spare])
-        written = ix.scatter_unchecked(written, 0, at, values)
-        if shared:
-            written = mv.narrow(written, 0, 0, extent)
+            old = ix.getitem(written, flat)
+            written = ix.scatter_changed(written, flat, values, old)
+        else:
+            written = ix.scatter_unchecked(written, 0, flat, values)
         if positions is not None:
             written = ix.getitem(written, positions)
         return base.copy_(mv.reshape(written, base.shape))
