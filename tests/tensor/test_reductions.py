@@ -36,6 +36,10 @@ def reduce_with(method, **fixed):
     form with its kept dimensions restored by a reshape."""
 
     def call(t, dim, keepdim):
+        if method == "prod" and isinstance(dim, tuple):  # torch's prod takes one int dim
+            for d in sorted((d % t.ndim for d in dim), reverse=True):
+                t = t.prod(dim=d, keepdim=keepdim, **fixed)
+            return t
         if dim is not None:
             return getattr(t, method)(dim=dim, keepdim=keepdim, **fixed)
         if method in WHOLE_WITHOUT_KEEPDIM:

@@ -36,11 +36,6 @@ SHARE = 1 if os.environ.get("TW_SWEEP_FULL") else 24
 
 def _known(op: str, dtype: str, shape: tuple, options: dict) -> bool:
     """The defects left (strict xfails below), kept out of the sweep."""
-    dim = options.get("dim", "omitted")
-    if op == "prod" and (dim is None or isinstance(dim, tuple)):
-        return True  # test_prod_takes_one_int_dim
-    if op in ("max", "min") and (dim is None or (dim == "omitted" and "keepdim" in options)):
-        return True  # test_max_min_whole_forms
     return dtype == "complex64" and shape != (3, 4)  # test_complex_checks_order
 
 
@@ -221,27 +216,14 @@ def test_out_forms_as_torch(backend: str, name: str) -> None:
         _same(partial(_out_form, name, "float64"))
 
 
-# -- what is left: strict xfails (outside this helper's files) ------------------------------
+# -- strict xfails until session 17 (ops/reduce.py, ops/out_arguments.py) -----------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch's prod takes one int dim (a tuple, () or None is a TypeError); tw's takes "
-    "tuples because autograd/gradients.py calls ops/reduce.prod(x, axes, True) with a tuple "
-    "for prod's own gradient: that call needs a private all-axes product first",
-)
 def test_prod_takes_one_int_dim() -> None:
     for dim in ((0, 1), (), (-1,)):
         _same(lambda m, dim=dim: m.prod(m.ones(2, 3), dim))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch's max/min take no keepdim without dim and no dim=None (TypeError); "
-    "ops/methods.py's _max/_min pass dim=None, keepdim=False on to ops/reduce.max/min, so "
-    "those cannot tell an omitted argument (binding Tensor.max/min to reduce.max/min, which "
-    "would use reduce.OMITTED defaults, fixes it)",
-)
 @pytest.mark.parametrize("op", ["max", "min"])
 def test_max_min_whole_forms(op: str) -> None:
     _same(lambda m: getattr(m.ones(2, 3), op)(keepdim=True))
@@ -249,16 +231,12 @@ def test_max_min_whole_forms(op: str) -> None:
     _same(lambda m, op=op: getattr(m, op)(m.ones(2, 3), None, True))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch's mean/nansum/std with out= of a wider dtype compute in out's dtype "
-    "(the float64 sum of float32 values); tw computes in the input's and casts into out. "
-    "ops/out_arguments.py (given_out) would pass dtype=out.dtype to these accumulating "
-    "reductions (std: a float64 input), and refuse amax's mismatch (RuntimeError)",
-)
 @pytest.mark.parametrize("name", ["mean", "nansum", "std"])
 def test_out_of_wider_dtype_accumulates_in_it(name: str) -> None:
     _same(partial(_out_form, name, "float64"))
+
+
+# -- what is left: strict xfails -----------------------------------------------------------
 
 
 @pytest.mark.xfail(

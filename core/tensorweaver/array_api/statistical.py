@@ -7,6 +7,7 @@ from typing import Optional, Union
 
 import tensorweaver as tw
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.ops.reduce import product
 from tensorweaver.tensor import Tensor
 
 Axis = Union[int, tuple, None]
@@ -32,7 +33,8 @@ def _reduce(name: str, x: Tensor, axis: Axis, keepdims: bool, **kw) -> Tensor:
         out = x.clone()
         dtype = kw.get("dtype")
         return out if dtype is None else out.to(dtype)
-    return getattr(tw, name)(x, dim=axes, keepdim=keepdims, **kw)
+    reduction = product if name == "prod" else getattr(tw, name)  # tw.prod takes one dim
+    return reduction(x, dim=axes, keepdim=keepdims, **kw)
 
 
 def max(x: Tensor, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001

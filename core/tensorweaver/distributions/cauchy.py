@@ -40,7 +40,7 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        u = rand(*shape, dtype=self.loc.dtype, device=self.loc.device)
+        u = rand(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.icdf(u)
 
     def log_prob(self, value: Tensor) -> Tensor:

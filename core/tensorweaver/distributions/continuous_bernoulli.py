@@ -108,7 +108,7 @@ class ContinuousBernoulli(ExponentialFamily):
 
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        return self.icdf(rand(*shape, dtype=self.probs.dtype, device=self.probs.device))
+        return self.icdf(rand(shape, dtype=self.probs.dtype, device=self.probs.device))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

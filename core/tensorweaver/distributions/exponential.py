@@ -50,7 +50,7 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        u = rand(*shape, dtype=self.rate.dtype, device=self.rate.device)
+        u = rand(shape, dtype=self.rate.dtype, device=self.rate.device)
         return -(-u).log1p() / self.rate  # inverse cdf of a uniform draw in [0, 1)
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -48,7 +48,7 @@ class GeneralizedPareto(Distribution):
 
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        return self.icdf(rand(*shape, dtype=self.loc.dtype, device=self.loc.device))
+        return self.icdf(rand(shape, dtype=self.loc.dtype, device=self.loc.device))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

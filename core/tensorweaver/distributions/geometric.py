@@ -69,7 +69,7 @@ class Geometric(Distribution):
     def sample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            u = rand(*shape, dtype=self.probs.dtype, device=self.probs.device)
+            u = rand(shape, dtype=self.probs.dtype, device=self.probs.device)
             u = u.clamp(min=finfo(u.dtype).tiny)  # (0, 1): log(u) stays finite
             return (u.log() / (-self.probs).log1p()).floor()
 

@@ -44,7 +44,7 @@ class Laplace(Distribution):
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         low = finfo(self.loc.dtype).eps - 1  # open at -1: log1p(-|u|) stays finite
-        u = low + rand(*shape, dtype=self.loc.dtype, device=self.loc.device) * (1 - low)
+        u = low + rand(shape, dtype=self.loc.dtype, device=self.loc.device) * (1 - low)
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value: Tensor) -> Tensor:

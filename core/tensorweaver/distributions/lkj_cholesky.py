@@ -47,7 +47,7 @@ class LKJCholesky(Distribution):
         with no_grad():
             y = self._beta.sample(sample_shape).unsqueeze(-1)
             shape = self._extended_shape(sample_shape)
-            normal = randn(*shape, dtype=y.dtype, device=y.device).tril(-1)
+            normal = randn(shape, dtype=y.dtype, device=y.device).tril(-1)
             norm = normal.pow(2).sum(-1, keepdim=True).sqrt()
             # row 0 has no off-diagonal part: 0 / 1 there instead of 0 / 0
             direction = normal / norm.where(norm > 0, norm * 0 + 1)

@@ -130,7 +130,7 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        eps = randn(*shape, dtype=self.loc.dtype, device=self.loc.device)
+        eps = randn(shape, dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + (self._unbroadcasted_scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
 
     def _half_log_det(self) -> Tensor:
@@ -231,8 +231,8 @@ class LowRankMultivariateNormal(Distribution):
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         w_shape = shape[:-1] + self.cov_factor.shape[-1:]
-        eps_w = randn(*w_shape, dtype=self.loc.dtype, device=self.loc.device)
-        eps_d = randn(*shape, dtype=self.loc.dtype, device=self.loc.device)
+        eps_w = randn(w_shape, dtype=self.loc.dtype, device=self.loc.device)
+        eps_d = randn(shape, dtype=self.loc.dtype, device=self.loc.device)
         w = self._unbroadcasted_cov_factor
         return (
             self.loc

@@ -66,7 +66,7 @@ class LogitRelaxedBernoulli(Distribution):
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(shape))
-        u = clamp_probs(rand(*shape, dtype=probs.dtype, device=probs.device))
+        u = clamp_probs(rand(shape, dtype=probs.dtype, device=probs.device))
         logistic = u.log() - (-u).log1p()
         return (logistic + probs.log() - (-probs).log1p()) / self.temperature
 

@@ -55,7 +55,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        uniforms = clamp_probs(rand(*shape, dtype=self.logits.dtype, device=self.logits.device))
+        uniforms = clamp_probs(rand(shape, dtype=self.logits.dtype, device=self.logits.device))
         gumbels = -((-(uniforms.log())).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)

@@ -53,7 +53,7 @@ class StudentT(Distribution):
 
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        normal = randn(*shape, dtype=self.df.dtype, device=self.df.device)
+        normal = randn(shape, dtype=self.df.dtype, device=self.df.device)
         chi2 = self._chi2.rsample(sample_shape)
         return self.loc + self.scale * normal * (chi2 / self.df).rsqrt()
 

@@ -48,7 +48,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        u = rand(*shape, dtype=self.low.dtype, device=self.low.device)
+        u = rand(shape, dtype=self.low.dtype, device=self.low.device)
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value: Tensor) -> Tensor:

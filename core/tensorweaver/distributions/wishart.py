@@ -157,7 +157,7 @@ class Wishart(ExponentialFamily):
         diagonal = diagonal.clamp(min=finfo(diagonal.dtype).eps)
         lower = self._unbroadcasted_scale_tril
         shape = sample_shape + self.batch_shape + (p, p)
-        noise = randn(*shape, dtype=lower.dtype, device=lower.device).tril(-1)
+        noise = randn(shape, dtype=lower.dtype, device=lower.device).tril(-1)
         factor = lower @ (noise + diagonal.diag_embed(dim1=-2, dim2=-1))
         return factor @ factor.mT
 

@@ -51,6 +51,28 @@ def _check_dtype(dtype: DType, backend: Any) -> DType:
     return dtype
 
 
+#: The Python types PyTorch takes as a ``dtype=`` argument, and the dtype each names.
+PYTHON_DTYPES = {
+    bool: dtypes.bool_,
+    int: dtypes.int64,
+    float: dtypes.float64,
+    complex: dtypes.complex128,
+}
+
+
+def dtype_argument(fn: str, dtype: Any) -> Any:
+    """A ``dtype=`` argument as PyTorch reads it: None, a dtype, or a Python type naming one
+    (``float`` is float64, ``int`` int64); anything else is its TypeError."""
+    if dtype is None or isinstance(dtype, DType):
+        return dtype
+    if dtype in PYTHON_DTYPES:
+        return PYTHON_DTYPES[dtype]
+    raise TypeError(
+        f"{fn}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__} "
+        f"({dtype!r}); pass tw.float32, tw.int64, ..."
+    )
+
+
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t.requires_grad_() if requires_grad else t
 
@@ -233,9 +255,17 @@ def _check_text_first(data: Any) -> None:
 
 
 def tensor(
-    data: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
+    data: Any,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
 ) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays or tensors)."""
+    if dtype is not None:
+        dtype = dtype_argument("tensor", dtype)
+    if pin_memory:
+        _storage_options("tensor", {"pin_memory": pin_memory})
     if isinstance(data, Tensor):
         backend = data.backend if device is None else backend_for(device)
         host = data.backend.to_host(data.native)
@@ -368,6 +398,8 @@ def as_tensor(data: Any, dtype: DType | None = None, device: Any = None) -> Tens
     """``data`` as a tensor: a tensor already on that device and dtype is returned as is, and
     a NumPy array on the current device, in its own dtype, shares its memory as with
     :func:`from_numpy` (where the backend shares host memory)."""
+    if dtype is not None:
+        dtype = dtype_argument("as_tensor", dtype)
     if isinstance(data, Tensor):
         out = data if device is None else data.to(device)
         return out if dtype is None else out.to(dtype)
@@ -383,8 +415,8 @@ def _shareable(array: np.ndarray, dtype: DType | None) -> bool:
     return found is not None and dtype in (None, found)
 
 
-def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor on the current device over ``array``'s values, as ``torch.from_numpy``.
+def from_numpy(ndarray: np.ndarray, /) -> Tensor:
+    """A tensor on the current device over ``ndarray``'s values, as ``torch.from_numpy``.
 
     Where the backend shares host memory (NumPy; torch on the CPU) the tensor uses the
     array's own memory, without a copy: a write on either side, an in-place tensor method
@@ -394,13 +426,13 @@ def from_numpy(array: np.ndarray) -> Tensor:
     of its own rather than write into it); another byte order or a negative stride is a
     ValueError; a dtype TensorWeaver lacks (uint16, complex256, ...) is a TypeError.
     """
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
-    dtype = _from_numpy_dtype(array)
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}")
+    dtype = _from_numpy_dtype(ndarray)
     backend = backend_for(None)
     _check_dtype(dtype, backend)
-    check_ndim("from_numpy", array.shape, backend)
-    writeable = array.flags.writeable
+    check_ndim("from_numpy", ndarray.shape, backend)
+    writeable = ndarray.flags.writeable
     if not writeable:
         warnings.warn(
             "from_numpy: the given NumPy array is not writable; the tensor reads its memory, "
@@ -409,9 +441,9 @@ def from_numpy(array: np.ndarray) -> Tensor:
             UserWarning,
             stacklevel=2,
         )
-    native = backend.wrap_host(array) if _shares_host(backend) else None
+    native = backend.wrap_host(ndarray) if _shares_host(backend) else None
     if native is None:
-        return Tensor(backend.from_host(array, dtype), backend, dtype)
+        return Tensor(backend.from_host(ndarray, dtype), backend, dtype)
     out = Tensor(native, backend, dtype)
     _mark_shared(out, writes=writeable)
     return out
@@ -556,6 +588,8 @@ def full(
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
+    if dtype is not None:
+        dtype = dtype_argument("full", dtype)
     _storage_options("full", storage)
     if type(fill_value) not in _NUMBERS:
         fill_value = _fill_number(fill_value)
@@ -614,6 +648,8 @@ def zeros(
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
+    if dtype is not None:
+        dtype = dtype_argument("zeros", dtype)
     shape = _sizes("zeros", size, storage)
     return _filled(shape, 0, dtype or get_default_dtype(), device, requires_grad)
 
@@ -626,6 +662,8 @@ def ones(
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
+    if dtype is not None:
+        dtype = dtype_argument("ones", dtype)
     shape = _sizes("ones", size, storage)
     return _filled(shape, 1, dtype or get_default_dtype(), device, requires_grad)
 
@@ -694,34 +732,38 @@ def _full_like(
 
 
 def zeros_like(
-    x: Tensor,
+    input: Tensor,
     *,
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
+    if dtype is not None:
+        dtype = dtype_argument("zeros_like", dtype)
     _storage_options("zeros_like", storage)
-    return _full_like(x, 0, dtype, device, requires_grad, storage)
+    return _full_like(input, 0, dtype, device, requires_grad, storage)
 
 
 def ones_like(
-    x: Tensor,
+    input: Tensor,
     *,
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
+    if dtype is not None:
+        dtype = dtype_argument("ones_like", dtype)
     _storage_options("ones_like", storage)
-    return _full_like(x, 1, dtype, device, requires_grad, storage)
+    return _full_like(input, 1, dtype, device, requires_grad, storage)
 
 
 empty_like = zeros_like
 
 
 def full_like(
-    x: Tensor,
+    input: Tensor,
     fill_value: Any,
     *,
     dtype: DType | None = None,
@@ -729,8 +771,10 @@ def full_like(
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
+    if dtype is not None:
+        dtype = dtype_argument("full_like", dtype)
     _storage_options("full_like", storage)
-    return _full_like(x, fill_value, dtype, device, requires_grad, storage)
+    return _full_like(input, fill_value, dtype, device, requires_grad, storage)
 
 
 def zeros_like_shape(like: Tensor, shape: tuple) -> Tensor:
@@ -757,6 +801,8 @@ def arange(
     """``[start, end)`` by ``step``, as ``torch.arange``: ``arange(end)``, ``arange(start,
     end, step=1)`` or keywords; int64 when every bound is an integer, else the default
     float dtype. For an integer ``dtype`` PyTorch truncates each bound to an integer first."""
+    if dtype is not None:
+        dtype = dtype_argument("arange", dtype)
     _storage_options("arange", storage)
     if start is None and end is None:
         raise TypeError(
@@ -859,6 +905,8 @@ def linspace(
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (complex when
     either end is a complex number), computed as PyTorch's CPU kernel does: in ``dtype``,
     the first half stepping up from ``start``, the second half down from ``end``."""
+    if dtype is not None:
+        dtype = dtype_argument("linspace", dtype)
     _storage_options("linspace", storage)
     start, end = (_range_end("linspace", v) for v in (start, end))
     if _integer_tensor(steps) and steps.ndim == 0:
@@ -955,7 +1003,11 @@ def eye(
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
+    if dtype is not None:
+        dtype = dtype_argument("eye", dtype)
+    _storage_options("eye", storage)
     m = n if m is None else m
     for name, value in (("n", n), ("m", m)):
         if value < 0:
@@ -1007,9 +1059,13 @@ def rand(
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
     """Uniform samples in [0, 1)."""
-    sample = _random("uniform", _size(size, "rand"), dtype, device, generator, 0.0, 1.0)
+    if dtype is not None:
+        dtype = dtype_argument("rand", dtype)
+    shape = _sizes("rand", size, storage)
+    sample = _random("uniform", shape, dtype, device, generator, 0.0, 1.0)
     return _finish(sample, requires_grad)
 
 
@@ -1019,9 +1075,13 @@ def randn(
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
     """Standard normal samples."""
-    sample = _random("normal", _size(size, "randn"), dtype, device, generator, 0.0, 1.0)
+    if dtype is not None:
+        dtype = dtype_argument("randn", dtype)
+    shape = _sizes("randn", size, storage)
+    sample = _random("normal", shape, dtype, device, generator, 0.0, 1.0)
     return _finish(sample, requires_grad)
 
 
@@ -1034,6 +1094,8 @@ def rand_like(
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
+    if dtype is not None:
+        dtype = dtype_argument("rand_like", dtype)
     _storage_options("rand_like", storage)
     return _random_like("uniform", input, generator, dtype, device, requires_grad)
 
@@ -1047,6 +1109,8 @@ def randn_like(
     requires_grad: bool = False,
     **storage: Any,
 ) -> Tensor:
+    if dtype is not None:
+        dtype = dtype_argument("randn_like", dtype)
     _storage_options("randn_like", storage)
     return _random_like("normal", input, generator, dtype, device, requires_grad)
 
@@ -1087,9 +1151,13 @@ def randint(
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
     """Integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``, each
     argument by position or by keyword (``randint(3, size=s)``, ``randint(high=3, size=s)``)."""
+    if dtype is not None:
+        dtype = dtype_argument("randint", dtype)
+    _storage_options("randint", storage)
     low, high, size = _randint_arguments(bounds, low, high, size)
     if not isinstance(size, (tuple, list)):
         raise TypeError(
@@ -1147,14 +1215,20 @@ def randint_like(
     generator: rnd.Generator | None = None,
     dtype: DType | None = None,
     device: Any = None,
+    requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
     """Integers in [low, high) of ``input``'s shape: ``randint_like(input, high)`` or
     ``randint_like(input, low, high)``."""
+    if dtype is not None:
+        dtype = dtype_argument("randint_like", dtype)
+    _storage_options("randint_like", storage)
     if high is None:
         low, high = 0, low
     low, high = _bound(low), _bound(high)  # (floats are TypeErrors, as PyTorch's overloads)
     like = _like(input, dtype, device)
-    return _integers(low, high, input.shape, generator, like["dtype"], like["device"])
+    sample = _integers(low, high, input.shape, generator, like["dtype"], like["device"])
+    return _finish(sample, requires_grad)
 
 
 def _integers(
@@ -1233,9 +1307,13 @@ def randperm(
     dtype: DType | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    **storage: Any,
 ) -> Tensor:
     """A random permutation of 0..n-1, drawn on the host (like PyTorch's CPU generator) from
     ``generator`` or the default generator."""
+    if dtype is not None:
+        dtype = dtype_argument("randperm", dtype)
+    _storage_options("randperm", storage)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) and not _integer_tensor(n):
         raise TypeError(
             f"randperm(): argument 'n' (position 1) must be int, not {type(n).__name__}"

@@ -19,6 +19,7 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import overflow
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.memory_facts import check_strides
+from tensorweaver.ops.out_arguments import call_with_out
 from tensorweaver.tensor import Tensor
 
 
@@ -81,6 +82,7 @@ def range(  # noqa: A001 - PyTorch's name
     device: Any = None,
     requires_grad: bool = False,
     pin_memory: bool | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``start`` to ``end`` *inclusive* by ``step``, as the deprecated ``torch.range``: of
     the default float dtype unless ``dtype`` is given, ``int((end - start) / step) + 1``
@@ -93,6 +95,16 @@ def range(  # noqa: A001 - PyTorch's name
     )
     if end is None:
         raise TypeError('range() missing 1 required positional arguments: "end"')
+    options = {"dtype": dtype, "device": device, "requires_grad": requires_grad}
+    if out is not None:
+        return call_with_out("range", _inclusive_range, (start, end, step), options, out)
+    return _inclusive_range(start, end, step, **options)
+
+
+def _inclusive_range(
+    start: Number, end: Number, step: Number, dtype: DType | None, device: Any, requires_grad: bool
+) -> Tensor:
+    """``range``'s values (its warning given)."""
     start, end, step = (cr._as_number(v) for v in (start, end, step))
     dtype = dtype or cr.get_default_dtype()
     if dtype.is_complex or dtype is dtypes.bool_:

@@ -220,56 +220,60 @@ def _arithmetic(
     def keeps(t: Tensor, number: Any) -> bool:
         return _scalar_keeps_dtype(t, number) and (not floating or t.dtype.kind in "fc")
 
-    def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
+    def op(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(a, b), out)
-        if isinstance(a, Tensor):
+            return written_out(name, op(input, other), out)
+        if isinstance(input, Tensor):
             if (
-                isinstance(b, Tensor)
-                and a.dtype is b.dtype
-                and a.shape == b.shape
-                and a.backend is b.backend
-                and (not floating or a.dtype.kind in "fc")
-                and (refuse is None or a.dtype is not dtypes.bool_)
+                isinstance(other, Tensor)
+                and input.dtype is other.dtype
+                and input.shape == other.shape
+                and input.backend is other.backend
+                and (not floating or input.dtype.kind in "fc")
+                and (refuse is None or input.dtype is not dtypes.bool_)
             ):
                 # Fast path: one shape, one dtype, one device.
-                out = Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, a.dtype)
-                if (a.requires_grad or b.requires_grad) and is_grad_enabled():
-                    out._node = Node(name, (a, b), None)
+                out = Tensor(
+                    getattr(input.backend, name)(input.native, other.native),
+                    input.backend,
+                    input.dtype,
+                )
+                if (input.requires_grad or other.requires_grad) and is_grad_enabled():
+                    out._node = Node(name, (input, other), None)
                     out.requires_grad = True
                 return out
-            if keeps(a, b):
+            if keeps(input, other):
                 # Fast path: a tensor and a Python number that does not change its dtype.
-                if opmath and a.dtype in _HALF and not _exact_in(b, a.dtype):
-                    return widened(a, b, False)
-                backend = a.backend
-                bn = scalar_native(backend, b, a.dtype)
-                out = Tensor(getattr(backend, name)(a.native, bn), backend, a.dtype)
-                if a.requires_grad and is_grad_enabled():
-                    out._node = Node(name, (a, Tensor(bn, backend, a.dtype)), None)
+                if opmath and input.dtype in _HALF and not _exact_in(other, input.dtype):
+                    return widened(input, other, False)
+                backend = input.backend
+                bn = scalar_native(backend, other, input.dtype)
+                out = Tensor(getattr(backend, name)(input.native, bn), backend, input.dtype)
+                if input.requires_grad and is_grad_enabled():
+                    out._node = Node(name, (input, Tensor(bn, backend, input.dtype)), None)
                     out.requires_grad = True
                 return out
-        elif isinstance(b, Tensor) and keeps(b, a):
+        elif isinstance(other, Tensor) and keeps(other, input):
             # The same with the number on the left (1 - x).
-            if opmath and b.dtype in _HALF and not _exact_in(a, b.dtype):
-                return widened(b, a, True)
-            backend = b.backend
-            an = scalar_native(backend, a, b.dtype)
-            out = Tensor(getattr(backend, name)(an, b.native), backend, b.dtype)
-            if b.requires_grad and is_grad_enabled():
-                out._node = Node(name, (Tensor(an, backend, b.dtype), b), None)
+            if opmath and other.dtype in _HALF and not _exact_in(input, other.dtype):
+                return widened(other, input, True)
+            backend = other.backend
+            an = scalar_native(backend, input, other.dtype)
+            out = Tensor(getattr(backend, name)(an, other.native), backend, other.dtype)
+            if other.requires_grad and is_grad_enabled():
+                out._node = Node(name, (Tensor(an, backend, other.dtype), other), None)
                 out.requires_grad = True
             return out
         if opmath:
-            number = _half_scalar(a, b)
+            number = _half_scalar(input, other)
             if number is not None:
-                return widened(a, number, False)
+                return widened(input, number, False)
         if refuse is not None:
-            _int64_only(a)  # before the refusal, as PyTorch's OverflowError
-            _int64_only(b)
-            refuse(a, b)
-        a, b, backend, dtype, an, bn = _operands(name, a, b, compute)
-        return apply(name, getattr(backend, name)(an, bn), dtype, (a, b))
+            _int64_only(input)  # before the refusal, as PyTorch's OverflowError
+            _int64_only(other)
+            refuse(input, other)
+        input, other, backend, dtype, an, bn = _operands(name, input, other, compute)
+        return apply(name, getattr(backend, name)(an, bn), dtype, (input, other))
 
     op.__name__ = name
     return op
@@ -319,24 +323,24 @@ def require_tensors(op: str, a: Any, b: Any) -> None:
         )
 
 
-def maximum(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
-    """The larger of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
+def maximum(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
+    """The larger of ``input`` and ``other``, elementwise (complex numbers are not ordered)."""
     if out is not None:
-        return written_out("maximum", maximum(a, b), out)
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):  # (no call on the hot path)
-        require_tensors("maximum", a, b)
-    _ordered("maximum", a, b, RuntimeError)
-    return _maximum(a, b)
+        return written_out("maximum", maximum(input, other), out)
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):  # (no call on the hot path)
+        require_tensors("maximum", input, other)
+    _ordered("maximum", input, other, RuntimeError)
+    return _maximum(input, other)
 
 
-def minimum(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
-    """The smaller of ``a`` and ``b``, elementwise (complex numbers are not ordered)."""
+def minimum(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
+    """The smaller of ``input`` and ``other``, elementwise (complex numbers are not ordered)."""
     if out is not None:
-        return written_out("minimum", minimum(a, b), out)
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):  # (no call on the hot path)
-        require_tensors("minimum", a, b)
-    _ordered("minimum", a, b, RuntimeError)
-    return _minimum(a, b)
+        return written_out("minimum", minimum(input, other), out)
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):  # (no call on the hot path)
+        require_tensors("minimum", input, other)
+    _ordered("minimum", input, other, RuntimeError)
+    return _minimum(input, other)
 
 
 _remainder = _arithmetic("remainder")
@@ -373,20 +377,20 @@ def _scaled(fn: str, a: Operand, b: Operand, alpha: Any) -> Operand:
     return _alpha_mul(cast(b, dtype), alpha)
 
 
-def add(a: Operand, b: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
-    """``a + alpha * b``."""
+def add(input: Operand, other: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
+    """``input + alpha * other``."""
     if out is not None:
-        return written_out("add", add(a, b, alpha=alpha), out)
-    return add_(a, b if alpha is None else _scaled("add", a, b, alpha))
+        return written_out("add", add(input, other, alpha=alpha), out)
+    return add_(input, other if alpha is None else _scaled("add", input, other, alpha))
 
 
-def sub(a: Operand, b: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
-    """``a - alpha * b``."""
+def sub(input: Operand, other: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
+    """``input - alpha * other``."""
     if out is not None:
-        return written_out("sub", sub(a, b, alpha=alpha), out)
+        return written_out("sub", sub(input, other, alpha=alpha), out)
     if alpha is not None:
-        _refuse_bool_sub(a, b)
-    return sub_(a, b if alpha is None else _scaled("sub", a, b, alpha))
+        _refuse_bool_sub(input, other)
+    return sub_(input, other if alpha is None else _scaled("sub", input, other, alpha))
 
 
 _true_divide = _arithmetic("div", floating=True, opmath=True)
@@ -440,24 +444,24 @@ def check_divisor(op: str, a: Operand, b: Operand) -> None:
 
 
 def div(
-    a: Operand, b: Operand, *, rounding_mode: str | None = None, out: Tensor | None = None
+    input: Operand, other: Operand, *, rounding_mode: str | None = None, out: Tensor | None = None
 ) -> Tensor:
     """True division (ints give the default float), or ``"floor"``/``"trunc"`` rounding."""
     if out is not None:
-        return written_out("div", div(a, b, rounding_mode=rounding_mode), out)
+        return written_out("div", div(input, other, rounding_mode=rounding_mode), out)
     if rounding_mode is None:
-        return _true_divide(a, b)
+        return _true_divide(input, other)
     if rounding_mode not in ("floor", "trunc"):
         raise ValueError(
             f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}"
         )
-    check_divisor("div", a, b)
+    check_divisor("div", input, other)
     if rounding_mode == "floor":
-        return _floor_divide(a, b)
-    dtype = result_type(a, b)
+        return _floor_divide(input, other)
+    dtype = result_type(input, other)
     if dtype.kind in "fc":
-        return trunc(_true_divide(a, b))
-    return _trunc_divide(a, b, dtype)
+        return trunc(_true_divide(input, other))
+    return _trunc_divide(input, other, dtype)
 
 
 def _trunc_divide(a: Operand, b: Operand, dtype: DType) -> Tensor:
@@ -478,12 +482,12 @@ def _trunc_divide(a: Operand, b: Operand, dtype: DType) -> Tensor:
     return add_(quotient, cast(inexact, dtype))
 
 
-def floor_divide(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
-    """floor(a / b), as Python's ``//``."""
+def floor_divide(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
+    """floor(input / other), as Python's ``//``."""
     if out is not None:
-        return written_out("floor_divide", floor_divide(a, b), out)
-    check_divisor("floor_divide", a, b)
-    return _floor_divide(a, b)
+        return written_out("floor_divide", floor_divide(input, other), out)
+    check_divisor("floor_divide", input, other)
+    return _floor_divide(input, other)
 
 
 def _floor_divide(a: Operand, b: Operand) -> Tensor:
@@ -499,23 +503,24 @@ def _floor_divide(a: Operand, b: Operand) -> Tensor:
     return apply("floor_divide", backend.floordiv(an, bn), dtype, (a, b))
 
 
-def remainder(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
-    """a - floor(a / b) * b, with the sign of ``b``, as Python's ``%``."""
+def remainder(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
+    """input - floor(input / other) * other, with the sign of ``other``, as Python's ``%``."""
     if out is not None:
-        return written_out("remainder", remainder(a, b), out)
-    check_divisor("remainder", a, b)
-    _ordered("remainder", a, b)
-    return _remainder(a, b)
+        return written_out("remainder", remainder(input, other), out)
+    check_divisor("remainder", input, other)
+    _ordered("remainder", input, other)
+    return _remainder(input, other)
 
 
-def pow(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
-    """``a ** b``. As in PyTorch, an integer tensor to a negative Python int is an error, while
-    negative integers in an exponent tensor give 0 (1 and -1 to them give 1 and +-1)."""
+def pow(input: Operand, exponent: Operand, *, out: Tensor | None = None) -> Tensor:
+    """``input ** exponent``. As in PyTorch, an integer tensor to a negative Python int is an
+    error, while negative integers in an exponent tensor give 0 (1 and -1 to them give 1 and
+    +-1)."""
     if out is not None:
-        return written_out("pow", pow(a, b), out)
-    if isinstance(a, Tensor) and isinstance(b, (int, float)):
-        dtype = result_type(a, b)
-        if dtype.kind in "iu" and isinstance(b, int) and b < 0:
+        return written_out("pow", pow(input, exponent), out)
+    if isinstance(input, Tensor) and isinstance(exponent, (int, float)):
+        dtype = result_type(input, exponent)
+        if dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
             raise RuntimeError(
                 "pow: Integers to negative integer powers are not allowed; "
                 "use a float base, e.g. x.float() ** -1"
@@ -523,23 +528,23 @@ def pow(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
         if dtype.kind in "iu" or dtype in (dtypes.float16, dtypes.bfloat16):
             # PyTorch's overflow check of an exponent it converts to the tensor's dtype
             # (float32 and float64 take theirs as a double).
-            b = fill_value(b, dtype, "pow")
+            exponent = fill_value(exponent, dtype, "pow")
         if (
             dtype.kind == "f"
             and dtype is not dtypes.float16
-            and type(b) is float
-            and b in (0.5, -0.5)
+            and type(exponent) is float
+            and exponent in (0.5, -0.5)
         ):
             # PyTorch's sqrt and rsqrt for these exponents: (-inf) ** 0.5 is NaN, and
             # (-0.0) ** -0.5 is -inf (C's pow, which float16 keeps, gives inf and inf)
-            return _root(cast(a, dtype), b < 0)
-    elif _is_bool(a) and isinstance(b, Tensor) and b.dtype is dtypes.bool_:
+            return _root(cast(input, dtype), exponent < 0)
+    elif _is_bool(input) and isinstance(exponent, Tensor) and exponent.dtype is dtypes.bool_:
         raise NotImplementedError(
             '"pow" not implemented for bool exponent tensors with a bool '
             "base; convert them with .int() first"
         )
-    number_exponent = not isinstance(b, Tensor)
-    a, b, backend, dtype, an, bn = _operands("pow", a, b, _same)
+    number_exponent = not isinstance(exponent, Tensor)
+    input, exponent, backend, dtype, an, bn = _operands("pow", input, exponent, _same)
     if dtype is dtypes.bool_:  # as integers: True ** x is True, x ** False is True
         u8 = dtypes.uint8
         native = backend.pow(backend.cast(an, u8), backend.cast(bn, u8))
@@ -547,11 +552,11 @@ def pow(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
     if dtype.kind == "i":
         return Tensor(_int_pow(backend, an, bn, dtype), backend, dtype)
     native = backend.pow(an, bn)
-    if dtype.kind == "c" and number_exponent and b.item() == 0:
+    if dtype.kind == "c" and number_exponent and exponent.item() == 0:
         # z ** 0 is 1 for every z, as PyTorch's pow with a number (exp(0 * log 0) is NaN;
         # with an exponent tensor PyTorch gives NaN too)
         native = backend.where(backend.eq(bn, bn), backend.full((), 1, dtype), native)
-    return apply("pow", native, dtype, (a, b))
+    return apply("pow", native, dtype, (input, exponent))
 
 
 def _root(x: Tensor, reciprocal_: bool) -> Tensor:
@@ -601,30 +606,36 @@ def _ordered(
 def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
     ordered = name not in ("eq", "ne")
 
-    def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
+    def op(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(a, b), out, differentiable=False)
+            return written_out(name, op(input, other), out, differentiable=False)
         if (
-            isinstance(b, Tensor)
-            and isinstance(a, Tensor)
-            and a.dtype is b.dtype
-            and a.shape == b.shape
-            and a.backend is b.backend
-            and not (ordered and a.dtype.kind == "c")
+            isinstance(other, Tensor)
+            and isinstance(input, Tensor)
+            and input.dtype is other.dtype
+            and input.shape == other.shape
+            and input.backend is other.backend
+            and not (ordered and input.dtype.kind == "c")
         ):
-            return Tensor(getattr(a.backend, name)(a.native, b.native), a.backend, dtypes.bool_)
-        if not isinstance(a, Tensor):  # tw.eq(2, t): PyTorch takes no number first
-            _require_tensor(name, a)
+            return Tensor(
+                getattr(input.backend, name)(input.native, other.native),
+                input.backend,
+                dtypes.bool_,
+            )
+        if not isinstance(input, Tensor):  # tw.eq(2, t): PyTorch takes no number first
+            _require_tensor(name, input)
         if ordered:
-            _int64_only(a)  # PyTorch's OverflowError comes first
-            _int64_only(b)
-            _ordered(name, a, b)
-        if isinstance(a, Tensor) and _scalar_keeps_dtype(a, b):
-            bn = scalar_native(a.backend, b, a.dtype)
-            return Tensor(getattr(a.backend, name)(a.native, bn), a.backend, dtypes.bool_)
-        if not isinstance(b, (Tensor, int, float, complex, np.ndarray, np.generic)):
+            _int64_only(input)  # PyTorch's OverflowError comes first
+            _int64_only(other)
+            _ordered(name, input, other)
+        if isinstance(input, Tensor) and _scalar_keeps_dtype(input, other):
+            bn = scalar_native(input.backend, other, input.dtype)
+            return Tensor(
+                getattr(input.backend, name)(input.native, bn), input.backend, dtypes.bool_
+            )
+        if not isinstance(other, (Tensor, int, float, complex, np.ndarray, np.generic)):
             return NotImplemented
-        a, b, backend, _, an, bn = _operands(name, a, b, _same)
+        input, other, backend, _, an, bn = _operands(name, input, other, _same)
         return Tensor(getattr(backend, name)(an, bn), backend, dtypes.bool_)
 
     op.__name__ = name
@@ -649,14 +660,14 @@ def _truth(backend: Any, native: Any, dtype: DType) -> Any:
 
 
 def _logical(name: str) -> Callable[[Operand, Operand], Tensor]:
-    def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
+    def op(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(a, b), out, differentiable=False)
-        _require_tensor(name, a)
-        _require_tensor(name, b, "other")
+            return written_out(name, op(input, other), out, differentiable=False)
+        _require_tensor(name, input)
+        _require_tensor(name, other, "other")
         # Each operand is first converted to the promoted dtype, as PyTorch's kernel reads
         # it: int8 with a 0-d int64 256 sees 0 (False), not 256.
-        a, b, backend, dtype, an, bn = _operands(name, a, b, _same)
+        input, other, backend, dtype, an, bn = _operands(name, input, other, _same)
         an, bn = _truth(backend, an, dtype), _truth(backend, bn, dtype)
         return Tensor(getattr(backend, name)(an, bn), backend, dtypes.bool_)
 
@@ -683,10 +694,10 @@ def _integral(op: str) -> Callable[[DType], DType]:
 def _bitwise(name: str) -> Callable[[Operand, Operand], Tensor]:
     check = _integral(name)
 
-    def op(a: Operand, b: Operand, *, out: Tensor | None = None) -> Tensor:
+    def op(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(a, b), out)
-        a, b, backend, dtype, an, bn = _operands(name, a, b, check)
+            return written_out(name, op(input, other), out)
+        input, other, backend, dtype, an, bn = _operands(name, input, other, check)
         return Tensor(getattr(backend, name)(an, bn), backend, dtype)
 
     op.__name__ = name
@@ -721,18 +732,18 @@ def _unary(
 ) -> Callable[[Tensor], Tensor]:
     """A unary op; ``floating`` ops compute ints in the default float dtype."""
 
-    def op(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+    def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(x), out)
-        _require_tensor(name, x)
+            return written_out(name, op(input), out)
+        _require_tensor(name, input)
         if not complex_ok:
-            _no_complex(name, x)
-        if floating and x.dtype.kind not in "fc":
-            x = x.to(get_default_dtype())
-        native = getattr(x.backend, name)(x.native)
-        out = Tensor(native, x.backend, x.dtype)
-        if x.requires_grad and is_grad_enabled():
-            out._node = Node(name, (x,), native if save_output else None)
+            _no_complex(name, input)
+        if floating and input.dtype.kind not in "fc":
+            input = input.to(get_default_dtype())
+        native = getattr(input.backend, name)(input.native)
+        out = Tensor(native, input.backend, input.dtype)
+        if input.requires_grad and is_grad_enabled():
+            out._node = Node(name, (input,), native if save_output else None)
             out.requires_grad = True
         return out
 
@@ -744,27 +755,27 @@ _neg = _unary("neg", floating=False)
 _abs_real = _unary("abs", floating=False)
 
 
-def neg(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-x; a bool tensor is refused, as in PyTorch."""
     if out is not None:
-        return written_out("neg", neg(x), out, same_dtype=True)
-    if _require_tensor("neg", x).dtype is dtypes.bool_:
+        return written_out("neg", neg(input), out, same_dtype=True)
+    if _require_tensor("neg", input).dtype is dtypes.bool_:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
-    return _neg(x)
+    return _neg(input)
 
 
-def abs(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """|x|; the float modulus of a complex tensor."""
     if out is not None:
-        return written_out("abs", abs(x), out, same_dtype=True)
-    if _require_tensor("abs", x).dtype is dtypes.bool_:
+        return written_out("abs", abs(input), out, same_dtype=True)
+    if _require_tensor("abs", input).dtype is dtypes.bool_:
         raise NotImplementedError('"abs" not implemented for bool tensors; use x.int().abs()')
-    if x.dtype.kind == "c":
-        return apply("abs", x.backend.abs(x.native), x.dtype.to_real(), (x,))
-    return _abs_real(x)
+    if input.dtype.kind == "c":
+        return apply("abs", input.backend.abs(input.native), input.dtype.to_real(), (input,))
+    return _abs_real(input)
 
 
 exp = _unary("exp", floating=True, save_output=True)
@@ -779,18 +790,18 @@ erf = _unary("erf", floating=True, complex_ok=False)
 def _piecewise_constant(name: str) -> Callable[[Tensor], Tensor]:
     """Rounding and sign: integer tensors pass through; the gradient is zero."""
 
-    def op(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+    def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(x), out, same_dtype=True)
-        _require_tensor(name, x)
-        _no_complex(name if name != "sign" else "sign (use tw.sgn for complex numbers)", x)
-        if x.dtype is dtypes.bool_ and name != "sign":
+            return written_out(name, op(input), out, same_dtype=True)
+        _require_tensor(name, input)
+        _no_complex(name if name != "sign" else "sign (use tw.sgn for complex numbers)", input)
+        if input.dtype is dtypes.bool_ and name != "sign":
             raise NotImplementedError(
                 f'"{name}" not implemented for bool tensors; convert them with .int() first'
             )
-        if x.dtype.kind != "f" and name != "sign":
-            return Tensor(x.native, x.backend, x.dtype)
-        return apply(name, getattr(x.backend, name)(x.native), x.dtype, (x,))
+        if input.dtype.kind != "f" and name != "sign":
+            return Tensor(input.native, input.backend, input.dtype)
+        return apply(name, getattr(input.backend, name)(input.native), input.dtype, (input,))
 
     op.__name__ = name
     return op
@@ -799,12 +810,12 @@ def _piecewise_constant(name: str) -> Callable[[Tensor], Tensor]:
 _sign = _piecewise_constant("sign")
 
 
-def sign(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-1, 0 or 1; NaN gives 0, as in PyTorch."""
     if out is not None:
-        return written_out("sign", sign(x), out, same_dtype=True)
-    out = _sign(x)
-    return where(isnan(x), 0, out) if x.dtype.kind == "f" else out
+        return written_out("sign", sign(input), out, same_dtype=True)
+    out = _sign(input)
+    return where(isnan(input), 0, out) if input.dtype.kind == "f" else out
 
 
 floor = _piecewise_constant("floor")
@@ -813,32 +824,32 @@ trunc = _piecewise_constant("trunc")
 _round_even = _piecewise_constant("round")
 
 
-def round(x: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
+def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
     """Round half to even, optionally to ``decimals`` places."""
     if out is not None:
-        return written_out("round", round(x, decimals=decimals), out, same_dtype=True)
+        return written_out("round", round(input, decimals=decimals), out, same_dtype=True)
     if decimals == 0:
-        return _round_even(x)
-    if _require_tensor("round", x).dtype.kind not in "fc":
+        return _round_even(input)
+    if _require_tensor("round", input).dtype.kind not in "fc":
         raise NotImplementedError(
-            f'"round" with decimals is not implemented for {x.dtype.name} tensors; convert '
+            f'"round" with decimals is not implemented for {input.dtype.name} tensors; convert '
             "them with .float() first"
         )
-    if x.dtype in _HALF:  # 10000 * 100 overflows float16: scaled in float32, as PyTorch
-        return cast(round(cast(x, dtypes.float32), decimals=decimals), x.dtype)
+    if input.dtype in _HALF:  # 10000 * 100 overflows float16: scaled in float32, as PyTorch
+        return cast(round(cast(input, dtypes.float32), decimals=decimals), input.dtype)
     if decimals < 0:  # by 10^-decimals, exact, not by its inexact reciprocal (7000 not 6999.9995)
         scale = 10.0**-decimals
-        return mul(_round_even(div(x, scale)), scale)
+        return mul(_round_even(div(input, scale)), scale)
     scale = 10.0**decimals
-    return div(_round_even(mul(x, scale)), scale)
+    return div(_round_even(mul(input, scale)), scale)
 
 
-def logical_not(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("logical_not", logical_not(x), out, differentiable=False)
-    x = _require_tensor("logical_not", x)
-    native = _truth(x.backend, x.native, x.dtype)
-    return Tensor(x.backend.logical_not(native), x.backend, dtypes.bool_)
+        return written_out("logical_not", logical_not(input), out, differentiable=False)
+    input = _require_tensor("logical_not", input)
+    native = _truth(input.backend, input.native, input.dtype)
+    return Tensor(input.backend.logical_not(native), input.backend, dtypes.bool_)
 
 
 class BitwiseNotError(TypeError, NotImplementedError):
@@ -846,15 +857,16 @@ class BitwiseNotError(TypeError, NotImplementedError):
     the operator and NotImplementedError for the function, which share this code."""
 
 
-def bitwise_not(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("bitwise_not", bitwise_not(x), out, same_dtype=True)
-    x = _require_tensor("bitwise_not", x)
-    if x.dtype.kind in "fc":
+        return written_out("bitwise_not", bitwise_not(input), out, same_dtype=True)
+    input = _require_tensor("bitwise_not", input)
+    if input.dtype.kind in "fc":
         raise BitwiseNotError(
-            f"~ (bitwise_not) is only implemented on integer and bool tensors, got {x.dtype.name}"
+            "~ (bitwise_not) is only implemented on integer and bool tensors, got "
+            f"{input.dtype.name}"
         )
-    return Tensor(x.backend.bitwise_not(x.native), x.backend, x.dtype)
+    return Tensor(input.backend.bitwise_not(input.native), input.backend, input.dtype)
 
 
 def _float_input(op: str, x: Tensor) -> Tensor:
@@ -863,44 +875,45 @@ def _float_input(op: str, x: Tensor) -> Tensor:
     return x if x.dtype.kind == "f" else x.to(get_default_dtype())
 
 
-def sigmoid(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """1 / (1 + e^-x): the backend's optional ``sigmoid`` kernel, else e^-|x| composed so
     neither tail loses its relative accuracy (sigmoid(-100) is 3.7e-44, not 0) and nothing
     overflows."""
     if out is not None:
-        return written_out("sigmoid", sigmoid(x), out)
-    if isinstance(x, Tensor) and x.dtype.kind == "c":  # composed, as PyTorch's complex kernel
-        return reciprocal(add(exp(neg(x)), 1))
-    x = _float_input("sigmoid", x)
-    b = x.backend
+        return written_out("sigmoid", sigmoid(input), out)
+    if isinstance(input, Tensor) and input.dtype.kind == "c":
+        # composed, as PyTorch's complex kernel
+        return reciprocal(add(exp(neg(input)), 1))
+    input = _float_input("sigmoid", input)
+    b = input.backend
     kernel = getattr(b, "sigmoid", None)
     if kernel is not None:
-        native = kernel(x.native)
+        native = kernel(input.native)
     else:
-        e = b.exp(b.neg(b.abs(x.native)))
-        positive = b.div(b.full((), 1, x.dtype), b.add(b.full((), 1, x.dtype), e))
-        zero = b.full((), 0, x.dtype)
-        native = b.where(b.ge(x.native, zero), positive, b.mul(e, positive))
-    return apply("sigmoid", native, x.dtype, (x,), native)
+        e = b.exp(b.neg(b.abs(input.native)))
+        positive = b.div(b.full((), 1, input.dtype), b.add(b.full((), 1, input.dtype), e))
+        zero = b.full((), 0, input.dtype)
+        native = b.where(b.ge(input.native, zero), positive, b.mul(e, positive))
+    return apply("sigmoid", native, input.dtype, (input,), native)
 
 
-def relu(x: Tensor) -> Tensor:
+def relu(input: Tensor) -> Tensor:
     """max(x, 0), through the backend's fused kernel where it has one. The node keeps the
     output, not x: the gradient passes where the output is positive."""
-    _require_tensor("relu", x)
-    _no_complex("relu", x)
-    if x.dtype is dtypes.bool_:
+    _require_tensor("relu", input)
+    _no_complex("relu", input)
+    if input.dtype is dtypes.bool_:
         raise RuntimeError("relu: Boolean inputs not supported for relu; convert with .int()")
-    backend = x.backend
-    fused = fused_kernel(backend, "relu") if x.dtype.kind == "f" else None
+    backend = input.backend
+    fused = fused_kernel(backend, "relu") if input.dtype.kind == "f" else None
     if fused is None:
         # maximum(0, x): NaN stays, and NumPy's maximum returns its second operand on a tie,
         # so -0.0 stays as in PyTorch (one pass; lt + where took 7x as long on NumPy)
-        zero = scalar_native(backend, 0, x.dtype)
-        native, saved = backend.maximum(zero, x.native), None
+        zero = scalar_native(backend, 0, input.dtype)
+        native, saved = backend.maximum(zero, input.native), None
     else:
-        native, saved = fused(x.native)
-    return apply("relu", native, x.dtype, (x,), (native, saved))
+        native, saved = fused(input.native)
+    return apply("relu", native, input.dtype, (input,), (native, saved))
 
 
 def in_float32(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
@@ -909,27 +922,27 @@ def in_float32(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
     return cast(fn(cast(x, dtypes.float32)), x.dtype)
 
 
-def log1p(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """log(1 + x), accurate for tiny x: log(u) * (x / (u - 1)) with u = 1 + x (Goldberg);
     complex x composed plainly."""
     if out is not None:
-        return written_out("log1p", log1p(x), out)
-    if isinstance(x, Tensor) and x.dtype.kind == "c":
-        return _complex_log1p(x)
-    x = _float_input("log1p", x)
-    if x.dtype in _HALF:
-        return in_float32(log1p, x)
-    b = x.backend
-    one = b.full((), 1, x.dtype)
-    u = b.add(x.native, one)
+        return written_out("log1p", log1p(input), out)
+    if isinstance(input, Tensor) and input.dtype.kind == "c":
+        return _complex_log1p(input)
+    input = _float_input("log1p", input)
+    if input.dtype in _HALF:
+        return in_float32(log1p, input)
+    b = input.backend
+    one = b.full((), 1, input.dtype)
+    u = b.add(input.native, one)
     um1 = b.sub(u, one)
-    exact = b.eq(um1, b.full((), 0, x.dtype))
+    exact = b.eq(um1, b.full((), 0, input.dtype))
     safe = b.where(exact, one, um1)
     # (x / (u - 1) first: log(u) * x overflows for x near the dtype's largest value)
-    native = b.where(exact, x.native, b.mul(b.log(u), b.div(x.native, safe)))
+    native = b.where(exact, input.native, b.mul(b.log(u), b.div(input.native, safe)))
     # Where u is inf the ratio is inf * x / inf: take log(u) itself.
-    native = b.where(b.eq(u, b.full((), math.inf, x.dtype)), u, native)
-    return apply("log1p", native, x.dtype, (x,))
+    native = b.where(b.eq(u, b.full((), math.inf, input.dtype)), u, native)
+    return apply("log1p", native, input.dtype, (input,))
 
 
 def _complex_log1p(z: Tensor) -> Tensor:
@@ -957,29 +970,31 @@ def _complex_log1p(z: Tensor) -> Tensor:
     )
 
 
-def expm1(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """e^x - 1, accurate for tiny x: (u - 1) * x / log(u) with u = e^x; complex x composed
     plainly."""
     if out is not None:
-        return written_out("expm1", expm1(x), out)
-    if isinstance(x, Tensor) and x.dtype.kind == "c":
-        return _complex_expm1(x)
-    x = _float_input("expm1", x)
-    if x.dtype in _HALF:
-        return in_float32(expm1, x)
-    b = x.backend
-    one = b.full((), 1, x.dtype)
-    u = b.exp(x.native)
+        return written_out("expm1", expm1(input), out)
+    if isinstance(input, Tensor) and input.dtype.kind == "c":
+        return _complex_expm1(input)
+    input = _float_input("expm1", input)
+    if input.dtype in _HALF:
+        return in_float32(expm1, input)
+    b = input.backend
+    one = b.full((), 1, input.dtype)
+    u = b.exp(input.native)
     um1 = b.sub(u, one)
     logu = b.log(u)
     plain = b.logical_or(
-        b.eq(um1, b.full((), 0, x.dtype)), b.eq(b.abs(logu), b.full((), math.inf, x.dtype))
+        b.eq(um1, b.full((), 0, input.dtype)), b.eq(b.abs(logu), b.full((), math.inf, input.dtype))
     )
-    ratio = b.div(b.mul(um1, x.native), b.where(plain, one, logu))
-    native = b.where(b.eq(um1, b.full((), 0, x.dtype)), x.native, b.where(plain, um1, ratio))
+    ratio = b.div(b.mul(um1, input.native), b.where(plain, one, logu))
+    native = b.where(
+        b.eq(um1, b.full((), 0, input.dtype)), input.native, b.where(plain, um1, ratio)
+    )
     # For large |x| where u - 1 == -1 the formula's 0/0 corner is avoided by `plain`.
-    native = b.where(b.eq(um1, b.full((), -1, x.dtype)), um1, native)
-    return apply("expm1", native, x.dtype, (x,), native)
+    native = b.where(b.eq(um1, b.full((), -1, input.dtype)), um1, native)
+    return apply("expm1", native, input.dtype, (input,), native)
 
 
 def _complex_expm1(z: Tensor) -> Tensor:
@@ -992,11 +1007,12 @@ def _complex_expm1(z: Tensor) -> Tensor:
     return complex(sub(mul(expm1(x), cos(y)), mul(mul(half, half), 2)), mul(exp(x), sin(y)))
 
 
-def clamp(x: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None = None) -> Tensor:
-    """Limit ``x`` to [min, max]; the gradient passes where min <= x <= max, as in PyTorch."""
+def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None = None) -> Tensor:
+    """Limit ``input`` to [min, max]; the gradient passes where min <= input <= max, as in
+    PyTorch."""
     if out is not None:
-        return written_out("clamp", clamp(x, min, max), out, same_dtype=True)
-    _require_tensor("clamp", x)
+        return written_out("clamp", clamp(input, min, max), out, same_dtype=True)
+    _require_tensor("clamp", input)
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' and 'max' must not be None")
     if (isinstance(min, Tensor) or isinstance(max, Tensor)) and not all(
@@ -1013,38 +1029,38 @@ def clamp(x: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None = N
         min, max = (v.item() if isinstance(v, Tensor) else v for v in (min, max))
     # PyTorch's classes: RuntimeError for a complex bound on real floats, else (complex or
     # integer inputs) NotImplementedError.
-    error = RuntimeError if x.dtype.kind == "f" else NotImplementedError
+    error = RuntimeError if input.dtype.kind == "f" else NotImplementedError
     for bound in (min, max):
-        _ordered("clamp", x, bound, error)
-    if x.dtype is dtypes.bool_ and all(isinstance(v, (bool, type(None))) for v in (min, max)):
+        _ordered("clamp", input, bound, error)
+    if input.dtype is dtypes.bool_ and all(isinstance(v, (bool, type(None))) for v in (min, max)):
         raise NotImplementedError(
             "clamp: not implemented for bool tensors with bool bounds; convert with .int() first"
         )
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         # All three in their promoted dtype first, as PyTorch: a 0-d int64 bound beside an
         # int64 one is not wrapped into an int8 x's dtype on the way.
-        dtype = result_type(x, *(v for v in (min, max) if v is not None))
-        x, min, max = (None if v is None else cast(v, dtype) for v in (x, min, max))
-        out = x
+        dtype = result_type(input, *(v for v in (min, max) if v is not None))
+        input, min, max = (None if v is None else cast(v, dtype) for v in (input, min, max))
+        out = input
         if min is not None:
             out = maximum(out, min)
         if max is not None:
             out = minimum(out, max)
-        if is_grad_enabled() and any(v is not None and v.requires_grad for v in (x, min, max)):
-            return _clamp_gradients(x, min, max, out)
+        if is_grad_enabled() and any(v is not None and v.requires_grad for v in (input, min, max)):
+            return _clamp_gradients(input, min, max, out)
         return out
-    dtype = result_type(x, *(v for v in (min, max) if v is not None))
+    dtype = result_type(input, *(v for v in (min, max) if v is not None))
     # Scalar bounds must fit the result dtype (PyTorch's overflow check; -1 wraps in uint8).
     min, max = (None if v is None else fill_value(v, dtype, "clamp") for v in (min, max))
-    b = x.backend
-    native = cast_native(x, dtype)
+    b = input.backend
+    native = cast_native(input, dtype)
     if min is not None:
         native = b.maximum(native, scalar_native(b, min, dtype))
     if max is not None:
         native = b.minimum(native, scalar_native(b, max, dtype))
-    if dtype is not x.dtype:
-        x = x.to(dtype)
-    return apply("clamp", native, dtype, (x,), (min, max))
+    if dtype is not input.dtype:
+        input = input.to(dtype)
+    return apply("clamp", native, dtype, (input,), (min, max))
 
 
 def _clamp_gradients(x: Tensor, low: Tensor | None, high: Tensor | None, out: Tensor) -> Tensor:
@@ -1101,17 +1117,17 @@ def _where_number(number: Operand, other: Operand) -> Operand:
     return number
 
 
-def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
-    """``a`` where ``condition`` holds, else ``b`` (all three broadcast together)."""
+def where(condition: Tensor, input: Operand, other: Operand) -> Tensor:
+    """``input`` where ``condition`` holds, else ``other`` (all three broadcast together)."""
     _require_tensor("where", condition)
-    if type(a) is not type(b):
-        a, b = _where_number(a, b), _where_number(b, a)
+    if type(input) is not type(other):
+        input, other = _where_number(input, other), _where_number(other, input)
     # Fast paths: a bool mask of the tensor's shape and a number that keeps its dtype:
     # where(mask, x, 0.0) (most gradient rules) and where(mask, 0.0, g) (masked_fill's).
-    if _fits_mask(condition, a, b):
-        return where_number(condition, a, b, number_first=False)
-    if _fits_mask(condition, b, a):
-        return where_number(condition, b, a, number_first=True)
+    if _fits_mask(condition, input, other):
+        return where_number(condition, input, other, number_first=False)
+    if _fits_mask(condition, other, input):
+        return where_number(condition, other, input, number_first=True)
     if condition.dtype is not dtypes.bool_:
         if condition.dtype is not dtypes.uint8:
             raise RuntimeError(
@@ -1124,20 +1140,20 @@ def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
             stacklevel=2,
         )
     backend = condition.backend
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        dtype = result_type(a, b)
-        a, b = constant(a, backend, dtype), constant(b, backend, dtype)
-    a, b, backend, dtype, an, bn = _operands("where", a, b, _same)
-    check_backends("where", (condition, a))
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        dtype = result_type(input, other)
+        input, other = constant(input, backend, dtype), constant(other, backend, dtype)
+    input, other, backend, dtype, an, bn = _operands("where", input, other, _same)
+    check_backends("where", (condition, input))
     cond = cast_native(condition, dtypes.bool_)
-    shapes = [t.shape for t in (condition, a, b)]
+    shapes = [t.shape for t in (condition, input, other)]
     if len({*shapes}) > 1:
         shape = broadcast_shapes("where", *shapes)
         cond = expand_native(Tensor(cond, backend, dtypes.bool_), shape)
         an = expand_native(Tensor(an, backend, dtype), shape)
         bn = expand_native(Tensor(bn, backend, dtype), shape)
     native = backend.where(cond, an, bn)
-    return apply("where", native, dtype, (condition, a, b))
+    return apply("where", native, dtype, (condition, input, other))
 
 
 def with_zero_gradient(value: Tensor, source: Tensor) -> Tensor:
@@ -1183,34 +1199,34 @@ _HALF_TARGETS = frozenset((dtypes.float16, dtypes.bfloat16))
 # -- compositions (their gradients come from the ops they are made of) -----------------------
 
 
-def reciprocal(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("reciprocal", reciprocal(x), out)
-    return div(1, x)
+        return written_out("reciprocal", reciprocal(input), out)
+    return div(1, input)
 
 
-def rsqrt(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("rsqrt", rsqrt(x), out)
-    return div(1, sqrt(x))
+        return written_out("rsqrt", rsqrt(input), out)
+    return div(1, sqrt(input))
 
 
-def square(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("square", square(x), out)
-    if x.dtype is dtypes.bool_:  # PyTorch squares bools as int64
-        x = cast(x, dtypes.int64)
-    return mul(x, x)
+        return written_out("square", square(input), out)
+    if input.dtype is dtypes.bool_:  # PyTorch squares bools as int64
+        input = cast(input, dtypes.int64)
+    return mul(input, input)
 
 
-def tan(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def tan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("tan", tan(x), out)
-    if isinstance(x, Tensor) and x.dtype in _HALF:  # one rounding, not three (bfloat16)
-        return in_float32(tan, x)
-    if isinstance(x, Tensor) and x.dtype.kind == "c":
-        return _complex_tan(x)
-    return div(sin(x), cos(x))
+        return written_out("tan", tan(input), out)
+    if isinstance(input, Tensor) and input.dtype in _HALF:  # one rounding, not three (bfloat16)
+        return in_float32(tan, input)
+    if isinstance(input, Tensor) and input.dtype.kind == "c":
+        return _complex_tan(input)
+    return div(sin(input), cos(input))
 
 
 def _complex_tan(z: Tensor) -> Tensor:
@@ -1232,48 +1248,49 @@ def _real_scaled(z: Tensor, factor: float) -> Tensor:
     return complex(div(real(z), 1 / factor), div(imag(z), 1 / factor))
 
 
-def log2(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("log2", log2(x), out)
-    if isinstance(x, Tensor) and x.dtype in _HALF:  # log2(0.5) is -1 exactly in bfloat16 too
-        return in_float32(log2, x)
-    return _real_scaled(log(x), 1 / math.log(2.0))
+        return written_out("log2", log2(input), out)
+    if isinstance(input, Tensor) and input.dtype in _HALF:
+        # log2(0.5) is -1 exactly in bfloat16 too
+        return in_float32(log2, input)
+    return _real_scaled(log(input), 1 / math.log(2.0))
 
 
-def log10(x: Tensor, *, out: Tensor | None = None) -> Tensor:
+def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("log10", log10(x), out)
-    if isinstance(x, Tensor) and x.dtype in _HALF:  # one rounding, as PyTorch's kernel
-        return in_float32(log10, x)
-    return _real_scaled(log(x), 1 / math.log(10.0))
+        return written_out("log10", log10(input), out)
+    if isinstance(input, Tensor) and input.dtype in _HALF:  # one rounding, as PyTorch's kernel
+        return in_float32(log10, input)
+    return _real_scaled(log(input), 1 / math.log(10.0))
 
 
-def isnan(x: Tensor) -> Tensor:
-    return ne(x, x)
+def isnan(input: Tensor) -> Tensor:
+    return ne(input, input)
 
 
-def isinf(x: Tensor) -> Tensor:
-    if x.dtype.kind == "c":  # either part, as PyTorch (|x| can overflow where neither is)
+def isinf(input: Tensor) -> Tensor:
+    if input.dtype.kind == "c":  # either part, as PyTorch (|x| can overflow where neither is)
         from tensorweaver.ops.complex import imag, real
 
-        return logical_or(isinf(real(x)), isinf(imag(x)))
-    if x.dtype.kind != "f":
-        return ne(x, x)
-    return eq(abs(x), math.inf)
+        return logical_or(isinf(real(input)), isinf(imag(input)))
+    if input.dtype.kind != "f":
+        return ne(input, input)
+    return eq(abs(input), math.inf)
 
 
-def isfinite(x: Tensor) -> Tensor:
-    if x.dtype.kind == "c":
+def isfinite(input: Tensor) -> Tensor:
+    if input.dtype.kind == "c":
         from tensorweaver.ops.complex import imag, real
 
-        return logical_and(isfinite(real(x)), isfinite(imag(x)))
-    if x.dtype.kind != "f":
-        return eq(x, x)
-    return lt(abs(x), math.inf)
+        return logical_and(isfinite(real(input)), isfinite(imag(input)))
+    if input.dtype.kind != "f":
+        return eq(input, input)
+    return lt(abs(input), math.inf)
 
 
 def nan_to_num(
-    x: Tensor,
+    input: Tensor,
     nan: float = 0.0,
     posinf: float | None = None,
     neginf: float | None = None,
@@ -1281,7 +1298,7 @@ def nan_to_num(
     out: Tensor | None = None,
 ) -> Tensor:
     if out is not None:
-        result = nan_to_num(x, nan, posinf, neginf)
+        result = nan_to_num(input, nan, posinf, neginf)
         return written_out("nan_to_num", result, out, same_dtype=True)
     for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
         if value is not None and not isinstance(value, (int, float)):
@@ -1290,70 +1307,70 @@ def nan_to_num(
             )
     # Ints are read as floats (2**64 too, as PyTorch's double argument takes it).
     nan, posinf, neginf = (None if v is None else float(v) for v in (nan, posinf, neginf))
-    if x.dtype.kind == "c":  # each part, as PyTorch
+    if input.dtype.kind == "c":  # each part, as PyTorch
         from tensorweaver.ops.complex import complex, imag, real
 
-        parts = (nan_to_num(part(x), nan, posinf, neginf) for part in (real, imag))
+        parts = (nan_to_num(part(input), nan, posinf, neginf) for part in (real, imag))
         return complex(*parts)
-    if x.dtype.kind != "f":
-        return x
-    largest = float_max(x.dtype)
+    if input.dtype.kind != "f":
+        return input
+    largest = float_max(input.dtype)
     # PyTorch casts these unchecked: 1e39 is inf in float32
     nan, posinf, neginf = (
-        None if v is None else cast_float(v, x.dtype) for v in (nan, posinf, neginf)
+        None if v is None else cast_float(v, input.dtype) for v in (nan, posinf, neginf)
     )
-    out = where(isnan(x), nan, x)
+    out = where(isnan(input), nan, input)
     out = where(eq(out, math.inf), largest if posinf is None else posinf, out)
     return where(eq(out, -math.inf), -largest if neginf is None else neginf, out)
 
 
-def lerp(start: Tensor, end: Tensor, weight: Operand, *, out: Tensor | None = None) -> Tensor:
-    """``start + weight * (end - start)`` for floating-point ``start`` and ``end`` of one
+def lerp(input: Tensor, end: Tensor, weight: Operand, *, out: Tensor | None = None) -> Tensor:
+    """``input + weight * (end - input)`` for floating-point ``input`` and ``end`` of one
     dtype, as PyTorch requires."""
     if out is not None:
-        return written_out("lerp", lerp(start, end, weight), out)
-    _require_tensor("lerp", start)
+        return written_out("lerp", lerp(input, end, weight), out)
+    _require_tensor("lerp", input)
     if not isinstance(end, Tensor):
         raise TypeError(f"lerp(): argument 'end' must be a Tensor, not {type(end).__name__}")
     if (
         isinstance(weight, Tensor)
         and not weight.shape
-        and weight.dtype is not start.dtype
-        and end.dtype is start.dtype
+        and weight.dtype is not input.dtype
+        and end.dtype is input.dtype
     ):
         # A 0-d weight of another dtype takes part in promotion, as in PyTorch: int16 ends
         # with a 0-d float16 weight are a float16 lerp, float32 ends keep float32.
-        dtype = result_type(start, end, weight)
-        start, end, weight = (cast(t, dtype) for t in (start, end, weight))
-    if start.dtype.kind not in "fc":
+        dtype = result_type(input, end, weight)
+        input, end, weight = (cast(t, dtype) for t in (input, end, weight))
+    if input.dtype.kind not in "fc":
         raise NotImplementedError(
-            f'"lerp" not implemented for {start.dtype.name} tensors; convert them with .float()'
+            f'"lerp" not implemented for {input.dtype.name} tensors; convert them with .float()'
         )
-    if end.dtype is not start.dtype:
+    if end.dtype is not input.dtype:
         raise RuntimeError(
-            f"lerp: expected dtype {start.dtype.name} for `end` but got dtype {end.dtype.name}"
+            f"lerp: expected dtype {input.dtype.name} for `end` but got dtype {end.dtype.name}"
         )
-    if isinstance(weight, complex) and start.dtype.kind != "c":
-        raise RuntimeError(f"lerp: a complex weight cannot be converted to {start.dtype.name}")
-    if isinstance(weight, Tensor) and weight.dtype is not start.dtype:
+    if isinstance(weight, complex) and input.dtype.kind != "c":
+        raise RuntimeError(f"lerp: a complex weight cannot be converted to {input.dtype.name}")
+    if isinstance(weight, Tensor) and weight.dtype is not input.dtype:
         raise RuntimeError(
-            f"lerp: expected dtype {start.dtype.name} for `weight` but got dtype "
+            f"lerp: expected dtype {input.dtype.name} for `weight` but got dtype "
             f"{weight.dtype.name}"
         )
-    if start.dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
-        wide = lerp(*(_as_dtype(v, dtypes.float32) for v in (start, end, weight)))
+    if input.dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
+        wide = lerp(*(_as_dtype(v, dtypes.float32) for v in (input, end, weight)))
         label = "LerpBackward1" if isinstance(weight, Tensor) else "LerpBackward0"
-        return labelled(cast(wide, start.dtype), label, start)
+        return labelled(cast(wide, input.dtype), label, input)
     # PyTorch's form: from the nearer end, so that weight 1 gives ``end`` exactly
-    diff = sub(end, start)
+    diff = sub(end, input)
     if isinstance(weight, Tensor):
         near_start = lt(abs(weight), 0.5)
-        out = where(near_start, add(start, mul(weight, diff)), sub(end, mul(diff, sub(1, weight))))
-        return labelled(out, "LerpBackward1", start)
-    _opmath_number("lerp", weight, start.dtype)
+        out = where(near_start, add(input, mul(weight, diff)), sub(end, mul(diff, sub(1, weight))))
+        return labelled(out, "LerpBackward1", input)
+    _opmath_number("lerp", weight, input.dtype)
     if builtins.abs(weight) < 0.5:
-        return labelled(add(start, mul(weight, diff)), "LerpBackward0", start)
-    return labelled(sub(end, mul(diff, 1 - weight)), "LerpBackward0", start)
+        return labelled(add(input, mul(weight, diff)), "LerpBackward0", input)
+    return labelled(sub(end, mul(diff, 1 - weight)), "LerpBackward0", input)
 
 
 def _product_value(fn: str, value: Any, dtype: DType) -> Any:
@@ -1377,12 +1394,12 @@ def _opmath_number(fn: str, number: Any, dtype: DType) -> Any:
 
 
 def addcmul(
-    x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1, out: Tensor | None = None
+    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1, out: Tensor | None = None
 ) -> Tensor:
-    """``x + value * t1 * t2``."""
+    """``input + value * tensor1 * tensor2``."""
     if out is not None:
-        return written_out("addcmul", addcmul(x, t1, t2, value=value), out)
-    dtype = result_type(x, t1, t2)
+        return written_out("addcmul", addcmul(input, tensor1, tensor2, value=value), out)
+    dtype = result_type(input, tensor1, tensor2)
     if dtype is dtypes.bool_:
         raise NotImplementedError(
             "addcmul: not implemented for bool tensors; convert them with .int() first"
@@ -1390,11 +1407,12 @@ def addcmul(
     value = _product_value("addcmul", value, dtype)
     # Every operand in the result dtype first, as PyTorch: int16 * 0-d int64 beside an int64
     # x is an int64 product, not a wrapped int16 one.
-    x, t1, t2 = (_as_dtype(v, dtype) for v in (x, t1, t2))
+    input, tensor1, tensor2 = (_as_dtype(v, dtype) for v in (input, tensor1, tensor2))
     if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
-        wide = addcmul(*(cast(v, dtypes.float32) for v in (x, t1, t2)), value=value)
+        wide = addcmul(*(cast(v, dtypes.float32) for v in (input, tensor1, tensor2)), value=value)
         return cast(wide, dtype)
-    return add(x, mul(mul(t1, value), t2) if value != 1 else mul(t1, t2))  # PyTorch's order
+    # PyTorch's order
+    return add(input, mul(mul(tensor1, value), tensor2) if value != 1 else mul(tensor1, tensor2))
 
 
 def _as_dtype(v: Operand, dtype: DType) -> Operand:
@@ -1402,21 +1420,24 @@ def _as_dtype(v: Operand, dtype: DType) -> Operand:
 
 
 def addcdiv(
-    x: Tensor, t1: Tensor, t2: Tensor, *, value: Any = 1, out: Tensor | None = None
+    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1, out: Tensor | None = None
 ) -> Tensor:
-    """``x + value * t1 / t2``; ``t1`` and ``t2`` may not both be integers, as in PyTorch."""
+    """``input + value * tensor1 / tensor2``; ``tensor1`` and ``tensor2`` may not both be
+    integers, as in PyTorch."""
     if out is not None:
-        return written_out("addcdiv", addcdiv(x, t1, t2, value=value), out)
-    if not (_is_float(t1) or _is_float(t2)):
+        return written_out("addcdiv", addcdiv(input, tensor1, tensor2, value=value), out)
+    if not (_is_float(tensor1) or _is_float(tensor2)):
         raise RuntimeError(
             "addcdiv: integer division with addcdiv is no longer supported; convert tensor1 or "
             "tensor2 to a floating-point dtype (true division), or use tw.div(tensor1, "
             "tensor2, rounding_mode='trunc') for the old integer behaviour"
         )
-    dtype = result_type(x, t1, t2)
+    dtype = result_type(input, tensor1, tensor2)
     value = _product_value("addcdiv", value, dtype)
-    x, t1, t2 = (_as_dtype(v, dtype) for v in (x, t1, t2))  # as addcmul's
+    # as addcmul's
+    input, tensor1, tensor2 = (_as_dtype(v, dtype) for v in (input, tensor1, tensor2))
     if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
-        wide = addcdiv(*(cast(v, dtypes.float32) for v in (x, t1, t2)), value=value)
+        wide = addcdiv(*(cast(v, dtypes.float32) for v in (input, tensor1, tensor2)), value=value)
         return cast(wide, dtype)
-    return add(x, div(mul(t1, value), t2) if value != 1 else div(t1, t2))  # PyTorch's order
+    # PyTorch's order
+    return add(input, div(mul(tensor1, value), tensor2) if value != 1 else div(tensor1, tensor2))

@@ -16,46 +16,56 @@ from tensorweaver.promotion import promote_types
 from tensorweaver.tensor import Tensor
 
 
-def matmul(a: Tensor, b: Tensor) -> Tensor:
-    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError("matmul: both operands must be tensors")
     low = autocast_dtype()
     if low is not None:
-        a, b = autocast_operands(low, a, b)
-    if a.dtype.kind == "b" and b.dtype is a.dtype:  # PyTorch's CPU kernels: no boolean product
+        input, other = autocast_operands(low, input, other)
+    if (
+        input.dtype.kind == "b" and other.dtype is input.dtype
+    ):  # PyTorch's CPU kernels: no boolean product
         raise NotImplementedError(
-            f"\"matmul\" not implemented for 'Bool' (shapes {list(a.shape)} and "
-            f"{list(b.shape)}); convert with .int() or .float() first"
+            f"\"matmul\" not implemented for 'Bool' (shapes {list(input.shape)} and "
+            f"{list(other.shape)}); convert with .int() or .float() first"
         )
-    if a.ndim >= 2 and b.ndim >= 2 and a.dtype is b.dtype and a.backend is b.backend:
-        if a.shape[-1] != b.shape[-2]:
-            raise RuntimeError(_mismatch(a, b))
-        if a.ndim > 2 or b.ndim > 2:
+    if (
+        input.ndim >= 2
+        and other.ndim >= 2
+        and input.dtype is other.dtype
+        and input.backend is other.backend
+    ):
+        if input.shape[-1] != other.shape[-2]:
+            raise RuntimeError(_mismatch(input, other))
+        if input.ndim > 2 or other.ndim > 2:
             try:
-                broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+                broadcast_shapes("matmul", input.shape[:-2], other.shape[:-2])
             except RuntimeError:
                 raise RuntimeError(
-                    f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} cannot be "
-                    "broadcast together (all but the last two dimensions must match or be 1)"
+                    f"matmul: the batch dimensions of shapes {input.shape} and {other.shape} "
+                    "cannot be broadcast together (all but the last two dimensions must match or "
+                    "be 1)"
                 ) from None
-        return apply("matmul", a.backend.matmul(a.native, b.native), a.dtype, (a, b))
-    if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError(
-            f"matmul: both arguments need at least 1 dimension, got shapes {list(a.shape)} "
-            f"and {list(b.shape)}; use * for scalars"
+        return apply(
+            "matmul", input.backend.matmul(input.native, other.native), input.dtype, (input, other)
         )
-    check_backends("matmul", (a, b))
-    check_same_dtype("matmul", a, b)
-    if a.ndim == 1 and b.ndim == 1:
-        if a.shape != b.shape:
-            raise RuntimeError(_mismatch(a, b))
+    if input.ndim == 0 or other.ndim == 0:
+        raise RuntimeError(
+            f"matmul: both arguments need at least 1 dimension, got shapes {list(input.shape)} "
+            f"and {list(other.shape)}; use * for scalars"
+        )
+    check_backends("matmul", (input, other))
+    check_same_dtype("matmul", input, other)
+    if input.ndim == 1 and other.ndim == 1:
+        if input.shape != other.shape:
+            raise RuntimeError(_mismatch(input, other))
         # an integer dot product keeps its dtype (wrapping), as PyTorch's, where sum widens
-        return rd.sum(ew.mul(a, b), dtype=a.dtype if a.dtype.kind in "ui" else None)
-    if a.ndim == 1:
-        return mv.squeeze(matmul(mv.unsqueeze(a, 0), b), -2)
-    if b.ndim == 1:
-        return mv.squeeze(matmul(a, mv.unsqueeze(b, 1)), -1)
-    return matmul(a, b)
+        return rd.sum(ew.mul(input, other), dtype=input.dtype if input.dtype.kind in "ui" else None)
+    if input.ndim == 1:
+        return mv.squeeze(matmul(mv.unsqueeze(input, 0), other), -2)
+    if other.ndim == 1:
+        return mv.squeeze(matmul(input, mv.unsqueeze(other, 1)), -1)
+    return matmul(input, other)
 
 
 def check_same_dtype(name: str, a: Tensor, b: Tensor) -> None:
@@ -90,28 +100,46 @@ def _mismatch(a: Tensor, b: Tensor) -> str:
     )
 
 
-def mm(a: Tensor, b: Tensor) -> Tensor:
-    if a.ndim != 2 or b.ndim != 2:
+def _tensors(op: str, first: Any, second: Any, name: str) -> None:
+    """PyTorch's TypeError for an argument that is not a tensor (``mm(a, 2)``)."""
+    for argument, value, position in (("input", first, 1), (name, second, 2)):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"{op}(): argument '{argument}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    if not (isinstance(input, Tensor) and isinstance(mat2, Tensor)):
+        _tensors("mm", input, mat2, "mat2")
+    if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(
-            f"mm: expects 2-d tensors, got shapes {list(a.shape)} and {list(b.shape)}"
+            f"mm: expects 2-d tensors, got shapes {list(input.shape)} and {list(mat2.shape)}"
         )
-    return matmul(a, b)
+    return matmul(input, mat2)
 
 
-def bmm(a: Tensor, b: Tensor) -> Tensor:
-    if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0]:
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    if not (isinstance(input, Tensor) and isinstance(mat2, Tensor)):
+        _tensors("bmm", input, mat2, "mat2")
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise RuntimeError(
-            f"bmm: expects 3-d tensors with the same batch size, got shapes {list(a.shape)} "
-            f"and {list(b.shape)}"
+            f"bmm: expects 3-d tensors with the same batch size, got shapes {list(input.shape)} "
+            f"and {list(mat2.shape)}"
         )
-    return labelled(matmul(a, b), "BmmBackward0", a, b)
+    return labelled(matmul(input, mat2), "BmmBackward0", input, mat2)
 
 
-def dot(a: Tensor, b: Tensor) -> Tensor:
-    if a.ndim != 1 or b.ndim != 1:
-        raise RuntimeError(f"dot: expects 1-d tensors, got {list(a.shape)} and {list(b.shape)}")
-    check_same_dtype("dot", a, b)
-    return matmul_as_given(a, b)
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    if not (isinstance(input, Tensor) and isinstance(tensor, Tensor)):
+        _tensors("dot", input, tensor, "tensor")
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(
+            f"dot: expects 1-d tensors, got {list(input.shape)} and {list(tensor.shape)}"
+        )
+    check_same_dtype("dot", input, tensor)
+    return matmul_as_given(input, tensor)
 
 
 def matmul_as_given(a: Tensor, b: Tensor) -> Tensor:
@@ -120,8 +148,8 @@ def matmul_as_given(a: Tensor, b: Tensor) -> Tensor:
     return matmul(a, b) if autocast_dtype() is None else outside_autocast(matmul, a, b)
 
 
-def outer(a: Tensor, b: Tensor) -> Tensor:
-    return ew.mul(mv.unsqueeze(a, 1), mv.unsqueeze(b, 0))
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    return ew.mul(mv.unsqueeze(input, 1), mv.unsqueeze(vec2, 0))
 
 
 def einsum(equation: str, *operands: Any) -> Tensor:

@@ -57,6 +57,8 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         device, dtype, copy = None, first, False
     elif isinstance(first, Tensor):
         device, dtype, copy = first.backend, first.dtype, False
+    elif isinstance(first, type) and first in cr.PYTHON_DTYPES:  # to(float): a dtype
+        device, dtype, copy = None, cr.dtype_argument("to", first), False
     else:
         device, dtype, copy = first, None, False
     out = self
@@ -92,7 +94,7 @@ def _to_arguments(args: tuple, kwargs: dict) -> tuple[Any, DType | None, bool, A
     memory_format = given.pop("memory_format", None)
     _check_memory_format("to", memory_format)
     first = args[0] if args else None
-    if isinstance(first, DType):
+    if isinstance(first, DType) or isinstance(first, type) and first in cr.PYTHON_DTYPES:
         names: tuple[str, ...] = ("dtype", "non_blocking", "copy")
     elif isinstance(first, Tensor):
         names = ("other", "non_blocking", "copy")
@@ -111,9 +113,7 @@ def _to_arguments(args: tuple, kwargs: dict) -> tuple[Any, DType | None, bool, A
             raise TypeError(
                 f"to(): argument '{flag}' must be bool, not {type(bound[flag]).__name__}"
             )
-    dtype = bound.get("dtype")
-    if dtype is not None and not isinstance(dtype, DType):
-        raise TypeError(f"to(): argument 'dtype' must be tw.dtype, not {type(dtype).__name__}")
+    dtype = cr.dtype_argument("to", bound.get("dtype"))
     device = bound.get("device")
     if isinstance(device, (bool, DType)):
         raise TypeError(
@@ -187,7 +187,8 @@ def _inplace(op: Any) -> Any:
     name = op.__name__ + "_"
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return self._assign(op(self._inplace_source(), *args, **kwargs), name)
+        source = self._inplace_source(*args, *kwargs.values())  # (operands: see there)
+        return self._assign(op(source, *args, **kwargs), name)
 
     method.__name__ = name
     return method
@@ -398,14 +399,6 @@ def _deferred(name: str, module: str, attr: str) -> Any:
     return method
 
 
-def _max(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
-    return rd.max(self, dim, keepdim)
-
-
-def _min(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
-    return rd.min(self, dim, keepdim)
-
-
 def _split(self: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
     # PyTorch's method names it split_size (torch.split: split_size_or_sections)
     return views.split(self, split_size, dim)
@@ -541,8 +534,8 @@ _METHODS: dict[str, Any] = {
     "prod": rd.prod,
     "amax": rd.amax,
     "amin": rd.amin,
-    "max": _max,
-    "min": _min,
+    "max": rd.max,
+    "min": rd.min,
     "argmax": rd.argmax,
     "argmin": rd.argmin,
     "var": rd.var,
@@ -763,31 +756,20 @@ _METHODS.update(
 
 
 #: Methods whose leading arguments PyTorch names otherwise than the functions bound to them
-#: (``x.addcdiv(tensor1=a, tensor2=b)``): name -> PyTorch's names, in order, each a tuple of
-#: the names one position takes (``tensor_split``'s first: an int, a list or a tensor). The
-#: in-place form ``name_`` takes them too. (The per-op arithmetic and comparisons, ``add`` to
-#: ``ge`` and ``matmul``, are left out: a wrapper would slow every call; their functions
-#: should name the argument ``other`` themselves.)
+#: (``x.addmm(mat1=a, mat2=b)``): name -> PyTorch's names, in order, each a tuple of the
+#: names one position takes (``tensor_split``'s first: an int, a list or a tensor). The
+#: in-place form ``name_`` takes them too. (The functions of ops/elementwise.py and
+#: ops/linalg.py name their arguments as PyTorch does, ``other``, ``tensor1``, ``vec2``...,
+#: so their methods need no wrapper, which would cost every call a frame.)
 TORCH_METHOD_KEYWORDS: dict[str, tuple[tuple[str, ...], ...]] = {
-    **dict.fromkeys(("addcdiv", "addcmul"), (("tensor1",), ("tensor2",))),
     "addmm": (("mat1",), ("mat2",)),
     "addmv": (("mat",), ("vec",)),
     "baddbmm": (("batch1",), ("batch2",)),
     "broadcast_to": (("size",),),
     "where": (("condition",), ("other",)),
     "swapaxes": (("axis0",), ("axis1",)),
-    "dot": (("tensor",),),
-    **dict.fromkeys(("outer", "ger"), (("vec2",),)),
     "tensor_split": (("sections", "indices", "tensor_indices_or_sections"),),
     **dict.fromkeys(("hsplit", "vsplit", "dsplit"), (("sections", "indices"),)),
-    **dict.fromkeys(
-        (
-            "multiply divide subtract true_divide floor_divide maximum minimum logical_and "
-            "logical_or logical_xor bitwise_and bitwise_or bitwise_xor greater greater_equal "
-            "less less_equal not_equal"
-        ).split(),
-        (("other",),),
-    ),
 }
 
 

@@ -35,7 +35,14 @@ class Kind(NamedTuple):
     ``uncast``, the class of the error where the result does not cast to ``out``'s dtype;
     ``needs_dim``, whether PyTorch has ``out=`` only with ``dim`` given (sum, median);
     ``differentiable``, False where PyTorch defines no derivative (its ``out`` may require
-    grad)."""
+    grad); ``widens``, how the reductions whose kernels run in ``out``'s dtype compute a
+    floating input's result there: ``"dtype"``, passed as ``dtype=`` (mean, nansum);
+    ``"input"``, the input cast to it first, unless the result is one element of a float32
+    or float64 ``out`` (std and var: their kernel for a whole reduction reads the input as
+    it is); ``float_kernel``, whether that kernel has floating forms only, so that a float
+    input with a non-float ``out`` is PyTorch's NotImplementedError (nansum, std);
+    ``checks_first``, whether PyTorch's kernel refuses an ``out`` that repeats elements in
+    memory before resizing it (index_select; others resize first)."""
 
     exact: bool = True
     apart: bool = False
@@ -46,6 +53,9 @@ class Kind(NamedTuple):
     uncast: type[Exception] = RuntimeError
     needs_dim: bool = False
     differentiable: bool = True
+    widens: str = ""
+    float_kernel: bool = False
+    checks_first: bool = False
 
 
 def _table(kind: Kind, names: str) -> dict[str, Kind]:
@@ -70,20 +80,24 @@ OUT: dict[str, Kind] = {
     **_table(
         Kind(exact=False),
         "addr cholesky cholesky_inverse cholesky_solve fmax fmin geqrf igamma igammac kron "
-        "logsumexp mean mvlgamma nanmean nansum normal orgqr outer std threshold var",
+        "logsumexp mvlgamma normal orgqr outer threshold",
     ),
+    **_table(Kind(exact=False, widens="dtype"), "mean"),
+    **_table(Kind(exact=False, widens="dtype", float_kernel=True), "nanmean nansum"),
+    **_table(Kind(exact=False, widens="input", float_kernel=True), "std var"),
     **_table(Kind(exact=False, exact_pairs=True), "max min"),
     **_table(Kind(differentiable=False), "histc"),
     **_table(Kind(exact=False, copies=True), "cumprod cumsum"),
     **_table(Kind(exact=False, copies=True, needs_dim=True), "prod sum"),
     **_table(Kind(exact=False, quiet=True), "bernoulli lu"),
-    **_table(Kind(exact=False, quiet=True, copies=True), "eye rand randint randperm"),
+    **_table(Kind(exact=False, quiet=True, copies=True), "eye rand randint randperm range"),
     **_table(Kind(quiet=True), "addbmm logspace multinomial narrow_copy randn"),
     **_table(Kind(returns=False), "split_with_sizes_copy unbind_copy"),
     **_table(
         Kind(apart=True),
-        "cross gather index_select kthvalue masked_select nonzero take take_along_dim",
+        "cross gather kthvalue masked_select nonzero take take_along_dim",
     ),
+    **_table(Kind(apart=True, checks_first=True), "index_select"),
     **_table(Kind(apart=True, needs_dim=True), "median nanmedian"),
     **_table(
         Kind(exact=False, apart=True, uncast=TypeError),
@@ -124,9 +138,17 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     _refuse_overloads(name, kind, args, kwargs, out)
     if kind.apart:
         _refuse_overlap(name, out, args, kwargs)
+    if kind.checks_first and isinstance(out, Tensor):
+        _refuse_repeats(name, out.shape, out)
     if kind.copies and isinstance(out, Tensor) and kwargs.get("dtype") is None:
         kwargs = {**kwargs, "dtype": out.dtype}  # computed in out's dtype, as PyTorch's
-    value = fn(*args, **kwargs)
+    if kind.widens and isinstance(out, Tensor):
+        value = _in_out_dtype(name, kind, fn, args, kwargs, out.dtype)
+    else:
+        value = fn(*args, **kwargs)
+    if kind.apart and isinstance(out, Tensor) and isinstance(value, Tensor):
+        if out.numel() and out.shape != value.shape:  # (resized first, over its memory)
+            _refuse_overlap(name, out, args, kwargs, resized=value.numel())
     if kind.quiet:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "An output with one or more elements was")
@@ -134,6 +156,40 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     else:
         written = _write(name, value, out, kind)
     return written if kind.returns else None
+
+
+def _in_out_dtype(
+    name: str, kind: Kind, fn: Callable[..., Any], args: tuple, kwargs: dict, dtype: DType
+) -> Any:
+    """``fn(*args, **kwargs)`` with a floating input computed in ``out``'s ``dtype``, as the
+    kernels of ``kind.widens`` compute it (see :class:`Kind`)."""
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    x = bound.arguments.get("input")
+    if not isinstance(x, Tensor) or x.dtype.kind not in "fc" or x.dtype is dtype:
+        return fn(*args, **kwargs)
+    refused = kind.float_kernel and x.dtype.kind == "f" and dtype.kind != "f"
+    if kind.widens == "dtype":
+        if refused:
+            raise NotImplementedError(_no_kernel(name, x.dtype, dtype))
+        if dtype.kind in "fc" and kwargs.get("dtype") is None:
+            kwargs = {**kwargs, "dtype": dtype}
+        return fn(*args, **kwargs)
+    value = fn(*args, **kwargs)
+    if value.numel() <= 1 and dtype.itemsize >= 4:  # the whole reduction's kernel
+        return value
+    if refused and dtype.kind == "c":  # (an integer out is _write's RuntimeError)
+        raise NotImplementedError(_no_kernel(name, x.dtype, dtype))
+    if dtype.kind != "f" or x.dtype.kind != "f":  # a complex input's std is real already
+        return value
+    bound.arguments["input"] = x.to(dtype)
+    return fn(*bound.args, **bound.kwargs)
+
+
+def _no_kernel(name: str, given: DType, dtype: DType) -> str:
+    return (
+        f'"{name}" not implemented for {dtype.name}: its kernel computes a {given.name} input '
+        "in out's dtype, which must be floating point; pass a floating out"
+    )
 
 
 def _refuse_overloads(name: str, kind: Kind, args: tuple, kwargs: dict, out: Any) -> None:
@@ -153,7 +209,7 @@ def _refuse_overloads(name: str, kind: Kind, args: tuple, kwargs: dict, out: Any
 
 def _write(name: str, value: Any, out: Any, kind: Kind) -> Any:
     if isinstance(value, Tensor):
-        _refuse_repeats(name, value, out)
+        _refuse_repeats(name, value.shape, out)
         if isinstance(out, Tensor) and out.dtype is not value.dtype:
             if kind.uncast is not RuntimeError and not can_cast(value.dtype, out.dtype):
                 raise kind.uncast(
@@ -170,7 +226,7 @@ def _write(name: str, value: Any, out: Any, kind: Kind) -> Any:
         )
     exact = kind.exact if kind.exact_pairs is None else kind.exact_pairs
     for v, o in zip(value, out):
-        _refuse_repeats(name, v, o)
+        _refuse_repeats(name, v.shape, o)
     written = [written_out(name, v, o, same_dtype=exact) for v, o in zip(value, out)]
     named = type(value)
     if not hasattr(named, "_fields"):
@@ -181,12 +237,12 @@ def _write(name: str, value: Any, out: Any, kind: Kind) -> Any:
     return twin(*written)
 
 
-def _refuse_repeats(name: str, value: Tensor, out: Any) -> None:
-    """PyTorch's error where ``out``, of the result's shape (so not resized), repeats an
-    element in memory (an ``expand()``)."""
+def _refuse_repeats(name: str, shape: tuple, out: Any) -> None:
+    """PyTorch's error where ``out``, of the result's ``shape`` (so not resized), repeats
+    an element in memory (an ``expand()``)."""
     if (
         isinstance(out, Tensor)
-        and out.shape == value.shape
+        and out.shape == shape
         and any(s == 0 and n > 1 for n, s in zip(out.shape, out.stride()))
     ):
         raise RuntimeError(
@@ -196,15 +252,18 @@ def _refuse_repeats(name: str, value: Tensor, out: Any) -> None:
         )
 
 
-def _refuse_overlap(name: str, out: Any, args: tuple, kwargs: dict) -> None:
+def _refuse_overlap(
+    name: str, out: Any, args: tuple, kwargs: dict, resized: int | None = None
+) -> None:
     """PyTorch's error where ``out`` and an input share elements (its kernels would read
-    what they already wrote)."""
+    what they already wrote); ``resized``: the element count ``out`` is about to be resized
+    to, laid out contiguously from where it starts, as PyTorch checks it after resizing."""
     outs = out if isinstance(out, (tuple, list)) else (out,)
     inputs = [*args, *kwargs.values()]
     inputs += [t for item in inputs if isinstance(item, (tuple, list)) for t in item]
     for o in outs:
         for t in inputs:
-            if isinstance(o, Tensor) and isinstance(t, Tensor) and _overlap(o, t):
+            if isinstance(o, Tensor) and isinstance(t, Tensor) and _overlap(o, t, resized):
                 raise RuntimeError(
                     f"{name}(): unsupported operation: some elements of the input tensor and "
                     "the written-to tensor refer to a single memory location. Please clone() "
@@ -212,9 +271,10 @@ def _refuse_overlap(name: str, out: Any, args: tuple, kwargs: dict) -> None:
                 )
 
 
-def _overlap(a: Tensor, b: Tensor) -> bool:
+def _overlap(a: Tensor, b: Tensor, a_numel: int | None = None) -> bool:
     """PyTorch's test: the same tensor, or two dense tensors of one memory whose address
-    ranges meet (others it cannot tell, and lets pass)."""
+    ranges meet (others it cannot tell, and lets pass); ``a_numel``: ``a`` resized to so many
+    elements (contiguous, so dense)."""
     if a is b:
         return True
     if a.backend is not b.backend or not a.numel() or not b.numel():
@@ -222,9 +282,9 @@ def _overlap(a: Tensor, b: Tensor) -> bool:
     storage = getattr(a.backend, "storage", None)
     if storage is None or storage(a.native) is not storage(b.native):
         return False
-    if a._dense_order() is None or b._dense_order() is None:
+    if (a_numel is None and a._dense_order() is None) or b._dense_order() is None:
         return False
     a_begin, b_begin = a.data_ptr(), b.data_ptr()
-    a_end = a_begin + a.numel() * a.element_size()
+    a_end = a_begin + (a.numel() if a_numel is None else a_numel) * a.element_size()
     b_end = b_begin + b.numel() * b.element_size()
     return a_begin < b_end and b_begin < a_end

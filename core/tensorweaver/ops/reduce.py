@@ -15,6 +15,7 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.complex import conj_physical, real
+from tensorweaver.ops.creation import dtype_argument
 from tensorweaver.ops.movement import dim_list
 from tensorweaver.registry import _caller_level
 from tensorweaver.tensor import Tensor, _axis, index_argument
@@ -54,9 +55,9 @@ def _reduce(op: str, x: Tensor, dim: Dim, keepdim: bool, dtype: DType) -> Tensor
     return apply(op, native, dtype, (x,), (axes, keepdim))
 
 
-def _accumulate_dtype(x: Tensor, dtype: DType | None) -> DType:
+def _accumulate_dtype(x: Tensor, dtype: DType | None, op: str = "reduction") -> DType:
     if dtype is not None:
-        return dtype
+        return dtype_argument(op, dtype)
     return x.dtype if x.dtype.kind in "fc" else dtypes.int64
 
 
@@ -91,7 +92,7 @@ def _whole_form(op: str, keepdim: Any) -> None:
 
 
 def sum(
-    x: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
+    input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
 ) -> Tensor:
     """Sum over ``dim``; bool and integer tensors sum in int64."""
     if dim is OMITTED:
@@ -99,67 +100,93 @@ def sum(
         dim, keepdim = None, False
     elif keepdim is OMITTED:
         keepdim = False
-    if dim is None and dtype is None and not keepdim and x.dtype.kind in "fc":
+    if dim is None and dtype is None and not keepdim and input.dtype.kind in "fc":
         # The whole of a float tensor (a loss): _reduce's work, without its general steps.
-        ndim = len(x.shape)
+        ndim = len(input.shape)
         if 0 < ndim < 8:
             axes = _EVERY_AXIS[ndim]
-            return apply("sum", x.backend.sum(x.native, axes, False), x.dtype, (x,), (axes, False))
-    return _reduce("sum", x, dim, keepdim, _accumulate_dtype(x, dtype))
+            return apply(
+                "sum",
+                input.backend.sum(input.native, axes, False),
+                input.dtype,
+                (input,),
+                (axes, False),
+            )
+    return _reduce("sum", input, dim, keepdim, _accumulate_dtype(input, dtype, "sum"))
 
 
 def prod(
-    x: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
+    input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
 ) -> Tensor:
     if dim is OMITTED:
         _whole_form("prod", keepdim)
         dim, keepdim = None, False
-    elif dim is None:  # PyTorch's prod names one dim, or none at all
-        raise TypeError("prod(): argument 'dim' must be int, not NoneType; leave dim out")
+    elif dim is None or isinstance(dim, (tuple, list)) or (isinstance(dim, Tensor) and dim.ndim):
+        # PyTorch's prod names one int dim, or none at all
+        raise TypeError(
+            f"prod(): argument 'dim' must be int, not {type(dim).__name__}; prod reduces one "
+            "dim (leave dim out for every element, or call prod once per dim)"
+        )
     elif keepdim is OMITTED:
         keepdim = False
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (x,) = float32_operands(x)
-    return _reduce("prod", x, dim, keepdim, _accumulate_dtype(x, dtype))
+        (input,) = float32_operands(input)
+    return product(input, dim, keepdim, dtype)
+
+
+def product(input: Tensor, dim: Dim, keepdim: bool, dtype: DType | None = None) -> Tensor:
+    """The product over ``dim`` (an int or a tuple of ints, unlike ``prod``'s): for the core's
+    own use (the gradient of a product over several dims)."""
+    return _reduce("prod", input, dim, keepdim, _accumulate_dtype(input, dtype, "prod"))
 
 
 def mean(
-    x: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
+    input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
 ) -> Tensor:
     if dim is OMITTED:
         _whole_form("mean", keepdim)
         dim, keepdim = None, False
     elif keepdim is OMITTED:
         keepdim = False
-    dtype = dtype or x.dtype
+    dtype = input.dtype if dtype is None else dtype_argument("mean", dtype)
     if dtype.kind not in "fc":
         raise RuntimeError(
             f"mean(): could not infer output dtype; input dtype must be floating point, got "
-            f"{x.dtype.name} (use x.float().mean() or mean(dtype=tw.float32))"
+            f"{input.dtype.name} (use x.float().mean() or mean(dtype=tw.float32))"
         )
-    axes = axes_of("mean", dim, x.ndim)
-    count = math.prod(x.shape[a] for a in axes)
+    axes = axes_of("mean", dim, input.ndim)
+    count = math.prod(input.shape[a] for a in axes)
     # Half precision sums in float32, as PyTorch's (the mean of 60000s is not inf).
     wide = dtypes.float32 if dtype in (dtypes.float16, dtypes.bfloat16) else dtype
-    total = sum(x, axes, keepdim, dtype=wide)
+    total = sum(input, axes, keepdim, dtype=wide)
     out = ew.div(total, count) if count else ew.mul(total, math.nan)
     label = "MeanBackward0" if dim is None else "MeanBackward1"
     if dtype is not wide:  # the division's node too: it keeps its count (autograd/node.py)
-        out = labelled(out, label, x)
-    return labelled(ew.cast(out, dtype), label, x)
+        out = labelled(out, label, input)
+    return labelled(ew.cast(out, dtype), label, input)
 
 
 def _check_nonempty(op: str, x: Tensor, axes: tuple[int, ...]) -> None:
-    if x.dtype.kind == "c":
-        raise NotImplementedError(
-            f"{op}(): complex numbers are not ordered; reduce their .abs() or .real instead"
-        )
+    """PyTorch's IndexError for a reduced dimension of size 0, then its NotImplementedError
+    for complex numbers (in that order: an empty dim of a complex tensor is the IndexError)."""
+    _check_sizes(op, x, axes)
+    _check_ordered(op, x)
+
+
+def _check_sizes(op: str, x: Tensor, axes: tuple[int, ...]) -> None:
     for a in axes:
         if x.shape[a] == 0:
             raise IndexError(
                 f"{op}(): expected reduction dim {a} to have non-zero size (shape {x.shape}); "
                 "there is no identity for this reduction"
             )
+
+
+def _check_ordered(op: str, x: Tensor) -> None:
+    if x.dtype.kind == "c":
+        raise NotImplementedError(
+            f"{op}(): complex numbers are not ordered; reduce their .abs() or .real instead"
+        )
 
 
 def _check_whole(op: str, x: Tensor, dim: Dim) -> None:
@@ -171,21 +198,25 @@ def _check_whole(op: str, x: Tensor, dim: Dim) -> None:
         )
 
 
-def amax(x: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
+def amax(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
     """The maximum over ``dim``; the gradient is shared evenly between tied maxima."""
-    _check_whole("amax", x, dim)
-    _check_nonempty("amax", x, axes_of("amax", dim, x.ndim))
-    if x.dtype is dtypes.bool_:  # the axes, as any's dim=() reduces nothing
-        return any(x, axes_of("amax", dim, x.ndim), keepdim)
-    return _reduce("max", x, dim, keepdim, x.dtype)
+    _check_whole("amax", input, dim)
+    _check_sizes("amax", input, axes_of("amax", dim, input.ndim))
+    if input.dtype.kind == "c" and input.numel():  # (an empty one's reduction returns one)
+        _check_ordered("amax", input)
+    if input.dtype is dtypes.bool_:  # the axes, as any's dim=() reduces nothing
+        return any(input, axes_of("amax", dim, input.ndim), keepdim)
+    return _reduce("max", input, dim, keepdim, input.dtype)
 
 
-def amin(x: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
-    _check_whole("amin", x, dim)
-    _check_nonempty("amin", x, axes_of("amin", dim, x.ndim))
-    if x.dtype is dtypes.bool_:
-        return all(x, axes_of("amin", dim, x.ndim), keepdim)
-    return _reduce("min", x, dim, keepdim, x.dtype)
+def amin(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
+    _check_whole("amin", input, dim)
+    _check_sizes("amin", input, axes_of("amin", dim, input.ndim))
+    if input.dtype.kind == "c" and input.numel():  # (an empty one's reduction returns one)
+        _check_ordered("amin", input)
+    if input.dtype is dtypes.bool_:
+        return all(input, axes_of("amin", dim, input.ndim), keepdim)
+    return _reduce("min", input, dim, keepdim, input.dtype)
 
 
 def _arg(op: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
@@ -203,34 +234,54 @@ def _arg(op: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     return Tensor(getattr(x.backend, op)(native, axis, keepdim), x.backend, dtypes.int64)
 
 
-def _no_bool(op: str, x: Tensor) -> Tensor:
+def _orderable(op: str, x: Tensor) -> Tensor:
     if x.dtype is dtypes.bool_:  # PyTorch's; max(dim=) and min(dim=) do take bools
         raise RuntimeError(f"{op}(): does not support bool input; convert it with .int() first")
+    if x.dtype.kind == "c":  # PyTorch's, before any check of dim or of emptiness
+        raise RuntimeError(f"{op}(): does not support complex input; reduce .abs() or .real")
     return x
 
 
-def argmax(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    return _arg("argmax", _no_bool("argmax", x), dim, keepdim)
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return _arg("argmax", _orderable("argmax", input), dim, keepdim)
 
 
-def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    return _arg("argmin", _no_bool("argmin", x), dim, keepdim)
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return _arg("argmin", _orderable("argmin", input), dim, keepdim)
 
 
-def _extreme(op: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
+def _extreme(op: str, x: Tensor, dim: Any, keepdim: Any, other: Any) -> Any:
+    """``max``/``min``: PyTorch's three overloads, told apart as its argument parser does
+    (``OMITTED`` marks an argument not given)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(x).__name__}")
-    if dim is None:
+    if isinstance(dim, Tensor) and other is OMITTED:  # tw.max(a, b): a Tensor in dim's place
+        dim, other = OMITTED, dim
+    if other is not OMITTED:  # the elementwise maximum (minimum)
+        if dim is not OMITTED or keepdim is not OMITTED:
+            raise TypeError(
+                f"{op}() received an invalid combination of arguments: other= takes no dim or "
+                f"keepdim; call {op}(input, other) or {op}(input, dim, keepdim)"
+            )
+        return ew.maximum(x, other) if op == "max" else ew.minimum(x, other)
+    if dim is OMITTED:
+        if keepdim is not OMITTED:
+            _whole_form(op, keepdim)
         if x.numel() == 0:
             raise RuntimeError(
                 f"{op}(): expected a reduction dim to be specified for an input with "
                 f"numel() == 0 (shape {x.shape}); pass dim=..."
             )
         return amax(x) if op == "max" else amin(x)
-    if isinstance(dim, Tensor):  # tw.max(a, b) is the elementwise maximum
-        return ew.maximum(x, dim) if op == "max" else ew.minimum(x, dim)
-    if x.dtype.kind == "c" and x.numel() and not isinstance(dim, (tuple, list)):
-        # PyTorch: RuntimeError along a dim (NotImplementedError over the whole)
+    if dim is None:  # PyTorch's overloads: an int dim, or none at all
+        raise TypeError(f"{op}(): argument 'dim' must be int, not NoneType; leave dim out")
+    if keepdim is not OMITTED and type(keepdim) is not bool:
+        raise TypeError(f"{op}(): argument 'keepdim' must be bool, not {type(keepdim).__name__}")
+    if x.dtype.kind == "c" and not isinstance(dim, (tuple, list)):
+        # PyTorch: an empty dim's IndexError first, then RuntimeError along a dim
+        # (NotImplementedError over the whole)
+        if x.ndim:
+            _check_sizes(op, x, (_axis(dim, x.ndim, op),))
         raise RuntimeError(f"{op}(): does not support complex input; reduce .abs() or .real")
     if x.ndim == 0:
         _axis(dim, 0, op)
@@ -242,13 +293,14 @@ def _extreme(op: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
     return getattr(return_types, op)(values, indices)
 
 
-def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
-    """The maximum of all elements, or ``(values, indices)`` along ``dim``."""
-    return _extreme("max", x, dim, keepdim)
+def max(input: Tensor, dim: Any = OMITTED, keepdim: bool = OMITTED, *, other: Any = OMITTED) -> Any:
+    """The maximum of all elements, ``(values, indices)`` along ``dim``, or the elementwise
+    maximum of ``input`` and ``other``."""
+    return _extreme("max", input, dim, keepdim, other)
 
 
-def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
-    return _extreme("min", x, dim, keepdim)
+def min(input: Tensor, dim: Any = OMITTED, keepdim: bool = OMITTED, *, other: Any = OMITTED) -> Any:
+    return _extreme("min", input, dim, keepdim, other)
 
 
 def _no_dims(dim: Dim) -> bool:
@@ -269,12 +321,12 @@ def _logical_reduce(op: str, x: Tensor, dim: Dim, keepdim: bool) -> Tensor:
     return ew.cast(out, dtypes.uint8) if x.dtype is dtypes.uint8 else out
 
 
-def any(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
-    return _logical_reduce("any", x, dim, keepdim)
+def any(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
+    return _logical_reduce("any", input, dim, keepdim)
 
 
-def all(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
-    return _logical_reduce("all", x, dim, keepdim)
+def all(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
+    return _logical_reduce("all", input, dim, keepdim)
 
 
 def count_nonzero(input: Tensor, dim: Dim = None) -> Tensor:
@@ -286,7 +338,7 @@ _HALF = (dtypes.float16, dtypes.bfloat16)
 
 
 def var(
-    x: Tensor,
+    input: Tensor,
     dim: Dim = None,
     unbiased: bool | None = None,
     keepdim: bool = False,
@@ -294,10 +346,10 @@ def var(
     correction: float | None = None,
 ) -> Tensor:
     """Variance with Bessel's ``correction`` (1 by default; ``unbiased=False`` means 0)."""
-    if x.dtype in _HALF:  # squares of hundreds overflow half: in float32, as PyTorch
-        wide = _variance("var", ew.cast(x, dtypes.float32), dim, correction, keepdim, unbiased)
-        return labelled(ew.cast(wide, x.dtype), "VarBackward0", x)
-    return _variance("var", x, dim, correction, keepdim, unbiased)
+    if input.dtype in _HALF:  # squares of hundreds overflow half: in float32, as PyTorch
+        wide = _variance("var", ew.cast(input, dtypes.float32), dim, correction, keepdim, unbiased)
+        return labelled(ew.cast(wide, input.dtype), "VarBackward0", input)
+    return _variance("var", input, dim, correction, keepdim, unbiased)
 
 
 def _variance(
@@ -390,41 +442,41 @@ class _NoDegreesOfFreedom(Function):
 
 
 def std(
-    x: Tensor,
+    input: Tensor,
     dim: Dim = None,
     unbiased: bool | None = None,
     keepdim: bool = False,
     *,
     correction: float | None = None,
 ) -> Tensor:
-    if x.dtype in _HALF:  # the variance of thousands overflows half: in float32, as PyTorch
-        wide = _variance("std", ew.cast(x, dtypes.float32), dim, correction, keepdim, unbiased)
-        return labelled(ew.cast(_root(wide, 2), x.dtype), "StdBackward0", x)
+    if input.dtype in _HALF:  # the variance of thousands overflows half: in float32, as PyTorch
+        wide = _variance("std", ew.cast(input, dtypes.float32), dim, correction, keepdim, unbiased)
+        return labelled(ew.cast(_root(wide, 2), input.dtype), "StdBackward0", input)
     # _root: the gradient is 0 where the slice is constant, as PyTorch's (not 0 * inf)
-    out = _root(_variance("std", x, dim, correction, keepdim, unbiased), 2)
-    return labelled(out, "StdBackward0", x)
+    out = _root(_variance("std", input, dim, correction, keepdim, unbiased), 2)
+    return labelled(out, "StdBackward0", input)
 
 
-def logsumexp(x: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
+def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) without overflow: the maximum is taken out first."""
     if dim is None:  # PyTorch's dim is required
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
-    if _no_dims(dim) and x.ndim and x.numel() and not keepdim:
+    if _no_dims(dim) and input.ndim and input.numel() and not keepdim:
         # PyTorch's out= of shape () meets its kept (1, ..., 1) result
         raise RuntimeError(
-            f"logsumexp(): dim=() over a {x.ndim}-d tensor is refused as PyTorch refuses it "
+            f"logsumexp(): dim=() over a {input.ndim}-d tensor is refused as PyTorch refuses it "
             "(output with shape [] doesn't match the broadcast shape); name the dims"
         )
-    axes = axes_of("logsumexp", dim, x.ndim)
-    if x.dtype.kind not in "fc":
-        x = x.float()
-    if 0 in [x.shape[a] for a in axes]:  # an empty sum: log(0) = -inf
-        out = ew.log(sum(ew.exp(x), axes, True))
+    axes = axes_of("logsumexp", dim, input.ndim)
+    if input.dtype.kind not in "fc":
+        input = input.float()
+    if 0 in [input.shape[a] for a in axes]:  # an empty sum: log(0) = -inf
+        out = ew.log(sum(ew.exp(input), axes, True))
         return out if keepdim else out.squeeze(axes)
-    m = amax(real(x.detach()), axes, True)  # complex: the real parts' maximum, as PyTorch
+    m = amax(real(input.detach()), axes, True)  # complex: the real parts' maximum, as PyTorch
     m = ew.where(ew.isinf(m), 0.0, m)
-    out = ew.add(ew.log(sum(ew.exp(ew.sub(x, m)), axes, True)), m)
-    return labelled(out if keepdim else out.squeeze(axes), "LogsumexpBackward0", x)
+    out = ew.add(ew.log(sum(ew.exp(ew.sub(input, m)), axes, True)), m)
+    return labelled(out if keepdim else out.squeeze(axes), "LogsumexpBackward0", input)
 
 
 def _refuse_bool_scan(op: str, x: Tensor, dtype: DType) -> None:
@@ -434,19 +486,19 @@ def _refuse_bool_scan(op: str, x: Tensor, dtype: DType) -> None:
         raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for 'Bool'")
 
 
-def cumsum(x: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
-    dtype = _accumulate_dtype(x, dtype)
-    axis = _axis(dim, x.ndim, "cumsum")  # (checked first, as PyTorch's)
-    _refuse_bool_scan("cumsum", x, dtype)
-    if x.dtype is not dtype:
-        x = ew.cast(x, dtype)
-    if x.ndim == 0:
-        return x
-    return apply("cumsum", x.backend.cumsum(x.native, axis), dtype, (x,), axis)
+def cumsum(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
+    dtype = _accumulate_dtype(input, dtype, "cumsum")
+    axis = _axis(dim, input.ndim, "cumsum")  # (checked first, as PyTorch's)
+    _refuse_bool_scan("cumsum", input, dtype)
+    if input.dtype is not dtype:
+        input = ew.cast(input, dtype)
+    if input.ndim == 0:
+        return input
+    return apply("cumsum", input.backend.cumsum(input.native, axis), dtype, (input,), axis)
 
 
 def norm(
-    x: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False, *, dtype: Any = None
+    input: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False, *, dtype: Any = None
 ) -> Tensor:
     """The vector p-norm over ``dim`` (all elements by default; PyTorch's default ``"fro"``
     is the 2-norm); ``p="nuc"`` (or ``"fro"`` over more than two dims, an error as PyTorch's)
@@ -455,18 +507,18 @@ def norm(
     if isinstance(p, str) and (p != "fro" or (isinstance(dim, (tuple, list)) and len(dim) > 2)):
         from tensorweaver.linalg.norms import matrix_norm  # (linalg imports this module)
 
-        dims = tuple(range(x.ndim)) if dim is None else tuple(dim_list(dim))
+        dims = tuple(range(input.ndim)) if dim is None else tuple(dim_list(dim))
         if len(dims) != 2:
             raise RuntimeError(
                 f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims} (norm p={p!r} takes "
                 "the two dims of a matrix)"
             )
-        return matrix_norm(x, p, dims, keepdim, dtype=dtype)
+        return matrix_norm(input, p, dims, keepdim, dtype=dtype)
     if dtype is not None:  # vector_norm casts and checks, then comes back here without dtype
         from tensorweaver.linalg.norms import vector_norm
 
-        return vector_norm(x, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)
-    return labelled(_norm(x, p, dim, keepdim), "LinalgVectorNormBackward0", x)
+        return vector_norm(input, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)
+    return labelled(_norm(input, p, dim, keepdim), "LinalgVectorNormBackward0", input)
 
 
 def _root(total: Tensor, p: float) -> Tensor:

@@ -115,7 +115,7 @@ def _unit_draws(like: Tensor, generator: Generator | None) -> Callable[[tuple], 
     """A draw of U(0, 1) samples of a shape on ``like``'s device, in its dtype if that is a
     float dtype, else in the default one."""
     drawn = like.dtype if like.dtype.is_floating_point else get_default_dtype()
-    return lambda shape: cr.rand(*shape, generator=generator, dtype=drawn, device=like)
+    return lambda shape: cr.rand(shape, generator=generator, dtype=drawn, device=like)
 
 
 def _coin(u: Tensor, p: Any, dtype: Any) -> Tensor:

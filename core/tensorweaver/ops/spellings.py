@@ -529,13 +529,13 @@ def normal(
     if not tensors:
         if size is None:
             raise TypeError("normal(): with a float mean and std, pass size=")
-        noise = cr.randn(*size, generator=generator, dtype=dtype, device=device)
+        noise = cr.randn(size, generator=generator, dtype=dtype, device=device)
         out = noise * std + mean
     else:
         like = tensors[0]
         shape = tuple(broadcast_shapes(*(t.shape for t in tensors)))
         kind = _result_dtype(tensors)
-        noise = cr.randn(*shape, generator=generator, dtype=kind, device=like.device)
+        noise = cr.randn(shape, generator=generator, dtype=kind, device=like.device)
         out = mean + std * noise
     return out.requires_grad_() if requires_grad else out
 

@@ -37,7 +37,7 @@ def _masked(
 
 def _keep(x: Tensor, p: float, mask_shape: tuple) -> Tensor:
     """1 where an element is kept (probability 1 - p), 0 where dropped, in x's dtype."""
-    return (tw.rand(*mask_shape, dtype=x.dtype, device=x.device) >= p).to(x.dtype)
+    return (tw.rand(mask_shape, dtype=x.dtype, device=x.device) >= p).to(x.dtype)
 
 
 def _keep_scale(x: Tensor, p: float, mask_shape: tuple) -> Tensor:
