@@ -72,7 +72,6 @@ def _ops(m: Any) -> dict[str, Callable[[Any], Any]]:
 _NAMED_OTHERWISE = {
     "rsqrt": "a div node (ops/elementwise.py), not labelled RsqrtBackward0",
     "reciprocal": "a div node (ops/elementwise.py), not labelled ReciprocalBackward0",
-    "logcumsumexp": "its last node is a cat (ops/reduce.py), not LogcumsumexpBackward0",
 }
 
 
@@ -126,7 +125,6 @@ def _named_otherwise(m: Any) -> dict[str, Callable[[Any], Any]]:
     return {
         "rsqrt": m.rsqrt,
         "reciprocal": m.reciprocal,
-        "logcumsumexp": lambda x: x.logcumsumexp(0),
     }
 
 
@@ -246,8 +244,6 @@ def _data_ops(m: Any) -> dict[str, Callable[[Any], Any]]:
 #: Composites whose rule reads values they computed on the way (or the backend kept), not
 #: the output array itself, so a write through the output's .data does not reach them.
 _DATA_NOT_SEEN = {
-    "softmax": "the fused node's backend-saved values (ops/composite.py FromOutput.saved)",
-    "log_softmax": "the fused node's backend-saved values (ops/composite.py FromOutput.saved)",
     "prod": "prod's rule computes from its input, not from the output's array",
     "norm": "the 2-norm's last node is a where over a sqrt (ops/reduce.py _root): the sqrt "
     "node keeps its own output, which the write does not replace",

@@ -55,11 +55,6 @@ _SAVING_HERE = {
         "sign records a where node over its own output (ops/elementwise.py), which saves "
         "the condition; torch's SignBackward0 saves nothing",
     ),
-    "diag": (
-        lambda m, t: m.diag(t),
-        "diag records a scatter node that saves its index tensor (freed by backward); "
-        "torch's DiagEmbedBackward0 saves none",
-    ),
     "unfold": (
         lambda m, t: t.unfold(0, 2, 1),
         "unfold records a take node that saves its index tensor (freed by backward); "

@@ -118,23 +118,6 @@ NOT_MARKED = {
         lambda m, x: m.rsub(x, 1.0, alpha=2),
         "rsub's alpha goes through a mul node (ops/elementwise.py), which saves its operands",
     ),
-    "deg2rad": (
-        lambda m, x: m.deg2rad(x),
-        "deg2rad is a mul by a constant (saved); torch's Deg2RadBackward0 saves nothing",
-    ),
-    "rad2deg": (
-        lambda m, x: m.rad2deg(x),
-        "rad2deg is a mul by a constant (saved); torch's Rad2DegBackward0 saves nothing",
-    ),
-    "fmod(number)": (
-        lambda m, x: x.fmod(0.3),
-        "fmod is a where/abs/remainder composite whose abs and where save tensors; torch's "
-        "FmodBackward0 with a number saves nothing",
-    ),
-    "diag_embed": (
-        lambda m, x: m.diag_embed(x),
-        "diag_embed records a scatter that saves its index; torch's DiagEmbedBackward0 none",
-    ),
     "lerp(start=const)": (
         lambda m, x: m.lerp(m.ones_like(x), x, 0.3),
         "lerp with a number weight records a mul by a constant tensor, which it saves",

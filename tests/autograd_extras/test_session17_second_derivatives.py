@@ -46,11 +46,6 @@ def test_two_norm_second_derivative_at_a_zero_slice(case: str) -> None:
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/special.py logit without eps: torch's derivative is NaN where x < 0 or x > 1 "
-    "(logit_backward), tensorweaver's is 1 / (x (1 - x)) everywhere",
-)
 def test_logit_derivative_outside_the_unit_interval() -> None:
     values = np.array([-0.5, 0.25, 0.75, 1.5])
     grads = []

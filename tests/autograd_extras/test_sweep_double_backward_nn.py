@@ -428,10 +428,7 @@ NN_CASES: list[Case] = [
 
 
 #: Where tensorweaver's value differs from torch's (a strict xfail each: the record).
-DIFFERENT_VALUES = {
-    "elu_at_zero": "at x = 0 torch's first derivative of elu takes the exp branch, its second "
-    "the linear one (0); tensorweaver's second derivative is alpha there",
-}
+DIFFERENT_VALUES: dict[str, str] = {}
 _BIAS = (
     "torch's bias gradient of a fused backward requires grad; tensorweaver's sum of g is constant"
 )

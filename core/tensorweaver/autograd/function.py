@@ -242,17 +242,22 @@ def _link_as_view(
     view of an input, refused as a view made under no_grad where it was, or where the
     Function recorded a graph but the output is not differentiable: ``undifferentiated``).
     Returns whether it linked one."""
-    if out._view_of is None and all(out is not t for t in inputs):
+    if out._view_of is None and out._alias_of is None and all(out is not t for t in inputs):
         return False  # (the common case: a new tensor)
     given = {id(t) for t in inputs}
-    if id(out) in given:  # an input returned as it is: a view of all of it
+    if id(out) in given:  # an input returned as it is
+        if name is None and not undifferentiated:
+            # (under no_grad PyTorch's output is no view: it only shares the input's memory)
+            target._share_memory_of(out)
+            return False
         base, write, read = out, _write_whole, _read_whole
         t = out
+    elif out._view_of is None:  # a detach() alias: PyTorch's output shares its memory only
+        target._share_memory_of(out._alias_of)
+        return False
     else:
         above = out._view_of
-        t = above[0]
-        while t is not None and id(t) not in given:  # up the chain of bases to an input
-            t = t._view_of[0] if t._view_of is not None else None
+        t = _input_sharing_memory(above[0], inputs)
         if t is None and name is None:
             return False  # a view of forward's own tensor, without a graph: nothing to refuse
         base, write, read = above[:3]
@@ -266,6 +271,23 @@ def _link_as_view(
     target._own_version = base._own_version  # (one counter, as a view's: see ops/views.py)
     base._follow(target, read, None, None if refused is None else refused[1])
     return True
+
+
+def _input_sharing_memory(t: Tensor | None, inputs: tuple) -> Tensor | None:
+    """The input whose memory ``t`` (an output's base) is part of: an input on the chain of
+    ``t``'s bases and ``detach()`` originals, or one whose own chain meets ``t`` (an
+    ``as_strided`` view of an input views its base's memory)."""
+    bases: dict[int, Tensor] = {}
+    for x in inputs:  # each input, for itself and the tensors whose memory it is part of
+        up: Tensor | None = x
+        while up is not None and id(up) not in bases:
+            bases[id(up)] = x
+            up = up._view_of[0] if up._view_of is not None else up._alias_of
+    while t is not None:
+        if id(t) in bases:
+            return bases[id(t)]
+        t = t._view_of[0] if t._view_of is not None else t._alias_of
+    return None
 
 
 def check_view_output(node: Node, version: int) -> None:

@@ -325,7 +325,7 @@ def gradgradcheck(
         from tensorweaver.ops.creation import rand
 
         grad_outputs = tuple(
-            (rand(*o.shape, dtype=o.dtype, device=o.device) * 2 - 1).requires_grad_()
+            (rand(o.shape, dtype=o.dtype, device=o.device) * 2 - 1).requires_grad_()
             for o in _differentiable(_as_tuple(func(*inputs)))
         )
     else:

@@ -313,7 +313,7 @@ def _prod(node: Any, g: Tensor) -> tuple:
     # not: where a group holds one zero, the others' entries are a constant 0).
     zero = ew.eq(x, 0)
     nonzero = ew.where(zero, 1.0, x)
-    p = rd.prod(nonzero, axes, True)
+    p = rd.product(nonzero, axes, True)  # (axes: a tuple, which prod refuses as PyTorch)
     zeros = rd.sum(zero, axes, True)
     others = ew.where(
         ew.eq(zeros, 0),

@@ -110,6 +110,18 @@ def output_rewritten(node: Any, old: Any, new: Any) -> None:
     saved = node.saved
     if saved is old:
         node.saved = new
+    elif node.op == "function":  # (a custom Function's ctx saved the output's array)
+        index = saved[3]
+        for kept in saved[1]._saved:
+            if getattr(kept, "index", None) == index and getattr(kept, "native", None) is old:
+                kept.native = new
+    elif node.op == "fused":
+        kept = saved[1]
+        if getattr(kept, "out", None) is old:  # (a FromOutput: its rules read the output)
+            kept.out = new
+            inner = kept.saved  # (the backend's saved values: the output first, softmax's)
+            if type(inner) is tuple and inner and inner[0] is old:
+                kept.saved = (new, *inner[1:])
     elif type(saved) is tuple and saved and saved[0] is old and node.op == "relu":
         # (a fused kernel's mask, saved beside the output, holds the old values': dropped,
         # the rule reads the output; ``old`` may be ``new``, written in its memory)

@@ -21,6 +21,7 @@ import numpy as np
 from tensorweaver import return_types
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.autograd.node import frees_nothing
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
@@ -241,8 +242,10 @@ def hypot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
         # float64 where there is one, so that the float32 value is the same before rounding
         wide = dtypes.float64 if dtypes.float64 in a.backend.dtypes else dtypes.float32
         value = _scaled_hypot(ew.cast(a, wide), ew.cast(b, wide))
-        return ew.cast(ew.cast(value, dtypes.float32), a.dtype)
-    return _scaled_hypot(a, b)
+        value = ew.cast(ew.cast(value, dtypes.float32), a.dtype)
+    else:
+        value = _scaled_hypot(a, b)
+    return labelled(value, "HypotBackward0", a, b)  # (PyTorch's node saves its output)
 
 
 def _scaled_hypot(a: Tensor, b: Tensor) -> Tensor:
@@ -270,7 +273,10 @@ def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     rest = ew.remainder(ew.abs(x), magnitude)
     out = ew.where(ew.lt(x, 0), ew.neg(rest), rest)
     # A zero input is the result itself (-0.0 keeps its sign) unless the divisor is 0 or NaN.
-    return ew.where(ew.logical_and(ew.eq(x, 0), ew.eq(rest, 0)), x, out)
+    out = ew.where(ew.logical_and(ew.eq(x, 0), ew.eq(rest, 0)), x, out)
+    if isinstance(other, Tensor):
+        return out
+    return frees_nothing(out, x)  # (PyTorch's node for a number saves none: backward reruns)
 
 
 def frac(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -346,7 +352,8 @@ def std_mean(
     """``(std, mean)`` over ``dim`` (``correction`` 1 by default, as ``std``), with
     ``var_mean``'s overloads."""
     var, mean = _var_and_mean("std_mean", input, dim, unbiased, keepdim, correction)
-    return red._root(var, 2), mean  # gradient 0 over a constant slice, as PyTorch (not NaN)
+    # gradient 0 over a constant slice, as PyTorch (not NaN); PyTorch's node saves the std
+    return labelled(red._root(var, 2), "StdMeanBackward0", input), mean
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
@@ -579,7 +586,8 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
         out = _LogCumSumExp.apply(wide, axis)
     else:
         out = _log_cumsum_scan(wide, axis)
-    return out if wide is x else ew.cast(out, x.dtype)
+    out = out if wide is x else ew.cast(out, x.dtype)
+    return labelled(out, "LogcumsumexpBackward0", x)  # (PyTorch's node saves its output)
 
 
 def _log_cumsum_scan(x: Tensor, axis: int) -> Tensor:

@@ -33,7 +33,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import sort as st
-from tensorweaver.ops.apply import check_backends
+from tensorweaver.ops.apply import check_backends, labelled
 from tensorweaver.ops.bounds import extrema
 from tensorweaver.ops.reduce import _check_nonempty
 from tensorweaver.promotion import result_type
@@ -126,7 +126,8 @@ def _median(op: str, x: Tensor, dim: Any, keepdim: Any, ignore_nan: bool) -> Any
     if x.numel() == 0:  # NaN cast to x's dtype as PyTorch's (0 or the minimum for integers)
         nan = cr.full((), math.nan, dtype=dtypes.float64, device=x.device).to(x.dtype)
         return ew.add(rd.sum(x), nan) if x.dtype.is_floating_point else nan  # (a graph)
-    return _select(op, x.reshape(-1), 0, False, _median_position(ignore_nan)).values
+    out = _select(op, x.reshape(-1), 0, False, _median_position(ignore_nan)).values
+    return labelled(out, f"{op.capitalize()}Backward0", x)  # (PyTorch's node saves it)
 
 
 def median(input: Tensor, dim: int = _ALL, keepdim: bool = _ALL) -> Any:

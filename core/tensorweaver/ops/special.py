@@ -15,6 +15,8 @@ import math
 from typing import Any, Callable
 
 from tensorweaver.autograd.function import Function
+from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import frees_nothing
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import elementwise as ew
@@ -180,14 +182,16 @@ def deg2rad(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input * pi / 180 (PyTorch multiplies by the same rounded constant)."""
     if out is not None:
         return written_out("deg2rad", deg2rad(input), out)
-    return ew.mul(_float_input("deg2rad", input), math.pi / 180)
+    x = _float_input("deg2rad", input)  # (PyTorch's node saves no tensor: backward reruns)
+    return frees_nothing(ew.mul(x, math.pi / 180), x)
 
 
 def rad2deg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input * 180 / pi."""
     if out is not None:
         return written_out("rad2deg", rad2deg(input), out)
-    return ew.mul(_float_input("rad2deg", input), 180 / math.pi)
+    x = _float_input("rad2deg", input)  # (PyTorch's node saves no tensor: backward reruns)
+    return frees_nothing(ew.mul(x, 180 / math.pi), x)
 
 
 def signbit(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -228,7 +232,11 @@ def copysign(input: Operand, other: Operand, *, out: Tensor | None = None) -> Te
     _real_only("copysign", input, other)
     a, b = _float_operands("copysign", input, other)
     magnitude = ew.abs(a)
-    return ew.where(signbit(b), ew.neg(magnitude), magnitude)
+    out = ew.where(signbit(b), ew.neg(magnitude), magnitude)
+    # (PyTorch's node, which saves its output, is numbered by the kind of ``other``)
+    return labelled(
+        out, "CopysignBackward0" if isinstance(other, Tensor) else "CopysignBackward1", a, b
+    )
 
 
 def _float_power_dtype(input: Operand, exponent: Operand) -> Any:
@@ -274,7 +282,7 @@ def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     _need_tensor("ldexp", "other", 2, other)
     if input.dtype.kind != "f" or other.dtype.kind == "f" or other.dtype.kind == "c":
         a, b = _float_operands("ldexp", input, other)
-        return ew.mul(a, ew.pow(2.0, b))
+        return labelled(ew.mul(a, ew.pow(2.0, b)), "LdexpBackward0", a, b)
     if other.dtype is dtypes.bool_:
         raise NotImplementedError(
             '"ldexp" not implemented for bool exponents of float tensors; convert them with '
@@ -290,7 +298,7 @@ def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     out = ew.cast(input, dtypes.float64)
     for part in (first, second, third):
         out = ew.mul(out, ew.pow(2.0, part))
-    return ew.cast(out, dtype)
+    return labelled(ew.cast(out, dtype), "LdexpBackward0", input)  # (PyTorch's saves it)
 
 
 def xlogy(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
@@ -336,7 +344,30 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
     p = _float_input("logit", input)
     if eps is not None:
         p = ew.clamp(p, eps, 1 - eps)
+    elif p.requires_grad and is_grad_enabled():
+        return labelled(_Logit.apply(p), "LogitBackward0", p)
+    return _logit_values(p)
+
+
+def _logit_values(p: Tensor) -> Tensor:
     return ew.log(ew.div(p, ew.sub(1, p)))
+
+
+class _Logit(Function):
+    """logit without eps, with PyTorch's gradient g / (p * (1 - p)), NaN where p is outside
+    [0, 1] (the composite's derivative is finite there); tensor ops, so it differentiates
+    again."""
+
+    @staticmethod
+    def forward(ctx: Any, p: Tensor) -> Tensor:
+        ctx.save_for_backward(p)
+        return _logit_values(p)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (p,) = ctx.saved_tensors
+        outside = ew.logical_or(ew.lt(p, 0), ew.gt(p, 1))
+        return ew.where(outside, math.nan, ew.div(g, ew.mul(p, ew.sub(1, p))))
 
 
 def sinc(input: Tensor, *, out: Tensor | None = None) -> Tensor:

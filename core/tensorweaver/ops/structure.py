@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
+from tensorweaver.autograd.node import frees_nothing
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import creation as cr
@@ -28,7 +29,7 @@ from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import views
-from tensorweaver.ops.apply import broadcast_shapes, check_backends
+from tensorweaver.ops.apply import broadcast_shapes, check_backends, labelled
 from tensorweaver.ops.rank import check_ndim, max_ndim
 from tensorweaver.tensor import Tensor, _axis
 
@@ -110,7 +111,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     check_ndim("diag_embed", (*input.shape[:-1], n, n), input.backend)
     zeros = cr.zeros_like_shape(input, (*input.shape[:-1], n, n))
     out = with_diagonal(zeros, input, offset, ndim - 2, ndim - 1)
-    return mv.movedim(out, (-2, -1), (d1, d2))
+    # PyTorch's node saves only numbers: a second backward runs
+    return frees_nothing(mv.movedim(out, (-2, -1), (d1, d2)), input)
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
@@ -118,8 +120,8 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     ``input``'s ``diagonal`` (not a view, as in PyTorch)."""
     if input.ndim == 1:
         return diag_embed(input, diagonal, 0, 1)
-    if input.ndim == 2:
-        return _take_diagonal(input, diagonal, 0, 1)
+    if input.ndim == 2:  # (PyTorch's node saves only numbers: a second backward runs)
+        return frees_nothing(_take_diagonal(input, diagonal, 0, 1), input)
     raise RuntimeError(
         f"diag: expects a 1-d or 2-d tensor, got shape {list(input.shape)}; use diagonal or "
         "diag_embed for more dimensions"
@@ -522,14 +524,16 @@ def cdist(
     )
     if p == 2 and by_mm:
         # PyTorch clamps at 1e-30 before the root: equal points get 1e-15 and a 0 gradient.
-        return ew.sqrt(ew.clamp(_squared_euclidean_by_mm(x1, x2), min=1e-30))
+        out = ew.sqrt(ew.clamp(_squared_euclidean_by_mm(x1, x2), min=1e-30))
+        return labelled(out, "CdistBackward0", x1, x2)
     # The gaps have one dimension more than the result: a batch of several dimensions is
     # merged into one, so that they have at most four.
     if len(batch) > 1:
         x1 = mv.reshape(x1, (math.prod(batch), rows, x1.shape[-1]))
         x2 = mv.reshape(x2, (math.prod(batch), cols, x2.shape[-1]))
     out = _gap_norm(ew.abs(ew.sub(mv.unsqueeze(x1, -2), mv.unsqueeze(x2, -3))), p)
-    return mv.reshape(out, (*batch, rows, cols)) if len(batch) > 1 else out
+    out = mv.reshape(out, (*batch, rows, cols)) if len(batch) > 1 else out
+    return labelled(out, "CdistBackward0", x1, x2)  # (PyTorch's node saves its output)
 
 
 def _gap_norm(gaps: Tensor, p: float) -> Tensor:

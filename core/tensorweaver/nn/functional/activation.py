@@ -8,9 +8,10 @@ that no inf reaches the gradient (``0 * inf`` would be NaN). ``softmax`` and
 ``log_softmax`` are composites a backend may fuse.
 
 A float16 or bfloat16 input of the activations PyTorch has CPU kernels for (gelu, silu,
-mish, softplus, elu, celu, selu, hardswish, hardsigmoid, logsigmoid, glu, softshrink) is
-computed as those kernels compute it: in float32, with their formulas and their backward
-formulas, rounded once (``_HalfKernel``); other dtypes take the composition as before.
+mish, softplus, hardswish, hardsigmoid, logsigmoid, glu, softshrink) is computed as those
+kernels compute it: in float32, with their formulas and their backward formulas, rounded once
+(``_HalfKernel``); other dtypes take the composition as before. elu, selu and celu are one
+node for every dtype (``_Elu``), with PyTorch's gradient formula.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.function import Function
 from tensorweaver.contract.dtypes import DType, bfloat16, float16
+from tensorweaver.nn.functional.distance import half_unit
 from tensorweaver.ops.apply import apply, labelled, written_out
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.linalg import autocast_operands
@@ -59,7 +61,7 @@ def _piecewise_linear(
             return fn(x)
         with tw.no_grad():
             out, rate = fn(x), slope(x)
-        backward = name.replace("Backward0", "BackwardBackward0")  # its gradient's node
+        backward = name[: name.rindex("Backward")] + "BackwardBackward0"  # its gradient's node
         node = apply("piecewise_linear", out.native, out.dtype, (x,), (rate, backward))
         return labelled(node, name, x)
 
@@ -109,15 +111,16 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope * x."""
-    return _leaky_relu(input, negative_slope, inplace, "LeakyReluBackward0")
+    return _leaky_relu(input, negative_slope, inplace, "LeakyRelu")
 
 
 def _leaky_relu(input: Tensor, negative_slope: float, inplace: bool, name: str) -> Tensor:
+    """``name``'s node; in place PyTorch's ``<name>Backward1``, which saves the output."""
     return _apply(
         _piecewise_linear(
             lambda x: tw.where(x > 0, x, x * negative_slope),
             lambda x: (x > 0, negative_slope),
-            name,
+            f"{name}Backward{int(inplace)}",
         ),
         input,
         inplace,
@@ -126,35 +129,89 @@ def _leaky_relu(input: Tensor, negative_slope: float, inplace: bool, name: str) 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1)."""
-    half = _elu_half(alpha, 1.0, 1.0, inplace)
-    return _apply(_opmath(lambda x: _elu(x, alpha), *half), input, inplace)
-
-
-def _elu(x: Tensor, alpha: float) -> Tensor:
-    return tw.where(x > 0, x, alpha * x.clamp(max=0).expm1())
+    return _elu_kernel(input, alpha, 1.0, 1.0, inplace, "Elu")
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalizing constants."""
-    return _apply(_SELU_INPLACE if inplace else _SELU, input, inplace)
-
-
-def _selu(x: Tensor) -> Tensor:
-    return _SELU_SCALE * _elu(x, _SELU_ALPHA)
+    return _elu_kernel(input, _SELU_ALPHA, _SELU_SCALE, 1.0, inplace, "Elu")
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x / alpha) - 1)."""
     if alpha == 0:
         raise RuntimeError("celu: alpha cannot be 0 (it divides x); use relu for the limit")
-    return _apply(
-        _opmath(
-            lambda x: tw.where(x > 0, x, alpha * (x.clamp(max=0) / alpha).expm1()),
-            *_elu_half(alpha, 1.0, 1 / alpha, inplace),
-        ),
-        input,
-        inplace,
-    )
+    return _elu_kernel(input, alpha, 1.0, 1 / alpha, inplace, "Celu")
+
+
+def _elu_kernel(
+    input: Tensor, alpha: float, scale: float, input_scale: float, inplace: bool, name: str
+) -> Tensor:
+    """PyTorch's elu kernel, which selu and celu call with their coefficients: scale * x
+    where x > 0, else alpha * scale * (exp(x * input_scale) - 1). In place, PyTorch's node
+    (``<name>Backward1``) saves the output and its gradient reads it, not the input."""
+    half = input.dtype is float16 or input.dtype is bfloat16
+    coefficients = _elu_coefficients(alpha, scale, input_scale, half or input.dtype.itemsize < 8)
+
+    def computed(x: Tensor) -> Tensor:
+        if not (x.requires_grad and tw.is_grad_enabled()):
+            return _elu_values(x, *coefficients)
+        out = _Elu.apply(x, coefficients, inplace)
+        return labelled(out, f"{name}Backward{int(inplace)}", x)
+
+    return _apply(computed, input, inplace)
+
+
+def _elu_coefficients(
+    alpha: float, scale: float, input_scale: float, in_float32: bool
+) -> tuple[float, float, float]:
+    """(alpha * scale, scale, input_scale), as PyTorch's kernel multiplies them: in float32
+    for an input of a lower precision than float64."""
+    if not in_float32:
+        return alpha * scale, scale, input_scale
+    return _f32(_f32(alpha) * _f32(scale)), _f32(scale), _f32(input_scale)
+
+
+def _elu_values(x: Tensor, negative: float, positive: float, inner: float) -> Tensor:
+    """The elu kernel's values; a float16 or bfloat16 input's as PyTorch's CPU kernel
+    computes them: exp(x) - 1 in float32, rounded once (else expm1, exact near 0)."""
+    low = x.dtype
+    if low is float16 or low is bfloat16:
+        x = x.float()
+        below = ((x * inner).clamp(max=0).exp() - 1) * negative
+        return tw.where(x > 0, x * positive, below).to(low)
+    scaled = x if inner == 1 else x * inner
+    below = scaled.clamp(max=0).expm1()
+    return tw.where(x > 0, x if positive == 1 else x * positive, below * negative)
+
+
+class _Elu(Function):
+    """The elu kernel recorded as one node, with PyTorch's gradient: from the input,
+    g * input_scale * alpha * scale * exp(x * input_scale) where x <= 0 (the derivative of
+    the values' expm1 loses all precision once exp(x) is below expm1's rounding step); in
+    place, from the output y: g * input_scale * (y + alpha * scale). Its backward is made
+    of tensor ops whose own gradient is PyTorch's double backward (nothing at x = 0)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, coefficients: tuple, is_result: bool) -> Tensor:
+        out = _elu_values(x, *coefficients)
+        ctx.save_for_backward(out if is_result else x)
+        ctx.coefficients, ctx.is_result = coefficients, is_result
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple:
+        (saved,) = ctx.saved_tensors
+        negative, positive, inner = ctx.coefficients
+        low = saved.dtype
+        if low is float16 or low is bfloat16:  # in float32, rounded once
+            g, saved = g.float(), saved.float()
+        if ctx.is_result:
+            below = g * inner * (tw.where(saved < 0, saved, 0.0) + negative)
+        else:
+            below = g * inner * negative * tw.where(saved < 0, saved * inner, 0.0).exp()
+        grad = tw.where(saved <= 0, below, g * positive)  # (NaN: the positive side's)
+        return grad.to(low), None, None
 
 
 def relu_(input: Tensor) -> Tensor:
@@ -268,10 +325,10 @@ def rrelu(
             f"{upper}"
         )
     if not training:
-        return _leaky_relu(input, (lower + upper) / 2, inplace, "RreluWithNoiseBackward0")
+        return _leaky_relu(input, (lower + upper) / 2, inplace, "RreluWithNoise")
 
     def draw(x: Tensor) -> Tensor:
-        slope = tw.rand(*x.shape, dtype=x.dtype, device=x.device) * (upper - lower) + lower
+        slope = tw.rand(x.shape, dtype=x.dtype, device=x.device) * (upper - lower) + lower
         return tw.where(x > 0, x, x * slope)
 
     return _apply(draw, input, inplace)
@@ -324,7 +381,7 @@ def _silu(x: Tensor) -> Tensor:
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta, or x itself where beta * x > threshold."""
     reference = lambda x: _softplus(x, beta, threshold)  # noqa: E731
-    return _opmath(reference, *_softplus_half(beta, threshold))(input)
+    return _opmath(reference, *_softplus_half(beta, threshold), "SoftplusBackward0")(input)
 
 
 def _softplus(x: Tensor, beta: float, threshold: float) -> Tensor:
@@ -437,16 +494,18 @@ def _opmath(
     reference: Callable[[Tensor], Tensor],
     values: Callable[[Tensor], Tensor],
     grad: Callable[[Tensor, Tensor, DType], Tensor],
+    name: str,
 ) -> Callable[[Tensor], Tensor]:
     """``reference`` (differentiated op by op) for an input of another dtype; for a float16
-    or bfloat16 one, PyTorch's kernel: ``values`` and ``grad`` (see ``_HalfKernel``)."""
+    or bfloat16 one, PyTorch's kernel: ``values`` and ``grad`` (see ``_HalfKernel``), its
+    node named as PyTorch's (``name``)."""
 
     def computed(x: Tensor) -> Tensor:
         dtype = x.dtype
         if dtype is not float16 and dtype is not bfloat16:
             return reference(x)
         if x.requires_grad and tw.is_grad_enabled():
-            return _HalfKernel.apply(x, values, grad)
+            return labelled(_HalfKernel.apply(x, values, grad), name, x)
         return values(x.float()).to(dtype)
 
     return computed
@@ -535,29 +594,6 @@ def _softplus_half(beta: float, threshold: float) -> tuple[Callable, Callable]:
     return values, grad
 
 
-def _elu_half(
-    alpha: float, scale: float, input_scale: float, inplace: bool = False
-) -> tuple[Callable, Callable]:
-    """PyTorch's elu kernel (selu and celu are elu with these coefficients): exp(x) - 1, not
-    expm1, and the coefficients multiplied in float. In place, PyTorch's backward reads the
-    (rounded) output instead of the input it overwrote."""
-    negative = _f32(_f32(alpha) * _f32(scale))
-    positive, inner = _f32(scale), _f32(input_scale)
-
-    def values(x: Tensor) -> Tensor:
-        return tw.where(x > 0, x * positive, ((x * inner).clamp(max=0).exp() - 1) * negative)
-
-    def grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
-        exp = (x * inner).clamp(max=0).exp()
-        return tw.where(x > 0, g * positive, g * inner * negative * exp)
-
-    def grad_from_output(g: Tensor, x: Tensor, low: DType) -> Tensor:
-        y = values(x).to(low).float()  # the output the in-place call wrote
-        return tw.where(y > 0, g * positive, g * inner * (y + negative))
-
-    return values, grad_from_output if inplace else grad
-
-
 def _hardsigmoid_half(x: Tensor) -> Tensor:
     return (x + 3).clamp(0, 6) / 6
 
@@ -571,7 +607,7 @@ def _hardswish_half(x: Tensor) -> Tensor:
 
 
 def _hardswish_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
-    return tw.where(x < -3, 0.0, tw.where(x >= 3, g, g * (x / 3 + 0.5)))
+    return tw.where(x <= -3, 0.0, tw.where(x >= 3, g, g * (x / 3 + 0.5)))
 
 
 def _logsigmoid_half(x: Tensor) -> Tensor:
@@ -601,15 +637,15 @@ def _glu_half(dim: int) -> tuple[Callable, Callable]:
 
 
 #: The activations without parameters, each dispatch built once (no closure per call).
-_GELU_ERF = _opmath(_gelu_erf, _gelu_erf_half, _gelu_erf_half_grad)
-_GELU_TANH = _opmath(_gelu_tanh, _gelu_tanh_half, _gelu_tanh_half_grad)
-_SILU = _opmath(_silu, _silu_half, _silu_half_grad)
-_MISH = _opmath(_mish, _mish_half, _mish_half_grad)
-_SELU = _opmath(_selu, *_elu_half(_SELU_ALPHA, _SELU_SCALE, 1.0))
-_SELU_INPLACE = _opmath(_selu, *_elu_half(_SELU_ALPHA, _SELU_SCALE, 1.0, inplace=True))
-_HARDSIGMOID = _opmath(_hardsigmoid, _hardsigmoid_half, _hardsigmoid_half_grad)
-_HARDSWISH = _opmath(_hardswish, _hardswish_half, _hardswish_half_grad)
-_LOGSIGMOID = _opmath(_logsigmoid, _logsigmoid_half, _logsigmoid_half_grad)
+_GELU_ERF = _opmath(_gelu_erf, _gelu_erf_half, _gelu_erf_half_grad, "GeluBackward0")
+_GELU_TANH = _opmath(_gelu_tanh, _gelu_tanh_half, _gelu_tanh_half_grad, "GeluBackward0")
+_SILU = _opmath(_silu, _silu_half, _silu_half_grad, "SiluBackward0")
+_MISH = _opmath(_mish, _mish_half, _mish_half_grad, "MishBackward0")
+_HARDSIGMOID = _opmath(
+    _hardsigmoid, _hardsigmoid_half, _hardsigmoid_half_grad, "HardsigmoidBackward0"
+)
+_HARDSWISH = _opmath(_hardswish, _hardswish_half, _hardswish_half_grad, "HardswishBackward0")
+_LOGSIGMOID = _opmath(_logsigmoid, _logsigmoid_half, _logsigmoid_half_grad, "LogSigmoidBackward0")
 
 
 # -- softmax ---------------------------------------------------------------------------------
@@ -760,7 +796,7 @@ def gumbel_softmax(
     the one-hot of its argmax, whose gradient is the soft sample's (straight-through)."""
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
-    uniform = tw.rand(*logits.shape, dtype=logits.dtype, device=logits.device)
+    uniform = tw.rand(logits.shape, dtype=logits.dtype, device=logits.device)
     gumbels = -(-(-uniform).log1p()).log()  # -log(Exponential(1)), never log(0) of 1 - u
     y_soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
@@ -778,7 +814,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
             f"glu: dimension {dim} of the input of shape {tuple(input.shape)} must have an "
             "even size, to be halved"
         )
-    return _opmath(lambda x: _glu(x, dim), *_glu_half(dim))(input)
+    return _opmath(lambda x: _glu(x, dim), *_glu_half(dim), "GluBackward0")(input)
 
 
 def _glu(x: Tensor, dim: int) -> Tensor:
@@ -790,5 +826,8 @@ def normalize(
     input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
 ) -> Tensor:
     """x / max(||x||_p, eps) along ``dim``; ``out=`` as PyTorch's (its division's)."""
-    result = input / input.norm(p=p, dim=dim, keepdim=True).clamp(min=eps)
+    if p == 2 and input.dtype in (float16, bfloat16):  # the norm in float32, as torch's
+        result = half_unit(input, dim, eps, clamp_passes_gradient=False)
+    else:
+        result = input / input.norm(p=p, dim=dim, keepdim=True).clamp(min=eps)
     return result if out is None else written_out("normalize", result, out)

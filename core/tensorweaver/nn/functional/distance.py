@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import tensorweaver as tw
+from tensorweaver.autograd.function import Function
 from tensorweaver.tensor import Tensor
 
 
@@ -40,6 +41,38 @@ def _floating(fn: str, *tensors: Tensor) -> None:
             )
 
 
+class _HalfUnit(Function):
+    """``x / max(||x||_2, eps)`` along ``dim`` for a float16 or bfloat16 ``x``, with PyTorch's
+    CPU arithmetic: the norm accumulated in float32 and rounded once, and the gradient by
+    the backward formulas of its division, clamp and norm in the half type, each operation
+    rounded (differentiating a composite of half operations rounds in other places).
+    ``clamp_passes_gradient``: cosine_similarity clamps under no_grad, so the norm's
+    gradient passes the clamp unchanged; normalize's clamp stops it below ``eps``."""
+
+    @staticmethod
+    def forward(ctx, x, dim, eps, clamp_passes_gradient):  # noqa: ANN001, ANN205
+        norm = p_norm(x.float(), 2, dim, keepdim=True).to(x.dtype)
+        clamped = norm.clamp(min=eps)
+        ctx.save_for_backward(x, norm, clamped)
+        ctx.dim, ctx.eps, ctx.passes = dim, eps, clamp_passes_gradient
+        return x / clamped
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple:  # noqa: ANN001
+        x, norm, clamped = ctx.saved_tensors
+        direct = grad / clamped
+        through_clamp = (-grad * ((x / clamped) / clamped)).sum(ctx.dim, keepdim=True)
+        if not ctx.passes:
+            through_clamp = through_clamp.masked_fill(norm < ctx.eps, 0)
+        through_norm = through_clamp * (x / norm).masked_fill(norm == 0, 0)
+        return direct + through_norm, None, None, None
+
+
+def half_unit(x: Tensor, dim: int, eps: float, clamp_passes_gradient: bool) -> Tensor:
+    """:class:`_HalfUnit` of a float16 or bfloat16 ``x``."""
+    return _HalfUnit.apply(x, dim % max(x.dim(), 1), eps, clamp_passes_gradient)
+
+
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim`` (after broadcasting them).
 
@@ -49,6 +82,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     x1, x2 = tw.broadcast_tensors(x1, x2)
 
     def unit(x: Tensor) -> Tensor:
+        if x.dtype in (tw.float16, tw.bfloat16):
+            return half_unit(x, dim, eps, clamp_passes_gradient=True)
         norm = p_norm(x, 2, dim, keepdim=True)
         return x / (norm + (norm.clamp(min=eps) - norm).detach())
 

@@ -22,14 +22,6 @@ from tensorweaver.autograd.function import Function
 from tensorweaver.tensor import Tensor
 
 
-def half_params(input: Tensor, *params: Tensor | None) -> bool:
-    """Whether ``input`` is float16 or bfloat16 and every given parameter has its dtype
-    (PyTorch's kernels then keep their statistics in that dtype)."""
-    return input.dtype in (tw.float16, tw.bfloat16) and all(
-        p is None or p.dtype is input.dtype for p in params
-    )
-
-
 def _rounded(t: Tensor, dtype: tw.dtype) -> Tensor:
     """``t``'s values rounded to ``dtype``, kept in float32; its gradient passes through as if
     unrounded (so a backward formula built on rounded statistics differentiates again)."""
@@ -111,8 +103,10 @@ class _GroupNorm(Function):
         n, channels = input.shape[0], input.shape[1]
         per = channels // groups
         # (N, G, C/G, spatial): statistics per (sample, group), sums per (sample, channel)
-        x = input.float().reshape(n, groups, per, -1)
-        dy = grad.float().reshape(n, groups, per, -1)
+        # the spatial size spelled out: ``-1`` cannot be inferred for an empty batch (N=0)
+        plane = (n, groups, per, math.prod(input.shape[2:]))
+        x = input.float().reshape(plane)
+        dy = grad.float().reshape(plane)
         mean, rstd = (_rounded(s, dtype) for s in _moments(x, (2, 3), ctx.eps))
         gamma = None if weight is None else weight.float().reshape(1, groups, per, 1)
         ds = (dy * x).sum(3, keepdim=True)

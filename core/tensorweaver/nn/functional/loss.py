@@ -75,6 +75,73 @@ def _weighted(
     return _reduce(loss, reduction, fn)
 
 
+#: The dtypes whose loss gradients :class:`_HalfLoss` computes as PyTorch's kernels do.
+_HALF = (tw.float16, tw.bfloat16)
+
+
+def _half_pair(input: Tensor, target: Tensor, reduction: str) -> bool:
+    """Whether ``input`` and ``target`` are float16 or bfloat16 tensors of one dtype and shape
+    under a valid reduction: the case :class:`_HalfLoss` computes PyTorch's way."""
+    return (
+        input.dtype in _HALF
+        and target.dtype is input.dtype
+        and tuple(target.shape) == tuple(input.shape)
+        and reduction in ("mean", "sum", "none")
+    )
+
+
+class _HalfLoss(tw.autograd.Function):
+    """A reduced float16/bfloat16 loss with PyTorch's CPU gradients. Its kernels compute the
+    gradients by their own formulas in the half type, rounding after each operation, and
+    divide by the count for the mean last (mse folds it into its factor): differentiating the
+    elementwise loss and its mean instead rounds in other places. ``grads(input, target,
+    grad, reduction)`` gives both gradients."""
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        input: Tensor,
+        target: Tensor,
+        reduction: str,
+        loss: Callable,
+        grads: Callable,
+        fn: str,
+    ) -> Tensor:  # noqa: E501
+        ctx.save_for_backward(input, target)
+        ctx.reduction, ctx.grads = reduction, grads
+        return _reduce(loss(input, target), reduction, fn)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        input, target = ctx.saved_tensors
+        return (*ctx.grads(input, target, grad, ctx.reduction), None, None, None, None)
+
+
+def _per_element(grad: Tensor, count: int, reduction: str) -> Tensor:
+    """A gradient of the summed loss made the mean's, as PyTorch's kernels do: divided last."""
+    return grad / count if reduction == "mean" else grad
+
+
+def _mse_grads(input: Tensor, target: Tensor, grad: Tensor, reduction: str) -> tuple:
+    # PyTorch's factor 2 (2 / count for the mean) is rounded to the half type first
+    norm = 2 / input.numel() if reduction == "mean" else 2.0
+    g = tw.tensor(norm, dtype=input.dtype, device=input.device) * (input - target) * grad
+    return g, -g
+
+
+def _bce_grads(input: Tensor, target: Tensor, grad: Tensor, reduction: str) -> tuple:
+    n = input.numel()
+    g_input = grad * (input - target) / ((1 - input) * input).clamp(min=_BCE_EPSILON)
+    g_target = -input.logit() * grad
+    return _per_element(g_input, n, reduction), _per_element(g_target, n, reduction)
+
+
+def _bce_logits_grads(input: Tensor, target: Tensor, grad: Tensor, reduction: str) -> tuple:
+    n = input.numel()
+    g_input = (input.sigmoid() - target) * grad
+    return _per_element(g_input, n, reduction), _per_element(-input * grad, n, reduction)
+
+
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -87,10 +154,15 @@ def mse_loss(
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         input, target, weight = float32_operands(input, target, weight)
     _check_sizes(input, target, weight, "mse_loss")
+    reduction = _reduction(size_average, reduce, reduction)
+    if input.dtype in _HALF and weight is None and _half_pair(input, target, reduction):
+        return _HalfLoss.apply(input, target, reduction, _squared_error, _mse_grads, "mse_loss")
+    return _weighted(_squared_error(input, target), weight, reduction, True, "mse_loss")
+
+
+def _squared_error(input: Tensor, target: Tensor) -> Tensor:
     diff = input - target
-    return _weighted(
-        diff * diff, weight, _reduction(size_average, reduce, reduction), True, "mse_loss"
-    )
+    return diff * diff
 
 
 def l1_loss(
@@ -409,10 +481,14 @@ def binary_cross_entropy(
                 f"binary_cross_entropy: all elements of {name} should be between 0 and 1, got "
                 f"values from {bounds[0]} to {bounds[1]}"
             )
+    reduction = _reduction(size_average, reduce, reduction)
+    if input.dtype in _HALF and weight is None and _half_pair(input, target, reduction):
+        loss = _BinaryCrossEntropy.apply
+        return _HalfLoss.apply(input, target, reduction, loss, _bce_grads, "binary_cross_entropy")
     loss = _BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, _reduction(size_average, reduce, reduction), "binary_cross_entropy")
+    return _reduce(loss, reduction, "binary_cross_entropy")
 
 
 #: PyTorch's 1e-12 in the binary cross entropy gradient, which it stores as a float32.
@@ -428,8 +504,9 @@ class _BinaryCrossEntropy(tw.autograd.Function):
     @staticmethod
     def forward(ctx: Any, input: Tensor, target: Tensor) -> Tensor:
         ctx.save_for_backward(input, target)
-        log_p, log_q = input.log().clamp(min=-100), (1 - input).log().clamp(min=-100)
-        return -(target * log_p + (1 - target) * log_q)
+        # PyTorch's kernel's expression, in its order (each operation rounds in half types)
+        log_p, log_q = input.log().clamp(min=-100), (-input).log1p().clamp(min=-100)
+        return (target - 1) * log_q - target * log_p
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple:
@@ -457,15 +534,21 @@ def binary_cross_entropy_with_logits(
             f"binary_cross_entropy_with_logits: target of shape {tuple(target.shape)} must have "
             f"the input's shape {tuple(input.shape)}"
         )
+    reduction = _reduction(size_average, reduce, reduction)
+    fn = "binary_cross_entropy_with_logits"
+    if weight is None and pos_weight is None and _half_pair(input, target, reduction):
+        return _HalfLoss.apply(input, target, reduction, _bce_logits, _bce_logits_grads, fn)
+    loss = _bce_logits(input, target, pos_weight)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, fn)
+
+
+def _bce_logits(input: Tensor, target: Tensor, pos_weight: Tensor | None = None) -> Tensor:
     log_p = logsigmoid(input)
     # -(pw * y * log(p) + (1 - y) * log(1 - p)) with log(1 - p) = log(p) - x.
     scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1
-    loss = (1 - target) * input - scale * log_p
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(
-        loss, _reduction(size_average, reduce, reduction), "binary_cross_entropy_with_logits"
-    )
+    return (1 - target) * input - scale * log_p
 
 
 def kl_div(

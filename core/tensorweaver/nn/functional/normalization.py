@@ -80,18 +80,6 @@ def _parameter_dtypes(
     return False
 
 
-def _mixed_precision(input: Tensor, *params: Tensor | None) -> bool:
-    """Whether to normalize in float32, as PyTorch's CPU kernels do for a float16 or bfloat16
-    input: its statistics and the affine map in float32, rounded once to the input's dtype
-    (half squares overflow and half sums lose digits). The parameters (weights, biases,
-    running statistics) are all in the input's dtype or all float32; other mixes raise.
-    (instance_norm's; its dtype rule is not PyTorch's batch_norm one: see the tests.)"""
-    return input.dtype in (tw.float16, tw.bfloat16) and (
-        all(p is None or p.dtype is tw.float32 for p in params)
-        or all(p is None or p.dtype is input.dtype for p in params)
-    )
-
-
 def _float(t: Tensor | None) -> Tensor | None:
     return None if t is None else t.float()
 
@@ -167,6 +155,8 @@ def batch_norm(
     unbiased); otherwise it uses the running ones."""
     # PyTorch's Python checks come first, in its order: the batch size, then eps.
     shape = tuple(input.shape)
+    if training and not shape:  # PyTorch's class: its batch-size check reads the size of axis 0
+        raise IndexError("batch_norm: expected input of shape (N, C, ...), got a 0-d tensor")
     if training and math.prod(shape[:1] + shape[2:]) == 1:
         raise ValueError(
             f"batch_norm: expected more than 1 value per channel when training, got input "
@@ -184,14 +174,15 @@ def batch_norm(
         y = y if weight is None else y * weight[0]
         return y if bias is None else y + bias[0]
     _real_input("batch_norm", input)
-    if input.dim() < 2 and not training:  # PyTorch asks for the running statistics first
+    if input.dim() < 2:
+        _refuse_channelless(input, running_mean, running_var, weight, bias, training)
+    if not training and running_mean is None and running_var is None:
+        # PyTorch asks for them before it counts the weight's and bias's elements
         _need_running_stats(running_mean, running_var, "batch_norm", "training")
-    if input.dim() < 2:  # PyTorch's class: it reads the channel axis 1 first
-        raise IndexError(f"batch_norm: expected input of shape (N, C, ...), got {shape}")
-    mixed = _batch_norm_parameters(input, running_mean, running_var, weight, bias, training)
+    mixed = _batch_norm_parameters(
+        "batch_norm", input, running_mean, running_var, weight, bias, training
+    )
     if not mixed and input.dtype in (tw.float16, tw.bfloat16):
-        if not training:
-            _need_running_stats(running_mean, running_var, "batch_norm", "training")
         return half_norms.batch_norm(
             input, running_mean, running_var, weight, bias, training, momentum, eps
         )
@@ -215,7 +206,38 @@ def batch_norm(
     return _channel_affine(y, weight, bias)
 
 
+def _refuse_channelless(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    training: bool,
+) -> None:
+    """PyTorch's errors for a non-empty input without a channel axis, in its order: it counts
+    0 channels, so a non-empty parameter is one of the wrong size (running statistics first,
+    then the missing ones in eval, then the weight and bias); otherwise reading axis 1 fails
+    (an IndexError; a RuntimeError for a 0-d input)."""
+    shape = tuple(input.shape)
+
+    def count_channels(params: dict[str, Tensor | None]) -> None:
+        for name, t in params.items():
+            if t is not None and t.numel() != 0:
+                raise RuntimeError(
+                    f"batch_norm: {name} should contain 0 elements not {t.numel()} (the input "
+                    f"of shape {shape} has no channel axis 1; give it the shape (N, C, ...))"
+                )
+
+    count_channels({"running_mean": running_mean, "running_var": running_var})
+    if not training:
+        _need_running_stats(running_mean, running_var, "batch_norm", "training")
+    count_channels({"weight": weight, "bias": bias})
+    error = IndexError if shape else RuntimeError
+    raise error(f"batch_norm: expected input of shape (N, C, ...), got {shape}")
+
+
 def _batch_norm_parameters(
+    fn: str,
     input: Tensor,
     running_mean: Tensor | None,
     running_var: Tensor | None,
@@ -224,15 +246,17 @@ def _batch_norm_parameters(
     training: bool,
 ) -> bool:
     """PyTorch's checks of batch_norm's input dtype and parameters, in its order; True where
-    the parameters are float32 beside a half input (see :func:`_parameter_dtypes`)."""
+    the parameters are float32 beside a half input (see :func:`_parameter_dtypes`).
+    instance_norm is batch_norm on its input seen as one sample of ``N * C`` channels, so it
+    takes these checks too (``fn`` names the function called)."""
     if (running_mean is None) != (running_var is None):
         raise ValueError(
-            "batch_norm: running_mean and running_var must either both be None or neither be None"
+            f"{fn}: running_mean and running_var must either both be None or neither be None"
         )
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
-            f"\"batch_norm\" not implemented for '{_KERNEL_NAME[input.dtype.name]}': its input "
-            "must be floating-point; convert it with .float()"
+            f"{fn}: \"batch_norm\" not implemented for '{_KERNEL_NAME[input.dtype.name]}': its "
+            "input must be floating-point; convert it with .float()"
         )
     stats = {"running_mean": running_mean, "running_var": running_var}
     affine = {"weight": weight, "bias": bias}
@@ -240,12 +264,12 @@ def _batch_norm_parameters(
     for name, t in {**stats, **affine}.items():
         if t is not None and t.numel() != channels:
             raise RuntimeError(
-                f"batch_norm: {name} should contain {channels} elements not {t.numel()} (one "
+                f"{fn}: {name} should contain {channels} elements not {t.numel()} (one "
                 f"per channel of the input of shape {tuple(input.shape)})"
             )
     # the kernel reads the running statistics first in training, the affine map in eval
     read_order = (*stats, *affine) if training else (*affine, *stats)
-    return _parameter_dtypes("batch_norm", input, {**affine, **stats}, read_order)
+    return _parameter_dtypes(fn, input, {**affine, **stats}, read_order)
 
 
 def instance_norm(
@@ -266,7 +290,6 @@ def instance_norm(
         raise ValueError(
             f"instance_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
         )
-    dims = tuple(range(2, input.dim()))
     count = math.prod(input.shape[2:])
     if use_input_stats and count <= 1:
         raise ValueError(
@@ -274,13 +297,30 @@ def instance_norm(
             f"of shape {tuple(input.shape)}"
         )
     flag = "use_input_stats"
-    if half_norms.half_params(input, running_mean, running_var, weight, bias):
-        if not use_input_stats:
-            _need_running_stats(running_mean, running_var, "instance_norm", flag)
+    if not use_input_stats:  # PyTorch asks for them before any other check of the parameters
+        _need_running_stats(running_mean, running_var, "instance_norm", flag)
+    # PyTorch's instance_norm converts the running statistics to the weight's dtype (the
+    # input's where there is none), so their own dtype never matters; moved ones are copied
+    # back into them
+    dtype = (input if weight is None else weight).dtype
+    given = (running_mean, running_var)
+    if any(s is not None and s.dtype is not dtype for s in given):
+        stats = tuple(None if s is None else s.to(dtype) for s in given)
+        y = instance_norm(input, *stats, weight, bias, use_input_stats, momentum, eps)
+        if use_input_stats:
+            with tw.no_grad():
+                for s, moved in zip(given, stats):
+                    if s is not None and s is not moved:
+                        s.copy_(moved)
+        return y
+    mixed = _batch_norm_parameters(
+        "instance_norm", input, running_mean, running_var, weight, bias, use_input_stats
+    )
+    if not mixed and input.dtype in (tw.float16, tw.bfloat16):
         return half_norms.instance_norm(
             input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
         )
-    if _mixed_precision(input, running_mean, running_var, weight, bias):
+    if mixed:
         stats = _float(running_mean), _float(running_var)
         y = instance_norm(
             input.float(), *stats, _float(weight), _float(bias), use_input_stats, momentum, eps
@@ -288,18 +328,30 @@ def instance_norm(
         _write_back((running_mean, running_var), stats)
         return y.to(input.dtype)
     if use_input_stats:
-        with tw.no_grad():
-            if running_mean is not None:
-                batch_mean = input.mean(dims).mean(0)
-                running_mean.mul_(1 - momentum).add_(batch_mean, alpha=momentum)
-            if running_var is not None:
-                var = input.var(dims, correction=0).mean(0)
-                running_var.mul_(1 - momentum).add_(var * (count / (count - 1)), alpha=momentum)
+        _move_instance_stats(input, running_mean, running_var, momentum)
         return fused_or_reference(
             "instance_norm", instance_norm_reference, (input, weight, bias), eps
         )
     y = _with_running_stats(input, running_mean, running_var, eps, "instance_norm", flag)
     return _channel_affine(y, weight, bias)
+
+
+def _move_instance_stats(
+    input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, momentum: float
+) -> None:
+    """PyTorch's update: each (sample, channel) moves its own copy of the channel's running
+    statistics toward its mean and unbiased variance (accumulated in float64, rounded to the
+    statistics' dtype), in that dtype with the momentum rounded to it; the running statistics
+    take the mean of the copies over the samples (moving the mean of the per-sample
+    statistics rounds otherwise)."""
+    x = input.double()
+    dims = tuple(range(2, x.dim()))
+    with tw.no_grad():
+        for s, batch in ((running_mean, x.mean), (running_var, x.var)):
+            if s is not None:
+                take = tw.tensor(momentum, dtype=s.dtype, device=s.device)
+                moved = take * batch(dims).to(s.dtype) + (1 - take) * s
+                s.copy_(moved.mean(0))
 
 
 def instance_norm_reference(
@@ -419,8 +471,10 @@ def group_norm(
     if mixed:
         y = group_norm(input.float(), num_groups, _float(weight), _float(bias), eps)
         return y.to(input.dtype)
-    n = input.shape[0]
-    y = _standardize(input.reshape(n, num_groups, -1), (2,), eps)[0].reshape(input.shape)
+    # the group's size spelled out: ``-1`` cannot be inferred for an empty batch (N=0)
+    size = input.shape[1] // num_groups * math.prod(input.shape[2:])
+    grouped = input.reshape(input.shape[0], num_groups, size)
+    y = _standardize(grouped, (2,), eps)[0].reshape(input.shape)
     return _channel_affine(y, weight, bias)
 
 
