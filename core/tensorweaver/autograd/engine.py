@@ -31,7 +31,13 @@ from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.complex import gradient_as
 from tensorweaver.ops.creation import zeros_like
 from tensorweaver.ops.in_place_writes import add_scaled, addable
-from tensorweaver.tensor import _SHARED_STORAGES, Tensor, _laid_out_like, _out_of_order
+from tensorweaver.tensor import (
+    _NO_GRAD_VIEW_WRITTEN,
+    _SHARED_STORAGES,
+    Tensor,
+    _laid_out_like,
+    _out_of_order,
+)
 
 
 def sum_to(g: Tensor, shape: tuple) -> Tensor:
@@ -302,12 +308,14 @@ def _finish(
     """The gradients of ``targets`` by id; without them, leaves' gradients accumulated."""
     if targets is not None:
         for t in targets:
-            if t._node is None and id(t) in leaf_grads:
+            if t._node is None and id(t) in leaf_grads and not _no_accumulator(t):
                 captured[id(t)] = _leaf_total(id(t), leaf_grads[id(t)])
         return captured
     backend, compact = None, None
     for key, g in leaf_grads.items():
         leaf = leaves[key]
+        if leaf._view_of is not None and _no_accumulator(leaf):
+            continue
         if type(g) is not Tensor or GRAD_HOOKS:  # else it is the total already
             g = _leaf_total(key, g)
         if create_graph:
@@ -336,6 +344,13 @@ def _finish(
         leaf._grad = g  # (not the .grad setter: its checks hold for the engine's gradients)
         _after_accumulate(key, leaf)
     return {}
+
+
+def _no_accumulator(leaf: Tensor) -> bool:
+    """Whether ``leaf`` is a view made under no_grad of a tensor requiring grad: PyTorch gives
+    it no gradient accumulator (its ``.grad`` stays None; ``autograd.grad`` finds it unused)."""
+    view = leaf._view_of
+    return view is not None and len(view) > 3 and view[3][0] is _NO_GRAD_VIEW_WRITTEN
 
 
 def _after_accumulate(key: int, leaf: Tensor) -> None:
