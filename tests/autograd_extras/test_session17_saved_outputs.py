@@ -1,9 +1,8 @@
 """Outputs changed in place before backward, against torch 2.13, for the ops whose PyTorch node
 saves its result (derivatives.yaml's ``result``) and whose tensorweaver composite ends in a
 node of another name: the refusal (``autograd/node.py`` ``SAVES_OUTPUT``) goes by the node's
-name, so each needs ``labelled(out, "<torch's name>", inputs...)`` in its op's module (not
-autograd's): strict xfails until then. ``rsqrt`` and ``reciprocal`` are recorded in
-test_session16_output_versions.py."""
+name, so each is ``labelled(out, "<torch's name>", inputs...)`` in its op's module (tan, sgn,
+reciprocal_ and rsqrt_ were unnamed before session 17's second wave)."""
 
 from __future__ import annotations
 
@@ -38,15 +37,6 @@ def _ops(m: Any) -> dict[str, Callable[[Any], Any]]:
     }
 
 
-#: Where each op's last node comes from (the module whose op needs the label).
-_WHERE = {
-    "tan": "div(sin, cos) in ops/elementwise.py: label TanBackward0",
-    "sgn": "a where (ops/complex.py sgn): label SgnBackward0",
-    "reciprocal_": "a div (ops/elementwise.py): label ReciprocalBackward0",
-    "rsqrt_": "a div (ops/elementwise.py): label RsqrtBackward0",
-}
-
-
 def _changed_then_backward(m: Any, op: str) -> Any:
     x = m.tensor(VALUES, dtype=m.float64, requires_grad=True)
     y = _ops(m)[op](x)
@@ -59,20 +49,7 @@ def _changed_then_backward(m: Any, op: str) -> Any:
     return x.grad.numpy().copy()
 
 
-@pytest.mark.parametrize(
-    "op",
-    [
-        pytest.param(
-            op,
-            marks=pytest.mark.xfail(
-                strict=True, reason=f"the node is unnamed as torch's: {_WHERE[op]}"
-            )
-            if op in _WHERE
-            else (),
-        )
-        for op in _ops(torch)
-    ],
-)
+@pytest.mark.parametrize("op", list(_ops(torch)))
 def test_an_output_torch_saves_changed_in_place_raises(op: str) -> None:
     assert _changed_then_backward(torch, op) == "raises"
     assert _changed_then_backward(tw, op) == "raises"

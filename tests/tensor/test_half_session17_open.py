@@ -1,5 +1,6 @@
-"""Half-precision differences from torch 2.13 found in session 17 and left open (strict xfails:
-each fix belongs to a file other helpers own; the reason says which and how).
+"""Half-precision differences from torch 2.13 found in session 17: float16 rsqrt (was
+div(1, sqrt(x)) in float16: 8,394 of 31,743 values differed) and add with alpha (y * alpha was
+rounded to float16 first: ~2% of the elements of every float16 SGD step differed).
 
 Where torch computes in float32 and rounds once, a float32 value near a float16 rounding
 boundary may land on either side depending on how the float32 value was computed (torch's
@@ -38,13 +39,6 @@ def _every_positive_float16() -> torch.Tensor:
     return every[torch.isfinite(every) & (every > 0)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="float16 rsqrt is div(1, sqrt(x)) in float16 (ops/elementwise.py rsqrt): the root is "
-    "rounded before the division, 8,394 of 31,743 positive float16 values differ from torch "
-    "(which computes in float32 and rounds once); fix there: for float16/bfloat16, "
-    "cast(div(1, sqrt(cast(x, float32))), x.dtype)",
-)
 @pytest.mark.parametrize("spec", FAST)
 def test_float16_rsqrt_as_torch(spec: str) -> None:
     xs = _every_positive_float16()
@@ -54,15 +48,6 @@ def test_float16_rsqrt_as_torch(spec: str) -> None:
     _assert_within_a_step(got, want)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x.add(y, alpha=a) / x.add_(y, alpha=a) in half multiply y by alpha in float16 "
-    "first (ops/elementwise.py _scaled/_alpha_mul, and the NumPy plugin's foreach_add, which "
-    "must keep its bits): torch rounds alpha to the half type, then computes x + y * alpha "
-    "in float32 and rounds once (~2% of elements differ for alpha=-0.1: every SGD step on "
-    "float16 parameters). Fix both together (contract/ir.py's foreach_add row says 'y * "
-    "alpha rounded first')",
-)
 @pytest.mark.parametrize("spec", FAST)
 def test_float16_add_with_alpha_as_torch(spec: str) -> None:
     rng = np.random.default_rng(11)

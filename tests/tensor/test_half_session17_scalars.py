@@ -86,22 +86,10 @@ def test_float16_fill_of_numpy_backend_goes_through_float32() -> None:
     assert got.tolist() == torch.full((2,), value, dtype=torch.float16).tolist()
 
 
-def _rdiv_strict(spec: str) -> Any:
-    return pytest.param(
-        spec,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="torch's `number / t` is `t.reciprocal() * number` (torch/_tensor.py "
-            "__rtruediv__), rounded twice: ~25% of float16/float32/float64 elements differ from "
-            "tw's one division. Fix in ops/methods.py (not this helper's file): "
-            "'__rtruediv__': lambda self, other: ew.mul(ew.reciprocal(self), other)",
-        ),
-    )
-
-
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
-@pytest.mark.parametrize("spec", [_rdiv_strict(s) for s in FAST])
+@pytest.mark.parametrize("spec", FAST)
 def test_number_divided_by_tensor_as_torch(spec: str, dtype: str) -> None:
+    # torch's `number / t` is `t.reciprocal() * number`: one division differed in ~25%.
     # exhaustive over float16 (every finite and special value); the same values wider
     every = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16).view(torch.float16)
     xs = every.to(getattr(torch, dtype))
@@ -111,16 +99,9 @@ def test_number_divided_by_tensor_as_torch(spec: str, dtype: str) -> None:
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a NumPy scalar beside a half tensor (x * np.float64(s), np.float32 too: "
-    "attention's `/ np.sqrt(d)`) misses the float32 opmath path: ops/elementwise.py "
-    "_arithmetic's op tests `type(b) is float`, so it computes in float16 (~50% of "
-    "elements differ). Fix there (not this helper's file): convert np.generic with .item() "
-    "before the fast paths",
-)
 @pytest.mark.parametrize("spec", FAST)
 def test_numpy_scalar_operand_of_float16_as_torch(spec: str) -> None:
+    # a NumPy scalar is the Python number it holds (it used to miss the float32 path)
     rng = np.random.default_rng(5)
     xs = torch.tensor(rng.uniform(-1000, 1000, 64)).to(torch.float16)
     scalars = [np.float64(v) for v in rng.uniform(-3, 3, 8)]

@@ -588,7 +588,9 @@ OPTIONAL: dict[str, str] = {
     "foreach_add": "foreach_add(xs, ys, alpha) -> list[A]: [x + y * alpha for x, y in zip(xs, "
     "ys)], new arrays (xs and ys unchanged); xs and ys lists of one length, each pair one "
     "shape and floating-point dtype, alpha a Python number taken in that dtype (y * alpha "
-    "rounded first, as the core's mul then add; a fused multiply-add is within rounding)",
+    "rounded first, as the core's mul then add; a fused multiply-add is within rounding; "
+    "float16/bfloat16 as PyTorch's CPU add: x + y * alpha in float32, alpha rounded to the "
+    "dtype, rounded once, but y * alpha rounded first in the last n mod 64 elements)",
     "foreach_mul": "foreach_mul(xs, scalar) -> list[A]: [x * scalar for x in xs], new arrays; "
     "xs floating-point, scalar a Python number taken in each x's dtype",
     "foreach_add_scalar": "foreach_add_scalar(xs, scalar) -> list[A]: [x + scalar for x in xs]",

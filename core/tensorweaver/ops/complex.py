@@ -163,6 +163,11 @@ def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("sgn", sgn(input), out, same_dtype=True)
     x = _tensor("sgn", input)
+    # labelled: torch's node saves the result, so an in-place change of it is refused
+    return labelled(_sgn(x), "SgnBackward0", x)
+
+
+def _sgn(x: Tensor) -> Tensor:
     if not x.dtype.is_complex:
         return ew.sign(x)
     modulus = ew.abs(x)

@@ -242,6 +242,8 @@ def _arithmetic(
                     out._node = Node(name, (input, other), None)
                     out.requires_grad = True
                 return out
+            if isinstance(other, np.generic):  # a NumPy scalar is the Python number it holds
+                other = other.item()
             if keeps(input, other):
                 # Fast path: a tensor and a Python number that does not change its dtype.
                 if opmath and input.dtype in _HALF and not _exact_in(other, input.dtype):
@@ -253,17 +255,20 @@ def _arithmetic(
                     out._node = Node(name, (input, Tensor(bn, backend, input.dtype)), None)
                     out.requires_grad = True
                 return out
-        elif isinstance(other, Tensor) and keeps(other, input):
-            # The same with the number on the left (1 - x).
-            if opmath and other.dtype in _HALF and not _exact_in(input, other.dtype):
-                return widened(other, input, True)
-            backend = other.backend
-            an = scalar_native(backend, input, other.dtype)
-            out = Tensor(getattr(backend, name)(an, other.native), backend, other.dtype)
-            if other.requires_grad and is_grad_enabled():
-                out._node = Node(name, (Tensor(an, backend, other.dtype), other), None)
-                out.requires_grad = True
-            return out
+        elif isinstance(other, Tensor):
+            if isinstance(input, np.generic):
+                input = input.item()
+            if keeps(other, input):
+                # The same with the number on the left (1 - x).
+                if opmath and other.dtype in _HALF and not _exact_in(input, other.dtype):
+                    return widened(other, input, True)
+                backend = other.backend
+                an = scalar_native(backend, input, other.dtype)
+                out = Tensor(getattr(backend, name)(an, other.native), backend, other.dtype)
+                if other.requires_grad and is_grad_enabled():
+                    out._node = Node(name, (Tensor(an, backend, other.dtype), other), None)
+                    out.requires_grad = True
+                return out
         if opmath:
             number = _half_scalar(input, other)
             if number is not None:
@@ -306,8 +311,9 @@ def _half_scalar(a: Operand, b: Operand) -> Any:
 add_ = _arithmetic("add")
 sub_ = _arithmetic("sub", refuse=_refuse_bool_sub)
 mul = _arithmetic("mul", opmath=True)
-# alpha * b rounded in b's dtype, as the in-place add_/sub_ fast path (one foreach_add call)
-# computes it, so that x.add_(y, alpha=a) is add(x, y, alpha=a) bit for bit.
+# alpha * b in b's dtype (float32 for half tensors: see _with_alpha), as the in-place
+# add_/sub_ fast path (one foreach_add call) computes it: x.add_(y, alpha=a) is add(x, y,
+# alpha=a) bit for bit.
 _alpha_mul = _arithmetic("mul")
 _maximum = _arithmetic("maximum")
 _minimum = _arithmetic("minimum")
@@ -368,29 +374,64 @@ def scalar_argument(fn: str, name: str, value: Any, dtype: DType) -> Any:
     return fill_value(value, dtype, fn)
 
 
-def _scaled(fn: str, a: Operand, b: Operand, alpha: Any) -> Operand:
-    """``b * alpha`` in the dtype ``a <op> b`` computes in, as ``add``/``sub`` take it."""
+def _with_alpha(op: Callable, fn: str, a: Operand, b: Operand, alpha: Any) -> Tensor:
+    """``op(a, b * alpha)`` as ``add``/``sub`` (``fn``) take it: ``b * alpha`` in the dtype
+    they compute in, except for half-precision tensors (see ``_half_with_alpha``)."""
     dtype = result_type(a, b)
     alpha = scalar_argument(fn, "alpha", alpha, dtype)
     if not isinstance(b, Tensor):
-        return b * alpha
-    return _alpha_mul(cast(b, dtype), alpha)
+        return op(a, b * alpha)
+    if dtype in _HALF and isinstance(a, Tensor):
+        return _half_with_alpha(op, fn, a, b, alpha, dtype)
+    return op(a, _alpha_mul(cast(b, dtype), alpha))
+
+
+def _half_with_alpha(
+    op: Callable, fn: str, a: Tensor, b: Tensor, alpha: Any, dtype: DType
+) -> Tensor:
+    """``a + b * alpha`` (``sub``: ``-alpha``) in a half ``dtype`` as PyTorch's CPU kernel
+    computes it: in float32 with alpha rounded to ``dtype``, rounded once (rounding b * alpha
+    first differs in ~2% of the elements), except in its scalar loop over the last elements
+    (fewer than two vectors), which rounds b * alpha first. Where the backend has
+    ``foreach_add`` it computes the values (the same call as the in-place ``add_`` makes);
+    the graph is the per-op one (``b * alpha`` rounded, then ``op``). Elsewhere (operands
+    that broadcast, a backend without it) every element is rounded once."""
+    backend = a.backend
+    add_scaled = getattr(backend, "foreach_add", None)
+    if (
+        add_scaled is None
+        or a.shape != b.shape
+        or a.dtype is not b.dtype
+        or b.backend is not backend
+    ):
+        rounded = constant(alpha, backend, dtype).item()
+        wide = op(cast(a, dtypes.float32), _alpha_mul(cast(b, dtypes.float32), rounded))
+        return labelled(cast(wide, dtype), f"{fn.capitalize()}Backward0", a, b)
+    (native,) = add_scaled([a.native], [b.native], alpha if fn == "add" else -alpha)
+    out = Tensor(native, backend, dtype)
+    if (a.requires_grad or b.requires_grad) and is_grad_enabled():
+        out._node = Node(fn, (a, _alpha_mul(b, alpha)), None)
+        out.requires_grad = True
+    return out
 
 
 def add(input: Operand, other: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other``."""
     if out is not None:
         return written_out("add", add(input, other, alpha=alpha), out)
-    return add_(input, other if alpha is None else _scaled("add", input, other, alpha))
+    if alpha is None:
+        return add_(input, other)
+    return _with_alpha(add_, "add", input, other, alpha)
 
 
 def sub(input: Operand, other: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``."""
     if out is not None:
         return written_out("sub", sub(input, other, alpha=alpha), out)
-    if alpha is not None:
-        _refuse_bool_sub(input, other)
-    return sub_(input, other if alpha is None else _scaled("sub", input, other, alpha))
+    if alpha is None:
+        return sub_(input, other)
+    _refuse_bool_sub(input, other)
+    return _with_alpha(sub_, "sub", input, other, alpha)
 
 
 _true_divide = _arithmetic("div", floating=True, opmath=True)
@@ -1202,13 +1243,20 @@ _HALF_TARGETS = frozenset((dtypes.float16, dtypes.bfloat16))
 def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("reciprocal", reciprocal(input), out)
-    return div(1, input)
+    # labelled: torch's node saves the result, so an in-place change of it is refused
+    return labelled(div(1, input), "ReciprocalBackward0", input)
 
 
 def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("rsqrt", rsqrt(input), out)
-    return div(1, sqrt(input))
+    if isinstance(input, Tensor) and input.dtype in _HALF:  # one rounding, not two
+        return labelled(in_float32(_rsqrt, input), "RsqrtBackward0", input)
+    return labelled(_rsqrt(input), "RsqrtBackward0", input)
+
+
+def _rsqrt(x: Tensor) -> Tensor:
+    return div(1, sqrt(x))
 
 
 def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1222,11 +1270,16 @@ def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def tan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("tan", tan(input), out)
-    if isinstance(input, Tensor) and input.dtype in _HALF:  # one rounding, not three (bfloat16)
-        return in_float32(tan, input)
-    if isinstance(input, Tensor) and input.dtype.kind == "c":
-        return _complex_tan(input)
-    return div(sin(input), cos(input))
+    # labelled: torch's node saves the result, so an in-place change of it is refused
+    return labelled(_tan(input), "TanBackward0", input)
+
+
+def _tan(x: Tensor) -> Tensor:
+    if isinstance(x, Tensor) and x.dtype in _HALF:  # one rounding, not three (bfloat16)
+        return in_float32(_tan, x)
+    if isinstance(x, Tensor) and x.dtype.kind == "c":
+        return _complex_tan(x)
+    return div(sin(x), cos(x))
 
 
 def _complex_tan(z: Tensor) -> Tensor:

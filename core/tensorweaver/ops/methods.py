@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from importlib import import_module
 from typing import Any
 
@@ -37,6 +38,12 @@ def _reversed(op: Any) -> Any:
         return op(other, self)
 
     return method
+
+
+def _reciprocal_times(self: Tensor, other: Any) -> Tensor:
+    """``other / self`` as PyTorch computes it: ``self.reciprocal() * other`` (one division
+    rounds otherwise in ~25% of the elements, in every float dtype)."""
+    return ew.mul(ew.reciprocal(self), other)
 
 
 _TO_FORMS = (
@@ -218,10 +225,12 @@ def _zero(self: Tensor) -> Tensor:
     return _fill(self, 0, "ZeroBackward0")
 
 
-def _copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+def _copy(self: Tensor, other: Tensor, non_blocking: bool = False) -> Tensor:
+    # (PyTorch's keyword is other, though its documentation names the argument src)
     self._check_inplace()
-    src = src.to(self.backend) if src.backend is not self.backend else src
-    copied = mv.expand(ew.cast(src, self.dtype), self.shape)
+    if other.backend is not self.backend:
+        other = other.to(self.backend)
+    copied = mv.expand(ew.cast(other, self.dtype), self.shape)
     return self._assign(_overwritten(self, copied, "CopyBackwards"), "copy_")
 
 
@@ -432,7 +441,7 @@ _METHODS: dict[str, Any] = {
     "__mul__": ew.mul,
     "__rmul__": _reversed(ew.mul),
     "__truediv__": ew.div,
-    "__rtruediv__": _reversed(ew.div),
+    "__rtruediv__": _reciprocal_times,
     "__floordiv__": ew.floor_divide,
     "__rfloordiv__": _reversed(ew.floor_divide),
     "__mod__": ew.remainder,
@@ -818,10 +827,31 @@ def _reversed_axes(x: Tensor) -> Tensor:
 
 def _swap_last_two(x: Tensor) -> Tensor:
     if x.ndim < 2:
-        raise RuntimeError(f"mT: needs at least 2 dimensions, got shape {x.shape}")
+        return _below_two_dims(x, "mT", 3)
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
     out = apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
     return views.permuted(x, out, perm)
+
+
+#: PyTorch's deprecation warnings for a 0-d tensor's matrix transposes.
+_ON_0D = {
+    "mT": "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+    "mH": "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().",
+    "adjoint()": "adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+}
+
+
+def _below_two_dims(x: Tensor, name: str, stacklevel: int) -> Tensor:
+    """``x.mT``, ``x.mH``, ``x.adjoint()`` (``name``) of an ``x`` with fewer than two dimensions,
+    as PyTorch: an error for 1-d; for 0-d a deprecation warning, then x (mH, adjoint: its
+    conjugate)."""
+    if x.ndim == 1:
+        raise RuntimeError(
+            f"tensor.{name} is only supported on matrices or batches of matrices. Got 1-D "
+            "tensor; add a dimension with unsqueeze() to make it one"
+        )
+    warnings.warn(_ON_0D[name], UserWarning, stacklevel=stacklevel)
+    return cx.conj(x) if name != "mT" and x.dtype.is_complex else x
 
 
 # Direct permutes (they run in every linear layer), as views.
@@ -845,12 +875,16 @@ def _conj_transpose(x: Tensor) -> Tensor:
 
 
 def adjoint(x: Tensor) -> Tensor:
-    """The conjugate transpose of the last two dimensions (``torch.adjoint``, ``x.mH``)."""
+    """The conjugate transpose of the last two dimensions (``torch.adjoint``)."""
     if x.ndim < 2:
-        raise RuntimeError(
-            "tensor.adjoint() is only supported on matrices or batches of matrices. Got "
-            f"{x.ndim}-D tensor."
-        )
+        return _below_two_dims(x, "adjoint()", 3)
+    return cx.conj_physical(_swap_last_two(x))
+
+
+def _mH(x: Tensor) -> Tensor:
+    """``x.mH``: ``adjoint(x)``, with its own name in the warning and error of a 0-d/1-d x."""
+    if x.ndim < 2:
+        return _below_two_dims(x, "mH", 3)
     return cx.conj_physical(_swap_last_two(x))
 
 
@@ -865,7 +899,7 @@ def _complex(self: Tensor) -> complex:
 
 
 Tensor.H = property(_conj_transpose)
-Tensor.mH = property(adjoint)
+Tensor.mH = property(_mH)
 Tensor.adjoint = adjoint
 Tensor.abs_ = Tensor.absolute_ = _abs_
 Tensor.__complex__ = _complex

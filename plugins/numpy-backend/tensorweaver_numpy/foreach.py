@@ -6,9 +6,10 @@ operands are.
 
 float16 arrays follow the core's half-precision ops, which compute as PyTorch's CPU kernels:
 ``mul`` by a number, ``div``, ``lerp``, ``addcmul`` and ``addcdiv`` in float32, rounded
-once (lerp from the nearer end, as the core's); ``add`` with alpha and ``add_scalar`` in
-float16 with the number read through float32 (before session 17 a float16 Adam step with
-foreach differed from the per-tensor step in 18 of 200 parameters after 3 steps)."""
+once (lerp from the nearer end, as the core's); ``add`` with alpha as PyTorch's add (see
+``_half_add``); ``add_scalar`` in float16 with the number read through float32 (before
+session 17 a float16 Adam step with foreach differed from the per-tensor step in 18 of 200
+parameters after 3 steps)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,26 @@ def _half_addc(ufunc: np.ufunc, x: A, y: A, z: A, value: float) -> A:
     return np.add(wide, ufunc(np.multiply(_wide(y), _scalar(value, wide)), _wide(z))).astype(_F16)
 
 
+#: How many float16 elements PyTorch's CPU loops take at a time (two AVX-512 vectors); the
+#: rest of a contiguous tensor (n mod this) goes through its scalar loop.
+_HALF_BLOCK = 64
+
+
+def _half_add(x: A, y: A, alpha: float) -> A:
+    """float16 ``x + y * alpha`` as PyTorch's CPU ``add``: alpha rounded to float16, then in
+    float32, rounded once; its scalar loop over the last (n mod 64) elements in C order rounds
+    y * alpha to float16 first (float16 ufuncs round each step, as c10::Half's operators).
+    (On an AVX2 machine torch's blocks hold 32 elements; above 32768 its threads split the
+    loop: such tails differ by machine, by one float16 step.)"""
+    a = _scalar(alpha, y)
+    out = np.add(_wide(x), np.multiply(_wide(y), a.astype(_F32))).astype(_F16)
+    tail = x.size % _HALF_BLOCK
+    if tail:
+        rest = np.add(x.reshape(-1)[-tail:], np.multiply(y.reshape(-1)[-tail:], a))
+        out.reshape(-1)[-tail:] = rest
+    return out
+
+
 def _lerp(x: A, y: A, weight: float) -> A:
     """The core's lerp of float32 or wider ``x`` and ``y`` (PyTorch's: from the nearer end)."""
     w = _scalar(weight, x)
@@ -69,7 +90,12 @@ class ForeachOps:
 
     @quiet
     def foreach_add(self, xs: list[A], ys: list[A], alpha: float) -> list[A]:
-        return [np.add(x, np.multiply(y, _scalar(alpha, y))) for x, y in zip(xs, ys)]
+        return [
+            np.add(x, np.multiply(y, _scalar(alpha, y)))
+            if x.dtype is not _F16
+            else _half_add(x, y, alpha)
+            for x, y in zip(xs, ys)
+        ]
 
     @quiet
     def foreach_mul(self, xs: list[A], scalar: float) -> list[A]:
@@ -159,7 +185,7 @@ def _each(scalar: Any, xs: list[A]) -> list[A]:
 
 
 #: The primitives whose float16 results are float32 ones rounded once.
-_WIDENED = frozenset(("mul", "div_scalars", "lerp", "addcmul", "addcdiv"))
+_WIDENED = frozenset(("add", "mul", "div_scalars", "lerp", "addcmul", "addcdiv"))
 #: foreach_inplace's writers, one per out-of-place primitive above, with its ufuncs.
 _IN_PLACE: dict[str, Callable[..., None]] = {
     "add": lambda xs, ys, alpha: _written(np.add)(
