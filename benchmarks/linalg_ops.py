@@ -104,6 +104,39 @@ call), the core's node and result 3.4; timed in sections in one loop, forward 26
 a copy of the harness: the same ratios), not found in the time left. At 2 x 4 x 4 (one run,
 load 10): every forward 1.14-1.89x and every fwd+bwd 1.26-1.84x: the 2-3 us forward and
 ~35 us backward of fixed Python cost against kernels of 5-20 us.
+
+Seventeenth session (2026-12-05 10:40-10:55 UTC, same machine, load 4-7 from other agents
+and a clean-clone CI; three runs of ``--only solve_triangular,cholesky_solve,solve,inv,det,
+slogdet``, this session's code; ms (torch, tw), ratio median and range):
+
+| workload | fwd | fwd+bwd |
+|---|---|---|
+| solve_triangular | 0.019, 0.024: 1.24x (1.23-1.26) | 0.160, 0.202: 1.31x (1.26-1.32) |
+| cholesky_solve (two calls) | 0.163, 0.183: 1.13x (1.12-1.17) | 1.14, 1.34: 1.15x (1.06-1.22) |
+| solve | 0.193, 0.218: 1.12x (1.08-1.13) | 0.420, 0.515: 1.23x (1.23-1.23) |
+| inv | 0.324, 0.356: 1.12x (1.08-1.13) | 0.862, 0.911: 1.06x (0.99-1.08) |
+| det | 0.192, 0.211: 1.07x (1.06-1.11) | 0.748, 0.836: 1.12x (1.08-1.14) |
+| slogdet | 0.170, 0.187: 1.10x (1.09-1.12) | 0.564, 0.666: 1.14x (1.13-1.20) |
+
+The changes: ``fused_or_reference`` makes the usual node (one differentiable output, also
+beside LAPACK's ``info``) itself, without ``_record``/``_attach``; the plugin's ``_fused``
+walks its inputs once; a two-input ``linalg_function`` node's backward wraps its two
+gradients without loops. A/B in one process (the session's starting code and this code
+swapped in turn, 25 interleaved rounds, two runs, 8 x 64 x 64, medians):
+solve_triangular with its ``sum`` forward 27.8, 27.7 us -> 26.4, 26.2 (torch 23.7, 23.9);
+forward and backward 184, 181 -> 170, 166 (torch 202, 155: noisy; the new code always ran
+right after the old, so part of the backward's gain may be the order). Where the forward's
+time goes (timeit, 1 x 4 x 4 and 8 x 64 x 64): the plugin's recording on detached leaves
+1.5 us over torch's call (two ``detach().requires_grad_()`` 0.9, the output's detach 0.3),
+its dispatch 1.9, the core's ``fused_or_reference``, result and node 2.6; ``solve`` adds
+``raise_for_info`` (1.1 us: the info's bytes read on the host) and a second result Tensor.
+Timed in sections in one loop (8 x 64 x 64, load 4-7; torch -> tw, us): solve_triangular
+forward 29.5 -> 47.5, ``sum`` 6.9 -> 14.4, backward 150 -> 160; solve 207 -> 240, 6.9 ->
+15.6, 158 -> 177. The ``sum`` (ops/reduce.py) and the backward's engine (the graph walk,
+the root's gradient, the leaves' ``contiguous``) are outside the linalg code; torch's own
+backward node, called directly, is most of the backward (13 us of a 1 x 4 x 4
+solve_triangular's). The forward's size-dependent gap at 8 x 64 x 64 (solve: 19 us by the
+minimum of 40 rounds, 5 us of it measured in Python) was not found in the time left.
 """
 
 from __future__ import annotations

@@ -327,7 +327,8 @@ from tensorweaver.ops.views import (
     view_as_complex,
     view_as_real,
 )
-from tensorweaver.promotion import get_default_dtype, promote_types, result_type, set_default_dtype
+from tensorweaver.promotion import get_default_dtype, promote_types, set_default_dtype
+from tensorweaver.promotion import result_type_of_two as result_type
 from tensorweaver.random import (
     Generator,
     default_generator,
@@ -375,24 +376,24 @@ absolute = abs
 is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
 
 
-def is_floating_point(x: Tensor) -> bool:
-    return x.dtype.is_floating_point
+def is_floating_point(input: Tensor) -> bool:
+    return input.dtype.is_floating_point
 
 
-def is_complex(x: Tensor) -> bool:
-    return x.dtype.is_complex
+def is_complex(input: Tensor) -> bool:
+    return input.dtype.is_complex
 
 
-def numel(x: Tensor) -> int:
-    return x.numel()
+def numel(input: Tensor) -> int:
+    return input.numel()
 
 
-def clone(x: Tensor) -> Tensor:
-    return x.clone()
+def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
+    return input.clone(memory_format=memory_format)
 
 
-def detach(x: Tensor) -> Tensor:
-    return x.detach()
+def detach(input: Tensor) -> Tensor:
+    return input.detach()
 
 
 _extra_methods.attach(Tensor)
@@ -459,7 +460,7 @@ _LAZY_ATTRS = {
     "vmap": ("tensorweaver.func", "vmap"),
     "to_torch_module": ("tensorweaver.interop.torch_module", "to_torch_module"),
     "from_torch_module": ("tensorweaver.interop.torch_module", "from_torch_module"),
-    "inverse": ("tensorweaver.linalg.solvers", "inv"),
+    "inverse": ("tensorweaver.linalg.legacy", "inverse"),
     "lu_solve": ("tensorweaver.linalg.legacy", "lu_solve_legacy"),
     **_from("ops.index_write", "index_copy index_fill index_put masked_scatter"),
     **_from(
@@ -546,9 +547,12 @@ _LAZY_ATTRS = {
         "clear_autocast_cache get_autocast_dtype is_autocast_cache_enabled is_autocast_enabled "
         "set_autocast_cache_enabled set_autocast_dtype set_autocast_enabled",
     ),
-    **_from("linalg.determinants", "det logdet slogdet"),
-    **_from("linalg.legacy", "cholesky lu lu_unpack orgqr pinverse qr svd triangular_solve"),
-    **_from("linalg.products", "matrix_exp matrix_power"),
+    **_from("linalg.determinants", "logdet slogdet"),
+    **_from(
+        "linalg.legacy",
+        "cholesky det lu lu_unpack matrix_exp orgqr pinverse qr svd triangular_solve",
+    ),
+    **_from("linalg.products", "matrix_power"),
     **_from("linalg.solvers", "cholesky_inverse cholesky_solve"),
     **_from("linalg.householder", "geqrf ormqr"),
     **_from("linalg.lowrank", "pca_lowrank svd_lowrank"),

@@ -44,29 +44,30 @@ def default_complex_dtype() -> DType:
 
 
 @cache
-def promote_types(a: DType, b: DType) -> DType:
-    """The smallest dtype both ``a`` and ``b`` convert to safely (``torch.promote_types``)."""
-    if a is b:
-        return a
-    if a.kind == "b":
-        return b
-    if b.kind == "b":
-        return a
-    if a.kind == "c" or b.kind == "c":
+def promote_types(type1: DType, type2: DType) -> DType:
+    """The smallest dtype both ``type1`` and ``type2`` convert to safely (PyTorch's
+    ``promote_types``)."""
+    if type1 is type2:
+        return type1
+    if type1.kind == "b":
+        return type2
+    if type2.kind == "b":
+        return type1
+    if type1.kind == "c" or type2.kind == "c":
         # The complex type whose parts hold both: complex64 with float64 is complex128.
-        parts = promote_types(a.to_real(), b.to_real())
+        parts = promote_types(type1.to_real(), type2.to_real())
         return dtypes.complex128 if parts is dtypes.float64 else dtypes.complex64
-    if a.kind == "f" or b.kind == "f":
-        if a.kind != "f":
-            return b
-        if b.kind != "f":
-            return a
-        if {a, b} == {dtypes.float16, dtypes.bfloat16}:
+    if type1.kind == "f" or type2.kind == "f":
+        if type1.kind != "f":
+            return type2
+        if type2.kind != "f":
+            return type1
+        if {type1, type2} == {dtypes.float16, dtypes.bfloat16}:
             return dtypes.float32
-        return a if a.itemsize > b.itemsize else b
-    if a.kind == b.kind:  # both signed (uint8 is the only unsigned type)
-        return a if a.itemsize > b.itemsize else b
-    signed, unsigned = (a, b) if a.kind == "i" else (b, a)
+        return type1 if type1.itemsize > type2.itemsize else type2
+    if type1.kind == type2.kind:  # both signed (uint8 is the only unsigned type)
+        return type1 if type1.itemsize > type2.itemsize else type2
+    signed, unsigned = (type1, type2) if type1.kind == "i" else (type2, type1)
     if signed.itemsize > unsigned.itemsize:
         return signed
     return dtypes.int16  # uint8 with int8
@@ -126,6 +127,26 @@ def result_type(*operands: object) -> DType:
             "tensor with .long() or write the number as a float"
         )
     return result
+
+
+def result_type_of_two(
+    *operands: object,
+    tensor: object = None,
+    other: object = None,
+    scalar: object = None,
+    scalar1: object = None,
+    scalar2: object = None,
+) -> DType:
+    """``tw.result_type``: :func:`result_type` of two operands, given by position or by the
+    names of PyTorch's overloads, ``(tensor, other)``, ``(scalar, tensor)`` and ``(scalar1,
+    scalar2)``."""
+    named = [v for v in (tensor, other, scalar, scalar1, scalar2) if v is not None]
+    if len(operands) + len(named) != 2:
+        raise TypeError(
+            f"result_type() takes two operands, (tensor, other), (scalar, tensor) or "
+            f"(scalar1, scalar2); got {len(operands) + len(named)}"
+        )
+    return result_type(*operands, *named)
 
 
 def _uint64_beside_bool(operands: tuple) -> bool:

@@ -10,9 +10,9 @@ import os
 from typing import Any
 
 
-def set_num_threads(int: int) -> None:  # noqa: A002  (PyTorch's parameter name)
-    """Use ``int`` threads for operations within one op on the current backend."""
-    n = int
+def set_num_threads(num: int, /) -> None:  # (PyTorch's takes no keywords)
+    """Use ``num`` threads for operations within one op on the current backend."""
+    n = num
     if type(n) is bool or not isinstance(n, numbers.Integral):
         raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
     if n < 1:

@@ -345,3 +345,30 @@ def test_in_place_change_of_a_distinct_view_of_an_expand_writes_as_torch(backend
 
     for got, expected in zip(written(tw), written(torch), strict=True):
         np.testing.assert_array_equal(got, expected)
+
+
+# -- view() where PyTorch's strides cannot view ---------------------------------------------
+
+VIEW_CASES = {
+    "transpose flat": lambda x: x.T.view(-1),
+    "transpose columns": lambda x: x.T.view(6, 1),
+    "stepped flat": lambda x: x[:, ::2].view(-1),
+    "expanded rows": lambda x: x.expand(2, 2, 3).view(4, 3),
+    "as_strided flat": lambda x: x.as_strided((2, 2), (1, 2)).view(-1),
+    "transpose kept": lambda x: x.T.view(3, 2),
+    "stepped kept": lambda x: x[:, ::2].view(2, 2),
+    "empty": lambda x: x[:0].T.view(-1),
+}
+
+
+@pytest.mark.parametrize("case", list(VIEW_CASES))
+def test_view_refuses_what_torch_cannot_view(backend, case) -> None:
+    # before: view() copied where PyTorch raises, so writes through it were lost
+    outcomes = []
+    for lib in (tw, torch):
+        x = lib.arange(6.0).reshape(2, 3)
+        try:
+            outcomes.append(tuple(VIEW_CASES[case](x).shape))
+        except RuntimeError as error:
+            outcomes.append("view size is not compatible" in str(error))
+    assert outcomes[0] == outcomes[1]

@@ -17,7 +17,6 @@ Shape = Union[int, tuple]
 
 def asarray(
     obj: Any,
-    /,
     *,
     dtype: Optional[DType] = None,
     device: Any = None,

@@ -72,9 +72,18 @@ def function_backward(node: Any, g: Tensor) -> tuple:
     if is_grad_enabled():
         return _again(node, (reference, static, attached), (i,), (g,))
     inputs = node.inputs
-    # Plain loops: this runs once per call in every backward pass.
-    needs = tuple([p is not None for p in node.parents])
+    parents = node.parents
     backend = inputs[0].backend
+    if len(inputs) == 2:  # most functions with two inputs (the solves): no loops
+        first, second = inputs
+        needs: tuple = (parents[0] is not None, parents[1] is not None)
+        ga, gb = backend.fused_linalg_backward((saved, i), g.native, needs)
+        return (
+            None if ga is None else Tensor(ga, backend, first.dtype),
+            None if gb is None else Tensor(gb, backend, second.dtype),
+        )
+    # Plain loops: this runs once per call in every backward pass.
+    needs = tuple([p is not None for p in parents])
     return _wrapped(backend.fused_linalg_backward((saved, i), g.native, needs), inputs)
 
 

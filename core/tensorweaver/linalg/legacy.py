@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
 from tensorweaver.linalg._shared import mH, mT, result
+from tensorweaver.linalg.determinants import det as _det
 from tensorweaver.linalg.eigen import svd as _svd
 from tensorweaver.linalg.eigen import svdvals
 from tensorweaver.linalg.errors import check_matrix
 from tensorweaver.linalg.factorizations import cholesky as _cholesky
 from tensorweaver.linalg.factorizations import householder_product, lu_factor_ex, lu_solve, unpack
 from tensorweaver.linalg.factorizations import qr as _qr
-from tensorweaver.linalg.solvers import pinv, solve_triangular
+from tensorweaver.linalg.products import matrix_exp as _matrix_exp
+from tensorweaver.linalg.solvers import inv, pinv, solve_triangular
 from tensorweaver.ops import creation as cr
 from tensorweaver.tensor import Tensor
 
@@ -59,20 +61,25 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
 
 
 def triangular_solve(
-    b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+    input: Tensor,  # noqa: A002  (PyTorch's names)
+    A: Tensor,
+    upper: bool = True,
+    transpose: bool = False,
+    unitriangular: bool = False,
 ) -> tuple:
-    """``torch.triangular_solve``: (X with A X = b, or A^T X = b with ``transpose``; a copy
-    of A)."""
+    """``torch.triangular_solve``: (X with A X = ``input``, or A^T X = ``input`` with
+    ``transpose``; a copy of A)."""
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        b, A = float32_operands(b, A)
+        input, A = float32_operands(input, A)
     a = mT(A) if transpose else A
-    x = solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
+    x = solve_triangular(a, input, upper=upper != transpose, unitriangular=unitriangular)
     return TriangularSolve(x, A.clone())
 
 
-def orgqr(input: Tensor, tau: Tensor) -> Tensor:  # noqa: A002
-    """``torch.orgqr``: ``tw.linalg.householder_product``."""
-    return householder_product(input, tau)
+def orgqr(input: Tensor, input2: Tensor) -> Tensor:  # noqa: A002
+    """``torch.orgqr``: ``tw.linalg.householder_product`` of ``input`` and the scales
+    ``input2`` (tau)."""
+    return householder_product(input, input2)
 
 
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
@@ -82,11 +89,26 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
     return (factors, pivots, info) if get_infos else (factors, pivots)
 
 
-def lu_solve_legacy(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
-    """``torch.lu_solve``: ``tw.linalg.lu_solve(LU_data, LU_pivots, b)``."""
+def lu_solve_legacy(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: A002, N803
+    """``torch.lu_solve``: ``tw.linalg.lu_solve(LU_data, LU_pivots, input)``."""
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        b, LU_data = float32_operands(b, LU_data)
-    return lu_solve(LU_data, LU_pivots, b)
+        input, LU_data = float32_operands(input, LU_data)
+    return lu_solve(LU_data, LU_pivots, input)
+
+
+def det(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.det``: ``tw.linalg.det`` under PyTorch's older keyword name."""
+    return _det(input)
+
+
+def inverse(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.inverse``: ``tw.linalg.inv`` under PyTorch's older keyword name."""
+    return inv(input)
+
+
+def matrix_exp(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.matrix_exp``: ``tw.linalg.matrix_exp`` under PyTorch's older keyword name."""
+    return _matrix_exp(input)
 
 
 def lu_unpack(

@@ -31,8 +31,10 @@ from tensorweaver.tensor import Tensor
 _TAYLOR_TERMS = 18
 
 
-def matrix_power(A: Tensor, n: int) -> Tensor:
-    """A^n by repeated squaring (n = 0: the identity; n < 0: the inverse's power)."""
+def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002  (PyTorch's name)
+    """A^n by repeated squaring for A = ``input`` (n = 0: the identity; n < 0: the inverse's
+    power)."""
+    A = input
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(
             f"linalg.matrix_power: A must be batches of square matrices, got shape {list(A.shape)}"

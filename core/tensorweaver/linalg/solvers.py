@@ -314,19 +314,25 @@ def _matrix_rank(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> tuple[Tens
     return (rd.sum(ew.gt(s, cutoff).to(dtypes.int64), -1),)
 
 
-def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
-    """X with A X = B where A = L L^T (U^T U with ``upper``), ``torch.cholesky_solve``."""
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """X with A X = ``input`` where A = L L^T for L = ``input2`` (U^T U with ``upper``),
+    ``torch.cholesky_solve`` (PyTorch's keyword names)."""
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        B, L = float32_operands(B, L)
-    check_square_and_matrix("cholesky_solve", L, B, "input2", "input")
-    if L.shape[-1] != B.shape[-2]:
+        input, input2 = float32_operands(input, input2)
+    check_square_and_matrix("cholesky_solve", input2, input, "input2", "input")
+    if input2.shape[-1] != input.shape[-2]:
         raise RuntimeError(
-            f"Incompatible matrix sizes for cholesky_solve: each A matrix is {L.shape[-1]} by "
-            f"{L.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]} (input "
-            f"{list(B.shape)}, input2 {list(L.shape)})"
+            f"Incompatible matrix sizes for cholesky_solve: each A matrix is {input2.shape[-1]} "
+            f"by {input2.shape[-1]} but each b matrix is {input.shape[-2]} by {input.shape[-1]} "
+            f"(input {list(input.shape)}, input2 {list(input2.shape)})"
         )
     return fused_or_reference(
-        "cholesky_solve", "CholeskySolveBackward0", _cholesky_solve, (B, L), (upper,), (None,)
+        "cholesky_solve",
+        "CholeskySolveBackward0",
+        _cholesky_solve,
+        (input, input2),
+        (upper,),
+        (None,),
     )[0]
 
 
@@ -347,12 +353,15 @@ def cholesky_solve_value(B: Tensor, L: Tensor, upper: bool) -> Tensor:
     return p.solve_triangular(mH(factor), y, True, False)
 
 
-def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
-    """A^-1 where A = L L^T (U^T U with ``upper``), ``torch.cholesky_inverse``."""
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """A^-1 where A = L L^T for L = ``input`` (U^T U with ``upper``),
+    ``torch.cholesky_inverse``."""
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (L,) = float32_operands(L)
-    check_square("cholesky_inverse", L, "input", complex_ok=True)
-    return cholesky_solve(to_batch(eye_like(L, L.shape[-1]), L.shape[:-2]), L, upper)
+        (input,) = float32_operands(input)
+    check_square("cholesky_inverse", input, "input", complex_ok=True)
+    return cholesky_solve(
+        to_batch(eye_like(input, input.shape[-1]), input.shape[:-2]), input, upper
+    )
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:

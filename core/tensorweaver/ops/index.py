@@ -540,17 +540,22 @@ def as_vector(t: Any) -> Any:
     return mv.reshape(t, (1,)) if isinstance(t, Tensor) and not t.ndim else t
 
 
-def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    if sparse_grad:
+        raise NotImplementedError(
+            "gather(): sparse_grad=True asks for a sparse gradient, and TensorWeaver has no "
+            "sparse tensors; pass sparse_grad=False for the same values as a dense gradient"
+        )
     try:
-        d, index = check_scatter_index("gather", x, dim, index)
+        d, index = check_scatter_index("gather", input, dim, index)
     except RuntimeError as error:
-        if vectors_of_0d(x, index):  # off the hot path: only such shapes fail the checks
-            return mv.reshape(gather(as_vector(x), dim, as_vector(index)), index.shape)
-        _unless_empty(error, x, index)
+        if vectors_of_0d(input, index):  # off the hot path: only such shapes fail the checks
+            return mv.reshape(gather(as_vector(input), dim, as_vector(index)), index.shape)
+        _unless_empty(error, input, index)
         # Nothing is read, but the result is still part of x's graph, as PyTorch's.
-        nothing = Tensor(x.backend.full((0,), 0, dtypes.int64), x.backend, dtypes.int64)
-        return mv.reshape(gather_unchecked(mv.reshape(x, (-1,)), 0, nothing), index.shape)
-    return gather_unchecked(x, d, index)
+        nothing = Tensor(input.backend.full((0,), 0, dtypes.int64), input.backend, dtypes.int64)
+        return mv.reshape(gather_unchecked(mv.reshape(input, (-1,)), 0, nothing), index.shape)
+    return gather_unchecked(input, d, index)
 
 
 def gather_unchecked(x: Tensor, d: int, index: Tensor) -> Tensor:
@@ -563,7 +568,7 @@ def gather_unchecked(x: Tensor, d: int, index: Tensor) -> Tensor:
 
 
 def scatter(
-    x: Tensor,
+    input: Tensor,
     dim: int,
     index: Tensor,
     src: Any = None,
@@ -571,7 +576,7 @@ def scatter(
     value: Any = None,
     reduce: str | None = None,
 ) -> Tensor:
-    """A copy of ``x`` with ``src`` (or ``value``) written at ``index`` along ``dim``."""
+    """A copy of ``input`` with ``src`` (or ``value``) written at ``index`` along ``dim``."""
     if reduce not in (None, "add", "multiply"):
         raise RuntimeError(
             f"scatter(): reduce argument must be either add or multiply, got {reduce!r}"
@@ -579,23 +584,23 @@ def scatter(
     if src is None:
         src = value
     try:
-        d, index = check_scatter_index("scatter", x, dim, index)
+        d, index = check_scatter_index("scatter", input, dim, index)
         if not isinstance(src, Tensor):
-            src = fill_value(src, x.dtype, "scatter")  # PyTorch's range checks and wrapping
-            src = Tensor(x.backend.full((), src, x.dtype), x.backend, x.dtype)
+            src = fill_value(src, input.dtype, "scatter")  # PyTorch's range checks and wrapping
+            src = Tensor(input.backend.full((), src, input.dtype), input.backend, input.dtype)
             src = mv.expand(src, index.shape)
-        src = _src_for(x, index, src, "scatter")
+        src = _src_for(input, index, src, "scatter")
     except RuntimeError as error:
-        if vectors_of_0d(x, index, src):  # as gather's
-            out = scatter(as_vector(x), dim, as_vector(index), as_vector(src), reduce=reduce)
-            return mv.reshape(out, x.shape)
-        _unless_empty(error, x, index, src)
-        return x.clone()
+        if vectors_of_0d(input, index, src):  # as gather's
+            out = scatter(as_vector(input), dim, as_vector(index), as_vector(src), reduce=reduce)
+            return mv.reshape(out, input.shape)
+        _unless_empty(error, input, index, src)
+        return input.clone()
     if reduce == "add":
-        return scatter_add_unchecked(x, d, index, src)
+        return scatter_add_unchecked(input, d, index, src)
     if reduce == "multiply":
-        return _scatter_multiply(x, d, index, src)
-    return scatter_unchecked(x, d, index, src)
+        return _scatter_multiply(input, d, index, src)
+    return scatter_unchecked(input, d, index, src)
 
 
 def _scatter_multiply(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
@@ -641,18 +646,18 @@ def _src_for(x: Tensor, index: Tensor, src: Tensor, op: str) -> Tensor:
     return src
 
 
-def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """A copy of ``x`` with ``src`` added at ``index`` along ``dim``; duplicates accumulate."""
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of ``input`` with ``src`` added at ``index`` along ``dim``; duplicates accumulate."""
     try:
-        d, index = check_scatter_index("scatter_add", x, dim, index)
-        src = _src_for(x, index, src, "scatter_add")
+        d, index = check_scatter_index("scatter_add", input, dim, index)
+        src = _src_for(input, index, src, "scatter_add")
     except RuntimeError as error:
-        if vectors_of_0d(x, index, src):  # as gather's
-            out = scatter_add(as_vector(x), dim, as_vector(index), as_vector(src))
-            return mv.reshape(out, x.shape)
-        _unless_empty(error, x, index, src)
-        return x.clone()
-    return scatter_add_unchecked(x, d, index, src)
+        if vectors_of_0d(input, index, src):  # as gather's
+            out = scatter_add(as_vector(input), dim, as_vector(index), as_vector(src))
+            return mv.reshape(out, input.shape)
+        _unless_empty(error, input, index, src)
+        return input.clone()
+    return scatter_add_unchecked(input, d, index, src)
 
 
 def scatter_add_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
@@ -664,61 +669,63 @@ def scatter_add_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tens
     return apply("scatter_add", native, x.dtype, (x, src), (d, index))
 
 
-def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
-    d = _axis(dim, x.ndim, "index_select")
-    index = int64_index("index_select", index, x)
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    d = _axis(dim, input.ndim, "index_select")
+    index = int64_index("index_select", index, input)
     if index.ndim > 1:
         raise IndexError(f"index_select(): index must be 0-d or 1-d, got shape {index.shape}")
     flat = mv.reshape(index, (-1,))
-    if x.ndim == 0:
+    if input.ndim == 0:
         if flat.shape[0] != 1:
             raise RuntimeError(
                 f"index_select(): index to a 0-d tensor can have only 1 value, got {flat.shape[0]}"
             )
         check_index("index_select()", flat, 1, 0, error=IndexError)
-        return x.clone()
+        return input.clone()
     # PyTorch's CPU kernels raise IndexError, but RuntimeError along dimension 1 or into an
     # empty tensor of more than one dimension.
-    error = RuntimeError if x.ndim > 1 and (d == 1 or x.numel() == 0) else IndexError
-    check_index("index_select()", flat, x.shape[d], d, error=error)
-    return labelled(take_along(x, d, flat), "IndexSelectBackward0", x)
+    error = RuntimeError if input.ndim > 1 and (d == 1 or input.numel() == 0) else IndexError
+    check_index("index_select()", flat, input.shape[d], d, error=error)
+    return labelled(take_along(input, d, flat), "IndexSelectBackward0", input)
 
 
-def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
-    """A copy of ``x`` with the slices of ``source`` added at ``index`` along ``dim``."""
-    d = _axis(dim, x.ndim, "index_add")
-    index = mv.reshape(int64_index("index_add", index, x), (-1,))
-    if source.dtype is not x.dtype:
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """A copy of ``input`` with the slices of ``source`` added at ``index`` along ``dim``."""
+    d = _axis(dim, input.ndim, "index_add")
+    index = mv.reshape(int64_index("index_add", index, input), (-1,))
+    if source.dtype is not input.dtype:
         raise RuntimeError(
-            f"index_add(): self ({x.dtype.name}) and source ({source.dtype.name}) must have the "
-            f"same dtype; convert source with .to({x.dtype.name})"
+            f"index_add(): self ({input.dtype.name}) and source ({source.dtype.name}) must have "
+            f"the same dtype; convert source with .to({input.dtype.name})"
         )
     if alpha != 1:
-        source = ew.cast(ew.mul(source, alpha), x.dtype)
-    if x.ndim == 0 and source.ndim == 0 and index.shape[0] == 1:  # as a 1-element vector
+        source = ew.cast(ew.mul(source, alpha), input.dtype)
+    if input.ndim == 0 and source.ndim == 0 and index.shape[0] == 1:  # as a 1-element vector
         check_index("index_add()", index, 1, d, error=IndexError)
-        return mv.reshape(index_add_unchecked(mv.reshape(x, (1,)), 0, index, source.reshape(1)), ())
-    if source.ndim != x.ndim or x.ndim == 0 or source.shape[d] != index.shape[0]:
+        return mv.reshape(
+            index_add_unchecked(mv.reshape(input, (1,)), 0, index, source.reshape(1)), ()
+        )
+    if source.ndim != input.ndim or input.ndim == 0 or source.shape[d] != index.shape[0]:
         raise RuntimeError(
             f"index_add(): source of shape {list(source.shape)} does not fit input of shape "
-            f"{list(x.shape)} with {index.shape[0]} indices along dim {d}; it must have the "
+            f"{list(input.shape)} with {index.shape[0]} indices along dim {d}; it must have the "
             "input's shape but along dim, where it has one slice per index"
         )
     # PyTorch's CPU kernels (contiguous input) raise RuntimeError only along the first or
     # last of several dimensions with alpha 1 (not for bool), IndexError otherwise.
-    inner = 0 < d < x.ndim - 1
+    inner = 0 < d < input.ndim - 1
     error = (
         IndexError
-        if x.ndim <= 1 or alpha != 1 or inner or x.dtype is dtypes.bool_
+        if input.ndim <= 1 or alpha != 1 or inner or input.dtype is dtypes.bool_
         else RuntimeError
     )
     try:
-        check_index("index_add()", index, x.shape[d], d, error=error)
+        check_index("index_add()", index, input.shape[d], d, error=error)
     except error:
-        if x.numel() or x.ndim <= 1:
+        if input.numel() or input.ndim <= 1:
             raise
-        return x.clone()  # PyTorch checks no index of an empty input of several dims
-    return index_add_unchecked(x, d, index, source)
+        return input.clone()  # PyTorch checks no index of an empty input of several dims
+    return index_add_unchecked(input, d, index, source)
 
 
 def index_add_unchecked(x: Tensor, d: int, index: Tensor, source: Tensor) -> Tensor:
@@ -729,8 +736,8 @@ def index_add_unchecked(x: Tensor, d: int, index: Tensor, source: Tensor) -> Ten
     return scatter_add_unchecked(x, d, full_index, _src_for(x, full_index, source, "index_add"))
 
 
-def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
-    """``x``'s elements at ``indices`` along ``dim`` (of the flattened ``x`` when None);
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """``input``'s elements at ``indices`` along ``dim`` (of the flattened ``input`` when None);
     ``indices`` in ``[0, size)``, as ``gather``, or, when ``dim`` is given, in ``[-size,
     size)`` counting negative ones from the end (PyTorch's CPU kernel reads out of bounds
     instead of checking beyond that)."""
@@ -740,32 +747,32 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
             f"{getattr(indices, 'dtype', type(indices)).name}"
         )
     if dim is None:
-        return gather(mv.reshape(x, (-1,)), 0, mv.reshape(indices, (-1,)))
-    d = _axis(dim, x.ndim, "take_along_dim")
-    if not x.ndim:
+        return gather(mv.reshape(input, (-1,)), 0, mv.reshape(indices, (-1,)))
+    d = _axis(dim, input.ndim, "take_along_dim")
+    if not input.ndim:
         raise IndexError(
             f"take_along_dim(): dimension specified as {dim} but the tensor has no dimensions; "
             "pass dim=None"
         )
-    if indices.ndim != x.ndim:
+    if indices.ndim != input.ndim:
         raise RuntimeError(
             f"take_along_dim: input and indices should have the same number of dimensions, "
-            f"got shapes {x.shape} and {indices.shape}"
+            f"got shapes {input.shape} and {indices.shape}"
         )
     # Every dimension but `dim` broadcasts.
     others = broadcast_shapes(
         "take_along_dim",
-        x.shape[:d] + (1,) + x.shape[d + 1 :],
+        input.shape[:d] + (1,) + input.shape[d + 1 :],
         indices.shape[:d] + (1,) + indices.shape[d + 1 :],
     )
     xs, ids = list(others), list(others)
-    xs[d], ids[d] = x.shape[d], indices.shape[d]
-    x, indices = mv.expand(x, xs), mv.expand(indices, ids)
-    check_backends("take_along_dim", (x, indices))
-    size = x.shape[d]
+    xs[d], ids[d] = input.shape[d], indices.shape[d]
+    input, indices = mv.expand(input, xs), mv.expand(indices, ids)
+    check_backends("take_along_dim", (input, indices))
+    size = input.shape[d]
     if check_index("gather()", indices, size, d, negative=True):
         indices = ew.where(ew.lt(indices, 0), ew.add(indices, size), indices)
-    return gather_unchecked(x, d, indices)
+    return gather_unchecked(input, d, indices)
 
 
 def _bool_mask(op: str, mask: Any) -> Tensor:
@@ -777,22 +784,22 @@ def _bool_mask(op: str, mask: Any) -> Tensor:
     return mask
 
 
-def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
-    """``x`` with ``value`` where ``mask`` holds; the two broadcast together (the in-place
-    ``masked_fill_`` then refuses a result larger than ``x``)."""
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``input`` with ``value`` where ``mask`` holds; the two broadcast together (the in-place
+    ``masked_fill_`` then refuses a result larger than ``input``)."""
     mask = _bool_mask("masked_fill", mask)
     kind = type(value)
     if (
         (kind is float or kind is int)
-        and x.dtype.kind == "f"
-        and mask.shape == x.shape
-        and mask.backend is x.backend
+        and input.dtype.kind == "f"
+        and mask.shape == input.shape
+        and mask.backend is input.backend
     ):
         # Fast path: a number that keeps x's float dtype, a mask of x's shape. The general
         # path's where, without its promotion and broadcasting work.
-        value = fill_value(value, x.dtype, "masked_fill")  # PyTorch's overflow check
-        out = ew.where_number(mask, x, value, number_first=True)
-        return labelled(out, "MaskedFillBackward0", x)
+        value = fill_value(value, input.dtype, "masked_fill")  # PyTorch's overflow check
+        out = ew.where_number(mask, input, value, number_first=True)
+        return labelled(out, "MaskedFillBackward0", input)
     name = "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"
     if isinstance(value, Tensor):
         if value.ndim:
@@ -800,27 +807,27 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
                 "masked_fill: only supports a 0-dimensional value tensor, but got one of shape "
                 f"{list(value.shape)}"
             )
-        if x.dtype.kind in "iub":  # PyTorch reads the value and checks that it fits
-            fill_value(value.item(), x.dtype, "masked_fill")
-        value = ew.cast(value, x.dtype)
+        if input.dtype.kind in "iub":  # PyTorch reads the value and checks that it fits
+            fill_value(value.item(), input.dtype, "masked_fill")
+        value = ew.cast(value, input.dtype)
     else:
-        value = fill_value(value, x.dtype, "masked_fill")
-        value = Tensor(x.backend.full((), value, x.dtype), x.backend, x.dtype)
+        value = fill_value(value, input.dtype, "masked_fill")
+        value = Tensor(input.backend.full((), value, input.dtype), input.backend, input.dtype)
     try:
-        broadcast_shapes("masked_fill", x.shape, mask.shape)
+        broadcast_shapes("masked_fill", input.shape, mask.shape)
     except RuntimeError:
         raise RuntimeError(
             f"masked_fill: mask of shape {list(mask.shape)} does not broadcast with the input's "
-            f"shape {list(x.shape)}"
+            f"shape {list(input.shape)}"
         ) from None
-    return labelled(ew.where(mask, value, x), name, x)
+    return labelled(ew.where(mask, value, input), name, input)
 
 
-def masked_select(x: Tensor, mask: Tensor) -> Tensor:
-    """The elements of ``x`` where ``mask`` holds, as a 1-d tensor (the two broadcast)."""
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements of ``input`` where ``mask`` holds, as a 1-d tensor (the two broadcast)."""
     mask = _bool_mask("masked_select", mask)
-    shape = broadcast_shapes("masked_select", x.shape, mask.shape)
-    return getitem(mv.expand(x, shape), mv.expand(mask, shape))
+    shape = broadcast_shapes("masked_select", input.shape, mask.shape)
+    return getitem(mv.expand(input, shape), mv.expand(mask, shape))
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:

@@ -135,7 +135,7 @@ def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
     return transpose_(self, axis0, axis1)
 
 
-swapdims_ = swapaxes_
+swapdims_ = transpose_  # (PyTorch names its arguments dim0, dim1, as transpose_)
 
 
 def t_(self: Tensor) -> Tensor:
@@ -206,8 +206,8 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     return _change_shape(self, lambda x: first(x, mv.reshape), lambda x: first(x, vw.reshape))
 
 
-def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
-    return resize_(self, tuple(the_template.shape))
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+    return resize_(input, tuple(the_template.shape))
 
 
 def _sizes(sizes: tuple) -> tuple:

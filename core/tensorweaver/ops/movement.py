@@ -34,11 +34,17 @@ def _sizes(args: tuple, op: str = "size") -> tuple:
     return tuple(index_argument(a, op, "size") for a in args)
 
 
-def reshape(x: Tensor, *shape: Any) -> Tensor:
-    shape = _sizes(shape, "reshape")
-    if shape == x.shape:
-        return x
-    numel = x.numel()
+def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
+    """``input`` in ``shape``, given as ``f(2, 3)``, ``f((2, 3))`` or ``f(shape=(2, 3))``."""
+    if shape is None:
+        shape = _sizes(sizes, "reshape")
+    elif sizes:
+        raise TypeError("reshape() got multiple values for argument 'shape'")
+    else:
+        shape = _sizes((shape,), "reshape")
+    if shape == input.shape:
+        return input
+    numel = input.numel()
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
         if shape.count(-1) > 1 or known == 0 or numel % known:
@@ -46,10 +52,10 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
         shape = tuple(numel // known if s == -1 else s for s in shape)
     elif math.prod(shape) != numel:
         raise RuntimeError(
-            f"reshape: shape {list(shape)} is invalid for input of shape {list(x.shape)} "
+            f"reshape: shape {list(shape)} is invalid for input of shape {list(input.shape)} "
             f"({numel} elements)"
         )
-    return _reshape(x, shape, "reshape")
+    return _reshape(input, shape, "reshape")
 
 
 def _reshape(x: Tensor, shape: tuple, op: str) -> Tensor:
@@ -310,11 +316,11 @@ def _slice_one(x: Tensor, d: int, start: int, stop: int, step: int = 1) -> Tenso
     return slice_dims(x, starts, stops, steps)
 
 
-def flip(x: Tensor, dims: Any) -> Tensor:
-    axes = tuple(sorted({_axis(d, x.ndim, "flip") for d in dim_list(dims)}))
-    if not axes or x.ndim == 0:
-        return x
-    return apply("flip", x.backend.flip(x.native, axes), x.dtype, (x,), axes)
+def flip(input: Tensor, dims: Any) -> Tensor:
+    axes = tuple(sorted({_axis(d, input.ndim, "flip") for d in dim_list(dims)}))
+    if not axes or input.ndim == 0:
+        return input
+    return apply("flip", input.backend.flip(input.native, axes), input.dtype, (input,), axes)
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -451,8 +457,8 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(squeeze(_slice_one(x, d, i, i + 1), d) for i in range(x.shape[d]))
 
 
-def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
-    return labelled(_roll(x, shifts, dims), "RollBackward0", x)
+def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    return labelled(_roll(input, shifts, dims), "RollBackward0", input)
 
 
 def _roll(x: Tensor, shifts: Any, dims: Any) -> Tensor:
@@ -495,12 +501,12 @@ def _triangle(x: Tensor, diagonal: int, lower: bool) -> Tensor:
     return ew.where(mask, x, Tensor(b.full((), 0, x.dtype), b, x.dtype))
 
 
-def tril(x: Tensor, diagonal: int = 0) -> Tensor:
-    return labelled(_triangle(x, diagonal, True), "TrilBackward0", x)
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    return labelled(_triangle(input, diagonal, True), "TrilBackward0", input)
 
 
-def triu(x: Tensor, diagonal: int = 0) -> Tensor:
-    return labelled(_triangle(x, diagonal, False), "TriuBackward0", x)
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    return labelled(_triangle(input, diagonal, False), "TriuBackward0", input)
 
 
 def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:

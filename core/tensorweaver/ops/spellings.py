@@ -28,13 +28,12 @@ from tensorweaver.tensor import Size, Tensor, _axis
 
 greater, greater_equal, less, less_equal = ew.gt, ew.ge, ew.lt, ew.le
 not_equal, absolute, negative, multiply = ew.ne, ew.abs, ew.neg, ew.mul
-fix, ger, swapaxes, swapdims, moveaxis = (
-    ew.trunc,
-    la.outer,
-    views.transpose,
-    views.transpose,
-    views.movedim,
-)
+fix, ger, swapdims, moveaxis = ew.trunc, la.outer, views.transpose, views.movedim
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose`` by NumPy's names for its arguments, as PyTorch's."""
+    return views.transpose(input, axis0, axis1)
 
 
 def positive(input: Tensor) -> Tensor:
@@ -159,9 +158,47 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     return movement.cat(columns, 1)
 
 
-def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+def _split_argument(name: str, given: Any, named: dict[str, Any]) -> Any:
+    """The one split argument of ``name`` (``tensor_split``, ``hsplit``...): given by position,
+    or by one of PyTorch's names for its overloads (``sections``: an int, ``indices``: a
+    sequence, ``tensor_indices_or_sections``: a tensor)."""
+    found = {k: v for k, v in named.items() if v is not None}
+    kinds = {"sections": int, "indices": Sequence, "tensor_indices_or_sections": Tensor}
+    if given is not None:
+        found = {"indices_or_sections": given, **found}
+    if len(found) != 1 or any(
+        k in kinds and (not isinstance(v, kinds[k]) or isinstance(v, bool))
+        for k, v in found.items()
+    ):
+        got = ", ".join(f"{k}={type(v).__name__}" for k, v in found.items()) or "nothing"
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments: got {got}; pass one of "
+            f"sections (an int), indices (a sequence of ints)"
+            + (" or tensor_indices_or_sections (a tensor)" if name == "tensor_split" else "")
+        )
+    return next(iter(found.values()))
+
+
+def tensor_split(
+    input: Tensor,
+    indices_or_sections: Any = None,
+    dim: int = 0,
+    *,
+    sections: int | None = None,
+    indices: Sequence[int] | None = None,
+    tensor_indices_or_sections: Tensor | None = None,
+) -> tuple[Tensor, ...]:
     """Split into ``n`` near-equal parts (the first ``size % n`` one longer), or before each of
     the ``indices`` as ``x[:i0], x[i0:i1], ..., x[ik:]`` would."""
+    indices_or_sections = _split_argument(
+        "tensor_split",
+        indices_or_sections,
+        {
+            "sections": sections,
+            "indices": indices,
+            "tensor_indices_or_sections": tensor_indices_or_sections,
+        },
+    )
     dim = _axis(dim, input.ndim, "tensor_split")
     size = input.shape[dim]
     if isinstance(indices_or_sections, Tensor):
@@ -180,7 +217,15 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
 
 
 def _split_by(name: str, dim: int, min_ndim: int) -> Any:
-    def split(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    def split(
+        input: Tensor,
+        indices_or_sections: Any = None,
+        *,
+        sections: int | None = None,
+        indices: Sequence[int] | None = None,
+    ) -> tuple[Tensor, ...]:
+        named = {"sections": sections, "indices": indices}
+        indices_or_sections = _split_argument(name, indices_or_sections, named)
         if input.ndim < min_ndim:
             raise RuntimeError(
                 f"torch.{name} requires a tensor with at least {min_ndim} dimension, "
@@ -327,29 +372,23 @@ def _addr_scalars(dtype: Any, beta: Any, alpha: Any) -> None:
             )
 
 
-def _rounded_once(fn: Any) -> Any:
-    """``fn`` (a product with accumulation) computed in float32 for float16 and bfloat16
-    operands and rounded once, as PyTorch's kernels do."""
-
-    def wrapper(input: Tensor, a: Tensor, b: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-        half = getattr(input, "dtype", None)
-        # (under autocast the product's own operand casts decide its dtype)
-        if (
-            half not in (dtypes.float16, dtypes.bfloat16)
-            or not a.dtype is b.dtype is half
-            or autocast_dtype() is not None
-        ):
-            return fn(input, a, b, beta=beta, alpha=alpha)
-        wide = (ew.cast(t, dtypes.float32) for t in (input, a, b))
-        return ew.cast(fn(*wide, beta=beta, alpha=alpha), half)
-
-    wrapper.__name__ = wrapper.__qualname__ = fn.__name__
-    wrapper.__doc__ = fn.__doc__
-    return wrapper
+def _rounded_once(
+    fn: Any, input: Tensor, a: Tensor, b: Tensor, beta: Any, alpha: Any
+) -> Tensor | None:
+    """``fn`` (a product with accumulation) of float16 or bfloat16 operands, computed in
+    float32 and rounded once, as PyTorch's kernels do; None for other operands."""
+    half = getattr(input, "dtype", None)
+    # (under autocast the product's own operand casts decide its dtype)
+    if half not in _HALF or not a.dtype is b.dtype is half or autocast_dtype() is not None:
+        return None
+    wide = (ew.cast(t, dtypes.float32) for t in (input, a, b))
+    return ew.cast(fn(*wide, beta=beta, alpha=alpha), half)
 
 
-@_rounded_once
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    rounded = _rounded_once(addmm, input, mat1, mat2, beta, alpha)
+    if rounded is not None:
+        return rounded
     low = autocast_dtype()
     if low is not None:  # on PyTorch's lower-precision list: the added input is cast too
         input, mat1, mat2 = la.autocast_operands(low, input, mat1, mat2)
@@ -358,8 +397,10 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
     return _scaled_sum(input, product, *_integral_scalars(product.dtype, beta, alpha))
 
 
-@_rounded_once
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    rounded = _rounded_once(addmv, input, mat, vec, beta, alpha)
+    if rounded is not None:
+        return rounded
     product = la.matmul_as_given(mat, vec)
     _same_dtype("addmv", input, product)
     return _scaled_sum(input, product, *_integral_scalars(product.dtype, beta, alpha))
@@ -396,10 +437,12 @@ def _addr_rounded_each_step(
     return ew.cast(movement.expand(out, shape) if shape != out.shape else out, half)
 
 
-@_rounded_once
 def baddbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
+    rounded = _rounded_once(baddbmm, input, batch1, batch2, beta, alpha)
+    if rounded is not None:
+        return rounded
     low = autocast_dtype()
     if low is not None:  # on PyTorch's lower-precision list: the added input is cast too
         input, batch1, batch2 = la.autocast_operands(low, input, batch1, batch2)
@@ -427,12 +470,14 @@ def addbmm(
     return _addbmm_as_one(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
-@_rounded_once
 def _addbmm_as_one(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """addbmm as one matrix product over (batch, inner) pairs (float32 and wider: PyTorch's
     per-batch rounding differs from it by float rounding only)."""
+    rounded = _rounded_once(_addbmm_as_one, input, batch1, batch2, beta, alpha)
+    if rounded is not None:
+        return rounded
     low = autocast_dtype()
     if low is not None:  # on PyTorch's lower-precision list: the added input is cast too
         input, batch1, batch2 = la.autocast_operands(low, input, batch1, batch2)

@@ -161,19 +161,33 @@ def _triangle_indices(
 
 
 def tril_indices(
-    row: int, col: int, offset: int = 0, *, dtype: DType = dtypes.int64, device: Any = None
+    row: int,
+    col: int,
+    offset: int = 0,
+    *,
+    dtype: DType = dtypes.int64,
+    device: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """The (2, N) row and column indices of a ``row`` x ``col`` matrix's lower triangle (up to
     the ``offset`` diagonal), row by row."""
-    return _triangle_indices("tril_indices", row, col, offset, dtype, device, lower=True)
+    out = _triangle_indices("tril_indices", row, col, offset, dtype, device, lower=True)
+    return out.requires_grad_() if requires_grad else out  # (as PyTorch's: refused for ints)
 
 
 def triu_indices(
-    row: int, col: int, offset: int = 0, *, dtype: DType = dtypes.int64, device: Any = None
+    row: int,
+    col: int,
+    offset: int = 0,
+    *,
+    dtype: DType = dtypes.int64,
+    device: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """The (2, N) row and column indices of a ``row`` x ``col`` matrix's upper triangle (from
     the ``offset`` diagonal on), row by row."""
-    return _triangle_indices("triu_indices", row, col, offset, dtype, device, lower=False)
+    out = _triangle_indices("triu_indices", row, col, offset, dtype, device, lower=False)
+    return out.requires_grad_() if requires_grad else out  # (as PyTorch's: refused for ints)
 
 
 def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:

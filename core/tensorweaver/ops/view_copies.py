@@ -112,6 +112,8 @@ def view_as_real_copy(input: Tensor) -> Tensor:
     return _own(view_as_real(input))
 
 
-def view_copy(input: Tensor, size: Any) -> Tensor:
-    """``input.view(size)`` as a copy."""
-    return _own(input.view(size))
+def view_copy(input: Tensor, size: Any = None, *, dtype: Any = None) -> Tensor:
+    """``input.view(size)`` or ``input.view(dtype)`` (PyTorch's two overloads) as a copy."""
+    if (size is None) == (dtype is None):
+        raise TypeError("view_copy() takes one of size and dtype")
+    return _own(input.view(size if dtype is None else dtype))

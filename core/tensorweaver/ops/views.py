@@ -53,11 +53,14 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.tensor import (
+    _HOST_SHARED,
     _NO_GRAD_VIEW_CHANGED,
     _NO_GRAD_VIEW_WRITTEN,
     Tensor,
     _axis,
+    _storage_of,
     _write_overlapping,
+    _writes_through,
 )
 
 Write = Callable[[Tensor, Tensor], Any]
@@ -103,7 +106,20 @@ def as_view(
         # the same for both but for a view that copied)
         out._own_version = base._own_version
         base._follow(out, read, region, None if refused is None else refused[1])
+        if _HOST_SHARED and (id(base) in _HOST_SHARED or base._view_of is not None):
+            _share_own_array(out, base)
     return out
+
+
+def _share_own_array(view: Tensor, base: Tensor) -> None:
+    """Where ``view`` holds an array of its own (a diagonal, ``as_strided``, a complex part)
+    of ``base``'s memory, which host code shares (``from_numpy``, ``numpy()``): that
+    memory instead, so it sees the host's later writes as PyTorch's view does."""
+    if _writes_through(base) or base._is_shared_view():
+        if _storage_of(view.backend, view.native) is not _storage_of(base.backend, base.native):
+            from tensorweaver.ops.host_strided_views import share_with_host
+
+            share_with_host(view)
 
 
 _PIECE_WRITTEN = (
@@ -246,14 +262,14 @@ def _basic_index_name(index: Any) -> str:
     return "AliasBackward0"
 
 
-def narrow(x: Tensor, dim: int, start: Any, length: int) -> Tensor:
-    start = mv.narrow_start(x, start)
-    out = mv.narrow(x, dim, start, length)
-    d = _axis(dim, x.ndim, "narrow")
-    start = start + x.shape[d] if start < 0 else start
+def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
+    start = mv.narrow_start(input, start)
+    out = mv.narrow(input, dim, start, length)
+    d = _axis(dim, input.ndim, "narrow")
+    start = start + input.shape[d] if start < 0 else start
     return as_view(
         out,
-        x,
+        input,
         _write_along(d, slice(start, start + length)),
         lambda base: mv.narrow(base, d, start, length),
         (d, start, start + length),
@@ -282,16 +298,18 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
     return _pieces(x, mv.split(x, split_size_or_sections, dim), _axis(dim, x.ndim, "split"))
 
 
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    return _pieces(x, mv.chunk(x, chunks, dim), _axis(dim, x.ndim, "chunk"))
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    return _pieces(input, mv.chunk(input, chunks, dim), _axis(dim, input.ndim, "chunk"))
 
 
-def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
-    d = _axis(dim, x.ndim, "unbind")
-    pieces = mv.unbind(x, dim)
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    d = _axis(dim, input.ndim, "unbind")
+    pieces = mv.unbind(input, dim)
     for i, piece in enumerate(pieces):
         key = (slice(None),) * d + (i,)
-        as_view(piece, x, _write_at(key), _selecting(key), (d, i, i + 1), f"Output {i} of Unbind")
+        as_view(
+            piece, input, _write_at(key), _selecting(key), (d, i, i + 1), f"Output {i} of Unbind"
+        )
     return pieces
 
 
@@ -305,18 +323,22 @@ def _reshaping(op: Callable[..., Tensor], keeps_self: bool = False) -> Callable[
     ``x.view_as(x)`` counted x's other uses too), but for ``keeps_self`` (flatten, which
     PyTorch returns as the input itself)."""
 
-    def view_op(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        out = op(x, *args, **kwargs)
-        if out is x:
+    def view_op(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        out = op(input, *args, **kwargs)
+        if out is input:
             if keeps_self:
-                return x
-            out = apply("reshape", x.native, x.dtype, (x,))  # ViewBackward0, as PyTorch's
-        elif not _same_memory(x, out):
+                return input
+            out = apply(
+                "reshape", input.native, input.dtype, (input,)
+            )  # ViewBackward0, as PyTorch's
+        elif not _same_memory(input, out):
             return out  # a copy (PyTorch's reshape where strides cannot view)
-        elif x._view_of is not None and not _views_as_torch(x, out.shape):
-            return op(x.clone(), *args, **kwargs)  # (x's strides are PyTorch's, not its array's)
+        elif input._view_of is not None and not _views_as_torch(input, out.shape):
+            return op(
+                input.clone(), *args, **kwargs
+            )  # (its strides are PyTorch's, not its array's)
         shape = out.shape
-        return as_view(out, x, _write_reshaped, lambda base: mv.reshape(base, shape))
+        return as_view(out, input, _write_reshaped, lambda base: mv.reshape(base, shape))
 
     view_op.__name__ = view_op.__qualname__ = op.__name__
     view_op.__doc__ = op.__doc__
@@ -366,11 +388,11 @@ squeeze = _reshaping(mv.squeeze)
 _unsqueeze = _reshaping(mv.unsqueeze)
 
 
-def unsqueeze(x: Tensor, dim: int) -> Tensor:
-    out = _unsqueeze(x, dim)
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    out = _unsqueeze(input, dim)
     above = out._view_of
-    if above is not None and above[0] is x:
-        d = dim + x.ndim + 1 if dim < 0 else dim  # (valid: the op checked it)
+    if above is not None and above[0] is input:
+        d = dim + input.ndim + 1 if dim < 0 else dim  # (valid: the op checked it)
 
         def strides(base: Tensor) -> tuple:
             sizes, found = list(base.shape), list(base.stride())
@@ -385,9 +407,16 @@ def view_as(x: Tensor, other: Tensor) -> Tensor:
     return reshape(x, other.shape)
 
 
-def permute(x: Tensor, *dims: Any) -> Tensor:
-    perm = mv.permutation(x, dims)
-    return permuted(x, mv.permuted(x, perm), perm)
+def permute(input: Tensor, *sizes: Any, dims: Any = None) -> Tensor:
+    """``input`` with its axes in the order ``dims``: f(1, 0), f((1, 0)) or f(dims=(1, 0))."""
+    if dims is None:
+        dims = sizes
+    elif sizes:
+        raise TypeError("permute() got multiple values for argument 'dims'")
+    else:
+        dims = (dims,)
+    perm = mv.permutation(input, dims)
+    return permuted(input, mv.permuted(input, perm), perm)
 
 
 def permuted(x: Tensor, out: Tensor, perm: tuple[int, ...]) -> Tensor:
@@ -404,28 +433,28 @@ def permuted(x: Tensor, out: Tensor, perm: tuple[int, ...]) -> Tensor:
     )
 
 
-def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     return as_view(
-        mv.movedim(x, source, destination),
-        x,
+        mv.movedim(input, source, destination),
+        input,
         lambda base, value: base.copy_(mv.movedim(value, destination, source)),
         lambda base: mv.movedim(base, source, destination),
     )
 
 
-def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    out = mv.transpose(x, dim0, dim1)
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    out = mv.transpose(input, dim0, dim1)
     return as_view(
         out,
-        x,
+        input,
         lambda base, value: base.copy_(mv.transpose(value, dim0, dim1)),
         lambda base: mv.transpose(base, dim0, dim1),
     )
 
 
-def t(x: Tensor) -> Tensor:
-    out = mv.t(x)
-    return as_view(out, x, lambda base, value: base.copy_(mv.t(value)), mv.t)
+def t(input: Tensor) -> Tensor:
+    out = mv.t(input)
+    return as_view(out, input, lambda base, value: base.copy_(mv.t(value)), mv.t)
 
 
 def expand(x: Tensor, *sizes: Any) -> Tensor:
@@ -437,8 +466,8 @@ def expand_as(x: Tensor, other: Tensor) -> Tensor:
     return _expanded(mv.expand_as(x, other), x)
 
 
-def broadcast_to(x: Tensor, shape: Any) -> Tensor:
-    return _expanded(mv.broadcast_to(x, shape), x)
+def broadcast_to(input: Tensor, size: Any) -> Tensor:
+    return _expanded(mv.broadcast_to(input, size), input)
 
 
 def _expanded(out: Tensor, x: Tensor) -> Tensor:
@@ -963,7 +992,13 @@ def view(x: Tensor, *shape: Any, dtype: Any = None) -> Tensor:
         dtype = shape[0]
     if dtype is not None:
         return view_dtype(x, dtype)
-    return reshape(x, *shape)
+    out = reshape(x, *shape)
+    if out._view_of is None and out is not x and x.numel():  # reshape copied
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return out
 
 
 _TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES  # PyTorch's names, in its view(dtype) errors
