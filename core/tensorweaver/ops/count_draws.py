@@ -26,7 +26,8 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     if (rates < 0).any() or np.isnan(rates).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     rng = (generator or default_generator)._rng
-    draws = rng.poisson(rates).astype(np.float64)
+    # (a 0-d rate draws a Python int: as an array, so its dtype and shape hold)
+    draws = np.asarray(rng.poisson(rates), dtype=np.float64)
     return cr.tensor(draws, dtype=input.dtype, device=input.device)
 
 
@@ -37,5 +38,5 @@ def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) ->
     p = _float_input(prob, "prob", "binomial", ValueError)
     n, p = np.broadcast_arrays(n, p)
     rng = (generator or default_generator)._rng
-    draws = rng.binomial(n.astype(np.int64), np.clip(p, 0.0, 1.0)).astype(np.float64)
+    draws = np.asarray(rng.binomial(n.astype(np.int64), np.clip(p, 0.0, 1.0)), dtype=np.float64)
     return cr.tensor(draws, dtype=count.dtype, device=count.device)

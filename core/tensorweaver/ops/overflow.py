@@ -146,6 +146,19 @@ def check_fits(values: np.ndarray, dtype: DType, fn: str) -> None:
         _refuse(values[bad].flat[0].item(), dtype, fn)
 
 
+def _half_stored(value: float, dtype: DType) -> float:
+    """A number beyond float16's or bfloat16's range as PyTorch's ``setitem`` stores it,
+    unchecked (where ``full`` and ``fill_`` refuse): rounded to float32, then to ``dtype``,
+    so 65519.9 becomes 65504 and 65520 or 1e6 infinity in float16."""
+    with np.errstate(over="ignore"):
+        single = float(np.float32(value))
+    top = _FLOAT_MAX[dtype]
+    # past the midpoint of the largest finite value and the next power of two: infinity
+    if abs(single) >= (top + 2.0 ** math.ceil(math.log2(top))) / 2:
+        return math.copysign(math.inf, single)
+    return math.copysign(top, single) if abs(single) > top else single
+
+
 def fill_value(value: Any, dtype: DType, fn: str) -> Any:
     """A number for ``full`` as the backend should get it for ``dtype`` (an int in range for
     integer dtypes), after PyTorch's overflow checks; other values are returned as they are."""
@@ -182,6 +195,8 @@ def fill_value(value: Any, dtype: DType, fn: str) -> Any:
         return complex(value)
     if dtype.is_floating_point:
         if value == value and abs(value) != float("inf") and abs(value) > _FLOAT_MAX[dtype]:
+            if fn == "setitem" and dtype.itemsize == 2:
+                return _half_stored(value, dtype)
             raise RuntimeError(
                 f"{fn}: overflow: the value {value} cannot be converted to {dtype.name}, whose "
                 f"largest finite value is {_FLOAT_MAX[dtype]:.8g}"

@@ -116,15 +116,43 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 def _leaky_relu(input: Tensor, negative_slope: float, inplace: bool, name: str) -> Tensor:
     """``name``'s node; in place PyTorch's ``<name>Backward1``, which saves the output."""
-    return _apply(
-        _piecewise_linear(
-            lambda x: tw.where(x > 0, x, x * negative_slope),
-            lambda x: (x > 0, negative_slope),
-            f"{name}Backward{int(inplace)}",
-        ),
-        input,
-        inplace,
+    recorded = _piecewise_linear(
+        lambda x: tw.where(x > 0, x, x * negative_slope),
+        lambda x: (x > 0, negative_slope),
+        f"{name}Backward{int(inplace)}",
     )
+    if inplace and negative_slope < 0:
+        # the output's sign no longer tells where the input was negative: PyTorch's
+        # backward refuses, so a graph through it fails when (and only when) it runs
+        return _apply(
+            lambda x: recorded(_RefusedBackward.apply(x, _LEAKY_NEGATIVE_IN_PLACE)), input, True
+        )
+    return _apply(recorded, input, inplace)
+
+
+_LEAKY_NEGATIVE_IN_PLACE = (
+    "leaky_relu backward: the in-place leaky_relu (or rrelu in eval) ran with a negative "
+    "slope, so its output no longer tells where its input was negative and the gradient "
+    "cannot be computed; call the out-of-place version (inplace=False) instead"
+)
+_ELU_NEGATIVE_IN_PLACE = (
+    "elu backward: the in-place elu (or celu) ran with a negative slope (alpha < 0), so its "
+    "output no longer tells where its input was negative and the gradient cannot be "
+    "computed; call the out-of-place version (inplace=False) instead"
+)
+
+
+class _RefusedBackward(Function):
+    """The identity, whose backward raises ``message`` (RuntimeError)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, message: str) -> Tensor:
+        ctx.message = message
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple:
+        raise RuntimeError(ctx.message)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -178,10 +206,11 @@ def _elu_values(x: Tensor, negative: float, positive: float, inner: float) -> Te
     low = x.dtype
     if low is float16 or low is bfloat16:
         x = x.float()
-        below = ((x * inner).clamp(max=0).exp() - 1) * negative
+        below = ((x.clamp(max=0) * inner).exp() - 1) * negative
         return tw.where(x > 0, x * positive, below).to(low)
-    scaled = x if inner == 1 else x * inner
-    below = scaled.clamp(max=0).expm1()
+    # (clamped before the scaling: celu's 1 / alpha is negative for a negative alpha)
+    clamped = x.clamp(max=0)
+    below = (clamped if inner == 1 else clamped * inner).expm1()
     return tw.where(x > 0, x if positive == 1 else x * positive, below * negative)
 
 
@@ -207,6 +236,8 @@ class _Elu(Function):
         if low is float16 or low is bfloat16:  # in float32, rounded once
             g, saved = g.float(), saved.float()
         if ctx.is_result:
+            if negative < 0:  # the output's sign no longer tells the input's, as PyTorch
+                raise RuntimeError(_ELU_NEGATIVE_IN_PLACE)
             below = g * inner * (tw.where(saved < 0, saved, 0.0) + negative)
         else:
             below = g * inner * negative * tw.where(saved < 0, saved * inner, 0.0).exp()

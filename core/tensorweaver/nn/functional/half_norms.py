@@ -40,6 +40,12 @@ def _moments(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tens
     return mean, 1 / (x.var(dims, correction=0, keepdim=True) + eps).sqrt()
 
 
+def _reciprocal(count: int) -> float:
+    """1 / ``count`` as PyTorch's kernels divide in floating point: inf for an empty
+    normalized size (whose gradients are then empty, or NaN through the empty mean)."""
+    return 1.0 / count if count else math.inf
+
+
 # layer_norm -----------------------------------------------------------------------------
 
 
@@ -56,7 +62,7 @@ class _LayerNorm(Function):
         dims, dtype = ctx.dims, input.dtype
         x, dy, gamma = input.float(), grad.float(), _float(weight)
         mean, rstd = (_rounded(s, dtype) for s in _moments(x, dims, ctx.eps))
-        scale = 1.0 / math.prod(x.shape[d] for d in dims)
+        scale = _reciprocal(math.prod(x.shape[d] for d in dims))
         dy_gamma = dy if gamma is None else dy * gamma
         ds = (dy * x if gamma is None else dy * x * gamma).sum(dims, keepdim=True)
         db = dy_gamma.sum(dims, keepdim=True)
@@ -113,7 +119,7 @@ class _GroupNorm(Function):
         db = dy.sum(3, keepdim=True)
         ds_g = (ds if gamma is None else ds * gamma).sum(2, keepdim=True)
         db_g = (db if gamma is None else db * gamma).sum(2, keepdim=True)
-        scale = 1.0 / (per * x.shape[3])
+        scale = _reciprocal(per * x.shape[3])
         c2 = (db_g * mean - ds_g) * rstd * rstd * rstd * scale
         c3 = -c2 * mean - db_g * rstd * scale
         c1 = rstd if gamma is None else rstd * gamma
