@@ -50,11 +50,6 @@ _SAVING_HERE = {
         "the alpha goes through a mul node (ops/elementwise.py _scaled), which saves its "
         "operands; torch's SubBackward0 saves the number alpha",
     ),
-    "sign": (
-        lambda m, t: t.sign() + t,
-        "sign records a where node over its own output (ops/elementwise.py), which saves "
-        "the condition; torch's SignBackward0 saves nothing",
-    ),
     "unfold": (
         lambda m, t: t.unfold(0, 2, 1),
         "unfold records a take node that saves its index tensor (freed by backward); "

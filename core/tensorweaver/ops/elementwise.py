@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import Node
+from tensorweaver.autograd.node import Node, frees_nothing
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops.apply import (
@@ -553,10 +553,38 @@ def remainder(input: Operand, other: Operand, *, out: Tensor | None = None) -> T
     return _remainder(input, other)
 
 
-def pow(input: Operand, exponent: Operand, *, out: Tensor | None = None) -> Tensor:
+#: An argument of ``pow`` not given.
+_NOT_GIVEN: Any = object()
+
+
+def _number_base(input: Any, exponent: Any, base: Any) -> Any:
+    """``pow``'s base passed as ``self=``, the name PyTorch's (Number self, Tensor exponent)
+    overload gives it; any other combination is PyTorch's TypeError."""
+    if (
+        input is not _NOT_GIVEN
+        or base is _NOT_GIVEN
+        or isinstance(base, Tensor)
+        or not isinstance(exponent, Tensor)
+    ):
+        raise TypeError(
+            "pow() received an invalid combination of arguments: expected (Tensor input, "
+            "Tensor exponent), (Number self, Tensor exponent) or (Tensor input, Number exponent)"
+        )
+    return base
+
+
+def pow(
+    input: Operand = _NOT_GIVEN,
+    exponent: Operand = _NOT_GIVEN,
+    *,
+    self: Any = _NOT_GIVEN,
+    out: Tensor | None = None,
+) -> Tensor:
     """``input ** exponent``. As in PyTorch, an integer tensor to a negative Python int is an
     error, while negative integers in an exponent tensor give 0 (1 and -1 to them give 1 and
     +-1)."""
+    if self is not _NOT_GIVEN or input is _NOT_GIVEN or exponent is _NOT_GIVEN:
+        input = _number_base(input, exponent, self)
     if out is not None:
         return written_out("pow", pow(input, exponent), out)
     if isinstance(input, Tensor) and isinstance(exponent, (int, float)):
@@ -856,7 +884,14 @@ def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("sign", sign(input), out, same_dtype=True)
     out = _sign(input)
-    return where(isnan(input), 0, out) if input.dtype.kind == "f" else out
+    if input.dtype.kind != "f":
+        return out
+    out = where(isnan(input), 0, out)
+    if out._node is None:
+        return out
+    out._node.label = "SignBackward0"  # (where's own node, new)
+    # (PyTorch's SignBackward0 saves no tensor: backward may run again)
+    return frees_nothing(out, input)
 
 
 floor = _piecewise_constant("floor")

@@ -188,25 +188,47 @@ def _dtype_method(name: str, dtype: DType) -> Any:
     return method
 
 
+#: Ops whose operands' gradients never read ``x``'s value (sums, products of the operands
+#: alone, scatters): ``x.op_(w)`` needs no copy of ``x`` for ``w`` (Tensor._inplace_source),
+#: so their in-place forms skip the scan of the operands. Any other op is scanned.
+_OPERANDS_READ_NO_SELF = frozenset(
+    "add sub subtract addcmul addcdiv masked_fill scatter scatter_add index_add index_copy "
+    "index_fill index_put masked_scatter addmm addmv addr baddbmm addbmm".split()
+)
+
+
 def _inplace(op: Any) -> Any:
     """``x.op_(...)``: compute ``op(x, ...)`` and rebind ``x`` to the result."""
 
     name = op.__name__ + "_"
+    if op.__name__ in _OPERANDS_READ_NO_SELF:
 
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        source = self._inplace_source(*args, *kwargs.values())  # (operands: see there)
-        return self._assign(op(source, *args, **kwargs), name)
+        def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            return self._assign(op(self._inplace_source(), *args, **kwargs), name)
+
+    else:
+
+        def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            source = self._inplace_source(*args, *kwargs.values())  # (operands: see there)
+            return self._assign(op(source, *args, **kwargs), name)
 
     method.__name__ = name
     return method
 
 
-def _overwritten(self: Tensor, value: Tensor, grad_fn: str) -> Tensor:
-    """``value`` as ``self``'s new value. Where autograd follows ``self``'s history, that
-    history gets a zero gradient from here, as from PyTorch's FillBackward/CopyBackwards
-    (without a node, ``self`` would become a leaf and its inputs get no gradient at all)."""
-    if self._node is None or not is_grad_enabled():
+def _overwritten(self: Tensor, value: Tensor, grad_fn: str, source: Any = None) -> Tensor:
+    """``value`` (made from ``source``) as ``self``'s new value. Where autograd follows
+    ``self``'s history, that history gets a zero gradient from here, as from PyTorch's
+    FillBackward/CopyBackwards (without a node, ``self`` would become a leaf and its inputs
+    get no gradient at all)."""
+    if not is_grad_enabled():
         return value
+    if self._node is None:
+        if not value.requires_grad:
+            return value
+        if value is source:  # a node of its own, or self would become a leaf like source
+            value = apply("identity", value.native, value.dtype, (value,))
+        return labelled(value, grad_fn, source)
     keep = cr.full((), True, dtype=dtypes.bool_, device=self)
     return labelled(ew.where(keep, value, self._inplace_source()), grad_fn, self)
 
@@ -216,7 +238,8 @@ def _fill(self: Tensor, value: Any, grad_fn: str = "FillBackward2") -> Tensor:
     if isinstance(value, Tensor):  # differentiable in the value, as in PyTorch
         filled = mv.expand(ew.cast(value, self.dtype), self.shape)
         # (as copy_: PyTorch refuses a tensor value through elements expand() repeats)
-        return self._assign(_overwritten(self, filled, "FillBackward3"), "fill_(tensor)")
+        filled = _overwritten(self, filled, "FillBackward3", value)
+        return self._assign(filled, "fill_(tensor)")
     filled = cr.full_like(self, value)  # in its layout, as PyTorch fills its memory
     return self._assign(_overwritten(self, filled, grad_fn), "fill_")
 
@@ -231,7 +254,7 @@ def _copy(self: Tensor, other: Tensor, non_blocking: bool = False) -> Tensor:
     if other.backend is not self.backend:
         other = other.to(self.backend)
     copied = mv.expand(ew.cast(other, self.dtype), self.shape)
-    return self._assign(_overwritten(self, copied, "CopyBackwards"), "copy_")
+    return self._assign(_overwritten(self, copied, "CopyBackwards", other), "copy_")
 
 
 def _clone(self: Tensor, memory_format: Any = None) -> Tensor:

@@ -274,7 +274,7 @@ def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     out = ew.where(ew.lt(x, 0), ew.neg(rest), rest)
     # A zero input is the result itself (-0.0 keeps its sign) unless the divisor is 0 or NaN.
     out = ew.where(ew.logical_and(ew.eq(x, 0), ew.eq(rest, 0)), x, out)
-    if isinstance(other, Tensor):
+    if isinstance(other, Tensor) and other.requires_grad:
         return out
     return frees_nothing(out, x)  # (PyTorch's node for a number saves none: backward reruns)
 

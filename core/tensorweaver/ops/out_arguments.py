@@ -171,6 +171,12 @@ def _in_out_dtype(
     if kind.widens == "dtype":
         if refused:
             raise NotImplementedError(_no_kernel(name, x.dtype, dtype))
+        if x.dtype.kind == "c" and dtype.kind != "c" and "dim" not in bound.arguments:
+            # PyTorch's overload without dim refuses (along a dim, even None, it keeps .real)
+            raise RuntimeError(
+                f"{name}.dtype_out(): input types can't be cast to the desired output type "
+                f"{dtype.name}: a {x.dtype.name} input needs a complex out"
+            )
         if dtype.kind in "fc" and kwargs.get("dtype") is None:
             kwargs = {**kwargs, "dtype": dtype}
         return fn(*args, **kwargs)

@@ -250,13 +250,29 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return _arg("argmin", _orderable("argmin", input), dim, keepdim)
 
 
-def _extreme(op: str, x: Tensor, dim: Any, keepdim: Any, other: Any) -> Any:
+def _extreme(op: str, x: Tensor, args: tuple, dim: Any, keepdim: Any, other: Any) -> Any:
     """``max``/``min``: PyTorch's three overloads, told apart as its argument parser does
-    (``OMITTED`` marks an argument not given)."""
+    (``args``: the positional ones after ``input``; ``OMITTED`` marks an argument not given)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(x).__name__}")
-    if isinstance(dim, Tensor) and other is OMITTED:  # tw.max(a, b): a Tensor in dim's place
-        dim, other = OMITTED, dim
+    if args:
+        if len(args) > 2:
+            raise TypeError(f"{op}() takes from 1 to 3 positional arguments, {len(args) + 1} given")
+        if dim is not OMITTED or (len(args) == 2 and keepdim is not OMITTED):
+            name = "dim" if dim is not OMITTED else "keepdim"
+            raise TypeError(f"{op}() got multiple values for argument '{name}'")
+        dim = args[0]
+        if len(args) == 2:
+            keepdim = args[1]
+        elif isinstance(dim, Tensor) and keepdim is OMITTED and other is OMITTED:
+            dim, other = OMITTED, dim  # tw.max(a, b): the (Tensor input, Tensor other) overload
+    if isinstance(dim, Tensor):  # an int dim, which a 0-d integer tensor may stand for
+        if dim.ndim or dim.dtype.kind not in "iu":
+            raise TypeError(
+                f"{op}(): argument 'dim' must be int, not a {dim.dtype.name} tensor of shape "
+                f"{tuple(dim.shape)}; pass an int, or other= for the elementwise {op}imum"
+            )
+        dim = int(dim.item())
     if other is not OMITTED:  # the elementwise maximum (minimum)
         if dim is not OMITTED or keepdim is not OMITTED:
             raise TypeError(
@@ -293,14 +309,18 @@ def _extreme(op: str, x: Tensor, dim: Any, keepdim: Any, other: Any) -> Any:
     return getattr(return_types, op)(values, indices)
 
 
-def max(input: Tensor, dim: Any = OMITTED, keepdim: bool = OMITTED, *, other: Any = OMITTED) -> Any:
+def max(
+    input: Tensor, *args: Any, dim: Any = OMITTED, keepdim: Any = OMITTED, other: Any = OMITTED
+) -> Any:
     """The maximum of all elements, ``(values, indices)`` along ``dim``, or the elementwise
     maximum of ``input`` and ``other``."""
-    return _extreme("max", input, dim, keepdim, other)
+    return _extreme("max", input, args, dim, keepdim, other)
 
 
-def min(input: Tensor, dim: Any = OMITTED, keepdim: bool = OMITTED, *, other: Any = OMITTED) -> Any:
-    return _extreme("min", input, dim, keepdim, other)
+def min(
+    input: Tensor, *args: Any, dim: Any = OMITTED, keepdim: Any = OMITTED, other: Any = OMITTED
+) -> Any:
+    return _extreme("min", input, args, dim, keepdim, other)
 
 
 def _no_dims(dim: Dim) -> bool:
