@@ -1260,16 +1260,14 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
             stacklevel=3,
         )
     native = x.native
-    if dtype in _HALF_TARGETS and rounded_through(x.dtype, dtype):  # as PyTorch: twice
-        native = x.backend.cast(native, rounded_through(x.dtype, dtype))
+    if dtype in _HALF:  # as PyTorch: a double reaches a half type through float32
+        through = rounded_through(x.dtype, dtype)
+        if through:
+            native = x.backend.cast(native, through)
     native = x.backend.cast(native, dtype)
     if dtype.kind not in "fc":
         return Tensor(native, x.backend, dtype)
     return apply("cast", native, dtype, (x,))
-
-
-#: The dtypes a conversion may reach through float32 (see ops/casting.py).
-_HALF_TARGETS = frozenset((dtypes.float16, dtypes.bfloat16))
 
 
 # -- compositions (their gradients come from the ops they are made of) -----------------------
