@@ -983,17 +983,34 @@ def view_as_complex(input: Tensor) -> Tensor:
 # -- view(dtype): the same memory read as another dtype ------------------------------------------
 
 
-def view(x: Tensor, *shape: Any, dtype: Any = None) -> Tensor:
-    """``x.view(*shape)`` (a reshape that is a view, :func:`reshape`) or ``x.view(dtype)``:
-    ``x``'s memory read as ``dtype`` (:func:`view_dtype`)."""
+def view(x: Tensor, *shape: Any, size: Any = None, dtype: Any = None) -> Tensor:
+    """``x.view(*shape)`` or ``x.view(size=shape)`` (a reshape that is a view,
+    :func:`reshape`) or ``x.view(dtype)``: ``x``'s memory read as ``dtype``
+    (:func:`view_dtype`)."""
     from tensorweaver.contract.dtypes import DType
 
+    if size is not None:
+        if shape:
+            raise TypeError(
+                "view() received an invalid combination of arguments: both a "
+                "positional shape and size=; give one of them"
+            )
+        shape = (size,)
     if dtype is None and len(shape) == 1 and isinstance(shape[0], DType):
         dtype = shape[0]
     if dtype is not None:
         return view_dtype(x, dtype)
     out = reshape(x, *shape)
-    if out._view_of is None and out is not x and x.numel():  # reshape copied
+    # reshape copied a view (transposed, stepped, expanded) of a contiguous tensor, whose
+    # strides are PyTorch's: PyTorch cannot view it either. A computed result keeps its
+    # backend's layout, which need not be PyTorch's (its cat, softmax, cumsum... of a
+    # transposed input are contiguous), so copying one or a view of it proves nothing.
+    if out._view_of is None and out is not x and x._view_of is not None and x.numel():
+        root = x._view_of[0]
+        while root._view_of is not None:
+            root = root._view_of[0]
+        if not root.is_contiguous():  # strides over a computed layout: PyTorch's may differ
+            return out
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
