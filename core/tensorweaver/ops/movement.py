@@ -209,8 +209,8 @@ def _tile(x: Tensor, shape: tuple, reps: tuple) -> Tensor:
     needs more dimensions than the backend's ``max_ndim``, the repeats are done in turns.
     """
     axes = [i for i, r in enumerate(reps) if r != 1]
-    if not axes:
-        return _reshape(x, shape, "repeat")
+    if not axes:  # a new tensor, never x itself (PyTorch's repeat copies: writes stay apart)
+        return apply("identity", _reshape(x, shape, "repeat")._unshared_native(), x.dtype, (x,))
     limit = max_ndim(x.backend)
     most = len(axes) if limit is None else max(1, (limit - (axes[0] > 0)) // 2)
     if len(axes) > most:  # too many dimensions at once: the first repeats, then the rest
