@@ -596,11 +596,17 @@ def scatter(
             return mv.reshape(out, input.shape)
         _unless_empty(error, input, index, src)
         return input.clone()
-    if reduce == "add":
-        return scatter_add_unchecked(input, d, index, src)
-    if reduce == "multiply":
-        return _scatter_multiply(input, d, index, src)
-    return scatter_unchecked(input, d, index, src)
+    if reduce is None:
+        return scatter_unchecked(input, d, index, src)
+    # PyTorch defines no derivative for scatter's reduce= forms (scatter_reduce has one)
+    from tensorweaver.ops.order_stats import NO_DERIVATIVE, no_derivative  # (builds on this)
+
+    with no_grad():
+        if reduce == "add":
+            out = scatter_add_unchecked(input, d, index, src)
+        else:
+            out = _scatter_multiply(input, d, index, src)
+    return no_derivative(out, (input, src), RuntimeError(NO_DERIVATIVE.format("scatter")))
 
 
 def _scatter_multiply(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:

@@ -1,0 +1,35 @@
+"""Session 18's review of session 17's in-place methods: scatter's reduce= forms have no
+derivative in PyTorch (tw differentiated them, and the in-place one raised a spurious
+version error)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import tensorweaver as tw
+import torch
+
+
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+@pytest.mark.parametrize("in_place", [True, False])
+@pytest.mark.parametrize("needs_grad", ["src", "self"])
+def test_scatter_reduce_form_has_no_derivative(backend, reduce, in_place, needs_grad) -> None:
+    outcomes = []
+    for lib in (torch, tw):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=needs_grad == "self")
+        src = lib.tensor([4.0, 5.0], requires_grad=needs_grad == "src")
+        index = lib.tensor([0, 2])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's deprecation of reduce= with a src
+            if in_place:
+                out = x.clone().scatter_(0, index, src, reduce=reduce)
+            else:
+                out = x.scatter(0, index, src, reduce=reduce)
+        values = out.tolist()
+        try:
+            out.sum().backward()
+            outcomes.append((values, "no error"))
+        except RuntimeError as error:
+            outcomes.append((values, "not implemented" in str(error)))
+    assert outcomes[0] == outcomes[1]
