@@ -90,6 +90,27 @@ def _vector(
     return v
 
 
+# What ``_vector``'s error says ``v`` must match: the function's outputs or its inputs.
+_OUTPUTS_ARE = "the user-provided function returns"
+_INPUTS_ARE = "the input to the user-provided function is"
+
+
+def _differentiable_inputs(inputs: Any, create_graph: bool, function: str) -> tuple[bool, tuple]:
+    """Whether ``inputs`` was a tuple, and fresh tensors of it for ``func`` to differentiate
+    against."""
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", function)
+    return inputs_tuple, _prepare(inputs, create_graph, need_graph=True)
+
+
+def _outputs(func: Callable, inputs: tuple, strict: bool, function: str) -> tuple[bool, tuple]:
+    """Whether ``func(*inputs)`` is a tuple, and it as a tuple checked for strict mode."""
+    outputs_tuple, outputs = _as_tuple(
+        func(*inputs), "outputs of the user-provided function", function
+    )
+    _check_requires_grad(outputs, "outputs", strict)
+    return outputs_tuple, outputs
+
+
 _NOT_DIFFERENTIABLE = {
     "outputs": (
         "Output {i} of the user-provided function does not require gradients. The outputs "
@@ -197,15 +218,9 @@ def vjp(
 ) -> tuple:
     """``(func(*inputs), v^T J)``: the vector-Jacobian product, shaped like ``inputs``."""
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        outputs_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the user-provided function", "vjp"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
-        v = _vector(
-            v, outputs, outputs_tuple, create_graph, "vjp", "the user-provided function returns"
-        )
+        inputs_tuple, inputs = _differentiable_inputs(inputs, create_graph, "vjp")
+        outputs_tuple, outputs = _outputs(func, inputs, strict, "vjp")
+        v = _vector(v, outputs, outputs_tuple, create_graph, "vjp", _OUTPUTS_ARE)
     with set_grad_enabled(create_graph or is_grad_enabled()):
         found = _grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(found, inputs, strict, create_graph, "back")
@@ -228,20 +243,9 @@ def jvp(
     from tensorweaver.ops.creation import zeros_like
 
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _vector(
-            v,
-            inputs,
-            inputs_tuple,
-            create_graph,
-            "jvp",
-            "the input to the user-provided function is",
-        )
-        outputs_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the user-provided function", "jvp"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
+        inputs_tuple, inputs = _differentiable_inputs(inputs, create_graph, "jvp")
+        v = _vector(v, inputs, inputs_tuple, create_graph, "jvp", _INPUTS_ARE)
+        outputs_tuple, outputs = _outputs(func, inputs, strict, "jvp")
         # Any finite value would do: it does not appear in the double-backward graph.
         dummies = tuple(zeros_like(o, requires_grad=True) for o in outputs)
         grad_inputs = _grad(outputs, inputs, dummies, create_graph=True)
@@ -293,12 +297,8 @@ def jacobian(
                 "implemented for `vectorize=True`."
             )
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        outputs_tuple, outputs = _as_tuple(
-            func(*inputs), "outputs of the user-provided function", "jacobian"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
+        inputs_tuple, inputs = _differentiable_inputs(inputs, create_graph, "jacobian")
+        outputs_tuple, outputs = _outputs(func, inputs, strict, "jacobian")
         if vectorize and strict:
             raise RuntimeError(
                 "tensorweaver.autograd.functional.jacobian: `strict=True` and "
@@ -349,17 +349,7 @@ def hessian(
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def scalar(*args: Any) -> Tensor:
-        out = func(*args)
-        out_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _check_requires_grad(outs, "outputs", strict)
-        if out_tuple:
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.numel() != 1:
-            raise RuntimeError(
-                "The Tensor returned by the function given to hessian should contain a single "
-                "element"
-            )
-        return out.squeeze()
+        return _scalar_output(func, args, strict, "hessian")[0].squeeze()
 
     def gradient(*args: Any) -> Any:
         found = jacobian(scalar, args, create_graph=True)
@@ -378,10 +368,8 @@ def hessian(
 
 
 def _scalar_output(func: Callable, inputs: tuple, strict: bool, function: str) -> tuple:
-    outputs_tuple, outputs = _as_tuple(
-        func(*inputs), "outputs of the user-provided function", function
-    )
-    _check_requires_grad(outputs, "outputs", strict)
+    """``func(*inputs)`` as a 1-tuple, which must hold a single-element tensor."""
+    outputs_tuple, outputs = _outputs(func, inputs, strict, function)
     if outputs_tuple:
         raise RuntimeError(f"The function given to {function} should return a single Tensor")
     if outputs[0].numel() != 1:
@@ -392,6 +380,32 @@ def _scalar_output(func: Callable, inputs: tuple, strict: bool, function: str) -
     return outputs
 
 
+def _hessian_vector_product(
+    func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, strict: bool, function: str
+) -> tuple:
+    """``vhp``'s ``v^T H`` (the gradient's vector-Jacobian product) or ``hvp``'s ``H v`` (by
+    the double-backward trick, as in PyTorch), with ``func(*inputs)``."""
+    from tensorweaver.ops.creation import zeros_like
+
+    with enable_grad():
+        inputs_tuple, inputs = _differentiable_inputs(inputs, create_graph, function)
+        v = _vector(v, inputs, inputs_tuple, create_graph, function, _INPUTS_ARE)
+        outputs = _scalar_output(func, inputs, strict, function)
+        gradient = _grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(gradient, "jacobian", strict)
+        if function == "hvp":
+            dummies = tuple(zeros_like(x, requires_grad=True) for x in inputs)
+            backward, against = _grad(gradient, inputs, dummies, create_graph=True), dummies
+            _check_requires_grad(gradient, "hessian", strict)
+            stage = "double_back_trick"
+        else:
+            backward, against, stage = gradient, inputs, "double_back"
+    with set_grad_enabled(create_graph or is_grad_enabled()):
+        found = _grad(backward, against, v, create_graph=create_graph)
+        result = _fill_in_zeros(found, inputs, strict, create_graph, stage)
+    return _finish(outputs, create_graph)[0], _unpack(_finish(result, create_graph), inputs_tuple)
+
+
 def vhp(
     func: Callable[..., Any],
     inputs: Any,
@@ -400,24 +414,7 @@ def vhp(
     strict: bool = False,
 ) -> tuple:
     """``(func(*inputs), v^T H)`` for a scalar ``func``, shaped like ``inputs``."""
-    with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _vector(
-            v,
-            inputs,
-            inputs_tuple,
-            create_graph,
-            "vhp",
-            "the input to the user-provided function is",
-        )
-        outputs = _scalar_output(func, inputs, strict, "vhp")
-        gradient = _grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(gradient, "jacobian", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        found = _grad(gradient, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(found, inputs, strict, create_graph, "double_back")
-    return _finish(outputs, create_graph)[0], _unpack(_finish(result, create_graph), inputs_tuple)
+    return _hessian_vector_product(func, inputs, v, create_graph, strict, "vhp")
 
 
 def hvp(
@@ -429,26 +426,4 @@ def hvp(
 ) -> tuple:
     """``(func(*inputs), H v)`` for a scalar ``func``, shaped like ``inputs`` (by the
     double-backward trick, as in PyTorch; equal to :func:`vhp` where H is symmetric)."""
-    from tensorweaver.ops.creation import zeros_like
-
-    with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _vector(
-            v,
-            inputs,
-            inputs_tuple,
-            create_graph,
-            "hvp",
-            "the input to the user-provided function is",
-        )
-        outputs = _scalar_output(func, inputs, strict, "hvp")
-        gradient = _grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(gradient, "jacobian", strict)
-        dummies = tuple(zeros_like(x, requires_grad=True) for x in inputs)
-        double_back = _grad(gradient, inputs, dummies, create_graph=True)
-        _check_requires_grad(gradient, "hessian", strict)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
-        found = _grad(double_back, dummies, v, create_graph=create_graph)
-        result = _fill_in_zeros(found, inputs, strict, create_graph, "double_back_trick")
-    return _finish(outputs, create_graph)[0], _unpack(_finish(result, create_graph), inputs_tuple)
+    return _hessian_vector_product(func, inputs, v, create_graph, strict, "hvp")

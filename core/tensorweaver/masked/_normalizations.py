@@ -7,6 +7,8 @@ whatever the ordinary op gives there, as in PyTorch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import tensorweaver as tw
 from tensorweaver.masked._mask import _canonical_dim, _combine_input_and_mask
 from tensorweaver.masked._reductions import amax, amin, norm, prod, sum
@@ -32,34 +34,36 @@ def cumprod(
     return tw.cumprod(mask_input, dim_, dtype=dtype).to(dtype=dtype)
 
 
-def softmax(
-    input: Tensor, dim: int, *, dtype: tw.dtype | None = None, mask: Tensor | None = None
-) -> Tensor:
-    """Softmax along ``dim`` over the masked-in elements (NaN over fully masked-out rows)."""
-    dtype = input.dtype if dtype is None else dtype
-    dim_ = _canonical_dim(dim, input.ndim)[0]
-    mask_input = _combine_input_and_mask(amax, input, mask)
-    return tw.nn.functional.softmax(mask_input, dim_, dtype=dtype)
+def _softmax_like(name: str, identity_of: Callable, doc: str) -> Callable[..., Tensor]:
+    """The masked ``softmax``, ``log_softmax`` or ``softmin``: ``tw.nn.functional.<name>``
+    with masked-out elements entering as the identity of ``identity_of``."""
+
+    def softmax_like(
+        input: Tensor, dim: int, *, dtype: tw.dtype | None = None, mask: Tensor | None = None
+    ) -> Tensor:
+        dtype = input.dtype if dtype is None else dtype
+        dim_ = _canonical_dim(dim, input.ndim)[0]
+        mask_input = _combine_input_and_mask(identity_of, input, mask)
+        return getattr(tw.nn.functional, name)(mask_input, dim_, dtype=dtype)
+
+    softmax_like.__name__ = softmax_like.__qualname__ = name
+    softmax_like.__doc__ = doc
+    return softmax_like
 
 
-def log_softmax(
-    input: Tensor, dim: int, *, dtype: tw.dtype | None = None, mask: Tensor | None = None
-) -> Tensor:
-    """Log-softmax along ``dim`` over the masked-in elements."""
-    dtype = input.dtype if dtype is None else dtype
-    dim_ = _canonical_dim(dim, input.ndim)[0]
-    mask_input = _combine_input_and_mask(amax, input, mask)
-    return tw.nn.functional.log_softmax(mask_input, dim_, dtype=dtype)
-
-
-def softmin(
-    input: Tensor, dim: int, *, dtype: tw.dtype | None = None, mask: Tensor | None = None
-) -> Tensor:
-    """Softmin along ``dim`` over the masked-in elements (masked-out ones enter as +inf)."""
-    dtype = input.dtype if dtype is None else dtype
-    dim_ = _canonical_dim(dim, input.ndim)[0]
-    mask_input = _combine_input_and_mask(amin, input, mask)
-    return tw.nn.functional.softmin(mask_input, dim_, dtype=dtype)
+softmax = _softmax_like(
+    "softmax",
+    amax,
+    "Softmax along ``dim`` over the masked-in elements (NaN over fully masked-out rows).",
+)
+log_softmax = _softmax_like(
+    "log_softmax", amax, "Log-softmax along ``dim`` over the masked-in elements."
+)
+softmin = _softmax_like(
+    "softmin",
+    amin,
+    "Softmin along ``dim`` over the masked-in elements (masked-out ones enter as +inf).",
+)
 
 
 def normalize(

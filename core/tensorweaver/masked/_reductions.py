@@ -8,6 +8,8 @@ median, var, std), as in PyTorch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import tensorweaver as tw
 from tensorweaver.masked._mask import (
     DimOrDims,
@@ -51,63 +53,61 @@ def prod(
     return result
 
 
-def amax(
-    input: Tensor,
-    dim: DimOrDims = None,
-    *,
-    keepdim: bool | None = False,
-    dtype: tw.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:
-    """Maximum of the masked-in elements; identity -inf (the dtype's minimum for integers)."""
-    dtype = input.dtype if dtype is None else dtype
-    mask_input = _combine_input_and_mask(amax, input, mask)
-    dim_ = _canonical_dim(dim, mask_input.ndim)
-    return tw.amax(mask_input, dim_, bool(keepdim)).to(dtype=dtype)
+def _extremum(name: str, doc: str) -> Callable[..., Tensor]:
+    """The masked ``amax`` or ``amin``: ``tw.<name>`` over the masked-in elements."""
+
+    def extremum(
+        input: Tensor,
+        dim: DimOrDims = None,
+        *,
+        keepdim: bool | None = False,
+        dtype: tw.dtype | None = None,
+        mask: Tensor | None = None,
+    ) -> Tensor:
+        dtype = input.dtype if dtype is None else dtype
+        mask_input = _combine_input_and_mask(extremum, input, mask)
+        dim_ = _canonical_dim(dim, mask_input.ndim)
+        return getattr(tw, name)(mask_input, dim_, bool(keepdim)).to(dtype=dtype)
+
+    extremum.__name__ = extremum.__qualname__ = name
+    extremum.__doc__ = doc
+    return extremum
 
 
-def amin(
-    input: Tensor,
-    dim: DimOrDims = None,
-    *,
-    keepdim: bool | None = False,
-    dtype: tw.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:
-    """Minimum of the masked-in elements; identity inf (the dtype's maximum for integers)."""
-    dtype = input.dtype if dtype is None else dtype
-    mask_input = _combine_input_and_mask(amin, input, mask)
-    dim_ = _canonical_dim(dim, mask_input.ndim)
-    return tw.amin(mask_input, dim_, bool(keepdim)).to(dtype=dtype)
+amax = _extremum(
+    "amax", "Maximum of the masked-in elements; identity -inf (the dtype's minimum for integers)."
+)
+amin = _extremum(
+    "amin", "Minimum of the masked-in elements; identity inf (the dtype's maximum for integers)."
+)
 
 
-def argmax(
-    input: Tensor,
-    dim: int | None = None,
-    *,
-    keepdim: bool | None = False,
-    dtype: tw.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:
-    """Index of the maximum masked-in element; the result has ``input``'s dtype unless ``dtype``
-    is given (as in PyTorch)."""
-    dtype = input.dtype if dtype is None else dtype
-    mask_input = _combine_input_and_mask(argmax, input, mask)
-    return tw.argmax(mask_input, dim, bool(keepdim)).to(dtype=dtype)
+def _arg_extremum(name: str, doc: str) -> Callable[..., Tensor]:
+    """The masked ``argmax`` or ``argmin``: ``tw.<name>`` over the masked-in elements."""
+
+    def arg_extremum(
+        input: Tensor,
+        dim: int | None = None,
+        *,
+        keepdim: bool | None = False,
+        dtype: tw.dtype | None = None,
+        mask: Tensor | None = None,
+    ) -> Tensor:
+        dtype = input.dtype if dtype is None else dtype
+        mask_input = _combine_input_and_mask(arg_extremum, input, mask)
+        return getattr(tw, name)(mask_input, dim, bool(keepdim)).to(dtype=dtype)
+
+    arg_extremum.__name__ = arg_extremum.__qualname__ = name
+    arg_extremum.__doc__ = doc
+    return arg_extremum
 
 
-def argmin(
-    input: Tensor,
-    dim: int | None = None,
-    *,
-    keepdim: bool | None = False,
-    dtype: tw.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:
-    """Index of the minimum masked-in element; dtype as :func:`argmax`."""
-    dtype = input.dtype if dtype is None else dtype
-    mask_input = _combine_input_and_mask(argmin, input, mask)
-    return tw.argmin(mask_input, dim, bool(keepdim)).to(dtype=dtype)
+argmax = _arg_extremum(
+    "argmax",
+    "Index of the maximum masked-in element; the result has ``input``'s dtype unless "
+    "``dtype`` is given (as in PyTorch).",
+)
+argmin = _arg_extremum("argmin", "Index of the minimum masked-in element; dtype as :func:`argmax`.")
 
 
 def _is_inexact(dtype: tw.dtype) -> bool:
@@ -207,7 +207,6 @@ def _std_var(
     input: Tensor,
     dim: DimOrDims,
     unbiased: bool | None,
-    *,
     correction_opt: float | None,
     keepdim: bool | None,
     dtype: tw.dtype | None,
@@ -252,16 +251,7 @@ def var(
     mask: Tensor | None = None,
 ) -> Tensor:
     """Sample variance of the masked-in elements (``correction`` 1 unless given)."""
-    return _std_var(
-        input,
-        dim,
-        unbiased,
-        correction_opt=correction,
-        keepdim=keepdim,
-        dtype=dtype,
-        mask=mask,
-        take_sqrt=False,
-    )
+    return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt=False)
 
 
 def std(
@@ -275,13 +265,4 @@ def std(
     mask: Tensor | None = None,
 ) -> Tensor:
     """Sample standard deviation of the masked-in elements."""
-    return _std_var(
-        input,
-        dim,
-        unbiased,
-        correction_opt=correction,
-        keepdim=keepdim,
-        dtype=dtype,
-        mask=mask,
-        take_sqrt=True,
-    )
+    return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt=True)

@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from typing import Optional, Union
 
 import tensorweaver as tw
-from tensorweaver.amp import autocast_dtype, float32_operands
-from tensorweaver.nn.functional.pooling import window_table
+from tensorweaver.nn.functional.pooling import autocast_pool_input, window_table
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.index import gather_unchecked
@@ -138,8 +137,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: OutputSize) -> Tensor:
 
 def adaptive_avg_pool3d(input: Tensor, output_size: OutputSize) -> Tensor:
     """Average pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input to ``output_size``."""
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (input,) = float32_operands(input)
+    input = autocast_pool_input(input, 3)
     return _adaptive_avg(input, 3, output_size, "adaptive_avg_pool3d")
 
 
@@ -207,8 +205,7 @@ def adaptive_max_pool3d(
 ) -> Tensor | tuple[Tensor, Tensor]:
     """Max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input to ``output_size``;
     with ``return_indices`` also the flat ``(d * H + h) * W + w`` input index of each max."""
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (input,) = float32_operands(input)
+    input = autocast_pool_input(input, 3)
     return _adaptive_max(input, 3, output_size, return_indices, "adaptive_max_pool3d")
 
 
@@ -230,6 +227,4 @@ def adaptive_max_pool3d_with_indices(
     input: Tensor, output_size: OutputSize, return_indices: bool = False
 ) -> tuple[Tensor, Tensor]:
     """``adaptive_max_pool3d`` returning ``(output, indices)``."""
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (input,) = float32_operands(input)
     return adaptive_max_pool3d(input, output_size, True)

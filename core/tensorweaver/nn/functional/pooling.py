@@ -13,8 +13,8 @@ no window counts.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Union
+from collections.abc import Callable, Sequence
+from typing import Any, Union
 
 import numpy as np
 
@@ -260,92 +260,68 @@ def _max_pool(
     return out, indices
 
 
-def max_pool1d(
-    input: Tensor,
-    kernel_size: Size,
-    stride: Size | None = None,
-    padding: Size = 0,
-    dilation: Size = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
-) -> Tensor | tuple[Tensor, Tensor]:
-    """1-D max pooling of ``(N, C, L)`` (or ``(C, L)``) input; with ``return_indices`` also
-    the input position of each maximum."""
-    args = (kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-    return _max_pool(input, 1, *args, "max_pool1d")
+#: Per rank: the input's layout and what ``return_indices`` gives (for the docstrings).
+_LAYOUTS = {
+    1: "``(N, C, L)`` (or ``(C, L)``)",
+    2: "``(N, C, H, W)`` (or ``(C, H, W)``)",
+    3: "``(N, C, D, H, W)`` (or ``(C, D, H, W)``)",
+}
+_INDICES = {
+    1: "the input position",
+    2: "the flat ``h * W + w`` input index",
+    3: "the flat ``(d * H + h) * W + w`` input index",
+}
 
 
-def max_pool2d(
-    input: Tensor,
-    kernel_size: Size,
-    stride: Size | None = None,
-    padding: Size = 0,
-    dilation: Size = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
-) -> Tensor | tuple[Tensor, Tensor]:
-    """2-D max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input; with ``return_indices``
-    also the flat ``h * W + w`` input index of each maximum."""
-    args = (kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-    return _max_pool(input, 2, *args, "max_pool2d")
-
-
-def max_pool3d(
-    input: Tensor,
-    kernel_size: Size,
-    stride: Size | None = None,
-    padding: Size = 0,
-    dilation: Size = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
-) -> Tensor | tuple[Tensor, Tensor]:
-    """3-D max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input; with
-    ``return_indices`` also the flat ``(d * H + h) * W + w`` input index of each maximum."""
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+def autocast_pool_input(input: Tensor, nd: int) -> Tensor:
+    """``input`` as PyTorch's autocast hands it to an ``nd``-d pool: the 3-d pools are on its
+    CPU float32 list (amp.CPU_FLOAT32)."""
+    if nd == 3 and autocast_dtype() is not None:
         (input,) = float32_operands(input)
-    args = (kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-    return _max_pool(input, 3, *args, "max_pool3d")
+    return input
 
 
-def max_pool1d_with_indices(
-    input: Tensor,
-    kernel_size: Size,
-    stride: Size | None = None,
-    padding: Size = 0,
-    dilation: Size = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
-) -> tuple[Tensor, Tensor]:
-    """``max_pool1d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
-    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+def _max_pool_of_rank(nd: int, always_indices: bool) -> Callable[..., Any]:
+    """The public ``max_pool{nd}d``, or with ``always_indices`` its ``_with_indices`` twin that
+    returns ``(output, indices)`` whatever ``return_indices`` says."""
+    name = f"max_pool{nd}d"
+
+    def max_pool(
+        input: Tensor,
+        kernel_size: Size,
+        stride: Size | None = None,
+        padding: Size = 0,
+        dilation: Size = 1,
+        ceil_mode: bool = False,
+        return_indices: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        input = autocast_pool_input(input, nd)
+        indices = True if always_indices else return_indices
+        return _max_pool(
+            input, nd, kernel_size, stride, padding, dilation, ceil_mode, indices, name
+        )
+
+    if always_indices:
+        max_pool.__name__ = max_pool.__qualname__ = f"{name}_with_indices"
+        max_pool.__annotations__["return"] = "tuple[Tensor, Tensor]"
+        max_pool.__doc__ = (
+            f"``{name}`` returning ``(output, indices)`` whatever ``return_indices`` says."
+        )
+    else:
+        max_pool.__name__ = max_pool.__qualname__ = name
+        max_pool.__doc__ = (
+            f"{nd}-D max pooling of {_LAYOUTS[nd]} input; with ``return_indices`` also "
+            f"{_INDICES[nd]} of each maximum."
+        )
+    return max_pool
 
 
-def max_pool2d_with_indices(
-    input: Tensor,
-    kernel_size: Size,
-    stride: Size | None = None,
-    padding: Size = 0,
-    dilation: Size = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
-) -> tuple[Tensor, Tensor]:
-    """``max_pool2d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
-    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
-
-
-def max_pool3d_with_indices(
-    input: Tensor,
-    kernel_size: Size,
-    stride: Size | None = None,
-    padding: Size = 0,
-    dilation: Size = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
-) -> tuple[Tensor, Tensor]:
-    """``max_pool3d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (input,) = float32_operands(input)
-    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+max_pool1d = _max_pool_of_rank(1, always_indices=False)
+max_pool2d = _max_pool_of_rank(2, always_indices=False)
+max_pool3d = _max_pool_of_rank(3, always_indices=False)
+max_pool1d_with_indices = _max_pool_of_rank(1, always_indices=True)
+max_pool2d_with_indices = _max_pool_of_rank(2, always_indices=True)
+max_pool3d_with_indices = _max_pool_of_rank(3, always_indices=True)
 
 
 def _window_sum(
@@ -425,36 +401,34 @@ def avg_pool1d(
     return _avg_pool(input, 1, *args, "avg_pool1d")
 
 
-def avg_pool2d(
-    input: Tensor,
-    kernel_size: Size,
-    stride: Size | None = None,
-    padding: Size = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = True,
-    divisor_override: int | None = None,
-) -> Tensor:
-    """2-D average pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input. The divisor counts
-    the zero padding when ``count_include_pad``, never the ``ceil_mode`` overhang;
-    ``divisor_override`` replaces it."""
-    args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    return _avg_pool(input, 2, *args, "avg_pool2d")
+def _avg_pool_of_rank(nd: int) -> Callable[..., Tensor]:
+    """The public ``avg_pool{nd}d`` for ranks 2 and 3 (which take ``divisor_override``)."""
+    name = f"avg_pool{nd}d"
+
+    def avg_pool(
+        input: Tensor,
+        kernel_size: Size,
+        stride: Size | None = None,
+        padding: Size = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> Tensor:
+        input = autocast_pool_input(input, nd)
+        args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return _avg_pool(input, nd, *args, name)
+
+    avg_pool.__name__ = avg_pool.__qualname__ = name
+    avg_pool.__doc__ = (
+        f"{nd}-D average pooling of {_LAYOUTS[nd]} input. The divisor counts the zero padding "
+        "when ``count_include_pad``, never the ``ceil_mode`` overhang; ``divisor_override`` "
+        "replaces it."
+    )
+    return avg_pool
 
 
-def avg_pool3d(
-    input: Tensor,
-    kernel_size: Size,
-    stride: Size | None = None,
-    padding: Size = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = True,
-    divisor_override: int | None = None,
-) -> Tensor:
-    """3-D average pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input."""
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (input,) = float32_operands(input)
-    args = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    return _avg_pool(input, 3, *args, "avg_pool3d")
+avg_pool2d = _avg_pool_of_rank(2)
+avg_pool3d = _avg_pool_of_rank(3)
 
 
 def _lp_pool(
@@ -480,34 +454,24 @@ def _lp_pool(
     return tw.where(zero, 0.0, tw.where(zero, 1.0, total).pow(1.0 / norm_type))
 
 
-def lp_pool1d(
-    input: Tensor,
-    norm_type: float,
-    kernel_size: Size,
-    stride: Size | None = None,
-    ceil_mode: bool = False,
-) -> Tensor:
-    """1-D power-average pooling of ``(N, C, L)`` (or ``(C, L)``) input."""
-    return _lp_pool(input, 1, norm_type, kernel_size, stride, ceil_mode, "lp_pool1d")
+def _lp_pool_of_rank(nd: int) -> Callable[..., Tensor]:
+    """The public ``lp_pool{nd}d``."""
+    name = f"lp_pool{nd}d"
+
+    def lp_pool(
+        input: Tensor,
+        norm_type: float,
+        kernel_size: Size,
+        stride: Size | None = None,
+        ceil_mode: bool = False,
+    ) -> Tensor:
+        return _lp_pool(input, nd, norm_type, kernel_size, stride, ceil_mode, name)
+
+    lp_pool.__name__ = lp_pool.__qualname__ = name
+    lp_pool.__doc__ = f"{nd}-D power-average pooling of {_LAYOUTS[nd]} input."
+    return lp_pool
 
 
-def lp_pool2d(
-    input: Tensor,
-    norm_type: float,
-    kernel_size: Size,
-    stride: Size | None = None,
-    ceil_mode: bool = False,
-) -> Tensor:
-    """2-D power-average pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input."""
-    return _lp_pool(input, 2, norm_type, kernel_size, stride, ceil_mode, "lp_pool2d")
-
-
-def lp_pool3d(
-    input: Tensor,
-    norm_type: float,
-    kernel_size: Size,
-    stride: Size | None = None,
-    ceil_mode: bool = False,
-) -> Tensor:
-    """3-D power-average pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input."""
-    return _lp_pool(input, 3, norm_type, kernel_size, stride, ceil_mode, "lp_pool3d")
+lp_pool1d = _lp_pool_of_rank(1)
+lp_pool2d = _lp_pool_of_rank(2)
+lp_pool3d = _lp_pool_of_rank(3)

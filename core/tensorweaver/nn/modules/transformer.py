@@ -54,7 +54,75 @@ def _clones(module: Module, n: int) -> ModuleList:
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
-class TransformerEncoderLayer(Module):
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: self-attention, the feed-forward block's
+    linears, and one LayerNorm and one dropout per block, registered in PyTorch's order (the
+    order of the state_dict and of repr); ``cross_attention`` adds the decoder's block over
+    ``memory``."""
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int,
+        dropout: float,
+        layer_norm_eps: float,
+        batch_first: bool,
+        norm_first: bool,
+        bias: bool,
+        factory: dict[str, Any],
+        cross_attention: bool,
+    ) -> None:
+        super().__init__()
+        attention = {"dropout": dropout, "bias": bias, "batch_first": batch_first, **factory}
+        self.self_attn = MultiheadAttention(d_model, nhead, **attention)
+        if cross_attention:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, **attention)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+        self.norm_first = norm_first
+        norm = {"eps": layer_norm_eps, "bias": bias, **factory}
+        self.norm1 = LayerNorm(d_model, **norm)
+        self.norm2 = LayerNorm(d_model, **norm)
+        if cross_attention:
+            self.norm3 = LayerNorm(d_model, **norm)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        if cross_attention:
+            self.dropout3 = Dropout(dropout)
+
+    @staticmethod
+    def _attention_block(
+        attention: MultiheadAttention,
+        dropout: Dropout,
+        x: Tensor,
+        source: Tensor,
+        attn_mask: Optional[Tensor],
+        padding: Optional[Tensor],
+        is_causal: bool,
+    ) -> Tensor:
+        """``dropout`` of ``x`` attending over ``source``."""
+        x = attention(
+            x,
+            source,
+            source,
+            attn_mask=attn_mask,
+            key_padding_mask=padding,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
+        return dropout(x)
+
+    def _sa_block(
+        self, x: Tensor, attn_mask: Optional[Tensor], padding: Optional[Tensor], is_causal: bool
+    ) -> Tensor:
+        return self._attention_block(
+            self.self_attn, self.dropout1, x, x, attn_mask, padding, is_causal
+        )
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention then a feed-forward block ``linear2(dropout(activation(linear1(x))))``,
     each with a residual connection, dropout and LayerNorm."""
 
@@ -72,36 +140,12 @@ class TransformerEncoderLayer(Module):
         device: Any = None,
         dtype: Any = None,
     ) -> None:
-        super().__init__()
+        blocks = (dim_feedforward, dropout, layer_norm_eps, batch_first, norm_first, bias)
         factory = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        super().__init__(d_model, nhead, *blocks, factory, cross_attention=False)
         activation = _activation(activation, type(self).__name__)
         self.activation_relu_or_gelu = _relu_or_gelu(activation)
         self.activation = activation
-
-    def _sa_block(
-        self, x: Tensor, attn_mask: Optional[Tensor], padding: Optional[Tensor], is_causal: bool
-    ) -> Tensor:
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=padding,
-            need_weights=False,
-            is_causal=is_causal,
-        )[0]
-        return self.dropout1(x)
 
     def _ff_block(self, x: Tensor) -> Tensor:
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
@@ -126,7 +170,7 @@ class TransformerEncoderLayer(Module):
         return self.norm2(x + self._ff_block(x))
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention over ``memory`` (the encoder's output), then the
     feed-forward block, each with a residual connection, dropout and LayerNorm."""
 
@@ -144,39 +188,10 @@ class TransformerDecoderLayer(Module):
         device: Any = None,
         dtype: Any = None,
     ) -> None:
-        super().__init__()
+        blocks = (dim_feedforward, dropout, layer_norm_eps, batch_first, norm_first, bias)
         factory = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory
-        )
-        self.multihead_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **factory
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
+        super().__init__(d_model, nhead, *blocks, factory, cross_attention=True)
         self.activation = _activation(activation, type(self).__name__)
-
-    def _sa_block(
-        self, x: Tensor, attn_mask: Optional[Tensor], padding: Optional[Tensor], is_causal: bool
-    ) -> Tensor:
-        x = self.self_attn(
-            x,
-            x,
-            x,
-            attn_mask=attn_mask,
-            key_padding_mask=padding,
-            need_weights=False,
-            is_causal=is_causal,
-        )[0]
-        return self.dropout1(x)
 
     def _mha_block(
         self,
@@ -186,16 +201,9 @@ class TransformerDecoderLayer(Module):
         padding: Optional[Tensor],
         is_causal: bool,
     ) -> Tensor:
-        x = self.multihead_attn(
-            x,
-            memory,
-            memory,
-            attn_mask=attn_mask,
-            key_padding_mask=padding,
-            need_weights=False,
-            is_causal=is_causal,
-        )[0]
-        return self.dropout2(x)
+        return self._attention_block(
+            self.multihead_attn, self.dropout2, x, memory, attn_mask, padding, is_causal
+        )
 
     def _ff_block(self, x: Tensor) -> Tensor:
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
@@ -392,18 +400,22 @@ class Transformer(Module):
         factory = {"device": device, "dtype": dtype}
         layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps)
         layer_kwargs = {"batch_first": batch_first, "norm_first": norm_first, "bias": bias}
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            layer = TransformerEncoderLayer(*layer_args, **layer_kwargs, **factory)
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            layer = TransformerDecoderLayer(*layer_args, **layer_kwargs, **factory)
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+
+        def stack(custom: Optional[Module], layer_type: type, stack_type: type, n: int) -> Module:
+            """``custom``, or ``n`` default layers ending in a LayerNorm."""
+            if custom is not None:
+                return custom
+            layer = layer_type(*layer_args, **layer_kwargs, **factory)
+            return stack_type(
+                layer, n, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+            )
+
+        self.encoder = stack(
+            custom_encoder, TransformerEncoderLayer, TransformerEncoder, num_encoder_layers
+        )
+        self.decoder = stack(
+            custom_decoder, TransformerDecoderLayer, TransformerDecoder, num_decoder_layers
+        )
         self.d_model = d_model
         self.nhead = nhead
         self.batch_first = batch_first
