@@ -512,7 +512,8 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
     """``x`` itself when its array is laid out as the backend prefers (or, for a
     channels-last ``memory_format``, in that order), else a copy that is (the backend's
-    optional ``contiguous``; without one every array counts as laid out)."""
+    optional ``contiguous``; without one every array counts as laid out, and a view is a
+    new tensor)."""
     make = getattr(x.backend, "contiguous", None)
     order = None if memory_format is None else channels_last_order(memory_format, x.shape)
     if order is not None:
@@ -522,8 +523,9 @@ def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
         # strides PyTorch gives (channels innermost); a new tensor, as PyTorch's clone
         native = laid_out(x.backend, x.native, order)
         return labelled(apply("identity", native, x.dtype, (x,)), "CloneBackward0", x)
-    if make is None:
-        return x
+    if make is None:  # the backend cannot tell its layout: a view may be PyTorch's copy, and
+        # writes into it must not reach the base (x.t().contiguous() copies in PyTorch)
+        return x if x._view_of is None else apply("identity", x.native, x.dtype, (x,))
     native = make(x.native)
     return x if native is x.native else apply("identity", native, x.dtype, (x,))
 
