@@ -8,6 +8,7 @@ differs); the passing tests keep corners of that hunt that earlier tests did not
 
 from __future__ import annotations
 
+import math
 import pickle
 import warnings
 from collections.abc import Callable
@@ -98,15 +99,15 @@ _Y = _RNG.standard_normal((16, 2))
 # -- divergences: silent wrong answers ------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="median()/nanmedian() without dim send the whole gradient to one of several equal "
-    "medians; PyTorch splits it evenly among them (evenly_distribute_backward)",
-)
+# before: median()/nanmedian() without dim sent the whole gradient to one of several equal
+# medians; PyTorch splits it evenly among them (and among the NaNs where the median is NaN)
 @pytest.mark.parametrize("op", ["median", "nanmedian"])
-def test_median_of_all_splits_the_gradient_among_ties(spec: str, op: str) -> None:
+@pytest.mark.parametrize(
+    "values", [[1.0, 2.0, 2.0, 3.0], [1.0, math.nan, 2.0, math.nan], [[2.0, 2.0], [2.0, 1.0]]]
+)
+def test_median_of_all_splits_the_gradient_among_ties(spec: str, op: str, values: list) -> None:
     def fn(m: Any) -> Any:
-        x = m.tensor([1.0, 2.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        x = m.tensor(values, dtype=m.float64, requires_grad=True)
         getattr(x, op)().backward()
         return x.grad
 

@@ -25,7 +25,7 @@ import numpy as np
 from tensorweaver import return_types
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import Function
-from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -126,8 +126,28 @@ def _median(op: str, x: Tensor, dim: Any, keepdim: Any, ignore_nan: bool) -> Any
     if x.numel() == 0:  # NaN cast to x's dtype as PyTorch's (0 or the minimum for integers)
         nan = cr.full((), math.nan, dtype=dtypes.float64, device=x.device).to(x.dtype)
         return ew.add(rd.sum(x), nan) if x.dtype.is_floating_point else nan  # (a graph)
-    out = _select(op, x.reshape(-1), 0, False, _median_position(ignore_nan)).values
+    if not (is_grad_enabled() and x.requires_grad):
+        return _select(op, x.reshape(-1), 0, False, _median_position(ignore_nan)).values
+    with no_grad():
+        value = _select(op, x.reshape(-1), 0, False, _median_position(ignore_nan)).values
+    out = _EvenlyDistributed.apply(x, value)
     return labelled(out, f"{op.capitalize()}Backward0", x)  # (PyTorch's node saves it)
+
+
+class _EvenlyDistributed(Function):
+    """``value``, one of ``x``'s elements (or NaN), whose gradient PyTorch shares evenly
+    among every element equal to it (every NaN where it is NaN): ties all move it."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, value: Tensor) -> Tensor:
+        ctx.save_for_backward(x, value)
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        x, value = ctx.saved_tensors
+        mask = ew.logical_or(ew.eq(x, value), ew.logical_and(ew.isnan(x), ew.isnan(value)))
+        return ew.mul(mask, ew.div(grad, rd.sum(mask))), None
 
 
 def median(input: Tensor, dim: int = _ALL, keepdim: bool = _ALL) -> Any:
