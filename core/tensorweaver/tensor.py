@@ -409,6 +409,7 @@ class Tensor:
         "_alias_of",
         "_view_of",
         "_views",
+        "_new_axis_strides",
         "__weakref__",
     )
     #: As torch.Tensor's: a NumPy scalar or array on an operator's left defers to the
@@ -627,7 +628,8 @@ class Tensor:
         """A ``detach()`` alias with a version counter of its own (from 0), as PyTorch's:
         writes through it change this tensor's values unseen by autograd's version checks,
         and this tensor's writes leave its count alone."""
-        out = self.detach()
+        out = Tensor(self.native, self.backend, self.dtype)
+        out._share_memory_of(self)
         out._version = 0
         key = id(out)
         _OWN_COUNTERS[key] = weakref.ref(out, lambda _, key=key: _OWN_COUNTERS.pop(key, None))
@@ -921,6 +923,16 @@ class Tensor:
         if _HELD and _HELD[-1] is self:  # the climb in a caller goes on from here
             _HELD[-1] = (recorded,)
             return
+        if self._view_of is None:
+            above = self._alias_of
+            if above is None:  # a tensor of its own: its views and aliases follow
+                if self._views is not None:
+                    self._refresh_views()
+                return
+            if above._alias_of is None and above._view_of is None:
+                del above  # (_unseen counts the references to it)
+                self._pass_on_to_owner()
+                return
         climbed: list[Tensor] = []  # the tensors written into their bases, in order
         pushed: list[bool] = []  # whether each pushed a region onto _REGIONS
         changed: list[tuple] = []  # each base the climb changed, as it was before
@@ -1010,6 +1022,31 @@ class Tensor:
                 _WRITING.discard(id(climbed.pop()))
             for c in counted:
                 _COUNTED.discard(id(c))
+
+    def _pass_on_to_owner(self) -> None:
+        """:meth:`_pass_on` of a ``detach()`` alias (no view) of a tensor of its own, the
+        commonest climb (``p.data.add_(...)``): the general loop's steps for one level,
+        without its bookkeeping lists."""
+        if _unseen(self):
+            self._alias_of = None  # the link to a tensor nobody else can reach is moot
+        else:
+            base = self._alias_of
+            key = id(self)
+            _WRITING.add(key)  # (the base's refresh skips this alias: it has the change)
+            try:
+                if base.shape == self.shape and base.dtype is self.dtype:
+                    if _OWN_COUNTERS and key in _OWN_COUNTERS:
+                        _UNCOUNTED[0] += 1
+                        try:
+                            base._take(self.native)
+                        finally:
+                            _UNCOUNTED[0] -= 1
+                    else:
+                        base._take(self.native)
+            finally:
+                _WRITING.discard(key)
+        if self._views is not None:
+            self._refresh_views()
 
     # -- views that follow their base -------------------------------------------------------
 
@@ -1271,8 +1308,27 @@ class Tensor:
         where PyTorch returns a view (the NumPy backend's flip, for one) differ from PyTorch's
         strides; views (``t()``, ``permute``, basic slicing, ``expand``, and those whose
         array is a copy: ``as_strided``, ``unfold``, ``diagonal``, ``real``) match them."""
-        strides = self._layout()[0]
+        view = self._view_of
+        unit = None if view is None else getattr(view[2], "torch_strides", None)
+        strides = self._layout()[0] if unit is None else self._unit_strides(view, unit)
         return strides if dim is None else strides[_axis(dim, len(self.shape), "stride")]
+
+    def _unit_strides(self, view: tuple, unit: Any) -> tuple:
+        """The strides of a view with a new axis (``unsqueeze``, None indexing): PyTorch's,
+        ``unit(base)``, which reads the base's shape and strides alone; kept with them, so
+        that a later call while they stay the same skips recomputing them (unit is a Python
+        loop over the base's strides, and the view's own layout need not be read)."""
+        base = view[0]
+        shape, base_strides = base.shape, base.stride()
+        try:
+            kept = self._new_axis_strides
+        except AttributeError:  # (a slot set on first use: no cost in __init__)
+            kept = None
+        if kept is not None and kept[0] is view and kept[1] == shape and kept[2] == base_strides:
+            return kept[3]
+        strides = unit(base)
+        self._new_axis_strides = (view, shape, base_strides, strides)
+        return strides
 
     def _dense_order(self) -> tuple[int, ...] | None:
         """:func:`_dense_axis_order` of this tensor's layout."""
