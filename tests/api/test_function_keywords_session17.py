@@ -91,10 +91,6 @@ _HELD = {
 #: What is left, in other modules (each a strict xfail below, by name).
 KNOWN_GAPS = {
     "adjoint": "ops/methods.py's adjoint(x) (used as the method too)",
-    "argsort": "ops/sort.py: no out= (needs an entry in ops/out_arguments.py's OUT)",
-    "nonzero_static": "ops/index.py: no out= (needs an entry in ops/out_arguments.py's OUT)",
-    "split_copy": "ops/view_copies.py: no out= (needs an entry in ops/out_arguments.py's OUT)",
-    "view_as_complex_copy": "ops/view_copies.py: no out= (needs an entry in OUT)",
 }
 
 

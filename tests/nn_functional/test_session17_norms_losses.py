@@ -290,13 +290,6 @@ def test_half_binary_cross_entropy_elementwise_values_like_torch(dtype: str) -> 
     assert torch.equal(*results)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch's float16 huber kernel computes |x - y| and the loss in float32 from the "
-    "float16 inputs and rounds once (its bfloat16 kernel rounds the difference to bfloat16 "
-    "first); tw rounds each operation: about half the values differ by one float16 ulp on "
-    "general inputs (on inputs whose differences are exact they agree)",
-)
 def test_half_huber_loss_elementwise_values_like_torch() -> None:
     a, b = _random_pair("float16")
     results = [

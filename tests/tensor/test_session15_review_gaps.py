@@ -93,14 +93,6 @@ def test_deepcopy_of_uninitialized_buffer_refused_as_torch() -> None:
         copy.deepcopy(tw.nn.LazyBatchNorm1d())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch's half linspace converts the index to float16 (from ~32,745 steps on its "
-    "values drift, past 65,504 they are inf/NaN), as tw's does, but its vectorized CPU kernel "
-    "also computes each vector's first element and then base + k * step within the vector: "
-    "the values depend on the vector width (AVX2/AVX512) and thread count, not modelled "
-    "(sixteenth session: the simple model is further off than tw's present result)",
-)
 def test_linspace_float16_many_steps_as_torch() -> None:
     want = torch.linspace(0, 1, 65504, dtype=torch.float16).numpy()
     with warnings.catch_warnings():

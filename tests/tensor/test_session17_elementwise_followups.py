@@ -145,13 +145,6 @@ def test_half_add_with_alpha_keeps_torch_s_node_and_input_gradient(backend: str)
     _same_bits(x.grad, xs.grad)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the other operand's gradient is g * alpha with alpha rounded to float16 (the "
-    "forward's alpha, ops/elementwise.py _with_alpha); torch's AddBackward0 multiplies by "
-    "the unrounded alpha in float32 and rounds once (~35% of elements differ for alpha=-0.1): "
-    "needs an add-with-alpha node whose rule keeps alpha (autograd/gradients.py)",
-)
 def test_half_add_with_alpha_other_gradient_as_torch(backend: str) -> None:
     xs, ys = (t.requires_grad_() for t in _half_pair(512, torch.float16))
     g = torch.tensor(np.random.default_rng(3).standard_normal(512)).half()

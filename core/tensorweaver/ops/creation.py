@@ -955,7 +955,8 @@ def _spaced(start: Any, end: Any, steps: int, dtype: DType) -> np.ndarray:
         convert = functools.partial(overflow.fill_value, dtype=dtype, fn="linspace")
     else:
         kind = np.float32 if dtype is dtypes.bfloat16 else np.dtype(dtype.numpy_name).type
-        convert = kind
+        # (a double reaches float16 through float32, as PyTorch converts it)
+        convert = _through_float32 if kind is np.float16 else kind
     if steps < 2:  # PyTorch reads no end (nor start, for none)
         return np.array([convert(start)] if steps else [], dtype=kind)
     first, last = convert(start), convert(end)
@@ -970,11 +971,14 @@ def _spaced(start: Any, end: Any, steps: int, dtype: DType) -> np.ndarray:
     # float16 rounds after each operation; the other kernels fuse the multiply-add (one
     # rounding): computed wider, then rounded once (integers are truncated after that).
     wide = kind if kind is np.float16 else np.clongdouble if dtype.is_complex else np.longdouble
-    index = index.astype(wide)
-    up = wide(first) + wide(step) * index
-    down = wide(last) - wide(step) * (wide(steps - 1) - index)
+    up = wide(first) + wide(step) * index.astype(wide)
+    down = wide(last) - wide(step) * (steps - 1 - index).astype(wide)  # (the count exact)
     values = np.where(index < half, up, down).astype(kind)
     return np.trunc(values).astype(np.int64) if dtype.kind in "iub" else values
+
+
+def _through_float32(value: Any) -> np.float16:
+    return np.float16(np.float32(value))
 
 
 def _bfloat16_spaced(first: np.float32, last: np.float32, steps: int) -> np.ndarray:

@@ -61,12 +61,25 @@ def _operands(op: str, a: Operand, b: Operand, compute: Callable[[DType], DType]
         raise TypeError(
             f"{op}: expected at least one Tensor, got {type(a).__name__} and {type(b).__name__}"
         )
-    an, bn = cast_native(a, dtype), cast_native(b, dtype)
+    an, bn = _converted_native(a, dtype), _converted_native(b, dtype)
     if a.shape != b.shape and a.shape and b.shape:
         shape = broadcast_shapes(op, a.shape, b.shape)
         an = expand_native(Tensor(an, backend, dtype), shape)
         bn = expand_native(Tensor(bn, backend, dtype), shape)
     return a, b, backend, dtype, an, bn
+
+
+def _converted_native(t: Tensor, dtype: DType) -> Any:
+    """``t``'s array converted to ``dtype`` as PyTorch converts: a double reaches a half type
+    through float32 (rounded twice; NumPy's direct conversion rounds once)."""
+    if t.dtype is dtype:
+        return t.native
+    native = t.native
+    if dtype in _HALF:
+        through = rounded_through(t.dtype, dtype)
+        if through:
+            native = t.backend.cast(native, through)
+    return t.backend.cast(native, dtype)
 
 
 def _arrays_as_tensors(a: Any, b: Any) -> tuple[Any, Any]:
@@ -394,8 +407,8 @@ def _half_with_alpha(
     first differs in ~2% of the elements), except in its scalar loop over the last elements
     (fewer than two vectors), which rounds b * alpha first. Where the backend has
     ``foreach_add`` it computes the values (the same call as the in-place ``add_`` makes);
-    the graph is the per-op one (``b * alpha`` rounded, then ``op``). Elsewhere (operands
-    that broadcast, a backend without it) every element is rounded once."""
+    elsewhere (operands that broadcast, a backend without it) every element is rounded once.
+    The gradient is the per-op one (see ``_alpha_node``)."""
     backend = a.backend
     add_scaled = getattr(backend, "foreach_add", None)
     if (
@@ -405,14 +418,27 @@ def _half_with_alpha(
         or b.backend is not backend
     ):
         rounded = constant(alpha, backend, dtype).item()
-        wide = op(cast(a, dtypes.float32), _alpha_mul(cast(b, dtypes.float32), rounded))
-        return labelled(cast(wide, dtype), f"{fn.capitalize()}Backward0", a, b)
-    (native,) = add_scaled([a.native], [b.native], alpha if fn == "add" else -alpha)
-    out = Tensor(native, backend, dtype)
+        wide = op(
+            cast(a.detach(), dtypes.float32), _alpha_mul(cast(b.detach(), dtypes.float32), rounded)
+        )
+        out = cast(wide, dtype)
+    else:
+        (native,) = add_scaled([a.native], [b.native], alpha if fn == "add" else -alpha)
+        out = Tensor(native, backend, dtype)
     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
-        out._node = Node(fn, (a, _alpha_mul(b, alpha)), None)
+        out._node = _alpha_node(fn, a, b, alpha, out)
         out.requires_grad = True
     return out
+
+
+def _alpha_node(fn: str, a: Tensor, b: Tensor, alpha: Any, out: Tensor) -> Node:
+    """PyTorch's AddBackward0/SubBackward0 of a half ``out``: b's gradient is g * alpha with
+    the unrounded alpha, in float32 and rounded once (``mul``'s half rule), at ``out``'s shape
+    and dtype before the sum over broadcast dimensions, as its rule multiplies first."""
+    scaled = cast(b, out.dtype)
+    if scaled.shape != out.shape:
+        scaled = scaled.expand(out.shape)
+    return Node(fn, (a, mul(scaled, alpha)), None)
 
 
 def add(input: Operand, other: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
@@ -1259,12 +1285,7 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
             UserWarning,
             stacklevel=3,
         )
-    native = x.native
-    if dtype in _HALF:  # as PyTorch: a double reaches a half type through float32
-        through = rounded_through(x.dtype, dtype)
-        if through:
-            native = x.backend.cast(native, through)
-    native = x.backend.cast(native, dtype)
+    native = _converted_native(x, dtype)
     if dtype.kind not in "fc":
         return Tensor(native, x.backend, dtype)
     return apply("cast", native, dtype, (x,))

@@ -19,6 +19,7 @@ import warnings
 from typing import Any, Callable, NamedTuple
 
 from tensorweaver import return_types
+from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops.apply import written_out
 from tensorweaver.ops.casting import can_cast
@@ -42,7 +43,9 @@ class Kind(NamedTuple):
     it is); ``float_kernel``, whether that kernel has floating forms only, so that a float
     input with a non-float ``out`` is PyTorch's NotImplementedError (nansum, std);
     ``checks_first``, whether PyTorch's kernel refuses an ``out`` that repeats elements in
-    memory before resizing it (index_select; others resize first)."""
+    memory before resizing it (index_select; others resize first); ``broadcasts``, whether
+    each result is copied into its ``out`` tensor as ``copy_`` copies (broadcast, cast, never
+    resized) under no_grad, and None returned (split_copy)."""
 
     exact: bool = True
     apart: bool = False
@@ -56,6 +59,7 @@ class Kind(NamedTuple):
     widens: str = ""
     float_kernel: bool = False
     checks_first: bool = False
+    broadcasts: bool = False
 
 
 def _table(kind: Kind, names: str) -> dict[str, Kind]:
@@ -75,7 +79,8 @@ OUT: dict[str, Kind] = {
         "searchsorted slice_scatter softmax sort svd tensordot topk tril triangular_solve triu "
         "vdot alias_copy as_strided_copy diagonal_copy expand_copy permute_copy squeeze_copy "
         "t_copy transpose_copy unfold_copy unsqueeze_copy view_copy hardshrink matrix_power "
-        "ormqr select_copy slice_copy slogdet view_as_real_copy where",
+        "ormqr select_copy slice_copy slogdet view_as_real_copy view_as_complex_copy where "
+        "argsort",
     ),
     **_table(
         Kind(exact=False),
@@ -93,9 +98,10 @@ OUT: dict[str, Kind] = {
     **_table(Kind(exact=False, quiet=True, copies=True), "eye rand randint randperm range"),
     **_table(Kind(quiet=True), "addbmm logspace multinomial narrow_copy randn"),
     **_table(Kind(returns=False), "split_with_sizes_copy unbind_copy"),
+    **_table(Kind(returns=False, broadcasts=True), "split_copy"),
     **_table(
         Kind(apart=True),
-        "cross gather kthvalue masked_select nonzero take take_along_dim",
+        "cross gather kthvalue masked_select nonzero nonzero_static take take_along_dim",
     ),
     **_table(Kind(apart=True, checks_first=True), "index_select"),
     **_table(Kind(apart=True, needs_dim=True), "median nanmedian"),
@@ -135,6 +141,9 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     does. A function that takes ``out=`` itself (so that its usual call costs no wrapper)
     returns ``call_with_out(name, itself, args, kwargs, out)`` when ``out`` is given."""
     kind = OUT[name]
+    if kind.broadcasts:
+        _copy_each(name, fn(*args, **kwargs), out)
+        return None
     _refuse_overloads(name, kind, args, kwargs, out)
     if kind.apart:
         _refuse_overlap(name, out, args, kwargs)
@@ -156,6 +165,22 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     else:
         written = _write(name, value, out, kind)
     return written if kind.returns else None
+
+
+def _copy_each(name: str, values: Any, out: Any) -> None:
+    """Each of ``values`` copied into its tensor of ``out`` by ``copy_`` (see :class:`Kind`)."""
+    if not isinstance(out, (tuple, list)):
+        raise TypeError(
+            f"{name}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}"
+        )
+    if len(out) != len(values):
+        raise RuntimeError(
+            f"{name}(): expected an out= argument of size {len(values)}, got size {len(out)}: "
+            "pass one tensor per result"
+        )
+    with no_grad():
+        for v, o in zip(values, out):
+            o.copy_(v)
 
 
 def _in_out_dtype(

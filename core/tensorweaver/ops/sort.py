@@ -18,6 +18,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops.out_arguments import call_with_out
 from tensorweaver.tensor import Tensor, _axis, index_argument
 
 
@@ -123,10 +124,19 @@ def argsort(
     dim: int = _DIM,
     descending: bool = _DESCENDING,
     stable: bool = _UNSET,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``argsort(input, dim=-1, descending=False)`` or ``argsort(input, *, stable, dim=-1,
-    descending=False)``: the indices that sort ``input`` along ``dim`` (``stable`` is
-    accepted: the order always is stable)."""
+    descending=False, out=None)``: the indices that sort ``input`` along ``dim`` (``stable``
+    is accepted: the order always is stable; ``out=`` only with it, as PyTorch's)."""
+    if out is not None:
+        if stable is _UNSET:
+            raise TypeError(
+                "argsort() received an invalid combination of arguments: out= is taken only "
+                "by argsort(input, *, stable, dim=-1, descending=False, out=None); pass stable="
+            )
+        keywords = {"dim": dim, "descending": descending, "stable": stable}
+        return call_with_out("argsort", argsort, (input, *args), keywords, out)
     dim, descending = _overload("argsort", args, dim, descending, stable)
     return _argsort(input, dim, descending)
 

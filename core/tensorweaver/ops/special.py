@@ -21,7 +21,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import special_host as host
-from tensorweaver.ops.apply import apply, labelled, written_out
+from tensorweaver.ops.apply import apply, constant, labelled, written_out
 from tensorweaver.ops.host_fallback import run_optional
 from tensorweaver.promotion import get_default_dtype, result_type
 from tensorweaver.tensor import Tensor
@@ -153,8 +153,41 @@ def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise RuntimeError(f"polygamma(n, x): n must be a non-negative integer, got {n!r}")
     x = _float_input("polygamma", input)
-    native = run_optional(x.backend, "polygamma", host.polygamma, x.dtype, n, x.native)
+    if n == 1 and getattr(x.backend, "polygamma", None) is None:
+        native = _trigamma(x.detach()).native
+    else:
+        native = run_optional(x.backend, "polygamma", host.polygamma, x.dtype, n, x.native)
     return apply("polygamma", native, x.dtype, (x,), n)
+
+
+def _trigamma(x: Tensor) -> Tensor:
+    """polygamma(1, x) as PyTorch's CPU kernel computes it (for a backend without a polygamma
+    kernel): below 1/2 the reflection pi^2 / sin^2(pi x) - trigamma(1 - x), six steps of
+    trigamma(x) = 1 / x^2 + trigamma(x + 1), then the asymptotic series. Its rounding is
+    PyTorch's, so a pole x = -k is huge but finite (pi x rounded is not a multiple of pi),
+    where the Hurwitz zeta of the host's polygamma is inf. Half inputs compute in float32."""
+    dtype = x.dtype
+    if dtype in (dtypes.float16, dtypes.bfloat16):
+        return ew.cast(_trigamma(ew.cast(x, dtypes.float32)), dtype)
+    reflected = ew.lt(x, 0.5)
+    turn = ew.mul(x, math.pi)
+    if dtype is dtypes.float32 and dtypes.float64 in x.backend.dtypes:
+        # sin of the float32 argument correctly rounded, as C's sinf (NumPy's float32 sin is
+        # not: the reflection term of a negative x amplifies an ulp of it)
+        sine = ew.cast(ew.sin(ew.cast(turn, dtypes.float64)), dtype)
+    else:
+        sine = ew.sin(turn)
+    pi = constant(math.pi, x.backend, dtype)
+    result = ew.where(reflected, ew.neg(ew.div(ew.square(pi), ew.square(sine))), 0.0)
+    x = ew.where(reflected, ew.sub(1.0, x), x)
+    for _ in range(6):
+        result = ew.add(result, ew.reciprocal(ew.square(x)))
+        x = ew.add(x, 1.0)
+    ixx = ew.reciprocal(ew.square(x))
+    series = ew.mul(ixx, ew.sub(1 / 6, ew.mul(ixx, ew.sub(1 / 30, ew.mul(ixx, 1 / 42)))))
+    tail = ew.div(ew.add(ew.add(ew.reciprocal(ew.mul(x, 2.0)), 1.0), series), x)
+    result = ew.add(result, tail)
+    return ew.where(reflected, ew.neg(result), result)
 
 
 def zeta(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:

@@ -685,9 +685,12 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
         )
     dim = _axis(dim, input.ndim, "renorm")
     others = tuple(d for d in range(input.ndim) if d != dim)
-    norms = rd.norm(input, p, others, keepdim=True)
-    scale = ew.where(ew.gt(norms, maxnorm), maxnorm / (norms + 1e-7), 1.0)
-    return input * scale
+    # As PyTorch: a half input's norms and factors in float32, the factors rounded to its
+    # dtype before the product; maxnorm / (norm + eps) is one division.
+    wide = dtypes.float32 if input.dtype in (dtypes.float16, dtypes.bfloat16) else None
+    norms = rd.norm(input, p, others, keepdim=True, dtype=wide)
+    factor = ew.where(ew.gt(norms, maxnorm), ew.div(maxnorm, ew.add(norms, 1e-7)), 1.0)
+    return ew.mul(input, ew.cast(factor, input.dtype))
 
 
 def cov(

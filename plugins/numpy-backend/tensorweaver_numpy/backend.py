@@ -17,6 +17,7 @@ arguments: a method is the NumPy expression plus what the contract needs on top 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -127,6 +128,8 @@ class NumpyBackend(
         return out
 
     def arange(self, start: float, stop: float, step: float, dtype: DType) -> A:
+        if dtype is dtypes.float16:
+            return _half_arange(start, step, max(0, math.ceil((stop - start) / step)))
         dt = _NP[dtype]
         if dt.kind == "f":  # NumPy would step in the target precision; float64 then rounds once
             return np.arange(start, stop, step, dtype=np.float64).astype(dt, copy=False)
@@ -409,3 +412,19 @@ class NumpyBackend(
     # linalg -------------------------------------------------------------------------------
 
     matmul = quiet_ufunc(np.matmul)  # (float16: float32 sums rounded once, as PyTorch)
+
+
+def _half_arange(start: float, step: float, n: int) -> A:
+    """PyTorch's float16 arange on CPU, whose values depend on the element's place in its
+    loop: start and step in float32; each block of 32 elements as two vectors of 16, an
+    element ``half(start + step * first) + step * lane`` (``first``, its vector's first
+    index); the last n mod 32 elements ``start + step * index``; each multiply-add fused
+    (rounded once to float32), then rounded to float16. (One loop: above 32,768 elements
+    PyTorch splits it among its threads, each its own loop.)"""
+    s, st = float(np.float32(start)), float(np.float32(step))
+    whole = n - n % 32
+    firsts = s + st * np.arange(0, whole, 16, dtype=np.float64)
+    bases = firsts.astype(np.float32).astype(np.float16).astype(np.float64)
+    vectors = bases[:, None] + st * np.arange(16, dtype=np.float64)
+    tail = s + st * np.arange(whole, n, dtype=np.float64)
+    return np.concatenate([vectors.reshape(-1), tail]).astype(np.float32).astype(np.float16)

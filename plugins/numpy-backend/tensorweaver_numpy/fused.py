@@ -91,6 +91,11 @@ def _wide(a: A | None) -> A | None:
     return a.astype(np.float32) if a is not None and a.dtype == np.float16 else a
 
 
+def _rounded(a: A) -> A:
+    """float32 values rounded to float16, kept in float32."""
+    return a.astype(np.float16).astype(np.float32)
+
+
 def _narrowed(a: A, dtype: np.dtype) -> A:
     """``a`` (computed in float32 for float16 inputs, see :func:`_wide`) in ``dtype``."""
     return a.astype(dtype, copy=False)
@@ -184,7 +189,12 @@ class FusedOps:
         work = _wide(x)
         y = work - _max_along(work, axis)  # exp cannot overflow
         np.exp(y, out=y)
-        y /= np.add.reduce(y, axis=axis, keepdims=True)
+        total = np.add.reduce(y, axis=axis, keepdims=True)
+        if x.dtype == np.float16 and axis % x.ndim != x.ndim - 1:
+            # PyTorch's kernel along another axis keeps the exponentials in the output
+            # (float16) before dividing them by the sum of the unrounded ones
+            y = _rounded(y)
+        y /= total
         y = y.astype(x.dtype, copy=False)
         return y, (y, axis)
 
@@ -192,15 +202,20 @@ class FusedOps:
     def fused_softmax_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple[A]:
         y, axis = saved
         wide_y = _wide(y)  # (from the rounded output, as PyTorch's kernel)
-        gy = _wide(grad) * wide_y
-        gx = gy - wide_y * np.add.reduce(gy, axis=axis, keepdims=True)
+        wide_g = _wide(grad)
+        gx = wide_y * (wide_g - np.add.reduce(wide_g * wide_y, axis=axis, keepdims=True))
         return (gx.astype(grad.dtype, copy=False),)
 
     @quiet
     def fused_log_softmax(self, x: A, axis: int) -> tuple[A, tuple]:
         work = _wide(x)
         z = work - _max_along(work, axis)
-        z -= np.log(np.add.reduce(np.exp(z), axis=axis, keepdims=True))
+        total = np.add.reduce(np.exp(z), axis=axis, keepdims=True)
+        if x.dtype == np.float16 and axis % x.ndim == x.ndim - 1:
+            # PyTorch's kernel along the last axis keeps the sum and its log in float16
+            z -= _rounded(np.log(_rounded(total)))
+        else:
+            z -= np.log(total)
         z = z.astype(x.dtype, copy=False)
         return z, (z, axis)
 

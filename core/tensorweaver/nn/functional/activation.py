@@ -36,6 +36,16 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+def _need_floating(fn: str, x: Tensor) -> None:
+    """PyTorch's float-only activation kernels refuse integer and bool inputs (rather than
+    computing in the default float dtype)."""
+    if x.dtype.kind in "biu":
+        raise NotImplementedError(
+            f"{fn}: not implemented for {x.dtype.name} input; convert it to a floating "
+            "dtype first (x.float())"
+        )
+
+
 def _apply(fn: Callable[[Tensor], Tensor], input: Tensor, inplace: bool) -> Tensor:
     """``fn(input)``; with PyTorch's ``inplace=True`` the result becomes ``input``'s value and
     ``input`` is returned. As in every in-place method of the core, ``fn`` then reads a
@@ -81,6 +91,13 @@ def hardtanh(
         raise ValueError(
             f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
         )
+    if input.dtype.kind == "b":
+        raise RuntimeError("hardtanh: Bool inputs not supported for hardtanh; convert the input")
+    if input.dtype.kind == "u" and min_val < 0:
+        raise RuntimeError(
+            f"hardtanh: cannot do hardtanh on an unsigned type ({input.dtype.name}) with a "
+            f"negative lower bound ({min_val}); convert the input to a signed dtype"
+        )
     return _apply(
         _piecewise_linear(
             lambda x: _hard_clamp(x, min_val, max_val),
@@ -116,6 +133,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 def _leaky_relu(input: Tensor, negative_slope: float, inplace: bool, name: str) -> Tensor:
     """``name``'s node; in place PyTorch's ``<name>Backward1``, which saves the output."""
+    _need_floating("leaky_relu", input)
     recorded = _piecewise_linear(
         lambda x: tw.where(x > 0, x, x * negative_slope),
         lambda x: (x > 0, negative_slope),
@@ -178,6 +196,7 @@ def _elu_kernel(
     """PyTorch's elu kernel, which selu and celu call with their coefficients: scale * x
     where x > 0, else alpha * scale * (exp(x * input_scale) - 1). In place, PyTorch's node
     (``<name>Backward1``) saves the output and its gradient reads it, not the input."""
+    _need_floating(name.lower(), input)
     half = input.dtype is float16 or input.dtype is bfloat16
     coefficients = _elu_coefficients(alpha, scale, input_scale, half or input.dtype.itemsize < 8)
 
@@ -279,6 +298,8 @@ def _threshold(input: Tensor, limit: float, value: float, inplace: bool) -> Tens
     for name, number in (("threshold", limit), ("value", value)):
         if not isinstance(number, numbers.Number):
             raise TypeError(f"threshold: {name} must be a number, got {type(number).__name__}")
+    if input.dtype.kind == "b":
+        raise NotImplementedError("threshold: not implemented for bool input; convert it first")
     return _apply(
         _piecewise_linear(
             lambda x: x.masked_fill(x <= limit, value),
@@ -306,6 +327,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5, *, out: Tensor | None = None) 
         from tensorweaver.ops.out_arguments import call_with_out
 
         return call_with_out("hardshrink", hardshrink, (input, lambd), {}, out)
+    _need_floating("hardshrink", input)
     return _piecewise_linear(
         lambda x: x.masked_fill(_shrunk(x, lambd), 0),
         lambda x: _shrink_slope(x, lambd),
@@ -327,6 +349,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambd must be non-negative, got {lambd}")
+    _need_floating("softshrink", input)
     return _piecewise_linear(
         # x - lambd in float32, rounded once; PyTorch's backward compares a half input with
         # lambd in the half type, as _shrink_slope does
@@ -357,6 +380,7 @@ def rrelu(
         )
     if not training:
         return _leaky_relu(input, (lower + upper) / 2, inplace, "RreluWithNoise")
+    _need_floating("rrelu", input)
 
     def draw(x: Tensor) -> Tensor:
         slope = tw.rand(x.shape, dtype=x.dtype, device=x.device) * (upper - lower) + lower
@@ -531,10 +555,13 @@ def _opmath(
     or bfloat16 one, PyTorch's kernel: ``values`` and ``grad`` (see ``_HalfKernel``), its
     node named as PyTorch's (``name``)."""
 
+    fn = name[: name.index("Backward")].lower()
+
     def computed(x: Tensor) -> Tensor:
         dtype = x.dtype
         if dtype is not float16 and dtype is not bfloat16:
-            return reference(x)
+            _need_floating(fn, x)
+            return labelled(reference(x), name, x)
         if x.requires_grad and tw.is_grad_enabled():
             return labelled(_HalfKernel.apply(x, values, grad), name, x)
         return values(x.float()).to(dtype)
@@ -827,6 +854,11 @@ def gumbel_softmax(
     the one-hot of its argmax, whose gradient is the soft sample's (straight-through)."""
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    if not logits.dtype.is_floating_point:  # (PyTorch's exponential draw refuses)
+        raise RuntimeError(
+            "gumbel_softmax: the Gumbel noise is drawn from a continuous distribution, so "
+            f"logits must be floating point, got {logits.dtype.name}; convert them first"
+        )
     uniform = tw.rand(logits.shape, dtype=logits.dtype, device=logits.device)
     gumbels = -(-(-uniform).log1p()).log()  # -log(Exponential(1)), never log(0) of 1 - u
     y_soft = softmax((logits + gumbels) / tau, dim)

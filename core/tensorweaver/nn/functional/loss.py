@@ -8,15 +8,18 @@ input.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Any, Callable
+
+import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
 from tensorweaver.ops import index as ix
-from tensorweaver.ops.apply import check_backends
+from tensorweaver.ops.apply import check_backends, labelled
 from tensorweaver.ops.bounds import extrema, inside
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
@@ -196,9 +199,43 @@ def smooth_l1_loss(
     _check_sizes(input, target, None, "smooth_l1_loss")
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    reduction = _reduction(size_average, reduce, reduction)
+    if input.dtype is tw.float16 and beta > 0 and _half_pair(input, target, reduction):
+        # PyTorch's float16 kernel computes in float16 with beta rounded to it; its gradient
+        # in float32, rounded once
+        loss = functools.partial(_smooth_l1, beta=_half_number(beta))
+        grads = functools.partial(_smooth_l1_half_grads, beta=beta)
+        out = _HalfLoss.apply(input, target, reduction, loss, grads, "smooth_l1_loss")
+        return labelled(out, "SmoothL1LossBackward0", input, target)
+    loss = (input - target).abs() if beta == 0 else _smooth_l1(input, target, beta)
+    return _reduce(loss, reduction, "smooth_l1_loss")
+
+
+def _smooth_l1(input: Tensor, target: Tensor, beta: float) -> Tensor:
     d = (input - target).abs()
-    loss = d if beta == 0 else tw.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
-    return _reduce(loss, _reduction(size_average, reduce, reduction), "smooth_l1_loss")
+    return tw.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+
+
+def _half_number(value: float) -> float:
+    """``value`` rounded to float16 as PyTorch converts a double: through float32."""
+    return float(np.float16(np.float32(value)))
+
+
+def _norm(input: Tensor, reduction: str) -> float:
+    """The factor PyTorch's loss kernels apply to the gradient: 1 / count for the mean."""
+    return 1 / input.numel() if reduction == "mean" else 1.0
+
+
+def _smooth_l1_half_grads(
+    input: Tensor, target: Tensor, grad: Tensor, reduction: str, beta: float
+) -> tuple:
+    """PyTorch's float16 smooth_l1 gradient, in float32 rounded once: norm * (x / beta, or
+    its sign where |x| >= beta) * grad (its vector loop's order, which its scalar loop's
+    agrees with on every case tried)."""
+    x = input.float() - target.float()
+    slope = tw.where(x.abs() >= beta, x.sign(), x / beta)
+    g_input = (_norm(input, reduction) * slope * grad.float()).to(input.dtype)
+    return g_input, -g_input
 
 
 def huber_loss(
@@ -217,9 +254,50 @@ def huber_loss(
         raise RuntimeError(f"huber_loss: delta must be positive, got {delta}")
     if input.dtype.is_floating_point and target.dtype.is_floating_point:
         target = target.to(input.dtype)  # PyTorch's huber_loss keeps the input's dtype
+    if input.dtype is tw.float16 and weight is None and _half_pair(input, target, reduction):
+        loss = functools.partial(_huber_half, delta=delta)
+        grads = functools.partial(_huber_half_grads, delta=delta)
+        out = _HalfLoss.apply(input, target, reduction, loss, grads, "huber_loss")
+        return labelled(out, "HuberLossBackward0", input, target)
+    return _weighted(_huber(input, target, delta), weight, reduction, False, "huber_loss")
+
+
+def _huber(input: Tensor, target: Tensor, delta: float) -> Tensor:
     d = (input - target).abs()
-    loss = tw.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    return _weighted(loss, weight, reduction, False, "huber_loss")
+    return tw.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+
+
+def _huber_half(input: Tensor, target: Tensor, delta: float) -> Tensor:
+    """PyTorch's float16 huber kernel: in float32 from the float16 inputs, rounded once."""
+    return _huber(input.float(), target.float(), delta).to(input.dtype)
+
+
+#: Elements in one step of PyTorch's vectorized CPU loop over float16 (two vectors of 16);
+#: the n mod 32 elements left after the last step go through its scalar loop.
+_HALF_STEP = 32
+
+
+def _huber_half_grads(
+    input: Tensor, target: Tensor, grad: Tensor, reduction: str, delta: float
+) -> tuple:
+    """PyTorch's float16 huber gradient: each operation rounded to float16. Its vector loop
+    computes norm * clamp(x, -delta, delta) * grad with delta rounded to float16; its scalar
+    loop (the last elements) norm * grad * delta with the double delta where |x| >= delta
+    (rounded through float32), else norm * x * grad."""
+    norm = tw.tensor(_norm(input, reduction), dtype=input.dtype, device=input.device)
+    x = input - target
+    rounded = _half_number(delta)
+    g_input = norm * x.clamp(-rounded, rounded) * grad
+    n = input.numel()
+    start = n - n % _HALF_STEP
+    if start < n:
+        x, g = x.reshape(-1)[start:], grad.expand(input.shape).reshape(-1)[start:]
+        wide = tw.float64 if tw.float64 in input.backend.dtypes else tw.float32
+        outer = ((norm * g).to(wide) * delta).float().to(input.dtype)
+        wide_x = x.float()
+        tail = tw.where(wide_x <= -delta, -outer, tw.where(wide_x >= delta, outer, norm * x * g))
+        g_input = tw.cat([g_input.reshape(-1)[:start], tail]).reshape(input.shape)
+    return g_input, -g_input
 
 
 # -- class losses ----------------------------------------------------------------------------
