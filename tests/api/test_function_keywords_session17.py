@@ -89,9 +89,7 @@ _HELD = {
 }
 
 #: What is left, in other modules (each a strict xfail below, by name).
-KNOWN_GAPS = {
-    "adjoint": "ops/methods.py's adjoint(x) (used as the method too)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _gaps() -> dict[str, str]:

@@ -175,12 +175,7 @@ def test_fmod_by_a_tensor_without_grad_backward_runs_twice() -> None:
     _both(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fmod's composite (ops/numeric.py: +-(|x| mod |other|)) differentiates abs, whose "
-    "gradient at NaN is 0 here; torch's fmod gradient with respect to the input is the "
-    "incoming gradient itself (1 at a NaN input)",
-)
+# before: fmod's composite differentiated abs, whose gradient at NaN is 0 (torch: 1)
 def test_fmod_gradient_at_a_nan_input_as_torch() -> None:
     _both(_twice(_fmod_by_tensor))
 

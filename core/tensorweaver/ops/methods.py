@@ -897,11 +897,11 @@ def _conj_transpose(x: Tensor) -> Tensor:
     return cx.conj_physical(_reversed_axes(x))
 
 
-def adjoint(x: Tensor) -> Tensor:
+def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dimensions (``torch.adjoint``)."""
-    if x.ndim < 2:
-        return _below_two_dims(x, "adjoint()", 3)
-    return cx.conj_physical(_swap_last_two(x))
+    if input.ndim < 2:
+        return _below_two_dims(input, "adjoint()", 3)
+    return cx.conj_physical(_swap_last_two(input))
 
 
 def _mH(x: Tensor) -> Tensor:
