@@ -49,6 +49,29 @@ where ours are kept as ``.grad`` and the update needs a temporary);
 writing the update into the parameters instead (donated inputs) measured 1.05x/1.05x
 against 1.05x/1.04x, so it is not done. On torch the compiled function alone is 0.935x torch
 eager, whose step is ~85-90% matrix products, the same extern kernels under inductor.
+
+Measured 2026-12-05, session 18 (load 2-4 for the first run, 8-12 from other agents for
+the rest; ``--repeat 9``; ratios within one run). The tiny step, session 17's compiler
+against this session's, run one after the other twice (``--steps tiny``, load ~9):
+tw-compiled / numpy 4.69x, 4.94x before, 2.47x, 2.45x after (12.0-13.5 us to 6.6-6.7 us,
+hand 2.6-2.7 us); tw-torch-compiled / torch 0.47x, 0.46x before, 0.35x, 0.34x after. Of
+the ~11.4 us a call before (perf_counter_ns and process-time instrumentation of each
+part): the compiled calls 5.5 us (hand 2.5), the guard 1.1, the result's autograd face
+(``released``: three nodes built in a loop) 1.6 plus 0.3 for its Tensor, the two
+``.grad`` write-backs (``Tensor._take``) 0.8, the rest ~1. What changed: a constant
+``x * 1`` feeding a foreach update is kept as ``x`` (foreach primitives make new arrays),
+the NumPy hook accumulates gradients (``foreach_add`` with alpha 1) as one in-line add per
+pair and calls ``np.add.reduce`` for ``sum`` without the method's frame (compute 5.5 to
+2.5 us, the hand step's own), the result's nodes are built by a function generated per
+graph shape (1.6 to 0.5 us), and the guard tests "no gradient hook" as two tests of the
+registries when none is registered (1.1 to 0.7 us). What is left, ~4 us over the hand
+step: the guard 0.7, the write-backs 0.8 (0.5 with a ``Tensor._pass_on`` that returns at
+once for a tensor that is neither an alias nor a view), the result 0.8 (0.3 of it
+``Tensor.__init__``), reading the inputs, the error-state switch and the calls 1.
+MLP (``--steps mlp``, before and after one after the other, load ~9): tw-compiled / numpy
+1.07x before, 1.09x after; tw-torch-compiled / torch 0.86x, 0.87x (unchanged: the MLP step
+accumulates no gradient; 1.07x and 1.05x in a run at load 2-4 before the changes, so the
+torch ratio moves with the load by more than any change here).
 """
 
 from __future__ import annotations

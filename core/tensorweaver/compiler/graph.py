@@ -33,7 +33,7 @@ from tensorweaver.compiler.draws import DRAWS, is_random
 from tensorweaver.compiler.reads import TOKEN, Branch, ReadLog, uses
 from tensorweaver.compiler.record import Call, GraphRecord
 from tensorweaver.compiler.recorder import HOST_READS
-from tensorweaver.compiler.released import alias, released, shape_of, with_grad
+from tensorweaver.compiler.released import alias, releaser, shape_of, with_grad
 from tensorweaver.compiler.symbolic import Guards, Sym
 from tensorweaver.ops import elementwise
 from tensorweaver.tensor import Tensor
@@ -190,7 +190,6 @@ class GraphBuilder:
             "StaleGraph": StaleGraph,
             "Branch": Branch,
             "_draw": DRAWS.draw,
-            "_released": released,
             "_with_grad": with_grad,
             "_alias": alias,
         }
@@ -483,8 +482,8 @@ class GraphBuilder:
                 self.returned(v) if self._reachable(v) else self.tensor(v, True) for v in leaves
             )
             kept = t._node.retained is not None and t._node.retained() is t
-            parts = [self.tensor(t), self.bind(shape), f"({''.join(f'{v}, ' for v in found)})"]
-            text = f"_released({', '.join(parts)}, {kept})"
+            release = self.bind(releaser(shape, kept))
+            text = f"{release}({self.tensor(t)}, ({''.join(f'{v}, ' for v in found)}))"
         else:
             text = self._alias(t) or self.tensor(t, t.requires_grad)
         if t.grad is None:
@@ -707,8 +706,13 @@ def _same_array_type(x: Any, result: Any) -> bool:
     )
 
 
-#: Primitives whose result is a new array on every backend, never an input or a view of one.
+#: Primitives whose result is a new array on every backend, never an input or a view of one
+#: (and every ``foreach_*`` primitive, whose results are new arrays by the contract).
 _NEW_ARRAY = frozenset({"add", "sub", "mul", "div", "matmul"})
+
+
+def _makes_new_arrays(kind: str) -> bool:
+    return kind in _NEW_ARRAY or kind.startswith("foreach_")
 
 
 def _settle_aliases(lines: list[_Line], end: set[str]) -> list[_Line]:
@@ -722,7 +726,10 @@ def _settle_aliases(lines: list[_Line], end: set[str]) -> list[_Line]:
     return [
         line.full
         if line.kind == "="
-        and (line.targets[0] in end or not used_by.get(line.targets[0], set()) <= _NEW_ARRAY)
+        and (
+            line.targets[0] in end
+            or not all(map(_makes_new_arrays, used_by.get(line.targets[0], ())))
+        )
         else line
         for line in lines
     ]

@@ -16,8 +16,9 @@ that tensor, as eagerly.
 
 from __future__ import annotations
 
+import functools
 import weakref
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from tensorweaver.autograd.node import Node
 
@@ -69,30 +70,37 @@ def shape_of(node: Node, leaves: list | None = None) -> Shape | None:
     )
 
 
-def released(t: Any, shape: Shape, leaves: tuple = (), retained: bool = False) -> Any:
-    """``t`` as a result of a graph of ``shape`` on ``leaves`` (requiring grad, no leaf;
-    ``retained``: as after ``t.retain_grad()``)."""
-    nodes: list[Node] = []
-    for name, parents in shape:
-        node = Node.__new__(Node)
-        node.op = node.label = name  # (a copy has no rule: a backward stops before rules)
-        node.inputs = node.saved = node.retained = node.view = None
-        node.versions, node.epoch, node.keeps_saved = (), 0, False
-        node.parents = (
-            None if parents is None else tuple(_parent(p, nodes, leaves) for p in parents)
-        )
-        nodes.append(node)
-    t._node = nodes[-1]
-    t.requires_grad = True
+@functools.lru_cache(maxsize=256)
+def releaser(shape: Shape, retained: bool = False) -> Callable[[Any, tuple], Any]:
+    """A function ``(t, leaves) -> t`` giving ``t`` the face of a result of a graph of
+    ``shape`` on ``leaves`` (requiring grad, no leaf; ``retained``: as after
+    ``t.retain_grad()``), generated once per shape: a replay calls it on every run, and the
+    nodes built in line cost a third of a loop over ``shape``."""
+    lines = []
+    for i, (name, parents) in enumerate(shape):
+        n = f"n{i}"
+        # (a copy has no rule: a backward stops before rules)
+        lines += [
+            f"{n} = new(Node)",
+            f"{n}.op = {n}.label = {name!r}",
+            f"{n}.inputs = {n}.saved = {n}.retained = {n}.view = None",
+            f"{n}.versions, {n}.epoch, {n}.keeps_saved = (), 0, False",
+            f"{n}.parents = {_parents_source(parents)}",
+        ]
+    lines += [f"t._node = n{len(shape) - 1}", "t.requires_grad = True"]
     if retained:
-        t._node.retained = weakref.ref(t)
-    return t
+        lines.append(f"n{len(shape) - 1}.retained = ref(t)")
+    source = "def release(t, leaves):\n" + "".join(f"    {s}\n" for s in [*lines, "return t"])
+    names: dict[str, Any] = {"new": Node.__new__, "Node": Node, "ref": weakref.ref}
+    exec(compile(source, "<tw.compile released>", "exec"), names)  # noqa: S102
+    return names["release"]
 
 
-def _parent(index: int | None, nodes: list[Node], leaves: tuple) -> Any:
-    if index is None:
-        return None
-    return nodes[index] if index >= 0 else leaves[-1 - index]
+def _parents_source(parents: tuple[int | None, ...] | None) -> str:
+    if parents is None:
+        return "None"
+    parts = ("None" if p is None else f"n{p}" if p >= 0 else f"leaves[{-1 - p}]" for p in parents)
+    return "".join(["(", *(f"{p}, " for p in parts), ")"])
 
 
 def with_grad(t: Any, grad: Any) -> Any:

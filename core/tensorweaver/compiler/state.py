@@ -161,6 +161,8 @@ def freeze(value: Any, arrays: list | None = None, grads: bool = True) -> Any:
             id(value.backend),
             value.requires_grad,
             None if grad is None or not grads else _meta(grad),
+            # (a hook registered on an argument after a trace changes what backward runs)
+            tensor_hooks(value),
         )
     if cls in SCALARS:
         return number_sig(value)

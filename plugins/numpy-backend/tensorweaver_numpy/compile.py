@@ -14,8 +14,11 @@ the call writes its result there: ``maximum(z, 0)`` becomes ``np.maximum(z, 0, o
 multiplies ``g``'s bit patterns, as unsigned words, by the mask: one pass that keeps them
 or zeroes them. The foreach updates of optimizers (``_FOREACH``) reuse the first array
 they make for the rest of their work, and write into a list argument that dies at the call
-(Adam's denominators). Those give the same bits as the eager calls, while the step
-allocates less and keeps its arrays in cache. Every other call runs as recorded.
+(Adam's denominators). A gradient accumulated into ``.grad`` (``foreach_add`` with alpha
+1) is one add per pair of real arrays, written in line, and ``sum`` calls
+``np.add.reduce`` without the method's frame. Those give the same bits as the eager calls,
+while the step allocates less and keeps its arrays in cache. Every other call runs as
+recorded.
 """
 
 from __future__ import annotations
@@ -94,9 +97,11 @@ class CompiledGraphs:
             _np_subtract=np.subtract,
             _np_multiply=np.multiply,
             _np_true_divide=np.true_divide,
+            _np_add_reduce=np.add.reduce,
             _keep_where=_keep_where,
             _zero_where=_zero_where,
             **{f"_{name}": globals()[f"_{name}"] for name in _FOREACH},
+            _foreach_add_one=_foreach_add_one,
         )
         exec(compile(source, "<tw.compile on numpy>", "exec"), namespace)  # noqa: S102
         return namespace["compute"]
@@ -167,6 +172,11 @@ class _Reuse:
             return f"{target} = {call.args[0]} if {call.args[0]}.flags.c_contiguous else {expr}"
         if call.primitive in _FOREACH:
             return self._foreach(target, call, line)
+        if call.primitive == "sum" and len(call.args) == 3 and self._unwidened(call.args[0]):
+            # The backend's sum for a dtype it does not widen, without its method's frame.
+            self._derived(target, expr)
+            a, axes, keepdims = call.args
+            return f"{target} = _np_add_reduce({a}, {axes}, {a}.dtype, None, {keepdims})"
         into = self._where_into(call) if call.primitive == "where" else _INTO.get(call.primitive)
         places = into[1] if into is not None else ()
         dying = next(
@@ -205,7 +215,23 @@ class _Reuse:
                 and self.last.get(dying, -1) <= line
             ):
                 args += ", into=True"
+        if call.primitive == "foreach_add" and _is_one(self.constants.get(call.args[2])):
+            xs, ys = _items(call.args[0]), _items(call.args[1])
+            if xs and len(xs) == len(ys) and all(map(self._real, xs + ys)):
+                # Gradients accumulated into ``.grad``: one add per pair, in line.
+                return f"{target} = [{', '.join(f'_np_add({x}, {y})' for x, y in zip(xs, ys))}]"
+            return f"{target} = _foreach_add_one({', '.join(call.args[:2])})"
         return f"{target} = _{call.primitive}({args})"
+
+    def _unwidened(self, name: str) -> bool:
+        """Whether value ``name`` is an array of a dtype the backend computes in as it is
+        (not float16, which some of its methods widen)."""
+        meta = self.values.get(name)
+        return meta is not None and meta[1] != np.float16
+
+    def _real(self, name: str) -> bool:
+        """Whether value ``name`` is an unwidened array of a real dtype (``y * 1`` is ``y``)."""
+        return self._unwidened(name) and np.dtype(self.values[name][1]).kind in "biuf"
 
     def _where_into(self, call: Any) -> tuple[str, tuple[int, ...]] | None:
         """How a where with a constant of all-zero bits as one branch (ReLU's gradient,
@@ -230,6 +256,15 @@ class _Reuse:
         if buffer is None or meta is None or meta != want or not meta[0]:
             return False
         return all(self.last.get(h, -1) <= line for h in self.holders[buffer])
+
+
+_LIST = re.compile(r"^\[(v\d+(?:, v\d+)*)\]$")
+
+
+def _items(source: str) -> list[str]:
+    """The values a list literal of values (``[v3, v7]``) names; [] for any other source."""
+    found = _LIST.match(source)
+    return found.group(1).split(", ") if found else []
 
 
 def _keep_where(cond: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -285,11 +320,28 @@ def _own(x: np.ndarray, into: bool) -> np.ndarray | None:
 
 
 def _foreach_add(xs: list, ys: list, alpha: float) -> list:
+    if _has_half(xs):
+        return _HALF_FORMS["add"](xs, ys, alpha)
     out = []
     for x, y in zip(xs, ys):
         t = np.multiply(y, _scalar(alpha, y))
         out.append(np.add(x, t, out=t) if _into(t, x) else np.add(x, t))
     return out
+
+
+def _is_one(alpha: Any) -> bool:
+    """Whether ``alpha`` is the Python number 1 (a gradient accumulated into ``.grad``)."""
+    return type(alpha) in (int, float) and alpha == 1
+
+
+def _foreach_add_one(xs: list, ys: list) -> list:
+    """``_foreach_add(xs, ys, 1)``: for a real ``y``, ``y * 1`` is ``y`` bit for bit (no
+    arithmetic makes the signalling NaN it would quiet), so one add per pair (written in
+    line where the lists and their dtypes are known). A complex ``y * (1 + 0j)`` can differ
+    from ``y`` (an imaginary -0.0 becomes 0.0, an infinite part makes a NaN): as recorded."""
+    if _has_half(xs) or any(y.dtype.kind == "c" for y in ys):
+        return _foreach_add(xs, ys, 1)
+    return [np.add(x, y) for x, y in zip(xs, ys)]
 
 
 def _foreach_lerp(xs: list, ys: list, weight: float) -> list:
