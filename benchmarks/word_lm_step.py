@@ -62,6 +62,13 @@ scatter_add into zeros backward, where torch runs one kernel each way); the embe
 +0.1 ms (1.31x, its index range check); a Transformer encoder layer 1.28x (self-attention
 1.23x, feed-forward 1.24x, layer norm 0.73x); ``clip_grad_norm_`` 2.1x and the loop of
 ``p.data.add_`` 2.2x over a layer's 12 parameters (8 against 1.5 us a parameter).
+Compiled (same session, ``tw-torch-compiled``): LSTM 1.25x torch eager at load 2-4 before
+the session's compiler changes, 1.07x at load 9-12 after; Transformer 1.07x, 0.88x. The
+LSTM step never reaches inductor: the torch hook leaves ``fused_rnn`` to the core, which
+replays its 292 calls one by one (the replay's own Python ~0.3 of a 16 ms step); the RNN's
+forward and backward are ~65% of the step and take torch's own time (8.82 against 8.73 ms,
+the same oneDNN kernels), so 0.9x would need the other third ~26% faster than torch's own
+kernels for those ops: out of a replay's reach (torch.compile of the model: 1.09-1.25x).
 """
 
 from __future__ import annotations
