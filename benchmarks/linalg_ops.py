@@ -137,6 +137,60 @@ the root's gradient, the leaves' ``contiguous``) are outside the linalg code; to
 backward node, called directly, is most of the backward (13 us of a 1 x 4 x 4
 solve_triangular's). The forward's size-dependent gap at 8 x 64 x 64 (solve: 19 us by the
 minimum of 40 rounds, 5 us of it measured in Python) was not found in the time left.
+
+Eighteenth session (2026-12-05 13:05-13:27 UTC, load 3.8-7.9 from other agents; three
+runs each of HEAD's code (before) and this session's (after), alternated, each run
+interleaving torch and TensorWeaver; ms (torch, tw), ratio median and range):
+
+| workload, fwd | before | after |
+|---|---|---|
+| solve_triangular | 0.021, 0.028: 1.28x (1.21-1.31) | 0.020, 0.025: 1.24x (1.19-1.27) |
+| cholesky_solve | 0.173, 0.210: 1.21x (1.17-1.22) | 0.172, 0.209: 1.22x (1.20-1.26) |
+| solve | 0.218, 0.250: 1.15x (1.11-1.15) | 0.215, 0.237: 1.10x (1.09-1.12) |
+| inv | 0.337, 0.381: 1.11x (1.11-1.13) | 0.356, 0.404: 1.13x (1.08-1.14) |
+| det | 0.222, 0.242: 1.09x (1.07-1.10) | 0.217, 0.248: 1.15x (1.14-1.15) |
+| slogdet | 0.183, 0.201: 1.11x (1.10-1.22) | 0.183, 0.206: 1.10x (1.00-1.13) |
+
+| workload, fwd+bwd | before | after |
+|---|---|---|
+| solve_triangular | 0.254, 0.293: 1.14x (1.04-1.15) | 0.206, 0.263: 1.15x (1.15-1.28) |
+| cholesky_solve | 1.25, 1.46: 1.18x (1.17-1.21) | 1.23, 1.37: 1.14x (1.12-1.15) |
+| solve | 0.528, 0.596: 1.19x (1.13-1.28) | 0.548, 0.621: 1.16x (1.13-1.17) |
+| inv | 0.887, 0.931: 1.05x (1.00-1.06) | 0.868, 0.946: 1.07x (1.01-1.13) |
+| det | 0.902, 0.971: 1.09x (1.08-1.14) | 0.882, 0.972: 1.11x (1.10-1.22) |
+| slogdet | 0.639, 0.706: 1.10x (1.06-1.17) | 0.664, 0.768: 1.16x (1.14-1.17) |
+
+The one change (ops/reduce.py: the whole-tensor ``sum`` without the keepdim check's
+frame, ``kept_shape`` of every axis without a generator, 0.51 -> 0.10 us in every
+``loss.sum()`` backward) is below this load's run-to-run noise, which moved one code's
+ratios by up to 0.1 between runs; the ratios here are all higher than a quiet machine's.
+Not the cause (checked): torch keeps 1 thread (2 interop) after ``set_backend``;
+``torch.linalg.solve`` and ``solve_ex`` (what the plugin calls) take the same time
+(184.7, 185.4 us median of 15 rounds); the plugin adds no copy, ``contiguous`` or cast on
+these paths; inputs and results have torch's strides and 64-byte alignment; no reference
+cycle (``gc.collect()`` after 100 steps of each workload finds nothing); the plugin's
+call alone costs what torch's does (solve_ex 181.8 against 181.5 us).
+Where the time goes, counted by callgrind (instructions per step, 8 x 64 x 64, one
+process; exact where timings moved by 10%): solve_triangular and its ``sum`` without grad
+226.5k in torch, 252.3k in TensorWeaver: the solve 15.8k over torch's 211.5k (the
+plugin's dispatch 2.4k, ``fused_or_reference`` 9.6k of which the result's
+``Tensor.__init__`` 4.5k, the wrapper and its check 3.8k), the ``sum`` 23.7k against
+15.1k; with backward 984.4k against 1,065k (+81k), solve 3,011k against 3,104k (+93k),
+slogdet 3,823k against 3,964k (+140k: its two outputs make three nodes). So the Python
+around each call is 1-4% of the instructions but 10-25% of the time. Its cost is cache
+misses: callgrind's cache simulation (this CPU's L1: 64 KB instructions, 48 KB data), 50
+steps without grad, per step torch -> tw: solve 2,220k -> 2,250k instructions, L1
+instruction misses 4.60k -> 5.72k, L1 data misses 19.4k -> 20.5k; solve_triangular 226.6k
+-> 251.7k, 2.16k -> 2.94k, 3.72k -> 4.49k. The LAPACK kernel (256 KB of matrices a call)
+leaves the interpreter's code and objects out of L1 (and, on the shared machine, out of
+L2), so each extra instruction of Python costs several cycles: solve's 2.2k more L1 misses
+at ~14 cycles each are ~10 us at 3 GHz, the forward gap the sixteenth and seventeenth
+sessions could not find in Python's own time. With backward, most of the Python is the core's
+engine, ``Node`` and ``Tensor`` (outside the linalg code: about 160 Python calls a
+solve_triangular step, 8 Tensors made, two of them the engine's re-wrapping of the
+leaves' gradients). Meeting 1.10x on the calls under ~0.3 ms needs that per-op cost
+lower; the linalg code's own share of solve_triangular's 15.8k (dispatch, wrapper,
+checks, ``fused_or_reference``) is about 11k instructions, the result's Tensor the rest.
 """
 
 from __future__ import annotations
