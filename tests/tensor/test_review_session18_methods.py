@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
@@ -32,4 +33,21 @@ def test_scatter_reduce_form_has_no_derivative(backend, reduce, in_place, needs_
             outcomes.append((values, "no error"))
         except RuntimeError as error:
             outcomes.append((values, "not implemented" in str(error)))
+    assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize(
+    "reduction",
+    ["sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "max", "logsumexp", "all", "any"],
+)
+@pytest.mark.parametrize("keepdim", [1, None, np.bool_(True)], ids=repr)
+def test_keepdim_must_be_a_bool(backend, reduction, keepdim) -> None:
+    # before: keepdim=1 (or 0, None, a NumPy bool) was taken as a truth value; torch raises
+    outcomes = []
+    for lib in (torch, tw):
+        try:
+            getattr(lib.ones(2, 3), reduction)(1, keepdim=keepdim)
+            outcomes.append("ran")
+        except TypeError:
+            outcomes.append("TypeError")
     assert outcomes[0] == outcomes[1]
