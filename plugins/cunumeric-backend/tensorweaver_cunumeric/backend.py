@@ -37,12 +37,15 @@ Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its ar
   than ask whether there is a NaN [+3]; of an empty array it returns zeros without sorting
   (after sorting one, Legate has been seen to abort in a later ``argwhere``).
 * float ``floordiv`` is ``floor(a / b)`` (``1 // 0.1`` gives 10, ``-5 // inf`` gives -0):
-  NumPy's divmod algorithm on ``fmod`` instead [+15]. Integer ``//`` and ``%`` by zero
-  kill the process (SIGFPE): the divisor becomes 1 there and the result 0, as NumPy [+3].
+  NumPy's divmod algorithm on ``fmod`` instead [+15]. Integer ``//`` and ``%`` by zero,
+  and of the smallest signed integer by -1, kill the process (SIGFPE): the divisor becomes 1
+  there, the result 0 (by zero, as NumPy) or ``-a`` and 0 (by -1, as PyTorch) [+3 to +6].
 * float16/float32 ``sum``, ``prod`` and ``cumsum`` accumulate sequentially in their own
   type (a million float32 0.1s sum to 100958): they accumulate in float64 here [+1].
 * complex128 ``prod`` raises and complex ``scatter_add`` lost the imaginary parts: see
   :mod:`.complex`.
+* integer ``power`` goes through float64, wrong past 2**53: kept below 2**51, exact squaring
+  above (see ``_integer_power``) [+6, one value read back; about 5 calls a bit above].
 * ``matmul`` has no integer or bool kernels: bool in float64 [+3], integers exactly in
   16-bit pieces multiplied in float64 (:mod:`.intmatmul`; float64 alone was wrong once a
   sum passed 2**53: int32 and int64 near their ends).
@@ -50,6 +53,8 @@ Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its ar
   flat positions (one unit bin each), in float64; int64 values go in three 22-bit pieces,
   each summed exactly, then joined (a single float64 sum loses bits beyond 2**53) [+8];
   ``bincount`` would read the positions' minimum and maximum on the host.
+* ``matmul`` whose batch axes and three matrix axes pass max_ndim (6-d operands) aborts
+  the process: the batch axes are joined into one [+4].
 * ``argsort`` of a broadcast view (``expand``) aborts the process: a dense copy is sorted.
 * a 1-d ``cumsum`` of values computed from a LAPACK task's output aborts the process: 1-d
   arrays are scanned as one row [+2].
@@ -83,6 +88,7 @@ from tensorweaver_cunumeric import legate_config
 from tensorweaver_cunumeric.complex import ComplexNumbers
 from tensorweaver_cunumeric.erf import Erf
 from tensorweaver_cunumeric.fft import FourierTransforms
+from tensorweaver_cunumeric.forked import refuse_in_forked_children
 from tensorweaver_cunumeric.intmatmul import integer_matmul
 from tensorweaver_cunumeric.linalg import LinearAlgebra
 from tensorweaver_cunumeric.special import SpecialFunctions
@@ -127,6 +133,7 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         scope = legate_config.machine_scope(device.kind)
         if scope is not None:
             self._bind_to(scope)
+        refuse_in_forked_children(self)
 
     def _bind_to(self, machine) -> None:
         """Run every primitive inside ``machine`` (CPU-only device on a machine with GPUs).
@@ -317,15 +324,43 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         return cn.remainder(a, b)
 
     def _int_division(self, op, a, b):
+        # Integer // and % trap (SIGFPE) on a zero divisor and on the smallest signed integer
+        # over -1 (an overflow): such divisors become 1. A zero one gives 0, as NumPy; -1
+        # gives x // -1 == -x (wrapping, as PyTorch) and x % -1 == 0.
         zero = b == 0
-        safe = cn.where(zero, b.dtype.type(1), b)
-        return cn.where(zero, a.dtype.type(0), op(a, safe))
+        if b.dtype.kind == "u":
+            return cn.where(zero, a.dtype.type(0), op(a, cn.where(zero, b.dtype.type(1), b)))
+        minus_one = b == -1
+        special = cn.logical_or(zero, minus_one)
+        result = op(a, cn.where(special, b.dtype.type(1), b))
+        if op is cn.floor_divide:
+            result = cn.where(minus_one, cn.negative(result), result)
+            special = zero
+        return cn.where(special, a.dtype.type(0), result)
 
     def pow(self, a, b):
-        if a.dtype.kind in "iu" and a.dtype.itemsize < 8:
-            # Small integer powers wrap as NumPy's do when computed in int64 and cut back.
-            return cn.power(a.astype(_I64), b.astype(_I64)).astype(a.dtype)
+        if a.dtype.kind in "iu":
+            return self._integer_power(a, b)
         return cn.power(a, b)
+
+    @staticmethod
+    def _integer_power(a, b):
+        """``a ** b`` wrapped in ``a``'s type. cuPyNumeric's integer ``power`` goes through
+        float64: wrong once a result passes 2**53, INT64_MIN where it overflows (``3 ** 39``,
+        ``2 ** 64``). The float64 power is kept where every result is below 2**51 in size
+        (within a quarter of an integer, so rounding makes it exact; one value read back);
+        otherwise squaring, one step per bit of the exponent's type (the core refuses
+        negative exponents) [5 calls a bit]."""
+        wide = cn.power(a.astype(_F64), b.astype(_F64))
+        if bool(cn.all(cn.abs(wide) < 2.0**51)):
+            return cn.rint(wide).astype(_I64).astype(a.dtype)
+        b = b.astype(a.dtype)
+        result = cn.ones(numpy.broadcast_shapes(a.shape, b.shape), dtype=a.dtype)
+        for _ in range(a.dtype.itemsize * 8 - (a.dtype.kind == "i")):
+            result = cn.where(b & 1, result * a, result)
+            b = b >> 1
+            a = a * a
+        return result
 
     def maximum(self, a, b):
         return self._nan_from_either(cn.maximum, a, b)
@@ -599,6 +634,31 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
             batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
             wide = a.dtype if a.dtype.kind in "fc" else _F64
             self._check_fits((*batch, a.shape[-2], b.shape[-1]), wide)
+        if max(a.ndim, b.ndim) + 1 > self.max_ndim:
+            return self._flat_batch_matmul(a, b)
+        return self._matmul(a, b)
+
+    def _flat_batch_matmul(self, a, b):
+        """``a @ b`` with the batch axes joined into one: cuPyNumeric contracts over an index
+        space of the batch axes and the three matrix axes, and Legate aborts the process
+        where that passes max_ndim (a 6-d operand)."""
+        a2 = a.reshape((1, a.size)) if a.ndim == 1 else a
+        b2 = b.reshape((b.size, 1)) if b.ndim == 1 else b
+        batch = numpy.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+        joined = []
+        for m in (a2, b2):
+            self._check_fits((*batch, *m.shape[-2:]), m.dtype)  # the broadcast made dense
+            dense = cn.broadcast_to(m, (*batch, *m.shape[-2:])).copy()
+            joined.append(dense.reshape((math.prod(batch), *m.shape[-2:])))
+        out = self._matmul(*joined).reshape((*batch, a2.shape[-2], b2.shape[-1]))
+        if a.ndim == 1:
+            out = out[..., 0, :]
+        if b.ndim == 1:
+            out = out[..., 0]
+        return out
+
+    @staticmethod
+    def _matmul(a, b):
         if a.dtype.kind in "fc":
             return cn.matmul(a, b)
         if a.dtype == numpy.bool_:
