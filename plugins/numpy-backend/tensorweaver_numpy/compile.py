@@ -82,6 +82,8 @@ class CompiledGraphs:
     def compile_graph(self, graph: Any) -> Callable[..., tuple] | None:
         """``graph.fn`` rewritten to reuse dead arrays, calling NumPy's functions directly
         with its floating-point warnings turned off once around all of them."""
+        from tensorweaver_numpy.backend import _TRAILING  # (the backend imports this module)
+
         body = [line.strip() for line in graph.source.splitlines()[1:]]
         rewritten = _Reuse(graph.calls, graph.values, graph.constants).rewrite(body)
         body, names = silenced(rewritten)
@@ -98,6 +100,7 @@ class CompiledGraphs:
             _np_multiply=np.multiply,
             _np_true_divide=np.true_divide,
             _np_add_reduce=np.add.reduce,
+            _TRAILING=_TRAILING,
             _keep_where=_keep_where,
             _zero_where=_zero_where,
             **{f"_{name}": globals()[f"_{name}"] for name in _FOREACH},
@@ -173,10 +176,13 @@ class _Reuse:
         if call.primitive in _FOREACH:
             return self._foreach(target, call, line)
         if call.primitive == "sum" and len(call.args) == 3 and self._unwidened(call.args[0]):
-            # The backend's sum for a dtype it does not widen, without its method's frame.
+            # The backend's sum for a dtype it does not widen, without its method's frame,
+            # where that is NumPy's own (pairwise) reduction: not over other axes of floats.
             self._derived(target, expr)
             a, axes, keepdims = call.args
-            return f"{target} = _np_add_reduce({a}, {axes}, {a}.dtype, None, {keepdims})"
+            plain = f"_np_add_reduce({a}, {axes}, {a}.dtype, None, {keepdims})"
+            test = f"{a}.flags.c_contiguous and {axes} in _TRAILING[{a}.ndim]"
+            return f"{target} = {plain} if {test} or {a}.dtype.kind not in 'fc' else {expr}"
         into = self._where_into(call) if call.primitive == "where" else _INTO.get(call.primitive)
         places = into[1] if into is not None else ()
         dying = next(

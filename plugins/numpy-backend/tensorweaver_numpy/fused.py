@@ -12,6 +12,8 @@ and 1/std; the attention probabilities), where the decomposition's tape keeps ev
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -21,6 +23,9 @@ A = np.ndarray
 Pair = tuple[int, int]
 #: Bytes of column gradients made and added back at a time (about a core's L2 cache).
 _BLOCK_BYTES = 1 << 20
+#: Rows one BLAS matrix-vector product sums (one after another, in effect: the error grows
+#: with the count); taller matrices go in chunks of this many, whose sums add pairwise.
+_GEMV_ROWS = 256
 
 
 def _pad_hw(x: A, padding: Pair, value: float) -> A:
@@ -107,23 +112,30 @@ def _conj(a: A) -> A:
     return a.conj() if a.dtype.kind == "c" else a
 
 
-def _sum_rows(m: A) -> A:
-    """The sum of the rows of 2-D ``m``: for BLAS's dtypes a vector of ones times ``m``,
-    one matrix-vector product at half the time or less of ``np.add.reduce``."""
-    if m.dtype not in (np.float32, np.float64) or not m.size:
-        return np.add.reduce(m, axis=0)
-    return np.ones(m.shape[0], m.dtype) @ m
-
-
-def _channel_sums(grad: A) -> A:
-    """``grad`` (N, C, H, W) summed over all but its channel axis."""
-    n, c = grad.shape[:2]
-    planes = grad.reshape(n * c, -1) if grad.size else np.zeros((n * c, 0), grad.dtype)
-    return np.add.reduce(_sum_rows(planes.T).reshape(n, c), axis=0)
-
-
 class FusedOps:
-    """Mixed into NumpyBackend."""
+    """Mixed into NumpyBackend (whose ``sum`` is accurate along any axis)."""
+
+    def _sum_rows(self, m: A) -> A:
+        """The sum of the rows of 2-D ``m``: for BLAS's dtypes a vector of ones times ``m``,
+        a matrix-vector product at half the time or less of a column sum, ``_GEMV_ROWS``
+        rows at a time for a tall C-ordered ``m`` (of a column-ordered one, each sum is a
+        dot product along contiguous memory, accurate as it is)."""
+        rows = m.shape[0]
+        if m.dtype not in (np.float32, np.float64) or not m.size:
+            return self.sum(m, (0,), False)
+        if rows <= 2 * _GEMV_ROWS or m.flags.f_contiguous:
+            return np.ones(rows, m.dtype) @ m
+        whole = rows - rows % _GEMV_ROWS
+        chunks = np.ones(_GEMV_ROWS, m.dtype) @ m[:whole].reshape(-1, _GEMV_ROWS, m.shape[1])
+        if whole < rows:
+            chunks[0] += np.ones(rows - whole, m.dtype) @ m[whole:]
+        return self.sum(chunks, (0,), False)
+
+    def _channel_sums(self, grad: A) -> A:
+        """``grad`` (N, C, H, W) summed over all but its channel axis."""
+        n, c = grad.shape[:2]
+        planes = grad.reshape(n * c, -1) if grad.size else np.zeros((n * c, 0), grad.dtype)
+        return self.sum(self._sum_rows(planes.T).reshape(n, c), (0,), False)
 
     # linear -------------------------------------------------------------------------------
 
@@ -143,7 +155,7 @@ class FusedOps:
         grads = (
             (g @ _conj(wide_weight)).reshape(x_shape) if needs[0] else None,
             g.T @ _conj(wide_rows) if needs[1] else None,  # (out, in) in C order: weight's layout
-            _sum_rows(g) if needs[2] else None,
+            self._sum_rows(g) if needs[2] else None,
         )
         return tuple(None if a is None else a.astype(grad.dtype, copy=False) for a in grads)
 
@@ -234,8 +246,10 @@ class FusedOps:
     ) -> tuple[A, tuple]:
         axes = tuple(range(x.ndim - normalized_ndim, x.ndim))
         work = x.astype(np.float32) if x.dtype == np.float16 else x  # as torch: float32 stats
-        centred = work - np.mean(work, axis=axes, keepdims=True)
-        variance = np.mean(np.square(centred), axis=axes, keepdims=True)
+        # (means as sums: x may be a transposed view, and so is every array made from it)
+        count = math.prod(work.shape[a] for a in axes)
+        centred = work - self.sum(work, axes, True) / count
+        variance = self.sum(np.square(centred), axes, True) / count
         rstd = np.sqrt(variance + work.dtype.type(eps))
         np.divide(1, rstd, out=rstd)
         normed = np.multiply(centred, rstd, out=centred)
@@ -248,16 +262,17 @@ class FusedOps:
     def fused_layer_norm_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple:
         normed, rstd, weight, axes, dtype = saved
         g = grad.astype(normed.dtype, copy=False)
+        count = math.prod(normed.shape[a] for a in axes)
         lead = tuple(range(normed.ndim - len(axes)))
-        grad_w = np.add.reduce(g * normed, axis=lead) if needs[1] else None
-        grad_b = np.add.reduce(g, axis=lead) if needs[2] else None
+        grad_w = self.sum(g * normed, lead, False) if needs[1] else None
+        grad_b = self.sum(g, lead, False) if needs[2] else None
         grad_x = None
         if needs[0]:
             # d/dx of (x - mean) * rstd: the gradient less its mean and its projection on
             # the normalized values, times rstd.
             gn = g * weight if weight is not None else g
-            grad_x = gn - np.mean(gn, axis=axes, keepdims=True)
-            grad_x -= normed * np.mean(gn * normed, axis=axes, keepdims=True)
+            grad_x = gn - self.sum(gn, axes, True) / count
+            grad_x -= normed * (self.sum(gn * normed, axes, True) / count)
             grad_x *= rstd
         return tuple(
             None if a is None else a.astype(dtype, copy=False) for a in (grad_x, grad_w, grad_b)
@@ -353,9 +368,10 @@ class FusedOps:
         g = grad.reshape(n, groups, o // groups, oh * ow)
         grad_w = None
         if needs[1]:  # the forward's columns, reused
-            grad_w = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(0).reshape(weight.shape)
+            grad_w = self.sum(np.matmul(g, cols.transpose(0, 1, 3, 2)), (0,), False)
+            grad_w = grad_w.reshape(weight.shape)
             grad_w = grad_w.astype(dtype, copy=False)
-        grad_b = _channel_sums(grad).astype(dtype, copy=False) if needs[2] else None
+        grad_b = self._channel_sums(grad).astype(dtype, copy=False) if needs[2] else None
         if not needs[0]:
             return None, grad_w, grad_b
         w_t = weight.reshape(groups, o // groups, -1).transpose(0, 2, 1)
