@@ -100,6 +100,7 @@ NATIVE = {dt: numpy.dtype(dt.numpy_name) for dt in d.ALL if dt is not d.bfloat16
 _F64 = numpy.dtype("float64")
 _I64 = numpy.dtype("int64")
 _C128 = numpy.dtype("complex128")
+_C64 = numpy.dtype("complex64")
 #: Types whose sums are accumulated in float64 (see the module docstring).
 _NARROW_FLOATS = (numpy.dtype("float16"), numpy.dtype("float32"))
 #: Integer types that cuPyNumeric reduces wrongly over several axes (see _accumulate).
@@ -414,6 +415,8 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
 
     # reduce
     def sum(self, a, axes, keepdims):
+        if a.dtype == _C64:  # accumulated in complex128, as float32 in float64 (see there)
+            return cn.sum(a, axis=axes, keepdims=keepdims, dtype=_C128).astype(_C64)
         return self._accumulate(cn.sum, a, axes, keepdims)
 
     def prod(self, a, axes, keepdims):
