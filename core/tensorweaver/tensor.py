@@ -1555,11 +1555,30 @@ class Tensor:
     def tolist(self) -> Any:
         return self.backend.to_host(self.native).tolist()
 
+    def _python_number(self, kind: str) -> Any:
+        """The one element, for ``float()``/``int()``/``complex()`` (``kind``): a ValueError
+        for any other number of elements, and a RuntimeError for a complex value with an
+        imaginary part made real, as PyTorch."""
+        if self.shape and self.numel() != 1:  # (a 0-d tensor, the common case, skips numel)
+            raise ValueError(
+                f"{kind}(): only one element tensors can be converted to Python scalars, this "
+                f"one has shape {tuple(self.shape)}; use .tolist() or index one element"
+            )
+        value = self.item()
+        if kind != "complex" and isinstance(value, complex):
+            if value.imag != 0:
+                raise RuntimeError(
+                    f"{kind}(): the complex value {value} cannot be converted to a real number "
+                    "without losing its imaginary part; convert .real or .abs() instead"
+                )
+            value = value.real
+        return value
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._python_number("float"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._python_number("int"))
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iu" or self.numel() != 1:

@@ -106,15 +106,25 @@ def _div(node: Any, g: Tensor) -> tuple:
 
 
 def _pow(node: Any, g: Tensor) -> tuple:
+    """PyTorch's first derivatives, in its order of operations: d/da is 0 wherever b == 0
+    (even at a NaN or infinite a); d/db is 0 where a == 0 and b is real and >= 0, else
+    out * log(a) with a in the result's dtype (a real a < 0 has a complex log for a complex
+    b; 0 ** -1 gives inf * -inf = -inf, not NaN)."""
     a, b = node.inputs
     ga = gb = None
     if _needs(node, 0):
-        ga = ew.mul(ew.mul(g, _c(b)), _c(ew.pow(a, ew.sub(b, 1))))
-        ga = ew.where(ew.logical_and(ew.eq(b, 0), ew.eq(a, 0)), 0.0, ga)  # d/da a**0 = 0
+        ga = ew.mul(g, _c(ew.mul(b, ew.pow(a, ew.sub(b, 1)))))
+        ga = ew.where(ew.eq(b, 0), 0.0, ga)
     if _needs(node, 1):
         out = ew.pow(a, b)
-        gb = ew.mul(ew.mul(g, _c(out)), _c(ew.log(ew.where(ew.eq(a, 0), 1.0, a))))
-        gb = ew.where(ew.logical_and(ew.eq(a, 0), ew.ge(_real(b), 0)), 0.0, gb)
+        real_and_nonnegative = ew.ge(_real(b), 0)
+        if b.dtype.is_complex:
+            real_and_nonnegative = ew.logical_and(ew.eq(_imag(b), 0), real_and_nonnegative)
+        zero = ew.logical_and(ew.eq(a, 0), real_and_nonnegative)
+        # log(1) where the mask holds keeps 0 * log(0) = NaN out of the second derivative.
+        log_a = ew.log(ew.where(zero, 1.0, ew.cast(a, out.dtype)))
+        # g times the masked derivative (not the mask of g * it): -0.0 where g < 0, as PyTorch
+        gb = ew.mul(g, ew.where(zero, 0.0, _c(ew.mul(out, log_a))))
     return ga, gb
 
 

@@ -81,9 +81,11 @@ def _atanh(node: Any, g: Tensor) -> tuple:
 
 def _atan2(node: Any, g: Tensor) -> tuple:
     a, b = node.inputs
-    norm = ew.add(ew.mul(a, a), ew.mul(b, b))
-    ga = ew.div(ew.mul(g, b), norm) if node.parents[0] is not None else None
-    gb = ew.neg(ew.div(ew.mul(g, a), norm)) if node.parents[1] is not None else None
+    recip = ew.reciprocal(ew.add(ew.mul(a, a), ew.mul(b, b)))
+    # As PyTorch: 0 where a*a + b*b is 0 (the origin, or underflow) rather than 0 * inf = NaN.
+    recip = ew.where(ew.isinf(recip), 0.0, recip)
+    ga = ew.mul(ew.mul(g, b), recip) if node.parents[0] is not None else None
+    gb = ew.mul(ew.mul(g, ew.neg(a)), recip) if node.parents[1] is not None else None
     return ga, gb
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 import string
 from typing import Any
 
@@ -152,8 +153,17 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     return ew.mul(mv.unsqueeze(input, 1), mv.unsqueeze(vec2, 0))
 
 
-def einsum(equation: str, *operands: Any) -> Tensor:
-    """Einstein summation for one or more operands (pairwise, left to right, via matmul)."""
+def einsum(equation: Any = None, *operands: Any) -> Tensor:
+    """Einstein summation for one or more operands (pairwise, left to right, via matmul).
+
+    Also in PyTorch's sublist format, ``einsum(a, [0, 1], b, [1, 2], [0, 2])``."""
+    if isinstance(equation, Tensor):
+        equation, operands = _sublist_equation((equation, *operands))
+    elif equation is None or not operands:
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, or at least "
+            "one operand and its subscripts list"
+        )
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = equation.replace(" ", "")
@@ -167,12 +177,14 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     terms = lhs.split(",")
     if len(terms) != len(operands):
-        raise ValueError(f"einsum: {len(terms)} subscripts for {len(operands)} operands")
-    for term, t in zip(terms, operands):
+        raise RuntimeError(
+            f"einsum(): {len(terms)} subscripts in the equation for {len(operands)} operands"
+        )
+    for i, (term, t) in enumerate(zip(terms, operands)):
         if len(term) != t.ndim:
-            raise ValueError(
-                f"einsum: subscript {term!r} has {len(term)} letters for an operand "
-                f"with {t.ndim} dimensions"
+            raise RuntimeError(
+                f"einsum(): subscript {term!r} has {len(term)} letters for operand {i} with "
+                f"{t.ndim} dimensions (shape {list(t.shape)})"
             )
     operands, terms = zip(
         *(_diagonals(t, term, i) for i, (t, term) in enumerate(zip(operands, terms)))
@@ -188,6 +200,38 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         result = rd.sum(result, tuple(drop))
         rterm = "".join(c for c in rterm if c in out)
     return mv.permute(result, [rterm.index(c) for c in out]) if rterm != out else result
+
+
+def _sublist_equation(args: tuple) -> tuple[str, tuple]:
+    """The equation and operands of ``einsum(op1, sublist1, op2, sublist2, ..., [out])``: the
+    subscripts 0-25 stand for A-Z and 26-51 for a-z (so the implicit output's order is theirs),
+    ``Ellipsis`` for ``...``."""
+    if len(args) < 2:
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, or at least "
+            "one operand and its subscripts list"
+        )
+    has_output = len(args) % 2 == 1
+    pairs = args[:-1] if has_output else args
+    equation = ",".join(_sublist_term(sublist) for sublist in pairs[1::2])
+    if has_output:
+        equation += "->" + _sublist_term(args[-1])
+    return equation, pairs[0::2]
+
+
+def _sublist_term(sublist: Any) -> str:
+    return "".join(_sublist_letter(subscript) for subscript in sublist)
+
+
+def _sublist_letter(subscript: Any) -> str:
+    if subscript is Ellipsis:
+        return "..."
+    n = operator.index(subscript)
+    if not 0 <= n < 52:
+        raise ValueError(
+            f"einsum(): subscript {n} in subscript list is not within the valid range [0, 52)"
+        )
+    return chr(ord("A") + n) if n < 26 else chr(ord("a") + n - 26)
 
 
 def _diagonals(t: Tensor, term: str, position: int) -> tuple[Tensor, str]:

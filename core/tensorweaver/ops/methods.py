@@ -11,6 +11,7 @@ from tensorweaver import registry, selection, tensor_types
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.errors import UnknownBackendError
 from tensorweaver.layout import strided
 from tensorweaver.memory_formats import (
     channels_last_order,
@@ -43,6 +44,15 @@ def _reversed(op: Any) -> Any:
 def _reciprocal_times(self: Tensor, other: Any) -> Tensor:
     """``other / self`` as PyTorch computes it: ``self.reciprocal() * other`` (one division
     rounds otherwise in ~25% of the elements, in every float dtype)."""
+    if (
+        (self.dtype is dtypes.float32 or self.dtype is dtypes.float64)
+        and (type(other) is float or type(other) is int)
+        and not (self.requires_grad and is_grad_enabled())
+    ):
+        # Without a graph, the backend calls reciprocal() and mul() make, in one node.
+        backend, dtype = self.backend, self.dtype
+        inverse = backend.div(ew.scalar_native(backend, 1, dtype), self.native)
+        return Tensor(backend.mul(inverse, ew.scalar_native(backend, other, dtype)), backend, dtype)
     return ew.mul(ew.reciprocal(self), other)
 
 
@@ -143,11 +153,14 @@ def _check_memory_format(name: str, value: Any) -> None:
 
 def _to_device(x: Tensor, device: Any) -> Tensor:
     # A kind-only device ("cpu", "cuda:1") is looked for on x's own backend first.
-    backend = (
-        device
-        if not isinstance(device, str) and hasattr(device, "from_host")
-        else rnd.seeded(selection.backend_of(device, near=x.backend))
-    )
+    if not isinstance(device, str) and hasattr(device, "from_host"):
+        backend = device
+    else:
+        try:
+            backend = rnd.seeded(selection.backend_of(device, near=x.backend))
+        except UnknownBackendError:
+            _not_a_dtype_name(device)
+            raise
     if backend is x.backend:
         return x
     dtype = x.dtype
@@ -161,6 +174,21 @@ def _to_device(x: Tensor, device: Any) -> Tensor:
     out = apply("to_device", native, dtype, (x,))
     out.backend = backend
     return out
+
+
+def _not_a_dtype_name(device: Any) -> None:
+    """PyTorch's RuntimeError for a dtype's name given as a device (``x.to("float32")``),
+    which no backend plugin could provide: a string names a device, never a dtype."""
+    import tensorweaver
+
+    if not isinstance(device, str):
+        return
+    name = device.rpartition(".")[2]  # also "torch.float32", "tw.float64"
+    if isinstance(getattr(tensorweaver, name, None), DType):
+        raise RuntimeError(
+            f"Invalid device string: {device!r}: a string names a device ('cpu', 'numpy', "
+            f"'torch:cpu'), never a dtype; for the dtype pass it itself: x.to(tw.{name})"
+        )
 
 
 def _cpu(self: Tensor, memory_format: Any = None) -> Tensor:
@@ -439,20 +467,42 @@ def _split(self: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
 _split.__name__, _split.__qualname__ = "split", "Tensor.split"
 
 
-def _tile(self: Tensor, *dims: Any, **keyword: Any) -> Tensor:
-    """``t.tile(2, 2)``, ``t.tile((2, 2))`` or ``t.tile(dims=(2, 2))``: PyTorch's method takes
-    the repeats as its varargs, the function ``torch.tile(t, dims)`` as one sequence."""
-    if keyword:
-        if dims or set(keyword) != {"dims"}:
-            raise TypeError(f"tile() got unexpected arguments {list(keyword)} after {dims}")
-        repeats = keyword["dims"]
-        if not isinstance(repeats, (tuple, list)):  # dims= is a sequence only
-            kind = type(repeats).__name__
-            raise TypeError(f"tile(): argument 'dims' must be tuple of ints, not {kind}")
-        dims = (repeats,)
-    elif not dims:
-        raise TypeError('tile() missing 1 required positional arguments: "dims"')
-    return structure.tile(self, mv._sizes(dims, "tile"))
+def _int_list_method(name: str, keyword: str, function: Any, ignored: tuple = ()) -> Any:
+    """A method whose one int-list argument PyTorch takes spread out (``t.expand(2, 3)``), as
+    one sequence (``t.expand((2, 3))``) or by keyword, then a sequence only
+    (``t.expand(size=(2, 3))``); it calls ``function(self, that_argument)``. Keywords in
+    ``ignored`` are accepted and have no effect here (``expand``'s ``implicit``)."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if kwargs:
+            for unused in ignored:
+                kwargs.pop(unused, None)
+            for unknown in kwargs.keys() - {keyword}:
+                raise TypeError(f"{name}() got an unexpected keyword argument '{unknown}'")
+        if keyword in kwargs:
+            if args:
+                raise TypeError(f"{name}() got multiple values for argument '{keyword}'")
+            value = kwargs[keyword]
+            if not isinstance(value, (tuple, list)):
+                kind = type(value).__name__
+                raise TypeError(f"{name}(): argument '{keyword}' must be tuple of ints, not {kind}")
+        elif not args:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "{keyword}"')
+        else:
+            value = args[0] if len(args) == 1 else args
+        return function(self, value)
+
+    method.__name__, method.__qualname__ = name, f"Tensor.{name}"
+    method.__doc__ = function.__doc__
+    return method
+
+
+def _squeeze(self: Tensor, *dims: Any, dim: Any = None) -> Tensor:
+    """``t.squeeze()``, ``t.squeeze(0)``, ``t.squeeze(0, 2)``, ``t.squeeze((0, 2))`` or
+    ``t.squeeze(dim=...)`` (one dim or a sequence of them)."""
+    if dims and dim is not None:
+        raise TypeError("squeeze() got multiple values for argument 'dim'")
+    return views.squeeze(self, (dims[0] if len(dims) == 1 else dims) if dims else dim)
 
 
 _METHODS: dict[str, Any] = {
@@ -465,6 +515,7 @@ _METHODS: dict[str, Any] = {
     "__rmul__": _reversed(ew.mul),
     "__truediv__": ew.div,
     "__rtruediv__": _reciprocal_times,
+    "__rdiv__": _reciprocal_times,  # PyTorch keeps Python 2's name too
     "__floordiv__": ew.floor_divide,
     "__rfloordiv__": _reversed(ew.floor_divide),
     "__mod__": ew.remainder,
@@ -599,18 +650,20 @@ _METHODS: dict[str, Any] = {
     "view": views.view,
     "flatten": views.flatten,
     "unflatten": views.unflatten,
-    "squeeze": views.squeeze,
+    "squeeze": _squeeze,
     "unsqueeze": views.unsqueeze,
     "permute": views.permute,
     "transpose": views.transpose,
     "t": views.t,
-    "expand": views.expand,
+    "expand": _int_list_method("expand", "size", views.expand, ignored=("implicit",)),
     "expand_as": views.expand_as,
-    "broadcast_to": views.broadcast_to,
-    "repeat": mv.repeat,
-    "tile": _tile,
+    "broadcast_to": _int_list_method("broadcast_to", "size", views.broadcast_to),
+    "repeat": _int_list_method("repeat", "repeats", mv.repeat),
+    "tile": _int_list_method(
+        "tile", "dims", lambda self, dims: structure.tile(self, mv._sizes((dims,), "tile"))
+    ),
     "narrow": views.narrow,
-    "flip": mv.flip,
+    "flip": _int_list_method("flip", "dims", mv.flip),
     "split": _split,
     "chunk": views.chunk,
     "unbind": views.unbind,
@@ -797,7 +850,6 @@ TORCH_METHOD_KEYWORDS: dict[str, tuple[tuple[str, ...], ...]] = {
     "addmm": (("mat1",), ("mat2",)),
     "addmv": (("mat",), ("vec",)),
     "baddbmm": (("batch1",), ("batch2",)),
-    "broadcast_to": (("size",),),
     "where": (("condition",), ("other",)),
     "swapaxes": (("axis0",), ("axis1",)),
     "tensor_split": (("sections", "indices", "tensor_indices_or_sections"),),
@@ -918,7 +970,7 @@ def _abs_(self: Tensor) -> Tensor:
 
 
 def _complex(self: Tensor) -> complex:
-    return complex(self.item())
+    return complex(self._python_number("complex"))
 
 
 Tensor.H = property(_conj_transpose)

@@ -93,11 +93,24 @@ def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     if dim is None:
         return labelled(reshape(x, tuple(n for n in x.shape if n != 1)), "SqueezeBackward0", x)
-    dims = {_axis(d, x.ndim, "squeeze") for d in dim_list(dim)}
+    given = dim_list(dim)
+    dims = {_axis(d, x.ndim, "squeeze") for d in given}
+    if len(dims) != len(given):
+        _repeated_dim("squeeze", given, x.ndim)
     if x.ndim == 0:
         return x
     out = reshape(x, tuple(n for i, n in enumerate(x.shape) if not (i in dims and n == 1)))
     return labelled(out, "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2", x)
+
+
+def _repeated_dim(op: str, dims: tuple, ndim: int) -> None:
+    """PyTorch's error for a list of dims that names one twice (``-1`` and ``ndim - 1`` too)."""
+    seen = [_axis(d, ndim, op) for d in dims]
+    twice = next(d for i, d in enumerate(seen) if d in seen[:i])
+    raise RuntimeError(
+        f"{op}(): dim {twice} appears multiple times in the list of dims {list(dims)}; name "
+        "each dimension once"
+    )
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
@@ -185,7 +198,7 @@ def expand_as(x: Tensor, other: Tensor) -> Tensor:
 
 
 def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
-    return expand(x, tuple(shape))
+    return expand(x, shape)
 
 
 def repeat(x: Tensor, *repeats: Any) -> Tensor:
@@ -317,7 +330,10 @@ def _slice_one(x: Tensor, d: int, start: int, stop: int, step: int = 1) -> Tenso
 
 
 def flip(input: Tensor, dims: Any) -> Tensor:
-    axes = tuple(sorted({_axis(d, input.ndim, "flip") for d in dim_list(dims)}))
+    given = dim_list(dims)
+    axes = tuple(sorted({_axis(d, input.ndim, "flip") for d in given}))
+    if len(axes) != len(given):
+        _repeated_dim("flip", given, input.ndim)
     if not axes or input.ndim == 0:
         return input
     return apply("flip", input.backend.flip(input.native, axes), input.dtype, (input,), axes)

@@ -638,20 +638,24 @@ def isreal(input: Tensor) -> Tensor:
 
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise maximum that takes the other value where one of the two is NaN."""
-    ew.require_tensors("fmax", input, other)
-    return _nan_ignoring(ew.maximum(input, other), input, other)
+    return _nan_ignoring("fmax", "FmaxBackward0", ew.ge, input, other)
 
 
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise minimum that takes the other value where one of the two is NaN."""
-    ew.require_tensors("fmin", input, other)
-    return _nan_ignoring(ew.minimum(input, other), input, other)
+    return _nan_ignoring("fmin", "FminBackward0", ew.le, input, other)
 
 
-def _nan_ignoring(best: Tensor, input: Tensor, other: Tensor) -> Tensor:
-    if not best.dtype.is_floating_point:
-        return best
-    return ew.where(ew.isnan(input), other, ew.where(ew.isnan(other), input, best))
+def _nan_ignoring(fn: str, grad_fn: str, keeps_input: Any, input: Tensor, other: Tensor) -> Tensor:
+    """``input`` where ``keeps_input(input, other)`` holds or ``other`` is NaN, else ``other``:
+    a tie (and two NaNs) takes ``input``, whose gradient follows the choice, as PyTorch's."""
+    ew.require_tensors(fn, input, other)
+    if input.dtype.is_complex or other.dtype.is_complex:
+        raise RuntimeError(f"{fn} not implemented for complex tensors; compare .real or .abs()")
+    chosen = keeps_input(input, other)
+    if other.dtype.is_floating_point:
+        chosen = chosen | ew.isnan(other)
+    return apply.labelled(ew.where(chosen, input, other), grad_fn, input, other)
 
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
