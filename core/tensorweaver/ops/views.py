@@ -990,6 +990,10 @@ def view(x: Tensor, *shape: Any, size: Any = None, dtype: Any = None) -> Tensor:
     from tensorweaver.contract.dtypes import DType
 
     if size is not None:
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(
+                f"view(): argument 'size' must be tuple of ints, not {type(size).__name__}"
+            )
         if shape:
             raise TypeError(
                 "view() received an invalid combination of arguments: both a "
@@ -1001,21 +1005,32 @@ def view(x: Tensor, *shape: Any, size: Any = None, dtype: Any = None) -> Tensor:
     if dtype is not None:
         return view_dtype(x, dtype)
     out = reshape(x, *shape)
-    # reshape copied a view (transposed, stepped, expanded) of a contiguous tensor, whose
-    # strides are PyTorch's: PyTorch cannot view it either. A computed result keeps its
-    # backend's layout, which need not be PyTorch's (its cat, softmax, cumsum... of a
-    # transposed input are contiguous), so copying one or a view of it proves nothing.
-    if out._view_of is None and out is not x and x._view_of is not None and x.numel():
-        root = x._view_of[0]
-        while root._view_of is not None:
-            root = root._view_of[0]
-        if not root.is_contiguous():  # strides over a computed layout: PyTorch's may differ
-            return out
+    if out._view_of is not None or out is x or not x.numel():
+        return out
+    # reshape copied. A view (transposed, stepped, expanded) of a contiguous tensor has
+    # PyTorch's strides, so PyTorch cannot view it either. Any other tensor keeps its
+    # backend's layout, which need not be PyTorch's (cat, softmax, cumsum... of a transposed
+    # input are contiguous there): the copy is a view all the same, writing back into x.
+    if _strides_are_torchs(x):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
-    return out
+    new_shape = out.shape
+    return as_view(out, x, _write_reshaped, lambda base: mv.reshape(base, new_shape))
+
+
+def _strides_are_torchs(x: Tensor) -> bool:
+    """Whether ``x`` is a view (through ``detach()`` aliases too) of a contiguous tensor:
+    its strides are then PyTorch's, whatever the backend's layout of other results."""
+    viewed, t = False, x
+    while True:
+        if t._view_of is not None:
+            viewed, t = True, t._view_of[0]
+        elif t._alias_of is not None:
+            t = t._alias_of
+        else:
+            return viewed and t.is_contiguous()
 
 
 _TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES  # PyTorch's names, in its view(dtype) errors
