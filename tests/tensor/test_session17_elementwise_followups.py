@@ -119,9 +119,10 @@ def test_half_add_and_sub_with_alpha_as_torch(backend: str, dtype: str, n: int) 
     """Was: y * alpha rounded to the half dtype first (~2% differed, every float16 SGD step),
     out of place and in place (the foreach_add fast path of ``p.add_(g, alpha=-lr)``).
 
-    torch's vectorized loop computes in float32; its scalar loop over the last (n mod two
-    vectors: 64 elements on AVX-512, 32 on AVX2) rounds y * alpha to half first: these n
-    leave the same tail on either machine."""
+    torch's vectorized loop computes in float32; its scalar loop over the last n mod 32
+    elements (AVX2 and AVX-512 alike; tests/tensor/test_half_alpha_session18.py has the
+    sizes where n mod 64 differs, and broadcast and strided operands) rounds y * alpha to
+    half first."""
     if dtype == "bfloat16" and backend == "numpy":
         pytest.skip("the NumPy backend has no bfloat16")
     xs, ys = _half_pair(n, getattr(torch, dtype))

@@ -404,31 +404,43 @@ def _half_with_alpha(
 ) -> Tensor:
     """``a + b * alpha`` (``sub``: ``-alpha``) in a half ``dtype`` as PyTorch's CPU kernel
     computes it: in float32 with alpha rounded to ``dtype``, rounded once (rounding b * alpha
-    first differs in ~2% of the elements), except in its scalar loop over the last elements
-    (fewer than two vectors), which rounds b * alpha first. Where the backend has
-    ``foreach_add`` it computes the values (the same call as the in-place ``add_`` makes);
-    elsewhere (operands that broadcast, a backend without it) every element is rounded once.
-    The gradient is the per-op one (see ``_alpha_node``)."""
+    first differs in ~2% of the elements), except in its scalar loop, which rounds b * alpha
+    first: over the last (length mod 32) elements of each vectorized inner loop (a broadcast
+    operand's rows shorter than 32 and strided operands take it throughout; see the contract's
+    ``foreach_add``). Where the backend has ``foreach_add``, it computes the values from
+    the operands converted to ``dtype`` and expanded to the result's shape (zero-stride
+    views, as torch's own broadcasting sees them; on the torch backend torch's own kernel);
+    elsewhere every element is rounded once (torch's CUDA kernel). The gradient is the
+    per-op one (see ``_alpha_node``)."""
     backend = a.backend
     add_scaled = getattr(backend, "foreach_add", None)
-    if (
-        add_scaled is None
-        or a.shape != b.shape
-        or a.dtype is not b.dtype
-        or b.backend is not backend
-    ):
+    if add_scaled is None or b.backend is not backend:
         rounded = constant(alpha, backend, dtype).item()
         wide = op(
             cast(a.detach(), dtypes.float32), _alpha_mul(cast(b.detach(), dtypes.float32), rounded)
         )
         out = cast(wide, dtype)
     else:
-        (native,) = add_scaled([a.native], [b.native], alpha if fn == "add" else -alpha)
+        shape = a.shape if a.shape == b.shape else broadcast_shapes(fn, a.shape, b.shape)
+        x, y = _spread(a, dtype, shape), _spread(b, dtype, shape)
+        (native,) = add_scaled([x], [y], alpha if fn == "add" else -alpha)
         out = Tensor(native, backend, dtype)
     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
         out._node = _alpha_node(fn, a, b, alpha, out)
         out.requires_grad = True
     return out
+
+
+def _spread(t: Tensor, dtype: DType, shape: tuple) -> Any:
+    """``t``'s native array in ``dtype`` as a view of ``shape`` (a 0-d one too), zero
+    strides where it broadcasts."""
+    if t.dtype is not dtype:
+        t = cast(t.detach(), dtype)
+    if t.shape == shape:
+        return t.native
+    if not t.shape:
+        return t.backend.expand(t.backend.reshape(t.native, (1,) * len(shape)), shape)
+    return expand_native(t, shape)
 
 
 def _alpha_node(fn: str, a: Tensor, b: Tensor, alpha: Any, out: Tensor) -> Node:
@@ -1304,13 +1316,109 @@ def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("rsqrt", rsqrt(input), out)
-    if isinstance(input, Tensor) and input.dtype in _HALF:  # one rounding, not two
-        return labelled(in_float32(_rsqrt, input), "RsqrtBackward0", input)
+    if isinstance(input, Tensor) and input.dtype in _HALF:
+        return labelled(_half_rsqrt(input), "RsqrtBackward0", input)
     return labelled(_rsqrt(input), "RsqrtBackward0", input)
 
 
 def _rsqrt(x: Tensor) -> Tensor:
     return div(1, sqrt(x))
+
+
+def _half_rsqrt(x: Tensor) -> Tensor:
+    """rsqrt of a half-precision ``x`` as PyTorch's CPU kernel: 1 / sqrt(x) in float32,
+    rounded once, except the elements its scalar loop takes (``_cpu_scalar_loop``), where
+    sqrt(x) is rounded to x's dtype first (on other devices every element rounds once).
+    Computed on the native arrays; with a gradient, as the float32 composition's (plus the
+    difference, a constant)."""
+    backend, half, wide = x.backend, x.dtype, dtypes.float32
+    root = backend.sqrt(backend.cast(x.native, wide))
+    scalar = None
+    if backend.device.kind == "cpu":
+        layout = (backend, tuple(x.shape), tuple(x.stride()))
+        small = x.numel() <= _CACHED_MASKS
+        scalar = _cached_scalar_loop_mask(*layout) if small else _scalar_loop_mask(*layout)
+    if scalar is not None:
+        root = backend.where(scalar, backend.cast(backend.cast(root, half), wide), root)
+    native = backend.cast(backend.div(backend.full((), 1, wide), root), half)
+    if not (x.requires_grad and is_grad_enabled()):
+        return Tensor(native, backend, half)
+    composed = in_float32(_rsqrt, x)
+    if scalar is None:
+        return composed
+    # twice - once is one half step or none (0 where both are inf or both NaN): exact
+    same = backend.eq(native, composed.native)
+    step = backend.where(same, backend.full((), 0, half), backend.sub(native, composed.native))
+    return add_(composed, Tensor(step, backend, half))
+
+
+def _scalar_loop_mask(backend: Any, shape: tuple, strides: tuple) -> Any:
+    """``_cpu_scalar_loop`` of one input on ``backend``, a native bool array (None: none)."""
+    scalar = _cpu_scalar_loop(shape, (strides,))
+    return None if scalar is None else backend.from_host(scalar, dtypes.bool_)
+
+
+#: A training loop repeats its layouts: the masks of small tensors are kept (nothing
+#: writes them).
+_cached_scalar_loop_mask = lru_cache(maxsize=64)(_scalar_loop_mask)
+_CACHED_MASKS = 1 << 16
+
+
+#: Half-precision elements per step of PyTorch's x86 CPU vector loops (AVX2 and AVX-512
+#: alike: two float32 vectors' worth; measured with torch 2.13, ATEN_CPU_CAPABILITY=avx2 and
+#: the default avx512); its "default" capability (no AVX2) runs every element scalar.
+_CPU_HALF_STEP = 32
+
+
+def _cpu_scalar_loop(shape: tuple, strides: tuple) -> np.ndarray | None:
+    """Which elements of a new result over ``shape`` PyTorch's CPU loop computes in its scalar
+    loop, for inputs of element ``strides`` (0 where broadcast), as its TensorIterator orders
+    the work with one thread (or below 32768 elements, where it uses one): dimensions sorted
+    by the inputs' strides, fastest first (a broadcast dimension does not vote; ties stay),
+    then merged from the fastest while every input steps evenly across them: the inner loop.
+    It is vectorized where every input steps one element along it (one may stay put), and then
+    only its last (length mod 32) elements take the scalar loop; otherwise all do. None where
+    none does. (The NumPy backend's ``foreach_add`` applies the same rule to float16 add.)"""
+    steps = [[builtins.abs(s) for s in st] for st in strides]
+    order = list(range(len(shape)))[::-1]
+    for i in range(1, len(order)):  # TensorIterator's insertion sort
+        j = i
+        for k in range(i - 1, -1, -1):
+            after = _slower(order[k], order[j], shape, steps)
+            if after > 0:
+                order[k], order[j] = order[j], order[k]
+                j = k
+            elif after < 0:
+                break
+    inner, length, step = [], 1, [0] * len(steps)
+    for d in order:
+        if shape[d] != 1 and length != 1:
+            if any(s[d] != length * t for s, t in zip(steps, step)):
+                break
+        elif shape[d] != 1:
+            step = [s[d] for s in steps]
+        inner.append(d)
+        length *= shape[d]
+    vector = step.count(0) <= 1 and all(t in (0, 1) for t in step)
+    tail = length % _CPU_HALF_STEP if vector else length
+    if tail == 0:
+        return None
+    mask = np.arange(length) >= length - tail
+    mask = mask.reshape([shape[d] for d in inner[::-1]]).transpose(np.argsort(inner[::-1]))
+    return mask.reshape([shape[d] if d in inner else 1 for d in range(len(shape))])
+
+
+def _slower(d0: int, d1: int, shape: tuple, steps: list) -> int:
+    """1 where dimension d0 goes after (is slower than) d1 in TensorIterator's order, -1
+    before, 0 where the inputs do not tell."""
+    for s in steps:
+        if s[d0] == 0 or s[d1] == 0:
+            continue
+        if s[d0] != s[d1]:
+            return 1 if s[d0] > s[d1] else -1
+        if shape[d0] > shape[d1]:
+            return 1
+    return 0
 
 
 def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
