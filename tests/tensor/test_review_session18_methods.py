@@ -51,3 +51,15 @@ def test_keepdim_must_be_a_bool(backend, reduction, keepdim) -> None:
         except TypeError:
             outcomes.append("TypeError")
     assert outcomes[0] == outcomes[1]
+
+
+def test_argsort_out_refuses_an_input_requiring_grad(backend) -> None:
+    # before: argsort(stable=True, out=) of an input requiring grad was written (torch: its
+    # sort's out= refusal)
+    for lib in (torch, tw):
+        x = lib.tensor([3.0, 1.0, 2.0], requires_grad=True)
+        out = lib.empty(3, dtype=lib.long)
+        with pytest.raises(RuntimeError, match="out=... arguments don't support"):
+            lib.argsort(x, stable=True, out=out)
+        with lib.no_grad():
+            assert lib.argsort(x, stable=True, out=out).tolist() == [1, 2, 0]

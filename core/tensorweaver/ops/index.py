@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorweaver.autograd.mode import no_grad
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -598,14 +598,14 @@ def scatter(
         return input.clone()
     if reduce is None:
         return scatter_unchecked(input, d, index, src)
+    reduced = scatter_add_unchecked if reduce == "add" else _scatter_multiply
+    if not (is_grad_enabled() and (input.requires_grad or src.requires_grad)):
+        return reduced(input, d, index, src)
     # PyTorch defines no derivative for scatter's reduce= forms (scatter_reduce has one)
     from tensorweaver.ops.order_stats import NO_DERIVATIVE, no_derivative  # (builds on this)
 
     with no_grad():
-        if reduce == "add":
-            out = scatter_add_unchecked(input, d, index, src)
-        else:
-            out = _scatter_multiply(input, d, index, src)
+        out = reduced(input, d, index, src)
     return no_derivative(out, (input, src), RuntimeError(NO_DERIVATIVE.format("scatter")))
 
 

@@ -271,8 +271,9 @@ def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     x = ew.cast(input, dtype)
     magnitude = ew.abs(ew.cast(other, dtype)) if isinstance(other, Tensor) else abs(float(other))
     # |x|, but with torch's input gradient at NaN (1: abs's is 0 there)
-    rest = ew.remainder(ew.where(ew.lt(x, 0), ew.neg(x), x), magnitude)
-    out = ew.where(ew.lt(x, 0), ew.neg(rest), rest)
+    negative = ew.lt(x, 0)
+    rest = ew.remainder(ew.where(negative, ew.neg(x), x), magnitude)
+    out = ew.where(negative, ew.neg(rest), rest)
     # A zero input is the result itself (-0.0 keeps its sign) unless the divisor is 0 or NaN.
     out = ew.where(ew.logical_and(ew.eq(x, 0), ew.eq(rest, 0)), x, out)
     if isinstance(other, Tensor) and other.requires_grad:

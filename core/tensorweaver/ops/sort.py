@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from tensorweaver import return_types
+from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
@@ -134,6 +135,13 @@ def argsort(
             raise TypeError(
                 "argsort() received an invalid combination of arguments: out= is taken only "
                 "by argsort(input, *, stable, dim=-1, descending=False, out=None); pass stable="
+            )
+        if is_grad_enabled() and isinstance(input, Tensor) and input.requires_grad:
+            # (PyTorch's argsort(out=) is its sort's, whose values would need a gradient)
+            raise RuntimeError(
+                "sort(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad; call it under "
+                "tw.no_grad() or without out="
             )
         keywords = {"dim": dim, "descending": descending, "stable": stable}
         return call_with_out("argsort", argsort, (input, *args), keywords, out)
