@@ -587,10 +587,16 @@ OPTIONAL: dict[str, str] = {
     "(clip_grad_norm_'s norms; no gradient)",
     "foreach_add": "foreach_add(xs, ys, alpha) -> list[A]: [x + y * alpha for x, y in zip(xs, "
     "ys)], new arrays (xs and ys unchanged); xs and ys lists of one length, each pair one "
-    "shape and floating-point dtype, alpha a Python number taken in that dtype (y * alpha "
-    "rounded first, as the core's mul then add; a fused multiply-add is within rounding; "
-    "float16/bfloat16 as PyTorch's CPU add: x + y * alpha in float32, alpha rounded to the "
-    "dtype, rounded once, but y * alpha rounded first in the last n mod 64 elements)",
+    "shape and floating-point dtype (either may be a zero-stride or strided view), alpha a "
+    "Python number taken in that dtype (y * alpha rounded first, as the core's mul then add; "
+    "a fused multiply-add is within rounding; float16/bfloat16 as PyTorch's CPU add: x + y * "
+    "alpha in float32, alpha rounded to the dtype, rounded once, except where its scalar loop "
+    "rounds y * alpha to the dtype first: its TensorIterator sorts the dimensions by the "
+    "inputs' strides (fastest first), merges them from the fastest while both step evenly: "
+    "that inner loop is vectorized where each input steps one element along it or one steps "
+    "none, then its last (length mod 32) elements take the scalar loop (x86 AVX2 and AVX-512 "
+    "alike), else all do; torch with one thread (above 32768 elements its threads split "
+    "the loop, each part with its own tail))",
     "foreach_mul": "foreach_mul(xs, scalar) -> list[A]: [x * scalar for x in xs], new arrays; "
     "xs floating-point, scalar a Python number taken in each x's dtype",
     "foreach_add_scalar": "foreach_add_scalar(xs, scalar) -> list[A]: [x + scalar for x in xs]",
@@ -620,6 +626,19 @@ OPTIONAL: dict[str, str] = {
     "addcdiv) into each x's own memory, bit for bit the out-of-place primitive's values, and "
     "return True; return False, writing nothing, for a name it cannot write in place. mul's "
     "scalar may be a 0-d array of the xs' dtype (clip_grad_norm_'s factor)",
+    # API 2.8: the negative log-likelihood by the backend's own kernels (nll_loss and
+    # cross_entropy's class-index forms). A backend defines both or neither; without them
+    # the core composes gather, sums and a scatter into zeros.
+    "nll_loss": "nll_loss(x, target, weight, reduction, ignore_index) -> (A, A): with x (N, "
+    "C) float, target (N,) int64 whose every element lies in [0, C) or equals ignore_index "
+    "(the core checks), weight (C,) of x's dtype or None (all ones), reduction 'none', "
+    "'mean' or 'sum': the losses -weight[t] * x[n, t] (0 where t is ignore_index), reduced "
+    "(the mean divides by the summed weights of the kept targets: NaN when none is kept), "
+    "and that total weight as a 0-d array of x's dtype (torch.ops.aten.nll_loss_forward)",
+    "nll_loss_backward": "nll_loss_backward(grad, x, target, weight, reduction, "
+    "ignore_index, total_weight) -> A: the gradient of nll_loss with respect to x (x's "
+    "shape; zero but at each kept target), grad of the loss's shape, total_weight the one "
+    "nll_loss returned (torch.ops.aten.nll_loss_backward)",
     # API 2.4: compiled graphs (tw.compile's compile_graph hook).
     "compile_graph": "compile_graph(graph) -> callable | None: a faster form of a tw.compile'd "
     "step's backend calls. graph (tensorweaver.compiler.record.GraphRecord) has fn(*inputs) -> "

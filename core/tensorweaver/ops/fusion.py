@@ -39,3 +39,11 @@ def fused_kernel(backend: Any, name: str) -> Callable[..., tuple] | None:
     if attribute is None:
         attribute = _ATTRIBUTES[name] = sys.intern("fused_" + name)
     return getattr(backend, attribute, None)
+
+
+def optional_kernel(backend: Any, name: str) -> Callable[..., Any] | None:
+    """The backend's optional primitive ``name`` standing in for a composition of the core's
+    (``nll_loss``), or None where it has none or ``reference_only`` is on."""
+    if _reference_only.get():
+        return None
+    return getattr(backend, name, None)
