@@ -26,10 +26,11 @@ offset and address are PyTorch's in its base's memory (:func:`view_layout`), and
 of views of it (:func:`part_layout`); a ``reshape`` of it views or copies by those strides,
 and an ``as_strided``/``unfold`` of it views its base's memory (:class:`Memory`).
 
-Differs from PyTorch: ``view`` of a tensor its strides cannot view copies instead of raising;
-where a backend lays an op's result out otherwise than PyTorch would (NumPy's result of some
-ops is not C-contiguous), a ``reshape`` of it may copy where PyTorch's views, or view where
-PyTorch's copies; ``numpy()`` of a view that holds a memory position twice (overlapping
+Differs from PyTorch: where a backend lays an op's result out otherwise than PyTorch would
+(NumPy's result of some ops is not C-contiguous), a ``reshape`` of it may copy where
+PyTorch's views, or view where PyTorch's copies, and its ``view`` (or a view of it) that the
+backend must copy is a view writing back into it, also where PyTorch raises (``view`` of a
+view of a contiguous tensor raises as PyTorch's); ``numpy()`` of a view that holds a memory position twice (overlapping
 ``unfold`` windows) is an array of its own, not its base's memory (any other view's is its
 base's, ops/host_strided_views.py); a new axis's stride (``unsqueeze``, None indexing) is
 PyTorch's on a view, the backend's after ``unsqueeze_`` of a tensor that is no view; on a
