@@ -309,13 +309,16 @@ def _extreme(op: str, x: Tensor, args: tuple, dim: Any, keepdim: Any, other: Any
         if x.ndim:
             _check_sizes(op, x, (_axis(dim, x.ndim, op),))
         raise RuntimeError(f"{op}(): does not support complex input; reduce .abs() or .real")
-    if x.ndim == 0:
+    if x.ndim == 0:  # a new tensor, as PyTorch's (a write into it leaves x alone)
         _axis(dim, 0, op)
-        return getattr(return_types, op)(x, _arg("arg" + op, x, dim, False))
-    indices = _arg("arg" + op, x, dim, True)
-    values = x.gather(_axis(dim, x.ndim, op), indices)
-    if not keepdim:
-        values, indices = values.squeeze(dim), indices.squeeze(dim)
+        values, indices = x.clone(), _arg("arg" + op, x, dim, False)
+    else:
+        indices = _arg("arg" + op, x, dim, True)
+        values = x.gather(_axis(dim, x.ndim, op), indices)
+        if not keepdim:
+            values, indices = values.squeeze(dim), indices.squeeze(dim)
+    # PyTorch's node of the values is MaxBackward0 (MinBackward0), not the gather/squeeze.
+    values = labelled(values, f"{op.capitalize()}Backward0", x)
     return getattr(return_types, op)(values, indices)
 
 
@@ -450,6 +453,9 @@ def _variance_value(x: Tensor, axes: tuple, keepdim: bool, n: int, correction: f
             shift = sum(centred, axes, keepdim)
             shift = ew.mul(shift, conj_physical(shift))
             shift = ew.div(real(shift) if x.dtype.kind == "c" else shift, n) if n else shift
+            # (never past the total: of constant values both are rounding, and a negative
+            # variance would give std NaN)
+            shift = ew.minimum(shift, total.detach())
         total = ew.sub(total, shift)
     return ew.div(total, n - correction if n > correction else 0)
 

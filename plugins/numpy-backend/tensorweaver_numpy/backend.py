@@ -129,9 +129,11 @@ def _float_sum(a: A, axes: Axes, keepdims: bool, dtype: np.dtype) -> A:
         total = _sum_leading(a.reshape((outer,) + a.shape[len(axes) :]), dtype)
         return total.reshape((1,) * len(axes) + total.shape) if keepdims else total
     summed = {i % a.ndim for i in axes}
-    # Axes in memory order (1-long axes, whose stride means nothing, first; then largest
-    # stride first), as NumPy's iterator orders them.
-    order = sorted(range(a.ndim), key=lambda i: (a.shape[i] > 1, -abs(a.strides[i])))
+    # Axes in memory order (1-long and broadcast axes, whose strides hold no memory, first;
+    # then largest stride first), as NumPy's iterator orders them.
+    order = sorted(
+        range(a.ndim), key=lambda i: (a.shape[i] > 1 and a.strides[i] != 0, -abs(a.strides[i]))
+    )
     b = a.transpose(order)
     reduced = [k for k, i in enumerate(order) if i in summed]
     inner = []  # the reduced axes NumPy coalesces into its innermost, pairwise loop
