@@ -149,12 +149,13 @@ class ForeachOps:
         norms = []
         for x in xs:
             axes = tuple(range(x.ndim))
+            # (the backend's own sum: its accurate order over any layout, as the core's)
             if ord == 2:
-                norms.append(np.sqrt(np.add.reduce(np.multiply(x, x), axis=axes, dtype=x.dtype)))
+                norms.append(np.sqrt(self.sum(np.multiply(x, x), axes, False)))
             elif ord == math.inf:
                 norms.append(np.maximum.reduce(np.absolute(x), axis=axes))
             else:
-                norms.append(np.add.reduce(np.absolute(x), axis=axes, dtype=x.dtype))
+                norms.append(self.sum(np.absolute(x), axes, False))
         return [np.asarray(n) for n in norms]
 
     @quiet
