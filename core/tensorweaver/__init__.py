@@ -376,6 +376,17 @@ absolute = abs
 is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
 
 
+def typename(obj: object) -> str:
+    """PyTorch's name of ``obj``'s type: ``x.type()`` for a tensor (``'torch.FloatTensor'``),
+    else the dotted module and qualified name (a builtin's without a module: ``'int'``); a
+    class or function names itself."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    named = obj if hasattr(obj, "__qualname__") else type(obj)
+    module = getattr(obj, "__module__", None) or type(obj).__module__
+    return named.__qualname__ if module == "builtins" else f"{module}.{named.__qualname__}"
+
+
 def is_floating_point(input: Tensor) -> bool:
     return input.dtype.is_floating_point
 

@@ -11,7 +11,7 @@ from tensorweaver import registry, selection, tensor_types
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
-from tensorweaver.errors import UnknownBackendError
+from tensorweaver.errors import DeviceNotFoundError, UnknownBackendError
 from tensorweaver.layout import strided
 from tensorweaver.memory_formats import (
     channels_last_order,
@@ -198,9 +198,15 @@ def _cpu(self: Tensor, memory_format: Any = None) -> Tensor:
 
 def _cuda(self: Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Tensor:
     """This tensor on a CUDA device: ``cuda()``, ``cuda(1)``, ``cuda("cuda:1")``."""
-    from tensorweaver.cuda import device_spec
+    from tensorweaver import cuda
 
-    return _to_device(self, device_spec(device))
+    try:
+        return _to_device(self, cuda.device_spec(device))
+    except DeviceNotFoundError as error:
+        # PyTorch without CUDA: AssertionError, but a RuntimeError for a device index
+        if isinstance(device, int) or cuda.is_available():
+            raise
+        raise AssertionError(f"Torch not compiled with CUDA enabled: {error}") from error
 
 
 def _is_kind(*kinds: str) -> Any:
@@ -305,6 +311,23 @@ def _clone(self: Tensor, memory_format: Any = None) -> Tensor:
 
 def _type_as(self: Tensor, other: Tensor) -> Tensor:
     return ew.cast(self, other.dtype)
+
+
+def _as_subclass(self: Tensor, cls: type) -> Tensor:
+    """This tensor as an instance of ``cls`` (a subclass of Tensor, whose ``__init__`` is not
+    called): an alias of its memory, attached to the graph (``AliasBackward0``)."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(
+            f"as_subclass(): cls must be a subclass of Tensor, not {cls!r}; derive it from "
+            "tw.Tensor"
+        )
+    graphed = labelled(apply("identity", self.native, self.dtype, (self,)), "AliasBackward0", self)
+    out = object.__new__(cls)
+    Tensor.__init__(out, self.native, self.backend, self.dtype)
+    out._share_memory_of(self)  # (writes through either reach the other, as PyTorch's)
+    # Under no_grad PyTorch's alias is a leaf that still requires grad.
+    out._node, out.requires_grad = graphed._node, self.requires_grad
+    return out
 
 
 def _new_tensor(
@@ -696,6 +719,7 @@ _METHODS: dict[str, Any] = {
     "to": to,
     "clone": _clone,
     "type_as": _type_as,
+    "as_subclass": _as_subclass,
     "type": tensor_types.tensor_type,
     "float": _dtype_method("float", dtypes.float32),
     "double": _dtype_method("double", dtypes.float64),

@@ -111,6 +111,17 @@ def _set_lr(group: dict[str, Any], value: Any) -> None:
         group["lr"] = value
 
 
+def _warn_outside_step(scheduler: LRScheduler) -> None:
+    """PyTorch's warning when ``get_lr()`` is called by the user rather than by ``step()``
+    (its value there is the next epoch's recursion, not the current lr)."""
+    if not scheduler._get_lr_called_within_step:
+        warnings.warn(
+            "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def _copy(value: Any) -> Any:
     """A tensor lr cloned (so a later in-place write leaves the copy), a number itself."""
     return value.clone() if isinstance(value, tw.Tensor) else value
@@ -124,6 +135,8 @@ class LRScheduler:
     """
 
     _is_initial = False
+    # True while step() calls get_lr() (a state_dict() key, as PyTorch's).
+    _get_lr_called_within_step = False
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         _check_optimizer(type(self).__name__, optimizer)
@@ -186,10 +199,13 @@ class LRScheduler:
     def _update_lr(self, epoch: Optional[int] = None) -> None:
         if epoch is None:
             self.last_epoch += 1
-            values = self.get_lr()
         else:
             self.last_epoch = epoch
-            values = self._get_closed_form_lr()
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr() if epoch is None else self._get_closed_form_lr()
+        finally:
+            self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
             _set_lr(group, lr)
         self._last_lr = self._current_lrs()
@@ -227,6 +243,7 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
     def state_dict(self) -> dict[str, Any]:
@@ -251,6 +268,7 @@ class MultiplicativeLR(LambdaLR):
     """Multiply the lr by ``lr_lambda(epoch)`` every epoch; one function, or one per group."""
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         if self._is_initial:
             return self._current_lrs()
         return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._current_lrs())]
@@ -267,6 +285,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._current_lrs()
         return [lr * self.gamma for lr in self._current_lrs()]
@@ -290,6 +309,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         if self.last_epoch not in self.milestones:
             return self._current_lrs()
         factor = self.gamma ** self.milestones[self.last_epoch]
@@ -322,6 +342,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         if self.last_epoch == 0:
             return [lr * self.factor for lr in self._current_lrs()]
         if self.last_epoch != self.total_iters:
@@ -354,6 +375,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         if self.last_epoch == 0:
             return [lr * self.start_factor for lr in self._current_lrs()]
         if self._is_initial or self.last_epoch > self.total_iters:
@@ -378,6 +400,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         if self._is_initial:
             return self._current_lrs()
         return [lr * self.gamma for lr in self._current_lrs()]
@@ -401,6 +424,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         if self._is_initial or self.last_epoch > self.total_iters:
             return self._current_lrs()
         decay = (
@@ -427,6 +451,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         if self._is_initial:
             return self._current_lrs()
         if self._step_count == 1 and self.last_epoch > 0:
@@ -481,6 +506,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         return [
             self.eta_min
             + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
@@ -510,7 +536,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
             self.T_i = self.T_0 * self.T_mult**n
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
             _set_lr(group, lr)
         self._last_lr = self._current_lrs()
 
@@ -596,6 +627,7 @@ class CyclicLR(LRScheduler):
         return self.gamma**x
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle  # position in the cycle, [0, 1)
         if x <= self.step_ratio:
@@ -778,8 +810,9 @@ class OneCycleLR(LRScheduler):
             raise ValueError(
                 f"OneCycleLR: anneal_strategy={anneal_strategy!r} must be 'cos' or 'linear'"
             )
-        self._anneal_func_type = anneal_strategy
+        # (in PyTorch's order: state_dict() lists the attributes as they were set)
         self._schedule_phases = _phases(self.total_steps, pct_start, three_phase)
+        self._anneal_func_type = anneal_strategy
 
         max_lrs = _per_group("OneCycleLR", "max_lr", optimizer, max_lr)
         if last_epoch == -1:
@@ -811,6 +844,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self) -> list[float]:
+        _warn_outside_step(self)
         step_num = self.last_epoch
         if step_num > self.total_steps:
             raise ValueError(
@@ -930,10 +964,11 @@ class ReduceLROnPlateau(LRScheduler):
             raise ValueError(
                 f"ReduceLROnPlateau: threshold_mode={threshold_mode!r} must be 'rel' or 'abs'"
             )
+        # (mode_worse first: state_dict() lists the attributes in PyTorch's order)
+        self.mode_worse = math.inf if mode == "min" else -math.inf
         self.mode = mode
         self.threshold = threshold
         self.threshold_mode = threshold_mode
-        self.mode_worse = math.inf if mode == "min" else -math.inf
 
     def _reset(self) -> None:
         self.best = self.mode_worse

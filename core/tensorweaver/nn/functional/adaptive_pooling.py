@@ -69,11 +69,13 @@ def _spatial(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> tuple[
     sizes = tuple(s if o is None else int(o) for o, s in zip(sizes, shape))
     if min(sizes) < 0:
         raise RuntimeError(f"{fn}: output_size must be zero or positive, got {output_size!r}")
-    if not input.dtype.is_floating_point:  # PyTorch has no integer kernels
+    _refuse_empty(input, nd, sizes, fn)  # (before the dtype, as PyTorch's shape checks)
+    # PyTorch has no integer or complex kernels; an average to all ones is its mean() (whose
+    # error for integers is a RuntimeError, and which takes complex input)
+    if not input.dtype.is_floating_point and not _is_mean(fn, sizes):
         raise NotImplementedError(
             f"{fn}: not implemented for {input.dtype} input; convert it with .float()"
         )
-    _refuse_empty(input, nd, sizes, fn)
     return sizes
 
 
@@ -83,7 +85,7 @@ def _refuse_empty(input: Tensor, nd: int, sizes: tuple[int, ...], fn: str) -> No
     is not all ones (that one is a mean), over the spatial axes in 1-D and 2-D and every
     axis but the first in 3-D."""
     averaging = "avg" in fn
-    if averaging and all(s == 1 for s in sizes):
+    if _is_mean(fn, sizes):
         return
     start = input.dim() - nd if averaging and nd < 3 else 1
     for axis in range(start, input.dim()):
@@ -94,6 +96,11 @@ def _refuse_empty(input: Tensor, nd: int, sizes: tuple[int, ...], fn: str) -> No
             )
 
 
+def _is_mean(fn: str, sizes: tuple[int, ...]) -> bool:
+    """Whether PyTorch computes this pool as a mean: an average to an output of ones."""
+    return "avg" in fn and all(s == 1 for s in sizes)
+
+
 def _fusable(input: Tensor, sizes: tuple[int, ...]) -> bool:
     """Whether the composite applies: float input, and no empty output (torch's kernels
     refuse some of those)."""
@@ -102,7 +109,8 @@ def _fusable(input: Tensor, sizes: tuple[int, ...]) -> bool:
 
 def _adaptive_avg(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> Tensor:
     sizes = _spatial(input, nd, output_size, fn)
-    if 0 in input.shape[-nd:]:  # (an output of ones: PyTorch's mean, NaN of nothing)
+    if 0 in input.shape[-nd:] or not input.dtype.is_floating_point:
+        # (an output of ones, which _spatial let through: PyTorch's mean, NaN of nothing)
         return input.mean(tuple(range(-nd, 0)), keepdim=True)
     if input.dtype in _HALF and fused_kernel(input.backend, "adaptive_avg_pool") is None:
         # The reference sums in float32, rounded once, as torch; a backend's own kernel

@@ -166,6 +166,11 @@ def grid_sample(
         )
     if mode == "bicubic" and rank != 2:
         raise RuntimeError(f"grid_sample: bicubic interpolation needs a 4-D input, got {shapes}")
+    if not input.dtype.is_floating_point:  # PyTorch has no kernel for it, whatever the grid's
+        raise NotImplementedError(
+            f"grid_sample: not implemented for {input.dtype.name} input; convert it (and the "
+            "grid) to a floating dtype, e.g. .float()"
+        )
     if grid.dtype is not input.dtype:
         raise RuntimeError(
             f"grid_sample: expected input and grid of one dtype, got {input.dtype.name} and "
