@@ -822,12 +822,8 @@ def test_extreme_of_a_0d_tensor_is_a_copy(spec: str) -> None:
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="grad_fn labels of median/nanmedian/kthvalue/mode along a dim are SqueezeBackward1 "
-    "(GatherBackward0 with keepdim); PyTorch MedianBackward1, NanmedianBackward1, "
-    "KthvalueBackward0, ModeBackward0 (ops/order_stats.py)",
-)
+# before: grad_fn labels of median/nanmedian/kthvalue/mode along a dim were SqueezeBackward1
+# (GatherBackward0 with keepdim)
 @pytest.mark.parametrize(
     "call",
     [

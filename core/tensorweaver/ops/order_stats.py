@@ -100,9 +100,19 @@ def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> 
     out = getattr(return_types, op)(
         ix.gather_unchecked(values, axis, where), ix.gather_unchecked(indices, axis, where)
     )
-    if keepdim and x.ndim:
-        return out
-    return getattr(return_types, op)(mv.squeeze(out.values, axis), mv.squeeze(out.indices, axis))
+    values, indices = out
+    if not (keepdim and x.ndim):
+        values, indices = mv.squeeze(values, axis), mv.squeeze(indices, axis)
+    return getattr(return_types, op)(labelled(values, _NODE_NAMES[op], x), indices)
+
+
+#: PyTorch's node names of the values of the order statistics along a dim.
+_NODE_NAMES = {
+    "median": "MedianBackward1",
+    "nanmedian": "NanmedianBackward1",
+    "kthvalue": "KthvalueBackward0",
+    "mode": "ModeBackward0",
+}
 
 
 def _median_position(ignore_nan: bool) -> Position:
