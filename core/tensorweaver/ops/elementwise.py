@@ -13,6 +13,7 @@ import numpy as np
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.autograd.node import Node, frees_nothing
 from tensorweaver.contract import dtypes
+from tensorweaver.contract.cpu_loops import cached_scalar_loop_mask
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops.apply import (
     apply,
@@ -1327,7 +1328,7 @@ def _rsqrt(x: Tensor) -> Tensor:
 
 def _half_rsqrt(x: Tensor) -> Tensor:
     """rsqrt of a half-precision ``x`` as PyTorch's CPU kernel: 1 / sqrt(x) in float32,
-    rounded once, except the elements its scalar loop takes (``_cpu_scalar_loop``), where
+    rounded once, except the elements its scalar loop takes (``contract.cpu_loops``), where
     sqrt(x) is rounded to x's dtype first (on other devices every element rounds once).
     Computed on the native arrays; with a gradient, as the float32 composition's (plus the
     difference, a constant)."""
@@ -1335,9 +1336,7 @@ def _half_rsqrt(x: Tensor) -> Tensor:
     root = backend.sqrt(backend.cast(x.native, wide))
     scalar = None
     if backend.device.kind == "cpu":
-        layout = (backend, tuple(x.shape), tuple(x.stride()))
-        small = x.numel() <= _CACHED_MASKS
-        scalar = _cached_scalar_loop_mask(*layout) if small else _scalar_loop_mask(*layout)
+        scalar = cached_scalar_loop_mask(x.shape, (x.stride(),), backend=backend)
     if scalar is not None:
         root = backend.where(scalar, backend.cast(backend.cast(root, half), wide), root)
     native = backend.cast(backend.div(backend.full((), 1, wide), root), half)
@@ -1350,75 +1349,6 @@ def _half_rsqrt(x: Tensor) -> Tensor:
     same = backend.eq(native, composed.native)
     step = backend.where(same, backend.full((), 0, half), backend.sub(native, composed.native))
     return add_(composed, Tensor(step, backend, half))
-
-
-def _scalar_loop_mask(backend: Any, shape: tuple, strides: tuple) -> Any:
-    """``_cpu_scalar_loop`` of one input on ``backend``, a native bool array (None: none)."""
-    scalar = _cpu_scalar_loop(shape, (strides,))
-    return None if scalar is None else backend.from_host(scalar, dtypes.bool_)
-
-
-#: A training loop repeats its layouts: the masks of small tensors are kept (nothing
-#: writes them).
-_cached_scalar_loop_mask = lru_cache(maxsize=64)(_scalar_loop_mask)
-_CACHED_MASKS = 1 << 16
-
-
-#: Half-precision elements per step of PyTorch's x86 CPU vector loops (AVX2 and AVX-512
-#: alike: two float32 vectors' worth; measured with torch 2.13, ATEN_CPU_CAPABILITY=avx2 and
-#: the default avx512); its "default" capability (no AVX2) runs every element scalar.
-_CPU_HALF_STEP = 32
-
-
-def _cpu_scalar_loop(shape: tuple, strides: tuple) -> np.ndarray | None:
-    """Which elements of a new result over ``shape`` PyTorch's CPU loop computes in its scalar
-    loop, for inputs of element ``strides`` (0 where broadcast), as its TensorIterator orders
-    the work with one thread (or below 32768 elements, where it uses one): dimensions sorted
-    by the inputs' strides, fastest first (a broadcast dimension does not vote; ties stay),
-    then merged from the fastest while every input steps evenly across them: the inner loop.
-    It is vectorized where every input steps one element along it (one may stay put), and then
-    only its last (length mod 32) elements take the scalar loop; otherwise all do. None where
-    none does. (The NumPy backend's ``foreach_add`` applies the same rule to float16 add.)"""
-    steps = [[builtins.abs(s) for s in st] for st in strides]
-    order = list(range(len(shape)))[::-1]
-    for i in range(1, len(order)):  # TensorIterator's insertion sort
-        j = i
-        for k in range(i - 1, -1, -1):
-            after = _slower(order[k], order[j], shape, steps)
-            if after > 0:
-                order[k], order[j] = order[j], order[k]
-                j = k
-            elif after < 0:
-                break
-    inner, length, step = [], 1, [0] * len(steps)
-    for d in order:
-        if shape[d] != 1 and length != 1:
-            if any(s[d] != length * t for s, t in zip(steps, step)):
-                break
-        elif shape[d] != 1:
-            step = [s[d] for s in steps]
-        inner.append(d)
-        length *= shape[d]
-    vector = step.count(0) <= 1 and all(t in (0, 1) for t in step)
-    tail = length % _CPU_HALF_STEP if vector else length
-    if tail == 0:
-        return None
-    mask = np.arange(length) >= length - tail
-    mask = mask.reshape([shape[d] for d in inner[::-1]]).transpose(np.argsort(inner[::-1]))
-    return mask.reshape([shape[d] if d in inner else 1 for d in range(len(shape))])
-
-
-def _slower(d0: int, d1: int, shape: tuple, steps: list) -> int:
-    """1 where dimension d0 goes after (is slower than) d1 in TensorIterator's order, -1
-    before, 0 where the inputs do not tell."""
-    for s in steps:
-        if s[d0] == 0 or s[d1] == 0:
-            continue
-        if s[d0] != s[d1]:
-            return 1 if s[d0] > s[d1] else -1
-        if shape[d0] > shape[d1]:
-            return 1
-    return 0
 
 
 def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:

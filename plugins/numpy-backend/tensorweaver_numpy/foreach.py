@@ -14,10 +14,10 @@ parameters after 3 steps)."""
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
+from tensorweaver.contract.cpu_loops import HALF_STEP, cached_scalar_loop_mask
 
 from tensorweaver_numpy._quiet import quiet
 
@@ -44,92 +44,25 @@ def _half_addc(ufunc: np.ufunc, x: A, y: A, z: A, value: float) -> A:
     return np.add(wide, ufunc(np.multiply(_wide(y), _scalar(value, wide)), _wide(z))).astype(_F16)
 
 
-#: float16 elements per step of PyTorch's x86 CPU vector loop (AVX2 and AVX-512 alike: it
-#: computes them as float32 vectors); the last (length mod 32) elements of each inner loop
-#: take its scalar loop, which rounds y * alpha to float16 first.
-_HALF_STEP = 32
-
-
 def _half_add(x: A, y: A, alpha: float) -> A:
     """float16 ``x + y * alpha`` as PyTorch's CPU ``add`` computes it: alpha rounded to
     float16, then in float32 (y * alpha exact there), rounded once, except the elements its
-    scalar loop takes (``_scalar_loop``), where y * alpha is rounded to float16 first (then
-    the sum in float32, rounded: c10::Half's operators). As torch with one thread: above
-    32768 elements its threads split the loop, each part with its own tail."""
+    scalar loop takes (``tensorweaver.contract.cpu_loops``), where y * alpha is rounded to
+    float16 first (then the sum in float32, rounded: c10::Half's operators). As torch with
+    one thread: above 32768 elements its threads split the loop, each part with its own tail."""
     a = np.float32(_scalar(alpha, y))
     if x.flags.c_contiguous and y.flags.c_contiguous:  # one loop over all, in C order
         shape, x = x.shape, x.reshape(-1)  # (0-d: an array, not a scalar)
         wide = np.multiply(y.reshape(-1).astype(_F32), a)
-        tail = wide.size % _HALF_STEP
+        tail = wide.size % HALF_STEP
         if tail:
             wide[-tail:] = wide[-tail:].astype(_F16)
         return np.add(wide, x, out=wide).astype(_F16).reshape(shape)
     wide = np.multiply(y.astype(_F32), a)
-    layout = (x.shape, (x.strides, y.strides))
-    scalar = _scalar_loop(*layout) if wide.size > _CACHED else _cached_scalar_loop(*layout)
+    scalar = cached_scalar_loop_mask(x.shape, (x.strides, y.strides), x.itemsize)
     if scalar is not None:
         np.copyto(wide, wide.astype(_F16), where=scalar)
     return np.add(wide, x, out=wide).astype(_F16)
-
-
-def _scalar_loop(shape: tuple, strides: tuple) -> A | None:
-    """Which elements of a new result over ``shape`` PyTorch's CPU loop computes in its scalar
-    loop, for inputs of byte ``strides`` (0 where broadcast), as its TensorIterator orders the
-    work: dimensions sorted by the inputs' strides (fastest first; a broadcast dimension does
-    not vote), then merged from the fastest while every input steps evenly across them: that
-    is the inner loop. It is vectorized where each input steps one element along it (or one
-    input stays put), and then only its last (length mod 32) elements take the scalar loop;
-    otherwise all do. None where no element does."""
-    steps = [[abs(s) // 2 for s in st] for st in strides]  # (a flipped view: torch's copy)
-    order = list(range(len(shape)))[::-1]
-    for i in range(1, len(order)):  # TensorIterator's insertion sort (ties stay put)
-        j = i
-        for k in range(i - 1, -1, -1):
-            after = _after(order[k], order[j], shape, steps)
-            if after > 0:
-                order[k], order[j] = order[j], order[k]
-                j = k
-            elif after < 0:
-                break
-    inner, length, step = [], 1, [0] * len(steps)
-    for d in order:
-        if shape[d] != 1 and length != 1:
-            if any(s[d] != length * t for s, t in zip(steps, step)):
-                break
-        elif shape[d] != 1:
-            step = [s[d] for s in steps]
-        inner.append(d)
-        length *= shape[d]
-    vector = step.count(0) <= 1 and all(t in (0, 1) for t in step)
-    tail = length % _HALF_STEP if vector else length
-    if tail == 0:
-        return None
-    if tail == length:
-        return _EVERY
-    mask = np.arange(length) >= length - tail
-    mask = mask.reshape([shape[d] for d in inner[::-1]]).transpose(np.argsort(inner[::-1]))
-    mask = mask.reshape([shape[d] if d in inner else 1 for d in range(len(shape))])
-    mask.flags.writeable = False  # (kept by the cache below)
-    return mask
-
-
-_EVERY = np.True_  # (every element: a mask that broadcasts)
-#: A training loop repeats its layouts: the masks of small results are kept.
-_cached_scalar_loop = lru_cache(maxsize=64)(_scalar_loop)
-_CACHED = 1 << 16
-
-
-def _after(d0: int, d1: int, shape: tuple, steps: list) -> int:
-    """1 where dimension d0 goes after (is slower than) d1 in TensorIterator's order, -1
-    before, 0 where the inputs do not tell."""
-    for s in steps:
-        if s[d0] == 0 or s[d1] == 0:
-            continue
-        if s[d0] != s[d1]:
-            return 1 if s[d0] > s[d1] else -1
-        if shape[d0] > shape[d1]:
-            return 1
-    return 0
 
 
 def _lerp(x: A, y: A, weight: float) -> A:

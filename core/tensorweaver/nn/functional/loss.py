@@ -17,6 +17,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.contract.cpu_loops import HALF_STEP
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
 from tensorweaver.ops import index as ix
 from tensorweaver.ops.apply import check_backends, labelled
@@ -273,11 +274,6 @@ def _huber_half(input: Tensor, target: Tensor, delta: float) -> Tensor:
     return _huber(input.float(), target.float(), delta).to(input.dtype)
 
 
-#: Elements in one step of PyTorch's vectorized CPU loop over float16 (two vectors of 16);
-#: the n mod 32 elements left after the last step go through its scalar loop.
-_HALF_STEP = 32
-
-
 def _huber_half_grads(
     input: Tensor, target: Tensor, grad: Tensor, reduction: str, delta: float
 ) -> tuple:
@@ -290,7 +286,7 @@ def _huber_half_grads(
     rounded = _half_number(delta)
     g_input = norm * x.clamp(-rounded, rounded) * grad
     n = input.numel()
-    start = n - n % _HALF_STEP
+    start = n - n % HALF_STEP  # (the elements PyTorch's scalar loop takes)
     if start < n:
         x, g = x.reshape(-1)[start:], grad.expand(input.shape).reshape(-1)[start:]
         wide = tw.float64 if tw.float64 in input.backend.dtypes else tw.float32
