@@ -30,12 +30,12 @@ Differs from PyTorch: where a backend lays an op's result out otherwise than PyT
 (NumPy's result of some ops is not C-contiguous), a ``reshape`` of it may copy where
 PyTorch's views, or view where PyTorch's copies, and its ``view`` (or a view of it) that the
 backend must copy is a view writing back into it, also where PyTorch raises (``view`` of a
-view of a contiguous tensor raises as PyTorch's); ``numpy()`` of a view that holds a memory position twice (overlapping
-``unfold`` windows) is an array of its own, not its base's memory (any other view's is its
-base's, ops/host_strided_views.py); a new axis's stride (``unsqueeze``, None indexing) is
-PyTorch's on a view, the backend's after ``unsqueeze_`` of a tensor that is no view; on a
-backend that cannot tell (cuPyNumeric), every ``reshape`` is a view;
-``x[mask] = v`` through ``expand()``'s repeated elements raises (``masked_fill_``,
+view of a contiguous tensor raises as PyTorch's); ``numpy()`` of a view that holds a memory
+position twice (overlapping ``unfold`` windows) is an array of its own, not its base's
+memory (any other view's is its base's, ops/host_strided_views.py); a new axis's stride
+(``unsqueeze``, None indexing) is PyTorch's on a view, the backend's after ``unsqueeze_`` of
+a tensor that is no view; on a backend that cannot tell (cuPyNumeric), every ``reshape`` is
+a view; ``x[mask] = v`` through ``expand()``'s repeated elements raises (``masked_fill_``,
 ``index_fill_`` and ``index_put_`` write, as PyTorch's, with its deprecation warning), and
 an ``index_put_(..., accumulate=True)`` there adds one copy's values, not every copy's.
 """
