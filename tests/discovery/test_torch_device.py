@@ -103,8 +103,11 @@ def test_kind_only_device_keyword_of_factories() -> None:
 @NO_CUDA
 def test_cuda_without_a_provider_says_what_to_install() -> None:
     x = tw.ones(2)
+    # .cuda() raises AssertionError, as torch's CPU build ("Torch not compiled with CUDA")
+    with pytest.raises(AssertionError, match=r"no installed backend provides 'cuda'") as info:
+        x.cuda()
+    assert "tensorweaver[torch]" in str(info.value)
     calls = [
-        x.cuda,
         lambda: x.to("cuda"),
         lambda: tw.device("cuda:1").__enter__(),
         lambda: tw.zeros(2, device="cuda"),

@@ -17,7 +17,6 @@ WHY: dict[str, str] = {
 }
 
 KNOWN: dict[str, str] = {
-    "__rdiv__": "function float64 #0 missing: function __rdiv__",
     "_batch_norm_with_update": "function float64 #0 missing: function _batch_norm_with_update",
     "_chunk_cat": "function float64 #0 missing: function _chunk_cat",
     "_native_batch_norm_legit": "function float64 #0 missing: function _native_batch_norm_legit",
