@@ -123,12 +123,17 @@ def written_out(
         finally:
             out.requires_grad = requires_grad
     if is_grad_enabled() and (result.requires_grad or out.requires_grad):
-        raise RuntimeError(
-            f"{op}(): functions with out=... arguments don't support automatic "
-            "differentiation, but one of the arguments requires grad; call it under "
-            "tw.no_grad() or without out="
-        )
+        raise out_needs_no_grad(op)
     return _write_out(op, result, out, same_dtype)
+
+
+def out_needs_no_grad(op: str) -> RuntimeError:
+    """PyTorch's error for ``out=`` given to ``op`` where an argument requires grad."""
+    return RuntimeError(
+        f"{op}(): functions with out=... arguments don't support automatic "
+        "differentiation, but one of the arguments requires grad; call it under "
+        "tw.no_grad() or without out="
+    )
 
 
 def _write_out(op: str, result: Tensor, out: Tensor, same_dtype: bool) -> Tensor:

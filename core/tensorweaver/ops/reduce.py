@@ -17,6 +17,7 @@ from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.complex import conj_physical, real
 from tensorweaver.ops.creation import dtype_argument
 from tensorweaver.ops.movement import dim_list
+from tensorweaver.ops.sort import check_flags
 from tensorweaver.registry import _caller_level
 from tensorweaver.tensor import Tensor, _axis, index_argument
 
@@ -49,7 +50,7 @@ def kept_shape(shape: tuple, axes: tuple[int, ...]) -> tuple:
 
 def _reduce(op: str, x: Tensor, dim: Dim, keepdim: bool, dtype: DType) -> Tensor:
     if type(keepdim) is not bool:  # (keepdim=1, None or a NumPy bool: PyTorch's TypeError)
-        _check_keepdim(op, keepdim)
+        check_flags(op, keepdim=keepdim)
     axes = axes_of(op, dim, x.ndim)
     if x.dtype is not dtype:
         x = ew.cast(x, dtype)
@@ -221,15 +222,9 @@ def amin(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
     return _reduce("min", input, dim, keepdim, input.dtype)
 
 
-def _check_keepdim(op: str, keepdim: Any) -> None:
-    raise TypeError(
-        f"{op}(): argument 'keepdim' must be bool, not {type(keepdim).__name__}; pass True or False"
-    )
-
-
 def _arg(op: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     if type(keepdim) is not bool:
-        _check_keepdim(op, keepdim)
+        check_flags(op, keepdim=keepdim)
     if dim is None:
         flat = x.reshape(-1)
         _check_nonempty(op, flat, (0,))
@@ -343,7 +338,7 @@ def _no_dims(dim: Dim) -> bool:
 
 def _logical_reduce(op: str, x: Tensor, dim: Dim, keepdim: bool) -> Tensor:
     if type(keepdim) is not bool:
-        _check_keepdim(op, keepdim)
+        check_flags(op, keepdim=keepdim)
     b = x if x.dtype is dtypes.bool_ else ew.ne(x, 0)
     # PyTorch's any/all over dim=() reduce nothing (sum's reduces everything)
     axes = () if _no_dims(dim) else axes_of(op, dim, b.ndim)
@@ -510,7 +505,7 @@ def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
     if dim is None:  # PyTorch's dim is required
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     if type(keepdim) is not bool:
-        _check_keepdim("logsumexp", keepdim)
+        check_flags("logsumexp", keepdim=keepdim)
     if _no_dims(dim) and input.ndim and input.numel() and not keepdim:
         # PyTorch's out= of shape () meets its kept (1, ..., 1) result
         raise RuntimeError(

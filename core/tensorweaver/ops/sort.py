@@ -19,6 +19,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops.apply import out_needs_no_grad
 from tensorweaver.ops.out_arguments import call_with_out
 from tensorweaver.tensor import Tensor, _axis, index_argument
 
@@ -138,11 +139,7 @@ def argsort(
             )
         if is_grad_enabled() and isinstance(input, Tensor) and input.requires_grad:
             # (PyTorch's argsort(out=) is its sort's, whose values would need a gradient)
-            raise RuntimeError(
-                "sort(): functions with out=... arguments don't support automatic "
-                "differentiation, but one of the arguments requires grad; call it under "
-                "tw.no_grad() or without out="
-            )
+            raise out_needs_no_grad("sort")
         keywords = {"dim": dim, "descending": descending, "stable": stable}
         return call_with_out("argsort", argsort, (input, *args), keywords, out)
     dim, descending = _overload("argsort", args, dim, descending, stable)
