@@ -133,3 +133,23 @@ def test_loss_weights_are_buffers(backend: str) -> None:
         torch.nn.BCEWithLogitsLoss(pos_weight=torch.ones(3)).state_dict()
     )
     assert repr(nn.CrossEntropyLoss()) == repr(torch.nn.CrossEntropyLoss()) == "CrossEntropyLoss()"
+
+
+def test_loss_classes_have_torchs_bases() -> None:
+    """Each loss class derives from the same torch-named bases as torch's (isinstance checks
+    against ``_WeightedLoss`` agree); tw may add private bases torch does not have."""
+    import torch.nn.modules.loss as torch_losses
+
+    for name, torch_class in vars(torch_losses).items():
+        if not (
+            isinstance(torch_class, type)
+            and issubclass(torch_class, torch.nn.Module)
+            and torch_class.__module__ == torch_losses.__name__
+            and not name.startswith("_")
+        ):
+            continue
+        tw_names = {base.__name__ for base in getattr(nn, name).__mro__}
+        torch_names = {base.__name__ for base in torch_class.__mro__}
+        assert torch_names <= tw_names, (name, torch_names - tw_names)
+        torch_module_names = set(dir(torch_losses))
+        assert not (tw_names - torch_names) & torch_module_names, (name, tw_names - torch_names)

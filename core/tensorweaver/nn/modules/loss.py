@@ -181,9 +181,9 @@ class BCELoss(_WeightedLoss):
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
-class BCEWithLogitsLoss(_WeightedLoss):
+class BCEWithLogitsLoss(_Loss):
     """Binary cross-entropy on logits (sigmoid fused in, stable); ``pos_weight`` scales the
-    positive term per class."""
+    positive term per class. A plain ``_Loss`` with both buffers, as PyTorch's class is."""
 
     def __init__(
         self,
@@ -193,7 +193,8 @@ class BCEWithLogitsLoss(_WeightedLoss):
         reduction: str = "mean",
         pos_weight: Optional[Tensor] = None,
     ) -> None:
-        super().__init__(weight, size_average, reduce, reduction)
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
