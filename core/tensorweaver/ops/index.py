@@ -364,6 +364,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     Where ``x`` is an ``expand()`` that repeats elements of its base, the selection is
     written into the base (which ``x`` then follows), as PyTorch's shared memory does, if it
     holds no element twice; else PyTorch's error."""
+    _check_assignable(x, value)
     if type(index) is list:
         index = sequence_as_tuple(index)
     check_steps(index)
@@ -422,6 +423,25 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             _check_no_repeats(positions)
     flat = scatter_unchecked(flat, 0, flat_index, values)
     target._assign(mv.reshape(flat, target.shape))
+
+
+def _check_assignable(x: Tensor, value: Any) -> None:
+    """PyTorch's ``x[...] = value`` takes a tensor or a Python number (or an integer with
+    ``__index__``); a sequence, a NumPy array, None, or a NumPy float that is no Python float
+    is a TypeError (checked before the index, as PyTorch does)."""
+    if isinstance(value, (Tensor, int, float, complex)):
+        return
+    try:
+        operator.index(value)
+    except TypeError:
+        kind = type(value)
+        name = kind.__name__
+        if kind.__module__ != "builtins":
+            name = f"{kind.__module__}.{name}"
+        raise TypeError(
+            f"setitem: can't assign a {name} to a {x.type()}; pass a tensor (tensor(value)) "
+            "or a Python number"
+        ) from None
 
 
 def scatter_changed(flat: Tensor, positions: Tensor, values: Tensor, old: Tensor) -> Tensor:
