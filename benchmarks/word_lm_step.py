@@ -69,6 +69,19 @@ replays its 292 calls one by one (the replay's own Python ~0.3 of a 16 ms step);
 forward and backward are ~65% of the step and take torch's own time (8.82 against 8.73 ms,
 the same oneDNN kernels), so 0.9x would need the other third ~26% faster than torch's own
 kernels for those ops: out of a replay's reach (torch.compile of the model: 1.09-1.25x).
+
+Measured 2026-12-05, session 19 (same machine, load 9-11; ``--candidates torch,tw-torch
+--repeat 7``, the session's versions of nn/modules/rnn.py and nn/utils/clip_grad.py
+alternated with the commit's, five runs each): LSTM 1.29x, 1.23x, 1.23x, 1.26x, 1.22x
+before, 1.20x, 1.19x, 1.21x, 1.19x, 1.20x after; Transformer 1.25x, 1.23x, 1.31x, 1.15x,
+1.27x before, 1.19x, 1.27x, 1.23x, 1.28x, 1.23x after (no change beyond the noise). The
+LSTM's joined output is cut by one node (forward 190-208 -> 67 us at that load), and
+``clip_grad_norm_`` scales the small gradients in place too (the Transformer's 29
+gradients: 4.07 -> 3.21 ms against torch's 2.79 at that load). Left, by parts (thread CPU
+time, interleaved): the ``p.data.add_`` loop 1.5-2x torch's (a 1000 x 200 parameter: 125
+against 64 us, of which the in-place primitive is 66), NLLLoss forward and backward 182
+against 65 us at (80, 1000) (the target check's read-back ~9-20 us, the autograd.Function's
+apply ~25 us, the engine's backward and accumulation).
 """
 
 from __future__ import annotations

@@ -123,8 +123,11 @@ def clip_grads_with_norm_(
             backend = group[0].backend
             if _foreach_backend(group, "foreach_mul", foreach) is not None:
                 # g.mul_(scale) for the whole group, into the gradients' own memory where
-                # it can be (ops/in_place_writes.py)
-                foreach_update(group, "mul", (scale,), "mul_")
+                # it can be (ops/in_place_writes.py): the small ones too, as torch's
+                # _foreach_mul_ does, so that one call writes them all where a new array
+                # and a rebind each cost more (torch:cpu, the word-LM Transformer's 29
+                # gradients, 24 of them under 65,536 elements: 1468 against 1055 us)
+                foreach_update(group, "mul", (scale,), "mul_", list(range(len(group))))
                 continue
             # The backend's mul, as g.mul_(scale) makes it, without the core's checks on
             # operands that are known good (one dtype, a 0-d factor).
