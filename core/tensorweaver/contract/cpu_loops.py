@@ -88,7 +88,8 @@ def scalar_loop_mask(
         return None
     if tail == length:
         return EVERY
-    mask = np.arange(length) >= length - tail
+    mask = np.zeros(length, bool)  # (not arange >= length - tail: 2 against 183 us at 1e5)
+    mask[length - tail :] = True
     mask = mask.reshape([shape[d] for d in inner[::-1]]).transpose(np.argsort(inner[::-1]))
     mask = mask.reshape([shape[d] if d in inner else 1 for d in range(len(shape))])
     mask.flags.writeable = False  # (callers share cached masks)
