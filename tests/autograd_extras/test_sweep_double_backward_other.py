@@ -196,7 +196,6 @@ OTHER_CASES: list[Case] = [
 DIFFERENT_VALUES = {
     "sinc_zero": "torch's second derivative of sinc at 0 is NaN, tensorweaver's the true "
     "-pi**2/3 (tests/special/test_sinc_curvature.py checks it by finite differences)",
-    "xlogy_zero": "torch's d/dy xlogy(0, 0) is x / y = NaN, tensorweaver's 0 (ops/special.py)",
 }
 
 

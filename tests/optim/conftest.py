@@ -1,10 +1,11 @@
-"""Fixtures for the optimizer tests: the backend to run on, and torch in float64."""
+"""Fixtures for the optimizer tests: the backend to run on, and torch and tw in float64."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
+import tensorweaver as tw
 from tw_backends import ALL, entered
 
 torch = pytest.importorskip("torch")
@@ -19,12 +20,15 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
 
 @pytest.fixture(autouse=True)
 def torch_float64() -> Iterator[None]:
-    """PyTorch keeps scalar optimizer state (step, NAdam's mu_product) in the default
-    dtype; float64 makes it match TensorWeaver's Python floats.
+    """PyTorch keeps scalar optimizer state (step, NAdam's mu_product, ASGD's eta and mu) in
+    float64 when that is the default dtype (float32 otherwise, as TensorWeaver rounds it):
+    both libraries default to float64 here.
     """
-    previous = torch.get_default_dtype()
+    previous = torch.get_default_dtype(), tw.get_default_dtype()
     torch.set_default_dtype(torch.float64)
+    tw.set_default_dtype(tw.float64)
     try:
         yield
     finally:
-        torch.set_default_dtype(previous)
+        torch.set_default_dtype(previous[0])
+        tw.set_default_dtype(previous[1])

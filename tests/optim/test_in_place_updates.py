@@ -21,6 +21,12 @@ SIZE = 256
 assert SIZE * SIZE >= SMALLEST > SIZE
 
 
+@pytest.fixture(autouse=True)
+def torch_float64() -> None:
+    """(Overrides the folder's fixture: these tests build float32 layers with the default
+    dtypes of both libraries.)"""
+
+
 def _model(device: str) -> Any:
     tw.manual_seed(0)
     with tw.device(device):

@@ -232,11 +232,7 @@ def test_fmax_fmin_gradient_on_ties(spec: str, xs: list, ys: list, other_dtype: 
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="xlogy(0, 0): the gradient of other is 0 (tw keeps 0 * inf out of the backward on "
-    "purpose); PyTorch gives input / other = NaN",
-)
+# before: xlogy(0, 0)'s gradient of other was 0; PyTorch's is input / other = NaN
 def test_xlogy_gradient_of_other_at_zero(spec: str) -> None:
     def fn(m: Any) -> Any:
         x = m.tensor([0.0, 1.0], dtype=m.float64, requires_grad=True)
@@ -247,12 +243,7 @@ def test_xlogy_gradient_of_other_at_zero(spec: str) -> None:
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="embedding_bag(include_last_offset=True) whose last offset is short of len(input): "
-    "PyTorch's CPU kernel lets the last bag run to the end of the input, tw stops it at the "
-    "last offset",
-)
+# before: the last bag stopped at the last offset; PyTorch's runs to the end of the input
 def test_embedding_bag_last_offset_short_of_the_input(spec: str) -> None:
     weight = np.random.default_rng(0).standard_normal((10, 3))
 

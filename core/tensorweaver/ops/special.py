@@ -336,14 +336,12 @@ def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def xlogy(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """input * log(other), 0 where input is 0 (unless other is NaN). There log sees 1 where
-    log(other) is not finite, so no 0 * inf reaches the forward or the backward; elsewhere the
-    gradient of input is log(other), as in PyTorch."""
+    log(other) is not finite, so no 0 * inf reaches the forward; the gradients are
+    PyTorch's (:class:`_XLogY`)."""
     if out is not None:
         return written_out("xlogy", xlogy(input, other), out)
     a, b = _float_operands("xlogy", input, other)
-    outside = ew.logical_not(ew.logical_and(ew.gt(b, 0), ew.lt(b, math.inf)))
-    product = ew.mul(a, ew.log(ew.where(_zero_times(a, b, outside), 1.0, b)))
-    return _positive_zero(a, b, product)
+    return labelled(_xlogy(a, b, False), _xlogy_name("XlogyBackward", input, other), a, b)
 
 
 def xlog1py(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
@@ -351,9 +349,63 @@ def xlog1py(input: Operand, other: Operand, *, out: Tensor | None = None) -> Ten
     if out is not None:
         return written_out("xlog1py", xlog1py(input, other), out)
     a, b = _float_operands("xlog1py", input, other)
-    outside = ew.logical_not(ew.logical_and(ew.gt(b, -1), ew.lt(b, math.inf)))
-    product = ew.mul(a, ew.log1p(ew.where(_zero_times(a, b, outside), 0.0, b)))
+    name = _xlogy_name("SpecialXlog1PyBackward", input, other)
+    return labelled(_xlogy(a, b, True), name, a, b)
+
+
+def _xlogy_name(stem: str, input: Operand, other: Operand) -> str:
+    """PyTorch's node name: overload 0 for two tensors, 1 for a number input, 2 for a
+    number other."""
+    if not isinstance(input, Tensor):
+        return stem + "1"
+    return stem + ("0" if isinstance(other, Tensor) else "2")
+
+
+def _xlogy(a: Tensor, b: Tensor, shifted: bool) -> Tensor:
+    """xlogy(a, b), or xlog1py(a, b) when ``shifted``; through :class:`_XLogY` only when a
+    gradient is recorded (a Function adds tens of microseconds to each call)."""
+    if is_grad_enabled() and (a.requires_grad or b.requires_grad):
+        return _XLogY.apply(a, b, shifted)
+    return _xlogy_values(a, b, shifted)
+
+
+def _xlogy_values(a: Tensor, b: Tensor, shifted: bool) -> Tensor:
+    """xlogy(a, b), or xlog1py(a, b) when ``shifted``."""
+    pole = -1 if shifted else 0
+    outside = ew.logical_not(ew.logical_and(ew.gt(b, pole), ew.lt(b, math.inf)))
+    safe = ew.where(_zero_times(a, b, outside), 1.0 + pole, b)
+    product = ew.mul(a, ew.log1p(safe) if shifted else ew.log(safe))
     return _positive_zero(a, b, product)
+
+
+class _XLogY(Function):
+    """xlogy (xlog1py when ``shifted``) with PyTorch's gradients: of input, xlogy(g, other)
+    (xlog1py), 0 where input is 0 and other is at or below the log's pole; of other,
+    g * input / other (other + 1), so NaN at input 0 on the pole, as PyTorch's. Tensor ops,
+    so it differentiates again."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, b: Tensor, shifted: bool) -> Tensor:
+        ctx.save_for_backward(a, b)
+        ctx.shifted = shifted
+        return _xlogy_values(a, b, shifted)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple:
+        a, b = ctx.saved_tensors
+        of_a = of_b = None
+        if ctx.needs_input_grad[0]:
+            pole = -1 if ctx.shifted else 0
+            of_a = (xlog1py if ctx.shifted else xlogy)(g, b)
+            of_a = _summed_to(ew.where(ew.logical_and(ew.eq(a, 0), ew.le(b, pole)), 0.0, of_a), a)
+        if ctx.needs_input_grad[1]:
+            of_b = _summed_to(ew.div(ew.mul(g, a), ew.add(b, 1) if ctx.shifted else b), b)
+        return of_a, of_b, None
+
+
+def _summed_to(grad: Tensor, like: Tensor) -> Tensor:
+    """A broadcast operand's gradient summed back to its shape."""
+    return grad if grad.shape == like.shape else grad.sum_to_size(like.shape)
 
 
 def _positive_zero(a: Tensor, b: Tensor, product: Tensor) -> Tensor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT
+from tensorweaver.optim.optimizer import Optimizer, ParamsT, scalar_state
 
 
 class ASGD(Optimizer):
@@ -45,7 +45,12 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
-        return {"step": 0.0, "eta": float(group["lr"]), "mu": 1.0, "ax": tw.zeros_like(param)}
+        return {
+            "step": 0.0,
+            "eta": scalar_state(group["lr"]),
+            "mu": 1.0,
+            "ax": tw.zeros_like(param),
+        }
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)
@@ -59,5 +64,5 @@ class ASGD(Optimizer):
         else:
             state["ax"].copy_(param)
         lr = group["lr"]
-        state["eta"] = lr / (1 + group["lambd"] * lr * step) ** group["alpha"]
-        state["mu"] = 1 / max(1, step - group["t0"])
+        state["eta"] = scalar_state(lr / (1 + group["lambd"] * lr * step) ** group["alpha"])
+        state["mu"] = scalar_state(1 / max(1, step - group["t0"]))

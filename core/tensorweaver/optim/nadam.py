@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT
+from tensorweaver.optim.optimizer import Optimizer, ParamsT, scalar_state
 
 
 class NAdam(Optimizer):
@@ -59,7 +59,7 @@ class NAdam(Optimizer):
         # The momentum coefficients of this step and the next one.
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * group["momentum_decay"]))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * group["momentum_decay"]))
-        mu_product = state["mu_product"] = state["mu_product"] * mu
+        mu_product = state["mu_product"] = scalar_state(state["mu_product"] * scalar_state(mu))
 
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg.lerp_(grad, 1 - beta1)

@@ -18,6 +18,8 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from typing import Any, Callable, Optional, Union
 
+import numpy as np
+
 import tensorweaver as tw
 from tensorweaver.optim.complex_params import stepped_as_real
 from tensorweaver.optim.hooks import (
@@ -426,6 +428,14 @@ def _any_complex(params: list[Any]) -> bool:
         if p.dtype.kind == "c":
             return True
     return False
+
+
+def scalar_state(value: float) -> float:
+    """``value`` as PyTorch's scalar state tensors hold it (NAdam's mu_product, ASGD's eta
+    and mu): rounded to float32 unless the default dtype is float64."""
+    if tw.get_default_dtype() is tw.float64:
+        return value
+    return float(np.float32(value))
 
 
 def _value(value: Any) -> Any:

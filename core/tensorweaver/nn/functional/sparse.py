@@ -155,9 +155,9 @@ def _bags(
     size = input.shape[0]
     starts = np.asarray(offsets.tolist(), dtype=np.int64)
     if include_last_offset:
-        starts, ends = starts[:-1], starts[1:]
-    else:
-        ends = np.append(starts[1:], size)
+        # As PyTorch: the last offset starts no bag, and the last bag runs to the end.
+        starts = starts[:-1]
+    ends = np.append(starts[1:], size)
     width = int(max(ends - starts, default=0))
     positions = starts[:, None] + np.arange(width)
     real = positions < ends[:, None]
@@ -184,7 +184,7 @@ def embedding_bag(
     """The sum, mean or max of the ``weight`` rows in each bag, shaped ``(B, dim)``.
 
     A 2-D ``(B, W)`` input holds one bag per row; a 1-D input is cut into bags where
-    ``offsets`` start them (``include_last_offset``: the last offset ends the last bag).
+    ``offsets`` start them (``include_last_offset``: the last offset starts no bag).
     Entries equal to ``padding_idx`` are left out of their bag; empty bags give zeros.
     ``per_sample_weights`` (``mode='sum'`` only) scales each row before the sum."""
     if weight.dim() != 2:
@@ -232,11 +232,6 @@ def embedding_bag(
     index = input.long()
     if starts is not None:
         offsets = offsets.long()
-        if include_last_offset and starts.size and starts[-1] < input.shape[0]:
-            # Indices after the last offset belong to no bag (torch's CPU kernels disagree).
-            index = index[: int(starts[-1])]
-            if per_sample_weights is not None:
-                per_sample_weights = per_sample_weights[: int(starts[-1])]
     tensors = (weight, index, offsets, per_sample_weights)
     static = (mode, padding_idx, include_last_offset)
     if scale_grad_by_freq and weight.requires_grad:
