@@ -78,6 +78,28 @@ def test_embedding_bag_empty_input_gives_zero_bags(backend: str) -> None:
     )
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("offsets", "include_last_offset"), [([0], True), ([], False)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_embedding_bag_no_bag_at_all(
+    backend: str, mode: str, offsets: list, include_last_offset: bool, dtype: str
+) -> None:
+    """Offsets that start no bag give a (0, dim) result with a zero gradient, as torch's
+    float32 sum/mean kernels do; torch 2.13's float64 kernels and its max kernel segfault
+    on it (so the torch:cpu backend took the process down, and torch gives no reference)."""
+    weight = tw.tensor(randn(6, 3), dtype=getattr(tw, dtype), requires_grad=True)
+    out = tw.nn.functional.embedding_bag(
+        tw.tensor([1, 2]),
+        weight,
+        tw.tensor(offsets, dtype=tw.int64),
+        mode=mode,
+        include_last_offset=include_last_offset,
+    )
+    out.sum().backward()
+    assert tuple(out.shape) == (0, 3) and out.dtype is weight.dtype
+    assert not weight.grad.abs().sum().item()
+
+
 @pytest.mark.parametrize("mode", ["sum", "mean"])
 def test_embedding_bag_max_norm(backend: str, mode: str) -> None:
     weight = randn(6, 4, scale=2)
