@@ -19,12 +19,22 @@ call fails: the graph then runs as the core replays it, and so does every graph 
 this process, with one warning; a failure of one graph only (make_fx or Dynamo refusing
 something in it) leaves that graph to the replay, with a warning, and the next is tried.
 Graphs that draw random numbers are left to the core's replay, so that their draws come
-from this backend's generator as eagerly (inductor would draw its own), and so are graphs
-with a recurrent kernel (:data:`_OPAQUE`).
+from this backend's generator as eagerly (inductor would draw its own), dropout between
+the layers of a recurrent kernel included.
+
+A recurrent kernel (``fused_rnn``) of float32 on the CPU is traced by make_fx into oneDNN's
+RNN layers, forward and backward, which inductor cannot wrap: the traced graph calls them
+through opaque operators of this module instead (:func:`_opaque_rnn_layers`), so that
+inductor runs them as external kernels and fuses everything around them. A recurrent
+kernel traced into anything else (torch's per-step kernels: float64, GRU, vanilla RNN,
+every step of the sequence a few nodes, compiled for seconds more per step) or a packed
+one leaves its graph to the core's replay.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import time
 import warnings
 from types import FunctionType
@@ -34,21 +44,18 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+aten = torch.ops.aten
+
 #: tw.compile's modes that torch.compile knows (None and "default" are its default).
 _MODES = frozenset({"reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"})
 _RANDOM = ("random", "dropout", "seed")
-#: Composites left to the core's replay: the recurrent kernels. make_fx records oneDNN's
-#: RNN layers, whose inductor wrapper fails (torch 2.13: the workspace output comes back
-#: undefined); Dynamo, compiling around them, took 50 s for a 1-layer LSTM step and ran
-#: the 2-layer word-LM step no faster than the replay (11.7-12.9 ms against 12.2-13.9).
-#: Nor did make_fx and inductor on the pieces between the kernel calls, called eagerly
-#: in between: faster alone (clip and SGD 0.6 ms against 0.95), slower within the step
-#: (10.5 ms against 10.1, medians of 40 interleaved samples; 1.12-1.16x torch against
-#: the replay's 1.08-1.13x in two benchmark runs). The RNN (5.8 ms of torch's 8.5) and
-#: the decoder's products (1.1 ms) are the kernels torch's eager step runs.
-_OPAQUE = frozenset({"fused_rnn", "fused_rnn_packed"})
+#: Composites left to the core's replay: the packed recurrent kernel (its batch sizes
+#: take torch's per-step path, see the module's docstring).
+_OPAQUE = frozenset({"fused_rnn_packed"})
+_RECURRENT = "fused_rnn"
 _unavailable: list[str] = []  # why inductor cannot build code in this process, once seen
 _failed_graphs: set[str] = set()  # why single graphs failed (each said once)
+_libraries: list[Any] = []  # torch drops a library's operators when it is collected
 
 
 class CompiledGraphs:
@@ -56,21 +63,45 @@ class CompiledGraphs:
 
     def compile_graph(self, graph: Any) -> Callable[..., tuple] | None:
         """``graph.fn`` compiled by ``torch.compile``; None (the core replays it) when the
-        graph draws random numbers, runs a recurrent kernel, or inductor has failed before
-        in this process."""
-        if _unavailable or any(
-            c.primitive in _OPAQUE or any(w in c.primitive for w in _RANDOM) for c in graph.calls
-        ):
+        graph draws random numbers, runs a recurrent kernel other than a float32 LSTM
+        (module docstring), or inductor has failed before in this process."""
+        if _unavailable or any(_declined(graph, c) for c in graph.calls):
             return None
         mode = graph.mode if graph.mode in _MODES else None
         fn = graph.rebind(_traceable(self, {c.primitive for c in graph.calls}))
+        recurrent = any(c.primitive == _RECURRENT for c in graph.calls)
         if any(name not in graph.values for name in graph.inputs):  # Python floats
+            if recurrent:  # Dynamo cannot trace the kernel's recording (see _Traced)
+                return None
             # Dynamo keeps a number that changes between calls an input, where make_fx
             # would bake it into the graph.
             compiled = _keeping_validation(torch.compile, _plain_constants(graph, fn), mode=mode)
         else:
-            compiled = _Traced(fn, mode)
+            compiled = _Traced(fn, mode, recurrent)
         return _Faster(compiled, graph.fn)
+
+
+def _declined(graph: Any, call: Any) -> bool:
+    """Whether ``call`` leaves its graph to the core's replay: it draws random numbers, or
+    is a recurrent kernel that torch runs step by step (see the module's docstring)."""
+    if call.primitive in _OPAQUE:
+        return True
+    if call.primitive != _RECURRENT:
+        return any(w in call.primitive for w in _RANDOM)
+    # (x, *states, *weights, mode, num_layers, bidirectional, has_bias, dropout, training)
+    mode, layers, _, _, dropout, training = (_static(graph, a) for a in call.args[-6:])
+    x = call.args[0]  # a value of the graph, or a constant array
+    dtype = graph.values[x][1] if x in graph.values else getattr(graph.constants[x], "dtype", None)
+    onednn = mode == "LSTM" and dtype == torch.float32 and torch.backends.mkldnn.is_available()
+    return not onednn or bool(dropout and training and layers > 1)
+
+
+def _static(graph: Any, arg: str) -> Any:
+    """The value of a static argument of a call, as :class:`Call` spells it (a constant's
+    name or a literal)."""
+    if arg in graph.constants:
+        return graph.constants[arg]
+    return ast.literal_eval(arg)
 
 
 class _Traced:
@@ -83,8 +114,8 @@ class _Traced:
     cannot (a composite recorded with torch's autograd), so that the graph stays whole.
     """
 
-    def __init__(self, fn: Callable, mode: str | None) -> None:
-        self.fn, self.mode = fn, mode
+    def __init__(self, fn: Callable, mode: str | None, recurrent: bool = False) -> None:
+        self.fn, self.mode, self.recurrent = fn, mode, recurrent
         self.compiled: Callable | None = None
 
     def __call__(self, *inputs: Any) -> tuple:
@@ -92,8 +123,59 @@ class _Traced:
             from torch.fx.experimental.proxy_tensor import make_fx
 
             graph = make_fx(self.fn)(*inputs)
-            self.compiled = torch.compile(graph, mode=self.mode, dynamic=False)
+            if self.recurrent and not _opaque_rnn_layers(graph):
+                # torch's per-step kernels after all (oneDNN turned off): the replay serves
+                self.compiled = self.fn
+            else:
+                self.compiled = torch.compile(graph, mode=self.mode, dynamic=False)
         return self.compiled(*inputs)
+
+
+def _opaque_rnn_layers(graph: torch.fx.GraphModule) -> int:
+    """Make ``graph`` call oneDNN's RNN layers and their backwards through this module's
+    opaque operators; how many calls it changed. Inductor's own wrapper of those ATen
+    operators passes None for the workspace the backward needs (torch 2.13)."""
+    opaque = _rnn_layer_operators()
+    changed = 0
+    for node in graph.graph.nodes:
+        if node.op == "call_function" and node.target in opaque:
+            node.target = opaque[node.target]
+            changed += 1
+    if changed:
+        graph.recompile()
+    return changed
+
+
+@functools.cache
+def _rnn_layer_operators() -> dict[Any, Any]:
+    """oneDNN's RNN layer and its backward (ATen operators) -> operators of this module
+    that call them, which inductor runs as they are. The layer keeps its workspace (what
+    its backward reads) only while grad mode is on, and compiled code runs with it off:
+    the forward turns it on (its inputs need no grad, so nothing is recorded). Defined
+    with ``torch.library.Library``, not ``custom_op``, whose autograd and Dynamo wrappers
+    would run on every call."""
+    library = torch.library.Library("tensorweaver_torch", "DEF")
+    layer, backward = aten.mkldnn_rnn_layer.default, aten.mkldnn_rnn_layer_backward.default
+
+    def forward_kernel(*args: Any) -> tuple:
+        with torch.enable_grad():
+            return layer(*args)
+
+    opaque = {}
+    for aten_op, kernel in ((layer, forward_kernel), (backward, backward)):
+        name = aten_op._schema.name.split("::")[1]
+        library.define(name + _schema_of(aten_op))
+        library.impl(name, kernel, "CompositeExplicitAutograd")
+        torch.library.register_fake(f"tensorweaver_torch::{name}", aten_op, lib=library)
+        opaque[aten_op] = getattr(torch.ops.tensorweaver_torch, name).default
+    _libraries.append(library)
+    return opaque
+
+
+def _schema_of(op: Any) -> str:
+    """``op``'s schema without its name (``(Tensor input, ...) -> (Tensor, ...)``)."""
+    text = str(op._schema)
+    return text[text.index("(") :]
 
 
 def _plain_constants(graph: Any, fn: Callable) -> Callable:
