@@ -82,6 +82,13 @@ time, interleaved): the ``p.data.add_`` loop 1.5-2x torch's (a 1000 x 200 parame
 against 64 us, of which the in-place primitive is 66), NLLLoss forward and backward 182
 against 65 us at (80, 1000) (the target check's read-back ~9-20 us, the autograd.Function's
 apply ~25 us, the engine's backward and accumulation).
+Compiled, session 19: the torch hook now takes float32 LSTM graphs (make_fx's oneDNN RNN
+layer and its backward swapped for plugin operators that keep the workspace with grad mode
+off; inductor runs them as extern kernels): LSTM 1.05-1.12x torch eager (median 1.085x over
+four runs at load 8-10; the hook's best-of-3 trial picks the replay, 1.12-1.16x, when the two
+are within ~5%), forced to inductor 0.96-0.98x; Transformer 0.89x, 0.90x. What 0.9x would
+still need: inductor's clip-and-SGD kernel (~14% of the step) writes new parameter arrays
+where torch updates in place (the graph never writes into its inputs).
 """
 
 from __future__ import annotations
