@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from typing import Any, Union
 
 from tensorweaver import registry
-from tensorweaver.contract.records import DeviceRecord
+from tensorweaver.contract.records import AVAILABLE, DeviceRecord
 from tensorweaver.errors import BackendError, DeviceNotFoundError
 
 BACKEND_ENV = "TENSORWEAVER_BACKEND"
@@ -178,6 +178,16 @@ def backend_of(spec: DeviceLike, near: Any = None) -> Any:
     return _provider(dev, suffix)
 
 
+#: What a CUDA request raises where no backend has a usable CUDA device. PyTorch's build
+#: without CUDA raises AssertionError there, under that name (which scripts and tests compare);
+#: a DeviceNotFoundError too, which the core's own probes (autocast, ``.cuda()``) catch.
+NoCudaError = type(
+    "AssertionError",
+    (DeviceNotFoundError, AssertionError),
+    {"__module__": __name__, "__doc__": "No backend has a usable CUDA device."},
+)
+
+
 def _provider(dev: device, suffix: str) -> Any:
     kinds = registry.KIND_ALIASES.get(dev.type, (dev.type,))
     offered = [r for r in registry.devices() if r.kind in kinds]
@@ -186,13 +196,18 @@ def _provider(dev: device, suffix: str) -> Any:
             return registry.backend_object(f"{name}:{suffix}")
         except (BackendError, ValueError):
             continue
+    # (a missing index of a CUDA that exists stays a DeviceNotFoundError, as PyTorch's
+    # RuntimeError there)
+    error = (
+        NoCudaError
+        if dev.type == "cuda" and all(r.status != AVAILABLE for r in offered)
+        else DeviceNotFoundError
+    )
     if offered:
         listing = "; ".join(f"{r.name} ({r.status})" for r in offered)
-        raise DeviceNotFoundError(
-            f"no usable {suffix!r} device: {listing}. Run `tw devices --probe` to see why"
-        )
+        raise error(f"no usable {suffix!r} device: {listing}. Run `tw devices --probe` to see why")
     fix = KIND_INSTALLS.get(dev.type, "install a backend plugin that provides it")
-    raise DeviceNotFoundError(
+    raise error(
         f"no installed backend provides {dev.type!r}: {fix}. Installed backends: "
         f"{', '.join(registry.installed_names()) or 'none'}; `tw devices` lists their devices"
     )

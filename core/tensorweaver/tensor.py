@@ -544,8 +544,21 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        """The gradient that backward accumulated (or that was assigned), else None."""
-        return self._grad
+        """The gradient that backward accumulated (or that was assigned), else None. Reading
+        it on a non-leaf that has none and does not retain its gradient warns, as PyTorch:
+        backward never fills it there (the core reads ``_grad``)."""
+        grad = self._grad
+        if grad is None and self._node is not None and self._node.retained is None:
+            import warnings
+
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed: "
+                "backward() does not populate it. Call .retain_grad() on the non-leaf Tensor "
+                "if you want its .grad, or read the .grad of the leaf Tensor instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return grad
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:

@@ -1418,11 +1418,6 @@ KNOWN: dict[str, str] = {
     "requires_grad_setter_int": _SETTER,
     "requires_grad_setter_non_leaf_false": _SETTER,
     "requires_grad_setter_non_leaf_true": _SETTER,
-    "grad_of_non_leaf_warns_none": (
-        "reading .grad of a non-leaf that does not retain it warns in torch; the core reads "
-        ".grad of non-leaves itself (compiler/graph.py _rebuilt, Tensor.__deepcopy__), "
-        "which would warn too until they read ._grad"
-    ),
     "grad_setter_dtype": (
         "torch 2.13 refuses a .grad of another dtype unless t.grad_dtype is set (to None or "
         "that dtype); tests/compile (test_fast_paths.py with_grad, test_guard_facts.py "

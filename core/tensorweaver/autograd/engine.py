@@ -375,12 +375,13 @@ def accumulated(t: Tensor, g: Tensor, create_graph: bool) -> None:
     """Add ``g`` to ``t.grad``: a copy when there is none, in place when there is, but a new
     tensor in the graph under ``create_graph`` (grad mode is on there in PyTorch), and a new
     sum on a non-leaf (``inputs=``), as PyTorch's retain_grad hook makes it."""
-    if t.grad is None:
+    grad = t._grad  # (not .grad: it warns on a non-leaf, which inputs= may name)
+    if grad is None:
         t.grad = _own(g, create_graph)
     elif create_graph or t._node is not None:
-        t.grad = t.grad + g
+        t.grad = grad + g
     else:
-        _add_into(t.grad, g)
+        _add_into(grad, g)
 
 
 def _own(g: Tensor, create_graph: bool) -> Tensor:

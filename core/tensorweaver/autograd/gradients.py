@@ -73,7 +73,9 @@ READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
     "mul": lambda node, i: _needs(node, 1 - i),  # each operand for the other's gradient
     "matmul": lambda node, i: _needs(node, 1 - i),  # as PyTorch's mm saves them
     "div": lambda node, i: i == 1 or _needs(node, 1),
-    **dict.fromkeys(("exp", "tanh", "sqrt", "sigmoid", "expm1"), lambda node, i: False),
+    **dict.fromkeys(
+        ("exp", "tanh", "sqrt", "sigmoid", "expm1", "reciprocal", "rsqrt"), lambda node, i: False
+    ),
     "where": lambda node, i: i == 0,  # the condition alone
     "remainder": lambda node, i: _needs(node, 1),  # both, for the divisor's gradient only
 }
@@ -185,6 +187,17 @@ def _tanh(node: Any, g: Tensor) -> tuple:
 
 def _sqrt(node: Any, g: Tensor) -> tuple:
     return (ew.div(g, ew.mul(_c(node.output(node.saved)), 2)),)
+
+
+def _reciprocal(node: Any, g: Tensor) -> tuple:
+    """PyTorch's ReciprocalBackward0: -g * (r * r) of the result r, each step rounded."""
+    r = node.output(node.saved)
+    return (ew.neg(ew.mul(g, _c(ew.mul(r, r)))),)
+
+
+def _rsqrt(node: Any, g: Tensor) -> tuple:
+    """PyTorch's RsqrtBackward0: (-0.5 * g) * r ** 3 of the result r, each step rounded."""
+    return (ew.mul(ew.mul(g, -0.5), _c(ew.pow(node.output(node.saved), 3))),)
 
 
 def _erf(node: Any, g: Tensor) -> tuple:
@@ -551,6 +564,8 @@ GRADIENTS: dict[str, Rule] = _RuleTable(
         "cos": _cos,
         "tanh": _tanh,
         "sqrt": _sqrt,
+        "reciprocal": _reciprocal,
+        "rsqrt": _rsqrt,
         "erf": _erf,
         "sigmoid": _sigmoid,
         "relu": _relu,

@@ -294,7 +294,7 @@ class CompiledFunction:
         builder.guards += [(expr, True) for expr in symbolic.unused(lifted, builder.bind, used)]
         builder.returns(result)
         tail = builder.write_backs(args, kwargs) + numbers
-        if _needs_grad(result) and not any(".grad" in line for line in tail):
+        if _needs_grad(result) and not any("._grad" in line for line in tail):
             # A forward whose result autograd will differentiate later.
             return differentiable_graph(
                 builder, result, tail, recorder, self._fullgraph, self._fn, state

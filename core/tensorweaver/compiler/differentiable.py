@@ -328,7 +328,7 @@ def _reads(builder: GraphBuilder, recorder: Recorder) -> list[Callable]:
     return [
         getter
         for expr, getter, value, native, _ in builder.watched
-        if isinstance(value, Tensor) and id(native) in taken and not expr.endswith(".grad")
+        if isinstance(value, Tensor) and id(native) in taken and not expr.endswith("._grad")
     ]
 
 
@@ -390,7 +390,7 @@ def differentiable_graph(
     backwards = [back.build([], back.result(grads)) for back, grads in recorded]
     watched: dict[int, Callable] = {}
     for expr, getter, value, _, _ in builder.watched:
-        if isinstance(value, Tensor) and not expr.endswith(".grad"):
+        if isinstance(value, Tensor) and not expr.endswith("._grad"):
             watched.setdefault(id(value), getter)
     checked = tuple(saved_inputs(outputs, watched))
     saved = [tuple_source([builder.value(v) for v in back.saved]) for back, _ in recorded]

@@ -486,11 +486,11 @@ class GraphBuilder:
             text = f"{release}({self.tensor(t)}, ({''.join(f'{v}, ' for v in found)}))"
         else:
             text = self._alias(t) or self.tensor(t, t.requires_grad)
-        if t.grad is None:
+        if t._grad is None:
             return text
-        if t.grad._node is not None:
+        if t._grad._node is not None:
             raise Unsupported("it returns a tensor whose .grad has a graph (create_graph=True)")
-        return f"_with_grad({text}, {self.returned(t.grad)})"
+        return f"_with_grad({text}, {self.returned(t._grad)})"
 
     def _alias(self, t: Tensor) -> str | None:
         """``t`` as a ``detach()`` of a tensor the caller reaches, or None for a tensor no

@@ -5,7 +5,7 @@ passed in, like a compiled method's ``self``), the objects its code names (closu
 globals its code uses, a bound method's ``self`` and that object's attributes), and, for a
 compiled module, the module. From modules come parameters and buffers, from optimizers
 their parameters and per-parameter state. Each tensor the step can read or rebind has a
-*location*: a Python expression (``H3.grad``, ``H5['exp_avg']``, ``args[0]``) that the
+*location*: a Python expression (``H3._grad``, ``H5['exp_avg']``, ``args[0]``) that the
 generated replay reads and assigns.
 
 The *signature* is everything the trace specialised on; a replay runs only under an equal
@@ -93,7 +93,7 @@ MODULE_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "
 
 
 def _tensor_sig(t: Tensor) -> tuple:
-    return (id(t), _meta(t), _meta(t.grad), tensor_hooks(t))
+    return (id(t), _meta(t), _meta(t._grad), tensor_hooks(t))
 
 
 #: id(module) -> the names of its buffers that a traced step rebound (``self.running =
@@ -154,7 +154,7 @@ def freeze(value: Any, arrays: list | None = None, grads: bool = True) -> Any:
     if cls is Tensor or isinstance(value, Tensor):  # the common case first
         if arrays is not None:
             arrays.append(id(value.native))
-        grad = value.grad
+        grad = value._grad
         return (
             value.shape,
             value.dtype,
@@ -307,7 +307,7 @@ class StepState:
                 for name in sorted(REBOUND_BUFFERS.get(id(m), ())):
                     if m._buffers.get(name) is not None:
                         out.append((m, f"._buffers[{name!r}]"))
-                        out.append((m, f"._buffers[{name!r}].grad"))
+                        out.append((m, f"._buffers[{name!r}]._grad"))
         for module in self.modules:
             for t in list(module.parameters()) + list(module.buffers()):
                 if id(t) not in loose:
@@ -324,7 +324,7 @@ class StepState:
             fixed.setdefault(id(t), t)
         for t in fixed.values():
             out.append((t, ""))
-            out.append((t, ".grad"))
+            out.append((t, "._grad"))
         attribute_locations(self.modules, out)
         _argument_locations(args, "args", out)
         _argument_locations(kwargs, "kwargs", out)
@@ -334,7 +334,7 @@ class StepState:
 def _argument_locations(value: Any, path: str, out: list[tuple[Any, str]]) -> None:
     if isinstance(value, Tensor):
         out.append((None, path))
-        out.append((None, f"{path}.grad"))
+        out.append((None, f"{path}._grad"))
     elif isinstance(value, np.ndarray):
         out.append((None, path))
     elif type(value) in (tuple, list):

@@ -87,11 +87,11 @@ def tensor_checks(expr: str, t: Tensor, tag: str, names: dict, grad: bool = True
         if hooks == ()
         else f"hooks_of({expr}) == H{tag}"
     )
-    if t.grad is None:
-        return checks + [f"{expr}.grad is None"]
+    if t._grad is None:
+        return checks + [f"{expr}._grad is None"]
     return checks + [
-        f"(g := {expr}.grad) is not None",
-        *tensor_checks("g", t.grad, f"G{tag}", names, grad=False),
+        f"(g := {expr}._grad) is not None",
+        *tensor_checks("g", t._grad, f"G{tag}", names, grad=False),
     ]
 
 

@@ -390,13 +390,16 @@ def scalar_argument(fn: str, name: str, value: Any, dtype: DType) -> Any:
 
 def _with_alpha(op: Callable, fn: str, a: Operand, b: Operand, alpha: Any) -> Tensor:
     """``op(a, b * alpha)`` as ``add``/``sub`` (``fn``) take it: ``b * alpha`` in the dtype
-    they compute in, except for half-precision tensors (see ``_half_with_alpha``)."""
+    they compute in, except for half-precision tensors, a Python number ``b`` too (see
+    ``_half_with_alpha``)."""
     dtype = result_type(a, b)
     alpha = scalar_argument(fn, "alpha", alpha, dtype)
+    if dtype in _HALF and isinstance(a, Tensor):
+        if not isinstance(b, Tensor):  # PyTorch's wrapped number: a 0-d tensor in dtype
+            b = constant(b, a.backend, dtype)
+        return _half_with_alpha(op, fn, a, b, alpha, dtype)
     if not isinstance(b, Tensor):
         return op(a, b * alpha)
-    if dtype in _HALF and isinstance(a, Tensor):
-        return _half_with_alpha(op, fn, a, b, alpha, dtype)
     return op(a, _alpha_mul(cast(b, dtype), alpha))
 
 
@@ -652,6 +655,7 @@ def pow(
             "base; convert them with .int() first"
         )
     number_exponent = not isinstance(exponent, Tensor)
+    power = exponent
     input, exponent, backend, dtype, an, bn = _operands("pow", input, exponent, _same)
     if dtype is dtypes.bool_:  # as integers: True ** x is True, x ** False is True
         u8 = dtypes.uint8
@@ -659,12 +663,37 @@ def pow(
         return Tensor(backend.cast(native, dtype), backend, dtype)
     if dtype.kind == "i":
         return Tensor(_int_pow(backend, an, bn, dtype), backend, dtype)
-    native = backend.pow(an, bn)
+    if (
+        number_exponent
+        and dtype in _STEPPED_POWERS
+        and power in _STEPPED
+        and backend.device.kind == "cpu"
+    ):
+        native = _stepped_power(backend, an, power, dtype)
+    else:
+        native = backend.pow(an, bn)
     if dtype.kind == "c" and number_exponent and exponent.item() == 0:
         # z ** 0 is 1 for every z, as PyTorch's pow with a number (exp(0 * log 0) is NaN;
         # with an exponent tensor PyTorch gives NaN too)
         native = backend.where(backend.eq(bn, bn), backend.full((), 1, dtype), native)
     return apply("pow", native, dtype, (input, exponent))
+
+
+#: The dtypes whose x ** n (n in _STEPPED) PyTorch's CPU kernel computes in steps.
+_STEPPED_POWERS = (dtypes.float32, dtypes.float64, dtypes.bfloat16)
+_STEPPED = (2, 3, -1, -2)
+
+
+def _stepped_power(backend: Any, base: Any, power: Any, dtype: DType) -> Any:
+    """x ** 2 as x * x, x ** 3 as (x * x) * x, x ** -1 as 1 / x and x ** -2 as 1 / (x * x),
+    each step rounded, as PyTorch's CPU kernel (C's pow rounds x ** 3 once: 1 ulp off in
+    ~1/4 of the elements; float16 computes in float32 and rounds once, and other devices'
+    kernels are not known to step)."""
+    if power == 2:
+        return backend.mul(base, base)
+    if power == 3:
+        return backend.mul(backend.mul(base, base), base)
+    return backend.div(backend.full((), 1, dtype), base if power == -1 else backend.mul(base, base))
 
 
 def _root(x: Tensor, reciprocal_: bool) -> Tensor:
@@ -1310,15 +1339,28 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
 def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("reciprocal", reciprocal(input), out)
+    if isinstance(input, Tensor) and input.dtype.kind == "f":
+        return _with_result_node("reciprocal", input, div(1, input.detach()))
     # labelled: torch's node saves the result, so an in-place change of it is refused
     return labelled(div(1, input), "ReciprocalBackward0", input)
+
+
+def _with_result_node(op: str, x: Tensor, out: Tensor) -> Tensor:
+    """``out`` (computed from ``x`` without a graph) with a node of ``op`` saving it, whose
+    rule takes PyTorch's steps on the result (a half gradient rounds as its)."""
+    if x.requires_grad and is_grad_enabled():
+        out._node = Node(op, (x,), out.native)
+        out.requires_grad = True
+    return out
 
 
 def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("rsqrt", rsqrt(input), out)
     if isinstance(input, Tensor) and input.dtype in _HALF:
-        return labelled(_half_rsqrt(input), "RsqrtBackward0", input)
+        return _half_rsqrt(input)
+    if isinstance(input, Tensor) and input.dtype.kind == "f":
+        return _with_result_node("rsqrt", input, _rsqrt(input.detach()))
     return labelled(_rsqrt(input), "RsqrtBackward0", input)
 
 
@@ -1330,8 +1372,7 @@ def _half_rsqrt(x: Tensor) -> Tensor:
     """rsqrt of a half-precision ``x`` as PyTorch's CPU kernel: 1 / sqrt(x) in float32,
     rounded once, except the elements its scalar loop takes (``contract.cpu_loops``), where
     sqrt(x) is rounded to x's dtype first (on other devices every element rounds once).
-    Computed on the native arrays; with a gradient, as the float32 composition's (plus the
-    difference, a constant)."""
+    Computed on the native arrays; its gradient is PyTorch's rule on the result."""
     backend, half, wide = x.backend, x.dtype, dtypes.float32
     root = backend.sqrt(backend.cast(x.native, wide))
     scalar = None
@@ -1340,15 +1381,7 @@ def _half_rsqrt(x: Tensor) -> Tensor:
     if scalar is not None:
         root = backend.where(scalar, backend.cast(backend.cast(root, half), wide), root)
     native = backend.cast(backend.div(backend.full((), 1, wide), root), half)
-    if not (x.requires_grad and is_grad_enabled()):
-        return Tensor(native, backend, half)
-    composed = in_float32(_rsqrt, x)
-    if scalar is None:
-        return composed
-    # twice - once is one half step or none (0 where both are inf or both NaN): exact
-    same = backend.eq(native, composed.native)
-    step = backend.where(same, backend.full((), 0, half), backend.sub(native, composed.native))
-    return add_(composed, Tensor(step, backend, half))
+    return _with_result_node("rsqrt", x, Tensor(native, backend, half))
 
 
 def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
