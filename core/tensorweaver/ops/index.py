@@ -425,23 +425,25 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     target._assign(mv.reshape(flat, target.shape))
 
 
+#: The values ``x[...] = value`` takes (bool is an int).
+_ASSIGNABLE = (Tensor, int, float, complex, np.integer)
+
+
 def _check_assignable(x: Tensor, value: Any) -> None:
-    """PyTorch's ``x[...] = value`` takes a tensor or a Python number (or an integer with
-    ``__index__``); a sequence, a NumPy array, None, or a NumPy float that is no Python float
-    is a TypeError (checked before the index, as PyTorch does)."""
-    if isinstance(value, (Tensor, int, float, complex)):
+    """PyTorch's ``x[...] = value`` takes a tensor, a Python number or a NumPy integer
+    scalar; a sequence, a NumPy array (0-d too), None, another object with ``__index__``, or
+    a NumPy float that is no Python float is a TypeError (checked before the index, as
+    PyTorch does)."""
+    if isinstance(value, _ASSIGNABLE):
         return
-    try:
-        operator.index(value)
-    except TypeError:
-        kind = type(value)
-        name = kind.__name__
-        if kind.__module__ != "builtins":
-            name = f"{kind.__module__}.{name}"
-        raise TypeError(
-            f"setitem: can't assign a {name} to a {x.type()}; pass a tensor (tensor(value)) "
-            "or a Python number"
-        ) from None
+    kind = type(value)
+    name = kind.__name__
+    if kind.__module__ != "builtins":
+        name = f"{kind.__module__}.{name}"
+    raise TypeError(
+        f"setitem: can't assign a {name} to a {x.type()}; pass a tensor (tensor(value)) "
+        "or a Python number"
+    )
 
 
 def scatter_changed(flat: Tensor, positions: Tensor, values: Tensor, old: Tensor) -> Tensor:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any, Optional, Union
 
 import tensorweaver as tw
-from tensorweaver.optim.foreach import assign, foreach_update, natives
+from tensorweaver.optim.foreach import foreach_update
 from tensorweaver.tensor import Tensor
 
 TensorOrTensors = Union[Tensor, Iterable[Tensor]]
@@ -130,8 +130,11 @@ def clip_grads_with_norm_(
                 foreach_update(group, "mul", (scale,), "mul_", list(range(len(group))))
                 continue
             # The backend's mul, as g.mul_(scale) makes it, without the core's checks on
-            # operands that are known good (one dtype, a 0-d factor).
-            assign(group, [backend.mul(g, scale) for g in natives(group)], "mul_")
+            # operands that are known good (one dtype, a 0-d factor); one gradient after
+            # another, each read after the last write, as PyTorch's loop of mul_: a gradient
+            # listed twice, or shared by two parameters, is scaled twice.
+            for g in group:
+                g._assign(Tensor(backend.mul(g.native, scale), backend, g.dtype), "mul_")
 
 
 def clip_grad_norm_(
