@@ -99,13 +99,11 @@ def test_setitem_refuses_what_torch_refuses(backend: str, value: str) -> None:
     assert ours is theirs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x[...] = 2**70 raises OverflowError (ops/overflow.py fill_value), torch "
-    "ValueError ('Overflow when unpacking long long'); fix belongs in ops/overflow.py",
-)
-def test_setitem_of_an_int_past_int64_raises_torch_class() -> None:
-    assert _assigned(tw, "float32", 2**70, "numpy") is _assigned(torch, "float32", 2**70, "cpu")
+# before: OverflowError (fill_value's); torch reads the int as a 64-bit one first
+@pytest.mark.parametrize("value", [2**70, 2**63, -(2**63) - 1])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_setitem_of_an_int_past_int64_raises_torch_class(value: int, dtype: str) -> None:
+    assert _assigned(tw, dtype, value, "numpy") is _assigned(torch, dtype, value, "cpu")
 
 
 # ------------------------------------------------------------------------- clip_grad_norm_

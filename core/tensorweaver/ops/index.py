@@ -435,6 +435,12 @@ def _check_assignable(x: Tensor, value: Any) -> None:
     a NumPy float that is no Python float is a TypeError (checked before the index, as
     PyTorch does)."""
     if isinstance(value, _ASSIGNABLE):
+        if type(value) is int and not -(2**63) <= value < 2**63:
+            # (PyTorch reads a Python int as a 64-bit one first, whatever x's dtype)
+            raise ValueError(
+                f"setitem: {value} does not fit a 64-bit integer (PyTorch: Overflow when "
+                "unpacking long long); pass a float or a tensor"
+            )
         return
     kind = type(value)
     name = kind.__name__
