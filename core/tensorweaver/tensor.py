@@ -154,6 +154,11 @@ class _InvalidHistory:
 #: The op name of ``x[index] = value`` (ops/index.py's setitem passes none).
 _SETITEM = "in-place operation"
 
+#: id -> the ``grad_dtype`` (None: any) of the leaves where it was set to other than their
+#: own dtype, kept aside so that other tensors pay nothing for it (an entry goes with its
+#: tensor).
+GRAD_DTYPES: dict[int, Any] = {}
+
 
 def _changes_repeat(t: Tensor, result: Tensor) -> bool:
     """Whether ``result`` changes two elements of ``t`` at one memory location (``t``'s strides
@@ -583,7 +588,42 @@ class Tensor:
                     f"tensor of size {list(self.shape)}: the gradient must have the tensor's "
                     "size"
                 )
+            if value.dtype is not self.dtype or GRAD_DTYPES:
+                wanted = GRAD_DTYPES.get(id(self), self.dtype)
+                if wanted is not None and value.dtype is not wanted:
+                    # (a foreign dtype would be accumulated into and stepped with silently)
+                    raise RuntimeError(
+                        f"attempting to assign a gradient of dtype {value.dtype.name} to a "
+                        f"tensor whose grad_dtype is {wanted.name}: convert the gradient with "
+                        f".to({wanted.name}), or set the tensor's grad_dtype (None takes any)"
+                    )
         self._grad = value
+
+    @property
+    def grad_dtype(self) -> DType | None:
+        """The dtype ``.grad`` must have (a leaf's; None: any); the tensor's own by default.
+        Backward casts the gradient it accumulates to it."""
+        if self._node is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors")
+        return GRAD_DTYPES.get(id(self), self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value: DType | None) -> None:
+        if self._node is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors")
+        if value is not None and not isinstance(value, DType):
+            raise TypeError(f"grad_dtype must be a dtype or None, got {type(value).__name__}")
+        if value is not None and self._grad is not None and self._grad.dtype is not value:
+            raise RuntimeError(
+                f"cannot set grad_dtype to {value.name}: the tensor has a gradient of dtype "
+                f"{self._grad.dtype.name}; set .grad = None first"
+            )
+        if value is self.dtype:
+            GRAD_DTYPES.pop(id(self), None)
+        elif GRAD_DTYPES.setdefault(id(self), value) is not value:
+            GRAD_DTYPES[id(self)] = value
+        else:
+            weakref.finalize(self, GRAD_DTYPES.pop, id(self), None)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` on this non-leaf tensor after backward."""

@@ -1418,12 +1418,6 @@ KNOWN: dict[str, str] = {
     "requires_grad_setter_int": _SETTER,
     "requires_grad_setter_non_leaf_false": _SETTER,
     "requires_grad_setter_non_leaf_true": _SETTER,
-    "grad_setter_dtype": (
-        "torch 2.13 refuses a .grad of another dtype unless t.grad_dtype is set (to None or "
-        "that dtype); tests/compile (test_fast_paths.py with_grad, test_guard_facts.py "
-        "weight.grad = grad.double()) assign such gradients to test the guards, so the "
-        "check waits for them to set grad_dtype first (and for Tensor.grad_dtype)"
-    ),
     "hook_on_grad_input_non_leaf_and_leaf": (
         "torch captures a non-leaf input's gradient before that tensor's hooks when its node "
         "also runs for another input, after them otherwise (hook_on_grad_input_non_leaf); "

@@ -27,6 +27,8 @@ def leaf(values: Any, dtype: Any = tw.float32, requires_grad: bool = True) -> An
 
 
 def with_grad(t: Any, dtype: Any = tw.float32) -> Any:
+    if dtype is not t.dtype:
+        t.grad_dtype = None  # (a gradient of another dtype: as PyTorch, say so first)
     t.grad = tw.zeros(t.shape, dtype=dtype)
     return t
 

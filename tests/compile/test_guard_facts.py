@@ -142,6 +142,7 @@ def test_tensor_facts_of_parameters_buffers_and_named_tensors_fail_the_guard() -
     grad = weight.grad
     weight.grad = None  # the gradient went
     assert guarded.refuses()
+    weight.grad_dtype = None  # (as PyTorch: a gradient of another dtype is asked for)
     weight.grad = grad.double()  # the gradient's dtype
     assert guarded.refuses()
     weight.grad = grad

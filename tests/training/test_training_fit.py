@@ -80,15 +80,20 @@ def _check_against_torch(optimizer: str, schedule: str) -> None:
     twin = _twin(model)
     # An uneven last batch (30 = 4 * 7 + 2) and clipping on the way.
     options = dict(optimizer=optimizer, lr=0.05, epochs=2, batch_size=7, clip=0.5)
-    history = fit(
-        model,
-        (x, y),
-        **options,
-        schedule=schedule,
-        shuffle=False,
-        precision="fp64",
-        progress=False,
-    )
+    previous = tw.get_default_dtype()
+    tw.set_default_dtype(tw.float64)  # as _torch_fit: scalar optimizer state in float64 too
+    try:
+        history = fit(
+            model,
+            (x, y),
+            **options,
+            schedule=schedule,
+            shuffle=False,
+            precision="fp64",
+            progress=False,
+        )
+    finally:
+        tw.set_default_dtype(previous)
     expected = _torch_fit(twin, x, y, **options, schedule=schedule)
     np.testing.assert_allclose(history.train_loss, expected, rtol=1e-10)
     for mine, theirs in zip(model.parameters(), twin.parameters()):

@@ -34,6 +34,7 @@ from tensorweaver.ops.in_place_writes import add_scaled, addable
 from tensorweaver.tensor import (
     _NO_GRAD_VIEW_WRITTEN,
     _SHARED_STORAGES,
+    GRAD_DTYPES,
     Tensor,
     _laid_out_like,
     _out_of_order,
@@ -318,6 +319,8 @@ def _finish(
             continue
         if type(g) is not Tensor or GRAD_HOOKS:  # else it is the total already
             g = _leaf_total(key, g)
+        if GRAD_DTYPES:
+            g = in_grad_dtype(leaf, g)
         if create_graph:
             accumulated(leaf, g, True)
             _after_accumulate(key, leaf)
@@ -371,11 +374,20 @@ def _add_into(grad: Tensor, g: Tensor) -> None:
         grad._assign(grad + g, "add_")
 
 
+def in_grad_dtype(t: Tensor, g: Tensor) -> Tensor:
+    """``g`` cast to the ``grad_dtype`` set on ``t`` (Tensor.grad_dtype), as PyTorch's
+    AccumulateGrad casts it."""
+    wanted = GRAD_DTYPES.get(id(t))
+    return g if wanted is None or g.dtype is wanted else g.to(wanted)
+
+
 def accumulated(t: Tensor, g: Tensor, create_graph: bool) -> None:
     """Add ``g`` to ``t.grad``: a copy when there is none, in place when there is, but a new
     tensor in the graph under ``create_graph`` (grad mode is on there in PyTorch), and a new
     sum on a non-leaf (``inputs=``), as PyTorch's retain_grad hook makes it."""
     grad = t._grad  # (not .grad: it warns on a non-leaf, which inputs= may name)
+    if GRAD_DTYPES:
+        g = in_grad_dtype(t, g)
     if grad is None:
         t.grad = _own(g, create_graph)
     elif create_graph or t._node is not None:
