@@ -97,6 +97,8 @@ def fused_or_reference(
     if len(kinds) == 1:  # one output, the usual case
         kind = kinds[0]
         outs: tuple = (Tensor(natives[0], backend, dtype if kind is None else _dtype(kind, dtype)),)
+    elif kinds is WITH_INFO:  # a solve's or factorization's result and info: no loop
+        outs = (Tensor(natives[0], backend, dtype), Tensor(natives[1], backend, dtypes.int32))
     else:
         made = []
         for native, kind in zip(natives, kinds):

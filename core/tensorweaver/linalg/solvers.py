@@ -152,13 +152,17 @@ def _inverse_message(k: int) -> str:
 
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
     """(A^-1, info), info as LAPACK's getrf (the first zero pivot, 1-based)."""
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (A,) = float32_operands(A)
-    check_square("linalg.inv", A, complex_ok=True)
-    x, info = fused_or_reference("inv_ex", "LinalgInvExBackward0", _inv_ex, (A,), (), WITH_INFO)
+    x, info = _inv_with_info(A)
     if check_errors:
         raise_for_info("linalg.inv_ex", info, _inverse_message)
     return InvEx(x, info)
+
+
+def _inv_with_info(A: Tensor) -> tuple[Tensor, Tensor]:
+    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+        (A,) = float32_operands(A)
+    check_square("linalg.inv", A, complex_ok=True)
+    return fused_or_reference("inv_ex", "LinalgInvExBackward0", _inv_ex, (A,), (), WITH_INFO)
 
 
 def _inv_ex(A: Tensor) -> tuple[Tensor, Tensor]:
@@ -168,7 +172,7 @@ def _inv_ex(A: Tensor) -> tuple[Tensor, Tensor]:
 
 def inv(A: Tensor) -> Tensor:
     """A^-1; LinAlgError naming the batch element and the zero pivot where A is singular."""
-    x, info = inv_ex(A)
+    x, info = _inv_with_info(A)  # not inv_ex: no named tuple to make and unpack
     raise_for_info("linalg.inv", info, _inverse_message)
     return x
 

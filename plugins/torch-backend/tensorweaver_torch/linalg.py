@@ -16,6 +16,7 @@ freed with ``saved``. Without ``grad`` nothing is recorded
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -44,7 +45,17 @@ def _fused(fn: Callable[[tuple, tuple], tuple], static: tuple, inputs: tuple) ->
         if t.requires_grad and enabled:  # on torch's own tape: torch differentiates through it
             outs = fn(inputs, static)
             return outs, (outs, list(inputs))
-        leaves.append(t.detach().requires_grad_() if t.is_floating_point() or t.is_complex() else t)
+        if t.is_floating_point() or t.is_complex():
+            leaf = _leaf_of(t)
+            # an array given twice gets two leaves: the engine's gradient of one leaf named
+            # twice would be the sum of both places' in each
+            for seen in leaves:
+                if seen is leaf:
+                    leaf = t.detach().requires_grad_()
+                    break
+            leaves.append(leaf)
+        else:
+            leaves.append(t)
     if enabled:  # skip the switch when it is on already
         outs = fn(tuple(leaves), static)
     else:
@@ -52,7 +63,39 @@ def _fused(fn: Callable[[tuple, tuple], tuple], static: tuple, inputs: tuple) ->
             outs = fn(tuple(leaves), static)
     if len(outs) == 1:
         return (outs[0].detach(),), (outs, leaves)
+    if len(outs) == 2:  # a result and LAPACK's info, the solves' case: no loop's frame, and
+        second = outs[1]  # an output outside the graph (the info) needs no detached copy
+        return (outs[0].detach(), second.detach() if second.requires_grad else second), (
+            outs,
+            leaves,
+        )
     return tuple([o.detach() for o in outs]), (outs, leaves)
+
+
+#: id(array) -> (weak reference to the array, its detached leaf requiring grad): one leaf
+#: per input array, reused by every call recorded on it (a ``detach().requires_grad_()``
+#: took 1.5-3 us of each call on a loaded CPU). The leaf shares the array's memory and
+#: version counter, as a new one would; no backward here accumulates into its ``.grad``.
+_LEAVES: dict[int, tuple] = {}
+
+
+def _leaf_of(t: Tensor) -> Tensor:
+    """The detached leaf of ``t`` that requires grad (see ``_LEAVES``)."""
+    key = id(t)
+    entry = _LEAVES.get(key)
+    if entry is not None and entry[0]() is t:
+        return entry[1]
+    leaf = t.detach().requires_grad_()
+    _LEAVES[key] = (weakref.ref(t, lambda ref: _forget(key, ref)), leaf)
+    return leaf
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    """A weak reference's callback: drop the entry of the array that went (unless a later
+    array with its id has one already)."""
+    entry = _LEAVES.get(key)
+    if entry is not None and entry[0] is ref:
+        del _LEAVES[key]
 
 
 def _replay(recorded: Recorded, roots: tuple, grads: tuple, needs: tuple) -> tuple:
@@ -97,10 +140,13 @@ def _call_node(outs: tuple, leaves: list, roots: tuple, grads: tuple, needs: tup
     does with ``retain_graph``."""
     first = outs[roots[0]]
     node = first.grad_fn
-    metadata = getattr(node, "_input_metadata", None)  # a private attribute: else the engine
-    if metadata is None or not callable(node):  # a Python Function's node is not callable
-        return None
-    args: list = [None] * len(metadata)  # one gradient per output of the node; None: unused
+    count = _NODE_OUTPUTS.get(type(node))
+    if count is None:
+        metadata = getattr(node, "_input_metadata", None)  # a private attribute: else the engine
+        if metadata is None or not callable(node):  # a Python Function's node is not callable
+            return None
+        count = _NODE_OUTPUTS[type(node)] = len(metadata)
+    args: list = [None] * count  # one gradient per output of the node; None: unused
     if len(roots) == 1:  # the usual case: its node is the one just read (grad_fn: 0.1 us)
         args[first.output_nr] = grads[0]
     else:
@@ -136,6 +182,12 @@ def _call_node(outs: tuple, leaves: list, roots: tuple, grads: tuple, needs: tup
         if j is not None:
             found[j] = result
     return tuple(found)
+
+
+#: A torch node class -> how many outputs its forward has (its call's gradients): fixed per
+#: generated class, and torch refuses a call with another count. Reading ``_input_metadata``
+#: builds a list of objects each time (0.8 us).
+_NODE_OUTPUTS: dict[type, int] = {}
 
 
 class LinearAlgebra:
