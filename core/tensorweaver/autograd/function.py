@@ -214,6 +214,30 @@ class Function:
         return tuple(wrapped) if isinstance(result, tuple) else wrapped[0]
 
 
+def apply_fresh(cls: type[Function], *args: Any) -> Tensor:
+    """``cls.apply(*args)`` for the core's own Functions whose ``forward(ctx, ...)`` returns
+    one new floating-point tensor (no view, no input, nothing marked dirty or
+    non-differentiable) and saves only inputs: the same node and ctx without ``apply``'s
+    general bookkeeping (torch:cpu nll_loss at (80, 1000), forward and backward: 108 -> 96
+    us)."""
+    record = is_grad_enabled()
+    needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
+    ctx = FunctionCtx(needs)
+    with no_grad():
+        result = cls.forward(ctx, *args)
+    if not record or True not in needs:
+        return result
+    out = Tensor(result.native, result.backend, result.dtype)
+    tensors = tuple([a for a in args if isinstance(a, Tensor)])
+    node = out._node = Node("function", tensors, (cls, ctx, args, 0, (result,)))
+    out.requires_grad = True
+    if ctx._saved:
+        ctx._nodes = [weakref.ref(node)]
+        ctx._name = cls.__name__
+        ctx._versions = _watched(ctx._saved, [out])
+    return out
+
+
 #: PyTorch's refusals for an output of a Function that is a view (of one of its inputs, of a
 #: tensor made inside forward) or an input itself: changing it in place would bypass the
 #: Function's backward, and so would using it once it changed by any other way (its base, a

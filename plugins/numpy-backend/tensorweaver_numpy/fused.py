@@ -194,6 +194,52 @@ class FusedOps:
     fused_cross_entropy_nd = fused_cross_entropy
     fused_cross_entropy_nd_backward = fused_cross_entropy_backward
 
+    # nll_loss (API 2.8) -------------------------------------------------------------------
+
+    @quiet
+    def nll_loss(
+        self, x: A, target: A, weight: A | None, reduction: str, ignore_index: int
+    ) -> tuple[A, A]:
+        # PyTorch's per-target values (-x[n, t] * weight[t], 0 where ignored, even at a -inf
+        # log-probability); its sums cascade where NumPy's are pairwise: equal to rounding.
+        keep = target != ignore_index
+        safe = np.where(keep, target, 0)
+        picked = x[np.arange(len(target)), safe]
+        dtype = x.dtype.type
+        if weight is None:
+            losses = np.where(keep, -picked, dtype(0))
+        else:
+            w = np.where(keep, weight[safe], dtype(0))
+            losses = np.where(keep, -picked * w, dtype(0))
+        if reduction == "none":
+            return losses, np.zeros((), x.dtype)
+        total = dtype(np.count_nonzero(keep)) if weight is None else np.add.reduce(w)
+        loss = np.add.reduce(losses)
+        if reduction == "mean":
+            loss = loss / total  # (0 / 0: NaN when nothing is kept, as PyTorch's)
+        return np.asarray(loss, x.dtype), np.asarray(total, x.dtype)
+
+    @quiet
+    def nll_loss_backward(
+        self,
+        grad: A,
+        x: A,
+        target: A,
+        weight: A | None,
+        reduction: str,
+        ignore_index: int,
+        total_weight: A,
+    ) -> A:
+        keep = target != ignore_index
+        safe = np.where(keep, target, 0)
+        # PyTorch's order: the output gradient over the total weight, times the weight.
+        g = -(grad / total_weight) if reduction == "mean" else -grad
+        if weight is not None:
+            g = weight[safe] * g
+        out = np.zeros_like(x)
+        out[np.arange(len(target)), safe] = np.where(keep, g, x.dtype.type(0))
+        return out
+
     # softmax ------------------------------------------------------------------------------
 
     @quiet

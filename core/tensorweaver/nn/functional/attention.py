@@ -100,11 +100,11 @@ def _checked_mask(fn: str, mask: Tensor, query: Tensor, scores: tuple) -> Tensor
                 f"({query.dtype}), got {mask.dtype}; convert it with .to({query.dtype})"
             )
         mask = mask.to(query.dtype)
-    try:
-        fits = tuple(tw.broadcast_shapes(mask.shape, scores)) == scores
-    except RuntimeError:
-        fits = False
-    if not fits:
+    shape = mask.shape
+    # (broadcast_shapes(shape, scores) == scores, without its 8 us on the hot path)
+    if len(shape) > len(scores) or any(
+        m != s and m != 1 for m, s in zip(reversed(shape), reversed(scores))
+    ):
         raise RuntimeError(
             f"{fn}: attn_mask of shape {tuple(mask.shape)} does not broadcast to the "
             f"attention scores' shape {scores} (..., L, S)"
@@ -153,7 +153,9 @@ def scaled_dot_product_attention(
             )
         key, value = _repeat_heads(key, heads), _repeat_heads(value, heads)
     # The leading (batch, head) axes broadcast, as the matrix products' batches do.
-    lead = tw.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    lead = query.shape[:-2]
+    if not lead == key.shape[:-2] == value.shape[:-2]:
+        lead = tw.broadcast_shapes(lead, key.shape[:-2], value.shape[:-2])
     if attn_mask is not None:
         attn_mask = _checked_mask(fn, attn_mask, query, (*lead, query.shape[-2], key.shape[-2]))
     refuse_complex(  # (PyTorch's softmax kernel has no complex form)

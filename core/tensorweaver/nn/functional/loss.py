@@ -17,6 +17,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.autograd.function import apply_fresh
 from tensorweaver.contract.cpu_loops import HALF_STEP
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
 from tensorweaver.ops import index as ix
@@ -464,7 +465,7 @@ def _kernel_nll(
     _check_class_targets(x, target, ignore_index, fn)
     if weight is not None:
         _check_class_weight(x, weight, fn)
-    loss = _NllLoss.apply(x, (target.long(), weight), reduction, ignore_index)
+    loss = apply_fresh(_NllLoss, x, (target.long(), weight), reduction, ignore_index)
     return labelled(loss, "NllLossBackward0", x)
 
 
