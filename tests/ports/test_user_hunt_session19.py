@@ -23,15 +23,6 @@ def spec(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def _numpy_only_xfail(reason: str) -> list:
-    """The three backends, the NumPy one a strict xfail for ``reason``."""
-    return [
-        pytest.param("numpy", marks=pytest.mark.xfail(strict=True, reason=reason)),
-        "torch:cpu",
-        *CUNUMERIC,
-    ]
-
-
 _RNG = np.random.default_rng(19)
 _X = _RNG.standard_normal((12, 5))
 _LABELS = (_RNG.standard_normal(12) > 0).astype(np.int64)
@@ -111,19 +102,27 @@ _LABELLED = {
 }
 
 
-@pytest.mark.xfail(
+_STILL_UNLABELLED = pytest.mark.xfail(
     strict=True,
-    reason="the grad_fn label a printed result shows differs from PyTorch's: mse_loss is "
-    "<MeanBackward0> (torch <MseLossBackward0>), BCE-with-logits <MeanBackward0>, pad "
-    "<CatBackward0>, conv1d <SqueezeBackward1> (torch <ConvolutionBackward0>), addmm "
-    "<AddBackward0>, dot <SumBackward0>, mv <SqueezeBackward1>, sort <GatherBackward0>, topk "
-    "and diagonal <SliceBackward0>, mT <PermuteBackward0>, x ** tensor <PowBackward0>, unbind "
-    "<SqueezeBackward1>, a copying reshape <ViewBackward0> (torch <UnsafeViewBackward0>), "
-    "setitem <ViewBackward0> (torch <CopySlices>), interpolate <IndexSelectBackward0>, "
-    "avg_pool1d <AvgPoolBackward0> (torch <SqueezeBackward1>). At fault: the node labels of "
-    "the composite ops (labelled() in core/tensorweaver/ops/apply.py, per op module)",
+    reason="the grad_fn label differs from PyTorch's: x[0] @ x[1] is <SumBackward0> (torch "
+    "<DotBackward0>), matrix @ vector <SqueezeBackward1> (torch <MvBackward0>), x ** tensor "
+    "<PowBackward0> (torch <PowBackward1>: names.py cannot tell a 0-d tensor exponent from a "
+    "Python number). At fault: matmul in core/tensorweaver/ops/linalg.py, pow in "
+    "ops/elementwise.py",
 )
-@pytest.mark.parametrize("op", list(_LABELLED))
+_WRAPS_LONGER = pytest.mark.xfail(
+    strict=True,
+    reason="the label matches PyTorch's, but the printed result is one the test compares after "
+    "replacing 'tensorweaver.' by 'torch.': tensorweaver's dtype=tensorweaver.float64 is 7 "
+    "characters longer, so the line wraps before grad_fn where torch's does not (or the "
+    "other way). At fault: the comparison here, not the label",
+)
+_MARKS = {op: _STILL_UNLABELLED for op in ("dot", "mv", "pow_tensor")}
+_MARKS.update({op: _WRAPS_LONGER for op in ("addmm", "diagonal", "mT", "reshape_copy", "setitem")})
+_LABEL_CASES = [pytest.param(op, marks=_MARKS[op]) if op in _MARKS else op for op in _LABELLED]
+
+
+@pytest.mark.parametrize("op", _LABEL_CASES)
 def test_printed_grad_fn_of_composite_ops(spec: str, op: str) -> None:
     def fn(m: Any) -> Any:
         y = _LABELLED[op](m, m.tensor(_W, requires_grad=True))
@@ -179,16 +178,6 @@ def test_optimizer_with_a_parameter_listed_twice(spec: str) -> None:
     _check(spec, fn)
 
 
-@pytest.mark.parametrize(
-    "spec",
-    _numpy_only_xfail(
-        "an optimizer state of another shape than its parameter (load_state_dict of a "
-        "checkpoint for another model) makes the NumPy backend's step raise NumPy's ValueError "
-        "(operands could not be broadcast); PyTorch raises RuntimeError (the size of tensor a "
-        "must match). At fault: foreach_update in core/tensorweaver/ops/in_place_writes.py "
-        "calls the backend's foreach ops without tw's shape check (tw._foreach_add has it)"
-    ),
-)
 def test_optimizer_state_of_another_shape_raises_runtime_error(spec: str) -> None:
     def fn(m: Any) -> Any:
         a = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
@@ -233,12 +222,6 @@ def test_optimizer_refuses_what_torch_refuses(spec: str, make: Any) -> None:
 # -- divergences: missing names ---------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Module.register_backward_hook (PyTorch's deprecated form, which warns FutureWarning "
-    "and still runs the hook) is missing: AttributeError. At fault: "
-    "core/tensorweaver/nn/modules/module.py",
-)
 def test_register_backward_hook_warns_and_runs(spec: str) -> None:
     def fn(m: Any) -> Any:
         lin = _weights(m.nn.Linear(2, 1).double(), m)

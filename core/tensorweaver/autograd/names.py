@@ -42,6 +42,7 @@ FUSED = {
     "max_pool2d": "MaxPool2DWithIndicesBackward0",
     "embedding": "EmbeddingBackward0",
     "layer_norm": "NativeLayerNormBackward0",
+    "instance_norm": "ViewBackward0",  # (PyTorch's batch norm of the input viewed as one batch)
     "cross_entropy": "NllLossBackward0",
     "cross_entropy_nd": "NllLoss2DBackward0",
     "dropout": "MulBackward0",
@@ -59,6 +60,21 @@ _UPSAMPLE = {
 }
 
 
+#: Pooling kernels by PyTorch's name for their n-D kernel.
+_POOLS = {
+    "avg_pool": "AvgPool{}DBackward0",
+    "max_pool": "MaxPool{}DWithIndicesBackward0",
+    "max_pool_with_indices": "MaxPool{}DWithIndicesBackward0",
+    "adaptive_avg_pool": "AdaptiveAvgPool{}DBackward0",
+    "adaptive_max_pool": "AdaptiveMaxPool{}DBackward0",
+}
+
+
+def _pool_name(kernel: str, spatial: int) -> str:
+    # PyTorch pools one dimension as two (unsqueeze, 2-D pool, squeeze)
+    return "SqueezeBackward1" if spatial == 1 else _POOLS[kernel].format(spatial)
+
+
 def composite_name(kernel: str, inputs: tuple, static: tuple) -> str:
     """PyTorch's grad_fn name for the composite ``kernel`` on ``inputs`` with ``static``
     arguments, the same whether a backend fused it or the core decomposed it."""
@@ -69,10 +85,12 @@ def composite_name(kernel: str, inputs: tuple, static: tuple) -> str:
     if kernel == "interpolate":
         mode, antialias, spatial = static[0], static[4], len(inputs[0].shape) - 2
         if mode == "area":
-            return f"AdaptiveAvgPool{spatial}DBackward0"
+            return _pool_name("adaptive_avg_pool", spatial)
         return f"Upsample{_UPSAMPLE[mode]}{spatial}D{'Aa' if antialias else ''}Backward0"
     if kernel == "grid_sample":
         return f"GridSampler{len(inputs[0].shape) - 2}DBackward0"
+    if kernel in _POOLS:
+        return _pool_name(kernel, len(static[0]))  # (the kernel's or output's size per axis)
     return FUSED.get(kernel) or _capitalised(kernel)  # not computed for every lookup
 
 

@@ -137,7 +137,8 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:
             f"but got scalar type {dtypes.SCALAR_TYPE_NAMES[theta.dtype.name]} for second "
             "argument"
         )
-    return complex(ew.mul(r, ew.cos(theta)), ew.mul(r, ew.sin(theta)))
+    out = complex(ew.mul(r, ew.cos(theta)), ew.mul(r, ew.sin(theta)))
+    return labelled(out, "PolarBackward0", r, theta)
 
 
 def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:

@@ -50,7 +50,36 @@ def foreach_update(
     Returns the tensors' arrays after the update.
 
     The caller must hold none of the tensors' arrays (each reference counts against
-    writing in place)."""
+    writing in place). An array in ``args`` of another shape than its tensor (an optimizer's
+    state loaded for another model) raises PyTorch's RuntimeError."""
+    try:
+        return _update(tensors, name, args, op, sizes)
+    except Exception as error:  # (checked only then: a step pays nothing for the check)
+        mismatch = _shape_mismatch(tensors, args, op)
+        if mismatch is None:
+            raise
+        raise mismatch from error
+
+
+def _shape_mismatch(tensors: list[Tensor], args: tuple, op: str) -> RuntimeError | None:
+    """PyTorch's error for the first array in ``args`` whose shape is not its tensor's."""
+    for arg in args:
+        if type(arg) not in _PER_TENSOR:
+            continue
+        for t, value in zip(tensors, arg):
+            shape = getattr(value, "shape", None)
+            if shape is not None and tuple(shape) != t.shape:
+                return RuntimeError(
+                    f"{op}: the size of tensor a ({list(t.shape)}) must match the size of "
+                    f"tensor b ({list(shape)}); an optimizer's state (load_state_dict) must "
+                    "have its parameter's shape"
+                )
+    return None
+
+
+def _update(
+    tensors: list[Tensor], name: str, args: tuple, op: str, sizes: list[int] | None
+) -> list[Any]:
     backend = tensors[0].backend
     own = large(tensors) if sizes is None else sizes
     if own:

@@ -393,7 +393,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             "masked_fill_ takes only bool masks); convert the mask with .bool()"
         )
     puts = expanded and _puts_through_index(index, value)  # (before value is expanded)
-    if not isinstance(value, Tensor):
+    number = not isinstance(value, Tensor)
+    if number:
         value = fill_value(value, x.dtype, "setitem")
         value = Tensor(x.backend.full((), value, x.dtype), x.backend, x.dtype)
     elif value.dtype is not x.dtype:
@@ -422,7 +423,60 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         else:
             _check_no_repeats(positions)
     flat = scatter_unchecked(flat, 0, flat_index, values)
-    target._assign(mv.reshape(flat, target.shape))
+    result = mv.reshape(flat, target.shape)
+    if result._node is not None:
+        name = "CopySlices" if expanded else _write_node_name(x, index, number)
+        labelled(result, name, target)
+    target._assign(result)
+
+
+def _write_node_name(x: Tensor, index: Any, number: bool) -> str:
+    """PyTorch's grad_fn name for ``x[index] = value``: its basic parts (ints, slices,
+    None) view ``x`` unless each takes a whole axis; the write then goes into that view
+    (``CopySlices``), else into ``x`` itself: ``index_put_`` with index tensors, ``fill_``
+    of a number or ``copy_`` of a tensor without."""
+    items = index if type(index) is tuple else (index,)
+    advanced = False
+    dim = 0
+    for k, item in enumerate(items):
+        if item is Ellipsis:
+            dim = x.ndim - sum(_axes_taken(later) for later in items[k + 1 :])
+            continue
+        if isinstance(item, slice):
+            if not _whole(item, x.shape[dim]):
+                return "CopySlices"
+        elif isinstance(item, (list, np.ndarray)) or (isinstance(item, Tensor) and item.ndim):
+            advanced = True
+        elif isinstance(item, Tensor) and item.dtype is dtypes.bool_:
+            advanced = True
+        else:  # an int (or 0-d integer tensor) selects, None or a bool adds an axis: views
+            return "CopySlices"
+        dim += _axes_taken(item)
+    if advanced:
+        return "IndexPutBackward0"
+    return "FillBackward3" if number else "CopyBackwards"
+
+
+def _whole(item: slice, size: int) -> bool:
+    """Whether PyTorch's slicing returns the axis of ``size`` itself for ``item``: its
+    start is 0 as given (a negative one is not), its stop clamped to the size."""
+    start, stop, step = item.start, item.stop, item.step
+    return (
+        (start is None or start == 0)
+        and (step is None or step == 1)
+        and (stop is None or stop >= size)
+    )
+
+
+def _axes_taken(item: Any) -> int:
+    """How many of the indexed tensor's axes an index item consumes."""
+    if item is None or item is Ellipsis or isinstance(item, (bool, np.bool_)):
+        return 0
+    if isinstance(item, Tensor) and item.dtype is dtypes.bool_:
+        return item.ndim
+    if isinstance(item, np.ndarray) and item.dtype == np.bool_:
+        return item.ndim
+    return 1
 
 
 #: The values ``x[...] = value`` takes (bool is an int).
@@ -736,9 +790,10 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         source = ew.cast(ew.mul(source, alpha), input.dtype)
     if input.ndim == 0 and source.ndim == 0 and index.shape[0] == 1:  # as a 1-element vector
         check_index("index_add()", index, 1, d, error=IndexError)
-        return mv.reshape(
+        out = mv.reshape(
             index_add_unchecked(mv.reshape(input, (1,)), 0, index, source.reshape(1)), ()
         )
+        return labelled(out, "IndexAddBackward0", input, source)
     if source.ndim != input.ndim or input.ndim == 0 or source.shape[d] != index.shape[0]:
         raise RuntimeError(
             f"index_add(): source of shape {list(source.shape)} does not fit input of shape "
@@ -759,7 +814,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         if input.numel() or input.ndim <= 1:
             raise
         return input.clone()  # PyTorch checks no index of an empty input of several dims
-    return index_add_unchecked(input, d, index, source)
+    return labelled(
+        index_add_unchecked(input, d, index, source), "IndexAddBackward0", input, source
+    )
 
 
 def index_add_unchecked(x: Tensor, d: int, index: Tensor, source: Tensor) -> Tensor:
@@ -861,7 +918,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of ``input`` where ``mask`` holds, as a 1-d tensor (the two broadcast)."""
     mask = _bool_mask("masked_select", mask)
     shape = broadcast_shapes("masked_select", input.shape, mask.shape)
-    return getitem(mv.expand(input, shape), mv.expand(mask, shape))
+    out = getitem(mv.expand(input, shape), mv.expand(mask, shape))
+    return labelled(out, "MaskedSelectBackward0", input)
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:

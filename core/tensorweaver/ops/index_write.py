@@ -25,7 +25,7 @@ from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops.apply import broadcast_shapes, check_backends
+from tensorweaver.ops.apply import broadcast_shapes, check_backends, labelled
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.tensor import Tensor, _axis
 
@@ -90,7 +90,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
         return input.clone()
     check_index(op, index, x.shape[d], d, error=IndexError)
     out = ix.scatter_unchecked(x, d, _along(index, d, src.shape), src)
-    return out if input.ndim else mv.reshape(out, ())
+    out = out if input.ndim else mv.reshape(out, ())
+    return labelled(out, "IndexCopyBackward0", input, source)
 
 
 def _wrapped(op: str, index: Tensor, size: int, dim: int) -> Tensor:
@@ -106,6 +107,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     op = "index_fill()"
     d = _axis(dim, input.ndim, op)
     index = _long_index(op, index, input, IndexError, RuntimeError)
+    # (PyTorch's overload for a tensor value is its second)
+    name = "IndexFillBackward1" if isinstance(value, Tensor) else "IndexFillBackward0"
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(
@@ -128,7 +131,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
         if input.ndim:
             view[d] = size
         mask = mv.reshape(hit, tuple(view))
-    return ew.where(mask, value, input)
+    return labelled(ew.where(mask, value, input), name, input)
 
 
 def _positions(x: Tensor, indices: tuple) -> Tensor:

@@ -929,6 +929,8 @@ def _swap_last_two(x: Tensor) -> Tensor:
         return _below_two_dims(x, "mT", 3)
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
     out = apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
+    if out._node is not None:  # (set here: a linear layer's transpose is hot)
+        out._node.label = "TransposeBackward0"  # PyTorch's op
     return views.permuted(x, out, perm)
 
 
@@ -970,7 +972,7 @@ def _conj_transpose(x: Tensor) -> Tensor:
             f"tensor.H is only supported on matrices (2-D tensors). Got {x.ndim}-D tensor. "
             "For batches of matrices, use tensor.mH"
         )
-    return cx.conj_physical(_reversed_axes(x))
+    return labelled(cx.conj_physical(_reversed_axes(x)), "TransposeBackward0", x)
 
 
 def adjoint(input: Tensor) -> Tensor:

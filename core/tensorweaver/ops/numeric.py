@@ -276,8 +276,12 @@ def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     out = ew.where(negative, ew.neg(rest), rest)
     # A zero input is the result itself (-0.0 keeps its sign) unless the divisor is 0 or NaN.
     out = ew.where(ew.logical_and(ew.eq(x, 0), ew.eq(rest, 0)), x, out)
-    if isinstance(other, Tensor) and other.requires_grad:
-        return out
+    if isinstance(other, Tensor):  # (PyTorch's overload for a tensor divisor is its second)
+        out = labelled(out, "FmodBackward1", input, other)
+        if other.requires_grad:
+            return out
+    else:
+        out = labelled(out, "FmodBackward0", input)
     return frees_nothing(out, x)  # (PyTorch's node for a number saves none: backward reruns)
 
 
@@ -286,7 +290,7 @@ def frac(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("frac", frac(input), out, same_dtype=True)
     x = _floating_input("frac", input)
-    return ew.sub(x, ew.trunc(x))
+    return labelled(ew.sub(x, ew.trunc(x)), "FracBackward0", input)
 
 
 # -- reductions -------------------------------------------------------------------------------
@@ -300,7 +304,9 @@ def nansum(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any 
     """The sum over ``dim`` with NaN counted as zero (which also gets no gradient)."""
     if input.dtype.is_complex:
         raise RuntimeError("nansum does not support complex inputs (as PyTorch's)")
-    return red.sum(_without_nan(input), dim, keepdim, dtype=dtype)
+    return labelled(
+        red.sum(_without_nan(input), dim, keepdim, dtype=dtype), "NansumBackward0", input
+    )
 
 
 def nanmean(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -340,7 +346,9 @@ def var_mean(
 ) -> tuple[Tensor, Tensor]:
     """``(var, mean)`` over ``dim`` (``correction`` 1 by default, as ``var``); PyTorch's
     overloads ``(input, unbiased)`` and ``(input, dim, unbiased, keepdim)`` too."""
-    return _var_and_mean("var_mean", input, dim, unbiased, keepdim, correction)
+    var, mean = _var_and_mean("var_mean", input, dim, unbiased, keepdim, correction)
+    # (PyTorch's one node makes both)
+    return labelled(var, "VarMeanBackward0", input), labelled(mean, "VarMeanBackward0", input)
 
 
 def std_mean(
@@ -355,7 +363,8 @@ def std_mean(
     ``var_mean``'s overloads."""
     var, mean = _var_and_mean("std_mean", input, dim, unbiased, keepdim, correction)
     # gradient 0 over a constant slice, as PyTorch (not NaN); PyTorch's node saves the std
-    return labelled(red._root(var, 2), "StdMeanBackward0", input), mean
+    std = labelled(red._root(var, 2), "StdMeanBackward0", input)
+    return std, labelled(mean, "StdMeanBackward0", input)  # (PyTorch's one node makes both)
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
@@ -368,7 +377,9 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
             "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
             f"identity (input shape {list(input.shape)})"
         )
-    return return_types.aminmax(red.amin(input, axes, keepdim), red.amax(input, axes, keepdim))
+    low, high = red.amin(input, axes, keepdim), red.amax(input, axes, keepdim)
+    name = "AminmaxBackward0"  # (PyTorch's one node makes both)
+    return return_types.aminmax(labelled(low, name, input), labelled(high, name, input))
 
 
 # -- scans ------------------------------------------------------------------------------------
@@ -556,9 +567,10 @@ def _running_extreme(op: str, input: Tensor, dim: int) -> tuple:
     shape[axis] = input.shape[axis]
     positions = mv.reshape(cr.arange(input.shape[axis], dtype=dtypes.int64, device=input), shape)
     _, indices = _scan((input.detach(), mv.expand(positions, input.shape)), axis, combine)
+    values = ix.gather_unchecked(input, axis, indices)  # gradient via gather
     return getattr(return_types, op)(
-        ix.gather_unchecked(input, axis, indices), indices
-    )  # gradient via gather
+        labelled(values, f"{op.capitalize()}Backward0", input), indices
+    )
 
 
 def cummax(input: Tensor, dim: int) -> tuple:

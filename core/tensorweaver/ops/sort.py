@@ -19,7 +19,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops.apply import out_needs_no_grad
+from tensorweaver.ops.apply import labelled, out_needs_no_grad
 from tensorweaver.ops.out_arguments import call_with_out
 from tensorweaver.tensor import Tensor, _axis, index_argument
 
@@ -113,11 +113,14 @@ def _argsort(x: Tensor, dim: int, descending: bool) -> Tensor:
     return ew.sub(x.shape[axis] - 1, order)
 
 
-def _sort(x: Tensor, dim: int, descending: bool) -> tuple:
+def _sort(x: Tensor, dim: int, descending: bool, grad_fn: str = "SortBackward0") -> tuple:
+    """``(values, indices)``, the values' node named ``grad_fn`` (PyTorch's overload)."""
     order = _argsort(x, dim, descending)
     if x.ndim == 0:
-        return return_types.sort(x.clone(), order)
-    return return_types.sort(ix.gather_unchecked(x, _axis(dim, x.ndim, "sort"), order), order)
+        values = x.clone()
+    else:
+        values = ix.gather_unchecked(x, _axis(dim, x.ndim, "sort"), order)
+    return return_types.sort(labelled(values, grad_fn, x), order)
 
 
 def argsort(
@@ -157,7 +160,8 @@ def sort(
     descending=False)``: ``(values, indices)``, ``input`` sorted along ``dim`` and where each
     value came from (``stable`` is accepted: the order always is stable)."""
     dim, descending = _overload("sort", args, dim, descending, stable)
-    return _sort(input, dim, descending)
+    # (the overload with stable= is PyTorch's second)
+    return _sort(input, dim, descending, "SortBackward0" if stable is _UNSET else "SortBackward1")
 
 
 def msort(input: Tensor) -> Tensor:
@@ -183,6 +187,6 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
             f"0 <= k <= {size}"
         )
     values, indices = _sort(input, dim, largest)
-    if input.ndim == 0:
-        return return_types.topk(values, indices)
-    return return_types.topk(mv.narrow(values, axis, 0, k), mv.narrow(indices, axis, 0, k))
+    if input.ndim:
+        values, indices = mv.narrow(values, axis, 0, k), mv.narrow(indices, axis, 0, k)
+    return return_types.topk(labelled(values, "TopkBackward0", input), indices)

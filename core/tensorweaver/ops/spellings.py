@@ -9,10 +9,11 @@ are Tensor methods too; :data:`INPLACE` the ops whose ``op_`` in-place form is s
 
 from __future__ import annotations
 
+import functools
 import itertools
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorweaver.amp import autocast_dtype
@@ -64,7 +65,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 
 def take(input: Tensor, index: Tensor) -> Tensor:
     """Elements of the flattened ``input`` at ``index``, in ``index``'s shape."""
-    return movement.reshape(input, -1)[index]
+    return apply.labelled(movement.reshape(input, -1)[index], "TakeBackward0", input)
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -90,12 +91,14 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
         raise RuntimeError(f"rot90: expected rotation dims to be different, got {d0} and {d1}")
     k %= 4
     if k == 1:
-        return views.transpose(movement.flip(input, (d1,)), d0, d1)
-    if k == 2:
-        return movement.flip(input, (d0, d1))
-    if k == 3:
-        return movement.flip(views.transpose(input, d0, d1), (d1,))
-    return input.clone()
+        out = views.transpose(movement.flip(input, (d1,)), d0, d1)
+    elif k == 2:
+        out = movement.flip(input, (d0, d1))
+    elif k == 3:
+        out = movement.flip(views.transpose(input, d0, d1), (d1,))
+    else:
+        out = input.clone()
+    return apply.labelled(out, "Rot90Backward0", input)
 
 
 # -- stacking and splitting -----------------------------------------------------------------
@@ -297,7 +300,8 @@ def block_diag(*tensors: Tensor) -> Tensor:
         right = width - left - m.shape[1]
         rows.append(movement.pad_dims(m, [(0, 0), (left, right)]))
         left += m.shape[1]
-    return movement.cat([ew.cast(r, _result_dtype(mats)) for r in rows], 0)
+    out = movement.cat([ew.cast(r, _result_dtype(mats)) for r in rows], 0)
+    return apply.labelled(out, "BlockDiagBackward0", *tensors)
 
 
 def _result_dtype(tensors: Sequence[Tensor]) -> Any:
@@ -328,6 +332,22 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 # -- products with accumulation ----------------------------------------------------------------
 
 
+def _one_kernel(grad_fn: str) -> Callable[[Callable[..., Tensor]], Callable[..., Tensor]]:
+    """The decorated product with accumulation, its result's node named ``grad_fn``
+    (PyTorch's kernel computes it in one node)."""
+
+    def decorate(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+        @functools.wraps(fn)
+        def named(input: Any, a: Tensor, b: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+            out = fn(input, a, b, beta=beta, alpha=alpha)
+            operands = (a, b, input) if isinstance(input, Tensor) else (a, b)
+            return apply.labelled(out, grad_fn, *operands)
+
+        return named
+
+    return decorate
+
+
 def _scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:
     logical = product.dtype is dtypes.bool_ and input.dtype is dtypes.bool_
     if logical:  # PyTorch's bool addr: "and" for times, "or" for plus
@@ -336,7 +356,8 @@ def _scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:
         product = product if alpha == 1 else product * alpha
     if not beta:  # PyTorch ignores input then: its NaN and inf do not propagate
         shape = tuple(broadcast_shapes(input.shape, product.shape))
-        return movement.expand(product, shape) if shape != product.shape else product
+        out = movement.expand(product, shape) if shape != product.shape else product
+        return ew.with_zero_gradient(out, input)  # (its gradient zeros, as PyTorch's)
     return (input if logical or beta == 1 else input * beta) + product
 
 
@@ -385,6 +406,7 @@ def _rounded_once(
     return ew.cast(fn(*wide, beta=beta, alpha=alpha), half)
 
 
+@_one_kernel("AddmmBackward0")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     rounded = _rounded_once(addmm, input, mat1, mat2, beta, alpha)
     if rounded is not None:
@@ -397,6 +419,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
     return _scaled_sum(input, product, *_integral_scalars(product.dtype, beta, alpha))
 
 
+@_one_kernel("AddmvBackward0")
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     rounded = _rounded_once(addmv, input, mat, vec, beta, alpha)
     if rounded is not None:
@@ -406,6 +429,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
     return _scaled_sum(input, product, *_integral_scalars(product.dtype, beta, alpha))
 
 
+@_one_kernel("AddrBackward0")
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     dtype = _result_dtype([input, vec1, vec2])
     _addr_scalars(dtype, beta, alpha)
@@ -437,6 +461,7 @@ def _addr_rounded_each_step(
     return ew.cast(movement.expand(out, shape) if shape != out.shape else out, half)
 
 
+@_one_kernel("BaddbmmBackward0")
 def baddbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
@@ -451,6 +476,7 @@ def baddbmm(
     return _scaled_sum(input, product, *_integral_scalars(product.dtype, beta, alpha))
 
 
+@_one_kernel("AddbmmBackward0")
 def addbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
@@ -524,7 +550,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
             f"mv: expected a matrix and a vector, got shapes {list(input.shape)} and "
             f"{list(vec.shape)}"
         )
-    return la.matmul_as_given(input, vec)
+    return apply.labelled(la.matmul_as_given(input, vec), "MvBackward0", input, vec)
 
 
 def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
@@ -694,7 +720,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     wide = dtypes.float32 if input.dtype in (dtypes.float16, dtypes.bfloat16) else None
     norms = rd.norm(input, p, others, keepdim=True, dtype=wide)
     factor = ew.where(ew.gt(norms, maxnorm), ew.div(maxnorm, ew.add(norms, 1e-7)), 1.0)
-    return ew.mul(input, ew.cast(factor, input.dtype))
+    return apply.labelled(ew.mul(input, ew.cast(factor, input.dtype)), "RenormBackward0", input)
 
 
 def cov(

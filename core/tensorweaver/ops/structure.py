@@ -99,7 +99,8 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(with_diagonal(base, value, offset, d1, d2))
 
-    return views.as_view(out, input, write, lambda base: _take_diagonal(base, offset, d1, d2))
+    out = views.as_view(out, input, write, lambda base: _take_diagonal(base, offset, d1, d2))
+    return labelled(out, "DiagonalBackward0", input)
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
@@ -112,7 +113,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     zeros = cr.zeros_like_shape(input, (*input.shape[:-1], n, n))
     out = with_diagonal(zeros, input, offset, ndim - 2, ndim - 1)
     # PyTorch's node saves only numbers: a second backward runs
-    return frees_nothing(mv.movedim(out, (-2, -1), (d1, d2)), input)
+    out = frees_nothing(mv.movedim(out, (-2, -1), (d1, d2)), input)
+    return labelled(out, "DiagEmbedBackward0", input)
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
@@ -121,7 +123,8 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     if input.ndim == 1:
         return diag_embed(input, diagonal, 0, 1)
     if input.ndim == 2:  # (PyTorch's node saves only numbers: a second backward runs)
-        return frees_nothing(_take_diagonal(input, diagonal, 0, 1), input)
+        out = frees_nothing(_take_diagonal(input, diagonal, 0, 1), input)
+        return labelled(out, "DiagonalBackward0_copy", input)  # (PyTorch's copying variant)
     raise RuntimeError(
         f"diag: expects a 1-d or 2-d tensor, got shape {list(input.shape)}; use diagonal or "
         "diag_embed for more dimensions"
@@ -139,7 +142,7 @@ def trace(input: Tensor) -> Tensor:
         )
     if input.dtype is dtypes.bool_:
         raise NotImplementedError("trace: not implemented for bool; convert with .int() first")
-    return rd.sum(_take_diagonal(input, 0, 0, 1))
+    return labelled(rd.sum(_take_diagonal(input, 0, 0, 1)), "TraceBackward0", input)
 
 
 # Index constructions
@@ -347,10 +350,12 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
         spread = mv.reshape(input, a_shape)
         for d, n in enumerate(b_shape):
             spread = repeat_interleave(spread, n, d) if n != 1 else spread
-        return ew.mul(spread, mv.repeat(other, a_shape))
-    a = mv.reshape(input, tuple(n if owner == 0 else 1 for owner, n in runs))
-    b = mv.reshape(other, tuple(n if owner == 1 else 1 for owner, n in runs))
-    return mv.reshape(ew.mul(a, b), shape)
+        out = ew.mul(spread, mv.repeat(other, a_shape))
+    else:
+        a = mv.reshape(input, tuple(n if owner == 0 else 1 for owner, n in runs))
+        b = mv.reshape(other, tuple(n if owner == 1 else 1 for owner, n in runs))
+        out = mv.reshape(ew.mul(a, b), shape)
+    return labelled(out, "UnsafeViewBackward0", input, other)  # (PyTorch's product, viewed)
 
 
 def _contracted_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list[int], list[int]]:

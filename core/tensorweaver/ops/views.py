@@ -311,6 +311,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
         as_view(
             piece, input, _write_at(key), _selecting(key), (d, i, i + 1), f"Output {i} of Unbind"
         )
+        labelled(piece, "UnbindBackward0", input)
     return pieces
 
 
@@ -333,11 +334,11 @@ def _reshaping(op: Callable[..., Tensor], keeps_self: bool = False) -> Callable[
                 "reshape", input.native, input.dtype, (input,)
             )  # ViewBackward0, as PyTorch's
         elif not _same_memory(input, out):
-            return out  # a copy (PyTorch's reshape where strides cannot view)
+            # a copy (PyTorch's reshape where strides cannot view: a clone, then a view)
+            return labelled(out, "UnsafeViewBackward0", input)
         elif input._view_of is not None and not _views_as_torch(input, out.shape):
-            return op(
-                input.clone(), *args, **kwargs
-            )  # (its strides are PyTorch's, not its array's)
+            out = op(input.clone(), *args, **kwargs)  # (its strides are PyTorch's, not its array's)
+            return labelled(out, "UnsafeViewBackward0", input)
         shape = out.shape
         return as_view(out, input, _write_reshaped, lambda base: mv.reshape(base, shape))
 

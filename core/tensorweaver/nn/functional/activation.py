@@ -513,7 +513,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                 f"for the input of shape {tuple(input.shape)}"
             )
         weight = weight.reshape(-1, *([1] * (input.dim() - 2)))
-    return tw.where(input > 0, input, weight * input)
+    return labelled(
+        tw.where(input > 0, input, weight * input), "PreluKernelBackward0", input, weight
+    )
 
 
 # -- float16/bfloat16: PyTorch's CPU kernels --------------------------------------------------

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from typing import Optional, Union
 
 import tensorweaver as tw
+from tensorweaver.autograd.names import composite_name
 from tensorweaver.nn.functional.pooling import autocast_pool_input, window_table
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.index import gather_unchecked
@@ -158,7 +160,9 @@ def _adaptive_max(
             reference = adaptive_max_pool_reference
             return fused_or_reference("adaptive_max_pool", reference, (input,), sizes)
         return adaptive_max_pool_reference(input, sizes)
-    return _adaptive_max_with_indices(input, sizes)
+    out, indices = _adaptive_max_with_indices(input, sizes)
+    name = composite_name("adaptive_max_pool", (input,), (sizes,))  # as the fused kernel's
+    return labelled(out, name, input), indices
 
 
 def adaptive_max_pool_reference(x: Tensor, output_size: tuple[int, ...]) -> Tensor:

@@ -18,6 +18,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
@@ -167,7 +168,16 @@ def pad(
             out = _pad_constant(out, dim, before, after, 0 if value is None else value)
         else:
             out = _pad_by_index(out, dim, before, after, mode)
-    return out
+    return labelled(out, _pad_name(mode, len(pad) // 2), input)
+
+
+def _pad_name(mode: str, dims: int) -> str:
+    """PyTorch's grad_fn name for ``pad`` in ``mode`` over ``dims`` dimensions."""
+    if mode == "constant":
+        return "ConstantPadNdBackward0"
+    if mode == "circular":  # PyTorch writes the wrapped borders into a new tensor
+        return "CopySlices"
+    return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{dims}DBackward0"
 
 
 # -- sliding windows -------------------------------------------------------------------------
@@ -231,7 +241,7 @@ def unfold(
     )
     n, c, k, oh, ow = cols.shape
     out = cols.reshape(n, c * k, oh * ow)
-    return out if batched else out.squeeze(0)
+    return labelled(out if batched else out.squeeze(0), "Im2ColBackward0", input)
 
 
 def fold(
@@ -271,7 +281,7 @@ def fold(
     flat = tw.zeros(n, c, padded[0] * padded[1], dtype=x.dtype, device=x.device)
     out = flat.index_add(2, where, x.reshape(n, c, k * length)).reshape(n, c, *padded)
     out = out[:, :, pads[0] : pads[0] + size[0], pads[1] : pads[1] + size[1]]
-    return out if batched else out.squeeze(0)
+    return labelled(out if batched else out.squeeze(0), "Col2ImBackward0", input)
 
 
 # -- convolution -----------------------------------------------------------------------------
@@ -396,7 +406,7 @@ def _conv_composite(
     """A checked batched convolution through its composite (``conv2d`` for 1-D and 2-D,
     ``conv3d`` for 3-D)."""
     if x.dim() == 3:
-        return _conv_composite(
+        out = _conv_composite(
             x.unsqueeze(2),
             weight.unsqueeze(2),
             bias,
@@ -405,6 +415,7 @@ def _conv_composite(
             _lift(dilation, 1),
             groups,
         ).squeeze(2)
+        return labelled(out, "ConvolutionBackward0", x, weight)  # PyTorch's one kernel
     name = f"conv{x.dim() - 2}d"
     return fused_or_reference(
         name, conv_reference, (x, weight, bias), stride, padding, dilation, groups
@@ -606,7 +617,7 @@ def _conv_transpose(
         dilation,
     )
     if lift:
-        out = out.squeeze(2)
+        out = labelled(out.squeeze(2), "ConvolutionBackward0", x, weight)
     if late_bias is not None:  # added in place, as PyTorch does: the result keeps its dtype
         out = (out + late_bias.reshape(1, -1, *(1,) * rank)).to(out.dtype)
     return out if batched else out.squeeze(0)

@@ -17,6 +17,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
 
@@ -246,4 +247,5 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: Optional[bool
     axes = np.meshgrid(*(_steps(m, align_corners) for m in spatial), indexing="ij")
     base = np.stack([*reversed(axes), np.ones(spatial)], -1).reshape(1, -1, rank + 1)
     base = tw.tensor(base, dtype=theta.dtype, device=theta.device)
-    return (base @ theta.transpose(1, 2)).reshape(size[0], *spatial, rank)
+    grid = (base @ theta.transpose(1, 2)).reshape(size[0], *spatial, rank)
+    return labelled(grid, "AffineGridGeneratorBackward0", theta)

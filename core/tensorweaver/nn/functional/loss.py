@@ -162,8 +162,11 @@ def mse_loss(
     _check_sizes(input, target, weight, "mse_loss")
     reduction = _reduction(size_average, reduce, reduction)
     if input.dtype in _HALF and weight is None and _half_pair(input, target, reduction):
-        return _HalfLoss.apply(input, target, reduction, _squared_error, _mse_grads, "mse_loss")
-    return _weighted(_squared_error(input, target), weight, reduction, True, "mse_loss")
+        out = _HalfLoss.apply(input, target, reduction, _squared_error, _mse_grads, "mse_loss")
+    else:
+        out = _weighted(_squared_error(input, target), weight, reduction, True, "mse_loss")
+    # PyTorch's weighted form is a composite that prints its last op's name
+    return out if weight is not None else labelled(out, "MseLossBackward0", input, target)
 
 
 def _squared_error(input: Tensor, target: Tensor) -> Tensor:
@@ -633,11 +636,13 @@ def binary_cross_entropy(
     reduction = _reduction(size_average, reduce, reduction)
     if input.dtype in _HALF and weight is None and _half_pair(input, target, reduction):
         loss = _BinaryCrossEntropy.apply
-        return _HalfLoss.apply(input, target, reduction, loss, _bce_grads, "binary_cross_entropy")
-    loss = _BinaryCrossEntropy.apply(input, target)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction, "binary_cross_entropy")
+        out = _HalfLoss.apply(input, target, reduction, loss, _bce_grads, "binary_cross_entropy")
+    else:
+        loss = _BinaryCrossEntropy.apply(input, target)
+        if weight is not None:
+            loss = loss * weight
+        out = _reduce(loss, reduction, "binary_cross_entropy")
+    return labelled(out, "BinaryCrossEntropyBackward0", input, target)
 
 
 #: PyTorch's 1e-12 in the binary cross entropy gradient, which it stores as a float32.
@@ -686,11 +691,13 @@ def binary_cross_entropy_with_logits(
     reduction = _reduction(size_average, reduce, reduction)
     fn = "binary_cross_entropy_with_logits"
     if weight is None and pos_weight is None and _half_pair(input, target, reduction):
-        return _HalfLoss.apply(input, target, reduction, _bce_logits, _bce_logits_grads, fn)
-    loss = _bce_logits(input, target, pos_weight)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction, fn)
+        out = _HalfLoss.apply(input, target, reduction, _bce_logits, _bce_logits_grads, fn)
+    else:
+        loss = _bce_logits(input, target, pos_weight)
+        if weight is not None:
+            loss = loss * weight
+        out = _reduce(loss, reduction, fn)
+    return labelled(out, "BinaryCrossEntropyWithLogitsBackward0", input, target)
 
 
 def _bce_logits(input: Tensor, target: Tensor, pos_weight: Tensor | None = None) -> Tensor:

@@ -15,6 +15,7 @@ from tensorweaver.nn.functional.activation import logsigmoid
 from tensorweaver.nn.functional.distance import pairwise_distance
 from tensorweaver.nn.functional.loss import _reduce, _reduction
 from tensorweaver.ops import index as ix
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.bounds import extrema, inside
 from tensorweaver.tensor import Tensor
 
@@ -174,7 +175,9 @@ def multi_margin_loss(
         z = z * ix.take_along(weight, 0, index.reshape(-1)).unsqueeze(1)
     own = index == tw.arange(classes, device=input.device)
     loss = (z.masked_fill(own, 0).sum(1) / classes).reshape(target.shape)
-    return _reduce(loss, reduction, "multi_margin_loss")
+    return labelled(
+        _reduce(loss, reduction, "multi_margin_loss"), "MultiMarginLossBackward0", input
+    )
 
 
 def multilabel_margin_loss(

@@ -20,6 +20,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.autograd.names import grad_fn_name
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.nn.functional.conv import _batched, _im2col, _ntuple, pad
 from tensorweaver.ops.apply import labelled
@@ -241,7 +242,7 @@ def _max_pool(
             out = fused_or_reference("max_pool", max_pool_reference, (x,), *static)
         else:
             out = max_pool_reference(x, kernel, stride, padding, dilation, ceil_mode)
-        return out if batched else out.squeeze(0)
+        return out if batched else _unbatched(out, input)
     static = (kernel, stride, padding, dilation, ceil_mode)
     if x.dtype.is_floating_point:
         out, indices = fused_or_reference(
@@ -251,13 +252,19 @@ def _max_pool(
             *static,
             extra_dtypes=(tw.int64,),
         )
-        # PyTorch's name: its 1-d pool is the 2-d one over a height of 1, squeezed back.
-        labelled(out, "SqueezeBackward1" if nd == 1 else f"MaxPool{nd}DWithIndicesBackward0", x)
     else:
         out, indices = max_pool_with_indices_reference(x, *static)
     if not batched:
-        out, indices = out.squeeze(0), indices.squeeze(0)
+        out, indices = _unbatched(out, input), indices.squeeze(0)
     return out, indices
+
+
+def _unbatched(out: Tensor, input: Tensor) -> Tensor:
+    """A pool's batched ``out`` for the unbatched ``input``, without the batch axis; its node
+    keeps the pool's name (PyTorch's n-D pools take unbatched input as it is)."""
+    node = out._node
+    squeezed = out.squeeze(0)
+    return squeezed if node is None else labelled(squeezed, grad_fn_name(node), input)
 
 
 #: Per rank: the input's layout and what ``return_indices`` gives (for the docstrings).
@@ -362,7 +369,7 @@ def _avg_pool(
         raise NotImplementedError(
             f"{fn}: not implemented for {x.dtype} input; convert it with .float() (or .long())"
         )
-    return out if batched else out.squeeze(0)
+    return out if batched else _unbatched(out, input)
 
 
 def avg_pool_reference(
@@ -451,7 +458,8 @@ def _lp_pool(
     total = mean * math.prod(kernel)
     # A zero sum gives 0 with a zero gradient, as PyTorch's (no 0 * inf from the root).
     zero = total == 0
-    return tw.where(zero, 0.0, tw.where(zero, 1.0, total).pow(1.0 / norm_type))
+    out = tw.where(zero, 0.0, tw.where(zero, 1.0, total).pow(1.0 / norm_type))
+    return labelled(out, "PowBackward0", input)  # (PyTorch's last op: the root)
 
 
 def _lp_pool_of_rank(nd: int) -> Callable[..., Tensor]:

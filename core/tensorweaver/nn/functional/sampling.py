@@ -18,6 +18,8 @@ from typing import Optional, Union
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.autograd.names import composite_name
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.tensor import Tensor
@@ -335,8 +337,14 @@ def interpolate(
             # The reference's weighted sums in float32, rounded once, nearer PyTorch's CPU
             # kernels than half sums; a backend's own kernel (torch's) is left as it is.
             y = _resample(input.float(), mode, out, scales, align_corners, bool(antialias))
-            return y.to(input.dtype)
+            return _named(y.to(input.dtype), input, mode, bool(antialias))
     return _resample(input, mode, out, scales, align_corners, bool(antialias))
+
+
+def _named(y: Tensor, x: Tensor, mode: str, antialias: bool) -> Tensor:
+    """``y``, resampled from ``x`` by the decomposition, its node named as the fused
+    composite's (PyTorch's kernel for ``mode``)."""
+    return labelled(y, composite_name("interpolate", (x,), (mode, None, None, None, antialias)), x)
 
 
 def _resample(
@@ -352,9 +360,11 @@ def _resample(
     if antialias and 1 in (shape[-1], out[-1]) and out[-2] != shape[-2]:
         # PyTorch 2.13's antialiased kernel resizes the height wrongly when the width is 1
         # before or after (its answer differs from its own transposed one): decompose.
-        return interpolate_reference(x, mode, out, scales, align_corners, True)
+        y = interpolate_reference(x, mode, out, scales, align_corners, True)
+        return _named(y, x, mode, antialias)
     if scales is not None and _backward_differs(mode, antialias, shape[2:], out, scales):
-        return interpolate_reference(x, mode, out, scales, align_corners, antialias)
+        y = interpolate_reference(x, mode, out, scales, align_corners, antialias)
+        return _named(y, x, mode, antialias)
     return fused_or_reference(
         "interpolate", interpolate_reference, (x,), mode, out, scales, align_corners, antialias
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tensorweaver.ops.apply import labelled
 from tensorweaver.tensor import Tensor
 
 
@@ -24,7 +25,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     x = input.reshape(*batch, c // (r * r), r, r, h, w)
     k = len(batch)
     x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
-    return x.reshape(*batch, c // (r * r), h * r, w * r)
+    return labelled(x.reshape(*batch, c // (r * r), h * r, w * r), "PixelShuffleBackward0", input)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -41,7 +42,8 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     k = len(batch)
     x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
-    return x.reshape(*batch, c * r * r, h // r, w // r)
+    out = x.reshape(*batch, c * r * r, h // r, w // r)
+    return labelled(out, "PixelUnshuffleBackward0", input)
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
