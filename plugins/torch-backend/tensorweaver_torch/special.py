@@ -4,6 +4,8 @@ computes them: every one has a torch kernel."""
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import torch
 from torch import Tensor
 
@@ -14,6 +16,46 @@ def _kernel(fn: object) -> object:
 
     method.__name__ = method.__qualname__ = getattr(fn, "__name__", "kernel")
     return method
+
+
+#: The highest degree torch's polynomial kernels are given where they loop: their
+#: recurrence runs n steps per element (about 11 ns each on a CPU core), so torch 2.13's
+#: legendre_polynomial_p(0.5, 2**40) would run for hours with no way to stop it. 2**28 steps
+#: take about 3 s.
+MAX_LOOPED_DEGREE = 2**28
+
+
+def _degree_bounded(fn: Any, loops: Callable[[Tensor], Tensor]) -> object:
+    """``fn(x, n)``, refused with a ValueError where an element's kernel would loop more than
+    :data:`MAX_LOOPED_DEGREE` times; ``loops(x)`` marks the x for which torch's kernel runs
+    its loop (elsewhere it answers at once, whatever n)."""
+    name = fn.__name__.removeprefix("special_")
+
+    def method(self: object, x: Tensor, n: Tensor) -> Tensor:
+        from tensorweaver_torch.backend import _tracing  # (backend.py imports this module)
+
+        # (one reduction when no degree is that high; a value read back would stop a tracer)
+        if n.numel() == 0 or _tracing() or bool(n.max() <= MAX_LOOPED_DEGREE):
+            return fn(x, n)
+        x, n = torch.broadcast_tensors(x, n)
+        # (a degree of 2**63 or more is INT64_MIN in the kernel: 0 at once)
+        slow = (n > MAX_LOOPED_DEGREE) & (n < 2.0**63) & loops(x)
+        if bool(slow.any()):
+            raise ValueError(
+                f"{name}: degree n={int(n[slow].max())} at x={float(x[slow].flatten()[0])} is "
+                f"above {MAX_LOOPED_DEGREE}: torch's kernel runs a loop of n steps per element "
+                "there and would not finish; use a lower degree"
+            )
+        return fn(x, n)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _shifted_end_rounded(x: Tensor) -> Tensor:
+    """Where 2x - 1 rounds to an end of [-1, 1] that x is not the image of: torch's shifted
+    Chebyshev kernels miss both their closed form and their ends' values there, and loop."""
+    return (torch.abs(x + x - 1) == 1) & (x != 0) & (x != 1)
 
 
 class SpecialFunctions:
@@ -61,12 +103,27 @@ class SpecialFunctions:
     chebyshev_polynomial_w = _kernel(torch.special.chebyshev_polynomial_w)
     hermite_polynomial_h = _kernel(torch.special.hermite_polynomial_h)
     hermite_polynomial_he = _kernel(torch.special.hermite_polynomial_he)
-    laguerre_polynomial_l = _kernel(torch.special.laguerre_polynomial_l)
-    legendre_polynomial_p = _kernel(torch.special.legendre_polynomial_p)
-    shifted_chebyshev_polynomial_t = _kernel(torch.special.shifted_chebyshev_polynomial_t)
-    shifted_chebyshev_polynomial_u = _kernel(torch.special.shifted_chebyshev_polynomial_u)
-    shifted_chebyshev_polynomial_v = _kernel(torch.special.shifted_chebyshev_polynomial_v)
-    shifted_chebyshev_polynomial_w = _kernel(torch.special.shifted_chebyshev_polynomial_w)
+    # (measured on torch 2.13: Laguerre loops unless x is 0 or x < 0 and not tiny, where
+    # it answers NaN; Legendre loops inside (-1, 1) only)
+    laguerre_polynomial_l = _degree_bounded(
+        torch.special.laguerre_polynomial_l, lambda x: torch.isfinite(x) & (x != 0)
+    )
+    legendre_polynomial_p = _degree_bounded(
+        torch.special.legendre_polynomial_p, lambda x: torch.abs(x) < 1
+    )
+    # (these loop where 2x - 1 rounds to -1 but x is not 0: x = 1e-300, for one)
+    shifted_chebyshev_polynomial_t = _degree_bounded(
+        torch.special.shifted_chebyshev_polynomial_t, _shifted_end_rounded
+    )
+    shifted_chebyshev_polynomial_u = _degree_bounded(
+        torch.special.shifted_chebyshev_polynomial_u, _shifted_end_rounded
+    )
+    shifted_chebyshev_polynomial_v = _degree_bounded(
+        torch.special.shifted_chebyshev_polynomial_v, _shifted_end_rounded
+    )
+    shifted_chebyshev_polynomial_w = _degree_bounded(
+        torch.special.shifted_chebyshev_polynomial_w, _shifted_end_rounded
+    )
 
     def polygamma(self, n: int, a: Tensor) -> Tensor:
         return torch.special.polygamma(n, a)
