@@ -59,6 +59,10 @@ Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its ar
 * a 1-d ``cumsum`` of values computed from a LAPACK task's output aborts the process: 1-d
   arrays are scanned as one row [+2].
 * no strided slices: ``slice`` with a step takes along an ``arange`` index [+2 per axis].
+* an array larger than the memory Legate was started with aborts the process: besides
+  the creators, every primitive whose result or working copy can outgrow its inputs
+  (widening ``cast``, ``cat``, ``take``, ``where`` of two scalars, float64 accumulation,
+  integer ``pow``/``matmul``, ``scatter_add``'s histogram) raises OutOfMemoryError first.
 * ``pad`` rejects the empty widths of a 0-d array: nothing to pad, the input is returned.
 * no ``erf``: :mod:`.erf` [about 40 calls]. ``random.integers`` lacks 8-bit types and
   ``normal`` a dtype: drawn wider and cast; ``uniform`` samples are kept below ``high``
@@ -75,6 +79,7 @@ activation checkpointing), warning once, and ``tw.get_rng_state`` covers the hos
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from functools import reduce
 
@@ -92,9 +97,13 @@ from tensorweaver_cunumeric.forked import refuse_in_forked_children
 from tensorweaver_cunumeric.intmatmul import integer_matmul
 from tensorweaver_cunumeric.linalg import LinearAlgebra
 from tensorweaver_cunumeric.special import SpecialFunctions
+from tensorweaver_cunumeric.threads import check_thread, refuse_in_other_threads
 
 cn = legate_config.import_library()
 from legate.core import get_legate_runtime  # noqa: E402  (importing cn started it)
+
+#: Where importing cn started Legate: the only thread that may call it (see .threads).
+_LEGATE_THREAD = threading.get_ident()
 
 NATIVE = {dt: numpy.dtype(dt.numpy_name) for dt in d.ALL if dt is not d.bfloat16}
 _F64 = numpy.dtype("float64")
@@ -115,6 +124,7 @@ def _is_float(a) -> bool:
 
 class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierTransforms):
     def __init__(self, device: DeviceRecord) -> None:
+        check_thread(_LEGATE_THREAD, device.name, "making the backend")
         self.device = device
         self.dtypes = frozenset(NATIVE)
         self.max_ndim = legate_config.max_ndim()
@@ -134,6 +144,7 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         scope = legate_config.machine_scope(device.kind)
         if scope is not None:
             self._bind_to(scope)
+        refuse_in_other_threads(self, _LEGATE_THREAD)
         refuse_in_forked_children(self)
 
     def _bind_to(self, machine) -> None:
@@ -234,6 +245,8 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         return wide.astype(native)
 
     def cast(self, a, dtype):
+        if NATIVE[dtype].itemsize > a.dtype.itemsize:  # int8 to float64 is 8 times the bytes
+            self._check_fits(a.shape, NATIVE[dtype])
         if a.dtype.kind == "c" and dtype.kind != "c":
             a = cn.real(a)
         return a.astype(NATIVE[dtype])
@@ -341,6 +354,8 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
 
     def pow(self, a, b):
         if a.dtype.kind in "iu":
+            # computed in float64 first (see _integer_power): that array must fit
+            self._check_fits(numpy.broadcast_shapes(a.shape, b.shape), _F64)
             return self._integer_power(a, b)
         return cn.power(a, b)
 
@@ -411,11 +426,14 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         return cn.bitwise_xor(a, b)
 
     def where(self, cond, a, b):
+        if a.ndim == b.ndim == 0:  # the result has cond's shape in a's (wider) dtype
+            self._check_fits(cond.shape, a.dtype)
         return cn.where(cond, a, b)
 
     # reduce
     def sum(self, a, axes, keepdims):
         if a.dtype == _C64:  # accumulated in complex128, as float32 in float64 (see there)
+            self._check_fits(a.shape, _C128)  # (cuPyNumeric converts all of `a` first)
             return cn.sum(a, axis=axes, keepdims=keepdims, dtype=_C128).astype(_C64)
         return self._accumulate(cn.sum, a, axes, keepdims)
 
@@ -427,11 +445,14 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
             # cuPyNumeric 26.6 has no complex128 product reduction: Legate raises (see .complex)
             return self._complex_prod(a, axes, keepdims)
         if a.dtype in _NARROW_FLOATS:
+            # cuPyNumeric converts all of `a` first: that copy must fit too
+            self._check_fits(a.shape, _F64)
             return op(a, axis=axes, keepdims=keepdims, dtype=_F64).astype(a.dtype)
         if a.dtype in _NARROW_INTS and 1 < len(axes) < a.ndim:
             # cuPyNumeric 26.6 sums and multiplies int8/16/32 over several (not all) axes
             # wrongly, whatever dtype= says; int64 operands come out right, and the wrapped
             # int64 result is the narrow one's (integer arithmetic is modular).
+            self._check_fits(a.shape, _I64)
             return op(a.astype(_I64), axis=axes, keepdims=keepdims).astype(a.dtype)
         return op(a, axis=axes, keepdims=keepdims, dtype=a.dtype)
 
@@ -481,7 +502,9 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         # cuPyNumeric does not put NaN last: sort with NaN as +inf, then move the NaN
         # behind the infinities with a second stable sort of the NaN flags in that order.
         nan = cn.isnan(a)
-        order = cn.argsort(cn.where(nan, numpy.inf, a), axis, kind="stable")
+        # (with a Python float, cuPyNumeric's `where` returns float64, where NumPy keeps
+        # float32: a float32 array's copy would take twice its memory, float16's four times)
+        order = cn.argsort(cn.where(nan, a.dtype.type(numpy.inf), a), axis, kind="stable")
         flags = self.gather(nan, axis, order).astype(numpy.int8)
         behind = cn.argsort(flags, axis, kind="stable")
         return self.gather(order, axis, behind).astype(numpy.int64, copy=False)
@@ -497,6 +520,8 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         return cn.where(cn.any(nan, axis=axis, keepdims=keepdims), first_nan, result)
 
     def cumsum(self, a, axis):
+        if a.dtype in _NARROW_FLOATS:  # scanned in float64 (see _cumsum): that copy must fit
+            self._check_fits(a.shape, _F64)
         a = self._dense(a)  # cuPyNumeric sums a broadcast view wrongly along its axes
         if a.ndim == 1 and a.size > 1:
             # Legion aborts the process ("IndexPartition ... does not have the same type as
@@ -557,14 +582,19 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         return cn.flip(self._dense(a), axes)
 
     def cat(self, arrays, axis):
+        # (the same array listed many times makes a result larger than its inputs)
+        self._check_fits((sum(x.size for x in arrays),), arrays[0].dtype)
         return cn.concatenate(arrays, axis=axis)
 
     # index
     def gather(self, a, axis, index):
+        self._check_fits(index.shape, a.dtype)  # (complex128 is twice int64's bytes)
         flat = self.reshape(a, (a.size,))
         return cn.take(flat, self._flat_positions(a.shape, axis, index), mode="clip")
 
     def take(self, a, axis, index):
+        # a few indices can select many large rows
+        self._check_fits((*a.shape[:axis], *index.shape, *a.shape[axis + 1 :]), a.dtype)
         return cn.take(a, index, axis=axis, mode="clip")
 
     def scatter(self, a, axis, index, src):
@@ -605,6 +635,11 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
 
     def _bin_sums(self, positions, weights, size):
         """The float64 sum of ``weights`` at each of the ``size`` ``positions`` (1-d)."""
+        # The float64 weights must fit, and histogram's task holds the bins' edges, their
+        # sums and a buffer of as many at once (3 size + 1 float64 values), however few the
+        # positions: Legion aborts the process where they do not fit.
+        self._check_fits(weights.shape, _F64)
+        self._check_fits((3 * size + 1,), _F64)
         # (astype returns its input itself where the dtype is already right)
         weights = weights.copy() if weights.dtype == _F64 else weights.astype(_F64)
         # One bin per position: bin k is [k - 0.5, k + 0.5).
@@ -632,11 +667,14 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
 
     # linalg
     def matmul(self, a, b):
-        a, b = self._dense(a), self._dense(b)
         if a.ndim > 1 and b.ndim > 1:  # (n, 1) @ (1, n) is n * n from 2n numbers
             batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
             wide = a.dtype if a.dtype.kind in "fc" else _F64
             self._check_fits((*batch, a.shape[-2], b.shape[-1]), wide)
+        if a.dtype.kind not in "fc":  # multiplied as float64 16-bit pieces (see .intmatmul)
+            for m in (a, b):
+                self._check_fits((m.size * max(1, m.dtype.itemsize // 2),), _F64)
+        a, b = self._dense(a), self._dense(b)  # (after the checks: a copy can be large)
         if max(a.ndim, b.ndim) + 1 > self.max_ndim:
             return self._flat_batch_matmul(a, b)
         return self._matmul(a, b)

@@ -33,6 +33,7 @@ class ComplexNumbers:
     def complex(self, re, im):
         cn = legate_config.import_library()
         dtype = cn.complex128 if re.dtype == cn.float64 else cn.complex64
+        self._check_fits(re.shape, dtype)  # twice the bytes of either part
         if bool(cn.isfinite(im).all()):
             # cuPyNumeric cannot write an array's parts; im * 1j is exact for finite im.
             return re.astype(dtype) + im.astype(dtype) * dtype(1j)
