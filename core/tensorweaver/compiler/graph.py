@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import re
+import sys
 from dataclasses import replace
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -36,7 +37,15 @@ from tensorweaver.compiler.recorder import HOST_READS
 from tensorweaver.compiler.released import alias, releaser, shape_of, with_grad
 from tensorweaver.compiler.symbolic import Guards, Sym
 from tensorweaver.ops import elementwise
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import (
+    _HOST_SHARED,
+    _SHARED_STORAGES,
+    _WRITES,
+    Tensor,
+    _private_copy,
+    _storage_of,
+    _writes_through,
+)
 
 _SCALARS = (bool, int, float, complex, str, type(None))
 _GLOBAL_NAME = re.compile(r"\b[CFH]\d+\b")
@@ -128,6 +137,7 @@ class Graph:
         compiled = hook(replace(self.record, mode=mode))
         if compiled is not None:
             self.run.__globals__["compute"] = compiled
+            self.run.__globals__["_donating"] = bool(getattr(compiled, "writes_donated", False))
 
     def same_as(self, other: Graph) -> bool:
         """Whether ``other`` does the same calls on the same constants and holders."""
@@ -192,6 +202,10 @@ class GraphBuilder:
             "_draw": DRAWS.draw,
             "_with_grad": with_grad,
             "_alias": alias,
+            "_refs": sys.getrefcount,
+            "_private": _private,
+            "_numpy_shared": _numpy_shared,
+            "_donating": False,
         }
         self.guards = Guards()  # comparisons of lifted numbers (symbolic.py)
         self.reads = ReadLog()  # the user's reads of tensor values (the recorder's)
@@ -200,6 +214,7 @@ class GraphBuilder:
         self._bound: dict[int, str] = {}
         self.names: dict[int, str] = {}  # id(value) -> the variable holding it
         self.sources: dict[int, str] = {}  # id(input array) -> the expression reading it
+        self._inputs: dict[int, str] = {}  # id(input array) -> the variable it is read into
         self.prelude: list[str] = []
         self.lines: list[_Line] = []
         self._numbers: dict[str, str] = {}  # a recomputed number's expression -> its variable
@@ -213,6 +228,9 @@ class GraphBuilder:
         # Module attributes the step rebinds to a tensor whose autograd graph is still whole
         # after it, with that tensor (write_backs; only a differentiable graph serves them).
         self.stored: list[tuple[str, Tensor]] = []
+        # In-place changes (write_backs): (location, variable of the new array, id of the
+        # array the location held), which a compiler may write into that array (donated).
+        self._takes: list[tuple[str, str, int]] = []
         # Results: id(tensor a location held before and after the step) -> that location;
         # the ids of the tensors locations hold after it, of returned tensors; the tensors
         # rebuilt (id -> variable) by the lines ``finish``.
@@ -281,7 +299,7 @@ class GraphBuilder:
             self.sources[key] = f"args[0][{len(self.saved)}]"
             self.saved.append(obj)
         if name is None and key in self.sources:
-            name = self.names[key] = self._var()
+            name = self.names[key] = self._inputs[key] = self._var()
             self.prelude.append(f"{name} = {self.sources[key]}")
             self._describe(name, obj)
         if name is not None:
@@ -540,7 +558,9 @@ class GraphBuilder:
                         raise Unsupported(f"it changed the shape or dtype of {expr}")
                     # As an in-place change eagerly: a new version, written into memory
                     # shared with NumPy, passed on to the tensor's views and aliases.
-                    out.append(f"{expr}._take({self.value(now.native)})")
+                    new = self.value(now.native)
+                    self._takes.append((expr, new, id(native)))
+                    out.append(f"{expr}._take({new})")
             elif isinstance(now, Tensor):
                 kept = _kept(now) and self._reachable(now._alias_of)
                 if expr.endswith("]") and _in_module(expr) and (kept or _whole(now)):
@@ -576,6 +596,7 @@ class GraphBuilder:
         results = "".join(f"{o}, " for o in outputs)
         compute = _with_dels(body, set(outputs)) + [f"return ({results})"]
         compute_source = f"def compute({', '.join(inputs)}):\n" + _indent(compute)
+        donated = self._donated(body, inputs, outputs, "\n".join(tail + [returned]))
         call = [f"{results}= " * bool(outputs) + f"compute({', '.join(inputs)})"]
         if streams:
             # A check in ``compute`` that stops the replay after a draw: the generators go
@@ -590,6 +611,7 @@ class GraphBuilder:
                 f"    _put_rng_states({name}, _states)",
                 "    raise",
             ]
+        call = [line for _, old, expr in donated for line in _kept_apart(old, expr)] + call
         checks = [f"if {expr} is not {result}: raise StaleGraph" for expr, result in self.guards]
         lines = (
             checks
@@ -607,7 +629,7 @@ class GraphBuilder:
             self.globals["replay"],
             source,
             self.checks,
-            *self._record(body, inputs, outputs, compute_source),
+            *self._record(body, inputs, outputs, compute_source, donated),
             path=tuple(self.path),
         )
 
@@ -627,13 +649,42 @@ class GraphBuilder:
         found = {id(line.backend): line.backend for line in before if line.draws}
         return tuple(b for b in found.values() if getattr(b, "set_rng_state", None))
 
+    def _donated(
+        self, body: list[_Line], inputs: list[str], outputs: list[str], tail: str
+    ) -> list[tuple[str, str, str]]:
+        """``(new, old, location)`` for each in-place change whose new array ``new`` a
+        compiler may write into the array ``old`` the location held (:attr:`GraphRecord.
+        donated`): ``old`` is an input of ``compute`` that nothing after it reads, and
+        ``new`` an output read only by the location's write-back. None where no compiler
+        is offered the graph."""
+        found: list[tuple[str, str, str]] = []
+        if _backend_of(body) is None:
+            return found
+        for expr, new, key in self._takes:
+            old = self._inputs.get(key)
+            if (
+                old in inputs
+                and new in outputs
+                and old in self.meta
+                and not re.search(rf"\b{old}\b", tail)
+                and len(re.findall(rf"\b{new}\b", tail)) == 1
+                and all(old != o for _, o, _ in found)
+            ):
+                found.append((new, old, expr))
+        return found
+
     def _record(
-        self, body: list[_Line], inputs: list[str], outputs: list[str], source: str
+        self,
+        body: list[_Line],
+        inputs: list[str],
+        outputs: list[str],
+        source: str,
+        donated: list[tuple[str, str, str]],
     ) -> tuple[GraphRecord | None, Any]:
         """What a backend's compile_graph gets, and that backend: None for a graph that
         reads values back to the host or uses several backends."""
-        backends = {id(line.backend): line.backend for line in body if line.call}
-        if len(backends) != 1 or any(line.kind in _READS for line in body):
+        backend = _backend_of(body)
+        if backend is None:
             return None, None
         names = set(_VARIABLE.findall(source))
         constants = {n: self.globals[n] for n in sorted(set(re.findall(r"\bC\d+\b", source)))}
@@ -646,11 +697,48 @@ class GraphBuilder:
             values={n: m for n, m in self.meta.items() if n in names},
             source=source,
             methods={n: m for n, m in self.methods.items() if re.search(rf"\b{n}\(", source)},
+            donated=tuple((new, old) for new, old, _ in donated),
         )
-        return record, next(iter(backends.values()))
+        return record, backend
 
 
 _READS = HOST_READS | {"_check"}
+
+
+def _backend_of(body: list[_Line]) -> Any:
+    """The backend whose ``compile_graph`` may compile ``body``: its calls' one backend,
+    where none reads values back to the host; else None."""
+    backends = {id(line.backend): line.backend for line in body if line.call}
+    if len(backends) != 1 or any(line.kind in _READS for line in body):
+        return None
+    return next(iter(backends.values()))
+
+
+def _kept_apart(old: str, expr: str) -> list[str]:
+    """Replay lines that give ``compute`` a private copy of the array ``old`` that the
+    location ``expr`` holds where anything else holds it too (a ``clone()`` of the tensor
+    shares its array until either changes; an alias of it) or its memory is shared with
+    NumPy (whose in-place writes the core makes and counts itself): a compiler may write
+    into ``old`` (:attr:`GraphRecord.donated`), which only the location may see.
+    References: the location's, ``old``'s own and the count's argument. Only where the
+    compiled form says it writes into such inputs (``_donating``, :meth:`Graph.compile`)."""
+    check = f"_donating and (_refs({old}) > 3 or _numpy_shared({expr}))"
+    return [f"if {check}:", f"    {old} = _private({expr})"]
+
+
+def _numpy_shared(t: Tensor) -> bool:
+    """Whether ``t``'s memory is shared with NumPy (or was: its writes are counted)."""
+    if not (_HOST_SHARED or _SHARED_STORAGES or _WRITES):
+        return False  # (the usual case)
+    if _writes_through(t) or t._is_shared_view():
+        return True
+    owner = _storage_of(t.backend, t.native)
+    return owner is not None and (id(owner) in _SHARED_STORAGES or id(owner) in _WRITES)
+
+
+def _private(t: Tensor) -> Any:
+    """A copy of ``t``'s array that shares memory with nothing."""
+    return _private_copy(t.backend, t.native, t.dtype)
 
 
 def _hoist_checks(lines: list[_Line]) -> tuple[list[_Line], list[_Line]]:

@@ -36,7 +36,9 @@ class GraphRecord:
     ``fn(*inputs)`` calls the backend's own methods, one per :class:`Call`, and returns a
     tuple of the arrays named by :attr:`outputs`. It never writes into its inputs; an input
     is a backend array or a Python float that changes between calls (a learning rate or a
-    bias correction recomputed each step): a compiler must not bake those in.
+    bias correction recomputed each step): a compiler must not bake those in. A compiled
+    form may write the outputs named in :attr:`donated` into their inputs' arrays instead
+    (as PyTorch's in-place updates do).
     """
 
     fn: Callable[..., tuple]
@@ -57,6 +59,15 @@ class GraphRecord:
     #: ``tw.compile``'s ``mode`` (None, ``"default"``, ``"reduce-overhead"``,
     #: ``"max-autotune"``, ``"max-autotune-no-cudagraphs"``).
     mode: Optional[str] = None
+    #: ``(output, input)`` pairs: the output is the new value of a tensor whose array so far
+    #: is the input (a parameter's update, optimizer state changed in place). A compiled
+    #: form may write the output into the input's array and return that array: the core
+    #: then passes an input there only where nothing but that tensor holds the array (no
+    #: ``clone()`` sharing it, no NumPy view), and reads neither after the call. It must
+    #: leave an array alone, and return a new one, where the backend sees the memory shared
+    #: (a view of it held elsewhere). A compiled form that may write into these inputs says
+    #: so with a true attribute ``writes_donated``; one without it gets any input as it is.
+    donated: tuple[tuple[str, str], ...] = ()
 
     def rebind(self, replacements: dict[str, Callable]) -> Callable[..., tuple]:
         """``fn`` with the calls of some backend methods going to other callables (a

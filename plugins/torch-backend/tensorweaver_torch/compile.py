@@ -29,6 +29,11 @@ inductor runs them as external kernels and fuses everything around them. A recur
 kernel traced into anything else (torch's per-step kernels: float64, GRU, vanilla RNN,
 every step of the sequence a few nodes, compiled for seconds more per step) or a packed
 one leaves its graph to the core's replay.
+
+A step's in-place updates (parameters, optimizer state: :attr:`GraphRecord.donated`) are
+written by the compiled graph into the arrays they replace (``copy_`` into its inputs, which
+inductor stores into directly), as PyTorch's optimizers update in place, rather than into
+new arrays the core then rebinds the tensors to.
 """
 
 from __future__ import annotations
@@ -70,14 +75,15 @@ class CompiledGraphs:
         mode = graph.mode if graph.mode in _MODES else None
         fn = graph.rebind(_traceable(self, {c.primitive for c in graph.calls}))
         recurrent = any(c.primitive == _RECURRENT for c in graph.calls)
+        donated = [(graph.outputs.index(o), graph.inputs.index(i)) for o, i in graph.donated]
         if any(name not in graph.values for name in graph.inputs):  # Python floats
             if recurrent:  # Dynamo cannot trace the kernel's recording (see _Traced)
                 return None
             # Dynamo keeps a number that changes between calls an input, where make_fx
             # would bake it into the graph.
-            compiled = _keeping_validation(torch.compile, _plain_constants(graph, fn), mode=mode)
+            compiled = _Traced(_plain_constants(graph, fn), mode, donated=donated, trace=False)
         else:
-            compiled = _Traced(fn, mode, recurrent)
+            compiled = _Traced(fn, mode, recurrent, donated)
         return _Faster(compiled, graph.fn)
 
 
@@ -112,23 +118,91 @@ class _Traced:
     every backend method and constant the replay's Python reads (about 2,000 checks for
     a Transformer step of 1,200 calls: 0.6-1 ms a call); and make_fx follows what Dynamo
     cannot (a composite recorded with torch's autograd), so that the graph stays whole.
+
+    With ``trace=False`` (a graph with Python floats among its inputs, which make_fx would
+    bake in), torch.compile gets ``fn`` itself.
+
+    ``donated`` pairs (output, input) by position (:attr:`GraphRecord.donated`): the
+    compiled graph writes each such output into its input's memory, in place, as
+    PyTorch's optimizers update parameters (no new arrays to allocate and fill), where no
+    output of the graph shares that memory. A call whose input's memory something else
+    shares (a view of it) has that input copied first, so that only the copy changes.
     """
 
-    def __init__(self, fn: Callable, mode: str | None, recurrent: bool = False) -> None:
-        self.fn, self.mode, self.recurrent = fn, mode, recurrent
+    def __init__(
+        self,
+        fn: Callable,
+        mode: str | None,
+        recurrent: bool = False,
+        donated: list[tuple[int, int]] | None = None,
+        trace: bool = True,
+    ) -> None:
+        self.fn, self.mode, self.recurrent, self.trace = fn, mode, recurrent, trace
+        self.donated = donated or []
         self.compiled: Callable | None = None
 
     def __call__(self, *inputs: Any) -> tuple:
         if self.compiled is None:
             from torch.fx.experimental.proxy_tensor import make_fx
 
-            graph = make_fx(self.fn)(*inputs)
+            graph = make_fx(self.fn)(*inputs) if self.trace else self.fn
             if self.recurrent and not _opaque_rnn_layers(graph):
                 # torch's per-step kernels after all (oneDNN turned off): the replay serves
-                self.compiled = self.fn
+                self.compiled, self.donated = self.fn, []
             else:
-                self.compiled = torch.compile(graph, mode=self.mode, dynamic=False)
+                if self.donated:  # (one eager run shows which outputs share memory)
+                    self.donated = _unaliased(self.donated, graph(*inputs), inputs)
+                if self.donated:
+                    graph = _writing_into_inputs(graph, self.donated)
+                self.compiled = _keeping_validation(
+                    torch.compile, graph, mode=self.mode, dynamic=False if self.trace else None
+                )
+        if self.donated and any(_storage_shared(inputs[i]) for _, i in self.donated):
+            inputs = tuple(
+                x.clone() if any(i == j for _, j in self.donated) else x
+                for i, x in enumerate(inputs)
+            )
         return self.compiled(*inputs)
+
+
+def _unaliased(
+    donated: list[tuple[int, int]], outputs: tuple, inputs: tuple
+) -> list[tuple[int, int]]:
+    """The pairs of ``donated`` whose input no output (of an eager run) shares memory with:
+    writing into that input would change such an output too."""
+    taken = {o.untyped_storage().data_ptr() for o in outputs if isinstance(o, Tensor)}
+    return [(o, i) for o, i in donated if inputs[i].untyped_storage().data_ptr() not in taken]
+
+
+def _writing_into_inputs(graph: Callable, donated: list[tuple[int, int]]) -> Callable:
+    """``graph`` writing each donated output into its input (``copy_``, which torch.compile
+    turns into kernels that store into the input's memory) and returning that input: an FX
+    graph changed so, a function (Dynamo's to trace) wrapped."""
+    if not isinstance(graph, torch.fx.GraphModule):
+
+        def into_inputs(*inputs: Any) -> tuple:
+            outputs = list(graph(*inputs))
+            for o, i in donated:
+                outputs[o] = inputs[i].copy_(outputs[o])
+            return tuple(outputs)
+
+        return into_inputs
+    nodes = graph.graph.nodes
+    inputs = [n for n in nodes if n.op == "placeholder"]
+    (end,) = (n for n in nodes if n.op == "output")
+    outputs = list(end.args[0])
+    with graph.graph.inserting_before(end):
+        for o, i in donated:
+            outputs[o] = graph.graph.call_function(aten.copy_.default, (inputs[i], outputs[o]))
+    end.args = (tuple(outputs),)
+    graph.recompile()
+    return graph
+
+
+def _storage_shared(x: Tensor) -> bool:
+    """Whether another tensor (a view) holds ``x``'s memory: references to it are ``x``'s
+    own and the storage object asked."""
+    return torch._C._storage_Use_Count(x.untyped_storage()._cdata) > 2
 
 
 def _opaque_rnn_layers(graph: torch.fx.GraphModule) -> int:
@@ -311,6 +385,8 @@ class _Faster:
 
     def __init__(self, compiled: Callable, plain: Callable) -> None:
         self.compiled, self.plain = compiled, plain
+        # (GraphRecord.donated: the core then keeps apart arrays that others hold)
+        self.writes_donated = bool(getattr(compiled, "donated", None))
         self.chosen: Callable | None = None
         self.times: dict[Callable, list[float]] = {compiled: [], plain: []}
         self.started = False
