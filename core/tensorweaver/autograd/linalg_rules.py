@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, gap_divide, mH, mT
@@ -109,6 +109,8 @@ def _svd(node: Any, g: Tensor) -> tuple:
     if saved(node):  # full_matrices: only the first k columns of U and rows of Vh matter
         u, gu = mv.narrow(u, -1, 0, k), mv.narrow(gu, -1, 0, k)
         vh, gvh = mv.narrow(vh, -2, 0, k), mv.narrow(gvh, -2, 0, k)
+    if u.dtype.is_complex:
+        _check_svd_phases(u, gu, vh, gvh)
     m, n = u.shape[-2], vh.shape[-1]
     s_row, s_col = mv.unsqueeze(s, -2), mv.unsqueeze(s, -1)
     squares = ew.mul(s, s)
@@ -130,6 +132,23 @@ def _svd(node: Any, g: Tensor) -> tuple:
         ga = ew.sub(ew.add(ga, gvh_scaled), matmul(matmul(gvh_scaled, mH(vh)), vh))
         return (matmul(u, ga),)
     return (matmul(u, matmul(inner, vh)),)
+
+
+def _check_svd_phases(u: Tensor, gu: Tensor, vh: Tensor, gvh: Tensor) -> None:
+    """The loss does not change with U -> U e^{i phi}, V -> V e^{i phi}: Im diag(U^H gU) =
+    -Im diag(Vh gVh^H), to PyTorch's tolerances of 1e-2 (a read back to the host, as
+    PyTorch's check)."""
+    with no_grad():
+        left = cx.imag(st.diagonal(matmul(mH(u), gu), 0, -2, -1))
+        right = ew.neg(cx.imag(st.diagonal(matmul(vh, mH(gvh)), 0, -2, -1)))
+        bound = ew.add(ew.mul(ew.abs(right), 1e-2), 1e-2)
+        invariant = bool(rd.all(ew.le(ew.abs(ew.sub(left, right)), bound)).item())
+    if not invariant:
+        raise RuntimeError(
+            "svd_backward: The singular vectors in the complex case are specified up to "
+            "multiplication by e^{i phi}. The specified loss function depends on this phase "
+            "term, making it ill-defined."
+        )
 
 
 def _qr_square_or_tall(q: Tensor, r: Tensor, gq: Tensor, gr: Tensor) -> Tensor:

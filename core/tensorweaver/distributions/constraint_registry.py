@@ -15,6 +15,7 @@ from tensorweaver.distributions.cholesky_transforms import (
 )
 from tensorweaver.distributions.independent_transform import IndependentTransform
 from tensorweaver.distributions.logistic_normal import StickBreakingTransform
+from tensorweaver.distributions.part_transforms import CatTransform, StackTransform
 from tensorweaver.distributions.transforms import (
     AffineTransform,
     ComposeTransform,
@@ -128,3 +129,26 @@ def _transform_to_positive_definite(constraint: Any) -> Transform:
 @_both(constraints.corr_cholesky)
 def _to_corr_cholesky(constraint: Any) -> Transform:
     return CorrCholeskyTransform()
+
+
+# A concatenation or stack of constraints: each part's own transform, on its part
+@biject_to.register(constraints.cat)
+def _biject_to_cat(constraint: Any) -> Transform:
+    parts = [biject_to(c) for c in constraint.cseq]
+    return CatTransform(parts, constraint.dim, constraint.lengths)
+
+
+@transform_to.register(constraints.cat)
+def _transform_to_cat(constraint: Any) -> Transform:
+    parts = [transform_to(c) for c in constraint.cseq]
+    return CatTransform(parts, constraint.dim, constraint.lengths)
+
+
+@biject_to.register(constraints.stack)
+def _biject_to_stack(constraint: Any) -> Transform:
+    return StackTransform([biject_to(c) for c in constraint.cseq], constraint.dim)
+
+
+@transform_to.register(constraints.stack)
+def _transform_to_stack(constraint: Any) -> Transform:
+    return StackTransform([transform_to(c) for c in constraint.cseq], constraint.dim)

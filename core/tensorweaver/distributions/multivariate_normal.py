@@ -228,6 +228,17 @@ class LowRankMultivariateNormal(Distribution):
     def scale_tril(self) -> Tensor:
         return linalg.cholesky(self.covariance_matrix)
 
+    @lazy_property
+    def precision_matrix(self) -> Tensor:
+        # Woodbury: D^-1 - (C^-1 W^T D^-1)^T (C^-1 W^T D^-1), C the capacitance's factor.
+        w, d = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
+        wt_dinv = w.mT / d.unsqueeze(-2)
+        c = self._capacitance_tril
+        batch = broadcast_shapes(c.shape[:-2], wt_dinv.shape[:-2])
+        a = _solve_lower(c.expand(batch + c.shape[-2:]), wt_dinv.expand(batch + wt_dinv.shape[-2:]))
+        precision = d.reciprocal().diag_embed() - a.mT @ a
+        return precision.expand(self._batch_shape + self._event_shape + self._event_shape)
+
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         w_shape = shape[:-1] + self.cov_factor.shape[-1:]

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, mH, mT, result, to_batch
@@ -36,8 +37,9 @@ def _not_pd(order: int) -> str:
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> tuple:
-    """(L, info): the Cholesky factor of each matrix (from its lower triangle) and LAPACK's
-    info (the order of the first leading minor that is not positive-definite, else 0)."""
+    """(L, info): the Cholesky factor of each matrix (from its lower triangle, or its upper one
+    with ``upper``) and LAPACK's info (the order of the first leading minor that is not
+    positive-definite, else 0)."""
     factor, info = _cholesky_with_info(A, upper)
     if check_errors:
         raise_for_info("linalg.cholesky_ex", info, _not_pd)
@@ -54,10 +56,14 @@ def _cholesky_with_info(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
 
 
 def _cholesky_ex(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
-    factor, info = p.cholesky_ex(A)
-    if upper:
-        factor = labelled(mH(factor), "LinalgCholeskyExBackward0", A)
-    return factor, info
+    if not upper:
+        return p.cholesky_ex(A)
+    # PyTorch reads the upper triangle when asked for U: the lower one of A^H. Its gradient
+    # is the lower factor's rule at that factor, with no transpose of A on the way back.
+    with no_grad():
+        factor, info = p.cholesky_ex(mH(A))
+    factor = p.composite("linalg_cholesky", factor, A)
+    return labelled(mH(factor), "LinalgCholeskyExBackward0", A), info
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:

@@ -11,7 +11,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.linalg.eigen import svdvals
 from tensorweaver.linalg.errors import check_float, check_matrix
 from tensorweaver.linalg.primitives import composite
-from tensorweaver.linalg.solvers import inv
+from tensorweaver.linalg.solvers import inv_ex
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -68,11 +68,31 @@ def vector_norm(
         dim = tuple(dim)
     if dim is None and keepdim:
         dim = tuple(range(x.ndim))
+    if ord < 0 or ord == math.inf:
+        _check_identity(x, ord, dim)
     if ord == 0 and x.requires_grad:  # a count: PyTorch's requires grad, with zero gradient
         with no_grad():
             count = rd.norm(x, ord, dim, keepdim)
         return composite("linalg_vector_norm_0", count, x)
     return rd.norm(x, ord, dim, keepdim)
+
+
+def _check_identity(x: Tensor, ord: Any, dim: Any) -> None:  # noqa: A002
+    """max, min and negative powers have no value over no elements: PyTorch's RuntimeError
+    where a reduced dimension (or, without ``dim``, the tensor) is empty."""
+    if dim is None:
+        if x.numel() == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because "
+                "the operation does not have an identity"
+            )
+        return
+    for d in (dim,) if isinstance(dim, int) else dim:
+        if -x.ndim <= d < x.ndim and x.shape[d] == 0:  # (a bad dim: the reduction's error)
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {ord} norm on the dimension {d} "
+                "because this dimension is empty and the operation does not have an identity"
+            )
 
 
 def matrix_norm(
@@ -154,7 +174,8 @@ def norm(
 
 def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
     """The condition number in the ``p`` norm: the ratio of the extreme singular values
-    for p None, 2 or -2, else ``matrix_norm(A, p) * matrix_norm(inv(A), p)``; 0 for empty
+    for p None, 2 or -2, else ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` (inf where A is
+    singular); 0 for empty
     matrices, as PyTorch (which checks that 'fro' and 'nuc' have square ones first)."""
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32): in float32
         # throughout, as PyTorch's kernel runs below autocast
@@ -166,4 +187,9 @@ def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
         s = svdvals(A)
         ratio = ew.div(rd.amax(s, -1), rd.amin(s, -1))
         return ew.reciprocal(ratio) if p == -2 else ratio
-    return ew.mul(matrix_norm(A, p), matrix_norm(inv(A), p))
+    inverse, info = inv_ex(A)
+    # A singular matrix's condition number is infinite, as PyTorch's (which does not raise);
+    # its non-finite inverse is not given to the norm, whose SVD ('nuc') would raise.
+    singular = ew.gt(info, 0)
+    inverse = ew.where(mv.unsqueeze(mv.unsqueeze(singular, -1), -1), 0.0, inverse)
+    return ew.where(singular, math.inf, ew.mul(matrix_norm(A, p), matrix_norm(inverse, p)))

@@ -79,9 +79,8 @@ def _matrix_exp(A: Tensor) -> tuple[Tensor]:
         # s bits of the small entries (torch 2.13's own float32 result is ~1e-3 off in some)
         return (_matrix_exp(A.to(wide))[0].to(A.dtype),)
     largest = float(rd.amax(rd.sum(ew.abs(A.detach()), -2)).item())
-    steps = max(0, math.ceil(math.log2(largest / 0.5))) if largest > 0.5 else 0
-    if not math.isfinite(largest):
-        steps = 0
+    # (no scaling for a non-finite norm: its logarithm has no integer ceiling)
+    steps = math.ceil(math.log2(largest / 0.5)) if 0.5 < largest < math.inf else 0
     scaled = ew.mul(A, 0.5**steps)
     term = to_batch(eye_like(A, A.shape[-1]), A.shape[:-2])
     total = term
@@ -160,6 +159,11 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
         raise RuntimeError(
             f"linalg.cross: inputs must have the same number of dimensions, got shapes "
             f"{list(input.shape)} and {list(other.shape)}"
+        )
+    if input.dtype != other.dtype:  # PyTorch's kernel does not promote
+        raise RuntimeError(
+            f"linalg.cross: expected both inputs of one dtype, got {input.dtype} and "
+            f"{other.dtype}; convert one of them (e.g. other.to(input.dtype))"
         )
     axis = dim + input.ndim if dim < 0 else dim
     if 0 <= axis < input.ndim and (input.shape[axis] != 3 or other.shape[axis] != 3):

@@ -192,8 +192,8 @@ def _is_zero(value: Any) -> bool:
 
 
 def _as_tensor(value: Any, like: Tensor) -> Tensor:
-    if isinstance(value, Tensor):
-        return value.to(like.dtype)
+    if isinstance(value, Tensor):  # one tolerance per matrix: it broadcasts over the batch
+        return mv.unsqueeze(value.to(like.dtype), -1)
     return cr.full((), value, dtype=like.dtype, device=like.device)
 
 
@@ -294,12 +294,18 @@ def _check_pair_shapes(A: Tensor, B: Tensor) -> None:
 
 def matrix_rank(
     A: Tensor,
+    tol: Any = None,
+    hermitian: bool = False,
     *,
     atol: Any = None,
     rtol: Any = None,
-    hermitian: bool = False,
 ) -> Tensor:
-    """The number of singular values above max(atol, rtol * the largest), int64."""
+    """The number of singular values above max(atol, rtol * the largest), int64; ``tol`` is
+    PyTorch's older spelling of ``atol`` with ``rtol=0``."""
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg.matrix_rank(): give either tol or atol/rtol, not both")
+        atol, rtol = tol, 0.0
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         A, atol, rtol = float32_operands(A, atol, rtol)
     check_matrix("linalg.matrix_rank", A, complex_ok=True)
