@@ -15,14 +15,27 @@ import numpy as np
 
 from tensorweaver.special.no_gradient import binary
 
+#: How many steps the host recurrence takes before it gives up (~8 us a step: ~2 s; a degree
+#: of 2**40 would never end), unless every element left went inf or NaN before.
+HOST_STEP_LIMIT = 2**18
 
-def _recurrence(x: np.ndarray, n: np.ndarray, first: np.ndarray, step: Callable) -> np.ndarray:
+
+def _recurrence(
+    x: np.ndarray, n: np.ndarray, first: np.ndarray, step: Callable, closed: Any = False
+) -> np.ndarray:
     """P_n(x) from P_0 = 1, P_1 = ``first`` and P_{k+1} = step(k, x, P_k, P_{k-1}), each
-    element to its own degree (n >= 2 where this is used)."""
+    element to its own degree (n >= 2 where this is used); elements where ``closed`` holds
+    (a closed form replaces them) are not run."""
     previous, current = np.ones_like(x), first
     out = np.where(n == 1, first, 1.0)
+    n = np.where(closed, 1, n)
     top = int(n.max()) if n.size else 0
     for k in range(1, top):
+        if k > HOST_STEP_LIMIT:
+            raise ValueError(
+                f"degree n={top} takes {top} steps of the recurrence on the host (it stops "
+                f"at {HOST_STEP_LIMIT}); the torch:cpu backend computes it in its own kernel"
+            )
         previous, current = current, step(k, x, current, previous)
         out = np.where(n == k + 1, current, out)
         if not np.isfinite(current[n > k + 1]).any():
@@ -60,7 +73,8 @@ def _chebyshev(kind: str, x: np.ndarray, n: np.ndarray) -> np.ndarray:
         )
         big = 8
     first = {"t": x, "u": 2 * x, "v": 2 * x - 1, "w": 2 * x + 1}[kind]
-    out = _recurrence(x, n, first, lambda k, x, p, q: 2 * x * p - q)
+    by_formula = ((n > big) & inside) | (np.abs(x) == 1)
+    out = _recurrence(x, n, first, lambda k, x, p, q: 2 * x * p - q, by_formula)
     out = np.where((n > big) & inside, closed, out)
     return np.where(np.abs(x) == 1, ends, out)
 
@@ -74,17 +88,23 @@ def _hermite_he(x: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def _laguerre(x: np.ndarray, n: np.ndarray) -> np.ndarray:
-    out = _recurrence(x, n, 1 - x, lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1))
+    def step(k: int, x: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        return ((2 * k + 1 - x) * p - k * q) / (k + 1)
+
+    out = _recurrence(x, n, 1 - x, step, x == 0)
     return np.where(x == 0, 1.0, out)
 
 
 def _legendre(x: np.ndarray, n: np.ndarray) -> np.ndarray:
-    out = _recurrence(x, n, x, lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1))
+    def step(k: int, x: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        return ((2 * k + 1) * x * p - k * q) / (k + 1)
+
+    out = _recurrence(x, n, x, step, np.abs(x) == 1)
     ends = np.where((x > 0) | (n % 2 == 0), 1.0, -1.0)
     return np.where(np.abs(x) == 1, ends, out)
 
 
-def _host(kernel: Callable, shifted: bool) -> Callable:
+def _host(name: str, kernel: Callable, shifted: bool) -> Callable:
     def host(x: Any, n: Any) -> np.ndarray:
         # in the input's own float type: float32 overflows where PyTorch's float32 does
         x = np.asarray(x)
@@ -94,14 +114,17 @@ def _host(kernel: Callable, shifted: bool) -> Callable:
             # and out of int64's range (inf too: the loop would never end) on INT64_MIN
             degree = np.where(np.abs(degree) >= 2.0**63, -1.0, degree)
             x, degree = np.broadcast_arrays(2 * x - 1 if shifted else x, degree)
-            out = kernel(np.array(x), np.array(degree))
+            try:
+                out = kernel(np.array(x), np.array(degree))
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
             return np.where(degree < 0, 0.0, np.where(degree == 0, 1.0, out)).astype(x.dtype)
 
     return host
 
 
 def _polynomial(name: str, kernel: Callable, shifted: bool = False) -> Callable:
-    op = binary(name, _host(kernel, shifted))
+    op = binary(name, _host(name, kernel, shifted))
     op.__doc__ = f"torch.special.{name}(input, n): see the module's docstring."
     return op
 
