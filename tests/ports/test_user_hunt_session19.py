@@ -102,14 +102,6 @@ _LABELLED = {
 }
 
 
-_STILL_UNLABELLED = pytest.mark.xfail(
-    strict=True,
-    reason="the grad_fn label differs from PyTorch's: x[0] @ x[1] is <SumBackward0> (torch "
-    "<DotBackward0>), matrix @ vector <SqueezeBackward1> (torch <MvBackward0>), x ** tensor "
-    "<PowBackward0> (torch <PowBackward1>: names.py cannot tell a 0-d tensor exponent from a "
-    "Python number). At fault: matmul in core/tensorweaver/ops/linalg.py, pow in "
-    "ops/elementwise.py",
-)
 _WRAPS_LONGER = pytest.mark.xfail(
     strict=True,
     reason="the label matches PyTorch's, but the printed result is one the test compares after "
@@ -117,8 +109,8 @@ _WRAPS_LONGER = pytest.mark.xfail(
     "characters longer, so the line wraps before grad_fn where torch's does not (or the "
     "other way). At fault: the comparison here, not the label",
 )
-_MARKS = {op: _STILL_UNLABELLED for op in ("dot", "mv", "pow_tensor")}
-_MARKS.update({op: _WRAPS_LONGER for op in ("addmm", "diagonal", "mT", "reshape_copy", "setitem")})
+_WRAPS_LONGER_OPS = ("addmm", "diagonal", "mT", "pow_tensor", "reshape_copy", "setitem")
+_MARKS = {op: _WRAPS_LONGER for op in _WRAPS_LONGER_OPS}
 _LABEL_CASES = [pytest.param(op, marks=_MARKS[op]) if op in _MARKS else op for op in _LABELLED]
 
 

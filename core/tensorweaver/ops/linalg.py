@@ -61,12 +61,20 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         if input.shape != other.shape:
             raise RuntimeError(_mismatch(input, other))
         # an integer dot product keeps its dtype (wrapping), as PyTorch's, where sum widens
-        return rd.sum(ew.mul(input, other), dtype=input.dtype if input.dtype.kind in "ui" else None)
+        kept = input.dtype if input.dtype.kind in "ui" else None
+        product = rd.sum(ew.mul(input, other), dtype=kept)
+        return ew.named(product, "DotBackward0")
+    # PyTorch names a vector product after the kernel it runs: mv, or mm then squeeze for a
+    # vector times a matrix; a batched one is folded into one product and viewed back
     if input.ndim == 1:
-        return mv.squeeze(matmul(mv.unsqueeze(input, 0), other), -2)
-    if other.ndim == 1:
-        return mv.squeeze(matmul(input, mv.unsqueeze(other, 1)), -1)
-    return matmul(input, other)
+        out = mv.squeeze(matmul(mv.unsqueeze(input, 0), other), -2)
+        label = "SqueezeBackward4" if other.ndim == 2 else "UnsafeViewBackward0"
+    elif other.ndim == 1:
+        out = mv.squeeze(matmul(input, mv.unsqueeze(other, 1)), -1)
+        label = "MvBackward0" if input.ndim == 2 else "UnsafeViewBackward0"
+    else:
+        return matmul(input, other)
+    return ew.named(out, label)
 
 
 def check_same_dtype(name: str, a: Tensor, b: Tensor) -> None:

@@ -917,8 +917,7 @@ for _name, _fn in _METHODS.items():
 
 
 def _reversed_axes(x: Tensor) -> Tensor:
-    if x.ndim < 2:
-        return x
+    # also of 0-d and 1-d tensors a view of its own (PyTorch's permute), not ``x`` itself
     perm = tuple(range(x.ndim - 1, -1, -1))
     out = apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
     return views.permuted(x, out, perm)

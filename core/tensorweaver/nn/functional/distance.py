@@ -10,6 +10,7 @@ import math
 
 import tensorweaver as tw
 from tensorweaver.autograd.function import Function
+from tensorweaver.ops.apply import labelled
 from tensorweaver.tensor import Tensor
 
 
@@ -87,7 +88,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         norm = p_norm(x, 2, dim, keepdim=True)
         return x / (norm + (norm.clamp(min=eps) - norm).detach())
 
-    return (unit(x1) * unit(x2)).sum(dim)
+    # PyTorch's sum over one dimension, also of vectors
+    return labelled((unit(x1) * unit(x2)).sum(dim), "SumBackward1", x1, x2)
 
 
 def pairwise_distance(
@@ -99,5 +101,7 @@ def pairwise_distance(
     # where eps is given as an int.
     diff = x1 - x2 + float(eps)
     if dim < 0:  # two scalars: the norm of a one-element vector
-        return p_norm(diff.reshape(1), p, 0, keepdim=False)
-    return p_norm(diff, p, dim, keepdim)
+        out = p_norm(diff.reshape(1), p, 0, keepdim=False)
+    else:
+        out = p_norm(diff, p, dim, keepdim)
+    return labelled(out, "NormBackward1", x1, x2)  # PyTorch's norm over one dimension

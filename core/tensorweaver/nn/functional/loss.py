@@ -213,8 +213,10 @@ def smooth_l1_loss(
         grads = functools.partial(_smooth_l1_half_grads, beta=beta)
         out = _HalfLoss.apply(input, target, reduction, loss, grads, "smooth_l1_loss")
         return labelled(out, "SmoothL1LossBackward0", input, target)
-    loss = (input - target).abs() if beta == 0 else _smooth_l1(input, target, beta)
-    return _reduce(loss, reduction, "smooth_l1_loss")
+    if beta == 0:  # PyTorch's l1_loss
+        return _reduce((input - target).abs(), reduction, "smooth_l1_loss")
+    out = _reduce(_smooth_l1(input, target, beta), reduction, "smooth_l1_loss")
+    return labelled(out, "SmoothL1LossBackward0", input, target)
 
 
 def _smooth_l1(input: Tensor, target: Tensor, beta: float) -> Tensor:
@@ -265,7 +267,9 @@ def huber_loss(
         grads = functools.partial(_huber_half_grads, delta=delta)
         out = _HalfLoss.apply(input, target, reduction, loss, grads, "huber_loss")
         return labelled(out, "HuberLossBackward0", input, target)
-    return _weighted(_huber(input, target, delta), weight, reduction, False, "huber_loss")
+    out = _weighted(_huber(input, target, delta), weight, reduction, False, "huber_loss")
+    # PyTorch's kernel without a weight; with one, the weighting's own ops
+    return out if weight is not None else labelled(out, "HuberLossBackward0", input, target)
 
 
 def _huber(input: Tensor, target: Tensor, delta: float) -> Tensor:
@@ -434,17 +438,29 @@ def nll_loss(
     check_backends("nll_loss", (x, t) if weight is None else (x, t, weight))
     if _by_kernel(x, weight, reduction):
         loss = _kernel_nll(x, t, weight, ignore_index, reduction, "nll_loss")
-        return loss.squeeze(0) if unbatched and reduction == "none" else loss
+        if unbatched and reduction == "none":
+            loss = labelled(loss.squeeze(0), "NllLossBackward0", x)
+        return loss
     checked = False
     if weight is None and not 0 <= ignore_index < x.shape[1] and reduction in _REDUCTIONS:
         checked = True
         if _check_class_targets(x, t, ignore_index, "nll_loss") and _counts_exactly(x, t):
-            return _unweighted_nll(x, t, reduction, unbatched)
+            loss = _unweighted_nll(x, t, reduction, unbatched)
+            return labelled(loss, _nll_name(x.dim(), reduction), x)
     loss = _nll(x, t, weight, ignore_index, reduction, "nll_loss", checked)[0]
-    return loss.squeeze(0) if unbatched and reduction == "none" else loss
+    loss = loss.squeeze(0) if unbatched and reduction == "none" else loss
+    return labelled(loss, _nll_name(x.dim(), reduction), x)
 
 
 _REDUCTIONS = ("mean", "sum", "none")
+
+
+def _nll_name(ndim: int, reduction: str) -> str:
+    """PyTorch's grad_fn for ``nll_loss`` of a batched ``ndim``-d input: its 2-d kernel
+    for images, other shapes viewed as images and their unreduced loss viewed back."""
+    if ndim == 2:
+        return "NllLossBackward0"
+    return "ViewBackward0" if ndim != 4 and reduction == "none" else "NllLoss2DBackward0"
 
 
 def _by_kernel(x: Tensor, weight: Tensor | None, reduction: str) -> bool:
@@ -594,7 +610,15 @@ def cross_entropy(
                 else _reduce(smooth, reduction, "cross_entropy")
             )
             loss = (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
-    return loss.squeeze(0) if unbatched and reduction == "none" else loss
+    # PyTorch's last op (it reduces an unbatched input as it is, without a squeeze)
+    if t.dtype.is_floating_point:  # -(logp * t).sum(...), divided by the count for the mean
+        name = "DivBackward1" if reduction == "mean" else "NegBackward0"
+    elif label_smoothing:
+        name = "AddBackward0"
+    else:
+        name = _nll_name(x.dim(), reduction)
+    loss = loss.squeeze(0) if unbatched and reduction == "none" else loss
+    return labelled(loss, name, x)
 
 
 def cross_entropy_reference(x: Tensor, target: Tensor, ignore_index: int) -> Tensor:
