@@ -190,7 +190,15 @@ def _adaptive_max_with_indices(input: Tensor, sizes: tuple[int, ...]) -> tuple[T
         input.flatten(lead).index_select(lead, table.reshape(-1)).unflatten(lead, (cells, span))
     )
     first = stacked.argmax(dim=-1, keepdim=True)
-    out = gather_unchecked(stacked, stacked.dim() - 1, first).squeeze(-1)
+    out = gather_unchecked(stacked, stacked.dim() - 1, first)
+    if bool(out.isnan().any()):
+        # PyTorch's CPU kernel takes the first maximum but the last NaN of a window (each
+        # NaN replaces the running maximum); argmax stops at the first NaN. Only windows
+        # with a NaN pay for the second search.
+        last = span - 1 - stacked.flip(-1).argmax(dim=-1, keepdim=True)
+        first = tw.where(out.isnan(), last, first)
+        out = gather_unchecked(stacked, stacked.dim() - 1, first)
+    out = out.squeeze(-1)
     out = out.unflatten(lead, sizes)
     chosen = tw.arange(cells, device=input.device) * span + first.squeeze(-1)
     return out, table.reshape(-1)[chosen].unflatten(lead, sizes)

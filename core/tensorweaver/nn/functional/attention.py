@@ -162,7 +162,8 @@ def scaled_dot_product_attention(
         fn, "not implemented for complex tensors (as in PyTorch)", query, key, value
     )
     if scale is None:
-        scale = 1 / math.sqrt(query.shape[-1])
+        # With no features every score is an empty sum, 0 at any scale (PyTorch too)
+        scale = 1 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
     if dropout_p:
         return _attend(query, key, value, attn_mask, is_causal, dropout_p, scale)
     if _takes_mask(query.backend):

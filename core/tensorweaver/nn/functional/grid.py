@@ -45,20 +45,26 @@ def _reflect(c: Tensor, twice_low: int, twice_high: int) -> Tensor:
     return tw.where(flips % 2 == 0, extra + low, span - extra + low)
 
 
-def _clip(c: Tensor, size: int) -> Tensor:
+def _clip(c: Tensor, size: int, rank: int) -> Tensor:
     """``c`` clamped into [0, size - 1]. PyTorch counts the border positions themselves as
-    outside (gradient 0 there), where ``clamp`` would pass the gradient through."""
+    outside (gradient 0 there), where ``clamp`` would pass the gradient through. A NaN
+    position goes where PyTorch's CPU kernels put it: the first pixel in 2-D (vector
+    max/min), the last in 3-D (``std::max(NaN, 0)`` is NaN, ``std::min(size - 1, NaN)`` is
+    ``size - 1``)."""
     inside = (c > 0) & (c < size - 1)
-    return tw.where(inside, c, c.detach().clamp(0, size - 1))
+    clamped = c.detach().clamp(0, size - 1).nan_to_num(nan=0 if rank == 2 else size - 1)
+    return tw.where(inside, c, clamped)
 
 
-def _pad_coordinates(c: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+def _pad_coordinates(
+    c: Tensor, size: int, padding_mode: str, align_corners: bool, rank: int
+) -> Tensor:
     """Positions outside the input moved inside, as ``padding_mode`` reads them."""
     if padding_mode == "border":
-        return _clip(c, size)
+        return _clip(c, size, rank)
     if padding_mode == "reflection":
         twice_low, twice_high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
-        return _clip(_reflect(c, twice_low, twice_high), size)
+        return _clip(_reflect(c, twice_low, twice_high), size, rank)
     return c
 
 
@@ -76,22 +82,23 @@ def _cubic(t: Tensor) -> list[Tensor]:
 
 
 def _taps(
-    g: Tensor, size: int, mode: str, padding_mode: str, align_corners: bool
+    g: Tensor, size: int, mode: str, padding_mode: str, align_corners: bool, rank: int
 ) -> list[tuple[Tensor, Optional[Tensor]]]:
     """``(position, weight)`` of each tap along one axis (weight None: 1)."""
     c = _unnormalize(g, size, align_corners)
     if mode != "bicubic":
-        c = _pad_coordinates(c, size, padding_mode, align_corners)
+        c = _pad_coordinates(c, size, padding_mode, align_corners, rank)
     if mode == "nearest":
-        # A weight of 1 that keeps the grid in the graph: PyTorch gives it a zero gradient.
-        return [(c.round().detach(), c.sign() * 0 + 1)]
+        # A weight of 1 (also at a NaN position) that keeps the grid in the graph: PyTorch
+        # gives it a zero gradient.
+        return [(c.round().detach(), c.nan_to_num().sign() * 0 + 1)]
     low = c.floor().detach()
     t = c - low
     if mode == "bilinear":
         return [(low, 1 - t), (low + 1, t)]
     # bicubic: each tap's own position is padded, PyTorch's get_value_bounded
     return [
-        (_pad_coordinates(low + k, size, padding_mode, align_corners), w)
+        (_pad_coordinates(low + k, size, padding_mode, align_corners, rank), w)
         for k, w in zip(range(-1, 3), _cubic(t))
     ]
 
@@ -109,25 +116,38 @@ def grid_sample_reference(
     grid = grid.reshape(n, int(np.prod(out)), rank)
     # Spatial axis a is read from grid component rank - 1 - a (x is the last axis).
     axes = [
-        _taps(grid[..., rank - 1 - a], size[a], mode, padding_mode, align_corners)
+        _taps(grid[..., rank - 1 - a], size[a], mode, padding_mode, align_corners, rank)
         for a in range(rank)
     ]
     strides = [int(np.prod(size[a + 1 :])) for a in range(rank)]
     total = None
     for corner in product(*axes):
         where, inside, weight = None, None, None
-        for (pos, w), n_a, stride in zip(corner, size, strides):
+        for (pos, _), n_a, stride in zip(corner, size, strides):
             ok = (pos >= 0) & (pos <= n_a - 1)
-            index = pos.clamp(0, n_a - 1).long() * stride
+            # (a NaN or infinite position reads pixel 0, masked out below)
+            index = tw.where(ok, pos, 0).long() * stride
             where = index if where is None else where + index
             inside = ok if inside is None else inside & ok
-            if w is not None:
-                weight = w if weight is None else weight * w
+        for _, w in corner:
+            if w is None:
+                continue
+            if rank == 3:  # PyTorch's 3-D CPU kernel skips a tap outside, gradients too
+                w = tw.where(inside, w, 0.0)
+            weight = w if weight is None else weight * w
         picked = flat_x.gather(2, where.unsqueeze(1).expand(n, c, where.shape[1]))
+        # PyTorch's 2-D CPU kernel weights the zero read outside: a NaN weight gives NaN
+        picked = tw.where(inside.unsqueeze(1), picked, 0.0)
         if weight is not None:
             picked = picked * weight.unsqueeze(1)
-        picked = tw.where(inside.unsqueeze(1), picked, 0.0)
         total = picked if total is None else total + picked
+    if rank == 3 and padding_mode != "zeros":
+        # PyTorch's 3-D CPU backward keeps a NaN position NaN where its forward clipped it
+        # (reflection makes an infinite one NaN): such points pass no gradient at all
+        lost = grid.isnan() if padding_mode == "border" else ~grid.isfinite()
+        lost = lost.any(dim=-1).unsqueeze(1)
+        if bool(lost.any()):  # (finite grids, the common case, skip the extra where)
+            total = tw.where(lost, total.detach(), total)
     return total.reshape(n, c, *out)
 
 
@@ -179,14 +199,17 @@ def grid_sample(
         )
     if min(input.shape[2:]) <= 0:
         raise RuntimeError(f"grid_sample: the input has an empty spatial axis: {shapes}")
-    return fused_or_reference(
-        "grid_sample",
-        grid_sample_reference,
-        (input, grid),
-        mode,
-        padding_mode,
-        align_corners,
-    )
+    static = (mode, padding_mode, align_corners)
+    if (
+        padding_mode != "zeros"
+        and tw.is_grad_enabled()
+        and (input.requires_grad or grid.requires_grad)
+        and not bool(grid.isfinite().all())
+    ):
+        # torch 2.13's CPU backward of border/reflection padding crashes the process (a
+        # segfault) on a NaN or infinite position: no backend's kernel is asked
+        return grid_sample_reference(input, grid, *static)
+    return fused_or_reference("grid_sample", grid_sample_reference, (input, grid), *static)
 
 
 def _default_align_corners(align_corners: Optional[bool], name: str) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import tensorweaver as tw
 from tensorweaver.contract.dtypes import SCALAR_TYPE_NAMES as _KERNEL_NAME
 from tensorweaver.nn.functional import half_norms
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.elementwise import refuse_complex
 from tensorweaver.tensor import Tensor
@@ -183,14 +184,15 @@ def batch_norm(
         "batch_norm", input, running_mean, running_var, weight, bias, training
     )
     if not mixed and input.dtype in (tw.float16, tw.bfloat16):
-        return half_norms.batch_norm(
+        y = half_norms.batch_norm(
             input, running_mean, running_var, weight, bias, training, momentum, eps
         )
+        return labelled(y, "NativeBatchNormBackward0", input)
     if mixed:
         stats = _float(running_mean), _float(running_var)
         y = batch_norm(input.float(), *stats, _float(weight), _float(bias), training, momentum, eps)
         _write_back((running_mean, running_var), stats)
-        return y.to(input.dtype)
+        return labelled(y.to(input.dtype), "NativeBatchNormBackward0", input)
     dims = (0, *range(2, input.dim()))
     count = input.numel() // input.shape[1]
     if training:
@@ -203,7 +205,8 @@ def batch_norm(
                 running_var.mul_(1 - momentum).add_(unbiased, alpha=momentum)
     else:
         y = _with_running_stats(input, running_mean, running_var, eps, "batch_norm", "training")
-    return _channel_affine(y, weight, bias)
+    # PyTorch's CPU kernel, in training and eval
+    return labelled(_channel_affine(y, weight, bias), "NativeBatchNormBackward0", input)
 
 
 def _refuse_channelless(
@@ -291,7 +294,8 @@ def instance_norm(
             f"instance_norm: expected input of shape (N, C, ...), got {tuple(input.shape)}"
         )
     count = math.prod(input.shape[2:])
-    if use_input_stats and count <= 1:
+    # PyTorch refuses exactly one element: with none the result is just empty
+    if use_input_stats and count == 1:
         raise ValueError(
             "instance_norm: expected more than 1 spatial element when training, got input "
             f"of shape {tuple(input.shape)}"
@@ -316,6 +320,9 @@ def instance_norm(
     mixed = _batch_norm_parameters(
         "instance_norm", input, running_mean, running_var, weight, bias, use_input_stats
     )
+    _refuse_affine_without_samples(input, weight, bias)
+    if count == 0:  # PyTorch's batch norm leaves the statistics alone: no values to move them
+        return labelled(_channel_affine(input, weight, bias), "ViewBackward0", input)
     if not mixed and input.dtype in (tw.float16, tw.bfloat16):
         return half_norms.instance_norm(
             input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
@@ -326,14 +333,29 @@ def instance_norm(
             input.float(), *stats, _float(weight), _float(bias), use_input_stats, momentum, eps
         )
         _write_back((running_mean, running_var), stats)
-        return y.to(input.dtype)
-    if use_input_stats:
+        y = y.to(input.dtype)
+    elif use_input_stats:
         _move_instance_stats(input, running_mean, running_var, momentum)
         return fused_or_reference(
             "instance_norm", instance_norm_reference, (input, weight, bias), eps
         )
-    y = _with_running_stats(input, running_mean, running_var, eps, "instance_norm", flag)
-    return _channel_affine(y, weight, bias)
+    else:
+        y = _with_running_stats(input, running_mean, running_var, eps, "instance_norm", flag)
+        y = _channel_affine(y, weight, bias)
+    # PyTorch's batch norm of the input seen as one sample, viewed back
+    return labelled(y, "ViewBackward0", input)
+
+
+def _refuse_affine_without_samples(
+    input: Tensor, weight: Tensor | None, bias: Tensor | None
+) -> None:
+    """PyTorch's ``instance_norm`` fails on its per-sample copy of the affine parameters
+    when the batch has no sample."""
+    if input.shape[0] == 0 and (weight is not None or bias is not None):
+        raise IndexError(
+            f"instance_norm: an input of shape {tuple(input.shape)} has no sample to give "
+            "the weight and bias to; skip the call for an empty batch"
+        )
 
 
 def _move_instance_stats(
@@ -421,7 +443,7 @@ def layer_norm(
     _real_input("layer_norm", input)
     mixed = _affine_parameters("layer_norm", "LayerNormKernelImpl", input, weight, bias)
     if not mixed and input.dtype in (tw.float16, tw.bfloat16):
-        return half_norms.layer_norm(
+        y = half_norms.layer_norm(
             input,
             weight,
             bias,
@@ -429,9 +451,10 @@ def layer_norm(
             eps,
             lambda: layer_norm(input.float(), shape, _float(weight), _float(bias), eps),
         )
+        return labelled(y, "NativeLayerNormBackward0", input)
     if mixed:
         y = layer_norm(input.float(), shape, _float(weight), _float(bias), eps)
-        return y.to(input.dtype)
+        return labelled(y.to(input.dtype), "NativeLayerNormBackward0", input)
     return fused_or_reference(
         "layer_norm", layer_norm_reference, (input, weight, bias), len(shape), eps
     )
@@ -460,7 +483,7 @@ def group_norm(
     _real_input("group_norm", input)
     mixed = _affine_parameters("group_norm", "GroupNormKernelImpl", input, weight, bias)
     if not mixed and input.dtype in (tw.float16, tw.bfloat16):
-        return half_norms.group_norm(
+        y = half_norms.group_norm(
             input,
             num_groups,
             weight,
@@ -468,14 +491,16 @@ def group_norm(
             eps,
             lambda: group_norm(input.float(), num_groups, _float(weight), _float(bias), eps),
         )
-    if mixed:
+    elif mixed:
         y = group_norm(input.float(), num_groups, _float(weight), _float(bias), eps)
-        return y.to(input.dtype)
-    # the group's size spelled out: ``-1`` cannot be inferred for an empty batch (N=0)
-    size = input.shape[1] // num_groups * math.prod(input.shape[2:])
-    grouped = input.reshape(input.shape[0], num_groups, size)
-    y = _standardize(grouped, (2,), eps)[0].reshape(input.shape)
-    return _channel_affine(y, weight, bias)
+        y = y.to(input.dtype)
+    else:
+        # the group's size spelled out: ``-1`` cannot be inferred for an empty batch (N=0)
+        size = input.shape[1] // num_groups * math.prod(input.shape[2:])
+        grouped = input.reshape(input.shape[0], num_groups, size)
+        y = _standardize(grouped, (2,), eps)[0].reshape(input.shape)
+        y = _channel_affine(y, weight, bias)
+    return labelled(y, "NativeGroupNormBackward0", input)
 
 
 def rms_norm(

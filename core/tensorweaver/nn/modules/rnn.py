@@ -436,6 +436,22 @@ class GRUCell(_CellBase):
 # ------------------------------------------------------------------------ sequence layers
 
 
+def _check_batch_sizes(fn: str, sizes: list[int], data: Tensor) -> None:
+    """A packed batch's ``batch_sizes`` must not grow (each step keeps a prefix of the
+    sequences) and must not ask for more rows than ``data`` has: PyTorch's kernels refuse
+    both with a RuntimeError."""
+    if any(later > earlier for earlier, later in zip(sizes, sizes[1:])):
+        raise RuntimeError(
+            f"{fn}: the packed batch_sizes {sizes} grow; they must not increase (sequences "
+            "sorted by decreasing length, as pack_padded_sequence makes them)"
+        )
+    if sum(sizes) > data.shape[0]:
+        raise RuntimeError(
+            f"{fn}: the packed batch_sizes {sizes} sum to {sum(sizes)} rows but the data has "
+            f"{data.shape[0]} (shape {tuple(data.shape)}); build it with pack_padded_sequence"
+        )
+
+
 class RNNBase(Module):
     """A stack of ``num_layers`` recurrent layers over a sequence, optionally bidirectional.
 
@@ -768,7 +784,11 @@ class RNNBase(Module):
         self._check_input(data, weights, 2, RuntimeError if self.mode == "LSTM" else ValueError)
         if hx is not None and input.sorted_indices is not None:
             hx = tuple(s.index_select(1, input.sorted_indices) if s.dim() == 3 else s for s in hx)
+        _check_batch_sizes(type(self).__name__, sizes, data)
         initial = self._initial_states(hx, sizes[0], data)
+        if sizes[0] == 0:  # no sequence at all: no step runs (PyTorch gives empty results)
+            empty = tw.zeros(0, self._width(), dtype=data.dtype, device=data.device)
+            return input._replace(data=empty), initial
         if self.proj_size or getattr(data.backend, "fused_rnn_packed", None) is None:
             packed, last = _packed_recurrence(
                 data, initial, weights, sizes, self._static(), projected=bool(self.proj_size)
