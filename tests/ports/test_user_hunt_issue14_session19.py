@@ -275,11 +275,6 @@ def test_view_as_real_of_a_conjugate_view_raises(spec: str) -> None:
     _check_raises(spec, lambda m: m.view_as_real(m.tensor(_Z, dtype=m.complex128).conj()))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autograd/engine.py (backward): an implicit gradient of a complex scalar is "
-    "accepted; PyTorch raises RuntimeError (only real scalar outputs)",
-)
 def test_backward_of_a_complex_scalar_raises(spec: str) -> None:
     _check_raises(
         spec, lambda m: m.tensor(_Z, dtype=m.complex128, requires_grad=True).sum().backward()
@@ -295,11 +290,6 @@ def test_torch_norm_inf_over_empty_dimension(spec: str) -> None:
     _check_raises(spec, lambda m: m.norm(m.zeros(3, 0), math.inf, dim=1))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/structure.py (torch.cross): mixed dtypes are promoted; PyTorch's kernel "
-    "raises RuntimeError (linalg.cross was fixed)",
-)
 def test_torch_cross_refuses_mixed_dtypes(spec: str) -> None:
     _check_raises(spec, lambda m: m.cross(m.tensor([[1, 2, 3]]), _f64(m, [[4.0, 5.0, 6.0]]), dim=1))
 

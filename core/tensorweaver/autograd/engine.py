@@ -423,6 +423,11 @@ def _root_grad(t: Tensor, gradient: Any, what: str) -> Tensor:
                 f"{list(t.shape)}: pass gradient= (a tensor of that shape), or reduce it first "
                 "(e.g. loss.sum())"
             )
+        if t.dtype.is_complex:
+            raise RuntimeError(
+                f"grad can be implicitly created only for real scalar outputs but got {t.dtype}: "
+                f"pass gradient= for {what}, or backpropagate a real scalar (e.g. z.abs().sum())"
+            )
         return Tensor(t.backend.full(t.shape, 1, t.dtype), t.backend, t.dtype)
     if not isinstance(gradient, Tensor):
         gradient = Tensor(t.backend.full(t.shape, gradient, t.dtype), t.backend, t.dtype)

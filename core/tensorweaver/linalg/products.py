@@ -160,11 +160,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
             f"linalg.cross: inputs must have the same number of dimensions, got shapes "
             f"{list(input.shape)} and {list(other.shape)}"
         )
-    if input.dtype != other.dtype:  # PyTorch's kernel does not promote
-        raise RuntimeError(
-            f"linalg.cross: expected both inputs of one dtype, got {input.dtype} and "
-            f"{other.dtype}; convert one of them (e.g. other.to(input.dtype))"
-        )
+    st.check_cross_dtypes("linalg.cross", input, other)
     axis = dim + input.ndim if dim < 0 else dim
     if 0 <= axis < input.ndim and (input.shape[axis] != 3 or other.shape[axis] != 3):
         # checked before broadcasting, as PyTorch does (an out-of-range dim raises below)

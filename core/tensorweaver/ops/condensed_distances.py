@@ -11,6 +11,7 @@ import math
 from tensorweaver.ops import coordinates as co
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.structure import triu_indices
 from tensorweaver.tensor import Tensor
 
@@ -33,8 +34,6 @@ def _count(diff: Tensor) -> Tensor:
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:
-    from tensorweaver.linalg.norms import vector_norm
-
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if not input.dtype.is_floating_point:
@@ -44,6 +43,13 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         )
     if p < 0:
         raise RuntimeError(f"pdist only supports non-negative p values (got p={p})")
+    return labelled(_distances(input, p), "PdistBackward0", input)
+
+
+def _distances(input: Tensor, p: float) -> Tensor:
+    """The p-norm of each difference of a row with a later row (upper-triangle order)."""
+    from tensorweaver.linalg.norms import vector_norm
+
     n = input.shape[0]
     if n < 2:  # no pairs: empty, in the graph as PyTorch's (a backward through it works)
         return input.reshape(-1)[:0]

@@ -109,13 +109,15 @@ def allclose(
 def clamp_min(input: Tensor, min: Any, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("clamp_min", clamp_min(input, min), out, same_dtype=True)
-    return ew.clamp(input, min=min)
+    label = "ClampMinBackward1" if isinstance(min, Tensor) else "ClampMinBackward0"
+    return ew.named(ew.clamp(input, min=min), label)
 
 
 def clamp_max(input: Tensor, max: Any, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("clamp_max", clamp_max(input, max), out, same_dtype=True)
-    return ew.clamp(input, max=max)
+    label = "ClampMaxBackward1" if isinstance(max, Tensor) else "ClampMaxBackward0"
+    return ew.named(ew.clamp(input, max=max), label)
 
 
 def _log_add(op: str, input: Tensor, other: Tensor, ln_base: float) -> Tensor:

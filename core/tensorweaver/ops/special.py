@@ -470,7 +470,7 @@ def sinc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     zero = ew.eq(x, 0)
     px = ew.mul(ew.where(zero, 1.0, x), math.pi)
     series = ew.sub(1.0, ew.mul(ew.mul(x, x), math.pi**2 / 6))
-    return ew.where(zero, series, ew.div(ew.sin(px), px))
+    return ew.named(ew.where(zero, series, ew.div(ew.sin(px), px)), "SincBackward0")
 
 
 def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:

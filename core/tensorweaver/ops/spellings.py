@@ -50,7 +50,9 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         raise TypeError(
             f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
         )
-    return ew.sub(other, input, alpha=alpha)
+    out = ew.sub(other, input, alpha=alpha)
+    # PyTorch names a tensor-minus-tensor rsub for itself (a number's is RsubBackward1 already)
+    return apply.labelled(out, "RsubBackward0", input, other) if isinstance(other, Tensor) else out
 
 
 def ravel(input: Tensor) -> Tensor:
@@ -540,7 +542,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     """The dot product with ``input`` conjugated (``dot`` for real tensors)."""
-    return la.dot(conj_physical(input), other)
+    return apply.labelled(la.dot(conj_physical(input), other), "VdotBackward0", input, other)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:

@@ -446,11 +446,21 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     left = mv.reshape(mv.permute(a, free_a + dims_a), (_size(a, free_a), k))
     right = mv.reshape(mv.permute(b, dims_b + free_b), (k, _size(b, free_b)))
     shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
-    return mv.reshape(la.matmul(left, right), shape)
+    # PyTorch's last step is a view of the product, also where the shape does not change
+    return labelled(mv.reshape(la.matmul(left, right), shape), "ViewBackward0", a, b)
 
 
 def _size(x: Tensor, dims: list[int]) -> int:
     return math.prod(x.shape[d] for d in dims)
+
+
+def check_cross_dtypes(fn: str, input: Tensor, other: Tensor) -> None:  # noqa: A002
+    """Refuse operands of two dtypes, as PyTorch's cross kernel does (it never promotes)."""
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"{fn}: expected both inputs of one dtype, got {input.dtype} and "
+            f"{other.dtype}; convert one of them (e.g. other.to(input.dtype))"
+        )
 
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
@@ -461,6 +471,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
             f"cross: inputs must have the same number of dimensions, got shapes "
             f"{list(input.shape)} and {list(other.shape)}"
         )
+    check_cross_dtypes("cross", input, other)
     shape = broadcast_shapes("cross", input.shape, other.shape)
     a, b = mv.expand(input, shape), mv.expand(other, shape)
     if dim is None:

@@ -24,7 +24,7 @@ def p_norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
     if p == -math.inf:
         return magnitude.amin(dim, keepdim=keepdim)
     if p == 0:
-        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
+        return _NonZeroCount.apply(x, dim, keepdim)
     if p == 1:
         return magnitude.sum(dim, keepdim=keepdim)
     total = (x * x if p == 2 and x.dtype.kind == "f" else magnitude**p).sum(dim, keepdim=keepdim)
@@ -32,6 +32,19 @@ def p_norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
     # The root's gradient is infinite at 0: take it of 1 there and select 0 afterwards.
     root = total.masked_fill(zero, 1) ** (1.0 / p)
     return root.masked_fill(zero, 0)
+
+
+class _NonZeroCount(Function):
+    """The number of non-zero elements along ``dim``: in the graph when ``x`` is, with no
+    gradient (PyTorch's p = 0 norm leaves ``x.grad`` unset, not zero)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):  # noqa: ANN001, ANN205
+        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple:  # noqa: ANN001
+        return None, None, None
 
 
 def _floating(fn: str, *tensors: Tensor) -> None:

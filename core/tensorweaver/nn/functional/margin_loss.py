@@ -69,10 +69,16 @@ def soft_margin_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """log(1 + exp(-y * x)) for targets y of ±1."""
+    if target.requires_grad and tw.is_grad_enabled():  # PyTorch's kernel has no target gradient
+        raise RuntimeError(
+            "soft_margin_loss: the function is not differentiable with respect to argument "
+            "'target', which requires grad; pass target.detach()"
+        )
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         input, target = float32_operands(input, target)
     loss = (-input * target).exp().log1p()
-    return _reduce(loss, _reduction(size_average, reduce, reduction), "soft_margin_loss")
+    loss = _reduce(loss, _reduction(size_average, reduce, reduction), "soft_margin_loss")
+    return labelled(loss, "SoftMarginLossBackward0", input, target)
 
 
 def multilabel_soft_margin_loss(
@@ -215,7 +221,8 @@ def multilabel_margin_loss(
     hinge = _hinge(1 - rows.gather(1, safe).unsqueeze(2) + rows.unsqueeze(1))
     counted = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
     loss = hinge.masked_fill(~counted, 0).sum((1, 2)) / classes
-    return _reduce(loss.reshape(input.shape[:-1]), reduction, "multilabel_margin_loss")
+    loss = _reduce(loss.reshape(input.shape[:-1]), reduction, "multilabel_margin_loss")
+    return labelled(loss, "MultilabelMarginLossBackward0", input)
 
 
 def cosine_embedding_loss(
