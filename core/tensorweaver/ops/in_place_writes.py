@@ -124,7 +124,7 @@ def add_scaled(x: Tensor, y: Tensor, alpha: float, op: str) -> None:
     """``x += y * alpha`` as the in-place method ``op`` (``addable(x, y)``; outside autograd):
     into x's memory where it can be, else x rebound to ``foreach_add``'s new array."""
     if x.numel() >= SMALLEST:
-        foreach_update([x], "add", ([y.native], alpha), op)
+        foreach_update([x], "add", ([y.native], alpha), op, [0])  # (x is large: counted here)
         return
     (native,) = x.backend.foreach_add([x.native], [y.native], alpha)  # (no list work)
     x._assign(Tensor(native, x.backend, x.dtype), op)
