@@ -10,6 +10,7 @@ are Tensor methods too; :data:`INPLACE` the ops whose ``op_`` in-place form is s
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import numbers
 import warnings
@@ -339,9 +340,13 @@ def _one_kernel(grad_fn: str) -> Callable[[Callable[..., Tensor]], Callable[...,
     (PyTorch's kernel computes it in one node)."""
 
     def decorate(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+        names = tuple(inspect.signature(fn).parameters)[:3]  # (PyTorch's: mat1, batch1, ...)
+
         @functools.wraps(fn)
-        def named(input: Any, a: Tensor, b: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-            out = fn(input, a, b, beta=beta, alpha=alpha)
+        def named(*args: Any, **kwargs: Any) -> Tensor:
+            out = fn(*args, **kwargs)
+            given = dict(zip(names, args))
+            input, a, b = (given[n] if n in given else kwargs[n] for n in names)
             operands = (a, b, input) if isinstance(input, Tensor) else (a, b)
             return apply.labelled(out, grad_fn, *operands)
 
