@@ -1457,6 +1457,10 @@ class Tensor:
                 "numpy(): this tensor requires grad; call tensor.detach().numpy() "
                 "(or numpy(force=True))"
             )
+        if self.dtype.is_complex and self.is_conj():
+            # a conj() view's memory is its base's, unconjugated: a copy of its values
+            # (PyTorch raises here, tests/ports/test_conj_views_session20.py)
+            return self.backend.to_host(self.native)
         backend = self.backend
         if not _shares_host(backend) or self.dtype is bfloat16:
             return backend.to_host(self.native)

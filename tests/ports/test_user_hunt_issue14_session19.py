@@ -213,15 +213,9 @@ def test_linalg_cross_refuses_mixed_dtypes(spec: str) -> None:
 # -- divergences left: silent wrong answers -------------------------------------------------
 
 
-_CONJ_VIEW = (
-    "ops/complex.py (conj) and ops/methods.py (adjoint, mH): conj(), mH and adjoint() of a "
-    "complex tensor are copies, not views with PyTorch's conjugate bit: a write through them "
-    "does not reach the base, they do not see the base's later changes, and is_conj() is "
-    "False"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=_CONJ_VIEW)
+# before (fixed in the twentieth session, ops/views.py conj): conj(), mH and adjoint() of a
+# complex tensor were copies, not views with PyTorch's conjugate bit: a write through them
+# did not reach the base, they did not see the base's later changes, is_conj() was False
 @pytest.mark.parametrize("view", ["conj", "mH", "adjoint"])
 def test_write_through_a_conjugate_view(spec: str, view: str) -> None:
     def fn(m: Any) -> Any:
@@ -233,7 +227,6 @@ def test_write_through_a_conjugate_view(spec: str, view: str) -> None:
     _check_complex(spec, fn)
 
 
-@pytest.mark.xfail(strict=True, reason=_CONJ_VIEW)
 def test_conjugate_view_sees_the_base(spec: str) -> None:
     def fn(m: Any) -> Any:
         z = m.tensor(_Z, dtype=m.complex128)
@@ -266,11 +259,7 @@ def test_svd_of_non_finite_input_raises_linalg_error(spec: str, op: str) -> None
         fn(tw)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/complex.py (view_as_real): with conj() a copy there is no conjugate bit for "
-    "view_as_real to refuse; PyTorch raises RuntimeError on an unresolved conjugate",
-)
+# before: with conj() a copy there was no conjugate bit for view_as_real to refuse
 def test_view_as_real_of_a_conjugate_view_raises(spec: str) -> None:
     _check_raises(spec, lambda m: m.view_as_real(m.tensor(_Z, dtype=m.complex128).conj()))
 

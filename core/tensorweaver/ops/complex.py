@@ -3,8 +3,9 @@
 Four primitives carry them (API 2.4: ``real``, ``imag``, ``conj``, ``complex``); everything
 else here is composed of those and real ops, so its gradient follows PyTorch's convention:
 the gradient of a real loss L with respect to z = x + iy is dL/dx + i dL/dy (the conjugate
-Wirtinger derivative, doubled). Tensorweaver never makes lazy conjugate views:
-``conj`` computes, so ``is_conj`` is always False and ``resolve_conj`` returns its input.
+Wirtinger derivative, doubled). ``conj`` is a view with PyTorch's conjugate bit
+(ops/views.py): it holds the conjugated values and writes back into its base conjugated;
+``conj_physical`` computes a new tensor.
 
 Differs from PyTorch: ``x.real`` and ``x.imag`` (and ``view_as_real``) are new tensors, not
 views sharing the complex tensor's memory; writing into them does not change it.
@@ -18,6 +19,7 @@ from typing import Any
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import views
 from tensorweaver.ops.apply import (
     apply,
     broadcast_shapes,
@@ -58,22 +60,28 @@ def imag(input: Tensor) -> Tensor:
 
 
 def conj_physical(input: Tensor) -> Tensor:
-    """The complex conjugate (``torch.conj_physical``); a real tensor itself."""
+    """The complex conjugate, computed (``torch.conj_physical``); a real tensor itself."""
     x = _tensor("conj_physical", input)
     if not x.dtype.is_complex:
         return x
-    return apply("conj", x.backend.conj(x.native), x.dtype, (x,))
+    out = apply("conj", x.backend.conj(x.native), x.dtype, (x,))
+    if out._node is not None:  # (inline, not labelled(): gradient rules call it often)
+        out._node.label = "ConjPhysicalBackward0"
+    return out
 
 
 def conj(input: Tensor) -> Tensor:
-    """The complex conjugate (``torch.conj``). Differs from PyTorch: computed at once, never
-    a lazy view with a conjugate bit."""
-    return conj_physical(_tensor("conj", input))
+    """The complex conjugate as a view of ``input`` with the conjugate bit set
+    (``torch.conj``, ops/views.py); a real tensor itself."""
+    x = _tensor("conj", input)
+    return views.conj(x) if x.dtype.is_complex else x
 
 
 def resolve_conj(input: Tensor) -> Tensor:
-    """``input`` itself: tensorweaver has no lazy conjugate views to resolve."""
-    return _tensor("resolve_conj", input)
+    """A new tensor with the conjugate's values where ``input`` has the conjugate bit set
+    (``torch.resolve_conj``), else ``input`` itself."""
+    x = _tensor("resolve_conj", input)
+    return x.clone() if is_conj(x) else x
 
 
 def resolve_neg(input: Tensor) -> Tensor:
@@ -82,9 +90,26 @@ def resolve_neg(input: Tensor) -> Tensor:
 
 
 def is_conj(input: Tensor) -> bool:
-    """False: a conjugate is always computed, never a view with a conjugate bit."""
-    _tensor("is_conj", input)
-    return False
+    """Whether ``input`` has PyTorch's conjugate bit: it is a conjugate view (``conj()``,
+    ``mH``, ``adjoint()``), or a view or ``detach()`` of one, conjugated an odd number of
+    times; a complex part (``real``, ``view_as_complex``) starts afresh."""
+    t = _tensor("is_conj", input)
+    if not t.dtype.is_complex:
+        return False
+    conjugated = False
+    while True:
+        view = t._view_of
+        if view is not None:
+            up = view[0]
+            if getattr(view[1], "conjugates", False):
+                conjugated = not conjugated
+            elif up.dtype is not t.dtype:
+                return conjugated
+            t = up
+        elif t._alias_of is not None:
+            t = t._alias_of
+        else:
+            return conjugated
 
 
 def complex(real: Tensor, imag: Tensor) -> Tensor:
@@ -186,6 +211,12 @@ def view_as_real(input: Tensor) -> Tensor:
         raise RuntimeError(
             f"view_as_real is only supported for complex tensors, got {x.dtype.name}; "
             "make one with tw.complex(re, im)"
+        )
+    if is_conj(x):
+        raise RuntimeError(
+            "view_as_real doesn't work on unresolved conjugated tensors: a conjugate view "
+            "holds its base's memory unconjugated. Use view_as_real(x.resolve_conj()), a "
+            "new tensor that does not alias x"
         )
     return stack((real(x), imag(x)), dim=-1)
 

@@ -971,21 +971,22 @@ def _conj_transpose(x: Tensor) -> Tensor:
             f"tensor.H is only supported on matrices (2-D tensors). Got {x.ndim}-D tensor. "
             "For batches of matrices, use tensor.mH"
         )
-    return labelled(cx.conj_physical(_reversed_axes(x)), "TransposeBackward0", x)
+    # a conjugate view of the transpose, as PyTorch's
+    return cx.conj(labelled(_reversed_axes(x), "TransposeBackward0", x))
 
 
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dimensions (``torch.adjoint``)."""
     if input.ndim < 2:
         return _below_two_dims(input, "adjoint()", 3)
-    return cx.conj_physical(_swap_last_two(input))
+    return cx.conj(_swap_last_two(input))  # a conjugate view of the transpose, as PyTorch's
 
 
 def _mH(x: Tensor) -> Tensor:
     """``x.mH``: ``adjoint(x)``, with its own name in the warning and error of a 0-d/1-d x."""
     if x.ndim < 2:
         return _below_two_dims(x, "mH", 3)
-    return cx.conj_physical(_swap_last_two(x))
+    return cx.conj(_swap_last_two(x))
 
 
 def _abs_(self: Tensor) -> Tensor:

@@ -20,7 +20,9 @@ a view, the view holds its base's view of the new values again (and a base writt
 
 ``as_strided`` and ``unfold`` (here, as :func:`unfold`) view the memory itself (the base's
 elements at the positions its strides give, :class:`Memory`); ``real``/``imag``,
-``view_as_real``/``view_as_complex`` and ``view(dtype)`` are views of their input too.
+``view_as_real``/``view_as_complex`` and ``view(dtype)`` are views of their input too, and
+so is ``conj()`` (PyTorch's conjugate bit: :func:`conj`; ``mH``/``adjoint()`` are conj views
+of a transpose).
 Where a view holds an array of its own (those, and a ``diagonal``), its strides, storage
 offset and address are PyTorch's in its base's memory (:func:`view_layout`), and so are those
 of views of it (:func:`part_layout`); a ``reshape`` of it views or copies by those strides,
@@ -37,7 +39,10 @@ memory (any other view's is its base's, ops/host_strided_views.py); a new axis's
 a tensor that is no view; on a backend that cannot tell (cuPyNumeric), every ``reshape`` is
 a view; ``x[mask] = v`` through ``expand()``'s repeated elements raises (``masked_fill_``,
 ``index_fill_`` and ``index_put_`` write, as PyTorch's, with its deprecation warning), and
-an ``index_put_(..., accumulate=True)`` there adds one copy's values, not every copy's.
+an ``index_put_(..., accumulate=True)`` there adds one copy's values, not every copy's; a
+``conj()`` view holds the conjugated values in an array of its own, so it does not see
+writes into its base's memory made through NumPy, and its ``numpy()`` is a copy of its values
+where PyTorch's raises.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from typing import Any
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
+from tensorweaver.ops import complex as cx
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import apply, labelled
@@ -108,7 +114,8 @@ def as_view(
         out._own_version = base._own_version
         base._follow(out, read, region, None if refused is None else refused[1])
         if _HOST_SHARED and (id(base) in _HOST_SHARED or base._view_of is not None):
-            _share_own_array(out, base)
+            if not getattr(write, "conjugates", False):  # (its values are not that memory's)
+                _share_own_array(out, base)
     return out
 
 
@@ -631,6 +638,10 @@ def view_layout(view: Tensor) -> tuple | None:
     laid = getattr(write, "memory_layout", None)
     if laid is not None:
         return laid[0].layout(*laid[1:])
+    if getattr(write, "conjugates", False):
+        # conj(): its values are not those of its base's memory, so nothing may take that
+        # memory for them (numpy(), a move into host-shared memory)
+        return None
     strides, offset, address = base._layout()
     part = getattr(write, "part", None)
     if part == "bits":  # view(dtype): the last dimension's elements resized
@@ -936,8 +947,6 @@ def _strided_write(memory: Memory, index: Callable[[], Tensor], shared: bool) ->
 def real(input: Tensor) -> Tensor:
     """The real parts of a complex tensor, as a view (writes reach ``input``, and it follows
     later changes); a real tensor itself."""
-    from tensorweaver.ops import complex as cx
-
     out = cx.real(input)
     if out is input:  # a real tensor: itself, as PyTorch's
         return out
@@ -951,7 +960,6 @@ def real(input: Tensor) -> Tensor:
 
 def imag(input: Tensor) -> Tensor:
     """The imaginary parts of a complex tensor, as a view."""
-    from tensorweaver.ops import complex as cx
 
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(cx.complex(cx.real(base), value))
@@ -962,7 +970,6 @@ def imag(input: Tensor) -> Tensor:
 
 def view_as_real(input: Tensor) -> Tensor:
     """A complex tensor as a real one with a last dimension of 2 (real, imag), as a view."""
-    from tensorweaver.ops import complex as cx
 
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(cx.complex(value[..., 0], value[..., 1]))
@@ -973,13 +980,39 @@ def view_as_real(input: Tensor) -> Tensor:
 
 def view_as_complex(input: Tensor) -> Tensor:
     """A float tensor whose last dimension has size 2 as a complex one, as a view."""
-    from tensorweaver.ops import complex as cx
 
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(cx.view_as_real(value))
 
     write.part = "complex"  # type: ignore[attr-defined]  # (its strides: view_layout)
     return as_view(cx.view_as_complex(input), input, write, cx.view_as_complex)
+
+
+# -- conj: the conjugate as a view, PyTorch's conjugate bit ------------------------------------
+
+
+def _write_conjugated(base: Tensor, value: Tensor) -> Any:
+    return base.copy_(cx.conj_physical(value))
+
+
+# (``is_conj`` counts these up a chain of views; ``view_layout`` and ``as_view`` keep them
+# off their base's memory)
+_write_conjugated.conjugates = True  # type: ignore[attr-defined]
+
+
+def _conjugated(input: Tensor) -> Tensor:
+    """The conjugate computed, its node named as PyTorch's view op's (also when read again)."""
+    out = cx.conj_physical(input)
+    if out._node is not None:
+        out._node.label = "ConjBackward0"
+    return out
+
+
+def conj(input: Tensor) -> Tensor:
+    """The conjugate of a complex tensor as a view of it (PyTorch's conjugate bit, so
+    ``is_conj()``): writes through it reach ``input`` conjugated, and it follows later
+    changes of ``input``. It holds the conjugated values, so reading it costs nothing more."""
+    return as_view(_conjugated(input), input, _write_conjugated, _conjugated)
 
 
 # -- view(dtype): the same memory read as another dtype ------------------------------------------
@@ -1043,6 +1076,11 @@ def view_dtype(x: Tensor, dtype: Any) -> Tensor:
     it reach ``x``. A dtype of another size changes the last dimension (which must be
     contiguous), as PyTorch's; not differentiable. The bits are moved on the host (a copy
     each way: the IR has no bit-cast primitive)."""
+    if x.dtype.is_complex and cx.is_conj(x):  # its memory holds the unconjugated values
+        raise RuntimeError(
+            f"view(dtype): not supported for a conjugate view (a conj() tensor), even to "
+            f"{_TYPE_NAMES[dtype.name]}; call x.resolve_conj().view(dtype) (a new tensor)"
+        )
     if dtype is x.dtype:
         return as_view(x.detach(), x, _write_reshaped, lambda base: base.detach())
     _check_view_dtype(x, dtype)
