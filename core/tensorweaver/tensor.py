@@ -1458,9 +1458,11 @@ class Tensor:
                 "(or numpy(force=True))"
             )
         if self.dtype.is_complex and self.is_conj():
-            # a conj() view's memory is its base's, unconjugated: a copy of its values
-            # (PyTorch raises here, tests/ports/test_conj_views_session20.py)
-            return self.backend.to_host(self.native)
+            # a conj() view's memory is its base's, unconjugated, as PyTorch's
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that has conjugate bit set. "
+                "Use tensor.resolve_conj().numpy() instead."
+            )
         backend = self.backend
         if not _shares_host(backend) or self.dtype is bfloat16:
             return backend.to_host(self.native)

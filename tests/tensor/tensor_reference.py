@@ -71,7 +71,7 @@ def require(*dtypes: str) -> None:
 
 def host(t: Any) -> np.ndarray:
     """A tensor's values as a host NumPy array (bfloat16 arrives as float32)."""
-    t = t.detach()
+    t = t.detach().resolve_conj()
     if dtype_name(t.dtype) == "bfloat16":
         t = t.float()
     return np.asarray(t.numpy())
