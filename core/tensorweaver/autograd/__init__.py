@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 from tensorweaver.autograd import anomaly as anomaly_mode
+from tensorweaver.autograd import graph
 from tensorweaver.autograd import mode as grad_mode
 from tensorweaver.autograd.anomaly import (
     detect_anomaly,
@@ -91,6 +92,7 @@ __all__ = [
     "enable_grad",
     "functional",
     "grad",
+    "graph",
     "grad_mode",
     "gradcheck",
     "gradgradcheck",

@@ -16,7 +16,22 @@ from tensorweaver.autograd.anomaly import MODE as ANOMALY
 from tensorweaver.autograd.anomaly import check_nan, report_forward_stack
 from tensorweaver.autograd.function import check_view_output
 from tensorweaver.autograd.gradients import GRADIENTS, READS_INPUT
-from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS, run_hooks
+from tensorweaver.autograd.graph import (
+    MULTI_GRAD_HOOKS,
+    PACKED,
+    PASS_FRAMES,
+    pass_ended,
+    unpacked_inputs,
+)
+from tensorweaver.autograd.hooks import (
+    GRAD_HOOKS,
+    NODE_POSTHOOKS,
+    NODE_PREHOOKS,
+    POST_ACCUMULATE_HOOKS,
+    run_hooks,
+    run_node_posthooks,
+    run_node_prehooks,
+)
 from tensorweaver.autograd.mode import _enabled as _grad_mode
 from tensorweaver.autograd.mode import enable_grad, set_grad_enabled
 from tensorweaver.autograd.node import (
@@ -232,6 +247,10 @@ def run(
     contexts: list = []  # the autograd.Function contexts whose saved tensors this pass frees
     detect = ANOMALY.enabled  # read once: off, anomaly mode costs one local test per node
     token = _grad_mode.set(create_graph)
+    frame = None
+    if MULTI_GRAD_HOOKS[0]:  # (register_multi_grad_hook: what its tensors get in this pass)
+        frame = {}
+        PASS_FRAMES.append(frame)
     try:
         order = _topological(start)
         leading = _leading_to(order, targets, wanted_nodes) if targets else None
@@ -258,7 +277,10 @@ def run(
             try:
                 if node.epoch != changes:  # something changed in place since it was recorded
                     _check_versions(node)
-                input_grads = GRADIENTS[node.op](node, g)
+                if NODE_PREHOOKS or NODE_POSTHOOKS or PACKED:
+                    g, input_grads = _hooked(node, g)
+                else:
+                    input_grads = GRADIENTS[node.op](node, g)
                 if detect:
                     check_nan(node, input_grads)
             except Exception:
@@ -298,9 +320,53 @@ def run(
         for ctx in contexts:  # once every output's node this pass reaches has run
             ctx._release()
         # Leaf hooks run, and leaves accumulate, in backward's grad mode too.
-        return _finish(leaf_grads, leaves, targets, captured, create_graph)
+        found = _finish(leaf_grads, leaves, targets, captured, create_graph)
+        if frame:
+            pass_ended(frame)
+        return found
     finally:
+        if frame is not None:
+            PASS_FRAMES.pop()
         _grad_mode.reset(token)
+
+
+def _hooked(node: Node, g: Any) -> tuple:
+    """``node``'s rule run between its pre-hooks and hooks (``grad_fn.register_prehook``
+    and ``register_hook``), on its inputs unpacked where saved_tensors_hooks packed them:
+    the gradient it got and its inputs' gradients, these brought to the inputs' shapes and
+    dtypes first where a hook sees them, as in PyTorch."""
+    several = type(g) is tuple  # (a node of several outputs: one gradient each)
+    hooks = NODE_PREHOOKS.get(id(node))
+    if hooks is not None:
+        changed = run_node_prehooks(hooks, g if several else (g,))
+        g = changed if several else changed[0]
+    if PACKED and id(node) in PACKED:  # (saved_tensors_hooks packed its inputs)
+        kept = node.inputs
+        node.inputs = unpacked_inputs(node)
+        try:
+            input_grads = GRADIENTS[node.op](node, g)
+        finally:
+            node.inputs = kept
+    else:
+        input_grads = GRADIENTS[node.op](node, g)
+    hooks = NODE_POSTHOOKS.get(id(node))
+    if hooks is None:
+        return g, input_grads
+    placed = []
+    every = node.op == "function"  # (PyTorch shows what a Function's backward returned)
+    for t, parent, gi in zip(node.inputs, node.parents, input_grads):
+        if parent is None and not every:
+            placed.append(None)
+            continue
+        if gi is None or type(gi) is Slot:
+            placed.append(gi)
+            continue
+        gi = gi.placed() if type(gi) is Piece else gi
+        if gi.shape != t.shape:
+            gi = sum_to(gi, t.shape)
+        placed.append(gi if gi.dtype is t.dtype else gradient_as(gi, t.dtype))
+    grads = g if several else (g,)
+    return g, run_node_posthooks(hooks, tuple(placed), grads)
 
 
 def _finish(

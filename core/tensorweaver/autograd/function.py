@@ -13,6 +13,7 @@ a backward that reads none of them may run again, as PyTorch's.
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
 from typing import Any, Callable
 
@@ -55,6 +56,18 @@ class FunctionCtx:
                     f"{type(t).__name__}: keep other values as attributes of ctx (ctx.k = k)"
                 )
         self._saved = tensors
+
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep tensors for a ``jvp`` staticmethod. Forward-mode derivatives here come from
+        differentiating ``backward`` twice (tw.func.jvp), so the Function's ``jvp`` is not
+        called: this checks what PyTorch checks (raising its AssertionError) and keeps
+        nothing else."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise AssertionError(
+                    f"save_for_forward expects all arguments to be tensors, but argument {i} "
+                    f"is of type {type(t).__name__}: keep other values as attributes of ctx"
+                )
 
     @property
     def saved_tensors(self) -> tuple:
@@ -129,8 +142,16 @@ class Function:
         """Override (with a ``forward`` that takes no ctx) to save what backward needs."""
         raise NotImplementedError("setup_context is not overridden")
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            f"{type(self).__name__}: calling an instance of an autograd.Function (the legacy, "
+            "non-static forward) is not supported: call the class's apply(...) instead"
+        )
+
     @classmethod
-    def apply(cls, *args: Any) -> Any:
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or cls.setup_context is not Function.setup_context:
+            args = _bound(cls, args, kwargs)
         tensors = tuple(a for a in args if isinstance(a, Tensor))
         # The inputs as they enter: a dirty input's gradient follows its history before.
         entering = {id(t): t._snapshot() for t in tensors}
@@ -212,6 +233,29 @@ class Function:
             ctx._name = cls.__name__
             ctx._versions = _watched(ctx._saved, wrapped)
         return tuple(wrapped) if isinstance(result, tuple) else wrapped[0]
+
+
+#: forward's signature, by forward function (read for every apply of a setup_context style).
+_SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _bound(cls: type[Function], args: tuple, kwargs: dict) -> tuple:
+    """``apply``'s arguments given by name, placed by ``forward``'s signature, as PyTorch
+    does: each one an input of the Function (``backward`` returns a gradient for it); with
+    ``setup_context``, the defaults of the parameters after them are filled in too."""
+    with_ctx = cls.setup_context is Function.setup_context
+    signature = _SIGNATURES.get(cls.forward)
+    if signature is None:
+        signature = _SIGNATURES[cls.forward] = inspect.signature(cls.forward)
+    bound = signature.bind(*((None,) if with_ctx else ()), *args, **kwargs)
+    if not with_ctx:
+        bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(
+            f"{cls.__name__}.apply: forward's parameters {', '.join(bound.kwargs)} cannot be "
+            "given by name: give the parameters before them too, or make them positional"
+        )
+    return bound.args[1:] if with_ctx else bound.args
 
 
 def apply_fresh(cls: type[Function], *args: Any) -> Tensor:

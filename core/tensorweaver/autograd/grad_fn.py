@@ -9,7 +9,7 @@ node itself stays a plain slotted record that the engine reads without indirecti
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 _CLASSES: dict[str, type] = {}
 
@@ -39,6 +39,21 @@ class GradFn:
             found = iter(functions)
             functions = [next(found) if present else (None, 0) for present in node.saved[4]]
         return tuple(functions)
+
+    def register_prehook(self, fn: Callable) -> Any:
+        """Call ``fn(grad_outputs)`` before this node's backward runs; a tuple it returns
+        replaces ``grad_outputs``. Returns a handle whose ``remove()`` unregisters it."""
+        from tensorweaver.autograd.hooks import register_node_hook
+
+        return register_node_hook(self._node, fn, prehook=True)
+
+    def register_hook(self, fn: Callable) -> Any:
+        """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward ran (one
+        gradient per input, None where it needs none); a tuple it returns replaces
+        ``grad_inputs``. Returns a handle whose ``remove()`` unregisters it."""
+        from tensorweaver.autograd.hooks import register_node_hook
+
+        return register_node_hook(self._node, fn, prehook=False)
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"

@@ -82,22 +82,76 @@ def run_hooks(hooks: dict[int, Callable], g: Any) -> Any:
     for hook in list(hooks.values()):
         result = hook(g)
         if result is not None:
-            name = getattr(hook, "__name__", hook)
             if not isinstance(result, Tensor):
                 raise TypeError(
-                    f"expected Variable, but hook {name!r} returned {type(result).__name__!r}"
+                    f"expected Variable, but hook {_name(hook)!r} returned "
+                    f"{type(result).__name__!r}"
                 )
-            if result.dtype is not g.dtype or result.backend is not g.backend:
-                raise RuntimeError(
-                    f"hook {name!r} has changed the type of value (was {g.dtype.name} on "
-                    f"{g.device}, got {result.dtype.name} on {result.device}): return the "
-                    "gradient in its own dtype and device"
-                )
-            if result.shape != g.shape:
-                raise RuntimeError(
-                    f"hook {name!r} has changed the size of value: "
-                    f"it returned shape {list(result.shape)} for a gradient of shape "
-                    f"{list(g.shape)}"
-                )
-            g = result
+            g = _checked(hook, result, g)
     return g
+
+
+def _name(hook: Callable) -> Any:
+    return getattr(hook, "__name__", hook)
+
+
+def _checked(hook: Callable, result: Tensor, g: Any) -> Tensor:
+    """``result``, which ``hook`` returned in place of the gradient ``g``, if it keeps its
+    dtype, device and shape, as PyTorch requires of a hook's result."""
+    if result.dtype is not g.dtype or result.backend is not g.backend:
+        raise RuntimeError(
+            f"hook {_name(hook)!r} has changed the type of value (was {g.dtype.name} on "
+            f"{g.device}, got {result.dtype.name} on {result.device}): return the "
+            "gradient in its own dtype and device"
+        )
+    if result.shape != g.shape:
+        raise RuntimeError(
+            f"hook {_name(hook)!r} has changed the size of value: "
+            f"it returned shape {list(result.shape)} for a gradient of shape "
+            f"{list(g.shape)}"
+        )
+    return result
+
+
+#: id(node) -> {handle id: hook(grad_outputs) -> grad_outputs or None}: ``Node.register_
+#: prehook``, run on the node's summed gradient before its rule (after tensor hooks).
+NODE_PREHOOKS: dict[int, dict[int, Callable]] = {}
+#: id(node) -> {handle id: hook(grad_inputs, grad_outputs) -> grad_inputs or None}:
+#: ``Node.register_hook``, run on what the node's rule computed for each of its inputs.
+NODE_POSTHOOKS: dict[int, dict[int, Callable]] = {}
+
+
+def register_node_hook(node: Any, hook: Callable, *, prehook: bool) -> RemovableHandle:
+    """Register ``hook`` on a graph node (``grad_fn.register_hook``/``register_prehook``)."""
+    return _add(NODE_PREHOOKS if prehook else NODE_POSTHOOKS, node, hook)
+
+
+def _replaced(hook: Callable, result: Any, grads: tuple) -> tuple:
+    """``grads`` replaced by the tuple a node hook returned (None: unchanged)."""
+    if result is None:
+        return grads
+    if not isinstance(result, (tuple, list)):
+        raise TypeError(f"expected tuple, but hook returned {type(result).__name__!r}")
+    if len(result) != len(grads):
+        raise RuntimeError(
+            f"hook {_name(hook)!r} has returned an incorrect number of values (got "
+            f"{len(result)}, but expected {len(grads)})"
+        )
+    return tuple(
+        r if r is None or g is None else _checked(hook, r, g) for r, g in zip(result, grads)
+    )
+
+
+def run_node_prehooks(hooks: dict[int, Callable], grads: tuple) -> tuple:
+    """The gradients of a node's outputs passed through its pre-hooks in order."""
+    for hook in list(hooks.values()):
+        grads = _replaced(hook, hook(grads), grads)
+    return grads
+
+
+def run_node_posthooks(hooks: dict[int, Callable], grad_inputs: tuple, grads: tuple) -> tuple:
+    """The gradients a node computed for its inputs passed through its hooks in order, each
+    seeing ``grad_outputs`` too."""
+    for hook in list(hooks.values()):
+        grad_inputs = _replaced(hook, hook(grad_inputs, grads), grad_inputs)
+    return grad_inputs

@@ -14,6 +14,10 @@ from typing import Any
 
 from tensorweaver.autograd.names import BY_OPERANDS, grad_fn_name
 
+#: The ``saved_tensors_hooks`` in force, innermost last (autograd/graph.py): while there is
+#: one, each new node passes the inputs it keeps through its pack hook.
+SAVED_TENSORS_HOOKS: list = []
+
 #: How many in-place changes the process has made (one slot, so it can be bumped in place).
 #: A node made after the last one needs no version check in backward.
 INPLACE_CHANGES = [0]
@@ -279,6 +283,10 @@ class Node:
         self.label = None  # PyTorch's grad_fn name for the composite op this node ends
         self.view = None  # its grad_fn object (autograd/grad_fn.py), made when first asked for
         self.keeps_saved = False  # backward leaves what it holds: see frees_nothing
+        if SAVED_TENSORS_HOOKS and op != "function" and op != "fused":
+            from tensorweaver.autograd.graph import pack_inputs
+
+            pack_inputs(self)
 
     @property
     def name(self) -> str:

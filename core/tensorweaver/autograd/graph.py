@@ -1,0 +1,207 @@
+"""``torch.autograd.graph``: hooks on the tensors the graph saves for backward, hooks on
+the gradients of several tensors at once, and ``Node`` (what every ``grad_fn`` is).
+
+Inside ``saved_tensors_hooks(pack, unpack)``, each tensor input that a recorded node keeps
+for its gradient rule goes through ``pack`` when the node is made, and the node keeps only
+what ``pack`` returned (with the input's shape, dtype and version); backward calls
+``unpack`` on it before the rule runs. Nodes whose rules read no input value keep none, so
+nothing of theirs is packed, as PyTorch packs only what its nodes save. Unlike PyTorch,
+the values a node keeps as arrays (an output, as ``exp``'s) and an ``autograd.Function``'s
+``save_for_backward`` do not go through the hooks.
+"""
+
+from __future__ import annotations
+
+import abc
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Callable
+
+from tensorweaver.autograd.grad_fn import AccumulateGrad, GradFn
+from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
+from tensorweaver.autograd.node import Node as _GraphNode
+from tensorweaver.tensor import Tensor
+
+
+class Node(abc.ABC):
+    """What every ``grad_fn`` (and the ``AccumulateGrad`` of a leaf among ``next_functions``)
+    is an instance of, as PyTorch's ``torch.autograd.graph.Node``: for ``isinstance`` tests
+    in code that walks the graph."""
+
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The node's name (``MulBackward0``)."""
+
+    @classmethod
+    def __subclasshook__(cls, other: type) -> bool:
+        return issubclass(other, (GradFn, AccumulateGrad)) or NotImplemented
+
+
+#: id(node) -> the unpack hook of the node whose inputs were packed (emptied as nodes die).
+PACKED: dict[int, Callable] = {}
+#: The message of the innermost ``disable_saved_tensors_hooks``, None outside one.
+_DISABLED: list = [None]
+
+
+class _Packed:
+    """A packed input in a node: what ``pack`` returned, and the input's shape, dtype and
+    device. Its version is the one recorded: backward uses what ``unpack`` gives, so a
+    later in-place change of the input is no error, as in PyTorch."""
+
+    __slots__ = ("value", "shape", "dtype", "backend", "_version")
+
+    def __init__(self, t: Tensor, value: Any) -> None:
+        self.value = value
+        self.shape, self.dtype, self.backend = t.shape, t.dtype, t.backend
+        self._version = t._version
+
+
+class saved_tensors_hooks:
+    """Context manager: ``pack_hook(tensor)`` runs on each tensor saved for backward as it
+    is saved, ``unpack_hook(packed)`` (which must return a tensor) when backward needs it."""
+
+    def __init__(
+        self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]
+    ) -> None:
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self) -> saved_tensors_hooks:
+        if _DISABLED[0] is not None:
+            raise RuntimeError(_DISABLED[0])
+        SAVED_TENSORS_HOOKS.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        SAVED_TENSORS_HOOKS.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors kept in CPU memory until backward, then moved back to their device."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        super().__init__(
+            lambda t: (t.device, t.detach().cpu()), lambda packed: packed[1].to(packed[0])
+        )
+
+
+@contextmanager
+def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
+    """Inside, entering ``saved_tensors_hooks`` raises RuntimeError(error_message)."""
+    before = _DISABLED[0]
+    _DISABLED[0] = error_message
+    try:
+        yield
+    finally:
+        _DISABLED[0] = before
+
+
+def pack_inputs(node: _GraphNode) -> None:
+    """Pass the tensor inputs ``node`` keeps through the innermost pack hook."""
+    hooks = SAVED_TENSORS_HOOKS.pop()  # (what the hook computes saves nothing through it)
+    pack, unpack = hooks
+    inputs = []
+    try:
+        for t in node.inputs:
+            inputs.append(_Packed(t, pack(t)) if isinstance(t, Tensor) else t)
+    finally:
+        SAVED_TENSORS_HOOKS.append(hooks)
+    node.inputs = tuple(inputs)
+    key = id(node)
+    PACKED[key] = unpack
+    weakref.finalize(node, PACKED.pop, key, None)
+
+
+def unpacked_inputs(node: _GraphNode) -> tuple:
+    """``node``'s inputs as its rule reads them: each packed one unpacked, and in the
+    graph where its input was (so that a backward differentiated again reaches it)."""
+    unpack = PACKED[id(node)]
+    inputs = []
+    for kept, parent in zip(node.inputs, node.parents):
+        if type(kept) is _Packed:
+            kept = _restored(unpack(kept.value), kept, parent)
+        inputs.append(kept)
+    return tuple(inputs)
+
+
+def _restored(value: Any, kept: _Packed, parent: Any) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+            f"type {type(value).__name__}"
+        )
+    if parent is None or not is_grad_enabled():  # (no backward through this one)
+        return value.detach()
+    if type(parent) is _GraphNode:  # as the input was: the output of its producer
+        out = Tensor(value.native, value.backend, value.dtype)
+        out._node, out.requires_grad = parent, True
+        return out
+    return parent + (value - parent).detach()  # a leaf: the unpacked values, its gradient
+
+
+#: How many multi-grad hooks are registered (while none, backward keeps no frames), and
+#: per backward pass running, innermost last, what their tensors' hooks gathered in it.
+MULTI_GRAD_HOOKS = [0]
+PASS_FRAMES: list[dict] = []
+
+
+class _MultiHandle:
+    """``register_multi_grad_hook``'s handle: ``remove()`` unregisters it."""
+
+    def __init__(self, handles: list) -> None:
+        self._handles = handles
+
+    def remove(self) -> None:
+        if self._handles:
+            MULTI_GRAD_HOOKS[0] -= 1
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+
+    def __enter__(self) -> _MultiHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors: Any, fn: Callable, *, mode: str = "all") -> _MultiHandle:
+    """Call ``fn`` once per backward pass that computes a gradient of one of ``tensors``:
+    with ``mode="all"``, once all of them are computed, with the tuple of their gradients
+    (None for those the pass does not reach); with ``mode="any"``, with the first one."""
+    if mode not in ("all", "any"):
+        raise ValueError(
+            f"register_multi_grad_hook: expects mode to be one of ('all', 'any') but got {mode}"
+        )
+    tensors = tuple(tensors)
+    for t in tensors:
+        if not t.requires_grad:
+            raise AssertionError("Expected gradient function to be set")
+    key, count = object(), len(tensors)
+
+    def fire(grads: dict) -> None:
+        fn(tuple(grads.get(i) for i in range(count)))
+
+    def seen(i: int, g: Tensor) -> None:
+        if not PASS_FRAMES:
+            return
+        frame = PASS_FRAMES[-1]
+        if mode == "any":
+            if key not in frame:
+                frame[key] = None
+                fn(g)
+            return
+        frame.setdefault(key, (fire, {}))[1][i] = g
+
+    handles = [t.register_hook(lambda g, i=i: seen(i, g)) for i, t in enumerate(tensors)]
+    MULTI_GRAD_HOOKS[0] += 1
+    return _MultiHandle(handles)
+
+
+def pass_ended(frame: dict) -> None:
+    """Run the ``mode="all"`` multi-grad hooks whose tensors this backward pass reached."""
+    for entry in frame.values():
+        if entry is not None:
+            fire, grads = entry
+            fire(grads)
