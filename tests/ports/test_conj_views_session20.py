@@ -303,15 +303,6 @@ def test_gradients_through_conjugate_views(spec: str) -> None:
     _check(spec, fn)
 
 
-_WRITE_GRAD = (
-    "autograd/node.py (SHAPE_ONLY_OPS): the nodes of 'conj', 'real' and 'imag' keep their "
-    "input and its version, though their gradient rules never read it, so a write through a "
-    "conj (or real/imag) view of a tensor with a history bumps that version and backward "
-    "raises 'modified by an in-place operation'; PyTorch's ConjBackward0/RealBackward0 save "
-    "nothing. Fix: add 'conj', 'real', 'imag' to SHAPE_ONLY_OPS (checked: these tests pass)"
-)
-
-
 def test_gradients_of_a_conjugate_view_read_again(spec: str) -> None:
     def fn(m: Any) -> list:
         z = _z(m, grad=True)
@@ -324,7 +315,6 @@ def test_gradients_of_a_conjugate_view_read_again(spec: str) -> None:
     _check(spec, fn)
 
 
-@pytest.mark.xfail(strict=True, reason=_WRITE_GRAD)
 def test_gradients_through_a_write_into_a_conjugate_view(spec: str) -> None:
     def fn(m: Any) -> list:
         z, w = _z(m, grad=True), _z(m, _W, grad=True)
@@ -349,7 +339,6 @@ def test_gradcheck_through_conjugate_views() -> None:
     assert tw.autograd.gradcheck(f, (z,))
 
 
-@pytest.mark.xfail(strict=True, reason=_WRITE_GRAD)
 def test_gradcheck_through_a_write_into_a_conjugate_view() -> None:
     w = tw.tensor(_W, dtype=tw.complex128)
 

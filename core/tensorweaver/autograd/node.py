@@ -33,7 +33,7 @@ SHAPE_ONLY_OPS = frozenset(
         "add", "sub", "neg", "relu", "identity", "sum", "cast", "to_device",
         "reshape", "permute", "expand", "slice", "pad", "flip", "cat",
         "take", "gather", "scatter", "scatter_add", "tril", "triu", "cumsum",
-        "sign", "floor", "ceil", "round", "trunc", "floor_divide",
+        "sign", "floor", "ceil", "round", "trunc", "floor_divide", "conj", "real", "imag",
     }
 )  # fmt: skip
 
