@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from functools import cache
 
+import numpy as np
+
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 
@@ -88,10 +90,22 @@ def scalar_dtype(value: object) -> DType:
         return _default_float
     if isinstance(value, complex):
         return default_complex_dtype()
+    if isinstance(value, np.generic):
+        return scalar_dtype(numpy_scalar_number(value))
     raise TypeError(
         f"expected a Tensor or a Python number, got {type(value).__name__}; "
         "wrap arrays with tw.tensor(...)"
     )
+
+
+def numpy_scalar_number(value: np.generic) -> int | float | complex:
+    """The Python number PyTorch reads a NumPy scalar as: an int where it is an integer (it
+    has ``__index__``), a complex where it is a Python complex (``complex128``), else
+    ``float(value)``: a ``bool_`` is 1.0 or 0.0, and a ``complex64`` loses its imaginary part
+    (with NumPy's ComplexWarning)."""
+    if isinstance(value, np.integer):
+        return int(value)
+    return complex(value) if isinstance(value, complex) else float(value)
 
 
 def _combine(stronger: DType | None, weaker: DType | None) -> DType | None:

@@ -267,6 +267,12 @@ def tensor(
     if pin_memory:
         _storage_options("tensor", {"pin_memory": pin_memory})
     if isinstance(data, Tensor):
+        warnings.warn(  # PyTorch's advice: the copy drops the graph
+            "tensor(): to copy a tensor, use t.detach().clone() (then .requires_grad_(True) "
+            "if needed) rather than tw.tensor(t)",
+            UserWarning,
+            stacklevel=2,
+        )
         backend = data.backend if device is None else backend_for(device)
         host = data.backend.to_host(data.native)
         dtype = dtype or data.dtype

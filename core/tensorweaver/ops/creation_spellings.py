@@ -1,6 +1,6 @@
 """PyTorch's less common creation functions: ``tw.empty_strided``, ``tw.scalar_tensor``,
 ``tw.fill`` (out of place: a tensor like ``input`` holding ``value``) and the deprecated,
-end-inclusive ``tw.range``."""
+end-inclusive ``tw.range`` and ``tw.frombuffer``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import overflow
 from tensorweaver.ops.apply import labelled
-from tensorweaver.ops.memory_facts import check_strides
+from tensorweaver.ops.memory_facts import empty_strided_as
 from tensorweaver.ops.out_arguments import call_with_out
 from tensorweaver.tensor import Tensor
 
@@ -33,10 +33,13 @@ def empty_strided(
     requires_grad: bool = False,
     pin_memory: bool = False,
 ) -> Tensor:
-    """A tensor of shape ``size`` (zeros: there is no uninitialised memory); ``stride`` is
-    checked, not kept, as every tensor here is laid out densely."""
-    shape = check_strides(size, stride, "empty_strided")
-    return cr.empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    """A tensor of shape ``size`` (zeros: there is no uninitialised memory) laid out with
+    ``stride`` where that is dense in some axis order (see ``empty_strided_as``)."""
+
+    def make(shape: tuple[int, ...]) -> Tensor:
+        return cr.empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    return empty_strided_as(make, size, stride, "empty_strided")
 
 
 def scalar_tensor(
@@ -267,3 +270,54 @@ def _power(base: Any, exponent: Any) -> Any:
         if isinstance(base, (complex, np.complexfloating)):
             return np.exp(exponent * np.log(base))
         return np.power(base, exponent)
+
+
+def frombuffer(
+    buffer: Any,
+    *,
+    dtype: DType,
+    count: int = -1,
+    offset: int = 0,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A 1-d tensor over ``count`` elements of ``dtype`` in an object with Python's buffer
+    protocol (bytes, bytearray, array.array, mmap...), from byte ``offset``; all that follow
+    where ``count`` is negative. It shares the buffer's memory as ``from_numpy`` shares an
+    array's (a read-only buffer gives the same UserWarning)."""
+    dtype = cr.dtype_argument("frombuffer", dtype)
+    try:
+        length = memoryview(buffer).nbytes
+    except TypeError:
+        raise ValueError(
+            f"frombuffer: a {type(buffer).__name__} does not implement Python's buffer protocol;"
+            " pass bytes, a bytearray, an array.array or a NumPy array"
+        ) from None
+    if length == 0 or count == 0:
+        raise ValueError(
+            f"frombuffer: both buffer length ({length}) and count ({count}) must not be 0"
+        )
+    if not 0 <= offset < length:
+        raise ValueError(
+            f"frombuffer: offset ({offset} bytes) must be non-negative and no greater than "
+            f"buffer length ({length} bytes) minus 1"
+        )
+    if count < 0:
+        if (length - offset) % dtype.itemsize:
+            raise ValueError(
+                f"frombuffer: buffer length ({length} bytes) after offset ({offset} bytes) must "
+                f"be a multiple of element size ({dtype.itemsize}); pass count="
+            )
+        count = (length - offset) // dtype.itemsize
+    elif offset + count * dtype.itemsize > length:
+        raise ValueError(
+            f"frombuffer: requested buffer length ({count} * {dtype.itemsize} bytes) after "
+            f"offset ({offset} bytes) must not be greater than actual buffer length ({length} "
+            "bytes)"
+        )
+    if dtype is dtypes.bfloat16:  # NumPy has no bfloat16 to read the bytes as
+        raise TypeError("frombuffer: bfloat16 is not supported; read float16 or float32")
+    array = np.frombuffer(buffer, np.dtype(dtype.numpy_name), count, offset)
+    if dtype is dtypes.bool_:  # any nonzero byte is True, as PyTorch reads it
+        array = array.view(np.uint8) != 0
+    out = cr.from_numpy(array)
+    return out.requires_grad_() if requires_grad else out

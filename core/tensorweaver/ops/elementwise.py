@@ -28,7 +28,7 @@ from tensorweaver.ops.apply import (
 from tensorweaver.ops.casting import rounded_through
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.overflow import cast_float, fill_value, float_max
-from tensorweaver.promotion import get_default_dtype, result_type
+from tensorweaver.promotion import get_default_dtype, numpy_scalar_number, result_type
 from tensorweaver.tensor import Tensor
 
 Operand = Any  # a Tensor or a Python scalar
@@ -37,10 +37,10 @@ Operand = Any  # a Tensor or a Python scalar
 def _operands(op: str, a: Operand, b: Operand, compute: Callable[[DType], DType]) -> tuple:
     """(a, b, backend, dtype, a_native, b_native): both operands as tensors of one backend,
     natives cast to the computation dtype and broadcast to one shape (or left 0-d)."""
-    if isinstance(a, np.generic):  # a NumPy scalar is the Python number it holds
-        a = a.item()
+    if isinstance(a, np.generic):  # a NumPy scalar is the Python number PyTorch reads
+        a = numpy_scalar_number(a)
     if isinstance(b, np.generic):
-        b = b.item()
+        b = numpy_scalar_number(b)
     a, b = _arrays_as_tensors(a, b)
     _int64_only(a)  # PyTorch's OverflowError comes before any check of the dtypes
     _int64_only(b)
@@ -271,8 +271,8 @@ def _arithmetic(
                     if tensors_label is not None and not input.shape:
                         out._node.label = tensors_label
                 return out
-            if isinstance(other, np.generic):  # a NumPy scalar is the Python number it holds
-                other = other.item()
+            if isinstance(other, np.generic):  # the Python number PyTorch reads
+                other = numpy_scalar_number(other)
             if keeps(input, other):
                 # Fast path: a tensor and a Python number that does not change its dtype.
                 if opmath and input.dtype in _HALF and not _exact_in(other, input.dtype):
@@ -286,7 +286,7 @@ def _arithmetic(
                 return out
         elif isinstance(other, Tensor):
             if isinstance(input, np.generic):
-                input = input.item()
+                input = numpy_scalar_number(input)
             if keeps(other, input):
                 # The same with the number on the left (1 - x).
                 if opmath and other.dtype in _HALF and not _exact_in(input, other.dtype):
@@ -559,7 +559,7 @@ def div(
     if rounding_mode is None:
         return _true_divide(input, other)
     if rounding_mode not in ("floor", "trunc"):
-        raise ValueError(
+        raise RuntimeError(
             f"div: rounding_mode must be None, 'floor' or 'trunc', got {rounding_mode!r}"
         )
     check_divisor("div", input, other)

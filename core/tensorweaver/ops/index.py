@@ -663,6 +663,13 @@ def scatter(
         raise RuntimeError(
             f"scatter(): reduce argument must be either add or multiply, got {reduce!r}"
         )
+    if reduce is not None and isinstance(src, Tensor):
+        warnings.warn(  # PyTorch deprecates only this form (a number src keeps reduce=)
+            "scatter(): the reduce argument with a tensor src is deprecated; use "
+            f"scatter_reduce(dim, index, src, {'sum' if reduce == 'add' else 'prod'!r})",
+            UserWarning,
+            stacklevel=2,
+        )
     if src is None:
         src = value
     try:

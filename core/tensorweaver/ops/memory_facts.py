@@ -1,6 +1,6 @@
 """What a tensor says about its layout and memory (``is_sparse``, ``is_pinned()``,
 ``is_inference()``, ...), and the requests about memory that have no effect here
-(``share_memory_``, ``pin_memory``, strides given to ``new_empty_strided``).
+(``share_memory_``, ``pin_memory``), and strides given to ``empty_strided``.
 
 Every tensorweaver tensor is dense, strided, not quantized, not nested, not an inference
 tensor (``tw.inference_mode`` makes ordinary tensors) and not in page-locked memory, which
@@ -10,9 +10,10 @@ raises where no accelerator exists); the copy's ``is_pinned()`` is False.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from tensorweaver.memory_formats import preserved_order
 from tensorweaver.tensor import Tensor
 
 
@@ -68,14 +69,45 @@ def record_stream(self: Tensor, stream: Any) -> None:
 
 def check_strides(size: Sequence[int], stride: Sequence[int], fn: str) -> tuple[int, ...]:
     """``size`` as a tuple, once ``stride`` has one entry per dimension of it, as PyTorch
-    requires (the strides themselves are not kept: every tensor here is laid out densely)."""
+    requires."""
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
         raise RuntimeError(
             f"{fn}: dimensionality of sizes ({len(size)}) must match dimensionality of strides "
             f"({len(stride)}), got size {list(size)} and stride {list(stride)}"
         )
+    if any(s < 0 for s in stride):
+        raise RuntimeError(
+            f"{fn}: negative strides are not supported, got stride {list(stride)}; flip() the "
+            "tensor instead"
+        )
     return size
+
+
+def empty_strided_as(
+    make: Callable[[tuple[int, ...]], Tensor], size: Sequence[int], stride: Sequence[int], fn: str
+) -> Tensor:
+    """``make(shape)`` laid out with ``stride`` where that is a dense layout in some axis
+    order (a transposed or channels-last one: its ``stride()`` is then ``stride``); other
+    strides (gaps, overlaps) are checked, not kept, and the tensor is row-major."""
+    shape = check_strides(size, stride, fn)
+    order = preserved_order(shape, tuple(stride))
+    if order == tuple(range(len(shape))) or not _dense_in(order, shape, stride):
+        return make(shape)
+    made = make(tuple(shape[d] for d in order))
+    inverse = tuple(order.index(axis) for axis in range(len(shape)))
+    out = Tensor(made.backend.permute(made.native, inverse), made.backend, made.dtype)
+    return out.requires_grad_() if made.requires_grad else out
+
+
+def _dense_in(order: tuple[int, ...], shape: tuple[int, ...], stride: Sequence[int]) -> bool:
+    """Whether ``stride`` is the row-major layout of ``shape`` taken in axis ``order``."""
+    expected = 1
+    for d in reversed(order):
+        if shape[d] != 1 and stride[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
 
 
 def new_empty_strided(
@@ -89,8 +121,10 @@ def new_empty_strided(
     requires_grad: bool = False,
     pin_memory: bool = False,
 ) -> Tensor:
-    shape = check_strides(size, stride, "new_empty_strided")
-    return self.new_empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    def make(shape: tuple[int, ...]) -> Tensor:
+        return self.new_empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    return empty_strided_as(make, size, stride, "new_empty_strided")
 
 
 TENSOR_ATTRIBUTES: dict[str, bool] = {

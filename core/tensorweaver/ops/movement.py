@@ -177,6 +177,12 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
     shape = tuple(
         (x.shape[i - lead] if s == -1 else s) if i >= lead else s for i, s in enumerate(sizes)
     )
+    if shape and min(shape) < 0:  # -1 keeps only an existing dimension; other negatives none
+        raise RuntimeError(
+            f"expand: size {min(shape)} is not allowed (target sizes {list(sizes)}, tensor "
+            f"shape {list(x.shape)}); -1 keeps an existing dimension, a new leading one needs "
+            "its size"
+        )
     for i, n in enumerate(x.shape):
         if n != 1 and n != shape[i + lead]:
             raise RuntimeError(
