@@ -503,7 +503,7 @@ _LAZY_ATTRS = {
         "constant_pad_nd convolution grid_sampler affine_grid_generator feature_dropout "
         "feature_dropout_",
     ),
-    **_from("ops.creation_spellings", "empty_strided fill logspace range scalar_tensor"),
+    **_from("ops.creation_spellings", "empty_strided fill frombuffer logspace range scalar_tensor"),
     **_from("ops.casting", "can_cast"),
     **_from("default_tensor_type", "set_default_tensor_type"),
     **_from("ops.inplace_shape", "resize_as_"),

@@ -114,19 +114,11 @@ def _kw(m: Any, kw: dict) -> dict:
     return {**kw, "dtype": getattr(m, kw["dtype"])}
 
 
-# before: there was no frombuffer. ``tw.frombuffer`` needs the name exported (see the xfail
-# below); until then the function is reached in its module.
+# before: there was no frombuffer.
 @pytest.mark.parametrize("case", [*_FROMBUFFER, *_FROMBUFFER_ERRORS])
 def test_frombuffer_reads_and_checks_as_torch(spec: str, case: str) -> None:
-    from tensorweaver.ops.creation_spellings import frombuffer
-
-    class _Lib:  # tensorweaver with frombuffer reached in its module
-        def __getattr__(self, name: str) -> Any:
-            return frombuffer if name == "frombuffer" else getattr(tw, name)
-
     def fn(m: Any) -> Any:
-        lib = _Lib() if m is tw else m
-        return _frombuffer(lib, **_kw(m, {**_FROMBUFFER, **_FROMBUFFER_ERRORS}[case]))
+        return _frombuffer(m, **_kw(m, {**_FROMBUFFER, **_FROMBUFFER_ERRORS}[case]))
 
     if case in _FROMBUFFER_ERRORS:
         _check_raises(spec, fn)
@@ -135,30 +127,18 @@ def test_frombuffer_reads_and_checks_as_torch(spec: str, case: str) -> None:
 
 
 def test_frombuffer_shares_the_buffer(spec: str) -> None:
-    from tensorweaver.ops.creation_spellings import frombuffer
-
-    def fn(m: Any, make: Callable[..., Any]) -> Any:
+    def fn(m: Any) -> Any:
         buffer = bytearray(_BYTES)
-        t = make(buffer, dtype=m.uint8, offset=2)
+        t = m.frombuffer(buffer, dtype=m.uint8, offset=2)
         buffer[3] = 99
         return t
 
-    theirs = fn(torch, torch.frombuffer)
+    theirs = fn(torch)
     with entered(spec) as entered_spec:
-        ours = fn(tw, frombuffer)
+        ours = fn(tw)
         shares = entered_spec != "cunumeric"  # cuPyNumeric holds a copy, as from_numpy's
     expected = theirs.numpy() if shares else np.frombuffer(_BYTES, np.uint8)[2:]
     np.testing.assert_array_equal(np.asarray(ours), expected)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="tw.frombuffer is AttributeError: ops/creation_spellings.py now defines frombuffer "
-    "(torch's keywords, errors and memory sharing) but core/tensorweaver/__init__.py does not "
-    "export it. Fix: add 'frombuffer' to the _from('ops.creation_spellings', ...) names",
-)
-def test_frombuffer_is_exported(spec: str) -> None:
-    _check(spec, lambda m: _frombuffer(m, dtype=m.int16, offset=1))
 
 
 # -- promotion --------------------------------------------------------------------------------
