@@ -68,6 +68,8 @@ def _spatial(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> tuple[
         raise RuntimeError(
             f"{fn}: output_size must be an int or {nd} ints/None, got {output_size!r}"
         )
+    if nd == 1 and None in sizes:  # PyTorch's 1-D signature takes ints only
+        raise TypeError(f"{fn}: output_size must be an int (not None), got {output_size!r}")
     sizes = tuple(s if o is None else int(o) for o, s in zip(sizes, shape))
     if min(sizes) < 0:
         raise RuntimeError(f"{fn}: output_size must be zero or positive, got {output_size!r}")

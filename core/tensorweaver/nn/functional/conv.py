@@ -11,6 +11,7 @@ the flipped kernel. A backend may replace each composite with a fused kernel.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from itertools import product
 
@@ -125,12 +126,28 @@ def _pad_by_index(x: Tensor, dim: int, before: int, after: int, mode: str) -> Te
     return x.index_select(dim, _INDEX_MODES[mode](where, size))
 
 
+def _check_int_widths(pad: Sequence[int]) -> None:
+    """PyTorch's signature takes a sequence of ints (anything with ``__index__``) but not
+    bools, nor a tensor."""
+    if isinstance(pad, Tensor):
+        raise TypeError("pad: pad must be a tuple of ints, not a Tensor; pass pad.tolist()")
+    for p in pad:
+        if type(p) is not int:  # (the common case costs one comparison)
+            try:
+                if isinstance(p, bool):
+                    raise TypeError
+                operator.index(p)
+            except TypeError:
+                raise TypeError(f"pad: pad must be a tuple of ints, got {tuple(pad)!r}") from None
+
+
 def pad(
     input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
 ) -> Tensor:
     """Pad the last ``len(pad) // 2`` dimensions; ``pad`` lists (left, right) pairs starting
     with the last dimension. ``mode`` is ``constant`` (negative widths crop), ``reflect``,
     ``replicate`` or ``circular``."""
+    _check_int_widths(pad)
     if len(pad) % 2 or len(pad) // 2 > input.dim():
         raise RuntimeError(
             f"pad: pad must hold (left, right) pairs for at most {input.dim()} dimensions of "
@@ -215,6 +232,16 @@ def _im2col(
     return tw.stack([xp[(slice(None), slice(None), *at)] for at in product(*picks)], 2)
 
 
+def _refuse_integers(input: Tensor, fn: str) -> None:
+    """PyTorch's im2col/col2im kernels take floating, complex and bool tensors only (checked
+    after the shapes, as theirs)."""
+    dtype = input.dtype
+    if not (dtype.is_floating_point or dtype.is_complex or dtype is tw.bool):
+        raise NotImplementedError(
+            f"{fn}: not implemented for {dtype} input; convert it with input.float()"
+        )
+
+
 def unfold(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -239,6 +266,7 @@ def unfold(
         _at_least(_ntuple(dilation, 2, fn, "dilation"), 1, fn, "dilation"),
         fn,
     )
+    _refuse_integers(input, fn)
     n, c, k, oh, ow = cols.shape
     out = cols.reshape(n, c * k, oh * ow)
     return labelled(out if batched else out.squeeze(0), "Im2ColBackward0", input)
@@ -272,6 +300,7 @@ def fold(
             f"kernel_size {kernel} and output_size {size} ({blocks[0]}x{blocks[1]} blocks), "
             f"got input of shape {tuple(input.shape)}"
         )
+    _refuse_integers(input, fn)
     # Where each (kernel offset, block) column lands in the flattened padded image.
     rows = np.arange(kernel[0])[:, None, None, None] * dil[0]
     rows = rows + np.arange(blocks[0])[:, None] * steps[0]

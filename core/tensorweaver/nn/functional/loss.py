@@ -160,6 +160,12 @@ def mse_loss(
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         input, target, weight = float32_operands(input, target, weight)
     _check_sizes(input, target, weight, "mse_loss")
+    if _integral(input) and _integral(target):  # PyTorch has no integer kernel
+        raise NotImplementedError(
+            f"mse_loss: not implemented for {input.dtype} and {target.dtype} inputs; convert "
+            f"one to floating point first (input.float())"
+        )
+    input, target = _bools_as_numbers(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if input.dtype in _HALF and weight is None and _half_pair(input, target, reduction):
         out = _HalfLoss.apply(input, target, reduction, _squared_error, _mse_grads, "mse_loss")
@@ -167,6 +173,21 @@ def mse_loss(
         out = _weighted(_squared_error(input, target), weight, reduction, True, "mse_loss")
     # PyTorch's weighted form is a composite that prints its last op's name
     return out if weight is not None else labelled(out, "MseLossBackward0", input, target)
+
+
+def _bools_as_numbers(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    """A bool operand in the other's floating type: PyTorch's fused kernels take a bool
+    target (or input) where a subtraction of a bool tensor is refused."""
+    if target.dtype is tw.bool and input.dtype.is_floating_point:
+        target = target.to(input.dtype)
+    elif input.dtype is tw.bool and target.dtype.is_floating_point:
+        input = input.to(target.dtype)
+    return input, target
+
+
+def _integral(t: Tensor) -> bool:
+    """Whether ``t`` holds integers or bools."""
+    return not (t.dtype.is_floating_point or t.dtype.is_complex)
 
 
 def _squared_error(input: Tensor, target: Tensor) -> Tensor:
@@ -205,6 +226,7 @@ def smooth_l1_loss(
     _check_sizes(input, target, None, "smooth_l1_loss")
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    input, target = _bools_as_numbers(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if input.dtype is tw.float16 and beta > 0 and _half_pair(input, target, reduction):
         # PyTorch's float16 kernel computes in float16 with beta rounded to it; its gradient
@@ -712,6 +734,11 @@ def binary_cross_entropy_with_logits(
             f"binary_cross_entropy_with_logits: target of shape {tuple(target.shape)} must have "
             f"the input's shape {tuple(input.shape)}"
         )
+    if _integral(target):  # PyTorch's loss cannot be written into an integer target's type
+        raise RuntimeError(
+            f"binary_cross_entropy_with_logits: target must be floating point, got "
+            f"{target.dtype}; convert it with target.float()"
+        )
     reduction = _reduction(size_average, reduce, reduction)
     fn = "binary_cross_entropy_with_logits"
     if weight is None and pos_weight is None and _half_pair(input, target, reduction):
@@ -721,6 +748,8 @@ def binary_cross_entropy_with_logits(
         if weight is not None:
             loss = loss * weight
         out = _reduce(loss, reduction, fn)
+        if out.dtype != target.dtype:  # PyTorch's kernel writes the loss in the target's type
+            out = out.to(target.dtype)
     return labelled(out, "BinaryCrossEntropyWithLogitsBackward0", input, target)
 
 
@@ -743,11 +772,6 @@ def kl_div(
     log-probabilities when ``log_target``); ``'batchmean'`` divides the sum by the batch size."""
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         input, target = float32_operands(input, target)
-    if log_target:
-        loss = target.exp() * (target - input)
-    else:
-        # xlogy(t, t): 0 where t == 0.
-        loss = target * target.masked_fill(target == 0, 1).log() - target * input
     reduction = _reduction(size_average, reduce, reduction)
     if reduction == "mean":
         warnings.warn(
@@ -756,6 +780,16 @@ def kl_div(
             "definition does. PyTorch will change 'mean' to behave as 'batchmean'.",
             stacklevel=2,
         )
+    if _integral(input) or _integral(target):  # (after the warning, as PyTorch's order)
+        raise RuntimeError(
+            f"kl_div: integral inputs are not supported, got {input.dtype} and {target.dtype}; "
+            f"convert them with .float()"
+        )
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        # xlogy(t, t): 0 where t == 0.
+        loss = target * target.masked_fill(target == 0, 1).log() - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.dim() else loss.sum()
     return _reduce(loss, reduction, "kl_div")

@@ -77,6 +77,8 @@ def soft_margin_loss(
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         input, target = float32_operands(input, target)
     loss = (-input * target).exp().log1p()
+    if loss.dtype != input.dtype and input.dtype.is_floating_point:
+        loss = loss.to(input.dtype)  # PyTorch's kernel writes the loss in the input's type
     loss = _reduce(loss, _reduction(size_average, reduce, reduction), "soft_margin_loss")
     return labelled(loss, "SoftMarginLossBackward0", input, target)
 

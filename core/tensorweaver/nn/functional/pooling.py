@@ -233,6 +233,13 @@ def _max_pool(
     kernel, stride, padding, dilation, extra = _pool_params(
         x, kernel_size, stride, padding, dilation, ceil_mode, fn
     )
+    integral = not (x.dtype.is_floating_point or x.dtype.is_complex)
+    # PyTorch has no bool max pool, nor a 1-D integer one without indices
+    if x.dtype is tw.bool or (integral and nd == 1 and not return_indices):
+        raise NotImplementedError(
+            f"{fn}: not implemented for {x.dtype} input; convert it with .float()"
+            + ("" if x.dtype is tw.bool else " (or pass return_indices=True)")
+        )
     if not return_indices:
         if nd == 2 and dilation == (1, 1) and not any(extra):
             static: tuple = (kernel, stride, padding)

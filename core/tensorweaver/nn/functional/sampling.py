@@ -11,9 +11,10 @@ kernels). ``interpolate`` is the composite ``interpolate``: a backend may fuse i
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from collections.abc import Sequence
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -309,7 +310,7 @@ def interpolate(
         )
     scales: Optional[tuple[float, ...]] = None
     if size is not None:
-        out = tuple(int(n) for n in _per_axis(size, rank, "size", shape))
+        out = tuple(_size_int(n, size) for n in _per_axis(size, rank, "size", shape))
     else:
         factors = tuple(float(s) for s in _per_axis(scale_factor, rank, "scale_factor", shape))
         out = tuple(math.floor(n * s) for n, s in zip(shape[2:], factors))
@@ -321,8 +322,11 @@ def interpolate(
             f"interpolate: the output of the input of shape {shape} would have spatial size "
             f"{out}; every output size must be positive"
         )
-    if min(shape[2:]) <= 0:
-        raise RuntimeError(f"interpolate: the input of shape {shape} has an empty spatial axis")
+    if min(shape[2:]) <= 0 or (shape[1] == 0 and mode != "area"):
+        raise RuntimeError(
+            f"interpolate: the input of shape {shape} is empty beyond its batch axis; "
+            "PyTorch's kernels need a non-empty (C, *spatial) part"
+        )
     if input.dtype == tw.uint8 and mode in ("bilinear", "bicubic"):
         return _interpolate_uint8(input, mode, out, scales, align_corners, bool(antialias))
     if input.dtype in _HALF and mode not in ("nearest", "nearest-exact"):
@@ -339,6 +343,14 @@ def interpolate(
             y = _resample(input.float(), mode, out, scales, align_corners, bool(antialias))
             return _named(y.to(input.dtype), input, mode, bool(antialias))
     return _resample(input, mode, out, scales, align_corners, bool(antialias))
+
+
+def _size_int(n: Any, size: Any) -> int:
+    """One output size as an int: PyTorch's signature refuses floats (TypeError)."""
+    try:
+        return operator.index(n)
+    except TypeError:
+        raise TypeError(f"interpolate: size must be an int or ints, got {size!r}") from None
 
 
 def _named(y: Tensor, x: Tensor, mode: str, antialias: bool) -> Tensor:

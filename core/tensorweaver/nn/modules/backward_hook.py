@@ -9,6 +9,7 @@ the full hooks on ``(grad_input, grad_output)``; either may replace the gradient
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable, Optional
 
 import tensorweaver as tw
@@ -151,6 +152,14 @@ class BackwardHook:
         return tuple(full[i] for i in self.input_positions)
 
     def _run_without_input_grads(self) -> None:
+        # PyTorch warns here, even for pre-hooks alone: grad_input is then all None.
+        warnings.warn(
+            "Full backward hook is firing when gradients are computed with respect to module "
+            "outputs since no inputs require gradients; grad_input holds only None. Let an "
+            "input require grad to get its gradient.",
+            UserWarning,
+            stacklevel=2,
+        )
         nothing = (None,) * self.n_inputs
         for hook in self.hooks:
             replaced = hook(self.module, nothing, self.grad_outputs)

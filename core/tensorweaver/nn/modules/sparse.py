@@ -13,6 +13,11 @@ from tensorweaver.nn.parameter import Parameter
 from tensorweaver.tensor import Tensor
 
 
+class PretrainedShapeError(AssertionError, ValueError):
+    """``from_pretrained`` given embeddings that are not 2-D: an AssertionError, as PyTorch
+    raises, and a ValueError, as tw raised before."""
+
+
 class _Lookup(Module):
     """A table of ``num_embeddings`` learned vectors (initialised N(0, 1)) looked up by index;
     the row at ``padding_idx`` starts at zero and receives no gradient."""
@@ -131,7 +136,7 @@ class Embedding(_Lookup):
     ) -> Embedding:
         """An Embedding whose weight is ``embeddings`` (2-D), frozen unless ``freeze=False``."""
         if embeddings.dim() != 2:
-            raise ValueError(
+            raise PretrainedShapeError(
                 f"Embedding.from_pretrained: embeddings must be 2-D, got shape "
                 f"{tuple(embeddings.shape)}"
             )
@@ -233,7 +238,7 @@ class EmbeddingBag(_Lookup):
         """An EmbeddingBag whose weight is ``embeddings`` (2-D), frozen unless
         ``freeze=False``."""
         if embeddings.dim() != 2:
-            raise ValueError(
+            raise PretrainedShapeError(
                 f"EmbeddingBag.from_pretrained: embeddings must be 2-D, got shape "
                 f"{tuple(embeddings.shape)}"
             )
