@@ -27,6 +27,7 @@ from tensorweaver.contract.records import DeviceRecord
 
 from tensorweaver_numpy import _erf
 from tensorweaver_numpy._quiet import quiet, quiet_ufunc
+from tensorweaver_numpy.allocation import allocation_error
 from tensorweaver_numpy.compile import CompiledGraphs
 from tensorweaver_numpy.complex import ComplexNumbers
 from tensorweaver_numpy.fft import FourierTransforms
@@ -225,35 +226,59 @@ class NumpyBackend(
             # PyTorch reads a Python float into a half as double -> float32 -> half (rounded
             # twice); NumPy rounds the double once. Scalar operands come here too.
             value = np.float32(value)
-        out = np.empty(shape, _NP[dtype])
+        try:
+            out = np.empty(shape, _NP[dtype])
+        except (MemoryError, ValueError) as error:
+            raise allocation_error("full", self.device.name, shape, _NP[dtype], error) from None
         out.fill(value)  # (np.full's copyto costs ~1 us more)
         return out
 
     def arange(self, start: float, stop: float, step: float, dtype: DType) -> A:
-        if dtype is dtypes.float16:
-            return _half_arange(start, step, max(0, math.ceil((stop - start) / step)))
         dt = _NP[dtype]
-        if dt.kind == "f":  # NumPy would step in the target precision; float64 then rounds once
-            return np.arange(start, stop, step, dtype=np.float64).astype(dt, copy=False)
-        return np.arange(start, stop, step, dtype=dt)
+        try:
+            if dtype is dtypes.float16:
+                out = _half_arange(start, step, _arange_length(start, stop, step))
+            elif dt.kind == "f":  # NumPy would step in the target precision; float64 rounds once
+                out = np.arange(start, stop, step, dtype=np.float64).astype(dt, copy=False)
+            else:
+                out = np.arange(start, stop, step, dtype=dt)
+        except (MemoryError, ValueError) as error:
+            shape = (_arange_length(start, stop, step),)
+            raise allocation_error("arange", self.device.name, shape, dt, error) from None
+        if out.size or not _arange_length(start, stop, step):
+            return out
+        # NumPy returns an empty array where the length overflows int64 (0 to 2**63 - 1)
+        shape = (_arange_length(start, stop, step),)
+        raise allocation_error("arange", self.device.name, shape, dt)
 
     def seed(self, value: int) -> None:
         self._rng = np.random.Generator(np.random.PCG64(value))
 
     def random_uniform(self, shape: Shape, low: float, high: float, dtype: DType) -> A:
         dt = _NP[dtype]
-        u = self._rng.random(shape, dtype=_draw_dtype(dt))
-        r = (u * (high - low) + low).astype(dt, copy=False)
+        try:
+            u = self._rng.random(shape, dtype=_draw_dtype(dt))
+            r = (u * (high - low) + low).astype(dt, copy=False)
+        except (MemoryError, ValueError) as error:
+            raise allocation_error("random_uniform", self.device.name, shape, dt, error) from None
         # Rounding can land on `high`; the interval is half-open.
         return np.minimum(r, np.nextafter(dt.type(high), dt.type(low)))
 
     def random_normal(self, shape: Shape, mean: float, std: float, dtype: DType) -> A:
         dt = _NP[dtype]
-        z = self._rng.standard_normal(shape, dtype=_draw_dtype(dt))
-        return (z * std + mean).astype(dt, copy=False)
+        try:
+            z = self._rng.standard_normal(shape, dtype=_draw_dtype(dt))
+            return (z * std + mean).astype(dt, copy=False)
+        except (MemoryError, ValueError) as error:
+            raise allocation_error("random_normal", self.device.name, shape, dt, error) from None
 
     def random_integers(self, shape: Shape, low: int, high: int, dtype: DType) -> A:
-        return self._rng.integers(low, high, size=shape, dtype=_NP[dtype])
+        try:
+            return self._rng.integers(low, high, size=shape, dtype=_NP[dtype])
+        except (MemoryError, ValueError) as error:
+            raise allocation_error(
+                "random_integers", self.device.name, shape, _NP[dtype], error
+            ) from None
 
     def get_rng_state(self) -> bytes:
         pcg = self._rng.bit_generator.state
@@ -520,6 +545,11 @@ class NumpyBackend(
     # linalg -------------------------------------------------------------------------------
 
     matmul = quiet_ufunc(np.matmul)  # (float16: float32 sums rounded once, as PyTorch)
+
+
+def _arange_length(start: float, stop: float, step: float) -> int:
+    """The number of values ``arange(start, stop, step)`` holds."""
+    return max(0, math.ceil((stop - start) / step))
 
 
 def _half_arange(start: float, step: float, n: int) -> A:

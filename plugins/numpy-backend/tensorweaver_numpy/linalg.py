@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorweaver_numpy._quiet import quiet
+
 
 class LinearAlgebra:
     """Mixed into the backend class; each method is one optional primitive."""
@@ -33,9 +35,11 @@ class LinearAlgebra:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return tuple(np.linalg.svd(a, full_matrices=full_matrices))
 
+    @quiet  # NaN and overflowing determinants warn in NumPy; torch gives them silently
     def linalg_det(self, a: np.ndarray) -> np.ndarray:
         return np.asarray(np.linalg.det(a), a.dtype)
 
+    @quiet
     def linalg_slogdet(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         sign, logabs = np.linalg.slogdet(a)
         # log|det| is real for complex matrices too, of their precision
