@@ -181,11 +181,12 @@ def backend_of(spec: DeviceLike, near: Any = None) -> Any:
 #: What a CUDA request raises where no backend has a usable CUDA device. PyTorch's build
 #: without CUDA raises AssertionError there, under that name (which scripts and tests compare);
 #: a DeviceNotFoundError too, which the core's own probes (autocast, ``.cuda()``) catch.
-NoCudaError = type(
-    "AssertionError",
-    (DeviceNotFoundError, AssertionError),
-    {"__module__": __name__, "__doc__": "No backend has a usable CUDA device."},
-)
+class NoCudaError(DeviceNotFoundError, AssertionError):
+    """No backend has a usable CUDA device."""
+
+
+# (Its tracebacks and type(e).__name__ read as PyTorch's.)
+NoCudaError.__name__ = NoCudaError.__qualname__ = "AssertionError"
 
 
 def _provider(dev: device, suffix: str) -> Any:

@@ -210,11 +210,14 @@ def test_adam_state_numbers() -> None:
     step, guarded = settled("adam")
     group = step.optim.param_groups[0]
     state = step.optim.state[group["params"][0]]
-    state["step"] = state["step"] + 1.0  # a float of the state: recomputed, not a guard
+    count = state["step"]
+    count.fill_(7.0)  # the step count's value: recomputed, not a guard
     assert guarded.accepts()
-    state["step"] = tw.tensor(3.0)  # its type
+    state["step"] = 3.0  # its type (a 0-d tensor, as PyTorch's)
     assert guarded.refuses()
-    state["step"] = 2.0
+    state["step"] = count.double()  # its dtype
+    assert guarded.refuses()
+    state["step"] = count
     group["betas"] = (0.8, 0.99)  # recomputed by the replay (a scheduler cycles beta1)
     assert guarded.accepts()
     group["betas"] = [0.9, 0.999]  # its type

@@ -357,10 +357,6 @@ def test_version_guard_sees_a_modern_torch(spec: str) -> None:
     _check(spec, lambda m: int(m.__version__.split(".")[0]) >= 2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensors made under inference_mode say is_inference() False",
-)
 def test_is_inference(spec: str) -> None:
     def fn(m: Any) -> Any:
         with m.inference_mode():
@@ -446,11 +442,6 @@ def test_view_of_transpose_raises(spec: str) -> None:
     _check_raises(spec, lambda m: m.arange(6.0).reshape(2, 3).t().view(-1))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an inference tensor written in place outside inference_mode: PyTorch raises "
-    "RuntimeError, tw writes",
-)
 def test_inference_tensor_inplace_outside_raises(spec: str) -> None:
     def fn(m: Any) -> Any:
         with m.inference_mode():
@@ -641,11 +632,6 @@ def test_load_a_torch_checkpoint_with_weights_only(spec: str, tmp_path: Any) -> 
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Adam's state['step'] is a Python float; PyTorch keeps a 0-d float32 tensor, so "
-    "state['step'].item() raises AttributeError (optim/adam.py)",
-)
 def test_adam_step_state_is_a_tensor(spec: str) -> None:
     def fn(m: Any) -> Any:
         w = m.nn.Parameter(m.tensor([1.0, 2.0]))

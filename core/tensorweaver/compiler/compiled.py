@@ -155,7 +155,7 @@ class CompiledFunction:
             recorder.close()
             _tracing.pop()
             DRAWS.clear()
-            numbers = symbolic.lower(lifted, builder.bind)
+            numbers = symbolic.lower(lifted, builder.bind, builder.settle)
         try:
             # A buffer the step rebinds is read and rebound where its module holds it from
             # the next trace on (state.REBOUND_BUFFERS): the signature changes once.
@@ -174,17 +174,6 @@ class CompiledFunction:
                     "the step calls a learning-rate scheduler's step(), whose Python counters "
                     "(last_epoch, ...) a replay would not advance, so it runs eagerly for these "
                     "inputs; call scheduler.step() after the compiled function to replay it"
-                )
-                return reads.plain(result)
-            lost = _lost_reads(recorder.reads, result)
-            if lost:
-                self._store(key, _EAGER)
-                self._warn(
-                    f"the step reads tensor values into Python at {recorder.reads.line(lost)} "
-                    "(.item(), .tolist(), bool(tensor)) and uses them in a way a replay cannot "
-                    "repeat (arithmetic that reaches a tensor, float(), int(), a Python side "
-                    "effect such as logging), so it runs eagerly for these inputs; only return "
-                    "such a value or branch on it, or move the read out of the compiled function"
                 )
                 return reads.plain(result)
             now = StepState(self._fn, args, kwargs)
@@ -208,6 +197,19 @@ class CompiledFunction:
                         f"each call changes {describe_change(key, after)}, which the graph would "
                         "bake in, so the function runs eagerly from now on"
                     )
+                return reads.plain(result)
+            # (After the signature: a step that creates state, such as an optimizer's
+            # first, may read what it created; the next trace reads it from the state.)
+            lost = _lost_reads(recorder.reads, result)
+            if lost:
+                self._store(key, _EAGER)
+                self._warn(
+                    f"the step reads tensor values into Python at {recorder.reads.line(lost)} "
+                    "(.item(), .tolist(), bool(tensor)) and uses them in a way a replay cannot "
+                    "repeat (arithmetic that reaches a tensor, float(), int(), a Python side "
+                    "effect such as logging), so it runs eagerly for these inputs; only return "
+                    "such a value or branch on it, or move the read out of the compiled function"
+                )
                 return reads.plain(result)
             self._unstable = 0
             try:

@@ -35,7 +35,7 @@ from tensorweaver.compiler.reads import TOKEN, Branch, ReadLog, uses
 from tensorweaver.compiler.record import Call, GraphRecord
 from tensorweaver.compiler.recorder import HOST_READS
 from tensorweaver.compiler.released import alias, releaser, shape_of, with_grad
-from tensorweaver.compiler.symbolic import Guards, Sym
+from tensorweaver.compiler.symbolic import Guards, Sym, read_once
 from tensorweaver.ops import elementwise
 from tensorweaver.tensor import (
     _HOST_SHARED,
@@ -533,6 +533,15 @@ class GraphBuilder:
         base = t._alias_of if t._view_of is None else t._view_of[0]
         return base is not None and self._reachable(base)
 
+    def settle(self, tensor: Tensor) -> None:
+        """Take ``tensor``'s storage as it is now for the one it held before the step: the
+        step's change to it is one the tail redoes itself (a scalar that symbolic.py
+        lifted), not a value of the graph to write back."""
+        self.watched = [
+            (expr, getter, before, tensor.native if before is tensor else native, dtype)
+            for expr, getter, before, native, dtype in self.watched
+        ]
+
     def write_backs(self, args: tuple, kwargs: dict) -> list[str]:
         """Assignments that leave every location as the traced step left it (a tensor that
         several locations hold is one object, as eagerly)."""
@@ -613,7 +622,7 @@ class GraphBuilder:
             ]
         call = [line for _, old, expr in donated for line in _kept_apart(old, expr)] + call
         checks = [f"if {expr} is not {result}: raise StaleGraph" for expr, result in self.guards]
-        lines = (
+        lines = read_once(
             checks
             + self.prelude
             + _with_dels(hoisted, set(inputs) | end)

@@ -1,11 +1,16 @@
 """Python numbers in an optimizer's state that a replay computes afresh.
 
-Adam's ``state["step"]`` is a Python float that grows by one each step, and the bias
-corrections computed from it reach the backend as scalar arguments. Guarding on its value
-would trace every step. Instead, while tracing, each float in optimizer state (and each
-group's ``lr``, which schedulers change) is replaced by a :class:`Sym`: a float with the
-same value that also carries the Python expression computing it from the step's
-locations (``H3['step']``). Arithmetic on it gives new ``Sym`` s, so a bias correction
+Adam's ``state["step"]`` grows by one each step, and the bias corrections computed from it
+reach the backend as scalar arguments. Guarding on its value would trace every step.
+Instead, while tracing, each float in optimizer state, each 0-d tensor an optimizer keeps
+as a host-read scalar (its ``_scalar_state``: PyTorch's ``step``, NAdam's ``mu_product``,
+which the step reads with ``.item()`` and writes in place), and each group's ``lr``, which
+schedulers change, is replaced by a :class:`Sym`: a float with the same value that also
+carries the Python expression computing it from the step's locations (``H3['step']``,
+``H3['step'].item()``). A scalar tensor stays in the state (a step that returns or reads
+it sees the tensor): the optimizer reads and writes its value through :data:`TRACED`, the
+new value goes into the tensor when the trace ends, and the replay writes it there too.
+Arithmetic on it gives new ``Sym`` s, so a bias correction
 ``lr / (1 - beta1 ** step)`` that reaches a backend call becomes an expression the replay
 evaluates; comparisons and ``bool()`` record guards the replay checks first. Conversions
 Python does not route through the class (``float(x)``, ``math.sqrt(x)``) lose the
@@ -18,6 +23,9 @@ from __future__ import annotations
 import operator
 import re
 from typing import Any, Callable
+
+from tensorweaver.optim.optimizer import TRACED
+from tensorweaver.tensor import Tensor
 
 
 def literal(value: Any) -> str | None:
@@ -149,11 +157,11 @@ def lifted_setting(key: str, value: Any) -> bool:
 
 
 def lift(optimizers: list, bind: Callable[[Any, str], str], guards: Guards) -> list[tuple]:
-    """Replace the floats in ``optimizers``' state and each group's scheduled settings
-    (:func:`lifted_setting`) by Syms.
+    """Replace the floats and scalar tensors (:func:`_host_scalar`) in ``optimizers``' state
+    and each group's scheduled settings (:func:`lifted_setting`) by Syms.
 
-    Returns ``(holder, key, value)`` of each, ``value`` as traced, for :func:`lower` and
-    :func:`unused`.
+    Returns ``(holder, key, value)`` of each, ``value`` as traced (a scalar tensor itself),
+    for :func:`lower` and :func:`unused`.
     """
     lifted = []
     for opt in optimizers:
@@ -161,18 +169,54 @@ def lift(optimizers: list, bind: Callable[[Any, str], str], guards: Guards) -> l
             for key, value in group.items():
                 if key != "params" and lifted_setting(key, value):
                     lifted.append((group, key, value))
+            scalars = getattr(opt, "_scalar_state", ())
             for p in group["params"]:
                 state = opt.state.get(p)
                 for key, value in (state or {}).items():
-                    if type(value) is float:
+                    if type(value) is float or (key in scalars and _host_scalar(value)):
                         lifted.append((state, key, value))
+    TRACED.open = True
     for holder, key, value in lifted:
         target = f"{bind(holder, 'H')}[{key!r}]"
-        if type(value) is tuple:
+        if isinstance(value, Tensor):  # it stays where it is; the optimizer asks TRACED
+            TRACED[id(value)] = [value, Sym(value.item(), _read(target), guards)]
+        elif type(value) is tuple:
             holder[key] = tuple(Sym(v, f"{target}[{i}]", guards) for i, v in enumerate(value))
         else:
             holder[key] = Sym(value, target, guards)
     return lifted
+
+
+def _read(target: str) -> str:
+    """The expression reading the scalar tensor at ``target`` (``H3['step']``) on the host."""
+    return f"{target}.item()"
+
+
+#: The reads :func:`_read` writes (``H`` names a holder: graph.py's ``bind``).
+_READ = re.compile(r"\bH\d+\[[^\[\]]*\]\.item\(\)")
+
+
+def read_once(lines: list[str]) -> list[str]:
+    """``lines`` (a replay's body) reading each lifted scalar tensor once, before them:
+    several recomputed numbers use each (Adam's two bias corrections and its new step)."""
+    reads = list(dict.fromkeys(_READ.findall("\n".join(lines))))
+    if not reads:
+        return lines
+    names = {expr: f"h{i}" for i, expr in enumerate(reads)}
+    return [f"{name} = {expr}" for expr, name in names.items()] + [
+        _READ.sub(lambda m: names[m.group(0)], line) for line in lines
+    ]
+
+
+def _host_scalar(value: Any) -> bool:
+    """Whether ``value`` is a 0-d floating-point tensor without autograd history, which an
+    optimizer reads on the host and overwrites (a ``differentiable`` step's is recorded)."""
+    return (
+        isinstance(value, Tensor)
+        and value.ndim == 0
+        and value.dtype.is_floating_point
+        and not value.requires_grad
+    )
 
 
 def unused(lifted: list[tuple], bind: Callable[[Any, str], str], used: str) -> list[str]:
@@ -194,15 +238,33 @@ def unused(lifted: list[tuple], bind: Callable[[Any, str], str], used: str) -> l
     return checks
 
 
-def lower(lifted: list[tuple], bind: Callable[[Any, str], str]) -> list[str]:
-    """Put plain numbers back; the write-backs that redo what the step did to them (each
-    new value computed before any is assigned: they are expressions of the old ones)."""
+def lower(
+    lifted: list[tuple], bind: Callable[[Any, str], str], settle: Callable[[Tensor], None]
+) -> list[str]:
+    """Put plain numbers (and the scalar tensors, holding the step's new values) back; the
+    write-backs that redo what the step did to them (each new value computed before any is
+    assigned: they are expressions of the old ones). ``settle`` tells the graph builder
+    that a scalar tensor's new storage is the tail's to write."""
     values, stores = [], []
-    for i, (holder, key, _) in enumerate(lifted):
+    for i, (holder, key, traced) in enumerate(lifted):
         value = holder.get(key)
         if value is None:
             continue
         target = f"{bind(holder, 'H')}[{key!r}]"
+        if isinstance(traced, Tensor):
+            # The step's new value goes into the tensor it read (as the step did eagerly).
+            value = TRACED.pop(id(traced))[1]
+            if holder.get(key) is not traced:
+                continue  # the step replaced the tensor: a write-back of the graph's
+            number, expr = _plain(value, _read(target), bind)
+            if expr is not None:
+                _put(traced, number)
+                settle(traced)
+                values.append(f"s{i} = {expr}")
+                # (A new 0-d array taken in, as a write-back does: a tenth of fill_'s cost.)
+                made = f"{bind(traced.backend, 'C')}.full((), s{i}, {bind(traced.dtype, 'C')})"
+                stores.append(f"{target}._take({made})")
+            continue
         if type(value) is tuple:
             items = [_plain(v, f"{target}[{j}]", bind) for j, v in enumerate(value)]
             holder[key] = tuple(v for v, _ in items)
@@ -216,7 +278,16 @@ def lower(lifted: list[tuple], bind: Callable[[Any, str], str]) -> list[str]:
                 continue
             values.append(f"s{i} = {expr}")
         stores.append(f"{target} = s{i}")
+    for tensor, value in TRACED.values():  # scalar tensors the step made
+        _put(tensor, float(value))
+    TRACED.clear()
+    TRACED.open = False
     return values + stores
+
+
+def _put(tensor: Tensor, number: float) -> None:
+    """Give the 0-d ``tensor`` the value ``number`` (as the eager step would have)."""
+    tensor._take(tensor.backend.full((), number, tensor.dtype))
 
 
 def _plain(value: Any, target: str, bind: Callable[[Any, str], str]) -> tuple[Any, str | None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT
+from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
 
 
 class Adadelta(Optimizer):
@@ -48,14 +48,14 @@ class Adadelta(Optimizer):
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         return {
-            "step": 0.0,
+            "step": scalar_tensor(0.0),
             "square_avg": tw.zeros_like(param),
             "acc_delta": tw.zeros_like(param),
         }
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)
-        state["step"] += 1
+        count_step(state)
         rho, eps = group["rho"], group["eps"]
         grad = self._grad(param, group)
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT
+from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
 
 
 class Adafactor(Optimizer):
@@ -66,7 +66,7 @@ class Adafactor(Optimizer):
                 raise ValueError(f"Adafactor: {message}")
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
-        state: dict[str, Any] = {"step": 0.0}
+        state: dict[str, Any] = {"step": scalar_tensor(0.0)}
         if param.dim() > 1:  # factored: one mean per row and one per column
             state["row_var"] = tw.zeros(
                 *param.shape[:-1], 1, dtype=param.dtype, device=param.device
@@ -88,7 +88,7 @@ class Adafactor(Optimizer):
 
     def _adafactor(self, param: Any, group: dict[str, Any], eps1: float) -> None:
         state = self._state_of(param, group)
-        step = state["step"] = state["step"] + 1
+        step = count_step(state)
         lr, eps2 = group["lr"], group["eps"][1]
         grad = -param.grad if group["maximize"] else param.grad
         one_minus_beta2 = step ** group["beta2_decay"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT
+from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
 
 
 class Adagrad(Optimizer):
@@ -49,11 +49,11 @@ class Adagrad(Optimizer):
         value = group["initial_accumulator_value"]
         if param.dtype.is_complex:  # both parts of a complex parameter start at the value
             value = complex(value, value)
-        return {"step": 0.0, "sum": tw.full_like(param, value)}
+        return {"step": scalar_tensor(0.0), "sum": tw.full_like(param, value)}
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)
-        step = state["step"] = state["step"] + 1
+        step = count_step(state)
         grad = self._grad(param, group)
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         state_sum = state["sum"].addcmul_(grad, grad, value=1)

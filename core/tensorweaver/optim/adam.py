@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import tensorweaver as tw
 from tensorweaver.optim.foreach import foreach_backend, foreach_update, large, natives
-from tensorweaver.optim.optimizer import Optimizer, ParamsT
+from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
 
 
 class Adam(Optimizer):
@@ -70,7 +70,7 @@ class Adam(Optimizer):
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         state = {
-            "step": 0.0,
+            "step": scalar_tensor(0.0),
             "exp_avg": tw.zeros_like(param),
             "exp_avg_sq": tw.zeros_like(param),
         }
@@ -80,7 +80,7 @@ class Adam(Optimizer):
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)
-        step = state["step"] = state["step"] + 1
+        step = count_step(state)
         beta1, beta2 = group["betas"]
         grad = self._grad(param, group, decoupled=group["decoupled_weight_decay"])
 
@@ -116,8 +116,7 @@ class Adam(Optimizer):
         states = [self._state_of(p, group) for p in params]
         steps = []
         for state in states:
-            state["step"] = state["step"] + 1
-            steps.append(state["step"])
+            steps.append(count_step(state))
         grads = natives([p.grad for p in params])
         sizes = large(params)  # (the moments': their parameters' shapes)
         if group["maximize"]:

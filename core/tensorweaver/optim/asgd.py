@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT, scalar_state
+from tensorweaver.optim.optimizer import (
+    Optimizer,
+    ParamsT,
+    count_step,
+    read_scalar,
+    scalar_state,
+    scalar_tensor,
+    write_scalar,
+)
 
 
 class ASGD(Optimizer):
@@ -46,23 +54,28 @@ class ASGD(Optimizer):
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         return {
-            "step": 0.0,
-            "eta": scalar_state(group["lr"]),
-            "mu": 1.0,
+            "step": scalar_tensor(0.0),
+            "eta": scalar_tensor(group["lr"]),
+            "mu": scalar_tensor(1.0),
             "ax": tw.zeros_like(param),
         }
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)
-        step = state["step"] = state["step"] + 1
+        step = count_step(state)
         grad = self._grad(param, group)
-        eta = state["eta"]
+        eta, mu = read_scalar(state["eta"]), read_scalar(state["mu"])
         param.mul_(1 - group["lambd"] * eta)
         param.add_(grad, alpha=-eta)
-        if state["mu"] != 1:
-            state["ax"].add_((param - state["ax"]) * state["mu"])
+        if mu != 1:
+            state["ax"].add_((param - state["ax"]) * mu)
         else:
             state["ax"].copy_(param)
         lr = group["lr"]
-        state["eta"] = scalar_state(lr / (1 + group["lambd"] * lr * step) ** group["alpha"])
-        state["mu"] = scalar_state(1 / max(1, step - group["t0"]))
+        # (PyTorch computes eta with the step tensor, in its dtype, then copies it into eta.)
+        write_scalar(
+            state,
+            "eta",
+            scalar_state(lr / (1 + group["lambd"] * lr * step) ** group["alpha"], state["step"]),
+        )
+        write_scalar(state, "mu", scalar_state(1 / max(1, step - group["t0"]), state["mu"]))

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT, scalar_state
+from tensorweaver.optim.optimizer import (
+    Optimizer,
+    ParamsT,
+    count_step,
+    read_scalar,
+    scalar_state,
+    scalar_tensor,
+    write_scalar,
+)
 
 
 class NAdam(Optimizer):
@@ -44,22 +52,24 @@ class NAdam(Optimizer):
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         return {
-            "step": 0.0,
-            "mu_product": 1.0,
+            "step": scalar_tensor(0.0),
+            "mu_product": scalar_tensor(1.0),
             "exp_avg": tw.zeros_like(param),
             "exp_avg_sq": tw.zeros_like(param),
         }
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)
-        step = state["step"] = state["step"] + 1
+        step = count_step(state)
         lr, (beta1, beta2) = group["lr"], group["betas"]
         grad = self._grad(param, group, decoupled=group["decoupled_weight_decay"])
 
         # The momentum coefficients of this step and the next one.
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * group["momentum_decay"]))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * group["momentum_decay"]))
-        mu_product = state["mu_product"] = scalar_state(state["mu_product"] * scalar_state(mu))
+        entry = state["mu_product"]
+        mu_product = scalar_state(read_scalar(entry) * scalar_state(mu, entry), entry)
+        write_scalar(state, "mu_product", mu_product)
 
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg.lerp_(grad, 1 - beta1)

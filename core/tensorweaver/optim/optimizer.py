@@ -40,6 +40,18 @@ _NON_NEGATIVE = {
     "momentum_decay": "Invalid momentum_decay value",
 }
 
+
+class _Traced(dict):
+    """While tw.compile traces a step (``open``): each scalar state tensor's ``id`` ->
+    ``[tensor, value]``, the value a number the replay recomputes (compiler/symbolic.py
+    ``lift``) or, for a tensor the step made, its number; :func:`read_scalar` and
+    :func:`write_scalar` use it instead of reading or writing the tensor."""
+
+    open = False
+
+
+TRACED = _Traced()
+
 ParamsT = Union[Iterable[Any], Iterable[dict[str, Any]]]
 
 __all__ = [
@@ -58,7 +70,8 @@ class Optimizer:
     not set come from ``defaults``.
     """
 
-    # State entries kept as Python numbers (a tensor loaded into one becomes a float).
+    # State entries kept as 0-d tensors whose values the step reads on the host, as
+    # PyTorch's steps without ``capturable`` keep and read them (see :func:`scalar_tensor`).
     _scalar_state: tuple[str, ...] = ("step",)
     # Whether complex parameters are stepped (as pairs of reals, as in PyTorch).
     _supports_complex = True
@@ -371,9 +384,11 @@ class Optimizer:
         if isinstance(value, list):  # LBFGS keeps its history as lists of tensors
             return [self._load_value(param, key, v) for v in value]
         if not isinstance(value, tw.Tensor):
+            if key in self._scalar_state and isinstance(value, numbers.Real):
+                return scalar_tensor(float(value))  # (a checkpoint that kept a number)
             return copy.deepcopy(value)
-        if key in self._scalar_state:
-            return float(value.item())
+        if key == "step":  # as PyTorch: its own dtype and device (other entries: the param's)
+            return value.clone()
         value = value.to(param.device)
         if value.dtype.is_floating_point and param.dtype.is_floating_point:
             value = value.to(param.dtype)
@@ -430,12 +445,53 @@ def _any_complex(params: list[Any]) -> bool:
     return False
 
 
-def scalar_state(value: float) -> float:
-    """``value`` as PyTorch's scalar state tensors hold it (NAdam's mu_product, ASGD's eta
-    and mu): rounded to float32 unless the default dtype is float64."""
-    if tw.get_default_dtype() is tw.float64:
+def scalar_state(value: float, entry: Any) -> float:
+    """``value`` as the scalar state ``entry`` (NAdam's mu_product, ASGD's eta and mu) holds
+    it: rounded to float32 for a float32 tensor (a number: unless the default dtype is
+    float64), as PyTorch computes with it."""
+    dtype = entry.dtype if isinstance(entry, tw.Tensor) else tw.get_default_dtype()
+    return value if dtype is tw.float64 else float(np.float32(value))
+
+
+def scalar_tensor(value: float) -> Any:
+    """A new scalar state entry (``step``, NAdam's ``mu_product``, ...): a 0-d tensor of
+    PyTorch's scalar dtype (float32, float64 when that is the default dtype)."""
+    dtype = tw.float64 if tw.get_default_dtype() is tw.float64 else tw.float32
+    tensor = tw.tensor(value, dtype=dtype)
+    if TRACED.open:  # (a read of it would break the graph; its value is known)
+        TRACED[id(tensor)] = [tensor, value]
+    return tensor
+
+
+def read_scalar(value: Any) -> float:
+    """A scalar state entry's value on the host (PyTorch's ``_get_value``). While
+    ``tw.compile`` traces, it is a number the replay recomputes (compiler/symbolic.py)."""
+    if not isinstance(value, tw.Tensor):
         return value
-    return float(np.float32(value))
+    traced = TRACED.get(id(value)) if TRACED else None
+    return value.item() if traced is None else traced[1]
+
+
+def write_scalar(state: dict[str, Any], key: str, value: float) -> float:
+    """Store ``value`` in the scalar state entry ``state[key]`` (in place: the tensor a
+    state dict or a checkpoint holds sees it, as in PyTorch); return ``value``."""
+    entry = state[key]
+    if isinstance(entry, tw.Tensor):
+        traced = TRACED.get(id(entry)) if TRACED else None
+        if traced is not None:  # tw.compile is tracing: the tensor takes it afterwards
+            traced[1] = value
+        elif entry.requires_grad:
+            entry.fill_(value)
+        else:  # fill_'s effect, without its per-op cost (a tenth of it): a new 0-d array
+            entry._take(entry.backend.full(entry.shape, value, entry.dtype))
+    else:
+        state[key] = value
+    return value
+
+
+def count_step(state: dict[str, Any]) -> float:
+    """Add one to ``state["step"]``; return the new count as a Python number."""
+    return write_scalar(state, "step", read_scalar(state["step"]) + 1)
 
 
 def _value(value: Any) -> Any:

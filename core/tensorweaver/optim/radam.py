@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT
+from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
 
 
 class RAdam(Optimizer):
@@ -43,11 +43,15 @@ class RAdam(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
-        return {"step": 0.0, "exp_avg": tw.zeros_like(param), "exp_avg_sq": tw.zeros_like(param)}
+        return {
+            "step": scalar_tensor(0.0),
+            "exp_avg": tw.zeros_like(param),
+            "exp_avg_sq": tw.zeros_like(param),
+        }
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)
-        step = state["step"] = state["step"] + 1
+        step = count_step(state)
         lr, (beta1, beta2) = group["lr"], group["betas"]
         grad = self._grad(param, group, decoupled=group["decoupled_weight_decay"])
 

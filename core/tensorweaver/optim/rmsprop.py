@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT
+from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
 
 
 class RMSprop(Optimizer):
@@ -43,7 +43,7 @@ class RMSprop(Optimizer):
         return {**super()._non_negative(), "alpha": "Invalid alpha value"}
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
-        state = {"step": 0.0, "square_avg": tw.zeros_like(param)}
+        state = {"step": scalar_tensor(0.0), "square_avg": tw.zeros_like(param)}
         if group["momentum"] > 0:
             state["momentum_buffer"] = tw.zeros_like(param)
         if group["centered"]:
@@ -52,7 +52,7 @@ class RMSprop(Optimizer):
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)
-        state["step"] += 1
+        count_step(state)
         grad = self._grad(param, group)
         alpha = group["alpha"]
 

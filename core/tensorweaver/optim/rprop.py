@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT
+from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
 
 
 class Rprop(Optimizer):
@@ -52,14 +52,14 @@ class Rprop(Optimizer):
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         return {
-            "step": 0.0,
+            "step": scalar_tensor(0.0),
             "prev": tw.zeros_like(param),
             "step_size": tw.full_like(param, group["lr"]),
         }
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)
-        state["step"] += 1
+        count_step(state)
         etaminus, etaplus = group["etas"]
         step_min, step_max = group["step_sizes"]
         grad = -param.grad if group["maximize"] else param.grad

@@ -24,6 +24,9 @@ class SparseAdam(Optimizer):
     up, but its gradient cancels) is skipped here.
     """
 
+    # Its step count stays a Python number (PyTorch keeps an int there, not a tensor).
+    _scalar_state = ()
+
     def __init__(
         self,
         params: ParamsT,
