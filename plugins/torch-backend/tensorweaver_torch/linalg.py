@@ -263,6 +263,22 @@ def _solve_right(a: Tensor, b: Tensor) -> tuple:
     return x.resolve_conj(), info
 
 
+def _eigvals(a: Tensor) -> Tensor:
+    """torch.linalg.eigvals after torch.linalg.eig's own check: torch 2.13's eigenvalues-only
+    CPU kernel writes past its buffers at a NaN or inf (a SIGSEGV, or a wrong answer in a
+    batch)."""
+    from tensorweaver_torch.backend import _tracing  # (backend.py imports this module)
+
+    # Traced, eigvals becomes torch's linalg_eig, which checks; a value read back would stop
+    # the tracer.
+    if not _tracing() and not bool(torch.isfinite(a).all()):
+        raise RuntimeError(
+            "torch.linalg.eigvals: input tensor should not contain infs or NaNs; "
+            "replace them (torch.nan_to_num) or drop those matrices first"
+        )
+    return torch.linalg.eigvals(a)
+
+
 #: The functions ``linalg_function`` computes: f(arrays, static) -> a tuple of outputs (torch's
 #: named tuple as it comes, a single output in a tuple). Indexing the two tuples, rather than
 #: unpacking them into one call, saves a fifth of a microsecond a call (a tenth of the core's
@@ -286,7 +302,7 @@ _FUNCTIONS: dict[str, Callable[[tuple, tuple], tuple]] = {
     "eigh": lambda a, s: torch.linalg.eigh(a[0], UPLO=s[0]),
     "eigvalsh": lambda a, s: (torch.linalg.eigvalsh(a[0], UPLO=s[0]),),
     "eig": lambda a, s: torch.linalg.eig(a[0]),
-    "eigvals": lambda a, s: (torch.linalg.eigvals(a[0]),),
+    "eigvals": lambda a, s: (_eigvals(a[0]),),
     "svd": lambda a, s: torch.linalg.svd(a[0], full_matrices=s[0]),
     "svdvals": lambda a, s: (torch.linalg.svdvals(a[0]),),
     "qr": lambda a, s: torch.linalg.qr(a[0], mode=s[0]),
