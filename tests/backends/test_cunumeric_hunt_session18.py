@@ -10,17 +10,13 @@ child interpreter, whose results each test compares with torch.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 from functools import partial
 
 import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from cunumeric_child import run_python
 from tensorweaver_cunumeric import legate_config
 
 pytestmark = [
@@ -135,28 +131,16 @@ def on_cunumeric() -> dict:
     # In a child: before the fixes, the division killed the process (SIGFPE), the product
     # made Legate abort, and the loader's workers hung for ever (the timeout). One child for
     # all, so that this test process never starts Legate.
-    code = f"""
-        import json, sys
-        sys.path[:0] = {sys.path!r}
+    code = """
+        import json
         import tensorweaver as tw
         tw.set_default_dtype(tw.float64)
         from tw_backends import entered
         from test_cunumeric_hunt_session18 import CASES, loader_outcomes, results
         with entered("cunumeric"):
-            print(json.dumps(results(tw, CASES)), flush=True)
-            print(json.dumps(loader_outcomes()), flush=True)
+            print(json.dumps({"cases": results(tw, CASES), "loaders": loader_outcomes()}))
     """
-    environ = {**os.environ, "TENSORWEAVER_DISABLE_PLUGINS": "torch"}  # starts sooner
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = proc.stdout.strip().splitlines()
-    return {"cases": json.loads(lines[-2]), "loaders": json.loads(lines[-1])}
+    return run_python(code, timeout=120)
 
 
 def test_a_dataloader_worker_refuses_cunumeric_tensors_instead_of_hanging(on_cunumeric) -> None:

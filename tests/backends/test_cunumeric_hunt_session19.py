@@ -23,17 +23,13 @@ one child interpreter with 256 MiB checks the public API on real arrays.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 import threading
 
 import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from cunumeric_child import run_python
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.errors import OutOfMemoryError
 from tensorweaver_cunumeric import legate_config
@@ -222,21 +218,12 @@ def test_the_public_api_raises_and_the_process_lives_on() -> None:
         after = tw.cat([tw.arange(3.0)] * 2).double().cumsum(0).tolist()
         print(json.dumps([outcomes, after]))
     """
-    environ = {
-        **os.environ,
-        "TENSORWEAVER_DISABLE_PLUGINS": "torch",
-        "LEGATE_AUTO_CONFIG": "0",
-        "LEGATE_CONFIG": "--cpus 1 --gpus 0 --utility 1 --sysmem 256 --logging gpu=6",
-    }
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=environ,
+    outcomes, after = run_python(
+        code,
         timeout=120,
+        LEGATE_AUTO_CONFIG="0",
+        LEGATE_CONFIG="--cpus 1 --gpus 0 --utility 1 --sysmem 256 --logging gpu=6",
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    outcomes, after = json.loads(proc.stdout.strip().splitlines()[-1])
     assert outcomes == dict.fromkeys(PUBLIC, "OutOfMemoryError")
     want = torch.cat([torch.arange(3.0, dtype=torch.float64)] * 2).cumsum(0)
     np.testing.assert_array_equal(after, want.numpy())

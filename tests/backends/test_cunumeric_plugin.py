@@ -10,16 +10,12 @@ fresh runtime (or none) run Python in a subprocess.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 import tensorweaver as tw
+from cunumeric_child import run_python
 from tensorweaver import registry
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.errors import OutOfMemoryError
@@ -30,21 +26,6 @@ installed = pytest.mark.skipif(
     legate_config.library_name() is None,
     reason="cuPyNumeric is not installed (pip install tensorweaver[cunumeric])",
 )
-
-
-def run_python(code: str, **environ: str) -> dict:
-    """Run ``code`` in a fresh interpreter without Legate settings; it prints one JSON value."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LEGATE_", "TENSORWEAVER_"))}
-    env.update(TENSORWEAVER_DISABLE_PLUGINS="torch", **environ)
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")

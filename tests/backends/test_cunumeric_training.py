@@ -6,14 +6,11 @@ runtime starts.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cunumeric_child import run_script
 from tensorweaver_cunumeric import legate_config
 
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "mlp_scaleout.py"
@@ -25,17 +22,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def _run(device: str, *flags: str, **environ: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LEGATE_", "TENSORWEAVER_"))}
-    env.update(TENSORWEAVER_DISABLE_PLUGINS="torch", **environ)
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--device", device, "--steps", "15", *flags],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_script(SCRIPT, "--device", device, "--steps", "15", *flags, timeout=600, **environ)
 
 
 @pytest.fixture(scope="module")

@@ -13,16 +13,12 @@ index space"); it runs in a child interpreter for that reason.
 from __future__ import annotations
 
 import io
-import json
-import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from cunumeric_child import run_python
 from tensorweaver_cunumeric import legate_config
 from tw_backends import entered
 
@@ -57,26 +53,15 @@ def _scans_of_lapack_outputs(lib) -> dict[str, list]:
 
 def test_a_1d_scan_of_a_lapack_output_as_torch() -> None:
     # In a child: before the fix Legion aborted the process (SIGABRT) at the first scan.
-    code = f"""
-        import json, sys
-        sys.path[:0] = {sys.path!r}
+    code = """
+        import json
         import tensorweaver as tw
         from tw_backends import entered
         from test_review_session16_cunumeric import _scans_of_lapack_outputs
         with entered("cunumeric"):
             print(json.dumps(_scans_of_lapack_outputs(tw)))
     """
-    environ = {**os.environ, "TENSORWEAVER_DISABLE_PLUGINS": "torch"}  # starts sooner
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert got == _scans_of_lapack_outputs(torch)
+    assert run_python(code) == _scans_of_lapack_outputs(torch)
 
 
 # -- random draws, whatever LAPACK ran before them -----------------------------------------

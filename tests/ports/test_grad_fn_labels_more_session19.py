@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from grad_fn_label_harness import assert_label_values_and_gradients_match_torch
 from tw_backends import FAST, entered
 
 
@@ -170,29 +171,13 @@ _CASES: dict[str, tuple] = {
 }
 
 _RNG = np.random.default_rng(1920)
-_WEIGHTS = np.random.default_rng(8).standard_normal(64)
-
-
-def _run(m: Any, name: str, arrays: list) -> tuple:
-    operands = [m.tensor(a, dtype=m.float64, requires_grad=True) for a in arrays]
-    out = _CASES[name][0](m, *operands)
-    assert all(out is not t for t in operands)  # a result of its own (.T: a view)
-    label = type(out.grad_fn).__name__
-    (out * m.tensor(_WEIGHTS[: out.numel()].reshape(tuple(out.shape)))).sum().backward()
-    return label, out.detach(), [t.grad for t in operands]
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # (torch's .T of a 0-d or 1-d tensor)
 @pytest.mark.parametrize("name", list(_CASES))
 def test_grad_fn_label_values_and_gradients_match_torch(spec: str, name: str) -> None:
     arrays = [_RNG.standard_normal(shape) for shape in _CASES[name][1:]]
-    theirs, expected, expected_grads = _run(torch, name, arrays)
-    with entered(spec):
-        ours, out, grads = _run(tw, name, arrays)
-        assert ours == theirs
-        np.testing.assert_allclose(np.asarray(out), expected.numpy(), rtol=1e-12, atol=1e-12)
-        for got, want in zip(grads, expected_grads):
-            np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-10, atol=1e-12)
+    assert_label_values_and_gradients_match_torch(spec, _CASES[name][0], arrays)
 
 
 #: The same in float16 and mixed precision (float16 input, float32 parameters): the label only

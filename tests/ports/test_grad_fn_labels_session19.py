@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from grad_fn_label_harness import assert_label_values_and_gradients_match_torch
 from tw_backends import FAST, entered
 
 
@@ -175,31 +176,16 @@ _CASES: dict[str, tuple] = {
 }
 
 
-def _run(m: Any, name: str, arrays: list) -> tuple:
-    fn = _CASES[name][0]
-    operands = [m.tensor(a, dtype=m.float64, requires_grad=True) for a in arrays]
-    out = fn(m, *operands)
-    name_of_node = type(out.grad_fn).__name__
-    (out * m.tensor(_RNG_WEIGHTS[: out.numel()].reshape(tuple(out.shape)))).sum().backward()
-    return name_of_node, out, [t.grad for t in operands]
-
-
-_RNG_WEIGHTS = np.random.default_rng(7).standard_normal(256)
+_WEIGHTS = np.random.default_rng(7).standard_normal(256)
 
 
 @pytest.mark.parametrize("name", list(_CASES))
 def test_grad_fn_label_values_and_gradients_match_torch(spec: str, name: str) -> None:
     arrays = [_RNG.standard_normal(shape) for shape in _CASES[name][1:]]
-    theirs, expected, expected_grads = _run(torch, name, arrays)
-    with entered(spec):
-        ours, out, grads = _run(tw, name, arrays)
-        assert ours == theirs
-        np.testing.assert_allclose(np.asarray(out.detach()), expected.detach().numpy())
-        for got, want in zip(grads, expected_grads):
-            if want is None:
-                assert got is None
-            else:
-                np.testing.assert_allclose(np.asarray(got), want.numpy(), atol=1e-12)
+    # (this file's tolerances: NumPy's default rtol, no atol on the values)
+    assert_label_values_and_gradients_match_torch(
+        spec, _CASES[name][0], arrays, weights=_WEIGHTS, rtol=1e-7, atol=0, grad_rtol=1e-7
+    )
 
 
 # -- Module.register_backward_hook (PyTorch's deprecated, non-full form) ------------------

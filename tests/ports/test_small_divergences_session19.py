@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from grad_fn_label_harness import assert_label_values_and_gradients_match_torch
 from test_user_hunt_session18 import _check_raises
 from tw_backends import FAST, entered
 
@@ -74,30 +75,12 @@ _CASES: dict[str, tuple] = {
     "pdist_inf": (lambda m, a: _f(m).pdist(a, p=float("inf")), (4, 3)),
 }
 
-_WEIGHTS = np.random.default_rng(8).standard_normal(64)
-
-
-def _run(m: Any, name: str, arrays: list) -> tuple:
-    operands = [m.tensor(a, dtype=m.float64, requires_grad=True) for a in arrays]
-    out = _CASES[name][0](m, *operands)
-    label = type(out.grad_fn).__name__
-    (out * m.tensor(_WEIGHTS[: out.numel()].reshape(tuple(out.shape)))).sum().backward()
-    return label, out.detach(), [t.grad for t in operands]
-
 
 @pytest.mark.parametrize("name", list(_CASES))
 def test_grad_fn_label_values_and_gradients_match_torch(spec: str, name: str) -> None:
     rng = np.random.default_rng(list(_CASES).index(name))
     arrays = [rng.standard_normal(shape) for shape in _CASES[name][1:]]
-    theirs, expected, expected_grads = _run(torch, name, arrays)
-    with entered(spec):
-        ours, out, grads = _run(tw, name, arrays)
-        assert ours == theirs
-        np.testing.assert_allclose(np.asarray(out), expected.numpy(), rtol=1e-12, atol=1e-12)
-        for got, want in zip(grads, expected_grads):
-            assert (got is None) == (want is None)
-            if want is not None:
-                np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-10, atol=1e-12)
+    assert_label_values_and_gradients_match_torch(spec, _CASES[name][0], arrays)
 
 
 @pytest.mark.parametrize("keepdim", [False, True])
