@@ -1,0 +1,250 @@
+"""Review of the twentieth session's commits (9513c09..8142f93): the defects found, each a
+strict xfail naming its cause and the proposed fix, compared with PyTorch 2.13.
+
+Conj views (ops/views.py ``conj``) hold the conjugated values in an array of their own; the
+cases below are where that array parts from the base's memory in ways PyTorch's conjugate
+bit never does, plus an error type that a new loss refusal changed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorweaver as tw
+import torch
+from tw_backends import FAST, entered
+
+
+@pytest.fixture(params=FAST)
+def spec(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def _values(t: object) -> list:
+    return np.asarray(t.tolist(), dtype=complex).tolist()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="ops/views.py conj()/_write_conjugated: a conj view keeps its own stale array when "
+    "its base's memory is shared with NumPy (as_view skips _share_own_array for it), and a "
+    "write through it copies that whole stale array back into the base, undoing the host's "
+    "write to other elements. Fix: before an in-place op through a conj view whose base is "
+    "host-shared (id(base) in _HOST_SHARED or _writes_through(base)), re-read the view from "
+    "its base (its `read`), so the op starts from the base's current memory (same root as "
+    "test_conj_views_session20.py::test_conjugate_view_sees_host_writes_into_its_base, "
+    "where the view only reads stale values; here the base loses the host's write)",
+)
+def test_conj_view_write_keeps_a_host_write_to_its_base(spec: str) -> None:
+    def program(m: object) -> list:
+        z = m.tensor([1 + 2j, 3 - 4j], dtype=m.complex128)
+        c = z.conj()
+        z.numpy()[0] = 50  # the host writes element 0 of the base's memory
+        c[1] = 1j  # a write through the conj view to element 1 only
+        return _values(z)
+
+    want = program(torch)
+    with entered(spec):
+        assert program(tw) == want
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="ops/views.py view_layout: a `conjugates` write returns None, so a conj view's "
+    "strides, storage_offset and contiguity are those of its own fresh array; for the conj "
+    "of a non-contiguous view (z[:, 1:].conj()) that is dense, where PyTorch's keeps the "
+    "base's layout (3, 1), offset 1, not contiguous. Fix: report the base's layout for a "
+    "conj view in view_layout (as an identity view does) and keep host sharing off by "
+    "is_conj() in the sharing paths (numpy(), _dlpack_native, _share_own_array) instead",
+)
+def test_conj_of_a_strided_view_keeps_its_layout(spec: str) -> None:
+    def program(m: object) -> tuple:
+        z = m.tensor([[1 + 2j, 3 - 4j, 5j], [1, 2, 3]], dtype=m.complex64)
+        v = z[:, 1:].conj()
+        return tuple(v.stride()), v.is_contiguous(), v.storage_offset()
+
+    want = program(torch)
+    with entered(spec):
+        assert program(tw) == want
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="the same cause as test_conj_of_a_strided_view_keeps_its_layout (ops/views.py "
+    "view_layout returns None for a conj view): z[:, 1:].conj().reshape(-1) is a view in tw, "
+    "so a write through it reaches z, where PyTorch's reshape of that non-contiguous view is "
+    "a copy and z is unchanged (and .view(-1) raises RuntimeError). Fix: as that test's",
+)
+def test_reshape_of_conj_of_a_strided_view_copies(spec: str) -> None:
+    def program(m: object) -> list:
+        z = m.tensor([[1 + 2j, 3 - 4j, 5j], [1, 2, 3]], dtype=m.complex64)
+        flat = z[:, 1:].conj().reshape(-1)
+        flat[0] = 100j
+        return _values(z)
+
+    want = program(torch)
+    with entered(spec):
+        assert program(tw) == want
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="ops/views.py view_layout (None for a `conjugates` write) and as_view (no "
+    "_share_own_array for it): a view chain through conj views that ends with no conjugate "
+    "bit (z.conj().conj(), z.mH.mH, z.conj().real) holds an array of its own, so its numpy() "
+    "is not the base's memory: a host write through it misses z, where PyTorch's view "
+    "shares z's memory. Fix: let an even number of conjugations (and the real part of a "
+    "conj view) share the base's memory: view_layout gives the base's layout for a conj "
+    "step, and only is_conj() keeps numpy()/dlpack/_share_own_array off that memory",
+)
+@pytest.mark.parametrize("chain", ["conj().conj()", "mH.mH", "conj().real"])
+def test_numpy_of_an_unconjugated_view_chain_shares_the_base(spec: str, chain: str) -> None:
+    def program(m: object) -> list:
+        z = m.tensor([[1 + 2j, 3 - 4j], [1j, 2]], dtype=m.complex128)
+        view = {
+            "conj().conj()": lambda: z.conj().conj(),
+            "mH.mH": lambda: z.mH.mH,
+            "conj().real": lambda: z.conj().real,
+        }[chain]()
+        view.numpy()[0, 0] = 100
+        return _values(z)
+
+    want = program(torch)
+    with entered(spec):
+        assert program(tw) == want
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=pytest.fail.Exception,
+    reason="tensor.py Tensor._dlpack_native: a conj view exports its own conjugated array, so "
+    "a consumer's writes reach the view but not its base (the alias breaks silently); "
+    "PyTorch raises BufferError, that it cannot export a tensor with the conjugate bit set. Fix: "
+    "raise that BufferError in _dlpack_native when self.dtype.is_complex and self.is_conj()",
+)
+def test_dlpack_of_a_conj_view_is_refused(spec: str) -> None:
+    with pytest.raises(BufferError):
+        np.from_dlpack(torch.tensor([1 + 2j, 3 - 4j]).conj())
+    with entered(spec):
+        c = tw.tensor([1 + 2j, 3 - 4j], dtype=tw.complex128).conj()
+        with pytest.raises(BufferError):
+            np.from_dlpack(c)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="nn/functional/loss.py binary_cross_entropy_with_logits: the new integral-target "
+    "RuntimeError comes before the integral input's refusal, so an integer input with an "
+    "integer target raises RuntimeError where PyTorch (and tw at 9513c09) raise "
+    "NotImplementedError. Fix: refuse the integral target only when the input is floating "
+    "point (or check the input's dtype first)",
+)
+def test_bce_with_logits_integer_input_and_target_error_type(spec: str) -> None:
+    def error(m: object) -> type:
+        x = m.tensor([[1, 0, 2]], dtype=m.int64)
+        try:
+            m.nn.functional.binary_cross_entropy_with_logits(x, x.clone())
+        except Exception as e:  # the exception class is what is compared
+            return type(e)
+        return type(None)
+
+    want = error(torch)
+    with entered(spec):
+        assert error(tw).__name__ == want.__name__
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="serialization: tw.save of a conj view stores its values but not the conjugate "
+    "bit, so the loaded tensor's is_conj() is False where PyTorch's load keeps it True (its "
+    "values agree). Fix: save a conj view as its base's values plus the bit (or mark the "
+    "loaded tensor as tw.conj of the stored conjugate) in serialization/",
+)
+def test_saved_conj_view_loads_with_the_bit(spec: str, tmp_path: object) -> None:
+    path = str(tmp_path / "c.pt")
+    torch.save(torch.tensor([1 + 2j]).conj(), path)
+    want = torch.load(path).is_conj()
+    with entered(spec):
+        tw.save(tw.tensor([1 + 2j], dtype=tw.complex128).conj(), path)
+        assert tw.load(path).is_conj() == want
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="autograd/grad_fn.py GradFn.register_hook + autograd/engine.py _hooked: the grad_fn "
+    "of a composite op (topk, max(dim), eigh: a primitive node that ops.apply.labelled "
+    "names) runs its hooks on that last primitive's rule, so grad_inputs are the gradients "
+    "of intermediates (topk's sorted copy, not x), in their shapes and order. Fix: run a "
+    "labelled node's post-hooks where the gradients of the composite's own inputs (those "
+    "given to labelled) are known, or refuse register_hook on such a node with a clear "
+    "error; never hand a hook an intermediate",
+)
+def test_grad_fn_hook_of_a_composite_sees_its_inputs_gradients(spec: str) -> None:
+    def program(m: object) -> list:
+        x = m.tensor([[1.0, 4.0, 2.0], [3.0, 0.0, 5.0]], requires_grad=True)
+        values, _ = x.topk(2, 1)
+        seen: list = []
+        values.grad_fn.register_hook(lambda gi, go: seen.append(gi[0].tolist()))
+        (values * m.tensor([1.0, 2.0])).sum().backward()
+        return seen
+
+    want = program(torch)
+    with entered(spec):
+        assert program(tw) == want
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="autograd/hooks.py register_node_hook + autograd/engine.py _hooked: unbind/split "
+    "make one node per output, so a pre-hook on outputs[0].grad_fn sees only that output's "
+    "gradient (a 1-tuple), where PyTorch's one UnbindBackward0 node hands it every output's "
+    "gradient (None where none came); a hook that scales them all scales one. Fix: give the "
+    "sibling output nodes of one op one hook table and run the pre-hook once on the tuple "
+    "of all their gradients (or refuse the hook on such a node)",
+)
+def test_grad_fn_prehook_of_unbind_sees_every_output(spec: str) -> None:
+    def program(m: object) -> list:
+        x = m.tensor([[1.0, 4.0, 2.0], [3.0, 0.0, 5.0]], requires_grad=True)
+        rows = x.unbind(0)
+        rows[0].grad_fn.register_prehook(
+            lambda go: tuple(None if g is None else g * 10 for g in go)
+        )
+        (rows[0].sum() + rows[1].sum()).backward()
+        return x.grad.tolist()
+
+    want = program(torch)
+    with entered(spec):
+        assert program(tw) == want
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=pytest.fail.Exception,
+    reason="promotion.py numpy_scalar_number (called for every np.generic by ops/elementwise.py "
+    "_operands/_arithmetic and promotion.scalar_dtype): float(value) parses a NumPy string "
+    "scalar, so x + np.str_('1') adds 1.0 and result_type(x, np.bytes_(b'1')) is float32, "
+    "where PyTorch (and tw at 9513c09) raise TypeError. Fix: take only np.number and "
+    "np.bool_ there (isinstance(v, (np.number, np.bool_))); leave any other np.generic to "
+    "the TypeError for a non-number",
+)
+@pytest.mark.parametrize("scalar", [np.str_("1"), np.bytes_(b"1")], ids=["str_", "bytes_"])
+@pytest.mark.parametrize("op", ["add", "mul", "result_type"])
+def test_numpy_string_scalar_is_no_number(spec: str, scalar: object, op: str) -> None:
+    def program(m: object) -> object:
+        x = m.ones(2)
+        return {"add": lambda: x + scalar, "mul": lambda: x * scalar}.get(
+            op, lambda: m.result_type(x, scalar)
+        )()
+
+    with pytest.raises(TypeError):
+        program(torch)
+    with entered(spec), pytest.raises(TypeError):
+        program(tw)
