@@ -45,7 +45,12 @@ import sys
 import weakref
 from typing import Any
 
-from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
+from tensorweaver.autograd.mode import (
+    enable_grad,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+)
 from tensorweaver.autograd.node import INPLACE_CHANGES, output_changed, output_rewritten
 from tensorweaver.contract.dtypes import DType, bfloat16
 from tensorweaver.memory_formats import C_TESTS, c_test, preserved_order, takes_writes
@@ -415,6 +420,7 @@ class Tensor:
         "_view_of",
         "_views",
         "_new_axis_strides",
+        "_inference",
         "__weakref__",
     )
     #: As torch.Tensor's: a NumPy scalar or array on an operator's left defers to the
@@ -442,6 +448,9 @@ class Tensor:
         self._view_of: tuple | None = None
         # [(weak reference to a view or alias, read)]: what follows this tensor's changes
         self._views: list | None = None
+        # made inside inference_mode() (a view is an inference tensor where its base is one:
+        # ops/memory_facts.py is_inference)
+        self._inference = is_inference_mode_enabled()
 
     def _legacy_init(self, args: tuple) -> None:
         """``tw.Tensor(*sizes)`` (zeros: there is no uninitialised memory), ``tw.Tensor(data)``
@@ -543,6 +552,11 @@ class Tensor:
                 "only Tensors of floating point and complex dtype can require gradients, got "
                 f"{self.dtype.name}; "
                 "convert first, e.g. x.float().requires_grad_()"
+            )
+        if requires_grad and self._inference_outside_the_mode():
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed; make a normal tensor of it first with .clone()"
             )
         self.requires_grad = bool(requires_grad)
         return self
@@ -752,6 +766,15 @@ class Tensor:
 
     # -- in place ---------------------------------------------------------------------------
 
+    def _inference_outside_the_mode(self) -> bool:
+        """Whether this is an inference tensor used outside ``inference_mode()``, where
+        PyTorch refuses to let it require grad or change in place."""
+        if not self._inference or is_inference_mode_enabled():
+            return False
+        from tensorweaver.ops.memory_facts import is_inference
+
+        return is_inference(self)
+
     def _check_inplace(self) -> None:
         if self.requires_grad and self._node is None and is_grad_enabled():
             view = self._view_of
@@ -782,6 +805,12 @@ class Tensor:
         through it raises as PyTorch's version counter makes it; a change of an op's input
         raises as in PyTorch.
         """
+        if self._inference and self._inference_outside_the_mode():
+            raise RuntimeError(
+                f"{op}: Inplace update to inference tensor outside InferenceMode is not "
+                "allowed. You can make a clone to get a normal tensor before doing inplace "
+                "update."
+            )
         view = self._view_of
         if view is not None:
             # (a write-back of a view's change into this base is no write of the user's: only
@@ -1451,13 +1480,16 @@ class Tensor:
         other, in-place tensor methods included. Elsewhere (torch on a GPU, cuPyNumeric,
         bfloat16, which arrives as float32) it is a copy. The first call on a tensor that does
         not share its memory yet copies once (see the module docs); later calls do not.
-        ``force=True`` allows a tensor that requires grad, as in PyTorch."""
+        ``force=True`` allows a tensor that requires grad or has the conjugate bit (a copy of
+        its values), as in PyTorch."""
         if self.requires_grad and is_grad_enabled() and not force:
             raise RuntimeError(
                 "numpy(): this tensor requires grad; call tensor.detach().numpy() "
                 "(or numpy(force=True))"
             )
         if self.dtype.is_complex and self.is_conj():
+            if force:  # PyTorch's force resolves the conjugate bit (into a copy)
+                return self.detach().resolve_conj().numpy()
             # a conj() view's memory is its base's, unconjugated, as PyTorch's
             raise RuntimeError(
                 "Can't call numpy() on Tensor that has conjugate bit set. "

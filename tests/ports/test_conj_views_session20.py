@@ -278,12 +278,6 @@ def test_conjugate_view_sees_host_writes_into_its_base() -> None:
     assert complex(c[0, 0]) == 5.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/spellings.py (is_neg): always False; PyTorch's imag of a conj view is a view "
-    "with the negative bit (is_neg() True). Fix: is_neg(t) true for a float view whose write "
-    "has part 'imag' of a tensor that is_conj() (ops/views.py imag, ops/complex.py is_conj)",
-)
 def test_imag_of_a_conjugate_view_has_the_negative_bit(spec: str) -> None:
     _check(spec, lambda m: [_z(m).conj().imag.is_neg()])
 

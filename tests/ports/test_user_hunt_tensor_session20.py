@@ -260,39 +260,15 @@ def test_reduced_and_joined_transposes_are_contiguous(op: str) -> None:
 # -- in-place methods (ops/methods.py, another helper's file) --------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x.copy_(2.5) with a Python number is AttributeError ('float' object has no "
-    "attribute 'backend'); PyTorch 2.13 fills x with the number cast to x's dtype. At fault: "
-    "_copy in core/tensorweaver/ops/methods.py reads src.backend. Fix: wrap a number src as "
-    "a 0-d tensor of x's dtype (as fill_ does) before the broadcast and cast",
-)
 @pytest.mark.parametrize("dtype, value", [("int64", 2.5), ("float64", 3)], ids=["int", "float"])
 def test_copy_from_a_python_number(spec: str, dtype: str, value: float) -> None:
     _check(spec, lambda m: m.ones(3, dtype=getattr(m, dtype)).copy_(value))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x.fill_(t) with a 1-element 1-d tensor fills x; PyTorch raises RuntimeError "
-    "(fill_ only supports 0-dimension value tensor). At fault: _fill in "
-    "core/tensorweaver/ops/methods.py. Fix: raise RuntimeError where value.ndim > 0, as "
-    "tw.fill (ops/creation_spellings.py) already does",
-)
 def test_fill_with_a_1d_tensor_raises(spec: str) -> None:
     _check_raises(spec, lambda m: m.ones(3).fill_(m.tensor([1.0])))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an in-place op whose result dtype cannot be cast to self's and that the "
-    "out-of-place op refuses for that dtype raises the out-of-place op's NotImplementedError "
-    "(int64 x.bitwise_and_(float tensor), float32 x.fmod_(1j), x.atan2_(complex)); PyTorch "
-    "checks the cast first: RuntimeError (result type Float can't be cast to the desired "
-    "output type Long). At fault: _inplace in core/tensorweaver/ops/methods.py computes "
-    "op(x, ...) before _assign checks the cast. Fix: for binary ops check "
-    "can_cast(result_type(x, other), x.dtype) before calling op",
-)
 @pytest.mark.parametrize(
     "case",
     ["bitwise_and_-int64-float", "fmod_-float32-complex", "remainder_-float32-complex"],
@@ -307,15 +283,6 @@ def test_inplace_cast_is_checked_before_the_op(spec: str, case: str) -> None:
     _check_raises(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x.T on a tensor of 3 dimensions reverses them silently; PyTorch warns "
-    "(UserWarning: the use of x.T on tensors of dimension other than 2 is deprecated; use "
-    "x.mT or x.permute). PyTorch warns once per process, so the test checks tensorweaver's "
-    "warning and PyTorch's values. At fault: _reversed_axes in "
-    "core/tensorweaver/ops/methods.py. Fix: warn there where ndim is not 2 (0-d has its own "
-    "deprecation message in PyTorch)",
-)
 def test_T_of_a_3d_tensor_warns(spec: str) -> None:
     with entered(spec):
         with pytest.warns(UserWarning):

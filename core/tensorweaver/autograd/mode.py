@@ -15,6 +15,10 @@ _inference: ContextVar[bool] = ContextVar("tensorweaver_inference_mode", default
 #: The hot path reads grad mode through this bound method (one call, no attribute look-ups).
 is_grad_enabled: Callable[[], bool] = _enabled.get
 
+#: Whether an ``inference_mode()`` block is active (as ``is_grad_enabled``: the tensor
+#: constructor reads it to mark inference tensors).
+is_inference_mode_enabled: Callable[[], bool] = _inference.get
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -27,11 +31,11 @@ class set_grad_enabled:
         self._previous = _enabled.get()
         if type(self) is set_grad_enabled:
             # torch.set_grad_enabled(False) as a plain call switches the mode at once.
-            self._tokens.append(_enabled.set(self.mode))
+            self._tokens.append(_enabled.set(_recording(self.mode)))
 
     def __enter__(self) -> None:
         if type(self) is not set_grad_enabled or not self._tokens:
-            self._tokens.append(_enabled.set(self.mode))
+            self._tokens.append(_enabled.set(_recording(self.mode)))
 
     def __exit__(self, *exc: object) -> None:
         token = self._tokens.pop()
@@ -51,7 +55,7 @@ class set_grad_enabled:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            token = _enabled.set(mode)
+            token = _enabled.set(_recording(mode))
             try:
                 return fn(*args, **kwargs)
             finally:
@@ -62,7 +66,7 @@ class set_grad_enabled:
     @staticmethod
     @contextlib.contextmanager
     def _scoped(mode: bool) -> Iterator[None]:
-        token = _enabled.set(mode)
+        token = _enabled.set(_recording(mode))
         try:
             yield
         finally:
@@ -94,9 +98,14 @@ class enable_grad(set_grad_enabled):
         super().__init__(True)
 
 
-def is_inference_mode_enabled() -> bool:
-    """Whether an ``inference_mode()`` block is active."""
-    return _inference.get()
+def _recording(mode: bool) -> bool:
+    """The grad mode that ``set_grad_enabled(mode)`` and its kin switch to: off inside an
+    ``inference_mode()`` block whatever they ask, as PyTorch records no graph there.
+
+    Differs from PyTorch: there ``torch.is_grad_enabled()`` is True inside
+    ``inference_mode()`` + ``enable_grad()``; here it is False (the hot path reads one flag).
+    """
+    return mode and not _inference.get()
 
 
 class inference_mode:
@@ -104,8 +113,9 @@ class inference_mode:
     (``@tw.inference_mode()``, ``@tw.inference_mode``). ``mode=False`` leaves inference mode
     and turns gradients back on, as in PyTorch.
 
-    Unlike PyTorch, tensors made inside are ordinary tensors (there are no inference tensors)
-    and ``enable_grad()`` inside the block records a graph again.
+    Tensors made inside are inference tensors (``is_inference()``, ``tensor.py``): outside
+    the block they may not require grad nor be changed in place, as in PyTorch; and
+    ``enable_grad()`` inside the block records no graph.
     """
 
     def __new__(cls, mode: Any = True) -> Any:

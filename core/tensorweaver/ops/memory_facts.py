@@ -2,10 +2,10 @@
 ``is_inference()``, ...), and the requests about memory that have no effect here
 (``share_memory_``, ``pin_memory``), and strides given to ``empty_strided``.
 
-Every tensorweaver tensor is dense, strided, not quantized, not nested, not an inference
-tensor (``tw.inference_mode`` makes ordinary tensors) and not in page-locked memory, which
-the backends do not expose. ``pin_memory()`` returns a copy, as PyTorch's does (PyTorch's
-raises where no accelerator exists); the copy's ``is_pinned()`` is False.
+Every tensorweaver tensor is dense, strided, not quantized, not nested and not in
+page-locked memory, which the backends do not expose. ``pin_memory()`` returns a copy, as
+PyTorch's does (PyTorch's raises where no accelerator exists); the copy's ``is_pinned()`` is
+False.
 """
 
 from __future__ import annotations
@@ -18,8 +18,18 @@ from tensorweaver.tensor import Tensor
 
 
 def is_inference(input: Tensor) -> bool:
-    """False: there are no inference tensors here (see ``tw.inference_mode``)."""
-    return False
+    """Whether ``input`` is an inference tensor: made inside ``tw.inference_mode()``, or a
+    view or ``detach()`` of one (a view is one where its base is, wherever it was made, as
+    in PyTorch)."""
+    t = input
+    while True:
+        view = t._view_of
+        if view is not None:
+            t = view[0]
+        elif t._alias_of is not None:
+            t = t._alias_of
+        else:
+            return t._inference
 
 
 def is_distributed(input: Tensor) -> bool:

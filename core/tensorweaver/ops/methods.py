@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from importlib import import_module
 from typing import Any
 
+from tensorweaver import promotion, registry, selection, tensor_types
 from tensorweaver import random as rnd
-from tensorweaver import registry, selection, tensor_types
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
@@ -238,16 +239,41 @@ def _inplace(op: Any) -> Any:
     if op.__name__ in _OPERANDS_READ_NO_SELF:
 
         def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-            return self._assign(op(self._inplace_source(), *args, **kwargs), name)
+            try:
+                result = op(self._inplace_source(), *args, **kwargs)
+            except NotImplementedError:
+                _check_castable(self, name, (*args, *kwargs.values()))
+                raise
+            return self._assign(result, name)
 
     else:
 
         def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             source = self._inplace_source(*args, *kwargs.values())  # (operands: see there)
-            return self._assign(op(source, *args, **kwargs), name)
+            try:
+                result = op(source, *args, **kwargs)
+            except NotImplementedError:
+                _check_castable(self, name, (*args, *kwargs.values()))
+                raise
+            return self._assign(result, name)
 
     method.__name__ = name
     return method
+
+
+def _check_castable(self: Tensor, name: str, operands: tuple) -> None:
+    """PyTorch's RuntimeError where ``self.op_(other)``'s result type cannot be cast to
+    ``self``'s dtype: PyTorch checks that before the op, so it wins over the op's refusal of
+    the dtype (an int tensor's ``bitwise_and_`` of a float one). Called once the op refused,
+    which keeps the check off the path of every in-place op that succeeds."""
+    if not operands or not isinstance(operands[0], (Tensor, bool, int, float, complex)):
+        return
+    dtype = promotion.result_type(self, operands[0])
+    if promotion.category(dtype) > promotion.category(self.dtype):
+        raise RuntimeError(
+            f"{name}: result type {dtype.name} can't be cast to the desired output type "
+            f"{self.dtype.name}"
+        )
 
 
 def _overwritten(self: Tensor, value: Tensor, grad_fn: str, source: Any = None) -> Tensor:
@@ -270,6 +296,11 @@ def _overwritten(self: Tensor, value: Tensor, grad_fn: str, source: Any = None) 
 def _fill(self: Tensor, value: Any, grad_fn: str = "FillBackward2") -> Tensor:
     self._check_inplace()
     if isinstance(value, Tensor):  # differentiable in the value, as in PyTorch
+        if value.ndim:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions; pass value.squeeze() or value.item()"
+            )
         filled = mv.expand(ew.cast(value, self.dtype), self.shape)
         # (as copy_: PyTorch refuses a tensor value through elements expand() repeats)
         filled = _overwritten(self, filled, "FillBackward3", value)
@@ -285,10 +316,26 @@ def _zero(self: Tensor) -> Tensor:
 def _copy(self: Tensor, other: Tensor, non_blocking: bool = False) -> Tensor:
     # (PyTorch's keyword is other, though its documentation names the argument src)
     self._check_inplace()
+    if not isinstance(other, Tensor):
+        other = _number_source(self, other)
     if other.backend is not self.backend:
         other = other.to(self.backend)
     copied = mv.expand(ew.cast(other, self.dtype), self.shape)
     return self._assign(_overwritten(self, copied, "CopyBackwards", other), "copy_")
+
+
+def _number_source(self: Tensor, value: Any) -> Tensor:
+    """``x.copy_(number)``'s source, as PyTorch takes it: the number as a 0-d tensor of
+    ``x``'s dtype (a complex one into a real ``x``: complex, so that the cast warns and keeps
+    the real part, as PyTorch's)."""
+    if not isinstance(value, numbers.Number):
+        raise TypeError(
+            f"copy_(): argument 'other' (position 1) must be Tensor, not {type(value).__name__}"
+        )
+    dtype = self.dtype
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        dtype = dtype if dtype.is_complex else dtypes.complex128
+    return cr.full((), value, dtype=dtype, device=self)
 
 
 def _clone(self: Tensor, memory_format: Any = None) -> Tensor:
@@ -918,6 +965,8 @@ for _name, _fn in _METHODS.items():
 
 def _reversed_axes(x: Tensor) -> Tensor:
     # also of 0-d and 1-d tensors a view of its own (PyTorch's permute), not ``x`` itself
+    if len(x.shape) != 2:
+        warnings.warn(_T_NOT_2D[min(x.ndim, 1)], UserWarning, stacklevel=2)
     perm = tuple(range(x.ndim - 1, -1, -1))
     out = apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
     return views.permuted(x, out, perm)
@@ -932,6 +981,15 @@ def _swap_last_two(x: Tensor) -> Tensor:
         out._node.label = "TransposeBackward0"  # PyTorch's op
     return views.permuted(x, out, perm)
 
+
+#: PyTorch's deprecation warnings for ``x.T`` of a 0-d tensor, and of one of 1 or 3+ dims.
+_T_NOT_2D = (
+    "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+    "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
+    "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+    "dimensions of a tensor.",
+)
 
 #: PyTorch's deprecation warnings for a 0-d tensor's matrix transposes.
 _ON_0D = {

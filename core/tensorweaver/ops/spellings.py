@@ -25,7 +25,7 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.complex import complex as make_complex
-from tensorweaver.ops.complex import conj_physical, imag, real
+from tensorweaver.ops.complex import conj_physical, imag, is_conj, real
 from tensorweaver.tensor import Size, Tensor, _axis
 
 greater, greater_equal, less, less_equal = ew.gt, ew.ge, ew.lt, ew.le
@@ -651,7 +651,20 @@ def is_signed(input: Tensor) -> bool:
 
 
 def is_neg(input: Tensor) -> bool:
-    return False
+    """Whether ``input`` has PyTorch's negative bit: it is the imaginary part of a tensor with
+    the conjugate bit (``z.conj().imag``), or a view or ``detach()`` of one."""
+    t = input
+    while True:
+        view = t._view_of
+        if view is not None:
+            up = view[0]
+            if up.dtype is not t.dtype:  # a complex tensor's part, or a view(dtype)
+                return getattr(view[1], "part", None) == "imag" and is_conj(up)
+            t = up
+        elif t._alias_of is not None:
+            t = t._alias_of
+        else:
+            return False
 
 
 def isposinf(input: Tensor) -> Tensor:
