@@ -208,6 +208,38 @@ def set_autocast_dtype(device_type: str, dtype: DType) -> None:
     _set_state(device_type, is_autocast_enabled(device_type), dtype)
 
 
+def _per_device_alias(name: str, replacement: Callable, device_type: str, arg: str = "") -> Any:
+    """PyTorch's deprecated per-device spelling ``name(arg)`` of
+    ``replacement(device_type, arg)``, warning as PyTorch's does."""
+    spelled = f"{replacement.__name__}({device_type!r}{', ' + arg if arg else ''})"
+
+    def alias(*values: Any) -> Any:
+        warnings.warn(
+            f"tw.{name}({arg}) is deprecated. Please use tw.{spelled} instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return replacement(device_type, *values)
+
+    alias.__name__ = alias.__qualname__ = name
+    alias.__doc__ = f"Deprecated, as in PyTorch: ``tw.{spelled}``."
+    return alias
+
+
+is_autocast_cpu_enabled = _per_device_alias("is_autocast_cpu_enabled", is_autocast_enabled, "cpu")
+set_autocast_cpu_enabled = _per_device_alias(
+    "set_autocast_cpu_enabled", set_autocast_enabled, "cpu", "enabled"
+)
+get_autocast_cpu_dtype = _per_device_alias("get_autocast_cpu_dtype", get_autocast_dtype, "cpu")
+set_autocast_cpu_dtype = _per_device_alias(
+    "set_autocast_cpu_dtype", set_autocast_dtype, "cpu", "dtype"
+)
+get_autocast_gpu_dtype = _per_device_alias("get_autocast_gpu_dtype", get_autocast_dtype, "cuda")
+set_autocast_gpu_dtype = _per_device_alias(
+    "set_autocast_gpu_dtype", set_autocast_dtype, "cuda", "dtype"
+)
+
+
 def is_autocast_cache_enabled() -> bool:
     """PyTorch's cast-cache switch; TensorWeaver keeps no cache, so it only reports it."""
     return _cache.get()

@@ -110,7 +110,18 @@ class Generator:
         return self._device
 
     def manual_seed(self, seed: int) -> Generator:
-        """Restart the stream from ``seed``; returns the generator."""
+        """Restart the stream from ``seed``, a Python int; returns the generator."""
+        # As PyTorch's: the module-level manual_seed converts with int(), the method does not,
+        # so a float or a bool seed is refused rather than truncated.
+        if isinstance(seed, np.integer):
+            raise TypeError(
+                f"Generator.manual_seed: an integer is required, got {type(seed).__name__}; "
+                "pass int(seed)"
+            )
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise RuntimeError(
+                f"Generator.manual_seed expected a long, but got {type(seed).__name__}"
+            )
         self._initial_seed = _normalized(seed, "Generator.manual_seed")
         self._stream = None  # made on the first draw (numpy.random costs ~10 ms to import)
         return self
@@ -146,6 +157,12 @@ class Generator:
             )
         self._load_raw_state(raw)
         return self
+
+    def clone_state(self) -> Generator:
+        """A new generator that continues from this one's current state (and seed)."""
+        return Generator(self._device if self._device is not None else "cpu").set_state(
+            self.get_state()
+        )
 
     def _raw_state(self) -> bytes:
         pcg = self._rng.bit_generator.state

@@ -111,6 +111,19 @@ def _set_lr(group: dict[str, Any], value: Any) -> None:
         group["lr"] = value
 
 
+def _set_lrs(scheduler: LRScheduler, values: Any) -> None:
+    """Write ``values``, one per param group, as the groups' lrs; a ValueError for another
+    count, as PyTorch's strict pairing (a custom ``get_lr`` returning too few or too many)."""
+    values, groups = list(values), scheduler.optimizer.param_groups
+    if len(values) != len(groups):
+        raise ValueError(
+            f"{type(scheduler).__name__}.step: get_lr() returned {len(values)} learning rates "
+            f"for the optimizer's {len(groups)} param groups; return one per group"
+        )
+    for group, lr in zip(groups, values):
+        _set_lr(group, lr)
+
+
 def _warn_outside_step(scheduler: LRScheduler) -> None:
     """PyTorch's warning when ``get_lr()`` is called by the user rather than by ``step()``
     (its value there is the next epoch's recursion, not the current lr)."""
@@ -206,8 +219,7 @@ class LRScheduler:
             values = self.get_lr() if epoch is None else self._get_closed_form_lr()
         finally:
             self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
-            _set_lr(group, lr)
+        _set_lrs(self, values)
         self._last_lr = self._current_lrs()
 
     def _current_lrs(self) -> list[float]:
@@ -541,8 +553,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             values = self.get_lr()
         finally:
             self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
-            _set_lr(group, lr)
+        _set_lrs(self, values)
         self._last_lr = self._current_lrs()
 
 

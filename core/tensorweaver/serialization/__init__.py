@@ -23,7 +23,7 @@ chose. PyTorch's pickle checkpoints run code by design, and its ``weights_only``
 narrows that to allowed globals. ``tw.load`` has no pickle at all: a file is data (JSON and
 bytes), checked for size and integrity before use, and the only objects it can produce are
 tensors, Parameters, Python containers and scalars (sets, bytes, complex numbers and
-``tw.Size`` among them), dtypes, and objects the allow-list (:mod:`.allowlist`) holds,
+``tw.Size`` among them), dtypes, devices, and objects the allow-list (:mod:`.allowlist`) holds,
 looked up by name among classes and functions the process has already imported (a file
 never makes anything get imported). A saved module is rebuilt from
 an allowed ``tw.nn.Module`` subclass by ``object.__new__`` and by filling its ``__dict__``:

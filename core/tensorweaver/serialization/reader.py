@@ -13,17 +13,19 @@ looked up in the allow-list (:mod:`.allowlist`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import struct
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import IO, Any, BinaryIO, Callable, NoReturn, Optional, Union
 
 import numpy as np
 import safetensors
 
+from tensorweaver.selection import NoCudaError
 from tensorweaver.serialization import allowlist, document, streams
 from tensorweaver.serialization.codes import CODES, STORAGE, host_values
 from tensorweaver.serialization.errors import SafetensorsError
@@ -100,7 +102,8 @@ def load(
     def tensor(name: str) -> Any:
         code, data = stored[name]
         try:
-            out = tw.tensor(host_values(code, data), dtype=CODES[code], device=device)
+            with _deserializing():
+                out = tw.tensor(host_values(code, data), dtype=CODES[code], device=device)
             return out if remap is None else remap(out)
         except TypeError as e:  # the device lacks the dtype (bfloat16 on NumPy, say)
             raise TypeError(
@@ -126,7 +129,14 @@ def _remapping(map_location: Any) -> Any:
         return kind if kind == "cpu" else f"{kind}:{t.device.index or 0}"
 
     if isinstance(map_location, Mapping):
-        return lambda t: t.to(map_location[location(t)]) if location(t) in map_location else t
+
+        def mapped(t: Any) -> Any:
+            if location(t) not in map_location:
+                return t
+            with _deserializing():
+                return t.to(map_location[location(t)])
+
+        return mapped
 
     def call(t: Any) -> Any:
         out = map_location(t, location(t))
@@ -140,6 +150,19 @@ def _remapping(map_location: Any) -> Any:
         return out
 
     return call
+
+
+@contextlib.contextmanager
+def _deserializing() -> Iterator[None]:
+    """PyTorch's RuntimeError for a tensor loaded onto CUDA where there is none (moving one
+    there raises ``AssertionError``, as PyTorch's lazy CUDA start does)."""
+    try:
+        yield
+    except NoCudaError as e:
+        raise RuntimeError(
+            f"tw.load: attempting to deserialize a tensor on a CUDA device, but there is none "
+            f"({e}); on a CPU-only machine pass map_location='cpu'"
+        ) from e
 
 
 def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:

@@ -37,6 +37,10 @@ values, so the file holds no tensor for it: its node (format ``tensorweaver/3.3`
 ``"parameter"`` or ``"buffer"``; loading makes a new one on the default device (``name`` only
 keeps one object referred to twice as one).
 
+A ``tw.device`` (a checkpoint's ``"device"`` entry, a module's ``self.device``; PyTorch's
+``weights_only`` load gives ``torch.device`` back) is ``{"device": spec}``, ``spec`` being
+its ``str`` (format ``tensorweaver/3.4``); loading names the device without using it.
+
 A complex tensor's node is ``{"complex": node}``: safetensors has no complex dtypes, so the
 file holds its (real, imaginary) pairs as a float tensor with a last dimension of 2
 (``view_as_real``'s layout, which other tools read as such), and the node says to view them as
@@ -56,6 +60,7 @@ from tensorweaver.serialization import module_state, storages, uninitialized
 from tensorweaver.serialization.allowlist import name_of, resolve
 from tensorweaver.serialization.document import (
     FORMAT,
+    FORMAT_DEVICES,
     FORMAT_LAZY,
     FORMAT_MODULES,
     FORMAT_SHARED,
@@ -86,6 +91,7 @@ def flatten(obj: Any) -> Flat:
     from tensorweaver.contract.dtypes import DType
     from tensorweaver.nn.modules.module import Module
     from tensorweaver.nn.parameter import Parameter, is_lazy
+    from tensorweaver.selection import device
     from tensorweaver.tensor import Size, Tensor
 
     tensors: dict[str, Any] = {}
@@ -139,6 +145,9 @@ def flatten(obj: Any) -> Flat:
         if isinstance(value, Size):
             uses(FORMAT_VALUES)
             return {"size": [int(n) for n in value]}
+        if isinstance(value, device):
+            uses(FORMAT_DEVICES)
+            return {"device": str(value)}
         if isinstance(value, Mapping):
             items = []
             for key, item in value.items():
@@ -175,8 +184,8 @@ def flatten(obj: Any) -> Flat:
         raise TypeError(
             f"tw.save: cannot store a {type(value).__name__} at {_where(path)} "
             f"({_short(value)}); a saved object holds tensors, modules, mappings, lists, tuples, "
-            "str, int, float, bool, None, complex, bytes, sets, dtypes, and functions or classes "
-            "defined at module level (not lambdas or local ones)"
+            "str, int, float, bool, None, complex, bytes, sets, dtypes, devices, and functions or "
+            "classes defined at module level (not lambdas or local ones)"
         )
 
     structure = encode(obj, [])
@@ -273,6 +282,8 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
                 if not (isinstance(body, str) and body in dtypes):
                     fail(f"unknown dtype {_short(body)}")
                 return dtypes[body]
+            if kind == "device":
+                return _device_of(body, fail)
             if kind == "global":
                 if not isinstance(body, str):
                     fail(f"global node {_short(body)} must be a 'module:qualname' string")
@@ -384,6 +395,18 @@ def _other_value_of(kind: str, body: Any, build: Callable[[Any], Any], fail: Fai
         return set(items)
     except TypeError:  # an unhashable item: the file was not written by tw.save
         fail(f"set node {_short(body)} holds an unhashable item")
+
+
+def _device_of(spec: Any, fail: Fail) -> Any:
+    """The ``tw.device`` a device node names, or a failure for a spec it cannot be."""
+    from tensorweaver.selection import device
+
+    if not isinstance(spec, str):
+        fail(f"device node {_short(spec)} must hold a device string")
+    try:
+        return device(spec)
+    except (ValueError, TypeError, RuntimeError) as e:  # BackendError is both of the first
+        fail(f"device node {_short(spec)} names no device here: {e}")
 
 
 def named_globals(node: Any) -> list[str]:

@@ -134,7 +134,7 @@ class DataLoader:
         if seed is not None and generator is not None:
             raise ValueError("DataLoader: pass either seed or generator, not both")
         if seed is not None:
-            generator = Generator().manual_seed(seed)
+            generator = Generator().manual_seed(int(seed))
         if generator is not None:
             check_generator(generator, "DataLoader")
 
@@ -217,11 +217,17 @@ class DataLoader:
             if self.batch_size is None:
                 return n
             return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-        return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)  # type: ignore[arg-type]
+        return len(self._index_sampler)  # type: ignore[arg-type]
+
+    @property
+    def _index_sampler(self) -> Any:
+        """What an epoch's fetches are drawn from: the batch sampler, or without batching the
+        sampler (for an iterable dataset an endless one, which has no length)."""
+        return self.batch_sampler if self.batch_sampler is not None else self.sampler
 
     def __iter__(self) -> Iterator[Any]:
         if self.num_workers == 0:
-            return self._single_process()
+            return _SingleProcessIter(self, self._single_process())
         if not self.persistent_workers:
             return MultiProcessingIter(self)
         if self._iterator is None:
@@ -261,6 +267,25 @@ class DataLoader:
             except StopIteration:  # an iterable dataset is spent
                 return
             yield batch
+
+
+class _SingleProcessIter:
+    """An epoch made in this process: its batches, and as PyTorch's loader iterators, with or
+    without workers, the length of what its fetches are drawn from (none for an iterable
+    dataset, even one with a length)."""
+
+    def __init__(self, loader: DataLoader, batches: Iterator[Any]) -> None:
+        self._loader = loader
+        self._batches = batches
+
+    def __iter__(self) -> _SingleProcessIter:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._batches)
+
+    def __len__(self) -> int:
+        return len(self._loader._index_sampler)
 
 
 def _cut(sampler: SequentialSampler | RandomSampler, batch_size: int, drop_last: bool) -> Any:

@@ -233,7 +233,7 @@ def random_split(
             f"dataset's length {n}, or fractions summing to 1"
         )
     if generator_seed is not None:
-        generator = Generator().manual_seed(generator_seed)
+        generator = Generator().manual_seed(int(generator_seed))
     source = default_generator if generator is None else generator
     order = draw_permutation(check_generator(source, "random_split"), n).tolist()
     return [

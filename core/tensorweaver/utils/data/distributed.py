@@ -21,6 +21,12 @@ __all__ = ["DistributedSampler"]
 T_co = TypeVar("T_co", covariant=True)
 
 
+class NoProcessGroupError(ValueError, RuntimeError):
+    """A sampler left to take ``num_replicas`` or ``rank`` from a process group, where none
+    exists: a ``ValueError``, as PyTorch 2.13's, and a ``RuntimeError``, as its older
+    versions' (and TensorWeaver's before)."""
+
+
 class DistributedSampler(Sampler[T_co]):
     """The indices of ``dataset`` that replica ``rank`` of ``num_replicas`` reads.
 
@@ -37,7 +43,7 @@ class DistributedSampler(Sampler[T_co]):
         drop_last: bool = False,
     ) -> None:
         if num_replicas is None or rank is None:
-            raise RuntimeError(
+            raise NoProcessGroupError(
                 "DistributedSampler: pass num_replicas and rank; tensorweaver has no process "
                 "group to take them from (tw.distributed.is_initialized() is False)"
             )

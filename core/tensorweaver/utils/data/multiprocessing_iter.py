@@ -157,7 +157,7 @@ class MultiProcessingIter:
         return self
 
     def __len__(self) -> int:
-        return len(self._loader)
+        return len(self._loader._index_sampler)  # as the single-process iterator's
 
     def __next__(self) -> Any:
         while True:
