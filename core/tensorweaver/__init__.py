@@ -556,7 +556,9 @@ _LAZY_ATTRS = {
     **_from(
         "amp",
         "clear_autocast_cache get_autocast_dtype is_autocast_cache_enabled is_autocast_enabled "
-        "set_autocast_cache_enabled set_autocast_dtype set_autocast_enabled",
+        "set_autocast_cache_enabled set_autocast_dtype set_autocast_enabled "
+        "is_autocast_cpu_enabled set_autocast_cpu_enabled get_autocast_cpu_dtype "
+        "set_autocast_cpu_dtype get_autocast_gpu_dtype set_autocast_gpu_dtype",
     ),
     **_from("linalg.determinants", "logdet slogdet"),
     **_from(

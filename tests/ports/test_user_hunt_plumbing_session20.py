@@ -174,14 +174,6 @@ def test_deprecated_per_device_autocast_state() -> None:
     assert len(ours_warned) == len(theirs_warned)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="tw.amp has PyTorch's deprecated per-device autocast spellings, but the top level "
-    "does not export them; fix: add 'is_autocast_cpu_enabled set_autocast_cpu_enabled "
-    "get_autocast_cpu_dtype set_autocast_cpu_dtype get_autocast_gpu_dtype "
-    'set_autocast_gpu_dtype\' to the `_from("amp", ...)` names in core/tensorweaver/__init__.py',
-)
 def test_deprecated_autocast_spellings_at_the_top_level() -> None:
     ours = tw.is_autocast_cpu_enabled
     with pytest.warns(DeprecationWarning):
