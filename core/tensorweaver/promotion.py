@@ -102,9 +102,15 @@ def numpy_scalar_number(value: np.generic) -> int | float | complex:
     """The Python number PyTorch reads a NumPy scalar as: an int where it is an integer (it
     has ``__index__``), a complex where it is a Python complex (``complex128``), else
     ``float(value)``: a ``bool_`` is 1.0 or 0.0, and a ``complex64`` loses its imaginary part
-    (with NumPy's ComplexWarning)."""
+    (with NumPy's ComplexWarning). A string or bytes scalar (``np.str_``) is no number: a
+    TypeError, as PyTorch's."""
     if isinstance(value, np.integer):
         return int(value)
+    if not isinstance(value, (np.number, np.bool_)):
+        raise TypeError(
+            f"expected a Tensor or a number, got the NumPy scalar {value!r} of type "
+            f"{type(value).__name__}; convert it to a number first (e.g. float(value))"
+        )
     return complex(value) if isinstance(value, complex) else float(value)
 
 

@@ -1746,6 +1746,11 @@ class Tensor:
     def _dlpack_native(self) -> Any:
         import numpy as np
 
+        if self.dtype.is_complex and self.is_conj():  # (its array is not its base's memory)
+            raise BufferError(
+                "__dlpack__: cannot export a tensor with the conjugate bit set (a conj() "
+                "view); call t.resolve_conj() first (a new tensor)"
+            )
         if _shares_host(self.backend) and self.dtype is not bfloat16 and not _writes_through(self):
             # the consumer shares this memory, as torch's: later in-place changes reach it
             self._share_with_host()

@@ -235,8 +235,11 @@ class Function:
         return tuple(wrapped) if isinstance(result, tuple) else wrapped[0]
 
 
-#: forward's signature, by forward function (read for every apply of a setup_context style).
+#: forward's signature and, where it has only positional parameters, their number (then
+#: ``apply`` with exactly that many positional arguments needs no binding), by forward function
+#: (read for every apply of a setup_context style).
 _SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def _bound(cls: type[Function], args: tuple, kwargs: dict) -> tuple:
@@ -244,9 +247,15 @@ def _bound(cls: type[Function], args: tuple, kwargs: dict) -> tuple:
     does: each one an input of the Function (``backward`` returns a gradient for it); with
     ``setup_context``, the defaults of the parameters after them are filled in too."""
     with_ctx = cls.setup_context is Function.setup_context
-    signature = _SIGNATURES.get(cls.forward)
-    if signature is None:
-        signature = _SIGNATURES[cls.forward] = inspect.signature(cls.forward)
+    known = _SIGNATURES.get(cls.forward)
+    if known is None:
+        signature = inspect.signature(cls.forward)
+        kinds = [p.kind for p in signature.parameters.values()]
+        count = len(kinds) if all(k in _POSITIONAL for k in kinds) else None
+        known = _SIGNATURES[cls.forward] = (signature, count)
+    signature, count = known
+    if not kwargs and len(args) == count and not with_ctx:
+        return args  # (every parameter given by position: binding would change nothing)
     bound = signature.bind(*((None,) if with_ctx else ()), *args, **kwargs)
     if not with_ctx:
         bound.apply_defaults()

@@ -1,8 +1,11 @@
-"""Gradient hooks: ``Tensor.register_hook`` and ``Tensor.register_post_accumulate_grad_hook``.
+"""Gradient hooks: ``Tensor.register_hook``, ``Tensor.register_post_accumulate_grad_hook``
+and the graph nodes' ``grad_fn.register_prehook``/``grad_fn.register_hook``.
 
 A hook on a non-leaf belongs to the node that made it (the engine meets that node's summed
-gradient); a hook on a leaf belongs to the leaf. Both live in tables keyed by the owner's id,
-emptied when the owner dies, so the engine pays one empty-dict test when no hook is set.
+gradient); a hook on a leaf belongs to the leaf; a node hook to its node (a pre-hook sees
+the gradients of the node's outputs, a post-hook also what its rule computed for its inputs).
+All live in tables keyed by the owner's id, emptied when the owner dies, so the engine pays
+one empty-dict test when no hook is set.
 """
 
 from __future__ import annotations

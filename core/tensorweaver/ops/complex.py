@@ -7,8 +7,11 @@ Wirtinger derivative, doubled). ``conj`` is a view with PyTorch's conjugate bit
 (ops/views.py): it holds the conjugated values and writes back into its base conjugated;
 ``conj_physical`` computes a new tensor.
 
-Differs from PyTorch: ``x.real`` and ``x.imag`` (and ``view_as_real``) are new tensors, not
-views sharing the complex tensor's memory; writing into them does not change it.
+``x.real``, ``x.imag``, ``view_as_real`` and ``view_as_complex`` are views too (ops/views.py):
+writes into them reach the complex tensor, and they follow its later changes.
+
+Differs from PyTorch: the imaginary part of a conjugate view (``z.conj().imag``) has no
+negative bit, so its ``numpy()`` is a copy of its values where PyTorch's raises.
 """
 
 from __future__ import annotations

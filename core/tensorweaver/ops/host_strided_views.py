@@ -30,8 +30,10 @@ def share_with_host(view: Tensor) -> Any | None:
     backend cannot wrap such an array."""
     import numpy as np
 
-    from tensorweaver.ops.views import _overlapping, view_layout
+    from tensorweaver.ops.views import _overlapping, holds_memory_values, view_layout
 
+    if not holds_memory_values(view):  # (a conjugate: that memory holds other values)
+        return None
     if _overlapping(tuple(view.shape), view.stride()) is not False:
         # (a position held twice: a write of the whole view would put the other copies' old
         # values back, so such a view keeps writing through its own array)

@@ -185,7 +185,9 @@ class _ComplexLogAdd(Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple:
         a, b = ctx.saved_tensors
-        share = [cx.conj(ew.add(ew.exp(_complex_sub(q, p)), 1)) for p, q in ((a, b), (b, a))]
+        share = [
+            cx.conj_physical(ew.add(ew.exp(_complex_sub(q, p)), 1)) for p, q in ((a, b), (b, a))
+        ]
         return ew.div(grad, share[0]), ew.div(grad, share[1])
 
 
@@ -490,7 +492,7 @@ class _Cumprod(Function):
         if x.numel() <= 1 or n == 1:
             return grad, None
         if x.dtype.kind == "c":
-            x, out = cx.conj(x), cx.conj(out)
+            x, out = cx.conj_physical(x), cx.conj_physical(out)
         is_zero = ew.eq(x, 0)
         if is_grad_enabled():  # (create_graph)
             if red.any(is_zero).item():

@@ -40,9 +40,10 @@ a tensor that is no view; on a backend that cannot tell (cuPyNumeric), every ``r
 a view; ``x[mask] = v`` through ``expand()``'s repeated elements raises (``masked_fill_``,
 ``index_fill_`` and ``index_put_`` write, as PyTorch's, with its deprecation warning), and
 an ``index_put_(..., accumulate=True)`` there adds one copy's values, not every copy's; a
-``conj()`` view holds the conjugated values in an array of its own, so it does not see
-writes into its base's memory made through NumPy, and its ``numpy()`` is a copy of its values
-where PyTorch's raises.
+``conj()`` view holds the conjugated values in an array of its own (its strides are its
+base's, and its ``numpy()`` and DLPack export raise, as PyTorch's), so it does not see writes
+into its base's memory made through NumPy, and an in-place change through it starts from
+its values before those writes.
 """
 
 from __future__ import annotations
@@ -114,20 +115,29 @@ def as_view(
         out._own_version = base._own_version
         base._follow(out, read, region, None if refused is None else refused[1])
         if _HOST_SHARED and (id(base) in _HOST_SHARED or base._view_of is not None):
-            if not getattr(write, "conjugates", False):  # (its values are not that memory's)
-                _share_own_array(out, base)
+            _share_own_array(out, base)  # (not a conjugate's: holds_memory_values)
     return out
 
 
 def _share_own_array(view: Tensor, base: Tensor) -> None:
     """Where ``view`` holds an array of its own (a diagonal, ``as_strided``, a complex part)
     of ``base``'s memory, which host code shares (``from_numpy``, ``numpy()``): that
-    memory instead, so it sees the host's later writes as PyTorch's view does."""
-    if _writes_through(base) or base._is_shared_view():
+    memory instead, so it sees the host's later writes as PyTorch's view does (also below
+    a view with an array of its own, a ``conj()``'s: ``z.conj().conj()`` is ``z``'s memory)."""
+    if _writes_through(base) or base._is_shared_view() or _host_shared_above(base):
         if _storage_of(view.backend, view.native) is not _storage_of(base.backend, base.native):
             from tensorweaver.ops.host_strided_views import share_with_host
 
             share_with_host(view)
+
+
+def _host_shared_above(t: Tensor) -> bool:
+    """Whether a tensor up ``t``'s chain of views writes into host-shared memory."""
+    while t._view_of is not None:
+        t = t._view_of[0]
+        if _writes_through(t):
+            return True
+    return False
 
 
 _PIECE_WRITTEN = (
@@ -638,11 +648,12 @@ def view_layout(view: Tensor) -> tuple | None:
     laid = getattr(write, "memory_layout", None)
     if laid is not None:
         return laid[0].layout(*laid[1:])
-    if getattr(write, "conjugates", False):
-        # conj(): its values are not those of its base's memory, so nothing may take that
-        # memory for them (numpy(), a move into host-shared memory)
-        return None
     strides, offset, address = base._layout()
+    if getattr(write, "conjugates", False):
+        # conj(): PyTorch's conjugate bit on its base's memory, so its layout is the base's
+        # (numpy(), DLPack and host sharing refuse it by is_conj(), as its values are not
+        # that memory's)
+        return strides, offset, address
     part = getattr(write, "part", None)
     if part == "bits":  # view(dtype): the last dimension's elements resized
         old, new = base.dtype.itemsize, view.dtype.itemsize
@@ -680,6 +691,22 @@ def view_layout(view: Tensor) -> tuple | None:
     if not np.array_equal(positions, _grid(tuple(view.shape), steps, first)):
         return None
     return tuple(steps), first, address + (first - offset) * view.dtype.itemsize
+
+
+def holds_memory_values(view: Tensor) -> bool:
+    """Whether ``view``'s values are those of the memory :func:`view_layout` places it in, so
+    host code may share that memory: not so under PyTorch's conjugate bit (an odd number of
+    ``conj()`` steps up its chain) nor for the imaginary part of such a tensor (its negative
+    bit)."""
+    if view.dtype.is_complex and cx.is_conj(view):
+        return False
+    t = view
+    while t._view_of is not None:
+        up, write = t._view_of[0], t._view_of[1]
+        if getattr(write, "part", None) == "imag" and cx.is_conj(up):
+            return False
+        t = up
+    return True
 
 
 def part_layout(view: Tensor, part: Tensor, laid: tuple, own: tuple) -> tuple:
@@ -876,6 +903,8 @@ def _memory_base(x: Tensor) -> Tensor:
     t, held = x, storage(x.native)
     while t._view_of is not None:
         up, write = t._view_of[0], t._view_of[1]
+        if getattr(write, "conjugates", False):
+            return t  # (its base's memory holds the values unconjugated)
         if up.dtype is not t.dtype:
             part = getattr(write, "part", None)
             if part in ("real", "imag", "pairs"):
@@ -995,7 +1024,7 @@ def _write_conjugated(base: Tensor, value: Tensor) -> Any:
     return base.copy_(cx.conj_physical(value))
 
 
-# (``is_conj`` counts these up a chain of views; ``view_layout`` and ``as_view`` keep them
+# (``is_conj`` counts these up a chain of views; ``holds_memory_values`` keeps an odd count
 # off their base's memory)
 _write_conjugated.conjugates = True  # type: ignore[attr-defined]
 

@@ -19,6 +19,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.nn.functional.integral import is_integral
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
@@ -236,7 +237,7 @@ def _refuse_integers(input: Tensor, fn: str) -> None:
     """PyTorch's im2col/col2im kernels take floating, complex and bool tensors only (checked
     after the shapes, as theirs)."""
     dtype = input.dtype
-    if not (dtype.is_floating_point or dtype.is_complex or dtype is tw.bool):
+    if is_integral(dtype) and dtype is not tw.bool:
         raise NotImplementedError(
             f"{fn}: not implemented for {dtype} input; convert it with input.float()"
         )

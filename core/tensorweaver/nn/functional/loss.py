@@ -20,6 +20,7 @@ from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import apply_fresh
 from tensorweaver.contract.cpu_loops import HALF_STEP
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
+from tensorweaver.nn.functional.integral import is_integral
 from tensorweaver.ops import index as ix
 from tensorweaver.ops.apply import check_backends, labelled
 from tensorweaver.ops.bounds import extrema, inside
@@ -160,7 +161,7 @@ def mse_loss(
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         input, target, weight = float32_operands(input, target, weight)
     _check_sizes(input, target, weight, "mse_loss")
-    if _integral(input) and _integral(target):  # PyTorch has no integer kernel
+    if is_integral(input.dtype) and is_integral(target.dtype):  # PyTorch has no integer kernel
         raise NotImplementedError(
             f"mse_loss: not implemented for {input.dtype} and {target.dtype} inputs; convert "
             f"one to floating point first (input.float())"
@@ -183,11 +184,6 @@ def _bools_as_numbers(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
     elif input.dtype is tw.bool and target.dtype.is_floating_point:
         input = input.to(target.dtype)
     return input, target
-
-
-def _integral(t: Tensor) -> bool:
-    """Whether ``t`` holds integers or bools."""
-    return not (t.dtype.is_floating_point or t.dtype.is_complex)
 
 
 def _squared_error(input: Tensor, target: Tensor) -> Tensor:
@@ -734,7 +730,9 @@ def binary_cross_entropy_with_logits(
             f"binary_cross_entropy_with_logits: target of shape {tuple(target.shape)} must have "
             f"the input's shape {tuple(input.shape)}"
         )
-    if _integral(target):  # PyTorch's loss cannot be written into an integer target's type
+    # PyTorch's loss cannot be written into an integer target's type; an integral input is
+    # refused first (logsigmoid's NotImplementedError)
+    if input.dtype.is_floating_point and is_integral(target.dtype):
         raise RuntimeError(
             f"binary_cross_entropy_with_logits: target must be floating point, got "
             f"{target.dtype}; convert it with target.float()"
@@ -780,7 +778,7 @@ def kl_div(
             "definition does. PyTorch will change 'mean' to behave as 'batchmean'.",
             stacklevel=2,
         )
-    if _integral(input) or _integral(target):  # (after the warning, as PyTorch's order)
+    if is_integral(input.dtype) or is_integral(target.dtype):  # (after the warning, as PyTorch)
         raise RuntimeError(
             f"kl_div: integral inputs are not supported, got {input.dtype} and {target.dtype}; "
             f"convert them with .float()"

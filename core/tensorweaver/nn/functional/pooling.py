@@ -23,6 +23,7 @@ from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.names import grad_fn_name
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.nn.functional.conv import _batched, _im2col, _ntuple, pad
+from tensorweaver.nn.functional.integral import is_integral
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.index import gather_unchecked
@@ -233,7 +234,7 @@ def _max_pool(
     kernel, stride, padding, dilation, extra = _pool_params(
         x, kernel_size, stride, padding, dilation, ceil_mode, fn
     )
-    integral = not (x.dtype.is_floating_point or x.dtype.is_complex)
+    integral = is_integral(x.dtype)
     # PyTorch has no bool max pool, nor a 1-D integer one without indices
     if x.dtype is tw.bool or (integral and nd == 1 and not return_indices):
         raise NotImplementedError(
