@@ -376,3 +376,53 @@ def test_0d_mH_is_a_conjugate_view(spec: str) -> None:
         return [v.is_conj(), z, v]
 
     _check(spec, fn)
+
+
+# -- host memory shared after z.numpy(): the review of the first wave ---------------------------
+
+
+def _host_write_then_base_write(m: Any, chain: Callable[[Any], Any]) -> list:
+    z = m.tensor([[1 + 2j, 3 - 4j], [1j, 2]], dtype=m.complex128)
+    v = chain(z)
+    v.numpy()[0, 0] = 7  # a write into the memory the chain shares with its base
+    z.mul_(2)
+    return [v, z]
+
+
+# before: numpy() of z.conj().conj() / z.conj().real was an array of its own, so the NumPy
+# write missed z, and z's later write lost it (or flipped the sign of z's imaginary part)
+@pytest.mark.parametrize("chain", ["conj_conj", "conj_real"])
+def test_a_chain_without_the_conj_bit_shares_the_base_memory(chain: str) -> None:
+    def fn(m: Any) -> list:
+        pick = (lambda z: z.conj().conj()) if chain == "conj_conj" else (lambda z: z.conj().real)
+        return _host_write_then_base_write(m, pick)
+
+    _same(fn(tw), fn(torch))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tensor.py (Tensor.numpy): numpy() of z.conj().imag returns a copy; PyTorch raises "
+    "RuntimeError (negative bit set). Fix: raise where is_neg(), after resolve_neg() clones "
+    "a negative view (ops/complex.py), so the error's advice works",
+)
+def test_numpy_of_the_imaginary_part_of_a_conjugate_raises() -> None:
+    with pytest.raises(RuntimeError):
+        torch.tensor(_Z).conj().imag.numpy()
+    with pytest.raises(RuntimeError):
+        tw.tensor(_Z).conj().imag.numpy()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ops/views.py (as_strided through a conj step): as_strided of the conj of a strided "
+    "view reads the base's memory from the view's own offset, not the base's: "
+    "z[:, 1:].conj().as_strided((2,), (3,), 0) gives [3+4j, 2] where PyTorch gives "
+    "[1-2j, 1] (older than the conj views; rare)",
+)
+def test_as_strided_of_the_conjugate_of_a_strided_view() -> None:
+    def fn(m: Any) -> Any:
+        z = m.tensor([[1 + 2j, 3 - 4j, 5j], [1, 2, 3]], dtype=m.complex128)
+        return z[:, 1:].conj().as_strided((2,), (3,), 0)
+
+    _same(fn(tw), fn(torch))
