@@ -22,7 +22,8 @@ from tensorweaver.tensor import Tensor
 __all__ = [
     "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
     "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-    "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial",
+    "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
+    "MixtureSameFamilyConstraint", "multinomial",
     "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
     "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square",
     "stack", "symmetric", "unit_interval",
@@ -341,6 +342,33 @@ class _Stack(Constraint):
         _check_dim(self.dim, value)
         parts = value.unbind(self.dim)
         return _stack([c.check(part) for c, part in zip(self.cseq, parts)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A ``MixtureSameFamily``'s support: a value is in it when it is in every component's
+    ``base_constraint`` (the components' dimension put back before the value's event)."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(
+                f"base_constraint must be a Constraint, got {type(base_constraint).__name__}"
+            )
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        ok = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        return _reduce(ok, 1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_constraint!r})"
 
 
 def _check_dim(dim: int, value: Tensor) -> None:

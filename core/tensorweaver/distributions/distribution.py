@@ -10,6 +10,7 @@ PyTorch's ``ValueError`` messages.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from tensorweaver.autograd.mode import no_grad
@@ -17,8 +18,6 @@ from tensorweaver.distributions import constraints
 from tensorweaver.distributions.params import lazy_property
 from tensorweaver.ops.creation import full
 from tensorweaver.tensor import Size, Tensor
-
-_VALIDATE = [True]
 
 
 class Distribution:
@@ -28,12 +27,14 @@ class Distribution:
     has_enumerate_support = False
     arg_constraints: dict[str, constraints.Constraint] = {}
     support: Any = None
+    #: The default of ``validate_args``; an instance made without one follows it, as PyTorch's.
+    _validate_args = True
 
     @staticmethod
     def set_default_validate_args(value: bool) -> None:
         if value not in (True, False):
             raise ValueError("set_default_validate_args: expected True or False")
-        _VALIDATE[0] = value
+        Distribution._validate_args = value
 
     def __init__(
         self,
@@ -43,7 +44,8 @@ class Distribution:
     ) -> None:
         self._batch_shape = Size(batch_shape)
         self._event_shape = Size(event_shape)
-        self._validate_args = _VALIDATE[0] if validate_args is None else validate_args
+        if validate_args is not None:
+            self._validate_args = validate_args
         if self._validate_args:
             for param, constraint in self.arg_constraints.items():
                 if constraints.is_dependent(constraint):
@@ -100,6 +102,11 @@ class Distribution:
         )
 
     def sample_n(self, n: int) -> Tensor:
+        warnings.warn(
+            "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
         return self.sample(Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -177,11 +184,10 @@ class Distribution:
         shown = []
         for name in names:
             value = self.__dict__[name]
-            shown.append(
-                f"{name}: {value.item() if value.numel() == 1 else value.shape}"
-                if isinstance(value, Tensor)
-                else f"{name}: {value}"
-            )
+            # one element: formatted as PyTorch formats it (a 0-d tensor as its number, a
+            # 1-element one as the tensor); more: its shape
+            big = isinstance(value, Tensor) and value.numel() != 1
+            shown.append(f"{name}: {value.shape if big else value}")
         return f"{type(self).__name__}({', '.join(shown)})"
 
 

@@ -12,6 +12,7 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.fft.arguments import wrap_dim
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops.creation import _with_out as with_out
 from tensorweaver.ops.creation import arange
 from tensorweaver.promotion import get_default_dtype
 from tensorweaver.tensor import Tensor
@@ -46,6 +47,7 @@ def _frequencies(
     return k.requires_grad_(requires_grad)
 
 
+@with_out("fftfreq", warns=True)
 def fftfreq(
     n: int,
     d: float = 1.0,
@@ -57,10 +59,12 @@ def fftfreq(
 ) -> Tensor:
     """The sample frequencies of an ``n``-point transform with sample spacing ``d``: ``[0,
     1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)`` (``torch.fft.fftfreq``).
-    ``layout`` is taken for PyTorch's signature: every tensor is strided."""
+    ``layout`` is taken for PyTorch's signature: every tensor is strided; ``out=`` as
+    arange takes it (computed in ``out``'s dtype; resizing a non-empty one warns)."""
     return _frequencies("fftfreq", n, d, dtype, device, requires_grad, half=False)
 
 
+@with_out("rfftfreq", warns=True)
 def rfftfreq(
     n: int,
     d: float = 1.0,

@@ -18,9 +18,12 @@ SVD = result("linalg_svd", "U", "S", "Vh")
 
 
 def _uplo(name: str, UPLO: str) -> str:  # noqa: N803  (PyTorch's name)
-    if UPLO not in ("L", "U"):
+    """'L' or 'U', read as PyTorch reads it: in either case."""
+    if not isinstance(UPLO, str):
+        raise TypeError(f"{name}(): argument 'UPLO' must be str, not {type(UPLO).__name__}")
+    if UPLO.upper() not in ("L", "U"):
         raise RuntimeError(f"{name}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    return UPLO
+    return UPLO.upper()
 
 
 def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803

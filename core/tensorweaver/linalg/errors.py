@@ -72,9 +72,22 @@ def check_float(name: str, *tensors: Tensor, complex_ok: bool = False) -> None:
             )
 
 
+def need_tensor(name: str, a: object, arg: str) -> None:
+    """A TypeError for a list or number where a tensor belongs, as PyTorch's parser raises."""
+    if not isinstance(a, Tensor):
+        raise TypeError(
+            f"{name.replace('.', '_')}(): argument '{arg}' (position 1) must be Tensor, not "
+            f"{type(a).__name__} (wrap it in tw.tensor)"
+        )
+
+
 def check_matrix(name: str, a: Tensor, arg: str = "A", complex_ok: bool = False) -> None:
-    if len(a.shape) >= 2 and a.dtype in (_ANY if complex_ok else _REAL):
-        return
+    try:
+        if len(a.shape) >= 2 and a.dtype in (_ANY if complex_ok else _REAL):
+            return
+    except AttributeError:  # no tensor (free in the usual case, where nothing is raised)
+        need_tensor(name, a, arg)
+        raise
     if a.ndim < 2:
         raise RuntimeError(
             f"{name}: The input tensor {arg} must have at least 2 dimensions, got shape "
@@ -84,7 +97,11 @@ def check_matrix(name: str, a: Tensor, arg: str = "A", complex_ok: bool = False)
 
 
 def check_square(name: str, a: Tensor, arg: str = "A", complex_ok: bool = False) -> None:
-    shape = a.shape
+    try:
+        shape = a.shape
+    except AttributeError:  # no tensor (free in the usual case, where nothing is raised)
+        need_tensor(name, a, arg)
+        raise
     if len(shape) >= 2 and shape[-1] == shape[-2] and a.dtype in (_ANY if complex_ok else _REAL):
         return
     check_matrix(name, a, arg, complex_ok)

@@ -179,9 +179,32 @@ def lu_solve(
     """X with A X = B (A^H X = B with ``adjoint``; X A = B without ``left``) from
     ``lu_factor``'s result."""
     check_square("linalg.lu_solve", LU, "LU", complex_ok=True)
+    _check_lu_solve(LU, pivots, B, left)
     return fused_or_reference(
         "lu_solve", "LinalgLuSolveBackward0", _lu_solve, (LU, pivots, B), (left, adjoint), (None,)
     )[0]
+
+
+def _check_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool) -> None:  # noqa: N803
+    """PyTorch's checks of B's and the pivots' shapes and the pivots' dtype."""
+    if B.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
+    n = LU.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(
+            f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})"
+        )
+    if pivots.ndim == 0 or pivots.shape[-1] != n:
+        raise RuntimeError(
+            "linalg.lu_solve: Number of pivots per batch should be same as the dimension of the "
+            f"matrix (pivots of shape {list(pivots.shape)}, LU of shape {list(LU.shape)})"
+        )
+    if pivots.dtype is not dtypes.int32:
+        raise RuntimeError(
+            "linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32 (got "
+            f"{pivots.dtype.name}; lu_factor returns them so)"
+        )
 
 
 def _lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool) -> tuple:

@@ -9,7 +9,7 @@ from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg.eigen import svdvals
-from tensorweaver.linalg.errors import check_float, check_matrix
+from tensorweaver.linalg.errors import check_float, check_matrix, need_tensor
 from tensorweaver.linalg.primitives import composite
 from tensorweaver.linalg.solvers import inv_ex
 from tensorweaver.ops import creation as cr
@@ -106,6 +106,7 @@ def matrix_norm(
     """'fro', 'nuc', 2/-2 (largest/smallest singular value), 1/-1 (max/min column sum of
     |A|), inf/-inf (max/min row sum) over the two dimensions ``dim``; float16 and bfloat16
     inputs as PyTorch's (in float32, but for the singular values, which they refuse)."""
+    need_tensor("linalg.matrix_norm", A, "input")
     A = _cast("linalg.matrix_norm", A, dtype)
     if A.dtype in _HALF:  # as vector_norm: in float32, the result rounded (no SVD in them)
         if ord in ("nuc", 2, -2):
@@ -177,6 +178,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
     for p None, 2 or -2, else ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` (inf where A is
     singular); 0 for empty
     matrices, as PyTorch (which checks that 'fro' and 'nuc' have square ones first)."""
+    need_tensor("linalg.cond", A, "input")
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32): in float32
         # throughout, as PyTorch's kernel runs below autocast
         return outside_autocast(cond, *float32_operands(A), p)

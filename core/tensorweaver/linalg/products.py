@@ -13,7 +13,7 @@ from tensorweaver.amp import autocast_dtype
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, to_batch
-from tensorweaver.linalg.errors import check_float, check_square
+from tensorweaver.linalg.errors import check_float, check_square, need_tensor
 from tensorweaver.linalg.fused import fused_or_reference
 from tensorweaver.linalg.solvers import inv
 from tensorweaver.ops import creation as cr
@@ -34,6 +34,7 @@ _TAYLOR_TERMS = 18
 def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002  (PyTorch's name)
     """A^n by repeated squaring for A = ``input`` (n = 0: the identity; n < 0: the inverse's
     power)."""
+    need_tensor("linalg.matrix_power", input, "input")
     A = input
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(
@@ -60,6 +61,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     """e^A: the backend's whole kernel where it has one (``linalg_function``), else scaling
     and squaring: A / 2^s has a 1-norm of at most 1/2, its exponential a Taylor series,
     squared s times."""
+    need_tensor("linalg.matrix_exp", A, "input")
     if A.dtype in (dtypes.float16, dtypes.bfloat16):  # PyTorch has these on the CPU too
         # (its own half kernel overflows to inf / nan on ordinary matrices: in float32 here)
         return matrix_exp(A.to(dtypes.float32)).to(A.dtype)
@@ -174,6 +176,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803  (PyTorch's name)
     """Columns x^0, x^1, ..., x^(N-1) (N = the length of x's last dimension)."""
+    need_tensor("linalg.vander", x, "x")
     refused = {dtypes.bool: "Bool", dtypes.float16: "Half", dtypes.bfloat16: "BFloat16"}
     if x.dtype in refused:  # PyTorch's kernel has float32/64, complex and integers only
         raise RuntimeError(
@@ -197,10 +200,16 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     low = autocast_dtype()
     if low is not None:  # on PyTorch's CPU lower-precision list: in the autocast dtype
         x, y = autocast_operands(low, x, y)
+    names = dtypes.SCALAR_TYPE_NAMES
     if x.dtype is not y.dtype:
         raise RuntimeError(
-            f"linalg.vecdot: expected x and y to have the same dtype, but found x of type "
-            f"{x.dtype.name} and y of type {y.dtype.name}"
+            f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+            f"{names[x.dtype.name]} and y of type {names[y.dtype.name]} instead"
+        )
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(
+            "linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+            f"{names[x.dtype.name]} (cast both operands to a float dtype)"
         )
     if x.dtype.is_complex:
         x = conj_physical(x)
@@ -209,4 +218,5 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """``torch.diagonal`` with the matrices in the last two dimensions by default."""
+    need_tensor("linalg.diagonal", A, "A")
     return st.diagonal(A, offset, dim1, dim2)

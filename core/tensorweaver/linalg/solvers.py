@@ -18,6 +18,7 @@ from tensorweaver.linalg.errors import (
     check_matrix,
     check_square,
     check_square_and_matrix,
+    need_tensor,
     raise_for_info,
 )
 from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
@@ -41,8 +42,10 @@ def _singular(k: int) -> str:
 
 def _check_pair(name: str, A: Tensor, B: Tensor) -> None:
     check_square(name, A, complex_ok=True)
-    if B.dtype is A.dtype and B.backend is A.backend:  # the usual case: nothing else to check
+    if B.dtype is A.dtype and B.backend is A.backend and B.ndim:  # the usual case
         return
+    if B.ndim == 0:  # a vector B has one dimension at least
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
     check_float(name, B, complex_ok=True)
     check_backends(name, (A, B))
     if A.dtype is not B.dtype:
@@ -249,8 +252,8 @@ def _pinv(A: Tensor, atol: Any, rtol: Any, hermitian: bool) -> Tensor:
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> tuple:
     """(solution, residuals, rank, singular_values) of min ||A X - B||, as PyTorch's CPU
     drivers report them: rank for all but 'gels', singular values for 'gelsd' and 'gelss',
-    residuals (squared, per column) where m > n, every matrix has full rank and the driver
-    is not 'gelsy' (the default)."""
+    residuals (squared, per column) where m > n, the driver is not 'gelsy' (the default)
+    and every matrix has full rank (always taken so by 'gels')."""
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32): in float32
         # throughout (its matmul too: PyTorch's kernel runs below autocast)
         run = functools.partial(lstsq, driver=driver)
@@ -262,6 +265,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
             f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
             f"gelss), got {driver}"
         )
+    if B.ndim == 0:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
     vector = B.ndim == A.ndim - 1
     B = mv.unsqueeze(B, -1) if vector else B
     _check_pair_shapes(A, B)
@@ -275,7 +280,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     # PyTorch's residuals are a differentiable output even when empty: an empty slice of
     # the solution's magnitudes carries the graph (real, as the residuals are).
     residuals = mv.narrow(mv.reshape(ew.abs(solution), (-1,)), 0, 0, 0)
-    if m > n and driver != "gelsy" and bool(rd.all(ew.eq(ranks, n)).item()):
+    # 'gels' reports no rank, so PyTorch takes every matrix for full rank and always gives them
+    full_rank = driver == "gels" or bool(rd.all(ew.eq(ranks, n)).item())
+    if m > n and driver != "gelsy" and full_rank:
         residuals = rd.sum(ew.square(ew.abs(ew.sub(matmul(A, solution), B))), -2)
         if driver == "gels" and n == 0:  # LAPACK's gels returns at once: zeros, as PyTorch's
             residuals = ew.mul(residuals, 0.0)
@@ -330,6 +337,12 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         input, input2 = float32_operands(input, input2)
     check_square_and_matrix("cholesky_solve", input2, input, "input2", "input")
+    if input.dtype is not input2.dtype:
+        names = dtypes.SCALAR_TYPE_NAMES
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type "
+            f"{names[input.dtype.name]} and A of type {names[input2.dtype.name]} instead."
+        )
     if input2.shape[-1] != input.shape[-2]:
         raise RuntimeError(
             f"Incompatible matrix sizes for cholesky_solve: each A matrix is {input2.shape[-1]} "
@@ -377,6 +390,7 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A00
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """The inverse of A read as a matrix of its first ``ind`` dimensions by the rest, shaped
     ``A.shape[ind:] + A.shape[:ind]``."""
+    need_tensor("linalg.tensorinv", A, "input")
     rows, cols = A.shape[:ind], A.shape[ind:]
     if ind <= 0 or math.prod(rows) != math.prod(cols):
         raise RuntimeError(

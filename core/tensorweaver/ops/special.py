@@ -12,6 +12,7 @@ compute in the default float dtype, as in PyTorch.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, Callable
 
 from tensorweaver.autograd.function import Function
@@ -36,6 +37,19 @@ def _need_tensor(op: str, name: str, position: int, value: Any) -> Tensor:
             f"not {type(value).__name__}"
         )
     return value
+
+
+def need_int(op: str, name: str, position: int, value: Any) -> int:
+    """``value`` as an int (a 0-d integer tensor too); a float or bool is a TypeError, as
+    PyTorch's argument parser raises."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(
+        f"{op}(): argument '{name}' (position {position}) must be int, not {type(value).__name__}"
+    )
 
 
 def _float_input(op: str, x: Any) -> Tensor:
@@ -150,8 +164,9 @@ def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The n-th derivative of digamma (n = 0 is digamma itself)."""
     if out is not None:
         return written_out("polygamma", polygamma(n, input), out)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise RuntimeError(f"polygamma(n, x): n must be a non-negative integer, got {n!r}")
+    n = need_int("polygamma", "n", 1, n)
+    if n < 0:
+        raise RuntimeError(f"polygamma(n, x) does not support negative n (got {n})")
     x = _float_input("polygamma", input)
     if n == 1 and getattr(x.backend, "polygamma", None) is None:
         native = _trigamma(x.detach()).native
@@ -514,6 +529,7 @@ def multigammaln(input: Tensor, p: int, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("multigammaln", multigammaln(input, p), out)
     x = _float_input("multigammaln", input)
+    p = need_int("multigammaln", "p", 2, p)
     if p < 1:
         raise RuntimeError(f"multigammaln: p has to be greater than or equal to 1, got {p}")
     # PyTorch 2.13 computes at x <= (p-1)/2 too (lgamma's poles give inf): no domain check

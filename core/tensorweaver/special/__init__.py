@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensorweaver.contract.dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as _ew
 from tensorweaver.ops import incomplete_gamma as _ig
@@ -36,6 +37,7 @@ from tensorweaver.ops.special import (
     zeta,
 )
 from tensorweaver.ops.special import lgamma as gammaln
+from tensorweaver.ops.special import need_int as _need_int
 from tensorweaver.special.airy import airy_ai
 from tensorweaver.special.bessel import (
     bessel_j0,
@@ -73,9 +75,18 @@ log1p = _ew.log1p
 psi = digamma
 
 
-def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001  (torch's name)
-    """Round half to even, optionally to ``decimals`` places."""
-    return _ew.round(input, decimals=decimals)
+def round(  # noqa: A001  (torch's name)
+    input: Tensor, *, decimals: int = 0, out: Tensor | None = None
+) -> Tensor:
+    """Round half to even, optionally to ``decimals`` places: floats only, as PyTorch's
+    kernel with decimals (``tw.round`` without them keeps integers as they are)."""
+    if isinstance(input, Tensor) and input.dtype.kind in "biu":
+        kernel = "round_cpu" if decimals else "round_vml_cpu"
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_SCALAR_TYPE_NAMES[input.dtype.name]}' "
+            "(special.round takes floating point tensors: convert with .float())"
+        )
+    return _ew.round(input, decimals=decimals, out=out)
 
 
 def gammainc(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -96,17 +107,17 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
 
 
 def softmax(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
-    """exp(input) / sum(exp(input), dim)."""
+    """exp(input) / sum(exp(input), dim) (``dim`` required: no implicit choice, as PyTorch's)."""
     from tensorweaver.nn import functional as F
 
-    return F.softmax(input, dim, dtype=dtype)
+    return F.softmax(input, _need_int("special_softmax", "dim", 2, dim), dtype=dtype)
 
 
 def log_softmax(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
-    """input - logsumexp(input, dim)."""
+    """input - logsumexp(input, dim) (``dim`` required, as for :func:`softmax`)."""
     from tensorweaver.nn import functional as F
 
-    return F.log_softmax(input, dim, dtype=dtype)
+    return F.log_softmax(input, _need_int("special_log_softmax", "dim", 2, dim), dtype=dtype)
 
 
 __all__ = [
