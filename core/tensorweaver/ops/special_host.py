@@ -110,16 +110,36 @@ def digamma(x: Any) -> np.ndarray:
         return np.where(x == np.inf, np.inf, out)
 
 
+#: How many terms zeta sums directly for a negative q before it gives up (~3e7: seconds of
+#: host work; q = -1e15 + 0.5 would take days).
+ZETA_TERM_LIMIT = 2**25
+
+
 def zeta(x: Any, q: Any) -> np.ndarray:
     """The Hurwitz zeta function sum((q + k) ** -x for k >= 0), as Cephes defines it
     (x > 1; a negative q only with an integer x; inf at x == 1 and at q = 0, -1, ...)."""
     x, q = (np.array(a) for a in np.broadcast_arrays(_f64(x), _f64(q)))
     with np.errstate(all="ignore"):
-        # Sum the first terms directly until q + n >= 10 (at least 10 of them).
-        n = 10 + np.where(q < 0, np.ceil(-np.where(np.isfinite(q), q, 0.0)), 0.0)
+        # Sum the first terms directly until q + n >= 10 (at least 10 of them); only where a
+        # value is computed at all (a negative q with an integer x > 1, not a pole: the checks
+        # below decide the others, and every q below -2**53 is a pole).
+        summed = (q < 0) & (q != np.floor(q)) & (x == np.floor(x)) & (x > 1) & (x < np.inf)
+        n = 10 + np.where(summed, np.ceil(-np.where(summed, q, 0.0)), 0.0)
+        if n.size and n.max() > ZETA_TERM_LIMIT:
+            raise ValueError(
+                f"zeta: q={q.flat[int(n.argmax())]} needs {int(n.max())} terms summed on the "
+                f"host (it stops at {ZETA_TERM_LIMIT}); the torch:cpu backend computes it in its "
+                "own kernel"
+            )
+        long = n > 64  # summed as whole arrays, one element at a time
         total = np.zeros_like(x)
-        for k in range(int(n.max()) if n.size else 0):
-            total = total + np.where(k < n, (q + k) ** -x, 0.0)
+        for k in range(int(np.where(long, 0, n).max()) if n.size else 0):
+            total = total + np.where((k < n) & ~long, (q + k) ** -x, 0.0)
+        for i in np.flatnonzero(long):
+            terms = int(n.flat[i])
+            for start in range(0, terms, 2**20):
+                k = np.arange(start, min(start + 2**20, terms), dtype=np.float64)
+                total.flat[i] += np.sum((q.flat[i] + k) ** -x.flat[i])
         w = q + n
         term = w**-x
         total = total + w * term / (x - 1) + 0.5 * term
