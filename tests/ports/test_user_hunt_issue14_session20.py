@@ -191,11 +191,6 @@ def test_solvers_refuse_mixed_dtypes_and_0d_b(spec: str, op: str) -> None:
     _check_raises(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/reduce.py (norm): torch.norm(x, p=None) is PyTorch's flattened 2-norm; "
-    "tensorweaver raises TypeError comparing None with 0 (fix: read p=None as 2 there)",
-)
 def test_torch_norm_with_p_none(spec: str) -> None:
     _check(spec, lambda m: [m.norm(_f64(m, _TALL), p=None), m.norm(_f64(m, _TALL), None, 1)])
 
@@ -295,12 +290,6 @@ def test_round_of_integers_with_decimals_zero(spec: str) -> None:
     _check_raises(spec, lambda m: m.round(m.tensor([1, 2]), decimals=0))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/reduce.py (logsumexp): an integer tensor's logsumexp is in the default "
-    "dtype in PyTorch (float64 after set_default_dtype(float64)); tensorweaver gives float32 "
-    "(fix: cast integers to get_default_dtype(), not float32)",
-)
 @pytest.mark.parametrize("op", ["torch", "special"])
 def test_logsumexp_of_integers_in_the_default_dtype(spec: str, op: str) -> None:
     def fn(m: Any) -> Any:

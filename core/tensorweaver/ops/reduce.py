@@ -18,6 +18,7 @@ from tensorweaver.ops.complex import conj_physical, real
 from tensorweaver.ops.creation import dtype_argument
 from tensorweaver.ops.movement import dim_list
 from tensorweaver.ops.sort import check_flags
+from tensorweaver.promotion import get_default_dtype
 from tensorweaver.registry import _caller_level
 from tensorweaver.tensor import Tensor, _axis, index_argument
 
@@ -529,8 +530,8 @@ def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
             "(output with shape [] doesn't match the broadcast shape); name the dims"
         )
     axes = axes_of("logsumexp", dim, input.ndim)
-    if input.dtype.kind not in "fc":
-        input = input.float()
+    if input.dtype.kind not in "fc":  # (PyTorch's integers: the default dtype)
+        input = input.to(get_default_dtype())
     if 0 in [input.shape[a] for a in axes]:  # an empty sum: log(0) = -inf
         out = ew.log(sum(ew.exp(input), axes, True))
         return out if keepdim else out.squeeze(axes)
@@ -564,7 +565,10 @@ def norm(
     """The vector p-norm over ``dim`` (all elements by default; PyTorch's default ``"fro"``
     is the 2-norm); ``p="nuc"`` (or ``"fro"`` over more than two dims, an error as PyTorch's)
     is ``linalg.matrix_norm`` over ``dim`` (all dims by default). ``dtype``: ``x`` is cast to
-    it first, with the checks of PyTorch's linalg norms (which its ``norm`` hands it to)."""
+    it first, with the checks of PyTorch's linalg norms (which its ``norm`` hands it to).
+    ``p=None`` is PyTorch's default too."""
+    if p is None:
+        p = "fro"
     if isinstance(p, str) and (p != "fro" or (isinstance(dim, (tuple, list)) and len(dim) > 2)):
         from tensorweaver.linalg.norms import matrix_norm  # (linalg imports this module)
 
