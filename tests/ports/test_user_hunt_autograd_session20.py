@@ -444,21 +444,7 @@ def test_multi_grad_hook_refuses_a_tensor_without_grad(spec: str) -> None:
     [
         "is_inference",
         "requires_grad_",
-        pytest.param(
-            "saved",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="an inference tensor saved for backward (x * y, y made under "
-                "inference_mode(), x requiring grad) is accepted where PyTorch raises "
-                "RuntimeError (Inference tensors cannot be saved for backward). Nodes are made "
-                "in ops/apply.py and directly by the fast paths of ops/elementwise.py (and "
-                "linalg/fused.py, autograd/function.py). Fix: Node.__init__ "
-                "(autograd/node.py), in its loop over the inputs, raises for an input t with "
-                "t._inference set, is_inference(t) (ops/memory_facts.py) and not "
-                "t.requires_grad, unless op is in SHAPE_ONLY_OPS (add, sub, cat: PyTorch saves "
-                "no operand there)",
-            ),
-        ),
+        "saved",
         "in_place",
         "enable_grad_inside",
     ],

@@ -451,10 +451,6 @@ def test_inference_tensor_inplace_outside_raises(spec: str) -> None:
     _check_raises(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an inference tensor saved for backward: PyTorch raises RuntimeError, tw differentiates",
-)
 def test_inference_tensor_saved_for_backward_raises(spec: str) -> None:
     def fn(m: Any) -> Any:
         with m.inference_mode():

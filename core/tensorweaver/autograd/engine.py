@@ -366,7 +366,27 @@ def _hooked(node: Node, g: Any) -> tuple:
             gi = sum_to(gi, t.shape)
         placed.append(gi if gi.dtype is t.dtype else gradient_as(gi, t.dtype))
     grads = g if several else (g,)
-    return g, run_node_posthooks(hooks, tuple(placed), grads)
+    shown = _shown_inputs(node)
+    if shown is None:
+        return g, run_node_posthooks(hooks, tuple(placed), grads)
+    returned = run_node_posthooks(hooks, tuple(placed[i] for i in shown), grads)
+    for i, gi in zip(shown, returned):
+        placed[i] = gi
+    return g, tuple(placed)
+
+
+#: Where PyTorch's node leaves out an operand the primitive has (a Python scalar), by node
+#: name: the positions of the inputs it keeps.
+_SCALAR_LEFT_OUT = {"PowBackward0": (0,), "PowBackward2": (1,), "RsubBackward1": (1,)}
+
+
+def _shown_inputs(node: Node) -> Any:
+    """The positions of ``node``'s inputs that PyTorch's node has (its hooks see one
+    gradient each), or None for all: ``where`` leaves out its condition, and a few nodes
+    a Python scalar operand."""
+    if node.op == "where":
+        return (1, 2)
+    return _SCALAR_LEFT_OUT.get(node.name)
 
 
 def _finish(

@@ -11,7 +11,41 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from tensorweaver.autograd.names import grad_fn_name
+
 _CLASSES: dict[str, type] = {}
+
+#: PyTorch's nodes with several differentiable outputs (one gradient each in a pre-hook's
+#: ``grad_outputs``) that the core builds as a composite of one node per output.
+_SEVERAL_OUTPUTS = frozenset(
+    (
+        "UnbindBackward0", "SplitBackward0", "SplitWithSizesBackward0", "VarMeanBackward0",
+        "StdMeanBackward0", "AminmaxBackward0", "LinalgEighBackward0", "LinalgEigBackward0",
+        "LinalgSvdBackward0", "LinalgQrBackward0", "LinalgSlogdetBackward0",
+        "LinalgLuBackward0", "LinalgLstsqBackward0", "NativeGroupNormBackward0",
+    )
+)  # fmt: skip
+
+#: Renamed primitives that are the whole op PyTorch names (its inputs, its rule): a view
+#: made as a permute or reshape, sort's gather of its input, a piecewise-linear activation.
+_ONE_STEP = frozenset(
+    (
+        ("permute", "TBackward0"), ("permute", "TransposeBackward0"),
+        ("reshape", "UnsqueezeBackward0"), ("reshape", "SqueezeBackward0"),
+        ("reshape", "SqueezeBackward1"), ("gather", "SortBackward0"),
+        ("piecewise_linear", "LeakyReluBackward0"), ("piecewise_linear", "HardtanhBackward0"),
+    )
+)  # fmt: skip
+
+#: The names of fused ops whose PyTorch node is one step of them, with other inputs: the
+#: addmm or mm of linear (bias, input, weight.T), its batched view, cross-entropy's nll_loss (of
+#: log_softmax's output), a 1-D pool's squeeze, dropout's mul, instance norm's view.
+_FUSED_PARTS = frozenset(
+    (
+        "AddmmBackward0", "MmBackward0", "ViewBackward0", "NllLossBackward0", "NllLoss2DBackward0",
+        "SqueezeBackward1", "MulBackward0", "CtcLossBackward0",
+    )
+)  # fmt: skip
 
 
 class GradFn:
@@ -42,18 +76,28 @@ class GradFn:
 
     def register_prehook(self, fn: Callable) -> Any:
         """Call ``fn(grad_outputs)`` before this node's backward runs; a tuple it returns
-        replaces ``grad_outputs``. Returns a handle whose ``remove()`` unregisters it."""
+        replaces ``grad_outputs``. Returns a handle whose ``remove()`` unregisters it.
+        RuntimeError on an op of several outputs built with a node per output (unbind)."""
         from tensorweaver.autograd.hooks import register_node_hook
 
-        return register_node_hook(self._node, fn, prehook=True)
+        node = self._node
+        if node.label in _SEVERAL_OUTPUTS and not _whole(node):
+            why = "this op's outputs have a node each here, where PyTorch's one node gets them all"
+            _refuse(node, "register_prehook", why, "each output")
+        return register_node_hook(node, fn, prehook=True)
 
     def register_hook(self, fn: Callable) -> Any:
         """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward ran (one
         gradient per input, None where it needs none); a tuple it returns replaces
-        ``grad_inputs``. Returns a handle whose ``remove()`` unregisters it."""
+        ``grad_inputs``. Returns a handle whose ``remove()`` unregisters it. RuntimeError
+        where PyTorch's node has other inputs than this one (a composite's last step)."""
         from tensorweaver.autograd.hooks import register_node_hook
 
-        return register_node_hook(self._node, fn, prehook=False)
+        node = self._node
+        if not _whole(node):
+            why = "PyTorch's node for this op has other inputs than its last step here"
+            _refuse(node, "register_hook", why, "the op's inputs")
+        return register_node_hook(node, fn, prehook=False)
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -89,6 +133,31 @@ def grad_fn_of(node: Any) -> GradFn:
             cls = _CLASSES[name] = type(name, (GradFn,), {"__slots__": ()})
         view = node.view = cls(node)
     return view
+
+
+def _whole(node: Any) -> bool:
+    """Whether ``node``'s own rule is PyTorch's node: a primitive, a fused op whose PyTorch
+    node is the whole op or an autograd.Function, not the last step of a composite that
+    ``ops.apply.labelled`` named (its label then differs from its primitive's own name)."""
+    label = node.label
+    if node.parents is None:  # (released by backward: it runs no more, nor its hooks)
+        return True
+    if node.op == "fused":
+        return grad_fn_name(node) not in _FUSED_PARTS
+    if label is None or node.op == "function" or (node.op, label) in _ONE_STEP:
+        return True
+    node.label = None  # (the primitive's own name: read with the label set aside)
+    try:
+        return grad_fn_name(node) == label
+    finally:
+        node.label = label
+
+
+def _refuse(node: Any, method: str, why: str, instead: str) -> None:
+    raise RuntimeError(
+        f"{grad_fn_name(node)}.{method}: {why}, so a hook here would see other gradients "
+        f"than PyTorch's; use tensor hooks instead (Tensor.register_hook on {instead})"
+    )
 
 
 def _function_of(parent: Any) -> Any:

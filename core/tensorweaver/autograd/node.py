@@ -257,6 +257,22 @@ def gathered(slots: list) -> tuple:
     return tuple(grads)
 
 
+def _check_not_saved(op: str, t: Any) -> None:
+    """Refuse an inference tensor as an operand the node of ``op`` saves for backward, as
+    PyTorch does (the ops of :data:`SHAPE_ONLY_OPS` save none; an autograd.Function's ctx
+    saves what it chooses)."""
+    if op in SHAPE_ONLY_OPS or op == "function" or t.requires_grad:
+        return
+    from tensorweaver.ops.memory_facts import is_inference
+
+    if is_inference(t):
+        raise RuntimeError(
+            f"{op}: Inference tensors cannot be saved for backward. To work around you can "
+            "make a clone to get a normal tensor and use it in autograd (an operand made "
+            "under tw.inference_mode(), used with a tensor that requires grad)"
+        )
+
+
 class Node:
     __slots__ = (
         "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "label", "view",
@@ -273,6 +289,8 @@ class Node:
             node = t._node
             parents.append(node if node is not None else (t if t.requires_grad else None))
             versions.append(t._version)
+            if t._inference:  # (one flag read: made under inference_mode, or a view of such)
+                _check_not_saved(op, t)
         self.parents = tuple(parents)
         self.versions = tuple(versions)
         if op in SHAPE_ONLY_OPS:
