@@ -349,6 +349,9 @@ def before(prog: Program, step: int, scale: float) -> float:
             new = nn.Parameter(model.head.bias.detach().clone() + 0.1)
             model.head.bias = new
             opt.add_param_group({"params": [new]})
+            if prog.sched is not None:  # (PyTorch's schedulers pair base_lrs with the groups
+                # strictly: a group added later needs its own, as a user adds it)
+                prog.sched.base_lrs.append(opt.param_groups[-1]["lr"])
         elif event == "global":
             global BOOST
             BOOST = 1.5

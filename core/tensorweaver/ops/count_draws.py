@@ -20,11 +20,21 @@ def _float_input(t: Tensor, what: str, fn: str, error: type) -> np.ndarray:
     return np.asarray(t, dtype=np.float64)
 
 
+#: NumPy's largest Poisson rate (its generator's limit: int64's max less 10 sqrt of it).
+_POISSON_MAX = np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max) * 10
+
+
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Poisson draws, one per element of the rates ``input`` (non-negative)."""
     rates = _float_input(input, "rates", "poisson", NotImplementedError)
     if (rates < 0).any() or np.isnan(rates).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    if (rates > _POISSON_MAX).any():
+        # (torch answers -2**63 there; NumPy's generator refuses with a ValueError)
+        raise RuntimeError(
+            f"poisson: a rate of {rates.max()} is too large to draw from; rates up to "
+            f"{_POISSON_MAX:.6g} are supported"
+        )
     rng = (generator or default_generator)._rng
     # (a 0-d rate draws a Python int: as an array, so its dtype and shape hold)
     draws = np.asarray(rng.poisson(rates), dtype=np.float64)

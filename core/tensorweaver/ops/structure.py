@@ -290,6 +290,11 @@ def repeat_interleave(
     if repeats < 0:
         raise RuntimeError(f"repeat_interleave: repeats can not be negative, got {repeats}")
     shape = input.shape or (1,)
+    if output_size is not None and output_size != shape[d] * repeats:
+        raise RuntimeError(
+            f"repeat_interleave: Invalid output_size, expected {shape[d] * repeats} but got "
+            f"{output_size} (the size {shape[d]} of dimension {dim} times repeats={repeats})"
+        )
     # Three dimensions whatever the rank: (before and along d, the copies, after d).
     lead, rest = math.prod(shape[: d + 1]), math.prod(shape[d + 1 :])
     copies = mv.expand(mv.reshape(input, (lead, 1, rest)), (lead, repeats, rest))

@@ -30,6 +30,9 @@ kernel traced into anything else (torch's per-step kernels: float64, GRU, vanill
 every step of the sequence a few nodes, compiled for seconds more per step) or a packed
 one leaves its graph to the core's replay.
 
+A float ``remainder`` on the CPU runs through an opaque operator of this module, the eager
+kernel with its repair (:func:`_remainder`), where inductor's own would give NaN.
+
 A step's in-place updates (parameters, optimizer state: :attr:`GraphRecord.donated`) are
 written by the compiled graph into the arrays they replace (``copy_`` into its inputs, which
 inductor stores into directly), as PyTorch's optimizers update in place, rather than into
@@ -285,10 +288,40 @@ def _traceable(backend: Any, used: set[str]) -> dict[str, Callable]:
         "fused_embedding": (_embedding, _embedding_backward),
     }
     out: dict[str, Callable] = {"full": full, **_FOREACH}
+    if "remainder" in used:
+        out["remainder"] = functools.partial(_remainder, backend.remainder)
     for name, (forward, backward) in forms.items():
         if name in used and f"{name}_backward" in used:
             out[name], out[f"{name}_backward"] = forward, backward
     return out
+
+
+def _remainder(eager: Callable, a: Any, b: Any) -> Tensor:
+    """``remainder`` of floats on the CPU through an opaque operator that runs ``eager``
+    (the backend's kernel and its repair): inductor's kernel gives NaN where ``a / b``
+    overflows (float32 1.5 % -1e-45), as torch's vectorised one does, which the eager
+    backend repairs. Other remainders stay ATen's, which inductor fuses."""
+    if (
+        isinstance(a, Tensor)
+        and isinstance(b, Tensor)
+        and torch.result_type(a, b).is_floating_point
+        and a.device.type == "cpu"
+    ):
+        return _remainder_operator(eager)(a, b)
+    return torch.remainder(a, b)
+
+
+@functools.cache
+def _remainder_operator(eager: Callable) -> Any:
+    """An operator of this module that runs ``eager`` as it is (see :func:`_remainder`)."""
+    library = torch.library.Library("tensorweaver_torch_remainder", "DEF")
+    library.define("remainder" + _schema_of(aten.remainder.Tensor))
+    library.impl("remainder", eager, "CompositeExplicitAutograd")
+    torch.library.register_fake(
+        "tensorweaver_torch_remainder::remainder", aten.remainder.Tensor, lib=library
+    )
+    _libraries.append(library)
+    return torch.ops.tensorweaver_torch_remainder.remainder.default
 
 
 # The foreach primitives per tensor, with their numbers as operands: torch's _foreach_* ops

@@ -8,6 +8,7 @@ backend may fuse it.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from itertools import product
@@ -233,6 +234,21 @@ def _steps(n: int, align_corners: bool) -> np.ndarray:
     return steps if align_corners else steps * (n - 1) / n
 
 
+def _host_base(size: Sequence[int], rank: int) -> np.ndarray:
+    """Room on the host for the grid's base positions, ``(*spatial, rank + 1)`` float64,
+    taken before anything is filled in: a grid past memory raises at once, as PyTorch's
+    does, rather than after filling its axes (minutes for 2**31 positions each)."""
+    spatial = tuple(size[2:])
+    try:
+        return np.empty((*spatial, rank + 1))
+    except (MemoryError, ValueError) as exc:  # (NumPy: ValueError past its largest size)
+        need = math.prod(spatial) * (rank + 1) * 8
+        raise tw.OutOfMemoryError(
+            f"affine_grid: the grid for size {tuple(size)} does not fit in memory (its "
+            f"positions take {need} bytes on the host); ask for a smaller size"
+        ) from exc
+
+
 def affine_grid(theta: Tensor, size: Sequence[int], align_corners: Optional[bool] = None) -> Tensor:
     """The ``(N, H, W, 2)`` (or ``(N, D, H, W, 3)``) grid of ``grid_sample`` positions that the
     affine maps ``theta`` ``(N, 2, 3)`` (or ``(N, 3, 4)``) send each output pixel centre to,
@@ -267,8 +283,13 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: Optional[bool
             stacklevel=2,
         )
     # (x, y[, z], 1) per output position; x runs along the last axis.
-    axes = np.meshgrid(*(_steps(m, align_corners) for m in spatial), indexing="ij")
-    base = np.stack([*reversed(axes), np.ones(spatial)], -1).reshape(1, -1, rank + 1)
-    base = tw.tensor(base, dtype=theta.dtype, device=theta.device)
+    base = _host_base(size, rank)
+    for k in range(rank):
+        axis = rank - 1 - k
+        shape = [1] * rank
+        shape[axis] = spatial[axis]
+        base[..., k] = _steps(spatial[axis], align_corners).reshape(shape)
+    base[..., rank] = 1.0
+    base = tw.tensor(base.reshape(1, -1, rank + 1), dtype=theta.dtype, device=theta.device)
     grid = (base @ theta.transpose(1, 2)).reshape(size[0], *spatial, rank)
     return labelled(grid, "AffineGridGeneratorBackward0", theta)
