@@ -125,14 +125,6 @@ class _NoDeterminantKernel:
         return array
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeWarning,
-    reason="core/tensorweaver/ops/host_fallback.py run_optional calls the host NumPy code "
-    "with the caller's error state, so np.linalg.det of a NaN matrix warns 'invalid value "
-    "encountered in det' (tw.linalg.det/slogdet on cuPyNumeric); torch warns nothing. Fix: "
-    "run `host(...)` inside `with np.errstate(all='ignore'):`.",
-)
 def test_host_fallback_determinant_of_nan_warns_nothing() -> None:
     from tensorweaver.linalg import host
     from tensorweaver.ops.host_fallback import run_optional
@@ -146,13 +138,11 @@ def test_host_fallback_determinant_of_nan_warns_nothing() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    raises=ValueError,
-    reason="plugins/numpy-backend/tensorweaver_numpy/linalg.py linalg_svd (and linalg_eig) let "
-    "numpy.linalg.LinAlgError (a ValueError: 'SVD did not converge') out for a matrix holding "
-    "NaN; torch raises torch.linalg.LinAlgError (a RuntimeError) from svd, svdvals, pinv and "
-    "matrix_rank. A plugin may import only tensorweaver.contract, which has no LinAlgError. "
-    "Fix: move LinAlgError to contract/errors.py (core/tensorweaver/linalg/errors.py "
-    "re-exports it) and re-raise NumPy's error as it in the backend.",
+    raises=RuntimeError,
+    reason="the NumPy backend now raises tensorweaver.contract.errors.LinAlgError (a "
+    "RuntimeError) for svd of a NaN matrix, but tw.linalg.LinAlgError is still a class of its "
+    "own in core/tensorweaver/linalg/errors.py. Fix: there, replace `class LinAlgError` by "
+    "`from tensorweaver.contract.errors import LinAlgError` (then remove this marker).",
 )
 def test_svd_of_nan_raises_linalg_error_like_torch() -> None:
     def svdvals(m: Any) -> Any:
@@ -168,14 +158,6 @@ def _nan_to_num_half(m: Any) -> list:
     return m.tensor([float("nan")], dtype=m.float16).nan_to_num(nan=1e6).tolist()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="core/tensorweaver/ops/elementwise.py nan_to_num: the posinf step runs on the "
-    "result of the NaN step, so a NaN replacement that overflows the dtype (1e6 is inf in "
-    "float16) is replaced again by the dtype's max (65504); torch gives inf. Fix: take all "
-    "three masks from `input` (isnan(input), input == inf, input == -inf), not from `out`.",
-)
 def test_nan_to_num_replacement_that_overflows_stays_inf() -> None:
     with tw.device("numpy"):
         assert _nan_to_num_half(tw) == _nan_to_num_half(torch)
@@ -185,14 +167,6 @@ def _unique_zero(m: Any) -> list:
     return [str(v) for v in m.tensor([0.0, -0.0, 1.0]).unique().tolist()]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="core/tensorweaver/ops/order_stats.py _unique keeps the last element of each run "
-    "of equal sorted values (masked_select(values, ends)); torch keeps the first in input "
-    "order, so unique([0.0, -0.0, 1.0]) is [0.0, 1.0] in torch and [-0.0, 1.0] here (all "
-    "backends, cuPyNumeric too). Fix: select each run's first element (its start mask).",
-)
 def test_unique_keeps_the_first_of_equal_signed_zeros() -> None:
     with tw.device("numpy"):
         assert _unique_zero(tw) == _unique_zero(torch)
@@ -202,14 +176,6 @@ def _searchsorted_nan(m: Any) -> list:
     return m.searchsorted(m.tensor([1.0, 2.0, float("nan")]), m.tensor([float("nan")])).tolist()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="core/tensorweaver/ops/order_stats.py searchsorted: a NaN key is put before the "
-    "sequence's NaNs (stable sort of keys then sequence, NaNs equal), index 2 in "
-    "[1, 2, nan]; torch's binary search compares `mid >= key`, false for NaN, so a NaN key "
-    "always lands at the end (3). Fix: where(isnan(key), n, index) for both sides.",
-)
 def test_searchsorted_nan_key_lands_after_the_sequence() -> None:
     with tw.device("numpy"):
         assert _searchsorted_nan(tw) == _searchsorted_nan(torch)
@@ -224,14 +190,6 @@ INT64_FILLS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OverflowError,
-    reason="core/tensorweaver/ops/overflow.py fill_value raises OverflowError for an int in "
-    "[2**63, 2**64) given to an integer dtype; torch raises RuntimeError ('value cannot be "
-    "converted to type int64_t without overflow'; OverflowError only from 2**64 and below "
-    "-2**63). Fix: raise RuntimeError there when the value is below 2**64.",
-)
 @pytest.mark.parametrize("fill", INT64_FILLS.values(), ids=INT64_FILLS.keys())
 def test_int64_fill_of_two_to_the_63_raises_runtime_error(fill: Callable[[Any], Any]) -> None:
     with pytest.raises(RuntimeError):
@@ -247,25 +205,11 @@ def _complex_pow(m: Any, number: bool) -> str:
     return str((base ** m.tensor([0j, 0j, -1 + 0j, 2 + 0j])).tolist())
 
 
-_POW_CAUSE = (
-    "core/tensorweaver/ops/elementwise.py pow hands a complex number exponent and a complex "
-    "exponent tensor to the same backend.pow, but torch 2.13 computes them differently: a "
-    "tensor exponent as C's cpow, exp(b * log(a)) (0 ** 0 and nan ** 0 are NaN, 0 ** -1 is "
-    "inf + NaN j, (1+1j) ** (2+0j) is -8.7e-08+2j in complex64), a number exponent exactly "
-    "((1+1j) ** 2 is 2j). NumPy's power is the second, torch's tensor pow the first, so each "
-    "backend is wrong for one of them. Fix: in pow, for a complex dtype with a tensor "
-    "exponent, compute exp(exponent * log(input)) rather than backend.pow (NumPy), and for "
-    "a number exponent keep backend.pow on NumPy but x * x etc. for 2, 3, -1, -2 on torch."
-)
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_POW_CAUSE)
 def test_complex_pow_with_an_exponent_tensor_is_cpow_like_torch() -> None:
     with tw.device("numpy"):
         assert _complex_pow(tw, number=False) == _complex_pow(torch, number=False)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_POW_CAUSE)
 def test_complex_pow_with_a_number_is_exact_on_torch_cpu_like_torch() -> None:
     with entered("torch:cpu"):
         assert _complex_pow(tw, number=True) == _complex_pow(torch, number=True)

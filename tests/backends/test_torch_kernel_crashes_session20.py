@@ -147,15 +147,6 @@ def test_attention_with_zero_heads_is_empty_as_torchs(torch_cpu, name) -> None:
     assert got == {"ok": True, "result": repr(expected)}, got
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "numpy backend: eigvals/eig of a matrix with a NaN or inf raise NumPy's LinAlgError "
-        "(a ValueError) where torch raises RuntimeError ('input tensor should not contain "
-        "infs or NaNs'); fix in plugins/numpy-backend/tensorweaver_numpy/linalg.py: check "
-        "np.isfinite before np.linalg.eig/eigvals and raise RuntimeError"
-    ),
-)
 def test_numpy_backend_refuses_non_finite_eigvals_as_torch(numpy_backend) -> None:
     got = _outcome(numpy_backend, "eigvals_all_nan")
     assert not got["ok"] and "RuntimeError" in got["mro"], got

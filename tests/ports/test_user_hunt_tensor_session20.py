@@ -238,15 +238,6 @@ def test_div_with_an_unknown_rounding_mode_raises_runtime_error(spec: str, how: 
 # -- layouts of results -----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on the NumPy backend, sum over a dimension of a transposed tensor and cat of "
-    "transposed tensors keep NumPy's column-major result (np.sum/np.concatenate of F-ordered "
-    "inputs): stride() is (1, 3) for x.transpose(0, 2).sum(0) where PyTorch gives a contiguous "
-    "(2, 1), and is_contiguous() is False. Fix: the NumPy plugin's reduction and concatenate "
-    "primitives (plugins/numpy-backend) return row-major arrays (np.sum(..., out=...) into a "
-    "C-ordered array or np.ascontiguousarray on F-ordered results), as torch:cpu's do",
-)
 @pytest.mark.parametrize("op", ["sum", "cat"])
 def test_reduced_and_joined_transposes_are_contiguous(op: str) -> None:
     def fn(m: Any) -> Any:

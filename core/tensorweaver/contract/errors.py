@@ -10,3 +10,10 @@ class OutOfMemoryError(RuntimeError, MemoryError):
     the library would otherwise abort the process (Legate does). Both a ``RuntimeError``, as
     PyTorch's, and a ``MemoryError``, as Python's and NumPy's, so either ``except`` catches it.
     """
+
+
+class LinAlgError(RuntimeError):
+    """A linear algebra kernel failed on its input: a singular or non-positive-definite
+    matrix, or one whose factorization did not converge (``torch.linalg.LinAlgError``, a
+    RuntimeError). A backend raises it where its library raises its own error (NumPy's
+    ``LinAlgError`` is a ValueError, which ``except RuntimeError`` misses)."""

@@ -1024,10 +1024,18 @@ def eye(
             raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {value}")
     backend = backend_for(device)
     dtype = dtype or get_default_dtype()
-    rows = backend.reshape(backend.arange(0, n, 1, dtypes.int64), (n, 1))
-    cols = backend.reshape(backend.arange(0, m, 1, dtypes.int64), (1, m))
-    mask = backend.eq(backend.expand(rows, (n, m)), backend.expand(cols, (n, m)))
-    return _finish(Tensor(backend.cast(mask, dtype), backend, dtype), requires_grad)
+    k = min(n, m)
+    if not k:
+        return _finish(Tensor(backend.full((n, m), 0, dtype), backend, dtype), requires_grad)
+    # Read flat, an identity is a one and then m zeros, over and over, cut to n * m: a column
+    # of k ones padded to `rows` rows of m + 1. That pad is the one large array, and the
+    # first, so a size no memory holds fails at once (as PyTorch's), not after aranges of n.
+    rows = -(-n * m // (m + 1))  # at least k
+    ones = backend.expand(backend.full((1, 1), 1, dtype), (k, 1))  # a view: no memory
+    pattern = backend.pad(ones, ((0, rows - k), (0, m)), 0)
+    flat = backend.reshape(pattern, (rows * (m + 1),))
+    out = backend.reshape(backend.slice(flat, (0,), (n * m,), (1,)), (n, m))
+    return _finish(Tensor(out, backend, dtype), requires_grad)
 
 
 def _random(

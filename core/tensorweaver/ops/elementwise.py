@@ -695,6 +695,16 @@ def pow(
         and backend.device.kind == "cpu"
     ):
         native = _stepped_power(backend, an, power, dtype)
+    elif number_exponent and dtype.kind == "c" and power in _EXACT_COMPLEX:
+        # PyTorch's kernels for these exponents (a complex pow is exp(p * log(x)), which
+        # makes (1+1j) ** 2 -8.7e-08+2j in complex64; PyTorch gives 2j)
+        if power == 1:  # a copy
+            native = backend.where(backend.full((), True, dtypes.bool_), an, an)
+        elif power in (0.5, -0.5):  # sqrt, and rsqrt as 1 / sqrt
+            root = backend.sqrt(an)
+            native = root if power > 0 else _stepped_power(backend, root, -1, dtype)
+        else:
+            native = _stepped_power(backend, an, power, dtype)
     else:
         native = backend.pow(an, bn)
     if dtype.kind == "c" and number_exponent and exponent.item() == 0:
@@ -710,6 +720,8 @@ def pow(
 #: The dtypes whose x ** n (n in _STEPPED) PyTorch's CPU kernel computes in steps.
 _STEPPED_POWERS = (dtypes.float32, dtypes.float64, dtypes.bfloat16)
 _STEPPED = (2, 3, -1, -2)
+#: The number exponents of a complex tensor that PyTorch computes exactly, not by ``pow``.
+_EXACT_COMPLEX = (*_STEPPED, 1, 0.5, -0.5)
 
 
 def _stepped_power(backend: Any, base: Any, power: Any, dtype: DType) -> Any:
@@ -1525,9 +1537,11 @@ def nan_to_num(
     nan, posinf, neginf = (
         None if v is None else cast_float(v, input.dtype) for v in (nan, posinf, neginf)
     )
-    out = where(isnan(input), nan, input)
-    out = where(eq(out, math.inf), largest if posinf is None else posinf, out)
-    return where(eq(out, -math.inf), -largest if neginf is None else neginf, out)
+    # Every mask reads `input`: a replacement that overflows the dtype (nan=1e6 in float16
+    # is inf) stays what it is, as PyTorch's.
+    out = where(eq(input, -math.inf), -largest if neginf is None else neginf, input)
+    out = where(eq(input, math.inf), largest if posinf is None else posinf, out)
+    return where(isnan(input), nan, out)
 
 
 def lerp(input: Tensor, end: Tensor, weight: Operand, *, out: Tensor | None = None) -> Tensor:

@@ -286,18 +286,20 @@ def nanquantile(
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, nan=True)
 
 
-def _runs(values: Tensor, axis: int, nan_equal: bool) -> tuple[Tensor, Tensor, Tensor]:
+def _runs(values: Tensor, axis: int, nan_equal: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """For values sorted along ``axis`` (non-empty there): each element's run number, each
-    run's length (at its run number; later slots zero) and whether an element ends its run."""
+    run's length (at its run number; later slots zero), whether an element ends its run and
+    whether it starts one."""
     n = values.shape[axis]
     head, tail = mv.narrow(values, axis, 0, n - 1), mv.narrow(values, axis, 1, n - 1)
     differs = head != tail
     if nan_equal and values.dtype.kind == "f":  # NaNs form one run, as PyTorch's mode counts
         differs = differs & ~(ew.isnan(head) & ew.isnan(tail))
     edge = cr.ones_like(mv.narrow(values, axis, 0, 1), dtype=dtypes.bool_)
-    run_id = rd.cumsum(mv.cat([edge, differs], axis), axis) - 1
+    starts = mv.cat([edge, differs], axis)
+    run_id = rd.cumsum(starts, axis) - 1
     lengths = ix.scatter_add_unchecked(cr.zeros_like(run_id), axis, run_id, cr.ones_like(run_id))
-    return run_id, lengths, mv.cat([differs, edge], axis)
+    return run_id, lengths, mv.cat([differs, edge], axis), starts
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
@@ -305,7 +307,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     frequent ones; NaNs count as one value) and the index of its last occurrence."""
 
     def position(values: Tensor, axis: int) -> Tensor:
-        run_id, lengths, ends = _runs(values, axis, nan_equal=True)
+        run_id, lengths, ends, _ = _runs(values, axis, nan_equal=True)
         score = ew.where(ends, ix.gather_unchecked(lengths, axis, run_id), 0)
         return rd.argmax(score, axis, keepdim=True)
 
@@ -350,8 +352,9 @@ def _unique(input: Tensor, return_inverse: bool, return_counts: bool, dim: int |
         run_id = lengths = order
         out = values
     else:
-        run_id, lengths, ends = _runs(values, 0, nan_equal=False)
-        out = ix.masked_select(values, ends)
+        run_id, lengths, _, starts = _runs(values, 0, nan_equal=False)
+        # Each run's first element, as PyTorch's (the sort is stable: unique([0., -0.]) is [0.])
+        out = ix.masked_select(values, starts)
     extras = []
     if return_inverse:
         inverse = ix.scatter_unchecked(cr.zeros_like(order), 0, order, run_id)
@@ -546,6 +549,8 @@ def searchsorted(
     before = rd.cumsum(from_seq, -1)
     slots = ix.scatter_unchecked(cr.zeros_like(order), joined.ndim - 1, order, before)
     at = mv.narrow(slots, -1, n if right else 0, m)
+    if keys.dtype.kind in "fc":  # PyTorch's binary search puts a NaN key after everything
+        at = ew.where(ew.isnan(keys), n, at)
     return at.reshape(input.shape).to(dtypes.int32 if out_int32 else dtypes.int64)
 
 

@@ -183,8 +183,12 @@ def fill_value(value: Any, dtype: DType, fn: str) -> Any:
     if not isinstance(value, (int, float)):  # bools are ints
         return value
     if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:
-        if dtype.kind in "fc" and 0 <= value < 2**64:  # PyTorch reads it as a uint64
-            return fill_value(float(value), dtype, fn)
+        if 0 <= value < 2**64:  # PyTorch reads it as a uint64, then converts that
+            if dtype.kind in "fc":
+                return fill_value(float(value), dtype, fn)
+            if dtype is dtypes.bool_:
+                return True
+            _refuse(value, dtype, fn)  # its RuntimeError: no integer dtype holds it
         raise OverflowError(
             f"{fn}: overflow: the fill value {_shown(value)} does not fit in int64, whose range is "
             f"[{_INT64[0]}, {_INT64[1]}]; pass a float for larger numbers"

@@ -178,6 +178,33 @@ def _float_sum(a: A, axes: Axes, keepdims: bool, dtype: np.dtype) -> A:
     return total
 
 
+@quiet
+def _sum(a: A, axes: Axes, keepdims: bool) -> A:
+    dtype = a.dtype
+    if a.flags.c_contiguous and axes in _TRAILING[a.ndim] or dtype.kind not in "fc":
+        # (over a C-ordered array's last axes NumPy already adds pairwise)
+        if dtype == _F16:  # accumulated in float32, as PyTorch does for half types
+            return np.add.reduce(a, axis=axes, dtype=_F32, keepdims=keepdims).astype(_F16)
+        return np.add.reduce(a, axis=axes, dtype=dtype, keepdims=keepdims)
+    if dtype == _F16:
+        return _float_sum(a, axes, keepdims, _F32).astype(_F16)
+    return _float_sum(a, axes, keepdims, dtype)
+
+
+def _power(a: A, b: A) -> A:
+    """NumPy's power, but C's cpow, exp(b * log(a)), for complex operands, as torch's pow of
+    complex tensors (NumPy multiplies integer exponents out, and its 0 ** 0 is 1, not NaN)."""
+    if a.dtype.kind == "c":
+        return np.exp(b * np.log(a))
+    return np.power(a, b)
+
+
+def _row_major(out: A) -> A:
+    """``out`` in C order. NumPy's reductions and ``concatenate`` keep a transposed input's
+    column-major order, where torch's results are contiguous (``Tensor.stride()`` shows it)."""
+    return out if out.flags.c_contiguous else np.ascontiguousarray(out)
+
+
 def _along_axis(index: A, axis: int) -> tuple[A, ...]:
     """The fancy index that pairs ``index`` (taken along ``axis``) with every other axis.
 
@@ -371,7 +398,7 @@ class NumpyBackend(
             rest = np.where(rest, rest, np.copysign(rest, a))  # (a NaN is true)
         return rest
 
-    pow = quiet_ufunc(np.power)  # ValueError for negative integer exponents (the IR is silent)
+    pow = quiet_ufunc(_power)  # ValueError for negative integer exponents (the IR is silent)
 
     def maximum(self, a: A, b: A) -> A:
         return np.maximum(a, b)
@@ -434,42 +461,34 @@ class NumpyBackend(
 
     # reduce -------------------------------------------------------------------------------
 
-    @quiet
     def sum(self, a: A, axes: Axes, keepdims: bool) -> A:
-        dtype = a.dtype
-        if a.flags.c_contiguous and axes in _TRAILING[a.ndim] or dtype.kind not in "fc":
-            # (over a C-ordered array's last axes NumPy already adds pairwise)
-            if dtype == _F16:  # accumulated in float32, as PyTorch does for half types
-                return np.add.reduce(a, axis=axes, dtype=_F32, keepdims=keepdims).astype(_F16)
-            return np.add.reduce(a, axis=axes, dtype=dtype, keepdims=keepdims)
-        if dtype == _F16:
-            return _float_sum(a, axes, keepdims, _F32).astype(_F16)
-        return _float_sum(a, axes, keepdims, dtype)
+        return _row_major(_sum(a, axes, keepdims))
 
     @quiet
     def prod(self, a: A, axes: Axes, keepdims: bool) -> A:
         if a.dtype == _F16:
-            return np.multiply.reduce(a, axis=axes, dtype=_F32, keepdims=keepdims).astype(_F16)
-        return np.multiply.reduce(a, axis=axes, dtype=a.dtype, keepdims=keepdims)
+            out = np.multiply.reduce(a, axis=axes, dtype=_F32, keepdims=keepdims).astype(_F16)
+            return _row_major(out)
+        return _row_major(np.multiply.reduce(a, axis=axes, dtype=a.dtype, keepdims=keepdims))
 
     def max(self, a: A, axes: Axes, keepdims: bool) -> A:
-        return np.maximum.reduce(a, axis=axes, keepdims=keepdims)
+        return _row_major(np.maximum.reduce(a, axis=axes, keepdims=keepdims))
 
     def min(self, a: A, axes: Axes, keepdims: bool) -> A:
-        return np.minimum.reduce(a, axis=axes, keepdims=keepdims)
+        return _row_major(np.minimum.reduce(a, axis=axes, keepdims=keepdims))
 
     def any(self, a: A, axes: Axes, keepdims: bool) -> A:
-        return np.logical_or.reduce(a, axis=axes, keepdims=keepdims)
+        return _row_major(np.logical_or.reduce(a, axis=axes, keepdims=keepdims))
 
     def all(self, a: A, axes: Axes, keepdims: bool) -> A:
-        return np.logical_and.reduce(a, axis=axes, keepdims=keepdims)
+        return _row_major(np.logical_and.reduce(a, axis=axes, keepdims=keepdims))
 
     def argmax(self, a: A, axis: int, keepdims: bool) -> A:
         # NumPy returns intp (int32 on 32-bit platforms); NaN counts as the maximum.
-        return a.argmax(axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
+        return _row_major(a.argmax(axis=axis, keepdims=keepdims).astype(np.int64, copy=False))
 
     def argmin(self, a: A, axis: int, keepdims: bool) -> A:
-        return a.argmin(axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
+        return _row_major(a.argmin(axis=axis, keepdims=keepdims).astype(np.int64, copy=False))
 
     def argsort(self, a: A, axis: int) -> A:
         return np.argsort(a, axis, kind="stable").astype(np.int64, copy=False)
@@ -500,7 +519,10 @@ class NumpyBackend(
 
     def pad(self, a: A, widths: Sequence[tuple[int, int]], value: object) -> A:
         shape = tuple(n + lo + hi for n, (lo, hi) in zip(a.shape, widths))
-        out = np.full(shape, value, dtype=a.dtype)
+        try:
+            out = np.full(shape, value, dtype=a.dtype)
+        except (MemoryError, ValueError) as error:  # eye's one array is a pad
+            raise allocation_error("pad", self.device.name, shape, a.dtype, error) from None
         out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(a.shape, widths))] = a
         return out
 
@@ -512,7 +534,7 @@ class NumpyBackend(
         return np.flip(a, axes).copy()
 
     def cat(self, arrays: Sequence[A], axis: int) -> A:
-        return np.concatenate(arrays, axis=axis)
+        return _row_major(np.concatenate(arrays, axis=axis))
 
     # index --------------------------------------------------------------------------------
 

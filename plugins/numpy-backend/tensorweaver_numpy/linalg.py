@@ -11,6 +11,7 @@ fallback gives no warning).
 from __future__ import annotations
 
 import numpy as np
+from tensorweaver.contract.errors import LinAlgError
 
 from tensorweaver_numpy._quiet import quiet
 
@@ -26,14 +27,24 @@ class LinearAlgebra:
 
     def linalg_eig(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # NumPy returns real arrays where every eigenvalue is real: the contract's are complex
-        values, vectors = np.linalg.eig(a)
+        try:
+            values, vectors = np.linalg.eig(a)
+        except np.linalg.LinAlgError:  # NaN or inf: torch's eig refuses them up front too
+            message = "torch.linalg.eig: input tensor should not contain infs or NaNs."
+            raise RuntimeError(message) from None
         kind = np.result_type(a.dtype, np.complex64)
         return values.astype(kind, copy=False), vectors.astype(kind, copy=False)
 
     def linalg_svd(
         self, a: np.ndarray, full_matrices: bool
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return tuple(np.linalg.svd(a, full_matrices=full_matrices))
+        try:
+            return tuple(np.linalg.svd(a, full_matrices=full_matrices))
+        except np.linalg.LinAlgError:  # only non-finite input keeps LAPACK from converging
+            raise LinAlgError(
+                "linalg.svd: The algorithm failed to converge because the input matrix "
+                "contained non-finite values."
+            ) from None
 
     @quiet  # NaN and overflowing determinants warn in NumPy; torch gives them silently
     def linalg_det(self, a: np.ndarray) -> np.ndarray:
