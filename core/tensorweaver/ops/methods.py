@@ -261,11 +261,21 @@ def _inplace(op: Any) -> Any:
     return method
 
 
+#: In-place methods whose result is bool before it is written into ``self``.
+_BOOL_RESULTS = frozenset(
+    "eq_ ne_ lt_ le_ gt_ ge_ less_ less_equal_ greater_ greater_equal_ not_equal_ "
+    "logical_and_ logical_or_ logical_xor_".split()
+)
+
+
 def _check_castable(self: Tensor, name: str, operands: tuple) -> None:
     """PyTorch's RuntimeError where ``self.op_(other)``'s result type cannot be cast to
     ``self``'s dtype: PyTorch checks that before the op, so it wins over the op's refusal of
     the dtype (an int tensor's ``bitwise_and_`` of a float one). Called once the op refused,
-    which keeps the check off the path of every in-place op that succeeds."""
+    which keeps the check off the path of every in-place op that succeeds. A comparison's
+    result is bool, castable to any dtype: its own refusal stands."""
+    if name in _BOOL_RESULTS:
+        return
     if not operands or not isinstance(operands[0], (Tensor, bool, int, float, complex)):
         return
     dtype = promotion.result_type(self, operands[0])
