@@ -136,14 +136,6 @@ def test_host_fallback_determinant_of_nan_warns_nothing() -> None:
     assert str(float(det)) == str(torch.linalg.det(torch.from_numpy(nan)).item())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="the NumPy backend now raises tensorweaver.contract.errors.LinAlgError (a "
-    "RuntimeError) for svd of a NaN matrix, but tw.linalg.LinAlgError is still a class of its "
-    "own in core/tensorweaver/linalg/errors.py. Fix: there, replace `class LinAlgError` by "
-    "`from tensorweaver.contract.errors import LinAlgError` (then remove this marker).",
-)
 def test_svd_of_nan_raises_linalg_error_like_torch() -> None:
     def svdvals(m: Any) -> Any:
         return m.linalg.svdvals(m.tensor([[float("nan")]]))

@@ -8,6 +8,7 @@ from typing import Callable
 import numpy as np
 
 from tensorweaver.contract import dtypes
+from tensorweaver.contract.errors import LinAlgError
 from tensorweaver.ops.apply import check_backends
 from tensorweaver.tensor import Tensor
 
@@ -46,11 +47,6 @@ _HALF_KERNELS = {
     "linalg.solve": "lu_cpu",
     "linalg.cholesky": "cholesky_cpu",
 }
-
-
-class LinAlgError(RuntimeError):
-    """A linalg function met a singular or non-positive-definite input (``torch.linalg.
-    LinAlgError``, a RuntimeError); the ``_ex`` variants return ``info`` instead."""
 
 
 def check_float(name: str, *tensors: Tensor, complex_ok: bool = False) -> None:

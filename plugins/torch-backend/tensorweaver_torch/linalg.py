@@ -20,6 +20,7 @@ import weakref
 from typing import Any, Callable
 
 import torch
+from tensorweaver.contract.errors import LinAlgError
 
 try:  # torch.autograd.grad's own call into the engine (torch >= 2.3), without its checks
     from torch.autograd.graph import _engine_run_backward
@@ -217,7 +218,10 @@ class LinearAlgebra:
         return tuple(torch.linalg.eig(a))
 
     def linalg_svd(self, a: Tensor, full_matrices: bool) -> tuple:
-        return tuple(torch.linalg.svd(a, full_matrices=full_matrices))
+        try:
+            return tuple(torch.linalg.svd(a, full_matrices=full_matrices))
+        except torch.linalg.LinAlgError as error:  # torch's class: the contract's for the core
+            raise LinAlgError(str(error)) from error
 
     def linalg_det(self, a: Tensor) -> Tensor:
         return torch.linalg.det(a)
@@ -235,9 +239,12 @@ class LinearAlgebra:
         fn = _FUNCTIONS.get(name)
         if fn is None:
             return None
-        if not grad:  # the call alone: nothing to record
-            return fn(arrays, static), None
-        return _fused(fn, static, arrays)
+        try:
+            if not grad:  # the call alone: nothing to record
+                return fn(arrays, static), None
+            return _fused(fn, static, arrays)
+        except torch.linalg.LinAlgError as error:  # torch's class: the contract's for the core
+            raise LinAlgError(str(error)) from error
 
     def fused_linalg_backward(
         self, saved: tuple[Recorded, int], grad_output: Tensor, needs: tuple
