@@ -398,7 +398,9 @@ class NumpyBackend(
             rest = np.where(rest, rest, np.copysign(rest, a))  # (a NaN is true)
         return rest
 
-    pow = quiet_ufunc(_power)  # ValueError for negative integer exponents (the IR is silent)
+    @quiet  # (a method, not quiet_ufunc: _power is no ufunc, and a replay calls it bound)
+    def pow(self, a: A, b: A) -> A:
+        return _power(a, b)  # ValueError for negative integer exponents (the IR is silent)
 
     def maximum(self, a: A, b: A) -> A:
         return np.maximum(a, b)
