@@ -23,14 +23,11 @@ fails these tests instead of killing or stalling pytest.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import textwrap
 import time
 
 import pytest
 import torch
+from kernel_crash_child import outcome, run_cases
 
 tw = pytest.importorskip("tensorweaver")
 
@@ -67,48 +64,15 @@ CASES = {
     ),
 }
 
-_CHILD = """
-import json, math, sys
-import tensorweaver as tw
-nan, inf = math.nan, math.inf
-cases = json.loads(sys.argv[1])
-for backend in ("torch:cpu", "numpy"):
-    for name, code in cases.items():
-        scope = {"tw": tw, "nan": nan, "inf": inf}
-        try:
-            with tw.device(backend):
-                exec(code, scope)
-            out = {"ok": True, "result": repr(scope["result"])}
-        except Exception as e:
-            out = {"ok": False, "type": type(e).__name__, "mro": [c.__name__ for c in
-                   type(e).__mro__], "message": str(e)}
-        print(json.dumps({backend + "/" + name: out}), flush=True)
-"""
-
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict:
     """Each case's outcome on torch:cpu, then on numpy, from one child process."""
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_CHILD), json.dumps(CASES)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    found = {}
-    for line in proc.stdout.splitlines():
-        found.update(json.loads(line))
-    found["_returncode"] = proc.returncode
-    found["_stderr"] = proc.stderr[-2000:]
-    return found
+    return run_cases(CASES)
 
 
 def _outcome(outcomes: dict, backend: str, name: str) -> dict:
-    key = f"{backend}/{name}"
-    assert key in outcomes, (
-        f"the child died before {key} (exit {outcomes['_returncode']}): {outcomes['_stderr']}"
-    )
-    return outcomes[key]
+    return outcome(outcomes, f"{backend}/{name}")
 
 
 def _torch_error(call) -> BaseException:

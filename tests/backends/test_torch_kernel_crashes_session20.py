@@ -16,15 +16,11 @@ killing pytest.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as torch_F  # noqa: N812
+from kernel_crash_child import outcome, run_cases
 
 tw = pytest.importorskip("tensorweaver")
 
@@ -47,54 +43,25 @@ CASES = {
         "result = tw.linalg.eigvals(a)"
     ),
     "sdpa_zero_heads": (
-        "q = tw.ones(1, 0, 3, 8)\nresult = F.scaled_dot_product_attention(q, q, q).shape"
+        "q = tw.ones(1, 0, 3, 8)\nresult = tuple(F.scaled_dot_product_attention(q, q, q).shape)"
     ),
     "sdpa_zero_heads_no_grad_masked": (
         "q = tw.ones(2, 0, 3, 8)\nwith tw.no_grad():\n"
-        "    result = F.scaled_dot_product_attention(q, q, q, attn_mask=tw.zeros(3, 3)).shape"
+        "    out = F.scaled_dot_product_attention(q, q, q, attn_mask=tw.zeros(3, 3))\n"
+        "    result = tuple(out.shape)"
     ),
     "sdpa_zero_heads_backward": (
         "q = tw.ones(1, 0, 3, 8, requires_grad=True)\n"
         "F.scaled_dot_product_attention(q, q, q, is_causal=True).sum().backward()\n"
-        "result = q.grad.shape"
+        "result = tuple(q.grad.shape)"
     ),
 }
-
-_CHILD = """
-import json, math, sys
-import tensorweaver as tw
-import tensorweaver.nn.functional as F
-nan, inf = math.nan, math.inf
-cases = json.loads(sys.argv[1])
-for backend in ("torch:cpu", "numpy"):
-    for name, code in cases.items():
-        scope = {"tw": tw, "F": F, "nan": nan, "inf": inf}
-        try:
-            with tw.device(backend):
-                exec(code, scope)
-            out = {"ok": True, "result": repr(tuple(scope["result"]))}
-        except Exception as e:
-            out = {"ok": False, "type": type(e).__name__, "mro": [c.__name__ for c in
-                   type(e).__mro__], "message": str(e)}
-        print(json.dumps({backend + "/" + name: out}), flush=True)
-"""
 
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict:
     """Each case's outcome on torch:cpu, then on numpy, from one child process."""
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_CHILD), json.dumps(CASES)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    found = {}
-    for line in proc.stdout.splitlines():
-        found.update(json.loads(line))
-    found["_returncode"] = proc.returncode
-    found["_stderr"] = proc.stderr[-2000:]
-    return found
+    return run_cases(CASES)
 
 
 @pytest.fixture(scope="module")
@@ -105,13 +72,6 @@ def torch_cpu(outcomes) -> dict:
 @pytest.fixture(scope="module")
 def numpy_backend(outcomes) -> dict:
     return {k.removeprefix("numpy/"): v for k, v in outcomes.items()}
-
-
-def _outcome(outcomes: dict, name: str) -> dict:
-    assert name in outcomes, (
-        f"the child died before {name} (exit {outcomes['_returncode']}): {outcomes['_stderr']}"
-    )
-    return outcomes[name]
 
 
 def test_the_child_ends_cleanly(outcomes) -> None:
@@ -125,7 +85,7 @@ EIGVALS = [name for name in CASES if name.startswith("eigvals")]
 def test_eigvals_of_a_non_finite_matrix_is_refused_as_eig_refuses_it(torch_cpu, name) -> None:
     with pytest.raises(RuntimeError) as theirs:  # torch's nearest call that does not crash
         torch.linalg.eig(torch.full((4, 4), float("nan"), dtype=torch.float64))
-    got = _outcome(torch_cpu, name)
+    got = outcome(torch_cpu, name)
     assert not got["ok"], got
     assert type(theirs.value).__name__ in got["mro"] and "RuntimeError" in got["mro"], got
     assert "eigvals" in got["message"] and "infs or NaNs" in got["message"], got
@@ -143,16 +103,16 @@ def test_eigvals_of_finite_matrices_keeps_torchs_values() -> None:
 def test_attention_with_zero_heads_is_empty_as_torchs(torch_cpu, name) -> None:
     q = torch.ones(1 if "masked" not in name else 2, 0, 3, 8)
     expected = tuple(torch_F.scaled_dot_product_attention(q, q, q).shape)
-    got = _outcome(torch_cpu, name)
+    got = outcome(torch_cpu, name)
     assert got == {"ok": True, "result": repr(expected)}, got
 
 
 def test_numpy_backend_refuses_non_finite_eigvals_as_torch(numpy_backend) -> None:
-    got = _outcome(numpy_backend, "eigvals_all_nan")
+    got = outcome(numpy_backend, "eigvals_all_nan")
     assert not got["ok"] and "RuntimeError" in got["mro"], got
 
 
 def test_numpy_backend_survives_every_candidate(numpy_backend) -> None:
     for name in CASES:
         if name.startswith("sdpa"):
-            assert _outcome(numpy_backend, name)["ok"], name
+            assert outcome(numpy_backend, name)["ok"], name
