@@ -9,14 +9,20 @@ keep corners of that hunt that matched, so that they keep matching.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
 import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from test_user_hunt_session18 import CUNUMERIC, _check, _check_raises, _weights
+from test_user_hunt_session18 import (
+    CUNUMERIC,
+    _check,
+    _check_raises,
+    _check_warns,
+    _warned,
+    _weights,
+)
 from tw_backends import FAST, entered
 
 
@@ -35,23 +41,6 @@ _RNG = np.random.default_rng(20)
 _SEQ = _RNG.standard_normal((5, 3, 4))
 _IMG = _RNG.standard_normal((2, 3, 7, 8))
 _VOL = _RNG.standard_normal((1, 2, 3, 4, 5))
-
-
-def _warned(fn: Callable[[], Any]) -> list[str]:
-    """The classes of the warnings ``fn()`` raises."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        fn()
-    return sorted({w.category.__name__ for w in caught})
-
-
-def _check_warns(spec: str, fn: Callable[[Any], Any]) -> None:
-    """``fn(tw)`` warns with the classes ``fn(torch)`` warns with."""
-    theirs = _warned(lambda: fn(torch))
-    assert theirs, "the snippet should warn on torch"
-    with entered(spec):
-        ours = _warned(lambda: fn(tw))
-    assert ours == theirs
 
 
 # -- divergences: exception classes ---------------------------------------------------------

@@ -60,6 +60,23 @@ def _check(spec: str, fn: Callable[[Any], Any]) -> None:
     _assert_same(ours, theirs)
 
 
+def _warned(fn: Callable[[], Any]) -> list[str]:
+    """The classes of the warnings ``fn()`` gives."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return sorted({w.category.__name__ for w in caught})
+
+
+def _check_warns(spec: str, fn: Callable[[Any], Any]) -> None:
+    """``fn(tw)`` warns with the classes ``fn(torch)`` warns with."""
+    theirs = _warned(lambda: fn(torch))
+    assert theirs, "the snippet should warn on torch"
+    with entered(spec):
+        ours = _warned(lambda: fn(tw))
+    assert ours == theirs
+
+
 def _raised(fn: Callable[[], Any]) -> str | None:
     try:
         fn()
