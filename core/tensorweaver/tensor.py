@@ -165,17 +165,18 @@ _SETITEM = "in-place operation"
 GRAD_DTYPES: dict[int, Any] = {}
 
 
-def _changes_repeat(t: Tensor, result: Tensor) -> bool:
-    """Whether ``result`` changes two elements of ``t`` at one memory location (``t``'s strides
-    as the backend lays it out): a ``setitem`` writes only the elements it selects, which
-    PyTorch refuses only where they repeat one. Host code: a rare path (views of expands)."""
+def _changes_repeat(t: Tensor, new: Any) -> bool:
+    """Whether ``new`` (an array of ``t``'s shape) changes two elements of ``t`` at one memory
+    location (``t``'s strides as the backend lays it out): a ``setitem`` writes only the
+    elements it selects, which PyTorch refuses only where they repeat one. Host code: a rare
+    path (views of expands, memory shared with NumPy that repeats elements)."""
     import numpy as np
 
     strides = t._layout()[0]
     where = np.zeros((), np.int64)
     for n, s in zip(t.shape, strides):
         where = np.add.outer(where, np.arange(n, dtype=np.int64) * s)
-    old, new = t.backend.to_host(t.native), t.backend.to_host(result.native)
+    old, new = t.backend.to_host(t.native), t.backend.to_host(new)
     changed = new != old
     if new.dtype.kind in "fc":  # NaN written over NaN is no change
         changed &= ~(np.isnan(new) & np.isnan(old))
@@ -776,6 +777,9 @@ class Tensor:
         return is_inference(self)
 
     def _check_inplace(self) -> None:
+        """The start of an in-place method (before it reads this tensor's values)."""
+        if _HOST_SHARED and self._view_of is not None:
+            self._catch_up_with_host()
         if self.requires_grad and self._node is None and is_grad_enabled():
             view = self._view_of
             if view is not None and len(view) > 3:  # a view made under no_grad: PyTorch's
@@ -784,6 +788,30 @@ class Tensor:
                 "a leaf tensor that requires grad is being used in an in-place operation; "
                 "wrap the update in `with tw.no_grad():` or work on a .detach()ed copy"
             )
+
+    def _catch_up_with_host(self) -> None:
+        """Read this view again from host-shared memory above it where a ``conj()`` step
+        between holds a copy of it (ops/views.py), and so each view between that does not
+        view the memory itself: host code may have written that memory since, and an
+        in-place change through the view must start from those values (its write-back into
+        the memory would else put the copy's old values back)."""
+        chain = []
+        t, conjugated = self, False
+        while t._view_of is not None and not _writes_through(t):
+            chain.append(t)
+            conjugated = conjugated or getattr(t._view_of[1], "conjugates", False)
+            t = t._view_of[0]
+        if not conjugated or not _writes_through(t):
+            return
+        for t in reversed(chain):
+            if t._is_shared_view():
+                continue  # (it views that memory: it sees the host's writes)
+            base, _, read = t._view_of[:3]
+            with no_grad():
+                native = read(base).native
+            version = t._version
+            t.native = native
+            t._version = version
 
     def _snapshot(self) -> Tensor:
         """A new tensor object for this tensor's current value and graph position (over a
@@ -819,7 +847,7 @@ class Tensor:
                 not _fills(op)
                 and not (_HELD and _HELD[-1] is self)
                 and self._overlaps_itself()
-                and (op != _SETITEM or _changes_repeat(self, result))
+                and (op != _SETITEM or _changes_repeat(self, result.native))
             ):
                 raise RuntimeError(
                     f"{op}: unsupported operation: more than one element of the written-to "
@@ -866,7 +894,7 @@ class Tensor:
             # PyTorch writes into its memory; a host-shared one has the values written into
             # its memory, whatever their layout)
             native = _laid_out_like(self.backend, native, self.native)
-        wrote = self._store(native)
+        wrote = self._store(native, op)
         if result._node is not None or is_grad_enabled():
             self._node = result._node
         # (under no_grad the history stays, as in PyTorch: gradients flow as if the change
@@ -897,6 +925,49 @@ class Tensor:
             else:  # (a .data write reaching it through a view of it)
                 output_rewritten(made_by, mine, self.native)
         return self
+
+    def _repeats_host_memory(self) -> bool:
+        """Whether this tensor writes into host-shared memory where several of its elements
+        are one location (a zero stride: NumPy's ``as_strided``, ``broadcast_to``)."""
+        layout = getattr(self.backend, "layout", None)
+        if layout is None or not (_writes_through(self) or self._is_shared_view()):
+            return False
+        found = layout(self.native)
+        return found is not None and any(s == 0 and n > 1 for s, n in zip(found[0], self.shape))
+
+    def _write_repeated(self, native: Any, op: str | None) -> bool:
+        """Write ``native`` into this tensor's host-shared memory where it repeats elements
+        (which ``write_into`` refuses): the elements it changes only, so an unchanged copy
+        does not put its location's old value back; whether it was written. As PyTorch, the
+        in-place method ``op`` may only fill, or ``setitem`` distinct locations (a view's
+        write-back, ``op`` None, was checked on the view). Host code: a rare path."""
+        import numpy as np
+
+        backend = self.backend
+        if not self._repeats_host_memory():
+            return False
+        if op is not None and not (_HELD and _HELD[-1] is self):
+            if _fills(op):
+                if op != "fill_" and op in _FILLS:
+                    _warn_deprecated_overlap(op)
+            elif op != _SETITEM or _changes_repeat(self, native):
+                raise RuntimeError(
+                    f"{op}: unsupported operation: more than one element of the written-to "
+                    "tensor refers to a single memory location (its memory, shared with "
+                    "NumPy, repeats elements: a zero stride); clone() it first"
+                )
+        host = backend.host_view(self.native)
+        host = None if host is None else _writable(host)
+        if host is None or not host.flags.writeable:
+            return False
+        if _WRITTEN and _WRITTEN[-1] is backend.storage(self.native):
+            return True  # a view's write-back: the view wrote its change into it already
+        new = backend.to_host(native)
+        changed = new != host
+        if new.dtype.kind in "fc":  # NaN written over NaN is no change
+            changed &= ~(np.isnan(new) & np.isnan(host))
+        host[changed] = new[changed]
+        return True
 
     def _overlaps_itself(self) -> bool:
         """Whether this view holds one memory location twice, as PyTorch's internal-overlap
@@ -1261,9 +1332,10 @@ class Tensor:
             self._version += 1  # (a .data tensor's counter, or a .data write: see above)
         return self._views is not None
 
-    def _store(self, native: Any) -> bool:
+    def _store(self, native: Any, op: str | None = None) -> bool:
         """Make ``native`` this tensor's value; whether it was written into shared memory
-        (that write is then its version's change; else the version is the caller's to bump).
+        (that write is then its version's change; else the version is the caller's to bump);
+        ``op``: the in-place method whose result it is (None: a write-back or a reread).
 
         A host-shared tensor has ``native`` written into its memory, so NumPy sees it (one more
         write counted on that storage, but for a view's write-back into the memory it wrote
@@ -1273,7 +1345,7 @@ class Tensor:
         backend = self.backend
         # (both tests need a host-shared tensor: none, the usual case, is one test)
         if _HOST_SHARED and (_writes_through(self) or self._is_shared_view()):
-            if backend.write_into(self.native, native):
+            if backend.write_into(self.native, native) or self._write_repeated(native, op):
                 owner = backend.storage(self.native)
                 if not (_WRITTEN and _WRITTEN[-1] is owner):
                     _count_write(owner)
@@ -1480,8 +1552,8 @@ class Tensor:
         other, in-place tensor methods included. Elsewhere (torch on a GPU, cuPyNumeric,
         bfloat16, which arrives as float32) it is a copy. The first call on a tensor that does
         not share its memory yet copies once (see the module docs); later calls do not.
-        ``force=True`` allows a tensor that requires grad or has the conjugate bit (a copy of
-        its values), as in PyTorch."""
+        ``force=True`` allows a tensor that requires grad or has the conjugate or negative bit
+        (a copy of its values), as in PyTorch."""
         if self.requires_grad and is_grad_enabled() and not force:
             raise RuntimeError(
                 "numpy(): this tensor requires grad; call tensor.detach().numpy() "
@@ -1494,6 +1566,14 @@ class Tensor:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that has conjugate bit set. "
                 "Use tensor.resolve_conj().numpy() instead."
+            )
+        if (self._view_of is not None or self._alias_of is not None) and self.is_neg():
+            if force:  # (into a copy, as PyTorch's force)
+                return self.detach().resolve_neg().numpy()
+            # z.conj().imag: its memory holds the imaginary parts of z, unnegated
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that has negative bit set. "
+                "Use tensor.resolve_neg().numpy() instead."
             )
         backend = self.backend
         if not _shares_host(backend) or self.dtype is bfloat16:

@@ -183,14 +183,6 @@ def test_sum_of_empty_huge_rows_on_numpy_is_torchs(outcomes) -> None:
 
 
 @pytest.mark.parametrize("backend", ["torch:cpu", "numpy"])
-@_xfail(
-    "core/tensorweaver/tensor.py Tensor._store: an in-place write into a NumPy-shared "
-    "tensor whose memory repeats elements (zero strides) gets write_into's False and "
-    "silently gives the tensor its own array, so the NumPy array no longer sees it; torch "
-    "raises RuntimeError('unsupported operation: more than one element of the written-to "
-    "tensor refers to a single memory location'). Fix: raise that error there when the "
-    "memory overlaps itself (as _assign does for expand() views), instead of rebinding"
-)
 def test_in_place_write_into_self_overlapping_numpy_memory_raises(outcomes, backend) -> None:
     import numpy as np
 

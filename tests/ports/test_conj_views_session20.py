@@ -261,15 +261,17 @@ def test_numpy_of_a_conjugate_view_holds_its_values_not_the_base_memory() -> Non
     np.testing.assert_array_equal(np.asarray(c), np.conj(_Z))
     z.numpy()  # the base moves into host-shared memory: the view keeps its own values
     np.testing.assert_array_equal(np.asarray(c), np.conj(_Z))
-    np.testing.assert_array_equal(c.imag.numpy(), -_Z.imag)
+    np.testing.assert_array_equal(c.imag.resolve_neg().numpy(), -_Z.imag)
 
 
 @pytest.mark.xfail(
     strict=True,
     reason="ops/views.py (conj): a conj view holds the conjugated values in an array of its "
     "own, so a write into its base's memory made through NumPy (numpy()/from_numpy) is not "
-    "seen by it; PyTorch's view reads that memory. Fix: refresh conj views of a host-shared "
-    "base when it is read after a host write (no hook exists for host writes today)",
+    "seen when it is read; PyTorch's view reads that memory. (An in-place write through it "
+    "reads the memory again first since the 21st session: tensor.py _catch_up_with_host.) "
+    "Fix: refresh conj views of a host-shared base when they are read (no read hook exists: "
+    "every op reads .native itself)",
 )
 def test_conjugate_view_sees_host_writes_into_its_base() -> None:
     a = _Z.copy()
@@ -400,12 +402,6 @@ def test_a_chain_without_the_conj_bit_shares_the_base_memory(chain: str) -> None
     _same(fn(tw), fn(torch))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py (Tensor.numpy): numpy() of z.conj().imag returns a copy; PyTorch raises "
-    "RuntimeError (negative bit set). Fix: raise where is_neg(), after resolve_neg() clones "
-    "a negative view (ops/complex.py), so the error's advice works",
-)
 def test_numpy_of_the_imaginary_part_of_a_conjugate_raises() -> None:
     with pytest.raises(RuntimeError):
         torch.tensor(_Z).conj().imag.numpy()
@@ -413,13 +409,6 @@ def test_numpy_of_the_imaginary_part_of_a_conjugate_raises() -> None:
         tw.tensor(_Z).conj().imag.numpy()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/views.py (as_strided through a conj step): as_strided of the conj of a strided "
-    "view reads the base's memory from the view's own offset, not the base's: "
-    "z[:, 1:].conj().as_strided((2,), (3,), 0) gives [3+4j, 2] where PyTorch gives "
-    "[1-2j, 1] (older than the conj views; rare)",
-)
 def test_as_strided_of_the_conjugate_of_a_strided_view() -> None:
     def fn(m: Any) -> Any:
         z = m.tensor([[1 + 2j, 3 - 4j, 5j], [1, 2, 3]], dtype=m.complex128)

@@ -104,25 +104,10 @@ def test_numpy_force_resolves_the_conjugate_bit(spec: str) -> None:
     _check(spec, lambda m: m.tensor(_Z, requires_grad=True).conj().numpy(force=True).tolist())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/complex.py resolve_neg returns its input itself, so z.conj().imag.resolve_neg()"
-    ".is_neg() is True where PyTorch's resolves into a tensor without the bit. Fix: "
-    "resolve_neg returns input.clone() where is_neg(input) (as resolve_conj does for "
-    "is_conj); then Tensor.numpy() (tensor.py) can raise PyTorch's RuntimeError for a "
-    "tensor with the negative bit ('Use tensor.resolve_neg().numpy() instead'), unless force",
-)
 def test_resolve_neg_clears_the_negative_bit(spec: str) -> None:
     _check(spec, lambda m: [m.tensor(_Z).conj().imag.resolve_neg().is_neg()])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Tensor.numpy() (tensor.py) of z.conj().imag returns the values where PyTorch "
-    "raises RuntimeError (Can't call numpy() on Tensor that has negative bit set). Not raised "
-    "yet since its advice, resolve_neg(), does not clear the bit (see the test above). Fix: "
-    "after resolve_neg's, numpy() raises where not force and self.is_neg()",
-)
 def test_numpy_of_a_negative_view_raises(spec: str) -> None:
     _check_raises(spec, lambda m: m.tensor(_Z).conj().imag.numpy())
 

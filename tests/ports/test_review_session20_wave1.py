@@ -24,18 +24,6 @@ def _values(t: object) -> list:
     return np.asarray(t.tolist(), dtype=complex).tolist()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="ops/views.py conj()/_write_conjugated: a conj view keeps its own stale array when "
-    "its base's memory is shared with NumPy (as_view skips _share_own_array for it), and a "
-    "write through it copies that whole stale array back into the base, undoing the host's "
-    "write to other elements. Fix: before an in-place op through a conj view whose base is "
-    "host-shared (id(base) in _HOST_SHARED or _writes_through(base)), re-read the view from "
-    "its base (its `read`), so the op starts from the base's current memory (same root as "
-    "test_conj_views_session20.py::test_conjugate_view_sees_host_writes_into_its_base, "
-    "where the view only reads stale values; here the base loses the host's write)",
-)
 def test_conj_view_write_keeps_a_host_write_to_its_base(spec: str) -> None:
     def program(m: object) -> list:
         z = m.tensor([1 + 2j, 3 - 4j], dtype=m.complex128)

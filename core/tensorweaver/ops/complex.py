@@ -10,8 +10,8 @@ Wirtinger derivative, doubled). ``conj`` is a view with PyTorch's conjugate bit
 ``x.real``, ``x.imag``, ``view_as_real`` and ``view_as_complex`` are views too (ops/views.py):
 writes into them reach the complex tensor, and they follow its later changes.
 
-Differs from PyTorch: the imaginary part of a conjugate view (``z.conj().imag``) has no
-negative bit, so its ``numpy()`` is a copy of its values where PyTorch's raises.
+The imaginary part of a conjugate view (``z.conj().imag``) has PyTorch's negative bit
+(``is_neg``): ``numpy()`` refuses it and ``resolve_neg`` copies it, as PyTorch's.
 """
 
 from __future__ import annotations
@@ -88,8 +88,13 @@ def resolve_conj(input: Tensor) -> Tensor:
 
 
 def resolve_neg(input: Tensor) -> Tensor:
-    """``input`` itself: tensorweaver has no lazy negative views to resolve."""
-    return _tensor("resolve_neg", input)
+    """A new tensor with ``input``'s values where it has PyTorch's negative bit (the
+    imaginary part of a conjugate view, ``z.conj().imag``: ``is_neg``), else ``input``
+    itself (``torch.resolve_neg``)."""
+    from tensorweaver.ops.spellings import is_neg  # (spellings imports this module)
+
+    x = _tensor("resolve_neg", input)
+    return x.clone() if is_neg(x) else x
 
 
 def is_conj(input: Tensor) -> bool:

@@ -41,9 +41,9 @@ a view; ``x[mask] = v`` through ``expand()``'s repeated elements raises (``maske
 ``index_fill_`` and ``index_put_`` write, as PyTorch's, with its deprecation warning), and
 an ``index_put_(..., accumulate=True)`` there adds one copy's values, not every copy's; a
 ``conj()`` view holds the conjugated values in an array of its own (its strides are its
-base's, and its ``numpy()`` and DLPack export raise, as PyTorch's), so it does not see writes
-into its base's memory made through NumPy, and an in-place change through it starts from
-its values before those writes.
+base's, and its ``numpy()`` and DLPack export raise, as PyTorch's), so reading it does not
+see writes into its base's memory made through NumPy since it was read last (an in-place
+change through it reads that memory again first: ``Tensor._catch_up_with_host``).
 """
 
 from __future__ import annotations
@@ -898,13 +898,17 @@ def _memory_base(x: Tensor) -> Tensor:
     ``x``'s chain of views while each shares its base's array, or holds a copy laid out in its
     base's memory (a diagonal: :func:`view_layout`); for a complex tensor's ``real``/``imag``
     part or ``view_as_real``, the floats of that tensor's memory, which the part lies among;
-    for ``view(dtype)`` of one item size, that memory read as ``dtype``."""
+    for ``view(dtype)`` of one item size, that memory read as ``dtype``; for a ``conj()``,
+    the conjugate of its base's memory."""
     storage = x.backend.storage
     t, held = x, storage(x.native)
     while t._view_of is not None:
         up, write = t._view_of[0], t._view_of[1]
         if getattr(write, "conjugates", False):
-            return t  # (its base's memory holds the values unconjugated)
+            # its base's memory holds the values unconjugated: that memory, conjugated
+            # (a conj of a strided view reaches the whole storage, as PyTorch's)
+            memory = _memory_base(up)
+            return t if memory is up else conj(memory)
         if up.dtype is not t.dtype:
             part = getattr(write, "part", None)
             if part in ("real", "imag", "pairs"):
