@@ -12,6 +12,7 @@ subclass made for the module: reading it returns ``P(original)``, assigning it s
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator, Sequence
 from typing import Any, Optional, Union
 
@@ -167,10 +168,32 @@ class ParametrizationList(ModuleList):
         return x
 
 
+def _refuse_pickling(self: Module) -> None:
+    raise RuntimeError(
+        "Serialization of parametrized modules is only supported through state_dict(): save "
+        "module.state_dict() and load it into a module parametrized the same way"
+    )
+
+
+def _copy_without_pickling(self: Module, memo: dict) -> Module:
+    """``copy.deepcopy`` of a parametrized module, which pickling's protocol would refuse."""
+    if id(self) in memo:
+        return memo[id(self)]
+    replica = self.__new__(type(self))
+    memo[id(self)] = replica
+    replica.__dict__ = copy.deepcopy(self.__dict__, memo)
+    return replica
+
+
 def _inject_new_class(module: Module) -> None:
-    """Give ``module`` a class of its own, where the parametrized properties go."""
+    """Give ``module`` a class of its own, where the parametrized properties go; as
+    PyTorch's, it refuses to be pickled (the class exists in this process only) but can be
+    deep-copied."""
     cls = module.__class__
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {})
+    members: dict[str, Any] = {"__getstate__": _refuse_pickling}
+    if not hasattr(cls, "__deepcopy__"):
+        members["__deepcopy__"] = _copy_without_pickling
+    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), members)
 
 
 def _inject_property(module: Module, tensor_name: str) -> None:

@@ -18,7 +18,8 @@ dataset, ``collate_fn`` and ``worker_init_fn`` are pickled: a dataset holding
 ``tw.Tensor``\\ s cannot be (use fork, or load the data in the worker).
 
 ``pin_memory`` and ``pin_memory_device`` are accepted for PyTorch's API and do nothing: the
-host memory of the backends here needs no pinning.
+host memory of the backends here needs no pinning. Iterators warn as PyTorch's do (see
+``iterator_warnings``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tensorweaver.random import Generator, check_generator
 from tensorweaver.utils.data.collate import default_collate, default_convert
 from tensorweaver.utils.data.dataset import Dataset, IterableDataset
 from tensorweaver.utils.data.fetch import make_fetcher
+from tensorweaver.utils.data.iterator_warnings import warn_about_pinning, yield_count
 from tensorweaver.utils.data.multiprocessing_iter import MultiProcessingIter
 from tensorweaver.utils.data.sampler import (
     BatchSampler,
@@ -201,6 +203,8 @@ class DataLoader:
         self.persistent_workers = persistent_workers
         self.in_order = in_order
         self._iterator: MultiProcessingIter | None = None
+        # The iterable dataset's length the last len(self) read, for iterators' warning.
+        self._IterableDataset_len_called: int | None = None
         self._initialized = True
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -213,7 +217,7 @@ class DataLoader:
 
     def __len__(self) -> int:
         if isinstance(self.dataset, IterableDataset):
-            n = len(self.dataset)  # type: ignore[arg-type]
+            n = self._IterableDataset_len_called = len(self.dataset)  # type: ignore[arg-type]
             if self.batch_size is None:
                 return n
             return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
@@ -226,6 +230,8 @@ class DataLoader:
         return self.batch_sampler if self.batch_sampler is not None else self.sampler
 
     def __iter__(self) -> Iterator[Any]:
+        if self._iterator is None or not self.persistent_workers:
+            warn_about_pinning(self)
         if self.num_workers == 0:
             return _SingleProcessIter(self, self._single_process())
         if not self.persistent_workers:
@@ -277,12 +283,16 @@ class _SingleProcessIter:
     def __init__(self, loader: DataLoader, batches: Iterator[Any]) -> None:
         self._loader = loader
         self._batches = batches
+        self._yield_count = yield_count(loader)
 
     def __iter__(self) -> _SingleProcessIter:
         return self
 
     def __next__(self) -> Any:
-        return next(self._batches)
+        batch = next(self._batches)
+        if self._yield_count is not None:
+            self._yield_count.count()
+        return batch
 
     def __len__(self) -> int:
         return len(self._loader._index_sampler)

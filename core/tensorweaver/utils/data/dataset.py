@@ -2,8 +2,9 @@
 as in ``torch.utils.data.dataset``.
 
 Where PyTorch asserts (an empty ``ConcatDataset``, an iterable dataset inside one, a
-``TensorDataset`` size mismatch), these raise ``ValueError``/``TypeError`` with a message
-saying what to pass instead.
+map-style dataset inside a ``ChainDataset``, a ``TensorDataset`` size mismatch), these raise
+an ``AssertionError`` too (the first three one that is also the ``ValueError``/``TypeError``
+they raised before), with a message saying what to pass instead.
 """
 
 from __future__ import annotations
@@ -19,6 +20,16 @@ from tensorweaver.random import Generator, check_generator, default_generator, d
 from tensorweaver.tensor import Tensor
 
 T_co = TypeVar("T_co", covariant=True)
+
+
+class EmptyDatasetsError(AssertionError, ValueError):
+    """``ConcatDataset([])``: an AssertionError, as PyTorch raises, and a ValueError, as tw
+    raised before."""
+
+
+class DatasetKindError(AssertionError, TypeError):
+    """An iterable dataset in a ``ConcatDataset``, a map-style one in a ``ChainDataset``: an
+    AssertionError, as PyTorch raises, and a TypeError, as tw raised before."""
 
 
 class Dataset(Generic[T_co]):
@@ -129,10 +140,10 @@ class ConcatDataset(Dataset[T_co]):
     def __init__(self, datasets: Iterable[Dataset[Any]]) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
-            raise ValueError("ConcatDataset: datasets should not be an empty iterable")
+            raise EmptyDatasetsError("ConcatDataset: datasets should not be an empty iterable")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
-                raise TypeError(
+                raise DatasetKindError(
                     "ConcatDataset does not support IterableDataset; chain streams with "
                     "ChainDataset"
                 )
@@ -166,7 +177,7 @@ class ChainDataset(IterableDataset):
     def _streams(self) -> Iterator[IterableDataset]:
         for d in self.datasets:
             if not isinstance(d, IterableDataset):
-                raise TypeError(
+                raise DatasetKindError(
                     f"ChainDataset only supports IterableDataset, got {type(d).__name__}; "
                     "join map-style datasets with ConcatDataset"
                 )

@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 from tensorweaver.utils.data.dataset import IterableDataset
+from tensorweaver.utils.data.iterator_warnings import yield_count
 from tensorweaver.utils.data.sampler import seed_from
 from tensorweaver.utils.data.transport import unpack
 from tensorweaver.utils.data.worker import (
@@ -96,6 +97,7 @@ class MultiProcessingIter:
         """Start an epoch; persistent workers are told to start theirs anew, and results of
         an epoch left unfinished are dropped."""
         self._batches = self._loader._index_batches()
+        self._yield_count = yield_count(self._loader)
         self._send_idx = self._rcvd_idx = 0
         self._task_info: dict[int, list[Any]] = {}  # task -> [worker id] or [worker id, result]
         self._tasks_outstanding = 0
@@ -195,7 +197,10 @@ class MultiProcessingIter:
         self._try_put_index()
         if isinstance(result, ExceptionWrapper):
             result.reraise()
-        return unpack(result)
+        batch = unpack(result)
+        if self._yield_count is not None:
+            self._yield_count.count()
+        return batch
 
     def _shutdown_workers(self) -> None:
         """Stop every worker (asking first, then terminating), and close the queues."""

@@ -83,8 +83,10 @@ def unpad_sequence(
     batch_first: bool = False,
 ) -> list[Tensor]:
     """The inverse of ``pad_sequence`` (right padding): the ``N`` sequences of
-    ``padded_sequences`` cut to their ``lengths``."""
+    ``padded_sequences`` cut to their ``lengths``. With ``batch_first=False`` it transposes
+    ``padded_sequences`` itself to batch-first, in place, as PyTorch's does (so a leaf that
+    requires grad raises there too)."""
     if not batch_first:
-        padded_sequences = padded_sequences.transpose(0, 1)
+        padded_sequences.transpose_(0, 1)
     sizes = lengths_list(lengths, "unpad_sequence")
     return [seq[:n] for seq, n in zip(padded_sequences.unbind(0), sizes)]
