@@ -222,15 +222,6 @@ def test_inference_mode_records_no_graph_under_enable_grad(spec: str) -> None:
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tw.is_grad_enabled() is False inside inference_mode() + enable_grad(), "
-    "where PyTorch says True (while recording nothing): autograd/mode.py _recording keeps "
-    "grad mode off there so that no op records a node, and the public is_grad_enabled is "
-    "the flag the hot paths read. Fix: mode.py keeps the requested mode in a second "
-    "ContextVar and tensorweaver/__init__.py and autograd/__init__.py export a function "
-    "reading it as is_grad_enabled (the core's own imports keep the recording flag)",
-)
 def test_grad_mode_flag_inside_inference_mode_with_enable_grad(spec: str) -> None:
     def fn(m: Any) -> list:
         with m.inference_mode(), m.enable_grad():

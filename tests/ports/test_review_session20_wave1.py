@@ -117,19 +117,6 @@ def test_saved_conj_view_loads_with_the_bit(spec: str, tmp_path: object) -> None
         assert tw.load(path).is_conj() == want
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="since the twentieth session's fix register_hook on a composite's node raises "
-    "(tests/ports/test_node_hooks_session20.py) instead of showing intermediates; left: "
-    "autograd/grad_fn.py GradFn.register_hook + autograd/engine.py _hooked: the grad_fn "
-    "of a composite op (topk, max(dim), eigh: a primitive node that ops.apply.labelled "
-    "names) runs its hooks on that last primitive's rule, so grad_inputs are the gradients "
-    "of intermediates (topk's sorted copy, not x), in their shapes and order. Fix: run a "
-    "labelled node's post-hooks where the gradients of the composite's own inputs (those "
-    "given to labelled) are known, or refuse register_hook on such a node with a clear "
-    "error; never hand a hook an intermediate",
-)
 def test_grad_fn_hook_of_a_composite_sees_its_inputs_gradients(spec: str) -> None:
     def program(m: object) -> list:
         x = m.tensor([[1.0, 4.0, 2.0], [3.0, 0.0, 5.0]], requires_grad=True)

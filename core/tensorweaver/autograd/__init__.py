@@ -25,11 +25,11 @@ from tensorweaver.autograd.gradcheck import GradcheckError, gradcheck, gradgradc
 from tensorweaver.autograd.mode import (
     enable_grad,
     inference_mode,
-    is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
+from tensorweaver.autograd.mode import grad_mode_enabled as is_grad_enabled
 from tensorweaver.tensor import Tensor
 
 # PyTorch's module names for what lives here under other names, so that a ported

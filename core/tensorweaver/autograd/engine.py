@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Callable
 
 from tensorweaver.autograd.anomaly import MODE as ANOMALY
 from tensorweaver.autograd.anomaly import check_nan, report_forward_stack
+from tensorweaver.autograd.composite_hooks import COMPOSITE_POSTHOOKS, inner_nodes
 from tensorweaver.autograd.function import check_view_output
 from tensorweaver.autograd.gradients import GRADIENTS, READS_INPUT
 from tensorweaver.autograd.graph import (
@@ -21,7 +22,7 @@ from tensorweaver.autograd.graph import (
     PACKED,
     PASS_FRAMES,
     pass_ended,
-    unpacked_inputs,
+    unpacked,
 )
 from tensorweaver.autograd.hooks import (
     GRAD_HOOKS,
@@ -32,8 +33,7 @@ from tensorweaver.autograd.hooks import (
     run_node_posthooks,
     run_node_prehooks,
 )
-from tensorweaver.autograd.mode import _enabled as _grad_mode
-from tensorweaver.autograd.mode import enable_grad, set_grad_enabled
+from tensorweaver.autograd.mode import _restore, _switched, enable_grad, set_grad_enabled
 from tensorweaver.autograd.node import (
     CHANGED_OUTPUTS,
     INPLACE_CHANGES,
@@ -243,10 +243,8 @@ def run(
             leaves[id(root)] = root
     wanted_nodes = {t._node: t for t in targets if t._node is not None} if targets else None
     captured: dict[int, Tensor] = {}
-    changes = INPLACE_CHANGES[0]
     contexts: list = []  # the autograd.Function contexts whose saved tensors this pass frees
-    detect = ANOMALY.enabled  # read once: off, anomaly mode costs one local test per node
-    token = _grad_mode.set(create_graph)
+    tokens = _switched(create_graph)  # backward's grad mode: on only to create a graph
     frame = None
     if MULTI_GRAD_HOOKS[0]:  # (register_multi_grad_hook: what its tensors get in this pass)
         frame = {}
@@ -254,69 +252,9 @@ def run(
     try:
         order = _topological(start)
         leading = _leading_to(order, targets, wanted_nodes) if targets else None
-        for node in order:
-            g = node_grads.pop(node, None)
-            if g is None:
-                continue
-            if leading is not None and node not in leading and node not in wanted_nodes:
-                continue  # no target at or behind it: PyTorch neither runs it nor its hooks
-            if type(g) is not Tensor:
-                g = _total(g)
-            if GRAD_HOOKS and id(node) in GRAD_HOOKS:  # before retain_grad, as in PyTorch
-                g = run_hooks(GRAD_HOOKS[id(node)], g)
-            if wanted_nodes and node in wanted_nodes:
-                captured[id(wanted_nodes[node])] = g
-            if node.retained is not None:  # autograd.grad() fills it too, as PyTorch's
-                retained = node.retained()
-                if retained is not None:  # as PyTorch's retain_grad hook: a copy, then sums
-                    retained.grad = (
-                        _own(g, create_graph) if retained.grad is None else retained.grad + g
-                    )
-            if leading is not None and node not in leading:
-                continue  # a target, with none behind it: not run (nor checked), as PyTorch's
-            try:
-                if node.epoch != changes:  # something changed in place since it was recorded
-                    _check_versions(node)
-                if NODE_PREHOOKS or NODE_POSTHOOKS or PACKED:
-                    g, input_grads = _hooked(node, g)
-                else:
-                    input_grads = GRADIENTS[node.op](node, g)
-                if detect:
-                    check_nan(node, input_grads)
-            except Exception:
-                if detect:
-                    report_forward_stack(node)
-                raise
-            for t, parent, gi in zip(node.inputs, node.parents, input_grads):
-                if parent is None or gi is None:
-                    continue
-                # A Piece already has the input's dtype, placed when all gradients are in; a
-                # Slot is one output's gradient, for its node's rule.
-                kind = type(gi)
-                if kind is not Piece and kind is not Slot:
-                    if gi.shape != t.shape:
-                        gi = sum_to(gi, t.shape)
-                    if gi.dtype is not t.dtype:
-                        gi = gradient_as(gi, t.dtype)
-                if type(parent) is Node:
-                    if parent.op == "function":  # (a view output changed since: refused)
-                        _check_view_uses(node, parent)
-                    table, key = node_grads, parent
-                else:
-                    table, key = leaf_grads, id(parent)
-                    leaves[key] = parent
-                # _accumulate, inlined: this loop runs once per edge of the graph.
-                current = table.get(key)
-                if current is None:
-                    table[key] = gi
-                elif type(current) is list:
-                    current.append(gi)
-                else:
-                    table[key] = [current, gi]
-            if not retain_graph:
-                node.release()
-                if node.op == "function":
-                    contexts.append(node.saved[1])
+        needed = _needed(leading, wanted_nodes, targets) if targets else None
+        _propagate(order, node_grads, leaf_grads, leaves, leading, wanted_nodes, needed,
+                   captured, contexts, retain_graph, create_graph, None)  # fmt: skip
         for ctx in contexts:  # once every output's node this pass reaches has run
             ctx._release()
         # Leaf hooks run, and leaves accumulate, in backward's grad mode too.
@@ -327,10 +265,172 @@ def run(
     finally:
         if frame is not None:
             PASS_FRAMES.pop()
-        _grad_mode.reset(token)
+        _restore(tokens)
 
 
-def _hooked(node: Node, g: Any) -> tuple:
+def _propagate(
+    order: list[Node],
+    node_grads: dict,
+    leaf_grads: dict,
+    leaves: dict,
+    leading: Any,
+    wanted_nodes: Any,
+    needed: Any,
+    captured: dict,
+    contexts: list,
+    retain_graph: bool,
+    create_graph: bool,
+    whole: Any,
+) -> None:
+    """Run the nodes of ``order`` that gradients reach, each on the sum of its gradients,
+    handing their inputs' gradients on in ``node_grads`` and ``leaf_grads``. ``needed``
+    tells, where the pass has targets, whether a parent leads to one (:func:`_needed`: a
+    node hook sees None for the others, as PyTorch computes none). ``whole`` is
+    a composite's last node run by :func:`_composite_pass`: its own rule only, its tensor
+    hooks and pre-hooks already run."""
+    changes = INPLACE_CHANGES[0]
+    detect = ANOMALY.enabled  # read once: off, anomaly mode costs one local test per node
+    for node in order:
+        g = node_grads.pop(node, None)
+        if g is None:
+            continue
+        if leading is not None and node not in leading and node not in wanted_nodes:
+            continue  # no target at or behind it: PyTorch neither runs it nor its hooks
+        if type(g) is not Tensor:
+            g = _total(g)
+        if GRAD_HOOKS and id(node) in GRAD_HOOKS and node is not whole:  # before retain_grad
+            g = run_hooks(GRAD_HOOKS[id(node)], g)
+        if wanted_nodes and node in wanted_nodes and node is not whole:
+            captured[id(wanted_nodes[node])] = g
+        if node.retained is not None and node is not whole:  # autograd.grad() fills it too
+            retained = node.retained()
+            if retained is not None:  # as PyTorch's retain_grad hook: a copy, then sums
+                retained.grad = (
+                    _own(g, create_graph) if retained.grad is None else retained.grad + g
+                )
+        if leading is not None and node not in leading:
+            continue  # a target, with none behind it: not run (nor checked), as PyTorch's
+        try:
+            if node.epoch != changes:  # something changed in place since it was recorded
+                _check_versions(node)
+            if NODE_PREHOOKS or NODE_POSTHOOKS or PACKED or COMPOSITE_POSTHOOKS:
+                if node is whole:  # (its pre-hooks ran; its hooks see the whole composite)
+                    input_grads = _rule(node, g)
+                elif COMPOSITE_POSTHOOKS and id(node) in COMPOSITE_POSTHOOKS:
+                    _composite_pass(node, g, node_grads, leaf_grads, leaves, leading,
+                                    wanted_nodes, needed, captured, contexts, retain_graph,
+                                    create_graph)  # fmt: skip
+                    continue
+                else:
+                    g, input_grads = _hooked(node, g, needed)
+            else:
+                input_grads = GRADIENTS[node.op](node, g)
+            if detect:
+                check_nan(node, input_grads)
+        except Exception:
+            if detect:
+                report_forward_stack(node)
+            raise
+        for t, parent, gi in zip(node.inputs, node.parents, input_grads):
+            if parent is None or gi is None:
+                continue
+            # A Piece already has the input's dtype, placed when all gradients are in; a
+            # Slot is one output's gradient, for its node's rule.
+            kind = type(gi)
+            if kind is not Piece and kind is not Slot:
+                if gi.shape != t.shape:
+                    gi = sum_to(gi, t.shape)
+                if gi.dtype is not t.dtype:
+                    gi = gradient_as(gi, t.dtype)
+            if type(parent) is Node:
+                if parent.op == "function":  # (a view output changed since: refused)
+                    _check_view_uses(node, parent)
+                table, key = node_grads, parent
+            else:
+                table, key = leaf_grads, id(parent)
+                leaves[key] = parent
+            # _accumulate, inlined: this loop runs once per edge of the graph.
+            current = table.get(key)
+            if current is None:
+                table[key] = gi
+            elif type(current) is list:
+                current.append(gi)
+            else:
+                table[key] = [current, gi]
+        if not retain_graph:
+            node.release()
+            if node.op == "function":
+                contexts.append(node.saved[1])
+
+
+def _composite_pass(
+    node: Node,
+    g: Tensor,
+    node_grads: dict,
+    leaf_grads: dict,
+    leaves: dict,
+    *rest: Any,
+) -> None:
+    """Run the composite that ``node`` ends as PyTorch's one node (autograd/composite_hooks.py):
+    its pre-hooks on ``g``, its nodes down to its inputs' edges, its hooks on the gradient
+    that reached each edge (None where none did, or where the input needs none), and hand on
+    what they leave. ``rest``: the pass's other arguments to :func:`_propagate`."""
+    hooks = NODE_PREHOOKS.get(id(node))
+    if hooks is not None:
+        g = run_node_prehooks(hooks, (g,))[0]
+    inner = inner_nodes(node)
+    if type(inner) is not list:  # (registration checked it: the graph changed since)
+        raise RuntimeError(f"{node.name}: its hooks cannot run: {inner}")
+    edges = node.edges
+    inner_grads: dict = {node: g}
+    inner_leaf_grads: dict = {}
+    _propagate(inner, inner_grads, inner_leaf_grads, leaves, *rest, node)
+    needed = rest[2]
+    grad_inputs = []
+    for edge in edges:
+        if type(edge) is Node:
+            found = inner_grads.pop(edge, None)
+        else:
+            found = None if edge is None else inner_leaf_grads.pop(id(edge), None)
+        if needed is not None and edge is not None and not needed(edge):
+            found = None  # (no target behind it: PyTorch's node computes none)
+        grad_inputs.append(None if found is None else _total(found))
+    grad_inputs = run_node_posthooks(COMPOSITE_POSTHOOKS[id(node)], tuple(grad_inputs), (g,))
+    for edge, gi in zip(edges, grad_inputs):
+        if edge is None or gi is None:
+            continue
+        if type(edge) is Node:
+            _accumulate(node_grads, edge, gi)
+        else:
+            _accumulate(leaf_grads, id(edge), gi)
+            leaves[id(edge)] = edge
+
+
+def _rule(node: Node, g: Any) -> Any:
+    """``node``'s rule run on ``g``, its inputs unpacked where saved_tensors_hooks packed them."""
+    if PACKED and id(node) in PACKED:
+        kept = node.inputs, node.saved
+        node.inputs, node.saved = unpacked(node)
+        try:
+            return GRADIENTS[node.op](node, g)
+        finally:
+            node.inputs, node.saved = kept
+    return GRADIENTS[node.op](node, g)
+
+
+def _needed(leading: set, wanted_nodes: dict, targets: Sequence[Tensor]) -> Callable:
+    """Whether a parent (a node or a leaf) leads to one of a pass's ``targets``."""
+    leaf_ids = {id(t) for t in targets if t._node is None}
+
+    def needed(parent: Any) -> bool:
+        if type(parent) is Node:
+            return parent in leading or parent in wanted_nodes
+        return id(parent) in leaf_ids
+
+    return needed
+
+
+def _hooked(node: Node, g: Any, needed: Any) -> tuple:
     """``node``'s rule run between its pre-hooks and hooks (``grad_fn.register_prehook``
     and ``register_hook``), on its inputs unpacked where saved_tensors_hooks packed them:
     the gradient it got and its inputs' gradients, these brought to the inputs' shapes and
@@ -340,23 +440,15 @@ def _hooked(node: Node, g: Any) -> tuple:
     if hooks is not None:
         changed = run_node_prehooks(hooks, g if several else (g,))
         g = changed if several else changed[0]
-    if PACKED and id(node) in PACKED:  # (saved_tensors_hooks packed its inputs)
-        kept = node.inputs
-        node.inputs = unpacked_inputs(node)
-        try:
-            input_grads = GRADIENTS[node.op](node, g)
-        finally:
-            node.inputs = kept
-    else:
-        input_grads = GRADIENTS[node.op](node, g)
+    input_grads = _rule(node, g)
     hooks = NODE_POSTHOOKS.get(id(node))
     if hooks is None:
         return g, input_grads
     placed = []
     every = node.op == "function"  # (PyTorch shows what a Function's backward returned)
     for t, parent, gi in zip(node.inputs, node.parents, input_grads):
-        if parent is None and not every:
-            placed.append(None)
+        if not every and (parent is None or (needed is not None and not needed(parent))):
+            placed.append(None)  # (no gradient needed: PyTorch's node computes none)
             continue
         if gi is None or type(gi) is Slot:
             placed.append(gi)

@@ -18,7 +18,7 @@ import weakref
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.autograd.node import InputShape, Node
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, InputShape, Node
 from tensorweaver.ops.creation import zeros_like, zeros_like_shape
 from tensorweaver.tensor import _NO_GRAD_VIEW_CHANGED, _NO_GRAD_VIEW_WRITTEN, Tensor
 
@@ -38,6 +38,8 @@ class FunctionCtx:
         # Per output: a weak reference to its graph node, once apply() has recorded one.
         self._nodes: list = []
         self._freed = False  # backward ran without retain_graph: saved tensors are gone
+        # The unpack hook of the saved_tensors_hooks that packed the saved tensors, if any.
+        self._unpack: Callable | None = None
         # Per saved tensor and each tensor whose memory it shares: (index, the tensor or a
         # weak reference to it, its version when apply() ended), checked when backward reads
         # ``saved_tensors``, as PyTorch checks its saved variables' versions on unpacking.
@@ -80,7 +82,49 @@ class FunctionCtx:
             self._check_versions()
         if not self._nodes:
             return self._saved
+        if self._unpack is not None:
+            return self._unpacked_by_hook()
         return tuple(self._unpacked(t) for t in self._saved)
+
+    def _pack(self, outputs: list) -> None:
+        """Pass each saved tensor (an output as ``outputs`` has it) through the innermost
+        saved_tensors_hooks' pack, keeping only what it returns, as PyTorch's saved
+        variables do; :attr:`saved_tensors` unpacks them."""
+        from tensorweaver.autograd.graph import _Packed
+
+        hooks = SAVED_TENSORS_HOOKS.pop()  # (what the hook computes saves nothing through it)
+        pack, self._unpack = hooks
+        try:
+            packed = []
+            for t in self._saved:
+                if type(t) is _SavedOutput:
+                    out = outputs[t.index]
+                    t = (t.index, _Packed(out, pack(out)))
+                elif t is not None:
+                    parent = t._node or (t if t.requires_grad else None)
+                    t = (parent, _Packed(t, pack(t)))
+                packed.append(t)
+        finally:
+            SAVED_TENSORS_HOOKS.append(hooks)
+        self._saved = tuple(packed)
+
+    def _unpacked_by_hook(self) -> tuple:
+        """The saved tensors from the unpack hook: an input in the graph where it was, an
+        output attached to the Function's node (as :meth:`_unpacked` gives them)."""
+        from tensorweaver.autograd.graph import _checked, _restored
+
+        tensors = []
+        for t in self._saved:
+            if t is not None:
+                where, kept = t
+                value = self._unpack(kept.value)
+                if type(where) is int:  # an output's index
+                    value = self._unpacked(_SavedOutput(where, _checked(value)))
+                else:
+                    value = _restored(value, kept, where)
+                t = value
+            tensors.append(t)
+        return tuple(tensors)
 
     def _check_versions(self) -> None:
         """Raise where a saved tensor (or a tensor sharing its memory: its base, what it was
@@ -232,6 +276,8 @@ class Function:
             ctx._nodes = nodes
             ctx._name = cls.__name__
             ctx._versions = _watched(ctx._saved, wrapped)
+            if SAVED_TENSORS_HOOKS:
+                ctx._pack(wrapped)
         return tuple(wrapped) if isinstance(result, tuple) else wrapped[0]
 
 
@@ -288,6 +334,8 @@ def apply_fresh(cls: type[Function], *args: Any) -> Tensor:
         ctx._nodes = [weakref.ref(node)]
         ctx._name = cls.__name__
         ctx._versions = _watched(ctx._saved, [out])
+        if SAVED_TENSORS_HOOKS:
+            ctx._pack([out])
     return out
 
 

@@ -89,15 +89,23 @@ class GradFn:
     def register_hook(self, fn: Callable) -> Any:
         """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward ran (one
         gradient per input, None where it needs none); a tuple it returns replaces
-        ``grad_inputs``. Returns a handle whose ``remove()`` unregisters it. RuntimeError
-        where PyTorch's node has other inputs than this one (a composite's last step)."""
+        ``grad_inputs``. Returns a handle whose ``remove()`` unregisters it. On the last node
+        of a composite (gelu, mean, mse_loss...), ``grad_inputs`` are the gradients of the
+        whole op's inputs, as PyTorch's; RuntimeError where they cannot be (see
+        autograd/composite_hooks.py) or where a fused op's PyTorch node is one step of it."""
+        from tensorweaver.autograd.composite_hooks import inner_nodes, register_composite_hook
         from tensorweaver.autograd.hooks import register_node_hook
 
         node = self._node
-        if not _whole(node):
-            why = "PyTorch's node for this op has other inputs than its last step here"
-            _refuse(node, "register_hook", why, "the op's inputs")
-        return register_node_hook(node, fn, prehook=False)
+        if _whole(node):
+            return register_node_hook(node, fn, prehook=False)
+        if node.op == "fused":
+            why = "PyTorch's node for this op is one step of it, with other inputs"
+        else:
+            why = inner_nodes(node)
+            if type(why) is list:
+                return register_composite_hook(node, fn)
+        _refuse(node, "register_hook", why, "the op's inputs")
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"

@@ -5,9 +5,10 @@ Inside ``saved_tensors_hooks(pack, unpack)``, each tensor input that a recorded 
 for its gradient rule goes through ``pack`` when the node is made, and the node keeps only
 what ``pack`` returned (with the input's shape, dtype and version); backward calls
 ``unpack`` on it before the rule runs. Nodes whose rules read no input value keep none, so
-nothing of theirs is packed, as PyTorch packs only what its nodes save. Unlike PyTorch,
-the values a node keeps as arrays (an output, as ``exp``'s) and an ``autograd.Function``'s
-``save_for_backward`` do not go through the hooks.
+nothing of theirs is packed, as PyTorch packs only what its nodes save; an output that a
+node keeps (``exp``'s) and what an ``autograd.Function`` saves (``save_for_backward``) go
+through them too. A composite op (gelu, mse_loss) packs what its steps save, which may
+differ from what PyTorch's one node saves.
 """
 
 from __future__ import annotations
@@ -97,14 +98,35 @@ def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
         _DISABLED[0] = before
 
 
+#: Ops whose nodes keep their output's array for their rule (``node.saved``; relu's first of
+#: two), as PyTorch's nodes save their result: that output is what goes through the hooks.
+_KEEP_OUTPUT = frozenset({"exp", "tanh", "sqrt", "sigmoid", "expm1", "reciprocal", "rsqrt"})
+
+
 def pack_inputs(node: _GraphNode) -> None:
-    """Pass the tensor inputs ``node`` keeps through the innermost pack hook."""
+    """Pass what ``node`` keeps for its rule through the innermost pack hook: each tensor
+    input whose value the rule reads (not a 0-d constant standing for a Python number,
+    which PyTorch does not save), and the output an op keeps (exp's, relu's)."""
+    from tensorweaver.autograd.gradients import READS_INPUT
+    from tensorweaver.autograd.node import _constant_number
+
     hooks = SAVED_TENSORS_HOOKS.pop()  # (what the hook computes saves nothing through it)
     pack, unpack = hooks
+    reads = READS_INPUT.get(node.op)
     inputs = []
     try:
-        for t in node.inputs:
-            inputs.append(_Packed(t, pack(t)) if isinstance(t, Tensor) else t)
+        for i, t in enumerate(node.inputs):
+            if isinstance(t, Tensor) and (reads is None or reads(node, i)):
+                if not _constant_number(t):
+                    t = _Packed(t, pack(t))
+            inputs.append(t)
+        saved = node.saved
+        if node.op in _KEEP_OUTPUT or node.op == "relu":
+            native = saved[0] if node.op == "relu" else saved
+            first = node.inputs[0]
+            out = Tensor(native, first.backend, first.dtype)
+            packed = _Packed(out, pack(out))
+            node.saved = (packed, None) if node.op == "relu" else packed
     finally:
         SAVED_TENSORS_HOOKS.append(hooks)
     node.inputs = tuple(inputs)
@@ -113,24 +135,35 @@ def pack_inputs(node: _GraphNode) -> None:
     weakref.finalize(node, PACKED.pop, key, None)
 
 
-def unpacked_inputs(node: _GraphNode) -> tuple:
-    """``node``'s inputs as its rule reads them: each packed one unpacked, and in the
-    graph where its input was (so that a backward differentiated again reaches it)."""
+def unpacked(node: _GraphNode) -> tuple:
+    """``node``'s inputs and saved values as its rule reads them: each packed input
+    unpacked, in the graph where that input was (so that a backward differentiated again
+    reaches it), and a packed output as its array again."""
     unpack = PACKED[id(node)]
     inputs = []
     for kept, parent in zip(node.inputs, node.parents):
         if type(kept) is _Packed:
             kept = _restored(unpack(kept.value), kept, parent)
         inputs.append(kept)
-    return tuple(inputs)
+    saved = node.saved
+    if type(saved) is _Packed:
+        saved = _checked(unpack(saved.value)).native
+    elif node.op == "relu" and type(saved[0]) is _Packed:
+        saved = (_checked(unpack(saved[0].value)).native, None)
+    return tuple(inputs), saved
 
 
-def _restored(value: Any, kept: _Packed, parent: Any) -> Tensor:
+def _checked(value: Any) -> Tensor:
     if not isinstance(value, Tensor):
         raise TypeError(
             "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
             f"type {type(value).__name__}"
         )
+    return value
+
+
+def _restored(value: Any, kept: _Packed, parent: Any) -> Tensor:
+    _checked(value)
     if parent is None or not is_grad_enabled():  # (no backward through this one)
         return value.detach()
     if type(parent) is _GraphNode:  # as the input was: the output of its producer

@@ -9,10 +9,16 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any, Callable, TypeVar
 
+#: Whether ops record a graph now: grad mode, and off in inference mode whatever grad mode is.
 _enabled: ContextVar[bool] = ContextVar("tensorweaver_grad_enabled", default=True)
+#: Grad mode as set (what ``tw.is_grad_enabled()`` reports): it differs from ``_enabled``
+#: only inside ``inference_mode()``, where ``enable_grad()`` turns it on but records nothing.
+_grad_mode: ContextVar[bool] = ContextVar("tensorweaver_grad_mode", default=True)
 _inference: ContextVar[bool] = ContextVar("tensorweaver_inference_mode", default=False)
 
-#: The hot path reads grad mode through this bound method (one call, no attribute look-ups).
+#: Whether ops record a graph (the core's own test; ``tw.is_grad_enabled`` is
+#: :func:`grad_mode_enabled`). The hot path reads it through this bound method (one call,
+#: no attribute look-ups).
 is_grad_enabled: Callable[[], bool] = _enabled.get
 
 #: Whether an ``inference_mode()`` block is active (as ``is_grad_enabled``: the tensor
@@ -22,27 +28,45 @@ is_inference_mode_enabled: Callable[[], bool] = _inference.get
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def grad_mode_enabled() -> bool:
+    """Whether grad mode is on (``tw.is_grad_enabled()``, as PyTorch's: True inside
+    ``inference_mode()`` + ``enable_grad()``, though no graph is recorded there)."""
+    return _grad_mode.get() if _inference.get() else _enabled.get()
+
+
+def _switched(mode: bool) -> tuple:
+    """Grad mode set to ``mode``: the tokens that :func:`_restore` takes to undo it."""
+    return _enabled.set(mode and not _inference.get()), _grad_mode.set(mode)
+
+
+def _restore(tokens: tuple) -> None:
+    recording, mode = tokens
+    _grad_mode.reset(mode)
+    _enabled.reset(recording)
+
+
 class set_grad_enabled:
     """Turn graph recording on or off: as a call, a ``with`` block or a decorator."""
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
         self._tokens: list[Any] = []
-        self._previous = _enabled.get()
+        self._previous = (_enabled.get(), _grad_mode.get())
         if type(self) is set_grad_enabled:
             # torch.set_grad_enabled(False) as a plain call switches the mode at once.
-            self._tokens.append(_enabled.set(_recording(self.mode)))
+            self._tokens.append(_switched(self.mode))
 
     def __enter__(self) -> None:
         if type(self) is not set_grad_enabled or not self._tokens:
-            self._tokens.append(_enabled.set(_recording(self.mode)))
+            self._tokens.append(_switched(self.mode))
 
     def __exit__(self, *exc: object) -> None:
-        token = self._tokens.pop()
+        tokens = self._tokens.pop()
         try:
-            _enabled.reset(token)
-        except ValueError:  # entered in another context: restore the value instead
-            _enabled.set(self._previous)
+            _restore(tokens)
+        except ValueError:  # entered in another context: restore the values instead
+            _enabled.set(self._previous[0])
+            _grad_mode.set(self._previous[1])
 
     def __call__(self, fn: F) -> F:
         mode = self.mode
@@ -55,22 +79,22 @@ class set_grad_enabled:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            token = _enabled.set(_recording(mode))
+            tokens = _switched(mode)
             try:
                 return fn(*args, **kwargs)
             finally:
-                _enabled.reset(token)
+                _restore(tokens)
 
         return wrapper  # type: ignore[return-value]
 
     @staticmethod
     @contextlib.contextmanager
     def _scoped(mode: bool) -> Iterator[None]:
-        token = _enabled.set(_recording(mode))
+        tokens = _switched(mode)
         try:
             yield
         finally:
-            _enabled.reset(token)
+            _restore(tokens)
 
 
 class no_grad(set_grad_enabled):
@@ -98,16 +122,6 @@ class enable_grad(set_grad_enabled):
         super().__init__(True)
 
 
-def _recording(mode: bool) -> bool:
-    """The grad mode that ``set_grad_enabled(mode)`` and its kin switch to: off inside an
-    ``inference_mode()`` block whatever they ask, as PyTorch records no graph there.
-
-    Differs from PyTorch: there ``torch.is_grad_enabled()`` is True inside
-    ``inference_mode()`` + ``enable_grad()``; here it is False (the hot path reads one flag).
-    """
-    return mode and not _inference.get()
-
-
 class inference_mode:
     """``no_grad`` for code that will never need gradients: a ``with`` block or a decorator
     (``@tw.inference_mode()``, ``@tw.inference_mode``). ``mode=False`` leaves inference mode
@@ -115,7 +129,7 @@ class inference_mode:
 
     Tensors made inside are inference tensors (``is_inference()``, ``tensor.py``): outside
     the block they may not require grad nor be changed in place, as in PyTorch; and
-    ``enable_grad()`` inside the block records no graph.
+    ``enable_grad()`` inside the block turns grad mode on but records no graph, as PyTorch's.
     """
 
     def __new__(cls, mode: Any = True) -> Any:
@@ -128,11 +142,13 @@ class inference_mode:
         self._tokens: list[tuple] = []
 
     def __enter__(self) -> None:
-        self._tokens.append((_inference.set(self.mode), _enabled.set(not self.mode)))
+        mode = not self.mode
+        self._tokens.append((_inference.set(self.mode), _enabled.set(mode), _grad_mode.set(mode)))
 
     def __exit__(self, *exc: object) -> None:
-        inference, grad = self._tokens.pop()
-        _enabled.reset(grad)
+        inference, recording, mode = self._tokens.pop()
+        _grad_mode.reset(mode)
+        _enabled.reset(recording)
         _inference.reset(inference)
 
     def __call__(self, fn: F) -> F:

@@ -276,8 +276,12 @@ def _check_not_saved(op: str, t: Any) -> None:
 class Node:
     __slots__ = (
         "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "label", "view",
-        "keeps_saved", "__weakref__",
+        "keeps_saved", "edges", "__weakref__",
     )  # fmt: skip
+    # ``edges`` is set only on the last node of a composite (``ops.apply.labelled``): where
+    # the gradient of each of the composite's inputs goes (a node, a leaf, or None), for
+    # node hooks that see the composite as PyTorch's one node (autograd/composite_hooks.py).
+    # Left unset elsewhere (read with getattr), so that recording a node pays nothing for it.
 
     def __init__(self, op: str, inputs: tuple, saved: Any) -> None:
         self.op = op

@@ -32,8 +32,18 @@ def labelled(out: Tensor, grad_fn: str, *inputs: Tensor) -> Tensor:
     """``out``, its graph node named ``grad_fn`` (PyTorch's name for the composite op that
     made it from ``inputs``) unless the op returned an input's node unchanged."""
     node = out._node
-    if node is not None and all(node is not t._node for t in inputs):
-        node.label = grad_fn
+    if node is None:
+        return out
+    # Where each input's gradient goes, so that a hook on this node can see the whole
+    # composite's (autograd/composite_hooks.py). A plain loop: the cheapest here.
+    edges = []
+    for t in inputs:
+        parent = t._node
+        if parent is node:
+            return out
+        edges.append(parent if parent is not None else (t if t.requires_grad else None))
+    node.label = grad_fn
+    node.edges = tuple(edges)
     return out
 
 
