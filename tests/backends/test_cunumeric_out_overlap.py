@@ -26,11 +26,6 @@ def _select_into_own_rows(lib) -> None:
     lib.index_select(x, 0, lib.tensor([0, 2]), out=x[1:3])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the plugin has no `storage`/`layout` primitives: the core cannot see that out "
-    "overlaps the input, and torch's RuntimeError is missing (values are right)",
-)
 def test_out_overlapping_an_input_is_refused_as_in_torch() -> None:
     with pytest.raises(RuntimeError, match="single memory location"):
         _select_into_own_rows(torch)

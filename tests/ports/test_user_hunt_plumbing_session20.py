@@ -401,19 +401,7 @@ def test_default_collate_of_nested_records() -> None:
         *FAST,
         pytest.param(
             "cunumeric",
-            marks=[
-                pytest.mark.cunumeric,
-                pytest.mark.xfail(
-                    strict=True,
-                    reason="a view saved on cuPyNumeric loads as a copy: the cunumeric plugin "
-                    "has no optional `layout` primitive, so Tensor._layout (tensor.py) reports "
-                    "every view at C strides and address 0, serialization/storages._entries' "
-                    "value check then rejects the group and each member is saved with its own "
-                    "values; fix: implement `layout(native)` (strides, offset, address) in "
-                    "plugins/cunumeric-backend (or derive a view's place from its view chain "
-                    "in storages._entries when the backend cannot tell)",
-                ),
-            ],
+            marks=pytest.mark.cunumeric,
         ),
     ],
 )

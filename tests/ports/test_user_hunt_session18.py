@@ -297,11 +297,6 @@ def test_contiguous_copy_does_not_write_into_the_base(spec: str, make: Callable)
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cuPyNumeric cannot tell its layout, so contiguous() of any view is a new tensor: "
-    "of a row, which PyTorch returns itself, writes no longer reach the base",
-)
 @pytest.mark.parametrize("spec", CUNUMERIC)
 def test_contiguous_of_a_contiguous_view_is_the_view(spec: str) -> None:
     def fn(m: Any) -> Any:
@@ -312,11 +307,6 @@ def test_contiguous_of_a_contiguous_view_is_the_view(spec: str) -> None:
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on cuPyNumeric reshape() of a transposed tensor returns a view of it (every array "
-    "counts as contiguous there), so a write into the reshaped copy changes the original",
-)
 @pytest.mark.parametrize("spec", CUNUMERIC)
 def test_reshape_of_transpose_is_a_copy(spec: str) -> None:
     def fn(m: Any) -> Any:
@@ -328,11 +318,6 @@ def test_reshape_of_transpose_is_a_copy(spec: str) -> None:
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on cuPyNumeric a transposed or expanded tensor reports is_contiguous() True and "
-    "row-major strides",
-)
 @pytest.mark.parametrize("spec", CUNUMERIC)
 def test_layout_facts_of_views(spec: str) -> None:
     def fn(m: Any) -> Any:
@@ -449,11 +434,6 @@ def test_real_number_of_a_complex_tensor(spec: str, convert: type) -> None:
     _check(spec, lambda m: [convert(m.tensor(3 + 0j)), convert(m.tensor([[2.5 + 0j]]))])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on cuPyNumeric view() of a transposed tensor succeeds; PyTorch raises RuntimeError "
-    "(the size is not compatible with its strides)",
-)
 @pytest.mark.parametrize("spec", CUNUMERIC)
 def test_view_of_transpose_raises(spec: str) -> None:
     _check_raises(spec, lambda m: m.arange(6.0).reshape(2, 3).t().view(-1))

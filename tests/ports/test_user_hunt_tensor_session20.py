@@ -279,17 +279,6 @@ def test_a_slice_of_a_size_is_a_size(spec: str) -> None:
 
 
 @pytest.mark.cunumeric
-@pytest.mark.xfail(
-    strict=True,
-    reason="on cuPyNumeric every tensor reports row-major strides (x.t().stride() is (3, 1) "
-    "for a 3x2 result, PyTorch (1, 3)), so view() of a transposed tensor reinterprets it "
-    "instead of raising PyTorch's RuntimeError (view size is not compatible with input "
-    "tensor's size and stride), and is_contiguous(memory_format=channels_last) is False "
-    "after contiguous(memory_format=channels_last). At fault: plugins/cunumeric-backend does "
-    "not implement the optional layout primitive, so Tensor.stride() assumes C order. Fix: "
-    "implement layout(a) there from a.strides (cupynumeric's ndarray has them: (4, 12) for "
-    "a transposed 2x3 float32) divided by the itemsize",
-)
 @pytest.mark.parametrize("case", ["view_of_transpose", "stride_of_transpose"])
 def test_cunumeric_layouts_follow_views(case: str) -> None:
     def fn(m: Any) -> Any:

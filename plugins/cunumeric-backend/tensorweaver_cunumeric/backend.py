@@ -17,6 +17,11 @@ host (its ``.flags`` and ``.strides`` do), so the backend remembers the views it
 ``expand`` returned (by identity, weakly) and hands ``matmul``, ``cumsum`` and the
 movement primitives a copy of them [+1]: a broadcast view is never transformed again.
 
+**Layouts.** Strides, storage offsets and storages are PyTorch's, kept beside the arrays by
+the view primitives (``reshape``, ``permute``, ``expand``, ``slice``; reading cuPyNumeric's
+own ``.strides`` would copy the array to the host), and elementwise results follow their
+operands' axis order: see :mod:`.layouts`.
+
 Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its arrays
 (extra calls in brackets):
 
@@ -86,7 +91,7 @@ from functools import reduce
 import numpy
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.errors import OutOfMemoryError
-from tensorweaver.contract.ir import REQUIRED
+from tensorweaver.contract.ir import BINARY, REQUIRED, UNARY
 from tensorweaver.contract.records import DeviceRecord
 
 from tensorweaver_cunumeric import legate_config
@@ -95,6 +100,7 @@ from tensorweaver_cunumeric.erf import Erf
 from tensorweaver_cunumeric.fft import FourierTransforms
 from tensorweaver_cunumeric.forked import refuse_in_forked_children
 from tensorweaver_cunumeric.intmatmul import integer_matmul
+from tensorweaver_cunumeric.layouts import Layouts
 from tensorweaver_cunumeric.linalg import LinearAlgebra
 from tensorweaver_cunumeric.special import SpecialFunctions
 from tensorweaver_cunumeric.threads import check_thread, refuse_in_other_threads
@@ -122,9 +128,10 @@ def _is_float(a) -> bool:
     return a.dtype.kind == "f"
 
 
-class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierTransforms):
+class CunumericBackend(Layouts, SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierTransforms):
     def __init__(self, device: DeviceRecord) -> None:
         check_thread(_LEGATE_THREAD, device.name, "making the backend")
+        Layouts.__init__(self, cn.transpose)
         self.device = device
         self.dtypes = frozenset(NATIVE)
         self.max_ndim = legate_config.max_ndim()
@@ -141,6 +148,7 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         per_unit = facts[self._setting[2:] + "_mb"]
         self._capacity = per_unit * 2**20 * count
         self._memory = f"{self._setting} {per_unit} (MiB per {unit}) x {count}"
+        self._follow_layouts((*UNARY, *BINARY, "where", "cast"))
         scope = legate_config.machine_scope(device.kind)
         if scope is not None:
             self._bind_to(scope)
@@ -541,17 +549,20 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
     def reshape(self, a, shape):
         # A copy of a broadcast view: cuPyNumeric 26.6 reshapes a slice of one wrongly
         # (broadcast_to(ones(1), (8,))[0:6].reshape((2, 3)) has zeros).
-        a = self._dense(a)
+        # (the result's layout is PyTorch's view of a's, whatever cuPyNumeric copied)
+        dense = self._dense(a)
         # cuPyNumeric copies between the two shapes with their axes aligned, up to one
         # axis for each axis (longer than 1) of either: past max_ndim, Legate aborts. Going
         # through 1-d keeps each step within the larger of the two ranks.
         if sum(n != 1 for n in (*a.shape, *shape)) > self.max_ndim and a.ndim > 1:
-            a = cn.reshape(a, (a.size,))
-        return cn.reshape(a, shape)
+            dense = cn.reshape(dense, (a.size,))
+        return self._reshaped(cn.reshape(dense, shape), a, shape)
 
     def permute(self, a, perm):
         # cuPyNumeric crashes transposing a 0-d view; there is nothing to permute anyway.
-        return cn.transpose(self._dense(a), perm) if perm else a
+        if not perm:
+            return a
+        return self._permuted(cn.transpose(self._dense(a), perm), a, perm)
 
     def expand(self, a, shape):
         if tuple(a.shape) == tuple(shape):
@@ -560,7 +571,7 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         self._check_fits(shape, a.dtype)
         out = cn.broadcast_to(self._dense(a), shape)
         self._broadcasts[id(out)] = out
-        return out
+        return self._expanded(out, a, shape)
 
     def pad(self, a, widths, value):
         if not any(before or after for before, after in widths):
@@ -576,7 +587,7 @@ class CunumericBackend(SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierT
         for axis, step in enumerate(steps):
             if step != 1:
                 out = cn.take(out, cn.arange(0, out.shape[axis], step), axis=axis, mode="clip")
-        return out
+        return self._sliced(out, a, starts, stops, steps)
 
     def flip(self, a, axes):
         return cn.flip(self._dense(a), axes)
