@@ -2,9 +2,8 @@
 the error inputs of torch's op database: ``index_select`` and ``take``).
 
 torch refuses the call (its kernels would read what they already wrote). The core tells
-overlap from the optional ``storage`` and ``layout`` primitives, which this plugin does not
-define (a Legate store has no address to compare), so the call passes; its values are
-right (Legate orders the read before the write), only the error is missing.
+overlap from the optional ``storage`` and ``layout`` primitives; this plugin keeps its views'
+places beside the arrays (a Legate store has no address), so the call is refused as torch's.
 """
 
 from __future__ import annotations

@@ -50,16 +50,18 @@ the CPU's), which write wins among duplicate indices in ``scatter``, and the cos
 the core's checks above (each reads a scalar back from the device). CPU backends
 agree with PyTorch's CPU results and exception types exactly.
 
-**Memory shared with the host** (optional, API 2.2; see :data:`OPTIONAL`). A CPU backend
-may let ``tw.from_numpy`` and ``Tensor.numpy()`` share memory with NumPy, as PyTorch's CPU
+**Memory shared with the host** (optional, API 2.2; see :data:`OPTIONAL`). A CPU backend may
+let ``tw.from_numpy`` and ``Tensor.numpy()`` share memory with NumPy, as PyTorch's CPU
 tensors do: ``wrap_host`` wraps a host array without a copy, ``host_view`` shows an array as
-NumPy, ``write_into`` writes an in-place result into an array's memory, ``storage`` says which
-arrays share memory; a backend defines all four or none (``layout`` stands apart). The core
-writes into an array only through ``write_into``, and only into arrays it shares with the
-host (everything else stays functional). A backend that offers ``write_into`` must not let a
-primitive return a view of an input where PyTorch's op copies (``flip``, ``sign`` of bool):
-only ``reshape``, ``permute``, ``expand`` and ``slice`` may return views, as PyTorch's view
-ops do, since a write into the host's array is seen by every view of it.
+NumPy, ``write_into`` writes an in-place result into an array's memory, ``storage`` says
+which arrays share memory; a backend defines all four or none. ``layout`` stands apart, and
+a backend without host sharing that reports layouts defines ``storage`` with it (the core
+compares views' places within one storage only). The core writes into an array only through
+``write_into``, and only into arrays it shares with the host (everything else stays
+functional). A backend that offers ``write_into`` must not let a primitive return a view of
+an input where PyTorch's op copies (``flip``, ``sign`` of bool): only ``reshape``,
+``permute``, ``expand`` and ``slice`` may return views, as PyTorch's view ops do, since a
+write into the host's array is seen by every view of it.
 
 **Composites** (``softmax``, ``conv2d``, …) have reference decompositions in the core.
 A backend may speed one up by defining ``fused_<name>(*args) -> (output, saved)`` and
