@@ -213,6 +213,38 @@ slogdet 1.11 -> 1.15. At this load one code's ratio moved by up to 0.2 between r
 with backward fell by a tenth (solve_triangular, 81k -> 72k) to a quarter (solve, 84k ->
 64k); the forward's without grad is all but unchanged (the same path). Not met: the
 forward of the calls under ~0.3 ms, and solve's backward.
+
+Twenty-first session (2026-12-05 22:37-22:42 UTC, load 8.6-9.3 from other agents). The
+public ``cholesky``, ``solve``, ``lu_factor`` and ``inv`` ask the backend for torch's checked
+function whole (``linalg_function`` names ``cholesky``, ``solve``, ``lu_factor``, ``inv``), which
+reads LAPACK's info in torch's C++ and raises torch's error (the same class and message:
+tests/linalg/test_checked_fused_session21.py), where the core made an ``info`` Tensor and
+read it on the host (``raise_for_info``, 1.0 us a call); a backend without them gets the
+core's composition and check, as before. Three runs of each code, alternated, each
+interleaving torch and TensorWeaver (both on the other agents' uncommitted code of the
+moment, only this session's linalg files differing); ratio medians (runs), before -> after:
+
+| workload | fwd | fwd+bwd |
+|---|---|---|
+| cholesky | 1.06x (1.04-1.08) -> 1.06x (1.05-1.10) | 1.02x (1.01-1.03) -> 1.00x (0.98-1.01) |
+| solve | 1.08x (1.08-1.09) -> 1.05x (1.02-1.05) | 1.19x (1.16-1.23) -> 1.14x (1.11-1.16) |
+| cholesky_solve | 1.14x (1.13-1.17) -> 1.08x (1.07-1.09) | 1.12x (1.10-1.16) -> 1.11x (1.05-1.16) |
+| lu_factor | 1.08x (1.08-1.09) -> 1.06x (1.04-1.08) | 1.09x (1.06-1.16) -> 1.04x (1.00-1.06) |
+| solve_triangular | 1.22x (1.22) -> 1.23x (1.23-1.24) | 1.24x (1.10-1.62) -> 1.13x (1.06-1.37) |
+| det | 1.11x (1.10-1.12) -> 1.10x (1.05-1.11) | 1.11x (1.10-1.16) -> 1.13x (1.10-1.16) |
+| slogdet | 1.08x (1.07-1.10) -> 1.06x (1.05-1.09) | 1.17x (1.16-1.20) -> 1.19x (1.16-1.20) |
+| inv (*) | 1.09x (1.08-1.14) -> 1.07x (1.04-1.08) | 1.06x (1.04-1.06) -> 1.08x (1.03-1.09) |
+
+(*) inv's change came later: its row is from a second set of three runs each (22:45-22:48,
+load 12.5), in which the others moved by up to 0.1 (lu_factor's fwd+bwd 1.01x -> 1.11x,
+det's forward, unchanged code, 1.09x -> 1.03x). The rest were within 1.10x in every run of
+both codes. Timeit at 1 x 4 x 4 (medians of 15 interleaved rounds, two runs, load 9-11):
+``cholesky`` 2.1-2.4 us over torch's call -> 1.8, ``lu_factor`` 3.8 -> 2.9-3.0, ``solve``
+3.7-5.3 -> 2.4-3.4. Not met: solve_triangular's
+forward (its 1.8 us over torch's 3.4 at 1 x 4 x 4 are the plugin's dispatch 0.2, the result's
+Tensor 0.4, ``fused_or_reference``'s own code 0.5, the lookups of the backend's kernels 0.15,
+the check and the wrapper 0.45; the core's ``sum`` adds 0.9 over torch's), and the backward
+of solve, det and slogdet, whose extra time is the core's engine (another helper's files).
 """
 
 from __future__ import annotations

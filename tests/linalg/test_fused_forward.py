@@ -22,6 +22,12 @@ MORE: dict[str, tuple[Callable[..., Any], tuple]] = {
     "eig": (lambda m, a: tuple(m.linalg.eig(a)), (A,)),
     "matrix_rank": (lambda m, a: m.linalg.matrix_rank(a, hermitian=True), (spd((2, 4, 4)),)),
     "solve_ex left": (lambda m, a, b: tuple(m.linalg.solve_ex(a, b)), (A, matrices((4, 2)))),
+    "solve_ex right": (
+        lambda m, a, b: tuple(m.linalg.solve_ex(a, b, left=False)),
+        (A, matrices((2, 3, 4), 1)),
+    ),
+    "cholesky_ex upper": (lambda m, s: tuple(m.linalg.cholesky_ex(s, upper=True)), (S,)),
+    "lu_factor_ex": (lambda m, a: tuple(m.linalg.lu_factor_ex(a)), (A,)),
 }
 
 

@@ -12,8 +12,7 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.fft.arguments import wrap_dim
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops.creation import _with_out as with_out
-from tensorweaver.ops.creation import arange
+from tensorweaver.ops.creation import arange, with_out
 from tensorweaver.promotion import get_default_dtype
 from tensorweaver.tensor import Tensor
 

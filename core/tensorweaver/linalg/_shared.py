@@ -17,7 +17,15 @@ def mT(x: Tensor) -> Tensor:  # noqa: N802  (PyTorch's name)
 
 
 def mH(x: Tensor) -> Tensor:  # noqa: N802  (PyTorch's name)
-    """The conjugate transpose (the transpose of a real matrix)."""
+    """The conjugate transpose, computed (the transpose of a real matrix): what the formulas
+    and gradient rules use, where a conjugate view would only add its tracking (2.45 us
+    against 1.26 for 64 values)."""
+    return cx.conj_physical(mT(x))
+
+
+def mH_view(x: Tensor) -> Tensor:  # noqa: N802  (PyTorch's name)
+    """The conjugate transpose as a conjugate view, for a result PyTorch returns as one
+    (``torch.svd``'s V)."""
     return cx.conj(mT(x))
 
 

@@ -35,7 +35,7 @@ def eig_backward(
         _check_phase_invariant(diagonal)
         scale = mv.unsqueeze(cx.real(diagonal), -2)
         vh_gv = ew.sub(vh_gv, matmul(vh, ew.mul(vectors, scale)))
-        conj = cx.conj(values)
+        conj = cx.conj_physical(values)
         eye = cr.eye(values.shape[-1], dtype=dtypes.bool_, device=values.device)
         gaps = ew.where(eye, 1.0, ew.sub(mv.unsqueeze(conj, -2), mv.unsqueeze(conj, -1)))
         on_diagonal = 0.0 if g_values is None else st.diag_embed(g_values)

@@ -10,7 +10,7 @@ from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
-from tensorweaver.linalg._shared import eye_like, mH, mT, result, to_batch
+from tensorweaver.linalg._shared import eye_like, mH, mH_view, mT, result, to_batch
 from tensorweaver.linalg.errors import check_matrix, check_square, raise_for_info
 from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
 from tensorweaver.linalg.householder import reflector
@@ -47,12 +47,22 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
 
 
 def _cholesky_with_info(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+    return fused_or_reference(
+        "cholesky_ex",
+        "LinalgCholeskyExBackward0",
+        _cholesky_ex,
+        (_cholesky_operand(A),),
+        (upper,),
+        WITH_INFO,
+    )
+
+
+def _cholesky_operand(A: Tensor) -> Tensor:
+    """``A`` checked, in float32 under autocast (on PyTorch's CPU list, amp.CPU_FLOAT32)."""
+    if autocast_dtype() is not None:
         (A,) = float32_operands(A)
     check_square("linalg.cholesky", A, complex_ok=True)
-    return fused_or_reference(
-        "cholesky_ex", "LinalgCholeskyExBackward0", _cholesky_ex, (A,), (upper,), WITH_INFO
-    )
+    return A
 
 
 def _cholesky_ex(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
@@ -69,9 +79,22 @@ def _cholesky_ex(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor L (A = L L^T), or U = L^T with ``upper``; LinAlgError naming the
     batch element where A is not positive-definite."""
-    factor, info = _cholesky_with_info(A, upper)
+    # A backend computing torch.linalg.cholesky whole checks its info itself, with this
+    # error (no read of the info on the host: 1 us a call)
+    return fused_or_reference(
+        "cholesky",
+        "LinalgCholeskyExBackward0",
+        _checked_cholesky,
+        (_cholesky_operand(A),),
+        (upper,),
+        (None,),
+    )[0]
+
+
+def _checked_cholesky(A: Tensor, upper: bool) -> tuple:
+    factor, info = _cholesky_ex(A, upper)
     raise_for_info("linalg.cholesky", info, _not_pd)
-    return factor
+    return (factor,)
 
 
 def qr(A: Tensor, mode: str = "reduced") -> tuple:
@@ -93,8 +116,7 @@ def qr(A: Tensor, mode: str = "reduced") -> tuple:
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> tuple:
     """(LU, pivots, info): LAPACK's getrf of each matrix (pivots 1-based, int32)."""
-    check_matrix("linalg.lu_factor_ex", A, complex_ok=True)
-    _check_pivot(pivot)
+    _check_lu_operand(A, pivot)
     lu, pivots, info = fused_or_reference(
         "lu_factor_ex",
         "LinalgLuFactorExBackward0",
@@ -106,6 +128,11 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     if check_errors:  # a RuntimeError in PyTorch, not a LinAlgError
         raise_for_info("torch.linalg.lu_factor_ex", info, _zero_pivot, RuntimeError)
     return LUFactorEx(lu, pivots, info)
+
+
+def _check_lu_operand(A: Tensor, pivot: bool) -> None:
+    check_matrix("linalg.lu_factor_ex", A, complex_ok=True)
+    _check_pivot(pivot)
 
 
 def _check_pivot(pivot: bool) -> None:
@@ -125,9 +152,25 @@ def _zero_pivot(k: int) -> str:
 
 def lu_factor(A: Tensor, *, pivot: bool = True) -> tuple:
     """(LU, pivots); a RuntimeError naming the batch element where U has a zero pivot."""
-    lu, pivots, info = lu_factor_ex(A, pivot=pivot)
+    _check_lu_operand(A, pivot)
+    # A backend computing torch.linalg.lu_factor whole checks its info itself, with this
+    # error (no read of the info on the host: 1 us a call)
+    return LUFactor(
+        *fused_or_reference(
+            "lu_factor",
+            "LinalgLuFactorExBackward0",
+            _checked_lu_factor,
+            (A,),
+            (),
+            (None, dtypes.int32),
+        )
+    )
+
+
+def _checked_lu_factor(A: Tensor) -> tuple:
+    lu, pivots, info = p.lu_factor_ex(A)
     raise_for_info("torch.linalg.lu_factor", info, _zero_pivot, RuntimeError)
-    return LUFactor(lu, pivots)
+    return lu, pivots
 
 
 def permutation(pivots: Tensor, m: int, like: Tensor) -> Tensor:
@@ -209,7 +252,7 @@ def _check_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool) -> None: 
 
 def _lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool) -> tuple:
     if not left:  # X A = B  <=>  A^H X^H = B^H
-        return (mH(_lu_solve(LU, pivots, mH(B), True, not adjoint)[0]),)
+        return (mH_view(_lu_solve(LU, pivots, mH(B), True, not adjoint)[0]),)
     batch = broadcast_shapes("linalg.lu_solve", LU.shape[:-2], B.shape[:-2])
     perm, lower, upper, B = (to_batch(x, batch) for x in (*unpack(LU, pivots), B))
     if adjoint:  # U^H L^H P^T X = B

@@ -5,7 +5,7 @@ replacement, with the old arguments and results."""
 from __future__ import annotations
 
 from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
-from tensorweaver.linalg._shared import mH, mT, result
+from tensorweaver.linalg._shared import mH_view, mT, result
 from tensorweaver.linalg.determinants import det as _det
 from tensorweaver.linalg.eigen import svd as _svd
 from tensorweaver.linalg.eigen import svdvals
@@ -32,7 +32,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:  # 
     check_matrix("svd", input, complex_ok=True)
     if compute_uv:
         u, s, vh = _svd(input, full_matrices=not some)
-        return SVD(u, s, mH(vh))
+        return SVD(u, s, mH_view(vh))
     m, n = input.shape[-2:]
     batch = input.shape[:-2]
     zeros = cr.zeros_like_shape

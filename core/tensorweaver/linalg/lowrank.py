@@ -6,7 +6,7 @@ has rank at most ``q``."""
 
 from __future__ import annotations
 
-from tensorweaver.linalg._shared import mH
+from tensorweaver.linalg._shared import mH, mH_view
 from tensorweaver.linalg.eigen import svd
 from tensorweaver.linalg.factorizations import qr
 from tensorweaver.ops import creation as cr
@@ -54,7 +54,7 @@ def svd_lowrank(
     B = matmul(mH(Q), A)  # noqa: N806
     B = B if M is None else ew.sub(B, matmul(mH(Q), M))  # noqa: N806
     U, S, Vh = svd(B, full_matrices=False)  # noqa: N806
-    return matmul(Q, U), S, mH(Vh)
+    return matmul(Q, U), S, mH_view(Vh)
 
 
 def pca_lowrank(

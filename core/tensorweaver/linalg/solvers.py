@@ -105,9 +105,18 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with A X = B; LinAlgError naming the batch element where A is singular."""
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32),
         A, B = float32_operands(A, B)  # solve_ex is not
-    x, info = _solve_with_info(A, B, left)
+    _check_pair("linalg.solve", A, B)
+    # A backend computing torch.linalg.solve whole checks its info itself, with this error
+    # (no read of the info on the host: 1 us a call)
+    return fused_or_reference(
+        "solve", "LinalgSolveExBackward0", _checked_solve, (A, B), (left,), (None,)
+    )[0]
+
+
+def _checked_solve(A: Tensor, B: Tensor, left: bool) -> tuple:
+    x, info = _solve_ex(A, B, left)
     raise_for_info("torch.linalg.solve", info, _singular)
-    return x
+    return (x,)
 
 
 def solve_triangular(
@@ -162,10 +171,17 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
 
 
 def _inv_with_info(A: Tensor) -> tuple[Tensor, Tensor]:
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+    return fused_or_reference(
+        "inv_ex", "LinalgInvExBackward0", _inv_ex, (_inv_operand(A),), (), WITH_INFO
+    )
+
+
+def _inv_operand(A: Tensor) -> Tensor:
+    """``A`` checked, in float32 under autocast (on PyTorch's CPU list, amp.CPU_FLOAT32)."""
+    if autocast_dtype() is not None:
         (A,) = float32_operands(A)
     check_square("linalg.inv", A, complex_ok=True)
-    return fused_or_reference("inv_ex", "LinalgInvExBackward0", _inv_ex, (A,), (), WITH_INFO)
+    return A
 
 
 def _inv_ex(A: Tensor) -> tuple[Tensor, Tensor]:
@@ -175,9 +191,17 @@ def _inv_ex(A: Tensor) -> tuple[Tensor, Tensor]:
 
 def inv(A: Tensor) -> Tensor:
     """A^-1; LinAlgError naming the batch element and the zero pivot where A is singular."""
-    x, info = _inv_with_info(A)  # not inv_ex: no named tuple to make and unpack
+    # A backend computing torch.linalg.inv whole checks its info itself, with this error
+    # (no read of the info on the host: 1 us a call)
+    return fused_or_reference(
+        "inv", "LinalgInvExBackward0", _checked_inv, (_inv_operand(A),), (), (None,)
+    )[0]
+
+
+def _checked_inv(A: Tensor) -> tuple:
+    x, info = _inv_ex(A)
     raise_for_info("linalg.inv", info, _inverse_message)
-    return x
+    return (x,)
 
 
 def _cutoff(s_max: Tensor, m: int, n: int, atol: Any, rtol: Any, dtype: Any) -> Tensor:

@@ -555,7 +555,7 @@ def _sizes(fn: str, size: tuple, storage: dict) -> tuple:
     return _size(size, fn)
 
 
-def _with_out(name: str, warns: bool = False) -> Callable[[F], F]:
+def with_out(name: str, warns: bool = False) -> Callable[[F], F]:
     """PyTorch's keyword ``out=`` for the creation function ``name``: the result written
     into ``out`` (resized to it, silently unless ``warns``: only arange warns in PyTorch),
     of ``out``'s dtype unless ``dtype`` names another, which is a RuntimeError as in
@@ -584,7 +584,7 @@ def _with_out(name: str, warns: bool = False) -> Callable[[F], F]:
     return wrap
 
 
-@_with_out("full")
+@with_out("full")
 def full(
     size: Any,
     fill_value: Any,
@@ -646,7 +646,7 @@ def _filled(
     return _finish(Tensor(native, backend, dtype), requires_grad)
 
 
-@_with_out("zeros")
+@with_out("zeros")
 def zeros(
     *size: Any,
     dtype: DType | None = None,
@@ -660,7 +660,7 @@ def zeros(
     return _filled(shape, 0, dtype or get_default_dtype(), device, requires_grad)
 
 
-@_with_out("ones")
+@with_out("ones")
 def ones(
     *size: Any,
     dtype: DType | None = None,
@@ -793,7 +793,7 @@ def _as_number(value: Any) -> Any:
     return value.item() if isinstance(value, (Tensor, np.generic)) else value
 
 
-@_with_out("arange", warns=True)
+@with_out("arange", warns=True)
 def arange(
     start: Any = None,
     end: Any = None,
@@ -897,7 +897,7 @@ def _integer_range(start: Any, end: Any, step: Any, dtype: DType, device: Any) -
     return Tensor(backend.cast(values, dtype), backend, dtype)
 
 
-@_with_out("linspace")
+@with_out("linspace")
 def linspace(
     start: Any,
     end: Any,
@@ -1005,7 +1005,7 @@ def _round_bfloat16(x: Any) -> np.ndarray:
     return bits.astype(np.uint32).view(np.float32)
 
 
-@_with_out("eye")
+@with_out("eye")
 def eye(
     n: int,
     m: int | None = None,

@@ -232,7 +232,7 @@ def _logspace(
     return cr.tensor(host, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-_logspace_out = cr._with_out("logspace")(_logspace)
+_logspace_out = cr.with_out("logspace")(_logspace)
 
 
 def _in_dtype(value: float, dtype: DType) -> Any:

@@ -264,10 +264,13 @@ class LinearAlgebra:
         return _replay(recorded, tuple(roots), tuple(grads), needs)
 
 
-def _solve_right(a: Tensor, b: Tensor) -> tuple:
-    """X A = B: torch's X of a complex A is a conjugate view, which the host cannot read."""
-    x, info = torch.linalg.solve_ex(a, b, left=False)
-    return x.resolve_conj(), info
+def _solve_right(a: Tensor, b: Tensor, solve: Callable[..., Any]) -> Any:
+    """X A = B by ``solve`` (torch.linalg.solve, or solve_ex with the info after X): torch's
+    X of a complex A is a conjugate view, which the host cannot read."""
+    found = solve(a, b, left=False)
+    if isinstance(found, Tensor):
+        return found.resolve_conj()
+    return found[0].resolve_conj(), found[1]
 
 
 def _eigvals(a: Tensor) -> Tensor:
@@ -291,10 +294,19 @@ def _eigvals(a: Tensor) -> Tensor:
 #: unpacking them into one call, saves a fifth of a microsecond a call (a tenth of the core's
 #: whole cost around a small solve_triangular).
 _FUNCTIONS: dict[str, Callable[[tuple, tuple], tuple]] = {
+    # cholesky, solve, inv and lu_factor raise torch's error for a failed factorization (read
+    # from LAPACK's info in torch's C++, where the core would read it on the host)
+    "cholesky": lambda a, s: (torch.linalg.cholesky(a[0], upper=s[0]),),
     "cholesky_ex": lambda a, s: torch.linalg.cholesky_ex(a[0], upper=s[0]),
-    "solve_ex": lambda a, s: (
-        torch.linalg.solve_ex(a[0], a[1], left=True) if s[0] else _solve_right(a[0], a[1])
+    "solve": lambda a, s: (
+        torch.linalg.solve(a[0], a[1]) if s[0] else _solve_right(a[0], a[1], torch.linalg.solve),
     ),
+    "solve_ex": lambda a, s: (
+        torch.linalg.solve_ex(a[0], a[1], left=True)
+        if s[0]
+        else _solve_right(a[0], a[1], torch.linalg.solve_ex)
+    ),
+    "inv": lambda a, s: (torch.linalg.inv(a[0]),),
     "inv_ex": lambda a, s: torch.linalg.inv_ex(a[0]),
     "solve_triangular": lambda a, s: (
         # torch's parsing of the two defaults took 0.1 us of a 5 us call on 4 x 4 matrices;
@@ -313,6 +325,7 @@ _FUNCTIONS: dict[str, Callable[[tuple, tuple], tuple]] = {
     "svd": lambda a, s: torch.linalg.svd(a[0], full_matrices=s[0]),
     "svdvals": lambda a, s: (torch.linalg.svdvals(a[0]),),
     "qr": lambda a, s: torch.linalg.qr(a[0], mode=s[0]),
+    "lu_factor": lambda a, s: torch.linalg.lu_factor(a[0]),
     "lu_factor_ex": lambda a, s: torch.linalg.lu_factor_ex(a[0]),
     "lu": lambda a, s: torch.linalg.lu(a[0]),
     "lu_solve": lambda a, s: (
