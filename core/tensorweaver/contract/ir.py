@@ -544,9 +544,10 @@ OPTIONAL: dict[str, str] = {
     "(outputs: tuple, saved) | None: the whole function torch.linalg.<name> (torch.<name> for "
     "cholesky_solve) on the arrays then the static arguments in torch's order (names: "
     "cholesky_ex solve_ex inv_ex solve_triangular cholesky_solve det slogdet eigh eigvalsh eig "
-    "eigvals svd "
-    "svdvals qr lu_factor_ex lu lu_solve householder_product pinv matrix_rank matrix_exp), "
-    "torch's values; None for a name it does not compute (the core composes it). With grad, "
+    "eigvals svd svdvals qr lu_factor_ex lu lu_solve householder_product pinv matrix_rank "
+    "matrix_exp; and cholesky solve inv lu_factor, which raise as torch's for a failed "
+    "factorization: LinAlgError, RuntimeError for lu_factor), torch's values; None for a name "
+    "it does not compute (the core composes it and checks the factorization). With grad, "
     "saved is what fused_linalg_backward needs; used only with it",
     "fused_linalg_backward": "fused_linalg_backward((saved, i), grad_output, needs) -> one "
     "gradient per array of linalg_function (None where needs[j] is False) from output i's",
