@@ -37,6 +37,7 @@ from tensorweaver.compiler.recorder import HOST_READS
 from tensorweaver.compiler.released import alias, releaser, shape_of, with_grad
 from tensorweaver.compiler.symbolic import Guards, Sym, read_once
 from tensorweaver.ops import elementwise
+from tensorweaver.optim import scalar_arrays
 from tensorweaver.tensor import (
     _HOST_SHARED,
     _SHARED_STORAGES,
@@ -203,6 +204,8 @@ class GraphBuilder:
             "_with_grad": with_grad,
             "_alias": alias,
             "_refs": sys.getrefcount,
+            "_scalar": scalar_arrays.get,
+            "_put_scalar": scalar_arrays.put,
             "_private": _private,
             "_numpy_shared": _numpy_shared,
             "_donating": False,
@@ -214,6 +217,10 @@ class GraphBuilder:
         self._bound: dict[int, str] = {}
         self.names: dict[int, str] = {}  # id(value) -> the variable holding it
         self.sources: dict[int, str] = {}  # id(input array) -> the expression reading it
+        # id(array) -> the other locations that hold it too, where it is one of the arrays
+        # the optimizers' step counts share (optim/scalar_arrays.py): each a guard once the
+        # graph reads that array (from the first location).
+        self._sharers: dict[int, list[str]] = {}
         self._inputs: dict[int, str] = {}  # id(input array) -> the variable it is read into
         self.prelude: list[str] = []
         self.lines: list[_Line] = []
@@ -270,7 +277,9 @@ class GraphBuilder:
         value = getter(args, kwargs)
         native = value.native if isinstance(value, Tensor) else value
         if isinstance(value, Tensor):
-            self.sources.setdefault(id(native), f"{expr}.native")
+            first = self.sources.setdefault(id(native), f"{expr}.native")
+            if first != f"{expr}.native" and scalar_arrays.value_of(native) is not None:
+                self._sharers.setdefault(id(native), []).append(f"{expr}.native")
         elif value is not None:
             self.sources.setdefault(id(native), expr)
         dtype = value.dtype if isinstance(value, Tensor) else None
@@ -301,6 +310,10 @@ class GraphBuilder:
         if name is None and key in self.sources:
             name = self.names[key] = self._inputs[key] = self._var()
             self.prelude.append(f"{name} = {self.sources[key]}")
+            # (read from the first location: the others must still hold the same array)
+            self.guards += [
+                (f"({o} is {self.sources[key]})", True) for o in self._sharers.get(key, ())
+            ]
             self._describe(name, obj)
         if name is not None:
             self._uses.add(name)

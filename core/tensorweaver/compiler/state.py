@@ -441,6 +441,7 @@ def _optimizer_sig(opt: Optimizer) -> tuple:
     # A group's and a state entry's identity count: the replay reads the learning rate and
     # the state tensors from the dicts it was traced with (load_state_dict makes new ones).
     groups = []
+    counted = getattr(opt, "_counted_state", ())
     for group in opt.param_groups:
         settings = tuple(
             (k, type(v) if lifted_setting(k, v) else freeze(v))
@@ -453,19 +454,24 @@ def _optimizer_sig(opt: Optimizer) -> tuple:
             state.append(
                 None
                 if entry is None
-                else (id(entry), tuple((k, _state_sig(v)) for k, v in entry.items()))
+                else (
+                    id(entry),
+                    tuple((k, _state_sig(v, k in counted)) for k, v in entry.items()),
+                )
             )
         params = tuple(id(p) for p in group["params"])
         groups.append((id(group), params, settings, tuple(state)))
     return tuple(groups)
 
 
-def _state_sig(value: Any) -> Any:
-    """Floats in optimizer state are computed by the replay (symbolic.py): only their type
-    counts."""
+def _state_sig(value: Any, counted: bool) -> Any:
+    """Floats in optimizer state, and the ints of its ``_counted_state`` (``counted``), are
+    computed by the replay (symbolic.py): only their type counts."""
     if isinstance(value, Tensor):
         return _meta(value)
-    return float if type(value) is float else freeze(value)
+    if type(value) is float or (counted and type(value) is int):
+        return type(value)
+    return freeze(value)
 
 
 def describe_change(before: tuple, after: tuple) -> str:

@@ -266,6 +266,8 @@ def _state_checks(opt: Optimizer, k: int, names: dict) -> list[str] | None:
                 checks += tensor_checks("x", value, f"{tag}_{j}", names, grad=False)
             elif type(value) is float:  # recomputed by the replay (symbolic.py)
                 checks.append(f"type({expr}) is float")
+            elif type(value) is int and key in getattr(opt, "_counted_state", ()):
+                checks.append(f"type({expr}) is int")
             else:
                 check = scalar_check(expr, value, f"{tag}_{j}", names)
                 if check is None:

@@ -6,10 +6,11 @@ Instead, while tracing, each float in optimizer state, each 0-d tensor an optimi
 as a host-read scalar (its ``_scalar_state``: PyTorch's ``step``, NAdam's ``mu_product``,
 which the step reads with ``.item()`` and writes in place), and each group's ``lr``, which
 schedulers change, is replaced by a :class:`Sym`: a float with the same value that also
-carries the Python expression computing it from the step's locations (``H3['step']``,
-``H3['step'].item()``). A scalar tensor stays in the state (a step that returns or reads
-it sees the tensor): the optimizer reads and writes its value through :data:`TRACED`, the
-new value goes into the tensor when the trace ends, and the replay writes it there too.
+carries the Python expression computing it from the step's locations (``H3['step']``;
+``_scalar(H3['step'])``, the tensor's ``.item()``). A scalar tensor stays in the state (a
+step that returns or reads it sees the tensor): the optimizer reads and writes its value
+through :data:`TRACED`, the new value goes into the tensor when the trace ends, and the
+replay writes it there too (optim/scalar_arrays.py: one array per count).
 Arithmetic on it gives new ``Sym`` s, so a bias correction
 ``lr / (1 - beta1 ** step)`` that reaches a backend call becomes an expression the replay
 evaluates; comparisons and ``bool()`` record guards the replay checks first. Conversions
@@ -24,6 +25,7 @@ import operator
 import re
 from typing import Any, Callable
 
+from tensorweaver.optim import scalar_arrays
 from tensorweaver.optim.optimizer import TRACED
 from tensorweaver.tensor import Tensor
 
@@ -170,10 +172,15 @@ def lift(optimizers: list, bind: Callable[[Any, str], str], guards: Guards) -> l
                 if key != "params" and lifted_setting(key, value):
                     lifted.append((group, key, value))
             scalars = getattr(opt, "_scalar_state", ())
+            counted = getattr(opt, "_counted_state", ())
             for p in group["params"]:
                 state = opt.state.get(p)
                 for key, value in (state or {}).items():
-                    if type(value) is float or (key in scalars and _host_scalar(value)):
+                    if (
+                        type(value) is float
+                        or (key in scalars and _host_scalar(value))
+                        or (key in counted and type(value) is int)
+                    ):
                         lifted.append((state, key, value))
     TRACED.open = True
     for holder, key, value in lifted:
@@ -188,12 +195,13 @@ def lift(optimizers: list, bind: Callable[[Any, str], str], guards: Guards) -> l
 
 
 def _read(target: str) -> str:
-    """The expression reading the scalar tensor at ``target`` (``H3['step']``) on the host."""
-    return f"{target}.item()"
+    """The expression reading the scalar tensor at ``target`` (``H3['step']``) on the host
+    (``_scalar``: optim/scalar_arrays.py's ``get``, a global of every replay)."""
+    return f"_scalar({target})"
 
 
 #: The reads :func:`_read` writes (``H`` names a holder: graph.py's ``bind``).
-_READ = re.compile(r"\bH\d+\[[^\[\]]*\]\.item\(\)")
+_READ = re.compile(r"\b_scalar\(H\d+\[[^\[\]]*\]\)")
 
 
 def read_once(lines: list[str]) -> list[str]:
@@ -261,9 +269,8 @@ def lower(
                 _put(traced, number)
                 settle(traced)
                 values.append(f"s{i} = {expr}")
-                # (A new 0-d array taken in, as a write-back does: a tenth of fill_'s cost.)
-                made = f"{bind(traced.backend, 'C')}.full((), s{i}, {bind(traced.dtype, 'C')})"
-                stores.append(f"{target}._take({made})")
+                # (As write_scalar: the step's count in the array every parameter's shares.)
+                stores.append(f"_put_scalar({target}, s{i})")
             continue
         if type(value) is tuple:
             items = [_plain(v, f"{target}[{j}]", bind) for j, v in enumerate(value)]
@@ -274,6 +281,8 @@ def lower(
             values.append(f"s{i} = ({', '.join(exprs)},)")
         else:
             holder[key], expr = _plain(value, target, bind)
+            if type(traced) is int and isinstance(value, Sym):  # a count stays an int
+                holder[key] = int(holder[key])
             if expr is None:
                 continue
             values.append(f"s{i} = {expr}")
@@ -287,7 +296,7 @@ def lower(
 
 def _put(tensor: Tensor, number: float) -> None:
     """Give the 0-d ``tensor`` the value ``number`` (as the eager step would have)."""
-    tensor._take(tensor.backend.full((), number, tensor.dtype))
+    scalar_arrays.put(tensor, number)
 
 
 def _plain(value: Any, target: str, bind: Callable[[Any, str], str]) -> tuple[Any, str | None]:

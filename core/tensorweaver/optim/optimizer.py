@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.optim import scalar_arrays
 from tensorweaver.optim.complex_params import stepped_as_real
 from tensorweaver.optim.hooks import (
     add_hook,
@@ -73,6 +74,9 @@ class Optimizer:
     # State entries kept as 0-d tensors whose values the step reads on the host, as
     # PyTorch's steps without ``capturable`` keep and read them (see :func:`scalar_tensor`).
     _scalar_state: tuple[str, ...] = ("step",)
+    # State entries kept as Python ints that each step counts up (SparseAdam's ``step``):
+    # a compiled replay recomputes them, as it does floats (compiler/symbolic.py).
+    _counted_state: tuple[str, ...] = ()
     # Whether complex parameters are stepped (as pairs of reals, as in PyTorch).
     _supports_complex = True
 
@@ -469,7 +473,7 @@ def read_scalar(value: Any) -> float:
     if not isinstance(value, tw.Tensor):
         return value
     traced = TRACED.get(id(value)) if TRACED else None
-    return value.item() if traced is None else traced[1]
+    return scalar_arrays.get(value) if traced is None else traced[1]
 
 
 def write_scalar(state: dict[str, Any], key: str, value: float) -> float:
@@ -482,7 +486,9 @@ def write_scalar(state: dict[str, Any], key: str, value: float) -> float:
             traced[1] = value
         elif entry.requires_grad:
             entry.fill_(value)
-        else:  # fill_'s effect, without its per-op cost (a tenth of it): a new 0-d array
+        elif entry.ndim == 0:  # fill_'s effect, without its per-op cost (a tenth of it)
+            scalar_arrays.put(entry, value)
+        else:
             entry._take(entry.backend.full(entry.shape, value, entry.dtype))
     else:
         state[key] = value

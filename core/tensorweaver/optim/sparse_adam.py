@@ -24,8 +24,9 @@ class SparseAdam(Optimizer):
     up, but its gradient cancels) is skipped here.
     """
 
-    # Its step count stays a Python number (PyTorch keeps an int there, not a tensor).
+    # Its step count stays a Python int, as PyTorch keeps it (not a tensor).
     _scalar_state = ()
+    _counted_state = ("step",)
 
     def __init__(
         self,
@@ -47,7 +48,7 @@ class SparseAdam(Optimizer):
             raise ValueError(f"SparseAdam: Invalid epsilon value: {group['eps']}; expected > 0")
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
-        return {"step": 0.0, "exp_avg": tw.zeros_like(param), "exp_avg_sq": tw.zeros_like(param)}
+        return {"step": 0, "exp_avg": tw.zeros_like(param), "exp_avg_sq": tw.zeros_like(param)}
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)
