@@ -159,6 +159,20 @@ class _InvalidHistory:
 #: The op name of ``x[index] = value`` (ops/index.py's setitem passes none).
 _SETITEM = "in-place operation"
 
+#: id -> a weak reference to each alias (``detach()``, ``.data``, ``nn.Parameter``) made
+#: outside inference_mode() of an inference tensor: an inference tensor too (it may not
+#: require grad nor be saved for backward), but with a version counter of its own, so
+#: PyTorch lets it change in place, as it does not a tensor made in the mode nor a view of one.
+_INFERENCE_ALIASES: dict[int, weakref.ref] = {}
+
+
+def _mark_inference_alias(t: Tensor) -> None:
+    """Record ``t`` (an alias just made) in :data:`_INFERENCE_ALIASES`."""
+    t._inference = True
+    key = id(t)
+    _INFERENCE_ALIASES[key] = weakref.ref(t, lambda _, key=key: _INFERENCE_ALIASES.pop(key, None))
+
+
 #: id -> the ``grad_dtype`` (None: any) of the leaves where it was set to other than their
 #: own dtype, kept aside so that other tensors pay nothing for it (an entry goes with its
 #: tensor).
@@ -449,8 +463,9 @@ class Tensor:
         self._view_of: tuple | None = None
         # [(weak reference to a view or alias, read)]: what follows this tensor's changes
         self._views: list | None = None
-        # made inside inference_mode() (a view is an inference tensor where its base is one:
-        # ops/memory_facts.py is_inference)
+        # made inside inference_mode(), or a view or alias of such (ops/views.py as_view,
+        # _share_memory_of): may be an inference tensor (ops/memory_facts.py is_inference
+        # decides: a view is one where its base is one, wherever it was made)
         self._inference = is_inference_mode_enabled()
 
     def _legacy_init(self, args: tuple) -> None:
@@ -676,6 +691,8 @@ class Tensor:
         reach the other (and NumPy, where ``base``'s memory is shared with it); and its
         version counter, which starts where ``base``'s is."""
         self._alias_of = base
+        if base._inference and not self._inference:  # (made outside the mode)
+            _mark_inference_alias(self)
         self._own_version = base._own_version  # (the own parts: one memory, one count)
         base._follow(self, None)
         if _HOST_SHARED and _writes_through(base):
@@ -726,6 +743,8 @@ class Tensor:
                 above = above._view_of[0] if above._view_of is not None else None
         if above is None:
             self._alias_of = value
+            if value._inference and not self._inference:  # (as PyTorch's: value's kind now)
+                _mark_inference_alias(self)
             value._follow(self, None)
 
     def _leave_views(self) -> None:
@@ -744,6 +763,7 @@ class Tensor:
             if view._view_of is not None and view._view_of[0] is self:
                 view._view_of = (old, *view._view_of[1:])
         old._alias_of, old._view_of = self._alias_of, self._view_of
+        old._inference = self._inference  # (it takes this tensor's place: its kind too)
         for base in (self._alias_of, self._view_of[0] if self._view_of else None):
             for i, entry in enumerate(base._views or () if base is not None else ()):
                 if entry[0]() is self:
@@ -775,6 +795,17 @@ class Tensor:
         from tensorweaver.ops.memory_facts import is_inference
 
         return is_inference(self)
+
+    def _refuse_inference_update(self, op: str) -> None:
+        """PyTorch's error for an in-place change (``op``) of this tensor's values or shape
+        where it is an inference tensor outside ``inference_mode()`` (but an alias of one
+        made outside the mode: see _INFERENCE_ALIASES)."""
+        if self._inference_outside_the_mode() and id(self) not in _INFERENCE_ALIASES:
+            raise RuntimeError(
+                f"{op}: Inplace update to inference tensor outside InferenceMode is not "
+                "allowed. You can make a clone to get a normal tensor before doing inplace "
+                "update."
+            )
 
     def _check_inplace(self) -> None:
         """The start of an in-place method (before it reads this tensor's values)."""
@@ -833,12 +864,8 @@ class Tensor:
         through it raises as PyTorch's version counter makes it; a change of an op's input
         raises as in PyTorch.
         """
-        if self._inference and self._inference_outside_the_mode():
-            raise RuntimeError(
-                f"{op}: Inplace update to inference tensor outside InferenceMode is not "
-                "allowed. You can make a clone to get a normal tensor before doing inplace "
-                "update."
-            )
+        if self._inference and not (_HELD and _HELD[-1] is self):  # (not a write-back)
+            self._refuse_inference_update(op)
         view = self._view_of
         if view is not None:
             # (a write-back of a view's change into this base is no write of the user's: only

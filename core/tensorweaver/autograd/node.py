@@ -257,12 +257,32 @@ def gathered(slots: list) -> tuple:
     return tuple(grads)
 
 
-def _check_not_saved(op: str, t: Any) -> None:
-    """Refuse an inference tensor as an operand the node of ``op`` saves for backward, as
-    PyTorch does (the ops of :data:`SHAPE_ONLY_OPS` save none; an autograd.Function's ctx
-    saves what it chooses)."""
-    if op in SHAPE_ONLY_OPS or op == "function" or t.requires_grad:
-        return
+#: The ops of :data:`SHAPE_ONLY_OPS` that keep an index tensor (``saved[1]``) for backward,
+#: as PyTorch's IndexBackward0, GatherBackward0, ScatterBackward0, ... save theirs.
+SAVES_INDEX = frozenset({"take", "gather", "scatter", "scatter_add"})
+
+
+def _check_not_saved(node: Node) -> None:
+    """Refuse an inference tensor among the inputs that ``node`` saves for backward, as
+    PyTorch does: those its rule reads (autograd/gradients.py ``READS_INPUT``: ``where``
+    reads only its condition, ``mul`` each operand only for the other's gradient; the ops of
+    :data:`SHAPE_ONLY_OPS` read none, an autograd.Function checks what its ctx saved).
+    Called only where an input may be one."""
+    from tensorweaver.ops.memory_facts import is_inference
+
+    op = node.op
+    if op in SHAPE_ONLY_OPS or all(t._inference and is_inference(t) for t in node.inputs):
+        return  # (PyTorch's autograd skips an op of inference tensors alone: none is saved)
+    from tensorweaver.autograd.gradients import READS_INPUT
+
+    reads = READS_INPUT.get(op)
+    for i, t in enumerate(node.inputs):
+        if t._inference and (reads is None or reads(node, i)):
+            _refuse_saved(op, t)
+
+
+def _refuse_saved(op: str, t: Any) -> None:
+    """PyTorch's error where the node of ``op`` saves ``t`` and it is an inference tensor."""
     from tensorweaver.ops.memory_facts import is_inference
 
     if is_inference(t):
@@ -289,18 +309,23 @@ class Node:
         # Plain loops: generator expressions cost three times as much for two inputs.
         parents = []
         versions = []
+        inference = False
         for t in inputs:
             node = t._node
             parents.append(node if node is not None else (t if t.requires_grad else None))
             versions.append(t._version)
             if t._inference:  # (one flag read: made under inference_mode, or a view of such)
-                _check_not_saved(op, t)
+                inference = True
         self.parents = tuple(parents)
         self.versions = tuple(versions)
         if op in SHAPE_ONLY_OPS:
+            if op in SAVES_INDEX and saved[1]._inference:
+                _refuse_saved(op, saved[1])
             self.inputs = tuple([InputShape(t) for t in inputs])
         self.epoch = INPLACE_CHANGES[0]
         self.saved = saved
+        if inference:
+            _check_not_saved(self)
         self.retained = None  # a weak reference to the output, set by Tensor.retain_grad()
         self.label = None  # PyTorch's grad_fn name for the composite op this node ends
         self.view = None  # its grad_fn object (autograd/grad_fn.py), made when first asked for

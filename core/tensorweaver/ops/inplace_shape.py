@@ -64,6 +64,7 @@ def _hand_over(x: Tensor) -> Tensor:
         if view._view_of is not None and view._view_of[0] is x:
             view._view_of = (old, *view._view_of[1:])
     old._alias_of, old._view_of = x._alias_of, x._view_of
+    old._inference = x._inference  # (made in inference_mode or not, it is what x was)
     x._alias_of = x._view_of = None
     for base in (old._alias_of, old._view_of[0] if old._view_of else None):
         if base is not None:
@@ -92,13 +93,15 @@ def _check_not_view_of_leaf(x: Tensor) -> None:
 
 
 def _change_shape(
-    x: Tensor, compute: Callable[[Tensor], Tensor], view: Callable[[Tensor], Tensor]
+    op: str, x: Tensor, compute: Callable[[Tensor], Tensor], view: Callable[[Tensor], Tensor]
 ) -> Tensor:
     """Make ``x`` hold ``compute(x)`` (a movement op), as the view ``view(x)`` of its old
     self where its memory is linked to other tensors."""
     x._check_inplace()  # a leaf that requires grad: PyTorch's error
     _check_not_view_of_leaf(x)
     out = compute(x)
+    if x._inference:  # (after compute: PyTorch checks the dims first, and refuses a no-op)
+        x._refuse_inference_update(op)
     if out is x:  # the shape stays
         return x
     if _linked(x):
@@ -118,16 +121,23 @@ def _change_shape(
 
 
 def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
-    return _change_shape(self, lambda x: mv.squeeze(x, dim), lambda x: vw.squeeze(x, dim))
+    return _change_shape(
+        "squeeze_", self, lambda x: mv.squeeze(x, dim), lambda x: vw.squeeze(x, dim)
+    )
 
 
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
-    return _change_shape(self, lambda x: mv.unsqueeze(x, dim), lambda x: vw.unsqueeze(x, dim))
+    return _change_shape(
+        "unsqueeze_", self, lambda x: mv.unsqueeze(x, dim), lambda x: vw.unsqueeze(x, dim)
+    )
 
 
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return _change_shape(
-        self, lambda x: mv.transpose(x, dim0, dim1), lambda x: vw.transpose(x, dim0, dim1)
+        "transpose_",
+        self,
+        lambda x: mv.transpose(x, dim0, dim1),
+        lambda x: vw.transpose(x, dim0, dim1),
     )
 
 
@@ -139,7 +149,7 @@ swapdims_ = transpose_  # (PyTorch names its arguments dim0, dim1, as transpose_
 
 
 def t_(self: Tensor) -> Tensor:
-    return _change_shape(self, mv.t, vw.t)
+    return _change_shape("t_", self, mv.t, vw.t)
 
 
 def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
@@ -151,7 +161,9 @@ def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | None
         out._node, out.requires_grad = view._node, view.requires_grad
         return out
 
-    return _change_shape(self, compute, lambda x: vw.as_strided(x, size, stride, storage_offset))
+    return _change_shape(
+        "as_strided_", self, compute, lambda x: vw.as_strided(x, size, stride, storage_offset)
+    )
 
 
 def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
@@ -171,6 +183,8 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
             f"resize_(): sizes must be non-negative, got {list(shape)} "
             f"(for a tensor of shape {tuple(self.shape)})"
         )
+    if self._inference and tuple(self.shape) != shape:  # (PyTorch lets a no-op resize_ be)
+        self._refuse_inference_update("resize_")
     if self.requires_grad:
         raise RuntimeError(
             "cannot resize variables that require grad (resize_ of a tensor of shape "
@@ -193,8 +207,9 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
         )
     if n > have:  # new memory, as PyTorch's reallocation
         flat = mv.reshape(self, (have,))
-        grown = mv.cat([flat, cr.zeros(n - have, dtype=self.dtype, device=self)])
-        self.data = mv.reshape(grown, shape)
+        grown = mv.reshape(mv.cat([flat, cr.zeros(n - have, dtype=self.dtype, device=self)]), shape)
+        grown._inference = self._inference  # (self's memory: made in inference_mode or not)
+        self.data = grown
         return self
     if tuple(self.shape) == shape:
         return self
@@ -203,7 +218,9 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
         flat = read(x, (have,))
         return read(flat[:n] if n < have else flat, shape)
 
-    return _change_shape(self, lambda x: first(x, mv.reshape), lambda x: first(x, vw.reshape))
+    return _change_shape(
+        "resize_", self, lambda x: first(x, mv.reshape), lambda x: first(x, vw.reshape)
+    )
 
 
 def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:

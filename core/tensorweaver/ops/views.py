@@ -108,6 +108,8 @@ def as_view(
             elif piece is not None:
                 refused = (f"{piece} {_PIECE_WRITTEN}", f"{piece} {_PIECE_CHANGED}")
         out._view_of = (base, write, read) if refused is None else (base, write, read, refused)
+        if base._inference:  # (a view of an inference tensor is one, wherever it is made)
+            out._inference = True
         # (PyTorch's view shares its base's version counter: it starts where the base is, and
         # each change of either moves both, through the write-back and the refresh; the own
         # parts, read off the slot: the writes into host-shared memory are added on reading,
