@@ -168,13 +168,6 @@ def test_composite_node_hook_refused_where_it_cannot_see_torchs_inputs(spec: str
 # -- divergences elsewhere (strict xfails: the lead routes them) ----------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sub(x, t, alpha=2) records sub(x, mul(t, 2)) with no labelled() call, so its "
-    "SubBackward0 node hook sees the gradient of t * 2 where PyTorch's sees t's (-alpha * g). "
-    "Fix: ops/elementwise.py (the alpha path of add/sub, _scaled) ends with "
-    "labelled(out, 'SubBackward0'/'AddBackward0', input, other)",
-)
 def test_sub_alpha_node_hook_like_torch(spec: str) -> None:
     def program(m: Any) -> Any:
         x = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
@@ -190,13 +183,6 @@ def test_sub_alpha_node_hook_like_torch(spec: str) -> None:
         assert _same(program(tw), want)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="group_norm is labelled NativeGroupNormBackward0 with its input only; PyTorch's "
-    "node has (input, weight, bias), so its hook gets 3 grad_inputs (None for absent "
-    "weight/bias). Fix: nn/functional (group_norm) passes weight and bias to labelled() "
-    "(a None operand as an input without grad)",
-)
 def test_group_norm_node_hook_like_torch(spec: str) -> None:
     def program(m: Any) -> Any:
         x = m.tensor(np.arange(6.0).reshape(1, 2, 3) ** 1.5, dtype=m.float64,

@@ -39,17 +39,13 @@ def _ops(m: Any) -> dict[str, Callable[[Any], Any]]:
         "abs": lambda t: t.abs(),
         "cumprod": lambda t: t.cumprod(0),
         "remainder(float)": lambda t: t.remainder(0.3),
+        "sub(alpha=)": lambda t: m.sub(t, t, alpha=2),
     }
 
 
 #: Composites whose recorded nodes save tensors where torch's one node saves none (their
 #: fixes lie in the ops that decompose them).
 _SAVING_HERE = {
-    "sub(alpha=)": (
-        lambda m, t: m.sub(t, t, alpha=2),
-        "the alpha goes through a mul node (ops/elementwise.py _scaled), which saves its "
-        "operands; torch's SubBackward0 saves the number alpha",
-    ),
     "unfold": (
         lambda m, t: t.unfold(0, 2, 1),
         "unfold records a take node that saves its index tensor (freed by backward); "

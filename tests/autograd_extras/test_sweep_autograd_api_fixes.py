@@ -276,15 +276,7 @@ def test_function_second_backward_without_reading_saved_tensors(backend: str) ->
 @pytest.mark.parametrize(
     "fn",
     [
-        pytest.param(
-            lambda m, t: m.add(t, t, alpha=2),
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="add(alpha=) is a composite whose alpha goes through a mul node, which "
-                "saves its operands and is freed by backward, where torch's AddBackward0 "
-                "saves only the number alpha (the fix lies in ops/elementwise.py _scaled)",
-            ),
-        ),
+        lambda m, t: m.add(t, t, alpha=2),
         lambda m, t: t.reshape(2, 3).tril(),
         lambda m, t: t.cumsum(0),
     ],

@@ -58,40 +58,15 @@ def _inference(m: Any, n: int = 3) -> Any:
 # -- defects: complex pow (ops/elementwise.py pow, autograd/gradients.py _pow) ---------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="ops/elementwise.py pow: a complex number exponent equal to +-0.5 (0.5+0j) is "
-    "found in _EXACT_COMPLEX, then `power > 0` compares a complex with 0: TypeError, where "
-    "torch gives the square root (tw.tensor([4.]) ** (0.5+0j) is tensor([2.+0.j]); "
-    "float_power(x, 0.5+0j) too). Fix: test `power.real > 0` (or `power == 0.5`) there",
-)
 @pytest.mark.parametrize("exponent", [0.5 + 0j, -0.5 + 0j])
 def test_complex_half_power_of_a_tensor(spec: str, exponent: complex) -> None:
     _same(lambda m: m.tensor([4.0, -4.0, 0.25]) ** exponent, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="ops/elementwise.py pow with a number base: torch.pow(1, z) is all ones (its "
-    "pow(Scalar, Tensor) fills 1 for a base of 1), but tw computes exp(z log 1), NaN where "
-    "z is NaN: pow(1, tensor([nan+0j])) is 1+0j in torch, nan+nanj here. Fix: a number base "
-    "equal to 1 gives ones_like (in the result dtype), as torch's",
-)
 def test_one_to_a_complex_power_is_one(spec: str) -> None:
     _same(lambda m: m.pow(1, m.tensor([complex(NAN, 0), 1j, 0j])), spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="autograd/gradients.py _pow: d(z ** 1)/dz at z = 0 is NaN here, 1 in torch: the "
-    "rule computes a ** (b - 1) with b the number exponent as a 0-d tensor, so "
-    "0j ** tensor(0) = exp(0 * log 0) = NaN, while torch's pow_backward with a Scalar "
-    "exponent calls pow(self, exponent - 1) with a Scalar, whose 0 gives ones. Fix: where "
-    "the exponent was a number (PowBackward0), take a ** (p - 1) with p - 1 a Python number",
-)
 def test_grad_of_complex_first_power_at_zero(spec: str) -> None:
     def grad(m: Any) -> Any:
         z = m.tensor([0j, 1 + 1j], dtype=m.complex128, requires_grad=True)
@@ -103,17 +78,7 @@ def test_grad_of_complex_first_power_at_zero(spec: str) -> None:
 
 # -- defects: inference tensors (tensor.py, autograd/node.py, ops/inplace_shape.py) ----------
 
-_VIEW_ROOT = (
-    "tensor.py Tensor._inference_outside_the_mode and autograd/node.py Node.__init__ read "
-    "`self._inference`, set at construction only: a view or alias (x[1:], x.detach(), "
-    "x.view(3), x.expand, nn.Parameter(x)) made outside inference_mode of an inference tensor "
-    "has it False although is_inference() is True. Fix: give views and aliases their base's "
-    "flag where they are made (as_view/_share_memory_of: `_inference = base._inference or "
-    "mode`), which keeps the one-flag read on the hot path"
-)
 
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_VIEW_ROOT + " (requires_grad_)")
 @pytest.mark.parametrize(
     "make",
     [lambda x: x[1:], lambda x: x.detach(), lambda x: x.view(3), lambda x: x.expand(2, 3)],
@@ -123,12 +88,10 @@ def test_view_of_inference_tensor_refuses_requires_grad(spec: str, make: Callabl
     _same(lambda m: make(_inference(m)).requires_grad_(), spec)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_VIEW_ROOT + " (nn.Parameter)")
 def test_parameter_of_an_inference_tensor_is_refused(spec: str) -> None:
     _same(lambda m: m.nn.Parameter(_inference(m)), spec)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_VIEW_ROOT + " (saved)")
 @pytest.mark.parametrize("make", [lambda x: x[0:3], lambda x: x.detach()], ids=["slice", "detach"])
 def test_view_of_inference_tensor_cannot_be_saved(spec: str, make: Callable) -> None:
     def program(m: Any) -> Any:
@@ -138,15 +101,6 @@ def test_view_of_inference_tensor_cannot_be_saved(spec: str, make: Callable) -> 
     _same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="ops/inplace_shape.py _change_shape and resize_: no refusal of an inference tensor "
-    "outside inference_mode, where torch raises RuntimeError ('Inplace update to inference "
-    "tensor outside InferenceMode') for t_, unsqueeze_, squeeze_, transpose_, as_strided_ "
-    "and resize_. Fix: raise as Tensor._check_inplace does when "
-    "x._inference_outside_the_mode() (after the view-flag fix above)",
-)
 @pytest.mark.parametrize(
     "change",
     [lambda x: x.unsqueeze_(0), lambda x: x.t_(), lambda x: x.resize_(2)],
@@ -156,14 +110,6 @@ def test_in_place_shape_change_of_inference_tensor(spec: str, change: Callable) 
     _same(lambda m: change(_inference(m)), spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="autograd/node.py _check_not_saved refuses an inference operand of every op "
-    "outside SHAPE_ONLY_OPS, but torch's WhereBackward0 saves only the condition: "
-    "torch.where(cond, w, x_inference) backpropagates in torch, RuntimeError here. Fix: for "
-    "'where' check only input 0 (the condition), as torch saves",
-)
 def test_where_does_not_save_its_inference_branch(spec: str) -> None:
     def program(m: Any) -> Any:
         x, w = _inference(m), m.ones(3, requires_grad=True)
@@ -173,23 +119,27 @@ def test_where_does_not_save_its_inference_branch(spec: str) -> None:
     _same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="autograd/node.py _check_not_saved is never reached for operands torch saves: "
-    "'gather'/'take' are in SHAPE_ONLY_OPS though torch saves their index (w[idx] and "
-    "w.index_select(0, idx) with an inference idx raise in torch), and fused ops "
-    "(F.linear(x_inference, w), F.mse_loss(w, x_inference)) skip the check. Fix: check the "
-    "index operand of gather/take/scatter and the saved inputs of fused nodes",
-)
 @pytest.mark.parametrize(
     "use",
     [
-        lambda m, w, x: w[_inference_index(m)],
-        lambda m, w, x: m.nn.functional.linear(x.reshape(1, 3), w.reshape(1, 3)),
-        lambda m, w, x: m.nn.functional.mse_loss(w, x),
+        pytest.param(lambda m, w, x: w[_inference_index(m)], id="index"),
+        pytest.param(
+            lambda m, w, x: m.nn.functional.linear(x.reshape(1, 3), w.reshape(1, 3)), id="linear"
+        ),
+        pytest.param(
+            lambda m, w, x: m.nn.functional.mse_loss(w, x),
+            id="mse_loss",
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=AssertionError,
+                reason="nn/functional/loss.py mse_loss is a composite (sub, then square): "
+                "the inference target reaches only the sub, whose node saves nothing, while "
+                "torch's MseLossBackward0 saves self and target. Fix: where mse_loss labels "
+                "its result MseLossBackward0 (out has a node), refuse an inference input or "
+                "target (is_inference()) as autograd/node.py _refuse_saved does",
+            ),
+        ),
     ],
-    ids=["index", "linear", "mse_loss"],
 )
 def test_saved_inference_operand_is_refused(spec: str, use: Callable) -> None:
     def program(m: Any) -> Any:
@@ -223,28 +173,11 @@ def _hook_view(op: Callable[[Any, Any, Any], Any]) -> Callable[[Any], Any]:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a.add(b, alpha=2) / a.sub(b, alpha=2): the hook of AddBackward0/SubBackward0 gets "
-    "grad_inputs[1] = g here, alpha * g in torch (its node applies alpha): tw's node is the "
-    "last step of add(a, mul(b, alpha)) and grad_fn.py _whole takes it for whole. Fix: make "
-    "the alpha product part of the add/sub node's rule, or label it so register_hook refuses",
-)
 @pytest.mark.parametrize("name", ["add", "sub"])
 def test_hook_of_add_with_alpha(spec: str, name: str) -> None:
     _same(_hook_view(lambda m, a, b: getattr(a, name)(b, alpha=2)), spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="autograd/engine.py _SCALAR_LEFT_OUT lacks XlogyBackward1 (keeps (1,)), "
-    "XlogyBackward2 (keeps (0,)) and the Python-scalar RemainderBackward0 (keeps (0,)): "
-    "their hooks see two grad_inputs (one None) where torch's node has one input. And a "
-    "remainder of two tensors is named RemainderBackward0 here, RemainderBackward1 in torch "
-    "(autograd/names.py). Fix: add those entries and the name",
-)
 @pytest.mark.parametrize(
     "op",
     [
@@ -259,27 +192,10 @@ def test_hook_of_a_node_with_a_scalar_operand(spec: str, op: Callable) -> None:
     _same(_hook_view(op), spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="nn.functional normalize: the DivBackward0 hook gets the divisor's gradient in its "
-    "(2, 1) shape, torch's in (2, 3): torch divides by denom.expand_as(input), so its node's "
-    "second input is the expanded one. Fix: divide by the expanded norm as torch does (or "
-    "refuse hooks on this node)",
-)
 def test_hook_of_normalize(spec: str) -> None:
     _same(_hook_view(lambda m, a, b: m.nn.functional.normalize(a)), spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="einsum('ij,ij->i'): the hook of its last node, ViewBackward0, gets a (2, 1, 1) "
-    "gradient here, (2, 1) in torch: the two reshape different tensors (torch's view "
-    "takes its bmm's result to the output shape from (2, 1)), so a hook on it sees another "
-    "shape. Fix: label einsum's last view a composite step, so grad_fn.py _whole refuses "
-    "register_hook there, or build it from torch's intermediate shapes",
-)
 def test_hook_of_einsum(spec: str) -> None:
     _same(_hook_view(lambda m, a, b: m.einsum("ij,ij->i", a, b)), spec)
 
@@ -287,29 +203,10 @@ def test_hook_of_einsum(spec: str) -> None:
 # -- defects: edge semantics ----------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="ops/order_stats.py searchsorted: with a NaN in the sorted sequence (torch.sort "
-    "puts NaNs last) a key above every number lands before the NaNs here, after them in "
-    "torch (its binary search's `!(mid >= key)` steps past a NaN): searchsorted([1, 2, nan], "
-    "[2.5, inf]) is [3, 3] in torch, [2, 2] here. Fix: where the sequence holds a NaN, run "
-    "torch's binary search (log2(n) vectorised gather-and-compare steps)",
-)
 def test_searchsorted_past_a_nan_in_the_sequence(spec: str) -> None:
     _same(lambda m: m.searchsorted(m.tensor([1.0, 2.0, NAN]), m.tensor([2.5, INF, 1.5])), spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="numpy backend cat (tensorweaver_numpy/backend.py NumpyBackend.cat, _row_major, "
-    "72dd60f): every result is made C-ordered, so the cat of channels_last tensors is "
-    "contiguous, where torch's cat (and np.concatenate before) keeps the inputs' common "
-    "channels_last layout: strides (60, 1, 15, 3) in torch, (60, 20, 5, 1) here. Fix: keep "
-    "np.concatenate's order where every input is channels_last (torch's rule: the inputs' "
-    "common suggested memory format), C order otherwise",
-)
 def test_cat_keeps_channels_last_on_numpy() -> None:
     def program(m: Any) -> Any:
         x = m.arange(120.0).reshape(2, 3, 4, 5).contiguous(memory_format=m.channels_last)
@@ -319,14 +216,6 @@ def test_cat_keeps_channels_last_on_numpy() -> None:
     _same(program, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=KeyError,
-    reason="ops/creation.py eye (rewritten in 72dd60f) calls backend.full without the "
-    "device's dtype check: tw.eye(3, dtype=tw.bfloat16) on numpy (no bfloat16) raises "
-    "KeyError from the plugin, where tw.zeros/tw.full raise the clear TypeError naming the "
-    "device's dtypes. Fix: _check_dtype(dtype, backend) first in eye",
-)
 def test_eye_of_a_dtype_the_device_lacks() -> None:
     with entered("numpy"), pytest.raises(TypeError, match="bfloat16"):
         tw.eye(3, dtype=tw.bfloat16)
@@ -545,29 +434,13 @@ def test_norm_none_and_integer_logsumexp(spec: str, program: Callable) -> None:
     _same(program, spec)
 
 
-_INFINITE_POWERS_REASON = (
-    "ops/elementwise.py pow: since 72dd60f a complex tensor to a number exponent -1, -2 or "
-    "-0.5 divides on every device (_stepped_power's 1 / x), and cuPyNumeric's complex "
-    "division follows C99 Annex G (1 / (inf + nan j) is 0), where torch's is NaN: "
-    "tensor([inf+0j, infj]) ** -2 is [nan+nanj, nan+nanj] in torch, [0j, 0j] on cunumeric "
-    "(cn.power, used before, gave torch's NaN). Fix: make the cuPyNumeric plugin's complex "
-    "true_divide (hence 1 / x) torch's at infinities, or let that plugin keep cn.power for "
-    "these exponents (its device's kind is 'cpu' too, so a device-kind test cannot tell)"
-)
-
-
 @pytest.mark.parametrize(
     "device",
     [
         *FAST,
         pytest.param(
             "cunumeric",
-            marks=[
-                pytest.mark.cunumeric,
-                pytest.mark.xfail(
-                    strict=True, raises=AssertionError, reason=_INFINITE_POWERS_REASON
-                ),
-            ],
+            marks=pytest.mark.cunumeric,
         ),
     ],
 )

@@ -7,6 +7,7 @@ from typing import NamedTuple, Union
 
 import tensorweaver as tw
 from tensorweaver.array_api.elementwise import promoted
+from tensorweaver.ops.order_stats import sorted_position
 from tensorweaver.tensor import Tensor
 
 
@@ -62,6 +63,6 @@ def isin(x1: Union[Tensor, int], x2: Union[Tensor, int], /, *, invert: bool = Fa
         found = tw.zeros_like(a, dtype=tw.bool)
     else:
         # The place each element would go in the sorted values holds it, if any does.
-        place = tw.searchsorted(values, a.reshape(-1)).clamp(max=values.shape[0] - 1)
+        place = sorted_position(values, a.reshape(-1)).clamp(max=values.shape[0] - 1)
         found = (values[place] == a.reshape(-1)).reshape(a.shape)
     return ~found if invert else found

@@ -16,6 +16,7 @@ from tensorweaver.autograd.anomaly import MODE as ANOMALY
 from tensorweaver.autograd.anomaly import check_nan, report_forward_stack
 from tensorweaver.autograd.composite_hooks import COMPOSITE_POSTHOOKS, inner_nodes
 from tensorweaver.autograd.function import check_view_output
+from tensorweaver.autograd.grad_fn import shown_inputs
 from tensorweaver.autograd.gradients import GRADIENTS, READS_INPUT
 from tensorweaver.autograd.graph import (
     MULTI_GRAD_HOOKS,
@@ -395,7 +396,14 @@ def _composite_pass(
         if needed is not None and edge is not None and not needed(edge):
             found = None  # (no target behind it: PyTorch's node computes none)
         grad_inputs.append(None if found is None else _total(found))
-    grad_inputs = run_node_posthooks(COMPOSITE_POSTHOOKS[id(node)], tuple(grad_inputs), (g,))
+    hooks = COMPOSITE_POSTHOOKS[id(node)]
+    shown = shown_inputs(node)
+    if shown is None:
+        grad_inputs = run_node_posthooks(hooks, tuple(grad_inputs), (g,))
+    else:  # (torch's node has no input for a Python-scalar operand)
+        returned = run_node_posthooks(hooks, tuple(grad_inputs[i] for i in shown), (g,))
+        for i, gi in zip(shown, returned):
+            grad_inputs[i] = gi
     for edge, gi in zip(edges, grad_inputs):
         if edge is None or gi is None:
             continue
@@ -458,27 +466,13 @@ def _hooked(node: Node, g: Any, needed: Any) -> tuple:
             gi = sum_to(gi, t.shape)
         placed.append(gi if gi.dtype is t.dtype else gradient_as(gi, t.dtype))
     grads = g if several else (g,)
-    shown = _shown_inputs(node)
+    shown = shown_inputs(node)
     if shown is None:
         return g, run_node_posthooks(hooks, tuple(placed), grads)
     returned = run_node_posthooks(hooks, tuple(placed[i] for i in shown), grads)
     for i, gi in zip(shown, returned):
         placed[i] = gi
     return g, tuple(placed)
-
-
-#: Where PyTorch's node leaves out an operand the primitive has (a Python scalar), by node
-#: name: the positions of the inputs it keeps.
-_SCALAR_LEFT_OUT = {"PowBackward0": (0,), "PowBackward2": (1,), "RsubBackward1": (1,)}
-
-
-def _shown_inputs(node: Node) -> Any:
-    """The positions of ``node``'s inputs that PyTorch's node has (its hooks see one
-    gradient each), or None for all: ``where`` leaves out its condition, and a few nodes
-    a Python scalar operand."""
-    if node.op == "where":
-        return (1, 2)
-    return _SCALAR_LEFT_OUT.get(node.name)
 
 
 def _finish(

@@ -17,7 +17,7 @@ import inspect
 import weakref
 from typing import Any, Callable
 
-from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.autograd.mode import _restore, _switched, is_grad_enabled, no_grad
 from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, InputShape, Node
 from tensorweaver.ops.creation import zeros_like, zeros_like_shape
 from tensorweaver.tensor import _NO_GRAD_VIEW_CHANGED, _NO_GRAD_VIEW_WRITTEN, Tensor
@@ -196,16 +196,19 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         if kwargs or cls.setup_context is not Function.setup_context:
             args = _bound(cls, args, kwargs)
-        tensors = tuple(a for a in args if isinstance(a, Tensor))
+        tensors = tuple([a for a in args if isinstance(a, Tensor)])
         # The inputs as they enter: a dirty input's gradient follows its history before.
         entering = {id(t): t._snapshot() for t in tensors}
-        ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
-        with no_grad():
+        ctx = FunctionCtx(tuple([isinstance(a, Tensor) and a.requires_grad for a in args]))
+        tokens = _switched(False)  # no_grad(), without its object (this runs per call)
+        try:
             if cls.setup_context is Function.setup_context:
                 result = cls.forward(ctx, *args)
             else:
                 result = cls.forward(*args)
                 cls.setup_context(ctx, args, result)
+        finally:
+            _restore(tokens)
         outputs = result if isinstance(result, tuple) else (result,)
         record = is_grad_enabled() and any(t.requires_grad for t in tensors)
         skip = getattr(ctx, "non_differentiable", set())
@@ -322,8 +325,11 @@ def apply_fresh(cls: type[Function], *args: Any) -> Tensor:
     record = is_grad_enabled()
     needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
     ctx = FunctionCtx(needs)
-    with no_grad():
+    tokens = _switched(False)
+    try:
         result = cls.forward(ctx, *args)
+    finally:
+        _restore(tokens)
     if not record or True not in needs:
         return result
     out = Tensor(result.native, result.backend, result.dtype)

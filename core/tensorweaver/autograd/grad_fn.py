@@ -27,13 +27,15 @@ _SEVERAL_OUTPUTS = frozenset(
 )  # fmt: skip
 
 #: Renamed primitives that are the whole op PyTorch names (its inputs, its rule): a view
-#: made as a permute or reshape, sort's gather of its input, a piecewise-linear activation.
+#: made as a permute or reshape, sort's gather of its input, a piecewise-linear activation, a
+#: tensor minus a 0-d tensor (names.py takes that 0-d tensor for a Python number).
 _ONE_STEP = frozenset(
     (
         ("permute", "TBackward0"), ("permute", "TransposeBackward0"),
         ("reshape", "UnsqueezeBackward0"), ("reshape", "SqueezeBackward0"),
         ("reshape", "SqueezeBackward1"), ("gather", "SortBackward0"),
         ("piecewise_linear", "LeakyReluBackward0"), ("piecewise_linear", "HardtanhBackward0"),
+        ("sub", "SubBackward0"),
     )
 )  # fmt: skip
 
@@ -46,6 +48,27 @@ _FUSED_PARTS = frozenset(
         "SqueezeBackward1", "MulBackward0", "CtcLossBackward0",
     )
 )  # fmt: skip
+
+
+#: Where PyTorch's node leaves out an operand the primitive has (a Python scalar), by node
+#: name: the positions of the inputs it keeps.
+_SCALAR_LEFT_OUT = {
+    "PowBackward0": (0,), "PowBackward2": (1,), "RsubBackward1": (1,),
+    "RemainderBackward0": (0,), "CopysignBackward1": (0,),
+    "XlogyBackward1": (1,), "XlogyBackward2": (0,),
+    "SpecialXlog1PyBackward1": (1,), "SpecialXlog1PyBackward2": (0,),
+    "SpecialZetaBackward1": (1,), "SpecialZetaBackward2": (0,),
+}  # fmt: skip
+
+
+def shown_inputs(node: Any) -> Any:
+    """The positions of ``node``'s inputs that PyTorch's node has (its ``next_functions``,
+    one gradient each in its hooks), or None for all: ``where`` leaves out its condition, and
+    a few nodes a Python scalar operand."""
+    name = node.name
+    if name == "WhereBackward0":  # (not a composite ending in a where: copysign, fmod)
+        return (1, 2)
+    return _SCALAR_LEFT_OUT.get(name)
 
 
 class GradFn:
@@ -62,9 +85,9 @@ class GradFn:
 
     @property
     def next_functions(self) -> tuple:
-        """``(function, 0)`` per input: its producer's grad_fn, ``AccumulateGrad`` for a leaf
-        that requires grad, None for an input that needs no gradient; empty once backward
-        has freed the graph."""
+        """``(function, 0)`` per input of PyTorch's node (:func:`shown_inputs`): its
+        producer's grad_fn, ``AccumulateGrad`` for a leaf that requires grad, None for an
+        input that needs no gradient; empty once backward has freed the graph."""
         node = self._node
         if node.parents is None:
             return ()
@@ -72,7 +95,8 @@ class GradFn:
         if node.op == "fused" and node.saved[4] is not None:  # absent optional arguments
             found = iter(functions)
             functions = [next(found) if present else (None, 0) for present in node.saved[4]]
-        return tuple(functions)
+        shown = shown_inputs(node)
+        return tuple(functions if shown is None else [functions[i] for i in shown])
 
     def register_prehook(self, fn: Callable) -> Any:
         """Call ``fn(grad_outputs)`` before this node's backward runs; a tuple it returns

@@ -85,11 +85,17 @@ READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
 
 
 def _add(node: Any, g: Tensor) -> tuple:
-    return g, g
+    alpha = node.saved  # (add(a, b, alpha=): the node applies alpha, as PyTorch's)
+    if alpha is None:
+        return g, g
+    return g, (ew.mul(g, alpha.conjugate()) if _needs(node, 1) else None)
 
 
 def _sub(node: Any, g: Tensor) -> tuple:
-    return g, (ew.neg(g) if _needs(node, 1) else None)
+    if not _needs(node, 1):
+        return g, None
+    alpha = node.saved
+    return g, (ew.neg(g) if alpha is None else ew.mul(g, -alpha.conjugate()))
 
 
 def _mul(node: Any, g: Tensor) -> tuple:
@@ -114,11 +120,22 @@ def _pow(node: Any, g: Tensor) -> tuple:
     b; 0 ** -1 gives inf * -inf = -inf, not NaN)."""
     a, b = node.inputs
     ga = gb = None
-    if _needs(node, 0):
+    # The operands given as Python numbers (PowBackward0 / PowBackward2), None for tensors
+    base, p = node.saved or (None, None)
+    if _needs(node, 0) and p is not None:
+        # As PyTorch's: zeros for a 0 exponent, else a ** (p - 1) with p - 1 a number, whose
+        # 0 gives ones (0j ** tensor(0) is NaN)
+        if p == 0:
+            ga = zeros_like_shape(g, g.shape)
+        else:
+            ga = ew.mul(g, _c(ew.mul(ew.pow(a, p - 1), p)))
+    elif _needs(node, 0):
         ga = ew.mul(g, _c(ew.mul(b, ew.pow(a, ew.sub(b, 1)))))
         ga = ew.where(ew.eq(b, 0), 0.0, ga)
     if _needs(node, 1):
-        out = ew.pow(a, b)
+        # A number base stays one: 1 ** z is 1 (PyTorch reads its result), not NaN at z = NaN
+        base = a if base is None else base
+        out = ew.pow(base, b)
         real_and_nonnegative = ew.ge(_real(b), 0)
         if b.dtype.is_complex:
             real_and_nonnegative = ew.logical_and(ew.eq(_imag(b), 0), real_and_nonnegative)

@@ -125,6 +125,16 @@ def _pow(node: Any) -> str:
     return "PowBackward2" if _constant(node, 0) else "PowBackward1"
 
 
+def _remainder(node: Any) -> str:
+    return "RemainderBackward0" if _constant(node, 1) else "RemainderBackward1"
+
+
+def _zeta(node: Any) -> str:
+    if _constant(node, 1):  # zeta(x, number)
+        return "SpecialZetaBackward2"
+    return "SpecialZetaBackward1" if _constant(node, 0) else "SpecialZetaBackward0"
+
+
 def _sub(node: Any) -> str:
     return "RsubBackward1" if _constant(node, 0) else "SubBackward0"
 
@@ -151,6 +161,8 @@ BY_OPERANDS: dict[str, Callable[[Any], str]] = {
     "min": _reduction("MinBackward1", "AminBackward0"),
     "pow": _pow,
     "sub": _sub,
+    "remainder": _remainder,
+    "zeta": _zeta,
     "fused": _fused,
     "function": _function,
 }

@@ -172,7 +172,7 @@ def _reads_no_value(node: Node) -> bool:
 
 #: Labels of a ``div`` by the element count that ends a mean (ops/reduce.py).
 _MEAN_LABELS = ("MeanBackward0", "MeanBackward1")
-_PLAIN = frozenset({int, float, bool, str, type(None)})
+_PLAIN = frozenset({int, float, bool, complex, str, type(None)})
 
 
 def _no_data(saved: Any) -> bool:

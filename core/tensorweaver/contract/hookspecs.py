@@ -120,7 +120,8 @@ def tw_create_backend(device: DeviceRecord) -> object:
     state of the backend's random stream as bytes; 2.6: torch.special's functions without a
     gradient, ``airy_ai``, the Bessel functions of integer order and the orthogonal
     polynomials; 2.7: ``owns_memory`` and ``foreach_inplace``, optimizer updates written
-    into the parameters' own memory); a plugin that declares an older minor
+    into the parameters' own memory; 2.8: ``nll_loss`` and ``nll_loss_backward``; 2.9:
+    ``aminmax``, both extremes of an array at once); a plugin that declares an older minor
     version may define them too, since the core looks each one up, and a backend lacking
     one still gets the right answer (the core's decomposition, or NumPy on the host with
     one ``HostFallbackWarning``), except that without the 2.5 pair the core can only

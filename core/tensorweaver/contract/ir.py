@@ -642,6 +642,11 @@ OPTIONAL: dict[str, str] = {
     "ignore_index, total_weight) -> A: the gradient of nll_loss with respect to x (x's "
     "shape; zero but at each kept target), grad of the loss's shape, total_weight the one "
     "nll_loss returned (torch.ops.aten.nll_loss_backward)",
+    # API 2.9: the core's range checks (indices, class targets) read back both extremes at once.
+    "aminmax": "aminmax(a) -> A: the (2,) array [least, greatest] of all of a's elements (a "
+    "non-empty, of any shape, layout and dtype but complex), a's dtype; both NaN where a float "
+    "a holds a NaN (torch.aminmax's values, stacked). The core reads it back in one transfer; "
+    "without it the core reduces with min and max and concatenates (three calls, one transfer)",
     # API 2.4: compiled graphs (tw.compile's compile_graph hook).
     "compile_graph": "compile_graph(graph) -> callable | None: a faster form of a tw.compile'd "
     "step's backend calls. graph (tensorweaver.compiler.record.GraphRecord) has fn(*inputs) -> "

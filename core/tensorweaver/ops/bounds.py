@@ -2,9 +2,10 @@
 promises backends in-range int64 indices, see :mod:`tensorweaver.contract.ir`) and other
 values PyTorch requires in a range (binary cross-entropy's probabilities).
 
-A check reads back two numbers, the minimum and the maximum reduced on the device, never the
-array itself: cheap on the hot path (embedding rows, cross-entropy targets) and one small
-transfer on an accelerator. An empty tensor costs nothing.
+A check reads back two numbers, the minimum and the maximum reduced on the device (by the
+backend's optional ``aminmax`` where it has one: one call), never the array itself: cheap on
+the hot path (embedding rows, cross-entropy targets) and one small transfer on an
+accelerator. An empty tensor costs nothing.
 """
 
 from __future__ import annotations
@@ -33,8 +34,12 @@ def extrema(
     if not n:
         return None
     backend = t.backend
-    flat = t.native if len(t.shape) == 1 else backend.reshape(t.native, (n,))
-    pair = backend.cat([backend.min(flat, (0,), True), backend.max(flat, (0,), True)], 0)
+    both = getattr(backend, "aminmax", None)
+    if both is not None:
+        pair = both(t.native)
+    else:
+        flat = t.native if len(t.shape) == 1 else backend.reshape(t.native, (n,))
+        pair = backend.cat([backend.min(flat, (0,), True), backend.max(flat, (0,), True)], 0)
     host = backend.to_host(pair)
     low, high = host.tolist()
     if REGION_LISTENERS and same_outcome is not None:

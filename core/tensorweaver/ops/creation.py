@@ -1023,7 +1023,7 @@ def eye(
         if value < 0:
             raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {value}")
     backend = backend_for(device)
-    dtype = dtype or get_default_dtype()
+    dtype = _check_dtype(dtype or get_default_dtype(), backend)
     k = min(n, m)
     if not k:
         return _finish(Tensor(backend.full((n, m), 0, dtype), backend, dtype), requires_grad)

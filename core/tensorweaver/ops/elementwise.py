@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.mode import _restore, _switched, is_grad_enabled
 from tensorweaver.autograd.node import Node, frees_nothing
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.cpu_loops import cached_scalar_loop_mask
@@ -415,7 +415,7 @@ def scalar_argument(fn: str, name: str, value: Any, dtype: DType) -> Any:
 def _with_alpha(op: Callable, fn: str, a: Operand, b: Operand, alpha: Any) -> Tensor:
     """``op(a, b * alpha)`` as ``add``/``sub`` (``fn``) take it: ``b * alpha`` in the dtype
     they compute in, except for half-precision tensors, a Python number ``b`` too (see
-    ``_half_with_alpha``)."""
+    ``_half_with_alpha``); of two tensors, one node (``_alpha_node``)."""
     dtype = result_type(a, b)
     alpha = scalar_argument(fn, "alpha", alpha, dtype)
     if dtype in _HALF and isinstance(a, Tensor):
@@ -424,7 +424,16 @@ def _with_alpha(op: Callable, fn: str, a: Operand, b: Operand, alpha: Any) -> Te
         return _half_with_alpha(op, fn, a, b, alpha, dtype)
     if not isinstance(b, Tensor):
         return op(a, b * alpha)
-    return op(a, _alpha_mul(cast(b, dtype), alpha))
+    if not (isinstance(a, Tensor) and (a.requires_grad or b.requires_grad) and is_grad_enabled()):
+        return op(a, _alpha_mul(cast(b, dtype), alpha))
+    recording = _switched(False)  # (cheaper than two detach() calls)
+    try:
+        out = op(a, _alpha_mul(cast(b, dtype), alpha))
+    finally:
+        _restore(recording)
+    out._node = _alpha_node(fn, a, b, alpha)
+    out.requires_grad = True
+    return out
 
 
 def _half_with_alpha(
@@ -454,7 +463,7 @@ def _half_with_alpha(
         (native,) = add_scaled([x], [y], alpha if fn == "add" else -alpha)
         out = Tensor(native, backend, dtype)
     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
-        out._node = _alpha_node(fn, a, b, alpha, out)
+        out._node = _alpha_node(fn, a, b, alpha)
         out.requires_grad = True
     return out
 
@@ -471,14 +480,15 @@ def _spread(t: Tensor, dtype: DType, shape: tuple) -> Any:
     return expand_native(t, shape)
 
 
-def _alpha_node(fn: str, a: Tensor, b: Tensor, alpha: Any, out: Tensor) -> Node:
-    """PyTorch's AddBackward0/SubBackward0 of a half ``out``: b's gradient is g * alpha with
-    the unrounded alpha, in float32 and rounded once (``mul``'s half rule), at ``out``'s shape
-    and dtype before the sum over broadcast dimensions, as its rule multiplies first."""
-    scaled = cast(b, out.dtype)
-    if scaled.shape != out.shape:
-        scaled = scaled.expand(out.shape)
-    return Node(fn, (a, mul(scaled, alpha)), None)
+def _alpha_node(fn: str, a: Tensor, b: Tensor, alpha: Any) -> Node:
+    """PyTorch's AddBackward0/SubBackward0 of ``a`` and ``b``: one node whose rule applies
+    alpha (b's gradient g * alpha, in the output's shape and dtype before the sum over
+    broadcast dimensions: for a half output in float32 with the unrounded alpha, rounded
+    once, ``mul``'s rule), so that its hooks and ``next_functions`` see ``b`` itself."""
+    node = Node(fn, (a, b), alpha)
+    if fn == "sub":  # (names.py would take a 0-d ``a`` for a Python number: RsubBackward1)
+        node.label = "SubBackward0"
+    return node
 
 
 def add(input: Operand, other: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
@@ -681,6 +691,14 @@ def pow(
     number_exponent = not isinstance(exponent, Tensor)
     tensors = not number_exponent and isinstance(input, Tensor)
     power = exponent
+    # The operand given as a number, for the gradient (PyTorch's PowBackward0/2 use it)
+    numbers = ones = None
+    if number_exponent:
+        if isinstance(exponent, (int, float, complex)):
+            numbers = (None, exponent)
+    elif isinstance(input, (int, float, complex)):
+        numbers = (input, None)
+        ones = input == 1  # PyTorch fills ones then (exp(z * log 1) is NaN where z is)
     input, exponent, backend, dtype, an, bn = _operands("pow", input, exponent, _same)
     if dtype is dtypes.bool_:  # as integers: True ** x is True, x ** False is True
         u8 = dtypes.uint8
@@ -688,7 +706,9 @@ def pow(
         return Tensor(backend.cast(native, dtype), backend, dtype)
     if dtype.kind == "i":
         return Tensor(_int_pow(backend, an, bn, dtype), backend, dtype)
-    if (
+    if ones:
+        native = backend.full(tuple(exponent.shape), 1, dtype)
+    elif (
         number_exponent
         and dtype in _STEPPED_POWERS
         and power in _STEPPED
@@ -702,7 +722,7 @@ def pow(
             native = backend.where(backend.full((), True, dtypes.bool_), an, an)
         elif power in (0.5, -0.5):  # sqrt, and rsqrt as 1 / sqrt
             root = backend.sqrt(an)
-            native = root if power > 0 else _stepped_power(backend, root, -1, dtype)
+            native = root if power.real > 0 else _stepped_power(backend, root, -1, dtype)
         else:
             native = _stepped_power(backend, an, power, dtype)
     else:
@@ -711,7 +731,7 @@ def pow(
         # z ** 0 is 1 for every z, as PyTorch's pow with a number (exp(0 * log 0) is NaN;
         # with an exponent tensor PyTorch gives NaN too)
         native = backend.where(backend.eq(bn, bn), backend.full((), 1, dtype), native)
-    out = apply("pow", native, dtype, (input, exponent))
+    out = apply("pow", native, dtype, (input, exponent), numbers)
     # PyTorch's name for a tensor to a tensor's power, 0-d ones included (names.py takes a
     # 0-d operand that needs no gradient for a Python number)
     return named(out, "PowBackward1") if tensors else out
@@ -733,7 +753,18 @@ def _stepped_power(backend: Any, base: Any, power: Any, dtype: DType) -> Any:
         return backend.mul(base, base)
     if power == 3:
         return backend.mul(backend.mul(base, base), base)
-    return backend.div(backend.full((), 1, dtype), base if power == -1 else backend.mul(base, base))
+    divisor = base if power == -1 else backend.mul(base, base)
+    quotient = backend.div(backend.full((), 1, dtype), divisor)
+    if dtype.kind != "c":
+        return quotient
+    # Smith's division (NumPy's, PyTorch's) gives NaN where neither part of the divisor is
+    # finite, C99 Annex G's (cuPyNumeric's) 0 where one is infinite: PyTorch's NaN everywhere
+    inf = backend.full((), math.inf, dtype.to_real())
+    finite = backend.logical_or(
+        backend.lt(backend.abs(backend.real(divisor)), inf),
+        backend.lt(backend.abs(backend.imag(divisor)), inf),
+    )
+    return backend.where(finite, quotient, backend.full((), math.nan, dtype))
 
 
 def _root(x: Tensor, reciprocal_: bool) -> Tensor:
@@ -1627,14 +1658,16 @@ def addcmul(
     value = _product_value("addcmul", value, dtype)
     # Every operand in the result dtype first, as PyTorch: int16 * 0-d int64 beside an int64
     # x is an int64 product, not a wrapped int16 one.
-    input, tensor1, tensor2 = (_as_dtype(v, dtype) for v in (input, tensor1, tensor2))
+    given = input, tensor1, tensor2
+    input, tensor1, tensor2 = (_as_dtype(v, dtype) for v in given)
     if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
         wide = addcmul(*(cast(v, dtypes.float32) for v in (input, tensor1, tensor2)), value=value)
         result = cast(wide, dtype)
     else:  # PyTorch's order
         product = mul(mul(tensor1, value), tensor2) if value != 1 else mul(tensor1, tensor2)
         result = add(input, product)
-    return named(result, "AddcmulBackward0")
+    # labelled (of the operands as given): its hooks see each operand's gradient, as torch's
+    return labelled(result, "AddcmulBackward0", *(v for v in given if isinstance(v, Tensor)))
 
 
 def _as_dtype(v: Operand, dtype: DType) -> Operand:
@@ -1657,11 +1690,13 @@ def addcdiv(
     dtype = result_type(input, tensor1, tensor2)
     value = _product_value("addcdiv", value, dtype)
     # as addcmul's
-    input, tensor1, tensor2 = (_as_dtype(v, dtype) for v in (input, tensor1, tensor2))
+    given = input, tensor1, tensor2
+    input, tensor1, tensor2 = (_as_dtype(v, dtype) for v in given)
     if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
         wide = addcdiv(*(cast(v, dtypes.float32) for v in (input, tensor1, tensor2)), value=value)
         result = cast(wide, dtype)
     else:  # PyTorch's order
         quotient = div(mul(tensor1, value), tensor2) if value != 1 else div(tensor1, tensor2)
         result = add(input, quotient)
-    return named(result, "AddcdivBackward0")
+    # labelled (of the operands as given): its hooks see each operand's gradient, as torch's
+    return labelled(result, "AddcdivBackward0", *(v for v in given if isinstance(v, Tensor)))

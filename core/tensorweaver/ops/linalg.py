@@ -207,7 +207,14 @@ def einsum(equation: Any = None, *operands: Any) -> Tensor:
     if drop:
         result = rd.sum(result, tuple(drop))
         rterm = "".join(c for c in rterm if c in out)
-    return mv.permute(result, [rterm.index(c) for c in out]) if rterm != out else result
+    result = mv.permute(result, [rterm.index(c) for c in out]) if rterm != out else result
+    summed = len(set(lhs.replace(",", "")) - set(out))
+    if len(terms) > 1 and summed:
+        # PyTorch's last step views its product, which keeps a size-1 axis per summed letter,
+        # as the output: the same here, so a hook on that node sees its gradient's shape
+        shape = tuple(result.shape)
+        result = mv.reshape(mv.reshape(result, shape + (1,) * summed), shape)
+    return result
 
 
 def _sublist_equation(args: tuple) -> tuple[str, tuple]:

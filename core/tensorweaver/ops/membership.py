@@ -8,7 +8,7 @@ from typing import Any
 
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops.order_stats import searchsorted
+from tensorweaver.ops.order_stats import sorted_position
 from tensorweaver.ops.sort import check_flags, sort
 from tensorweaver.promotion import result_type
 from tensorweaver.tensor import Tensor
@@ -50,7 +50,10 @@ def isin(
     if not tests.numel():
         return cr.full(values.shape, invert, device=like.device)
     table = sort(tests).values
-    at = searchsorted(table, values).clamp(max=tests.numel() - 1)
+    # (sorted_position, not searchsorted: a NaN in the table is sorted last, where
+    # PyTorch's search would step past it)
+    at = sorted_position(table, mv.reshape(values, (-1,))).reshape(values.shape)
+    at = at.clamp(max=tests.numel() - 1)
     found = table[at] == values
     return ~found if invert else found
 

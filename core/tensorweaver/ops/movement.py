@@ -475,8 +475,25 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """``x``'s slices along ``dim``, that axis dropped: each ``_slice_one`` then ``squeeze``,
+    in one loop with the shared work done once (an LSTM unbinds its gate inputs and an
+    attention layer its q, k, v on every step)."""
     d = _axis(dim, x.ndim, "unbind")
-    return tuple(squeeze(_slice_one(x, d, i, i + 1), d) for i in range(x.shape[d]))
+    backend, native, dtype, shape = x.backend, x.native, x.dtype, x.shape
+    n = shape[d]
+    kept = shape[:d] + shape[d + 1 :]
+    if n == 1:  # the slice would be all of x
+        return (apply("reshape", backend.reshape(native, kept), dtype, (x,)),)
+    starts, stops = [0] * len(shape), list(shape)
+    steps = (1,) * len(shape)
+    pieces = []
+    for i in range(n):
+        starts[d], stops[d] = i, i + 1
+        cut = (tuple(starts), tuple(stops), steps)
+        sliced = backend.slice(native, *cut)
+        part = apply("slice", sliced, dtype, (x,), cut)
+        pieces.append(apply("reshape", backend.reshape(sliced, kept), dtype, (part,)))
+    return tuple(pieces)
 
 
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:

@@ -540,6 +540,19 @@ def searchsorted(
     if input.dtype is not common:
         input = input.to(common)
     keys = input.reshape(-1) if seq.ndim == 1 else input
+    if seq.dtype.kind == "f" and seq.shape[-1] and _holds_nan(seq):
+        # Past a NaN no order holds: the index is where PyTorch's search steps to
+        at = _binary_search(seq.detach(), keys.detach(), right)
+    else:
+        at = sorted_position(seq, keys, right)
+    return at.reshape(input.shape).to(dtypes.int32 if out_int32 else dtypes.int64)
+
+
+def sorted_position(seq: Tensor, keys: Tensor, right: bool = False) -> Tensor:
+    """Where each key lands among ``seq``'s elements (along the last dimension, leading ones
+    matching ``keys``') in their sort order, NaNs last: before equal elements, after them if
+    ``right``; a NaN key after everything. ``searchsorted`` of a NaN-free ``seq``; with NaN
+    in ``seq`` (isin's table), still the sorted place, where PyTorch's search steps past."""
     m, n = keys.shape[-1], seq.shape[-1]
     # In a stable sort of the input next to the sequence, a value placed first lands before
     # equal elements of the sequence; counting the sequence's elements before it gives the index.
@@ -551,7 +564,31 @@ def searchsorted(
     at = mv.narrow(slots, -1, n if right else 0, m)
     if keys.dtype.kind in "fc":  # PyTorch's binary search puts a NaN key after everything
         at = ew.where(ew.isnan(keys), n, at)
-    return at.reshape(input.shape).to(dtypes.int32 if out_int32 else dtypes.int64)
+    return at
+
+
+def _holds_nan(x: Tensor) -> bool:
+    """Whether ``x`` holds a NaN, in backend primitives (~3 us; tensor ops cost ~8)."""
+    b, native = x.backend, x.native
+    return bool(b.to_host(b.any(b.ne(native, native), tuple(range(x.ndim)), False)))
+
+
+def _binary_search(seq: Tensor, keys: Tensor, right: bool) -> Tensor:
+    """PyTorch's binary search of each key in ``seq`` (along the last dimension), all keys at
+    once: n.bit_length() steps of a gather and a compare, each halving every key's range
+    [start, end) and keeping a finished one. It steps right where not mid >= key (not
+    mid > key if ``right``), so a NaN key, or a NaN met in the sequence, sends it right."""
+    n = seq.shape[-1]
+    start = cr.zeros_like(keys, dtype=dtypes.int64)
+    end = cr.full_like(keys, n, dtype=dtypes.int64)
+    for _ in range(n.bit_length()):
+        mid = start + (end - start) // 2
+        value = ix.gather_unchecked(seq, seq.ndim - 1, mid.clamp(max=n - 1))
+        stays = ew.gt(value, keys) if right else ew.ge(value, keys)
+        searching = ew.lt(start, end)
+        start = ew.where(ew.logical_and(searching, ew.logical_not(stays)), mid + 1, start)
+        end = ew.where(ew.logical_and(searching, stays), mid, end)
+    return start
 
 
 def bucketize(

@@ -470,6 +470,10 @@ class CunumericBackend(Layouts, SpecialFunctions, LinearAlgebra, ComplexNumbers,
     def min(self, a, axes, keepdims):
         return self._nan_propagating(cn.min, a, axes, keepdims, numpy.inf)
 
+    def aminmax(self, a):
+        flat = self.reshape(a, (a.size,))
+        return cn.stack((self.min(flat, (0,), False), self.max(flat, (0,), False)))
+
     def _nan_propagating(self, op, a, axes, keepdims, edge):
         result = op(a, axis=axes, keepdims=keepdims)
         if not _is_float(a):

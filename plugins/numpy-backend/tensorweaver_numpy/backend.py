@@ -26,7 +26,7 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.contract.records import DeviceRecord
 
 from tensorweaver_numpy import _erf
-from tensorweaver_numpy._quiet import quiet, quiet_ufunc
+from tensorweaver_numpy._quiet import ignore_errors, quiet, quiet_ufunc, restore_errors
 from tensorweaver_numpy.allocation import allocation_error
 from tensorweaver_numpy.compile import CompiledGraphs
 from tensorweaver_numpy.complex import ComplexNumbers
@@ -191,18 +191,42 @@ def _sum(a: A, axes: Axes, keepdims: bool) -> A:
     return _float_sum(a, axes, keepdims, dtype)
 
 
-def _power(a: A, b: A) -> A:
-    """NumPy's power, but C's cpow, exp(b * log(a)), for complex operands, as torch's pow of
-    complex tensors (NumPy multiplies integer exponents out, and its 0 ** 0 is 1, not NaN)."""
-    if a.dtype.kind == "c":
-        return np.exp(b * np.log(a))
-    return np.power(a, b)
-
-
 def _row_major(out: A) -> A:
     """``out`` in C order. NumPy's reductions and ``concatenate`` keep a transposed input's
     column-major order, where torch's results are contiguous (``Tensor.stride()`` shows it)."""
     return out if out.flags.c_contiguous else np.ascontiguousarray(out)
+
+
+#: The axes of a 4-d and a 5-d array from the fastest to the slowest in channels_last order.
+_CHANNELS_LAST_ORDER = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}
+
+
+def _channels_last(a: A) -> bool:
+    """Whether torch reads ``a``'s strides as channels_last (``suggest_memory_format``): its
+    axes' strides grow in channels-last order, ambiguous cases (C of stride 0, N11W...)
+    read as contiguous. A C-ordered array is not (the common case, kept cheap)."""
+    order = _CHANNELS_LAST_ORDER.get(a.ndim)
+    if order is None or a.flags.c_contiguous or a.strides[1] == 0:
+        return False
+    if a.transpose(order[::-1]).flags.c_contiguous:  # dense channels_last (~0.3 us)
+        return True
+    least = 0
+    for d in order:
+        size, stride = a.shape[d], a.strides[d]
+        if size == 0 or stride < least or (d == 0 and least == a.strides[1]):
+            return False
+        least = stride * size if size > 1 else stride
+    return True
+
+
+def _concatenate_channels_last(arrays: Sequence[A], axis: int) -> A:
+    """``np.concatenate`` into a channels_last array (channels the fastest axis)."""
+    shape = list(arrays[0].shape)
+    shape[axis] = sum(a.shape[axis] for a in arrays)
+    ndim = len(shape)
+    stored = np.empty([shape[0], *shape[2:], shape[1]], dtype=arrays[0].dtype)
+    out = stored.transpose(0, ndim - 1, *range(1, ndim - 1))
+    return np.concatenate(arrays, axis=axis, out=out)
 
 
 def _along_axis(index: A, axis: int) -> tuple[A, ...]:
@@ -398,9 +422,18 @@ class NumpyBackend(
             rest = np.where(rest, rest, np.copysign(rest, a))  # (a NaN is true)
         return rest
 
-    @quiet  # (a method, not quiet_ufunc: _power is no ufunc, and a replay calls it bound)
     def pow(self, a: A, b: A) -> A:
-        return _power(a, b)  # ValueError for negative integer exponents (the IR is silent)
+        """NumPy's power (ValueError for negative integer exponents: the IR is silent), but
+        C's cpow, exp(b * log(a)), for complex operands, as torch's pow of complex tensors
+        (NumPy multiplies integer exponents out, and its 0 ** 0 is 1, not NaN). Warnings
+        off here, not by :func:`quiet`: one Python frame, the cost of a small op."""
+        token = ignore_errors()
+        try:
+            if a.dtype.kind == "c":
+                return np.exp(b * np.log(a))
+            return np.power(a, b)
+        finally:
+            restore_errors(token)
 
     def maximum(self, a: A, b: A) -> A:
         return np.maximum(a, b)
@@ -479,6 +512,11 @@ class NumpyBackend(
     def min(self, a: A, axes: Axes, keepdims: bool) -> A:
         return _row_major(np.minimum.reduce(a, axis=axes, keepdims=keepdims))
 
+    def aminmax(self, a: A) -> A:
+        # NumPy has no one-pass form; two reductions are still one call for the core (the
+        # ufuncs' own reduce: np.min's wrapper costs more than the reduction of a few indices).
+        return np.array((np.minimum.reduce(a, None), np.maximum.reduce(a, None)), dtype=a.dtype)
+
     def any(self, a: A, axes: Axes, keepdims: bool) -> A:
         return _row_major(np.logical_or.reduce(a, axis=axes, keepdims=keepdims))
 
@@ -536,7 +574,12 @@ class NumpyBackend(
         return np.flip(a, axes).copy()
 
     def cat(self, arrays: Sequence[A], axis: int) -> A:
-        return _row_major(np.concatenate(arrays, axis=axis))
+        out = np.concatenate(arrays, axis=axis)
+        # torch's layout: channels_last where every input is (NumPy's mostly keeps it), else
+        # contiguous (a first C-ordered input is not: no call for the common case)
+        if out.ndim > 3 and not arrays[0].flags.c_contiguous and all(map(_channels_last, arrays)):
+            return out if _channels_last(out) else _concatenate_channels_last(arrays, axis)
+        return _row_major(out)
 
     # index --------------------------------------------------------------------------------
 

@@ -352,6 +352,9 @@ class TorchBackend(
     def min(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
         return torch.amin(a, axes, keepdim=keepdims)
 
+    def aminmax(self, a: Tensor) -> Tensor:
+        return torch.stack(torch.aminmax(a))
+
     def any(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
         return torch.any(a, axes, keepdim=keepdims)
 

@@ -1,6 +1,6 @@
-"""Reductions, arg-reductions, cumsum and the optional argsort and scatter_reduce: axes and
-keepdims, exact dtypes, ties, NaN, empty axes, and every array argument in every layout
-that has an axis, against NumPy float64."""
+"""Reductions, arg-reductions, cumsum and the optional aminmax, argsort and scatter_reduce:
+axes and keepdims, exact dtypes, ties, NaN, empty axes, and every array argument in every
+layout that has an axis, against NumPy float64."""
 
 from __future__ import annotations
 
@@ -138,6 +138,23 @@ def _argsort(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]
     return run
 
 
+def _aminmax(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
+    def run(ctx: Context) -> Iterator[Measure]:
+        if not callable(getattr(ctx.backend, "aminmax", None)):
+            raise Skip(f"{ctx.device} has no aminmax (optional: the core reduces twice)")
+        a = sample(dtype, 0 if dtype is d.uint8 else -2, 2)
+        if dtype.is_floating_point:
+            a[1, 2, 3] = nan  # both extremes NaN
+        a, x = arrange(ctx, a, dtype, layout)
+        if not a.size:
+            raise Skip("aminmax takes non-empty arrays (the core reads nothing from empty ones)")
+        want = np.array((a.min(), a.max()))
+        yield ctx.check("aminmax", ctx.call("aminmax", x), want, dtype)
+        yield ctx.untouched()
+
+    return run
+
+
 def _scatter_reduce(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     ufuncs = {"amax": np.maximum, "amin": np.minimum, "prod": np.multiply}
 
@@ -220,6 +237,7 @@ MAKERS: dict[str, tuple[Callable[[DType, str], Callable], tuple[DType, ...]]] = 
     "cumsum": (_cumsum, (*INTS, *FLOATS)),
 }
 OPTIONAL_MAKERS = {
+    "aminmax": (_aminmax, (d.bool_, *NUMERIC)),
     "argsort": (_argsort, (d.bool_, *NUMERIC)),
     "scatter_reduce": (_scatter_reduce, NUMERIC),
 }

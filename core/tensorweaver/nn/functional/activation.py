@@ -894,5 +894,7 @@ def normalize(
     if p == 2 and input.dtype in (float16, bfloat16):  # the norm in float32, as torch's
         result = half_unit(input, dim, eps, clamp_passes_gradient=False)
     else:
-        result = input / input.norm(p=p, dim=dim, keepdim=True).clamp(min=eps)
+        # divided by the norm expanded to the input's shape, as torch's: a hook on the
+        # division sees the divisor's gradient in that shape
+        result = input / input.norm(p=p, dim=dim, keepdim=True).clamp(min=eps).expand_as(input)
     return result if out is None else written_out("normalize", result, out)

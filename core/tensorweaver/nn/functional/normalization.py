@@ -116,6 +116,15 @@ def _channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Te
     )
 
 
+def _operands(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> tuple:
+    """The inputs of PyTorch's node for a norm, as ``labelled`` takes them: an absent weight
+    or bias as a tensor that needs no gradient, so that a node hook sees None for it."""
+    if weight is None or bias is None:
+        absent = input.detach()
+        return input, absent if weight is None else weight, absent if bias is None else bias
+    return input, weight, bias
+
+
 def _need_running_stats(
     running_mean: Tensor | None, running_var: Tensor | None, fn: str, flag: str
 ) -> None:
@@ -187,12 +196,14 @@ def batch_norm(
         y = half_norms.batch_norm(
             input, running_mean, running_var, weight, bias, training, momentum, eps
         )
-        return labelled(y, "NativeBatchNormBackward0", input)
+        return labelled(y, "NativeBatchNormBackward0", *_operands(input, weight, bias))
     if mixed:
         stats = _float(running_mean), _float(running_var)
         y = batch_norm(input.float(), *stats, _float(weight), _float(bias), training, momentum, eps)
         _write_back((running_mean, running_var), stats)
-        return labelled(y.to(input.dtype), "NativeBatchNormBackward0", input)
+        return labelled(
+            y.to(input.dtype), "NativeBatchNormBackward0", *_operands(input, weight, bias)
+        )
     dims = (0, *range(2, input.dim()))
     count = input.numel() // input.shape[1]
     if training:
@@ -206,7 +217,11 @@ def batch_norm(
     else:
         y = _with_running_stats(input, running_mean, running_var, eps, "batch_norm", "training")
     # PyTorch's CPU kernel, in training and eval
-    return labelled(_channel_affine(y, weight, bias), "NativeBatchNormBackward0", input)
+    return labelled(
+        _channel_affine(y, weight, bias),
+        "NativeBatchNormBackward0",
+        *_operands(input, weight, bias),
+    )
 
 
 def _refuse_channelless(
@@ -341,7 +356,7 @@ def instance_norm(
         )
     else:
         y = _with_running_stats(input, running_mean, running_var, eps, "instance_norm", flag)
-        y = _channel_affine(y, weight, bias)
+        y = _viewed_back(_channel_affine(y, weight, bias))
     # PyTorch's batch norm of the input seen as one sample, viewed back
     return labelled(y, "ViewBackward0", input)
 
@@ -383,7 +398,15 @@ def instance_norm_reference(
     and shifted per channel where given (the decomposition of the ``instance_norm``
     composite)."""
     y = _standardize(x, tuple(range(2, x.dim())), eps)[0]
-    return _channel_affine(y, weight, bias)
+    return _viewed_back(_channel_affine(y, weight, bias))
+
+
+def _viewed_back(y: Tensor) -> Tensor:
+    """``y`` (N, C, ...) as PyTorch's instance norm ends: a view of its batch norm's result,
+    one sample of N * C channels, so that a hook on that last node (ViewBackward0) sees its
+    gradient in that shape."""
+    shape = tuple(y.shape)
+    return y.reshape(1, shape[0] * shape[1], *shape[2:]).reshape(shape)
 
 
 def layer_norm_reference(
@@ -500,7 +523,7 @@ def group_norm(
         grouped = input.reshape(input.shape[0], num_groups, size)
         y = _standardize(grouped, (2,), eps)[0].reshape(input.shape)
         y = _channel_affine(y, weight, bias)
-    return labelled(y, "NativeGroupNormBackward0", input)
+    return labelled(y, "NativeGroupNormBackward0", *_operands(input, weight, bias))
 
 
 def rms_norm(

@@ -70,7 +70,9 @@ def embedding(
         raise RuntimeError(
             f"embedding: expected int64 or int32 indices, got {input.dtype.name}; use .long()"
         )
-    indices = input.reshape(-1).long()
+    # (not Tensor.reshape: these indices are the op's own, never written through, so they
+    # need no view bookkeeping)
+    indices = mv.reshape(input, (input.numel(),)).long()
     check_index("embedding()", indices, size, 0, error=IndexError)  # PyTorch's class
     if max_norm is not None:
         _renorm_(weight, indices, max_norm, norm_type)
