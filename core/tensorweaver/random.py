@@ -42,8 +42,8 @@ States are uint8 tensors on the NumPy device (the host, as PyTorch's are CPU ten
 * ``tw.cuda.get_rng_state(device)``: that device's stream alone.
 
 ``fork_rng`` and ``checkpoint(preserve_rng_state=True)`` save these states and put them
-back exactly. A backend without the optional pair (cuPyNumeric) has no state to save: its
-stream is then restarted from a seed drawn from it, so draws after ``fork_rng`` or a
+back exactly. A backend without the optional pair (a third party's) has no state to save:
+its stream is then restarted from a seed drawn from it, so draws after ``fork_rng`` or a
 checkpoint depend only on earlier seeds but differ from those of a run without them, and
 ``get_rng_state`` covers the default generator alone; a :class:`RngStateWarning` says so,
 once per device.

@@ -249,15 +249,8 @@ def test_grad_refuses_writes_into_captured_buffers(spec: str) -> None:
     _check_raises_like(spec, fn)
 
 
-# plugins/cunumeric-backend: its random stream has no state to read (no get_rng_state /
-# set_rng_state, backend API 2.5), so func/_randomness.forbid_randomness cannot see a draw
-# and vmap's randomness="error" lets random ops through there (numpy and torch:cpu raise).
-@pytest.mark.xfail(
-    strict=True,
-    reason="plugins/cunumeric-backend: implement the optional get_rng_state/set_rng_state "
-    "(backend API 2.5) so that func/_randomness.py sees the draw and raises PyTorch's "
-    "RuntimeError under randomness='error'",
-)
+# cuPyNumeric's random stream has a state to read (get_rng_state/set_rng_state, backend API
+# 2.5), so func/_randomness.forbid_randomness sees a draw there as on numpy and torch:cpu.
 @pytest.mark.cunumeric
 def test_vmap_randomness_error_on_cunumeric() -> None:
     _check_raises_like(

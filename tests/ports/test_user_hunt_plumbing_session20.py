@@ -419,8 +419,6 @@ def test_checkpoint_round_trip_keeps_sharing(where: str) -> None:
     _check(where, fn)
 
 
-# (cuPyNumeric's stream has no state to save: random.py documents the restart from a seed.)
-@pytest.mark.parametrize("spec", FAST)
 def test_rng_state_and_fork_rng_round_trip(spec: str) -> None:
     with entered(spec):
         tw.manual_seed(5)

@@ -13,8 +13,8 @@ How this differs from PyTorch, and why:
   own, where PyTorch's CPU draws share one; ``tw.random.save_streams``), the recomputation
   starts from them, and the streams are put back afterwards, so a checkpointed block draws
   what it draws without ``checkpoint``, as in PyTorch. The current or an input's backend
-  without stream states (cuPyNumeric: the optional ``get_rng_state``/``set_rng_state`` of
-  API 2.5) is instead restarted from a seed drawn from it, with a
+  without stream states (a third party's without the optional ``get_rng_state``/
+  ``set_rng_state`` of API 2.5) is instead restarted from a seed drawn from it, with a
   ``tw.random.RngStateWarning``: the recomputation still repeats the forward's draws (the
   gradients are exact), but they differ from those without ``checkpoint``. Another CPU
   backend without states is left alone, so the block's draws there are not repeated.

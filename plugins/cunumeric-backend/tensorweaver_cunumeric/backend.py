@@ -75,10 +75,8 @@ Where cuPyNumeric 26.06 differs from NumPy, the method works around it on its ar
 
 No bfloat16 (cuPyNumeric has none).
 
-No ``get_rng_state``/``set_rng_state`` (API 2.5): a cuPyNumeric ``BitGenerator`` keeps its
-state in its Legate tasks (one generator per processor) and offers no way to read or set it,
-only a seed. The core then reseeds this stream where it must put it back (``fork_rng``,
-activation checkpointing), warning once, and ``tw.get_rng_state`` covers the host's only.
+The random stream makes a generator for each draw, so that its state (API 2.5) can be read
+and set: see :mod:`.stream`.
 """
 
 from __future__ import annotations
@@ -91,7 +89,7 @@ from functools import reduce
 import numpy
 from tensorweaver.contract import dtypes as d
 from tensorweaver.contract.errors import OutOfMemoryError
-from tensorweaver.contract.ir import BINARY, REQUIRED, UNARY
+from tensorweaver.contract.ir import BINARY, COMPOSITES, OPTIONAL, REQUIRED, UNARY
 from tensorweaver.contract.records import DeviceRecord
 
 from tensorweaver_cunumeric import legate_config
@@ -103,6 +101,7 @@ from tensorweaver_cunumeric.intmatmul import integer_matmul
 from tensorweaver_cunumeric.layouts import Layouts
 from tensorweaver_cunumeric.linalg import LinearAlgebra
 from tensorweaver_cunumeric.special import SpecialFunctions
+from tensorweaver_cunumeric.stream import STATE, RandomStream
 from tensorweaver_cunumeric.threads import check_thread, refuse_in_other_threads
 
 cn = legate_config.import_library()
@@ -118,6 +117,8 @@ _C128 = numpy.dtype("complex128")
 _C64 = numpy.dtype("complex64")
 #: Types whose sums are accumulated in float64 (see the module docstring).
 _NARROW_FLOATS = (numpy.dtype("float16"), numpy.dtype("float32"))
+#: Primitives that keep Python-side records only and launch no Legate task (see _bind_to).
+_NO_TASKS = frozenset({"layout", "storage", *STATE})
 #: Integer types that cuPyNumeric reduces wrongly over several axes (see _accumulate).
 _NARROW_INTS = tuple(
     numpy.dtype(n) for n in ("int8", "uint8", "int16", "uint16", "int32", "uint32")
@@ -128,7 +129,9 @@ def _is_float(a) -> bool:
     return a.dtype.kind == "f"
 
 
-class CunumericBackend(Layouts, SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierTransforms):
+class CunumericBackend(
+    Layouts, RandomStream, SpecialFunctions, LinearAlgebra, ComplexNumbers, FourierTransforms
+):
     def __init__(self, device: DeviceRecord) -> None:
         check_thread(_LEGATE_THREAD, device.name, "making the backend")
         Layouts.__init__(self, cn.transpose)
@@ -138,7 +141,7 @@ class CunumericBackend(Layouts, SpecialFunctions, LinearAlgebra, ComplexNumbers,
         #: id -> array, for the broadcast views ``expand`` returned (see the module docstring)
         self._broadcasts: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         facts = legate_config.running()
-        self._rng = cn.random.default_rng()
+        self._start_stream(cn)
         self._erf = Erf(cn)
         # Arrays live in the memory of the device's processors, split over all of them.
         if device.kind == "gpu":
@@ -148,7 +151,8 @@ class CunumericBackend(Layouts, SpecialFunctions, LinearAlgebra, ComplexNumbers,
         per_unit = facts[self._setting[2:] + "_mb"]
         self._capacity = per_unit * 2**20 * count
         self._memory = f"{self._setting} {per_unit} (MiB per {unit}) x {count}"
-        self._follow_layouts((*UNARY, *BINARY, "where", "cast"))
+        elementwise = (*UNARY, *BINARY, *SpecialFunctions.ELEMENTWISE, "complex", "where", "cast")
+        self._follow_layouts(elementwise)
         scope = legate_config.machine_scope(device.kind)
         if scope is not None:
             self._bind_to(scope)
@@ -156,17 +160,22 @@ class CunumericBackend(Layouts, SpecialFunctions, LinearAlgebra, ComplexNumbers,
         refuse_in_forked_children(self)
 
     def _bind_to(self, machine) -> None:
-        """Run every primitive inside ``machine`` (CPU-only device on a machine with GPUs).
-        A scope costs about 0.25 ms a call, so it is only entered where it matters."""
+        """Run every primitive that launches Legate tasks inside ``machine`` (CPU-only device
+        on a machine with GPUs): the required ones, the optional ones defined here (argsort,
+        linalg, fft, ...), and the copy ``contiguous`` makes. A scope costs about 0.25 ms a
+        call, so it is only entered where it matters: not around primitives that launch no
+        task (``_NO_TASKS``), nor around the whole of ``contiguous``, which the core calls on
+        every in-place op and which mostly returns its input."""
 
         def scoped(fn):
-            def run(*args):
+            def run(*args, **kwargs):
                 with machine:
-                    return fn(*args)
+                    return fn(*args, **kwargs)
 
             return run
 
-        for name in REQUIRED:
+        optional = (n for n in (*OPTIONAL, *COMPOSITES) if callable(getattr(self, n, None)))
+        for name in {*REQUIRED, *optional, "_copy"} - _NO_TASKS - {"contiguous"}:
             setattr(self, name, scoped(getattr(self, name)))
 
     def _check_fits(self, shape, dtype) -> None:
@@ -207,15 +216,9 @@ class CunumericBackend(Layouts, SpecialFunctions, LinearAlgebra, ComplexNumbers,
             return cn.arange(start, stop, step, dtype=numpy.int64).astype(NATIVE[dtype])
         return cn.arange(start, stop, step, dtype=NATIVE[dtype])
 
-    def seed(self, value):
-        # cuPyNumeric reads seed 0 as "no seed" (a time-based one): hash every seed into a
-        # nonzero 63-bit one, so each seed, 0 included, gives its own repeatable stream.
-        mixed = int(numpy.random.SeedSequence(value).generate_state(1, numpy.uint64)[0]) >> 1
-        self._rng = cn.random.default_rng(mixed or 1)
-
-    @staticmethod
-    def _drawn(draw, shape):
-        """``draw(count)`` of ``prod(shape)`` values, shaped as ``shape``.
+    def _drawn(self, draw, shape):
+        """``draw(generator, count)`` of ``prod(shape)`` values from the stream's next
+        generator, shaped as ``shape``.
 
         Drawn flat because cuPyNumeric 26.06's generator task writes its samples in the order
         of the output buffer's memory, and Legate may hand that task a recycled buffer that a
@@ -227,7 +230,7 @@ class CunumericBackend(Layouts, SpecialFunctions, LinearAlgebra, ComplexNumbers,
         read its output after it; without the fence, an op on a fresh sample can read the
         buffer before it is filled (seeded draws then differ from run to run, by up to the
         whole interval). The fence does not wait."""
-        sample = draw(math.prod(shape)).reshape(shape)
+        sample = draw(self._next_generator(), math.prod(shape)).reshape(shape)
         get_legate_runtime().issue_execution_fence(block=False)
         return sample
 
@@ -236,20 +239,20 @@ class CunumericBackend(Layouts, SpecialFunctions, LinearAlgebra, ComplexNumbers,
         native = NATIVE[dtype]
         # Rounding to `dtype` can reach `high` itself; keep the interval half-open.
         below_high = numpy.nextafter(native.type(high), native.type(low))
-        drawn = self._drawn(lambda n: self._rng.uniform(low, high, n), shape)
+        drawn = self._drawn(lambda rng, n: rng.uniform(low, high, n), shape)
         return cn.minimum(drawn.astype(native), below_high)
 
     def random_normal(self, shape, mean, std, dtype):
         self._check_fits(shape, _F64)
-        sample = self._drawn(lambda n: self._rng.normal(mean, std, n), shape)
+        sample = self._drawn(lambda rng, n: rng.normal(mean, std, n), shape)
         return sample.astype(NATIVE[dtype])
 
     def random_integers(self, shape, low, high, dtype):
         self._check_fits(shape, _I64)
         native = NATIVE[dtype]
         if native.itemsize >= 2 and native.kind == "i":
-            return self._drawn(lambda n: self._rng.integers(low, high, n, dtype=native), shape)
-        wide = self._drawn(lambda n: self._rng.integers(low, high, n, dtype=_I64), shape)
+            return self._drawn(lambda rng, n: rng.integers(low, high, n, dtype=native), shape)
+        wide = self._drawn(lambda rng, n: rng.integers(low, high, n, dtype=_I64), shape)
         return wide.astype(native)
 
     def cast(self, a, dtype):

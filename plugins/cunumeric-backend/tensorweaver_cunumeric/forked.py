@@ -13,6 +13,8 @@ import weakref
 
 from tensorweaver.contract.ir import COMPOSITES, OPTIONAL, REQUIRED
 
+from tensorweaver_cunumeric.stream import STATE
+
 
 def refuse_in_forked_children(backend: object) -> None:
     """Make ``backend``'s primitives raise in any child this process forks from now on."""
@@ -30,10 +32,11 @@ def refuse_in_forked_children(backend: object) -> None:
 
 def _refuse_calls(backend: object) -> None:
     for name in (*REQUIRED, *OPTIONAL, *COMPOSITES):
-        if callable(getattr(backend, name, None)):
+        if callable(getattr(backend, name, None)) and name not in STATE:
             setattr(backend, name, _refusal(backend.device.name, name))
-    # A DataLoader worker seeds every backend's stream (tw.manual_seed): that must not fail,
-    # and nothing can draw from this one here anyway.
+    # A DataLoader worker seeds every backend's stream (tw.manual_seed), and fork_rng and
+    # vmap read and set their states: that must not fail, and nothing can draw from this
+    # one here anyway.
     backend.seed = _ignore_seed
 
 

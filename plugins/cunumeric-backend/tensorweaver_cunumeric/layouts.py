@@ -204,6 +204,11 @@ class Layouts:
         step = 1
         for n, s in zip(reversed(shape), reversed(strides)):
             if n != 1 and s != step:
-                return a.copy()  # (a new store, row-major)
+                return self._copy(a)
             step *= n
         return a
+
+    def _copy(self, a: Any) -> Any:
+        """A new store, row-major, holding ``a``'s values: the one task ``contiguous``
+        launches (so the backend runs it on the device's processors)."""
+        return a.copy()

@@ -20,6 +20,9 @@ def _ufunc(name: str) -> object:
 class SpecialFunctions:
     """Mixed into the backend class; each method is one optional primitive."""
 
+    #: All of them elementwise: their results are laid out as their operands (see .layouts).
+    ELEMENTWISE = ("acos", "asin", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "atan2")
+
     acos = _ufunc("arccos")
     asin = _ufunc("arcsin")
     atan = _ufunc("arctan")

@@ -14,6 +14,8 @@ import threading
 
 from tensorweaver.contract.ir import COMPOSITES, OPTIONAL, REQUIRED
 
+from tensorweaver_cunumeric.stream import STATE
+
 
 def check_thread(owner: int, device: str, name: str) -> None:
     """Raise RuntimeError unless this is the thread ``owner`` (that started Legate)."""
@@ -27,10 +29,11 @@ def check_thread(owner: int, device: str, name: str) -> None:
 
 
 def refuse_in_other_threads(backend: object, owner: int) -> None:
-    """Make ``backend``'s primitives raise when called from a thread other than ``owner``."""
+    """Make ``backend``'s primitives raise when called from a thread other than ``owner``
+    (but the random stream's state, which makes no Legate call)."""
     for name in (*REQUIRED, *OPTIONAL, *COMPOSITES):
         method = getattr(backend, name, None)
-        if callable(method):
+        if callable(method) and name not in STATE:
             setattr(backend, name, _guarded(method, owner, backend.device.name, name))
 
 
