@@ -101,6 +101,10 @@ _OWN_COUNTERS: dict[int, weakref.ref] = {}
 #: memory: their versions, and the nodes that saved their values, do not see them.
 _UNCOUNTED = [0]
 
+#: How many of ``tw.func.vmap``'s per-element calls are under way: PyTorch's vmap holds one
+#: value per batch element, so reading a Python value out of a tensor there raises.
+VMAPPED = [0]
+
 #: How many ``fill_`` write-backs are under way (they may write through repeated elements).
 _FILLING = [0]
 #: The in-place ops that PyTorch lets write through elements an ``expand()`` repeats (every
@@ -111,6 +115,19 @@ _FILLS = frozenset({"fill_", "masked_fill_", "index_fill_", "index_put_"})
 
 def _fills(op: str) -> bool:
     return op in _FILLS or _FILLING[0] > 0
+
+
+def _refuse_read_in_vmap(what: str) -> None:
+    """PyTorch's error for the user's function reading a Python value out of a tensor
+    (``what``) inside ``vmap``; tensorweaver's own reads (an op's implementation) pass, as
+    PyTorch's kernels see the whole batch."""
+    if sys._getframe(2).f_globals.get("__name__", "").startswith("tensorweaver."):
+        return
+    raise RuntimeError(
+        f"vmap: It looks like you're {what}. We don't support vmap over reading a Python "
+        "value out of a Tensor (it holds one value per batch element); rewrite it with tensor "
+        "operations (tw.where for data-dependent control flow)"
+    )
 
 
 def _warn_deprecated_overlap(op: str) -> None:
@@ -796,11 +813,12 @@ class Tensor:
 
         return is_inference(self)
 
-    def _refuse_inference_update(self, op: str) -> None:
+    def _refuse_inference_update(self, op: str, view: bool = False) -> None:
         """PyTorch's error for an in-place change (``op``) of this tensor's values or shape
         where it is an inference tensor outside ``inference_mode()`` (but an alias of one
-        made outside the mode: see _INFERENCE_ALIASES)."""
-        if self._inference_outside_the_mode() and id(self) not in _INFERENCE_ALIASES:
+        made outside the mode: see _INFERENCE_ALIASES, unless the change goes through a
+        ``view`` of it, which is no alias)."""
+        if self._inference_outside_the_mode() and (view or id(self) not in _INFERENCE_ALIASES):
             raise RuntimeError(
                 f"{op}: Inplace update to inference tensor outside InferenceMode is not "
                 "allowed. You can make a clone to get a normal tensor before doing inplace "
@@ -1743,6 +1761,8 @@ class Tensor:
         return self.to(device)
 
     def item(self) -> Any:
+        if VMAPPED[0]:
+            _refuse_read_in_vmap("calling .item() on a Tensor")
         if self.numel() != 1:
             raise RuntimeError(
                 f"item(): a tensor with {self.numel()} elements cannot be converted to a "
@@ -1751,6 +1771,8 @@ class Tensor:
         return self.backend.to_host(self.native).reshape(()).item()
 
     def tolist(self) -> Any:
+        if VMAPPED[0]:
+            _refuse_read_in_vmap("calling .tolist() on a Tensor")
         return self.backend.to_host(self.native).tolist()
 
     def _python_number(self, kind: str) -> Any:
@@ -1773,9 +1795,13 @@ class Tensor:
         return value
 
     def __float__(self) -> float:
+        if VMAPPED[0]:
+            _refuse_read_in_vmap("calling .item() on a Tensor")
         return float(self._python_number("float"))
 
     def __int__(self) -> int:
+        if VMAPPED[0]:
+            _refuse_read_in_vmap("calling .item() on a Tensor")
         return int(self._python_number("int"))
 
     def __index__(self) -> int:
@@ -1784,6 +1810,8 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self) -> bool:
+        if VMAPPED[0]:
+            _refuse_read_in_vmap("attempting to use a Tensor in some data-dependent control flow")
         if self.numel() != 1:
             raise RuntimeError(
                 f"the truth value of a tensor with {self.numel()} elements is ambiguous; "

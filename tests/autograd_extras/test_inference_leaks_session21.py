@@ -318,15 +318,6 @@ def test_attention_does_not_save_an_inference_query(spec: str) -> None:
     _same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="ops/index.py __setitem__/index_put: the index of y[idx] = v (y in a graph) reaches "
-    "the node only as a tensor derived from it, so an inference idx is not refused, where "
-    "torch's IndexPutBackward0 saves the indices (RuntimeError 'Inference tensors cannot be "
-    "saved for backward'). Fix: where setitem/index_put record a node, refuse an index that "
-    "is_inference(), as autograd/node.py _refuse_saved does",
-)
 @pytest.mark.parametrize("how", ["setitem", "index_put"])
 def test_inference_index_of_an_assignment_is_refused(spec: str, how: str) -> None:
     def use(m: Any, w: Any) -> Any:
@@ -339,15 +330,6 @@ def test_inference_index_of_an_assignment_is_refused(spec: str, how: str) -> Non
     _same(_grad_of(use), spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="ops/index.py __setitem__: d[0] = 5 on a detach() of an inference tensor (made "
-    "outside the mode) writes here, where torch refuses (RuntimeError): its basic index "
-    "makes a view of d, and a view of an inference tensor may not change in place outside "
-    "the mode (d[[0]] = 5 and d[...] = 5 are allowed by both). Fix: for an index made only "
-    "of ints, slices and None, call d._refuse_inference_update('__setitem__') first",
-)
 def test_basic_index_assignment_into_detached_inference_tensor(spec: str) -> None:
     def program(m: Any) -> Any:
         d = _inference(m).detach()
@@ -389,10 +371,11 @@ def test_function_view_of_an_inference_tensor_refuses_requires_grad(spec: str) -
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="ops/apply.py records a node for an op whose tensor operands are all inference "
-    "tensors (one made in the mode with requires_grad=True): p.exp() requires grad here, "
-    "not in torch, whose autograd skips an op of inference tensors alone. Fix: where apply "
-    "decides to record, skip it when every input is_inference() (a flag read first)",
+    reason="ops/elementwise.py records a node for an op whose tensor operands are all "
+    "inference tensors (one made in the mode with requires_grad=True): p.exp() requires grad "
+    "here, not in torch, whose autograd skips an op of inference tensors alone (ops/apply.py "
+    "apply skips it now). Fix: where elementwise.py's fast paths make a Node, skip it when "
+    "the input requiring grad is _inference and ops.apply.all_inference(inputs)",
 )
 def test_op_of_inference_tensors_alone_records_no_graph(spec: str) -> None:
     def program(m: Any) -> Any:

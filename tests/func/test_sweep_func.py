@@ -1005,9 +1005,6 @@ _LOOP = (
     "tensor), so it cannot tell a mapped tensor from an unmapped one inside the function: "
 )
 KNOWN: dict[str, str] = {
-    "vmap_item": _LOOP + ".item() on a mapped tensor works per element; torch raises",
-    "vmap_data_dependent_control_flow": _LOOP + "bool() of a mapped tensor works; torch raises",
-    "vmap_tolist": _LOOP + ".tolist() of a mapped tensor works; torch raises RuntimeError",
     "vmap_nonzero": _LOOP + "nonzero() works when every element has as many; torch raises",
     "vmap_boolean_mask": _LOOP + "a[mask] works when every element has as many; torch raises",
     "vmap_out_dim_none_of_mapped_equal_output": _LOOP

@@ -206,13 +206,6 @@ def test_unpad_sequence_transposes_its_input_in_place(spec: str) -> None:
 # tensor.py: PyTorch refuses to read a value out of a tensor inside vmap (it has one value
 # per batch element); tw's vmap runs the function once per element, so .item() and a
 # tensor's truth value silently use that element's value.
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py Tensor.item/__bool__ (and tolist/__int__/__float__) need a check of a "
-    "'vmap level' flag that func/vmap.py's _vmap_call would set around the per-element "
-    "calls, raising RuntimeError('vmap: ... calling .item() ... data-dependent control "
-    "flow') as PyTorch does",
-)
 @pytest.mark.parametrize("read", ["item", "if"])
 def test_vmap_refuses_data_dependent_reads(spec: str, read: str) -> None:
     def element(a: Any) -> Any:

@@ -295,14 +295,6 @@ def test_writes_into_repeated_host_memory_as_torch(backend: str, case: str) -> N
     _like_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py Tensor._write_repeated: x[mask] = v into NumPy memory that repeats "
-    "elements reaches it as a setitem (ops/index.py), refused where two selected elements "
-    "are one location; PyTorch's index_put_ writes there (as masked_fill_ does here). Fix: "
-    "ops/index.py setitem passes op 'index_put_' to Tensor._assign for index arrays and "
-    "masks (as it already tells them apart for expand() views), so _fills lets it write",
-)
 def test_a_masked_setitem_into_repeated_host_memory_as_torch(backend: str) -> None:
     def program(m: Any) -> Any:
         base, p = _repeated(m)

@@ -17,7 +17,7 @@ from tensorweaver.func._randomness import SameDraws, check_randomness, forbid_ra
 from tensorweaver.func._unbatched_writes import UnbatchedWrites
 from tensorweaver.ops.creation import empty, ones, zeros
 from tensorweaver.ops.movement import stack
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import VMAPPED, Tensor
 
 __all__ = ["vmap"]
 
@@ -211,7 +211,11 @@ def _vmap_call(
             if same is not None and i > 0:
                 same.rewind()
             sliced = [x if d is None else x.select(d, i) for x, d in zip(flat, dims)]
-            outputs.append(func(*tree_unflatten(sliced, spec), **kwargs))
+            VMAPPED[0] += 1
+            try:
+                outputs.append(func(*tree_unflatten(sliced, spec), **kwargs))
+            finally:
+                VMAPPED[0] -= 1
             if i == 0:  # one repeated write at most before the error
                 writes.check()
         writes.check()

@@ -22,10 +22,19 @@ def apply(op: str, native: Any, dtype: DType, inputs: tuple, saved: Any = None) 
     if is_grad_enabled():
         for t in inputs:
             if t.requires_grad:
+                if t._inference and all_inference(inputs):
+                    break  # (PyTorch's autograd skips an op of inference tensors alone)
                 out._node = Node(op, inputs, saved)
                 out.requires_grad = True
                 break
     return out
+
+
+def all_inference(inputs: tuple) -> bool:
+    """Whether every one of ``inputs`` is an inference tensor (made in inference_mode())."""
+    from tensorweaver.ops.memory_facts import is_inference
+
+    return all(t._inference and is_inference(t) for t in inputs)
 
 
 def labelled(out: Tensor, grad_fn: str, *inputs: Tensor) -> Tensor:

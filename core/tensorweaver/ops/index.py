@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.autograd.node import _refuse_saved
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -27,6 +28,7 @@ from tensorweaver.ops.overflow import fill_value
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import (
     _HELD,
+    _SETITEM,
     Tensor,
     _axis,
     _warn_deprecated_overlap,
@@ -392,8 +394,11 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             "setitem: a single value cannot be written through a uint8 mask (PyTorch's "
             "masked_fill_ takes only bool masks); convert the mask with .bool()"
         )
-    puts = expanded and _puts_through_index(index, value)  # (before value is expanded)
+    arrays = _index_arrays(index)
+    puts = _puts_through(arrays, value)  # (before value is expanded)
     number = not isinstance(value, Tensor)
+    if x._inference and not (_HELD and _HELD[-1] is x):  # (not a view's write-back)
+        x._refuse_inference_update("setitem", _write_node_name(x, index, number) == "CopySlices")
     if number:
         value = fill_value(value, x.dtype, "setitem")
         value = Tensor(x.backend.full((), value, x.dtype), x.backend, x.dtype)
@@ -417,17 +422,29 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             old = getitem(mv.reshape(x, (-1,)), getitem(_positions(x), index).reshape(-1))
         target._assign(mv.reshape(scatter_changed(flat, flat_index, values, old), target.shape))
         return
+    # PyTorch writes index arrays with index_put_ or masked_fill_, which may write through
+    # elements that repeat (with a warning)
+    op = ("index_put_" if puts else "masked_fill_") if arrays else _SETITEM
     if expanded:
-        if _index_arrays(index):  # PyTorch writes these (index_put_, masked_fill_) and warns
-            _warn_deprecated_overlap("index_put_" if puts else "masked_fill_")
+        if arrays:
+            _warn_deprecated_overlap(op)
         else:
             _check_no_repeats(positions)
     flat = scatter_unchecked(flat, 0, flat_index, values)
     result = mv.reshape(flat, target.shape)
     if result._node is not None:
+        refuse_saved_indices(op, arrays)
         name = "CopySlices" if expanded else _write_node_name(x, index, number)
         labelled(result, name, target)
-    target._assign(result)
+    target._assign(result, op)
+
+
+def refuse_saved_indices(op: str, indices: Any) -> None:
+    """PyTorch's error where the node of an index write (``op``), which saves its index
+    tensors, would save one made under ``inference_mode()``."""
+    for index in indices:
+        if isinstance(index, Tensor) and index._inference:
+            _refuse_saved(op, index)
 
 
 def _write_node_name(x: Tensor, index: Any, number: bool) -> str:
@@ -568,7 +585,11 @@ def _puts_through_index(index: Any, value: Any) -> bool:
     """Whether PyTorch would write ``value`` with ``index_put_``, which takes only values of
     the tensor's dtype: an index tensor or list, but not one bool mask with one value (that
     is ``masked_fill_``)."""
-    arrays = _index_arrays(index)
+    return _puts_through(_index_arrays(index), value)
+
+
+def _puts_through(arrays: list, value: Any) -> bool:
+    """:func:`_puts_through_index` of an index whose index arrays are ``arrays``."""
     if not arrays:
         return False
     one_mask = len(arrays) == 1 and (

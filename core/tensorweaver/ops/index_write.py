@@ -172,7 +172,10 @@ def index_put(
     flat = mv.reshape(input, (-1,))
     where, what = mv.reshape(positions, (-1,)), mv.reshape(values, (-1,))
     write = ix.scatter_add_unchecked if accumulate else ix.scatter_unchecked
-    return mv.reshape(write(flat, 0, where, what), input.shape)
+    out = mv.reshape(write(flat, 0, where, what), input.shape)
+    if out._node is not None:
+        ix.refuse_saved_indices(op, indices)
+    return out
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
