@@ -194,7 +194,8 @@ def test_shape_change_in_the_mode_leaves_a_normal_tensor_normal(spec: str) -> No
             z.unsqueeze_(0)
         y.add_(1)
         z.add_(1)
-        return y.is_inference(), z.is_inference(), view.is_inference(), y, z
+        # (resize_'s two new elements are uninitialized memory, in torch too: not compared)
+        return y.is_inference(), z.is_inference(), view.is_inference(), y.shape, y[:3], z
 
     _same(program, spec)
 
