@@ -1,11 +1,14 @@
 """Optimizers' step counts after session 21's cheaper writes (optim/scalar_arrays.py: the
 tensors that take one value share its 0-d array): a user's change of one parameter's
 ``state["step"]`` reaches that parameter alone, eagerly and in a replay, including a replay
-that uses the step tensors as operands; SparseAdam's step is a Python int, as PyTorch 2.13's.
-Compared with torch 2.13 doing the same, in float64."""
+that uses the step tensors as operands; a compiled step that uses the scalar state after
+``opt.step()`` (as an operand, returned, read with ``.item()``, for a schedule) sees the new
+values; SparseAdam's step is a Python int, as PyTorch 2.13's. Compared with torch 2.13
+doing the same, in float64."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -86,14 +89,6 @@ def test_a_replay_that_uses_the_step_tensors_reads_each_ones_own(device: str, ch
     _run(True, change, operands=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler/symbolic.py: while tracing, a step tensor keeps its old value until the "
-    "trace ends (the optimizer writes TRACED), so an operation on it after opt.step() records "
-    "the old array, and each replay reads the tensor before the tail writes the new count: "
-    "the result lags one step behind eager. Fix: the tail's _put_scalar writes before "
-    "compute reads the tensors, and the trace gives the tensor its new value at write_scalar",
-)
 def test_a_step_tensor_used_after_the_update_has_the_new_count() -> None:
     w = tw.nn.Parameter(tw.tensor([1.0, 2.0], dtype=tw.float64))
     opt = tw.optim.Adam([w], lr=0.1)
@@ -160,3 +155,84 @@ def test_sparse_adam_loads_torchs_int_step() -> None:
     ref_step()
     assert type(opt.state[emb.weight]["step"]) is int
     assert opt.state[emb.weight]["step"] == ref_opt.state[ref_emb.weight]["step"] == 3
+
+
+#: Each optimizer's scalar state entries (0-d tensors) that a step may use after updating.
+SCALARS = {
+    "Adam": ("step",),
+    "AdamW": ("step",),
+    "NAdam": ("step", "mu_product"),
+    "RAdam": ("step",),
+    "Adamax": ("step",),
+    "ASGD": ("step", "eta", "mu"),
+}
+
+
+def _after_update(m: Any, name: str, use: str) -> tuple:
+    """A step of ``name`` that uses its scalar state after the update as ``use`` says."""
+    w = m.nn.Parameter(m.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=m.float64))
+    x = m.tensor([[0.3, -1.2], [2.0, 0.7]], dtype=m.float64)
+    opt = getattr(m.optim, name)([w], lr=0.1)
+
+    def step() -> Any:
+        opt.zero_grad()
+        (x @ w).pow(2).sum().backward()
+        opt.step()
+        state = opt.state[w]
+        if use == "returned":
+            return state["step"]
+        if use == "item":
+            return state["step"].item()
+        if use == "schedule":  # the next step's rate from this step's count
+            opt.param_groups[0]["lr"] = 0.1 / (1.0 + state["step"].item())
+            return w.detach().sum()
+        return sum(state[key] * 0.5 for key in SCALARS[name])  # "operand"
+
+    return w, step
+
+
+@pytest.mark.parametrize("use", ["operand", "returned", "item", "schedule"])
+@pytest.mark.parametrize("name", list(SCALARS))
+def test_scalar_state_read_after_the_update_is_eagers(device: str, name: str, use: str) -> None:
+    # (Before: a replay read the step tensor before writing the new count, one step behind.)
+    theirs, their_step = _after_update(torch, name, use)
+    ours, our_step = _after_update(tw, name, use)
+    run = tw.compile(our_step, backend="tensorweaver")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tw.compiler.CompileWarning)  # (host reads: eager)
+        for _ in range(5):
+            expected, got = their_step(), run()
+            expected = expected.item() if isinstance(expected, torch.Tensor) else expected
+            got = got.item() if isinstance(got, tw.Tensor) else got
+            assert got == pytest.approx(expected, rel=1e-12)
+            np.testing.assert_allclose(
+                np.asarray(ours.detach()), theirs.detach().numpy(), rtol=1e-12
+            )
+
+
+@pytest.fixture
+def float64_default() -> Any:
+    """Both libraries' default dtype is float64 (their scalar state is float64 then: float32
+    state, which the optimizer rounds on the host, runs eagerly, baked in by the trace)."""
+    ours, theirs = tw.get_default_dtype(), torch.get_default_dtype()
+    tw.set_default_dtype(tw.float64)
+    torch.set_default_dtype(torch.float64)
+    yield
+    tw.set_default_dtype(ours)
+    torch.set_default_dtype(theirs)
+
+
+@pytest.mark.parametrize("name", ["NAdam", "ASGD"])
+def test_scalar_state_read_after_the_update_replays_as_eager(
+    device: str, name: str, float64_default: Any
+) -> None:
+    # (The replay lagged a step behind before.)
+    theirs, their_step = _after_update(torch, name, "operand")
+    ours, our_step = _after_update(tw, name, "operand")
+    run = tw.compile(our_step, backend="tensorweaver")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tw.compiler.CompileWarning)  # (it replays)
+        for _ in range(5):
+            assert run().item() == pytest.approx(their_step().item(), rel=1e-12)
+    np.testing.assert_allclose(np.asarray(ours.detach()), theirs.detach().numpy(), rtol=1e-12)
+    assert run.traces == 3

@@ -24,6 +24,7 @@ from tensorweaver.compiler.state import (
     schedulers_reached,
     schedulers_stepped,
 )
+from tensorweaver.optim.optimizer import TRACED
 from tensorweaver.selection import current_backend
 from tensorweaver.tensor import Tensor
 
@@ -141,6 +142,7 @@ class CompiledFunction:
         backends = {id(b): b for b in _backends(builder)}
         recorder = Recorder(list(backends.values()), self._fullgraph)
         lifted = symbolic.lift(state.optimizers, builder.bind, builder.guards)
+        TRACED.quiet = recorder.unrecorded  # (until lower: the replay makes those arrays)
         schedulers = schedulers_reached(self._fn, args, kwargs)
         counters = scheduler_attributes(schedulers)
         buffers = buffers_of(state.modules)
@@ -155,7 +157,7 @@ class CompiledFunction:
             recorder.close()
             _tracing.pop()
             DRAWS.clear()
-            numbers = symbolic.lower(lifted, builder.bind, builder.settle)
+            numbers = symbolic.lower(lifted, builder.bind, builder.settle, builder.written)
         try:
             # A buffer the step rebinds is read and rebound where its module holds it from
             # the next trace on (state.REBOUND_BUFFERS): the signature changes once.

@@ -206,6 +206,7 @@ class GraphBuilder:
             "_refs": sys.getrefcount,
             "_scalar": scalar_arrays.get,
             "_put_scalar": scalar_arrays.put,
+            "_scalar_array": scalar_arrays.array_of,
             "_private": _private,
             "_numpy_shared": _numpy_shared,
             "_donating": False,
@@ -222,6 +223,7 @@ class GraphBuilder:
         # graph reads that array (from the first location).
         self._sharers: dict[int, list[str]] = {}
         self._inputs: dict[int, str] = {}  # id(input array) -> the variable it is read into
+        self._written: list[Any] = []  # the arrays of :meth:`written`
         self.prelude: list[str] = []
         self.lines: list[_Line] = []
         self._numbers: dict[str, str] = {}  # a recomputed number's expression -> its variable
@@ -554,6 +556,12 @@ class GraphBuilder:
             (expr, getter, before, tensor.native if before is tensor else native, dtype)
             for expr, getter, before, native, dtype in self.watched
         ]
+
+    def written(self, array: Any, expr: str) -> None:
+        """Read ``array``, which the step wrote into an optimizer's scalar tensor, by
+        ``expr`` (kept alive with the builder: the graph knows it by its id)."""
+        self.sources[id(array)] = expr
+        self._written.append(array)
 
     def write_backs(self, args: tuple, kwargs: dict) -> list[str]:
         """Assignments that leave every location as the traced step left it (a tensor that

@@ -18,8 +18,10 @@ unique while the graph is built from them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any, Callable
 
 import numpy as np
@@ -117,6 +119,16 @@ class Recorder:
         for backend in self.backends:
             for name in [n for n, v in vars(backend).items() if getattr(v, "_tw_recording", 0)]:
                 delattr(backend, name)
+
+    @contextlib.contextmanager
+    def unrecorded(self) -> Iterator[None]:
+        """Calls made inside are not recorded (an optimizer's write of a scalar tensor whose
+        new array the replay makes itself: optim/optimizer.py ``TRACED``)."""
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
 
     def _region(self, host: Any, region: Region) -> None:
         self.regions[id(host)] = region

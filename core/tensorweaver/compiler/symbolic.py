@@ -9,8 +9,10 @@ schedulers change, is replaced by a :class:`Sym`: a float with the same value th
 carries the Python expression computing it from the step's locations (``H3['step']``;
 ``_scalar(H3['step'])``, the tensor's ``.item()``). A scalar tensor stays in the state (a
 step that returns or reads it sees the tensor): the optimizer reads and writes its value
-through :data:`TRACED`, the new value goes into the tensor when the trace ends, and the
-replay writes it there too (optim/scalar_arrays.py: one array per count).
+through :data:`TRACED`, and each write gives the tensor a new array at once (an operation
+on it after ``opt.step()`` sees the new count; the replay makes that operand from the
+recomputed number, ``_scalar_array``); when the trace ends the tensor takes the array its
+count shares, and the replay writes it there too (optim/scalar_arrays.py).
 Arithmetic on it gives new ``Sym`` s, so a bias correction
 ``lr / (1 - beta1 ** step)`` that reaches a backend call becomes an expression the replay
 evaluates; comparisons and ``bool()`` record guards the replay checks first. Conversions
@@ -21,6 +23,7 @@ expression: a graph is trusted only once two consecutive traces give the same gr
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import re
 from typing import Any, Callable
@@ -186,7 +189,7 @@ def lift(optimizers: list, bind: Callable[[Any, str], str], guards: Guards) -> l
     for holder, key, value in lifted:
         target = f"{bind(holder, 'H')}[{key!r}]"
         if isinstance(value, Tensor):  # it stays where it is; the optimizer asks TRACED
-            TRACED[id(value)] = [value, Sym(value.item(), _read(target), guards)]
+            TRACED[id(value)] = [value, Sym(value.item(), _read(target), guards), []]
         elif type(value) is tuple:
             holder[key] = tuple(Sym(v, f"{target}[{i}]", guards) for i, v in enumerate(value))
         else:
@@ -247,12 +250,17 @@ def unused(lifted: list[tuple], bind: Callable[[Any, str], str], used: str) -> l
 
 
 def lower(
-    lifted: list[tuple], bind: Callable[[Any, str], str], settle: Callable[[Tensor], None]
+    lifted: list[tuple],
+    bind: Callable[[Any, str], str],
+    settle: Callable[[Tensor], None],
+    written: Callable[[Any, str], None],
 ) -> list[str]:
     """Put plain numbers (and the scalar tensors, holding the step's new values) back; the
     write-backs that redo what the step did to them (each new value computed before any is
     assigned: they are expressions of the old ones). ``settle`` tells the graph builder
-    that a scalar tensor's new storage is the tail's to write."""
+    that a scalar tensor's new storage is the tail's to write; ``written`` gives it the
+    expression of each array the step wrote into a scalar tensor (which later operations
+    may have read)."""
     values, stores = [], []
     for i, (holder, key, traced) in enumerate(lifted):
         value = holder.get(key)
@@ -260,12 +268,16 @@ def lower(
             continue
         target = f"{bind(holder, 'H')}[{key!r}]"
         if isinstance(traced, Tensor):
-            # The step's new value goes into the tensor it read (as the step did eagerly).
-            value = TRACED.pop(id(traced))[1]
+            _, value, writes = TRACED.pop(id(traced))
+            for array, v in writes:
+                _, expr = _plain(v, _read(target), bind)
+                written(array, f"_scalar_array({target}, {expr or _read(target)})")
             if holder.get(key) is not traced:
                 continue  # the step replaced the tensor: a write-back of the graph's
             number, expr = _plain(value, _read(target), bind)
             if expr is not None:
+                # (The array every parameter's count shares, as eagerly: the next trace's
+                # graph reads it as this one does.)
                 _put(traced, number)
                 settle(traced)
                 values.append(f"s{i} = {expr}")
@@ -287,10 +299,11 @@ def lower(
                 continue
             values.append(f"s{i} = {expr}")
         stores.append(f"{target} = s{i}")
-    for tensor, value in TRACED.values():  # scalar tensors the step made
+    for tensor, value, _ in TRACED.values():  # scalar tensors the step made
         _put(tensor, float(value))
     TRACED.clear()
     TRACED.open = False
+    TRACED.quiet = contextlib.nullcontext
     return values + stores
 
 

@@ -12,6 +12,7 @@ loads back (lists become tuples again).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import numbers
 from collections import OrderedDict, defaultdict
@@ -44,11 +45,15 @@ _NON_NEGATIVE = {
 
 class _Traced(dict):
     """While tw.compile traces a step (``open``): each scalar state tensor's ``id`` ->
-    ``[tensor, value]``, the value a number the replay recomputes (compiler/symbolic.py
-    ``lift``) or, for a tensor the step made, its number; :func:`read_scalar` and
-    :func:`write_scalar` use it instead of reading or writing the tensor."""
+    ``[tensor, value, writes]``, the value a number the replay recomputes (compiler/symbolic.py
+    ``lift``) or, for a tensor the step made, its number; :func:`read_scalar` reads it instead
+    of the tensor, :func:`write_scalar` sets it and gives the tensor a 0-d array of its own
+    holding it, listed in ``writes`` as ``(array, value)`` (the replay makes that array from
+    the value: an operation on the tensor after the write reads the new value). ``quiet``
+    makes the backend calls of such a write unseen by the trace."""
 
     open = False
+    quiet: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
 
 
 TRACED = _Traced()
@@ -463,7 +468,7 @@ def scalar_tensor(value: float) -> Any:
     dtype = tw.float64 if tw.get_default_dtype() is tw.float64 else tw.float32
     tensor = tw.tensor(value, dtype=dtype)
     if TRACED.open:  # (a read of it would break the graph; its value is known)
-        TRACED[id(tensor)] = [tensor, value]
+        TRACED[id(tensor)] = [tensor, value, []]
     return tensor
 
 
@@ -482,8 +487,12 @@ def write_scalar(state: dict[str, Any], key: str, value: float) -> float:
     entry = state[key]
     if isinstance(entry, tw.Tensor):
         traced = TRACED.get(id(entry)) if TRACED else None
-        if traced is not None:  # tw.compile is tracing: the tensor takes it afterwards
+        if traced is not None:  # tw.compile is tracing: the replay recomputes ``value``
             traced[1] = value
+            with TRACED.quiet():
+                array = entry.backend.full((), float(value), entry.dtype)
+                entry._take(array)
+            traced[2].append((array, value))
         elif entry.requires_grad:
             entry.fill_(value)
         elif entry.ndim == 0:  # fill_'s effect, without its per-op cost (a tenth of it)

@@ -34,10 +34,15 @@ _VALUES: dict[int, tuple[Any, Any]] = {}
 def put(tensor: Tensor, value: float) -> None:
     """Give the 0-d ``tensor`` (without autograd history) the value ``value`` as a write
     through ``tensor.data`` does: a new version, seen by its aliases and views."""
+    tensor._take(array_of(tensor, value))
+
+
+def array_of(tensor: Tensor, value: float) -> Any:
+    """The 0-d array that :func:`put` gives ``tensor`` for ``value`` (a compiled replay's
+    operand where the step uses the tensor after writing it)."""
     backend, dtype = tensor.backend, tensor.dtype
     if not (value and value - value == 0):  # (0.0 and -0.0 are one key; nan none)
-        tensor._take(backend.full((), value, dtype))
-        return
+        return backend.full((), value, dtype)
     key = (backend, dtype, value)
     array = _ARRAYS.get(key)
     if array is None:
@@ -53,7 +58,7 @@ def put(tensor: Tensor, value: float) -> None:
         else:
             held = backend.to_host(array).reshape(()).item()
         _VALUES[id(array)] = (array, held)
-    tensor._take(array)
+    return array
 
 
 def get(tensor: Tensor) -> Any:
