@@ -764,7 +764,7 @@ def _stepped_power(backend: Any, base: Any, power: Any, dtype: DType) -> Any:
         backend.lt(backend.abs(backend.real(divisor)), inf),
         backend.lt(backend.abs(backend.imag(divisor)), inf),
     )
-    return backend.where(finite, quotient, backend.full((), math.nan, dtype))
+    return backend.where(finite, quotient, backend.full((), complex(math.nan, math.nan), dtype))
 
 
 def _root(x: Tensor, reciprocal_: bool) -> Tensor:
