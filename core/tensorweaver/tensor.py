@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import operator
 import sys
+import threading
 import weakref
 from typing import Any
 
@@ -101,9 +102,16 @@ _OWN_COUNTERS: dict[int, weakref.ref] = {}
 #: memory: their versions, and the nodes that saved their values, do not see them.
 _UNCOUNTED = [0]
 
-#: How many of ``tw.func.vmap``'s per-element calls are under way: PyTorch's vmap holds one
-#: value per batch element, so reading a Python value out of a tensor there raises.
-VMAPPED = [0]
+
+class _VmapDepth(threading.local):
+    """How many of ``tw.func.vmap``'s per-element calls are under way in this thread:
+    PyTorch's vmap holds one value per batch element, so reading a Python value out of a
+    tensor there raises (another thread's reads are its own)."""
+
+    depth = 0
+
+
+VMAPPED = _VmapDepth()
 
 #: How many ``fill_`` write-backs are under way (they may write through repeated elements).
 _FILLING = [0]
@@ -1761,7 +1769,7 @@ class Tensor:
         return self.to(device)
 
     def item(self) -> Any:
-        if VMAPPED[0]:
+        if VMAPPED.depth:
             _refuse_read_in_vmap("calling .item() on a Tensor")
         if self.numel() != 1:
             raise RuntimeError(
@@ -1771,7 +1779,7 @@ class Tensor:
         return self.backend.to_host(self.native).reshape(()).item()
 
     def tolist(self) -> Any:
-        if VMAPPED[0]:
+        if VMAPPED.depth:
             _refuse_read_in_vmap("calling .tolist() on a Tensor")
         return self.backend.to_host(self.native).tolist()
 
@@ -1795,12 +1803,12 @@ class Tensor:
         return value
 
     def __float__(self) -> float:
-        if VMAPPED[0]:
+        if VMAPPED.depth:
             _refuse_read_in_vmap("calling .item() on a Tensor")
         return float(self._python_number("float"))
 
     def __int__(self) -> int:
-        if VMAPPED[0]:
+        if VMAPPED.depth:
             _refuse_read_in_vmap("calling .item() on a Tensor")
         return int(self._python_number("int"))
 
@@ -1810,7 +1818,7 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self) -> bool:
-        if VMAPPED[0]:
+        if VMAPPED.depth:
             _refuse_read_in_vmap("attempting to use a Tensor in some data-dependent control flow")
         if self.numel() != 1:
             raise RuntimeError(

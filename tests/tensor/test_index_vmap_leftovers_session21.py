@@ -160,3 +160,48 @@ def test_reading_an_unbatched_value_in_vmap(backend: str) -> None:
         return (m.func.vmap(lambda a: a * m.tensor(2.0).item())(m.ones(2, 3)),)
 
     _like_torch(program)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="as test_reading_an_unbatched_value_in_vmap, for an argument vmap does not map "
+    "(in_dims None): tensor.py refuses its .item() inside the per-element calls; PyTorch "
+    "reads it. Same fix",
+)
+def test_reading_an_unmapped_argument_in_vmap(backend: str) -> None:
+    def program(m: Any) -> Any:
+        scale = m.tensor(2.0)
+        return (m.func.vmap(lambda a, s: a * s.item(), in_dims=(0, None))(m.ones(2, 3), scale),)
+
+    _like_torch(program)
+
+
+def test_another_threads_reads_during_vmap_pass(backend: str) -> None:
+    # before: the count of vmap calls under way was the process's, so a second thread's
+    # .item() raised while any vmap ran (a logging thread, a data loader's)
+    import threading
+
+    with tw.device(backend):
+        started, finish = threading.Event(), threading.Event()
+        seen: list = []
+
+        def elementwise(a: Any) -> Any:
+            started.set()
+            finish.wait(5)
+            return a * 2
+
+        def reader() -> None:
+            started.wait(5)
+            try:
+                seen.append(tw.tensor(3.0).item())
+            except RuntimeError as error:
+                seen.append(error)
+            finally:
+                finish.set()
+
+        thread = threading.Thread(target=reader)
+        thread.start()
+        out = tw.func.vmap(elementwise)(tw.ones(2, 3))
+        thread.join(5)
+    assert seen == [3.0]
+    assert np.asarray(out).tolist() == [[2.0] * 3] * 2

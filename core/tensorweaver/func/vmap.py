@@ -211,11 +211,11 @@ def _vmap_call(
             if same is not None and i > 0:
                 same.rewind()
             sliced = [x if d is None else x.select(d, i) for x, d in zip(flat, dims)]
-            VMAPPED[0] += 1
+            VMAPPED.depth += 1
             try:
                 outputs.append(func(*tree_unflatten(sliced, spec), **kwargs))
             finally:
-                VMAPPED[0] -= 1
+                VMAPPED.depth -= 1
             if i == 0:  # one repeated write at most before the error
                 writes.check()
         writes.check()
