@@ -13,6 +13,7 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labelled
+from tensorweaver.ops.rank import max_ndim
 from tensorweaver.promotion import promote_types
 from tensorweaver.tensor import Tensor
 
@@ -209,9 +210,16 @@ def einsum(equation: Any = None, *operands: Any) -> Tensor:
         rterm = "".join(c for c in rterm if c in out)
     result = mv.permute(result, [rterm.index(c) for c in out]) if rterm != out else result
     summed = len(set(lhs.replace(",", "")) - set(out))
-    if len(terms) > 1 and summed:
+    limit = max_ndim(result.backend)
+    if (
+        len(terms) > 1
+        and summed
+        and result.requires_grad
+        and (limit is None or result.ndim + summed <= limit)
+    ):
         # PyTorch's last step views its product, which keeps a size-1 axis per summed letter,
         # as the output: the same here, so a hook on that node sees its gradient's shape
+        # (where a graph is recorded and the backend takes that many dimensions)
         shape = tuple(result.shape)
         result = mv.reshape(mv.reshape(result, shape + (1,) * summed), shape)
     return result
