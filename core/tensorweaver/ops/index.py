@@ -284,9 +284,14 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
         stops += rest
         steps += [1] * len(rest)
     bounds = (tuple(starts), tuple(stops), tuple(steps))
-    out = apply("slice", x.backend.slice(x.native, *bounds), x.dtype, (x,), bounds)
-    if len(kept) == dim:
-        return out
+    backend = x.backend
+    native = backend.slice(x.native, *bounds)
+    if len(kept) == dim:  # no int axis to drop
+        return apply("slice", native, x.dtype, (x,), bounds)
+    if not x.requires_grad:
+        # (no graph: one tensor over both primitives, as apply() would make of each)
+        return Tensor(backend.reshape(native, tuple(kept) + rest), backend, x.dtype)
+    out = apply("slice", native, x.dtype, (x,), bounds)
     return mv._reshape(out, tuple(kept) + rest, "indexing")
 
 
@@ -324,6 +329,17 @@ def _positions(x: Tensor) -> Tensor:
     backend = x.backend
     flat = backend.arange(0, x.numel(), 1, dtypes.int64)
     return Tensor(backend.reshape(flat, x.shape), backend, dtypes.int64)
+
+
+def _selected_positions(x: Tensor, index: Any) -> Tensor:
+    """``_positions(x)[index]`` (which records no graph: the positions need no gradient),
+    for the common index without switching grad mode (:func:`_basic`)."""
+    positions = _positions(x)
+    out = _basic(positions, index)
+    if out is not None:
+        return out
+    with no_grad():
+        return getitem(positions, index)
 
 
 def sequence_as_tuple(index: Any) -> Any:
@@ -384,17 +400,17 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     expanded = view is not None and view[1] is _write_overlapping
     target = view[0] if expanded else x
     source = target._inplace_source()
-    with no_grad():
-        if expanded:
+    if expanded:
+        with no_grad():
             positions = getitem(mv.expand(_positions(target), x.shape), index)
-        else:
-            positions = getitem(_positions(x), index)
-    if _fills_through_byte_mask(index, value):
+    else:
+        positions = _selected_positions(x, index)
+    arrays = _index_arrays(index)
+    if _fills_through_byte_mask(arrays, value):
         raise RuntimeError(
             "setitem: a single value cannot be written through a uint8 mask (PyTorch's "
             "masked_fill_ takes only bool masks); convert the mask with .bool()"
         )
-    arrays = _index_arrays(index)
     puts = _puts_through(arrays, value)  # (before value is expanded)
     number = not isinstance(value, Tensor)
     if x._inference and not (_HELD and _HELD[-1] is x):  # (not a view's write-back)
@@ -413,8 +429,25 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             f"setitem: a value of shape {list(shape)} cannot be assigned to a selection "
             f"of shape {list(positions.shape)}"
         ) from None
-    flat_index, values = mv.reshape(positions, (-1,)), mv.reshape(value, (-1,))
-    flat = mv.reshape(source, (-1,))
+    # PyTorch writes index arrays with index_put_ or masked_fill_, which may write through
+    # elements that repeat (with a warning)
+    op = ("index_put_" if puts else "masked_fill_") if arrays else _SETITEM
+    n = positions.numel()
+    if not expanded and not (is_grad_enabled() and (source.requires_grad or value.requires_grad)):
+        # no graph to record: the primitives of the general path below, no tensor for each
+        written = x.backend.scatter(
+            _as_shape(source, (source.numel(),)),
+            0,
+            _as_shape(positions, (n,)),
+            _as_shape(value, (n,)),
+        )
+        if len(x.shape) != 1:
+            written = x.backend.reshape(written, x.shape)
+        x._assign(Tensor(written, x.backend, x.dtype), op)
+        return
+    flat_index = mv._reshape(positions, (n,), "setitem")
+    values = mv._reshape(value, (n,), "setitem")
+    flat = mv._reshape(source, (source.numel(),), "setitem")
     if expanded and _HELD and _HELD[-1] is x:
         # a view of x passes its change on (Tensor._pass_on): it wrote the memory, each
         # position once, so only the copies it changed go in (the others hold old values)
@@ -422,21 +455,24 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             old = getitem(mv.reshape(x, (-1,)), getitem(_positions(x), index).reshape(-1))
         target._assign(mv.reshape(scatter_changed(flat, flat_index, values, old), target.shape))
         return
-    # PyTorch writes index arrays with index_put_ or masked_fill_, which may write through
-    # elements that repeat (with a warning)
-    op = ("index_put_" if puts else "masked_fill_") if arrays else _SETITEM
     if expanded:
         if arrays:
             _warn_deprecated_overlap(op)
         else:
             _check_no_repeats(positions)
     flat = scatter_unchecked(flat, 0, flat_index, values)
-    result = mv.reshape(flat, target.shape)
+    result = mv._reshape(flat, target.shape, "setitem")
     if result._node is not None:
         refuse_saved_indices(op, arrays)
         name = "CopySlices" if expanded else _write_node_name(x, index, number)
         labelled(result, name, target)
     target._assign(result, op)
+
+
+def _as_shape(t: Tensor, shape: tuple) -> Any:
+    """``t``'s array in ``shape`` (of its size), reshaped only where that differs, as
+    :func:`movement.reshape` does."""
+    return t.native if t.shape == shape else t.backend.reshape(t.native, shape)
 
 
 def refuse_saved_indices(op: str, indices: Any) -> None:
@@ -570,10 +606,10 @@ def _index_arrays(index: Any) -> list:
     ]
 
 
-def _fills_through_byte_mask(index: Any, value: Any) -> bool:
+def _fills_through_byte_mask(arrays: list, value: Any) -> bool:
     """Whether PyTorch would write ``value`` with ``masked_fill_``, which refuses uint8 masks:
-    one value, and a uint8 mask as the only index tensor."""
-    arrays = _index_arrays(index)
+    one value, and a uint8 mask as the only index tensor (``arrays``: the index's tensors,
+    :func:`_index_arrays`)."""
     return (
         len(arrays) == 1
         and getattr(arrays[0], "dtype", None) is dtypes.uint8

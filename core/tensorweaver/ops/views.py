@@ -1057,8 +1057,6 @@ def view(x: Tensor, *shape: Any, size: Any = None, dtype: Any = None) -> Tensor:
     """``x.view(*shape)`` or ``x.view(size=shape)`` (a reshape that is a view,
     :func:`reshape`) or ``x.view(dtype)``: ``x``'s memory read as ``dtype``
     (:func:`view_dtype`)."""
-    from tensorweaver.contract.dtypes import DType
-
     if size is not None:
         if not isinstance(size, (tuple, list)):
             raise TypeError(
@@ -1070,7 +1068,7 @@ def view(x: Tensor, *shape: Any, size: Any = None, dtype: Any = None) -> Tensor:
                 "positional shape and size=; give one of them"
             )
         shape = (size,)
-    if dtype is None and len(shape) == 1 and isinstance(shape[0], DType):
+    if dtype is None and len(shape) == 1 and isinstance(shape[0], dtypes.DType):
         dtype = shape[0]
     if dtype is not None:
         return view_dtype(x, dtype)

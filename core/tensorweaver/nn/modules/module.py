@@ -576,11 +576,30 @@ class Module:
                 return
             memo.add(id(self))
         yield prefix, self
-        for name, module in self._modules.items():
-            if module is None:
-                continue
-            child_prefix = f"{prefix}.{name}" if prefix else name
-            yield from module.named_modules(memo, child_prefix, remove_duplicate)
+        # The recursion of PyTorch's definition, walked with a stack of the open modules'
+        # child iterators: a yield passes through one generator, not one per level (the
+        # walk runs in parameters(), zero_grad() and clip_grad_norm_() of every step). A
+        # module whose class overrides named_modules walks its own part.
+        walk = Module.named_modules
+        stack = [(prefix, iter(self._modules.items()))]
+        while stack:
+            above, children = stack[-1]
+            for name, module in children:
+                if module is None:
+                    continue
+                child_prefix = f"{above}.{name}" if above else name
+                if type(module).named_modules is not walk:
+                    yield from module.named_modules(memo, child_prefix, remove_duplicate)
+                    continue
+                if remove_duplicate:
+                    if id(module) in memo:
+                        continue
+                    memo.add(id(module))
+                yield child_prefix, module
+                stack.append((child_prefix, iter(module._modules.items())))
+                break
+            else:
+                stack.pop()
 
     def modules(self) -> Iterator[Module]:
         for _, module in self.named_modules():
