@@ -607,12 +607,8 @@ def test_list_extended_by_a_size(spec: str) -> None:
     _check_raises(spec, lambda m: m.ones(2).shape + [1])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="load() refuses checkpoints written by torch.save (zip/pickle), even with "
-    "weights_only=True (PyTorch's restricted unpickler): a script cannot reuse its old .pt "
-    "files (serialization/reader.py, by design)",
-)
+# before: load() refused checkpoints written by torch.save (zip/pickle), even with
+# weights_only=True (serialization/torch_checkpoint.py reads them without pickle)
 def test_load_a_torch_checkpoint_with_weights_only(spec: str, tmp_path: Any) -> None:
     path = tmp_path / "linear.pt"
     torch.save({"weight": torch.arange(6.0).reshape(3, 2), "bias": torch.ones(3)}, path)

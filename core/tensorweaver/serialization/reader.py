@@ -8,7 +8,8 @@ bits, which the library's NumPy reader cannot express) and checked against the d
 checksum before any tensor is made. A file object's bytes, read whole, pass the same checks:
 the library validates them in memory (``safetensors.deserialize``, which copies each tensor's
 bytes once). Nothing in a file is ever executed (no pickle), and a class it names is only
-looked up in the allow-list (:mod:`.allowlist`).
+looked up in the allow-list (:mod:`.allowlist`). A ``torch.save`` zip checkpoint goes to
+:mod:`.torch_checkpoint`, which reads its pickle without running it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 import safetensors
 
 from tensorweaver.selection import NoCudaError
-from tensorweaver.serialization import allowlist, document, streams
+from tensorweaver.serialization import allowlist, document, streams, torch_checkpoint
 from tensorweaver.serialization.codes import CODES, STORAGE, host_values
 from tensorweaver.serialization.errors import SafetensorsError
 from tensorweaver.serialization.limits import MAX_HEADER_BYTES, MAX_RANK, MAX_TENSORS
@@ -66,6 +67,19 @@ def load(
     A saved module is rebuilt only from allowed classes (:mod:`.allowlist`), without running
     any of its code.
 
+    A checkpoint written by ``torch.save`` (its zip format, the default since PyTorch 1.6)
+    loads too, as ``torch.load(f, weights_only=True)`` loads it but without pickle
+    (:mod:`.torch_checkpoint`): tensors of every dtype TensorWeaver has, 0-d and empty ones,
+    with their strides, those sharing a storage as views sharing memory, Parameters
+    (tied ones stay one object), ``OrderedDict`` state dicts with their ``_metadata``,
+    optimizer state, numbers, strings, bytes, sets, dtypes, ``torch.Size`` and
+    ``torch.device``. Its tensors go where they were saved (``"cpu"``: the default device;
+    ``"cuda:0"``: CUDA, as in PyTorch) unless ``map_location`` says otherwise; a
+    ``map_location`` function gets each storage as a 1-d tensor on the CPU and its saved
+    location. Any other global the file names (a class, ``os.system``) raises
+    ``pickle.UnpicklingError`` naming it, whatever ``weights_only`` says; PyTorch's legacy
+    format (before 1.6) and TorchScript archives are refused.
+
     ``weights_only`` is accepted for PyTorch's sake: every ``tw.load`` is what PyTorch's
     ``weights_only=True`` aims at, since nothing in a file is ever executed, imported or
     unpickled, and ``weights_only=False`` changes nothing (it does not lift the allow-list).
@@ -76,8 +90,10 @@ def load(
     PyTorch, ``mmap=True`` needs a path.
 
     Raises :class:`SafetensorsError` for a file that is not valid safetensors, exceeds
-    TensorWeaver's bounds, or does not match the checksum it was saved with;
-    ``pickle.UnpicklingError`` for a class or function the allow-list lacks.
+    TensorWeaver's bounds, or does not match the checksum it was saved with (for a torch.save
+    file: a damaged zip, a missing or wrongly sized storage, bytes failing their CRC-32);
+    ``pickle.UnpicklingError`` for a class or function the allow-list lacks, or a malformed
+    pickle in a torch.save file.
     """
     import tensorweaver as tw
 
@@ -92,12 +108,16 @@ def load(
     if device is not None and map_location is not None:
         raise TypeError("tw.load: pass device or map_location, not both")
     device = map_location if device is None else device
+    if mmap and not streams.is_path(f):
+        raise ValueError("tw.load: f must be a file path in order to use the mmap argument")
+    source = _source(f)
+    if torch_checkpoint.kind(source) is not None:
+        with _deserializing():
+            return torch_checkpoint.load(source, _where(f), device, weights_only)
     remap = None
     if isinstance(device, Mapping) or (callable(device) and not isinstance(device, tw.Device)):
         remap, device = _remapping(device), None
-    if mmap and not streams.is_path(f):
-        raise ValueError("tw.load: f must be a file path in order to use the mmap argument")
-    where, stored, found = _read(f)
+    where, stored, found = _read(f, source)
 
     def tensor(name: str) -> Any:
         code, data = stored[name]
@@ -167,20 +187,37 @@ def _deserializing() -> Iterator[None]:
 
 def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
     """The ``"module:qualname"`` names of the classes and functions in the checkpoint ``f``
-    that ``tw.load`` would refuse (not allowed: :mod:`.allowlist`), each once."""
-    _, _, found = _read(f)
+    that ``tw.load`` would refuse (not allowed: :mod:`.allowlist`), each once; for a
+    ``torch.save`` checkpoint, as PyTorch's, the ``"module.name"`` of each global outside
+    what a weights-only checkpoint holds."""
+    source = _source(f)
+    if torch_checkpoint.kind(source) is not None:
+        return torch_checkpoint.unsafe_globals(source, _where(f))
+    _, _, found = _read(f, source)
     if found is None:
         return []
     return [name for name in named_globals(found.structure) if not allowlist.allowed(name)]
 
 
-def _read(f: FileLike) -> tuple[str, Stored, Optional[document.Document]]:
-    """How errors name ``f``, its tensors and TensorWeaver's metadata entry, all checked."""
-    if streams.is_path(f):
-        path = os.fspath(f)
-        return repr(path), *_read_path(path)
-    where = streams.label(f)
-    return where, *_read_bytes(streams.read_all(f), where)
+def _source(f: FileLike) -> Union[str, bytes]:
+    """The path ``f`` names, or the bytes of the file object ``f`` from its position on."""
+    return os.fsdecode(f) if streams.is_path(f) else streams.read_all(f)
+
+
+def _where(f: FileLike) -> str:
+    """How errors name ``f``."""
+    return repr(os.fsdecode(f)) if streams.is_path(f) else streams.label(f)
+
+
+def _read(
+    f: FileLike, source: Union[str, bytes]
+) -> tuple[str, Stored, Optional[document.Document]]:
+    """How errors name ``f``, the tensors of its ``source`` (:func:`_source`) and
+    TensorWeaver's metadata entry, all checked."""
+    where = _where(f)
+    if isinstance(source, str):
+        return where, *_read_path(source)
+    return where, *_read_bytes(source, where)
 
 
 def _read_path(path: str) -> tuple[Stored, Optional[document.Document]]:
@@ -266,10 +303,10 @@ def _header_length(prefix: bytes, size: int, fail: Fail) -> int:
 
 
 def _not_safetensors_hint(prefix: bytes) -> str:
-    if prefix.startswith(b"PK\x03\x04") or prefix.startswith(b"\x80"):
+    if prefix.startswith(b"\x80"):
         return (
-            "; it looks like a pickle/zip checkpoint (torch.save's format), which TensorWeaver "
-            "never loads because unpickling runs code: save it as safetensors instead"
+            "; it looks like a bare pickle, which TensorWeaver never loads because unpickling "
+            "runs code: save it with torch.save's zip format or tw.save"
         )
     return ""
 
