@@ -104,11 +104,15 @@ _UNCOUNTED = [0]
 
 
 class _VmapDepth(threading.local):
-    """How many of ``tw.func.vmap``'s per-element calls are under way in this thread:
-    PyTorch's vmap holds one value per batch element, so reading a Python value out of a
-    tensor there raises (another thread's reads are its own)."""
+    """How many of ``tw.func.vmap``'s per-element calls are under way in this thread, and
+    the batched values among its tensors (func/_batched_values.py: natives by id, each with
+    a weak reference and its levels): PyTorch's vmap holds one value per batch element
+    there, so reading a Python value out of such a tensor raises (an unbatched one's, or
+    another thread's, reads as usual)."""
 
-    depth = 0
+    def __init__(self) -> None:
+        self.depth = 0
+        self.batched: dict = {}
 
 
 VMAPPED = _VmapDepth()
@@ -125,10 +129,13 @@ def _fills(op: str) -> bool:
     return op in _FILLS or _FILLING[0] > 0
 
 
-def _refuse_read_in_vmap(what: str) -> None:
-    """PyTorch's error for the user's function reading a Python value out of a tensor
-    (``what``) inside ``vmap``; tensorweaver's own reads (an op's implementation) pass, as
-    PyTorch's kernels see the whole batch."""
+def _refuse_read_in_vmap(tensor: Tensor, what: str) -> None:
+    """PyTorch's error for the user's function reading a Python value out of a batched
+    ``tensor`` (``what``) inside ``vmap``; tensorweaver's own reads (an op's implementation)
+    pass, as PyTorch's kernels see the whole batch."""
+    entry = VMAPPED.batched.get(id(tensor.native))
+    if entry is None or entry[0]() is not tensor.native:  # (a dead native's id: reused)
+        return
     if sys._getframe(2).f_globals.get("__name__", "").startswith("tensorweaver."):
         return
     raise RuntimeError(
@@ -999,16 +1006,7 @@ class Tensor:
         backend = self.backend
         if not self._repeats_host_memory():
             return False
-        if op is not None and not (_HELD and _HELD[-1] is self):
-            if _fills(op):
-                if op != "fill_" and op in _FILLS:
-                    _warn_deprecated_overlap(op)
-            elif op != _SETITEM or _changes_repeat(self, native):
-                raise RuntimeError(
-                    f"{op}: unsupported operation: more than one element of the written-to "
-                    "tensor refers to a single memory location (its memory, shared with "
-                    "NumPy, repeats elements: a zero stride); clone() it first"
-                )
+        self._check_repeated_write(native, op)
         host = backend.host_view(self.native)
         host = None if host is None else _writable(host)
         if host is None or not host.flags.writeable:
@@ -1021,6 +1019,22 @@ class Tensor:
             changed &= ~(np.isnan(new) & np.isnan(host))
         host[changed] = new[changed]
         return True
+
+    def _check_repeated_write(self, native: Any, op: str | None) -> None:
+        """PyTorch's refusal of the in-place method ``op`` writing ``native`` into host memory
+        whose elements repeat, unless it only fills, or sets distinct locations (a view's
+        write-back, ``op`` None, was checked on the view)."""
+        if op is None or (_HELD and _HELD[-1] is self):
+            return
+        if _fills(op):
+            if op != "fill_" and op in _FILLS:
+                _warn_deprecated_overlap(op)
+        elif op != _SETITEM or _changes_repeat(self, native):
+            raise RuntimeError(
+                f"{op}: unsupported operation: more than one element of the written-to "
+                "tensor refers to a single memory location (its memory, shared with "
+                "NumPy, repeats elements: a zero stride); clone() it first"
+            )
 
     def _overlaps_itself(self) -> bool:
         """Whether this view holds one memory location twice, as PyTorch's internal-overlap
@@ -1405,6 +1419,14 @@ class Tensor:
                 return True
             _set_writes_through(self, False)  # read-only memory: the tensor takes its own array
         if _SHARED_STORAGES:
+            mine = _storage_of(backend, self.native)
+            if op is not None and mine is not None and id(mine) in _SHARED_STORAGES:
+                # read-only host memory: PyTorch writes into it, so refuses as for writable
+                layout = getattr(backend, "layout", None)
+                found = None if layout is None else layout(self.native)
+                strides = () if found is None else found[0]
+                if any(s == 0 and n > 1 for s, n in zip(strides, self.shape)):
+                    self._check_repeated_write(native, op)
             owner = _storage_of(backend, native)
             if owner is not None and id(owner) in _SHARED_STORAGES:
                 native = _private_copy(backend, native, self.dtype)
@@ -1770,7 +1792,7 @@ class Tensor:
 
     def item(self) -> Any:
         if VMAPPED.depth:
-            _refuse_read_in_vmap("calling .item() on a Tensor")
+            _refuse_read_in_vmap(self, "calling .item() on a Tensor")
         if self.numel() != 1:
             raise RuntimeError(
                 f"item(): a tensor with {self.numel()} elements cannot be converted to a "
@@ -1780,7 +1802,7 @@ class Tensor:
 
     def tolist(self) -> Any:
         if VMAPPED.depth:
-            _refuse_read_in_vmap("calling .tolist() on a Tensor")
+            _refuse_read_in_vmap(self, "calling .tolist() on a Tensor")
         return self.backend.to_host(self.native).tolist()
 
     def _python_number(self, kind: str) -> Any:
@@ -1804,12 +1826,12 @@ class Tensor:
 
     def __float__(self) -> float:
         if VMAPPED.depth:
-            _refuse_read_in_vmap("calling .item() on a Tensor")
+            _refuse_read_in_vmap(self, "calling .item() on a Tensor")
         return float(self._python_number("float"))
 
     def __int__(self) -> int:
         if VMAPPED.depth:
-            _refuse_read_in_vmap("calling .item() on a Tensor")
+            _refuse_read_in_vmap(self, "calling .item() on a Tensor")
         return int(self._python_number("int"))
 
     def __index__(self) -> int:
@@ -1819,7 +1841,9 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if VMAPPED.depth:
-            _refuse_read_in_vmap("attempting to use a Tensor in some data-dependent control flow")
+            _refuse_read_in_vmap(
+                self, "attempting to use a Tensor in some data-dependent control flow"
+            )
         if self.numel() != 1:
             raise RuntimeError(
                 f"the truth value of a tensor with {self.numel()} elements is ambiguous; "

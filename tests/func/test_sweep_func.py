@@ -1007,8 +1007,6 @@ _LOOP = (
 KNOWN: dict[str, str] = {
     "vmap_nonzero": _LOOP + "nonzero() works when every element has as many; torch raises",
     "vmap_boolean_mask": _LOOP + "a[mask] works when every element has as many; torch raises",
-    "vmap_out_dim_none_of_mapped_equal_output": _LOOP
-    + "out_dims=None accepts an output equal for every element; torch refuses a batched one",
     "vmap_unmapped_write_of_unmapped_value": _LOOP
     + "a write into an unmapped tensor would repeat per element, so it raises "
     "(_unbatched_writes.py); torch writes once when the value is unmapped",

@@ -304,15 +304,6 @@ def test_a_masked_setitem_into_repeated_host_memory_as_torch(backend: str) -> No
     _like_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py Tensor._store: a tensor over read-only NumPy memory (from_numpy of "
-    "np.broadcast_to) takes an array of its own on its first in-place write, so a write "
-    "whose elements repeat (zero strides) is not refused as PyTorch refuses it (PyTorch "
-    "writes into that memory, read-only or not). Fix: in _store, where self.native's storage "
-    "is in _SHARED_STORAGES (read-only sharing), refuse as _write_repeated does before "
-    "rebinding (a storage look-up per in-place write while any memory is shared: time it)",
-)
 def test_a_write_into_read_only_repeated_host_memory_is_refused(backend: str) -> None:
     def program(m: Any) -> Any:
         with warnings.catch_warnings():

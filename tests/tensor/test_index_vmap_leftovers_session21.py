@@ -147,14 +147,6 @@ def test_reads_by_ops_in_vmap_pass(backend: str) -> None:
     _like_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="func/vmap.py runs the function once per element on plain tensors, so tensor.py "
-    "refuses every read of a value by the function's own code inside vmap; PyTorch refuses "
-    "only reads of batched tensors (here a tensor made inside, unbatched, reads fine). Fix: "
-    "mark the per-element slices and what ops make of them (a flag carried by ops/apply.py) "
-    "and refuse only marked tensors",
-)
 def test_reading_an_unbatched_value_in_vmap(backend: str) -> None:
     def program(m: Any) -> Any:
         return (m.func.vmap(lambda a: a * m.tensor(2.0).item())(m.ones(2, 3)),)
@@ -162,12 +154,6 @@ def test_reading_an_unbatched_value_in_vmap(backend: str) -> None:
     _like_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="as test_reading_an_unbatched_value_in_vmap, for an argument vmap does not map "
-    "(in_dims None): tensor.py refuses its .item() inside the per-element calls; PyTorch "
-    "reads it. Same fix",
-)
 def test_reading_an_unmapped_argument_in_vmap(backend: str) -> None:
     def program(m: Any) -> Any:
         scale = m.tensor(2.0)

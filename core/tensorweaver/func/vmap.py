@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Optional, Union
 
+from tensorweaver.func._batched_values import level_bit, levels_of, mark, marking
 from tensorweaver.func._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from tensorweaver.func._randomness import SameDraws, check_randomness, forbid_randomness
 from tensorweaver.func._unbatched_writes import UnbatchedWrites
@@ -126,10 +127,14 @@ def _same(values: list) -> bool:
     return True
 
 
-def _stacked(func: Callable, values: list, out_dim: Optional[int]) -> Any:
+def _stacked(func: Callable, values: list, out_dim: Optional[int], bit: int) -> Any:
+    """The elements' ``values`` of one output stacked along ``out_dim`` (batched at the
+    outer levels only), or for ``out_dim`` None their one value, which must not be batched
+    at this vmap's level ``bit``."""
     name = _name(func)
     if out_dim is None:
-        if not _same(values):
+        batched = any(isinstance(v, Tensor) and levels_of(v.native) & bit for v in values)
+        if batched or not _same(values):
             raise ValueError(
                 f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
             )
@@ -140,7 +145,9 @@ def _stacked(func: Callable, values: list, out_dim: Optional[int]) -> Any:
                 f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(v)}. "
                 "Did you mean to set out_dims= to None for output?"
             )
-    return stack(values, dim=_checked_out_dim(out_dim, values[0].dim() + 1))
+    out = stack(values, dim=_checked_out_dim(out_dim, values[0].dim() + 1))
+    mark(out.native, levels_of(out.native) & ~bit)
+    return out
 
 
 def _checked_out_dim(out_dim: int, n: int) -> int:
@@ -154,7 +161,7 @@ def _checked_out_dim(out_dim: int, n: int) -> int:
 
 
 def _empty_batch(
-    func: Callable, flat: list, dims: list, spec: Any, out_dims: Any, kwargs: dict
+    func: Callable, flat: list, dims: list, spec: Any, out_dims: Any, kwargs: dict, bit: int
 ) -> Any:
     """The outputs for a batch of size 0: ``func`` runs on zeros of one element's shape,
     for the outputs' structure and shapes (and on ones too when an output with out_dim
@@ -165,7 +172,7 @@ def _empty_batch(
             x if d is None else fill(x.shape[:d] + x.shape[d + 1 :], dtype=x.dtype, device=x.device)
             for x, d in zip(flat, dims)
         ]
-        return func(*tree_unflatten(stand_in, spec), **kwargs)
+        return _element_call(func, stand_in, dims, spec, kwargs, bit)
 
     flat_out, flat_dims, out_spec = _flat_out_dims(out_dims, run(zeros), func)
     unmapped = any(d is None and isinstance(v, Tensor) for v, d in zip(flat_out, flat_dims))
@@ -173,7 +180,7 @@ def _empty_batch(
     result = []
     for v, again, d in zip(flat_out, flat_again, flat_dims):
         if d is None or not isinstance(v, Tensor):
-            result.append(_stacked(func, [v, again], d))
+            result.append(_stacked(func, [v, again], d, bit))
             continue
         shape = list(v.shape)
         shape.insert(_checked_out_dim(d, v.dim() + 1), 0)
@@ -199,9 +206,10 @@ def _vmap_call(
 ) -> Any:
     flat, dims, spec, size = _flat_in_dims(in_dims, args, func)
     check_chunk_size_type("vmap", chunk_size)
-    with forbid_randomness(randomness):
+    bit = level_bit()
+    with forbid_randomness(randomness), marking(randomness, bit):
         if size == 0:
-            return _empty_batch(func, flat, dims, spec, out_dims, kwargs)
+            return _empty_batch(func, flat, dims, spec, out_dims, kwargs, bit)
         same = SameDraws() if randomness == "same" else None
         shared = [x for x, d in zip(flat, dims) if d is None]
         mapped = [x for x, d in zip(flat, dims) if d is not None]
@@ -211,14 +219,30 @@ def _vmap_call(
             if same is not None and i > 0:
                 same.rewind()
             sliced = [x if d is None else x.select(d, i) for x, d in zip(flat, dims)]
-            VMAPPED.depth += 1
-            try:
-                outputs.append(func(*tree_unflatten(sliced, spec), **kwargs))
-            finally:
-                VMAPPED.depth -= 1
+            outputs.append(_element_call(func, sliced, dims, spec, kwargs, bit))
             if i == 0:  # one repeated write at most before the error
                 writes.check()
         writes.check()
+        # (stacked while the marks last: an output batched at this level may not be unmapped)
+        return _stacked_outputs(func, outputs, out_dims, bit)
+
+
+def _element_call(
+    func: Callable, sliced: list, dims: list, spec: Any, kwargs: dict, bit: int
+) -> Any:
+    """``func`` of one element's slices, which are batched at level ``bit`` (their reads of
+    values are refused, as PyTorch's of its batched tensors)."""
+    for x, d in zip(sliced, dims):
+        if d is not None:
+            mark(x.native, levels_of(x.native) | bit)
+    VMAPPED.depth += 1
+    try:
+        return func(*tree_unflatten(sliced, spec), **kwargs)
+    finally:
+        VMAPPED.depth -= 1
+
+
+def _stacked_outputs(func: Callable, outputs: list, out_dims: Any, bit: int) -> Any:
     flat_outs, flat_dims, out_spec = _flat_out_dims(out_dims, outputs[0], func)
     per_element = []
     for output in outputs:
@@ -231,7 +255,7 @@ def _vmap_call(
             )
         per_element.append(flat_out)
     result = [
-        _stacked(func, [flat_out[j] for flat_out in per_element], d)
+        _stacked(func, [flat_out[j] for flat_out in per_element], d, bit)
         for j, d in enumerate(flat_dims)
     ]
     return tree_unflatten(result, out_spec)

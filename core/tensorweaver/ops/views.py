@@ -721,6 +721,9 @@ def part_layout(view: Tensor, part: Tensor, laid: tuple, own: tuple) -> tuple:
         return own
     held, first, _ = own_laid
     strides, offset, address = laid
+    if tuple(held) == tuple(strides):  # (a conj()'s array, laid out as its memory is)
+        start = own[1] - first
+        return own[0], offset + start, address + start * part.dtype.itemsize
     # view's axes by decreasing step in its array: each step is then its axes' indices,
     # greedily
     axes = sorted(
