@@ -260,7 +260,6 @@ def test_named_parameters_keep_their_names(backend: str) -> None:
         (lambda p: optim.RAdam(p, weight_decay=-1), ["RAdam", "weight_decay"]),
         (lambda p: optim.SGD(p, lr=0.1, nesterov=True), ["nesterov", "momentum"]),
         (lambda p: optim.SGD([{"params": p, "lr": -1.0}], lr=0.1), ["lr", "-1.0"]),
-        (lambda p: optim.SGD(p + p, lr=0.1), ["twice"]),
         (lambda p: optim.SGD([{"params": p}, {"params": p}], lr=0.1), ["more than one"]),
         (lambda p: optim.SGD([], lr=0.1), ["empty"]),
     ],

@@ -163,13 +163,6 @@ def test_clip_grad_norm_scales_overlapping_gradient_views_twice_without_foreach(
     np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="foreach: gradients that overlap (one a view of another) are not written in "
-    "place, and ops/in_place_writes.py _rebind computes every product from the arrays "
-    "before any is rebound: the shared elements are scaled once, torch's _foreach_mul_ "
-    "twice; fix belongs in ops/in_place_writes.py (or a sequential fallback there)",
-)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_clip_grad_norm_foreach_scales_overlapping_gradient_views_twice(backend: str) -> None:
     theirs = _clip_overlapping(torch, "cpu", None)
@@ -189,13 +182,6 @@ def _clip_mixed(lib: object, device: str) -> np.ndarray:
     return np.asarray(params[1].grad.float())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="clip_grad.py clip_grads_with_norm_ rounds the float32 clip factor to float16 "
-    "before scaling float16 gradients; torch multiplies by the factor in float32 (its "
-    "opmath) and rounds the product once: 1 ulp off where the parameters mix float32 and "
-    "float16 (a wider factor needs the backends' foreach_mul to take it)",
-)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_clip_grad_norm_mixed_float16_rounds_once(backend: str) -> None:
     np.testing.assert_array_equal(_clip_mixed(tw, backend), _clip_mixed(torch, "cpu"))

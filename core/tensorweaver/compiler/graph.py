@@ -38,6 +38,7 @@ from tensorweaver.compiler.released import alias, releaser, shape_of, with_grad
 from tensorweaver.compiler.symbolic import Guards, Sym, read_once
 from tensorweaver.ops import elementwise
 from tensorweaver.optim import scalar_arrays
+from tensorweaver.optim.optimizer import as_float32
 from tensorweaver.tensor import (
     _HOST_SHARED,
     _SHARED_STORAGES,
@@ -207,6 +208,7 @@ class GraphBuilder:
             "_scalar": scalar_arrays.get,
             "_put_scalar": scalar_arrays.put,
             "_scalar_array": scalar_arrays.array_of,
+            "_float32": as_float32,
             "_private": _private,
             "_numpy_shared": _numpy_shared,
             "_donating": False,

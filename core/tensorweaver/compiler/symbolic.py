@@ -29,7 +29,7 @@ import re
 from typing import Any, Callable
 
 from tensorweaver.optim import scalar_arrays
-from tensorweaver.optim.optimizer import TRACED
+from tensorweaver.optim.optimizer import TRACED, as_float32
 from tensorweaver.tensor import Tensor
 
 
@@ -74,6 +74,12 @@ class Sym(float):
         float that some Python object kept: its expression names the holders of a trace
         that has ended)."""
         return not self.guards.closed
+
+    def as_float32(self) -> float:
+        """This number rounded to float32 (optim/optimizer.py's ``as_float32``), which the
+        replay rounds too."""
+        value = as_float32(float.__float__(self))
+        return type(self)(value, f"_float32({self.expr})", self.guards) if self.live() else value
 
     def _unnamed(self, other: Any) -> None:
         """Combined with ``other``, which the expression cannot name (a hook)."""

@@ -19,20 +19,24 @@ import tensorweaver as tw
 @contextmanager
 def stepped_as_real(state: dict[Any, dict[str, Any]], params: list[Any]) -> Iterator[list[Any]]:
     """Yield ``params`` with each complex one replaced by a real stand-in (its gradient
-    and its entry in ``state`` likewise); on exit copy the results back."""
-    swapped = [(i, p) for i, p in enumerate(params) if p.dtype.kind == "c"]
+    and its entry in ``state`` likewise; one stand-in for a parameter listed twice); on exit
+    copy the results back."""
     params = list(params)
-    for i, p in swapped:
-        stand_in = tw.view_as_real(p.detach())
-        stand_in.grad = tw.view_as_real(p.grad)
-        if p in state:
-            state[stand_in] = {k: _real(v) for k, v in state[p].items()}
-        params[i] = stand_in
+    stand_ins: dict[int, tuple[Any, Any]] = {}  # id(param) -> (param, its stand-in)
+    for i, p in enumerate(params):
+        if p.dtype.kind != "c":
+            continue
+        if id(p) not in stand_ins:
+            stand_in = tw.view_as_real(p.detach())
+            stand_in.grad = tw.view_as_real(p.grad)
+            if p in state:
+                state[stand_in] = {k: _real(v) for k, v in state[p].items()}
+            stand_ins[id(p)] = (p, stand_in)
+        params[i] = stand_ins[id(p)][1]
     try:
         yield params
     finally:
-        for i, p in swapped:
-            stand_in = params[i]
+        for p, stand_in in stand_ins.values():
             p.copy_(tw.view_as_complex(stand_in))
             if stand_in in state:  # p keeps its place in the state's order
                 state[p] = {k: _complex(v, stand_in) for k, v in state.pop(stand_in).items()}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import numbers
+import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from typing import Any, Callable, Optional, Union
@@ -156,12 +157,12 @@ class Optimizer:
         self._check_group(group)
 
         ids = [id(p) for p in params]
-        if len(set(ids)) != len(ids):
-            # PyTorch only warns ("in future, this will cause an error"); the grouped
-            # (foreach) steps here would update such a parameter once, not twice.
-            raise ValueError(
-                f"{name}: a parameter appears twice in one param group (PyTorch: duplicate "
-                "parameters); list each parameter once"
+        if len(set(ids)) != len(ids):  # (stepped once per listing: see _step_listed)
+            warnings.warn(
+                f"{name}: optimizer contains a parameter group with duplicate parameters; in "
+                "future, this will cause an error (as in PyTorch); list each parameter once",
+                UserWarning,
+                stacklevel=3,
             )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if seen.intersection(ids):
@@ -229,6 +230,8 @@ class Optimizer:
                 params = [p for p in group["params"] if p.grad is not None]
                 if not params:
                     continue
+                if group.get("capturable") and self._checks_options:
+                    _check_capturable(type(self).__name__, params)
                 options = _as_numbers(group)
                 if _any_complex(params):
                     if not self._supports_complex:
@@ -237,10 +240,24 @@ class Optimizer:
                             "optimize their real and imaginary parts (tw.view_as_real) instead"
                         )
                     with stepped_as_real(self.state, params) as stepped:
-                        self._step_group(stepped, options)
+                        self._step_listed(stepped, options)
                 else:
-                    self._step_group(params, options)
+                    self._step_listed(params, options)
         return loss
+
+    def _step_listed(self, params: list[Any], group: dict[str, Any]) -> None:
+        """Step ``params``, one of which may be listed twice (PyTorch warns of it)."""
+        if len({id(p) for p in params}) == len(params):
+            self._step_group(params, group)
+        else:
+            self._step_repeated(params, group)
+
+    def _step_repeated(self, params: list[Any], group: dict[str, Any]) -> None:
+        """Step ``params``, some listed more than once: once per listing, one after the other,
+        as PyTorch's per-parameter loop does (a grouped step would read every listing's state
+        before writing any)."""
+        for p in params:
+            self._step_group([p], group)
 
     def _step_group(self, params: list[Any], group: dict[str, Any]) -> None:
         """Step ``params`` (those of ``group`` with a gradient); optimizers with a foreach
@@ -447,6 +464,18 @@ def _as_numbers(group: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _check_capturable(owner: str, params: list[Any]) -> None:
+    """PyTorch's AssertionError for ``capturable=True`` (a step for CUDA graphs, its state
+    kept on the device) with parameters on a CPU device."""
+    for p in params:
+        if p.device.type == "cpu":
+            raise AssertionError(
+                f"{owner}: If capturable=True, params and state_steps must be on supported "
+                f"devices: ['cuda', 'xpu', 'hpu', 'privateuseone', 'xla'] (got {p.device}); "
+                "pass capturable=False on a CPU device"
+            )
+
+
 def _any_complex(params: list[Any]) -> bool:
     for p in params:  # a plain loop: this runs every step
         if p.dtype.kind == "c":
@@ -459,7 +488,15 @@ def scalar_state(value: float, entry: Any) -> float:
     it: rounded to float32 for a float32 tensor (a number: unless the default dtype is
     float64), as PyTorch computes with it."""
     dtype = entry.dtype if isinstance(entry, tw.Tensor) else tw.get_default_dtype()
-    return value if dtype is tw.float64 else float(np.float32(value))
+    return value if dtype is tw.float64 else as_float32(value)
+
+
+def as_float32(value: float) -> float:
+    """``value`` rounded to float32. A number that tw.compile's trace recomputes
+    (compiler/symbolic.py's ``Sym``) stays one, whose replay rounds the recomputed value."""
+    if type(value) is not float and hasattr(value, "as_float32"):
+        return value.as_float32()
+    return float(np.float32(value))
 
 
 def scalar_tensor(value: float) -> Any:

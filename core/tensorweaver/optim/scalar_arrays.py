@@ -14,6 +14,7 @@ it to another array.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import tensorweaver as tw
@@ -29,6 +30,9 @@ _EXACT = float(1 << 24)
 _ARRAYS: dict[tuple, Any] = {}
 #: id(array) -> (array, its value as ``item()`` reads it).
 _VALUES: dict[int, tuple[Any, Any]] = {}
+# Several threads may step optimizers at once. Only a new value's array changes the tables
+# (its backend call costs far more than the lock); reads take single dict lookups, atomic.
+_CHANGING = threading.Lock()
 
 
 def put(tensor: Tensor, value: float) -> None:
@@ -47,9 +51,6 @@ def array_of(tensor: Tensor, value: float) -> Any:
     array = _ARRAYS.get(key)
     if array is None:
         array = backend.full((), value, dtype)
-        if len(_ARRAYS) >= _RECENT:
-            _VALUES.pop(id(_ARRAYS.pop(next(iter(_ARRAYS)))), None)
-        _ARRAYS[key] = array
         if type(value) is float and (
             dtype is tw.float64
             or (dtype is tw.float32 and value.is_integer() and -_EXACT <= value <= _EXACT)
@@ -57,7 +58,14 @@ def array_of(tensor: Tensor, value: float) -> Any:
             held = value  # (a count, or any float64: the array holds it exactly)
         else:
             held = backend.to_host(array).reshape(()).item()
-        _VALUES[id(array)] = (array, held)
+        with _CHANGING:
+            made = _ARRAYS.get(key)
+            if made is not None:  # (another thread made it meanwhile: one array per value)
+                return made
+            if len(_ARRAYS) >= _RECENT:
+                _VALUES.pop(id(_ARRAYS.pop(next(iter(_ARRAYS)))), None)
+            _ARRAYS[key] = array
+            _VALUES[id(array)] = (array, held)
     return array
 
 

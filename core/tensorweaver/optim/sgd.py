@@ -64,6 +64,15 @@ class SGD(Optimizer):
             grad = grad + buf * momentum if group["nesterov"] else buf
         param.add_(grad, alpha=-group["lr"])
 
+    def _step_repeated(self, params: list[Any], group: dict[str, Any]) -> None:
+        # PyTorch's loop takes every listing's momentum buffer before stepping any: a listing
+        # without one starts its own from the gradient, and the last one started is kept.
+        started = {id(p) for p in params if self.state[p].get("momentum_buffer") is not None}
+        for p in params:
+            if id(p) not in started:
+                self.state[p].pop("momentum_buffer", None)
+            self._step_group([p], group)
+
     def _step_group(self, params: list[Any], group: dict[str, Any]) -> None:
         # The same ops as _update, in the same order, each over the whole group at once.
         backend = foreach_backend(params, group)

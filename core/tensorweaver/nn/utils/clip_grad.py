@@ -21,6 +21,9 @@ def _grads(parameters: TensorOrTensors) -> list[Tensor]:
     return [p.grad for p in parameters if p.grad is not None]
 
 
+#: The dtype a gradient of these dtypes is multiplied in (the factor kept in it too).
+_COMPUTED_IN = {tw.float16: tw.float32, tw.bfloat16: tw.float32}
+
 #: The orders the IR's ``foreach_norm`` takes; others go through the core's norm.
 _FOREACH_ORDERS = (1.0, 2.0, math.inf)
 
@@ -119,9 +122,19 @@ def clip_grads_with_norm_(
     factor = tw.clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
     with tw.no_grad():
         for group in _groups(grads).values():
-            scale = factor.to(group[0].device).to(group[0].dtype).native
-            backend = group[0].backend
-            if _foreach_backend(group, "foreach_mul", foreach) is not None:
+            backend, dtype = group[0].backend, group[0].dtype
+            grouped = _foreach_backend(group, "foreach_mul", foreach) is not None
+            grouped = grouped and not _shares_memory(group)
+            wide = _COMPUTED_IN.get(dtype, dtype)
+            scale = factor.to(group[0].device).to(wide).native
+            if wide is not dtype:
+                # Each product in float32, rounded once (PyTorch's kernels compute a float16
+                # or bfloat16 product with a 0-d factor in float32, its "opmath").
+                for g in group:
+                    product = backend.mul(backend.cast(g.native, wide), scale)
+                    g._assign(Tensor(backend.cast(product, dtype), backend, dtype), "mul_")
+                continue
+            if grouped:
                 # g.mul_(scale) for the whole group, into the gradients' own memory where
                 # it can be (ops/in_place_writes.py): the small ones too, as torch's
                 # _foreach_mul_ does, so that one call writes them all where a new array
@@ -135,6 +148,20 @@ def clip_grads_with_norm_(
             # listed twice, or shared by two parameters, is scaled twice.
             for g in group:
                 g._assign(Tensor(backend.mul(g.native, scale), backend, g.dtype), "mul_")
+
+
+def _shares_memory(tensors: list[Tensor]) -> bool:
+    """Whether two of ``tensors`` are one tensor or views of one: PyTorch's
+    ``_foreach_mul_`` scales them one after another (shared elements twice), which one
+    grouped call, reading every array before writing any, would not."""
+    roots = set()
+    for t in tensors:
+        while t._view_of is not None:
+            t = t._view_of[0]
+        if id(t) in roots:
+            return True
+        roots.add(id(t))
+    return False
 
 
 def clip_grad_norm_(
