@@ -655,7 +655,7 @@ class Tensor:
                 if wanted is not None and value.dtype is not wanted:
                     # (a foreign dtype would be accumulated into and stepped with silently)
                     raise RuntimeError(
-                        f"attempting to assign a gradient of dtype {value.dtype.name} to a "
+                        f"attempting to assign a gradient with dtype {value.dtype.name} to a "
                         f"tensor whose grad_dtype is {wanted.name}: convert the gradient with "
                         f".to({wanted.name}), or set the tensor's grad_dtype (None takes any)"
                     )
@@ -828,12 +828,16 @@ class Tensor:
 
         return is_inference(self)
 
+    def _refuses_inference_update(self, view: bool = False) -> bool:
+        """Whether :meth:`_refuse_inference_update` raises."""
+        return self._inference_outside_the_mode() and (view or id(self) not in _INFERENCE_ALIASES)
+
     def _refuse_inference_update(self, op: str, view: bool = False) -> None:
         """PyTorch's error for an in-place change (``op``) of this tensor's values or shape
         where it is an inference tensor outside ``inference_mode()`` (but an alias of one
         made outside the mode: see _INFERENCE_ALIASES, unless the change goes through a
         ``view`` of it, which is no alias)."""
-        if self._inference_outside_the_mode() and (view or id(self) not in _INFERENCE_ALIASES):
+        if self._refuses_inference_update(view):
             raise RuntimeError(
                 f"{op}: Inplace update to inference tensor outside InferenceMode is not "
                 "allowed. You can make a clone to get a normal tensor before doing inplace "
@@ -897,8 +901,13 @@ class Tensor:
         through it raises as PyTorch's version counter makes it; a change of an op's input
         raises as in PyTorch.
         """
-        if self._inference and not (_HELD and _HELD[-1] is self):  # (not a write-back)
-            self._refuse_inference_update(op)
+        # PyTorch writes into an inference tensor outside the mode, then refuses (in its
+        # version-counter bump, before the write is recorded in the graph): at the end here
+        refused = (
+            self._inference
+            and not (_HELD and _HELD[-1] is self)  # (not a write-back)
+            and self._refuses_inference_update()
+        )
         view = self._view_of
         if view is not None:
             # (a write-back of a view's change into this base is no write of the user's: only
@@ -955,12 +964,13 @@ class Tensor:
             # its memory, whatever their layout)
             native = _laid_out_like(self.backend, native, self.native)
         wrote = self._store(native, op)
-        if result._node is not None or is_grad_enabled():
-            self._node = result._node
-        # (under no_grad the history stays, as in PyTorch: gradients flow as if the change
-        # never happened, and a node that saved this tensor sees its version move)
-        if result.requires_grad and is_grad_enabled():
-            self.requires_grad = True
+        if not refused:
+            if result._node is not None or is_grad_enabled():
+                self._node = result._node
+            # (under no_grad the history stays, as in PyTorch: gradients flow as if the change
+            # never happened, and a node that saved this tensor sees its version move)
+            if result.requires_grad and is_grad_enabled():
+                self.requires_grad = True
         if not wrote and not _UNCOUNTED[0]:  # (a write into shared memory counted on its
             self._version += 1  # storage: one version; a .data write: none, see _OWN_COUNTERS)
         INPLACE_CHANGES[0] += 1
@@ -984,6 +994,8 @@ class Tensor:
                 output_changed(made_by, self, version_before)
             else:  # (a .data write reaching it through a view of it)
                 output_rewritten(made_by, mine, self.native)
+        if refused:
+            self._refuse_inference_update(op)
         return self
 
     def _repeats_host_memory(self) -> bool:
@@ -1773,6 +1785,16 @@ class Tensor:
             )
         view.flags.writeable = False  # the tensor's array is never written through NumPy
         return view
+
+    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Any:
+        """A NumPy ufunc's result on this tensor (``np.exp(t)``, ``np.add(t, 1)``) as a tensor
+        over the result array (``from_numpy``; a 0-d one too), as PyTorch's; a bool result as
+        uint8, as PyTorch's."""
+        from tensorweaver.ops.creation import from_numpy
+
+        if array.dtype == bool:
+            array = array.astype("uint8")
+        return from_numpy(array)
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
         """The array API standard namespace of tensors, :mod:`tensorweaver.array_api`."""

@@ -299,16 +299,6 @@ def test_other_ways_into_a_graph(spec: str, program: Callable) -> None:
 # -- defects in files of others ---------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="autograd/gradients.py _fused_reads: a fused scaled_dot_product_attention reads "
-    "(and so refuses as saved) all its inputs, but torch's CPU attention saves only scaled "
-    "copies of query and key: sdpa(q_inference, k_requiring_grad, v) backpropagates in "
-    "torch, RuntimeError here (a value that is an inference tensor is refused by both). "
-    "Fix: for scaled_dot_product_attention read the value only (i == 2), where torch keeps "
-    "the input itself",
-)
 def test_attention_does_not_save_an_inference_query(spec: str) -> None:
     def program(m: Any) -> Any:
         k = m.ones(1, 2, 3, dtype=m.float64, requires_grad=True)
@@ -369,15 +359,6 @@ def test_function_view_of_an_inference_tensor_refuses_requires_grad(spec: str) -
     _same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="ops/elementwise.py records a node for an op whose tensor operands are all "
-    "inference tensors (one made in the mode with requires_grad=True): p.exp() requires grad "
-    "here, not in torch, whose autograd skips an op of inference tensors alone (ops/apply.py "
-    "apply skips it now). Fix: where elementwise.py's fast paths make a Node, skip it when "
-    "the input requiring grad is _inference and ops.apply.all_inference(inputs)",
-)
 def test_op_of_inference_tensors_alone_records_no_graph(spec: str) -> None:
     def program(m: Any) -> Any:
         p = _made_with_grad_in_the_mode(m)

@@ -24,20 +24,8 @@ def _assign(m: Any, dtype: str, grad_dtype: str) -> str:
     ("dtype", "grad_dtype"),
     [
         ("float64", "float64"),
-        pytest.param(
-            "float64",
-            "float32",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="tensor.py's grad setter checks device and size, not dtype (torch's "
-                "grad_dtype check); internal writers of .grad must then match it too",
-            ),
-        ),
-        pytest.param(
-            "float16",
-            "float32",
-            marks=pytest.mark.xfail(strict=True, reason="as above: no dtype check"),
-        ),
+        ("float64", "float32"),
+        ("float16", "float32"),
     ],
 )
 def test_grad_of_another_dtype_is_refused_as_torch(dtype: str, grad_dtype: str) -> None:

@@ -165,13 +165,6 @@ def test_inference_tensor_refuses_writes_outside_the_mode(spec: str, write: str)
     _check_raises(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PyTorch writes into an inference tensor outside inference_mode() and raises after "
-    "the write (the check is in its version-counter bump: a[0].mul_(3) leaves a[0] tripled); "
-    "tensor.py Tensor._assign refuses before writing, so a is unchanged. Fix (if wanted): in "
-    "_assign, keep the refusal's decision, write, then raise",
-)
 def test_inference_tensor_values_after_a_refused_write(spec: str) -> None:
     def fn(m: Any) -> Any:
         a = _made_inside(m)

@@ -126,19 +126,7 @@ def test_where_does_not_save_its_inference_branch(spec: str) -> None:
         pytest.param(
             lambda m, w, x: m.nn.functional.linear(x.reshape(1, 3), w.reshape(1, 3)), id="linear"
         ),
-        pytest.param(
-            lambda m, w, x: m.nn.functional.mse_loss(w, x),
-            id="mse_loss",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="nn/functional/loss.py mse_loss is a composite (sub, then square): "
-                "the inference target reaches only the sub, whose node saves nothing, while "
-                "torch's MseLossBackward0 saves self and target. Fix: where mse_loss labels "
-                "its result MseLossBackward0 (out has a node), refuse an inference input or "
-                "target (is_inference()) as autograd/node.py _refuse_saved does",
-            ),
-        ),
+        pytest.param(lambda m, w, x: m.nn.functional.mse_loss(w, x), id="mse_loss"),
     ],
 )
 def test_saved_inference_operand_is_refused(spec: str, use: Callable) -> None:

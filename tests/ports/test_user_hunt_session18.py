@@ -633,11 +633,6 @@ def test_adam_step_state_is_a_tensor(spec: str) -> None:
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NumPy ufuncs on a tensor (np.exp(t), np.add(t, 1)) give an ndarray; PyTorch's "
-    "__array_wrap__ gives a Tensor back",
-)
 @pytest.mark.parametrize("ufunc", [np.exp, lambda t: np.add(t, 1)], ids=["exp", "add"])
 def test_numpy_ufunc_of_a_tensor_is_a_tensor(spec: str, ufunc: Callable) -> None:
     def fn(m: Any) -> Any:

@@ -92,15 +92,6 @@ def spec(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="ops/special.py float_power makes a number base a tensor (its local tensor()) before "
-    "ew.pow, so pow's number-base-1 rule (ones, as torch's pow(Scalar, Tensor)) is not "
-    "reached: float_power(1, tensor([nan+0j])) is 1+0j in torch, nan+nanj here. Fix: pass a "
-    "number input to ew.pow as it is (ew.pow(input, tensor(exponent)) where input is no "
-    "Tensor; the exponent's float64/complex128 gives the dtype)",
-)
 def test_float_power_of_one_is_one(spec: str) -> None:
     _same(lambda m: m.float_power(1, m.tensor([complex(NAN, 0), 2j])), spec)
 

@@ -60,9 +60,34 @@ def _fused_reads(node: Any, i: int) -> bool:
     PyTorch's SoftmaxBackward0 saves only its result."""
     if type(node.saved[1]) is FromOutput:
         return False
-    if node.saved[0] != "linear":
+    name = node.saved[0]
+    if name == "scaled_dot_product_attention":
+        return _attention_reads(node, i)
+    if name != "linear":
         return True
     return (i == 0 and _needs(node, 1)) or (i == 1 and _needs(node, 0))
+
+
+def _attention_reads(node: Any, i: int) -> bool:
+    """Which inputs ``(query, key, value[, mask])`` of a fused attention PyTorch's CPU kernels
+    save. Its flash kernel (chosen for 4-d non-empty inputs of one batch, head count and
+    feature size, and a 2-d or 4-d mask) saves them all, a bool mask as a float copy; its
+    math path saves scaled copies of query and key, and the value for their gradients."""
+    q, k, v = node.inputs[:3]
+    mask = node.inputs[3] if len(node.inputs) > 3 else None
+    qs, ks, vs = q.shape, k.shape, v.shape
+    flash = (
+        len(qs) == len(ks) == len(vs) == 4
+        and qs[0] == ks[0] == vs[0]
+        and qs[1] == ks[1] == vs[1]
+        and qs[3] == ks[3] == vs[3]
+        and 0 not in qs
+        and 0 not in ks
+        and (mask is None or mask.dim() in (2, 4))
+    )
+    if flash:
+        return i < 3 or mask.dtype is not dtypes.bool
+    return i == 2 and (_needs(node, 0) or _needs(node, 1))
 
 
 READS_INPUT: dict[str, Callable[[Any, int], bool]] = {

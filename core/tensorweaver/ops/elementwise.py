@@ -16,6 +16,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.contract.cpu_loops import cached_scalar_loop_mask
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops.apply import (
+    all_inference,
     apply,
     broadcast_shapes,
     cast_native,
@@ -265,7 +266,11 @@ def _arithmetic(
                     input.backend,
                     input.dtype,
                 )
-                if (input.requires_grad or other.requires_grad) and is_grad_enabled():
+                if (
+                    (input.requires_grad or other.requires_grad)
+                    and is_grad_enabled()
+                    and not (input._inference and all_inference((input, other)))
+                ):
                     out._node = Node(name, (input, other), None)
                     out.requires_grad = True
                     if tensors_label is not None and not input.shape:
@@ -431,8 +436,9 @@ def _with_alpha(op: Callable, fn: str, a: Operand, b: Operand, alpha: Any) -> Te
         out = op(a, _alpha_mul(cast(b, dtype), alpha))
     finally:
         _restore(recording)
-    out._node = _alpha_node(fn, a, b, alpha)
-    out.requires_grad = True
+    if not (a._inference and all_inference((a, b))):
+        out._node = _alpha_node(fn, a, b, alpha)
+        out.requires_grad = True
     return out
 
 
@@ -462,7 +468,11 @@ def _half_with_alpha(
         x, y = _spread(a, dtype, shape), _spread(b, dtype, shape)
         (native,) = add_scaled([x], [y], alpha if fn == "add" else -alpha)
         out = Tensor(native, backend, dtype)
-    if (a.requires_grad or b.requires_grad) and is_grad_enabled():
+    if (
+        (a.requires_grad or b.requires_grad)
+        and is_grad_enabled()
+        and not (a._inference and all_inference((a, b)))
+    ):
         out._node = _alpha_node(fn, a, b, alpha)
         out.requires_grad = True
     return out
@@ -731,6 +741,9 @@ def pow(
         # z ** 0 is 1 for every z, as PyTorch's pow with a number (exp(0 * log 0) is NaN;
         # with an exponent tensor PyTorch gives NaN too)
         native = backend.where(backend.eq(bn, bn), backend.full((), 1, dtype), native)
+    if number_exponent and input._inference and all_inference((input,)):
+        # pow(Tensor, Scalar): PyTorch's autograd skips it for an inference tensor alone
+        return Tensor(native, backend, dtype)
     out = apply("pow", native, dtype, (input, exponent), numbers)
     # PyTorch's name for a tensor to a tensor's power, 0-d ones included (names.py takes a
     # 0-d operand that needs no gradient for a Python number)
@@ -950,7 +963,11 @@ def _unary(
             input = input.to(get_default_dtype())
         native = getattr(input.backend, name)(input.native)
         out = Tensor(native, input.backend, input.dtype)
-        if input.requires_grad and is_grad_enabled():
+        if (
+            input.requires_grad
+            and is_grad_enabled()
+            and not (input._inference and all_inference((input,)))
+        ):
             out._node = Node(name, (input,), native if save_output else None)
             out.requires_grad = True
         return out
@@ -1419,7 +1436,7 @@ def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def _with_result_node(op: str, x: Tensor, out: Tensor) -> Tensor:
     """``out`` (computed from ``x`` without a graph) with a node of ``op`` saving it, whose
     rule takes PyTorch's steps on the result (a half gradient rounds as its)."""
-    if x.requires_grad and is_grad_enabled():
+    if x.requires_grad and is_grad_enabled() and not (x._inference and all_inference((x,))):
         out._node = Node(op, (x,), out.native)
         out.requires_grad = True
     return out
@@ -1575,6 +1592,27 @@ def nan_to_num(
     return where(isnan(input), nan, out)
 
 
+def _of_inference_alone(*operands: Operand) -> bool:
+    """Whether every tensor among ``operands`` is an inference tensor: PyTorch's autograd
+    skips an op of such alone, while a step of a composition of ops (``t * value``) would
+    record a node. Called where the first operand is one."""
+    return all_inference(tuple(t for t in operands if isinstance(t, Tensor)))
+
+
+def _inference_first(input: Operand) -> bool:
+    """Whether ``input`` is an inference tensor used where a graph is recorded."""
+    return isinstance(input, Tensor) and input._inference and is_grad_enabled()
+
+
+def _without_graph(op: Callable[..., Tensor], *operands: Operand, **kwargs: Any) -> Tensor:
+    """``op(*operands, **kwargs)`` with no graph recorded."""
+    recording = _switched(False)
+    try:
+        return op(*operands, **kwargs)
+    finally:
+        _restore(recording)
+
+
 def lerp(input: Tensor, end: Tensor, weight: Operand, *, out: Tensor | None = None) -> Tensor:
     """``input + weight * (end - input)`` for floating-point ``input`` and ``end`` of one
     dtype, as PyTorch requires."""
@@ -1583,6 +1621,8 @@ def lerp(input: Tensor, end: Tensor, weight: Operand, *, out: Tensor | None = No
     _require_tensor("lerp", input)
     if not isinstance(end, Tensor):
         raise TypeError(f"lerp(): argument 'end' must be a Tensor, not {type(end).__name__}")
+    if _inference_first(input) and _of_inference_alone(input, end, weight):
+        return _without_graph(lerp, input, end, weight)
     if (
         isinstance(weight, Tensor)
         and not weight.shape
@@ -1650,6 +1690,8 @@ def addcmul(
     """``input + value * tensor1 * tensor2``."""
     if out is not None:
         return written_out("addcmul", addcmul(input, tensor1, tensor2, value=value), out)
+    if _inference_first(input) and _of_inference_alone(input, tensor1, tensor2):
+        return _without_graph(addcmul, input, tensor1, tensor2, value=value)
     dtype = result_type(input, tensor1, tensor2)
     if dtype is dtypes.bool_:
         raise NotImplementedError(
@@ -1681,6 +1723,8 @@ def addcdiv(
     integers, as in PyTorch."""
     if out is not None:
         return written_out("addcdiv", addcdiv(input, tensor1, tensor2, value=value), out)
+    if _inference_first(input) and _of_inference_alone(input, tensor1, tensor2):
+        return _without_graph(addcdiv, input, tensor1, tensor2, value=value)
     if not (_is_float(tensor1) or _is_float(tensor2)):
         raise RuntimeError(
             "addcdiv: integer division with addcdiv is no longer supported; convert tensor1 or "

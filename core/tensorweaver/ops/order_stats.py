@@ -535,12 +535,15 @@ def searchsorted(
             f"boundaries tensor {list(seq.shape)} and input value tensor {list(input.shape)}"
         )
     common = result_type(seq, input)  # a 0-d or scalar value promotes weakly, as PyTorch's
+    # Only a float sequence given as one may hold NaN: that scan reads a value back (a sync
+    # on a device), so it is skipped where the answer cannot depend on it.
+    scan = seq.dtype.kind == "f" and seq.shape[-1] and input.numel()
     if seq.dtype is not common:
         seq = seq.to(common)
     if input.dtype is not common:
         input = input.to(common)
     keys = input.reshape(-1) if seq.ndim == 1 else input
-    if seq.dtype.kind == "f" and seq.shape[-1] and _holds_nan(seq):
+    if scan and _holds_nan(seq):
         # Past a NaN no order holds: the index is where PyTorch's search steps to
         at = _binary_search(seq.detach(), keys.detach(), right)
     else:

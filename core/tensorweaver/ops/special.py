@@ -314,8 +314,11 @@ def float_power(input: Operand, exponent: Operand, *, out: Tensor | None = None)
             return ew.cast(v, dtype)
         return Tensor(ew.scalar_native(backend, v, dtype), backend, dtype)
 
-    if not isinstance(exponent, Tensor):  # a number stays one (x ** 0.5 is sqrt, as PyTorch)
+    # A number stays one (x ** 0.5 is sqrt, 1 ** x is 1, as PyTorch's pow with a Scalar)
+    if not isinstance(exponent, Tensor):
         return ew.pow(tensor(input), exponent)
+    if not isinstance(input, Tensor):
+        return ew.pow(input, tensor(exponent))
     return ew.pow(tensor(input), tensor(exponent))
 
 

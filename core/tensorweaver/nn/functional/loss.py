@@ -18,6 +18,7 @@ import numpy as np
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import apply_fresh
+from tensorweaver.autograd.node import _refuse_saved
 from tensorweaver.contract.cpu_loops import HALF_STEP
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
 from tensorweaver.nn.functional.integral import is_integral
@@ -172,8 +173,13 @@ def mse_loss(
         out = _HalfLoss.apply(input, target, reduction, _squared_error, _mse_grads, "mse_loss")
     else:
         out = _weighted(_squared_error(input, target), weight, reduction, True, "mse_loss")
-    # PyTorch's weighted form is a composite that prints its last op's name
-    return out if weight is not None else labelled(out, "MseLossBackward0", input, target)
+    if weight is not None:  # PyTorch's weighted form is a composite that prints its last op's name
+        return out
+    if out._node is not None:
+        for t in (input, target):  # PyTorch's MseLossBackward0 saves both
+            if t._inference:
+                _refuse_saved("mse_loss", t)
+    return labelled(out, "MseLossBackward0", input, target)
 
 
 def _bools_as_numbers(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
