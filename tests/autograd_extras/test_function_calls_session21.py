@@ -52,17 +52,6 @@ def test_function_gradients_like_torch(materialize, used):
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autograd/function.py records one 'function' node per differentiable output and "
-    "function_backward calls backward once per node (the other outputs' gradients zeros or "
-    "None), where PyTorch's one node per Function calls it once with all of them. Fix: one "
-    "group node per Function call whose rule gets the gathered tuple of output gradients, "
-    "and per output a node handing its gradient on as a Slot (as linalg/fused.py's "
-    "linalg_outputs/linalg_output nodes do); needs the engine (autograd/engine.py: the "
-    "view-output checks at its 'function' tests), grad_fn.py and names.py to treat that "
-    "per-output node as the Function's node (name, hooks, next_functions)",
-)
 @pytest.mark.parametrize("materialize", [True, False])
 def test_backward_runs_once_with_every_output_gradient(materialize):
     theirs, _ = _run(torch, materialize, (0, 2))

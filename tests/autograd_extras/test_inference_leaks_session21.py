@@ -342,15 +342,6 @@ class _ViewOfInput:
         return g
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="autograd/function.py (where an output that is a view of an input gets its "
-    "_view_of): the view does not take its base's Tensor._inference flag, so a view of an "
-    "inference tensor that a Function returns may require grad (and be saved) outside the "
-    "mode, where torch refuses (RuntimeError). Fix: `if base._inference: "
-    "target._inference = True` there, as ops/views.py as_view does",
-)
 def test_function_view_of_an_inference_tensor_refuses_requires_grad(spec: str) -> None:
     def program(m: Any) -> Any:
         function = type("ViewOfInput", (m.autograd.Function,), dict(vars(_ViewOfInput)))

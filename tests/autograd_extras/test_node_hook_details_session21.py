@@ -97,12 +97,6 @@ CASES: dict[str, Callable[[Any, Any, Any], Any]] = {
 }
 
 
-#: Composites: their next_functions are their last primitive's inputs (see the xfail below).
-COMPOSITE = frozenset(
-    ("fmod_number", "copysign_number", "gelu", "addcmul", "addcdiv", "batch_norm",
-     "batch_norm_affine", "group_norm_affine")
-)  # fmt: skip
-
 #: Cases whose hook also replaces what it sees (each a different way the engine runs it).
 REPLACED = ("add_alpha", "xlogy_number_self", "addcmul", "group_norm_affine", "einsum_three")
 
@@ -114,18 +108,10 @@ def test_node_hook_and_edges_like_torch(spec: str, case: str, replace: bool) -> 
     if spec == "cunumeric" and (replace or not case.startswith(("add", "xlogy", "einsum_ij_ij"))):
         pytest.skip("a few cheap cases on cuPyNumeric")
     # (einsum's last view is torch's, the nodes before it are not: a permute there)
-    edges = case not in COMPOSITE and not case.startswith("einsum")
+    edges = not case.startswith("einsum")
     _same(_seen(CASES[case], replace, edges), spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autograd/grad_fn.py GradFn.next_functions lists a composite's last primitive's "
-    "inputs (gelu: its mul's), where torch's node lists the op's inputs (node.edges, which "
-    "its hooks already see). Fix: take node.edges where not _whole(node); it needs "
-    "compiler/released.py shape_of to record the edges too, or a replayed step's result "
-    "shows other next_functions than eagerly (tests/compile/test_replayed_results.py)",
-)
 def test_composite_next_functions_like_torch(spec: str) -> None:
     def program(m: Any) -> Any:
         a = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)

@@ -131,18 +131,6 @@ def test_grad_fn_hook_of_a_composite_sees_its_inputs_gradients(spec: str) -> Non
         assert program(tw) == want
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="since the twentieth session's fix register_prehook on unbind/split's node raises "
-    "(tests/ports/test_node_hooks_session20.py) instead of showing one output's gradient; "
-    "left: autograd/hooks.py register_node_hook + autograd/engine.py _hooked: unbind/split "
-    "make one node per output, so a pre-hook on outputs[0].grad_fn sees only that output's "
-    "gradient (a 1-tuple), where PyTorch's one UnbindBackward0 node hands it every output's "
-    "gradient (None where none came); a hook that scales them all scales one. Fix: give the "
-    "sibling output nodes of one op one hook table and run the pre-hook once on the tuple "
-    "of all their gradients (or refuse the hook on such a node)",
-)
 def test_grad_fn_prehook_of_unbind_sees_every_output(spec: str) -> None:
     def program(m: object) -> list:
         x = m.tensor([[1.0, 4.0, 2.0], [3.0, 0.0, 5.0]], requires_grad=True)

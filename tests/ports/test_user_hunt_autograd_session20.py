@@ -88,12 +88,6 @@ def test_node_hooks_of_a_function(spec: str) -> None:
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a node per output: PyTorch's unbind/split/chunk (and linalg functions of several "
-    "outputs) record one node for all outputs, whose hooks see every output's gradient; "
-    "ours is one node per output (autograd/node.py), so a.grad_fn's hook sees a's only",
-)
 def test_node_hook_of_a_node_of_several_outputs(spec: str) -> None:
     def fn(m: Any) -> Any:
         seen: list = []
@@ -106,15 +100,6 @@ def test_node_hook_of_a_node_of_several_outputs(spec: str) -> None:
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a fused linear is one node over (input, weight, bias), named AddmmBackward0 "
-    "(autograd/names.py composite_name); PyTorch's AddmmBackward0 has (bias, input, "
-    "weight.t()) with a TBackward0 before the weight, and a batched input adds a "
-    "ViewBackward0 over it: next_functions, and a node hook's grad_inputs, differ in order "
-    "and count. Fix: grad_fn.py gives a fused linear PyTorch's edges (a TBackward0 view of "
-    "the weight's edge, the bias first) and engine._hooked orders grad_inputs the same",
-)
 def test_linear_node_edges_like_torch(spec: str) -> None:
     def fn(m: Any) -> Any:
         layer = m.nn.Linear(2, 1).double()

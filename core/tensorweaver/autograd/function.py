@@ -7,7 +7,9 @@ marks a backward that may run only once (its results refuse a second differentia
 An output that views an input (or is one, returned as it is) is a view of that input, as
 PyTorch's: changing it in place, or using it after that input changed, raises. After a
 backward without ``retain_graph`` the ctx's saved tensors are freed, but the node stays:
-a backward that reads none of them may run again, as PyTorch's.
+a backward that reads none of them may run again, as PyTorch's. A call with several
+differentiable outputs is one node, as PyTorch's: every output's ``grad_fn`` is it, and
+``backward`` runs once per pass with every output's gradient.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import weakref
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import _restore, _switched, is_grad_enabled, no_grad
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, InputShape, Node
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, InputShape, Node, Slot, output_node
 from tensorweaver.ops.creation import zeros_like, zeros_like_shape
 from tensorweaver.tensor import _NO_GRAD_VIEW_CHANGED, _NO_GRAD_VIEW_WRITTEN, Tensor
 
@@ -226,6 +228,9 @@ class Function:
         # A tensor returned more than once is one output, as in PyTorch: the same tensor
         # each time, its node that of its last place (the others' gradients are zeros).
         last = {id(o): i for i, o in enumerate(outputs)} if len(outputs) > 1 else None
+        group = None
+        if last and record and tensors:
+            group = _group_node(cls, ctx, args, tensors, outputs, last, skip)
         made: dict[int, Tensor] = {}
         viewing: list[int] = []  # the outputs that are views, with a node
         for i, out in enumerate(outputs):
@@ -244,7 +249,12 @@ class Function:
             if last and last[id(out)] != i:
                 pass  # an earlier place of a tensor returned again: no node of its own
             elif record and id(out) not in skip and out.dtype.kind in "fc" and tensors:
-                node = target._node = Node("function", tensors, (cls, ctx, args, i, outputs))
+                if group is None:
+                    node = Node("function", tensors, (cls, ctx, args, i, outputs))
+                else:
+                    saved = (cls, ctx, None, i, len(outputs))
+                    node = output_node("function", group, InputShape(target), saved)
+                target._node = node
                 target.requires_grad = True
                 if id(out) not in dirty:
                     if _link_as_view(target, out, tensors, f"Output {i} of {cls.__name__}"):
@@ -289,6 +299,33 @@ class Function:
 #: (read for every apply of a setup_context style).
 _SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _group_node(
+    cls: type[Function],
+    ctx: FunctionCtx,
+    args: tuple,
+    tensors: tuple,
+    outputs: tuple,
+    last: dict,
+    skip: set,
+) -> Node | None:
+    """The one node of a call whose forward returned several differentiable outputs (None
+    for fewer): its rule calls ``backward`` once with every output's gradient, as PyTorch's
+    node does; each output gets a node of its own that hands its gradient on to it
+    (:func:`output_node`), which is where that output's hooks and view checks live."""
+    count = 0
+    for i, out in enumerate(outputs):
+        if (
+            isinstance(out, Tensor)
+            and last[id(out)] == i
+            and id(out) not in skip
+            and out.dtype.kind in "fc"
+        ):
+            count += 1
+    if count < 2:
+        return None
+    return Node("function", tensors, (cls, ctx, args, None, outputs))
 
 
 def _bound(cls: type[Function], args: tuple, kwargs: dict) -> tuple:
@@ -400,6 +437,8 @@ def _link_as_view(
         refused = None
     target._view_of = (base, write, read) if refused is None else (base, write, read, refused)
     target._own_version = base._own_version  # (one counter, as a view's: see ops/views.py)
+    if base._inference:  # (a view of an inference tensor is one, as ops/views.py's are)
+        target._inference = True
     base._follow(target, read, None, None if refused is None else refused[1])
     return True
 
@@ -479,15 +518,20 @@ class _SavedOutput:
         self.memory: Tensor | None = None  # what the output handed back is an alias of
 
 
-def function_backward(node: Node, g: Tensor) -> tuple:
-    """The rule for a Function's output ``i``: backward with zeros for the other outputs
-    (gradients are linear in the output gradients, so per-output calls add up exactly)."""
+def function_backward(node: Node, g: Any) -> tuple:
+    """The rule for a Function's node: ``backward`` with the gradient of each output, zeros
+    (or None, see ``set_materialize_grads``) for those that got none. ``g`` is one output's
+    gradient for the node of a Function with one differentiable output, the gathered tuple
+    for the node of a call with several; the node of one of those outputs hands its
+    gradient on to that call's node (a Slot)."""
     cls, ctx, args, index, outputs = node.saved
+    if args is None:  # an output's node: ``outputs`` is their count
+        return (Slot(index, outputs, g),)
     zeros = ctx.materialize_grads
     grads = [
         # zeros_like, not o * 0: an output holding inf or NaN must still get zeros
-        g if j == index else (_zeros(o) if zeros and _is_tensor(o) else None)
-        for j, o in enumerate(outputs)
+        got if got is not None else (_zeros(o) if zeros and _is_tensor(o) else None)
+        for got, o in zip(g if index is None else _only(index, g, len(outputs)), outputs)
     ]
     result = cls.backward(ctx, *grads)
     result = result if isinstance(result, tuple) else (result,)
@@ -506,6 +550,12 @@ def function_backward(node: Node, g: Tensor) -> tuple:
                 f"{type(a).__name__}); return None there"
             )
     return tuple(r for a, r in zip(args, result) if _is_tensor(a))
+
+
+def _only(index: int, g: Tensor, count: int) -> list:
+    grads: list = [None] * count
+    grads[index] = g
+    return grads
 
 
 def _is_tensor(value: Any) -> bool:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from tensorweaver.autograd.hooks import _replaced
 from tensorweaver.autograd.names import grad_fn_name
+from tensorweaver.autograd.node import output_nr
+from tensorweaver.ops.composite import fill_slots
 
 _CLASSES: dict[str, type] = {}
 
@@ -71,6 +74,23 @@ def shown_inputs(node: Any) -> Any:
     return _SCALAR_LEFT_OUT.get(name)
 
 
+def pytorch_inputs(node: Any) -> tuple | None:
+    """What feeds each input of PyTorch's node for ``node`` (before :func:`shown_inputs`): a
+    node, a leaf that requires grad, or None (no gradient); None once backward freed it. A
+    composite's are the edges ``ops.apply.labelled`` recorded, a fused op's its parents with
+    None for each optional argument not given (a bias)."""
+    if type(node.view) is type(node):  # one output of a node of several: that node's
+        return pytorch_inputs(node.view)
+    parents = node.parents
+    if parents is None:
+        return None
+    if node.op == "fused":
+        slots = node.saved[4]
+        return parents if slots is None else fill_slots(slots, parents)
+    edges = getattr(node, "edges", None)  # (a node replayed by tw.compile has none)
+    return parents if edges is None or _whole(node) else edges
+
+
 class GradFn:
     """A graph node as PyTorch's ``grad_fn`` object; its class is named after the op."""
 
@@ -89,12 +109,12 @@ class GradFn:
         producer's grad_fn, ``AccumulateGrad`` for a leaf that requires grad, None for an
         input that needs no gradient; empty once backward has freed the graph."""
         node = self._node
-        if node.parents is None:
+        inputs = pytorch_inputs(node)
+        if inputs is None:
             return ()
-        functions = [(_function_of(p), 0) for p in node.parents]
-        if node.op == "fused" and node.saved[4] is not None:  # absent optional arguments
-            found = iter(functions)
-            functions = [next(found) if present else (None, 0) for present in node.saved[4]]
+        if node.op == "fused" and node.saved[0] in _FUSED_STEPS:
+            return _FUSED_STEPS[node.saved[0]](node, inputs)
+        functions = [(_function_of(p), output_nr(p)) for p in inputs]
         shown = shown_inputs(node)
         return tuple(functions if shown is None else [functions[i] for i in shown])
 
@@ -122,7 +142,9 @@ class GradFn:
 
         node = self._node
         if _whole(node):
-            return register_node_hook(node, fn, prehook=False)
+            slots = node.saved[4] if node.op == "fused" and node.parents is not None else None
+            hook = fn if slots is None else _in_slots(fn, slots)
+            return register_node_hook(node, hook, prehook=False)
         if node.op == "fused":
             why = "PyTorch's node for this op is one step of it, with other inputs"
         else:
@@ -133,6 +155,68 @@ class GradFn:
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
+
+
+class _Step:
+    """One of PyTorch's nodes that a fused op here computes inside its one node (a fused
+    linear's ``TBackward0`` of its weight): its name and ``next_functions``, for what walks
+    the graph. Its class is named after it."""
+
+    __slots__ = ("next_functions", "metadata")
+
+    def __init__(self, *functions: tuple) -> None:
+        self.next_functions = functions
+        self.metadata: dict = {}
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+_STEPS: dict[str, type] = {}
+
+
+def _step(name: str, *functions: tuple) -> tuple:
+    """``(PyTorch's node name over functions, 0)``, functions as in ``next_functions``;
+    ``(None, 0)`` where its one input needs no gradient (PyTorch's view or transpose of such
+    a tensor has no node either)."""
+    if len(functions) == 1 and functions[0][0] is None:
+        return None, 0
+    cls = _STEPS.get(name)
+    if cls is None:
+        cls = _STEPS[name] = type(name, (_Step,), {"__slots__": ()})
+    return cls(*functions), 0
+
+
+def _linear_functions(node: Any, inputs: tuple) -> tuple:
+    """A fused linear's ``next_functions`` as PyTorch's graph has them: ``addmm(bias, input,
+    weight.t())``, with the input flattened to rows and the result viewed back where it is not
+    a matrix (names.py ``composite_name`` names that view)."""
+    x, weight, bias = ((_function_of(p), output_nr(p)) for p in inputs)
+    weight = _step("TBackward0", weight)
+    if len(node.inputs[0].shape) == 2:
+        return bias, x, weight
+    return (_step("AddmmBackward0", bias, _step("ViewBackward0", x), weight),)
+
+
+def _cross_entropy_functions(node: Any, inputs: tuple) -> tuple:
+    """A fused cross-entropy's ``next_functions`` as PyTorch's graph has them: its nll step's
+    one input, log_softmax of the logits, viewed as images where they are not 2-D or 4-D."""
+    (logits, _) = inputs  # (the class indices: no gradient, no entry in PyTorch's node)
+    steps = _step("LogSoftmaxBackward0", (_function_of(logits), output_nr(logits)))
+    if len(node.inputs[0].shape) not in (2, 4):
+        steps = _step("ViewBackward0", steps)
+    return (steps,)
+
+
+#: Fused kernels whose PyTorch graph has several nodes: their ``next_functions`` by kernel.
+_FUSED_STEPS = {
+    "linear": _linear_functions,
+    "cross_entropy": _cross_entropy_functions,
+    "cross_entropy_nd": _cross_entropy_functions,
+}
 
 
 class AccumulateGrad:
@@ -158,6 +242,8 @@ class AccumulateGrad:
 def grad_fn_of(node: Any) -> GradFn:
     """The one ``grad_fn`` object of ``node`` (made on first use, kept on the node)."""
     view = node.view
+    if type(view) is type(node):  # one output of a node of several: that node's (output_node)
+        return grad_fn_of(view)
     if view is None:
         name = node.name
         cls = _CLASSES.get(name)
@@ -183,6 +269,22 @@ def _whole(node: Any) -> bool:
         return grad_fn_name(node) == label
     finally:
         node.label = label
+
+
+def _in_slots(hook: Callable, slots: tuple) -> Callable:
+    """``hook`` seeing a fused node's input gradients one per argument of its op, None where
+    an optional one is absent (``slots``), as PyTorch's node gives them."""
+
+    def in_slots(grad_inputs: tuple, grad_outputs: tuple) -> tuple | None:
+        every = fill_slots(slots, grad_inputs)
+        returned = hook(every, grad_outputs)
+        if returned is None:
+            return None
+        # (checked against every slot: a wrong count is an error that names the hook's)
+        returned = _replaced(hook, returned, every)
+        return tuple(g for g, present in zip(returned, slots) if present)
+
+    return in_slots
 
 
 def _refuse(node: Any, method: str, why: str, instead: str) -> None:

@@ -257,6 +257,26 @@ def gathered(slots: list) -> tuple:
     return tuple(grads)
 
 
+def output_node(op: str, group: Node, shape: InputShape, saved: Any) -> Node:
+    """The node of an output (``shape``: its shape), one of the several differentiable
+    outputs of one call whose node is ``group``, PyTorch's one node for them all: the
+    output's ``grad_fn`` is ``group``'s (its ``view`` is ``group``: autograd/grad_fn.py
+    ``grad_fn_of`` follows it), where that node's hooks run. Its rule hands the output's
+    summed gradient on to ``group`` as a :class:`Slot`; its one input stands for ``group``."""
+    node = Node(op, (), saved)
+    node.inputs, node.parents, node.versions = (shape,), (group,), (shape._version,)
+    node.view = group
+    return node
+
+
+def output_nr(parent: Any) -> int:
+    """Which output of its call's node ``parent`` (an edge: a node, a leaf or None) is: 0
+    but for the node of one of several outputs (:func:`output_node`)."""
+    if type(parent) is not Node or type(parent.view) is not Node:
+        return 0
+    return parent.saved[3]  # (an output's node is a "function" node: see its callers)
+
+
 #: The ops of :data:`SHAPE_ONLY_OPS` that keep an index tensor (``saved[1]``) for backward,
 #: as PyTorch's IndexBackward0, GatherBackward0, ScatterBackward0, ... save theirs.
 SAVES_INDEX = frozenset({"take", "gather", "scatter", "scatter_add"})
@@ -372,6 +392,7 @@ class Node:
             self._release_function()
             return
         self.inputs, self.parents, self.saved = None, None, None
+        self.edges = None  # (a composite's input edges: they would keep its inputs' nodes)
 
     def _release_function(self) -> None:
         """An autograd.Function's node keeps its place in the graph and its ctx, as
@@ -380,6 +401,8 @@ class Node:
         ``FunctionCtx._release``). Its inputs and the values forward returned go: only their
         shapes, dtypes and devices are kept (the other outputs' zero gradients)."""
         cls, ctx, args, index, outputs = self.saved
+        if args is None:
+            return  # one output's node (see output_node): it holds no tensor
         self.inputs = tuple([InputShape(t) for t in self.inputs])
         self.saved = (cls, ctx, _shapes_of(args), index, _shapes_of(outputs))
 

@@ -20,42 +20,31 @@ import functools
 import weakref
 from typing import Any, Callable, Optional
 
+from tensorweaver.autograd.composite_hooks import graph_order
+from tensorweaver.autograd.grad_fn import pytorch_inputs
 from tensorweaver.autograd.node import Node
 
 #: A graph's shape, as bound into the replay: per node, in an order where each node comes
-#: after those it links to, ``(grad_fn name, indices of its parents)``, the indices None
-#: for a node the step's backward freed; a parent that needs no gradient is None, a leaf
-#: that requires grad (an ``AccumulateGrad``) is ``-1 - i`` for leaf ``i`` of the list
-#: :func:`shape_of` fills.
+#: after those it links to, ``(grad_fn name, indices of its parents)``, its parents those of
+#: PyTorch's node (``grad_fn.pytorch_inputs``: a composite's inputs, not its inner nodes),
+#: the indices None for a node the step's backward freed; a parent that needs no gradient is
+#: None, a leaf that requires grad (an ``AccumulateGrad``) is ``-1 - i`` for leaf ``i`` of
+#: the list :func:`shape_of` fills.
 Shape = tuple[tuple[str, Optional[tuple[Optional[int], ...]]], ...]
 
 
 def shape_of(node: Node, leaves: list | None = None) -> Shape | None:
     """The shape of the graph ending at ``node``, or None when a backward through it would
     run (no node it reaches has been freed); its leaves go into ``leaves``."""
-    order: list[Node] = []  # each node after its parents
-    seen: set[int] = set()
-    freed = False
-    stack: list[Any] = [node]  # a node to expand, or (node,) to place once expanded
-    while stack:
-        item = stack.pop()
-        if type(item) is tuple:
-            order.append(item[0])
-            continue
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        stack.append((item,))
-        if item.parents is None:
-            freed = True
-        else:
-            stack.extend(p for p in item.parents if type(p) is Node and id(p) not in seen)
-    if not freed:
+    if all(n.parents is not None for n in graph_order(node, _producers)):
         return None
+    # (PyTorch's nodes: a composite's inner ones, freed or not, are none of them)
+    order = graph_order(node, _nodes_before)  # each node after its parents
     index = {id(n): i for i, n in enumerate(order)}
     found = [] if leaves is None else leaves
-    for n in order:
-        for p in n.parents or ():
+    inputs = [pytorch_inputs(n) for n in order]
+    for parents in inputs:
+        for p in parents or ():
             if p is not None and type(p) is not Node and id(p) not in index:
                 index[id(p)] = -1 - len(found)
                 found.append(p)
@@ -63,11 +52,21 @@ def shape_of(node: Node, leaves: list | None = None) -> Shape | None:
         (
             n.name,
             None
-            if n.parents is None
-            else tuple(None if p is None else index[id(p)] for p in n.parents),
+            if parents is None
+            else tuple(None if p is None else index[id(p)] for p in parents),
         )
-        for n in order
+        for n, parents in zip(order, inputs)
     )
+
+
+def _producers(node: Node) -> list[Node]:
+    """The nodes that made ``node``'s inputs (none once freed)."""
+    return [p for p in node.parents or () if type(p) is Node]
+
+
+def _nodes_before(node: Node) -> list[Node]:
+    """The nodes that feed PyTorch's node for ``node`` (a composite's inputs' producers)."""
+    return [p for p in pytorch_inputs(node) or () if type(p) is Node]
 
 
 @functools.lru_cache(maxsize=256)

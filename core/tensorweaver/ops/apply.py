@@ -37,9 +37,10 @@ def all_inference(inputs: tuple) -> bool:
     return all(t._inference and is_inference(t) for t in inputs)
 
 
-def labelled(out: Tensor, grad_fn: str, *inputs: Tensor) -> Tensor:
+def labelled(out: Tensor, grad_fn: str, *inputs: Tensor | None) -> Tensor:
     """``out``, its graph node named ``grad_fn`` (PyTorch's name for the composite op that
-    made it from ``inputs``) unless the op returned an input's node unchanged."""
+    made it from ``inputs``, PyTorch's node's inputs in its order, None for an optional one
+    not given) unless the op returned an input's node unchanged."""
     node = out._node
     if node is None:
         return out
@@ -47,6 +48,9 @@ def labelled(out: Tensor, grad_fn: str, *inputs: Tensor) -> Tensor:
     # composite's (autograd/composite_hooks.py). A plain loop: the cheapest here.
     edges = []
     for t in inputs:
+        if t is None:  # (an absent weight or bias: PyTorch's node has no gradient there)
+            edges.append(None)
+            continue
         parent = t._node
         if parent is node:
             return out

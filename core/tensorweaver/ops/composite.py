@@ -27,6 +27,11 @@ from tensorweaver.tensor import Tensor
 #: Composites that compute in the autocast dtype inside ``tw.autocast`` (matrix products).
 AUTOCAST = frozenset({"conv2d", "conv3d", "conv_transpose", "scaled_dot_product_attention"})
 
+#: Composites whose reference records PyTorch's own nodes for the op (linear: an addmm of
+#: the bias, the input's rows and the weight's transpose, viewed back; cross-entropy: the nll
+#: step of log_softmax's output), left as they are.
+OWN_NODES = frozenset({"linear", "cross_entropy", "cross_entropy_nd"})
+
 
 def fused_or_reference(
     name: str,
@@ -53,7 +58,7 @@ def fused_or_reference(
     low = autocast_dtype()
     if low is not None and name in AUTOCAST:
         given = autocast_operands(low, *given)
-        tensors = given if slots is None else _fill(slots, given)
+        tensors = given if slots is None else fill_slots(slots, given)
     dtype = given[0].dtype
     for t in given[1:]:
         if t.dtype is not dtype and t.dtype.kind in "fc":
@@ -68,8 +73,8 @@ def fused_or_reference(
     if fused is None:
         out = reference(*tensors, *static)
         first = out[0] if extra_dtypes else out
-        if isinstance(first, Tensor) and first._node is not None:
-            labelled(first, composite_name(name, tensors, static), *given)
+        if isinstance(first, Tensor) and first._node is not None and name not in OWN_NODES:
+            labelled(first, composite_name(name, tensors, static), *tensors)
         return out
     out, saved = fused(*[None if t is None else t.native for t in tensors], *static)
     if extra_dtypes:
@@ -83,7 +88,7 @@ def fused_or_reference(
     return (first, *(Tensor(e, backend, t) for e, t in zip(extras, extra_dtypes)))
 
 
-def _fill(slots: tuple, given: Any, absent: Any = None) -> tuple:
+def fill_slots(slots: tuple, given: Any, absent: Any = None) -> tuple:
     """One entry per argument: the next of ``given`` where ``slots`` says it is present."""
     found = iter(given)
     return tuple(next(found) if present else absent for present in slots)
@@ -118,7 +123,7 @@ def fused_backward(node: Any, g: Tensor) -> tuple:
         with enable_grad():
             stand = [t.view_as(t) if t.requires_grad else t for t in inputs]
             wanted = [t for t in stand if t.requires_grad]
-            y = reference(*(stand if slots is None else _fill(slots, stand)), *static)
+            y = reference(*(stand if slots is None else fill_slots(slots, stand)), *static)
         if isinstance(y, tuple):  # the outputs after the first carry no gradient
             y = y[0]
         found = iter(grad(y, wanted, g, create_graph=True, allow_unused=True))
@@ -130,7 +135,7 @@ def fused_backward(node: Any, g: Tensor) -> tuple:
     if slots is None:
         natives = fused_grad(saved, g.native, needs)
     else:
-        natives = fused_grad(saved, g.native, _fill(slots, needs, False))
+        natives = fused_grad(saved, g.native, fill_slots(slots, needs, False))
         natives = [n for n, s in zip(natives, slots) if s]
     grads = []
     for n, t in zip(natives, inputs):

@@ -11,6 +11,7 @@ from tensorweaver.memory_formats import channels_last_order, laid_out
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import apply, cast_native, check_backends, labelled
 from tensorweaver.ops.rank import check_ndim, max_ndim
+from tensorweaver.ops.several_outputs import cut_pieces
 from tensorweaver.promotion import promote_types
 from tensorweaver.tensor import Tensor, _axis, index_argument
 
@@ -441,15 +442,21 @@ def _split_with_sizes(x: Tensor, d: int, sections: list) -> tuple[Tensor, ...]:
 
 
 def _cut(x: Tensor, d: int, bounds: list, sized: bool) -> tuple[Tensor, ...]:
-    """``x`` cut along axis ``d`` at ``bounds`` (start, stop): one ``slice`` each, as
-    ``_slice_one`` makes it (a piece that is all of ``x`` is ``x``), labelled as PyTorch's
-    split (``sized``: split_with_sizes). One loop over the pieces, with the shared work done
-    once: chunk and split run on every step of a model (an LSTM's gates, attention's q, k,
-    v)."""
+    """``x`` cut along axis ``d`` at ``bounds`` (start, stop), named as PyTorch's split
+    (``sized``: split_with_sizes): several pieces share one node (ops/several_outputs.py);
+    one piece is a ``slice`` as ``_slice_one`` makes it (all of ``x``: ``x``). One loop
+    over the pieces, with the shared work done once: chunk and split run on every step of
+    a model (an LSTM's gates, attention's q, k, v)."""
     label = "SplitWithSizesBackward0" if sized else "SplitBackward0"
     backend, native, dtype, n = x.backend, x.native, x.dtype, x.shape[d]
     starts, stops = [0] * x.ndim, list(x.shape)
     steps = (1,) * x.ndim
+    if len(bounds) > 1:  # several pieces: one node for them all
+        natives = []
+        for start, stop in bounds:
+            starts[d], stops[d] = start, stop
+            natives.append(backend.slice(native, tuple(starts), tuple(stops), steps))
+        return cut_pieces(x, natives, d, False, label)
     pieces = []
     for start, stop in bounds:
         if start == 0 and stop == n:
@@ -475,9 +482,9 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
-    """``x``'s slices along ``dim``, that axis dropped: each ``_slice_one`` then ``squeeze``,
-    in one loop with the shared work done once (an LSTM unbinds its gate inputs and an
-    attention layer its q, k, v on every step)."""
+    """``x``'s slices along ``dim``, that axis dropped, in one loop with the shared work
+    done once, recorded as one node (an LSTM unbinds its gate inputs and an attention layer
+    its q, k, v on every step)."""
     d = _axis(dim, x.ndim, "unbind")
     backend, native, dtype, shape = x.backend, x.native, x.dtype, x.shape
     n = shape[d]
@@ -486,14 +493,13 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
         return (apply("reshape", backend.reshape(native, kept), dtype, (x,)),)
     starts, stops = [0] * len(shape), list(shape)
     steps = (1,) * len(shape)
-    pieces = []
+    natives = []
     for i in range(n):
         starts[d], stops[d] = i, i + 1
-        cut = (tuple(starts), tuple(stops), steps)
-        sliced = backend.slice(native, *cut)
-        part = apply("slice", sliced, dtype, (x,), cut)
-        pieces.append(apply("reshape", backend.reshape(sliced, kept), dtype, (part,)))
-    return tuple(pieces)
+        natives.append(
+            backend.reshape(backend.slice(native, tuple(starts), tuple(stops), steps), kept)
+        )
+    return cut_pieces(x, natives, d, True, "UnbindBackward0")
 
 
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:

@@ -330,7 +330,8 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
         as_view(
             piece, input, _write_at(key), _selecting(key), (d, i, i + 1), f"Output {i} of Unbind"
         )
-        labelled(piece, "UnbindBackward0", input)
+        if len(pieces) == 1:  # (several share one node, named already: ops/several_outputs.py)
+            labelled(piece, "UnbindBackward0", input)
     return pieces
 
 

@@ -445,7 +445,7 @@ def _conv_composite(
             _lift(dilation, 1),
             groups,
         ).squeeze(2)
-        return labelled(out, "ConvolutionBackward0", x, weight)  # PyTorch's one kernel
+        return labelled(out, "ConvolutionBackward0", x, weight, bias)  # PyTorch's one kernel
     name = f"conv{x.dim() - 2}d"
     return fused_or_reference(
         name, conv_reference, (x, weight, bias), stride, padding, dilation, groups

@@ -6,14 +6,20 @@ import math
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
 
 
 def linear_reference(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
-    """The decomposition of the ``linear`` composite: x @ weight^T + bias."""
-    return x @ weight.T + bias
+    """The decomposition of the ``linear`` composite, x @ weight^T + bias, as PyTorch's
+    graph: ``addmm(bias, rows, weight.t())`` (its node's inputs in that order, so a hook on
+    it sees theirs), ``rows`` the input as a matrix, the result viewed back."""
+    transposed = weight.t()
+    rows = x if x.dim() == 2 else x.reshape(-1, x.shape[-1])
+    out = labelled(rows @ transposed + bias, "AddmmBackward0", bias, rows, transposed)
+    return out if x.dim() == 2 else out.reshape(*x.shape[:-1], weight.shape[0])
 
 
 def _refuse_non_tensors(*operands: object) -> None:

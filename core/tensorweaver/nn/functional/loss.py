@@ -639,8 +639,9 @@ def cross_entropy(
         name = "DivBackward1" if reduction == "mean" else "NegBackward0"
     elif label_smoothing:
         name = "AddBackward0"
-    else:
+    else:  # (PyTorch's node: the nll step, whose input is log_softmax's output)
         name = _nll_name(x.dim(), reduction)
+        x = logp
     loss = loss.squeeze(0) if unbatched and reduction == "none" else loss
     return labelled(loss, name, x)
 
@@ -648,7 +649,10 @@ def cross_entropy(
 def cross_entropy_reference(x: Tensor, target: Tensor, ignore_index: int) -> Tensor:
     """The decomposition of the ``cross_entropy`` and ``cross_entropy_nd`` composites (logits
     (N, C, ...), class indices, mean over the targets that are not ``ignore_index``)."""
-    return _nll(log_softmax(x, 1), target, None, ignore_index, "mean", "cross_entropy")[0]
+    logp = log_softmax(x, 1)
+    loss = _nll(logp, target, None, ignore_index, "mean", "cross_entropy")[0]
+    # PyTorch's node: the nll step of log_softmax's output (ops/composite.py OWN_NODES)
+    return labelled(loss, _nll_name(x.dim(), "mean"), logp)
 
 
 def binary_cross_entropy(

@@ -116,15 +116,6 @@ def _channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Te
     )
 
 
-def _operands(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> tuple:
-    """The inputs of PyTorch's node for a norm, as ``labelled`` takes them: an absent weight
-    or bias as a tensor that needs no gradient, so that a node hook sees None for it."""
-    if weight is None or bias is None:
-        absent = input.detach()
-        return input, absent if weight is None else weight, absent if bias is None else bias
-    return input, weight, bias
-
-
 def _need_running_stats(
     running_mean: Tensor | None, running_var: Tensor | None, fn: str, flag: str
 ) -> None:
@@ -196,14 +187,12 @@ def batch_norm(
         y = half_norms.batch_norm(
             input, running_mean, running_var, weight, bias, training, momentum, eps
         )
-        return labelled(y, "NativeBatchNormBackward0", *_operands(input, weight, bias))
+        return labelled(y, "NativeBatchNormBackward0", input, weight, bias)
     if mixed:
         stats = _float(running_mean), _float(running_var)
         y = batch_norm(input.float(), *stats, _float(weight), _float(bias), training, momentum, eps)
         _write_back((running_mean, running_var), stats)
-        return labelled(
-            y.to(input.dtype), "NativeBatchNormBackward0", *_operands(input, weight, bias)
-        )
+        return labelled(y.to(input.dtype), "NativeBatchNormBackward0", input, weight, bias)
     dims = (0, *range(2, input.dim()))
     count = input.numel() // input.shape[1]
     if training:
@@ -217,11 +206,8 @@ def batch_norm(
     else:
         y = _with_running_stats(input, running_mean, running_var, eps, "batch_norm", "training")
     # PyTorch's CPU kernel, in training and eval
-    return labelled(
-        _channel_affine(y, weight, bias),
-        "NativeBatchNormBackward0",
-        *_operands(input, weight, bias),
-    )
+    y = _channel_affine(y, weight, bias)
+    return labelled(y, "NativeBatchNormBackward0", input, weight, bias)
 
 
 def _refuse_channelless(
@@ -523,7 +509,7 @@ def group_norm(
         grouped = input.reshape(input.shape[0], num_groups, size)
         y = _standardize(grouped, (2,), eps)[0].reshape(input.shape)
         y = _channel_affine(y, weight, bias)
-    return labelled(y, "NativeGroupNormBackward0", *_operands(input, weight, bias))
+    return labelled(y, "NativeGroupNormBackward0", input, weight, bias)
 
 
 def rms_norm(
