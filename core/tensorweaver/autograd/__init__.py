@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 
 from tensorweaver.autograd import anomaly as anomaly_mode
-from tensorweaver.autograd import graph
+from tensorweaver.autograd import forward_ad, graph
 from tensorweaver.autograd import mode as grad_mode
 from tensorweaver.autograd.anomaly import (
     detect_anomaly,
@@ -90,6 +90,7 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "functional",
     "grad",
     "graph",

@@ -12,8 +12,11 @@ are perturbed in place without a version bump, as PyTorch perturbs ``input.data`
 ``func`` that closes over an input sees the perturbation too. The Jacobians are assembled
 on the host: this is a debugging tool, not a hot path.
 
-Not implemented, so rejected when asked for: forward-mode AD (``check_forward_ad``,
-``check_fwd_over_rev``) and vmap (``check_batched_grad``, ``check_batched_forward_grad``).
+``check_forward_ad`` builds the analytical Jacobian one input element at a time (a unit
+tangent each) with :mod:`~tensorweaver.autograd.forward_ad` (real inputs only, as forward AD
+here); ``gradgradcheck``'s ``check_fwd_over_rev`` is that check of the gradients. Not
+implemented, so rejected when asked for: vmap (``check_batched_grad``,
+``check_batched_forward_grad``).
 ``fast_mode=True`` runs the full (slow) check, which is stricter. ``masked`` and
 ``gen_non_contig_grad_outputs`` have nothing to act on (no sparse tensors, no strides), and
 ``check_undefined_grad`` nothing to check: the engine hands every rule a gradient tensor.
@@ -56,8 +59,8 @@ def _reject(function: str, **flags: bool) -> None:
     for name, value in flags.items():
         if value:
             raise NotImplementedError(
-                f"{function}: {name}=True is not supported: TensorWeaver has no forward-mode "
-                f"AD or vmap; leave {name} at False"
+                f"{function}: {name}=True is not supported: TensorWeaver does not check "
+                f"batched gradients (vmap); leave {name} at False"
             )
 
 
@@ -179,12 +182,52 @@ def _analytical(
     return first
 
 
-def _mismatch(a: Tensor, n: Tensor, output: int, input: int, part: str | None) -> str:
+def _forward_rows(func: Callable, inputs: tuple, index: list[int]) -> list[list[np.ndarray]]:
+    """Per differentiable input, per output in ``index``, the analytical Jacobian from
+    forward AD: one tangent per input element (a unit one), as PyTorch builds it."""
+    from tensorweaver.autograd import forward_ad
+    from tensorweaver.ops.creation import zeros_like
+
+    result = []
+    for j, x in enumerate(inputs):
+        if not (isinstance(x, Tensor) and x.requires_grad):
+            continue
+        unit = np.zeros(x.numel(), _host(x).dtype)
+        rows: list[np.ndarray] = []
+        for e in range(x.numel()):
+            unit[:] = 0
+            unit[e] = 1
+            with forward_ad.dual_level():
+                dual = forward_ad.make_dual(x.detach(), _on_device(unit.reshape(x.shape), x))
+                args = tuple(
+                    dual if k == j else (t.detach() if isinstance(t, Tensor) else t)
+                    for k, t in enumerate(inputs)
+                )
+                outputs = _as_tuple(func(*args))
+                tangents = [forward_ad.unpack_dual(outputs[i]).tangent for i in index]
+                if not rows:
+                    rows = [np.zeros((x.numel(), outputs[i].numel()), unit.dtype) for i in index]
+                for row, i, tangent in zip(rows, index, tangents):
+                    found = zeros_like(outputs[i]) if tangent is None else tangent
+                    row[e] = _host(found).reshape(-1)
+        result.append(rows)
+    return result
+
+
+def _mismatch(
+    a: Tensor, n: Tensor, output: int, input: int, part: str | None, forward: bool = False
+) -> str:
     prefix = "" if part is None else f"While considering the {part} part of complex outputs only, "
+    mode = "computed with forward mode " if forward else ""
     return (
-        prefix + f"Jacobian mismatch for output {output:d} with respect to input {input:d},\n"
-        f"numerical:{n}\nanalytical:{a}\n"
+        prefix + f"Jacobian {mode}mismatch for output {output:d} with respect to input "
+        f"{input:d},\nnumerical:{n}\nanalytical:{a}\n"
     )
+
+
+def _close(a: np.ndarray, n: np.ndarray, atol: float, rtol: float) -> bool:
+    # torch.allclose: |a - n| <= atol + rtol * |n|, NaN never close.
+    return bool(np.all(np.abs(a - n) <= atol + rtol * np.abs(n)))
 
 
 def _check_multiplied_by_grad_output(outputs: tuple, inputs: tuple) -> None:
@@ -206,27 +249,16 @@ def _check_multiplied_by_grad_output(outputs: tuple, inputs: tuple) -> None:
             raise GradcheckError("grad is incorrect size")
 
 
-def _check(
-    func: Callable,
-    inputs: Any,
-    eps: float,
-    atol: float,
-    rtol: float,
-    nondet_tol: float,
+def _check_backward(
+    inputs: tuple,
+    outputs: tuple,
+    numerical: list[dict],
+    index: list[int],
+    tolerances: tuple[float, float, float],
     check_grad_dtypes: bool,
-) -> bool:
-    inputs = _as_tuple(inputs)
-    _check_inputs(inputs)
-    all_outputs = _as_tuple(func(*inputs))
-    outputs = _differentiable(all_outputs)
-    numerical = _numerical(func, inputs, all_outputs, eps)
-    if not outputs:
-        for per_input in numerical:
-            if any(np.any(j != 0) for j in per_input.values()):
-                raise GradcheckError("Numerical gradient for function expected to be zero")
-        return True
+) -> None:
+    atol, rtol, nondet_tol = tolerances
     differentiable_inputs = _differentiable(inputs)
-    index = [i for i, o in enumerate(all_outputs) if isinstance(o, Tensor) and o.requires_grad]
     # PyTorch's order: the imaginary parts of every complex output first, then the real ones.
     passes = ("imaginary", "real") if any(o.is_complex() for o in outputs) else ("real",)
     for turn in passes:
@@ -239,12 +271,66 @@ def _check(
             )
             for j, (x, a) in enumerate(zip(differentiable_inputs, analytical)):
                 n = numerical[j][index[i], part]
-                # torch.allclose: |a - n| <= atol + rtol * |n|, NaN never close.
-                if not np.all(np.abs(a - n) <= atol + rtol * np.abs(n)):
+                if not _close(a, n, atol, rtol):
                     named = part if output.is_complex() else None
                     message = _mismatch(_on_device(a, x), _on_device(n, x), i, j, named)
                     raise GradcheckError(message)
-    _check_multiplied_by_grad_output(outputs, differentiable_inputs)
+
+
+def _check_forward(
+    func: Callable,
+    inputs: tuple,
+    outputs: tuple,
+    numerical: list[dict],
+    index: list[int],
+    atol: float,
+    rtol: float,
+) -> None:
+    differentiable_inputs = _differentiable(inputs)
+    if any(t.is_complex() for t in differentiable_inputs + outputs):
+        raise NotImplementedError(
+            "gradcheck: check_forward_ad=True with complex inputs or outputs is not supported "
+            "(TensorWeaver's forward AD is real only); check them with check_backward_ad"
+        )
+    forward = _forward_rows(func, inputs, index)
+    for j, (x, per_output) in enumerate(zip(differentiable_inputs, forward)):
+        for i, a in enumerate(per_output):
+            n = numerical[j][index[i], "real"]
+            if not _close(a, n, atol, rtol):
+                message = _mismatch(_on_device(a, x), _on_device(n, x), i, j, None, True)
+                raise GradcheckError(message)
+
+
+def _check(
+    func: Callable,
+    inputs: Any,
+    eps: float,
+    atol: float,
+    rtol: float,
+    nondet_tol: float,
+    check_grad_dtypes: bool,
+    check_forward_ad: bool,
+    check_backward_ad: bool,
+) -> bool:
+    inputs = _as_tuple(inputs)
+    _check_inputs(inputs)
+    all_outputs = _as_tuple(func(*inputs))
+    outputs = _differentiable(all_outputs)
+    numerical = _numerical(func, inputs, all_outputs, eps)
+    if not outputs:
+        for per_input in numerical:
+            if any(np.any(j != 0) for j in per_input.values()):
+                raise GradcheckError("Numerical gradient for function expected to be zero")
+        return True
+    index = [i for i, o in enumerate(all_outputs) if isinstance(o, Tensor) and o.requires_grad]
+    # PyTorch's order: reverse mode, forward mode, then backward with zero output gradients.
+    if check_backward_ad:
+        tolerances = (atol, rtol, nondet_tol)
+        _check_backward(inputs, outputs, numerical, index, tolerances, check_grad_dtypes)
+    if check_forward_ad:
+        _check_forward(func, inputs, outputs, numerical, index, atol, rtol)
+    if check_backward_ad:
+        _check_multiplied_by_grad_output(outputs, _differentiable(inputs))
     return True
 
 
@@ -279,14 +365,27 @@ def gradcheck(
         raise AssertionError(
             "Setting check_batched_grad=True requires check_backward_ad to be True"
         )
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError(
+            "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
+        )
     _reject(
         "gradcheck",
-        check_forward_ad=check_forward_ad,
         check_batched_grad=check_batched_grad,
         check_batched_forward_grad=check_batched_forward_grad,
     )
     try:
-        return _check(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes)
+        return _check(
+            func,
+            inputs,
+            eps,
+            atol,
+            rtol,
+            nondet_tol,
+            check_grad_dtypes,
+            check_forward_ad,
+            check_backward_ad,
+        )
     except GradcheckError:
         if raise_exception:
             raise
@@ -319,7 +418,12 @@ def gradgradcheck(
         raise AssertionError(
             "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
         )
-    _reject("gradgradcheck", check_fwd_over_rev=check_fwd_over_rev)
+    for flag, value in (
+        ("check_undefined_grad", check_undefined_grad),
+        ("check_batched_grad", check_batched_grad),
+    ):
+        if value and not check_rev_over_rev:
+            raise AssertionError(f"Setting {flag}=True requires check_rev_over_rev to be True")
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         from tensorweaver.ops.creation import rand
@@ -331,13 +435,18 @@ def gradgradcheck(
     else:
         grad_outputs = _as_tuple(grad_outputs)
     count = len(grad_outputs)
+    # the forward-mode check passes detached inputs (and one dual): which ones require grad
+    wanted = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
 
     def gradients(*args: Any) -> tuple:
         # gradcheck perturbs the very tensors it was given, so args are these inputs.
+        for i in wanted:
+            if not args[i].requires_grad:
+                args[i].requires_grad_()
         outputs = _differentiable(_as_tuple(func(*args[:-count])))
         found = grad(
             outputs,
-            _differentiable(args[:-count]),
+            [args[i] for i in wanted],
             list(args[-count:]),
             create_graph=True,
             allow_unused=True,
@@ -354,4 +463,6 @@ def gradgradcheck(
         nondet_tol=nondet_tol,
         check_grad_dtypes=check_grad_dtypes,
         check_batched_grad=check_batched_grad,
+        check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
     )
