@@ -1145,6 +1145,11 @@ class Tensor:
                 output_changed(self._node, self, version_before)
             else:
                 output_rewritten(self._node, old, self.native)
+        if self._alias_of is None and self._view_of is None and not _HELD:
+            # (_pass_on's first case, inline: a tensor of its own, the base of ``p.data``)
+            if self._views is not None:
+                self._refresh_views()
+            return
         self._pass_on(recorded=False)
 
     def _pass_on(self, recorded: bool) -> None:
@@ -1259,7 +1264,9 @@ class Tensor:
         """:meth:`_pass_on` of a ``detach()`` alias (no view) of a tensor of its own, the
         commonest climb (``p.data.add_(...)``): the general loop's steps for one level,
         without its bookkeeping lists."""
-        if _unseen(self):
+        # (_unseen's last test first: a base that more than the link holds, the usual case,
+        # needs no call)
+        if sys.getrefcount(self._alias_of) == _ONE_HOLDER and _unseen(self):
             self._alias_of = None  # the link to a tensor nobody else can reach is moot
         else:
             base = self._alias_of

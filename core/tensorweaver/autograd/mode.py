@@ -6,7 +6,7 @@ import contextlib
 import functools
 import inspect
 from collections.abc import Iterator
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import Any, Callable, TypeVar
 
 #: Whether ops record a graph now: grad mode, and off in inference mode whatever grad mode is.
@@ -45,13 +45,18 @@ def _restore(tokens: tuple) -> None:
     _enabled.reset(recording)
 
 
+def _value_before(token: Token) -> bool:
+    """The value that ``token``'s ``set`` replaced (both variables default to True)."""
+    value = token.old_value
+    return True if value is Token.MISSING else value
+
+
 class set_grad_enabled:
     """Turn graph recording on or off: as a call, a ``with`` block or a decorator."""
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
         self._tokens: list[Any] = []
-        self._previous = (_enabled.get(), _grad_mode.get())
         if type(self) is set_grad_enabled:
             # torch.set_grad_enabled(False) as a plain call switches the mode at once.
             self._tokens.append(_switched(self.mode))
@@ -60,19 +65,20 @@ class set_grad_enabled:
         if type(self) is not set_grad_enabled or not self._tokens:
             self._tokens.append(_switched(self.mode))
 
-    def __exit__(self, *exc: object) -> None:
-        tokens = self._tokens.pop()
-        try:
-            _restore(tokens)
+    def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
+        recording, mode = self._tokens.pop()
+        try:  # (_restore, inline: this runs at the end of every ``with tw.no_grad()``)
+            _grad_mode.reset(mode)
+            _enabled.reset(recording)
         except ValueError:  # entered in another context: restore the values instead
-            _enabled.set(self._previous[0])
-            _grad_mode.set(self._previous[1])
+            _enabled.set(_value_before(recording))
+            _grad_mode.set(_value_before(mode))
 
     def __call__(self, fn: F) -> F:
         mode = self.mode
         if type(self) is set_grad_enabled and self._tokens:
             # @set_grad_enabled(False) decorates: the switch its call made is undone.
-            self.__exit__()
+            self.__exit__(None, None, None)
 
         if inspect.isgeneratorfunction(fn):
             return _each_step(fn, lambda: set_grad_enabled._scoped(mode))  # type: ignore
@@ -97,29 +103,42 @@ class set_grad_enabled:
             _restore(tokens)
 
 
-class no_grad(set_grad_enabled):
-    """Operations inside record no graph (``with tw.no_grad():``, ``@tw.no_grad()`` or
-    ``@tw.no_grad``)."""
+class _fixed_mode(set_grad_enabled):
+    """``set_grad_enabled(mode)`` for a mode the class fixes (``no_grad``, ``enable_grad``),
+    also as a bare decorator. A ``with tw.no_grad()`` block (each optimizer step, each
+    write-back of a view) pays one Python call to make it: ``__new__`` does
+    ``set_grad_enabled.__init__``'s work, and ``__init__`` is type's own slot."""
+
+    mode: bool
 
     def __new__(cls, orig_func: Callable | None = None) -> Any:
         if orig_func is not None:  # used as a bare decorator
             return cls()(orig_func)
-        return super().__new__(cls)
+        self = object.__new__(cls)
+        self._tokens = []
+        return self
 
-    def __init__(self) -> None:
-        super().__init__(False)
+    __init__ = object.__init__
+
+    def __enter__(self) -> None:
+        self._tokens.append(_switched(self.mode))
 
 
-class enable_grad(set_grad_enabled):
+class no_grad(_fixed_mode):
+    """Operations inside record no graph (``with tw.no_grad():``, ``@tw.no_grad()`` or
+    ``@tw.no_grad``)."""
+
+    mode = False
+
+    def __enter__(self) -> None:
+        # (_switched(False), inline: off whatever inference mode says)
+        self._tokens.append((_enabled.set(False), _grad_mode.set(False)))
+
+
+class enable_grad(_fixed_mode):
     """Record the graph again inside a ``no_grad`` block (also as ``@tw.enable_grad``)."""
 
-    def __new__(cls, orig_func: Callable | None = None) -> Any:
-        if orig_func is not None:
-            return cls()(orig_func)
-        return super().__new__(cls)
-
-    def __init__(self) -> None:
-        super().__init__(True)
+    mode = True
 
 
 class inference_mode:

@@ -105,4 +105,8 @@ def __getattr__(name: str) -> DType:
     # without hiding the builtin.
     if name == "bool":
         return bool_
+    if name[:2] == "__":
+        # (the import system's look-up of __path__, at every function-level ``from
+        # tensorweaver.contract.dtypes import ...``: a miss with no message to format)
+        raise AttributeError(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

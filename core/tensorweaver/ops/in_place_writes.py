@@ -12,6 +12,7 @@ are the out-of-place primitive's, bit for bit.
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 from tensorweaver.tensor import Tensor
@@ -35,7 +36,7 @@ SMALLEST = 1 << 16
 
 def large(tensors: list[Tensor]) -> list[int]:
     """The indices of ``tensors`` of at least :data:`SMALLEST` elements."""
-    return [i for i, t in enumerate(tensors) if t.numel() >= SMALLEST]
+    return [i for i, t in enumerate(tensors) if prod(t.shape) >= SMALLEST]
 
 
 def foreach_update(
@@ -123,7 +124,7 @@ def addable(x: Tensor, y: Any) -> bool:
 def add_scaled(x: Tensor, y: Tensor, alpha: float, op: str) -> None:
     """``x += y * alpha`` as the in-place method ``op`` (``addable(x, y)``; outside autograd):
     into x's memory where it can be, else x rebound to ``foreach_add``'s new array."""
-    if x.numel() >= SMALLEST:
+    if prod(x.shape) >= SMALLEST:  # (x.numel(), without a Python call)
         foreach_update([x], "add", ([y.native], alpha), op, [0])  # (x is large: counted here)
         return
     (native,) = x.backend.foreach_add([x.native], [y.native], alpha)  # (no list work)

@@ -27,8 +27,8 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import integer as integer_ops
 from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops import overflow, special, spellings, structure, views
 from tensorweaver.ops import reduce as rd
-from tensorweaver.ops import special, spellings, structure, views
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.in_place_writes import add_scaled, addable
 from tensorweaver.ops.rank import check_ndim
@@ -232,13 +232,17 @@ _OPERANDS_READ_NO_SELF = frozenset(
 )
 
 
-def _inplace(op: Any) -> Any:
-    """``x.op_(...)``: compute ``op(x, ...)`` and rebind ``x`` to the result."""
+def _inplace(op: Any, sign: int | None = None) -> Any:
+    """``x.op_(...)``: compute ``op(x, ...)`` and rebind ``x`` to the result. ``sign``: 1 for
+    ``add``, -1 for ``sub``, whose ``alpha`` form may take :func:`_added_scaled`'s path."""
 
     name = op.__name__ + "_"
     if op.__name__ in _OPERANDS_READ_NO_SELF:
 
         def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            # (tested here, not in a wrapper: x.add_(y) and x += y pay no extra call)
+            if kwargs and sign is not None and _added_scaled(self, args, kwargs, sign, name):
+                return self
             try:
                 result = op(self._inplace_source(), *args, **kwargs)
             except NotImplementedError:
@@ -850,35 +854,34 @@ for _name in (
     _METHODS[_name + "_"] = _inplace(_METHODS[_name])
 
 
-def _scaled_add(general: Any, sign: int) -> Any:
-    """``add_``/``sub_`` (``sign`` 1/-1): with ``alpha``, between two floating-point tensors of
-    one shape, dtype and backend outside autograd, one ``foreach_add`` call where the backend
-    has it (x + y * (sign * alpha): on NumPy bit for bit ``general``'s mul then add or sub;
-    torch's kernel may fuse the two, as torch's own ``add_`` does), written into x's memory
-    where it is x's own (``p.data.add_(p.grad, alpha=-lr)``, ops/in_place_writes.py)."""
+def _added_scaled(self: Tensor, args: tuple, kwargs: dict, sign: int, name: str) -> bool:
+    """Whether ``self.add_(other, alpha=a)`` (``sub_``: ``sign`` -1) went as one
+    ``foreach_add`` call: between two floating-point tensors of one shape, dtype and backend
+    outside autograd, where the backend has it (x + y * (sign * alpha): on NumPy bit for bit
+    the general path's mul then add or sub; torch's kernel may fuse the two, as torch's own
+    ``add_`` does), written into x's memory where it is x's own (``p.data.add_(p.grad,
+    alpha=-lr)``, ops/in_place_writes.py). Else the caller takes the general path."""
+    alpha = kwargs.get("alpha")
+    if not (
+        # a float subclass too: tw.compile's recomputed learning rate (-lr), so a traced
+        # step makes the same call as the eager one
+        (type(alpha) is int or isinstance(alpha, float)) and len(args) == 1 and len(kwargs) == 1
+    ):
+        return False
+    other = args[0]
+    if not addable(self, other) or (
+        (self.requires_grad or other.requires_grad) and is_grad_enabled()
+    ):
+        return False
+    # PyTorch's checks of the alpha (its range: float16's is 65504); of ew.scalar_argument's,
+    # the only one an int or float alpha of a floating-point result can fail
+    overflow.fill_value(alpha, self.dtype, name)
+    add_scaled(self, other, sign * alpha, name)
+    return True
 
-    def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
-        alpha = kwargs.get("alpha")
-        if (
-            # a float subclass too: tw.compile's recomputed learning rate (-lr), so a
-            # traced step makes the same call as the eager one
-            (type(alpha) is int or isinstance(alpha, float))
-            and not args
-            and len(kwargs) == 1
-            and addable(self, other)
-            and not ((self.requires_grad or other.requires_grad) and is_grad_enabled())
-        ):
-            ew.scalar_argument(general.__name__, "alpha", alpha, self.dtype)  # PyTorch's checks
-            add_scaled(self, other, sign * alpha, general.__name__)
-            return self
-        return general(self, other, *args, **kwargs)
 
-    method.__name__ = general.__name__
-    return method
-
-
-_METHODS["add_"] = _scaled_add(_METHODS["add_"], 1)
-_METHODS["sub_"] = _scaled_add(_METHODS["sub_"], -1)
+_METHODS["add_"] = _inplace(_METHODS["add"], 1)
+_METHODS["sub_"] = _inplace(_METHODS["sub"], -1)
 
 _METHODS.update(
     {
