@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweaver.autograd.mode import _restore, _switched, is_grad_enabled
-from tensorweaver.autograd.node import Node, frees_nothing
+from tensorweaver.autograd.node import Node, _refuse_saved, frees_nothing
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.cpu_loops import cached_scalar_loop_mask
 from tensorweaver.contract.dtypes import DType
@@ -1269,6 +1269,15 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None
             "clamp: not implemented for bool tensors with bool bounds; convert with .int() first"
         )
     if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if (
+            input._inference
+            or (min is not None and min._inference)
+            or (max is not None and max._inference)
+        ):
+            if inference_alone(input, min, max):
+                return _without_graph(clamp, input, min, max)
+            if is_grad_enabled():
+                refuse_saved_inference("clamp", (input, min, max), (input, min, max))
         # All three in their promoted dtype first, as PyTorch: a 0-d int64 bound beside an
         # int64 one is not wrapped into an int8 x's dtype on the way.
         dtype = result_type(input, *(v for v in (min, max) if v is not None))
@@ -1293,6 +1302,16 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None
     if dtype is not input.dtype:
         input = input.to(dtype)
     return apply("clamp", native, dtype, (input,), (min, max))
+
+
+def refuse_saved_inference(op: str, operands: tuple, saved: tuple) -> None:
+    """PyTorch's error where the node of ``op`` on ``operands`` is recorded (one requires
+    grad) and saves an inference tensor among ``saved`` (as given, before any cast: a cast
+    copy is no inference tensor). None and numbers among either are skipped."""
+    if any(isinstance(t, Tensor) and t.requires_grad for t in operands):
+        for t in saved:
+            if isinstance(t, Tensor) and t._inference:
+                _refuse_saved(op, t)
 
 
 def _clamp_gradients(x: Tensor, low: Tensor | None, high: Tensor | None, out: Tensor) -> Tensor:
@@ -1419,6 +1438,23 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
     if dtype.kind not in "fc":
         return Tensor(native, x.backend, dtype)
     return apply("cast", native, dtype, (x,))
+
+
+def as_copy_of(out: Tensor, x: Tensor) -> Tensor:
+    """``out``, a user's copy of ``x`` (``x.float()``, ``x.to(dtype)``, ``x.clone()``; no
+    internal cast), recorded where ``x`` is an inference tensor that requires grad: the op of
+    it alone recorded nothing, while PyTorch's copy into a new normal tensor records
+    ``CopyBackwards`` (its rule reads no value: nothing inference is saved)."""
+    if (
+        out is x
+        or out._node is not None
+        or not (x._inference and x.requires_grad and is_grad_enabled())
+        or out.dtype.kind not in "fc"
+    ):
+        return out
+    out._node = Node("cast" if out.dtype is not x.dtype else "identity", (x,), None)
+    out.requires_grad = True
+    return labelled(out, "CopyBackwards", x)
 
 
 # -- compositions (their gradients come from the ops they are made of) -----------------------
@@ -1576,6 +1612,12 @@ def nan_to_num(
     if input.dtype.kind == "c":  # each part, as PyTorch
         from tensorweaver.ops.complex import complex, imag, real
 
+        if input.requires_grad and is_grad_enabled() and not inference_alone(input):
+            raise RuntimeError(
+                "nan_to_num does not support automatic differentiation for outputs with "
+                "complex dtype (as PyTorch); apply it to input.detach(), or to x.real and "
+                "x.imag with tw.complex"
+            )
         parts = (nan_to_num(part(input), nan, posinf, neginf) for part in (real, imag))
         return complex(*parts)
     if input.dtype.kind != "f":
@@ -1589,19 +1631,19 @@ def nan_to_num(
     # is inf) stays what it is, as PyTorch's.
     out = where(eq(input, -math.inf), -largest if neginf is None else neginf, input)
     out = where(eq(input, math.inf), largest if posinf is None else posinf, out)
-    return where(isnan(input), nan, out)
+    return labelled(where(isnan(input), nan, out), "NanToNumBackward0", input)
 
 
-def _of_inference_alone(*operands: Operand) -> bool:
-    """Whether every tensor among ``operands`` is an inference tensor: PyTorch's autograd
-    skips an op of such alone, while a step of a composition of ops (``t * value``) would
-    record a node. Called where the first operand is one."""
-    return all_inference(tuple(t for t in operands if isinstance(t, Tensor)))
-
-
-def _inference_first(input: Operand) -> bool:
-    """Whether ``input`` is an inference tensor used where a graph is recorded."""
-    return isinstance(input, Tensor) and input._inference and is_grad_enabled()
+def inference_alone(input: Operand, *others: Operand) -> bool:
+    """Whether ``input`` is an inference tensor used where a graph is recorded, and so is
+    every tensor among ``others``: PyTorch's autograd skips an op of such alone, while a step
+    of a composition of ops (``t * value``) would record a node."""
+    return (
+        isinstance(input, Tensor)
+        and input._inference
+        and is_grad_enabled()
+        and all_inference(tuple(t for t in (input, *others) if isinstance(t, Tensor)))
+    )
 
 
 def _without_graph(op: Callable[..., Tensor], *operands: Operand, **kwargs: Any) -> Tensor:
@@ -1621,7 +1663,7 @@ def lerp(input: Tensor, end: Tensor, weight: Operand, *, out: Tensor | None = No
     _require_tensor("lerp", input)
     if not isinstance(end, Tensor):
         raise TypeError(f"lerp(): argument 'end' must be a Tensor, not {type(end).__name__}")
-    if _inference_first(input) and _of_inference_alone(input, end, weight):
+    if inference_alone(input, end, weight):
         return _without_graph(lerp, input, end, weight)
     if (
         isinstance(weight, Tensor)
@@ -1690,7 +1732,7 @@ def addcmul(
     """``input + value * tensor1 * tensor2``."""
     if out is not None:
         return written_out("addcmul", addcmul(input, tensor1, tensor2, value=value), out)
-    if _inference_first(input) and _of_inference_alone(input, tensor1, tensor2):
+    if inference_alone(input, tensor1, tensor2):
         return _without_graph(addcmul, input, tensor1, tensor2, value=value)
     dtype = result_type(input, tensor1, tensor2)
     if dtype is dtypes.bool_:
@@ -1723,8 +1765,18 @@ def addcdiv(
     integers, as in PyTorch."""
     if out is not None:
         return written_out("addcdiv", addcdiv(input, tensor1, tensor2, value=value), out)
-    if _inference_first(input) and _of_inference_alone(input, tensor1, tensor2):
+    if inference_alone(input, tensor1, tensor2):
         return _without_graph(addcdiv, input, tensor1, tensor2, value=value)
+    if (
+        isinstance(tensor1, Tensor)
+        and isinstance(tensor2, Tensor)
+        and (tensor1._inference or tensor2._inference)
+        and is_grad_enabled()
+    ):
+        # (PyTorch's node saves tensor2, and tensor1 for tensor2's gradient, even where only
+        # input needs one: the quotient's node here would read neither)
+        saved = (tensor2, tensor1) if tensor2.requires_grad else (tensor2,)
+        refuse_saved_inference("addcdiv", (input, tensor1, tensor2), saved)
     if not (_is_float(tensor1) or _is_float(tensor2)):
         raise RuntimeError(
             "addcdiv: integer division with addcdiv is no longer supported; convert tensor1 or "

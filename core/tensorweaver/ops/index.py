@@ -396,6 +396,21 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             f"{x.dtype.name} for the destination and {value.dtype.name} for the source; "
             f"convert the value with .to({x.dtype.name})"
         )
+    if (
+        x._inference
+        and x.requires_grad
+        and ew.inference_alone(x)
+        and (
+            ew.inference_alone(x, value)
+            or _write_node_name(x, index, not isinstance(value, Tensor)) == "CopySlices"
+        )
+    ):
+        # PyTorch's autograd, whose leaf check _inplace_source makes, skips a write of
+        # inference tensors alone, and a write into a view of one (a view that requires no
+        # grad): made (then refused outside the mode) as under no_grad
+        with no_grad():
+            setitem(x, index, value)
+        return
     view = x._view_of
     expanded = view is not None and view[1] is _write_overlapping
     target = view[0] if expanded else x
@@ -413,8 +428,13 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         )
     puts = _puts_through(arrays, value)  # (before value is expanded)
     number = not isinstance(value, Tensor)
-    if x._inference and not (_HELD and _HELD[-1] is x):  # (not a view's write-back)
-        x._refuse_inference_update("setitem", _write_node_name(x, index, number) == "CopySlices")
+    # (PyTorch writes into an inference tensor outside the mode, then refuses, in its version
+    # bump; a write through a view of it (CopySlices) is refused for an alias of one too)
+    refused = (
+        x._inference
+        and not (_HELD and _HELD[-1] is x)  # (not a view's write-back)
+        and x._refuses_inference_update(_write_node_name(x, index, number) == "CopySlices")
+    )
     if number:
         value = fill_value(value, x.dtype, "setitem")
         value = Tensor(x.backend.full((), value, x.dtype), x.backend, x.dtype)
@@ -444,6 +464,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         if len(x.shape) != 1:
             written = x.backend.reshape(written, x.shape)
         x._assign(Tensor(written, x.backend, x.dtype), op)
+        if refused:
+            x._refuse_inference_update("setitem", True)
         return
     flat_index = mv._reshape(positions, (n,), "setitem")
     values = mv._reshape(value, (n,), "setitem")
@@ -467,6 +489,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         name = "CopySlices" if expanded else _write_node_name(x, index, number)
         labelled(result, name, target)
     target._assign(result, op)
+    if refused:
+        x._refuse_inference_update("setitem", True)
 
 
 def _as_shape(t: Tensor, shape: tuple) -> Any:

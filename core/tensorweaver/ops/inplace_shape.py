@@ -27,11 +27,12 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.mode import inference_mode, is_grad_enabled, is_inference_mode_enabled
 from tensorweaver.autograd.node import INPLACE_CHANGES
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import views as vw
+from tensorweaver.ops.apply import all_inference, labelled
 from tensorweaver.tensor import Tensor, _c_strides, _set_writes_through, _writes_through
 
 
@@ -93,17 +94,29 @@ def _check_not_view_of_leaf(x: Tensor) -> None:
 
 
 def _change_shape(
-    op: str, x: Tensor, compute: Callable[[Tensor], Tensor], view: Callable[[Tensor], Tensor]
+    op: str,
+    x: Tensor,
+    compute: Callable[[Tensor], Tensor],
+    view: Callable[[Tensor], Tensor],
+    grad_fn: str | None = None,
 ) -> Tensor:
     """Make ``x`` hold ``compute(x)`` (a movement op), as the view ``view(x)`` of its old
-    self where its memory is linked to other tensors."""
-    x._check_inplace()  # a leaf that requires grad: PyTorch's error
-    _check_not_view_of_leaf(x)
+    self where its memory is linked to other tensors; its node is named ``grad_fn``
+    (PyTorch's name for the in-place form: ``TBackward1``, not t's ``TBackward0``; none for
+    ``resize_``, which records none)."""
+    if not (x.requires_grad and x._inference and all_inference((x,))):
+        # (PyTorch's autograd, whose checks these are, skips an inference tensor)
+        x._check_inplace()  # a leaf that requires grad: PyTorch's error
+        _check_not_view_of_leaf(x)
     out = compute(x)
-    if x._inference:  # (after compute: PyTorch checks the dims first, and refuses a no-op)
-        x._refuse_inference_update(op)
+    # (after compute: PyTorch checks the dims first; it makes the change, a no-op too, then
+    # refuses it in its version bump)
+    refused = x._inference and x._refuses_inference_update()
     if out is x:  # the shape stays
+        if refused:
+            x._refuse_inference_update(op)
         return x
+    old = x
     if _linked(x):
         old = _hand_over(x)
         out = view(old)
@@ -112,23 +125,37 @@ def _change_shape(
         x._view_of = out._view_of
         if out._view_of is None:  # the backend copied: the result shares nothing
             x._views, old._views = old._views, None
+    if out._node is not None and grad_fn is not None:
+        labelled(out, grad_fn, old)
     x.native, x.shape = out.native, out.shape
     if out._node is not None or is_grad_enabled():
         x._node = out._node
     x._version += 1
     INPLACE_CHANGES[0] += 1
+    if refused:
+        x._refuse_inference_update(op)
     return x
 
 
 def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    # (PyTorch's three overloads: no dim, one dim, several)
+    n = 3 if dim is None else 5 if isinstance(dim, (tuple, list)) else 4
     return _change_shape(
-        "squeeze_", self, lambda x: mv.squeeze(x, dim), lambda x: vw.squeeze(x, dim)
+        "squeeze_",
+        self,
+        lambda x: mv.squeeze(x, dim),
+        lambda x: vw.squeeze(x, dim),
+        f"SqueezeBackward{n}",
     )
 
 
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     return _change_shape(
-        "unsqueeze_", self, lambda x: mv.unsqueeze(x, dim), lambda x: vw.unsqueeze(x, dim)
+        "unsqueeze_",
+        self,
+        lambda x: mv.unsqueeze(x, dim),
+        lambda x: vw.unsqueeze(x, dim),
+        "UnsqueezeBackward1",
     )
 
 
@@ -138,6 +165,7 @@ def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
         self,
         lambda x: mv.transpose(x, dim0, dim1),
         lambda x: vw.transpose(x, dim0, dim1),
+        "TransposeBackward1",
     )
 
 
@@ -149,7 +177,7 @@ swapdims_ = transpose_  # (PyTorch names its arguments dim0, dim1, as transpose_
 
 
 def t_(self: Tensor) -> Tensor:
-    return _change_shape("t_", self, mv.t, vw.t)
+    return _change_shape("t_", self, mv.t, vw.t, "TBackward1")
 
 
 def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Tensor:
@@ -162,7 +190,11 @@ def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | None
         return out
 
     return _change_shape(
-        "as_strided_", self, compute, lambda x: vw.as_strided(x, size, stride, storage_offset)
+        "as_strided_",
+        self,
+        compute,
+        lambda x: vw.as_strided(x, size, stride, storage_offset),
+        "AsStridedBackward1",
     )
 
 
@@ -183,9 +215,15 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
             f"resize_(): sizes must be non-negative, got {list(shape)} "
             f"(for a tensor of shape {tuple(self.shape)})"
         )
-    if self._inference and tuple(self.shape) != shape:  # (PyTorch lets a no-op resize_ be)
-        self._refuse_inference_update("resize_")
-    if self.requires_grad:
+    if self._inference and tuple(self.shape) != shape and self._refuses_inference_update():
+        # (PyTorch lets a no-op resize_ be; else it resizes, then refuses in its version bump)
+        try:
+            with inference_mode():
+                resize_(self, shape)
+        finally:
+            self._refuse_inference_update("resize_")
+    # (PyTorch's autograd, which refuses, skips an inference tensor and all in inference mode)
+    if self.requires_grad and not (self._inference or is_inference_mode_enabled()):
         raise RuntimeError(
             "cannot resize variables that require grad (resize_ of a tensor of shape "
             f"{tuple(self.shape)} to {list(shape)}); resize a .detach()ed copy instead"

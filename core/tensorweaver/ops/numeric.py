@@ -125,6 +125,8 @@ def _log_add(op: str, input: Tensor, other: Tensor, ln_base: float) -> Tensor:
     grad / (1 + b**(other - input)) (NaN at equal infinities, as PyTorch's)."""
     a, b = _floating_pair(op, input, other, "fc" if ln_base == 1.0 else "f")
     name = "LogaddexpBackward0" if ln_base == 1.0 else "Logaddexp2Backward0"
+    if is_grad_enabled():  # (PyTorch's node saves both, as given)
+        ew.refuse_saved_inference(op, (input, other), (input, other))
     if a.dtype.kind == "c":
         return labelled(_complex_log_add(a, b), name, a, b)
     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
@@ -221,10 +223,19 @@ def _complex_log_add_values(a: Tensor, b: Tensor) -> Tensor:
     return ew.where(ew.logical_or(ew.isnan(a), ew.isnan(b)), nan, out)
 
 
+def _without_graph(op: Callable[..., Tensor], *operands: Any) -> Tensor:
+    """``op(*operands)`` of inference tensors alone: no graph, as PyTorch's autograd skips
+    such an op (a step of its composition here would record one)."""
+    with no_grad():
+        return op(*operands)
+
+
 def logaddexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """log(exp(input) + exp(other)), stable for any magnitude."""
     if out is not None:
         return written_out("logaddexp", logaddexp(input, other), out)
+    if ew.inference_alone(input, other):
+        return _without_graph(logaddexp, input, other)
     return _log_add("logaddexp", input, other, 1.0)
 
 
@@ -232,6 +243,8 @@ def logaddexp2(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Te
     """log2(2**input + 2**other), stable for any magnitude."""
     if out is not None:
         return written_out("logaddexp2", logaddexp2(input, other), out)
+    if ew.inference_alone(input, other):
+        return _without_graph(logaddexp2, input, other)
     return _log_add("logaddexp2", input, other, math.log(2.0))
 
 
@@ -241,6 +254,11 @@ def hypot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("hypot", hypot(input, other), out)
     a, b = _floating_pair("hypot", input, other)
+    if ew.inference_alone(input, other):
+        return _without_graph(hypot, a, b)
+    if is_grad_enabled():  # (PyTorch's node saves each operand for its own gradient)
+        wanted = tuple(t for t in (input, other) if t.requires_grad)
+        ew.refuse_saved_inference("hypot", wanted, wanted)
     if a.dtype in (dtypes.float16, dtypes.bfloat16):
         # PyTorch rounds a float32 hypot (correctly rounded, as C's) to the dtype: computed in
         # float64 where there is one, so that the float32 value is the same before rounding
@@ -268,6 +286,9 @@ def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     _need_tensor("fmod", "input", 1, input)
     ew.check_divisor("fmod", input, other)
     ew.refuse_complex("fmod", "not implemented for complex numbers", input, other)
+    if isinstance(other, Tensor) and ew.inference_alone(input, other):
+        # (a number is wrapped into a normal tensor by PyTorch: recorded)
+        return _without_graph(fmod, input, other)
     dtype = result_type(input, other)
     if dtype.kind in "iu":  # exact: input - trunc(input / other) * other
         quotient = ew.div(input, other, rounding_mode="trunc")
@@ -284,8 +305,8 @@ def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
         out = labelled(out, "FmodBackward1", input, other)
         if other.requires_grad:
             return out
-    else:
-        out = labelled(out, "FmodBackward0", input)
+    else:  # (of an inference input PyTorch wraps the number: its tensor overload)
+        out = labelled(out, "FmodBackward1" if input._inference else "FmodBackward0", input)
     return frees_nothing(out, x)  # (PyTorch's node for a number saves none: backward reruns)
 
 
@@ -408,6 +429,9 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     accumulate = red._accumulate_dtype(input, dtype)
     axis = _axis(dim, input.ndim, "cumprod")  # checked on a 0-d tensor too, as PyTorch's
     red._refuse_bool_scan("cumprod", input, accumulate)
+    if ew.inference_alone(input):
+        with no_grad():  # (PyTorch's autograd skips an op of an inference tensor alone)
+            return cumprod(input, dim, dtype=dtype)
     x = ew.cast(input, accumulate)
     if x.ndim == 0:
         return x
