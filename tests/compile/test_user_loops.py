@@ -35,7 +35,7 @@ def batch(device: str, seed: int, n: int = 5) -> tuple[tw.Tensor, tw.Tensor]:
 
 def host(t: tw.Tensor) -> np.ndarray:
     """A copy of ``t``'s values, through a clone: ``.numpy()`` of the tensor itself would
-    share its memory with NumPy (see the xfail at the end)."""
+    share its memory with NumPy (see the test at the end)."""
     return t.detach().clone().numpy()
 
 
@@ -197,16 +197,6 @@ def test_compiled_loop_equals_the_eager_loop(device: str, loop: Callable) -> Non
         assert fn.graph_source(), "never replayed"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=CompileWarning,
-    reason="after .numpy() of a parameter or gradient (a logging copy), the step's writes "
-    "into that memory (zero_grad(set_to_none=False), the optimizer's update, BatchNorm's "
-    "running statistics) come before cross_entropy's class-target check, which graph.py's "
-    "_hoist_checks does not move past any write, so the step runs eagerly (correct "
-    "results, with a warning); hoisting a check whose inputs are arguments the step never "
-    "writes would replay it",
-)
 def test_step_replays_after_numpy_of_its_weights() -> None:
     m = model("numpy")
     opt = tw.optim.SGD(m.parameters(), lr=0.1)

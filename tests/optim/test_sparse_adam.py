@@ -1,6 +1,6 @@
 """SparseAdam against ``torch.optim.SparseAdam`` fed by ``nn.Embedding(sparse=True)``, in
-float64 from the same weights: TensorWeaver's embedding gives dense gradients, and the rows
-they leave at zero must keep their values and moments, as PyTorch's sparse rows do.
+float64 from the same weights: TensorWeaver's sparse embedding gradients are stored dense, and
+the rows they leave at zero must keep their values and moments, as PyTorch's sparse rows do.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 from tensorweaver import optim
+from tensorweaver.nn.functional.sparse import SparseGradient
 
 torch = pytest.importorskip("torch")
 
@@ -22,7 +23,7 @@ LOOKUPS = [[0, 2, 2, 5], [1, 2], [0, 3, 3, 3, 4], [5], [2, 4, 0, 1]]
 
 def _embeddings(seed: int = 0) -> tuple[Any, Any]:
     weights = np.random.default_rng(seed).standard_normal((ROWS, DIM))
-    ours = tw.nn.Embedding.from_pretrained(tw.tensor(weights), freeze=False)
+    ours = tw.nn.Embedding.from_pretrained(tw.tensor(weights), freeze=False, sparse=True)
     theirs = torch.nn.Embedding.from_pretrained(torch.tensor(weights), freeze=False, sparse=True)
     return ours, theirs
 
@@ -68,7 +69,8 @@ def test_trajectory_matches_torch_with_a_sparse_embedding(backend: str, kwargs: 
 def test_a_vector_steps_only_its_nonzero_elements(backend: str) -> None:
     p = tw.tensor([1.0, 2.0, 3.0], dtype=tw.float64, requires_grad=True)
     opt = optim.SparseAdam([p], lr=0.1)
-    p.grad = tw.tensor([0.5, 0.0, -2.0], dtype=tw.float64)
+    dense = tw.tensor([0.5, 0.0, -2.0], dtype=tw.float64)
+    p.grad = SparseGradient(dense.native, dense.backend, dense.dtype)  # (as sparse=True's)
     opt.step()
     # The first step of Adam moves each stepped element by lr against its gradient's sign.
     np.testing.assert_allclose(p.detach().numpy(), [0.9, 2.0, 3.1], rtol=1e-7)

@@ -188,15 +188,7 @@ def _one_step(m: Any, make: Any) -> None:
 @pytest.mark.parametrize(
     "make",
     [
-        pytest.param(
-            lambda m, p: m.optim.SparseAdam([p], lr=0.05),
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="SparseAdam steps a dense gradient as Adam would (PyTorch raises "
-                "RuntimeError: SparseAdam does not support dense gradients). At fault: "
-                "core/tensorweaver/optim/sparse_adam.py",
-            ),
-        ),
+        lambda m, p: m.optim.SparseAdam([p], lr=0.05),
         lambda m, p: m.optim.Adam([p], lr=0.05, capturable=True),
     ],
     ids=["sparse_adam_dense_grad", "adam_capturable_on_cpu"],

@@ -191,6 +191,8 @@ def _total(entry: Any) -> Any:
     if pieces:
         joined = _join(pieces)
         total = joined if total is None else total + joined
+    elif entry[0].is_sparse and all(g.is_sparse for g in entry):  # sparse ones: a sparse sum
+        total = type(entry[0])(total.native, total.backend, total.dtype)
     return total
 
 
@@ -498,7 +500,10 @@ def _finish(
             _after_accumulate(key, leaf)
             continue
         if leaf._grad is not None:
-            _add_into(leaf._grad, g)
+            if leaf._grad.is_sparse and not g.is_sparse:  # (a dense sum, as PyTorch's)
+                leaf._grad = Tensor((leaf._grad + g).native, g.backend, g.dtype)
+            else:
+                _add_into(leaf._grad, g)
             _after_accumulate(key, leaf)
             continue
         # A tensor of its own over the gradient's array (a copy where NumPy shares that
@@ -506,7 +511,7 @@ def _finish(
         # whose in-place changes would reach the gradient computed, which another leaf's
         # .grad or the caller's ``gradient=`` may be.
         native = g._unshared_native() if _SHARED_STORAGES else g.native
-        g = Tensor(native, g.backend, g.dtype)
+        g = (type(g) if g.is_sparse else Tensor)(native, g.backend, g.dtype)  # (its layout)
         # Stored gradients get the backend's preferred layout (a transposed view would make
         # every optimizer op on it slow), as PyTorch's gradient layout contract does.
         if g.backend is not backend:

@@ -225,6 +225,7 @@ class GraphBuilder:
         # graph reads that array (from the first location).
         self._sharers: dict[int, list[str]] = {}
         self._inputs: dict[int, str] = {}  # id(input array) -> the variable it is read into
+        self._input_arrays: dict[str, Any] = {}  # the variable an input is read into -> it
         self._written: list[Any] = []  # the arrays of :meth:`written`
         self.prelude: list[str] = []
         self.lines: list[_Line] = []
@@ -313,6 +314,7 @@ class GraphBuilder:
             self.saved.append(obj)
         if name is None and key in self.sources:
             name = self.names[key] = self._inputs[key] = self._var()
+            self._input_arrays[name] = obj
             self.prelude.append(f"{name} = {self.sources[key]}")
             # (read from the first location: the others must still hold the same array)
             self.guards += [
@@ -620,7 +622,7 @@ class GraphBuilder:
                 continue
             kept.append(line)
             live.update(line.uses)
-        hoisted, body = _hoist_checks(_settle_aliases(kept[::-1], end))
+        hoisted, body = _hoist_checks(_settle_aliases(kept[::-1], end), self._input_arrays)
         streams = self._streams_before_checks(body)
         made = {t for line in body for t in line.targets}
         inputs = _ordered({u for line in body for u in line.uses} - made)
@@ -773,11 +775,13 @@ def _private(t: Tensor) -> Any:
     return _private_copy(t.backend, t.native, t.dtype)
 
 
-def _hoist_checks(lines: list[_Line]) -> tuple[list[_Line], list[_Line]]:
+def _hoist_checks(lines: list[_Line], inputs: dict[str, Any]) -> tuple[list[_Line], list[_Line]]:
     """``lines`` split into the checks of read-back values with the calls they need, which
-    run first, and the rest; nothing is hoisted past a write or a seed, and no draw is
-    hoisted. So a replay that a check stops has drawn nothing: the trace that follows draws
-    as the eager step does (a check after a dropout mask drew the mask twice)."""
+    run first, and the rest; nothing is hoisted past a seed, nor past a write into memory
+    that the hoisted calls read (``inputs``: the graph's input variables -> their arrays as
+    traced), and no draw is hoisted. So a replay that a check stops has drawn and written
+    nothing: the trace that follows draws as the eager step does (a check after a dropout
+    mask drew the mask twice), and writes once."""
     needed: set[str] = set()
     hoisted: list[_Line] = []
     for line in reversed(lines):
@@ -787,12 +791,52 @@ def _hoist_checks(lines: list[_Line]) -> tuple[list[_Line], list[_Line]]:
     if not hoisted:
         return [], lines
     # (A recurrent kernel draws only with dropout between its layers: ``line.draws`` knows.)
-    if any(line.kind in _NOT_FOLDABLE - _READS - _HOST_COPIES for line in lines) or any(
-        line.draws for line in hoisted
-    ):
+    if any(line.kind in _NOT_FOLDABLE - _READS - _HOST_COPIES - {"write_into"} for line in lines):
+        return [], lines
+    if any(line.draws or line.kind == "write_into" for line in hoisted):
+        return [], lines
+    if any(line.kind == "write_into" for line in lines) and not _apart(lines, needed, inputs):
         return [], lines
     chosen = {id(line) for line in hoisted}
     return hoisted[::-1], [line for line in lines if id(line) not in chosen]
+
+
+def _apart(lines: list[_Line], read: set[str], inputs: dict[str, Any]) -> bool:
+    """Whether no ``write_into`` line of ``lines`` writes into the memory of an input that
+    the variables ``read`` name: each write's target is taken to be in the memory of every
+    input it was computed from (``contiguous`` of an input is that input), and storages
+    are the writing backend's."""
+    made = {t: line for line in lines for t in line.targets}
+    for line in lines:
+        if line.kind != "write_into":
+            continue
+        sources = _inputs_of(line.call.args[0] if line.call else "", made, inputs)
+        if not sources:
+            return False  # (memory the graph cannot name: taken as shared)
+        owners = [line.backend.storage(inputs[name]) for name in sources]
+        for name in read:
+            array = inputs.get(name)
+            if array is None:
+                continue  # (made by a hoisted call: new memory)
+            kinds = {type(inputs[source]) for source in sources}
+            if kinds != {type(array)} or any(line.backend.storage(array) is o for o in owners):
+                return False
+    return True
+
+
+def _inputs_of(name: str, made: dict[str, _Line], inputs: dict[str, Any]) -> set[str]:
+    """The input variables ``name`` was computed from (itself, if it is one)."""
+    found, todo, seen = set(), [name], set()
+    while todo:
+        var = todo.pop()
+        if var in seen:
+            continue
+        seen.add(var)
+        if var in inputs:
+            found.add(var)
+        elif var in made:
+            todo.extend(made[var].uses)
+    return found
 
 
 def _unchanged(name: str, args: tuple, values: list[str], result: Any) -> str | None:

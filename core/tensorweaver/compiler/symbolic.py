@@ -81,6 +81,18 @@ class Sym(float):
         value = as_float32(float.__float__(self))
         return type(self)(value, f"_float32({self.expr})", self.guards) if self.live() else value
 
+    def maximum(self, other: Any, first: bool) -> Any:
+        """``max(self, other)`` (``first``: as ``max(self, other)``, else ``max(other,
+        self)``), which the replay takes afresh: no guard on which is larger."""
+        value = max(float.__float__(self), other) if first else max(other, float.__float__(self))
+        if not self.live():
+            return value
+        text = literal(other)
+        if text is None:  # (a number the expression cannot name: guarded as a comparison)
+            return max(self, other) if first else max(other, self)
+        pair = f"{self.expr}, {text}" if first else f"{text}, {self.expr}"
+        return type(self)(float(value), f"max({pair})", self.guards)
+
     def _unnamed(self, other: Any) -> None:
         """Combined with ``other``, which the expression cannot name (a hook)."""
 

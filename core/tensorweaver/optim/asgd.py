@@ -6,9 +6,11 @@ from typing import Any, Optional
 
 import tensorweaver as tw
 from tensorweaver.optim.optimizer import (
+    TRACED,
     Optimizer,
     ParamsT,
     count_step,
+    host_max,
     read_scalar,
     scalar_state,
     scalar_tensor,
@@ -67,10 +69,14 @@ class ASGD(Optimizer):
         eta, mu = read_scalar(state["eta"]), read_scalar(state["mu"])
         param.mul_(1 - group["lambd"] * eta)
         param.add_(grad, alpha=-eta)
-        if mu != 1:
-            state["ax"].add_((param - state["ax"]) * mu)
+        ax = state["ax"]
+        if TRACED.open:  # tw.compile traces: the choice as data (mu changes at step t0 + 2)
+            averaged = tw.full((), mu, dtype=tw.float64, device=param.device) != 1
+            ax.copy_(tw.where(averaged, ax + (param - ax) * mu, param))
+        elif mu != 1:
+            ax.add_((param - ax) * mu)
         else:
-            state["ax"].copy_(param)
+            ax.copy_(param)
         lr = group["lr"]
         # (PyTorch computes eta with the step tensor, in its dtype, then copies it into eta.)
         write_scalar(
@@ -78,4 +84,5 @@ class ASGD(Optimizer):
             "eta",
             scalar_state(lr / (1 + group["lambd"] * lr * step) ** group["alpha"], state["step"]),
         )
-        write_scalar(state, "mu", scalar_state(1 / max(1, step - group["t0"]), state["mu"]))
+        mu = 1 / host_max(1, step - group["t0"])
+        write_scalar(state, "mu", scalar_state(mu, state["mu"]))

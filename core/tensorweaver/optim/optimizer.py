@@ -499,13 +499,23 @@ def as_float32(value: float) -> float:
     return float(np.float32(value))
 
 
+def host_max(a: float, b: float) -> float:
+    """``max(a, b)``. A number that tw.compile's trace recomputes (compiler/symbolic.py's
+    ``Sym``) gives one whose replay takes the max afresh, rather than a guard on which was
+    larger (ASGD's ``max(1, step - t0)`` changes sides once, at step ``t0 + 1``)."""
+    for x, y in ((b, a), (a, b)):
+        if isinstance(x, float) and type(x) is not float and hasattr(x, "maximum"):
+            return x.maximum(y, first=x is a)
+    return max(a, b)
+
+
 def scalar_tensor(value: float) -> Any:
     """A new scalar state entry (``step``, NAdam's ``mu_product``, ...): a 0-d tensor of
     PyTorch's scalar dtype (float32, float64 when that is the default dtype)."""
     dtype = tw.float64 if tw.get_default_dtype() is tw.float64 else tw.float32
     tensor = tw.tensor(value, dtype=dtype)
-    if TRACED.open:  # (a read of it would break the graph; its value is known)
-        TRACED[id(tensor)] = [tensor, value, []]
+    if TRACED.open:  # (a read of it would break the graph; its value is known, as stored)
+        TRACED[id(tensor)] = [tensor, value if dtype is tw.float64 else as_float32(value), []]
     return tensor
 
 

@@ -15,7 +15,8 @@ class SparseAdam(Optimizer):
     values and moments both.
 
     PyTorch requires sparse gradients (``nn.Embedding(sparse=True)``) and steps the rows they
-    hold. TensorWeaver has no sparse tensors, so its gradients are dense: a row (a slice
+    hold; a dense gradient raises, as in PyTorch. TensorWeaver stores the sparse ones dense
+    (``is_sparse`` all the same: nn/functional/sparse.py's ``SparseGradient``): a row (a slice
     along dimension 0; an element of a 1-d parameter) takes part in a step when its gradient
     is non-zero somewhere. Those rows step as in PyTorch: with ``t`` the number of steps
     the parameter had a gradient, ``m += (1 - beta1) * (g - m)``, ``v += (1 - beta2) *
@@ -49,6 +50,15 @@ class SparseAdam(Optimizer):
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         return {"step": 0, "exp_avg": tw.zeros_like(param), "exp_avg_sq": tw.zeros_like(param)}
+
+    def _step_group(self, params: list[Any], group: dict[str, Any]) -> None:
+        # (Every gradient checked before any parameter steps, as PyTorch's.)
+        for p in params:
+            if not p.grad.is_sparse:
+                raise RuntimeError(
+                    "SparseAdam does not support dense gradients, please consider Adam instead"
+                )
+        super()._step_group(params, group)
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
         state = self._state_of(param, group)

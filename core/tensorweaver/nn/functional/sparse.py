@@ -8,9 +8,10 @@ no gradient. The indices are checked once, up front, with PyTorch's error classe
 (PyTorch 2.13's CPU kernel scales by the wrong count, pytorch/pytorch#190063).
 
 ``sparse=True`` gives the same gradient values as PyTorch's sparse gradient, stored dense
-(the core has no sparse layout): rows not looked up are zero, which ``optim.SparseAdam``
-treats as absent. ``scale_grad_by_freq`` divides each row's gradient by how often its index
-occurs in the batch, as PyTorch does.
+(the core has no sparse layout) in a :class:`SparseGradient`, which reports ``is_sparse`` as
+PyTorch's does (``optim.SparseAdam`` refuses any other): rows not looked up are zero, which
+``optim.SparseAdam`` treats as absent. ``scale_grad_by_freq`` divides each row's gradient by
+how often its index occurs in the batch, as PyTorch does.
 """
 
 from __future__ import annotations
@@ -23,6 +24,35 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops.bounds import check_index, extrema, inside
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
+
+
+class SparseGradient(Tensor):
+    """A weight's gradient that PyTorch holds in its sparse layout (a ``sparse=True`` lookup's),
+    stored dense. The autograd engine keeps the class while every gradient summed into a
+    ``.grad`` is one (a dense one added makes the sum dense, as in PyTorch)."""
+
+    __slots__ = ()
+    is_sparse = True
+
+
+class _SparseWeightGradient(tw.autograd.Function):
+    """The weight unchanged; its gradient a :class:`SparseGradient`."""
+
+    @staticmethod
+    def forward(ctx, weight: Tensor) -> Tensor:
+        return weight.detach()
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        return SparseGradient(grad.native, grad.backend, grad.dtype)
+
+
+def _sparse_gradient(weight: Tensor, sparse: bool) -> Tensor:
+    """``weight``, through :class:`_SparseWeightGradient` for a ``sparse=True`` lookup that
+    autograd records."""
+    if sparse and weight.requires_grad and tw.is_grad_enabled():
+        return _SparseWeightGradient.apply(weight)
+    return weight
 
 
 class PaddingIndexError(AssertionError, ValueError):
@@ -78,6 +108,7 @@ def embedding(
         _renorm_(weight, indices, max_norm, norm_type)
     if padding_idx is not None:
         padding_idx = check_padding_idx(padding_idx, size, "embedding")
+    weight = _sparse_gradient(weight, sparse)
     rows = fused_or_reference("embedding", embedding_reference, (weight, indices), padding_idx)
     if scale_grad_by_freq and rows.requires_grad:
         if sparse:  # PyTorch raises this when the backward runs; here before it is recorded
@@ -232,6 +263,7 @@ def embedding_bag(
         _renorm_(weight, flat, max_norm, norm_type)
     starts = _check_offsets(input, offsets)
     index = input.long()
+    weight = _sparse_gradient(weight, sparse)
     if starts is not None:
         offsets = offsets.long()
     tensors = (weight, index, offsets, per_sample_weights)
