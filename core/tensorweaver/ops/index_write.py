@@ -1,6 +1,7 @@
 """Writes at indices with PyTorch's API: ``index_copy``, ``index_fill``, ``index_put``,
 ``masked_scatter`` (out of place; :mod:`tensorweaver.ops.methods` adds the in-place ``*_``
-forms) and ``fill_diagonal_``.
+forms), ``fill_diagonal_`` and ``index_put_`` (which adds into memory that repeats
+elements as PyTorch's kernel does).
 
 Each lowers to a scatter (or scatter-add) of the core's own in-range indices, so gradients
 come from the scatter rules: zero for what was overwritten, and for the written values
@@ -146,6 +147,14 @@ def index_put(
 ) -> Tensor:
     """A copy of ``input`` with ``values`` (broadcast) written at ``input[indices]``, or added
     there with ``accumulate=True``, where duplicated indices add up."""
+    return _index_put(input, indices, values, accumulate, None)
+
+
+def _index_put(
+    input: Tensor, indices: Any, values: Any, accumulate: bool, target: Tensor | None
+) -> Tensor:
+    """:func:`index_put`; ``target``: the tensor :func:`index_put_` writes the result into
+    (``input`` is its value), whose repeated memory locations add up."""
     op = "index_put()"
     if not isinstance(indices, (tuple, list)) or not all(isinstance(i, Tensor) for i in indices):
         raise TypeError(
@@ -169,13 +178,74 @@ def index_put(
             f"{op}: shape mismatch: values of shape {list(values.shape)} cannot be broadcast to "
             f"the indexed shape {list(positions.shape)}"
         ) from None
-    flat = mv.reshape(input, (-1,))
     where, what = mv.reshape(positions, (-1,)), mv.reshape(values, (-1,))
+    if accumulate and target is not None and _repeats_memory(target):
+        where, what = _per_location(target, where, what)
     write = ix.scatter_add_unchecked if accumulate else ix.scatter_unchecked
-    out = mv.reshape(write(flat, 0, where, what), input.shape)
+    out = mv.reshape(write(mv.reshape(input, (-1,)), 0, where, what), input.shape)
     if out._node is not None:
         ix.refuse_saved_indices(op, indices)
     return out
+
+
+def index_put_(
+    self: Tensor, indices: tuple | list, values: Tensor, accumulate: bool = False
+) -> Tensor:
+    """:func:`index_put` in place. Where this tensor's memory holds one location for several
+    elements (an ``expand()`` view, NumPy memory with a zero stride), ``accumulate=True``
+    adds every value aimed at a location there, as PyTorch's kernel adds into memory (its
+    out-of-place ``index_put`` adds into a copy of distinct elements)."""
+    source = self._inplace_source(values)  # (values's gradient path: see there)
+    result = _index_put(source, indices, values, accumulate, self)
+    return self._assign(result, "index_put_")
+
+
+def _repeats_memory(x: Tensor) -> bool:
+    """Whether several of ``x``'s elements are one memory location: a view (or host-shared
+    memory) whose elements' locations (by its strides) repeat."""
+    if x._view_of is None and not x._repeats_host_memory():
+        return False
+    shape, strides = tuple(x.shape), x.stride()
+    reach = 0  # (the farthest location the inner dimensions reach, innermost first)
+    for n, s in sorted(zip(shape, strides), key=lambda pair: pair[1]):
+        if n != 1 and s <= reach:
+            break
+        reach += s * (n - 1)
+    else:
+        return False  # (each dimension steps past all the inner ones: no location twice)
+    locations = np.sort(_locations(shape, strides))
+    return bool((locations[1:] == locations[:-1]).any())
+
+
+def _locations(shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """Each element's memory location (in elements from the first), row-major."""
+    grid = np.zeros(shape, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        grid += (np.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(shape) - d - 1))
+    return grid.reshape(-1)
+
+
+def _per_location(x: Tensor, where: Tensor, what: Tensor) -> tuple[Tensor, Tensor]:
+    """The flat positions and values that, added in order into ``x``'s elements, add each
+    value of ``what`` (aimed at ``where``) to every element of its memory location, in
+    ``what``'s order (as PyTorch's kernel adds them); a value's gradient comes from its own
+    position only, as PyTorch's ``index_put_`` reads the gradient there."""
+    locations = _locations(tuple(x.shape), x.stride())
+    aimed = x.backend.to_host(where.native).reshape(-1)
+    order = np.argsort(locations, kind="stable")
+    start = np.searchsorted(locations[order], locations[aimed])
+    copies = np.searchsorted(locations[order], locations[aimed], side="right") - start
+    source = np.repeat(np.arange(aimed.size), copies)  # (each value's copies, in its order)
+    first = np.repeat(np.cumsum(copies) - copies, copies)
+    element = order[np.repeat(start, copies) + np.arange(source.size) - first]
+    with no_grad():
+        positions = cr.tensor(element, dtype=dtypes.int64, device=x)
+        taken = cr.tensor(source, dtype=dtypes.int64, device=x)
+        own = cr.tensor(element == aimed[source], dtype=dtypes.bool_, device=x)
+    values = ew.where(
+        own, ix.index_select(what, 0, taken), ix.index_select(what.detach(), 0, taken)
+    )
+    return positions, values
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:

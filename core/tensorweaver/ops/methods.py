@@ -513,7 +513,10 @@ DEFERRED_METHODS: dict[str, tuple[str, str]] = {
         "isclose allclose clamp_min clamp_max logaddexp logaddexp2 hypot fmod frac nansum "
         "nanmean aminmax cumprod cummax cummin logcumsumexp scatter_reduce index_reduce",
     ),
-    **names_in("ops.index_write", "index_copy index_fill index_put masked_scatter fill_diagonal_"),
+    **names_in(
+        "ops.index_write",
+        "index_copy index_fill index_put index_put_ masked_scatter fill_diagonal_",
+    ),
     **names_in(
         "ops.scatter_views", "as_strided_scatter select_scatter slice_scatter diagonal_scatter"
     ),
@@ -838,7 +841,6 @@ for _name in (
     "index_add",
     "index_copy",
     "index_fill",
-    "index_put",
     "masked_scatter",
     "floor",
     "ceil",

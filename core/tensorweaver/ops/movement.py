@@ -380,8 +380,6 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 f"cat: sizes of tensors must match except in dimension {axis}; got shapes "
                 f"{', '.join(str(list(u.shape)) for u in tensors)}"
             )
-    if len(kept) == 1:
-        return kept[0] if dtype is kept[0].dtype else ew.cast(kept[0], dtype)
     natives = [cast_native(t, dtype) for t in kept]
     sizes = tuple(t.shape[axis] for t in kept)
     return apply("cat", backend.cat(natives, axis), dtype, tuple(kept), (axis, sizes))
@@ -401,8 +399,13 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             f"{', '.join(str(list(t.shape)) for t in tensors)}"
         )
     d = _axis(dim, tensors[0].ndim + 1, "stack")
-    check_ndim("stack", (len(tensors), *tensors[0].shape), tensors[0].backend)
-    return labelled(cat([unsqueeze(t, d) for t in tensors], d), "StackBackward0", *tensors)
+    shape = (*tensors[0].shape[:d], len(tensors), *tensors[0].shape[d:])
+    check_ndim("stack", shape, tensors[0].backend)
+    if d == tensors[0].ndim:  # (no dimension to split: joined along a new last one)
+        return labelled(cat([unsqueeze(t, d) for t in tensors], d), "StackBackward0", *tensors)
+    # PyTorch's: joined along dim, which is then split in two, so that the result keeps the
+    # layout cat gives (a channels-last input's, where every input is)
+    return labelled(_reshape(cat(tensors, d), shape, "stack"), "StackBackward0", *tensors)
 
 
 def _split_axis(x: Tensor, dim: int, op: str) -> int:
@@ -555,7 +558,7 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
-    """``x`` itself when its array is laid out as the backend prefers (or, for a
+    """``x`` itself when it is contiguous in PyTorch's sense (its strides, or for a
     channels-last ``memory_format``, in that order), else a copy that is (the backend's
     optional ``contiguous``; without one every array counts as laid out, and a view is a
     new tensor)."""
@@ -572,7 +575,17 @@ def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
         # writes into it must not reach the base (x.t().contiguous() copies in PyTorch)
         return x if x._view_of is None else apply("identity", x.native, x.dtype, (x,))
     native = make(x.native)
-    return x if native is x.native else apply("identity", native, x.dtype, (x,))
+    if native is not x.native:
+        return apply("identity", native, x.dtype, (x,))
+    if (
+        (x._view_of is None and x._alias_of is None)
+        or x._own_array_view() is None  # (its array's layout is its strides: C order)
+        or x.is_contiguous()
+    ):
+        return x
+    # a view whose array is its own and C-laid out (as_strided, unfold, a complex part) while
+    # its strides over the base's memory are not: PyTorch's copy, which writes do not share
+    return apply("identity", x._unshared_native(), x.dtype, (x,))
 
 
 def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:

@@ -45,7 +45,10 @@ class Kind(NamedTuple):
     ``checks_first``, whether PyTorch's kernel refuses an ``out`` that repeats elements in
     memory before resizing it (index_select; others resize first); ``broadcasts``, whether
     each result is copied into its ``out`` tensor as ``copy_`` copies (broadcast, cast, never
-    resized) under no_grad, and None returned (split_copy)."""
+    resized) under no_grad, and None returned (split_copy); ``partly``, which inputs ``out``
+    may not share part of the memory of (PyTorch's TensorIterator check; the very same
+    elements, in the same places, are allowed): ``"any"``, or ``"input"`` alone (addmm: the
+    matrices' product kernel takes any)."""
 
     exact: bool = True
     apart: bool = False
@@ -60,6 +63,7 @@ class Kind(NamedTuple):
     float_kernel: bool = False
     checks_first: bool = False
     broadcasts: bool = False
+    partly: str = ""
 
 
 def _table(kind: Kind, names: str) -> dict[str, Kind]:
@@ -71,32 +75,37 @@ def _table(kind: Kind, names: str) -> dict[str, Kind]:
 OUT: dict[str, Kind] = {
     **_table(
         Kind(),
-        "addmm addmv aminmax all amax amin any argmax argmin baddbmm bmm bucketize "
-        "conj_physical complex cummax cummin diag diag_embed diff dot frexp ger heaviside "
-        "histogram index_add index_copy index_reduce inner inverse isin isneginf "
-        "isposinf log_softmax logcumsumexp lu_solve lu_unpack matmul mm mode msort mv "
-        "nanquantile norm polar qr quantile renorm scatter scatter_add scatter_reduce "
-        "searchsorted slice_scatter softmax sort svd tensordot topk tril triangular_solve triu "
-        "vdot alias_copy as_strided_copy diagonal_copy expand_copy permute_copy squeeze_copy "
-        "t_copy transpose_copy unfold_copy unsqueeze_copy view_copy hardshrink matrix_power "
-        "ormqr select_copy slice_copy slogdet view_as_real_copy view_as_complex_copy where "
-        "argsort",
+        "aminmax all amax amin any argmax argmin bmm bucketize conj_physical complex cummax "
+        "cummin diag diag_embed dot frexp histogram inner inverse isin isneginf isposinf "
+        "log_softmax lu_solve lu_unpack matmul mm mode msort mv nanquantile norm polar qr "
+        "quantile searchsorted slice_scatter softmax sort svd tensordot topk tril "
+        "triangular_solve triu vdot alias_copy as_strided_copy diagonal_copy expand_copy "
+        "permute_copy squeeze_copy t_copy transpose_copy unfold_copy unsqueeze_copy view_copy "
+        "matrix_power ormqr select_copy slice_copy slogdet view_as_real_copy "
+        "view_as_complex_copy argsort",
     ),
     **_table(
-        Kind(exact=False),
-        "addr cholesky cholesky_inverse cholesky_solve fmax fmin geqrf igamma igammac kron "
-        "logsumexp mvlgamma normal orgqr outer threshold",
+        Kind(partly="any"),
+        "diff ger hardshrink heaviside index_add index_copy index_reduce logcumsumexp renorm "
+        "scatter scatter_add scatter_reduce where",
     ),
+    **_table(Kind(partly="input"), "addmm addmv baddbmm"),
+    **_table(
+        Kind(exact=False),
+        "cholesky cholesky_inverse cholesky_solve geqrf logsumexp mvlgamma normal orgqr threshold",
+    ),
+    **_table(Kind(exact=False, partly="any"), "addr fmax fmin igamma igammac kron outer"),
     **_table(Kind(exact=False, widens="dtype"), "mean"),
     **_table(Kind(exact=False, widens="dtype", float_kernel=True), "nanmean nansum"),
     **_table(Kind(exact=False, widens="input", float_kernel=True), "std var"),
     **_table(Kind(exact=False, exact_pairs=True), "max min"),
     **_table(Kind(differentiable=False), "histc"),
-    **_table(Kind(exact=False, copies=True), "cumprod cumsum"),
+    **_table(Kind(exact=False, copies=True, partly="any"), "cumprod cumsum"),
     **_table(Kind(exact=False, copies=True, needs_dim=True), "prod sum"),
     **_table(Kind(exact=False, quiet=True), "bernoulli lu"),
     **_table(Kind(exact=False, quiet=True, copies=True), "eye rand randint randperm range"),
-    **_table(Kind(quiet=True), "addbmm logspace multinomial narrow_copy randn"),
+    **_table(Kind(quiet=True), "logspace multinomial narrow_copy randn"),
+    **_table(Kind(quiet=True, partly="input"), "addbmm"),
     **_table(Kind(returns=False), "split_with_sizes_copy unbind_copy"),
     **_table(Kind(returns=False, broadcasts=True), "split_copy"),
     **_table(
@@ -158,6 +167,12 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     if kind.apart and isinstance(out, Tensor) and isinstance(value, Tensor):
         if out.numel() and out.shape != value.shape:  # (resized first, over its memory)
             _refuse_overlap(name, out, args, kwargs, resized=value.numel())
+    if kind.partly and isinstance(out, Tensor) and isinstance(value, Tensor):
+        if out.shape == value.shape:  # (a resized out may move to new memory: not told)
+            inputs = [*args, *kwargs.values()]
+            if kind.partly == "input":
+                inputs = args[:1] if args else [kwargs.get("input")]
+            _refuse_partial_overlap(name, out, inputs)
     if kind.quiet:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "An output with one or more elements was")
@@ -300,6 +315,27 @@ def _refuse_overlap(
                     "the written-to tensor refer to a single memory location. Please clone() "
                     "the tensor before performing the operation."
                 )
+
+
+def _refuse_partial_overlap(name: str, out: Tensor, inputs: Any) -> None:
+    """PyTorch's error where ``out`` shares part of the memory of one of ``inputs`` (some of
+    its elements, or all of them in other places); the very same elements are an in-place
+    write."""
+    for t in inputs:
+        if isinstance(t, Tensor) and _overlap(out, t) and not _same_elements(out, t):
+            raise RuntimeError(
+                f"{name}(): unsupported operation: some elements of the input tensor and the "
+                "written-to tensor refer to a single memory location. Please clone() the "
+                "tensor before performing the operation."
+            )
+
+
+def _same_elements(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` and ``b`` lie over the same bytes of memory with the same strides."""
+    if a is b:
+        return True
+    span_a, span_b = a.numel() * a.element_size(), b.numel() * b.element_size()
+    return a.data_ptr() == b.data_ptr() and span_a == span_b and a.stride() == b.stride()
 
 
 def _overlap(a: Tensor, b: Tensor, a_numel: int | None = None) -> bool:

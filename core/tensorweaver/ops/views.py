@@ -39,7 +39,8 @@ memory (any other view's is its base's, ops/host_strided_views.py); a new axis's
 a tensor that is no view; on a backend that cannot tell (cuPyNumeric), every ``reshape`` is
 a view; ``x[mask] = v`` through ``expand()``'s repeated elements raises (``masked_fill_``,
 ``index_fill_`` and ``index_put_`` write, as PyTorch's, with its deprecation warning), and
-an ``index_put_(..., accumulate=True)`` there adds one copy's values, not every copy's; a
+an ``index_put_(..., accumulate=True)`` there adds every value aimed at a location, as
+PyTorch's (ops/index_write.py ``index_put_``); a
 ``conj()`` view holds the conjugated values in an array of its own (its strides are its
 base's, and its ``numpy()`` and DLPack export raise, as PyTorch's), so reading it does not
 see writes into its base's memory made through NumPy since it was read last (an in-place

@@ -34,6 +34,7 @@ from tensorweaver_numpy.fft import FourierTransforms
 from tensorweaver_numpy.foreach import ForeachOps
 from tensorweaver_numpy.fused import FusedOps
 from tensorweaver_numpy.host import HostMemory
+from tensorweaver_numpy.layouts import binary_ufunc
 from tensorweaver_numpy.linalg import LinearAlgebra
 from tensorweaver_numpy.pooling import MaxPooling
 from tensorweaver_numpy.special import SpecialFunctions
@@ -405,11 +406,11 @@ class NumpyBackend(
 
     # binary -------------------------------------------------------------------------------
 
-    add = quiet_ufunc(np.add)
-    sub = quiet_ufunc(np.subtract)
-    mul = quiet_ufunc(np.multiply)
-    div = quiet_ufunc(np.true_divide)
-    floordiv = quiet_ufunc(np.floor_divide)  # NumPy floors like Python's //
+    add = binary_ufunc(np.add)
+    sub = binary_ufunc(np.subtract)
+    mul = binary_ufunc(np.multiply)
+    div = binary_ufunc(np.true_divide)
+    floordiv = binary_ufunc(np.floor_divide)  # NumPy floors like Python's //
 
     @quiet
     def remainder(self, a: A, b: A) -> A:
