@@ -98,6 +98,19 @@ _WRITTEN: list = []
 #: PyTorch's ``.data``, each shares its tensor's memory but has a version counter of its
 #: own, so autograd does not see writes through it.
 _OWN_COUNTERS: dict[int, weakref.ref] = {}
+
+
+class _OwnCounterRef(weakref.ref):
+    """The weak reference of an :data:`_OWN_COUNTERS` entry, which holds its key (one shared
+    callback, no closure per ``.data`` tensor)."""
+
+    __slots__ = ("key",)
+
+
+def _forget_own_counter(ref: _OwnCounterRef) -> None:
+    _OWN_COUNTERS.pop(ref.key, None)
+
+
 #: How many writes through a ``.data`` tensor are being passed on into the tensors over its
 #: memory: their versions, and the nodes that saved their values, do not see them.
 _UNCOUNTED = [0]
@@ -726,7 +739,16 @@ class Tensor:
         if base._inference and not self._inference:  # (made outside the mode)
             _mark_inference_alias(self)
         self._own_version = base._own_version  # (the own parts: one memory, one count)
-        base._follow(self, None)
+        # (_follow's alias case, inline: one call fewer on every detach(), .data, Parameter)
+        entry = (weakref.ref(self), None, self._node is not None, None)
+        views = base._views
+        if views is None:
+            base._views = [entry]
+        else:
+            n = len(views)
+            if n >= 16 and n & (n - 1) == 0:  # drop dead views now and then, as _follow does
+                views[:] = [old for old in views if old[0]() is not None]
+            views.append(entry)
         if _HOST_SHARED and _writes_through(base):
             _set_writes_through(self, True)
 
@@ -749,7 +771,9 @@ class Tensor:
         out._share_memory_of(self)
         out._version = 0
         key = id(out)
-        _OWN_COUNTERS[key] = weakref.ref(out, lambda _, key=key: _OWN_COUNTERS.pop(key, None))
+        ref = _OwnCounterRef(out, _forget_own_counter)
+        ref.key = key
+        _OWN_COUNTERS[key] = ref
         return out
 
     @data.setter
@@ -893,8 +917,10 @@ class Tensor:
         snap._version = self._version
         return snap
 
-    def _assign(self, result: Tensor, op: str = _SETITEM) -> Tensor:
-        """Make ``result`` this tensor's new value (the end of every in-place method).
+    def _assign(self, result: Any, op: str = _SETITEM) -> Tensor:
+        """Make ``result`` this tensor's new value (the end of every in-place method): a
+        Tensor, or a bare backend array of this tensor's dtype and no history (an update
+        written by ops/in_place_writes.py: no throwaway Tensor around it).
 
         A node that PyTorch makes save its output (``exp``, ``tanh``, ``softmax``, ...) is
         told its output changed (``autograd/node.py``: ``output_changed``), so backward
@@ -908,6 +934,10 @@ class Tensor:
             and not (_HELD and _HELD[-1] is self)  # (not a write-back)
             and self._refuses_inference_update()
         )
+        if isinstance(result, Tensor):
+            native, node, requires_grad = result.native, result._node, result.requires_grad
+        else:
+            native, node, requires_grad = result, None, False
         view = self._view_of
         if view is not None:
             # (a write-back of a view's change into this base is no write of the user's: only
@@ -916,7 +946,7 @@ class Tensor:
                 not _fills(op)
                 and not (_HELD and _HELD[-1] is self)
                 and self._overlaps_itself()
-                and (op != _SETITEM or _changes_repeat(self, result.native))
+                and (op != _SETITEM or _changes_repeat(self, native))
             ):
                 raise RuntimeError(
                     f"{op}: unsupported operation: more than one element of the written-to "
@@ -932,7 +962,7 @@ class Tensor:
                 f"{op}: the result has shape {result.shape}, which does not "
                 f"match the tensor's shape {self.shape} (in-place ops cannot broadcast self)"
             )
-        if result.dtype is not self.dtype:
+        if native is not result and result.dtype is not self.dtype:  # (bare: of this dtype)
             from tensorweaver.promotion import category
 
             if category(result.dtype) > category(self.dtype):
@@ -941,13 +971,13 @@ class Tensor:
                     f"the desired output type {self.dtype.name}"
                 )
             result = result.to(self.dtype)
+            native, node, requires_grad = result.native, result._node, result.requires_grad
         made_by = self._node  # (the node that made the value this write replaces)
         version_before = self._version if made_by is not None else 0
         linked = self._alias_of is not None or self._view_of is not None
         if linked:
             kept = self._kept_values() if _HOST_SHARED else (self.native, None)
             before = (kept, self._node, self.requires_grad, self._version)
-        native = result.native
         mine = self.native
         c_ordered = C_TESTS.get(type(mine))  # (inline: the common case costs one test)
         if (
@@ -965,11 +995,11 @@ class Tensor:
             native = _laid_out_like(self.backend, native, self.native)
         wrote = self._store(native, op)
         if not refused:
-            if result._node is not None or is_grad_enabled():
-                self._node = result._node
+            if node is not None or is_grad_enabled():
+                self._node = node
             # (under no_grad the history stays, as in PyTorch: gradients flow as if the change
             # never happened, and a node that saved this tensor sees its version move)
-            if result.requires_grad and is_grad_enabled():
+            if requires_grad and is_grad_enabled():
                 self.requires_grad = True
         if not wrote and not _UNCOUNTED[0]:  # (a write into shared memory counted on its
             self._version += 1  # storage: one version; a .data write: none, see _OWN_COUNTERS)

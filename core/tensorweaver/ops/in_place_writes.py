@@ -25,7 +25,7 @@ def natives(tensors: list[Tensor]) -> list[Any]:
 def assign(tensors: list[Tensor], values: list[Any], op: str) -> None:
     """Rebind each tensor to its new array, as the in-place method ``op`` does."""
     for t, v in zip(tensors, values):
-        t._assign(Tensor(v, t.backend, t.dtype), op)
+        t._assign(v, op)  # (a bare array: Tensor._assign takes one)
 
 
 #: Tensors of fewer elements are rebound as before: a new array of them costs about what
@@ -100,7 +100,7 @@ def _update(
         _rebind(backend, tensors, name, args, op)  # (a name the backend does not write)
         return natives(tensors)
     for t in chosen:
-        t._assign(Tensor(t.native, t.backend, t.dtype), op)
+        t._assign(t.native, op)
     if not whole:
         written = set(own)
         rest = [i for i in range(len(tensors)) if i not in written]
@@ -128,7 +128,7 @@ def add_scaled(x: Tensor, y: Tensor, alpha: float, op: str) -> None:
         foreach_update([x], "add", ([y.native], alpha), op, [0])  # (x is large: counted here)
         return
     (native,) = x.backend.foreach_add([x.native], [y.native], alpha)  # (no list work)
-    x._assign(Tensor(native, x.backend, x.dtype), op)
+    x._assign(native, op)
 
 
 def _rebind(backend: Any, tensors: list[Tensor], name: str, args: tuple, op: str) -> None:
