@@ -577,6 +577,13 @@ class Tensor:
 
         return grad_fn_of(node)
 
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf), as PyTorch's."""
+        from tensorweaver.autograd.node import output_nr
+
+        return output_nr(self._node)
+
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
@@ -1826,9 +1833,23 @@ class Tensor:
     def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Any:
         """A NumPy ufunc's result on this tensor (``np.exp(t)``, ``np.add(t, 1)``) as a tensor
         over the result array (``from_numpy``; a 0-d one too), as PyTorch's; a bool result as
-        uint8, as PyTorch's."""
+        uint8, as PyTorch's. An input that requires grad or is bfloat16 raises, as PyTorch's
+        (its gradient would be lost; NumPy has no bfloat16): checked here, not in
+        ``__array__``, which internal reads use."""
         from tensorweaver.ops.creation import from_numpy
 
+        # NumPy calls again without context when this raises TypeError: then check self
+        for arg in (self,) if context is None else context[1]:
+            if isinstance(arg, Tensor) and arg.requires_grad:
+                raise RuntimeError(
+                    "Can't call numpy() on Tensor that requires grad. Use "
+                    "tensor.detach().numpy() instead (a NumPy ufunc of a tensor)."
+                )
+            if isinstance(arg, Tensor) and arg.dtype is bfloat16:
+                raise TypeError(
+                    "Got unsupported ScalarType BFloat16 (a NumPy ufunc of a bfloat16 "
+                    "tensor; NumPy has no bfloat16): convert first, e.g. t.float()"
+                )
         if array.dtype == bool:
             array = array.astype("uint8")
         return from_numpy(array)

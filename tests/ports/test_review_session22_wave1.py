@@ -73,13 +73,6 @@ def _grid(m: Any, dtype: Any = None) -> Any:
     return m.arange(20.0, dtype=m.float64 if dtype is None else dtype).reshape(4, 5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py __array_wrap__ (through __array__): np.exp of a bfloat16 tensor on "
-    "torch:cpu gives a float32 tensor; torch raises TypeError 'Got unsupported ScalarType "
-    "BFloat16' (NumPy has no bfloat16). Fix: __array__ raises that TypeError for bfloat16, "
-    "as Tensor.numpy() does (internal reads that need bfloat16 values convert first).",
-)
 def test_numpy_ufunc_of_bfloat16(spec: str) -> None:
     if spec == "numpy":
         pytest.skip("the numpy backend has no bfloat16")
@@ -158,13 +151,6 @@ def test_piece_changed_through_its_detach() -> None:
     _same(program, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/movement.py _cut (one piece) and chunk: x.chunk(1) and x.split(n >= size) "
-    "give a piece whose grad_fn is CloneBackward0; torch records SplitBackward0 (or "
-    "SplitWithSizesBackward0) for a single piece too. Fix: label the one-piece case with "
-    "the split label (ops.apply.labelled(piece, label, x)).",
-)
 def test_single_piece_node_name() -> None:
     def program(m: Any) -> Any:
         x = m.ones(2, 3, requires_grad=True)
@@ -173,14 +159,6 @@ def test_single_piece_node_name() -> None:
     _same(program, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autograd/function.py function_backward: a backward returning a gradient of the "
-    "wrong shape fails in a reshape ('reshape: shape [2] is invalid for input of shape "
-    "[1]'), naming neither the Function nor the index; torch: 'Function FBackward returned "
-    "an invalid gradient at index 0 - got [1] but expected shape compatible with [2]'. Fix: "
-    "check each returned gradient's shape against its input (broadcastable to it) there.",
-)
 def test_function_gradient_of_a_wrong_shape_is_named() -> None:
     class F(tw.autograd.Function):
         @staticmethod
@@ -230,13 +208,7 @@ def test_parameter_listed_twice_with_foreach(name: str) -> None:
     _same(program, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="optim/optimizer.py state_dict: a parameter listed twice is numbered by its "
-    "first place ([0, 1, 0], state key 0); torch numbers it by its last ([2, 1, 2], state "
-    "key 2: its id map is updated in order). Fix: build the id map with later places "
-    "overwriting earlier ones, as torch's state_dict does.",
-)
+# before: a parameter listed twice was numbered by its first place ([0, 1, 0])
 def test_state_dict_numbers_a_repeated_parameter() -> None:
     def program(m: Any) -> Any:
         w, v = m.nn.Parameter(m.ones(2)), m.nn.Parameter(m.ones(1))
@@ -293,13 +265,6 @@ def test_checkpoint_of_a_tensor_with_an_attribute() -> None:
 # -- defects: graph introspection (autograd/node.py, autograd/grad_fn.py, tensor.py) ----------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py (class Tensor): no output_nr property (AttributeError); torch's gives "
-    "the output's place in its node, which matters now that 09f04bd records one node for a "
-    "Function's / unbind's / split's outputs. Fix: a Tensor.output_nr property returning "
-    "autograd/node.py output_nr(self) (0 for a leaf or a one-output node).",
-)
 def test_output_nr_of_pieces_and_function_outputs() -> None:
     def program(m: Any) -> Any:
         x = m.ones(3, 4, dtype=m.float64, requires_grad=True)
@@ -335,15 +300,6 @@ def test_copy_slices_name() -> None:
     _same(program, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/index.py setitem: x[1:] = x[:-1] (the value a view overlapping the written "
-    "part of the same memory) silently writes a copy of the old values; torch refuses with "
-    "RuntimeError 'unsupported operation: some elements of the input tensor and the "
-    "written-to tensor refer to a single memory location' (copy_'s partial-overlap check). "
-    "Fix: in setitem, when value is a view of x's base (same root, overlapping positions "
-    "that differ), raise that error, as copy_ does.",
-)
 def test_setitem_from_an_overlapping_view_of_itself(spec: str) -> None:
     def program(m: Any) -> Any:
         x = _grid(m)
@@ -356,14 +312,6 @@ def test_setitem_from_an_overlapping_view_of_itself(spec: str) -> None:
 # -- defects: NumPy ufuncs and forward AD (tensor.py, autograd/forward_ad.py) -----------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py (__array__ / __array_wrap__): np.exp(t) or np.add(t, u) of a tensor "
-    "that requires grad silently computes (the gradient is lost); torch raises RuntimeError "
-    "'Can't call numpy() on Tensor that requires grad'. Fix: in __array_wrap__, raise "
-    "that error when an input of the ufunc (context[1]) is a Tensor that requires grad "
-    "(not in __array__: internal reads use np.asarray).",
-)
 @pytest.mark.parametrize(
     "ufunc",
     [lambda t: np.exp(t), lambda t: np.add(t.detach(), t)],

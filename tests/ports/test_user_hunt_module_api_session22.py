@@ -177,11 +177,6 @@ def test_shape_and_dtype_are_read_only(spec: str) -> None:
 
 # Wrong class: index tensors that do not broadcast together are an IndexError in PyTorch,
 # RuntimeError in tensorweaver.
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/index.py _advanced calls ops/apply.py broadcast_shapes, which raises "
-    "RuntimeError; indexing's shape mismatch should raise IndexError",
-)
 def test_index_tensors_that_do_not_broadcast(spec: str) -> None:
     def fn(m: Any) -> Any:
         x, rows, cols = _f(m, 3, 3), m.tensor([0, 1]), m.tensor([0, 1, 2])
@@ -191,11 +186,6 @@ def test_index_tensors_that_do_not_broadcast(spec: str) -> None:
 
 
 # Silent: outer of a matrix gives a 3-D tensor; PyTorch refuses anything but two vectors.
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/linalg.py outer multiplies unsqueezed inputs of any rank; raise RuntimeError "
-    "('outer: Expected 1-D argument') unless both are 1-D (also tw.ger, Tensor.outer)",
-)
 def test_outer_refuses_other_than_vectors(spec: str) -> None:
     def fn(m: Any) -> Any:
         matrix, vector = m.ones(2, 2), m.ones(2)
@@ -210,11 +200,6 @@ def test_outer_refuses_other_than_vectors(spec: str) -> None:
 
 # Wrong class (numpy backend): a string fill value is a TypeError in PyTorch; the numpy
 # backend lets NumPy's float("x") raise ValueError.
-@pytest.mark.xfail(
-    strict=True,
-    reason="full/full_like/fill_/masked_fill hand a str fill value to the backend (numpy: "
-    "ValueError from float()); check that the value is a Number or Tensor first (TypeError)",
-)
 def test_string_fill_values_are_type_errors() -> None:
     def fn(m: Any) -> Any:
         x, mask = m.ones(2), m.ones(2, dtype=m.bool)
@@ -231,12 +216,6 @@ def test_string_fill_values_are_type_errors() -> None:
 # Loud: Module.to(complex dtype) turns the floating parameters and buffers complex in PyTorch
 # (with a UserWarning that complex modules are new); tensorweaver refuses every non-float
 # dtype with TypeError.
-@pytest.mark.xfail(
-    strict=True,
-    reason="nn/modules/module.py _parse_to refuses dtypes that are not floating point; "
-    "PyTorch takes complex ones too (floating tensors become complex, integer ones stay; "
-    "UserWarning 'Complex modules are a new feature')",
-)
 def test_module_to_a_complex_dtype(spec: str) -> None:
     def fn(m: Any) -> Any:
         def convert() -> Any:
@@ -250,11 +229,6 @@ def test_module_to_a_complex_dtype(spec: str) -> None:
 
 # Silent: named_modules(memo=...) keeps ids in the memo where PyTorch keeps the modules, so
 # a memo of modules the caller passes skips nothing (and is filled with ints).
-@pytest.mark.xfail(
-    strict=True,
-    reason="nn/modules/module.py Module.named_modules stores id(module) in memo; PyTorch "
-    "stores the modules themselves, so a caller's memo of modules must be honoured",
-)
 def test_named_modules_honours_a_memo_of_modules(spec: str) -> None:
     def fn(m: Any) -> Any:
         net = m.nn.Sequential(m.nn.ReLU(), m.nn.Tanh())

@@ -137,14 +137,6 @@ def _write_shifted(m: Any, how: str) -> Any:
     return x
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an in-place write whose source partly overlaps its destination (x[1:] = x[:-1], "
-    "x[1:].copy_(x[:-1]), x[1:].add_(x[:-1])) computes as if the source were copied first; "
-    "PyTorch raises RuntimeError (some elements of the input tensor and the written-to tensor "
-    "refer to a single memory location; clone() first). At fault: the in-place write path "
-    "(core/tensorweaver/tensor.py in-place rebinding, ops/index.py setitem) has no overlap check",
-)
 @pytest.mark.parametrize("how", ["setitem", "copy_", "add_"])
 def test_write_from_an_overlapping_view_raises(spec: str, how: str) -> None:
     _check_raises(spec, lambda m: _write_shifted(m, how))

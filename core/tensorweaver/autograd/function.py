@@ -549,7 +549,23 @@ def function_backward(node: Node, g: Any) -> tuple:
                 f"{i + 1}, but the corresponding forward input was not a Variable (it is a "
                 f"{type(a).__name__}); return None there"
             )
-    return tuple(r for a, r in zip(args, result) if _is_tensor(a))
+    grads = tuple(r for a, r in zip(args, result) if _is_tensor(a))
+    inputs = [a for a in args if _is_tensor(a)]
+    for i, (a, r) in enumerate(zip(inputs, grads)):
+        if isinstance(r, Tensor) and r.shape != a.shape and not _fits(a.shape, r.shape):
+            raise RuntimeError(
+                f"Function {name} returned an invalid gradient at index {i} - got "
+                f"{list(r.shape)} but expected shape compatible with {list(a.shape)}: "
+                "return a gradient of its input's shape (or one that sums to it)"
+            )
+    return grads
+
+
+def _fits(shape: tuple, grad_shape: tuple) -> bool:
+    """Whether a gradient of ``grad_shape`` sums to ``shape`` (``shape`` expands to it)."""
+    if len(shape) > len(grad_shape):
+        return False
+    return all(n in (1, m) for n, m in zip(reversed(shape), reversed(grad_shape)))
 
 
 def _only(index: int, g: Tensor, count: int) -> list:

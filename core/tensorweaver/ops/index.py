@@ -24,6 +24,7 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labelled
 from tensorweaver.ops.bounds import check_index
+from tensorweaver.ops.out_arguments import _refuse_overlap, _refuse_partial_overlap
 from tensorweaver.ops.overflow import fill_value
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import (
@@ -299,7 +300,14 @@ def _advanced(x: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:
     """PyTorch's advanced indexing of ``x`` by in-range index tensors at the given dimensions."""
     dims = [d for d, _ in advanced]
     indices = [t for _, t in advanced]
-    bshape = broadcast_shapes("indexing", *(t.shape for t in indices))
+    try:
+        bshape = broadcast_shapes("indexing", *(t.shape for t in indices))
+    except RuntimeError:  # PyTorch's class for index tensors that do not fit together
+        shapes = ", ".join(str(list(t.shape)) for t in indices)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes "
+            f"{shapes}; give index tensors whose sizes match or are 1"
+        ) from None
     adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
     if not adjacent:  # the indexed dimensions go first, as in NumPy
         rest = [d for d in range(x.ndim) if d not in dims]
@@ -386,6 +394,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     if type(index) is list:
         index = sequence_as_tuple(index)
     check_steps(index)
+    if shares_memory(x, value) and not (_HELD and _HELD[-1] is x):  # (not a write-back)
+        _refuse_overlapping_value(x, index, value)
     if (
         isinstance(value, Tensor)
         and value.dtype is not x.dtype
@@ -639,6 +649,36 @@ def _fills_through_byte_mask(arrays: list, value: Any) -> bool:
         and getattr(arrays[0], "dtype", None) is dtypes.uint8
         and (not isinstance(value, Tensor) or value.numel() == 1)
     )
+
+
+def shares_memory(x: Tensor, value: Any) -> bool:
+    """Whether ``value`` is another tensor in ``x``'s memory as PyTorch's would be: one of
+    them a view, one storage and one base (a copy_ may leave two tensors over one array,
+    which are not views); the one case an overlap check of an in-place write needs, so
+    told cheaply first (two tensors that are no views: apart, or the same elements)."""
+    if not isinstance(value, Tensor) or (x._view_of is None and value._view_of is None):
+        return False
+    storage = getattr(x.backend, "storage", None)
+    return (
+        storage is not None
+        and value.backend is x.backend
+        and storage(value.native) is storage(x.native) is not None
+        and value._memory_root() is x._memory_root()
+    )
+
+
+def _refuse_overlapping_value(x: Tensor, index: Any, value: Tensor) -> None:
+    """PyTorch's error for ``x[index] = value`` where ``value`` lies in ``x``'s memory: for
+    copy_ (a basic index) over part of the selection, for index_put_ anywhere in ``x``.
+    PyTorch checks neither a 0-d value (fill_) nor one broadcast (its repeats are not
+    dense), nor masked_fill_'s one value."""
+    if _puts_through_index(index, value):
+        _refuse_overlap("index_put_", x, (value,), {})
+    elif value.ndim and not _index_arrays(index):
+        with no_grad():
+            selected = getitem(x, index)
+        if selected.numel() == value.numel():
+            _refuse_partial_overlap("copy_", selected, (value,))
 
 
 def _puts_through_index(index: Any, value: Any) -> bool:

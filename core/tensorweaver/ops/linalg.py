@@ -159,6 +159,12 @@ def matmul_as_given(a: Tensor, b: Tensor) -> Tensor:
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two 1-D tensors (also ``tw.ger``)."""
+    for name, t in (("self", input), ("vec2", vec2)):
+        if isinstance(t, Tensor) and t.dim() != 1:
+            raise RuntimeError(
+                f"outer: Expected 1-D argument {name}, but got {t.dim()}-D; flatten it first"
+            )
     return ew.mul(mv.unsqueeze(input, 1), mv.unsqueeze(vec2, 0))
 
 

@@ -31,6 +31,7 @@ from tensorweaver.ops import overflow, special, spellings, structure, views
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.in_place_writes import add_scaled, addable
+from tensorweaver.ops.out_arguments import _refuse_partial_overlap
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import Size, Tensor
 
@@ -240,6 +241,8 @@ def _inplace(op: Any, sign: int | None = None) -> Any:
     if op.__name__ in _OPERANDS_READ_NO_SELF:
 
         def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            if sign is not None and args and ix.shares_memory(self, args[0]):
+                _refuse_partial_overlap(name, self, args[:1])  # (PyTorch's check of add_/sub_)
             # (tested here, not in a wrapper: x.add_(y) and x += y pay no extra call)
             if kwargs and sign is not None and _added_scaled(self, args, kwargs, sign, name):
                 return self
@@ -332,6 +335,8 @@ def _copy(self: Tensor, other: Tensor, non_blocking: bool = False) -> Tensor:
     self._check_inplace()
     if not isinstance(other, Tensor):
         other = _number_source(self, other)
+    if ix.shares_memory(self, other):
+        _refuse_partial_overlap("copy_", self, (other,))
     if other.backend is not self.backend:
         other = other.to(self.backend)
     copied = mv.expand(ew.cast(other, self.dtype), self.shape)

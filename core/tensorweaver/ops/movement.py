@@ -447,11 +447,12 @@ def _split_with_sizes(x: Tensor, d: int, sections: list) -> tuple[Tensor, ...]:
 def _cut(x: Tensor, d: int, bounds: list, sized: bool) -> tuple[Tensor, ...]:
     """``x`` cut along axis ``d`` at ``bounds`` (start, stop), named as PyTorch's split
     (``sized``: split_with_sizes): several pieces share one node (ops/several_outputs.py);
-    one piece is a ``slice`` as ``_slice_one`` makes it (all of ``x``: ``x``). One loop
+    one piece is a ``slice`` as ``_slice_one`` makes it (all of ``x`` too: a view named as
+    the split, as PyTorch's, not ``x`` itself). One loop
     over the pieces, with the shared work done once: chunk and split run on every step of
     a model (an LSTM's gates, attention's q, k, v)."""
     label = "SplitWithSizesBackward0" if sized else "SplitBackward0"
-    backend, native, dtype, n = x.backend, x.native, x.dtype, x.shape[d]
+    backend, native, dtype = x.backend, x.native, x.dtype
     starts, stops = [0] * x.ndim, list(x.shape)
     steps = (1,) * x.ndim
     if len(bounds) > 1:  # several pieces: one node for them all
@@ -462,9 +463,6 @@ def _cut(x: Tensor, d: int, bounds: list, sized: bool) -> tuple[Tensor, ...]:
         return cut_pieces(x, natives, d, False, label)
     pieces = []
     for start, stop in bounds:
-        if start == 0 and stop == n:
-            pieces.append(x)
-            continue
         starts[d], stops[d] = start, stop
         cut = (tuple(starts), tuple(stops), steps)
         piece = apply("slice", backend.slice(native, *cut), dtype, (x,), cut)

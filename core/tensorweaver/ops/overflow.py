@@ -180,6 +180,11 @@ def fill_value(value: Any, dtype: DType, fn: str) -> Any:
                 "imaginary part is not zero); pass value.real, or use a complex dtype"
             )
         value = value.real
+    if isinstance(value, (str, bytes)):  # PyTorch's class; NumPy would try to parse it
+        raise TypeError(
+            f"{fn}: the value must be a Number or a Tensor, not {type(value).__name__} "
+            f"{value!r}; convert it first, e.g. float(s)"
+        )
     if not isinstance(value, (int, float)):  # bools are ints
         return value
     if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:

@@ -307,13 +307,18 @@ class Optimizer:
         """
         for pre_hook in self._optimizer_state_dict_pre_hooks.values():
             pre_hook(self)
+        # As PyTorch numbers them: by position over all groups; a parameter listed twice
+        # takes its last position in the first group that lists it.
         index: dict[int, int] = {}
         groups = []
+        start = 0
         for group in self.param_groups:
             packed = {k: v for k, v in group.items() if k != "params"}
-            for p in group["params"]:
-                index.setdefault(id(p), len(index))
+            positions = {id(p): i for i, p in enumerate(group["params"], start)}
+            for key, position in positions.items():
+                index.setdefault(key, position)
             packed["params"] = [index[id(p)] for p in group["params"]]
+            start += len(group["params"])
             groups.append(packed)
         state = {index[id(p)]: dict(s) for p, s in self.state.items()}
         state_dict = {"state": state, "param_groups": groups}

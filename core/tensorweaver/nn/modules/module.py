@@ -191,9 +191,19 @@ def _parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Optional[DType]]:
                 f"Module.to() expects a device (str or tw.Device), a dtype or a tensor, "
                 f"got {type(arg).__name__}"
             )
-    if dtype is not None and not dtype.is_floating_point:
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
         raise TypeError(
-            f"Module.to() only accepts floating point dtypes, but got desired dtype={dtype}"
+            f"Module.to() only accepts floating point or complex dtypes, but got desired "
+            f"dtype={dtype}"
+        )
+    if dtype is not None and dtype.is_complex:
+        # PyTorch warns too: complex parameters and buffers are new, not every module's
+        # forward handles them
+        warnings.warn(
+            f"Module.to({dtype}): complex modules are a new feature; some modules may not work "
+            "with complex parameters or buffers",
+            UserWarning,
+            stacklevel=3,
         )
     return device, dtype
 
@@ -572,9 +582,9 @@ class Module:
         if memo is None:
             memo = set()
         if remove_duplicate:
-            if id(self) in memo:
+            if self in memo:
                 return
-            memo.add(id(self))
+            memo.add(self)
         yield prefix, self
         # The recursion of PyTorch's definition, walked with a stack of the open modules'
         # child iterators: a yield passes through one generator, not one per level (the
@@ -592,9 +602,9 @@ class Module:
                     yield from module.named_modules(memo, child_prefix, remove_duplicate)
                     continue
                 if remove_duplicate:
-                    if id(module) in memo:
+                    if module in memo:
                         continue
-                    memo.add(id(module))
+                    memo.add(module)
                 yield child_prefix, module
                 stack.append((child_prefix, iter(module._modules.items())))
                 break
@@ -760,7 +770,11 @@ class Module:
         device, dtype = _parse_to(*args, **kwargs)
 
         def convert(t: Tensor) -> Tensor:
-            if dtype is not None and t.dtype.is_floating_point and t.dtype is not dtype:
+            if (
+                dtype is not None
+                and (t.dtype.is_floating_point or t.dtype.is_complex)
+                and t.dtype is not dtype
+            ):
                 t = t.to(dtype)
             if device is not None and t.device != device:
                 t = t.to(device)
