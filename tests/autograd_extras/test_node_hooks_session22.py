@@ -165,12 +165,6 @@ def test_replayed_result_has_eager_next_functions(spec: str) -> None:
     assert faces(True) == eager
 
 
-_ADDMM_ORDER = (
-    "ops/spellings.py _one_kernel labels addmm/addmv/addr/baddbmm/addbmm with edges (mat1, "
-    "mat2, input) where torch's node has (input, mat1, mat2): next_functions and a node "
-    "hook's grad_inputs come in another order (silently: a hook replacing the input's "
-    "gradient changes mat1's). Fix: operands = (input, a, b) in _one_kernel.named"
-)
 _BATCHED_MATMUL = (
     "ops/linalg.py: a batched matrix times a 2-D one (F.linear without bias on a 3-D input) "
     "is one node named UnsafeViewBackward0 over (input, weight.T); torch's "
@@ -183,11 +177,7 @@ _BATCHED_MATMUL = (
 @pytest.mark.parametrize(
     "op",
     [
-        pytest.param(
-            lambda m, a, b, c: m.addmm(c, a, b.T),
-            marks=pytest.mark.xfail(strict=True, reason=_ADDMM_ORDER),
-            id="addmm",
-        ),
+        pytest.param(lambda m, a, b, c: m.addmm(c, a, b.T), id="addmm"),
         pytest.param(
             lambda m, a, b, c: m.nn.functional.linear(a.reshape(3, 2, 4), b),
             marks=pytest.mark.xfail(strict=True, reason=_BATCHED_MATMUL),
@@ -208,20 +198,10 @@ def test_product_node_hook_like_torch(spec: str, op: Callable[..., Any]) -> None
     _same(program, spec)
 
 
-_CROSS_ENTROPY_FUSED = (
-    "autograd/grad_fn.py: a fused cross_entropy is one node over (logits, target) named "
-    "NllLossBackward0, which refuses a node hook: its PyTorch node is the nll step, whose "
-    "input is log_softmax's output. Fix: run a hook there on the gradient of the "
-    "log-probabilities (the nll's backward) and push what it returns through log_softmax's"
-)
-
-
 @pytest.mark.parametrize(
     ("reference", "weighted"),
     [
-        pytest.param(
-            False, False, marks=pytest.mark.xfail(strict=True, reason=_CROSS_ENTROPY_FUSED)
-        ),
+        (False, False),
         (True, False),
         (True, True),
     ],
@@ -278,14 +258,6 @@ def test_linear_graph_like_torch(spec: str, shape: tuple, reference: bool) -> No
     assert _on_tw(program, spec, reference) == program(torch)
 
 
-_UNBATCHED_CROSS_ENTROPY = (
-    "nn/functional/loss.py cross_entropy gives a (C,) input a batch axis (_batched_classes: "
-    "unsqueeze) before the fused kernel, so its graph shows an UnsqueezeBackward0 under "
-    "LogSoftmaxBackward0 that torch's has not. Fix: grad_fn.py _cross_entropy_functions "
-    "skips that unsqueeze, or the fused kernel takes an unbatched input"
-)
-
-
 @pytest.mark.parametrize(
     "shape",
     [
@@ -293,7 +265,7 @@ _UNBATCHED_CROSS_ENTROPY = (
         (2, 3, 2),
         (2, 3, 2, 2),
         (2, 3, 2, 1, 2),
-        pytest.param((3,), marks=pytest.mark.xfail(strict=True, reason=_UNBATCHED_CROSS_ENTROPY)),
+        (3,),
     ],
     ids=str,
 )

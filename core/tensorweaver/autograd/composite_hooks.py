@@ -81,3 +81,61 @@ def inner_nodes(node: Node) -> Any:
 def register_composite_hook(node: Node, hook: Callable) -> RemovableHandle:
     """Register ``hook`` on the composite ``node`` ends (checked: :func:`inner_nodes`)."""
     return _add(COMPOSITE_POSTHOOKS, node, hook)
+
+
+def log_probability_hook(node: Node, hook: Callable) -> Callable:
+    """``hook`` on a fused cross-entropy ``node`` as on PyTorch's node for it, the nll step
+    of ``log_softmax``'s output: it sees the gradient of the log-probabilities (viewed as
+    images where the logits are not 2-D or 4-D, as PyTorch's), and what it returns goes on
+    through log_softmax to the logits. The fused kernel computes the logits' gradient at
+    once, so the log-probabilities' is recomputed here, only where such a hook is set."""
+    from tensorweaver.autograd.engine import grad
+    from tensorweaver.autograd.hooks import _replaced
+    from tensorweaver.autograd.mode import enable_grad
+    from tensorweaver.nn.functional import log_softmax, nll_loss
+
+    def on_log_probabilities(grad_inputs: tuple, grad_outputs: tuple) -> tuple | None:
+        x, target = node.inputs
+        shown = (*x.shape[:2], 1, -1) if x.dim() not in (2, 4) else x.shape
+        if getattr(node, "edges", None) is not None:  # (an unbatched input's: loss.py)
+            shown = x.shape[1:]
+        with enable_grad():
+            logits = x.detach().requires_grad_()
+            logp = log_softmax(logits, 1)
+            plain = logp.detach().reshape(shown).requires_grad_()
+            classes = 1 if plain.dim() > 1 else 0  # (the class axis: none left out)
+            labels = target.reshape(plain.shape[:classes] + plain.shape[classes + 1 :])
+            loss = nll_loss(plain, labels, ignore_index=node.saved[3][0])
+            seen = grad(loss, plain, grad_outputs[0])
+        returned = hook(seen, grad_outputs)
+        if returned is None:
+            return None
+        (replaced,) = _replaced(hook, returned, seen)
+        if replaced is None:
+            return (None, grad_inputs[1])
+        return (grad(logp, logits, replaced.reshape(x.shape))[0], grad_inputs[1])
+
+    return on_log_probabilities
+
+
+def view_hook(node: Node, hook: Callable, shape: tuple) -> Callable:
+    """``hook`` on a fused ``node`` whose PyTorch node is a view of its result, of ``shape``
+    (instance norm's batch norm of the input as one sample), as on that view's
+    node: it sees the output's gradient in ``shape``, and what it returns goes back through
+    the fused rule in its place (run again only then)."""
+    from tensorweaver.autograd.gradients import GRADIENTS
+    from tensorweaver.autograd.hooks import _replaced
+
+    def on_the_view(grad_inputs: tuple, grad_outputs: tuple) -> tuple | None:
+        g = grad_outputs[0]
+        seen = (g.reshape(shape),)
+        returned = hook(seen, grad_outputs)
+        if returned is None:
+            return None
+        (replaced,) = _replaced(hook, returned, seen)
+        if replaced is None:
+            return tuple(None for _ in grad_inputs)
+        again = GRADIENTS[node.op](node, replaced.reshape(g.shape))
+        return tuple(None if old is None else new for old, new in zip(grad_inputs, again))
+
+    return on_the_view

@@ -22,8 +22,8 @@ _CLASSES: dict[str, type] = {}
 #: ``grad_outputs``) that the core builds as a composite of one node per output.
 _SEVERAL_OUTPUTS = frozenset(
     (
-        "UnbindBackward0", "SplitBackward0", "SplitWithSizesBackward0", "VarMeanBackward0",
-        "StdMeanBackward0", "AminmaxBackward0", "LinalgEighBackward0", "LinalgEigBackward0",
+        "UnbindBackward0", "SplitBackward0", "SplitWithSizesBackward0",
+        "LinalgEighBackward0", "LinalgEigBackward0",
         "LinalgSvdBackward0", "LinalgQrBackward0", "LinalgSlogdetBackward0",
         "LinalgLuBackward0", "LinalgLstsqBackward0", "NativeGroupNormBackward0",
     )
@@ -85,10 +85,30 @@ def pytorch_inputs(node: Any) -> tuple | None:
     if parents is None:
         return None
     if node.op == "fused":
+        edges = getattr(node, "edges", None)  # (an unbatched cross-entropy's: loss.py)
+        if edges is not None:
+            return edges
         slots = node.saved[4]
         return parents if slots is None else fill_slots(slots, parents)
     edges = getattr(node, "edges", None)  # (a node replayed by tw.compile has none)
     return parents if edges is None or _whole(node) else edges
+
+
+def kept_inputs(node: Any) -> tuple | None:
+    """:func:`pytorch_inputs`, also once backward freed ``node``: PyTorch's node keeps its
+    edges then (``Node.release`` keeps them apart); None for a node that kept none (a
+    tw.compile replay's result of a freed graph)."""
+    if type(node.view) is type(node):
+        return kept_inputs(node.view)
+    if node.parents is not None:
+        return pytorch_inputs(node)
+    freed = getattr(node, "edges", None)
+    if freed is None:
+        return None
+    parents, edges, fused = freed
+    if edges is not None:
+        return edges
+    return parents if fused is None or fused[1] is None else fill_slots(fused[1], parents)
 
 
 class GradFn:
@@ -107,13 +127,15 @@ class GradFn:
     def next_functions(self) -> tuple:
         """``(function, 0)`` per input of PyTorch's node (:func:`shown_inputs`): its
         producer's grad_fn, ``AccumulateGrad`` for a leaf that requires grad, None for an
-        input that needs no gradient; empty once backward has freed the graph."""
+        input that needs no gradient; kept once backward has freed the node, as PyTorch's."""
         node = self._node
-        inputs = pytorch_inputs(node)
+        inputs = kept_inputs(node)
         if inputs is None:
             return ()
-        if node.op == "fused" and node.saved[0] in _FUSED_STEPS:
-            return _FUSED_STEPS[node.saved[0]](node, inputs)
+        if node.op == "fused":
+            kernel, rank = _fused_kind(node)
+            if kernel in _FUSED_STEPS:
+                return _FUSED_STEPS[kernel](rank, inputs)
         functions = [(_function_of(p), output_nr(p)) for p in inputs]
         shown = shown_inputs(node)
         return tuple(functions if shown is None else [functions[i] for i in shown])
@@ -146,6 +168,9 @@ class GradFn:
             hook = fn if slots is None else _in_slots(fn, slots)
             return register_node_hook(node, hook, prehook=False)
         if node.op == "fused":
+            hook = _on_pytorch_step(node, fn)
+            if hook is not None:
+                return register_node_hook(node, hook, prehook=False)
             why = "PyTorch's node for this op is one step of it, with other inputs"
         else:
             why = inner_nodes(node)
@@ -190,23 +215,31 @@ def _step(name: str, *functions: tuple) -> tuple:
     return cls(*functions), 0
 
 
-def _linear_functions(node: Any, inputs: tuple) -> tuple:
+def _fused_kind(node: Any) -> tuple:
+    """A fused ``node``'s kernel name and its first input's rank (kept once it is freed)."""
+    if node.parents is None:
+        kernel, _, rank = node.edges[2]
+        return kernel, rank
+    return node.saved[0], len(node.inputs[0].shape)
+
+
+def _linear_functions(rank: int, inputs: tuple) -> tuple:
     """A fused linear's ``next_functions`` as PyTorch's graph has them: ``addmm(bias, input,
     weight.t())``, with the input flattened to rows and the result viewed back where it is not
     a matrix (names.py ``composite_name`` names that view)."""
     x, weight, bias = ((_function_of(p), output_nr(p)) for p in inputs)
     weight = _step("TBackward0", weight)
-    if len(node.inputs[0].shape) == 2:
+    if rank == 2:
         return bias, x, weight
     return (_step("AddmmBackward0", bias, _step("ViewBackward0", x), weight),)
 
 
-def _cross_entropy_functions(node: Any, inputs: tuple) -> tuple:
+def _cross_entropy_functions(rank: int, inputs: tuple) -> tuple:
     """A fused cross-entropy's ``next_functions`` as PyTorch's graph has them: its nll step's
     one input, log_softmax of the logits, viewed as images where they are not 2-D or 4-D."""
     (logits, _) = inputs  # (the class indices: no gradient, no entry in PyTorch's node)
     steps = _step("LogSoftmaxBackward0", (_function_of(logits), output_nr(logits)))
-    if len(node.inputs[0].shape) not in (2, 4):
+    if rank not in (2, 4):
         steps = _step("ViewBackward0", steps)
     return (steps,)
 
@@ -269,6 +302,20 @@ def _whole(node: Any) -> bool:
         return grad_fn_name(node) == label
     finally:
         node.label = label
+
+
+def _on_pytorch_step(node: Any, hook: Callable) -> Callable | None:
+    """``hook`` on a fused ``node`` as on PyTorch's node for its last step, where that step
+    can be shown (cross-entropy's nll of log_softmax's output, the view that ends instance
+    norm), else None."""
+    from tensorweaver.autograd.composite_hooks import log_probability_hook, view_hook
+
+    kernel, x = node.saved[0], node.inputs[0]
+    if kernel == "cross_entropy" or kernel == "cross_entropy_nd":
+        return log_probability_hook(node, hook)
+    if kernel == "instance_norm":
+        return view_hook(node, hook, (1, x.shape[0] * x.shape[1], *x.shape[2:]))
+    return None  # (a batched linear: torch's last node depends on more than the shapes)
 
 
 def _in_slots(hook: Callable, slots: tuple) -> Callable:

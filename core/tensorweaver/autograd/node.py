@@ -391,8 +391,14 @@ class Node:
         if self.op == "function":
             self._release_function()
             return
+        # PyTorch's node keeps its edges (its grad_fn's next_functions) and frees only what
+        # it saved: they stay in ``edges`` (autograd/grad_fn.py ``kept_inputs``), with a
+        # fused op's kernel, argument slots and input rank, which its next_functions need.
+        fused = None
+        if self.op == "fused":
+            fused = (self.saved[0], self.saved[4], len(self.inputs[0].shape))
+        self.edges = (self.parents, getattr(self, "edges", None), fused)
         self.inputs, self.parents, self.saved = None, None, None
-        self.edges = None  # (a composite's input edges: they would keep its inputs' nodes)
 
     def _release_function(self) -> None:
         """An autograd.Function's node keeps its place in the graph and its ctx, as

@@ -21,16 +21,18 @@ import weakref
 from typing import Any, Callable, Optional
 
 from tensorweaver.autograd.composite_hooks import graph_order
-from tensorweaver.autograd.grad_fn import pytorch_inputs
+from tensorweaver.autograd.grad_fn import kept_inputs
 from tensorweaver.autograd.node import Node
 
 #: A graph's shape, as bound into the replay: per node, in an order where each node comes
 #: after those it links to, ``(grad_fn name, indices of its parents)``, its parents those of
-#: PyTorch's node (``grad_fn.pytorch_inputs``: a composite's inputs, not its inner nodes),
-#: the indices None for a node the step's backward freed; a parent that needs no gradient is
-#: None, a leaf that requires grad (an ``AccumulateGrad``) is ``-1 - i`` for leaf ``i`` of
-#: the list :func:`shape_of` fills.
-Shape = tuple[tuple[str, Optional[tuple[Optional[int], ...]]], ...]
+#: PyTorch's node (``grad_fn.kept_inputs``: a composite's inputs, not its inner nodes),
+#: a parent that needs no gradient is None, a leaf that requires grad (an ``AccumulateGrad``)
+#: is ``-1 - i`` for leaf ``i`` of the list :func:`shape_of` fills; and, for a node the
+#: step's backward freed, ``(fused,)``: what it keeps for ``next_functions`` besides its
+#: parents (a fused op's kernel, slots and rank, or None: node.py ``Node.release``), else
+#: None. A freed node keeps its parents for ``next_functions``, as PyTorch's does.
+Shape = tuple[tuple[str, Optional[tuple[Optional[int], ...]], Optional[tuple]], ...]
 
 
 def shape_of(node: Node, leaves: list | None = None) -> Shape | None:
@@ -42,7 +44,7 @@ def shape_of(node: Node, leaves: list | None = None) -> Shape | None:
     order = graph_order(node, _nodes_before)  # each node after its parents
     index = {id(n): i for i, n in enumerate(order)}
     found = [] if leaves is None else leaves
-    inputs = [pytorch_inputs(n) for n in order]
+    inputs = [kept_inputs(n) for n in order]
     for parents in inputs:
         for p in parents or ():
             if p is not None and type(p) is not Node and id(p) not in index:
@@ -54,9 +56,18 @@ def shape_of(node: Node, leaves: list | None = None) -> Shape | None:
             None
             if parents is None
             else tuple(None if p is None else index[id(p)] for p in parents),
+            _freed(n),
         )
         for n, parents in zip(order, inputs)
     )
+
+
+def _freed(node: Node) -> tuple | None:
+    """None for a node backward has not freed, else ``(fused,)`` (see :data:`Shape`)."""
+    if node.parents is not None:
+        return None
+    kept = getattr(node, "edges", None)
+    return (None if kept is None else kept[2],)
 
 
 def _producers(node: Node) -> list[Node]:
@@ -66,7 +77,7 @@ def _producers(node: Node) -> list[Node]:
 
 def _nodes_before(node: Node) -> list[Node]:
     """The nodes that feed PyTorch's node for ``node`` (a composite's inputs' producers)."""
-    return [p for p in pytorch_inputs(node) or () if type(p) is Node]
+    return [p for p in kept_inputs(node) or () if type(p) is Node]
 
 
 @functools.lru_cache(maxsize=256)
@@ -76,7 +87,7 @@ def releaser(shape: Shape, retained: bool = False) -> Callable[[Any, tuple], Any
     ``t.retain_grad()``), generated once per shape: a replay calls it on every run, and the
     nodes built in line cost a third of a loop over ``shape``."""
     lines = []
-    for i, (name, parents) in enumerate(shape):
+    for i, (name, parents, freed) in enumerate(shape):
         n = f"n{i}"
         # (a copy has no rule: a backward stops before rules)
         lines += [
@@ -84,8 +95,12 @@ def releaser(shape: Shape, retained: bool = False) -> Callable[[Any, tuple], Any
             f"{n}.op = {n}.label = {name!r}",
             f"{n}.inputs = {n}.saved = {n}.retained = {n}.view = None",
             f"{n}.versions, {n}.epoch, {n}.keeps_saved = (), 0, False",
-            f"{n}.parents = {_parents_source(parents)}",
+            f"{n}.parents = {'None' if freed else _parents_source(parents)}",
         ]
+        if freed:  # (backward through it raises; its next_functions are kept: grad_fn.py)
+            lines.append(f"{n}.edges = ({_parents_source(parents)}, None, {freed[0]!r})")
+            if freed[0] is not None:  # (a fused op's: its next_functions are PyTorch's steps)
+                lines.append(f"{n}.op = 'fused'")
     lines += [f"t._node = n{len(shape) - 1}", "t.requires_grad = True"]
     if retained:
         lines.append(f"n{len(shape) - 1}.retained = ref(t)")

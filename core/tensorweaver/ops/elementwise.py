@@ -1692,18 +1692,19 @@ def lerp(input: Tensor, end: Tensor, weight: Operand, *, out: Tensor | None = No
         )
     if input.dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
         wide = lerp(*(_as_dtype(v, dtypes.float32) for v in (input, end, weight)))
-        label = "LerpBackward1" if isinstance(weight, Tensor) else "LerpBackward0"
-        return labelled(cast(wide, input.dtype), label, input)
+        if isinstance(weight, Tensor):
+            return labelled(cast(wide, input.dtype), "LerpBackward1", input, end, weight)
+        return labelled(cast(wide, input.dtype), "LerpBackward0", input, end)
     # PyTorch's form: from the nearer end, so that weight 1 gives ``end`` exactly
     diff = sub(end, input)
     if isinstance(weight, Tensor):
         near_start = lt(abs(weight), 0.5)
         out = where(near_start, add(input, mul(weight, diff)), sub(end, mul(diff, sub(1, weight))))
-        return labelled(out, "LerpBackward1", input)
+        return labelled(out, "LerpBackward1", input, end, weight)
     _opmath_number("lerp", weight, input.dtype)
     if builtins.abs(weight) < 0.5:
-        return labelled(add(input, mul(weight, diff)), "LerpBackward0", input)
-    return labelled(sub(end, mul(diff, 1 - weight)), "LerpBackward0", input)
+        return labelled(add(input, mul(weight, diff)), "LerpBackward0", input, end)
+    return labelled(sub(end, mul(diff, 1 - weight)), "LerpBackward0", input, end)
 
 
 def _product_value(fn: str, value: Any, dtype: DType) -> Any:

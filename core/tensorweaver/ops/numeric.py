@@ -30,6 +30,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as red
 from tensorweaver.ops import sort as srt
+from tensorweaver.ops import two_output_reductions
 from tensorweaver.ops.apply import labelled, written_out
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.reduce import Dim
@@ -357,8 +358,11 @@ def _var_and_mean(
             f"{op}(): received both unbiased and correction; pass only correction "
             "(unbiased=False is correction=0)"
         )
-    var = red.var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
-    return var, red.mean(input, dim, keepdim)
+    if unbiased is not None:
+        correction = int(unbiased)
+    return two_output_reductions.moments(
+        op, input, dim, 1 if correction is None else correction, keepdim
+    )
 
 
 def var_mean(
@@ -371,9 +375,7 @@ def var_mean(
 ) -> tuple[Tensor, Tensor]:
     """``(var, mean)`` over ``dim`` (``correction`` 1 by default, as ``var``); PyTorch's
     overloads ``(input, unbiased)`` and ``(input, dim, unbiased, keepdim)`` too."""
-    var, mean = _var_and_mean("var_mean", input, dim, unbiased, keepdim, correction)
-    # (PyTorch's one node makes both)
-    return labelled(var, "VarMeanBackward0", input), labelled(mean, "VarMeanBackward0", input)
+    return _var_and_mean("var_mean", input, dim, unbiased, keepdim, correction)
 
 
 def std_mean(
@@ -386,10 +388,7 @@ def std_mean(
 ) -> tuple[Tensor, Tensor]:
     """``(std, mean)`` over ``dim`` (``correction`` 1 by default, as ``std``), with
     ``var_mean``'s overloads."""
-    var, mean = _var_and_mean("std_mean", input, dim, unbiased, keepdim, correction)
-    # gradient 0 over a constant slice, as PyTorch (not NaN); PyTorch's node saves the std
-    std = labelled(red._root(var, 2), "StdMeanBackward0", input)
-    return std, labelled(mean, "StdMeanBackward0", input)  # (PyTorch's one node makes both)
+    return _var_and_mean("std_mean", input, dim, unbiased, keepdim, correction)
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
@@ -402,9 +401,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
             "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
             f"identity (input shape {list(input.shape)})"
         )
-    low, high = red.amin(input, axes, keepdim), red.amax(input, axes, keepdim)
-    name = "AminmaxBackward0"  # (PyTorch's one node makes both)
-    return return_types.aminmax(labelled(low, name, input), labelled(high, name, input))
+    return return_types.aminmax(*two_output_reductions.aminmax(input, axes, keepdim))
 
 
 # -- scans ------------------------------------------------------------------------------------

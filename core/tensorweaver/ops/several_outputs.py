@@ -10,8 +10,11 @@ every step of a model (an LSTM's gates, attention's q, k and v).
 
 from __future__ import annotations
 
-from tensorweaver.autograd.function import Function, FunctionCtx
-from tensorweaver.autograd.mode import is_grad_enabled
+import warnings
+from typing import Any
+
+from tensorweaver.autograd.function import Function, FunctionCtx, _watched
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import InputShape, Node, output_node
 from tensorweaver.tensor import Tensor
 
@@ -59,3 +62,58 @@ def cut_pieces(x: Tensor, natives: list, dim: int, stacked: bool, label: str) ->
     pieces = [Tensor(native, backend, dtype) for native in natives]
     record_pieces(x, pieces, dim, stacked, label)
     return tuple(pieces)
+
+
+class _TwoOutputs(Function):
+    """The rule of one node for an op of one input and two differentiable outputs
+    (var_mean, std_mean, aminmax), as PyTorch's: ``ctx.rule(x, *saved outputs, *grads)``
+    (a None gradient: that output was not used); where that gives None, ``ctx.compute`` is
+    differentiated again on the input."""
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Any) -> tuple:
+        from tensorweaver.autograd.engine import grad
+        from tensorweaver.autograd.mode import enable_grad
+
+        saved = ctx.saved_tensors
+        found = ctx.rule(*saved, *grads)
+        if found is not None:
+            return (found,)
+        x = saved[0]
+        create_graph = is_grad_enabled()
+        with enable_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (forward warned already: no degrees of freedom)
+            # (a stand-in: its graph reaches x under create_graph, not otherwise)
+            stand = x.view_as(x) if create_graph else x.detach().requires_grad_()
+            outputs = ctx.compute(stand)
+        used = [(o, g) for o, g in zip(outputs, grads) if g is not None]
+        found = grad([o for o, _ in used], stand, [g for _, g in used], create_graph=create_graph)
+        return (found[0],)
+
+
+def two_outputs(label: str, x: Tensor, compute: Any, rule: Any, saves: tuple) -> tuple:
+    """``compute(x)``'s two outputs, recorded where ``x`` requires grad in grad mode as one
+    node named ``label`` (see :class:`_TwoOutputs`), which saves ``x`` (its version checked
+    as any node's input) and the outputs ``saves`` names, as PyTorch's node saves them (a
+    change of such an output in place is refused by its label: node.py SAVES_OUTPUT)."""
+    if not x.requires_grad or not is_grad_enabled():
+        return compute(x)
+    with no_grad():  # (the outputs' own nodes are not needed: this node's rule is theirs)
+        outputs = compute(x)
+    ctx = FunctionCtx((True,))
+    ctx.compute, ctx.rule = compute, rule
+    ctx.materialize_grads = False
+    # The saved outputs as new tensors over their arrays: the outputs themselves would keep
+    # their own node alive through it.
+    ctx._saved = (x, *(Tensor(outputs[i].native, x.backend, outputs[i].dtype) for i in saves))
+    # x changed in place before backward (or a base it is a view of) is refused on reading
+    ctx._versions, ctx._name = _watched((x,), []), label.removesuffix("Backward0")
+    shapes = tuple([InputShape(o) for o in outputs])
+    group = Node("function", (x,), (_TwoOutputs, ctx, (x,), None, shapes))
+    group.label = label
+    for i, out in enumerate(outputs):
+        node = output_node("function", group, shapes[i], (_TwoOutputs, ctx, None, i, 2))
+        node.label = label
+        out._node = node
+        out.requires_grad = True
+    return outputs

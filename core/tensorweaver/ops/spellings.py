@@ -347,7 +347,7 @@ def _one_kernel(grad_fn: str) -> Callable[[Callable[..., Tensor]], Callable[...,
             out = fn(*args, **kwargs)
             given = dict(zip(names, args))
             input, a, b = (given[n] if n in given else kwargs[n] for n in names)
-            operands = (a, b, input) if isinstance(input, Tensor) else (a, b)
+            operands = (input, a, b) if isinstance(input, Tensor) else (a, b)
             return apply.labelled(out, grad_fn, *operands)
 
         return named

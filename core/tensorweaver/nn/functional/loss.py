@@ -596,7 +596,12 @@ def cross_entropy(
         and not t.dtype.is_floating_point
     ):
         _check_class_targets(x, t, ignore_index, "cross_entropy")
-        return fused_or_reference(composite, cross_entropy_reference, (x, t.long()), ignore_index)
+        loss = fused_or_reference(composite, cross_entropy_reference, (x, t.long()), ignore_index)
+        if unbatched and loss._node is not None and loss._node.op == "fused":
+            # PyTorch's nll takes the (C,) log-probabilities as they are: the fused node's
+            # edges skip the batch axis given here (autograd/grad_fn.py pytorch_inputs)
+            return labelled(loss, "NllLossBackward0", input, target)
+        return loss
     classes = x.shape[1]
     logp = log_softmax(x, 1)
     class_view = (1, classes, *([1] * (x.dim() - 2)))

@@ -1,0 +1,73 @@
+"""``var_mean``, ``std_mean`` and ``aminmax`` recorded as PyTorch records them: one node for
+both outputs (VarMeanBackward0, StdMeanBackward0, AminmaxBackward0), whose hooks see the
+gradient of each output and whose rule gives the input the gradient of both at once
+(ops/several_outputs.py ``two_outputs``). The outputs and their gradients are ``var``'s,
+``std``'s, ``mean``'s, ``amin``'s and ``amax``'s.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops import reduce as red
+from tensorweaver.ops.several_outputs import two_outputs
+from tensorweaver.tensor import Tensor
+
+
+def moments(op: str, x: Tensor, dim: Any, correction: float, keepdim: bool) -> tuple:
+    """``(var, mean)`` (``op`` "var_mean") or ``(std, mean)`` (``op`` "std_mean") of ``x``
+    over ``dim`` with Bessel's ``correction``. The node keeps the mean (which PyTorch's
+    recomputes in backward) and for std_mean the std."""
+    std = op == "std_mean"
+
+    def compute(x: Tensor) -> tuple:
+        var = red.var(x, dim, correction=correction, keepdim=keepdim)
+        # gradient 0 over a constant slice, as PyTorch's (not NaN)
+        return red._root(var, 2) if std else var, red.mean(x, dim, keepdim)
+
+    def rule(x: Tensor, *saved_and_grads: Any) -> Any:
+        *saved, mean, g_spread, g_mean = saved_and_grads
+        axes = red.axes_of("var", dim, x.ndim)
+        count = math.prod(x.shape[a] for a in axes)
+        if count - correction <= 0 or is_grad_enabled():
+            # var's own rule for no degrees of freedom; and under create_graph, where the
+            # kept mean and std would be constants (two_outputs differentiates compute)
+            return None
+        shape = red.kept_shape(tuple(x.shape), axes)
+        grad = None
+        if g_spread is not None:
+            g = g_spread.reshape(shape)
+            if std:  # d std = d var / (2 std), 0 where std is 0
+                spread = saved[0].reshape(shape)
+                g = ew.where(ew.eq(spread, 0), 0.0, g / (2 * spread))
+            grad = g * (2 / (count - correction)) * (x - mean.reshape(shape))
+        if g_mean is not None:
+            part = (g_mean.reshape(shape) / count).expand(x.shape)
+            grad = part if grad is None else grad + part
+        return grad
+
+    label = "StdMeanBackward0" if std else "VarMeanBackward0"
+    return two_outputs(label, x, compute, rule, (0, 1) if std else (1,))
+
+
+def aminmax(x: Tensor, axes: tuple, keepdim: bool) -> tuple:
+    """``(amin, amax)`` of ``x`` over ``axes`` (all for ``()``); PyTorch's node saves both,
+    and gives each output's gradient evenly to the elements equal to it."""
+
+    def compute(x: Tensor) -> tuple:
+        return red.amin(x, axes, keepdim), red.amax(x, axes, keepdim)
+
+    def rule(x: Tensor, low: Tensor, high: Tensor, g_low: Any, g_high: Any) -> Tensor:
+        shape = red.kept_shape(tuple(x.shape), red.axes_of("aminmax", axes, x.ndim))
+        grad = None
+        for value, g in ((low, g_low), (high, g_high)):
+            if g is not None:
+                hit = ew.eq(x, value.reshape(shape)).to(g.dtype)
+                part = hit * (g.reshape(shape) / red.sum(hit, axes, True))
+                grad = part if grad is None else grad + part
+        return grad
+
+    return two_outputs("AminmaxBackward0", x, compute, rule, (0, 1))
