@@ -67,7 +67,7 @@ def scalar_loop_mask(
     for i in range(1, len(order)):  # TensorIterator's insertion sort
         j = i
         for k in range(i - 1, -1, -1):
-            after = _slower(order[k], order[j], shape, steps)
+            after = slower(order[k], order[j], shape, steps)
             if after > 0:
                 order[k], order[j] = order[j], order[k]
                 j = k
@@ -130,7 +130,7 @@ def _cached_mask(shape: tuple, strides: tuple, itemsize: int, backend: Any) -> A
     return _native_mask(shape, strides, itemsize, backend)
 
 
-def _slower(d0: int, d1: int, shape: Sequence[int], steps: list) -> int:
+def slower(d0: int, d1: int, shape: Sequence[int], steps: list) -> int:
     """1 where dimension d0 goes after (is slower than) d1 in TensorIterator's order, -1
     before, 0 where the operands do not tell."""
     for s in steps:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+from tensorweaver.contract.cpu_loops import slower
 
 from tensorweaver_numpy._quiet import ignore_errors, restore_errors
 
@@ -72,23 +73,13 @@ def _broadcast_strides(x: np.ndarray, shape: tuple[int, ...]) -> tuple[int, ...]
 def _torch_order(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple[int, ...]:
     """The dimensions, outermost first, in the order PyTorch's TensorIterator lays out its
     output: an insertion sort, innermost first, where an operand's strides decide a pair of
-    dimensions unless either is 0 (broadcast), and equal strides put the smaller size inside."""
-
-    def swap(d0: int, d1: int) -> int:
-        for s in strides:
-            if s[d0] == 0 or s[d1] == 0:
-                continue
-            if s[d0] != s[d1]:
-                return 1 if s[d0] > s[d1] else -1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
+    dimensions unless either is 0 (broadcast), and equal strides put the smaller size inside
+    (the pairwise rule is the contract's ``cpu_loops.slower``)."""
     perm = list(reversed(range(len(shape))))
     for i in range(1, len(perm)):
         d1 = i
         for d0 in range(i - 1, -1, -1):
-            found = swap(perm[d0], perm[d1])
+            found = slower(perm[d0], perm[d1], shape, strides)
             if found > 0:
                 perm[d0], perm[d1] = perm[d1], perm[d0]
                 d1 = d0
