@@ -10,6 +10,8 @@ import math
 import operator
 from typing import Any
 
+from tensorweaver.contract.cpu_loops import loop_order
+
 
 class memory_format:  # noqa: N801  (PyTorch's class name)
     """A memory format, printed as PyTorch prints ``torch.channels_last``."""
@@ -51,27 +53,9 @@ def preserved_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[i
     """The axes from outermost to innermost in which PyTorch's ``preserve_format`` lays out a
     new tensor like one of ``shape`` and ``strides`` (its ``infer_dense_strides``: a stable
     insertion sort by stride, zero strides kept in place, equal strides the smaller size
-    innermost), so that a stepped channels-last view's ``clone()`` stays channels-last."""
-    perm = list(range(len(shape) - 1, -1, -1))  # innermost first
-
-    def outer(d0: int, d1: int) -> int:  # 1 where d0 lies outside d1
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return -1 if s0 < s1 else 1
-        return 1 if shape[d0] > shape[d1] else 0
-
-    for i in range(1, len(perm)):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            found = outer(perm[d0], perm[d1])
-            if found > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif found < 0:
-                break
-    return tuple(reversed(perm))
+    innermost: TensorIterator's sort of one operand, the contract's ``loop_order``), so that a
+    stepped channels-last view's ``clone()`` stays channels-last."""
+    return loop_order(shape, (strides,))
 
 
 def suggested_format(shape: tuple[int, ...], strides: tuple[int, ...]) -> str:

@@ -37,6 +37,16 @@ def _same(ours: Any, theirs: Any, rtol: float = 1e-10, atol: float = 1e-12) -> N
     np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol)
 
 
+def _like_torch(program: Callable[[Any], Any]) -> None:
+    """``program(m)`` gives the same host array, or tuple of them, on tw as on torch."""
+    ours, theirs = program(tw), program(torch)
+    if not isinstance(ours, tuple):
+        ours, theirs = (ours,), (theirs,)
+    assert len(ours) == len(theirs)
+    for mine, expected in zip(ours, theirs):
+        _same(mine, expected)
+
+
 def _jvp(m: Any, f: Callable, primals: list, tangents: list, requires_grad: bool, dtype: str):
     """``f``'s value and tangent on library ``m`` through forward_ad, as host arrays."""
     fw = m.autograd.forward_ad
@@ -139,7 +149,7 @@ def _module_parameter_tangents(m: Any) -> Any:
 
 
 def test_dual_parameter_of_a_module_like_torch() -> None:
-    _same(_module_parameter_tangents(tw), _module_parameter_tangents(torch))
+    _like_torch(_module_parameter_tangents)
 
 
 def _in_place(m: Any) -> tuple:
@@ -155,8 +165,7 @@ def _in_place(m: Any) -> tuple:
 
 
 def test_in_place_ops_on_duals_like_torch() -> None:
-    for ours, theirs in zip(_in_place(tw), _in_place(torch)):
-        _same(ours, theirs)
+    _like_torch(_in_place)
 
 
 def _backward_through_primal(m: Any) -> tuple:
@@ -171,8 +180,7 @@ def _backward_through_primal(m: Any) -> tuple:
 
 
 def test_backward_reaches_a_primal_that_requires_grad() -> None:
-    for ours, theirs in zip(_backward_through_primal(tw), _backward_through_primal(torch)):
-        _same(ours, theirs)
+    _like_torch(_backward_through_primal)
 
 
 def test_unpack_of_the_dual_gives_the_tangent_back_and_keeps_requires_grad() -> None:
@@ -258,7 +266,11 @@ def test_errors_like_torch(script: str) -> None:
     assert str(ours.value).replace("tensorweaver.", "torch.") == str(theirs.value)
 
 
-def _custom_function(m: Any, with_jvp: bool) -> Any:
+def _cube(m: Any, backward_factor: int, jvp_factor: int | None, detach: bool = False) -> Any:
+    """x ** 3 as library ``m``'s autograd.Function whose backward gives ``backward_factor``
+    x^2 g (x detached where ``detach``: second derivatives then lost) and whose jvp gives
+    ``jvp_factor`` x^2 t (None: no jvp); 3 is the right factor."""
+
     class Cube(m.autograd.Function):
         @staticmethod
         def forward(ctx: Any, x: Any) -> Any:
@@ -269,43 +281,26 @@ def _custom_function(m: Any, with_jvp: bool) -> Any:
         @staticmethod
         def backward(ctx: Any, g: Any) -> Any:
             (x,) = ctx.saved_tensors
-            return 3 * x * x * g
+            return backward_factor * (x.detach() if detach else x) ** 2 * g
 
-    if with_jvp:
-        Cube.jvp = staticmethod(lambda ctx, t: 3 * ctx.saved_tensors[0] ** 2 * t)
+    if jvp_factor is not None:
+        Cube.jvp = staticmethod(lambda ctx, t: jvp_factor * ctx.saved_tensors[0] ** 2 * t)
+    return Cube
+
+
+def _custom_function(m: Any, with_jvp: bool) -> Any:
+    cube = _cube(m, 3, 3 if with_jvp else None)
     fw = m.autograd.forward_ad
     with fw.dual_level():
-        return _host(fw.unpack_dual(Cube.apply(fw.make_dual(m.tensor(A), m.tensor(TA)))).tangent)
+        return _host(fw.unpack_dual(cube.apply(fw.make_dual(m.tensor(A), m.tensor(TA)))).tangent)
 
 
 def test_custom_function_needs_jvp_like_torch() -> None:
-    _same(_custom_function(tw, True), _custom_function(torch, True))
+    _like_torch(functools.partial(_custom_function, with_jvp=True))
     with pytest.raises(NotImplementedError, match="must implement the jvp"):
         _custom_function(torch, False)
     with pytest.raises(NotImplementedError, match="must implement the jvp"):
         _custom_function(tw, False)
-
-
-def _wrong_cube(m: Any) -> Any:
-    """x ** 3 with a wrong derivative (2 x^2) in both backward and jvp."""
-
-    class WrongCube(m.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, x: Any) -> Any:
-            ctx.save_for_backward(x)
-            ctx.save_for_forward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx: Any, g: Any) -> Any:
-            (x,) = ctx.saved_tensors
-            return 2 * x * x * g
-
-        @staticmethod
-        def jvp(ctx: Any, t: Any) -> Any:
-            return 2 * ctx.saved_tensors[0] ** 2 * t
-
-    return WrongCube
 
 
 @pytest.mark.parametrize("backward_too", [False, True])
@@ -322,14 +317,15 @@ def test_gradcheck_check_forward_ad_like_torch(backward_too: bool) -> None:
     messages = []
     for m in (tw, torch):
         x = m.tensor(A[0], requires_grad=True)
+        wrong_cube = _cube(m, 2, 2)  # (a wrong derivative, 2 x^2, in backward and jvp)
         with pytest.raises(RuntimeError) as failed:
             m.autograd.gradcheck(
-                _wrong_cube(m).apply, (x,), check_forward_ad=True, check_backward_ad=backward_too
+                wrong_cube.apply, (x,), check_forward_ad=True, check_backward_ad=backward_too
             )
         assert type(failed.value).__name__ == "GradcheckError"
         messages.append(str(failed.value).split("numerical")[0])
         assert not m.autograd.gradcheck(
-            _wrong_cube(m).apply, (x,), check_forward_ad=True, raise_exception=False
+            wrong_cube.apply, (x,), check_forward_ad=True, raise_exception=False
         )
     assert messages[0] == messages[1]
     mode = "" if backward_too else "computed with forward mode "
@@ -349,30 +345,7 @@ def _under_no_grad(m: Any) -> tuple:
 
 
 def test_level_entered_under_no_grad_like_torch() -> None:
-    for ours, theirs in zip(_under_no_grad(tw), _under_no_grad(torch)):
-        _same(ours, theirs)
-
-
-def _detached_backward(m: Any) -> Any:
-    """x ** 3 whose backward detaches x: first derivatives right, second ones wrong."""
-
-    class Cube(m.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, x: Any) -> Any:
-            ctx.save_for_backward(x)
-            ctx.save_for_forward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx: Any, g: Any) -> Any:
-            (x,) = ctx.saved_tensors
-            return 3 * x.detach() ** 2 * g
-
-        @staticmethod
-        def jvp(ctx: Any, t: Any) -> Any:
-            return 3 * ctx.saved_tensors[0] ** 2 * t
-
-    return Cube
+    _like_torch(_under_no_grad)
 
 
 def test_gradgradcheck_check_fwd_over_rev_like_torch() -> None:
@@ -390,7 +363,7 @@ def test_gradgradcheck_check_fwd_over_rev_like_torch() -> None:
         x = m.tensor(A[0], requires_grad=True)
         with pytest.raises(RuntimeError) as failed:
             m.autograd.gradgradcheck(
-                _detached_backward(m).apply,
+                _cube(m, 3, 3, detach=True).apply,
                 (x,),
                 check_fwd_over_rev=True,
                 check_rev_over_rev=False,
@@ -403,7 +376,10 @@ def test_gradgradcheck_check_fwd_over_rev_like_torch() -> None:
     with pytest.raises(AssertionError, match="check_undefined_grad=True requires"):
         x = tw.tensor(A[0], requires_grad=True)
         tw.autograd.gradgradcheck(
-            _detached_backward(tw).apply, (x,), check_fwd_over_rev=True, check_rev_over_rev=False
+            _cube(tw, 3, 3, detach=True).apply,
+            (x,),
+            check_fwd_over_rev=True,
+            check_rev_over_rev=False,
         )
 
 
@@ -434,7 +410,7 @@ def _no_grad_inside(m: Any) -> Any:
 
 @pytest.mark.xfail(strict=True, reason=_FROM_THE_GRAPH + "; no_grad() inside records nothing")
 def test_no_grad_inside_a_level_keeps_tangents_like_torch() -> None:
-    _same(_no_grad_inside(tw), _no_grad_inside(torch))
+    _like_torch(_no_grad_inside)
 
 
 def _backward_first(m: Any) -> Any:
@@ -448,7 +424,7 @@ def _backward_first(m: Any) -> Any:
 
 @pytest.mark.xfail(strict=True, reason=_FROM_THE_GRAPH + "; backward frees the graph first")
 def test_unpack_after_backward_like_torch() -> None:
-    _same(_backward_first(tw), _backward_first(torch))
+    _like_torch(_backward_first)
 
 
 def _complex_dual(m: Any) -> Any:
@@ -466,4 +442,4 @@ def _complex_dual(m: Any) -> Any:
     "ops; make_dual refuses them (forward_ad.py)",
 )
 def test_complex_dual_like_torch() -> None:
-    _same(_complex_dual(tw), _complex_dual(torch))
+    _like_torch(_complex_dual)

@@ -12,38 +12,13 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
-import tensorweaver as tw
-import torch
-from tw_backends import FAST, entered
+from snippet_outcomes import same
+from tw_backends import FAST
 
 
 @pytest.fixture(params=FAST)
 def spec(request: pytest.FixtureRequest) -> str:
     return request.param
-
-
-def _outcome(fn: Callable[[Any], Any], m: Any) -> Any:
-    """What ``fn(m)`` gives, comparable across torch and tw: a tensor as its dtype, shape and
-    values, a bool as itself, an exception as its class name."""
-    try:
-        r = fn(m)
-    except Exception as e:  # noqa: BLE001  (the class is the answer)
-        return type(e).__name__
-    if isinstance(r, tuple):
-        return tuple(_plain(x, m) for x in r)
-    return _plain(r, m)
-
-
-def _plain(r: Any, m: Any) -> Any:
-    if not isinstance(r, m.Tensor):
-        return r
-    return str(r.dtype).split(".")[-1], tuple(r.shape), np.asarray(r.detach().tolist()).tolist()
-
-
-def _same(fn: Callable[[Any], Any], spec: str) -> None:
-    want = _outcome(fn, torch)
-    with entered(spec):
-        assert _outcome(fn, tw) == want
 
 
 def _inference(m: Any, *shape: int) -> Any:
@@ -102,7 +77,7 @@ def _detached_in_the_mode(m: Any) -> Any:
     ids=["data", "detach_view", "t", "data_set", "saved_view", "saved_data", "saved_unbind"],
 )
 def test_view_or_alias_of_inference_tensor_is_one(spec: str, program: Callable) -> None:
-    _same(program, spec)
+    same(program, spec)
 
 
 @pytest.mark.parametrize(
@@ -135,7 +110,7 @@ def test_view_or_alias_of_inference_tensor_is_one(spec: str, program: Callable) 
 def test_in_place_write_of_alias_or_view(spec: str, program: Callable) -> None:
     # PyTorch: an alias made outside the mode has a version counter of its own (writable);
     # a view, or a tensor made in the mode, has none (refused)
-    _same(program, spec)
+    same(program, spec)
 
 
 def test_write_through_detach_of_a_view_reaches_the_base(spec: str) -> None:
@@ -144,7 +119,7 @@ def test_write_through_detach_of_a_view_reaches_the_base(spec: str) -> None:
         x[1:].detach().mul_(10)
         return x
 
-    _same(program, spec)
+    same(program, spec)
 
 
 # -- in-place shape changes ------------------------------------------------------------------
@@ -182,7 +157,7 @@ def test_write_through_detach_of_a_view_reaches_the_base(spec: str) -> None:
     ],
 )
 def test_in_place_shape_change_outside_the_mode(spec: str, change: Callable) -> None:
-    _same(lambda m: change(_inference(m)), spec)
+    same(lambda m: change(_inference(m)), spec)
 
 
 def test_shape_change_in_the_mode_leaves_a_normal_tensor_normal(spec: str) -> None:
@@ -197,7 +172,7 @@ def test_shape_change_in_the_mode_leaves_a_normal_tensor_normal(spec: str) -> No
         # (resize_'s two new elements are uninitialized memory, in torch too: not compared)
         return y.is_inference(), z.is_inference(), view.is_inference(), y.shape, y[:3], z
 
-    _same(program, spec)
+    same(program, spec)
 
 
 # -- what backward saves ----------------------------------------------------------------------
@@ -229,7 +204,7 @@ def test_shape_change_in_the_mode_leaves_a_normal_tensor_normal(spec: str) -> No
     ],
 )
 def test_saved_inference_index_is_refused(spec: str, use: Callable) -> None:
-    _same(_grad_of(use), spec)
+    same(_grad_of(use), spec)
 
 
 def _made_with_grad_in_the_mode(m: Any) -> Any:
@@ -269,7 +244,7 @@ def _scalar_product_backward(m: Any) -> Any:
     ],
 )
 def test_what_backward_saves_of_an_inference_tensor(spec: str, program: Callable) -> None:
-    _same(program, spec)
+    same(program, spec)
 
 
 def _step_of_a_model_made_in_the_mode(m: Any) -> Any:
@@ -293,7 +268,7 @@ def _assignment_of_inference_values(m: Any) -> Any:
     "program", [_step_of_a_model_made_in_the_mode, _assignment_of_inference_values]
 )
 def test_other_ways_into_a_graph(spec: str, program: Callable) -> None:
-    _same(program, spec)
+    same(program, spec)
 
 
 # -- defects in files of others ---------------------------------------------------------------
@@ -306,7 +281,7 @@ def test_attention_does_not_save_an_inference_query(spec: str) -> None:
         out.sum().backward()
         return k.grad
 
-    _same(program, spec)
+    same(program, spec)
 
 
 @pytest.mark.parametrize("how", ["setitem", "index_put"])
@@ -318,7 +293,7 @@ def test_inference_index_of_an_assignment_is_refused(spec: str, how: str) -> Non
             return y
         return y.index_put((_index(m, 0, 2),), m.zeros(2, dtype=m.float64))
 
-    _same(_grad_of(use), spec)
+    same(_grad_of(use), spec)
 
 
 def test_basic_index_assignment_into_detached_inference_tensor(spec: str) -> None:
@@ -327,7 +302,7 @@ def test_basic_index_assignment_into_detached_inference_tensor(spec: str) -> Non
         d[0] = 5.0
         return d
 
-    _same(program, spec)
+    same(program, spec)
 
 
 class _ViewOfInput:
@@ -347,7 +322,7 @@ def test_function_view_of_an_inference_tensor_refuses_requires_grad(spec: str) -
         function = type("ViewOfInput", (m.autograd.Function,), dict(vars(_ViewOfInput)))
         return function.apply(_inference(m)).requires_grad_()
 
-    _same(program, spec)
+    same(program, spec)
 
 
 def test_op_of_inference_tensors_alone_records_no_graph(spec: str) -> None:
@@ -355,4 +330,4 @@ def test_op_of_inference_tensors_alone_records_no_graph(spec: str) -> None:
         p = _made_with_grad_in_the_mode(m)
         return p.exp().requires_grad, (p * p).requires_grad
 
-    _same(program, spec)
+    same(program, spec)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from snippet_outcomes import inference, plain, same
 from tw_backends import FAST, entered
 
 NAN, INF = math.nan, math.inf
@@ -24,47 +25,16 @@ def spec(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def _outcome(fn: Callable[[Any], Any], m: Any) -> Any:
-    """What ``fn(m)`` gives, comparable across torch and tw: a tensor as its dtype, shape
-    and values (NaN as a string), an exception as its class name."""
-    try:
-        r = fn(m)
-    except Exception as e:  # noqa: BLE001  (the class is the answer)
-        return type(e).__name__
-    if isinstance(r, tuple):
-        return tuple(_plain(x, m) for x in r)
-    return _plain(r, m)
-
-
-def _plain(r: Any, m: Any) -> Any:
-    if not isinstance(r, m.Tensor):
-        return r
-    values = np.asarray(r.detach().tolist(), dtype=complex).ravel()
-    shown = ["nan" if v != v else repr(complex(np.round(v, 5))) for v in values]
-    return str(r.dtype).split(".")[-1], tuple(r.shape), shown
-
-
-def _same(fn: Callable[[Any], Any], spec: str) -> None:
-    want = _outcome(fn, torch)
-    with entered(spec):
-        assert _outcome(fn, tw) == want
-
-
-def _inference(m: Any, n: int = 3) -> Any:
-    with m.inference_mode():
-        return m.arange(1.0, n + 1.0)
-
-
 # -- defects: complex pow (ops/elementwise.py pow, autograd/gradients.py _pow) ---------------
 
 
 @pytest.mark.parametrize("exponent", [0.5 + 0j, -0.5 + 0j])
 def test_complex_half_power_of_a_tensor(spec: str, exponent: complex) -> None:
-    _same(lambda m: m.tensor([4.0, -4.0, 0.25]) ** exponent, spec)
+    same(lambda m: m.tensor([4.0, -4.0, 0.25]) ** exponent, spec)
 
 
 def test_one_to_a_complex_power_is_one(spec: str) -> None:
-    _same(lambda m: m.pow(1, m.tensor([complex(NAN, 0), 1j, 0j])), spec)
+    same(lambda m: m.pow(1, m.tensor([complex(NAN, 0), 1j, 0j])), spec)
 
 
 def test_grad_of_complex_first_power_at_zero(spec: str) -> None:
@@ -73,7 +43,7 @@ def test_grad_of_complex_first_power_at_zero(spec: str) -> None:
         (z**1 * m.tensor([1 + 2j, 1], dtype=m.complex128)).real.sum().backward()
         return z.grad
 
-    _same(grad, spec)
+    same(grad, spec)
 
 
 # -- defects: inference tensors (tensor.py, autograd/node.py, ops/inplace_shape.py) ----------
@@ -85,20 +55,20 @@ def test_grad_of_complex_first_power_at_zero(spec: str) -> None:
     ids=["slice", "detach", "view", "expand"],
 )
 def test_view_of_inference_tensor_refuses_requires_grad(spec: str, make: Callable) -> None:
-    _same(lambda m: make(_inference(m)).requires_grad_(), spec)
+    same(lambda m: make(inference(m)).requires_grad_(), spec)
 
 
 def test_parameter_of_an_inference_tensor_is_refused(spec: str) -> None:
-    _same(lambda m: m.nn.Parameter(_inference(m)), spec)
+    same(lambda m: m.nn.Parameter(inference(m)), spec)
 
 
 @pytest.mark.parametrize("make", [lambda x: x[0:3], lambda x: x.detach()], ids=["slice", "detach"])
 def test_view_of_inference_tensor_cannot_be_saved(spec: str, make: Callable) -> None:
     def program(m: Any) -> Any:
         w = m.ones(3, requires_grad=True)
-        return (w * make(_inference(m))).sum()
+        return (w * make(inference(m))).sum()
 
-    _same(program, spec)
+    same(program, spec)
 
 
 @pytest.mark.parametrize(
@@ -107,16 +77,16 @@ def test_view_of_inference_tensor_cannot_be_saved(spec: str, make: Callable) -> 
     ids=["unsqueeze_", "t_", "resize_"],
 )
 def test_in_place_shape_change_of_inference_tensor(spec: str, change: Callable) -> None:
-    _same(lambda m: change(_inference(m)), spec)
+    same(lambda m: change(inference(m)), spec)
 
 
 def test_where_does_not_save_its_inference_branch(spec: str) -> None:
     def program(m: Any) -> Any:
-        x, w = _inference(m), m.ones(3, requires_grad=True)
+        x, w = inference(m), m.ones(3, requires_grad=True)
         m.where(m.tensor([True, False, True]), w, x).sum().backward()
         return w.grad
 
-    _same(program, spec)
+    same(program, spec)
 
 
 @pytest.mark.parametrize(
@@ -132,9 +102,9 @@ def test_where_does_not_save_its_inference_branch(spec: str) -> None:
 def test_saved_inference_operand_is_refused(spec: str, use: Callable) -> None:
     def program(m: Any) -> Any:
         w = m.ones(3, requires_grad=True)
-        return use(m, w, _inference(m)).sum()
+        return use(m, w, inference(m)).sum()
 
-    _same(program, spec)
+    same(program, spec)
 
 
 def _inference_index(m: Any) -> Any:
@@ -155,7 +125,7 @@ def _hook_view(op: Callable[[Any, Any, Any], Any]) -> Callable[[Any], Any]:
         seen: list = []
         out.grad_fn.register_hook(lambda gi, go: seen.append(gi))
         (out * m.arange(out.numel(), dtype=m.float64).reshape(out.shape)).sum().backward()
-        shown = tuple(None if g is None else _plain(g, m) for g in seen[0])
+        shown = tuple(None if g is None else plain(g, m) for g in seen[0])
         return out.grad_fn.name(), shown
 
     return program
@@ -163,7 +133,7 @@ def _hook_view(op: Callable[[Any, Any, Any], Any]) -> Callable[[Any], Any]:
 
 @pytest.mark.parametrize("name", ["add", "sub"])
 def test_hook_of_add_with_alpha(spec: str, name: str) -> None:
-    _same(_hook_view(lambda m, a, b: getattr(a, name)(b, alpha=2)), spec)
+    same(_hook_view(lambda m, a, b: getattr(a, name)(b, alpha=2)), spec)
 
 
 @pytest.mark.parametrize(
@@ -177,22 +147,22 @@ def test_hook_of_add_with_alpha(spec: str, name: str) -> None:
     ids=["xlogy_scalar_other", "xlogy_scalar_self", "remainder_scalar", "remainder_tensors"],
 )
 def test_hook_of_a_node_with_a_scalar_operand(spec: str, op: Callable) -> None:
-    _same(_hook_view(op), spec)
+    same(_hook_view(op), spec)
 
 
 def test_hook_of_normalize(spec: str) -> None:
-    _same(_hook_view(lambda m, a, b: m.nn.functional.normalize(a)), spec)
+    same(_hook_view(lambda m, a, b: m.nn.functional.normalize(a)), spec)
 
 
 def test_hook_of_einsum(spec: str) -> None:
-    _same(_hook_view(lambda m, a, b: m.einsum("ij,ij->i", a, b)), spec)
+    same(_hook_view(lambda m, a, b: m.einsum("ij,ij->i", a, b)), spec)
 
 
 # -- defects: edge semantics ----------------------------------------------------------------
 
 
 def test_searchsorted_past_a_nan_in_the_sequence(spec: str) -> None:
-    _same(lambda m: m.searchsorted(m.tensor([1.0, 2.0, NAN]), m.tensor([2.5, INF, 1.5])), spec)
+    same(lambda m: m.searchsorted(m.tensor([1.0, 2.0, NAN]), m.tensor([2.5, INF, 1.5])), spec)
 
 
 def test_cat_keeps_channels_last_on_numpy() -> None:
@@ -201,7 +171,7 @@ def test_cat_keeps_channels_last_on_numpy() -> None:
         out = m.cat([x, x])
         return tuple(out.stride()), out.is_contiguous(memory_format=m.channels_last)
 
-    _same(program, "numpy")
+    same(program, "numpy")
 
 
 def test_eye_of_a_dtype_the_device_lacks() -> None:
@@ -265,7 +235,7 @@ def test_complex_pow_number_and_tensor_exponents(spec: str, dtype: str) -> None:
     ],
 )
 def test_complex_pow_corners(spec: str, program: Callable) -> None:
-    _same(program, spec)
+    same(program, spec)
 
 
 @pytest.mark.parametrize(
@@ -280,7 +250,7 @@ def test_complex_pow_gradients(spec: str, exponent: Any) -> None:
         (a**b * m.tensor([1 + 2j] * 4, dtype=m.complex128)).real.sum().backward()
         return a.grad, (b.grad if isinstance(b, m.Tensor) else None)
 
-    _same(grads, spec)
+    same(grads, spec)
 
 
 # -- matched torch: inference tensors -----------------------------------------------------------
@@ -294,7 +264,7 @@ def _normal_view_made_in_the_mode(m: Any) -> Any:
 
 
 def _mixed_graph(m: Any) -> Any:
-    x, w = _inference(m), m.ones(3, requires_grad=True)
+    x, w = inference(m), m.ones(3, requires_grad=True)
     (m.cat([w, x]).sum() + (w + x).sum() + (w - x).sum()).backward()
     return w.grad
 
@@ -302,16 +272,16 @@ def _mixed_graph(m: Any) -> Any:
 @pytest.mark.parametrize(
     "program",
     [
-        lambda m: _inference(m)[1:].add_(1),
-        lambda m: _inference(m).requires_grad_(),
-        lambda m: _inference(m).requires_grad_(False).is_inference(),
-        lambda m: _inference(m).zero_(),
-        lambda m: m.add(m.ones(3), 1, out=_inference(m)),
-        lambda m: _inference(m).detach().add_(1),
-        lambda m: _inference(m).clone().requires_grad_().is_inference(),
-        lambda m: (_inference(m) * m.ones(3, requires_grad=True)).sum(),
-        lambda m: _inference(m) @ m.ones(3, requires_grad=True),
-        lambda m: m.nn.Parameter(_inference(m), requires_grad=False).is_inference(),
+        lambda m: inference(m)[1:].add_(1),
+        lambda m: inference(m).requires_grad_(),
+        lambda m: inference(m).requires_grad_(False).is_inference(),
+        lambda m: inference(m).zero_(),
+        lambda m: m.add(m.ones(3), 1, out=inference(m)),
+        lambda m: inference(m).detach().add_(1),
+        lambda m: inference(m).clone().requires_grad_().is_inference(),
+        lambda m: (inference(m) * m.ones(3, requires_grad=True)).sum(),
+        lambda m: inference(m) @ m.ones(3, requires_grad=True),
+        lambda m: m.nn.Parameter(inference(m), requires_grad=False).is_inference(),
         _normal_view_made_in_the_mode,
         _mixed_graph,
     ],
@@ -331,7 +301,7 @@ def _mixed_graph(m: Any) -> Any:
     ],
 )
 def test_inference_tensor_corners(spec: str, program: Callable) -> None:
-    _same(program, spec)
+    same(program, spec)
 
 
 def test_inference_mode_records_no_graph_even_with_grad_tensors(spec: str) -> None:
@@ -343,7 +313,7 @@ def test_inference_mode_records_no_graph_even_with_grad_tensors(spec: str) -> No
                 z = m.ones(2)
         return y.requires_grad, y.is_inference(), y.grad_fn is None, z.is_inference()
 
-    _same(program, spec)
+    same(program, spec)
 
 
 # -- matched torch: edge semantics, LinAlgError, norm ------------------------------------------
@@ -373,7 +343,7 @@ def test_inference_mode_records_no_graph_even_with_grad_tensors(spec: str) -> No
     ],
 )
 def test_edge_semantics(spec: str, program: Callable) -> None:
-    _same(program, spec)
+    same(program, spec)
 
 
 def test_eye_past_memory_raises_at_once(spec: str) -> None:
@@ -404,7 +374,7 @@ def test_linalg_errors_are_torchs(spec: str, program: Callable) -> None:
             return type(e).__name__
         return "no error"
 
-    _same(kind, spec)
+    same(kind, spec)
 
 
 @pytest.mark.parametrize(
@@ -419,7 +389,7 @@ def test_linalg_errors_are_torchs(spec: str, program: Callable) -> None:
     ],
 )
 def test_norm_none_and_integer_logsumexp(spec: str, program: Callable) -> None:
-    _same(program, spec)
+    same(program, spec)
 
 
 @pytest.mark.parametrize(
@@ -434,7 +404,7 @@ def test_norm_none_and_integer_logsumexp(spec: str, program: Callable) -> None:
 )
 @pytest.mark.parametrize("exponent", [-2, -0.5])
 def test_complex_negative_powers_of_infinities(device: str, exponent: float) -> None:
-    _same(
+    same(
         lambda m: m.tensor([complex(INF, 0), complex(0, INF), complex(-INF, 0)]) ** exponent,
         device,
     )

@@ -4,9 +4,9 @@ A plugin imports only these modules: :mod:`.hookspecs` (the pluggy hooks and the
 API version), :mod:`.ir` (the primitive ops a backend object implements),
 :mod:`.dtypes` (the dtype objects), :mod:`.records` (device records and the
 other plain records hooks return), :mod:`.fft` (the Fourier primitives' scales),
-:mod:`.cpu_loops` (which elements PyTorch's CPU loops compute in their scalar loop, for
-half precision's rounding) and :mod:`.errors` (errors a backend raises that callers catch
-by class).
+:mod:`.cpu_loops` (the order PyTorch's CPU loops take the dimensions in, and which
+elements they compute in their scalar loop, for half precision's rounding) and
+:mod:`.errors` (errors a backend raises that callers catch by class).
 They import nothing from the rest of the core, so the core can change its insides
 without breaking a plugin.
 """

@@ -1,5 +1,6 @@
 """Which elements PyTorch's CPU elementwise kernels compute in their scalar loop, for
-half-precision (float16, bfloat16) results that must match torch's bits.
+half-precision (float16, bfloat16) results that must match torch's bits, and the order
+those loops take the dimensions in (:func:`loop_order`, step 1 below).
 
 What torch does (torch 2.13 on x86): a CPU elementwise kernel runs a vectorized loop and a
 scalar loop. The vectorized one computes half values as float32 vectors and rounds each
@@ -63,18 +64,8 @@ def scalar_loop_mask(
     read-only NumPy bool array with ``shape``'s rank that broadcasts to it (size 1 along the
     dimensions outside the inner loop)."""
     steps = [[abs(s) // itemsize for s in st] for st in strides]
-    order = list(range(len(shape)))[::-1]
-    for i in range(1, len(order)):  # TensorIterator's insertion sort
-        j = i
-        for k in range(i - 1, -1, -1):
-            after = slower(order[k], order[j], shape, steps)
-            if after > 0:
-                order[k], order[j] = order[j], order[k]
-                j = k
-            elif after < 0:
-                break
     inner, length, step = [], 1, [0] * len(steps)
-    for d in order:
+    for d in reversed(loop_order(shape, steps)):
         if shape[d] != 1 and length != 1:
             if any(s[d] != length * t for s, t in zip(steps, step)):
                 break
@@ -130,7 +121,25 @@ def _cached_mask(shape: tuple, strides: tuple, itemsize: int, backend: Any) -> A
     return _native_mask(shape, strides, itemsize, backend)
 
 
-def slower(d0: int, d1: int, shape: Sequence[int], steps: list) -> int:
+def loop_order(shape: Sequence[int], steps: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """The dimensions of ``shape`` from the slowest to the fastest in TensorIterator's order
+    for operands stepping ``steps`` (one sequence per operand, 0 where it is broadcast): its
+    insertion sort, from the fastest, by the pairwise rule :func:`slower` (step 1 of the
+    module's description; PyTorch's ``infer_dense_strides`` sorts one operand the same way)."""
+    order = list(range(len(shape)))[::-1]
+    for i in range(1, len(order)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            after = slower(order[k], order[j], shape, steps)
+            if after > 0:
+                order[k], order[j] = order[j], order[k]
+                j = k
+            elif after < 0:
+                break
+    return tuple(reversed(order))
+
+
+def slower(d0: int, d1: int, shape: Sequence[int], steps: Sequence[Sequence[int]]) -> int:
     """1 where dimension d0 goes after (is slower than) d1 in TensorIterator's order, -1
     before, 0 where the operands do not tell."""
     for s in steps:

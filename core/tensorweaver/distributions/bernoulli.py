@@ -7,12 +7,8 @@ from typing import Any
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.distributions import constraints
 from tensorweaver.distributions.exponential_family import ExponentialFamily
-from tensorweaver.distributions.params import (
-    broadcast_all,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from tensorweaver.distributions.params import broadcast_all
+from tensorweaver.distributions.probs_or_logits import SuccessProbability
 from tensorweaver.nn.functional import binary_cross_entropy_with_logits
 from tensorweaver.ops.creation import arange
 from tensorweaver.ops.sampling import bernoulli
@@ -20,12 +16,7 @@ from tensorweaver.ops.special import logit
 from tensorweaver.tensor import Size, Tensor
 
 
-def one_of(probs: Any, logits: Any, name: str) -> None:
-    if (probs is None) == (logits is None):
-        raise ValueError(f"{name}: either `probs` or `logits` must be specified, but not both.")
-
-
-class Bernoulli(ExponentialFamily):
+class Bernoulli(SuccessProbability, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -42,32 +33,11 @@ class Bernoulli(ExponentialFamily):
     def __init__(
         self, probs: Any = None, logits: Any = None, validate_args: bool | None = None
     ) -> None:
-        one_of(probs, logits, "Bernoulli")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            param = self.probs
-        else:
-            (self.logits,) = broadcast_all(logits)
-            param = self.logits
-        self._param = param
-        super().__init__(param.shape, validate_args=validate_args)
+        self._given("Bernoulli", probs, logits)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: tuple, _instance: Any = None) -> Bernoulli:
-        new = self._expanded(Bernoulli, batch_shape, _instance, "probs", "logits")
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
-        return new
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.shape
+        return self._expanded_given(Bernoulli, batch_shape, _instance)
 
     @property
     def mean(self) -> Tensor:

@@ -8,9 +8,9 @@ from typing import Any
 import tensorweaver
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.distributions import constraints
-from tensorweaver.distributions.bernoulli import one_of
 from tensorweaver.distributions.distribution import Distribution, nan_like
 from tensorweaver.distributions.params import lazy_property, logits_to_probs, probs_to_logits
+from tensorweaver.distributions.probs_or_logits import one_of
 from tensorweaver.dtype_info import finfo
 from tensorweaver.nn.functional import one_hot
 from tensorweaver.ops.creation import arange

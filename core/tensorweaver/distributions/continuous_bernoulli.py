@@ -9,21 +9,20 @@ import math
 from typing import Any
 
 from tensorweaver.distributions import constraints
-from tensorweaver.distributions.bernoulli import one_of
 from tensorweaver.distributions.exponential_family import ExponentialFamily
 from tensorweaver.distributions.params import (
     broadcast_all,
     clamp_probs,
     lazy_property,
     logits_to_probs,
-    probs_to_logits,
 )
+from tensorweaver.distributions.probs_or_logits import SuccessProbability
 from tensorweaver.nn.functional import binary_cross_entropy_with_logits
 from tensorweaver.ops.creation import ones_like, rand, zeros_like
 from tensorweaver.tensor import Size, Tensor
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(SuccessProbability, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     has_rsample = True
@@ -35,40 +34,25 @@ class ContinuousBernoulli(ExponentialFamily):
         lims: tuple[float, float] = (0.499, 0.501),
         validate_args: bool | None = None,
     ) -> None:
-        one_of(probs, logits, "ContinuousBernoulli")
+        self._given("ContinuousBernoulli", probs, logits)
         if probs is not None:
-            (probs,) = broadcast_all(probs)
             # checked before clamping away from 0 and 1, after which any value would pass
             if validate_args is not None and not bool(
-                self.arg_constraints["probs"].check(probs).all()
+                self.arg_constraints["probs"].check(self.probs).all()
             ):
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(probs)
-            param = self.probs
-        else:
-            (self.logits,) = broadcast_all(logits)
-            param = self.logits
-        self._param = param
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
-        super().__init__(param.shape, validate_args=validate_args)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: tuple, _instance: Any = None) -> ContinuousBernoulli:
-        new = self._expanded(ContinuousBernoulli, batch_shape, _instance, "probs", "logits")
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
+        new = self._expanded_given(ContinuousBernoulli, batch_shape, _instance)
         new._lims = self._lims
         return new
 
     @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
     def probs(self) -> Tensor:
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.shape
 
     def _stable(self) -> Tensor:
         """Where ``probs`` is far enough from 1/2 for the closed forms."""

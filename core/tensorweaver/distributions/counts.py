@@ -6,16 +6,11 @@ from typing import Any
 
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.distributions import constraints
-from tensorweaver.distributions.bernoulli import one_of
 from tensorweaver.distributions.distribution import Distribution
 from tensorweaver.distributions.exponential_family import ExponentialFamily
 from tensorweaver.distributions.gamma_draws import binomial, poisson
-from tensorweaver.distributions.params import (
-    broadcast_all,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from tensorweaver.distributions.params import broadcast_all
+from tensorweaver.distributions.probs_or_logits import SuccessProbability
 from tensorweaver.ops.creation import arange
 from tensorweaver.ops.special import lgamma, xlogy
 from tensorweaver.tensor import Size, Tensor
@@ -62,7 +57,7 @@ class Poisson(ExponentialFamily):
         return xlogy(value, rate) - rate - lgamma(value + 1)
 
 
-class Binomial(Distribution):
+class Binomial(SuccessProbability, Distribution):
     arg_constraints = {
         "total_count": constraints.nonnegative_integer,
         "probs": constraints.unit_interval,
@@ -77,38 +72,16 @@ class Binomial(Distribution):
         logits: Any = None,
         validate_args: bool | None = None,
     ) -> None:
-        one_of(probs, logits, "Binomial")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-            param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-            param = self.logits
-        self._param = param
-        super().__init__(param.shape, validate_args=validate_args)
+        (total_count,) = self._given("Binomial", probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: tuple, _instance: Any = None) -> Binomial:
-        new = self._expanded(Binomial, batch_shape, _instance, "total_count", "probs", "logits")
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
-        return new
+        return self._expanded_given(Binomial, batch_shape, _instance, "total_count")
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> constraints.Constraint:  # type: ignore[override]
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.shape
 
     @property
     def mean(self) -> Tensor:

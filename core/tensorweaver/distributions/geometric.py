@@ -7,21 +7,18 @@ from typing import Any
 
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.distributions import constraints
-from tensorweaver.distributions.bernoulli import one_of
 from tensorweaver.distributions.distribution import Distribution
 from tensorweaver.distributions.params import (
     broadcast_all,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
+from tensorweaver.distributions.probs_or_logits import BinaryProbs, one_of
 from tensorweaver.dtype_info import finfo
 from tensorweaver.nn.functional import binary_cross_entropy_with_logits
 from tensorweaver.ops.creation import rand, zeros_like
 from tensorweaver.tensor import Size, Tensor
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbs, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
@@ -45,14 +42,6 @@ class Geometric(Distribution):
 
     def expand(self, batch_shape: tuple, _instance: Any = None) -> Geometric:
         return self._expanded(Geometric, batch_shape, _instance, "probs", "logits")
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self) -> Tensor:

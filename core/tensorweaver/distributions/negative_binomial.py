@@ -7,22 +7,16 @@ from typing import Any
 
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.distributions import constraints
-from tensorweaver.distributions.bernoulli import one_of
 from tensorweaver.distributions.distribution import Distribution
 from tensorweaver.distributions.gamma import Gamma
 from tensorweaver.distributions.gamma_draws import poisson
-from tensorweaver.distributions.params import (
-    broadcast_all,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from tensorweaver.distributions.probs_or_logits import SuccessProbability
 from tensorweaver.nn.functional import logsigmoid
 from tensorweaver.ops.special import lgamma
 from tensorweaver.tensor import Size, Tensor
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(SuccessProbability, Distribution):
     arg_constraints = {
         "total_count": constraints.greater_than_eq(0),
         "probs": constraints.half_open_interval(0.0, 1.0),
@@ -37,35 +31,12 @@ class NegativeBinomial(Distribution):
         logits: Any = None,
         validate_args: bool | None = None,
     ) -> None:
-        one_of(probs, logits, "NegativeBinomial")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            param = self.logits
-        self.total_count = self.total_count.type_as(param)
-        self._param = param
-        super().__init__(param.shape, validate_args=validate_args)
+        (total_count,) = self._given("NegativeBinomial", probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: tuple, _instance: Any = None) -> NegativeBinomial:
-        new = self._expanded(
-            NegativeBinomial, batch_shape, _instance, "total_count", "probs", "logits"
-        )
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
-        return new
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.shape
+        return self._expanded_given(NegativeBinomial, batch_shape, _instance, "total_count")
 
     @property
     def mean(self) -> Tensor:

@@ -7,22 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweaver.distributions import constraints
-from tensorweaver.distributions.bernoulli import one_of
 from tensorweaver.distributions.distribution import Distribution
-from tensorweaver.distributions.params import (
-    broadcast_all,
-    clamp_probs,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-)
+from tensorweaver.distributions.params import broadcast_all, clamp_probs
+from tensorweaver.distributions.probs_or_logits import SuccessProbability
 from tensorweaver.distributions.transformed_distribution import TransformedDistribution
 from tensorweaver.distributions.transforms import SigmoidTransform
 from tensorweaver.ops.creation import rand
 from tensorweaver.tensor import Size, Tensor
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(SuccessProbability, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
     has_rsample = True
@@ -34,34 +28,14 @@ class LogitRelaxedBernoulli(Distribution):
         logits: Any = None,
         validate_args: bool | None = None,
     ) -> None:
-        one_of(probs, logits, "LogitRelaxedBernoulli")
+        self._given("LogitRelaxedBernoulli", probs, logits)
         (self.temperature,) = broadcast_all(temperature)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            param = self.probs
-        else:
-            (self.logits,) = broadcast_all(logits)
-            param = self.logits
-        self._param = param
-        super().__init__(param.shape, validate_args=validate_args)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: tuple, _instance: Any = None) -> LogitRelaxedBernoulli:
-        new = self._expanded(LogitRelaxedBernoulli, batch_shape, _instance, "probs", "logits")
+        new = self._expanded_given(LogitRelaxedBernoulli, batch_shape, _instance)
         new.temperature = self.temperature
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
         return new
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.shape
 
     def rsample(self, sample_shape: tuple = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-from tensorweaver.contract.cpu_loops import slower
+from tensorweaver.contract.cpu_loops import loop_order
 
 from tensorweaver_numpy._quiet import ignore_errors, restore_errors
 
@@ -51,7 +51,7 @@ def _in_torch_order(ufunc: np.ufunc, a: np.ndarray, b: Any) -> np.ndarray:
     if min(strides) < 0:
         return ufunc(a, b)  # (memory read backwards, which PyTorch never lays out)
     if 0 in strides or 1 in shape or len(set(strides)) < len(strides):
-        order = _torch_order(shape, [strides, _broadcast_strides(b, shape)])
+        order = loop_order(shape, [strides, _broadcast_strides(b, shape)])
     else:  # (the first operand decides every pair of dimensions: its order)
         order = tuple(sorted(range(len(shape)), key=strides.__getitem__, reverse=True))
     if order == tuple(range(len(shape))):
@@ -68,24 +68,6 @@ def _broadcast_strides(x: np.ndarray, shape: tuple[int, ...]) -> tuple[int, ...]
         0 if n == 1 and shape[lead + d] != 1 else s
         for d, (n, s) in enumerate(zip(x.shape, x.strides))
     )
-
-
-def _torch_order(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple[int, ...]:
-    """The dimensions, outermost first, in the order PyTorch's TensorIterator lays out its
-    output: an insertion sort, innermost first, where an operand's strides decide a pair of
-    dimensions unless either is 0 (broadcast), and equal strides put the smaller size inside
-    (the pairwise rule is the contract's ``cpu_loops.slower``)."""
-    perm = list(reversed(range(len(shape))))
-    for i in range(1, len(perm)):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            found = slower(perm[d0], perm[d1], shape, strides)
-            if found > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif found < 0:
-                break
-    return tuple(reversed(perm))
 
 
 def _seen_in(x: Any, shape: tuple[int, ...], order: tuple[int, ...]) -> Any:

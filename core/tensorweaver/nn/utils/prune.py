@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Optional
 
 import tensorweaver as tw
@@ -262,14 +262,11 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        size = t.nelement()
-        k = _compute_nparams_toprune(self.amount, size)
-        _validate_pruning_amount(k, size)
-        mask = default_mask.clone()
-        if k != 0:
+        def chosen(t: Tensor, k: int) -> Tensor:
             scores = tw.rand_like(t)  # module attribute: a shared draw can stand in
-            mask.view(-1)[tw.topk(scores.view(-1), k=k).indices] = 0
-        return mask
+            return tw.topk(scores.view(-1), k=k).indices
+
+        return _unstructured_mask(t, default_mask, self.amount, chosen)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: float) -> BasePruningMethod:  # type: ignore[override]
@@ -287,14 +284,10 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        size = t.nelement()
-        k = _compute_nparams_toprune(self.amount, size)
-        _validate_pruning_amount(k, size)
-        mask = default_mask.clone()
-        if k != 0:
-            smallest = tw.topk(tw.abs(t).view(-1), k=k, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+        def smallest(t: Tensor, k: int) -> Tensor:
+            return tw.topk(tw.abs(t).view(-1), k=k, largest=False).indices
+
+        return _unstructured_mask(t, default_mask, self.amount, smallest)
 
     @classmethod
     def apply(  # type: ignore[override]
@@ -319,11 +312,7 @@ class RandomStructured(BasePruningMethod):
         self.dim = dim
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        channels = t.shape[self.dim]
-        k = _compute_nparams_toprune(self.amount, channels)
-        _validate_pruning_amount(k, channels)
+        channels, k = _channels_to_prune(t, self.amount, self.dim)
         if k == 0:
             return default_mask
         draws = tw.rand(channels, device=t.device)
@@ -348,11 +337,7 @@ class LnStructured(BasePruningMethod):
         self.dim = dim
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        channels = t.shape[self.dim]
-        k = _compute_nparams_toprune(self.amount, channels)
-        _validate_pruning_amount(k, channels)
+        channels, k = _channels_to_prune(t, self.amount, self.dim)
         norms = _compute_norm(t, self.n, self.dim)
         kept = tw.topk(norms, k=channels - k, largest=True).indices
         if k == 0:
@@ -519,6 +504,31 @@ def _channel_mask(t: Tensor, dim: int, channels: Tensor) -> Tensor:
     mask = tw.zeros_like(t)
     mask[tuple(channels if d == dim % t.dim() else slice(None) for d in range(t.dim()))] = 1
     return mask
+
+
+def _unstructured_mask(
+    t: Tensor, default_mask: Tensor, amount: Any, chosen: Callable[[Tensor, int], Tensor]
+) -> Tensor:
+    """``default_mask`` with the ``k`` flat positions ``chosen(t, k)`` zeroed, ``k`` the
+    count ``amount`` stands for among ``t``'s entries."""
+    size = t.nelement()
+    k = _compute_nparams_toprune(amount, size)
+    _validate_pruning_amount(k, size)
+    mask = default_mask.clone()
+    if k != 0:
+        mask.view(-1)[chosen(t, k)] = 0
+    return mask
+
+
+def _channels_to_prune(t: Tensor, amount: Any, dim: int) -> tuple[int, int]:
+    """The number of channels of ``t`` along ``dim`` and the count ``amount`` stands for
+    among them, after PyTorch's checks of structured pruning, in its order."""
+    _validate_structured_pruning(t)
+    _validate_pruning_dim(t, dim)
+    channels = t.shape[dim]
+    k = _compute_nparams_toprune(amount, channels)
+    _validate_pruning_amount(k, channels)
+    return channels, k
 
 
 def _validate_pruning_amount_init(amount: Any) -> None:
