@@ -76,12 +76,6 @@ def _attempt(fn: Callable[[], Any]) -> Any:
 
 # Loud: PyTorch's argument parser takes NumPy's ``axis=``/``keepdims=`` for ``dim``/``keepdim``
 # on every reduction (methods and functions); tensorweaver raises TypeError for both.
-@pytest.mark.xfail(
-    strict=True,
-    reason="axis=/keepdims= are not accepted as PyTorch's aliases of dim=/keepdim= (e.g. "
-    "ops/reduce.py sum/mean/amax, Tensor methods installed by ops/methods.py): rename them "
-    "where the methods and tw.* functions are installed (TypeError when both spellings come)",
-)
 def test_reductions_take_numpy_axis_keywords(spec: str) -> None:
     def fn(m: Any) -> Any:
         x = _f(m, 2, 3)
@@ -98,11 +92,6 @@ def test_reductions_take_numpy_axis_keywords(spec: str) -> None:
 # Loud: a 1-D input (one sample) with a target of shape (1,) is what PyTorch's nll_loss and
 # cross_entropy take (as a 0-d target); tensorweaver unsqueezes the target to (1, 1) and
 # refuses it with RuntimeError.
-@pytest.mark.xfail(
-    strict=True,
-    reason="nn/functional/loss.py _batched_classes unsqueezes a (1,) target of a (C,) input "
-    "to (1, 1), which _check_class_targets refuses: keep a (1,) target as the batch of one",
-)
 def test_class_loss_of_one_sample_with_a_target_of_size_one(spec: str) -> None:
     def fn(m: Any) -> Any:
         x = m.tensor([0.1, 0.5, 0.4], dtype=m.float64).log()
@@ -118,12 +107,6 @@ def test_class_loss_of_one_sample_with_a_target_of_size_one(spec: str) -> None:
 # Wrong class: PyTorch raises ValueError when the target's batch size differs from the
 # input's, including a (C,) input with a target of size 2 and an (N, C) input with a 0-d
 # target; tensorweaver raises RuntimeError there.
-@pytest.mark.xfail(
-    strict=True,
-    reason="nn/functional/loss.py _check_class_targets: a (C,) input's target of size != 1 "
-    "and an (N, C) input's 0-d target are batch-size mismatches (ValueError in PyTorch), "
-    "not RuntimeErrors; test the batch sizes before the unsqueeze in _batched_classes",
-)
 def test_class_loss_target_batch_mismatch_is_value_error(spec: str) -> None:
     def fn(m: Any) -> Any:
         out = []

@@ -103,10 +103,46 @@ def _whole_form(op: str, keepdim: Any) -> None:
         )
 
 
+#: NumPy's names of ``dim`` and ``keepdim``, which PyTorch's argument parser takes for them.
+_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def numpy_names(
+    op: str, aliases: dict[str, Any], dim: Any, keepdim: Any, unset: tuple[Any, ...]
+) -> tuple[Any, Any]:
+    """``dim`` and ``keepdim`` of a call of ``op`` that spelled them ``axis=``/``keepdims=``
+    (the keywords in ``aliases``). ``unset`` holds the default of ``dim``, then that of
+    ``keepdim`` where ``op`` has one. Another keyword, or both spellings of one argument, is
+    PyTorch's TypeError (an argument passed as its default value reads as not given). Only
+    called when ``aliases`` is not empty: the ``**aliases`` parameter costs a call about
+    20 ns, a wrapper about 220 ns."""
+    given = {"dim": dim, "keepdim": keepdim}
+    defaults = dict(zip(("dim", "keepdim"), unset))
+    for name, value in aliases.items():
+        own = _NUMPY_NAMES.get(name)
+        if own not in defaults or given[own] is not defaults[own]:
+            raise TypeError(f"{op}() got an unexpected keyword argument '{name}'")
+        given[own] = value
+    return given["dim"], given["keepdim"]
+
+
+def _missing_dim(op: str, dim: Any) -> None:
+    """PyTorch's TypeError for a required ``dim`` given neither as ``dim`` nor ``axis``."""
+    if dim is OMITTED:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "dim"')
+
+
 def sum(
-    input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
+    input: Tensor,
+    dim: Dim = OMITTED,
+    keepdim: bool = OMITTED,
+    *,
+    dtype: DType | None = None,
+    **aliases: Any,
 ) -> Tensor:
     """Sum over ``dim``; bool and integer tensors sum in int64."""
+    if aliases:
+        dim, keepdim = numpy_names("sum", aliases, dim, keepdim, (OMITTED, OMITTED))
     if dim is OMITTED:
         if keepdim is not OMITTED:
             _whole_form("sum", keepdim)
@@ -126,8 +162,15 @@ def sum(
 
 
 def prod(
-    input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
+    input: Tensor,
+    dim: Dim = OMITTED,
+    keepdim: bool = OMITTED,
+    *,
+    dtype: DType | None = None,
+    **aliases: Any,
 ) -> Tensor:
+    if aliases:
+        dim, keepdim = numpy_names("prod", aliases, dim, keepdim, (OMITTED, OMITTED))
     if dim is OMITTED:
         _whole_form("prod", keepdim)
         dim, keepdim = None, False
@@ -151,8 +194,15 @@ def product(input: Tensor, dim: Dim, keepdim: bool, dtype: DType | None = None) 
 
 
 def mean(
-    input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, *, dtype: DType | None = None
+    input: Tensor,
+    dim: Dim = OMITTED,
+    keepdim: bool = OMITTED,
+    *,
+    dtype: DType | None = None,
+    **aliases: Any,
 ) -> Tensor:
+    if aliases:
+        dim, keepdim = numpy_names("mean", aliases, dim, keepdim, (OMITTED, OMITTED))
     if dim is OMITTED:
         _whole_form("mean", keepdim)
         dim, keepdim = None, False
@@ -208,8 +258,10 @@ def _check_whole(op: str, x: Tensor, dim: Dim) -> None:
         )
 
 
-def amax(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
+def amax(input: Tensor, dim: Dim = (), keepdim: bool = False, **aliases: Any) -> Tensor:
     """The maximum over ``dim``; the gradient is shared evenly between tied maxima."""
+    if aliases:
+        dim, keepdim = numpy_names("amax", aliases, dim, keepdim, ((), False))
     _check_whole("amax", input, dim)
     _check_sizes("amax", input, axes_of("amax", dim, input.ndim))
     if input.dtype.kind == "c" and input.numel():  # (an empty one's reduction returns one)
@@ -219,7 +271,9 @@ def amax(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
     return _reduce("max", input, dim, keepdim, input.dtype)
 
 
-def amin(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
+def amin(input: Tensor, dim: Dim = (), keepdim: bool = False, **aliases: Any) -> Tensor:
+    if aliases:
+        dim, keepdim = numpy_names("amin", aliases, dim, keepdim, ((), False))
     _check_whole("amin", input, dim)
     _check_sizes("amin", input, axes_of("amin", dim, input.ndim))
     if input.dtype.kind == "c" and input.numel():  # (an empty one's reduction returns one)
@@ -254,11 +308,15 @@ def _orderable(op: str, x: Tensor) -> Tensor:
     return x
 
 
-def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False, **aliases: Any) -> Tensor:
+    if aliases:
+        dim, keepdim = numpy_names("argmax", aliases, dim, keepdim, (None, False))
     return _arg("argmax", _orderable("argmax", input), dim, keepdim)
 
 
-def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False, **aliases: Any) -> Tensor:
+    if aliases:
+        dim, keepdim = numpy_names("argmin", aliases, dim, keepdim, (None, False))
     return _arg("argmin", _orderable("argmin", input), dim, keepdim)
 
 
@@ -325,16 +383,30 @@ def _extreme(op: str, x: Tensor, args: tuple, dim: Any, keepdim: Any, other: Any
 
 
 def max(
-    input: Tensor, *args: Any, dim: Any = OMITTED, keepdim: Any = OMITTED, other: Any = OMITTED
+    input: Tensor,
+    *args: Any,
+    dim: Any = OMITTED,
+    keepdim: Any = OMITTED,
+    other: Any = OMITTED,
+    **aliases: Any,
 ) -> Any:
     """The maximum of all elements, ``(values, indices)`` along ``dim``, or the elementwise
     maximum of ``input`` and ``other``."""
+    if aliases:
+        dim, keepdim = numpy_names("max", aliases, dim, keepdim, (OMITTED, OMITTED))
     return _extreme("max", input, args, dim, keepdim, other)
 
 
 def min(
-    input: Tensor, *args: Any, dim: Any = OMITTED, keepdim: Any = OMITTED, other: Any = OMITTED
+    input: Tensor,
+    *args: Any,
+    dim: Any = OMITTED,
+    keepdim: Any = OMITTED,
+    other: Any = OMITTED,
+    **aliases: Any,
 ) -> Any:
+    if aliases:
+        dim, keepdim = numpy_names("min", aliases, dim, keepdim, (OMITTED, OMITTED))
     return _extreme("min", input, args, dim, keepdim, other)
 
 
@@ -358,16 +430,22 @@ def _logical_reduce(op: str, x: Tensor, dim: Dim, keepdim: bool) -> Tensor:
     return ew.cast(out, dtypes.uint8) if x.dtype is dtypes.uint8 else out
 
 
-def any(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
+def any(input: Tensor, dim: Dim = None, keepdim: bool = False, **aliases: Any) -> Tensor:
+    if aliases:
+        dim, keepdim = numpy_names("any", aliases, dim, keepdim, (None, False))
     return _logical_reduce("any", input, dim, keepdim)
 
 
-def all(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
+def all(input: Tensor, dim: Dim = None, keepdim: bool = False, **aliases: Any) -> Tensor:
+    if aliases:
+        dim, keepdim = numpy_names("all", aliases, dim, keepdim, (None, False))
     return _logical_reduce("all", input, dim, keepdim)
 
 
-def count_nonzero(input: Tensor, dim: Dim = None) -> Tensor:
+def count_nonzero(input: Tensor, dim: Dim = None, **aliases: Any) -> Tensor:
     """How many elements of ``input`` are not zero (along ``dim``, int64)."""
+    if aliases:
+        dim = numpy_names("count_nonzero", aliases, dim, None, (None,))[0]
     return sum(ew.ne(input, 0), dim)
 
 
@@ -381,8 +459,11 @@ def var(
     keepdim: bool = False,
     *,
     correction: float | None = None,
+    **aliases: Any,
 ) -> Tensor:
     """Variance with Bessel's ``correction`` (1 by default; ``unbiased=False`` means 0)."""
+    if aliases:
+        dim, keepdim = numpy_names("var", aliases, dim, keepdim, (None, False))
     if input.dtype in _HALF:  # squares of hundreds overflow half: in float32, as PyTorch
         wide = _variance("var", ew.cast(input, dtypes.float32), dim, correction, keepdim, unbiased)
         return labelled(ew.cast(wide, input.dtype), "VarBackward0", input)
@@ -508,7 +589,10 @@ def std(
     keepdim: bool = False,
     *,
     correction: float | None = None,
+    **aliases: Any,
 ) -> Tensor:
+    if aliases:
+        dim, keepdim = numpy_names("std", aliases, dim, keepdim, (None, False))
     if input.dtype in _HALF:  # the variance of thousands overflows half: in float32, as PyTorch
         wide = _variance("std", ew.cast(input, dtypes.float32), dim, correction, keepdim, unbiased)
         return labelled(ew.cast(_root(wide, 2), input.dtype), "StdBackward0", input)
@@ -517,8 +601,11 @@ def std(
     return labelled(out, "StdBackward0", input)
 
 
-def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
+def logsumexp(input: Tensor, dim: Dim = OMITTED, keepdim: bool = False, **aliases: Any) -> Tensor:
     """log(sum(exp(x))) without overflow: the maximum is taken out first."""
+    if aliases:
+        dim, keepdim = numpy_names("logsumexp", aliases, dim, keepdim, (OMITTED, False))
+    _missing_dim("logsumexp", dim)
     if dim is None:  # PyTorch's dim is required
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     if type(keepdim) is not bool:
@@ -548,7 +635,12 @@ def _refuse_bool_scan(op: str, x: Tensor, dtype: DType) -> None:
         raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for 'Bool'")
 
 
-def cumsum(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
+def cumsum(
+    input: Tensor, dim: int = OMITTED, *, dtype: DType | None = None, **aliases: Any
+) -> Tensor:
+    if aliases:
+        dim = numpy_names("cumsum", aliases, dim, None, (OMITTED,))[0]
+    _missing_dim("cumsum", dim)
     dtype = _accumulate_dtype(input, dtype, "cumsum")
     axis = _axis(dim, input.ndim, "cumsum")  # (checked first, as PyTorch's)
     _refuse_bool_scan("cumsum", input, dtype)

@@ -337,9 +337,7 @@ def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: s
     equal to ``ignore_index``; True when every target lies in ``[0, C)``."""
     expected = (input.shape[0], *input.shape[2:])
     if target.dtype.is_floating_point or tuple(target.shape) != expected:
-        # PyTorch's classes: another batch size is a ValueError, the rest RuntimeErrors.
-        batch_differs = target.dim() > 0 and target.shape[0] != input.shape[0]
-        raise (ValueError if batch_differs else RuntimeError)(
+        raise RuntimeError(  # (_batched_classes tested the batch size)
             f"{fn}: expected integer class targets of shape {expected} for the input of shape "
             f"{tuple(input.shape)}, got {target.dtype.name} targets of shape "
             f"{tuple(target.shape)}"
@@ -416,11 +414,42 @@ def _check_class_weight(input: Tensor, weight: Tensor, fn: str) -> None:
         )
 
 
-def _batched_classes(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, bool]:
-    """A ``(C,)`` input (with its target) gets a batch axis of one; the flag says so."""
-    if input.dim() == 1:
+def _batched_classes(
+    input: Tensor, target: Tensor, fn: str, probabilities: bool = False
+) -> tuple[Tensor, Tensor, bool]:
+    """A ``(C,)`` input gets a batch axis of one, and so does its target: a class index (0-d,
+    or of shape ``(1,)`` as PyTorch takes it) or, when ``probabilities``, a target shaped like
+    the input; the flag says so. A target of another batch size is a ValueError, as
+    PyTorch's."""
+    shape, target_shape = input.shape, target.shape
+    same = probabilities and target_shape == shape
+    if same and not target.dtype.is_floating_point:
+        raise RuntimeError(  # (PyTorch's test of the probabilities, before any other)
+            f"{fn}: expected integer class targets of shape "
+            f"{(*shape[:1], *shape[2:]) if len(shape) > 1 else ()} or floating-point class "
+            f"probabilities of the input's shape, got "
+            f"{target.dtype.name} targets of shape {tuple(target_shape)}"
+        )
+    if len(shape) > 1:
+        if not same and (not target_shape or target_shape[0] != shape[0]):
+            raise ValueError(
+                f"{fn}: expected integer class targets of shape {(shape[0], *shape[2:])} for "
+                f"the input of shape {tuple(shape)}, got a target of shape "
+                f"{tuple(target_shape)}: its batch size must be the input's"
+            )
+        return input, target, False
+    if not shape:  # (cross_entropy's log_softmax over dimension 1 fails first)
+        raise (IndexError if probabilities else ValueError)(
+            f"{fn}: expected an input of 1 or more dimensions (got 0), e.g. (C,)"
+        )
+    if len(target_shape) > 1 or same:
         return input.unsqueeze(0), target.unsqueeze(0), True
-    return input, target, False
+    if target_shape and target_shape[0] != 1 and not target.dtype.is_floating_point:
+        raise ValueError(  # (PyTorch tests the dtype first)
+            f"{fn}: a (C,) input takes one class index (a 0-d target or one of shape (1,)), "
+            f"got a target of shape {tuple(target_shape)}"
+        )
+    return input.unsqueeze(0), target if target_shape else target.reshape(1), True
 
 
 def _nll(
@@ -458,7 +487,7 @@ def nll_loss(
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         input, target, weight = float32_operands(input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
-    x, t, unbatched = _batched_classes(input, target)
+    x, t, unbatched = _batched_classes(input, target, "nll_loss")
     check_backends("nll_loss", (x, t) if weight is None else (x, t, weight))
     if _by_kernel(x, weight, reduction):
         loss = _kernel_nll(x, t, weight, ignore_index, reduction, "nll_loss")
@@ -586,7 +615,12 @@ def cross_entropy(
         raise RuntimeError(
             f"cross_entropy: label_smoothing must lie in [0, 1], got {label_smoothing}"
         )
-    x, t, unbatched = _batched_classes(input, target)
+    x, t, unbatched = _batched_classes(input, target, "cross_entropy", True)
+    if label_smoothing and unbatched and target.dim() == 1 and not t.dtype.is_floating_point:
+        raise RuntimeError(  # PyTorch's smoothing term of a (C,) input takes no (1,) target
+            "cross_entropy: label_smoothing with a (C,) input takes a 0-d class index, got a "
+            f"target of shape {tuple(target.shape)}; pass target.reshape(())"
+        )
     composite = "cross_entropy" if x.dim() == 2 else "cross_entropy_nd"
     if (
         weight is None
@@ -606,12 +640,10 @@ def cross_entropy(
     logp = log_softmax(x, 1)
     class_view = (1, classes, *([1] * (x.dim() - 2)))
     if t.dtype.is_floating_point:
-        if tuple(t.shape) != tuple(x.shape):
-            # PyTorch's classes, as for class indices: another batch size is a ValueError.
-            batch_differs = t.dim() > 0 and t.shape[0] != x.shape[0]
-            raise (ValueError if batch_differs else RuntimeError)(
+        if tuple(t.shape) != tuple(x.shape):  # (_batched_classes tested the batch size)
+            raise RuntimeError(
                 f"cross_entropy: class-probability targets must have the input's shape "
-                f"{tuple(input.shape)}, got {tuple(target.shape)}"
+                f"{tuple(input.shape)}, got {tuple(target.shape)}; class indices must be int64"
             )
         if ignore_index != -100:  # PyTorch's class
             raise RuntimeError(
