@@ -145,15 +145,16 @@ def _separate_projection(
 
 
 def _checked_attn_mask(attn_mask: Tensor, batch_heads: int, length: int, source: int) -> Tensor:
-    """The additive ``attn_mask`` as ``(1 or N * heads, L, S)``; RuntimeError for a wrong
-    shape, as PyTorch."""
+    """The additive ``attn_mask``, ``(L, S)`` (shared by every head, which it broadcasts to:
+    no view op on each call) or ``(N * heads, L, S)``; RuntimeError for a wrong shape, as
+    PyTorch."""
     if attn_mask.dim() == 2:
         if tuple(attn_mask.shape) != (length, source):
             raise RuntimeError(
                 f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should be "
                 f"{(length, source)}."
             )
-        return attn_mask.unsqueeze(0)
+        return attn_mask
     if attn_mask.dim() == 3:
         if tuple(attn_mask.shape) != (batch_heads, length, source):
             raise RuntimeError(
@@ -335,9 +336,8 @@ def multi_head_attention_forward(
         if average_attn_weights:
             weights = weights.mean(1)
     else:
-        if attn_mask is not None:
-            lead = (1, 1) if attn_mask.shape[0] == 1 else (batch, num_heads)
-            attn_mask = attn_mask.reshape(*lead, *attn_mask.shape[1:])
+        if attn_mask is not None and attn_mask.dim() == 3:  # (an (L, S) one broadcasts)
+            attn_mask = attn_mask.reshape(batch, num_heads, *attn_mask.shape[1:])
         if not in_heads:
             q = q.reshape(batch, num_heads, length, head_dim)
             k = k.reshape(batch, num_heads, source, head_dim)
