@@ -46,7 +46,7 @@ from tensorweaver.errors import (
     PluginError,
     UnknownBackendError,
 )
-from tensorweaver.layout import layout, strided
+from tensorweaver.layout import layout, sparse_coo, strided
 from tensorweaver.ops import extra_methods as _extra_methods
 from tensorweaver.ops import methods as _methods  # noqa: F401
 from tensorweaver.ops import out_arguments as _out_arguments

@@ -1,5 +1,6 @@
-"""``tw.strided``: PyTorch's memory-layout objects (``Tensor.layout``). Every tensor here is
-strided: there are no sparse or MKL-DNN layouts."""
+"""``tw.strided``, ``tw.sparse_coo``: PyTorch's memory-layout objects (``Tensor.layout``).
+Every tensor here is stored strided; a ``sparse=True`` lookup's gradient reports
+``sparse_coo`` as PyTorch's does (nn/functional/sparse.py), with dense storage."""
 
 from __future__ import annotations
 
@@ -17,3 +18,4 @@ class layout:  # noqa: N801  (PyTorch's class name)
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")

@@ -210,6 +210,10 @@ _SETITEM = "in-place operation"
 #: PyTorch lets it change in place, as it does not a tensor made in the mode nor a view of one.
 _INFERENCE_ALIASES: dict[int, weakref.ref] = {}
 
+# The result array and error of the last NumPy ufunc that __array_wrap__ refused with a
+# TypeError, for NumPy's retry without context (which names no other input to check).
+_REFUSED_WRAP: tuple | None = None
+
 
 def _mark_inference_alias(t: Tensor) -> None:
     """Record ``t`` (an alias just made) in :data:`_INFERENCE_ALIASES`."""
@@ -424,6 +428,14 @@ def _laid_out_like(backend: Any, native: Any, old: Any) -> Any:
     return backend.permute(dense, tuple(inverse))
 
 
+def _root_requires_grad(t: Tensor) -> bool:
+    """Whether the tensor at the root of ``t``'s chain of views (PyTorch's ``_base``)
+    requires grad."""
+    while t._view_of is not None:
+        t = t._view_of[0]
+    return t.requires_grad
+
+
 def _out_of_order(t: Any) -> bool:
     """Whether ``t``'s array is not laid out as its backend prefers (C order), told cheaply:
     by a test of the array's own where its type has one (asking the backend for a C-ordered
@@ -470,9 +482,9 @@ class Tensor:
     __slots__ = (
         "native",
         "backend",
-        "dtype",
-        "shape",
-        "requires_grad",
+        "_dtype",
+        "_shape",
+        "_requires_grad",
         "_grad",
         "_node",
         "_own_version",
@@ -495,11 +507,11 @@ class Tensor:
             return
         self.native = native
         self.backend = backend
-        self.dtype = dtype
+        self._dtype = dtype
         shape = native.shape
         size = _SIZES.get(shape)
-        self.shape = size if size is not None else _size_of(shape)
-        self.requires_grad = False
+        self._shape = size if size is not None else _size_of(shape)
+        self._requires_grad = False
         self._grad: Tensor | None = None
         self._node = None
         self._own_version = 0  # the version counter's own part, see _version below
@@ -532,6 +544,37 @@ class Tensor:
     __hash__ = object.__hash__
 
     # -- facts ------------------------------------------------------------------------------
+
+    # Read-only, as PyTorch's (AttributeError): a write would leave the tensor reporting a
+    # shape or dtype its data does not have. The core writes the slots (``_shape``,
+    # ``_dtype``, ``_requires_grad``) and reads them on its hottest paths: a property read
+    # costs about twice a slot's (Python 3.11 specializes slots, not properties).
+    shape = property(operator.attrgetter("_shape"), doc="The size of each dimension.")
+    dtype = property(operator.attrgetter("_dtype"), doc="The element type (a tw.dtype).")
+
+    def _set_requires_grad(self, requires_grad: bool) -> None:
+        """``t.requires_grad = b``: PyTorch's checks, which are ``requires_grad_()``'s and,
+        here alone, a bool and a leaf (the core writes ``_requires_grad``)."""
+        if requires_grad.__class__ is not bool:
+            raise RuntimeError(f"requires_grad must be a bool, got {type(requires_grad).__name__}")
+        if self._node is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables (this tensor was "
+                "computed from tensors that require grad)."
+                + (
+                    ""
+                    if requires_grad
+                    else " If you want to use a computed variable in a subgraph that doesn't "
+                    "require differentiation use var_no_grad = var.detach()."
+                )
+            )
+        self.requires_grad_(requires_grad)
+
+    requires_grad = property(
+        operator.attrgetter("_requires_grad"),
+        _set_requires_grad,
+        doc="Whether autograd records operations on this tensor.",
+    )
 
     @property
     def device(self) -> Any:
@@ -615,10 +658,10 @@ class Tensor:
                 "requires_grad_(False): this tensor is not a leaf (it was computed from "
                 "tensors that require grad); use .detach() to get one that does not"
             )
-        if requires_grad and self.dtype.kind not in "fc":
+        if requires_grad and self._dtype.kind not in "fc":
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients, got "
-                f"{self.dtype.name}; "
+                f"{self._dtype.name}; "
                 "convert first, e.g. x.float().requires_grad_()"
             )
         if requires_grad and self._inference_outside_the_mode():
@@ -626,7 +669,7 @@ class Tensor:
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not "
                 "allowed; make a normal tensor of it first with .clone()"
             )
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = bool(requires_grad)
         return self
 
     @property
@@ -664,14 +707,14 @@ class Tensor:
                     f"tensor on device '{self.device.name}': move it there first with "
                     f".to({self.device.name!r})"
                 )
-            if value.shape != self.shape:
+            if value.shape != self._shape:
                 raise RuntimeError(
                     f"attempting to assign a gradient of size {list(value.shape)} to a "
-                    f"tensor of size {list(self.shape)}: the gradient must have the tensor's "
+                    f"tensor of size {list(self._shape)}: the gradient must have the tensor's "
                     "size"
                 )
-            if value.dtype is not self.dtype or GRAD_DTYPES:
-                wanted = GRAD_DTYPES.get(id(self), self.dtype)
+            if value.dtype is not self._dtype or GRAD_DTYPES:
+                wanted = GRAD_DTYPES.get(id(self), self._dtype)
                 if wanted is not None and value.dtype is not wanted:
                     # (a foreign dtype would be accumulated into and stepped with silently)
                     raise RuntimeError(
@@ -687,7 +730,7 @@ class Tensor:
         Backward casts the gradient it accumulates to it."""
         if self._node is not None:
             raise RuntimeError("grad_dtype can only be accessed on leaf tensors")
-        return GRAD_DTYPES.get(id(self), self.dtype)
+        return GRAD_DTYPES.get(id(self), self._dtype)
 
     @grad_dtype.setter
     def grad_dtype(self, value: DType | None) -> None:
@@ -700,7 +743,7 @@ class Tensor:
                 f"cannot set grad_dtype to {value.name}: the tensor has a gradient of dtype "
                 f"{self._grad.dtype.name}; set .grad = None first"
             )
-        if value is self.dtype:
+        if value is self._dtype:
             GRAD_DTYPES.pop(id(self), None)
         elif GRAD_DTYPES.setdefault(id(self), value) is not value:
             GRAD_DTYPES[id(self)] = value
@@ -712,7 +755,7 @@ class Tensor:
         import weakref
 
         if self._node is None:
-            if not self.requires_grad:
+            if not self._requires_grad:
                 raise RuntimeError("retain_grad() on a tensor that does not require grad")
             return
         self._node.retained = weakref.ref(self)
@@ -733,7 +776,7 @@ class Tensor:
     def detach(self) -> Tensor:
         """The same values, cut from the graph. In-place changes to it reach this tensor; it
         shares memory with the host where this tensor does."""
-        out = Tensor(self.native, self.backend, self.dtype)
+        out = Tensor(self.native, self.backend, self._dtype)
         out._share_memory_of(self)
         return out
 
@@ -766,7 +809,7 @@ class Tensor:
                 "another, made by indexing, reshaping or transposing it)"
             )
         self._node = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     @property
@@ -774,7 +817,7 @@ class Tensor:
         """A ``detach()`` alias with a version counter of its own (from 0), as PyTorch's:
         writes through it change this tensor's values unseen by autograd's version checks,
         and this tensor's writes leave its count alone."""
-        out = Tensor(self.native, self.backend, self.dtype)
+        out = Tensor(self.native, self.backend, self._dtype)
         out._share_memory_of(self)
         out._version = 0
         key = id(out)
@@ -792,8 +835,8 @@ class Tensor:
         self._alias_of = self._view_of = None  # new memory: no longer that of another tensor
         # (the version stays: PyTorch's .data assignment is no in-place change, so a saved
         # tensor reads the new values in backward, unrefused)
-        self.native, self.backend, self.dtype = value.native, value.backend, value.dtype
-        self.shape = value.shape
+        self.native, self.backend, self._dtype = value.native, value.backend, value.dtype
+        self._shape = value.shape
         INPLACE_CHANGES[0] += 1
         self._share_like(value)
         # As PyTorch's tensors now share value's storage: an alias of it (unless value is
@@ -815,7 +858,7 @@ class Tensor:
         they go on sharing (and writing into) as PyTorch's views keep the old memory when
         ``.data`` is replaced; it also takes this tensor's place as a view or alias of
         another (that memory's other tensors), which this tensor leaves."""
-        old = Tensor(self.native, self.backend, self.dtype)
+        old = Tensor(self.native, self.backend, self._dtype)
         old._views, self._views = self._views, None
         for entry in old._views:
             view = entry[0]()
@@ -879,7 +922,7 @@ class Tensor:
         """The start of an in-place method (before it reads this tensor's values)."""
         if _HOST_SHARED and self._view_of is not None:
             self._catch_up_with_host()
-        if self.requires_grad and self._node is None and is_grad_enabled():
+        if self._requires_grad and self._node is None and is_grad_enabled():
             view = self._view_of
             if view is not None and len(view) > 3:  # a view made under no_grad: PyTorch's
                 raise RuntimeError(view[3][0])  # refusal of it (ops/views.py), not a leaf's
@@ -916,10 +959,10 @@ class Tensor:
         """A new tensor object for this tensor's current value and graph position (over a
         copy where its memory is host-shared: the in-place write is about to change it)."""
         native = self.native
-        if self.requires_grad and _writes_through(self):
-            native = _private_copy(self.backend, native, self.dtype)
-        snap = Tensor(native, self.backend, self.dtype)
-        snap.requires_grad = self.requires_grad
+        if self._requires_grad and _writes_through(self):
+            native = _private_copy(self.backend, native, self._dtype)
+        snap = Tensor(native, self.backend, self._dtype)
+        snap._requires_grad = self._requires_grad
         snap._node = self._node
         snap._version = self._version
         return snap
@@ -942,7 +985,7 @@ class Tensor:
             and self._refuses_inference_update()
         )
         if isinstance(result, Tensor):
-            native, node, requires_grad = result.native, result._node, result.requires_grad
+            native, node, requires_grad = result.native, result._node, result._requires_grad
         else:
             native, node, requires_grad = result, None, False
         view = self._view_of
@@ -964,27 +1007,27 @@ class Tensor:
                 _warn_deprecated_overlap(op)
             if len(view) > 3 and is_grad_enabled():  # PyTorch's refusal (ops/views.py)
                 raise RuntimeError(view[3][0])
-        if result.shape != self.shape:
+        if result.shape != self._shape:
             raise RuntimeError(
                 f"{op}: the result has shape {result.shape}, which does not "
-                f"match the tensor's shape {self.shape} (in-place ops cannot broadcast self)"
+                f"match the tensor's shape {self._shape} (in-place ops cannot broadcast self)"
             )
-        if native is not result and result.dtype is not self.dtype:  # (bare: of this dtype)
+        if native is not result and result.dtype is not self._dtype:  # (bare: of this dtype)
             from tensorweaver.promotion import category
 
-            if category(result.dtype) > category(self.dtype):
+            if category(result.dtype) > category(self._dtype):
                 raise RuntimeError(
                     f"{op}: result type {result.dtype.name} can't be cast to "
-                    f"the desired output type {self.dtype.name}"
+                    f"the desired output type {self._dtype.name}"
                 )
-            result = result.to(self.dtype)
+            result = result.to(self._dtype)
             native, node, requires_grad = result.native, result._node, result.requires_grad
         made_by = self._node  # (the node that made the value this write replaces)
         version_before = self._version if made_by is not None else 0
         linked = self._alias_of is not None or self._view_of is not None
         if linked:
             kept = self._kept_values() if _HOST_SHARED else (self.native, None)
-            before = (kept, self._node, self.requires_grad, self._version)
+            before = (kept, self._node, self._requires_grad, self._version)
         mine = self.native
         c_ordered = C_TESTS.get(type(mine))  # (inline: the common case costs one test)
         if (
@@ -1007,7 +1050,7 @@ class Tensor:
             # (under no_grad the history stays, as in PyTorch: gradients flow as if the change
             # never happened, and a node that saved this tensor sees its version move)
             if requires_grad and is_grad_enabled():
-                self.requires_grad = True
+                self._requires_grad = True
         if not wrote and not _UNCOUNTED[0]:  # (a write into shared memory counted on its
             self._version += 1  # storage: one version; a .data write: none, see _OWN_COUNTERS)
         INPLACE_CHANGES[0] += 1
@@ -1016,10 +1059,17 @@ class Tensor:
             if filling:
                 _FILLING[0] += 1
             try:
-                self._pass_on(recorded=True)
+                # (a view that does not require grad, nor does its root base, changes its
+                # bases unrecorded, as PyTorch's, whose view requires grad through that root:
+                # a piece of a leaf that is itself a view, cut before its requires_grad_())
+                self._pass_on(
+                    recorded=self._view_of is None
+                    or self._requires_grad
+                    or _root_requires_grad(self)
+                )
             except BaseException:
                 if linked:  # the base refused the write (PyTorch's overlap error): undo it
-                    kept, self._node, self.requires_grad, version = before
+                    kept, self._node, self._requires_grad, version = before
                     self._put_back(kept)
                     self._version = version
                 raise
@@ -1042,7 +1092,7 @@ class Tensor:
         if layout is None or not (_writes_through(self) or self._is_shared_view()):
             return False
         found = layout(self.native)
-        return found is not None and any(s == 0 and n > 1 for s, n in zip(found[0], self.shape))
+        return found is not None and any(s == 0 and n > 1 for s, n in zip(found[0], self._shape))
 
     def _write_repeated(self, native: Any, op: str | None) -> bool:
         """Write ``native`` into this tensor's host-shared memory where it repeats elements
@@ -1100,7 +1150,7 @@ class Tensor:
             return False
         # (PyTorch's strides: those of a view whose array is a copy, a diagonal or unfold of
         # the expand, are not its array's)
-        shape, strides = self.shape, self._layout()[0]
+        shape, strides = self._shape, self._layout()[0]
         return 0 not in shape and any(s == 0 and n > 1 for s, n in zip(strides, shape))
 
     def _kept_values(self) -> tuple:
@@ -1108,7 +1158,7 @@ class Tensor:
         array, and a copy of its values where the write may go into that (host-shared)
         memory."""
         if _HOST_SHARED and (_writes_through(self) or self._is_shared_view()):
-            return self.native, _private_copy(self.backend, self.native, self.dtype)
+            return self.native, _private_copy(self.backend, self.native, self._dtype)
         return self.native, None
 
     def _put_back(self, kept: tuple) -> None:
@@ -1287,7 +1337,7 @@ class Tensor:
             for base, kept, node, requires_grad, version in reversed(changed):
                 # a base above refused the write (PyTorch's overlap error): undo it
                 base._put_back(kept)
-                base._node, base.requires_grad, base._version = node, requires_grad, version
+                base._node, base._requires_grad, base._version = node, requires_grad, version
             raise
         finally:
             while climbed:
@@ -1310,7 +1360,7 @@ class Tensor:
             key = id(self)
             _WRITING.add(key)  # (the base's refresh skips this alias: it has the change)
             try:
-                if base.shape == self.shape and base.dtype is self.dtype:
+                if base.shape == self._shape and base.dtype is self._dtype:
                     if _OWN_COUNTERS and key in _OWN_COUNTERS:
                         _UNCOUNTED[0] += 1
                         try:
@@ -1401,7 +1451,7 @@ class Tensor:
             return
         with no_grad():
             made = view[2](view[0])
-        if made.shape == self.shape and made.dtype is self.dtype:
+        if made.shape == self._shape and made.dtype is self._dtype:
             if _WRITES:  # the storages' write counts differ: keep the version where it was
                 version = self._version
                 self.native = made.native
@@ -1424,7 +1474,7 @@ class Tensor:
         PyTorch cannot regenerate (``tracked`` is its error) gets an invalid history. Returns
         whether this tensor has views of its own to refresh."""
         if read is None:
-            if base.shape != self.shape or base.dtype is not self.dtype:
+            if base.shape != self._shape or base.dtype is not self._dtype:
                 return False
             native = base.native
         else:
@@ -1433,12 +1483,12 @@ class Tensor:
                     made = read(base)
                 if base.requires_grad:
                     self._node = _InvalidHistory(tracked)  # type: ignore[arg-type]
-                    self.requires_grad = True
+                    self._requires_grad = True
             elif tracked and base.requires_grad:
                 with enable_grad():
                     made = read(base)
                 self._node = made._node
-                self.requires_grad = made.requires_grad
+                self._requires_grad = made.requires_grad
             else:
                 with no_grad():
                     made = read(base)
@@ -1481,11 +1531,11 @@ class Tensor:
                 layout = getattr(backend, "layout", None)
                 found = None if layout is None else layout(self.native)
                 strides = () if found is None else found[0]
-                if any(s == 0 and n > 1 for s, n in zip(strides, self.shape)):
+                if any(s == 0 and n > 1 for s, n in zip(strides, self._shape)):
                     self._check_repeated_write(native, op)
             owner = _storage_of(backend, native)
             if owner is not None and id(owner) in _SHARED_STORAGES:
-                native = _private_copy(backend, native, self.dtype)
+                native = _private_copy(backend, native, self._dtype)
         if _WRITES:  # the storages' write counts differ: keep the version where it was
             version = self._version
             self.native = native
@@ -1521,7 +1571,7 @@ class Tensor:
         self._check_inplace()
         if not is_grad_enabled():
             return self
-        if self.requires_grad:
+        if self._requires_grad:
             snap = self._snapshot()
             view = self._view_of
             if view is not None and getattr(view[1], "rebases", False):
@@ -1529,9 +1579,9 @@ class Tensor:
                     snap._node = view[2](view[0])._node
             return snap
         for operand in operands:
-            if isinstance(operand, Tensor) and operand.requires_grad:
+            if isinstance(operand, Tensor) and operand._requires_grad:
                 # (over a copy where the memory is host-shared: the write is about to change it)
-                return Tensor(self._unshared_native(), self.backend, self.dtype)
+                return Tensor(self._unshared_native(), self.backend, self._dtype)
         return self
 
     def _unshared_native(self) -> Any:
@@ -1540,7 +1590,7 @@ class Tensor:
         if _SHARED_STORAGES:
             owner = _storage_of(self.backend, self.native)
             if owner is not None and id(owner) in _SHARED_STORAGES:
-                copy = _private_copy(self.backend, self.native, self.dtype)
+                copy = _private_copy(self.backend, self.native, self._dtype)
                 return _laid_out_like(self.backend, copy, self.native)
         return self.native
 
@@ -1557,8 +1607,8 @@ class Tensor:
         view = self._view_of
         if found is None:
             if layout is None or view is None:
-                return _c_strides(self.shape), 0, 0
-            found = _c_strides(self.shape), 0, 0  # (an empty array: a view of it may know)
+                return _c_strides(self._shape), 0, 0
+            found = _c_strides(self._shape), 0, 0  # (an empty array: a view of it may know)
         if view is None and self._alias_of is None:
             return found
         top = self._own_array_view()
@@ -1596,7 +1646,7 @@ class Tensor:
         view = self._view_of
         unit = None if view is None else getattr(view[2], "torch_strides", None)
         strides = self._layout()[0] if unit is None else self._unit_strides(view, unit)
-        return strides if dim is None else strides[_axis(dim, len(self.shape), "stride")]
+        return strides if dim is None else strides[_axis(dim, len(self._shape), "stride")]
 
     def _unit_strides(self, view: tuple, unit: Any) -> tuple:
         """The strides of a view with a new axis (``unsqueeze``, None indexing): PyTorch's,
@@ -1617,7 +1667,7 @@ class Tensor:
 
     def _dense_order(self) -> tuple[int, ...] | None:
         """:func:`_dense_axis_order` of this tensor's layout."""
-        shape = self.shape
+        shape = self._shape
         make = getattr(self.backend, "contiguous", None)
         if 0 in shape or (make is not None and make(self.native) is self.native):
             return tuple(range(len(shape)))  # C order, told cheaply (strides cost more)
@@ -1627,7 +1677,7 @@ class Tensor:
         """The axes, outermost first, of a new tensor laid out like this one as PyTorch's
         ``preserve_format`` lays it out (:func:`tensorweaver.memory_formats.preserved_order`:
         a dense layout kept, a stepped one's axis order too)."""
-        shape = self.shape
+        shape = self._shape
         make = getattr(self.backend, "contiguous", None)
         if 0 in shape or make is None or (1 not in shape and make(self.native) is self.native):
             return tuple(range(len(shape)))  # C order, told cheaply (strides cost more)
@@ -1636,7 +1686,7 @@ class Tensor:
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """Whether the elements lie in memory in C order (``memory_format`` the default), or
         in channels-last order (``channels_last`` for 4-d, ``channels_last_3d`` for 5-d)."""
-        shape = self.shape
+        shape = self._shape
         name = str(memory_format).rpartition(".")[2]  # tw's format objects, or torch's
         if name in ("channels_last", "channels_last_3d"):
             if len(shape) != (4 if name == "channels_last" else 5):
@@ -1685,12 +1735,12 @@ class Tensor:
         not share its memory yet copies once (see the module docs); later calls do not.
         ``force=True`` allows a tensor that requires grad or has the conjugate or negative bit
         (a copy of its values), as in PyTorch."""
-        if self.requires_grad and is_grad_enabled() and not force:
+        if self._requires_grad and is_grad_enabled() and not force:
             raise RuntimeError(
                 "numpy(): this tensor requires grad; call tensor.detach().numpy() "
                 "(or numpy(force=True))"
             )
-        if self.dtype.is_complex and self.is_conj():
+        if self._dtype.is_complex and self.is_conj():
             if force:  # PyTorch's force resolves the conjugate bit (into a copy)
                 return self.detach().resolve_conj().numpy()
             # a conj() view's memory is its base's, unconjugated, as PyTorch's
@@ -1707,7 +1757,7 @@ class Tensor:
                 "Use tensor.resolve_neg().numpy() instead."
             )
         backend = self.backend
-        if not _shares_host(backend) or self.dtype is bfloat16:
+        if not _shares_host(backend) or self._dtype is bfloat16:
             return backend.to_host(self.native)
         if _writes_through(self):
             view = backend.host_view(self.native)
@@ -1792,11 +1842,16 @@ class Tensor:
                 todo.append(view)
 
     def _memory_root(self) -> Tensor:
-        """The tensor up this view's chain of bases whose memory it uses (itself where it is
-        no view, or a copy: a view op the backend copied)."""
+        """The tensor up this view's or alias's chain of bases (``detach()``, ``.data``)
+        whose memory it uses (itself where it is neither, or a copy: a view op the backend
+        copied)."""
         t, storage = self, _storage_of(self.backend, self.native)
-        while t._view_of is not None and storage is not None:
-            base = t._view_of[0]
+        while storage is not None:
+            base = t._alias_of
+            if base is None:
+                if t._view_of is None:
+                    break
+                base = t._view_of[0]
             if _storage_of(base.backend, base.native) is not storage:
                 break
             t = base
@@ -1821,9 +1876,9 @@ class Tensor:
         else:
             view = None if host_view is None else host_view(self.native)
         if view is None or (dtype is not None and np.dtype(dtype) != view.dtype):
-            wanted = self.dtype.name if dtype is None else np.dtype(dtype).name
+            wanted = self._dtype.name if dtype is None else np.dtype(dtype).name
             raise ValueError(
-                f"__array__: copy=False, but a {self.dtype.name} tensor on {self.device.name} "
+                f"__array__: copy=False, but a {self._dtype.name} tensor on {self.device.name} "
                 f"cannot be seen as a NumPy {wanted} array without a copy; use "
                 "np.asarray(t) (copy=None) or t.numpy()"
             )
@@ -1833,23 +1888,31 @@ class Tensor:
     def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Any:
         """A NumPy ufunc's result on this tensor (``np.exp(t)``, ``np.add(t, 1)``) as a tensor
         over the result array (``from_numpy``; a 0-d one too), as PyTorch's; a bool result as
-        uint8, as PyTorch's. An input that requires grad or is bfloat16 raises, as PyTorch's
-        (its gradient would be lost; NumPy has no bfloat16): checked here, not in
-        ``__array__``, which internal reads use."""
+        uint8, as PyTorch's. An input that requires grad (while grad mode is on) or is
+        bfloat16 raises, as PyTorch's (its gradient would be lost; NumPy has no bfloat16):
+        checked here, not in ``__array__``, which internal reads use."""
         from tensorweaver.ops.creation import from_numpy
 
-        # NumPy calls again without context when this raises TypeError: then check self
+        global _REFUSED_WRAP
+        if context is None:
+            # NumPy calls again without context when this raises TypeError: then refuse
+            # again what the call with context refused (maybe another input than self)
+            refused, _REFUSED_WRAP = _REFUSED_WRAP, None
+            if refused is not None and refused[0] is array:
+                raise refused[1]
         for arg in (self,) if context is None else context[1]:
-            if isinstance(arg, Tensor) and arg.requires_grad:
+            if isinstance(arg, Tensor) and arg.requires_grad and is_grad_enabled():
                 raise RuntimeError(
                     "Can't call numpy() on Tensor that requires grad. Use "
                     "tensor.detach().numpy() instead (a NumPy ufunc of a tensor)."
                 )
             if isinstance(arg, Tensor) and arg.dtype is bfloat16:
-                raise TypeError(
+                error = TypeError(
                     "Got unsupported ScalarType BFloat16 (a NumPy ufunc of a bfloat16 "
                     "tensor; NumPy has no bfloat16): convert first, e.g. t.float()"
                 )
+                _REFUSED_WRAP = None if context is None else (array, error)
+                raise error
         if array.dtype == bool:
             array = array.astype("uint8")
         return from_numpy(array)
@@ -1889,10 +1952,10 @@ class Tensor:
         """The one element, for ``float()``/``int()``/``complex()`` (``kind``): a ValueError
         for any other number of elements, and a RuntimeError for a complex value with an
         imaginary part made real, as PyTorch."""
-        if self.shape and self.numel() != 1:  # (a 0-d tensor, the common case, skips numel)
+        if self._shape and self.numel() != 1:  # (a 0-d tensor, the common case, skips numel)
             raise ValueError(
                 f"{kind}(): only one element tensors can be converted to Python scalars, this "
-                f"one has shape {tuple(self.shape)}; use .tolist() or index one element"
+                f"one has shape {tuple(self._shape)}; use .tolist() or index one element"
             )
         value = self.item()
         if kind != "complex" and isinstance(value, complex):
@@ -1915,7 +1978,7 @@ class Tensor:
         return int(self._python_number("int"))
 
     def __index__(self) -> int:
-        if self.dtype.kind not in "iu" or self.numel() != 1:
+        if self._dtype.kind not in "iu" or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be used as an index")
         return int(self.item())
 
@@ -1932,9 +1995,9 @@ class Tensor:
         return bool(self.item())
 
     def __iter__(self) -> Any:
-        if not self.shape:
+        if not self._shape:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.shape[0]))
+        return (self[i] for i in range(self._shape[0]))
 
     def __repr__(self) -> str:
         from tensorweaver.printing import tensor_repr
@@ -1944,7 +2007,7 @@ class Tensor:
     def __format__(self, format_spec: str) -> str:
         # As PyTorch: a 0-d tensor formats its value (f"{loss:.4f}"); any other tensor takes
         # only an empty spec (a non-empty one is a TypeError).
-        if not self.shape:
+        if not self._shape:
             return format(self.item(), format_spec)
         return object.__format__(self, format_spec)
 
@@ -1958,8 +2021,8 @@ class Tensor:
             )
         import copy
 
-        out = Tensor(self._unshared_native(), self.backend, self.dtype)
-        out.requires_grad = self.requires_grad
+        out = Tensor(self._unshared_native(), self.backend, self._dtype)
+        out._requires_grad = self._requires_grad
         memo[id(self)] = out
         if self.grad is not None:
             out.grad = copy.deepcopy(self.grad, memo)
@@ -1993,20 +2056,20 @@ class Tensor:
     def _dlpack_native(self) -> Any:
         import numpy as np
 
-        if self.dtype.is_complex and self.is_conj():  # (its array is not its base's memory)
+        if self._dtype.is_complex and self.is_conj():  # (its array is not its base's memory)
             raise BufferError(
                 "__dlpack__: cannot export a tensor with the conjugate bit set (a conj() "
                 "view); call t.resolve_conj() first (a new tensor)"
             )
-        if _shares_host(self.backend) and self.dtype is not bfloat16 and not _writes_through(self):
+        if _shares_host(self.backend) and self._dtype is not bfloat16 and not _writes_through(self):
             # the consumer shares this memory, as torch's: later in-place changes reach it
             self._share_with_host()
         native = self.native
         if isinstance(native, np.generic):  # a 0-d NumPy result: a scalar has no DLPack
             return np.asarray(native)
-        if str(native.dtype).rsplit(".", 1)[-1] != self.dtype.name:
+        if str(native.dtype).rsplit(".", 1)[-1] != self._dtype.name:
             raise BufferError(
-                f"__dlpack__: this backend keeps {self.dtype.name} as {native.dtype}, which "
+                f"__dlpack__: this backend keeps {self._dtype.name} as {native.dtype}, which "
                 f"DLPack would mislabel; convert first (t.float()) or use the torch backend"
             )
         return native

@@ -54,15 +54,16 @@ def tensor_type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> 
     ``non_blocking`` is accepted for PyTorch's signature."""
     if dtype is None:
         return type_name(self)
-    if isinstance(dtype, DType):
-        return elementwise.cast(self, dtype)
     if isinstance(dtype, _TensorType):
-        return elementwise.cast(self, dtype.dtype)
-    if isinstance(dtype, str):
-        return elementwise.cast(self, _parse(dtype, self))
-    raise ValueError(
-        f"type(): invalid type: {dtype!r}; pass a dtype or a name like 'torch.FloatTensor'"
-    )
+        dtype = dtype.dtype
+    elif isinstance(dtype, str):
+        dtype = _parse(dtype, self)
+    elif not isinstance(dtype, DType):
+        raise ValueError(
+            f"type(): invalid type: {dtype!r}; pass a dtype or a name like 'torch.FloatTensor'"
+        )
+    # (a user's copy: CopyBackwards for an inference tensor that requires grad, as PyTorch)
+    return elementwise.as_copy_of(elementwise.cast(self, dtype), self)
 
 
 def _parse(spec: str, x: Tensor) -> DType:

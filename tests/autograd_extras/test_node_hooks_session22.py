@@ -165,22 +165,12 @@ def test_replayed_result_has_eager_next_functions(spec: str) -> None:
     assert faces(True) == eager
 
 
-_BATCHED_MATMUL = (
-    "ops/linalg.py: a batched matrix times a 2-D one (F.linear without bias on a 3-D input) "
-    "is one node named UnsafeViewBackward0 over (input, weight.T); torch's "
-    "UnsafeViewBackward0 is a view of an MmBackward0 over the flattened input, so its hook "
-    "sees one gradient (the product's, (6, 5)) where ours sees two. Fix: record the mm on the "
-    "input's (rows, k) view and label only the view back UnsafeViewBackward0"
-)
-
-
 @pytest.mark.parametrize(
     "op",
     [
         pytest.param(lambda m, a, b, c: m.addmm(c, a, b.T), id="addmm"),
         pytest.param(
             lambda m, a, b, c: m.nn.functional.linear(a.reshape(3, 2, 4), b),
-            marks=pytest.mark.xfail(strict=True, reason=_BATCHED_MATMUL),
             id="batched_linear_without_bias",
         ),
     ],

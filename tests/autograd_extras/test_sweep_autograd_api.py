@@ -1365,6 +1365,7 @@ GISTS: dict[str, str] = {
     "grad_setter_not_tensor": r"tensor",
     "requires_grad_setter_int": r"floating point",
     "requires_grad_setter_non_leaf_false": r"leaf",
+    "requires_grad_setter_non_leaf_true": r"leaf",
     "requires_grad_method_int": r"floating point",
     "requires_grad_method_non_leaf_false": r"leaf",
     "inplace_on_leaf": r"leaf.*in-place",
@@ -1407,17 +1408,8 @@ GISTS: dict[str, str] = {
 }
 
 
-_SETTER = (
-    "Tensor.requires_grad is a plain slot: as a property with requires_grad_()'s checks "
-    "(measured, benchmarks/op_overhead.py, 2 interleaved runs) a + b on 16 floats took "
-    "2.52-2.60 us on tw-numpy against 2.30-2.37 (+9%), 4.96-5.00 against 4.33-4.47 with a "
-    "graph (+12%): not taken (tensor.py hot path)"
-)
 #: Cases where tensorweaver differs from torch, each a strict xfail with the reason.
 KNOWN: dict[str, str] = {
-    "requires_grad_setter_int": _SETTER,
-    "requires_grad_setter_non_leaf_false": _SETTER,
-    "requires_grad_setter_non_leaf_true": _SETTER,
     "hook_on_grad_input_non_leaf_and_leaf": (
         "torch captures a non-leaf input's gradient before that tensor's hooks when its node "
         "also runs for another input, after them otherwise (hook_on_grad_input_non_leaf); "

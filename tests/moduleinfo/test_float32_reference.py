@@ -119,7 +119,10 @@ def test_multihead_attention_gradgrad_float32_is_judged_by_the_reference(
     """A MultiheadAttention float32 second-order gradient further than 1e-5 (relative to the
     largest) from torch's float32 (a FULL failure before the reference): tw's error against
     torch's float64 result is within the factor of torch's own. Sample 62: since softmax's
-    double backward differentiates its gradient on its own output, sample 19 is within 1e-5."""
+    double backward differentiates its gradient on its own output, sample 19 is within 1e-5.
+    How far apart the two float32 results are depends on the CPU (torch's kernels, BLAS), so
+    the tolerance is 1e-7 here: the reference judges on every machine."""
+    monkeypatch.setitem(harness.TOLERANCE, torch.float32, 1e-7)
     assert _gradgrad_asking(monkeypatch, 62)
 
 

@@ -121,12 +121,6 @@ def test_class_loss_target_batch_mismatch_is_value_error(spec: str) -> None:
 # Silent: ``requires_grad`` is a plain slot of Tensor, so assigning it skips every check of
 # requires_grad_(): a non-leaf "stops" requiring grad while its graph still carries the
 # gradient, and an integer tensor "requires" grad. PyTorch raises RuntimeError for all three.
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py Tensor: requires_grad is a plain slot; assigning it must run "
-    "requires_grad_'s checks (integer dtypes, inference tensors) and refuse any assignment "
-    "on a non-leaf ('you can only change requires_grad flags of leaf variables')",
-)
 def test_assigning_requires_grad_checks_as_torch(spec: str) -> None:
     def fn(m: Any) -> Any:
         def assign(t: Any, value: bool) -> None:
@@ -144,11 +138,6 @@ def test_assigning_requires_grad_checks_as_torch(spec: str) -> None:
 
 # Silent: ``x.shape = ...`` and ``x.dtype = ...`` rebind the slots, after which the tensor
 # reports a shape/dtype its data does not have; PyTorch's attributes are read-only.
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py Tensor: shape and dtype are plain writable slots; make them read-only "
-    "(AttributeError, as PyTorch) without slowing the hot paths that read them",
-)
 def test_shape_and_dtype_are_read_only(spec: str) -> None:
     def fn(m: Any) -> Any:
         x = m.ones(2)

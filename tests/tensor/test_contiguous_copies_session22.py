@@ -212,16 +212,6 @@ def test_stack_keeps_the_inputs_layout(backend: str, dim: int) -> None:
     assert program(tw) == program(torch)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="stack of channels-last tensors along a new last dimension: torch gives C order "
-    "(120, 40, 10, 2, 1) (its cat of the unsqueezed (2, 3, 4, 5, 1) views finds no common "
-    "memory format), tensorweaver (120, 1, 30, 6, 3) on numpy and torch:cpu (SILENT, layout "
-    "only): the backends' cat keep a channels-last-like layout for 5-d inputs. Fix: the "
-    "numpy plugin's backend.py cat and the torch plugin's cat keep channels_last only for "
-    "4-d inputs (channels_last_3d: 5-d inputs laid out so), as torch's suggest_memory_format",
-)
 def test_stack_along_a_new_last_dimension_layout(backend: str) -> None:
     def program(m: Any) -> Any:
         return tuple(m.stack([_channels_last(m)] * 2, 4).stride())

@@ -9,6 +9,9 @@ of 5 bias gradients; softmax: 47 of 60 outputs).
 The matrix inputs are multiples of 1/8 with small numerators, so every product and every
 partial sum is exact in float32: the float32 sums do not depend on the order BLAS or
 torch's kernels add in (no machine dependence), while a float16 running sum still rounds.
+Which kernel torch takes does depend on the CPU: without oneDNN's float16 (AVX512-FP16 or
+AMX-FP16) its im2col path adds conv2d's input-gradient columns up in float16, which the NumPy
+backend follows (``contract.cpu_loops.onednn_convolves``).
 """
 
 from __future__ import annotations

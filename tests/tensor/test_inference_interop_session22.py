@@ -363,15 +363,6 @@ def test_hypot_of_inference_tensors_alone_records_nothing(spec: str) -> None:
     _same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="ops/methods.py's conversions (to, _dtype_method: float()/half(), _type_as) and "
-    "_clone record nothing for an inference tensor that requires grad (an op of inference "
-    "tensors alone records none), while torch's copy into a new normal tensor records "
-    "CopyBackwards. Fix there: wrap their results in ops/elementwise.py as_copy_of(out, "
-    "self) (ew.cast itself must not record: composites cast internally, e.g. sum(dtype=))",
-)
 @pytest.mark.parametrize("copy", ["float", "half", "clone"])
 def test_copy_of_an_inference_tensor_records_as_torch(spec: str, copy: str) -> None:
     def program(m: Any) -> Any:

@@ -330,12 +330,6 @@ _OUT_VARIANT = _xfail(
     "nan_to_num; ops/reduce.py mean/var/logsumexp): raise that error where the input is an "
     "inference tensor that requires grad, outside inference_mode, and grad mode is on"
 )
-_ALONE_RECORDED = _xfail(
-    "an op of inference tensors alone records a node here (a step of its composition records "
-    "one), while torch's autograd skips it. Fix: where ops.elementwise.inference_alone(input, "
-    "...), compute under no_grad: ops/special.py xlogy, ops/spellings.py fmax, "
-    "nn/functional/activation gelu and silu"
-)
 _NORMAL_INDEX = _xfail(
     "an index tensor made outside the mode is an operand of torch's node, so index_select "
     "and p[index] of an inference p that requires grad record IndexSelectBackward0/"
@@ -352,9 +346,8 @@ _COPY_RECORDED = _xfail(
 )
 _FAMILY_XFAILS = {
     **dict.fromkeys(["abs", "nan_to_num", "mean", "var", "logsumexp"], _OUT_VARIANT),
-    **dict.fromkeys(["xlogy", "fmax", "gelu", "silu"], _ALONE_RECORDED),
     **dict.fromkeys(["index_select", "gather", "advanced_index"], _NORMAL_INDEX),
-    **dict.fromkeys(["to_float32", "type_as", "sort", "softmax_dtype", "diag"], _COPY_RECORDED),
+    **dict.fromkeys(["softmax_dtype"], _COPY_RECORDED),
 }
 
 
@@ -420,50 +413,10 @@ _CASES = {
     ),
 }
 
-_LEAF_CHECK_FIRST = _xfail(
-    "an in-place op of an inference tensor that requires grad with inference operands alone, "
-    "outside the mode: torch's autograd (whose leaf check it is) skips it, so torch writes, "
-    "then refuses in its version bump; tw's Tensor._check_inplace (tensor.py, called by "
-    "ops/methods.py _inplace) raises the leaf error before writing. Fix: in methods.py "
-    "_inplace's method, where ew.inference_alone(self, *tensor operands), run the op under "
-    "no_grad (as ops/index.py setitem now does); _assign refuses after the write"
-)
-_XLOGY_SAVES = _xfail(
-    "torch's XlogyBackward0 saves both operands, so an inference operand beside one that "
-    "requires grad raises RuntimeError; tw's xlogy accepts it. Fix (ops/special.py xlogy): "
-    "ops/elementwise.py refuse_saved_inference('xlogy', (input, other), (input, other)) "
-    "when grad mode is on, before any cast"
-)
-_FLOAT_POWER_FIRST = _xfail(
-    "float_power_ into an inference tensor outside the mode, with an operand that requires "
-    "grad: torch writes, then refuses; tw refuses before writing (the float64 result's "
-    "requires-grad check comes first). Fix in the in-place float_power_ (ops/spellings.py or "
-    "ops/methods.py): write, then let _assign refuse"
-)
-#: The in-place methods whose leaf check comes first here (see _LEAF_CHECK_FIRST).
-_CHECKED_FIRST = frozenset(
-    "add_ sub_alpha mul_ div_ pow_ addcmul_ addcdiv_ atan2_ hypot_ fmod_ xlogy_ exp_ zero_ "
-    "addmm_ float_power_ iadd".split()
-)
-
-
-def _inplace_xfail(op: str, case: str) -> Any:
-    if case == "inference_grad_self_inference_other" and op in _CHECKED_FIRST:
-        return _LEAF_CHECK_FIRST
-    if op == "xlogy_" and case == "grad_self_inference_other":
-        return _XLOGY_SAVES
-    if op == "float_power_" and case == "inference_self_grad_other":
-        return _FLOAT_POWER_FIRST
-    return ()
-
 
 @pytest.mark.parametrize(
     ("op", "case"),
-    [
-        pytest.param(op, case, marks=_inplace_xfail(op, case), id=f"{op}-{case}")
-        for op in _INPLACE
-        for case in _CASES
-    ],
+    [pytest.param(op, case, id=f"{op}-{case}") for op in _INPLACE for case in _CASES],
 )
 def test_sweep_in_place_method_and_inference_tensors(op: str, case: str) -> None:
     def program(m: Any) -> Any:
@@ -473,15 +426,6 @@ def test_sweep_in_place_method_and_inference_tensors(op: str, case: str) -> None
     _same(program, CORE)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="torch's IndexFillBackward0/IndexAddBackward0 save the index: an inference index "
-    "into a recorded index_fill/index_add (source requiring grad) raises RuntimeError; tw "
-    "accepts it: the index never reaches a node (ops/index_write.py builds a mask from it "
-    "under no_grad), so autograd/node.py cannot check it. Fix (ops/index_write.py): "
-    "ix.refuse_saved_indices(op, (index,)) where the result has a node",
-)
 @pytest.mark.parametrize("op", ["index_fill", "index_fill_value", "index_add_source"])
 def test_inference_index_of_a_recorded_index_write(op: str) -> None:
     def program(m: Any) -> Any:

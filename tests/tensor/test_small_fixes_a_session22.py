@@ -240,14 +240,6 @@ def test_write_through_a_view_of_a_view(spec: str) -> None:
         _same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/index.py shares_memory goes up only through views (its fast path and "
-    "tensor.py _memory_root follow _view_of, not _alias_of), so a detach() (an alias) of "
-    "an overlapping view passes unchecked: x[1:].add_(x[:-1].detach()) computes where torch "
-    "raises RuntimeError. Fix: let tensor.py _memory_root climb _alias_of too (as _assign's "
-    "climb does), and shares_memory's fast path test _alias_of as well as _view_of.",
-)
 def test_write_from_a_detached_overlapping_view(spec: str) -> None:
     def program(m: Any) -> Any:
         x = m.arange(6.0, dtype=m.float64)

@@ -162,6 +162,16 @@ def _small_run(directory: Path, **options):
     return resume_child.train("numpy", str(directory), **{"epochs": 3, **options})
 
 
+@pytest.fixture
+def default_ctrl_c():
+    """Python's own Ctrl-C handler, as a program starts with: a library another test loaded
+    in this worker process may have installed its own (a run then leaves SIGINT alone)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("default_ctrl_c")
 def test_ctrl_c_writes_a_checkpoint_and_the_run_resumes_bit_identical(run_dir: Path) -> None:
     (run_dir / "ref").mkdir()
     (run_dir / "run").mkdir()

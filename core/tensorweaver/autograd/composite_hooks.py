@@ -88,10 +88,11 @@ def log_probability_hook(node: Node, hook: Callable) -> Callable:
     of ``log_softmax``'s output: it sees the gradient of the log-probabilities (viewed as
     images where the logits are not 2-D or 4-D, as PyTorch's), and what it returns goes on
     through log_softmax to the logits. The fused kernel computes the logits' gradient at
-    once, so the log-probabilities' is recomputed here, only where such a hook is set."""
+    once, so the log-probabilities' is recomputed here, only where such a hook is set (from
+    the logits themselves under create_graph, so that the result keeps its graph)."""
     from tensorweaver.autograd.engine import grad
     from tensorweaver.autograd.hooks import _replaced
-    from tensorweaver.autograd.mode import enable_grad
+    from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
     from tensorweaver.nn.functional import log_softmax, nll_loss
 
     def on_log_probabilities(grad_inputs: tuple, grad_outputs: tuple) -> tuple | None:
@@ -99,21 +100,23 @@ def log_probability_hook(node: Node, hook: Callable) -> Callable:
         shown = (*x.shape[:2], 1, -1) if x.dim() not in (2, 4) else x.shape
         if getattr(node, "edges", None) is not None:  # (an unbatched input's: loss.py)
             shown = x.shape[1:]
+        create_graph = is_grad_enabled()
         with enable_grad():
-            logits = x.detach().requires_grad_()
+            logits = x if create_graph else x.detach().requires_grad_()
             logp = log_softmax(logits, 1)
             plain = logp.detach().reshape(shown).requires_grad_()
             classes = 1 if plain.dim() > 1 else 0  # (the class axis: none left out)
             labels = target.reshape(plain.shape[:classes] + plain.shape[classes + 1 :])
             loss = nll_loss(plain, labels, ignore_index=node.saved[3][0])
-            seen = grad(loss, plain, grad_outputs[0])
+            seen = grad(loss, plain, grad_outputs[0], create_graph=create_graph)
         returned = hook(seen, grad_outputs)
         if returned is None:
             return None
         (replaced,) = _replaced(hook, returned, seen)
         if replaced is None:
             return (None, grad_inputs[1])
-        return (grad(logp, logits, replaced.reshape(x.shape))[0], grad_inputs[1])
+        on = grad(logp, logits, replaced.reshape(x.shape), create_graph=create_graph)
+        return (on[0], grad_inputs[1])
 
     return on_log_probabilities
 

@@ -149,7 +149,7 @@ class FunctionCtx:
         out = Tensor(t.native, t.backend, t.dtype)
         if node is not None:
             out._node = node
-            out.requires_grad = True
+            out._requires_grad = True
         return out
 
     def _release(self) -> None:
@@ -255,7 +255,7 @@ class Function:
                     saved = (cls, ctx, None, i, len(outputs))
                     node = output_node("function", group, InputShape(target), saved)
                 target._node = node
-                target.requires_grad = True
+                target._requires_grad = True
                 if id(out) not in dirty:
                     if _link_as_view(target, out, tensors, f"Output {i} of {cls.__name__}"):
                         viewing.append(i)
@@ -372,7 +372,7 @@ def apply_fresh(cls: type[Function], *args: Any) -> Tensor:
     out = Tensor(result.native, result.backend, result.dtype)
     tensors = tuple([a for a in args if isinstance(a, Tensor)])
     node = out._node = Node("function", tensors, (cls, ctx, args, 0, (result,)))
-    out.requires_grad = True
+    out._requires_grad = True
     if ctx._saved:
         ctx._nodes = [weakref.ref(node)]
         ctx._name = cls.__name__
@@ -549,10 +549,21 @@ def function_backward(node: Node, g: Any) -> tuple:
                 f"{i + 1}, but the corresponding forward input was not a Variable (it is a "
                 f"{type(a).__name__}); return None there"
             )
+        if r is not None and not isinstance(r, Tensor):
+            raise RuntimeError(
+                f"function {name}: expected Variable or None (got {type(r).__name__}) as the "
+                f"gradient at position {i + 1}; return a tensor (or None)"
+            )
     grads = tuple(r for a, r in zip(args, result) if _is_tensor(a))
     inputs = [a for a in args if _is_tensor(a)]
-    for i, (a, r) in enumerate(zip(inputs, grads)):
-        if isinstance(r, Tensor) and r.shape != a.shape and not _fits(a.shape, r.shape):
+    # (only the gradients used are checked: PyTorch drops the others first)
+    for i, (a, r, parent) in enumerate(zip(inputs, grads, node.parents)):
+        if (
+            parent is not None
+            and r is not None
+            and r.shape != a.shape
+            and not _fits(a.shape, r.shape)
+        ):
             raise RuntimeError(
                 f"Function {name} returned an invalid gradient at index {i} - got "
                 f"{list(r.shape)} but expected shape compatible with {list(a.shape)}: "

@@ -9,12 +9,13 @@ node itself stays a plain slotted record that the engine reads without indirecti
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from tensorweaver.autograd.hooks import _replaced
 from tensorweaver.autograd.names import grad_fn_name
 from tensorweaver.autograd.node import output_nr
-from tensorweaver.ops.composite import fill_slots
+from tensorweaver.ops.composite import REFERENCE_OF, fill_slots
 
 _CLASSES: dict[str, type] = {}
 
@@ -136,6 +137,11 @@ class GradFn:
             kernel, rank = _fused_kind(node)
             if kernel in _FUSED_STEPS:
                 return _FUSED_STEPS[kernel](rank, inputs)
+        elif node.label is not None and node in REFERENCE_OF:
+            kernel, rank = REFERENCE_OF[node]
+            if kernel in _FUSED_STEPS:  # (the composite's inputs: the edges labelled set)
+                edges = node.edges if node.parents is not None else node.edges[1]
+                return _FUSED_STEPS[kernel](rank, edges)
         functions = [(_function_of(p), output_nr(p)) for p in inputs]
         shown = shown_inputs(node)
         return tuple(functions if shown is None else [functions[i] for i in shown])
@@ -244,11 +250,22 @@ def _cross_entropy_functions(rank: int, inputs: tuple) -> tuple:
     return (steps,)
 
 
+def _instance_norm_functions(rank: int, inputs: tuple) -> tuple:
+    """A fused instance norm's ``next_functions`` as PyTorch's graph has them (its node is
+    the view back of a batch norm of the input seen as one sample, whose weight and bias are
+    repeated per sample)."""
+    x, weight, bias = ((_function_of(p), output_nr(p)) for p in inputs)
+    x = _step("ViewBackward0", x)
+    weight, bias = _step("RepeatBackward0", weight), _step("RepeatBackward0", bias)
+    return (_step("NativeBatchNormBackward0", x, weight, bias),)
+
+
 #: Fused kernels whose PyTorch graph has several nodes: their ``next_functions`` by kernel.
 _FUSED_STEPS = {
     "linear": _linear_functions,
     "cross_entropy": _cross_entropy_functions,
     "cross_entropy_nd": _cross_entropy_functions,
+    "instance_norm": _instance_norm_functions,
 }
 
 
@@ -306,8 +323,8 @@ def _whole(node: Any) -> bool:
 
 def _on_pytorch_step(node: Any, hook: Callable) -> Callable | None:
     """``hook`` on a fused ``node`` as on PyTorch's node for its last step, where that step
-    can be shown (cross-entropy's nll of log_softmax's output, the view that ends instance
-    norm), else None."""
+    can be shown (cross-entropy's nll of log_softmax's output, the views that end instance
+    norm and a linear of other than a matrix), else None."""
     from tensorweaver.autograd.composite_hooks import log_probability_hook, view_hook
 
     kernel, x = node.saved[0], node.inputs[0]
@@ -315,7 +332,12 @@ def _on_pytorch_step(node: Any, hook: Callable) -> Callable | None:
         return log_probability_hook(node, hook)
     if kernel == "instance_norm":
         return view_hook(node, hook, (1, x.shape[0] * x.shape[1], *x.shape[2:]))
-    return None  # (a batched linear: torch's last node depends on more than the shapes)
+    if kernel == "linear" and x.dim() != 2 and x.is_contiguous():
+        weight, bias = node.inputs[1], node.inputs[2]
+        if bias.is_contiguous():  # (the view of addmm's (rows, out) result; else PyTorch's
+            # node is matmul's result plus the bias: AddBackward0)
+            return view_hook(node, hook, (math.prod(x.shape[:-1]), weight.shape[0]))
+    return None  # (a matrix's addmm: its inputs are bias, input and weight.t())
 
 
 def _in_slots(hook: Callable, slots: tuple) -> Callable:

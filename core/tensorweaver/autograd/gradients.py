@@ -103,6 +103,7 @@ READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
     ),
     "where": lambda node, i: i == 0,  # the condition alone
     "remainder": lambda node, i: _needs(node, 1),  # both, for the divisor's gradient only
+    "zeta": lambda node, i: _needs(node, 1),  # both, for q's gradient only (a's: none)
 }
 
 

@@ -168,7 +168,7 @@ def _restored(value: Any, kept: _Packed, parent: Any) -> Tensor:
         return value.detach()
     if type(parent) is _GraphNode:  # as the input was: the output of its producer
         out = Tensor(value.native, value.backend, value.dtype)
-        out._node, out.requires_grad = parent, True
+        out._node, out._requires_grad = parent, True
         return out
     return parent + (value - parent).detach()  # a leaf: the unpacked values, its gradient
 

@@ -93,6 +93,10 @@ class set_grad_enabled:
 
         return wrapper  # type: ignore[return-value]
 
+    def clone(self) -> set_grad_enabled:
+        """A new manager of the same mode (as PyTorch's: made as a call, so it switches)."""
+        return set_grad_enabled(self.mode)
+
     @staticmethod
     @contextlib.contextmanager
     def _scoped(mode: bool) -> Iterator[None]:
@@ -122,6 +126,10 @@ class _fixed_mode(set_grad_enabled):
 
     def __enter__(self) -> None:
         self._tokens.append(_switched(self.mode))
+
+    def clone(self) -> _fixed_mode:
+        """A new manager of the same mode."""
+        return type(self)()
 
 
 class no_grad(_fixed_mode):

@@ -44,10 +44,11 @@ SHAPE_ONLY_OPS = frozenset(
 #: output in place before backward is PyTorch's "modified by an inplace operation" error
 #: (so for the in-place forms whose nodes save their result: ``elu_``'s ``EluBackward1``),
 #: whether or not our rule reads the output (ours keep its old array, so they could go on).
-#: A node of several outputs counts for each (ours has one node per output).
+#: A node of several outputs counts for each (ours has one node per output), but for those
+#: of :data:`SAVES_ONLY_OUTPUTS`.
 SAVES_OUTPUT = frozenset(
     {
-        "AmaxBackward0", "AminBackward0", "CdistBackward0", "CholeskyBackward0",
+        "AmaxBackward0", "AminBackward0", "AminmaxBackward0", "CdistBackward0", "CholeskyBackward0",
         "CeluBackward1", "CholeskyInverseBackward0", "CholeskySolveBackward0",
         "CopysignBackward0",
         "CopysignBackward1", "CtcLossBackward0", "CumprodBackward0", "DistBackward0",
@@ -73,6 +74,10 @@ SAVES_OUTPUT = frozenset(
     }
 )  # fmt: skip
 
+#: The nodes of :data:`SAVES_OUTPUT` of several outputs that save only some of them (by
+#: output number): StdMeanBackward0 keeps the std, not the mean (its formula recomputes it).
+SAVES_ONLY_OUTPUTS = {"StdMeanBackward0": (0,)}
+
 #: The nodes of :data:`SAVES_OUTPUT` whose output was changed in place after they were
 #: recorded (``Tensor._assign`` tells :func:`output_changed`), each with a weak reference to
 #: that output, its shape and its version before the first such change: backward through one
@@ -86,8 +91,12 @@ _SAVES_OUTPUT_BY_OP: dict[str, bool] = {}
 
 
 def _saves_output(node: Node) -> bool:
-    if node.label is not None:
-        return node.label in SAVES_OUTPUT
+    label = node.label
+    if label is not None:
+        if label not in SAVES_OUTPUT:
+            return False
+        only = SAVES_ONLY_OUTPUTS.get(label)
+        return only is None or output_nr(node) in only
     op = node.op
     known = _SAVES_OUTPUT_BY_OP.get(op)
     if known is None:
@@ -140,7 +149,8 @@ def check_output_unchanged(node: Any) -> None:
         now = output()._version if output() is not None else before + 1
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: the tensor of shape {shape}, which is output 0 of "
+            f"inplace operation: the tensor of shape {shape}, which is output "
+            f"{output_nr(node)} of "
             f"{node.name}, is at version {now}; expected version {before} instead. "
             f"{node.name} saves its output for backward: change a .clone() of it instead"
         )
@@ -332,7 +342,7 @@ class Node:
         inference = False
         for t in inputs:
             node = t._node
-            parents.append(node if node is not None else (t if t.requires_grad else None))
+            parents.append(node if node is not None else (t if t._requires_grad else None))
             versions.append(t._version)
             if t._inference:  # (one flag read: made under inference_mode, or a view of such)
                 inference = True
@@ -367,7 +377,7 @@ class Node:
         first = self.inputs[0]
         out = Tensor(native, first.backend, first.dtype)
         out._node = self
-        out.requires_grad = True
+        out._requires_grad = True
         return out
 
     def release(self) -> None:

@@ -90,7 +90,7 @@ class Unsupported(Exception):
 
 def _new(native: Any, backend: Any, dtype: Any, requires_grad: bool) -> Tensor:
     t = Tensor(native, backend, dtype)
-    t.requires_grad = requires_grad
+    t._requires_grad = requires_grad
     return t
 
 

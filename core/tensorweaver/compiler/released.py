@@ -101,7 +101,7 @@ def releaser(shape: Shape, retained: bool = False) -> Callable[[Any, tuple], Any
             lines.append(f"{n}.edges = ({_parents_source(parents)}, None, {freed[0]!r})")
             if freed[0] is not None:  # (a fused op's: its next_functions are PyTorch's steps)
                 lines.append(f"{n}.op = 'fused'")
-    lines += [f"t._node = n{len(shape) - 1}", "t.requires_grad = True"]
+    lines += [f"t._node = n{len(shape) - 1}", "t._requires_grad = True"]
     if retained:
         lines.append(f"n{len(shape) - 1}.retained = ref(t)")
     source = "def release(t, leaves):\n" + "".join(f"    {s}\n" for s in [*lines, "return t"])
@@ -128,5 +128,5 @@ def alias(base: Any, native: Any, requires_grad: bool) -> Any:
     returned it, which the step may have rebound in ``base`` since)."""
     t = base.detach()
     t.native = native
-    t.requires_grad = requires_grad
+    t._requires_grad = requires_grad
     return t

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -119,6 +119,24 @@ def _cached_mask(shape: tuple, strides: tuple, itemsize: int, backend: Any) -> A
     if math.prod(shape) > _CACHED_ELEMENTS:
         return _LARGE
     return _native_mask(shape, strides, itemsize, backend)
+
+
+@cache
+def onednn_convolves(dtype_name: str) -> bool:
+    """Whether torch 2.13's CPU convolutions of a ``"float16"`` or ``"bfloat16"`` input take
+    oneDNN's path, which sums in float32 and refuses a bias of another dtype, rather than its
+    own (im2col, whose input gradient adds the columns up in the half dtype). torch decides it
+    from the CPU's flags, not its vector capability (``ATEN_CPU_CAPABILITY`` leaves it be):
+    float16 needs AVX512-FP16 or AMX-FP16 (``torch.ops.mkldnn._is_mkldnn_fp16_supported()``),
+    bfloat16 AVX-512 BW, VL and DQ. Read from /proc/cpuinfo (False where it is unreadable)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(next((ln.split(":", 1)[1].split() for ln in f if "flags" in ln), []))
+    except OSError:
+        return False
+    if dtype_name == "float16":
+        return bool({"avx512_fp16", "amx_fp16"} & flags)
+    return dtype_name == "bfloat16" and {"avx512bw", "avx512vl", "avx512dq"} <= flags
 
 
 def loop_order(shape: Sequence[int], steps: Sequence[Sequence[int]]) -> tuple[int, ...]:

@@ -36,7 +36,7 @@ def _attach(op: str, grad_fn: str, x: Tensor, out: Tensor, saved: tuple) -> None
     node = Node(op, (x,), saved)
     node.label = grad_fn
     out._node = node
-    out.requires_grad = True
+    out._requires_grad = True
 
 
 def _run(op: str, x: Tensor, *static: Any) -> Tensor:

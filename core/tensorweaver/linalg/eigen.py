@@ -39,6 +39,9 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803
 
 #: PyTorch's grad_fn names of eigh's and svd's outputs (eigvalsh's and svdvals' too).
 _EIGH, _SVD = "LinalgEighBackward0", "LinalgSvdBackward0"
+#: The places of eigvalsh's and svdvals' outputs among those of eigh's and svd's nodes
+#: (PyTorch's), and their counts.
+_EIGH_VALUES, _SVD_S = ((0,), 2), ((1,), 3)
 
 
 def _eigvalsh(A: Tensor, uplo: str) -> tuple[Tensor]:
@@ -55,7 +58,10 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
         (A,) = float32_operands(A)
     check_square("linalg.eigvalsh", A, complex_ok=True)
     uplo = _uplo("linalg.eigvalsh", UPLO)
-    return fused_or_reference("eigvalsh", _EIGH, _eigvalsh, (A,), (uplo,), (REAL,))[0]
+    found = fused_or_reference(
+        "eigvalsh", _EIGH, _eigvalsh, (A,), (uplo,), (REAL,), places=_EIGH_VALUES
+    )
+    return found[0]
 
 
 def _check_eig(name: str, A: Tensor) -> DType:  # noqa: N803
@@ -122,4 +128,4 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
         (A,) = float32_operands(A)
     check_matrix("linalg.svdvals", A, complex_ok=True)
     _no_driver("linalg.svdvals", driver)
-    return fused_or_reference("svdvals", _SVD, _svdvals, (A,), (), (REAL,))[0]
+    return fused_or_reference("svdvals", _SVD, _svdvals, (A,), (), (REAL,), places=_SVD_S)[0]

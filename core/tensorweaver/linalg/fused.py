@@ -21,13 +21,15 @@ the whole, not for the parts).
 from __future__ import annotations
 
 import weakref
-from typing import Callable
+from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.autograd.node import InputShape, Node
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg.fused_backward import Attached, Rule
+from tensorweaver.linalg.one_node import fused_call, reference_call
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.tensor import Tensor
 
@@ -53,6 +55,7 @@ def fused_or_reference(
     kinds: tuple[DType | str | None, ...],
     dtype: DType | None = None,
     rule: Rule | None = None,
+    places: tuple | None = None,
 ) -> tuple:
     """The outputs of the linalg function ``name`` on ``tensors`` (the first one floating-
     point) with ``static`` arguments: the backend's ``linalg_function`` where it computes
@@ -62,13 +65,16 @@ def fused_or_reference(
     (the first tensor's unless given; its node is named ``grad_fn``), ``REAL`` for one of
     its real dtype, a DType for one without gradient. ``rule(tensors, outputs, grads)``,
     where given, is the gradient formula of the differentiable outputs (``grads`` None for
-    an unused one)."""
+    an unused one). ``places`` is (each differentiable output's place among the outputs of
+    PyTorch's node, their count) where that node has more (eigvalsh's is eigh's)."""
     first = tensors[0]
     backend = first.backend
     # The fused path needs the backend's backward; fused_kernel also hides it inside
     # ``reference_only`` (tw check's reference), where the core's decomposition runs.
     function = getattr(backend, "linalg_function", None)
     if function is None or fused_kernel(backend, "linalg_backward") is None:
+        if rule is None and _graph(tensors):
+            return _reference_as_one_node(grad_fn, reference, tensors, static, kinds, places)
         return reference(*tensors, *static)
     # No loops for one or two tensors (most functions, and the solves), and no frames for
     # a single output: this runs once per call, against kernels of 5-20 us (0.4 us less
@@ -105,20 +111,24 @@ def fused_or_reference(
             made.append(Tensor(native, backend, _dtype(kind, dtype)))
         outs = tuple(made)
     if grad:
-        if rule is None and (kinds is WITH_INFO or kinds == (None,)):
+        if rule is None and places is None and (kinds is WITH_INFO or kinds == (None,)):
             # the usual node (one differentiable output, the first), as _record makes it,
             # made here: two frames, a test and a loop less (0.3 us a call)
             node = Node("linalg_function", tensors, (result[1], 0, reference, static, None))
             node.label = grad_fn
+            node.edges = _float_edges(node, tensors)  # (a hook on it sees their gradients)
             out = outs[0]
             out._node = node
-            out.requires_grad = True
+            out._requires_grad = True
         else:
-            _record(outs, kinds, tensors, (result[1], reference, static, rule), grad_fn)
+            call = (result[1], reference, static, rule)
+            _record(outs, kinds, tensors, call, grad_fn, places)
     return outs
 
 
-def _record(outs: tuple, kinds: tuple, tensors: tuple, call: tuple, grad_fn: str) -> None:
+def _record(
+    outs: tuple, kinds: tuple, tensors: tuple, call: tuple, grad_fn: str, places: tuple | None
+) -> None:
     """Attach the differentiable ``outs`` to the graph (the nodes ``apply()`` and
     ``labelled()`` would make, made at once). ``call`` is (saved, reference, static, rule)."""
     saved, reference, static, rule = call
@@ -127,9 +137,13 @@ def _record(outs: tuple, kinds: tuple, tensors: tuple, call: tuple, grad_fn: str
     else:
         wanted = tuple([i for i, kind in enumerate(kinds) if kind is None or kind is REAL])
     attached = None if rule is None else Attached(rule, wanted, outs)
+    if (len(wanted) > 1 or places) and rule is None:  # PyTorch's one node for them all
+        fused_call(grad_fn, tensors, outs, wanted, (reference, static), saved, places)
+        return
     if len(wanted) == 1 or not hasattr(tensors[0].backend, "fused_linalg_outputs_backward"):
         for i in wanted:  # a node per output (the usual case: one)
             node = Node("linalg_function", tensors, (saved, i, reference, static, attached))
+            node.edges = _float_edges(node, tensors)
             _attach(outs[i], node, grad_fn)
     else:
         group = Node("linalg_outputs", tensors, (saved, wanted, reference, static, attached))
@@ -146,4 +160,40 @@ def _record(outs: tuple, kinds: tuple, tensors: tuple, call: tuple, grad_fn: str
 def _attach(out: Tensor, node: Node, grad_fn: str) -> None:
     node.label = grad_fn
     out._node = node
-    out.requires_grad = True
+    out._requires_grad = True
+
+
+def _reference_as_one_node(
+    grad_fn: str, reference: Callable, tensors: tuple, static: tuple, kinds: tuple, places: Any
+) -> tuple:
+    """The core's decomposition recorded as PyTorch's one node ``grad_fn`` over the call's
+    floating-point inputs (integer ones, as lu_solve's pivots, have no place in it): one
+    node for several differentiable outputs (linalg/one_node.py), else the output's last
+    node labelled as the whole call, so that hooks on it see the call's inputs' gradients."""
+    if places is not None or sum(kind is None or kind is REAL for kind in kinds) > 1:
+        return reference_call(grad_fn, reference, tensors, static, places)
+    outs = reference(*tensors, *static)
+    floats = [t for t in tensors if t.dtype.is_floating_point or t.dtype.is_complex]
+    for out, kind in zip(outs, kinds):
+        if kind is None or kind is REAL:
+            labelled(out, grad_fn, *floats)
+    return outs
+
+
+def _float_edges(node: Node, tensors: tuple) -> tuple:
+    """PyTorch's node's inputs, where a hook on it sees their gradients: the call's
+    floating-point ones (lu_solve's integer pivots have no place in it)."""
+    if len(tensors) < 3:  # (no call of one or two tensors takes an integer one)
+        return node.parents
+    return tuple(
+        [
+            p
+            for p, t in zip(node.parents, tensors)
+            if t.dtype.is_floating_point or t.dtype.is_complex
+        ]
+    )
+
+
+def _graph(tensors: tuple) -> bool:
+    """Whether a call on ``tensors`` records a graph."""
+    return is_grad_enabled() and any(t.requires_grad for t in tensors)

@@ -44,7 +44,7 @@ class Attached:
             elif hung.parents is None:
                 return None
             out._node = hung
-            out.requires_grad = True
+            out._requires_grad = True
             outs.append(out)
         return tuple(outs)
 

@@ -113,7 +113,7 @@ def outputs(node: Any) -> tuple:
     """The node's outputs, still attached to it (so a gradient rule is differentiable)."""
     _, tails, packed, dtype = node.saved
     out = node.output(packed)
-    out.dtype = dtype  # node.output gives the input's dtype: eig's outputs are complex
+    out._dtype = dtype  # node.output gives the input's dtype: eig's outputs are complex
     return (out,) if tails is None else _unpack(out, tails)
 
 

@@ -45,8 +45,12 @@ def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002  (PyTorch's nam
     if n == 0:
         eye = to_batch(eye_like(A, A.shape[-1]), A.shape[:-2]).clone()
         return p.composite("linalg_matrix_power_0", eye, A) if A.requires_grad else eye
+    if n == 1:  # a copy, as PyTorch's (CloneBackward0): never the input itself
+        return A.clone()
     if n < 0:
         A, n = inv(A), -n
+    if n == 3:  # PyTorch's order of the products (its node's inputs: (A @ A, A))
+        return matmul(matmul(A, A), A)
     result = None
     while n:
         if n & 1:

@@ -406,9 +406,9 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A00
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         (input,) = float32_operands(input)
     check_square("cholesky_inverse", input, "input", complex_ok=True)
-    return cholesky_solve(
-        to_batch(eye_like(input, input.shape[-1]), input.shape[:-2]), input, upper
-    )
+    eye = to_batch(eye_like(input, input.shape[-1]), input.shape[:-2])
+    # PyTorch's node for it: its one input, the factor
+    return labelled(cholesky_solve(eye, input, upper), "CholeskyInverseBackward0", input)
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:

@@ -87,7 +87,7 @@ class Buffer(Tensor):
 
 
 #: The storage and shape slots of every tensor, which the uninitialized ones hide.
-_NATIVE, _SHAPE = Tensor.__dict__["native"], Tensor.__dict__["shape"]
+_NATIVE, _SHAPE = Tensor.__dict__["native"], Tensor.__dict__["_shape"]  # (the slots)
 #: How deep this thread is in an operation an uninitialized tensor allows (see _allowed).
 _ALLOWED = threading.local()
 
@@ -150,10 +150,6 @@ class UninitializedTensorMixin:
             "initialized one: call forward (with a dummy batch) to initialize the parameters "
             "first"
         )
-
-    @shape.setter
-    def shape(self, value: Any) -> None:
-        _SHAPE.__set__(self, value)
 
     @property
     def ndim(self) -> int:

@@ -21,11 +21,11 @@ def apply(op: str, native: Any, dtype: DType, inputs: tuple, saved: Any = None) 
     out = Tensor(native, inputs[0].backend, dtype)
     if is_grad_enabled():
         for t in inputs:
-            if t.requires_grad:
+            if t._requires_grad:  # (the slot: no property on every op's path)
                 if t._inference and all_inference(inputs):
                     break  # (PyTorch's autograd skips an op of inference tensors alone)
                 out._node = Node(op, inputs, saved)
-                out.requires_grad = True
+                out._requires_grad = True
                 break
     return out
 
@@ -139,12 +139,12 @@ def written_out(
     if not differentiable:
         # Data, not a step of a graph: PyTorch neither refuses an out that requires grad nor
         # records the write (out keeps its flag and its history), and resizes it freely.
-        requires_grad, out.requires_grad = out.requires_grad, False
+        requires_grad, out._requires_grad = out.requires_grad, False
         try:
             with no_grad():
                 return _write_out(op, result, out, same_dtype)
         finally:
-            out.requires_grad = requires_grad
+            out._requires_grad = requires_grad
     if is_grad_enabled() and (result.requires_grad or out.requires_grad):
         raise out_needs_no_grad(op)
     return _write_out(op, result, out, same_dtype)

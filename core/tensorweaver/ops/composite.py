@@ -14,6 +14,7 @@ output carries a gradient.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable
 
 from tensorweaver.amp import autocast_dtype
@@ -31,6 +32,11 @@ AUTOCAST = frozenset({"conv2d", "conv3d", "conv_transpose", "scaled_dot_product_
 #: the bias, the input's rows and the weight's transpose, viewed back; cross-entropy: the nll
 #: step of log_softmax's output), left as they are.
 OWN_NODES = frozenset({"linear", "cross_entropy", "cross_entropy_nd"})
+
+#: The composite (its name and its first input's rank) whose reference's last node a node
+#: is, where ``fused_or_reference`` labelled it: PyTorch's steps for it are the fused op's
+#: (autograd/grad_fn.py ``next_functions``). Weak: recording a node keeps nothing alive.
+REFERENCE_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def fused_or_reference(
@@ -73,8 +79,11 @@ def fused_or_reference(
     if fused is None:
         out = reference(*tensors, *static)
         first = out[0] if extra_dtypes else out
-        if isinstance(first, Tensor) and first._node is not None and name not in OWN_NODES:
+        node = first._node if isinstance(first, Tensor) else None
+        if node is not None and name not in OWN_NODES:
             labelled(first, composite_name(name, tensors, static), *tensors)
+            if all(t is None or t._node is not node for t in tensors):  # (not an input's)
+                REFERENCE_OF[node] = name, tensors[0].dim()
         return out
     out, saved = fused(*[None if t is None else t.native for t in tensors], *static)
     if extra_dtypes:

@@ -254,25 +254,25 @@ def _arithmetic(
         if isinstance(input, Tensor):
             if (
                 isinstance(other, Tensor)
-                and input.dtype is other.dtype
-                and input.shape == other.shape
+                and input._dtype is other._dtype  # (the slots: no property on this path)
+                and input._shape == other._shape
                 and input.backend is other.backend
-                and (not floating or input.dtype.kind in "fc")
-                and (refuse is None or input.dtype is not dtypes.bool_)
+                and (not floating or input._dtype.kind in "fc")
+                and (refuse is None or input._dtype is not dtypes.bool_)
             ):
                 # Fast path: one shape, one dtype, one device.
                 out = Tensor(
                     getattr(input.backend, name)(input.native, other.native),
                     input.backend,
-                    input.dtype,
+                    input._dtype,
                 )
                 if (
-                    (input.requires_grad or other.requires_grad)
+                    (input._requires_grad or other._requires_grad)
                     and is_grad_enabled()
                     and not (input._inference and all_inference((input, other)))
                 ):
                     out._node = Node(name, (input, other), None)
-                    out.requires_grad = True
+                    out._requires_grad = True
                     if tensors_label is not None and not input.shape:
                         out._node.label = tensors_label
                 return out
@@ -287,7 +287,7 @@ def _arithmetic(
                 out = Tensor(getattr(backend, name)(input.native, bn), backend, input.dtype)
                 if input.requires_grad and is_grad_enabled():
                     out._node = Node(name, (input, Tensor(bn, backend, input.dtype)), None)
-                    out.requires_grad = True
+                    out._requires_grad = True
                 return out
         elif isinstance(other, Tensor):
             if isinstance(input, np.generic):
@@ -301,7 +301,7 @@ def _arithmetic(
                 out = Tensor(getattr(backend, name)(an, other.native), backend, other.dtype)
                 if other.requires_grad and is_grad_enabled():
                     out._node = Node(name, (Tensor(an, backend, other.dtype), other), None)
-                    out.requires_grad = True
+                    out._requires_grad = True
                 return out
         if opmath:
             number = _half_scalar(input, other)
@@ -438,7 +438,7 @@ def _with_alpha(op: Callable, fn: str, a: Operand, b: Operand, alpha: Any) -> Te
         _restore(recording)
     if not (a._inference and all_inference((a, b))):
         out._node = _alpha_node(fn, a, b, alpha)
-        out.requires_grad = True
+        out._requires_grad = True
     return out
 
 
@@ -474,7 +474,7 @@ def _half_with_alpha(
         and not (a._inference and all_inference((a, b)))
     ):
         out._node = _alpha_node(fn, a, b, alpha)
-        out.requires_grad = True
+        out._requires_grad = True
     return out
 
 
@@ -636,7 +636,11 @@ def remainder(input: Operand, other: Operand, *, out: Tensor | None = None) -> T
         return written_out("remainder", remainder(input, other), out)
     check_divisor("remainder", input, other)
     _ordered("remainder", input, other)
-    return _remainder(input, other)
+    out = _remainder(input, other)
+    if not isinstance(other, Tensor) and isinstance(input, Tensor) and input._inference:
+        # (of an inference input PyTorch wraps the number: its tensor overload)
+        return labelled(out, "RemainderBackward1", input)
+    return out
 
 
 #: An argument of ``pow`` not given.
@@ -969,7 +973,7 @@ def _unary(
             and not (input._inference and all_inference((input,)))
         ):
             out._node = Node(name, (input,), native if save_output else None)
-            out.requires_grad = True
+            out._requires_grad = True
         return out
 
     op.__name__ = name
@@ -1453,7 +1457,7 @@ def as_copy_of(out: Tensor, x: Tensor) -> Tensor:
     ):
         return out
     out._node = Node("cast" if out.dtype is not x.dtype else "identity", (x,), None)
-    out.requires_grad = True
+    out._requires_grad = True
     return labelled(out, "CopyBackwards", x)
 
 
@@ -1474,7 +1478,7 @@ def _with_result_node(op: str, x: Tensor, out: Tensor) -> Tensor:
     rule takes PyTorch's steps on the result (a half gradient rounds as its)."""
     if x.requires_grad and is_grad_enabled() and not (x._inference and all_inference((x,))):
         out._node = Node(op, (x,), out.native)
-        out.requires_grad = True
+        out._requires_grad = True
     return out
 
 
@@ -1498,7 +1502,11 @@ def _half_rsqrt(x: Tensor) -> Tensor:
     sqrt(x) is rounded to x's dtype first (on other devices every element rounds once).
     Computed on the native arrays; its gradient is PyTorch's rule on the result."""
     backend, half, wide = x.backend, x.dtype, dtypes.float32
-    root = backend.sqrt(backend.cast(x.native, wide))
+    # sqrt in float64, then float32: correctly rounded as torch's kernels' sqrt (torch's own
+    # float32 sqrt is not on every CPU: sqrt(65504) is 255.9375, not 255.93748, on AVX-512
+    # EPYC); for sqrt that double rounding is harmless (53 >= 2 * 24 + 2 bits)
+    exact = dtypes.float64 if dtypes.float64 in backend.dtypes else wide  # (MPS has none)
+    root = backend.cast(backend.sqrt(backend.cast(x.native, exact)), wide)
     scalar = None
     if backend.device.kind == "cpu":
         scalar = cached_scalar_loop_mask(x.shape, (x.stride(),), backend=backend)

@@ -72,6 +72,8 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
         from tensorweaver.ops.index_write import index_copy
 
         out = index_copy(flat, 0, flat_index, values)
+    if out._node is not None:  # (PyTorch's node saves the index)
+        ix.refuse_saved_indices("put", (index,))
     return mv.reshape(out, input.shape)
 
 

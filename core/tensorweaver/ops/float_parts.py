@@ -94,8 +94,8 @@ def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Ten
     out = co.where(ew.isinf(x) & (x != y), largest, out)
     out = co.where(x == y, y, out)
     out = co.where(ew.isnan(x) | ew.isnan(y), float("nan"), out).to(dtype)
-    if not (input.requires_grad or other.requires_grad):
-        return out
+    if not (input.requires_grad or other.requires_grad) or ew.inference_alone(input, other):
+        return out  # (PyTorch's autograd skips an op of inference tensors alone)
     return _NextAfter.apply(out, input, other)
 
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweaver.autograd.function import Function
+from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import coordinates as co
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.special import lgamma
 from tensorweaver.ops.spellings import broadcast_tensors
 from tensorweaver.promotion import result_type
@@ -130,7 +132,14 @@ def _apply(input: Tensor, other: Tensor, upper: bool, fn: str) -> Tensor:
             "with .float()"
         )
     a, x = broadcast_tensors(input, other)
-    return _IncompleteGamma.apply(a, x, upper, dtype)
+    if ew.inference_alone(input, other):  # (PyTorch's autograd skips inference tensors alone)
+        with no_grad():
+            return _IncompleteGamma.apply(a, x, upper, dtype)
+    return labelled(_IncompleteGamma.apply(a, x, upper, dtype), _NODE_NAMES[upper], input, other)
+
+
+#: PyTorch's node names.
+_NODE_NAMES = {False: "IgammaBackward0", True: "IgammacBackward0"}
 
 
 def igamma(input: Tensor, other: Tensor) -> Tensor:

@@ -18,11 +18,17 @@ from typing import Any
 import numpy as np
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.autograd.node import _refuse_saved
+from tensorweaver.autograd.node import Node, _refuse_saved
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labelled
+from tensorweaver.ops.apply import (
+    all_inference,
+    apply,
+    broadcast_shapes,
+    check_backends,
+    labelled,
+)
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.out_arguments import _refuse_overlap, _refuse_partial_overlap
 from tensorweaver.ops.overflow import fill_value
@@ -656,7 +662,12 @@ def shares_memory(x: Tensor, value: Any) -> bool:
     them a view, one storage and one base (a copy_ may leave two tensors over one array,
     which are not views); the one case an overlap check of an in-place write needs, so
     told cheaply first (two tensors that are no views: apart, or the same elements)."""
-    if not isinstance(value, Tensor) or (x._view_of is None and value._view_of is None):
+    if not isinstance(value, Tensor) or (
+        x._view_of is None
+        and value._view_of is None
+        and x._alias_of is None
+        and value._alias_of is None
+    ):
         return False
     storage = getattr(x.backend, "storage", None)
     return (
@@ -841,7 +852,23 @@ def scatter_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
     if x.ndim == 0:  # also for a 0-d index: a backend's 0-d array may be a NumPy scalar
         return _on_vector(scatter_unchecked, x, index, src)
     native = x.backend.scatter(x.native, d, index.native, src.native)
-    return apply("scatter", native, x.dtype, (x, src), (d, index))
+    return _apply_indexed("scatter", native, x, d, index, src)
+
+
+def _apply_indexed(op: str, native: Any, x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
+    """``apply`` for a write of ``src`` into ``x`` at ``index``, which counts among the
+    operands of the all-inference test: PyTorch's node takes it, so an index made outside
+    ``inference_mode()`` makes the op of inference ``x`` and ``src`` a recorded one."""
+    out = apply(op, native, x.dtype, (x, src), (d, index))
+    if (
+        out._node is None
+        and (x._requires_grad or src._requires_grad)
+        and is_grad_enabled()
+        and not all_inference((index,))
+    ):
+        out._node = Node(op, (x, src), (d, index))
+        out._requires_grad = True
+    return out
 
 
 def _src_for(x: Tensor, index: Tensor, src: Tensor, op: str) -> Tensor:
@@ -882,7 +909,7 @@ def scatter_add_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tens
     if x.ndim == 0:  # as scatter_unchecked
         return _on_vector(scatter_add_unchecked, x, index, src)
     native = x.backend.scatter_add(x.native, d, index.native, src.native)
-    return apply("scatter_add", native, x.dtype, (x, src), (d, index))
+    return _apply_indexed("scatter_add", native, x, d, index, src)
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -908,6 +935,8 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """A copy of ``input`` with the slices of ``source`` added at ``index`` along ``dim``."""
     d = _axis(dim, input.ndim, "index_add")
+    if is_grad_enabled() and source.requires_grad and not ew.inference_alone(source, input, index):
+        refuse_saved_indices("index_add", (index,))  # (source's gradient reads it: saved)
     index = mv.reshape(int64_index("index_add", index, input), (-1,))
     if source.dtype is not input.dtype:
         raise RuntimeError(

@@ -92,6 +92,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     check_index(op, index, x.shape[d], d, error=IndexError)
     out = ix.scatter_unchecked(x, d, _along(index, d, src.shape), src)
     out = out if input.ndim else mv.reshape(out, ())
+    if out._node is not None:  # (PyTorch's node saves the index)
+        ix.refuse_saved_indices(op, (index,))
     return labelled(out, "IndexCopyBackward0", input, source)
 
 
@@ -107,6 +109,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     number or a 0-d tensor, differentiable)."""
     op = "index_fill()"
     d = _axis(dim, input.ndim, op)
+    given = index
     index = _long_index(op, index, input, IndexError, RuntimeError)
     # (PyTorch's overload for a tensor value is its second)
     name = "IndexFillBackward1" if isinstance(value, Tensor) else "IndexFillBackward0"
@@ -132,7 +135,10 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
         if input.ndim:
             view[d] = size
         mask = mv.reshape(hit, tuple(view))
-    return labelled(ew.where(mask, value, input), name, input)
+    out = ew.where(mask, value, input)
+    if out._node is not None:  # (PyTorch's node saves the index: the mask made of it is none)
+        ix.refuse_saved_indices(op, (given,))
+    return labelled(out, name, input)
 
 
 def _positions(x: Tensor, indices: tuple) -> Tensor:
@@ -269,7 +275,10 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         )
     taken = mv.narrow(mv.reshape(source, (-1,)), 0, 0, k)
     flat = mv.reshape(mv.expand(input, shape), (-1,))
-    return mv.reshape(ix.scatter_unchecked(flat, 0, where, taken), shape)
+    out = mv.reshape(ix.scatter_unchecked(flat, 0, where, taken), shape)
+    if out._node is not None:  # (PyTorch's node saves the mask)
+        ix.refuse_saved_indices(op, (mask,))
+    return out
 
 
 def _diagonal(shape: tuple[int, ...], wrap: bool) -> np.ndarray:

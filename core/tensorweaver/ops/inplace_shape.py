@@ -28,11 +28,11 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweaver.autograd.mode import inference_mode, is_grad_enabled, is_inference_mode_enabled
-from tensorweaver.autograd.node import INPLACE_CHANGES
+from tensorweaver.autograd.node import INPLACE_CHANGES, output_changed
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import views as vw
-from tensorweaver.ops.apply import all_inference, labelled
+from tensorweaver.ops.apply import all_inference, apply, labelled
 from tensorweaver.tensor import Tensor, _c_strides, _set_writes_through, _writes_through
 
 
@@ -54,7 +54,7 @@ def _hand_over(x: Tensor) -> Tensor:
     """A new tensor object over ``x``'s array that takes ``x``'s place in the graph and among
     the tensors ``x`` shares memory with; ``x`` is left unlinked."""
     old = Tensor(x.native, x.backend, x.dtype)
-    old.requires_grad, old._node, old._version = x.requires_grad, x._node, x._version
+    old._requires_grad, old._node, old._version = x.requires_grad, x._node, x._version
     old._views, x._views = x._views, None
     for entry in old._views or ():
         view = entry[0]()
@@ -112,9 +112,16 @@ def _change_shape(
     # (after compute: PyTorch checks the dims first; it makes the change, a no-op too, then
     # refuses it in its version bump)
     refused = x._inference and x._refuses_inference_update()
+    if x._node is not None:  # (its version moves: a node that saved x refuses backward, exp's)
+        output_changed(x._node, x, x._version)
     if out is x:  # the shape stays
         if refused:
             x._refuse_inference_update(op)
+        if grad_fn is not None and x.requires_grad and is_grad_enabled():
+            # (PyTorch records the in-place node, a no-op too: TBackward1 of a 1-D tensor)
+            x._node = labelled(apply("identity", x.native, x.dtype, (x,)), grad_fn, x)._node
+        x._version += 1
+        INPLACE_CHANGES[0] += 1
         return x
     old = x
     if _linked(x):
@@ -127,7 +134,7 @@ def _change_shape(
             x._views, old._views = old._views, None
     if out._node is not None and grad_fn is not None:
         labelled(out, grad_fn, old)
-    x.native, x.shape = out.native, out.shape
+    x.native, x._shape = out.native, out.shape
     if out._node is not None or is_grad_enabled():
         x._node = out._node
     x._version += 1
@@ -186,7 +193,7 @@ def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | None
     def compute(x: Tensor) -> Tensor:
         view = vw.as_strided(x, size, stride, storage_offset)
         out = Tensor(view.native, view.backend, view.dtype)  # no view: x links nothing
-        out._node, out.requires_grad = view._node, view.requires_grad
+        out._node, out._requires_grad = view._node, view.requires_grad
         return out
 
     return _change_shape(

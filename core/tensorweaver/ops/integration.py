@@ -13,6 +13,7 @@ from typing import Any
 
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops.reduce import numpy_names
 from tensorweaver.ops.spellings import select
 from tensorweaver.ops.structure import diff
 from tensorweaver.tensor import Tensor, _axis
@@ -52,9 +53,11 @@ def _neighbours(y: Tensor, d: int) -> Tensor:
 
 
 def trapezoid(
-    y: Tensor, x: Tensor | None = None, *, dx: Number | None = None, dim: int = -1
+    y: Tensor, x: Tensor | None = None, *, dx: Number | None = None, dim: int = -1, **aliases: Any
 ) -> Tensor:
     """The integral of the samples ``y`` along ``dim``."""
+    if aliases:  # (NumPy's axis=, as PyTorch's parser takes it)
+        dim = numpy_names("trapezoid", aliases, dim, None, (-1,))[0]
     d = _axis_of(y, dim, "trapezoid")
     step = _spacing(y, x, dx, d, "trapezoid")
     if y.shape[d] == 0:
@@ -66,14 +69,20 @@ def trapezoid(
     return (y.sum(d) - ends * 0.5) * step
 
 
-def trapz(y: Tensor, x: Tensor | None = None, *, dx: Number | None = None, dim: int = -1) -> Tensor:
+def trapz(
+    y: Tensor, x: Tensor | None = None, *, dx: Number | None = None, dim: int = -1, **aliases: Any
+) -> Tensor:
+    if aliases:
+        dim = numpy_names("trapz", aliases, dim, None, (-1,))[0]
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
 def cumulative_trapezoid(
-    y: Tensor, x: Tensor | None = None, *, dx: Number | None = None, dim: int = -1
+    y: Tensor, x: Tensor | None = None, *, dx: Number | None = None, dim: int = -1, **aliases: Any
 ) -> Tensor:
     """The running integral of ``y`` along ``dim``: one value per pair of neighbours."""
+    if aliases:
+        dim = numpy_names("cumulative_trapezoid", aliases, dim, None, (-1,))[0]
     d = _axis_of(y, dim, "cumulative_trapezoid")
     step = _spacing(y, x, dx, d, "cumulative_trapezoid")
     if y.shape[d] == 0:

@@ -8,6 +8,7 @@ import string
 from typing import Any
 
 from tensorweaver.amp import autocast_dtype, outside_autocast
+from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -19,6 +20,12 @@ from tensorweaver.tensor import Tensor
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
+    return _matmul(input, other, True)
+
+
+def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
+    """``matmul``; with ``fold``, a batched product that records a graph is recorded as
+    PyTorch's graph has it (:func:`_folded`), else as one node (``bmm``'s)."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError("matmul: both operands must be tensors")
     low = autocast_dtype()
@@ -48,9 +55,12 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
                     "cannot be broadcast together (all but the last two dimensions must match or "
                     "be 1)"
                 ) from None
-        return apply(
-            "matmul", input.backend.matmul(input.native, other.native), input.dtype, (input, other)
-        )
+        grad = input.requires_grad or other.requires_grad
+        if fold and input.ndim > 2 and grad and is_grad_enabled():
+            folded = _folded(input, other)
+            if folded is not None:
+                return folded
+        return matrix_product(input, other)
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(
             f"matmul: both arguments need at least 1 dimension, got shapes {list(input.shape)} "
@@ -70,12 +80,54 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if input.ndim == 1:
         out = mv.squeeze(matmul(mv.unsqueeze(input, 0), other), -2)
         label = "SqueezeBackward4" if other.ndim == 2 else "UnsafeViewBackward0"
+    elif (
+        other.ndim == 1
+        and input.ndim > 2
+        and (input.requires_grad or other.requires_grad)
+        and is_grad_enabled()
+    ):
+        # PyTorch's mv of the input's rows, viewed back: a hook on that view sees the
+        # gradient of mv's result
+        made = matmul(mv.reshape(input, (-1, input.shape[-1])), other)
+        return labelled(mv.reshape(made, input.shape[:-1]), _VIEWED, made)
     elif other.ndim == 1:
         out = mv.squeeze(matmul(input, mv.unsqueeze(other, 1)), -1)
         label = "MvBackward0" if input.ndim == 2 else "UnsafeViewBackward0"
     else:
         return matmul(input, other)
     return ew.named(out, label)
+
+
+def matrix_product(input: Tensor, other: Tensor) -> Tensor:
+    """The backend's product of two matrices or batches of them (of one dtype and backend,
+    checked): one node."""
+    native = input.backend.matmul(input.native, other.native)
+    return apply("matmul", native, input.dtype, (input, other))
+
+
+#: PyTorch's name of the view that gives a folded product its batch shape.
+_VIEWED = "UnsafeViewBackward0"
+
+
+def _folded(input: Tensor, other: Tensor) -> Tensor | None:
+    """A batched product recorded as PyTorch's graph has it, so that a hook on the result's
+    node sees that node's gradients: a batch of matrices times a matrix (or a batch of one)
+    is one mm of the input's rows (MmBackward0 of ViewBackward0), two batches of three
+    dimensions and one size one bmm (BmmBackward0), each viewed as the result
+    (UnsafeViewBackward0); None for other batches (PyTorch expands them first)."""
+    if other.ndim == 3 and input.ndim == 3 and other.shape[0] == 1 != input.shape[0]:
+        other = mv.squeeze(other, 0)
+    if other.ndim == 2:
+        rows = mv.reshape(input, (-1, input.shape[-1]))
+        made = matrix_product(rows, other)
+        out = mv.reshape(made, (*input.shape[:-1], other.shape[-1]))
+    elif input.ndim == other.ndim == 3 and input.shape[0] == other.shape[0]:
+        # (the view keeps bmm's shape)
+        made = labelled(matrix_product(input, other), "BmmBackward0", input, other)
+        out = apply("reshape", made.native, made.dtype, (made,))
+    else:
+        return None
+    return labelled(out, _VIEWED, made)
 
 
 def check_same_dtype(name: str, a: Tensor, b: Tensor) -> None:
@@ -138,7 +190,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
             f"bmm: expects 3-d tensors with the same batch size, got shapes {list(input.shape)} "
             f"and {list(mat2.shape)}"
         )
-    return labelled(matmul(input, mat2), "BmmBackward0", input, mat2)
+    return labelled(_matmul(input, mat2, False), "BmmBackward0", input, mat2)
 
 
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
@@ -160,8 +212,13 @@ def matmul_as_given(a: Tensor, b: Tensor) -> Tensor:
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """The outer product of two 1-D tensors (also ``tw.ger``)."""
-    for name, t in (("self", input), ("vec2", vec2)):
-        if isinstance(t, Tensor) and t.dim() != 1:
+    for name, arg, t in (("self", "input", input), ("vec2", "vec2", vec2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"outer(): argument '{arg}' must be Tensor, not {type(t).__name__}; wrap "
+                "a number with tw.tensor(...)"
+            )
+        if t.dim() != 1:
             raise RuntimeError(
                 f"outer: Expected 1-D argument {name}, but got {t.dim()}-D; flatten it first"
             )

@@ -9,7 +9,7 @@ from typing import Any
 
 from tensorweaver import promotion, registry, selection, tensor_types
 from tensorweaver import random as rnd
-from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.errors import DeviceNotFoundError, UnknownBackendError
@@ -88,8 +88,10 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if memory_format is not None and memory_format.name != "preserve_format":
         out = _to_format(out, memory_format)
     if copy and out is self:  # PyTorch's copy is a _to_copy, whatever changes
-        out = labelled(_clone(self), "ToCopyBackward0", self)
-    return out
+        out = _clone(self)
+        if not self._inference:  # (an inference tensor's copy is _clone's CopyBackwards)
+            out = labelled(out, "ToCopyBackward0", self)
+    return ew.as_copy_of(out, self)
 
 
 def _to_format(x: Tensor, memory_format: Any) -> Tensor:
@@ -219,7 +221,7 @@ def _dtype_method(name: str, dtype: DType) -> Any:
     def method(self: Tensor, *, memory_format: Any = None) -> Tensor:
         if memory_format is not None:
             _check_memory_format(name, memory_format)
-        return ew.cast(self, dtype)
+        return ew.as_copy_of(ew.cast(self, dtype), self)
 
     return method
 
@@ -241,8 +243,9 @@ def _inplace(op: Any, sign: int | None = None) -> Any:
     if op.__name__ in _OPERANDS_READ_NO_SELF:
 
         def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-            if sign is not None and args and ix.shares_memory(self, args[0]):
-                _refuse_partial_overlap(name, self, args[:1])  # (PyTorch's check of add_/sub_)
+            _refuse_overlapping_operands(self, name, args, kwargs)
+            if self._inference and _skipped_by_autograd(self, args, kwargs):
+                return _written_unrecorded(self, op, name, args, kwargs)
             # (tested here, not in a wrapper: x.add_(y) and x += y pay no extra call)
             if kwargs and sign is not None and _added_scaled(self, args, kwargs, sign, name):
                 return self
@@ -256,6 +259,9 @@ def _inplace(op: Any, sign: int | None = None) -> Any:
     else:
 
         def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            _refuse_overlapping_operands(self, name, args, kwargs)
+            if self._inference and _skipped_by_autograd(self, args, kwargs):
+                return _written_unrecorded(self, op, name, args, kwargs)
             source = self._inplace_source(*args, *kwargs.values())  # (operands: see there)
             try:
                 result = op(source, *args, **kwargs)
@@ -266,6 +272,53 @@ def _inplace(op: Any, sign: int | None = None) -> Any:
 
     method.__name__ = name
     return method
+
+
+def _skipped_by_autograd(self: Tensor, args: tuple, kwargs: dict) -> bool:
+    """Whether PyTorch's autograd skips ``self.op_(*args, **kwargs)``: ``self`` and each
+    tensor operand are inference tensors in grad mode, and no operand is a number given by
+    position (PyTorch wraps it in a tensor of its own, not an inference one)."""
+    return all(isinstance(a, Tensor) for a in args) and ew.inference_alone(
+        self, *args, *kwargs.values()
+    )
+
+
+def _written_unrecorded(self: Tensor, op: Any, name: str, args: tuple, kwargs: dict) -> Tensor:
+    """``self.name(...)`` where ``self`` and its tensor operands are inference tensors, in
+    grad mode: PyTorch's autograd skips such an op (no leaf check, no node), so the kernel
+    writes; then the write is refused where ``self`` may not change (``_assign``)."""
+    with no_grad():
+        result = op(self._inplace_source(), *args, **kwargs)
+    return self._assign(result, name)
+
+
+#: In-place methods whose leading tensor operands alone PyTorch checks for memory they
+#: share with ``self`` (how many): the others' kernels read the operands before they write
+#: (products, ``masked_scatter_``) or read a 0-d value as a number (``index_fill_``,
+#: ``masked_fill_``'s value; its mask is checked). Any other method checks every operand.
+_OPERANDS_CHECKED = {
+    "masked_fill_": 1,
+    "index_fill_": 0,
+    "masked_scatter_": 0,
+    **dict.fromkeys("addmm_ addmv_ addr_ baddbmm_ addbmm_".split(), 0),
+}
+
+
+def _refuse_overlapping_operands(self: Tensor, name: str, args: tuple, kwargs: dict) -> None:
+    """PyTorch's RuntimeError where a tensor operand of ``self.name(...)`` shares part of
+    ``self``'s memory (its elements, or all of them in other places): the kernel would read
+    elements it already wrote. Only views and aliases share memory: where ``self`` is
+    neither, an operand that is neither is passed at once (the common case, kept cheap)."""
+    operands = (*args, *kwargs.values()) if kwargs else args
+    linked = self._view_of is not None or self._alias_of is not None
+    for operand in operands:
+        if isinstance(operand, Tensor) and (
+            linked or operand._view_of is not None or operand._alias_of is not None
+        ):
+            for checked in operands[: _OPERANDS_CHECKED.get(name, len(operands))]:
+                if ix.shares_memory(self, checked):
+                    _refuse_partial_overlap(name, self, (checked,))
+            return
 
 
 #: In-place methods whose result is bool before it is written into ``self``.
@@ -311,6 +364,9 @@ def _overwritten(self: Tensor, value: Tensor, grad_fn: str, source: Any = None) 
 
 
 def _fill(self: Tensor, value: Any, grad_fn: str = "FillBackward2") -> Tensor:
+    if self._inference and ew.inference_alone(self, value):
+        with no_grad():  # (PyTorch's autograd skips it: _assign refuses after the write)
+            return _fill(self, value, grad_fn)
     self._check_inplace()
     if isinstance(value, Tensor):  # differentiable in the value, as in PyTorch
         if value.ndim:
@@ -367,16 +423,18 @@ def _clone(self: Tensor, memory_format: Any = None) -> Tensor:
             # expanded view's zero strides in place): a stepped channels-last view's clone
             # is channels-last
             native = laid_out(self.backend, native, self._preserved_order())
-        return apply("identity", native, self.dtype, (self,))
+        return ew.as_copy_of(apply("identity", native, self.dtype, (self,)), self)
     order = channels_last_order(memory_format, self.shape)
     if order is None:
-        return mv.contiguous(apply("identity", native, self.dtype, (self,)), memory_format)
+        out = mv.contiguous(apply("identity", native, self.dtype, (self,)), memory_format)
+        return ew.as_copy_of(out, self)
     # a new tensor in the format, whatever the strides of a size-1 axis were (torch's)
-    return apply("identity", laid_out(self.backend, native, order), self.dtype, (self,))
+    out = apply("identity", laid_out(self.backend, native, order), self.dtype, (self,))
+    return ew.as_copy_of(out, self)
 
 
 def _type_as(self: Tensor, other: Tensor) -> Tensor:
-    return ew.cast(self, other.dtype)
+    return ew.as_copy_of(ew.cast(self, other.dtype), self)
 
 
 def _as_subclass(self: Tensor, cls: type) -> Tensor:
@@ -392,7 +450,7 @@ def _as_subclass(self: Tensor, cls: type) -> Tensor:
     Tensor.__init__(out, self.native, self.backend, self.dtype)
     out._share_memory_of(self)  # (writes through either reach the other, as PyTorch's)
     # Under no_grad PyTorch's alias is a leaf that still requires grad.
-    out._node, out.requires_grad = graphed._node, self.requires_grad
+    out._node, out._requires_grad = graphed._node, self.requires_grad
     return out
 
 

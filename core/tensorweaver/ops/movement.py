@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from tensorweaver.contract import dtypes
-from tensorweaver.memory_formats import channels_last_order, laid_out
+from tensorweaver.memory_formats import (
+    C_TESTS,
+    c_test,
+    channels_last_order,
+    laid_out,
+    suggested_format,
+)
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import apply, cast_native, check_backends, labelled
 from tensorweaver.ops.rank import check_ndim, max_ndim
@@ -346,7 +352,31 @@ def flip(input: Tensor, dims: Any) -> Tensor:
     return apply("flip", input.backend.flip(input.native, axes), input.dtype, (input,), axes)
 
 
-def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+class _FirstDim:
+    """``dim``'s default 0 for ``cat`` and ``stack``, told apart from a 0 given, so that
+    ``cat(ts, 0, axis=1)`` is PyTorch's TypeError (``dim`` given twice)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "0"
+
+
+_FIRST_DIM: Any = _FirstDim()
+
+
+def _numpy_dim(op: str, aliases: dict[str, Any], dim: Any) -> Any:
+    """``dim`` spelled NumPy's way (``axis=``), as PyTorch's parser takes it."""
+    from tensorweaver.ops.reduce import numpy_names  # (reduce imports this module)
+
+    return numpy_names(op, aliases, dim, None, (_FIRST_DIM,))[0]
+
+
+def cat(tensors: Sequence[Tensor], dim: int = _FIRST_DIM, **aliases: Any) -> Tensor:
+    if aliases:
+        dim = _numpy_dim("cat", aliases, dim)
+    if dim is _FIRST_DIM:
+        dim = 0
     if isinstance(tensors, Tensor):
         raise TypeError(
             "cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
@@ -382,13 +412,39 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             )
     natives = [cast_native(t, dtype) for t in kept]
     sizes = tuple(t.shape[axis] for t in kept)
-    return apply("cat", backend.cat(natives, axis), dtype, tuple(kept), (axis, sizes))
+    native = backend.cat(natives, axis)
+    if ref.ndim > 3 and not _c_ordered(native):
+        if _common_format((tuple(t.shape), t.stride()) for t in kept) is None:
+            native = laid_out(backend, native, tuple(range(ref.ndim)))  # (_common_format)
+    return apply("cat", native, dtype, tuple(kept), (axis, sizes))
+
+
+def _c_ordered(native: Any) -> bool:
+    """Whether ``native`` is laid out in C order (its array type's test, cheaper than
+    ``Tensor.is_contiguous``; True where the backend cannot tell)."""
+    kind = type(native)
+    test = C_TESTS[kind] if kind in C_TESTS else c_test(kind)
+    return test is None or bool(test(native))
+
+
+def _common_format(layouts: Iterable[tuple[tuple, tuple]]) -> str | None:
+    """The channels-last format that every (shape, strides) of ``layouts`` suggests
+    (PyTorch's ``suggest_memory_format``), else None: PyTorch's ``cat`` then gives C order,
+    where a backend's may keep a channels-last-like order for inputs that only look so to it
+    (a 5-d unsqueezed channels-last tensor: size-1 axes' strides)."""
+    formats = {suggested_format(shape, strides) for shape, strides in layouts}
+    name = formats.pop() if len(formats) == 1 else "contiguous_format"
+    return None if name == "contiguous_format" else name
 
 
 concat = concatenate = cat
 
 
-def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def stack(tensors: Sequence[Tensor], dim: int = _FIRST_DIM, **aliases: Any) -> Tensor:
+    if aliases:
+        dim = _numpy_dim("stack", aliases, dim)
+    if dim is _FIRST_DIM:
+        dim = 0
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack: expected a non-empty list of tensors")
@@ -402,7 +458,13 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     shape = (*tensors[0].shape[:d], len(tensors), *tensors[0].shape[d:])
     check_ndim("stack", shape, tensors[0].backend)
     if d == tensors[0].ndim:  # (no dimension to split: joined along a new last one)
-        return labelled(cat([unsqueeze(t, d) for t in tensors], d), "StackBackward0", *tensors)
+        y = cat([unsqueeze(t, d) for t in tensors], d)
+        if y.ndim > 3 and not _c_ordered(y.native):
+            # (as cat does, from PyTorch's strides of the unsqueezed inputs: this module's
+            # unsqueeze keeps its array's stride for the new axis, which may differ)
+            if _common_format(((*t.shape, 1), (*t.stride(), 1)) for t in tensors) is None:
+                y = contiguous(y)
+        return labelled(y, "StackBackward0", *tensors)
     # PyTorch's: joined along dim, which is then split in two, so that the result keeps the
     # layout cat gives (a channels-last input's, where every input is)
     return labelled(_reshape(cat(tensors, d), shape, "stack"), "StackBackward0", *tensors)

@@ -14,6 +14,7 @@ PyTorch.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -290,6 +291,9 @@ def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     if isinstance(other, Tensor) and ew.inference_alone(input, other):
         # (a number is wrapped into a normal tensor by PyTorch: recorded)
         return _without_graph(fmod, input, other)
+    if isinstance(other, Tensor) and other.requires_grad and is_grad_enabled():
+        # (PyTorch's node saves both where other needs a gradient, which reads input / other)
+        ew.refuse_saved_inference("fmod", (other,), (input, other))
     dtype = result_type(input, other)
     if dtype.kind in "iu":  # exact: input - trunc(input / other) * other
         quotient = ew.div(input, other, rounding_mode="trunc")
@@ -326,8 +330,12 @@ def _without_nan(x: Tensor) -> Tensor:
     return ew.where(ew.isnan(x), 0, x) if x.dtype.kind == "f" else x
 
 
-def nansum(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def nansum(
+    input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None, **aliases: Any
+) -> Tensor:
     """The sum over ``dim`` with NaN counted as zero (which also gets no gradient)."""
+    if aliases:  # (NumPy's axis=/keepdims=, as PyTorch's parser takes them)
+        dim, keepdim = red.numpy_names("nansum", aliases, dim, keepdim, (None, False))
     if input.dtype.is_complex:
         raise RuntimeError("nansum does not support complex inputs (as PyTorch's)")
     return labelled(
@@ -335,8 +343,12 @@ def nansum(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any 
     )
 
 
-def nanmean(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def nanmean(
+    input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None, **aliases: Any
+) -> Tensor:
     """The mean over ``dim`` of the elements that are not NaN (NaN where all are)."""
+    if aliases:
+        dim, keepdim = red.numpy_names("nanmean", aliases, dim, keepdim, (None, False))
     if input.dtype.kind != "f":
         raise RuntimeError(
             "nanmean(): expected input to have floating point or complex dtype but got "
@@ -372,9 +384,12 @@ def var_mean(
     keepdim: bool = False,
     *,
     correction: float | None = None,
+    **aliases: Any,
 ) -> tuple[Tensor, Tensor]:
     """``(var, mean)`` over ``dim`` (``correction`` 1 by default, as ``var``); PyTorch's
     overloads ``(input, unbiased)`` and ``(input, dim, unbiased, keepdim)`` too."""
+    if aliases:
+        dim, keepdim = red.numpy_names("var_mean", aliases, dim, keepdim, (None, False))
     return _var_and_mean("var_mean", input, dim, unbiased, keepdim, correction)
 
 
@@ -385,14 +400,21 @@ def std_mean(
     keepdim: bool = False,
     *,
     correction: float | None = None,
+    **aliases: Any,
 ) -> tuple[Tensor, Tensor]:
     """``(std, mean)`` over ``dim`` (``correction`` 1 by default, as ``std``), with
     ``var_mean``'s overloads."""
+    if aliases:
+        dim, keepdim = red.numpy_names("std_mean", aliases, dim, keepdim, (None, False))
     return _var_and_mean("std_mean", input, dim, unbiased, keepdim, correction)
 
 
-def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
+def aminmax(
+    input: Tensor, *, dim: int | None = None, keepdim: bool = False, **aliases: Any
+) -> tuple:
     """``(min, max)`` over ``dim`` (all elements when None)."""
+    if aliases:
+        dim, keepdim = red.numpy_names("aminmax", aliases, dim, keepdim, (None, False))
     axes = () if dim is None else (dim,)
     if dim is not None:  # PyTorch's IndexError for an empty dim given
         red._check_nonempty("aminmax", input, red.axes_of("aminmax", axes, input.ndim))
@@ -421,8 +443,11 @@ def _scan(state: State, axis: int, combine: Callable[[State, State], State]) -> 
     return state
 
 
-def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+def cumprod(input: Tensor, dim: int = red.OMITTED, *, dtype: Any = None, **aliases: Any) -> Tensor:
     """Running products along ``dim``; bool and integer tensors multiply in int64."""
+    if aliases:
+        dim = red.numpy_names("cumprod", aliases, dim, None, (red.OMITTED,))[0]
+    red._missing_dim("cumprod", dim)
     accumulate = red._accumulate_dtype(input, dtype)
     axis = _axis(dim, input.ndim, "cumprod")  # checked on a 0-d tensor too, as PyTorch's
     red._refuse_bool_scan("cumprod", input, accumulate)
@@ -458,9 +483,10 @@ def _all_ordinary(out: Tensor) -> bool:
 
 
 def _compiling() -> bool:
-    from tensorweaver.compiler import compiled  # (imported late: the compiler imports ops)
-
-    return bool(compiled._tracing)
+    # Looked up, not imported (the compiler imports ops, and its import costs a first call
+    # about a second): nothing traces before the compiler is loaded.
+    compiled = sys.modules.get("tensorweaver.compiler.compiled")
+    return compiled is not None and bool(compiled._tracing)
 
 
 def _as_multiplied_in_order(x: Tensor, out: Tensor, axis: int) -> Tensor:
@@ -598,20 +624,29 @@ def _running_extreme(op: str, input: Tensor, dim: int) -> tuple:
     )
 
 
-def cummax(input: Tensor, dim: int) -> tuple:
+def cummax(input: Tensor, dim: int = red.OMITTED, **aliases: Any) -> tuple:
     """``(values, indices)``: the running maximum along ``dim`` and where it was (the last of
     tied maxima)."""
+    if aliases:
+        dim = red.numpy_names("cummax", aliases, dim, None, (red.OMITTED,))[0]
+    red._missing_dim("cummax", dim)
     return _running_extreme("cummax", input, dim)
 
 
-def cummin(input: Tensor, dim: int) -> tuple:
+def cummin(input: Tensor, dim: int = red.OMITTED, **aliases: Any) -> tuple:
     """``(values, indices)``: the running minimum along ``dim`` and where it was (the last of
     tied minima)."""
+    if aliases:
+        dim = red.numpy_names("cummin", aliases, dim, None, (red.OMITTED,))[0]
+    red._missing_dim("cummin", dim)
     return _running_extreme("cummin", input, dim)
 
 
-def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+def logcumsumexp(input: Tensor, dim: int = red.OMITTED, **aliases: Any) -> Tensor:
     """log(cumsum(exp(input))) along ``dim``, stable: a scan of ``logaddexp``."""
+    if aliases:
+        dim = red.numpy_names("logcumsumexp", aliases, dim, None, (red.OMITTED,))[0]
+    red._missing_dim("logcumsumexp", dim)
     axis = _axis(dim, input.ndim, "logcumsumexp")  # the dim first, as PyTorch checks it
     x = _floating_input("logcumsumexp", input, "fc")
     if x.ndim == 0:
@@ -963,7 +998,7 @@ def index_reduce(
             f"{reduce}."
         )
     axis = _axis(dim, input.ndim, "index_reduce")
-    index = ix.int64_index("index_reduce", index, input)
+    given, index = index, ix.int64_index("index_reduce", index, input)
     if input.ndim == 0 and source.ndim == 0:  # PyTorch takes 0-d tensors as 1-element vectors
         if index.numel() != 1:
             raise IndexError(f"index_reduce(): a 0-d input takes one index, got {index.numel()}")
@@ -979,4 +1014,9 @@ def index_reduce(
     shape = [1] * input.ndim
     shape[axis] = index.numel()
     full_index = mv.expand(mv.reshape(index, shape), source.shape)
-    return _scatter_reduce("index_reduce", input, axis, full_index, source, reduce, include_self)
+    out = _scatter_reduce("index_reduce", input, axis, full_index, source, reduce, include_self)
+    # (PyTorch's node saves the index, as given, and the source; of inference tensors alone
+    # it records only the copy of the input)
+    if out._node is not None and not ew.inference_alone(input, given, source):
+        ix.refuse_saved_indices("index_reduce", (given, source))
+    return out

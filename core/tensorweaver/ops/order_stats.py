@@ -33,7 +33,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import sort as st
-from tensorweaver.ops.apply import check_backends, labelled
+from tensorweaver.ops.apply import check_backends, labelled, out_needs_no_grad
 from tensorweaver.ops.bounds import extrema
 from tensorweaver.ops.reduce import _check_nonempty
 from tensorweaver.promotion import result_type
@@ -87,6 +87,9 @@ def _nan_count(values: Tensor, axis: int) -> Tensor:
 
 def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> tuple:
     """``(values, indices)`` at the sorted ``position`` of every slice of ``x`` along ``dim``."""
+    if op != "mode" and x._inference and x.requires_grad and is_grad_enabled():
+        # (PyTorch's autograd skips its kernel, an out= one, which refuses before any check)
+        raise out_needs_no_grad(op)
     if type(keepdim) is not bool:
         st.check_flags(op, keepdim=keepdim)
     axis = _axis(dim, x.ndim, op)
@@ -95,7 +98,8 @@ def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> 
     # checked after the dim, as PyTorch, whose kthvalue of a 0-d tensor returns it, bool too
     if x.dtype is dtypes.bool_ and not (op == "kthvalue" and x.ndim == 0):
         raise NotImplementedError(f"{op}(): not implemented for bool tensors; cast with .long()")
-    values, indices = st.sort(flat, axis)
+    # (the unrecorded sort: PyTorch's order statistics do not copy an inference input first)
+    values, indices = st._sort(flat, axis, False)
     where = position(values, axis)
     out = getattr(return_types, op)(
         ix.gather_unchecked(values, axis, where), ix.gather_unchecked(indices, axis, where)
@@ -140,6 +144,8 @@ def _median(op: str, x: Tensor, dim: Any, keepdim: Any, ignore_nan: bool) -> Any
         return _select(op, x.reshape(-1), 0, False, _median_position(ignore_nan)).values
     with no_grad():
         value = _select(op, x.reshape(-1), 0, False, _median_position(ignore_nan)).values
+    if x._inference:  # (PyTorch's autograd skips an op of an inference tensor alone)
+        return value
     out = _EvenlyDistributed.apply(x, value)
     return labelled(out, f"{op.capitalize()}Backward0", x)  # (PyTorch's node saves it)
 
@@ -160,20 +166,26 @@ class _EvenlyDistributed(Function):
         return ew.mul(mask, ew.div(grad, rd.sum(mask))), None
 
 
-def median(input: Tensor, dim: int = _ALL, keepdim: bool = _ALL) -> Any:
+def median(input: Tensor, dim: int = _ALL, keepdim: bool = _ALL, **aliases: Any) -> Any:
     """The lower median of all elements (0-d; NaN if any is NaN), or ``(values, indices)``
     along ``dim``."""
+    if aliases:  # (NumPy's axis=/keepdims=, as PyTorch's parser takes them)
+        dim, keepdim = rd.numpy_names("median", aliases, dim, keepdim, (_ALL, _ALL))
     return _median("median", input, dim, keepdim, ignore_nan=False)
 
 
-def nanmedian(input: Tensor, dim: int = _ALL, keepdim: bool = _ALL) -> Any:
+def nanmedian(input: Tensor, dim: int = _ALL, keepdim: bool = _ALL, **aliases: Any) -> Any:
     """``median`` ignoring NaN: NaN only where every element is NaN."""
+    if aliases:
+        dim, keepdim = rd.numpy_names("nanmedian", aliases, dim, keepdim, (_ALL, _ALL))
     return _median("nanmedian", input, dim, keepdim, ignore_nan=True)
 
 
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, **aliases: Any) -> tuple:
     """``(values, indices)`` of the ``k``-th smallest element (1-based; NaN is the largest)
     along ``dim``."""
+    if aliases:
+        dim, keepdim = rd.numpy_names("kthvalue", aliases, dim, keepdim, (-1, False))
     k = index_argument(k, "kthvalue", "k")
 
     def position(values: Tensor, axis: int) -> Tensor:
@@ -268,9 +280,12 @@ def quantile(
     keepdim: bool = False,
     *,
     interpolation: str = "linear",
+    **aliases: Any,
 ) -> Tensor:
     """The ``q``-th quantiles (float or 1-d tensor, in [0, 1]) of all elements or along ``dim``;
     a tensor ``q`` adds a leading dimension. NaN where a slice holds NaN."""
+    if aliases:
+        dim, keepdim = rd.numpy_names("quantile", aliases, dim, keepdim, (None, False))
     return _quantile("quantile", input, q, dim, keepdim, interpolation, nan=False)
 
 
@@ -281,8 +296,11 @@ def nanquantile(
     keepdim: bool = False,
     *,
     interpolation: str = "linear",
+    **aliases: Any,
 ) -> Tensor:
     """``quantile`` ignoring NaN: NaN only where every element of a slice is NaN."""
+    if aliases:
+        dim, keepdim = rd.numpy_names("nanquantile", aliases, dim, keepdim, (None, False))
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, nan=True)
 
 
@@ -302,9 +320,11 @@ def _runs(values: Tensor, axis: int, nan_equal: bool) -> tuple[Tensor, Tensor, T
     return run_id, lengths, mv.cat([differs, edge], axis), starts
 
 
-def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False, **aliases: Any) -> tuple:
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest among equally
     frequent ones; NaNs count as one value) and the index of its last occurrence."""
+    if aliases:
+        dim, keepdim = rd.numpy_names("mode", aliases, dim, keepdim, (-1, False))
 
     def position(values: Tensor, axis: int) -> Tensor:
         run_id, lengths, ends, _ = _runs(values, axis, nan_equal=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import warnings
 from typing import Any, Callable, NamedTuple
 
@@ -23,7 +24,7 @@ from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops.apply import written_out
 from tensorweaver.ops.casting import can_cast
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import Tensor, _axis
 
 
 class Kind(NamedTuple):
@@ -167,12 +168,15 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     if kind.apart and isinstance(out, Tensor) and isinstance(value, Tensor):
         if out.numel() and out.shape != value.shape:  # (resized first, over its memory)
             _refuse_overlap(name, out, args, kwargs, resized=value.numel())
-    if kind.partly and isinstance(out, Tensor) and isinstance(value, Tensor):
-        if out.shape == value.shape:  # (a resized out may move to new memory: not told)
-            inputs = [*args, *kwargs.values()]
-            if kind.partly == "input":
-                inputs = args[:1] if args else [kwargs.get("input")]
-            _refuse_partial_overlap(name, out, inputs)
+        if name == "stack" and out.shape != value.shape:
+            value = _resized_stack_layout(fn, args, kwargs, value)
+    if kind.partly and isinstance(out, Tensor) and isinstance(value, Tensor) and out.numel():
+        inputs = [*args, *kwargs.values()]
+        if kind.partly == "input":
+            inputs = args[:1] if args else [kwargs.get("input")]
+        # (resized first, contiguously over its memory, as by apart's check above)
+        resized = None if out.shape == value.shape else value.shape
+        _refuse_partial_overlap(name, out, inputs, resized)
     if kind.quiet:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "An output with one or more elements was")
@@ -180,6 +184,19 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     else:
         written = _write(name, value, out, kind)
     return written if kind.returns else None
+
+
+def _resized_stack_layout(
+    fn: Callable[..., Any], args: tuple, kwargs: dict, value: Tensor
+) -> Tensor:
+    """``stack``'s result laid out as PyTorch resizes a stack's ``out``: in C order (it
+    resizes ``out`` to the result's shape, then writes a ``cat`` into a view of it), but
+    along a new last dim as ``cat`` lays out (as ``stack`` does there), where ``stack``
+    without ``out=`` may keep a channels-last order."""
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    aliases = bound.arguments.get("aliases") or {}
+    d = _axis(aliases.get("axis", bound.arguments.get("dim", 0)), value.ndim, "stack")
+    return value if d == value.ndim - 1 else value.contiguous()
 
 
 def _copy_each(name: str, values: Any, out: Any) -> None:
@@ -211,7 +228,8 @@ def _in_out_dtype(
     if kind.widens == "dtype":
         if refused:
             raise NotImplementedError(_no_kernel(name, x.dtype, dtype))
-        if x.dtype.kind == "c" and dtype.kind != "c" and "dim" not in bound.arguments:
+        dim_given = "dim" in bound.arguments or "axis" in bound.arguments.get("aliases", ())
+        if x.dtype.kind == "c" and dtype.kind != "c" and not dim_given:
             # PyTorch's overload without dim refuses (along a dim, even None, it keeps .real)
             raise RuntimeError(
                 f"{name}.dtype_out(): input types can't be cast to the desired output type "
@@ -241,7 +259,7 @@ def _no_kernel(name: str, given: DType, dtype: DType) -> str:
 def _refuse_overloads(name: str, kind: Kind, args: tuple, kwargs: dict, out: Any) -> None:
     """PyTorch's errors for the forms that have no ``out=`` (``sum(x)``, ``nonzero(x,
     as_tuple=True)``) and for an explicit ``dtype=`` that is not ``out``'s (no cast)."""
-    if kind.needs_dim and len(args) < 2 and "dim" not in kwargs:
+    if kind.needs_dim and len(args) < 2 and "dim" not in kwargs and "axis" not in kwargs:
         raise TypeError(f"{name}(): out= is taken only with dim given; call {name}(input, dim)")
     if kwargs.get("as_tuple"):
         raise RuntimeError(f"{name} does not support the out kwarg when as_tuple is True")
@@ -317,12 +335,20 @@ def _refuse_overlap(
                 )
 
 
-def _refuse_partial_overlap(name: str, out: Tensor, inputs: Any) -> None:
+def _refuse_partial_overlap(
+    name: str, out: Tensor, inputs: Any, resized: tuple | None = None
+) -> None:
     """PyTorch's error where ``out`` shares part of the memory of one of ``inputs`` (some of
     its elements, or all of them in other places); the very same elements are an in-place
-    write."""
+    write. ``resized``: the shape ``out`` is about to be resized to (contiguous, from where
+    it starts)."""
+    numel = None if resized is None else math.prod(resized)
     for t in inputs:
-        if isinstance(t, Tensor) and _overlap(out, t) and not _same_elements(out, t):
+        if (
+            isinstance(t, Tensor)
+            and _overlap(out, t, numel)
+            and not _same_elements(out, t, resized)
+        ):
             raise RuntimeError(
                 f"{name}(): unsupported operation: some elements of the input tensor and the "
                 "written-to tensor refer to a single memory location. Please clone() the "
@@ -330,12 +356,25 @@ def _refuse_partial_overlap(name: str, out: Tensor, inputs: Any) -> None:
             )
 
 
-def _same_elements(a: Tensor, b: Tensor) -> bool:
-    """Whether ``a`` and ``b`` lie over the same bytes of memory with the same strides."""
-    if a is b:
+def _same_elements(a: Tensor, b: Tensor, a_shape: tuple | None = None) -> bool:
+    """Whether ``a`` (resized to ``a_shape``, contiguous, if given) and ``b`` lie over the
+    same bytes of memory with the same strides."""
+    if a is b and a_shape is None:
         return True
-    span_a, span_b = a.numel() * a.element_size(), b.numel() * b.element_size()
-    return a.data_ptr() == b.data_ptr() and span_a == span_b and a.stride() == b.stride()
+    if a_shape is None:
+        numel, strides = a.numel(), a.stride()
+    else:
+        numel, strides = math.prod(a_shape), _contiguous_strides(a_shape)
+    span_a, span_b = numel * a.element_size(), b.numel() * b.element_size()
+    return a.data_ptr() == b.data_ptr() and span_a == span_b and strides == b.stride()
+
+
+def _contiguous_strides(shape: tuple) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def _overlap(a: Tensor, b: Tensor, a_numel: int | None = None) -> bool:

@@ -180,7 +180,7 @@ def fill_value(value: Any, dtype: DType, fn: str) -> Any:
                 "imaginary part is not zero); pass value.real, or use a complex dtype"
             )
         value = value.real
-    if isinstance(value, (str, bytes)):  # PyTorch's class; NumPy would try to parse it
+    if value is None or isinstance(value, (str, bytes)):  # PyTorch's class; NumPy takes them
         raise TypeError(
             f"{fn}: the value must be a Number or a Tensor, not {type(value).__name__} "
             f"{value!r}; convert it first, e.g. float(s)"

@@ -683,8 +683,18 @@ def _root(total: Tensor, p: float) -> Tensor:
     gradient is at a zero vector (the plain root's is inf there, and 0 * inf is NaN)."""
     zero = ew.eq(total, 0)
     safe = ew.where(zero, 1.0, total)
-    root = ew.sqrt(safe) if p == 2 else ew.pow(safe, 1.0 / p)
+    root = _sqrt(safe) if p == 2 else ew.pow(safe, 1.0 / p)
     return ew.where(zero, 0.0, root)
+
+
+def _sqrt(total: Tensor) -> Tensor:
+    """The correctly rounded square root, as torch's norm reductions take it (std::sqrt):
+    a float32 ``total`` goes through float64 (harmless double rounding for sqrt), since
+    torch's own float32 sqrt kernel is 1 ulp off on some CPUs (AVX-512 EPYC:
+    sqrt(2399.6194f) is 48.985912, not 48.985909)."""
+    if total.dtype is not dtypes.float32 or dtypes.float64 not in total.backend.dtypes:
+        return ew.sqrt(total)  # (a backend without float64, as MPS, keeps its own)
+    return ew.cast(ew.sqrt(ew.cast(total, dtypes.float64)), dtypes.float32)
 
 
 def _nonzero_count(x: Tensor, dim: Dim, keepdim: bool) -> Tensor:

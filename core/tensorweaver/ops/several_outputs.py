@@ -53,7 +53,7 @@ def record_pieces(x: Tensor, pieces: list, dim: int, stacked: bool, label: str) 
         node = output_node("function", group, shapes[i], (_Pieces, ctx, None, i, count))
         node.label = label
         piece._node = node
-        piece.requires_grad = True
+        piece._requires_grad = True
 
 
 def cut_pieces(x: Tensor, natives: list, dim: int, stacked: bool, label: str) -> tuple:
@@ -100,6 +100,11 @@ def two_outputs(label: str, x: Tensor, compute: Any, rule: Any, saves: tuple) ->
         return compute(x)
     with no_grad():  # (the outputs' own nodes are not needed: this node's rule is theirs)
         outputs = compute(x)
+    if x._inference:
+        from tensorweaver.ops.apply import all_inference
+
+        if all_inference((x,)):
+            return outputs  # (PyTorch's autograd skips an op of inference tensors alone)
     ctx = FunctionCtx((True,))
     ctx.compute, ctx.rule = compute, rule
     ctx.materialize_grads = False
@@ -115,5 +120,5 @@ def two_outputs(label: str, x: Tensor, compute: Any, rule: Any, saves: tuple) ->
         node = output_node("function", group, shapes[i], (_TwoOutputs, ctx, None, i, 2))
         node.label = label
         out._node = node
-        out.requires_grad = True
+        out._requires_grad = True
     return outputs

@@ -19,7 +19,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
-from tensorweaver.ops.apply import labelled, out_needs_no_grad
+from tensorweaver.ops.apply import apply, labelled, out_needs_no_grad
 from tensorweaver.ops.out_arguments import call_with_out
 from tensorweaver.tensor import Tensor, _axis, index_argument
 
@@ -116,11 +116,19 @@ def _argsort(x: Tensor, dim: int, descending: bool) -> Tensor:
 def _sort(x: Tensor, dim: int, descending: bool, grad_fn: str = "SortBackward0") -> tuple:
     """``(values, indices)``, the values' node named ``grad_fn`` (PyTorch's overload)."""
     order = _argsort(x, dim, descending)
-    if x.ndim == 0:
-        values = x.clone()
+    if x.ndim == 0:  # (a copy, not x.clone(): no CopyBackwards for an inference x, as torch)
+        values = apply("identity", x._unshared_native(), x.dtype, (x,))
     else:
         values = ix.gather_unchecked(x, _axis(dim, x.ndim, "sort"), order)
     return return_types.sort(labelled(values, grad_fn, x), order)
+
+
+def _copied_first(values: Tensor, x: Tensor) -> Tensor:
+    """``values``, recorded as PyTorch's sort kernel makes them from an inference ``x`` that
+    requires grad, which its autograd skips: ``x`` copied into a new tensor (CopyBackwards,
+    whose gradient is the identity, not the permutation), then sorted there. A 0-d ``x``'s
+    values, and topk's, are not recorded."""
+    return ew.as_copy_of(values, x) if x.ndim else values
 
 
 def argsort(
@@ -130,10 +138,15 @@ def argsort(
     descending: bool = _DESCENDING,
     stable: bool = _UNSET,
     out: Tensor | None = None,
+    **aliases: Any,
 ) -> Tensor:
     """``argsort(input, dim=-1, descending=False)`` or ``argsort(input, *, stable, dim=-1,
     descending=False, out=None)``: the indices that sort ``input`` along ``dim`` (``stable``
     is accepted: the order always is stable; ``out=`` only with it, as PyTorch's)."""
+    if aliases:  # (NumPy's axis=, as PyTorch's parser takes it)
+        from tensorweaver.ops.reduce import numpy_names  # (reduce imports this module)
+
+        dim = numpy_names("argsort", aliases, dim, None, (_DIM,))[0]
     if out is not None:
         if stable is _UNSET:
             raise TypeError(
@@ -155,23 +168,42 @@ def sort(
     dim: int = _DIM,
     descending: bool = _DESCENDING,
     stable: bool | None = _UNSET,
+    **aliases: Any,
 ) -> tuple:
     """``sort(input, dim=-1, descending=False)`` or ``sort(input, *, stable, dim=-1,
     descending=False)``: ``(values, indices)``, ``input`` sorted along ``dim`` and where each
     value came from (``stable`` is accepted: the order always is stable)."""
+    if aliases:
+        from tensorweaver.ops.reduce import numpy_names
+
+        dim = numpy_names("sort", aliases, dim, None, (_DIM,))[0]
     dim, descending = _overload("sort", args, dim, descending, stable)
     # (the overload with stable= is PyTorch's second)
-    return _sort(input, dim, descending, "SortBackward0" if stable is _UNSET else "SortBackward1")
+    values, indices = _sort(
+        input, dim, descending, "SortBackward0" if stable is _UNSET else "SortBackward1"
+    )
+    return return_types.sort(_copied_first(values, input), indices)
 
 
 def msort(input: Tensor) -> Tensor:
     """``input`` sorted along its first dimension."""
-    return _sort(input, 0, False).values
+    return _copied_first(_sort(input, 0, False).values, input)
 
 
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:
+def topk(
+    input: Tensor,
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,
+    **aliases: Any,
+) -> tuple:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices, in order
     (``sorted=False`` allows any order; they come sorted anyway)."""
+    if aliases:
+        from tensorweaver.ops.reduce import numpy_names
+
+        dim = numpy_names("topk", aliases, dim, None, (-1,))[0]
     if type(k) is not int:
         k = index_argument(k, "topk", "k")
     if type(largest) is not bool or type(sorted) is not bool:

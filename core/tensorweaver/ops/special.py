@@ -16,13 +16,13 @@ import operator
 from typing import Any, Callable
 
 from tensorweaver.autograd.function import Function
-from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import frees_nothing
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import special_host as host
-from tensorweaver.ops.apply import apply, constant, labelled, written_out
+from tensorweaver.ops.apply import apply, constant, labelled, out_needs_no_grad, written_out
 from tensorweaver.ops.host_fallback import run_optional
 from tensorweaver.promotion import get_default_dtype, result_type
 from tensorweaver.tensor import Tensor
@@ -221,6 +221,9 @@ def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """2 ** input, through pow: exact for integer exponents (exp(x ln 2) would not be)."""
     if out is not None:
         return written_out("exp2", exp2(input), out)
+    if ew.inference_alone(input):  # (PyTorch's autograd skips its kernel; 2 ** x would record)
+        with no_grad():
+            return exp2(input)
     if isinstance(input, Tensor) and input.dtype.is_complex:
         return ew.pow(2.0, input)
     return ew.pow(2.0, _float_input("exp2", input))
@@ -230,6 +233,7 @@ def deg2rad(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input * pi / 180 (PyTorch multiplies by the same rounded constant)."""
     if out is not None:
         return written_out("deg2rad", deg2rad(input), out)
+    _refuse_out_kernel("deg2rad", input)
     x = _float_input("deg2rad", input)  # (PyTorch's node saves no tensor: backward reruns)
     return frees_nothing(ew.mul(x, math.pi / 180), x)
 
@@ -238,8 +242,16 @@ def rad2deg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input * 180 / pi."""
     if out is not None:
         return written_out("rad2deg", rad2deg(input), out)
+    _refuse_out_kernel("rad2deg", input)
     x = _float_input("rad2deg", input)  # (PyTorch's node saves no tensor: backward reruns)
     return frees_nothing(ew.mul(x, 180 / math.pi), x)
+
+
+def _refuse_out_kernel(op: str, input: Tensor) -> None:
+    """PyTorch's error for ``op`` of an inference tensor that requires grad, outside
+    inference_mode: its autograd skips the op, whose kernel is an out= one, which refuses."""
+    if isinstance(input, Tensor) and input._inference and input.requires_grad and is_grad_enabled():
+        raise out_needs_no_grad(op)
 
 
 def signbit(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -247,7 +259,7 @@ def signbit(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     has no bit cast, so a NaN's sign bit is not seen: NaN gives False."""
     if out is not None:
         return written_out("signbit", signbit(input), out, same_dtype=True)
-    x = _need_tensor("signbit", "input", 1, input)
+    x = _need_tensor("signbit", "input", 1, input).detach()  # (a bool result: no graph)
     _real_only("signbit", x)
     if x.dtype.kind != "f":
         return ew.lt(x, 0) if x.dtype.kind == "i" else ew.ne(x, x)
@@ -278,9 +290,22 @@ def copysign(input: Operand, other: Operand, *, out: Tensor | None = None) -> Te
         return written_out("copysign", copysign(input, other), out)
     _need_tensor("copysign", "input", 1, input)
     _real_only("copysign", input, other)
+    if isinstance(other, Tensor) and ew.inference_alone(input, other):
+        # (PyTorch's autograd skips its kernel; a number is wrapped into a normal tensor)
+        with no_grad():
+            return copysign(input, other)
+    if input._inference and input.requires_grad and is_grad_enabled():
+        # (PyTorch's node saves self where self needs a gradient)
+        ew.refuse_saved_inference("copysign", (input,), (input,))
     a, b = _float_operands("copysign", input, other)
     magnitude = ew.abs(a)
     out = ew.where(signbit(b), ew.neg(magnitude), magnitude)
+    if isinstance(other, Tensor) and b.requires_grad:
+        # PyTorch's other gets zeros that need no grad: b through a node of sign's rule (its
+        # values, never selected, are b's own); of an inference b, which records no node
+        # alone, b itself (zeros then that need grad where the output's gradient does)
+        zeros_to_b = apply("sign", b.native, b.dtype, (b,))
+        out = ew.with_zero_gradient(out, zeros_to_b if zeros_to_b.requires_grad else b)
     # (PyTorch's node, which saves its output, is numbered by the kind of ``other``)
     return labelled(
         out, "CopysignBackward0" if isinstance(other, Tensor) else "CopysignBackward1", a, b
@@ -358,6 +383,9 @@ def xlogy(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tenso
     PyTorch's (:class:`_XLogY`)."""
     if out is not None:
         return written_out("xlogy", xlogy(input, other), out)
+    if _skipped_or_refused("xlogy", input, other):
+        with no_grad():
+            return xlogy(input, other)
     a, b = _float_operands("xlogy", input, other)
     return labelled(_xlogy(a, b, False), _xlogy_name("XlogyBackward", input, other), a, b)
 
@@ -366,9 +394,23 @@ def xlog1py(input: Operand, other: Operand, *, out: Tensor | None = None) -> Ten
     """input * log1p(other), 0 where input is 0 (unless other is NaN), as xlogy."""
     if out is not None:
         return written_out("xlog1py", xlog1py(input, other), out)
+    if _skipped_or_refused("xlog1py", input, other):
+        with no_grad():
+            return xlog1py(input, other)
     a, b = _float_operands("xlog1py", input, other)
     name = _xlogy_name("SpecialXlog1PyBackward", input, other)
     return labelled(_xlogy(a, b, True), name, a, b)
+
+
+def _skipped_or_refused(op: str, input: Operand, other: Operand) -> bool:
+    """Whether ``op(input, other)`` is of inference tensors alone, which PyTorch's autograd
+    skips; else PyTorch's error where it is recorded and an operand is an inference tensor
+    (its node saves both, a number wrapped as a tensor included)."""
+    if isinstance(other, Tensor) and ew.inference_alone(input, other):
+        return True
+    if is_grad_enabled():
+        ew.refuse_saved_inference(op, (input, other), (input, other))
+    return False
 
 
 def _xlogy_name(stem: str, input: Operand, other: Operand) -> str:
@@ -444,6 +486,9 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
     outside), as PyTorch computes it."""
     if out is not None:
         return written_out("logit", logit(input, eps), out)
+    if ew.inference_alone(input):  # (PyTorch's autograd skips its kernel)
+        with no_grad():
+            return logit(input, eps)
     p = _float_input("logit", input)
     if eps is not None:
         p = ew.clamp(p, eps, 1 - eps)
@@ -481,6 +526,9 @@ def sinc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("sinc", sinc(input), out)
     x = _need_tensor("sinc", "input", 1, input)
+    if ew.inference_alone(x):  # (PyTorch's autograd skips its kernel)
+        with no_grad():
+            return sinc(x)
     if x.dtype.kind not in "fc":
         x = ew.cast(x, get_default_dtype())
     if x.dtype in ew._HALF:
@@ -523,6 +571,9 @@ def entr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-x log(x) for x > 0, 0 at 0, -inf below (NaN stays NaN)."""
     if out is not None:
         return written_out("entr", entr(input), out)
+    if ew.inference_alone(input):  # (PyTorch's autograd skips its kernel)
+        with no_grad():
+            return entr(input)
     x = _float_input("entr", input)
     return labelled(_Entr.apply(x), "SpecialEntrBackward0", x)
 
@@ -556,7 +607,14 @@ def _float_power_(self: Tensor, exponent: Operand) -> Tensor:
             f"requires dtype {dtype.name} ({_TORCH_NAMES[dtype]}); convert with "
             f"x = x.to(tw.{dtype.name}) first"
         )
-    return self._assign(float_power(self._inplace_source(), exponent), "float_power_")
+    if isinstance(exponent, Tensor) and ew.inference_alone(self, exponent):
+        # PyTorch's autograd skips it (no leaf check, no node): the kernel writes, then the
+        # write is refused where self may not change (_assign)
+        with no_grad():
+            result = float_power(self._inplace_source(), exponent)
+        return self._assign(result, "float_power_")
+    # (the exponent given: its gradient reads the old base, a copy where it requires grad)
+    return self._assign(float_power(self._inplace_source(exponent), exponent), "float_power_")
 
 
 # NumPy's spellings, which PyTorch has too.

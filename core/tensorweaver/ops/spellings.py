@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorweaver.amp import autocast_dtype
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import apply, movement, structure, views
 from tensorweaver.ops import creation as cr
@@ -101,6 +102,8 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
         out = movement.flip(views.transpose(input, d0, d1), (d1,))
     else:
         out = input.clone()
+        if input._inference:  # (PyTorch's autograd skips rot90: its clone's CopyBackwards)
+            return out
     return apply.labelled(out, "Rot90Backward0", input)
 
 
@@ -625,7 +628,8 @@ def get_device(input: Tensor) -> int:
 
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
-    return structure.diag(movement.reshape(input, -1), offset)
+    # (a view, as PyTorch's view(-1): of an inference tensor outside the mode, one without grad)
+    return structure.diag(views.reshape(input, -1), offset)
 
 
 # -- predicates and small reductions -----------------------------------------------------------
@@ -698,6 +702,11 @@ def _nan_ignoring(fn: str, grad_fn: str, keeps_input: Any, input: Tensor, other:
     ew.require_tensors(fn, input, other)
     if input.dtype.is_complex or other.dtype.is_complex:
         raise RuntimeError(f"{fn} not implemented for complex tensors; compare .real or .abs()")
+    if ew.inference_alone(input, other):  # (PyTorch's autograd skips its kernel)
+        with no_grad():
+            return _nan_ignoring(fn, grad_fn, keeps_input, input, other)
+    if is_grad_enabled():  # (PyTorch's node saves both)
+        ew.refuse_saved_inference(fn, (input, other), (input, other))
     chosen = keeps_input(input, other)
     if other.dtype.is_floating_point:
         chosen = chosen | ew.isnan(other)
@@ -719,6 +728,9 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
         )
     if input.dtype.is_complex:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if ew.inference_alone(input, values):  # (PyTorch's autograd skips its kernel)
+        with no_grad():
+            return heaviside(input, values)
     step = ew.cast(ew.gt(input, 0), _result_dtype([input, values]))
     return ew.where(ew.eq(input, 0), values, step)
 

@@ -114,7 +114,9 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     out = with_diagonal(zeros, input, offset, ndim - 2, ndim - 1)
     # PyTorch's node saves only numbers: a second backward runs
     out = frees_nothing(mv.movedim(out, (-2, -1), (d1, d2)), input)
-    return labelled(out, "DiagEmbedBackward0", input)
+    # (an inference input that requires grad: PyTorch's autograd skips diag_embed, whose
+    # kernel then copies it into a diagonal view of new zeros, recorded as CopySlices)
+    return labelled(out, "CopySlices" if input._inference else "DiagEmbedBackward0", input)
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:

@@ -19,22 +19,23 @@ from tensorweaver.tensor import Tensor
 
 def moments(op: str, x: Tensor, dim: Any, correction: float, keepdim: bool) -> tuple:
     """``(var, mean)`` (``op`` "var_mean") or ``(std, mean)`` (``op`` "std_mean") of ``x``
-    over ``dim`` with Bessel's ``correction``. The node keeps the mean (which PyTorch's
-    recomputes in backward) and for std_mean the std."""
+    over ``dim`` with Bessel's ``correction``. The node keeps for std_mean the std, as
+    PyTorch's: the mean is recomputed in backward, so changing it in place is allowed."""
     std = op == "std_mean"
 
     def compute(x: Tensor) -> tuple:
-        var = red.var(x, dim, correction=correction, keepdim=keepdim)
-        # gradient 0 over a constant slice, as PyTorch's (not NaN)
-        return red._root(var, 2) if std else var, red.mean(x, dim, keepdim)
+        # (std's own path: a half input's root taken before the cast back, as PyTorch's;
+        # its gradient is 0 over a constant slice, not NaN)
+        spread = red.std if std else red.var
+        return spread(x, dim, correction=correction, keepdim=keepdim), red.mean(x, dim, keepdim)
 
     def rule(x: Tensor, *saved_and_grads: Any) -> Any:
-        *saved, mean, g_spread, g_mean = saved_and_grads
+        *saved, g_spread, g_mean = saved_and_grads
         axes = red.axes_of("var", dim, x.ndim)
         count = math.prod(x.shape[a] for a in axes)
         if count - correction <= 0 or is_grad_enabled():
             # var's own rule for no degrees of freedom; and under create_graph, where the
-            # kept mean and std would be constants (two_outputs differentiates compute)
+            # kept std would be a constant (two_outputs differentiates compute)
             return None
         shape = red.kept_shape(tuple(x.shape), axes)
         grad = None
@@ -43,14 +44,15 @@ def moments(op: str, x: Tensor, dim: Any, correction: float, keepdim: bool) -> t
             if std:  # d std = d var / (2 std), 0 where std is 0
                 spread = saved[0].reshape(shape)
                 g = ew.where(ew.eq(spread, 0), 0.0, g / (2 * spread))
-            grad = g * (2 / (count - correction)) * (x - mean.reshape(shape))
+            mean = red.mean(x, dim, True).reshape(shape)
+            grad = g * (2 / (count - correction)) * (x - mean)
         if g_mean is not None:
             part = (g_mean.reshape(shape) / count).expand(x.shape)
             grad = part if grad is None else grad + part
         return grad
 
     label = "StdMeanBackward0" if std else "VarMeanBackward0"
-    return two_outputs(label, x, compute, rule, (0, 1) if std else (1,))
+    return two_outputs(label, x, compute, rule, (0,) if std else ())
 
 
 def aminmax(x: Tensor, axes: tuple, keepdim: bool) -> tuple:

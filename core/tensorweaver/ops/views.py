@@ -105,7 +105,7 @@ def as_view(
                 if out.dtype.kind in "fc":
                     # PyTorch's view made under no_grad still requires grad (a leaf without
                     # a history); other dtypes cannot
-                    out.requires_grad = True
+                    out._requires_grad = True
             elif piece is not None:
                 refused = (f"{piece} {_PIECE_WRITTEN}", f"{piece} {_PIECE_CHANGED}")
         out._view_of = (base, write, read) if refused is None else (base, write, read, refused)
@@ -286,6 +286,9 @@ def _basic_index_name(index: Any) -> str:
 def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     start = mv.narrow_start(input, start)
     out = mv.narrow(input, dim, start, length)
+    if out is input:  # (all of it: still a new view, SliceBackward0, as PyTorch's)
+        out = apply("identity", input.native, input.dtype, (input,))
+        out = labelled(out, "SliceBackward0", input)
     d = _axis(dim, input.ndim, "narrow")
     start = start + input.shape[d] if start < 0 else start
     return as_view(

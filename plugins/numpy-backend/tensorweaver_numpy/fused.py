@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from tensorweaver.contract.cpu_loops import onednn_convolves
 
 from tensorweaver_numpy._quiet import quiet
 
@@ -421,10 +422,14 @@ class FusedOps:
         if not needs[0]:
             return None, grad_w, grad_b
         w_t = weight.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-        if stride == (1, 1) and np.isfinite(weight).all():
+        # torch's im2col path (float16 off oneDNN's) rounds the column gradients to float16
+        # and adds them up in float16, kernel offset by kernel offset, as below
+        im2col = dtype == np.float16 and not onednn_convolves("float16")
+        if stride == (1, 1) and np.isfinite(weight).all() and not im2col:
             grad_xp = _unit_stride_input_gradient(grad, w_t, weight.shape, xp_shape, dilation)
         else:
             grad_cols = np.matmul(w_t, g).reshape(n, groups * cg, kh, kw, oh, ow)
+            grad_cols = grad_cols.astype(dtype) if im2col else grad_cols
             grad_xp = np.zeros(xp_shape, dtype=grad_cols.dtype)
             for i in range(kh):
                 for j in range(kw):

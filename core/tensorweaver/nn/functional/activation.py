@@ -27,8 +27,9 @@ from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.function import Function
 from tensorweaver.contract.dtypes import DType, bfloat16, float16
 from tensorweaver.nn.functional.distance import half_unit
-from tensorweaver.ops.apply import apply, labelled, written_out
+from tensorweaver.ops.apply import apply, labelled, out_needs_no_grad, written_out
 from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.ops.elementwise import inference_alone, refuse_saved_inference
 from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
 
@@ -98,6 +99,9 @@ def hardtanh(
             f"hardtanh: cannot do hardtanh on an unsigned type ({input.dtype.name}) with a "
             f"negative lower bound ({min_val}); convert the input to a signed dtype"
         )
+    if not inplace and input._inference and input.requires_grad and tw.is_grad_enabled():
+        # (PyTorch's autograd skips its kernel, an out= one, which then refuses)
+        raise out_needs_no_grad("hardtanh")
     return _apply(
         _piecewise_linear(
             lambda x: _hard_clamp(x, min_val, max_val),
@@ -203,6 +207,9 @@ def _elu_kernel(
     def computed(x: Tensor) -> Tensor:
         if not (x.requires_grad and tw.is_grad_enabled()):
             return _elu_values(x, *coefficients)
+        if inference_alone(x):  # (PyTorch's autograd skips its kernel)
+            with tw.no_grad():
+                return _elu_values(x, *coefficients)
         out = _Elu.apply(x, coefficients, inplace)
         return labelled(out, f"{name}Backward{int(inplace)}", x)
 
@@ -378,6 +385,8 @@ def rrelu(
             f"rrelu: the lower bound {lower} should be less than or equal to the upper bound "
             f"{upper}"
         )
+    if tw.is_grad_enabled():  # (PyTorch's kernel takes a noise tensor: its node saves input)
+        refuse_saved_inference("rrelu_with_noise", (input,), (input,))
     if not training:
         return _leaky_relu(input, (lower + upper) / 2, inplace, "RreluWithNoise")
     _need_floating("rrelu", input)
@@ -493,6 +502,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     low = autocast_dtype()
     if low is not None:  # on PyTorch's lower-precision list: both in the autocast dtype
         input, weight = autocast_operands(low, input, weight)
+    if inference_alone(input, weight):  # (PyTorch's autograd skips its kernel)
+        with tw.no_grad():
+            return prelu(input, weight)
     if input.dtype is not weight.dtype:  # PyTorch's kernel refuses (a float64 input in autocast)
         raise RuntimeError(
             f"prelu: Type promoting not supported. Got {input.dtype.name} and "
@@ -560,6 +572,9 @@ def _opmath(
     fn = name[: name.index("Backward")].lower()
 
     def computed(x: Tensor) -> Tensor:
+        if inference_alone(x):  # (PyTorch's autograd skips its kernel; steps would record)
+            with tw.no_grad():
+                return computed(x)
         dtype = x.dtype
         if dtype is not float16 and dtype is not bfloat16:
             _need_floating(fn, x)

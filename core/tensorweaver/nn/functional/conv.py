@@ -19,6 +19,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.contract.cpu_loops import onednn_convolves
 from tensorweaver.nn.functional.integral import is_integral
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
@@ -664,7 +665,8 @@ def _check_late_bias(
 ) -> None:
     """A bias of another dtype than ``x`` passes only where PyTorch's CPU kernel adds it to
     the result in place: a 1-D or 2-D float32 or float64 input, off oneDNN's path (which
-    PyTorch takes for float32 by the rule below), and a real bias."""
+    PyTorch takes for float32 by the rule below, and for half dtypes by the CPU's flags:
+    ``contract.cpu_loops.onednn_convolves``), and a real bias."""
     if bias.dtype.is_complex and x.dim() <= 4 and x.dtype in (tw.float32, tw.float64):
         raise RuntimeError(
             f"{fn}: result type {bias.dtype.name} of the bias can't be cast to the desired "
@@ -683,7 +685,8 @@ def _check_late_bias(
             or tw.get_num_threads() > 1
         )
     )
-    if x.dim() > 4 or x.dtype not in (tw.float32, tw.float64) or onednn:
+    half = x.dtype in (tw.float16, tw.bfloat16) and not onednn_convolves(x.dtype.name)
+    if x.dim() > 4 or (x.dtype not in (tw.float32, tw.float64) and not half) or onednn:
         raise RuntimeError(
             f"{fn}: input type ({x.dtype.name}) and bias type ({bias.dtype.name}) should be "
             "the same; convert the bias with bias.to(input.dtype)"

@@ -52,6 +52,15 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         and input.dtype is weight.dtype is bias.dtype
         and input.shape[-1] == weight.shape[1]
         and bias.shape[0] == weight.shape[0]
+        # (else PyTorch's node is matmul's result plus the bias: told apart only where one
+        # is recorded, as the layout costs more than the op on some backends)
+        and (
+            not (
+                tw.is_grad_enabled()
+                and (input.requires_grad or weight.requires_grad or bias.requires_grad)
+            )
+            or _fused_by_torch(input, bias)
+        )
     ):
         return fused_or_reference("linear", linear_reference, (input, weight, bias))
     if input.dtype is not weight.dtype:  # PyTorch's class; named here, not as matmul's

@@ -637,8 +637,6 @@ def cross_entropy(
             return labelled(loss, "NllLossBackward0", input, target)
         return loss
     classes = x.shape[1]
-    logp = log_softmax(x, 1)
-    class_view = (1, classes, *([1] * (x.dim() - 2)))
     if t.dtype.is_floating_point:
         if tuple(t.shape) != tuple(x.shape):  # (_batched_classes tested the batch size)
             raise RuntimeError(
@@ -650,13 +648,12 @@ def cross_entropy(
                 f"cross_entropy: ignore_index ({ignore_index}) is not supported for "
                 "class-probability (floating-point) targets; leave it at -100"
             )
-        if label_smoothing:
-            t = t * (1 - label_smoothing) + label_smoothing / classes
-        if weight is not None:
-            logp = logp * weight.reshape(class_view)
-        loss = -(logp * t).sum(1)
-        loss = _reduce(loss, reduction, "cross_entropy")
-    elif not label_smoothing and _by_kernel(logp, weight, reduction):
+        # (PyTorch reduces an unbatched input as it is: its graph has no batch axis)
+        x, t = (input, target) if unbatched else (x, t)
+        return _probability_cross_entropy(x, t, weight, reduction, label_smoothing)
+    logp = log_softmax(x, 1)
+    class_view = (1, classes, *([1] * (x.dim() - 2)))
+    if not label_smoothing and _by_kernel(logp, weight, reduction):
         check_backends("cross_entropy", (logp, t) if weight is None else (logp, t, weight))
         loss = _kernel_nll(logp, t, weight, ignore_index, reduction, "cross_entropy")
     else:
@@ -672,15 +669,36 @@ def cross_entropy(
             )
             loss = (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
     # PyTorch's last op (it reduces an unbatched input as it is, without a squeeze)
-    if t.dtype.is_floating_point:  # -(logp * t).sum(...), divided by the count for the mean
-        name = "DivBackward1" if reduction == "mean" else "NegBackward0"
-    elif label_smoothing:
+    if label_smoothing:
         name = "AddBackward0"
     else:  # (PyTorch's node: the nll step, whose input is log_softmax's output)
         name = _nll_name(x.dim(), reduction)
         x = logp
     loss = loss.squeeze(0) if unbatched and reduction == "none" else loss
     return labelled(loss, name, x)
+
+
+def _probability_cross_entropy(
+    x: Tensor, t: Tensor, weight: Tensor | None, reduction: str, label_smoothing: float
+) -> Tensor:
+    """cross_entropy of logits ``x`` against class probabilities ``t`` of its shape (classes
+    on axis 1, or 0 for one sample) as PyTorch's graph: ``-(logp * t [* weight]).sum(...)``,
+    the mean divided by the number of rows."""
+    dim = 1 if x.dim() > 1 else 0
+    classes = x.shape[dim]
+    if label_smoothing:
+        t = t * (1 - label_smoothing) + label_smoothing / classes
+    prod = log_softmax(x, dim) * t
+    if weight is not None:
+        prod = prod * (weight.reshape(1, classes, *([1] * (x.dim() - 2))) if dim else weight)
+    if reduction == "none":  # (PyTorch's sum over a dimension, a (C,) input's only one too)
+        return -labelled(prod.sum(dim), "SumBackward1", prod)
+    if reduction == "sum":
+        return -prod.sum()
+    if not x.numel():  # PyTorch's mean of nothing: its sum filled with NaN
+        return -prod.sum().fill_(math.nan)
+    loss = -prod.sum()
+    return labelled(loss / (x.numel() // classes), "DivBackward1", loss)
 
 
 def cross_entropy_reference(x: Tensor, target: Tensor, ignore_index: int) -> Tensor:

@@ -16,9 +16,13 @@ how often its index occurs in the batch, as PyTorch does.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.contract.dtypes import DType
+from tensorweaver.layout import sparse_coo
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.bounds import check_index, extrema, inside
@@ -29,29 +33,123 @@ from tensorweaver.tensor import Tensor
 class SparseGradient(Tensor):
     """A weight's gradient that PyTorch holds in its sparse layout (a ``sparse=True`` lookup's),
     stored dense. The autograd engine keeps the class while every gradient summed into a
-    ``.grad`` is one (a dense one added makes the sum dense, as in PyTorch)."""
+    ``.grad`` is one (a dense one added makes the sum dense, as in PyTorch). The methods below
+    keep it where PyTorch's result of a sparse tensor is sparse: copies, casts, negation,
+    products, division by a number and sums of two sparse ones (operators and methods; the
+    ``tw.`` functions give dense results).
+
+    Uncoalesced, as PyTorch's gradient of a lookup of several indices (one entry per index);
+    :meth:`coalesce` gives a :class:`CoalescedSparseGradient` (as a lookup of one index does)."""
 
     __slots__ = ()
     is_sparse = True
+    layout = sparse_coo
+
+    def is_coalesced(self) -> bool:
+        return False
+
+    def coalesce(self) -> SparseGradient:
+        """A coalesced copy (the values are already summed per row in the dense storage)."""
+        return _marked(Tensor.clone(self), CoalescedSparseGradient)
+
+    def to_dense(self, dtype: DType | None = None, *, masked_grad: Any = None) -> Tensor:
+        """A dense copy: writes into it leave this gradient as it is."""
+        if dtype is not None:  # (PyTorch's sparse_to_dense takes none, even its own dtype)
+            raise RuntimeError(
+                "to_dense: the dtype argument is not supported by sparse_to_dense; call "
+                "to_dense() and cast the result with .to(dtype)"
+            )
+        return Tensor.clone(self)
+
+
+class CoalescedSparseGradient(SparseGradient):
+    """A :class:`SparseGradient` after ``coalesce()``, which PyTorch reports coalesced."""
+
+    __slots__ = ()
+
+    def is_coalesced(self) -> bool:
+        return True
+
+    def coalesce(self) -> SparseGradient:
+        return self  # (as PyTorch's coalesce() of a coalesced tensor)
+
+
+def _marked(out: Tensor, kind: type) -> Tensor:
+    """``out``, a new result of a sparse gradient, made a ``kind`` (a class of the same slots:
+    its graph and memory stay as they are)."""
+    out.__class__ = kind
+    return out
+
+
+def _keeping_sparse(name: str, kept: Callable[[Tensor, Any], type | None]) -> Callable:
+    """Tensor's method ``name``, its result of a sparse gradient marked sparse where PyTorch's
+    is sparse: ``kept(self, other)`` (the first operand after ``self``) names the result's
+    class, or None for a dense result."""
+    method = getattr(Tensor, name)
+
+    def keeping(self: SparseGradient, *args: Any, **kwargs: Any) -> Tensor:
+        out = method(self, *args, **kwargs)
+        kind = kept(self, args[0] if args else kwargs.get("other"))
+        return out if out is self or kind is None else _marked(out, kind)
+
+    keeping.__name__, keeping.__qualname__ = name, f"SparseGradient.{name}"
+    keeping.__doc__ = method.__doc__
+    return keeping
+
+
+def _own_kind(self: Tensor, other: Any) -> type:
+    return type(self)
+
+
+def _by_number(self: Tensor, other: Any) -> type | None:
+    """Division: sparse by a number or a 0-d tensor (PyTorch refuses other divisors)."""
+    return type(self) if not isinstance(other, Tensor) or not other.shape else None
+
+
+def _of_two_sparse(self: Tensor, other: Any) -> type | None:
+    """A sum of two sparse tensors is sparse, coalesced where both are (PyTorch merges them);
+    with a dense one it is dense."""
+    if not isinstance(other, SparseGradient):
+        return None
+    return type(self) if type(other) is type(self) else SparseGradient
+
+
+for _name, _kept in (
+    *((n, _own_kind) for n in ("clone", "detach", "to", "float", "double", "half", "bfloat16")),
+    *((n, _own_kind) for n in ("neg", "negative", "__neg__", "mul", "multiply", "__mul__")),
+    ("__rmul__", _own_kind),  # (tried before a dense tensor's __mul__: the product is sparse)
+    *((n, _by_number) for n in ("div", "divide", "true_divide", "__truediv__")),
+    *((n, _of_two_sparse) for n in ("add", "__add__", "sub", "subtract", "__sub__")),
+):
+    setattr(SparseGradient, _name, _keeping_sparse(_name, _kept))
 
 
 class _SparseWeightGradient(tw.autograd.Function):
-    """The weight unchanged; its gradient a :class:`SparseGradient`."""
+    """The weight unchanged; its gradient a :class:`SparseGradient`, coalesced where PyTorch's
+    holds at most one entry (one per index looked up, ``padding_idx``'s left out)."""
 
     @staticmethod
-    def forward(ctx, weight: Tensor) -> Tensor:
+    def forward(ctx, weight: Tensor, indices: Tensor, padding_idx: int | None) -> Tensor:
+        ctx.indices, ctx.padding_idx = indices, padding_idx
         return weight.detach()
 
     @staticmethod
-    def backward(ctx, grad: Tensor) -> Tensor:
-        return SparseGradient(grad.native, grad.backend, grad.dtype)
+    def backward(ctx, grad: Tensor) -> tuple:
+        indices, padding_idx = ctx.indices, ctx.padding_idx
+        entries = indices.numel()
+        if entries > 1 and padding_idx is not None:  # (a count on the host: rare, in backward)
+            entries = int((indices != padding_idx).sum())
+        kind = CoalescedSparseGradient if entries <= 1 else SparseGradient
+        return kind(grad.native, grad.backend, grad.dtype), None, None
 
 
-def _sparse_gradient(weight: Tensor, sparse: bool) -> Tensor:
-    """``weight``, through :class:`_SparseWeightGradient` for a ``sparse=True`` lookup that
-    autograd records."""
+def _sparse_gradient(
+    weight: Tensor, sparse: bool, indices: Tensor, padding_idx: int | None
+) -> Tensor:
+    """``weight``, through :class:`_SparseWeightGradient` for a ``sparse=True`` lookup of the
+    flat ``indices`` that autograd records."""
     if sparse and weight.requires_grad and tw.is_grad_enabled():
-        return _SparseWeightGradient.apply(weight)
+        return _SparseWeightGradient.apply(weight, indices, padding_idx)
     return weight
 
 
@@ -108,7 +206,7 @@ def embedding(
         _renorm_(weight, indices, max_norm, norm_type)
     if padding_idx is not None:
         padding_idx = check_padding_idx(padding_idx, size, "embedding")
-    weight = _sparse_gradient(weight, sparse)
+    weight = _sparse_gradient(weight, sparse, indices, padding_idx)
     rows = fused_or_reference("embedding", embedding_reference, (weight, indices), padding_idx)
     if scale_grad_by_freq and rows.requires_grad:
         if sparse:  # PyTorch raises this when the backward runs; here before it is recorded
@@ -233,6 +331,9 @@ def embedding_bag(
         raise ValueError(f"embedding_bag: input has to be 1-D or 2-D, got {input.dim()}-D")
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
+    if mode == "max" and (scale_grad_by_freq or sparse):  # (PyTorch's functional refuses both)
+        what = "scaling the gradient by the frequency" if scale_grad_by_freq else "sparse weights"
+        raise ValueError(f"embedding_bag: max mode does not support {what}; use sum or mean")
     if per_sample_weights is not None:
         if mode != "sum":
             raise NotImplementedError(
@@ -263,7 +364,7 @@ def embedding_bag(
         _renorm_(weight, flat, max_norm, norm_type)
     starts = _check_offsets(input, offsets)
     index = input.long()
-    weight = _sparse_gradient(weight, sparse)
+    weight = _sparse_gradient(weight, sparse, flat, padding_idx)
     if starts is not None:
         offsets = offsets.long()
     tensors = (weight, index, offsets, per_sample_weights)

@@ -1,0 +1,187 @@
+"""One graph node for a linalg call with several differentiable outputs (eigh's eigenvalues
+and eigenvectors, svd's U, S and Vh, qr, slogdet, lu), as PyTorch records it: every
+output's ``grad_fn`` is that node, its pre-hooks see one gradient per output (None for an
+output the loss did not use) and its hooks the inputs' gradients, and its rule runs once
+per backward with the gradients of all outputs.
+
+The node is an autograd.Function's node (ops/several_outputs.py records unbind's the same
+way). Its rule is the backend's own backward of the whole call where the backend computed
+it (linalg/fused.py), else the gradient of the core's decomposition, recorded in forward
+on stand-ins of the inputs; under ``create_graph`` the decomposition is differentiated
+again on the inputs themselves (fused_backward.py ``_through_reference``), so that a second
+backward reaches them.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+from tensorweaver.autograd.function import Function, FunctionCtx, _watched
+from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
+from tensorweaver.autograd.node import InputShape, Node, output_node
+from tensorweaver.linalg.fused_backward import _through_reference
+from tensorweaver.tensor import Tensor
+
+
+class _LinalgCall(Function):
+    """The inputs' gradients of a linalg call from its outputs' (None: not used)."""
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Any) -> tuple:
+        count = len(ctx.needs_input_grad)
+        kept = ctx.saved_tensors  # (read first: an input changed in place since is refused)
+        inputs = kept[:count]
+        if ctx.places is not None:  # (the outputs of PyTorch's node this call has)
+            grads = tuple([grads[p] for p in ctx.places])
+        if all(g is None for g in grads) or ctx.inert(grads):
+            return tuple(None for _ in inputs)
+        if is_grad_enabled():  # create_graph: a graph from the inputs themselves
+            reference, static = ctx.reference
+            return _through_reference(inputs, reference, static, ctx.indices, grads)
+        return ctx.rule(kept, grads)
+
+
+def one_node(
+    label: str,
+    tensors: tuple,
+    outs: tuple,
+    indices: tuple,
+    call: tuple,
+    rule: Callable[[tuple, tuple], tuple],
+    kept: tuple = (),
+    places: tuple | None = None,
+) -> None:
+    """Attach the differentiable ``outs`` (numbered ``indices`` among the call's outputs) of
+    the call on ``tensors`` to one node named ``label``. ``call`` is the core's
+    ``(reference, static)``; ``rule(saved, grads)`` gives the inputs' gradients, ``saved``
+    being ``tensors`` then ``kept`` (freed with the node's saved tensors). ``places``, where
+    given, is (each output's place among those of PyTorch's node, their count): eigvalsh's
+    node is eigh's, whose hooks see the eigenvectors' gradient too (None)."""
+    ctx = FunctionCtx(tuple([t.requires_grad for t in tensors]))
+    ctx.reference, ctx.indices, ctx.rule = call, indices, rule
+    ctx.places = None if places is None else places[0]
+    ctx.inert = _inert(label, tensors[0])
+    ctx.materialize_grads = False
+    ctx._saved = (*tensors, *kept)
+    ctx._versions, ctx._name = _saved_versions(label, tensors, outs, indices), label[:-9]
+    shapes = [InputShape(outs[i]) for i in indices]
+    slots = range(len(indices)) if places is None else places[0]
+    if places is not None:  # (the shapes of outputs this call does not make: never read)
+        shapes = [shapes[slots.index(k)] if k in slots else shapes[0] for k in range(places[1])]
+    group = Node("function", tensors, (_LinalgCall, ctx, tensors, None, tuple(shapes)))
+    group.label = label
+    for slot, i in zip(slots, indices):
+        saved = (_LinalgCall, ctx, None, slot, len(shapes))
+        node = output_node("function", group, shapes[slot], saved)
+        node.label = label
+        out = outs[i]
+        out._node = node
+        out._requires_grad = True
+
+
+#: What PyTorch's node saves where not every output and no input: (whether it reads the
+#: input, the outputs it keeps): slogdet's keeps the matrix and the sign, not log|det|.
+_SAVES = {"LinalgSlogdetBackward0": (True, (0,))}
+
+
+def _saved_versions(label: str, tensors: tuple, outs: tuple, indices: tuple) -> tuple:
+    """What backward checks was not changed in place since, as PyTorch's node saves it (see
+    :data:`_SAVES`; eigh's keeps its eigenvalues and eigenvectors, not the matrix): the
+    outputs weakly (a dropped output can change no more)."""
+    reads_input, kept = _SAVES.get(label, (False, indices))
+    entries = list(_watched(tensors, [])) if reads_input else []
+    first = len(tensors)
+    for k, i in enumerate(indices):
+        if i in kept:
+            out = outs[i]
+            entries.append((first + k, weakref.ref(out), out._version))
+    return tuple(entries)
+
+
+def _inert(label: str, first: Tensor) -> Callable[[tuple], bool]:
+    """Whether ``grads`` give the inputs no gradient at all: a real matrix's slogdet with only
+    its sign's gradient (PyTorch's rule reads only log|det|'s then, and gives None)."""
+    if label == "LinalgSlogdetBackward0" and not first.dtype.is_complex:
+        return lambda grads: grads[1] is None
+    return lambda grads: False
+
+
+def reference_call(
+    label: str, reference: Callable, tensors: tuple, static: tuple, places: tuple | None
+) -> tuple:
+    """The outputs of the core's decomposition ``reference`` on ``tensors``, recorded as
+    :func:`one_node` where an input requires grad: the decomposition's own graph runs from
+    stand-ins of the inputs, and the node's rule asks it for their gradients."""
+    # (new tensors over the inputs' arrays, not aliases: an input changed in place later
+    # leaves them as they were, as PyTorch's node keeps what it saved)
+    stands = tuple([Tensor(t.native, t.backend, t.dtype) for t in tensors])
+    for stand, t in zip(stands, tensors):
+        stand._requires_grad = t.requires_grad
+    with enable_grad():
+        ys = reference(*stands, *static)
+    outs = tuple([Tensor(y.native, y.backend, y.dtype) for y in ys])
+    indices = tuple([i for i, y in enumerate(ys) if y.requires_grad])
+    if not indices:
+        return outs
+    count = len(tensors)
+
+    def rule(kept: tuple, grads: tuple) -> tuple:
+        from tensorweaver.autograd.engine import grad
+
+        stands, ys = kept[count : 2 * count], kept[2 * count :]
+        used = [(ys[i], g) for i, g in zip(indices, grads) if g is not None]
+        wanted = [s for s in stands if s.requires_grad]
+        found = iter(
+            grad(
+                [y for y, _ in used],
+                wanted,
+                [g for _, g in used],
+                retain_graph=True,  # (freed with the node's saved tensors)
+                allow_unused=True,
+            )
+        )
+        return tuple([next(found) if s.requires_grad else None for s in stands])
+
+    one_node(label, tensors, outs, indices, (reference, static), rule, (*stands, *ys), places)
+    return outs
+
+
+def fused_call(
+    label: str,
+    tensors: tuple,
+    outs: tuple,
+    indices: tuple,
+    call: tuple,
+    saved: Any,
+    places: tuple | None,
+) -> None:
+    """Record the differentiable ``outs`` (numbered ``indices``) of a call the backend
+    computed whole (its backward's state ``saved``) as :func:`one_node`."""
+    count = len(tensors)
+
+    def rule(kept: tuple, grads: tuple) -> tuple:
+        inputs = kept[:count]
+        backend = inputs[0].backend
+        needs = tuple([t.requires_grad for t in inputs])
+        whole = getattr(backend, "fused_linalg_outputs_backward", None)
+        if whole is not None:
+            natives = tuple([None if g is None else g.native for g in grads])
+            found = whole((saved, indices), natives, needs)
+        else:  # the backward of one output at a time, summed
+            found = [None] * count
+            for i, g in zip(indices, grads):
+                if g is not None:
+                    part = backend.fused_linalg_backward((saved, i), g.native, needs)
+                    found = [_add(backend, a, b) for a, b in zip(found, part)]
+        return tuple(
+            [None if n is None else Tensor(n, backend, t.dtype) for n, t in zip(found, inputs)]
+        )
+
+    one_node(label, tensors, outs, indices, call, rule, (), places)
+
+
+def _add(backend: Any, a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return b if a is None else a
+    return backend.add(a, b)
