@@ -241,15 +241,6 @@ def test_function_gradient_shape_of_an_input_without_grad(spec: str) -> None:
     _same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="spurious error. tensor.py _check_inplace (the no_grad-view refusal, ops/views.py): "
-    "x = arange(6.).reshape(2, 3).requires_grad_() is a leaf that is itself a view of a "
-    "tensor not requiring grad; a piece of it made under no_grad (x.chunk(1)[0], x[0]) then "
-    "changed in place outside no_grad is refused in tw, while torch checks the view's root "
-    "base (the arange, which does not require grad) and writes (x changes, nothing is "
-    "recorded). Fix: refuse only where the view's root base requires grad.",
-)
 @pytest.mark.parametrize("cut", [lambda x: x.chunk(1)[0], lambda x: x[0]], ids=["chunk", "index"])
 def test_no_grad_piece_of_a_leaf_that_is_a_view(spec: str, cut: Callable) -> None:
     def program(m: Any) -> Any:

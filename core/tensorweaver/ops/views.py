@@ -67,6 +67,7 @@ from tensorweaver.tensor import (
     _NO_GRAD_VIEW_WRITTEN,
     Tensor,
     _axis,
+    _root_requires_grad,
     _storage_of,
     _write_overlapping,
     _writes_through,
@@ -101,11 +102,14 @@ def as_view(
         refused = above[3] if above is not None and len(above) > 3 else None
         if base.requires_grad:
             if not is_grad_enabled():
-                refused = (_NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED)
-                if out.dtype.kind in "fc":
-                    # PyTorch's view made under no_grad still requires grad (a leaf without
-                    # a history); other dtypes cannot
-                    out._requires_grad = True
+                # (PyTorch's view is one of the root base: of a leaf that is itself a view of
+                # a tensor not requiring grad, a plain view that does not require grad)
+                if _root_requires_grad(base):
+                    refused = (_NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED)
+                    if out.dtype.kind in "fc":
+                        # PyTorch's view made under no_grad still requires grad (a leaf
+                        # without a history); other dtypes cannot
+                        out._requires_grad = True
             elif piece is not None:
                 refused = (f"{piece} {_PIECE_WRITTEN}", f"{piece} {_PIECE_CHANGED}")
         out._view_of = (base, write, read) if refused is None else (base, write, read, refused)

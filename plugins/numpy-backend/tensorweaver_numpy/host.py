@@ -56,6 +56,7 @@ class HostMemory:
         if type(a) is not np.ndarray or (not a.size and not any(a.strides)):
             return None
         size = a.itemsize
-        address = a.__array_interface__["data"][0]
-        start = _owner(a).__array_interface__["data"][0]
+        owner = _owner(a)
+        address = a.__array_interface__["data"][0]  # (a dict built per read: read it once)
+        start = address if owner is a else owner.__array_interface__["data"][0]
         return tuple(s // size for s in a.strides), (address - start) // size, address
