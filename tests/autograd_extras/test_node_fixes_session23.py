@@ -98,3 +98,11 @@ def _shape_change_of_saved_output(m: Any, op: str, args: tuple) -> Any:
 def test_shape_change_of_saved_output_refuses_backward(op: str, args: tuple) -> None:
     want = _shape_change_of_saved_output(torch, op, args)
     assert _shape_change_of_saved_output(tw, op, args) == want
+
+
+def test_recorded_references_are_those_with_fused_steps() -> None:
+    # (composite.py records a reference's node only for these: the two lists must agree)
+    from tensorweaver.autograd.grad_fn import _FUSED_STEPS
+    from tensorweaver.ops.composite import OWN_NODES, STEPPED_REFERENCES
+
+    assert STEPPED_REFERENCES == set(_FUSED_STEPS) - OWN_NODES

@@ -38,6 +38,11 @@ OWN_NODES = frozenset({"linear", "cross_entropy", "cross_entropy_nd"})
 #: (autograd/grad_fn.py ``next_functions``). Weak: recording a node keeps nothing alive.
 REFERENCE_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
+#: The composites recorded in :data:`REFERENCE_OF`: those of grad_fn.py's ``_FUSED_STEPS``
+#: not in :data:`OWN_NODES` (the others' nodes are never looked up there: no entry to pay
+#: for on every call).
+STEPPED_REFERENCES = frozenset({"instance_norm"})
+
 
 def fused_or_reference(
     name: str,
@@ -82,7 +87,9 @@ def fused_or_reference(
         node = first._node if isinstance(first, Tensor) else None
         if node is not None and name not in OWN_NODES:
             labelled(first, composite_name(name, tensors, static), *tensors)
-            if all(t is None or t._node is not node for t in tensors):  # (not an input's)
+            if name in STEPPED_REFERENCES and all(
+                t is None or t._node is not node for t in tensors
+            ):  # (not an input's)
                 REFERENCE_OF[node] = name, tensors[0].dim()
         return out
     out, saved = fused(*[None if t is None else t.native for t in tensors], *static)
