@@ -1,47 +1,95 @@
 """What a small program gives under torch and under tensorweaver, in a form the two can be
 compared in: the review and corner-case tests run one program ``fn(m)`` with ``m`` = torch
-and ``m`` = tensorweaver and compare what each gives (:func:`same`)."""
+and ``m`` = tensorweaver and compare what each gives (:func:`same`, :func:`same_each`).
+
+Values are rounded before they are compared (``decimals``; ``single`` for float32/complex64
+and lower precisions where a test allows their summation order to differ from torch's in the
+last digits; ``None`` compares exact values)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import warnings
+from typing import Any, Callable, Optional
 
 import numpy as np
 import tensorweaver as tw
 import torch
 from tw_backends import entered
 
+Program = Callable[[Any], Any]
 
-def outcome(fn: Callable[[Any], Any], m: Any) -> Any:
-    """What ``fn(m)`` gives, as :func:`plain` shows it; an exception as its class name."""
+
+def outcome(fn: Program, m: Any, decimals: Optional[int] = 5, single: Optional[int] = None) -> Any:
+    """What ``fn(m)`` gives, as :func:`plain` shows it; an exception as its class name.
+    Warnings are silenced: what a program warns is not what these comparisons are about."""
     try:
-        r = fn(m)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return plain(fn(m), m, decimals, single)
     except Exception as e:  # noqa: BLE001  (the class is the answer)
         return type(e).__name__
-    return plain(r, m)
 
 
-def plain(r: Any, m: Any) -> Any:
-    """``r`` comparable across torch and tw: a tensor as its dtype, shape and values (rounded
-    to 5 decimals, NaN as a string, zeros unsigned), a dtype as its name, tuples and lists
-    element by element, anything else as itself."""
-    if isinstance(r, (tuple, list)):
-        return tuple(plain(x, m) for x in r)
+def plain(r: Any, m: Any, decimals: Optional[int] = 5, single: Optional[int] = None) -> Any:
+    """``r`` comparable across torch and tw: a tensor (a sparse one as its dense values) as its
+    dtype, shape and values (rounded to ``decimals``, or ``single`` in single precision when
+    given; NaN as a string, zeros unsigned), a dtype as its name, containers item by item,
+    plain Python values as themselves, any other object as its class name."""
+    if isinstance(r, (tuple, list)):  # (torch.Size and tw.Size too)
+        return tuple(plain(x, m, decimals, single) for x in r)
+    if isinstance(r, dict):
+        return {k: plain(v, m, decimals, single) for k, v in r.items()}
     if isinstance(r, m.dtype):
         return str(r).split(".")[-1]
-    if not isinstance(r, m.Tensor):
+    if r is None or isinstance(r, (bool, int, float, complex, str)):
         return r
-    values = np.asarray(r.detach().resolve_conj().resolve_neg().tolist(), dtype=complex).ravel()
+    if not isinstance(r, m.Tensor):
+        return type(r).__name__
+    t = r.detach()
+    if t.is_sparse:
+        t = t.to_dense()
+    values = np.asarray(t.resolve_conj().resolve_neg().tolist(), dtype=complex).ravel()
+    if single is not None and r.dtype not in (m.float64, m.complex128):
+        decimals = single
+    if decimals is not None:
+        values = np.round(values, decimals)
     # (+ 0 makes -0.0 and 0.0 one value: the sign of a zero is no finding here)
-    shown = ["nan" if v != v else repr(complex(np.round(v, 5)) + 0) for v in values]
+    shown = ["nan" if v != v else repr(complex(v) + 0) for v in values]
     return str(r.dtype).split(".")[-1], tuple(r.shape), shown
 
 
-def same(fn: Callable[[Any], Any], spec: str) -> None:
+def same(fn: Program, spec: str, decimals: Optional[int] = 5, single: Optional[int] = None) -> None:
     """Assert that ``fn`` gives on the tw device ``spec`` what it gives under torch."""
-    want = outcome(fn, torch)
+    same_each({"program": fn}, spec, decimals, single)
+
+
+#: torch's outcome per program and rounding (kept with the program: a freed one's id may be
+#: another's), computed once however many backends compare with it.
+_TORCH: dict[tuple, tuple[Program, Any]] = {}
+
+
+def _torch_outcome(fn: Program, decimals: Optional[int], single: Optional[int]) -> Any:
+    key = (id(fn), decimals, single)
+    kept = _TORCH.get(key)
+    if kept is None or kept[0] is not fn:
+        kept = _TORCH[key] = (fn, outcome(fn, torch, decimals, single))
+    return kept[1]
+
+
+def same_each(
+    programs: dict[str, Program],
+    spec: str,
+    decimals: Optional[int] = 5,
+    single: Optional[int] = None,
+) -> None:
+    """Each program gives on tw (on ``spec``) what it gives under torch; compared as one
+    dict of the programs that differ, so that a difference names its program."""
+    want = {name: _torch_outcome(fn, decimals, single) for name, fn in programs.items()}
     with entered(spec):
-        assert outcome(fn, tw) == want
+        got = {name: outcome(fn, tw, decimals, single) for name, fn in programs.items()}
+    assert {k: v for k, v in got.items() if v != want[k]} == {
+        k: v for k, v in want.items() if v != got[k]
+    }
 
 
 def inference(m: Any, n: int = 3) -> Any:

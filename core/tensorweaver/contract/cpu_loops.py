@@ -1,6 +1,7 @@
 """Which elements PyTorch's CPU elementwise kernels compute in their scalar loop, for
 half-precision (float16, bfloat16) results that must match torch's bits, and the order
-those loops take the dimensions in (:func:`loop_order`, step 1 below).
+those loops take the dimensions in (:func:`loop_order`, step 1 below); and the width of the
+vectors torch's inductor writes its CPU loops for (:func:`inductor_options`).
 
 What torch does (torch 2.13 on x86): a CPU elementwise kernel runs a vectorized loop and a
 scalar loop. The vectorized one computes half values as float32 vectors and rounds each
@@ -137,6 +138,26 @@ def onednn_convolves(dtype_name: str) -> bool:
     if dtype_name == "float16":
         return bool({"avx512_fp16", "amx_fp16"} & flags)
     return dtype_name == "bfloat16" and {"avx512bw", "avx512vl", "avx512dq"} <= flags
+
+
+def inductor_options(mode: str | None = None) -> dict[str, Any]:
+    """torch.compile's ``options`` for ``mode``, with the width of inductor's CPU vectors
+    (``cpp.simdlen``) set to the one it picks in this process.
+
+    Inductor (torch 2.13) picks that width from ATEN_CPU_CAPABILITY (512 bits on an AVX-512
+    CPU, 256 under ``avx2``) but leaves it out of the key of its on-disk FX graph cache: a
+    process under another capability than the one that wrote an entry reloads C++ written
+    for the other width, builds it for its own, and computes garbage (NaN, huge values:
+    loops that load 16 doubles into vectors of 8). A width among its settings is part of
+    the key. Inductor then picks the instruction set it prefers of that width, the one it
+    picked anyway; a width the user set is left as it is (in the key already)."""
+    from torch._inductor import config, list_mode_options
+    from torch._inductor.cpu_vec_isa import pick_vec_isa
+
+    options = dict(list_mode_options(mode)) if mode else {}
+    if config.cpp.simdlen is None:
+        options["cpp.simdlen"] = pick_vec_isa().bit_width()
+    return options
 
 
 def loop_order(shape: Sequence[int], steps: Sequence[Sequence[int]]) -> tuple[int, ...]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from tensorweaver import registry
 from tensorweaver.autograd.mode import no_grad
+from tensorweaver.contract.cpu_loops import inductor_options
 from tensorweaver.contract.dtypes import BY_NAME
 from tensorweaver.tensor import Tensor
 
@@ -130,7 +131,7 @@ def _compiled(torch: Any, module: Any) -> Any:
 
     eager = module.forward
     try:
-        compiled = torch.compile(eager)
+        compiled = torch.compile(eager, options=inductor_options())
     except Exception as exc:  # noqa: BLE001  (any compiler failure means: run eagerly)
         warnings.warn(
             f"torch.compile is unavailable ({exc}); running eagerly", RuntimeWarning, stacklevel=3

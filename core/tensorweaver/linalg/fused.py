@@ -107,8 +107,8 @@ def fused_or_reference(
         outs = (Tensor(natives[0], backend, dtype), Tensor(natives[1], backend, dtypes.int32))
     else:
         made = []
-        for native, kind in zip(natives, kinds):
-            made.append(Tensor(native, backend, _dtype(kind, dtype)))
+        for native, kind in zip(natives, kinds):  # (_dtype's frame only for a dtype to find)
+            made.append(Tensor(native, backend, dtype if kind is None else _dtype(kind, dtype)))
         outs = tuple(made)
     if grad:
         if rule is None and places is None and (kinds is WITH_INFO or kinds == (None,)):

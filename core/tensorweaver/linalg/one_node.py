@@ -20,7 +20,7 @@ from typing import Any, Callable
 from tensorweaver.autograd.function import Function, FunctionCtx, _watched
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
 from tensorweaver.autograd.node import InputShape, Node, output_node
-from tensorweaver.linalg.fused_backward import _through_reference
+from tensorweaver.linalg.fused_backward import _through_reference, _wrapped
 from tensorweaver.tensor import Tensor
 
 
@@ -34,8 +34,15 @@ class _LinalgCall(Function):
         inputs = kept[:count]
         if ctx.places is not None:  # (the outputs of PyTorch's node this call has)
             grads = tuple([grads[p] for p in ctx.places])
-        if all(g is None for g in grads) or ctx.inert(grads):
-            return tuple(None for _ in inputs)
+        # A loop, not all() of a generator: this runs once per call in every backward.
+        for g in grads:
+            if g is not None:
+                break
+        else:
+            return (None,) * count
+        inert = ctx.inert
+        if inert is not None and inert(grads):
+            return (None,) * count
         if is_grad_enabled():  # create_graph: a graph from the inputs themselves
             reference, static = ctx.reference
             return _through_reference(inputs, reference, static, ctx.indices, grads)
@@ -61,7 +68,7 @@ def one_node(
     ctx = FunctionCtx(tuple([t.requires_grad for t in tensors]))
     ctx.reference, ctx.indices, ctx.rule = call, indices, rule
     ctx.places = None if places is None else places[0]
-    ctx.inert = _inert(label, tensors[0])
+    ctx.inert = None if tensors[0].dtype.is_complex else _INERT.get(label)
     ctx.materialize_grads = False
     ctx._saved = (*tensors, *kept)
     ctx._versions, ctx._name = _saved_versions(label, tensors, outs, indices), label[:-9]
@@ -99,12 +106,14 @@ def _saved_versions(label: str, tensors: tuple, outs: tuple, indices: tuple) -> 
     return tuple(entries)
 
 
-def _inert(label: str, first: Tensor) -> Callable[[tuple], bool]:
-    """Whether ``grads`` give the inputs no gradient at all: a real matrix's slogdet with only
-    its sign's gradient (PyTorch's rule reads only log|det|'s then, and gives None)."""
-    if label == "LinalgSlogdetBackward0" and not first.dtype.is_complex:
-        return lambda grads: grads[1] is None
-    return lambda grads: False
+def _sign_only(grads: tuple) -> bool:
+    return grads[1] is None
+
+
+#: node name -> whether ``grads`` give a real input no gradient at all (None: never): a real
+#: matrix's slogdet with only its sign's gradient (PyTorch's rule reads only log|det|'s then,
+#: and gives None). Module-level, not a closure per call.
+_INERT: dict[str, Callable[[tuple], bool]] = {"LinalgSlogdetBackward0": _sign_only}
 
 
 def reference_call(
@@ -161,21 +170,24 @@ def fused_call(
     count = len(tensors)
 
     def rule(kept: tuple, grads: tuple) -> tuple:
+        first = kept[0]
+        backend = first.backend
         inputs = kept[:count]
-        backend = inputs[0].backend
-        needs = tuple([t.requires_grad for t in inputs])
         whole = getattr(backend, "fused_linalg_outputs_backward", None)
-        if whole is not None:
-            natives = tuple([None if g is None else g.native for g in grads])
-            found = whole((saved, indices), natives, needs)
-        else:  # the backward of one output at a time, summed
+        if whole is None:  # the backward of one output at a time, summed
+            needs = tuple([t.requires_grad for t in inputs])
             found = [None] * count
             for i, g in zip(indices, grads):
                 if g is not None:
                     part = backend.fused_linalg_backward((saved, i), g.native, needs)
                     found = [_add(backend, a, b) for a, b in zip(found, part)]
-        return tuple(
-            [None if n is None else Tensor(n, backend, t.dtype) for n, t in zip(found, inputs)]
+            return _wrapped(found, inputs)
+        natives = tuple([None if g is None else g.native for g in grads])
+        if count == 1:  # one input (eigh, slogdet, qr, ...): no loops
+            (n,) = whole((saved, indices), natives, (first.requires_grad,))
+            return (None if n is None else Tensor(n, backend, first.dtype),)
+        return _wrapped(
+            whole((saved, indices), natives, tuple([t.requires_grad for t in inputs])), inputs
         )
 
     one_node(label, tensors, outs, indices, call, rule, (), places)

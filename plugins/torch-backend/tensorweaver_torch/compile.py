@@ -33,6 +33,9 @@ one leaves its graph to the core's replay.
 A float ``remainder`` on the CPU runs through an opaque operator of this module, the eager
 kernel with its repair (:func:`_remainder`), where inductor's own would give NaN.
 
+Inductor's CPU vector width is set explicitly (``cpu_loops.inductor_options``), which keys its
+on-disk cache by it: code cached under another ATEN_CPU_CAPABILITY is not reused.
+
 A step's in-place updates (parameters, optimizer state: :attr:`GraphRecord.donated`) are
 written by the compiled graph into the arrays they replace (``copy_`` into its inputs, which
 inductor stores into directly), as PyTorch's optimizers update in place, rather than into
@@ -50,6 +53,7 @@ from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
+from tensorweaver.contract.cpu_loops import inductor_options
 from torch import Tensor
 
 aten = torch.ops.aten
@@ -158,7 +162,10 @@ class _Traced:
                 if self.donated:
                     graph = _writing_into_inputs(graph, self.donated)
                 self.compiled = _keeping_validation(
-                    torch.compile, graph, mode=self.mode, dynamic=False if self.trace else None
+                    torch.compile,
+                    graph,
+                    dynamic=False if self.trace else None,
+                    options=inductor_options(self.mode),
                 )
         if self.donated and any(_storage_shared(inputs[i]) for _, i in self.donated):
             inputs = tuple(

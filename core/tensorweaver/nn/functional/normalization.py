@@ -435,6 +435,9 @@ def _affine_parameters(
             f"{fn}: \"{kernel}\" not implemented for '{_KERNEL_NAME[input.dtype.name]}': its "
             "input must be floating-point; convert it with .float()"
         )
+    dtype = input.dtype
+    if (weight is None or weight.dtype is dtype) and (bias is None or bias.dtype is dtype):
+        return False  # (the common case: one dtype throughout, nothing to refuse)
     params = {"weight": weight, "bias": bias}
     return _parameter_dtypes(fn, input, params, tuple(params))
 
@@ -536,6 +539,8 @@ def rms_norm(
 def _real_input(op: str, input: Tensor) -> None:
     """PyTorch's NotImplementedError for a complex input (its kernels have no complex
     form; the formulas here would compute a result of no defined meaning)."""
+    if input.dtype.kind != "c":
+        return  # (without building the message on every call)
     refuse_complex(
         op,
         f"not implemented for {input.dtype.name} (as in PyTorch); normalize "

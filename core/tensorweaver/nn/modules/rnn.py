@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional, Union
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype
+from tensorweaver.autograd.function import apply_fresh
 from tensorweaver.nn import functional as F
 from tensorweaver.nn import init
 from tensorweaver.nn.modules.module import Module
@@ -209,7 +210,8 @@ def _packed_recurrence(
 def _unpack(packed: Tensor, shape: tuple[int, ...], initial: State) -> tuple[Tensor, State]:
     """The output of ``shape`` and the final states from ``rnn``'s (or ``rnn_packed``'s)
     joined vector."""
-    output, *states = _Unpacked.apply(packed, (tuple(shape), *(tuple(s.shape) for s in initial)))
+    shapes = (tuple(shape), *(tuple(s.shape) for s in initial))
+    output, *states = apply_fresh(_Unpacked, packed, shapes)  # (several new tensors)
     return output, tuple(states)
 
 
@@ -223,7 +225,7 @@ class _Unpacked(tw.autograd.Function):
     @staticmethod
     def forward(ctx: Any, packed: Tensor, shapes: tuple) -> tuple:
         ctx.set_materialize_grads(False)  # (an unused final state's zeros: made in backward)
-        ctx.shapes, ctx.dtype, ctx.device = shapes, packed.dtype, packed.device
+        ctx.shapes, ctx.dtype = shapes, packed.dtype
         backend, native, start = packed.backend, packed.native, 0
         pieces = []
         for shape in shapes:
@@ -236,13 +238,14 @@ class _Unpacked(tw.autograd.Function):
     @staticmethod
     def backward(ctx: Any, *grads: Optional[Tensor]) -> tuple:
         sizes = [math.prod(shape) for shape in ctx.shapes]
+        given = next(g for g in grads if g is not None)  # (the packed vector's device)
         if tw.is_grad_enabled():  # create_graph: the gradient as a graph of core ops
             flat = [
-                tw.zeros(n, dtype=ctx.dtype, device=ctx.device) if g is None else g.reshape(-1)
+                tw.zeros(n, dtype=ctx.dtype, device=given.device) if g is None else g.reshape(-1)
                 for g, n in zip(grads, sizes)
             ]
             return tw.cat(flat), None
-        backend = next(g for g in grads if g is not None).backend
+        backend = given.backend
         natives = [
             backend.full((n,), 0, ctx.dtype) if g is None else backend.reshape(g.native, (n,))
             for g, n in zip(grads, sizes)
