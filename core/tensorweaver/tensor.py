@@ -52,7 +52,13 @@ from tensorweaver.autograd.mode import (
     is_inference_mode_enabled,
     no_grad,
 )
-from tensorweaver.autograd.node import INPLACE_CHANGES, output_changed, output_rewritten
+from tensorweaver.autograd.node import (
+    INPLACE_CHANGES,
+    SAVED_INTEGER_OUTPUTS,
+    integer_output_changed,
+    output_changed,
+    output_rewritten,
+)
 from tensorweaver.contract.dtypes import DType, bfloat16
 from tensorweaver.memory_formats import C_TESTS, c_test, preserved_order, takes_writes
 
@@ -235,7 +241,7 @@ def _changes_repeat(t: Tensor, new: Any) -> bool:
     path (views of expands, memory shared with NumPy that repeats elements)."""
     import numpy as np
 
-    strides = t._layout()[0]
+    strides = t._strides()
     where = np.zeros((), np.int64)
     for n, s in zip(t.shape, strides):
         where = np.add.outer(where, np.arange(n, dtype=np.int64) * s)
@@ -265,7 +271,13 @@ def _write_overlapping(base: Tensor, value: Tensor) -> None:
     where = np.broadcast_to(np.arange(old.size).reshape(padded), new.shape)
     merged = old.copy().reshape(-1)
     merged[where[changed]] = new[changed]
-    result = Tensor(backend.from_host(merged.reshape(old.shape), base.dtype), backend, base.dtype)
+    native = backend.from_host(merged.reshape(old.shape), base.dtype)
+    if is_grad_enabled() and (value._requires_grad or base._requires_grad):
+        from tensorweaver.ops.repeated_write import through_copies  # (builds on Tensor)
+
+        result = through_copies(value, base, native, padded)
+    else:
+        result = Tensor(native, backend, base.dtype)
     base.copy_(result)
 
 
@@ -436,6 +448,19 @@ def _root_requires_grad(t: Tensor) -> bool:
     return t.requires_grad
 
 
+def _differentiable_root_requires_grad(t: Tensor) -> bool:
+    """Whether the root base of the view ``t`` requires grad, where every view between them is
+    differentiable: not a ``view(dtype)`` of another item type (ops/views.py marks its write
+    "bits"), which PyTorch makes no view for autograd."""
+    while True:
+        view = t._view_of
+        if view is None:  # (an inference tensor's views never require grad in PyTorch)
+            return t._requires_grad and not t._inference
+        if getattr(view[1], "part", None) == "bits":
+            return False
+        t = view[0]
+
+
 def _out_of_order(t: Any) -> bool:
     """Whether ``t``'s array is not laid out as its backend prefers (C order), told cheaply:
     by a test of the array's own where its type has one (asking the backend for a C-ordered
@@ -570,9 +595,20 @@ class Tensor:
             )
         self.requires_grad_(requires_grad)
 
+    def _get_requires_grad(self) -> bool:
+        # A view's flag is its own or its root base's, as PyTorch's differentiable view reads
+        # its base's (the core reads the ``_requires_grad`` slot, the view's own)
+        if self._view_of is None or self._requires_grad:
+            return self._requires_grad
+        return self._dtype.kind in "fc" and _differentiable_root_requires_grad(self)
+
+    def _del_requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool (it cannot be deleted)")
+
     requires_grad = property(
-        operator.attrgetter("_requires_grad"),
+        _get_requires_grad,
         _set_requires_grad,
+        _del_requires_grad,
         doc="Whether autograd records operations on this tensor.",
     )
 
@@ -653,6 +689,11 @@ class Tensor:
     # -- autograd ---------------------------------------------------------------------------
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad.__class__ is not bool:
+            raise TypeError(
+                "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                f"{type(requires_grad).__name__}"
+            )
         if self._node is not None and not requires_grad:
             raise RuntimeError(
                 "requires_grad_(False): this tensor is not a leaf (it was computed from "
@@ -669,7 +710,7 @@ class Tensor:
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not "
                 "allowed; make a normal tensor of it first with .clone()"
             )
-        self._requires_grad = bool(requires_grad)
+        self._requires_grad = requires_grad
         return self
 
     @property
@@ -830,6 +871,11 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Tensor.data must be set to a Tensor, got {type(value).__name__}")
+        if self._requires_grad and value._dtype.kind not in "fc":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or "
+                f"complex dtype (got {value._dtype.name}); convert it first, e.g. .float()"
+            )
         if self._views is not None:
             self._leave_views()
         self._alias_of = self._view_of = None  # new memory: no longer that of another tensor
@@ -1081,6 +1127,8 @@ class Tensor:
                 output_changed(made_by, self, version_before)
             else:  # (a .data write reaching it through a view of it)
                 output_rewritten(made_by, mine, self.native)
+        elif SAVED_INTEGER_OUTPUTS and not _UNCOUNTED[0]:  # (an index output a node saved)
+            integer_output_changed(self, self._version - 1)
         if refused:
             self._refuse_inference_update(op)
         return self
@@ -1150,7 +1198,7 @@ class Tensor:
             return False
         # (PyTorch's strides: those of a view whose array is a copy, a diagonal or unfold of
         # the expand, are not its array's)
-        shape, strides = self._shape, self._layout()[0]
+        shape, strides = self._shape, self._strides()
         return 0 not in shape and any(s == 0 and n > 1 for s, n in zip(strides, shape))
 
     def _kept_values(self) -> tuple:
@@ -1232,6 +1280,8 @@ class Tensor:
                 output_changed(self._node, self, version_before)
             else:
                 output_rewritten(self._node, old, self.native)
+        elif SAVED_INTEGER_OUTPUTS and counted:
+            integer_output_changed(self, version_before)
         if self._alias_of is None and self._view_of is None and not _HELD:
             # (_pass_on's first case, inline: a tensor of its own, the base of ``p.data``)
             if self._views is not None:
@@ -1622,6 +1672,22 @@ class Tensor:
         unit = None if view is None else getattr(view[2], "torch_strides", None)
         return found if unit is None else (unit(view[0]), *found[1:])
 
+    def _strides(self) -> tuple:
+        """``_layout()[0]``, read without the storage offset and address where the backend
+        reads strides apart (its optional ``strides``: NumPy's address costs half of its
+        layout) and no view up the chain holds an array of its own."""
+        read = getattr(self.backend, "strides", None)
+        view = self._view_of
+        if read is None or (
+            (view is not None or self._alias_of is not None) and self._own_array_view() is not None
+        ):
+            return self._layout()[0]
+        found = read(self.native)
+        if found is None:
+            found = _c_strides(self._shape)
+        unit = None if view is None else getattr(view[2], "torch_strides", None)
+        return found if unit is None else unit(view[0])
+
     def _own_array_view(self) -> Tensor | None:
         """The view up this tensor's chain of bases and aliases over its memory whose array
         is its own (not its base's), or None where the chain ends at a tensor of its own."""
@@ -1645,7 +1711,7 @@ class Tensor:
         array is a copy: ``as_strided``, ``unfold``, ``diagonal``, ``real``) match them."""
         view = self._view_of
         unit = None if view is None else getattr(view[2], "torch_strides", None)
-        strides = self._layout()[0] if unit is None else self._unit_strides(view, unit)
+        strides = self._strides() if unit is None else self._unit_strides(view, unit)
         return strides if dim is None else strides[_axis(dim, len(self._shape), "stride")]
 
     def _unit_strides(self, view: tuple, unit: Any) -> tuple:
@@ -1671,7 +1737,7 @@ class Tensor:
         make = getattr(self.backend, "contiguous", None)
         if 0 in shape or (make is not None and make(self.native) is self.native):
             return tuple(range(len(shape)))  # C order, told cheaply (strides cost more)
-        return _dense_axis_order(tuple(shape), self._layout()[0])
+        return _dense_axis_order(tuple(shape), self._strides())
 
     def _preserved_order(self) -> tuple[int, ...]:
         """The axes, outermost first, of a new tensor laid out like this one as PyTorch's
@@ -1681,7 +1747,7 @@ class Tensor:
         make = getattr(self.backend, "contiguous", None)
         if 0 in shape or make is None or (1 not in shape and make(self.native) is self.native):
             return tuple(range(len(shape)))  # C order, told cheaply (strides cost more)
-        return preserved_order(tuple(shape), self._layout()[0])
+        return preserved_order(tuple(shape), self._strides())
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """Whether the elements lie in memory in C order (``memory_format`` the default), or
@@ -1696,7 +1762,7 @@ class Tensor:
             order = tuple(reversed(range(len(shape))))
         if 0 in shape:
             return True
-        strides = self._layout()[0]
+        strides = self._strides()
         expected = 1
         for d in order:
             if shape[d] != 1 and strides[d] != expected:

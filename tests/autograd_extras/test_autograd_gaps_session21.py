@@ -154,14 +154,33 @@ def test_primitive_node_hook_under_autograd_grad_for_some_inputs(spec: str, inpu
         assert _same(program(tw), want)
 
 
+def test_composite_node_hook_sees_one_tensor_given_twice_apart(spec: str) -> None:
+    """``mse_loss(z, z)``: one tensor as both inputs; the hook sees (and replaces) each
+    input's gradient apart, as PyTorch's (mse_loss gives the second a distinct alias)."""
+
+    def program(m: Any) -> Any:
+        x = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
+        z = x * 2
+        y = _f(m).mse_loss(z, z)
+        seen: list = []
+        y.grad_fn.register_hook(lambda gi, go: seen.append(_values(gi)) or (gi[0] + 1, gi[1]))
+        y.backward()
+        return seen, _values([x.grad])
+
+    want = program(torch)
+    with entered(spec):
+        assert _same(program(tw), want)
+
+
 def test_composite_node_hook_refused_where_it_cannot_see_torchs_inputs(spec: str) -> None:
-    """``mse_loss(x, x)``: one tensor as both inputs, whose two gradients merge here (PyTorch
-    shows each): refused with the op's name and the alternative, never a merged gradient."""
+    """``huber_loss(z, z)``: one tensor as both inputs, whose two gradients merge here
+    (PyTorch shows each): refused with the op's name and the alternative, never a merged
+    gradient."""
     with entered(spec):
         x = tw.tensor([0.5, -1.0], dtype=tw.float64, requires_grad=True)
         z = x * 2
-        y = _f(tw).mse_loss(z, z)
-        with pytest.raises(RuntimeError, match=r"MseLossBackward0\.register_hook.*register_hook"):
+        y = _f(tw).huber_loss(z, z)
+        with pytest.raises(RuntimeError, match=r"HuberLossBackward0\.register_hook.*register_hook"):
             y.grad_fn.register_hook(lambda gi, go: None)
 
 

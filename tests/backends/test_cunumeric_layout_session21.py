@@ -301,23 +301,7 @@ def torch_outcomes() -> dict[str, Any]:
     return outcomes(torch)
 
 
-ELEMENTWISE_OUT = pytest.mark.xfail(
-    strict=True,
-    reason="torch.add(x[0], 1, out=x.view(-1)[2:6]) raises RuntimeError (out partly overlaps "
-    "an input: TensorIterator's assert_no_partial_overlap); tensorweaver writes it, on every "
-    "backend (numpy too). At fault: core/tensorweaver/ops/apply.py written_out checks no "
-    "overlap between out and the operands. Fix: hand it the operands and refuse as "
-    "ops/out_arguments.py _refuse_overlap does (its _overlap now works on cuPyNumeric)",
-)
-
-
-KNOWN = {elementwise_out_overlap: ELEMENTWISE_OUT}
-
-
-@pytest.mark.parametrize(
-    "case",
-    [pytest.param(c.__name__, marks=KNOWN[c]) if c in KNOWN else c.__name__ for c in CASES],
-)
+@pytest.mark.parametrize("case", [c.__name__ for c in CASES])
 def test_layouts_as_torch(cunumeric_outcomes: dict, torch_outcomes: dict, case: str) -> None:
     assert cunumeric_outcomes[case] == torch_outcomes[case]
 

@@ -193,15 +193,6 @@ def test_max_bags_refuse_sparse_and_frequency_scaling(option: str) -> None:
     _same(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autograd/engine.py _total and _finish: a sum of sparse gradients keeps the first "
-    "one's class, so two one-index lookups of a weight (one backward, or two accumulated) "
-    "leave a .grad that is_coalesced() (CoalescedSparseGradient); torch's accumulated sparse "
-    "gradient is uncoalesced. Fix: build a sum of several sparse gradients (and a sparse "
-    ".grad added into) as nn/functional/sparse.py's uncoalesced SparseGradient, e.g. through "
-    "a class attribute `summed = SparseGradient` read by the engine.",
-)
 @pytest.mark.parametrize("one_pass", [True, False], ids=["one_pass", "accumulated"])
 def test_sum_of_one_index_lookups_is_uncoalesced(one_pass: bool) -> None:
     _same(lambda m: _coalesced_after(m, [[1], [2]], one_pass))

@@ -355,7 +355,21 @@ OTHER_AXIS_TAKERS: dict[str, tuple[str, Callable[[Any, Any], Any]]] = {
 
 
 #: Those of them that take ``axis=`` now.
-AXIS_TAKEN = {"cat", "stack"}
+AXIS_TAKEN = {
+    "cat",
+    "stack",
+    "chunk",
+    "diff",
+    "gather",
+    "index_fill",
+    "index_select",
+    "repeat_interleave",
+    "scatter_add",
+    "softmax",
+    "take_along_dim",
+    "unbind",
+    "unsqueeze",
+}
 
 
 @pytest.mark.parametrize(

@@ -1352,16 +1352,6 @@ def test_channels_last_plus_contiguous_on_numpy() -> None:
     same(program, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="torch raises RuntimeError where out= partly overlaps an input "
-    "(TensorIterator's assert_no_partial_overlap); tensorweaver computes as if the input "
-    "were copied first (x becomes [-1, -2, -3, 3]). Already recorded for cuPyNumeric "
-    "(tests/backends/test_cunumeric_layout_session21.py ELEMENTWISE_OUT); numpy and torch:cpu "
-    "too. Fix: core/tensorweaver/ops/apply.py written_out hands the operands to "
-    "ops/out_arguments.py _refuse_overlap",
-)
 def test_out_partly_overlapping_an_input(spec: str) -> None:
     def program(m: Any) -> Any:
         x = m.arange(4.0)
@@ -1412,16 +1402,6 @@ def test_hook_grad_outputs_of_a_two_output_op(use: Callable) -> None:
     same(program, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="register_hook on mse_loss(a, a) (one tensor as both inputs) raises RuntimeError "
-    "(LOUD): autograd/composite_hooks.py inner_nodes refuses 'one tensor is two of its "
-    "inputs here, whose gradients merge'; torch's MseLossBackward0 has two edges to the "
-    "same AccumulateGrad and its hook sees both (here zeros). Fix: in engine.py "
-    "_composite_pass keep one gathered gradient per edge position (not per node) so a "
-    "tensor given twice gets its two parts, each replaceable by the hook",
-)
 def test_hook_on_a_composite_given_one_tensor_twice(spec: str) -> None:
     def program(m: Any) -> Any:
         a, _ = _two(m)

@@ -282,14 +282,6 @@ def test_output_nr_of_pieces_and_function_outputs() -> None:
     _same(program, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autograd/grad_fn.py (the label of an index write's node): x[i] = v recording a "
-    "graph gives grad_fn.name() 'CopySlices'; torch's is 'torch::autograd::CopySlices' (its "
-    "type name is CopySlices). Fix: name() returns the namespaced name for CopySlices, as "
-    "it does for AccumulateGrad (tests/tensor/test_hot_paths_session22.py line 68 asserts "
-    "the current name: change it with the fix).",
-)
 def test_copy_slices_name() -> None:
     def program(m: Any) -> Any:
         x = m.zeros(3, dtype=m.float64)

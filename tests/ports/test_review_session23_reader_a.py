@@ -20,9 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
-import tensorweaver as tw
-import torch
-from tw_backends import FAST, entered
+from snippet_outcomes import same, same_each
+from tw_backends import FAST
 
 BIG = 1 << 16  # (the size from which in-place updates write into the tensor's own memory)
 
@@ -30,52 +29,6 @@ BIG = 1 << 16  # (the size from which in-place updates write into the tensor's o
 @pytest.fixture(params=FAST)
 def spec(request: pytest.FixtureRequest) -> str:
     return request.param
-
-
-def _outcome(fn: Callable[[Any], Any], m: Any) -> Any:
-    """What ``fn(m)`` gives, comparable across torch and tw; an exception as its class."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return _plain(fn(m), m)
-    except Exception as e:  # noqa: BLE001  (the class is the answer)
-        return type(e).__name__
-
-
-def _plain(r: Any, m: Any) -> Any:
-    """Tensors as dtype, shape and values (rounded; NaN as a string; zeros unsigned), dtypes
-    as names, containers item by item."""
-    if isinstance(r, (tuple, list)):
-        return tuple(_plain(x, m) for x in r)
-    if isinstance(r, dict):
-        return {k: _plain(v, m) for k, v in r.items()}
-    if isinstance(r, m.dtype):
-        return str(r).split(".")[-1]
-    if not isinstance(r, m.Tensor):
-        return r
-    values = np.asarray(r.detach().to(m.complex128).tolist(), dtype=complex).ravel()
-    shown = ["nan" if v != v else repr(complex(np.round(v, 4)) + 0) for v in values]
-    return str(r.dtype).split(".")[-1], tuple(r.shape), shown
-
-
-def _same(fn: Callable[[Any], Any], spec: str) -> None:
-    want = _outcome(fn, torch)
-    with entered(spec):
-        assert _outcome(fn, tw) == want
-
-
-#: torch's outcomes of each dict of cases, computed once for all backends.
-_TORCH_OUTCOMES: dict[int, dict[str, Any]] = {}
-
-
-def _same_each(cases: dict[str, Callable[[Any], Any]], spec: str) -> None:
-    """:func:`_same` of every case, compared as one dict (a difference names its case)."""
-    want = _TORCH_OUTCOMES.get(id(cases))
-    if want is None:
-        want = _TORCH_OUTCOMES[id(cases)] = {k: _outcome(fn, torch) for k, fn in cases.items()}
-    with entered(spec):
-        got = {name: _outcome(fn, tw) for name, fn in cases.items()}
-    assert got == want
 
 
 def _grid(m: Any, *shape: int, dtype: Any = None) -> Any:
@@ -111,20 +64,7 @@ EXPAND_WRITES: dict[str, tuple[Callable[[Any], Any], Callable[[Any, Any, Any], A
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent wrong gradient. The write-back of a view whose memory repeats (tensor.py "
-    "_assign / ops/views.py; ops/index_write.py _per_location for accumulate): after x = "
-    "zeros(1).expand(3) and x.index_put_(idx, v, ...) or x.masked_fill_(mask, v), x's node "
-    "is the write's node on x itself, so v.grad reads the gradient at v's own positions "
-    "(index_put_: [1, 100, 100], masked_fill_: 1); in torch x becomes a view of its base's "
-    "new value (CopySlices), so every element's gradient sums over the one memory "
-    "location (index_put_: [111, 111, 111], masked_fill_: 111). Fix: after an in-place write "
-    "into a view whose memory repeats, give the view the base's new value seen through "
-    "the view again (the base's node, then the expand/as_strided view), as the write-back "
-    "of any view does.",
-)
-@pytest.mark.parametrize("write", list(EXPAND_WRITES))
+@pytest.mark.parametrize("write", EXPAND_WRITES)
 def test_write_into_expand_gradient(spec: str, write: str) -> None:
     make, written = EXPAND_WRITES[write]
 
@@ -135,19 +75,9 @@ def test_write_into_expand_gradient(spec: str, write: str) -> None:
         (x * _f64(m, 1.0, 10.0, 100.0)).sum().backward()
         return x, v.grad
 
-    _same(program, spec)
+    same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent lost gradient. ops/index_write.py index_put_ / tensor.py _assign: with "
-    "x = (b * 1).expand(3) (b requires grad), x.index_put_(idx, v, accumulate=True) then "
-    "backward gives v.grad None and b.grad 0; torch refuses at backward (RuntimeError, "
-    "'more than one element of the written-to tensor refers to a single memory location', "
-    "from the expanded view's as_strided backward). Fix: refuse as torch does where the "
-    "written view repeats memory and its base is in the graph (or, at least, never drop v "
-    "from the graph).",
-)
 def test_index_put_into_expand_of_a_graph_tensor(spec: str) -> None:
     def program(m: Any) -> Any:
         b = m.zeros(1, dtype=m.float64, requires_grad=True)
@@ -157,19 +87,9 @@ def test_index_put_into_expand_of_a_graph_tensor(spec: str) -> None:
         (x * _f64(m, 1.0, 10.0, 100.0)).sum().backward()
         return v.grad, b.grad
 
-    _same(program, spec)
+    same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent: no error. ops/apply.py written_out (the out= path of elementwise ops: "
-    "add, mul, exp, clamp, ...) has no partial-overlap check, while ops/out_arguments.py "
-    "checks only the OUT table's names; torch's TensorIterator refuses an out= that shares "
-    "part of an input's memory (RuntimeError 'some elements of the input tensor and the "
-    "written-to tensor refer to a single memory location'). Fix: hand written_out the "
-    "inputs and call out_arguments._refuse_partial_overlap(name, out, inputs) when out has "
-    "the result's shape.",
-)
 @pytest.mark.parametrize(
     "op",
     [
@@ -181,15 +101,15 @@ def test_index_put_into_expand_of_a_graph_tensor(spec: str) -> None:
     ids=["add", "mul", "exp", "clamp"],
 )
 def test_elementwise_out_partly_overlapping_an_input(spec: str, op: Callable) -> None:
-    _same(lambda m: op(m, _grid(m, 8)), spec)
+    same(lambda m: op(m, _grid(m, 8)), spec)
 
 
 def test_cumsum_into_a_larger_partly_overlapping_out(spec: str) -> None:
-    _same(lambda m: (lambda x: (m.cumsum(x[:2], 0, out=x[1:4]), x))(_grid(m, 8)), spec)
+    same(lambda m: (lambda x: (m.cumsum(x[:2], 0, out=x[1:4]), x))(_grid(m, 8)), spec)
 
 
 def test_numpy_ufunc_of_a_bfloat16_second_operand() -> None:
-    _same(lambda m: np.add(m.ones(2), m.ones(2, dtype=m.bfloat16)), "torch:cpu")
+    same(lambda m: np.add(m.ones(2), m.ones(2, dtype=m.bfloat16)), "torch:cpu")
 
 
 @pytest.mark.parametrize(
@@ -200,7 +120,7 @@ def test_numpy_ufunc_of_a_bfloat16_second_operand() -> None:
     ],
 )
 def test_fill_with_none(spec: str) -> None:
-    _same(lambda m: _grid(m, 3).fill_(None), spec)
+    same(lambda m: _grid(m, 3).fill_(None), spec)
 
 
 @pytest.mark.parametrize(
@@ -220,7 +140,7 @@ def test_numpy_ufunc_of_a_tensor_requiring_grad_outside_grad_mode(
         with mode(m):
             return np.exp(x), np.add(np.ones(3), x)
 
-    _same(program, spec)
+    same(program, spec)
 
 
 def test_function_gradient_shape_of_an_input_without_grad(spec: str) -> None:
@@ -238,7 +158,7 @@ def test_function_gradient_shape_of_an_input_without_grad(spec: str) -> None:
         Product.apply(a, b).sum().backward()
         return a.grad
 
-    _same(program, spec)
+    same(program, spec)
 
 
 @pytest.mark.parametrize("cut", [lambda x: x.chunk(1)[0], lambda x: x[0]], ids=["chunk", "index"])
@@ -250,7 +170,7 @@ def test_no_grad_piece_of_a_leaf_that_is_a_view(spec: str, cut: Callable) -> Non
         p.mul_(2)
         return x, p.requires_grad
 
-    _same(program, spec)
+    same(program, spec)
 
 
 @pytest.mark.parametrize("manager", ["no_grad", "enable_grad"])
@@ -260,7 +180,7 @@ def test_grad_mode_manager_clone(manager: str) -> None:
         with copy:
             return type(copy).__name__, m.is_grad_enabled()
 
-    _same(program, "numpy")
+    same(program, "numpy")
 
 
 def test_tensor_split_into_one_section_is_a_view(spec: str) -> None:
@@ -269,7 +189,7 @@ def test_tensor_split_into_one_section_is_a_view(spec: str) -> None:
         (piece,) = y.tensor_split(1)
         return piece.grad_fn.name(), piece is y
 
-    _same(program, spec)
+    same(program, spec)
 
 
 def test_function_backward_returning_a_number(spec: str) -> None:
@@ -287,11 +207,11 @@ def test_function_backward_returning_a_number(spec: str) -> None:
         Twice.apply(x).sum().backward()
         return x.grad
 
-    _same(program, spec)
+    same(program, spec)
 
 
 def test_outer_of_a_number(spec: str) -> None:
-    _same(lambda m: m.outer(_grid(m, 3), 2), spec)
+    same(lambda m: m.outer(_grid(m, 3), 2), spec)
 
 
 @pytest.mark.parametrize("dim", [4, -1])
@@ -300,7 +220,7 @@ def test_stack_of_channels_last_at_the_end(spec: str, dim: int) -> None:
         y = m.stack([_channels_last(m), _channels_last(m) + 1], dim)
         return y.stride(), y.is_contiguous()
 
-    _same(program, spec)
+    same(program, spec)
 
 
 def test_stack_into_an_empty_out_of_channels_last(spec: str) -> None:
@@ -309,7 +229,7 @@ def test_stack_into_an_empty_out_of_channels_last(spec: str) -> None:
         m.stack([_channels_last(m)] * 2, 1, out=out)
         return out.stride(), out
 
-    _same(program, spec)
+    same(program, spec)
 
 
 @pytest.mark.xfail(
@@ -326,7 +246,7 @@ def test_elementwise_result_of_an_as_strided_view_follows_its_strides(spec: str)
         y = _grid(m, 4, 4).as_strided((3, 3), (1, 4)) + _grid(m, 3, 3)
         return y.stride(), y.is_contiguous()
 
-    _same(program, spec)
+    same(program, spec)
 
 
 # -- f97759b: contiguous() copies ------------------------------------------------------------
@@ -1980,14 +1900,14 @@ GROUPS: dict[str, dict[str, Callable[[Any], Any]]] = {
 
 @pytest.mark.parametrize("group", list(GROUPS))
 def test_matches_torch(spec: str, group: str) -> None:
-    _same_each(GROUPS[group], spec)
+    same_each(GROUPS[group], spec)
 
 
 @pytest.mark.parametrize("group", ["add_alpha", "numpy_ufuncs"])
 def test_bfloat16_matches_torch(group: str) -> None:
     """The bfloat16 cases, on the backend that has bfloat16 (NumPy has none)."""
     cases = {"add_alpha": ADD_ALPHA_BFLOAT16, "numpy_ufuncs": NUMPY_UFUNCS_BFLOAT16}[group]
-    _same_each(cases, "torch:cpu")
+    same_each(cases, "torch:cpu")
 
 
 #: A few of the cases above on cuPyNumeric (no data_ptr or strides: it has neither layout
@@ -2010,4 +1930,4 @@ ON_CUNUMERIC = {
 
 @pytest.mark.cunumeric
 def test_matches_torch_on_cunumeric() -> None:
-    _same_each(ON_CUNUMERIC, "cunumeric")
+    same_each(ON_CUNUMERIC, "cunumeric")

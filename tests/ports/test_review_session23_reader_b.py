@@ -9,14 +9,13 @@ function at fault and the fix proposed.
 
 from __future__ import annotations
 
-import warnings
 from functools import partial
 from typing import Any, Callable
 
 import numpy as np
 import pytest
 import tensorweaver as tw
-import torch
+from snippet_outcomes import same, same_each
 from tw_backends import FAST, entered
 
 Program = Callable[[Any], Any]
@@ -27,70 +26,10 @@ def spec(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def _plain(r: Any, m: Any) -> Any:
-    """``r`` comparable across torch and tw: tensors as dtype, shape and values rounded to
-    6 decimals (4 in single precision; NaN and infinities as strings), containers item by
-    item."""
-    if isinstance(r, (tuple, list)):
-        return type(r).__name__, tuple(_plain(x, m) for x in r)
-    if isinstance(r, dict):
-        return {k: _plain(v, m) for k, v in r.items()}
-    if isinstance(r, m.dtype):
-        return "dtype", str(r).split(".")[-1]
-    if r is None or isinstance(r, (bool, int, float, str)):
-        return r
-    if not isinstance(r, m.Tensor):
-        return type(r).__name__
-    t = r.detach()
-    if m is torch and t.is_sparse:
-        t = t.to_dense()
-    values = np.asarray(t.to(m.complex128).tolist(), dtype=complex).ravel()
-    # (float32 to 4 decimals: its summation order may differ from torch's in the 7th digit)
-    decimals = 4 if r.dtype in (m.float32, m.complex64) else 6
-    shown = [str(np.round(v, decimals) + 0.0) for v in values]  # (+ 0.0: no signed zeros)
-    return str(r.dtype).split(".")[-1], tuple(r.shape), shown
-
-
-def _outcome(fn: Program, m: Any) -> Any:
-    """What ``fn(m)`` gives, or the class of the exception it raises."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return _plain(fn(m), m)
-    except Exception as e:  # noqa: BLE001  (the class is the answer)
-        return type(e).__name__
-
-
-#: torch's outcome per program (kept with it: a freed program's id may be another's).
-_TORCH: dict[int, tuple[Program, Any]] = {}
-
-
-def _torch_outcome(fn: Program) -> Any:
-    kept = _TORCH.get(id(fn))
-    if kept is None or kept[0] is not fn:
-        kept = _TORCH[id(fn)] = (fn, _outcome(fn, torch))
-    return kept[1]
-
-
-def _same_each(programs: dict[str, Program], spec: str) -> None:
-    """Each program's outcome on tw (on ``spec``) is torch's; compared as one dict, so that
-    a difference names its program."""
-    want = {name: _torch_outcome(fn) for name, fn in programs.items()}
-    with entered(spec):
-        got = {name: _outcome(fn, tw) for name, fn in programs.items()}
-    assert {k: v for k, v in got.items() if v != want[k]} == {
-        k: v for k, v in want.items() if v != got[k]
-    }
-
-
 def _share(programs: dict[str, Program], spec: str) -> dict[str, Program]:
     """All of a group's programs on numpy; every third on torch:cpu, where these core paths
     (no fused kernel) run the same code over another backend's arrays."""
     return programs if spec == "numpy" else dict(list(programs.items())[::3])
-
-
-def _same(fn: Program, spec: str = "numpy") -> None:
-    _same_each({"program": fn}, spec)
 
 
 def _walk(fn: Any, depth: int = 4) -> Any:
@@ -325,7 +264,7 @@ TWO_OUTPUTS: dict[str, Program] = {
 
 
 def test_two_output_reductions_match_torch(spec: str) -> None:
-    _same_each(_share(TWO_OUTPUTS, spec), spec)
+    same_each(_share(TWO_OUTPUTS, spec), spec, 6, single=4)
 
 
 # -- ceaffbd: lerp and addmm-like edges, next_functions after backward --------------------------
@@ -471,7 +410,7 @@ EDGES: dict[str, Program] = {
 
 
 def test_edges_and_kept_next_functions_match_torch(spec: str) -> None:
-    _same_each(EDGES, spec)
+    same_each(EDGES, spec, 6, single=4)
 
 
 # -- ceaffbd: the fused cross_entropy's and instance_norm's hooks ------------------------------
@@ -616,7 +555,7 @@ FUSED_HOOKS: dict[str, Program] = {
 
 
 def test_fused_loss_and_norm_hooks_match_torch(spec: str) -> None:
-    _same_each(FUSED_HOOKS, spec)
+    same_each(FUSED_HOOKS, spec, 6, single=4)
 
 
 # -- a333b2b: inference tensors outside inference mode -----------------------------------------
@@ -840,7 +779,7 @@ INFERENCE: dict[str, Program] = {
 
 
 def test_inference_tensors_round2_match_torch(spec: str) -> None:
-    _same_each(_share(INFERENCE, spec), spec)
+    same_each(_share(INFERENCE, spec), spec, 6, single=4)
 
 
 # -- 2902b94: forward AD ---------------------------------------------------------------------
@@ -1062,7 +1001,7 @@ FORWARD_AD: dict[str, Program] = {
 
 
 def test_forward_ad_matches_torch(spec: str) -> None:
-    _same_each(_share(FORWARD_AD, spec), spec)
+    same_each(_share(FORWARD_AD, spec), spec, 6, single=4)
 
 
 def test_backward_through_a_dual_reaches_its_primal(spec: str) -> None:
@@ -1093,7 +1032,7 @@ def test_gradcheck_forward_modes_pass(spec: str) -> None:
 
 @pytest.mark.cunumeric
 def test_forward_ad_and_var_mean_node_on_cunumeric() -> None:
-    _same_each({k: FORWARD_AD[k] for k in ("var_mean", "sin")}, "cunumeric")
+    same_each({k: FORWARD_AD[k] for k in ("var_mean", "sin")}, "cunumeric", 6, single=4)
 
 
 # -- 6fa4c76: sparse gradients (torch.optim is not built here: its first use costs seconds) ----
@@ -1163,7 +1102,7 @@ SPARSE: dict[str, Program] = {
 
 
 def test_sparse_gradients_match_torch(spec: str) -> None:
-    _same_each(_share(SPARSE, spec), spec)
+    same_each(_share(SPARSE, spec), spec, 6, single=4)
 
 
 # -- defects ----------------------------------------------------------------------------------
@@ -1171,11 +1110,11 @@ def test_sparse_gradients_match_torch(spec: str) -> None:
 
 @pytest.mark.parametrize("which", [0, 1], ids=["min", "max"])
 def test_aminmax_output_changed_in_place_is_refused(which: int) -> None:
-    _same(lambda m: _output_changed(m, lambda m, x: m.aminmax(x, dim=0), which))
+    same(lambda m: _output_changed(m, lambda m, x: m.aminmax(x, dim=0), which), "numpy", 6, 4)
 
 
 def test_std_mean_mean_changed_in_place_is_allowed() -> None:
-    _same(lambda m: _output_changed(m, lambda m, x: m.std_mean(x, 0), 1))
+    same(lambda m: _output_changed(m, lambda m, x: m.std_mean(x, 0), 1), "numpy", 6, 4)
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
@@ -1189,7 +1128,7 @@ def test_cross_entropy_probability_targets_hook(reduction: str) -> None:
         loss.backward()
         return _walk(loss.grad_fn, 2), seen, x.grad
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 @pytest.mark.parametrize("affine", [False, True])
@@ -1199,7 +1138,7 @@ def test_instance_norm_next_functions(affine: bool) -> None:
         y = m.nn.InstanceNorm1d(3, affine=affine).double()(x)
         return _walk(y.grad_fn, 3)
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 @pytest.mark.parametrize(
@@ -1218,7 +1157,7 @@ def test_in_place_shape_no_op_records_its_node(op: str, args: tuple, shape: tupl
         getattr(y, op)(*args)
         return type(y.grad_fn).__name__, tuple(y.shape)
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 @pytest.mark.parametrize("op", ["copysign", "fmod"])
@@ -1230,11 +1169,11 @@ def test_inference_tensor_saved_by_copysign_fmod_is_refused(op: str) -> None:
         y = getattr(m, op)(x, other)
         return y.requires_grad
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 def test_inference_remainder_by_number_node_name() -> None:
-    _same(_alone(lambda m, x: m.remainder(x, 1.5), True))
+    same(_alone(lambda m, x: m.remainder(x, 1.5), True), "numpy", 6, 4)
 
 
 @pytest.mark.parametrize("op", ["var_mean", "std_mean", "aminmax"])
@@ -1245,7 +1184,7 @@ def test_two_outputs_of_an_inference_tensor_record_nothing(op: str) -> None:
         a, b = getattr(m, op)(x)
         return a.requires_grad, b.requires_grad, a.is_inference()
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 @pytest.mark.xfail(
@@ -1263,7 +1202,7 @@ def test_abs_cummax_of_inference_tensor_requiring_grad(op: str) -> None:
             x = m.tensor([1.0, -2.0], requires_grad=True)
         return x.abs() if op == "abs" else x.cummax(0).values
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 @pytest.mark.xfail(
@@ -1285,7 +1224,7 @@ def test_forward_ad_dual_flags() -> None:
             inside = (d.requires_grad, d.is_leaf, y.requires_grad, y.grad_fn is None)
         return inside, y.requires_grad
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 def test_sparse_gradient_layout_and_coalesce() -> None:
@@ -1295,7 +1234,7 @@ def test_sparse_gradient_layout_and_coalesce() -> None:
         g = e.weight.grad
         return str(g.layout).split(".")[-1], g.coalesce().to_dense()
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 def test_sparse_gradient_to_dense_is_dense() -> None:
@@ -1305,7 +1244,7 @@ def test_sparse_gradient_to_dense_is_dense() -> None:
         dense = e.weight.grad.to_dense()
         return dense.is_sparse, dense is e.weight.grad
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 def test_sparse_gradient_kept_through_scaling_and_copies() -> None:
@@ -1317,7 +1256,7 @@ def test_sparse_gradient_kept_through_scaling_and_copies() -> None:
         copies = (g * 2, g + g, -g, g.clone(), g.detach(), g.to(m.float32))
         return g.is_sparse, [c.is_sparse for c in copies]
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 def test_autograd_grad_of_sparse_lookup_is_sparse() -> None:
@@ -1326,7 +1265,7 @@ def test_autograd_grad_of_sparse_lookup_is_sparse() -> None:
         (g,) = m.autograd.grad(m.nn.functional.embedding(m.tensor([1]), w, sparse=True).sum(), w)
         return g.is_sparse, g
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 def test_cross_entropy_hook_replacing_under_create_graph() -> None:
@@ -1337,7 +1276,7 @@ def test_cross_entropy_hook_replacing_under_create_graph() -> None:
 
         return _hooked_twice_differentiated(m, make, _doubled_first)
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
 
 
 @pytest.mark.xfail(
@@ -1356,7 +1295,7 @@ def test_forward_ad_complex() -> None:
             d = fw.make_dual(m.tensor([1 + 2j]), m.tensor([1j]))
             return fw.unpack_dual(d.exp())
 
-    _same(program)
+    same(program, "numpy", 6, single=4)
     # (torch's gradcheck says True: it compares with finite differences itself; its run
     # here would import torch._dynamo, seconds)
     x = tw.tensor([1 + 2j, 0.5 - 1j], dtype=tw.complex128, requires_grad=True)
@@ -1369,9 +1308,10 @@ def test_std_mean_float16_rounds_once() -> None:
     values = np.linspace(-1, 2, 24).reshape(2, 3, 4) ** 2
     # (compared with std of the same input, which torch computes by the same kernel: no
     # dependence on torch's summation order)
-    _same(
+    same(
         lambda m: m.equal(
             m.std_mean(m.tensor(values, dtype=m.float16), -1)[0],
             m.tensor(values, dtype=m.float16).std(-1),
-        )
+        ),
+        "numpy",
     )

@@ -80,7 +80,9 @@ def test_range_check_is_one_reduction_and_one_read(device):
     counting = _Counting(t.backend)
     t.backend = counting
     assert bounds.extrema(t) == (0, 9)
-    assert counting.calls == ["aminmax", "to_host"]
+    # (API 2.10: a backend with host_aminmax reads both numbers in that one call)
+    one_call = getattr(t.backend.real, "host_aminmax", None) is not None
+    assert counting.calls == (["host_aminmax"] if one_call else ["aminmax", "to_host"])
 
 
 @pytest.mark.parametrize("device", ["numpy", "torch:cpu", "cunumeric"])

@@ -309,30 +309,9 @@ def test_index_put_into_repeated_memory(backend: str, name: str, accumulate: boo
     assert program(tw) == program(torch)
 
 
-#: PyTorch's gradient of a value written through an expand() view is the sum over the
-#: copies of its location (its CopySlices node reads the base's gradient)
-THROUGH_EXPAND = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the gradient of values written in place through an expand() view: torch's "
-    "CopySlices gives each written position its location's gradient summed over the copies "
-    "(index_put_ overwrite: [7.0, 7.0]), tensorweaver each position its own ([2.0, 5.0]) "
-    "(SILENT); also so for an overwrite, so not index_put_'s rule: ops/views.py's write-back "
-    "of an expand() view records no gradient path through the base. Fix: the expand view's "
-    "write-back (ops/views.py) makes the view's new history read the base (as torch's "
-    "CopySlices: the view re-read from the written base)",
-)
-
-
 @pytest.mark.filterwarnings("ignore:Use of index_put_ on expanded tensors")
 @pytest.mark.parametrize("accumulate", [True, False], ids=["accumulate", "overwrite"])
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=THROUGH_EXPAND) if n.startswith("expand") else n
-        for n in sorted(REPEATED)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(REPEATED))
 def test_index_put_into_repeated_memory_gradient(backend: str, name: str, accumulate: bool) -> None:
     program = _put_into_repeated(name, accumulate, grad=True)
     assert program(tw) == program(torch)

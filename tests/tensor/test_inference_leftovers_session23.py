@@ -8,8 +8,8 @@ clones, sort's values, diag's matrix) record torch's CopyBackwards/CopySlices; b
 functions and activations of inference tensors alone record nothing, and refuse to save an
 inference operand beside one that requires grad; index writes refuse to save an inference
 index. Order statistics along a dim refuse an inference tensor that requires grad, as
-torch's out= kernels do. The defects left are strict xfails whose reason names the file, the
-cause and the fix.
+torch's out= kernels do; index_copy/index_add/scatter of inference tensors alone clone the
+input first (CopyBackwards), as torch's.
 """
 
 from __future__ import annotations
@@ -341,30 +341,8 @@ _INDEXED = (
     "put_alone",
 )
 
-#: Defects left, each with its cause and proposed fix.
-_DEFECTS = dict.fromkeys(
-    ("index_copy_alone", "index_add_alone", "scatter_alone"),
-    "torch's out-of-place index_copy/index_add/scatter of inference tensors alone (self "
-    "requires grad) clone self first, which records CopyBackwards (next functions: None and "
-    "self's), so the result requires grad; tw's op of inference tensors alone records "
-    "nothing. Fix (ops/index_write.py index_copy, ops/index.py index_add and scatter, where "
-    "ops.elementwise.inference_alone(input, index, source)): ops/elementwise.py "
-    "as_copy_of(out, input)",
-)
 
-
-@pytest.mark.parametrize(
-    "op",
-    [
-        pytest.param(
-            k,
-            marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=_DEFECTS[k])]
-            if k in _DEFECTS
-            else [],
-        )
-        for k in _OTHERS
-    ],
-)
+@pytest.mark.parametrize("op", list(_OTHERS))
 def test_other_op_of_an_inference_tensor_that_requires_grad(op: str) -> None:
     def program(m: Any) -> Any:
         p = _inference(m, 2, requires_grad=True)

@@ -8,46 +8,17 @@ Each case runs on torch 2.13 and on tensorweaver with only the module changed.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
 import numpy as np
 import pytest
-import tensorweaver as tw
-import torch
-from tw_backends import FAST, entered
+from snippet_outcomes import same_each
+from tw_backends import FAST
 
 
 @pytest.fixture(params=FAST)
 def spec(request: pytest.FixtureRequest) -> str:
     return request.param
-
-
-def _outcome(fn: Callable[[Any], Any], m: Any) -> Any:
-    """What ``fn(m)`` gives, comparable across torch and tw; an exception as its class."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return _plain(fn(m), m)
-    except Exception as e:  # noqa: BLE001  (the class is the answer)
-        return type(e).__name__
-
-
-def _plain(r: Any, m: Any) -> Any:
-    if isinstance(r, (tuple, list)):
-        return tuple(_plain(x, m) for x in r)
-    if isinstance(r, m.Tensor):
-        return str(r.dtype).split(".")[-1], tuple(r.shape), r.detach().tolist()
-    if isinstance(r, m.Size):
-        return tuple(r)
-    return r
-
-
-def _same_each(cases: dict[str, Callable[[Any], Any]], spec: str) -> None:
-    want = {k: _outcome(fn, torch) for k, fn in cases.items()}
-    with entered(spec):
-        got = {k: _outcome(fn, tw) for k, fn in cases.items()}
-    assert got == want
 
 
 def _grid(m: Any, *shape: int) -> Any:
@@ -234,7 +205,7 @@ GROUPS = {"resized_out": RESIZED_OUT, "stack": STACK, "axis": AXIS, "small": SMA
 
 @pytest.mark.parametrize("group", list(GROUPS))
 def test_matches_torch(spec: str, group: str) -> None:
-    _same_each(GROUPS[group], spec)
+    same_each(GROUPS[group], spec, decimals=None)
 
 
 #: Writes of a channels-last or transposed value into a C-ordered tensor of its shape.
@@ -248,16 +219,6 @@ KEPT_LAYOUTS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent layout. Tensor.copy_ (tensor.py _assign / ops/methods.py copy_) rebinds "
-    "the destination to the source's array, so it takes the source's strides: zeros(3, "
-    "2).copy_(y.t()) has strides (1, 3), and every out= of the result's shape (written by "
-    "ops/apply.py _write_out through copy_) takes the result's layout; torch's copy_ and "
-    "out= keep the destination's strides ((2, 1); a C-ordered out stays C-ordered). Fix: "
-    "in copy_, lay the new values out in the destination's own order (memory_formats."
-    "laid_out with its dense order) where it differs from the source's.",
-)
 @pytest.mark.parametrize("case", list(KEPT_LAYOUTS))
 def test_write_keeps_the_destinations_layout(spec: str, case: str) -> None:
-    _same_each({case: lambda m: _layout(KEPT_LAYOUTS[case](m))}, spec)
+    same_each({case: lambda m: _layout(KEPT_LAYOUTS[case](m))}, spec, decimals=None)

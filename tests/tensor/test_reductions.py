@@ -42,7 +42,7 @@ def reduce_with(method, **fixed):
             return t
         if dim is not None:
             return getattr(t, method)(dim=dim, keepdim=keepdim, **fixed)
-        if method in WHOLE_WITHOUT_KEEPDIM:
+        if method in WHOLE_WITHOUT_KEEPDIM or "unbiased" in fixed:  # (var's overloads)
             return getattr(t, method)(dim=None, keepdim=keepdim, **fixed)
         if method == "prod":
             out = t.prod(**fixed)

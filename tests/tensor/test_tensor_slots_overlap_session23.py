@@ -164,14 +164,6 @@ def test_alias_of_a_row_into_its_whole_tensor() -> None:
     _same(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="in-place methods outside ops/methods.py _inplace do not check their operands "
-    "for partial overlap: float_power_ (ops/special.py _float_power_), nextafter_ "
-    "(ops/float_parts.py), igamma_/igammac_ (ops/incomplete_gamma.py). Fix: call "
-    "ops/methods.py _refuse_overlapping_operands(self, name, (other,), {}) first (or move it "
-    "to ops/out_arguments.py beside _refuse_partial_overlap, which all of them may import)",
-)
 @pytest.mark.parametrize("op", ["float_power_", "nextafter_", "igamma_"])
 def test_in_place_methods_defined_elsewhere(op: str) -> None:
     def program(m: Any) -> Any:

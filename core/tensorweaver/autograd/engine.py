@@ -104,12 +104,20 @@ def _check_versions(node: Node) -> None:
     reads = READS_INPUT.get(node.op)
     for i, (t, version) in enumerate(zip(node.inputs, node.versions)):
         if t._version != version and (reads is None or reads(node, i)):
-            raise RuntimeError(
-                f"one of the tensors needed for gradient computation has been modified by an "
-                f"in-place operation: an input of {node.name} of shape {list(t.shape)} is at "
-                f"version {t._version}, expected version {version}; use an out-of-place op "
-                "(x = x + 1, not x += 1) or .clone() the tensor first"
-            )
+            _refuse_changed(node, t, version)
+    for ref, version in getattr(node, "operands", ()):  # (a loss's inputs its node saves)
+        t = ref()
+        if t is not None and t._version != version:
+            _refuse_changed(node, t, version)
+
+
+def _refuse_changed(node: Node, t: Tensor, version: int) -> None:
+    raise RuntimeError(
+        f"one of the tensors needed for gradient computation has been modified by an "
+        f"in-place operation: an input of {node.name} of shape {list(t.shape)} is at "
+        f"version {t._version}, expected version {version}; use an out-of-place op "
+        "(x = x + 1, not x += 1) or .clone() the tensor first"
+    )
 
 
 def _check_view_uses(node: Node, function: Node) -> None:
@@ -192,8 +200,18 @@ def _total(entry: Any) -> Any:
         joined = _join(pieces)
         total = joined if total is None else total + joined
     elif entry[0].is_sparse and all(g.is_sparse for g in entry):  # sparse ones: a sparse sum
-        total = type(entry[0])(total.native, total.backend, total.dtype)
+        total = _sparse_sum(len(entry), entry[0])(total.native, total.backend, total.dtype)
     return total
+
+
+def _sparse_sum(count: int, first: Tensor) -> type:
+    """The class of a sum of ``count`` sparse gradients, the first ``first``: uncoalesced
+    where several were summed, as PyTorch's engine joins their entries without merging."""
+    if count == 1:
+        return type(first)
+    from tensorweaver.nn.functional.sparse import SparseGradient  # (loaded: sparse gradients)
+
+    return SparseGradient
 
 
 def _join(pieces: list) -> Tensor:
@@ -493,36 +511,43 @@ def _finish(
             continue
         if type(g) is not Tensor or GRAD_HOOKS:  # else it is the total already
             g = _leaf_total(key, g)
+        if NODE_PREHOOKS and key in NODE_PREHOOKS:  # (its AccumulateGrad's pre-hooks)
+            g = run_node_prehooks(NODE_PREHOOKS[key], (g,))[0]
+        if not leaf.requires_grad:  # unset since the forward: PyTorch's AccumulateGrad runs
+            _after_accumulate(key, leaf, g)  # its hooks and skips only the accumulation
+            continue
         if GRAD_DTYPES:
             g = in_grad_dtype(leaf, g)
         if create_graph:
             accumulated(leaf, g, True)
-            _after_accumulate(key, leaf)
+            _after_accumulate(key, leaf, g)
             continue
         if leaf._grad is not None:
             if leaf._grad.is_sparse and not g.is_sparse:  # (a dense sum, as PyTorch's)
                 leaf._grad = Tensor((leaf._grad + g).native, g.backend, g.dtype)
             else:
                 _add_into(leaf._grad, g)
-            _after_accumulate(key, leaf)
+                if g.is_sparse and leaf._grad.is_sparse:
+                    leaf._grad.__class__ = _sparse_sum(2, g)
+            _after_accumulate(key, leaf, g)
             continue
         # A tensor of its own over the gradient's array (a copy where NumPy shares that
         # memory), as PyTorch's AccumulateGrad steals or clones it; not a detach() alias,
         # whose in-place changes would reach the gradient computed, which another leaf's
         # .grad or the caller's ``gradient=`` may be.
         native = g._unshared_native() if _SHARED_STORAGES else g.native
-        g = (type(g) if g.is_sparse else Tensor)(native, g.backend, g.dtype)  # (its layout)
+        stored = (type(g) if g.is_sparse else Tensor)(native, g.backend, g.dtype)  # (its layout)
         # Stored gradients get the backend's preferred layout (a transposed view would make
         # every optimizer op on it slow), as PyTorch's gradient layout contract does.
         if g.backend is not backend:
             backend = g.backend
             compact = getattr(backend, "contiguous", None)
         if compact is not None:
-            g.native = compact(g.native)
+            stored.native = compact(stored.native)
             if _out_of_order(leaf):  # a dense leaf laid out otherwise (channels-last): its
-                g.native = _laid_out_like(backend, g.native, leaf.native)  # layout, as torch's
-        leaf._grad = g  # (not the .grad setter: its checks hold for the engine's gradients)
-        _after_accumulate(key, leaf)
+                stored.native = _laid_out_like(backend, stored.native, leaf.native)  # as torch's
+        leaf._grad = stored  # (not the .grad setter: its checks hold for the engine's gradients)
+        _after_accumulate(key, leaf, g)
     return {}
 
 
@@ -533,10 +558,15 @@ def _no_accumulator(leaf: Tensor) -> bool:
     return view is not None and len(view) > 3 and view[3][0] is _NO_GRAD_VIEW_WRITTEN
 
 
-def _after_accumulate(key: int, leaf: Tensor) -> None:
+def _after_accumulate(key: int, leaf: Tensor, g: Tensor) -> None:
+    """The hooks PyTorch's AccumulateGrad of ``leaf`` runs once it has accumulated ``g``:
+    the leaf's post-accumulate hooks, then the node's own hooks (``grad_fn.register_hook``
+    on it), which see no gradient computed and ``(g,)``."""
     if POST_ACCUMULATE_HOOKS and key in POST_ACCUMULATE_HOOKS:
         for hook in list(POST_ACCUMULATE_HOOKS[key].values()):
             hook(leaf)
+    if NODE_POSTHOOKS and key in NODE_POSTHOOKS:
+        run_node_posthooks(NODE_POSTHOOKS[key], (), (g,))
 
 
 def _add_into(grad: Tensor, g: Tensor) -> None:
@@ -675,16 +705,26 @@ def backward(
         run(tensors, gs, retain, create_graph)
         return
     inputs = _inputs(inputs, "backward")
+    for t in inputs:  # (PyTorch calls retain_grad on each input before the pass)
+        if not t.requires_grad:
+            raise RuntimeError(
+                "can't retain_grad on Tensor that has requires_grad=False: backward(inputs=) "
+                f"names a tensor of shape {list(t.shape)} that does not require grad; leave it "
+                "out of inputs, or call .requires_grad_() on it before the forward"
+            )
     found = run(tensors, gs, retain, create_graph, inputs)
-    with set_grad_enabled(create_graph):  # backward's grad mode, as for every leaf
+    with set_grad_enabled(bool(create_graph)):  # backward's grad mode, as for every leaf
         for t in inputs:
             if id(t) in found:
                 node = t._node
                 if node is not None and node.retained is not None and node.retained() is t:
                     continue  # its retain_grad filled .grad in the pass: once, as PyTorch's
-                accumulated(t, found[id(t)], create_graph)
-                if t._node is None:
-                    _after_accumulate(id(t), t)
+                g = found[id(t)]
+                if node is None and NODE_PREHOOKS and id(t) in NODE_PREHOOKS:
+                    g = run_node_prehooks(NODE_PREHOOKS[id(t)], (g,))[0]
+                accumulated(t, g, create_graph)
+                if node is None:
+                    _after_accumulate(id(t), t, g)
 
 
 def grad(

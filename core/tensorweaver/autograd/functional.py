@@ -221,7 +221,7 @@ def vjp(
         inputs_tuple, inputs = _differentiable_inputs(inputs, create_graph, "vjp")
         outputs_tuple, outputs = _outputs(func, inputs, strict, "vjp")
         v = _vector(v, outputs, outputs_tuple, create_graph, "vjp", _OUTPUTS_ARE)
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph or is_grad_enabled())):
         found = _grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(found, inputs, strict, create_graph, "back")
     return (
@@ -250,7 +250,7 @@ def jvp(
         dummies = tuple(zeros_like(o, requires_grad=True) for o in outputs)
         grad_inputs = _grad(outputs, inputs, dummies, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
         found = _grad(grad_inputs, dummies, v, create_graph=create_graph)
         result = _fill_in_zeros(found, outputs, strict, create_graph, "back_trick")
     return (
@@ -400,7 +400,7 @@ def _hessian_vector_product(
             stage = "double_back_trick"
         else:
             backward, against, stage = gradient, inputs, "double_back"
-    with set_grad_enabled(create_graph or is_grad_enabled()):
+    with set_grad_enabled(bool(create_graph or is_grad_enabled())):
         found = _grad(backward, against, v, create_graph=create_graph)
         result = _fill_in_zeros(found, inputs, strict, create_graph, stage)
     return _finish(outputs, create_graph)[0], _unpack(_finish(result, create_graph), inputs_tuple)

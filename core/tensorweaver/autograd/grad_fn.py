@@ -112,6 +112,13 @@ def kept_inputs(node: Any) -> tuple | None:
     return parents if fused is None or fused[1] is None else fill_slots(fused[1], parents)
 
 
+#: name() of PyTorch's hand-written nodes, by their class name.
+_NAMESPACED = {
+    "CopyBackwards": "torch::autograd::CopyBackwards",
+    "CopySlices": "torch::autograd::CopySlices",
+}
+
+
 class GradFn:
     """A graph node as PyTorch's ``grad_fn`` object; its class is named after the op."""
 
@@ -122,7 +129,9 @@ class GradFn:
         self.metadata: dict = {}
 
     def name(self) -> str:
-        return self._node.name
+        name = self._node.name
+        # (PyTorch's hand-written copy nodes have a namespaced name(); their class is not)
+        return _NAMESPACED.get(name, name)
 
     @property
     def next_functions(self) -> tuple:
@@ -185,7 +194,7 @@ class GradFn:
         _refuse(node, "register_hook", why, "the op's inputs")
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
+        return f"<{type(self).__name__} object at {id(self):#x}>"
 
 
 class _Step:
@@ -285,6 +294,21 @@ class AccumulateGrad:
     def next_functions(self) -> tuple:
         return ()
 
+    def register_prehook(self, fn: Callable) -> Any:
+        """Call ``fn((gradient,))`` with the leaf's gradient (its tensor hooks run) before it
+        is accumulated; a tuple it returns replaces it. Returns a handle whose ``remove()``
+        unregisters it. Kept with the leaf, as PyTorch's node is."""
+        from tensorweaver.autograd.hooks import register_node_hook
+
+        return register_node_hook(self.variable, fn, prehook=True)
+
+    def register_hook(self, fn: Callable) -> Any:
+        """Call ``fn((), (gradient,))`` once the leaf's gradient has been accumulated (after
+        its post-accumulate hooks). Returns a handle whose ``remove()`` unregisters it."""
+        from tensorweaver.autograd.hooks import register_node_hook
+
+        return register_node_hook(self.variable, fn, prehook=False)
+
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
 
@@ -324,7 +348,7 @@ def _whole(node: Any) -> bool:
 def _on_pytorch_step(node: Any, hook: Callable) -> Callable | None:
     """``hook`` on a fused ``node`` as on PyTorch's node for its last step, where that step
     can be shown (cross-entropy's nll of log_softmax's output, the views that end instance
-    norm and a linear of other than a matrix), else None."""
+    norm, a linear's addmm or its view), else None."""
     from tensorweaver.autograd.composite_hooks import log_probability_hook, view_hook
 
     kernel, x = node.saved[0], node.inputs[0]
@@ -337,7 +361,26 @@ def _on_pytorch_step(node: Any, hook: Callable) -> Callable | None:
         if bias.is_contiguous():  # (the view of addmm's (rows, out) result; else PyTorch's
             # node is matmul's result plus the bias: AddBackward0)
             return view_hook(node, hook, (math.prod(x.shape[:-1]), weight.shape[0]))
-    return None  # (a matrix's addmm: its inputs are bias, input and weight.t())
+    if kernel == "linear" and x.dim() == 2:
+        return _as_addmm(hook)
+    return None
+
+
+def _as_addmm(hook: Callable) -> Callable:
+    """``hook`` on a fused linear of a matrix (input, weight, bias) as on PyTorch's
+    ``addmm(bias, input, weight.t())``: it sees those inputs' gradients, in that order, and
+    what it returns is mapped back."""
+
+    def as_addmm(grad_inputs: tuple, grad_outputs: tuple) -> tuple | None:
+        x, weight, bias = grad_inputs
+        seen = (bias, x, None if weight is None else weight.t())
+        returned = hook(seen, grad_outputs)
+        if returned is None:
+            return None
+        bias, x, weight = _replaced(hook, returned, seen)
+        return x, None if weight is None else weight.t(), bias
+
+    return as_addmm
 
 
 def _in_slots(hook: Callable, slots: tuple) -> Callable:

@@ -354,7 +354,8 @@ def _identity(node: Any, g: Tensor) -> tuple:
 def _spread(node: Any, g: Tensor) -> Tensor:
     """The reduced gradient back at the input's shape."""
     x = node.inputs[0]
-    axes, keepdim = node.saved
+    saved = node.saved
+    axes, keepdim = saved[0], saved[1]  # (max/min keep their output third)
     if not is_grad_enabled():
         # A first-order backward records nothing: the two primitives alone, without the
         # ops' checks (the shapes are the forward's own), on every loss.sum().backward().
@@ -411,9 +412,12 @@ def _product_of_others(x: Tensor, axes: tuple[int, ...]) -> Tensor:
 def _extreme(node: Any, g: Tensor) -> tuple:
     """amax/amin: the gradient is shared evenly between the elements equal to the result."""
     x = node.inputs[0]
-    axes, keepdim = node.saved
-    extreme = rd.amax if node.op == "max" else rd.amin
-    y = extreme(x.detach(), axes, True)
+    axes, keepdim, native = node.saved
+    # The output the node kept (PyTorch's node reads its saved result, which a write through
+    # ``.data`` changes), at the kept shape
+    if not keepdim:
+        native = x.backend.reshape(native, rd.kept_shape(x.shape, axes))
+    y = Tensor(native, x.backend, x.dtype)
     hit = ew.eq(x, y).to(x.dtype)
     count = rd.sum(hit, axes, True)
     return (ew.div(ew.mul(_spread(node, g), hit), count),)

@@ -100,12 +100,16 @@ def _name(hook: Callable) -> Any:
 
 def _checked(hook: Callable, result: Tensor, g: Any) -> Tensor:
     """``result``, which ``hook`` returned in place of the gradient ``g``, if it keeps its
-    dtype, device and shape, as PyTorch requires of a hook's result."""
-    if result.dtype is not g.dtype or result.backend is not g.backend:
+    dtype, device, layout and shape, as PyTorch requires of a hook's result."""
+    if (
+        result.dtype is not g.dtype
+        or result.backend is not g.backend
+        or result.is_sparse is not g.is_sparse
+    ):
         raise RuntimeError(
-            f"hook {_name(hook)!r} has changed the type of value (was {g.dtype.name} on "
-            f"{g.device}, got {result.dtype.name} on {result.device}): return the "
-            "gradient in its own dtype and device"
+            f"hook {_name(hook)!r} has changed the type of value (was {g.dtype.name} "
+            f"{g.layout.name} on {g.device}, got {result.dtype.name} {result.layout.name} on "
+            f"{result.device}): return the gradient in its own dtype, layout and device"
         )
     if result.shape != g.shape:
         raise RuntimeError(
@@ -133,7 +137,7 @@ def _replaced(hook: Callable, result: Any, grads: tuple) -> tuple:
     """``grads`` replaced by the tuple a node hook returned (None: unchanged)."""
     if result is None:
         return grads
-    if not isinstance(result, (tuple, list)):
+    if not isinstance(result, tuple):
         raise TypeError(f"expected tuple, but hook returned {type(result).__name__!r}")
     if len(result) != len(grads):
         raise RuntimeError(

@@ -26,7 +26,6 @@ from tensorweaver.linalg.fused_backward import function_backward, output_backwar
 from tensorweaver.linalg.primitives import output_grads, outputs, saved
 from tensorweaver.linalg.solvers import cholesky_solve_value
 from tensorweaver.ops import complex as cx
-from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
@@ -183,14 +182,6 @@ def _qr(node: Any, g: Tensor) -> tuple:
     return (mv.cat([_qr_square_or_tall(q, u, gq, gu), matmul(q, gv)], -1),)
 
 
-def _qr_r(node: Any, g: Tensor) -> tuple:
-    raise RuntimeError(
-        "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
-        "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
-        "linalg.qr."
-    )
-
-
 def _lu_factor(node: Any, g: Tensor) -> tuple:
     (lu,) = outputs(node)
     perm, low, up = unpack(lu, saved(node))
@@ -306,11 +297,6 @@ def _cholesky_solve(node: Any, g: Tensor) -> tuple:
     return gb, gl
 
 
-def _constant(node: Any, g: Tensor) -> tuple:
-    """A result that does not depend on the input's values (A^0, the count of nonzeros)."""
-    return (cr.zeros_like(node.inputs[0]),)
-
-
 def _undefined(node: Any, g: Tensor) -> tuple:
     """No gradient at all (the count of nonzeros): PyTorch leaves the input's grad None."""
     return (None,)
@@ -334,13 +320,11 @@ LINALG_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {
     "linalg_eig": _eig,
     "linalg_svd": _svd,
     "linalg_qr": _qr,
-    "linalg_qr_r": _qr_r,
     "linalg_lu_factor": _lu_factor,
     "linalg_det": _det,
     "linalg_slogdet": _slogdet,
     "linalg_pinv": _pinv,
     "linalg_cholesky_solve": _cholesky_solve,
-    "linalg_matrix_power_0": _constant,
     "linalg_vector_norm_0": _undefined,
     # Whole functions as one backend call (tensorweaver.linalg.fused).
     "linalg_function": function_backward,

@@ -55,7 +55,12 @@ class set_grad_enabled:
     """Turn graph recording on or off: as a call, a ``with`` block or a decorator."""
 
     def __init__(self, mode: bool) -> None:
-        self.mode = bool(mode)
+        if mode.__class__ is not bool:  # (PyTorch's argument parser: 0 is no bool)
+            raise TypeError(
+                "set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                f"{type(mode).__name__}"
+            )
+        self.mode = mode
         self._tokens: list[Any] = []
         if type(self) is set_grad_enabled:
             # torch.set_grad_enabled(False) as a plain call switches the mode at once.

@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 #: Primitives whose ATen name is not their own name capitalised.
 RENAMED = {
+    "max": "AmaxBackward0",  # (max() and min() label theirs MaxBackward1, MinBackward1)
+    "min": "AminBackward0",
     "cast": "ToCopyBackward0",
     "to_device": "ToCopyBackward0",
     "identity": "CloneBackward0",
@@ -157,8 +159,6 @@ BY_OPERANDS: dict[str, Callable[[Any], str]] = {
     "matmul": _matmul,
     "sum": _reduction("SumBackward0", "SumBackward1"),
     "prod": _reduction("ProdBackward0", "ProdBackward1"),
-    "max": _reduction("MaxBackward1", "AmaxBackward0"),
-    "min": _reduction("MinBackward1", "AminBackward0"),
     "pow": _pow,
     "sub": _sub,
     "remainder": _remainder,

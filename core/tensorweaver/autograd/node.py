@@ -80,8 +80,10 @@ SAVES_ONLY_OUTPUTS = {"StdMeanBackward0": (0,)}
 
 #: The nodes of :data:`SAVES_OUTPUT` whose output was changed in place after they were
 #: recorded (``Tensor._assign`` tells :func:`output_changed`), each with a weak reference to
-#: that output, its shape and its version before the first such change: backward through one
-#: raises. Weak keys: a node freed with its graph leaves.
+#: that output, its shape, its version before the first such change and its output number:
+#: backward through one raises. The node of several outputs (:func:`output_node`'s group) is
+#: marked too, so a backward entering by another of its outputs raises, as PyTorch's one node.
+#: Weak keys: a node freed with its graph leaves.
 CHANGED_OUTPUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -110,7 +112,45 @@ def output_changed(node: Any, output: Any, version_before: int) -> None:
     """Note that ``output``, made by ``node``, changed in place (from ``version_before``)."""
     if type(node) is not Node or not _saves_output(node) or node in CHANGED_OUTPUTS:
         return
-    CHANGED_OUTPUTS[node] = (weakref.ref(output), list(output.shape), version_before)
+    known = (weakref.ref(output), list(output.shape), version_before, output_nr(node))
+    CHANGED_OUTPUTS[node] = known
+    group = node.view
+    if type(group) is Node and group not in CHANGED_OUTPUTS:
+        CHANGED_OUTPUTS[group] = known
+
+
+#: The integer outputs that their call's node saves (the indices of max/min(dim), sort, topk
+#: and the order statistics): they have no node of their own to be told of an in-place
+#: change. By id: (a weak reference to the output, one to the node, the output number).
+SAVED_INTEGER_OUTPUTS: dict[int, tuple] = {}
+
+
+def _forget_integer_output(ref: weakref.ref, key: int) -> None:
+    entry = SAVED_INTEGER_OUTPUTS.get(key)
+    if entry is not None and entry[0] is ref:
+        del SAVED_INTEGER_OUTPUTS[key]
+
+
+def saves_integer_output(values: Any, output: Any, number: int = 1) -> None:
+    """Note that the node of ``values`` (if any) saves ``output``, output ``number`` of its
+    call, an integer tensor with no node: changing it in place before backward through that
+    node is then PyTorch's "modified by an inplace operation" error."""
+    node = values._node
+    if node is not None:
+        key = id(output)
+        ref = weakref.ref(output, lambda r, key=key: _forget_integer_output(r, key))
+        SAVED_INTEGER_OUTPUTS[key] = (ref, weakref.ref(node), number)
+
+
+def integer_output_changed(output: Any, version_before: int) -> None:
+    """Note that ``output``, a tensor with no node, changed in place: the node that saved it,
+    if it is one of :data:`SAVED_INTEGER_OUTPUTS`, refuses backward."""
+    entry = SAVED_INTEGER_OUTPUTS.get(id(output))
+    if entry is None or entry[0]() is not output:
+        return
+    node = entry[1]()
+    if node is not None and node not in CHANGED_OUTPUTS:
+        CHANGED_OUTPUTS[node] = (weakref.ref(output), list(output.shape), version_before, entry[2])
 
 
 def output_rewritten(node: Any, old: Any, new: Any) -> None:
@@ -124,10 +164,18 @@ def output_rewritten(node: Any, old: Any, new: Any) -> None:
     if saved is old:
         node.saved = new
     elif node.op == "function":  # (a custom Function's ctx saved the output's array)
+        from tensorweaver.ops.several_outputs import _TwoOutputs
+
         index = saved[3]
+        # (ops/several_outputs.py two_outputs's ctx keeps the outputs as tensors over arrays)
+        two_outputs = saved[0] is _TwoOutputs
         for kept in saved[1]._saved:
-            if getattr(kept, "index", None) == index and getattr(kept, "native", None) is old:
+            if getattr(kept, "native", None) is old and (
+                two_outputs or getattr(kept, "index", None) == index
+            ):
                 kept.native = new
+    elif (node.op == "max" or node.op == "min") and saved is not None and saved[2] is old:
+        node.saved = (saved[0], saved[1], new)  # (amax/amin's rule reads its output)
     elif node.op == "fused":
         kept = saved[1]
         if getattr(kept, "out", None) is old:  # (a FromOutput: its rules read the output)
@@ -145,12 +193,11 @@ def check_output_unchanged(node: Any) -> None:
     """PyTorch's error where ``node`` saved its output and that output changed in place."""
     known = CHANGED_OUTPUTS.get(node)
     if known is not None:
-        output, shape, before = known
+        output, shape, before, number = known
         now = output()._version if output() is not None else before + 1
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: the tensor of shape {shape}, which is output "
-            f"{output_nr(node)} of "
+            f"inplace operation: the tensor of shape {shape}, which is output {number} of "
             f"{node.name}, is at version {now}; expected version {before} instead. "
             f"{node.name} saves its output for backward: change a .clone() of it instead"
         )
@@ -326,8 +373,11 @@ def _refuse_saved(op: str, t: Any) -> None:
 class Node:
     __slots__ = (
         "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "label", "view",
-        "keeps_saved", "edges", "__weakref__",
+        "keeps_saved", "edges", "operands", "__weakref__",
     )  # fmt: skip
+    # ``operands``, set only on the last node of a loss whose PyTorch node saves the loss's
+    # inputs (nn/functional/loss.py ``_saving``): weak references to them with their
+    # versions, checked by the engine as PyTorch checks its saved variables. Unset elsewhere.
     # ``edges`` is set only on the last node of a composite (``ops.apply.labelled``): where
     # the gradient of each of the composite's inputs goes (a node, a leaf, or None), for
     # node hooks that see the composite as PyTorch's one node (autograd/composite_hooks.py).

@@ -32,7 +32,7 @@ from tensorweaver.ops.bounds import REGION_LISTENERS, Region
 
 #: Methods that only describe arrays or steer the backend: passed through, not recorded.
 PASSTHROUGH = frozenset(
-    {"storage", "layout", "get_num_threads", "set_num_threads", "set_tf32", "has_tf32"}
+    {"storage", "layout", "strides", "get_num_threads", "set_num_threads", "set_tf32", "has_tf32"}
 )
 #: Methods that read array values back to the host: the step depends on data.
 HOST_READS = frozenset({"to_host", "host_view"})

@@ -121,11 +121,13 @@ def tw_create_backend(device: DeviceRecord) -> object:
     gradient, ``airy_ai``, the Bessel functions of integer order and the orthogonal
     polynomials; 2.7: ``owns_memory`` and ``foreach_inplace``, optimizer updates written
     into the parameters' own memory; 2.8: ``nll_loss`` and ``nll_loss_backward``; 2.9:
-    ``aminmax``, both extremes of an array at once); a plugin that declares an older minor
-    version may define them too, since the core looks each one up, and a backend lacking
-    one still gets the right answer (the core's decomposition, or NumPy on the host with
-    one ``HostFallbackWarning``), except that without the 2.5 pair the core can only
-    reseed its stream where it must put it back (``fork_rng``, ``checkpoint``), and warns.
+    ``aminmax``, both extremes of an array at once; 2.10: ``host_aminmax``, both read back
+    as Python numbers in one call, and ``strides``, layout's without the address); a plugin
+    that declares an older minor version may define them too, since the core looks each one
+    up, and a backend lacking one still gets the right answer (the core's decomposition, or
+    NumPy on the host with one ``HostFallbackWarning``), except that without the 2.5 pair
+    the core can only reseed its stream where it must put it back (``fork_rng``,
+    ``checkpoint``), and warns.
     Listing ``complex64``/``complex128`` in ``dtypes`` promises the complex primitives
     (``real``, ``imag``, ``conj``, ``complex``) and complex arrays in the arithmetic
     primitives (see the IR table). The core creates one object per device and keeps it for

@@ -647,6 +647,16 @@ OPTIONAL: dict[str, str] = {
     "non-empty, of any shape, layout and dtype but complex), a's dtype; both NaN where a float "
     "a holds a NaN (torch.aminmax's values, stacked). The core reads it back in one transfer; "
     "without it the core reduces with min and max and concatenates (three calls, one transfer)",
+    # API 2.10: the range checks' read of both extremes as Python numbers, in one call,
+    # and strides without layout's address.
+    "host_aminmax": "host_aminmax(a) -> (least, greatest): aminmax(a)'s two values read back "
+    "to the host as a tuple of Python numbers, as A.tolist() gives them (int, float or bool; "
+    "both float NaN where a float a holds a NaN; a as for aminmax), in one transfer. Without "
+    "it the core calls aminmax (or min and max) and to_host; while tw.compile traces a step "
+    "it does so anyway (its replay repeats that read)",
+    "strides": "strides(a) -> tuple[int, ...] | None: layout(a)'s strides alone, for a "
+    "backend whose address read costs more than its strides (Tensor.stride, is_contiguous); "
+    "a backend defining it defines layout too",
     # API 2.4: compiled graphs (tw.compile's compile_graph hook).
     "compile_graph": "compile_graph(graph) -> callable | None: a faster form of a tw.compile'd "
     "step's backend calls. graph (tensorweaver.compiler.record.GraphRecord) has fn(*inputs) -> "

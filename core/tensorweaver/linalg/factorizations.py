@@ -7,18 +7,20 @@ import math
 import numpy as np
 
 from tensorweaver.amp import autocast_dtype, float32_operands
-from tensorweaver.autograd.mode import no_grad
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.autograd.node import saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, mH, mH_view, mT, result, to_batch
 from tensorweaver.linalg.errors import check_matrix, check_square, raise_for_info
 from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
 from tensorweaver.linalg.householder import reflector
+from tensorweaver.linalg.one_node import one_node
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
-from tensorweaver.ops.apply import apply, broadcast_shapes, labelled
+from tensorweaver.ops.apply import broadcast_shapes, labelled
 from tensorweaver.ops.linalg import matmul
 from tensorweaver.tensor import Tensor
 
@@ -79,11 +81,17 @@ def _cholesky_ex(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor L (A = L L^T), or U = L^T with ``upper``; LinAlgError naming the
     batch element where A is not positive-definite."""
+    return cholesky_recorded_as("LinalgCholeskyExBackward0", A, upper)
+
+
+def cholesky_recorded_as(grad_fn: str, A: Tensor, upper: bool) -> Tensor:
+    """:func:`cholesky`'s factor, its node named ``grad_fn`` (``torch.cholesky``'s is
+    CholeskyBackward0)."""
     # A backend computing torch.linalg.cholesky whole checks its info itself, with this
     # error (no read of the info on the host: 1 us a call)
     return fused_or_reference(
         "cholesky",
-        "LinalgCholeskyExBackward0",
+        grad_fn,
         _checked_cholesky,
         (_cholesky_operand(A),),
         (upper,),
@@ -109,9 +117,20 @@ def qr(A: Tensor, mode: str = "reduced") -> tuple:
         )
     if mode != "r":
         return QR(*fused_or_reference("qr", "LinalgQrBackward0", p.qr, (A,), (mode,), (None, None)))
-    r = p.qr(A.detach(), "reduced")[1]
-    r = apply("linalg_qr_r", r.native, A.dtype, (A,))
-    return QR(cr.zeros_like_shape(A, (0,)), r)
+    q, r = cr.zeros_like_shape(A, (0,)), p.qr(A.detach(), "reduced")[1]
+    if A.requires_grad and is_grad_enabled():  # PyTorch's one node for the empty Q and R
+        one_node("LinalgQrBackward0", (A,), (q, r), (0, 1), (_qr_r_backward, ()), _qr_r_backward)
+    return QR(q, r)
+
+
+def _qr_r_backward(*_: object) -> tuple:
+    """The gradient of mode 'r' (first-order and under create_graph): refused, as PyTorch's,
+    for any output's gradient, the empty Q's too."""
+    raise RuntimeError(
+        "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+        "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+        "linalg.qr."
+    )
 
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> tuple:
@@ -127,6 +146,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     )
     if check_errors:  # a RuntimeError in PyTorch, not a LinAlgError
         raise_for_info("torch.linalg.lu_factor_ex", info, _zero_pivot, RuntimeError)
+    saves_integer_output(lu, pivots)  # (PyTorch's node saves the pivots)
     return LUFactorEx(lu, pivots, info)
 
 
@@ -155,16 +175,11 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> tuple:
     _check_lu_operand(A, pivot)
     # A backend computing torch.linalg.lu_factor whole checks its info itself, with this
     # error (no read of the info on the host: 1 us a call)
-    return LUFactor(
-        *fused_or_reference(
-            "lu_factor",
-            "LinalgLuFactorExBackward0",
-            _checked_lu_factor,
-            (A,),
-            (),
-            (None, dtypes.int32),
-        )
+    lu, pivots = fused_or_reference(
+        "lu_factor", "LinalgLuFactorExBackward0", _checked_lu_factor, (A,), (), (None, dtypes.int32)
     )
+    saves_integer_output(lu, pivots)  # (PyTorch's node saves the pivots)
+    return LUFactor(lu, pivots)
 
 
 def _checked_lu_factor(A: Tensor) -> tuple:

@@ -12,7 +12,7 @@ once with the gradients of all outputs (the optional ``fused_linalg_outputs_back
 and a ``linalg_output`` node per output that hands its gradient on to it (a ``Slot``). A
 backend without that primitive gets one ``linalg_function`` node per output. Under
 ``create_graph`` the rules differentiate the core's decomposition instead, or, for a
-function given a ``rule`` (eig), apply that formula to this call's own outputs: a second
+function given a ``rule`` (eig, inv), apply that formula to this call's own outputs: a second
 backward then reaches this call with the whole gradient of each output, where a recomputed
 decomposition would take a part of it (eig's check of the eigenvectors' phases holds for
 the whole, not for the parts).
@@ -111,15 +111,18 @@ def fused_or_reference(
             made.append(Tensor(native, backend, dtype if kind is None else _dtype(kind, dtype)))
         outs = tuple(made)
     if grad:
-        if rule is None and places is None and (kinds is WITH_INFO or kinds == (None,)):
+        if places is None and (kinds is WITH_INFO or kinds == (None,)):
             # the usual node (one differentiable output, the first), as _record makes it,
             # made here: two frames, a test and a loop less (0.3 us a call)
-            node = Node("linalg_function", tensors, (result[1], 0, reference, static, None))
+            attached = None if rule is None else Attached(rule, (0,), outs)
+            node = Node("linalg_function", tensors, (result[1], 0, reference, static, attached))
             node.label = grad_fn
             node.edges = _float_edges(node, tensors)  # (a hook on it sees their gradients)
             out = outs[0]
             out._node = node
             out._requires_grad = True
+            if attached is not None:  # (weakly: the node holds ``attached``)
+                attached.nodes = (weakref.ref(node),)
         else:
             call = (result[1], reference, static, rule)
             _record(outs, kinds, tensors, call, grad_fn, places)

@@ -5,14 +5,21 @@ replacement, with the old arguments and results."""
 from __future__ import annotations
 
 from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
+from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.linalg._shared import mH_view, mT, result
 from tensorweaver.linalg.determinants import det as _det
 from tensorweaver.linalg.eigen import svd as _svd
 from tensorweaver.linalg.eigen import svdvals
 from tensorweaver.linalg.errors import check_matrix
-from tensorweaver.linalg.factorizations import cholesky as _cholesky
-from tensorweaver.linalg.factorizations import householder_product, lu_factor_ex, lu_solve, unpack
+from tensorweaver.linalg.factorizations import (
+    cholesky_recorded_as,
+    householder_product,
+    lu_factor_ex,
+    lu_solve,
+    unpack,
+)
 from tensorweaver.linalg.factorizations import qr as _qr
+from tensorweaver.linalg.one_node import reference_call
 from tensorweaver.linalg.products import matrix_exp as _matrix_exp
 from tensorweaver.linalg.solvers import inv, pinv, solve_triangular
 from tensorweaver.ops import creation as cr
@@ -40,8 +47,9 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:  # 
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
-    """``torch.cholesky``: ``tw.linalg.cholesky(input, upper=upper)``."""
-    return _cholesky(input, upper=upper)
+    """``torch.cholesky``: ``tw.linalg.cholesky(input, upper=upper)``, recorded as PyTorch's
+    own node."""
+    return cholesky_recorded_as("CholeskyBackward0", input, upper)
 
 
 def qr(input: Tensor, some: bool = True) -> tuple:  # noqa: A002
@@ -71,9 +79,20 @@ def triangular_solve(
     ``transpose``; a copy of A)."""
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         input, A = float32_operands(input, A)
+    static = (upper, transpose, unitriangular)
+    if is_grad_enabled() and (input.requires_grad or A.requires_grad):
+        # PyTorch's one node for both results, over (input, A) in that order
+        label = "TriangularSolveBackward0"
+        return TriangularSolve(*reference_call(label, _triangular_solve, (input, A), static, None))
+    return TriangularSolve(*_triangular_solve(input, A, *static))
+
+
+def _triangular_solve(
+    b: Tensor, A: Tensor, upper: bool, transpose: bool, unitriangular: bool
+) -> tuple[Tensor, Tensor]:
     a = mT(A) if transpose else A
-    x = solve_triangular(a, input, upper=upper != transpose, unitriangular=unitriangular)
-    return TriangularSolve(x, A.clone())
+    x = solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
+    return x, A.clone()
 
 
 def orgqr(input: Tensor, input2: Tensor) -> Tensor:  # noqa: A002

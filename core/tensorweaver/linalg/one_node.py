@@ -88,8 +88,13 @@ def one_node(
 
 
 #: What PyTorch's node saves where not every output and no input: (whether it reads the
-#: input, the outputs it keeps): slogdet's keeps the matrix and the sign, not log|det|.
-_SAVES = {"LinalgSlogdetBackward0": (True, (0,))}
+#: input, the outputs it keeps): slogdet's keeps the matrix and the sign, not log|det|;
+#: triangular_solve's and lstsq's their inputs and the solution.
+_SAVES = {
+    "LinalgSlogdetBackward0": (True, (0,)),
+    "TriangularSolveBackward0": (True, (0,)),
+    "LinalgLstsqBackward0": (True, (0,)),
+}
 
 
 def _saved_versions(label: str, tensors: tuple, outs: tuple, indices: tuple) -> tuple:

@@ -53,8 +53,7 @@ GRAD_FN = {
     "linalg_slogdet": "LinalgSlogdetBackward0",
     "linalg_pinv": "LinalgPinvBackward0",
     "linalg_cholesky_solve": "CholeskySolveBackward0",
-    # Results that do not depend on the input's values, yet require grad as PyTorch's do
-    "linalg_matrix_power_0": "CopyBackwards",
+    # A result that does not depend on the input's values, yet requires grad as PyTorch's does
     "linalg_vector_norm_0": "LinalgVectorNormBackward0",
 }
 

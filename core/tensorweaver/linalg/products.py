@@ -11,7 +11,6 @@ import numpy as np
 
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.contract import dtypes
-from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, to_batch
 from tensorweaver.linalg.errors import check_float, check_square, need_tensor
 from tensorweaver.linalg.fused import fused_or_reference
@@ -43,8 +42,9 @@ def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002  (PyTorch's nam
     if not isinstance(n, int):
         raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
     if n == 0:
-        eye = to_batch(eye_like(A, A.shape[-1]), A.shape[:-2]).clone()
-        return p.composite("linalg_matrix_power_0", eye, A) if A.requires_grad else eye
+        eye = to_batch(eye_like(A, A.shape[-1]), A.shape[:-2])
+        # (PyTorch writes the identity into a copy of A: CopyBackwards over CloneBackward0)
+        return A.clone().copy_(eye) if A.requires_grad else eye.clone()
     if n == 1:  # a copy, as PyTorch's (CloneBackward0): never the input itself
         return A.clone()
     if n < 0:
@@ -174,8 +174,9 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
             f"linalg.cross: inputs dimension {dim} must have length 3. Got "
             f"{input.shape[axis]} and {other.shape[axis]}"
         )
-    shape = broadcast_shapes("linalg.cross", input.shape, other.shape)
-    return st.cross(mv.expand(input, shape), mv.expand(other, shape), dim)
+    broadcast_shapes("linalg.cross", input.shape, other.shape)  # (its error names linalg.cross)
+    # st.cross broadcasts them: its node's inputs are these, as PyTorch's
+    return st.cross(input, other, dim)
 
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803  (PyTorch's name)

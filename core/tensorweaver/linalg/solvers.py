@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
-from tensorweaver.autograd.mode import no_grad
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import broadcast_batch, eye_like, mH, mT, result, to_batch
@@ -22,6 +22,7 @@ from tensorweaver.linalg.errors import (
     raise_for_info,
 )
 from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
+from tensorweaver.linalg.one_node import reference_call
 from tensorweaver.linalg.out import write
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -172,7 +173,13 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> tuple:
 
 def _inv_with_info(A: Tensor) -> tuple[Tensor, Tensor]:
     return fused_or_reference(
-        "inv_ex", "LinalgInvExBackward0", _inv_ex, (_inv_operand(A),), (), WITH_INFO
+        "inv_ex",
+        "LinalgInvExBackward0",
+        _inv_ex,
+        (_inv_operand(A),),
+        (),
+        WITH_INFO,
+        rule=_inv_from_output,
     )
 
 
@@ -194,8 +201,22 @@ def inv(A: Tensor) -> Tensor:
     # A backend computing torch.linalg.inv whole checks its info itself, with this error
     # (no read of the info on the host: 1 us a call)
     return fused_or_reference(
-        "inv", "LinalgInvExBackward0", _checked_inv, (_inv_operand(A),), (), (None,)
+        "inv",
+        "LinalgInvExBackward0",
+        _checked_inv,
+        (_inv_operand(A),),
+        (),
+        (None,),
+        rule=_inv_from_output,
     )[0]
+
+
+def _inv_from_output(inputs: tuple, outputs: tuple, grads: tuple) -> tuple:
+    """The inverse's gradient under ``create_graph``, PyTorch's formula on the call's own
+    output Y: -Y^H (G Y^H), so that a second backward passes the call's node again."""
+    (y,), (g,) = outputs, grads
+    yh = mH(y)
+    return (ew.neg(matmul(yh, matmul(g, yh))),)
 
 
 def _checked_inv(A: Tensor) -> tuple:
@@ -291,6 +312,14 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
         )
     if B.ndim == 0:
         raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if is_grad_enabled() and (A.requires_grad or B.requires_grad):
+        # PyTorch's one node for the solution and the residuals, over (A, B)
+        found = reference_call("LinalgLstsqBackward0", _lstsq, (A, B), (rcond, driver), None)
+        return Lstsq(*found)
+    return Lstsq(*_lstsq(A, B, rcond, driver))
+
+
+def _lstsq(A: Tensor, B: Tensor, rcond: float | None, driver: str) -> tuple:
     vector = B.ndim == A.ndim - 1
     B = mv.unsqueeze(B, -1) if vector else B
     _check_pair_shapes(A, B)
@@ -312,7 +341,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
             residuals = ew.mul(residuals, 0.0)
     if vector:  # the residuals keep their column dimension, as PyTorch's
         solution = mv.squeeze(solution, -1)
-    return Lstsq(solution, residuals, rank, values)
+    return solution, residuals, rank, values
 
 
 def _check_pair_shapes(A: Tensor, B: Tensor) -> None:

@@ -13,7 +13,9 @@ from typing import Any
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import Node
 from tensorweaver.contract.dtypes import DType
-from tensorweaver.tensor import Tensor
+from tensorweaver.ops import out_arguments as oa  # (a module: it imports this one)
+from tensorweaver.ops.casting import can_cast
+from tensorweaver.tensor import Tensor, _out_of_order
 
 
 def apply(op: str, native: Any, dtype: DType, inputs: tuple, saved: Any = None) -> Tensor:
@@ -125,15 +127,24 @@ def cast_native(t: Tensor, dtype: DType) -> Any:
 
 
 def written_out(
-    op: str, result: Tensor, out: Any, *, same_dtype: bool = False, differentiable: bool = True
+    op: str,
+    result: Tensor,
+    out: Any,
+    *,
+    same_dtype: bool = False,
+    differentiable: bool = True,
+    inputs: tuple = (),
 ) -> Tensor:
     """``result`` written into ``out`` (the ``out=`` of ``op``), as PyTorch does it: ``out``
     takes a dtype ``result``'s converts to without lowering its category (exactly
     ``result``'s where ``same_dtype``: neg, abs, floor, sign...), is resized to ``result``'s
-    shape (with PyTorch's deprecation warning unless it was empty), and no operand may
-    require grad, unless ``op`` is one PyTorch defines no derivative for
-    (``differentiable=False``: eq, logical_and, histc, the Bessel functions...): then ``out``
-    is written as data, keeping its ``requires_grad`` and history, as PyTorch writes it."""
+    shape (with PyTorch's deprecation warning unless it was empty; it then takes the result's
+    strides, else it keeps its own), and no operand may require grad, unless ``op`` is one
+    PyTorch defines no derivative for (``differentiable=False``: eq, logical_and, histc, the
+    Bessel functions...): then ``out`` is written as data, keeping its ``requires_grad`` and
+    history, as PyTorch writes it. ``inputs``: the operands of an op PyTorch computes
+    elementwise into ``out`` (its TensorIterator), none of which ``out`` may share part of
+    the memory of."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if not differentiable:
@@ -142,12 +153,12 @@ def written_out(
         requires_grad, out._requires_grad = out.requires_grad, False
         try:
             with no_grad():
-                return _write_out(op, result, out, same_dtype)
+                return _write_out(op, result, out, same_dtype, inputs)
         finally:
             out._requires_grad = requires_grad
     if is_grad_enabled() and (result.requires_grad or out.requires_grad):
         raise out_needs_no_grad(op)
-    return _write_out(op, result, out, same_dtype)
+    return _write_out(op, result, out, same_dtype, inputs)
 
 
 def out_needs_no_grad(op: str) -> RuntimeError:
@@ -159,20 +170,22 @@ def out_needs_no_grad(op: str) -> RuntimeError:
     )
 
 
-def _write_out(op: str, result: Tensor, out: Tensor, same_dtype: bool) -> Tensor:
-    from tensorweaver.ops.casting import can_cast
-
+def _write_out(op: str, result: Tensor, out: Tensor, same_dtype: bool, inputs: tuple) -> Tensor:
     if same_dtype and out.dtype is not result.dtype:
         raise RuntimeError(
             f"{op}(): Found dtype {out.dtype.name} but expected {result.dtype.name}: its out= "
             "tensor must have the result's dtype"
         )
+    if inputs:  # (checked before the cast, as PyTorch's TensorIterator)
+        oa._refuse_overlapping_operands(out, op, inputs, {})
     if not can_cast(result.dtype, out.dtype):
         raise RuntimeError(
             f"{op}(): result type {result.dtype.name} can't be cast to the desired output type "
             f"{out.dtype.name}"
         )
     if out.shape != result.shape:
+        if inputs:  # (PyTorch's TensorIterator refuses it before it resizes out)
+            oa._refuse_repeats(op, out.shape, out)
         if out.numel():
             warnings.warn(
                 f"An output with one or more elements was resized since it had shape "
@@ -184,5 +197,13 @@ def _write_out(op: str, result: Tensor, out: Tensor, same_dtype: bool) -> Tensor
                 UserWarning,
                 stacklevel=4,
             )
+        linked = out._view_of is not None or out._alias_of is not None
         out.resize_(*result.shape)
+        if result.backend is out.backend:
+            # PyTorch restrides a resized out as its result (TensorIterator's resize_out):
+            # out takes the result's array, where copy_ would keep out's new C order; one
+            # over other tensors' memory lays it out there with the result's strides
+            if linked and inputs and _out_of_order(result) and result._dense_order() is not None:
+                out.as_strided_(result.shape, result.stride())
+            return out._assign(result.to(out.dtype), op)
     return out.copy_(result)

@@ -2,10 +2,11 @@
 promises backends in-range int64 indices, see :mod:`tensorweaver.contract.ir`) and other
 values PyTorch requires in a range (binary cross-entropy's probabilities).
 
-A check reads back two numbers, the minimum and the maximum reduced on the device (by the
-backend's optional ``aminmax`` where it has one: one call), never the array itself: cheap on
-the hot path (embedding rows, cross-entropy targets) and one small transfer on an
-accelerator. An empty tensor costs nothing.
+A check reads back two numbers, the minimum and the maximum reduced on the device, never
+the array itself: cheap on the hot path (embedding rows, cross-entropy targets) and one small
+transfer on an accelerator. A backend's optional ``host_aminmax`` hands both back as Python
+numbers in one call; else its optional ``aminmax`` (or ``min`` and ``max``) reduces and
+``to_host`` reads. An empty tensor costs nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ def extrema(
     if not n:
         return None
     backend = t.backend
+    # While tw.compile traces a step, the read must be a to_host of an array: the read its
+    # replay repeats and checks (compiler/graph.py).
+    read = None if REGION_LISTENERS else getattr(backend, "host_aminmax", None)
+    if read is not None:
+        return read(t.native)
     both = getattr(backend, "aminmax", None)
     if both is not None:
         pair = both(t.native)

@@ -74,6 +74,10 @@ def dtype_argument(fn: str, dtype: Any) -> Any:
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad.__class__ is not bool:  # (PyTorch's argument parser: 1 is no bool)
+        raise TypeError(
+            f"argument 'requires_grad' must be bool, not {type(requires_grad).__name__}"
+        )
     return t.requires_grad_() if requires_grad else t
 
 

@@ -250,7 +250,7 @@ def _arithmetic(
 
     def op(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(input, other), out)
+            return written_out(name, op(input, other), out, inputs=(input, other))
         if isinstance(input, Tensor):
             if (
                 isinstance(other, Tensor)
@@ -375,7 +375,7 @@ def require_tensors(op: str, a: Any, b: Any) -> None:
 def maximum(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """The larger of ``input`` and ``other``, elementwise (complex numbers are not ordered)."""
     if out is not None:
-        return written_out("maximum", maximum(input, other), out)
+        return written_out("maximum", maximum(input, other), out, inputs=(input, other))
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):  # (no call on the hot path)
         require_tensors("maximum", input, other)
     _ordered("maximum", input, other, RuntimeError)
@@ -385,7 +385,7 @@ def maximum(input: Operand, other: Operand, *, out: Tensor | None = None) -> Ten
 def minimum(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """The smaller of ``input`` and ``other``, elementwise (complex numbers are not ordered)."""
     if out is not None:
-        return written_out("minimum", minimum(input, other), out)
+        return written_out("minimum", minimum(input, other), out, inputs=(input, other))
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):  # (no call on the hot path)
         require_tensors("minimum", input, other)
     _ordered("minimum", input, other, RuntimeError)
@@ -504,7 +504,7 @@ def _alpha_node(fn: str, a: Tensor, b: Tensor, alpha: Any) -> Node:
 def add(input: Operand, other: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other``."""
     if out is not None:
-        return written_out("add", add(input, other, alpha=alpha), out)
+        return written_out("add", add(input, other, alpha=alpha), out, inputs=(input, other))
     if alpha is None:
         return add_(input, other)
     return _with_alpha(add_, "add", input, other, alpha)
@@ -513,7 +513,7 @@ def add(input: Operand, other: Operand, *, alpha: Any = None, out: Tensor | None
 def sub(input: Operand, other: Operand, *, alpha: Any = None, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``."""
     if out is not None:
-        return written_out("sub", sub(input, other, alpha=alpha), out)
+        return written_out("sub", sub(input, other, alpha=alpha), out, inputs=(input, other))
     if alpha is None:
         return sub_(input, other)
     _refuse_bool_sub(input, other)
@@ -575,7 +575,8 @@ def div(
 ) -> Tensor:
     """True division (ints give the default float), or ``"floor"``/``"trunc"`` rounding."""
     if out is not None:
-        return written_out("div", div(input, other, rounding_mode=rounding_mode), out)
+        result = div(input, other, rounding_mode=rounding_mode)
+        return written_out("div", result, out, inputs=(input, other))
     if rounding_mode is None:
         return _true_divide(input, other)
     if rounding_mode not in ("floor", "trunc"):
@@ -612,7 +613,7 @@ def _trunc_divide(a: Operand, b: Operand, dtype: DType) -> Tensor:
 def floor_divide(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """floor(input / other), as Python's ``//``."""
     if out is not None:
-        return written_out("floor_divide", floor_divide(input, other), out)
+        return written_out("floor_divide", floor_divide(input, other), out, inputs=(input, other))
     check_divisor("floor_divide", input, other)
     return _floor_divide(input, other)
 
@@ -633,7 +634,7 @@ def _floor_divide(a: Operand, b: Operand) -> Tensor:
 def remainder(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """input - floor(input / other) * other, with the sign of ``other``, as Python's ``%``."""
     if out is not None:
-        return written_out("remainder", remainder(input, other), out)
+        return written_out("remainder", remainder(input, other), out, inputs=(input, other))
     check_divisor("remainder", input, other)
     _ordered("remainder", input, other)
     out = _remainder(input, other)
@@ -676,7 +677,7 @@ def pow(
     if self is not _NOT_GIVEN or input is _NOT_GIVEN or exponent is _NOT_GIVEN:
         input = _number_base(input, exponent, self)
     if out is not None:
-        return written_out("pow", pow(input, exponent), out)
+        return written_out("pow", pow(input, exponent), out, inputs=(input, exponent))
     if isinstance(input, Tensor) and isinstance(exponent, (int, float)):
         dtype = result_type(input, exponent)
         if dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
@@ -833,7 +834,9 @@ def _comparison(name: str) -> Callable[[Operand, Operand], Tensor]:
 
     def op(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(input, other), out, differentiable=False)
+            return written_out(
+                name, op(input, other), out, differentiable=False, inputs=(input, other)
+            )
         if (
             isinstance(other, Tensor)
             and isinstance(input, Tensor)
@@ -887,7 +890,9 @@ def _truth(backend: Any, native: Any, dtype: DType) -> Any:
 def _logical(name: str) -> Callable[[Operand, Operand], Tensor]:
     def op(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(input, other), out, differentiable=False)
+            return written_out(
+                name, op(input, other), out, differentiable=False, inputs=(input, other)
+            )
         _require_tensor(name, input)
         _require_tensor(name, other, "other")
         # Each operand is first converted to the promoted dtype, as PyTorch's kernel reads
@@ -921,7 +926,7 @@ def _bitwise(name: str) -> Callable[[Operand, Operand], Tensor]:
 
     def op(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(input, other), out)
+            return written_out(name, op(input, other), out, inputs=(input, other))
         input, other, backend, dtype, an, bn = _operands(name, input, other, check)
         return Tensor(getattr(backend, name)(an, bn), backend, dtype)
 
@@ -959,7 +964,7 @@ def _unary(
 
     def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(input), out)
+            return written_out(name, op(input), out, inputs=(input,))
         _require_tensor(name, input)
         if not complex_ok:
             _no_complex(name, input)
@@ -987,7 +992,7 @@ _abs_real = _unary("abs", floating=False)
 def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-x; a bool tensor is refused, as in PyTorch."""
     if out is not None:
-        return written_out("neg", neg(input), out, same_dtype=True)
+        return written_out("neg", neg(input), out, same_dtype=True, inputs=(input,))
     if _require_tensor("neg", input).dtype is dtypes.bool_:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
@@ -999,7 +1004,7 @@ def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """|x|; the float modulus of a complex tensor."""
     if out is not None:
-        return written_out("abs", abs(input), out, same_dtype=True)
+        return written_out("abs", abs(input), out, same_dtype=True, inputs=(input,))
     if _require_tensor("abs", input).dtype is dtypes.bool_:
         raise NotImplementedError('"abs" not implemented for bool tensors; use x.int().abs()')
     if input.dtype.kind == "c":
@@ -1021,7 +1026,7 @@ def _piecewise_constant(name: str) -> Callable[[Tensor], Tensor]:
 
     def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(input), out, same_dtype=True)
+            return written_out(name, op(input), out, same_dtype=True, inputs=(input,))
         _require_tensor(name, input)
         _no_complex(name if name != "sign" else "sign (use tw.sgn for complex numbers)", input)
         if input.dtype is dtypes.bool_ and name != "sign":
@@ -1042,7 +1047,7 @@ _sign = _piecewise_constant("sign")
 def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-1, 0 or 1; NaN gives 0, as in PyTorch."""
     if out is not None:
-        return written_out("sign", sign(input), out, same_dtype=True)
+        return written_out("sign", sign(input), out, same_dtype=True, inputs=(input,))
     out = _sign(input)
     if input.dtype.kind != "f":
         return out
@@ -1063,7 +1068,8 @@ _round_even = _piecewise_constant("round")
 def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
     """Round half to even, optionally to ``decimals`` places."""
     if out is not None:
-        return written_out("round", round(input, decimals=decimals), out, same_dtype=True)
+        result = round(input, decimals=decimals)
+        return written_out("round", result, out, same_dtype=True, inputs=(input,))
     if decimals == 0:
         return _round_even(input)
     if _require_tensor("round", input).dtype.kind not in "fc":
@@ -1082,7 +1088,8 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
 
 def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("logical_not", logical_not(input), out, differentiable=False)
+        result = logical_not(input)
+        return written_out("logical_not", result, out, differentiable=False, inputs=(input,))
     input = _require_tensor("logical_not", input)
     native = _truth(input.backend, input.native, input.dtype)
     return Tensor(input.backend.logical_not(native), input.backend, dtypes.bool_)
@@ -1095,7 +1102,8 @@ class BitwiseNotError(TypeError, NotImplementedError):
 
 def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("bitwise_not", bitwise_not(input), out, same_dtype=True)
+        result = bitwise_not(input)
+        return written_out("bitwise_not", result, out, same_dtype=True, inputs=(input,))
     input = _require_tensor("bitwise_not", input)
     if input.dtype.kind in "fc":
         raise BitwiseNotError(
@@ -1116,7 +1124,7 @@ def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     neither tail loses its relative accuracy (sigmoid(-100) is 3.7e-44, not 0) and nothing
     overflows."""
     if out is not None:
-        return written_out("sigmoid", sigmoid(input), out)
+        return written_out("sigmoid", sigmoid(input), out, inputs=(input,))
     if isinstance(input, Tensor) and input.dtype.kind == "c":
         # composed, as PyTorch's complex kernel
         return reciprocal(add(exp(neg(input)), 1))
@@ -1162,7 +1170,7 @@ def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """log(1 + x), accurate for tiny x: log(u) * (x / (u - 1)) with u = 1 + x (Goldberg);
     complex x composed plainly."""
     if out is not None:
-        return written_out("log1p", log1p(input), out)
+        return written_out("log1p", log1p(input), out, inputs=(input,))
     if isinstance(input, Tensor) and input.dtype.kind == "c":
         return _complex_log1p(input)
     input = _float_input("log1p", input)
@@ -1210,7 +1218,7 @@ def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """e^x - 1, accurate for tiny x: (u - 1) * x / log(u) with u = e^x; complex x composed
     plainly."""
     if out is not None:
-        return written_out("expm1", expm1(input), out)
+        return written_out("expm1", expm1(input), out, inputs=(input,))
     if isinstance(input, Tensor) and input.dtype.kind == "c":
         return _complex_expm1(input)
     input = _float_input("expm1", input)
@@ -1247,7 +1255,8 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None
     """Limit ``input`` to [min, max]; the gradient passes where min <= input <= max, as in
     PyTorch."""
     if out is not None:
-        return written_out("clamp", clamp(input, min, max), out, same_dtype=True)
+        result = clamp(input, min, max)
+        return written_out("clamp", result, out, same_dtype=True, inputs=(input, min, max))
     _require_tensor("clamp", input)
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' and 'max' must not be None")
@@ -1466,7 +1475,7 @@ def as_copy_of(out: Tensor, x: Tensor) -> Tensor:
 
 def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("reciprocal", reciprocal(input), out)
+        return written_out("reciprocal", reciprocal(input), out, inputs=(input,))
     if isinstance(input, Tensor) and input.dtype.kind == "f":
         return _with_result_node("reciprocal", input, div(1, input.detach()))
     # labelled: torch's node saves the result, so an in-place change of it is refused
@@ -1484,7 +1493,7 @@ def _with_result_node(op: str, x: Tensor, out: Tensor) -> Tensor:
 
 def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("rsqrt", rsqrt(input), out)
+        return written_out("rsqrt", rsqrt(input), out, inputs=(input,))
     if isinstance(input, Tensor) and input.dtype in _HALF:
         return _half_rsqrt(input)
     if isinstance(input, Tensor) and input.dtype.kind == "f":
@@ -1518,7 +1527,7 @@ def _half_rsqrt(x: Tensor) -> Tensor:
 
 def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("square", square(input), out)
+        return written_out("square", square(input), out, inputs=(input,))
     if input.dtype is dtypes.bool_:  # PyTorch squares bools as int64
         input = cast(input, dtypes.int64)
     return named(mul(input, input), "PowBackward0")  # PyTorch's x ** 2
@@ -1526,7 +1535,7 @@ def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def tan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("tan", tan(input), out)
+        return written_out("tan", tan(input), out, inputs=(input,))
     # labelled: torch's node saves the result, so an in-place change of it is refused
     return labelled(_tan(input), "TanBackward0", input)
 
@@ -1560,7 +1569,7 @@ def _real_scaled(z: Tensor, factor: float) -> Tensor:
 
 def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("log2", log2(input), out)
+        return written_out("log2", log2(input), out, inputs=(input,))
     if isinstance(input, Tensor) and input.dtype in _HALF:
         # log2(0.5) is -1 exactly in bfloat16 too
         return in_float32(log2, input)
@@ -1569,7 +1578,7 @@ def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("log10", log10(input), out)
+        return written_out("log10", log10(input), out, inputs=(input,))
     if isinstance(input, Tensor) and input.dtype in _HALF:  # one rounding, as PyTorch's kernel
         return in_float32(log10, input)
     return _real_scaled(log(input), 1 / math.log(10.0))
@@ -1609,7 +1618,7 @@ def nan_to_num(
 ) -> Tensor:
     if out is not None:
         result = nan_to_num(input, nan, posinf, neginf)
-        return written_out("nan_to_num", result, out, same_dtype=True)
+        return written_out("nan_to_num", result, out, same_dtype=True, inputs=(input,))
     for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
         if value is not None and not isinstance(value, (int, float)):
             raise TypeError(
@@ -1667,7 +1676,7 @@ def lerp(input: Tensor, end: Tensor, weight: Operand, *, out: Tensor | None = No
     """``input + weight * (end - input)`` for floating-point ``input`` and ``end`` of one
     dtype, as PyTorch requires."""
     if out is not None:
-        return written_out("lerp", lerp(input, end, weight), out)
+        return written_out("lerp", lerp(input, end, weight), out, inputs=(input, end, weight))
     _require_tensor("lerp", input)
     if not isinstance(end, Tensor):
         raise TypeError(f"lerp(): argument 'end' must be a Tensor, not {type(end).__name__}")
@@ -1740,7 +1749,8 @@ def addcmul(
 ) -> Tensor:
     """``input + value * tensor1 * tensor2``."""
     if out is not None:
-        return written_out("addcmul", addcmul(input, tensor1, tensor2, value=value), out)
+        result = addcmul(input, tensor1, tensor2, value=value)
+        return written_out("addcmul", result, out, inputs=(input, tensor1, tensor2))
     if inference_alone(input, tensor1, tensor2):
         return _without_graph(addcmul, input, tensor1, tensor2, value=value)
     dtype = result_type(input, tensor1, tensor2)
@@ -1773,7 +1783,8 @@ def addcdiv(
     """``input + value * tensor1 / tensor2``; ``tensor1`` and ``tensor2`` may not both be
     integers, as in PyTorch."""
     if out is not None:
-        return written_out("addcdiv", addcdiv(input, tensor1, tensor2, value=value), out)
+        result = addcdiv(input, tensor1, tensor2, value=value)
+        return written_out("addcdiv", result, out, inputs=(input, tensor1, tensor2))
     if inference_alone(input, tensor1, tensor2):
         return _without_graph(addcdiv, input, tensor1, tensor2, value=value)
     if (

@@ -78,4 +78,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
-    return self._assign(put(self._inplace_source(), index, source, accumulate), "put_")
+    result = put(self._inplace_source(), index, source, accumulate)
+    # (after put's argument checks, as PyTorch's order)
+    ix.refuse_overlapping_operands("put_", self, (source, index))
+    return self._assign(result, "put_")

@@ -13,13 +13,15 @@ from typing import Any
 
 from tensorweaver import return_types
 from tensorweaver.autograd.function import Function
+from tensorweaver.autograd.node import saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.dtype_info import finfo
 from tensorweaver.ops import coordinates as co
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
-from tensorweaver.ops.apply import written_out
+from tensorweaver.ops.apply import labelled, written_out
+from tensorweaver.ops.out_arguments import _refuse_overlapping_operands
 from tensorweaver.ops.special import exp2
 from tensorweaver.promotion import result_type
 from tensorweaver.tensor import Tensor
@@ -61,15 +63,17 @@ def frexp(input: Tensor) -> Any:
     e, regular = _exponent(x.detach())
     half = ew.floor(e / 2)
     scaled = ew.mul(ew.mul(x, _pow2(-half)), _pow2(half - e))  # two steps: 2**1074 overflows
-    mantissa = co.where(regular, scaled, x).to(input.dtype)
-    return return_types.frexp(mantissa, e.to(dtypes.int32))
+    mantissa = labelled(co.where(regular, scaled, x).to(input.dtype), "FrexpBackward0", input)
+    exponent = e.to(dtypes.int32)
+    saves_integer_output(mantissa, exponent)  # (PyTorch's node saves the exponent)
+    return return_types.frexp(mantissa, exponent)
 
 
 def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The next number after ``input`` towards ``other`` in their promoted float dtype
     (``other`` itself where they are equal; NaN where either is)."""
     if out is not None:
-        return written_out("nextafter", nextafter(input, other), out)
+        return written_out("nextafter", nextafter(input, other), out, inputs=(input, other))
     ew.require_tensors("nextafter", input, other)  # (a number on either side: TypeError)
     dtype = result_type(input, other)
     if dtype not in _FORMAT:
@@ -114,4 +118,5 @@ class _NextAfter(Function):
 
 
 def nextafter_(self: Tensor, other: Tensor) -> Tensor:
+    _refuse_overlapping_operands(self, "nextafter_", (other,), {})
     return self._assign(nextafter(self._inplace_source(), other), "nextafter_")

@@ -20,6 +20,7 @@ from tensorweaver.ops import coordinates as co
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops.apply import labelled
+from tensorweaver.ops.out_arguments import _refuse_overlapping_operands
 from tensorweaver.ops.special import lgamma
 from tensorweaver.ops.spellings import broadcast_tensors
 from tensorweaver.promotion import result_type
@@ -153,8 +154,10 @@ def igammac(input: Tensor, other: Tensor) -> Tensor:
 
 
 def igamma_(self: Tensor, other: Tensor) -> Tensor:
+    _refuse_overlapping_operands(self, "igamma_", (other,), {})
     return self._assign(igamma(self._inplace_source(), other), "igamma_")
 
 
 def igammac_(self: Tensor, other: Tensor) -> Tensor:
+    _refuse_overlapping_operands(self, "igammac_", (other,), {})
     return self._assign(igammac(self._inplace_source(), other), "igammac_")

@@ -232,7 +232,8 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         out = mv.flip(out, flips)
     out = mv.reshape(out, tuple(shape))
     if advanced:
-        out = _advanced(out, advanced)
+        # (PyTorch's one node, on the basic indexing's view: a reshape of the result here)
+        out = labelled(_advanced(out, advanced), "IndexBackward0", out)
     elif out is x:
         out = (
             apply("reshape", x.native, x.dtype, (x,))
@@ -427,9 +428,9 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         with no_grad():
             setitem(x, index, value)
         return
-    view = x._view_of
-    expanded = view is not None and view[1] is _write_overlapping
-    target = view[0] if expanded else x
+    repeated = None if x._view_of is None else expanded_base(x)
+    expanded = repeated is not None
+    target = repeated if expanded else x
     source = target._inplace_source()
     if expanded:
         with no_grad():
@@ -496,6 +497,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     if expanded:
         if arrays:
             _warn_deprecated_overlap(op)
+            if _repeats(getitem(mv.expand(_positions(target), x.shape), _sliced_part(index))):
+                flat = through_repeats(flat, op)
         else:
             _check_no_repeats(positions)
     flat = scatter_unchecked(flat, 0, flat_index, values)
@@ -624,13 +627,62 @@ def _without_leading_ones(value: Tensor, ndim: int) -> Tensor:
     return mv.reshape(value, value.shape[extra:]) if extra else value
 
 
+def expanded_base(x: Tensor) -> Tensor | None:
+    """The tensor whose elements ``x``, an ``expand()`` view (of an ``expand()``, ...) that
+    repeats them, shows; None where ``x`` is no such view."""
+    view = x._view_of
+    if view is None or view[1] is not _write_overlapping:
+        return None
+    base = view[0]
+    while base._view_of is not None and base._view_of[1] is _write_overlapping:
+        base = base._view_of[0]
+    return base
+
+
+def _repeats(positions: Tensor) -> bool:
+    """Whether some position is among ``positions`` twice."""
+    held = positions.backend.to_host(positions.native)
+    return bool(np.unique(held).size != held.size)
+
+
+def _sliced_part(index: Any) -> tuple:
+    """``index`` with each index tensor (list, array) replaced by full slices over the
+    dimensions it indexes: the view PyTorch's ``x[index] = v`` writes with ``index_put_``."""
+    items = index if isinstance(index, tuple) else (index,)
+    sliced: list = []
+    for i in items:
+        if isinstance(i, Tensor) and i.shape:
+            sliced.extend([slice(None)] * (i.ndim if i.dtype in _MASKS else 1))
+        elif isinstance(i, (list, np.ndarray)):
+            sliced.extend([slice(None)] * (np.ndim(i) if np.asarray(i).dtype == bool else 1))
+        else:
+            sliced.append(i)
+    return tuple(sliced)
+
+
+def through_repeats(source: Tensor, op: str) -> Tensor:
+    """``source``, the value of a tensor that ``op`` changes through a view repeating its
+    elements (an ``expand()``), on a history whose backward raises: PyTorch's CopySlices
+    cannot hand a gradient back through such a view (its copy into the view's repeated
+    elements refuses), so a backward that needs one for ``source``'s history fails."""
+    if not (source.requires_grad and is_grad_enabled()):
+        return source
+    from tensorweaver.ops.order_stats import no_derivative  # (builds on this module)
+
+    error = RuntimeError(
+        f"{op}: unsupported operation: more than one element of the written-to tensor refers "
+        "to a single memory location (a write through an expand() view, whose base's history "
+        "needs a gradient back through it); clone() the view before writing into it"
+    )
+    return no_derivative(Tensor(source.native, source.backend, source.dtype), (source,), error)
+
+
 def _check_no_repeats(positions: Tensor) -> None:
     """PyTorch's error for a write into an expanded tensor that lands on one element of its
     base twice (``fill_`` may: one value through every copy)."""
     if Tensor._filling():
         return
-    held = positions.backend.to_host(positions.native)
-    if np.unique(held).size != held.size:
+    if _repeats(positions):
         raise RuntimeError(
             "setitem: unsupported operation: more than one element of the written-to tensor "
             "refers to a single memory location (it was made by expand()); clone() it first, "
@@ -658,10 +710,14 @@ def _fills_through_byte_mask(arrays: list, value: Any) -> bool:
 
 
 def shares_memory(x: Tensor, value: Any) -> bool:
-    """Whether ``value`` is another tensor in ``x``'s memory as PyTorch's would be: one of
-    them a view, one storage and one base (a copy_ may leave two tensors over one array,
-    which are not views); the one case an overlap check of an in-place write needs, so
-    told cheaply first (two tensors that are no views: apart, or the same elements)."""
+    """Whether ``value`` is ``x`` or another tensor in ``x``'s memory as PyTorch's would be:
+    one of them a view, both of one :func:`memory_root` (a copy_ may leave two tensors over
+    one array, which are not views); the one case an overlap check of an in-place write
+    needs, so told cheaply first (two tensors that are no views: apart, or the same
+    elements). Their elements' addresses then tell whether they meet (``data_ptr()`` and
+    ``stride()``, PyTorch's also for a view whose array is a copy written back)."""
+    if value is x:
+        return True
     if not isinstance(value, Tensor) or (
         x._view_of is None
         and value._view_of is None
@@ -671,11 +727,39 @@ def shares_memory(x: Tensor, value: Any) -> bool:
         return False
     storage = getattr(x.backend, "storage", None)
     return (
-        storage is not None
+        storage is not None  # (else no addresses to compare)
         and value.backend is x.backend
-        and storage(value.native) is storage(x.native) is not None
-        and value._memory_root() is x._memory_root()
+        and storage(x.native) is not None
+        and storage(value.native) is not None
+        and memory_root(value) is memory_root(x)
     )
+
+
+def memory_root(t: Tensor) -> Tensor:
+    """The tensor at the top of ``t``'s chain of bases (views; ``detach()`` and ``.data``
+    aliases), whose memory PyTorch's ``t`` uses: also where ``t``'s array is a copy that is
+    written back into its base (``unfold``, ``as_strided``, ``view(dtype)``), which
+    ``Tensor._memory_root`` (the top of the chain over one array) stops below."""
+    while True:
+        base = t._alias_of
+        if base is None:
+            if t._view_of is None:
+                return t
+            base = t._view_of[0]
+        t = base
+
+
+def refuse_overlapping_operands(op: str, x: Tensor, operands: tuple, indices: Any = None) -> None:
+    """PyTorch's error for an index write ``op`` into ``x`` (index_put_, put_) where one of
+    ``operands`` (its values first, then its indices) lies anywhere in ``x``'s memory: its
+    kernel would read elements it already wrote. ``indices``: index_put_'s, with which one
+    bool mask and one value is PyTorch's masked_fill_, which checks none (told only where
+    an operand shares memory: the common call pays the cheap test alone)."""
+    for t in operands:
+        if shares_memory(x, t):
+            if indices is not None and not _puts_through(list(indices), operands[0]):
+                return
+            _refuse_overlap(op, x, (t,), {})
 
 
 def _refuse_overlapping_value(x: Tensor, index: Any, value: Tensor) -> None:
@@ -754,7 +838,16 @@ def as_vector(t: Any) -> Any:
     return mv.reshape(t, (1,)) if isinstance(t, Tensor) and not t.ndim else t
 
 
-def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+def gather(
+    input: Tensor,
+    dim: int = mv.REQUIRED,
+    index: Tensor = mv.REQUIRED,
+    *,
+    sparse_grad: bool = False,
+    **aliases: Any,
+) -> Tensor:
+    if aliases or dim is mv.REQUIRED or index is mv.REQUIRED:
+        dim = mv.dim_alias("gather", aliases, dim, index=index)
     if sparse_grad:
         raise NotImplementedError(
             "gather(): sparse_grad=True asks for a sparse gradient, and TensorWeaver has no "
@@ -804,6 +897,11 @@ def scatter(
         )
     if src is None:
         src = value
+    if input._inference and copied_first(input, index, src):
+        with no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (reduce= warned above, once)
+            out = scatter(input, dim, index, src, reduce=reduce)
+        return ew.as_copy_of(out, input)
     try:
         d, index = check_scatter_index("scatter", input, dim, index)
         if not isinstance(src, Tensor):
@@ -844,6 +942,14 @@ def _on_vector(scatter_op: Any, x: Tensor, index: Tensor, src: Tensor) -> Tensor
     vector: backends take an index of their array's rank."""
     flat = scatter_op(mv.reshape(x, (1,)), 0, mv.reshape(index, (-1,)), mv.reshape(src, (-1,)))
     return mv.reshape(flat, ())
+
+
+def copied_first(input: Tensor, *operands: Any) -> bool:
+    """Whether PyTorch's out-of-place index write (``scatter``, ``index_add``, ...) of an
+    inference ``input`` that requires grad, with inference ``operands`` alone, clones
+    ``input`` first: the clone records ``CopyBackwards`` (:func:`ew.as_copy_of`), the write
+    into it nothing."""
+    return input._requires_grad and ew.inference_alone(input, *operands)
 
 
 def scatter_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
@@ -889,8 +995,20 @@ def _src_for(x: Tensor, index: Tensor, src: Tensor, op: str) -> Tensor:
     return src
 
 
-def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+def scatter_add(
+    input: Tensor,
+    dim: int = mv.REQUIRED,
+    index: Tensor = mv.REQUIRED,
+    src: Tensor = mv.REQUIRED,
+    **aliases: Any,
+) -> Tensor:
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim``; duplicates accumulate."""
+    if aliases or dim is mv.REQUIRED or index is mv.REQUIRED or src is mv.REQUIRED:
+        dim = mv.dim_alias("scatter_add", aliases, dim, index=index, src=src)
+    if input._inference and copied_first(input, index, src):
+        with no_grad():
+            out = scatter_add(input, dim, index, src)
+        return ew.as_copy_of(out, input)
     try:
         d, index = check_scatter_index("scatter_add", input, dim, index)
         src = _src_for(input, index, src, "scatter_add")
@@ -912,7 +1030,11 @@ def scatter_add_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tens
     return _apply_indexed("scatter_add", native, x, d, index, src)
 
 
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+def index_select(
+    input: Tensor, dim: int = mv.REQUIRED, index: Tensor = mv.REQUIRED, **aliases: Any
+) -> Tensor:
+    if aliases or dim is mv.REQUIRED or index is mv.REQUIRED:
+        dim = mv.dim_alias("index_select", aliases, dim, index=index)
     d = _axis(dim, input.ndim, "index_select")
     index = int64_index("index_select", index, input)
     if index.ndim > 1:
@@ -934,6 +1056,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """A copy of ``input`` with the slices of ``source`` added at ``index`` along ``dim``."""
+    if input._inference and copied_first(input, index, source):
+        with no_grad():
+            out = index_add(input, dim, index, source, alpha=alpha)
+        return ew.as_copy_of(out, input)
     d = _axis(dim, input.ndim, "index_add")
     if is_grad_enabled() and source.requires_grad and not ew.inference_alone(source, input, index):
         refuse_saved_indices("index_add", (index,))  # (source's gradient reads it: saved)
@@ -984,11 +1110,15 @@ def index_add_unchecked(x: Tensor, d: int, index: Tensor, source: Tensor) -> Ten
     return scatter_add_unchecked(x, d, full_index, _src_for(x, full_index, source, "index_add"))
 
 
-def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+def take_along_dim(
+    input: Tensor, indices: Tensor, dim: int | None = None, **aliases: Any
+) -> Tensor:
     """``input``'s elements at ``indices`` along ``dim`` (of the flattened ``input`` when None);
     ``indices`` in ``[0, size)``, as ``gather``, or, when ``dim`` is given, in ``[-size,
     size)`` counting negative ones from the end (PyTorch's CPU kernel reads out of bounds
     instead of checking beyond that)."""
+    if aliases:
+        dim = mv.dim_alias("take_along_dim", aliases, dim, None)
     if not isinstance(indices, Tensor) or indices.dtype is not dtypes.int64:
         raise RuntimeError(
             "take_along_dim(): dtype of indices should be int64, got "

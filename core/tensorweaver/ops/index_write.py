@@ -28,7 +28,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import broadcast_shapes, check_backends, labelled
 from tensorweaver.ops.bounds import check_index
-from tensorweaver.tensor import Tensor, _axis
+from tensorweaver.tensor import Tensor, _axis, _warn_deprecated_overlap
 
 
 def _long_index(
@@ -65,6 +65,10 @@ def _along(index: Tensor, d: int, shape: tuple[int, ...]) -> Tensor:
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with its slices at ``index`` along ``dim`` replaced by the slices
     of ``source``, in order (a duplicated index keeps one of its slices, unspecified which)."""
+    if input._inference and ix.copied_first(input, index, source):
+        with no_grad():
+            out = index_copy(input, dim, index, source)
+        return ew.as_copy_of(out, input)
     op = "index_copy()"
     d = _axis(dim, input.ndim, op)
     index = _long_index(op, index, input, RuntimeError, IndexError)
@@ -104,9 +108,17 @@ def _wrapped(op: str, index: Tensor, size: int, dim: int) -> Tensor:
     return index
 
 
-def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+def index_fill(
+    input: Tensor,
+    dim: int = mv.REQUIRED,
+    index: Tensor = mv.REQUIRED,
+    value: Any = mv.REQUIRED,
+    **aliases: Any,
+) -> Tensor:
     """A copy of ``input`` with its slices at ``index`` along ``dim`` set to ``value`` (a
     number or a 0-d tensor, differentiable)."""
+    if aliases or dim is mv.REQUIRED or index is mv.REQUIRED or value is mv.REQUIRED:
+        dim = mv.dim_alias("index_fill", aliases, dim, index=index, value=value)
     op = "index_fill()"
     d = _axis(dim, input.ndim, op)
     given = index
@@ -157,10 +169,18 @@ def index_put(
 
 
 def _index_put(
-    input: Tensor, indices: Any, values: Any, accumulate: bool, target: Tensor | None
+    input: Tensor,
+    indices: Any,
+    values: Any,
+    accumulate: bool,
+    target: Tensor | None,
+    into: tuple[Tensor, Tensor] | None = None,
 ) -> Tensor:
     """:func:`index_put`; ``target``: the tensor :func:`index_put_` writes the result into
-    (``input`` is its value), whose repeated memory locations add up."""
+    (``input`` is its value), whose repeated memory locations add up. ``into``: where
+    ``input`` is an ``expand()`` view that repeats elements of its base, the base's value
+    and each of ``input``'s elements' flat position in it: the values go there, and the
+    base's new value is returned."""
     op = "index_put()"
     if not isinstance(indices, (tuple, list)) or not all(isinstance(i, Tensor) for i in indices):
         raise TypeError(
@@ -176,7 +196,12 @@ def _index_put(
                 f"{list(input.shape)})"
             )
     _same_dtype(op, input, values, "values")
-    positions = _positions(input, tuple(indices))
+    if into is None:
+        positions = _positions(input, tuple(indices))
+    else:
+        with no_grad():
+            positions = ix.getitem(into[1], tuple(indices))
+        input = into[0]
     try:
         values = mv.expand(values, positions.shape)
     except RuntimeError:
@@ -185,7 +210,7 @@ def _index_put(
             f"the indexed shape {list(positions.shape)}"
         ) from None
     where, what = mv.reshape(positions, (-1,)), mv.reshape(values, (-1,))
-    if accumulate and target is not None and _repeats_memory(target):
+    if accumulate and target is not None and into is None and _repeats_memory(target):
         where, what = _per_location(target, where, what)
     write = ix.scatter_add_unchecked if accumulate else ix.scatter_unchecked
     out = mv.reshape(write(mv.reshape(input, (-1,)), 0, where, what), input.shape)
@@ -201,9 +226,33 @@ def index_put_(
     elements (an ``expand()`` view, NumPy memory with a zero stride), ``accumulate=True``
     adds every value aimed at a location there, as PyTorch's kernel adds into memory (its
     out-of-place ``index_put`` adds into a copy of distinct elements)."""
+    if isinstance(indices, (tuple, list)):
+        ix.refuse_overlapping_operands("index_put_", self, (values, *indices), indices)
+    if self._view_of is not None:
+        base = ix.expanded_base(self)
+        if base is not None:
+            return _put_through_expand(self, base, indices, values, accumulate)
     source = self._inplace_source(values)  # (values's gradient path: see there)
     result = _index_put(source, indices, values, accumulate, self)
     return self._assign(result, "index_put_")
+
+
+def _put_through_expand(
+    self: Tensor, base: Tensor, indices: Any, values: Any, accumulate: bool
+) -> Tensor:
+    """:func:`index_put_` into ``self``, an ``expand()`` of ``base`` that repeats its
+    elements: written into ``base`` at each element's location, as PyTorch's kernel writes
+    the shared memory; ``self`` then reads ``base`` again, so the values' gradient is their
+    location's, summed over its copies, as PyTorch's CopySlices gives (no gradient goes back
+    to ``base``'s earlier history: :func:`ix.through_repeats`)."""
+    with no_grad():
+        flat = cr.arange(0, base.numel(), dtype=dtypes.int64, device=base)
+        located = mv.expand(mv.reshape(flat, base.shape), self.shape)
+    source = ix.through_repeats(base._inplace_source(values), "index_put_")
+    result = _index_put(self, indices, values, accumulate, None, (source, located))
+    _warn_deprecated_overlap("index_put_")
+    base._assign(labelled(result, "CopySlices", base), "index_put_")
+    return self
 
 
 def _repeats_memory(x: Tensor) -> bool:
@@ -278,7 +327,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     out = mv.reshape(ix.scatter_unchecked(flat, 0, where, taken), shape)
     if out._node is not None:  # (PyTorch's node saves the mask)
         ix.refuse_saved_indices(op, (mask,))
-    return out
+    return labelled(out, "MaskedScatterBackward0", input, source)
 
 
 def _diagonal(shape: tuple[int, ...], wrap: bool) -> np.ndarray:

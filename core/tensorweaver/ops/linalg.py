@@ -55,11 +55,10 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
                     "cannot be broadcast together (all but the last two dimensions must match or "
                     "be 1)"
                 ) from None
-        grad = input.requires_grad or other.requires_grad
-        if fold and input.ndim > 2 and grad and is_grad_enabled():
-            folded = _folded(input, other)
-            if folded is not None:
-                return folded
+            if fold and (input.requires_grad or other.requires_grad) and is_grad_enabled():
+                folded = _folded(input, other)
+                if folded is not None:
+                    return folded
         return matrix_product(input, other)
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(
@@ -74,9 +73,13 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
         # an integer dot product keeps its dtype (wrapping), as PyTorch's, where sum widens
         kept = input.dtype if input.dtype.kind in "ui" else None
         product = rd.sum(ew.mul(input, other), dtype=kept)
-        return ew.named(product, "DotBackward0")
+        return labelled(product, "DotBackward0", input, other)
     # PyTorch names a vector product after the kernel it runs: mv, or mm then squeeze for a
     # vector times a matrix; a batched one is folded into one product and viewed back
+    if input.ndim == 1 and other.ndim > 2 and input.requires_grad and is_grad_enabled():
+        # PyTorch's mv of the batch's transposed rows, viewed back
+        made = matmul(_transposed_rows(other), input)
+        return labelled(mv.reshape(made, (*other.shape[:-2], other.shape[-1])), _VIEWED, made)
     if input.ndim == 1:
         out = mv.squeeze(matmul(mv.unsqueeze(input, 0), other), -2)
         label = "SqueezeBackward4" if other.ndim == 2 else "UnsafeViewBackward0"
@@ -88,11 +91,15 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
     ):
         # PyTorch's mv of the input's rows, viewed back: a hook on that view sees the
         # gradient of mv's result
-        made = matmul(mv.reshape(input, (-1, input.shape[-1])), other)
+        # (explicit sizes: -1 is ambiguous for an inner size of 0)
+        rows = (math.prod(input.shape[:-1]), input.shape[-1])
+        made = matmul(mv.reshape(input, rows), other)
         return labelled(mv.reshape(made, input.shape[:-1]), _VIEWED, made)
     elif other.ndim == 1:
         out = mv.squeeze(matmul(input, mv.unsqueeze(other, 1)), -1)
-        label = "MvBackward0" if input.ndim == 2 else "UnsafeViewBackward0"
+        if input.ndim == 2:  # (its hook sees the matrix's and the vector's gradients)
+            return labelled(out, "MvBackward0", input, other)
+        label = "UnsafeViewBackward0"
     else:
         return matmul(input, other)
     return ew.named(out, label)
@@ -110,15 +117,27 @@ _VIEWED = "UnsafeViewBackward0"
 
 
 def _folded(input: Tensor, other: Tensor) -> Tensor | None:
-    """A batched product recorded as PyTorch's graph has it, so that a hook on the result's
-    node sees that node's gradients: a batch of matrices times a matrix (or a batch of one)
-    is one mm of the input's rows (MmBackward0 of ViewBackward0), two batches of three
-    dimensions and one size one bmm (BmmBackward0), each viewed as the result
-    (UnsafeViewBackward0); None for other batches (PyTorch expands them first)."""
-    if other.ndim == 3 and input.ndim == 3 and other.shape[0] == 1 != input.shape[0]:
-        other = mv.squeeze(other, 0)
+    """A batched product recorded as PyTorch's graph has it, so that a hook on each node sees
+    that node's gradients: a batch of matrices times a matrix (or a batch of one) is one mm
+    of the input's rows (MmBackward0 of ViewBackward0), a matrix that requires grad times a
+    batch one mm of the batch's transposed rows, viewed, transposed back and copied
+    (CloneBackward0 of TransposeBackward0), two batches of three dimensions and one size one
+    bmm (BmmBackward0), the products viewed as the result (UnsafeViewBackward0); None for
+    other batches (PyTorch expands and stacks both: nodes that cost more than the product's
+    own recording)."""
+    if other.ndim == 3 and input.ndim == 3:  # (PyTorch's matmul squeezes a batch of one)
+        if other.shape[0] == 1 != input.shape[0]:
+            other = mv.squeeze(other, 0)
+        elif input.shape[0] == 1 != other.shape[0] and input.requires_grad:
+            input = mv.squeeze(input, 0)
+    if input.ndim == 2:
+        if not input.requires_grad:  # (PyTorch folds only to spare the matrix's gradient)
+            return None
+        made = matrix_product(_transposed_rows(other), mv.t(input))
+        out = mv.reshape(made, (*other.shape[:-2], other.shape[-1], input.shape[0]))
+        return mv.contiguous(mv.transpose(labelled(out, _VIEWED, made), -2, -1))
     if other.ndim == 2:
-        rows = mv.reshape(input, (-1, input.shape[-1]))
+        rows = mv.reshape(input, (math.prod(input.shape[:-1]), input.shape[-1]))
         made = matrix_product(rows, other)
         out = mv.reshape(made, (*input.shape[:-1], other.shape[-1]))
     elif input.ndim == other.ndim == 3 and input.shape[0] == other.shape[0]:
@@ -128,6 +147,17 @@ def _folded(input: Tensor, other: Tensor) -> Tensor | None:
     else:
         return None
     return labelled(out, _VIEWED, made)
+
+
+def _transposed_rows(batch: Tensor) -> Tensor:
+    """The rows of ``batch``'s transposed matrices as one matrix, as PyTorch's reshape makes
+    them: a copy (UnsafeViewBackward0 of CloneBackward0) unless they are contiguous."""
+    rows = mv.transpose(batch, -2, -1)
+    shape = (math.prod(rows.shape[:-1]), rows.shape[-1])
+    if rows.is_contiguous():
+        return mv.reshape(rows, shape)
+    copied = mv.contiguous(rows)
+    return labelled(mv.reshape(copied, shape), _VIEWED, copied)
 
 
 def check_same_dtype(name: str, a: Tensor, b: Tensor) -> None:

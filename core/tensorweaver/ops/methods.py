@@ -7,6 +7,8 @@ import warnings
 from importlib import import_module
 from typing import Any
 
+import numpy as np
+
 from tensorweaver import promotion, registry, selection, tensor_types
 from tensorweaver import random as rnd
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
@@ -31,9 +33,9 @@ from tensorweaver.ops import overflow, special, spellings, structure, views
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.in_place_writes import add_scaled, addable
-from tensorweaver.ops.out_arguments import _refuse_partial_overlap
+from tensorweaver.ops.out_arguments import _refuse_overlapping_operands, _refuse_partial_overlap
 from tensorweaver.ops.rank import check_ndim
-from tensorweaver.tensor import Size, Tensor
+from tensorweaver.tensor import Size, Tensor, _out_of_order
 
 
 def _reversed(op: Any) -> Any:
@@ -235,15 +237,33 @@ _OPERANDS_READ_NO_SELF = frozenset(
 )
 
 
+#: In-place index writes whose operands (index, source) PyTorch refuses anywhere in ``self``'s
+#: memory, the very same elements too: its index kernels assert no overlap at all, where an
+#: elementwise kernel may read each element just before it writes it.
+_INDEX_WRITES = frozenset(
+    "index_copy_ index_add_ index_reduce_ scatter_ scatter_add_ scatter_reduce_".split()
+)
+
+
+def _refuse_any_overlap(self: Tensor, name: str, args: tuple, kwargs: dict) -> None:
+    """PyTorch's RuntimeError where a tensor operand of the index write ``self.name(...)``
+    shares any of ``self``'s memory (``x.index_add_(0, i, x)``)."""
+    for operand in (*args, *kwargs.values()) if kwargs else args:
+        if isinstance(operand, Tensor) and ix.shares_memory(self, operand):
+            ix.refuse_overlapping_operands(name, self, (operand,))
+
+
 def _inplace(op: Any, sign: int | None = None) -> Any:
     """``x.op_(...)``: compute ``op(x, ...)`` and rebind ``x`` to the result. ``sign``: 1 for
     ``add``, -1 for ``sub``, whose ``alpha`` form may take :func:`_added_scaled`'s path."""
 
     name = op.__name__ + "_"
+    # (chosen here, once: the elementwise ops' calls pay nothing for the index writes' rule)
+    refuse = _refuse_any_overlap if name in _INDEX_WRITES else _refuse_overlapping_operands
     if op.__name__ in _OPERANDS_READ_NO_SELF:
 
         def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-            _refuse_overlapping_operands(self, name, args, kwargs)
+            refuse(self, name, args, kwargs)
             if self._inference and _skipped_by_autograd(self, args, kwargs):
                 return _written_unrecorded(self, op, name, args, kwargs)
             # (tested here, not in a wrapper: x.add_(y) and x += y pay no extra call)
@@ -259,7 +279,7 @@ def _inplace(op: Any, sign: int | None = None) -> Any:
     else:
 
         def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-            _refuse_overlapping_operands(self, name, args, kwargs)
+            refuse(self, name, args, kwargs)
             if self._inference and _skipped_by_autograd(self, args, kwargs):
                 return _written_unrecorded(self, op, name, args, kwargs)
             source = self._inplace_source(*args, *kwargs.values())  # (operands: see there)
@@ -292,35 +312,6 @@ def _written_unrecorded(self: Tensor, op: Any, name: str, args: tuple, kwargs: d
     return self._assign(result, name)
 
 
-#: In-place methods whose leading tensor operands alone PyTorch checks for memory they
-#: share with ``self`` (how many): the others' kernels read the operands before they write
-#: (products, ``masked_scatter_``) or read a 0-d value as a number (``index_fill_``,
-#: ``masked_fill_``'s value; its mask is checked). Any other method checks every operand.
-_OPERANDS_CHECKED = {
-    "masked_fill_": 1,
-    "index_fill_": 0,
-    "masked_scatter_": 0,
-    **dict.fromkeys("addmm_ addmv_ addr_ baddbmm_ addbmm_".split(), 0),
-}
-
-
-def _refuse_overlapping_operands(self: Tensor, name: str, args: tuple, kwargs: dict) -> None:
-    """PyTorch's RuntimeError where a tensor operand of ``self.name(...)`` shares part of
-    ``self``'s memory (its elements, or all of them in other places): the kernel would read
-    elements it already wrote. Only views and aliases share memory: where ``self`` is
-    neither, an operand that is neither is passed at once (the common case, kept cheap)."""
-    operands = (*args, *kwargs.values()) if kwargs else args
-    linked = self._view_of is not None or self._alias_of is not None
-    for operand in operands:
-        if isinstance(operand, Tensor) and (
-            linked or operand._view_of is not None or operand._alias_of is not None
-        ):
-            for checked in operands[: _OPERANDS_CHECKED.get(name, len(operands))]:
-                if ix.shares_memory(self, checked):
-                    _refuse_partial_overlap(name, self, (checked,))
-            return
-
-
 #: In-place methods whose result is bool before it is written into ``self``.
 _BOOL_RESULTS = frozenset(
     "eq_ ne_ lt_ le_ gt_ ge_ less_ less_equal_ greater_ greater_equal_ not_equal_ "
@@ -350,7 +341,8 @@ def _overwritten(self: Tensor, value: Tensor, grad_fn: str, source: Any = None) 
     """``value`` (made from ``source``) as ``self``'s new value. Where autograd follows
     ``self``'s history, that history gets a zero gradient from here, as from PyTorch's
     FillBackward/CopyBackwards (without a node, ``self`` would become a leaf and its inputs
-    get no gradient at all)."""
+    get no gradient at all). The node's inputs are PyTorch's: ``self`` as it was, then
+    ``source`` where there is one (an input that needs no gradient has none)."""
     if not is_grad_enabled():
         return value
     if self._node is None:
@@ -358,12 +350,22 @@ def _overwritten(self: Tensor, value: Tensor, grad_fn: str, source: Any = None) 
             return value
         if value is source:  # a node of its own, or self would become a leaf like source
             value = apply("identity", value.native, value.dtype, (value,))
-        return labelled(value, grad_fn, source)
-    keep = cr.full((), True, dtype=dtypes.bool_, device=self)
-    return labelled(ew.where(keep, value, self._inplace_source()), grad_fn, self)
+        prior = self  # (needs no gradient: a leaf that does is refused before the write)
+    else:
+        prior = self._inplace_source()
+        keep = cr.full((), True, dtype=dtypes.bool_, device=self)
+        value = ew.where(keep, value, prior)
+    if source is None:
+        return labelled(value, grad_fn, prior)
+    return labelled(value, grad_fn, prior, source)
 
 
 def _fill(self: Tensor, value: Any, grad_fn: str = "FillBackward2") -> Tensor:
+    if not isinstance(value, (Tensor, numbers.Number, np.generic)):
+        # (PyTorch's argument parser, before any autograd check: None, a list, an array)
+        raise TypeError(
+            f"fill_(): argument 'value' must be Number or Tensor, not {type(value).__name__}"
+        )
     if self._inference and ew.inference_alone(self, value):
         with no_grad():  # (PyTorch's autograd skips it: _assign refuses after the write)
             return _fill(self, value, grad_fn)
@@ -396,6 +398,15 @@ def _copy(self: Tensor, other: Tensor, non_blocking: bool = False) -> Tensor:
     if other.backend is not self.backend:
         other = other.to(self.backend)
     copied = mv.expand(ew.cast(other, self.dtype), self.shape)
+    if (
+        self._view_of is None
+        and self._views is None
+        and _out_of_order(copied)
+        and not _out_of_order(self)
+    ):
+        # PyTorch writes into self's memory: self keeps its C order (_assign keeps any other
+        # order of self's, and that of a base with views, itself; a view's is its base's)
+        copied = copied.contiguous()
     return self._assign(_overwritten(self, copied, "CopyBackwards", other), "copy_")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -49,9 +50,10 @@ def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
         raise TypeError("reshape() got multiple values for argument 'shape'")
     else:
         shape = _sizes((shape,), "reshape")
-    if shape == input.shape:
+    old = input._shape
+    if shape == old:
         return input
-    numel = input.numel()
+    numel = math.prod(old)
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
         if shape.count(-1) > 1 or known == 0 or numel % known:
@@ -59,7 +61,7 @@ def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
         shape = tuple(numel // known if s == -1 else s for s in shape)
     elif math.prod(shape) != numel:
         raise RuntimeError(
-            f"reshape: shape {list(shape)} is invalid for input of shape {list(input.shape)} "
+            f"reshape: shape {list(shape)} is invalid for input of shape {list(old)} "
             f"({numel} elements)"
         )
     return _reshape(input, shape, "reshape")
@@ -67,9 +69,10 @@ def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
 
 def _reshape(x: Tensor, shape: tuple, op: str) -> Tensor:
     """``x`` in a valid ``shape`` of its size; ``op`` names the caller in a rank error."""
-    if shape == x.shape:
+    old = x._shape
+    if shape == old:
         return x
-    if len(shape) > len(x.shape):  # only a growing rank can exceed the backend's limit
+    if len(shape) > len(old):  # only a growing rank can exceed the backend's limit
         check_ndim(op, shape, x.backend)
     return apply("reshape", x.backend.reshape(x.native, shape), x.dtype, (x,))
 
@@ -97,7 +100,39 @@ def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     return _reshape(x, x.shape[:d] + sizes + x.shape[d + 1 :], "unflatten")
 
 
-def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+class _Required:
+    """The default of an argument a caller must give (``dim``, unless as ``axis=``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+REQUIRED: Any = _Required()
+
+
+def dim_alias(
+    op: str, aliases: dict[str, Any], dim: Any, default: Any = REQUIRED, **given: Any
+) -> Any:
+    """``dim`` of a call of ``op`` that may spell it ``axis=`` (in ``aliases``), as PyTorch's
+    argument parser takes it for every ``dim`` (ops/reduce.py ``numpy_names``' rules);
+    ``default``: ``dim``'s default, :data:`REQUIRED` where it has none. PyTorch's TypeError
+    where ``dim`` or one of ``given`` (the arguments after it) is still :data:`REQUIRED`.
+    Called only for an alias or an argument missing: the hot path pays the test alone."""
+    from tensorweaver.ops.reduce import numpy_names  # (reduce imports this module)
+
+    if aliases:
+        dim = numpy_names(op, aliases, dim, None, (default,))[0]
+    for name, value in {"dim": dim, **given}.items():
+        if value is REQUIRED:
+            raise TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
+    return dim
+
+
+def squeeze(x: Tensor, dim: Any = None, **aliases: Any) -> Tensor:
+    if aliases:
+        dim = dim_alias("squeeze", aliases, dim, None)
     if dim is None:
         return labelled(reshape(x, tuple(n for n in x.shape if n != 1)), "SqueezeBackward0", x)
     given = dim_list(dim)
@@ -493,6 +528,10 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
 
 
 def _split_with_sizes(x: Tensor, d: int, sections: list) -> tuple[Tensor, ...]:
+    # (ints, as PyTorch's parser takes them: a NumPy integer or a 0-d integer tensor too)
+    sections = [
+        k if type(k) is int else index_argument(k, "split", "split_sizes") for k in sections
+    ]
     n = x.shape[d]
     if any(k < 0 for k in sections) or sum(sections) != n:
         raise RuntimeError(
@@ -515,23 +554,43 @@ def _cut(x: Tensor, d: int, bounds: list, sized: bool) -> tuple[Tensor, ...]:
     a model (an LSTM's gates, attention's q, k, v)."""
     label = "SplitWithSizesBackward0" if sized else "SplitBackward0"
     backend, native, dtype = x.backend, x.native, x.dtype
-    starts, stops = [0] * x.ndim, list(x.shape)
-    steps = (1,) * x.ndim
-    if len(bounds) > 1:  # several pieces: one node for them all
-        natives = []
-        for start, stop in bounds:
-            starts[d], stops[d] = start, stop
-            natives.append(backend.slice(native, tuple(starts), tuple(stops), steps))
+    cuts, steps = _cuts_of(x._shape, d, tuple(bounds))
+    if len(cuts) > 1:  # several pieces: one node for them all
+        cut = backend.slice
+        natives = [cut(native, starts, stops, steps) for starts, stops in cuts]
         return cut_pieces(x, natives, d, False, label)
     pieces = []
-    for start, stop in bounds:
-        starts[d], stops[d] = start, stop
-        cut = (tuple(starts), tuple(stops), steps)
+    for starts, stops in cuts:
+        cut = (starts, stops, steps)
         piece = apply("slice", backend.slice(native, *cut), dtype, (x,), cut)
         if piece._node is not None:
             piece._node.label = label
         pieces.append(piece)
     return tuple(pieces)
+
+
+#: Cuts (split, chunk, unbind) of at most so many pieces are kept per shape (an LSTM's
+#: gates, attention's q, k, v); larger ones are made per call: a kept cut holds a record
+#: per piece, and a program cutting sequences of varying length would keep them all.
+FEW_PIECES = 16
+
+
+def _cuts_of(shape: tuple, d: int, bounds: tuple) -> tuple:
+    """:func:`_cuts`, kept only for few pieces (:data:`FEW_PIECES`)."""
+    return (_cuts if len(bounds) <= FEW_PIECES else _cuts.__wrapped__)(shape, d, bounds)
+
+
+@functools.lru_cache(maxsize=128)
+def _cuts(shape: tuple, d: int, bounds: tuple) -> tuple:
+    """The slices of a ``shape`` along axis ``d`` at ``bounds`` (``(start, stop)`` pairs):
+    each one's ``(starts, stops)``, and their steps; the same for every call on that shape
+    (split, chunk and unbind cut the same shapes on every step of a model)."""
+    starts, stops = [0] * len(shape), list(shape)
+    cuts = []
+    for start, stop in bounds:
+        starts[d], stops[d] = start, stop
+        cuts.append((tuple(starts), tuple(stops)))
+    return tuple(cuts), (1,) * len(shape)
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -548,21 +607,25 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """``x``'s slices along ``dim``, that axis dropped, in one loop with the shared work
     done once, recorded as one node (an LSTM unbinds its gate inputs and an attention layer
     its q, k, v on every step)."""
-    d = _axis(dim, x.ndim, "unbind")
-    backend, native, dtype, shape = x.backend, x.native, x.dtype, x.shape
-    n = shape[d]
-    kept = shape[:d] + shape[d + 1 :]
-    if n == 1:  # the slice would be all of x
-        return (apply("reshape", backend.reshape(native, kept), dtype, (x,)),)
-    starts, stops = [0] * len(shape), list(shape)
-    steps = (1,) * len(shape)
-    natives = []
-    for i in range(n):
-        starts[d], stops[d] = i, i + 1
-        natives.append(
-            backend.reshape(backend.slice(native, tuple(starts), tuple(stops), steps), kept)
-        )
+    shape = x._shape
+    d = _axis(dim, len(shape), "unbind")
+    backend, native = x.backend, x.native
+    cuts, steps, kept = (_unbind_cuts if shape[d] <= FEW_PIECES else _unbind_cuts.__wrapped__)(
+        shape, d
+    )
+    if len(cuts) == 1:  # the slice would be all of x
+        return (apply("reshape", backend.reshape(native, kept), x.dtype, (x,)),)
+    cut, reshape = backend.slice, backend.reshape
+    natives = [reshape(cut(native, starts, stops, steps), kept) for starts, stops in cuts]
     return cut_pieces(x, natives, d, True, "UnbindBackward0")
+
+
+@functools.lru_cache(maxsize=128)
+def _unbind_cuts(shape: tuple, d: int) -> tuple:
+    """unbind's slices of a ``shape`` along axis ``d`` (:func:`_cuts`), their steps and the
+    pieces' shape."""
+    cuts, steps = _cuts_of(shape, d, tuple([(i, i + 1) for i in range(shape[d])]))
+    return cuts, steps, shape[:d] + shape[d + 1 :]
 
 
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:

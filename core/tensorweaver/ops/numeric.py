@@ -22,7 +22,7 @@ import numpy as np
 from tensorweaver import return_types
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.autograd.node import frees_nothing
+from tensorweaver.autograd.node import frees_nothing, saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
@@ -331,11 +331,19 @@ def _without_nan(x: Tensor) -> Tensor:
 
 
 def nansum(
-    input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None, **aliases: Any
+    input: Tensor,
+    dim: Dim = red.OMITTED,
+    keepdim: bool = red.OMITTED,
+    *,
+    dtype: Any = None,
+    **aliases: Any,
 ) -> Tensor:
-    """The sum over ``dim`` with NaN counted as zero (which also gets no gradient)."""
+    """The sum over ``dim`` (all when None) with NaN counted as zero (which also gets no
+    gradient)."""
     if aliases:  # (NumPy's axis=/keepdims=, as PyTorch's parser takes them)
-        dim, keepdim = red.numpy_names("nansum", aliases, dim, keepdim, (None, False))
+        dim, keepdim = red.numpy_names("nansum", aliases, dim, keepdim, red._BOTH_UNSET)
+    dim = None if dim is red.OMITTED else dim
+    keepdim = False if keepdim is red.OMITTED else keepdim
     if input.dtype.is_complex:
         raise RuntimeError("nansum does not support complex inputs (as PyTorch's)")
     return labelled(
@@ -344,11 +352,19 @@ def nansum(
 
 
 def nanmean(
-    input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None, **aliases: Any
+    input: Tensor,
+    dim: Dim = red.OMITTED,
+    keepdim: bool = red.OMITTED,
+    *,
+    dtype: Any = None,
+    **aliases: Any,
 ) -> Tensor:
-    """The mean over ``dim`` of the elements that are not NaN (NaN where all are)."""
+    """The mean over ``dim`` (all when None) of the elements that are not NaN (NaN where all
+    are)."""
     if aliases:
-        dim, keepdim = red.numpy_names("nanmean", aliases, dim, keepdim, (None, False))
+        dim, keepdim = red.numpy_names("nanmean", aliases, dim, keepdim, red._BOTH_UNSET)
+    dim = None if dim is red.OMITTED else dim
+    keepdim = False if keepdim is red.OMITTED else keepdim
     if input.dtype.kind != "f":
         raise RuntimeError(
             "nanmean(): expected input to have floating point or complex dtype but got "
@@ -359,8 +375,10 @@ def nanmean(
 
 
 def _var_and_mean(
-    op: str, input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool, correction: Any
+    op: str, input: Tensor, dim: Any, unbiased: bool | None, keepdim: Any, correction: Any
 ) -> tuple[Tensor, Tensor]:
+    dim = None if dim is red.OMITTED else dim
+    keepdim = False if keepdim is red.OMITTED else keepdim
     if isinstance(dim, bool):  # the (input, unbiased) overload
         if unbiased is not None:
             raise TypeError(f"{op}(): unbiased given twice; call {op}(input, unbiased)")
@@ -379,9 +397,9 @@ def _var_and_mean(
 
 def var_mean(
     input: Tensor,
-    dim: Dim = None,
+    dim: Dim = red.OMITTED,
     unbiased: bool | None = None,
-    keepdim: bool = False,
+    keepdim: bool = red.OMITTED,
     *,
     correction: float | None = None,
     **aliases: Any,
@@ -389,15 +407,15 @@ def var_mean(
     """``(var, mean)`` over ``dim`` (``correction`` 1 by default, as ``var``); PyTorch's
     overloads ``(input, unbiased)`` and ``(input, dim, unbiased, keepdim)`` too."""
     if aliases:
-        dim, keepdim = red.numpy_names("var_mean", aliases, dim, keepdim, (None, False))
+        dim, keepdim = red.numpy_names("var_mean", aliases, dim, keepdim, red._BOTH_UNSET)
     return _var_and_mean("var_mean", input, dim, unbiased, keepdim, correction)
 
 
 def std_mean(
     input: Tensor,
-    dim: Dim = None,
+    dim: Dim = red.OMITTED,
     unbiased: bool | None = None,
-    keepdim: bool = False,
+    keepdim: bool = red.OMITTED,
     *,
     correction: float | None = None,
     **aliases: Any,
@@ -405,16 +423,18 @@ def std_mean(
     """``(std, mean)`` over ``dim`` (``correction`` 1 by default, as ``std``), with
     ``var_mean``'s overloads."""
     if aliases:
-        dim, keepdim = red.numpy_names("std_mean", aliases, dim, keepdim, (None, False))
+        dim, keepdim = red.numpy_names("std_mean", aliases, dim, keepdim, red._BOTH_UNSET)
     return _var_and_mean("std_mean", input, dim, unbiased, keepdim, correction)
 
 
 def aminmax(
-    input: Tensor, *, dim: int | None = None, keepdim: bool = False, **aliases: Any
+    input: Tensor, *, dim: int | None = red.OMITTED, keepdim: bool = red.OMITTED, **aliases: Any
 ) -> tuple:
     """``(min, max)`` over ``dim`` (all elements when None)."""
     if aliases:
-        dim, keepdim = red.numpy_names("aminmax", aliases, dim, keepdim, (None, False))
+        dim, keepdim = red.numpy_names("aminmax", aliases, dim, keepdim, red._BOTH_UNSET)
+    dim = None if dim is red.OMITTED else dim
+    keepdim = False if keepdim is red.OMITTED else keepdim
     axes = () if dim is None else (dim,)
     if dim is not None:  # PyTorch's IndexError for an empty dim given
         red._check_nonempty("aminmax", input, red.axes_of("aminmax", axes, input.ndim))
@@ -592,17 +612,22 @@ def _half_as_float32(x: Tensor) -> Tensor:
 
 
 def _running_extreme(op: str, input: Tensor, dim: int) -> tuple:
-    """Running maximum (``cummax``) or minimum with the index of the last extreme so far;
-    NaN beats every number, so it propagates."""
+    """Running maximum (``cummax``) or minimum with the index of the last extreme so far."""
+    values, indices = _running_values(op, input, dim)
+    values = labelled(values, f"{op.capitalize()}Backward0", input)
+    saves_integer_output(values, indices)  # (PyTorch's node saves the indices)
+    return getattr(return_types, op)(values, indices)
+
+
+def _running_values(op: str, input: Tensor, dim: int) -> tuple:
+    """:func:`_running_extreme`'s two outputs, unlabelled; NaN beats every number, so it
+    propagates."""
     if input.numel() == 0:  # PyTorch returns before checking the dim (not its type)
         index_argument(dim, op, "dim")
-        indices = cr.zeros(tuple(input.shape), dtype=dtypes.int64, device=input)
-        return getattr(return_types, op)(input.clone(), indices)
+        return input.clone(), cr.zeros(tuple(input.shape), dtype=dtypes.int64, device=input)
     axis = _axis(dim, input.ndim, op)
     if input.ndim == 0:
-        return getattr(return_types, op)(
-            input.clone(), cr.full((), 0, dtype=dtypes.int64, device=input)
-        )
+        return input.clone(), cr.full((), 0, dtype=dtypes.int64, device=input)
     better = ew.ge if op == "cummax" else ew.le
     floating = input.dtype.kind == "f"
 
@@ -618,10 +643,7 @@ def _running_extreme(op: str, input: Tensor, dim: int) -> tuple:
     shape[axis] = input.shape[axis]
     positions = mv.reshape(cr.arange(input.shape[axis], dtype=dtypes.int64, device=input), shape)
     _, indices = _scan((input.detach(), mv.expand(positions, input.shape)), axis, combine)
-    values = ix.gather_unchecked(input, axis, indices)  # gradient via gather
-    return getattr(return_types, op)(
-        labelled(values, f"{op.capitalize()}Backward0", input), indices
-    )
+    return ix.gather_unchecked(input, axis, indices), indices  # gradient via gather
 
 
 def cummax(input: Tensor, dim: int = red.OMITTED, **aliases: Any) -> tuple:

@@ -26,6 +26,7 @@ from tensorweaver import return_types
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.autograd.node import saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -107,7 +108,9 @@ def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> 
     values, indices = out
     if not (keepdim and x.ndim):
         values, indices = mv.squeeze(values, axis), mv.squeeze(indices, axis)
-    return getattr(return_types, op)(labelled(values, _NODE_NAMES[op], x), indices)
+    values = labelled(values, _NODE_NAMES[op], x)
+    saves_integer_output(values, indices)  # (PyTorch's node saves the indices)
+    return getattr(return_types, op)(values, indices)
 
 
 #: PyTorch's node names of the values of the order statistics along a dim.

@@ -4,6 +4,8 @@ of tensors for several results, returned as the ``<name>_out`` named tuple), whi
 resized to the result's shape and must have its dtype (or, for the functions PyTorch
 computes elementwise, one the result casts to); ``out`` may not require grad, and for the
 functions that PyTorch's kernels refuse it, ``out`` may not share memory with an input.
+The overlap rules live here alone: in-place methods and the elementwise ops' own ``out=``
+(ops/apply.py ``written_out``) check their operands with them too.
 
 The namespace (``tensorweaver/__init__.py``) wraps each function named in :data:`OUT` once,
 at import or on its first use; a call without ``out=`` costs the wrapper's one extra Python
@@ -22,7 +24,7 @@ from typing import Any, Callable, NamedTuple
 from tensorweaver import return_types
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract.dtypes import DType
-from tensorweaver.ops.apply import written_out
+from tensorweaver.ops import apply as ap  # (a module: it imports this one)
 from tensorweaver.ops.casting import can_cast
 from tensorweaver.tensor import Tensor, _axis
 
@@ -280,7 +282,7 @@ def _write(name: str, value: Any, out: Any, kind: Kind) -> Any:
                     f"{name}(): input types can't be cast to the desired output type "
                     f"{out.dtype.name} (the result is {value.dtype.name})"
                 )
-        return written_out(
+        return ap.written_out(
             name, value, out, same_dtype=kind.exact, differentiable=kind.differentiable
         )
     if not isinstance(out, (tuple, list)) or len(out) != len(value):
@@ -291,7 +293,7 @@ def _write(name: str, value: Any, out: Any, kind: Kind) -> Any:
     exact = kind.exact if kind.exact_pairs is None else kind.exact_pairs
     for v, o in zip(value, out):
         _refuse_repeats(name, v.shape, o)
-    written = [written_out(name, v, o, same_dtype=exact) for v, o in zip(value, out)]
+    written = [ap.written_out(name, v, o, same_dtype=exact) for v, o in zip(value, out)]
     named = type(value)
     if not hasattr(named, "_fields"):
         return tuple(written)
@@ -356,6 +358,44 @@ def _refuse_partial_overlap(
             )
 
 
+#: In-place methods whose leading tensor operands alone PyTorch checks for memory they
+#: share with ``self`` (how many): the others' kernels read the operands before they write
+#: (products, ``masked_scatter_``) or read a 0-d value as a number (``index_fill_``,
+#: ``masked_fill_``'s value; its mask is checked). Any other method checks every operand.
+_OPERANDS_CHECKED = {
+    "masked_fill_": 1,
+    "index_fill_": 0,
+    "masked_scatter_": 0,
+    **dict.fromkeys("addmm_ addmv_ addr_ baddbmm_ addbmm_".split(), 0),
+}
+
+
+def _refuse_overlapping_operands(self: Tensor, name: str, args: tuple, kwargs: dict) -> None:
+    """PyTorch's RuntimeError where a tensor operand of ``self.name(...)`` (an in-place
+    method, or an elementwise op writing into ``out=self``) shares part of ``self``'s memory
+    (its elements, or all of them in other places): the kernel would read elements it
+    already wrote. Only views and aliases share memory: where ``self`` is neither, an operand
+    that is neither is passed at once (the common case, kept cheap)."""
+    operands = (*args, *kwargs.values()) if kwargs else args
+    linked = self._view_of is not None or self._alias_of is not None
+    for operand in operands:
+        if isinstance(operand, Tensor) and (
+            linked or operand._view_of is not None or operand._alias_of is not None
+        ):
+            from tensorweaver.ops import index as ix  # (it imports this module)
+
+            root = self._memory_root()
+            for checked in operands[: _OPERANDS_CHECKED.get(name, len(operands))]:
+                # (of one memory: views or aliases of one tensor, also through a view whose
+                # array is a copy written back, unfold's; a copy_ may leave two tensors over
+                # one array that are neither, which PyTorch's would not share)
+                if isinstance(checked, Tensor) and (
+                    checked._memory_root() is root or ix.shares_memory(self, checked)
+                ):
+                    _refuse_partial_overlap(name, self, (checked,))
+            return
+
+
 def _same_elements(a: Tensor, b: Tensor, a_shape: tuple | None = None) -> bool:
     """Whether ``a`` (resized to ``a_shape``, contiguous, if given) and ``b`` lie over the
     same bytes of memory with the same strides."""
@@ -386,8 +426,13 @@ def _overlap(a: Tensor, b: Tensor, a_numel: int | None = None) -> bool:
     if a.backend is not b.backend or not a.numel() or not b.numel():
         return False
     storage = getattr(a.backend, "storage", None)
-    if storage is None or storage(a.native) is not storage(b.native):
+    if storage is None:
         return False
+    if storage(a.native) is not storage(b.native):
+        from tensorweaver.ops import index as ix  # (it imports this module)
+
+        if not ix.shares_memory(a, b):  # (a view whose array is a copy: unfold's, as_strided's)
+            return False
     if (a_numel is None and a._dense_order() is None) or b._dense_order() is None:
         return False
     a_begin, b_begin = a.data_ptr(), b.data_ptr()

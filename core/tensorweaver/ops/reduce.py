@@ -10,6 +10,7 @@ from tensorweaver import return_types
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
@@ -62,9 +63,11 @@ def _reduce(op: str, x: Tensor, dim: Dim, keepdim: bool, dtype: DType) -> Tensor
 
 def _reduced(op: str, x: Tensor, axes: tuple[int, ...], keepdim: bool) -> Tensor:
     """The backend's reduction ``op`` of ``x`` over ``axes`` (checked, sorted, non-empty)."""
-    return apply(
-        op, getattr(x.backend, op)(x.native, axes, keepdim), x.dtype, (x,), (axes, keepdim)
-    )
+    native = getattr(x.backend, op)(x.native, axes, keepdim)
+    # max/min's node keeps its output array, as PyTorch's AmaxBackward0 saves its result (a
+    # write through ``.data`` reaches it: autograd/node.py output_rewritten)
+    saved = (axes, keepdim, native) if op == "max" or op == "min" else (axes, keepdim)
+    return apply(op, native, x.dtype, (x,), saved)
 
 
 def _accumulate_dtype(x: Tensor, dtype: DType | None, op: str = "reduction") -> DType:
@@ -124,6 +127,11 @@ def numpy_names(
             raise TypeError(f"{op}() got an unexpected keyword argument '{name}'")
         given[own] = value
     return given["dim"], given["keepdim"]
+
+
+#: ``unset`` of :func:`numpy_names` where ``dim`` and ``keepdim`` default to ``OMITTED`` (so
+#: that an explicit default value beside its NumPy spelling counts as given, as PyTorch's).
+_BOTH_UNSET = (OMITTED, OMITTED)
 
 
 def _missing_dim(op: str, dim: Any) -> None:
@@ -258,10 +266,12 @@ def _check_whole(op: str, x: Tensor, dim: Dim) -> None:
         )
 
 
-def amax(input: Tensor, dim: Dim = (), keepdim: bool = False, **aliases: Any) -> Tensor:
+def amax(input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, **aliases: Any) -> Tensor:
     """The maximum over ``dim``; the gradient is shared evenly between tied maxima."""
     if aliases:
-        dim, keepdim = numpy_names("amax", aliases, dim, keepdim, ((), False))
+        dim, keepdim = numpy_names("amax", aliases, dim, keepdim, _BOTH_UNSET)
+    dim = () if dim is OMITTED else dim
+    keepdim = False if keepdim is OMITTED else keepdim
     _check_whole("amax", input, dim)
     _check_sizes("amax", input, axes_of("amax", dim, input.ndim))
     if input.dtype.kind == "c" and input.numel():  # (an empty one's reduction returns one)
@@ -271,9 +281,11 @@ def amax(input: Tensor, dim: Dim = (), keepdim: bool = False, **aliases: Any) ->
     return _reduce("max", input, dim, keepdim, input.dtype)
 
 
-def amin(input: Tensor, dim: Dim = (), keepdim: bool = False, **aliases: Any) -> Tensor:
+def amin(input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, **aliases: Any) -> Tensor:
     if aliases:
-        dim, keepdim = numpy_names("amin", aliases, dim, keepdim, ((), False))
+        dim, keepdim = numpy_names("amin", aliases, dim, keepdim, _BOTH_UNSET)
+    dim = () if dim is OMITTED else dim
+    keepdim = False if keepdim is OMITTED else keepdim
     _check_whole("amin", input, dim)
     _check_sizes("amin", input, axes_of("amin", dim, input.ndim))
     if input.dtype.kind == "c" and input.numel():  # (an empty one's reduction returns one)
@@ -308,15 +320,23 @@ def _orderable(op: str, x: Tensor) -> Tensor:
     return x
 
 
-def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False, **aliases: Any) -> Tensor:
+def argmax(
+    input: Tensor, dim: int | None = OMITTED, keepdim: bool = OMITTED, **aliases: Any
+) -> Tensor:
     if aliases:
-        dim, keepdim = numpy_names("argmax", aliases, dim, keepdim, (None, False))
+        dim, keepdim = numpy_names("argmax", aliases, dim, keepdim, _BOTH_UNSET)
+    dim = None if dim is OMITTED else dim
+    keepdim = False if keepdim is OMITTED else keepdim
     return _arg("argmax", _orderable("argmax", input), dim, keepdim)
 
 
-def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False, **aliases: Any) -> Tensor:
+def argmin(
+    input: Tensor, dim: int | None = OMITTED, keepdim: bool = OMITTED, **aliases: Any
+) -> Tensor:
     if aliases:
-        dim, keepdim = numpy_names("argmin", aliases, dim, keepdim, (None, False))
+        dim, keepdim = numpy_names("argmin", aliases, dim, keepdim, _BOTH_UNSET)
+    dim = None if dim is OMITTED else dim
+    keepdim = False if keepdim is OMITTED else keepdim
     return _arg("argmin", _orderable("argmin", input), dim, keepdim)
 
 
@@ -358,7 +378,10 @@ def _extreme(op: str, x: Tensor, args: tuple, dim: Any, keepdim: Any, other: Any
                 f"{op}(): expected a reduction dim to be specified for an input with "
                 f"numel() == 0 (shape {x.shape}); pass dim=..."
             )
-        return amax(x) if op == "max" else amin(x)
+        # (PyTorch names this overload's node apart from amax's, whatever amax's dims)
+        if op == "max":
+            return labelled(amax(x), "MaxBackward1", x)
+        return labelled(amin(x), "MinBackward1", x)
     if dim is None:  # PyTorch's overloads: an int dim, or none at all
         raise TypeError(f"{op}(): argument 'dim' must be int, not NoneType; leave dim out")
     if keepdim is not OMITTED and type(keepdim) is not bool:
@@ -379,6 +402,7 @@ def _extreme(op: str, x: Tensor, args: tuple, dim: Any, keepdim: Any, other: Any
             values, indices = values.squeeze(dim), indices.squeeze(dim)
     # PyTorch's node of the values is MaxBackward0 (MinBackward0), not the gather/squeeze.
     values = labelled(values, f"{op.capitalize()}Backward0", x)
+    saves_integer_output(values, indices)  # (PyTorch's node saves the indices)
     return getattr(return_types, op)(values, indices)
 
 
@@ -430,23 +454,27 @@ def _logical_reduce(op: str, x: Tensor, dim: Dim, keepdim: bool) -> Tensor:
     return ew.cast(out, dtypes.uint8) if x.dtype is dtypes.uint8 else out
 
 
-def any(input: Tensor, dim: Dim = None, keepdim: bool = False, **aliases: Any) -> Tensor:
+def any(input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, **aliases: Any) -> Tensor:
     if aliases:
-        dim, keepdim = numpy_names("any", aliases, dim, keepdim, (None, False))
+        dim, keepdim = numpy_names("any", aliases, dim, keepdim, _BOTH_UNSET)
+    dim = None if dim is OMITTED else dim
+    keepdim = False if keepdim is OMITTED else keepdim
     return _logical_reduce("any", input, dim, keepdim)
 
 
-def all(input: Tensor, dim: Dim = None, keepdim: bool = False, **aliases: Any) -> Tensor:
+def all(input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, **aliases: Any) -> Tensor:
     if aliases:
-        dim, keepdim = numpy_names("all", aliases, dim, keepdim, (None, False))
+        dim, keepdim = numpy_names("all", aliases, dim, keepdim, _BOTH_UNSET)
+    dim = None if dim is OMITTED else dim
+    keepdim = False if keepdim is OMITTED else keepdim
     return _logical_reduce("all", input, dim, keepdim)
 
 
-def count_nonzero(input: Tensor, dim: Dim = None, **aliases: Any) -> Tensor:
+def count_nonzero(input: Tensor, dim: Dim = OMITTED, **aliases: Any) -> Tensor:
     """How many elements of ``input`` are not zero (along ``dim``, int64)."""
     if aliases:
-        dim = numpy_names("count_nonzero", aliases, dim, None, (None,))[0]
-    return sum(ew.ne(input, 0), dim)
+        dim = numpy_names("count_nonzero", aliases, dim, None, (OMITTED,))[0]
+    return sum(ew.ne(input, 0), None if dim is OMITTED else dim)
 
 
 _HALF = (dtypes.float16, dtypes.bfloat16)
@@ -454,20 +482,38 @@ _HALF = (dtypes.float16, dtypes.bfloat16)
 
 def var(
     input: Tensor,
-    dim: Dim = None,
+    dim: Dim = OMITTED,
     unbiased: bool | None = None,
-    keepdim: bool = False,
+    keepdim: bool = OMITTED,
     *,
     correction: float | None = None,
     **aliases: Any,
 ) -> Tensor:
     """Variance with Bessel's ``correction`` (1 by default; ``unbiased=False`` means 0)."""
     if aliases:
-        dim, keepdim = numpy_names("var", aliases, dim, keepdim, (None, False))
+        dim, keepdim = numpy_names("var", aliases, dim, keepdim, _BOTH_UNSET)
+    dim, keepdim = _variance_form("var", dim, unbiased, keepdim)
     if input.dtype in _HALF:  # squares of hundreds overflow half: in float32, as PyTorch
         wide = _variance("var", ew.cast(input, dtypes.float32), dim, correction, keepdim, unbiased)
         return labelled(ew.cast(wide, input.dtype), "VarBackward0", input)
     return _variance("var", input, dim, correction, keepdim, unbiased)
+
+
+def _variance_form(name: str, dim: Dim, unbiased: bool | None, keepdim: Any) -> tuple[Dim, bool]:
+    """``dim`` and ``keepdim`` of a call of ``name`` with their defaults filled in; a
+    combination that matches none of PyTorch's overloads is its TypeError."""
+    if unbiased is not None and dim is OMITTED and keepdim is not OMITTED:
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments: unbiased= and keepdim= "
+            f"without dim; pass dim (dim=None reduces every dimension)"
+        )
+    keepdim = False if keepdim is OMITTED else keepdim
+    if type(keepdim) is not bool:
+        raise TypeError(
+            f"{name}(): argument 'keepdim' must be bool, not {type(keepdim).__name__}; "
+            f"pass keepdim=True or keepdim=False"
+        )
+    return (None if dim is OMITTED else dim), keepdim
 
 
 def _variance(
@@ -584,15 +630,16 @@ class _NoDegreesOfFreedom(Function):
 
 def std(
     input: Tensor,
-    dim: Dim = None,
+    dim: Dim = OMITTED,
     unbiased: bool | None = None,
-    keepdim: bool = False,
+    keepdim: bool = OMITTED,
     *,
     correction: float | None = None,
     **aliases: Any,
 ) -> Tensor:
     if aliases:
-        dim, keepdim = numpy_names("std", aliases, dim, keepdim, (None, False))
+        dim, keepdim = numpy_names("std", aliases, dim, keepdim, _BOTH_UNSET)
+    dim, keepdim = _variance_form("std", dim, unbiased, keepdim)
     if input.dtype in _HALF:  # the variance of thousands overflows half: in float32, as PyTorch
         wide = _variance("std", ew.cast(input, dtypes.float32), dim, correction, keepdim, unbiased)
         return labelled(ew.cast(_root(wide, 2), input.dtype), "StdBackward0", input)
@@ -601,11 +648,12 @@ def std(
     return labelled(out, "StdBackward0", input)
 
 
-def logsumexp(input: Tensor, dim: Dim = OMITTED, keepdim: bool = False, **aliases: Any) -> Tensor:
+def logsumexp(input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, **aliases: Any) -> Tensor:
     """log(sum(exp(x))) without overflow: the maximum is taken out first."""
     if aliases:
-        dim, keepdim = numpy_names("logsumexp", aliases, dim, keepdim, (OMITTED, False))
+        dim, keepdim = numpy_names("logsumexp", aliases, dim, keepdim, _BOTH_UNSET)
     _missing_dim("logsumexp", dim)
+    keepdim = False if keepdim is OMITTED else keepdim
     if dim is None:  # PyTorch's dim is required
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     if type(keepdim) is not bool:

@@ -15,6 +15,7 @@ import numpy as np
 
 from tensorweaver import return_types
 from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
@@ -182,7 +183,9 @@ def sort(
     values, indices = _sort(
         input, dim, descending, "SortBackward0" if stable is _UNSET else "SortBackward1"
     )
-    return return_types.sort(_copied_first(values, input), indices)
+    values = _copied_first(values, input)
+    saves_integer_output(values, indices)  # (PyTorch's node saves the indices)
+    return return_types.sort(values, indices)
 
 
 def msort(input: Tensor) -> Tensor:
@@ -221,4 +224,6 @@ def topk(
     values, indices = _sort(input, dim, largest)
     if input.ndim:
         values, indices = mv.narrow(values, axis, 0, k), mv.narrow(indices, axis, 0, k)
-    return return_types.topk(labelled(values, "TopkBackward0", input), indices)
+    values = labelled(values, "TopkBackward0", input)
+    saves_integer_output(values, indices)
+    return return_types.topk(values, indices)

@@ -24,6 +24,7 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import special_host as host
 from tensorweaver.ops.apply import apply, constant, labelled, out_needs_no_grad, written_out
 from tensorweaver.ops.host_fallback import run_optional
+from tensorweaver.ops.out_arguments import _refuse_overlapping_operands
 from tensorweaver.promotion import get_default_dtype, result_type
 from tensorweaver.tensor import Tensor
 
@@ -73,7 +74,7 @@ def _unary(name: str, host_fn: Callable[[Any], Any], *, save_output: bool = Fals
 
     def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(input), out)
+            return written_out(name, op(input), out, inputs=(input,))
         if isinstance(input, Tensor) and input.dtype.is_complex:
             complex_form = _COMPLEX_FORMS.get(name)
             if complex_form is not None:
@@ -151,7 +152,7 @@ def _float_pair(op: str, a: Operand, b: Operand) -> tuple:
 def atan2(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The angle of the point (other, input), in [-pi, pi]."""
     if out is not None:
-        return written_out("atan2", atan2(input, other), out)
+        return written_out("atan2", atan2(input, other), out, inputs=(input, other))
     _need_tensor("atan2", "input", 1, input)
     _need_tensor("atan2", "other", 2, other)
     _real_only("atan2", input, other)
@@ -163,7 +164,7 @@ def atan2(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
 def polygamma(n: int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The n-th derivative of digamma (n = 0 is digamma itself)."""
     if out is not None:
-        return written_out("polygamma", polygamma(n, input), out)
+        return written_out("polygamma", polygamma(n, input), out, inputs=(input,))
     n = need_int("polygamma", "n", 1, n)
     if n < 0:
         raise RuntimeError(f"polygamma(n, x) does not support negative n (got {n})")
@@ -208,7 +209,7 @@ def _trigamma(x: Tensor) -> Tensor:
 def zeta(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """The Hurwitz zeta function sum((other + k) ** -input for k >= 0)."""
     if out is not None:
-        return written_out("zeta", zeta(input, other), out)
+        return written_out("zeta", zeta(input, other), out, inputs=(input, other))
     a, b, backend, dtype, an, bn = _float_pair("zeta", input, other)
     _refuse_half("zeta", dtype)
     return apply("zeta", run_optional(backend, "zeta", host.zeta, dtype, an, bn), dtype, (a, b))
@@ -220,7 +221,7 @@ def zeta(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor
 def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """2 ** input, through pow: exact for integer exponents (exp(x ln 2) would not be)."""
     if out is not None:
-        return written_out("exp2", exp2(input), out)
+        return written_out("exp2", exp2(input), out, inputs=(input,))
     if ew.inference_alone(input):  # (PyTorch's autograd skips its kernel; 2 ** x would record)
         with no_grad():
             return exp2(input)
@@ -232,7 +233,7 @@ def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def deg2rad(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input * pi / 180 (PyTorch multiplies by the same rounded constant)."""
     if out is not None:
-        return written_out("deg2rad", deg2rad(input), out)
+        return written_out("deg2rad", deg2rad(input), out, inputs=(input,))
     _refuse_out_kernel("deg2rad", input)
     x = _float_input("deg2rad", input)  # (PyTorch's node saves no tensor: backward reruns)
     return frees_nothing(ew.mul(x, math.pi / 180), x)
@@ -241,7 +242,7 @@ def deg2rad(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def rad2deg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input * 180 / pi."""
     if out is not None:
-        return written_out("rad2deg", rad2deg(input), out)
+        return written_out("rad2deg", rad2deg(input), out, inputs=(input,))
     _refuse_out_kernel("rad2deg", input)
     x = _float_input("rad2deg", input)  # (PyTorch's node saves no tensor: backward reruns)
     return frees_nothing(ew.mul(x, 180 / math.pi), x)
@@ -258,7 +259,7 @@ def signbit(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """True where the sign bit is set: negative numbers and -0.0 (1 / -0.0 is -inf). The IR
     has no bit cast, so a NaN's sign bit is not seen: NaN gives False."""
     if out is not None:
-        return written_out("signbit", signbit(input), out, same_dtype=True)
+        return written_out("signbit", signbit(input), out, same_dtype=True, inputs=(input,))
     x = _need_tensor("signbit", "input", 1, input).detach()  # (a bool result: no graph)
     _real_only("signbit", x)
     if x.dtype.kind != "f":
@@ -287,7 +288,7 @@ def _float_operands(op: str, input: Operand, other: Operand) -> tuple[Tensor, Te
 def copysign(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """|input| with the sign of other (as signbit sees it); float result."""
     if out is not None:
-        return written_out("copysign", copysign(input, other), out)
+        return written_out("copysign", copysign(input, other), out, inputs=(input, other))
     _need_tensor("copysign", "input", 1, input)
     _real_only("copysign", input, other)
     if isinstance(other, Tensor) and ew.inference_alone(input, other):
@@ -325,7 +326,8 @@ def float_power(input: Operand, exponent: Operand, *, out: Tensor | None = None)
     """input ** exponent in float64 (complex128 for complex operands), each operand converted
     to it first, as PyTorch: an int16 base is not rounded to a float16 exponent's dtype."""
     if out is not None:
-        return written_out("float_power", float_power(input, exponent), out, same_dtype=True)
+        result = float_power(input, exponent)
+        return written_out("float_power", result, out, same_dtype=True, inputs=(input, exponent))
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError(
             "float_power(): expected a Tensor as input or exponent, got "
@@ -353,7 +355,7 @@ def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     2**5000 is 0, and 2**-30 * 2**100 is not inf in float16); else input * 2.0 ** other with
     both in their promoted float dtype (a complex128 0-d input keeps complex128)."""
     if out is not None:
-        return written_out("ldexp", ldexp(input, other), out)
+        return written_out("ldexp", ldexp(input, other), out, inputs=(input, other))
     _need_tensor("ldexp", "input", 1, input)
     _need_tensor("ldexp", "other", 2, other)
     if input.dtype.kind != "f" or other.dtype.kind == "f" or other.dtype.kind == "c":
@@ -382,7 +384,7 @@ def xlogy(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tenso
     log(other) is not finite, so no 0 * inf reaches the forward; the gradients are
     PyTorch's (:class:`_XLogY`)."""
     if out is not None:
-        return written_out("xlogy", xlogy(input, other), out)
+        return written_out("xlogy", xlogy(input, other), out, inputs=(input, other))
     if _skipped_or_refused("xlogy", input, other):
         with no_grad():
             return xlogy(input, other)
@@ -393,7 +395,7 @@ def xlogy(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tenso
 def xlog1py(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """input * log1p(other), 0 where input is 0 (unless other is NaN), as xlogy."""
     if out is not None:
-        return written_out("xlog1py", xlog1py(input, other), out)
+        return written_out("xlog1py", xlog1py(input, other), out, inputs=(input, other))
     if _skipped_or_refused("xlog1py", input, other):
         with no_grad():
             return xlog1py(input, other)
@@ -485,7 +487,7 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given (no gradient
     outside), as PyTorch computes it."""
     if out is not None:
-        return written_out("logit", logit(input, eps), out)
+        return written_out("logit", logit(input, eps), out, inputs=(input,))
     if ew.inference_alone(input):  # (PyTorch's autograd skips its kernel)
         with no_grad():
             return logit(input, eps)
@@ -524,7 +526,7 @@ def sinc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     derivatives are right there too (the second is -pi**2 / 3, where PyTorch's is NaN).
     Complex tensors take the same formula."""
     if out is not None:
-        return written_out("sinc", sinc(input), out)
+        return written_out("sinc", sinc(input), out, inputs=(input,))
     x = _need_tensor("sinc", "input", 1, input)
     if ew.inference_alone(x):  # (PyTorch's autograd skips its kernel)
         with no_grad():
@@ -570,7 +572,7 @@ class _Entr(Function):
 def entr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-x log(x) for x > 0, 0 at 0, -inf below (NaN stays NaN)."""
     if out is not None:
-        return written_out("entr", entr(input), out)
+        return written_out("entr", entr(input), out, inputs=(input,))
     if ew.inference_alone(input):  # (PyTorch's autograd skips its kernel)
         with no_grad():
             return entr(input)
@@ -607,6 +609,7 @@ def _float_power_(self: Tensor, exponent: Operand) -> Tensor:
             f"requires dtype {dtype.name} ({_TORCH_NAMES[dtype]}); convert with "
             f"x = x.to(tw.{dtype.name}) first"
         )
+    _refuse_overlapping_operands(self, "float_power_", (exponent,), {})
     if isinstance(exponent, Tensor) and ew.inference_alone(self, exponent):
         # PyTorch's autograd skips it (no leaf check, no node): the kernel writes, then the
         # write is refused where self may not change (_assign)

@@ -61,8 +61,12 @@ def ravel(input: Tensor) -> Tensor:
     return views.reshape(input, -1)
 
 
-def select(input: Tensor, dim: int, index: int) -> Tensor:
+def select(
+    input: Tensor, dim: int = movement.REQUIRED, index: int = movement.REQUIRED, **aliases: Any
+) -> Tensor:
     """``input`` indexed by ``index`` along ``dim`` (that dimension removed), as ``x[..., i]``."""
+    if aliases or dim is movement.REQUIRED or index is movement.REQUIRED:
+        dim = movement.dim_alias("select", aliases, dim, index=index)
     dim = _axis(dim, input.ndim, "select")
     return input[(slice(None),) * dim + (index,)]
 
@@ -563,13 +567,21 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return apply.labelled(la.matmul_as_given(input, vec), "MvBackward0", input, vec)
 
 
-def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+def softmax(
+    input: Tensor, dim: int = movement.REQUIRED, dtype: Any = None, **aliases: Any
+) -> Tensor:
     """``torch.softmax``: the softmax along ``dim``, computed in ``dtype`` if given."""
+    if aliases or dim is movement.REQUIRED:
+        dim = movement.dim_alias("softmax", aliases, dim)
     return input.softmax(dim, dtype=dtype)
 
 
-def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: int = movement.REQUIRED, dtype: Any = None, **aliases: Any
+) -> Tensor:
     """``torch.log_softmax``: the log-softmax along ``dim``, computed in ``dtype`` if given."""
+    if aliases or dim is movement.REQUIRED:
+        dim = movement.dim_alias("log_softmax", aliases, dim)
     return input.log_softmax(dim, dtype=dtype)
 
 
@@ -739,8 +751,16 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     return rd.norm(input - other, p)
 
 
-def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+def renorm(
+    input: Tensor,
+    p: float,
+    dim: int = movement.REQUIRED,
+    maxnorm: float = movement.REQUIRED,
+    **aliases: Any,
+) -> Tensor:
     """Each slice along ``dim`` scaled down to norm ``maxnorm`` where its norm exceeds it."""
+    if aliases or dim is movement.REQUIRED or maxnorm is movement.REQUIRED:
+        dim = movement.dim_alias("renorm", aliases, dim, maxnorm=maxnorm)
     if input.ndim < 2:
         raise RuntimeError(
             f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions"

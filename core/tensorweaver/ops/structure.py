@@ -269,10 +269,17 @@ def _repeat_indices(repeats: Tensor, output_size: int | None) -> Tensor:
 
 
 def repeat_interleave(
-    input: Tensor, repeats: Any = None, dim: int | None = None, *, output_size: int | None = None
+    input: Tensor,
+    repeats: Any = None,
+    dim: int | None = None,
+    *,
+    output_size: int | None = None,
+    **aliases: Any,
 ) -> Tensor:
     """Each element (slice along ``dim``; ``dim=None`` flattens) repeated ``repeats`` times;
     ``repeat_interleave(repeats)`` alone gives the indices ``i`` repeated ``repeats[i]``."""
+    if aliases:
+        dim = mv.dim_alias("repeat_interleave", aliases, dim, None)
     if repeats is None:
         return _repeat_indices(input, output_size)
     if dim is None:
@@ -316,9 +323,12 @@ def diff(
     dim: int = -1,
     prepend: Tensor | None = None,
     append: Tensor | None = None,
+    **aliases: Any,
 ) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``!=`` for bool), after joining
     ``prepend`` and ``append`` to ``input`` there."""
+    if aliases:
+        dim = mv.dim_alias("diff", aliases, dim, -1)
     if input.ndim == 0:
         raise RuntimeError("diff: expects input to be at least one-dimensional, got a 0-d tensor")
     if n < 0:
@@ -498,7 +508,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
         )
     a1, a2 = mv.roll(a, -1, d), mv.roll(a, -2, d)
     b1, b2 = mv.roll(b, -1, d), mv.roll(b, -2, d)
-    return ew.sub(ew.mul(a1, b2), ew.mul(a2, b1))
+    return labelled(ew.sub(ew.mul(a1, b2), ew.mul(a2, b1)), "LinalgCrossBackward0", input, other)
 
 
 # Pairwise distances

@@ -83,14 +83,15 @@ def as_view(
     write: Write,
     read: Read,
     region: tuple | None = None,
-    piece: str | None = None,
+    piece: tuple[str, str] | None = None,
     origin: Tensor | None = None,
 ) -> Tensor:
     """``out``, marked as a view of ``base`` that ``write(base, value)`` writes back to and
     ``read(base)`` computes again after a change of ``base``; ``region``: the ``(axis,
-    start, stop)`` run of ``base`` it holds, where it is one (``write`` is then its own);
-    ``piece``: ``"Output i of Op"`` for one of several views an op returns; ``origin``: the
-    tensor the view was taken of, where ``base`` is the one whose memory that is."""
+    start, stop)`` run of ``base`` it holds, where it is one (``write`` is then its own, or
+    one made for that run alone); ``piece``: PyTorch's errors for one of several views an op
+    returns (:func:`_piece_errors`); ``origin``: the tensor the view was taken of, where
+    ``base`` is the one whose memory that is."""
     if out is not base:
         if region is not None:
             write.region = region  # type: ignore[attr-defined]
@@ -111,7 +112,7 @@ def as_view(
                         # without a history); other dtypes cannot
                         out._requires_grad = True
             elif piece is not None:
-                refused = (f"{piece} {_PIECE_WRITTEN}", f"{piece} {_PIECE_CHANGED}")
+                refused = piece
         out._view_of = (base, write, read) if refused is None else (base, write, read, refused)
         if base._inference:  # (a view of an inference tensor is one, wherever it is made)
             out._inference = True
@@ -287,7 +288,15 @@ def _basic_index_name(index: Any) -> str:
     return "AliasBackward0"
 
 
-def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
+def narrow(
+    input: Tensor,
+    dim: int = mv.REQUIRED,
+    start: Any = mv.REQUIRED,
+    length: int = mv.REQUIRED,
+    **aliases: Any,
+) -> Tensor:
+    if aliases or dim is mv.REQUIRED or start is mv.REQUIRED or length is mv.REQUIRED:
+        dim = mv.dim_alias("narrow", aliases, dim, start=start, length=length)
     start = mv.narrow_start(input, start)
     out = mv.narrow(input, dim, start, length)
     if out is input:  # (all of it: still a new view, SliceBackward0, as PyTorch's)
@@ -295,56 +304,107 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
         out = labelled(out, "SliceBackward0", input)
     d = _axis(dim, input.ndim, "narrow")
     start = start + input.shape[d] if start < 0 else start
-    return as_view(
-        out,
-        input,
-        _write_along(d, slice(start, start + length)),
-        lambda base: mv.narrow(base, d, start, length),
-        (d, start, start + length),
-    )
+    # (as ints: a NumPy integer or 0-d tensor the op took would be a key of its own)
+    write, read, region = _run(d, operator.index(start), operator.index(length))
+    return as_view(out, input, write, read, region)
+
+
+# The write-backs and reads of views that are runs along one axis (narrow, split, chunk,
+# unbind) depend on the run alone: made once per run, not per call, as these ops run on
+# every step of a model (an LSTM's gates, attention's q, k and v). Nothing sets an
+# attribute of them but their region, the run's own. (Fewer cuts than runs are kept: a cut
+# holds a mark per piece; and only cuts of few pieces, mv.FEW_PIECES: larger ones are made
+# per call, as a program that cuts sequences of varying length would keep them all.)
+_RUNS, _CUTS = 4096, 128
+
+
+@functools.lru_cache(maxsize=_RUNS)
+def _run(d: int, start: int, size: int) -> tuple[Write, Read, tuple]:
+    """The write-back, read and region of the view of ``size`` elements from ``start`` along
+    axis ``d`` of its base."""
+    region = (d, start, start + size)
+    write = _write_along(d, slice(start, start + size))
+    write.region = region  # type: ignore[attr-defined]
+    return write, lambda base: mv.narrow(base, d, start, size), region
+
+
+@functools.lru_cache(maxsize=_RUNS)
+def _piece_errors(op: str, i: int) -> tuple[str, str]:
+    """PyTorch's errors for an in-place change of output ``i`` of ``op`` (``"Split"``), one of
+    several views it returns, and for its use after a change of its base (:func:`as_view`)."""
+    piece = f"Output {i} of {op}"
+    return f"{piece} {_PIECE_WRITTEN}", f"{piece} {_PIECE_CHANGED}"
+
+
+def _split_marks(
+    d: int, sizes: tuple, run: Callable = _run, errors: Callable = _piece_errors
+) -> tuple:
+    """Per piece of sizes ``sizes`` cut in order along axis ``d``: its write-back, read,
+    region and errors (:func:`as_view`), made by ``run`` and ``errors``."""
+    marks, start = [], 0
+    for i, size in enumerate(sizes):
+        marks.append((*run(d, start, size), errors("Split", i)))
+        start += size
+    return tuple(marks)
+
+
+_kept_split_marks = functools.lru_cache(maxsize=_CUTS)(_split_marks)
 
 
 def _pieces(x: Tensor, pieces: tuple[Tensor, ...], d: int) -> tuple[Tensor, ...]:
     """``pieces`` cut in order along axis ``d`` of ``x``, each marked as a view of its part."""
-    start = 0
     # (a piece that is all of x is still a view, as PyTorch's)
     pieces = tuple([apply("identity", x.native, x.dtype, (x,)) if p is x else p for p in pieces])
-    for i, piece in enumerate(pieces):
-        size = piece.shape[d]
-        write = _write_along(d, slice(start, start + size))
-        region = (d, start, start + size)
-        as_view(piece, x, write, _narrowing(d, start, size), region, f"Output {i} of Split")
-        start += size
+    sizes = tuple([p._shape[d] for p in pieces])
+    if len(sizes) <= mv.FEW_PIECES:
+        marks = _kept_split_marks(d, sizes)
+    else:
+        marks = _split_marks(d, sizes, _run.__wrapped__, _piece_errors.__wrapped__)
+    for piece, (write, read, region, errors) in zip(pieces, marks):
+        as_view(piece, x, write, read, region, errors)
     return pieces
-
-
-def _narrowing(d: int, start: int, size: int) -> Read:
-    return lambda base: mv.narrow(base, d, start, size)
 
 
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     return _pieces(x, mv.split(x, split_size_or_sections, dim), _axis(dim, x.ndim, "split"))
 
 
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+def chunk(input: Tensor, chunks: int, dim: int = 0, **aliases: Any) -> tuple[Tensor, ...]:
+    if aliases:
+        dim = mv.dim_alias("chunk", aliases, dim, 0)
     return _pieces(input, mv.chunk(input, chunks, dim), _axis(dim, input.ndim, "chunk"))
 
 
-def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
-    d = _axis(dim, input.ndim, "unbind")
+def unbind(input: Tensor, dim: int = 0, **aliases: Any) -> tuple[Tensor, ...]:
+    if aliases:
+        dim = mv.dim_alias("unbind", aliases, dim, 0)
     pieces = mv.unbind(input, dim)
-    for i, piece in enumerate(pieces):
-        key = (slice(None),) * d + (i,)
-        as_view(
-            piece, input, _write_at(key), _selecting(key), (d, i, i + 1), f"Output {i} of Unbind"
-        )
-        if len(pieces) == 1:  # (several share one node, named already: ops/several_outputs.py)
-            labelled(piece, "UnbindBackward0", input)
+    d, n = _axis(dim, input.ndim, "unbind"), len(pieces)
+    if n <= mv.FEW_PIECES:
+        marks = _kept_unbind_marks(d, n)
+    else:
+        marks = _unbind_marks(d, n, _piece_errors.__wrapped__)
+    for piece, (write, read, region, errors) in zip(pieces, marks):
+        as_view(piece, input, write, read, region, errors)
+    if len(pieces) == 1:  # (several share one node, named already: ops/several_outputs.py)
+        labelled(pieces[0], "UnbindBackward0", input)
     return pieces
 
 
-def _selecting(index: tuple) -> Read:
-    return lambda base: ix.getitem(base, index)
+def _unbind_marks(d: int, n: int, errors: Callable = _piece_errors) -> tuple:
+    """Per piece ``i`` of ``n`` that unbind cuts along axis ``d``: its write-back, read,
+    region and errors (:func:`as_view`, made by ``errors``)."""
+    marks = []
+    for i in range(n):
+        key = (slice(None),) * d + (i,)
+        write = _write_at(key)
+        write.region = (d, i, i + 1)  # type: ignore[attr-defined]
+        read = lambda base, key=key: ix.getitem(base, key)  # noqa: E731
+        marks.append((write, read, write.region, errors("Unbind", i)))
+    return tuple(marks)
+
+
+_kept_unbind_marks = functools.lru_cache(maxsize=_CUTS)(_unbind_marks)
 
 
 def _reshaping(op: Callable[..., Tensor], keeps_self: bool = False) -> Callable[..., Tensor]:
@@ -367,7 +427,7 @@ def _reshaping(op: Callable[..., Tensor], keeps_self: bool = False) -> Callable[
         elif input._view_of is not None and not _views_as_torch(input, out.shape):
             out = op(input.clone(), *args, **kwargs)  # (its strides are PyTorch's, not its array's)
             return labelled(out, "UnsafeViewBackward0", input)
-        shape = out.shape
+        shape = out._shape
         return as_view(out, input, _write_reshaped, lambda base: mv.reshape(base, shape))
 
     view_op.__name__ = view_op.__qualname__ = op.__name__
@@ -418,7 +478,9 @@ squeeze = _reshaping(mv.squeeze)
 _unsqueeze = _reshaping(mv.unsqueeze)
 
 
-def unsqueeze(input: Tensor, dim: int) -> Tensor:
+def unsqueeze(input: Tensor, dim: int = mv.REQUIRED, **aliases: Any) -> Tensor:
+    if aliases or dim is mv.REQUIRED:
+        dim = mv.dim_alias("unsqueeze", aliases, dim)
     out = _unsqueeze(input, dim)
     above = out._view_of
     if above is not None and above[0] is input:
@@ -451,13 +513,18 @@ def permute(input: Tensor, *sizes: Any, dims: Any = None) -> Tensor:
 
 def permuted(x: Tensor, out: Tensor, perm: tuple[int, ...]) -> Tensor:
     """``out``, which is ``x`` with its axes in the order ``perm``, as a view of ``x``."""
+    return as_view(out, x, *_permuting(perm))
+
+
+@functools.lru_cache(maxsize=1024)
+def _permuting(perm: tuple[int, ...]) -> tuple[Write, Read]:
+    """The write-back and read of a view that is its base with its axes in the order
+    ``perm``: made once per permutation (nothing sets an attribute of them)."""
     inverse = [0] * len(perm)
     for i, d in enumerate(perm):
         inverse[d] = i
     back = tuple(inverse)
-    return as_view(
-        out,
-        x,
+    return (
         lambda base, value: base.copy_(mv.permuted(value, back)),
         lambda base: mv.permuted(base, perm),
     )

@@ -15,6 +15,8 @@ class Adadelta(Optimizer):
     nothing here.
     """
 
+    _sparse_refusal = "Adadelta does not support sparse gradients"
+
     def __init__(
         self,
         params: ParamsT,

@@ -18,6 +18,8 @@ class Adafactor(Optimizer):
     per-tensor implementation.
     """
 
+    _sparse_refusal = "Adafactor does not support sparse gradients"
+
     _supports_complex = False
 
     def __init__(

@@ -15,6 +15,8 @@ class Adagrad(Optimizer):
     ``state_dict()`` lists them before the first step.
     """
 
+    _sparse_decay_refusal = "Adagrad: weight_decay option is not compatible with sparse gradients"
+
     def __init__(
         self,
         params: ParamsT,

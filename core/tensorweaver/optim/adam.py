@@ -16,6 +16,10 @@ class Adam(Optimizer):
     ``lr * weight_decay`` instead of being added to the gradient (that is AdamW).
     """
 
+    _sparse_refusal = (  # (AdamW's too, as PyTorch's)
+        "Adam does not support sparse gradients, please consider SparseAdam instead"
+    )
+
     def __init__(
         self,
         params: ParamsT,

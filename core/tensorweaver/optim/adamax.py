@@ -16,6 +16,8 @@ class Adamax(Optimizer):
     nothing here.
     """
 
+    _sparse_refusal = "Adamax does not support sparse gradients"
+
     def __init__(
         self,
         params: ParamsT,

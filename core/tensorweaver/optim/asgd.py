@@ -26,6 +26,8 @@ class ASGD(Optimizer):
     nothing here.
     """
 
+    _sparse_refusal = "ASGD does not support sparse gradients"
+
     _scalar_state = ("step", "eta", "mu")
 
     def __init__(

@@ -21,6 +21,8 @@ class Muon(Optimizer):
     differs from PyTorch's by bfloat16's rounding (about 1e-2 relative).
     """
 
+    _sparse_refusal = "Muon does not support sparse gradients"
+
     _supports_complex = False
 
     def __init__(

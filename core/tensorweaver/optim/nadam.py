@@ -19,6 +19,8 @@ from tensorweaver.optim.optimizer import (
 class NAdam(Optimizer):
     """``torch.optim.NAdam``; ``decoupled_weight_decay=True`` gives NAdamW."""
 
+    _sparse_refusal = "NAdam does not support sparse gradients"
+
     _scalar_state = ("step", "mu_product")
 
     def __init__(

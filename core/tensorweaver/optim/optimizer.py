@@ -85,6 +85,13 @@ class Optimizer:
     _counted_state: tuple[str, ...] = ()
     # Whether complex parameters are stepped (as pairs of reals, as in PyTorch).
     _supports_complex = True
+    # What PyTorch's step raises (RuntimeError) for a sparse gradient (a ``sparse=True``
+    # lookup's); None where it steps one: SGD, Adagrad, SparseAdam, LBFGS and, as PyTorch's
+    # base class checks nothing, a user's own optimizer.
+    _sparse_refusal: Optional[str] = None
+    # What it raises for one with a weight_decay, where it steps sparse ones without (SGD,
+    # Adagrad).
+    _sparse_decay_refusal: Optional[str] = None
 
     # Whether the options are checked: for this package's optimizers and their subclasses;
     # PyTorch's base class checks nothing, so a user's own optimizer is not checked either.
@@ -233,6 +240,11 @@ class Optimizer:
                 if group.get("capturable") and self._checks_options:
                     _check_capturable(type(self).__name__, params)
                 options = _as_numbers(group)
+                refusal = self._sparse_refusal or (
+                    options.get("weight_decay") and self._sparse_decay_refusal
+                )
+                if refusal:
+                    _refuse_sparse(refusal, params)
                 if _any_complex(params):
                     if not self._supports_complex:
                         raise RuntimeError(
@@ -479,6 +491,13 @@ def _check_capturable(owner: str, params: list[Any]) -> None:
                 f"devices: ['cuda', 'xpu', 'hpu', 'privateuseone', 'xla'] (got {p.device}); "
                 "pass capturable=False on a CPU device"
             )
+
+
+def _refuse_sparse(refusal: str, params: list[Any]) -> None:
+    """Raise ``refusal`` (PyTorch's RuntimeError) where a gradient of ``params`` is sparse."""
+    for p in params:  # (a plain loop over ``_grad``, which each has here: this runs every step)
+        if p._grad.is_sparse:
+            raise RuntimeError(refusal)
 
 
 def _any_complex(params: list[Any]) -> bool:

@@ -15,6 +15,8 @@ class RAdam(Optimizer):
     5 the step is plain bias-corrected momentum; after that it is rectified Adam.
     """
 
+    _sparse_refusal = "RAdam does not support sparse gradients"
+
     def __init__(
         self,
         params: ParamsT,

@@ -11,6 +11,8 @@ from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_
 class RMSprop(Optimizer):
     """``torch.optim.RMSprop``; ``centered`` normalises by an estimate of the variance."""
 
+    _sparse_refusal = "RMSprop does not support sparse gradients"
+
     def __init__(
         self,
         params: ParamsT,

@@ -18,6 +18,8 @@ class Rprop(Optimizer):
     nothing here.
     """
 
+    _sparse_refusal = "Rprop does not support sparse gradients"
+
     def __init__(
         self,
         params: ParamsT,

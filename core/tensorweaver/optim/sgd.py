@@ -16,6 +16,11 @@ class SGD(Optimizer):
     ``nesterov`` steps along ``g + momentum * buf`` instead.
     """
 
+    _sparse_decay_refusal = (
+        "SGD: weight_decay adds the dense parameter to the sparse gradient: add(sparse, dense) "
+        "is not supported. Use add(dense, sparse) instead (or weight_decay=0)"
+    )
+
     def __init__(
         self,
         params: ParamsT,

@@ -52,8 +52,17 @@ FORMAT_VALUES = "tensorweaver/3.1"
 FORMAT_SHARED = "tensorweaver/3.2"
 FORMAT_LAZY = "tensorweaver/3.3"
 FORMAT_DEVICES = "tensorweaver/3.4"
+FORMAT_SPARSE = "tensorweaver/3.5"
 #: Every format this version writes and reads, oldest first; each reader reads those before it.
-FORMATS = (FORMAT, FORMAT_MODULES, FORMAT_VALUES, FORMAT_SHARED, FORMAT_LAZY, FORMAT_DEVICES)
+FORMATS = (
+    FORMAT,
+    FORMAT_MODULES,
+    FORMAT_VALUES,
+    FORMAT_SHARED,
+    FORMAT_LAZY,
+    FORMAT_DEVICES,
+    FORMAT_SPARSE,
+)
 Fail = Callable[[str], NoReturn]
 # Each tensor's dtype code and shape, by name.
 Table = Mapping[str, tuple[str, list[int]]]

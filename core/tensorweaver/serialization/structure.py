@@ -45,6 +45,11 @@ A complex tensor's node is ``{"complex": node}``: safetensors has no complex dty
 file holds its (real, imaginary) pairs as a float tensor with a last dimension of 2
 (``view_as_real``'s layout, which other tools read as such), and the node says to view them as
 complex again.
+
+A sparse gradient (a ``sparse=True`` lookup's, held dense with PyTorch's sparse mark:
+nn/functional/sparse.py) is ``{"sparse": [node, coalesced]}`` (format ``tensorweaver/3.5``):
+the file holds its dense values, and loading marks the tensor sparse again, as
+``torch.load`` gives a sparse tensor back.
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ from tensorweaver.serialization.document import (
     FORMAT_LAZY,
     FORMAT_MODULES,
     FORMAT_SHARED,
+    FORMAT_SPARSE,
     FORMAT_VALUES,
     FORMATS,
 )
@@ -132,6 +138,9 @@ def flatten(obj: Any) -> Flat:
             if value.dtype.is_complex:
                 uses(FORMAT_MODULES)
                 node = {"complex": node}
+            if value.is_sparse:
+                uses(FORMAT_SPARSE)
+                node = {"sparse": [node, value.is_coalesced()]}
             return node
         if isinstance(value, Module):
             uses(FORMAT_MODULES)
@@ -208,6 +217,7 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
     A class or function the allow-list lacks raises ``pickle.UnpicklingError``.
     """
     from tensorweaver.contract.dtypes import ALL
+    from tensorweaver.nn.functional.sparse import sparse_gradient
     from tensorweaver.nn.parameter import Parameter
 
     made: dict[str, Any] = {}
@@ -276,6 +286,19 @@ def rebuild(node: Any, names: Collection[str], tensor: Callable[[str], Any], fai
                 if next(iter(body)) not in ("tensor", "requires_grad", "parameter"):
                     fail(f"complex node {_short(body)} must hold a tensor or parameter node")
                 return build(body, True)
+            if kind == "sparse":
+                if not (
+                    isinstance(body, list)
+                    and len(body) == 2
+                    and isinstance(body[0], dict)
+                    and next(iter(body[0]), None) in ("tensor", "requires_grad", "complex")
+                    and isinstance(body[1], bool)
+                ):
+                    fail(f"sparse node {_short(body)} must be [tensor node, coalesced]")
+                values = build(body[0])
+                if isinstance(values, Parameter):
+                    fail(f"sparse node {_short(body)} must hold a tensor, not a parameter")
+                return sparse_gradient(values, body[1])
             if kind == "uninitialized":
                 return uninitialized.restore(body, lazy, names, fail)
             if kind == "dtype":

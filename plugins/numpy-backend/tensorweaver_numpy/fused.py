@@ -142,7 +142,8 @@ class FusedOps:
 
     @quiet
     def fused_linear(self, x: A, weight: A, bias: A) -> tuple[A, tuple]:
-        rows = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
+        # (explicit sizes: -1 is ambiguous for a product of no input features)
+        rows = x.reshape(math.prod(x.shape[:-1]), x.shape[-1]) if x.ndim != 2 else x
         out = _wide(rows) @ _wide(weight).T
         out += _wide(bias)  # out is this call's own array
         out = out.astype(x.dtype, copy=False)
@@ -151,7 +152,7 @@ class FusedOps:
     @quiet
     def fused_linear_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple:
         rows, x_shape, weight = saved
-        g = grad.reshape(-1, weight.shape[0]) if grad.ndim != 2 else grad
+        g = grad.reshape(rows.shape[0], weight.shape[0]) if grad.ndim != 2 else grad
         g, wide_rows, wide_weight = _wide(g), _wide(rows), _wide(weight)
         grads = (
             (g @ _conj(wide_weight)).reshape(x_shape) if needs[0] else None,

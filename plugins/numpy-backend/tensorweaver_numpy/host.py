@@ -22,6 +22,17 @@ def _owner(a: A) -> A:
     return a
 
 
+def _strides(a: A) -> Optional[tuple[int, ...]]:
+    """``a``'s strides in elements, or None where the core is to take C order's."""
+    # NumPy 2 makes a new empty array with strides of 0 (PyTorch's are C order's: the
+    # core's answer where a backend cannot tell); an empty view keeps its base's.
+    if type(a) is not np.ndarray or (not a.size and not any(a.strides)):
+        return None
+    size = a.itemsize
+    # (a list built first: cheaper than a generator for a few axes)
+    return tuple([s // size for s in a.strides])
+
+
 class HostMemory:
     """The optional host-memory methods of :data:`tensorweaver.contract.ir.OPTIONAL`."""
 
@@ -50,13 +61,16 @@ class HostMemory:
         # core's count of the references to it sees them.
         return type(a) is np.ndarray and a.base is None and a.flags.writeable
 
+    def strides(self, a: A) -> Optional[tuple[int, ...]]:
+        # The address layout() reads (a dict NumPy builds per read) is half its cost.
+        return _strides(a)
+
     def layout(self, a: A) -> Optional[tuple[tuple[int, ...], int, int]]:
-        # NumPy 2 makes a new empty array with strides of 0 (PyTorch's are C order's: the
-        # core's answer where a backend cannot tell); an empty view keeps its base's.
-        if type(a) is not np.ndarray or (not a.size and not any(a.strides)):
+        strides = _strides(a)
+        if strides is None:
             return None
         size = a.itemsize
         owner = _owner(a)
         address = a.__array_interface__["data"][0]  # (a dict built per read: read it once)
         start = address if owner is a else owner.__array_interface__["data"][0]
-        return tuple(s // size for s in a.strides), (address - start) // size, address
+        return strides, (address - start) // size, address

@@ -355,6 +355,12 @@ class TorchBackend(
     def aminmax(self, a: Tensor) -> Tensor:
         return torch.stack(torch.aminmax(a))
 
+    def host_aminmax(self, a: Tensor) -> tuple:
+        low, high = torch.aminmax(a)
+        if self._on_cpu:
+            return low.tolist(), high.tolist()  # two 0-d reads cost less than a stack and copy
+        return tuple(torch.stack((low, high)).tolist())  # one transfer from the device
+
     def any(self, a: Tensor, axes: Shape, keepdims: bool) -> Tensor:
         return torch.any(a, axes, keepdim=keepdims)
 

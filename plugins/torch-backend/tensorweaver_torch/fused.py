@@ -365,12 +365,14 @@ class FusedComposites:
         x, weight = saved
         # Rows of a matrix, so each product is one mm (a 3-d non-contiguous gradient would
         # make ``@`` a batched product over an expanded weight: 5x slower).
-        grad_rows = grad_output.reshape(-1, grad_output.shape[-1])
+        # (explicit sizes: -1 is ambiguous where there are no features)
+        rows = math.prod(x.shape[:-1])
+        grad_rows = grad_output.reshape(rows, grad_output.shape[-1])
         # conj(): PyTorch's complex gradients multiply by the conjugate (a lazy conjugate bit
         # the product reads); a real tensor's conj() is the tensor itself.
         grad_x = (grad_rows @ weight.conj()).reshape(x.shape) if needs[0] else None
         # (out, in) straight from the product: the weight's own layout, no transposed view.
-        grad_w = grad_rows.T @ x.reshape(-1, x.shape[-1]).conj() if needs[1] else None
+        grad_w = grad_rows.T @ x.reshape(rows, x.shape[-1]).conj() if needs[1] else None
         grad_b = grad_rows.sum(0) if needs[2] else None
         return grad_x, grad_w, grad_b
 

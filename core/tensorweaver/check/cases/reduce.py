@@ -1,6 +1,6 @@
-"""Reductions, arg-reductions, cumsum and the optional aminmax, argsort and scatter_reduce:
-axes and keepdims, exact dtypes, ties, NaN, empty axes, and every array argument in every
-layout that has an axis, against NumPy float64."""
+"""Reductions, arg-reductions, cumsum and the optional aminmax, host_aminmax, argsort and
+scatter_reduce: axes and keepdims, exact dtypes, ties, NaN, empty axes, and every array
+argument in every layout that has an axis, against NumPy float64."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from tensorweaver.check.case import Case, Measure, Skip
+from tensorweaver.check.case import Case, Failure, Measure, Skip
 from tensorweaver.check.cases.operands import (
     FLOATS,
     INTS,
@@ -19,7 +19,7 @@ from tensorweaver.check.cases.operands import (
     layout_dtypes,
     nan,
 )
-from tensorweaver.check.compare import PRIMITIVE_TOLERANCE, to_dtype, widen
+from tensorweaver.check.compare import PRIMITIVE_TOLERANCE, host_dtype, measure, to_dtype, widen
 from tensorweaver.check.context import Context
 from tensorweaver.check.layouts import EDGE, arrange
 from tensorweaver.contract import dtypes as d
@@ -138,21 +138,40 @@ def _argsort(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]
     return run
 
 
-def _aminmax(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
+#: What the core does without each of the two optional reads of both extremes.
+_EXTREMES_WITHOUT = {
+    "aminmax": "the core reduces twice",
+    "host_aminmax": "the core reads aminmax back with to_host",
+}
+
+
+def _aminmax(name: str, dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     def run(ctx: Context) -> Iterator[Measure]:
-        if not callable(getattr(ctx.backend, "aminmax", None)):
-            raise Skip(f"{ctx.device} has no aminmax (optional: the core reduces twice)")
+        if not callable(getattr(ctx.backend, name, None)):
+            raise Skip(f"{ctx.device} has no {name} (optional: {_EXTREMES_WITHOUT[name]})")
         a = sample(dtype, 0 if dtype is d.uint8 else -2, 2)
         if dtype.is_floating_point:
             a[1, 2, 3] = nan  # both extremes NaN
         a, x = arrange(ctx, a, dtype, layout)
         if not a.size:
-            raise Skip("aminmax takes non-empty arrays (the core reads nothing from empty ones)")
+            raise Skip(f"{name} takes non-empty arrays (the core reads nothing from empty ones)")
         want = np.array((a.min(), a.max()))
-        yield ctx.check("aminmax", ctx.call("aminmax", x), want, dtype)
+        if name == "aminmax":
+            yield ctx.check(name, ctx.call(name, x), want, dtype)
+        else:
+            yield _python_pair(name, ctx.call(name, x), want, dtype)
         yield ctx.untouched()
 
     return run
+
+
+def _python_pair(name: str, got: object, want: np.ndarray, dtype: DType) -> Measure:
+    """``got``, a tuple of two Python numbers of ``dtype``'s kind (as ``tolist`` gives them),
+    measured against ``want``."""
+    kind = bool if dtype is d.bool_ else float if dtype.is_floating_point else int
+    if type(got) is not tuple or len(got) != 2 or any(type(v) is not kind for v in got):
+        raise Failure(name, f"returned {got!r}, not a tuple of two Python {kind.__name__}s")
+    return measure(name, np.array(got, host_dtype(dtype)), want, dtype)
 
 
 def _scatter_reduce(dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
@@ -237,7 +256,8 @@ MAKERS: dict[str, tuple[Callable[[DType, str], Callable], tuple[DType, ...]]] = 
     "cumsum": (_cumsum, (*INTS, *FLOATS)),
 }
 OPTIONAL_MAKERS = {
-    "aminmax": (_aminmax, (d.bool_, *NUMERIC)),
+    "aminmax": (partial(_aminmax, "aminmax"), (d.bool_, *NUMERIC)),
+    "host_aminmax": (partial(_aminmax, "host_aminmax"), (d.bool_, *NUMERIC)),
     "argsort": (_argsort, (d.bool_, *NUMERIC)),
     "scatter_reduce": (_scatter_reduce, NUMERIC),
 }

@@ -17,6 +17,7 @@ from typing import Optional, Union
 
 import tensorweaver as tw
 from tensorweaver.autograd.names import composite_name
+from tensorweaver.autograd.node import saves_integer_output
 from tensorweaver.nn.functional.pooling import autocast_pool_input, window_table
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
@@ -164,7 +165,9 @@ def _adaptive_max(
         return adaptive_max_pool_reference(input, sizes)
     out, indices = _adaptive_max_with_indices(input, sizes)
     name = composite_name("adaptive_max_pool", (input,), (sizes,))  # as the fused kernel's
-    return labelled(out, name, input), indices
+    out = labelled(out, name, input)
+    saves_integer_output(out, indices)  # (PyTorch's node saves the indices)
+    return out, indices
 
 
 def adaptive_max_pool_reference(x: Tensor, output_size: tuple[int, ...]) -> Tensor:

@@ -17,7 +17,7 @@ def linear_reference(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     graph: ``addmm(bias, rows, weight.t())`` (its node's inputs in that order, so a hook on
     it sees theirs), ``rows`` the input as a matrix, the result viewed back."""
     transposed = weight.t()
-    rows = x if x.dim() == 2 else x.reshape(-1, x.shape[-1])
+    rows = x if x.dim() == 2 else x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
     out = labelled(rows @ transposed + bias, "AddmmBackward0", bias, rows, transposed)
     return out if x.dim() == 2 else out.reshape(*x.shape[:-1], weight.shape[0])
 
@@ -77,7 +77,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: bias must have the same dtype as input and weight, got "
             f"{bias.dtype.name} and {input.dtype.name}; convert it with .to(...)"
         )
-    out = input @ (weight.T if weight.dim() == 2 else weight)
+    out = input @ (weight.t() if weight.dim() == 2 else weight)
     if bias is None:
         return out
     if weight.dim() != 2:

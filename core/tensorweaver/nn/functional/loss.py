@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -168,6 +169,11 @@ def mse_loss(
             f"one to floating point first (input.float())"
         )
     input, target = _bools_as_numbers(input, target)
+    saved = (input, target)  # (before the alias below, which nothing else keeps)
+    if target is input and input.requires_grad:
+        # (PyTorch's node has an edge for each operand, whose gradients its hooks see apart:
+        # a distinct alias keeps them apart here too)
+        target = target.view_as(target)
     reduction = _reduction(size_average, reduce, reduction)
     if input.dtype in _HALF and weight is None and _half_pair(input, target, reduction):
         out = _HalfLoss.apply(input, target, reduction, _squared_error, _mse_grads, "mse_loss")
@@ -179,7 +185,18 @@ def mse_loss(
         for t in (input, target):  # PyTorch's MseLossBackward0 saves both
             if t._inference:
                 _refuse_saved("mse_loss", t)
-    return labelled(out, "MseLossBackward0", input, target)
+    return _saving(out, "MseLossBackward0", input, target, saved)
+
+
+def _saving(out: Tensor, grad_fn: str, input: Tensor, target: Tensor, saved: tuple) -> Tensor:
+    """``out`` labelled ``grad_fn``, PyTorch's node of ``input`` and ``target``, which saves
+    the tensors ``saved``: its backward refuses them once changed in place, as PyTorch's."""
+    out = labelled(out, grad_fn, input, target)
+    node = out._node
+    if node is not None and node.label == grad_fn:
+        # weak references: the graph keeps no more than before (a tensor gone is unchanged)
+        node.operands = tuple([(weakref.ref(t), t._version) for t in saved])
+    return out
 
 
 def _bools_as_numbers(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
@@ -236,11 +253,11 @@ def smooth_l1_loss(
         loss = functools.partial(_smooth_l1, beta=_half_number(beta))
         grads = functools.partial(_smooth_l1_half_grads, beta=beta)
         out = _HalfLoss.apply(input, target, reduction, loss, grads, "smooth_l1_loss")
-        return labelled(out, "SmoothL1LossBackward0", input, target)
+        return _saving(out, "SmoothL1LossBackward0", input, target, (input, target))
     if beta == 0:  # PyTorch's l1_loss
         return _reduce((input - target).abs(), reduction, "smooth_l1_loss")
     out = _reduce(_smooth_l1(input, target, beta), reduction, "smooth_l1_loss")
-    return labelled(out, "SmoothL1LossBackward0", input, target)
+    return _saving(out, "SmoothL1LossBackward0", input, target, (input, target))
 
 
 def _smooth_l1(input: Tensor, target: Tensor, beta: float) -> Tensor:
@@ -290,10 +307,12 @@ def huber_loss(
         loss = functools.partial(_huber_half, delta=delta)
         grads = functools.partial(_huber_half_grads, delta=delta)
         out = _HalfLoss.apply(input, target, reduction, loss, grads, "huber_loss")
-        return labelled(out, "HuberLossBackward0", input, target)
+        return _saving(out, "HuberLossBackward0", input, target, (input, target))
     out = _weighted(_huber(input, target, delta), weight, reduction, False, "huber_loss")
     # PyTorch's kernel without a weight; with one, the weighting's own ops
-    return out if weight is not None else labelled(out, "HuberLossBackward0", input, target)
+    if weight is not None:
+        return out
+    return _saving(out, "HuberLossBackward0", input, target, (input, target))
 
 
 def _huber(input: Tensor, target: Tensor, delta: float) -> Tensor:
@@ -813,7 +832,7 @@ def binary_cross_entropy_with_logits(
         out = _reduce(loss, reduction, fn)
         if out.dtype != target.dtype:  # PyTorch's kernel writes the loss in the target's type
             out = out.to(target.dtype)
-    return labelled(out, "BinaryCrossEntropyWithLogitsBackward0", input, target)
+    return _saving(out, "BinaryCrossEntropyWithLogitsBackward0", input, target, (input, target))
 
 
 def _bce_logits(input: Tensor, target: Tensor, pos_weight: Tensor | None = None) -> Tensor:

@@ -13,7 +13,7 @@ import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.nn.functional.activation import logsigmoid
 from tensorweaver.nn.functional.distance import pairwise_distance
-from tensorweaver.nn.functional.loss import _reduce, _reduction
+from tensorweaver.nn.functional.loss import _reduce, _reduction, _saving
 from tensorweaver.ops import index as ix
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.bounds import extrema, inside
@@ -80,7 +80,7 @@ def soft_margin_loss(
     if loss.dtype != input.dtype and input.dtype.is_floating_point:
         loss = loss.to(input.dtype)  # PyTorch's kernel writes the loss in the input's type
     loss = _reduce(loss, _reduction(size_average, reduce, reduction), "soft_margin_loss")
-    return labelled(loss, "SoftMarginLossBackward0", input, target)
+    return _saving(loss, "SoftMarginLossBackward0", input, target, (input, target))
 
 
 def multilabel_soft_margin_loss(

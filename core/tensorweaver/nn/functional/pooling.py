@@ -21,6 +21,7 @@ import numpy as np
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.names import grad_fn_name
+from tensorweaver.autograd.node import saves_integer_output
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.nn.functional.conv import _batched, _im2col, _ntuple, pad
 from tensorweaver.nn.functional.integral import is_integral
@@ -264,6 +265,7 @@ def _max_pool(
         out, indices = max_pool_with_indices_reference(x, *static)
     if not batched:
         out, indices = _unbatched(out, input), indices.squeeze(0)
+    saves_integer_output(out, indices)  # (PyTorch's node saves the indices)
     return out, indices
 
 

@@ -16,6 +16,7 @@ how often its index occurs in the batch, as PyTorch does.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Callable
 
 import numpy as np
@@ -34,9 +35,12 @@ class SparseGradient(Tensor):
     """A weight's gradient that PyTorch holds in its sparse layout (a ``sparse=True`` lookup's),
     stored dense. The autograd engine keeps the class while every gradient summed into a
     ``.grad`` is one (a dense one added makes the sum dense, as in PyTorch). The methods below
-    keep it where PyTorch's result of a sparse tensor is sparse: copies, casts, negation,
-    products, division by a number and sums of two sparse ones (operators and methods; the
-    ``tw.`` functions give dense results).
+    keep it where PyTorch's result of a sparse tensor is sparse: copies (``.data`` and
+    ``copy.deepcopy`` too), casts, negation, products, division by a number, sums of two
+    sparse ones and the zero-preserving ``abs``, ``sign``, ``sqrt``, ``square`` and ``pow``
+    (operators and methods; the ``tw.`` functions give dense results); they raise PyTorch's
+    RuntimeError where it refuses a sparse operand (division by a dense tensor, an in-place
+    sum of a dense one).
 
     Uncoalesced, as PyTorch's gradient of a lookup of several indices (one entry per index);
     :meth:`coalesce` gives a :class:`CoalescedSparseGradient` (as a lookup of one index does)."""
@@ -61,6 +65,22 @@ class SparseGradient(Tensor):
             )
         return Tensor.clone(self)
 
+    def sparse_dim(self) -> int:
+        """1: the entries are rows (of an embedding's weight)."""
+        return 1
+
+    def dense_dim(self) -> int:
+        """The dimensions of each entry's values."""
+        return self.dim() - 1
+
+    def _alias(self) -> Tensor:
+        return _marked(Tensor.data.fget(self), type(self))
+
+    data = property(_alias, Tensor.data.fset, doc="A detached alias, sparse as PyTorch's.")
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        return _marked(Tensor.__deepcopy__(self, memo), type(self))
+
 
 class CoalescedSparseGradient(SparseGradient):
     """A :class:`SparseGradient` after ``coalesce()``, which PyTorch reports coalesced."""
@@ -81,15 +101,21 @@ def _marked(out: Tensor, kind: type) -> Tensor:
     return out
 
 
+def sparse_gradient(t: Tensor, coalesced: bool) -> Tensor:
+    """``t``, a plain tensor made anew (``tw.load``'s), marked a sparse gradient."""
+    return _marked(t, CoalescedSparseGradient if coalesced else SparseGradient)
+
+
 def _keeping_sparse(name: str, kept: Callable[[Tensor, Any], type | None]) -> Callable:
     """Tensor's method ``name``, its result of a sparse gradient marked sparse where PyTorch's
     is sparse: ``kept(self, other)`` (the first operand after ``self``) names the result's
-    class, or None for a dense result."""
+    class, or None for a dense result, or raises where PyTorch refuses the operands (before
+    anything is computed or written)."""
     method = getattr(Tensor, name)
 
     def keeping(self: SparseGradient, *args: Any, **kwargs: Any) -> Tensor:
+        kind = kept(self, args[0] if args else kwargs.get("other", kwargs.get("exponent")))
         out = method(self, *args, **kwargs)
-        kind = kept(self, args[0] if args else kwargs.get("other"))
         return out if out is self or kind is None else _marked(out, kind)
 
     keeping.__name__, keeping.__qualname__ = name, f"SparseGradient.{name}"
@@ -101,9 +127,44 @@ def _own_kind(self: Tensor, other: Any) -> type:
     return type(self)
 
 
-def _by_number(self: Tensor, other: Any) -> type | None:
-    """Division: sparse by a number or a 0-d tensor (PyTorch refuses other divisors)."""
-    return type(self) if not isinstance(other, Tensor) or not other.shape else None
+def _coalesced(self: Tensor, other: Any) -> type:
+    """A zero-preserving elementwise op: PyTorch coalesces the entries first."""
+    return CoalescedSparseGradient
+
+
+def _positive_power(self: Tensor, exponent: Any) -> type | None:
+    """``pow``: sparse for a number exponent > 0, which keeps zeros zero; PyTorch refuses 0.
+    (A negative one is dense here: the dense storage's absent rows would be inf, where
+    PyTorch's stay absent.)"""
+    if not isinstance(exponent, numbers.Real):  # (a tensor exponent: PyTorch has no kernel)
+        return None
+    if exponent == 0:
+        raise RuntimeError(
+            "pow: cannot raise to zeroth power on sparse tensor; it would make the result "
+            "tensor dense (use tw.ones_like(grad.to_dense()))"
+        )
+    return CoalescedSparseGradient if exponent > 0 else None
+
+
+def _by_number(self: Tensor, other: Any) -> type:
+    """Division: sparse by a number or a 0-d dense tensor; PyTorch refuses other divisors."""
+    if isinstance(other, Tensor) and (other.shape or other.is_sparse):
+        raise RuntimeError(
+            "Sparse division requires a scalar or zero-dim dense tensor divisor (got shape "
+            f"{list(other.shape)} for divisor): divide grad.to_dense() instead"
+        )
+    return type(self)
+
+
+def _sparse_addend(self: Tensor, other: Any) -> type:
+    """An in-place sum into a sparse tensor: of a sparse one (PyTorch refuses a dense one)."""
+    if not (isinstance(other, Tensor) and other.is_sparse):
+        raise RuntimeError(
+            f"add(sparse, dense) is not supported (got a {type(other).__name__} added into a "
+            "sparse gradient in place). Use add(dense, sparse) instead: "
+            "dense.add_(grad) or grad.to_dense().add_(...)"
+        )
+    return type(self)
 
 
 def _of_two_sparse(self: Tensor, other: Any) -> type | None:
@@ -119,6 +180,10 @@ for _name, _kept in (
     *((n, _own_kind) for n in ("neg", "negative", "__neg__", "mul", "multiply", "__mul__")),
     ("__rmul__", _own_kind),  # (tried before a dense tensor's __mul__: the product is sparse)
     *((n, _by_number) for n in ("div", "divide", "true_divide", "__truediv__")),
+    *((n, _by_number) for n in ("div_", "__itruediv__")),
+    *((n, _coalesced) for n in ("abs", "__abs__", "sign", "sqrt", "square")),
+    *((n, _positive_power) for n in ("pow", "__pow__")),
+    *((n, _sparse_addend) for n in ("add_", "sub_", "__iadd__", "__isub__")),
     *((n, _of_two_sparse) for n in ("add", "__add__", "sub", "subtract", "__sub__")),
 ):
     setattr(SparseGradient, _name, _keeping_sparse(_name, _kept))
