@@ -363,10 +363,13 @@ AXIS_TAKEN = {
     "gather",
     "index_fill",
     "index_select",
+    "log_softmax",
     "repeat_interleave",
     "scatter_add",
     "softmax",
+    "squeeze",
     "take_along_dim",
+    "tensor_split",
     "unbind",
     "unsqueeze",
 }

@@ -346,22 +346,6 @@ AXIS_ELSEWHERE: dict[str, Snippet] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TypeError where torch computes. torch's argument parser takes axis= for dim= in "
-    "every native function (python_arg_parser's numpy compatibility names), not only "
-    "reductions. The functions and most methods take it now (ops/movement.py dim_alias); "
-    "the methods Tensor.softmax, Tensor.log_softmax and Tensor.squeeze (ops/methods.py "
-    "_softmax, _log_softmax, _squeeze) still refuse it. Fix (methods.py): give them a "
-    "trailing **aliases and `if aliases or dim is mv.REQUIRED: dim = mv.dim_alias(name, "
-    "aliases, dim)` (dim defaulting to mv.REQUIRED; squeeze: `if aliases: dim = "
-    "mv.dim_alias('squeeze', aliases, dim, None)`). tensor_split (ops/spellings.py, method "
-    "and function) too: a **aliases there makes tests/api/test_function_keywords_session17.py "
-    "read its positional name indices_or_sections (not a torch keyword) as one it takes; "
-    "fix that sweep's _missing to skip POSITIONAL_OR_KEYWORD names torch has no keyword for "
-    "when the function has **kwargs, or take the first argument positionally only. "
-    "F.softmax, a Python function in torch, rightly refuses axis=.",
-)
 def test_axis_spelling_of_dim_elsewhere(spec: str) -> None:
     _same_each(AXIS_ELSEWHERE, spec)
 

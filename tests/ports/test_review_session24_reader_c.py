@@ -81,14 +81,6 @@ def test_backward_inputs_naming_a_leaf_no_longer_requiring_grad(spec: str) -> No
     same(_inputs_unset_leaf, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT: ops/movement.py split takes split_size=True as the int 1 "
-    "(isinstance(True, int)) and cuts 3 pieces; torch's parser refuses a bool split_size "
-    "with TypeError (as the new _split_with_sizes conversion already does for a bool in a "
-    "list). Fix: in movement.split, raise TypeError naming split_size where "
-    "type(split_size_or_sections) is bool.",
-)
 def test_split_size_true(spec: str) -> None:
     same(lambda m: _grid(m, 3).split(True), spec)
 
@@ -99,14 +91,6 @@ BOOL_COUNTS: dict[str, Program] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT: x.narrow(1, 0, True) gives one column (ops/views.py narrow's "
-    "operator.index(length) takes a bool) and x.chunk(True) one piece (ops/movement.py "
-    "chunk divides by True); torch's parser refuses a bool length or chunks with TypeError. "
-    "Fix: refuse type(v) is bool with TypeError naming the argument in views.narrow "
-    "(length) and movement.chunk (chunks), as index_argument does for split's sizes.",
-)
 def test_bool_lengths_and_chunk_counts(spec: str) -> None:
     same_each(BOOL_COUNTS, spec)
 
@@ -118,15 +102,6 @@ ARRAY_SIZES: dict[str, Program] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT: x.split(np.array([1, 3])), x.split(tensor([1, 3])) and "
-    "split(x, np.array([1, 3])) cut pieces of 1 and 3 in tw (ops/movement.py split iterates "
-    "any non-int, and _split_with_sizes now converts each element); torch refuses them with "
-    "TypeError (split_sizes must be a tuple of ints, not numpy.ndarray / Tensor). Fix: in "
-    "movement.split, take sections only from a list or tuple (torch.Size too); anything else "
-    "that is not an int size raises TypeError naming split_size_or_sections.",
-)
 def test_split_sizes_given_as_an_array(spec: str) -> None:
     same_each(ARRAY_SIZES, spec)
 
@@ -220,14 +195,6 @@ def test_loss_inputs_changed_in_place_before_backward(spec: str) -> None:
 # -- defects: wrong exception class or message -----------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="wrong outcome: x.split(tensor(2)) (a 0-d integer tensor as split_size) raises "
-    "TypeError 'iteration over a 0-d tensor' in tw; torch's Tensor.split converts it with "
-    "int() and cuts pieces of 2. ops/movement.py split treats every non-int as a list of "
-    "sections. Fix: in movement.split, take a 0-d integer Tensor as split_size through "
-    "index_argument (a NumPy integer stays TypeError, as torch's).",
-)
 def test_split_size_0d_tensor(spec: str) -> None:
     same(lambda m: _grid(m, 4).split(m.tensor(2)), spec)
 
@@ -238,27 +205,10 @@ INTEGER_COUNTS: dict[str, Program] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="spurious TypeError: x.chunk(np.int64(2)) and x.chunk(tensor(2)) raise "
-    "\"'numpy.int64' object is not iterable\" / 'iteration over a 0-d tensor' in tw; torch "
-    "takes any integer (__index__) as chunks and cuts 2 pieces. ops/movement.py chunk "
-    "passes -(-n // chunks), a NumPy integer or tensor, to split, which takes it for a list "
-    "of sections. Fix: chunks = index_argument(chunks, 'chunk', 'chunks') first in "
-    "movement.chunk (refusing bool, as torch).",
-)
 def test_chunk_counts_given_as_integers_of_numpy_or_tensors(spec: str) -> None:
     same_each(INTEGER_COUNTS, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="wrong exception class: x.split([tensor(True), 4]) raises TypeError in tw "
-    "(ops/movement.py _split_with_sizes -> index_argument refuses a bool tensor); torch "
-    "takes a 0-d tensor in split_sizes and then refuses a bool one with RuntimeError "
-    "('Expected scalar.isIntegral(false) to be true'). Fix: in _split_with_sizes, a 0-d "
-    "bool Tensor among the sizes raises RuntimeError naming split_sizes.",
-)
 def test_split_sizes_with_a_bool_tensor(spec: str) -> None:
     same(lambda m: _grid(m, 5).split([m.tensor(True), 4]), spec)
 
@@ -269,14 +219,6 @@ def _split_with_sizes_write_error(m: Any) -> Any:
     return _error(lambda: pieces[0].add_(1))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="wrong message: an in-place write into a piece of b.split([2, 4]) (b with a "
-    "graph) says 'Output 0 of Split is a view...'; torch names the op that made it: "
-    "'Output 0 of SplitWithSizes is a view...'. ops/views.py _split_marks always builds "
-    "_piece_errors('Split', i). Fix: pass the op's name to _pieces/_split_marks "
-    "('SplitWithSizes' where split got a list of sizes, 'Split' for split(int) and chunk).",
-)
 def test_split_with_sizes_piece_error_names_its_op(spec: str) -> None:
     same(_split_with_sizes_write_error, spec)
 

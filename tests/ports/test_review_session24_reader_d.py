@@ -597,15 +597,6 @@ def _gathered(index: Callable[[Any], Any]) -> Snippet:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT: gather's node saves its integer index (PyTorch's GatherBackward0 saves "
-    "it), but only the indices of max/min/sort/topk/... are registered "
-    "(autograd/node.py saves_integer_output): an index changed in place after gather is "
-    "used with its old values where PyTorch raises RuntimeError. Fix: register the index "
-    "of gather/scatter/index_select/take_along_dim/index_add (ops/index.py) with a "
-    "saves-integer-input check as for the outputs",
-)
 def test_gather_index_changed_in_place_refused(spec: str) -> None:
     same_each(
         {

@@ -153,6 +153,20 @@ def integer_output_changed(output: Any, version_before: int) -> None:
         CHANGED_OUTPUTS[node] = (weakref.ref(output), list(output.shape), version_before, entry[2])
 
 
+def saves_integer_input(out: Any, index: Any) -> Any:
+    """``out``, whose node (if any) saves ``index``, an integer tensor its call took (the
+    index of gather, scatter, index_select..., which PyTorch's GatherBackward0 and the like
+    save): the engine refuses backward through that node once ``index`` (or a view sharing
+    its memory) changed in place, as PyTorch's. The one such index of that node: it
+    replaces one noted before (of an inner call, made for this one)."""
+    node = out._node
+    if node is not None:
+        # (checked as a loss's saved operands, but held, as PyTorch's saved variable: a view
+        # made for the call alone still sees a later change of its base)
+        node.operands = ((lambda: index, index._version),)
+    return out
+
+
 def output_rewritten(node: Any, old: Any, new: Any) -> None:
     """The output array ``old`` that ``node`` made was replaced by ``new`` unseen by autograd
     (a write through ``.data``): a node that keeps that array for its rule (``exp``'s, or
@@ -376,7 +390,8 @@ class Node:
         "keeps_saved", "edges", "operands", "__weakref__",
     )  # fmt: skip
     # ``operands``, set only on the last node of a loss whose PyTorch node saves the loss's
-    # inputs (nn/functional/loss.py ``_saving``): weak references to them with their
+    # inputs (nn/functional/loss.py ``_saving``) and on a node that saves an integer input
+    # (:func:`saves_integer_input`): references to them (called to read one) with their
     # versions, checked by the engine as PyTorch checks its saved variables. Unset elsewhere.
     # ``edges`` is set only on the last node of a composite (``ops.apply.labelled``): where
     # the gradient of each of the composite's inputs goes (a node, a leaf, or None), for

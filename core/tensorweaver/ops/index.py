@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.autograd.node import Node, _refuse_saved
+from tensorweaver.autograd.node import Node, _refuse_saved, saves_integer_input
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -854,7 +854,7 @@ def gather(
             "sparse tensors; pass sparse_grad=False for the same values as a dense gradient"
         )
     try:
-        d, index = check_scatter_index("gather", input, dim, index)
+        d, positions = check_scatter_index("gather", input, dim, index)
     except RuntimeError as error:
         if vectors_of_0d(input, index):  # off the hot path: only such shapes fail the checks
             return mv.reshape(gather(as_vector(input), dim, as_vector(index)), index.shape)
@@ -862,7 +862,17 @@ def gather(
         # Nothing is read, but the result is still part of x's graph, as PyTorch's.
         nothing = Tensor(input.backend.full((0,), 0, dtypes.int64), input.backend, dtypes.int64)
         return mv.reshape(gather_unchecked(mv.reshape(input, (-1,)), 0, nothing), index.shape)
-    return gather_unchecked(input, d, index)
+    return saves_integer_input(gather_unchecked(input, d, positions), index)
+
+
+def _saving_index(out: Tensor, index: Any, only_for: Tensor | None = None) -> Tensor:
+    """``out``, whose node saves ``index``, its call's index argument, as PyTorch's does:
+    changed in place before backward, it makes backward refuse (one that is no tensor never
+    changes). ``only_for``: the operand whose gradient alone reads the index (scatter_add's
+    ``src``): PyTorch's node saves it only when that operand requires grad."""
+    if isinstance(index, Tensor) and (only_for is None or only_for.requires_grad):
+        saves_integer_input(out, index)
+    return out
 
 
 def gather_unchecked(x: Tensor, d: int, index: Tensor) -> Tensor:
@@ -903,12 +913,12 @@ def scatter(
             out = scatter(input, dim, index, src, reduce=reduce)
         return ew.as_copy_of(out, input)
     try:
-        d, index = check_scatter_index("scatter", input, dim, index)
+        d, positions = check_scatter_index("scatter", input, dim, index)
         if not isinstance(src, Tensor):
             src = fill_value(src, input.dtype, "scatter")  # PyTorch's range checks and wrapping
             src = Tensor(input.backend.full((), src, input.dtype), input.backend, input.dtype)
-            src = mv.expand(src, index.shape)
-        src = _src_for(input, index, src, "scatter")
+            src = mv.expand(src, positions.shape)
+        src = _src_for(input, positions, src, "scatter")
     except RuntimeError as error:
         if vectors_of_0d(input, index, src):  # as gather's
             out = scatter(as_vector(input), dim, as_vector(index), as_vector(src), reduce=reduce)
@@ -916,15 +926,15 @@ def scatter(
         _unless_empty(error, input, index, src)
         return input.clone()
     if reduce is None:
-        return scatter_unchecked(input, d, index, src)
+        return saves_integer_input(scatter_unchecked(input, d, positions, src), index)
     reduced = scatter_add_unchecked if reduce == "add" else _scatter_multiply
     if not (is_grad_enabled() and (input.requires_grad or src.requires_grad)):
-        return reduced(input, d, index, src)
+        return reduced(input, d, positions, src)
     # PyTorch defines no derivative for scatter's reduce= forms (scatter_reduce has one)
     from tensorweaver.ops.order_stats import NO_DERIVATIVE, no_derivative  # (builds on this)
 
     with no_grad():
-        out = reduced(input, d, index, src)
+        out = reduced(input, d, positions, src)
     return no_derivative(out, (input, src), RuntimeError(NO_DERIVATIVE.format("scatter")))
 
 
@@ -1010,15 +1020,15 @@ def scatter_add(
             out = scatter_add(input, dim, index, src)
         return ew.as_copy_of(out, input)
     try:
-        d, index = check_scatter_index("scatter_add", input, dim, index)
-        src = _src_for(input, index, src, "scatter_add")
+        d, positions = check_scatter_index("scatter_add", input, dim, index)
+        src = _src_for(input, positions, src, "scatter_add")
     except RuntimeError as error:
         if vectors_of_0d(input, index, src):  # as gather's
             out = scatter_add(as_vector(input), dim, as_vector(index), as_vector(src))
             return mv.reshape(out, input.shape)
         _unless_empty(error, input, index, src)
         return input.clone()
-    return scatter_add_unchecked(input, d, index, src)
+    return _saving_index(scatter_add_unchecked(input, d, positions, src), index, src)
 
 
 def scatter_add_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
@@ -1036,10 +1046,10 @@ def index_select(
     if aliases or dim is mv.REQUIRED or index is mv.REQUIRED:
         dim = mv.dim_alias("index_select", aliases, dim, index=index)
     d = _axis(dim, input.ndim, "index_select")
-    index = int64_index("index_select", index, input)
-    if index.ndim > 1:
-        raise IndexError(f"index_select(): index must be 0-d or 1-d, got shape {index.shape}")
-    flat = mv.reshape(index, (-1,))
+    positions = int64_index("index_select", index, input)
+    if positions.ndim > 1:
+        raise IndexError(f"index_select(): index must be 0-d or 1-d, got shape {positions.shape}")
+    flat = mv.reshape(positions, (-1,))
     if input.ndim == 0:
         if flat.shape[0] != 1:
             raise RuntimeError(
@@ -1051,7 +1061,8 @@ def index_select(
     # empty tensor of more than one dimension.
     error = RuntimeError if input.ndim > 1 and (d == 1 or input.numel() == 0) else IndexError
     check_index("index_select()", flat, input.shape[d], d, error=error)
-    return labelled(take_along(input, d, flat), "IndexSelectBackward0", input)
+    out = labelled(take_along(input, d, flat), "IndexSelectBackward0", input)
+    return _saving_index(out, index)
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
@@ -1063,7 +1074,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     d = _axis(dim, input.ndim, "index_add")
     if is_grad_enabled() and source.requires_grad and not ew.inference_alone(source, input, index):
         refuse_saved_indices("index_add", (index,))  # (source's gradient reads it: saved)
-    index = mv.reshape(int64_index("index_add", index, input), (-1,))
+    positions = mv.reshape(int64_index("index_add", index, input), (-1,))
     if source.dtype is not input.dtype:
         raise RuntimeError(
             f"index_add(): self ({input.dtype.name}) and source ({source.dtype.name}) must have "
@@ -1071,17 +1082,17 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         )
     if alpha != 1:
         source = ew.cast(ew.mul(source, alpha), input.dtype)
-    if input.ndim == 0 and source.ndim == 0 and index.shape[0] == 1:  # as a 1-element vector
-        check_index("index_add()", index, 1, d, error=IndexError)
+    if input.ndim == 0 and source.ndim == 0 and positions.shape[0] == 1:  # as a 1-element vector
+        check_index("index_add()", positions, 1, d, error=IndexError)
         out = mv.reshape(
-            index_add_unchecked(mv.reshape(input, (1,)), 0, index, source.reshape(1)), ()
+            index_add_unchecked(mv.reshape(input, (1,)), 0, positions, source.reshape(1)), ()
         )
-        return labelled(out, "IndexAddBackward0", input, source)
-    if source.ndim != input.ndim or input.ndim == 0 or source.shape[d] != index.shape[0]:
+        return _saving_index(labelled(out, "IndexAddBackward0", input, source), index, source)
+    if source.ndim != input.ndim or input.ndim == 0 or source.shape[d] != positions.shape[0]:
         raise RuntimeError(
             f"index_add(): source of shape {list(source.shape)} does not fit input of shape "
-            f"{list(input.shape)} with {index.shape[0]} indices along dim {d}; it must have the "
-            "input's shape but along dim, where it has one slice per index"
+            f"{list(input.shape)} with {positions.shape[0]} indices along dim {d}; it must have "
+            "the input's shape but along dim, where it has one slice per index"
         )
     # PyTorch's CPU kernels (contiguous input) raise RuntimeError only along the first or
     # last of several dimensions with alpha 1 (not for bool), IndexError otherwise.
@@ -1092,14 +1103,13 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         else RuntimeError
     )
     try:
-        check_index("index_add()", index, input.shape[d], d, error=error)
+        check_index("index_add()", positions, input.shape[d], d, error=error)
     except error:
         if input.numel() or input.ndim <= 1:
             raise
         return input.clone()  # PyTorch checks no index of an empty input of several dims
-    return labelled(
-        index_add_unchecked(input, d, index, source), "IndexAddBackward0", input, source
-    )
+    out = index_add_unchecked(input, d, positions, source)
+    return _saving_index(labelled(out, "IndexAddBackward0", input, source), index, source)
 
 
 def index_add_unchecked(x: Tensor, d: int, index: Tensor, source: Tensor) -> Tensor:
@@ -1124,8 +1134,9 @@ def take_along_dim(
             "take_along_dim(): dtype of indices should be int64, got "
             f"{getattr(indices, 'dtype', type(indices)).name}"
         )
-    if dim is None:
-        return gather(mv.reshape(input, (-1,)), 0, mv.reshape(indices, (-1,)))
+    if dim is None:  # (PyTorch's gather saves a view of indices: its changes count)
+        out = gather(mv.reshape(input, (-1,)), 0, mv.reshape(indices, (-1,)))
+        return _saving_index(out, indices)
     d = _axis(dim, input.ndim, "take_along_dim")
     if not input.ndim:
         raise IndexError(
@@ -1150,6 +1161,10 @@ def take_along_dim(
     size = input.shape[d]
     if check_index("gather()", indices, size, d, negative=True):
         indices = ew.where(ew.lt(indices, 0), ew.add(indices, size), indices)
+    elif input.requires_grad and is_grad_enabled():
+        # PyTorch's gather saves a tensor of its own (that where's): a later in-place change
+        # of indices reaches neither its backward nor its version check
+        indices = indices.clone()
     return gather_unchecked(input, d, indices)
 
 

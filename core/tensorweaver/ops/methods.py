@@ -550,15 +550,23 @@ def _new_filled(name: str, fill_value: int) -> Any:
     return method
 
 
-def _softmax(self: Tensor, dim: int, dtype: DType | None = None) -> Tensor:
+def _softmax(
+    self: Tensor, dim: int = mv.REQUIRED, dtype: DType | None = None, **aliases: Any
+) -> Tensor:
     from tensorweaver.nn import functional as F
 
+    if aliases or dim is mv.REQUIRED:  # (PyTorch's parser takes axis= for dim=)
+        dim = mv.dim_alias("softmax", aliases, dim)
     return F.softmax(self, dim, dtype=dtype)
 
 
-def _log_softmax(self: Tensor, dim: int, dtype: DType | None = None) -> Tensor:
+def _log_softmax(
+    self: Tensor, dim: int = mv.REQUIRED, dtype: DType | None = None, **aliases: Any
+) -> Tensor:
     from tensorweaver.nn import functional as F
 
+    if aliases or dim is mv.REQUIRED:  # (as softmax's)
+        dim = mv.dim_alias("log_softmax", aliases, dim)
     return F.log_softmax(self, dim, dtype=dtype)
 
 
@@ -658,9 +666,11 @@ def _int_list_method(name: str, keyword: str, function: Any, ignored: tuple = ()
     return method
 
 
-def _squeeze(self: Tensor, *dims: Any, dim: Any = None) -> Tensor:
+def _squeeze(self: Tensor, *dims: Any, dim: Any = None, **aliases: Any) -> Tensor:
     """``t.squeeze()``, ``t.squeeze(0)``, ``t.squeeze(0, 2)``, ``t.squeeze((0, 2))`` or
-    ``t.squeeze(dim=...)`` (one dim or a sequence of them)."""
+    ``t.squeeze(dim=...)`` (one dim or a sequence of them; ``axis=`` too)."""
+    if aliases:
+        dim = mv.dim_alias("squeeze", aliases, dim, None)
     if dims and dim is not None:
         raise TypeError("squeeze() got multiple values for argument 'dim'")
     return views.squeeze(self, (dims[0] if len(dims) == 1 else dims) if dims else dim)

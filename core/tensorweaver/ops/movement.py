@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Sequence
+from numbers import Integral
 from typing import Any
 
 from tensorweaver.contract import dtypes
@@ -512,26 +513,42 @@ def _split_axis(x: Tensor, dim: int, op: str) -> int:
 
 
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    size = split_size_or_sections
+    if type(size) is not int:
+        if isinstance(size, (list, tuple)):  # (a Size too: PyTorch takes no other sequence)
+            return _split_with_sizes(x, dim, size)
+        size = _split_size(size)
     d = _split_axis(x, dim, "split")
     n = x.shape[d]
-    if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
-        if size < 0 or (size == 0 and n):
-            raise RuntimeError(
-                f"split: split_size must be positive (or 0 on an empty dimension), got {size} "
-                f"for dimension {d} of size {n}"
-            )
-        # PyTorch's rule: an empty dimension gives one empty piece.
-        bounds = [(s, min(s + size, n)) for s in range(0, n, size)] if n else [(0, 0)]
-        return _cut(x, d, bounds, False)
-    return _split_with_sizes(x, d, list(split_size_or_sections))
+    if size < 0 or (size == 0 and n):
+        raise RuntimeError(
+            f"split: split_size must be positive (or 0 on an empty dimension), got {size} "
+            f"for dimension {d} of size {n}"
+        )
+    # PyTorch's rule: an empty dimension gives one empty piece.
+    bounds = [(s, min(s + size, n)) for s in range(0, n, size)] if n else [(0, 0)]
+    return _cut(x, d, bounds, False)
 
 
-def _split_with_sizes(x: Tensor, d: int, sections: list) -> tuple[Tensor, ...]:
-    # (ints, as PyTorch's parser takes them: a NumPy integer or a 0-d integer tensor too)
-    sections = [
-        k if type(k) is int else index_argument(k, "split", "split_sizes") for k in sections
-    ]
+def _split_size(value: Any) -> int:
+    """split's ``split_size`` that is neither an int nor a list of sizes, as PyTorch's
+    ``Tensor.split`` takes it: a tensor of one element through ``int()`` (a float or bool one
+    too) or an int subclass; anything else (a bool, a NumPy integer or array) a TypeError."""
+    if isinstance(value, Tensor) and value.numel() == 1:
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(value)
+    raise TypeError(
+        "split(): argument 'split_size_or_sections' must be an int or a list or tuple of ints, "
+        f"not {type(value).__name__}"
+    )
+
+
+def _split_with_sizes(x: Tensor, dim: int, sections: Sequence) -> tuple[Tensor, ...]:
+    # (ints, as PyTorch's parser takes them: a NumPy integer or an integer tensor of one
+    # element too, before the dim is checked)
+    sections = [k if type(k) is int else _section(k) for k in sections]
+    d = _split_axis(x, dim, "split")
     n = x.shape[d]
     if any(k < 0 for k in sections) or sum(sections) != n:
         raise RuntimeError(
@@ -543,6 +560,18 @@ def _split_with_sizes(x: Tensor, d: int, sections: list) -> tuple[Tensor, ...]:
         bounds.append((start, start + k))
         start += k
     return _cut(x, d, bounds, True)
+
+
+def _section(value: Any) -> int:
+    """One of split's sizes that is not an int, as :func:`index_argument` takes it; but a
+    bool tensor of one element is a RuntimeError, as PyTorch's (its parser takes the tensor,
+    the size's conversion then refuses a bool)."""
+    if isinstance(value, Tensor) and value.dtype is dtypes.bool_ and value.numel() == 1:
+        raise RuntimeError(
+            f"split(): split_sizes must be integers, got a bool tensor ({value.item()}); pass "
+            "an int"
+        )
+    return index_argument(value, "split", "split_sizes")
 
 
 def _cut(x: Tensor, d: int, bounds: list, sized: bool) -> tuple[Tensor, ...]:
@@ -594,6 +623,8 @@ def _cuts(shape: tuple, d: int, bounds: tuple) -> tuple:
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    if type(chunks) is not int:
+        chunks = _chunks(chunks)
     d = _split_axis(x, dim, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
@@ -601,6 +632,14 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     if not n:  # PyTorch's rule: an empty dimension gives ``chunks`` empty pieces
         return _split_with_sizes(x, d, [0] * chunks)
     return split(x, -(-n // chunks), d)
+
+
+def _chunks(value: Any) -> int:
+    """chunk's ``chunks`` that is not an int, as PyTorch's parser takes it: a NumPy integer
+    or a 0-d integer tensor; anything else (a bool, a float, an array) a TypeError."""
+    if isinstance(value, Tensor) and not value.ndim or isinstance(value, Integral):
+        return index_argument(value, "chunk", "chunks")
+    raise TypeError(f"chunk(): argument 'chunks' must be int, not {type(value).__name__}")
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:

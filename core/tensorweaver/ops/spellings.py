@@ -200,9 +200,13 @@ def tensor_split(
     sections: int | None = None,
     indices: Sequence[int] | None = None,
     tensor_indices_or_sections: Tensor | None = None,
+    axis: int | None = None,
 ) -> tuple[Tensor, ...]:
     """Split into ``n`` near-equal parts (the first ``size % n`` one longer), or before each of
     the ``indices`` as ``x[:i0], x[i0:i1], ..., x[ik:]`` would."""
+    if axis is not None:  # (PyTorch's parser takes axis= for dim=; not **aliases: the
+        # keyword sweep would read indices_or_sections, no keyword of torch's, as taken)
+        dim = movement.dim_alias("tensor_split", {"axis": axis}, dim, 0)
     indices_or_sections = _split_argument(
         "tensor_split",
         indices_or_sections,

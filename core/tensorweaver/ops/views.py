@@ -71,6 +71,7 @@ from tensorweaver.tensor import (
     _storage_of,
     _write_overlapping,
     _writes_through,
+    index_argument,
 )
 
 Write = Callable[[Tensor, Tensor], Any]
@@ -298,6 +299,8 @@ def narrow(
     if aliases or dim is mv.REQUIRED or start is mv.REQUIRED or length is mv.REQUIRED:
         dim = mv.dim_alias("narrow", aliases, dim, start=start, length=length)
     start = mv.narrow_start(input, start)
+    if type(length) is not int:  # (PyTorch's parser takes no bool; a NumPy integer, yes)
+        length = index_argument(length, "narrow", "length")
     out = mv.narrow(input, dim, start, length)
     if out is input:  # (all of it: still a new view, SliceBackward0, as PyTorch's)
         out = apply("identity", input.native, input.dtype, (input,))
@@ -305,7 +308,7 @@ def narrow(
     d = _axis(dim, input.ndim, "narrow")
     start = start + input.shape[d] if start < 0 else start
     # (as ints: a NumPy integer or 0-d tensor the op took would be a key of its own)
-    write, read, region = _run(d, operator.index(start), operator.index(length))
+    write, read, region = _run(d, operator.index(start), length)
     return as_view(out, input, write, read, region)
 
 
@@ -337,13 +340,14 @@ def _piece_errors(op: str, i: int) -> tuple[str, str]:
 
 
 def _split_marks(
-    d: int, sizes: tuple, run: Callable = _run, errors: Callable = _piece_errors
+    d: int, sizes: tuple, op: str, run: Callable = _run, errors: Callable = _piece_errors
 ) -> tuple:
-    """Per piece of sizes ``sizes`` cut in order along axis ``d``: its write-back, read,
-    region and errors (:func:`as_view`), made by ``run`` and ``errors``."""
+    """Per piece of sizes ``sizes`` cut in order along axis ``d`` by ``op`` (PyTorch's name:
+    ``"Split"``, ``"SplitWithSizes"``): its write-back, read, region and errors
+    (:func:`as_view`), made by ``run`` and ``errors``."""
     marks, start = [], 0
     for i, size in enumerate(sizes):
-        marks.append((*run(d, start, size), errors("Split", i)))
+        marks.append((*run(d, start, size), errors(op, i)))
         start += size
     return tuple(marks)
 
@@ -351,28 +355,35 @@ def _split_marks(
 _kept_split_marks = functools.lru_cache(maxsize=_CUTS)(_split_marks)
 
 
-def _pieces(x: Tensor, pieces: tuple[Tensor, ...], d: int) -> tuple[Tensor, ...]:
-    """``pieces`` cut in order along axis ``d`` of ``x``, each marked as a view of its part."""
+def _pieces(x: Tensor, pieces: tuple[Tensor, ...], d: int, op: str) -> tuple[Tensor, ...]:
+    """``pieces`` cut in order along axis ``d`` of ``x`` by ``op`` (:func:`_split_marks`),
+    each marked as a view of its part."""
     # (a piece that is all of x is still a view, as PyTorch's)
     pieces = tuple([apply("identity", x.native, x.dtype, (x,)) if p is x else p for p in pieces])
     sizes = tuple([p._shape[d] for p in pieces])
     if len(sizes) <= mv.FEW_PIECES:
-        marks = _kept_split_marks(d, sizes)
+        marks = _kept_split_marks(d, sizes, op)
     else:
-        marks = _split_marks(d, sizes, _run.__wrapped__, _piece_errors.__wrapped__)
+        marks = _split_marks(d, sizes, op, _run.__wrapped__, _piece_errors.__wrapped__)
     for piece, (write, read, region, errors) in zip(pieces, marks):
         as_view(piece, x, write, read, region, errors)
     return pieces
 
 
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
-    return _pieces(x, mv.split(x, split_size_or_sections, dim), _axis(dim, x.ndim, "split"))
+    pieces = mv.split(x, split_size_or_sections, dim)
+    # (PyTorch's pieces name their op: split_with_sizes where split got the sizes)
+    op = "SplitWithSizes" if isinstance(split_size_or_sections, (list, tuple)) else "Split"
+    return _pieces(x, pieces, _axis(dim, x.ndim, "split"), op)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0, **aliases: Any) -> tuple[Tensor, ...]:
     if aliases:
         dim = mv.dim_alias("chunk", aliases, dim, 0)
-    return _pieces(input, mv.chunk(input, chunks, dim), _axis(dim, input.ndim, "chunk"))
+    pieces = mv.chunk(input, chunks, dim)
+    d = _axis(dim, input.ndim, "chunk")
+    # (PyTorch's chunk cuts an empty dimension with split_with_sizes, named so)
+    return _pieces(input, pieces, d, "Split" if input._shape[d] else "SplitWithSizes")
 
 
 def unbind(input: Tensor, dim: int = 0, **aliases: Any) -> tuple[Tensor, ...]:
