@@ -21,10 +21,8 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
-import tensorweaver as tw
-import torch
-from snippet_outcomes import outcome, same
-from tw_backends import FAST, entered
+from snippet_outcomes import same, same_each
+from tw_backends import FAST
 
 Snippet = Callable[[Any], Any]
 
@@ -72,14 +70,6 @@ def _flag_set(m: Any, t: Any, value: Any) -> tuple:
     return t.requires_grad, t.is_leaf
 
 
-def _same_each(cases: dict[str, Snippet], spec: str) -> None:
-    """:func:`snippet_outcomes.same` of every case, compared as one dict (asserted here, so
-    that a difference names its case)."""
-    want = {name: outcome(case, torch) for name, case in cases.items()}
-    with entered(spec):
-        assert {name: outcome(case, tw) for name, case in cases.items()} == want
-
-
 # -- defects: silent ones first ------------------------------------------------------------
 
 
@@ -113,11 +103,11 @@ SAVED_INDICES_ELSEWHERE: dict[str, Snippet] = {
 
 
 def test_saved_integer_output_changed_in_place(spec: str) -> None:
-    _same_each({op: partial(_indices_changed, op=op) for op in SAVED_INDICES}, spec)
+    same_each({op: partial(_indices_changed, op=op) for op in SAVED_INDICES}, spec)
 
 
 def test_saved_integer_output_of_cummax_cummin_frexp_changed_in_place(spec: str) -> None:
-    _same_each({op: partial(_indices_changed, op=op) for op in SAVED_INDICES_ELSEWHERE}, spec)
+    same_each({op: partial(_indices_changed, op=op) for op in SAVED_INDICES_ELSEWHERE}, spec)
 
 
 def _other_output_used(m: Any, op: str, changed: int) -> Any:
@@ -134,7 +124,7 @@ def test_other_output_of_a_changed_saved_output(spec: str) -> None:
         "aminmax_min": ("aminmax", 0),
         "std_mean": ("std_mean", 0),
     }
-    _same_each(
+    same_each(
         {name: partial(_other_output_used, op=op, changed=k) for name, (op, k) in cases.items()},
         spec,
     )
@@ -152,7 +142,7 @@ def _saved_output_written_through_data(m: Any, op: str) -> Any:
 
 def test_saved_output_written_through_data(spec: str) -> None:
     ops = ("aminmax", "std_mean")
-    _same_each({op: partial(_saved_output_written_through_data, op=op) for op in ops}, spec)
+    same_each({op: partial(_saved_output_written_through_data, op=op) for op in ops}, spec)
 
 
 def test_amax_output_written_through_data(spec: str) -> None:
@@ -194,7 +184,7 @@ EMPTY_VIEW_OFFSET = pytest.mark.xfail(
 @pytest.mark.parametrize("spec", [pytest.param("numpy", marks=EMPTY_VIEW_OFFSET), "torch:cpu"])
 def test_empty_view_keeps_its_offset(spec: str) -> None:
     cases = {how: partial(_resized_empty_view, how=how) for how in ("resize_", "sum", "add")}
-    _same_each({"offsets": _empty_view_offsets, **cases}, spec)
+    same_each({"offsets": _empty_view_offsets, **cases}, spec)
 
 
 def _view_flag(m: Any, how: str) -> tuple:
@@ -213,7 +203,7 @@ def _view_flag(m: Any, how: str) -> tuple:
 
 def test_view_requires_grad_follows_its_base(spec: str) -> None:
     hows = ("no_grad_view_set_false", "base_set_after_view")
-    _same_each({how: partial(_view_flag, how=how) for how in hows}, spec)
+    same_each({how: partial(_view_flag, how=how) for how in hows}, spec)
 
 
 def _data_set(m: Any, dtype: Any) -> Any:
@@ -223,7 +213,7 @@ def _data_set(m: Any, dtype: Any) -> Any:
 
 
 def test_data_of_integer_dtype_on_a_tensor_requiring_grad(spec: str) -> None:
-    _same_each(
+    same_each(
         {"int64": lambda m: _data_set(m, m.int64), "bool": lambda m: _data_set(m, m.bool)}, spec
     )
 
@@ -246,7 +236,7 @@ COPIED_VIEWS: dict[str, Snippet] = {
 
 
 def test_overlap_through_copied_views_refused(spec: str) -> None:
-    _same_each(COPIED_VIEWS, spec)
+    same_each(COPIED_VIEWS, spec)
 
 
 #: In-place index writes whose values or indices lie in the written tensor's memory.
@@ -273,7 +263,7 @@ INDEX_WRITES: dict[str, Snippet] = {
 
 
 def test_index_writes_refuse_overlap(spec: str) -> None:
-    _same_each(INDEX_WRITES, spec)
+    same_each(INDEX_WRITES, spec)
 
 
 @pytest.mark.xfail(
@@ -285,7 +275,7 @@ def test_index_writes_refuse_overlap(spec: str) -> None:
     "location'). Fix: drop addr_ from _OPERANDS_CHECKED (every operand checked).",
 )
 def test_addr_refuses_overlapping_vectors(spec: str) -> None:
-    _same_each(
+    same_each(
         {
             "both_rows": _grid_write(2, 2, write=lambda m, x: x.addr_(x[0], x[1])),
             "one_row": _grid_write(2, 2, write=lambda m, x: x.addr_(x[0], _ones(m, 2))),
@@ -319,7 +309,7 @@ DOUBLE_SPELLINGS: dict[str, Snippet] = {
 
 
 def test_dim_given_twice_is_a_type_error(spec: str) -> None:
-    _same_each(DOUBLE_SPELLINGS, spec)
+    same_each(DOUBLE_SPELLINGS, spec)
 
 
 def test_dim_given_twice_to_nansum_is_a_type_error(spec: str) -> None:
@@ -347,7 +337,7 @@ AXIS_ELSEWHERE: dict[str, Snippet] = {
 
 
 def test_axis_spelling_of_dim_elsewhere(spec: str) -> None:
-    _same_each(AXIS_ELSEWHERE, spec)
+    same_each(AXIS_ELSEWHERE, spec)
 
 
 @pytest.mark.xfail(
@@ -365,7 +355,7 @@ def test_numpy_names_of_operands(spec: str) -> None:
         "sum_a": lambda m: m.sum(a=_grid(m, 2, 3)),
         "add_x1_x2": lambda m: m.add(x1=_grid(m, 3), x2=_grid(m, 3)),
     }
-    _same_each(cases, spec)
+    same_each(cases, spec)
 
 
 def _unset_before_backward(m: Any, how: str) -> Any:
@@ -381,7 +371,7 @@ def _unset_before_backward(m: Any, how: str) -> Any:
 
 def test_leaf_unset_before_backward_gets_no_gradient(spec: str) -> None:
     hows = ("attribute", "method")
-    _same_each({how: partial(_unset_before_backward, how=how) for how in hows}, spec)
+    same_each({how: partial(_unset_before_backward, how=how) for how in hows}, spec)
 
 
 # -- defects: wrong error classes -------------------------------------------------------------
@@ -392,7 +382,7 @@ def test_requires_grad_method_takes_only_bool(spec: str) -> None:
         str(value): partial(lambda m, value: _grid(m, 3).requires_grad_(value), value=value)
         for value in (1, 0, None)
     }
-    _same_each(cases, spec)
+    same_each(cases, spec)
 
 
 def _fill_value(m: Any, value: str) -> Any:
@@ -403,7 +393,7 @@ def _fill_value(m: Any, value: str) -> Any:
 
 def test_fill_value_type_checked_first(spec: str) -> None:
     values = ("list", "none_on_leaf")
-    _same_each({value: partial(_fill_value, value=value) for value in values}, spec)
+    same_each({value: partial(_fill_value, value=value) for value in values}, spec)
 
 
 def test_deleting_requires_grad(spec: str) -> None:
@@ -431,7 +421,7 @@ def _split_names(m: Any, how: str) -> tuple:
 
 def test_unsafe_split_node_names(spec: str) -> None:
     hows = ("unsafe_split_2", "unsafe_split_all", "unsafe_split_with_sizes", "unsafe_chunk")
-    _same_each({how: partial(_split_names, how=how) for how in hows}, spec)
+    same_each({how: partial(_split_names, how=how) for how in hows}, spec)
 
 
 def _written_view_names(m: Any, write: str) -> tuple:
@@ -462,7 +452,7 @@ def _written_view_names(m: Any, write: str) -> tuple:
 )
 def test_names_after_a_write_into_a_view(spec: str) -> None:
     writes = ("fill_view", "fill_slice", "add_slice", "mul_whole_narrow_in_graph")
-    _same_each({write: partial(_written_view_names, write=write) for write in writes}, spec)
+    same_each({write: partial(_written_view_names, write=write) for write in writes}, spec)
 
 
 # -- corners that match: requires_grad, shape, dtype, .data ----------------------------------
@@ -592,7 +582,7 @@ REQUIRES_GRAD: dict[str, Snippet] = {
 
 
 def test_requires_grad_shape_dtype_as_torch(spec: str) -> None:
-    _same_each(REQUIRES_GRAD, spec)
+    same_each(REQUIRES_GRAD, spec)
 
 
 def _data_of_non_leaf(m: Any) -> tuple:
@@ -703,7 +693,7 @@ DATA: dict[str, Snippet] = {
 
 
 def test_data_as_torch(spec: str) -> None:
-    _same_each(DATA, spec)
+    same_each(DATA, spec)
 
 
 # -- corners that match: partial-overlap refusals of in-place ops ---------------------------
@@ -849,7 +839,7 @@ OVERLAPS: dict[str, Snippet] = {
 
 
 def test_in_place_overlaps_as_torch(spec: str) -> None:
-    _same_each(OVERLAPS, spec)
+    same_each(OVERLAPS, spec)
 
 
 # -- corners that match: in-place ops of inference tensors (write, then refuse) ---------------
@@ -935,7 +925,7 @@ INFERENCE: dict[str, Snippet] = {
 
 
 def test_inference_in_place_as_torch(spec: str) -> None:
-    _same_each(INFERENCE, spec)
+    same_each(INFERENCE, spec)
 
 
 def _inference_leaf(m: Any) -> Any:
@@ -981,7 +971,7 @@ INFERENCE_COPIES: dict[str, Snippet] = {
 
 
 def test_inference_copies_as_torch(spec: str) -> None:
-    _same_each(INFERENCE_COPIES, spec)
+    same_each(INFERENCE_COPIES, spec)
 
 
 # -- corners that match: narrow/tensor_split of all of a tensor, split pieces ----------------
@@ -1093,7 +1083,7 @@ WHOLE_PIECES: dict[str, Snippet] = {
 
 
 def test_whole_pieces_as_torch(spec: str) -> None:
-    _same_each(WHOLE_PIECES, spec)
+    same_each(WHOLE_PIECES, spec)
 
 
 # -- corners that match: fill_ values, grad-mode managers' clone() --------------------------
@@ -1186,7 +1176,7 @@ FILLS_AND_MODES: dict[str, Snippet] = {
 
 
 def test_fills_and_mode_clones_as_torch(spec: str) -> None:
-    _same_each(FILLS_AND_MODES, spec)
+    same_each(FILLS_AND_MODES, spec)
 
 
 # -- corners that match: a Function's backward gradients -----------------------------------
@@ -1254,7 +1244,7 @@ FUNCTION: dict[str, Snippet] = {
 
 
 def test_function_gradients_as_torch(spec: str) -> None:
-    _same_each(FUNCTION, spec)
+    same_each(FUNCTION, spec)
 
 
 # -- corners that match: in-place shape changes that change nothing ------------------------
@@ -1390,7 +1380,7 @@ SHAPE_CHANGES: dict[str, Snippet] = {
 
 
 def test_no_op_shape_changes_as_torch(spec: str) -> None:
-    _same_each(SHAPE_CHANGES, spec)
+    same_each(SHAPE_CHANGES, spec)
 
 
 # -- corners that match: saved outputs of several-output nodes changed in place -------------
@@ -1476,7 +1466,7 @@ SEVERAL_OUTPUTS: dict[str, Snippet] = {
 
 
 def test_several_outputs_changed_as_torch(spec: str) -> None:
-    _same_each(SEVERAL_OUTPUTS, spec)
+    same_each(SEVERAL_OUTPUTS, spec)
 
 
 # -- corners that match: no-grad views of a leaf that is a view (ff32314) --------------------
@@ -1561,7 +1551,7 @@ ROOT_VIEWS: dict[str, Snippet] = {
 
 
 def test_no_grad_views_of_leaf_views_as_torch(spec: str) -> None:
-    _same_each(ROOT_VIEWS, spec)
+    same_each(ROOT_VIEWS, spec)
 
 
 # -- corners that match: NumPy spellings of dim/keepdim (7aca5a7, 978c1ef) -------------------
@@ -1666,7 +1656,7 @@ ALIASES: dict[str, Snippet] = {
 
 
 def test_numpy_spellings_as_torch(spec: str) -> None:
-    _same_each(ALIASES, spec)
+    same_each(ALIASES, spec)
 
 
 # -- corners that match: out= resized or partly over an input (978c1ef out_arguments) -------
@@ -1701,4 +1691,4 @@ OUTS: dict[str, Snippet] = {
 
 
 def test_out_arguments_as_torch(spec: str) -> None:
-    _same_each(OUTS, spec)
+    same_each(OUTS, spec)

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import copy
 import io
-import warnings
 from functools import partial
 from typing import Any, Callable
 
 import numpy as np
 import pytest
-import tensorweaver as tw
 import torch
-from snippet_outcomes import outcome
-from tw_backends import FAST, entered
+from snippet_outcomes import same, same_each
+from tw_backends import FAST
 
 Program = Callable[[Any], Any]
 
@@ -31,38 +29,6 @@ Program = Callable[[Any], Any]
 @pytest.fixture(params=FAST)
 def spec(request: pytest.FixtureRequest) -> str:
     return request.param
-
-
-def _quiet(fn: Program, m: Any) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return outcome(fn, m)
-
-
-#: torch's outcome per program (kept with it: a freed program's id may be another's).
-_TORCH: dict[int, tuple[Program, Any]] = {}
-
-
-def _torch_outcome(fn: Program) -> Any:
-    kept = _TORCH.get(id(fn))
-    if kept is None or kept[0] is not fn:
-        kept = _TORCH[id(fn)] = (fn, _quiet(fn, torch))
-    return kept[1]
-
-
-def _same_each(programs: dict[str, Program], spec: str) -> None:
-    """Each program's outcome on tw (on ``spec``) is torch's; compared as one dict, so that
-    a difference names its program."""
-    want = {name: _torch_outcome(fn) for name, fn in programs.items()}
-    with entered(spec):
-        got = {name: _quiet(fn, tw) for name, fn in programs.items()}
-    assert {k: v for k, v in got.items() if v != want[k]} == {
-        k: v for k, v in want.items() if v != got[k]
-    }
-
-
-def _same(fn: Program, spec: str) -> None:
-    _same_each({"program": fn}, spec)
 
 
 def _walk(fn: Any, depth: int = 3) -> Any:
@@ -243,7 +209,7 @@ ONE_NODE: dict[str, Program] = {
 
 
 def test_one_node_outputs_match_torch(spec: str) -> None:
-    _same_each(ONE_NODE, spec)
+    same_each(ONE_NODE, spec)
 
 
 # -- 978c1ef: hooks on (fused) linalg nodes ----------------------------------------------------
@@ -397,7 +363,7 @@ FUSED_PROGRAMS.update(
 
 def test_linalg_node_hooks_match_torch(spec: str) -> None:
     # (torch:cpu computes them whole, where the hooks changed; numpy runs every other one)
-    _same_each(FUSED_PROGRAMS if spec != "numpy" else dict(list(FUSED_PROGRAMS.items())[::2]), spec)
+    same_each(FUSED_PROGRAMS if spec != "numpy" else dict(list(FUSED_PROGRAMS.items())[::2]), spec)
 
 
 # -- 978c1ef: batched products and F.linear recorded as torch's ---------------------------------
@@ -524,7 +490,7 @@ PRODUCTS.update(
 
 
 def test_batched_products_match_torch(spec: str) -> None:
-    _same_each(PRODUCTS, spec)
+    same_each(PRODUCTS, spec)
 
 
 # -- 978c1ef: sparse gradients of embedding(sparse=True) ----------------------------------------
@@ -643,7 +609,7 @@ SPARSE: dict[str, Program] = {
 
 
 def test_sparse_gradients_match_torch() -> None:
-    _same_each(SPARSE, "numpy")
+    same_each(SPARSE, "numpy")
 
 
 # -- 7aca5a7 / 978c1ef: class-loss targets, probability targets ---------------------------------
@@ -810,7 +776,7 @@ LOSSES.update(
 
 
 def test_class_losses_match_torch(spec: str) -> None:
-    _same_each(LOSSES, spec)
+    same_each(LOSSES, spec)
 
 
 # -- 4b16839: MHA's 2-D attn_mask kept 2-D ------------------------------------------------------
@@ -943,7 +909,7 @@ MHA["integer_mask"] = _mha_bad_mask((_L, _S), "int64")
 def test_mha_masks_match_torch(spec: str) -> None:
     # (torch:cpu runs them through torch's fused attention, where a 2-D mask broadcasts;
     # numpy, the core's decomposition of the same code, runs every third)
-    _same_each(MHA if spec != "numpy" else dict(list(MHA.items())[::3]), spec)
+    same_each(MHA if spec != "numpy" else dict(list(MHA.items())[::3]), spec)
 
 
 # -- 4b16839: the torch plugin's recurrent kernel on non-contiguous operands --------------------
@@ -1022,7 +988,7 @@ for _config in _RNN_CONFIGS:
 def test_recurrent_modules_on_strided_operands_match_torch(spec: str) -> None:
     # (the torch plugin's kernel is what changed: numpy, whose reference is slower, runs a few)
     chosen = RECURRENT if spec != "numpy" else dict(list(RECURRENT.items())[::6])
-    _same_each(chosen, spec)
+    same_each(chosen, spec)
 
 
 # -- 5b511d1: probs and logits of Bernoulli-like distributions ----------------------------------
@@ -1198,7 +1164,7 @@ DISTRIBUTIONS: dict[str, Program] = {
 
 
 def test_probs_or_logits_match_torch(spec: str) -> None:
-    _same_each(DISTRIBUTIONS, spec)
+    same_each(DISTRIBUTIONS, spec)
 
 
 # -- defects found -------------------------------------------------------------------------------
@@ -1213,11 +1179,11 @@ def test_qr_r_mode_node_like_torch(spec: str) -> None:
         q, r = m.linalg.qr(_data(m, 4, 3), mode="r")
         return q.shape, q.requires_grad, r.grad_fn.name(), q.grad_fn is r.grad_fn
 
-    _same(program, spec)
+    same(program, spec)
 
 
 def test_matrix_times_vector_node_like_torch(spec: str) -> None:
-    _same_each(
+    same_each(
         {
             "2d_by_1d": _product(lambda m: _two(m, _data(m, 3, 4), _data(m, 4, seed=1))),
             "3d_by_1d": lambda m: _walk(m.matmul(_data(m, 2, 3, 4), _data(m, 4, seed=1)).grad_fn),
@@ -1230,7 +1196,7 @@ def test_matrix_times_vector_node_like_torch(spec: str) -> None:
 
 
 def test_dot_node_hook_like_torch(spec: str) -> None:
-    _same_each(
+    same_each(
         {
             "dot": _product(lambda m: _two(m, _data(m, 4), _data(m, 4, seed=1), m.dot)),
             "matmul": _product(lambda m: _two(m, _data(m, 4), _data(m, 4, seed=1))),
@@ -1240,7 +1206,7 @@ def test_dot_node_hook_like_torch(spec: str) -> None:
 
 
 def test_linear_of_matrix_node_hook_like_torch(spec: str) -> None:
-    _same_each(
+    same_each(
         {
             "functional": _product(
                 lambda m: _linear(m, _data(m, 3, 4), _data(m, 5, 4, seed=1), _data(m, 5, seed=2))
@@ -1260,7 +1226,7 @@ def test_linear_of_matrix_node_hook_like_torch(spec: str) -> None:
 
 
 def test_matrix_times_batch_graph_like_torch(spec: str) -> None:
-    _same_each(
+    same_each(
         {
             "matrix_by_batch": _product(
                 lambda m: _two(m, _data(m, 3, 4), _data(m, 2, 4, 5, seed=1))
@@ -1277,7 +1243,7 @@ def test_matrix_times_batch_graph_like_torch(spec: str) -> None:
 
 
 def test_vector_times_batch_graph_like_torch(spec: str) -> None:
-    _same(_product(lambda m: _two(m, _data(m, 4), _data(m, 2, 4, 5, seed=1))), spec)
+    same(_product(lambda m: _two(m, _data(m, 4), _data(m, 2, 4, 5, seed=1))), spec)
 
 
 def test_products_of_zero_inner_size_with_grad_like_torch(spec: str) -> None:
@@ -1289,7 +1255,7 @@ def test_products_of_zero_inner_size_with_grad_like_torch(spec: str) -> None:
 
         return program
 
-    _same_each(
+    same_each(
         {
             "batch_by_matrix": summed(lambda m: _two(m, _data(m, 2, 3, 0), _data(m, 0, 5))),
             "batch_by_vector": summed(lambda m: _two(m, _data(m, 2, 3, 0), _data(m, 0))),
@@ -1311,7 +1277,7 @@ def test_linear_with_bias_of_zero_in_features_numpy(case: str) -> None:
         x = _data(m, 2, 3, 0, grad=False) if case == "3d_no_grad" else _data(m, 3, 0, grad=False)
         return m.nn.functional.linear(x, _data(m, 5, 0, grad=False), _data(m, 5, grad=False))
 
-    _same(program, "numpy")
+    same(program, "numpy")
 
 
 def test_linear_with_bias_of_zero_in_features_backward_torch() -> None:
@@ -1320,11 +1286,11 @@ def test_linear_with_bias_of_zero_in_features_backward_torch() -> None:
         m.nn.functional.linear(x, w, b).sum().backward()
         return x.grad, w.grad, b.grad
 
-    _same(program, "torch:cpu")
+    same(program, "torch:cpu")
 
 
 def test_linear_weight_transpose_name_like_torch(spec: str) -> None:
-    _same_each(
+    same_each(
         {
             "vector_without_bias": lambda m: _walk(
                 m.nn.functional.linear(_data(m, 4), _data(m, 5, 4, seed=1)).grad_fn
@@ -1349,7 +1315,7 @@ def test_linear_weight_transpose_name_like_torch(spec: str) -> None:
     "UnsafeViewBackward0 over CloneBackward0 for a copy"
 )
 def test_reshape_of_strided_rows_names_like_torch(spec: str) -> None:
-    _same_each(
+    same_each(
         {
             "permuted_batch_by_matrix": lambda m: _walk(
                 m.matmul(_data(m, 4, 2, 3).permute(1, 2, 0), _data(m, 4, 5, seed=1)).grad_fn, 4
@@ -1379,7 +1345,7 @@ def test_reshape_of_strided_rows_names_like_torch(spec: str) -> None:
     "product (attention's) on numpy and torch:cpu, 8-50x the 1 us allowed"
 )
 def test_two_batches_graph_like_torch(spec: str) -> None:
-    _same_each(
+    same_each(
         {
             "matmul": lambda m: _walk(
                 m.matmul(_data(m, 2, 3, 4), _data(m, 2, 4, 5, seed=1)).grad_fn, 4
@@ -1401,7 +1367,7 @@ def test_copy_backwards_like_torch(spec: str) -> None:
         y.copy_(_data(m, 3))
         return y.grad_fn.name(), type(y.grad_fn).__name__
 
-    _same_each(
+    same_each(
         {
             "matrix_power_0": _hooked(
                 lambda m: (lambda a: (m.linalg.matrix_power(a, 0), a))(_data(m, 3, 3))
@@ -1413,7 +1379,7 @@ def test_copy_backwards_like_torch(spec: str) -> None:
 
 
 def test_legacy_and_composite_linalg_nodes_like_torch(spec: str) -> None:
-    _same_each(
+    same_each(
         {
             "cholesky": _hooked(lambda m: (lambda a: (m.cholesky(a), a))(_spd(m))),
             "triangular_solve": _hooked(
@@ -1437,7 +1403,7 @@ def test_legacy_and_composite_linalg_nodes_like_torch(spec: str) -> None:
 
 
 def test_unary_ops_of_sparse_gradient_stay_sparse() -> None:
-    _same_each(
+    same_each(
         {
             "pow": lambda m: _kind(_grad(m).pow(2)),
             "abs": lambda m: _kind(_grad(m).abs()),
@@ -1450,7 +1416,7 @@ def test_unary_ops_of_sparse_gradient_stay_sparse() -> None:
 
 
 def test_refusals_on_sparse_gradients_like_torch() -> None:
-    _same_each(
+    same_each(
         {
             "divided_by_dense": lambda m: _grad(m) / m.full((6, 3), 2.0, dtype=m.float64),
             "add_dense_in_place": lambda m: _kind(_grad(m).add_(m.ones(6, 3, dtype=m.float64))),
@@ -1475,7 +1441,7 @@ def test_refusals_on_sparse_gradients_like_torch() -> None:
     "and joining them in sums; coalesced: unique sorted rows, values from the dense storage"
 )
 def test_sparse_gradient_entries_like_torch() -> None:
-    _same_each(
+    same_each(
         {
             "nnz": lambda m: _grad(m)._nnz(),
             "indices": lambda m: _grad(m)._indices(),
@@ -1494,11 +1460,11 @@ def test_optimizers_refuse_sparse_gradients_like_torch() -> None:
     programs = {n: partial(_stepped, name=n, lr=0.1) for n in names}
     programs["SGD_weight_decay"] = lambda m: _stepped(m, "SGD", lr=0.1, weight_decay=0.1)
     programs["Adagrad_weight_decay"] = lambda m: _stepped(m, "Adagrad", lr=0.1, weight_decay=0.1)
-    _same_each(programs, "numpy")
+    same_each(programs, "numpy")
 
 
 def test_fused_node_hook_in_double_backward_torch() -> None:
-    _same(_hook_in_double_backward(lambda m, a: m.linalg.inv(a), False), "torch:cpu")
+    same(_hook_in_double_backward(lambda m, a: m.linalg.inv(a), False), "torch:cpu")
 
 
 def test_copies_of_sparse_gradient_stay_sparse() -> None:
@@ -1508,7 +1474,7 @@ def test_copies_of_sparse_gradient_stay_sparse() -> None:
         buffer.seek(0)
         return _kind(m.load(buffer))
 
-    _same_each(
+    same_each(
         {
             "data": lambda m: _kind(_grad(m).data),
             "deepcopy": lambda m: (lambda g: (_kind(g), g.is_coalesced()))(copy.deepcopy(_grad(m))),
