@@ -96,3 +96,13 @@ def inference(m: Any, n: int = 3) -> Any:
     """``arange(1.0, n + 1.0)`` made in inference mode."""
     with m.inference_mode():
         return m.arange(1.0, n + 1.0)
+
+
+def walk(fn: Any, depth: int = 3) -> Any:
+    """A grad_fn's class name and its ``next_functions`` with their input positions, ``depth``
+    levels down (a graph's shape as torch's and ours can be compared)."""
+    if fn is None:
+        return None
+    if depth == 0:
+        return type(fn).__name__
+    return type(fn).__name__, tuple((walk(f, depth - 1), i) for f, i in fn.next_functions)

@@ -12,16 +12,9 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from snippet_outcomes import walk
 
 _IMG = np.random.default_rng(3).standard_normal((2, 3, 4, 4))
-
-
-def _walk(fn: Any, depth: int = 4) -> Any:
-    if fn is None:
-        return None
-    if depth == 0:
-        return type(fn).__name__
-    return type(fn).__name__, tuple((_walk(f, depth - 1), i) for f, i in fn.next_functions)
 
 
 def _instance_norm_graph(m: Any, weight: bool, bias: bool, after: bool) -> Any:
@@ -31,7 +24,7 @@ def _instance_norm_graph(m: Any, weight: bool, bias: bool, after: bool) -> Any:
     y = m.nn.functional.instance_norm(x, weight=w, bias=b)
     if after:  # (PyTorch's node keeps its edges once backward freed it)
         y.sum().backward()
-    return _walk(y.grad_fn)
+    return walk(y.grad_fn, 4)
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from snippet_outcomes import outcome
+from snippet_outcomes import outcome, walk
 from tw_backends import FAST, entered
 
 
@@ -29,14 +29,6 @@ def spec(request: pytest.FixtureRequest) -> str:
 def _data(m: Any, *shape: int, seed: int = 0, grad: bool = True) -> Any:
     values = np.random.default_rng(seed).standard_normal(shape)
     return m.tensor(values, dtype=m.float64, requires_grad=grad)
-
-
-def _walk(fn: Any, depth: int = 3) -> Any:
-    if fn is None:
-        return None
-    if depth == 0:
-        return type(fn).__name__
-    return type(fn).__name__, tuple((_walk(f, depth - 1), i) for f, i in fn.next_functions)
 
 
 def _shape(g: Any) -> Any:
@@ -51,7 +43,7 @@ def _product(make: Callable[[Any], tuple]) -> Callable[[Any], Any]:
         out.grad_fn.register_prehook(lambda go: seen.append(("pre", [_shape(g) for g in go])))
         out.grad_fn.register_hook(lambda gi, go: seen.append([_shape(g) for g in gi]))
         (out * out).sum().backward()
-        return _walk(out.grad_fn), seen, [t.grad for t in (a, b) if t.is_leaf]
+        return walk(out.grad_fn), seen, [t.grad for t in (a, b) if t.is_leaf]
 
     return program
 

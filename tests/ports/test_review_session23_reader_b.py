@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 import tensorweaver as tw
-from snippet_outcomes import same, same_each
+from snippet_outcomes import same, same_each, walk
 from tw_backends import FAST, entered
 
 Program = Callable[[Any], Any]
@@ -30,15 +30,6 @@ def _share(programs: dict[str, Program], spec: str) -> dict[str, Program]:
     """All of a group's programs on numpy; every third on torch:cpu, where these core paths
     (no fused kernel) run the same code over another backend's arrays."""
     return programs if spec == "numpy" else dict(list(programs.items())[::3])
-
-
-def _walk(fn: Any, depth: int = 4) -> Any:
-    """A grad_fn's class name and its next_functions, ``depth`` levels down."""
-    if fn is None:
-        return None
-    if depth == 0:
-        return type(fn).__name__
-    return type(fn).__name__, tuple((_walk(f, depth - 1), i) for f, i in fn.next_functions)
 
 
 def _grid(m: Any, requires_grad: bool = True) -> Any:
@@ -138,7 +129,7 @@ def _one_node(m: Any) -> Any:
         lo.grad_fn is hi.grad_fn,
         (v.output_nr, mu.output_nr, hi.output_nr),
         v.grad_fn.name(),
-        _walk(mu.grad_fn),
+        walk(mu.grad_fn, 4),
     )
 
 
@@ -279,7 +270,7 @@ def _lerp_edges(m: Any, weight_tensor: bool, weight_grad: bool, dtype: str) -> A
     seen = []
     y.grad_fn.register_hook(lambda gi, go: seen.append(gi))
     y.sum().backward()
-    return _walk(y.grad_fn), seen
+    return walk(y.grad_fn, 4), seen
 
 
 def _lerp_prehook(m: Any) -> Any:
@@ -290,7 +281,7 @@ def _lerp_prehook(m: Any) -> Any:
     y.sum().backward()
     z = a * 1
     z.lerp_(b, 0.5)
-    return a.grad, b.grad, y.grad_fn.name(), _walk(z.grad_fn)
+    return a.grad, b.grad, y.grad_fn.name(), walk(z.grad_fn, 4)
 
 
 def _add_family(m: Any, name: str, shapes: list, kw: dict, grads: tuple = (True,) * 3) -> Any:
@@ -300,13 +291,13 @@ def _add_family(m: Any, name: str, shapes: list, kw: dict, grads: tuple = (True,
     seen = []
     y.grad_fn.register_hook(lambda gi, go: seen.append(gi))
     y.sum().backward()
-    return _walk(y.grad_fn), seen, [t.grad for t in ts]
+    return walk(y.grad_fn, 4), seen, [t.grad for t in ts]
 
 
 def _addmm_methods(m: Any) -> Any:
     g = np.random.default_rng(0)
     a, b, c = (m.tensor(g.standard_normal(s), requires_grad=True) for s in [(2, 3), (2, 4), (4, 3)])
-    return _walk(a.addmm(b, c).grad_fn), _walk((a * 1).addmm_(b, c).grad_fn)
+    return walk(a.addmm(b, c).grad_fn, 4), walk((a * 1).addmm_(b, c).grad_fn, 4)
 
 
 def _addmm_hook_replaces(m: Any) -> Any:
@@ -322,10 +313,10 @@ def _kept_after_backward(m: Any) -> Any:
     x = _grid(m)
     w = m.ones(4, 2, dtype=m.float64, requires_grad=True)
     y = (x.exp() @ w).tanh().sum()
-    before = _walk(y.grad_fn, 6)
+    before = walk(y.grad_fn, 6)
     y.backward()
     acc = y.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
-    return before == _walk(y.grad_fn, 6), before, type(acc).__name__
+    return before == walk(y.grad_fn, 6), before, type(acc).__name__
 
 
 def _kept_after_second_backward(m: Any) -> Any:
@@ -338,9 +329,9 @@ def _kept_fused(m: Any, shape: tuple, target: Any) -> Any:
     x = m.ones(*shape, dtype=m.float64, requires_grad=True)
     lin = m.nn.Linear(4, 3).double()
     y = m.nn.functional.cross_entropy(lin(x), target(m))
-    before = _walk(y.grad_fn, 7)
+    before = walk(y.grad_fn, 7)
     y.backward()
-    return before == _walk(y.grad_fn, 7), before
+    return before == walk(y.grad_fn, 7), before
 
 
 def _kept_function(m: Any) -> Any:
@@ -357,22 +348,22 @@ def _kept_function(m: Any) -> Any:
 
     y = Square.apply(_grid(m).sin()).sum()
     y.backward()
-    return _walk(y.grad_fn, 5)[1]  # (below the Function's own node, whose name is its class)
+    return walk(y.grad_fn, 5)[1]  # (below the Function's own node, whose name is its class)
 
 
 def _kept_var_mean(m: Any) -> Any:
     v, mu = m.var_mean(_grid(m).exp(), 0)
     y = v.sum() + mu.sum()
     y.backward()
-    return _walk(y.grad_fn, 5)
+    return walk(y.grad_fn, 5)
 
 
 def _kept_unbatched_ce(m: Any) -> Any:
     x = m.tensor([0.1, 0.5, -0.2], requires_grad=True)
     loss = m.nn.functional.cross_entropy(x, m.tensor(1))
-    before = _walk(loss.grad_fn, 4)
+    before = walk(loss.grad_fn, 4)
     loss.backward()
-    return before, _walk(loss.grad_fn, 4)
+    return before, walk(loss.grad_fn, 4)
 
 
 EDGES: dict[str, Program] = {
@@ -1126,7 +1117,7 @@ def test_cross_entropy_probability_targets_hook(reduction: str) -> None:
         seen = []
         loss.grad_fn.register_hook(lambda gi, go: seen.append(gi))
         loss.backward()
-        return _walk(loss.grad_fn, 2), seen, x.grad
+        return walk(loss.grad_fn, 2), seen, x.grad
 
     same(program, "numpy", 6, single=4)
 
@@ -1136,7 +1127,7 @@ def test_instance_norm_next_functions(affine: bool) -> None:
     def program(m: Any) -> Any:
         x = m.tensor(_IMG[:, :, 0], requires_grad=True)
         y = m.nn.InstanceNorm1d(3, affine=affine).double()(x)
-        return _walk(y.grad_fn, 3)
+        return walk(y.grad_fn, 3)
 
     same(program, "numpy", 6, single=4)
 

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 import torch
-from snippet_outcomes import same, same_each
+from snippet_outcomes import same, same_each, walk
 from tw_backends import FAST
 
 Program = Callable[[Any], Any]
@@ -29,15 +29,6 @@ Program = Callable[[Any], Any]
 @pytest.fixture(params=FAST)
 def spec(request: pytest.FixtureRequest) -> str:
     return request.param
-
-
-def _walk(fn: Any, depth: int = 3) -> Any:
-    """A grad_fn's class name and its next_functions, ``depth`` levels down."""
-    if fn is None:
-        return None
-    if depth == 0:
-        return type(fn).__name__
-    return type(fn).__name__, tuple((_walk(f, depth - 1), i) for f, i in fn.next_functions)
 
 
 def _shape(g: Any) -> Any:
@@ -73,7 +64,7 @@ def _hooked(make: Callable[[Any], tuple], replace: bool = False) -> Program:
         fn.register_hook(hook)
         weights = m.arange(1.0, out.numel() + 1.0, dtype=out.dtype).reshape(out.shape)
         (out * out * weights).sum().backward()
-        return fn.name(), _walk(fn, 2), seen, [t.grad for t in leaves]
+        return fn.name(), walk(fn, 2), seen, [t.grad for t in leaves]
 
     return program
 
@@ -118,7 +109,7 @@ def _one_node(make: Callable[[Any, Any], tuple], use: Callable[[Any, tuple], Any
         node.register_hook(lambda gi, go: seen.append(([_shape(g) for g in gi], len(go))))
         use(m, outs).backward()
         numbers = [o.output_nr for o in outs if o.requires_grad]
-        return node.name(), seen, _walk(node, 2), numbers
+        return node.name(), seen, walk(node, 2), numbers
 
     return program
 
@@ -153,7 +144,7 @@ ONE_NODE: dict[str, Program] = {
     "svd_full_singular_values": _grad_of(
         lambda m, x: m.linalg.svd(x)[1], np.arange(12.0).reshape(4, 3) ** 0.5
     ),
-    "torch_svd_names": lambda m: (lambda r: (r[0].grad_fn.name(), _walk(r[2].grad_fn, 2)))(
+    "torch_svd_names": lambda m: (lambda r: (r[0].grad_fn.name(), walk(r[2].grad_fn, 2)))(
         m.svd(_data(m, 4, 3))
     ),
     "torch_svd_grad": _grad_of(lambda m, x: m.svd(x)[1], np.arange(12.0).reshape(4, 3) ** 0.5),
@@ -171,7 +162,7 @@ ONE_NODE: dict[str, Program] = {
         lambda r: (len(r), r[0].grad_fn.name(), [t.requires_grad for t in r])
     )(m.linalg.lu_factor_ex(_spd(m))),
     "cholesky_ex": lambda m: (
-        lambda r: (_walk(r[0].grad_fn, 2), [t.requires_grad for t in r], r[1])
+        lambda r: (walk(r[0].grad_fn, 2), [t.requires_grad for t in r], r[1])
     )(m.linalg.cholesky_ex(_spd(m))),
     "inv_ex": lambda m: (lambda r: (r[0].grad_fn.name(), [t.requires_grad for t in r]))(
         m.linalg.inv_ex(_spd(m))
@@ -192,7 +183,7 @@ ONE_NODE: dict[str, Program] = {
     "tensor_hook_on_values": lambda m: (
         lambda x, r: (r[0].register_hook(lambda g: g * 3), r[0].sum().backward(), x.grad)[2]
     )(*(lambda x: (x, m.linalg.eigh(x)))(_spd(m))),
-    "non_leaf_input": lambda m: _walk(m.linalg.eigh(_spd(m) * 2)[0].grad_fn, 3),
+    "non_leaf_input": lambda m: walk(m.linalg.eigh(_spd(m) * 2)[0].grad_fn, 3),
     # (eigenvalues exact in single precision: rounding is no finding here)
     "float32": _grad_of(lambda m, x: m.linalg.eigh(x.float())[0], np.diag([1.0, 2.0, 4.0])),
     "svdvals_double_backward": _second(
@@ -379,7 +370,7 @@ def _product(make: Callable[[Any], tuple]) -> Program:
         out.grad_fn.register_prehook(lambda go: seen.append(("pre", [_shape(g) for g in go])))
         out.grad_fn.register_hook(lambda gi, go: seen.append([_shape(g) for g in gi]))
         (out * out).sum().backward()
-        return _walk(out.grad_fn), seen, [t.grad for t in operands if t.is_leaf]
+        return walk(out.grad_fn), seen, [t.grad for t in operands if t.is_leaf]
 
     return program
 
@@ -482,7 +473,7 @@ PRODUCTS.update(
         "linear_2d_zero_inner_size_without_grad": lambda m: m.nn.functional.linear(
             _data(m, 3, 0, grad=False), _data(m, 5, 0, grad=False), _data(m, 5, seed=2, grad=False)
         ),
-        "module_linear_3d_graph": lambda m: _walk(
+        "module_linear_3d_graph": lambda m: walk(
             m.nn.Linear(4, 5).double()(_data(m, 2, 3, 4)).grad_fn
         ),
     }
@@ -719,7 +710,7 @@ def _probability_hook(x: Any, target: Any) -> Program:
         seen: list = []
         out.grad_fn.register_hook(lambda gi, go: seen.append([_shape(g) for g in gi]))
         out.backward()
-        return seen, _walk(out.grad_fn), logits.grad
+        return seen, walk(out.grad_fn), logits.grad
 
     return program
 
@@ -1186,8 +1177,8 @@ def test_matrix_times_vector_node_like_torch(spec: str) -> None:
     same_each(
         {
             "2d_by_1d": _product(lambda m: _two(m, _data(m, 3, 4), _data(m, 4, seed=1))),
-            "3d_by_1d": lambda m: _walk(m.matmul(_data(m, 2, 3, 4), _data(m, 4, seed=1)).grad_fn),
-            "3d_no_grad_by_1d": lambda m: _walk(
+            "3d_by_1d": lambda m: walk(m.matmul(_data(m, 2, 3, 4), _data(m, 4, seed=1)).grad_fn),
+            "3d_no_grad_by_1d": lambda m: walk(
                 m.matmul(_data(m, 2, 3, 4, grad=False), _data(m, 4, seed=1)).grad_fn
             ),
         },
@@ -1292,10 +1283,10 @@ def test_linear_with_bias_of_zero_in_features_backward_torch() -> None:
 def test_linear_weight_transpose_name_like_torch(spec: str) -> None:
     same_each(
         {
-            "vector_without_bias": lambda m: _walk(
+            "vector_without_bias": lambda m: walk(
                 m.nn.functional.linear(_data(m, 4), _data(m, 5, 4, seed=1)).grad_fn
             ),
-            "bias_of_two_dimensions": lambda m: _walk(
+            "bias_of_two_dimensions": lambda m: walk(
                 m.nn.functional.linear(
                     _data(m, 2, 3, 4), _data(m, 5, 4, seed=1), _data(m, 3, 5, seed=2)
                 ).grad_fn
@@ -1317,16 +1308,16 @@ def test_linear_weight_transpose_name_like_torch(spec: str) -> None:
 def test_reshape_of_strided_rows_names_like_torch(spec: str) -> None:
     same_each(
         {
-            "permuted_batch_by_matrix": lambda m: _walk(
+            "permuted_batch_by_matrix": lambda m: walk(
                 m.matmul(_data(m, 4, 2, 3).permute(1, 2, 0), _data(m, 4, 5, seed=1)).grad_fn, 4
             ),
-            "linear_of_transposed_input": lambda m: _walk(
+            "linear_of_transposed_input": lambda m: walk(
                 m.nn.functional.linear(
                     _data(m, 3, 2, 4).transpose(0, 1), _data(m, 5, 4, seed=1), _data(m, 5)
                 ).grad_fn,
                 4,
             ),
-            "reshape_copy": lambda m: _walk(
+            "reshape_copy": lambda m: walk(
                 _data(m, 3, 2, 4).transpose(0, 1).reshape(6, 4).grad_fn, 3
             ),
         },
@@ -1347,13 +1338,13 @@ def test_reshape_of_strided_rows_names_like_torch(spec: str) -> None:
 def test_two_batches_graph_like_torch(spec: str) -> None:
     same_each(
         {
-            "matmul": lambda m: _walk(
+            "matmul": lambda m: walk(
                 m.matmul(_data(m, 2, 3, 4), _data(m, 2, 4, 5, seed=1)).grad_fn, 4
             ),
-            "batches_of_one": lambda m: _walk(
+            "batches_of_one": lambda m: walk(
                 m.matmul(_data(m, 1, 3, 4), _data(m, 1, 4, 5, seed=1)).grad_fn, 4
             ),
-            "matrix_power_2": lambda m: _walk(
+            "matrix_power_2": lambda m: walk(
                 m.linalg.matrix_power(_data(m, 2, 3, 3), 2).grad_fn, 4
             ),
         },
