@@ -12,34 +12,12 @@ counts as its class.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
 import pytest
-import tensorweaver as tw
-import torch
-from tw_backends import entered
+from snippet_outcomes import same
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use of index_put_ on expanded tensors")
-
-
-def _plain(r: Any) -> Any:
-    if isinstance(r, (tuple, list)):
-        return tuple(_plain(x) for x in r)
-    if isinstance(r, (torch.Tensor, tw.Tensor)):
-        return r.tolist()
-    return r
-
-
-def _outcome(program: Callable[[Any], Any], m: Any) -> Any:
-    try:
-        return _plain(program(m))
-    except Exception as e:  # noqa: BLE001  (the class is the answer)
-        return type(e).__name__
-
-
-def _same(program: Callable[[Any], Any]) -> None:
-    assert _outcome(program, tw) == _outcome(program, torch)
 
 
 def _weights(m: Any, *shape: int) -> Any:
@@ -107,13 +85,13 @@ def _write_program(view: str, write: str, base_in_graph: bool) -> Callable[[Any]
 def test_write_through_a_repeating_view_sums_the_copies_gradients(
     backend: str, view: str, write: str
 ) -> None:
-    _same(_write_program(view, write, base_in_graph=False))
+    same(_write_program(view, write, base_in_graph=False), backend, decimals=None)
 
 
 @pytest.mark.parametrize("write", sorted(WRITES))
 def test_write_through_a_repeating_view_of_a_base_in_the_graph(backend: str, write: str) -> None:
     # (PyTorch's backward raises where the view written overlaps; a row of it does not)
-    _same(_write_program("expand", write, base_in_graph=True))
+    same(_write_program("expand", write, base_in_graph=True), backend, decimals=None)
 
 
 def test_second_write_through_the_view_refuses_in_backward(backend: str) -> None:
@@ -127,7 +105,7 @@ def test_second_write_through_the_view_refuses_in_backward(backend: str) -> None
         (t * _weights(m, 2, 3)).sum().backward()
         return values, v.grad
 
-    _same(program)
+    same(program, backend, decimals=None)
 
 
 def test_gradient_of_the_values_alone_needs_none_from_the_base(backend: str) -> None:
@@ -138,7 +116,7 @@ def test_gradient_of_the_values_alone_needs_none_from_the_base(backend: str) -> 
         t.index_put_((m.tensor([0, 1]), m.tensor([1, 2])), v)
         return m.autograd.grad((t * _weights(m, 2, 3)).sum(), [v])
 
-    _same(program)
+    same(program, backend, decimals=None)
 
 
 def test_write_into_rows_of_an_expanded_tensor(backend: str) -> None:
@@ -150,7 +128,7 @@ def test_write_into_rows_of_an_expanded_tensor(backend: str) -> None:
         (t * _weights(m, 2, 2, 3)).sum().backward()
         return t, base, v.grad
 
-    _same(program)
+    same(program, backend, decimals=None)
 
 
 #: ``(m, t, v)``: a write of ``v`` (2 values) into ``t``, a (2, 2, 3) expand() of a (2, 3)
@@ -183,7 +161,7 @@ def test_write_through_an_expand_of_an_expand(
         (t * _weights(m, 2, 2, 3)).sum().backward()
         return values, v.grad, w.grad
 
-    _same(program)
+    same(program, backend, decimals=None)
 
 
 @pytest.mark.parametrize("base_in_graph", [False, True], ids=["plain_base", "graph_base"])
@@ -202,8 +180,7 @@ def test_put_through_a_repeating_view_edge_values(case: str, base_in_graph: bool
         (t * _weights(m, 2, 3)).sum().backward()
         return t, v.grad, w.grad
 
-    with entered("numpy"):
-        _same(program)
+    same(program, "numpy", decimals=None)
 
 
 @pytest.mark.xfail(
@@ -227,8 +204,7 @@ def test_put_into_a_slice_of_an_expand_of_a_base_in_the_graph() -> None:
         (t * _weights(m, 2, 3)).sum().backward()
         return v.grad, w.grad
 
-    with entered("numpy"):
-        _same(program)
+    same(program, "numpy", decimals=None)
 
 
 @pytest.mark.parametrize(
@@ -255,7 +231,7 @@ def test_write_through_a_repeating_view_corners(backend: str, case: str) -> None
         returned = t.index_put_(index, v)
         return returned is t, before, t._version, base._version, t
 
-    _same(program)
+    same(program, backend, decimals=None)
 
 
 #: The in-place methods Tensor's generic ``_inplace`` (ops/methods.py) computes on the view's
@@ -280,8 +256,7 @@ def test_fill_through_a_repeating_view_sums_the_copies_gradients(fill: str) -> N
         (t * _weights(m, 2, 3)).sum().backward()
         return t, v.grad
 
-    with entered("numpy"):
-        _same(program)
+    same(program, "numpy", decimals=None)
 
 
 @pytest.mark.parametrize("fill", ["masked_fill_number", "fill_", "zero_"])
@@ -296,8 +271,7 @@ def test_fill_through_a_repeating_view_of_a_base_in_the_graph(fill: str) -> None
         (t * _weights(m, 2, 3)).sum().backward()
         return t, w.grad
 
-    with entered("numpy"):
-        _same(program)
+    same(program, "numpy", decimals=None)
 
 
 # -- index writes of inference tensors alone: PyTorch clones the input first ---------------
@@ -329,8 +303,7 @@ def test_index_write_of_inference_tensors_alone_copies_first(op: str) -> None:
             (out * m.tensor([2.0, 3.0], dtype=m.float64)).sum().backward()
         return facts, out, p.grad
 
-    with entered("numpy"):
-        _same(program)
+    same(program, "numpy", decimals=None)
 
 
 def test_scatter_reduce_of_inference_tensors_alone_copies_first() -> None:
@@ -341,11 +314,7 @@ def test_scatter_reduce_of_inference_tensors_alone_copies_first() -> None:
         out = p.scatter(0, q[:1], p[1:], reduce="add")
         return out.requires_grad, type(out.grad_fn).__name__, out
 
-    # (scatter's reduce= warns once per process in torch and in tensorweaver: not the
-    # subject here, and another test in this process may have seen it first)
-    with entered("numpy"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _same(program)
+    same(program, "numpy", decimals=None)  # (its warnings silenced, scatter's reduce= one too)
 
 
 @pytest.mark.parametrize(
@@ -367,7 +336,7 @@ def test_advanced_index_node_is_index_backward(backend: str, read: Callable) -> 
         nexts = [f.name() for f, _ in y.grad_fn.next_functions]
         return y.grad_fn.name(), nexts, seen, x.grad
 
-    _same(program)
+    same(program, backend, decimals=None)
 
 
 # -- masked_scatter's node ---------------------------------------------------------------------
@@ -384,7 +353,7 @@ def test_masked_scatter_node_as_torch(backend: str) -> None:
         nexts = [f.name() for f, _ in y.grad_fn.next_functions]
         return y.grad_fn.name(), nexts, seen[0], x.grad, s.grad
 
-    _same(program)
+    same(program, backend, decimals=None)
 
 
 # -- mse_loss of one tensor given twice ---------------------------------------------------
@@ -399,8 +368,7 @@ def test_mse_loss_of_one_tensor_twice_hook_sees_both() -> None:
         (out + (a * a).sum()).backward()
         return out.grad_fn.name(), seen, a.grad
 
-    with entered("numpy"):
-        _same(program)
+    same(program, "numpy", decimals=None)
 
 
 @pytest.mark.xfail(
@@ -417,8 +385,7 @@ def test_mse_loss_of_one_tensor_twice_next_functions() -> None:
         a = m.tensor([0.5, -1.0, 2.0], dtype=m.float64, requires_grad=True)
         return [f.name() for f, _ in m.nn.functional.mse_loss(a, a).grad_fn.next_functions]
 
-    with entered("numpy"):
-        _same(program)
+    same(program, "numpy", decimals=None)
 
 
 # -- sparse gradients summed by the engine --------------------------------------------------
@@ -440,8 +407,7 @@ def test_engine_sum_of_sparse_gradients_is_uncoalesced(lookups: list, one_pass: 
                 loss.backward()
         return w.grad.is_sparse, w.grad.is_coalesced(), w.grad.to_dense()
 
-    with entered("numpy"):
-        _same(program)
+    same(program, "numpy", decimals=None)
 
 
 def test_sparse_gradient_into_a_dense_grad_stays_dense() -> None:
@@ -451,5 +417,4 @@ def test_sparse_gradient_into_a_dense_grad_stays_dense() -> None:
         m.nn.functional.embedding(m.tensor([1, 1]), w, sparse=True).sum().backward()
         return w.grad.is_sparse, w.grad
 
-    with entered("numpy"):
-        _same(program)
+    same(program, "numpy", decimals=None)
