@@ -6,7 +6,6 @@ its specs, and whether the test runs in float64 with fixed seeds.
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,12 +56,6 @@ def entered(spec: str, *, float64: bool = False, seed: int | None = None) -> Ite
             yield spec
     finally:
         tw.set_default_dtype(previous)
-        if spec == "cunumeric":
-            # Legate aborts the process when its arrays are freed in a thread other than the
-            # main one: a cycle of the test's (a caught exception's frames) left to Python's
-            # collector would be freed wherever the next collection runs, a DataLoader's
-            # feeder thread for one. The young generations hold them: ~1 ms.
-            gc.collect(1)
 
 
 # --- a folder whose tests take ``backend``: numpy and torch:cpu, cuPyNumeric where marked -----

@@ -94,6 +94,7 @@ from tensorweaver.contract.records import DeviceRecord
 
 from tensorweaver_cunumeric import legate_config
 from tensorweaver_cunumeric.complex import ComplexNumbers
+from tensorweaver_cunumeric.deferred_frees import free_in_legate_thread
 from tensorweaver_cunumeric.erf import Erf
 from tensorweaver_cunumeric.fft import FourierTransforms
 from tensorweaver_cunumeric.forked import refuse_in_forked_children
@@ -109,6 +110,7 @@ from legate.core import get_legate_runtime  # noqa: E402  (importing cn started 
 
 #: Where importing cn started Legate: the only thread that may call it (see .threads).
 _LEGATE_THREAD = threading.get_ident()
+free_in_legate_thread(cn.ndarray, _LEGATE_THREAD)
 
 NATIVE = {dt: numpy.dtype(dt.numpy_name) for dt in d.ALL if dt is not d.bfloat16}
 _F64 = numpy.dtype("float64")

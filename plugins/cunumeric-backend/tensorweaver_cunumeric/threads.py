@@ -5,7 +5,9 @@ that started the runtime: a cuPyNumeric call from any other thread aborts the wh
 (SIGABRT, "LEGION API USAGE EXCEPTION: Invalid task context passed to runtime call" or
 "Creating a Future from a buffer is only permitted ... inside of Legion tasks"), as
 ``(x + 1).sum()`` in a ``threading.Thread`` did. Each primitive, and making the backend,
-raises a RuntimeError there instead (about 0.4 us a call).
+raises a RuntimeError there instead (about 0.4 us a call). An exception leaving a
+primitive drops the variables of cuPyNumeric's frames in its traceback (see
+:mod:`.deferred_frees`: frees in other threads).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import threading
 
 from tensorweaver.contract.ir import COMPOSITES, OPTIONAL, REQUIRED
 
+from tensorweaver_cunumeric.deferred_frees import drop_legate_locals
 from tensorweaver_cunumeric.stream import STATE
 
 
@@ -41,7 +44,11 @@ def _guarded(method, owner: int, device: str, name: str):
     def guarded(*args, **kwargs):
         if threading.get_ident() != owner:
             check_thread(owner, device, name)
-        return method(*args, **kwargs)
+        try:
+            return method(*args, **kwargs)
+        except BaseException as exc:
+            drop_legate_locals(exc)
+            raise
 
     guarded.__name__ = guarded.__qualname__ = name
     return guarded
