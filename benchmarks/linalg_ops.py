@@ -245,6 +245,31 @@ forward (its 1.8 us over torch's 3.4 at 1 x 4 x 4 are the plugin's dispatch 0.2,
 Tensor 0.4, ``fused_or_reference``'s own code 0.5, the lookups of the backend's kernels 0.15,
 the check and the wrapper 0.45; the core's ``sum`` adds 0.9 over torch's), and the backward
 of solve, det and slogdet, whose extra time is the core's engine (another helper's files).
+
+Twenty-fifth session (2026-12-06 10:35-10:53 UTC, load 4-8 from other agents; two new
+workloads: the legacy ``triangular_solve`` and ``lstsq``, each one node of PyTorch's for its
+outputs). Before, that node's backward ran a nested backward of the core's decomposition
+(``one_node.reference_call``); now ``triangular_solve`` records PyTorch's formula
+(``linalg_rules.triangular_solve_backward``, its forward computed without a graph), and
+``lstsq`` asks the backend for torch's ``linalg.lstsq`` whole (its drivers and its gradient),
+PyTorch's formula (``linalg_rules.lstsq_backward``) serving the backends without it. Three
+runs of HEAD's code (before) and this code (after), alternated, each interleaving torch and
+TensorWeaver (the other helpers' work of the moment in both); ms (torch, tw) of the first
+run, ratio per run:
+
+| workload | before | after |
+|---|---|---|
+| triangular_solve fwd | 0.041, 0.028: 0.68x, 0.68x, 0.67x | 0.042, 0.029: 0.68x, 0.69x, 0.67x |
+| triangular_solve fwd+bwd | 0.232, 0.292: 1.26x, 1.44x, 1.23x | 0.214, 0.243: 1.13x, 1.21x, 1.15x |
+| lstsq fwd | 0.648, 6.91: 10.66x, 10.67x, 10.89x | 0.618, 0.640: 1.04x, 1.00x, 1.04x |
+| lstsq fwd+bwd | 7.95, 12.6: 1.59x, 1.59x, 1.59x | 7.40, 7.52: 1.02x, 1.03x, 1.01x |
+
+(torch's ``triangular_solve`` copies more than ``linalg.solve_triangular``, which the core
+calls: hence its forward below torch's.) On NumPy (the formulas alone, an earlier version of
+this code; three runs against torch's CPU): triangular_solve fwd+bwd 3.87x, 3.64x, 3.67x ->
+3.57x, 3.69x, 3.50x; lstsq 1.33x, 1.26x, 1.36x -> 1.29x, 1.26x, 1.30x. Not met:
+triangular_solve's backward: the formula's five tensor ops (107 us against the same torch
+calls' 84 at 8 x 64 x 64, timed alone) and the one node's Function machinery.
 """
 
 from __future__ import annotations
@@ -272,6 +297,8 @@ WORKLOADS: dict[str, Callable[[Any, Any, Any], Any]] = {
     "svdvals": lambda m, a, b: m.linalg.svdvals(a).sum(),
     "lu_factor": lambda m, a, b: m.linalg.lu_factor(a)[0].sum(),
     "solve_triangular": lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True).sum(),
+    "triangular_solve": lambda m, a, b: m.triangular_solve(b, a).solution.sum(),
+    "lstsq": lambda m, a, b: m.linalg.lstsq(a, b).solution.sum(),
     "pinv": lambda m, a, b: m.linalg.pinv(a).sum(),
     "matrix_exp": lambda m, a, b: m.linalg.matrix_exp(a / a.shape[-1]).sum(),
 }

@@ -28,6 +28,10 @@ MORE: dict[str, tuple[Callable[..., Any], tuple]] = {
     ),
     "cholesky_ex upper": (lambda m, s: tuple(m.linalg.cholesky_ex(s, upper=True)), (S,)),
     "lu_factor_ex": (lambda m, a: tuple(m.linalg.lu_factor_ex(a)), (A,)),
+    "lstsq": (
+        lambda m, a, b: tuple(m.linalg.lstsq(a, b, driver="gelsd")),
+        (matrices((2, 5, 3)), matrices((2, 5, 2), 1)),
+    ),
 }
 
 

@@ -24,13 +24,14 @@ from tensorweaver.linalg.eig_gradient import eig_backward
 from tensorweaver.linalg.factorizations import unpack
 from tensorweaver.linalg.fused_backward import function_backward, output_backward, outputs_backward
 from tensorweaver.linalg.primitives import output_grads, outputs, saved
-from tensorweaver.linalg.solvers import cholesky_solve_value
+from tensorweaver.linalg.solvers import cholesky_solve_value, solve_triangular
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import structure as st
 from tensorweaver.ops.complex import conj_physical
+from tensorweaver.ops.creation import zeros_like
 from tensorweaver.ops.linalg import matmul
 from tensorweaver.tensor import Tensor
 
@@ -263,23 +264,89 @@ def _slogdet(node: Any, g: Tensor) -> tuple:
 
 
 def _pinv(node: Any, g: Tensor) -> tuple:
-    """PyTorch's pinv_backward, arranged to multiply the smaller matrices."""
     (a,) = node.inputs
     (pinv,) = outputs(node)
+    return (pinv_backward(a, pinv, g),)
+
+
+def pinv_backward(a: Tensor, pinv: Tensor, g: Tensor) -> Tensor:
+    """PyTorch's pinv_backward (A's gradient from that of ``pinv`` = pinv(A)), arranged to
+    multiply the smaller matrices."""
     pinv_t, g_t = mH(pinv), mH(g)
     if a.shape[-2] <= a.shape[-1]:
         k = matmul(g_t, pinv)
         k_pinv_t = matmul(k, pinv_t)
         ga = ew.add(ew.neg(mH(matmul(pinv, k))), k_pinv_t)
         ga = ew.sub(ga, matmul(matmul(a, pinv), k_pinv_t))
-        return (ew.add(ga, matmul(matmul(pinv_t, pinv), ew.sub(g_t, matmul(k, a)))),)
+        return ew.add(ga, matmul(matmul(pinv_t, pinv), ew.sub(g_t, matmul(k, a))))
     k = matmul(pinv, g_t)
     pinv_t_k = matmul(pinv_t, k)
     ga = ew.add(
         ew.neg(mH(matmul(k, pinv))), matmul(matmul(ew.sub(g_t, matmul(a, k)), pinv), pinv_t)
     )
     ga = ew.add(ga, pinv_t_k)
-    return (ew.sub(ga, matmul(matmul(pinv_t_k, pinv), a)),)
+    return ew.sub(ga, matmul(matmul(pinv_t_k, pinv), a))
+
+
+def lstsq_backward(saved: tuple, grads: tuple) -> tuple:
+    """PyTorch's LinalgLstsqBackward0: the gradients of (A, B) from those of the solution X
+    and the residuals (None: unused). ``saved`` is (A, B, X, the residuals, pinv(A) as
+    PyTorch's backward computes it, at the default tolerance). The residuals |A X - B|^2 are
+    minimal in X, so their gradient does not pass through X: 2 (A X - B) X^H for A,
+    -2 (A X - B) for B."""
+    a, b, x, _, pinv = saved
+    gx, g_res = grads
+    needs_a, needs_b = a.requires_grad, b.requires_grad
+    vector = b.ndim == a.ndim - 1
+    if vector:  # a vector B: its solution and gradient as one column
+        b, x = mv.unsqueeze(b, -1), mv.unsqueeze(x, -1)
+        gx = None if gx is None else mv.unsqueeze(gx, -1)
+    ga = gb = None
+    if gx is not None:
+        if needs_a:
+            ga = pinv_backward(a, pinv, matmul(gx, mH(b)))
+        if needs_b:
+            gb = matmul(mH(pinv), gx)
+    if g_res is not None and g_res.numel():  # (empty where no residuals were computed)
+        weighted = ew.mul(mv.unsqueeze(g_res, -2), ew.sub(matmul(a, x), b))
+        if needs_a:
+            term = ew.mul(matmul(weighted, mH(x)), 2.0)
+            ga = term if ga is None else ew.add(ga, term)
+        if needs_b:
+            term = ew.mul(weighted, -2.0)
+            gb = term if gb is None else ew.add(gb, term)
+    if vector and gb is not None:
+        gb = mv.squeeze(gb, -1)
+    return ga, gb
+
+
+def triangular_solve_backward(
+    saved: tuple, grads: tuple, upper: bool, transpose: bool, unitriangular: bool
+) -> tuple:
+    """PyTorch's TriangularSolveBackward0: the gradients of (b, A) from those of the
+    solution X (A X = b, or A^T X = b with ``transpose``) and of A's copy (None: unused).
+    ``saved`` is (b, A, X, A's copy). Where only the copy's gradient is given, b's is zeros,
+    as PyTorch's."""
+    b, a, x, _ = saved
+    gx, g_copy = grads
+    gb = ga = None
+    if gx is not None:
+        if transpose:  # conj(A) gB = gX
+            gb = solve_triangular(conj_physical(a), gx, upper=upper, unitriangular=unitriangular)
+            if a.requires_grad:
+                ga = matmul(ew.neg(conj_physical(x)), mT(gb))
+        else:  # A^H gB = gX
+            gb = solve_triangular(mH(a), gx, upper=not upper, unitriangular=unitriangular)
+            if a.requires_grad:  # (X is as small as B: negated before the product)
+                ga = matmul(gb, ew.neg(mH(x)))
+        if ga is not None:  # only A's triangle was read
+            offset = 1 if unitriangular else 0
+            ga = mv.triu(ga, offset) if upper else mv.tril(ga, -offset)
+    elif b.requires_grad:
+        gb = zeros_like(b)
+    if g_copy is not None and a.requires_grad:
+        ga = g_copy if ga is None else ew.add(ga, g_copy)
+    return (gb if b.requires_grad else None), ga  # (A's needs gB: b's is shown only if wanted)
 
 
 def _cholesky_solve(node: Any, g: Tensor) -> tuple:

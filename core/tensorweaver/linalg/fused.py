@@ -129,6 +129,13 @@ def fused_or_reference(
     return outs
 
 
+def computes_whole(backend: Any) -> bool:
+    """Whether :func:`fused_or_reference` hands ``backend`` the whole function (it has
+    ``linalg_function`` and its backward, and ``reference_only`` is off)."""
+    function = getattr(backend, "linalg_function", None)
+    return function is not None and fused_kernel(backend, "linalg_backward") is not None
+
+
 def _record(
     outs: tuple, kinds: tuple, tensors: tuple, call: tuple, grad_fn: str, places: tuple | None
 ) -> None:

@@ -4,6 +4,8 @@ replacement, with the old arguments and results."""
 
 from __future__ import annotations
 
+import functools
+
 from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.linalg._shared import mH_view, mT, result
@@ -19,10 +21,11 @@ from tensorweaver.linalg.factorizations import (
     unpack,
 )
 from tensorweaver.linalg.factorizations import qr as _qr
-from tensorweaver.linalg.one_node import reference_call
+from tensorweaver.linalg.one_node import formula_call
 from tensorweaver.linalg.products import matrix_exp as _matrix_exp
 from tensorweaver.linalg.solvers import inv, pinv, solve_triangular
 from tensorweaver.ops import creation as cr
+from tensorweaver.ops import movement as mv
 from tensorweaver.tensor import Tensor
 
 SVD = result("svd", "U", "S", "V")
@@ -81,9 +84,12 @@ def triangular_solve(
         input, A = float32_operands(input, A)
     static = (upper, transpose, unitriangular)
     if is_grad_enabled() and (input.requires_grad or A.requires_grad):
-        # PyTorch's one node for both results, over (input, A) in that order
-        label = "TriangularSolveBackward0"
-        return TriangularSolve(*reference_call(label, _triangular_solve, (input, A), static, None))
+        # PyTorch's one node for both results, over (input, A) in that order, with its formula
+        rule = functools.partial(_triangular_solve_rule, static)
+        found = formula_call(
+            "TriangularSolveBackward0", _triangular_solve, (input, A), static, (0, 1), rule
+        )
+        return TriangularSolve(*found)
     return TriangularSolve(*_triangular_solve(input, A, *static))
 
 
@@ -92,7 +98,16 @@ def _triangular_solve(
 ) -> tuple[Tensor, Tensor]:
     a = mT(A) if transpose else A
     x = solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
-    return x, A.clone()
+    # A's copy has the solution's batch, as PyTorch's (which broadcasts A before copying it)
+    batched = (*x.shape[:-2], *A.shape[-2:])
+    return x, (A if A.shape == batched else mv.expand(A, batched)).clone()
+
+
+def _triangular_solve_rule(static: tuple, saved: tuple, grads: tuple) -> tuple:
+    # (imported here: linalg_rules imports this package)
+    from tensorweaver.autograd.linalg_rules import triangular_solve_backward
+
+    return triangular_solve_backward(saved, grads, *static)
 
 
 def orgqr(input: Tensor, input2: Tensor) -> Tensor:  # noqa: A002

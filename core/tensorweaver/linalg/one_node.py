@@ -6,10 +6,11 @@ per backward with the gradients of all outputs.
 
 The node is an autograd.Function's node (ops/several_outputs.py records unbind's the same
 way). Its rule is the backend's own backward of the whole call where the backend computed
-it (linalg/fused.py), else the gradient of the core's decomposition, recorded in forward
-on stand-ins of the inputs; under ``create_graph`` the decomposition is differentiated
-again on the inputs themselves (fused_backward.py ``_through_reference``), so that a second
-backward reaches them.
+it (linalg/fused.py), else PyTorch's formula where the core has it (:func:`formula_call`:
+triangular_solve, lstsq), else the gradient of the core's decomposition, recorded in
+forward on stand-ins of the inputs; under ``create_graph`` the decomposition is
+differentiated again on the inputs themselves (fused_backward.py ``_through_reference``),
+so that a second backward reaches them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import weakref
 from typing import Any, Callable
 
 from tensorweaver.autograd.function import Function, FunctionCtx, _watched
-from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
+from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
 from tensorweaver.autograd.node import InputShape, Node, output_node
 from tensorweaver.linalg.fused_backward import _through_reference, _wrapped
 from tensorweaver.tensor import Tensor
@@ -159,6 +160,33 @@ def reference_call(
 
     one_node(label, tensors, outs, indices, (reference, static), rule, (*stands, *ys), places)
     return outs
+
+
+def formula_call(
+    label: str,
+    reference: Callable,
+    tensors: tuple,
+    static: tuple,
+    indices: tuple,
+    rule: Callable[[tuple, tuple], tuple],
+    extra: int = 0,
+) -> tuple:
+    """The outputs of the core's decomposition ``reference`` on ``tensors``, computed without
+    a graph and recorded as :func:`one_node` ``label`` (differentiable outputs numbered
+    ``indices``) whose rule is PyTorch's formula ``rule(saved, grads)``, ``saved`` being
+    ``tensors``, those outputs, then the last ``extra`` values ``reference`` returns beyond
+    the call's outputs (what the formula reads: lstsq's pseudo-inverse). Under
+    ``create_graph`` the decomposition is differentiated again, as :func:`reference_call`'s."""
+    with no_grad():
+        ys = reference(*tensors, *static)
+    count = len(ys) - extra
+    outs = list(ys[:count])
+    for i in indices:  # (new tensors: the rule's copies stay as computed, views or not)
+        y = ys[i]
+        outs[i] = Tensor(y.native, y.backend, y.dtype)
+    kept = (*[ys[i] for i in indices], *ys[count:])
+    one_node(label, tensors, tuple(outs), indices, (reference, static), rule, kept)
+    return tuple(outs)
 
 
 def fused_call(

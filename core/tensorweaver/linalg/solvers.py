@@ -21,8 +21,8 @@ from tensorweaver.linalg.errors import (
     need_tensor,
     raise_for_info,
 )
-from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
-from tensorweaver.linalg.one_node import reference_call
+from tensorweaver.linalg.fused import REAL, WITH_INFO, computes_whole, fused_or_reference
+from tensorweaver.linalg.one_node import formula_call
 from tensorweaver.linalg.out import write
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -304,27 +304,51 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
         run = functools.partial(lstsq, driver=driver)
         return outside_autocast(run, *float32_operands(A, B), rcond)
     check_matrix("linalg.lstsq", A, complex_ok=True)
-    driver = driver or "gelsy"
-    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+    driver = driver or None  # (None: the device's default, 'gelsy' on a CPU)
+    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(
             f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
             f"gelss), got {driver}"
         )
     if B.ndim == 0:
         raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
-    if is_grad_enabled() and (A.requires_grad or B.requires_grad):
-        # PyTorch's one node for the solution and the residuals, over (A, B)
-        found = reference_call("LinalgLstsqBackward0", _lstsq, (A, B), (rcond, driver), None)
+    static = (rcond, driver)
+    graph = is_grad_enabled() and (A.requires_grad or B.requires_grad)
+    if graph and not computes_whole(A.backend):
+        # PyTorch's one node for the solution and the residuals, over (A, B), with its formula
+        rule = functools.partial(_lstsq_rule, rcond is None)
+        found = formula_call(
+            "LinalgLstsqBackward0", _lstsq_solved, (A, B), static, (0, 1), rule, extra=1
+        )
         return Lstsq(*found)
-    return Lstsq(*_lstsq(A, B, rcond, driver))
+    # The backend's lstsq where it computes it whole (its drivers, then its gradient)
+    kinds = (None, REAL, dtypes.int64, A.dtype.to_real())
+    found = fused_or_reference("lstsq", "LinalgLstsqBackward0", _lstsq, (A, B), static, kinds)
+    return Lstsq(*found)
 
 
-def _lstsq(A: Tensor, B: Tensor, rcond: float | None, driver: str) -> tuple:
+def _lstsq_rule(default_tolerance: bool, saved: tuple, grads: tuple) -> tuple:
+    # (imported here: linalg_rules imports this module)
+    from tensorweaver.autograd.linalg_rules import lstsq_backward
+
+    if not default_tolerance:  # PyTorch's backward takes pinv(A) at the default, whatever rcond
+        saved = (*saved[:4], pinv(saved[0]))
+    return lstsq_backward(saved, grads)
+
+
+def _lstsq(A: Tensor, B: Tensor, rcond: float | None, driver: str | None) -> tuple:
+    return _lstsq_solved(A, B, rcond, driver)[:4]
+
+
+def _lstsq_solved(A: Tensor, B: Tensor, rcond: float | None, driver: str | None) -> tuple:
+    """lstsq's four outputs, then A's pseudo-inverse (at ``rcond``)."""
+    driver = driver or "gelsy"
     vector = B.ndim == A.ndim - 1
     B = mv.unsqueeze(B, -1) if vector else B
     _check_pair_shapes(A, B)
     m, n = A.shape[-2:]
-    solution = matmul(pinv(A, rtol=rcond), B)
+    inverse = pinv(A, rtol=rcond)
+    solution = matmul(inverse, B)
     empty = cr.zeros(0, dtype=A.dtype.to_real(), device=A.device)  # real, as S and residuals
     ranks = matrix_rank(A, rtol=rcond)
     rank = empty.to(dtypes.int64) if driver == "gels" else ranks
@@ -341,7 +365,7 @@ def _lstsq(A: Tensor, B: Tensor, rcond: float | None, driver: str) -> tuple:
             residuals = ew.mul(residuals, 0.0)
     if vector:  # the residuals keep their column dimension, as PyTorch's
         solution = mv.squeeze(solution, -1)
-    return solution, residuals, rank, values
+    return solution, residuals, rank, values, inverse
 
 
 def _check_pair_shapes(A: Tensor, B: Tensor) -> None:

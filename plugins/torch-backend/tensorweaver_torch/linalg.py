@@ -333,6 +333,7 @@ _FUNCTIONS: dict[str, Callable[[tuple, tuple], tuple]] = {
     ),
     "householder_product": lambda a, s: (torch.linalg.householder_product(a[0], a[1]),),
     "matrix_exp": lambda a, s: (torch.linalg.matrix_exp(a[0]),),
+    "lstsq": lambda a, s: torch.linalg.lstsq(a[0], a[1], rcond=s[0], driver=s[1]),
     "pinv": lambda a, s: (torch.linalg.pinv(a[0], atol=s[0], rtol=s[1], hermitian=s[2]),),
     "matrix_rank": lambda a, s: (
         torch.linalg.matrix_rank(a[0], atol=s[0], rtol=s[1], hermitian=s[2]),
