@@ -102,7 +102,9 @@ def c_test(kind: type) -> Any:
     test = None
     if name == "numpy.ndarray":
         test = operator.attrgetter("flags.c_contiguous")
-    elif name == "torch.Tensor":
+    elif any(f"{k.__module__}.{k.__qualname__}" == "torch.Tensor" for k in kind.__mro__):
+        # (its subclasses too: torch.export's FakeTensor has no data pointer, which the
+        # layout a stride reads would need)
         test = kind.is_contiguous  # (the unbound method: a methodcaller costs 3x more)
     C_TESTS[kind] = test
     return test

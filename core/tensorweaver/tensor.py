@@ -56,6 +56,7 @@ from tensorweaver.autograd.node import (
     INPLACE_CHANGES,
     SAVED_INTEGER_OUTPUTS,
     integer_output_changed,
+    note_invalid_history,
     output_changed,
     output_rewritten,
 )
@@ -645,7 +646,12 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self._node is None
+        node = self._node
+        if node is None:
+            return True
+        if node.__class__ is _InvalidHistory:
+            raise RuntimeError(node.message)  # (PyTorch's, as at any use of its grad_fn)
+        return False
 
     @property
     def grad_fn(self) -> Any:
@@ -795,17 +801,24 @@ class Tensor:
         """Keep ``.grad`` on this non-leaf tensor after backward."""
         import weakref
 
-        if self._node is None:
+        node = self._node
+        if node is None:
             if not self._requires_grad:
                 raise RuntimeError("retain_grad() on a tensor that does not require grad")
             return
-        self._node.retained = weakref.ref(self)
+        if node.__class__ is _InvalidHistory:
+            if node.message == _NO_GRAD_VIEW_CHANGED:
+                return  # (PyTorch's test reads the view's own grad_fn: none, made under no_grad)
+            raise RuntimeError(node.message)
+        node.retained = weakref.ref(self)
 
     def register_hook(self, hook: Any) -> Any:
         """Call ``hook(grad)`` whenever this tensor's gradient is computed; a tensor the hook
         returns replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
         from tensorweaver.autograd.hooks import register_hook
 
+        if self._node.__class__ is _InvalidHistory:
+            raise RuntimeError(self._node.message)  # type: ignore[union-attr]
         return register_hook(self, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
@@ -1534,6 +1547,7 @@ class Tensor:
                 if base.requires_grad:
                     self._node = _InvalidHistory(tracked)  # type: ignore[arg-type]
                     self._requires_grad = True
+                    note_invalid_history(self)  # (a node recorded on it raises, as PyTorch)
             elif tracked and base.requires_grad:
                 with enable_grad():
                     made = read(base)
@@ -1661,13 +1675,18 @@ class Tensor:
             found = _c_strides(self._shape), 0, 0  # (an empty array: a view of it may know)
         if view is None and self._alias_of is None:
             return found
-        top = self._own_array_view()
-        if top is not None:
-            from tensorweaver.ops.views import part_layout, view_layout
+        if 0 in self._shape:  # (no element to place it by)
+            from tensorweaver.ops.views import empty_view_layout
 
-            laid = view_layout(top)
-            if laid is not None:
-                found = laid if top is self else part_layout(top, self, laid, found)
+            found = empty_view_layout(self, found)
+        else:
+            top = self._own_array_view()
+            if top is not None:
+                from tensorweaver.ops.views import part_layout, view_layout
+
+                laid = view_layout(top)
+                if laid is not None:
+                    found = laid if top is self else part_layout(top, self, laid, found)
         # a new axis (unsqueeze, None indexing): PyTorch's stride for it, not the backend's
         unit = None if view is None else getattr(view[2], "torch_strides", None)
         return found if unit is None else (unit(view[0]), *found[1:])

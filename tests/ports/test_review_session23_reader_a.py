@@ -232,15 +232,6 @@ def test_stack_into_an_empty_out_of_channels_last(spec: str) -> None:
     same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="layout. an as_strided view's array is a C-ordered array of its own (ops/"
-    "host_strided_views.py), so the NumPy plugin's layout rule (tensorweaver_numpy/"
-    "layouts.py binary_ufunc) and the torch plugin see C order: x.as_strided((3, 3), (1, 4)) "
-    "+ y gives strides (3, 1) where torch follows the view's strides, (1, 3). Fix: lay "
-    "the elementwise result out by the tensor's strides (Tensor.stride()) where its array "
-    "is its own, not the array's.",
-)
 def test_elementwise_result_of_an_as_strided_view_follows_its_strides(spec: str) -> None:
     def program(m: Any) -> Any:
         y = _grid(m, 4, 4).as_strided((3, 3), (1, 4)) + _grid(m, 3, 3)

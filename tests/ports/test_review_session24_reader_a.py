@@ -166,22 +166,6 @@ def _resized_empty_view(m: Any, how: str) -> Any:
     return x, out
 
 
-#: Strict xfail on the NumPy plugin only (the torch plugin's arrays know their offset).
-EMPTY_VIEW_OFFSET = pytest.mark.xfail(
-    strict=True,
-    reason="silent write into the wrong elements (numpy plugin). An empty slice x[3:3] reports "
-    "storage_offset() 0 (torch: 3; x.view(2, 4)[1:1]: 0, torch 4), so resize_ of it, or an "
-    "out= of it that the op resizes (sum, add, ...), writes x[0:2] where torch writes x[3:5]. "
-    "Cause: NumPy gives an empty slice its base's data address (no offset), and the numpy "
-    "plugin's layout() (tensorweaver_numpy/host.py), read by tensor.py Tensor._layout, "
-    "takes the offset from that address. Fix: for an empty view, take the offset from the "
-    "view op's own start over its base (ops/views.py knows the slice; Tensor._layout's "
-    "view path), so that storage_offset(), data_ptr() and inplace_shape.resize_'s "
-    "memory.start are torch's.",
-)
-
-
-@pytest.mark.parametrize("spec", [pytest.param("numpy", marks=EMPTY_VIEW_OFFSET), "torch:cpu"])
 def test_empty_view_keeps_its_offset(spec: str) -> None:
     cases = {how: partial(_resized_empty_view, how=how) for how in ("resize_", "sum", "add")}
     same_each({"offsets": _empty_view_offsets, **cases}, spec)

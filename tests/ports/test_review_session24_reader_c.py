@@ -113,17 +113,6 @@ def _piece_used_after_base_changed(m: Any, op: str) -> Any:
     return (pieces[0] * 2).sum()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (without a backward): after b.add_(1), using a piece of b.split(2), "
-    "b.chunk(3) or b.unbind() in a recorded op computes ((2 + 3) * 2 = 10); torch refuses "
-    "at that use with RuntimeError 'Output 0 of Split is a view and its base or another "
-    "view of its base has been modified inplace'. tw raises it only at backward or "
-    "grad_fn: tensor.py _reread gives such a piece an invalid history, and _follow only "
-    "keeps the error (refused[1], from ops/views.py _piece_errors) as a truthy 'tracked'. "
-    "Fix: let _reread mark the piece (e.g. a node that raises refused[1]) and have "
-    "ops/apply.py apply raise it when such a tensor is an input of a recorded op.",
-)
 def test_piece_used_after_its_base_changed(spec: str) -> None:
     ops = ("split", "chunk", "unbind")
     same_each({op: lambda m, op=op: _piece_used_after_base_changed(m, op) for op in ops}, spec)

@@ -608,15 +608,6 @@ def test_gather_index_changed_in_place_refused(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (low priority): a .data write into the indices of sort/topk/kthvalue/"
-    "median/mode (bypassing the version check) reaches PyTorch's saved indices (same "
-    "memory) but not tensorweaver's node, which keeps the old index array (ops/sort.py, "
-    "ops/order_stats.py); sort's backward also sums repeated indices (8) where PyTorch's "
-    "scatter keeps one (2). Fix: the node reads the indices tensor at backward "
-    "(output_rewritten for integer outputs), and sort's backward scatters",
-)
 def test_indices_data_write_reaches_backward(spec: str) -> None:
     programs = {
         call: _changed(_CALLS[call], lambda m, v, i: i.data.zero_())

@@ -192,19 +192,13 @@ def test_layouts_as_torch(spec: str, case: str) -> None:
 # -- found in files this fix did not own ----------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent layout. ops/methods.py _fill: x.fill_(tensor) rebinds x to "
-    "mv.expand(value, x.shape), so x reports strides (0, 0) (torch: (2, 1), the fill is "
-    "written into x's memory). Fix: as _copy does, lay the expanded value out in x's order "
-    "(.contiguous() where x is C-ordered and the value is not) before _assign.",
-)
 def test_fill_with_a_tensor_keeps_the_layout(spec: str) -> None:
     same(lambda m: _layout(m.zeros(3, 2).fill_(m.tensor(1.0))), spec)
 
 
-#: out= ops whose written_out call passes no inputs (ops/numeric.py, ops/integer.py,
-#: ops/complex.py, special/__init__.py, special/no_gradient.py, nn/functional/activation.py).
+#: out= ops whose written_out call passed no inputs (ops/numeric.py, ops/integer.py,
+#: ops/complex.py, special/__init__.py, special/no_gradient.py, nn/functional/activation.py;
+#: they pass them since session 25).
 NOT_HANDED_INPUTS: dict[str, Callable[[Any], Any]] = {
     "fmod": _into(lambda m, x: m.fmod(x[4:], x[:4], out=x[1:5])),
     "hypot": _into(lambda m, x: m.hypot(x[4:], x[:4], out=x[1:5])),
@@ -222,30 +216,11 @@ NOT_HANDED_INPUTS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent: no error. These ops' out= paths call ops/apply.py written_out without "
-    "inputs= (ops/numeric.py fmod, hypot, logaddexp, clamp_min, frac; ops/integer.py gcd, "
-    "lcm, bitwise shifts; ops/complex.py angle, sgn; special/__init__.py gammainc(c); "
-    "special/no_gradient.py the Bessel and polynomial functions; nn/functional/activation.py "
-    "normalize), so an out= sharing part of an input's memory is written where torch's "
-    "TensorIterator refuses it. Fix: pass inputs=(input, other, ...) to written_out there, "
-    "as ops/elementwise.py does (not special.ndtr or multigammaln: torch's are composites "
-    "that copy into out unchecked).",
-)
 @pytest.mark.parametrize("case", list(NOT_HANDED_INPUTS))
 def test_out_overlap_of_ops_in_other_files(spec: str, case: str) -> None:
     same(NOT_HANDED_INPUTS[case], spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent wrong values on numpy (torch:cpu matches). ops/inplace_shape.py resize_ "
-    "of an empty view (x[2:2].resize_(2), as an empty out= view is resized) places it at "
-    "storage offset 0 (vw.Memory(self).start of an empty NumPy view), so the write lands "
-    "in x[0:2]; torch keeps the view's offset (x[2:4]). Fix: take an empty view's start "
-    "from its storage_offset() in ops/views.py Memory.",
-)
 def test_resize_of_an_empty_view_keeps_its_offset() -> None:
     def program(m: Any) -> Any:
         x = m.arange(8.0)

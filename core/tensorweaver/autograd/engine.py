@@ -513,8 +513,9 @@ def _finish(
             g = _leaf_total(key, g)
         if NODE_PREHOOKS and key in NODE_PREHOOKS:  # (its AccumulateGrad's pre-hooks)
             g = run_node_prehooks(NODE_PREHOOKS[key], (g,))[0]
-        if not leaf.requires_grad:  # unset since the forward: PyTorch's AccumulateGrad runs
-            _after_accumulate(key, leaf, g)  # its hooks and skips only the accumulation
+        if g is None or not leaf.requires_grad:  # (a pre-hook returned (None,), or unset
+            # since the forward): PyTorch's AccumulateGrad skips only the accumulation
+            _after_accumulate(key, leaf, g)
             continue
         if GRAD_DTYPES:
             g = in_grad_dtype(leaf, g)
@@ -558,10 +559,10 @@ def _no_accumulator(leaf: Tensor) -> bool:
     return view is not None and len(view) > 3 and view[3][0] is _NO_GRAD_VIEW_WRITTEN
 
 
-def _after_accumulate(key: int, leaf: Tensor, g: Tensor) -> None:
-    """The hooks PyTorch's AccumulateGrad of ``leaf`` runs once it has accumulated ``g``:
-    the leaf's post-accumulate hooks, then the node's own hooks (``grad_fn.register_hook``
-    on it), which see no gradient computed and ``(g,)``."""
+def _after_accumulate(key: int, leaf: Tensor, g: Tensor | None) -> None:
+    """The hooks PyTorch's AccumulateGrad of ``leaf`` runs once it has accumulated ``g``
+    (None: nothing): the leaf's post-accumulate hooks, then the node's own hooks
+    (``grad_fn.register_hook`` on it), which see no gradient computed and ``(g,)``."""
     if POST_ACCUMULATE_HOOKS and key in POST_ACCUMULATE_HOOKS:
         for hook in list(POST_ACCUMULATE_HOOKS[key].values()):
             hook(leaf)
@@ -668,14 +669,17 @@ def _roots(tensors: Any, gradients: Any, what: str, caller: str) -> tuple[list, 
     return tensors, [_root_grad(t, g, "the output") for t, g in zip(tensors, gradients)]
 
 
-def _inputs(inputs: Any, caller: str) -> list:
+def _inputs(inputs: Any, caller: str) -> tuple[list, list]:
+    """``inputs`` as a list, and the same with each tensor once (the first of its repeats):
+    PyTorch's pass takes a tensor named twice once (its hooks run once, its ``.grad`` gets
+    one gradient), and ``grad`` returns that gradient at each place it was named."""
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     if not inputs:
         raise RuntimeError(
             f"`inputs` argument to `{caller}()` cannot be empty: name the tensors to "
             "differentiate with respect to (or pass None for every leaf)"
         )
-    return inputs
+    return inputs, list({id(t): t for t in inputs}.values())
 
 
 def backward(
@@ -704,7 +708,7 @@ def backward(
     if inputs is None:
         run(tensors, gs, retain, create_graph)
         return
-    inputs = _inputs(inputs, "backward")
+    _, inputs = _inputs(inputs, "backward")
     for t in inputs:  # (PyTorch calls retain_grad on each input before the pass)
         if not t.requires_grad:
             raise RuntimeError(
@@ -722,7 +726,8 @@ def backward(
                 g = found[id(t)]
                 if node is None and NODE_PREHOOKS and id(t) in NODE_PREHOOKS:
                     g = run_node_prehooks(NODE_PREHOOKS[id(t)], (g,))[0]
-                accumulated(t, g, create_graph)
+                if g is not None:  # (None: a pre-hook's, which leaves .grad as it is)
+                    accumulated(t, g, create_graph)
                 if node is None:
                     _after_accumulate(id(t), t, g)
 
@@ -751,8 +756,8 @@ def grad(
             "grad: materialize_grads=True gives zeros for unused inputs, so allow_unused must "
             "be True or not passed, but got allow_unused=False"
         )
-    inputs = _inputs(inputs, "grad")
-    for t in inputs:
+    inputs, once = _inputs(inputs, "grad")
+    for t in once:
         if not t.requires_grad:
             raise RuntimeError("grad: one of the differentiated tensors does not require grad")
     if is_grads_batched:
@@ -760,7 +765,9 @@ def grad(
                         allow_unused, materialize_grads)  # fmt: skip
     outputs, gs = _roots(outputs, grad_outputs, "outputs", "grad")
     retain = create_graph if retain_graph is None else retain_graph
-    found = run(outputs, gs, retain, create_graph, inputs)
+    found = run(outputs, gs, retain, create_graph, once)
+    if not create_graph:  # (one object per tensor, at each place it is named, as PyTorch's)
+        found = {key: g.detach() for key, g in found.items()}
     result = []
     for i, t in enumerate(inputs):
         g = found.get(id(t))
@@ -772,8 +779,6 @@ def grad(
                     f"grad: input {i} (shape {list(t.shape)}) was not used in the graph; pass "
                     "allow_unused=True if that is expected"
                 )
-        elif not create_graph:
-            g = g.detach()
         result.append(g)
     return tuple(result)
 

@@ -10,6 +10,8 @@ node itself stays a plain slotted record that the engine reads without indirecti
 from __future__ import annotations
 
 import math
+import weakref
+from functools import partial
 from typing import Any, Callable
 
 from tensorweaver.autograd.hooks import _replaced
@@ -191,6 +193,9 @@ class GradFn:
             why = inner_nodes(node)
             if type(why) is list:
                 return register_composite_hook(node, fn)
+            hook = _by_edges(node, fn)
+            if hook is not None:
+                return register_node_hook(node, hook, prehook=False)
         _refuse(node, "register_hook", why, "the op's inputs")
 
     def __repr__(self) -> str:
@@ -279,9 +284,10 @@ _FUSED_STEPS = {
 
 
 class AccumulateGrad:
-    """The end of a path in the graph: where a leaf's gradient is accumulated into ``.grad``."""
+    """The end of a path in the graph: where a leaf's gradient is accumulated into ``.grad``.
+    One per leaf while it is held (:func:`_function_of`); it holds its leaf, as PyTorch's."""
 
-    __slots__ = ("variable", "metadata")
+    __slots__ = ("variable", "metadata", "__weakref__")
 
     def __init__(self, variable: Any) -> None:
         self.variable = variable
@@ -383,6 +389,35 @@ def _as_addmm(hook: Callable) -> Callable:
     return as_addmm
 
 
+#: Composites of one ``where(keep, value, prior)`` node (``ops/methods.py`` ``_overwritten``:
+#: a copy or fill that overwrites a tensor, ``x.copy_(x)``) whose edges may be one tensor
+#: twice: the input of that node behind each edge, by label.
+_INPUT_OF_EDGE = {"CopyBackwards": (2, 1), "FillBackward3": (2, 1)}
+
+
+def _by_edges(node: Any, hook: Callable) -> Callable | None:
+    """``hook`` on such a one-node composite as on PyTorch's node: it sees the gradient of
+    each edge (the overwritten tensor's zeros, then the source's), even where both edges are
+    one tensor, and what it returns goes back to that input; None for other nodes."""
+    inputs = _INPUT_OF_EDGE.get(node.label)
+    if inputs is None or node.op != "where" or node.parents is None:
+        return None
+    if any(node.parents[i] is not edge for i, edge in zip(inputs, node.edges)):
+        return None  # (a cast or expand of the source in between: more than one node)
+
+    def by_edges(grad_inputs: tuple, grad_outputs: tuple) -> tuple | None:
+        seen = tuple(grad_inputs[i] for i in inputs)
+        returned = hook(seen, grad_outputs)
+        if returned is None:
+            return None
+        placed = list(grad_inputs)
+        for i, g in zip(inputs, _replaced(hook, returned, seen)):
+            placed[i] = g
+        return tuple(placed)
+
+    return by_edges
+
+
 def _in_slots(hook: Callable, slots: tuple) -> Callable:
     """``hook`` seeing a fused node's input gradients one per argument of its op, None where
     an optional one is absent (``slots``), as PyTorch's node gives them."""
@@ -406,9 +441,26 @@ def _refuse(node: Any, method: str, why: str, instead: str) -> None:
     )
 
 
+#: id(leaf) -> a weak reference to its AccumulateGrad, while something holds that (which
+#: holds the leaf, so the id is the leaf's): as PyTorch's leaf holds its accumulator weakly,
+#: a leaf freed frees it. (A dict of references: a WeakValueDictionary costs 2.5x as much.)
+_ACCUMULATORS: dict[int, weakref.ref] = {}
+
+
+def _forget_accumulator(key: int, ref: weakref.ref) -> None:
+    if _ACCUMULATORS.get(key) is ref:
+        del _ACCUMULATORS[key]
+
+
 def _function_of(parent: Any) -> Any:
     if parent is None:
         return None
     if hasattr(parent, "parents"):  # a node
         return grad_fn_of(parent)
-    return AccumulateGrad(parent)  # a leaf tensor
+    key = id(parent)  # a leaf tensor: its one accumulator
+    ref = _ACCUMULATORS.get(key)
+    found = None if ref is None else ref()
+    if found is None:
+        found = AccumulateGrad(parent)
+        _ACCUMULATORS[key] = weakref.ref(found, partial(_forget_accumulator, key))
+    return found

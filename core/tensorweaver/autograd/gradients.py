@@ -63,6 +63,10 @@ def _fused_reads(node: Any, i: int) -> bool:
     name = node.saved[0]
     if name == "scaled_dot_product_attention":
         return _attention_reads(node, i)
+    if name == "cross_entropy" or name == "cross_entropy_nd":
+        # PyTorch's log_softmax saves its output, nll_loss the targets: the kernel's rule
+        # reads what the forward kept; create_graph's reference recomputes from the input.
+        return i == 1 or is_grad_enabled()
     if name != "linear":
         return True
     return (i == 0 and _needs(node, 1)) or (i == 1 and _needs(node, 0))
@@ -502,10 +506,16 @@ def _take(node: Any, g: Tensor) -> tuple:
     return (ix.index_add_unchecked(zeros_like_shape(g, x.shape), dim, index, g),)
 
 
+#: The sort family's values, a gather whose indices a write through their ``.data`` may
+#: repeat: PyTorch's nodes scatter the gradient there (the last write at an index wins).
+_SCATTERED_BACK = frozenset(("SortBackward0", "SortBackward1", "TopkBackward0"))
+
+
 def _gather(node: Any, g: Tensor) -> tuple:
     x = node.inputs[0]
     dim, index = node.saved
-    return (ix.scatter_add_unchecked(zeros_like_shape(g, x.shape), dim, index, g),)
+    back = ix.scatter_unchecked if node.label in _SCATTERED_BACK else ix.scatter_add_unchecked
+    return (back(zeros_like_shape(g, x.shape), dim, index, g),)
 
 
 def _scatter(node: Any, g: Tensor) -> tuple:

@@ -98,9 +98,16 @@ def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
         _DISABLED[0] = before
 
 
-#: Ops whose nodes keep their output's array for their rule (``node.saved``; relu's first of
-#: two), as PyTorch's nodes save their result: that output is what goes through the hooks.
-_KEEP_OUTPUT = frozenset({"exp", "tanh", "sqrt", "sigmoid", "expm1", "reciprocal", "rsqrt"})
+#: Ops whose nodes keep their output's array for their rule, as PyTorch's nodes save their
+#: result: that output is what goes through the hooks. Where in ``node.saved`` it is: all of
+#: it (None), or the item at that position (relu's first of two; amax/amin's, whose node
+#: keeps ``(axes, keepdim, output)``, also max()'s and min()'s).
+_KEEP_OUTPUT: dict[str, int | None] = {
+    **dict.fromkeys(("exp", "tanh", "sqrt", "sigmoid", "expm1", "reciprocal", "rsqrt")),
+    "relu": 0,
+    "max": 2,
+    "min": 2,
+}
 
 
 def pack_inputs(node: _GraphNode) -> None:
@@ -121,18 +128,32 @@ def pack_inputs(node: _GraphNode) -> None:
                     t = _Packed(t, pack(t))
             inputs.append(t)
         saved = node.saved
-        if node.op in _KEEP_OUTPUT or node.op == "relu":
-            native = saved[0] if node.op == "relu" else saved
+        if node.op in _KEEP_OUTPUT:
+            at = _KEEP_OUTPUT[node.op]
             first = node.inputs[0]
-            out = Tensor(native, first.backend, first.dtype)
+            out = Tensor(saved if at is None else saved[at], first.backend, first.dtype)
             packed = _Packed(out, pack(out))
-            node.saved = (packed, None) if node.op == "relu" else packed
+            node.saved = packed if at is None else (*saved[:at], packed, *saved[at + 1 :])
     finally:
         SAVED_TENSORS_HOOKS.append(hooks)
     node.inputs = tuple(inputs)
     key = id(node)
     PACKED[key] = unpack
     weakref.finalize(node, PACKED.pop, key, None)
+
+
+def pack_saved(node: _GraphNode, at: int, t: Tensor) -> None:
+    """Pass ``t`` through the innermost pack hook: a tensor that PyTorch's node saves and that
+    ``node`` keeps, maybe of another shape, at ``node.saved[at]`` (the indices of
+    ``max(dim)``, which its gather keeps with the reduced dim); backward reads what unpack
+    gives, in the kept shape (:func:`unpacked`)."""
+    hooks = SAVED_TENSORS_HOOKS.pop()  # (what the hook computes saves nothing through it)
+    try:
+        saved = node.saved
+        packed = _Packed(saved[at], hooks[0](t))
+    finally:
+        SAVED_TENSORS_HOOKS.append(hooks)
+    node.saved = (*saved[:at], packed, *saved[at + 1 :])
 
 
 def unpacked(node: _GraphNode) -> tuple:
@@ -148,9 +169,21 @@ def unpacked(node: _GraphNode) -> tuple:
     saved = node.saved
     if type(saved) is _Packed:
         saved = _checked(unpack(saved.value)).native
-    elif node.op == "relu" and type(saved[0]) is _Packed:
-        saved = (_checked(unpack(saved[0].value)).native, None)
+    else:
+        at = _KEEP_OUTPUT.get(node.op)
+        if at is not None and type(saved[at]) is _Packed:
+            native = _checked(unpack(saved[at].value)).native
+            saved = (*saved[:at], native, *saved[at + 1 :])
+        elif type(saved) is tuple and _Packed in map(type, saved):  # (pack_saved's)
+            saved = tuple([_kept(s, unpack) if type(s) is _Packed else s for s in saved])
     return tuple(inputs), saved
+
+
+def _kept(packed: _Packed, unpack: Callable) -> Tensor:
+    """What ``unpack`` gives for a tensor :func:`pack_saved` packed, in the shape its node
+    kept it in."""
+    value = _checked(unpack(packed.value))
+    return value if value.shape == packed.shape else value.reshape(packed.shape)
 
 
 def _checked(value: Any) -> Tensor:

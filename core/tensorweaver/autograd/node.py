@@ -153,18 +153,51 @@ def integer_output_changed(output: Any, version_before: int) -> None:
         CHANGED_OUTPUTS[node] = (weakref.ref(output), list(output.shape), version_before, entry[2])
 
 
-def saves_integer_input(out: Any, index: Any) -> Any:
-    """``out``, whose node (if any) saves ``index``, an integer tensor its call took (the
-    index of gather, scatter, index_select..., which PyTorch's GatherBackward0 and the like
-    save): the engine refuses backward through that node once ``index`` (or a view sharing
-    its memory) changed in place, as PyTorch's. The one such index of that node: it
-    replaces one noted before (of an inner call, made for this one)."""
+def saves_integer_input(out: Any, *indices: Any) -> Any:
+    """``out``, whose node (if any) saves ``indices``, the integer or bool tensors its call
+    took (the index of gather, scatter, index_select..., the index tensors and masks of
+    ``x[i]``, which PyTorch's GatherBackward0, IndexBackward0 and the like save): the engine
+    refuses backward through that node once one of them (or a view sharing its memory)
+    changed in place, as PyTorch's. The only such tensors of that node: they replace any
+    noted before (of an inner call, made for this one)."""
     node = out._node
     if node is not None:
         # (checked as a loss's saved operands, but held, as PyTorch's saved variable: a view
         # made for the call alone still sees a later change of its base)
-        node.operands = ((lambda: index, index._version),)
+        node.operands = tuple([(lambda t=t: t, t._version) for t in indices])
     return out
+
+
+#: The views whose history PyTorch cannot regenerate after an in-place change of their base
+#: (tensor.py ``_reread`` gives each an invalid history), by id: (a weak reference to the
+#: view, that history). While there is one, :class:`Node` refuses such a view as an input,
+#: as PyTorch refuses it at the use, not at backward. Every node is recorded through
+#: ``Node.__init__`` (ops/apply.py, the elementwise fast paths, indexing, autograd.Function,
+#: linalg, fft...): the one place that sees every use that records.
+INVALID_HISTORIES: dict[int, tuple] = {}
+
+
+def note_invalid_history(view: Any) -> None:
+    """Note that ``view`` now holds an invalid history (its ``_node``): recording a node on
+    it raises that history's error, until the view is freed."""
+    key = id(view)
+    ref = weakref.ref(view, lambda r, key=key: _forget_invalid_history(r, key))
+    INVALID_HISTORIES[key] = (ref, view._node)
+
+
+def _forget_invalid_history(ref: weakref.ref, key: int) -> None:
+    entry = INVALID_HISTORIES.get(key)
+    if entry is not None and entry[0] is ref:
+        del INVALID_HISTORIES[key]
+
+
+def _refuse_invalid_histories(inputs: tuple) -> None:
+    """PyTorch's error where an input of a node being recorded is a view of
+    :data:`INVALID_HISTORIES` that still holds its invalid history."""
+    for t in inputs:
+        entry = INVALID_HISTORIES.get(id(t))
+        if entry is not None and entry[0]() is t and t._node is entry[1]:
+            raise RuntimeError(entry[1].message)
 
 
 def output_rewritten(node: Any, old: Any, new: Any) -> None:
@@ -399,6 +432,8 @@ class Node:
     # Left unset elsewhere (read with getattr), so that recording a node pays nothing for it.
 
     def __init__(self, op: str, inputs: tuple, saved: Any) -> None:
+        if INVALID_HISTORIES:  # (one test of an empty dict a node: most programs have none)
+            _refuse_invalid_histories(inputs)
         self.op = op
         self.inputs = inputs
         # Plain loops: generator expressions cost three times as much for two inputs.

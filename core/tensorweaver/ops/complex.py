@@ -178,7 +178,7 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The argument of each element, in [-pi, pi] (``torch.angle``): for real tensors pi
     where negative, else 0 (NaN stays NaN), with a zero gradient."""
     if out is not None:
-        return written_out("angle", angle(input), out)
+        return written_out("angle", angle(input), out, inputs=(input,))
     x = _tensor("angle", input)
     if x.dtype.is_complex:
         from tensorweaver.ops.special import atan2
@@ -195,7 +195,7 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``z / |z|`` for complex tensors (0 at 0), ``sign`` for real ones (``torch.sgn``)."""
     if out is not None:
-        return written_out("sgn", sgn(input), out, same_dtype=True)
+        return written_out("sgn", sgn(input), out, same_dtype=True, inputs=(input,))
     x = _tensor("sgn", input)
     # labelled: torch's node saves the result, so an in-place change of it is refused
     return labelled(_sgn(x), "SgnBackward0", x)

@@ -559,17 +559,22 @@ def _sizes(fn: str, size: tuple, storage: dict) -> tuple:
     return _size(size, fn)
 
 
-def with_out(name: str, warns: bool = False) -> Callable[[F], F]:
+def with_out(name: str, warns: bool = False, formats: bool = False) -> Callable[[F], F]:
     """PyTorch's keyword ``out=`` for the creation function ``name``: the result written
     into ``out`` (resized to it, silently unless ``warns``: only arange warns in PyTorch),
     of ``out``'s dtype unless ``dtype`` names another, which is a RuntimeError as in
-    PyTorch."""
+    PyTorch; ``formats``: ``name`` takes ``memory_format=``, which ``out=`` refuses."""
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
         def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
             if out is None:  # the usual call
                 return fn(*args, **kwargs)
+            if formats and kwargs.get("memory_format") is not None:
+                raise RuntimeError(
+                    f"{name}(): 'memory_format' argument is incompatible with 'out' tensor "
+                    "argument; lay out the out tensor itself"
+                )
             dtype = kwargs.pop("dtype", None)
             if isinstance(out, Tensor) and dtype not in (None, out.dtype):
                 raise RuntimeError(
@@ -678,19 +683,47 @@ def ones(
     return _filled(shape, 1, dtype or get_default_dtype(), device, requires_grad)
 
 
-empty = zeros  # the IR has no uninitialised memory; zeros cost the same
+@with_out("empty", formats=True)
+def empty(
+    *size: Any,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    **storage: Any,
+) -> Tensor:
+    """Zeros (the IR has no uninitialised memory; zeros cost the same), laid out in
+    ``memory_format`` as PyTorch's ``empty`` lays it out."""
+    if dtype is not None:
+        dtype = dtype_argument("empty", dtype)
+    memory_format = storage.pop("memory_format", None) if storage else None
+    shape = _sizes("empty", size, storage)
+    dtype = dtype or get_default_dtype()
+    if memory_format is None:  # the usual call
+        return _finish(_filled(shape, 0, dtype, device, False), requires_grad)
+    _storage_options("empty", {"memory_format": memory_format}, _LAYOUT_OPTIONS)
+    if memory_format.name == "preserve_format":
+        raise RuntimeError(
+            "empty(): unsupported memory format Preserve: a new tensor has no layout to keep; "
+            "pass tw.contiguous_format or a channels-last format"
+        )
+    order = channels_last_order(memory_format, shape)
+    made = _made_in_order(lambda s: _filled(s, 0, dtype, device, False), shape, order)
+    return _finish(made, requires_grad)
 
 
-_STORAGE_OPTIONS = ("layout", "pin_memory", "memory_format")
+#: PyTorch's keywords of every factory here; empty and the ``*_like`` functions take
+#: ``memory_format=`` too.
+_STORAGE_OPTIONS = ("layout", "pin_memory")
+_LAYOUT_OPTIONS = (*_STORAGE_OPTIONS, "memory_format")
 
 
-def _storage_options(fn: str, options: dict) -> None:
-    """PyTorch's ``layout=``, ``pin_memory=`` and ``memory_format=`` keywords, checked: every
-    tensor here is strided and laid out densely, so the only layout is ``tw.strided``, and a
-    memory format (``tw.channels_last``...) changes no value, only the strides PyTorch would
-    pick; pinned memory is host memory as any other here."""
+def _storage_options(fn: str, options: dict, names: tuple = _STORAGE_OPTIONS) -> None:
+    """PyTorch's ``layout=``, ``pin_memory=`` and (of ``names``) ``memory_format=`` keywords,
+    checked: every tensor here is strided and laid out densely, so the only layout is
+    ``tw.strided``, and a memory format (``tw.channels_last``...) changes no value, only the
+    strides PyTorch would pick; pinned memory is host memory as any other here."""
     for name, value in options.items():
-        if name not in _STORAGE_OPTIONS:
+        if name not in names:
             raise TypeError(f"{fn}() got an unexpected keyword argument '{name}'")
         if value is None:
             continue
@@ -727,18 +760,35 @@ def _full_like(
     as a channels-last tensor's, a stepped view's too (PyTorch's ``infer_dense_strides``: an
     expanded one's zero strides keep their place)."""
     like = _like(x, dtype, device)
+    order = _like_order(x, storage)
+    if order is None:
+        return full(x.shape, fill_value, **like, requires_grad=requires_grad)
+    out = _made_in_order(lambda shape: full(shape, fill_value, **like), x.shape, order)
+    return out.requires_grad_() if requires_grad else out
+
+
+def _like_order(x: Tensor, storage: dict) -> tuple[int, ...] | None:
+    """The axes, outermost first, in which a ``*_like`` function lays out a new tensor like
+    ``x``: its ``memory_format``, or (``preserve_format``, the default) ``x``'s own order;
+    None for C order."""
     given = storage.get("memory_format")
     if given is None or given.name == "preserve_format":
         order = x._preserved_order()
     else:
         order = channels_last_order(given, x.shape)
-    if order is None or order == tuple(range(x.ndim)):
-        return full(x.shape, fill_value, **like, requires_grad=requires_grad)
-    # Row-major in that order, seen in x's: the strides PyTorch gives.
-    made = full(tuple(x.shape[d] for d in order), fill_value, **like)
-    inverse = tuple(order.index(axis) for axis in range(x.ndim))
-    out = Tensor(made.backend.permute(made.native, inverse), made.backend, made.dtype)
-    return out.requires_grad_() if requires_grad else out
+    return None if order is None or order == tuple(range(x.ndim)) else order
+
+
+def _made_in_order(
+    make: Callable[[tuple], Tensor], shape: tuple, order: tuple[int, ...] | None
+) -> Tensor:
+    """``make(shape)`` laid out row-major in the axis order ``order`` (C order where None):
+    made in that order's shape and seen in ``shape``'s, the strides PyTorch gives."""
+    if order is None:
+        return make(shape)
+    made = make(tuple(shape[d] for d in order))
+    inverse = tuple(order.index(axis) for axis in range(len(shape)))
+    return Tensor(made.backend.permute(made.native, inverse), made.backend, made.dtype)
 
 
 def zeros_like(
@@ -751,7 +801,7 @@ def zeros_like(
 ) -> Tensor:
     if dtype is not None:
         dtype = dtype_argument("zeros_like", dtype)
-    _storage_options("zeros_like", storage)
+    _storage_options("zeros_like", storage, _LAYOUT_OPTIONS)
     return _full_like(input, 0, dtype, device, requires_grad, storage)
 
 
@@ -765,7 +815,7 @@ def ones_like(
 ) -> Tensor:
     if dtype is not None:
         dtype = dtype_argument("ones_like", dtype)
-    _storage_options("ones_like", storage)
+    _storage_options("ones_like", storage, _LAYOUT_OPTIONS)
     return _full_like(input, 1, dtype, device, requires_grad, storage)
 
 
@@ -783,7 +833,7 @@ def full_like(
 ) -> Tensor:
     if dtype is not None:
         dtype = dtype_argument("full_like", dtype)
-    _storage_options("full_like", storage)
+    _storage_options("full_like", storage, _LAYOUT_OPTIONS)
     return _full_like(input, fill_value, dtype, device, requires_grad, storage)
 
 
@@ -1118,8 +1168,8 @@ def rand_like(
 ) -> Tensor:
     if dtype is not None:
         dtype = dtype_argument("rand_like", dtype)
-    _storage_options("rand_like", storage)
-    return _random_like("uniform", input, generator, dtype, device, requires_grad)
+    _storage_options("rand_like", storage, _LAYOUT_OPTIONS)
+    return _random_like("uniform", input, generator, dtype, device, requires_grad, storage)
 
 
 def randn_like(
@@ -1133,8 +1183,8 @@ def randn_like(
 ) -> Tensor:
     if dtype is not None:
         dtype = dtype_argument("randn_like", dtype)
-    _storage_options("randn_like", storage)
-    return _random_like("normal", input, generator, dtype, device, requires_grad)
+    _storage_options("randn_like", storage, _LAYOUT_OPTIONS)
+    return _random_like("normal", input, generator, dtype, device, requires_grad, storage)
 
 
 def _random_like(
@@ -1144,9 +1194,16 @@ def _random_like(
     dtype: DType | None,
     device: Any,
     requires_grad: bool,
+    storage: dict,
 ) -> Tensor:
+    """Samples of ``input``'s shape, laid out as :func:`_like_order` says (drawn in memory
+    order, as PyTorch's kernels fill a new tensor)."""
     like = _like(input, dtype, device)
-    sample = _random(kind, input.shape, like["dtype"], like["device"], generator, 0.0, 1.0)
+    sample = _made_in_order(
+        lambda shape: _random(kind, shape, like["dtype"], like["device"], generator, 0.0, 1.0),
+        input.shape,
+        _like_order(input, storage),
+    )
     return _finish(sample, requires_grad)
 
 
@@ -1244,12 +1301,16 @@ def randint_like(
     ``randint_like(input, low, high)``."""
     if dtype is not None:
         dtype = dtype_argument("randint_like", dtype)
-    _storage_options("randint_like", storage)
+    _storage_options("randint_like", storage, _LAYOUT_OPTIONS)
     if high is None:
         low, high = 0, low
     low, high = _bound(low), _bound(high)  # (floats are TypeErrors, as PyTorch's overloads)
     like = _like(input, dtype, device)
-    sample = _integers(low, high, input.shape, generator, like["dtype"], like["device"])
+    sample = _made_in_order(
+        lambda shape: _integers(low, high, shape, generator, like["dtype"], like["device"]),
+        input.shape,
+        _like_order(input, storage),
+    )
     return _finish(sample, requires_grad)
 
 

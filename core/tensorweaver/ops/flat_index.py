@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from numbers import Integral
 
+from tensorweaver.autograd.node import saves_integer_input
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import coordinates as co
 from tensorweaver.ops import index as ix
@@ -63,7 +64,8 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
             raise IndexError(
                 f"{op}: out of range: tried to access index {bad} on a tensor of {n} elements"
             )
-    flat_index = co.where(flat_index < 0, flat_index + n, flat_index)
+        if low < 0:  # (else the node keeps a 1-d index itself, which PyTorch's node reads)
+            flat_index = co.where(flat_index < 0, flat_index + n, flat_index)
     flat = mv.reshape(input, (n,))
     values = mv.reshape(source, (-1,))
     if accumulate:
@@ -72,9 +74,11 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
         from tensorweaver.ops.index_write import index_copy
 
         out = index_copy(flat, 0, flat_index, values)
-    if out._node is not None:  # (PyTorch's node saves the index)
-        ix.refuse_saved_indices("put", (index,))
-    return mv.reshape(out, input.shape)
+    if out._node is None:
+        return mv.reshape(out, input.shape)
+    # (PyTorch's node saves the index: changed in place, it makes backward refuse)
+    ix.refuse_saved_indices("put", (index,))
+    return saves_integer_input(mv.reshape(out, input.shape), index)
 
 
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:

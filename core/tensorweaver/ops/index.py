@@ -234,6 +234,11 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     if advanced:
         # (PyTorch's one node, on the basic indexing's view: a reshape of the result here)
         out = labelled(_advanced(out, advanced), "IndexBackward0", out)
+        if out._node is not None:  # (which saves the index tensors, masks too, as given)
+            if type(index) is Tensor and index.shape:  # (the common index, told cheaply)
+                saves_integer_input(out, index)
+            else:
+                saves_integer_input(out, *index_tensors(index))
     elif out is x:
         out = (
             apply("reshape", x.native, x.dtype, (x,))
@@ -506,7 +511,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     if result._node is not None:
         refuse_saved_indices(op, arrays)
         name = "CopySlices" if expanded else _write_node_name(x, index, number)
-        labelled(result, name, target)
+        # (PyTorch's index_put_ and masked_fill_ nodes save the index tensors and mask)
+        saves_integer_input(labelled(result, name, target), *index_tensors(index))
     target._assign(result, op)
     if refused:
         x._refuse_inference_update("setitem", True)
@@ -688,6 +694,12 @@ def _check_no_repeats(positions: Tensor) -> None:
             "refers to a single memory location (it was made by expand()); clone() it first, "
             "or write into the tensor it was expanded from"
         )
+
+
+def index_tensors(index: Any) -> list:
+    """The tensors of ``index`` that index as tensors: not the 0-d ones, which index as an
+    int or a new axis (PyTorch's IndexBackward0 saves none of them)."""
+    return [i for i in _index_arrays(index) if isinstance(i, Tensor)]
 
 
 def _index_arrays(index: Any) -> list:
@@ -1221,7 +1233,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     mask = _bool_mask("masked_select", mask)
     shape = broadcast_shapes("masked_select", input.shape, mask.shape)
     out = getitem(mv.expand(input, shape), mv.expand(mask, shape))
-    return labelled(out, "MaskedSelectBackward0", input)
+    # (PyTorch's node saves the mask, not its expansion)
+    return saves_integer_input(labelled(out, "MaskedSelectBackward0", input), mask)
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from tensorweaver.autograd.mode import no_grad
+from tensorweaver.autograd.node import saves_integer_input
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -71,7 +72,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
         return ew.as_copy_of(out, input)
     op = "index_copy()"
     d = _axis(dim, input.ndim, op)
-    index = _long_index(op, index, input, RuntimeError, IndexError)
+    given, index = index, _long_index(op, index, input, RuntimeError, IndexError)
     _same_dtype(op, input, source, "source")
     check_backends(op, (input, source))
     x = input if input.ndim else mv.reshape(input, (1,))
@@ -98,7 +99,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     out = out if input.ndim else mv.reshape(out, ())
     if out._node is not None:  # (PyTorch's node saves the index)
         ix.refuse_saved_indices(op, (index,))
-    return labelled(out, "IndexCopyBackward0", input, source)
+    return saves_integer_input(labelled(out, "IndexCopyBackward0", input, source), given)
 
 
 def _wrapped(op: str, index: Tensor, size: int, dim: int) -> Tensor:
@@ -150,7 +151,7 @@ def index_fill(
     out = ew.where(mask, value, input)
     if out._node is not None:  # (PyTorch's node saves the index: the mask made of it is none)
         ix.refuse_saved_indices(op, (given,))
-    return labelled(out, name, input)
+    return saves_integer_input(labelled(out, name, input), given)
 
 
 def _positions(x: Tensor, indices: tuple) -> Tensor:
@@ -214,9 +215,9 @@ def _index_put(
         where, what = _per_location(target, where, what)
     write = ix.scatter_add_unchecked if accumulate else ix.scatter_unchecked
     out = mv.reshape(write(mv.reshape(input, (-1,)), 0, where, what), input.shape)
-    if out._node is not None:
+    if out._node is not None:  # (PyTorch's node saves the index tensors)
         ix.refuse_saved_indices(op, indices)
-    return out
+    return saves_integer_input(out, *indices)
 
 
 def index_put_(
@@ -327,7 +328,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     out = mv.reshape(ix.scatter_unchecked(flat, 0, where, taken), shape)
     if out._node is not None:  # (PyTorch's node saves the mask)
         ix.refuse_saved_indices(op, (mask,))
-    return labelled(out, "MaskedScatterBackward0", input, source)
+    return saves_integer_input(labelled(out, "MaskedScatterBackward0", input, source), mask)
 
 
 def _diagonal(shape: tuple[int, ...], wrap: bool) -> np.ndarray:

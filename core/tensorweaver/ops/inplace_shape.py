@@ -12,10 +12,12 @@ tensor just takes the op's result. In the graph the change is the view op, as Py
 
 ``resize_`` of a tensor that shares its memory (a view, a base with views, a ``detach()``
 alias, NumPy memory) that grows or is not contiguous lays the new shape out C-contiguous
-from its storage offset in that memory, as PyTorch's. Differs from PyTorch: one that
-reaches beyond the end of that memory raises (PyTorch grows the shared storage). An
-unshared ``resize_`` that grows fills the new elements with zeros (PyTorch's are
-uninitialised).
+from its storage offset in that memory, as PyTorch's. One that reaches beyond the end of
+that memory grows it, as PyTorch grows the shared storage: a new memory holds the old
+elements first, and the tensor and the one that held the old memory become views of it.
+Differs from PyTorch: that is done only where the tensor starts that memory, a contiguous
+tensor's own (else it raises). A ``resize_`` that grows fills the new elements with zeros
+(PyTorch's are uninitialised).
 """
 
 from __future__ import annotations
@@ -244,11 +246,13 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
         memory = vw.Memory(self)
         if memory.x_strides is not None and memory.start + n <= memory.extent:
             return as_strided_(self, shape, _c_strides(shape), memory.start)
+        if _grows(self, shape, memory):
+            return self
         raise RuntimeError(
             f"resize_(): resizing a tensor of shape {tuple(self.shape)} to {list(shape)} while "
             "it shares memory with other tensors (a view, a base with views, a detach() alias "
-            "or NumPy memory) is not supported beyond the end of that memory; resize a "
-            ".clone() instead"
+            "or NumPy memory) is supported beyond the end of that memory only for a tensor "
+            "that starts the memory of a contiguous tensor; resize a .clone() instead"
         )
     if n > have:  # new memory, as PyTorch's reallocation
         flat = mv.reshape(self, (have,))
@@ -266,6 +270,42 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     return _change_shape(
         "resize_", self, lambda x: first(x, mv.reshape), lambda x: first(x, vw.reshape)
     )
+
+
+def _grows(x: Tensor, shape: tuple, memory: vw.Memory) -> bool:
+    """Whether ``x`` was given the contiguous ``shape``, reaching past the end of its shared
+    ``memory``, as PyTorch grows a storage: a new memory holds the old elements first, then
+    zeros, and ``x`` (from its storage offset) and the tensor whose memory it was (from the
+    start) become views of it, so that each sees the other's later writes. Only where ``x``
+    starts that memory (for now: tests hold the others to an error), and it is a contiguous
+    tensor's own (no view's, alias's or NumPy's, whose memory PyTorch cannot grow either)
+    and none requiring grad (a graph through it)."""
+    owner = memory.base
+    if (
+        memory.start
+        or owner is x
+        or owner.requires_grad
+        or not owner.is_contiguous()
+        or owner._view_of is not None
+        or owner._alias_of is not None
+        or _writes_through(owner)
+    ):
+        return False
+    n, extent = math.prod(shape), owner.numel()
+    old = mv.reshape(owner, (extent,))
+    grown = mv.cat([old, cr.zeros(memory.start + n - extent, dtype=x.dtype, device=x)])
+    _hand_over(x)  # (x's old place among owner's views: a tensor no one holds)
+    for t, view in (
+        (x, vw.reshape(vw.narrow(grown, 0, memory.start, n), shape)),
+        (owner, vw.reshape(vw.narrow(grown, 0, 0, extent), tuple(owner.shape))),
+    ):
+        # t becomes that view, in its place among the views of the view's base
+        parent = view._view_of[0]
+        parent._views = _repoint(parent._views, view, t)
+        t.native, t._shape, t._view_of = view.native, view.shape, view._view_of
+    x._version += 1
+    INPLACE_CHANGES[0] += 1
+    return True
 
 
 def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:

@@ -60,14 +60,18 @@ def _shift(op: str, input: Operand, other: Operand, left: bool) -> Tensor:
 def bitwise_left_shift(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """input << other (integers; wraps around)."""
     if out is not None:
-        return written_out("bitwise_left_shift", bitwise_left_shift(input, other), out)
+        return written_out(
+            "bitwise_left_shift", bitwise_left_shift(input, other), out, inputs=(input, other)
+        )
     return _shift("bitwise_left_shift", input, other, left=True)
 
 
 def bitwise_right_shift(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """input >> other (integers; arithmetic shift, the sign fills in)."""
     if out is not None:
-        return written_out("bitwise_right_shift", bitwise_right_shift(input, other), out)
+        return written_out(
+            "bitwise_right_shift", bitwise_right_shift(input, other), out, inputs=(input, other)
+        )
     return _shift("bitwise_right_shift", input, other, left=False)
 
 
@@ -114,7 +118,7 @@ def _any(backend: Any, mask: Any) -> bool:
 def gcd(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The greatest common divisor, non-negative; gcd(0, 0) = 0."""
     if out is not None:
-        return written_out("gcd", gcd(input, other), out)
+        return written_out("gcd", gcd(input, other), out, inputs=(input, other))
     _need_tensors("gcd", input, other)
     backend, dtype, a, b = _integer_operands("gcd", input, other)
     return Tensor(_gcd_native(backend, dtype, a, b), backend, dtype)
@@ -123,7 +127,7 @@ def gcd(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
 def lcm(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The least common multiple, |a / gcd * b| (wrapped as PyTorch's); 0 when either is 0."""
     if out is not None:
-        return written_out("lcm", lcm(input, other), out)
+        return written_out("lcm", lcm(input, other), out, inputs=(input, other))
     _need_tensors("lcm", input, other)
     backend, dtype, a, b = _integer_operands("lcm", input, other)
     g = _gcd_native(backend, dtype, a, b)

@@ -377,6 +377,10 @@ def _fill(self: Tensor, value: Any, grad_fn: str = "FillBackward2") -> Tensor:
                 f"{value.ndim} dimensions; pass value.squeeze() or value.item()"
             )
         filled = mv.expand(ew.cast(value, self.dtype), self.shape)
+        if not _out_of_order(self):
+            # PyTorch writes the value into self's memory: a C-ordered self stays so (not
+            # expand()'s zero strides; _assign keeps any other order of self's itself)
+            filled = filled.contiguous()
         # (as copy_: PyTorch refuses a tensor value through elements expand() repeats)
         filled = _overwritten(self, filled, "FillBackward3", value)
         return self._assign(filled, "fill_(tensor)")
@@ -555,8 +559,8 @@ def _softmax(
 ) -> Tensor:
     from tensorweaver.nn import functional as F
 
-    if aliases or dim is mv.REQUIRED:  # (PyTorch's parser takes axis= for dim=)
-        dim = mv.dim_alias("softmax", aliases, dim)
+    if aliases or dim is mv.REQUIRED or dim is None:  # (PyTorch's parser takes axis= for dim=)
+        dim = _softmax_dim("softmax", aliases, dim)
     return F.softmax(self, dim, dtype=dtype)
 
 
@@ -565,9 +569,19 @@ def _log_softmax(
 ) -> Tensor:
     from tensorweaver.nn import functional as F
 
-    if aliases or dim is mv.REQUIRED:  # (as softmax's)
-        dim = mv.dim_alias("log_softmax", aliases, dim)
+    if aliases or dim is mv.REQUIRED or dim is None:  # (as softmax's)
+        dim = _softmax_dim("log_softmax", aliases, dim)
     return F.log_softmax(self, dim, dtype=dtype)
+
+
+def _softmax_dim(op: str, aliases: dict[str, Any], dim: Any) -> int:
+    """``dim`` of ``Tensor.softmax``/``log_softmax`` (and ``tw.softmax``...) given ``axis=``,
+    missing or None: PyTorch's TypeError for None, which only ``nn.functional``'s implicit
+    choice of dim takes."""
+    dim = mv.dim_alias(op, aliases, dim)
+    if dim is None:
+        raise TypeError(f"{op}(): argument 'dim' must be int, not NoneType")
+    return dim
 
 
 def names_in(module: str, names: str) -> dict[str, tuple[str, str]]:

@@ -624,7 +624,7 @@ def _cuts(shape: tuple, d: int, bounds: tuple) -> tuple:
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     if type(chunks) is not int:
-        chunks = _chunks(chunks)
+        chunks = chunk_count(chunks)
     d = _split_axis(x, dim, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk: chunks must be positive, got {chunks}")
@@ -634,12 +634,12 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(x, -(-n // chunks), d)
 
 
-def _chunks(value: Any) -> int:
-    """chunk's ``chunks`` that is not an int, as PyTorch's parser takes it: a NumPy integer
+def chunk_count(value: Any, op: str = "chunk") -> int:
+    """``op``'s ``chunks`` that is not an int, as PyTorch's parser takes it: a NumPy integer
     or a 0-d integer tensor; anything else (a bool, a float, an array) a TypeError."""
     if isinstance(value, Tensor) and not value.ndim or isinstance(value, Integral):
-        return index_argument(value, "chunk", "chunks")
-    raise TypeError(f"chunk(): argument 'chunks' must be int, not {type(value).__name__}")
+        return index_argument(value, op, "chunks")
+    raise TypeError(f"{op}(): argument 'chunks' must be int, not {type(value).__name__}")
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:

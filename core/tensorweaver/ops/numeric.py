@@ -105,19 +105,25 @@ def allclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> bool:
     """Whether every element of ``input`` is close to ``other`` (see ``isclose``)."""
-    return bool(red.all(isclose(input, other, rtol, atol, equal_nan)).item())
+    with no_grad():  # (a yes or no: PyTorch records nothing, so refuses no invalid history)
+        close = isclose(input, other, rtol, atol, equal_nan)
+    return bool(red.all(close).item())
 
 
 def clamp_min(input: Tensor, min: Any, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("clamp_min", clamp_min(input, min), out, same_dtype=True)
+        return written_out(
+            "clamp_min", clamp_min(input, min), out, same_dtype=True, inputs=(input, min)
+        )
     label = "ClampMinBackward1" if isinstance(min, Tensor) else "ClampMinBackward0"
     return ew.named(ew.clamp(input, min=min), label)
 
 
 def clamp_max(input: Tensor, max: Any, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
-        return written_out("clamp_max", clamp_max(input, max), out, same_dtype=True)
+        return written_out(
+            "clamp_max", clamp_max(input, max), out, same_dtype=True, inputs=(input, max)
+        )
     label = "ClampMaxBackward1" if isinstance(max, Tensor) else "ClampMaxBackward0"
     return ew.named(ew.clamp(input, max=max), label)
 
@@ -235,7 +241,7 @@ def _without_graph(op: Callable[..., Tensor], *operands: Any) -> Tensor:
 def logaddexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """log(exp(input) + exp(other)), stable for any magnitude."""
     if out is not None:
-        return written_out("logaddexp", logaddexp(input, other), out)
+        return written_out("logaddexp", logaddexp(input, other), out, inputs=(input, other))
     if ew.inference_alone(input, other):
         return _without_graph(logaddexp, input, other)
     return _log_add("logaddexp", input, other, 1.0)
@@ -244,7 +250,7 @@ def logaddexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Ten
 def logaddexp2(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """log2(2**input + 2**other), stable for any magnitude."""
     if out is not None:
-        return written_out("logaddexp2", logaddexp2(input, other), out)
+        return written_out("logaddexp2", logaddexp2(input, other), out, inputs=(input, other))
     if ew.inference_alone(input, other):
         return _without_graph(logaddexp2, input, other)
     return _log_add("logaddexp2", input, other, math.log(2.0))
@@ -254,7 +260,7 @@ def hypot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """sqrt(input**2 + other**2) without overflow: both are scaled by the larger magnitude
     (a constant to autograd, so the gradient is input / hypot, as in PyTorch)."""
     if out is not None:
-        return written_out("hypot", hypot(input, other), out)
+        return written_out("hypot", hypot(input, other), out, inputs=(input, other))
     a, b = _floating_pair("hypot", input, other)
     if ew.inference_alone(input, other):
         return _without_graph(hypot, a, b)
@@ -284,7 +290,7 @@ def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """C's fmod: the remainder of input / other truncated, with the sign of ``input``.
     Computed as ±(|input| mod |other|), which is exact (no rounded quotient)."""
     if out is not None:
-        return written_out("fmod", fmod(input, other), out)
+        return written_out("fmod", fmod(input, other), out, inputs=(input, other))
     _need_tensor("fmod", "input", 1, input)
     ew.check_divisor("fmod", input, other)
     ew.refuse_complex("fmod", "not implemented for complex numbers", input, other)
@@ -318,7 +324,7 @@ def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
 def frac(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input - trunc(input): the fractional part, with the sign of ``input``."""
     if out is not None:
-        return written_out("frac", frac(input), out, same_dtype=True)
+        return written_out("frac", frac(input), out, same_dtype=True, inputs=(input,))
     x = _floating_input("frac", input)
     return labelled(ew.sub(x, ew.trunc(x)), "FracBackward0", input)
 
@@ -961,11 +967,16 @@ def scatter_reduce(
         out = scatter_reduce(x, dim, vector, values, reduce, include_self=include_self)
         return mv.reshape(out, input.shape)
     try:
-        axis, index = ix.check_scatter_index("scatter_reduce", input, dim, index)
+        axis, positions = ix.check_scatter_index("scatter_reduce", input, dim, index)
     except RuntimeError as error:  # an empty index: PyTorch checks none of its sizes
         ix._unless_empty(error, input, index, src)
         return _reduced_nothing(input, src)
-    return _scatter_reduce("scatter_reduce", input, axis, index, src, reduce, include_self)
+    out = _scatter_reduce("scatter_reduce", input, axis, positions, src, reduce, include_self)
+    # (PyTorch's node saves the index for every reduce: one made under inference_mode() is
+    # refused, a later change in place makes backward refuse)
+    if out._node is not None and not ew.inference_alone(input, index, src):
+        ix.refuse_saved_indices("scatter_reduce", (index,))
+    return ix._saving_index(out, index)
 
 
 def _reduced_nothing(x: Tensor, src: Tensor) -> Tensor:
@@ -1041,4 +1052,5 @@ def index_reduce(
     # it records only the copy of the input)
     if out._node is not None and not ew.inference_alone(input, given, source):
         ix.refuse_saved_indices("index_reduce", (given, source))
+        ix._saving_index(out, given)
     return out

@@ -34,6 +34,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import sort as st
+from tensorweaver.ops import views
 from tensorweaver.ops.apply import check_backends, labelled, out_needs_no_grad
 from tensorweaver.ops.bounds import extrema
 from tensorweaver.ops.reduce import _check_nonempty
@@ -100,14 +101,14 @@ def _select(op: str, x: Tensor, dim: int, keepdim: bool, position: Position) -> 
     if x.dtype is dtypes.bool_ and not (op == "kthvalue" and x.ndim == 0):
         raise NotImplementedError(f"{op}(): not implemented for bool tensors; cast with .long()")
     # (the unrecorded sort: PyTorch's order statistics do not copy an inference input first)
-    values, indices = st._sort(flat, axis, False)
-    where = position(values, axis)
-    out = getattr(return_types, op)(
-        ix.gather_unchecked(values, axis, where), ix.gather_unchecked(indices, axis, where)
-    )
-    values, indices = out
+    ordered, order = st._sort(flat.detach(), axis, False)
+    indices = ix.gather_unchecked(order, axis, position(ordered, axis))
+    # The values gathered at the indices returned (a view of them without keepdim): the
+    # node reads them, as PyTorch's reads its saved indices, so a write through their
+    # .data reaches backward.
+    values = ix.gather_unchecked(flat, axis, indices)
     if not (keepdim and x.ndim):
-        values, indices = mv.squeeze(values, axis), mv.squeeze(indices, axis)
+        values, indices = mv.squeeze(values, axis), views.squeeze(indices, axis)
     values = labelled(values, _NODE_NAMES[op], x)
     saves_integer_output(values, indices)  # (PyTorch's node saves the indices)
     return getattr(return_types, op)(values, indices)
@@ -543,8 +544,14 @@ def searchsorted(
             "while right was True"
         )
     right = right or side == "right"
-    seq = sorted_sequence if sorter is None else _sorted_by(sorted_sequence, sorter)
-    if not isinstance(input, Tensor):
+    # Detached: an index has no gradient, and PyTorch records nothing on the operands (so
+    # refuses none whose history is invalid, as a node recorded on one would).
+    seq = sorted_sequence.detach()
+    if sorter is not None:
+        seq = _sorted_by(seq, sorter)
+    if isinstance(input, Tensor):
+        input = input.detach()
+    else:
         input = cr.as_tensor(input, device=seq.device)
     if seq.dtype is dtypes.bool_ and input.dtype is dtypes.bool_ and input.numel():
         raise NotImplementedError(
@@ -568,7 +575,7 @@ def searchsorted(
     keys = input.reshape(-1) if seq.ndim == 1 else input
     if scan and _holds_nan(seq):
         # Past a NaN no order holds: the index is where PyTorch's search steps to
-        at = _binary_search(seq.detach(), keys.detach(), right)
+        at = _binary_search(seq, keys, right)
     else:
         at = sorted_position(seq, keys, right)
     return at.reshape(input.shape).to(dtypes.int32 if out_int32 else dtypes.int64)

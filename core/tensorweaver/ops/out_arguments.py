@@ -51,7 +51,10 @@ class Kind(NamedTuple):
     resized) under no_grad, and None returned (split_copy); ``partly``, which inputs ``out``
     may not share part of the memory of (PyTorch's TensorIterator check; the very same
     elements, in the same places, are allowed): ``"any"``, or ``"input"`` alone (addmm: the
-    matrices' product kernel takes any)."""
+    matrices' product kernel takes any; each result of several: topk, mode), ``"values"``
+    (sort's kernel checks its values alone), ``"form"`` (max and min: ``"any"`` of two
+    tensors, ``"input"`` along a dim, none for the whole reduction); ``tensors``, whether
+    the ``out=`` form takes tensor operands alone (``where``'s: a number is a TypeError)."""
 
     exact: bool = True
     apart: bool = False
@@ -67,6 +70,7 @@ class Kind(NamedTuple):
     checks_first: bool = False
     broadcasts: bool = False
     partly: str = ""
+    tensors: bool = False
 
 
 def _table(kind: Kind, names: str) -> dict[str, Kind]:
@@ -80,8 +84,8 @@ OUT: dict[str, Kind] = {
         Kind(),
         "aminmax all amax amin any argmax argmin bmm bucketize conj_physical complex cummax "
         "cummin diag diag_embed dot frexp histogram inner inverse isin isneginf isposinf "
-        "log_softmax lu_solve lu_unpack matmul mm mode msort mv nanquantile norm polar qr "
-        "quantile searchsorted slice_scatter softmax sort svd tensordot topk tril "
+        "log_softmax lu_solve lu_unpack matmul mm mv nanquantile norm polar qr "
+        "quantile searchsorted slice_scatter softmax svd tensordot tril "
         "triangular_solve triu vdot alias_copy as_strided_copy diagonal_copy expand_copy "
         "permute_copy squeeze_copy t_copy transpose_copy unfold_copy unsqueeze_copy view_copy "
         "matrix_power ormqr select_copy slice_copy slogdet view_as_real_copy "
@@ -90,9 +94,11 @@ OUT: dict[str, Kind] = {
     **_table(
         Kind(partly="any"),
         "diff ger hardshrink heaviside index_add index_copy index_reduce logcumsumexp renorm "
-        "scatter scatter_add scatter_reduce where",
+        "scatter scatter_add scatter_reduce",
     ),
-    **_table(Kind(partly="input"), "addmm addmv baddbmm"),
+    **_table(Kind(partly="any", tensors=True), "where"),
+    **_table(Kind(partly="input"), "addmm addmv baddbmm mode msort topk"),
+    **_table(Kind(partly="values"), "sort"),
     **_table(
         Kind(exact=False),
         "cholesky cholesky_inverse cholesky_solve geqrf logsumexp mvlgamma normal orgqr threshold",
@@ -101,7 +107,7 @@ OUT: dict[str, Kind] = {
     **_table(Kind(exact=False, widens="dtype"), "mean"),
     **_table(Kind(exact=False, widens="dtype", float_kernel=True), "nanmean nansum"),
     **_table(Kind(exact=False, widens="input", float_kernel=True), "std var"),
-    **_table(Kind(exact=False, exact_pairs=True), "max min"),
+    **_table(Kind(exact=False, exact_pairs=True, partly="form"), "max min"),
     **_table(Kind(differentiable=False), "histc"),
     **_table(Kind(exact=False, copies=True, partly="any"), "cumprod cumsum"),
     **_table(Kind(exact=False, copies=True, needs_dim=True), "prod sum"),
@@ -157,6 +163,8 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
         _copy_each(name, fn(*args, **kwargs), out)
         return None
     _refuse_overloads(name, kind, args, kwargs, out)
+    if kind.tensors:
+        _refuse_numbers(name, fn, args, kwargs)
     if kind.apart:
         _refuse_overlap(name, out, args, kwargs)
     if kind.checks_first and isinstance(out, Tensor):
@@ -172,13 +180,8 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
             _refuse_overlap(name, out, args, kwargs, resized=value.numel())
         if name == "stack" and out.shape != value.shape:
             value = _resized_stack_layout(fn, args, kwargs, value)
-    if kind.partly and isinstance(out, Tensor) and isinstance(value, Tensor) and out.numel():
-        inputs = [*args, *kwargs.values()]
-        if kind.partly == "input":
-            inputs = args[:1] if args else [kwargs.get("input")]
-        # (resized first, contiguously over its memory, as by apart's check above)
-        resized = None if out.shape == value.shape else value.shape
-        _refuse_partial_overlap(name, out, inputs, resized)
+    if kind.partly:
+        _refuse_partly(name, kind.partly, args, kwargs, out, value)
     if kind.quiet:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "An output with one or more elements was")
@@ -186,6 +189,41 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     else:
         written = _write(name, value, out, kind)
     return written if kind.returns else None
+
+
+def _refuse_partly(name: str, rule: str, args: tuple, kwargs: dict, out: Any, value: Any) -> None:
+    """:func:`_refuse_partial_overlap` of each ``out`` tensor and the inputs that ``rule``
+    (:class:`Kind`'s ``partly``) names."""
+    several = isinstance(value, tuple) and isinstance(out, (tuple, list))
+    if rule == "form":  # (max/min: along a dim several results; two tensors, or one)
+        others = [*args[1:], *kwargs.values()]
+        rule = "input" if several else "any" if any(isinstance(t, Tensor) for t in others) else ""
+    pairs = list(zip(out, value)) if several else [(out, value)]
+    if rule == "values":
+        rule, pairs = "input", pairs[:1]
+    inputs = [*args, *kwargs.values()]
+    if rule == "input":
+        inputs = args[:1] if args else [kwargs.get("input")]
+    for o, v in pairs if rule else ():
+        if isinstance(o, Tensor) and isinstance(v, Tensor) and o.numel():
+            # (resized first, contiguously over its memory, as by apart's check; an input
+            # that is out itself PyTorch resizes with it: the very same elements still)
+            others = [t for t in inputs if t is not o]
+            _refuse_partial_overlap(name, o, others, None if o.shape == v.shape else v.shape)
+
+
+def _refuse_numbers(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    """PyTorch's TypeError for a number given to an ``out=`` form that takes tensors alone."""
+    if all(isinstance(v, Tensor) for v in (*args, *kwargs.values())):
+        return  # (the usual call: no signature to bind)
+    bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+    for position, (argument, value) in enumerate(bound.items(), 1):
+        if not isinstance(value, Tensor):
+            at = f" (position {position})" if position <= len(args) else ""
+            raise TypeError(
+                f"{name}(): argument '{argument}'{at} must be Tensor, not "
+                f"{type(value).__name__}; with out= pass tensors (tw.tensor(value))"
+            )
 
 
 def _resized_stack_layout(
@@ -363,6 +401,9 @@ def _refuse_partial_overlap(
 #: (products, ``masked_scatter_``) or read a 0-d value as a number (``index_fill_``,
 #: ``masked_fill_``'s value; its mask is checked). Any other method checks every operand.
 _OPERANDS_CHECKED = {
+    # (ldexp is mul(input, pow(2, other)): other is read into a new tensor first)
+    "ldexp": 1,
+    "ldexp_": 0,
     "masked_fill_": 1,
     "index_fill_": 0,
     "masked_scatter_": 0,

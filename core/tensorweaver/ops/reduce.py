@@ -10,7 +10,7 @@ from tensorweaver import return_types
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import saves_integer_output
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
@@ -56,8 +56,17 @@ def _reduce(op: str, x: Tensor, dim: Dim, keepdim: bool, dtype: DType) -> Tensor
     axes = axes_of(op, dim, x.ndim)
     if x.dtype is not dtype:
         x = ew.cast(x, dtype)
-    if not axes:  # a 0-d tensor: nothing to reduce
-        return apply("identity", x.native, dtype, (x,)) if x.requires_grad else x
+    if not axes:  # a 0-d tensor: nothing to reduce, yet a new tensor, as PyTorch's (a write
+        # into it must leave x alone; its memory too: x's may be shared with NumPy)
+        native = x._unshared_native()
+        if (op == "max" or op == "min") and x.requires_grad and is_grad_enabled():
+            # (the node of a reduction, which keeps its result: PyTorch's saves it and x)
+            return apply(op, native, dtype, (x,), (axes, keepdim, native))
+        out = apply("identity", native, dtype, (x,))
+        if out._node is None:
+            return out
+        # (PyTorch's node is the reduction's, named as over more axes: autograd/names.py)
+        return labelled(out, f"{op.capitalize()}Backward{int(dim is not None)}", x)
     return _reduced(op, x, axes, keepdim)
 
 
@@ -299,7 +308,9 @@ def _arg(op: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     if type(keepdim) is not bool:
         check_flags(op, keepdim=keepdim)
     if dim is None:
-        flat = x.reshape(-1)
+        # (of the array: an index has no gradient, and a reshape recorded on a view whose
+        # history is invalid would raise, where PyTorch's argmax records nothing)
+        flat = Tensor(x.backend.reshape(x.native, (x.numel(),)), x.backend, x.dtype)
         _check_nonempty(op, flat, (0,))
         out = Tensor(getattr(x.backend, op)(flat.native, 0, False), x.backend, dtypes.int64)
         return out.reshape((1,) * x.ndim) if keepdim else out
@@ -392,17 +403,22 @@ def _extreme(op: str, x: Tensor, args: tuple, dim: Any, keepdim: Any, other: Any
         if x.ndim:
             _check_sizes(op, x, (_axis(dim, x.ndim, op),))
         raise RuntimeError(f"{op}(): does not support complex input; reduce .abs() or .real")
+    gathered = None
     if x.ndim == 0:  # a new tensor, as PyTorch's (a write into it leaves x alone)
         _axis(dim, 0, op)
         values, indices = x.clone(), _arg("arg" + op, x, dim, False)
     else:
         indices = _arg("arg" + op, x, dim, True)
-        values = x.gather(_axis(dim, x.ndim, op), indices)
+        values = gathered = x.gather(_axis(dim, x.ndim, op), indices)
         if not keepdim:
             values, indices = values.squeeze(dim), indices.squeeze(dim)
     # PyTorch's node of the values is MaxBackward0 (MinBackward0), not the gather/squeeze.
     values = labelled(values, f"{op.capitalize()}Backward0", x)
     saves_integer_output(values, indices)  # (PyTorch's node saves the indices)
+    if SAVED_TENSORS_HOOKS and gathered is not None and gathered._node is not None:
+        from tensorweaver.autograd.graph import pack_saved
+
+        pack_saved(gathered._node, 1, indices)  # (the gather's index, as its hooks see it)
     return getattr(return_types, op)(values, indices)
 
 

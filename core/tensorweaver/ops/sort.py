@@ -221,9 +221,13 @@ def topk(
             f"topk: k={k} is out of range for dimension {dim} of size {size}; choose "
             f"0 <= k <= {size}"
         )
-    values, indices = _sort(input, dim, largest)
     if input.ndim:
-        values, indices = mv.narrow(values, axis, 0, k), mv.narrow(indices, axis, 0, k)
+        # (the values gathered at the indices returned: the node reads them, as PyTorch's
+        # reads its saved indices, so a write through their .data reaches backward)
+        indices = mv.narrow(_argsort(input, dim, largest), axis, 0, k)
+        values = ix.gather_unchecked(input, axis, indices)
+    else:
+        values, indices = _sort(input, dim, largest)
     values = labelled(values, "TopkBackward0", input)
     saves_integer_output(values, indices)
     return return_types.topk(values, indices)

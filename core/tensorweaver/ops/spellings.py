@@ -13,12 +13,14 @@ import functools
 import inspect
 import itertools
 import numbers
+import operator
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.autograd.node import saves_integer_input
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import apply, movement, structure, views
 from tensorweaver.ops import creation as cr
@@ -27,7 +29,8 @@ from tensorweaver.ops import linalg as la
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.complex import complex as make_complex
 from tensorweaver.ops.complex import conj_physical, imag, is_conj, real
-from tensorweaver.tensor import Size, Tensor, _axis
+from tensorweaver.ops.index import refuse_saved_indices
+from tensorweaver.tensor import Size, Tensor, _axis, index_argument
 
 greater, greater_equal, less, less_equal = ew.gt, ew.ge, ew.lt, ew.le
 not_equal, absolute, negative, multiply = ew.ne, ew.abs, ew.neg, ew.mul
@@ -73,7 +76,22 @@ def select(
 
 def take(input: Tensor, index: Tensor) -> Tensor:
     """Elements of the flattened ``input`` at ``index``, in ``index``'s shape."""
-    return apply.labelled(movement.reshape(input, -1)[index], "TakeBackward0", input)
+    if not isinstance(index, Tensor):
+        raise TypeError(
+            f"take(): argument 'index' (position 1) must be Tensor, not {type(index).__name__}"
+        )
+    if index.dtype is not dtypes.int64:
+        raise RuntimeError(
+            f"take(): Expected a long tensor for index, but got {index.dtype.name}; convert it "
+            "with .long()"
+        )
+    out = apply.labelled(movement.reshape(input, -1)[index], "TakeBackward0", input)
+    if index.ndim or out._node is None:
+        return out
+    # (PyTorch's node saves the index; x[i] handles one of dimensions, not a 0-d one, which
+    # it reads as a number)
+    refuse_saved_indices("take", (index,))
+    return saves_integer_input(out, index)
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -174,22 +192,48 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
 def _split_argument(name: str, given: Any, named: dict[str, Any]) -> Any:
     """The one split argument of ``name`` (``tensor_split``, ``hsplit``...): given by position,
     or by one of PyTorch's names for its overloads (``sections``: an int, ``indices``: a
-    sequence, ``tensor_indices_or_sections``: a tensor)."""
+    sequence, ``tensor_indices_or_sections``: a tensor); read as PyTorch's parser reads it:
+    an int (a NumPy one too, never a bool), a list of ints, or the tensor itself where
+    ``name`` has a tensor overload (tensor_split; the others read a tensor's ints)."""
     found = {k: v for k, v in named.items() if v is not None}
-    kinds = {"sections": int, "indices": Sequence, "tensor_indices_or_sections": Tensor}
+    kinds = {
+        "sections": numbers.Integral,
+        "indices": Sequence,
+        "tensor_indices_or_sections": Tensor,
+    }
     if given is not None:
         found = {"indices_or_sections": given, **found}
-    if len(found) != 1 or any(
+    value = None
+    if len(found) == 1 and not any(
         k in kinds and (not isinstance(v, kinds[k]) or isinstance(v, bool))
         for k, v in found.items()
     ):
+        value = next(iter(found.values()))
+        if not (isinstance(value, Tensor) and name == "tensor_split"):
+            value = _split_ints(name, value)
+    if value is None:
         got = ", ".join(f"{k}={type(v).__name__}" for k, v in found.items()) or "nothing"
         raise TypeError(
             f"{name}() received an invalid combination of arguments: got {got}; pass one of "
             f"sections (an int), indices (a sequence of ints)"
             + (" or tensor_indices_or_sections (a tensor)" if name == "tensor_split" else "")
         )
-    return next(iter(found.values()))
+    return value
+
+
+def _split_ints(name: str, value: Any) -> Any:
+    """A split argument other than tensor_split's tensor as an int or a list of ints (a
+    tensor as its int or its ints); None where none of the overloads takes it."""
+    if isinstance(value, Tensor) and value.ndim:
+        value = value.tolist()
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [index_argument(i, name, "indices") for i in value]
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 def tensor_split(
@@ -219,6 +263,16 @@ def tensor_split(
     dim = _axis(dim, input.ndim, "tensor_split")
     size = input.shape[dim]
     if isinstance(indices_or_sections, Tensor):
+        if indices_or_sections.dtype is not dtypes.int64:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                f"{indices_or_sections.dtype.name}; pass an int64 tensor (.long())"
+            )
+        if indices_or_sections.ndim > 1:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                f"one-dimensional tensor, but got a tensor with {indices_or_sections.ndim} dims"
+            )
         as_list = indices_or_sections.tolist()
         indices_or_sections = as_list if indices_or_sections.ndim else int(as_list)
     if isinstance(indices_or_sections, int):
@@ -249,13 +303,6 @@ def _split_by(name: str, dim: int, min_ndim: int) -> Any:
                 f"but got a tensor with {input.ndim} dimensions!"
             )
         axis = 0 if name == "hsplit" and input.ndim == 1 else dim
-        if isinstance(indices_or_sections, str) or not isinstance(
-            indices_or_sections, (int, Sequence, Tensor)
-        ):
-            raise TypeError(
-                f"{name}() received an invalid combination of arguments: expected an int or a "
-                f"sequence of ints, got {type(indices_or_sections).__name__}"
-            )
         sections = indices_or_sections
         if isinstance(sections, int) and (sections == 0 or input.shape[axis] % sections):
             raise RuntimeError(

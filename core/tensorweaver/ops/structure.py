@@ -29,7 +29,7 @@ from tensorweaver.ops import linalg as la
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops import views
-from tensorweaver.ops.apply import broadcast_shapes, check_backends, labelled
+from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labelled
 from tensorweaver.ops.rank import check_ndim, max_ndim
 from tensorweaver.tensor import Tensor, _axis
 
@@ -99,6 +99,17 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     def write(base: Tensor, value: Tensor) -> Any:
         return base.copy_(with_diagonal(base, value, offset, d1, d2))
 
+    if not out.numel():  # no element to place it by: torch's strides (a non-empty one's are
+        # its elements' positions), from input's storage offset, for an array of its own
+        memory = views.Memory(input)
+        strides = memory.x_strides
+        if strides is not None:
+            kept = [s for d, s in enumerate(strides) if d not in (d1, d2)]
+            laid = (*kept, strides[d1] + strides[d2])
+            write.memory_layout = (memory, laid, memory.start)  # type: ignore[attr-defined]
+            # (an empty array of its own: its layout is then read through the write's)
+            empty = input.backend.full(tuple(out.shape), 0, out.dtype)
+            out = apply("identity", empty, out.dtype, (out,))
     out = views.as_view(out, input, write, lambda base: _take_diagonal(base, offset, d1, d2))
     return labelled(out, "DiagonalBackward0", input)
 

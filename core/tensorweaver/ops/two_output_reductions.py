@@ -56,13 +56,14 @@ def moments(op: str, x: Tensor, dim: Any, correction: float, keepdim: bool) -> t
 
 
 def aminmax(x: Tensor, axes: tuple, keepdim: bool) -> tuple:
-    """``(amin, amax)`` of ``x`` over ``axes`` (all for ``()``); PyTorch's node saves both,
-    and gives each output's gradient evenly to the elements equal to it."""
+    """``(amin, amax)`` of ``x`` over ``axes`` (all for ``()``); PyTorch's node saves ``x``,
+    the max and the min (in that order: what its pack hooks see), and gives each output's
+    gradient evenly to the elements equal to it."""
 
     def compute(x: Tensor) -> tuple:
         return red.amin(x, axes, keepdim), red.amax(x, axes, keepdim)
 
-    def rule(x: Tensor, low: Tensor, high: Tensor, g_low: Any, g_high: Any) -> Tensor:
+    def rule(x: Tensor, high: Tensor, low: Tensor, g_low: Any, g_high: Any) -> Tensor:
         shape = red.kept_shape(tuple(x.shape), red.axes_of("aminmax", axes, x.ndim))
         grad = None
         for value, g in ((low, g_low), (high, g_high)):
@@ -72,4 +73,4 @@ def aminmax(x: Tensor, axes: tuple, keepdim: bool) -> tuple:
                 grad = part if grad is None else grad + part
         return grad
 
-    return two_outputs("AminmaxBackward0", x, compute, rule, (0, 1))
+    return two_outputs("AminmaxBackward0", x, compute, rule, (1, 0))

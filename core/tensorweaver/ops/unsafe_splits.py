@@ -1,56 +1,76 @@
-"""PyTorch's ``unsafe_split``, ``unsafe_split_with_sizes`` and ``unsafe_chunk``: in
-PyTorch, ``split``/``chunk`` whose pieces autograd does not track as views of the input
-(so an in-place change of a piece is not checked against the others); here the pieces are
-``split``'s and ``chunk``'s, which behave as views always, their graph node named as
-PyTorch's (``UnsafeSplitBackward0``, ``UnsafeSplitWithSizesBackward0``)."""
+"""PyTorch's ``unsafe_split``, ``unsafe_split_with_sizes`` and ``unsafe_chunk``: the pieces of
+``split``/``chunk`` over the input's memory, which autograd does not track as views of it.
+
+So, as PyTorch's, each piece shares the input's values both ways (an in-place change of
+either shows in the other) but not its history nor its version counter: a piece may be
+changed in place with grad enabled (a view of several would be refused), the change
+recorded in the piece's own history alone, and a piece keeps its node
+(``UnsafeSplitBackward0``, ``UnsafeSplitWithSizesBackward0``) when the input changes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Callable
 
-from tensorweaver.autograd.node import Node
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import views as vw
-from tensorweaver.tensor import Tensor
+from tensorweaver.ops.several_outputs import record_pieces
+from tensorweaver.tensor import Tensor, _axis, index_argument
 
 
-def _renamed(pieces: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
-    """``pieces``, their node (one for several: its ``view``) named as the unsafe op's."""
-    for piece in pieces:
-        node = piece._node
-        if node is not None and node.label is not None:
-            node.label = _UNSAFE.get(node.label, node.label)
-            group = node.view
-            if isinstance(group, Node):
-                group.label = node.label
-    return pieces
-
-
-#: split's node names, and the unsafe ops' names for them.
-_UNSAFE = {
-    "SplitBackward0": "UnsafeSplitBackward0",
-    "SplitWithSizesBackward0": "UnsafeSplitWithSizesBackward0",
-}
+def _unsafe(
+    op: str, input: Tensor, dim: Any, aliases: dict, cut: Callable[[Tensor, int], tuple]
+) -> tuple[Tensor, ...]:
+    """``cut(memory, dim)``'s pieces of ``input``, as PyTorch's ``op`` returns them: each an
+    alias with a version counter of its own (``.data``) of a view of an alias of ``input``
+    that autograd does not see (``.data`` again), so that writes reach ``input`` and its
+    changes reach the piece, unrecorded and uncounted; the pieces get one node on
+    ``input``'s history (its label PyTorch's: split_with_sizes where the sizes were given or
+    chunk cuts an empty dimension)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if aliases:  # (``dim``'s default is told apart from a 0 given: ``dim=0, axis=1`` is
+        # PyTorch's TypeError, dim given twice)
+        dim = mv.dim_alias(op, aliases, dim, mv._FIRST_DIM)
+    if dim is mv._FIRST_DIM:
+        dim = 0
+    d = _axis(dim, input.ndim, op)
+    memory = input.data
+    pieces = [view.data for view in cut(memory, d)]
+    sized = op == "unsafe_split_with_sizes" or (op == "unsafe_chunk" and not input.shape[d])
+    label = "UnsafeSplitWithSizesBackward0" if sized else "UnsafeSplitBackward0"
+    record_pieces(input, pieces, d, False, label)
+    return tuple(pieces)
 
 
 def unsafe_split(
-    input: Tensor, split_size: int, dim: int = 0, **aliases: Any
+    input: Tensor, split_size: int, dim: int = mv._FIRST_DIM, **aliases: Any
 ) -> tuple[Tensor, ...]:
-    if aliases:
-        dim = mv.dim_alias("unsafe_split", aliases, dim, 0)
-    return _renamed(vw.split(input, split_size, dim))
+    # (an int as PyTorch's parser takes it: a NumPy integer or an integer tensor of one
+    # element too, not a list of sizes)
+    size = split_size
+    if type(size) is not int:
+        size = index_argument(size, "unsafe_split", "split_size")
+    return _unsafe("unsafe_split", input, dim, aliases, lambda m, d: vw.split(m, size, d))
 
 
 def unsafe_split_with_sizes(
-    input: Tensor, split_sizes: Sequence[int], dim: int = 0, **aliases: Any
+    input: Tensor, split_sizes: Sequence[int], dim: int = mv._FIRST_DIM, **aliases: Any
 ) -> tuple[Tensor, ...]:
-    if aliases:
-        dim = mv.dim_alias("unsafe_split_with_sizes", aliases, dim, 0)
-    return _renamed(vw.split(input, list(split_sizes), dim))
+    if not isinstance(split_sizes, (list, tuple)):  # (a Size too: PyTorch takes no other)
+        raise TypeError(
+            "unsafe_split_with_sizes(): argument 'split_sizes' must be tuple of ints, not "
+            f"{type(split_sizes).__name__}"
+        )
+    sizes = list(split_sizes)
+    return _unsafe(
+        "unsafe_split_with_sizes", input, dim, aliases, lambda m, d: vw.split(m, sizes, d)
+    )
 
 
-def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0, **aliases: Any) -> tuple[Tensor, ...]:
-    if aliases:
-        dim = mv.dim_alias("unsafe_chunk", aliases, dim, 0)
-    return _renamed(vw.chunk(input, chunks, dim))
+def unsafe_chunk(
+    input: Tensor, chunks: int, dim: int = mv._FIRST_DIM, **aliases: Any
+) -> tuple[Tensor, ...]:
+    count = chunks if type(chunks) is int else mv.chunk_count(chunks, "unsafe_chunk")
+    return _unsafe("unsafe_chunk", input, dim, aliases, lambda m, d: vw.chunk(m, count, d))

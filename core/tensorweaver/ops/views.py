@@ -106,7 +106,8 @@ def as_view(
             if not is_grad_enabled():
                 # (PyTorch's view is one of the root base: of a leaf that is itself a view of
                 # a tensor not requiring grad, a plain view that does not require grad)
-                if _root_requires_grad(base):
+                # (not a view(dtype): PyTorch makes no view for autograd there)
+                if _root_requires_grad(base) and getattr(write, "part", None) != "bits":
                     refused = (_NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED)
                     if out.dtype.kind in "fc":
                         # PyTorch's view made under no_grad still requires grad (a leaf
@@ -237,32 +238,49 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     if out._node is not None:
         labelled(out, _basic_index_name(index), x)
     read = lambda base: ix.getitem(base, index)  # noqa: E731
-    if index is None or (type(index) is tuple and None in index):
+    write, region = _write_at(index), _region(index, x.shape)
+    new_axis = index is None or (type(index) is tuple and None in index)
+    # (an empty array holds no element to place it by: its storage offset from the index,
+    # empty_view_layout, where no region tells it)
+    empty = region is None and 0 in out._shape
+    if new_axis or empty:
         read.torch_strides = lambda base: _indexed_strides(base, index)  # type: ignore[attr-defined]
-    return as_view(out, x, _write_at(index), read, _region(index, x.shape))
+        if empty:
+            write.index = index  # type: ignore[attr-defined]
+    return as_view(out, x, write, read, region)
 
 
 def _indexed_strides(base: Tensor, index: Any) -> tuple:
-    """PyTorch's strides of ``base[index]`` (a basic index with None in it): it applies the
-    entries one by one, and a None is an ``unsqueeze`` there (:func:`_unsqueezed`); the
-    backend's array gives a new axis a stride of its own rule."""
+    """PyTorch's strides of ``base[index]`` (a basic index with None in it, or an empty
+    result): :func:`_indexed_layout`'s."""
+    return _indexed_layout(tuple(base.shape), base.stride(), index)[0]
+
+
+def _indexed_layout(shape: tuple, strides: tuple, index: Any) -> tuple[tuple, int]:
+    """PyTorch's strides of ``base[index]`` (a basic index), of shape ``shape`` and strides
+    ``strides``, and how far its first element lies past ``base``'s in memory: PyTorch
+    applies the entries one by one, and a None is an ``unsqueeze`` there
+    (:func:`_unsqueezed`); the backend's array gives a new axis a stride of its own rule,
+    and an empty one (NumPy's) the address of the array it was taken of."""
     entries = index if type(index) is tuple else (index,)
-    sizes, strides = list(base.shape), list(base.stride())
+    sizes, found = list(shape), list(strides)
     used = sum(1 for e in entries if e is not None and e is not Ellipsis)
-    d = 0
+    d = start = 0
     for e in entries:
         if e is None:
-            _unsqueezed(sizes, strides, d)
+            _unsqueezed(sizes, found, d)
             d += 1
         elif e is Ellipsis:
-            d += len(base.shape) - used
+            d += len(shape) - used
         elif type(e) is int:
-            del sizes[d], strides[d]
+            start += (e + sizes[d] if e < 0 else e) * found[d]
+            del sizes[d], found[d]
         else:
-            start, stop, step = e.indices(sizes[d])
-            sizes[d], strides[d] = len(range(start, stop, step)), strides[d] * step
+            first, stop, step = e.indices(sizes[d])
+            start += first * found[d]
+            sizes[d], found[d] = len(range(first, stop, step)), found[d] * step
             d += 1
-    return tuple(strides)
+    return tuple(found), start
 
 
 def _unsqueezed(sizes: list, strides: list, d: int) -> None:
@@ -709,9 +727,12 @@ def _memory_view(
     ``out``: those elements where the caller has them (then ``index`` may wait for a write);
     ``laid``: the view's ``(strides, storage offset)`` in that memory, where it has strides
     (an ``as_strided`` or ``unfold`` of the view then views that memory, as PyTorch's)."""
-    read = _strided_read(memory, index)
+    strides = None if laid is None else laid[0]
+    read = _strided_read(memory, index, strides)
     if out is None:
         out = read(memory.base)
+    elif strides is not None:
+        _laid_by(out, strides)
     if not out.numel():
         write: Write = functools.partial(_write_nothing)  # (its own: it carries the layout)
     else:
@@ -780,6 +801,33 @@ def view_layout(view: Tensor) -> tuple | None:
     if not np.array_equal(positions, _grid(tuple(view.shape), steps, first)):
         return None
     return tuple(steps), first, address + (first - offset) * view.dtype.itemsize
+
+
+def empty_view_layout(view: Tensor, found: tuple) -> tuple:
+    """PyTorch's ``(strides, storage_offset, data_ptr)`` of ``view``, an empty view (or alias:
+    ``detach()``), whose layout as the backend reports it is ``found``: an empty array holds
+    no element to place it by (NumPy gives an empty slice the address of the array it was
+    taken of), so its first position is its base's moved by where the view op starts (a basic
+    index's, a run's along one axis: ``x[3:3]`` starts at 3; none for a reshape, permute or
+    expand), as PyTorch's (a ``resize_`` of it, or an ``out=`` the op resizes, writes there)."""
+    if view._view_of is None:
+        alias = view._alias_of
+        same = alias._shape == view._shape and alias._dtype is view._dtype
+        return alias._layout() if same else found
+    base, write = view._view_of[:2]
+    if hasattr(write, "memory_layout") or hasattr(write, "part") or hasattr(write, "conjugates"):
+        laid = view_layout(view)  # (placed by its base's layout alone)
+        return found if laid is None else laid
+    strides, offset, address = base._layout()
+    index = getattr(write, "index", None)
+    if index is None:
+        region = getattr(write, "region", None)
+        if region is None:
+            return found[0], offset, address
+        d, first, stop = region  # (one index along d, or a slice)
+        index = (_ALL,) * d + (first if view.ndim < base.ndim else slice(first, stop),)
+    steps, start = _indexed_layout(tuple(base.shape), strides, index)
+    return steps, offset + start, address + start * view.dtype.itemsize
 
 
 def holds_memory_values(view: Tensor) -> bool:
@@ -1036,9 +1084,31 @@ def image(x: Tensor, positions: Tensor | None, extent: int) -> Tensor:
     return ix.scatter_unchecked(empty, 0, positions, flat)
 
 
-def _strided_read(memory: Memory, index: Callable[[], Tensor]) -> Read:
+def _strided_read(
+    memory: Memory, index: Callable[[], Tensor], strides: tuple | None = None
+) -> Read:
+    """The read of a view of ``memory`` at ``index()``; ``strides``: the view's, by whose
+    order its own array is laid out (:func:`_laid_by`)."""
     extent = memory.extent
-    return lambda base: ix.getitem(image(base, memory.positions, extent), index())
+
+    def read(base: Tensor) -> Tensor:
+        out = ix.getitem(image(base, memory.positions, extent), index())
+        return out if strides is None else _laid_by(out, strides)
+
+    return read
+
+
+def _laid_by(t: Tensor, strides: tuple) -> Tensor:
+    """``t``, the array of its own that a view of strides ``strides`` holds, laid out in
+    memory in their order (as PyTorch's ``preserve_format``), so that an op that follows its
+    input's layout (elementwise ops, ``clone``, ``empty_like``) lays its result out from the
+    view as PyTorch's does (``x.as_strided((3, 3), (1, 4)) + y``: strides (1, 3))."""
+    from tensorweaver.memory_formats import laid_out, preserved_order
+
+    order = preserved_order(tuple(t.shape), strides)
+    if order != tuple(range(len(order))):
+        t.native = laid_out(t.backend, t.native, order)
+    return t
 
 
 def _strided_write(memory: Memory, index: Callable[[], Tensor], shared: bool) -> Write:
@@ -1205,15 +1275,26 @@ def view_dtype(x: Tensor, dtype: Any) -> Tensor:
             f"{_TYPE_NAMES[dtype.name]}; call x.resolve_conj().view(dtype) (a new tensor)"
         )
     if dtype is x.dtype:
-        return as_view(x.detach(), x, _write_reshaped, lambda base: base.detach())
-    _check_view_dtype(x, dtype)
-    out = _bitcast(x, dtype)
+        out, read = _same_bits(x), _same_bits
+    else:
+        _check_view_dtype(x, dtype)
+        out, read = _bitcast(x, dtype), lambda base: _bitcast(base, dtype)
 
     def write(base: Tensor, value: Tensor) -> Any:
-        return base.copy_(_bitcast(value, base.dtype))
+        # (no view for autograd: the base's memory changes, not its history, as PyTorch's)
+        with no_grad():
+            return base.copy_(value if value.dtype is base.dtype else _bitcast(value, base.dtype))
 
-    write.part = "bits"  # type: ignore[attr-defined]  # (its strides: view_layout)
-    return as_view(out, x, write, lambda base: _bitcast(base, dtype))
+    # (its strides: view_layout; and no view for autograd, whatever the dtype, as PyTorch's:
+    # it never follows its base's requires_grad, tensor.py _differentiable_root_requires_grad)
+    write.part = "bits"  # type: ignore[attr-defined]
+    return as_view(out, x, write, read)
+
+
+def _same_bits(base: Tensor) -> Tensor:
+    """A new tensor over ``base``'s array, with no history (not a ``detach()`` alias: the
+    view's own write-back is the only link, so a change bumps the base's version once)."""
+    return Tensor(base.native, base.backend, base.dtype)
 
 
 def _check_view_dtype(x: Tensor, dtype: Any) -> None:

@@ -12,6 +12,7 @@ from tensorweaver.contract.dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as _ew
 from tensorweaver.ops import incomplete_gamma as _ig
+from tensorweaver.ops import movement as _mv
 from tensorweaver.ops import reduce as _rd
 from tensorweaver.ops.apply import written_out as _written_out
 from tensorweaver.ops.special import (
@@ -92,13 +93,13 @@ def round(  # noqa: A001  (torch's name)
 def gammainc(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The regularized lower incomplete gamma function P(input, other) (``tw.igamma``)."""
     result = _ig.igamma(input, other)
-    return result if out is None else _written_out("gammainc", result, out)
+    return result if out is None else _written_out("gammainc", result, out, inputs=(input, other))
 
 
 def gammaincc(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The regularized upper incomplete gamma function Q(input, other) (``tw.igammac``)."""
     result = _ig.igammac(input, other)
-    return result if out is None else _written_out("gammaincc", result, out)
+    return result if out is None else _written_out("gammaincc", result, out, inputs=(input, other))
 
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
@@ -106,17 +107,26 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     return _rd.logsumexp(input, dim, keepdim)
 
 
-def softmax(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
-    """exp(input) / sum(exp(input), dim) (``dim`` required: no implicit choice, as PyTorch's)."""
+def softmax(
+    input: Tensor, dim: int = _mv.REQUIRED, *, dtype: DType | None = None, **aliases: Any
+) -> Tensor:
+    """exp(input) / sum(exp(input), dim) (``dim`` required: no implicit choice, as PyTorch's;
+    spelled ``axis=`` too, as its parser takes it)."""
     from tensorweaver.nn import functional as F
 
+    if aliases or dim is _mv.REQUIRED:
+        dim = _mv.dim_alias("special_softmax", aliases, dim)
     return F.softmax(input, _need_int("special_softmax", "dim", 2, dim), dtype=dtype)
 
 
-def log_softmax(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: int = _mv.REQUIRED, *, dtype: DType | None = None, **aliases: Any
+) -> Tensor:
     """input - logsumexp(input, dim) (``dim`` required, as for :func:`softmax`)."""
     from tensorweaver.nn import functional as F
 
+    if aliases or dim is _mv.REQUIRED:
+        dim = _mv.dim_alias("special_log_softmax", aliases, dim)
     return F.log_softmax(input, _need_int("special_log_softmax", "dim", 2, dim), dtype=dtype)
 
 

@@ -36,7 +36,7 @@ def unary(name: str, host: Callable[[Any], Any]) -> Callable:
 
     def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(input), out, differentiable=False)
+            return written_out(name, op(input), out, differentiable=False, inputs=(input,))
         if not isinstance(input, Tensor):
             raise TypeError(
                 f"{name}(): argument 'input' (position 1) must be Tensor, not "
@@ -56,7 +56,7 @@ def binary(name: str, host: Callable[[Any, Any], Any]) -> Callable:
 
     def op(input: Any, n: Any, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
-            return written_out(name, op(input, n), out, differentiable=False)
+            return written_out(name, op(input, n), out, differentiable=False, inputs=(input, n))
         if not isinstance(input, Tensor) and not isinstance(n, Tensor):
             raise TypeError(
                 f"{name}(): expected a Tensor as input or n, got "

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from tensorweaver.contract import dtypes
+from tensorweaver.contract.cpu_loops import loop_order
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.contract.records import DeviceRecord
 
@@ -34,7 +35,7 @@ from tensorweaver_numpy.fft import FourierTransforms
 from tensorweaver_numpy.foreach import ForeachOps
 from tensorweaver_numpy.fused import FusedOps
 from tensorweaver_numpy.host import HostMemory
-from tensorweaver_numpy.layouts import binary_ufunc
+from tensorweaver_numpy.layouts import binary_ufunc, channels_last
 from tensorweaver_numpy.linalg import LinearAlgebra
 from tensorweaver_numpy.pooling import MaxPooling
 from tensorweaver_numpy.special import SpecialFunctions
@@ -198,26 +199,29 @@ def _row_major(out: A) -> A:
     return out if out.flags.c_contiguous else np.ascontiguousarray(out)
 
 
-#: The axes of a 4-d and a 5-d array from the fastest to the slowest in channels_last order.
-_CHANNELS_LAST_ORDER = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}
+def _reduced(out: A, a: A, keepdims: bool) -> A:
+    """A reduction ``out`` of ``a`` in C order (:func:`_row_major`), a kept size-one axis
+    given C order's stride too, as torch's: NumPy's ``keepdims`` gives it ``a``'s layout's
+    (a channels_last ``a``'s channels keep stride 1), which only a C-ordered ``a`` keeps C."""
+    out = _row_major(out)
+    if keepdims and not a.flags.c_contiguous:
+        return out.reshape(-1).reshape(out.shape)  # (a 1-d array reshaped: C strides)
+    return out
 
 
-def _channels_last(a: A) -> bool:
-    """Whether torch reads ``a``'s strides as channels_last (``suggest_memory_format``): its
-    axes' strides grow in channels-last order, ambiguous cases (C of stride 0, N11W...)
-    read as contiguous. A C-ordered array is not (the common case, kept cheap)."""
-    order = _CHANNELS_LAST_ORDER.get(a.ndim)
-    if order is None or a.flags.c_contiguous or a.strides[1] == 0:
-        return False
-    if a.transpose(order[::-1]).flags.c_contiguous:  # dense channels_last (~0.3 us)
-        return True
-    least = 0
-    for d in order:
-        size, stride = a.shape[d], a.strides[d]
-        if size == 0 or stride < least or (d == 0 and least == a.strides[1]):
-            return False
-        least = stride * size if size > 1 else stride
-    return True
+def _torch_order(a: A) -> tuple[int, ...] | None:
+    """The axes, outermost first, in which torch lays out a result like ``a`` that is no
+    elementwise one (flip, argsort: ``empty_like``'s ``preserve_format``, the contract's
+    ``loop_order`` of ``a``'s strides); None for C order (a C-ordered ``a``: told cheaply)."""
+    if a.ndim < 2 or a.flags.c_contiguous:
+        return None
+    order = loop_order(a.shape, (a.strides,))
+    return None if order == tuple(range(a.ndim)) else order
+
+
+def _seen_back(out: A, order: tuple[int, ...]) -> A:
+    """``out``, made with its axes in ``order``, seen in the logical order again."""
+    return out.transpose(tuple(order.index(axis) for axis in range(len(order))))
 
 
 def _concatenate_channels_last(arrays: Sequence[A], axis: int) -> A:
@@ -282,6 +286,8 @@ class NumpyBackend(
             out = np.empty(shape, _NP[dtype])
         except (MemoryError, ValueError) as error:
             raise allocation_error("full", self.device.name, shape, _NP[dtype], error) from None
+        if not out.size:  # NumPy 2's strides of 0 there: C order's, a view's come from them
+            return out.reshape(-1).reshape(shape)
         out.fill(value)  # (np.full's copyto costs ~1 us more)
         return out
 
@@ -498,20 +504,21 @@ class NumpyBackend(
     # reduce -------------------------------------------------------------------------------
 
     def sum(self, a: A, axes: Axes, keepdims: bool) -> A:
-        return _row_major(_sum(a, axes, keepdims))
+        return _reduced(_sum(a, axes, keepdims), a, keepdims)
 
     @quiet
     def prod(self, a: A, axes: Axes, keepdims: bool) -> A:
         if a.dtype == _F16:
             out = np.multiply.reduce(a, axis=axes, dtype=_F32, keepdims=keepdims).astype(_F16)
-            return _row_major(out)
-        return _row_major(np.multiply.reduce(a, axis=axes, dtype=a.dtype, keepdims=keepdims))
+            return _reduced(out, a, keepdims)
+        out = np.multiply.reduce(a, axis=axes, dtype=a.dtype, keepdims=keepdims)
+        return _reduced(out, a, keepdims)
 
     def max(self, a: A, axes: Axes, keepdims: bool) -> A:
-        return _row_major(np.maximum.reduce(a, axis=axes, keepdims=keepdims))
+        return _reduced(np.maximum.reduce(a, axis=axes, keepdims=keepdims), a, keepdims)
 
     def min(self, a: A, axes: Axes, keepdims: bool) -> A:
-        return _row_major(np.minimum.reduce(a, axis=axes, keepdims=keepdims))
+        return _reduced(np.minimum.reduce(a, axis=axes, keepdims=keepdims), a, keepdims)
 
     def aminmax(self, a: A) -> A:
         # NumPy has no one-pass form; two reductions are still one call for the core (the
@@ -519,26 +526,34 @@ class NumpyBackend(
         return np.array((np.minimum.reduce(a, None), np.maximum.reduce(a, None)), dtype=a.dtype)
 
     def any(self, a: A, axes: Axes, keepdims: bool) -> A:
-        return _row_major(np.logical_or.reduce(a, axis=axes, keepdims=keepdims))
+        return _reduced(np.logical_or.reduce(a, axis=axes, keepdims=keepdims), a, keepdims)
 
     def all(self, a: A, axes: Axes, keepdims: bool) -> A:
-        return _row_major(np.logical_and.reduce(a, axis=axes, keepdims=keepdims))
+        return _reduced(np.logical_and.reduce(a, axis=axes, keepdims=keepdims), a, keepdims)
 
     def argmax(self, a: A, axis: int, keepdims: bool) -> A:
         # NumPy returns intp (int32 on 32-bit platforms); NaN counts as the maximum.
-        return _row_major(a.argmax(axis=axis, keepdims=keepdims).astype(np.int64, copy=False))
+        out = a.argmax(axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
+        return _reduced(out, a, keepdims)
 
     def argmin(self, a: A, axis: int, keepdims: bool) -> A:
-        return _row_major(a.argmin(axis=axis, keepdims=keepdims).astype(np.int64, copy=False))
+        out = a.argmin(axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
+        return _reduced(out, a, keepdims)
 
     def argsort(self, a: A, axis: int) -> A:
-        return np.argsort(a, axis, kind="stable").astype(np.int64, copy=False)
+        order = _torch_order(a)
+        if order is None:
+            return np.argsort(a, axis, kind="stable").astype(np.int64, copy=False)
+        # (sorted along a's axes seen in torch's order: a result row-major in that order)
+        moved = np.argsort(a.transpose(order), order.index(axis % a.ndim), kind="stable")
+        return _seen_back(moved.astype(np.int64, copy=False), order)
 
     @quiet
     def cumsum(self, a: A, axis: int) -> A:
+        # (C order, as torch's: NumPy's accumulation keeps a transposed a's order)
         if a.dtype == _F16:  # a running float32 sum, each rounded: PyTorch's CPU result
-            return np.add.accumulate(a, axis=axis, dtype=_F32).astype(_F16)
-        return np.add.accumulate(a, axis=axis, dtype=a.dtype)
+            return _row_major(np.add.accumulate(a, axis=axis, dtype=_F32).astype(_F16))
+        return _row_major(np.add.accumulate(a, axis=axis, dtype=a.dtype))
 
     # movement -----------------------------------------------------------------------------
 
@@ -572,14 +587,17 @@ class NumpyBackend(
 
     def flip(self, a: A, axes: Axes) -> A:
         # A copy, as torch.flip: a view would see later writes into a host-shared a.
-        return np.flip(a, axes).copy()
+        order = _torch_order(a)
+        if order is None:
+            return np.flip(a, axes).copy()
+        return _seen_back(np.flip(a, axes).transpose(order).copy(), order)
 
     def cat(self, arrays: Sequence[A], axis: int) -> A:
         out = np.concatenate(arrays, axis=axis)
         # torch's layout: channels_last where every input is (NumPy's mostly keeps it), else
         # contiguous (a first C-ordered input is not: no call for the common case)
-        if out.ndim > 3 and not arrays[0].flags.c_contiguous and all(map(_channels_last, arrays)):
-            return out if _channels_last(out) else _concatenate_channels_last(arrays, axis)
+        if out.ndim > 3 and not arrays[0].flags.c_contiguous and all(map(channels_last, arrays)):
+            return out if channels_last(out) else _concatenate_channels_last(arrays, axis)
         return _row_major(out)
 
     # index --------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tensorweaver.contract.cpu_loops import onednn_convolves
 
 from tensorweaver_numpy._quiet import quiet
+from tensorweaver_numpy.layouts import channels_last
 
 A = np.ndarray
 Pair = tuple[int, int]
@@ -247,7 +248,8 @@ class FusedOps:
     @quiet
     def fused_softmax(self, x: A, axis: int) -> tuple[A, tuple]:
         work = _wide(x)
-        y = work - _max_along(work, axis)  # exp cannot overflow
+        # exp cannot overflow; C order, torch's (a transposed x's order is NumPy's default)
+        y = np.subtract(work, _max_along(work, axis), order="C")
         np.exp(y, out=y)
         total = np.add.reduce(y, axis=axis, keepdims=True)
         if x.dtype == np.float16 and axis % x.ndim != x.ndim - 1:
@@ -269,7 +271,7 @@ class FusedOps:
     @quiet
     def fused_log_softmax(self, x: A, axis: int) -> tuple[A, tuple]:
         work = _wide(x)
-        z = work - _max_along(work, axis)
+        z = np.subtract(work, _max_along(work, axis), order="C")  # (C order, as softmax's)
         total = np.add.reduce(np.exp(z), axis=axis, keepdims=True)
         if x.dtype == np.float16 and axis % x.ndim == x.ndim - 1:
             # PyTorch's kernel along the last axis keeps the sum and its log in float16
@@ -399,7 +401,14 @@ class FusedOps:
         cols = np.empty((n, c, kh, kw, oh, ow), dtype=x.dtype)
         np.copyto(cols, win.transpose(0, 1, 4, 5, 2, 3))
         cols = cols.reshape(n, groups, cg * kh * kw, oh * ow)
-        out = np.matmul(weight.reshape(groups, o // groups, -1), cols).reshape(n, o, oh, ow)
+        rows = weight.reshape(groups, o // groups, -1)
+        if groups == 1 and x.shape[2] > 1 and (channels_last(x) or channels_last(weight)):
+            # torch's result is channels-last then: the product taken as (N, OH*OW, O) (not
+            # for a height of one: a 1-d convolution's, which torch's gives C-ordered)
+            out = np.matmul(cols[:, 0].transpose(0, 2, 1), rows[0].T)
+            out = out.reshape(n, oh, ow, o).transpose(0, 3, 1, 2)
+        else:
+            out = np.matmul(rows, cols).reshape(n, o, oh, ow)
         if bias is not None:
             out += bias.reshape(1, o, 1, 1)
         out = out.astype(dtype, copy=False)  # (float16: its float32 sums rounded once)

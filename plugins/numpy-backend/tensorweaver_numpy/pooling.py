@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 
+from tensorweaver_numpy.layouts import channels_last
+
 A = np.ndarray
 Ints = tuple[int, ...]
 
@@ -92,7 +94,12 @@ class _Pooled:
             lead = tuple(range(3, 3 + 2 * nd, 2))
             order = (*lead, 0, 1, *range(2, 2 + 2 * nd, 2))
             tiles = xp.reshape(*xp.shape[:2], *split).transpose(order)
-            planes = np.empty(tiles.shape, dtype=x.dtype)
+            if channels_last(xp):  # (so are the planes, as torch's result: read in order)
+                held = (*range(nd + 1), *range(nd + 2, 2 * nd + 2), nd + 1)
+                planes = np.empty([tiles.shape[a] for a in held], dtype=x.dtype)
+                planes = planes.transpose([held.index(a) for a in range(len(held))])
+            else:
+                planes = np.empty(tiles.shape, dtype=x.dtype)
             np.copyto(planes, tiles)
             self.windows = list(planes.reshape(math.prod(kernel), *xp.shape[:2], *self.sizes))
         else:
@@ -176,7 +183,7 @@ class MaxPooling:
         self, x: A, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints, ceil_mode: bool
     ) -> tuple[A, tuple]:
         pooled = _Pooled(x, kernel, stride, padding, dilation, ceil_mode)
-        out = _max(pooled.windows)
+        out = _max(pooled.windows)  # (in the windows' layout: channels-last ones give one)
         return out, (pooled, out)
 
     def fused_max_pool_backward(self, saved: tuple, grad: A, needs: tuple) -> tuple[A]:

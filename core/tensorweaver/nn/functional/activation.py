@@ -912,4 +912,7 @@ def normalize(
         # divided by the norm expanded to the input's shape, as torch's: a hook on the
         # division sees the divisor's gradient in that shape
         result = input / input.norm(p=p, dim=dim, keepdim=True).clamp(min=eps).expand_as(input)
-    return result if out is None else written_out("normalize", result, out)
+    if out is None:
+        return result
+    # (torch's is div(input, denom, out=out): its TensorIterator checks out against input)
+    return written_out("normalize", result, out, inputs=(input,))

@@ -14,12 +14,14 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from itertools import product
+from typing import Any
 
 import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.contract.cpu_loops import onednn_convolves
+from tensorweaver.memory_formats import C_TESTS, c_test, laid_out, suggested_format
 from tensorweaver.nn.functional.integral import is_integral
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
@@ -420,6 +422,39 @@ def _resolve_padding(
     return x, tuple(t // 2 for t in totals)
 
 
+def _c_ordered(native: Any) -> bool:
+    """Whether ``native`` is C-ordered as its type tells cheaply (False where it cannot)."""
+    kind = type(native)
+    test = C_TESTS[kind] if kind in C_TESTS else c_test(kind)
+    return test is not None and bool(test(native))
+
+
+def kernel_layout(out: Tensor, *operands: Tensor) -> Tensor:
+    """``out``, a kernel's new 4-d or 5-d result, laid out as torch's 2-D convolutions and
+    pools (and 3-D max pools) lay theirs out: channels-last where an operand's strides
+    suggest that format (``suggest_memory_format``), else C order (a backend's kernel may
+    have followed a layout torch's strides do not suggest: a size-1 axis's stride differs).
+    Its memory is replaced through ``.data`` (no node; a reference's result may be a view
+    of a temporary, which it then leaves)."""
+    wanted = "contiguous_format"
+    for x in operands:
+        if _c_ordered(x.native):
+            continue  # (suggests C order: the common case, told without the strides)
+        wanted = suggested_format(tuple(x.shape), x.stride())
+        if wanted != "contiguous_format":
+            break
+    if wanted == "contiguous_format":
+        if _c_ordered(out.native) or out.is_contiguous():
+            return out
+        order = tuple(range(out.ndim))
+    elif suggested_format(tuple(out.shape), out.stride()) == wanted:
+        return out  # (torch:cpu's kernels already lay it out so)
+    else:
+        order = (0, *range(2, out.ndim), 1)
+    out.data = Tensor(laid_out(out.backend, out.native, order), out.backend, out.dtype)
+    return out
+
+
 def _lift(value: tuple[int, ...], height: int) -> tuple[int, ...]:
     """A 1-D argument as the 2-D one of a convolution over a height of one."""
     return (height, *value) if len(value) == 1 else value
@@ -445,7 +480,8 @@ def _conv_composite(
             _lift(padding, 0),
             _lift(dilation, 1),
             groups,
-        ).squeeze(2)
+        )
+        out = kernel_layout(out).squeeze(2)  # (C order: torch's 1-d one's, whatever x's)
         return labelled(out, "ConvolutionBackward0", x, weight, bias)  # PyTorch's one kernel
     name = f"conv{x.dim() - 2}d"
     return fused_or_reference(
@@ -487,7 +523,9 @@ def _convolution(
         out = (x.sum() * 0).expand(x.shape[0], 0, *spots)  # (in the graph, as PyTorch's)
         return out if batched else out.squeeze(0)
     out = _conv_composite(x, weight, bias, stride, padding, dilation, groups)
-    return out if batched else out.squeeze(0)
+    if rank != 2:
+        return out if batched else out.squeeze(0)
+    return kernel_layout(out, x, weight) if batched else kernel_layout(out).squeeze(0)
 
 
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
@@ -649,6 +687,8 @@ def _conv_transpose(
     )
     if lift:
         out = labelled(out.squeeze(2), "ConvolutionBackward0", x, weight)
+    elif rank == 2 and batched:
+        out = kernel_layout(out, x, weight)
     if late_bias is not None:  # added in place, as PyTorch does: the result keeps its dtype
         out = (out + late_bias.reshape(1, -1, *(1,) * rank)).to(out.dtype)
     return out if batched else out.squeeze(0)

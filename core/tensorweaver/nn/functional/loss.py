@@ -181,21 +181,36 @@ def mse_loss(
         out = _weighted(_squared_error(input, target), weight, reduction, True, "mse_loss")
     if weight is not None:  # PyTorch's weighted form is a composite that prints its last op's name
         return out
-    if out._node is not None:
-        for t in (input, target):  # PyTorch's MseLossBackward0 saves both
-            if t._inference:
-                _refuse_saved("mse_loss", t)
     return _saving(out, "MseLossBackward0", input, target, saved)
 
 
 def _saving(out: Tensor, grad_fn: str, input: Tensor, target: Tensor, saved: tuple) -> Tensor:
     """``out`` labelled ``grad_fn``, PyTorch's node of ``input`` and ``target``, which saves
     the tensors ``saved``: its backward refuses them once changed in place, as PyTorch's."""
-    out = labelled(out, grad_fn, input, target)
+    return _saved_operands(labelled(out, grad_fn, input, target), grad_fn, saved)
+
+
+def _saved_operands(out: Tensor, grad_fn: str, saved: tuple) -> Tensor:
+    """``out``, whose node (labelled ``grad_fn``) saves the tensors ``saved`` (None: one not
+    given) as PyTorch's node of that name does: an inference tensor among them is refused,
+    and backward refuses once one of them, or the memory it views, changed in place."""
     node = out._node
-    if node is not None and node.label == grad_fn:
-        # weak references: the graph keeps no more than before (a tensor gone is unchanged)
-        node.operands = tuple([(weakref.ref(t), t._version) for t in saved])
+    if node is None or node.label != grad_fn:
+        return out
+    operands = []
+    for t in saved:  # (a plain loop: this runs on every loss call)
+        if t is None:
+            continue
+        if t._inference:
+            _refuse_saved(grad_fn, t)
+        if t._view_of is None and t._alias_of is None:
+            # weakly: the graph keeps no more than before (once gone, nothing changes it)
+            operands.append((weakref.ref(t), t._version))
+        else:
+            # held, as PyTorch's saved variable: its base's later change reaches it (PyTorch's
+            # counter is shared over the memory), even where made for the call alone
+            operands.append((lambda t=t: t, t._version))
+    node.operands = tuple(operands)
     return out
 
 
@@ -508,20 +523,35 @@ def nll_loss(
     reduction = _reduction(size_average, reduce, reduction)
     x, t, unbatched = _batched_classes(input, target, "nll_loss")
     check_backends("nll_loss", (x, t) if weight is None else (x, t, weight))
+    name = _nll_name(x.dim(), reduction)
     if _by_kernel(x, weight, reduction):
         loss = _kernel_nll(x, t, weight, ignore_index, reduction, "nll_loss")
         if unbatched and reduction == "none":
-            loss = labelled(loss.squeeze(0), "NllLossBackward0", x)
-        return loss
+            loss = labelled(loss.squeeze(0), name, x)
+    else:
+        loss = _composed_nll(x, t, weight, ignore_index, reduction, unbatched, name)
+    # (PyTorch's node saves the operands as given: a (C,) input's too)
+    return _saved_operands(loss, name, (input, target, weight))
+
+
+def _composed_nll(
+    x: Tensor,
+    t: Tensor,
+    weight: Tensor | None,
+    ignore_index: int,
+    reduction: str,
+    unbatched: bool,
+    name: str,
+) -> Tensor:
+    """``nll_loss`` of batched ``x`` as a composition of core ops, labelled ``name``."""
     checked = False
     if weight is None and not 0 <= ignore_index < x.shape[1] and reduction in _REDUCTIONS:
         checked = True
         if _check_class_targets(x, t, ignore_index, "nll_loss") and _counts_exactly(x, t):
-            loss = _unweighted_nll(x, t, reduction, unbatched)
-            return labelled(loss, _nll_name(x.dim(), reduction), x)
+            return labelled(_unweighted_nll(x, t, reduction, unbatched), name, x)
     loss = _nll(x, t, weight, ignore_index, reduction, "nll_loss", checked)[0]
     loss = loss.squeeze(0) if unbatched and reduction == "none" else loss
-    return labelled(loss, _nll_name(x.dim(), reduction), x)
+    return labelled(loss, name, x)
 
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -694,7 +724,8 @@ def cross_entropy(
         name = _nll_name(x.dim(), reduction)
         x = logp
     loss = loss.squeeze(0) if unbatched and reduction == "none" else loss
-    return labelled(loss, name, x)
+    # (the nll step's node saves the targets and weights, log_softmax's its own output)
+    return _saved_operands(labelled(loss, name, x), name, (target, weight))
 
 
 def _probability_cross_entropy(
@@ -768,7 +799,8 @@ def binary_cross_entropy(
         if weight is not None:
             loss = loss * weight
         out = _reduce(loss, reduction, "binary_cross_entropy")
-    return labelled(out, "BinaryCrossEntropyBackward0", input, target)
+    saved = (input, target, weight)  # (PyTorch's node's: an inference target is refused)
+    return _saving(out, "BinaryCrossEntropyBackward0", input, target, saved)
 
 
 #: PyTorch's 1e-12 in the binary cross entropy gradient, which it stores as a float32.
@@ -832,7 +864,9 @@ def binary_cross_entropy_with_logits(
         out = _reduce(loss, reduction, fn)
         if out.dtype != target.dtype:  # PyTorch's kernel writes the loss in the target's type
             out = out.to(target.dtype)
-    return _saving(out, "BinaryCrossEntropyWithLogitsBackward0", input, target, (input, target))
+    # (PyTorch's node saves the weights too)
+    saved = (input, target, weight, pos_weight)
+    return _saving(out, "BinaryCrossEntropyWithLogitsBackward0", input, target, saved)
 
 
 def _bce_logits(input: Tensor, target: Tensor, pos_weight: Tensor | None = None) -> Tensor:

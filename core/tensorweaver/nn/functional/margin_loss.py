@@ -13,7 +13,7 @@ import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.nn.functional.activation import logsigmoid
 from tensorweaver.nn.functional.distance import pairwise_distance
-from tensorweaver.nn.functional.loss import _reduce, _reduction, _saving
+from tensorweaver.nn.functional.loss import _reduce, _reduction, _saved_operands, _saving
 from tensorweaver.ops import index as ix
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.bounds import extrema, inside
@@ -183,9 +183,9 @@ def multi_margin_loss(
         z = z * ix.take_along(weight, 0, index.reshape(-1)).unsqueeze(1)
     own = index == tw.arange(classes, device=input.device)
     loss = (z.masked_fill(own, 0).sum(1) / classes).reshape(target.shape)
-    return labelled(
-        _reduce(loss, reduction, "multi_margin_loss"), "MultiMarginLossBackward0", input
-    )
+    name = "MultiMarginLossBackward0"  # (PyTorch's node saves the input, target and weight)
+    loss = labelled(_reduce(loss, reduction, "multi_margin_loss"), name, input)
+    return _saved_operands(loss, name, (input, target, weight))
 
 
 def multilabel_margin_loss(
@@ -224,7 +224,8 @@ def multilabel_margin_loss(
     counted = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
     loss = hinge.masked_fill(~counted, 0).sum((1, 2)) / classes
     loss = _reduce(loss.reshape(input.shape[:-1]), reduction, "multilabel_margin_loss")
-    return labelled(loss, "MultilabelMarginLossBackward0", input)
+    name = "MultilabelMarginLossBackward0"  # (PyTorch's node saves the input and target)
+    return _saved_operands(labelled(loss, name, input), name, (input, target))
 
 
 def cosine_embedding_loss(

@@ -23,7 +23,7 @@ from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.names import grad_fn_name
 from tensorweaver.autograd.node import saves_integer_output
 from tensorweaver.contract.dtypes import DType
-from tensorweaver.nn.functional.conv import _batched, _im2col, _ntuple, pad
+from tensorweaver.nn.functional.conv import _batched, _im2col, _ntuple, kernel_layout, pad
 from tensorweaver.nn.functional.integral import is_integral
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
@@ -251,6 +251,8 @@ def _max_pool(
             out = fused_or_reference("max_pool", max_pool_reference, (x,), *static)
         else:
             out = max_pool_reference(x, kernel, stride, padding, dilation, ceil_mode)
+        # (C order without a channels-last input: torch's 1-d one's too, whatever x's)
+        out = kernel_layout(out, *((x,) if batched and nd > 1 else ()))
         return out if batched else _unbatched(out, input)
     static = (kernel, stride, padding, dilation, ceil_mode)
     if x.dtype.is_floating_point:
@@ -263,6 +265,9 @@ def _max_pool(
         )
     else:
         out, indices = max_pool_with_indices_reference(x, *static)
+    if nd > 1:  # (torch's indices are laid out as its values)
+        operands = (x,) if batched else ()
+        out, indices = kernel_layout(out, *operands), kernel_layout(indices, *operands)
     if not batched:
         out, indices = _unbatched(out, input), indices.squeeze(0)
     saves_integer_output(out, indices)  # (PyTorch's node saves the indices)
@@ -379,7 +384,9 @@ def _avg_pool(
         raise NotImplementedError(
             f"{fn}: not implemented for {x.dtype} input; convert it with .float() (or .long())"
         )
-    return out if batched else _unbatched(out, input)
+    if nd != 2:  # (torch's 3-D one is C-ordered, as the plugins' are)
+        return out if batched else _unbatched(out, input)
+    return kernel_layout(out, x) if batched else _unbatched(kernel_layout(out), input)
 
 
 def avg_pool_reference(

@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.autograd.node import saves_integer_input
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.layout import sparse_coo
 from tensorweaver.ops import index as ix
@@ -266,6 +267,13 @@ def embedding(
     # (not Tensor.reshape: these indices are the op's own, never written through, so they
     # need no view bookkeeping)
     indices = mv.reshape(input, (input.numel(),)).long()
+    if size == 0 and indices.numel() and max_norm is None:
+        # (PyTorch's index_select refuses a weight of no rows before any range check; with
+        # max_norm, its renorm indexes first: the IndexError below)
+        raise RuntimeError(
+            "embedding(): index_select(): self indexing axis dim should be positive: the "
+            f"weight {tuple(weight.shape)} has no rows to look {indices.numel()} indices up in"
+        )
     check_index("embedding()", indices, size, 0, error=IndexError)  # PyTorch's class
     if max_norm is not None:
         _renorm_(weight, indices, max_norm, norm_type)
@@ -280,7 +288,8 @@ def embedding(
             )
         counts = tw.bincount(indices, minlength=size).index_select(0, indices)
         rows = _GradientScale.apply(rows, (1.0 / counts.to(rows.dtype)).unsqueeze(1))
-    return mv.reshape(rows, (*input.shape, weight.shape[1]))  # (no view node: rows is new)
+    out = mv.reshape(rows, (*input.shape, weight.shape[1]))  # (no view node: rows is new)
+    return saves_integer_input(out, input)  # (PyTorch's node saves the indices)
 
 
 class _GradientScale(tw.autograd.Function):
