@@ -700,7 +700,11 @@ class Tensor:
                 "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
                 f"{type(requires_grad).__name__}"
             )
-        if self._node is not None and not requires_grad:
+        node = self._node
+        # (a view made under no_grad has no grad_fn of its own: PyTorch lets it go, its
+        # requires_grad following its base's still)
+        no_grad_view = node.__class__ is _InvalidHistory and node.message == _NO_GRAD_VIEW_CHANGED
+        if node is not None and not requires_grad and not no_grad_view:
             raise RuntimeError(
                 "requires_grad_(False): this tensor is not a leaf (it was computed from "
                 "tensors that require grad); use .detach() to get one that does not"
@@ -725,7 +729,15 @@ class Tensor:
         it on a non-leaf that has none and does not retain its gradient warns, as PyTorch:
         backward never fills it there (the core reads ``_grad``)."""
         grad = self._grad
-        if grad is None and self._node is not None and self._node.retained is None:
+        if grad is None and self._node is not None:
+            node = self._node
+            if node.__class__ is _InvalidHistory:
+                # (PyTorch reads the piece's own grad_fn: a split piece's is one that does
+                # not retain; a view made under no_grad has none, as a leaf)
+                if node.message == _NO_GRAD_VIEW_CHANGED:
+                    return None
+            elif node.retained is not None:
+                return None
             import warnings
 
             warnings.warn(
@@ -1106,6 +1118,11 @@ class Tensor:
         if not refused:
             if node is not None or is_grad_enabled():
                 self._node = node
+                retained = None if made_by is None else made_by.retained
+                if retained is not None and node is not None and retained() is self:
+                    # (retain_grad follows the tensor, as PyTorch's: .grad is the gradient
+                    # of its latest value, which the old node no longer fills)
+                    node.retained, made_by.retained = retained, None
             # (under no_grad the history stays, as in PyTorch: gradients flow as if the change
             # never happened, and a node that saved this tensor sees its version move)
             if requires_grad and is_grad_enabled():
@@ -1754,7 +1771,14 @@ class Tensor:
         """:func:`_dense_axis_order` of this tensor's layout."""
         shape = self._shape
         make = getattr(self.backend, "contiguous", None)
-        if 0 in shape or (make is not None and make(self.native) is self.native):
+        if 0 in shape or (
+            make is not None
+            and make(self.native) is self.native
+            # (a view whose array is a copy, z.real's, is laid out as its strides tell)
+            and (
+                (self._view_of is None and self._alias_of is None) or self._own_array_view() is None
+            )
+        ):
             return tuple(range(len(shape)))  # C order, told cheaply (strides cost more)
         return _dense_axis_order(tuple(shape), self._strides())
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from snippet_outcomes import same_each
 from tw_backends import FAST, entered
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tensor"))
@@ -164,8 +165,15 @@ def test_resize_of_a_view_within_its_memory_as_torch(backend: str) -> None:
         shrunk[1] = -1.0
         results.append([grown.tolist(), strided.tolist(), base.tolist()])
     assert results[0] == results[1]
-    with pytest.raises(RuntimeError, match="beyond the end"):
-        tw.arange(6.0)[2:].resize_(30)  # (PyTorch grows the storage: not done here)
+
+    def beyond(m):  # before session 25: RuntimeError ("beyond the end"); torch grows storage
+        base = m.arange(6.0)
+        view = base[2:].resize_(30)
+        view[4:] = m.arange(26.0)  # (torch's grown elements are uninitialised)
+        view[0], base[5] = -1.0, -7.0
+        return base, view, view.storage_offset()
+
+    same_each({"beyond": beyond}, backend, decimals=None)
 
 
 def test_creation_spellings_like_torch(backend: str) -> None:

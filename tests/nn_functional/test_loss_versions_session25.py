@@ -498,14 +498,6 @@ def test_view_of_data_alias_saved(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent: ctc_loss's targets changed in place before backward: torch's "
-    "CtcLossBackward0 saves them (and log_probs), so backward raises RuntimeError; tw computes. "
-    "Cause: nn/functional/ctc.py ctc_loss records no version of targets. Fix: "
-    "nn/functional/loss.py _saved_operands(loss, <ctc_loss's grad_fn label>, (log_probs, "
-    "targets)) at the end of ctc_loss (the lengths, taken as lists by torch, are not saved).",
-)
 def test_ctc_targets_changed_in_place(spec: str) -> None:
     same_each(
         {

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from snippet_outcomes import same_each
 
 VALUES = np.arange(24.0).reshape(4, 6) / 3
 
@@ -236,10 +237,18 @@ def test_resize_of_a_view_lays_it_out_in_its_memory_as_torch(backend, view, size
     _assert_same(resized)
 
 
-def test_resize_of_a_view_beyond_its_memory_raises(backend) -> None:
-    # torch grows the shared storage: elements no tensor here holds
-    with pytest.raises(RuntimeError, match="beyond the end of that memory"):
-        tw.tensor(VALUES)[1:, ::2].resize_(30)
+def test_resize_of_a_view_beyond_its_memory_grows_it_as_torch(backend) -> None:
+    # before session 25: RuntimeError ("beyond the end of that memory"); torch grows the
+    # shared storage, and the view and its base go on sharing it
+    def grown(m):
+        base = m.tensor(VALUES)
+        x = base[1:, ::2]
+        x.resize_(30)
+        x[9:] = m.arange(21.0)  # (torch's grown elements are uninitialised)
+        x[0], base[3, 5] = -1.0, -7.0
+        return base, x, x.stride(), x.storage_offset()
+
+    same_each({"grown": grown}, backend, decimals=None)
 
 
 # -- numpy() of views whose array is a copy -------------------------------------------------------

@@ -178,6 +178,7 @@ def _write_out(op: str, result: Tensor, out: Tensor, same_dtype: bool, inputs: t
         )
     if inputs:  # (checked before the cast, as PyTorch's TensorIterator)
         oa._refuse_overlapping_operands(out, op, inputs, {})
+        oa.refuse_resizing_an_input(op, out, result.shape, inputs)
     if not can_cast(result.dtype, out.dtype):
         raise RuntimeError(
             f"{op}(): result type {result.dtype.name} can't be cast to the desired output type "

@@ -15,9 +15,9 @@ alias, NumPy memory) that grows or is not contiguous lays the new shape out C-co
 from its storage offset in that memory, as PyTorch's. One that reaches beyond the end of
 that memory grows it, as PyTorch grows the shared storage: a new memory holds the old
 elements first, and the tensor and the one that held the old memory become views of it.
-Differs from PyTorch: that is done only where the tensor starts that memory, a contiguous
-tensor's own (else it raises). A ``resize_`` that grows fills the new elements with zeros
-(PyTorch's are uninitialised).
+Differs from PyTorch: that is done only where that memory is a contiguous tensor's own, one
+that does not require grad (else it raises). A ``resize_`` that grows fills the new elements
+with zeros (PyTorch's are uninitialised).
 """
 
 from __future__ import annotations
@@ -251,8 +251,9 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
         raise RuntimeError(
             f"resize_(): resizing a tensor of shape {tuple(self.shape)} to {list(shape)} while "
             "it shares memory with other tensors (a view, a base with views, a detach() alias "
-            "or NumPy memory) is supported beyond the end of that memory only for a tensor "
-            "that starts the memory of a contiguous tensor; resize a .clone() instead"
+            "or NumPy memory) is supported beyond the end of that memory only where it is the "
+            "memory of a contiguous tensor that does not require grad; resize a .clone() "
+            "instead"
         )
     if n > have:  # new memory, as PyTorch's reallocation
         flat = mv.reshape(self, (have,))
@@ -276,25 +277,34 @@ def _grows(x: Tensor, shape: tuple, memory: vw.Memory) -> bool:
     """Whether ``x`` was given the contiguous ``shape``, reaching past the end of its shared
     ``memory``, as PyTorch grows a storage: a new memory holds the old elements first, then
     zeros, and ``x`` (from its storage offset) and the tensor whose memory it was (from the
-    start) become views of it, so that each sees the other's later writes. Only where ``x``
-    starts that memory (for now: tests hold the others to an error), and it is a contiguous
-    tensor's own (no view's, alias's or NumPy's, whose memory PyTorch cannot grow either)
-    and none requiring grad (a graph through it)."""
+    start) become views of it, so that each sees the other's later writes. A ``detach()``
+    alias stands for the tensor it aliases (its memory, its offset there); a tensor whose
+    own memory it is (a base with views) hands that memory over to a new tensor, which its
+    views go on seeing. Only where that memory is a contiguous tensor's own (no view's or
+    NumPy's, whose memory PyTorch cannot grow either) and none requiring grad (a graph
+    through it)."""
+    source = x
+    while source._alias_of is not None and source._view_of is None:
+        source = source._alias_of  # (an alias: the memory, and offset, of what it aliases)
+    if source is not x:
+        memory = vw.Memory(source)
     owner = memory.base
+    while owner._alias_of is not None and owner._view_of is None:
+        owner = owner._alias_of  # (its aliases follow it)
     if (
-        memory.start
-        or owner is x
-        or owner.requires_grad
+        owner.requires_grad
         or not owner.is_contiguous()
         or owner._view_of is not None
-        or owner._alias_of is not None
         or _writes_through(owner)
     ):
         return False
     n, extent = math.prod(shape), owner.numel()
     old = mv.reshape(owner, (extent,))
     grown = mv.cat([old, cr.zeros(memory.start + n - extent, dtype=x.dtype, device=x)])
-    _hand_over(x)  # (x's old place among owner's views: a tensor no one holds)
+    # (x's old place among its memory's tensors: a tensor no one holds, or, where that
+    # memory was x's own, the tensor that now owns it)
+    held = _hand_over(x)
+    owner = held if owner is x else owner
     for t, view in (
         (x, vw.reshape(vw.narrow(grown, 0, memory.start, n), shape)),
         (owner, vw.reshape(vw.narrow(grown, 0, 0, extent), tuple(owner.shape))),

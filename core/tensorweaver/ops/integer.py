@@ -60,6 +60,7 @@ def _shift(op: str, input: Operand, other: Operand, left: bool) -> Tensor:
 def bitwise_left_shift(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """input << other (integers; wraps around)."""
     if out is not None:
+        _number_first_has_no_out("bitwise_left_shift", input, other)
         return written_out(
             "bitwise_left_shift", bitwise_left_shift(input, other), out, inputs=(input, other)
         )
@@ -69,10 +70,21 @@ def bitwise_left_shift(input: Operand, other: Operand, *, out: Tensor | None = N
 def bitwise_right_shift(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
     """input >> other (integers; arithmetic shift, the sign fills in)."""
     if out is not None:
+        _number_first_has_no_out("bitwise_right_shift", input, other)
         return written_out(
             "bitwise_right_shift", bitwise_right_shift(input, other), out, inputs=(input, other)
         )
     return _shift("bitwise_right_shift", input, other, left=False)
+
+
+def _number_first_has_no_out(op: str, input: Any, other: Any) -> None:
+    """PyTorch's (Number self, Tensor other) overload of the shifts takes no out=."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{op}() received an invalid combination of arguments - got "
+            f"({type(input).__name__}, {type(other).__name__}, out=Tensor): with a number "
+            "first it takes no out=; compute it without out= and copy_() the result"
+        )
 
 
 def _need_tensors(op: str, input: Any, other: Any) -> None:

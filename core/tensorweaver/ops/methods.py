@@ -35,7 +35,7 @@ from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.in_place_writes import add_scaled, addable
 from tensorweaver.ops.out_arguments import _refuse_overlapping_operands, _refuse_partial_overlap
 from tensorweaver.ops.rank import check_ndim
-from tensorweaver.tensor import Size, Tensor, _out_of_order
+from tensorweaver.tensor import Size, Tensor, _InvalidHistory, _out_of_order
 
 
 def _reversed(op: Any) -> Any:
@@ -693,11 +693,11 @@ def _squeeze(self: Tensor, *dims: Any, dim: Any = None, **aliases: Any) -> Tenso
 _METHODS: dict[str, Any] = {
     # operators
     "__add__": ew.add_,
-    "__radd__": _reversed(ew.add_),
+    "__radd__": ew.add_,  # (commutes; PyTorch lists the tensor's edge first)
     "__sub__": ew.sub_,
     "__rsub__": _reversed(ew.sub_),
     "__mul__": ew.mul,
-    "__rmul__": _reversed(ew.mul),
+    "__rmul__": ew.mul,
     "__truediv__": ew.div,
     "__rtruediv__": _reciprocal_times,
     "__rdiv__": _reciprocal_times,  # PyTorch keeps Python 2's name too
@@ -1026,18 +1026,17 @@ _METHODS.update(
 
 #: Methods whose leading arguments PyTorch names otherwise than the functions bound to them
 #: (``x.addmm(mat1=a, mat2=b)``): name -> PyTorch's names, in order, each a tuple of the
-#: names one position takes (``tensor_split``'s first: an int, a list or a tensor). The
-#: in-place form ``name_`` takes them too. (The functions of ops/elementwise.py and
-#: ops/linalg.py name their arguments as PyTorch does, ``other``, ``tensor1``, ``vec2``...,
-#: so their methods need no wrapper, which would cost every call a frame.)
+#: names one position takes. The in-place form ``name_`` takes them too. (The functions of
+#: ops/elementwise.py and ops/linalg.py name their arguments as PyTorch does, ``other``,
+#: ``tensor1``, ``vec2``..., so their methods need no wrapper, which would cost every call a
+#: frame; so do tensor_split's and hsplit's, whose keywords also say which overload is meant:
+#: ``sections=`` an int, ``indices=`` a list of ints, ``tensor_indices_or_sections=`` a tensor.)
 TORCH_METHOD_KEYWORDS: dict[str, tuple[tuple[str, ...], ...]] = {
     "addmm": (("mat1",), ("mat2",)),
     "addmv": (("mat",), ("vec",)),
     "baddbmm": (("batch1",), ("batch2",)),
     "where": (("condition",), ("other",)),
     "swapaxes": (("axis0",), ("axis1",)),
-    "tensor_split": (("sections", "indices", "tensor_indices_or_sections"),),
-    **dict.fromkeys(("hsplit", "vsplit", "dsplit"), (("sections", "indices"),)),
 }
 
 
@@ -1182,7 +1181,9 @@ Tensor.real = property(views.real)  # views: writes reach the complex tensor
 
 def _retains_grad(self: Tensor) -> bool:
     node = self._node
-    return node is not None and node.retained is not None
+    # (an invalid history, of a view whose base changed in place, retains nothing: PyTorch's
+    # test reads the flag, not the grad_fn that would raise)
+    return node is not None and node.__class__ is not _InvalidHistory and node.retained is not None
 
 
 Tensor.imag = property(views.imag)

@@ -180,6 +180,8 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
             _refuse_overlap(name, out, args, kwargs, resized=value.numel())
         if name == "stack" and out.shape != value.shape:
             value = _resized_stack_layout(fn, args, kwargs, value)
+    if kind.partly == "any" and isinstance(out, Tensor) and isinstance(value, Tensor):
+        refuse_resizing_an_input(name, out, value.shape, (*args, *kwargs.values()))
     if kind.partly:
         _refuse_partly(name, kind.partly, args, kwargs, out, value)
     if kind.quiet:
@@ -189,6 +191,17 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     else:
         written = _write(name, value, out, kind)
     return written if kind.returns else None
+
+
+def refuse_resizing_an_input(op: str, out: Tensor, shape: tuple, inputs: tuple) -> None:
+    """PyTorch's error where ``out`` is itself one of ``inputs`` (an in-place op, as its
+    TensorIterator sees it) but the result's ``shape`` differs: an input is never resized."""
+    if out.shape != shape and any(t is out for t in inputs):
+        raise RuntimeError(
+            f"{op}(): output with shape {list(out.shape)} doesn't match the broadcast shape "
+            f"{list(shape)}: out= is one of the inputs, which cannot be resized; pass a new "
+            "tensor as out="
+        )
 
 
 def _refuse_partly(name: str, rule: str, args: tuple, kwargs: dict, out: Any, value: Any) -> None:

@@ -11,11 +11,12 @@ every step of a model (an LSTM's gates, attention's q, k and v).
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import Any
 
-from tensorweaver.autograd.function import Function, FunctionCtx, _watched
+from tensorweaver.autograd.function import Function, FunctionCtx, _SavedOutput, _watched
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.autograd.node import InputShape, Node, output_node
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, InputShape, Node, output_node
 from tensorweaver.tensor import Tensor
 
 
@@ -108,9 +109,9 @@ def two_outputs(label: str, x: Tensor, compute: Any, rule: Any, saves: tuple) ->
     ctx = FunctionCtx((True,))
     ctx.compute, ctx.rule = compute, rule
     ctx.materialize_grads = False
-    # The saved outputs as new tensors over their arrays: the outputs themselves would keep
-    # their own node alive through it.
-    ctx._saved = (x, *(Tensor(outputs[i].native, x.backend, outputs[i].dtype) for i in saves))
+    # The saved outputs as their arrays (the outputs themselves would keep their own node
+    # alive through it), handed back attached to their nodes, as a Function's.
+    ctx._saved = (x, *(_SavedOutput(i, outputs[i]) for i in saves))
     # x changed in place before backward (or a base it is a view of) is refused on reading
     ctx._versions, ctx._name = _watched((x,), []), label.removesuffix("Backward0")
     shapes = tuple([InputShape(o) for o in outputs])
@@ -121,4 +122,7 @@ def two_outputs(label: str, x: Tensor, compute: Any, rule: Any, saves: tuple) ->
         node.label = label
         out._node = node
         out._requires_grad = True
+    ctx._nodes = [weakref.ref(out._node) for out in outputs]
+    if SAVED_TENSORS_HOOKS:  # (its pack sees x and the saved outputs, as PyTorch's)
+        ctx._pack(list(outputs))
     return outputs

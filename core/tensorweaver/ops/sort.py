@@ -15,7 +15,11 @@ import numpy as np
 
 from tensorweaver import return_types
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import saves_integer_output
+from tensorweaver.autograd.node import (
+    INVALID_HISTORIES,
+    _refuse_invalid_histories,
+    saves_integer_output,
+)
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
@@ -160,6 +164,10 @@ def argsort(
         keywords = {"dim": dim, "descending": descending, "stable": stable}
         return call_with_out("argsort", argsort, (input, *args), keywords, out)
     dim, descending = _overload("argsort", args, dim, descending, stable)
+    if INVALID_HISTORIES and is_grad_enabled():
+        # (PyTorch's argsort is its sort, which records a node on an input that needs a
+        # gradient: refused for a view whose history its base's in-place change invalidated)
+        _refuse_invalid_histories((input,))
     return _argsort(input, dim, descending)
 
 

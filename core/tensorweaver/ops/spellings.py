@@ -203,6 +203,13 @@ def _split_argument(name: str, given: Any, named: dict[str, Any]) -> Any:
     }
     if given is not None:
         found = {"indices_or_sections": given, **found}
+    sections = found.get("sections")
+    if isinstance(sections, Tensor) and sections.numel() == 1:
+        # (PyTorch's parser reads an int from a one-element integer tensor)
+        if sections.dtype is dtypes.bool:
+            raise RuntimeError(f"{name}: sections must be an integer, not a bool tensor")
+        if not (sections.dtype.is_floating_point or sections.dtype.is_complex):
+            found["sections"] = int(sections.item())
     value = None
     if len(found) == 1 and not any(
         k in kinds and (not isinstance(v, kinds[k]) or isinstance(v, bool))

@@ -8,9 +8,12 @@ process (SIGSEGV in liblegion), and one that Python's cycle collector freed ther
 it. Legion's way to bind another thread to the program's top-level task is C++ only, and
 binds one thread at a time.
 
-So ``cupynumeric.ndarray`` gets a finalizer: in another thread it keeps the array (with its
-store and whatever else it holds) alive in a queue, and Legate's thread frees the queue the
-next time it frees an array, or when Legate shuts down. In Legate's thread it costs one
+So ``cupynumeric.ndarray`` gets a finalizer: in another thread it keeps what the array holds
+of Legate (its thunk, whose store is the Legion object) alive in a queue, and Legate's thread
+frees the queue the next time it frees an array, or when Legate shuts down. The array
+itself is not kept (resurrected), and gives its thunk up: Python runs a finalizer once per
+object, so an array in a reference cycle that outlived its finalizer would be freed by a later
+collection in any thread with no finalizer left to run. In Legate's thread it costs one
 Python call per array freed (well under a microsecond; a cuPyNumeric op costs hundreds).
 Arrays freed inside a Legate task (a Python task, on a processor thread) are freed there.
 
@@ -27,8 +30,11 @@ from __future__ import annotations
 import atexit
 import threading
 
-#: Arrays whose last reference dropped outside Legate's thread, waiting to be freed there.
+#: The Legate objects of arrays whose last reference dropped outside Legate's thread, each
+#: array's in a list, waiting to be freed there.
 _pending: list = []
+#: The attributes of a cuPyNumeric array that hold Legate objects (cuPyNumeric 26.06).
+_LEGATE_HELD = ("_thunk", "_legate_data")
 #: Packages whose frames may hold Legate stores.
 _LEGATE_PACKAGES = frozenset({"cupynumeric", "cunumeric", "legate"})
 
@@ -47,13 +53,18 @@ def free_in_legate_thread(ndarray: type, owner: int) -> None:
     def __del__(self) -> None:
         if get_ident() != owner:
             if not is_running_in_task():
-                _pending.append(self)  # resurrected: freed by Legate's thread instead
+                # taken, not copied: CPython (3.11) keeps a whole cycle of garbage that a
+                # finalizer made reachable, and frees it at a later collection (in any
+                # thread) without finalizers; the array's own attributes alone (a user's
+                # may refer back to it)
+                held = vars(self)
+                _pending.append([held.pop(name) for name in _LEGATE_HELD if name in held])
         elif _pending:
             release()
 
     def release() -> None:
-        """Free the queued arrays (in Legate's thread only; each pop is atomic, so arrays
-        that other threads queue meanwhile wait for the next call)."""
+        """Free what the queued arrays held (in Legate's thread only; each pop is atomic, so
+        what other threads queue meanwhile waits for the next call)."""
         if get_ident() == owner:
             while _pending:
                 _pending.pop()
@@ -67,7 +78,7 @@ def free_in_legate_thread(ndarray: type, owner: int) -> None:
 
 
 def pending() -> int:
-    """How many arrays wait to be freed in Legate's thread."""
+    """How many arrays' Legate objects wait to be freed in Legate's thread."""
     return len(_pending)
 
 

@@ -18,7 +18,8 @@ from typing import Optional, Union
 import tensorweaver as tw
 from tensorweaver.autograd.names import composite_name
 from tensorweaver.autograd.node import saves_integer_output
-from tensorweaver.nn.functional.pooling import autocast_pool_input, window_table
+from tensorweaver.nn.functional.conv import kernel_layout
+from tensorweaver.nn.functional.pooling import autocast_pool_input, line_layout, window_table
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.fusion import fused_kernel
@@ -122,8 +123,19 @@ def _adaptive_avg(input: Tensor, nd: int, output_size: OutputSize, fn: str) -> T
         # (torch's) is left as it is.
         return _adaptive_avg(input.float(), nd, sizes, fn).to(input.dtype)
     if _fusable(input, sizes):
-        return fused_or_reference("adaptive_avg_pool", adaptive_avg_pool_reference, (input,), sizes)
-    return adaptive_avg_pool_reference(input, sizes)
+        out = fused_or_reference("adaptive_avg_pool", adaptive_avg_pool_reference, (input,), sizes)
+    else:
+        out = adaptive_avg_pool_reference(input, sizes)
+    return _layout(out, input, nd)
+
+
+def _layout(out: Tensor, input: Tensor, nd: int) -> Tensor:
+    """``out``, a new result for ``input``, laid out as torch's adaptive pools lay theirs out:
+    as its 2-D kernels (channels-last where a batched input suggests it), which its 1-D pools
+    run as over a height of one; its 3-D ones' C order as the plugins' kernels give it."""
+    if nd == 3 or input.dim() != nd + 2:
+        return out
+    return kernel_layout(out, input) if nd == 2 else line_layout(out, input)
 
 
 def adaptive_avg_pool_reference(x: Tensor, output_size: tuple[int, ...]) -> Tensor:
@@ -161,9 +173,12 @@ def _adaptive_max(
     if not return_indices:
         if _fusable(input, sizes):
             reference = adaptive_max_pool_reference
-            return fused_or_reference("adaptive_max_pool", reference, (input,), sizes)
-        return adaptive_max_pool_reference(input, sizes)
+            out = fused_or_reference("adaptive_max_pool", reference, (input,), sizes)
+        else:
+            out = adaptive_max_pool_reference(input, sizes)
+        return _layout(out, input, nd)
     out, indices = _adaptive_max_with_indices(input, sizes)
+    out, indices = _layout(out, input, nd), _layout(indices, input, nd)
     name = composite_name("adaptive_max_pool", (input,), (sizes,))  # as the fused kernel's
     out = labelled(out, name, input)
     saves_integer_output(out, indices)  # (PyTorch's node saves the indices)

@@ -16,7 +16,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
-from tensorweaver.nn.functional.loss import _reduce
+from tensorweaver.nn.functional.loss import _reduce, _saved_operands
 from tensorweaver.ops.bounds import extrema
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
@@ -240,6 +240,10 @@ def ctc_loss(
     loss = fused_or_reference(
         "ctc_loss", ctc_loss_reference, (log_probs, padded, *lengths), blank, zero_infinity
     )
+    if loss._node is not None:
+        # PyTorch's node saves the targets (not the lengths, which it reads as ints): the node
+        # made here (labelled on the reference path, a backend's fused kernel's unlabelled)
+        loss = _saved_operands(loss, loss._node.label, (targets,))
     if reduction == "mean":
         divisor = lengths[1].clamp(min=1).to(loss.dtype)
         return (loss / divisor).mean()
