@@ -106,3 +106,26 @@ def walk(fn: Any, depth: int = 3) -> Any:
     if depth == 0:
         return type(fn).__name__
     return type(fn).__name__, tuple((walk(f, depth - 1), i) for f, i in fn.next_functions)
+
+
+def grid(m: Any, *shape: int, dtype: Any = None) -> Any:
+    """1, 2, 3, ... of ``shape`` (float64 unless ``dtype``)."""
+    n = float(np.prod(shape))
+    return m.arange(1.0, n + 1.0, dtype=dtype or m.float64).reshape(shape)
+
+
+def leaf(m: Any, *shape: int) -> Any:
+    """:func:`grid` as a leaf that requires grad."""
+    return grid(m, *shape).requires_grad_()
+
+
+def refused_in_place(backward: Callable[[], Any]) -> Optional[str]:
+    """``"modified in place"`` where ``backward()`` raises torch's error for a saved tensor
+    changed in place (tw words it "in-place"), else None; other errors propagate."""
+    try:
+        backward()
+    except RuntimeError as e:
+        if "inplace" in str(e).replace("in-place", "inplace"):
+            return "modified in place"
+        raise
+    return None

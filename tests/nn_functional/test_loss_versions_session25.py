@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+from snippet_outcomes import refused_in_place as _refused
 from snippet_outcomes import same_each
 from tw_backends import FAST
 
@@ -36,18 +37,6 @@ def _grid(m: Any, *shape: int, scale: float = 7.0) -> Any:
 
 def _leaf(m: Any, *shape: int, scale: float = 7.0) -> Any:
     return _grid(m, *shape, scale=scale).requires_grad_()
-
-
-def _refused(backward: Callable[[], Any]) -> str | None:
-    """``"modified in place"`` where ``backward()`` raises torch's error for a saved tensor
-    changed in place (tw words it "in-place"), else None; other errors propagate."""
-    try:
-        backward()
-    except RuntimeError as e:
-        if "inplace" in str(e).replace("in-place", "inplace"):
-            return "modified in place"
-        raise
-    return None
 
 
 def _changed(m: Any, build: Build, reduction: str, operand: str) -> Any:

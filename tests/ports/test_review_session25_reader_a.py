@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+from snippet_outcomes import refused_in_place as _refused
 from snippet_outcomes import same_each
 from tw_backends import FAST
 
@@ -46,18 +47,6 @@ def _names(fn: Any, depth: int = 3) -> Any:
     if depth == 0:
         return type(fn).__name__
     return type(fn).__name__, tuple(_names(f, depth - 1) for f, _ in fn.next_functions)
-
-
-def _refused(backward: Callable[[], Any]) -> str | None:
-    """``"modified in place"`` where ``backward()`` raises torch's error for a saved tensor
-    changed in place (tw words it "in-place"), else None; other errors propagate."""
-    try:
-        backward()
-    except RuntimeError as e:
-        if "inplace" in str(e).replace("in-place", "inplace"):
-            return "modified in place"
-        raise
-    return None
 
 
 def _grads(*ts: Any) -> tuple:

@@ -19,6 +19,8 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 import torch
+from snippet_outcomes import grid as _grid
+from snippet_outcomes import leaf as _leaf
 from snippet_outcomes import same_each, walk
 from tw_backends import FAST
 
@@ -28,16 +30,6 @@ Program = Callable[[Any], Any]
 @pytest.fixture(params=FAST)
 def spec(request: pytest.FixtureRequest) -> str:
     return request.param
-
-
-def _grid(m: Any, *shape: int, dtype: Any = None) -> Any:
-    """1, 2, 3, ... of ``shape`` (float64 unless ``dtype``)."""
-    n = float(np.prod(shape))
-    return m.arange(1.0, n + 1.0, dtype=dtype or m.float64).reshape(shape)
-
-
-def _leaf(m: Any, *shape: int) -> Any:
-    return _grid(m, *shape).requires_grad_()
 
 
 def _name(t: Any) -> Any:
