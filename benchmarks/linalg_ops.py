@@ -270,6 +270,49 @@ this code; three runs against torch's CPU): triangular_solve fwd+bwd 3.87x, 3.64
 3.57x, 3.69x, 3.50x; lstsq 1.33x, 1.26x, 1.36x -> 1.29x, 1.26x, 1.30x. Not met:
 triangular_solve's backward: the formula's five tensor ops (107 us against the same torch
 calls' 84 at 8 x 64 x 64, timed alone) and the one node's Function machinery.
+
+Twenty-sixth session (2026-12-06 13:50-14:00 UTC, load 4-8 from other agents and a test
+run). The node of a call with several outputs (slogdet, qr, eigh, svd, lu, triangular_solve,
+lstsq: ``one_node.py``'s ``_LinalgCall``, marked ``_well_formed``) hands its rule's
+gradients on without the checks ``function_backward`` makes of a user's Function's
+(2-3 us); the formula calls (triangular_solve, lstsq) switch grad mode off without
+``no_grad()``'s object (1.4 against 4.0 us, loaded); ``fused_or_reference`` reads
+``requires_grad`` and the dtype from the slots (the property's frame only for a view).
+Three runs of the session's starting code (before) and this code (after), alternated, each
+interleaving torch and TensorWeaver; ratio medians (runs):
+
+| workload | before | after |
+|---|---|---|
+| solve_triangular fwd | 1.24x (1.23-1.24) | 1.22x (1.21-1.23) |
+| solve_triangular fwd+bwd | 1.14x (1.09-1.15) | 1.09x (1.08-1.11) |
+| slogdet fwd | 1.09x (1.08-1.09) | 1.10x (1.09-1.12) |
+| slogdet fwd+bwd | 1.17x (1.15-1.18) | 1.16x (1.12-1.17) |
+| triangular_solve fwd | 0.71x (0.70-0.73) | 0.70x (0.68-0.70) |
+| triangular_solve fwd+bwd | 1.18x (1.17-1.18) | 1.10x (1.06-1.16) |
+| qr fwd+bwd (3 other runs) | 1.10x (1.01-1.10) | 1.06x (1.00-1.07) |
+
+The unchecked hand-on alone, switched on and off in one process (``_well_formed``, 31
+interleaved rounds, loaded machine): slogdet fwd+bwd 205 -> 195 us at 1 x 4 x 4, 982 ->
+950 at 8 x 64 x 64; qr 174 -> 166, 1764 -> 1735; triangular_solve 156 -> 149, 260 ->
+248: three to ten times the checks' own 2-3 us, as the eighteenth session's cache misses
+would have it.
+
+Where slogdet's time goes (timeit medians, one thread): on 1 x 4 x 4 torch's step takes
+113 us, TensorWeaver's 175, of which the call of torch's backward node 54 (``_call_node``
+replaced by a stub returning its result: 120); that node costs 13-16 us called twice in a
+row, 25-26 us as the backward's first call of it: the interpreter's work since the
+forward (the core's graph, ``sum``, the engine) left torch's code and data out of the
+caches. With grad, the forward's recording (``fused_or_reference`` with the backend's call
+stubbed out: 10-15 us warm, against 5.7 without grad) is the group of nodes PyTorch's one
+node needs (a ctx, the call's node, a node per output, the saved outputs' versions); the
+backward's the engine's two nodes, the Slot, the release of the Function node's inputs.
+At 8 x 64 x 64 the same step is 135 us over torch's 735 (forward with grad +40 us, ``sum``
++13, backward +100): the Python of the core's engine, ``Node`` and ``Tensor`` (other
+helpers' files) and the cache misses it causes in torch's kernels. One run of every
+workload after these changes (load 7-8): over 1.10x were solve (1.12x, 1.12x), det fwd+bwd
+(1.15x: its ``a / n`` is a core ``div`` with its own node), slogdet (1.11x, 1.11x), qr
+fwd+bwd (1.13x), solve_triangular (1.22x, 1.10x), triangular_solve fwd+bwd (1.11x) and
+matrix_exp fwd (1.10x); the others 1.00-1.09x.
 """
 
 from __future__ import annotations

@@ -175,6 +175,13 @@ class Function:
     """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``; call
     ``apply``. ``backward`` returns one gradient (or None) per argument of ``forward``."""
 
+    #: True on the core's own Functions of several outputs whose arguments are all tensors
+    #: and whose ``backward`` returns a tuple of one tensor (of its input's shape, or one
+    #: that sums to it) or None per argument, with ``materialize_grads`` off: their call's
+    #: node hands that tuple on unchecked (:func:`function_backward`). The checks are for a
+    #: user's ``backward``; they cost 2-3 us of every backward of a linalg call's node.
+    _well_formed = False
+
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any) -> Any:
         raise NotImplementedError("a Function subclass must define forward(ctx, ...)")
@@ -540,6 +547,8 @@ def function_backward(node: Node, g: Any) -> tuple:
     cls, ctx, args, index, outputs = node.saved
     if args is None:  # an output's node: ``outputs`` is their count
         return (Slot(index, outputs, g),)
+    if index is None and cls._well_formed:  # the call's node: ``g`` one gradient an output
+        return cls.backward(ctx, *g)
     zeros = ctx.materialize_grads
     grads = [
         # zeros_like, not o * 0: an output holding inf or NaN must still get zeros

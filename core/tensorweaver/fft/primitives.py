@@ -59,7 +59,9 @@ def bound(op: str, like: Tensor, *static: Any) -> Callable[[Tensor], Tensor]:
 
     def call(x: Tensor) -> Tensor:  # _node inlined: one frame less a call (0.1 us)
         out = Tensor(kernel(x.native, dims, norm, last), x.backend, dtype)
-        if x.requires_grad and is_grad_enabled():
+        # x.requires_grad, its property's frame only for a view (whose flag may be its base's)
+        grad = x._requires_grad or (x._view_of is not None and x.requires_grad)
+        if grad and is_grad_enabled():
             _attach(op, grad_fn, x, out, static)
         return out
 

@@ -195,7 +195,9 @@ def _sized(name: str, resolve: Resolve, doc: str) -> Callable[..., Tensor]:
         key = plan = None
         if type(input) is Tensor:
             # the types too: 1.0 and True equal 1, and a plan must not take what PyTorch refuses
-            key = (name, input.backend, input.shape, input.dtype, n, type(n), dim, type(dim), norm)
+            # (the slots, not the properties: this runs once a call)
+            shape, dtype = input._shape, input._dtype
+            key = (name, input.backend, shape, dtype, n, type(n), dim, type(dim), norm)
             try:
                 plan = _PLANS.get(key)
             except TypeError:  # an unhashable argument: resolved (and refused) the long way
@@ -225,7 +227,7 @@ def _shaped(name: str, of: str, resolve: Resolve, dims: Dims, doc: str) -> Calla
         if type(input) is Tensor:
             typed_s = no_s if s is None else _typed(s)
             typed_dim = default_dim if dim is dims else _typed(dim)
-            key = (of, input.backend, input.shape, input.dtype, typed_s, typed_dim, norm)
+            key = (of, input.backend, input._shape, input._dtype, typed_s, typed_dim, norm)
             try:
                 plan = _PLANS.get(key)
             except TypeError:  # an unhashable argument: resolved (and refused) the long way
