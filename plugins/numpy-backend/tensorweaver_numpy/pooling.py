@@ -130,7 +130,9 @@ class _Pooled:
         word, ones = (np.uint64, 0x0101010101010101) if out.size % 8 == 0 else (np.uint8, 1)
         hits, free = [], None
         for k, view in enumerate(views):
-            hit = view == out
+            # C order whatever the windows' layout: ``bits`` must be a view of ``hit`` (a
+            # channels-last input's hits would be copied by reshape, and ties kept)
+            hit = np.equal(view, out, order="C")
             if inside is not None:
                 hit &= inside[k]
             bits = hit.reshape(-1).view(word)
