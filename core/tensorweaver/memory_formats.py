@@ -80,14 +80,21 @@ def laid_out(backend: Any, native: Any, order: tuple[int, ...]) -> Any:
     make = getattr(backend, "contiguous", None)
     if make is None:
         return native
-    if order == tuple(range(len(order))):
-        return make(native)
-    inverse = tuple(order.index(axis) for axis in range(len(order)))
-    made = make(backend.permute(native, order))
+    identity = order == tuple(range(len(order)))
+    made = make(native if identity else backend.permute(native, order))
     shape = tuple(native.shape)
     if 1 in shape:  # (a row-major array may keep any stride on a size-1 axis: reshaped, C's)
         made = backend.reshape(backend.reshape(made, (math.prod(shape),)), tuple(made.shape))
-    return backend.permute(made, inverse)
+    if identity:
+        return made
+    return backend.permute(made, tuple(order.index(axis) for axis in range(len(order))))
+
+
+def c_ordered(native: Any) -> bool:
+    """Whether ``native`` is C-ordered as its type tells cheaply (False where it cannot)."""
+    kind = type(native)
+    test = C_TESTS[kind] if kind in C_TESTS else c_test(kind)
+    return test is not None and bool(test(native))
 
 
 #: :func:`c_test` of each array type met so far.

@@ -55,6 +55,7 @@ from tensorweaver.autograd.mode import (
 from tensorweaver.autograd.node import (
     INPLACE_CHANGES,
     SAVED_INTEGER_OUTPUTS,
+    ViewChange,
     integer_output_changed,
     note_invalid_history,
     output_changed,
@@ -106,16 +107,40 @@ _WRITTEN: list = []
 #: own, so autograd does not see writes through it.
 _OWN_COUNTERS: dict[int, weakref.ref] = {}
 
+#: The non-leaf tensors (by id, each with a weak reference that removes its entry) that
+#: called ``retain_grad()``: as PyTorch's ``retains_grad``, a flag of the tensor, which stays
+#: when its node changes (an in-place op, ``detach_``, a base's change) while the retention
+#: itself moves with the node (``Node.retained``).
+_RETAINING: dict[int, weakref.ref] = {}
+
 
 class _OwnCounterRef(weakref.ref):
-    """The weak reference of an :data:`_OWN_COUNTERS` entry, which holds its key (one shared
-    callback, no closure per ``.data`` tensor)."""
+    """The weak reference of an :data:`_OWN_COUNTERS` or :data:`_RETAINING` entry, which
+    holds its key (one shared callback per table, no closure per tensor)."""
 
     __slots__ = ("key",)
 
 
 def _forget_own_counter(ref: _OwnCounterRef) -> None:
     _OWN_COUNTERS.pop(ref.key, None)
+
+
+def _forget_retention(ref: _OwnCounterRef) -> None:
+    _RETAINING.pop(ref.key, None)
+
+
+def _retaining(t: Tensor) -> bool:
+    """PyTorch's ``t.retains_grad``: whether ``t`` called ``retain_grad()`` as a non-leaf (its
+    node's retention, where a replay by tw.compile set it, counts too)."""
+    if _RETAINING and id(t) in _RETAINING:
+        return True
+    node = t._node
+    return (
+        node is not None
+        and node.__class__ is not _InvalidHistory
+        and node.retained is not None
+        and node.retained() is t
+    )
 
 
 #: How many writes through a ``.data`` tensor are being passed on into the tensors over its
@@ -190,6 +215,31 @@ _NO_GRAD_VIEW_WRITTEN = (
     "block (if you don't want the inplace to be tracked) or both outside (if you want the "
     "inplace to be tracked)."
 )
+
+
+def _move_retention(t: Tensor, old: Any, new: Any) -> None:
+    """Move ``t``'s ``retain_grad()`` from its old node to ``new``, its node now, as PyTorch
+    moves the retains-grad hook to a tensor's new ``grad_fn`` (after an in-place change, or
+    a view's regenerated one): ``.grad`` is then the gradient of its latest value, which the
+    old node no longer fills."""
+    retained = old.retained
+    if new is not None and new is not old and retained() is t:
+        new.retained, old.retained = retained, None
+
+
+def _as_copy_slices(base: Tensor, old: Any, view: Tensor) -> None:
+    """Name ``base``'s node, made by the write-back of ``view``'s change into it, PyTorch's
+    ``CopySlices`` with its edges: ``base``'s node before (``old``), then those of the op that
+    changed the view but its first. A write-back of its own (a permuted or reshaped view's
+    ``base.copy_``) made a ``CopyBackwards`` over the view's node; setitem's is named already."""
+    node = base._node
+    if node is None or node is old or view._node is None:
+        return
+    edges = getattr(node, "edges", None)
+    if edges and type(edges[-1]) is ViewChange:
+        return
+    node.label = "CopySlices"
+    node.edges = (old, ViewChange(view._node))
 
 
 class _InvalidHistory:
@@ -731,12 +781,11 @@ class Tensor:
         grad = self._grad
         if grad is None and self._node is not None:
             node = self._node
-            if node.__class__ is _InvalidHistory:
-                # (PyTorch reads the piece's own grad_fn: a split piece's is one that does
-                # not retain; a view made under no_grad has none, as a leaf)
-                if node.message == _NO_GRAD_VIEW_CHANGED:
-                    return None
-            elif node.retained is not None:
+            if _retaining(self):
+                return None
+            # (PyTorch reads the flag, then the view's own grad_fn: a view made under no_grad
+            # has none, as a leaf)
+            if node.__class__ is _InvalidHistory and node.message == _NO_GRAD_VIEW_CHANGED:
                 return None
             import warnings
 
@@ -823,6 +872,11 @@ class Tensor:
                 return  # (PyTorch's test reads the view's own grad_fn: none, made under no_grad)
             raise RuntimeError(node.message)
         node.retained = weakref.ref(self)
+        key = id(self)
+        if key not in _RETAINING:
+            ref = _OwnCounterRef(self, _forget_retention)
+            ref.key = key
+            _RETAINING[key] = ref
 
     def register_hook(self, hook: Any) -> Any:
         """Call ``hook(grad)`` whenever this tensor's gradient is computed; a tensor the hook
@@ -1118,11 +1172,8 @@ class Tensor:
         if not refused:
             if node is not None or is_grad_enabled():
                 self._node = node
-                retained = None if made_by is None else made_by.retained
-                if retained is not None and node is not None and retained() is self:
-                    # (retain_grad follows the tensor, as PyTorch's: .grad is the gradient
-                    # of its latest value, which the old node no longer fills)
-                    node.retained, made_by.retained = retained, None
+                if made_by is not None and made_by.retained is not None:
+                    _move_retention(self, made_by, node)
             # (under no_grad the history stays, as in PyTorch: gradients flow as if the change
             # never happened, and a node that saved this tensor sees its version move)
             if requires_grad and is_grad_enabled():
@@ -1400,6 +1451,8 @@ class Tensor:
                     break
                 changed.append((*before, version))
                 recorded = recorded and reached[0]
+                if recorded:
+                    _as_copy_slices(viewed, before[2], t)
                 t = top = viewed
             if top is not None and top._views is not None:
                 top._refresh_views()
@@ -1481,10 +1534,11 @@ class Tensor:
     def _refresh_views(self) -> None:
         """Bring this tensor's live views and aliases to its current value (after a change),
         and theirs in turn, except those whose own change is being written back (they have
-        it already)."""
-        todo = [self]
+        it already). A ``.data`` alias reread has a counter of its own, which the change
+        leaves alone, as its views' (``counted`` False below it)."""
+        todo = [(self, True)]
         while todo:
-            t = todo.pop()
+            t, counted = todo.pop()
             written = _REGIONS[-1][1] if _REGIONS and _REGIONS[-1][0] is t else None
             alive = []
             for entry in t._views or ():
@@ -1497,13 +1551,21 @@ class Tensor:
                 elif view._view_of is None or view._view_of[0] is not t:
                     continue
                 alive.append(entry)
-                if id(view) in _WRITING:
-                    continue
-                if not (written and _apart(written, entry[3])):
-                    if view._reread(t, entry[1], entry[2]):
-                        todo.append(view)
-                elif not (_HOST_SHARED and view._is_shared_view()):
+                if id(view) in _WRITING or (written and _apart(written, entry[3])):
+                    # its values stand; a view PyTorch cannot regenerate is refused still
+                    # (the memory's version moved: PyTorch checks no region)
+                    if not counted:
+                        continue
+                    tracked = entry[2]
+                    if tracked.__class__ is str and t.requires_grad and not _UNCOUNTED[0]:
+                        view._lose_history(tracked)
+                    if id(view) in _WRITING or (_HOST_SHARED and view._is_shared_view()):
+                        continue
                     view._count_apart_write()
+                elif view._reread(t, entry[1], entry[2], counted):
+                    todo.append(
+                        (view, counted and not (_OWN_COUNTERS and id(view) in _OWN_COUNTERS))
+                    )
             t._views = alive or None
 
     def _count_apart_write(self) -> None:
@@ -1525,19 +1587,77 @@ class Tensor:
     def _lay_out_as_view(self) -> None:
         """After its change was written into its base: hold the base's view of the new values
         (the same values) instead of the array the change computed, so that this view's
-        layout (strides, and whether a reshape of it views or copies) stays PyTorch's."""
+        layout (strides, and whether a reshape of it views or copies) stays PyTorch's. A view
+        the change gave a node takes the view op's node on its base's new history instead, as
+        PyTorch regenerates a changed view's ``grad_fn`` (retain_grad moving with it)."""
         view = self._view_of
-        if _HOST_SHARED and _writes_through(self):
+        node = self._node
+        regenerate = (
+            node is not None
+            and node.__class__ is not _InvalidHistory
+            and is_grad_enabled()
+            and view[0].requires_grad
+        )
+        shared = _HOST_SHARED and _writes_through(self)
+        if shared and not regenerate:
             return
-        with no_grad():
+        with enable_grad() if regenerate else no_grad():
             made = view[2](view[0])
-        if made.shape == self._shape and made.dtype is self._dtype:
+        if regenerate:
+            self._take_view_node(made)
+        if not shared and made.shape == self._shape and made.dtype is self._dtype:
             if _WRITES:  # the storages' write counts differ: keep the version where it was
                 version = self._version
                 self.native = made.native
                 self._version = version
             else:
                 self.native = made.native
+
+    def _take_view_node(self, made: Tensor) -> None:
+        """Take ``made``'s node (this view read again from its base with grad enabled) as this
+        view's, its retain_grad moving with it: PyTorch's regenerated ``grad_fn``. Where the
+        base is a view too, the node is read again from the root of the chain, as PyTorch
+        regenerates a view from its ``_base``: the views between stay off its path. A chain
+        of views that keep the dtype and conjugation is one ``AsStridedBackward0``, as
+        PyTorch's replay of it."""
+        node = made._node
+        if node is not None:
+            reads = []
+            plain = True
+            t = self
+            while t._view_of is not None:
+                view = t._view_of
+                reads.append(view[2])
+                plain = plain and view[0]._dtype is t._dtype and not hasattr(view[1], "conjugates")
+                t = view[0]
+            root = t
+            if len(reads) > 1:
+                with enable_grad():
+                    for read in reversed(reads):
+                        t = read(t)
+                if t._node is None:  # the root has no history: the base's stands
+                    t, plain = made, False
+            else:
+                t = made
+            if plain:
+                from tensorweaver.ops.apply import apply, labelled
+
+                if t._node is root._node:  # (a view of all of the root: the read made none)
+                    with enable_grad():
+                        t = apply("identity", t.native, t.dtype, (t,))
+                labelled(t, "AsStridedBackward0", root)
+            node = t._node
+        old = self._node
+        self._node = node
+        if old is not None and old.__class__ is not _InvalidHistory and old.retained is not None:
+            _move_retention(self, old, node)
+
+    def _lose_history(self, message: str) -> None:
+        """Give this view, which PyTorch cannot regenerate after its base's change, an invalid
+        history: using it in autograd raises ``message``."""
+        self._node = _InvalidHistory(message)
+        self._requires_grad = True
+        note_invalid_history(self)  # (a node recorded on it raises, as PyTorch)
 
     def _reread_from(self, base: Tensor) -> None:
         """:meth:`_reread` this view of ``base`` (as ``base``'s follow list has it)."""
@@ -1546,12 +1666,13 @@ class Tensor:
                 self._reread(base, entry[1], entry[2])
                 return
 
-    def _reread(self, base: Tensor, read: Any, tracked: bool | str) -> bool:
+    def _reread(self, base: Tensor, read: Any, tracked: bool | str, counted: bool = True) -> bool:
         """Take the value of this view (or alias: ``read`` None) of ``base`` from ``base``
         again; a view made with a graph (``tracked``) gets the view op's node on ``base``'s
         current history, as PyTorch regenerates a view's ``grad_fn`` after its base changed
         (even under ``no_grad``: an optimizer step must not leave it on a released node); one
-        PyTorch cannot regenerate (``tracked`` is its error) gets an invalid history. Returns
+        PyTorch cannot regenerate (``tracked`` is its error) gets an invalid history;
+        ``counted`` False: the version this view shares (a ``.data`` alias's) stands. Returns
         whether this tensor has views of its own to refresh."""
         if read is None:
             if base.shape != self._shape or base.dtype is not self._dtype:
@@ -1561,14 +1682,13 @@ class Tensor:
             if tracked.__class__ is str:
                 with no_grad():
                     made = read(base)
-                if base.requires_grad:
-                    self._node = _InvalidHistory(tracked)  # type: ignore[arg-type]
-                    self._requires_grad = True
-                    note_invalid_history(self)  # (a node recorded on it raises, as PyTorch)
+                # (a write through .data, or into a .data alias's memory, moves no version)
+                if base.requires_grad and counted and not _UNCOUNTED[0]:
+                    self._lose_history(tracked)  # type: ignore[arg-type]
             elif tracked and base.requires_grad:
                 with enable_grad():
                     made = read(base)
-                self._node = made._node
+                self._take_view_node(made)
                 self._requires_grad = made.requires_grad
             else:
                 with no_grad():
@@ -1582,7 +1702,7 @@ class Tensor:
             return self._views is not None  # an alias of host-shared memory, as above
         if _COUNTED and id(self) in _COUNTED:
             return False  # (the write-back refreshes its views itself, after)
-        if not (_UNCOUNTED[0] or (_OWN_COUNTERS and id(self) in _OWN_COUNTERS)):
+        if counted and not (_UNCOUNTED[0] or (_OWN_COUNTERS and id(self) in _OWN_COUNTERS)):
             self._version += 1  # (a .data tensor's counter, or a .data write: see above)
         return self._views is not None
 

@@ -155,12 +155,6 @@ def test_the_refusal_names_the_function_and_output() -> None:
         y.backward(tw.ones(3, dtype=tw.float64))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch refuses a changed Function view at its next use (its grad_fn is read: "
-    "a * 2 raises); tensorweaver refuses it in backward (autograd/engine.py), as reading "
-    "the node of a changed view needs tensor.py",
-)
 def test_a_changed_function_view_is_refused_at_its_use() -> None:
     for m in (torch, tw):
         a = _function(m, lambda x, buf: x.view_as(x)).apply(

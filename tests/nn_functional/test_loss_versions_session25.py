@@ -467,16 +467,6 @@ def _view_of_data_saved(m: Any) -> Any:
     return _refused(y.backward), x.grad
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="spurious RuntimeError: a view of a .data alias (base.data[:4]), saved by a node "
-    "(mul's, or a loss's target), then its base changed in place: torch's .data has a "
-    "version counter of its own, shared by its views, which the base's write leaves alone, "
-    "so backward succeeds; tw's view counts the base's write. Cause: tensor.py "
-    "Tensor._reread bumps the version of every view it refreshes unless the view itself "
-    "is in _OWN_COUNTERS. Fix: skip the bump for a view whose chain of bases (_view_of) "
-    "reaches a .data alias (in _OWN_COUNTERS) below the tensor written.",
-)
 def test_view_of_data_alias_saved(spec: str) -> None:
     same_each(
         {

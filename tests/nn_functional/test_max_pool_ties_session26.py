@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import tensorweaver as tw
-import torch
 from snippet_outcomes import same
-
 
 # small integers: many ties in every window
 _VALUES = np.random.default_rng(7).integers(0, 3, size=(2, 3, 34, 5)).astype(np.float64)

@@ -131,15 +131,6 @@ def test_forward_ad_under_no_grad() -> None:
     _same(program, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/several_outputs.py / tensor.py (the view check of a multi-output view): "
-    "after a.detach().zero_() (a piece of y.unbind(), the write shared with y), backward "
-    "through a silently uses the zeroed values; torch refuses 'Output 0 of UnbindBackward0 "
-    "is a view and its base or another view of its base has been modified inplace' (the "
-    "detach shares the version counter). Fix: a write through a detach() of a piece (or of "
-    "its base) bumps the shared version that the pieces' view check reads.",
-)
 def test_piece_changed_through_its_detach() -> None:
     def program(m: Any) -> Any:
         x = m.arange(6.0, dtype=m.float64).reshape(2, 3).requires_grad_()

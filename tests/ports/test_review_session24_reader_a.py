@@ -424,16 +424,6 @@ def _written_view_names(m: Any, write: str) -> tuple:
     return _name(view), _name(base)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="wrong grad_fn names after an in-place write into a view of a tensor not "
-    "requiring grad: torch's view regenerates its grad_fn as AsStridedBackward0 over the "
-    "base's CopySlices; tw's view keeps the write's node (FillBackward3, AddBackward0, "
-    "MulBackward0) and a base written through a view of all of it (view(3), narrow(0, 0, n), "
-    "in grad mode too) reads CopyBackwards. Fix: in tensor.py _assign's write-back (ops/views.py), "
-    "label the view's new node AsStridedBackward0 and the base's CopySlices whatever the view "
-    "op, as torch 2.13 does for a view rebased after an in-place change.",
-)
 def test_names_after_a_write_into_a_view(spec: str) -> None:
     writes = ("fill_view", "fill_slice", "add_slice", "mul_whole_narrow_in_graph")
     same_each({write: partial(_written_view_names, write=write) for write in writes}, spec)

@@ -953,7 +953,7 @@ def test_copies_as_torch(spec: str) -> None:
     same_each(COPIES, spec)
 
 
-#: Hooks on the copy's node that tw refuses (autograd/grad_fn.py GradFn.register_hook).
+#: Hooks on the copy's node, and its edges, which tw's CopySlices lacked before session 26.
 COPY_HOOKS_REFUSED: dict[str, Program] = {
     "into_view": partial(_copy, how="into_view"),
     "self": partial(_copy, how="self"),
@@ -1200,17 +1200,6 @@ def test_saved_output_indices_changed_through_data(spec: str) -> None:
     same_each(SAVED_OUTPUT_INDICES_DATA, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent wrong gradient: index changed through .data after index_add / "
-    "take_along_dim(dim=None): torch's backward reads the saved index (index_add's "
-    "source.grad = grad.index_select(dim, index); take_along_dim flat's gather of "
-    "indices.view(-1)), so it follows the change; tw's ops/index.py index_add and "
-    "take_along_dim build their node over the int64/reshaped copy (``positions``) made in "
-    "the forward. (gather, scatter, scatter_add, index_select already follow it.) Fix: read "
-    "the index tensor saved by saves_integer_input in those rules, or build the node over "
-    "the caller's index where it is already int64 and of the right shape.",
-)
 def test_saved_input_indices_changed_through_data(spec: str) -> None:
     same_each(SAVED_INPUT_INDICES_DATA, spec)
 
@@ -1230,28 +1219,10 @@ def test_product_node_chains(spec: str) -> None:
     same_each(PRODUCT_CHAINS_APART, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="node chain: dst[0].copy_(src) gives torch a CopySlices with two next functions "
-    "(the base's old node and src's AccumulateGrad); tw's CopySlices shows only the base's: "
-    "ops/index.py setitem labels its node with the target's edge alone. Gradients match. Fix: "
-    "there, after labelled(result, name, target) where not expanded, give the node the "
-    "value's edge (None for a number), or for a view's write-back (_HELD[-1] is x) the edges "
-    "of the op that changed the view but its first (a session-25 helper had this working "
-    "through a grad_fn.py function; left out: ops must not import autograd/grad_fn.py).",
-)
 def test_copy_slices_edges(spec: str) -> None:
     same_each(COPY_SLICES_EDGES, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="spurious RuntimeError: register_hook on the node of dst[0].copy_(src) "
-    "(CopySlices) works in torch (the hook sees (base grad with the slice zeroed, src grad)); "
-    "tw's GradFn.register_hook refuses it ('reach a tensor that is not one of the op's "
-    "inputs'), as the node lacks src's edge (see test_copy_slices_edges: the same fix in "
-    "ops/index.py setitem makes it pass). (dst.copy_(dst)'s hook works since session 25.)",
-)
 def test_copy_node_hooks(spec: str) -> None:
     same_each(COPY_HOOKS_REFUSED, spec)
 
@@ -1272,7 +1243,14 @@ def _scatter_larger_src(m: Any) -> Any:
     "invalid gradient at index 1 - got [2, 4] but expected shape compatible with [3, 4]'); "
     "tw pads it to src's shape. A torch quirk rather than a tw fault: the lead decides "
     "whether to mirror it (ops/index.py scatter: raise RuntimeError at backward when "
-    "src.shape != index.shape and src requires grad) or keep this record.",
+    "src.shape != index.shape and src requires grad) or keep this record. Checked on torch "
+    "2.13 (session 26): it raises only where src's gradient is wanted (backward(inputs=[x]) "
+    "and autograd.grad(out, [x]) work), for scatter_add and scatter_reduce too (prod/amax/"
+    "amin: 'The size of tensor a (3) must match...'), and forward-mode AD through it works. "
+    "Wrapping src's cut part in autograd.function.DelayedError (ops/index.py _src_for, "
+    "ops/numeric.py _scatter_reduce) mirrors backward but breaks tw's forward AD, which "
+    "differentiates backward twice; a mirror needs autograd/forward_ad.py's double-vjp to "
+    "pass that node (torch computes the tangent).",
 )
 def test_scatter_larger_src_gradient(spec: str) -> None:
     same_each({"larger_src": _scatter_larger_src}, spec)

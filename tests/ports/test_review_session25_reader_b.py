@@ -1439,14 +1439,6 @@ def test_results_keep_input_order_numpy() -> None:
     same_each({"sort": STRIDES["sort_of_transposed"]}, "numpy")
 
 
-@_defect(
-    "torch:cpu only (the NumPy backend's argsort keeps a transposed input's order, and its "
-    "gather the indices'): ops/sort.py sort gives a C-contiguous result for a transposed input "
-    "((3, 1), is_contiguous() True); torch's keeps the input's dense order (its values from "
-    "empty_like(self)): (1, 4), False. Fix: lay the result out in x._preserved_order() as "
-    "creation._full_like does (a sort along the permuted axis of the permuted-contiguous "
-    "input)"
-)
 def test_results_keep_input_order_like_torch() -> None:
     same_each({"sort": STRIDES["sort_of_transposed"]}, "torch:cpu")
 

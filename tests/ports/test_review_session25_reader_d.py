@@ -1263,14 +1263,6 @@ def test_retain_grad_more(spec: str) -> None:
 # -- defects found -----------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retain_grad() then an in-place op that changes the shape (t_, unsqueeze_): "
-    "PyTorch's retention stays with the old node and its hook sets .grad (the old shape) "
-    "without a size check; autograd/engine.py _propagate assigns through the public "
-    ".grad setter (tensor.py Tensor.grad), whose size check raises RuntimeError. Fix: "
-    "_propagate stores a retained gradient in retained._grad directly, as PyTorch's hook",
-)
 def test_retained_then_shape_changed_in_place(spec: str) -> None:
     same_each(
         {
@@ -1281,15 +1273,6 @@ def test_retained_then_shape_changed_in_place(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a view that retains its grad, written in place, the loss reading only its base: "
-    "PyTorch moves the retention to the view's regenerated grad_fn (a view of the base's "
-    "CopySlices, not on the loss's path), so v.grad is None; tensor.py _assign moves it "
-    "to the node of the op written back (on the path), so v.grad is the base's gradient "
-    "there. Fix: in _assign, for a view written back into its base, move the retention "
-    "to the view's regenerated node, not to the op's",
-)
 def test_retained_view_written_loss_through_base(spec: str) -> None:
     same_each(
         {
@@ -1300,41 +1283,14 @@ def test_retained_view_written_loss_through_base(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a view that retains its grad, its base then written in place, the loss reading "
-    "the view: PyTorch regenerates the view's grad_fn from the base's new history and moves "
-    "the retention to it, so v.grad is the gradient there; ours stays on the view's old node, "
-    "off the loss's path, so v.grad is None. Fix: where a view follows its base's change "
-    "(tensor.py _follow/_refresh_views), move a retained view's retention to its new node",
-)
 def test_retained_view_of_a_base_written(spec: str) -> None:
     same_each({"view retained, base written": _view_retained_base_written}, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a base that retains its grad, written through a view (y[1].add_(3)), the loss "
-    "reading only that view: in PyTorch the view's new grad_fn is a view of the base's "
-    "CopySlices (which holds the retention), so y.grad is filled; ours: the view's new node "
-    "is the op's and the base's new node is off the loss's path, so y.grad is None. Fix: "
-    "tensor.py _assign (write-back of a view, ops/views.py) gives the written view a node "
-    "that reads its base's new node, as PyTorch's regenerated view",
-)
 def test_base_retained_written_through_a_view_loss_via_the_view(spec: str) -> None:
     same_each({"base retained, view written, view loss": _base_retained_view_loss}, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="resize_ that grows a view of a detach() alias of a leaf requiring grad "
-    "(x.detach()[1:].resize_(9)): PyTorch grows the shared storage; ops/inplace_shape.py "
-    "_grows finds the memory's owner through the alias chain (the leaf), refuses it as it "
-    "requires grad (a difference the module docstring records), so resize_ raises "
-    "RuntimeError (the alias itself, x.detach().resize_(5), grows). Fix: in _grows, let the "
-    "owner requiring grad hand its memory over where x reaches it through a detach() alias "
-    "(no graph runs through x), as for the alias itself",
-)
 def test_resize_grows_an_alias_of_a_leaf_requiring_grad(spec: str) -> None:
     same_each(
         {
@@ -1354,15 +1310,6 @@ SIZE_ONE_POOLS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="avg_pool1d of an (N, C, L) input with C == 1 or L == 1 laid out as a transposed "
-    "(N, L, C) one, on numpy: torch's 2-d kernel over (N, C, 1, L) suggests channels_last "
-    "(strides of the size-one axes count), so the result's strides are (L*C, 1, C); "
-    "nn/functional/pooling.py line_layout takes NumPy's C-contiguous flag (which ignores "
-    "size-one axes) as C order and returns C strides. Fix: in line_layout, take the "
-    "_c_ordered shortcut only when x has no size-one axis, else ask suggested_format",
-)
 @pytest.mark.parametrize("on", ["numpy"])
 def test_line_pool_layout_with_a_size_one_axis(on: str) -> None:
     same_each(SIZE_ONE_POOLS, on)
@@ -1372,13 +1319,6 @@ def test_line_pool_layout_with_a_size_one_axis_on_torch() -> None:
     same_each(SIZE_ONE_POOLS, "torch:cpu")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor_split(indices_or_sections=2) by keyword: PyTorch has no such keyword "
-    "(TypeError); ops/spellings.py tensor_split takes it as its positional parameter's name. "
-    "Fix: make indices_or_sections positional-only (a `/` after it) in tensor_split and in "
-    "_split_by's split",
-)
 def test_tensor_split_indices_or_sections_keyword(spec: str) -> None:
     same_each(
         {
@@ -1390,13 +1330,6 @@ def test_tensor_split_indices_or_sections_keyword(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hsplit/vsplit/dsplit with a tensor of several indices: PyTorch's overloads take an "
-    "int (a one-element tensor read as one) or a list of ints, never a tensor of indices "
-    "(TypeError); ops/spellings.py _split_ints reads a tensor's ints as a list. Fix: in "
-    "_split_ints, return None for a tensor of more than one element",
-)
 def test_hsplit_with_a_tensor_of_indices(spec: str) -> None:
     same_each(
         {
@@ -1407,31 +1340,11 @@ def test_hsplit_with_a_tensor_of_indices(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops reading z.real/z.imag of a transposed (or permuted) complex tensor on numpy "
-    "(clone, empty_like/zeros_like, elementwise, where, out= into a fresh tensor): torch lays "
-    "the result out as the part's strides (2, 6) sort, (1, 3); ours come out C-ordered, "
-    "(2, 1): the part's tensor holds a C-ordered array (NumPy strides (16, 8) bytes) while it "
-    "reports the strides (2, 6), and the result takes the array's layout. torch:cpu matches "
-    "(its array is the strided view). Fix: ops/complex.py real/imag (ops/views.py real, imag) "
-    "on numpy keep the strided NumPy view (z.real of the transposed array) as the part's "
-    "array, or the result paths (ops/apply.py apply, the clone/like paths) re-lay a result "
-    "per the input's Tensor._dense_order() where the array's layout differs from its strides",
-)
 @pytest.mark.parametrize("on", ["numpy"])
 def test_non_dense_part_layouts(on: str) -> None:
     same_each(NON_DENSE_PARTS, on)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="view_as_real(z.t()) + 0: torch keeps the (dense) strides (2, 6, 1) of the view; "
-    "ours, (4, 2, 1), on both backends: view_as_real's tensor (ops/complex.py view_as_real, a "
-    "stack registered as a view) reports (2, 6, 1) but holds a C-ordered array, and the "
-    "elementwise result takes the array's layout. Fix: in view_as_real, lay the stacked "
-    "array out as the strides it reports (the input's axis order, then the pair axis last)",
-)
 def test_view_as_real_of_a_transposed_layout_kept(spec: str) -> None:
     same_each(
         {
@@ -1443,13 +1356,6 @@ def test_view_as_real_of_a_transposed_layout_kept(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retain_grad(), then detach_(): PyTorch's y.retains_grad stays True (a flag of the "
-    "tensor, which detach_ leaves); ops/methods.py _retains_grad reads the retention off the "
-    "tensor's node, which detach_ drops, so it answers False (y.grad itself matches). Fix: "
-    "_retains_grad (or detach_ in tensor.py) keeps the retention as a flag of the tensor",
-)
 def test_retains_grad_after_detach_(spec: str) -> None:
     same_each(
         {

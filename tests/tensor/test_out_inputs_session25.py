@@ -217,14 +217,6 @@ def test_fill_with_a_tensor_value_as_torch(spec: str) -> None:
     same_each(FILLS, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent layout, torch:cpu only. ops/methods.py _fill: an empty C-ordered x is "
-    "given expand(value).contiguous(), which torch's contiguous() returns as it is for an "
-    "empty tensor (strides (0, 0); torch's fill_ leaves x's (3, 1)); copy_ into an empty x "
-    "has the same defect. Fix: where self is empty, keep self's strides in _assign "
-    "(tensor.py), or have the torch plugin's contiguous() give an empty tensor C strides.",
-)
 def test_fill_of_an_empty_tensor_keeps_its_strides() -> None:
     same(lambda m: _layout(_filled(m, m.zeros(0, 3))), "torch:cpu")
 
@@ -255,28 +247,9 @@ PARTLY_ELSEWHERE: dict[str, Callable[[Any], Any]] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent: no error. ops/out_arguments.py OUT lists bernoulli (Kind(exact=False, "
-    "quiet=True)), normal (Kind(exact=False)), msort, sort, topk and frexp (Kind()) without "
-    "partly=, so "
-    "an out over part of the input's memory is written where torch 2.13 raises "
-    "'unsupported operation: some elements of the input tensor and the written-to tensor "
-    "refer to a single memory location'. Fix: give them partly='any' there (and, for "
-    "the tuple outs of sort, topk and frexp, check each out tensor in call_with_out's "
-    "partly branch).",
-)
 def test_out_partly_over_the_input_of_functions_in_the_out_table(spec: str) -> None:
     same_each(PARTLY_ELSEWHERE, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="silent wrong values. torch 2.13's normal(mean, std, out=mean) fills out with "
-    "normal_(0, std) and then adds mean, which is out by then: the result is twice the noise "
-    "(0 with std=0), not mean + noise as tw gives (ops/spellings.py normal through "
-    "ops/out_arguments.py call_with_out). Fix: where out is mean's very elements, add the "
-    "noise to itself, as torch's kernel does.",
-)
 def test_normal_into_its_mean_as_torch(spec: str) -> None:
     same(lambda m: (lambda x: (m.normal(x[:4], 0.0, out=x[:4]), x)[1])(_x(m)), spec)

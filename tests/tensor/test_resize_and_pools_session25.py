@@ -80,12 +80,6 @@ def test_resize_past_shared_memory_grows_it_as_torch(spec: str) -> None:
     same_each(RESIZES, spec, decimals=None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/inplace_shape.py _grows refuses memory whose tensor requires grad: making "
-    "that leaf a view of the grown memory loses part of its gradient (a.grad of a ** 2 came "
-    "out zero past the view's elements); torch grows the storage under the autograd graph",
-)
 def test_resize_of_an_alias_of_a_leaf_that_requires_grad_as_torch(spec: str) -> None:
     def grown(m: Any) -> tuple:
         leaf = m.arange(6.0, requires_grad=True)
@@ -151,14 +145,6 @@ def test_pools_lay_their_results_out_as_torch(spec: str) -> None:
     same_each({name: lambda m, f=f: _laid(f(m)) for name, f in POOLS.items()}, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nn/functional/conv.py kernel_layout: its C-order fast path (_c_ordered, the "
-    "backend's own flag) takes a channels-last input with one channel for C order, as that "
-    "flag ignores size-1 axes, where torch's suggest_memory_format reads the strides "
-    "(channel stride 1: channels-last), so the result keeps C's stride on its channel axis; "
-    "fix: let the fast path pass only inputs whose channel axis is not of size 1",
-)
 def test_pools_of_one_channel_channels_last_lay_out_as_torch(spec: str) -> None:
     def one_channel(m: Any) -> Any:
         return m.tensor(X)[:, :1].contiguous(memory_format=m.channels_last)
@@ -174,15 +160,6 @@ def test_pools_of_one_channel_channels_last_lay_out_as_torch(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="numpy backend: an elementwise result of a (1, 6, 5) input of strides (30, 1, 6) "
-    "(x.pow(2) in lp_pool1d) reports strides (1, 1, 6): NumPy's K order gives the size-1 "
-    "batch axis the item size, where torch's TensorIterator keeps 30; suggest_memory_format "
-    "of that (as line_layout in nn/functional/pooling.py reads it) is then C order, torch's "
-    "channels-last; fix: the numpy backend's layout (Tensor.stride) reports a size-1 axis's "
-    "stride as torch's (the product of the sizes inside it in the memory order)",
-)
 def test_lp_pool1d_of_one_transposed_batch_lays_out_as_torch() -> None:
     def pooled(m: Any) -> Any:
         return _laid(m.nn.functional.lp_pool1d(m.tensor(X[:1, 0]).transpose(1, 2), 2.0, 2))

@@ -143,14 +143,6 @@ def test_ctc_loss_of_inference_targets(spec: str) -> None:
     same_each({"inference_targets": program}, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CtcLossBackward0's next_functions: torch's has one (log_probs'), tw's also one "
-    "(None, 0) per targets and lengths (3 on numpy's reference path, 4 on torch:cpu's fused "
-    "node). Cause: autograd/grad_fn.py shown_inputs keeps every input of the node. Fix: "
-    "shown_inputs gives (0,) for 'CtcLossBackward0' (as _SCALAR_LEFT_OUT does for a "
-    "scalar operand), on both paths (node hooks then see one grad_input, as torch's).",
-)
 def test_ctc_loss_node_inputs(spec: str) -> None:
     def program(m: Any) -> Any:
         x = m.tensor([[[-1.2, -0.8, -1.5]], [[-0.9, -1.1, -1.4]]], dtype=m.float64)

@@ -294,14 +294,6 @@ def test_piece_after_its_base_changed_in_ops_without_gradient(spec: str) -> None
 # -- arguments refused by torch, taken by ops in files of others -----------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LOUD: tensor_split(t, 2, dim=0, axis=1) (or 2, 0, axis=1) computes; torch's parser "
-    "refuses dim and axis together (TypeError). ops/spellings.py tensor_split passes dim's "
-    "default 0 to movement.dim_alias, which cannot tell a 0 given from the default. Fix: "
-    "default dim to movement._FIRST_DIM (as cat and unsafe_splits.py do), call dim_alias with "
-    "that default, then 0 if still _FIRST_DIM.",
-)
 def test_tensor_split_dim_and_axis(spec: str) -> None:
     same_each(
         {
@@ -313,13 +305,6 @@ def test_tensor_split_dim_and_axis(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LOUD: split_with_sizes takes a NumPy array or a tensor of sizes; torch refuses "
-    "(TypeError 'split_sizes must be tuple of ints'). ops/spellings.py split_with_sizes calls "
-    "list(split_sizes). Fix: refuse anything but a list or tuple first, as "
-    "ops/unsafe_splits.py unsafe_split_with_sizes does.",
-)
 def test_split_with_sizes_of_an_array(spec: str) -> None:
     same_each(
         {
@@ -331,13 +316,6 @@ def test_split_with_sizes_of_an_array(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LOUD: narrow_copy(x, 0, 0, True) computes a 1-long copy; torch's parser refuses a "
-    "bool length (TypeError; narrow takes it). ops/view_copies.py narrow_copy passes length "
-    "to movement.narrow unchecked. Fix: length = index_argument(length, 'narrow_copy', "
-    "'length') there (a float is then a TypeError naming narrow_copy too).",
-)
 def test_narrow_copy_of_a_bool_length(spec: str) -> None:
     same_each(
         {

@@ -361,13 +361,6 @@ def test_reduction_of_a_zero_dim_tensor_shared_with_numpy(backend: str) -> None:
     same_each({"shared": program}, backend)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="saved_tensors_hooks miss what PyTorch saves for a 0-d input's max(0) (the "
-    "indices: ops/reduce.py _extreme clones a 0-d input, no gather keeps them). Fix: in "
-    "_extreme pack the indices through autograd/graph.py pack_saved (the clone's node "
-    "keeping them for it). (aminmax's case passes: ops/several_outputs.py two_outputs packs.)",
-)
 def test_pack_hooks_of_zero_dim_max_dim_and_aminmax(backend: str) -> None:
     cases = {
         "max_dim_0d": lambda m, x: x[0, 1].max(0).values,

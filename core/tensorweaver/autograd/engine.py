@@ -21,8 +21,10 @@ from tensorweaver.autograd.gradients import GRADIENTS, READS_INPUT
 from tensorweaver.autograd.graph import (
     MULTI_GRAD_HOOKS,
     PACKED,
+    PACKED_OPERANDS,
     PASS_FRAMES,
     pass_ended,
+    unpack_operands,
     unpacked,
 )
 from tensorweaver.autograd.hooks import (
@@ -325,10 +327,10 @@ def _propagate(
             captured[id(wanted_nodes[node])] = g
         if node.retained is not None and node is not whole:  # autograd.grad() fills it too
             retained = node.retained()
-            if retained is not None:  # as PyTorch's retain_grad hook: a copy, then sums
-                retained.grad = (
-                    _own(g, create_graph) if retained.grad is None else retained.grad + g
-                )
+            if retained is not None:  # as PyTorch's retain_grad hook: a copy, then sums,
+                # stored unchecked (an in-place shape change, t_, leaves it on the old node)
+                held = retained._grad
+                retained._grad = _own(g, create_graph) if held is None else held + g
         if leading is not None and node not in leading:
             continue  # a target, with none behind it: not run (nor checked), as PyTorch's
         try:
@@ -436,6 +438,8 @@ def _composite_pass(
 
 def _rule(node: Node, g: Any) -> Any:
     """``node``'s rule run on ``g``, its inputs unpacked where saved_tensors_hooks packed them."""
+    if PACKED_OPERANDS and id(node) in PACKED_OPERANDS:
+        unpack_operands(node)
     if PACKED and id(node) in PACKED:
         kept = node.inputs, node.saved
         node.inputs, node.saved = unpacked(node)
@@ -468,7 +472,12 @@ def _hooked(node: Node, g: Any, needed: Any) -> tuple:
     if hooks is not None:
         changed = run_node_prehooks(hooks, g if several else (g,))
         g = changed if several else changed[0]
-    input_grads = _rule(node, g)
+    if g is None or several and all(o is None for o in g):
+        # (pre-hooks returned None for every output: as PyTorch's node on undefined
+        # gradients, it gives its inputs none; its hooks still run)
+        input_grads: Any = (None,) * len(node.inputs)
+    else:
+        input_grads = _rule(node, g)
     hooks = NODE_POSTHOOKS.get(id(node))
     if hooks is None:
         return g, input_grads

@@ -14,9 +14,9 @@ import weakref
 from functools import partial
 from typing import Any, Callable
 
-from tensorweaver.autograd.hooks import _replaced
+from tensorweaver.autograd.hooks import NODE_POSTHOOKS, NODE_PREHOOKS, _replaced
 from tensorweaver.autograd.names import grad_fn_name
-from tensorweaver.autograd.node import output_nr
+from tensorweaver.autograd.node import HOOKED_ACCUMULATORS, ViewChange, output_nr
 from tensorweaver.ops.composite import REFERENCE_OF, fill_slots
 
 _CLASSES: dict[str, type] = {}
@@ -51,7 +51,7 @@ _ONE_STEP = frozenset(
 _FUSED_PARTS = frozenset(
     (
         "AddmmBackward0", "MmBackward0", "ViewBackward0", "NllLossBackward0", "NllLoss2DBackward0",
-        "SqueezeBackward1", "MulBackward0", "CtcLossBackward0",
+        "SqueezeBackward1", "MulBackward0",
     )
 )  # fmt: skip
 
@@ -69,11 +69,13 @@ _SCALAR_LEFT_OUT = {
 
 def shown_inputs(node: Any) -> Any:
     """The positions of ``node``'s inputs that PyTorch's node has (its ``next_functions``,
-    one gradient each in its hooks), or None for all: ``where`` leaves out its condition, and
-    a few nodes a Python scalar operand."""
+    one gradient each in its hooks), or None for all: ``where`` leaves out its condition,
+    ``ctc_loss`` its targets and lengths, and a few nodes a Python scalar operand."""
     name = node.name
     if name == "WhereBackward0":  # (not a composite ending in a where: copysign, fmod)
         return (1, 2)
+    if name == "CtcLossBackward0":  # (PyTorch's has one input: the log-probabilities)
+        return (0,)
     return _SCALAR_LEFT_OUT.get(name)
 
 
@@ -94,7 +96,7 @@ def pytorch_inputs(node: Any) -> tuple | None:
         slots = node.saved[4]
         return parents if slots is None else fill_slots(slots, parents)
     edges = getattr(node, "edges", None)  # (a node replayed by tw.compile has none)
-    return parents if edges is None or _whole(node) else edges
+    return parents if edges is None or _whole(node) else through_views(edges)
 
 
 def kept_inputs(node: Any) -> tuple | None:
@@ -110,8 +112,25 @@ def kept_inputs(node: Any) -> tuple | None:
         return None
     parents, edges, fused = freed
     if edges is not None:
-        return edges
+        return through_views(edges)
     return parents if fused is None or fused[1] is None else fill_slots(fused[1], parents)
+
+
+def through_views(edges: tuple) -> tuple:
+    """``edges`` with the :class:`ViewChange` that ends those of a view's write-back into its
+    base replaced by the edges it stands for: those of PyTorch's node for the op that changed
+    the view, but its first (that node's own write-back's, in turn, where it changed a view
+    of a view)."""
+    if not edges or type(edges[-1]) is not ViewChange:
+        return edges
+    changed = edges[-1].node
+    inputs = kept_inputs(changed)
+    if inputs is None:  # (a tw.compile replay of a freed graph kept none)
+        return edges[:-1]
+    shown = shown_inputs(changed)
+    if shown is not None:
+        inputs = tuple([inputs[i] for i in shown])
+    return (*edges[:-1], *inputs[1:])
 
 
 #: name() of PyTorch's hand-written nodes, by their class name.
@@ -124,11 +143,21 @@ _NAMESPACED = {
 class GradFn:
     """A graph node as PyTorch's ``grad_fn`` object; its class is named after the op."""
 
-    __slots__ = ("_node", "metadata", "__weakref__")
+    __slots__ = ("_node", "__weakref__")
 
     def __init__(self, node: Any) -> None:
         self._node = node
-        self.metadata: dict = {}
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the caller's use, kept with the node (this object may be made again:
+        :func:`grad_fn_of`)."""
+        node = self._node
+        try:
+            return node.metadata
+        except AttributeError:
+            node.metadata = {}
+            return node.metadata
 
     def name(self) -> str:
         name = self._node.name
@@ -144,6 +173,7 @@ class GradFn:
         inputs = kept_inputs(node)
         if inputs is None:
             return ()
+        _hold_accumulators(node, inputs)
         if node.op == "fused":
             kernel, rank = _fused_kind(node)
             if kernel in _FUSED_STEPS:
@@ -190,6 +220,9 @@ class GradFn:
                 return register_node_hook(node, hook, prehook=False)
             why = "PyTorch's node for this op is one step of it, with other inputs"
         else:
+            edges = getattr(node, "edges", None)
+            if edges and type(edges[-1]) is ViewChange:  # (the composite's inputs, in full)
+                node.edges = through_views(edges)
             why = inner_nodes(node)
             if type(why) is list:
                 return register_composite_hook(node, fn)
@@ -303,9 +336,10 @@ class AccumulateGrad:
     def register_prehook(self, fn: Callable) -> Any:
         """Call ``fn((gradient,))`` with the leaf's gradient (its tensor hooks run) before it
         is accumulated; a tuple it returns replaces it. Returns a handle whose ``remove()``
-        unregisters it. Kept with the leaf, as PyTorch's node is."""
+        unregisters it. Kept while this object lives (:meth:`_hooked`)."""
         from tensorweaver.autograd.hooks import register_node_hook
 
+        self._hooked()
         return register_node_hook(self.variable, fn, prehook=True)
 
     def register_hook(self, fn: Callable) -> Any:
@@ -313,23 +347,40 @@ class AccumulateGrad:
         its post-accumulate hooks). Returns a handle whose ``remove()`` unregisters it."""
         from tensorweaver.autograd.hooks import register_node_hook
 
+        self._hooked()
         return register_node_hook(self.variable, fn, prehook=False)
+
+    def _hooked(self) -> None:
+        """Tie the node hooks (kept by the leaf's id) to this object's life, as PyTorch's
+        belong to its AccumulateGrad: held by the graphs that reach the leaf (recorded later
+        too: :data:`HOOKED_ACCUMULATORS`) and by the caller, weakly by the leaf, so a freed
+        one takes its hooks along and the next graph gets a fresh one. (This object holds
+        the leaf: its id is no other tensor's until the hooks are dropped.)"""
+        key = id(self.variable)
+        ref = HOOKED_ACCUMULATORS.get(key)
+        if ref is None or ref() is not self:
+            HOOKED_ACCUMULATORS[key] = weakref.ref(self)
+            weakref.finalize(self, _drop_hooks, key)
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
 
 
 def grad_fn_of(node: Any) -> GradFn:
-    """The one ``grad_fn`` object of ``node`` (made on first use, kept on the node)."""
+    """The one ``grad_fn`` object of ``node`` (made on first use, kept on the node; weakly on
+    a node that holds AccumulateGrad objects, :func:`_hold_accumulators`)."""
     view = node.view
     if type(view) is type(node):  # one output of a node of several: that node's (output_node)
         return grad_fn_of(view)
+    if type(view) is weakref.ReferenceType:
+        view = view()
     if view is None:
         name = node.name
         cls = _CLASSES.get(name)
         if cls is None:
             cls = _CLASSES[name] = type(name, (GradFn,), {"__slots__": ()})
-        view = node.view = cls(node)
+        view = cls(node)
+        node.view = weakref.ref(view) if getattr(node, "accumulators", None) else view
     return view
 
 
@@ -450,6 +501,29 @@ _ACCUMULATORS: dict[int, weakref.ref] = {}
 def _forget_accumulator(key: int, ref: weakref.ref) -> None:
     if _ACCUMULATORS.get(key) is ref:
         del _ACCUMULATORS[key]
+
+
+def _drop_hooks(key: int) -> None:
+    """Drop the node hooks of the freed AccumulateGrad of the leaf of id ``key``."""
+    NODE_PREHOOKS.pop(key, None)
+    NODE_POSTHOOKS.pop(key, None)
+    ref = HOOKED_ACCUMULATORS.get(key)
+    if ref is not None and ref() is None:
+        del HOOKED_ACCUMULATORS[key]
+
+
+def _hold_accumulators(node: Any, inputs: Any) -> None:
+    """Keep the AccumulateGrad of each leaf among ``inputs`` alive with ``node``, as
+    PyTorch's graph holds its edges' nodes (the leaf holds its accumulator weakly). Such a
+    node then holds its grad_fn object weakly: that object holds the node, and the cycle
+    would keep the node and its accumulators (their hooks) until the cycle collector ran."""
+    held = tuple([_function_of(p) for p in inputs if p is not None and not hasattr(p, "parents")])
+    if held:
+        node.accumulators = held
+        view = node.view
+        if view is not None and type(view) is not type(node):
+            if type(view) is not weakref.ReferenceType:
+                node.view = weakref.ref(view)
 
 
 def _function_of(parent: Any) -> Any:

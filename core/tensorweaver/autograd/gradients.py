@@ -341,6 +341,8 @@ def _clamp(node: Any, g: Tensor) -> tuple:
 
 def _where(node: Any, g: Tensor) -> tuple:
     cond = node.inputs[0]
+    if type(node.saved) is ix.Remade:  # (index_fill's mask, made again from its index)
+        cond = node.saved.index(cond)
     return (
         None,
         ew.where(cond, g, 0.0) if _needs(node, 1) else None,
@@ -502,8 +504,30 @@ def _cat(node: Any, g: Tensor) -> tuple:
 
 def _take(node: Any, g: Tensor) -> tuple:
     x = node.inputs[0]
-    dim, index = node.saved
+    dim, index = node.saved[0], ix.saved_index(node)
+    if index.shape[0] != g.shape[dim]:  # (an index remade after a write through its .data)
+        g = _fitted(node, g, dim, index.shape[0])
     return (ix.index_add_unchecked(zeros_like_shape(g, x.shape), dim, index, g),)
+
+
+def _fitted(node: Any, g: Tensor, dim: int, count: int) -> Tensor:
+    """``g`` for a take's index remade with ``count`` positions (ops/index.py ``Remade``): its
+    first ones where the index came from masked_select's mask, PyTorch's error otherwise."""
+    have = g.shape[dim]
+    if node.saved[2].prefix:
+        if count > have:
+            raise RuntimeError(
+                f"masked_select backward: the mask, changed through its .data, now holds "
+                f"{count} elements, more than the {have} of the gradient (Number of elements "
+                "of source < number of ones in mask)"
+            )
+        return mv.narrow(g, dim, 0, count)
+    shape = list(g.shape)
+    raise RuntimeError(
+        f"shape mismatch: value tensor of shape {shape} cannot be broadcast to indexing result "
+        f"of shape {shape[:dim] + [count] + shape[dim + 1 :]} (an index tensor changed through "
+        "its .data before backward)"
+    )
 
 
 #: The sort family's values, a gather whose indices a write through their ``.data`` may
@@ -513,21 +537,38 @@ _SCATTERED_BACK = frozenset(("SortBackward0", "SortBackward1", "TopkBackward0"))
 
 def _gather(node: Any, g: Tensor) -> tuple:
     x = node.inputs[0]
-    dim, index = node.saved
+    dim, index = node.saved[0], ix.saved_index(node)
     back = ix.scatter_unchecked if node.label in _SCATTERED_BACK else ix.scatter_add_unchecked
     return (back(zeros_like_shape(g, x.shape), dim, index, g),)
 
 
 def _scatter(node: Any, g: Tensor) -> tuple:
-    dim, index = node.saved
+    dim, index = node.saved[0], ix.saved_index(node)
     # The saved index was checked when the op ran: the rules skip the check.
     zeros = zeros_like_shape(g, index.shape)
     ga = ix.scatter_unchecked(g, dim, index, zeros) if _needs(node, 0) else None
-    return ga, (ix.gather_unchecked(g, dim, index) if _needs(node, 1) else None)
+    gb = ix.gather_unchecked(g, dim, index) if _needs(node, 1) else None
+    if gb is not None and len(node.saved) == 3 and node.saved[2].prefix:
+        gb = _source_prefix(node, gb)
+    return ga, gb
+
+
+def _source_prefix(node: Any, gb: Tensor) -> Tensor:
+    """masked_scatter's source gradient ``gb`` after its mask changed through its ``.data``
+    (ops/index.py ``Remade``): as many leading elements as the mask now holds, zeros after,
+    as PyTorch's MaskedScatterBackward0 gives."""
+    have, count = node.inputs[1].shape[0], gb.shape[0]
+    if count > have:
+        raise RuntimeError(
+            f"masked_scatter backward: the mask, changed through its .data, now holds {count} "
+            f"elements, more than the {have} the forward took from source (Number of elements "
+            "of source < number of ones in mask)"
+        )
+    return mv.pad_dims(gb, [(0, have - count)])
 
 
 def _scatter_add(node: Any, g: Tensor) -> tuple:
-    dim, index = node.saved
+    dim, index = node.saved[0], ix.saved_index(node)
     return g, (ix.gather_unchecked(g, dim, index) if _needs(node, 1) else None)
 
 

@@ -7,8 +7,10 @@ what ``pack`` returned (with the input's shape, dtype and version); backward cal
 ``unpack`` on it before the rule runs. Nodes whose rules read no input value keep none, so
 nothing of theirs is packed, as PyTorch packs only what its nodes save; an output that a
 node keeps (``exp``'s) and what an ``autograd.Function`` saves (``save_for_backward``) go
-through them too. A composite op (gelu, mse_loss) packs what its steps save, which may
-differ from what PyTorch's one node saves.
+through them too, and so do the integer and bool tensors a node saves beside its inputs
+(indices, masks, class targets: ``Node.operands``). A composite op (gelu, mse_loss,
+multi_margin_loss) packs what its steps save, which may differ from what PyTorch's one node
+saves.
 """
 
 from __future__ import annotations
@@ -154,6 +156,49 @@ def pack_saved(node: _GraphNode, at: int, t: Tensor) -> None:
     finally:
         SAVED_TENSORS_HOOKS.append(hooks)
     node.saved = (*saved[:at], packed, *saved[at + 1 :])
+    key = id(node)
+    if key not in PACKED:  # (a node that packed nothing else: the engine unpacks through it)
+        PACKED[key] = hooks[1]
+        weakref.finalize(node, PACKED.pop, key, None)
+
+
+#: id(node) -> what the pack hook returned for the integer and bool tensors ``node`` saves
+#: beside its inputs (``Node.operands``: indices, masks, a loss's class targets), kept until
+#: the node dies, as PyTorch keeps each saved variable's packed value.
+PACKED_OPERANDS: dict[int, tuple] = {}
+
+
+def pack_operands(node: _GraphNode, tensors: tuple) -> None:
+    """Pass the integer and bool tensors among ``tensors``, which ``node`` saves (noted in
+    ``node.operands``), through the innermost pack hook, as PyTorch's IndexBackward0,
+    GatherBackward0, NllLossBackward0... pack the indices, masks and targets they save.
+    (Float operands are packed by the nodes that read them.) Noted again for one node (an
+    inner call's, then this call's): they replace those packed before."""
+    hooks = SAVED_TENSORS_HOOKS.pop()  # (what the hook computes saves nothing through it)
+    try:
+        values = [
+            _Packed(t, hooks[0](t))
+            for t in tensors
+            if t is not None and not t.dtype.is_floating_point and not t.dtype.is_complex
+        ]
+    finally:
+        SAVED_TENSORS_HOOKS.append(hooks)
+    if values:
+        key = id(node)
+        if key not in PACKED_OPERANDS:
+            weakref.finalize(node, PACKED_OPERANDS.pop, key, None)
+        PACKED_OPERANDS[key] = (hooks[1], tuple(values))
+        if key not in PACKED:  # (a node that packed no input: the engine unpacks through it)
+            PACKED[key] = hooks[1]
+            weakref.finalize(node, PACKED.pop, key, None)
+
+
+def unpack_operands(node: _GraphNode) -> None:
+    """Call the unpack hook on what :func:`pack_operands` packed for ``node``, as PyTorch's
+    backward unpacks each saved variable (the rule reads the values it kept)."""
+    unpack, values = PACKED_OPERANDS[id(node)]
+    for packed in values:
+        _checked(unpack(packed.value))
 
 
 def unpacked(node: _GraphNode) -> tuple:

@@ -162,10 +162,35 @@ def saves_integer_input(out: Any, *indices: Any) -> Any:
     noted before (of an inner call, made for this one)."""
     node = out._node
     if node is not None:
-        # (checked as a loss's saved operands, but held, as PyTorch's saved variable: a view
-        # made for the call alone still sees a later change of its base)
-        node.operands = tuple([(lambda t=t: t, t._version) for t in indices])
+        # (held, as PyTorch's saved variable: a view made for the call alone still sees a
+        # later change of its base)
+        node.operands = tuple([saved_operand(t, True) for t in indices])
+        if SAVED_TENSORS_HOOKS:  # (PyTorch's node packs what it saves)
+            from tensorweaver.autograd.graph import pack_operands
+
+            pack_operands(node, indices)
     return out
+
+
+def saved_operand(t: Any, held: bool) -> tuple:
+    """An entry of ``Node.operands``: a call that returns ``t`` (None once it is gone) and
+    ``t``'s version now, which the engine checks at backward. ``held``: the entry keeps ``t``
+    alive (as PyTorch's saved variable, so that a later change of the memory it views
+    reaches it), else it holds ``t`` weakly (once gone, nothing can change it)."""
+    return (lambda t=t: t) if held else weakref.ref(t), t._version
+
+
+class ViewChange:
+    """The last edge of the node that writes a view's change back into its base (ops/index.py
+    ``setitem``, PyTorch's ``CopySlices``): it stands for the edges of ``node``, the op that
+    changed the view, but its first (the view's own history), as PyTorch's CopySlices has
+    them after the base's. autograd/grad_fn.py (``through_views``) reads them from ``node``
+    when they are asked for (what PyTorch's node for ``node`` has is its to know)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
 
 
 #: The views whose history PyTorch cannot regenerate after an in-place change of their base
@@ -417,10 +442,26 @@ def _refuse_saved(op: str, t: Any) -> None:
         )
 
 
+#: id(leaf) -> a weak reference to its AccumulateGrad, while that has node hooks
+#: (autograd/grad_fn.py): a node recorded on the leaf then holds it, as PyTorch's edge does.
+HOOKED_ACCUMULATORS: dict[int, weakref.ref] = {}
+
+
+def _hold_hooked(node: Node, inputs: tuple) -> None:
+    held = []
+    for t in inputs:
+        ref = HOOKED_ACCUMULATORS.get(id(t))
+        found = None if ref is None else ref()
+        if found is not None and found.variable is t:
+            held.append(found)
+    if held:
+        node.accumulators = tuple(held)
+
+
 class Node:
     __slots__ = (
         "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "label", "view",
-        "keeps_saved", "edges", "operands", "__weakref__",
+        "keeps_saved", "edges", "operands", "accumulators", "metadata", "__weakref__",
     )  # fmt: skip
     # ``operands``, set only on the last node of a loss whose PyTorch node saves the loss's
     # inputs (nn/functional/loss.py ``_saving``) and on a node that saves an integer input
@@ -430,6 +471,9 @@ class Node:
     # the gradient of each of the composite's inputs goes (a node, a leaf, or None), for
     # node hooks that see the composite as PyTorch's one node (autograd/composite_hooks.py).
     # Left unset elsewhere (read with getattr), so that recording a node pays nothing for it.
+    # ``accumulators``: the AccumulateGrad objects of its leaf inputs that it holds, as
+    # PyTorch's edges hold them (autograd/grad_fn.py): set where one was asked for, unset else.
+    # ``metadata``: its ``grad_fn.metadata`` dict, set when first asked for.
 
     def __init__(self, op: str, inputs: tuple, saved: Any) -> None:
         if INVALID_HISTORIES:  # (one test of an empty dict a node: most programs have none)
@@ -460,6 +504,8 @@ class Node:
         self.label = None  # PyTorch's grad_fn name for the composite op this node ends
         self.view = None  # its grad_fn object (autograd/grad_fn.py), made when first asked for
         self.keeps_saved = False  # backward leaves what it holds: see frees_nothing
+        if HOOKED_ACCUMULATORS:  # (a leaf's accumulator with hooks: this graph holds it too)
+            _hold_hooked(self, inputs)
         if SAVED_TENSORS_HOOKS and op != "function" and op != "fused":
             from tensorweaver.autograd.graph import pack_inputs
 

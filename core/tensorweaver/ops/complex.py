@@ -21,6 +21,7 @@ from typing import Any
 
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.memory_formats import c_ordered, laid_out, preserved_order
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import views
 from tensorweaver.ops.apply import (
@@ -51,7 +52,7 @@ def real(input: Tensor) -> Tensor:
     x = _tensor("real", input)
     if not x.dtype.is_complex:
         return x
-    return apply("real", x.backend.real(x.native), x.dtype.to_real(), (x,))
+    return apply("real", _in_order_of(x, x.backend.real(x.native)), x.dtype.to_real(), (x,))
 
 
 def imag(input: Tensor) -> Tensor:
@@ -59,7 +60,23 @@ def imag(input: Tensor) -> Tensor:
     x = _tensor("imag", input)
     if not x.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return apply("imag", x.backend.imag(x.native), x.dtype.to_real(), (x,))
+    return apply("imag", _in_order_of(x, x.backend.imag(x.native)), x.dtype.to_real(), (x,))
+
+
+def _in_order_of(x: Tensor, native: Any, tail: tuple[int, ...] = ()) -> Any:
+    """``native``, a new array of ``x``'s values (followed by the axes ``tail``), laid out in
+    ``x``'s axis order (PyTorch's part or pairs are strided views of ``x``'s memory, whose
+    order ops that follow their input's layout keep: ``z.t().real + 1`` has strides (1, 3));
+    a backend's part may come back C-ordered. C-ordered ``x`` without a size-1 axis (whose
+    stride C order leaves free): ``native`` as it is, told cheaply."""
+    if x.ndim < 2 or (c_ordered(x.native) and 1 not in x.shape):
+        return native
+    order = (*x._preserved_order(), *tail)
+    read = getattr(x.backend, "strides", None)
+    strides = None if read is None else read(native)
+    if strides is not None and preserved_order(tuple(native.shape), strides) == order:
+        return native  # (the backend kept x's order: torch's clone does)
+    return laid_out(x.backend, native, order)
 
 
 def conj_physical(input: Tensor) -> Tensor:
@@ -226,7 +243,11 @@ def view_as_real(input: Tensor) -> Tensor:
             "holds its base's memory unconjugated. Use view_as_real(x.resolve_conj()), a "
             "new tensor that does not alias x"
         )
-    return stack((real(x), imag(x)), dim=-1)
+    pairs = stack((real(x), imag(x)), dim=-1)
+    native = _in_order_of(x, pairs.native, (x.ndim,))
+    if native is not pairs.native:  # (the pair axis innermost, after x's own order)
+        pairs.data = Tensor(native, pairs.backend, pairs.dtype)
+    return pairs
 
 
 def view_as_complex(input: Tensor) -> Tensor:

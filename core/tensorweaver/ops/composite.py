@@ -14,6 +14,7 @@ output carries a gradient.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any, Callable
 
@@ -122,38 +123,53 @@ class FromOutput:
 
 def fused_backward(node: Any, g: Tensor) -> tuple:
     name, saved, reference, static, slots = node.saved
-    inputs = node.inputs
+    if is_grad_enabled():  # create_graph
+        return _fused_double_backward(node, g)
     if type(saved) is FromOutput:
-        if is_grad_enabled():
-            # The output attached to this node: gradient that reaches it from its later uses
-            # and from this formula goes back through this node once, as in PyTorch.
-            return (saved.rule(node.output(saved.out), g, *static),)
         saved = saved.saved
-    if is_grad_enabled():  # create_graph: differentiate the reference, which records a graph
-        from tensorweaver.autograd.engine import grad
-
-        # The reference runs on stand-ins of the inputs, and grad() is taken with respect to
-        # them: partial derivatives. With respect to the inputs themselves it would give total
-        # ones, counting twice a path from one input to another (a linear's bias reaching its
-        # input through an RNN's hidden state).
-        with enable_grad():
-            stand = [t.view_as(t) if t.requires_grad else t for t in inputs]
-            wanted = [t for t in stand if t.requires_grad]
-            y = reference(*(stand if slots is None else fill_slots(slots, stand)), *static)
-        if isinstance(y, tuple):  # the outputs after the first carry no gradient
-            y = y[0]
-        found = iter(grad(y, wanted, g, create_graph=True, allow_unused=True))
-        return tuple(next(found) if t.requires_grad else None for t in inputs)
+    inputs = node.inputs
     backend = inputs[0].backend
     # Plain loops: this runs once per fused node in every backward pass.
     needs = tuple([p is not None for p in node.parents])
-    fused_grad = getattr(backend, "fused_" + name + "_backward")
+    attribute = _BACKWARDS.get(name)
+    if attribute is None:
+        attribute = _BACKWARDS[name] = sys.intern("fused_" + name + "_backward")
+    fused_grad = getattr(backend, attribute)
     if slots is None:
         natives = fused_grad(saved, g.native, needs)
     else:
         natives = fused_grad(saved, g.native, fill_slots(slots, needs, False))
         natives = [n for n, s in zip(natives, slots) if s]
-    grads = []
-    for n, t in zip(natives, inputs):
-        grads.append(None if n is None else Tensor(n, backend, t.dtype))
-    return tuple(grads)
+    return tuple(
+        [None if n is None else Tensor(n, backend, t.dtype) for n, t in zip(natives, inputs)]
+    )
+
+
+#: ``"fused_" + name + "_backward"`` for each composite's name, built once: an interned
+#: attribute name finds the backend's method through CPython's attribute cache (a fresh
+#: string walks its classes), as ``ops.fusion.fused_kernel``'s.
+_BACKWARDS: dict[str, str] = {}
+
+
+def _fused_double_backward(node: Any, g: Tensor) -> tuple:
+    """``fused_backward`` under ``create_graph``: a gradient that records its own graph."""
+    name, saved, reference, static, slots = node.saved
+    inputs = node.inputs
+    if type(saved) is FromOutput:
+        # The output attached to this node: gradient that reaches it from its later uses
+        # and from this formula goes back through this node once, as in PyTorch.
+        return (saved.rule(node.output(saved.out), g, *static),)
+    from tensorweaver.autograd.engine import grad
+
+    # Differentiate the reference, which records a graph. It runs on stand-ins of the
+    # inputs, and grad() is taken with respect to them: partial derivatives. With respect to
+    # the inputs themselves it would give total ones, counting twice a path from one input to
+    # another (a linear's bias reaching its input through an RNN's hidden state).
+    with enable_grad():
+        stand = [t.view_as(t) if t.requires_grad else t for t in inputs]
+        wanted = [t for t in stand if t.requires_grad]
+        y = reference(*(stand if slots is None else fill_slots(slots, stand)), *static)
+    if isinstance(y, tuple):  # the outputs after the first carry no gradient
+        y = y[0]
+    found = iter(grad(y, wanted, g, create_graph=True, allow_unused=True))
+    return tuple(next(found) if t.requires_grad else None for t in inputs)

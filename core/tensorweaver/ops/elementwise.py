@@ -1344,7 +1344,7 @@ def _clamp_gradients(x: Tensor, low: Tensor | None, high: Tensor | None, out: Te
     for take, source in ((take_high, high), (take_low, low), (take_x, x)):
         if take is not None:  # (the three are disjoint)
             result = where(take, source, result)
-    return labelled(result, "ClampBackward0", *(t for t in (x, low, high) if t is not None))
+    return labelled(result, "ClampBackward0", x, low, high)  # (None: a bound not given)
 
 
 def _fits_mask(condition: Tensor, t: Operand, number: Operand) -> bool:

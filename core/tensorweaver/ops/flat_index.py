@@ -56,16 +56,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
             f"source.numel() = {source.numel()}, index.numel() = {index.numel()}"
         )
     n = input.numel()
-    flat_index = mv.reshape(index, (-1,))
-    if flat_index.numel():
-        low, high = int(flat_index.min().item()), int(flat_index.max().item())
-        if low < -n or high >= n:
-            bad = low if low < -n else high
-            raise IndexError(
-                f"{op}: out of range: tried to access index {bad} on a tensor of {n} elements"
-            )
-        if low < 0:  # (else the node keeps a 1-d index itself, which PyTorch's node reads)
-            flat_index = co.where(flat_index < 0, flat_index + n, flat_index)
+    flat_index = _positions(op, index, n)
     flat = mv.reshape(input, (n,))
     values = mv.reshape(source, (-1,))
     if accumulate:
@@ -76,9 +67,27 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
         out = index_copy(flat, 0, flat_index, values)
     if out._node is None:
         return mv.reshape(out, input.shape)
-    # (PyTorch's node saves the index: changed in place, it makes backward refuse)
+    # (PyTorch's node saves the index: changed in place, it makes backward refuse; written
+    # through its .data, it gives the positions backward reads)
     ix.refuse_saved_indices("put", (index,))
+    ix.remade_at_backward(out, lambda: _positions(op, index, n), [index])
     return saves_integer_input(mv.reshape(out, input.shape), index)
+
+
+def _positions(op: str, index: Tensor, n: int) -> Tensor:
+    """``put``'s ``index`` as positions in ``[0, n)``, flat, after checking its range (negative
+    ones count from the end)."""
+    flat_index = mv.reshape(index, (-1,))
+    if flat_index.numel():
+        low, high = int(flat_index.min().item()), int(flat_index.max().item())
+        if low < -n or high >= n:
+            bad = low if low < -n else high
+            raise IndexError(
+                f"{op}: out of range: tried to access index {bad} on a tensor of {n} elements"
+            )
+        if low < 0:  # (else the node keeps a 1-d index itself, which PyTorch's node reads)
+            flat_index = co.where(flat_index < 0, flat_index + n, flat_index)
+    return flat_index
 
 
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:

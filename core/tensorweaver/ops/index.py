@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 import operator
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.autograd.node import Node, _refuse_saved, saves_integer_input
+from tensorweaver.autograd.node import Node, ViewChange, _refuse_saved, saves_integer_input
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -30,16 +30,18 @@ from tensorweaver.ops.apply import (
     labelled,
 )
 from tensorweaver.ops.bounds import check_index
-from tensorweaver.ops.out_arguments import _refuse_overlap, _refuse_partial_overlap
+from tensorweaver.ops.out_arguments import _refuse_overlap
 from tensorweaver.ops.overflow import fill_value
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import (
     _HELD,
+    _HOST_SHARED,
     _SETITEM,
     Tensor,
     _axis,
     _warn_deprecated_overlap,
     _write_overlapping,
+    _writes_through,
 )
 
 #: Index tensor dtypes: integers are positions, bool and uint8 (deprecated) are masks.
@@ -94,6 +96,75 @@ class _Advanced:
 
     def __init__(self, index: Tensor, checked: bool = False, new_axis: bool = False) -> None:
         self.index, self.checked, self.new_axis = index, checked, new_axis
+
+
+class Remade:
+    """How the index that a take, gather or scatter node saved derives from the index its
+    caller gave (cast to int64, negatives wrapped, several combined, a mask's positions, laid
+    out along a dimension): :meth:`index` remakes it at backward where a write that bumped no
+    version (through ``.data``, which rebinds the array, or by host code into memory it
+    shares) changed a given one, as PyTorch's node reads the index tensors it saved. A
+    NumPy array given as an index is PyTorch's tensor over that memory: always read again.
+    ``prefix``: a remade index of fewer positions takes the gradient's first ones (PyTorch's
+    MaskedSelectBackward0 scatters it through the mask), where others refuse it."""
+
+    __slots__ = ("make", "given", "arrays", "prefix")
+
+    def __init__(self, make: Callable[[], Tensor], given: list, prefix: bool = False) -> None:
+        self.make, self.given, self.prefix = make, given, prefix
+        self.arrays = [t.native if isinstance(t, Tensor) else None for t in given]
+
+    def index(self, kept: Tensor) -> Tensor:
+        """``kept`` (the index the forward derived), or it remade from the given index."""
+        for t, native in zip(self.given, self.arrays):
+            if native is None or t.native is not native or (_HOST_SHARED and _shared(t)):
+                with no_grad(), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # (the forward warned: uint8 masks)
+                    return self.make()
+        return kept
+
+
+#: The ops whose node saves ``(dim, index)`` and whose rule reads :func:`saved_index`.
+_REMAKES = frozenset(("take", "gather", "scatter", "scatter_add"))
+
+
+def remade_at_backward(
+    out: Tensor, make: Callable[[], Tensor], given: list, prefix: bool = False
+) -> Tensor:
+    """``out``, whose take/gather/scatter node (if any) remakes its index with ``make`` from
+    the ``given`` index tensors and arrays at backward (:class:`Remade`); or whose ``where``
+    node remakes its condition so."""
+    node = out._node
+    if node is None or not given:
+        return out
+    if node.op in _REMAKES:
+        node.saved = (node.saved[0], node.saved[1], Remade(make, given, prefix))
+    elif node.op == "where" and node.saved is None:  # (index_fill's: the condition remade)
+        node.saved = Remade(make, given)
+    return out
+
+
+def like(x: Tensor) -> Callable[[], Tensor]:
+    """A maker of a tensor of ``x``'s shape and device over one element: what remaking an
+    index reads of the tensor it indexes, without keeping ``x``'s values until backward."""
+    backend, shape = x.backend, x.shape
+
+    def make() -> Tensor:
+        one = Tensor(backend.full((), 0, dtypes.int64), backend, dtypes.int64)
+        return mv.expand(one, shape)
+
+    return make
+
+
+def _shared(t: Tensor) -> bool:
+    """Whether host code may have written into ``t``'s memory unseen."""
+    return _writes_through(t) or t._is_shared_view()
+
+
+def saved_index(node: Any) -> Tensor:
+    """The index of a take, gather or scatter node, for its gradient rule."""
+    saved = node.saved
+    return saved[1] if len(saved) == 2 else saved[2].index(saved[1])
 
 
 def _unit_index(x: Tensor, keep: bool) -> _Advanced:
@@ -212,20 +283,11 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             stops.append(e + 1)
             steps.append(1)
         else:
-            idx = e.index
-            if not e.checked and n and x.numel() == 0:
-                # Another dimension is empty, so is the result: PyTorch checks no index, and
-                # any position in range reads the same nothing.
-                idx = ew.remainder(idx, n)
-            elif not e.checked and check_index(
-                "indexing", idx, n, dim, error=IndexError, negative=True
-            ):
-                idx = ew.where(ew.lt(idx, 0), ew.add(idx, n), idx)
             starts.append(0)
             stops.append(n)
             steps.append(1)
             shape.append(n)
-            advanced.append((len(shape) - 1, idx))
+            advanced.append((len(shape) - 1, _in_range(x, e, dim)))
         dim += 1
     out = mv.slice_dims(x, starts, stops, steps) if x.ndim else x
     if flips:
@@ -233,7 +295,7 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     out = mv.reshape(out, tuple(shape))
     if advanced:
         # (PyTorch's one node, on the basic indexing's view: a reshape of the result here)
-        out = labelled(_advanced(out, advanced), "IndexBackward0", out)
+        out = labelled(_advanced(out, advanced, x, index), "IndexBackward0", out)
         if out._node is not None:  # (which saves the index tensors, masks too, as given)
             if type(index) is Tensor and index.shape:  # (the common index, told cheaply)
                 saves_integer_input(out, index)
@@ -308,10 +370,37 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
     return mv._reshape(out, tuple(kept) + rest, "indexing")
 
 
-def _advanced(x: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:
-    """PyTorch's advanced indexing of ``x`` by in-range index tensors at the given dimensions."""
-    dims = [d for d, _ in advanced]
-    indices = [t for _, t in advanced]
+def _in_range(x: Tensor, e: _Advanced, dim: int) -> Tensor:
+    """The positions of the index tensor ``e`` along dimension ``dim`` of ``x``: checked,
+    negative ones counted from the end."""
+    idx = e.index
+    n = x.shape[dim]
+    if not e.checked and n and x.numel() == 0:
+        # Another dimension is empty, so is the result: PyTorch checks no index, and any
+        # position in range reads the same nothing.
+        return ew.remainder(idx, n)
+    if not e.checked and check_index("indexing", idx, n, dim, error=IndexError, negative=True):
+        return ew.where(ew.lt(idx, 0), ew.add(idx, n), idx)
+    return idx
+
+
+def _taken_positions(x: Tensor, index: Any) -> Tensor:
+    """The flat positions that ``x[index]``'s take node reads (see :func:`_advanced`), made
+    again from ``index``."""
+    indices, sizes = [], []
+    dim = 0
+    for e in _expand_index(x, index):
+        if isinstance(e, _Advanced):
+            indices.append(e.index if e.new_axis else _in_range(x, e, dim))
+            sizes.append(1 if e.new_axis else x.shape[dim])
+        if e is not None and not (isinstance(e, _Advanced) and e.new_axis):
+            dim += 1
+    return _flat_positions(indices, sizes)[0]
+
+
+def _flat_positions(indices: list[Tensor], sizes: list[int]) -> tuple[Tensor, tuple]:
+    """The positions that the in-range ``indices`` (broadcast together) pick in dimensions of
+    ``sizes`` merged into one, flat, and the shape the indices broadcast to."""
     try:
         bshape = broadcast_shapes("indexing", *(t.shape for t in indices))
     except RuntimeError:  # PyTorch's class for index tensors that do not fit together
@@ -320,6 +409,22 @@ def _advanced(x: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:
             f"shape mismatch: indexing tensors could not be broadcast together with shapes "
             f"{shapes}; give index tensors whose sizes match or are 1"
         ) from None
+    linear = None
+    stride = 1
+    for idx, size in zip(reversed(indices), reversed(sizes)):
+        term = idx if stride == 1 else ew.mul(idx, stride)
+        linear = term if linear is None else ew.add(linear, term)
+        stride *= size
+    flat = mv.reshape(mv.expand(linear, bshape), (-1,)) if bshape else mv.reshape(linear, (1,))
+    return flat, bshape
+
+
+def _advanced(x: Tensor, advanced: list[tuple[int, Tensor]], indexed: Tensor, index: Any) -> Tensor:
+    """PyTorch's advanced indexing of ``x`` by in-range index tensors at the given dimensions
+    (``indexed[index]``'s: its take node makes its positions again from ``index`` where a
+    write through the given index tensors' ``.data`` changed them)."""
+    dims = [d for d, _ in advanced]
+    indices = [t for _, t in advanced]
     adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
     if not adjacent:  # the indexed dimensions go first, as in NumPy
         rest = [d for d in range(x.ndim) if d not in dims]
@@ -327,15 +432,13 @@ def _advanced(x: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:
         dims = list(range(len(dims)))
     first = dims[0]
     sizes = [x.shape[d] for d in dims]
-    linear = None
-    stride = 1
-    for idx, size in zip(reversed(indices), reversed(sizes)):
-        term = idx if stride == 1 else ew.mul(idx, stride)
-        linear = term if linear is None else ew.add(linear, term)
-        stride *= size
+    flat, bshape = _flat_positions(indices, sizes)
     merged = mv.reshape(x, x.shape[:first] + (math.prod(sizes),) + x.shape[first + len(dims) :])
-    flat = mv.reshape(mv.expand(linear, bshape), (-1,)) if bshape else mv.reshape(linear, (1,))
     taken = take_along(merged, first, flat)
+    if taken._node is not None:
+        given = [index] if type(index) is Tensor and index.shape else _read_back(index)
+        shaped = like(indexed)
+        remade_at_backward(taken, lambda: _taken_positions(shaped(), index), given)
     return mv.reshape(taken, x.shape[:first] + bshape + x.shape[first + len(dims) :])
 
 
@@ -360,6 +463,11 @@ def _selected_positions(x: Tensor, index: Any) -> Tensor:
         return out
     with no_grad():
         return getitem(positions, index)
+
+
+def _written_positions(x: Tensor, index: Any) -> Tensor:
+    """The flat positions ``x[index] = v`` writes, made again at backward (:class:`Remade`)."""
+    return mv.reshape(_selected_positions(x, index), (-1,))
 
 
 def sequence_as_tuple(index: Any) -> Any:
@@ -450,6 +558,9 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         )
     puts = _puts_through(arrays, value)  # (before value is expanded)
     number = not isinstance(value, Tensor)
+    given = None if number else value  # (its edge: PyTorch's node has one for the value)
+    if not number and value.requires_grad and is_grad_enabled() and not (_HELD and _HELD[-1] is x):
+        given = value = _as_written(value, positions.shape, bool(arrays))
     # (PyTorch writes into an inference tensor outside the mode, then refuses, in its version
     # bump; a write through a view of it (CopySlices) is refused for an alias of one too)
     refused = (
@@ -507,15 +618,44 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         else:
             _check_no_repeats(positions)
     flat = scatter_unchecked(flat, 0, flat_index, values)
+    if not expanded and flat._node is not None:  # (as PyTorch's node reads the given index)
+        shaped = like(x)
+        remade_at_backward(flat, lambda: _written_positions(shaped(), index), _read_back(index))
     result = mv._reshape(flat, target.shape, "setitem")
     if result._node is not None:
         refuse_saved_indices(op, arrays)
-        name = "CopySlices" if expanded else _write_node_name(x, index, number)
+        written_back = _HELD and _HELD[-1] is x  # (a view's change: PyTorch's CopySlices)
+        filled = number or (not arrays and given.ndim == 0)  # (PyTorch fills with a 0-d value)
+        name = "CopySlices" if expanded or written_back else _write_node_name(x, index, filled)
+        labelled(result, name, target, given)
+        if written_back and given._node is not None:
+            # the edges of the op that changed the view follow the base's, but the view's own
+            node = result._node
+            node.edges = (node.edges[0], ViewChange(given._node))
         # (PyTorch's index_put_ and masked_fill_ nodes save the index tensors and mask)
-        saves_integer_input(labelled(result, name, target), *index_tensors(index))
+        saves_integer_input(result, *index_tensors(index))
     target._assign(result, op)
     if refused:
         x._refuse_inference_update("setitem", True)
+
+
+def _as_written(value: Tensor, shape: tuple, advanced: bool) -> Tensor:
+    """``value`` as PyTorch's setitem hands it to its write of a selection of ``shape`` (its
+    node is the write node's edge): its leading size-1 dims dropped by a view (for a copy
+    where its shape is not the selection's, for ``index_put_`` where it has some), and a
+    copy's value expanded to the selection. A 0-d value, which a copy fills with, stays."""
+    lead = 0
+    while lead < value.ndim and value.shape[lead] == 1:
+        lead += 1
+    if advanced:
+        return value.view(value.shape[lead:]) if lead else value
+    kept = value.shape[lead:]
+    if value.shape == shape or not value.ndim or len(kept) > len(shape):
+        return value
+    if any(m != 1 and m != n for m, n in zip(reversed(kept), reversed(shape))):
+        return value  # (the write's own check names the shapes)
+    viewed = value.view(kept)
+    return viewed if viewed.shape == shape else viewed.expand(shape)
 
 
 def _as_shape(t: Tensor, shape: tuple) -> Any:
@@ -702,6 +842,21 @@ def index_tensors(index: Any) -> list:
     return [i for i in _index_arrays(index) if isinstance(i, Tensor)]
 
 
+#: The NumPy dtypes of an index array that PyTorch indexes with a tensor over its memory (it
+#: converts others to int64, a copy).
+_SHARED_ARRAYS = frozenset((np.dtype(np.int64), np.dtype(np.bool_), np.dtype(np.uint8)))
+
+
+def _read_back(index: Any) -> list:
+    """The index tensors and arrays of ``index`` that PyTorch's node reads at backward: its
+    tensors, and the NumPy arrays it indexes with a tensor over (:data:`_SHARED_ARRAYS`)."""
+    return [
+        i
+        for i in _index_arrays(index)
+        if isinstance(i, Tensor) or (isinstance(i, np.ndarray) and i.dtype in _SHARED_ARRAYS)
+    ]
+
+
 def _index_arrays(index: Any) -> list:
     """The index's tensors (but 0-d ones, which index as ints), lists and arrays."""
     items = index if isinstance(index, tuple) else (index,)
@@ -771,7 +926,7 @@ def refuse_overlapping_operands(op: str, x: Tensor, operands: tuple, indices: An
         if shares_memory(x, t):
             if indices is not None and not _puts_through(list(indices), operands[0]):
                 return
-            _refuse_overlap(op, x, (t,), {})
+            _refuse_overlap(op, x, (t,))
 
 
 def _refuse_overlapping_value(x: Tensor, index: Any, value: Tensor) -> None:
@@ -780,12 +935,12 @@ def _refuse_overlapping_value(x: Tensor, index: Any, value: Tensor) -> None:
     PyTorch checks neither a 0-d value (fill_) nor one broadcast (its repeats are not
     dense), nor masked_fill_'s one value."""
     if _puts_through_index(index, value):
-        _refuse_overlap("index_put_", x, (value,), {})
+        _refuse_overlap("index_put_", x, (value,))
     elif value.ndim and not _index_arrays(index):
         with no_grad():
             selected = getitem(x, index)
         if selected.numel() == value.numel():
-            _refuse_partial_overlap("copy_", selected, (value,))
+            _refuse_overlap("copy_", selected, (value,), partly=True)
 
 
 def _puts_through_index(index: Any, value: Any) -> bool:
@@ -1121,15 +1276,30 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
             raise
         return input.clone()  # PyTorch checks no index of an empty input of several dims
     out = index_add_unchecked(input, d, positions, source)
+    if out._node is not None and isinstance(index, Tensor):
+        shaped, shape = like(input), source.shape
+        remade_at_backward(out, lambda: _added_at(index, shaped(), d, shape, error), [index])
     return _saving_index(labelled(out, "IndexAddBackward0", input, source), index, source)
+
+
+def _added_at(index: Tensor, x: Tensor, d: int, shape: tuple, error: type) -> Tensor:
+    """The index of ``index_add``'s scatter-add node, made again from its ``index``."""
+    positions = mv.reshape(int64_index("index_add", index, x), (-1,))
+    check_index("index_add()", positions, x.shape[d], d, error=error)
+    return along(positions, d, shape)
 
 
 def index_add_unchecked(x: Tensor, d: int, index: Tensor, source: Tensor) -> Tensor:
     """``index_add`` of the core's own 1-d ``index`` (int64, in range, ``d`` normalised)."""
-    shape = [1] * x.ndim
-    shape[d] = index.shape[0]
-    full_index = mv.expand(mv.reshape(index, tuple(shape)), source.shape)
+    full_index = along(index, d, source.shape)
     return scatter_add_unchecked(x, d, full_index, _src_for(x, full_index, source, "index_add"))
+
+
+def along(index: Tensor, d: int, shape: tuple) -> Tensor:
+    """A 1-d ``index`` along dimension ``d``, expanded to ``shape`` (for a scatter)."""
+    view = [1] * len(shape)
+    view[d] = index.shape[0]
+    return mv.expand(mv.reshape(index, tuple(view)), shape)
 
 
 def take_along_dim(
@@ -1147,7 +1317,15 @@ def take_along_dim(
             f"{getattr(indices, 'dtype', type(indices)).name}"
         )
     if dim is None:  # (PyTorch's gather saves a view of indices: its changes count)
-        out = gather(mv.reshape(input, (-1,)), 0, mv.reshape(indices, (-1,)))
+        flat = mv.reshape(input, (-1,))
+        out = gather(flat, 0, mv.reshape(indices, (-1,)))
+        if out._node is not None:
+            shaped = like(flat)
+            remade_at_backward(
+                out,
+                lambda: check_scatter_index("gather", shaped(), 0, mv.reshape(indices, (-1,)))[1],
+                [indices],
+            )
         return _saving_index(out, indices)
     d = _axis(dim, input.ndim, "take_along_dim")
     if not input.ndim:
@@ -1231,10 +1409,20 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of ``input`` where ``mask`` holds, as a 1-d tensor (the two broadcast)."""
     mask = _bool_mask("masked_select", mask)
+    check_backends("masked_select", (input, mask))
     shape = broadcast_shapes("masked_select", input.shape, mask.shape)
-    out = getitem(mv.expand(input, shape), mv.expand(mask, shape))
+    out = take_along(mv.reshape(mv.expand(input, shape), (-1,)), 0, mask_positions(mask, shape))
+    if out._node is not None:  # (its gradient goes where the mask holds then)
+        remade_at_backward(out, lambda: mask_positions(mask, shape), [mask], prefix=True)
     # (PyTorch's node saves the mask, not its expansion)
     return saves_integer_input(labelled(out, "MaskedSelectBackward0", input), mask)
+
+
+def mask_positions(mask: Tensor, shape: tuple) -> Tensor:
+    """The flat positions where ``mask``, broadcast to ``shape``, holds, in order."""
+    flat = mv.reshape(mv.expand(mask, shape), (-1,))
+    positions = Tensor(flat.backend.nonzero(flat.native), flat.backend, dtypes.int64)
+    return mv.reshape(positions, (-1,))
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:

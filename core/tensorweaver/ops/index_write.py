@@ -56,13 +56,6 @@ def _same_dtype(op: str, x: Tensor, other: Tensor, what: str) -> None:
         )
 
 
-def _along(index: Tensor, d: int, shape: tuple[int, ...]) -> Tensor:
-    """A 1-d ``index`` along dimension ``d``, expanded to ``shape`` (for a scatter)."""
-    view = [1] * len(shape)
-    view[d] = index.shape[0]
-    return mv.expand(mv.reshape(index, tuple(view)), shape)
-
-
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with its slices at ``index`` along ``dim`` replaced by the slices
     of ``source``, in order (a duplicated index keeps one of its slices, unspecified which)."""
@@ -95,11 +88,21 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     if input.ndim > 1 and input.numel() == 0:  # nothing to copy: PyTorch checks no index
         return input.clone()
     check_index(op, index, x.shape[d], d, error=IndexError)
-    out = ix.scatter_unchecked(x, d, _along(index, d, src.shape), src)
-    out = out if input.ndim else mv.reshape(out, ())
+    out = ix.scatter_unchecked(x, d, ix.along(index, d, src.shape), src)
     if out._node is not None:  # (PyTorch's node saves the index)
         ix.refuse_saved_indices(op, (index,))
+        shaped, shape = ix.like(x), src.shape
+        ix.remade_at_backward(out, lambda: _copied_at(given, shaped(), d, shape), [given])
+    out = out if input.ndim else mv.reshape(out, ())
     return saves_integer_input(labelled(out, "IndexCopyBackward0", input, source), given)
+
+
+def _copied_at(index: Tensor, x: Tensor, d: int, shape: tuple) -> Tensor:
+    """The index of ``index_copy``'s scatter node, made again from its ``index``."""
+    op = "index_copy()"
+    positions = _long_index(op, index, x, RuntimeError, IndexError)
+    check_index(op, positions, x.shape[d], d, error=IndexError)
+    return ix.along(positions, d, shape)
 
 
 def _wrapped(op: str, index: Tensor, size: int, dim: int) -> Tensor:
@@ -135,11 +138,27 @@ def index_fill(
         value = ew.cast(value, input.dtype)
     else:
         value = cr.full((), value, dtype=input.dtype, device=input)
-    size = input.shape[d] if input.ndim else 1
     if input.numel() == 0:  # nothing to fill: PyTorch checks no index
         return input.clone()
+    out = ew.where(_filled(index, input, d), value, input)
+    if out._node is not None:  # (PyTorch's node saves the index: the mask made of it is none)
+        ix.refuse_saved_indices(op, (given,))
+        shaped = ix.like(input)
+        ix.remade_at_backward(out, lambda: _filled_at(given, shaped(), d), [given])
+    return saves_integer_input(labelled(out, name, input), given)
+
+
+def _filled_at(index: Tensor, input: Tensor, d: int) -> Tensor:
+    """The mask of ``index_fill``'s where node, made again from its ``index``."""
+    return _filled(_long_index("index_fill()", index, input, IndexError, RuntimeError), input, d)
+
+
+def _filled(index: Tensor, input: Tensor, d: int) -> Tensor:
+    """The mask of ``index_fill``'s slices: ``input``'s dimension ``d`` true at ``index``
+    (checked, negative positions counted from the end), others of size 1."""
+    size = input.shape[d] if input.ndim else 1
     with no_grad():
-        index = _wrapped(op, index, size, d)
+        index = _wrapped("index_fill()", index, size, d)
         hit = cr.full((size,), False, dtype=dtypes.bool_, device=input)
         hit = ix.scatter_unchecked(
             hit, 0, index, mv.expand(cr.full((), True, device=input), index.shape)
@@ -147,11 +166,7 @@ def index_fill(
         view = [1] * input.ndim
         if input.ndim:
             view[d] = size
-        mask = mv.reshape(hit, tuple(view))
-    out = ew.where(mask, value, input)
-    if out._node is not None:  # (PyTorch's node saves the index: the mask made of it is none)
-        ix.refuse_saved_indices(op, (given,))
-    return saves_integer_input(labelled(out, name, input), given)
+        return mv.reshape(hit, tuple(view))
 
 
 def _positions(x: Tensor, indices: tuple) -> Tensor:
@@ -211,10 +226,18 @@ def _index_put(
             f"the indexed shape {list(positions.shape)}"
         ) from None
     where, what = mv.reshape(positions, (-1,)), mv.reshape(values, (-1,))
-    if accumulate and target is not None and into is None and _repeats_memory(target):
+    per_location = accumulate and target is not None and into is None and _repeats_memory(target)
+    if per_location:
         where, what = _per_location(target, where, what)
     write = ix.scatter_add_unchecked if accumulate else ix.scatter_unchecked
-    out = mv.reshape(write(mv.reshape(input, (-1,)), 0, where, what), input.shape)
+    written = write(mv.reshape(input, (-1,)), 0, where, what)
+    if written._node is not None and into is None and not per_location:
+        # (PyTorch's node reads the index tensors it saved: a write through their .data too)
+        shaped = ix.like(input)
+        ix.remade_at_backward(
+            written, lambda: mv.reshape(_positions(shaped(), tuple(indices)), (-1,)), list(indices)
+        )
+    out = mv.reshape(written, input.shape)
     if out._node is not None:  # (PyTorch's node saves the index tensors)
         ix.refuse_saved_indices(op, indices)
     return saves_integer_input(out, *indices)
@@ -314,10 +337,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     _same_dtype(op, input, source, "source")
     check_backends(op, (input, mask, source))
     shape = broadcast_shapes(op, input.shape, mask.shape)
-    with no_grad():
-        flat_mask = mv.reshape(mv.expand(mask, shape), (-1,))
-        where = Tensor(input.backend.nonzero(flat_mask.native), input.backend, dtypes.int64)
-        where = mv.reshape(where, (-1,))
+    where = ix.mask_positions(mask, shape)
     k = where.shape[0]
     if source.numel() < k:
         raise RuntimeError(
@@ -325,7 +345,10 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         )
     taken = mv.narrow(mv.reshape(source, (-1,)), 0, 0, k)
     flat = mv.reshape(mv.expand(input, shape), (-1,))
-    out = mv.reshape(ix.scatter_unchecked(flat, 0, where, taken), shape)
+    written = ix.scatter_unchecked(flat, 0, where, taken)
+    if written._node is not None:  # (the gradients go where the mask holds then)
+        ix.remade_at_backward(written, lambda: ix.mask_positions(mask, shape), [mask], True)
+    out = mv.reshape(written, shape)
     if out._node is not None:  # (PyTorch's node saves the mask)
         ix.refuse_saved_indices(op, (mask,))
     return saves_integer_input(labelled(out, "MaskedScatterBackward0", input, source), mask)

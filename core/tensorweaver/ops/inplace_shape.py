@@ -15,9 +15,9 @@ alias, NumPy memory) that grows or is not contiguous lays the new shape out C-co
 from its storage offset in that memory, as PyTorch's. One that reaches beyond the end of
 that memory grows it, as PyTorch grows the shared storage: a new memory holds the old
 elements first, and the tensor and the one that held the old memory become views of it.
-Differs from PyTorch: that is done only where that memory is a contiguous tensor's own, one
-that does not require grad (else it raises). A ``resize_`` that grows fills the new elements
-with zeros (PyTorch's are uninitialised).
+Differs from PyTorch: that is done only where that memory is a contiguous tensor's own (else
+it raises). A ``resize_`` that grows fills the new elements with zeros (PyTorch's are
+uninitialised).
 """
 
 from __future__ import annotations
@@ -29,7 +29,12 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from tensorweaver.autograd.mode import inference_mode, is_grad_enabled, is_inference_mode_enabled
+from tensorweaver.autograd.mode import (
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+)
 from tensorweaver.autograd.node import INPLACE_CHANGES, output_changed
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import movement as mv
@@ -252,8 +257,7 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
             f"resize_(): resizing a tensor of shape {tuple(self.shape)} to {list(shape)} while "
             "it shares memory with other tensors (a view, a base with views, a detach() alias "
             "or NumPy memory) is supported beyond the end of that memory only where it is the "
-            "memory of a contiguous tensor that does not require grad; resize a .clone() "
-            "instead"
+            "memory of a contiguous tensor (not part of another's); resize a .clone() instead"
         )
     if n > have:  # new memory, as PyTorch's reallocation
         flat = mv.reshape(self, (have,))
@@ -281,26 +285,28 @@ def _grows(x: Tensor, shape: tuple, memory: vw.Memory) -> bool:
     alias stands for the tensor it aliases (its memory, its offset there); a tensor whose
     own memory it is (a base with views) hands that memory over to a new tensor, which its
     views go on seeing. Only where that memory is a contiguous tensor's own (no view's or
-    NumPy's, whose memory PyTorch cannot grow either) and none requiring grad (a graph
-    through it)."""
+    NumPy's, whose memory PyTorch cannot grow either). The growth is no op of the graph: a
+    tensor that requires grad keeps its history (a leaf stays one)."""
     source = x
     while source._alias_of is not None and source._view_of is None:
         source = source._alias_of  # (an alias: the memory, and offset, of what it aliases)
     if source is not x:
         memory = vw.Memory(source)
     owner = memory.base
-    while owner._alias_of is not None and owner._view_of is None:
-        owner = owner._alias_of  # (its aliases follow it)
-    if (
-        owner.requires_grad
-        or not owner.is_contiguous()
-        or owner._view_of is not None
-        or _writes_through(owner)
-    ):
+    while True:
+        if owner._alias_of is not None and owner._view_of is None:
+            owner = owner._alias_of  # (its aliases follow it)
+            continue
+        whole = None if owner._view_of is None else vw.Memory(owner)
+        if whole is None or whole.base is owner or whole.start or whole.extent != owner.numel():
+            break
+        owner = whole.base  # (a view of all of a tensor's memory, a reshape: that tensor's)
+    if not owner.is_contiguous() or owner._view_of is not None or _writes_through(owner):
         return False
     n, extent = math.prod(shape), owner.numel()
-    old = mv.reshape(owner, (extent,))
-    grown = mv.cat([old, cr.zeros(memory.start + n - extent, dtype=x.dtype, device=x)])
+    with no_grad():  # (new memory, no op of the graph: a leaf that requires grad stays one)
+        old = mv.reshape(owner, (extent,))
+        grown = mv.cat([old, cr.zeros(memory.start + n - extent, dtype=x.dtype, device=x)])
     # (x's old place among its memory's tensors: a tensor no one holds, or, where that
     # memory was x's own, the tensor that now owns it)
     held = _hand_over(x)

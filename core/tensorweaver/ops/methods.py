@@ -33,9 +33,9 @@ from tensorweaver.ops import overflow, special, spellings, structure, views
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.in_place_writes import add_scaled, addable
-from tensorweaver.ops.out_arguments import _refuse_overlapping_operands, _refuse_partial_overlap
+from tensorweaver.ops.out_arguments import _refuse_overlap, _refuse_overlapping_operands
 from tensorweaver.ops.rank import check_ndim
-from tensorweaver.tensor import Size, Tensor, _InvalidHistory, _out_of_order
+from tensorweaver.tensor import Size, Tensor, _out_of_order, _retaining
 
 
 def _reversed(op: Any) -> Any:
@@ -379,8 +379,9 @@ def _fill(self: Tensor, value: Any, grad_fn: str = "FillBackward2") -> Tensor:
         filled = mv.expand(ew.cast(value, self.dtype), self.shape)
         if not _out_of_order(self):
             # PyTorch writes the value into self's memory: a C-ordered self stays so (not
-            # expand()'s zero strides; _assign keeps any other order of self's itself)
-            filled = filled.contiguous()
+            # expand()'s zero strides, which torch's contiguous() keeps where it is empty;
+            # _assign keeps any other order of self's itself)
+            filled = filled.contiguous() if self.numel() else filled + cr.zeros_like(self)
         # (as copy_: PyTorch refuses a tensor value through elements expand() repeats)
         filled = _overwritten(self, filled, "FillBackward3", value)
         return self._assign(filled, "fill_(tensor)")
@@ -398,7 +399,7 @@ def _copy(self: Tensor, other: Tensor, non_blocking: bool = False) -> Tensor:
     if not isinstance(other, Tensor):
         other = _number_source(self, other)
     if ix.shares_memory(self, other):
-        _refuse_partial_overlap("copy_", self, (other,))
+        _refuse_overlap("copy_", self, (other,), partly=True)
     if other.backend is not self.backend:
         other = other.to(self.backend)
     copied = mv.expand(ew.cast(other, self.dtype), self.shape)
@@ -1180,10 +1181,9 @@ Tensor.real = property(views.real)  # views: writes reach the complex tensor
 
 
 def _retains_grad(self: Tensor) -> bool:
-    node = self._node
-    # (an invalid history, of a view whose base changed in place, retains nothing: PyTorch's
-    # test reads the flag, not the grad_fn that would raise)
-    return node is not None and node.__class__ is not _InvalidHistory and node.retained is not None
+    # (a flag of the tensor, set by retain_grad(), as PyTorch's: it stays when the tensor's
+    # node changes, is dropped by detach_ or is a base's change's invalid history)
+    return _retaining(self)
 
 
 Tensor.imag = property(views.imag)

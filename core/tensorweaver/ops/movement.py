@@ -143,7 +143,14 @@ def squeeze(x: Tensor, dim: Any = None, **aliases: Any) -> Tensor:
     if x.ndim == 0:
         return x
     out = reshape(x, tuple(n for i, n in enumerate(x.shape) if not (i in dims and n == 1)))
-    return labelled(out, "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2", x)
+    return labelled(out, squeeze_name(dim), x)
+
+
+def squeeze_name(dim: Any) -> str:
+    """PyTorch's node name for ``squeeze(dim)``: by whether ``dim`` is none, one or several."""
+    if dim is None:
+        return "SqueezeBackward0"
+    return "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
 
 
 def _repeated_dim(op: str, dims: tuple, ndim: int) -> None:
@@ -162,18 +169,30 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     return labelled(out, "UnsqueezeBackward0", x)
 
 
+#: ``permute``'s checked permutations by (rank, dims as given): a model permutes with a few
+#: fixed dims, each check once. The dims are plain ints (``_sizes``), so the key is exact.
+_PERMUTATIONS: dict[tuple, tuple[int, ...]] = {}
+
+
 def permutation(x: Tensor, dims: tuple) -> tuple[int, ...]:
     """``permute``'s ``dims`` (given as ``f(1, 0)`` or ``f((1, 0))``) as a permutation of
     ``x``'s axes, each non-negative; an error if it is not one."""
-    ndim = len(x.shape)
-    top = ndim if ndim else 1  # a 0-d tensor takes dim 0 or -1, as PyTorch's wrap does
+    ndim = len(x._shape)
     given = _sizes(dims, "permute")
+    key = (ndim, given)
+    perm = _PERMUTATIONS.get(key)
+    if perm is not None:
+        return perm
+    top = ndim if ndim else 1  # a 0-d tensor takes dim 0 or -1, as PyTorch's wrap does
     perm = tuple([d if 0 <= d < top else _axis(d, ndim, "permute") for d in given])
     if len(perm) != ndim or len(set(perm)) != ndim:  # each in range: then a permutation
         raise RuntimeError(
             f"permute: dims {list(given)} are not a permutation of the "
             f"{ndim} dimensions of a tensor of shape {x.shape}"
         )
+    if len(_PERMUTATIONS) >= 1024:  # (bounded: dims that vary without end re-check)
+        _PERMUTATIONS.clear()
+    _PERMUTATIONS[key] = perm
     return perm
 
 
@@ -189,17 +208,33 @@ def permuted(x: Tensor, perm: tuple[int, ...]) -> Tensor:
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    ndim = len(x.shape)
+    ndim = len(x._shape)
     if ndim == 0:
         return x
-    a, b = _axis(dim0, ndim, "transpose"), _axis(dim1, ndim, "transpose")
-    if a == b:
+    perm = _swaps(ndim, dim0, dim1) if dim0.__class__ is int and dim1.__class__ is int else None
+    if perm is None:  # (not plain ints: checked and converted here)
+        a, b = _axis(dim0, ndim, "transpose"), _axis(dim1, ndim, "transpose")
+        perm = _swap(ndim, a, b)
+    if not perm:
         return x
-    perm = list(range(ndim))
-    perm[a], perm[b] = b, a
-    perm = tuple(perm)  # a permutation by construction: permute's checks are not needed
     out = apply("permute", x.backend.permute(x.native, perm), x.dtype, (x,), perm)
     return labelled(out, "TransposeBackward0", x)
+
+
+@functools.lru_cache(maxsize=256)
+def _swaps(ndim: int, dim0: int, dim1: int) -> tuple[int, ...]:
+    """``transpose``'s permutation of ``ndim`` axes for int dims ``dim0``, ``dim1`` (any in
+    range), once per call site's dims: () where they name one axis; else its IndexError."""
+    return _swap(ndim, _axis(dim0, ndim, "transpose"), _axis(dim1, ndim, "transpose"))
+
+
+def _swap(ndim: int, a: int, b: int) -> tuple[int, ...]:
+    """The permutation of ``ndim`` axes that swaps axes ``a`` and ``b`` (() where a == b)."""
+    if a == b:
+        return ()
+    perm = list(range(ndim))
+    perm[a], perm[b] = b, a
+    return tuple(perm)  # a permutation by construction: permute's checks are not needed
 
 
 def t(x: Tensor) -> Tensor:
@@ -211,35 +246,37 @@ def t(x: Tensor) -> Tensor:
 def expand(x: Tensor, *sizes: Any) -> Tensor:
     """Broadcast ``x`` to ``sizes`` (-1 keeps a dimension); the result may share memory."""
     sizes = _sizes(sizes, "expand")
-    lead = len(sizes) - x.ndim
+    old = x._shape
+    lead = len(sizes) - len(old)
     if lead < 0:
         raise RuntimeError(
             f"expand: the number of sizes ({len(sizes)}) must be at least the number of "
             f"dimensions ({x.ndim}) of the tensor of shape {x.shape}"
         )
-    shape = tuple(
-        (x.shape[i - lead] if s == -1 else s) if i >= lead else s for i, s in enumerate(sizes)
-    )
+    shape = sizes
+    if -1 in sizes:  # (ints alone: _sizes)
+        shape = tuple([old[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(sizes)])
     if shape and min(shape) < 0:  # -1 keeps only an existing dimension; other negatives none
         raise RuntimeError(
             f"expand: size {min(shape)} is not allowed (target sizes {list(sizes)}, tensor "
             f"shape {list(x.shape)}); -1 keeps an existing dimension, a new leading one needs "
             "its size"
         )
-    for i, n in enumerate(x.shape):
+    for i, n in enumerate(old):
         if n != 1 and n != shape[i + lead]:
             raise RuntimeError(
                 f"expand: the expanded size {shape[i + lead]} must match the existing size {n} "
                 f"at non-singleton dimension {i}; target sizes {list(sizes)}, tensor shape "
                 f"{list(x.shape)}"
             )
-    if shape == x.shape:
+    if shape == old:
         return x
     native = x.native
+    backend = x.backend
     if lead:
-        check_ndim("expand", shape, x.backend)
-        native = x.backend.reshape(native, (1,) * lead + x.shape)
-    return apply("expand", x.backend.expand(native, shape), x.dtype, (x,))
+        check_ndim("expand", shape, backend)
+        native = backend.reshape(native, (1,) * lead + old)
+    return apply("expand", backend.expand(native, shape), x.dtype, (x,))
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
@@ -384,8 +421,15 @@ def flip(input: Tensor, dims: Any) -> Tensor:
     if len(axes) != len(given):
         _repeated_dim("flip", given, input.ndim)
     if not axes or input.ndim == 0:
-        return input
+        return labelled(_unchanged_copy(input), "FlipBackward0", input)
     return apply("flip", input.backend.flip(input.native, axes), input.dtype, (input,), axes)
+
+
+def _unchanged_copy(x: Tensor) -> Tensor:
+    """A new tensor of ``x``'s values, for an op that copies but changes nothing (a flip of
+    no dims, a roll by whole turns): PyTorch's result is a new tensor all the same, so an
+    in-place change of it must not reach ``x``."""
+    return apply("identity", x._unshared_native(), x.dtype, (x,))
 
 
 class _FirstDim:
@@ -406,6 +450,24 @@ def _numpy_dim(op: str, aliases: dict[str, Any], dim: Any) -> Any:
     from tensorweaver.ops.reduce import numpy_names  # (reduce imports this module)
 
     return numpy_names(op, aliases, dim, None, (_FIRST_DIM,))[0]
+
+
+def first_dim(op: str, aliases: dict[str, Any], dim: Any) -> Any:
+    """``dim`` of ``op`` (default :data:`_FIRST_DIM`, read as 0) or its spelling ``axis=``
+    in ``aliases``: both given (a 0 too) is PyTorch's TypeError."""
+    if aliases:
+        dim = _numpy_dim(op, aliases, dim)
+    return 0 if dim is _FIRST_DIM else dim
+
+
+def split_sizes(op: str, sizes: Any) -> list:
+    """``op``'s ``split_sizes`` as PyTorch's parser takes them: a list or a tuple (a Size
+    too), never an array or a tensor of sizes (each size is checked where it is cut)."""
+    if not isinstance(sizes, (list, tuple)):
+        raise TypeError(
+            f"{op}(): argument 'split_sizes' must be tuple of ints, not {type(sizes).__name__}"
+        )
+    return list(sizes)
 
 
 def cat(tensors: Sequence[Tensor], dim: int = _FIRST_DIM, **aliases: Any) -> Tensor:
@@ -668,7 +730,10 @@ def _unbind_cuts(shape: tuple, d: int) -> tuple:
 
 
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
-    return labelled(_roll(input, shifts, dims), "RollBackward0", input)
+    out = _roll(input, shifts, dims)
+    if out is input:
+        out = _unchanged_copy(input)
+    return labelled(out, "RollBackward0", input)
 
 
 def _roll(x: Tensor, shifts: Any, dims: Any) -> Tensor:

@@ -32,7 +32,7 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as red
 from tensorweaver.ops import sort as srt
 from tensorweaver.ops import two_output_reductions
-from tensorweaver.ops.apply import labelled, written_out
+from tensorweaver.ops.apply import apply, labelled, written_out
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.reduce import Dim
 from tensorweaver.promotion import get_default_dtype, result_type
@@ -469,6 +469,14 @@ def _scan(state: State, axis: int, combine: Callable[[State, State], State]) -> 
     return state
 
 
+def _running_result(out: Tensor, x: Tensor) -> Tensor:
+    """``out``, a running result over ``x``, as PyTorch's: a new tensor where the scan had
+    nothing to do (a 0-d ``x``, a dim of size 0 or 1), C-ordered whatever ``x``'s layout."""
+    if out is x:
+        out = apply("identity", x._unshared_native(), x.dtype, (x,))
+    return mv.contiguous(out)
+
+
 def cumprod(input: Tensor, dim: int = red.OMITTED, *, dtype: Any = None, **aliases: Any) -> Tensor:
     """Running products along ``dim``; bool and integer tensors multiply in int64."""
     if aliases:
@@ -482,7 +490,7 @@ def cumprod(input: Tensor, dim: int = red.OMITTED, *, dtype: Any = None, **alias
             return cumprod(input, dim, dtype=dtype)
     x = ew.cast(input, accumulate)
     if x.ndim == 0:
-        return x
+        return labelled(_running_result(x, x), "CumprodBackward0", x)
     if x.requires_grad and is_grad_enabled():
         return labelled(_Cumprod.apply(x, axis), "CumprodBackward0", x)
     return _cumprod_values(x, axis)
@@ -493,7 +501,7 @@ def _cumprod_values(x: Tensor, axis: int) -> Tensor:
     out = _scan((wide,), axis, lambda earlier, later: (ew.mul(earlier[0], later[0]),))[0]
     if wide.dtype.kind == "f" and out.shape[axis] > 1 and not _all_ordinary(out):
         out = _as_multiplied_in_order(wide, out, axis)
-    return out if wide is x else ew.cast(out, x.dtype)
+    return _running_result(out if wide is x else ew.cast(out, x.dtype), x)
 
 
 def _all_ordinary(out: Tensor) -> bool:
@@ -677,10 +685,10 @@ def logcumsumexp(input: Tensor, dim: int = red.OMITTED, **aliases: Any) -> Tenso
     red._missing_dim("logcumsumexp", dim)
     axis = _axis(dim, input.ndim, "logcumsumexp")  # the dim first, as PyTorch checks it
     x = _floating_input("logcumsumexp", input, "fc")
-    if x.ndim == 0:
-        return x.clone()
+    if x.ndim == 0:  # (its gradient 1, at infinities too, as PyTorch's)
+        return labelled(_running_result(x, x), "LogcumsumexpBackward0", x)
     if x.dtype.kind == "c":
-        return _complex_log_cumsum(x, axis)
+        return _running_result(_complex_log_cumsum(x, axis), x)
     wide = _half_as_float32(x)
     if wide.requires_grad and is_grad_enabled() and (_compiling() or _any_infinite(wide)):
         # The scan's gradient is the finite limit at infinities (or NaN where two meet);
@@ -688,7 +696,7 @@ def logcumsumexp(input: Tensor, dim: int = red.OMITTED, **aliases: Any) -> Tenso
         out = _LogCumSumExp.apply(wide, axis)
     else:
         out = _log_cumsum_scan(wide, axis)
-    out = out if wide is x else ew.cast(out, x.dtype)
+    out = _running_result(out if wide is x else ew.cast(out, x.dtype), x)
     return labelled(out, "LogcumsumexpBackward0", x)  # (PyTorch's node saves its output)
 
 

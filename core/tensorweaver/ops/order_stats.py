@@ -578,7 +578,9 @@ def searchsorted(
         at = _binary_search(seq, keys, right)
     else:
         at = sorted_position(seq, keys, right)
-    return at.reshape(input.shape).to(dtypes.int32 if out_int32 else dtypes.int64)
+    # C-ordered whatever the operands' layouts (sorted_position's join keeps a transposed one's)
+    at = mv.contiguous(at.reshape(input.shape))
+    return at.to(dtypes.int32 if out_int32 else dtypes.int64)
 
 
 def sorted_position(seq: Tensor, keys: Tensor, right: bool = False) -> Tensor:

@@ -83,7 +83,7 @@ OUT: dict[str, Kind] = {
     **_table(
         Kind(),
         "aminmax all amax amin any argmax argmin bmm bucketize conj_physical complex cummax "
-        "cummin diag diag_embed dot frexp histogram inner inverse isin isneginf isposinf "
+        "cummin diag diag_embed dot histogram inner inverse isin isneginf isposinf "
         "log_softmax lu_solve lu_unpack matmul mm mv nanquantile norm polar qr "
         "quantile searchsorted slice_scatter softmax svd tensordot tril "
         "triangular_solve triu vdot alias_copy as_strided_copy diagonal_copy expand_copy "
@@ -97,13 +97,13 @@ OUT: dict[str, Kind] = {
         "scatter scatter_add scatter_reduce",
     ),
     **_table(Kind(partly="any", tensors=True), "where"),
-    **_table(Kind(partly="input"), "addmm addmv baddbmm mode msort topk"),
+    **_table(Kind(partly="input"), "addmm addmv baddbmm frexp mode msort topk"),
     **_table(Kind(partly="values"), "sort"),
     **_table(
         Kind(exact=False),
-        "cholesky cholesky_inverse cholesky_solve geqrf logsumexp mvlgamma normal orgqr threshold",
+        "cholesky cholesky_inverse cholesky_solve geqrf logsumexp mvlgamma orgqr threshold",
     ),
-    **_table(Kind(exact=False, partly="any"), "addr fmax fmin igamma igammac kron outer"),
+    **_table(Kind(exact=False, partly="any"), "addr fmax fmin igamma igammac kron normal outer"),
     **_table(Kind(exact=False, widens="dtype"), "mean"),
     **_table(Kind(exact=False, widens="dtype", float_kernel=True), "nanmean nansum"),
     **_table(Kind(exact=False, widens="input", float_kernel=True), "std var"),
@@ -111,7 +111,8 @@ OUT: dict[str, Kind] = {
     **_table(Kind(differentiable=False), "histc"),
     **_table(Kind(exact=False, copies=True, partly="any"), "cumprod cumsum"),
     **_table(Kind(exact=False, copies=True, needs_dim=True), "prod sum"),
-    **_table(Kind(exact=False, quiet=True), "bernoulli lu"),
+    **_table(Kind(exact=False, quiet=True), "lu"),
+    **_table(Kind(exact=False, quiet=True, partly="any"), "bernoulli"),
     **_table(Kind(exact=False, quiet=True, copies=True), "eye rand randint randperm range"),
     **_table(Kind(quiet=True), "logspace multinomial narrow_copy randn"),
     **_table(Kind(quiet=True, partly="input"), "addbmm"),
@@ -166,7 +167,7 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     if kind.tensors:
         _refuse_numbers(name, fn, args, kwargs)
     if kind.apart:
-        _refuse_overlap(name, out, args, kwargs)
+        _refuse_overlap(name, out, (*args, *kwargs.values()))
     if kind.checks_first and isinstance(out, Tensor):
         _refuse_repeats(name, out.shape, out)
     if kind.copies and isinstance(out, Tensor) and kwargs.get("dtype") is None:
@@ -177,13 +178,13 @@ def call_with_out(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, 
         value = fn(*args, **kwargs)
     if kind.apart and isinstance(out, Tensor) and isinstance(value, Tensor):
         if out.numel() and out.shape != value.shape:  # (resized first, over its memory)
-            _refuse_overlap(name, out, args, kwargs, resized=value.numel())
+            _refuse_overlap(name, out, (*args, *kwargs.values()), value)
         if name == "stack" and out.shape != value.shape:
             value = _resized_stack_layout(fn, args, kwargs, value)
     if kind.partly == "any" and isinstance(out, Tensor) and isinstance(value, Tensor):
         refuse_resizing_an_input(name, out, value.shape, (*args, *kwargs.values()))
     if kind.partly:
-        _refuse_partly(name, kind.partly, args, kwargs, out, value)
+        _refuse_overlap(name, *_partly_checked(kind.partly, args, kwargs, out, value), True)
     if kind.quiet:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "An output with one or more elements was")
@@ -204,25 +205,18 @@ def refuse_resizing_an_input(op: str, out: Tensor, shape: tuple, inputs: tuple) 
         )
 
 
-def _refuse_partly(name: str, rule: str, args: tuple, kwargs: dict, out: Any, value: Any) -> None:
-    """:func:`_refuse_partial_overlap` of each ``out`` tensor and the inputs that ``rule``
-    (:class:`Kind`'s ``partly``) names."""
+def _partly_checked(rule: str, args: tuple, kwargs: dict, out: Any, value: Any) -> tuple:
+    """``(out, inputs, value)`` that ``rule`` (:class:`Kind`'s ``partly``) has checked for
+    partial overlaps: the out tensors with their results, and the inputs it names."""
     several = isinstance(value, tuple) and isinstance(out, (tuple, list))
     if rule == "form":  # (max/min: along a dim several results; two tensors, or one)
         others = [*args[1:], *kwargs.values()]
         rule = "input" if several else "any" if any(isinstance(t, Tensor) for t in others) else ""
-    pairs = list(zip(out, value)) if several else [(out, value)]
-    if rule == "values":
-        rule, pairs = "input", pairs[:1]
-    inputs = [*args, *kwargs.values()]
+    if rule == "values":  # (sort's values alone)
+        rule, out, value = ("input", out[0], value[0]) if several else ("input", out, value)
     if rule == "input":
-        inputs = args[:1] if args else [kwargs.get("input")]
-    for o, v in pairs if rule else ():
-        if isinstance(o, Tensor) and isinstance(v, Tensor) and o.numel():
-            # (resized first, contiguously over its memory, as by apart's check; an input
-            # that is out itself PyTorch resizes with it: the very same elements still)
-            others = [t for t in inputs if t is not o]
-            _refuse_partial_overlap(name, o, others, None if o.shape == v.shape else v.shape)
+        return out, (args[:1] if args else [kwargs.get("input")]), value
+    return out, ((*args, *kwargs.values()) if rule else ()), value
 
 
 def _refuse_numbers(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
@@ -370,43 +364,39 @@ def _refuse_repeats(name: str, shape: tuple, out: Any) -> None:
 
 
 def _refuse_overlap(
-    name: str, out: Any, args: tuple, kwargs: dict, resized: int | None = None
+    name: str, out: Any, inputs: Any, value: Any = None, partly: bool = False
 ) -> None:
-    """PyTorch's error where ``out`` and an input share elements (its kernels would read
-    what they already wrote); ``resized``: the element count ``out`` is about to be resized
-    to, laid out contiguously from where it starts, as PyTorch checks it after resizing."""
-    outs = out if isinstance(out, (tuple, list)) else (out,)
-    inputs = [*args, *kwargs.values()]
+    """PyTorch's error where an ``out`` tensor (``out``, or each of a tuple) and one of
+    ``inputs`` (tensors, or lists of them) share elements: the kernel would read what it
+    already wrote. ``partly``: only where they share part of the memory (some elements, or
+    all in other places), as PyTorch's TensorIterator checks; the very same elements (an
+    input that is the out tensor itself too: resized, it stays so) are an in-place write.
+    ``value``: the result (a tuple of them for a tuple ``out``), to whose shape each out
+    tensor of another shape is about to be resized, contiguously from where it starts, as
+    PyTorch checks it after resizing."""
+    several = isinstance(out, (tuple, list))
+    if value is not None and several != isinstance(value, tuple):
+        return  # (an out that does not match the results: _write's error)
+    outs = out if several else (out,)
+    values = value if several and value is not None else (value,) * len(outs)
+    inputs = list(inputs)
     inputs += [t for item in inputs if isinstance(item, (tuple, list)) for t in item]
-    for o in outs:
+    for o, v in zip(outs, values):
+        if not isinstance(o, Tensor):
+            continue
+        shape = v.shape if isinstance(v, Tensor) and v.shape != o.shape else None
+        numel = None if shape is None else math.prod(shape)
         for t in inputs:
-            if isinstance(o, Tensor) and isinstance(t, Tensor) and _overlap(o, t, resized):
+            if (
+                isinstance(t, Tensor)
+                and _overlap(o, t, numel)
+                and not (partly and (t is o or same_elements(o, t, shape)))
+            ):
                 raise RuntimeError(
                     f"{name}(): unsupported operation: some elements of the input tensor and "
                     "the written-to tensor refer to a single memory location. Please clone() "
                     "the tensor before performing the operation."
                 )
-
-
-def _refuse_partial_overlap(
-    name: str, out: Tensor, inputs: Any, resized: tuple | None = None
-) -> None:
-    """PyTorch's error where ``out`` shares part of the memory of one of ``inputs`` (some of
-    its elements, or all of them in other places); the very same elements are an in-place
-    write. ``resized``: the shape ``out`` is about to be resized to (contiguous, from where
-    it starts)."""
-    numel = None if resized is None else math.prod(resized)
-    for t in inputs:
-        if (
-            isinstance(t, Tensor)
-            and _overlap(out, t, numel)
-            and not _same_elements(out, t, resized)
-        ):
-            raise RuntimeError(
-                f"{name}(): unsupported operation: some elements of the input tensor and the "
-                "written-to tensor refer to a single memory location. Please clone() the "
-                "tensor before performing the operation."
-            )
 
 
 #: In-place methods whose leading tensor operands alone PyTorch checks for memory they
@@ -436,21 +426,36 @@ def _refuse_overlapping_operands(self: Tensor, name: str, args: tuple, kwargs: d
         if isinstance(operand, Tensor) and (
             linked or operand._view_of is not None or operand._alias_of is not None
         ):
-            from tensorweaver.ops import index as ix  # (it imports this module)
-
-            root = self._memory_root()
+            ix = _index or _import_index()
+            top = ix.memory_root(self)
             for checked in operands[: _OPERANDS_CHECKED.get(name, len(operands))]:
                 # (of one memory: views or aliases of one tensor, also through a view whose
                 # array is a copy written back, unfold's; a copy_ may leave two tensors over
-                # one array that are neither, which PyTorch's would not share)
-                if isinstance(checked, Tensor) and (
-                    checked._memory_root() is root or ix.shares_memory(self, checked)
+                # one array that are neither, which PyTorch's would not share. The roots'
+                # test first: it reads no backend storage, and p.data.add_(p.grad) passes it)
+                if (
+                    isinstance(checked, Tensor)
+                    and ix.memory_root(checked) is top
+                    and ix.shares_memory(self, checked)
                 ):
-                    _refuse_partial_overlap(name, self, (checked,))
+                    _refuse_overlap(name, self, (checked,), partly=True)
             return
 
 
-def _same_elements(a: Tensor, b: Tensor, a_shape: tuple | None = None) -> bool:
+#: ops/index.py, imported on first use (it imports this module); bound once, as an import
+#: in the function would cost ~0.5 us a call on p.data.add_'s path.
+_index: Any = None
+
+
+def _import_index() -> Any:
+    global _index
+    from tensorweaver.ops import index
+
+    _index = index
+    return index
+
+
+def same_elements(a: Tensor, b: Tensor, a_shape: tuple | None = None) -> bool:
     """Whether ``a`` (resized to ``a_shape``, contiguous, if given) and ``b`` lie over the
     same bytes of memory with the same strides."""
     if a is b and a_shape is None:

@@ -404,14 +404,22 @@ def _extreme(op: str, x: Tensor, args: tuple, dim: Any, keepdim: Any, other: Any
             _check_sizes(op, x, (_axis(dim, x.ndim, op),))
         raise RuntimeError(f"{op}(): does not support complex input; reduce .abs() or .real")
     gathered = None
-    if x.ndim == 0:  # a new tensor, as PyTorch's (a write into it leaves x alone)
-        _axis(dim, 0, op)
-        values, indices = x.clone(), _arg("arg" + op, x, dim, False)
-    else:
-        indices = _arg("arg" + op, x, dim, True)
-        values = gathered = x.gather(_axis(dim, x.ndim, op), indices)
-        if not keepdim:
-            values, indices = values.squeeze(dim), indices.squeeze(dim)
+    # (the pack hook sees the indices once, below, as PyTorch's MaxBackward0 saves them: not
+    # also as the gather's operand, in the kept shape)
+    hooks = SAVED_TENSORS_HOOKS.pop() if SAVED_TENSORS_HOOKS else None
+    try:
+        if x.ndim == 0:  # a new tensor, as PyTorch's (a write into it leaves x alone)
+            _axis(dim, 0, op)
+            indices = _arg("arg" + op, x, dim, False)
+            values = gathered = x.gather(0, indices)  # (its node keeps the indices)
+        else:
+            indices = _arg("arg" + op, x, dim, True)
+            values = gathered = x.gather(_axis(dim, x.ndim, op), indices)
+            if not keepdim:
+                values, indices = values.squeeze(dim), indices.squeeze(dim)
+    finally:
+        if hooks is not None:
+            SAVED_TENSORS_HOOKS.append(hooks)
     # PyTorch's node of the values is MaxBackward0 (MinBackward0), not the gather/squeeze.
     values = labelled(values, f"{op.capitalize()}Backward0", x)
     saves_integer_output(values, indices)  # (PyTorch's node saves the indices)
@@ -708,11 +716,11 @@ def cumsum(
     dtype = _accumulate_dtype(input, dtype, "cumsum")
     axis = _axis(dim, input.ndim, "cumsum")  # (checked first, as PyTorch's)
     _refuse_bool_scan("cumsum", input, dtype)
-    if input.dtype is not dtype:
-        input = ew.cast(input, dtype)
-    if input.ndim == 0:
-        return input
-    return apply("cumsum", input.backend.cumsum(input.native, axis), dtype, (input,), axis)
+    x = ew.cast(input, dtype)
+    if x.ndim == 0:  # a new tensor, never the input itself, as PyTorch's
+        out = apply("identity", x._unshared_native(), dtype, (x,))
+        return labelled(out, "CumsumBackward0", input)
+    return apply("cumsum", x.backend.cumsum(x.native, axis), dtype, (x,), axis)
 
 
 def norm(

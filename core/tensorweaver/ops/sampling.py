@@ -36,6 +36,7 @@ from tensorweaver.dtype_info import finfo
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops import out_arguments as oa
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.overflow import int_range
 from tensorweaver.ops.sort import argsort
@@ -124,10 +125,21 @@ def _coin(u: Tensor, p: Any, dtype: Any) -> Tensor:
 
 
 def bernoulli(
-    input: Tensor, p: float | None = None, *, generator: Generator | None = None
+    input: Tensor,
+    p: float | None = None,
+    *,
+    generator: Generator | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """1 with probability ``input`` (elementwise; or ``p`` for every element), else 0, in
     ``input``'s float dtype."""
+    if out is not None:
+        if p is not None:
+            raise TypeError(
+                "bernoulli(): out= is taken by the form without p alone: bernoulli(input, "
+                "out=out) draws with probabilities input; for one p use out.bernoulli_(p)"
+            )
+        return oa.call_with_out("bernoulli", bernoulli, (input,), {"generator": generator}, out)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
             f"bernoulli: the probabilities must be a floating-point tensor, got "

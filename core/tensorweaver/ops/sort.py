@@ -21,6 +21,7 @@ from tensorweaver.autograd.node import (
     saves_integer_output,
 )
 from tensorweaver.contract import dtypes
+from tensorweaver.memory_formats import c_ordered, laid_out, preserved_order
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
@@ -118,13 +119,30 @@ def _argsort(x: Tensor, dim: int, descending: bool) -> Tensor:
     return ew.sub(x.shape[axis] - 1, order)
 
 
+def _gathered_in_order(x: Tensor, axis: int, order: Tensor) -> Any:
+    """The array of ``x``'s values at ``order`` along ``axis``, laid out as torch's sort
+    kernel lays its values out: as ``x`` where ``x`` is dense, else dense in the order of its
+    strides (``preserve_format``). A backend's gather gives C order (torch's) or the index's
+    layout (NumPy's), so it gathers along ``x`` and ``order`` seen in that order."""
+    backend, shape = x.backend, tuple(x.shape)
+    # (C order told cheaply first: Tensor._preserved_order would copy a torch array to tell)
+    if 0 in shape or (c_ordered(x.native) and 1 not in shape):
+        return backend.gather(x.native, axis, order.native)
+    perm = preserved_order(shape, x._strides())
+    if perm == tuple(range(x.ndim)):
+        return backend.gather(x.native, axis, order.native)
+    moved = (backend.permute(x.native, perm), perm.index(axis), backend.permute(order.native, perm))
+    return backend.permute(backend.gather(*moved), tuple(map(perm.index, range(x.ndim))))
+
+
 def _sort(x: Tensor, dim: int, descending: bool, grad_fn: str = "SortBackward0") -> tuple:
     """``(values, indices)``, the values' node named ``grad_fn`` (PyTorch's overload)."""
     order = _argsort(x, dim, descending)
     if x.ndim == 0:  # (a copy, not x.clone(): no CopyBackwards for an inference x, as torch)
         values = apply("identity", x._unshared_native(), x.dtype, (x,))
     else:
-        values = ix.gather_unchecked(x, _axis(dim, x.ndim, "sort"), order)
+        axis = _axis(dim, x.ndim, "sort")
+        values = apply("gather", _gathered_in_order(x, axis, order), x.dtype, (x,), (axis, order))
     return return_types.sort(labelled(values, grad_fn, x), order)
 
 
@@ -231,8 +249,18 @@ def topk(
         )
     if input.ndim:
         # (the values gathered at the indices returned: the node reads them, as PyTorch's
-        # reads its saved indices, so a write through their .data reaches backward)
-        indices = mv.narrow(_argsort(input, dim, largest), axis, 0, k)
+        # reads its saved indices, so a write through their .data reaches backward; both
+        # C-ordered whatever the input's layout, as torch's: the order's first k copied so,
+        # in the backend's primitives, an empty one made so)
+        backend = input.backend
+        shape = (*input.shape[:axis], k, *input.shape[axis + 1 :])
+        if 0 in shape:
+            native = backend.full(shape, 0, dtypes.int64)
+        else:
+            order = _argsort(input, dim, largest).native
+            first = backend.slice(order, (0,) * input.ndim, shape, (1,) * input.ndim)
+            native = laid_out(backend, first, tuple(range(input.ndim)))
+        indices = Tensor(native, backend, dtypes.int64)
         values = ix.gather_unchecked(input, axis, indices)
     else:
         values, indices = _sort(input, dim, largest)

@@ -26,6 +26,7 @@ from tensorweaver.ops import apply, movement, structure, views
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import linalg as la
+from tensorweaver.ops import out_arguments as oa
 from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.complex import complex as make_complex
 from tensorweaver.ops.complex import conj_physical, imag, is_conj, real
@@ -228,11 +229,31 @@ def _split_argument(name: str, given: Any, named: dict[str, Any]) -> Any:
     return value
 
 
+def _positions(name: str, args: tuple, dim: Any = None) -> tuple[Any, Any]:
+    """``(indices_or_sections, dim)`` from the arguments of ``name`` given by position after
+    the input: PyTorch's parser names the first by its overload alone (``sections=``,
+    ``indices=``, ``tensor_indices_or_sections=``), never ``indices_or_sections=``, so it is
+    taken by position alone; ``dim`` (the keyword's value, or its default
+    ``movement._FIRST_DIM``; None where ``name`` has no dim) may follow it."""
+    most = 1 if dim is None else 2
+    if len(args) > most or (len(args) == 2 and dim is not movement._FIRST_DIM):
+        twice = " and dim=" if len(args) == 2 else ""
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments: got {len(args)} "
+            f"positional arguments after the input{twice}; pass the sections or indices"
+            + (", then dim once" if most == 2 else " alone")
+        )
+    return (args[0] if args else None), (args[1] if len(args) == 2 else dim)
+
+
 def _split_ints(name: str, value: Any) -> Any:
     """A split argument other than tensor_split's tensor as an int or a list of ints (a
-    tensor as its int or its ints); None where none of the overloads takes it."""
+    tensor of one element as its int); None where none of the overloads takes it (a tensor
+    of several indices, or none: PyTorch reads no list of ints from a tensor)."""
     if isinstance(value, Tensor) and value.ndim:
-        value = value.tolist()
+        if value.numel() != 1:
+            return None
+        value = [value]
     if isinstance(value, Sequence) and not isinstance(value, str):
         return [index_argument(i, name, "indices") for i in value]
     if isinstance(value, bool):
@@ -245,28 +266,33 @@ def _split_ints(name: str, value: Any) -> Any:
 
 def tensor_split(
     input: Tensor,
-    indices_or_sections: Any = None,
-    dim: int = 0,
-    *,
+    *args: Any,
+    dim: Any = movement._FIRST_DIM,
     sections: int | None = None,
     indices: Sequence[int] | None = None,
     tensor_indices_or_sections: Tensor | None = None,
     axis: int | None = None,
 ) -> tuple[Tensor, ...]:
     """Split into ``n`` near-equal parts (the first ``size % n`` one longer), or before each of
-    the ``indices`` as ``x[:i0], x[i0:i1], ..., x[ik:]`` would."""
-    if axis is not None:  # (PyTorch's parser takes axis= for dim=; not **aliases: the
-        # keyword sweep would read indices_or_sections, no keyword of torch's, as taken)
-        dim = movement.dim_alias("tensor_split", {"axis": axis}, dim, 0)
+    the ``indices`` as ``x[:i0], x[i0:i1], ..., x[ik:]`` would. ``args``: the parts or the
+    indices (by position alone, see :func:`_positions`), then ``dim``."""
+    given, dim = _positions("tensor_split", args, dim)
+    # (axis= is PyTorch's spelling of dim=; not **aliases, which would take any keyword)
+    dim = movement.first_dim("tensor_split", {} if axis is None else {"axis": axis}, dim)
     indices_or_sections = _split_argument(
         "tensor_split",
-        indices_or_sections,
+        given,
         {
             "sections": sections,
             "indices": indices,
             "tensor_indices_or_sections": tensor_indices_or_sections,
         },
     )
+    if input.ndim == 0:  # (PyTorch checks the rank before the dim and the splits)
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 "
+            "dims; unsqueeze it first"
+        )
     dim = _axis(dim, input.ndim, "tensor_split")
     size = input.shape[dim]
     if isinstance(indices_or_sections, Tensor):
@@ -297,13 +323,12 @@ def tensor_split(
 def _split_by(name: str, dim: int, min_ndim: int) -> Any:
     def split(
         input: Tensor,
-        indices_or_sections: Any = None,
-        *,
+        *args: Any,
         sections: int | None = None,
         indices: Sequence[int] | None = None,
     ) -> tuple[Tensor, ...]:
         named = {"sections": sections, "indices": indices}
-        indices_or_sections = _split_argument(name, indices_or_sections, named)
+        indices_or_sections = _split_argument(name, _positions(name, args)[0], named)
         if input.ndim < min_ndim:
             raise RuntimeError(
                 f"torch.{name} requires a tensor with at least {min_ndim} dimension, "
@@ -330,13 +355,17 @@ hsplit, vsplit, dsplit = (
 )
 
 
-def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
-    if sum(split_sizes) != input.shape[_axis(dim, input.ndim, "split_with_sizes")]:
+def split_with_sizes(
+    input: Tensor, split_sizes: Sequence[int], dim: int = movement._FIRST_DIM, **aliases: Any
+) -> tuple[Tensor, ...]:
+    sizes = movement.split_sizes("split_with_sizes", split_sizes)
+    dim = movement.first_dim("split_with_sizes", aliases, dim)
+    if sum(sizes) != input.shape[_axis(dim, input.ndim, "split_with_sizes")]:
         raise RuntimeError(
             f"split_with_sizes expects split_sizes to sum exactly to {input.shape[dim]} "
-            f"(input tensor's size at dimension {dim}), but got split_sizes={list(split_sizes)}"
+            f"(input tensor's size at dimension {dim}), but got split_sizes={sizes}"
         )
-    return views.split(input, list(split_sizes), dim)
+    return views.split(input, sizes, dim)
 
 
 def broadcast_shapes(*shapes: Any) -> Any:
@@ -351,8 +380,9 @@ def broadcast_shapes(*shapes: Any) -> Any:
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
-    shape = broadcast_shapes(*(t.shape for t in tensors))
-    return tuple(views.expand(t, tuple(shape)) for t in tensors)
+    shape = tuple(broadcast_shapes(*(t.shape for t in tensors)))
+    # (an input of that shape itself, as PyTorch's: its expand there would be a new view)
+    return tuple(t if t.shape == shape else views.expand(t, shape) for t in tensors)
 
 
 def block_diag(*tensors: Tensor) -> Tensor:
@@ -665,12 +695,33 @@ def normal(
     size: Any = None,
     *,
     generator: Any = None,
+    out: Tensor | None = None,
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
     """``torch.normal``: samples of N(mean, std²), elementwise for tensor ``mean``/``std``
     (broadcast together), or of shape ``size`` for two numbers."""
+    if out is None:
+        return _normal(mean, std, size, generator, dtype, device, requires_grad)
+    # (sampled as PyTorch's kernel samples into out: the noise first, so that a mean or a
+    # std over out's very elements reads that noise; over a part of them is refused)
+    options = {"generator": generator, "dtype": dtype, "device": device}
+    sample = functools.partial(_normal, requires_grad=requires_grad, into=out)
+    return oa.call_with_out("normal", sample, (mean, std, size), options, out)
+
+
+def _normal(
+    mean: Any,
+    std: Any,
+    size: Any,
+    generator: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    into: Any = None,
+) -> Tensor:
+    """:func:`normal`'s samples; ``into``: its ``out``."""
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     if isinstance(std, Tensor):
         if std.numel() and not bool((std >= 0).all()):  # (NaN fails too, as PyTorch's)
@@ -687,8 +738,23 @@ def normal(
         shape = tuple(broadcast_shapes(*(t.shape for t in tensors)))
         kind = _result_dtype(tensors)
         noise = cr.randn(shape, generator=generator, dtype=kind, device=like.device)
-        out = mean + std * noise
+        if _written_first(into, std, shape):
+            std = noise
+        out = std * noise
+        out = (out if _written_first(into, mean, shape) else mean) + out
     return out.requires_grad_() if requires_grad else out
+
+
+def _written_first(into: Any, t: Any, shape: tuple) -> bool:
+    """Whether the tensor ``t`` lies over the very elements of ``into`` (a tensor resized to
+    ``shape``), which PyTorch's ``normal(..., out=into)`` writes before it reads ``t``."""
+    if not (isinstance(into, Tensor) and isinstance(t, Tensor)):
+        return False
+    # (only the tensor itself, views and aliases share its memory: others at once)
+    linked = into is t or into._view_of is not None or into._alias_of is not None
+    if not (linked or t._view_of is not None or t._alias_of is not None):
+        return False
+    return oa.same_elements(into, t, None if into.shape == shape else shape)
 
 
 def get_device(input: Tensor) -> int:

@@ -30,12 +30,7 @@ def _unsafe(
     chunk cuts an empty dimension)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if aliases:  # (``dim``'s default is told apart from a 0 given: ``dim=0, axis=1`` is
-        # PyTorch's TypeError, dim given twice)
-        dim = mv.dim_alias(op, aliases, dim, mv._FIRST_DIM)
-    if dim is mv._FIRST_DIM:
-        dim = 0
-    d = _axis(dim, input.ndim, op)
+    d = _axis(mv.first_dim(op, aliases, dim), input.ndim, op)
     memory = input.data
     pieces = [view.data for view in cut(memory, d)]
     sized = op == "unsafe_split_with_sizes" or (op == "unsafe_chunk" and not input.shape[d])
@@ -58,12 +53,7 @@ def unsafe_split(
 def unsafe_split_with_sizes(
     input: Tensor, split_sizes: Sequence[int], dim: int = mv._FIRST_DIM, **aliases: Any
 ) -> tuple[Tensor, ...]:
-    if not isinstance(split_sizes, (list, tuple)):  # (a Size too: PyTorch takes no other)
-        raise TypeError(
-            "unsafe_split_with_sizes(): argument 'split_sizes' must be tuple of ints, not "
-            f"{type(split_sizes).__name__}"
-        )
-    sizes = list(split_sizes)
+    sizes = mv.split_sizes("unsafe_split_with_sizes", split_sizes)
     return _unsafe(
         "unsafe_split_with_sizes", input, dim, aliases, lambda m, d: vw.split(m, sizes, d)
     )

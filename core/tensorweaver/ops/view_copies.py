@@ -11,7 +11,7 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops.complex import view_as_complex, view_as_real
 from tensorweaver.ops.spellings import select
 from tensorweaver.ops.views import as_strided
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import Tensor, index_argument
 
 
 def _own(view: Tensor) -> Tensor:
@@ -43,7 +43,18 @@ def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -
     return _own(mv.expand(input, *size))
 
 
-def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+def narrow_copy(
+    input: Tensor,
+    dim: int = mv.REQUIRED,
+    start: int = mv.REQUIRED,
+    length: int = mv.REQUIRED,
+    **aliases: Any,
+) -> Tensor:
+    if aliases or dim is mv.REQUIRED or start is mv.REQUIRED or length is mv.REQUIRED:
+        dim = mv.dim_alias("narrow_copy", aliases, dim, mv.REQUIRED, start=start, length=length)
+    # (ints as PyTorch's parser reads them: no bool, no float; start may be a 0-d tensor)
+    dim = index_argument(dim, "narrow_copy", "dim")
+    length = index_argument(length, "narrow_copy", "length")
     # PyTorch's kernel raises RuntimeError here, before narrow's IndexError for a dim < -ndim.
     if not input.ndim:
         raise RuntimeError("narrow_copy(): narrow() cannot be applied to a 0-dim tensor")

@@ -102,7 +102,8 @@ def as_view(
         # those inherit them).
         above = (base if origin is None else origin)._view_of
         refused = above[3] if above is not None and len(above) > 3 else None
-        if base.requires_grad:
+        # (the slot first: the property, a view's root's flag, only for a view)
+        if base._requires_grad or (base._view_of is not None and base.requires_grad):
             if not is_grad_enabled():
                 # (PyTorch's view is one of the root base: of a leaf that is itself a view of
                 # a tensor not requiring grad, a plain view that does not require grad)
@@ -436,20 +437,23 @@ def _unbind_marks(d: int, n: int, errors: Callable = _piece_errors) -> tuple:
 _kept_unbind_marks = functools.lru_cache(maxsize=_CUTS)(_unbind_marks)
 
 
-def _reshaping(op: Callable[..., Tensor], keeps_self: bool = False) -> Callable[..., Tensor]:
+def _reshaping(
+    op: Callable[..., Tensor],
+    keeps_self: bool = False,
+    name: Callable[..., str] | None = None,
+) -> Callable[..., Tensor]:
     """The view form of a shape change. One that keeps the shape is still a new tensor, a
     view with its own node, as PyTorch's (a gradient taken with respect to
     ``x.view_as(x)`` counted x's other uses too), but for ``keeps_self`` (flatten, which
-    PyTorch returns as the input itself)."""
+    PyTorch returns as the input itself); ``name(*args, **kwargs)``: PyTorch's name for that
+    node, where not ViewBackward0."""
 
     def view_op(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         out = op(input, *args, **kwargs)
         if out is input:
             if keeps_self:
                 return input
-            out = apply(
-                "reshape", input.native, input.dtype, (input,)
-            )  # ViewBackward0, as PyTorch's
+            return _unchanged(input, "reshape", None, name and name(*args, **kwargs))
         elif not _same_memory(input, out):
             # a copy (PyTorch's reshape where strides cannot view: a clone, then a view)
             return labelled(out, "UnsafeViewBackward0", input)
@@ -500,10 +504,35 @@ def _same_memory(x: Tensor, out: Tensor) -> bool:
     return mine is None or its is None or mine is its
 
 
+def _unchanged(x: Tensor, op: str, saved: Any = None, name: str | None = None) -> Tensor:
+    """A view of ``x`` over its array with a node of its own (``op``; ``name``: PyTorch's,
+    where not ``op``'s), for a view op that leaves ``x`` as it is: PyTorch's view is a new
+    tensor all the same (its own ``.data``, ``requires_grad_()``, ``grad_fn``)."""
+    out = apply(op, x.native, x.dtype, (x,), saved)
+    if name is not None:
+        labelled(out, name, x)
+    return as_view(out, x, _write_unchanged, _read_unchanged)
+
+
+def _write_unchanged(base: Tensor, value: Tensor) -> Any:
+    # (the value as a tensor of its own: as a view of base, copy_ would refuse it where base
+    # is a view holding an array of its own, unfold's, whose memory the view shares)
+    return base.copy_(apply("reshape", value.native, value.dtype, (value,)))
+
+
+def _read_unchanged(base: Tensor) -> Tensor:
+    return base
+
+
+def _squeeze_name(dim: Any = None, **aliases: Any) -> str:
+    """PyTorch's node name for ``squeeze(input, dim, **aliases)``."""
+    return mv.squeeze_name(mv.dim_alias("squeeze", aliases, dim, None) if aliases else dim)
+
+
 reshape = _reshaping(mv.reshape)
 flatten = _reshaping(mv.flatten, keeps_self=True)
 unflatten = _reshaping(mv.unflatten)
-squeeze = _reshaping(mv.squeeze)
+squeeze = _reshaping(mv.squeeze, name=_squeeze_name)
 _unsqueeze = _reshaping(mv.unsqueeze)
 
 
@@ -542,6 +571,8 @@ def permute(input: Tensor, *sizes: Any, dims: Any = None) -> Tensor:
 
 def permuted(x: Tensor, out: Tensor, perm: tuple[int, ...]) -> Tensor:
     """``out``, which is ``x`` with its axes in the order ``perm``, as a view of ``x``."""
+    if out is x:  # (an identity permutation)
+        return _unchanged(x, "permute", perm)
     return as_view(out, x, *_permuting(perm))
 
 
@@ -560,8 +591,11 @@ def _permuting(perm: tuple[int, ...]) -> tuple[Write, Read]:
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    out = mv.movedim(input, source, destination)
+    if out is input:  # (each moved to where it is)
+        return _unchanged(input, "permute", tuple(range(input.ndim)))
     return as_view(
-        mv.movedim(input, source, destination),
+        out,
         input,
         lambda base, value: base.copy_(mv.movedim(value, destination, source)),
         lambda base: mv.movedim(base, source, destination),
@@ -570,9 +604,18 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     out = mv.transpose(input, dim0, dim1)
-    return as_view(
-        out,
-        input,
+    if out is input:  # (one axis, or a 0-d tensor)
+        return _unchanged(input, "permute", tuple(range(input.ndim)), "TransposeBackward0")
+    if dim0.__class__ is int and dim1.__class__ is int:
+        return as_view(out, input, *_transposing(dim0, dim1))
+    return as_view(out, input, *_transposing.__wrapped__(dim0, dim1))
+
+
+@functools.lru_cache(maxsize=256)
+def _transposing(dim0: int, dim1: int) -> tuple[Write, Read]:
+    """The write-back and read of ``transpose(base, dim0, dim1)`` as a view of ``base``: made
+    once per pair of int dims (nothing sets an attribute of them)."""
+    return (
         lambda base, value: base.copy_(mv.transpose(value, dim0, dim1)),
         lambda base: mv.transpose(base, dim0, dim1),
     )
@@ -580,6 +623,8 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
 def t(input: Tensor) -> Tensor:
     out = mv.t(input)
+    if out is input:  # (a 0-d or 1-d tensor)
+        return _unchanged(input, "permute", tuple(range(input.ndim)), "TBackward0")
     return as_view(out, input, lambda base, value: base.copy_(mv.t(value)), mv.t)
 
 
@@ -600,11 +645,14 @@ def _expanded(out: Tensor, x: Tensor) -> Tensor:
     """``out`` (``x`` expanded) as a view of ``x``; one that repeats an element of ``x``
     refuses in-place writes of its own, as PyTorch's does (``ix.setitem`` writes a selection
     of it that repeats none into ``x``)."""
-    shape = out.shape
-    if not out.numel():
+    if out is x:  # (to its own shape)
+        return _unchanged(x, "expand")
+    shape = out._shape
+    numel = out.numel()
+    if not numel:
         write: Write = _write_nothing
     else:
-        write = _write_overlapping if out.numel() != x.numel() else _write_reshaped
+        write = _write_overlapping if numel != x.numel() else _write_reshaped
     return as_view(out, x, write, lambda base: mv.expand(base, shape))
 
 

@@ -514,6 +514,13 @@ class CunumericBackend(
     def argsort(self, a, axis):
         if a.size == 0:  # see the module docstring
             return cn.zeros(a.shape, dtype=numpy.int64)
+        order = self._torch_order(a)
+        if order is None:
+            return self._argsort(a, axis)
+        # (torch's indices are laid out as empty_like(a): sorted along a seen in that order)
+        return self._in_torch_order(self._argsort, self._dense(a), order, axis)
+
+    def _argsort(self, a, axis):
         if not _is_float(a):  # sorting a broadcast view aborts the process: a dense copy
             return cn.argsort(self._dense(a), axis, kind="stable").astype(numpy.int64, copy=False)
         # cuPyNumeric does not put NaN last: sort with NaN as +inf, then move the NaN
@@ -599,7 +606,11 @@ class CunumericBackend(
         return self._sliced(out, a, starts, stops, steps)
 
     def flip(self, a, axes):
-        return cn.flip(self._dense(a), axes)
+        order = self._torch_order(a)
+        if order is None:
+            return cn.flip(self._dense(a), axes)
+        # (torch's copy is laid out as empty_like(a): flipped along a seen in that order)
+        return self._in_torch_order(cn.flip, self._dense(a), order, axes)
 
     def cat(self, arrays, axis):
         # (the same array listed many times makes a result larger than its inputs)

@@ -32,6 +32,8 @@ import math
 import weakref
 from typing import Any, Optional
 
+from tensorweaver.contract.cpu_loops import loop_order
+
 Layout = tuple[tuple[int, ...], int, int]
 
 
@@ -115,6 +117,26 @@ class Layouts:
             return placed[1:5]
         shape = tuple(a.shape)
         return shape, c_strides(shape), 0, a
+
+    def _torch_order(self, a: Any) -> Optional[tuple[int, ...]]:
+        """The axes, outermost first, in which PyTorch lays out a result like ``a`` that is
+        no elementwise one (flip, argsort: ``empty_like``'s ``preserve_format``, the
+        contract's ``loop_order`` of ``a``'s strides); None for row-major order (a new
+        array's, told cheaply)."""
+        placed = self._placed.get(id(a))
+        if placed is None or placed[0]() is not a or len(placed[1]) < 2:
+            return None
+        order = loop_order(placed[1], (placed[2],))
+        return None if order == tuple(range(len(order))) else order
+
+    def _in_torch_order(self, fn: Any, a: Any, order: tuple[int, ...], axes: Any) -> Any:
+        """``fn(a, axes)`` (a new array; ``axes`` an axis or a sequence of them) laid out in
+        the axis order ``order``: computed on ``a`` seen in that order (a Legate view), its
+        result seen in ``a``'s order again."""
+        where = order.index
+        moved = where(axes) if isinstance(axes, int) else tuple(map(where, axes))
+        out = fn(self._transpose(a, order), moved)
+        return self.permute(out, tuple(map(where, range(len(order)))))
 
     # the view primitives' layouts, from their input's
     def _permuted(self, out: Any, a: Any, perm: tuple) -> Any:

@@ -63,7 +63,12 @@ def quiet_ufunc(ufunc: np.ufunc) -> Callable[..., Any]:
     """A backend method ``(self, *operands)`` that applies ``ufunc`` with warnings off.
 
     One Python frame instead of a decorated method's two: these are the hottest primitives.
+    A one-operand ufunc's result is laid out as PyTorch's (``layouts.unary_ufunc``).
     """
+    if ufunc.nin == 1:
+        from tensorweaver_numpy.layouts import unary_ufunc  # (layouts imports this module)
+
+        return unary_ufunc(ufunc)
     if _set is None:
 
         def method(self: object, *operands: Any) -> Any:

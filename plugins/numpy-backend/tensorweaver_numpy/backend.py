@@ -35,7 +35,7 @@ from tensorweaver_numpy.fft import FourierTransforms
 from tensorweaver_numpy.foreach import ForeachOps
 from tensorweaver_numpy.fused import FusedOps
 from tensorweaver_numpy.host import HostMemory
-from tensorweaver_numpy.layouts import binary_ufunc, channels_last
+from tensorweaver_numpy.layouts import binary_ufunc, channels_last, unary_layout, unary_ufunc
 from tensorweaver_numpy.linalg import LinearAlgebra
 from tensorweaver_numpy.pooling import MaxPooling
 from tensorweaver_numpy.special import SpecialFunctions
@@ -365,50 +365,40 @@ class NumpyBackend(
     def cast(self, a: A, dtype: DType) -> A:
         if a.dtype.kind == "c" and dtype.kind != "c":
             a = a.real  # what astype keeps, without NumPy's ComplexWarning
-        return a.astype(_NP[dtype], copy=False)
+        made = a.astype(_NP[dtype], copy=False)
+        if made is not a and a.ndim > 1 and not a.flags.c_contiguous:
+            return unary_layout(made, a)
+        return made
 
     # unary --------------------------------------------------------------------------------
 
-    def neg(self, a: A) -> A:
-        return np.negative(a)
-
-    def abs(self, a: A) -> A:
-        return np.absolute(a)
+    neg = unary_ufunc(np.negative, quiet=False)
+    abs = unary_ufunc(np.absolute, quiet=False)
 
     def sign(self, a: A) -> A:
         # A copy, never a itself: a may be memory shared with the host (see host.py).
-        return a.copy() if a.dtype == np.bool_ else np.sign(a)
+        made = a.copy(order="K") if a.dtype == np.bool_ else np.sign(a)
+        if a.ndim > 1 and not a.flags.c_contiguous:
+            return unary_layout(made, a)
+        return made
 
-    exp = quiet_ufunc(np.exp)
-    log = quiet_ufunc(np.log)
-    sin = quiet_ufunc(np.sin)
-    cos = quiet_ufunc(np.cos)
-    sqrt = quiet_ufunc(np.sqrt)
-
-    def tanh(self, a: A) -> A:
-        return np.tanh(a)
+    exp = unary_ufunc(np.exp)
+    log = unary_ufunc(np.log)
+    sin = unary_ufunc(np.sin)
+    cos = unary_ufunc(np.cos)
+    sqrt = unary_ufunc(np.sqrt)
+    tanh = unary_ufunc(np.tanh, quiet=False)
 
     @quiet
     def erf(self, a: A) -> A:
         return _erf.erf(np.asarray(a, dtype=np.float64)).astype(a.dtype, copy=False)
 
-    def floor(self, a: A) -> A:
-        return np.floor(a)
-
-    def ceil(self, a: A) -> A:
-        return np.ceil(a)
-
-    def round(self, a: A) -> A:
-        return np.rint(a)
-
-    def trunc(self, a: A) -> A:
-        return np.trunc(a)
-
-    def logical_not(self, a: A) -> A:
-        return np.logical_not(a)
-
-    def bitwise_not(self, a: A) -> A:
-        return np.invert(a)
+    floor = unary_ufunc(np.floor, quiet=False)
+    ceil = unary_ufunc(np.ceil, quiet=False)
+    round = unary_ufunc(np.rint, quiet=False)
+    trunc = unary_ufunc(np.trunc, quiet=False)
+    logical_not = unary_ufunc(np.logical_not, quiet=False)
+    bitwise_not = unary_ufunc(np.invert, quiet=False)
 
     # binary -------------------------------------------------------------------------------
 
@@ -442,47 +432,21 @@ class NumpyBackend(
         finally:
             restore_errors(token)
 
-    def maximum(self, a: A, b: A) -> A:
-        return np.maximum(a, b)
-
-    def minimum(self, a: A, b: A) -> A:
-        return np.minimum(a, b)
-
-    def eq(self, a: A, b: A) -> A:
-        return np.equal(a, b)
-
-    def ne(self, a: A, b: A) -> A:
-        return np.not_equal(a, b)
-
-    def lt(self, a: A, b: A) -> A:
-        return np.less(a, b)
-
-    def le(self, a: A, b: A) -> A:
-        return np.less_equal(a, b)
-
-    def gt(self, a: A, b: A) -> A:
-        return np.greater(a, b)
-
-    def ge(self, a: A, b: A) -> A:
-        return np.greater_equal(a, b)
-
-    def logical_and(self, a: A, b: A) -> A:
-        return np.logical_and(a, b)
-
-    def logical_or(self, a: A, b: A) -> A:
-        return np.logical_or(a, b)
-
-    def logical_xor(self, a: A, b: A) -> A:
-        return np.logical_xor(a, b)
-
-    def bitwise_and(self, a: A, b: A) -> A:
-        return np.bitwise_and(a, b)
-
-    def bitwise_or(self, a: A, b: A) -> A:
-        return np.bitwise_or(a, b)
-
-    def bitwise_xor(self, a: A, b: A) -> A:
-        return np.bitwise_xor(a, b)
+    # (clamp's bounds come here as 0-d arrays too: bounds=True)
+    maximum = binary_ufunc(np.maximum, quiet=False, bounds=True)
+    minimum = binary_ufunc(np.minimum, quiet=False, bounds=True)
+    eq = binary_ufunc(np.equal, quiet=False)
+    ne = binary_ufunc(np.not_equal, quiet=False)
+    lt = binary_ufunc(np.less, quiet=False)
+    le = binary_ufunc(np.less_equal, quiet=False)
+    gt = binary_ufunc(np.greater, quiet=False)
+    ge = binary_ufunc(np.greater_equal, quiet=False)
+    logical_and = binary_ufunc(np.logical_and, quiet=False)
+    logical_or = binary_ufunc(np.logical_or, quiet=False)
+    logical_xor = binary_ufunc(np.logical_xor, quiet=False)
+    bitwise_and = binary_ufunc(np.bitwise_and, quiet=False)
+    bitwise_or = binary_ufunc(np.bitwise_or, quiet=False)
+    bitwise_xor = binary_ufunc(np.bitwise_xor, quiet=False)
 
     # ternary ------------------------------------------------------------------------------
 

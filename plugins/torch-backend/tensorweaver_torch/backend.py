@@ -391,12 +391,12 @@ class TorchBackend(
         # dtype= keeps small ints small; torch would widen them to int64.
         return torch.cumsum(a, axis, dtype=a.dtype)
 
-    # movement
-    reshape = staticmethod(Tensor.reshape)
+    # movement. torch's functions, not Tensor's methods: their arguments parse ~0.6 us faster.
+    reshape = staticmethod(torch.reshape)
 
-    permute = staticmethod(Tensor.permute)
+    permute = staticmethod(torch.permute)
 
-    expand = staticmethod(Tensor.expand)
+    expand = staticmethod(torch.broadcast_to)  # (ATen's broadcast_to is Tensor.expand)
 
     def pad(self, a: Tensor, widths: Sequence[tuple[int, int]], value: float) -> Tensor:
         # (before, after) pairs from the last axis backwards. Not F.pad: it takes the value
@@ -423,9 +423,9 @@ class TorchBackend(
 
     take = staticmethod(torch.index_select)
 
-    scatter = staticmethod(Tensor.scatter)
+    scatter = staticmethod(torch.scatter)
 
-    scatter_add = staticmethod(Tensor.scatter_add)
+    scatter_add = staticmethod(torch.scatter_add)
 
     def scatter_reduce(
         self, a: Tensor, axis: int, index: Tensor, src: Tensor, reduce: str

@@ -53,4 +53,8 @@ class HostMemory:
         )
 
     def layout(self, a: Tensor) -> Optional[tuple[tuple[int, ...], int, int]]:
-        return tuple(a.stride()), a.storage_offset(), a.data_ptr()
+        try:
+            address = a.data_ptr()
+        except RuntimeError:  # torch.export's FakeTensor: strides without memory behind them
+            address = 0
+        return tuple(a.stride()), a.storage_offset(), address

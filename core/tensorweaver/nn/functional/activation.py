@@ -744,7 +744,7 @@ def _softmax_axis(input: Tensor, dim: int | None, fn: str) -> int:
 
 
 def _softmax_values(x: Tensor, axis: int) -> Tensor:
-    e = _shifted(x, axis).exp()
+    e = _shifted(x.contiguous(), axis).exp()  # (C-ordered, as PyTorch's result, whatever x's)
     return e / e.sum(axis, keepdim=True)
 
 
@@ -759,7 +759,7 @@ def _log_softmax_grad(y: Tensor, g: Tensor, axis: int) -> Tensor:
 
 
 def _log_softmax_values(x: Tensor, axis: int) -> Tensor:
-    z = _shifted(x, axis)
+    z = _shifted(x.contiguous(), axis)  # (C-ordered, as PyTorch's result, whatever x's)
     return z - z.exp().sum(axis, keepdim=True).log()
 
 

@@ -11,17 +11,17 @@ the flipped kernel. A backend may replace each composite with a fused kernel.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Sequence
 from itertools import product
-from typing import Any
 
 import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.contract.cpu_loops import onednn_convolves
-from tensorweaver.memory_formats import C_TESTS, c_test, laid_out, suggested_format
+from tensorweaver.memory_formats import c_ordered, laid_out, suggested_format
 from tensorweaver.nn.functional.integral import is_integral
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
@@ -189,6 +189,12 @@ def pad(
             out = _pad_constant(out, dim, before, after, 0 if value is None else value)
         else:
             out = _pad_by_index(out, dim, before, after, mode)
+    if out is input or out._view_of is not None:  # (only crops) PyTorch's result is new memory
+        out = out.clone()
+    # Laid out as PyTorch's kernels lay theirs out: channels-last where the input suggests it
+    # (circular padding copies into a new C-ordered tensor), else C order.
+    keeps = input.dim() in (4, 5) and mode != "circular"
+    out = kernel_layout(out, *((input,) if keeps else ()))
     return labelled(out, _pad_name(mode, len(pad) // 2), input)
 
 
@@ -422,37 +428,60 @@ def _resolve_padding(
     return x, tuple(t // 2 for t in totals)
 
 
-def _c_ordered(native: Any) -> bool:
-    """Whether ``native`` is C-ordered as its type tells cheaply (False where it cannot)."""
-    kind = type(native)
-    test = C_TESTS[kind] if kind in C_TESTS else c_test(kind)
-    return test is not None and bool(test(native))
-
-
 def kernel_layout(out: Tensor, *operands: Tensor) -> Tensor:
-    """``out``, a kernel's new 4-d or 5-d result, laid out as torch's 2-D convolutions and
+    """``out``, a kernel's new 3-d to 5-d result, laid out as torch's 2-D convolutions and
     pools (and 3-D max pools) lay theirs out: channels-last where an operand's strides
     suggest that format (``suggest_memory_format``), else C order (a backend's kernel may
     have followed a layout torch's strides do not suggest: a size-1 axis's stride differs).
-    Its memory is replaced through ``.data`` (no node; a reference's result may be a view
-    of a temporary, which it then leaves)."""
+    3-d ``(N, C, L)`` tensors are seen as ``(N, C, 1, L)``: torch's 1-D pools run as 2-D ones
+    over a height of one. Its memory is replaced through ``.data`` (no node; a reference's
+    result may be a view of a temporary, which it then leaves)."""
     wanted = "contiguous_format"
     for x in operands:
-        if _c_ordered(x.native):
+        if c_ordered(x.native) and 1 not in x.shape[1:]:
             continue  # (suggests C order: the common case, told without the strides)
-        wanted = suggested_format(tuple(x.shape), x.stride())
+        wanted = suggested_format(*_as_kernel_sees(x))
         if wanted != "contiguous_format":
             break
+    shape = tuple(out.shape)
     if wanted == "contiguous_format":
-        if _c_ordered(out.native) or out.is_contiguous():
-            return out
+        if c_ordered(out.native) and 1 not in shape:
+            return out  # (the common case, told without the strides)
         order = tuple(range(out.ndim))
-    elif suggested_format(tuple(out.shape), out.stride()) == wanted:
-        return out  # (torch:cpu's kernels already lay it out so)
     else:
         order = (0, *range(2, out.ndim), 1)
+    if out.stride() == _strides_in(shape, order):
+        return out  # (torch:cpu's kernels already lay it out so; a size-1 axis's stride counts)
     out.data = Tensor(laid_out(out.backend, out.native, order), out.backend, out.dtype)
     return out
+
+
+@functools.lru_cache(maxsize=256)  # (a training loop meets a few shapes, again and again)
+def _strides_in(shape: tuple[int, ...], order: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides of a dense tensor of ``shape`` with its axes in ``order`` in memory
+    (outermost first), as torch gives a new one (a size-1 axis's too)."""
+    strides, step = [0] * len(shape), 1
+    for axis in reversed(order):
+        strides[axis] = step
+        step *= max(shape[axis], 1)
+    return tuple(strides)
+
+
+def _as_kernel_sees(x: Tensor) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The shape and strides of ``x`` as torch's 2-D kernels read them: an ``(N, C, L)``
+    one as ``x.unsqueeze(-2)``."""
+    shape, strides = tuple(x.shape), x.stride()
+    if len(shape) != 3:
+        return shape, strides
+    (n, c, length), (sn, sc, sl) = shape, strides
+    return (n, c, 1, length), (sn, sc, length * sl, sl)
+
+
+def _line_operands(x: Tensor, weight: Tensor) -> tuple[Tensor, ...]:
+    """The operands whose layout a 1-D convolution's result takes (:func:`kernel_layout`):
+    torch runs it as a 2-D one of ``x.contiguous()`` (C order unless ``x`` already counts as
+    contiguous, a size-1 axis's stride aside) and the weight, each over a height of one."""
+    return (x, weight) if x.is_contiguous() else (weight,)
 
 
 def _lift(value: tuple[int, ...], height: int) -> tuple[int, ...]:
@@ -481,7 +510,7 @@ def _conv_composite(
             _lift(dilation, 1),
             groups,
         )
-        out = kernel_layout(out).squeeze(2)  # (C order: torch's 1-d one's, whatever x's)
+        out = kernel_layout(out, *_line_operands(x, weight)).squeeze(2)
         return labelled(out, "ConvolutionBackward0", x, weight, bias)  # PyTorch's one kernel
     name = f"conv{x.dim() - 2}d"
     return fused_or_reference(
@@ -672,6 +701,7 @@ def _conv_transpose(
         late_bias, bias = bias, None
     lift = rank == 1  # a transposed convolution over a height of one
     if lift:
+        line = _line_operands(x, weight)
         x, weight = x.unsqueeze(2), weight.unsqueeze(2)
         stride, padding = _lift(stride, 1), _lift(padding, 0)
         output_padding, dilation = _lift(output_padding, 0), _lift(dilation, 1)
@@ -686,7 +716,7 @@ def _conv_transpose(
         dilation,
     )
     if lift:
-        out = labelled(out.squeeze(2), "ConvolutionBackward0", x, weight)
+        out = labelled(kernel_layout(out, *line).squeeze(2), "ConvolutionBackward0", x, weight)
     elif rank == 2 and batched:
         out = kernel_layout(out, x, weight)
     if late_bias is not None:  # added in place, as PyTorch does: the result keeps its dtype

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -19,7 +18,8 @@ import numpy as np
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import apply_fresh
-from tensorweaver.autograd.node import _refuse_saved
+from tensorweaver.autograd.graph import pack_operands
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, _refuse_saved, saved_operand
 from tensorweaver.contract.cpu_loops import HALF_STEP
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
 from tensorweaver.nn.functional.integral import is_integral
@@ -55,6 +55,16 @@ def _reduce(loss: Tensor, reduction: str, fn: str) -> Tensor:
     if reduction == "none":
         return loss
     raise ValueError(f"{fn}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _refuse_differentiable(t: Tensor | None, kernel: str, argument: str) -> None:
+    """PyTorch's error where a loss's kernel takes ``t`` (a class weight, ``pos_weight``)
+    that requires grad while grad mode is on: its kernel has no gradient for it."""
+    if t is not None and t.requires_grad and tw.is_grad_enabled():
+        raise RuntimeError(
+            f"The function '{kernel}' is not differentiable with respect to argument "
+            f"'{argument}'. This input cannot have requires_grad True."
+        )
 
 
 def _check_sizes(input: Tensor, target: Tensor, weight: Tensor | None, fn: str) -> None:
@@ -203,14 +213,13 @@ def _saved_operands(out: Tensor, grad_fn: str, saved: tuple) -> Tensor:
             continue
         if t._inference:
             _refuse_saved(grad_fn, t)
-        if t._view_of is None and t._alias_of is None:
-            # weakly: the graph keeps no more than before (once gone, nothing changes it)
-            operands.append((weakref.ref(t), t._version))
-        else:
-            # held, as PyTorch's saved variable: its base's later change reaches it (PyTorch's
-            # counter is shared over the memory), even where made for the call alone
-            operands.append((lambda t=t: t, t._version))
+        # a view or alias held: its base's later change reaches it (PyTorch's counter is
+        # shared over the memory), even where made for the call alone; else weakly, so the
+        # graph keeps no more than before
+        operands.append(saved_operand(t, t._view_of is not None or t._alias_of is not None))
     node.operands = tuple(operands)
+    if SAVED_TENSORS_HOOKS:  # (PyTorch's node packs what it saves: the class targets here)
+        pack_operands(node, saved)
     return out
 
 
@@ -522,6 +531,7 @@ def nll_loss(
         input, target, weight = float32_operands(input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     x, t, unbatched = _batched_classes(input, target, "nll_loss")
+    _refuse_differentiable(weight, "nll_loss_forward", "weight")
     check_backends("nll_loss", (x, t) if weight is None else (x, t, weight))
     name = _nll_name(x.dim(), reduction)
     if _by_kernel(x, weight, reduction):
@@ -700,6 +710,7 @@ def cross_entropy(
         # (PyTorch reduces an unbatched input as it is: its graph has no batch axis)
         x, t = (input, target) if unbatched else (x, t)
         return _probability_cross_entropy(x, t, weight, reduction, label_smoothing)
+    _refuse_differentiable(weight, "nll_loss_forward", "weight")  # (class indices: nll's)
     logp = log_softmax(x, 1)
     class_view = (1, classes, *([1] * (x.dim() - 2)))
     if not label_smoothing and _by_kernel(logp, weight, reduction):
@@ -708,15 +719,22 @@ def cross_entropy(
     else:
         loss, w = _nll(logp, t, weight, ignore_index, reduction, "cross_entropy")
         if label_smoothing:
+            # PyTorch's nodes: the nll step, the masked smoothing term, each scaled by a
+            # number (MulBackward1, one edge).
+            loss = labelled(loss, _nll_name(x.dim(), reduction), logp)
             # Each kept target also pays the (weighted) mean log-probability of all classes.
             spread = logp if weight is None else logp * weight.reshape(class_view)
-            smooth = -spread.sum(1).masked_fill(t == ignore_index, 0)
+            negated = -spread.sum(1)
+            smooth = labelled(
+                negated.masked_fill(t == ignore_index, 0), "MaskedFillBackward0", negated
+            )
             smooth = (
                 smooth.sum() / w.sum()
                 if reduction == "mean"
                 else _reduce(smooth, reduction, "cross_entropy")
             )
-            loss = (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
+            kept = labelled(loss * (1 - label_smoothing), "MulBackward1", loss)
+            loss = kept + labelled(smooth * (label_smoothing / classes), "MulBackward1", smooth)
     # PyTorch's last op (it reduces an unbatched input as it is, without a squeeze)
     if label_smoothing:
         name = "AddBackward0"
@@ -783,6 +801,7 @@ def binary_cross_entropy(
             f"binary_cross_entropy: target of dtype {target.dtype.name} must have the input's "
             f"dtype {input.dtype.name}; convert it with .to(input.dtype)"
         )
+    _refuse_differentiable(weight, "binary_cross_entropy", "weight")
     for name, values in (("input", input), ("target", target)):
         bounds = extrema(values, inside(0, 1))
         if bounds is not None and not (0 <= bounds[0] and bounds[1] <= 1):
@@ -855,6 +874,8 @@ def binary_cross_entropy_with_logits(
         )
     reduction = _reduction(size_average, reduce, reduction)
     fn = "binary_cross_entropy_with_logits"
+    _refuse_differentiable(weight, fn, "weight")
+    _refuse_differentiable(pos_weight, fn, "pos_weight")
     if weight is None and pos_weight is None and _half_pair(input, target, reduction):
         out = _HalfLoss.apply(input, target, reduction, _bce_logits, _bce_logits_grads, fn)
     else:

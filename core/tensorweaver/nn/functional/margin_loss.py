@@ -13,7 +13,12 @@ import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.nn.functional.activation import logsigmoid
 from tensorweaver.nn.functional.distance import pairwise_distance
-from tensorweaver.nn.functional.loss import _reduce, _reduction, _saved_operands, _saving
+from tensorweaver.nn.functional.loss import (
+    _reduce,
+    _reduction,
+    _refuse_differentiable,
+    _saved_operands,
+)
 from tensorweaver.ops import index as ix
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.bounds import extrema, inside
@@ -80,7 +85,8 @@ def soft_margin_loss(
     if loss.dtype != input.dtype and input.dtype.is_floating_point:
         loss = loss.to(input.dtype)  # PyTorch's kernel writes the loss in the input's type
     loss = _reduce(loss, _reduction(size_average, reduce, reduction), "soft_margin_loss")
-    return _saving(loss, "SoftMarginLossBackward0", input, target, (input, target))
+    name = "SoftMarginLossBackward0"  # (one edge: PyTorch's target is not differentiable)
+    return _saved_operands(labelled(loss, name, input), name, (input, target))
 
 
 def multilabel_soft_margin_loss(
@@ -175,6 +181,7 @@ def multi_margin_loss(
             f"{tuple(weight.shape)}"
         )
     _check_class_range(target, 0, classes, "multi_margin_loss")
+    _refuse_differentiable(weight, "multi_margin_loss", "weight")
     index = target.reshape(-1, 1)
     z = _hinge(margin - rows.gather(1, index) + rows)
     if p == 2:

@@ -23,10 +23,8 @@ from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.names import grad_fn_name
 from tensorweaver.autograd.node import saves_integer_output
 from tensorweaver.contract.dtypes import DType
-from tensorweaver.memory_formats import laid_out, suggested_format
 from tensorweaver.nn.functional.conv import (
     _batched,
-    _c_ordered,
     _im2col,
     _ntuple,
     kernel_layout,
@@ -275,37 +273,18 @@ def _max_pool(
         out, indices = max_pool_with_indices_reference(x, *static)
     # (torch's indices are laid out as its values; its 1-D pool is a 2-D one over a height of
     # one, C-ordered for unbatched input)
-    if nd > 1 or not batched:
-        operands = (x,) if batched else ()
-        out, indices = kernel_layout(out, *operands), kernel_layout(indices, *operands)
-    else:
-        out, indices = line_layout(out, x), line_layout(indices, x)
+    operands = (x,) if batched else ()
+    out, indices = kernel_layout(out, *operands), kernel_layout(indices, *operands)
     if not batched:
         out, indices = _unbatched(out, input), indices.squeeze(0)
     saves_integer_output(out, indices)  # (PyTorch's node saves the indices)
     return out, indices
 
 
-def _as_height_one(x: Tensor) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The shape and strides of ``(N, C, L)`` ``x.unsqueeze(-2)``."""
-    (n, c, length), (sn, sc, sl) = tuple(x.shape), x.stride()
-    return (n, c, 1, length), (sn, sc, length * sl, sl)
-
-
 def line_layout(out: Tensor, x: Tensor) -> Tensor:
-    """``out``, a 1-D pool's new ``(N, C, L)`` result for ``x``, laid out as torch's 1-D pools
-    that run as 2-D ones over a height of one (average, with indices, adaptive) lay theirs
-    out: ``(N, L, C)`` in memory where ``x`` so seen suggests channels-last, else C order."""
-    if _c_ordered(x.native):
-        last = False  # (suggests C order: the common case, told without the strides)
-    else:
-        last = suggested_format(*_as_height_one(x)) == "channels_last"
-    if not last:
-        return out if _c_ordered(out.native) or out.is_contiguous() else kernel_layout(out)
-    if suggested_format(*_as_height_one(out)) == "channels_last":
-        return out  # (torch:cpu's kernels already lay it out so)
-    out.data = Tensor(laid_out(out.backend, out.native, (0, 2, 1)), out.backend, out.dtype)
-    return out
+    """``kernel_layout(out, x)`` for a 1-D pool's ``(N, C, L)`` result (adaptive_pooling's
+    name for it)."""
+    return kernel_layout(out, x)
 
 
 def _unbatched(out: Tensor, input: Tensor) -> Tensor:
@@ -422,7 +401,7 @@ def _avg_pool(
         return out if batched else _unbatched(out, input)
     if not batched:
         return _unbatched(kernel_layout(out) if nd == 2 else out, input)
-    return kernel_layout(out, x) if nd == 2 else line_layout(out, x)
+    return kernel_layout(out, x)
 
 
 def avg_pool_reference(

@@ -20,6 +20,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.autograd.names import composite_name
+from tensorweaver.nn.functional.conv import kernel_layout
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.fusion import fused_kernel
@@ -328,7 +329,8 @@ def interpolate(
             "PyTorch's kernels need a non-empty (C, *spatial) part"
         )
     if input.dtype == tw.uint8 and mode in ("bilinear", "bicubic"):
-        return _interpolate_uint8(input, mode, out, scales, align_corners, bool(antialias))
+        y = _interpolate_uint8(input, mode, out, scales, align_corners, bool(antialias))
+        return _input_layout(y, input, mode)
     if input.dtype in _HALF and mode not in ("nearest", "nearest-exact"):
         if antialias and input.device.kind == "cpu":  # PyTorch's CPU kernel has none
             kernel = "Half" if input.dtype is tw.float16 else "BFloat16"
@@ -341,8 +343,18 @@ def interpolate(
             # The reference's weighted sums in float32, rounded once, nearer PyTorch's CPU
             # kernels than half sums; a backend's own kernel (torch's) is left as it is.
             y = _resample(input.float(), mode, out, scales, align_corners, bool(antialias))
-            return _named(y.to(input.dtype), input, mode, bool(antialias))
-    return _resample(input, mode, out, scales, align_corners, bool(antialias))
+            y = _named(y.to(input.dtype), input, mode, bool(antialias))
+            return _input_layout(y, input, mode)
+    y = _resample(input, mode, out, scales, align_corners, bool(antialias))
+    return _input_layout(y, input, mode)
+
+
+def _input_layout(y: Tensor, x: Tensor, mode: str) -> Tensor:
+    """``y``, resampled from ``x``, laid out as PyTorch's kernels lay theirs out:
+    channels-last where a 4-d input's strides (or a 5-d one's, but for area's adaptive pool)
+    suggest it, else C order."""
+    keeps = x.dim() == 4 or (x.dim() == 5 and mode != "area")
+    return kernel_layout(y, *((x,) if keeps else ()))
 
 
 def _size_int(n: Any, size: Any) -> int:

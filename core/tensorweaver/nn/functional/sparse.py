@@ -27,6 +27,7 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.layout import sparse_coo
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.bounds import check_index, extrema, inside
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.tensor import Tensor
@@ -234,6 +235,20 @@ def check_padding_idx(padding_idx: int, size: int, fn: str) -> int:
     return padding_idx % size
 
 
+def _flat_indices(input: Tensor) -> Tensor:
+    """``embedding``'s indices as a 1-d int64 tensor (not Tensor.reshape: these indices are
+    the op's own, never written through, so they need no view bookkeeping)."""
+    return mv.reshape(input, (input.numel(),)).long()
+
+
+def _checked_rows(input: Tensor, size: int) -> Tensor:
+    """The rows ``embedding`` looks ``input`` up in, made again at backward, where a write
+    through ``input.data`` must reach them, as PyTorch's node reads the indices it saved."""
+    indices = _flat_indices(input)
+    check_index("embedding()", indices, size, 0, error=IndexError)
+    return indices
+
+
 def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
     """Scale, in place, the rows of ``weight`` at ``indices`` whose norm exceeds ``max_norm``
     down to ``max_norm``, as PyTorch does."""
@@ -264,9 +279,7 @@ def embedding(
         raise RuntimeError(
             f"embedding: expected int64 or int32 indices, got {input.dtype.name}; use .long()"
         )
-    # (not Tensor.reshape: these indices are the op's own, never written through, so they
-    # need no view bookkeeping)
-    indices = mv.reshape(input, (input.numel(),)).long()
+    indices = _flat_indices(input)
     if size == 0 and indices.numel() and max_norm is None:
         # (PyTorch's index_select refuses a weight of no rows before any range check; with
         # max_norm, its renorm indexes first: the IndexError below)
@@ -279,8 +292,10 @@ def embedding(
         _renorm_(weight, indices, max_norm, norm_type)
     if padding_idx is not None:
         padding_idx = check_padding_idx(padding_idx, size, "embedding")
-    weight = _sparse_gradient(weight, sparse, indices, padding_idx)
-    rows = fused_or_reference("embedding", embedding_reference, (weight, indices), padding_idx)
+    table = _sparse_gradient(weight, sparse, indices, padding_idx)
+    rows = fused_or_reference("embedding", embedding_reference, (table, indices), padding_idx)
+    if rows._node is not None and indices is not input:  # (the reference's take node)
+        ix.remade_at_backward(rows, lambda: _checked_rows(input, size), [input])
     if scale_grad_by_freq and rows.requires_grad:
         if sparse:  # PyTorch raises this when the backward runs; here before it is recorded
             raise RuntimeError(
@@ -289,6 +304,8 @@ def embedding(
         counts = tw.bincount(indices, minlength=size).index_select(0, indices)
         rows = _GradientScale.apply(rows, (1.0 / counts.to(rows.dtype)).unsqueeze(1))
     out = mv.reshape(rows, (*input.shape, weight.shape[1]))  # (no view node: rows is new)
+    # The reshape's node is PyTorch's one node, whose one edge is the weight's own
+    out = labelled(out, "EmbeddingBackward0", weight)
     return saves_integer_input(out, input)  # (PyTorch's node saves the indices)
 
 
@@ -439,18 +456,20 @@ def embedding_bag(
     starts = _check_offsets(input, offsets)
     index = input.long()
     weight = _sparse_gradient(weight, sparse, flat, padding_idx)
-    if starts is not None:
-        offsets = offsets.long()
-    tensors = (weight, index, offsets, per_sample_weights)
+    tensors = (weight, index, None if starts is None else offsets.long(), per_sample_weights)
     static = (mode, padding_idx, include_last_offset)
     if scale_grad_by_freq and weight.requires_grad:
         frequency = tw.bincount(flat, minlength=count)
-        return _bag_reduce(*tensors, *static, frequency)
-    if starts is not None and len(starts) == include_last_offset:
+        out = _bag_reduce(*tensors, *static, frequency)
+    elif starts is not None and len(starts) == include_last_offset:
         # No bag at all: torch 2.13's max kernel crashes the process on it (a segfault), so no
         # backend's kernel is asked; the decomposition gives the empty (0, dim) result.
-        return embedding_bag_reference(*tensors, *static)
-    return fused_or_reference("embedding_bag", embedding_bag_reference, tensors, *static)
+        out = embedding_bag_reference(*tensors, *static)
+    else:
+        out = fused_or_reference("embedding_bag", embedding_bag_reference, tensors, *static)
+    # PyTorch's node saves these: changed in place before backward, it is refused
+    saved = [t for t in (input, offsets, per_sample_weights) if t is not None]
+    return saves_integer_input(out, *saved)
 
 
 def embedding_bag_reference(
