@@ -1130,7 +1130,13 @@ class Tensor:
                 )
             if op != "fill_" and op in _FILLS and getattr(view[1], "overlapping", False):
                 _warn_deprecated_overlap(op)
-            if len(view) > 3 and is_grad_enabled():  # PyTorch's refusal (ops/views.py)
+            # PyTorch's refusal (ops/views.py), where the write would give the view a history
+            if (
+                len(view) > 3
+                and is_grad_enabled()
+                and (requires_grad or self.requires_grad)
+                and self._dtype.kind in "fc"
+            ):
                 raise RuntimeError(view[3][0])
         if result.shape != self._shape:
             raise RuntimeError(
@@ -1557,7 +1563,13 @@ class Tensor:
                     if not counted:
                         continue
                     tracked = entry[2]
-                    if tracked.__class__ is str and t.requires_grad and not _UNCOUNTED[0]:
+                    # (as PyTorch's grad_fn of a view: regenerated, so refused here, where the
+                    # view has a history or its root base requires grad)
+                    if (
+                        tracked.__class__ is str
+                        and (view._node is not None or _root_requires_grad(t))
+                        and not _UNCOUNTED[0]
+                    ):
                         view._lose_history(tracked)
                     if id(view) in _WRITING or (_HOST_SHARED and view._is_shared_view()):
                         continue
@@ -1683,7 +1695,13 @@ class Tensor:
                 with no_grad():
                     made = read(base)
                 # (a write through .data, or into a .data alias's memory, moves no version)
-                if base.requires_grad and counted and not _UNCOUNTED[0]:
+                # (as PyTorch's grad_fn of a view: where it has one or its root base
+                # requires grad)
+                if (
+                    (self._node is not None or _root_requires_grad(base))
+                    and counted
+                    and not _UNCOUNTED[0]
+                ):
                     self._lose_history(tracked)  # type: ignore[arg-type]
             elif tracked and base.requires_grad:
                 with enable_grad():

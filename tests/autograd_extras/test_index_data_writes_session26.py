@@ -318,25 +318,5 @@ def test_masked_scatter_mask_gains_elements(spec: str) -> None:
     )
 
 
-@pytest.mark.parametrize(
-    "device",
-    [
-        "numpy",
-        pytest.param(
-            "torch:cpu",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="SILENT: the torch plugin's fused embedding keeps the index array of the "
-                "forward in its saved state (plugins/torch-backend/tensorweaver_torch/fused.py "
-                "fused_embedding), so a write through the index's .data does not reach "
-                "backward, which PyTorch's EmbeddingBackward0 reads. Fix: there, save no "
-                "index array but take it in the backward from the node's inputs (the core "
-                "remakes the indices it passed: nn/functional/sparse.py embedding), or let "
-                "embedding fall back to its reference (ix.take_along, whose rule remakes "
-                "them) when the index needed converting",
-            ),
-        ),
-    ],
-)
-def test_embedding_follows_the_index(device: str) -> None:
-    same_each(EMBEDDING, device)
+def test_embedding_follows_the_index(spec: str) -> None:
+    same_each(EMBEDDING, spec)

@@ -375,17 +375,7 @@ def test_index_data_written_reaches_backward_where_saved_as_given(spec: str) -> 
     )
 
 
-def test_index_data_written_reaches_backward(spec: str, request: pytest.FixtureRequest) -> None:
-    if spec == "torch:cpu":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="SILENT: the torch plugin's fused embedding keeps the index array of the "
-                "forward in its saved state (plugins/torch-backend fused.py fused_embedding): a "
-                "write through the index's .data does not reach its backward, which PyTorch's "
-                "reads (the other cases follow the write since session 26: ops/index.py Remade)",
-            )
-        )
+def test_index_data_written_reaches_backward(spec: str) -> None:
     same_each(
         {
             "x[i, i]": _changed(lambda m, x, i: x[i, i], lambda m, i: i.data.fill_(1)),
@@ -401,7 +391,6 @@ def test_index_data_written_reaches_backward(spec: str, request: pytest.FixtureR
             "x[2-d i]": _weighted(lambda m, x, i: x[i.view(3, 1)]),
             "take negative": _weighted(lambda m, x, i: x.take(i), lambda m: m.tensor([-1, 2, 0])),
             "embedding 2-d": _weighted(lambda m, x, i: m.nn.functional.embedding(i.view(1, 3), x)),
-            # (torch:cpu only: its fused embedding keeps the index array of the forward)
             "embedding": _weighted(lambda m, x, i: m.nn.functional.embedding(i, x)),
         },
         spec,

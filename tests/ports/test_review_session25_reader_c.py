@@ -1131,14 +1131,6 @@ _CONVERTED_INDEX = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=_CONVERTED_INDEX + "here, left after session 26 (whose ops/index.py Remade "
-    "remakes the positions of x[i], take and the index writes): core/tensorweaver/ops/"
-    "spellings.py take of a 0-d index, which x_flat[index] reads as an int (basic indexing, "
-    "no index node). Fix there: take a 0-d index as x_flat[index.reshape(1)].reshape(()) and "
-    "re-note the take node's Remade (ix.remade_at_backward) with make reading index itself.",
-)
 def test_index_tensor_written_through_data_before_backward(spec: str) -> None:
     same_each(
         {

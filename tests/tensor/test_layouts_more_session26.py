@@ -314,16 +314,6 @@ def test_c_ordered_odd_size_one_stride_after_a_number_where_and_cast() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="numpy backend: sigmoid, relu, where (so sign too) of a dense array that is not "
-    "C-ordered with a size-1 axis ((3, 1, 4) of strides (1, 3, 3)): torch (1, 3, 3); ours "
-    "(1, 12, 3). "
-    "Causes: tensorweaver_numpy/special.py sigmoid (np.where of its parts), fused.py relu and "
-    "backend.py where (np.where) lay their result out by NumPy's order='K', which gives a "
-    "size-1 axis its own stride. Fix: pass each result through layouts.unary_layout(result, a) "
-    "when a is not C-ordered (as backend.py sign now does)",
-)
 def test_sigmoid_relu_and_where_of_dense_arrays_with_a_size_one_axis() -> None:
     x: Callable[[Any], Any] = lambda m: (grid(m, 4, 1, 3) / 10).permute(2, 1, 0)  # noqa: E731
     same_each(
@@ -337,16 +327,6 @@ def test_sigmoid_relu_and_where_of_dense_arrays_with_a_size_one_axis() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reflect/replicate F.pad of a one-channel channels-last input ((2, 1, 3, 4), "
-    "strides (12, 1, 4, 1)): torch's gradient keeps channels-last strides (12, 1, 4, 1) (its "
-    "reflection/replication backward makes zeros_like(input) in the input's suggested format, "
-    "which AccumulateGrad keeps: its layout contract ignores size-1 axes); ours (12, 12, 4, 1), "
-    "index_select's C-ordered gradient. Cause: core/tensorweaver/nn/functional/conv.py "
-    "_pad_by_index (the gradient of its index_select). Fix: lay out that gradient with "
-    "kernel_layout(grad, input) (a tw.autograd.Function around reflect/replicate padding)",
-)
 def test_reflect_pad_gradient_of_one_channel_channels_last(backend: str) -> None:
     same_each(
         {name: partial(_through, _one_channel, PADS_4D[name]) for name in ("reflect", "replicate")},

@@ -197,14 +197,6 @@ def test_elementwise_results_of_one_batch_keep_torch_strides(backend: str) -> No
 # -- found here, in files this fix does not own ------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="squeeze(dim) of a channels-last (1, 2, 1, 3) tensor (strides (6, 1, 6, 2)): torch "
-    "keeps the other axes' strides, (6, 1, 2); ours (2, 1, 2): ops/movement.py squeeze is "
-    "reshape(), whose view strides recompute the size-1 batch axis's. (So conv1d of one "
-    "batch laid out channels-last differs too.) Fix: in squeeze, drop the squeezed axes from "
-    "the strides as a view (the others kept), as PyTorch's squeeze does",
-)
 def test_squeeze_keeps_the_other_axes_strides(backend: str) -> None:
     same_each(
         {

@@ -245,7 +245,7 @@ def test_writes_into_a_view_of_all_of_its_base(spec: str) -> None:
     )
 
 
-# -- defects found (strict xfails: cause and proposed fix) ---------------------------------------
+# -- writes of values that require grad into views of a base without grad ------------------------
 
 
 def _write_with_grad_into(m: Any, view: str) -> Any:
@@ -263,18 +263,6 @@ def _write_with_grad_into(m: Any, view: str) -> Any:
     return b, src.grad
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LOUD (a missing error): an in-place write of a value that requires grad into a "
-    "view made under no_grad, or into a split/chunk/unbind piece (or a view of one), of a "
-    "base that does NOT require grad: torch refuses it ('A view was created in no_grad mode "
-    "and is being modified inplace with grad mode enabled', for pieces with the multiple-views "
-    "sentence: its pieces of such a base are made as under no_grad); tw writes it and "
-    "differentiates. Cause: core/tensorweaver/ops/views.py as_view records `refused` only "
-    "when the base requires grad. Fix: there, also for a base that does not require grad, "
-    "record the no_grad-mode write error (pieces: with the multiple-views sentence), and let "
-    "the write's check raise it only where the change would give the view a history.",
-)
 def test_write_with_grad_into_a_view_of_a_base_without_grad(spec: str) -> None:
     same_each(
         {

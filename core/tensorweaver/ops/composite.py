@@ -121,12 +121,44 @@ class FromOutput:
         self.saved, self.out, self.rule = saved, out, rule
 
 
+class Resaved:
+    """A fused node's saved values, and how to make again its input ``slot`` (an index) from
+    what the caller gave (``remade``: an ``ops.index.Remade``). Where a write that bumped no
+    version (through ``.data``) changed that, backward reruns the fused kernel on the input
+    remade for fresh saved values, as PyTorch's node reads the index tensor it saved."""
+
+    __slots__ = ("saved", "slot", "remade")
+
+    def __init__(self, saved: Any, slot: int, remade: Any) -> None:
+        self.saved, self.slot, self.remade = saved, slot, remade
+
+    def inputs(self, node: Any) -> tuple:
+        """``node``'s inputs, the one at ``slot`` as it is now."""
+        inputs = node.inputs
+        now = self.remade.index(None)  # (None: unchanged; the input itself may be remade)
+        if now is None:
+            return inputs
+        return (*inputs[: self.slot], now, *inputs[self.slot + 1 :])
+
+    def current(self, node: Any) -> Any:
+        """The saved values for ``node``'s inputs as they are now."""
+        inputs = self.inputs(node)
+        if inputs is node.inputs:
+            return self.saved
+        name, _, _, static, slots = node.saved
+        tensors = inputs if slots is None else fill_slots(slots, inputs)
+        kernel = fused_kernel(inputs[0].backend, name)
+        return kernel(*[None if t is None else t.native for t in tensors], *static)[1]
+
+
 def fused_backward(node: Any, g: Tensor) -> tuple:
     name, saved, reference, static, slots = node.saved
     if is_grad_enabled():  # create_graph
         return _fused_double_backward(node, g)
     if type(saved) is FromOutput:
         saved = saved.saved
+    elif type(saved) is Resaved:
+        saved = saved.current(node)
     inputs = node.inputs
     backend = inputs[0].backend
     # Plain loops: this runs once per fused node in every backward pass.
@@ -155,7 +187,9 @@ def _fused_double_backward(node: Any, g: Tensor) -> tuple:
     """``fused_backward`` under ``create_graph``: a gradient that records its own graph."""
     name, saved, reference, static, slots = node.saved
     inputs = node.inputs
-    if type(saved) is FromOutput:
+    if type(saved) is Resaved:
+        inputs = saved.inputs(node)
+    elif type(saved) is FromOutput:
         # The output attached to this node: gradient that reaches it from its later uses
         # and from this formula goes back through this node once, as in PyTorch.
         return (saved.rule(node.output(saved.out), g, *static),)

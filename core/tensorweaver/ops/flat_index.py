@@ -12,6 +12,7 @@ from tensorweaver.contract import dtypes
 from tensorweaver.ops import coordinates as co
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops.apply import labelled
 from tensorweaver.tensor import Tensor
 
 
@@ -65,13 +66,15 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
         from tensorweaver.ops.index_write import index_copy
 
         out = index_copy(flat, 0, flat_index, values)
+    # (laid out as the input, PyTorch's clone with preserve_format)
+    shaped = ix.allocated_as(mv.reshape(out, input.shape), input._preserved_order())
     if out._node is None:
-        return mv.reshape(out, input.shape)
+        return shaped
     # (PyTorch's node saves the index: changed in place, it makes backward refuse; written
     # through its .data, it gives the positions backward reads)
     ix.refuse_saved_indices("put", (index,))
     ix.remade_at_backward(out, lambda: _positions(op, index, n), [index])
-    return saves_integer_input(mv.reshape(out, input.shape), index)
+    return saves_integer_input(labelled(shaped, "PutBackward0", input, source), index)
 
 
 def _positions(op: str, index: Tensor, n: int) -> Tensor:

@@ -20,6 +20,7 @@ import numpy as np
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import Node, ViewChange, _refuse_saved, saves_integer_input
 from tensorweaver.contract import dtypes
+from tensorweaver.memory_formats import c_ordered, laid_out
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import (
@@ -39,6 +40,7 @@ from tensorweaver.tensor import (
     _SETITEM,
     Tensor,
     _axis,
+    _c_strides,
     _warn_deprecated_overlap,
     _write_overlapping,
     _writes_through,
@@ -292,7 +294,11 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     out = mv.slice_dims(x, starts, stops, steps) if x.ndim else x
     if flips:
         out = mv.flip(out, flips)
+    sliced = out
     out = mv.reshape(out, tuple(shape))
+    if len(shape) == sliced.ndim + 1 and sum(_adds_axis(e) for e in entries) == 1:
+        # (one new axis, no int: PyTorch's one unsqueeze, x[True] or x[None, i])
+        out = labelled(out, "UnsqueezeBackward0", sliced)
     if advanced:
         # (PyTorch's one node, on the basic indexing's view: a reshape of the result here)
         out = labelled(_advanced(out, advanced, x, index), "IndexBackward0", out)
@@ -308,6 +314,11 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             else Tensor(x.native, x.backend, x.dtype)
         )
     return out
+
+
+def _adds_axis(entry: Any) -> bool:
+    """Whether an entry of :func:`_expand_index` adds an axis (None, a 0-d mask)."""
+    return entry is None or (isinstance(entry, _Advanced) and entry.new_axis)
 
 
 def _basic(x: Tensor, index: Any) -> Tensor | None:
@@ -1382,7 +1393,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
         # path's where, without its promotion and broadcasting work.
         value = fill_value(value, input.dtype, "masked_fill")  # PyTorch's overflow check
         out = ew.where_number(mask, input, value, number_first=True)
-        return labelled(out, "MaskedFillBackward0", input)
+        return labelled(allocated_as(out), "MaskedFillBackward0", input)
     name = "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"
     if isinstance(value, Tensor):
         if value.ndim:
@@ -1403,7 +1414,23 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
             f"masked_fill: mask of shape {list(mask.shape)} does not broadcast with the input's "
             f"shape {list(input.shape)}"
         ) from None
-    return labelled(ew.where(mask, value, input), name, input)
+    return labelled(allocated_as(ew.where(mask, value, input)), name, input)
+
+
+def allocated_as(out: Tensor, order: tuple[int, ...] | None = None) -> Tensor:
+    """``out``, a result no other tensor holds, its array laid out as PyTorch's kernel
+    allocates its result: row-major (``masked_fill``'s contiguous clone), or in the axis
+    order ``order``, outermost first (an input's ``_preserved_order()``: ``preserve_format``)."""
+    shape = out._shape
+    if len(shape) < 2 or 0 in shape:
+        return out
+    if order is None or order == tuple(range(len(shape))):
+        # (C order told cheaply; the strides of size-1 axes, which NumPy's flag skips, read)
+        if c_ordered(out.native) and (1 not in shape or out._strides() == _c_strides(shape)):
+            return out
+        order = tuple(range(len(shape)))
+    out.native = laid_out(out.backend, out.native, order)
+    return out
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:

@@ -212,6 +212,7 @@ def _index_put(
                 f"{list(input.shape)})"
             )
     _same_dtype(op, input, values, "values")
+    values_given = values
     if into is None:
         positions = _positions(input, tuple(indices))
     else:
@@ -237,9 +238,11 @@ def _index_put(
         ix.remade_at_backward(
             written, lambda: mv.reshape(_positions(shaped(), tuple(indices)), (-1,)), list(indices)
         )
-    out = mv.reshape(written, input.shape)
+    # (laid out as the input, PyTorch's clone with preserve_format)
+    out = ix.allocated_as(mv.reshape(written, input.shape), input._preserved_order())
     if out._node is not None:  # (PyTorch's node saves the index tensors)
         ix.refuse_saved_indices(op, indices)
+        out = labelled(out, "IndexPutBackward0", input, values_given)
     return saves_integer_input(out, *indices)
 
 

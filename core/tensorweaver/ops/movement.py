@@ -143,7 +143,29 @@ def squeeze(x: Tensor, dim: Any = None, **aliases: Any) -> Tensor:
     if x.ndim == 0:
         return x
     out = reshape(x, tuple(n for i, n in enumerate(x.shape) if not (i in dims and n == 1)))
+    if out is not x and 1 in out._shape and getattr(x.backend, "layout", None):
+        out = _keeping_strides(x, dims, out)
     return labelled(out, squeeze_name(dim), x)
+
+
+def _keeping_strides(x: Tensor, dims: set, out: Tensor) -> Tensor:
+    """``out`` (``x`` less its size-1 axes among ``dims``, by a reshape) with each kept axis's
+    stride, as PyTorch's squeeze: a reshape recomputes a kept size-1 axis's stride, as the
+    span (stride × size) of the axis after it, so such an axis is made before the axis whose
+    span its stride is (a dense layout's); ``out`` as it is where none is."""
+    kept = [i for i, n in enumerate(x._shape) if not (i in dims and n == 1)]
+    strides = x.stride()
+    wanted = tuple(strides[i] for i in kept)
+    if out.stride() == wanted:
+        return out
+    shape, order, ones = x._shape, [], [i for i in kept if x._shape[i] == 1]
+    for j in (i for i in kept if shape[i] != 1):
+        order += [i for i in ones if i not in order and strides[i] == strides[j] * shape[j]]
+        order.append(j)
+    if len(order) < len(kept):
+        return out
+    made = reshape(x, tuple(shape[i] for i in order))
+    return permuted(made, tuple(order.index(i) for i in kept))
 
 
 def squeeze_name(dim: Any) -> str:

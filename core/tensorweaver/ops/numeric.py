@@ -1061,4 +1061,5 @@ def index_reduce(
     if out._node is not None and not ew.inference_alone(input, given, source):
         ix.refuse_saved_indices("index_reduce", (given, source))
         ix._saving_index(out, given)
-    return out
+    # (PyTorch's result is contiguous whatever the input's layout)
+    return ix.allocated_as(labelled(out, "IndexReduceBackward0", input, source))

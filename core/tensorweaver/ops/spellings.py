@@ -86,11 +86,15 @@ def take(input: Tensor, index: Tensor) -> Tensor:
             f"take(): Expected a long tensor for index, but got {index.dtype.name}; convert it "
             "with .long()"
         )
-    out = apply.labelled(movement.reshape(input, -1)[index], "TakeBackward0", input)
-    if index.ndim or out._node is None:
+    flat = movement.reshape(input, -1)
+    if index.ndim:
+        return apply.labelled(flat[index], "TakeBackward0", input)
+    # A 0-d index would index as a number, read once: as one of one element (a view, which
+    # follows a write through the index's .data), the take node reads it again at backward,
+    # as PyTorch's node reads the index it saves
+    out = apply.labelled(movement.reshape(flat[index.reshape(1)], ()), "TakeBackward0", input)
+    if out._node is None:
         return out
-    # (PyTorch's node saves the index; x[i] handles one of dimensions, not a 0-d one, which
-    # it reads as a number)
     refuse_saved_indices("take", (index,))
     return saves_integer_input(out, index)
 

@@ -97,25 +97,27 @@ def as_view(
         if region is not None:
             write.region = region  # type: ignore[attr-defined]
         # A third item: PyTorch's errors for an in-place change of it with grad enabled, and
-        # for its use in autograd after its base changed (a view made under no_grad of a
-        # base with a graph, or one of several views an op returned with grad; views of
-        # those inherit them).
+        # for its use in autograd after its base changed (a view made under no_grad, or one
+        # of several views an op returned with grad; views of those inherit them).
         above = (base if origin is None else origin)._view_of
         refused = above[3] if above is not None and len(above) > 3 else None
-        # (the slot first: the property, a view's root's flag, only for a view)
-        if base._requires_grad or (base._view_of is not None and base.requires_grad):
-            if not is_grad_enabled():
+        # (of a base without grad too: _assign refuses a write that would give it a history)
+        if not is_grad_enabled():
+            # (not a view(dtype), nor one of an inference tensor: PyTorch makes no view for
+            # autograd there)
+            if getattr(write, "part", None) != "bits" and not base._inference:
+                refused = (_NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED)
                 # (PyTorch's view is one of the root base: of a leaf that is itself a view of
                 # a tensor not requiring grad, a plain view that does not require grad)
-                # (not a view(dtype): PyTorch makes no view for autograd there)
-                if _root_requires_grad(base) and getattr(write, "part", None) != "bits":
-                    refused = (_NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED)
-                    if out.dtype.kind in "fc":
-                        # PyTorch's view made under no_grad still requires grad (a leaf
-                        # without a history); other dtypes cannot
-                        out._requires_grad = True
-            elif piece is not None:
-                refused = piece
+                if out.dtype.kind in "fc" and _root_requires_grad(base):
+                    # PyTorch's view made under no_grad still requires grad (a leaf
+                    # without a history); other dtypes cannot
+                    out._requires_grad = True
+        elif piece is not None and not base._inference:
+            # (PyTorch makes the pieces of a base without grad as under no_grad)
+            # (the slot first: the property, a view's root's flag, only for a view)
+            grad = base._requires_grad or (base._view_of is not None and base.requires_grad)
+            refused = piece if grad else _NO_GRAD_PIECE
         out._view_of = (base, write, read) if refused is None else (base, write, read, refused)
         if base._inference:  # (a view of an inference tensor is one, wherever it is made)
             out._inference = True
@@ -151,16 +153,22 @@ def _host_shared_above(t: Tensor) -> bool:
     return False
 
 
-_PIECE_WRITTEN = (
-    "is a view and is being modified inplace. This view is the output of a function that "
-    "returns multiple views. Such functions do not allow the output views to be modified "
-    "inplace. You should replace the inplace operation by an out-of-place one."
-)
-_PIECE_CHANGED = (
-    "is a view and its base or another view of its base has been modified inplace. This "
-    "view is the output of a function that returns multiple views. Such functions do not "
-    "allow the output views to be modified inplace. You should replace the inplace "
+_MULTIPLE_VIEWS = (
+    " This view is the output of a function that returns multiple views. Such functions do "
+    "not allow the output views to be modified inplace. You should replace the inplace "
     "operation by an out-of-place one."
+)
+_PIECE_WRITTEN = "is a view and is being modified inplace." + _MULTIPLE_VIEWS
+_PIECE_CHANGED = (
+    "is a view and its base or another view of its base has been modified inplace."
+    + _MULTIPLE_VIEWS
+)
+# (a piece of a base without grad: PyTorch's errors for a view made under no_grad, worded so)
+_NO_GRAD_PIECE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    + _MULTIPLE_VIEWS,
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled." + _MULTIPLE_VIEWS,
 )
 
 

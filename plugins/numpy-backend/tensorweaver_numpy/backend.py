@@ -213,10 +213,21 @@ def _torch_order(a: A) -> tuple[int, ...] | None:
     """The axes, outermost first, in which torch lays out a result like ``a`` that is no
     elementwise one (flip, argsort: ``empty_like``'s ``preserve_format``, the contract's
     ``loop_order`` of ``a``'s strides); None for C order (a C-ordered ``a``: told cheaply)."""
-    if a.ndim < 2 or a.flags.c_contiguous:
-        return None
+    if a.ndim < 2 or (a.flags.c_contiguous and 1 not in a.shape):
+        return None  # (NumPy's C flag passes any stride of a size-1 axis, torch's loop not)
     order = loop_order(a.shape, (a.strides,))
     return None if order == tuple(range(a.ndim)) else order
+
+
+def _one_layout(x: A, operands: tuple) -> bool:
+    """Whether the arrays of ``operands`` that are not 0-d have ``x``'s shape and element
+    strides."""
+    steps = tuple(s // x.itemsize for s in x.strides)
+    for y in operands:
+        if isinstance(y, np.ndarray) and y.ndim:
+            if y.shape != x.shape or tuple(s // y.itemsize for s in y.strides) != steps:
+                return False
+    return True
 
 
 def _seen_back(out: A, order: tuple[int, ...]) -> A:
@@ -453,17 +464,27 @@ class NumpyBackend(
     def where(self, cond: A, a: A, b: A) -> A:
         word = _WORDS.get(a.dtype.itemsize)  # none for complex128
         if cond.size < _BITWISE_WHERE_MIN or word is None:
-            return np.where(cond, a, b)
-        # np.where branches per element: on an unpredictable mask it runs ~5x slower than a
-        # plain ufunc. Selecting bit patterns through a mask of all-zeros / all-ones words has
-        # no branch and copies NaN, inf and -0.0 exactly.
-        if not np.shape(b) and not np.asarray(b).view(word):
-            # where(cond, a, 0) (every ReLU-like gradient): one product of a's bits and cond.
-            return np.multiply(a.view(word), cond, dtype=word).view(a.dtype)
-        mask = np.negative(cond.astype(word))
-        bits = np.bitwise_and(a.view(word), mask)
-        np.bitwise_or(bits, np.bitwise_and(np.asarray(b).view(word), np.invert(mask)), out=bits)
-        return bits.view(a.dtype)
+            out = np.where(cond, a, b)
+        elif not np.shape(b) and not np.asarray(b).view(word):
+            # np.where branches per element: on an unpredictable mask it runs ~5x slower than
+            # a plain ufunc. Selecting bit patterns through a mask of all-zeros / all-ones
+            # words has no branch and copies NaN, inf and -0.0 exactly. where(cond, a, 0)
+            # (every ReLU-like gradient): one product of a's bits and cond.
+            out = np.multiply(a.view(word), cond, dtype=word).view(a.dtype)
+        else:
+            mask = np.negative(cond.astype(word))
+            bits = np.bitwise_and(a.view(word), mask)
+            np.bitwise_or(bits, np.bitwise_and(np.asarray(b).view(word), np.invert(mask)), out=bits)
+            out = bits.view(a.dtype)
+        # (torch lays out operands of one shape and layout as they are, where order="K" sets
+        # a size-1 axis's stride apart; where(c, 0, y), as sign's: y's)
+        if a.ndim > 1:
+            if not a.flags.c_contiguous and _one_layout(a, (cond, b)):
+                return unary_layout(out, a)
+        elif isinstance(b, np.ndarray) and b.ndim > 1 and not b.flags.c_contiguous:
+            if _one_layout(b, (cond, a)):
+                return unary_layout(out, b)
+        return out
 
     # reduce -------------------------------------------------------------------------------
 
@@ -567,7 +588,10 @@ class NumpyBackend(
     # index --------------------------------------------------------------------------------
 
     def gather(self, a: A, axis: int, index: A) -> A:
-        return a[_along_axis(index, axis)]
+        # (C order, as torch's kernel allocates it: fancy indexing follows the index's layout;
+        # not ascontiguousarray, which makes a 0-d result 1-d)
+        out = a[_along_axis(index, axis)]
+        return out if out.flags.c_contiguous else out.copy()
 
     def take(self, a: A, axis: int, index: A) -> A:
         return np.take(a, index, axis=axis)

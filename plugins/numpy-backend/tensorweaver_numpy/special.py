@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorweaver_numpy._quiet import quiet, quiet_ufunc
+from tensorweaver_numpy.layouts import unary_layout
 
 
 class SpecialFunctions:
@@ -31,11 +32,15 @@ class SpecialFunctions:
     @quiet
     def sigmoid(self, a: np.ndarray) -> np.ndarray:
         if a.dtype == np.float16:  # in float32, rounded once, as PyTorch's CPU kernel
-            return self.sigmoid(a.astype(np.float32)).astype(np.float16)
-        # e^-|a| keeps both tails accurate relative to the value; one ufunc pass each.
-        e = np.exp(-np.abs(a))
-        positive = 1 / (1 + e)
-        return np.where(a >= 0, positive, e * positive)
+            out = self.sigmoid(a.astype(np.float32)).astype(np.float16)
+        else:
+            # e^-|a| keeps both tails accurate relative to the value; one ufunc pass each.
+            e = np.exp(-np.abs(a))
+            positive = 1 / (1 + e)
+            out = np.where(a >= 0, positive, e * positive)
+        if a.ndim > 1 and not a.flags.c_contiguous:
+            return unary_layout(out, a)  # (order="K" gives a size-1 axis a stride of its own)
+        return out
 
     @quiet
     def i0(self, a: np.ndarray) -> np.ndarray:

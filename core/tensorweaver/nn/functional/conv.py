@@ -127,6 +127,12 @@ def _pad_by_index(x: Tensor, dim: int, before: int, after: int, mode: str) -> Te
             f"no more than the input, for dimension {dim} of size {size}, got ({before}, {after})"
         )
     where = tw.arange(-before, size + after, device=x.device)
+    if mode != "circular" and x.requires_grad and x.ndim in (4, 5) and tw.is_grad_enabled():
+        if not (c_ordered(x.native) and 1 not in x.shape[1:]):  # (else C order: kept)
+            # torch's gradient is zeros_like(x) in x's suggested format; index_select's is C
+            # ordered, which passes for x's layout where x has a size-1 axis
+            source, x = x, x.view(x.shape)
+            x.register_hook(lambda grad: kernel_layout(grad, source))
     return x.index_select(dim, _INDEX_MODES[mode](where, size))
 
 

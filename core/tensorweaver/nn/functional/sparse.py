@@ -29,7 +29,7 @@ from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.bounds import check_index, extrema, inside
-from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.ops.composite import Resaved, fused_or_reference
 from tensorweaver.tensor import Tensor
 
 
@@ -294,15 +294,25 @@ def embedding(
         padding_idx = check_padding_idx(padding_idx, size, "embedding")
     table = _sparse_gradient(weight, sparse, indices, padding_idx)
     rows = fused_or_reference("embedding", embedding_reference, (table, indices), padding_idx)
-    if rows._node is not None and indices is not input:  # (the reference's take node)
-        ix.remade_at_backward(rows, lambda: _checked_rows(input, size), [input])
-    if scale_grad_by_freq and rows.requires_grad:
-        if sparse:  # PyTorch raises this when the backward runs; here before it is recorded
-            raise RuntimeError(
-                "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
-            )
-        counts = tw.bincount(indices, minlength=size).index_select(0, indices)
-        rows = _GradientScale.apply(rows, (1.0 / counts.to(rows.dtype)).unsqueeze(1))
+    node = rows._node
+    if node is not None:  # (the fused kernel's saved values or the reference's take node)
+        remade = ix.Remade(lambda: _checked_rows(input, size), [input])
+        if node.op == "fused":
+            name, saved, reference, static, slots = node.saved
+            node.saved = (name, Resaved(saved, 1, remade), reference, static, slots)
+        else:
+            taken = rows
+            if node.op == "where":  # (padding_idx: the rows kept, then the take before)
+                ix.remade_at_backward(rows, lambda: _kept(remade.make(), padding_idx), [input])
+                taken = node.inputs[1]
+            if indices is not input:
+                ix.remade_at_backward(taken, remade.make, remade.given)
+        if scale_grad_by_freq:
+            if sparse:  # PyTorch raises this when the backward runs; here before it is recorded
+                raise RuntimeError(
+                    "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
+                )
+            rows = _FrequencyScale.apply(rows, lambda: remade.index(indices), size)
     out = mv.reshape(rows, (*input.shape, weight.shape[1]))  # (no view node: rows is new)
     # The reshape's node is PyTorch's one node, whose one edge is the weight's own
     out = labelled(out, "EmbeddingBackward0", weight)
@@ -323,14 +333,38 @@ class _GradientScale(tw.autograd.Function):
         return grad * scale, None
 
 
+class _FrequencyScale(tw.autograd.Function):
+    """Identity forward; the gradient of each row divided by how often its index occurs among
+    ``indices()`` (the indices as they are at backward, as PyTorch's node reads its saved
+    ones) in ``range(size)``."""
+
+    @staticmethod
+    def forward(ctx, rows: Tensor, indices: Callable[[], Tensor], size: int) -> Tensor:
+        ctx.indices, ctx.size = indices, size
+        return rows
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple:
+        now = ctx.indices()
+        counts = tw.bincount(now, minlength=ctx.size).index_select(0, now)
+        scaled = grad / counts.to(grad.dtype).unsqueeze(1)
+        if tw.is_grad_enabled():  # create_graph: PyTorch's double backward scales nothing
+            return grad + (scaled - grad).detach(), None, None
+        return scaled, None, None
+
+
 def embedding_reference(weight: Tensor, indices: Tensor, padding_idx: int | None) -> Tensor:
     """The decomposition of the ``embedding`` composite: gathered rows, the padding row's
     gradient cut."""
     rows = ix.take_along(weight, 0, indices)
     if padding_idx is None:
         return rows
-    keep = (indices != padding_idx).unsqueeze(1)
-    return tw.where(keep, rows, rows.detach())
+    return tw.where(_kept(indices, padding_idx), rows, rows.detach())
+
+
+def _kept(indices: Tensor, padding_idx: int) -> Tensor:
+    """Which of ``embedding``'s rows carry a gradient: those not at the padding row."""
+    return (indices != padding_idx).unsqueeze(1)
 
 
 def _check_offsets(input: Tensor, offsets: Tensor | None) -> np.ndarray | None:
