@@ -313,6 +313,24 @@ workload after these changes (load 7-8): over 1.10x were solve (1.12x, 1.12x), d
 (1.15x: its ``a / n`` is a core ``div`` with its own node), slogdet (1.11x, 1.11x), qr
 fwd+bwd (1.13x), solve_triangular (1.22x, 1.10x), triangular_solve fwd+bwd (1.11x) and
 matrix_exp fwd (1.10x); the others 1.00-1.09x.
+
+Twenty-seventh session (2026-12-06 16:55-17:00 UTC, load 5-8; no change to these paths;
+three runs, ratio per run): solve_triangular 1.22x, 1.20x, 1.25x forward, 1.07x, 1.09x,
+1.09x with backward; slogdet 1.07x, 1.06x, 1.13x and 1.13x, 1.13x, 1.13x; det 1.07x, 1.08x,
+1.05x and 1.07x, 1.15x, 1.08x; solve 1.05x, 1.04x, 1.04x and 1.04x, 1.08x, 1.01x. Where
+slogdet's step goes (8 x 64 x 64, thread time, medians of 21 interleaved rounds, two runs):
+torch 765, 815 us; TensorWeaver 915, 922; the torch calls TensorWeaver makes, run alone
+in a loop without the core (slogdet on the cached leaf, the two detaches, ``sum``, the
+core's root gradient ``full`` and ``broadcast_to``, torch's node called directly, the
+gradient's ``contiguous``) 690, 732: below torch's own step, so all of the gap is the
+core's Python and the cache misses it causes in torch's kernels. Per step (cProfile call
+counts, 1 x 4 x 4): 106 Python calls, of which the linalg code's 23 (``fused.py`` 4,
+``one_node.py`` 9, the plugin's 8, ``determinants.py`` 2) and 67 of the autograd code and
+``Tensor`` (node.py 24, tensor.py 16, engine.py 13, function.py 10, gradients.py 4);
+solve_triangular's forward with its ``sum`` makes 11 (the plugin 2,
+``fused_or_reference`` and ``fused_kernel``, the check, the wrapper, two Tensors, ``sum``,
+its ``apply`` and backend call): no cut there is above the run-to-run noise (0.03-0.07 of
+a ratio).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Training steps of pytorch/examples' word-level language models, eager and compiled (issue 16).
 
 Run: python benchmarks/word_lm_step.py [--models lstm,transformer] [--ntokens 1000]
-     [--candidates torch,tw-torch,...] [--repeat 11] [--threads 1]
+     [--candidates torch,tw-torch,...] [--repeat 11] [--threads 1] [--phases]
 
 The models and the step are the example's (``word_language_model``), taken from our port of
 it, tests/ports/programs/word_lm.py, loaded as written for torch and import-rewritten for
@@ -89,11 +89,27 @@ four runs at load 8-10; the hook's best-of-3 trial picks the replay, 1.12-1.16x,
 are within ~5%), forced to inductor 0.96-0.98x; Transformer 0.89x, 0.90x. What 0.9x would
 still need: inductor's clip-and-SGD kernel (~14% of the step) writes new parameter arrays
 where torch updates in place (the graph never writes into its inputs).
+
+``--phases`` times the eager candidates' steps part by part (forward with zero_grad and the
+loss, backward, ``clip_grad_norm_``, the ``p.data.add_`` loop), interleaved. Measured
+2026-12-06, session 27 (shared 2-core EPYC, load 4-8; thread CPU time, ratios to torch in
+one run): LSTM forward 1.16-1.17x, backward 1.10-1.12x, clip 1.02-1.04x, the SGD loop
+1.9-2.1x, whole step 1.14-1.15x; Transformer 1.18-1.19x, 1.11-1.15x, 1.04-1.15x, 2.1-2.2x,
+1.16-1.19x. The Transformer's backward (~4.8 ms): its nodes' rules ~4.2-4.5 ms, freeing
+what they saved ~0.18 ms (5-6 us a fused node, the arrays' release, of which naming the
+node is 0.24-1.5 us warm), the engine's own ~0.35-0.4 ms in the step (cold caches: gradient
+sums 65 us, the topological order 28 us, the root's ones 25-31 us, no version check);
+SGD, per parameter (1 thread): 1000 x 200 40 against 24 us, 800 x 200 31 against 19, an
+800-vector 9 against 2.8 (rebound out of place below ops/in_place_writes.py SMALLEST), of
+which ``.data`` 1.0 against 0.25 us. Whole steps, the commit before the session's Node
+change (InputShapes made in line) against it, alternated, two runs each: LSTM 1.23x, 1.19x
+before, 1.18x, 1.17x after; Transformer 1.19x, 1.17x before, 1.18x, 1.16x after (noise).
 """
 
 from __future__ import annotations
 
 import copy
+import statistics
 import sys
 import warnings
 from pathlib import Path
@@ -118,11 +134,18 @@ CANDIDATES = ("torch", "torch-compile", "torch-compile-step", "tw-torch", "tw-to
 GOALS = {"tw-torch-compiled": 0.9, "tw-torch": 1.10}
 
 
-def make_step(port: Any, model: Any, ntokens: int, update: Callable | None = None) -> Callable:
+def make_step(
+    port: Any,
+    model: Any,
+    ntokens: int,
+    update: Callable | None = None,
+    mark: Callable | None = None,
+) -> Callable:
     """The body of word_lm.py's ``train()`` for one batch, as a function of the batch and
     the hidden state: ``(data, targets, hidden) -> (loss, hidden)``, detaching the hidden
     state at its start as the example does. ``update`` stands in for the example's
-    ``sgd_step(model, lr, clip)``."""
+    ``sgd_step(model, lr, clip)``; ``mark()``, where given, is called once the loss is
+    computed (``--phases``)."""
     criterion = port.nn.NLLLoss()
     recurrent = getattr(model, "model_type", None) != "Transformer"  # as the example tells
     if update is None:
@@ -137,6 +160,8 @@ def make_step(port: Any, model: Any, ntokens: int, update: Callable | None = Non
         else:
             output = model(data).view(-1, ntokens)
         loss = criterion(output, targets)
+        if mark is not None:
+            mark()
         loss.backward()
         update()
         return loss, hidden
@@ -287,6 +312,64 @@ def check(out: dict[str, Candidate]) -> None:
         np.testing.assert_allclose(out[a].losses, out["torch"].losses, rtol=1e-2, err_msg=a)
 
 
+PHASES = ("forward", "backward", "clip", "sgd")
+
+
+def timed_parts(port: Any, model: Any, ntokens: int, clock: Callable) -> Callable:
+    """A function running one step of ``make_step``'s on a candidate and returning the
+    time of each of its :data:`PHASES` by ``clock``: zero_grad, the model and the loss;
+    backward; then the example's ``sgd_step`` in its two parts, ``clip_grad_norm_`` and
+    the loop of ``p.data.add_(p.grad, alpha=-lr)`` (as word_lm.py writes them)."""
+    marks: list[float] = []
+
+    def update() -> None:
+        marks.append(clock())
+        port.torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
+        marks.append(clock())
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-LR)
+
+    step = make_step(port, model, ntokens, update, lambda: marks.append(clock()))
+
+    def parts(c: Candidate) -> list[float]:
+        marks.clear()
+        start = clock()
+        _, c.hidden = step(c.data, c.targets, c.hidden)
+        times = [start, *marks, clock()]
+        return [b - a for a, b in zip(times, times[1:])]
+
+    return parts
+
+
+def phases(name: str, ntokens: int, only: set[str], args: Any) -> None:
+    """``--phases``: the eager candidates' steps timed part by part (:data:`PHASES`),
+    interleaved round by round, medians over ``5 * --repeat`` steps, with each part's
+    ratio to torch's: where a candidate's gap to PyTorch lies."""
+    built = candidates(name, ntokens, {"torch", *(only & {"tw-torch", "tw-numpy"})})
+    clock = harness.CLOCKS[args.clock]
+    timers = {
+        label: timed_parts(program("torch" if label == "torch" else "tw"), c.model, ntokens, clock)
+        for label, c in built.items()
+    }
+    order = list(built)
+    samples: dict[str, list] = {label: [] for label in order}
+    for r in range(5 * args.repeat):
+        for label in order[r % len(order) :] + order[: r % len(order)]:
+            samples[label].append(timers[label](built[label]))
+    medians = {
+        label: [statistics.median(s[i] for s in got) for i in range(len(PHASES))]
+        for label, got in samples.items()
+    }
+    print(f"word-LM {name} by phase (ms; ratio to torch):")
+    for label, parts in medians.items():
+        cells = "".join(
+            f"{p}{t * 1e3:8.3f} ({t / medians['torch'][i]:4.2f}x)  "
+            for i, (p, t) in enumerate(zip(PHASES, parts))
+        )
+        total = sum(parts) / sum(medians["torch"])
+        print(f"  {label:10s}{cells}total {sum(parts) * 1e3:.3f} ({total:4.2f}x)")
+
+
 def report(title: str, medians: dict[str, float]) -> None:
     print(title)
     for label, t in medians.items():
@@ -306,6 +389,11 @@ def main() -> None:
     )
     p.add_argument("--ntokens", type=int, default=1000, help="vocabulary size")
     p.add_argument("--candidates", default=",".join(CANDIDATES), help="comma-separated subset")
+    p.add_argument(
+        "--phases",
+        action="store_true",
+        help="time the eager candidates' steps by phase (forward, backward, clip, sgd)",
+    )
     args = p.parse_args()
     harness.setup_torch(torch)
     print(harness.describe(args, torch))
@@ -313,6 +401,9 @@ def main() -> None:
         if name not in ("lstm", "transformer"):
             p.error(f"unknown model {name!r}; choose from lstm, transformer")
         only = set(args.candidates.split(","))
+        if args.phases:
+            phases(name, args.ntokens, only, args)
+            continue
         medians = harness.measure(candidates(name, args.ntokens, only), args)
         report(
             f"word-LM {name}: {NLAYERS} layers of {NHID}, vocabulary {args.ntokens}, bptt {BPTT}, "

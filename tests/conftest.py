@@ -7,7 +7,8 @@ times slower on a busy machine, so the suite sets the policy first, as the plugi
 SciPy reads ``SCIPY_ARRAY_API`` once, when first imported: the array API tests (SciPy and
 scikit-learn on tensors) need it set before any test imports SciPy. :mod:`snippet_outcomes`
 asserts for the tests that use it: pytest rewrites its asserts too, so a failure shows the
-programs that differ.
+programs that differ; ``spec`` is the device such a test compares with torch on (a module
+or folder that compares on others defines its own ``spec``).
 """
 
 import os
@@ -18,3 +19,12 @@ pytest.register_assert_rewrite("snippet_outcomes")
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
+# (after the environment above, which must be set before anything can import torch)
+from tw_backends import FAST  # noqa: E402
+
+
+@pytest.fixture(params=FAST)
+def spec(request: pytest.FixtureRequest) -> str:
+    """The tensorweaver device (NumPy, then torch:cpu) a test compares with torch on."""
+    return request.param

@@ -108,6 +108,17 @@ def walk(fn: Any, depth: int = 3) -> Any:
     return type(fn).__name__, tuple((walk(f, depth - 1), i) for f, i in fn.next_functions)
 
 
+def grad_fn_name(t: Any) -> Optional[str]:
+    """The class name of ``t``'s grad_fn; None for a tensor without one."""
+    return None if t.grad_fn is None else type(t.grad_fn).__name__
+
+
+def with_layout(t: Any) -> tuple:
+    """``t`` with its strides and whether it is contiguous (a result's layout as torch's and
+    ours can be compared, besides its values)."""
+    return t, t.stride(), t.is_contiguous()
+
+
 def grid(m: Any, *shape: int, dtype: Any = None) -> Any:
     """1, 2, 3, ... of ``shape`` (float64 unless ``dtype``)."""
     n = float(np.prod(shape))

@@ -55,11 +55,15 @@ from tensorweaver.autograd.mode import (
 from tensorweaver.autograd.node import (
     INPLACE_CHANGES,
     SAVED_INTEGER_OUTPUTS,
+    SAVED_TENSORS_HOOKS,
+    Node,
     ViewChange,
+    _saves_output,
     integer_output_changed,
     note_invalid_history,
     output_changed,
     output_rewritten,
+    saved_operand,
 )
 from tensorweaver.contract.dtypes import DType, bfloat16
 from tensorweaver.memory_formats import C_TESTS, c_test, preserved_order, takes_writes
@@ -102,11 +106,6 @@ _HELD: list = []
 #: already: the base's write of those values into it is no second write (one version each).
 _WRITTEN: list = []
 
-#: The ``.data`` tensors (by id, each with a weak reference that removes its entry): as
-#: PyTorch's ``.data``, each shares its tensor's memory but has a version counter of its
-#: own, so autograd does not see writes through it.
-_OWN_COUNTERS: dict[int, weakref.ref] = {}
-
 #: The non-leaf tensors (by id, each with a weak reference that removes its entry) that
 #: called ``retain_grad()``: as PyTorch's ``retains_grad``, a flag of the tensor, which stays
 #: when its node changes (an in-place op, ``detach_``, a base's change) while the retention
@@ -114,18 +113,14 @@ _OWN_COUNTERS: dict[int, weakref.ref] = {}
 _RETAINING: dict[int, weakref.ref] = {}
 
 
-class _OwnCounterRef(weakref.ref):
-    """The weak reference of an :data:`_OWN_COUNTERS` or :data:`_RETAINING` entry, which
-    holds its key (one shared callback per table, no closure per tensor)."""
+class _RetainingRef(weakref.ref):
+    """The weak reference of a :data:`_RETAINING` entry, which holds its key (one shared
+    callback, no closure per tensor)."""
 
     __slots__ = ("key",)
 
 
-def _forget_own_counter(ref: _OwnCounterRef) -> None:
-    _OWN_COUNTERS.pop(ref.key, None)
-
-
-def _forget_retention(ref: _OwnCounterRef) -> None:
+def _forget_retention(ref: _RetainingRef) -> None:
     _RETAINING.pop(ref.key, None)
 
 
@@ -491,6 +486,29 @@ def _laid_out_like(backend: Any, native: Any, old: Any) -> Any:
     return backend.permute(dense, tuple(inverse))
 
 
+def _watch_view_result(view: Tensor, node: Any) -> None:
+    """Have ``node``, which made ``view``'s new value in place (``i.sigmoid_()`` on a view
+    ``i = b[:, :2]``), refuse backward once that memory changes again, if it saves its output:
+    PyTorch's saved output shares the version counter of the view and its base, so a later
+    write into the base or any view of it (a sibling gate's ``sigmoid_``) raises at backward
+    (:func:`watch_memory`)."""
+    if type(node) is Node and _saves_output(node):
+        watch_memory(node, view)
+
+
+def watch_memory(node: Any, t: Tensor) -> None:
+    """Have ``node``, which saves ``t`` or a copy of it, refuse backward once ``t``'s memory
+    changes in place, as PyTorch's saved variable shares the version counter of ``t``, its
+    base and every view of that base: checked by the root base's version, which every such
+    write moves (a view's own is refreshed only while the view lives). Not under
+    saved_tensors_hooks: PyTorch checks no version of a packed tensor."""
+    if SAVED_TENSORS_HOOKS:
+        return
+    while t._view_of is not None:
+        t = t._view_of[0]
+    node.operands = (*getattr(node, "operands", ()), saved_operand(t, True))
+
+
 def _root_requires_grad(t: Tensor) -> bool:
     """Whether the tensor at the root of ``t``'s chain of views (PyTorch's ``_base``)
     requires grad."""
@@ -564,6 +582,7 @@ class Tensor:
         "_grad",
         "_node",
         "_own_version",
+        "_own_counter",
         "_alias_of",
         "_view_of",
         "_views",
@@ -591,6 +610,9 @@ class Tensor:
         self._grad: Tensor | None = None
         self._node = None
         self._own_version = 0  # the version counter's own part, see _version below
+        # a ``.data`` tensor: as PyTorch's, it shares its tensor's memory but has a version
+        # counter of its own, so autograd does not see writes through it
+        self._own_counter = False
         self._alias_of: Tensor | None = None
         # (base, write): a view of ``base`` that ``write(base, value)`` updates (ops/views.py)
         self._view_of: tuple | None = None
@@ -874,7 +896,7 @@ class Tensor:
         node.retained = weakref.ref(self)
         key = id(self)
         if key not in _RETAINING:
-            ref = _OwnCounterRef(self, _forget_retention)
+            ref = _RetainingRef(self, _forget_retention)
             ref.key = key
             _RETAINING[key] = ref
 
@@ -940,10 +962,7 @@ class Tensor:
         out = Tensor(self.native, self.backend, self._dtype)
         out._share_memory_of(self)
         out._version = 0
-        key = id(out)
-        ref = _OwnCounterRef(out, _forget_own_counter)
-        ref.key = key
-        _OWN_COUNTERS[key] = ref
+        out._own_counter = True
         return out
 
     @data.setter
@@ -1185,7 +1204,7 @@ class Tensor:
             if requires_grad and is_grad_enabled():
                 self._requires_grad = True
         if not wrote and not _UNCOUNTED[0]:  # (a write into shared memory counted on its
-            self._version += 1  # storage: one version; a .data write: none, see _OWN_COUNTERS)
+            self._version += 1  # storage: one version; a .data write: none, see _own_counter)
         INPLACE_CHANGES[0] += 1
         if linked or self._views is not None:
             filling = op in _FILLS
@@ -1209,6 +1228,8 @@ class Tensor:
             finally:
                 if filling:
                     _FILLING[0] -= 1
+        if view is not None and node is not None and not _UNCOUNTED[0]:
+            _watch_view_result(self, node)
         if made_by is not None:
             if not _UNCOUNTED[0]:
                 output_changed(made_by, self, version_before)
@@ -1355,7 +1376,7 @@ class Tensor:
         """Make ``native`` this tensor's value as a change made through a ``detach()`` alias
         of it: no history, a new version, and on into its base and views."""
         version_before = self._version
-        counted = not _UNCOUNTED[0]  # (a write through .data is not: see _OWN_COUNTERS)
+        counted = not _UNCOUNTED[0]  # (a write through .data is not: see _own_counter)
         old = self.native
         if old is not native:
             if not self._store(native) and counted:
@@ -1412,7 +1433,7 @@ class Tensor:
                 top = None
                 base = t._alias_of
                 if base is not None and base.shape == t.shape and base.dtype is t.dtype:
-                    if _OWN_COUNTERS and id(t) in _OWN_COUNTERS:
+                    if t._own_counter:
                         _UNCOUNTED[0] += 1
                         try:
                             base._take(t.native)
@@ -1500,7 +1521,7 @@ class Tensor:
             _WRITING.add(key)  # (the base's refresh skips this alias: it has the change)
             try:
                 if base.shape == self._shape and base.dtype is self._dtype:
-                    if _OWN_COUNTERS and key in _OWN_COUNTERS:
+                    if self._own_counter:
                         _UNCOUNTED[0] += 1
                         try:
                             base._take(self.native)
@@ -1575,9 +1596,7 @@ class Tensor:
                         continue
                     view._count_apart_write()
                 elif view._reread(t, entry[1], entry[2], counted):
-                    todo.append(
-                        (view, counted and not (_OWN_COUNTERS and id(view) in _OWN_COUNTERS))
-                    )
+                    todo.append((view, counted and not view._own_counter))
             t._views = alive or None
 
     def _count_apart_write(self) -> None:
@@ -1720,7 +1739,7 @@ class Tensor:
             return self._views is not None  # an alias of host-shared memory, as above
         if _COUNTED and id(self) in _COUNTED:
             return False  # (the write-back refreshes its views itself, after)
-        if counted and not (_UNCOUNTED[0] or (_OWN_COUNTERS and id(self) in _OWN_COUNTERS)):
+        if counted and not (_UNCOUNTED[0] or self._own_counter):
             self._version += 1  # (a .data tensor's counter, or a .data write: see above)
         return self._views is not None
 

@@ -18,11 +18,6 @@ import torch
 from tw_backends import FAST, entered
 
 
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
 @pytest.fixture(params=[*FAST, pytest.param("cunumeric", marks=pytest.mark.cunumeric)])
 def any_spec(request: pytest.FixtureRequest) -> str:
     """Every backend, cuPyNumeric for the few cheap tests that take it."""

@@ -13,13 +13,6 @@ from typing import Any, Callable
 
 import pytest
 from snippet_outcomes import grid, leaf, same_each, walk
-from tw_backends import FAST
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
 
 # -- an AccumulateGrad's hooks: kept while the object lives, dropped with it ------------------
 

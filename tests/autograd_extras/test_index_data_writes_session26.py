@@ -15,16 +15,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-import pytest
 from snippet_outcomes import same_each
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _x(m: Any, *shape: int) -> Any:
@@ -296,15 +289,6 @@ def test_masks_follow(spec: str) -> None:
     same_each(MASKS, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="spurious RuntimeError: masked_scatter's mask written through .data to hold more "
-    "elements than the forward's but no more than source has: PyTorch's backward gives "
-    "source those elements' gradients; tw's forward scatters only the first k elements of "
-    "source (ops/index_write.py masked_scatter: mv.narrow(source, 0, 0, k)), so the "
-    "scatter rule has no place for more (autograd/gradients.py _source_prefix raises). Fix: "
-    "scatter from all of source (the positions past k into a scratch element dropped after)",
-)
 def test_masked_scatter_mask_gains_elements(spec: str) -> None:
     same_each(
         {

@@ -25,12 +25,7 @@ import tensorweaver as tw
 import torch
 from tensorweaver.compiler import CompileWarning
 from tensorweaver.ops.fusion import reference_only
-from tw_backends import FAST, entered
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
+from tw_backends import entered
 
 
 def _data(m: Any, *shape: int, seed: int) -> Any:

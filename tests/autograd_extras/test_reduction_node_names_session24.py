@@ -35,13 +35,6 @@ def test_amax_amin_max_min_node_names_match(backend: str, case: str) -> None:
     assert _name(tw, _AMAX_AMIN[case]) == _name(torch, _AMAX_AMIN[case])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/reduce.py sum: a sum over every dimension given as dim ((0, 1), None, or 0 "
-    "of a vector) is named SumBackward0 (autograd/names.py _reduction names by the axes "
-    "reduced) where PyTorch's sum.dim_IntList overload gives SumBackward1. Fix: keep in sum's "
-    "saved tuple whether dim was given (the whole-form fast path too) for _reduction to read",
-)
 @pytest.mark.parametrize("dim", [(0, 1), None, "vector"])
 def test_sum_over_every_given_dim_node_name_matches(backend: str, dim: Any) -> None:
     def call(m: Any, x: Any) -> Any:

@@ -18,16 +18,10 @@ import numpy as np
 import pytest
 from snippet_outcomes import refused_in_place as _refused
 from snippet_outcomes import same_each
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
 #: ``build(m, reduction) -> (loss, {operand name: tensor}, leaves)``
 Build = Callable[[Any, str], tuple]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _grid(m: Any, *shape: int, scale: float = 7.0) -> Any:

@@ -20,12 +20,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from tw_backends import FAST, entered
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
+from tw_backends import entered
 
 
 def _outcome(fn: Callable[[], Any]) -> Any:

@@ -13,13 +13,7 @@ import pytest
 import tensorweaver as tw
 import torch
 from test_user_hunt_session18 import _check, _check_raises
-from tw_backends import FAST, entered
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
+from tw_backends import entered
 
 _Z = np.array([[1.0 + 2.0j, -3.0 + 0.5j], [0.25 - 1.0j, 2.0 + 0.0j]])
 

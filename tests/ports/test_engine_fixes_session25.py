@@ -13,16 +13,9 @@ import weakref
 from functools import partial
 from typing import Any, Callable
 
-import pytest
 from snippet_outcomes import same_each
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _leaf(m: Any, n: int = 3) -> Any:

@@ -29,13 +29,7 @@ import pytest
 import tensorweaver as tw
 import torch
 from grad_fn_label_harness import assert_label_values_and_gradients_match_torch
-from tw_backends import FAST, entered
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
+from tw_backends import entered
 
 _M = (3, 4)
 _IMAGE = (2, 3, 2, 2)

@@ -28,13 +28,7 @@ import pytest
 import tensorweaver as tw
 import torch
 from grad_fn_label_harness import assert_label_values_and_gradients_match_torch
-from tw_backends import FAST, entered
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
+from tw_backends import entered
 
 _RNG = np.random.default_rng(1919)
 _M = (3, 4)

@@ -6,23 +6,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import pytest
+from snippet_outcomes import grid as _grid
 from snippet_outcomes import same_each
-from tw_backends import FAST
 
 Snippet = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-def _grid(m: Any, *shape: int) -> Any:
-    n = 1
-    for k in shape:
-        n *= k
-    return m.arange(1.0, n + 1.0, dtype=m.float64).reshape(shape)
 
 
 def _done(x: Any, write: Callable[[Any], Any]) -> Any:

@@ -5,16 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import pytest
 from snippet_outcomes import same_each
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _changed(m: Any, loss: str, which: int, **kwargs: Any) -> Any:

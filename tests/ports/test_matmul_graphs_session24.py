@@ -18,12 +18,7 @@ import pytest
 import tensorweaver as tw
 import torch
 from snippet_outcomes import outcome, walk
-from tw_backends import FAST, entered
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
+from tw_backends import entered
 
 
 def _data(m: Any, *shape: int, seed: int = 0, grad: bool = True) -> Any:

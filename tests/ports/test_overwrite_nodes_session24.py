@@ -13,16 +13,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-import pytest
 from snippet_outcomes import same_each
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _data(m: Any, n: int, seed: int, grad: bool, dtype: Any = None) -> Any:

@@ -20,11 +20,6 @@ from tw_backends import FAST, entered
 NAN, INF = math.nan, math.inf
 
 
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
 # -- defects: complex pow (ops/elementwise.py pow, autograd/gradients.py _pow) ---------------
 
 

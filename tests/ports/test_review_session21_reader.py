@@ -19,14 +19,9 @@ import pytest
 import tensorweaver as tw
 import torch
 from snippet_outcomes import inference, same
-from tw_backends import FAST, entered
+from tw_backends import entered
 
 NAN, INF = math.nan, math.inf
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 #: For checks of the core's own logic (grad mode, inference flags, vmap reads, saved-tensor

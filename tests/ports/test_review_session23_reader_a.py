@@ -21,14 +21,8 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 from snippet_outcomes import same, same_each
-from tw_backends import FAST
 
 BIG = 1 << 16  # (the size from which in-place updates write into the tensor's own memory)
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _grid(m: Any, *shape: int, dtype: Any = None) -> Any:

@@ -16,14 +16,9 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 from snippet_outcomes import same, same_each, walk
-from tw_backends import FAST, entered
+from tw_backends import entered
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _share(programs: dict[str, Program], spec: str) -> dict[str, Program]:

@@ -21,28 +21,12 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+from snippet_outcomes import grad_fn_name as _name
+from snippet_outcomes import grid as _grid
+from snippet_outcomes import leaf as _leaf
 from snippet_outcomes import same, same_each
-from tw_backends import FAST
 
 Snippet = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-def _grid(m: Any, *shape: int) -> Any:
-    """1, 2, 3, ... in float64, of ``shape`` (a view of an arange where ``shape`` has axes)."""
-    return m.arange(1.0, float(np.prod(shape)) + 1.0, dtype=m.float64).reshape(shape)
-
-
-def _leaf(m: Any, *shape: int) -> Any:
-    return _grid(m, *shape).requires_grad_()
-
-
-def _name(t: Any) -> str | None:
-    return None if t.grad_fn is None else type(t.grad_fn).__name__
 
 
 def _done(x: Any, write: Callable[[Any], Any]) -> Any:

@@ -21,14 +21,8 @@ import numpy as np
 import pytest
 import torch
 from snippet_outcomes import same, same_each, walk
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _shape(g: Any) -> Any:

@@ -19,23 +19,12 @@ import tracemalloc
 from typing import Any, Callable
 
 import numpy as np
-import pytest
 import tensorweaver as tw
+from snippet_outcomes import grid as _grid
 from snippet_outcomes import same, same_each
-from tw_backends import FAST, entered
+from tw_backends import entered
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-def _grid(m: Any, *shape: int, dtype: Any = None) -> Any:
-    """1, 2, 3, ... of ``shape`` (float64 unless ``dtype``), a view of an arange."""
-    n = float(np.prod(shape))
-    return m.arange(1.0, n + 1.0, dtype=dtype or m.float64).reshape(shape)
 
 
 def _f64(m: Any, *values: float) -> Any:

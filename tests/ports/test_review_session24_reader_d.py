@@ -22,15 +22,9 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
-from snippet_outcomes import same, same_each
-from tw_backends import FAST
+from snippet_outcomes import leaf, same, same_each
 
 Snippet = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _wave(m: Any, shape: tuple, k: float, kind: str = "d", strided: bool = False) -> Any:
@@ -378,7 +372,7 @@ def test_integer_outputs_other_corners_match(spec: str) -> None:
 
 
 def _leaf(m: Any) -> Any:
-    return m.arange(1.0, 7.0, dtype=m.float64).reshape(2, 3).requires_grad_()
+    return leaf(m, 2, 3)
 
 
 def _view_no_grad(m: Any) -> Any:

@@ -17,27 +17,13 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable
 
-import numpy as np
 import pytest
+from snippet_outcomes import grid as _grid
+from snippet_outcomes import leaf as _leaf
 from snippet_outcomes import refused_in_place as _refused
 from snippet_outcomes import same_each
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-def _grid(m: Any, *shape: int) -> Any:
-    """1, 2, 3, ... in float64, of ``shape``."""
-    return m.arange(1.0, float(np.prod(shape)) + 1.0, dtype=m.float64).reshape(shape)
-
-
-def _leaf(m: Any, *shape: int) -> Any:
-    return _grid(m, *shape).requires_grad_()
 
 
 def _names(fn: Any, depth: int = 3) -> Any:
@@ -1235,23 +1221,6 @@ def _scatter_larger_src(m: Any) -> Any:
     return x.grad, src.grad
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch raises where tw gives a gradient: scatter with a src larger than index "
-    "(src (3, 4), index (2, 4)) and src requiring grad: torch's ScatterBackward0 returns a "
-    "src gradient of index's shape and the engine refuses it (RuntimeError 'returned an "
-    "invalid gradient at index 1 - got [2, 4] but expected shape compatible with [3, 4]'); "
-    "tw pads it to src's shape. A torch quirk rather than a tw fault: the lead decides "
-    "whether to mirror it (ops/index.py scatter: raise RuntimeError at backward when "
-    "src.shape != index.shape and src requires grad) or keep this record. Checked on torch "
-    "2.13 (session 26): it raises only where src's gradient is wanted (backward(inputs=[x]) "
-    "and autograd.grad(out, [x]) work), for scatter_add and scatter_reduce too (prod/amax/"
-    "amin: 'The size of tensor a (3) must match...'), and forward-mode AD through it works. "
-    "Wrapping src's cut part in autograd.function.DelayedError (ops/index.py _src_for, "
-    "ops/numeric.py _scatter_reduce) mirrors backward but breaks tw's forward AD, which "
-    "differentiates backward twice; a mirror needs autograd/forward_ad.py's double-vjp to "
-    "pass that node (torch computes the tangent).",
-)
 def test_scatter_larger_src_gradient(spec: str) -> None:
     same_each({"larger_src": _scatter_larger_src}, spec)
 

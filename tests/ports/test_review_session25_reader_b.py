@@ -17,14 +17,8 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 from snippet_outcomes import same_each
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 #: Programs recorded as defects below (tested there on their own: strict xfails where still

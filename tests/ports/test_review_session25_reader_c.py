@@ -19,25 +19,13 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 import torch
+from snippet_outcomes import grad_fn_name as _name
 from snippet_outcomes import grid as _grid
 from snippet_outcomes import leaf as _leaf
 from snippet_outcomes import same_each, walk
-from tw_backends import FAST
+from snippet_outcomes import with_layout as _layout
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-def _name(t: Any) -> Any:
-    return None if t.grad_fn is None else type(t.grad_fn).__name__
-
-
-def _layout(t: Any) -> tuple:
-    return t, t.stride(), t.is_contiguous()
 
 
 # -- out= against the inputs' memory ---------------------------------------------------------
@@ -1175,14 +1163,6 @@ def test_mask_written_through_data_before_backward(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=_CONVERTED_INDEX + "here, left after session 26 (setitem, index_put, "
-    "index_copy, index_fill and put now remake theirs: ops/index.py Remade): "
-    "core/tensorweaver/ops/numeric.py scatter_reduce's prod and index_reduce's rules "
-    "(ScatterReduceBackward0, IndexReduceBackward0). Fix there: note their nodes' Remade "
-    "(ix.remade_at_backward) or read the saved index in their rules.",
-)
 def test_written_positions_changed_through_data_before_backward(spec: str) -> None:
     same_each(
         {

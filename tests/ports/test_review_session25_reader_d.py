@@ -19,14 +19,8 @@ import pytest
 from snippet_outcomes import grid as _grid
 from snippet_outcomes import leaf as _leaf
 from snippet_outcomes import same_each
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 # -- retain_grad followed through in-place changes ---------------------------------------------

@@ -16,25 +16,13 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+from snippet_outcomes import grad_fn_name as _name
 from snippet_outcomes import grid as _grid
 from snippet_outcomes import leaf as _leaf
 from snippet_outcomes import refused_in_place, same_each, walk
-from tw_backends import FAST
+from snippet_outcomes import with_layout as _layout
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-def _name(t: Any) -> Any:
-    return None if t.grad_fn is None else type(t.grad_fn).__name__
-
-
-def _layout(t: Any) -> tuple:
-    return t, t.stride(), t.is_contiguous()
 
 
 # -- the engine: repeated inputs, AccumulateGrad's hooks and identity -------------------------
@@ -2535,21 +2523,6 @@ def test_graphs_of_index_writes_and_losses(spec: str) -> None:
     same_each(_INDEX_WRITE_GRAPHS, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (grad_fn graphs only; values and gradients match): index_reduce amax/amin "
-    "shows IndexReduceBackward0 with an extra (None, 0) edge, scatter_reduce "
-    "ScatterAddBackward0 / _SharedExtremeBackward (torch ScatterReduceBackward0 with edges to "
-    "input and src), x[2-d mask] IndexBackward0 over a ViewBackward0 (torch's edge goes to the "
-    "input itself). Causes: core/tensorweaver/autograd/grad_fn.py _whole takes a node of "
-    "op 'function' (ops/numeric.py's autograd.Function _SharedExtreme, whose third input is "
-    "the index) and a 'take' labelled IndexBackward0 (its primitive's own name; ops/index.py "
-    "_advanced takes from a merging reshape of x) for PyTorch's whole node, so the edges "
-    "ops.apply.labelled recorded are not shown; ops/numeric.py scatter_reduce has no label. "
-    "Fix: in _whole, a node whose labelled edges differ from its parents is a composite "
-    "(or record labelled-ness on the node); label scatter_reduce's result "
-    "labelled(out, 'ScatterReduceBackward0', input, src).",
-)
 def test_graphs_of_reductions_into_indices_and_mask_reads(spec: str) -> None:
     same_each(
         {

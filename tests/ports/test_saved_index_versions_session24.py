@@ -13,14 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import pytest
 from snippet_outcomes import same_each
-from tw_backends import FAST
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _no_grad_zero(m: Any, i: Any) -> None:

@@ -27,13 +27,7 @@ import tensorweaver as tw
 import torch
 from grad_fn_label_harness import assert_label_values_and_gradients_match_torch
 from test_user_hunt_session18 import _check_raises
-from tw_backends import FAST, entered
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
+from tw_backends import entered
 
 _M = (3, 4)
 

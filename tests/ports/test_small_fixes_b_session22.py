@@ -12,12 +12,7 @@ from typing import Any, Callable
 import pytest
 import tensorweaver as tw
 import torch
-from tw_backends import FAST, entered
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
+from tw_backends import entered
 
 
 def _outcome(fn: Callable[[], Any]) -> Any:

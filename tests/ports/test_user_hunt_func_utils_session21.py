@@ -24,13 +24,7 @@ import torch
 import torch.nn.utils.parametrize  # noqa: F401  (PyTorch imports these submodules lazily)
 import torch.nn.utils.prune  # noqa: F401
 from test_user_hunt_session18 import _check, _weights
-from tw_backends import FAST, entered
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
+from tw_backends import entered
 
 _RNG = np.random.default_rng(21)
 _X = _RNG.standard_normal((3, 4))

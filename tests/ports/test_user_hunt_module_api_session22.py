@@ -20,14 +20,9 @@ import pytest
 import tensorweaver as tw
 import torch
 from test_user_hunt_session18 import _check, _check_raises, _check_warns, _raised, _warned
-from tw_backends import FAST, entered
+from tw_backends import entered
 
 Snippet = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _name(fn: Snippet) -> str:

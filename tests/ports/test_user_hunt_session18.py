@@ -18,15 +18,10 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from tw_backends import FAST, entered
+from tw_backends import entered
 
 #: The cuPyNumeric cases (small: about 0.4 ms an op there).
 CUNUMERIC = [pytest.param("cunumeric", marks=pytest.mark.cunumeric)]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _assert_same(ours: Any, theirs: Any, path: str = "result") -> None:

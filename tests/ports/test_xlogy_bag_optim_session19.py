@@ -11,16 +11,11 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from tw_backends import FAST, entered
+from tw_backends import entered
 
 INF, NAN = float("inf"), float("nan")
 #: Zeros of both signs, the poles of log and log1p, NaN, inf and ordinary values.
 CORNERS = [0.0, -0.0, 1.0, 2.5, -1.0, -0.5, NAN, INF]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _host(t: Any) -> np.ndarray:

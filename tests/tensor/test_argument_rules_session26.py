@@ -13,14 +13,8 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 from snippet_outcomes import grid, same_each
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 #: tensor_split's forms: its split argument by position, by one of its overloads' names, or

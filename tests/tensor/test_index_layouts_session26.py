@@ -10,16 +10,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable
 
-import pytest
 from snippet_outcomes import grid, leaf, same_each, walk
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _t(m: Any) -> Any:

@@ -15,12 +15,7 @@ import pytest
 import tensorweaver as tw
 import torch
 from tensorweaver.ops import order_stats
-from tw_backends import FAST, entered
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
+from tw_backends import entered
 
 
 def _plain(r: Any, m: Any) -> Any:

@@ -72,16 +72,6 @@ def test_orderings_of_a_transposed_row() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="numpy backend: where(cond, x, y) with cond and x dense, not C-ordered, and y C "
-    "(one-batch (1, 4, 3), channels innermost, strides (12, 1, 4)): torch's loop order "
-    "follows cond (the first operand), (12, 1, 4); ours (12, 3, 1), np.where's order='K', "
-    "which falls back to C order where the operands' layouts differ. Cause: "
-    "plugins/numpy-backend/tensorweaver_numpy/backend.py where lays out only operands of one "
-    "layout. Fix: where's result in the loop order of its three operands (the contract's "
-    "loop_order, as layouts._in_torch_order does for two), off the C-ordered hot path",
-)
 def test_where_of_operands_of_two_layouts() -> None:
     same_each(
         {

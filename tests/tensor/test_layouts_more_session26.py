@@ -334,16 +334,6 @@ def test_reflect_pad_gradient_of_one_channel_channels_last(backend: str) -> None
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="numpy backend: a C-ordered array op a dense non-C one of its shape with size-1 "
-    "axes, (1, 4, 1, 3) C copy >= the same values laid out channels inner (strides "
-    "(12, 1, 12, 4)): torch's loop order breaks the C operand's tie between its size-1 "
-    "axes' equal strides by the second operand ((12, 3, 12, 1)); ours C order (12, 3, 3, 1). "
-    "Cause: tensorweaver_numpy/layouts.py binary_ufunc sends a C-ordered first operand "
-    "straight to NumPy (the hot path). Fix: also look at a non-C second operand when the "
-    "first has a size-1 axis, if that costs the C-ordered path nothing measurable",
-)
 def test_c_ordered_first_operand_ties_broken_by_the_second() -> None:
     same_each(
         {

@@ -7,19 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from snippet_outcomes import grad_fn_name as _name
 from snippet_outcomes import same_each
-from tw_backends import FAST
 
 pytestmark = pytest.mark.filterwarnings("ignore:Use of (masked|index)_fill_ on expanded")
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-def _name(t: Any) -> Any:
-    return None if t.grad_fn is None else type(t.grad_fn).__name__
 
 
 def _leaf(m: Any, *shape: int, dtype: str = "float64") -> Any:

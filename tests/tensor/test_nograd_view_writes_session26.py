@@ -12,12 +12,6 @@ from typing import Any, Callable
 
 import pytest
 from snippet_outcomes import grid, leaf, same_each
-from tw_backends import FAST
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _outcome(m: Any, base: Callable, view: Callable, write: Callable) -> Any:

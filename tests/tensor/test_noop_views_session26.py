@@ -14,13 +14,6 @@ import pytest
 from snippet_outcomes import grid as _grid
 from snippet_outcomes import leaf as _leaf
 from snippet_outcomes import same_each, walk
-from tw_backends import FAST
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
 
 #: Each no-op view, by the rank of the tensor it is taken of.
 _VIEWS: dict[str, tuple[int, Callable[[Any, Any], Any]]] = {

@@ -11,12 +11,6 @@ from typing import Any, Callable
 
 import pytest
 from snippet_outcomes import same
-from tw_backends import FAST
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _x(m: Any, dtype: str = "float64") -> Any:

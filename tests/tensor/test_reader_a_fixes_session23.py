@@ -13,12 +13,6 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 from snippet_outcomes import same_each
-from tw_backends import FAST
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _grid(m: Any, *shape: int) -> Any:

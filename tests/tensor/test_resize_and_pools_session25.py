@@ -10,14 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pytest
 from snippet_outcomes import same_each
-from tw_backends import FAST
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 def _grown(m: Any, base: Any, x: Any, size: tuple) -> tuple:

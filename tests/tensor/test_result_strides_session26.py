@@ -117,15 +117,6 @@ def test_sort_keeps_the_strides_of_size_one_axes() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (strides of an empty input, numpy): torch's sort keeps a dense input's "
-    "strides exactly, an empty one's too: an empty (0, 3) x of strides (1, 1) sorts to "
-    "values and indices of strides (1, 1) (tw: (3, 1)). Cause: "
-    "core/tensorweaver/ops/sort.py _gathered_in_order follows Tensor._preserved_order, "
-    "which answers C order for an empty tensor. Fix: an empty x's values laid out with x's "
-    "own strides (torch's empty_strided) where the backend can make them.",
-)
 def test_sort_keeps_the_strides_of_an_empty_input() -> None:
     same_each(
         {"empty": lambda m: _laid(tuple(m.ones(3, 0, dtype=m.float64).t().sort(0)))},

@@ -13,13 +13,6 @@ from typing import Any
 import pytest
 from snippet_outcomes import leaf as _leaf
 from snippet_outcomes import same_each, walk
-from tw_backends import FAST
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
 
 # -- a view's regenerated history ---------------------------------------------------------
 

@@ -87,11 +87,6 @@ def test_pow_number_corners(spec: str, program: Callable) -> None:
     _same(program, spec)
 
 
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
 def test_float_power_of_one_is_one(spec: str) -> None:
     _same(lambda m: m.float_power(1, m.tensor([complex(NAN, 0), 2j])), spec)
 

@@ -10,16 +10,9 @@ import warnings
 from functools import partial
 from typing import Any, Callable
 
-import pytest
 from snippet_outcomes import same_each, walk
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
 
 
 # -- a view whose base changed in place -------------------------------------------------------

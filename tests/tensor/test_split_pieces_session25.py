@@ -9,22 +9,12 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+from snippet_outcomes import grid as _grid
 from snippet_outcomes import same_each
-from tw_backends import FAST
 
 Program = Callable[[Any], Any]
 
 UNSAFE = ("unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes")
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-def _grid(m: Any, *shape: int) -> Any:
-    """1, 2, 3, ... of ``shape`` in float64."""
-    return m.arange(1.0, float(np.prod(shape)) + 1.0, dtype=m.float64).reshape(shape)
 
 
 def _rows(m: Any, op: str, x: Any) -> tuple:

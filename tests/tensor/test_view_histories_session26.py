@@ -11,17 +11,9 @@ import warnings
 from functools import partial
 from typing import Any, Callable
 
-import pytest
 from snippet_outcomes import grid as _grid
 from snippet_outcomes import leaf as _leaf
 from snippet_outcomes import same_each, walk
-from tw_backends import FAST
-
-
-@pytest.fixture(params=FAST)
-def spec(request: pytest.FixtureRequest) -> str:
-    return request.param
-
 
 # -- retains_grad: a flag that retain_grad() sets on the tensor ----------------------------
 

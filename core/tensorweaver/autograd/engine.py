@@ -45,6 +45,7 @@ from tensorweaver.autograd.node import (
     check_output_unchanged,
     gathered,
 )
+from tensorweaver.memory_formats import contiguous_format
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.complex import gradient_as
 from tensorweaver.ops.creation import zeros_like
@@ -330,7 +331,7 @@ def _propagate(
             if retained is not None:  # as PyTorch's retain_grad hook: a copy, then sums,
                 # stored unchecked (an in-place shape change, t_, leaves it on the old node)
                 held = retained._grad
-                retained._grad = _own(g, create_graph) if held is None else held + g
+                retained._grad = _retained_first(g) if held is None else held + g
         if leading is not None and node not in leading:
             continue  # a target, with none behind it: not run (nor checked), as PyTorch's
         try:
@@ -438,10 +439,10 @@ def _composite_pass(
 
 def _rule(node: Node, g: Any) -> Any:
     """``node``'s rule run on ``g``, its inputs unpacked where saved_tensors_hooks packed them."""
-    if PACKED_OPERANDS and id(node) in PACKED_OPERANDS:
-        unpack_operands(node)
     if PACKED and id(node) in PACKED:
         kept = node.inputs, node.saved
+        if id(node) in PACKED_OPERANDS:  # (first, as PyTorch's index nodes unpack theirs)
+            node.saved = unpack_operands(node)
         node.inputs, node.saved = unpacked(node)
         try:
             return GRADIENTS[node.op](node, g)
@@ -622,6 +623,13 @@ def _own(g: Tensor, create_graph: bool) -> Tensor:
         with enable_grad():
             return labelled(g.clone(), "CopyBackwards", g)
     return Tensor(g._unshared_native(), g.backend, g.dtype)
+
+
+def _retained_first(g: Tensor) -> Tensor:
+    """A retained non-leaf's first ``.grad``: as PyTorch's retain_grad hook, a clone in C
+    order whatever ``g``'s layout (``CloneBackward0`` in the graph with ``create_graph``:
+    ``run``'s grad mode)."""
+    return g.clone(memory_format=contiguous_format)
 
 
 def _leaf_total(key: int, entry: Any) -> Tensor:

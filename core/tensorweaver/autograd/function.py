@@ -20,7 +20,14 @@ import weakref
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import _restore, _switched, is_grad_enabled, no_grad
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, InputShape, Node, Slot, output_node
+from tensorweaver.autograd.node import (
+    SAVED_TENSORS_HOOKS,
+    HooksOff,
+    InputShape,
+    Node,
+    Slot,
+    output_node,
+)
 from tensorweaver.ops.creation import zeros_like, zeros_like_shape
 from tensorweaver.tensor import _NO_GRAD_VIEW_CHANGED, _NO_GRAD_VIEW_WRITTEN, Tensor
 
@@ -94,10 +101,8 @@ class FunctionCtx:
         variables do; :attr:`saved_tensors` unpacks them."""
         from tensorweaver.autograd.graph import _Packed
 
-        hooks = SAVED_TENSORS_HOOKS.pop()  # (what the hook computes saves nothing through it)
-        pack, self._unpack = hooks
-        try:
-            packed = []
+        packed = []
+        with HooksOff() as (pack, self._unpack):  # (what the hook computes saves nothing)
             for t in self._saved:
                 if type(t) is _SavedOutput:
                     out = outputs[t.index]
@@ -106,9 +111,8 @@ class FunctionCtx:
                     parent = t._node or (t if t.requires_grad else None)
                     t = (parent, _Packed(t, pack(t)))
                 packed.append(t)
-        finally:
-            SAVED_TENSORS_HOOKS.append(hooks)
         self._saved = tuple(packed)
+        self._versions = ()  # (PyTorch checks no version of a packed tensor: unpack's is read)
 
     def _unpacked_by_hook(self) -> tuple:
         """The saved tensors from the unpack hook: an input in the graph where it was, an

@@ -187,6 +187,29 @@ _INDEPENDENT = {
 }
 
 
+def _last_backward(
+    outputs: tuple,
+    against: tuple,
+    v: Any,
+    refs: tuple,
+    create_graph: bool,
+    strict: bool,
+    stage: str,
+) -> tuple:
+    """A product's last backward pass: ``v`` through ``outputs`` back to ``against``, with a
+    graph only where the caller asked for one (or grad mode was on), and zeros shaped as
+    ``refs`` for what ``v`` does not reach (strict mode's error in ``stage`` instead)."""
+    with set_grad_enabled(bool(create_graph or is_grad_enabled())):
+        found = _grad(outputs, against, v, create_graph=create_graph)
+        return _fill_in_zeros(found, refs, strict, create_graph, stage)
+
+
+def _returned(result: tuple, create_graph: bool, was_tuple: Any) -> Any:
+    """``result`` as the caller gets it: detached unless ``create_graph``, unpacked as the
+    caller's argument was (:func:`_unpack`)."""
+    return _unpack(_finish(result, create_graph), was_tuple)
+
+
 def _fill_in_zeros(
     grads: tuple, refs: tuple, strict: bool, create_graph: bool, stage: str
 ) -> tuple:
@@ -221,12 +244,10 @@ def vjp(
         inputs_tuple, inputs = _differentiable_inputs(inputs, create_graph, "vjp")
         outputs_tuple, outputs = _outputs(func, inputs, strict, "vjp")
         v = _vector(v, outputs, outputs_tuple, create_graph, "vjp", _OUTPUTS_ARE)
-    with set_grad_enabled(bool(create_graph or is_grad_enabled())):
-        found = _grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(found, inputs, strict, create_graph, "back")
+    result = _last_backward(outputs, inputs, v, inputs, create_graph, strict, "back")
     return (
-        _unpack(_finish(outputs, create_graph), outputs_tuple),
-        _unpack(_finish(result, create_graph), inputs_tuple),
+        _returned(outputs, create_graph, outputs_tuple),
+        _returned(result, create_graph, inputs_tuple),
     )
 
 
@@ -250,12 +271,10 @@ def jvp(
         dummies = tuple(zeros_like(o, requires_grad=True) for o in outputs)
         grad_inputs = _grad(outputs, inputs, dummies, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
-    with set_grad_enabled(bool(create_graph) or is_grad_enabled()):
-        found = _grad(grad_inputs, dummies, v, create_graph=create_graph)
-        result = _fill_in_zeros(found, outputs, strict, create_graph, "back_trick")
+    result = _last_backward(grad_inputs, dummies, v, outputs, create_graph, strict, "back_trick")
     return (
-        _unpack(_finish(outputs, create_graph), outputs_tuple),
-        _unpack(_finish(result, create_graph), outputs_tuple),
+        _returned(outputs, create_graph, outputs_tuple),
+        _returned(result, create_graph, outputs_tuple),
     )
 
 
@@ -331,7 +350,7 @@ def jacobian(
                     for r, x in zip(rows, inputs)
                 )
             )
-        return _unpack(_finish(tuple(result), create_graph), (outputs_tuple, inputs_tuple))
+        return _returned(tuple(result), create_graph, (outputs_tuple, inputs_tuple))
 
 
 def hessian(
@@ -400,10 +419,8 @@ def _hessian_vector_product(
             stage = "double_back_trick"
         else:
             backward, against, stage = gradient, inputs, "double_back"
-    with set_grad_enabled(bool(create_graph or is_grad_enabled())):
-        found = _grad(backward, against, v, create_graph=create_graph)
-        result = _fill_in_zeros(found, inputs, strict, create_graph, stage)
-    return _finish(outputs, create_graph)[0], _unpack(_finish(result, create_graph), inputs_tuple)
+    result = _last_backward(backward, against, v, inputs, create_graph, strict, stage)
+    return _finish(outputs, create_graph)[0], _returned(result, create_graph, inputs_tuple)
 
 
 def vhp(

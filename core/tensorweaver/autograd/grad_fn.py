@@ -387,19 +387,44 @@ def grad_fn_of(node: Any) -> GradFn:
 def _whole(node: Any) -> bool:
     """Whether ``node``'s own rule is PyTorch's node: a primitive, a fused op whose PyTorch
     node is the whole op or an autograd.Function, not the last step of a composite that
-    ``ops.apply.labelled`` named (its label then differs from its primitive's own name)."""
+    ``ops.apply.labelled`` named (its label then differs from its primitive's own name, or
+    the op's inputs it recorded are the node's less some: :func:`_inputs_within`)."""
     label = node.label
     if node.parents is None:  # (released by backward: it runs no more, nor its hooks)
         return True
     if node.op == "fused":
         return grad_fn_name(node) not in _FUSED_PARTS
-    if label is None or node.op == "function" or (node.op, label) in _ONE_STEP:
+    if label is None or (node.op, label) in _ONE_STEP:
+        return True
+    edges = getattr(node, "edges", None)
+    if edges is not None and _inputs_within(edges, node.parents):
+        return False
+    if node.op == "function":
         return True
     node.label = None  # (the primitive's own name: read with the label set aside)
     try:
         return grad_fn_name(node) == label
     finally:
         node.label = label
+
+
+def _inputs_within(edges: tuple, parents: tuple) -> bool:
+    """Whether the inputs ``ops.apply.labelled`` recorded line up with the node's own and
+    differ: each the node's input at its place or what a reshape there was made of (PyTorch's
+    op reads it as it is), the node having more inputs besides (an index, an output the
+    composite made). (A label whose inputs do not line up names the node's own op over
+    inputs of the whole composite, cosine_similarity's sum: its own inputs are PyTorch's.)"""
+    if len(edges) > len(parents):
+        return False
+    differ = len(edges) < len(parents)
+    for edge, parent in zip(edges, parents):
+        if edge is parent:
+            continue
+        above = parent.parents if getattr(parent, "op", None) == "reshape" else None
+        if not above or above[0] is not edge:  # (None too: freed by a backward through it)
+            return False
+        differ = True
+    return differ
 
 
 def _on_pytorch_step(node: Any, hook: Callable) -> Callable | None:

@@ -106,6 +106,7 @@ READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
         ("exp", "tanh", "sqrt", "sigmoid", "expm1", "reciprocal", "rsqrt"), lambda node, i: False
     ),
     "where": lambda node, i: i == 0,  # the condition alone
+    "cut_source": lambda node, i: False,  # (PyTorch's scatter nodes save no src)
     "remainder": lambda node, i: _needs(node, 1),  # both, for the divisor's gradient only
     "zeta": lambda node, i: _needs(node, 1),  # both, for q's gradient only (a's: none)
 }
@@ -561,8 +562,8 @@ def _source_prefix(node: Any, gb: Tensor) -> Tensor:
     if count > have:
         raise RuntimeError(
             f"masked_scatter backward: the mask, changed through its .data, now holds {count} "
-            f"elements, more than the {have} the forward took from source (Number of elements "
-            "of source < number of ones in mask)"
+            f"elements, more than the {have} of source (Number of elements of source < number "
+            "of ones in mask)"
         )
     return mv.pad_dims(gb, [(0, have - count)])
 
@@ -570,6 +571,33 @@ def _source_prefix(node: Any, gb: Tensor) -> Tensor:
 def _scatter_add(node: Any, g: Tensor) -> tuple:
     dim, index = node.saved[0], ix.saved_index(node)
     return g, (ix.gather_unchecked(g, dim, index) if _needs(node, 1) else None)
+
+
+def _cut_source(node: Any, g: Tensor) -> tuple:
+    """A scatter's src larger than its index (ops/index.py ``cut_source``): PyTorch's error.
+    Within a forward-AD level, whose tangents come from differentiating backward twice here
+    (PyTorch computes them), the padded gradient."""
+    shape = list(node.inputs[0].shape)
+    from tensorweaver.autograd import forward_ad  # (it builds on the engine, which uses this)
+
+    if forward_ad._current_level < 0:
+        raise invalid_gradient(node.saved, g.shape, shape)
+    return (mv.pad_dims(g, [(0, n - k) for n, k in zip(shape, g.shape)]),)
+
+
+def invalid_gradient(name: str, got: tuple, src: tuple) -> RuntimeError:
+    """PyTorch's engine's error where node ``name`` hands back a gradient of shape ``got`` (the
+    index's) for a scatter's src of shape ``src``, larger."""
+    return RuntimeError(
+        f"Function {name} returned an invalid gradient at index 1 - got {list(got)} but "
+        f"expected shape compatible with {list(src)}: src is larger than index; pass src cut "
+        "to index's shape (src[:n, :m]) to get its gradient"
+    )
+
+
+def _reduced_by_index(node: Any, g: Tensor) -> tuple:
+    """scatter_reduce's and index_reduce's node: its saved ``Recount`` (ops/numeric.py)."""
+    return node.saved.gradients(node, g)
 
 
 # -- linear algebra ---------------------------------------------------------------------------
@@ -652,6 +680,7 @@ GRADIENTS: dict[str, Rule] = _RuleTable(
         "neg": _neg,
         "abs": _abs,
         "sign": _zero,
+        "draw": _zero,  # (ops/sampling.py drawn: a random op's inputs get zeros, as PyTorch's)
         "floor": _zero,
         "ceil": _zero,
         "round": _zero,
@@ -690,6 +719,9 @@ GRADIENTS: dict[str, Rule] = _RuleTable(
         "gather": _gather,
         "scatter": _scatter,
         "scatter_add": _scatter_add,
+        "cut_source": _cut_source,
+        "scatter_reduce": _reduced_by_index,
+        "index_reduce": _reduced_by_index,
         "matmul": _matmul,
         "cast": _cast,
         "real": _real_part,

@@ -8,7 +8,9 @@ what ``pack`` returned (with the input's shape, dtype and version); backward cal
 nothing of theirs is packed, as PyTorch packs only what its nodes save; an output that a
 node keeps (``exp``'s) and what an ``autograd.Function`` saves (``save_for_backward``) go
 through them too, and so do the integer and bool tensors a node saves beside its inputs
-(indices, masks, class targets: ``Node.operands``). A composite op (gelu, mse_loss,
+(indices, masks, class targets: ``Node.operands``; the rules of take, gather and
+scatter read what unpack gives for their index, and so do those of sort, topk, max(dim) and
+the order statistics for their indices). A composite op (gelu, mse_loss,
 multi_margin_loss) packs what its steps save, which may differ from what PyTorch's one node
 saves.
 """
@@ -23,7 +25,7 @@ from typing import Any, Callable
 
 from tensorweaver.autograd.grad_fn import AccumulateGrad, GradFn
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, HooksOff
 from tensorweaver.autograd.node import Node as _GraphNode
 from tensorweaver.tensor import Tensor
 
@@ -46,6 +48,15 @@ class Node(abc.ABC):
 PACKED: dict[int, Callable] = {}
 #: The message of the innermost ``disable_saved_tensors_hooks``, None outside one.
 _DISABLED: list = [None]
+
+
+def _unpacks_through(node: _GraphNode, unpack: Callable) -> None:
+    """Have backward unpack what ``node`` packed through ``unpack`` (the engine unpacks the
+    nodes in :data:`PACKED`) while ``node`` lives."""
+    key = id(node)
+    if key not in PACKED:  # (packed before: through the same hooks)
+        PACKED[key] = unpack
+        weakref.finalize(node, PACKED.pop, key, None)
 
 
 class _Packed:
@@ -91,7 +102,10 @@ class save_on_cpu(saved_tensors_hooks):
 
 @contextmanager
 def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
-    """Inside, entering ``saved_tensors_hooks`` raises RuntimeError(error_message)."""
+    """Inside, entering ``saved_tensors_hooks`` raises RuntimeError(error_message); entering
+    it while such hooks are on raises that error at once, as PyTorch."""
+    if SAVED_TENSORS_HOOKS:
+        raise RuntimeError(error_message)
     before = _DISABLED[0]
     _DISABLED[0] = error_message
     try:
@@ -119,11 +133,9 @@ def pack_inputs(node: _GraphNode) -> None:
     from tensorweaver.autograd.gradients import READS_INPUT
     from tensorweaver.autograd.node import _constant_number
 
-    hooks = SAVED_TENSORS_HOOKS.pop()  # (what the hook computes saves nothing through it)
-    pack, unpack = hooks
     reads = READS_INPUT.get(node.op)
     inputs = []
-    try:
+    with HooksOff() as (pack, unpack):
         for i, t in enumerate(node.inputs):
             if isinstance(t, Tensor) and (reads is None or reads(node, i)):
                 if not _constant_number(t):
@@ -136,12 +148,8 @@ def pack_inputs(node: _GraphNode) -> None:
             out = Tensor(saved if at is None else saved[at], first.backend, first.dtype)
             packed = _Packed(out, pack(out))
             node.saved = packed if at is None else (*saved[:at], packed, *saved[at + 1 :])
-    finally:
-        SAVED_TENSORS_HOOKS.append(hooks)
     node.inputs = tuple(inputs)
-    key = id(node)
-    PACKED[key] = unpack
-    weakref.finalize(node, PACKED.pop, key, None)
+    _unpacks_through(node, unpack)
 
 
 def pack_saved(node: _GraphNode, at: int, t: Tensor) -> None:
@@ -149,17 +157,11 @@ def pack_saved(node: _GraphNode, at: int, t: Tensor) -> None:
     ``node`` keeps, maybe of another shape, at ``node.saved[at]`` (the indices of
     ``max(dim)``, which its gather keeps with the reduced dim); backward reads what unpack
     gives, in the kept shape (:func:`unpacked`)."""
-    hooks = SAVED_TENSORS_HOOKS.pop()  # (what the hook computes saves nothing through it)
-    try:
-        saved = node.saved
-        packed = _Packed(saved[at], hooks[0](t))
-    finally:
-        SAVED_TENSORS_HOOKS.append(hooks)
+    saved = node.saved
+    with HooksOff() as (pack, unpack):
+        packed = _Packed(saved[at], pack(t))
     node.saved = (*saved[:at], packed, *saved[at + 1 :])
-    key = id(node)
-    if key not in PACKED:  # (a node that packed nothing else: the engine unpacks through it)
-        PACKED[key] = hooks[1]
-        weakref.finalize(node, PACKED.pop, key, None)
+    _unpacks_through(node, unpack)
 
 
 #: id(node) -> what the pack hook returned for the integer and bool tensors ``node`` saves
@@ -173,32 +175,74 @@ def pack_operands(node: _GraphNode, tensors: tuple) -> None:
     ``node.operands``), through the innermost pack hook, as PyTorch's IndexBackward0,
     GatherBackward0, NllLossBackward0... pack the indices, masks and targets they save.
     (Float operands are packed by the nodes that read them.) Noted again for one node (an
-    inner call's, then this call's): they replace those packed before."""
-    hooks = SAVED_TENSORS_HOOKS.pop()  # (what the hook computes saves nothing through it)
-    try:
+    inner call's, then this call's): they replace those packed before. The one index of a
+    node whose rule reads what unpack gives (:func:`unpack_operands`) is no longer
+    version-checked, as PyTorch checks no packed tensor's version."""
+    with HooksOff() as (pack, unpack):
         values = [
-            _Packed(t, hooks[0](t))
+            _Packed(t, pack(t))
             for t in tensors
             if t is not None and not t.dtype.is_floating_point and not t.dtype.is_complex
         ]
-    finally:
-        SAVED_TENSORS_HOOKS.append(hooks)
+    if len(values) == len(node.operands) == 1 and _reads_unpacked(node):
+        node.operands = ()  # (PyTorch checks no version of a saved tensor that was packed)
     if values:
         key = id(node)
         if key not in PACKED_OPERANDS:
             weakref.finalize(node, PACKED_OPERANDS.pop, key, None)
-        PACKED_OPERANDS[key] = (hooks[1], tuple(values))
-        if key not in PACKED:  # (a node that packed no input: the engine unpacks through it)
-            PACKED[key] = hooks[1]
-            weakref.finalize(node, PACKED.pop, key, None)
+        PACKED_OPERANDS[key] = (unpack, tuple(values))
+        _unpacks_through(node, unpack)
 
 
-def unpack_operands(node: _GraphNode) -> None:
-    """Call the unpack hook on what :func:`pack_operands` packed for ``node``, as PyTorch's
-    backward unpacks each saved variable (the rule reads the values it kept)."""
+def unpack_operands(node: _GraphNode) -> Any:
+    """``node.saved`` as its rule reads it once the unpack hook ran on what
+    :func:`pack_operands` packed for ``node``, as PyTorch's backward reads what unpack gives
+    for each saved variable: a take, gather or scatter node's index made from the unpacked
+    one. (Other nodes read what they kept: an index derived from several given ones, or
+    remade by an ``ops.index.Remade``.)"""
     unpack, values = PACKED_OPERANDS[id(node)]
-    for packed in values:
-        _checked(unpack(packed.value))
+    given = [_checked(unpack(packed.value)) for packed in values]
+    saved = node.saved
+    if len(given) == 1 and _reads_unpacked(node):
+        return saved[0], _index_read(node, given[0], values[0].shape, saved[0], saved[1])
+    return saved
+
+
+#: The ops whose node keeps ``(dim, index)``: its caller's index as int64 in the kept shape,
+#: where no ``ops.index.Remade`` follows (``saved`` has three items then).
+_SAVE_INDEX = frozenset(("take", "gather", "scatter", "scatter_add"))
+
+
+def _reads_unpacked(node: _GraphNode) -> bool:
+    """Whether ``node``'s rule reads what unpack gives for the one index it saves (else it
+    reads the values it kept, whose versions backward still checks)."""
+    return node.op in _SAVE_INDEX and len(node.saved) == 2
+
+
+def _index_read(node: _GraphNode, value: Tensor, shape: tuple, dim: int, kept: Tensor) -> Tensor:
+    """What a take, gather or scatter rule reads for ``kept``, the int64 index its node keeps,
+    given ``value``, what unpack returned for the index of ``shape`` its caller gave:
+    ``value`` as int64 in ``kept``'s shape, checked against that shape and the size along
+    ``dim`` as PyTorch's backward kernels check it."""
+    from tensorweaver.contract import dtypes
+    from tensorweaver.ops.bounds import check_index
+
+    if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype is dtypes.bool:
+        raise RuntimeError(
+            f"{node.name}: the saved_tensors_hooks unpack hook returned a {value.dtype.name} "
+            "tensor for a saved index; return an integer (int64) tensor"
+        )
+    if (tuple(value.shape) or (1,)) != (tuple(shape) or (1,)):  # (no reshaping; 0-d as 1-d)
+        raise RuntimeError(
+            f"{node.name}: the saved_tensors_hooks unpack hook returned an index of shape "
+            f"{list(value.shape)} for one of shape {list(shape)}: Index tensor must have the "
+            "same number of dimensions and sizes as the one saved; return one of the shape "
+            "the hook was given"
+        )
+    index = value.long().reshape(kept.shape)
+    indexed = node.inputs[0].shape
+    check_index(node.name, index, indexed[dim] if indexed else 1, dim)  # (0-d: one element)
+    return index
 
 
 def unpacked(node: _GraphNode) -> tuple:

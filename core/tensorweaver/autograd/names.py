@@ -3,7 +3,8 @@
 TensorWeaver records a node per IR primitive or fused composite; PyTorch names its nodes
 after the ATen op, with an overload number. Where one primitive stands for several ATen ops
 the node's inputs and saved arguments pick the one PyTorch would have run (``sum`` over
-every axis is ``SumBackward0``, over some ``SumBackward1``). A composite that the core
+every axis is ``SumBackward0``, over some ``SumBackward1``; over every axis named as a
+``dim``, ops/reduce.py labels it ``SumBackward1`` itself). A composite that the core
 decomposes (``mean`` is a sum then a division) labels its last node with PyTorch's name
 for the whole op (:func:`tensorweaver.ops.apply.labelled`); one that does not prints its
 last primitive's name.
@@ -112,7 +113,8 @@ def _matmul(node: Any) -> str:
 
 
 def _reduction(full: str, partial: str) -> Callable[[Any], str]:
-    """A reduction's name: ``full`` over every axis without keepdim, else ``partial``."""
+    """A reduction's name: ``full`` over every axis without keepdim (the overload without a
+    dim; a call given one is labelled ``partial`` by ops/reduce.py), else ``partial``."""
 
     def name(node: Any) -> str:
         axes, keepdim = node.saved

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from tensorweaver.autograd.gradients import READS_INPUT
 from tensorweaver.autograd.node import InputShape, Node
-from tensorweaver.tensor import _OWN_COUNTERS, Tensor
+from tensorweaver.tensor import Tensor
 
 
 def saved_inputs(outputs: list[Tensor], watched: dict[int, Callable]) -> list[Callable]:
@@ -35,7 +35,7 @@ def saved_inputs(outputs: list[Tensor], watched: dict[int, Callable]) -> list[Ca
             while t is not None:  # (it, then the tensors whose writes reach it)
                 if id(t) in watched:
                     found.setdefault(id(t), watched[id(t)])
-                if id(t) in _OWN_COUNTERS:
+                if t._own_counter:
                     break  # (a ``.data`` alias: its base's writes leave its version alone)
                 view = t._view_of
                 t = view[0] if view is not None else t._alias_of

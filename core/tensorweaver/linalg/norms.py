@@ -16,6 +16,8 @@ from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops import views
+from tensorweaver.ops.apply import labelled
 from tensorweaver.promotion import promote_types
 from tensorweaver.tensor import Tensor
 
@@ -126,17 +128,23 @@ def matrix_norm(
     if ord == "fro":
         return rd.norm(A, 2, (rows, cols), keepdim)
     if ord in ("nuc", 2, -2):
-        s = svdvals(mv.movedim(A, (rows, cols), (-2, -1)))
-        value = rd.sum(s, -1) if ord == "nuc" else (_largest if ord == 2 else rd.amin)(s, -1)
-        if keepdim:
-            for d in sorted((rows, cols)):
-                value = mv.unsqueeze(value, d)
+        order = [d for d in range(A.ndim) if d not in (rows, cols)] + [rows, cols]
+        s = svdvals(views.permute(A, order))  # (a view, PermuteBackward0 even unmoved)
+        if ord == "nuc":  # a sum over a dim: SumBackward1, also where it is s's only one
+            value = labelled(rd.sum(s, -1, keepdim), "SumBackward1", s)
+        else:
+            value = (_largest if ord == 2 else rd.amin)(s, -1, keepdim)
+        if keepdim:  # PyTorch's chain: the kept dim, one more, then the permutation undone
+            back = [order.index(d) for d in range(A.ndim)]
+            value = views.permute(mv.unsqueeze(value, -1), back)
         return value
     if ord in (1, -1, math.inf, -math.inf):
+        # PyTorch's chain: the 1-norm of each column (row), then its max or min
         summed, kept = (rows, cols) if ord in (1, -1) else (cols, rows)
-        sums = rd.sum(ew.abs(A), summed, True)
-        value = (_largest if ord > 0 else rd.amin)(sums, kept, True)
-        return value if keepdim else mv.squeeze(value, (rows, cols))
+        sums = rd.norm(A, 1, (summed,), keepdim)
+        if not keepdim and summed < kept:
+            kept -= 1
+        return (_largest if ord > 0 else rd.amin)(sums, kept, keepdim)
     raise RuntimeError(
         f"linalg.matrix_norm: Order {ord} not supported; use 'fro', 'nuc', 2, -2, 1, -1, inf "
         "or -inf"
@@ -144,9 +152,12 @@ def matrix_norm(
 
 
 def _largest(x: Tensor, dim: int, keepdim: bool = False) -> Tensor:
-    """The largest of the nonnegative ``x`` along ``dim``: 0 where it is empty, as PyTorch's
-    norms (the sum of nothing, where ``amax`` has no identity)."""
-    return (rd.amax if x.shape[dim] else rd.sum)(x, dim, keepdim)
+    """The largest of the nonnegative ``x`` along ``dim``: where that is empty (``amax`` has
+    no identity), zeros outside the graph, as PyTorch's norms give."""
+    if x.shape[dim]:
+        return rd.amax(x, dim, keepdim)
+    with no_grad():
+        return rd.sum(x, dim, keepdim)
 
 
 def norm(

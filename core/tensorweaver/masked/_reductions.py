@@ -203,66 +203,54 @@ def norm(
     return tw.linalg.vector_norm(mask_input, ord, dim_, bool(keepdim), dtype=dtype)
 
 
-def _std_var(
-    input: Tensor,
-    dim: DimOrDims,
-    unbiased: bool | None,
-    correction_opt: float | None,
-    keepdim: bool | None,
-    dtype: tw.dtype | None,
-    mask: Tensor | None,
-    take_sqrt: bool,
-) -> Tensor:
-    """Variance (or its square root) of the masked-in elements, divided by count - correction
-    clamped at 0; NaN over fully masked-out rows."""
-    if unbiased is not None and correction_opt is not None:
-        raise AssertionError("Only one of unbiased and correction may be given")
-    correction = 1.0
-    if unbiased is not None:
-        correction = 1.0 if unbiased else 0.0
-    if correction_opt is not None:
-        correction = float(correction_opt)
-    if dtype is None:
-        dtype = input.dtype if _is_inexact(input.dtype) else tw.float32
-    compute_dtype = dtype if _is_inexact(dtype) else tw.float32
-    inmask = None if mask is None else _input_mask(input, mask=mask)
-    count = _count(input, dim, True, inmask)
-    sample_total = sum(input, dim, keepdim=True, dtype=dtype, mask=inmask)
-    x = tw.subtract(input, tw.divide(sample_total, count))
-    total = sum(x * x.conj(), dim, keepdim=keepdim, dtype=compute_dtype, mask=inmask)
-    if not keepdim:
-        count = count.reshape(total.shape)
-    if correction != 0:
-        # The count is real even when the data are complex.
-        count = tw.subtract(count.to(compute_dtype.to_real()), correction)
-        count = tw.maximum(count, count.new_zeros([]))
-    output = tw.divide(total, count).to(dtype=dtype)
-    return tw.sqrt(output) if take_sqrt else output
+def _dispersion(name: str, take_sqrt: bool, doc: str) -> Callable[..., Tensor]:
+    """The masked ``var``, or with ``take_sqrt`` ``std``: the masked-in elements' squared
+    distances from their mean, summed and divided by count - correction clamped at 0; NaN
+    over fully masked-out rows.
+
+    Both take ``correction`` as a float: PyTorch 2.13 annotates std's as ``int | None`` and
+    var's as ``int | float | None``, but both run one body that takes either."""
+
+    def dispersion(
+        input: Tensor,
+        dim: DimOrDims = None,
+        unbiased: bool | None = None,
+        *,
+        correction: float | None = None,
+        keepdim: bool | None = False,
+        dtype: tw.dtype | None = None,
+        mask: Tensor | None = None,
+    ) -> Tensor:
+        if unbiased is not None and correction is not None:
+            raise AssertionError("Only one of unbiased and correction may be given")
+        correction_ = 1.0
+        if unbiased is not None:
+            correction_ = 1.0 if unbiased else 0.0
+        if correction is not None:
+            correction_ = float(correction)
+        if dtype is None:
+            dtype = input.dtype if _is_inexact(input.dtype) else tw.float32
+        compute_dtype = dtype if _is_inexact(dtype) else tw.float32
+        inmask = None if mask is None else _input_mask(input, mask=mask)
+        count = _count(input, dim, True, inmask)
+        sample_total = sum(input, dim, keepdim=True, dtype=dtype, mask=inmask)
+        x = tw.subtract(input, tw.divide(sample_total, count))
+        total = sum(x * x.conj(), dim, keepdim=keepdim, dtype=compute_dtype, mask=inmask)
+        if not keepdim:
+            count = count.reshape(total.shape)
+        if correction_ != 0:
+            # The count is real even when the data are complex.
+            count = tw.subtract(count.to(compute_dtype.to_real()), correction_)
+            count = tw.maximum(count, count.new_zeros([]))
+        output = tw.divide(total, count).to(dtype=dtype)
+        return tw.sqrt(output) if take_sqrt else output
+
+    dispersion.__name__ = dispersion.__qualname__ = name
+    dispersion.__doc__ = doc
+    return dispersion
 
 
-def var(
-    input: Tensor,
-    dim: DimOrDims = None,
-    unbiased: bool | None = None,
-    *,
-    correction: float | None = None,
-    keepdim: bool | None = False,
-    dtype: tw.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:
-    """Sample variance of the masked-in elements (``correction`` 1 unless given)."""
-    return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt=False)
-
-
-def std(
-    input: Tensor,
-    dim: DimOrDims = None,
-    unbiased: bool | None = None,
-    *,
-    correction: int | None = None,
-    keepdim: bool | None = False,
-    dtype: tw.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:
-    """Sample standard deviation of the masked-in elements."""
-    return _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt=True)
+var = _dispersion(
+    "var", False, "Sample variance of the masked-in elements (``correction`` 1 unless given)."
+)
+std = _dispersion("std", True, "Sample standard deviation of the masked-in elements.")

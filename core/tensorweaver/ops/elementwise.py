@@ -15,6 +15,7 @@ from tensorweaver.autograd.node import Node, _refuse_saved, frees_nothing
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.cpu_loops import cached_scalar_loop_mask
 from tensorweaver.contract.dtypes import DType
+from tensorweaver.ops import index as ix  # (a module: it imports this one)
 from tensorweaver.ops.apply import (
     all_inference,
     apply,
@@ -678,6 +679,15 @@ def pow(
         input = _number_base(input, exponent, self)
     if out is not None:
         return written_out("pow", pow(input, exponent), out, inputs=(input, exponent))
+    if isinstance(input, (int, float, complex)) and isinstance(exponent, Tensor):
+        # pow(Scalar, Tensor): PyTorch's result is row-major whatever the exponent's layout
+        # (a tensor to a tensor's power follows the operands' layouts)
+        return ix.allocated_as(_powers(input, exponent))
+    return _powers(input, exponent)
+
+
+def _powers(input: Operand, exponent: Operand) -> Tensor:
+    """``pow``'s computation, its operands given positionally."""
     if isinstance(input, Tensor) and isinstance(exponent, (int, float)):
         dtype = result_type(input, exponent)
         if dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:

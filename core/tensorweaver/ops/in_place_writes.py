@@ -84,13 +84,8 @@ def _update(
     backend = tensors[0].backend
     own = large(tensors) if sizes is None else sizes
     if own:
-        write = getattr(backend, "foreach_inplace", None)
-        # (tw.compile's recorder shadows the backend's methods with instance attributes: its
-        # graph of the step is functional, so it records the out-of-place primitive)
-        if write is None or "foreach_inplace" in backend.__dict__:
-            own = None
-        else:
-            own = [i for i in own if tensors[i]._writable_in_place()]
+        write = _writer(backend)
+        own = None if write is None else [i for i in own if tensors[i]._writable_in_place()]
     if not own:
         _rebind(backend, tensors, name, args, op)
         return natives(tensors)
@@ -106,6 +101,14 @@ def _update(
         rest = [i for i in range(len(tensors)) if i not in written]
         _rebind(backend, [tensors[i] for i in rest], name, _pick(args, rest), op)
     return natives(tensors)
+
+
+def _writer(backend: Any) -> Any:
+    """The backend's ``foreach_inplace``, or None where it has none or records."""
+    write = getattr(backend, "foreach_inplace", None)
+    # (tw.compile's recorder shadows the backend's methods with instance attributes: its
+    # graph of the step is functional, so it records the out-of-place primitive)
+    return None if write is None or "foreach_inplace" in backend.__dict__ else write
 
 
 def addable(x: Tensor, y: Any) -> bool:
@@ -125,8 +128,16 @@ def add_scaled(x: Tensor, y: Tensor, alpha: float, op: str) -> None:
     """``x += y * alpha`` as the in-place method ``op`` (``addable(x, y)``; outside autograd):
     into x's memory where it can be, else x rebound to ``foreach_add``'s new array."""
     if prod(x.shape) >= SMALLEST:  # (x.numel(), without a Python call)
-        foreach_update([x], "add", ([y.native], alpha), op, [0])  # (x is large: counted here)
-        return
+        # (_update's steps for one tensor of y's shape, inline: no lists of indices, no
+        # shape check; Python run right after the kernel is slow, its data evicted)
+        write = _writer(x.backend)
+        if (
+            write is not None
+            and x._writable_in_place()
+            and write("add", [x.native], [y.native], alpha)
+        ):
+            x._assign(x.native, op)
+            return
     (native,) = x.backend.foreach_add([x.native], [y.native], alpha)  # (no list work)
     x._assign(native, op)
 

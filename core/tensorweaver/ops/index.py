@@ -1146,10 +1146,10 @@ def scatter_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
     if x.ndim == 0:  # also for a 0-d index: a backend's 0-d array may be a NumPy scalar
         return _on_vector(scatter_unchecked, x, index, src)
     native = x.backend.scatter(x.native, d, index.native, src.native)
-    return _apply_indexed("scatter", native, x, d, index, src)
+    return apply_indexed("scatter", native, x, d, index, src)
 
 
-def _apply_indexed(op: str, native: Any, x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
+def apply_indexed(op: str, native: Any, x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
     """``apply`` for a write of ``src`` into ``x`` at ``index``, which counts among the
     operands of the all-inference test: PyTorch's node takes it, so an index made outside
     ``inference_mode()`` makes the op of inference ``x`` and ``src`` a recorded one."""
@@ -1179,8 +1179,23 @@ def _src_for(x: Tensor, index: Tensor, src: Tensor, op: str) -> Tensor:
                 f"{op}(): src of shape {list(src.shape)} is smaller than index of shape "
                 f"{list(index.shape)}"
             )
-        src = mv.slice_dims(src, [0] * src.ndim, list(index.shape), [1] * src.ndim)
+        src = cut_source(src, index.shape, op.title().replace("_", "") + "Backward0")
     return src
+
+
+def cut_source(src: Tensor, shape: tuple, node: str) -> Tensor:
+    """The leading part of ``shape`` of a scatter's ``src``, the part PyTorch reads. Where
+    ``src`` is larger, PyTorch's ``node`` hands back a gradient of ``shape``, which its engine
+    refuses: so does backward here, when it computes src's gradient (autograd/gradients.py
+    ``_cut_source``)."""
+    if tuple(src.shape) == tuple(shape):
+        return src
+    starts, steps = [0] * src.ndim, [1] * src.ndim
+    if not (src._requires_grad and is_grad_enabled()):
+        return mv.slice_dims(src, starts, list(shape), steps)
+    with no_grad():
+        cut = mv.slice_dims(src, starts, list(shape), steps)
+    return apply("cut_source", cut.native, src.dtype, (src,), node)
 
 
 def scatter_add(
@@ -1215,7 +1230,7 @@ def scatter_add_unchecked(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tens
     if x.ndim == 0:  # as scatter_unchecked
         return _on_vector(scatter_add_unchecked, x, index, src)
     native = x.backend.scatter_add(x.native, d, index.native, src.native)
-    return _apply_indexed("scatter_add", native, x, d, index, src)
+    return apply_indexed("scatter_add", native, x, d, index, src)
 
 
 def index_select(

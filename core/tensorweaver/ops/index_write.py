@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorweaver.autograd.mode import no_grad
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import saves_integer_input
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import creation as cr
@@ -346,9 +346,17 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         raise RuntimeError(
             f"{op}: source has {source.numel()} elements, fewer than the {k} the mask selects"
         )
-    taken = mv.narrow(mv.reshape(source, (-1,)), 0, 0, k)
     flat = mv.reshape(mv.expand(input, shape), (-1,))
-    written = ix.scatter_unchecked(flat, 0, where, taken)
+    whole = mv.reshape(source, (-1,))
+    if whole.shape[0] == k or not (source.requires_grad and is_grad_enabled()):
+        written = ix.scatter_unchecked(flat, 0, where, mv.narrow(whole, 0, 0, k))
+    else:
+        # The node takes all of source, so that a mask written through its .data to hold
+        # more elements before backward gives the next ones theirs, as PyTorch's node reads
+        # the mask then (autograd/gradients.py _source_prefix)
+        taken = mv.narrow(whole.detach(), 0, 0, k)
+        native = flat.backend.scatter(flat.native, 0, where.native, taken.native)
+        written = ix.apply_indexed("scatter", native, flat, 0, where, whole)
     if written._node is not None:  # (the gradients go where the mask holds then)
         ix.remade_at_backward(written, lambda: ix.mask_positions(mask, shape), [mask], True)
     out = mv.reshape(written, shape)

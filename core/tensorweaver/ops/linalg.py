@@ -9,6 +9,7 @@ from typing import Any
 
 from tensorweaver.amp import autocast_dtype, outside_autocast
 from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import _refuse_saved
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -16,7 +17,7 @@ from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labelled
 from tensorweaver.ops.rank import max_ndim
 from tensorweaver.promotion import promote_types
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import Tensor, watch_memory
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
@@ -81,7 +82,7 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
         made = matmul(_transposed_rows(other), input)
         return labelled(mv.reshape(made, (*other.shape[:-2], other.shape[-1])), _VIEWED, made)
     if input.ndim == 1:
-        out = mv.squeeze(matmul(mv.unsqueeze(input, 0), other), -2)
+        out = mv.squeeze(_saving(matmul(mv.unsqueeze(input, 0), other), input, other), -2)
         label = "SqueezeBackward4" if other.ndim == 2 else "UnsafeViewBackward0"
     elif (
         other.ndim == 1
@@ -96,13 +97,26 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
         made = matmul(mv.reshape(input, rows), other)
         return labelled(mv.reshape(made, input.shape[:-1]), _VIEWED, made)
     elif other.ndim == 1:
-        out = mv.squeeze(matmul(input, mv.unsqueeze(other, 1)), -1)
+        out = mv.squeeze(_saving(matmul(input, mv.unsqueeze(other, 1)), other, input), -1)
         if input.ndim == 2:  # (its hook sees the matrix's and the vector's gradients)
             return labelled(out, "MvBackward0", input, other)
         label = "UnsafeViewBackward0"
     else:
         return matmul(input, other)
     return ew.named(out, label)
+
+
+def _saving(product: Tensor, vector: Tensor, matrix: Tensor) -> Tensor:
+    """``product`` of ``matrix`` and an unsqueezed copy of ``vector``: where its node saves
+    that copy (``matrix`` needs a gradient), a later in-place write into the vector or its
+    base (``h[1] = ...`` after ``h[0] @ W``) makes backward raise, as PyTorch's saved
+    unsqueezed view shares the vector's version counter (and refuses an inference vector)."""
+    node = product._node
+    if node is not None and matrix.requires_grad:
+        if vector._inference:
+            _refuse_saved("matmul", vector)  # (as Node refuses a saved input)
+        watch_memory(node, vector)
+    return product
 
 
 def matrix_product(input: Tensor, other: Tensor) -> Tensor:

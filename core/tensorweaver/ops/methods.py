@@ -17,6 +17,7 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.errors import DeviceNotFoundError, UnknownBackendError
 from tensorweaver.layout import strided
 from tensorweaver.memory_formats import (
+    c_ordered,
     channels_last_order,
     laid_out,
     memory_format,
@@ -390,6 +391,18 @@ def _fill(self: Tensor, value: Any, grad_fn: str = "FillBackward2") -> Tensor:
 
 
 def _zero(self: Tensor) -> Tensor:
+    if (
+        self._view_of is None
+        and not self._inference
+        and (self._node is None or not is_grad_enabled())
+        and c_ordered(self.native)
+    ):
+        # ``p.grad.zero_()``: where no history is recorded (``_overwritten`` returns the
+        # zeros as they are) and self is C-ordered (full_like's layout is full's), _fill's
+        # steps without full_like's argument handling (no view: _check_inplace may reread
+        # a view's array from host memory)
+        self._check_inplace()
+        return self._assign(self.backend.full(self._shape, 0, self._dtype), "fill_")
     return _fill(self, 0, "ZeroBackward0")
 
 

@@ -7,8 +7,9 @@ them. The running ops are log-depth (Hillis-Steele) scans: step k combines every
 the partial result 2**k places before it, so products stay exact (no exp of a log). Scatter
 reductions use the backend's optional ``scatter_reduce`` kernel where no gradient has to flow
 through it; otherwise they sort the sources by target and run the same scan within each
-target's run. The one custom gradient is amax/amin's, shared evenly among tied extrema as in
-PyTorch.
+target's run. The custom gradients are amax/amin's, shared evenly among tied extrema as in
+PyTorch, and the one node that ends scatter_reduce and index_reduce, which counts PyTorch's
+formulas again from an index written through ``.data`` before backward (:class:`Recount`).
 """
 
 from __future__ import annotations
@@ -929,7 +930,7 @@ def _scatter_reduce(
             f"{op}(): src of shape {list(src.shape)} is smaller than index of shape "
             f"{list(index.shape)}"
         )
-    src = mv.slice_dims(src, [0] * src.ndim, list(index.shape), [1] * src.ndim)
+    src = ix.cut_source(src, index.shape, "ScatterReduceBackward0")
     if reduce in ("amax", "amin"):
         return _scatter_extreme(x, axis, index, src, reduce, include_self)
     identity = 1 if reduce == "prod" else 0
@@ -947,6 +948,147 @@ def _scatter_reduce(
     if x.dtype.kind == "f":
         return ew.div(total, ew.cast(count, x.dtype))
     return ew.cast(ew.floor_divide(total, count), x.dtype)
+
+
+class Recount:
+    """What scatter_reduce's and index_reduce's node keeps: the composite that made its
+    output gives the gradient, but where a write that bumped no version (through ``.data``)
+    changed the index since, PyTorch's ScatterReduceBackward0 and IndexReduceBackward0
+    formulas, counted again from the index as it is now (they read the index they saved)."""
+
+    __slots__ = ("axis", "reduce", "include_self", "remade", "shape")
+
+    def __init__(
+        self, axis: int, reduce: str, include_self: bool, remade: ix.Remade, shape: tuple
+    ) -> None:
+        self.axis, self.reduce, self.include_self, self.remade = axis, reduce, include_self, remade
+        self.shape = shape  # the index's
+
+    def gradients(self, node: Any, g: Tensor) -> tuple:
+        """The gradients of ``node``'s inputs (self, src, the composite's output)."""
+        index = self.remade.index(None)
+        if node.inputs[1].shape != self.shape:
+            _refuse_larger_src(node, self.reduce, self.shape, index is not None)
+        if index is None:  # (unchanged: the composite's own gradient)
+            return None, None, g
+        # (PyTorch's saved result has this node as its grad_fn: so has ``out`` here)
+        x, src, out = node.inputs[0], node.inputs[1], node.output(node.inputs[2].native)
+        cut = mv.slice_dims(src, [0] * src.ndim, list(index.shape), [1] * src.ndim)
+        gx, gsrc = self._recounted(g, x, index, cut, out)
+        if gsrc is not None and gsrc.shape != src.shape:  # (forward AD: src beyond it, zeros)
+            gsrc = mv.pad_dims(gsrc, [(0, n - k) for n, k in zip(src.shape, gsrc.shape)])
+        return (gx if node.parents[0] is not None else None), gsrc, None
+
+    def _recounted(self, g: Tensor, x: Tensor, index: Tensor, src: Tensor, out: Tensor) -> tuple:
+        axis, reduce = self.axis, self.reduce
+        if reduce == "sum":
+            gx, gsrc = g, ix.gather_unchecked(g, axis, index)
+        elif reduce == "mean":
+            count = cr.full_like(g, int(self.include_self))
+            count = ix.scatter_add_unchecked(count, axis, index, cr.ones_like(src))
+            gx = ew.div(g, ew.where(ew.eq(count, 0), 1.0, count))
+            gsrc = ix.gather_unchecked(gx, axis, index)
+        elif reduce == "prod":
+            gx, gsrc = self._product_gradients(g, x, index, src, out)
+        else:  # amax, amin: shared evenly among the elements equal to the result
+            value = ix.gather_unchecked(out, axis, index)
+            self_hit = ew.cast(ew.eq(x, out), x.dtype)
+            src_hit = ew.cast(ew.eq(src, value), x.dtype)
+            shared = ew.div(g, ix.scatter_add_unchecked(self_hit, axis, index, src_hit))
+            gx = ew.mul(self_hit, shared)
+            gsrc = ew.mul(src_hit, ix.gather_unchecked(shared, axis, index))
+        if not self.include_self:
+            gx = _fill_at(gx, axis, index, 0)
+        return gx, gsrc
+
+    def _product_gradients(
+        self, g: Tensor, x: Tensor, index: Tensor, src: Tensor, out: Tensor
+    ) -> tuple:
+        axis, include_self = self.axis, self.include_self
+
+        def product(base: Tensor, values: Tensor) -> Tensor:
+            return _scatter_reduce(
+                "scatter_reduce", base, axis, index, values, "prod", include_self
+            )
+
+        # (a zero's own gradient is the product of the others, not out / 0)
+        x_one = ew.where(ew.eq(x, 0), 1.0, x)
+        gx = ew.div(ew.mul(g, product(x_one, src)), x_one)
+        src_zero = ew.eq(src, 0)
+        zeros = ix.scatter_add_unchecked(cr.zeros_like(x), axis, index, ew.cast(src_zero, x.dtype))
+        lone_zero = ew.logical_and(src_zero, ew.eq(ix.gather_unchecked(zeros, axis, index), 1))
+        without = product(x, ew.where(lone_zero, 1.0, src))
+        gsrc = ew.where(
+            lone_zero,
+            ix.gather_unchecked(ew.mul(g, without), axis, index),
+            ew.div(ix.gather_unchecked(ew.mul(g, out), axis, index), ew.where(src_zero, 1.0, src)),
+        )
+        return gx, gsrc
+
+
+def _refuse_larger_src(node: Any, reduce: str, index: tuple, recounted: bool) -> None:
+    """PyTorch's error where scatter_reduce's ``node`` meets a src larger than the index: its
+    prod, amax and amin formulas (and its amax and amin jvps) compare src with values of
+    index's shape; its sum and mean formulas give src a gradient of index's shape, which its
+    engine refuses (here where the index is ``recounted``: else the composite's
+    ``cut_source`` node refuses it where the pass needs it). Their jvps give tangents: none
+    refused within a forward-AD level, where prod's tangent is none either."""
+    from tensorweaver.autograd import forward_ad  # (it builds on this module)
+    from tensorweaver.autograd.gradients import invalid_gradient
+
+    src = node.inputs[1].shape
+    if forward_ad._current_level >= 0:
+        if reduce in ("sum", "mean", "prod"):
+            return
+    elif reduce in ("sum", "mean"):
+        if recounted and node.parents[1] is not None:
+            raise invalid_gradient(node.name, index, src)
+        return
+    for d, (n, k) in enumerate(zip(src, index)):
+        if n != k:
+            raise RuntimeError(
+                f"The size of tensor a ({n}) must match the size of tensor b ({k}) at "
+                f"non-singleton dimension {d}: scatter_reduce's backward with a src of shape "
+                f"{list(src)} larger than index of shape {list(index)}; pass src cut to "
+                "index's shape"
+            )
+
+
+def _recounting(
+    op: str,
+    out: Tensor,
+    x: Tensor,
+    src: Tensor,
+    axis: int,
+    reduce: str,
+    include_self: bool,
+    index: Tensor,
+) -> Tensor:
+    """``out`` (the composite's) ending in one node of ``op`` (scatter_reduce or
+    index_reduce) over ``x`` and ``src``, as PyTorch's node (its name, the inputs and output
+    it saves), whose rule recounts from ``index`` (the call's) once written unseen."""
+    if out._node is None:
+        return out
+    shape, like = src.shape, ix.like(x)
+
+    def positions() -> Tensor:  # the checked int64 index along ``axis``, as the forward's
+        if op == "scatter_reduce":
+            return ix.check_scatter_index(op, like(), axis, index)[1]
+        flat = mv.reshape(ix.int64_index(op, index, like()), (-1,))
+        check_index(f"{op}()", flat, like().shape[axis], axis, error=IndexError)
+        along = [1] * len(shape)
+        along[axis] = flat.shape[0]
+        return mv.expand(mv.reshape(flat, along), shape)
+
+    remade = ix.Remade(positions, [index])
+    scattered = tuple(index.shape) if op == "scatter_reduce" else shape  # (the index's shape)
+    return apply(
+        op,
+        out.native,
+        out.dtype,
+        (x, src, out),
+        Recount(axis, reduce, include_self, remade, scattered),
+    )
 
 
 def scatter_reduce(
@@ -980,6 +1122,8 @@ def scatter_reduce(
         ix._unless_empty(error, input, index, src)
         return _reduced_nothing(input, src)
     out = _scatter_reduce("scatter_reduce", input, axis, positions, src, reduce, include_self)
+    out = _recounting("scatter_reduce", out, input, src, axis, reduce, include_self, index)
+    out = labelled(out, "ScatterReduceBackward0", input, src)
     # (PyTorch's node saves the index for every reduce: one made under inference_mode() is
     # refused, a later change in place makes backward refuse)
     if out._node is not None and not ew.inference_alone(input, index, src):
@@ -1056,6 +1200,7 @@ def index_reduce(
     shape[axis] = index.numel()
     full_index = mv.expand(mv.reshape(index, shape), source.shape)
     out = _scatter_reduce("index_reduce", input, axis, full_index, source, reduce, include_self)
+    out = _recounting("index_reduce", out, input, source, axis, reduce, include_self, given)
     # (PyTorch's node saves the index, as given, and the source; of inference tensors alone
     # it records only the copy of the input)
     if out._node is not None and not ew.inference_alone(input, given, source):

@@ -22,7 +22,7 @@ import warnings
 from typing import Any, Callable, NamedTuple
 
 from tensorweaver import return_types
-from tensorweaver.autograd.mode import no_grad
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import apply as ap  # (a module: it imports this one)
 from tensorweaver.ops.casting import can_cast
@@ -54,7 +54,10 @@ class Kind(NamedTuple):
     matrices' product kernel takes any; each result of several: topk, mode), ``"values"``
     (sort's kernel checks its values alone), ``"form"`` (max and min: ``"any"`` of two
     tensors, ``"input"`` along a dim, none for the whole reduction); ``tensors``, whether
-    the ``out=`` form takes tensor operands alone (``where``'s: a number is a TypeError)."""
+    the ``out=`` form takes tensor operands alone (``where``'s: a number is a TypeError);
+    ``samples``, whether PyTorch's kernel draws into ``out`` itself (normal), so that an
+    ``out`` with elements to draw and no floating-point or complex dtype is its
+    NotImplementedError."""
 
     exact: bool = True
     apart: bool = False
@@ -71,6 +74,7 @@ class Kind(NamedTuple):
     broadcasts: bool = False
     partly: str = ""
     tensors: bool = False
+    samples: bool = False
 
 
 def _table(kind: Kind, names: str) -> dict[str, Kind]:
@@ -103,7 +107,8 @@ OUT: dict[str, Kind] = {
         Kind(exact=False),
         "cholesky cholesky_inverse cholesky_solve geqrf logsumexp mvlgamma orgqr threshold",
     ),
-    **_table(Kind(exact=False, partly="any"), "addr fmax fmin igamma igammac kron normal outer"),
+    **_table(Kind(exact=False, partly="any"), "addr fmax fmin igamma igammac kron outer"),
+    **_table(Kind(exact=False, partly="any", samples=True), "normal"),
     **_table(Kind(exact=False, widens="dtype"), "mean"),
     **_table(Kind(exact=False, widens="dtype", float_kernel=True), "nanmean nansum"),
     **_table(Kind(exact=False, widens="input", float_kernel=True), "std var"),
@@ -321,6 +326,8 @@ def _refuse_overloads(name: str, kind: Kind, args: tuple, kwargs: dict, out: Any
 def _write(name: str, value: Any, out: Any, kind: Kind) -> Any:
     if isinstance(value, Tensor):
         _refuse_repeats(name, value.shape, out)
+        if kind.samples:
+            _refuse_undrawable(name, value, out)
         if isinstance(out, Tensor) and out.dtype is not value.dtype:
             if kind.uncast is not RuntimeError and not can_cast(value.dtype, out.dtype):
                 raise kind.uncast(
@@ -346,6 +353,20 @@ def _write(name: str, value: Any, out: Any, kind: Kind) -> Any:
     if twin is None:
         twin = _TWINS[named] = return_types._structseq(f"{named.__name__}_out", named._fields)
     return twin(*written)
+
+
+def _refuse_undrawable(name: str, value: Tensor, out: Any) -> None:
+    """PyTorch's error where a sampler's kernel would draw ``value``'s elements into an
+    ``out`` of neither a floating-point nor a complex dtype (it has no such form): after its
+    autograd check (``written_out``'s), and not for no elements (then the cast's error)."""
+    if not isinstance(out, Tensor) or out.dtype.kind in "fc" or not value.numel():
+        return
+    if is_grad_enabled() and (value.requires_grad or out.requires_grad):
+        return
+    raise NotImplementedError(
+        f"{name}(): its kernel draws into out, which has no {out.dtype.name} form: pass a "
+        f"floating-point out (and cast the result with .to({out.dtype.name}))"
+    )
 
 
 def _refuse_repeats(name: str, shape: tuple, out: Any) -> None:
@@ -460,12 +481,28 @@ def same_elements(a: Tensor, b: Tensor, a_shape: tuple | None = None) -> bool:
     same bytes of memory with the same strides."""
     if a is b and a_shape is None:
         return True
+    if not _one_memory(a, b):
+        return False
     if a_shape is None:
         numel, strides = a.numel(), a.stride()
     else:
         numel, strides = math.prod(a_shape), _contiguous_strides(a_shape)
     span_a, span_b = numel * a.element_size(), b.numel() * b.element_size()
     return a.data_ptr() == b.data_ptr() and span_a == span_b and strides == b.stride()
+
+
+def _one_memory(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` and ``b`` lie in one memory of one backend, where their addresses
+    compare (cuPyNumeric's are offsets into each array's own; a backend without ``storage``
+    cannot tell)."""
+    storage = getattr(a.backend, "storage", None)
+    if storage is None or b.backend is not a.backend:
+        return False
+    if storage(a.native) is storage(b.native):
+        return True
+    from tensorweaver.ops import index as ix  # (it imports this module)
+
+    return ix.shares_memory(a, b)  # (a view whose array is a copy: unfold's, as_strided's)
 
 
 def _contiguous_strides(shape: tuple) -> tuple:
@@ -482,16 +519,8 @@ def _overlap(a: Tensor, b: Tensor, a_numel: int | None = None) -> bool:
     elements (contiguous, so dense)."""
     if a is b:
         return True
-    if a.backend is not b.backend or not a.numel() or not b.numel():
+    if not a.numel() or not b.numel() or not _one_memory(a, b):
         return False
-    storage = getattr(a.backend, "storage", None)
-    if storage is None:
-        return False
-    if storage(a.native) is not storage(b.native):
-        from tensorweaver.ops import index as ix  # (it imports this module)
-
-        if not ix.shares_memory(a, b):  # (a view whose array is a copy: unfold's, as_strided's)
-            return False
     if (a_numel is None and a._dense_order() is None) or b._dense_order() is None:
         return False
     a_begin, b_begin = a.data_ptr(), b.data_ptr()

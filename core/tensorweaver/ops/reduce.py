@@ -10,7 +10,7 @@ from tensorweaver import return_types
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, saves_integer_output
+from tensorweaver.autograd.node import HooksOff, saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
@@ -163,19 +163,30 @@ def sum(
     if dim is OMITTED:
         if keepdim is not OMITTED:
             _whole_form("sum", keepdim)
-        dim, keepdim = None, False
-    elif keepdim is OMITTED:
-        keepdim = False
-    if dim is None and dtype is None and not keepdim:
-        # The whole of a float tensor (a loss): _reduce's work, without its general steps
-        # (nor a frame for the keepdim check: 0.05 us of a 2.4 us call).
-        dt = input.dtype
-        ndim = len(input.shape)
-        if 0 < ndim < 8 and dt.kind in "fc":
-            axes = _EVERY_AXIS[ndim]
-            native = input.backend.sum(input.native, axes, False)
-            return apply("sum", native, dt, (input,), (axes, False))
-    return _reduce("sum", input, dim, keepdim, _accumulate_dtype(input, dtype, "sum"))
+        if dtype is None:
+            # The whole of a float tensor (a loss): _reduce's work, without its general steps
+            # (nor a frame for the keepdim check: 0.05 us of a 2.4 us call).
+            dt = input.dtype
+            ndim = len(input.shape)
+            if 0 < ndim < 8 and dt.kind in "fc":
+                axes = _EVERY_AXIS[ndim]
+                native = input.backend.sum(input.native, axes, False)
+                return apply("sum", native, dt, (input,), (axes, False))
+        return _reduce("sum", input, None, False, _accumulate_dtype(input, dtype, "sum"))
+    keepdim = False if keepdim is OMITTED else keepdim
+    out = _reduce("sum", input, dim, keepdim, _accumulate_dtype(input, dtype, "sum"))
+    return _over_dim(out, "SumBackward1")
+
+
+def _over_dim(out: Tensor, name: str) -> Tensor:
+    """``out``, a reduction's result given a ``dim``, its node named ``name`` (PyTorch's
+    overload with a dim, ``SumBackward1``) where it is 0-d: a dim of None, ``()`` or every
+    axis reduces as no dim does, and autograd/names.py, which sees only the axes, would name
+    the node as the overload without one."""
+    node = out._node
+    if node is not None and not out._shape:
+        node.label = name
+    return out
 
 
 def prod(
@@ -201,7 +212,8 @@ def prod(
         keepdim = False
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         (input,) = float32_operands(input)
-    return product(input, dim, keepdim, dtype)
+    out = product(input, dim, keepdim, dtype)
+    return out if dim is None else _over_dim(out, "ProdBackward1")
 
 
 def product(input: Tensor, dim: Dim, keepdim: bool, dtype: DType | None = None) -> Tensor:
@@ -222,9 +234,9 @@ def mean(
         dim, keepdim = numpy_names("mean", aliases, dim, keepdim, (OMITTED, OMITTED))
     if dim is OMITTED:
         _whole_form("mean", keepdim)
-        dim, keepdim = None, False
-    elif keepdim is OMITTED:
-        keepdim = False
+        dim, keepdim, label = None, False, "MeanBackward0"
+    else:  # (dim=None too: PyTorch's overload with a dim)
+        keepdim, label = False if keepdim is OMITTED else keepdim, "MeanBackward1"
     dtype = input.dtype if dtype is None else dtype_argument("mean", dtype)
     if dtype.kind not in "fc":
         raise RuntimeError(
@@ -235,9 +247,8 @@ def mean(
     count = math.prod(input.shape[a] for a in axes)
     # Half precision sums in float32, as PyTorch's (the mean of 60000s is not inf).
     wide = dtypes.float32 if dtype in (dtypes.float16, dtypes.bfloat16) else dtype
-    total = sum(input, axes, keepdim, dtype=wide)
+    total = _reduce("sum", input, axes, keepdim, wide)  # (sum's work: its dim is checked)
     out = ew.div(total, count) if count else ew.mul(total, math.nan)
-    label = "MeanBackward0" if dim is None else "MeanBackward1"
     if dtype is not wide:  # the division's node too: it keeps its count (autograd/node.py)
         out = labelled(out, label, input)
     return labelled(ew.cast(out, dtype), label, input)
@@ -403,30 +414,21 @@ def _extreme(op: str, x: Tensor, args: tuple, dim: Any, keepdim: Any, other: Any
         if x.ndim:
             _check_sizes(op, x, (_axis(dim, x.ndim, op),))
         raise RuntimeError(f"{op}(): does not support complex input; reduce .abs() or .real")
-    gathered = None
-    # (the pack hook sees the indices once, below, as PyTorch's MaxBackward0 saves them: not
-    # also as the gather's operand, in the kept shape)
-    hooks = SAVED_TENSORS_HOOKS.pop() if SAVED_TENSORS_HOOKS else None
-    try:
+    # (the pack hook sees the indices once, as PyTorch's MaxBackward0 saves them: not also as
+    # the gather's operand, in the kept shape)
+    with HooksOff():
         if x.ndim == 0:  # a new tensor, as PyTorch's (a write into it leaves x alone)
             _axis(dim, 0, op)
             indices = _arg("arg" + op, x, dim, False)
-            values = gathered = x.gather(0, indices)  # (its node keeps the indices)
+            values = x.gather(0, indices)  # (its node keeps the indices)
         else:
             indices = _arg("arg" + op, x, dim, True)
-            values = gathered = x.gather(_axis(dim, x.ndim, op), indices)
+            values = x.gather(_axis(dim, x.ndim, op), indices)
             if not keepdim:
                 values, indices = values.squeeze(dim), indices.squeeze(dim)
-    finally:
-        if hooks is not None:
-            SAVED_TENSORS_HOOKS.append(hooks)
     # PyTorch's node of the values is MaxBackward0 (MinBackward0), not the gather/squeeze.
     values = labelled(values, f"{op.capitalize()}Backward0", x)
     saves_integer_output(values, indices)  # (PyTorch's node saves the indices)
-    if SAVED_TENSORS_HOOKS and gathered is not None and gathered._node is not None:
-        from tensorweaver.autograd.graph import pack_saved
-
-        pack_saved(gathered._node, 1, indices)  # (the gather's index, as its hooks see it)
     return getattr(return_types, op)(values, indices)
 
 

@@ -23,6 +23,10 @@ int64 the bound is ``2**63 - 1``, so the maximum itself is never drawn.
 ``log_normal_`` exponentiates a normal draw. ``geometric_`` also fills integer tensors,
 drawing in the default float dtype (a count past the dtype's range is not defined, as in
 PyTorch, whose CPU kernel wraps it).
+
+Autograd sees a draw as PyTorch does: its parameters and the tensor a fill overwrites get a
+zero gradient, through a node of PyTorch's name (``NormalBackward0``, ``BernoulliBackward0``,
+...), so a filled non-leaf stays in the graph; a leaf that requires grad is refused.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from tensorweaver.autograd.mode import no_grad
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.autograd.node import Node
 from tensorweaver.contract import dtypes
 from tensorweaver.dtype_info import finfo
 from tensorweaver.ops import creation as cr
@@ -38,6 +43,8 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import out_arguments as oa
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops.apply import labelled
+from tensorweaver.ops.methods import _overwritten
 from tensorweaver.ops.overflow import int_range
 from tensorweaver.ops.sort import argsort
 from tensorweaver.promotion import get_default_dtype
@@ -151,7 +158,30 @@ def bernoulli(
         raise RuntimeError(f"bernoulli expects p to be in [0, 1], but got p={p}")
     with no_grad():
         u = _unit_draws(input, generator)(input.shape)
-        return _coin(u, input if p is None else p, input.dtype)
+        coin = _coin(u, input if p is None else p, input.dtype)
+    if p is None:
+        return drawn(coin, "BernoulliBackward0", input)
+    if input.requires_grad and is_grad_enabled():
+        from tensorweaver.ops.order_stats import NO_DERIVATIVE, no_derivative  # (rare: lazily)
+
+        error = RuntimeError(NO_DERIVATIVE.format("bernoulli"))
+        return labelled(no_derivative(coin, (input,), error), "NotImplemented", input)
+    return coin
+
+
+def drawn(sample: Tensor, grad_fn: str, *inputs: Tensor) -> Tensor:
+    """``sample``, drawn with parameters ``inputs``, as PyTorch's random op returns it: where
+    grad mode is on and one of them requires grad, through a node named ``grad_fn`` that gives
+    each a zero gradient (PyTorch defines a draw's derivative so)."""
+    if not is_grad_enabled() or not any(t.requires_grad for t in inputs):
+        return sample
+    # One node over the sample's own values, recording no computation: the "draw" rule
+    # gives every input zeros that need no grad; the engine sums them to each input's shape
+    # and casts them to its dtype.
+    out = Tensor(sample.native, sample.backend, sample.dtype)
+    out._node = Node("draw", inputs, None)
+    out._requires_grad = True
+    return labelled(out, grad_fn, *inputs)
 
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
@@ -168,7 +198,13 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
     elif not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     u = _in_storage_order(self, _unit_draws(self, generator))
-    return self._assign(_coin(u, p, self.dtype), "bernoulli_")
+    sample = _coin(u, p, self.dtype)
+    if isinstance(p, Tensor):  # (p's graph too: a result that requires grad through p alone)
+        sample = drawn(sample, "BernoulliBackward1", p)
+        sample = _overwritten(self, sample, "BernoulliBackward1", p)
+    elif self._requires_grad:  # (in a graph: see the module)
+        sample = _overwritten(self, sample, "BernoulliBackward2")
+    return self._assign(sample, "bernoulli_")
 
 
 def _refuse_uniform_bounds(dtype: Any, a: float, b: float, top: float) -> None:
@@ -224,6 +260,8 @@ def uniform_(
         _refuse_uniform_bounds(self.dtype, a, b, top)
     self._check_inplace()
     sample = _in_storage_order(self, cr.uniform, a, b, self, generator)
+    if self._requires_grad:  # (in a graph: see the module)
+        sample = _overwritten(self, sample, "UniformBackward0")
     return self._assign(sample, "uniform_")
 
 
@@ -235,6 +273,8 @@ def normal_(
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     self._check_inplace()
     sample = _in_storage_order(self, cr.normal, mean, std, self, generator)
+    if self._requires_grad:  # (in a graph: see the module)
+        sample = _overwritten(self, sample, "NormalBackward0")
     return self._assign(sample, "normal_")
 
 
@@ -253,7 +293,10 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Generator | Non
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     self._check_inplace()
     u = _in_storage_order(self, cr.uniform, 0.0, 1.0, self, generator)
-    return self._assign(ew.div(ew.neg(ew.log1p(ew.neg(u))), lambd), "exponential_")
+    sample = ew.div(ew.neg(ew.log1p(ew.neg(u))), lambd)
+    if self._requires_grad:  # (in a graph: see the module)
+        sample = _overwritten(self, sample, "ExponentialBackward0")
+    return self._assign(sample, "exponential_")
 
 
 def random_(
@@ -262,10 +305,10 @@ def random_(
     """Fill with integers drawn uniformly from [from, to): ``random_(to)``, ``random_(from,
     to)``, or ``random_()`` and ``random_(from, None)`` up to the dtype's bound (see the
     module)."""
-    if to is _UNSET:  # random_() or random_(to)
-        low, high = (0, None) if from_ is _UNSET else (0, from_)
+    if to is _UNSET:  # random_() or random_(to): PyTorch's overloads 2 and 1
+        (low, high), form = ((0, None), 2) if from_ is _UNSET else ((0, from_), 1)
     else:
-        low, high = (0 if from_ is _UNSET else from_), to
+        (low, high), form = ((0 if from_ is _UNSET else from_), to), 0
     dtype = self.dtype
     bounds = (0, 1) if dtype is dtypes.bool_ else int_range(dtype) if dtype.kind in "iu" else None
     if high is None:
@@ -285,6 +328,8 @@ def random_(
         self,
         lambda shape: cr.randint(low, high, shape, generator=generator, dtype=dtype, device=self),
     )
+    if self._requires_grad:  # (in a graph: see the module)
+        sample = _overwritten(self, sample, f"RandomBackward{form}")
     return self._assign(sample, "random_")
 
 
@@ -299,7 +344,10 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     u = _in_storage_order(self, _unit_draws(self, generator))
     # 1 - u lies in (0, 1]: the trial count is at least 1.
     trials = ew.add(ew.floor(ew.div(ew.log1p(ew.neg(u)), math.log1p(-p))), 1)
-    return self._assign(ew.cast(trials, self.dtype), "geometric_")
+    sample = ew.cast(trials, self.dtype)
+    if self._requires_grad:  # (in a graph: see the module)
+        sample = _overwritten(self, sample, "GeometricBackward0")
+    return self._assign(sample, "geometric_")
 
 
 def cauchy_(
@@ -311,8 +359,10 @@ def cauchy_(
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     self._check_inplace()
     u = _in_storage_order(self, cr.uniform, 0.0, 1.0, self, generator)
-    cauchy = ew.add(ew.mul(ew.tan(ew.mul(ew.sub(u, 0.5), math.pi)), sigma), median)
-    return self._assign(cauchy, "cauchy_")
+    sample = ew.add(ew.mul(ew.tan(ew.mul(ew.sub(u, 0.5), math.pi)), sigma), median)
+    if self._requires_grad:  # (in a graph: see the module)
+        sample = _overwritten(self, sample, "CauchyBackward0")
+    return self._assign(sample, "cauchy_")
 
 
 def log_normal_(
@@ -327,4 +377,7 @@ def log_normal_(
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     self._check_inplace()
     normal = _in_storage_order(self, cr.normal, mean, std, self, generator)
-    return self._assign(ew.exp(normal), "log_normal_")
+    sample = ew.exp(normal)
+    if self._requires_grad:  # (in a graph: see the module)
+        sample = _overwritten(self, sample, "LogNormalBackward0")
+    return self._assign(sample, "log_normal_")

@@ -111,6 +111,8 @@ def _argsort(x: Tensor, dim: int, descending: bool) -> Tensor:
     axis = _axis(dim, x.ndim, "argsort")
     if x.ndim == 0:
         return Tensor(x.backend.full((), 0, dtypes.int64), x.backend, dtypes.int64)
+    if 0 in x._shape:  # (nothing to order: laid out as the input, as torch's empty result)
+        return Tensor(x.backend.cast(x.native, dtypes.int64), x.backend, dtypes.int64)
     if not descending:
         return _ascending_order(x, axis)
     # Stable descending: the ascending order of the reversed tensor, reversed and mapped
@@ -126,7 +128,9 @@ def _gathered_in_order(x: Tensor, axis: int, order: Tensor) -> Any:
     layout (NumPy's), so it gathers along ``x`` and ``order`` seen in that order."""
     backend, shape = x.backend, tuple(x.shape)
     # (C order told cheaply first: Tensor._preserved_order would copy a torch array to tell)
-    if 0 in shape or (c_ordered(x.native) and 1 not in shape):
+    if 0 in shape:  # (nothing to gather: an empty x's own array, whose strides torch keeps)
+        return x._unshared_native()
+    if c_ordered(x.native) and 1 not in shape:
         return backend.gather(x.native, axis, order.native)
     perm = preserved_order(shape, x._strides())
     if perm == tuple(range(x.ndim)):

@@ -725,9 +725,12 @@ def _normal(
     requires_grad: bool = False,
     into: Any = None,
 ) -> Tensor:
-    """:func:`normal`'s samples; ``into``: its ``out``."""
+    """:func:`normal`'s samples; ``into``: its ``out``. A tensor ``mean`` or ``std`` gets a
+    zero gradient, through PyTorch's node (a draw's derivative is zero there)."""
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     if isinstance(std, Tensor):
+        if std.dtype.is_complex:
+            raise RuntimeError("normal expects standard deviation to be non-complex")
         if std.numel() and not bool((std >= 0).all()):  # (NaN fails too, as PyTorch's)
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif not std >= 0:
@@ -737,16 +740,35 @@ def _normal(
             raise TypeError("normal(): with a float mean and std, pass size=")
         noise = cr.randn(size, generator=generator, dtype=dtype, device=device)
         out = noise * std + mean
-    else:
-        like = tensors[0]
-        shape = tuple(broadcast_shapes(*(t.shape for t in tensors)))
-        kind = _result_dtype(tensors)
-        noise = cr.randn(shape, generator=generator, dtype=kind, device=like.device)
-        if _written_first(into, std, shape):
-            std = noise
-        out = std * noise
-        out = (out if _written_first(into, mean, shape) else mean) + out
-    return out.requires_grad_() if requires_grad else out
+        return out.requires_grad_() if requires_grad else out
+    if size is not None or dtype is not None or device is not None or requires_grad:
+        raise TypeError(
+            "normal(): size=, dtype=, device= and requires_grad= go with a float mean and std "
+            "alone; with a tensor mean or std the samples take its shape, dtype and device"
+        )
+    shape = tuple(broadcast_shapes(*(t.shape for t in tensors)))
+    # (PyTorch samples into a tensor like mean (else std), or into out: complex noise there)
+    kind = _result_dtype((*tensors, into)) if isinstance(into, Tensor) else tensors[0].dtype
+    if not (is_grad_enabled() and any(t.requires_grad for t in tensors)):
+        return _sample_normal(mean, std, shape, kind, generator, into)  # (no graph to keep)
+    from tensorweaver.ops.sampling import drawn  # (it imports methods, which import this)
+
+    with no_grad():
+        out = _sample_normal(mean, std, shape, kind, generator, into)
+    form = 3 if len(tensors) == 2 else 1 if tensors[0] is mean else 2
+    return drawn(out, f"NormalBackward{form}", *tensors)
+
+
+def _sample_normal(mean: Any, std: Any, shape: tuple, kind: Any, generator: Any, into: Any) -> Any:
+    """``mean + std * noise`` of ``shape`` and dtype ``kind``, read as PyTorch's kernel reads
+    them after it draws the noise into ``into`` (see :func:`_written_first`)."""
+    like = mean if isinstance(mean, Tensor) else std
+    noise = cr.randn(shape, generator=generator, dtype=kind, device=like.device)
+    if _written_first(into, std, shape):
+        std = noise
+    out = std * noise
+    out = (out if _written_first(into, mean, shape) else mean) + out
+    return out if out.dtype is kind else ew.cast(out, kind)
 
 
 def _written_first(into: Any, t: Any, shape: tuple) -> bool:
@@ -876,7 +898,7 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
-    return rd.norm(input - other, p)
+    return apply.labelled(rd.norm(input - other, p), "DistBackward0", input, other)
 
 
 def renorm(

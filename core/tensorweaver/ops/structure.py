@@ -604,4 +604,7 @@ def _gap_norm(gaps: Tensor, p: float) -> Tensor:
         return rd.sum(gaps, -1)
     if p == math.inf:
         return rd.amax(gaps, -1)
+    if p < 1:  # a zero gap's power has an infinite slope: PyTorch gives it a zero gradient
+        zero = ew.eq(gaps, 0)
+        return _root(rd.sum(ew.where(zero, 0.0, ew.pow(ew.where(zero, 1.0, gaps), p)), -1), p)
     return _root(rd.sum(ew.pow(gaps, p), -1), p)

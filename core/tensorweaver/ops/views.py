@@ -693,7 +693,8 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
         # changed view's history onto its base: the read-through's graph reaches only
         # input's own elements (read by Tensor._inplace_source)
         view._view_of[1].rebases = True  # type: ignore[attr-defined]
-    return view
+    # (the read's own nodes, an index read or the read-through's, are PyTorch's one node)
+    return labelled(view, "AsStridedBackward0", input)
 
 
 def _read_through(x: Tensor, memory: Memory, index: Tensor) -> Tensor | None:
@@ -765,7 +766,8 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         # (windows of an expand() hold its repeated elements: only fills may write, as the
         # expand's own writes)
         repeats = any(s == 0 and n > 1 for s, n in zip(laid[0], out.shape))
-    return _memory_view(input, memory, functools.cache(index), repeats, shared, out, laid)
+    view = _memory_view(input, memory, functools.cache(index), repeats, shared, out, laid)
+    return labelled(view, "UnfoldBackward0", input)  # (the windows' take and movedim: one node)
 
 
 def _memory_view(

@@ -6,10 +6,11 @@ from typing import Any, Optional
 
 import tensorweaver as tw
 from tensorweaver.optim.foreach import foreach_backend, foreach_update, large, natives
-from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
+from tensorweaver.optim.moment_estimates import MomentEstimates
+from tensorweaver.optim.optimizer import ParamsT, count_step
 
 
-class Adam(Optimizer):
+class Adam(MomentEstimates):
     """``torch.optim.Adam``: bias-corrected moment estimates, optionally AMSGrad.
 
     With ``decoupled_weight_decay=True`` weight decay shrinks the parameter by
@@ -36,20 +37,20 @@ class Adam(Optimizer):
         fused: Optional[bool] = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "betas": tuple(betas),
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "amsgrad": amsgrad,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "differentiable": differentiable,
-            "fused": fused,
-            "decoupled_weight_decay": decoupled_weight_decay,
-        }
-        super().__init__(params, defaults)
+        super().__init__(
+            params,
+            lr,
+            tuple(betas),  # (PyTorch's Adam, and AdamW through it, makes a tuple)
+            eps,
+            weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=decoupled_weight_decay,
+        )
 
     def _check_group(self, group: dict[str, Any]) -> None:
         super()._check_group(group)
@@ -73,25 +74,15 @@ class Adam(Optimizer):
                     )
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
-        state = {
-            "step": scalar_tensor(0.0),
-            "exp_avg": tw.zeros_like(param),
-            "exp_avg_sq": tw.zeros_like(param),
-        }
+        state = super()._init_state(param, group)
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = tw.zeros_like(param)
         return state
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
-        state = self._state_of(param, group)
-        step = count_step(state)
+        state, step, _ = self._moments_step(param, group, group["decoupled_weight_decay"])
         beta1, beta2 = group["betas"]
-        grad = self._grad(param, group, decoupled=group["decoupled_weight_decay"])
-
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-
         step_size = group["lr"] / (1 - beta1**step)
         bias_correction2_sqrt = (1 - beta2**step) ** 0.5
         if group["amsgrad"]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
+from tensorweaver.optim.moment_estimates import MomentEstimates
+from tensorweaver.optim.optimizer import ParamsT
 
 
-class Adamax(Optimizer):
+class Adamax(MomentEstimates):
     """``torch.optim.Adamax``: ``exp_inf = max(beta2 * exp_inf, |g| + eps)``;
     ``p -= lr / (1 - beta1**t) * exp_avg / exp_inf``.
 
@@ -17,6 +18,7 @@ class Adamax(Optimizer):
     """
 
     _sparse_refusal = "Adamax does not support sparse gradients"
+    _moments = ("exp_avg", "exp_inf")
 
     def __init__(
         self,
@@ -31,31 +33,25 @@ class Adamax(Optimizer):
         differentiable: bool = False,
         capturable: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "betas": tuple(betas),
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "foreach": foreach,
-            "maximize": maximize,
-            "differentiable": differentiable,
-            "capturable": capturable,
-        }
-        super().__init__(params, defaults)
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
 
-    def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "step": scalar_tensor(0.0),
-            "exp_avg": tw.zeros_like(param),
-            "exp_inf": tw.zeros_like(param),
-        }
+    def _second_moment(
+        self, state: dict[str, Any], grad: Any, beta2: Any, group: dict[str, Any]
+    ) -> None:
+        exp_inf = state["exp_inf"]
+        exp_inf.copy_(tw.maximum(exp_inf * beta2, grad.abs() + group["eps"]))
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
-        state = self._state_of(param, group)
-        step = count_step(state)
-        beta1, beta2 = group["betas"]
-        grad = self._grad(param, group)
-        exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_inf.copy_(tw.maximum(exp_inf * beta2, grad.abs() + group["eps"]))
-        param.addcdiv_(exp_avg, exp_inf, value=-group["lr"] / (1 - beta1**step))
+        state, step, _ = self._moments_step(param, group, decoupled=False)
+        beta1 = group["betas"][0]
+        param.addcdiv_(state["exp_avg"], state["exp_inf"], value=-group["lr"] / (1 - beta1**step))

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import tensorweaver as tw
-from tensorweaver.optim.optimizer import (
-    Optimizer,
-    ParamsT,
-    count_step,
-    read_scalar,
-    scalar_state,
-    scalar_tensor,
-    write_scalar,
-)
+from tensorweaver.optim.moment_estimates import MomentEstimates
+from tensorweaver.optim.optimizer import ParamsT, read_scalar, scalar_state, write_scalar
 
 
-class NAdam(Optimizer):
+class NAdam(MomentEstimates):
     """``torch.optim.NAdam``; ``decoupled_weight_decay=True`` gives NAdamW."""
 
     _sparse_refusal = "NAdam does not support sparse gradients"
 
     _scalar_state = ("step", "mu_product")
+    _scalar_starts = {"step": 0.0, "mu_product": 1.0}
 
     def __init__(
         self,
@@ -38,33 +31,23 @@ class NAdam(Optimizer):
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "betas": tuple(betas),
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "momentum_decay": momentum_decay,
-            "decoupled_weight_decay": decoupled_weight_decay,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "differentiable": differentiable,
-        }
-        super().__init__(params, defaults)
-
-    def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "step": scalar_tensor(0.0),
-            "mu_product": scalar_tensor(1.0),
-            "exp_avg": tw.zeros_like(param),
-            "exp_avg_sq": tw.zeros_like(param),
-        }
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            momentum_decay=momentum_decay,
+            decoupled_weight_decay=decoupled_weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+        )
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
-        state = self._state_of(param, group)
-        step = count_step(state)
+        state, step, grad = self._moments_step(param, group, group["decoupled_weight_decay"])
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        grad = self._grad(param, group, decoupled=group["decoupled_weight_decay"])
 
         # The momentum coefficients of this step and the next one.
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * group["momentum_decay"]))
@@ -74,8 +57,6 @@ class NAdam(Optimizer):
         write_scalar(state, "mu_product", mu_product)
 
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         denom = (exp_avg_sq / (1 - beta2**step)).sqrt() + group["eps"]
         grad_step = -lr * (1.0 - mu) / (1.0 - mu_product)
         avg_step = -lr * mu_next / (1.0 - mu_product * mu_next)

@@ -341,10 +341,10 @@ class Optimizer:
         return state_dict
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a dict from ``state_dict()``; its tensors are copied to each parameter.
-
-        Floating-point state tensors take the parameter's device and dtype; keys may
-        be ints or their string form (as after a JSON round trip).
+        """Load a dict from ``state_dict()``: its state tensors, as PyTorch, are kept (shared)
+        where they already have each parameter's device and, the parameter floating, its
+        dtype, else moved or cast (see :meth:`_load_value`); keys may be ints or their
+        string form (as after a JSON round trip).
         """
         name = type(self).__name__
         for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
@@ -367,7 +367,7 @@ class Optimizer:
                     f"{len(group['params'])} in the optimizer)"
                 )
         by_index = {
-            int(i): p
+            int(i): (p, saved)
             for group, saved in zip(self.param_groups, saved_groups)
             for i, p in zip(saved["params"], group["params"])
         }
@@ -378,8 +378,8 @@ class Optimizer:
                     f"{name}.load_state_dict: state for parameter index {key}, which no "
                     "param group of the state dict lists"
                 )
-            param = by_index[int(key)]
-            state[param] = {k: self._load_value(param, k, v) for k, v in saved_state.items()}
+            param, saved = by_index[int(key)]
+            state[param] = {k: self._load_value(param, k, v, saved) for k, v in saved_state.items()}
 
         groups = []
         for group, saved in zip(self.param_groups, saved_groups):
@@ -423,19 +423,24 @@ class Optimizer:
         """Call ``hook(optimizer)`` after ``load_state_dict`` has loaded."""
         return add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
-    def _load_value(self, param: Any, key: str, value: Any) -> Any:
+    def _load_value(self, param: Any, key: str, value: Any, group: dict[str, Any]) -> Any:
+        """State entry ``key`` of ``param`` (in the saved ``group``) as PyTorch loads it: a
+        tensor moved to the param's device (and dtype, where the param is floating), the
+        very tensor where nothing changes; ``step`` kept as it is, but float32 on the
+        param's device in a capturable or fused group."""
         if isinstance(value, list):  # LBFGS keeps its history as lists of tensors
-            return [self._load_value(param, key, v) for v in value]
+            return [self._load_value(param, key, v, group) for v in value]
         if not isinstance(value, tw.Tensor):
             if key in self._scalar_state and isinstance(value, numbers.Real):
                 return scalar_tensor(float(value))  # (a checkpoint that kept a number)
             return copy.deepcopy(value)
-        if key == "step":  # as PyTorch: its own dtype and device (other entries: the param's)
-            return value.clone()
-        value = value.to(param.device)
-        if value.dtype.is_floating_point and param.dtype.is_floating_point:
-            value = value.to(param.dtype)
-        return value.clone()
+        if key == "step":
+            if group.get("capturable") or group.get("fused"):
+                return value.to(dtype=tw.float32, device=param.device)
+            return value
+        if param.dtype.is_floating_point:
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(param.device)
 
     def __repr__(self) -> str:
         # As PyTorch: a blank line before every group after the first.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
+from tensorweaver.optim.moment_estimates import MomentEstimates
+from tensorweaver.optim.optimizer import ParamsT
 
 
-class RAdam(Optimizer):
+class RAdam(MomentEstimates):
     """``torch.optim.RAdam``; ``decoupled_weight_decay=True`` gives RAdamW.
 
     While the length of the approximated simple moving average ``rho_t`` is at most
@@ -31,36 +31,23 @@ class RAdam(Optimizer):
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        defaults = {
-            "lr": lr,
-            "betas": tuple(betas),
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "decoupled_weight_decay": decoupled_weight_decay,
-            "differentiable": differentiable,
-        }
-        super().__init__(params, defaults)
-
-    def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "step": scalar_tensor(0.0),
-            "exp_avg": tw.zeros_like(param),
-            "exp_avg_sq": tw.zeros_like(param),
-        }
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            decoupled_weight_decay=decoupled_weight_decay,
+            differentiable=differentiable,
+        )
 
     def _update(self, param: Any, group: dict[str, Any]) -> None:
-        state = self._state_of(param, group)
-        step = count_step(state)
+        state, step, _ = self._moments_step(param, group, group["decoupled_weight_decay"])
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        grad = self._grad(param, group, decoupled=group["decoupled_weight_decay"])
-
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
         bias_corrected_exp_avg = exp_avg / bias_correction1

@@ -21,6 +21,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.cpu_loops import loop_order
 from tensorweaver.contract.dtypes import DType
@@ -35,7 +36,14 @@ from tensorweaver_numpy.fft import FourierTransforms
 from tensorweaver_numpy.foreach import ForeachOps
 from tensorweaver_numpy.fused import FusedOps
 from tensorweaver_numpy.host import HostMemory
-from tensorweaver_numpy.layouts import binary_ufunc, channels_last, unary_layout, unary_ufunc
+from tensorweaver_numpy.layouts import (
+    binary_ufunc,
+    cast_layout,
+    channels_last,
+    iterator_layout,
+    unary_layout,
+    unary_ufunc,
+)
 from tensorweaver_numpy.linalg import LinearAlgebra
 from tensorweaver_numpy.pooling import MaxPooling
 from tensorweaver_numpy.special import SpecialFunctions
@@ -73,6 +81,10 @@ def _draw_dtype(dt: np.dtype) -> type:
     # The Generator draws float32 and float64 natively; float16 is drawn as float64, rounded.
     return np.float32 if dt == _F32 else np.float64
 
+
+#: Real ``pow``: NumPy's power, its result laid out as torch's (warnings off; a 0-d
+#: exponent as torch's pow(Tensor, Scalar), which lays out by the base alone).
+_power = binary_ufunc(np.power, bounds=True)
 
 #: The unbuffered ufunc each reduction of ``scatter_reduce`` applies (NaN propagates).
 _SCATTER_UFUNCS = {"amax": np.maximum, "amin": np.minimum, "prod": np.multiply}
@@ -217,17 +229,6 @@ def _torch_order(a: A) -> tuple[int, ...] | None:
         return None  # (NumPy's C flag passes any stride of a size-1 axis, torch's loop not)
     order = loop_order(a.shape, (a.strides,))
     return None if order == tuple(range(a.ndim)) else order
-
-
-def _one_layout(x: A, operands: tuple) -> bool:
-    """Whether the arrays of ``operands`` that are not 0-d have ``x``'s shape and element
-    strides."""
-    steps = tuple(s // x.itemsize for s in x.strides)
-    for y in operands:
-        if isinstance(y, np.ndarray) and y.ndim:
-            if y.shape != x.shape or tuple(s // y.itemsize for s in y.strides) != steps:
-                return False
-    return True
 
 
 def _seen_back(out: A, order: tuple[int, ...]) -> A:
@@ -376,10 +377,16 @@ class NumpyBackend(
     def cast(self, a: A, dtype: DType) -> A:
         if a.dtype.kind == "c" and dtype.kind != "c":
             a = a.real  # what astype keeps, without NumPy's ComplexWarning
-        made = a.astype(_NP[dtype], copy=False)
-        if made is not a and a.ndim > 1 and not a.flags.c_contiguous:
-            return unary_layout(made, a)
-        return made
+        dt = _NP[dtype]
+        if (
+            a.ndim > 1
+            and a.dtype != dt
+            and (1 in a.shape or 0 in a.strides or 0 in a.shape)
+            and (a.base is not None or not a.flags.c_contiguous)
+        ):  # (astype's K order is torch's layout but for size-1 and stride-0 axes and empty
+            # arrays: a C-ordered array's size-1 axis may keep another stride only in a view)
+            return cast_layout(a, dt)
+        return a.astype(dt, copy=False)
 
     # unary --------------------------------------------------------------------------------
 
@@ -431,15 +438,16 @@ class NumpyBackend(
         return rest
 
     def pow(self, a: A, b: A) -> A:
-        """NumPy's power (ValueError for negative integer exponents: the IR is silent), but
-        C's cpow, exp(b * log(a)), for complex operands, as torch's pow of complex tensors
-        (NumPy multiplies integer exponents out, and its 0 ** 0 is 1, not NaN). Warnings
-        off here, not by :func:`quiet`: one Python frame, the cost of a small op."""
+        """NumPy's power laid out as torch's (ValueError for negative integer exponents: the
+        IR is silent), but C's cpow, exp(b * log(a)), for complex operands, as torch's pow
+        of complex tensors (NumPy multiplies integer exponents out, and its 0 ** 0 is 1, not
+        NaN). Warnings off in :data:`_power` and here, not by :func:`quiet`: a Python frame
+        fewer, the cost of a small op."""
+        if a.dtype.kind != "c":
+            return _power(self, a, b)
         token = ignore_errors()
         try:
-            if a.dtype.kind == "c":
-                return np.exp(b * np.log(a))
-            return np.power(a, b)
+            return np.exp(b * np.log(a))
         finally:
             restore_errors(token)
 
@@ -476,14 +484,15 @@ class NumpyBackend(
             bits = np.bitwise_and(a.view(word), mask)
             np.bitwise_or(bits, np.bitwise_and(np.asarray(b).view(word), np.invert(mask)), out=bits)
             out = bits.view(a.dtype)
-        # (torch lays out operands of one shape and layout as they are, where order="K" sets
-        # a size-1 axis's stride apart; where(c, 0, y), as sign's: y's)
-        if a.ndim > 1:
-            if not a.flags.c_contiguous and _one_layout(a, (cond, b)):
-                return unary_layout(out, a)
-        elif isinstance(b, np.ndarray) and b.ndim > 1 and not b.flags.c_contiguous:
-            if _one_layout(b, (cond, a)):
-                return unary_layout(out, b)
+        # (torch's loop over the three: order="K" sets a size-1 axis's stride apart, and
+        # falls back to C order where the operands' layouts differ)
+        if out.ndim > 1 and not (  # (C-ordered operands, no view's size-1 axis: told cheaply)
+            cond.flags.c_contiguous
+            and a.flags.c_contiguous
+            and b.flags.c_contiguous
+            and (1 not in out.shape or (cond.base is None and a.base is None and b.base is None))
+        ):
+            return iterator_layout(out, (cond, a, b))
         return out
 
     # reduce -------------------------------------------------------------------------------
@@ -552,11 +561,15 @@ class NumpyBackend(
         shape = tuple(shape)
         if a.shape == shape:
             return a
-        if not a.flags.c_contiguous:
+        contiguous = a.flags.c_contiguous
+        if not contiguous and 1 not in shape:
             return np.broadcast_to(a, shape)
-        # A zero-stride view over a's own buffer: half the cost of np.broadcast_to.
+        # Stride 0 only where the size changes: np.broadcast_to also zeroes the stride of a
+        # size-1 axis that stays size 1, which torch keeps (its loop order reads it).
         strides = tuple(0 if n != m else s for n, m, s in zip(shape, a.shape, a.strides))
-        return np.ndarray(shape, a.dtype, a, 0, strides)
+        if contiguous:  # (a view over a's own buffer: half the cost of np.broadcast_to)
+            return np.ndarray(shape, a.dtype, a, 0, strides)
+        return as_strided(a, shape, strides, writeable=False)
 
     def pad(self, a: A, widths: Sequence[tuple[int, int]], value: object) -> A:
         shape = tuple(n + lo + hi for n, (lo, hi) in zip(a.shape, widths))

@@ -4,8 +4,10 @@ NumPy's ``order="K"`` follows its operands' layout where they agree, and falls b
 order where they differ (a channels-last tensor plus a C-ordered one). PyTorch instead sorts
 the dimensions by the operands' strides, the first operand deciding each pair of dimensions
 unless it is broadcast along one of them (then the next operand decides). Only a first
-operand that is not C-ordered can make the two differ, so only that case pays for the sort.
-Also: whether torch reads an array's layout as channels-last (kernels that follow it).
+operand that is not C-ordered, or one with a size-1 axis (whose stride C order's flag does
+not read, and whose ties the next operand breaks), can make the two differ, so only those
+cases pay for the sort. Also: the layouts of one-operand results, of dtype conversions and
+of ``where``; whether torch reads an array's layout as channels-last (kernels that follow it).
 """
 
 from __future__ import annotations
@@ -21,16 +23,26 @@ from tensorweaver_numpy._quiet import ignore_errors, restore_errors
 def binary_ufunc(ufunc: np.ufunc, quiet: bool = True, bounds: bool = False) -> Callable[..., Any]:
     """A backend method ``(self, a, b)`` applying ``ufunc`` (with warnings off where
     ``quiet``), its result laid out as PyTorch lays out an elementwise result (see the
-    module's docs). ``bounds``: a 0-d ``b`` may be a bound of clamp, which torch's clamp
-    does not lay out by (no operand of its loop), so a 0-d ``b`` is not laid out by either."""
+    module's docs). ``bounds``: a 0-d operand may be a bound of clamp (or relu's zero, or
+    pow's number exponent), which torch's kernels do not lay out by (no operand of their
+    loop), so a 0-d operand is not laid out by either."""
 
     def laid_out(self: object, a: Any, b: Any) -> Any:
         if a.ndim > 1:
             if not a.flags.c_contiguous or (
-                a.base is not None and 1 in a.shape and _odd(a, b, bounds)
+                1 in a.shape
+                and (a.base is not None or (isinstance(b, np.ndarray) and not b.flags.c_contiguous))
+                and _odd(a, b, bounds)
             ):
                 return _in_torch_order(ufunc, a, b)
-        elif isinstance(b, np.ndarray) and b.ndim > 1 and not b.flags.c_contiguous:
+        elif (
+            isinstance(b, np.ndarray)
+            and b.ndim > 1
+            and (
+                not b.flags.c_contiguous
+                or (b.base is not None and 1 in b.shape and _odd(b, a, bounds))
+            )
+        ):
             return _in_torch_order(ufunc, a, b)
         return ufunc(a, b)
 
@@ -38,14 +50,26 @@ def binary_ufunc(ufunc: np.ufunc, quiet: bool = True, bounds: bool = False) -> C
         token = ignore_errors()
         try:  # (laid_out's body, inline: one frame fewer on the hottest primitives)
             if a.ndim > 1:
-                # (a C-ordered array's odd size-1 stride: only a view's, so a new array's
-                # base tells it apart cheaply)
+                # (a C-ordered array with a size-1 axis: only a view's stride there may not
+                # be C's, and only a non-C b may break its ties; both told cheaply first)
                 if not a.flags.c_contiguous or (
-                    a.base is not None and 1 in a.shape and _odd(a, b, bounds)
+                    1 in a.shape
+                    and (
+                        a.base is not None
+                        or (isinstance(b, np.ndarray) and not b.flags.c_contiguous)
+                    )
+                    and _odd(a, b, bounds)
                 ):
                     return _in_torch_order(ufunc, a, b)
-            elif isinstance(b, np.ndarray) and b.ndim > 1 and not b.flags.c_contiguous:
-                return _in_torch_order(ufunc, a, b)  # (a number or a row first: b decides)
+            elif (
+                isinstance(b, np.ndarray)
+                and b.ndim > 1
+                and (
+                    not b.flags.c_contiguous
+                    or (b.base is not None and 1 in b.shape and _odd(b, a, bounds))
+                )
+            ):
+                return _in_torch_order(ufunc, a, b)  # (a number first: b decides)
             return ufunc(a, b)
         finally:
             restore_errors(token)
@@ -59,16 +83,42 @@ def binary_ufunc(ufunc: np.ufunc, quiet: bool = True, bounds: bool = False) -> C
 
 def _odd(a: np.ndarray, b: Any, bounds: bool) -> bool:
     """Whether PyTorch lays out ``a`` (C-ordered, with a size-1 axis) op ``b`` otherwise
-    than C order: where a size-1 axis's stride is not C's and ``b`` is not an array of
-    ``a``'s shape (torch's contiguous shortcut needs operands of one shape; a clamp bound
-    where ``bounds``), its loop order places that axis by its stride."""
-    if isinstance(b, np.ndarray) and (b.shape == a.shape or (bounds and not b.ndim)):
+    than C order: where ``b`` is an array of ``a``'s shape that is not C-ordered (its
+    strides break the ties of ``a``'s size-1 axes), or where a size-1 axis's stride is not
+    C's and ``b`` is not a C-ordered array of ``a``'s shape (torch's contiguous shortcut
+    needs operands of one shape; a clamp bound where ``bounds``): its loop order places
+    that axis by its stride."""
+    if isinstance(b, np.ndarray) and b.ndim:
+        if b.shape == a.shape:
+            if 0 not in b.strides:
+                return not b.flags.c_contiguous
+            if not b.flags.c_contiguous and _breaks_ties(a.shape, b.strides):
+                return True  # (a b broadcast by the core along other axes breaks ties too)
+    elif bounds and isinstance(b, np.ndarray):
         return False
+    if a.base is None:
+        return False  # (a new array's size-1 strides are C's: only a view's may not be)
     step = a.itemsize
     for n, s in zip(reversed(a.shape), reversed(a.strides)):
         if s != step:
             return True
         step *= n
+    return False
+
+
+def _breaks_ties(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether ``strides`` (some 0: broadcast) order, against C order, two axes that a
+    C-ordered array of ``shape`` gives one stride: a run of size-1 axes and the axis
+    before it. PyTorch breaks such a tie by the next operand's two strides, both non-0."""
+    low = 0  # (the group's least non-0 stride so far; 0: none yet)
+    for n, s in zip(shape, strides):
+        if n != 1:
+            low = s
+        elif s:
+            if 0 < low < s:
+                return True
+            if not low or s < low:
+                low = s
     return False
 
 
@@ -147,13 +197,96 @@ def unary_layout(r: np.ndarray, a: np.ndarray) -> np.ndarray:
     if 1 not in shape or 0 in shape or min(a.strides) < 0 or any(s % size for s in a.strides):
         return r
     wanted = _unary_steps(shape, tuple(s // size for s in a.strides))
-    item = r.itemsize
-    if r.strides == tuple(w * item for w in wanted):
+    if r.strides == tuple(w * r.itemsize for w in wanted):
         return r
-    span = 1 + sum((n - 1) * w for n, w in zip(shape, wanted))
-    out = np.ndarray(shape, r.dtype, np.empty(span, r.dtype), strides=[w * item for w in wanted])
+    out = _empty_strided(shape, r.dtype, wanted)
     out[...] = r
     return out
+
+
+def iterator_layout(out: np.ndarray, operands: tuple) -> np.ndarray:
+    """``out``, the elementwise result of ``operands`` (arrays of ``out``'s shape, 0-d arrays
+    and numbers; the core broadcast them, so a stride 0 marks a broadcast one), laid out as
+    PyTorch's TensorIterator lays out a new result. Operands of one shape (no number, no
+    broadcast) that are all contiguous, all channels-last, or all dense with one set of
+    strides give those (its fast setup); otherwise C strides in the loop order of all
+    operands' strides (size-1 axes placed by theirs)."""
+    shape = out.shape
+    steps = []
+    for x in operands:
+        if isinstance(x, np.ndarray) and x.ndim:
+            size = x.itemsize
+            if min(x.strides) < 0 or any(s % size for s in x.strides):
+                return out  # (memory read backwards, which PyTorch never lays out)
+            steps.append(tuple(s // size for s in x.strides))
+    if len(shape) < 2 or 0 in shape or not steps:
+        return out
+    if len(steps) == len(operands) and not any(0 in s for s in steps):
+        wanted = _fast_setup(shape, steps)
+    else:
+        wanted = None
+    if wanted is None:
+        wanted = _c_steps(shape, loop_order(shape, steps))
+    if out.strides == tuple(w * out.itemsize for w in wanted):
+        return out
+    relaid = _empty_strided(shape, out.dtype, wanted)
+    relaid[...] = out
+    return relaid
+
+
+def _fast_setup(shape: tuple[int, ...], steps: list) -> tuple[int, ...] | None:
+    """The element strides of TensorIterator's fast setup for operands of one ``shape``
+    stepping ``steps``, or None where it takes none."""
+    rank = len(shape)
+    if all(_dense(shape, s, range(rank - 1, -1, -1)) for s in steps):
+        return _c_steps(shape, tuple(range(rank)))
+    fastest = _CHANNELS_LAST_ORDER.get(rank)
+    if fastest is not None and all(_dense(shape, s, fastest) for s in steps):
+        return _c_steps(shape, fastest[::-1])
+    first = steps[0]
+    if all(s == first for s in steps) and _dense(
+        shape, first, sorted(range(rank), key=first.__getitem__)
+    ):
+        return first
+    return None
+
+
+def cast_layout(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``a`` converted to ``dtype`` (as ``astype``) and laid out as PyTorch lays out a dtype
+    conversion (``empty_like``'s ``preserve_format``): with ``a``'s own strides where it is
+    dense (size-1 axes aside, whatever their strides; an empty array counts as dense), else
+    C strides in its loop order. ``astype``'s ``order="K"`` differs: it puts a stride-0 axis
+    fastest and gives size-1 axes C's strides."""
+    shape, size = a.shape, a.itemsize
+    if min(a.strides) < 0 or any(s % size for s in a.strides):
+        return a.astype(dtype)
+    steps = tuple(s // size for s in a.strides)
+    if 0 in shape:
+        return np.ndarray(
+            shape, dtype, np.empty(0, dtype), strides=[w * dtype.itemsize for w in steps]
+        )
+    if not _dense(shape, steps, sorted(range(a.ndim), key=steps.__getitem__)):
+        steps = _c_steps(shape, loop_order(shape, [steps]))
+    out = _empty_strided(shape, dtype, steps)
+    np.copyto(out, a, casting="unsafe")
+    return out
+
+
+def _empty_strided(shape: tuple[int, ...], dtype: np.dtype, steps: Any) -> np.ndarray:
+    """A new array of ``shape`` with element strides ``steps`` (non-negative, dense)."""
+    span = 1 + sum((n - 1) * w for n, w in zip(shape, steps))
+    item = dtype.itemsize
+    return np.ndarray(shape, dtype, np.empty(span, dtype), strides=[w * item for w in steps])
+
+
+def _c_steps(shape: tuple[int, ...], order: tuple[int, ...]) -> tuple[int, ...]:
+    """The element strides of a row-major array of ``shape`` in the axis order ``order``
+    (outermost first)."""
+    wanted, step = [0] * len(shape), 1
+    for d in reversed(order):
+        wanted[d] = step
+        step *= shape[d]
+    return tuple(wanted)
 
 
 def _unary_steps(shape: tuple[int, ...], steps: tuple[int, ...]) -> tuple[int, ...]:
@@ -168,11 +301,7 @@ def _unary_steps(shape: tuple[int, ...], steps: tuple[int, ...]) -> tuple[int, .
         return steps
     else:
         order = loop_order(shape, [steps])
-    wanted, step = [0] * rank, 1
-    for d in reversed(order):
-        wanted[d] = step
-        step *= shape[d]
-    return tuple(wanted)
+    return _c_steps(shape, order)
 
 
 def _dense(shape: tuple[int, ...], steps: tuple[int, ...], fastest_first: Any) -> bool:

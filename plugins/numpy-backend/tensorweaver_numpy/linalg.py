@@ -56,8 +56,9 @@ class LinearAlgebra:
         # log|det| is real for complex matrices too, of their precision
         return np.asarray(sign, a.dtype), np.asarray(logabs, np.zeros((), a.dtype).real.dtype)
 
+    # np.tril/np.triu keep their operand's memory order; torch's results are C ordered
     def tril(self, a: np.ndarray, k: int) -> np.ndarray:
-        return np.tril(a, k)
+        return np.ascontiguousarray(np.tril(a, k))
 
     def triu(self, a: np.ndarray, k: int) -> np.ndarray:
-        return np.triu(a, k)
+        return np.ascontiguousarray(np.triu(a, k))

@@ -154,6 +154,52 @@ def _complex_conv_backward(
     return _replay((out, leaves), grad_output, (needs[0], needs[1], needs[2] and bias is not None))
 
 
+def _conv(
+    conv: Callable[..., Tensor],
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    groups: int,
+) -> tuple[Tensor, tuple]:
+    """``conv(x, weight, bias, ...)`` (``F.conv2d`` or ``F.conv3d``) and what
+    :func:`_conv_backward` reads."""
+    out = conv(x, weight, bias, stride, padding, dilation, groups)
+    return out, (x, weight, bias is not None, stride, padding, dilation, groups)
+
+
+def _conv_backward(
+    conv: Callable[..., Tensor], saved: tuple, grad_output: Tensor, needs: tuple
+) -> tuple:
+    """The gradients of :func:`_conv`'s convolution ``conv``: torch's own backward kernel,
+    or for complex inputs torch's autograd through ``conv``."""
+    x, weight, has_bias, stride, padding, dilation, groups = saved
+    if x.is_complex():
+        return _complex_conv_backward(
+            lambda x, w, b: conv(x, w, b, stride, padding, dilation, groups),
+            x,
+            weight,
+            weight.shape[0] if has_bias else None,
+            grad_output,
+            needs,
+        )
+    return aten.convolution_backward.default(
+        grad_output,
+        x,
+        weight,
+        [weight.shape[0]] if has_bias else None,
+        stride,
+        padding,
+        dilation,
+        False,  # not transposed
+        [0] * len(stride),  # output padding
+        groups,
+        [needs[0], needs[1], needs[2] and has_bias],
+    )
+
+
 #: Held while a backend's generator is lent to torch's global one: two threads lending at
 #: once interleaved their saves and restores (equal dropout masks, torch's own stream changed).
 LENDING = threading.RLock()
@@ -405,33 +451,10 @@ class FusedComposites:
         dilation: tuple[int, int],
         groups: int,
     ) -> tuple[Tensor, tuple]:
-        out = F.conv2d(x, weight, bias, stride, padding, dilation, groups)
-        return out, (x, weight, bias is not None, stride, padding, dilation, groups)
+        return _conv(F.conv2d, x, weight, bias, stride, padding, dilation, groups)
 
     def fused_conv2d_backward(self, saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
-        x, weight, has_bias, stride, padding, dilation, groups = saved
-        if x.is_complex():
-            return _complex_conv_backward(
-                lambda x, w, b: F.conv2d(x, w, b, stride, padding, dilation, groups),
-                x,
-                weight,
-                weight.shape[0] if has_bias else None,
-                grad_output,
-                needs,
-            )
-        return torch.ops.aten.convolution_backward.default(
-            grad_output,
-            x,
-            weight,
-            [weight.shape[0]] if has_bias else None,
-            stride,
-            padding,
-            dilation,
-            False,  # not transposed
-            [0, 0],  # output padding
-            groups,
-            [needs[0], needs[1], needs[2] and has_bias],
-        )
+        return _conv_backward(F.conv2d, saved, grad_output, needs)
 
     def fused_conv3d(
         self,
@@ -443,33 +466,10 @@ class FusedComposites:
         dilation: tuple[int, int, int],
         groups: int,
     ) -> tuple[Tensor, tuple]:
-        out = F.conv3d(x, weight, bias, stride, padding, dilation, groups)
-        return out, (x, weight, bias is not None, stride, padding, dilation, groups)
+        return _conv(F.conv3d, x, weight, bias, stride, padding, dilation, groups)
 
     def fused_conv3d_backward(self, saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
-        x, weight, has_bias, stride, padding, dilation, groups = saved
-        if x.is_complex():
-            return _complex_conv_backward(
-                lambda x, w, b: F.conv3d(x, w, b, stride, padding, dilation, groups),
-                x,
-                weight,
-                weight.shape[0] if has_bias else None,
-                grad_output,
-                needs,
-            )
-        return torch.ops.aten.convolution_backward.default(
-            grad_output,
-            x,
-            weight,
-            [weight.shape[0]] if has_bias else None,
-            stride,
-            padding,
-            dilation,
-            False,  # not transposed
-            [0, 0, 0],  # output padding
-            groups,
-            [needs[0], needs[1], needs[2] and has_bias],
-        )
+        return _conv_backward(F.conv3d, saved, grad_output, needs)
 
     def fused_conv_transpose(
         self,

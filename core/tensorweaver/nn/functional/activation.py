@@ -191,18 +191,31 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x / alpha) - 1)."""
     if alpha == 0:
         raise RuntimeError("celu: alpha cannot be 0 (it divides x); use relu for the limit")
-    return _elu_kernel(input, alpha, 1.0, 1 / alpha, inplace, "Celu")
+    # torch's derivatives.yaml differentiates celu with input_scale 1.0 / alpha.toFloat()
+    narrowed = _f32(alpha)
+    backward_scale = 1 / narrowed if narrowed else math.copysign(math.inf, alpha)
+    return _elu_kernel(input, alpha, 1.0, 1 / alpha, inplace, "Celu", backward_scale)
 
 
 def _elu_kernel(
-    input: Tensor, alpha: float, scale: float, input_scale: float, inplace: bool, name: str
+    input: Tensor,
+    alpha: float,
+    scale: float,
+    input_scale: float,
+    inplace: bool,
+    name: str,
+    backward_input_scale: float | None = None,
 ) -> Tensor:
     """PyTorch's elu kernel, which selu and celu call with their coefficients: scale * x
-    where x > 0, else alpha * scale * (exp(x * input_scale) - 1). In place, PyTorch's node
+    where x > 0, else alpha * scale * (exp(x * input_scale) - 1); its gradient's kernel
+    takes ``backward_input_scale`` (default ``input_scale``). In place, PyTorch's node
     (``<name>Backward1``) saves the output and its gradient reads it, not the input."""
     _need_floating(name.lower(), input)
     half = input.dtype is float16 or input.dtype is bfloat16
-    coefficients = _elu_coefficients(alpha, scale, input_scale, half or input.dtype.itemsize < 8)
+    in_float32 = half or input.dtype.itemsize < 8
+    coefficients = backward = _elu_coefficients(alpha, scale, input_scale, in_float32)
+    if backward_input_scale is not None:
+        backward = _elu_coefficients(alpha, scale, backward_input_scale, in_float32)
 
     def computed(x: Tensor) -> Tensor:
         if not (x.requires_grad and tw.is_grad_enabled()):
@@ -210,7 +223,7 @@ def _elu_kernel(
         if inference_alone(x):  # (PyTorch's autograd skips its kernel)
             with tw.no_grad():
                 return _elu_values(x, *coefficients)
-        out = _Elu.apply(x, coefficients, inplace)
+        out = _Elu.apply(x, coefficients, backward, inplace)
         return labelled(out, f"{name}Backward{int(inplace)}", x)
 
     return _apply(computed, input, inplace)
@@ -248,10 +261,12 @@ class _Elu(Function):
     of tensor ops whose own gradient is PyTorch's double backward (nothing at x = 0)."""
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, coefficients: tuple, is_result: bool) -> Tensor:
+    def forward(
+        ctx: Any, x: Tensor, coefficients: tuple, backward_coefficients: tuple, is_result: bool
+    ) -> Tensor:
         out = _elu_values(x, *coefficients)
         ctx.save_for_backward(out if is_result else x)
-        ctx.coefficients, ctx.is_result = coefficients, is_result
+        ctx.coefficients, ctx.is_result = backward_coefficients, is_result
         return out
 
     @staticmethod
@@ -268,7 +283,7 @@ class _Elu(Function):
         else:
             below = g * inner * negative * tw.where(saved < 0, saved * inner, 0.0).exp()
         grad = tw.where(saved <= 0, below, g * positive)  # (NaN: the positive side's)
-        return grad.to(low), None, None
+        return grad.to(low), None, None, None
 
 
 def relu_(input: Tensor) -> Tensor:
@@ -474,7 +489,26 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def _hardsigmoid(x: Tensor) -> Tensor:
-    return _hard_clamp(x / 6 + 0.5, 0.0, 1.0)
+    if x.requires_grad and tw.is_grad_enabled():
+        return _Hardsigmoid.apply(x)
+    return _hardsigmoid_half(x)
+
+
+class _Hardsigmoid(Function):
+    """hardsigmoid of a float32 or float64 input as PyTorch's CPU kernel computes it in
+    every dtype: clamp(x + 3, 0, 6) / 6, and a backward that multiplies by the float32 1/6
+    (``_hardsigmoid_half``, ``_hardsigmoid_half_grad``); differentiated op by op, x / 6
+    rounds differently in float64."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor) -> Tensor:
+        ctx.save_for_backward(x)
+        return _hardsigmoid_half(x)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (x,) = ctx.saved_tensors
+        return _hardsigmoid_half_grad(g, x, x.dtype)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:

@@ -27,7 +27,12 @@ def p_norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
         return _NonZeroCount.apply(x, dim, keepdim)
     if p == 1:
         return magnitude.sum(dim, keepdim=keepdim)
-    total = (x * x if p == 2 and x.dtype.kind == "f" else magnitude**p).sum(dim, keepdim=keepdim)
+    if 0 < p < 1:  # a zero element's power has an infinite slope: PyTorch gives it none
+        at_zero = magnitude == 0
+        powered = (magnitude.masked_fill(at_zero, 1) ** p).masked_fill(at_zero, 0)
+    else:
+        powered = x * x if p == 2 and x.dtype.kind == "f" else magnitude**p
+    total = powered.sum(dim, keepdim=keepdim)
     zero = total == 0
     # The root's gradient is infinite at 0: take it of 1 there and select 0 afterwards.
     root = total.masked_fill(zero, 1) ** (1.0 / p)

@@ -9,13 +9,14 @@ input's dtype. Samples are ordered (T,) H, W... as PyTorch's: for 2-D, sample 0 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Optional, Union
+from collections.abc import Callable, Sequence
+from typing import Any, Optional, Union
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.nn.functional.conv import _batched, _ntuple
 from tensorweaver.nn.functional.pooling import Size, window_table
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.index import gather_unchecked
 from tensorweaver.tensor import Tensor
 
@@ -108,66 +109,51 @@ def _fractional_max_pool(
     indices = gather_unchecked(table, 2, first).reshape(n, c, *outs)
     if not batched:
         out, indices = out.squeeze(0), indices.squeeze(0)
+    out = labelled(out, f"FractionalMaxPool{nd}DBackward0", input)
     return (out, indices) if return_indices else out
 
 
-def fractional_max_pool2d(
-    input: Tensor,
-    kernel_size: Size,
-    output_size: Optional[Size] = None,
-    output_ratio: Optional[Ratio] = None,
-    return_indices: bool = False,
-    _random_samples: Optional[Tensor] = None,
-) -> Tensor | tuple[Tensor, Tensor]:
-    """Fractional max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input to
-    ``output_size`` (or ``output_ratio`` of the input size)."""
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (input,) = float32_operands(input)
-    args = (kernel_size, output_size, output_ratio, return_indices, _random_samples)
-    return _fractional_max_pool(input, 2, *args, "fractional_max_pool2d")
+_LAYOUTS = {
+    2: "``(N, C, H, W)`` (or ``(C, H, W)``)",
+    3: "``(N, C, D, H, W)`` (or ``(C, D, H, W)``)",
+}
 
 
-def fractional_max_pool3d(
-    input: Tensor,
-    kernel_size: Size,
-    output_size: Optional[Size] = None,
-    output_ratio: Optional[Ratio] = None,
-    return_indices: bool = False,
-    _random_samples: Optional[Tensor] = None,
-) -> Tensor | tuple[Tensor, Tensor]:
-    """Fractional max pooling of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input to
-    ``output_size`` (or ``output_ratio`` of the input size)."""
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (input,) = float32_operands(input)
-    args = (kernel_size, output_size, output_ratio, return_indices, _random_samples)
-    return _fractional_max_pool(input, 3, *args, "fractional_max_pool3d")
+def _fractional_max_pool_of_rank(nd: int, always_indices: bool) -> Callable[..., Any]:
+    """The public ``fractional_max_pool{nd}d``, or with ``always_indices`` its
+    ``_with_indices`` twin that returns ``(output, indices)`` whatever ``return_indices``
+    says."""
+    name = f"fractional_max_pool{nd}d"
+
+    def fractional_max_pool(
+        input: Tensor,
+        kernel_size: Size,
+        output_size: Optional[Size] = None,
+        output_ratio: Optional[Ratio] = None,
+        return_indices: bool = False,
+        _random_samples: Optional[Tensor] = None,
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
+            (input,) = float32_operands(input)
+        indices = True if always_indices else return_indices
+        args = (kernel_size, output_size, output_ratio, indices, _random_samples)
+        return _fractional_max_pool(input, nd, *args, name)
+
+    if always_indices:
+        fractional_max_pool.__name__ = f"{name}_with_indices"
+        fractional_max_pool.__annotations__["return"] = "tuple[Tensor, Tensor]"
+        fractional_max_pool.__doc__ = f"``{name}`` returning ``(output, indices)``."
+    else:
+        fractional_max_pool.__name__ = name
+        fractional_max_pool.__doc__ = (
+            f"Fractional max pooling of {_LAYOUTS[nd]} input to ``output_size`` (or "
+            "``output_ratio`` of the input size)."
+        )
+    fractional_max_pool.__qualname__ = fractional_max_pool.__name__
+    return fractional_max_pool
 
 
-def fractional_max_pool2d_with_indices(
-    input: Tensor,
-    kernel_size: Size,
-    output_size: Optional[Size] = None,
-    output_ratio: Optional[Ratio] = None,
-    return_indices: bool = False,
-    _random_samples: Optional[Tensor] = None,
-) -> tuple[Tensor, Tensor]:
-    """``fractional_max_pool2d`` returning ``(output, indices)``."""
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (input,) = float32_operands(input)
-    args = (kernel_size, output_size, output_ratio, True, _random_samples)
-    return _fractional_max_pool(input, 2, *args, "fractional_max_pool2d")
-
-
-def fractional_max_pool3d_with_indices(
-    input: Tensor,
-    kernel_size: Size,
-    output_size: Optional[Size] = None,
-    output_ratio: Optional[Ratio] = None,
-    return_indices: bool = False,
-    _random_samples: Optional[Tensor] = None,
-) -> tuple[Tensor, Tensor]:
-    """``fractional_max_pool3d`` returning ``(output, indices)``."""
-    if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
-        (input,) = float32_operands(input)
-    args = (kernel_size, output_size, output_ratio, True, _random_samples)
-    return _fractional_max_pool(input, 3, *args, "fractional_max_pool3d")
+fractional_max_pool2d = _fractional_max_pool_of_rank(2, always_indices=False)
+fractional_max_pool3d = _fractional_max_pool_of_rank(3, always_indices=False)
+fractional_max_pool2d_with_indices = _fractional_max_pool_of_rank(2, always_indices=True)
+fractional_max_pool3d_with_indices = _fractional_max_pool_of_rank(3, always_indices=True)

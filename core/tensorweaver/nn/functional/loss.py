@@ -219,7 +219,10 @@ def _saved_operands(out: Tensor, grad_fn: str, saved: tuple) -> Tensor:
         operands.append(saved_operand(t, t._view_of is not None or t._alias_of is not None))
     node.operands = tuple(operands)
     if SAVED_TENSORS_HOOKS:  # (PyTorch's node packs what it saves: the class targets here)
-        pack_operands(node, saved)
+        if node.op == "function":  # (its ctx packed them, as _NllLoss: no version checks)
+            node.operands = ()
+        else:
+            pack_operands(node, saved)
     return out
 
 
@@ -606,7 +609,11 @@ class _NllLoss(tw.autograd.Function):
     and a scatter into zeros backward (torch:cpu, (80, 10000) float32: 248 against 85 us).
     Under ``create_graph`` the backward differentiates the composition instead. The targets
     and weights come as one ``(target, weight)`` pair: no gradient, and not inputs of the
-    node (the composition's gather keeps no reference to them either)."""
+    node (the composition's gather keeps no reference to them either). Inside
+    saved_tensors_hooks the ctx saves what PyTorch's NllLossBackward0 saves, in its order
+    (self, target, weight if any, total_weight: what the hooks see, backward reading what
+    unpack gives); else it saves ``x`` only, the loss's operand checks (``_saved_operands``)
+    watching the target and weight as PyTorch's node does."""
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, labels: tuple, reduction: str, ignore_index: int) -> Tensor:
@@ -614,14 +621,20 @@ class _NllLoss(tw.autograd.Function):
         backend = x.backend
         w = None if weight is None else weight.native
         loss, total = backend.nll_loss(x.native, target.native, w, reduction, ignore_index)
-        ctx.save_for_backward(x)
-        ctx.call = (labels, reduction, ignore_index, total)
+        total = Tensor(total, backend, x.dtype)
+        if SAVED_TENSORS_HOOKS:
+            ctx.save_for_backward(x, target, weight, total)
+        else:
+            ctx.save_for_backward(x)
+            ctx.labels = (target, weight, total)
+        ctx.call = (reduction, ignore_index)
         return Tensor(loss, backend, x.dtype)
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple:
-        (x,) = ctx.saved_tensors
-        (target, weight), reduction, ignore_index, total = ctx.call
+        saved = ctx.saved_tensors
+        x, target, weight, total = saved if len(saved) == 4 else (*saved, *ctx.labels)
+        reduction, ignore_index = ctx.call
         if tw.is_grad_enabled():  # create_graph: the gradient as a graph of core ops
             with tw.enable_grad():
                 stand = x.detach().requires_grad_()
@@ -631,7 +644,7 @@ class _NllLoss(tw.autograd.Function):
         backend = x.backend
         w = None if weight is None else weight.native
         native = backend.nll_loss_backward(
-            grad.native, x.native, target.native, w, reduction, ignore_index, total
+            grad.native, x.native, target.native, w, reduction, ignore_index, total.native
         )
         return Tensor(native, backend, x.dtype), None, None, None
 

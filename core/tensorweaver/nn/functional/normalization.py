@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import tensorweaver as tw
 from tensorweaver.contract.dtypes import SCALAR_TYPE_NAMES as _KERNEL_NAME
 from tensorweaver.nn.functional import half_norms
+from tensorweaver.nn.functional.conv import kernel_layout
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.elementwise import refuse_complex
@@ -512,6 +513,8 @@ def group_norm(
         grouped = input.reshape(input.shape[0], num_groups, size)
         y = _standardize(grouped, (2,), eps)[0].reshape(input.shape)
         y = _channel_affine(y, weight, bias)
+    if input.dim() in (4, 5):  # (torch's native_group_norm keeps a channels-last layout)
+        y = kernel_layout(y, input)
     return labelled(y, "NativeGroupNormBackward0", input, weight, bias)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tensorweaver.nn.functional.conv import kernel_layout
 from tensorweaver.ops.apply import labelled
 from tensorweaver.tensor import Tensor
 
@@ -9,6 +10,12 @@ from tensorweaver.tensor import Tensor
 def _check_factor(value: int, what: str, fn: str) -> None:
     if value <= 0:
         raise RuntimeError(f"{fn}: {what} must be positive, got {value}")
+
+
+def _layout_as(out: Tensor, input: Tensor, ranks: tuple[int, ...]) -> Tensor:
+    """``out`` laid out as torch's CPU kernel lays it out: channels-last where the input of
+    one of ``ranks`` suggests it (C order otherwise, and for other ranks)."""
+    return kernel_layout(out, input) if input.dim() in ranks else out
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
@@ -25,7 +32,8 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     x = input.reshape(*batch, c // (r * r), r, r, h, w)
     k = len(batch)
     x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
-    return labelled(x.reshape(*batch, c // (r * r), h * r, w * r), "PixelShuffleBackward0", input)
+    out = _layout_as(x.reshape(*batch, c // (r * r), h * r, w * r), input, (4,))
+    return labelled(out, "PixelShuffleBackward0", input)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -42,7 +50,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     k = len(batch)
     x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
-    out = x.reshape(*batch, c * r * r, h // r, w // r)
+    out = _layout_as(x.reshape(*batch, c * r * r, h // r, w // r), input, (4,))
     return labelled(out, "PixelUnshuffleBackward0", input)
 
 
@@ -58,7 +66,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
         )
     n, c, *rest = input.shape
     x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
-    return x.reshape(n, c, *rest)
+    return _layout_as(x.reshape(n, c, *rest), input, (4, 5))
 
 
 def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:

@@ -12,7 +12,7 @@ from typing import Optional
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
-from tensorweaver.nn.functional.conv import _ntuple
+from tensorweaver.nn.functional.conv import _ntuple, kernel_layout
 from tensorweaver.nn.functional.pooling import Size
 from tensorweaver.tensor import Tensor
 
@@ -85,7 +85,9 @@ def _max_unpool(
             "must come from the matching max pooling"
         )
     out = tw.zeros(*lead, total, dtype=input.dtype, device=input.device)
-    return out.scatter(len(lead), flat_idx, flat_in).reshape(*lead, *sizes)
+    out = out.scatter(len(lead), flat_idx, flat_in).reshape(*lead, *sizes)
+    # torch's max_unpool2d keeps a channels-last input's layout (its 1-D and 3-D: C order)
+    return kernel_layout(out, input) if nd == 2 and input.dim() == 4 else out
 
 
 def max_unpool1d(
