@@ -83,7 +83,11 @@ def _takes_mask(backend: Any) -> bool:
     kind = type(backend)
     found = _TAKES_MASK.get(kind)
     if found is None:
-        fused = getattr(backend, "fused_scaled_dot_product_attention", None)
+        # The class's method: tw.compile's recorder shadows the instance's with a wrapper of
+        # its own signature while it traces.
+        fused = getattr(kind, "fused_scaled_dot_product_attention", None)
+        if fused is None:
+            fused = getattr(backend, "fused_scaled_dot_product_attention", None)
         found = fused is not None and "mask" in inspect.signature(fused).parameters
         _TAKES_MASK[kind] = found
     return found
