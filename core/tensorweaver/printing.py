@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorweaver.autograd.view_regeneration import STALE_VIEWS, regenerate
 from tensorweaver.contract import dtypes
 
 #: PyTorch's profiles: precision, threshold, edgeitems, linewidth.
@@ -253,6 +254,8 @@ def tensor_repr(t: Any) -> str:
             else _Formatter(shown, t.dtype.is_floating_point)
         )
         body = _nested(host, indent, summarise, fmt)
+    if STALE_VIEWS:  # (a view a write missed shows its rebuilt grad_fn, as PyTorch's)
+        regenerate(t)
     if t._node is not None:
         suffixes.append(f"grad_fn=<{t._node.name}>")
     elif t.requires_grad:

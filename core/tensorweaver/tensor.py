@@ -65,6 +65,7 @@ from tensorweaver.autograd.node import (
     output_rewritten,
     saved_operand,
 )
+from tensorweaver.autograd.view_regeneration import STALE_VIEWS, forget, mark_stale, regenerate
 from tensorweaver.contract.dtypes import DType, bfloat16
 from tensorweaver.memory_formats import C_TESTS, c_test, preserved_order, takes_writes
 
@@ -517,6 +518,18 @@ def _root_requires_grad(t: Tensor) -> bool:
     return t.requires_grad
 
 
+def _note_missed(view: Tensor) -> None:
+    """A write missed ``view``, made with a graph (Tensor._count_apart_write): note it stale
+    unless it is already with the node it holds (the test inline: a write pays it for each
+    live view it misses), and let it require grad where its root gained a history."""
+    node = view._node
+    noted = STALE_VIEWS.get(id(view))
+    if noted is None or noted[1] is not node:
+        mark_stale(view)
+    if node is None and not view._requires_grad and view._dtype.kind in "fc":
+        view._requires_grad = _differentiable_root_requires_grad(view)
+
+
 def _differentiable_root_requires_grad(t: Tensor) -> bool:
     """Whether the root base of the view ``t`` requires grad, where every view between them is
     differentiable: not a ``view(dtype)`` of another item type (ops/views.py marks its write
@@ -625,14 +638,24 @@ class Tensor:
 
     def _legacy_init(self, args: tuple) -> None:
         """``tw.Tensor(*sizes)`` (zeros: there is no uninitialised memory), ``tw.Tensor(data)``
-        or ``tw.Tensor()``: a tensor of the default float dtype on the default device."""
+        or ``tw.Tensor()``: a tensor of the default float dtype on the default device;
+        ``tw.Tensor(t)`` of a tensor, an alias of ``t`` (its dtype and memory, in its graph
+        by ``AliasBackward0``), as PyTorch's."""
         from tensorweaver.ops import creation
 
         args = tuple(a for a in args if a is not None)
-        dtype = creation.get_default_dtype()
         if len(args) == 1 and isinstance(args[0], Tensor):
-            made = args[0].to(dtype)
-        elif len(args) == 1 and not isinstance(args[0], int):
+            from tensorweaver.ops.apply import apply, labelled
+
+            base = args[0]
+            identity = apply("identity", base.native, base.dtype, (base,))
+            graphed = labelled(identity, "AliasBackward0", base)
+            Tensor.__init__(self, base.native, base.backend, base.dtype)
+            self._share_memory_of(base)
+            self._node, self._requires_grad = graphed._node, base.requires_grad
+            return
+        dtype = creation.get_default_dtype()
+        if len(args) == 1 and not isinstance(args[0], int):
             made = creation.tensor(args[0], dtype=dtype)
         else:
             made = creation.zeros(args or (0,), dtype=dtype)
@@ -718,6 +741,8 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        if STALE_VIEWS:  # (a view a write missed: its node is rebuilt when next read)
+            regenerate(self)
         node = self._node
         if node is None:
             return True
@@ -727,6 +752,8 @@ class Tensor:
 
     @property
     def grad_fn(self) -> Any:
+        if STALE_VIEWS:
+            regenerate(self)
         node = self._node
         if node is None:
             return None
@@ -739,6 +766,8 @@ class Tensor:
         """Which output of its ``grad_fn`` this tensor is (0 for a leaf), as PyTorch's."""
         from tensorweaver.autograd.node import output_nr
 
+        if STALE_VIEWS:
+            regenerate(self)
         return output_nr(self._node)
 
     def is_floating_point(self) -> bool:
@@ -884,6 +913,8 @@ class Tensor:
         """Keep ``.grad`` on this non-leaf tensor after backward."""
         import weakref
 
+        if STALE_VIEWS:
+            regenerate(self)
         node = self._node
         if node is None:
             if not self._requires_grad:
@@ -905,6 +936,8 @@ class Tensor:
         returns replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
         from tensorweaver.autograd.hooks import register_hook
 
+        if STALE_VIEWS:
+            regenerate(self)
         if self._node.__class__ is _InvalidHistory:
             raise RuntimeError(self._node.message)  # type: ignore[union-attr]
         return register_hook(self, hook)
@@ -1033,6 +1066,8 @@ class Tensor:
     ) -> None:
         from tensorweaver.autograd.engine import backward
 
+        if STALE_VIEWS:
+            regenerate(self)
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # -- in place ---------------------------------------------------------------------------
@@ -1121,6 +1156,35 @@ class Tensor:
         through it raises as PyTorch's version counter makes it; a change of an op's input
         raises as in PyTorch.
         """
+        if (
+            self._node is None
+            and self._view_of is None
+            and not self._inference
+            and not isinstance(result, Tensor)
+        ):
+            # A bare array (an update, zero_'s zeros) into a tensor that is no view, has no
+            # history and is no inference tensor (p.data, p.grad): of the steps below, only
+            # the shape check, the store, the count and the write-back can apply
+            mine = self.native
+            c_ordered = C_TESTS.get(type(mine))
+            if (
+                c_ordered is not None
+                and c_ordered(mine)
+                and (op != "copy_" or self._views is None)
+                and result.shape == self._shape
+            ):
+                linked = self._alias_of is not None
+                if linked:
+                    kept = self._kept_values() if _HOST_SHARED else (mine, None)
+                    before = (kept, None, self._requires_grad, self._version)
+                if not self._store(result, op) and not _UNCOUNTED[0]:
+                    self._version += 1
+                INPLACE_CHANGES[0] += 1
+                if linked or self._views is not None:
+                    self._pass_on_or_undo(op, True, before if linked else None)
+                if SAVED_INTEGER_OUTPUTS and not _UNCOUNTED[0]:
+                    integer_output_changed(self, self._version - 1)
+                return self
         # PyTorch writes into an inference tensor outside the mode, then refuses (in its
         # version-counter bump, before the write is recorded in the graph): at the end here
         refused = (
@@ -1207,27 +1271,11 @@ class Tensor:
             self._version += 1  # storage: one version; a .data write: none, see _own_counter)
         INPLACE_CHANGES[0] += 1
         if linked or self._views is not None:
-            filling = op in _FILLS
-            if filling:
-                _FILLING[0] += 1
-            try:
-                # (a view that does not require grad, nor does its root base, changes its
-                # bases unrecorded, as PyTorch's, whose view requires grad through that root:
-                # a piece of a leaf that is itself a view, cut before its requires_grad_())
-                self._pass_on(
-                    recorded=self._view_of is None
-                    or self._requires_grad
-                    or _root_requires_grad(self)
-                )
-            except BaseException:
-                if linked:  # the base refused the write (PyTorch's overlap error): undo it
-                    kept, self._node, self._requires_grad, version = before
-                    self._put_back(kept)
-                    self._version = version
-                raise
-            finally:
-                if filling:
-                    _FILLING[0] -= 1
+            # (a view that does not require grad, nor does its root base, changes its bases
+            # unrecorded, as PyTorch's, whose view requires grad through that root: a piece of
+            # a leaf that is itself a view, cut before its requires_grad_())
+            recorded = view is None or self._requires_grad or _root_requires_grad(self)
+            self._pass_on_or_undo(op, recorded, before if linked else None)
         if view is not None and node is not None and not _UNCOUNTED[0]:
             _watch_view_result(self, node)
         if made_by is not None:
@@ -1240,6 +1288,25 @@ class Tensor:
         if refused:
             self._refuse_inference_update(op)
         return self
+
+    def _pass_on_or_undo(self, op: str, recorded: bool, before: tuple | None) -> None:
+        """:meth:`_pass_on` of ``_assign``'s write ``op``; where a base refuses it (PyTorch's
+        overlap error), this tensor is put back as ``before`` (kept values, node, flag,
+        version: None where it has no base) and the error raised."""
+        filling = op in _FILLS
+        if filling:
+            _FILLING[0] += 1
+        try:
+            self._pass_on(recorded)
+        except BaseException:
+            if before is not None:
+                kept, self._node, self._requires_grad, version = before
+                self._put_back(kept)
+                self._version = version
+            raise
+        finally:
+            if filling:
+                _FILLING[0] -= 1
 
     def _repeats_host_memory(self) -> bool:
         """Whether this tensor writes into host-shared memory where several of its elements
@@ -1594,16 +1661,22 @@ class Tensor:
                         view._lose_history(tracked)
                     if id(view) in _WRITING or (_HOST_SHARED and view._is_shared_view()):
                         continue
-                    view._count_apart_write()
+                    view._count_apart_write(tracked)
                 elif view._reread(t, entry[1], entry[2], counted):
                     todo.append((view, counted and not view._own_counter))
             t._views = alive or None
 
-    def _count_apart_write(self) -> None:
+    def _count_apart_write(self, tracked: bool | str) -> None:
         """A write into this view's base that missed this view: its values stand, but
-        PyTorch's counter, shared over the memory, moves; so for its own views and aliases."""
+        PyTorch's counter, shared over the memory, moves; so for its own views and aliases.
+        Each view made with a graph (``tracked``) is noted stale: PyTorch rebuilds its
+        ``grad_fn`` over the base's history when next read (autograd/view_regeneration.py),
+        whatever the grad mode of the write; a view of a root that gained a history by the
+        write requires grad now, as PyTorch's reads its base's flag."""
         if _UNCOUNTED[0]:
             return  # a write through .data: no counter sees it
+        if tracked is True:
+            _note_missed(self)
         todo = [self]
         while todo:
             t = todo.pop()
@@ -1614,6 +1687,8 @@ class Tensor:
                     continue
                 if (view._alias_of if entry[1] is None else (view._view_of or (None,))[0]) is t:
                     todo.append(view)
+                    if entry[2] is True and entry[1] is not None:
+                        _note_missed(view)
 
     def _lay_out_as_view(self) -> None:
         """After its change was written into its base: hold the base's view of the new values
@@ -1629,6 +1704,9 @@ class Tensor:
             and is_grad_enabled()
             and view[0].requires_grad
         )
+        if not regenerate and node is not None and node.__class__ is not _InvalidHistory:
+            if not _UNCOUNTED[0]:  # (grad off: rebuilt when next read, as PyTorch's)
+                mark_stale(self)
         shared = _HOST_SHARED and _writes_through(self)
         if shared and not regenerate:
             return
@@ -1680,6 +1758,8 @@ class Tensor:
             node = t._node
         old = self._node
         self._node = node
+        if STALE_VIEWS:
+            forget(self)
         if old is not None and old.__class__ is not _InvalidHistory and old.retained is not None:
             _move_retention(self, old, node)
 
@@ -1722,12 +1802,23 @@ class Tensor:
                     and not _UNCOUNTED[0]
                 ):
                     self._lose_history(tracked)  # type: ignore[arg-type]
-            elif tracked and base.requires_grad:
-                with enable_grad():
-                    made = read(base)
-                self._take_view_node(made)
-                self._requires_grad = made.requires_grad
-            else:
+            elif tracked and base.requires_grad and counted and not _UNCOUNTED[0]:
+                # (inference_mode records nothing; a no_grad write (an optimizer step) into
+                # the base of a view with a history: rebuilt when next read, as PyTorch's)
+                if is_inference_mode_enabled() or (
+                    not is_grad_enabled() and self._requires_grad and self._node.__class__ is Node
+                ):
+                    with no_grad():
+                        made = read(base)
+                    noted = STALE_VIEWS.get(id(self))
+                    if noted is None or noted[1] is not self._node:
+                        mark_stale(self)
+                else:
+                    with enable_grad():
+                        made = read(base)
+                    self._take_view_node(made)
+                    self._requires_grad = made.requires_grad
+            else:  # (a write through .data moves no version this view shares: as it was)
                 with no_grad():
                     made = read(base)
             native = made.native

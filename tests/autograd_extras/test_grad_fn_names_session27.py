@@ -83,17 +83,6 @@ MISSED: dict[str, Program] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="grad_fn names (values and gradients match): views of a base that an in-place "
-    "write missed keep their node (SliceBackward0...); torch regenerates each "
-    "(AsStridedBackward0 over the base's new history), lazily, when the view's grad_fn is "
-    "next read. Eager regeneration in core/tensorweaver/tensor.py _count_apart_write (tried "
-    "this session) re-ran the view op of every live view at every write (quadratic: 64 kept "
-    "row views written in turn went from ~13 ms to 44 ms, 256 rows to 1-2 s) and recorded "
-    "nothing under inference_mode (a LOUD regression). Fix: mark the view stale there and "
-    "regenerate in Tensor.grad_fn/_node readers, as torch's VariableHooks::grad_fn does.",
-)
 def test_views_a_write_missed_are_regenerated(spec: str) -> None:
     same_each(MISSED, spec)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable
 
-import pytest
 from snippet_outcomes import grad_fn_name, leaf, same, same_each, walk
 
 SHAPES = ((), (3,), (2, 3))
@@ -128,14 +127,5 @@ def test_dist_node_name(backend: str) -> None:
     same(lambda m: _dist(m, grad_fn_name), backend)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="grad_fn.next_functions of tw.dist: torch's DistBackward0 leads to both inputs' "
-    "nodes (AccumulateGrad, MulBackward0); ours to the SubBackward0 of the composite "
-    "norm(input - other). Cause: core/tensorweaver/autograd/grad_fn.py _whole/_inputs_within "
-    "take a labelled node whose recorded inputs outnumber its own for the node's own op over "
-    "the whole composite's inputs (cosine_similarity's case). Fix: tell those apart by the "
-    "label (a label naming the composite, not the primitive, shows the recorded edges).",
-)
 def test_dist_node_edges(backend: str) -> None:
     same(lambda m: _dist(m, walk), backend)

@@ -106,21 +106,8 @@ def test_packed_indices_changed_in_place(spec: str) -> None:
     same_each(_changed_programs(CHANGED), spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (the gradient goes where the given index says, not the unpacked one): for "
-    "x[idx], x[:, idx] (IndexBackward0), take (TakeBackward0) and embedding on torch:cpu "
-    "(its fused node's Resaved index, nn/functional/sparse.py), whose index is remade by an "
-    "ops.index.Remade, the unpack hook's result for the saved index is checked and dropped "
-    "(torch's backward indexes with it). Cause: core/tensorweaver/ops/index.py Remade: "
-    "its make closure reads the index tensors its caller gave, so "
-    "autograd/graph.py unpack_operands cannot remake the index from the unpacked ones (it "
-    "does for nodes without a Remade); so their packed index is still version-checked "
-    "(changed in place after packing: RuntimeError, torch reads what unpack gives). Fix: "
-    "have Remade.make take the given tensors as arguments (make(*given), Remade.index "
-    "passing self.given), then let unpack_operands call make with the unpacked values and "
-    "graph.py _reads_unpacked hold for these nodes too.",
-)
+# (fixed, session 28: ops/index.py Remade.make takes the unpacked index, autograd/graph.py
+# unpack_operands; embedding's index changed in place on torch:cpu: test_index_unpack_session28)
 def test_remade_indices_read_the_unpacked_index(spec: str) -> None:
     cases = {
         "getitem": (lambda m, x: x[m.tensor([2, 0])], [1, 1]),
@@ -129,12 +116,7 @@ def test_remade_indices_read_the_unpacked_index(spec: str) -> None:
         "embedding": (lambda m, x: m.nn.functional.embedding(m.tensor([2, 0]), x), [3, 3]),
     }
     programs = {k: (lambda m, c=c, v=v: _replaced(m, c, v)) for k, (c, v) in cases.items()}
-    changed = _changed_programs(
-        {
-            "getitem": lambda m, x, g: x[g[0]],
-            "embedding": lambda m, x, g: m.nn.functional.embedding(g[0], x),
-        }
-    )
+    changed = _changed_programs({"getitem": lambda m, x, g: x[g[0]]})
     same_each({**programs, **changed}, spec)
 
 

@@ -234,9 +234,6 @@ def _data_ops(m: Any) -> dict[str, Callable[[Any], Any]]:
 #: the output array itself, so a write through the output's .data does not reach them.
 _DATA_NOT_SEEN = {
     "prod": "prod's rule computes from its input, not from the output's array",
-    "norm": "the 2-norm's last node is a where over a sqrt (ops/reduce.py _root): the sqrt "
-    "node keeps its own output, which the write does not replace",
-    "logsumexp": "logsumexp is a decomposition (ops/reduce.py) whose rules read their inputs",
 }
 
 

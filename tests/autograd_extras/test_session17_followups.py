@@ -141,12 +141,12 @@ def _written_through_data(m: Any, op: Callable[[Any, Any], Any]) -> list:
 _DATA_WRITES = {
     "softmax": lambda m, x: x.softmax(1),
     "log_softmax": lambda m, x: x.log_softmax(0),
-}
-#: Composites whose gradient reads intermediate values, not the output torch's node reads.
-_DATA_WRITES_UNSEEN = {
     "norm(dim)": lambda m, x: x.norm(dim=0),
     "vector_norm": lambda m, x: m.linalg.vector_norm(x, dim=1),
     "std(dim)": lambda m, x: x.std(0),
+}
+#: Composites whose gradient reads intermediate values, not the output torch's node reads.
+_DATA_WRITES_UNSEEN = {
     "linalg.inv": lambda m, x: m.linalg.inv(x),
     "logcumsumexp": lambda m, x: x.logcumsumexp(1),
     "cdist": lambda m, x: m.cdist(x, x * 2 + 1),

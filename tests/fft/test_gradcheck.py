@@ -21,7 +21,8 @@ MANY = {"s": (3, 4), "dim": (0, -1), "norm": "forward"}
 
 
 def _real_out(y: Any) -> Any:
-    return tw.view_as_real(y) if y.dtype.is_complex else y
+    # (resolved: ihfft's result is a conjugate view, as PyTorch's, which view_as_real refuses)
+    return tw.view_as_real(y.resolve_conj()) if y.dtype.is_complex else y
 
 
 def _transform(name: str) -> Callable[..., Any]:

@@ -474,7 +474,7 @@ def host(value: Any) -> np.ndarray:
         if value.dtype == torch.bfloat16:
             value = value.float()
         return value.numpy()
-    value = value.detach()
+    value = value.detach().resolve_conj().resolve_neg()  # (ifft/ihfft's conjugate views)
     if value.dtype == tw.bfloat16:
         value = value.float()
     return np.asarray(value.cpu().numpy())

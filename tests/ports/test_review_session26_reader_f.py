@@ -2119,15 +2119,6 @@ def _names_after_missed_write(m: Any) -> tuple:
     return [_name(t) for t in (*pieces, a, c)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (grad_fn names only; values and gradients match): views of a base that "
-    "an in-place write missed (b[:2] after b[3].add_(10), tensor_split pieces) keep "
-    "SliceBackward0 (torch regenerates every view of the written base: AsStridedBackward0, "
-    "lazily). Cause: core/tensorweaver/tensor.py _count_apart_write (moves the counter, keeps "
-    "the node). Fix: mark the view stale and regenerate its node when next read (an eager "
-    "regeneration was quadratic in live views: see test_grad_fn_names_session27.py).",
-)
 def test_grad_fn_names_after_a_missed_write(spec: str) -> None:
     same_each({"missed_write": _names_after_missed_write}, spec)
 

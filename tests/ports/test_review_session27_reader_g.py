@@ -316,15 +316,6 @@ def _channels_last(m: Any) -> tuple:
 MISSED["channels_last"] = _channels_last
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="grad_fn names only (values and gradients match): views of a base that an "
-    "in-place write missed keep their node where torch regenerates it lazily "
-    "(AsStridedBackward0 over the new history). This session's eager regeneration in "
-    "core/tensorweaver/tensor.py _count_apart_write was withdrawn before landing (quadratic "
-    "in live views, and no node under inference_mode: this reader's findings). Fix: mark "
-    "the view stale there and regenerate when its grad_fn is next read.",
-)
 def test_views_a_write_missed(spec: str) -> None:
     same_each(MISSED, spec)
 
@@ -1130,17 +1121,6 @@ def _data_write(leaf_base: bool) -> Callable:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (grad_fn names; pre-existing, HEAD too): a write through .data (which "
-    "bumps no version) into a part of the base a view does not see renames the view's "
-    "node AsStridedBackward0; torch keeps SelectBackward0 (no version moved: nothing to "
-    "regenerate). Cause: core/tensorweaver/tensor.py _reread, branch 'elif tracked and "
-    "base.requires_grad' (reached from _refresh_views of the .data write, whose region is "
-    "the alias's, so the view is not found apart) re-takes the view's node with no "
-    "_UNCOUNTED[0]/counted test, unlike the branch above it. Fix: take the new node there "
-    "only where counted and not _UNCOUNTED[0] (else re-read the values alone).",
-)
 def test_views_after_data_writes(spec: str) -> None:
     same_each({"leaf": _data_write(True), "non_leaf": _data_write(False)}, spec)
 
@@ -1199,15 +1179,6 @@ def _scatter_value(m: Any) -> tuple:
     return x.grad, walk(out.grad_fn, 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (grad_fn name and edges; pre-existing): scatter with a float value is "
-    "torch's ScatterBackward1 with one edge (self's); tw names it ScatterBackward0 with a "
-    "second (None) edge for the value filled in. Cause: core/tensorweaver/ops/index.py "
-    "scatter (the value overload builds src as a tensor and records the tensor overload). "
-    "Fix: label the value overload's result ops.apply.labelled(out, 'ScatterBackward1', "
-    "input).",
-)
 def test_scatter_value_node(spec: str) -> None:
     same_each({"value": _scatter_value}, spec)
 
@@ -1248,21 +1219,6 @@ def _missed_in_inference_mode(m: Any) -> tuple:
     return x.grad, walk(v.grad_fn, 2), v.requires_grad
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LOUD (REGRESSION of this session: HEAD gave torch's gradient, under the older "
-    "name SelectBackward0): a write under "
-    "inference_mode() into a part of a base that a view does not see leaves the view with "
-    "requires_grad True, grad_fn None and is_leaf True, and (v * v).sum().backward() raises "
-    "'element 0 of tensors does not require grad'; torch regenerates v's grad_fn "
-    "(AsStridedBackward0 over the base's node) when it is next read, outside inference "
-    "mode, and gives x its gradient. Cause: core/tensorweaver/tensor.py _regenerate_apart "
-    "replays the view op under enable_grad(), which does not leave inference mode: the "
-    "replay records nothing, and _take_view_node takes its None node. Fix: under inference "
-    "mode leave the view's node as it is (or regenerate lazily, when the view's node is "
-    "next read, as torch does; that also removes the quadratic cost of eager regeneration "
-    "reported with this file).",
-)
 def test_views_a_write_in_inference_mode_missed(spec: str) -> None:
     same_each({"inference_mode": _missed_in_inference_mode}, spec)
 
@@ -1283,19 +1239,6 @@ def test_dist_nodes(spec: str) -> None:
     same_each({f"p{p}": _dist_node(p) for p in (1, 2, float("inf"), -float("inf"))}, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (grad_fn edges and hook arguments; dist labelled this session): torch.dist "
-    "with p other than 1, 2 and +-inf (p=3, p=0.5) is DistBackward0 with two edges (input's "
-    "and other's) and its node hook gets two grad_inputs; tw's DistBackward0 has one edge "
-    "(SubBackward0, the difference) and its hook one grad_input. Cause: "
-    "core/tensorweaver/ops/spellings.py dist labels rd.norm(input - other, p), whose last "
-    "node for a general p takes the difference alone; autograd/grad_fn.py _inputs_within "
-    "returns False where the label's inputs (input, other) outnumber the node's parents, "
-    "so _whole shows the node's own edges. Fix: in dist, build the general-p norm as a "
-    "composite whose labelled last step lines up with (input, other) as for p=2, or let "
-    "_inputs_within accept labelled inputs reached through the node's one parent.",
-)
 def test_dist_nodes_of_other_orders(spec: str) -> None:
     same_each({f"p{p}": _dist_node(p) for p in (3, 0.5)}, spec)
 
@@ -1362,20 +1305,6 @@ def test_packed_indices_written_after(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LOUD (torch computes, tw raises 'modified by an in-place operation'): under "
-    "saved_tensors_hooks, an index written in place after the forward (index.zero_()) for "
-    "advanced indexing x[idx], take, index_add (and embedding on torch:cpu): torch checks "
-    "no version of a packed tensor and backward reads the unpacked (written) index; tw "
-    "still version-checks it (gather, index_select, scatter_add, nll_loss's target, "
-    "max(dim)'s and sort's indices are handled as torch). Cause: "
-    "core/tensorweaver/autograd/graph.py pack_operands drops node.operands (the version "
-    "check) only where _reads_unpacked(node) (take/gather/scatter/scatter_add nodes with a "
-    "2-item saved tuple); x[idx]'s, take's and index_add's nodes keep other saved tuples. "
-    "Fix: with the unpacked-index reading of these nodes (see "
-    "test_unpacked_indices_of_take_and_indexing), drop their operands' version checks too.",
-)
 def test_packed_indices_of_take_and_indexing_written_after(spec: str) -> None:
     same_each(
         {

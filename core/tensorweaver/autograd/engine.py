@@ -40,10 +40,12 @@ from tensorweaver.autograd.mode import _restore, _switched, enable_grad, set_gra
 from tensorweaver.autograd.node import (
     CHANGED_OUTPUTS,
     INPLACE_CHANGES,
+    STALE_VIEWS,
     Node,
     Slot,
     check_output_unchanged,
     gathered,
+    regenerate_inputs,
 )
 from tensorweaver.memory_formats import contiguous_format
 from tensorweaver.ops.apply import labelled
@@ -252,6 +254,8 @@ def run(
 ) -> dict:
     """Propagate ``grads`` from ``roots``. Without ``targets``, leaf gradients accumulate into
     ``.grad``; with them, the gradients of ``targets`` are returned in a dict by id."""
+    if STALE_VIEWS:  # (a view a write missed starts or ends here with its rebuilt grad_fn)
+        regenerate_inputs((*roots, *(targets or ())))
     node_grads: dict[Node, Any] = {}  # nodes hash by identity
     leaf_grads: dict[int, Any] = {}  # tensors by id: their == is elementwise
     leaves: dict[int, Tensor] = {}

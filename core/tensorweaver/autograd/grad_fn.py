@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any, Callable
 
 from tensorweaver.autograd.hooks import NODE_POSTHOOKS, NODE_PREHOOKS, _replaced
-from tensorweaver.autograd.names import grad_fn_name
+from tensorweaver.autograd.names import BY_OPERANDS, grad_fn_name
 from tensorweaver.autograd.node import HOOKED_ACCUMULATORS, ViewChange, output_nr
 from tensorweaver.ops.composite import REFERENCE_OF, fill_slots
 
@@ -96,7 +96,7 @@ def pytorch_inputs(node: Any) -> tuple | None:
         slots = node.saved[4]
         return parents if slots is None else fill_slots(slots, parents)
     edges = getattr(node, "edges", None)  # (a node replayed by tw.compile has none)
-    return parents if edges is None or _whole(node) else through_views(edges)
+    return parents if edges is None or shows_own_inputs(node) else through_views(edges)
 
 
 def kept_inputs(node: Any) -> tuple | None:
@@ -178,6 +178,8 @@ class GradFn:
             kernel, rank = _fused_kind(node)
             if kernel in _FUSED_STEPS:
                 return _FUSED_STEPS[kernel](rank, inputs)
+            if kernel == "dropout":  # (PyTorch's node: the mul by the mask, no gradient there)
+                inputs = (*inputs, None)
         elif node.label is not None and node in REFERENCE_OF:
             kernel, rank = REFERENCE_OF[node]
             if kernel in _FUSED_STEPS:  # (the composite's inputs: the edges labelled set)
@@ -387,8 +389,10 @@ def grad_fn_of(node: Any) -> GradFn:
 def _whole(node: Any) -> bool:
     """Whether ``node``'s own rule is PyTorch's node: a primitive, a fused op whose PyTorch
     node is the whole op or an autograd.Function, not the last step of a composite that
-    ``ops.apply.labelled`` named (its label then differs from its primitive's own name, or
-    the op's inputs it recorded are the node's less some: :func:`_inputs_within`)."""
+    ``ops.apply.labelled`` named. A label names either the node's own op (its primitive's
+    name, or an autograd.Function over the op's inputs): the node is PyTorch's, unless it has
+    inputs PyTorch's lacks (:func:`_inputs_beside`); or a composite ending here, or another
+    overload of the op: PyTorch's node has the inputs the label recorded."""
     label = node.label
     if node.parents is None:  # (released by backward: it runs no more, nor its hooks)
         return True
@@ -397,34 +401,74 @@ def _whole(node: Any) -> bool:
     if label is None or (node.op, label) in _ONE_STEP:
         return True
     edges = getattr(node, "edges", None)
-    if edges is not None and _inputs_within(edges, node.parents):
+    if edges is None:  # (a node replayed by tw.compile has none)
+        return node.op == "function" or _own_name(node) == label
+    if not _names_own_op(node, edges):
         return False
-    if node.op == "function":
-        return True
-    node.label = None  # (the primitive's own name: read with the label set aside)
+    return not _inputs_beside(edges, node.parents)
+
+
+def shows_own_inputs(node: Any) -> bool:
+    """Whether PyTorch's node for the labelled ``node`` (not yet released) has the node's own
+    inputs, not those its label recorded (:func:`pytorch_inputs`: a fused op's recorded ones
+    are PyTorch's)."""
+    return node.op != "fused" and _whole(node)
+
+
+def _own_name(node: Any) -> str:
+    """``node``'s primitive's own name, read with its label set aside (kept per op where it
+    does not depend on the operands: asked once per backward of a dropout)."""
+    op = node.op
+    name = _OWN_NAMES.get(op)
+    if name is not None:
+        return name
+    label = node.label
+    node.label = None
     try:
-        return grad_fn_name(node) == label
+        name = grad_fn_name(node)
     finally:
         node.label = label
+    if op not in BY_OPERANDS:
+        _OWN_NAMES[op] = name
+    return name
 
 
-def _inputs_within(edges: tuple, parents: tuple) -> bool:
-    """Whether the inputs ``ops.apply.labelled`` recorded line up with the node's own and
-    differ: each the node's input at its place or what a reshape there was made of (PyTorch's
-    op reads it as it is), the node having more inputs besides (an index, an output the
-    composite made). (A label whose inputs do not line up names the node's own op over
-    inputs of the whole composite, cosine_similarity's sum: its own inputs are PyTorch's.)"""
+#: The own name of each op met whose name does not depend on its operands.
+_OWN_NAMES: dict[str, str] = {}
+
+
+def _names_own_op(node: Any, edges: tuple) -> bool:
+    """Whether ``node``'s label names its own op: its primitive's name (dropout's mul by its
+    mask), or, for an autograd.Function (whose own name is its class's, never PyTorch's), a
+    label over inputs all of which that needs a gradient are the Function's (ctc_loss's; not
+    dist's, whose recorded inputs are those of the subtraction before its norm)."""
+    if node.op != "function":
+        return _own_name(node) == node.label
+    parents = node.parents
+    return all(e is None or any(e is p for p in parents) for e in edges)
+
+
+def _inputs_beside(edges: tuple, parents: tuple) -> bool:
+    """Whether a node whose label names its own op has inputs PyTorch's node (over the
+    recorded ``edges``) lacks: the recorded inputs line up with the node's own, each the
+    node's input at its place or what a reshape there was made of (PyTorch's op reads it as
+    it is, and then lacks the reshape), and the node has more inputs besides that need a
+    gradient (an output the composite made: index_reduce's). (More inputs that need none are
+    PyTorch's too: a mask a mul takes, None in its ``next_functions``.)"""
     if len(edges) > len(parents):
         return False
-    differ = len(edges) < len(parents)
+    beside = False
+    for i in range(len(edges), len(parents)):
+        if parents[i] is not None:
+            beside = True
     for edge, parent in zip(edges, parents):
         if edge is parent:
             continue
         above = parent.parents if getattr(parent, "op", None) == "reshape" else None
         if not above or above[0] is not edge:  # (None too: freed by a backward through it)
             return False
-        differ = True
-    return differ
+        beside = True
+    return beside
 
 
 def _on_pytorch_step(node: Any, hook: Callable) -> Callable | None:

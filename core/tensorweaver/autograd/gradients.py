@@ -151,8 +151,9 @@ def _pow(node: Any, g: Tensor) -> tuple:
     b; 0 ** -1 gives inf * -inf = -inf, not NaN)."""
     a, b = node.inputs
     ga = gb = None
-    # The operands given as Python numbers (PowBackward0 / PowBackward2), None for tensors
-    base, p = node.saved or (None, None)
+    # A number exponent (PowBackward0), else the result's array (ops/elementwise.py pow)
+    saved = node.saved
+    p = saved[1] if type(saved) is tuple else None
     if _needs(node, 0) and p is not None:
         # As PyTorch's: zeros for a 0 exponent, else a ** (p - 1) with p - 1 a number, whose
         # 0 gives ones (0j ** tensor(0) is NaN)
@@ -164,9 +165,9 @@ def _pow(node: Any, g: Tensor) -> tuple:
         ga = ew.mul(g, _c(ew.mul(b, ew.pow(a, ew.sub(b, 1)))))
         ga = ew.where(ew.eq(b, 0), 0.0, ga)
     if _needs(node, 1):
-        # A number base stays one: 1 ** z is 1 (PyTorch reads its result), not NaN at z = NaN
-        base = a if base is None else base
-        out = ew.pow(base, b)
+        # The result PyTorch's node saved (a .data write changes it; a number base of 1 gives
+        # 1, not NaN at z = NaN), attached to this node for create_graph, as PyTorch's
+        out = _saved_result(node, saved, g.dtype)
         real_and_nonnegative = ew.ge(_real(b), 0)
         if b.dtype.is_complex:
             real_and_nonnegative = ew.logical_and(ew.eq(_imag(b), 0), real_and_nonnegative)
@@ -176,6 +177,15 @@ def _pow(node: Any, g: Tensor) -> tuple:
         # g times the masked derivative (not the mask of g * it): -0.0 where g < 0, as PyTorch
         gb = ew.mul(g, ew.where(zero, 0.0, _c(ew.mul(out, log_a))))
     return ga, gb
+
+
+def _saved_result(node: Any, native: Any, dtype: Any) -> Tensor:
+    """The output array ``native`` that ``node`` kept (its ``dtype``: the output's, which may
+    not be its first input's), attached to ``node`` as PyTorch's unpacked saved result is."""
+    out = Tensor(native, node.inputs[0].backend, dtype)
+    out._node = node
+    out._requires_grad = True
+    return out
 
 
 def _extremum(node: Any, g: Tensor) -> tuple:
@@ -414,6 +424,22 @@ def _product_of_others(x: Tensor, axes: tuple[int, ...]) -> Tensor:
     after = mv.flip(cumprod(mv.flip(mv.pad_dims(flat, [*edge, (-1, 1)], 1), -1), -1), -1)
     others = mv.reshape(ew.mul(before, after), moved.shape)
     return mv.permuted(others, tuple(perm.index(d) for d in range(x.ndim)))
+
+
+def _logsumexp(node: Any, g: Tensor) -> tuple:
+    """exp(x - result) g, with the result the node kept (reduced dims kept: ops/reduce.py
+    ``_saving_result``), as PyTorch's LogsumexpBackward0 reads its saved result."""
+    x = node.inputs[0]
+    out = _saved_result(node, node.saved, g.dtype)
+    return (ew.mul(g, _c(ew.exp(ew.sub(x, out)))),)
+
+
+def _two_norm(node: Any, g: Tensor) -> tuple:
+    """x g / result, 0 where the result is 0: PyTorch's 2-norm backward, from the result the
+    node kept (as ``_logsumexp``'s)."""
+    x = node.inputs[0]
+    norm = _saved_result(node, node.saved, g.dtype)
+    return (ew.mul(x, ew.where(ew.eq(norm, 0), 0.0, ew.div(g, norm))),)
 
 
 def _extreme(node: Any, g: Tensor) -> tuple:
@@ -705,6 +731,8 @@ GRADIENTS: dict[str, Rule] = _RuleTable(
         "identity": _identity,
         "sum": _sum,
         "prod": _prod,
+        "logsumexp": _logsumexp,
+        "linalg_vector_norm": _two_norm,
         "max": _extreme,
         "min": _extreme,
         "cumsum": _cumsum,

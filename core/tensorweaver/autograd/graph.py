@@ -120,6 +120,7 @@ def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
 #: keeps ``(axes, keepdim, output)``, also max()'s and min()'s).
 _KEEP_OUTPUT: dict[str, int | None] = {
     **dict.fromkeys(("exp", "tanh", "sqrt", "sigmoid", "expm1", "reciprocal", "rsqrt")),
+    **dict.fromkeys(("logsumexp", "linalg_vector_norm")),  # (ops/reduce.py _saving_result)
     "relu": 0,
     "max": 2,
     "min": 2,
@@ -184,7 +185,7 @@ def pack_operands(node: _GraphNode, tensors: tuple) -> None:
             for t in tensors
             if t is not None and not t.dtype.is_floating_point and not t.dtype.is_complex
         ]
-    if len(values) == len(node.operands) == 1 and _reads_unpacked(node):
+    if len(values) == len(node.operands) and _reads_unpacked(node, len(values)):
         node.operands = ()  # (PyTorch checks no version of a saved tensor that was packed)
     if values:
         key = id(node)
@@ -198,14 +199,24 @@ def unpack_operands(node: _GraphNode) -> Any:
     """``node.saved`` as its rule reads it once the unpack hook ran on what
     :func:`pack_operands` packed for ``node``, as PyTorch's backward reads what unpack gives
     for each saved variable: a take, gather or scatter node's index made from the unpacked
-    one. (Other nodes read what they kept: an index derived from several given ones, or
-    remade by an ``ops.index.Remade``.)"""
+    one, or remade from the unpacked ones by its ``ops.index.Remade`` (``x[i]``, take; a
+    fused embedding's inputs, through its ``Resaved``). (Other nodes read what they kept.)"""
     unpack, values = PACKED_OPERANDS[id(node)]
     given = [_checked(unpack(packed.value)) for packed in values]
     saved = node.saved
-    if len(given) == 1 and _reads_unpacked(node):
+    if not _reads_unpacked(node, len(given)):
+        return saved
+    if node.op in _SAVE_INDEX and len(saved) == 2:
         return saved[0], _index_read(node, given[0], values[0].shape, saved[0], saved[1])
-    return saved
+    for value, packed in zip(given, values):
+        _same_shape(node, value, packed.shape)
+    remade = _remade(node)
+    unpacked = iter(given)  # (in order: the node packed the given tensors, arrays kept)
+    over = remade.over([next(unpacked) if isinstance(t, Tensor) else t for t in remade.given])
+    if node.op in _SAVE_INDEX:
+        return saved[0], saved[1], over
+    name, resaved, *rest = saved
+    return (name, type(resaved)(resaved.saved, resaved.slot, over), *rest)
 
 
 #: The ops whose node keeps ``(dim, index)``: its caller's index as int64 in the kept shape,
@@ -213,10 +224,27 @@ def unpack_operands(node: _GraphNode) -> Any:
 _SAVE_INDEX = frozenset(("take", "gather", "scatter", "scatter_add"))
 
 
-def _reads_unpacked(node: _GraphNode) -> bool:
-    """Whether ``node``'s rule reads what unpack gives for the one index it saves (else it
-    reads the values it kept, whose versions backward still checks)."""
-    return node.op in _SAVE_INDEX and len(node.saved) == 2
+def _remade(node: _GraphNode) -> Any:
+    """The ``ops.index.Remade`` that remakes ``node``'s index from its caller's index tensors:
+    a take, gather or scatter node's, or a fused node's (its ``Resaved``'s); else None."""
+    saved = node.saved
+    if node.op in _SAVE_INDEX:
+        return saved[2] if len(saved) == 3 else None
+    if node.op == "fused":
+        from tensorweaver.ops.composite import Resaved
+
+        return saved[1].remade if type(saved[1]) is Resaved else None
+    return None
+
+
+def _reads_unpacked(node: _GraphNode, count: int) -> bool:
+    """Whether ``node``'s rule reads what unpack gives for the ``count`` index tensors it
+    saves: the one index it keeps, or all those its ``ops.index.Remade`` remakes its index
+    from (else it reads the values it kept, whose versions backward still checks)."""
+    if node.op in _SAVE_INDEX and len(node.saved) == 2:
+        return count == 1
+    remade = _remade(node)
+    return remade is not None and count == sum([isinstance(t, Tensor) for t in remade.given])
 
 
 def _index_read(node: _GraphNode, value: Tensor, shape: tuple, dim: int, kept: Tensor) -> Tensor:
@@ -232,17 +260,23 @@ def _index_read(node: _GraphNode, value: Tensor, shape: tuple, dim: int, kept: T
             f"{node.name}: the saved_tensors_hooks unpack hook returned a {value.dtype.name} "
             "tensor for a saved index; return an integer (int64) tensor"
         )
-    if (tuple(value.shape) or (1,)) != (tuple(shape) or (1,)):  # (no reshaping; 0-d as 1-d)
+    _same_shape(node, value, shape)
+    index = value.long().reshape(kept.shape)
+    indexed = node.inputs[0].shape
+    check_index(node.name, index, indexed[dim] if indexed else 1, dim)  # (0-d: one element)
+    return index
+
+
+def _same_shape(node: _GraphNode, value: Tensor, shape: tuple) -> None:
+    """Refuse ``value``, what unpack returned for a saved index of ``shape``, in another
+    shape (none is reshaped; 0-d counts as 1-d)."""
+    if (tuple(value.shape) or (1,)) != (tuple(shape) or (1,)):
         raise RuntimeError(
             f"{node.name}: the saved_tensors_hooks unpack hook returned an index of shape "
             f"{list(value.shape)} for one of shape {list(shape)}: Index tensor must have the "
             "same number of dimensions and sizes as the one saved; return one of the shape "
             "the hook was given"
         )
-    index = value.long().reshape(kept.shape)
-    indexed = node.inputs[0].shape
-    check_index(node.name, index, indexed[dim] if indexed else 1, dim)  # (0-d: one element)
-    return index
 
 
 def unpacked(node: _GraphNode) -> tuple:

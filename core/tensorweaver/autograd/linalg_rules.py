@@ -5,11 +5,12 @@
 The formulas are PyTorch's (``torch/csrc/autograd/FunctionsManual.cpp``), written with
 tensor ops so they run on every backend and differentiate again. A factorization's node
 packs its outputs (``tensorweaver.linalg.primitives``): :func:`outputs` and
-:func:`output_grads` unpack them, the gradient of an unused output being zeros. Where
-PyTorch's formula divides by eigenvalue or singular-value gaps, a zero numerator stays zero
-(``linalg._shared.gap_divide``), as an undefined gradient does there: eigenvalues alone are
-differentiable at repeated eigenvalues, eigenvectors are not (inf or NaN, as in PyTorch).
-eig's formula is ``tensorweaver.linalg.eig_gradient``'s, shared with a backend's whole eig.
+:func:`output_grads` unpack them, the gradient of an unused output being zeros. eigh's and
+svd's rules take an all-zero eigenvector (singular-vector) gradient for PyTorch's undefined
+one, whose terms PyTorch skips: eigenvalues alone stay differentiable at repeated
+eigenvalues, while a gradient through the vectors there is inf or NaN, as PyTorch's
+division by the gaps gives. eig's formula is ``tensorweaver.linalg.eig_gradient``'s, shared
+with a backend's whole eig.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from typing import Any, Callable
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
-from tensorweaver.linalg._shared import eye_like, gap_divide, mH, mT
+from tensorweaver.linalg._shared import eye_like, is_given, mH, mT
 from tensorweaver.linalg.eig_gradient import eig_backward
 from tensorweaver.linalg.factorizations import unpack
 from tensorweaver.linalg.fused_backward import function_backward, output_backward, outputs_backward
 from tensorweaver.linalg.primitives import output_grads, outputs, saved
 from tensorweaver.linalg.solvers import cholesky_solve_value, solve_triangular
 from tensorweaver.ops import complex as cx
+from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
@@ -43,15 +45,6 @@ def _needs(node: Any, i: int) -> bool:
 def _skew(x: Tensor) -> Tensor:
     """x - x^H: twice the skew-Hermitian part."""
     return ew.sub(x, mH(x))
-
-
-def _off_diagonal(x: Tensor) -> Tensor:
-    """``x`` with a zero diagonal: a complex skew-Hermitian matrix's imaginary diagonal,
-    which the phase-invariant losses PyTorch allows make zero, over a zero gap."""
-    if not x.dtype.is_complex:
-        return x  # its diagonal is zero already
-    eye = eye_like(x, x.shape[-1]).to(dtypes.bool_)
-    return ew.where(eye, 0.0, x)
 
 
 def _tri_solve_right(a: Tensor, b: Tensor, upper: bool, unit: bool = False) -> Tensor:
@@ -88,14 +81,61 @@ def _solve_triangular(node: Any, g: Tensor) -> tuple:
     return ga, gb
 
 
+def _over_gaps(x: Tensor, gaps: Tensor) -> Tensor:
+    """``x`` divided by the eigenvalue or singular-value ``gaps`` (zero on the diagonal), the
+    diagonal ones taken as 1 (PyTorch's E): a repeated value makes inf or NaN, as PyTorch's."""
+    return ew.div(x, ew.add(gaps, cr.eye(gaps.shape[-1], dtype=gaps.dtype, device=gaps.device)))
+
+
+def _times(inner: Tensor, diagonal: Tensor, right: Tensor) -> Tensor:
+    """(inner + diag(diagonal)) @ right, the diagonal's part as ``diagonal`` scaling the rows
+    of ``right``: no matrix of it is made (diag_embed costs more than the rest of the sum)."""
+    return ew.add(matmul(inner, right), ew.mul(mv.unsqueeze(diagonal, -1), right))
+
+
+def _times_left(left: Tensor, inner: Tensor, diagonal: Tensor) -> Tensor:
+    """left @ (inner + diag(diagonal)), as :func:`_times` (``diagonal`` scaling columns)."""
+    return ew.add(matmul(left, inner), ew.mul(left, mv.unsqueeze(diagonal, -2)))
+
+
+def _check_phases(left: Tensor, right: Tensor | None, message: str) -> None:
+    """PyTorch's check that the loss does not change with the complex vectors' phases
+    (V -> V e^{i phi}): the imaginary diagonals ``left`` and ``right`` (None: zeros) close as
+    its allclose with lax tolerances of 1e-2 (a read back to the host, as PyTorch's), else
+    ``message``."""
+    with no_grad():
+        if right is None:  # (|left| <= 1e-2: allclose to zeros)
+            close = ew.le(ew.abs(left), 1e-2)
+        else:
+            bound = ew.add(ew.mul(ew.abs(right), 1e-2), 1e-2)
+            close = ew.le(ew.abs(ew.sub(left, right)), bound)
+            close = ew.logical_or(ew.eq(left, right), close)  # (equal infinities)
+        invariant = bool(rd.all(close).item())
+    if not invariant:
+        raise RuntimeError(message)
+
+
 def _eigh(node: Any, g: Tensor) -> tuple:
     values, vectors = outputs(node)
     g_values, g_vectors = output_grads(node, g)
+    if not is_given(g_vectors):  # (PyTorch's eigvalsh shortcut: V diag(gL) V^H)
+        return (matmul(ew.mul(vectors, mv.unsqueeze(g_values, -2)), mH(vectors)),)
     # V (skew(V^H gV) / (L_j - L_i) + diag(gL)) V^H
-    inner = _off_diagonal(ew.mul(_skew(matmul(mH(vectors), g_vectors)), 0.5))
+    vh_gv = matmul(mH(vectors), g_vectors)
+    if vh_gv.dtype.is_complex:
+        _check_phases(
+            cx.imag(st.diagonal(vh_gv, 0, -2, -1)),
+            None,
+            "linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+            "multiplication by e^{i phi}. The specified loss function depends on this "
+            "quantity, so it is ill-defined.",
+        )
     gaps = ew.sub(mv.unsqueeze(values, -2), mv.unsqueeze(values, -1))
-    inner = ew.add(gap_divide(inner, gaps), st.diag_embed(g_values))
-    return (matmul(vectors, matmul(inner, mH(vectors))),)
+    inner = _over_gaps(ew.mul(_skew(vh_gv), 0.5), gaps)
+    if inner.dtype.is_complex and is_given(g_values):
+        # (gL takes the place of the imaginary diagonal, which PyTorch keeps without one)
+        g_values = ew.sub(g_values, st.diagonal(inner, 0, -2, -1))
+    return (matmul(vectors, _times(inner, g_values, mH(vectors))),)
 
 
 def _eig(node: Any, g: Tensor) -> tuple:
@@ -106,49 +146,53 @@ def _svd(node: Any, g: Tensor) -> tuple:
     u, s, vh = outputs(node)
     gu, gs, gvh = output_grads(node, g)
     k = s.shape[-1]
+    given_u, given_vh = is_given(gu), is_given(gvh)  # (PyTorch's narrowed gU stays defined)
     if saved(node):  # full_matrices: only the first k columns of U and rows of Vh matter
         u, gu = mv.narrow(u, -1, 0, k), mv.narrow(gu, -1, 0, k)
         vh, gvh = mv.narrow(vh, -2, 0, k), mv.narrow(gvh, -2, 0, k)
-    if u.dtype.is_complex:
-        _check_svd_phases(u, gu, vh, gvh)
     m, n = u.shape[-2], vh.shape[-1]
+    if not (given_u or given_vh):  # (PyTorch's svdvals shortcut: U diag(gS) Vh)
+        if m >= n:
+            return (matmul(u, ew.mul(mv.unsqueeze(gs, -1), vh)),)
+        return (matmul(ew.mul(u, mv.unsqueeze(gs, -2)), vh),)
     s_row, s_col = mv.unsqueeze(s, -2), mv.unsqueeze(s, -1)
     squares = ew.mul(s, s)
     gaps = ew.sub(mv.unsqueeze(squares, -2), mv.unsqueeze(squares, -1))
-    uhgu = _skew(matmul(mH(u), gu))
-    inner = ew.add(ew.mul(uhgu, s_row), ew.mul(s_col, _skew(matmul(vh, mH(gvh)))))
-    inner = ew.add(gap_divide(_off_diagonal(inner), gaps), st.diag_embed(gs))
-    if u.dtype.is_complex:  # PyTorch's term for the phases: diag(U^H gU - gU^H U) / 2S
-        phases = gap_divide(st.diagonal(uhgu, 0, -2, -1), ew.mul(s, 2.0))
-        inner = ew.add(inner, st.diag_embed(phases))
-    if m > n:
-        ga = matmul(u, inner)
-        gu_scaled = gap_divide(gu, s_row)
-        ga = ew.sub(ew.add(ga, gu_scaled), matmul(u, matmul(mH(u), gu_scaled)))
-        return (matmul(ga, vh),)
-    if m < n:
-        ga = matmul(inner, vh)
-        gvh_scaled = gap_divide(gvh, s_col)
-        ga = ew.sub(ew.add(ga, gvh_scaled), matmul(matmul(gvh_scaled, mH(vh)), vh))
-        return (matmul(u, ga),)
-    return (matmul(u, matmul(inner, vh)),)
-
-
-def _check_svd_phases(u: Tensor, gu: Tensor, vh: Tensor, gvh: Tensor) -> None:
-    """The loss does not change with U -> U e^{i phi}, V -> V e^{i phi}: Im diag(U^H gU) =
-    -Im diag(Vh gVh^H), to PyTorch's tolerances of 1e-2 (a read back to the host, as
-    PyTorch's check)."""
-    with no_grad():
-        left = cx.imag(st.diagonal(matmul(mH(u), gu), 0, -2, -1))
-        right = ew.neg(cx.imag(st.diagonal(matmul(vh, mH(gvh)), 0, -2, -1)))
-        bound = ew.add(ew.mul(ew.abs(right), 1e-2), 1e-2)
-        invariant = bool(rd.all(ew.le(ew.abs(ew.sub(left, right)), bound)).item())
-    if not invariant:
-        raise RuntimeError(
+    uhgu = _skew(matmul(mH(u), gu)) if given_u else None
+    vhgv = _skew(matmul(vh, mH(gvh))) if given_vh else None
+    if u.dtype.is_complex:
+        u_phases, vh_phases = (
+            cx.imag(st.diagonal(x, 0, -2, -1)) if x is not None else zeros_like(s)
+            for x in (uhgu, vhgv)
+        )
+        _check_phases(
+            u_phases,
+            ew.neg(vh_phases),
             "svd_backward: The singular vectors in the complex case are specified up to "
             "multiplication by e^{i phi}. The specified loss function depends on this phase "
-            "term, making it ill-defined."
+            "term, making it ill-defined.",
         )
+    # (a complex one's imaginary diagonal, S (Im diag(U^H gU + V^H gV)), is PyTorch's too)
+    if uhgu is not None and vhgv is not None:
+        inner = _over_gaps(ew.add(ew.mul(uhgu, s_row), ew.mul(s_col, vhgv)), gaps)
+    elif uhgu is not None:
+        inner = ew.mul(_over_gaps(uhgu, gaps), s_row)
+    else:
+        inner = ew.mul(s_col, _over_gaps(vhgv, gaps))
+    diagonal = gs
+    if u.dtype.is_complex and given_u and given_vh:  # PyTorch's phase term: diag(U^H gU) / 2S
+        diagonal = ew.add(gs, ew.div(st.diagonal(uhgu, 0, -2, -1), ew.mul(s, 2.0)))
+    if m > n and given_u:
+        ga = _times_left(u, inner, diagonal)
+        gu_scaled = ew.div(gu, s_row)
+        ga = ew.sub(ew.add(ga, gu_scaled), matmul(u, matmul(mH(u), gu_scaled)))
+        return (matmul(ga, vh),)
+    if m < n and given_vh:
+        ga = _times(inner, diagonal, vh)
+        gvh_scaled = ew.div(gvh, s_col)
+        ga = ew.sub(ew.add(ga, gvh_scaled), matmul(matmul(gvh_scaled, mH(vh)), vh))
+        return (matmul(u, ga),)
+    return (matmul(u, _times(inner, diagonal, vh)),)
 
 
 def _qr_square_or_tall(q: Tensor, r: Tensor, gq: Tensor, gr: Tensor) -> Tensor:

@@ -115,7 +115,9 @@ CHANGED_OUTPUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SAVES_OUTPUT_BY_OP: dict[str, bool] = {}
 
 
-def _saves_output(node: Node) -> bool:
+def saves_output(node: Node) -> bool:
+    """Whether PyTorch's node for ``node`` saves its output (:data:`SAVES_OUTPUT`), so that
+    changing that output in place before backward is refused."""
     label = node.label
     if label is not None:
         if label not in SAVES_OUTPUT:
@@ -133,7 +135,7 @@ def _saves_output(node: Node) -> bool:
 
 def output_changed(node: Any, output: Any, version_before: int) -> None:
     """Note that ``output``, made by ``node``, changed in place (from ``version_before``)."""
-    if type(node) is not Node or not _saves_output(node) or node in CHANGED_OUTPUTS:
+    if type(node) is not Node or not saves_output(node) or node in CHANGED_OUTPUTS:
         return
     known = (weakref.ref(output), list(output.shape), version_before, output_nr(node))
     CHANGED_OUTPUTS[node] = known
@@ -474,10 +476,10 @@ def _check_not_saved(node: Node) -> None:
     reads = READS_INPUT.get(op)
     for i, t in enumerate(node.inputs):
         if t._inference and (reads is None or reads(node, i)):
-            _refuse_saved(op, t)
+            refuse_saved(op, t)
 
 
-def _refuse_saved(op: str, t: Any) -> None:
+def refuse_saved(op: str, t: Any) -> None:
     """PyTorch's error where the node of ``op`` saves ``t`` and it is an inference tensor."""
     from tensorweaver.ops.memory_facts import is_inference
 
@@ -487,6 +489,30 @@ def _refuse_saved(op: str, t: Any) -> None:
             "make a clone to get a normal tensor and use it in autograd (an operand made "
             "under tw.inference_mode(), used with a tensor that requires grad)"
         )
+
+
+# The former private names, for callers not yet renamed (ops/elementwise.py,
+# nn/functional/loss.py, tensor.py).
+_refuse_saved = refuse_saved
+_saves_output = saves_output
+
+
+#: id(view) -> (a weak reference to the view, the node it held when a write missed it): the
+#: views whose node is rebuilt when next needed (autograd/view_regeneration.py). Kept here so
+#: that :class:`Node` tests it without importing that module (which imports this one).
+STALE_VIEWS: dict[int, tuple] = {}
+
+
+def regenerate_inputs(inputs: tuple) -> None:
+    """Rebuild each view of :data:`STALE_VIEWS` among ``inputs`` before their nodes are read
+    (a node's edges, the engine's roots), as PyTorch's ``collect_next_edges`` reads each
+    one's ``grad_fn``."""
+    for t in inputs:
+        if id(t) in STALE_VIEWS:
+            # (imported here: that module imports this one; only where a view is stale)
+            from tensorweaver.autograd.view_regeneration import regenerate
+
+            regenerate(t)
 
 
 #: id(leaf) -> a weak reference to its AccumulateGrad, while that has node hooks
@@ -525,6 +551,8 @@ class Node:
     def __init__(self, op: str, inputs: tuple, saved: Any) -> None:
         if INVALID_HISTORIES:  # (one test of an empty dict a node: most programs have none)
             _refuse_invalid_histories(inputs)
+        if STALE_VIEWS:  # (its edges are the rebuilt nodes of views a write missed, as torch's)
+            regenerate_inputs(inputs)
         self.op = op
         self.inputs = inputs
         # Plain loops: generator expressions cost three times as much for two inputs.
@@ -541,7 +569,7 @@ class Node:
         self.versions = tuple(versions)
         if op in SHAPE_ONLY_OPS:
             if op in SAVES_INDEX and saved[1]._inference:
-                _refuse_saved(op, saved[1])
+                refuse_saved(op, saved[1])
             # InputShape(t) for each, its fields set here from the slots (inputs are Tensors
             # here): 0.1 us an input where the call costs 0.2, on every add, reshape, relu...
             shapes = []
@@ -608,7 +636,15 @@ class Node:
         fused = None
         if self.op == "fused":
             fused = (self.saved[0], self.saved[4], len(self.inputs[0].shape))
-        self.edges = (self.parents, getattr(self, "edges", None), fused)
+        edges = getattr(self, "edges", None)
+        if edges is not None and len(edges) < len(self.parents):
+            from tensorweaver.autograd.grad_fn import shows_own_inputs
+
+            # (whether its label names its own op, its inputs then PyTorch's, may need its
+            # operands for its name: told before they go)
+            if shows_own_inputs(self):
+                edges = None
+        self.edges = (self.parents, edges, fused)
         self.inputs, self.parents, self.saved = None, None, None
 
     def _release_function(self) -> None:

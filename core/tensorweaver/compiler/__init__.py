@@ -12,7 +12,12 @@ them), :mod:`.branches` (a graph per path through branches on those values),
 ``torch.compiler`` helpers: ``disable``, ``is_compiling``).
 """
 
-from tensorweaver.compiler.compiled import CompiledFunction, CompileWarning, compile
+from tensorweaver.compiler.compiled import (
+    CompiledFunction,
+    CompileWarning,
+    OptimizedModule,
+    compile,
+)
 from tensorweaver.compiler.public import disable, is_compiling, is_dynamo_compiling
 from tensorweaver.compiler.recorder import HostRead
 
@@ -20,6 +25,7 @@ __all__ = [
     "CompileWarning",
     "CompiledFunction",
     "HostRead",
+    "OptimizedModule",
     "compile",
     "disable",
     "is_compiling",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import operator
 import warnings
 from collections import OrderedDict
+from collections.abc import Sized
 from typing import Any, Callable, Optional
 
 from tensorweaver.compiler import reads, symbolic
@@ -24,6 +26,8 @@ from tensorweaver.compiler.state import (
     schedulers_reached,
     schedulers_stepped,
 )
+from tensorweaver.nn.modules import module as modules
+from tensorweaver.nn.modules.module import Module
 from tensorweaver.optim.optimizer import TRACED
 from tensorweaver.selection import current_backend
 from tensorweaver.tensor import Tensor
@@ -46,13 +50,15 @@ class CompileWarning(UserWarning):
 
 
 class CompiledFunction:
-    """A function or module whose calls replay a recorded graph (see :func:`compile`)."""
+    """A function whose calls replay a recorded graph (see :func:`compile`); a compiled
+    module's (:class:`OptimizedModule`) ``forward`` is one of the module's call."""
 
     def __init__(
         self, fn: Callable, fullgraph: bool, backend: Optional[str], mode: Optional[str] = None
     ) -> None:
         self._fn = fn
         self._fullgraph = fullgraph
+        self._backend = backend  # (to compile a copy alike: OptimizedModule.__reduce__)
         self._eager_only = backend == "eager"
         self._hook = backend != "tensorweaver"  # let the backend compile the graph
         self._mode = mode
@@ -61,6 +67,7 @@ class CompiledFunction:
         self._pending: dict[tuple, Any] = {}  # graphs traced once, to be confirmed
         self._stale: dict[tuple, int] = {}  # replays in a row stopped by StaleGraph
         self._paths: dict[tuple, int] = {}  # traces in a row on a path not traced before
+        self._new = 0  # traces in a row under signatures not awaiting a second trace
         self._changing: dict[tuple, None] = {}  # signatures whose trace changed them
         self._state: StepState | None = None  # the last call's, to reuse its roots
         # Signature -> the function checking it (guards.make_guard), and (guard, signature,
@@ -106,6 +113,7 @@ class CompiledFunction:
                     )
                     return self._fn(*args, **kwargs)
             else:
+                self._new = 0
                 if self._stale:
                     self._stale.pop(key, None)
                 if guard is not None:
@@ -228,6 +236,17 @@ class CompiledFunction:
             outcomes = getattr(graph, "forward", graph).path  # of its branches on read values
             previous = self._pending.pop((key, outcomes), None)
             if previous is None:
+                # A value the caller changes on each call (a counter the step reads) makes
+                # a new signature each time: after CACHE_SIZE in a row, run eagerly.
+                self._new += 1
+                if self._new > CACHE_SIZE:
+                    self._eager_only = True
+                    self._warn(
+                        f"{self._new} calls in a row traced under signatures not seen before (a "
+                        "Python value it reads, such as a number on a config object, changes on "
+                        "each call), so the function runs eagerly from now on"
+                    )
+                    return result
                 self._pending[key, outcomes] = graph
                 if len(self._pending) > CACHE_SIZE:
                     del self._pending[next(iter(self._pending))]
@@ -241,6 +260,7 @@ class CompiledFunction:
                     )
                 return result
             self._paths.pop(key, None)
+            self._new = 0
             if not previous.same_as(graph):
                 self._store(key, _EAGER)
                 self._warn(
@@ -335,6 +355,128 @@ class CompiledFunction:
     def _warn(self, what: str) -> None:
         name = getattr(self._fn, "__qualname__", type(self._fn).__name__)
         warnings.warn(f"tw.compile({name}): {what}", CompileWarning, stacklevel=4)
+
+
+class OptimizedModule(Module):
+    """What ``tw.compile(module)`` returns, as PyTorch's ``OptimizedModule``: a module whose
+    only child is the compiled module, ``_orig_mod``, and whose ``forward`` is the compiled
+    call of it (a :class:`CompiledFunction`, the module's own hooks inside).
+
+    Attributes the wrapper does not define itself (the class's, :attr:`_own`) are read from,
+    written to and deleted on ``_orig_mod``; ``training`` is the module's. Module methods
+    (``eval()``, ``double()``, ``to()``, ...) act on ``_orig_mod`` through the wrapper and
+    return the wrapper; ``parameters()``/``state_dict()`` name entries under
+    ``_orig_mod.`` as PyTorch does. ``copy.copy``, ``copy.deepcopy``, pickling and
+    ``tw.save``/``tw.load`` give a new compiled module (of the same module, of a copy of it)
+    with empty caches.
+
+    A call runs ``forward`` itself until the wrapper gets hooks of its own (or ``forward``
+    or ``Module.compile`` is set on it), and ``Module.__call__`` from then on: the global
+    module hooks (``register_module_forward_hook``, ...) run for the modules inside the
+    compiled call, and for the wrapper too (an extra time, with PyTorch's warning) only once
+    it calls through ``Module.__call__``."""
+
+    #: Names set on the wrapper itself (PyTorch's ``_opt_mod_attributes``, those tw has, and
+    #: ``_call``).
+    _own = frozenset({"_orig_mod", "forward", "__dict__", "_compiled_call_impl", "_call"})
+
+    def __init__(
+        self,
+        mod: Module,
+        fullgraph: bool = False,
+        backend: Optional[str] = None,
+        mode: Optional[str] = None,
+    ) -> None:
+        super().__init__()  # (its training flag is dropped: the property below is the module's)
+        self._orig_mod = mod
+        self.forward = CompiledFunction(mod, fullgraph, backend, mode)
+        self._call = self.forward
+
+    # Python calls what this property gives: the compiled function itself, with no Python
+    # frame in between (Module.__call__'s frame, argument repacking and hook checks cost
+    # ~0.4 us a call), until _hooked() makes it Module.__call__.
+    __call__ = property(operator.attrgetter("_call"))
+
+    def _hooked(self) -> None:
+        """Calls go through ``Module.__call__`` (hooks, a new ``forward``) from now on."""
+        self._call = functools.partial(Module.__call__, self)
+
+    def _add_hook(self, table: OrderedDict, hook: Callable, prepend: bool, *options: Any) -> Any:
+        self._hooked()
+        return Module._add_hook(table, hook, prepend, *options)
+
+    @property  # type: ignore[override]
+    def training(self) -> bool:
+        return self._modules["_orig_mod"].training
+
+    @training.setter
+    def training(self, mode: bool) -> None:
+        mod = self.__dict__.get("_modules", {}).get("_orig_mod")
+        if mod is not None:  # (None while Module.__init__ sets its default)
+            mod.training = mode
+
+    @property
+    def traces(self) -> int:
+        """How many calls were traced (:class:`CompiledFunction`'s count)."""
+        return self.forward.traces
+
+    def graph_source(self) -> list[str]:
+        """:meth:`CompiledFunction.graph_source` of the compiled call."""
+        return self.forward.graph_source()
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        if (
+            modules._global_forward_pre_hooks
+            or modules._global_forward_hooks
+            or modules._global_backward_pre_hooks
+            or modules._global_backward_hooks
+        ):
+            warnings.warn(
+                "tw.compile(module) with global module hooks (register_module_forward_hook, "
+                "...): they run for the compiled wrapper too, an extra time; use the module's "
+                "own hooks or Module.compile() instead",
+                UserWarning,
+                stacklevel=3,
+            )
+        return super()._call_with_hooks(args, kwargs)
+
+    def __len__(self) -> int:
+        mod = self._orig_mod
+        if isinstance(mod, Sized):
+            return len(mod)
+        raise TypeError(f"{type(mod).__name__} does not support len()")
+
+    def __reduce__(self) -> tuple:
+        compiled = self.forward
+        return (
+            type(self),
+            (self._orig_mod, compiled._fullgraph, compiled._backend, compiled._mode),
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        mod = self.__dict__.get("_modules", {}).get("_orig_mod")
+        if mod is None:  # (before __init__ registered it)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return mod if name == "_orig_mod" else getattr(mod, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if hasattr(type(self), name) or name in OptimizedModule._own:
+            super().__setattr__(name, value)
+            if name in ("forward", "_compiled_call_impl") and "_call" in self.__dict__:
+                self._hooked()
+        else:
+            setattr(self._orig_mod, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if hasattr(type(self), name) or name in OptimizedModule._own:
+            super().__delattr__(name)
+        else:
+            delattr(self._orig_mod, name)
+
+    def __dir__(self) -> list[str]:
+        names = self._orig_mod.__dir__()
+        known = set(names)
+        return names + [n for n in super().__dir__() if n not in known]
 
 
 def _backends(builder: GraphBuilder) -> list[Any]:
@@ -463,8 +605,10 @@ def compile(  # noqa: A001  (PyTorch's name)
     Shapes are always specialised (``dynamic`` is accepted and ignored); ``options`` has
     no effect; ``backend`` None or ``"inductor"`` is the replay, compiled by the backend's
     hook where it has one, ``"tensorweaver"`` the replay alone, and ``"eager"`` (or
-    ``disable=True``) runs the function as it is. Compiling a module wraps
-    its ``__call__`` (other attributes are the module's); the module itself is unchanged.
+    ``disable=True``) runs the function as it is. Compiling a module returns an
+    :class:`OptimizedModule`, a module around it whose call is the compiled call of the
+    module's ``__call__`` (PyTorch's: attributes read and written through it are the
+    module's, ``state_dict`` keys start with ``_orig_mod.``); the module itself is unchanged.
 
     A module's plain tensor attribute (neither parameter nor buffer) that the step rebinds
     (the ``weight`` a forward pre-hook of pruning or ``weight_norm`` computes, a tensor a
@@ -481,15 +625,23 @@ def compile(  # noqa: A001  (PyTorch's name)
     step changes it (the caller detaches a hidden state the forward keeps; a ``no_grad``
     call leaves a pruned weight without a graph) is compiled when it comes again.
 
-    Values are recognised by identity. A tensor the code reaches other than through its
-    arguments, the modules and optimizers it names or reaches through them, and tensors
-    it names directly is found by a search of live tensors; such a tensor that the step
-    rebinds, and tensors the step stores anywhere but in parameters, buffers, gradients,
-    optimizer state, arguments and the modules' attributes, are not updated by a replay.
-    Python values read from other objects are baked in (one that changes every call is
-    caught by the two-trace check, one that changes rarely is not): pass them as
-    arguments. Python side effects (appending to a list, counting on an object that is not
-    a module, logging) happen only on the calls that trace. Recording
+    Values are recognised by identity. Python values the step reads further on are guarded
+    too, read afresh on each call (:class:`.state.ValuesRead`): those of the dicts, lists,
+    tuples and plain objects its code names (``cfg.scale``, ``CONFIG["lr"]``), its default
+    arguments, the globals, closures and defaults of the functions it calls (a few levels
+    deep), of its modules' forwards and hooks and of tensor hooks, and a custom
+    optimizer's attributes: numbers by value, tensors and other objects by identity, so a
+    change traces again (a tensor the caller rebinds there, too). A tensor reached
+    otherwise (an object of a library's class, deeper than the walk goes) is found by a
+    search of live tensors; such a tensor that the step rebinds, and tensors the step
+    stores anywhere but in parameters, buffers, gradients, optimizer state, arguments and
+    the modules' attributes, are not updated by a replay; values read there are baked in
+    (one that changes every call is caught by the two-trace check). Python side effects
+    (appending to a list, logging) happen only on the calls that trace; one that changes a
+    value the step reads (a count on an object it names) traces again, and runs eagerly
+    after three such calls. A tensor hook that a compiled forward registers runs twice for
+    a tracing call's backward (once more as the trace records that backward), and never for
+    a replay's. Recording
     shadows the backend object's methods, so another thread using that backend during a
     trace is recorded too.
     """
@@ -506,6 +658,7 @@ def compile(  # noqa: A001  (PyTorch's name)
         if not callable(fn):
             raise TypeError(f"tw.compile: expected a function or module, got {type(fn).__name__}")
         eager = disable or getattr(fn, DISABLED, False)
-        return CompiledFunction(fn, fullgraph, "eager" if eager else backend, mode)
+        wrapper = OptimizedModule if isinstance(fn, Module) else CompiledFunction
+        return wrapper(fn, fullgraph, "eager" if eager else backend, mode)
 
     return wrap if model is None else wrap(model)

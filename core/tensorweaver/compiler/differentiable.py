@@ -8,6 +8,10 @@ backward, which takes those values and the output gradient and returns the gradi
 each input that requires grad (parameters, arguments). A replay joins them with an
 autograd :class:`~tensorweaver.autograd.Function`, so ``loss.backward()`` after a replayed
 forward runs the recorded backward graph and accumulates into ``.grad`` as eagerly.
+The trace runs that backward during the call, so a tensor hook the forward registers runs
+there and again at the caller's backward (twice for a tracing call, where eagerly once: a
+hook may change the gradient, so the recording cannot skip it), and not at all for a
+replay, as the step's other Python side effects.
 
 The recorded backward is plain backend calls, with no graph of its own. A backward that
 builds a graph (``create_graph=True``: a gradient penalty, a Hessian-vector product) runs
@@ -31,11 +35,12 @@ from tensorweaver.amp import autocast_state, autocast_state_restored
 from tensorweaver.autograd import grad as autograd_grad
 from tensorweaver.autograd.function import DelayedError, Function, FunctionCtx
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
 from tensorweaver.compiler.draws import is_random
 from tensorweaver.compiler.graph import Graph, GraphBuilder, Unsupported, leaves, tuple_source
 from tensorweaver.compiler.recorder import HostRead, Recorder
-from tensorweaver.compiler.saved import saved_inputs
-from tensorweaver.compiler.state import StepState, module_numbers, number_sig
+from tensorweaver.compiler.saved import saved_inputs, saved_outputs
+from tensorweaver.compiler.state import StepState, module_numbers, number_sig, read_sig
 from tensorweaver.dtype_info import finfo
 from tensorweaver.ops.creation import get_default_dtype, ones_like
 from tensorweaver.selection import current_backend
@@ -53,6 +58,8 @@ class DifferentiableGraph:
         store: Callable | None = None,
         eager: Rerun | None = None,
         saved: tuple[Callable, ...] = (),
+        kept: tuple[int, ...] = (),
+        rereads: tuple[tuple[int, int, int, Optional[int]], ...] = (),
     ) -> None:
         self.forward = forward
         # One per output of the Function: the result's, then each stored attribute's.
@@ -69,6 +76,17 @@ class DifferentiableGraph:
         # (saved.py): a replay keeps their versions, so a change in place before backward
         # raises (the create_graph run again checks every tensor the forward read).
         self.saved = saved
+        # The Function's outputs that the eager graph saved (saved.py ``saved_outputs``):
+        # saved in its ctx, so a change in place before backward raises as eagerly; and
+        # (j, b, k, e): backward b's input k (its item e, of a tuple a fused kernel saved) is
+        # kept output j's array, read as it is at backward (a ``.data`` write into the
+        # output reaches the rule, as eagerly).
+        self.kept = kept
+        self.rereads = rereads
+        # A kept result that the recorded backward does not read as such (a view of the
+        # array it reads: ``exp(x)[1:]``): a ``.data`` write into it reaches the backward
+        # through the forward run again, which can repeat that write.
+        self.rerun_if_written = eager is not None and bool(kept) and not rereads
         self.source = forward.source + "".join(b.source for b in backwards)
 
     def ready(self) -> bool:
@@ -103,6 +121,8 @@ class _Replayed(Function):
     ):
         out, saved = graph.forward.run(args, kwargs)
         ctx.graph, ctx.values = graph, saved
+        if graph.kept and not SAVED_TENSORS_HOOKS:  # (a packed tensor has no version check)
+            ctx.save_for_backward(*([out] if graph.store is None else [out[i] for i in graph.kept]))
         if graph.saved:
             checked = [get(args, kwargs) for get in graph.saved]
             ctx.checked = checked, [t._version for t in checked]
@@ -115,16 +135,21 @@ class _Replayed(Function):
 
     @staticmethod
     def backward(ctx: FunctionCtx, *grads: Tensor) -> tuple:
-        ctx.saved_tensors  # noqa: B018 - raises as eager's second backward once they are freed
+        # (raises as eager's second backward once they are freed, and as eager's node where
+        # an output it saved changed in place)
+        kept = ctx.saved_tensors
         if ctx.graph.saved:
             check_versions(*ctx.checked)
         if not is_grad_enabled():
-            return _Replayed.recorded(ctx, grads)
+            if ctx.graph.rerun_if_written and kept and kept[0].native is not ctx.seen[2].native:
+                found = _eager_backward(ctx, grads[0], kept)
+                return (None, None, None, *(f if f is None else f.detach() for f in found))
+            return _Replayed.recorded(ctx, grads, kept)
         # create_graph=True: the recorded backward has no graph of its own.
         if ctx.graph.eager is not None:
-            return (None, None, None, *_eager_backward(ctx, grads[0]))
+            return (None, None, None, *_eager_backward(ctx, grads[0], kept))
         with no_grad():
-            found = _Replayed.recorded(ctx, grads)
+            found = _Replayed.recorded(ctx, grads, kept)
         linked = [t for t in (*grads, *ctx.call[2]) if isinstance(t, Tensor) and t.requires_grad]
         if not linked:
             return found
@@ -134,30 +159,51 @@ class _Replayed(Function):
         )
 
     @staticmethod
-    def recorded(ctx: FunctionCtx, grads: tuple) -> tuple:
-        """The Function's input gradients from the recorded backward graphs."""
+    def recorded(ctx: FunctionCtx, grads: tuple, kept: tuple) -> tuple:
+        """The Function's input gradients from the recorded backward graphs (``kept``: the
+        outputs the ctx saved, as it gives them back)."""
         graph = ctx.graph
+        values = _reread(graph, ctx.values, kept) if kept and graph.rereads else ctx.values
         if graph.store is None:
-            found = graph.backward.run((ctx.values, grads[0].native), {})
+            found = graph.backward.run((values, grads[0].native), {})
             return (None, None, None, *found)
         total: list[Any] = [None] * len(graph.inputs)
         for k, grad in enumerate(grads):
             if grad is None:
                 continue
-            found = graph.backwards[k].run((ctx.values[k], grad.native), {})
+            found = graph.backwards[k].run((values[k], grad.native), {})
             total = [f if t is None else t if f is None else t + f for t, f in zip(total, found)]
         return (None, None, None, *total)
 
 
-def _eager_backward(ctx: FunctionCtx, grad: Tensor) -> tuple:
+def _reread(graph: DifferentiableGraph, values: tuple, kept: tuple) -> tuple:
+    """The recorded backwards' inputs (``values``) with the kept outputs' arrays as they
+    are now."""
+    each = [list(v) for v in ((values,) if graph.store is None else values)]
+    for j, b, k, e in graph.rereads:
+        if e is None:
+            each[b][k] = kept[j].native
+        else:
+            item = each[b][k]
+            each[b][k] = (*item[:e], kept[j].native, *item[e + 1 :])
+    found = tuple(map(tuple, each))
+    return found[0] if graph.store is None else found
+
+
+def _eager_backward(ctx: FunctionCtx, grad: Tensor, kept: tuple) -> tuple:
     """The input gradients of a replayed forward, from the step's function run again
-    eagerly on its inputs and differentiated with a graph (``create_graph=True``)."""
+    eagerly on its inputs and differentiated with a graph (``create_graph=True``); ``kept``:
+    the result, where the ctx saved it."""
     args, kwargs, inputs = ctx.call
     rerun: Rerun = ctx.graph.eager
     rerun.check_unchanged(ctx.seen, args, kwargs)
     with enable_grad(), autocast_state_restored(ctx.seen[3]):
         out = rerun.run(args, kwargs)
         rerun.check_same_result(ctx.seen, out)
+        if kept and kept[0].native is not ctx.seen[2].native:
+            # The replay's result was written through ``.data`` since: the same write into
+            # the run again's result reaches its node's rule, as the eager one's.
+            out.data.copy_(kept[0].detach())
         return autograd_grad(out, inputs, grad, create_graph=True, allow_unused=True)
 
 
@@ -209,10 +255,10 @@ class Rerun:
             # Running it now would differentiate another forward.
             raise RuntimeError(
                 "tw.compile: the default dtype, the backend, the modules, tensors or "
-                "numbers the function names (or a module's parameters) changed between a "
-                "compiled forward and its backward with create_graph=True, so the forward "
-                "cannot be run again to differentiate it twice; restore them before the "
-                "backward or call the function uncompiled"
+                "numbers the function names or reads (a config dict's, a module's "
+                "parameters) changed between a compiled forward and its backward with "
+                "create_graph=True, so the forward cannot be run again to differentiate it "
+                "twice; restore them before the backward or call the function uncompiled"
             )
 
     @staticmethod
@@ -245,7 +291,8 @@ def check_versions(tensors: list[Tensor], versions: list[int]) -> None:
 def _settings(state: StepState) -> tuple:
     """The settings, and the objects the function reaches by identity (a parameter replaced
     since by an equal copy would take the run again's gradient from the one the forward
-    read) with the Python numbers it and its modules hold."""
+    read) with the Python numbers it and its modules hold, and the values it reads further
+    on (:class:`.state.ValuesRead`: a number in a config dict changed since)."""
     tree = tuple(
         (
             id(m),
@@ -261,6 +308,7 @@ def _settings(state: StepState) -> tuple:
         tree,
         tuple(map(id, state.tensors)),
         tuple(number_sig(n) for n in state.numbers),
+        tuple(map(read_sig, state.reads)),
     )
 
 
@@ -332,6 +380,16 @@ def _reads(builder: GraphBuilder, recorder: Recorder) -> list[Callable]:
     ]
 
 
+def _places(value: Any, array: Any) -> list[Optional[int]]:
+    """Where a backward's input ``value`` is ``array``: [None] if it is, the positions of
+    ``array`` in it where it is a tuple (a fused kernel's saved values), else []."""
+    if value is array:
+        return [None]
+    if type(value) is tuple:
+        return [e for e, item in enumerate(value) if item is array]
+    return []
+
+
 def differentiable_graph(
     builder: GraphBuilder,
     result: Any,
@@ -393,12 +451,22 @@ def differentiable_graph(
         if isinstance(value, Tensor) and not expr.endswith("._grad"):
             watched.setdefault(id(value), getter)
     checked = tuple(saved_inputs(outputs, watched))
+    kept = tuple(saved_outputs(outputs))
+    rereads = tuple(
+        (j, b, k, e)
+        for j, i in enumerate(kept)
+        for b, (back, _) in enumerate(recorded)
+        for k, value in enumerate(back.saved)
+        for e in _places(value, outputs[i].native)
+    )
     saved = [tuple_source([builder.value(v) for v in back.saved]) for back, _ in recorded]
     if not builder.stored:
         forward = builder.build(tail, tuple_source([builder.result(result), saved[0]]))
         draws = any(is_random(call[1], call[2]) for call in recorder.calls)
         eager = None if draws or tail else Rerun(fn, _reads(builder, recorder), state)
-        return DifferentiableGraph(forward, backwards, getters, eager=eager, saved=checked)
+        return DifferentiableGraph(
+            forward, backwards, getters, eager=eager, saved=checked, kept=kept, rereads=rereads
+        )
     outs = tuple_source([builder.result(out) for out in outputs])
     forward = builder.build(tail, tuple_source([outs, tuple_source(saved)]))
     lines = [
@@ -411,4 +479,6 @@ def differentiable_graph(
     exec(compile(source, "<tw.compile store>", "exec"), builder.globals)  # noqa: S102
     forward.source += source
     store = builder.globals["_store"]
-    return DifferentiableGraph(forward, backwards, getters, store, saved=checked)
+    return DifferentiableGraph(
+        forward, backwards, getters, store, saved=checked, kept=kept, rereads=rereads
+    )

@@ -250,6 +250,9 @@ class GraphBuilder:
         self._held: set[int] = set()
         self._returning: set[int] = set()
         self._rebuilt_names: dict[int, str] = {}
+        # id(tensor the caller does not reach) -> id(rebuilt result that views or aliases
+        # it) -> that result's bytes (_bytes_of)
+        self._roots: dict[int, dict[int, tuple | None]] = {}
         self.finish: list[str] = []
         # A backward graph's builder: the forward's builder, whose values it takes from
         # ``args[0]`` (``saved``, in order) as the forward returns them.
@@ -504,6 +507,7 @@ class GraphBuilder:
         """The expression for ``t`` with the autograd face it has after the step: a result of
         a graph the step's backward freed (:mod:`.released`, ``retain_grad()`` kept), a leaf
         that requires grad, an alias of a tensor the caller reaches, with its ``.grad``."""
+        self._own_memory(t)
         if t._node is not None:
             leaves: list[Tensor] = []
             shape = shape_of(t._node, leaves)
@@ -544,6 +548,36 @@ class GraphBuilder:
             raise Unsupported("it returns an alias of an alias or view of a tensor it returns")
         native = self.value(t.native)
         return f"_alias({self.returned(base)}, {native}, {t.requires_grad})"
+
+    def _own_memory(self, t: Tensor) -> None:
+        """Refuse ``t`` where its rebuilt form, a tensor of its own, would not behave as it
+        does eagerly: a view or alias of a tensor the caller does not reach whose memory
+        another such result meets (a write through one would not reach the other; apart, as
+        ``chunk()``'s pieces, neither sees the other's writes), or a view that holds one
+        memory location twice (an ``expand()``: PyTorch refuses writes into it)."""
+        root = t
+        while root._view_of is not None or root._alias_of is not None:
+            root = root._alias_of if root._view_of is None else root._view_of[0]
+            if id(root) in self._held or id(root) in self._returning:
+                return  # (a view or alias of a tensor the caller reaches: _alias)
+        if root is t:
+            return
+        if t._view_of is not None and t._overlaps_itself():
+            raise Unsupported(
+                "it returns (or stores) an expand() of a tensor it does not return, and a "
+                "replay rebuilds it as a tensor of its own, which would accept in-place writes"
+            )
+        others = self._roots.setdefault(id(root), {})
+        if id(t) in others:
+            return
+        spans = _bytes_of(t)
+        if any(_memory_meets(spans, other) for other in others.values()):
+            raise Unsupported(
+                "it returns (or stores) two views or aliases of one tensor it does not return "
+                "that share memory, and a replay rebuilds each as a tensor of its own: a write "
+                "through one would not reach the other"
+            )
+        others[id(t)] = spans
 
     def _reachable(self, t: Tensor) -> bool:
         """Whether the caller reaches ``t`` after the step, or a write into it reaches one."""
@@ -773,6 +807,45 @@ def _numpy_shared(t: Tensor) -> bool:
 def _private(t: Tensor) -> Any:
     """A copy of ``t``'s array that shares memory with nothing."""
     return _private_copy(t.backend, t.native, t.dtype)
+
+
+def _bytes_of(t: Tensor) -> tuple | None:
+    """(first byte, end, shape, strides in bytes, the backend's storage) of ``t``'s elements,
+    each element's bytes a last axis; None where the backend tells no storage (addresses
+    that compare); () where it has no element."""
+    if not t.numel():
+        return ()
+    storage = getattr(t.backend, "storage", None)
+    storage = None if storage is None else storage(t.native)
+    if storage is None:
+        return None
+    size, start = t.element_size(), t.data_ptr()
+    strides = tuple(s * size for s in t.stride())
+    end = start + sum((n - 1) * s for n, s in zip(t.shape, strides)) + size
+    return start, end, t.shape + (size,), strides + (1,), storage
+
+
+def _memory_meets(a: tuple | None, b: tuple | None) -> bool:
+    """Whether two tensors' bytes (:func:`_bytes_of`) of one memory meet (True where that
+    cannot be told: no storage, or two, as a view whose array is a copy has): NumPy's exact
+    solver over stand-in byte arrays, a bounded search (too hard: True)."""
+    if a == () or b == ():
+        return False
+    if a is None or b is None or a[4] is not b[4]:
+        return True
+    if a[1] <= b[0] or b[1] <= a[0]:
+        return False  # (apart as ranges, told cheaply: rows, unbind(0))
+    low = min(a[0], b[0])
+    # (np.empty maps the stand-in memory without touching it; the solver reads no element)
+    memory = np.empty(max(a[1], b[1]) - low, np.uint8)
+    a_bytes, b_bytes = (
+        np.ndarray(shape, np.uint8, memory, start - low, strides)
+        for start, _, shape, strides, _ in (a, b)
+    )
+    try:
+        return bool(np.shares_memory(a_bytes, b_bytes, max_work=1 << 16))
+    except np.exceptions.TooHardError:
+        return True
 
 
 def _hoist_checks(lines: list[_Line], inputs: dict[str, Any]) -> tuple[list[_Line], list[_Line]]:

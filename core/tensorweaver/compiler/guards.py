@@ -31,6 +31,7 @@ from tensorweaver.compiler.state_checks import (
     checks_names,
     modules_checks,
     optimizers_checks,
+    reads_checks,
     scalar_check,
     tensor_checks,
     tensors_checks,
@@ -57,7 +58,9 @@ def make_guard(
     too; a complex argument makes no guard); which arguments share an array; that ``fn``
     names the same objects (so the same Python numbers: a stronger check); the modules',
     optimizers' and named tensors' parts, in line (:mod:`.state_checks`), or computed as
-    the signature computes them for a module class with its own traversals.
+    the signature computes them for a module class with its own traversals; and each value
+    read further on (:class:`.state.ValuesRead`), read again from where it was found: none
+    to check for a step that reads nothing but its arguments, modules and optimizers.
     """
     backend = current_backend()
     if (
@@ -112,6 +115,10 @@ def make_guard(
             names[f"sig{index}"], names[f"P{index}"], names[f"K{index}"] = sig, parts, key[index]
             facts = [f"sig{index}(P{index}) == K{index}"]
         checks += facts
+    reads = reads_checks(state.reads, names)
+    if reads is None:
+        return None
+    checks += reads
     unpack = f"    {''.join(f'a{i}, ' for i in range(len(args)))}= args\n" if args else ""
     source = (
         "def guard(args, kwargs):\n"

@@ -9,14 +9,21 @@ watched tensors eager would check: an input a node reads, or a view or alias of 
 base, what it was detached from). The replay keeps those tensors' versions in its
 Function's ctx and checks them when its backward runs (differentiable.py); an addend,
 which no rule reads, stays free.
+
+The Function's own outputs are other tensors than the eager ones, so the same goes for an
+output whose eager node saved it (``exp``, ``sigmoid``, ``softmax``: PyTorch's nodes that
+save their result), or saved the tensor it views: the replay saves it in its ctx, whose
+version check raises as eagerly, and its recorded backward reads the output's array as
+it is at backward (a write through ``.data`` reaches it, as the eager node's rule).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from tensorweaver.autograd.function import _SavedOutput
 from tensorweaver.autograd.gradients import READS_INPUT
-from tensorweaver.autograd.node import InputShape, Node
+from tensorweaver.autograd.node import Node, _saves_output
 from tensorweaver.tensor import Tensor
 
 
@@ -49,8 +56,33 @@ def _checked(node: Node) -> list[Any]:
     if node.op == "function":
         return [t for t in node.saved[1]._saved if isinstance(t, Tensor)]
     reads = READS_INPUT.get(node.op)
+    # (not a shape, nor a tensor saved_tensors_hooks packed: PyTorch checks no version of it)
     return [
         t
         for i, t in enumerate(node.inputs)
-        if type(t) is not InputShape and (reads is None or reads(node, i))
+        if isinstance(t, Tensor) and (reads is None or reads(node, i))
     ]
+
+
+def saved_outputs(outputs: list[Tensor]) -> list[int]:
+    """The positions in ``outputs`` of the tensors that their eager node saved for backward,
+    or whose write reaches a tensor its node saved (the base of a view)."""
+    return [i for i, t in enumerate(outputs) if _saved_by_its_node(t)]
+
+
+def _saved_by_its_node(t: Tensor) -> bool:
+    while t is not None:
+        node = t._node
+        if type(node) is Node and (_saves_output(node) or _function_saves_output(node)):
+            return True
+        view = t._view_of
+        t = view[0] if view is not None else None
+    return False
+
+
+def _function_saves_output(node: Node) -> bool:
+    """Whether ``node`` is a custom Function's output that its ctx saved (and checks)."""
+    if node.op != "function":
+        return False
+    ctx, index = node.saved[1], node.saved[3]
+    return any(type(s) is _SavedOutput and s.index == index for s in ctx._saved)

@@ -15,15 +15,22 @@ share an array; the class, identity and training flag of each module in each mod
 and the identity and metadata of its parameters and buffers (and of their gradients); each
 optimizer's groups and each parameter's state entry (the dicts themselves), their
 hyperparameters and state (Python numbers by value, except the floats :mod:`.symbolic`
-recomputes); and the Python numbers the code reads from its roots (a global, a closure
-variable, an attribute of a bound method's object or of an object passed in). Floats count
-with their sign.
+recomputes); the Python numbers the code reads from its roots (a global, a closure
+variable, an attribute of a bound method's object or of an object passed in); and the
+values read further on (:class:`ValuesRead`: through a named container or plain object, a
+default argument, the globals and closures of the functions it calls, of modules' forwards
+and hooks and of tensor hooks, a custom optimizer's attributes), numbers by value and
+anything else by identity, read afresh on each call. Floats count with their sign.
 """
 
 from __future__ import annotations
 
+import dis
+import functools
 import math
-from types import FunctionType, MethodType, ModuleType
+import sys
+import weakref
+from types import CodeType, FunctionType, MethodType, ModuleType
 from typing import Any, Callable
 
 import numpy as np
@@ -213,6 +220,332 @@ def referenced(fn: Callable) -> list[Any]:
     return found
 
 
+#: The walk of :class:`ValuesRead` follows at most ``_DEPTH`` steps from a root and reads
+#: at most ``_WIDTH`` entries of one container or object and ``_MOST`` values in all (a
+#: bound on the cost of a call that computes its signature); values past them are baked in.
+_DEPTH = 4
+_WIDTH = 64
+_MOST = 256
+#: Packages whose functions the walk does not enter (their module-level values are the
+#: library's own); a function they wrap (``functools.wraps``) is entered instead.
+_LIBRARIES = frozenset(("tensorweaver", "torch", "numpy", *sys.stdlib_module_names))
+#: Objects of the libraries' classes that the walk enters (they hold a user's settings).
+_HOLDERS = frozenset(("types.SimpleNamespace", "argparse.Namespace"))
+#: A module class's forward -> whether the walk enters it (a function of the user's).
+_FORWARDS: dict[Any, bool] = {}
+#: An optimizer's bookkeeping (its groups and state are the signature's already).
+_OPTIMIZER_KEYS = frozenset(("defaults", "state", "param_groups", "_in_step_hooks"))
+#: What a read finds where nothing is (a deleted attribute, key or cell).
+ABSENT = object()
+#: A step -> id -> ``(container, signatures)`` of each list or dict that a traced call of
+#: it grew or shrank (a log it appends to): a Python side effect, which only the calls that
+#: trace have, so from then on the walk takes the signatures of the reads of its length and
+#: items as that trace found them (``"grown"`` reads, which no guard checks) rather than
+#: reading them (the caller's changes to other containers trace again). Keyed weakly: the
+#: logs are dropped with the step.
+GROWN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: A step -> ``[(container, length, signature)]`` from the start of its trace under way
+#: (:meth:`StepState.locations`) to the state made after it.
+_TRACE_SIZES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class ValuesRead:
+    """The Python values a step may read other than through its arguments, modules'
+    parameters and optimizers' groups: numbers, tensors and objects held by the
+    containers, plain objects and functions its roots reach (a config dict or object, a
+    default argument, a global read by a helper it calls, by a module's forward or hook,
+    by a tensor hook or a custom optimizer's ``step``, a custom optimizer's attribute).
+
+    ``reads`` lists ``(holder, how, key, value)``: reading ``holder`` as ``how`` says
+    (``"item"``: ``holder.get(key)``; ``"index"``: ``holder[key]``, after a ``"len"``
+    read of ``holder``; ``"attr"``: its ``__dict__``'s ``key``; ``"cell"``: a closure
+    cell's contents; ``"getattr"``: the attribute ``key`` of a function) gave ``value``.
+    Numbers count by value (a tuple of them too), anything else by identity; ``tensors``
+    are those met (the step may read them: they are guarded and located by identity, so
+    one the caller rebinds traces again). Of a dict or a plain object, only the entries the
+    walked code names are read (all where some code reads entries it does not name:
+    :func:`code_names`). Modules, optimizers and arrays met are not entered; tuples, bound
+    methods and partials are entered without a read (they never change).
+    """
+
+    def __init__(self, known: set[int], grown: dict[int, tuple[Any, tuple]]) -> None:
+        self._grown = grown  # (GROWN's table for the step)
+        self.reads: list[tuple[Any, str, Any, Any]] = []
+        self.tensors: list[Tensor] = []
+        self._known = known  # ids of the tensors the state has already
+        self._entered: set[int] = set()
+        # The names the walked code may read an attribute or key by (None: any, the code
+        # reads entries it does not name), and the holders whose entries it may read:
+        # ``(holder, how, depth, keys read)``, read when the walk is done (:meth:`settle`:
+        # a caller's counter beside a setting the step reads is not the step's).
+        self._names: set[str] | None = set()
+        self._holders: list[tuple[Any, str, int, set]] = []
+
+    def entered(self, obj: Any) -> None:
+        """Leave ``obj`` out of the walk (its values are roots already)."""
+        self._entered.add(id(obj))
+
+    def read(self, holder: Any, how: str, key: Any, value: Any, depth: int) -> None:
+        """Note that ``holder`` gave ``value`` (see the class), and walk what it holds."""
+        cls = type(value)
+        if issubclass(cls, (type, ModuleType)) or len(self.reads) >= _MOST:
+            return  # (classes and modules: the globals a helper names most)
+        self.reads.append((holder, how, key, value))
+        if cls not in SCALARS and not scalar_tuple(value):
+            self.enter(value, depth - 1)
+
+    def enter(self, obj: Any, depth: int) -> None:
+        """Walk the values ``obj`` holds (the caller checks ``obj``'s identity)."""
+        cls = type(obj)  # (not isinstance: some objects' __class__ is a property)
+        if issubclass(cls, Tensor):
+            if id(obj) not in self._known:
+                self._known.add(id(obj))
+                self.tensors.append(obj)
+            return
+        if (
+            depth <= 0
+            or cls in SCALARS
+            or id(obj) in self._entered
+            or issubclass(cls, (Module, Optimizer, LRScheduler, np.ndarray, type, ModuleType))
+        ):
+            return
+        self._entered.add(id(obj))
+        if cls is dict or cls is list:
+            grown = self._grown.get(id(obj))
+            if grown is not None:
+                self.reads += [(obj, "grown", None, sig) for sig in grown[1]]
+                return
+            if len(obj) > _WIDTH:
+                return
+            self.reads.append((obj, "len", None, len(obj)))
+            if cls is dict:
+                self._holders.append((obj, "item", depth, set()))
+            else:
+                for key, value in enumerate(obj):
+                    self.read(obj, "index", key, value, depth)
+        elif cls is tuple:
+            for value in obj[:_WIDTH]:
+                self.enter(value, depth - 1)
+        elif cls is FunctionType:
+            self.function(obj, depth)
+        elif cls is MethodType:
+            self.enter(obj.__self__, depth)
+            self.enter(obj.__func__, depth)
+        elif cls is functools.partial:
+            self.enter(obj.func, depth)
+            self.enter(obj.args, depth)
+            self.keywords(obj.keywords, depth)
+        elif _users(cls):
+            try:
+                attrs = vars(obj)
+            except Exception:  # no attributes (or a proxy whose referent is gone)
+                return
+            if type(attrs) is dict and len(attrs) <= _WIDTH:
+                self._holders.append((obj, "attr", depth, set()))
+
+    def keywords(self, values: dict, depth: int) -> None:
+        """Walk a dict of keyword arguments: all its items (its keys are parameters' names,
+        which no code names as attributes or keys)."""
+        if id(values) in self._entered or len(values) > _WIDTH:
+            return
+        self._entered.add(id(values))
+        self.reads.append((values, "len", None, len(values)))
+        for key, value in list(values.items()):
+            self.read(values, "item", key, value, depth)
+
+    def settle(self) -> None:
+        """Read the entries of the holders met that the walked code may name, until the
+        functions those entries lead to name no more."""
+        met = None
+        while met != (met := (len(self._holders), len(self._names or ()), self._names is None)):
+            for holder, how, depth, seen in list(self._holders):
+                entries = holder if how == "item" else vars(holder)
+                for key, value in list(entries.items()):
+                    named = type(key) is not str or self._names is None or key in self._names
+                    if named and key not in seen:
+                        seen.add(key)
+                        self.read(holder, how, key, value, depth)
+
+    def function(self, func: FunctionType, depth: int, own: bool = False) -> None:
+        """Walk what ``func`` reads: its code, closure cells, the globals its code names,
+        its defaults. ``own``: the compiled function itself, whose cells and directly
+        named globals the guards check already (:func:`referenced`)."""
+        if not _users(func):  # (a function's __module__ names where it was defined)
+            wrapped = getattr(func, "__wrapped__", None)
+            if wrapped is not None:
+                self.enter(wrapped, depth)
+            return
+        code = func.__code__
+        names_read = code_names(code)
+        if names_read is None or self._names is None:
+            self._names = None
+        else:
+            self._names |= names_read
+        if not own:
+            self.reads.append((func, "getattr", "__code__", code))
+            for cell in func.__closure__ or ():
+                value = cell_value(cell)
+                if value is not ABSENT:
+                    self.read(cell, "cell", None, value, depth)
+        names = func.__globals__
+        direct = code.co_names if own else ()
+        for name in global_names(code):
+            if name in names and name not in direct:
+                self.read(names, "item", name, names[name], depth)
+        if func.__defaults__ is not None:
+            self.read(func, "getattr", "__defaults__", func.__defaults__, depth)
+        if func.__kwdefaults__ is not None:
+            self.read(func, "getattr", "__kwdefaults__", func.__kwdefaults__, 0)
+            self.keywords(func.__kwdefaults__, depth - 1)
+
+    def modules(self, modules: list[Module]) -> None:
+        """Walk the hooks of the module trees ``modules`` and the ``forward`` of each
+        class of the user's (the hooks' identity is the signature's already)."""
+        stack = list(modules)
+        while stack:  # (the trees' modules; cheaper than Module.modules())
+            m = stack.pop()
+            if m is None or id(m) in self._entered:
+                continue
+            self._entered.add(id(m))
+            attrs = m.__dict__
+            for table in MODULE_HOOKS:
+                hooks = attrs.get(table)
+                if hooks:
+                    for hook in hooks.values():
+                        self.enter(hook, _DEPTH)
+            forward = getattr(type(m), "forward", None)
+            if forward is not None and _FORWARDS.get(forward, True):
+                self.enter(forward, _DEPTH)
+                _FORWARDS[forward] = type(forward) is FunctionType and _users(forward)
+            stack += attrs["_modules"].values()
+
+    def optimizers(self, optimizers: list[Optimizer]) -> None:
+        """Walk the attributes and ``step`` of each optimizer of a class of the user's, and
+        the attributes the user set on one of tw's (its own numbers are in its groups)."""
+        for opt in optimizers:
+            cls = type(opt)
+            if not _users(cls):
+                own = _library_names(cls)
+                for name, value in list(vars(opt).items()):
+                    if name not in own:
+                        self.read(opt, "attr", name, value, _DEPTH)
+                continue
+            for name, value in list(vars(opt).items()):
+                if name not in _OPTIMIZER_KEYS and not name.startswith("_optimizer_"):
+                    self.read(opt, "attr", name, value, _DEPTH)
+            self.enter(getattr(cls, "step", None), _DEPTH)
+
+    def tensor_hooks(self, tensors: list[Tensor]) -> None:
+        """Walk the gradient hooks of ``tensors`` (their identity is the signature's)."""
+        for t in tensors:
+            for hook in tensor_hooks(t):
+                self.enter(hook, _DEPTH)
+
+
+@functools.lru_cache(maxsize=64)
+def _library_names(cls: type) -> frozenset[str]:
+    """The names the methods of a library's class ``cls`` (and its bases) use: its own
+    attributes, which are not the user's."""
+    names = set(_OPTIMIZER_KEYS)
+    for klass in cls.__mro__:
+        for value in vars(klass).values():
+            if type(value) is FunctionType:
+                names |= set(global_names(value.__code__))
+    return frozenset(names)
+
+
+def _users(defined: Any) -> bool:
+    """Whether the walk enters a function, or the attributes of the objects of a class,
+    ``defined``: the user's, not a library's (a library object's attributes are its own
+    bookkeeping, such as a logger's caches), or a namespace."""
+    module = defined.__module__
+    if not isinstance(module, str) or module.partition(".")[0] not in _LIBRARIES:
+        return True
+    return f"{module}.{defined.__qualname__}" in _HOLDERS
+
+
+def _per_step(table: weakref.WeakKeyDictionary, fn: Callable, empty: type) -> Any:
+    """``table``'s entry for the step ``fn`` (an ``empty()`` one at first), or None where
+    ``fn`` cannot be a weak key (the step's logs then trace again when they grow)."""
+    try:
+        return table.setdefault(fn, empty())
+    except TypeError:  # (unhashable, or no weak reference to it)
+        return None
+
+
+def _note_grown(fn: Callable) -> None:
+    """Add to :data:`GROWN` the containers whose length the traced step ``fn`` changed."""
+    sizes = _TRACE_SIZES.pop(fn)
+    grown = _per_step(GROWN, fn, dict)
+    for container, length, sig in sizes:
+        if len(container) != length and grown is not None:
+            grown[id(container)] = (container, sig)
+
+
+def scalar_tuple(value: Any) -> bool:
+    """Whether ``value`` is a tuple of Python scalars (read by value, as a number)."""
+    return type(value) is tuple and all(type(v) in SCALARS for v in value)
+
+
+@functools.lru_cache(maxsize=1024)
+def global_names(code: CodeType) -> tuple[str, ...]:
+    """The names ``code`` and the code nested in it (comprehensions, lambdas) look up."""
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if type(const) is CodeType:
+            names += global_names(const)
+    return tuple(dict.fromkeys(names))
+
+
+#: Names through which code reads a holder's entries without naming them.
+_WHOLE = frozenset(("items", "values", "keys", "__dict__", "vars", "getattr", "copy", "update"))
+#: Instructions that do so too (``f(**cfg)``, ``{**cfg}``).
+_WHOLE_OPS = frozenset(("DICT_MERGE", "DICT_UPDATE"))
+
+
+@functools.lru_cache(maxsize=1024)
+def code_names(code: CodeType) -> frozenset[str] | None:
+    """The attribute names and string keys ``code`` (and the code nested in it) may read
+    a holder's entries by: its names and string constants (in tuples too); None where it
+    may read entries it does not name (``.items()``, ``getattr``, ``**cfg``, ...)."""
+    names = set(code.co_names)
+    if names & _WHOLE or any(i.opname in _WHOLE_OPS for i in dis.get_instructions(code)):
+        return None
+    for const in code.co_consts:
+        if type(const) is CodeType:
+            nested = code_names(const)
+            if nested is None:
+                return None
+            names |= nested
+        else:
+            consts = const if type(const) in (tuple, frozenset) else (const,)
+            names.update(c for c in consts if type(c) is str)
+    return frozenset(names)
+
+
+def cell_value(cell: Any) -> Any:
+    """What a closure cell holds, or :data:`ABSENT`."""
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return ABSENT
+
+
+def read_sig(read: tuple) -> tuple:
+    """A read's part of a signature: its key and its value (see :class:`ValuesRead`)."""
+    _, how, key, value = read
+    if how == "grown":  # (the signature of a read as a trace found it)
+        return value
+    key = key if type(key) in SCALARS else id(key)
+    if how == "len":
+        return (key, value)
+    if type(value) in SCALARS:
+        return (key, number_sig(value))
+    if scalar_tuple(value):
+        return (key, freeze(value))
+    return (key, "O", id(value))
+
+
 def cell_contents(closure: tuple | None) -> list[Any]:
     """The objects a closure's cells hold (empty cells left out)."""
     found = []
@@ -230,6 +563,9 @@ class StepState:
     def __init__(
         self, fn: Callable, args: tuple, kwargs: dict, previous: StepState | None = None
     ) -> None:
+        self.fn = fn
+        if previous is None and _per_step(_TRACE_SIZES, fn, list):
+            _note_grown(fn)  # (the state after a traced step: see locations)
         self.referenced = referenced(fn)
         if previous is not None and same_objects(self.referenced, previous.referenced):
             # The code names the same objects as on the last call (no containers among
@@ -251,6 +587,33 @@ class StepState:
             seen = {id(x) for x in self.modules + self.optimizers + self.tensors}
             for obj in (args, kwargs):  # their tensors are located by their place in the call
                 self._classify(obj, seen, depth=3, fixed=False)
+        self.reads = self._values_read(fn)
+
+    def _values_read(self, fn: Callable) -> list[tuple]:
+        """The values the step may read through its roots (:class:`ValuesRead`), read
+        afresh on each call; adds the tensors met to ``self.tensors``."""
+        walk = ValuesRead({id(t) for t in self.tensors}, _per_step(GROWN, fn, dict) or {})
+        owner = getattr(fn, "__self__", None)
+        if owner is not None:  # (its attributes are roots themselves)
+            walk.entered(owner)
+        func = getattr(fn, "__func__", fn)
+        if type(func) is FunctionType:
+            walk.function(func, _DEPTH, own=True)
+        elif not isinstance(fn, Module):  # a partial, an object with __call__: as a root
+            walk.enter(fn, _DEPTH)
+            walk.enter(type(fn).__call__, _DEPTH)
+        for obj in self.referenced:
+            if not isinstance(obj, (Module, Optimizer, Tensor)):
+                walk.enter(obj, _DEPTH)
+        walk.modules(self.modules)
+        walk.optimizers(self.optimizers)
+        walk.settle()
+        if GRAD_HOOKS or POST_ACCUMULATE_HOOKS:
+            params = [p for m in self.modules for p in m.parameters()]
+            walk.tensor_hooks([*params, *self.tensors, *walk.tensors])
+            walk.settle()  # (what the hooks name)
+        self.tensors += walk.tensors
+        return walk.reads
 
     def _classify(self, obj: Any, seen: set[int], depth: int, fixed: bool) -> None:
         if id(obj) in seen:
@@ -293,12 +656,22 @@ class StepState:
             optimizers_sig(self.optimizers),
             tensors_sig(self.tensors),
             tuple(number_sig(n) for n in self.numbers),
+            tuple(map(read_sig, self.reads)),
         )
 
     def locations(self, args: tuple, kwargs: dict) -> list[tuple[Any, str]]:
         """``(holder, expression)`` for every tensor location the step may read or rebind:
         the expression follows the holder's name, or stands alone (holder None) on
-        ``args`` and ``kwargs``."""
+        ``args`` and ``kwargs``. (Called as a step is traced: notes the sizes of the lists
+        and dicts it reads, for the state made after it, :data:`GROWN`.)"""
+        sizes = [
+            (h, v, tuple(read_sig(r) for r in self.reads if r[0] is h))
+            for h, how, _, v in self.reads
+            if how == "len"
+        ]
+        traced = _per_step(_TRACE_SIZES, self.fn, list)
+        if traced is not None:
+            traced[:] = sizes
         out: list[tuple[Any, str]] = []
         fixed: dict[int, Tensor] = {}
         loose = loose_buffers(self.modules)
@@ -488,5 +861,7 @@ def describe_change(before: tuple, after: tuple) -> str:
         "an optimizer's settings or state (e.g. a Python number such as Adam's 'step')",
         "a tensor the function uses",
         "a Python number the function reads (a global, a closure variable, an attribute)",
+        "a value read through a container, a plain object, a default argument, a helper "
+        "function, a hook or a custom optimizer's attribute",
     )
     return ", ".join(n for n, a, b in zip(names, before, after) if a != b) or "nothing"

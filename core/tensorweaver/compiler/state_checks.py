@@ -31,10 +31,13 @@ from typing import Any
 
 from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS
 from tensorweaver.compiler.state import (
+    ABSENT,
     MODULE_HOOKS,
     SCALARS,
+    cell_value,
     freeze,
     loose_buffers,
+    scalar_tuple,
     tensor_hooks,
 )
 from tensorweaver.compiler.symbolic import lifted_setting
@@ -65,6 +68,8 @@ def checks_names(names: dict) -> None:
         hooks_of=tensor_hooks,
         GRAD_HOOKS=GRAD_HOOKS,
         POST_HOOKS=POST_ACCUMULATE_HOOKS,
+        ABSENT=ABSENT,
+        cell_value=cell_value,
     )
 
 
@@ -274,4 +279,47 @@ def _state_checks(opt: Optimizer, k: int, names: dict) -> list[str] | None:
                     names[f"F{tag}_{j}"] = freeze(value)
                     check = f"not isinstance(x := {expr}, Tensor) and freeze(x) == F{tag}_{j}"
                 checks.append(check)
+    return checks
+
+
+def reads_checks(reads: list[tuple], names: dict) -> list[str] | None:
+    """Checks that each read of ``state.ValuesRead`` gives its value again: a number (or a
+    tuple of numbers) by value, anything else by identity; None where a complex number
+    is read (as for an argument)."""
+    holders: dict[int, str] = {}
+    checks = []
+    for k, (holder, how, key, value) in enumerate(reads):
+        name = holders.get(id(holder))
+        if name is None:
+            name = holders[id(holder)] = f"RH{len(holders)}"
+            names[name] = holder
+        if how == "len":
+            checks.append(f"len({name}) == {value}")
+            continue
+        if how == "grown":  # (a log the step appends to: as traced, unchecked)
+            continue
+        if how == "item":
+            if type(key) is not str:  # (a name for any other key: its repr may not parse)
+                names[f"RK{k}"], key = key, f"RK{k}"
+            else:
+                key = repr(key)
+            expr = f"{name}.get({key}, ABSENT)"
+        else:
+            expr = {
+                "index": f"{name}[{key}]",
+                "attr": f"{name}.__dict__.get({key!r}, ABSENT)",
+                "cell": f"cell_value({name})",
+                "getattr": f"{name}.{key}",
+            }[how]
+        if type(value) in SCALARS:
+            check = scalar_check(expr, value, f"RV{k}", names)
+            if check is None:
+                return None
+        elif scalar_tuple(value):
+            names[f"RF{k}"] = freeze(value)
+            check = f"freeze({expr}) == RF{k}"
+        else:
+            names[f"RV{k}"] = value
+            check = f"{expr} is RV{k}"
+        checks.append(check)
     return checks

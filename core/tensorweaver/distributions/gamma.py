@@ -13,6 +13,7 @@ from tensorweaver.distributions.gamma_draws import standard_gamma
 from tensorweaver.distributions.params import broadcast_all
 from tensorweaver.dtype_info import finfo
 from tensorweaver.nn.functional import one_hot
+from tensorweaver.ops.creation import as_tensor
 from tensorweaver.ops.incomplete_gamma import igamma
 from tensorweaver.ops.movement import stack
 from tensorweaver.ops.special import digamma, lgamma, xlogy
@@ -57,7 +58,9 @@ class Gamma(ExponentialFamily):
         value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
         return value.clamp(min=finfo(value.dtype).tiny)
 
-    def log_prob(self, value: Tensor) -> Tensor:
+    def log_prob(self, value: Any) -> Tensor:
+        # PyTorch's: the value in the rate's dtype first (float32 parameters give float32)
+        value = as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
         if self._validate_args:
             self._validate_sample(value)
         a, b = self.concentration, self.rate

@@ -11,7 +11,7 @@ from tensorweaver.distributions.cauchy import Cauchy
 from tensorweaver.distributions.normal import Normal
 from tensorweaver.distributions.transformed_distribution import TransformedDistribution
 from tensorweaver.distributions.transforms import Transform
-from tensorweaver.ops.creation import full_like, zeros_like
+from tensorweaver.ops.creation import as_tensor, full_like, zeros_like
 from tensorweaver.tensor import Tensor
 
 
@@ -53,9 +53,14 @@ class _Folded(TransformedDistribution):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
+        value = self._as_value(value)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         # where(value >= 0, ...): a NaN value is outside the support too (-inf, as PyTorch)
         return log_prob.where(value >= 0, float("-inf"))
+
+    def _as_value(self, value: Any) -> Any:
+        """The value log_prob reads: as given (HalfCauchy: in the scale's dtype)."""
+        return value
 
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:
@@ -87,6 +92,10 @@ class HalfCauchy(_Folded):
     def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
         # the base is not checked: a bad scale is reported under this distribution's name
         super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args)
+
+    def _as_value(self, value: Any) -> Tensor:
+        # PyTorch's: a float64 value gives float32 for a float32 scale; a number is taken
+        return as_tensor(value, dtype=self.scale.dtype, device=self.scale.device)
 
     @property
     def mean(self) -> Tensor:

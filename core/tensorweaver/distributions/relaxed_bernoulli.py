@@ -29,7 +29,7 @@ class LogitRelaxedBernoulli(SuccessProbability, Distribution):
         validate_args: bool | None = None,
     ) -> None:
         self._given("LogitRelaxedBernoulli", probs, logits)
-        (self.temperature,) = broadcast_all(temperature)
+        self.temperature = temperature  # as given, as PyTorch's: a number stays exact
         super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: tuple, _instance: Any = None) -> LogitRelaxedBernoulli:

@@ -30,7 +30,7 @@ class ExpRelaxedCategorical(Distribution):
         validate_args: bool | None = None,
     ) -> None:
         self._categorical = Categorical(probs, logits)
-        (self.temperature,) = broadcast_all(temperature)
+        self.temperature = temperature  # as given, as PyTorch's: a number stays exact
         super().__init__(
             self._categorical.batch_shape,
             self._categorical.param_shape[-1:],

@@ -15,7 +15,7 @@ from tensorweaver.amp import CPU_FLOAT32, autocast_dtype, float32_operands
 from tensorweaver.fft import arguments as a
 from tensorweaver.fft import primitives as p
 from tensorweaver.linalg.out import write_out
-from tensorweaver.ops.complex import conj_physical
+from tensorweaver.ops.complex import conj, conj_physical
 from tensorweaver.tensor import Tensor
 
 Dims = Optional[Any]  # an int or a sequence of ints, or None
@@ -37,10 +37,17 @@ def _remember(key: tuple | None, plan: Callable[[Tensor], Tensor]) -> None:
 
 
 def _complex(
-    x: Tensor, dims: list, sizes: list, norm: str | None, forward: bool, key: Any = None
+    x: Tensor,
+    dims: list,
+    sizes: list,
+    norm: str | None,
+    forward: bool,
+    key: Any = None,
+    view: bool = False,
 ) -> Tensor:
-    """The c2c transform over ``dims`` (r2c of a real input, conjugated when inverse); with
-    ``key``, ``x`` is the caller's input and the plan is remembered under ``key``."""
+    """The c2c transform over ``dims`` (r2c of a real input, conjugated when inverse: as a
+    conjugate view with ``view``, PyTorch's ``ifft``); with ``key``, ``x`` is the caller's
+    input and the plan is remembered under ``key``."""
     resized = a.resize(x, dims, sizes)
     if not dims:
         return a.as_complex(resized)
@@ -50,7 +57,7 @@ def _complex(
             _remember(key, p.bound("fft_c2c", x, dims, scale, forward))
         return p.c2c(resized, dims, scale, forward)
     out = p.r2c(resized, dims, scale, False)
-    return out if forward else conj_physical(out)
+    return out if forward else conj(out) if view else conj_physical(out)
 
 
 def _real(
@@ -63,7 +70,11 @@ def _real(
     if forward and resized is x:
         _remember(key, p.bound("fft_r2c", x, halved, scale, True))
     out = p.r2c(resized, halved, scale, True)
-    return out if forward else conj_physical(out)
+    if forward:
+        return out
+    # PyTorch's inverse over one dimension is a conjugate view (its numpy() and view_as_real
+    # refuse it); over more its conjugate is computed
+    return conj(out) if len(dims) == 1 else conj_physical(out)
 
 
 def _to_real(
@@ -94,7 +105,7 @@ def _fft(input: Any, n: Any, dim: Any, norm: Any, key: Any) -> Tensor:
 def _ifft(input: Any, n: Any, dim: Any, norm: Any, key: Any) -> Tensor:
     x = a.signal("ifft", input)
     d, n = a.one_dim("ifft", x, n, dim)
-    return _complex(x, [d], [n], norm, False, key if x is input else None)
+    return _complex(x, [d], [n], norm, False, key if x is input else None, view=True)
 
 
 def _rfft(input: Any, n: Any, dim: Any, norm: Any, key: Any) -> Tensor:

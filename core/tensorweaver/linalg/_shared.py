@@ -1,5 +1,5 @@
 """Small tensor helpers the linalg families share: matrix transposes, identities, batch
-broadcasting, division by eigenvalue gaps and named results."""
+broadcasting, whether an output's gradient is given and named results."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops import reduce as rd
 from tensorweaver.ops.apply import broadcast_shapes
 from tensorweaver.return_types import _structseq
 from tensorweaver.tensor import Tensor
@@ -29,11 +30,11 @@ def mH_view(x: Tensor) -> Tensor:  # noqa: N802  (PyTorch's name)
     return cx.conj(mT(x))
 
 
-def gap_divide(numerator: Tensor, gaps: Tensor) -> Tensor:
-    """numerator / gaps, 0 where the numerator is 0 (safe to differentiate again): the
-    gradient formulas' division by eigenvalue or singular-value gaps."""
-    zero = ew.eq(numerator, 0)
-    return ew.where(zero, 0.0, ew.div(numerator, ew.where(zero, 1.0, gaps)))
+def is_given(g: Tensor | None) -> bool:
+    """Whether an output's gradient counts as given: not None nor all zeros (the gradient of
+    an output the program did not use), as PyTorch's defined gradient, whose terms its
+    formulas skip where it is undefined."""
+    return g is not None and bool(rd.any(ew.ne(g, 0)).item())
 
 
 def eye_like(x: Tensor, n: int, m: int | None = None) -> Tensor:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
-from tensorweaver.linalg._shared import gap_divide, mH
+from tensorweaver.linalg._shared import is_given, mH
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -23,23 +23,25 @@ def eig_backward(
     values: Tensor, vectors: Tensor, g_values: Tensor | None, g_vectors: Tensor | None
 ) -> Tensor:
     """V^{-H} (diag(gL) + P / E) V^H: P is V^H gV less V^H V diag(Re diag(V^H gV)) (its
-    projection onto the skew-Hermitian matrices), E_ij = conj(L_j - L_i); a gradient of
-    None counts as zeros. PyTorch's linalg_eig_backward, and its error where the loss
-    depends on the eigenvectors' phases (their unit norm fixes all else)."""
+    projection onto the skew-Hermitian matrices), E_ij = conj(L_j - L_i) with ones on its
+    diagonal, whose zeros at repeated eigenvalues make inf or NaN, as PyTorch's. A gradient of
+    None counts as undefined, and so does an all-zero ``g_vectors`` (an unused output's):
+    PyTorch's linalg_eig_backward, its eigvals shortcut, and its error where the loss depends
+    on the eigenvectors' phases (their unit norm fixes all else)."""
     vh = mH(vectors)
-    if g_vectors is None:
-        inner = st.diag_embed(g_values)
-    else:
-        vh_gv = matmul(vh, g_vectors)
-        diagonal = st.diagonal(vh_gv, 0, -2, -1)
-        _check_phase_invariant(diagonal)
-        scale = mv.unsqueeze(cx.real(diagonal), -2)
-        vh_gv = ew.sub(vh_gv, matmul(vh, ew.mul(vectors, scale)))
-        conj = cx.conj_physical(values)
-        eye = cr.eye(values.shape[-1], dtype=dtypes.bool_, device=values.device)
-        gaps = ew.where(eye, 1.0, ew.sub(mv.unsqueeze(conj, -2), mv.unsqueeze(conj, -1)))
-        on_diagonal = 0.0 if g_values is None else st.diag_embed(g_values)
-        inner = ew.where(eye, on_diagonal, gap_divide(vh_gv, gaps))
+    if not is_given(g_vectors):  # (V^{-H} diag(gL) V^H, the diagonal scaling V^H's rows)
+        return p.solve_ex(vh, ew.mul(mv.unsqueeze(g_values, -1), vh))[0]
+    vh_gv = matmul(vh, g_vectors)
+    diagonal = st.diagonal(vh_gv, 0, -2, -1)
+    _check_phase_invariant(diagonal)
+    scale = mv.unsqueeze(cx.real(diagonal), -2)
+    vh_gv = ew.sub(vh_gv, matmul(vh, ew.mul(vectors, scale)))
+    conj = cx.conj_physical(values)
+    eye = cr.eye(values.shape[-1], dtype=dtypes.bool_, device=values.device)
+    gaps = ew.where(eye, 1.0, ew.sub(mv.unsqueeze(conj, -2), mv.unsqueeze(conj, -1)))
+    inner = ew.div(vh_gv, gaps)
+    if g_values is not None:  # (gL takes the diagonal's place, as in PyTorch)
+        inner = ew.where(eye, mv.unsqueeze(g_values, -1), inner)
     return p.solve_ex(vh, matmul(inner, vh))[0]
 
 

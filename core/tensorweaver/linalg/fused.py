@@ -114,8 +114,12 @@ def fused_or_reference(
         outs = (Tensor(natives[0], backend, dtype), Tensor(natives[1], backend, dtypes.int32))
     else:
         made = []
-        for native, kind in zip(natives, kinds):  # (_dtype's frame only for a dtype to find)
-            made.append(Tensor(native, backend, dtype if kind is None else _dtype(kind, dtype)))
+        for native, kind in zip(natives, kinds):  # (no _dtype frame: this runs every call)
+            if kind is None:
+                kind = dtype
+            elif kind is REAL:
+                kind = dtype.to_real()
+            made.append(Tensor(native, backend, kind))
         outs = tuple(made)
     if grad:
         if places is None and (kinds is WITH_INFO or kinds == (None,)):
@@ -149,10 +153,11 @@ def _record(
     """Attach the differentiable ``outs`` to the graph (the nodes ``apply()`` and
     ``labelled()`` would make, made at once). ``call`` is (saved, reference, static, rule)."""
     saved, reference, static, rule = call
-    if kinds == (None,):  # one differentiable output, the usual case: no loop
-        wanted: tuple = (0,)
-    else:
-        wanted = tuple([i for i, kind in enumerate(kinds) if kind is None or kind is REAL])
+    wanted = _WANTED.get(kinds)
+    if wanted is None:
+        wanted = _WANTED[kinds] = tuple(
+            [i for i, kind in enumerate(kinds) if kind is None or kind is REAL]
+        )
     attached = None if rule is None else Attached(rule, wanted, outs)
     if (len(wanted) > 1 or places) and rule is None:  # PyTorch's one node for them all
         fused_call(grad_fn, tensors, outs, wanted, (reference, static), saved, places)
@@ -172,6 +177,11 @@ def _record(
             _attach(outs[i], node, grad_fn)
     if attached is not None:  # weak references: the nodes hold ``attached``
         attached.nodes = tuple([weakref.ref(outs[i]._node) for i in wanted])
+
+
+#: kinds (see :func:`fused_or_reference`) -> the places of their differentiable outputs:
+#: a few call sites' constant tuples, found once rather than by a loop every call.
+_WANTED: dict[tuple, tuple] = {}
 
 
 def _attach(out: Tensor, node: Node, grad_fn: str) -> None:

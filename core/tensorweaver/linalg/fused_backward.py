@@ -82,6 +82,9 @@ def function_backward(node: Any, g: Tensor) -> tuple:
             None if ga is None else Tensor(ga, backend, first.dtype),
             None if gb is None else Tensor(gb, backend, second.dtype),
         )
+    if len(inputs) == 1:  # one input (det, inv, cholesky, matrix_exp): no loops either
+        (ga,) = backend.fused_linalg_backward((saved, i), g.native, (parents[0] is not None,))
+        return (None if ga is None else Tensor(ga, backend, inputs[0].dtype),)
     # Plain loops: this runs once per call in every backward pass.
     needs = tuple([p is not None for p in parents])
     return _wrapped(backend.fused_linalg_backward((saved, i), g.native, needs), inputs)

@@ -68,14 +68,25 @@ def one_node(
     being ``tensors`` then ``kept`` (freed with the node's saved tensors). ``places``, where
     given, is (each output's place among those of PyTorch's node, their count): eigvalsh's
     node is eigh's, whose hooks see the eigenvectors' gradient too (None)."""
-    ctx = FunctionCtx(tuple([t.requires_grad for t in tensors]))
+    # Plain loops, no comprehensions (a frame each on Python 3.11): this runs every call.
+    if len(tensors) == 1:  # (slogdet, qr, eigh, svd, lu: one input)
+        first = tensors[0]  # (the slot read; the property's frame only for a view)
+        needs: tuple = (
+            first._requires_grad or (first._view_of is not None and first.requires_grad),
+        )
+    else:
+        needs = tuple([t.requires_grad for t in tensors])
+    ctx = FunctionCtx(needs)
     ctx.reference, ctx.indices, ctx.rule = call, indices, rule
     ctx.places = None if places is None else places[0]
-    ctx.inert = None if tensors[0].dtype.is_complex else _INERT.get(label)
+    inert = _INERT.get(label)
+    ctx.inert = None if inert is None or tensors[0].dtype.is_complex else inert
     ctx.materialize_grads = False
     ctx._saved = (*tensors, *kept)
     ctx._versions, ctx._name = _saved_versions(label, tensors, outs, indices), label[:-9]
-    shapes = [InputShape(outs[i]) for i in indices]
+    shapes = []
+    for i in indices:
+        shapes.append(InputShape(outs[i]))
     slots = range(len(indices)) if places is None else places[0]
     if places is not None:  # (the shapes of outputs this call does not make: never read)
         shapes = [shapes[slots.index(k)] if k in slots else shapes[0] for k in range(places[1])]
@@ -220,7 +231,10 @@ def fused_call(
                     part = backend.fused_linalg_backward((saved, i), g.native, needs)
                     found = [_add(backend, a, b) for a, b in zip(found, part)]
             return _wrapped(found, inputs)
-        natives = tuple([None if g is None else g.native for g in grads])
+        listed = []
+        for g in grads:  # (a loop: a comprehension's frame every backward)
+            listed.append(None if g is None else g.native)
+        natives = tuple(listed)
         if count == 1:  # one input (eigh, slogdet, qr, ...): no loops
             (n,) = whole((saved, indices), natives, (first.requires_grad,))
             return (None if n is None else Tensor(n, backend, first.dtype),)

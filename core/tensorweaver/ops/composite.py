@@ -87,9 +87,7 @@ def fused_or_reference(
         first = out[0] if extra_dtypes else out
         node = first._node if isinstance(first, Tensor) else None
         if node is not None and name not in OWN_NODES:
-            # (dropout's PyTorch node is the mul by its mask: an edge for the mask, None)
-            mask = (None,) if name == "dropout" else ()
-            labelled(first, composite_name(name, tensors, static), *tensors, *mask)
+            labelled(first, composite_name(name, tensors, static), *tensors)
             if name in STEPPED_REFERENCES and all(
                 t is None or t._node is not node for t in tensors
             ):  # (not an input's)

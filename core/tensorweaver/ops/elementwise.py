@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweaver.autograd.mode import _restore, _switched, is_grad_enabled
-from tensorweaver.autograd.node import Node, _refuse_saved, frees_nothing
+from tensorweaver.autograd.node import Node, frees_nothing, refuse_saved
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.cpu_loops import cached_scalar_loop_mask
 from tensorweaver.contract.dtypes import DType
@@ -759,7 +759,10 @@ def _powers(input: Operand, exponent: Operand) -> Tensor:
     if number_exponent and input._inference and all_inference((input,)):
         # pow(Tensor, Scalar): PyTorch's autograd skips it for an inference tensor alone
         return Tensor(native, backend, dtype)
-    out = apply("pow", native, dtype, (input, exponent), numbers)
+    # A tensor exponent's node keeps the result array, its rule's value, as PyTorch's
+    # PowBackward1/2 save the result (a write through ``.data`` reaches it: autograd/node.py
+    # output_rewritten); a number exponent's keeps that number (PowBackward0 saves no result)
+    out = apply("pow", native, dtype, (input, exponent), numbers if number_exponent else native)
     # PyTorch's name for a tensor to a tensor's power, 0-d ones included (names.py takes a
     # 0-d operand that needs no gradient for a Python number)
     return named(out, "PowBackward1") if tensors else out
@@ -1334,7 +1337,7 @@ def refuse_saved_inference(op: str, operands: tuple, saved: tuple) -> None:
     if any(isinstance(t, Tensor) and t.requires_grad for t in operands):
         for t in saved:
             if isinstance(t, Tensor) and t._inference:
-                _refuse_saved(op, t)
+                refuse_saved(op, t)
 
 
 def _clamp_gradients(x: Tensor, low: Tensor | None, high: Tensor | None, out: Tensor) -> Tensor:

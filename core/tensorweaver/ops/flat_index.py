@@ -73,7 +73,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     # (PyTorch's node saves the index: changed in place, it makes backward refuse; written
     # through its .data, it gives the positions backward reads)
     ix.refuse_saved_indices("put", (index,))
-    ix.remade_at_backward(out, lambda: _positions(op, index, n), [index])
+    ix.remade_at_backward(out, lambda i: _positions(op, i, n), [index])
     return saves_integer_input(labelled(shaped, "PutBackward0", input, source), index)
 
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.autograd.node import Node, ViewChange, _refuse_saved, saves_integer_input
+from tensorweaver.autograd.node import Node, ViewChange, refuse_saved, saves_integer_input
 from tensorweaver.contract import dtypes
 from tensorweaver.memory_formats import c_ordered, laid_out
 from tensorweaver.ops import elementwise as ew
@@ -108,11 +108,13 @@ class Remade:
     shares) changed a given one, as PyTorch's node reads the index tensors it saved. A
     NumPy array given as an index is PyTorch's tensor over that memory: always read again.
     ``prefix``: a remade index of fewer positions takes the gradient's first ones (PyTorch's
-    MaskedSelectBackward0 scatters it through the mask), where others refuse it."""
+    MaskedSelectBackward0 scatters it through the mask), where others refuse it. ``make``
+    takes the given tensors and arrays, or what a saved_tensors_hooks unpack returned for
+    them (autograd/graph.py ``unpack_operands``: PyTorch's backward reads those)."""
 
     __slots__ = ("make", "given", "arrays", "prefix")
 
-    def __init__(self, make: Callable[[], Tensor], given: list, prefix: bool = False) -> None:
+    def __init__(self, make: Callable[..., Tensor], given: list, prefix: bool = False) -> None:
         self.make, self.given, self.prefix = make, given, prefix
         self.arrays = [t.native if isinstance(t, Tensor) else None for t in given]
 
@@ -120,10 +122,22 @@ class Remade:
         """``kept`` (the index the forward derived), or it remade from the given index."""
         for t, native in zip(self.given, self.arrays):
             if native is None or t.native is not native or (_HOST_SHARED and _shared(t)):
-                with no_grad(), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # (the forward warned: uint8 masks)
-                    return self.make()
+                return self.remake(self.given)
         return kept
+
+    def over(self, given: list) -> Remade:
+        """This remaking over ``given``, what stands for the given tensors (a saved_tensors_hooks
+        unpack's results), which it always reads: PyTorch's backward indexes with those."""
+        remade = Remade(self.make, given, self.prefix)
+        remade.arrays = [None] * len(given)  # (read always, as a NumPy array given)
+        return remade
+
+    def remake(self, given: list) -> Tensor:
+        """The index made again from ``given`` (the given tensors and arrays, or what stands
+        for them), recording no graph."""
+        with no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the forward warned: uint8 masks)
+            return self.make(*given)
 
 
 #: The ops whose node saves ``(dim, index)`` and whose rule reads :func:`saved_index`.
@@ -131,7 +145,7 @@ _REMAKES = frozenset(("take", "gather", "scatter", "scatter_add"))
 
 
 def remade_at_backward(
-    out: Tensor, make: Callable[[], Tensor], given: list, prefix: bool = False
+    out: Tensor, make: Callable[..., Tensor], given: list, prefix: bool = False
 ) -> Tensor:
     """``out``, whose take/gather/scatter node (if any) remakes its index with ``make`` from
     the ``given`` index tensors and arrays at backward (:class:`Remade`); or whose ``where``
@@ -449,7 +463,9 @@ def _advanced(x: Tensor, advanced: list[tuple[int, Tensor]], indexed: Tensor, in
     if taken._node is not None:
         given = [index] if type(index) is Tensor and index.shape else _read_back(index)
         shaped = like(indexed)
-        remade_at_backward(taken, lambda: _taken_positions(shaped(), index), given)
+        remade_at_backward(
+            taken, lambda *now: _taken_positions(shaped(), _replaced(index, given, now)), given
+        )
     return mv.reshape(taken, x.shape[:first] + bshape + x.shape[first + len(dims) :])
 
 
@@ -631,7 +647,10 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     flat = scatter_unchecked(flat, 0, flat_index, values)
     if not expanded and flat._node is not None:  # (as PyTorch's node reads the given index)
         shaped = like(x)
-        remade_at_backward(flat, lambda: _written_positions(shaped(), index), _read_back(index))
+        read = _read_back(index)
+        remade_at_backward(
+            flat, lambda *now: _written_positions(shaped(), _replaced(index, read, now)), read
+        )
     result = mv._reshape(flat, target.shape, "setitem")
     if result._node is not None:
         refuse_saved_indices(op, arrays)
@@ -680,7 +699,7 @@ def refuse_saved_indices(op: str, indices: Any) -> None:
     tensors, would save one made under ``inference_mode()``."""
     for index in indices:
         if isinstance(index, Tensor) and index._inference:
-            _refuse_saved(op, index)
+            refuse_saved(op, index)
 
 
 def _write_node_name(x: Tensor, index: Any, number: bool) -> str:
@@ -866,6 +885,15 @@ def _read_back(index: Any) -> list:
         for i in _index_arrays(index)
         if isinstance(i, Tensor) or (isinstance(i, np.ndarray) and i.dtype in _SHARED_ARRAYS)
     ]
+
+
+def _replaced(index: Any, given: list, now: tuple) -> Any:
+    """``index`` with its tensors and arrays ``given`` (:func:`_read_back`'s, or ``[index]``)
+    replaced by ``now``, what a :class:`Remade` remakes it from."""
+    if type(index) is not tuple:
+        return now[0] if given and index is given[0] else index
+    swap = {id(g): n for g, n in zip(given, now)}
+    return tuple([swap.get(id(i), i) for i in index])
 
 
 def _index_arrays(index: Any) -> list:
@@ -1085,6 +1113,7 @@ def scatter(
         )
     if src is None:
         src = value
+    number = not isinstance(src, Tensor)  # (the value overload: PyTorch's ScatterBackward1)
     if input._inference and copied_first(input, index, src):
         with no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # (reduce= warned above, once)
@@ -1104,7 +1133,8 @@ def scatter(
         _unless_empty(error, input, index, src)
         return input.clone()
     if reduce is None:
-        return saves_integer_input(scatter_unchecked(input, d, positions, src), index)
+        out = saves_integer_input(scatter_unchecked(input, d, positions, src), index)
+        return labelled(out, "ScatterBackward1", input) if number else out
     reduced = scatter_add_unchecked if reduce == "add" else _scatter_multiply
     if not (is_grad_enabled() and (input.requires_grad or src.requires_grad)):
         return reduced(input, d, positions, src)
@@ -1304,7 +1334,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     out = index_add_unchecked(input, d, positions, source)
     if out._node is not None and isinstance(index, Tensor):
         shaped, shape = like(input), source.shape
-        remade_at_backward(out, lambda: _added_at(index, shaped(), d, shape, error), [index])
+        remade_at_backward(out, lambda i: _added_at(i, shaped(), d, shape, error), [index])
     return _saving_index(labelled(out, "IndexAddBackward0", input, source), index, source)
 
 
@@ -1349,7 +1379,7 @@ def take_along_dim(
             shaped = like(flat)
             remade_at_backward(
                 out,
-                lambda: check_scatter_index("gather", shaped(), 0, mv.reshape(indices, (-1,)))[1],
+                lambda i: check_scatter_index("gather", shaped(), 0, mv.reshape(i, (-1,)))[1],
                 [indices],
             )
         return _saving_index(out, indices)
@@ -1455,7 +1485,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     shape = broadcast_shapes("masked_select", input.shape, mask.shape)
     out = take_along(mv.reshape(mv.expand(input, shape), (-1,)), 0, mask_positions(mask, shape))
     if out._node is not None:  # (its gradient goes where the mask holds then)
-        remade_at_backward(out, lambda: mask_positions(mask, shape), [mask], prefix=True)
+        remade_at_backward(out, lambda m: mask_positions(m, shape), [mask], prefix=True)
     # (PyTorch's node saves the mask, not its expansion)
     return saves_integer_input(labelled(out, "MaskedSelectBackward0", input), mask)
 

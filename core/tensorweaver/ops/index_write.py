@@ -92,7 +92,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     if out._node is not None:  # (PyTorch's node saves the index)
         ix.refuse_saved_indices(op, (index,))
         shaped, shape = ix.like(x), src.shape
-        ix.remade_at_backward(out, lambda: _copied_at(given, shaped(), d, shape), [given])
+        ix.remade_at_backward(out, lambda i: _copied_at(i, shaped(), d, shape), [given])
     out = out if input.ndim else mv.reshape(out, ())
     return saves_integer_input(labelled(out, "IndexCopyBackward0", input, source), given)
 
@@ -144,7 +144,7 @@ def index_fill(
     if out._node is not None:  # (PyTorch's node saves the index: the mask made of it is none)
         ix.refuse_saved_indices(op, (given,))
         shaped = ix.like(input)
-        ix.remade_at_backward(out, lambda: _filled_at(given, shaped(), d), [given])
+        ix.remade_at_backward(out, lambda i: _filled_at(i, shaped(), d), [given])
     return saves_integer_input(labelled(out, name, input), given)
 
 
@@ -236,7 +236,7 @@ def _index_put(
         # (PyTorch's node reads the index tensors it saved: a write through their .data too)
         shaped = ix.like(input)
         ix.remade_at_backward(
-            written, lambda: mv.reshape(_positions(shaped(), tuple(indices)), (-1,)), list(indices)
+            written, lambda *now: mv.reshape(_positions(shaped(), now), (-1,)), list(indices)
         )
     # (laid out as the input, PyTorch's clone with preserve_format)
     out = ix.allocated_as(mv.reshape(written, input.shape), input._preserved_order())
@@ -358,7 +358,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         native = flat.backend.scatter(flat.native, 0, where.native, taken.native)
         written = ix.apply_indexed("scatter", native, flat, 0, where, whole)
     if written._node is not None:  # (the gradients go where the mask holds then)
-        ix.remade_at_backward(written, lambda: ix.mask_positions(mask, shape), [mask], True)
+        ix.remade_at_backward(written, lambda m: ix.mask_positions(m, shape), [mask], True)
     out = mv.reshape(written, shape)
     if out._node is not None:  # (PyTorch's node saves the mask)
         ix.refuse_saved_indices(op, (mask,))

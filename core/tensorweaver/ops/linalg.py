@@ -9,7 +9,7 @@ from typing import Any
 
 from tensorweaver.amp import autocast_dtype, outside_autocast
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import _refuse_saved
+from tensorweaver.autograd.node import refuse_saved
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -114,7 +114,7 @@ def _saving(product: Tensor, vector: Tensor, matrix: Tensor) -> Tensor:
     node = product._node
     if node is not None and matrix.requires_grad:
         if vector._inference:
-            _refuse_saved("matmul", vector)  # (as Node refuses a saved input)
+            refuse_saved("matmul", vector)  # (as Node refuses a saved input)
         watch_memory(node, vector)
     return product
 

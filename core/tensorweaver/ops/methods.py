@@ -264,12 +264,13 @@ def _inplace(op: Any, sign: int | None = None) -> Any:
     if op.__name__ in _OPERANDS_READ_NO_SELF:
 
         def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            # (tested here, not in a wrapper: x.add_(y) and x += y pay no extra call; first,
+            # as it refuses overlapping operands itself once it knows it goes)
+            if kwargs and sign is not None and _added_scaled(self, args, kwargs, sign, name):
+                return self
             refuse(self, name, args, kwargs)
             if self._inference and _skipped_by_autograd(self, args, kwargs):
                 return _written_unrecorded(self, op, name, args, kwargs)
-            # (tested here, not in a wrapper: x.add_(y) and x += y pay no extra call)
-            if kwargs and sign is not None and _added_scaled(self, args, kwargs, sign, name):
-                return self
             try:
                 result = op(self._inplace_source(), *args, **kwargs)
             except NotImplementedError:
@@ -968,6 +969,9 @@ for _name in (
     _METHODS[_name + "_"] = _inplace(_METHODS[_name])
 
 
+_NO_KEYWORDS: dict = {}
+
+
 def _added_scaled(self: Tensor, args: tuple, kwargs: dict, sign: int, name: str) -> bool:
     """Whether ``self.add_(other, alpha=a)`` (``sub_``: ``sign`` -1) went as one
     ``foreach_add`` call: between two floating-point tensors of one shape, dtype and backend
@@ -984,12 +988,17 @@ def _added_scaled(self: Tensor, args: tuple, kwargs: dict, sign: int, name: str)
         return False
     other = args[0]
     if not addable(self, other) or (
-        (self.requires_grad or other.requires_grad) and is_grad_enabled()
+        # (the flags' slots first: the properties read a view's root, which no other has)
+        (self._requires_grad or other._requires_grad or self._view_of or other._view_of)
+        and is_grad_enabled()
+        and (self.requires_grad or other.requires_grad)
     ):
         return False
-    # PyTorch's checks of the alpha (its range: float16's is 65504); of ew.scalar_argument's,
-    # the only one an int or float alpha of a floating-point result can fail
-    overflow.fill_value(alpha, self.dtype, name)
+    # PyTorch's checks, in its order: operands sharing self's memory (other: the alpha is a
+    # number), then the alpha (its range: float16's is 65504; of ew.scalar_argument's, the
+    # only one an int or float alpha of a floating-point result can fail)
+    _refuse_overlapping_operands(self, name, args, _NO_KEYWORDS)
+    overflow.fill_value(alpha, self._dtype, name)
     add_scaled(self, other, sign * alpha, name)
     return True
 

@@ -92,7 +92,7 @@ def isclose(
         if value < 0:
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value}")
     close = ew.eq(input, other)
-    if equal_nan and input.dtype.kind == "f":
+    if equal_nan and input.dtype.kind in "fc":  # (a complex number is NaN if either part is)
         close = ew.logical_or(close, ew.logical_and(ew.isnan(input), ew.isnan(other)))
     a, b = input, other
     if a.dtype is dtypes.bool_:  # bools have no subtraction: compare them as numbers
@@ -499,6 +499,10 @@ def cumprod(input: Tensor, dim: int = red.OMITTED, *, dtype: Any = None, **alias
 
 def _cumprod_values(x: Tensor, axis: int) -> Tensor:
     wide = _half_as_float32(x)
+    if wide.dtype is dtypes.float32 and dtypes.float64 in x.backend.dtypes:
+        # PyTorch's CPU cumprod multiplies float32 in double, each running product rounded
+        # once: so does the scan in float64 (its order matters to the last double bit only)
+        wide = ew.cast(wide, dtypes.float64)
     out = _scan((wide,), axis, lambda earlier, later: (ew.mul(earlier[0], later[0]),))[0]
     if wide.dtype.kind == "f" and out.shape[axis] > 1 and not _all_ordinary(out):
         out = _as_multiplied_in_order(wide, out, axis)
@@ -1071,7 +1075,7 @@ def _recounting(
         return out
     shape, like = src.shape, ix.like(x)
 
-    def positions() -> Tensor:  # the checked int64 index along ``axis``, as the forward's
+    def positions(index: Tensor) -> Tensor:  # the checked int64 index along ``axis``
         if op == "scatter_reduce":
             return ix.check_scatter_index(op, like(), axis, index)[1]
         flat = mv.reshape(ix.int64_index(op, index, like()), (-1,))

@@ -549,10 +549,13 @@ def searchsorted(
     seq = sorted_sequence.detach()
     if sorter is not None:
         seq = _sorted_by(seq, sorter)
+    given = input  # (a number promotes as one, whatever dtype it is wrapped at)
     if isinstance(input, Tensor):
         input = input.detach()
     else:
-        input = cr.as_tensor(input, device=seq.device)
+        # PyTorch wraps a Python float at double precision (then casts it to the common dtype)
+        wide = dtypes.float64 if isinstance(input, float) else None
+        input = cr.as_tensor(input, dtype=wide, device=seq.device)
     if seq.dtype is dtypes.bool_ and input.dtype is dtypes.bool_ and input.numel():
         raise NotImplementedError(
             "searchsorted(): not implemented for bool boundaries and input; convert them "
@@ -564,7 +567,7 @@ def searchsorted(
             "dimensions of boundaries tensor and input value tensor must match, but we got "
             f"boundaries tensor {list(seq.shape)} and input value tensor {list(input.shape)}"
         )
-    common = result_type(seq, input)  # a 0-d or scalar value promotes weakly, as PyTorch's
+    common = result_type(seq, given)  # a 0-d or scalar value promotes weakly, as PyTorch's
     # Only a float sequence given as one may hold NaN: that scan reads a value back (a sync
     # on a device), so it is skipped where the answer cannot depend on it.
     scan = seq.dtype.kind == "f" and seq.shape[-1] and input.numel()

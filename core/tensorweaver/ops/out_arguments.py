@@ -439,10 +439,15 @@ def _refuse_overlapping_operands(self: Tensor, name: str, args: tuple, kwargs: d
     """PyTorch's RuntimeError where a tensor operand of ``self.name(...)`` (an in-place
     method, or an elementwise op writing into ``out=self``) shares part of ``self``'s memory
     (its elements, or all of them in other places): the kernel would read elements it
-    already wrote. Only views and aliases share memory: where ``self`` is neither, an operand
-    that is neither is passed at once (the common case, kept cheap)."""
+    already wrote. Only views and aliases share memory: where ``self`` is neither, or a
+    ``detach()``/``.data`` alias of a tensor that is neither (all of that tensor's elements,
+    as they are), an operand that is neither is passed at once (the common case, kept
+    cheap: ``p.data.add_(p.grad)``; that operand is ``self``'s base or of other memory)."""
     operands = (*args, *kwargs.values()) if kwargs else args
-    linked = self._view_of is not None or self._alias_of is not None
+    base = self._alias_of
+    linked = self._view_of is not None or (
+        base is not None and (base._alias_of is not None or base._view_of is not None)
+    )
     for operand in operands:
         if isinstance(operand, Tensor) and (
             linked or operand._view_of is not None or operand._alias_of is not None

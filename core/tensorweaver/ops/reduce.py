@@ -549,10 +549,11 @@ def _variance(
     correction: float | None,
     keepdim: bool,
     unbiased: bool | None,
+    root: bool = False,
 ) -> Tensor:
-    """``var``'s work; ``name`` is the function the warning names. PyTorch's overloads:
-    ``(input, dim=None, *, correction, keepdim)``, ``(input, dim, unbiased, keepdim)`` and
-    ``(input, unbiased)``."""
+    """``var``'s work (with ``root``: ``std``'s); ``name`` is the function the warning
+    names. PyTorch's overloads: ``(input, dim=None, *, correction, keepdim)``,
+    ``(input, dim, unbiased, keepdim)`` and ``(input, unbiased)``."""
     if isinstance(dim, bool):  # PyTorch's var(input, unbiased) overload
         if unbiased is not None or keepdim:
             raise TypeError(
@@ -589,9 +590,13 @@ def _variance(
     if n - correction <= 0 and x.requires_grad and is_grad_enabled():
         whole = dim is None or x.ndim == 0
         out = _NoDegreesOfFreedom.apply(x, axes, keepdim, n, correction, whole)
+    elif root and x.requires_grad and is_grad_enabled():
+        return _StandardDeviation.apply(x, axes, keepdim, n, correction)
     else:
         out = _variance_value(x, axes, keepdim, n, correction)
-    return labelled(out, "VarBackward0", x)
+    out = labelled(out, "VarBackward0", x)
+    # _root: the gradient is 0 where the slice is constant, as PyTorch's (not 0 * inf)
+    return _root(out, 2) if root else out
 
 
 def _variance_value(x: Tensor, axes: tuple, keepdim: bool, n: int, correction: float) -> Tensor:
@@ -667,11 +672,39 @@ def std(
         dim, keepdim = numpy_names("std", aliases, dim, keepdim, _BOTH_UNSET)
     dim, keepdim = _variance_form("std", dim, unbiased, keepdim)
     if input.dtype in _HALF:  # the variance of thousands overflows half: in float32, as PyTorch
-        wide = _variance("std", ew.cast(input, dtypes.float32), dim, correction, keepdim, unbiased)
-        return labelled(ew.cast(_root(wide, 2), input.dtype), "StdBackward0", input)
-    # _root: the gradient is 0 where the slice is constant, as PyTorch's (not 0 * inf)
-    out = _root(_variance("std", input, dim, correction, keepdim, unbiased), 2)
+        wide = _variance(
+            "std", ew.cast(input, dtypes.float32), dim, correction, keepdim, unbiased, True
+        )
+        return labelled(ew.cast(wide, input.dtype), "StdBackward0", input)
+    out = _variance("std", input, dim, correction, keepdim, unbiased, True)
     return labelled(out, "StdBackward0", input)
+
+
+def _kept(t: Tensor, x: Tensor, axes: tuple, keepdim: bool) -> Tensor:
+    """A reduction's result or gradient ``t`` at the kept shape, to broadcast against ``x``."""
+    return t if keepdim else t.reshape(kept_shape(x.shape, axes))
+
+
+class _StandardDeviation(Function):
+    """``std`` with degrees of freedom, whose node saves its input and result as PyTorch's
+    (a write through ``.data`` into the result reaches the gradient): PyTorch's formula
+    2 / (n - correction) (x - mean) grad / (2 std), 0 where std is 0."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, axes: tuple, keepdim: bool, n: int, correction: float) -> Any:
+        out = _root(_variance_value(x, axes, keepdim, n, correction), 2)
+        ctx.axes, ctx.keepdim, ctx.dof = axes, keepdim, n - correction
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        x, out = ctx.saved_tensors
+        axes, keepdim = ctx.axes, ctx.keepdim
+        out = _kept(out, x, axes, keepdim)
+        half = ew.where(ew.eq(out, 0), 0.0, ew.div(_kept(grad, x, axes, keepdim), ew.mul(out, 2)))
+        centred = ew.sub(x, mean(x, axes, True))
+        return ew.mul(ew.mul(half, 2.0 / ctx.dof), centred), None, None, None, None
 
 
 def logsumexp(input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, **aliases: Any) -> Tensor:
@@ -696,10 +729,28 @@ def logsumexp(input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, **alia
     if 0 in [input.shape[a] for a in axes]:  # an empty sum: log(0) = -inf
         out = ew.log(sum(ew.exp(input), axes, True))
         return out if keepdim else out.squeeze(axes)
-    m = amax(real(input.detach()), axes, True)  # complex: the real parts' maximum, as PyTorch
-    m = ew.where(ew.isinf(m), 0.0, m)
-    out = ew.add(ew.log(sum(ew.exp(ew.sub(input, m)), axes, True)), m)
+    if input.requires_grad and is_grad_enabled():
+        out = _saving_result("logsumexp", _logsumexp_value(input.detach(), axes), input)
+    else:
+        out = _logsumexp_value(input, axes)
     return labelled(out if keepdim else out.squeeze(axes), "LogsumexpBackward0", input)
+
+
+def _logsumexp_value(x: Tensor, axes: tuple) -> Tensor:
+    """logsumexp over ``axes`` (kept), shifted by the maximum (0 where infinite)."""
+    m = amax(real(x.detach()), axes, True)  # complex: the real parts' maximum, as PyTorch
+    m = ew.where(ew.isinf(m), 0.0, m)
+    return ew.add(ew.log(sum(ew.exp(ew.sub(x, m)), axes, True)), m)
+
+
+def _saving_result(op: str, value: Tensor, x: Tensor) -> Tensor:
+    """``value`` (computed without a graph, its reduced dims kept) as the output of one node
+    ``op`` of ``x`` that keeps the output's array, as PyTorch's node saves its result: its
+    rule (autograd/gradients.py) reads it, broadcast against ``x``, and a write through
+    ``.data`` (of it or of a squeezed view of it) reaches it (autograd/node.py
+    output_rewritten)."""
+    native = value.native
+    return apply(op, native, value.dtype, (x,), native)
 
 
 def _refuse_bool_scan(op: str, x: Tensor, dtype: DType) -> None:
@@ -800,7 +851,10 @@ def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
         return ew.cast(_norm(ew.cast(x, dtypes.float32), p, dim, keepdim), x.dtype)
     _check_identity(x, p, dim)
     if p == 2 or p == "fro":
-        return _root(sum(ew.mul(x, x), dim, keepdim), 2)
+        if x.requires_grad and is_grad_enabled():
+            out = _saving_result("linalg_vector_norm", _p_norm_values(x.detach(), 2, dim, True), x)
+            return out if keepdim else out.squeeze(axes_of("norm", dim, x.ndim))
+        return _p_norm_values(x, 2, dim, keepdim)
     if p == math.inf:
         return amax(ew.abs(x), dim if dim is not None else (), keepdim)
     if p == -math.inf:
@@ -817,6 +871,8 @@ def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
 
 
 def _p_norm_values(x: Tensor, p: float, dim: Dim, keepdim: bool) -> Tensor:
+    if p == 2:
+        return _root(sum(ew.mul(x, x), dim, keepdim), 2)
     size = ew.abs(x)
     zero = ew.eq(size, 0)
     # |0| ** p is inf for p < 0, so a slice holding a zero has norm 0, as PyTorch's
@@ -826,7 +882,9 @@ def _p_norm_values(x: Tensor, p: float, dim: Dim, keepdim: bool) -> Tensor:
 
 
 class _PNorm(Function):
-    """The p-norm of any other order, with PyTorch's norm_backward formula (its second
+    """The p-norm of an order other than 0, 1, 2 and inf (its node saves the result, as
+    PyTorch's: a write through ``.data`` into it reaches the gradient), with PyTorch's
+    norm_backward formula (its second
     derivative is NaN at an exact zero for 2 < p < 3, as PyTorch's): for p < 1
     sgn(x) |x|^(p-1) (0 at x == 0) grad norm^(1-p); else sgn(x) |x|^(p-1) (x |x|^(p-2)
     from p = 2) grad / norm^(p-1), 0 where the norm is 0."""

@@ -105,12 +105,102 @@ def _refuse_half(name: str, dtype: Any) -> None:
 
 
 def _hyperbolic(z: Tensor, even: bool) -> Tensor:
-    """sinh (or cosh, ``even``) of complex z = x + iy from its parts: sinh x cos y + i cosh x
-    sin y (cosh x cos y + i sinh x sin y). (e^z - e^-z) / 2 cancels near 0: sinh(1e-3) lost
-    four digits in complex64."""
+    """sinh (or cosh, ``even``) of complex z, PyTorch's node (its gradient g times the
+    conjugate of cosh z, or sinh z) where a gradient is recorded: a Function adds tens of
+    microseconds, so not otherwise. PyTorch's autograd skips an inference tensor alone."""
+    if z.requires_grad and is_grad_enabled() and not ew.inference_alone(z):
+        name = "CoshBackward0" if even else "SinhBackward0"
+        return labelled(_ComplexHyperbolic.apply(z, even), name, z)
+    return _hyperbolic_values(z, even)
+
+
+class _ComplexHyperbolic(Function):
+    """Complex sinh (cosh when ``even``) with PyTorch's gradient g * conj(cosh z) (g *
+    conj(sinh z)), in tensor ops, so it differentiates again; the composition's own would
+    be NaN where an edge value is chosen by a mask."""
+
+    @staticmethod
+    def forward(ctx: Any, z: Tensor, even: bool) -> Tensor:
+        ctx.save_for_backward(z)
+        ctx.even = even
+        return _hyperbolic_values(z, even)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple:
+        (z,) = ctx.saved_tensors
+        return ew.mul(g, cx.conj(_hyperbolic(z, not ctx.even))), None
+
+
+def _hyperbolic_values(z: Tensor, even: bool) -> Tensor:
+    """sinh (or cosh, ``even``) of complex z = x + iy from its parts, with C99's values (as
+    torch's csinh/ccosh): sinh x cos y + i cosh x sin y (cosh x cos y + i sinh x sin y).
+    (e^z - e^-z) / 2 cancels near 0: sinh(1e-3) lost four digits in complex64. The products
+    give inf * 0 or 0 * NaN at the edges C99 defines otherwise (:func:`_at_the_edges`)."""
     x, y = cx.real(z), cx.imag(z)
-    first, second = (cosh(x), sinh(x)) if even else (sinh(x), cosh(x))
-    return cx.complex(ew.mul(first, ew.cos(y)), ew.mul(second, ew.sin(y)))
+    grows, odd = cosh(x), sinh(x)
+    first, second = (grows, odd) if even else (odd, grows)
+    cos_y, sin_y = ew.cos(y), ew.sin(y)
+    real, imag = ew.mul(first, cos_y), ew.mul(second, sin_y)
+    out = cx.complex(real, imag)
+    # Every edge makes a part of these products inf or NaN (cos y is never 0), so where all
+    # are finite the products are the values: one read spares the edges' 30-odd ops.
+    if bool(ew.isfinite(out).all()):
+        return out
+    return cx.complex(*_at_the_edges(x, y, grows, cos_y, sin_y, real, imag, even))
+
+
+def _at_the_edges(
+    x: Tensor,
+    y: Tensor,
+    grows: Tensor,
+    cos_y: Tensor,
+    sin_y: Tensor,
+    real: Tensor,
+    imag: Tensor,
+    even: bool,
+) -> tuple[Tensor, Tensor]:
+    """The parts of sinh (cosh, ``even``) of x + iy, given the products ``real`` and
+    ``imag`` of :func:`_hyperbolic_values` and cosh x (``grows``), with C99's values where
+    those products overflow or give inf * 0 or 0 * NaN."""
+    negative = ew.lt(x, 0)
+    # cosh x overflows for a finite x where its product with cos y or sin y need not (or is
+    # 0, y = 0): e^|x| / 2 as (e^(|x|/4))^4 / 2, each factor finite (|x| clamped where the
+    # product is inf anyway), multiplied into the factor in turn
+    quarter = ew.exp(ew.mul(ew.clamp(ew.abs(x), max=_QUARTER_EXP_LIMIT[x.dtype]), 0.25))
+
+    def half_exp_times(factor: Tensor) -> Tensor:
+        out = ew.mul(factor, 0.5)
+        for _ in range(4):
+            out = ew.mul(out, quarter)
+        return out
+
+    scaled_real, scaled_imag = half_exp_times(cos_y), half_exp_times(sin_y)
+    if even:  # (sinh x's sign, on the part it multiplies)
+        scaled_imag = ew.where(negative, ew.neg(scaled_imag), scaled_imag)
+    else:
+        scaled_real = ew.where(negative, ew.neg(scaled_real), scaled_real)
+    overflow = ew.logical_and(ew.isinf(grows), ew.isfinite(x))
+    real = ew.where(overflow, scaled_real, real)
+    imag = ew.where(overflow, scaled_imag, imag)
+    # x infinite or NaN, y = 0: i y (i y times the sign of x for cosh), not inf * 0
+    unbounded_x = ew.logical_not(ew.isfinite(x))
+    on_axis = ew.logical_and(ew.eq(y, 0), unbounded_x)
+    imag = ew.where(on_axis, ew.where(negative, ew.neg(y), y) if even else y, imag)
+    # y infinite or NaN: x infinite gives inf + i NaN, x = 0 gives +-0 + i NaN (NaN + i 0
+    # for cosh), not NaN from inf * NaN or 0 * NaN
+    unbounded_y = ew.logical_not(ew.isfinite(y))
+    real = ew.where(ew.logical_and(ew.isinf(x), unbounded_y), ew.abs(x), real)
+    at_zero = ew.logical_and(ew.eq(x, 0), unbounded_y)
+    if even:
+        imag = ew.where(at_zero, ew.abs(x), imag)
+    else:
+        real = ew.where(at_zero, x, real)
+    return real, imag
+
+
+#: |x| past which e^(|x|/4) overflows the part dtype (less a margin): there e^|x| / 2 times
+#: any non-zero sin y or cos y overflows.
+_QUARTER_EXP_LIMIT = {dtypes.float32: 4 * 88.0, dtypes.float64: 4 * 709.0}
 
 
 #: Complex inputs of the optional primitives, composed from their parts (no branch cut).
@@ -218,16 +308,46 @@ def zeta(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor
 # -- compositions -----------------------------------------------------------------------------
 
 
+_LN2 = math.log(2.0)
+
+
 def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """2 ** input, through pow: exact for integer exponents (exp(x ln 2) would not be)."""
+    """2 ** input, through pow for real input: exact for integer exponents (exp(x ln 2)
+    would not be); complex input as PyTorch's exp(z ln 2)."""
     if out is not None:
         return written_out("exp2", exp2(input), out, inputs=(input,))
     if ew.inference_alone(input):  # (PyTorch's autograd skips its kernel; 2 ** x would record)
         with no_grad():
             return exp2(input)
     if isinstance(input, Tensor) and input.dtype.is_complex:
-        return ew.pow(2.0, input)
+        if input.requires_grad and is_grad_enabled():
+            return labelled(_ComplexExp2.apply(input), "Exp2Backward0", input)
+        return _complex_exp2(input)
     return ew.pow(2.0, _float_input("exp2", input))
+
+
+def _complex_exp2(z: Tensor) -> Tensor:
+    """PyTorch's exp(ln 2 * z), ln 2 a real factor of each part: a complex one would multiply
+    an infinite part by its 0 imaginary part."""
+    return ew.exp(cx.complex(ew.mul(cx.real(z), _LN2), ew.mul(cx.imag(z), _LN2)))
+
+
+class _ComplexExp2(Function):
+    """Complex exp2 with PyTorch's gradient (g * conj(2^z)) * ln 2 from the saved result, ln 2
+    a complex factor as in its formula (so an infinite part gives NaN where torch's does);
+    tensor ops, so it differentiates again."""
+
+    @staticmethod
+    def forward(ctx: Any, z: Tensor) -> Tensor:
+        out = _complex_exp2(z)
+        ctx.save_for_backward(out)  # (PyTorch's node saves the result, not z)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        (out,) = ctx.saved_tensors
+        scaled = ew.mul(g, cx.conj(out))
+        return labelled(ew.mul(scaled, _LN2), "MulBackward1", scaled)  # (times a Scalar)
 
 
 def deg2rad(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -302,10 +422,11 @@ def copysign(input: Operand, other: Operand, *, out: Tensor | None = None) -> Te
     magnitude = ew.abs(a)
     out = ew.where(signbit(b), ew.neg(magnitude), magnitude)
     if isinstance(other, Tensor) and b.requires_grad:
-        # PyTorch's other gets zeros that need no grad: b through a node of sign's rule (its
-        # values, never selected, are b's own); of an inference b, which records no node
-        # alone, b itself (zeros then that need grad where the output's gradient does)
-        zeros_to_b = apply("sign", b.native, b.dtype, (b,))
+        # PyTorch's other gets zeros that need no grad: b through a node of the zero rule a
+        # draw's parameters get (its values, never selected, are b's own); of an inference
+        # b, which records no node alone, b itself (zeros then that need grad where the
+        # output's gradient does)
+        zeros_to_b = apply("draw", b.native, b.dtype, (b,))
         out = ew.with_zero_gradient(out, zeros_to_b if zeros_to_b.requires_grad else b)
     # (PyTorch's node, which saves its output, is numbered by the kind of ``other``)
     return labelled(

@@ -66,7 +66,12 @@ class SGD(Optimizer):
                 buf = state["momentum_buffer"] = grad.detach().clone()
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
-            grad = grad + buf * momentum if group["nesterov"] else buf
+            if not group["nesterov"]:
+                grad = buf
+            elif _adds_into_grads(group):
+                grad.add_(buf, alpha=momentum)  # (grad is param.grad itself here)
+            else:
+                grad = grad + buf * momentum
         param.add_(grad, alpha=-group["lr"])
 
     def _step_repeated(self, params: list[Any], group: dict[str, Any]) -> None:
@@ -110,8 +115,25 @@ class SGD(Optimizer):
                 foreach_update(
                     kept, "add", (kept_grads, 1 - group["dampening"]), "add_", kept_sizes
                 )
-            if group["nesterov"]:
-                grads = backend.foreach_add(grads, natives(bufs), momentum)
-            else:
+            if not group["nesterov"]:
                 grads = natives(bufs)
+            elif _adds_into_grads(group):
+                del grads, kept_grads, g  # (an array still held here is not written in place)
+                grads = foreach_update(
+                    [p.grad for p in params], "add", (natives(bufs), momentum), "add_", sizes
+                )
+            else:
+                grads = backend.foreach_add(grads, natives(bufs), momentum)
         foreach_update(params, "add", (grads, -group["lr"]), "add_", sizes)
+
+
+def _adds_into_grads(group: dict[str, Any]) -> bool:
+    """Whether a Nesterov step adds ``momentum * buf`` into the ``.grad`` tensors themselves,
+    as PyTorch's ``foreach=True`` step does where the gradients it steps along are still the
+    ``.grad`` tensors (no ``maximize``, no weight decay); otherwise it makes new tensors."""
+    return bool(
+        group["foreach"]
+        and not group["differentiable"]
+        and not group["maximize"]
+        and group["weight_decay"] == 0
+    )

@@ -5,7 +5,8 @@ object, by the name ``"module:qualname"``. ``tw.load`` turns such a name back in
 only by looking it up here, among objects this process already holds:
 
 - TensorWeaver's own: every ``tw.nn.Module`` subclass defined in ``tensorweaver.nn`` or
-  ``tensorweaver.models``, and the public functions of ``tw.nn.functional``;
+  ``tensorweaver.models``, the compiled module ``tw.compile(module)`` gives
+  (``OptimizedModule``), and the public functions of ``tw.nn.functional``;
 - those the user allows with :func:`add_safe_globals` or inside :class:`safe_globals`, as in
   PyTorch: a class or function, or a ``(object, "name")`` pair for an object recorded under
   another name. Names match with ``:`` or ``.`` between module and qualname (PyTorch spells
@@ -158,6 +159,7 @@ def _key(item: Global) -> str:
 def _builtins() -> dict[str, Any]:
     """TensorWeaver's own allowed objects by dotted name, made on each call (a layer module
     imported later adds its classes; the walk covers about a hundred)."""
+    import tensorweaver.compiler.compiled  # noqa: F401  (defines OptimizedModule)
     import tensorweaver.models  # noqa: F401  (defines its classes)
     import tensorweaver.nn.functional as F
     from tensorweaver.nn.modules.module import Module
@@ -179,4 +181,4 @@ def _ours(module: str) -> bool:
     return any(module == p or module.startswith(p + ".") for p in _PACKAGES)
 
 
-_PACKAGES = ("tensorweaver.nn", "tensorweaver.models")
+_PACKAGES = ("tensorweaver.nn", "tensorweaver.models", "tensorweaver.compiler")

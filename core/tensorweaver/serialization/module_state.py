@@ -13,11 +13,17 @@ modules, and functions or classes by name. Hooks are not saved: a loaded module 
 but for the hook a lazy module (``LazyLinear``...) shapes its parameters with on its first
 forward, which a loaded module whose parameters are still uninitialized gets anew.
 
+A compiled module (``tw.compile(module)``, an ``OptimizedModule``) has its ``_orig_mod`` as
+its one child, no attributes, and one more field, its compile settings ``"compiled":
+{"fullgraph": bool, "backend": str or null, "mode": str or null}``: ``tw.load`` compiles the
+loaded module with them, as PyTorch's pickle rebuilds it (its caches and hooks start empty).
+
 ``tw.load`` rebuilds a module only as follows: the class comes from the allow-list
 (:mod:`.allowlist`), the instance from ``object.__new__(cls)`` (no ``__new__`` or ``__init__``
 of the class runs), and its ``__dict__`` is filled directly (no ``__setattr__``,
 ``__setstate__`` or property runs) with ``Module``'s own empty bookkeeping (hook tables, as
-``Module.__init__`` makes them, taken from a plain ``Module()``) and the saved state.
+``Module.__init__`` makes them, taken from a plain ``Module()``) and the saved state; a
+compiled module is TensorWeaver's own ``OptimizedModule``, initialised with its settings.
 """
 
 from __future__ import annotations
@@ -52,6 +58,9 @@ def describe(module: Any, ident: int, encode: Encode, path: list[str]) -> dict[s
             "state in __slots__, which tw.save does not read; drop __slots__"
         )
     internal = _bookkeeping()
+    compiled = _compile_settings(module, where)
+    if compiled is not None:  # (its forward and call: the settings rebuild them)
+        internal = {**internal, **dict.fromkeys(type(module)._own)}
     if isinstance(module, LazyModuleMixin):  # its first forward's hook: re-armed on load
         internal = {**internal, LAZY_HOOK: None}
     transient = module._non_persistent_buffers_set
@@ -59,7 +68,7 @@ def describe(module: Any, ident: int, encode: Encode, path: list[str]) -> dict[s
     def node(value: Any, key: str) -> Any:
         return None if value is None else encode(value, [*path, key])
 
-    return {
+    body = {
         "id": ident,
         "class": name,
         "training": bool(module.training),
@@ -70,17 +79,37 @@ def describe(module: Any, ident: int, encode: Encode, path: list[str]) -> dict[s
             [k, encode(v, [*path, k])] for k, v in vars(module).items() if k not in internal
         ],
     }
+    if compiled is not None:
+        body["compiled"] = compiled
+    return body
+
+
+def _compile_settings(module: Any, where: str) -> dict[str, Any] | None:
+    """The ``"compiled"`` field of a compiled module (None for another module)."""
+    from tensorweaver.compiler.compiled import CompiledFunction, OptimizedModule
+
+    if not isinstance(module, OptimizedModule):
+        return None
+    call = vars(module).get("forward")
+    if type(module) is not OptimizedModule or not isinstance(call, CompiledFunction):
+        raise TypeError(
+            f"tw.save: cannot store the compiled module at {where}: it is a subclass of "
+            "OptimizedModule or its forward was replaced, which tw.save does not store; save "
+            "its _orig_mod (tw.compile it again after tw.load)"
+        )
+    return {"fullgraph": call._fullgraph, "backend": call._backend, "mode": call._mode}
 
 
 def restore(body: Any, made: list[Any], build: Build, fail: Fail) -> Any:
     """The module of ``body``, appended to ``made`` (the modules rebuilt so far, by id) before
     its children are built; ``build(node)`` makes each value."""
+    from tensorweaver.compiler.compiled import OptimizedModule
     from tensorweaver.nn.modules.module import Module
     from tensorweaver.nn.parameter import Parameter
     from tensorweaver.tensor import Tensor
 
-    if not (isinstance(body, dict) and set(body) == _FIELDS):
-        fail(f"module node must have the fields {sorted(_FIELDS)}")
+    if not (isinstance(body, dict) and set(body) in (_FIELDS, _FIELDS | {"compiled"})):
+        fail(f"module node must have the fields {sorted(_FIELDS)} (and 'compiled')")
     if type(body["id"]) is not int or body["id"] != len(made):
         fail(f"module id {body['id']!r} out of sequence (expected {len(made)})")
     if not isinstance(body["class"], str):
@@ -90,6 +119,8 @@ def restore(body: Any, made: list[Any], build: Build, fail: Fail) -> Any:
     cls = resolve(body["class"])
     if not (isinstance(cls, type) and issubclass(cls, Module)):
         fail(f"{body['class']!r} names {cls!r}, which is not a tw.nn.Module subclass")
+    if ("compiled" in body) != (cls is OptimizedModule):
+        fail(f"module class {body['class']!r}: only an OptimizedModule has compile settings")
     module = object.__new__(cls)
     made.append(module)
     # Fresh empty tables, as Module.__init__ makes them.
@@ -128,6 +159,8 @@ def restore(body: Any, made: list[Any], build: Build, fail: Fail) -> Any:
     attributes = body["attributes"]
     if not isinstance(attributes, list):
         fail("module field 'attributes' must be a list")
+    if "compiled" in body:
+        return _compiled(module, state, attributes, body["compiled"], fail)
     for row in attributes:
         if not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], str)):
             fail(f"module attribute entry {row!r} must be a [name, value] pair")
@@ -138,6 +171,34 @@ def restore(body: Any, made: list[Any], build: Build, fail: Fail) -> Any:
     vars(module).update(state)
     if isinstance(module, LazyModuleMixin) and LazyModuleMixin.has_uninitialized_params(module):
         arm_initialize_hook(module)  # TensorWeaver's own code, not the class's
+    return module
+
+
+def _compiled(module: Any, state: dict, attributes: Any, settings: Any, fail: Fail) -> Any:
+    """``module`` (a new ``OptimizedModule``) initialised as the compiled ``_orig_mod`` that
+    ``state`` holds alone, with the compile ``settings``."""
+    from tensorweaver import compiler  # (tw.compile: the builtin compile is never called)
+
+    fields = {"fullgraph", "backend", "mode"}
+    if not (isinstance(settings, dict) and set(settings) == fields):
+        fail(f"compile settings {settings!r} must have the fields {sorted(fields)}")
+    fullgraph, backend, mode = (settings[k] for k in ("fullgraph", "backend", "mode"))
+    if not isinstance(fullgraph, bool):
+        fail(f"compile settings {settings!r}: fullgraph must be a boolean")
+    try:  # (tw.compile without a model checks the settings and compiles nothing)
+        compiler.compile(fullgraph=fullgraph, backend=backend, mode=mode)
+    except ValueError as e:
+        fail(f"compile settings {settings!r}: {e}")
+    children = state["_modules"]
+    if (
+        state["_parameters"]
+        or state["_buffers"]
+        or attributes
+        or list(children) != ["_orig_mod"]
+        or children["_orig_mod"] is None
+    ):
+        fail("a compiled module must hold its _orig_mod alone (no parameters, buffers, attributes)")
+    module.__init__(children["_orig_mod"], fullgraph, backend, mode)
     return module
 
 

@@ -68,6 +68,7 @@ _SUPPORTED = (
 _NP: dict[DType, np.dtype] = {d: np.dtype(d.numpy_name) for d in _SUPPORTED}
 _F32 = np.dtype(np.float32)
 _F16 = np.dtype(np.float16)
+_F64 = np.dtype(np.float64)
 #: Unsigned words of each item size, for the branch-free ``where``.
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _BITWISE_WHERE_MIN = 4096  # below this, np.where's own overhead is smaller
@@ -303,12 +304,15 @@ class NumpyBackend(
         out.fill(value)  # (np.full's copyto costs ~1 us more)
         return out
 
+    @quiet  # (a float32 past its range is inf, as PyTorch's)
     def arange(self, start: float, stop: float, step: float, dtype: DType) -> A:
         dt = _NP[dtype]
         try:
             if dtype is dtypes.float16:
                 out = _half_arange(start, step, _arange_length(start, stop, step))
-            elif dt.kind == "f":  # NumPy would step in the target precision; float64 rounds once
+            elif dt in (_F32, _F64):  # (NumPy's arange steps by a rounded difference)
+                out = _float_arange(start, step, _arange_length(start, stop, step), dt)
+            elif dt.kind == "f":
                 out = np.arange(start, stop, step, dtype=np.float64).astype(dt, copy=False)
             else:
                 out = np.arange(start, stop, step, dtype=dt)
@@ -545,8 +549,11 @@ class NumpyBackend(
     @quiet
     def cumsum(self, a: A, axis: int) -> A:
         # (C order, as torch's: NumPy's accumulation keeps a transposed a's order)
-        if a.dtype == _F16:  # a running float32 sum, each rounded: PyTorch's CPU result
+        # PyTorch's CPU scan adds halves in float32, float32 in double, each sum rounded once
+        if a.dtype == _F16:
             return _row_major(np.add.accumulate(a, axis=axis, dtype=_F32).astype(_F16))
+        if a.dtype == _F32:
+            return _row_major(np.add.accumulate(a, axis=axis, dtype=_F64).astype(_F32))
         return _row_major(np.add.accumulate(a, axis=axis, dtype=a.dtype))
 
     # movement -----------------------------------------------------------------------------
@@ -637,6 +644,49 @@ class NumpyBackend(
 def _arange_length(start: float, stop: float, step: float) -> int:
     """The number of values ``arange(start, stop, step)`` holds."""
     return max(0, math.ceil((stop - start) / step))
+
+
+def _float_arange(start: float, step: float, n: int, dt: np.dtype) -> A:
+    """PyTorch's float32 or float64 arange on CPU (its AVX2 loop), whose values depend on the
+    element's place in its loop: each block of two vectors of 32 bytes (4 doubles, 8 floats),
+    an element ``base + step * lane`` from its vector's ``base = start + step * first``, that
+    base rounded to ``dt``; the last elements ``start + step * index``; all in double, each
+    multiply-add fused, then rounded to ``dt``. (One loop, as :func:`_half_arange`.)"""
+    if float(start).is_integer() and float(step).is_integer():
+        # Whole numbers all exact in dt (2**24 floats, 2**53 doubles): every way of computing
+        # them gives the same values, the cheapest is NumPy's
+        if abs(start) + n * abs(step) <= (1 << (24 if dt == _F32 else 53)):
+            return (np.arange(n, dtype=np.float64) * step + start).astype(dt, copy=False)
+    lanes = 32 // dt.itemsize
+    whole = n - n % (2 * lanes)
+    firsts = np.arange(0, whole, lanes, dtype=np.float64)
+    bases = _fused_multiply_add(firsts, step, start).astype(dt).astype(np.float64)
+    vectors = _fused_multiply_add(np.arange(lanes, dtype=np.float64), step, bases[:, None])
+    tail = _fused_multiply_add(np.arange(whole, n, dtype=np.float64), step, start)
+    return np.concatenate([vectors.reshape(-1), tail]).astype(dt, copy=False)
+
+
+def _fused_multiply_add(a: A, b: float, c: A | float) -> A:
+    """``a * b + c`` in float64 rounded once, as a fused multiply-add (NumPy has none): the
+    product's exact error by Dekker's splitting, the sum's by Knuth's two-sum, both added
+    back (one more rounding of the tiny error terms: off only in near-tie cases)."""
+    product = a * b
+    a_hi, a_lo = _split(a)
+    b_hi, b_lo = _split(np.float64(b))
+    product_error = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    total = product + c
+    part = total - product
+    sum_error = (product - (total - part)) + (c - part)
+    fused = total + (sum_error + product_error)
+    # Near the float64 range the splitting overflows: the plain result there
+    return np.where(np.isfinite(fused), fused, total)
+
+
+def _split(x: A) -> tuple[A, A]:
+    """``x`` as the sum of two halves of 26 significant bits, whose products are exact."""
+    scaled = 134217729.0 * x  # 2**27 + 1
+    high = scaled - (scaled - x)
+    return high, x - high
 
 
 def _half_arange(start: float, step: float, n: int) -> A:

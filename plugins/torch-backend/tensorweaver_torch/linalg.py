@@ -47,7 +47,10 @@ def _fused(fn: Callable[[tuple, tuple], tuple], static: tuple, inputs: tuple) ->
             outs = fn(inputs, static)
             return outs, (outs, list(inputs))
         if t.is_floating_point() or t.is_complex():
-            leaf = _leaf_of(t)
+            # the cached leaf read here, not in a function: a frame less an input, each call
+            key = id(t)
+            entry = _LEAVES.get(key)
+            leaf = entry[1] if entry is not None and entry[0]() is t else _new_leaf(t, key)
             # an array given twice gets two leaves: the engine's gradient of one leaf named
             # twice would be the sum of both places' in each
             for seen in leaves:
@@ -80,12 +83,9 @@ def _fused(fn: Callable[[tuple, tuple], tuple], static: tuple, inputs: tuple) ->
 _LEAVES: dict[int, tuple] = {}
 
 
-def _leaf_of(t: Tensor) -> Tensor:
-    """The detached leaf of ``t`` that requires grad (see ``_LEAVES``)."""
-    key = id(t)
-    entry = _LEAVES.get(key)
-    if entry is not None and entry[0]() is t:
-        return entry[1]
+def _new_leaf(t: Tensor, key: int) -> Tensor:
+    """A detached leaf of ``t`` that requires grad, kept in ``_LEAVES`` under ``key``
+    (``id(t)``) for the calls after this one."""
     leaf = t.detach().requires_grad_()
     _LEAVES[key] = (weakref.ref(t, lambda ref: _forget(key, ref)), leaf)
     return leaf

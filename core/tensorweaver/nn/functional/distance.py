@@ -106,8 +106,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         norm = p_norm(x, 2, dim, keepdim=True)
         return x / (norm + (norm.clamp(min=eps) - norm).detach())
 
+    prod = unit(x1) * unit(x2)
     # PyTorch's sum over one dimension, also of vectors
-    return labelled((unit(x1) * unit(x2)).sum(dim), "SumBackward1", x1, x2)
+    return labelled(prod.sum(dim), "SumBackward1", prod)
 
 
 def pairwise_distance(

@@ -19,7 +19,7 @@ import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import apply_fresh
 from tensorweaver.autograd.graph import pack_operands
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, _refuse_saved, saved_operand
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, refuse_saved, saved_operand
 from tensorweaver.contract.cpu_loops import HALF_STEP
 from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
 from tensorweaver.nn.functional.integral import is_integral
@@ -212,7 +212,7 @@ def _saved_operands(out: Tensor, grad_fn: str, saved: tuple) -> Tensor:
         if t is None:
             continue
         if t._inference:
-            _refuse_saved(grad_fn, t)
+            refuse_saved(grad_fn, t)
         # a view or alias held: its base's later change reaches it (PyTorch's counter is
         # shared over the memory), even where made for the call alone; else weakly, so the
         # graph keeps no more than before

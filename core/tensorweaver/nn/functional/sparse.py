@@ -296,14 +296,14 @@ def embedding(
     rows = fused_or_reference("embedding", embedding_reference, (table, indices), padding_idx)
     node = rows._node
     if node is not None:  # (the fused kernel's saved values or the reference's take node)
-        remade = ix.Remade(lambda: _checked_rows(input, size), [input])
+        remade = ix.Remade(lambda i: _checked_rows(i, size), [input])
         if node.op == "fused":
             name, saved, reference, static, slots = node.saved
             node.saved = (name, Resaved(saved, 1, remade), reference, static, slots)
         else:
             taken = rows
             if node.op == "where":  # (padding_idx: the rows kept, then the take before)
-                ix.remade_at_backward(rows, lambda: _kept(remade.make(), padding_idx), [input])
+                ix.remade_at_backward(rows, lambda i: _kept(remade.make(i), padding_idx), [input])
                 taken = node.inputs[1]
             if indices is not input:
                 ix.remade_at_backward(taken, remade.make, remade.given)
