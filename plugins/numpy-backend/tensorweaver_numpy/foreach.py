@@ -82,8 +82,10 @@ class ForeachOps:
         norms = []
         for x in xs:
             axes = tuple(range(x.ndim))
+            if x.dtype == _F16:  # (summed in float32, as PyTorch's opmath, then rounded)
+                norms.append(self.foreach_norm([x.astype(np.float32)], ord)[0].astype(_F16))
             # (the backend's own sum: its accurate order over any layout, as the core's)
-            if ord == 2:
+            elif ord == 2:
                 norms.append(np.sqrt(self.sum(np.multiply(x, x), axes, False)))
             elif ord == math.inf:
                 norms.append(np.maximum.reduce(np.absolute(x), axis=axes))

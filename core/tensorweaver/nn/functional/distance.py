@@ -18,6 +18,9 @@ def p_norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
     """``torch.norm(x, p, dim, keepdim)``: the p-norm of ``x`` along ``dim`` (p = 0 counts the
     non-zero elements, p = ±inf takes the largest/smallest magnitude), with zero gradient at
     a zero vector."""
+    if x.dtype in (tw.float16, tw.bfloat16) and p not in (0, math.inf, -math.inf):
+        # (powers and sums in float32, as PyTorch's opmath: float16 squares overflow past 256)
+        return p_norm(x.float(), p, dim, keepdim).to(x.dtype)
     magnitude = x.abs()
     if p == math.inf:
         return magnitude.amax(dim, keepdim=keepdim)

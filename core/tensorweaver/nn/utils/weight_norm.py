@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Optional, TypeVar
 
+from tensorweaver.contract import dtypes
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.parameter import Parameter
 from tensorweaver.tensor import Tensor
@@ -21,6 +22,9 @@ T_module = TypeVar("T_module", bound=Module)
 def norm_except_dim(v: Tensor, pow: float, dim: int) -> Tensor:
     """The ``pow``-norm of ``v`` over every dimension but ``dim``, keeping dimensions
     (``dim=-1``: over the whole tensor, a 0-d result, as PyTorch's ``norm_except_dim``)."""
+    if v.dtype in (dtypes.float16, dtypes.bfloat16):
+        # (powers and sums in float32, as PyTorch's opmath: float16 squares overflow past 256)
+        return norm_except_dim(v.float(), pow, dim).to(v.dtype)
     if dim == -1:
         return v.abs().pow(pow).sum().pow(1.0 / pow)
     ndim = v.ndim
@@ -39,6 +43,9 @@ def norm_except_dim(v: Tensor, pow: float, dim: int) -> Tensor:
 
 def weight_from(v: Tensor, g: Tensor, dim: int) -> Tensor:
     """``v * (g / ||v||)``, the norm taken over every dimension but ``dim``."""
+    if v.dtype in (dtypes.float16, dtypes.bfloat16) and dim in (0, v.ndim - 1):
+        # (PyTorch's fused kernel for the first or last dim: all of it in float32, rounded once)
+        return weight_from(v.float(), g.float(), dim).to(v.dtype)
     return v * (g / norm_except_dim(v, 2, dim))
 
 
