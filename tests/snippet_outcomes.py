@@ -130,6 +130,25 @@ def leaf(m: Any, *shape: int) -> Any:
     return grid(m, *shape).requires_grad_()
 
 
+def exp_saving_its_output(m: Any) -> Any:
+    """An ``m.autograd.Function`` computing exp that saves its output for backward (a
+    result its node keeps, as PyTorch's ExpBackward0 does)."""
+
+    class Exp(m.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            out = x.exp()
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (out,) = ctx.saved_tensors
+            return g * out
+
+    return Exp
+
+
 def refused_in_place(backward: Callable[[], Any]) -> Optional[str]:
     """``"modified in place"`` where ``backward()`` raises torch's error for a saved tensor
     changed in place (tw words it "in-place"), else None; other errors propagate."""

@@ -376,6 +376,13 @@ absolute = abs
 is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
 
 
+def is_storage(obj: object) -> bool:
+    """PyTorch's ``is_storage``: whether ``obj`` is a storage object (an ``UntypedStorage``
+    or ``TypedStorage``). Tensorweaver hands out no storage objects (a tensor's memory is
+    its backend's array), so no object is one: a tensor, an array or a number is not."""
+    return False
+
+
 def typename(obj: object) -> str:
     """PyTorch's name of ``obj``'s type: ``x.type()`` for a tensor (``'torch.FloatTensor'``),
     else the dotted module and qualified name (a builtin's without a module: ``'int'``); a

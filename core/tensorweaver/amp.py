@@ -625,7 +625,7 @@ class GradScaler:
 
     def update(self, new_scale: Any = None) -> None:
         """Shrink the scale after a skipped step, grow it after ``growth_interval`` clean
-        ones; or set it to ``new_scale`` (a float or a one-element tensor)."""
+        ones; or set it to ``new_scale`` (a float or a 0-d tensor)."""
         if not self._enabled:
             return
         self._check_scaled("update")
@@ -637,6 +637,11 @@ class GradScaler:
                 )
                 if new_scale.numel() != 1 or new_scale.requires_grad:
                     raise AssertionError(reason)
+                if new_scale.dim():  # PyTorch copies it into its 0-d scale
+                    raise RuntimeError(
+                        "output with shape [] doesn't match the broadcast shape "
+                        f"{list(new_scale.shape)}"
+                    )
                 new_scale = new_scale.item()
             self._scale = _float32(new_scale)
         else:

@@ -583,6 +583,10 @@ def _c_strides(shape: tuple) -> tuple:
     return tuple(reversed(strides))
 
 
+#: A Tensor without ``__init__``, for a caller that sets every slot itself (``Tensor.data``).
+_new_tensor = object.__new__
+
+
 class Tensor:
     """An n-dimensional array on one device, with PyTorch's API and autograd."""
 
@@ -992,7 +996,18 @@ class Tensor:
         """A ``detach()`` alias with a version counter of its own (from 0), as PyTorch's:
         writes through it change this tensor's values unseen by autograd's version checks,
         and this tensor's writes leave its count alone."""
-        out = Tensor(self.native, self.backend, self._dtype)
+        # (Tensor.__init__'s slots copied from this tensor, which has them checked already:
+        # ``p.data`` runs once a parameter in every step of a hand-written SGD loop)
+        out = _new_tensor(Tensor)
+        out.native, out.backend, out._dtype, out._shape = (
+            self.native,
+            self.backend,
+            self._dtype,
+            self._shape,
+        )
+        out._requires_grad, out._grad, out._node = False, None, None
+        out._view_of = out._views = None
+        out._inference = is_inference_mode_enabled()
         out._share_memory_of(self)
         out._version = 0
         out._own_counter = True
@@ -1438,6 +1453,67 @@ class Tensor:
                     todo.append(follower)
         # (read off the attribute, as _ONE_HOLDER counts: no local holds the array)
         return sys.getrefcount(self.native) == holders + _ONE_HOLDER - 1
+
+    def _lone_alias_writable(self) -> bool:
+        """Whether a backend primitive may write into this tensor's array with no bookkeeping
+        but :meth:`_wrote_as_lone_alias`'s (``p.data.add_(p.grad, alpha=-lr)``): this tensor
+        is a ``detach()`` alias, with no views or history, of a tensor of its own with no
+        history that nothing else follows (a parameter), both over one array that nothing
+        else holds (:meth:`_writable_in_place`'s test for these two), none of it host memory
+        or an inference tensor's, and no write under way. Else ``_assign`` has more to do:
+        its base's views to refresh, a node to tell, host memory to count."""
+        base = self._alias_of
+        if base is None:
+            return False
+        if base._alias_of is not None and _unseen(base):
+            # (a parameter made of a tensor nobody else holds, nn.Parameter(tw.randn(n)): the
+            # link is moot, as the first write's _pass_on finds)
+            base._alias_of = None
+        if (
+            self._views is not None
+            or self._node is not None
+            or self._view_of is not None
+            or self._inference
+            or base.native is not self.native
+            or base._node is not None
+            or base._alias_of is not None
+            or base._view_of is not None
+            or base._inference
+            or _HELD
+            or _UNCOUNTED[0]
+            or (_HOST_SHARED and (_writes_through(self) or _writes_through(base)))
+        ):
+            return False
+        views = base._views or ()
+        mine = None
+        for entry in views:  # (self's among them, and the dead ones of past steps)
+            follower = entry[0]()
+            if follower is self:
+                mine = entry
+            elif follower is not None:
+                return False
+        if mine is None:
+            return False
+        if len(views) > 1:
+            base._views = [mine]  # (the dead dropped, as _refresh_views drops them)
+        backend = self.backend
+        owns = getattr(backend, "owns_memory", None)
+        if owns is None or not owns(self.native):
+            return False
+        if _SHARED_STORAGES and id(_storage_of(backend, self.native)) in _SHARED_STORAGES:
+            return False  # (read-only host memory: _store's to handle)
+        # (two holders, as _writable_in_place counts them: this tensor and its base)
+        return sys.getrefcount(self.native) == _ONE_HOLDER + 1
+
+    def _wrote_as_lone_alias(self) -> None:
+        """``_assign``'s bookkeeping of a write into this tensor's own array where
+        :meth:`_lone_alias_writable` held: its count moves, and its base's too unless this
+        is a ``.data`` tensor (a counter of its own); the base has no node to tell and no
+        other follower to refresh."""
+        if not self._own_counter:
+            self._alias_of._version += 1  # (as _take counts the write it is passed)
+        self._version += 1
+        INPLACE_CHANGES[0] += 1
 
     def _take(self, native: Any) -> None:
         """Make ``native`` this tensor's value as a change made through a ``detach()`` alias

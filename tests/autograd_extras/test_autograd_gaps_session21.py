@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from snippet_outcomes import exp_saving_its_output
 from tw_backends import FAST, entered
 
 
@@ -306,26 +307,10 @@ def _square_times(m: Any) -> Any:
     return SquareTimes
 
 
-def _exp_saving_output(m: Any) -> Any:
-    class ExpSavingOutput(m.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, x: Any) -> Any:
-            out = x.exp()
-            ctx.save_for_backward(out)
-            return out
-
-        @staticmethod
-        def backward(ctx: Any, g: Any) -> Any:
-            (out,) = ctx.saved_tensors
-            return g * out
-
-    return ExpSavingOutput
-
-
 #: op name -> f(m, x, y) on x, y (2, 3) float64 requiring grad.
 SAVING_OPS: dict[str, Callable[..., Any]] = {
     "function_saving_inputs": lambda m, x, y: _square_times(m).apply(x, y),
-    "function_saving_output": lambda m, x, y: _exp_saving_output(m).apply(x),
+    "function_saving_output": lambda m, x, y: exp_saving_its_output(m).apply(x),
     "exp": lambda m, x, y: x.exp(),
     "sigmoid": lambda m, x, y: x.sigmoid(),
     "tanh": lambda m, x, y: x.tanh(),

@@ -55,13 +55,20 @@ def _whole_base_in_inference_mode(m: Any) -> tuple:
     return x.grad, a, c, walk(a.grad_fn, 2), walk(c.grad_fn, 2), a.is_leaf
 
 
-def _read_between_writes(m: Any) -> tuple:
-    """A view read after one missed write, then another: rebuilt again over the newer
-    history; reading twice with no write between gives the same node."""
+def _stale_row(m: Any) -> tuple:
+    """``x, b, v``: a leaf ``x``, ``b = x * 1`` and the row view ``v = b[0]``, which a write
+    of another row of ``b`` then missed."""
     x = leaf(m, 4, 3)
     b = x * 1
     v = b[0]
     b[1].mul_(2)
+    return x, b, v
+
+
+def _read_between_writes(m: Any) -> tuple:
+    """A view read after one missed write, then another: rebuilt again over the newer
+    history; reading twice with no write between gives the same node."""
+    x, b, v = _stale_row(m)
     first = v.grad_fn
     same = first is v.grad_fn
     b[2].add_(x[3])
@@ -101,10 +108,7 @@ def _base_gains_history_then_written(read_first: bool) -> Program:
 
 def _written_after_missed(m: Any) -> tuple:
     """A stale view then written itself in place: its write starts from the rebuilt node."""
-    x = leaf(m, 4, 3)
-    b = x * 1
-    v = b[0]
-    b[1].mul_(2)
+    x, b, v = _stale_row(m)
     v.mul_(x[2])
     (b * b).sum().backward()
     return x.grad, walk(v.grad_fn, 2), walk(b.grad_fn, 2)
@@ -141,10 +145,7 @@ def _view_written_in(mode: str, leaf_base: bool) -> Program:
 
 def _printed(m: Any) -> tuple:
     """A stale view printed before anything read its grad_fn: the rebuilt node's name."""
-    x = leaf(m, 4, 3)
-    b = x * 1
-    v = b[0]
-    b[1].mul_(2)
+    x, b, v = _stale_row(m)
     return repr(v).rsplit("grad_fn=", 1)[-1], walk(v.grad_fn, 2)
 
 

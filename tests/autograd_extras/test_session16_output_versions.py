@@ -232,9 +232,7 @@ def _data_ops(m: Any) -> dict[str, Callable[[Any], Any]]:
 
 #: Composites whose rule reads values they computed on the way (or the backend kept), not
 #: the output array itself, so a write through the output's .data does not reach them.
-_DATA_NOT_SEEN = {
-    "prod": "prod's rule computes from its input, not from the output's array",
-}
+_DATA_NOT_SEEN: dict[str, str] = {}  # (prod's rule reads its kept result since session 29)
 
 
 def _data_write_gradient(m: Any, op: str) -> Any:

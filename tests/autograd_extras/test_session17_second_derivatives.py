@@ -32,14 +32,6 @@ NORMS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/reduce.py _root guards the 2-norm's sqrt with where(total == 0): its second "
-    "derivative at a zero slice is 0; torch's first derivative is g * where(n == 0, 0, x / n) "
-    "(n the saved norm), whose derivative there is 0 / 0 = NaN. Fix: the 2-norm as one "
-    "autograd.Function with that backward (reading its output, saved), which gives torch's "
-    "values here (checked with a prototype)",
-)
 @pytest.mark.parametrize("case", list(NORMS))
 def test_two_norm_second_derivative_at_a_zero_slice(case: str) -> None:
     for got, want in zip(_second(tw, NORMS[case], ROWS), _second(torch, NORMS[case], ROWS)):

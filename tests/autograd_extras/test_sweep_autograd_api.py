@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
+from snippet_outcomes import exp_saving_its_output
 from tensor.tensor_reference import builtin_class, make
 from tw_backends import FAST, entered
 
@@ -932,24 +933,6 @@ def function_int_output(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
     return Argmax.apply(leaf(m, x))
 
 
-def exp_saving_its_output(m: Any) -> Any:
-    """A Function computing exp that saves its output for backward."""
-
-    class Exp(m.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, a: Any) -> Any:
-            out = a.exp()
-            ctx.save_for_backward(out)
-            return out
-
-        @staticmethod
-        def backward(ctx: Any, g: Any) -> Any:
-            (out,) = ctx.saved_tensors
-            return g * out
-
-    return Exp
-
-
 def function_saved_non_leaf_output(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
     p = leaf(m, x)
     y = exp_saving_its_output(m).apply(p)
@@ -1346,7 +1329,7 @@ def hook_not_called_when_unused(m: Any, x: np.ndarray, w: np.ndarray) -> Any:
 
 #: Module-level functions that build cases rather than being one.
 _HELPERS = (
-    "observed", "outcome", "leaf", "const", "backend", "doubling_in_place", "exp_saving_its_output"
+    "observed", "outcome", "leaf", "const", "backend", "doubling_in_place"
 )  # fmt: skip
 CASES: dict[str, Callable] = {
     name: fn

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import tensorweaver as tw
 import torch
-from test_sweep_autograd_api import compare, exp_saving_its_output
+from snippet_outcomes import exp_saving_its_output
+from test_sweep_autograd_api import compare
 
 
 def test_second_backward_frees_saved_tensors(backend: str) -> None:

@@ -492,12 +492,7 @@ def _setitem(base: Any, values: Any) -> Any:
 
 
 #: Where tensorweaver's value differs from torch's (a strict xfail each: the record).
-DIFFERENT_VALUES = {
-    "pow_zero_base": "torch's d2/dx2 of x**y at x = 0 is NaN (0 * log 0 in its formula); "
-    "tensorweaver gives the finite limit",
-    "norm_zero_row": "torch's second derivative of the 2-norm of a zero row is NaN; "
-    "tensorweaver's is 0",
-}
+DIFFERENT_VALUES: dict[str, str] = {}  # (pow_zero_base, norm_zero_row: as torch's since session 29)
 #: Where torch's scalar-loss gradient does NOT require grad but tensorweaver's does.
 TRACKED_GRADIENTS: dict[str, str] = {}  # (fmod's, the last, passes g through as torch's)
 

@@ -12,22 +12,11 @@ import types
 from typing import Any
 
 import tensorweaver as tw
+from compiled_calls import compiled_calls
 from snippet_outcomes import same_each
 
 SCALE = 1.0
 SHIFT = tw.ones(2, dtype=tw.float64)
-
-
-def _calls(m: Any, step: Any, change: Any, calls: int = 6) -> list:
-    """``step(ones(2))`` ``calls`` times, compiled under tw; ``change()`` before call 4
-    (after two traces and a replay)."""
-    f = tw.compile(step) if m is tw else step
-    got = []
-    for i in range(calls):
-        if i == 4:
-            change()
-        got.append(f(m.ones(2, dtype=m.float64)))
-    return got
 
 
 def _number_through(m: Any, where: str) -> list:
@@ -50,21 +39,21 @@ def _number_through(m: Any, where: str) -> list:
         else:
             holder.scale = 5.0
 
-    return _calls(m, read, change)
+    return compiled_calls(m, read, change)
 
 
 def _default_number(m: Any) -> list:
     def step(x, scale=2.0):
         return x * scale
 
-    return _calls(m, step, lambda: setattr(step, "__defaults__", (7.0,)))
+    return compiled_calls(m, step, lambda: setattr(step, "__defaults__", (7.0,)))
 
 
 def _keyword_default_number(m: Any) -> list:
     def step(x, *, scale=2.0):
         return x * scale
 
-    return _calls(m, step, lambda: step.__kwdefaults__.update(scale=7.0))
+    return compiled_calls(m, step, lambda: step.__kwdefaults__.update(scale=7.0))
 
 
 def test_numbers_read_through_named_objects_retrace() -> None:
@@ -92,7 +81,7 @@ def _set_scale(value: float) -> None:
 
 def _global_read_by_a_helper(m: Any) -> list:
     _set_scale(1.0)
-    return _calls(m, lambda x: _scaled(x) + 1, lambda: _set_scale(10.0))
+    return compiled_calls(m, lambda x: _scaled(x) + 1, lambda: _set_scale(10.0))
 
 
 def _global_read_two_helpers_down(m: Any) -> list:
@@ -101,13 +90,13 @@ def _global_read_two_helpers_down(m: Any) -> list:
     def outer(x):
         return _scaled(x) - 1
 
-    return _calls(m, lambda x: outer(x) * 2, lambda: _set_scale(10.0))
+    return compiled_calls(m, lambda x: outer(x) * 2, lambda: _set_scale(10.0))
 
 
 def _global_read_through_a_partial(m: Any) -> list:
     _set_scale(1.0)
     scaled = functools.partial(lambda t, k: _scaled(t) * k, k=3.0)
-    return _calls(m, lambda x: scaled(x) + 1, lambda: scaled.keywords.update(k=4.0))
+    return compiled_calls(m, lambda x: scaled(x) + 1, lambda: scaled.keywords.update(k=4.0))
 
 
 def _global_read_by_a_forward_hook(m: Any) -> list:
@@ -117,7 +106,7 @@ def _global_read_by_a_forward_hook(m: Any) -> list:
         lin.weight.fill_(0.5)
         lin.bias.fill_(0.1)
     lin.register_forward_hook(lambda mod, i, o: o * SCALE)
-    return _calls(m, lin, lambda: _set_scale(10.0))
+    return compiled_calls(m, lin, lambda: _set_scale(10.0))
 
 
 def _global_read_by_a_forward(m: Any) -> list:
@@ -135,14 +124,12 @@ def _global_read_by_a_forward(m: Any) -> list:
     with m.no_grad():
         net.lin.weight.fill_(0.5)
         net.lin.bias.fill_(0.1)
-    return _calls(m, net, lambda: _set_scale(10.0))
+    return compiled_calls(m, net, lambda: _set_scale(10.0))
 
 
-def _global_read_by_a_tensor_hook(m: Any) -> tuple:
-    _set_scale(1.0)
-    w = m.nn.Parameter(m.ones(2, dtype=m.float64))
-    w.register_hook(lambda g: g * SCALE)
-    opt = m.optim.SGD([w], lr=0.1)
+def _trained(m: Any, w: Any, opt: Any, change: Any) -> tuple:
+    """Seven compiled steps of ``opt`` on the loss ``((w * x) ** 2).sum()`` (``change()``
+    before the fifth): the losses, and ``w`` after them."""
 
     def step(x):
         opt.zero_grad()
@@ -151,7 +138,15 @@ def _global_read_by_a_tensor_hook(m: Any) -> tuple:
         opt.step()
         return loss
 
-    return _calls(m, step, lambda: _set_scale(3.0), calls=7), w
+    return compiled_calls(m, step, change, calls=7), w
+
+
+def _global_read_by_a_tensor_hook(m: Any) -> tuple:
+    _set_scale(1.0)
+    w = m.nn.Parameter(m.ones(2, dtype=m.float64))
+    w.register_hook(lambda g: g * SCALE)
+    opt = m.optim.SGD([w], lr=0.1)
+    return _trained(m, w, opt, lambda: _set_scale(3.0))
 
 
 def test_numbers_read_by_helpers_and_hooks_retrace() -> None:
@@ -184,15 +179,7 @@ def _custom_optimizer_number(m: Any) -> tuple:
 
     w = m.nn.Parameter(m.ones(2, dtype=m.float64))
     opt = Scaled([w])
-
-    def step(x):
-        opt.zero_grad()
-        loss = ((w * x) ** 2).sum()
-        loss.backward()
-        opt.step()
-        return loss
-
-    return _calls(m, step, lambda: setattr(opt, "scale", 5.0), calls=7), w
+    return _trained(m, w, opt, lambda: setattr(opt, "scale", 5.0))
 
 
 def test_a_custom_optimizers_number_retraces() -> None:
@@ -202,7 +189,7 @@ def test_a_custom_optimizers_number_retraces() -> None:
 
 def _tensor_rebound_on_a_plain_object(m: Any) -> list:
     cfg = types.SimpleNamespace(t=m.ones(2, dtype=m.float64))
-    return _calls(
+    return compiled_calls(
         m, lambda x: x * cfg.t, lambda: setattr(cfg, "t", m.full((2,), 3.0, dtype=m.float64))
     )
 
@@ -219,7 +206,7 @@ def _tensor_rebound_in_a_helpers_global(m: Any) -> list:
         global SHIFT
         SHIFT = m.full((2,), 3.0, dtype=m.float64)
 
-    return _calls(m, lambda x: _shifted(x) * 2, change)
+    return compiled_calls(m, lambda x: _shifted(x) * 2, change)
 
 
 def test_a_tensor_the_caller_rebinds_is_read_anew() -> None:
@@ -255,7 +242,7 @@ def _log_and_scales(m: Any) -> tuple:
         log.append(1)  # a side effect of the step: not a change of what it reads
         return x * scales[0] + scales[1]
 
-    got = _calls(m, step, lambda: scales.__setitem__(1, -3.0))
+    got = compiled_calls(m, step, lambda: scales.__setitem__(1, -3.0))
     return got, len(log) > 0
 
 

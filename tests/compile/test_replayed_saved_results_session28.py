@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import pytest
 import tensorweaver as tw
 import torch
-from snippet_outcomes import same, same_each
+from snippet_outcomes import exp_saving_its_output, same, same_each
 
 CALLS = 4  # two traces, then replays
 
@@ -131,17 +130,6 @@ def _drawing_view_of_exp(t: Any) -> Any:
     return (t + 0 * m.rand(3, dtype=m.float64)).exp()[1:]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler/differentiable.py _Replayed.backward: a replayed result that is a view "
-    "of a tensor its eager node saved (exp(x)[1:]) is a tensor of its own in the replay, and "
-    "the recorded backward reads the base's forward-time array; a .data write into the view "
-    "reaches the backward through the forward run again (Rerun), which a forward that draws "
-    "random numbers (or writes into a tensor) cannot be: its gradient is the forward-time "
-    "one (torch's node reads the written memory); fix: write the view's new values into a "
-    "copy of the base's array (the trace's view write-back, ops/views.py) before the "
-    "recorded backward",
-)
 def test_data_write_into_a_replayed_view_of_a_saved_result_of_a_draw() -> None:
     same(lambda m: _steps(m, _drawing_view_of_exp, lambda o: o.data.mul_(2)), "numpy")
 
@@ -196,27 +184,11 @@ def test_tensors_a_replayed_forward_keeps_follow_eager_saved_results(spec: str) 
     )
 
 
-def _function_saving_its_output(m: Any) -> Any:
-    class Exp(m.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, x: Any) -> Any:
-            y = x.exp()
-            ctx.save_for_backward(y)
-            return y
-
-        @staticmethod
-        def backward(ctx: Any, g: Any) -> Any:
-            (y,) = ctx.saved_tensors
-            return g * y
-
-    return Exp.apply
-
-
 def test_replayed_custom_function_output_it_saved(spec: str) -> None:
     changes = {"in_place": lambda out: out.mul_(2), "data": lambda out: out.data.mul_(2)}
     same_each(
         {
-            n: (lambda m, change=change: _steps(m, _function_saving_its_output(m), change))
+            n: (lambda m, change=change: _steps(m, exp_saving_its_output(m).apply, change))
             for n, change in changes.items()
         },
         spec,
@@ -242,15 +214,6 @@ def _hook_calls(m: Any) -> list:
     return counts
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler/differentiable.py _record_backward: a trace records the backward by "
-    "running it during the call (autograd.grad with a placeholder gradient), which runs the "
-    "tensor hooks the forward registered, and the caller's backward runs them again: twice "
-    "per tracing call (here every call traces: the hook's list is a value the step reads). "
-    "The recording cannot skip them (a hook may change the gradient); fix: record the "
-    "backward at the caller's first backward through the traced result instead",
-)
 def test_a_hook_registered_in_a_compiled_forward_runs_once_per_backward() -> None:
     same(_hook_calls, "numpy")
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import tensorweaver as tw
 import torch
+from compiled_calls import compiled_calls
 from snippet_outcomes import same, same_each
 
 
@@ -50,23 +51,10 @@ def _lazily_filled(m: Any) -> list:
             cache["s"] = 2.0  # filled by the first (traced) call
         return x * cache["s"]
 
-    f = tw.compile(step) if m is tw else step
-    got = []
-    for i in range(6):
-        if i == 4:
-            cache["s"] = 5.0  # the caller changes it after the graph is confirmed
-        got.append(f(m.ones(2, dtype=m.float64)))
-    return got
+    # the caller changes it after the graph is confirmed
+    return compiled_calls(m, step, lambda: cache.update(s=5.0))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler/state.py ValuesRead.enter: a dict the traced step grew is in GROWN and "
-    "its reads are taken as the trace found them, unchecked (state_checks.reads_checks skips "
-    "'grown'), so a value the caller changes in it later is baked in; fix: exempt only the "
-    "length (and items appended past the traced length), keep item/index reads of the keys "
-    "the trace read guarded",
-)
 def test_a_value_changed_in_a_dict_the_step_filled_is_seen():
     same(_lazily_filled, "numpy")
 
@@ -117,14 +105,6 @@ def _changed_under_pack_hooks(m: Any) -> list:
     return got[2:]  # the replays (tw's two tracing calls are eager: see the next test)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler/differentiable.py _Replayed.forward skips ctx.save_for_backward(out) "
-    "while saved_tensors_hooks are on, and the recorded backward reads the forward-time "
-    "array (ctx.values): torch unpacks what the pack hook kept (here out itself, changed "
-    "in place); fix: save the kept outputs through the hooks too (Function.save_for_backward "
-    "packs them) and reread them from ctx.saved_tensors (graph.rereads) as without hooks",
-)
 def test_replayed_result_changed_under_saved_tensors_hooks_gives_torchs_gradient():
     same(_changed_under_pack_hooks, "numpy")
 
@@ -167,24 +147,9 @@ def _setting_changed(m: Any, where: str) -> list:
     def step(x):
         return x * holder.scale
 
-    f = tw.compile(step) if m is tw else step
-    got = []
-    for i in range(6):
-        if i == 4:  # after two traces and two replays
-            holder.scale = 5.0
-        got.append(f(m.ones(2, dtype=m.float64)))
-    return got
+    return compiled_calls(m, step, lambda: setattr(holder, "scale", 5.0))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler/state.py ValuesRead.enter skips objects with more than _WIDTH (64) "
-    "attributes (an argparse Namespace of 70 options) and objects without __dict__ "
-    "(__slots__ classes, slotted dataclasses): a setting read there is baked in; fix: for "
-    "wide holders guard the attributes the step's code names (co_names of the walked "
-    "functions) instead of none, and read __slots__ attributes (type(obj).__slots__ over "
-    "the MRO) as 'attr' reads",
-)
 def test_setting_on_a_wide_or_slotted_object_is_seen():
     same_each(
         {w: (lambda m, w=w: _setting_changed(m, w)) for w in ("wide namespace", "slots")},
@@ -240,13 +205,7 @@ def _user_attribute_on_builtin_optimizer(m: Any) -> list:
         opt.step()
         return loss.detach()
 
-    f = tw.compile(step) if m is tw else step
-    got = []
-    for i in range(7):
-        if i == 4:
-            opt.loss_scale = 5.0
-        got.append(f(x))
-    return got
+    return compiled_calls(m, step, lambda: setattr(opt, "loss_scale", 5.0), calls=7, x=x)
 
 
 def test_a_users_attribute_on_a_builtin_optimizer_is_seen():

@@ -11,6 +11,7 @@ import warnings
 from typing import Any
 
 import tensorweaver as tw
+from compiled_calls import compiled_calls
 from snippet_outcomes import same
 from tensorweaver.compiler.compiled import CACHE_SIZE
 
@@ -44,13 +45,7 @@ def _entries_read_unnamed(m: Any) -> list:
     def step(x):
         return x * sum(value for _, value in cfg.items())  # no key named in the code
 
-    f = tw.compile(step) if m is tw else step
-    got = []
-    for i in range(6):
-        if i == 4:
-            cfg["b"] = 5.0
-        got.append(f(m.ones(2, dtype=m.float64)))
-    return got
+    return compiled_calls(m, step, lambda: cfg.update(b=5.0))
 
 
 def test_entries_a_step_reads_without_naming_them_are_guarded():

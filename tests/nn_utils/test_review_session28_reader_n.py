@@ -64,29 +64,11 @@ def _fully_masked_self_attention(m: Any, layer: bool) -> Any:
         return mod(x, x, x, key_padding_mask=kpm, need_weights=False)[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nn/modules/attention.py MultiheadAttention.forward and transformer.py "
-    "TransformerEncoderLayer.forward: torch's inference fast path (eval, no grad, "
-    "batch_first self-attention, need_weights=False; the layer's "
-    "_transformer_encoder_layer_fwd) gives NaN for a query whose every key is padding, tw "
-    "gives the bias-only row of the SDPA path; fix: where torch's fast-path conditions hold "
-    "(as TransformerEncoder._zeroed_positions mirrors the nested-tensor path), fill fully "
-    "masked rows' attention output with NaN",
-)
 @pytest.mark.parametrize("layer", [False, True])
 def test_inference_fast_path_self_attention_of_all_padding_is_nan(layer: bool) -> None:
     same(lambda m: _fully_masked_self_attention(m, layer), "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/structure.py cdist (_check_cdist/_gap_norm): torch's CPU cdist refuses "
-    "float16 and bfloat16 off the matmul path (NotImplementedError: cdist not "
-    "implemented for Half) while tw squares the float16 gaps in float16 and returns inf "
-    "for a distance of 1000; fix: raise that NotImplementedError where the matmul path is "
-    "not taken (or, if tw keeps float16 cdist, accumulate in float32)",
-)
 def test_cdist_of_float16_off_the_matmul_path() -> None:
     def program(m: Any) -> Any:
         a = m.tensor([[300.0, 400.0]], dtype=m.float16)
@@ -123,13 +105,6 @@ def test_weight_norm_of_a_float16_module(new: bool, dim: Any) -> None:
     same(lambda m: _weight_normed_half(m, new, dim), "numpy", decimals=2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/torch_level.py ctc_loss (nn/functional/ctc.py): float16 log_probs reach an "
-    "internal scatter_add dtype mismatch (RuntimeError) where torch's CPU kernel refuses "
-    "up front (NotImplementedError: ctc_loss_cpu not implemented for Half); fix: raise "
-    "that NotImplementedError for float16/bfloat16 log_probs at entry",
-)
 def test_ctc_loss_of_float16_log_probs() -> None:
     def program(m: Any) -> Any:
         a = m.arange(48, dtype=m.float64)

@@ -130,13 +130,6 @@ def test_logsumexp_and_norm_dim_results_go_through_hooks(spec: str) -> None:
     same_each(programs, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pow with a tensor exponent keeps its result outside saved_tensors_hooks (torch "
-    "packs self, exponent and result; the exponent's gradient reads the unpacked result). "
-    "Fix: autograd/gradients.py _pow and the op recording it: keep the result through "
-    "the hooks as the inputs are.",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_pow_tensor_exponent_result_goes_through_hooks(spec: str) -> None:
     def program(m: Any) -> Any:
@@ -150,13 +143,6 @@ def test_pow_tensor_exponent_result_goes_through_hooks(spec: str) -> None:
     same_each({"pow": program}, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the 2-norm's second derivative at an all-zero slice is 0, torch's is NaN (its "
-    "first-derivative formula divides by the zero norm inside the graph: masked_fill of "
-    "x * grad / norm). Fix: autograd/gradients.py _two_norm: build the "
-    "gradient as where(norm == 0, 0, x * grad / norm) with the division kept in the graph.",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_norm_second_derivative_at_zero(spec: str) -> None:
     def program(m: Any) -> Any:

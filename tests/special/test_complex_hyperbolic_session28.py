@@ -201,16 +201,6 @@ def test_graph_like_torch(backend: str, op: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (graph only, real input): exp2 of a float tensor is pow(2.0, x), so its node "
-    "is PowBackward2 where torch's is Exp2Backward0, it saves x (changing x in place before "
-    "backward raises; torch's node saves the result and passes), and its double backward "
-    "differs in shape. Values and gradients agree. Cause: core/tensorweaver/ops/special.py "
-    "exp2 (real branch). Fix: keep pow's values, recorded as apply('exp2', native, dtype, "
-    "(x,), saved result) with a rule 'exp2' = g * result * ln 2 in core/tensorweaver/"
-    "autograd/special_rules.py (not this helper's file); time the real path before/after.",
-)
 def test_real_exp2_graph_like_torch(backend: str) -> None:
     def point(m: object) -> object:
         return m.tensor([0.5, -1.0, 3.0], dtype=m.float64, requires_grad=True)

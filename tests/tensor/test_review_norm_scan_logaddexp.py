@@ -88,11 +88,6 @@ def test_cumprod_complex_infinities_like_torch(backend: str, dtype: str) -> None
         _close(ours, theirs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the 2-norm's second derivative over an all-zero slice is 0 here; torch's "
-    "norm_backward masks grad / norm at norm == 0, whose derivative is 0 * inf = NaN",
-)
 def test_two_norm_second_derivative_over_zero_slice_like_torch(backend: str) -> None:
     found = []
     for m in (tw, torch):

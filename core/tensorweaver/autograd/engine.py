@@ -9,7 +9,7 @@ saved as soon as its rule has run, so memory is freed while backward proceeds.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable
 
 from tensorweaver.autograd.anomaly import MODE as ANOMALY
@@ -371,7 +371,8 @@ def _propagate(
                 if gi.dtype is not t.dtype:
                     gi = gradient_as(gi, t.dtype)
             if type(parent) is Node:
-                if parent.op == "function":  # (a view output changed since: refused)
+                # (a Function's view output changed since: refused)
+                if parent.op == "function" and parent.saved[1]._view_versions:
                     _check_view_uses(node, parent)
                 table, key = node_grads, parent
             else:
@@ -527,8 +528,9 @@ def _finish(
             g = _leaf_total(key, g)
         if NODE_PREHOOKS and key in NODE_PREHOOKS:  # (its AccumulateGrad's pre-hooks)
             g = run_node_prehooks(NODE_PREHOOKS[key], (g,))[0]
-        if g is None or not leaf.requires_grad:  # (a pre-hook returned (None,), or unset
-            # since the forward): PyTorch's AccumulateGrad skips only the accumulation
+        if g is None or not (leaf._requires_grad or leaf.requires_grad):
+            # (a pre-hook returned (None,), or unset since the forward): PyTorch's
+            # AccumulateGrad skips only the accumulation
             _after_accumulate(key, leaf, g)
             continue
         if GRAD_DTYPES:
@@ -551,18 +553,20 @@ def _finish(
         # whose in-place changes would reach the gradient computed, which another leaf's
         # .grad or the caller's ``gradient=`` may be.
         native = g._unshared_native() if _SHARED_STORAGES else g.native
-        stored = (type(g) if g.is_sparse else Tensor)(native, g.backend, g.dtype)  # (its layout)
         # Stored gradients get the backend's preferred layout (a transposed view would make
         # every optimizer op on it slow), as PyTorch's gradient layout contract does.
         if g.backend is not backend:
             backend = g.backend
             compact = getattr(backend, "contiguous", None)
         if compact is not None:
-            stored.native = compact(stored.native)
+            native = compact(native)
             if _out_of_order(leaf):  # a dense leaf laid out otherwise (channels-last): its
-                stored.native = _laid_out_like(backend, stored.native, leaf.native)  # as torch's
-        leaf._grad = stored  # (not the .grad setter: its checks hold for the engine's gradients)
-        _after_accumulate(key, leaf, g)
+                native = _laid_out_like(backend, native, leaf.native)  # as torch's
+        # (not the .grad setter: its checks hold for the engine's gradients; a sparse one
+        # keeps its class, its layout)
+        leaf._grad = (type(g) if g.is_sparse else Tensor)(native, backend, g._dtype)
+        if POST_ACCUMULATE_HOOKS or NODE_POSTHOOKS:
+            _after_accumulate(key, leaf, g)
     return {}
 
 
@@ -693,8 +697,19 @@ def _roots(tensors: Any, gradients: Any, what: str, caller: str) -> tuple[list, 
 def _inputs(inputs: Any, caller: str) -> tuple[list, list]:
     """``inputs`` as a list, and the same with each tensor once (the first of its repeats):
     PyTorch's pass takes a tensor named twice once (its hooks run once, its ``.grad`` gets
-    one gradient), and ``grad`` returns that gradient at each place it was named."""
-    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    one gradient), and ``grad`` returns that gradient at each place it was named. A dict
+    names its values (as torch 2.13's; ``grad`` answers with a dict by the same keys)."""
+    if isinstance(inputs, Tensor):
+        inputs = [inputs]
+    elif type(inputs) is dict:
+        inputs = list(inputs.values())
+    elif isinstance(inputs, Mapping):  # (PyTorch takes a dict only)
+        raise TypeError(
+            f"`inputs` argument to `{caller}()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported: pass dict(inputs)"
+        )
+    else:
+        inputs = list(inputs)
     if not inputs:
         raise RuntimeError(
             f"`inputs` argument to `{caller}()` cannot be empty: name the tensors to "
@@ -764,7 +779,8 @@ def grad(
     is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple:
-    """The gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``."""
+    """The gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``
+    (a dict by the same keys where ``inputs`` is a dict)."""
     if not only_inputs:
         warnings.warn(
             "grad: only_inputs is deprecated and ignored (gradients go to inputs only); "
@@ -777,13 +793,36 @@ def grad(
             "grad: materialize_grads=True gives zeros for unused inputs, so allow_unused must "
             "be True or not passed, but got allow_unused=False"
         )
+    names = inputs if type(inputs) is dict else None
     inputs, once = _inputs(inputs, "grad")
     for t in once:
         if not t.requires_grad:
             raise RuntimeError("grad: one of the differentiated tensors does not require grad")
     if is_grads_batched:
-        return _batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
-                        allow_unused, materialize_grads)  # fmt: skip
+        result = _batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                          allow_unused or materialize_grads)  # fmt: skip
+    else:
+        result = _grads(outputs, inputs, once, grad_outputs, retain_graph, create_graph,
+                        allow_unused or materialize_grads)  # fmt: skip
+    if materialize_grads:  # as PyTorch: zeros_like, requiring grad under create_graph
+        result = [
+            zeros_like(t).requires_grad_(create_graph) if g is None else g
+            for t, g in zip(inputs, result)
+        ]
+    return tuple(result) if names is None else dict(zip(names, result))
+
+
+def _grads(
+    outputs: Any,
+    inputs: list,
+    once: list,
+    grad_outputs: Any,
+    retain_graph: bool | None,
+    create_graph: bool,
+    allow_unused: bool | None,
+) -> list:
+    """The gradient of each of ``inputs`` (``once``: each tensor once), None for an unused
+    one where ``allow_unused``."""
     outputs, gs = _roots(outputs, grad_outputs, "outputs", "grad")
     retain = create_graph if retain_graph is None else retain_graph
     found = run(outputs, gs, retain, create_graph, once)
@@ -792,16 +831,13 @@ def grad(
     result = []
     for i, t in enumerate(inputs):
         g = found.get(id(t))
-        if g is None:
-            if materialize_grads:  # as PyTorch: zeros_like, requiring grad under create_graph
-                g = zeros_like(t).requires_grad_(create_graph)
-            elif not allow_unused:
-                raise RuntimeError(
-                    f"grad: input {i} (shape {list(t.shape)}) was not used in the graph; pass "
-                    "allow_unused=True if that is expected"
-                )
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"grad: input {i} (shape {list(t.shape)}) was not used in the graph; pass "
+                "allow_unused=True if that is expected"
+            )
         result.append(g)
-    return tuple(result)
+    return result
 
 
 def _batched(
@@ -811,10 +847,10 @@ def _batched(
     retain_graph: bool | None,
     create_graph: bool,
     allow_unused: bool | None,
-    materialize_grads: bool,
-) -> tuple:
+) -> list:
     """``is_grads_batched``: one ``grad`` per slice along the first dimension of every
-    grad_output, the results stacked (PyTorch vectorizes this with vmap; same values)."""
+    grad_output, the results stacked (PyTorch vectorizes this with vmap; same values), None
+    for an unused input (materialized after, unbatched, as PyTorch's)."""
     from tensorweaver.ops.movement import stack
 
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
@@ -833,7 +869,7 @@ def _batched(
     retain = create_graph if retain_graph is None else retain_graph
     rows = [
         grad(outputs, inputs, [g[k] for g in batch], retain or k < size - 1, create_graph,
-             allow_unused=allow_unused, materialize_grads=materialize_grads)
+             allow_unused=allow_unused)
         for k in range(size)
     ]  # fmt: skip
-    return tuple(None if col[0] is None else stack(list(col)) for col in zip(*rows))
+    return [None if col[0] is None else stack(list(col)) for col in zip(*rows)]

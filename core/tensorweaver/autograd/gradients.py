@@ -103,9 +103,12 @@ READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
     "matmul": lambda node, i: _needs(node, 1 - i),  # as PyTorch's mm saves them
     "div": lambda node, i: i == 1 or _needs(node, 1),
     **dict.fromkeys(
-        ("exp", "tanh", "sqrt", "sigmoid", "expm1", "reciprocal", "rsqrt"), lambda node, i: False
+        ("exp", "exp2", "tanh", "sqrt", "sigmoid", "expm1", "reciprocal", "rsqrt"),
+        lambda node, i: False,
     ),
     "where": lambda node, i: i == 0,  # the condition alone
+    "polar": lambda node, i: False,  # (its result alone)
+    "hypot": _needs,  # each operand for its own gradient
     "cut_source": lambda node, i: False,  # (PyTorch's scatter nodes save no src)
     "remainder": lambda node, i: _needs(node, 1),  # both, for the divisor's gradient only
     "zeta": lambda node, i: _needs(node, 1),  # both, for q's gradient only (a's: none)
@@ -172,8 +175,9 @@ def _pow(node: Any, g: Tensor) -> tuple:
         if b.dtype.is_complex:
             real_and_nonnegative = ew.logical_and(ew.eq(_imag(b), 0), real_and_nonnegative)
         zero = ew.logical_and(ew.eq(a, 0), real_and_nonnegative)
-        # log(1) where the mask holds keeps 0 * log(0) = NaN out of the second derivative.
-        log_a = ew.log(ew.where(zero, 1.0, ew.cast(a, out.dtype)))
+        # log(a) unmasked, as PyTorch's: at a zero base the second derivative is NaN (the
+        # masked 0 times log(0) = -inf in the product's backward)
+        log_a = ew.log(ew.cast(a, out.dtype))
         # g times the masked derivative (not the mask of g * it): -0.0 where g < 0, as PyTorch
         gb = ew.mul(g, ew.where(zero, 0.0, _c(ew.mul(out, log_a))))
     return ga, gb
@@ -197,6 +201,17 @@ def _extremum(node: Any, g: Tensor) -> tuple:
     ga = ew.where(tie, half, ew.where(pick(a, b), g, 0.0)) if _needs(node, 0) else None
     gb = ew.where(tie, half, ew.where(pick(b, a), g, 0.0)) if _needs(node, 1) else None
     return ga, gb
+
+
+def _hypot(node: Any, g: Tensor) -> tuple:
+    """g a / result, g b / result, from the result the node kept (ops/numeric.py hypot), as
+    PyTorch's HypotBackward0 reads its saved result."""
+    a, b = node.inputs
+    out = _saved_result(node, node.saved, g.dtype)
+    return (
+        ew.div(ew.mul(g, a), out) if _needs(node, 0) else None,
+        ew.div(ew.mul(g, b), out) if _needs(node, 1) else None,
+    )
 
 
 def _remainder(node: Any, g: Tensor) -> tuple:
@@ -389,22 +404,28 @@ def _sum(node: Any, g: Tensor) -> tuple:
 
 
 def _prod(node: Any, g: Tensor) -> tuple:
+    """PyTorch's ProdBackward0/1: g * conj(result / x) where no element of x is 0 (one read
+    of the values, as PyTorch's), from the result the node kept (reduced dims kept: ops/
+    reduce.py ``_saving_result``; a write through ``.data`` reaches it); else from the
+    product of the other elements of each reduced group."""
+    from tensorweaver.ops.numeric import _compiling  # (numeric imports this module)
+
     x = node.inputs[0]
-    axes, _ = node.saved
-    if is_grad_enabled():  # create_graph: a product of the others that differentiates right
-        return (ew.mul(_spread(node, g), _c(_product_of_others(x, axes))),)
-    # The product of the other elements, correct when some are zero (its own derivative is
-    # not: where a group holds one zero, the others' entries are a constant 0).
-    zero = ew.eq(x, 0)
-    nonzero = ew.where(zero, 1.0, x)
-    p = rd.product(nonzero, axes, True)  # (axes: a tuple, which prod refuses as PyTorch)
-    zeros = rd.sum(zero, axes, True)
-    others = ew.where(
-        ew.eq(zeros, 0),
-        ew.div(p, nonzero),
-        ew.where(ew.logical_and(ew.eq(zeros, 1), zero), p, 0.0),
-    )
-    return (ew.mul(_spread(node, g), _c(others)),)
+    out = _saved_result(node, node.saved, g.dtype)
+    # (while tw.compile traces, the form with zeros, without reading the values)
+    if not _compiling() and not rd.any(ew.eq(x, 0)).item():
+        return (ew.mul(g, _c(ew.div(out, x))),)
+    # The reduced axes: those the kept result has at size 1 (a size-1 axis of x, reduced or
+    # not, groups the same elements)
+    axes = tuple([d for d, size in enumerate(out.shape) if size == 1])
+    g = mv.expand(g, x.shape)
+    # PyTorch's prod_safe_zeros_backward: each element gets the product of the others (0 *
+    # inf is NaN beside an infinity); its whole-tensor rule (ProdBackward0) gives 0 outright
+    # where two or more elements are 0, first order only
+    others = _product_of_others(x, axes)
+    if node.label == "ProdBackward0" and not is_grad_enabled():
+        others = ew.where(ew.gt(rd.sum(ew.eq(x, 0), axes, True), 1), 0.0, others)
+    return (ew.mul(g, _c(others)),)
 
 
 def _product_of_others(x: Tensor, axes: tuple[int, ...]) -> Tensor:
@@ -435,15 +456,22 @@ def _logsumexp(node: Any, g: Tensor) -> tuple:
 
 
 def _two_norm(node: Any, g: Tensor) -> tuple:
-    """x g / result, 0 where the result is 0: PyTorch's 2-norm backward, from the result the
-    node kept (as ``_logsumexp``'s)."""
+    """g x / result, 0 where the result is 0: PyTorch's 2-norm backward, from the result the
+    node kept (as ``_logsumexp``'s). Under create_graph the mask is of x / result, as
+    PyTorch's, so the second derivative at a zero slice is NaN (0 / 0 in the division's
+    backward); a first-order backward masks g / result, a where over the reduced shape
+    (one over x's costs ~20 us more; the two differ only for a NaN g at a zero slice)."""
     x = node.inputs[0]
     norm = _saved_result(node, node.saved, g.dtype)
-    return (ew.mul(x, ew.where(ew.eq(norm, 0), 0.0, ew.div(g, norm))),)
+    zero = ew.eq(norm, 0)
+    if is_grad_enabled():
+        return (ew.mul(g, ew.where(zero, 0.0, ew.div(x, norm))),)
+    return (ew.mul(x, ew.where(zero, 0.0, ew.div(g, norm))),)
 
 
 def _extreme(node: Any, g: Tensor) -> tuple:
-    """amax/amin: the gradient is shared evenly between the elements equal to the result."""
+    """amax/amin (max()/min() too): the gradient is shared evenly between the elements equal
+    to the result."""
     x = node.inputs[0]
     axes, keepdim, native = node.saved
     # The output the node kept (PyTorch's node reads its saved result, which a write through
@@ -451,6 +479,19 @@ def _extreme(node: Any, g: Tensor) -> tuple:
     if not keepdim:
         native = x.backend.reshape(native, rd.kept_shape(x.shape, axes))
     y = Tensor(native, x.backend, x.dtype)
+    if node.label == "MaxBackward1" or node.label == "MinBackward1":
+        # max()/min() of every element: PyTorch's CPU node gives g / count to the elements
+        # equal to the result (the NaNs where it is NaN: one read of it, as PyTorch's), so 0
+        # where none is (a count of 0 divides by 1: a where over x costs ~30 us more)
+        from tensorweaver.ops.numeric import _compiling  # (numeric imports this module)
+
+        if _compiling():  # (no read while tw.compile traces: both masks)
+            hit = ew.logical_or(ew.eq(x, y), ew.logical_and(ew.isnan(x), ew.isnan(y)))
+        else:
+            hit = ew.isnan(x) if math.isnan(y.item()) else ew.eq(x, y)
+        hit = hit.to(x.dtype)
+        count = rd.sum(hit, axes, True).clamp(min=1.0)
+        return (ew.div(ew.mul(_spread(node, g), hit), count),)
     hit = ew.eq(x, y).to(x.dtype)
     count = rd.sum(hit, axes, True)
     return (ew.div(ew.mul(_spread(node, g), hit), count),)
@@ -659,6 +700,31 @@ def _complex(node: Any, g: Tensor) -> tuple:
     return (_real(g) if _needs(node, 0) else None, _imag(g) if _needs(node, 1) else None)
 
 
+def _polar(node: Any, g: Tensor) -> tuple:
+    """PyTorch's PolarBackward0, from the result the node kept (ops/complex.py polar): the
+    modulus's gradient real(conj(g) sgn(result)) (0 at a zero modulus, negated below one),
+    the angle's real(conj(g) result i)."""
+    out = _saved_result(node, node.saved, g.dtype)
+    g = conj_physical(g)
+    if is_grad_enabled():  # (create_graph: sgn's own backward, 0 at a zero modulus)
+        return (
+            _real(ew.mul(g, _sgn(out))) if _needs(node, 0) else None,
+            _real(ew.mul(g, ew.mul(out, 1j))) if _needs(node, 1) else None,
+        )
+    # The same values from one complex product, divided by the modulus as a real (complex
+    # arithmetic is the cost here: sgn's complex division took the rule from ~0.4 to ~1 ms
+    # on (64, 128))
+    product = ew.mul(g, out)
+    modulus = ew.abs(out)
+    zero = ew.eq(modulus, 0)
+    return (
+        ew.where(zero, 0.0, ew.div(_real(product), ew.where(zero, 1.0, modulus)))
+        if _needs(node, 0)
+        else None,
+        ew.neg(_imag(product)) if _needs(node, 1) else None,
+    )
+
+
 def _to_device(node: Any, g: Tensor) -> tuple:
     return (g.to(node.inputs[0].backend),)
 
@@ -673,6 +739,12 @@ def _function(node: Any, g: Tensor) -> tuple:
     from tensorweaver.autograd.function import function_backward
 
     return function_backward(node, g)
+
+
+def _nll_loss(node: Any, g: Tensor) -> tuple:
+    from tensorweaver.nn.functional.loss import nll_loss_gradient  # (loaded: its node exists)
+
+    return nll_loss_gradient(node, g)
 
 
 class _RuleTable(dict):
@@ -702,6 +774,7 @@ GRADIENTS: dict[str, Rule] = _RuleTable(
         "maximum": _extremum,
         "minimum": _extremum,
         "remainder": _remainder,
+        "hypot": _hypot,
         "floor_divide": _zero,
         "neg": _neg,
         "abs": _abs,
@@ -756,8 +829,10 @@ GRADIENTS: dict[str, Rule] = _RuleTable(
         "imag": _imag_part,
         "conj": _conj,
         "complex": _complex,
+        "polar": _polar,
         "to_device": _to_device,
         "fused": _fused,
         "function": _function,
+        "nll_loss": _nll_loss,
     }
 )

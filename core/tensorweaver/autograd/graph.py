@@ -27,6 +27,7 @@ from tensorweaver.autograd.grad_fn import AccumulateGrad, GradFn
 from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, HooksOff
 from tensorweaver.autograd.node import Node as _GraphNode
+from tensorweaver.promotion import result_type
 from tensorweaver.tensor import Tensor
 
 
@@ -117,10 +118,13 @@ def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
 #: Ops whose nodes keep their output's array for their rule, as PyTorch's nodes save their
 #: result: that output is what goes through the hooks. Where in ``node.saved`` it is: all of
 #: it (None), or the item at that position (relu's first of two; amax/amin's, whose node
-#: keeps ``(axes, keepdim, output)``, also max()'s and min()'s).
+#: keeps ``(axes, keepdim, output)``, also max()'s and min()'s). A pow node keeps its output
+#: where the exponent is a tensor (:func:`_pow_keeps_output`).
 _KEEP_OUTPUT: dict[str, int | None] = {
-    **dict.fromkeys(("exp", "tanh", "sqrt", "sigmoid", "expm1", "reciprocal", "rsqrt")),
-    **dict.fromkeys(("logsumexp", "linalg_vector_norm")),  # (ops/reduce.py _saving_result)
+    **dict.fromkeys(("exp", "exp2", "tanh", "sqrt", "sigmoid", "expm1", "reciprocal", "rsqrt")),
+    **dict.fromkeys(("logsumexp", "linalg_vector_norm", "prod")),  # (reduce.py _saving_result)
+    **dict.fromkeys(("hypot", "polar")),  # (ops/numeric.py hypot, ops/complex.py polar)
+    "pow": None,
     "relu": 0,
     "max": 2,
     "min": 2,
@@ -143,14 +147,31 @@ def pack_inputs(node: _GraphNode) -> None:
                     t = _Packed(t, pack(t))
             inputs.append(t)
         saved = node.saved
-        if node.op in _KEEP_OUTPUT:
+        if node.op in _KEEP_OUTPUT and (node.op != "pow" or _pow_keeps_output(saved)):
             at = _KEEP_OUTPUT[node.op]
-            first = node.inputs[0]
-            out = Tensor(saved if at is None else saved[at], first.backend, first.dtype)
+            native = saved if at is None else saved[at]
+            out = Tensor(native, node.inputs[0].backend, _output_dtype(node))
             packed = _Packed(out, pack(out))
             node.saved = packed if at is None else (*saved[:at], packed, *saved[at + 1 :])
     node.inputs = tuple(inputs)
     _unpacks_through(node, unpack)
+
+
+def _pow_keeps_output(saved: Any) -> bool:
+    """Whether a pow node's ``saved`` is its output's array (a tensor exponent's), not the
+    number operands of PowBackward0 (a tuple, or None for a NumPy integer exponent)."""
+    return saved is not None and type(saved) is not tuple
+
+
+def _output_dtype(node: _GraphNode) -> Any:
+    """The dtype of the output a node of :data:`_KEEP_OUTPUT` keeps: its input's, but a
+    norm's is real, a polar's complex and a pow's is its operands' promoted one."""
+    first = node.inputs[0]
+    if node.op == "pow":
+        return result_type(*node.inputs)
+    if node.op == "polar":
+        return first.dtype.to_complex()
+    return first.dtype.to_real() if node.op == "linalg_vector_norm" else first.dtype
 
 
 def pack_saved(node: _GraphNode, at: int, t: Tensor) -> None:

@@ -25,7 +25,7 @@ from tensorweaver.linalg.eig_gradient import eig_backward
 from tensorweaver.linalg.factorizations import unpack
 from tensorweaver.linalg.fused_backward import function_backward, output_backward, outputs_backward
 from tensorweaver.linalg.primitives import output_grads, outputs, saved
-from tensorweaver.linalg.solvers import cholesky_solve_value, solve_triangular
+from tensorweaver.linalg.solvers import cholesky_solve_value, inverse_gradient, solve_triangular
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -66,6 +66,12 @@ def _solve(node: Any, g: Tensor) -> tuple:
     (x,) = outputs(node)
     gb = p.solve_ex(mH(a), g)[0]
     return (ew.neg(matmul(gb, mH(x))) if _needs(node, 0) else None), gb
+
+
+def _inv(node: Any, g: Tensor) -> tuple:
+    """From the inverse the node kept (a write through ``.data`` reaches it), as PyTorch's."""
+    (y,) = outputs(node)
+    return (inverse_gradient(y, g),)
 
 
 def _solve_triangular(node: Any, g: Tensor) -> tuple:
@@ -426,6 +432,7 @@ LINALG_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {
     "triu": _triu,
     "linalg_cholesky": _cholesky,
     "linalg_solve": _solve,
+    "linalg_inv": _inv,
     "linalg_solve_triangular": _solve_triangular,
     "linalg_eigh": _eigh,
     "linalg_eig": _eig,

@@ -117,6 +117,10 @@ def _reduction(full: str, partial: str) -> Callable[[Any], str]:
     dim; a call given one is labelled ``partial`` by ops/reduce.py), else ``partial``."""
 
     def name(node: Any) -> str:
+        if not isinstance(node.saved, tuple):
+            # (prod's node keeping its result, dims kept: ops/reduce.py _saving_product; a
+            # visible one is a keepdim call, and the squeeze after a hidden one is labelled)
+            return partial
         axes, keepdim = node.saved
         return full if len(axes) == len(node.inputs[0].shape) and not keepdim else partial
 

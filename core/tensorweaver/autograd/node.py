@@ -543,7 +543,9 @@ class Node:
     # ``edges`` is set only on the last node of a composite (``ops.apply.labelled``): where
     # the gradient of each of the composite's inputs goes (a node, a leaf, or None), for
     # node hooks that see the composite as PyTorch's one node (autograd/composite_hooks.py).
-    # Left unset elsewhere (read with getattr), so that recording a node pays nothing for it.
+    # None elsewhere (readers use getattr: a node made otherwise, a tw.compile replay's, may
+    # lack it): backward reads it on every node it frees, and an unset slot read through
+    # getattr costs a caught AttributeError (~1 us) where the store costs ~0.05 us a node.
     # ``accumulators``: the AccumulateGrad objects of its leaf inputs that it holds, as
     # PyTorch's edges hold them (autograd/grad_fn.py): set where one was asked for, unset else.
     # ``metadata``: its ``grad_fn.metadata`` dict, set when first asked for.
@@ -587,6 +589,7 @@ class Node:
         self.label = None  # PyTorch's grad_fn name for the composite op this node ends
         self.view = None  # its grad_fn object (autograd/grad_fn.py), made when first asked for
         self.keeps_saved = False  # backward leaves what it holds: see frees_nothing
+        self.edges = None
         if HOOKED_ACCUMULATORS:  # (a leaf's accumulator with hooks: this graph holds it too)
             _hold_hooked(self, inputs)
         if SAVED_TENSORS_HOOKS and op != "function" and op != "fused":

@@ -89,6 +89,12 @@ def _atan2(node: Any, g: Tensor) -> tuple:
     return ga, gb
 
 
+def _exp2(node: Any, g: Tensor) -> tuple:
+    """From the result the node kept (ops/special.py exp2: a write through ``.data`` reaches
+    it), as PyTorch's Exp2Backward0 reads its saved result."""
+    return (sf.exp2_gradient(g, _y(node)),)
+
+
 def _lgamma(node: Any, g: Tensor) -> tuple:
     return (ew.mul(g, sf.digamma(_x(node))),)
 
@@ -221,6 +227,7 @@ SPECIAL_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {
     "acosh": _acosh,
     "atanh": _atanh,
     "atan2": _atan2,
+    "exp2": _exp2,
     "lgamma": _lgamma,
     "digamma": _digamma,
     "polygamma": _polygamma,

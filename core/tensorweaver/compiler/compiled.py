@@ -70,6 +70,7 @@ class CompiledFunction:
         self._new = 0  # traces in a row under signatures not awaiting a second trace
         self._changing: dict[tuple, None] = {}  # signatures whose trace changed them
         self._state: StepState | None = None  # the last call's, to reuse its roots
+        self._grown: dict[int, tuple] = {}  # (StepState.grown)
         # Signature -> the function checking it (guards.make_guard), and (guard, signature,
         # entry) of the last replay, whose guard the next call checks first.
         self._guards: dict[tuple, Any] = {}
@@ -87,7 +88,7 @@ class CompiledFunction:
             state, guard = None, None
         else:
             self._fast = None
-            state = self._state = StepState(self._fn, args, kwargs, self._state)
+            state = self._state = StepState(self._fn, args, kwargs, self._state, self._grown)
             key = state.signature(args, kwargs)
             entry = self._cache.get(key)
             if entry is _EAGER:
@@ -120,7 +121,7 @@ class CompiledFunction:
                     self._fast = (guard, key, entry)
                 return result
         if state is None:
-            state = self._state = StepState(self._fn, args, kwargs, self._state)
+            state = self._state = StepState(self._fn, args, kwargs, self._state, self._grown)
         return self._trace(state, key, args, kwargs)
 
     def __get__(self, owner: Any, owner_type: Any = None) -> Any:
@@ -144,6 +145,16 @@ class CompiledFunction:
         return [g.source for g in graphs]
 
     def _trace(self, state: StepState, key: tuple, args: tuple, kwargs: dict) -> Any:
+        if not state.complete:
+            self._store(key, _EAGER)
+            self._warn(
+                "it may read more Python values through containers, objects and helpers than "
+                "a guard checks (more than 256, or entries of a holder with more than 64 that "
+                "its code reads without naming them: .items(), getattr, **cfg), and a replay "
+                "would bake them in, so it runs eagerly for these inputs; pass what changes "
+                "as arguments"
+            )
+            return self._fn(*args, **kwargs)
         self.traces += 1
         loose = state.signature(args, kwargs, argument_grads=False)  # (before lift)
         builder = GraphBuilder(state.locations(args, kwargs), args, kwargs)
@@ -186,7 +197,8 @@ class CompiledFunction:
                     "inputs; call scheduler.step() after the compiled function to replay it"
                 )
                 return reads.plain(result)
-            now = StepState(self._fn, args, kwargs)
+            state.note_grown()
+            now = StepState(self._fn, args, kwargs, grown=self._grown)
             # (A gradient the step gives an argument is replayed, and the next call's
             # fresh argument, requiring grad, has none again: the graph serves it.)
             after = now.signature(args, kwargs)
@@ -639,11 +651,11 @@ def compile(  # noqa: A001  (PyTorch's name)
     (one that changes every call is caught by the two-trace check). Python side effects
     (appending to a list, logging) happen only on the calls that trace; one that changes a
     value the step reads (a count on an object it names) traces again, and runs eagerly
-    after three such calls. A tensor hook that a compiled forward registers runs twice for
-    a tracing call's backward (once more as the trace records that backward), and never for
-    a replay's. Recording
-    shadows the backend object's methods, so another thread using that backend during a
-    trace is recorded too.
+    after three such calls. A forward that registers a tensor hook on a tensor it computes
+    runs eagerly (with a CompileWarning), so the hook runs once for each backward; so does
+    a step whose Python values no guard can cover (more than 256 reads, or a wide dict or
+    object read through ``.items()``, ``getattr`` or ``**``). Recording shadows the backend
+    object's methods, so another thread using that backend during a trace is recorded too.
     """
     if mode not in _MODES:
         raise ValueError(f"tw.compile: unknown mode {mode!r}; expected one of {_MODES}")

@@ -8,10 +8,10 @@ backward, which takes those values and the output gradient and returns the gradi
 each input that requires grad (parameters, arguments). A replay joins them with an
 autograd :class:`~tensorweaver.autograd.Function`, so ``loss.backward()`` after a replayed
 forward runs the recorded backward graph and accumulates into ``.grad`` as eagerly.
-The trace runs that backward during the call, so a tensor hook the forward registers runs
-there and again at the caller's backward (twice for a tracing call, where eagerly once: a
-hook may change the gradient, so the recording cannot skip it), and not at all for a
-replay, as the step's other Python side effects.
+The trace runs that backward during the call, so a forward whose graph holds a tensor hook
+(``register_hook`` on a tensor it computes) runs eagerly: the recording would run the hook
+there and again at the caller's backward (a hook may change the gradient, so the recording
+cannot skip it), and a replay not at all.
 
 The recorded backward is plain backend calls, with no graph of its own. A backward that
 builds a graph (``create_graph=True``: a gradient penalty, a Hessian-vector product) runs
@@ -34,8 +34,9 @@ from typing import Any, Callable, Optional
 from tensorweaver.amp import autocast_state, autocast_state_restored
 from tensorweaver.autograd import grad as autograd_grad
 from tensorweaver.autograd.function import DelayedError, Function, FunctionCtx
+from tensorweaver.autograd.hooks import GRAD_HOOKS
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled, no_grad
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
+from tensorweaver.autograd.node import Node
 from tensorweaver.compiler.draws import is_random
 from tensorweaver.compiler.graph import Graph, GraphBuilder, Unsupported, leaves, tuple_source
 from tensorweaver.compiler.recorder import HostRead, Recorder
@@ -59,7 +60,7 @@ class DifferentiableGraph:
         eager: Rerun | None = None,
         saved: tuple[Callable, ...] = (),
         kept: tuple[int, ...] = (),
-        rereads: tuple[tuple[int, int, int, Optional[int]], ...] = (),
+        rereads: tuple[tuple[int, int, int, Optional[int], Any], ...] = (),
     ) -> None:
         self.forward = forward
         # One per output of the Function: the result's, then each stored attribute's.
@@ -78,14 +79,15 @@ class DifferentiableGraph:
         self.saved = saved
         # The Function's outputs that the eager graph saved (saved.py ``saved_outputs``):
         # saved in its ctx, so a change in place before backward raises as eagerly; and
-        # (j, b, k, e): backward b's input k (its item e, of a tuple a fused kernel saved) is
-        # kept output j's array, read as it is at backward (a ``.data`` write into the
-        # output reaches the rule, as eagerly).
+        # (j, b, k, e, how): backward b's input k (its item e, of a tuple a fused kernel
+        # saved) is kept output j's array, read as it is at backward (a ``.data`` write into
+        # the output reaches the rule, as eagerly), or, with ``how`` (:func:`_kept_arrays`),
+        # the array it is a view of, with its values written in.
         self.kept = kept
         self.rereads = rereads
         # A kept result that the recorded backward does not read as such (a view of the
         # array it reads: ``exp(x)[1:]``): a ``.data`` write into it reaches the backward
-        # through the forward run again, which can repeat that write.
+        # through the forward run again, which can repeat that write (else ``how`` above).
         self.rerun_if_written = eager is not None and bool(kept) and not rereads
         self.source = forward.source + "".join(b.source for b in backwards)
 
@@ -121,7 +123,7 @@ class _Replayed(Function):
     ):
         out, saved = graph.forward.run(args, kwargs)
         ctx.graph, ctx.values = graph, saved
-        if graph.kept and not SAVED_TENSORS_HOOKS:  # (a packed tensor has no version check)
+        if graph.kept:  # (under saved_tensors_hooks: packed, no version check, as torch's)
             ctx.save_for_backward(*([out] if graph.store is None else [out[i] for i in graph.kept]))
         if graph.saved:
             checked = [get(args, kwargs) for get in graph.saved]
@@ -180,12 +182,11 @@ def _reread(graph: DifferentiableGraph, values: tuple, kept: tuple) -> tuple:
     """The recorded backwards' inputs (``values``) with the kept outputs' arrays as they
     are now."""
     each = [list(v) for v in ((values,) if graph.store is None else values)]
-    for j, b, k, e in graph.rereads:
-        if e is None:
-            each[b][k] = kept[j].native
-        else:
-            item = each[b][k]
-            each[b][k] = (*item[:e], kept[j].native, *item[e + 1 :])
+    for j, b, k, e, how in graph.rereads:
+        item = each[b][k]
+        old = item if e is None else item[e]
+        new = kept[j].native if how is None else _written_into(old, kept[j], how)
+        each[b][k] = new if e is None else (*item[:e], new, *item[e + 1 :])
     found = tuple(map(tuple, each))
     return found[0] if graph.store is None else found
 
@@ -219,6 +220,7 @@ class Rerun:
         self.modules = [m for root in state.modules for m in root.modules()]
         self.flags = [m.training for m in self.modules]
         self.settings = _settings(state)
+        self.grown = state.grown
 
     def run(self, args: tuple, kwargs: dict) -> Any:
         """``fn(*args, **kwargs)`` with the modules in the mode the replay ran them (a model
@@ -251,7 +253,7 @@ class Rerun:
                 "run again to differentiate it twice; call the function uncompiled"
             )
         check_versions(tensors, versions)
-        if _settings(StepState(self.fn, args, kwargs)) != self.settings:
+        if _settings(StepState(self.fn, args, kwargs, grown=self.grown)) != self.settings:
             # Running it now would differentiate another forward.
             raise RuntimeError(
                 "tw.compile: the default dtype, the backend, the modules, tensors or "
@@ -369,6 +371,27 @@ def _record_backward(
     return back, list(grads)
 
 
+def _hooked(outputs: list[Tensor], inputs: list[Tensor]) -> bool:
+    """Whether a node of the outputs' autograd graphs down to ``inputs`` (the tensors the
+    backward gives gradients for) has a gradient hook: one the forward registered on a
+    tensor it computed, or one on an input that is no leaf."""
+    if not GRAD_HOOKS:
+        return False  # (the usual case: no walk)
+    todo = [t._node for t in outputs if t._node is not None]
+    seen = {id(t._node) for t in inputs if t._node is not None}
+    if any(key in GRAD_HOOKS for key in seen):
+        return True
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        if id(node) in GRAD_HOOKS:
+            return True
+        seen.add(id(node))
+        todo += [p for p in node.parents or () if type(p) is Node]
+    return False
+
+
 def _reads(builder: GraphBuilder, recorder: Recorder) -> list[Callable]:
     """Getters of the tensors at the step's locations whose arrays its forward's calls take
     (not their gradients, which a backward may accumulate into meanwhile)."""
@@ -378,6 +401,29 @@ def _reads(builder: GraphBuilder, recorder: Recorder) -> list[Callable]:
         for expr, getter, value, native, _ in builder.watched
         if isinstance(value, Tensor) and id(native) in taken and not expr.endswith("._grad")
     ]
+
+
+def _kept_arrays(out: Tensor, through_views: bool) -> list[tuple[Any, Any]]:
+    """The arrays a recorded backward may read for the kept output ``out``, each with how
+    to make it from ``out`` as it is at backward: ``out``'s own (None), and with
+    ``through_views``, its base's where ``out`` is a view of a tensor the step does not
+    return (``exp(x)[1:]``): ``(write, dtype)``, the view's write-back into that base."""
+    found: list[tuple[Any, Any]] = [(out.native, None)]
+    view = out._view_of
+    if through_views and view is not None and view[0]._view_of is None:
+        found.append((view[0].native, (view[1], view[0].dtype)))
+    return found
+
+
+def _written_into(array: Any, view: Tensor, how: tuple) -> Any:
+    """``array``, the base of kept output ``view`` as the forward made it, with ``view``'s
+    values as they are now written in (a ``.data`` write into the view since): what the
+    eager node, which saved the base, reads."""
+    write, dtype = how
+    base = Tensor(array, view.backend, dtype)
+    with no_grad():
+        write(base, view.detach())
+    return base.native
 
 
 def _places(value: Any, array: Any) -> list[Optional[int]]:
@@ -437,6 +483,12 @@ def differentiable_graph(
                 f"it keeps at {expr} a detach() of a tensor of its graph that it neither "
                 "returns nor keeps, and a replay does not rebuild that alias"
             )
+    if _hooked(outputs, tensors):
+        raise Unsupported(
+            "its forward registers a gradient hook on a tensor it computes (register_hook), "
+            "which recording the backward while tracing would run a second time, and a replay "
+            "not at all"
+        )
     recorded = [_record_backward(builder, out, tensors, backends, fullgraph) for out in outputs]
     getters = [g for g, _ in inputs.values()]
     if builder.stored:
@@ -452,18 +504,21 @@ def differentiable_graph(
             watched.setdefault(id(value), getter)
     checked = tuple(saved_inputs(outputs, watched))
     kept = tuple(saved_outputs(outputs))
+    draws = any(is_random(call[1], call[2]) for call in recorder.calls)
+    eager = None
+    if not (builder.stored or draws or tail):
+        eager = Rerun(fn, _reads(builder, recorder), state)
     rereads = tuple(
-        (j, b, k, e)
+        (j, b, k, e, how)
         for j, i in enumerate(kept)
+        for array, how in _kept_arrays(outputs[i], eager is None)
         for b, (back, _) in enumerate(recorded)
         for k, value in enumerate(back.saved)
-        for e in _places(value, outputs[i].native)
+        for e in _places(value, array)
     )
     saved = [tuple_source([builder.value(v) for v in back.saved]) for back, _ in recorded]
     if not builder.stored:
         forward = builder.build(tail, tuple_source([builder.result(result), saved[0]]))
-        draws = any(is_random(call[1], call[2]) for call in recorder.calls)
-        eager = None if draws or tail else Rerun(fn, _reads(builder, recorder), state)
         return DifferentiableGraph(
             forward, backwards, getters, eager=eager, saved=checked, kept=kept, rereads=rereads
         )

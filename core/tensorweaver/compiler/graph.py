@@ -34,7 +34,7 @@ from tensorweaver.compiler.draws import DRAWS, is_random
 from tensorweaver.compiler.reads import TOKEN, Branch, ReadLog, uses
 from tensorweaver.compiler.record import Call, GraphRecord
 from tensorweaver.compiler.recorder import HOST_READS
-from tensorweaver.compiler.released import alias, releaser, shape_of, with_grad
+from tensorweaver.compiler.released import alias, releaser, shape_of, view_again, with_grad
 from tensorweaver.compiler.symbolic import Guards, Sym, read_once
 from tensorweaver.ops import elementwise
 from tensorweaver.optim import scalar_arrays
@@ -50,7 +50,9 @@ from tensorweaver.tensor import (
 )
 
 _SCALARS = (bool, int, float, complex, str, type(None))
-_GLOBAL_NAME = re.compile(r"\b[CFH]\d+\b")
+#: Global names of the generated source: constants, functions, holders and a rebuilt
+#: view's marks (``W``: closures made afresh by each trace, alike where its calls are).
+_GLOBAL_NAME = re.compile(r"\b[CFHW]\d+\b")
 _VARIABLE = re.compile(r"\bv\d+\b")
 #: Calls replayed even on constant arguments: random draws, writes, copies of host memory
 #: (which may change between steps) and reads back to the host (checks).
@@ -82,6 +84,9 @@ def _rng_states(backends: tuple) -> list[bytes]:
 def _put_rng_states(backends: tuple, states: list[bytes]) -> None:
     for backend, state in zip(backends, states):
         backend.set_rng_state(state)
+
+
+_MARKS = object()  # what a view's marks count as in Graph.same_as: alike
 
 
 class Unsupported(Exception):
@@ -147,7 +152,7 @@ class Graph:
         other_text, other_objects = other._canonical()
         host = getattr(self.backend, "to_host", np.asarray)
         return text == other_text and all(
-            _equal(a, b, host) for a, b in zip(objects, other_objects)
+            _equal(a, b, host) for a, b in zip(objects, other_objects) if a is not _MARKS
         )
 
     def _canonical(self) -> tuple[str, list]:
@@ -158,7 +163,7 @@ class Graph:
             order.setdefault(name, f"{name[0]}_{len(order)}")
         text = _GLOBAL_NAME.sub(lambda m: order[m.group(0)], self.source)
         names = self.run.__globals__
-        return text, [names[n] for n in order]
+        return text, [_MARKS if n[0] == "W" else names[n] for n in order]
 
 
 def _equal(a: Any, b: Any, host: Callable[[Any], np.ndarray]) -> bool:
@@ -204,6 +209,7 @@ class GraphBuilder:
             "_draw": DRAWS.draw,
             "_with_grad": with_grad,
             "_alias": alias,
+            "_view_again": view_again,
             "_refs": sys.getrefcount,
             "_scalar": scalar_arrays.get,
             "_put_scalar": scalar_arrays.put,
@@ -506,7 +512,8 @@ class GraphBuilder:
     def _rebuilt(self, t: Tensor) -> str:
         """The expression for ``t`` with the autograd face it has after the step: a result of
         a graph the step's backward freed (:mod:`.released`, ``retain_grad()`` kept), a leaf
-        that requires grad, an alias of a tensor the caller reaches, with its ``.grad``."""
+        that requires grad, an alias of a tensor the caller reaches, a view of a tensor it
+        does not (:meth:`_view_again`), with its ``.grad``."""
         self._own_memory(t)
         if t._node is not None:
             leaves: list[Tensor] = []
@@ -526,7 +533,7 @@ class GraphBuilder:
             release = self.bind(releaser(shape, kept))
             text = f"{release}({self.tensor(t)}, ({''.join(f'{v}, ' for v in found)}))"
         else:
-            text = self._alias(t) or self.tensor(t, t.requires_grad)
+            text = self._alias(t) or self._view_again(t) or self.tensor(t, t.requires_grad)
         if t._grad is None:
             return text
         if t._grad._node is not None:
@@ -548,6 +555,32 @@ class GraphBuilder:
             raise Unsupported("it returns an alias of an alias or view of a tensor it returns")
         native = self.value(t.native)
         return f"_alias({self.returned(base)}, {native}, {t.requires_grad})"
+
+    def _view_again(self, t: Tensor) -> str | None:
+        """``t`` as a view of its base, rebuilt once per replay (:meth:`_hidden`), where the
+        caller reaches neither and neither has a history (``chunk()``'s pieces of a hidden
+        result: one version counter and ``_base``, as eagerly); else None."""
+        if t._view_of is None or t._node is not None:
+            return None
+        base = self._hidden(t._view_of[0])
+        if base is None:
+            return None
+        marks = self.bind(t._view_of[1:], "W")
+        return f"_view_again({self.tensor(t)}, {base}, {marks})"
+
+    def _hidden(self, t: Tensor) -> str | None:
+        """A variable holding ``t``, a tensor the caller does not reach and no history
+        holds, rebuilt once per replay (a view of its own hidden base in turn); None for
+        one with a history or a ``detach()`` of another."""
+        name = self._rebuilt_names.get(id(t))
+        if name is not None:
+            return name
+        if t._node is not None or t._alias_of is not None or t._grad is not None:
+            return None
+        text = self._view_again(t) or self.tensor(t, t.requires_grad)
+        name = self._rebuilt_names[id(t)] = f"r{len(self._rebuilt_names)}"
+        self.finish.append(f"{name} = {text}")
+        return name
 
     def _own_memory(self, t: Tensor) -> None:
         """Refuse ``t`` where its rebuilt form, a tensor of its own, would not behave as it

@@ -130,3 +130,17 @@ def alias(base: Any, native: Any, requires_grad: bool) -> Any:
     t.native = native
     t._requires_grad = requires_grad
     return t
+
+
+def view_again(t: Any, base: Any, marks: tuple) -> Any:
+    """``t`` made a view of ``base`` as the eager step's result was of its base, which the
+    step did not return (one of ``chunk()``'s pieces): ``marks`` are that view's write-back,
+    re-read and PyTorch's errors (``ops/views.py`` ``as_view``). So the pieces of one
+    replayed base share its version counter and ``_base``, and a write into one is written
+    back into the base, as eagerly."""
+    write, read, *errors = marks
+    t._view_of = (base, *marks)
+    t._own_version = base._own_version
+    t._inference = base._inference
+    base._follow(t, read, getattr(write, "region", None), errors[0][1] if errors else None)
+    return t

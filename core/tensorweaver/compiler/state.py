@@ -29,7 +29,6 @@ import dis
 import functools
 import math
 import sys
-import weakref
 from types import CodeType, FunctionType, MethodType, ModuleType
 from typing import Any, Callable
 
@@ -221,8 +220,10 @@ def referenced(fn: Callable) -> list[Any]:
 
 
 #: The walk of :class:`ValuesRead` follows at most ``_DEPTH`` steps from a root and reads
-#: at most ``_WIDTH`` entries of one container or object and ``_MOST`` values in all (a
-#: bound on the cost of a call that computes its signature); values past them are baked in.
+#: at most ``_MOST`` values in all (a bound on the cost of a call that computes its
+#: signature): a step whose walk would read more runs eagerly (:attr:`ValuesRead.complete`).
+#: Of a dict or object with more than ``_WIDTH`` entries, the walk looks up the names the
+#: walked code uses rather than going through its entries.
 _DEPTH = 4
 _WIDTH = 64
 _MOST = 256
@@ -237,16 +238,6 @@ _FORWARDS: dict[Any, bool] = {}
 _OPTIMIZER_KEYS = frozenset(("defaults", "state", "param_groups", "_in_step_hooks"))
 #: What a read finds where nothing is (a deleted attribute, key or cell).
 ABSENT = object()
-#: A step -> id -> ``(container, signatures)`` of each list or dict that a traced call of
-#: it grew or shrank (a log it appends to): a Python side effect, which only the calls that
-#: trace have, so from then on the walk takes the signatures of the reads of its length and
-#: items as that trace found them (``"grown"`` reads, which no guard checks) rather than
-#: reading them (the caller's changes to other containers trace again). Keyed weakly: the
-#: logs are dropped with the step.
-GROWN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-#: A step -> ``[(container, length, signature)]`` from the start of its trace under way
-#: (:meth:`StepState.locations`) to the state made after it.
-_TRACE_SIZES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class ValuesRead:
@@ -258,8 +249,9 @@ class ValuesRead:
 
     ``reads`` lists ``(holder, how, key, value)``: reading ``holder`` as ``how`` says
     (``"item"``: ``holder.get(key)``; ``"index"``: ``holder[key]``, after a ``"len"``
-    read of ``holder``; ``"attr"``: its ``__dict__``'s ``key``; ``"cell"``: a closure
-    cell's contents; ``"getattr"``: the attribute ``key`` of a function) gave ``value``.
+    read of ``holder``; ``"attr"``: its ``__dict__``'s ``key``; ``"slot"``: its
+    ``__slots__`` attribute ``key``; ``"cell"``: a closure cell's contents; ``"getattr"``:
+    the attribute ``key`` of a function) gave ``value``.
     Numbers count by value (a tuple of them too), anything else by identity; ``tensors``
     are those met (the step may read them: they are guarded and located by identity, so
     one the caller rebinds traces again). Of a dict or a plain object, only the entries the
@@ -269,7 +261,7 @@ class ValuesRead:
     """
 
     def __init__(self, known: set[int], grown: dict[int, tuple[Any, tuple]]) -> None:
-        self._grown = grown  # (GROWN's table for the step)
+        self._grown = grown  # (:attr:`StepState.grown`)
         self.reads: list[tuple[Any, str, Any, Any]] = []
         self.tensors: list[Tensor] = []
         self._known = known  # ids of the tensors the state has already
@@ -280,6 +272,9 @@ class ValuesRead:
         # a caller's counter beside a setting the step reads is not the step's).
         self._names: set[str] | None = set()
         self._holders: list[tuple[Any, str, int, set]] = []
+        # False where a value the step may read is not read (past ``_MOST``, or in a wide
+        # holder whose code reads entries it does not name): no guard can cover it.
+        self.complete = True
 
     def entered(self, obj: Any) -> None:
         """Leave ``obj`` out of the walk (its values are roots already)."""
@@ -288,8 +283,11 @@ class ValuesRead:
     def read(self, holder: Any, how: str, key: Any, value: Any, depth: int) -> None:
         """Note that ``holder`` gave ``value`` (see the class), and walk what it holds."""
         cls = type(value)
-        if issubclass(cls, (type, ModuleType)) or len(self.reads) >= _MOST:
+        if issubclass(cls, (type, ModuleType)):
             return  # (classes and modules: the globals a helper names most)
+        if len(self.reads) >= _MOST:
+            self.complete = False
+            return
         self.reads.append((holder, how, key, value))
         if cls not in SCALARS and not scalar_tuple(value):
             self.enter(value, depth - 1)
@@ -314,8 +312,8 @@ class ValuesRead:
             grown = self._grown.get(id(obj))
             if grown is not None:
                 self.reads += [(obj, "grown", None, sig) for sig in grown[1]]
-                return
-            if len(obj) > _WIDTH:
+                if cls is dict:  # (the values at keys the code names: the caller's too)
+                    self._holders.append((obj, "grown", depth, set()))
                 return
             self.reads.append((obj, "len", None, len(obj)))
             if cls is dict:
@@ -324,7 +322,7 @@ class ValuesRead:
                 for key, value in enumerate(obj):
                     self.read(obj, "index", key, value, depth)
         elif cls is tuple:
-            for value in obj[:_WIDTH]:
+            for value in obj:
                 self.enter(value, depth - 1)
         elif cls is FunctionType:
             self.function(obj, depth)
@@ -336,17 +334,19 @@ class ValuesRead:
             self.enter(obj.args, depth)
             self.keywords(obj.keywords, depth)
         elif _users(cls):
+            if _slot_names(cls):
+                self._holders.append((obj, "slot", depth, set()))
             try:
                 attrs = vars(obj)
             except Exception:  # no attributes (or a proxy whose referent is gone)
                 return
-            if type(attrs) is dict and len(attrs) <= _WIDTH:
+            if type(attrs) is dict:
                 self._holders.append((obj, "attr", depth, set()))
 
     def keywords(self, values: dict, depth: int) -> None:
         """Walk a dict of keyword arguments: all its items (its keys are parameters' names,
         which no code names as attributes or keys)."""
-        if id(values) in self._entered or len(values) > _WIDTH:
+        if id(values) in self._entered:
             return
         self._entered.add(id(values))
         self.reads.append((values, "len", None, len(values)))
@@ -359,12 +359,30 @@ class ValuesRead:
         met = None
         while met != (met := (len(self._holders), len(self._names or ()), self._names is None)):
             for holder, how, depth, seen in list(self._holders):
-                entries = holder if how == "item" else vars(holder)
-                for key, value in list(entries.items()):
-                    named = type(key) is not str or self._names is None or key in self._names
-                    if named and key not in seen:
+                for key, value in self._named_entries(holder, how):
+                    if key not in seen:
                         seen.add(key)
-                        self.read(holder, how, key, value, depth)
+                        self.read(holder, "item" if how == "grown" else how, key, value, depth)
+
+    def _named_entries(self, holder: Any, how: str) -> list[tuple[Any, Any]]:
+        """The entries of ``holder`` (read as ``how``) that the walked code may read: those
+        it names, and any other key than a string (all, where it reads entries it does not
+        name); of a dict the step grew (``"grown"``) or a holder of more than ``_WIDTH``
+        entries (an argparse Namespace of many options), the string keys it names, looked
+        up (a wide one whose other entries it may read: :attr:`complete` is False)."""
+        entries = vars(holder) if how == "attr" else _slots_of(holder) if how == "slot" else holder
+        names = self._names
+        if how != "grown" and len(entries) <= _WIDTH:
+            return [
+                (key, value)
+                for key, value in list(entries.items())
+                if type(key) is not str or names is None or key in names
+            ]
+        if how != "grown" and (
+            names is None or (how == "item" and not all(type(k) is str for k in entries))
+        ):
+            self.complete = False
+        return [] if names is None else [(k, entries[k]) for k in sorted(names & entries.keys())]
 
     def function(self, func: FunctionType, depth: int, own: bool = False) -> None:
         """Walk what ``func`` reads: its code, closure cells, the globals its code names,
@@ -442,6 +460,27 @@ class ValuesRead:
                 self.enter(hook, _DEPTH)
 
 
+@functools.lru_cache(maxsize=256)
+def _slot_names(cls: type) -> tuple[str, ...]:
+    """The ``__slots__`` attributes of ``cls`` and its bases (a slotted dataclass's
+    fields), but private (mangled) ones."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        slots = vars(klass).get("__slots__", ())
+        names += [slots] if type(slots) is str else list(slots)
+    return tuple(n for n in dict.fromkeys(names) if not n.startswith("__"))
+
+
+def _slots_of(obj: Any) -> dict[str, Any]:
+    """The ``__slots__`` attributes ``obj`` has set, by name."""
+    found = {}
+    for name in _slot_names(type(obj)):
+        value = getattr(obj, name, ABSENT)
+        if value is not ABSENT:
+            found[name] = value
+    return found
+
+
 @functools.lru_cache(maxsize=64)
 def _library_names(cls: type) -> frozenset[str]:
     """The names the methods of a library's class ``cls`` (and its bases) use: its own
@@ -462,24 +501,6 @@ def _users(defined: Any) -> bool:
     if not isinstance(module, str) or module.partition(".")[0] not in _LIBRARIES:
         return True
     return f"{module}.{defined.__qualname__}" in _HOLDERS
-
-
-def _per_step(table: weakref.WeakKeyDictionary, fn: Callable, empty: type) -> Any:
-    """``table``'s entry for the step ``fn`` (an ``empty()`` one at first), or None where
-    ``fn`` cannot be a weak key (the step's logs then trace again when they grow)."""
-    try:
-        return table.setdefault(fn, empty())
-    except TypeError:  # (unhashable, or no weak reference to it)
-        return None
-
-
-def _note_grown(fn: Callable) -> None:
-    """Add to :data:`GROWN` the containers whose length the traced step ``fn`` changed."""
-    sizes = _TRACE_SIZES.pop(fn)
-    grown = _per_step(GROWN, fn, dict)
-    for container, length, sig in sizes:
-        if len(container) != length and grown is not None:
-            grown[id(container)] = (container, sig)
 
 
 def scalar_tuple(value: Any) -> bool:
@@ -561,11 +582,22 @@ class StepState:
     """The roots of one call of a compiled step, their locations and signature."""
 
     def __init__(
-        self, fn: Callable, args: tuple, kwargs: dict, previous: StepState | None = None
+        self,
+        fn: Callable,
+        args: tuple,
+        kwargs: dict,
+        previous: StepState | None = None,
+        grown: dict[int, tuple[Any, tuple]] | None = None,
     ) -> None:
         self.fn = fn
-        if previous is None and _per_step(_TRACE_SIZES, fn, list):
-            _note_grown(fn)  # (the state after a traced step: see locations)
+        # id -> ``(container, signatures)`` of each list or dict that a traced call of the
+        # step grew or shrank (a log it appends to: :meth:`note_grown`), the compiled
+        # function's: a Python side effect, which only the calls that trace have, so the
+        # walk takes the signatures of the reads of its length and items as that trace
+        # found them (``"grown"`` reads, which no guard checks) rather than reading them
+        # (the caller's changes to other containers trace again), but for a dict's values
+        # at the keys the code names.
+        self.grown = {} if grown is None else grown
         self.referenced = referenced(fn)
         if previous is not None and same_objects(self.referenced, previous.referenced):
             # The code names the same objects as on the last call (no containers among
@@ -589,10 +621,18 @@ class StepState:
                 self._classify(obj, seen, depth=3, fixed=False)
         self.reads = self._values_read(fn)
 
+    def note_grown(self) -> None:
+        """Add to :attr:`grown` the lists and dicts whose length the step, traced from this
+        state, changed."""
+        for holder, how, _, length in self.reads:
+            if how == "len" and len(holder) != length:
+                sig = tuple(read_sig(r) for r in self.reads if r[0] is holder)
+                self.grown[id(holder)] = (holder, sig)
+
     def _values_read(self, fn: Callable) -> list[tuple]:
         """The values the step may read through its roots (:class:`ValuesRead`), read
         afresh on each call; adds the tensors met to ``self.tensors``."""
-        walk = ValuesRead({id(t) for t in self.tensors}, _per_step(GROWN, fn, dict) or {})
+        walk = ValuesRead({id(t) for t in self.tensors}, self.grown)
         owner = getattr(fn, "__self__", None)
         if owner is not None:  # (its attributes are roots themselves)
             walk.entered(owner)
@@ -613,6 +653,8 @@ class StepState:
             walk.tensor_hooks([*params, *self.tensors, *walk.tensors])
             walk.settle()  # (what the hooks name)
         self.tensors += walk.tensors
+        # (False: a value the step may read is not guarded; it runs eagerly, compiled.py)
+        self.complete = walk.complete
         return walk.reads
 
     def _classify(self, obj: Any, seen: set[int], depth: int, fixed: bool) -> None:
@@ -662,16 +704,7 @@ class StepState:
     def locations(self, args: tuple, kwargs: dict) -> list[tuple[Any, str]]:
         """``(holder, expression)`` for every tensor location the step may read or rebind:
         the expression follows the holder's name, or stands alone (holder None) on
-        ``args`` and ``kwargs``. (Called as a step is traced: notes the sizes of the lists
-        and dicts it reads, for the state made after it, :data:`GROWN`.)"""
-        sizes = [
-            (h, v, tuple(read_sig(r) for r in self.reads if r[0] is h))
-            for h, how, _, v in self.reads
-            if how == "len"
-        ]
-        traced = _per_step(_TRACE_SIZES, self.fn, list)
-        if traced is not None:
-            traced[:] = sizes
+        ``args`` and ``kwargs``."""
         out: list[tuple[Any, str]] = []
         fixed: dict[int, Tensor] = {}
         loose = loose_buffers(self.modules)

@@ -308,6 +308,7 @@ def reads_checks(reads: list[tuple], names: dict) -> list[str] | None:
             expr = {
                 "index": f"{name}[{key}]",
                 "attr": f"{name}.__dict__.get({key!r}, ABSENT)",
+                "slot": f"getattr({name}, {key!r}, ABSENT)",
                 "cell": f"cell_value({name})",
                 "getattr": f"{name}.{key}",
             }[how]

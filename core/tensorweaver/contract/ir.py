@@ -15,7 +15,8 @@ What the core guarantees before it calls a primitive — so backends need not ch
   sorted and have no duplicates. ``perm`` is a permutation of ``range(ndim)``.
 * Index arrays are ``int64`` and in range: the core checks every index a user hands
   it and raises PyTorch's error (``IndexError`` or ``RuntimeError``, naming the op, the
-  dimension and the bad value) before a backend sees it; negative indices are wrapped
+  dimension and the bad value) before a backend sees it (except in a fused composite the
+  backend names in ``checked_indices``, see :data:`OPTIONAL`); negative indices are wrapped
   only where PyTorch wraps them (advanced indexing), elsewhere they are errors.
   Boolean masks have been checked against the shape they index.
 * Integer ``floordiv``/``remainder`` never receive a zero divisor: the core raises
@@ -451,6 +452,10 @@ OPTIONAL: dict[str, str] = {
     "(tw.set_num_threads); without it the core steers the BLAS and OpenMP pools through "
     "threadpoolctl",
     "get_num_threads": "get_num_threads() -> int: the threads this backend's kernels use now",
+    "checked_indices": 'attribute, frozenset[str]: names of fused composites ("embedding") '
+    "whose kernel on this device itself raises IndexError('index out of range in self...') "
+    "for an out-of-range or negative index; the core then skips its own range check, a read "
+    "back to the host, for them (never while tw.compile traces). Absent: the core checks",
     "max_ndim": "attribute, int: the most axes an array may have on this backend (Legate: "
     "6); the core never creates or passes a larger one. Absent: no limit",
     "argsort": "argsort(a, axis) -> int64 A: the stable ascending sort order along axis, NaN "

@@ -134,9 +134,14 @@ def _through_reference(
     """The gradients of the core's decomposition (recording a graph: double backward)."""
     from tensorweaver.autograd.engine import grad
 
-    wanted = [t for t in inputs if t.requires_grad]
     with enable_grad():
-        ys = reference(*inputs, *static)
+        # Each input that needs a gradient through an alias of its own, the gradient taken
+        # at the aliases: where one input depends on another (solve(x, f(x))), a gradient
+        # taken at the inputs themselves would follow f back into x, and the engine then
+        # adds that part into x again (counted twice)
+        fed = tuple([t.view_as(t) if t.requires_grad else t for t in inputs])
+        ys = reference(*fed, *static)
+    wanted = [f for f, t in zip(fed, inputs) if t.requires_grad]
     outs, given = [], []
     for i, g in zip(indices, grads):
         if g is not None:

@@ -50,6 +50,7 @@ GRAD_FN = {
     "linalg_eig": "LinalgEigBackward0",
     "linalg_svd": "LinalgSvdBackward0",
     "linalg_det": "LinalgDetBackward0",
+    "linalg_inv": "LinalgInvExBackward0",
     "linalg_slogdet": "LinalgSlogdetBackward0",
     "linalg_pinv": "LinalgPinvBackward0",
     "linalg_cholesky_solve": "CholeskySolveBackward0",
@@ -83,8 +84,13 @@ def _wrap(
     if real:  # the node packs its outputs as complex numbers: the real ones are their parts
         natives = tuple(backend.cast(n, dtype) if i in real else n for i, n in enumerate(natives))
     if len(natives) == 1:
-        out = apply(op, natives[0], dtype, inputs, (saved, None, natives[0], dtype))
-        outs: tuple = (out,)
+        # One output of the first input's dtype, nothing else saved: the node keeps its array
+        # alone, so that a write through ``.data`` into the output reaches it (autograd/node.py
+        # output_rewritten), as PyTorch's node reads its saved result's memory
+        kept = natives[0] if saved is None and dtype is inputs[0].dtype else None
+        if kept is None:
+            kept = (saved, None, natives[0], dtype)
+        outs: tuple = (apply(op, natives[0], dtype, inputs, kept),)
     else:
         batch = len(x.shape) - 2
         tails = tuple(tuple(n.shape)[batch:] for n in natives)
@@ -110,7 +116,10 @@ def _unpack(packed: Tensor, tails: tuple) -> tuple:
 
 def outputs(node: Any) -> tuple:
     """The node's outputs, still attached to it (so a gradient rule is differentiable)."""
-    _, tails, packed, dtype = node.saved
+    kept = node.saved
+    if type(kept) is not tuple:  # (one output, kept alone: see _wrap)
+        return (node.output(kept),)
+    _, tails, packed, dtype = kept
     out = node.output(packed)
     out._dtype = dtype  # node.output gives the input's dtype: eig's outputs are complex
     return (out,) if tails is None else _unpack(out, tails)
@@ -118,13 +127,14 @@ def outputs(node: Any) -> tuple:
 
 def output_grads(node: Any, g: Tensor) -> tuple:
     """The gradients of the node's outputs, cut from the packed gradient ``g``."""
-    tails = node.saved[1]
-    return (g,) if tails is None else _unpack(g, tails)
+    kept = node.saved
+    return (g,) if type(kept) is not tuple or kept[1] is None else _unpack(g, kept[1])
 
 
 def saved(node: Any) -> Any:
     """What the op saved for its rule (mode, uplo, pivots, ...)."""
-    return node.saved[0]
+    kept = node.saved
+    return kept[0] if type(kept) is tuple else None
 
 
 def _int(native: Any, x: Tensor) -> Tensor:

@@ -192,8 +192,11 @@ def _inv_operand(A: Tensor) -> Tensor:
 
 
 def _inv_ex(A: Tensor) -> tuple[Tensor, Tensor]:
-    x, info = p.solve_ex(A, to_batch(eye_like(A, A.shape[-1]), A.shape[:-2]))
-    return labelled(x, "LinalgInvExBackward0", A), info
+    with no_grad():
+        x, info = p.solve_ex(A, to_batch(eye_like(A, A.shape[-1]), A.shape[:-2]))
+    # One node keeping the inverse, whose rule reads it alone (:func:`inverse_gradient`), as
+    # PyTorch's LinalgInvExBackward0: a write through ``.data`` into it reaches the gradient
+    return p.composite("linalg_inv", x, A), info
 
 
 def inv(A: Tensor) -> Tensor:
@@ -215,8 +218,13 @@ def _inv_from_output(inputs: tuple, outputs: tuple, grads: tuple) -> tuple:
     """The inverse's gradient under ``create_graph``, PyTorch's formula on the call's own
     output Y: -Y^H (G Y^H), so that a second backward passes the call's node again."""
     (y,), (g,) = outputs, grads
+    return (inverse_gradient(y, g),)
+
+
+def inverse_gradient(y: Tensor, g: Tensor) -> Tensor:
+    """PyTorch's gradient of A from that of its inverse ``y``: -Y^H (G Y^H)."""
     yh = mH(y)
-    return (ew.neg(matmul(yh, matmul(g, yh))),)
+    return ew.neg(matmul(yh, matmul(g, yh)))
 
 
 def _checked_inv(A: Tensor) -> tuple:

@@ -187,8 +187,11 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:
             f"but got scalar type {dtypes.SCALAR_TYPE_NAMES[theta.dtype.name]} for second "
             "argument"
         )
-    out = complex(ew.mul(r, ew.cos(theta)), ew.mul(r, ew.sin(theta)))
-    return labelled(out, "PolarBackward0", r, theta)
+    r_, theta_ = r.detach(), theta.detach()
+    value = complex(ew.mul(r_, ew.cos(theta_)), ew.mul(r_, ew.sin(theta_)))
+    # One node keeping its output, as PyTorch's PolarBackward0 saves its result alone: its
+    # rule (autograd/gradients.py) reads it, and a write through ``.data`` reaches it
+    return apply("polar", value.native, value.dtype, (r, theta), value.native)
 
 
 def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:

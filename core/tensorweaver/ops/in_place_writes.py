@@ -127,6 +127,14 @@ def addable(x: Tensor, y: Any) -> bool:
 def add_scaled(x: Tensor, y: Tensor, alpha: float, op: str) -> None:
     """``x += y * alpha`` as the in-place method ``op`` (``addable(x, y)``; outside autograd):
     into x's memory where it can be, else x rebound to ``foreach_add``'s new array."""
+    if x._alias_of is not None and x._lone_alias_writable():
+        # ``p.data.add_(p.grad, alpha=-lr)``: into the parameter's memory whatever its size,
+        # as torch's add_, where the write needs no bookkeeping beyond the count (an alias
+        # with a base to write back into costs 4-5 us a call more, rebound or not)
+        write = _writer(x.backend)
+        if write is not None and write("add", [x.native], [y.native], alpha):
+            x._wrote_as_lone_alias()
+            return
     if prod(x.shape) >= SMALLEST:  # (x.numel(), without a Python call)
         # (_update's steps for one tensor of y's shape, inline: no lists of indices, no
         # shape check; Python run right after the kernel is slow, its data evicted)

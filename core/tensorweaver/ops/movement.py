@@ -733,7 +733,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     shape = x._shape
     d = _axis(dim, len(shape), "unbind")
     backend, native = x.backend, x.native
-    cuts, steps, kept = (_unbind_cuts if shape[d] <= FEW_PIECES else _unbind_cuts.__wrapped__)(
+    cuts, steps, kept = (unbind_cuts if shape[d] <= FEW_PIECES else unbind_cuts.__wrapped__)(
         shape, d
     )
     if len(cuts) == 1:  # the slice would be all of x
@@ -744,7 +744,7 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 @functools.lru_cache(maxsize=128)
-def _unbind_cuts(shape: tuple, d: int) -> tuple:
+def unbind_cuts(shape: tuple, d: int) -> tuple:
     """unbind's slices of a ``shape`` along axis ``d`` (:func:`_cuts`), their steps and the
     pieces' shape."""
     cuts, steps = _cuts_of(shape, d, tuple([(i, i + 1) for i in range(shape[d])]))

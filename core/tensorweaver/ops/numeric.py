@@ -25,6 +25,7 @@ from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import frees_nothing, saves_integer_output
 from tensorweaver.contract import dtypes
+from tensorweaver.dtype_info import finfo
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -33,7 +34,7 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as red
 from tensorweaver.ops import sort as srt
 from tensorweaver.ops import two_output_reductions
-from tensorweaver.ops.apply import apply, labelled, written_out
+from tensorweaver.ops.apply import all_inference, apply, labelled, written_out
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.reduce import Dim
 from tensorweaver.promotion import get_default_dtype, result_type
@@ -258,8 +259,8 @@ def logaddexp2(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Te
 
 
 def hypot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """sqrt(input**2 + other**2) without overflow: both are scaled by the larger magnitude
-    (a constant to autograd, so the gradient is input / hypot, as in PyTorch)."""
+    """sqrt(input**2 + other**2) without overflow (both scaled by the larger magnitude);
+    the gradient is input / hypot, read from the result, as PyTorch's."""
     if out is not None:
         return written_out("hypot", hypot(input, other), out, inputs=(input, other))
     a, b = _floating_pair("hypot", input, other)
@@ -272,15 +273,17 @@ def hypot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
         # PyTorch rounds a float32 hypot (correctly rounded, as C's) to the dtype: computed in
         # float64 where there is one, so that the float32 value is the same before rounding
         wide = dtypes.float64 if dtypes.float64 in a.backend.dtypes else dtypes.float32
-        value = _scaled_hypot(ew.cast(a, wide), ew.cast(b, wide))
+        value = _scaled_hypot(ew.cast(a.detach(), wide), ew.cast(b.detach(), wide))
         value = ew.cast(ew.cast(value, dtypes.float32), a.dtype)
     else:
-        value = _scaled_hypot(a, b)
-    return labelled(value, "HypotBackward0", a, b)  # (PyTorch's node saves its output)
+        value = _scaled_hypot(a.detach(), b.detach())
+    # One node keeping its output, as PyTorch's HypotBackward0 saves its result: its rule
+    # (autograd/gradients.py) reads it, and a write through ``.data`` reaches it
+    return apply("hypot", value.native, value.dtype, (a, b), value.native)
 
 
 def _scaled_hypot(a: Tensor, b: Tensor) -> Tensor:
-    big = ew.maximum(ew.abs(a.detach()), ew.abs(b.detach()))
+    big = ew.maximum(ew.abs(a), ew.abs(b))
     scale = ew.where(ew.logical_or(ew.eq(big, 0), ew.isinf(big)), 1.0, big)
     scaled = ew.sqrt(ew.add(ew.square(ew.div(a, scale)), ew.square(ew.div(b, scale))))
     out = ew.mul(scaled, scale)
@@ -694,31 +697,28 @@ def logcumsumexp(input: Tensor, dim: int = red.OMITTED, **aliases: Any) -> Tenso
         return labelled(_running_result(x, x), "LogcumsumexpBackward0", x)
     if x.dtype.kind == "c":
         return _running_result(_complex_log_cumsum(x, axis), x)
-    wide = _half_as_float32(x)
-    if wide.requires_grad and is_grad_enabled() and (_compiling() or _any_infinite(wide)):
-        # The scan's gradient is the finite limit at infinities (or NaN where two meet);
-        # PyTorch's formula is NaN at +inf inputs and at -inf outputs, 0 after a +inf.
-        out = _LogCumSumExp.apply(wide, axis)
+    if x.requires_grad and is_grad_enabled() and not (x._inference and all_inference((x,))):
+        # One node keeping its input and output, as PyTorch's LogcumsumexpBackward0 (a write
+        # through ``.data`` reaches the output its backward reads); at infinities its
+        # formula's NaN at +inf inputs and -inf outputs, 0 after a +inf.
+        out = _LogCumSumExp.apply(x, axis)
     else:
-        out = _log_cumsum_scan(wide, axis)
-    out = _running_result(out if wide is x else ew.cast(out, x.dtype), x)
-    return labelled(out, "LogcumsumexpBackward0", x)  # (PyTorch's node saves its output)
+        out = _log_cumsum_scan(x, axis)
+    return labelled(_running_result(out, x), "LogcumsumexpBackward0", x)
 
 
 def _log_cumsum_scan(x: Tensor, axis: int) -> Tensor:
-    return _scan((x,), axis, lambda earlier, later: (logaddexp(earlier[0], later[0]),))[0]
-
-
-def _any_infinite(x: Tensor) -> bool:
-    """Whether ``x`` may hold an infinity: its sum is not finite (NaN and overflowing sums
-    too, for which PyTorch's formula is right as well; one reduction)."""
-    return not math.isfinite(red.sum(x.detach()).item())
+    """The scan of ``logaddexp`` along ``axis``, a half type's in float32."""
+    wide = _half_as_float32(x)
+    out = _scan((wide,), axis, lambda earlier, later: (logaddexp(earlier[0], later[0]),))[0]
+    return out if wide is x else ew.cast(out, x.dtype)
 
 
 class _LogCumSumExp(Function):
     """The real logcumsumexp with PyTorch's gradient formula: for each input, the sum over
     later outputs of ``grad * exp(input - output)``, the positive and negative parts of
-    ``grad`` summed apart in log space (reversed logcumsumexps)."""
+    ``grad`` summed apart in log space (reversed logcumsumexps), or where every value is
+    finite as a running sum (:func:`_smooth_backward`)."""
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, axis: int) -> Tensor:
@@ -731,7 +731,9 @@ class _LogCumSumExp(Function):
     def backward(ctx: Any, grad: Tensor) -> tuple:
         x, out = ctx.saved_tensors
         axis = ctx.axis
-        lowest = float(np.finfo(x.dtype.numpy_name).min)
+        if _smooth_backward(x, out):
+            return _later_sum(grad, x, out, axis), None
+        lowest = finfo(x.dtype).min
         log_size = ew.log(ew.abs(grad))
 
         def part(sign: Tensor) -> Tensor:
@@ -740,6 +742,39 @@ class _LogCumSumExp(Function):
             return ew.exp(ew.add(later, x))
 
         return ew.sub(part(ew.gt(grad, 0)), part(ew.lt(grad, 0))), None
+
+
+def _smooth_backward(x: Tensor, out: Tensor) -> bool:
+    """Whether a logcumsumexp backward takes :func:`_later_sum`: PyTorch's values where every
+    value is finite (but those its log space absorbs in float32: exact here), two
+    exponentials an element where PyTorch's formula takes a scan of logaddexps, and
+    differentiable again without its log(|grad|), whose third derivative is NaN. Else (and
+    for half types, rounded as PyTorch's, and while tw.compile traces) that formula."""
+    return (
+        not _compiling()
+        and x.numel() > 0
+        and x.dtype not in (dtypes.float16, dtypes.bfloat16)
+        and math.isfinite(red.sum(ew.add(x, out)).item())
+    )
+
+
+def _later_sum(grad: Tensor, x: Tensor, out: Tensor, axis: int) -> Tensor:
+    """For each input i, the sum over j >= i of grad_j exp(x_i - out_j): exp(x_i - out_i)
+    times the running sum from the end s_i = grad_i + exp(out_i - out_(i+1)) s_(i+1), a
+    linear recurrence (scanned as compositions of affine maps) whose factors are at most 1."""
+    n = x.shape[axis]
+    late = mv.flip(out, axis)
+    steps = ew.exp(ew.sub(mv.narrow(late, axis, 1, n - 1), mv.narrow(late, axis, 0, n - 1)))
+    factors = mv.cat([cr.full_like(mv.narrow(late, axis, 0, 1), 0.0), steps], axis)
+    sums = _scan(
+        (factors, mv.flip(grad, axis)),
+        axis,
+        lambda earlier, later: (
+            ew.mul(earlier[0], later[0]),
+            ew.add(ew.mul(later[0], earlier[1]), later[1]),
+        ),
+    )[1]
+    return ew.mul(ew.exp(ew.sub(x, out)), mv.flip(sums, axis))
 
 
 def _complex_log_cumsum(x: Tensor, axis: int) -> Tensor:

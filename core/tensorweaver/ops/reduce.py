@@ -72,11 +72,23 @@ def _reduce(op: str, x: Tensor, dim: Dim, keepdim: bool, dtype: DType) -> Tensor
 
 def _reduced(op: str, x: Tensor, axes: tuple[int, ...], keepdim: bool) -> Tensor:
     """The backend's reduction ``op`` of ``x`` over ``axes`` (checked, sorted, non-empty)."""
+    if op == "prod" and x.requires_grad and is_grad_enabled():
+        return _saving_product(x, axes, keepdim)
     native = getattr(x.backend, op)(x.native, axes, keepdim)
     # max/min's node keeps its output array, as PyTorch's AmaxBackward0 saves its result (a
     # write through ``.data`` reaches it: autograd/node.py output_rewritten)
     saved = (axes, keepdim, native) if op == "max" or op == "min" else (axes, keepdim)
     return apply(op, native, x.dtype, (x,), saved)
+
+
+def _saving_product(x: Tensor, axes: tuple[int, ...], keepdim: bool) -> Tensor:
+    """The product of ``x`` over ``axes`` as one node keeping its result, as PyTorch's
+    ProdBackward0/1 saves it (its rule reads it where no element is 0)."""
+    value = Tensor(x.backend.prod(x.native, axes, True), x.backend, x.dtype)
+    name = "ProdBackward0" if len(axes) == x.ndim and not keepdim else "ProdBackward1"
+    # (the kept node named too: autograd/names.py reads a prod node's axes from its saved)
+    out = labelled(_saving_result("prod", value, x), name, x)
+    return out if keepdim else labelled(out.squeeze(axes), name, x)
 
 
 def _accumulate_dtype(x: Tensor, dtype: DType | None, op: str = "reduction") -> DType:

@@ -323,7 +323,14 @@ def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         if input.requires_grad and is_grad_enabled():
             return labelled(_ComplexExp2.apply(input), "Exp2Backward0", input)
         return _complex_exp2(input)
-    return ew.pow(2.0, _float_input("exp2", input))
+    x = _float_input("exp2", input)
+    if x.requires_grad and is_grad_enabled():
+        # pow's values, as one node saving its result, as PyTorch's Exp2Backward0 (pow's
+        # PowBackward2 would save x): autograd/special_rules.py "exp2" reads it
+        with no_grad():
+            native = ew.pow(2.0, x).native
+        return apply("exp2", native, x.dtype, (x,), native)
+    return ew.pow(2.0, x)
 
 
 def _complex_exp2(z: Tensor) -> Tensor:
@@ -346,8 +353,13 @@ class _ComplexExp2(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
         (out,) = ctx.saved_tensors
-        scaled = ew.mul(g, cx.conj(out))
-        return labelled(ew.mul(scaled, _LN2), "MulBackward1", scaled)  # (times a Scalar)
+        return exp2_gradient(g, out)
+
+
+def exp2_gradient(g: Tensor, result: Tensor) -> Tensor:
+    """PyTorch's exp2 backward, ``(g * conj(result)) * ln 2`` from the saved ``result``."""
+    scaled = ew.mul(g, cx.conj(result))
+    return labelled(ew.mul(scaled, _LN2), "MulBackward1", scaled)  # (times a Scalar)
 
 
 def deg2rad(input: Tensor, *, out: Tensor | None = None) -> Tensor:

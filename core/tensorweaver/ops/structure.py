@@ -580,10 +580,15 @@ def cdist(
     by_mm = compute_mode == "use_mm_for_euclid_dist" or (
         compute_mode == _EUCLID_MODES[0] and (rows > 25 or cols > 25)
     )
-    if p == 2 and by_mm:
+    if p == 2 and by_mm and x1.shape[-1]:  # (no columns: 0 below as PyTorch's, not 1e-15)
         # PyTorch clamps at 1e-30 before the root: equal points get 1e-15 and a 0 gradient.
         out = ew.sqrt(ew.clamp(_squared_euclidean_by_mm(x1, x2), min=1e-30))
         return labelled(out, "CdistBackward0", x1, x2)
+    half = x1.dtype in (dtypes.float16, dtypes.bfloat16)
+    if half and x1.backend.device.kind == "cpu" and x1.numel() and x2.numel():
+        # PyTorch's CPU kernel off the matmul path has no half types (empty operands skip it).
+        name = dtypes.SCALAR_TYPE_NAMES[x1.dtype.name]
+        raise NotImplementedError(f"\"cdist\" not implemented for '{name}'")
     # The gaps have one dimension more than the result: a batch of several dimensions is
     # merged into one, so that they have at most four.
     if len(batch) > 1:

@@ -18,6 +18,7 @@ class Adafactor(Optimizer):
     per-tensor implementation.
     """
 
+    _tensor_options = ("lr",)  # (its step computes with them as PyTorch's)
     _sparse_refusal = "Adafactor does not support sparse gradients"
 
     _supports_complex = False

@@ -15,6 +15,7 @@ class Adagrad(Optimizer):
     ``state_dict()`` lists them before the first step.
     """
 
+    _tensor_options = ("lr",)  # (its step computes with them as PyTorch's)
     _sparse_decay_refusal = "Adagrad: weight_decay option is not compatible with sparse gradients"
 
     def __init__(

@@ -17,6 +17,7 @@ class Adam(MomentEstimates):
     ``lr * weight_decay`` instead of being added to the gradient (that is AdamW).
     """
 
+    _tensor_options = ("lr", "betas")  # (its step computes with them as PyTorch's)
     _sparse_refusal = (  # (AdamW's too, as PyTorch's)
         "Adam does not support sparse gradients, please consider SparseAdam instead"
     )
@@ -72,6 +73,11 @@ class Adam(MomentEstimates):
                         f"{type(self).__name__}: {option} as a Tensor is not supported for "
                         "capturable=False and foreach=True; pass a number, or foreach=False"
                     )
+
+    @staticmethod
+    def _lerp_beta(beta1: Any, param: Any) -> Any:
+        # (PyTorch's Adam casts a tensor beta1 to the parameter's dtype for lerp_ alone)
+        return beta1.to(param.dtype) if isinstance(beta1, tw.Tensor) else beta1
 
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         state = super()._init_state(param, group)

@@ -17,6 +17,7 @@ class Adamax(MomentEstimates):
     nothing here.
     """
 
+    _tensor_options = ("lr", "betas")  # (its step computes with them as PyTorch's)
     _sparse_refusal = "Adamax does not support sparse gradients"
     _moments = ("exp_avg", "exp_inf")
 

@@ -26,6 +26,7 @@ class ASGD(Optimizer):
     nothing here.
     """
 
+    _tensor_options = ("lr",)  # (its step computes with them as PyTorch's)
     _sparse_refusal = "ASGD does not support sparse gradients"
 
     _scalar_state = ("step", "eta", "mu")
@@ -59,7 +60,7 @@ class ASGD(Optimizer):
     def _init_state(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         return {
             "step": scalar_tensor(0.0),
-            "eta": scalar_tensor(group["lr"]),
+            "eta": scalar_tensor(lr.item() if isinstance(lr := group["lr"], tw.Tensor) else lr),
             "mu": scalar_tensor(1.0),
             "ax": tw.zeros_like(param),
         }
@@ -80,11 +81,11 @@ class ASGD(Optimizer):
         else:
             ax.copy_(param)
         lr = group["lr"]
-        # (PyTorch computes eta with the step tensor, in its dtype, then copies it into eta.)
-        write_scalar(
-            state,
-            "eta",
-            scalar_state(lr / (1 + group["lambd"] * lr * step) ** group["alpha"], state["step"]),
-        )
+        # (PyTorch computes eta with the step tensor, in its dtype, then copies it into eta;
+        # with a tensor lr, in the lr's dtype.)
+        eta = lr / (1 + group["lambd"] * lr * step) ** group["alpha"]
+        if isinstance(eta, tw.Tensor):
+            eta = eta.item()
+        write_scalar(state, "eta", scalar_state(eta, state["step"]))
         mu = 1 / host_max(1, step - group["t0"])
         write_scalar(state, "mu", scalar_state(mu, state["mu"]))

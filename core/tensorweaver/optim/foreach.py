@@ -23,6 +23,10 @@ def foreach_backend(params: list[Tensor], group: dict[str, Any]) -> Optional[Any
     tensor on one backend, and that backend defining the foreach primitives."""
     if group.get("foreach") is False or group.get("differentiable"):
         return None
+    if isinstance(group.get("lr"), Tensor) or any(
+        isinstance(b, Tensor) for b in group.get("betas", ())
+    ):  # (kept tensors: PyTorch's single-tensor step)
+        return None
     backend = params[0].backend
     if getattr(backend, "foreach_add", None) is None:
         return None

@@ -52,9 +52,15 @@ class MomentEstimates(Optimizer):
         step = count_step(state)
         grad = self._grad(param, group, decoupled=decoupled)
         beta1, beta2 = group["betas"]
-        state["exp_avg"].lerp_(grad, 1 - beta1)
+        state["exp_avg"].lerp_(grad, 1 - self._lerp_beta(beta1, param))
         self._second_moment(state, grad, beta2, group)
         return state, step, grad
+
+    @staticmethod
+    def _lerp_beta(beta1: Any, param: Any) -> Any:
+        """``beta1`` as the first moment's ``lerp_`` weight ``1 - beta1`` is formed from it
+        (a tensor beta1 in its own dtype, as PyTorch's NAdam, RAdam and Adamax)."""
+        return beta1
 
     def _second_moment(
         self, state: dict[str, Any], grad: Any, beta2: Any, group: dict[str, Any]

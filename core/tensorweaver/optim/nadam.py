@@ -11,6 +11,7 @@ from tensorweaver.optim.optimizer import ParamsT, read_scalar, scalar_state, wri
 class NAdam(MomentEstimates):
     """``torch.optim.NAdam``; ``decoupled_weight_decay=True`` gives NAdamW."""
 
+    _tensor_options = ("lr", "betas")  # (its step computes with them as PyTorch's)
     _sparse_refusal = "NAdam does not support sparse gradients"
 
     _scalar_state = ("step", "mu_product")

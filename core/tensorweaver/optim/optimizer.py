@@ -85,6 +85,11 @@ class Optimizer:
     _counted_state: tuple[str, ...] = ()
     # Whether complex parameters are stepped (as pairs of reals, as in PyTorch).
     _supports_complex = True
+    # The options (``lr``, ``betas``) whose tensors the step reads as 0-d tensors, as
+    # PyTorch's steps without ``capturable`` do: their arithmetic with the step's numbers is
+    # then done in their dtype (Adam's ``lr / (1 - beta1**step)`` rounded to float32 for a
+    # float32 lr). The step reads every other tensor option as a number (its value).
+    _tensor_options: tuple[str, ...] = ()
     # What PyTorch's step raises (RuntimeError) for a sparse gradient (a ``sparse=True``
     # lookup's); None where it steps one: SGD, Adagrad, SparseAdam, LBFGS and, as PyTorch's
     # base class checks nothing, a user's own optimizer.
@@ -239,7 +244,7 @@ class Optimizer:
                     continue
                 if group.get("capturable") and self._checks_options:
                     _check_capturable(type(self).__name__, params)
-                options = _as_numbers(group)
+                options = _as_numbers(group, self._tensor_options)
                 refusal = self._sparse_refusal or (
                     options.get("weight_decay") and self._sparse_decay_refusal
                 )
@@ -466,12 +471,13 @@ def _number(owner: str, option: str, value: Any) -> float:
     return value
 
 
-def _as_numbers(group: dict[str, Any]) -> dict[str, Any]:
+def _as_numbers(group: dict[str, Any], kept: tuple[str, ...] = ()) -> dict[str, Any]:
     """``group``, or a copy whose tensor options (an lr or betas given as tensors) are
-    Python numbers: their values, as PyTorch's steps without ``capturable`` read them."""
+    Python numbers: their values, as PyTorch's steps without ``capturable`` read them; but
+    those of the options ``kept`` stay tensors (0-d, as PyTorch's ``_to_scalar`` makes)."""
     for value in group.values():  # a plain loop: this runs every step
         if isinstance(value, tw.Tensor) or (
-            type(value) is tuple and any(isinstance(x, tw.Tensor) for x in value)
+            type(value) in (tuple, list) and any(isinstance(x, tw.Tensor) for x in value)
         ):
             break
     else:
@@ -479,11 +485,18 @@ def _as_numbers(group: dict[str, Any]) -> dict[str, Any]:
     return {
         k: v
         if k == "params"
-        else tuple(_value(x) for x in v)
-        if isinstance(v, tuple)
-        else _value(v)
+        else (_kept if k in kept else _value)(v)
+        if isinstance(v, tw.Tensor)
+        else type(v)((_kept if k in kept else _value)(x) for x in v)
+        if type(v) in (tuple, list)
+        else v
         for k, v in group.items()
     }
+
+
+def _kept(value: Any) -> Any:
+    """A tensor option as PyTorch's step reads it (``_to_scalar``): 0-d."""
+    return value.squeeze() if isinstance(value, tw.Tensor) and value.dim() else value
 
 
 def _check_capturable(owner: str, params: list[Any]) -> None:

@@ -15,6 +15,7 @@ class RAdam(MomentEstimates):
     5 the step is plain bias-corrected momentum; after that it is rectified Adam.
     """
 
+    _tensor_options = ("lr", "betas")  # (its step computes with them as PyTorch's)
     _sparse_refusal = "RAdam does not support sparse gradients"
 
     def __init__(

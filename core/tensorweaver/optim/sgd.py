@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tensorweaver.optim.foreach import foreach_backend, foreach_update, large, natives
+from tensorweaver.optim.foreach import foreach_backend, foreach_update, natives
 from tensorweaver.optim.optimizer import Optimizer, ParamsT
 from tensorweaver.tensor import Tensor
 
@@ -90,7 +90,11 @@ class SGD(Optimizer):
             super()._step_group(params, group)
             return
         grads = natives([p.grad for p in params])
-        sizes = large(params)
+        # Each tensor written in place where it can be, whatever its size, as torch's
+        # _foreach_add_ and _foreach_mul_ write: one call for all, where rebinding the small
+        # ones costs a second call and a new array each (torch:cpu, one thread, a plain step
+        # over the word-LM Transformer's 29 parameters: 494 against 661 us, torch's 416)
+        every = list(range(len(params)))
         if group["maximize"]:
             grads = [backend.neg(g) for g in grads]
         if group["weight_decay"] != 0:
@@ -110,7 +114,7 @@ class SGD(Optimizer):
                     kept_grads.append(g)
                 bufs.append(buf)
             if kept:  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
-                kept_sizes = sizes if len(kept) == len(params) else None  # (the buffers')
+                kept_sizes = list(range(len(kept)))
                 foreach_update(kept, "mul", (momentum,), "mul_", kept_sizes)
                 foreach_update(
                     kept, "add", (kept_grads, 1 - group["dampening"]), "add_", kept_sizes
@@ -120,11 +124,11 @@ class SGD(Optimizer):
             elif _adds_into_grads(group):
                 del grads, kept_grads, g  # (an array still held here is not written in place)
                 grads = foreach_update(
-                    [p.grad for p in params], "add", (natives(bufs), momentum), "add_", sizes
+                    [p.grad for p in params], "add", (natives(bufs), momentum), "add_", every
                 )
             else:
                 grads = backend.foreach_add(grads, natives(bufs), momentum)
-        foreach_update(params, "add", (grads, -group["lr"]), "add_", sizes)
+        foreach_update(params, "add", (grads, -group["lr"]), "add_", every)
 
 
 def _adds_into_grads(group: dict[str, Any]) -> bool:

@@ -11,7 +11,7 @@ from typing import Any, Union
 
 import tensorweaver as tw
 from tensorweaver.nn.modules.module import Module
-from tensorweaver.nn.utils.clip_grad import clip_grad_norm_
+from tensorweaver.nn.utils.clip_grad import clip_grads_with_norm_, total_norm
 from tensorweaver.optim.optimizer import Optimizer
 from tensorweaver.selection import Device
 from tensorweaver.tensor import Tensor
@@ -435,7 +435,9 @@ class _Run:
         """One optimizer step with the gradients gathered."""
         if self.clip is not None:
             self.numerics.unscale_(self.optimizer)
-            clip_grad_norm_(self.params, self.clip)
+            # (not clip_grad_norm_: it refuses sparse gradients, as PyTorch's; fit clips them)
+            grads = [p.grad for p in self.params if p.grad is not None]
+            clip_grads_with_norm_(self.params, self.clip, total_norm(grads))
         self.numerics.step(self.optimizer)
 
     def _stepped(self, state: RunState) -> None:

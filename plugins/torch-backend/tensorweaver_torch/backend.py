@@ -172,6 +172,8 @@ class TorchBackend(
         return torch.from_dlpack(obj).to(self.torch_device)
 
     def full(self, shape: Shape, value: float, dtype: DType) -> Tensor:
+        if not shape:  # a scalar operand, backward's root: the same fill, ~0.15 us less
+            return torch.scalar_tensor(value, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
         return torch.full(shape, value, dtype=TORCH_DTYPES[dtype], device=self.torch_device)
 
     def arange(self, start: float, stop: float, step: float, dtype: DType) -> Tensor:
@@ -405,13 +407,22 @@ class TorchBackend(
 
     def slice(self, a: Tensor, starts: Shape, stops: Shape, steps: Shape) -> Tensor:
         # Axes after the last cut one are left out: one Python slice (x[3], x[:n]) indexes
-        # in half the time of a tuple of them.
+        # in half the time of a tuple of them. A unit-step cut of one later axis alone (a
+        # chunk of the last axis, x[:, i:j]) is torch.narrow, the same view without a tuple
+        # of slices to build (~0.4 us less).
         shape = a.shape
         k = len(starts)
-        while k and starts[k - 1] == 0 and stops[k - 1] == shape[k - 1] and steps[k - 1] == 1:
+        while k and stops[k - 1] == shape[k - 1] and not starts[k - 1] and steps[k - 1] == 1:
             k -= 1
-        if k == 1:
-            return a[starts[0] : stops[0] : steps[0]]
+        if k <= 1:
+            return a[starts[0] : stops[0] : steps[0]] if k else a[()]
+        d = k - 1
+        if steps[d] == 1:
+            j = 0
+            while j < d and stops[j] == shape[j] and not starts[j] and steps[j] == 1:
+                j += 1
+            if j == d:
+                return torch.narrow(a, d, starts[d], stops[d] - starts[d])
         return a[tuple(map(slice, starts[:k], stops[:k], steps[:k]))]
 
     flip = staticmethod(torch.flip)

@@ -252,6 +252,22 @@ _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 _MEAN = _REDUCTIONS["mean"]
 
 
+#: FusedComposites.checked_indices on the CPU, and elsewhere.
+_CHECKED_ON_CPU = frozenset(("embedding",))
+_NONE_CHECKED: frozenset[str] = frozenset()
+
+
+def _out_of_range(op: str, indices: Tensor, size: int) -> str:
+    """torch's words for an index outside ``[0, size)``, then the core's (ops/bounds.py
+    check_index), which name ``op`` and the bad value."""
+    low, high = torch.aminmax(indices)
+    bad = int(low) if low < 0 else int(high)
+    return (
+        f"index out of range in self: {op} index {bad} is out of bounds for dimension 0 "
+        f"with size {size}"
+    )
+
+
 class FusedComposites:
     """Mixed into the backend class: the core finds these methods by name."""
 
@@ -379,11 +395,22 @@ class FusedComposites:
         with _lent(self._generator, self.torch_device):
             return _record(lambda x: F.dropout(x, p, True), x)
 
+    @property
+    def checked_indices(self) -> frozenset[str]:
+        """The fused composites whose kernel itself raises PyTorch's IndexError for an
+        index outside the table, so the core reads no range back before it: torch's CPU
+        embedding (its CUDA kernel asserts on the device instead)."""
+        return _CHECKED_ON_CPU if self.torch_device.type == "cpu" else _NONE_CHECKED
+
     def fused_embedding(
         self, weight: Tensor, indices: Tensor, padding_idx: int | None
     ) -> tuple[Tensor, tuple]:
         # The indices get no gradient; the backward needs them and the number of rows.
-        return F.embedding(indices, weight, padding_idx), (indices, weight.shape[0], padding_idx)
+        try:
+            out = F.embedding(indices, weight, padding_idx)
+        except IndexError:  # (torch's CPU kernel: the core checked nothing, checked_indices)
+            raise IndexError(_out_of_range("embedding()", indices, weight.shape[0])) from None
+        return out, (indices, weight.shape[0], padding_idx)
 
     def fused_embedding_backward(self, saved: tuple, grad_output: Tensor, needs: tuple) -> tuple:
         indices, rows, padding_idx = saved

@@ -16,6 +16,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.contract.dtypes import SCALAR_TYPE_NAMES
 from tensorweaver.nn.functional.loss import _reduce, _saved_operands
 from tensorweaver.ops.bounds import extrema
 from tensorweaver.ops.composite import fused_or_reference
@@ -206,14 +207,17 @@ def ctc_loss(
         (log_probs,) = float32_operands(log_probs)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"ctc_loss: {reduction!r} is not a valid value for reduction")
+    if log_probs.dtype not in (tw.float32, tw.float64):
+        # PyTorch's kernel takes these two only, and says so before any other check.
+        name = SCALAR_TYPE_NAMES[log_probs.dtype.name]
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for '{name}'")
     unbatched = log_probs.dim() == 2
     if unbatched:
         log_probs = log_probs.unsqueeze(1)
         targets = targets.reshape(1, -1)
-    if log_probs.dim() != 3 or not log_probs.dtype.is_floating_point:
+    if log_probs.dim() != 3:
         raise RuntimeError(
-            f"ctc_loss: log_probs must be floating-point (T, N, C) or (T, C), got "
-            f"{log_probs.dtype.name} of shape {tuple(log_probs.shape)}"
+            f"ctc_loss: log_probs must be (T, N, C) or (T, C), got shape {tuple(log_probs.shape)}"
         )
     steps, batch, classes = log_probs.shape
     inputs = _lengths(input_lengths, batch, "input_lengths")

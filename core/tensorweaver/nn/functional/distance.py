@@ -11,6 +11,7 @@ import math
 import tensorweaver as tw
 from tensorweaver.autograd.function import Function
 from tensorweaver.ops.apply import labelled
+from tensorweaver.ops.elementwise import in_float32
 from tensorweaver.tensor import Tensor
 
 
@@ -20,7 +21,7 @@ def p_norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
     a zero vector."""
     if x.dtype in (tw.float16, tw.bfloat16) and p not in (0, math.inf, -math.inf):
         # (powers and sums in float32, as PyTorch's opmath: float16 squares overflow past 256)
-        return p_norm(x.float(), p, dim, keepdim).to(x.dtype)
+        return in_float32(lambda wide: p_norm(wide, p, dim, keepdim), x)
     magnitude = x.abs()
     if p == math.inf:
         return magnitude.amax(dim, keepdim=keepdim)
@@ -73,7 +74,7 @@ class _HalfUnit(Function):
 
     @staticmethod
     def forward(ctx, x, dim, eps, clamp_passes_gradient):  # noqa: ANN001, ANN205
-        norm = p_norm(x.float(), 2, dim, keepdim=True).to(x.dtype)
+        norm = p_norm(x, 2, dim, keepdim=True)  # (in float32, rounded once)
         clamped = norm.clamp(min=eps)
         ctx.save_for_backward(x, norm, clamped)
         ctx.dim, ctx.eps, ctx.passes = dim, eps, clamp_passes_gradient

@@ -28,7 +28,7 @@ from tensorweaver.layout import sparse_coo
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import labelled
-from tensorweaver.ops.bounds import check_index, extrema, inside
+from tensorweaver.ops.bounds import check_index, checked_by_kernel, extrema, inside
 from tensorweaver.ops.composite import Resaved, fused_or_reference
 from tensorweaver.tensor import Tensor
 
@@ -287,7 +287,13 @@ def embedding(
             "embedding(): index_select(): self indexing axis dim should be positive: the "
             f"weight {tuple(weight.shape)} has no rows to look {indices.numel()} indices up in"
         )
-    check_index("embedding()", indices, size, 0, error=IndexError)  # PyTorch's class
+    if (
+        max_norm is not None  # (its renorm reads the rows first)
+        or sparse
+        or input.backend is not weight.backend
+        or not checked_by_kernel(weight.backend, "embedding")
+    ):
+        check_index("embedding()", indices, size, 0, error=IndexError)  # PyTorch's class
     if max_norm is not None:
         _renorm_(weight, indices, max_norm, norm_type)
     if padding_idx is not None:

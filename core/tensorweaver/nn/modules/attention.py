@@ -28,10 +28,12 @@ class MultiheadAttention(Module):
     probabilities (after dropout) averaged over heads ``(N, L, S)``, or per head
     ``(N, num_heads, L, S)`` without ``average_attn_weights``, or None without
     ``need_weights``. As in PyTorch, a query row whose every key is masked gives NaN when the
-    weights are returned. ``is_causal`` is a hint that ``attn_mask`` is the causal mask: it
-    still needs ``attn_mask`` (RuntimeError without it), and lets the masked product run as
-    causal attention when neither weights nor a key padding mask are asked for. The forward
-    is ``F.multi_head_attention_forward``.
+    weights are returned, and also without them where PyTorch's inference fast path would
+    run (:meth:`_takes_fast_path`); elsewhere its output is the bias-only row. ``is_causal``
+    is a hint that ``attn_mask`` is the causal mask: it still needs ``attn_mask``
+    (RuntimeError without it), and lets the masked product run as causal attention when
+    neither weights nor a key padding mask are asked for. The forward is
+    ``F.multi_head_attention_forward``.
     """
 
     def __init__(
@@ -140,6 +142,13 @@ class MultiheadAttention(Module):
         is_causal: bool = False,
     ) -> tuple[Tensor, Optional[Tensor]]:
         batched = query.dim() == 3
+        # PyTorch's fused kernel differs from the general path only in the NaN of a fully
+        # masked row, and returns the same weights (NaN there too).
+        fused = (
+            not need_weights
+            and (attn_mask is not None or key_padding_mask is not None)
+            and self._takes_fast_path(query, key, value, attn_mask, key_padding_mask)
+        )
         key_padding_mask = canonical_mask(
             key_padding_mask, "key_padding_mask", query.dtype, attn_mask, "attn_mask"
         )
@@ -180,4 +189,63 @@ class MultiheadAttention(Module):
         )
         if self.batch_first and batched:
             out = out.transpose(1, 0)
+        if fused:
+            out = with_nan_rows(out, fully_masked_rows(self, attn_mask, key_padding_mask, out))
         return out, weights
+
+    def _takes_fast_path(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        attn_mask: Optional[Tensor],
+        key_padding_mask: Optional[Tensor],
+    ) -> bool:
+        """Whether PyTorch would run its fused inference kernel: eval, bool (or no) masks,
+        batched batch-first self-attention with even heads, packed projections with biases,
+        no ``bias_k``/``add_zero_attn``, no autocast, grad off or nothing requiring it."""
+        if self.training or not self.batch_first or self.num_heads % 2:
+            return False
+        if query.dim() != 3 or query is not key or key is not value:
+            return False
+        if any(m is not None and m.dtype.is_floating_point for m in (attn_mask, key_padding_mask)):
+            return False
+        if self.in_proj_bias is None or self.in_proj_weight is None:
+            return False
+        if self.bias_k is not None or self.add_zero_attn or tw.is_autocast_enabled():
+            return False
+        if any(query.dtype is not p.dtype for p in (self.in_proj_weight, self.in_proj_bias)):
+            return False
+        out_proj = self.out_proj
+        tensors = (query, self.in_proj_weight, self.in_proj_bias, out_proj.weight, out_proj.bias)
+        return fast_path_grad_free(tensors)
+
+
+def fast_path_grad_free(tensors: Any) -> bool:
+    """PyTorch's fast-path condition on its tensor arguments: grad is off or none of
+    ``tensors`` requires it."""
+    return not tw.is_grad_enabled() or not any(t.requires_grad for t in tensors)
+
+
+def with_nan_rows(x: Tensor, rows: Tensor) -> Tensor:
+    """``x`` with NaN in ``rows`` (a bool mask that broadcasts over it); ``x`` itself where
+    no row is picked, the usual case, which spares the fill."""
+    return x.masked_fill(rows, float("nan")) if bool(rows.any()) else x
+
+
+def fully_masked_rows(
+    attention: MultiheadAttention,
+    attn_mask: Optional[Tensor],
+    key_padding_mask: Optional[Tensor],
+    query: Tensor,
+) -> Optional[Tensor]:
+    """The query rows of the batch-first ``query`` that PyTorch's fused inference kernels
+    give NaN (a softmax over no key at all), as a bool mask broadcasting over ``(N, L, E)``;
+    None without masks. Those kernels merge the masks as :meth:`MultiheadAttention.merge_masks`
+    and take every nonzero entry as a blocked key; one head whose row is blocked whole makes
+    the row NaN after the output projection."""
+    merged, kind = attention.merge_masks(attn_mask, key_padding_mask, query)
+    if merged is None:
+        return None
+    blocked = (merged != 0).all(-1)
+    return blocked.reshape(-1, 1, 1) if kind == 1 else blocked.any(1).unsqueeze(-1)

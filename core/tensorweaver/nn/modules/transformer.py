@@ -19,7 +19,12 @@ from tensorweaver.nn import functional as F
 from tensorweaver.nn import init
 from tensorweaver.nn.functional.multi_head_attention import canonical_mask
 from tensorweaver.nn.modules.activation import GELU, ReLU
-from tensorweaver.nn.modules.attention import MultiheadAttention
+from tensorweaver.nn.modules.attention import (
+    MultiheadAttention,
+    fast_path_grad_free,
+    fully_masked_rows,
+    with_nan_rows,
+)
 from tensorweaver.nn.modules.container import ModuleList
 from tensorweaver.nn.modules.dropout import Dropout
 from tensorweaver.nn.modules.linear import Linear
@@ -165,9 +170,39 @@ class TransformerEncoderLayer(_TransformerLayer):
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+            x = self.norm2(x + self._ff_block(x))
+        if (src_mask is not None or src_key_padding_mask is not None) and self._takes_fast_path(
+            src
+        ):
+            # PyTorch's fused layer gives NaN where its attention does (masks are float here,
+            # so the attention module itself does not take its own fast path).
+            x = with_nan_rows(
+                x, fully_masked_rows(self.self_attn, src_mask, src_key_padding_mask, src)
+            )
+        return x
+
+    def _takes_fast_path(self, src: Tensor) -> bool:
+        """Whether PyTorch would run its fused inference layer: eval, batched input, a
+        batch-first attention with even heads and packed, biased projections, ReLU or GELU,
+        equal norm eps, no forward hooks on any submodule, no autocast, grad off or nothing
+        requiring it."""
+        attention = self.self_attn
+        if self.training or src.dim() != 3 or not attention.batch_first:
+            return False
+        if attention.in_proj_bias is None or not attention._qkv_same_embed_dim:
+            return False
+        if not self.activation_relu_or_gelu or self.norm1.eps != self.norm2.eps:
+            return False
+        if attention.num_heads % 2 or tw.is_autocast_enabled():
+            return False
+        if any(m._forward_hooks or m._forward_pre_hooks for m in self.modules()):
+            return False
+        blocks = (attention.out_proj, self.norm1, self.norm2, self.linear1, self.linear2)
+        tensors = [src, attention.in_proj_weight, attention.in_proj_bias]
+        return fast_path_grad_free(tensors + [t for m in blocks for t in (m.weight, m.bias)])
 
 
 class TransformerDecoderLayer(_TransformerLayer):

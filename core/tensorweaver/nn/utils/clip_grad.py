@@ -80,6 +80,19 @@ def _vector(norms: list[Tensor], device: Any) -> Tensor:
     return Tensor(backend.cat([backend.reshape(n.native, (1,)) for n in norms], 0), backend, dtype)
 
 
+def _refuse_sparse(tensors: list[Tensor], kernel: str, fn: str) -> None:
+    """PyTorch's NotImplementedError for a sparse tensor among ``tensors``: its ``kernel``
+    has no sparse version."""
+    for t in tensors:
+        if t.is_sparse:
+            layout = "SparseCUDA" if t.device.kind == "cuda" else "SparseCPU"
+            raise NotImplementedError(
+                f"Could not run 'aten::{kernel}' with arguments from the '{layout}' backend "
+                f"({fn} of a sparse gradient, as in PyTorch); make the gradients dense first "
+                "(p.grad = p.grad.to_dense())"
+            )
+
+
 def get_total_norm(
     tensors: TensorOrTensors,
     norm_type: Union[float, str] = 2.0,
@@ -90,6 +103,19 @@ def get_total_norm(
     first half of ``clip_grad_norm_``). ``foreach`` as in PyTorch: None uses the backend's
     ``foreach_norm`` where it has one, True insists on it, False never uses it."""
     tensors = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if t is not None]
+    _refuse_sparse(tensors, "linalg_vector_norm", "get_total_norm")
+    return total_norm(tensors, norm_type, error_if_nonfinite, foreach)
+
+
+def total_norm(
+    tensors: list[Tensor],
+    norm_type: Union[float, str] = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: Optional[bool] = None,
+) -> Tensor:
+    """:func:`get_total_norm` of a list, sparse tensors included (their stored values): for
+    tw.fit's ``clip``, which trains a model with sparse gradients where PyTorch's
+    ``clip_grad_norm_`` has no sparse kernel."""
     norm_type = float(norm_type)
     if not tensors:
         return tw.tensor(0.0)
@@ -203,6 +229,8 @@ def clip_grad_value_(
     """Clamp every gradient element to ``[-clip_value, clip_value]`` in place (``foreach`` is
     accepted as in PyTorch; the result is the same either way)."""
     clip_value = float(clip_value)
+    grads = _grads(parameters)
+    _refuse_sparse(grads, "clamp_min_", "clip_grad_value_")
     with tw.no_grad():
-        for g in _grads(parameters):
+        for g in grads:
             g.clamp_(min=-clip_value, max=clip_value)

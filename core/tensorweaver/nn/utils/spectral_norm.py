@@ -24,6 +24,10 @@ class SpectralNorm:
     """The forward pre-hook that sets ``module.<name>`` from ``<name>_orig``, ``<name>_u``
     and ``<name>_v``."""
 
+    # The state-dict format, recorded in the module's metadata (PyTorch's: 1 since its
+    # state dicts stopped holding the computed weight).
+    _version = 1
+
     def __init__(
         self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12
     ) -> None:
@@ -84,7 +88,24 @@ class SpectralNorm:
         module.register_buffer(fn.name + "_u", u)
         module.register_buffer(fn.name + "_v", v)
         module.register_forward_pre_hook(fn)
+        module._register_state_dict_hook(SpectralNormStateDictHook(fn))
         return fn
+
+
+class SpectralNormStateDictHook:
+    """Records ``{"<name>.version": 1}`` under ``"spectral_norm"`` in the module's state-dict
+    metadata, as PyTorch's hook does (its loader takes a state dict without it for a pre-1.0
+    one)."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __call__(self, module: Module, state_dict: Any, prefix: str, local_metadata: dict) -> None:
+        versions = local_metadata.setdefault("spectral_norm", {})
+        key = self.fn.name + ".version"
+        if key in versions:
+            raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
+        versions[key] = self.fn._version
 
 
 def spectral_norm(
@@ -109,5 +130,11 @@ def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
         if isinstance(hook, SpectralNorm) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+            break
+    else:
+        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    for k, hook in module._state_dict_hooks.items():
+        if isinstance(hook, SpectralNormStateDictHook) and hook.fn.name == name:
+            del module._state_dict_hooks[k]
+            break
+    return module

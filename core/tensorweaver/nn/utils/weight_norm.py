@@ -12,6 +12,7 @@ from typing import Any, Optional, TypeVar
 from tensorweaver.contract import dtypes
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.nn.parameter import Parameter
+from tensorweaver.ops.elementwise import cast, in_float32
 from tensorweaver.tensor import Tensor
 
 __all__ = ["remove_weight_norm", "weight_norm"]
@@ -24,7 +25,7 @@ def norm_except_dim(v: Tensor, pow: float, dim: int) -> Tensor:
     (``dim=-1``: over the whole tensor, a 0-d result, as PyTorch's ``norm_except_dim``)."""
     if v.dtype in (dtypes.float16, dtypes.bfloat16):
         # (powers and sums in float32, as PyTorch's opmath: float16 squares overflow past 256)
-        return norm_except_dim(v.float(), pow, dim).to(v.dtype)
+        return in_float32(lambda wide: norm_except_dim(wide, pow, dim), v)
     if dim == -1:
         return v.abs().pow(pow).sum().pow(1.0 / pow)
     ndim = v.ndim
@@ -45,7 +46,7 @@ def weight_from(v: Tensor, g: Tensor, dim: int) -> Tensor:
     """``v * (g / ||v||)``, the norm taken over every dimension but ``dim``."""
     if v.dtype in (dtypes.float16, dtypes.bfloat16) and dim in (0, v.ndim - 1):
         # (PyTorch's fused kernel for the first or last dim: all of it in float32, rounded once)
-        return weight_from(v.float(), g.float(), dim).to(v.dtype)
+        return in_float32(lambda wide: weight_from(wide, cast(g, dtypes.float32), dim), v)
     return v * (g / norm_except_dim(v, 2, dim))
 
 

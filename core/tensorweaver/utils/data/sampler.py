@@ -102,7 +102,8 @@ class RandomSampler(Sampler[int]):
         return np.concatenate(runs)[: self.num_samples]
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self.order().tolist())
+        # A generator, as PyTorch's: nothing is drawn before the first index is asked for.
+        yield from self.order().tolist()
 
     def __len__(self) -> int:
         return self.num_samples
@@ -161,9 +162,10 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
+        # A generator, as PyTorch's: nothing is drawn before the first index is asked for.
         source = default_generator if self.generator is None else self.generator
         drawn = tw.multinomial(self.weights, self.num_samples, self.replacement, generator=source)
-        return iter(drawn.tolist())
+        yield from drawn.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
