@@ -14,7 +14,9 @@ tensor from ``tw.from_numpy`` or one whose ``numpy()`` was called shares its mem
 NumPy, as in PyTorch: its in-place methods write their result into that memory
 (:meth:`Tensor._store`) instead of rebinding, so the NumPy side sees them, and NumPy's writes
 are seen by the tensor. Such a tensor is *host-shared*; ``detach()``/``.data`` of it are too.
-Every other tensor stays functional. Because other tensors may hold the same array (views,
+Every other tensor stays functional, but for one whose live views over its array are many
+(:meth:`Tensor._wrote_into_memory`: where nothing else holds that array, the change is written
+into it, so the views need not be read again). Because other tensors may hold the same array (views,
 ``detach()``, results of ops that return an input as is), each write is counted per storage
 and added to the version of every tensor over that storage (:attr:`Tensor._version`), so a
 backward that needs overwritten values raises PyTorch's "modified by an inplace operation"
@@ -97,6 +99,15 @@ def _apart(written: tuple, region: tuple | None) -> bool:
         and (written[2] <= region[1] or region[2] <= written[1])
     )
 
+
+#: The tensors whose in-place change went into their own memory, under way
+#: (:meth:`Tensor._wrote_into_memory`): their views over that memory have it already.
+_IN_MEMORY: list = []
+
+#: A tensor writes its change into its own memory rather than rebinding where reading its
+#: live views again would cost more: about one view's read (~8 us) per this many elements
+#: copied (NumPy, one thread: 4096 float64 ~3 us).
+_ELEMENTS_PER_VIEW = 4096
 
 #: Bases whose write-back a climbing :meth:`Tensor._pass_on` makes itself: the ``_pass_on``
 #: of the last one, reached from inside the write into it, only reports that it ran (so a
@@ -339,7 +350,10 @@ def _storage_of(backend: Any, native: Any) -> Any:
 
 
 def _writes_into(t: Tensor) -> int:
-    """How many in-place writes went into the memory of ``t``'s array (through any tensor)."""
+    """How many in-place writes went into the memory of ``t``'s array (through any tensor);
+    none for a ``.data`` tensor or its views, whose counter is their own (_counts_apart)."""
+    if _counts_apart(t):
+        return 0
     owner = _storage_of(t.backend, t.native)
     return 0 if owner is None else _WRITES.get(id(owner), 0)
 
@@ -528,6 +542,20 @@ def _note_missed(view: Tensor) -> None:
         mark_stale(view)
     if node is None and not view._requires_grad and view._dtype.kind in "fc":
         view._requires_grad = _differentiable_root_requires_grad(view)
+
+
+def _counts_apart(t: Tensor) -> bool:
+    """Whether ``t`` is a ``.data`` tensor or a view of one: PyTorch's counter of that
+    memory is then its own, so a write through it into host-shared memory moves no version
+    of the tensor it was read from (nor counts on the storage all of them share)."""
+    while not t._own_counter:
+        if t._view_of is not None:
+            t = t._view_of[0]
+        elif t._alias_of is not None:  # (a .detach() of a .data tensor shares its counter)
+            t = t._alias_of
+        else:
+            return False
+    return True
 
 
 def _differentiable_root_requires_grad(t: Tensor) -> bool:
@@ -1009,8 +1037,8 @@ class Tensor:
         out._view_of = out._views = None
         out._inference = is_inference_mode_enabled()
         out._share_memory_of(self)
+        out._own_counter = True  # (before the count is set: a storage's writes are not in it)
         out._version = 0
-        out._own_counter = True
         return out
 
     @data.setter
@@ -1257,10 +1285,13 @@ class Tensor:
         if linked:
             kept = self._kept_values() if _HOST_SHARED else (self.native, None)
             before = (kept, self._node, self._requires_grad, self._version)
+        # (before ``mine`` below: a local holding the array is one more reference to it)
+        into = self._views is not None and not refused and self._wrote_into_memory(native)
         mine = self.native
         c_ordered = C_TESTS.get(type(mine))  # (inline: the common case costs one test)
         if (
-            self._view_of is None
+            not into
+            and self._view_of is None
             and (
                 (op == "copy_" and self._views is not None)
                 or (not c_ordered(mine) if c_ordered is not None else _out_of_order(self))
@@ -1272,7 +1303,7 @@ class Tensor:
             # PyTorch writes into its memory; a host-shared one has the values written into
             # its memory, whatever their layout)
             native = _laid_out_like(self.backend, native, self.native)
-        wrote = self._store(native, op)
+        wrote = not into and self._store(native, op)
         if not refused:
             if node is not None or is_grad_enabled():
                 self._node = node
@@ -1290,7 +1321,13 @@ class Tensor:
             # unrecorded, as PyTorch's, whose view requires grad through that root: a piece of
             # a leaf that is itself a view, cut before its requires_grad_())
             recorded = view is None or self._requires_grad or _root_requires_grad(self)
-            self._pass_on_or_undo(op, recorded, before if linked else None)
+            if into:
+                _IN_MEMORY.append(self)
+            try:
+                self._pass_on_or_undo(op, recorded, before if linked else None)
+            finally:
+                if into:
+                    _IN_MEMORY.pop()
         if view is not None and node is not None and not _UNCOUNTED[0]:
             _watch_view_result(self, node)
         if made_by is not None:
@@ -1330,7 +1367,13 @@ class Tensor:
         if layout is None or not (_writes_through(self) or self._is_shared_view()):
             return False
         found = layout(self.native)
-        return found is not None and any(s == 0 and n > 1 for s, n in zip(found[0], self._shape))
+        # (an empty tensor repeats nothing, whatever strides the backend gives it)
+        shape = self._shape
+        return (
+            found is not None
+            and 0 not in shape
+            and any(s == 0 and n > 1 for s, n in zip(found[0], shape))
+        )
 
     def _write_repeated(self, native: Any, op: str | None) -> bool:
         """Write ``native`` into this tensor's host-shared memory where it repeats elements
@@ -1429,9 +1472,6 @@ class Tensor:
         the array but this tensor and the ``detach()`` aliases of one tensor that hold it
         too. A graph that saved the array, another tensor made over it or the user's own
         name for ``.native`` is one more reference, and the caller then rebinds instead."""
-        owns = getattr(self.backend, "owns_memory", None)
-        if owns is None or not owns(self.native):
-            return False
         root = self
         while root._alias_of is not None:
             root = root._alias_of
@@ -1451,8 +1491,71 @@ class Tensor:
                     return False
                 if follower._alias_of is t:
                     todo.append(follower)
+        return self._held_only_by(holders)
+
+    def _held_only_by(self, holders: int) -> bool:
+        """Whether this tensor's array is memory of its own (the backend's ``owns_memory``:
+        no other array uses it) that nothing refers to but ``holders`` tensors, this one
+        among them: a backend primitive may then write into it."""
+        owns = getattr(self.backend, "owns_memory", None)
+        if owns is None or not owns(self.native):
+            return False
         # (read off the attribute, as _ONE_HOLDER counts: no local holds the array)
         return sys.getrefcount(self.native) == holders + _ONE_HOLDER - 1
+
+    def _wrote_into_memory(self, native: Any) -> bool:
+        """Write ``native``, this tensor's new values, into its own array where its live views
+        over that array are many (re-reading each would cost more than the copy): so they
+        see the change as PyTorch's views do, and :meth:`_refresh_views` only notes their
+        versions and histories; whether written. Only where nothing else may see the memory
+        change: the tensor is no view, alias or host-shared memory, the backend says the
+        array's memory is its own, and nothing refers to the array but this tensor, its
+        ``detach()`` aliases and the views over it, each of those held by its view alone (a
+        graph that saved one is one more reference: the tensor is then rebound)."""
+        backend = self.backend
+        mine = self.native
+        write = getattr(backend, "write_into", None)
+        owns = getattr(backend, "owns_memory", None)
+        if (
+            write is None
+            or owns is None
+            or "write_into" in backend.__dict__  # (tw.compile records a functional step)
+            or native is mine
+            or self._view_of is not None
+            or self._alias_of is not None
+            or self._inference
+            or _HELD
+            or _UNCOUNTED[0]
+            or (_HOST_SHARED and _writes_through(self))
+            or not owns(mine)  # (torch's views count as its memory's other users: no scan)
+        ):
+            return False
+        owner = _storage_of(backend, mine)
+        if owner is None or (_SHARED_STORAGES and id(owner) in _SHARED_STORAGES):
+            return False
+        holders = windows = live = 0
+        todo = [self]
+        while todo:
+            t = todo.pop()
+            for entry in t._views or ():
+                view = entry[0]()
+                if view is None:
+                    continue
+                if (view._alias_of if entry[1] is None else (view._view_of or (None,))[0]) is t:
+                    live += 1
+                    if view.native is mine:
+                        holders += 1
+                    elif _storage_of(backend, view.native) is owner:
+                        if sys.getrefcount(view.native) != _ONE_HOLDER:
+                            return False  # (a graph, or host code, holds this view's array)
+                        windows += 1
+                    todo.append(view)
+        if live * _ELEMENTS_PER_VIEW < self.numel():
+            return False
+        mine = owner = None  # (NumPy's owner is the array: the count is of the attribute alone)
+        if not self._held_only_by(holders + windows + 1):
+            return False
+        return bool(write(self.native, native))
 
     def _lone_alias_writable(self) -> bool:
         """Whether a backend primitive may write into this tensor's array with no bookkeeping
@@ -1496,14 +1599,9 @@ class Tensor:
             return False
         if len(views) > 1:
             base._views = [mine]  # (the dead dropped, as _refresh_views drops them)
-        backend = self.backend
-        owns = getattr(backend, "owns_memory", None)
-        if owns is None or not owns(self.native):
-            return False
-        if _SHARED_STORAGES and id(_storage_of(backend, self.native)) in _SHARED_STORAGES:
+        if _SHARED_STORAGES and id(_storage_of(self.backend, self.native)) in _SHARED_STORAGES:
             return False  # (read-only host memory: _store's to handle)
-        # (two holders, as _writable_in_place counts them: this tensor and its base)
-        return sys.getrefcount(self.native) == _ONE_HOLDER + 1
+        return self._held_only_by(2)  # (this tensor and its base)
 
     def _wrote_as_lone_alias(self) -> None:
         """``_assign``'s bookkeeping of a write into this tensor's own array where
@@ -1705,10 +1803,15 @@ class Tensor:
         """Bring this tensor's live views and aliases to its current value (after a change),
         and theirs in turn, except those whose own change is being written back (they have
         it already). A ``.data`` alias reread has a counter of its own, which the change
-        leaves alone, as its views' (``counted`` False below it)."""
-        todo = [(self, True)]
+        leaves alone, as its views' (``counted`` False below it). Where the change went into
+        this tensor's memory (:meth:`_wrote_into_memory`), a view over it is not read again.
+        """
+        # (in memory: this tensor's change went into its memory, and so into that of each
+        # view that holds a window on it, which is then no view op's to read again)
+        todo = [(self, True, bool(_IN_MEMORY) and _IN_MEMORY[-1] is self)]
         while todo:
-            t, counted = todo.pop()
+            t, counted, in_memory = todo.pop()
+            memory = _storage_of(t.backend, t.native) if in_memory else None
             written = _REGIONS[-1][1] if _REGIONS and _REGIONS[-1][0] is t else None
             alive = []
             for entry in t._views or ():
@@ -1738,8 +1841,19 @@ class Tensor:
                     if id(view) in _WRITING or (_HOST_SHARED and view._is_shared_view()):
                         continue
                     view._count_apart_write(tracked)
+                elif (
+                    in_memory
+                    and entry[1] is not None
+                    and _storage_of(view.backend, view.native) is memory
+                ):
+                    if counted and not _UNCOUNTED[0]:
+                        view._saw_write(t, entry[1], entry[2])
+                    if view._views is not None:
+                        todo.append((view, counted and not view._own_counter, True))
                 elif view._reread(t, entry[1], entry[2], counted):
-                    todo.append((view, counted and not view._own_counter))
+                    # (an alias holds the memory still; a view read again, other memory)
+                    on = in_memory and entry[1] is None
+                    todo.append((view, counted and not view._own_counter, on))
             t._views = alive or None
 
     def _count_apart_write(self, tracked: bool | str) -> None:
@@ -1865,41 +1979,19 @@ class Tensor:
             if base.shape != self._shape or base.dtype is not self._dtype:
                 return False
             native = base.native
+        elif _HOST_SHARED and self._is_shared_view():
+            # it views the memory the write went into: its values are there already, so no
+            # view op is replayed for them (only where its history needs one)
+            self._new_history(base, read, tracked, counted)
+            if counted and not (_UNCOUNTED[0] or self._own_counter) and _counts_apart(self):
+                self._version += 1  # (a .data tensor's view: the storage did not count it)
+            return self._views is not None  # (the write counted on the storage it shares)
         else:
-            if tracked.__class__ is str:
-                with no_grad():
-                    made = read(base)
-                # (a write through .data, or into a .data alias's memory, moves no version)
-                # (as PyTorch's grad_fn of a view: where it has one or its root base
-                # requires grad)
-                if (
-                    (self._node is not None or _root_requires_grad(base))
-                    and counted
-                    and not _UNCOUNTED[0]
-                ):
-                    self._lose_history(tracked)  # type: ignore[arg-type]
-            elif tracked and base.requires_grad and counted and not _UNCOUNTED[0]:
-                # (inference_mode records nothing; a no_grad write (an optimizer step) into
-                # the base of a view with a history: rebuilt when next read, as PyTorch's)
-                if is_inference_mode_enabled() or (
-                    not is_grad_enabled() and self._requires_grad and self._node.__class__ is Node
-                ):
-                    with no_grad():
-                        made = read(base)
-                    noted = STALE_VIEWS.get(id(self))
-                    if noted is None or noted[1] is not self._node:
-                        mark_stale(self)
-                else:
-                    with enable_grad():
-                        made = read(base)
-                    self._take_view_node(made)
-                    self._requires_grad = made.requires_grad
-            else:  # (a write through .data moves no version this view shares: as it was)
+            made = self._new_history(base, read, tracked, counted)
+            if made is None:
                 with no_grad():
                     made = read(base)
             native = made.native
-        if self._is_shared_view():
-            return self._views is not None  # it sees the base's writes (and their count)
         if self.native is not native:
             self._store(native)
         elif _HOST_SHARED and (_writes_through(self) or (read is None and base._is_shared_view())):
@@ -1909,6 +2001,44 @@ class Tensor:
         if counted and not (_UNCOUNTED[0] or self._own_counter):
             self._version += 1  # (a .data tensor's counter, or a .data write: see above)
         return self._views is not None
+
+    def _saw_write(self, base: Tensor, read: Any, tracked: bool | str) -> None:
+        """A counted change of ``base`` went into the memory this view is a window on
+        (:meth:`_wrote_into_memory`): no view op replays it, but the view's version moves,
+        as a reread's, and its history is :meth:`_new_history`'s."""
+        self._new_history(base, read, tracked, True)
+        if not self._own_counter:
+            self._version += 1
+
+    def _new_history(
+        self, base: Tensor, read: Any, tracked: bool | str, counted: bool
+    ) -> Tensor | None:
+        """:meth:`_reread`'s history steps for this view of ``base``, which changed: one
+        PyTorch cannot regenerate (``tracked`` is its error) gets an invalid history; one made
+        with a graph gets the view op's node on ``base``'s current history, read again with
+        grad enabled (returned: the caller needs no second read), or, written under
+        ``no_grad`` (an optimizer's step) or ``inference_mode``, is rebuilt when next read
+        (autograd/view_regeneration.py), as PyTorch's."""
+        if not counted or _UNCOUNTED[0]:
+            return None  # (a write through .data moves no version this view shares)
+        if tracked.__class__ is str:
+            # (as PyTorch's grad_fn of a view: where it has one or its root base requires grad)
+            if self._node is not None or _root_requires_grad(base):
+                self._lose_history(tracked)  # type: ignore[arg-type]
+        elif tracked and base.requires_grad:
+            if is_inference_mode_enabled() or (
+                not is_grad_enabled() and self._requires_grad and self._node.__class__ is Node
+            ):
+                noted = STALE_VIEWS.get(id(self))
+                if noted is None or noted[1] is not self._node:
+                    mark_stale(self)
+            else:
+                with enable_grad():
+                    made = read(base)
+                self._take_view_node(made)
+                self._requires_grad = made.requires_grad
+                return made
+        return None
 
     def _store(self, native: Any, op: str | None = None) -> bool:
         """Make ``native`` this tensor's value; whether it was written into shared memory
@@ -1924,6 +2054,8 @@ class Tensor:
         # (both tests need a host-shared tensor: none, the usual case, is one test)
         if _HOST_SHARED and (_writes_through(self) or self._is_shared_view()):
             if backend.write_into(self.native, native) or self._write_repeated(native, op):
+                if _counts_apart(self):
+                    return False  # a .data tensor's write: its own counter's, as PyTorch's
                 owner = backend.storage(self.native)
                 if not (_WRITTEN and _WRITTEN[-1] is owner):
                     _count_write(owner)
@@ -2170,8 +2302,8 @@ class Tensor:
         (a copy of its values), as in PyTorch."""
         if self._requires_grad and is_grad_enabled() and not force:
             raise RuntimeError(
-                "numpy(): this tensor requires grad; call tensor.detach().numpy() "
-                "(or numpy(force=True))"
+                "Can't call numpy() on Tensor that requires grad. "
+                "Use tensor.detach().numpy() instead."
             )
         if self._dtype.is_complex and self.is_conj():
             if force:  # PyTorch's force resolves the conjugate bit (into a copy)
@@ -2294,7 +2426,13 @@ class Tensor:
         """The values as a NumPy array (``np.asarray(t)``): a copy, except that ``copy=False``
         gives a read-only view of the tensor's memory where the backend shares host memory
         (NumPy; torch on the CPU), and raises ValueError where that needs a copy, as NumPy 2
-        expects."""
+        expects. Refused as ``numpy()`` refuses (a tensor requiring grad, a conjugate or
+        negative view), as PyTorch's ``__array__`` calls it."""
+        if (self.requires_grad and is_grad_enabled()) or (
+            (self._view_of is not None or self._alias_of is not None)
+            and (self.is_conj() or self.is_neg())
+        ):
+            self.numpy()  # raises (its checks, not repeated here)
         if copy is False:
             return self._host_view_of(dtype)
         host = self.backend.to_host(self.native)

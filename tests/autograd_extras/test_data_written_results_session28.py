@@ -67,34 +67,20 @@ def test_a_data_write_into_a_saved_linalg_result_reaches_its_gradient() -> None:
     same_each({n: (lambda m, op=op: _data_write(m, op)) for n, op in LINALG_FIXED.items()}, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch:cpu computes det/inv/cholesky whole (linalg/fused.py: a 'linalg_function' "
-    "node whose backward replays torch's own graph on the arrays torch saved); a .data write "
-    "rebinds the output's array, which torch's saved result never sees. Fix: autograd/node.py "
-    "output_rewritten: for a 'linalg_function' node, hand the new array to the backend (e.g. "
-    "an optional backend.rewrite_saved(node.saved[0], i, new) that copies it into the "
-    "recorded output, plugins/torch-backend/tensorweaver_torch/linalg.py)",
-)
 @pytest.mark.parametrize("name", sorted(LINALG_FIXED))
 def test_a_data_write_into_a_fused_linalg_result_still_missed(name: str) -> None:
     op = LINALG_FIXED[name]
     same_each({name: lambda m: _data_write(m, op)}, "torch:cpu")
 
 
-#: PyTorch's nodes that save their result, whose rules here still read forward-time values
-#: (not this test's author's file: ops/structure.py).
+#: PyTorch's nodes that save their result, whose rules here read forward-time values until
+#: session 30 (cdist: one node keeping its result since; the torch:cpu linalg results above:
+#: the backend's recorded output takes the write, autograd/node.py output_rewritten).
 STILL_DIFFERENT = {
     "cdist": lambda m, t: m.cdist(t, t * 0.5),
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="see STILL_DIFFERENT: each rule reads forward-time values where PyTorch's node "
-    "reads its saved result's memory; fix: each node keeps its output array as the value "
-    "its rule reads (autograd/node.py output_rewritten replaces it)",
-)
 @pytest.mark.parametrize("name", sorted(STILL_DIFFERENT))
 def test_a_data_write_into_a_saved_result_still_missed(name: str) -> None:
     op = STILL_DIFFERENT[name]

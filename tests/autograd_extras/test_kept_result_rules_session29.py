@@ -123,14 +123,6 @@ def test_finite_differences(name: str) -> None:
     assert tw.autograd.gradgradcheck(lambda a, b: op(tw, a, b), inputs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="(names only, values right) a complex tensor's .real/.imag (tw.real/tw.imag) of "
-    "a non-leaf is named RealBackward0/ImagBackward0; torch's is SelectBackward0 (a select "
-    "of view_as_real). Cause: core/tensorweaver/ops/complex.py real/imag record a 'real'/"
-    "'imag' node unlabelled (autograd/names.py capitalises the op). Fix: name those nodes "
-    "SelectBackward0 (a RENAMED entry in autograd/names.py for 'real' and 'imag')",
-)
 def test_real_and_imag_node_names(backend: str) -> None:
     def program(m: Any) -> list:
         z = m.polar(*_inputs(m))

@@ -61,14 +61,6 @@ def _close(a: Any, b: Any) -> bool:
     return all(np.allclose(np.asarray(u), np.asarray(v)) for u, v in zip(a, b))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (pre-existing, both backends): PyTorch's LinalgSolveExBackward0 reads its "
-    "saved result X (grad_A = -G_B X^H), so a write through X.data reaches A's gradient; "
-    "tw's linalg_solve rule (autograd/linalg_rules.py _solve) reads the values of the "
-    "forward. Fix: read X with primitives.outputs(node) (the kept array the .data write "
-    "replaces, autograd/node.py output_rewritten), as _inv now does",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_solve_reads_a_data_written_result(spec: str) -> None:
     def program(m: Any) -> Any:

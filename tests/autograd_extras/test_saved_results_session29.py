@@ -145,14 +145,6 @@ def test_solve_result_written_through_data_reaches_its_gradient() -> None:
     same_each({"solve": _written(lambda m, a: m.linalg.solve(a, a[:, :1] + 1))}, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="linalg.cholesky(upper=True) returns linalg/_shared.py mH of the node's factor, a "
-    "computed transpose, not a view of it: a .data write into U misses the factor the node "
-    "keeps (torch's U shares its saved factor's memory: the gradient is as without the "
-    "write, ours twice it). Fix: linalg/factorizations.py _cholesky_ex returns a tracked "
-    "conjugate-transposed view of the factor (so the write reaches the node's kept array)",
-)
 def test_upper_cholesky_result_written_through_data() -> None:
     op = _written(lambda m, a: m.linalg.cholesky(a @ a.mT + m.eye(2, dtype=a.dtype), upper=True))
     same_each({"cholesky upper": op}, "numpy")

@@ -145,35 +145,15 @@ _DATA_WRITES = {
     "vector_norm": lambda m, x: m.linalg.vector_norm(x, dim=1),
     "std(dim)": lambda m, x: x.std(0),
     "logcumsumexp": lambda m, x: x.logcumsumexp(1),  # (session 29: one node)
-}
-#: Composites whose gradient reads intermediate values, not the output torch's node reads.
-_DATA_WRITES_UNSEEN = {
-    "cdist": lambda m, x: m.cdist(x, x * 2 + 1),
+    "cdist": lambda m, x: m.cdist(x, x * 2 + 1),  # (session 30: one node)
 }
 
 
-@pytest.mark.parametrize(
-    "op",
-    [
-        *_DATA_WRITES,
-        *[
-            pytest.param(
-                op,
-                marks=pytest.mark.xfail(
-                    strict=True,
-                    reason="a composite (ops/reduce.py, ops/linalg.py, ops/numeric.py, "
-                    "ops/structure.py) whose rules read intermediates: a .data write into its "
-                    "output is not seen by backward, where torch's node reads the output",
-                ),
-            )
-            for op in _DATA_WRITES_UNSEEN
-        ],
-    ],
-)
+@pytest.mark.parametrize("op", list(_DATA_WRITES))
 def test_data_write_into_a_saved_output_is_read_by_backward(backend: str, op: str) -> None:
     """softmax's fused node and _SoftmaxLike's ctx kept the old array (autograd/node.py
     output_rewritten)."""
-    fn = {**_DATA_WRITES, **_DATA_WRITES_UNSEEN}[op]
+    fn = _DATA_WRITES[op]
     np.testing.assert_allclose(
         _written_through_data(tw, fn), _written_through_data(torch, fn), rtol=1e-12, atol=1e-12
     )

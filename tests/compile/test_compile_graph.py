@@ -151,7 +151,9 @@ def test_torch_compiled_step_equals_the_eager_one() -> None:
     assert graph.run.__globals__["compute"] is not graph.record.fn  # torch.compile's
     np.testing.assert_allclose(got, want, rtol=1e-6)
     for a, b in zip(params, eager_params):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(
+            np.asarray(a.detach()), np.asarray(b.detach()), rtol=1e-5, atol=1e-7
+        )
     # torch.compile's first use turns torch.distributions' checks off process-wide; the
     # hook puts them back as they were
     assert torch.distributions.Distribution._validate_args

@@ -40,7 +40,7 @@ def run(compile: bool, dropout: float = 0.0, **options) -> tuple:  # noqa: A002
             model, data(), epochs=EPOCHS, batch_size=22, progress=False, seed=1, compile=compile,
             **options,
         )  # fmt: skip
-    return history, [np.asarray(p) for p in model.parameters()], compiled
+    return history, [np.asarray(p.detach()) for p in model.parameters()], compiled
 
 
 @pytest.mark.parametrize(

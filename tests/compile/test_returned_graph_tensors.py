@@ -46,7 +46,7 @@ def _leaves(value: Any) -> list:
 
 
 def _host(t: Any) -> Any:
-    return None if t is None else np.asarray(t).copy()
+    return None if t is None else np.asarray(t.detach()).copy()
 
 
 def _calls(name: str, device: str, backend: str | None) -> tuple[list, Any]:
@@ -114,7 +114,7 @@ def test_issue_snippet_replays(device: str) -> None:
     for i in range(4):
         out = hc(w)
         out.backward()
-        np.testing.assert_array_equal(np.asarray(out), np.asarray(w.detach() * 2.0).sum())
+        np.testing.assert_array_equal(np.asarray(out.detach()), np.asarray(w.detach() * 2.0).sum())
         np.testing.assert_array_equal(np.asarray(w.grad), np.full((3, 4), 2.0 * (i + 1)))
     assert hc.traces == 3
 

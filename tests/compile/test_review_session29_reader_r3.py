@@ -54,14 +54,6 @@ def _wide_dict_entry_read_by_a_computed_key(m):
     return got
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler/state.py code_names/ValuesRead._named_entries: a dict's entries are "
-    "read (and guarded) only at the string keys the code spells as constants; a key that is "
-    "an argument, a global or closure variable, or computed is never read, so a replay bakes "
-    "the entry's old value; fix: code_names notes a subscript (BINARY_SUBSCR, .get) whose key "
-    "is not a constant, and then a dict holder is read whole (wide: complete = False, eager)",
-)
 @pytest.mark.parametrize(
     "program",
     [
@@ -87,13 +79,5 @@ def _radam_tensor_betas(m):
     return [p.detach() for p in ps]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensorweaver_numpy/backend.py pow (_power): a float32 0-d 0.9 ** 4.0 is "
-    "0.65609997511 where torch's is the correctly rounded 0.65609991550; since this session "
-    "RAdam keeps tensor betas as 0-d tensors (_tensor_options), so its bias corrections "
-    "take that pow (HEAD matched torch bit-for-bit); fix: a float32 pow as torch's (in "
-    "float64, rounded once)",
-)
 def test_radam_with_tensor_betas_in_float32():
     same(_radam_tensor_betas, "numpy", decimals=None)

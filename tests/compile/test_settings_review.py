@@ -119,7 +119,7 @@ def test_a_step_returning_a_recomputed_number_replays(what: str) -> None:
             if what in ("momentum", "betas"):
                 group[what] = 0.9 - 0.05 * i if what == "momentum" else (0.9 - 0.01 * i, 0.99)
             loss, number = fn(x, y)
-            seen.append((np.asarray(loss).tolist(), number, type(number)))
+            seen.append((np.asarray(loss.detach()).tolist(), number, type(number)))
         return seen, fn
 
     (want, _), (got, fn) = run(False), run(True)
@@ -195,7 +195,7 @@ def test_a_setting_the_step_keeps_is_a_plain_number_later(setting: str) -> None:
         losses = []
         for i in range(7):
             opt.param_groups[0][setting] = 0.09 - 0.01 * i
-            losses.append(np.asarray(fn(x, y)).tolist())
+            losses.append(np.asarray(fn(x, y).detach()).tolist())
         params = [np.asarray(p.detach()).tolist() for p in model.parameters()]
         return losses, params, {kept["first"]: "found"}.get(0.1 if setting == "lr" else 0.9), fn
 

@@ -50,7 +50,10 @@ def train(seed: int, compile: bool) -> tuple:  # noqa: A002
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CompileWarning)
         history = tw.fit(model, data(), epochs=3, progress=False, compile=compile, **options(seed))
-    state = {name: np.asarray(t) for name, t in [*model.named_parameters(), *model.named_buffers()]}
+    state = {
+        name: np.asarray(t.detach())
+        for name, t in [*model.named_parameters(), *model.named_buffers()]
+    }
     return history, state, [str(w.message) for w in caught]
 
 

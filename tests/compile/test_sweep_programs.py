@@ -396,7 +396,7 @@ def snapshot(prog: Program, out: Any) -> dict:
     model, opt, sched = prog.model, prog.opt, prog.sched
     snap: dict = {"out": out if isinstance(out, float) else np.asarray(out)}
     for name, t in model.named_parameters():
-        snap[f"param {name}"] = np.asarray(t)
+        snap[f"param {name}"] = np.asarray(t.detach())
         snap[f"grad {name}"] = None if t.grad is None else np.asarray(t.grad)
         snap[f"requires_grad {name}"] = t.requires_grad
     for name, t in model.named_buffers():

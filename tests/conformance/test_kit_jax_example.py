@@ -45,9 +45,9 @@ def test_jax_plugin_passes_the_selected_kit_checks(jax_example, tmp_path):
     run = jax_example.kit("jax", tmp_path, "-k", SELECTED)
     assert run.returncode == 0, run.output[-5000:]
     assert "jax passed every selected check" in run.verdict()
-    # only the optional scatter_reduce, tril, triu, aminmax and host_aminmax, which the plugin
-    # leaves to the core, and the cases of complex numbers (the plugin lists no complex
-    # dtype) are not run
+    # only the optional scatter_reduce, tril, triu, aminmax, host_aminmax, select and split,
+    # which the plugin leaves to the core, and the cases of complex numbers (the plugin lists no
+    # complex dtype) are not run
     not_run = {c: o for c, o in run.outcomes.items() if o != "passed"}
     assert not_run and set(not_run.values()) == {"skipped"}, not_run
     left_out = (
@@ -55,6 +55,8 @@ def test_jax_plugin_passes_the_selected_kit_checks(jax_example, tmp_path):
         "optional/triangles/",
         "optional/aminmax/",
         "optional/host_aminmax/",
+        "optional/select/",
+        "optional/split/",
         "fft/",
         "complex/",
     )

@@ -207,7 +207,7 @@ def _twins(name: str, requires_grad: bool = False) -> tuple:
 
 def _close(ours: Any, theirs: torch.Tensor, rtol: float = 1e-9) -> None:
     np.testing.assert_allclose(
-        np.asarray(ours, dtype=np.float64), theirs.detach().numpy(), rtol=rtol, atol=1e-11
+        np.asarray(ours.detach(), dtype=np.float64), theirs.detach().numpy(), rtol=rtol, atol=1e-11
     )
 
 

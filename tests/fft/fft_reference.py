@@ -25,7 +25,7 @@ def values(shape: tuple, dtype: str, seed: int = 0) -> np.ndarray:
 def host(t: Any) -> np.ndarray:
     if isinstance(t, torch.Tensor):
         return t.detach().resolve_conj().numpy()
-    return np.asarray(t.detach())
+    return np.asarray(t.detach().resolve_conj().resolve_neg())
 
 
 def loss(m: Any, y: Any) -> Any:

@@ -91,7 +91,9 @@ def test_model_ensembling(backend):
     got = _ensemble(tw, ours, tw.tensor(data))
     assert_tree_like(got, _ensemble(torch, theirs, torch.tensor(data)))
     for i, model in enumerate(ours):  # the tutorial's check against a loop over the models
-        np.testing.assert_allclose(np.asarray(got[2][i]), np.asarray(model(tw.tensor(data[i]))))
+        np.testing.assert_allclose(
+            np.asarray(got[2][i].detach()), np.asarray(model(tw.tensor(data[i])).detach())
+        )
     # the stacked parameters are new leaves: an optimizer can train the whole ensemble
     loss = got[3].square().sum()
     loss.backward()

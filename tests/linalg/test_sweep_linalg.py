@@ -91,7 +91,8 @@ def layout(m: Any, a: np.ndarray, how: str, grad: bool) -> tuple[Any, Any]:
 def host(x: Any) -> np.ndarray:
     if isinstance(x, torch.Tensor):
         return x.detach().resolve_conj().resolve_neg().numpy()
-    return np.asarray(x.detach())
+    # (resolved: torch's np.asarray refuses them too)
+    return np.asarray(x.detach().resolve_conj().resolve_neg())
 
 
 def name_of(dtype: Any) -> str:

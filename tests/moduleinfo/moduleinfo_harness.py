@@ -235,7 +235,9 @@ class Unsupported(Exception):
 
 
 def as_numpy(value: tw.Tensor) -> np.ndarray:
-    return np.asarray(value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value)
+    if isinstance(value, torch.Tensor):
+        return np.asarray(value.detach().cpu().numpy())
+    return np.asarray(value.detach() if isinstance(value, tw.Tensor) else value)
 
 
 def assert_close(

@@ -35,7 +35,7 @@ def test_rnn_bfloat16_input_under_autocast_matches_torch(kind: str, kwargs: dict
         got = ours(tw.tensor(x.double().numpy(), device="torch:cpu").to(tw.bfloat16))[0]
     assert got.dtype is tw.bfloat16
     np.testing.assert_allclose(
-        np.asarray(got.double().to("numpy")), expected.double().detach().numpy(), atol=8e-3
+        np.asarray(got.detach().double().to("numpy")), expected.double().detach().numpy(), atol=8e-3
     )
 
 
@@ -57,7 +57,7 @@ def test_lstm_with_projection_under_autocast_returns_bfloat16_as_torch(packed: b
         expected, got = expected.data, got.data
     assert got.dtype.name == str(expected.dtype).split(".")[1]
     np.testing.assert_allclose(
-        np.asarray(got.double().to("numpy")), expected.double().detach().numpy(), atol=8e-3
+        np.asarray(got.detach().double().to("numpy")), expected.double().detach().numpy(), atol=8e-3
     )
 
 
@@ -81,7 +81,9 @@ def test_batchnorm_empty_batch_then_a_batch_tracks_as_torch(momentum: float | No
     for x in (torch.randn(0, 3), torch.randn(4, 3)):
         expected = theirs(x)
         got = ours(tw.tensor(x.numpy()))
-        np.testing.assert_allclose(np.asarray(got), expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            np.asarray(got.detach()), expected.detach().numpy(), rtol=1e-5, atol=1e-6
+        )
     assert int(ours.num_batches_tracked.item()) == int(theirs.num_batches_tracked)
     np.testing.assert_allclose(
         np.asarray(ours.running_mean), theirs.running_mean.numpy(), rtol=1e-6

@@ -35,7 +35,9 @@ def _inputs(framework: object) -> list:
 
 
 def _close(ours: tw.Tensor, theirs: torch.Tensor) -> None:
-    np.testing.assert_allclose(np.asarray(ours), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(ours.detach()), theirs.detach().numpy(), rtol=1e-10, atol=1e-12
+    )
 
 
 # Which of (output, h_n, c_n) the loss uses: the others get no gradient (None in backward).

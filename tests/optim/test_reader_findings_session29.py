@@ -24,15 +24,6 @@ def _linear_weight_written_through_data(m: Any) -> Any:
     return x.grad
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing (HEAD 9ffa9f1 too): linear with a bias (fused node on torch:cpu, "
-    "addmm on numpy) keeps the weight's old array in its saved values; a .data write "
-    "(mul_/copy_/sub_, add_ on torch:cpu) rebinds the weight's array, so backward uses "
-    "the old weight where PyTorch uses the new one. nn/functional/linear.py linear / "
-    "ops/composite.py fused_or_reference: re-read the weight at backward where its array "
-    "changed without a version bump (as Resaved does for embedding's indices)",
-)
 @pytest.mark.parametrize("device", DEVICES)
 def test_linear_weight_written_through_data_reaches_backward(device: str) -> None:
     same(_linear_weight_written_through_data, device)
@@ -48,12 +39,6 @@ def _sgd_momentum_grad_is_buffer(m: Any) -> Any:
     return p, p.grad
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing: buf.mul_(momentum).add_(grad) where grad IS buf gives 1.8 buf in "
-    "PyTorch (the add reads the scaled buffer); optim/sgd.py SGD._step_group reads the "
-    "gradient arrays before foreach_update rebinds the buffer (1.9 buf)",
-)
 @pytest.mark.parametrize("device", DEVICES)
 def test_sgd_momentum_gradient_that_is_its_buffer(device: str) -> None:
     same(_sgd_momentum_grad_is_buffer, device)
@@ -68,12 +53,6 @@ def _sgd_grad_aliases_earlier_param(m: Any) -> Any:
     return p, q
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing: PyTorch steps p in place first, so q steps along p's new values; "
-    "optim/sgd.py SGD._step_group / ops/in_place_writes.py foreach_update rebind p (its "
-    "array is shared with q.grad, so not written in place) and q reads p's old array",
-)
 @pytest.mark.parametrize("device", DEVICES)
 def test_sgd_gradient_sharing_an_earlier_parameter(device: str) -> None:
     same(_sgd_grad_aliases_earlier_param, device)
@@ -87,13 +66,6 @@ def _from_numpy_data_write_then_backward(m: Any) -> Any:
     return y.grad, y._version
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing: a write through .data of a NumPy-shared tensor bumps the tensor's "
-    "own version (torch: 0), so backward raises 'modified by an inplace operation' where "
-    "PyTorch returns 2 * (new values). tensor.py: the host-shared (_writes_through) write "
-    "path of a .data alias (_own_counter) must not count on its base",
-)
 @pytest.mark.parametrize("device", DEVICES)
 def test_from_numpy_write_through_data_is_no_inplace_error(device: str) -> None:
     same(_from_numpy_data_write_then_backward, device)

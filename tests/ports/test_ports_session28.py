@@ -97,20 +97,6 @@ REFUSED_BY_NUMPY = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Tensor.__array__ (core/tensorweaver/tensor.py) copies through backend.to_host "
-    "without the refusals Tensor.numpy() makes, so np.asarray(t) of a tensor that requires "
-    "grad or has its conjugate/negative bit set returns an array where torch raises "
-    "RuntimeError (torch's __array__ calls self.numpy()); fix: apply numpy()'s three checks "
-    "in __array__ before copying (copy=None/True and with a dtype), skipped for "
-    "tensorweaver's own reads (testing, serialization: the caller's module by "
-    "sys._getframe) -- tried in session 29: ~300 tests then failed in tests/autograd_extras "
-    "(sweep harness), tests/fft (sweeps of ifft/ihfft conj views), tests/distributions "
-    "(KL/transform comparisons), tests/func, tests/array_api, whose helpers hand tensors that "
-    "require grad or conj views to np.asarray/np.testing; those helpers need .detach() / "
-    ".resolve_conj() first",
-)
 @pytest.mark.parametrize("spec", FAST)
 def test_numpy_arrays_of_tensors_numpy_refuses_are_refused_as_torch(spec: str) -> None:
     same_each(REFUSED_BY_NUMPY, spec)

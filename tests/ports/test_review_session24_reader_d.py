@@ -516,14 +516,6 @@ def test_vector_times_batch_of_one_reshape_is_a_view(spec: str) -> None:
     same(_chain_of((3,), (1, 3, 2), True, True), spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/linalg.py _matmul/_folded reshape a non-contiguous batch's rows as a view "
-    "(ViewBackward0 of the leaf) where PyTorch's reshape must copy (UnsafeViewBackward0 of "
-    "CloneBackward0 under MmBackward0/MvBackward0): a hook on that node is missing. Fix: "
-    "when the batch's leading dims cannot be viewed as rows, label the rows as the copy "
-    "(as _transposed_rows does)",
-)
 def test_strided_batch_times_matrix_copies_its_rows(spec: str) -> None:
     same_each(
         {

@@ -637,11 +637,6 @@ def test_numpy_ufunc_of_a_tensor_is_a_tensor(spec: str, ufunc: Callable) -> None
     _check(spec, fn)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="np.asarray() of a tensor that requires grad converts it; PyTorch raises "
-    "RuntimeError (call detach() first)",
-)
 def test_numpy_array_of_a_tensor_requiring_grad_raises(spec: str) -> None:
     _check_raises(spec, lambda m: np.asarray(m.tensor([1.0, 2.0], requires_grad=True)))
 

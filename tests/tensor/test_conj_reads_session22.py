@@ -53,15 +53,6 @@ def test_strides_of_views_of_a_conj_view_as_torch(
         assert _strides(tw, shape, before, after) == _strides(torch, shape, before, after)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/views.py part_layout: a conj() of a transposed base holds an array the "
-    "backend lays out in C order where a dimension has size 1 (NumPy's and torch's "
-    "conj kernels pick their own stride there), so the steps of a view of it along such a "
-    "dimension cannot be told apart from its neighbours' and come back as the array's, "
-    "not the base's. Fix: make conj's array (ops/complex.py conj_physical for a view) keep "
-    "its base's strides, size-1 dimensions too (allocate it with the base's layout)",
-)
 def test_strides_of_a_view_of_a_conj_of_a_transposed_base(backend: str) -> None:
     with tw.device(backend):
         assert _strides(tw, (2, 1, 3), "t", "idx") == _strides(torch, (2, 1, 3), "t", "idx")

@@ -40,7 +40,7 @@ def _tw(t: torch.Tensor) -> Any:
 
 def _same_bits(ours: Any, theirs: torch.Tensor) -> None:
     assert str(ours.dtype) == "tensorweaver.float16", ours.dtype
-    got, want = np.asarray(ours.double()), theirs.detach().double().numpy()
+    got, want = np.asarray(ours.detach().double()), theirs.detach().double().numpy()
     assert got.shape == want.shape, (got.shape, want.shape)
     differ = ~((got == want) | (np.isnan(got) & np.isnan(want)))
     assert not differ.any(), f"{differ.sum()} of {differ.size} differ at {np.argwhere(differ)}"

@@ -186,6 +186,8 @@ class GradFn:
                 edges = node.edges if node.parents is not None else node.edges[1]
                 return _FUSED_STEPS[kernel](rank, edges)
         functions = [(_function_of(p), output_nr(p)) for p in inputs]
+        if node.op in ("real", "imag"):  # (PyTorch's: a select of the input's view_as_real)
+            functions = [_step("ViewAsRealBackward0", functions[0])]
         shown = shown_inputs(node)
         return tuple(functions if shown is None else [functions[i] for i in shown])
 

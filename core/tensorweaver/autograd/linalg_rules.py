@@ -414,6 +414,38 @@ def _cholesky_solve(node: Any, g: Tensor) -> tuple:
     return gb, gl
 
 
+def _cdist(node: Any, g: Tensor) -> tuple:
+    """PyTorch's ``_cdist_backward`` from the distances the node kept (ops/structure.py
+    cdist), as its CdistBackward0 reads its saved result: each gap ``x1[i] - x2[j]``'s
+    gradient, summed over the other set's rows."""
+    x1, x2 = node.inputs
+    power = saved(node)
+    kept = node.saved[2]  # (a Tensor where saved_tensors_hooks packed it: what unpack gave)
+    (dist,) = (node.output(kept.native),) if isinstance(kept, Tensor) else outputs(node)
+    dist, g = mv.unsqueeze(dist, -1), mv.unsqueeze(g, -1)
+    diff = ew.sub(mv.unsqueeze(x1, -2), mv.unsqueeze(x2, -3))
+    if power == 0:
+        gaps = ew.mul(diff, 0)
+    elif power == 1:
+        gaps = ew.mul(ew.sign(diff), g)
+    elif power == float("inf"):  # (the gaps as large as their distance)
+        gaps = ew.mul(ew.mul(ew.sign(diff), ew.eq(ew.abs(diff), dist)), g)
+    else:  # 0 where the distance is 0, and below p = 1 where the gap is
+        zero = ew.eq(dist, 0)
+        scale = ew.div(g, ew.pow(ew.where(zero, 1.0, dist), power - 1))
+        if power == 2:
+            gaps = ew.mul(diff, scale)
+        else:
+            flat = ew.eq(diff, 0)
+            size = ew.pow(ew.where(flat, 1.0, ew.abs(diff)), power - 1)
+            gaps = ew.mul(ew.where(flat, 0.0, ew.mul(ew.sign(diff), size)), scale)
+        gaps = ew.where(zero, 0.0, gaps)
+    return (
+        rd.sum(gaps, -2) if _needs(node, 0) else None,
+        ew.neg(rd.sum(gaps, -3)) if _needs(node, 1) else None,
+    )
+
+
 def _undefined(node: Any, g: Tensor) -> tuple:
     """No gradient at all (the count of nonzeros): PyTorch leaves the input's grad None."""
     return (None,)
@@ -444,6 +476,7 @@ LINALG_GRADIENTS: dict[str, Callable[[Any, Tensor], tuple]] = {
     "linalg_pinv": _pinv,
     "linalg_cholesky_solve": _cholesky_solve,
     "linalg_vector_norm_0": _undefined,
+    "cdist": _cdist,
     # Whole functions as one backend call (tensorweaver.linalg.fused).
     "linalg_function": function_backward,
     "linalg_outputs": outputs_backward,

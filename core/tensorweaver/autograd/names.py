@@ -26,6 +26,9 @@ RENAMED = {
     "pad": "ConstantPadNdBackward0",
     "clamp": "ClampBackward1",
     "log1p": "Log1PBackward0",
+    # (PyTorch's real/imag of a complex tensor: a select of its view_as_real)
+    "real": "SelectBackward0",
+    "imag": "SelectBackward0",
     # torch.special's own kernels
     "erfcx": "SpecialErfcxBackward0",
     "i0e": "SpecialI0EBackward0",

@@ -301,6 +301,16 @@ def output_rewritten(node: Any, old: Any, new: Any) -> None:
             inner = kept.saved  # (the backend's saved values: the output first, softmax's)
             if type(inner) is tuple and inner and inner[0] is old:
                 kept.saved = (new, *inner[1:])
+    elif node.op == "linalg_function":
+        # (a backend's whole linalg call, linalg/fused.py: its backward reads the output the
+        # backend recorded, which takes the new values where the backend can write them)
+        rewrite = getattr(node.inputs[0].backend, "rewrite_linalg_output", None)
+        if rewrite is not None:
+            rewrite(saved[:2], new)
+    elif type(saved) is tuple and len(saved) == 4 and saved[2] is old and saved[1] is None:
+        # (a linalg primitive's one output, kept beside what its rule reads: solve_triangular's
+        # flags, lu_factor's pivots; linalg/primitives.py _wrap)
+        node.saved = (saved[0], None, new, saved[3])
     elif type(saved) is tuple and saved and saved[0] is old and node.op == "relu":
         # (a fused kernel's mask, saved beside the output, holds the old values': dropped,
         # the rule reads the output; ``old`` may be ``new``, written in its memory)

@@ -42,6 +42,7 @@ from tensorweaver.optim.optimizer import as_float32
 from tensorweaver.tensor import (
     _HOST_SHARED,
     _SHARED_STORAGES,
+    _UNCOUNTED,
     _WRITES,
     Tensor,
     _private_copy,
@@ -249,6 +250,9 @@ class GraphBuilder:
         # In-place changes (write_backs): (location, variable of the new array, id of the
         # array the location held), which a compiler may write into that array (donated).
         self._takes: list[tuple[str, str, int]] = []
+        # The version of the tensor each watched location held before the step (a change
+        # that left it alone was made through ``.data``: written back uncounted).
+        self._versions: dict[str, int] = {}
         # Results: id(tensor a location held before and after the step) -> that location;
         # the ids of the tensors locations hold after it, of returned tensors; the tensors
         # rebuilt (id -> variable) by the lines ``finish``.
@@ -297,6 +301,8 @@ class GraphBuilder:
         elif value is not None:
             self.sources.setdefault(id(native), expr)
         dtype = value.dtype if isinstance(value, Tensor) else None
+        if isinstance(value, Tensor):
+            self._versions[expr] = value._version
         self.watched.append((expr, getter, value, native, dtype))
 
     # -- values -------------------------------------------------------------------------
@@ -661,7 +667,10 @@ class GraphBuilder:
                     # shared with NumPy, passed on to the tensor's views and aliases.
                     new = self.value(now.native)
                     self._takes.append((expr, new, id(native)))
-                    out.append(f"{expr}._take({new})")
+                    if now._version == self._versions.get(expr):  # (through ``.data``)
+                        out.append(f"{self.bind(_take_uncounted)}({expr}, {new})")
+                    else:
+                        out.append(f"{expr}._take({new})")
             elif isinstance(now, Tensor):
                 kept = _kept(now) and self._reachable(now._alias_of)
                 if expr.endswith("]") and _in_module(expr) and (kept or _whole(now)):
@@ -1077,3 +1086,12 @@ def leaves(value: Any) -> list[Any]:
     if type(value) is dict:
         return [leaf for item in value.values() for leaf in leaves(item)]
     return [value]
+
+
+def _take_uncounted(t: Tensor, native: Any) -> None:
+    """``t._take(native)`` as a write through ``t.data``: no new version of ``t``."""
+    _UNCOUNTED[0] += 1
+    try:
+        t._take(native)
+    finally:
+        _UNCOUNTED[0] -= 1

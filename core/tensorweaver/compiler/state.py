@@ -256,8 +256,12 @@ class ValuesRead:
     are those met (the step may read them: they are guarded and located by identity, so
     one the caller rebinds traces again). Of a dict or a plain object, only the entries the
     walked code names are read (all where some code reads entries it does not name:
-    :func:`code_names`). Modules, optimizers and arrays met are not entered; tuples, bound
-    methods and partials are entered without a read (they never change).
+    :func:`code_names`; a dict's all where some code reads a container that may be a dict
+    at a key it does not spell: :func:`unspelled_keys`); of a user's module or class (a
+    config module, a class of settings, a plain object's class), those it names
+    (:meth:`_namespace_entries`). Modules,
+    optimizers and arrays met are not entered; tuples, bound methods and partials are
+    entered without a read (they never change).
     """
 
     def __init__(self, known: set[int], grown: dict[int, tuple[Any, tuple]]) -> None:
@@ -270,7 +274,13 @@ class ValuesRead:
         # reads entries it does not name), and the holders whose entries it may read:
         # ``(holder, how, depth, keys read)``, read when the walk is done (:meth:`settle`:
         # a caller's counter beside a setting the step reads is not the step's).
-        self._names: set[str] | None = set()
+        self._names: set[str] = set()
+        # What the walked code reads without naming it (:func:`code_names`): "items" (a
+        # dict's entries), "attrs" (attributes: then a dict's entries too).
+        self._wide: set[str] = set()
+        # True where the walked code may read a dict at a key it does not spell
+        # (:func:`unspelled_keys`): then a dict's entries are read at every key.
+        self._any_key = False
         self._holders: list[tuple[Any, str, int, set]] = []
         # False where a value the step may read is not read (past ``_MOST``, or in a wide
         # holder whose code reads entries it does not name): no guard can cover it.
@@ -284,7 +294,10 @@ class ValuesRead:
         """Note that ``holder`` gave ``value`` (see the class), and walk what it holds."""
         cls = type(value)
         if issubclass(cls, (type, ModuleType)):
-            return  # (classes and modules: the globals a helper names most)
+            # (classes and modules, the globals a helper names most, by their entries alone:
+            # a user's config module or class of settings)
+            self.enter(value, depth - 1)
+            return
         if len(self.reads) >= _MOST:
             self.complete = False
             return
@@ -295,6 +308,13 @@ class ValuesRead:
     def enter(self, obj: Any, depth: int) -> None:
         """Walk the values ``obj`` holds (the caller checks ``obj``'s identity)."""
         cls = type(obj)  # (not isinstance: some objects' __class__ is a property)
+        if issubclass(cls, (type, ModuleType)):
+            if depth > 0 and id(obj) not in self._entered and _namespace(obj):
+                self._entered.add(id(obj))
+                self._holders.append((obj, "attr", depth, set()))
+                for base in obj.__mro__[1:] if cls is type else ():  # (inherited settings)
+                    self.enter(base, depth)
+            return
         if issubclass(cls, Tensor):
             if id(obj) not in self._known:
                 self._known.add(id(obj))
@@ -342,6 +362,7 @@ class ValuesRead:
                 return
             if type(attrs) is dict:
                 self._holders.append((obj, "attr", depth, set()))
+            self.enter(cls, depth)  # (its class's attributes read through it)
 
     def keywords(self, values: dict, depth: int) -> None:
         """Walk a dict of keyword arguments: all its items (its keys are parameters' names,
@@ -357,7 +378,9 @@ class ValuesRead:
         """Read the entries of the holders met that the walked code may name, until the
         functions those entries lead to name no more."""
         met = None
-        while met != (met := (len(self._holders), len(self._names or ()), self._names is None)):
+        while met != (
+            met := (len(self._holders), len(self._names), len(self._wide), self._any_key)
+        ):
             for holder, how, depth, seen in list(self._holders):
                 for key, value in self._named_entries(holder, how):
                     if key not in seen:
@@ -370,8 +393,12 @@ class ValuesRead:
         name); of a dict the step grew (``"grown"``) or a holder of more than ``_WIDTH``
         entries (an argparse Namespace of many options), the string keys it names, looked
         up (a wide one whose other entries it may read: :attr:`complete` is False)."""
+        if how == "attr" and isinstance(holder, (type, ModuleType)):
+            return self._namespace_entries(holder)
         entries = vars(holder) if how == "attr" else _slots_of(holder) if how == "slot" else holder
-        names = self._names
+        dicts = how in ("item", "grown")
+        unnamed = self._wide if dicts else self._wide & {"attrs"}
+        names = None if unnamed or (how == "item" and self._any_key) else self._names
         if how != "grown" and len(entries) <= _WIDTH:
             return [
                 (key, value)
@@ -384,21 +411,47 @@ class ValuesRead:
             self.complete = False
         return [] if names is None else [(k, entries[k]) for k in sorted(names & entries.keys())]
 
-    def function(self, func: FunctionType, depth: int, own: bool = False) -> None:
+    def _namespace_entries(self, holder: Any) -> list[tuple[Any, Any]]:
+        """The entries of a user's module or class ``holder`` that the walked code may read:
+        those it names, looked up; where it reads entries it does not name, all but the
+        functions, classes and modules it defines or imports and the dunder names (past
+        ``_WIDTH`` of them, :attr:`complete` is False)."""
+        entries = vars(holder)
+        if "attrs" not in self._wide:
+            return [(k, entries[k]) for k in sorted(self._names & entries.keys())]
+        data = [
+            (k, v)
+            for k, v in list(entries.items())
+            if not (k.startswith("__") or isinstance(v, _DEFINED))
+        ]
+        if len(data) > _WIDTH:
+            self.complete = False
+            return []
+        return data
+
+    def function(
+        self,
+        func: FunctionType,
+        depth: int,
+        own: bool = False,
+        arguments: dict[str, Any] | None = None,
+    ) -> None:
         """Walk what ``func`` reads: its code, closure cells, the globals its code names,
         its defaults. ``own``: the compiled function itself, whose cells and directly
-        named globals the guards check already (:func:`referenced`)."""
+        named globals the guards check already (:func:`referenced`), called with
+        ``arguments`` (by parameter name)."""
         if not _users(func):  # (a function's __module__ names where it was defined)
             wrapped = getattr(func, "__wrapped__", None)
             if wrapped is not None:
                 self.enter(wrapped, depth)
             return
         code = func.__code__
-        names_read = code_names(code)
-        if names_read is None or self._names is None:
-            self._names = None
-        else:
-            self._names |= names_read
+        names_read, wide = code_names(code)
+        self._names |= names_read
+        self._wide |= wide
+        self._any_key = self._any_key or any(
+            not isinstance(value, _NOT_DICTS) for value in _containers(func, arguments or {})
+        )
         if not own:
             self.reads.append((func, "getattr", "__code__", code))
             for cell in func.__closure__ or ():
@@ -431,6 +484,7 @@ class ValuesRead:
                 if hooks:
                     for hook in hooks.values():
                         self.enter(hook, _DEPTH)
+            self.enter(type(m), _DEPTH)  # (a user subclass's class attributes it names)
             forward = getattr(type(m), "forward", None)
             if forward is not None and _FORWARDS.get(forward, True):
                 self.enter(forward, _DEPTH)
@@ -503,6 +557,24 @@ def _users(defined: Any) -> bool:
     return f"{module}.{defined.__qualname__}" in _HOLDERS
 
 
+#: What a module or class defines or imports rather than holds as a setting.
+_DEFINED = (FunctionType, type, ModuleType, classmethod, staticmethod, property)
+
+
+def _namespace(obj: Any) -> bool:
+    """Whether the walk reads the entries of module or class ``obj``: a user's module, or
+    a class of the user's (a plain one or an ``nn.Module`` subclass, whose class attributes
+    its code reads through ``self``; not an optimizer's or a tensor's, whose attributes
+    are walked as theirs; tw's own classes are not the user's)."""
+    if type(obj) is ModuleType:
+        return str(getattr(obj, "__name__", "")).partition(".")[0] not in _LIBRARIES
+    return (
+        type(obj) is type
+        and _users(obj)
+        and not issubclass(obj, (Optimizer, LRScheduler, Tensor, BaseException))
+    )
+
+
 def scalar_tuple(value: Any) -> bool:
     """Whether ``value`` is a tuple of Python scalars (read by value, as a number)."""
     return type(value) is tuple and all(type(v) in SCALARS for v in value)
@@ -518,30 +590,140 @@ def global_names(code: CodeType) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-#: Names through which code reads a holder's entries without naming them.
-_WHOLE = frozenset(("items", "values", "keys", "__dict__", "vars", "getattr", "copy", "update"))
+#: Names through which code reads a holder's attributes without naming them.
+_WHOLE_ATTRS = frozenset(("__dict__", "vars", "getattr", "attrgetter"))
+#: Names through which code reads a dict's entries without naming them.
+_WHOLE_ITEMS = frozenset(("items", "values", "keys", "copy", "update"))
 #: Instructions that do so too (``f(**cfg)``, ``{**cfg}``).
 _WHOLE_OPS = frozenset(("DICT_MERGE", "DICT_UPDATE"))
 
 
 @functools.lru_cache(maxsize=1024)
-def code_names(code: CodeType) -> frozenset[str] | None:
+def code_names(code: CodeType) -> tuple[frozenset[str], frozenset[str]]:
     """The attribute names and string keys ``code`` (and the code nested in it) may read
-    a holder's entries by: its names and string constants (in tuples too); None where it
-    may read entries it does not name (``.items()``, ``getattr``, ``**cfg``, ...)."""
+    a holder's entries by: its names and string constants (in tuples too); and what it may
+    read without naming it: "attrs" (``getattr``, ``vars``, ...), "items" (``.items()``,
+    ``**cfg``, ...)."""
     names = set(code.co_names)
-    if names & _WHOLE or any(i.opname in _WHOLE_OPS for i in dis.get_instructions(code)):
-        return None
+    wide = {"attrs"} if names & _WHOLE_ATTRS else set()
+    if names & _WHOLE_ITEMS or any(i.opname in _WHOLE_OPS for i in dis.get_instructions(code)):
+        wide.add("items")
     for const in code.co_consts:
         if type(const) is CodeType:
-            nested = code_names(const)
-            if nested is None:
-                return None
+            nested, nested_wide = code_names(const)
             names |= nested
+            wide |= nested_wide
         else:
             consts = const if type(const) in (tuple, frozenset) else (const,)
             names.update(c for c in consts if type(c) is str)
-    return frozenset(names)
+    return frozenset(names), frozenset(wide)
+
+
+#: Methods that read a dict at the key they are passed.
+_KEYED = frozenset(("get", "pop", "setdefault", "__getitem__"))
+#: Functions that do so too (``operator.getitem(cfg, key)``).
+_KEYING = frozenset(("getitem", "itemgetter"))
+#: What makes a key the code spells: a constant (its string is one of :func:`code_names`),
+#: or a slice or tuple (no string key: :meth:`ValuesRead._named_entries` reads those).
+_SPELLED = frozenset(("LOAD_CONST", "LOAD_SMALL_INT", "BUILD_SLICE", "BUILD_TUPLE"))
+_CONSTANT = frozenset(("LOAD_CONST", "LOAD_SMALL_INT"))
+_CALLS = frozenset(("PRECALL", "CALL"))
+#: How code loads a container it subscripts, by a name :meth:`ValuesRead.function` looks up.
+_NAMED_LOADS = {
+    "LOAD_GLOBAL": "global",
+    "LOAD_NAME": "global",
+    "LOAD_DEREF": "cell",
+    "LOAD_FAST": "argument",
+}
+#: A container loaded otherwise (an attribute, a call's result): it may be any dict.
+UNKNOWN = ("", "")
+
+
+@functools.lru_cache(maxsize=1024)
+def unspelled_keys(code: CodeType) -> frozenset[tuple[str, str]]:
+    """The containers ``code`` (or the code nested in it) may read at a key that is not one
+    of its constants (``cfg[key]``, ``cfg.get("k" + s)``, with the key an argument, a
+    closure or global variable or computed): ``("global", name)``, ``("cell", name)`` or
+    ``("argument", name)`` (a parameter it never rebinds) where it loads the container by
+    that name, :data:`UNKNOWN` otherwise."""
+    if _KEYING & set(code.co_names):
+        return frozenset((UNKNOWN,))
+    ops = list(dis.get_instructions(code))
+    found = set()
+    for j, op in enumerate(ops):
+        if op.opname == "BINARY_SUBSCR" or (op.opname == "BINARY_OP" and op.argrepr == "[]"):
+            if j and ops[j - 1].opname not in _SPELLED:
+                found.add(_container(ops, _key_start(ops, j)))
+        elif op.opname in ("LOAD_METHOD", "LOAD_ATTR") and op.argval in _KEYED:
+            if not _spelled_call(ops[j + 1 : j + 4]):
+                found.add(_container(ops, j))
+    parameters = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    rebound = {i.argval for i in ops if i.opname in ("STORE_FAST", "DELETE_FAST")}
+    found = {
+        UNKNOWN if how == "argument" and (n not in parameters or n in rebound) else (how, n)
+        for how, n in found
+    }
+    for const in code.co_consts:
+        if type(const) is CodeType:  # (its cells and arguments are its own)
+            found.update(
+                UNKNOWN if how != "global" else (how, n) for how, n in unspelled_keys(const)
+            )
+    return frozenset(found)
+
+
+def _spelled_call(after: list) -> bool:
+    """Whether the instructions ``after`` a keyed method pass it a constant key (and
+    maybe a constant default) or nothing: the call comes right after the constants."""
+    names = [i.opname for i in after]
+    if names[:1] and names[0] in _CALLS:
+        return True
+    if not names or names[0] not in _SPELLED:
+        return False
+    return names[1:2] != [] and (
+        names[1] in _CALLS or (names[1] in _CONSTANT and names[2:3] != [] and names[2] in _CALLS)
+    )
+
+
+def _key_start(ops: list, j: int) -> int:
+    """Where the key of the subscript ``ops[j]`` starts: walking back, where the
+    instructions since push one value (0 where that is not found)."""
+    pushed = 0
+    for k in range(j - 1, 0, -1):
+        i = ops[k]
+        if i.is_jump_target or "JUMP" in i.opname:
+            return 0
+        pushed += dis.stack_effect(i.opcode, i.arg if i.opcode >= dis.HAVE_ARGUMENT else None)
+        if pushed == 1:
+            return k
+    return 0
+
+
+def _container(ops: list, start: int) -> tuple[str, str]:
+    """How the container whose load ends just before ``ops[start]`` is loaded."""
+    load = ops[start - 1] if start > 0 else None
+    how = _NAMED_LOADS.get(load.opname) if load is not None else None
+    return UNKNOWN if how is None else (how, load.argval)
+
+
+#: What a container the code subscripts holds where it is not a dict (nor an object).
+_NOT_DICTS = (Tensor, np.ndarray, Module, list, tuple, str, bytes, range)
+
+
+def _containers(func: FunctionType, arguments: dict[str, Any]) -> list[Any]:
+    """What the containers ``func``'s code reads at keys it does not spell hold
+    (:func:`unspelled_keys`): the globals', cells' and ``arguments``' values; ``None`` for
+    the others (an attribute, an argument not known: they may be any dict)."""
+    code = func.__code__
+    cells = dict(zip(code.co_freevars, func.__closure__ or ()))
+    found = []
+    for how, name in unspelled_keys(code):
+        if how == "cell" and name in cells:
+            found.append(cell_value(cells[name]))
+        elif how == "global":
+            found.append(func.__globals__.get(name))
+        else:
+            found.append(arguments.get(name) if how == "argument" else None)
+    return found
 
 
 def cell_value(cell: Any) -> Any:
@@ -619,7 +801,7 @@ class StepState:
             seen = {id(x) for x in self.modules + self.optimizers + self.tensors}
             for obj in (args, kwargs):  # their tensors are located by their place in the call
                 self._classify(obj, seen, depth=3, fixed=False)
-        self.reads = self._values_read(fn)
+        self.reads = self._values_read(fn, args, kwargs)
 
     def note_grown(self) -> None:
         """Add to :attr:`grown` the lists and dicts whose length the step, traced from this
@@ -629,7 +811,7 @@ class StepState:
                 sig = tuple(read_sig(r) for r in self.reads if r[0] is holder)
                 self.grown[id(holder)] = (holder, sig)
 
-    def _values_read(self, fn: Callable) -> list[tuple]:
+    def _values_read(self, fn: Callable, args: tuple, kwargs: dict) -> list[tuple]:
         """The values the step may read through its roots (:class:`ValuesRead`), read
         afresh on each call; adds the tensors met to ``self.tensors``."""
         walk = ValuesRead({id(t) for t in self.tensors}, self.grown)
@@ -638,7 +820,8 @@ class StepState:
             walk.entered(owner)
         func = getattr(fn, "__func__", fn)
         if type(func) is FunctionType:
-            walk.function(func, _DEPTH, own=True)
+            params = func.__code__.co_varnames[owner is not None : func.__code__.co_argcount]
+            walk.function(func, _DEPTH, own=True, arguments={**dict(zip(params, args)), **kwargs})
         elif not isinstance(fn, Module):  # a partial, an object with __call__: as a root
             walk.enter(fn, _DEPTH)
             walk.enter(type(fn).__call__, _DEPTH)

@@ -77,12 +77,24 @@ def tensor_checks(expr: str, t: Tensor, tag: str, names: dict, grad: bool = True
     """Checks that tensor ``expr`` has ``t``'s shape, dtype, backend and ``requires_grad``
     and, with ``grad``, a gradient with those of ``t``'s, or none as ``t``."""
     names[f"S{tag}"], names[f"D{tag}"], names[f"B{tag}"] = t.shape, t.dtype, t.backend
-    checks = [f"{expr}.shape == S{tag}", f"{expr}.dtype == D{tag}", f"{expr}.backend is B{tag}"]
-    if type(t.requires_grad) is bool:  # (a literal: no name to look up)
-        checks.append(f"{expr}.requires_grad is {t.requires_grad}")
-    else:
-        names[f"R{tag}"] = t.requires_grad
+    if not _own_facts(type(t)):
+        checks = [f"{expr}.shape == S{tag}", f"{expr}.dtype == D{tag}"]
+    else:  # (Tensor's slots: a property read costs about twice a slot's)
+        checks = [f"{expr}._shape == S{tag}", f"{expr}._dtype is D{tag}"]
+    checks.append(f"{expr}.backend is B{tag}")
+    flag = t.requires_grad
+    if type(flag) is not bool:
+        names[f"R{tag}"] = flag
         checks.append(f"{expr}.requires_grad is R{tag}")
+    elif not _own_facts(type(t)):
+        checks.append(f"{expr}.requires_grad is {flag}")
+    elif flag:  # (the slot, or a view's flag that its base gives)
+        checks.append(f"({expr}._requires_grad is True or {expr}.requires_grad is True)")
+    else:
+        checks.append(
+            f"({expr}._requires_grad is False and "
+            f"({expr}._view_of is None or {expr}.requires_grad is False))"
+        )
     if not grad:
         return checks
     hooks = names[f"H{tag}"] = tensor_hooks(t)
@@ -98,6 +110,13 @@ def tensor_checks(expr: str, t: Tensor, tag: str, names: dict, grad: bool = True
         f"(g := {expr}._grad) is not None",
         *tensor_checks("g", t._grad, f"G{tag}", names, grad=False),
     ]
+
+
+def _own_facts(cls: type) -> bool:
+    """Whether tensors of class ``cls`` give their shape, dtype and ``requires_grad`` as
+    Tensor does (from its slots ``_shape``, ``_dtype`` and ``_requires_grad``: a property's
+    value but a view's flag, which its base may give)."""
+    return all(getattr(cls, n) is getattr(Tensor, n) for n in ("shape", "dtype", "requires_grad"))
 
 
 def scalar_check(expr: str, value: Any, tag: str, names: dict) -> str | None:

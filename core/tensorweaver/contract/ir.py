@@ -61,8 +61,8 @@ compares views' places within one storage only). The core writes into an array o
 ``write_into``, and only into arrays it shares with the host (everything else stays
 functional). A backend that offers ``write_into`` must not let a primitive return a view of
 an input where PyTorch's op copies (``flip``, ``sign`` of bool): only ``reshape``,
-``permute``, ``expand`` and ``slice`` may return views, as PyTorch's view ops do, since a
-write into the host's array is seen by every view of it.
+``permute``, ``expand``, ``slice`` and the optional ``select`` and ``split`` may return views,
+as PyTorch's view ops do, since a write into the host's array is seen by every view of it.
 
 **Composites** (``softmax``, ``conv2d``, …) have reference decompositions in the core.
 A backend may speed one up by defining ``fused_<name>(*args) -> (output, saved)`` and
@@ -453,6 +453,7 @@ OPTIONAL: dict[str, str] = {
     "threadpoolctl",
     "get_num_threads": "get_num_threads() -> int: the threads this backend's kernels use now",
     "checked_indices": 'attribute, frozenset[str]: names of fused composites ("embedding") '
+    'and optional primitives ("nll_loss": a target not in [0, C) nor ignore_index) '
     "whose kernel on this device itself raises IndexError('index out of range in self...') "
     "for an out-of-range or negative index; the core then skips its own range check, a read "
     "back to the host, for them (never while tw.compile traces). Absent: the core checks",
@@ -560,6 +561,10 @@ OPTIONAL: dict[str, str] = {
     "grad_outputs, needs) -> as fused_linalg_backward, from the gradients of several outputs "
     "at once (grad_outputs: one per index in indices, None for an output without one); "
     "optional beside it: the core then records one node per call, not one per output",
+    "rewrite_linalg_output": "rewrite_linalg_output((saved, i), new) -> None: write new (of "
+    "output i's shape and dtype) into output i of a linalg_function call recorded with grad, "
+    "as a write through .data (no version bump), so fused_linalg_backward reads it (as "
+    "torch's nodes read their saved results); without it such a write is not seen by backward",
     # API 2.4: complex numbers (a backend that lists complex64/complex128 in its dtypes).
     # Such a backend also takes complex arrays in every arithmetic primitive that makes sense
     # for them (add sub mul div neg pow exp log sqrt sin cos tanh eq ne sum prod matmul, the
@@ -662,6 +667,14 @@ OPTIONAL: dict[str, str] = {
     "strides": "strides(a) -> tuple[int, ...] | None: layout(a)'s strides alone, for a "
     "backend whose address read costs more than its strides (Tensor.stride, is_contiguous); "
     "a backend defining it defines layout too",
+    # API 2.11: views cut along one axis in one call (x[i], select, unbind; split, chunk):
+    # without them the core slices (and reshapes) once per piece.
+    "select": "select(a, axis, index) -> A: a[..., index, ...] with index on axis (0 <= index "
+    "< a.shape[axis]; the core wraps and checks it), that axis dropped: slice's element for "
+    "element, and a view where slice would be one (torch.select)",
+    "split": "split(a, axis, sizes) -> sequence[A]: a cut along axis into consecutive pieces "
+    "of sizes (a tuple of ints >= 0 summing to a.shape[axis]), each as slice would give it "
+    "(torch.split_with_sizes)",
     # API 2.4: compiled graphs (tw.compile's compile_graph hook).
     "compile_graph": "compile_graph(graph) -> callable | None: a faster form of a tw.compile'd "
     "step's backend calls. graph (tensorweaver.compiler.record.GraphRecord) has fn(*inputs) -> "

@@ -29,7 +29,7 @@ _lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
 
 
 def _host(t: Tensor) -> np.ndarray:
-    return np.asarray(t, dtype=np.float64)
+    return t.backend.to_host(t.native).astype(np.float64)  # (the library's read: no __array__)
 
 
 def _like(values: np.ndarray, like: Tensor) -> Tensor:

@@ -100,10 +100,6 @@ class StackTransform(Transform):
             return self
         return StackTransform(self.transforms, self.dim, cache_size=cache_size)
 
-    @property
-    def event_dim(self) -> int:
-        return self.domain.event_dim
-
     def _map(self, z: Tensor, name: str, apply: Callable[[Transform, Tensor], Tensor]) -> Tensor:
         _check_dim(name, z, self.dim, len(self.transforms))
         parts = z.unbind(self.dim)

@@ -23,10 +23,6 @@ class ReshapeTransform(Transform):
             return self
         return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
 
-    @property
-    def event_dim(self) -> int:
-        return len(self.in_shape)
-
     def _call(self, x: Tensor) -> Tensor:
         return x.reshape(x.shape[: x.ndim - len(self.in_shape)] + self.out_shape)
 

@@ -56,7 +56,11 @@ class Transform:
 
     @property
     def event_dim(self) -> int:
-        return self.domain.event_dim
+        # one number only where both ends agree: a shape-changing transform (Reshape,
+        # CorrCholesky, a Compose over them) has two, read from domain and codomain
+        if self.domain.event_dim == self.codomain.event_dim:
+            return self.domain.event_dim
+        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
 
     @property
     def inv(self) -> Transform:
@@ -318,10 +322,6 @@ class ComposeTransform(Transform):
             event_dim = max(event_dim, getattr(part, far).event_dim)
         return event_dim
 
-    @property
-    def event_dim(self) -> int:
-        return max((p.event_dim for p in self.parts), default=0)
-
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ComposeTransform) and self.parts == other.parts
 
@@ -364,13 +364,18 @@ class ComposeTransform(Transform):
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         if not self.parts:
             return zeros_like(x)
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
         total: Any = 0
-        event_dim = self.event_dim
-        for part in self.parts:
-            y_part = part(x)
-            term = part.log_abs_det_jacobian(x, y_part)
-            total = total + sum_rightmost(term, event_dim - part.event_dim)
-            x = y_part
+        # the event dims change along the parts (a reshape, a Cholesky factor): each part's
+        # term is summed over the event dims it does not cover at its own input
+        event_dim = self.domain.event_dim
+        for part, x_part, y_part in zip(self.parts, xs[:-1], xs[1:]):
+            term = part.log_abs_det_jacobian(x_part, y_part)
+            total = total + sum_rightmost(term, event_dim - part.domain.event_dim)
+            event_dim += part.codomain.event_dim - part.domain.event_dim
         return total
 
 

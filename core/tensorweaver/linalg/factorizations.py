@@ -75,7 +75,11 @@ def _cholesky_ex(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
     with no_grad():
         factor, info = p.cholesky_ex(mH(A))
     factor = p.composite("linalg_cholesky", factor, A)
-    return labelled(mH(factor), "LinalgCholeskyExBackward0", A), info
+    # A real U is a tracked transposed view of the factor the node keeps, so that a write
+    # through U.data reaches it, as torch's U is its saved result; a complex one is computed
+    # (a conjugate view would have the conjugate bit torch's U has not)
+    upper_factor = mH(factor) if A.dtype.is_complex else factor.mT
+    return labelled(upper_factor, "LinalgCholeskyExBackward0", A), info
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:

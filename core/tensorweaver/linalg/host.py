@@ -93,9 +93,11 @@ def _definite(m: np.ndarray) -> bool:
 
 
 def solve_ex(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """X with A X = B (B a batch of matrices of A's batch shape), and the LU's info."""
+    """X with A X = B (B a batch of matrices of A's batch shape), and the LU's info; X's
+    matrices column-major, as LAPACK (and so torch) leaves them (a transpose of X, as
+    ``solve(left=False)`` returns, is then contiguous, as torch's)."""
     try:
-        return np.linalg.solve(a, b), np.zeros(a.shape[:-2], np.int32)
+        return _column_major(np.linalg.solve(a, b)), np.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:
         pass  # some matrix is singular: LAPACK's info says which, and where
     lu, pivots, info = lu_factor_ex(a)
@@ -105,7 +107,12 @@ def solve_ex(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # NumPy's LAPACK may meet an exact zero pivot where this LU's rounding did not:
         # those are solved with this LU, which decided they are not singular
         x[good] = _lu_solve(lu[good], pivots[good], b[good])
-    return x, info
+    return _column_major(x), info
+
+
+def _column_major(x: np.ndarray) -> np.ndarray:
+    """``x``'s values with each matrix stored column by column (batches stay outermost)."""
+    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
 
 
 def _lu_solve(lu: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> np.ndarray:

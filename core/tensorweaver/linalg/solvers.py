@@ -89,8 +89,9 @@ def _solve_ex(A: Tensor, B: Tensor, left: bool) -> tuple[Tensor, Tensor]:
                 "supported for left=False. In this case linalg.solve is "
                 "equivalent to B / A.squeeze(-1)"
             )
+        # (X as a view of the factor's node output: a write through X.data reaches it)
         x, info = _solve_ex(mT(A), mT(B), True)
-        return mT(x), info
+        return x.mT, info
     n = A.shape[-1]
     if B.shape[-2] != n:
         raise RuntimeError(
@@ -99,7 +100,8 @@ def _solve_ex(A: Tensor, B: Tensor, left: bool) -> tuple[Tensor, Tensor]:
         )
     A, B = broadcast_batch("linalg.solve", A, B)
     x, info = p.solve_ex(A, B)
-    return mv.squeeze(x, -1) if vector else x, info
+    # (a view of the node's output: a write through X.data reaches the array it keeps)
+    return x.squeeze(-1) if vector else x, info
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:

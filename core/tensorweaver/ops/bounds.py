@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tensorweaver.ops.fusion import fused_kernel
+from tensorweaver.ops.fusion import fused_kernel, optional_kernel
 from tensorweaver.tensor import Tensor
 
 #: ``((least min, greatest min), (least max, greatest max))``, bounds included.
@@ -68,15 +68,15 @@ def inside(low: Any, high: Any) -> Callable[[Any, Any], Region | None]:
 
 
 def checked_by_kernel(backend: Any, name: str) -> bool:
-    """Whether the fused composite ``name`` runs on ``backend`` with a kernel that raises
-    PyTorch's error for an index out of range itself (the backend's optional
-    ``checked_indices``: torch's CPU embedding), so that the core's check, a read back,
-    would only repeat it. Never while tw.compile traces a step: its replay repeats the
-    core's read, and a compiled form of the kernel need not check."""
+    """Whether the fused composite or optional primitive ``name`` runs on ``backend`` with a
+    kernel that raises IndexError for an index out of range itself (the backend's optional
+    ``checked_indices``: torch's CPU embedding and nll_loss), so that the core's check, a
+    read back, would only repeat it. Never while tw.compile traces a step: its replay
+    repeats the core's read, and a compiled form of the kernel need not check."""
     return (
         not REGION_LISTENERS
         and name in getattr(backend, "checked_indices", ())
-        and fused_kernel(backend, name) is not None
+        and (fused_kernel(backend, name) or optional_kernel(backend, name)) is not None
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
 from tensorweaver.autograd.names import composite_name
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
 from tensorweaver.ops.apply import apply, check_backends, labelled
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.linalg import autocast_operands
@@ -33,6 +34,13 @@ AUTOCAST = frozenset({"conv2d", "conv3d", "conv_transpose", "scaled_dot_product_
 #: the bias, the input's rows and the weight's transpose, viewed back; cross-entropy: the nll
 #: step of log_softmax's output), left as they are.
 OWN_NODES = frozenset({"linear", "cross_entropy", "cross_entropy_nd"})
+
+#: Composites whose PyTorch node saves its input tensors, or views of them, and nothing
+#: computed from them (ConvolutionBackward0's input and weight; linear's addmm: its 2-d
+#: input, ``weight.t()``): a write through ``.data`` (no version bump) reaches that node's
+#: backward, so their fused nodes keep what the kernel read (:class:`AsRead`). (Not a norm:
+#: PyTorch's keeps the forward's statistics beside the input, which a rerun would change.)
+READS_INPUTS = frozenset({"linear", "conv2d", "conv3d", "conv_transpose"})
 
 #: The composite (its name and its first input's rank) whose reference's last node a node
 #: is, where ``fused_or_reference`` labelled it: PyTorch's steps for it are the fused op's
@@ -93,11 +101,15 @@ def fused_or_reference(
             ):  # (not an input's)
                 REFERENCE_OF[node] = name, tensors[0].dim()
         return out
-    out, saved = fused(*[None if t is None else t.native for t in tensors], *static)
+    natives = [None if t is None else t.native for t in tensors]
+    out, saved = fused(*natives, *static)
     if extra_dtypes:
         out, *extras = out
     if from_output is not None:
         saved = FromOutput(saved, out, from_output)
+    elif name in READS_INPUTS and not SAVED_TENSORS_HOOKS and _recorded(given):
+        # (under a pack hook PyTorch's backward reads what unpack gives: the kept values)
+        saved = AsRead(saved, natives, _reads(name, tensors))
     # A node only where an input requires grad (apply decides; without one, saved is dropped).
     first = apply("fused", out, dtype, given, (name, saved, reference, static, slots))
     if not extra_dtypes:
@@ -143,12 +155,65 @@ class Resaved:
     def current(self, node: Any) -> Any:
         """The saved values for ``node``'s inputs as they are now."""
         inputs = self.inputs(node)
-        if inputs is node.inputs:
-            return self.saved
-        name, _, _, static, slots = node.saved
+        return self.saved if inputs is node.inputs else _saved_again(node, inputs)
+
+
+class AsRead:
+    """A fused node's saved values, the arrays of its inputs the kernel read (``natives``,
+    None for an absent argument), and how PyTorch's node reads each input (``reads``, from
+    :func:`_reads`), for a composite of :data:`READS_INPUTS`: where a write through
+    ``.data`` changed what it reads since, backward reruns the kernel for fresh saved values,
+    as PyTorch's node reads the memory of the tensors it saved."""
+
+    __slots__ = ("saved", "natives", "reads")
+
+    def __init__(self, saved: Any, natives: list, reads: tuple) -> None:
+        self.saved, self.natives, self.reads = saved, natives, reads
+
+    def current(self, node: Any) -> Any:
+        """The saved values for ``node``'s inputs as they are now."""
+        slots = node.saved[4]
+        inputs = node.inputs
         tensors = inputs if slots is None else fill_slots(slots, inputs)
-        kernel = fused_kernel(inputs[0].backend, name)
-        return kernel(*[None if t is None else t.native for t in tensors], *static)[1]
+        now = [
+            native if read is None else t.native if read is True else read.native
+            for t, native, read in zip(tensors, self.natives, self.reads)
+        ]
+        for native, kept in zip(now, self.natives):
+            if native is not kept:
+                return _rerun(node, inputs[0].backend, now)
+        return self.saved
+
+
+def _recorded(given: tuple) -> bool:
+    """Whether a node will be recorded for inputs ``given`` (else ``_reads``'s aliases are
+    not made: an inference forward pays nothing for them)."""
+    return is_grad_enabled() and any(t.requires_grad for t in given)
+
+
+def _reads(name: str, tensors: tuple) -> tuple:
+    """For each of ``tensors``, what PyTorch's node for ``name`` reads of it at backward: the
+    tensor itself (True: a ``.data =`` rebinding reaches it), an alias of its memory (a view
+    PyTorch saves, which sees in-place writes but keeps the old memory when ``.data`` is
+    rebound: linear's ``weight.t()``, and its input reshaped unless 2-d), or None (nothing:
+    a bias; the kernel's kept values)."""
+    if name != "linear":
+        return (True, True, *[None] * (len(tensors) - 2))
+    x, w = tensors[0], tensors[1]
+    return (True if x.dim() == 2 else x.detach(), w.detach(), *[None] * (len(tensors) - 2))
+
+
+def _saved_again(node: Any, inputs: tuple) -> Any:
+    """What the fused kernel of ``node`` saves when run again on ``inputs``."""
+    slots = node.saved[4]
+    tensors = inputs if slots is None else fill_slots(slots, inputs)
+    return _rerun(node, inputs[0].backend, [None if t is None else t.native for t in tensors])
+
+
+def _rerun(node: Any, backend: Any, natives: list) -> Any:
+    """What the fused kernel of ``node`` saves when run again on ``natives``."""
+    name, _, _, static, _ = node.saved
+    return fused_kernel(backend, name)(*natives, *static)[1]
 
 
 def fused_backward(node: Any, g: Tensor) -> tuple:
@@ -157,7 +222,7 @@ def fused_backward(node: Any, g: Tensor) -> tuple:
         return _fused_double_backward(node, g)
     if type(saved) is FromOutput:
         saved = saved.saved
-    elif type(saved) is Resaved:
+    elif type(saved) is AsRead or type(saved) is Resaved:
         saved = saved.current(node)
     inputs = node.inputs
     backend = inputs[0].backend

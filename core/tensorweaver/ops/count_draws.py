@@ -22,7 +22,7 @@ def _float_input(t: Tensor, what: str, fn: str, error: type) -> np.ndarray:
             f"{fn} only supports floating-point dtypes for {what}, got: {t.dtype.name}; "
             "convert it with .float()"
         )
-    return np.asarray(t, dtype=np.float64)
+    return t.backend.to_host(t.native).astype(np.float64)  # (the library's read: no __array__)
 
 
 #: NumPy's largest Poisson rate (its generator's limit: int64's max less 10 sqrt of it).

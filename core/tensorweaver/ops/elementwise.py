@@ -420,14 +420,15 @@ def scalar_argument(fn: str, name: str, value: Any, dtype: DType) -> Any:
 
 def _with_alpha(op: Callable, fn: str, a: Operand, b: Operand, alpha: Any) -> Tensor:
     """``op(a, b * alpha)`` as ``add``/``sub`` (``fn``) take it: ``b * alpha`` in the dtype
-    they compute in, except for half-precision tensors, a Python number ``b`` too (see
-    ``_half_with_alpha``); of two tensors, one node (``_alpha_node``)."""
+    they compute in, except for floating-point tensors (for float32 and float64 where alpha
+    is not 1), a Python number ``b`` too (see ``_fused_with_alpha``); of two tensors, one
+    node (``_alpha_node``)."""
     dtype = result_type(a, b)
     alpha = scalar_argument(fn, "alpha", alpha, dtype)
-    if dtype in _HALF and isinstance(a, Tensor):
+    if isinstance(a, Tensor) and (dtype in _HALF or (dtype in _FUSED and alpha != 1)):
         if not isinstance(b, Tensor):  # PyTorch's wrapped number: a 0-d tensor in dtype
             b = constant(b, a.backend, dtype)
-        return _half_with_alpha(op, fn, a, b, alpha, dtype)
+        return _fused_with_alpha(op, fn, a, b, alpha, dtype)
     if not isinstance(b, Tensor):
         return op(a, b * alpha)
     if not (isinstance(a, Tensor) and (a.requires_grad or b.requires_grad) and is_grad_enabled()):
@@ -443,26 +444,28 @@ def _with_alpha(op: Callable, fn: str, a: Operand, b: Operand, alpha: Any) -> Te
     return out
 
 
-def _half_with_alpha(
+def _fused_with_alpha(
     op: Callable, fn: str, a: Tensor, b: Tensor, alpha: Any, dtype: DType
 ) -> Tensor:
-    """``a + b * alpha`` (``sub``: ``-alpha``) in a half ``dtype`` as PyTorch's CPU kernel
-    computes it: in float32 with alpha rounded to ``dtype``, rounded once (rounding b * alpha
+    """``a + b * alpha`` (``sub``: ``-alpha``) as PyTorch's CPU kernel computes it. In
+    float32 and float64 torch's is a fused multiply-add with alpha in ``dtype`` (rounded
+    once; rounding b * alpha first differs in ~1/10 of the elements): the backend's
+    ``foreach_add`` (torch's own; NumPy's still rounds twice). In a half ``dtype``: in
+    float32 with alpha rounded to ``dtype``, rounded once (rounding b * alpha
     first differs in ~2% of the elements), except in its scalar loop, which rounds b * alpha
     first: over the last (length mod 32) elements of each vectorized inner loop (a broadcast
     operand's rows shorter than 32 and strided operands take it throughout; see the contract's
     ``foreach_add``). Where the backend has ``foreach_add``, it computes the values from
     the operands converted to ``dtype`` and expanded to the result's shape (zero-stride
     views, as torch's own broadcasting sees them; on the torch backend torch's own kernel);
-    elsewhere every element is rounded once (torch's CUDA kernel). The gradient is the
-    per-op one (see ``_alpha_node``)."""
+    elsewhere every half element is rounded once (torch's CUDA kernel), wider ones twice.
+    The gradient is the per-op one (see ``_alpha_node``)."""
     backend = a.backend
     add_scaled = getattr(backend, "foreach_add", None)
     if add_scaled is None or b.backend is not backend:
         rounded = constant(alpha, backend, dtype).item()
-        wide = op(
-            cast(a.detach(), dtypes.float32), _alpha_mul(cast(b.detach(), dtypes.float32), rounded)
-        )
+        wider = dtypes.float32 if dtype in _HALF else dtype
+        wide = op(cast(a.detach(), wider), _alpha_mul(cast(b.detach(), wider), rounded))
         out = cast(wide, dtype)
     else:
         shape = a.shape if a.shape == b.shape else broadcast_shapes(fn, a.shape, b.shape)
@@ -750,6 +753,11 @@ def _powers(input: Operand, exponent: Operand) -> Tensor:
             native = root if power.real > 0 else _stepped_power(backend, root, -1, dtype)
         else:
             native = _stepped_power(backend, an, power, dtype)
+    elif number_exponent and dtype is dtypes.float32 and _wider_than_float32(power, backend):
+        # PyTorch's scalar loop takes the number as a double (pow_tensor_scalar), its vector
+        # lanes as a float: the backend gets the double (a CPU backend computing float32 in
+        # double sees both; a float64 result from a backend that promotes is rounded once)
+        native = backend.cast(backend.pow(an, scalar_native(backend, power, _F64)), dtype)
     else:
         native = backend.pow(an, bn)
     if dtype.kind == "c" and number_exponent and exponent.item() == 0:
@@ -766,6 +774,22 @@ def _powers(input: Operand, exponent: Operand) -> Tensor:
     # PyTorch's name for a tensor to a tensor's power, 0-d ones included (names.py takes a
     # 0-d operand that needs no gradient for a Python number)
     return named(out, "PowBackward1") if tensors else out
+
+
+_F64 = dtypes.float64
+#: The dtypes whose ``add``/``sub`` with alpha the backend's ``foreach_add`` computes.
+_FUSED = (dtypes.float32, dtypes.float64)
+
+
+def _wider_than_float32(power: Any, backend: Any) -> bool:
+    """Whether the Python number ``power`` is not exactly a float32 (``1.3``), for a CPU
+    backend (other devices' kernels are not known to take a double exponent)."""
+    return (
+        type(power) in (int, float)
+        and -3e38 < power < 3e38  # (beyond, float32's inf: the power is 0, 1 or inf either way)
+        and float(np.float32(power)) != power
+        and backend.device.kind == "cpu"
+    )
 
 
 #: The dtypes whose x ** n (n in _STEPPED) PyTorch's CPU kernel computes in steps.

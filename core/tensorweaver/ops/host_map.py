@@ -27,7 +27,8 @@ def _written(self: Tensor, values: list, fn: str) -> Tensor:
 
 def apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:  # noqa: A002
     _check(self, "apply_")
-    return _written(self, [callable(v) for v in np.asarray(self).ravel().tolist()], "apply_")
+    values = self.backend.to_host(self.native).ravel().tolist()
+    return _written(self, [callable(v) for v in values], "apply_")
 
 
 def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:  # noqa: A002
@@ -37,6 +38,7 @@ def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> T
             f"map_: expected a {self.dtype.name} tensor for 'other' (got {tensor.dtype.name}); "
             f"convert it with .to({self.dtype.name})"
         )
-    mine = np.asarray(self).ravel().tolist()
-    theirs = np.asarray(tensor.expand_as(self)).ravel().tolist()
+    other = tensor.expand_as(self)
+    mine = self.backend.to_host(self.native).ravel().tolist()
+    theirs = other.backend.to_host(other.native).ravel().tolist()
     return _written(self, [callable(a, b) for a, b in zip(mine, theirs)], "map_")

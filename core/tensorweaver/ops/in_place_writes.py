@@ -12,8 +12,10 @@ are the out-of-place primitive's, bit for bit.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from math import prod
-from typing import Any
+from typing import Any, Callable
 
 from tensorweaver.tensor import Tensor
 
@@ -52,14 +54,92 @@ def foreach_update(
 
     The caller must hold none of the tensors' arrays (each reference counts against
     writing in place). An array in ``args`` of another shape than its tensor (an optimizer's
-    state loaded for another model) raises PyTorch's RuntimeError."""
+    state loaded for another model) raises PyTorch's RuntimeError. Within :func:`in_order`,
+    the tensors are updated one after another."""
     try:
+        if _REBOUND:
+            return _update_in_order(tensors, name, args, op)
         return _update(tensors, name, args, op, sizes)
     except Exception as error:  # (checked only then: a step pays nothing for the check)
         mismatch = _shape_mismatch(tensors, args, op)
         if mismatch is None:
             raise
         raise mismatch from error
+
+
+#: One entry a block of :func:`in_order`: its ``involved``, and the id of each array that
+#: :func:`foreach_update` replaced in a tensor -> (that array, the tensor).
+_REBOUND: list[tuple[Callable[[], Iterable[Tensor]], dict[int, tuple[Any, Tensor]]]] = []
+
+
+@contextmanager
+def in_order(involved: Callable[[], Iterable[Tensor]]) -> Iterator[None]:
+    """Within the block, :func:`foreach_update` updates its tensors one after another, as
+    PyTorch's foreach kernels do on a CPU, each reading its operands then: an operand array
+    that a tensor held before an update gave it another (read by the caller earlier: ``g``
+    of ``q.grad = p.data``, or of ``p.grad = buf``) stands for that tensor's array now,
+    unless one of the tensors ``involved()`` lists holds it still (a clone of the tensor,
+    which shares its array until either changes). For steps whose tensors share memory (an
+    optimizer's ``_aliased_grads``)."""
+    _REBOUND.append((involved, {}))
+    try:
+        yield
+    finally:
+        _REBOUND.pop()
+
+
+def _update_in_order(tensors: list[Tensor], name: str, args: tuple, op: str) -> list[Any]:
+    involved, rebound = _REBOUND[-1]
+    # How many of the involved tensors hold each array (by id), kept current as updates
+    # rebind them: asking involved() again after each update made a step quadratic
+    members = {id(y): y for y in involved()}
+    held: dict[int, int] = {}
+    for y in members.values():
+        held[id(y.native)] = held.get(id(y.native), 0) + 1
+    for i, t in enumerate(tensors):
+        own = tuple([_now(a[i], rebound)] if type(a) in _PER_TENSOR else a for a in args)
+        arrays = [(x, x.native) for x in _sharing_memory(t)]
+        _update([t], name, own, op, None)
+        changed = {id(x): (x, before) for x, before in arrays if x.native is not before}
+        for key, (x, before) in changed.items():
+            if key in members:
+                held[id(before)] -= 1
+                held[id(x.native)] = held.get(id(x.native), 0) + 1
+        for x, before in changed.values():
+            if not held.get(id(before)):
+                rebound[id(before)] = (before, x)
+    return natives(tensors)
+
+
+def memory_owner(t: Tensor) -> Tensor:
+    """The tensor whose memory ``t`` is: up the chain of what it is a view or alias of."""
+    while t._view_of is not None or t._alias_of is not None:
+        t = t._alias_of if t._view_of is None else t._view_of[0]
+    return t
+
+
+def _sharing_memory(t: Tensor) -> list[Tensor]:
+    """``t`` and the tensors over its memory: its :func:`memory_owner` and every view and
+    alias of that, and of theirs; a write into ``t`` may give each a new array (``q.grad``
+    of ``q.grad = p.data.t()`` when ``p`` is written)."""
+    found, todo = [], [memory_owner(t)]
+    while todo:
+        x = todo.pop()
+        found.append(x)
+        for entry in x._views or ():
+            follower = entry[0]()
+            if follower is not None and (
+                follower._alias_of is x
+                or (follower._view_of is not None and follower._view_of[0] is x)
+            ):
+                todo.append(follower)
+    return found
+
+
+def _now(value: Any, rebound: dict[int, tuple]) -> Any:
+    """``value``, or the array now of the tensor that held it before an update."""
+    entry = rebound.get(id(value))
+    return value if entry is None or entry[0] is not value else entry[1].native
 
 
 def _shape_mismatch(tensors: list[Tensor], args: tuple, op: str) -> RuntimeError | None:

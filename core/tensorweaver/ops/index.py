@@ -293,7 +293,7 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             shape.append(count)
         elif isinstance(e, int):
             if not -n <= e < n:
-                raise IndexError(f"index {e} is out of bounds for dimension {dim} with size {n}")
+                raise _out_of_bounds(e, dim, n)
             e = e + n if e < 0 else e
             starts.append(e)
             stops.append(e + 1)
@@ -335,31 +335,68 @@ def _adds_axis(entry: Any) -> bool:
     return entry is None or (isinstance(entry, _Advanced) and entry.new_axis)
 
 
+def _out_of_bounds(index: int, dim: int, n: int) -> IndexError:
+    """PyTorch's error for the int ``index`` outside dimension ``dim`` of size ``n``."""
+    return IndexError(f"index {index} is out of bounds for dimension {dim} with size {n}")
+
+
+def select_native(x: Tensor, d: int, i: int) -> Any:
+    """``x``'s array at index ``i`` (in range, non-negative) along axis ``d``, that axis
+    dropped: the backend's ``select``, else its slice and reshape."""
+    backend, native = x.backend, x.native
+    select = getattr(backend, "select", None)
+    if select is not None:
+        return select(native, d, i)
+    shape = x._shape
+    starts, stops = [0] * len(shape), list(shape)
+    starts[d], stops[d] = i, i + 1
+    native = backend.slice(native, tuple(starts), tuple(stops), (1,) * len(shape))
+    return backend.reshape(native, shape[:d] + shape[d + 1 :])
+
+
 def _basic(x: Tensor, index: Any) -> Tensor | None:
     """``x[index]`` for the common index: an int, a slice of positive step, or a tuple of
     them, one per leading dimension; None for any other (left to the general path, which
-    gives the same result). One slice primitive, then one reshape that drops the int axes."""
+    gives the same result). One slice primitive, then one reshape that drops the int axes
+    (without grad, one ``select`` where one int alone cuts)."""
+    shape = x.shape  # (the property: an uninitialized parameter's raises)
+    if type(index) is int:  # x[i]: the commonest
+        if not shape:  # (PyTorch's words: a negative index reads as one out of bounds)
+            if index < 0:
+                raise _out_of_bounds(index, 0, 0)
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            )
+        if not x.requires_grad:
+            n = shape[0]
+            if not -n <= index < n:
+                raise _out_of_bounds(index, 0, n)
+            native = select_native(x, 0, index + n if index < 0 else index)
+            return Tensor(native, x.backend, x.dtype)
     entries = index if type(index) is tuple else (index,)
-    shape = x.shape
     ndim = len(shape)
     if len(entries) > ndim:
         return None
     starts, stops, steps = [], [], []
     kept: list[int] = []  # the sizes of the axes the result keeps
     full = True  # no axis is cut
+    sliced = False  # a slice cuts its axis
+    at = 0  # the axis of the last int
     dim = 0
     for e in entries:
         n = shape[dim]
         kind = type(e)
         if kind is int:
             if not -n <= e < n:
-                raise IndexError(f"index {e} is out of bounds for dimension {dim} with size {n}")
+                raise _out_of_bounds(e, dim, n)
             if e < 0:
                 e += n
             starts.append(e)
             stops.append(e + 1)
             steps.append(1)
             full = False
+            at = dim
         elif kind is slice:
             start, stop, step = e.indices(n)
             if step < 0:
@@ -370,7 +407,9 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
             stops.append(stop)
             steps.append(step)
             kept.append(count)
-            full = full and start == 0 and stop == n and step == 1
+            if start or stop != n or step != 1:
+                full = False
+                sliced = True
         else:
             return None
         dim += 1
@@ -379,6 +418,8 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
         if x.requires_grad:
             return apply("reshape", x.native, x.dtype, (x,))
         return Tensor(x.native, x.backend, x.dtype)
+    if not sliced and len(kept) == dim - 1 and not x.requires_grad:  # x[:, i]: one int
+        return Tensor(select_native(x, at, starts[at]), x.backend, x.dtype)
     if rest:
         starts += [0] * len(rest)
         stops += rest

@@ -14,6 +14,7 @@ from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops import views as vw
 from tensorweaver.ops.apply import apply, broadcast_shapes, check_backends, labelled
 from tensorweaver.ops.rank import max_ndim
 from tensorweaver.promotion import promote_types
@@ -82,7 +83,7 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
         made = matmul(_transposed_rows(other), input)
         return labelled(mv.reshape(made, (*other.shape[:-2], other.shape[-1])), _VIEWED, made)
     if input.ndim == 1:
-        out = mv.squeeze(_saving(matmul(mv.unsqueeze(input, 0), other), input, other), -2)
+        out = mv.squeeze(_saving(matmul(_as_matrix(input, 0, other), other), input, other), -2)
         label = "SqueezeBackward4" if other.ndim == 2 else "UnsafeViewBackward0"
     elif (
         other.ndim == 1
@@ -92,12 +93,10 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
     ):
         # PyTorch's mv of the input's rows, viewed back: a hook on that view sees the
         # gradient of mv's result
-        # (explicit sizes: -1 is ambiguous for an inner size of 0)
-        rows = (math.prod(input.shape[:-1]), input.shape[-1])
-        made = matmul(mv.reshape(input, rows), other)
+        made = matmul(_rows(input), other)
         return labelled(mv.reshape(made, input.shape[:-1]), _VIEWED, made)
     elif other.ndim == 1:
-        out = mv.squeeze(_saving(matmul(input, mv.unsqueeze(other, 1)), other, input), -1)
+        out = mv.squeeze(_saving(matmul(input, _as_matrix(other, 1, input)), other, input), -1)
         if input.ndim == 2:  # (its hook sees the matrix's and the vector's gradients)
             return labelled(out, "MvBackward0", input, other)
         label = "UnsafeViewBackward0"
@@ -106,10 +105,19 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
     return ew.named(out, label)
 
 
+def _as_matrix(vector: Tensor, dim: int, matrix: Tensor) -> Tensor:
+    """``vector`` unsqueezed at ``dim`` for its product with ``matrix``: a view of it where
+    the product's node saves it (``matrix`` needs a gradient), so that a write through
+    ``vector.data`` before backward reaches that node, as it reaches PyTorch's saved view."""
+    if matrix.requires_grad and is_grad_enabled():
+        return vw.unsqueeze(vector, dim)
+    return mv.unsqueeze(vector, dim)
+
+
 def _saving(product: Tensor, vector: Tensor, matrix: Tensor) -> Tensor:
-    """``product`` of ``matrix`` and an unsqueezed copy of ``vector``: where its node saves
-    that copy (``matrix`` needs a gradient), a later in-place write into the vector or its
-    base (``h[1] = ...`` after ``h[0] @ W``) makes backward raise, as PyTorch's saved
+    """``product`` of ``matrix`` and ``vector`` unsqueezed: where its node saves that
+    unsqueezed vector (``matrix`` needs a gradient), a later in-place write into the vector
+    or its base (``h[1] = ...`` after ``h[0] @ W``) makes backward raise, as PyTorch's saved
     unsqueezed view shares the vector's version counter (and refuses an inference vector)."""
     node = product._node
     if node is not None and matrix.requires_grad:
@@ -141,18 +149,17 @@ def _folded(input: Tensor, other: Tensor) -> Tensor | None:
     own recording)."""
     if other.ndim == 3 and input.ndim == 3:  # (PyTorch's matmul squeezes a batch of one)
         if other.shape[0] == 1 != input.shape[0]:
-            other = mv.squeeze(other, 0)
+            other = vw.squeeze(other, 0)
         elif input.shape[0] == 1 != other.shape[0] and input.requires_grad:
-            input = mv.squeeze(input, 0)
+            input = vw.squeeze(input, 0)
     if input.ndim == 2:
         if not input.requires_grad:  # (PyTorch folds only to spare the matrix's gradient)
             return None
-        made = matrix_product(_transposed_rows(other), mv.t(input))
+        made = matrix_product(_transposed_rows(other), vw.t(input))
         out = mv.reshape(made, (*other.shape[:-2], other.shape[-1], input.shape[0]))
         return mv.contiguous(mv.transpose(labelled(out, _VIEWED, made), -2, -1))
     if other.ndim == 2:
-        rows = mv.reshape(input, (math.prod(input.shape[:-1]), input.shape[-1]))
-        made = matrix_product(rows, other)
+        made = matrix_product(_rows(input), other)
         out = mv.reshape(made, (*input.shape[:-1], other.shape[-1]))
     elif input.ndim == other.ndim == 3 and input.shape[0] == other.shape[0]:
         # (the view keeps bmm's shape)
@@ -164,13 +171,20 @@ def _folded(input: Tensor, other: Tensor) -> Tensor | None:
 
 
 def _transposed_rows(batch: Tensor) -> Tensor:
-    """The rows of ``batch``'s transposed matrices as one matrix, as PyTorch's reshape makes
-    them: a copy (UnsafeViewBackward0 of CloneBackward0) unless they are contiguous."""
-    rows = mv.transpose(batch, -2, -1)
-    shape = (math.prod(rows.shape[:-1]), rows.shape[-1])
-    if rows.is_contiguous():
-        return mv.reshape(rows, shape)
-    copied = mv.contiguous(rows)
+    """The rows of ``batch``'s transposed matrices as one matrix (:func:`_rows`)."""
+    return _rows(mv.transpose(batch, -2, -1))
+
+
+def _rows(batch: Tensor) -> Tensor:
+    """The rows of ``batch``'s matrices as one matrix, as PyTorch's reshape makes them: a
+    view of ``batch`` where they are contiguous (so a write through ``batch.data`` before
+    backward reaches the product's node, which reads the view's memory as PyTorch's), else a
+    copy (UnsafeViewBackward0 of CloneBackward0)."""
+    # (explicit sizes: -1 is ambiguous for an inner size of 0)
+    shape = (math.prod(batch.shape[:-1]), batch.shape[-1])
+    if batch.is_contiguous():
+        return vw.reshape(batch, shape)
+    copied = mv.contiguous(batch)
     return labelled(mv.reshape(copied, shape), _VIEWED, copied)
 
 

@@ -408,7 +408,8 @@ def narrow_start(x: Tensor, start: Any) -> int:
 
 
 def narrow(x: Tensor, dim: int, start: Any, length: int) -> Tensor:
-    start = narrow_start(x, start)
+    if type(start) is not int or not x._shape:  # (an int needs no reading: views.narrow's)
+        start = narrow_start(x, start)
     d = _axis(dim, x.ndim, "narrow")
     n = x.shape[d]
     # PyTorch's split of error types: a start outside the axis is an index error, a
@@ -602,7 +603,11 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
         if isinstance(size, (list, tuple)):  # (a Size too: PyTorch takes no other sequence)
             return _split_with_sizes(x, dim, size)
         size = _split_size(size)
-    d = _split_axis(x, dim, "split")
+    return _split_evenly(x, size, _split_axis(x, dim, "split"))
+
+
+def _split_evenly(x: Tensor, size: int, d: int) -> tuple[Tensor, ...]:
+    """``x`` cut along axis ``d`` (checked) into pieces of ``size``, the last one shorter."""
     n = x.shape[d]
     if size < 0 or (size == 0 and n):
         raise RuntimeError(
@@ -667,6 +672,10 @@ def _cut(x: Tensor, d: int, bounds: list, sized: bool) -> tuple[Tensor, ...]:
     a model (an LSTM's gates, attention's q, k, v)."""
     label = "SplitWithSizesBackward0" if sized else "SplitBackward0"
     backend, native, dtype = x.backend, x.native, x.dtype
+    split = getattr(backend, "split", None) if len(bounds) > 1 else None
+    if split is not None:  # several pieces in one call, under one node
+        natives = split(native, d, tuple([stop - start for start, stop in bounds]))
+        return cut_pieces(x, natives, d, False, label)
     cuts, steps = _cuts_of(x._shape, d, tuple(bounds))
     if len(cuts) > 1:  # several pieces: one node for them all
         cut = backend.slice
@@ -715,7 +724,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     n = x.shape[d]
     if not n:  # PyTorch's rule: an empty dimension gives ``chunks`` empty pieces
         return _split_with_sizes(x, d, [0] * chunks)
-    return split(x, -(-n // chunks), d)
+    return _split_evenly(x, -(-n // chunks), d)
 
 
 def chunk_count(value: Any, op: str = "chunk") -> int:
@@ -733,13 +742,17 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     shape = x._shape
     d = _axis(dim, len(shape), "unbind")
     backend, native = x.backend, x.native
-    cuts, steps, kept = (unbind_cuts if shape[d] <= FEW_PIECES else unbind_cuts.__wrapped__)(
-        shape, d
-    )
-    if len(cuts) == 1:  # the slice would be all of x
+    n = shape[d]
+    if n == 1:  # the slice would be all of x
+        kept = shape[:d] + shape[d + 1 :]
         return (apply("reshape", backend.reshape(native, kept), x.dtype, (x,)),)
-    cut, reshape = backend.slice, backend.reshape
-    natives = [reshape(cut(native, starts, stops, steps), kept) for starts, stops in cuts]
+    select = getattr(backend, "select", None)
+    if select is not None:
+        natives = [select(native, d, i) for i in range(n)]
+    else:
+        cuts, steps, kept = (unbind_cuts if n <= FEW_PIECES else unbind_cuts.__wrapped__)(shape, d)
+        cut, reshape = backend.slice, backend.reshape
+        natives = [reshape(cut(native, starts, stops, steps), kept) for starts, stops in cuts]
     return cut_pieces(x, natives, d, True, "UnbindBackward0")
 
 

@@ -72,6 +72,12 @@ def select(
     if aliases or dim is movement.REQUIRED or index is movement.REQUIRED:
         dim = movement.dim_alias("select", aliases, dim, index=index)
     dim = _axis(dim, input.ndim, "select")
+    size = input.shape[dim]
+    if isinstance(index, int) and not -size <= index < size:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+            f"dimension {dim}"
+        )
     return input[(slice(None),) * dim + (index,)]
 
 

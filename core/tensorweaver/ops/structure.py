@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
-from tensorweaver.autograd.node import frees_nothing
+from tensorweaver.autograd.mode import no_grad
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, frees_nothing
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import creation as cr
@@ -594,9 +595,22 @@ def cdist(
     if len(batch) > 1:
         x1 = mv.reshape(x1, (math.prod(batch), rows, x1.shape[-1]))
         x2 = mv.reshape(x2, (math.prod(batch), cols, x2.shape[-1]))
-    out = _gap_norm(ew.abs(ew.sub(mv.unsqueeze(x1, -2), mv.unsqueeze(x2, -3))), p)
+    with no_grad():
+        value = _gap_norm(ew.abs(ew.sub(mv.unsqueeze(x1, -2), mv.unsqueeze(x2, -3))), p)
+    # One node keeping its output, as PyTorch's CdistBackward0 saves its result: its rule
+    # (autograd/linalg_rules.py) reads it, and a write through ``.data`` reaches it (kept as
+    # linalg/primitives.py keeps a one-output node's, beside ``p``)
+    native = value.native
+    out = apply("cdist", native, value.dtype, (x1, x2), (p, None, native, value.dtype))
+    if SAVED_TENSORS_HOOKS and out._node is not None and out._node.op == "cdist":
+        # (PyTorch's CdistBackward0 packs its result too: the rule reads what unpack gives)
+        from tensorweaver.autograd.graph import pack_saved
+
+        node = out._node
+        node.saved = (p, None, out, value.dtype)
+        pack_saved(node, 2, out)
     out = mv.reshape(out, (*batch, rows, cols)) if len(batch) > 1 else out
-    return labelled(out, "CdistBackward0", x1, x2)  # (PyTorch's node saves its output)
+    return labelled(out, "CdistBackward0", x1, x2)
 
 
 def _gap_norm(gaps: Tensor, p: float) -> Tensor:

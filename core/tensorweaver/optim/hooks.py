@@ -51,7 +51,10 @@ def with_step_hooks(step: Callable) -> Callable:
 
     @functools.wraps(step)
     def hooked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        pre, post = self._optimizer_step_pre_hooks, self._optimizer_step_post_hooks
+        pre = getattr(self, "_optimizer_step_pre_hooks", None)
+        if pre is None:  # Optimizer.__init__ never ran (timm's Lookahead): torch hooks no such step
+            return step(self, *args, **kwargs)
+        post = self._optimizer_step_post_hooks
         if not (pre or post or GLOBAL_PRE_HOOKS or GLOBAL_POST_HOOKS) or self.__dict__.get(
             "_in_step_hooks"
         ):

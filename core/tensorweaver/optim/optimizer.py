@@ -15,14 +15,16 @@ from __future__ import annotations
 import contextlib
 import copy
 import numbers
+import sys
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
 import tensorweaver as tw
+from tensorweaver.ops.in_place_writes import in_order, memory_owner
 from tensorweaver.optim import scalar_arrays
 from tensorweaver.optim.complex_params import stepped_as_real
 from tensorweaver.optim.hooks import (
@@ -31,6 +33,7 @@ from tensorweaver.optim.hooks import (
     register_optimizer_step_pre_hook,
     with_step_hooks,
 )
+from tensorweaver.tensor import _ONE_HOLDER
 
 # Options that every optimizer which has them requires to be >= 0, with PyTorch's words.
 _NON_NEGATIVE = {
@@ -263,11 +266,19 @@ class Optimizer:
         return loss
 
     def _step_listed(self, params: list[Any], group: dict[str, Any]) -> None:
-        """Step ``params``, one of which may be listed twice (PyTorch warns of it)."""
-        if len({id(p) for p in params}) == len(params):
-            self._step_group(params, group)
-        else:
+        """Step ``params``, one of which may be listed twice (PyTorch warns of it), or whose
+        gradients may share memory with what the step writes (:func:`_aliased_grads`)."""
+        if len({id(p) for p in params}) != len(params):
             self._step_repeated(params, group)
+        elif group.get("foreach") is False or not _aliased_grads(params, self.state):
+            self._step_group(params, group)
+        elif group.get("foreach"):
+            # PyTorch's foreach kernels update a list's tensors one after another, and each
+            # reads the tensors it is given as they are then (foreach_update's in_order)
+            with in_order(lambda: _step_tensors(params, self.state)):
+                self._step_group(params, group)
+        else:  # PyTorch's default on a CPU: its single-tensor loop, one parameter at a time
+            self._step_group(params, {**group, "foreach": False})
 
     def _step_repeated(self, params: list[Any], group: dict[str, Any]) -> None:
         """Step ``params``, some listed more than once: once per listing, one after the other,
@@ -482,16 +493,18 @@ def _as_numbers(group: dict[str, Any], kept: tuple[str, ...] = ()) -> dict[str, 
             break
     else:
         return group
-    return {
-        k: v
-        if k == "params"
-        else (_kept if k in kept else _value)(v)
-        if isinstance(v, tw.Tensor)
-        else type(v)((_kept if k in kept else _value)(x) for x in v)
-        if type(v) in (tuple, list)
-        else v
-        for k, v in group.items()
-    }
+
+    def _read(key: str, value: Any) -> Any:
+        if key == "params":
+            return value
+        read = _kept if key in kept else _value
+        if isinstance(value, tw.Tensor):
+            return read(value)
+        if type(value) in (tuple, list):
+            return type(value)(read(x) for x in value)
+        return value
+
+    return {k: _read(k, v) for k, v in group.items()}
 
 
 def _kept(value: Any) -> Any:
@@ -516,6 +529,55 @@ def _refuse_sparse(refusal: str, params: list[Any]) -> None:
     for p in params:  # (a plain loop over ``_grad``, which each has here: this runs every step)
         if p._grad.is_sparse:
             raise RuntimeError(refusal)
+
+
+def _aliased_grads(params: list[Any], state: dict[Any, dict[str, Any]]) -> bool:
+    """Whether a gradient of ``params`` shares its array or memory (a view's) with a
+    parameter, a state tensor or another gradient (``q.grad = p.data``, ``p.grad = buf``,
+    ``q.grad = p.data.t()``; not the real view of a complex gradient): then stepping
+    all at once, each update reading the arrays as they were before any, is not PyTorch's
+    step, whose updates read what the updates before them wrote."""
+    for p in params:  # (a gradient and its array that one attribute each holds: no test more)
+        if (
+            sys.getrefcount(p._grad) > _ONE_HOLDER
+            or sys.getrefcount(p._grad.native) > _ONE_HOLDER
+            or p._grad._view_of is not None
+        ):
+            return _shares_memory(params, state)
+    return False
+
+
+def _shares_memory(params: list[Any], state: dict[Any, dict[str, Any]]) -> bool:
+    """:func:`_aliased_grads`'s answer, comparing whose memory each tensor is (a clone shares
+    its source's array, not its memory: the two change apart)."""
+    grads, owners = set(), set()
+    for p in params:
+        if id(p._grad) in grads:
+            return True
+        grads.add(id(p._grad))
+        owners.add(id(memory_owner(p._grad)))
+    tensor = tw.Tensor
+    for p in params:  # (plain loops, no set of the written tensors: this may run every step)
+        if id(memory_owner(p)) in owners:
+            return True
+        entries = state.get(p)
+        if entries:
+            for t in entries.values():
+                if isinstance(t, tensor) and id(memory_owner(t)) in owners:
+                    return True
+    return False
+
+
+def _step_tensors(params: list[Any], state: dict[Any, dict[str, Any]]) -> Iterator[Any]:
+    """The tensors a step of ``params`` reads or writes: the parameters, their gradients and
+    their state tensors."""
+    tensor = tw.Tensor
+    for p in params:
+        yield p
+        yield p._grad
+        entries = state.get(p)
+        if entries:
+            yield from (value for value in entries.values() if isinstance(value, tensor))
 
 
 def _any_complex(params: list[Any]) -> bool:

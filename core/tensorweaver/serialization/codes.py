@@ -61,7 +61,8 @@ def float32_from_bfloat16_bits(bits: np.ndarray) -> np.ndarray:
 def stored_array(t: Any) -> tuple[str, np.ndarray]:
     """The dtype code of tensor ``t`` and its bytes as a C-ordered little-endian host array;
     a complex tensor as its (real, imaginary) pairs (safetensors has no complex codes)."""
-    host = np.asarray(t.detach())  # a copy: numpy() would share (and mark) the memory
+    # a copy (numpy() would share and mark the memory; __array__ is to refuse a conj view)
+    host = t.backend.to_host(t.native)
     if t.dtype.is_complex:
         code = CODE_OF[t.dtype.to_real().name]
         return code, np.asarray(np.stack([host.real, host.imag], -1), STORAGE[code], order="C")

@@ -203,7 +203,7 @@ def _host(t: Tensor) -> np.ndarray:
     t = t.detach()
     if t.dtype is dtypes.bfloat16:  # NumPy has no bfloat16
         t = t.float()
-    host = np.asarray(t)
+    host = t.backend.to_host(t.native)  # (not __array__: torch's refuses a conj view)
     return host.astype(np.int64) if host.dtype == np.bool_ else host
 
 

@@ -605,6 +605,13 @@ class CunumericBackend(
                 out = cn.take(out, cn.arange(0, out.shape[axis], step), axis=axis, mode="clip")
         return self._sliced(out, a, starts, stops, steps)
 
+    def select(self, a, axis, index):
+        # (one Legate view where slice and reshape make two; its layout is torch.select's)
+        out = self._dense(a)[(slice(None),) * axis + (index, ...)]
+        _, strides, offset, owner = self._where(a)
+        kept = strides[:axis] + strides[axis + 1 :]
+        return self._place(out, out.shape, kept, offset + index * strides[axis], owner)
+
     def flip(self, a, axes):
         order = self._torch_order(a)
         if order is None:

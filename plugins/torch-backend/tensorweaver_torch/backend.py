@@ -425,6 +425,11 @@ class TorchBackend(
                 return torch.narrow(a, d, starts[d], stops[d] - starts[d])
         return a[tuple(map(slice, starts[:k], stops[:k], steps[:k]))]
 
+    select = staticmethod(torch.select)
+
+    def split(self, a: Tensor, axis: int, sizes: Shape) -> tuple:
+        return a.split_with_sizes(sizes, axis)
+
     flip = staticmethod(torch.flip)
 
     cat = staticmethod(torch.cat)

@@ -152,7 +152,9 @@ class _Traced:
         if self.compiled is None:
             from torch.fx.experimental.proxy_tensor import make_fx
 
-            graph = make_fx(self.fn)(*inputs) if self.trace else self.fn
+            # (make_fx runs fn on what it is given: a graph that writes into an input, as
+            # into memory shared with NumPy, would write twice on this first call)
+            graph = make_fx(self.fn)(*map(_stand_in, inputs)) if self.trace else self.fn
             if self.recurrent and not _opaque_rnn_layers(graph):
                 # torch's per-step kernels after all (oneDNN turned off): the replay serves
                 self.compiled, self.donated = self.fn, []
@@ -173,6 +175,16 @@ class _Traced:
                 for i, x in enumerate(inputs)
             )
         return self.compiled(*inputs)
+
+
+def _stand_in(x: Any) -> Any:
+    """A copy of the tensor ``x`` (its layout and flag kept) for tracing; other values as
+    they are."""
+    if not isinstance(x, Tensor):
+        return x
+    with torch.no_grad():
+        copy = x.clone(memory_format=torch.preserve_format)
+    return copy.requires_grad_(x.requires_grad)
 
 
 def _unaliased(

@@ -253,7 +253,7 @@ _MEAN = _REDUCTIONS["mean"]
 
 
 #: FusedComposites.checked_indices on the CPU, and elsewhere.
-_CHECKED_ON_CPU = frozenset(("embedding",))
+_CHECKED_ON_CPU = frozenset(("embedding", "nll_loss", "cross_entropy", "cross_entropy_nd"))
 _NONE_CHECKED: frozenset[str] = frozenset()
 
 
@@ -397,9 +397,10 @@ class FusedComposites:
 
     @property
     def checked_indices(self) -> frozenset[str]:
-        """The fused composites whose kernel itself raises PyTorch's IndexError for an
-        index outside the table, so the core reads no range back before it: torch's CPU
-        embedding (its CUDA kernel asserts on the device instead)."""
+        """The fused composites and optional primitives whose kernel itself raises
+        PyTorch's IndexError for an index outside the table (a target outside the classes),
+        so the core reads no range back before it: torch's CPU embedding, nll_loss and
+        cross_entropy (its CUDA kernels assert on the device instead)."""
         return _CHECKED_ON_CPU if self.torch_device.type == "cpu" else _NONE_CHECKED
 
     def fused_embedding(

@@ -31,7 +31,10 @@ class HostMemory:
         return a.numpy()
 
     def write_into(self, dst: Tensor, src: Tensor) -> bool:
-        if not self._on_cpu or any(s == 0 and n > 1 for s, n in zip(dst.stride(), dst.shape)):
+        if not self._on_cpu:
+            return False
+        # (an empty tensor repeats nothing, whatever strides torch gives it)
+        if dst.numel() and any(s == 0 and n > 1 for s, n in zip(dst.stride(), dst.shape)):
             return False
         if src.untyped_storage().data_ptr() == dst.untyped_storage().data_ptr():
             src = src.clone()  # torch refuses some overlapping copies

@@ -70,7 +70,7 @@ def _training_step(ctx: Context) -> Iterator[Measure]:
     )
     for i, (a, b) in enumerate(zip(params, eager_params)):
         what = f"parameter {i} after the steps"
-        yield measure_array(what, np.asarray(a), np.asarray(b), ctx.float)
+        yield measure_array(what, np.asarray(a.detach()), np.asarray(b.detach()), ctx.float)
 
 
 def cases() -> list[Case]:

@@ -1,6 +1,6 @@
-"""Movement primitives on every dtype and layout: each op is written for any ndim, so the
-same variants run on the standard (3, 4) operand and in every layout of
-:mod:`tensorweaver.check.layouts`. Results must be exact."""
+"""Movement primitives, and the optional select and split, on every dtype and layout: each
+op is written for any ndim, so the same variants run on the standard (3, 4) operand and in
+every layout of :mod:`tensorweaver.check.layouts`. Results must be exact."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tensorweaver.check.case import Case, Measure
+from tensorweaver.check.case import Case, Failure, Measure, Skip
 from tensorweaver.check.cases.operands import ALL, LAYOUT_FLOATS, in_layout, operand
 from tensorweaver.check.context import Context
 from tensorweaver.check.layouts import EDGE
@@ -73,10 +73,38 @@ OPS: dict[str, Callable[[Context, Any, np.ndarray], Variants]] = {
 }
 
 
+def _select(ctx: Context, x: Any, h: np.ndarray) -> Variants:
+    for axis, n in enumerate(h.shape):
+        for index in sorted({0, n - 1}) if n else ():
+            want = np.take(h, index, axis)
+            yield f"select {index} along {axis}", ctx.call("select", x, axis, index), want
+
+
+def _split(ctx: Context, x: Any, h: np.ndarray) -> Variants:
+    for axis, n in enumerate(h.shape):
+        for sizes in ((n,), (n // 2, 0, n - n // 2)):
+            pieces = list(ctx.call("split", x, axis, sizes))
+            if len(pieces) != len(sizes):
+                raise Failure("split", f"cut {len(sizes)} sizes {sizes} into {len(pieces)} pieces")
+            wants = np.split(h, np.cumsum(sizes)[:-1], axis)
+            for i, (piece, want) in enumerate(zip(pieces, wants)):
+                yield f"split {sizes} along {axis}, piece {i}", piece, want
+
+
+#: Optional: the core slices (and reshapes) once per piece where a backend lacks them.
+OPTIONAL_OPS: dict[str, Callable[[Context, Any, np.ndarray], Variants]] = {
+    "select": _select,
+    "split": _split,
+}
+
+
 def _case(name: str, dtype: DType, layout: str) -> Callable[[Context], Iterator[Measure]]:
     def run(ctx: Context) -> Iterator[Measure]:
+        variants = OPS.get(name) or OPTIONAL_OPS[name]
+        if name in OPTIONAL_OPS and not callable(getattr(ctx.backend, name, None)):
+            raise Skip(f"{ctx.device} has no {name} (optional: the core slices per piece)")
         h, x = operand(ctx, dtype, "a", layout)
-        for what, out, want in OPS[name](ctx, x, h):
+        for what, out, want in variants(ctx, x, h):
             yield ctx.check(f"{name}: {what}", out, want, dtype, tolerance=0.0)
         yield ctx.untouched()
 
@@ -94,13 +122,15 @@ def _cat_with_empty_pieces(ctx: Context) -> Iterator[Measure]:
 
 def cases() -> list[Case]:
     out = []
-    for name in OPS:
-        out += [Case(f"primitive/{name}/{t.name}", _case(name, t, "standard")) for t in ALL]
-        # cat and pad act along axes: a 0-d array has none
-        layouts = [lay for lay in EDGE if not (name in ("cat", "pad") and lay == "0-d")]
-        out += [
-            Case(f"primitive/{name}/{lay}", in_layout(partial(_case, name), LAYOUT_FLOATS, lay))
-            for lay in layouts
-        ]
+    for group, names in (("primitive", OPS), ("optional", OPTIONAL_OPS)):
+        for name in names:
+            out += [Case(f"{group}/{name}/{t.name}", _case(name, t, "standard")) for t in ALL]
+            # cat, pad, select and split act along axes: a 0-d array has none
+            along = name in ("cat", "pad") or group == "optional"
+            layouts = [lay for lay in EDGE if not (along and lay == "0-d")]
+            out += [
+                Case(f"{group}/{name}/{lay}", in_layout(partial(_case, name), LAYOUT_FLOATS, lay))
+                for lay in layouts
+            ]
     out.append(Case("primitive/cat/empty-pieces", _cat_with_empty_pieces))
     return out

@@ -25,7 +25,7 @@ from tensorweaver.nn.functional.activation import log_softmax, logsigmoid
 from tensorweaver.nn.functional.integral import is_integral
 from tensorweaver.ops import index as ix
 from tensorweaver.ops.apply import all_inference, check_backends, labelled
-from tensorweaver.ops.bounds import extrema, inside
+from tensorweaver.ops.bounds import checked_by_kernel, extrema, inside
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.fusion import optional_kernel
 from tensorweaver.tensor import Tensor
@@ -381,6 +381,29 @@ def _huber_half_grads(
 def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: str) -> bool:
     """``(N, C, d1, ...)`` input against ``(N, d1, ...)`` integer targets in ``[0, C)`` or
     equal to ``ignore_index``; True when every target lies in ``[0, C)``."""
+    _check_target_form(input, target, fn)
+    return _check_target_range(input, target, ignore_index, fn)
+
+
+def _check_target_range(input: Tensor, target: Tensor, ignore_index: int, fn: str) -> bool:
+    """Integer targets of ``(N, C, ...)`` input in ``[0, C)`` or equal to ``ignore_index``
+    (one read back to the host, two where some target is not a class); True when every
+    target lies in ``[0, C)``."""
+    classes = input.shape[1]
+    bounds = extrema(target, _fast_path_outcome(classes))
+    if bounds is None or 0 <= bounds[0] and bounds[1] < classes:
+        return True  # the common case: one read-back
+    low, high = extrema(target.masked_fill(target == ignore_index, 0), inside(0, classes - 1))
+    if low < 0 or high >= classes:
+        raise IndexError(  # PyTorch's class
+            f"{fn}: target {low if low < 0 else high} is out of bounds: targets must lie in "
+            f"[0, {classes}) or equal ignore_index={ignore_index}"
+        )
+    return False
+
+
+def _check_target_form(input: Tensor, target: Tensor, fn: str) -> None:
+    """``(N, C, d1, ...)`` input against ``(N, d1, ...)`` int64 or uint8 targets."""
     expected = (input.shape[0], *input.shape[2:])
     if target.dtype.is_floating_point or tuple(target.shape) != expected:
         raise RuntimeError(  # (_batched_classes tested the batch size)
@@ -393,17 +416,6 @@ def _check_class_targets(input: Tensor, target: Tensor, ignore_index: int, fn: s
             f"{fn}: expected target dtype to be Long or Byte (int64 or uint8), but got "
             f"{target.dtype.name}; convert the targets with .long()"
         )
-    classes = input.shape[1]
-    bounds = extrema(target, _fast_path_outcome(classes))
-    if bounds is None or 0 <= bounds[0] and bounds[1] < classes:
-        return True  # the common case: one read-back
-    low, high = extrema(target.masked_fill(target == ignore_index, 0), inside(0, classes - 1))
-    if low < 0 or high >= classes:
-        raise IndexError(  # PyTorch's class
-            f"{fn}: target {low if low < 0 else high} is out of bounds: targets must lie in "
-            f"[0, {classes}) or equal ignore_index={ignore_index}"
-        )
-    return False
 
 
 def _fast_path_outcome(classes: int) -> Callable[[Any, Any], Any]:
@@ -433,10 +445,12 @@ def _class_weights(
     """Each target's weight (0 where ignored) and the targets with ignored ones set to 0,
     after checking ``(N, C, d1, ...)`` input against ``(N, d1, ...)`` integer targets
     (unless ``checked``)."""
-    if not checked:
-        _check_class_targets(input, target, ignore_index, fn)
+    if not checked:  # (PyTorch's order: the targets' form, the weight, their range)
+        _check_target_form(input, target, fn)
     if weight is not None:
         _check_class_weight(input, weight, fn)
+    if not checked:
+        _check_target_range(input, target, ignore_index, fn)
     target = target.long()
     valid = target != ignore_index
     safe = target.masked_fill(~valid, 0)
@@ -595,11 +609,27 @@ def _by_kernel(x: Tensor, weight: Tensor | None, reduction: str) -> bool:
 def _kernel_nll(
     x: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str, fn: str
 ) -> Tensor:
-    """``nll_loss`` of ``(N, C)`` ``x`` by the backend's kernel, after the checks."""
-    _check_class_targets(x, target, ignore_index, fn)
+    """``nll_loss`` of ``(N, C)`` ``x`` by the backend's kernel, after the checks: the
+    targets' range by the kernel itself where it raises IndexError for a bad one
+    (``checked_indices``: no read back; the error in the core's words), else read first."""
+    _check_target_form(x, target, fn)  # (PyTorch's order: the form, the weight, the range)
     if weight is not None:
         _check_class_weight(x, weight, fn)
-    target = target.long()
+    by_kernel = checked_by_kernel(x.backend, "nll_loss")
+    if not by_kernel:
+        _check_target_range(x, target, ignore_index, fn)
+    try:
+        return _nll_by_kernel(x, target.long(), weight, reduction, ignore_index)
+    except IndexError:
+        if by_kernel:
+            _check_target_range(x, target, ignore_index, fn)  # (raises, in the core's words)
+        raise
+
+
+def _nll_by_kernel(
+    x: Tensor, target: Tensor, weight: Tensor | None, reduction: str, ignore_index: int
+) -> Tensor:
+    """:func:`_kernel_nll` of checked int64 targets, with its node where ``x`` needs one."""
     if SAVED_TENSORS_HOOKS:  # (the Function's ctx packs what PyTorch's node saves)
         loss = apply_fresh(_NllLoss, x, (target, weight), reduction, ignore_index)
         return labelled(loss, "NllLossBackward0", x)
@@ -731,8 +761,19 @@ def cross_entropy(
         and x.dtype.is_floating_point
         and not t.dtype.is_floating_point
     ):
-        _check_class_targets(x, t, ignore_index, "cross_entropy")
-        loss = fused_or_reference(composite, cross_entropy_reference, (x, t.long()), ignore_index)
+        # (the targets' range by torch:cpu's kernel itself, as in _kernel_nll)
+        by_kernel = t.backend is x.backend and checked_by_kernel(x.backend, composite)
+        _check_target_form(x, t, "cross_entropy")
+        if not by_kernel:
+            _check_target_range(x, t, ignore_index, "cross_entropy")
+        try:
+            loss = fused_or_reference(
+                composite, cross_entropy_reference, (x, t.long()), ignore_index
+            )
+        except IndexError:
+            if by_kernel:
+                _check_target_range(x, t, ignore_index, "cross_entropy")  # (the core's words)
+            raise
         if unbatched and loss._node is not None and loss._node.op == "fused":
             # PyTorch's nll takes the (C,) log-probabilities as they are: the fused node's
             # edges skip the batch axis given here (autograd/grad_fn.py pytorch_inputs)

@@ -39,7 +39,7 @@ def _householder_of(q: Tensor) -> Tensor:
     """The ``X`` whose Householder map is ``q``'s orthogonal factor: LAPACK's geqrf
     reflectors below the diagonal, the signs of R's diagonal on it (flipped where geqrf
     did not reflect), as PyTorch. Computed on the host (no gradient flows here)."""
-    raw, tau = np.linalg.qr(np.asarray(q), mode="raw")  # LAPACK's geqrf, transposed
+    raw, tau = np.linalg.qr(q.backend.to_host(q.native), mode="raw")  # LAPACK's geqrf, transposed
     reflectors = np.swapaxes(raw, -1, -2).copy()
     diagonal = np.sign(np.diagonal(reflectors, axis1=-2, axis2=-1)).copy()
     diagonal[tau == 0.0] *= -1
