@@ -75,6 +75,12 @@ def test_solve_right_result_is_contiguous_numpy() -> None:
     same(_solve_right_then_view, "numpy", decimals=9)
 
 
+@pytest.mark.cunumeric
+def test_solve_right_result_is_contiguous_cunumeric() -> None:
+    """(cuPyNumeric keeps the host solve's X row-major: left=False's X is then a copy)"""
+    same(_solve_right_then_view, "cunumeric", decimals=9)
+
+
 def _gradients_sharing_memory(name: str) -> Callable:
     def program(m: Any) -> Any:
         p = m.nn.Parameter(m.arange(3.0, dtype=m.float64) / 3 + 1)

@@ -89,9 +89,11 @@ def _solve_ex(A: Tensor, B: Tensor, left: bool) -> tuple[Tensor, Tensor]:
                 "supported for left=False. In this case linalg.solve is "
                 "equivalent to B / A.squeeze(-1)"
             )
-        # (X as a view of the factor's node output: a write through X.data reaches it)
+        # (X as a view of the factor's node output: a write through X.data reaches it;
+        # contiguous as torch's where the backend keeps X column-major, else a copy)
         x, info = _solve_ex(mT(A), mT(B), True)
-        return x.mT, info
+        x = x.mT
+        return (x if x.is_contiguous() else x.contiguous()), info
     n = A.shape[-1]
     if B.shape[-2] != n:
         raise RuntimeError(
