@@ -149,6 +149,20 @@ def exp_saving_its_output(m: Any) -> Any:
     return Exp
 
 
+def result_doubled_through_data(op: Callable) -> Program:
+    """A program: ``op(m, a)`` of a 2x2 float64 leaf ``a``, its result doubled through
+    ``.data`` before backward; returns ``a.grad`` (torch's node reads its saved result)."""
+
+    def program(m: Any) -> Any:
+        a = m.tensor([[2.0, 0.5], [0.3, 1.5]], dtype=m.float64, requires_grad=True)
+        y = op(m, a)
+        y.data.mul_(2)
+        (y * y).sum().backward()
+        return a.grad
+
+    return program
+
+
 def refused_in_place(backward: Callable[[], Any]) -> Optional[str]:
     """``"modified in place"`` where ``backward()`` raises torch's error for a saved tensor
     changed in place (tw words it "in-place"), else None; other errors propagate."""

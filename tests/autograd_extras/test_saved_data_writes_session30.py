@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import pytest
-from snippet_outcomes import grad_fn_name, same, same_each
+from snippet_outcomes import grad_fn_name, result_doubled_through_data, same, same_each
 
 SPECS = ["numpy", "torch:cpu"]
 
@@ -96,17 +96,6 @@ def test_solve_reads_its_data_written_result(spec: str) -> None:
     )
 
 
-def _written(op: Callable) -> Callable:
-    def program(m: Any) -> Any:
-        a = m.tensor([[2.0, 0.5], [0.3, 1.5]], dtype=m.float64, requires_grad=True)
-        y = op(m, a)
-        y.data.mul_(2)
-        (y * y).sum().backward()
-        return a.grad
-
-    return program
-
-
 def _positive(m: Any, a: Any) -> Any:
     return a @ a.mT + m.eye(2, dtype=a.dtype)
 
@@ -123,7 +112,7 @@ LINALG = {
 
 @pytest.mark.parametrize("spec", SPECS)
 def test_linalg_results_written_through_data(spec: str) -> None:
-    same_each({name: _written(op) for name, op in LINALG.items()}, spec)
+    same_each({name: result_doubled_through_data(op) for name, op in LINALG.items()}, spec)
 
 
 @pytest.mark.parametrize("spec", SPECS)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import pytest
-from snippet_outcomes import same_each, walk
+from snippet_outcomes import result_doubled_through_data, same_each, walk
 
 ZEROS_AND_INFINITIES = {
     "one zero": [[0.0, -1.2, 2.0], [0.7, 0.1, -0.4]],
@@ -128,23 +128,17 @@ def test_exp2_node_and_double_backward(backend: str) -> None:
     same_each({"exp2": program}, backend)
 
 
-def _written(op: Callable) -> Callable:
-    def program(m: Any) -> Any:
-        a = m.tensor([[2.0, 0.5], [0.3, 1.5]], dtype=m.float64, requires_grad=True)
-        y = op(m, a)
-        y.data.mul_(2)
-        (y * y).sum().backward()
-        return a.grad
-
-    return program
-
-
 def test_solve_result_written_through_data_reaches_its_gradient() -> None:
     """(numpy: the core's node; torch:cpu computes linalg functions whole, see
     test_data_written_results_session28.py)"""
-    same_each({"solve": _written(lambda m, a: m.linalg.solve(a, a[:, :1] + 1))}, "numpy")
+    same_each(
+        {"solve": result_doubled_through_data(lambda m, a: m.linalg.solve(a, a[:, :1] + 1))},
+        "numpy",
+    )
 
 
 def test_upper_cholesky_result_written_through_data() -> None:
-    op = _written(lambda m, a: m.linalg.cholesky(a @ a.mT + m.eye(2, dtype=a.dtype), upper=True))
+    op = result_doubled_through_data(
+        lambda m, a: m.linalg.cholesky(a @ a.mT + m.eye(2, dtype=a.dtype), upper=True)
+    )
     same_each({"cholesky upper": op}, "numpy")

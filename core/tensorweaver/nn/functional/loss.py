@@ -615,11 +615,31 @@ def _kernel_nll(
     _check_target_form(x, target, fn)  # (PyTorch's order: the form, the weight, the range)
     if weight is not None:
         _check_class_weight(x, weight, fn)
-    by_kernel = checked_by_kernel(x.backend, "nll_loss")
+    return _range_checked(
+        checked_by_kernel(x.backend, "nll_loss"),
+        x,
+        target,
+        ignore_index,
+        fn,
+        lambda: _nll_by_kernel(x, target.long(), weight, reduction, ignore_index),
+    )
+
+
+def _range_checked(
+    by_kernel: bool,
+    x: Tensor,
+    target: Tensor,
+    ignore_index: int,
+    fn: str,
+    run: Callable[[], Tensor],
+) -> Tensor:
+    """``run()`` with the targets' range checked: by the kernel itself where ``by_kernel``
+    (``checked_indices``: it raises IndexError for a bad one, no read back; the error is
+    then given in the core's words), else read first."""
     if not by_kernel:
         _check_target_range(x, target, ignore_index, fn)
     try:
-        return _nll_by_kernel(x, target.long(), weight, reduction, ignore_index)
+        return run()
     except IndexError:
         if by_kernel:
             _check_target_range(x, target, ignore_index, fn)  # (raises, in the core's words)
@@ -764,16 +784,16 @@ def cross_entropy(
         # (the targets' range by torch:cpu's kernel itself, as in _kernel_nll)
         by_kernel = t.backend is x.backend and checked_by_kernel(x.backend, composite)
         _check_target_form(x, t, "cross_entropy")
-        if not by_kernel:
-            _check_target_range(x, t, ignore_index, "cross_entropy")
-        try:
-            loss = fused_or_reference(
+        loss = _range_checked(
+            by_kernel,
+            x,
+            t,
+            ignore_index,
+            "cross_entropy",
+            lambda: fused_or_reference(
                 composite, cross_entropy_reference, (x, t.long()), ignore_index
-            )
-        except IndexError:
-            if by_kernel:
-                _check_target_range(x, t, ignore_index, "cross_entropy")  # (the core's words)
-            raise
+            ),
+        )
         if unbatched and loss._node is not None and loss._node.op == "fused":
             # PyTorch's nll takes the (C,) log-probabilities as they are: the fused node's
             # edges skip the batch axis given here (autograd/grad_fn.py pytorch_inputs)
