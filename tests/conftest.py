@@ -8,7 +8,8 @@ SciPy reads ``SCIPY_ARRAY_API`` once, when first imported: the array API tests (
 scikit-learn on tensors) need it set before any test imports SciPy. :mod:`snippet_outcomes`
 asserts for the tests that use it: pytest rewrites its asserts too, so a failure shows the
 programs that differ; ``spec`` is the device such a test compares with torch on (a module
-or folder that compares on others defines its own ``spec``).
+or folder that compares on others defines its own ``spec``). The files whose tests take a
+minute or more of a worker run first (:data:`SLOW_FIRST`).
 """
 
 import os
@@ -22,6 +23,23 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 # (after the environment above, which must be set before anything can import torch)
 from tw_backends import FAST  # noqa: E402
+
+#: Files and folders whose tests start interpreters for a minute or more of one worker (the
+#: conformance kit, SIGKILL chains, plugins installed with pip, cuPyNumeric training): they
+#: go first, so that pytest-xdist's last tests are short ones and no worker waits for the
+#: other to finish a long one.
+SLOW_FIRST = (
+    "tests/conformance/",
+    "tests/discovery/",
+    "tests/cli/test_doctor.py",
+    "tests/training/test_resume.py",
+    "tests/training/test_fit_options.py",
+)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(SLOW_FIRST))  # a stable sort
 
 
 @pytest.fixture(params=FAST)

@@ -75,6 +75,14 @@ def share_for(backend: str, programs: list) -> list:
     return programs if backend != "cunumeric" or ALL_ON_CUNUMERIC else programs[::3]
 
 
+def _deselect(config: pytest.Config, items: list[pytest.Item], deselected: list) -> None:
+    """Take ``deselected`` out of the session's ``items``, reporting them as deselected."""
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        chosen = set(map(id, deselected))
+        items[:] = [item for item in items if id(item) not in chosen]
+
+
 def deselect_unmarked_cunumeric(
     config: pytest.Config, items: list[pytest.Item], folder: os.PathLike
 ) -> None:
@@ -89,10 +97,30 @@ def deselect_unmarked_cunumeric(
         return params.get("backend") == "cunumeric" and not item.get_closest_marker(CUNUMERIC_MARK)
 
     deselected = [item for item in items if item.path.is_relative_to(folder) and unmarked(item)]
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        chosen = set(map(id, deselected))
-        items[:] = [item for item in items if id(item) not in chosen]
+    _deselect(config, items, deselected)
+
+
+def deselect_cunumeric_share(
+    config: pytest.Config, items: list[pytest.Item], folder: os.PathLike
+) -> None:
+    """``pytest_collection_modifyitems`` of a folder whose every test runs on cuPyNumeric: each
+    test function keeps its first cuPyNumeric case and every third after it, in collection
+    order (each op there costs about 0.4 ms; the other cases run on NumPy and torch:cpu, and
+    scripts/test-remainder.sh runs them all on cuPyNumeric), unless every test is asked for
+    there."""
+    if ALL_ON_CUNUMERIC:
+        return
+    seen: dict[tuple, int] = {}
+    deselected = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if params.get("backend") != "cunumeric" or not item.path.is_relative_to(folder):
+            continue
+        function = (item.path, getattr(item.cls, "__name__", None), item.originalname)
+        index = seen[function] = seen.get(function, -1) + 1
+        if index % 3:
+            deselected.append(item)
+    _deselect(config, items, deselected)
 
 
 #: Hypothesis's pytest plugin seeds NumPy's global generator around every test, which

@@ -48,6 +48,12 @@ import threading
 import weakref
 from typing import Any
 
+from tensorweaver.autograd.hooks import (
+    GRAD_HOOKS,
+    NODE_POSTHOOKS,
+    NODE_PREHOOKS,
+    bypass_view_hooks,
+)
 from tensorweaver.autograd.mode import (
     enable_grad,
     is_grad_enabled,
@@ -100,9 +106,9 @@ def _apart(written: tuple, region: tuple | None) -> bool:
     )
 
 
-#: The tensors whose in-place change went into their own memory, under way
-#: (:meth:`Tensor._wrote_into_memory`): their views over that memory have it already.
-_IN_MEMORY: list = []
+#: The tensors whose in-place change went into their own memory, under way, each with the
+#: ids of its views over that memory (:meth:`Tensor._wrote_into_memory`): those have it.
+_IN_MEMORY: list[tuple[Any, set[int]]] = []
 
 #: A tensor writes its change into its own memory rather than rebinding where reading its
 #: live views again would cost more: about one view's read (~8 us) per this many elements
@@ -208,20 +214,38 @@ def _warn_deprecated_overlap(op: str) -> None:
     )
 
 
-_NO_GRAD_VIEW_CHANGED = (
-    "A view was created in no_grad mode and its base or another view of its base has been "
-    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
-    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be "
-    "tracked) or both outside (if you want the inplace to be tracked)."
+def _view_refusals(made: str, now: str, block: str) -> tuple[str, str]:
+    """PyTorch's errors for a view ``made`` with grad off (``"no_grad"``, ``"inference"``)
+    that is written in place, or whose base or another view of it is, ``now`` (grad on)."""
+    advice = (
+        " Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+        "clarify your code by moving both the view and the inplace either both inside the "
+        f"{block} block (if you don't want the inplace to be tracked) or both outside (if you "
+        "want the inplace to be tracked)."
+    )
+    return (
+        f"A view was created in {made} mode and is being modified inplace {now}.{advice}",
+        f"A view was created in {made} mode and its base or another view of its base has been "
+        f"modified inplace {now}.{advice}",
+    )
+
+
+_NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED = _view_refusals(
+    "no_grad", "with grad mode enabled", "no_grad"
 )
-_NO_GRAD_VIEW_WRITTEN = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode "
-    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
-    "clarify your code by moving both the view and the inplace either both inside the no_grad "
-    "block (if you don't want the inplace to be tracked) or both outside (if you want the "
-    "inplace to be tracked)."
+_INFERENCE_VIEW_WRITTEN, _INFERENCE_VIEW_CHANGED = _view_refusals(
+    "inference", "in normal mode", "inference_mode"
 )
+#: The refusals of a view made with grad off, which PyTorch gives no grad_fn of its own.
+_MADE_WITHOUT_GRAD = (_NO_GRAD_VIEW_CHANGED, _INFERENCE_VIEW_CHANGED)
+
+
+def _refusals_of_a_view_made_now() -> tuple[str, str]:
+    """The errors of a view made now, with grad off: the written and the changed one, in
+    the words of the mode that turned grad off (inference_mode, else no_grad)."""
+    if is_inference_mode_enabled():
+        return _INFERENCE_VIEW_WRITTEN, _INFERENCE_VIEW_CHANGED
+    return _NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED
 
 
 def _move_retention(t: Tensor, old: Any, new: Any) -> None:
@@ -836,7 +860,7 @@ class Tensor:
         node = self._node
         # (a view made under no_grad has no grad_fn of its own: PyTorch lets it go, its
         # requires_grad following its base's still)
-        no_grad_view = node.__class__ is _InvalidHistory and node.message == _NO_GRAD_VIEW_CHANGED
+        no_grad_view = node.__class__ is _InvalidHistory and node.message in _MADE_WITHOUT_GRAD
         if node is not None and not requires_grad and not no_grad_view:
             raise RuntimeError(
                 "requires_grad_(False): this tensor is not a leaf (it was computed from "
@@ -868,7 +892,7 @@ class Tensor:
                 return None
             # (PyTorch reads the flag, then the view's own grad_fn: a view made under no_grad
             # has none, as a leaf)
-            if node.__class__ is _InvalidHistory and node.message == _NO_GRAD_VIEW_CHANGED:
+            if node.__class__ is _InvalidHistory and node.message in _MADE_WITHOUT_GRAD:
                 return None
             import warnings
 
@@ -953,7 +977,7 @@ class Tensor:
                 raise RuntimeError("retain_grad() on a tensor that does not require grad")
             return
         if node.__class__ is _InvalidHistory:
-            if node.message == _NO_GRAD_VIEW_CHANGED:
+            if node.message in _MADE_WITHOUT_GRAD:
                 return  # (PyTorch's test reads the view's own grad_fn: none, made under no_grad)
             raise RuntimeError(node.message)
         node.retained = weakref.ref(self)
@@ -1281,16 +1305,25 @@ class Tensor:
             native, node, requires_grad = result.native, result._node, result.requires_grad
         made_by = self._node  # (the node that made the value this write replaces)
         version_before = self._version if made_by is not None else 0
+        if (
+            view is not None
+            and node is not None
+            and (GRAD_HOOKS or NODE_PREHOOKS or NODE_POSTHOOKS)
+        ):
+            # (the view's change reaches its base as PyTorch's CopySlices: not through the
+            # hooks of the view's old node)
+            bypass_view_hooks(node, made_by)
         linked = self._alias_of is not None or self._view_of is not None
         if linked:
             kept = self._kept_values() if _HOST_SHARED else (self.native, None)
             before = (kept, self._node, self._requires_grad, self._version)
         # (before ``mine`` below: a local holding the array is one more reference to it)
-        into = self._views is not None and not refused and self._wrote_into_memory(native)
+        # (the ids of the windows it wrote into: None where it did not write into memory)
+        into = None if self._views is None or refused else self._wrote_into_memory(native)
         mine = self.native
         c_ordered = C_TESTS.get(type(mine))  # (inline: the common case costs one test)
         if (
-            not into
+            into is None
             and self._view_of is None
             and (
                 (op == "copy_" and self._views is not None)
@@ -1303,7 +1336,7 @@ class Tensor:
             # PyTorch writes into its memory; a host-shared one has the values written into
             # its memory, whatever their layout)
             native = _laid_out_like(self.backend, native, self.native)
-        wrote = not into and self._store(native, op)
+        wrote = into is None and self._store(native, op)
         if not refused:
             if node is not None or is_grad_enabled():
                 self._node = node
@@ -1321,12 +1354,12 @@ class Tensor:
             # unrecorded, as PyTorch's, whose view requires grad through that root: a piece of
             # a leaf that is itself a view, cut before its requires_grad_())
             recorded = view is None or self._requires_grad or _root_requires_grad(self)
-            if into:
-                _IN_MEMORY.append(self)
+            if into is not None:
+                _IN_MEMORY.append((self, into))
             try:
                 self._pass_on_or_undo(op, recorded, before if linked else None)
             finally:
-                if into:
+                if into is not None:
                     _IN_MEMORY.pop()
         if view is not None and node is not None and not _UNCOUNTED[0]:
             _watch_view_result(self, node)
@@ -1503,22 +1536,26 @@ class Tensor:
         # (read off the attribute, as _ONE_HOLDER counts: no local holds the array)
         return sys.getrefcount(self.native) == holders + _ONE_HOLDER - 1
 
-    def _wrote_into_memory(self, native: Any) -> bool:
+    def _wrote_into_memory(self, native: Any) -> set[int] | None:
         """Write ``native``, this tensor's new values, into its own array where its live views
         over that array are many (re-reading each would cost more than the copy): so they
         see the change as PyTorch's views do, and :meth:`_refresh_views` only notes their
-        versions and histories; whether written. Only where nothing else may see the memory
-        change: the tensor is no view, alias or host-shared memory, the backend says the
-        array's memory is its own, and nothing refers to the array but this tensor, its
-        ``detach()`` aliases and the views over it, each of those held by its view alone (a
-        graph that saved one is one more reference: the tensor is then rebound)."""
+        versions and histories. Returns the ids of the views over that memory (the windows)
+        where it wrote, else None. Only where nothing else may see the memory change: the
+        tensor is no view, alias or host-shared memory, the backend says no array but the
+        tensor's and its windows' uses that memory (``memory_users``; else ``owns_memory``
+        and NumPy's count of one reference per view), and nothing refers to the array but
+        this tensor, its ``detach()`` aliases and the windows, each window's array held by
+        its tensor alone (a graph that saved one is one more reference: the tensor is then
+        rebound)."""
         backend = self.backend
         mine = self.native
         write = getattr(backend, "write_into", None)
-        owns = getattr(backend, "owns_memory", None)
+        users = getattr(backend, "memory_users", None)
+        owns = None if users is not None else getattr(backend, "owns_memory", None)
         if (
             write is None
-            or owns is None
+            or (users is None and owns is None)
             or "write_into" in backend.__dict__  # (tw.compile records a functional step)
             or native is mine
             or self._view_of is not None
@@ -1527,13 +1564,16 @@ class Tensor:
             or _HELD
             or _UNCOUNTED[0]
             or (_HOST_SHARED and _writes_through(self))
-            or not owns(mine)  # (torch's views count as its memory's other users: no scan)
+            or (owns is not None and not owns(mine))  # (no scan where it cannot pass)
         ):
-            return False
-        owner = _storage_of(backend, mine)
+            return None
+        storage = getattr(backend, "storage", None)
+        owner = None if storage is None else storage(mine)
         if owner is None or (_SHARED_STORAGES and id(owner) in _SHARED_STORAGES):
-            return False
-        holders = windows = live = 0
+            return None
+        holders = live = 0
+        windows: set[int] = set()
+        arrays = []  # (the windows' arrays, for memory_users)
         todo = [self]
         while todo:
             t = todo.pop()
@@ -1545,17 +1585,27 @@ class Tensor:
                     live += 1
                     if view.native is mine:
                         holders += 1
-                    elif _storage_of(backend, view.native) is owner:
+                    elif storage(view.native) is owner:
                         if sys.getrefcount(view.native) != _ONE_HOLDER:
-                            return False  # (a graph, or host code, holds this view's array)
-                        windows += 1
-                    todo.append(view)
+                            return None  # (a graph, or host code, holds this view's array)
+                        windows.add(id(view))
+                        arrays.append(view.native)
+                    if view._views is not None:
+                        todo.append(view)
         if live * _ELEMENTS_PER_VIEW < self.numel():
-            return False
-        mine = owner = None  # (NumPy's owner is the array: the count is of the attribute alone)
-        if not self._held_only_by(holders + windows + 1):
-            return False
-        return bool(write(self.native, native))
+            return None
+        # (no local may hold the array or its storage: torch counts a live storage object
+        # as one more use, and NumPy's owner is the array: the counts are of the attribute)
+        mine = owner = None
+        if users is None:
+            held = len(arrays)  # (NumPy's rule: each view holds its owner in .base)
+        else:
+            held = users(self.native, arrays)
+            if held is None:
+                return None
+        if sys.getrefcount(self.native) != holders + 1 + held + _ONE_HOLDER - 1:
+            return None
+        return windows if write(self.native, native) else None
 
     def _lone_alias_writable(self) -> bool:
         """Whether a backend primitive may write into this tensor's array with no bookkeeping
@@ -1622,7 +1672,7 @@ class Tensor:
         if old is not native:
             if not self._store(native) and counted:
                 self._version += 1
-        elif counted and not (_HOST_SHARED and _writes_through(self)):
+        elif counted and not (_HOST_SHARED and _writes_through(self) and not _counts_apart(self)):
             self._version += 1  # (else the alias's write into this memory counted already)
         if self._node is not None:
             if counted:
@@ -1712,9 +1762,12 @@ class Tensor:
                 if reached is viewed:
                     # The write did not change ``viewed`` itself (an empty view), or changed
                     # the memory under it (a write into an expand() goes to its base), which
-                    # the views below may hold otherwise: they read it again.
+                    # the views below may hold otherwise: they read it again (each counted
+                    # its change already: the reread moves no version of theirs)
                     for c in climbed:
                         _WRITING.discard(id(c))
+                        _COUNTED.add(id(c))
+                    counted.extend(climbed)
                     t._reread_from(viewed)
                     break
                 changed.append((*before, version))
@@ -1806,12 +1859,15 @@ class Tensor:
         leaves alone, as its views' (``counted`` False below it). Where the change went into
         this tensor's memory (:meth:`_wrote_into_memory`), a view over it is not read again.
         """
-        # (in memory: this tensor's change went into its memory, and so into that of each
-        # view that holds a window on it, which is then no view op's to read again)
-        todo = [(self, True, bool(_IN_MEMORY) and _IN_MEMORY[-1] is self)]
+        # (windows: the views that hold a window on this tensor's memory, found by the scan
+        # that wrote its change there: they have it, so no view op reads them again)
+        windows = _IN_MEMORY[-1][1] if _IN_MEMORY and _IN_MEMORY[-1][0] is self else None
+        todo = [(self, True)]
         while todo:
-            t, counted, in_memory = todo.pop()
-            memory = _storage_of(t.backend, t.native) if in_memory else None
+            t, counted = todo.pop()
+            noted = counted and not _UNCOUNTED[0]
+            # (a window made with a graph has a history to renew only where t requires grad)
+            renews = windows is not None and t.requires_grad
             written = _REGIONS[-1][1] if _REGIONS and _REGIONS[-1][0] is t else None
             alive = []
             for entry in t._views or ():
@@ -1841,19 +1897,19 @@ class Tensor:
                     if id(view) in _WRITING or (_HOST_SHARED and view._is_shared_view()):
                         continue
                     view._count_apart_write(tracked)
-                elif (
-                    in_memory
-                    and entry[1] is not None
-                    and _storage_of(view.backend, view.native) is memory
-                ):
-                    if counted and not _UNCOUNTED[0]:
-                        view._saw_write(t, entry[1], entry[2])
+                elif windows is not None and id(view) in windows:
+                    if noted:  # its version moves as a reread's; its history is
+                        tracked = entry[2]  # _new_history's (a str: PyTorch's refusal)
+                        if tracked.__class__ is str or (
+                            tracked is True and (renews or view._node.__class__ is Node)
+                        ):
+                            view._new_history(t, entry[1], tracked, True)
+                        if not view._own_counter:
+                            view._version += 1
                     if view._views is not None:
-                        todo.append((view, counted and not view._own_counter, True))
+                        todo.append((view, counted and not view._own_counter))
                 elif view._reread(t, entry[1], entry[2], counted):
-                    # (an alias holds the memory still; a view read again, other memory)
-                    on = in_memory and entry[1] is None
-                    todo.append((view, counted and not view._own_counter, on))
+                    todo.append((view, counted and not view._own_counter))
             t._views = alive or None
 
     def _count_apart_write(self, tracked: bool | str) -> None:
@@ -1918,9 +1974,11 @@ class Tensor:
         base is a view too, the node is read again from the root of the chain, as PyTorch
         regenerates a view from its ``_base``: the views between stay off its path. A chain
         of views that keep the dtype and conjugation is one ``AsStridedBackward0``, as
-        PyTorch's replay of it."""
+        PyTorch's replay of it; over a root that requires no grad (the base a leaf views) it
+        has no next function, as PyTorch's, as it has over a base whose history was cut
+        (``detach_()``) under a view that had one."""
         node = made._node
-        if node is not None:
+        if node is not None or self._node.__class__ is Node:
             reads = []
             plain = True
             t = self
@@ -1934,8 +1992,8 @@ class Tensor:
                 with enable_grad():
                     for read in reversed(reads):
                         t = read(t)
-                if t._node is None:  # the root has no history: the base's stands
-                    t, plain = made, False
+                if t._node is None and not plain:  # (a root requiring no grad: the base's)
+                    t = made
             else:
                 t = made
             if plain:
@@ -1943,7 +2001,10 @@ class Tensor:
 
                 if t._node is root._node:  # (a view of all of the root: the read made none)
                     with enable_grad():
-                        t = apply("identity", t.native, t.dtype, (t,))
+                        read, t = t, apply("identity", t.native, t.dtype, (t,))
+                    if t._node is None:  # (the root requires no grad: an edge to nothing)
+                        t._node = Node("identity", (read,), None)
+                        t._requires_grad = True
                 labelled(t, "AsStridedBackward0", root)
             node = t._node
         old = self._node
@@ -1995,20 +2056,14 @@ class Tensor:
         if self.native is not native:
             self._store(native)
         elif _HOST_SHARED and (_writes_through(self) or (read is None and base._is_shared_view())):
+            if counted and not (_UNCOUNTED[0] or self._own_counter) and _counts_apart(self):
+                self._version += 1  # (an alias of a tensor with a counter of its own: as above)
             return self._views is not None  # an alias of host-shared memory, as above
         if _COUNTED and id(self) in _COUNTED:
             return False  # (the write-back refreshes its views itself, after)
         if counted and not (_UNCOUNTED[0] or self._own_counter):
             self._version += 1  # (a .data tensor's counter, or a .data write: see above)
         return self._views is not None
-
-    def _saw_write(self, base: Tensor, read: Any, tracked: bool | str) -> None:
-        """A counted change of ``base`` went into the memory this view is a window on
-        (:meth:`_wrote_into_memory`): no view op replays it, but the view's version moves,
-        as a reread's, and its history is :meth:`_new_history`'s."""
-        self._new_history(base, read, tracked, True)
-        if not self._own_counter:
-            self._version += 1
 
     def _new_history(
         self, base: Tensor, read: Any, tracked: bool | str, counted: bool
@@ -2025,7 +2080,12 @@ class Tensor:
             # (as PyTorch's grad_fn of a view: where it has one or its root base requires grad)
             if self._node is not None or _root_requires_grad(base):
                 self._lose_history(tracked)  # type: ignore[arg-type]
-        elif tracked and base.requires_grad:
+        elif tracked and (
+            base.requires_grad or (self._node.__class__ is Node and base._view_of is None)
+        ):
+            # (a view with a history over a base whose history was cut, detach_(), gets a
+            # node with no edge, as PyTorch's regenerated grad_fn; not a tensor written
+            # through a detach() alias's view, which keeps its own: resize_ tests)
             if is_inference_mode_enabled() or (
                 not is_grad_enabled() and self._requires_grad and self._node.__class__ is Node
             ):
@@ -2036,7 +2096,7 @@ class Tensor:
                 with enable_grad():
                     made = read(base)
                 self._take_view_node(made)
-                self._requires_grad = made.requires_grad
+                self._requires_grad = self._node is not None
                 return made
         return None
 
@@ -2582,6 +2642,21 @@ class Tensor:
             return format(self.item(), format_spec)
         return object.__format__(self, format_spec)
 
+    @property
+    def persistent(self) -> bool:
+        """Whether the module that registers this tensor (made by ``nn.Buffer(t,
+        persistent=)``) keeps it in ``state_dict``; AttributeError for a tensor no Buffer made,
+        as PyTorch's attribute."""
+        from tensorweaver.nn.parameter import persistent_of
+
+        return persistent_of(self)
+
+    @persistent.setter
+    def persistent(self, value: bool) -> None:
+        from tensorweaver.nn.parameter import set_persistent
+
+        set_persistent(self, value)
+
     def __deepcopy__(self, memo: dict) -> Tensor:
         """A copy that shares no state (native arrays are written only when shared with the
         host, so it shares the array itself unless that is host memory)."""
@@ -2592,8 +2667,11 @@ class Tensor:
             )
         import copy
 
+        from tensorweaver.nn.parameter import copy_buffer_flags
+
         out = Tensor(self._unshared_native(), self.backend, self._dtype)
         out._requires_grad = self._requires_grad
+        copy_buffer_flags(self, out)
         memo[id(self)] = out
         if self.grad is not None:
             out.grad = copy.deepcopy(self.grad, memo)

@@ -274,17 +274,5 @@ def test_grad_with_respect_to_a_stale_view(spec: str) -> None:
     same_each({"grad": _grad_of_stale_view}, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (pre-existing; a gradient where torch gives none): row views of a leaf "
-    "that is itself a view (arange(...).reshape(...).requires_grad_()) written in place "
-    "under no_grad get torch's rebuilt AsStridedBackward0 replayed over the leaf's own base "
-    "(which requires no grad): no next function, so a loss of the rows leaves x.grad None; "
-    "tw's rebuilt node (ViewBackward0 over SliceBackward0) reaches the leaf (a plain leaf "
-    "matches: written_through_data_leaf_then_no_grad). Cause (where; not pinned down): "
-    "core/tensorweaver/tensor.py Tensor._reread / _take_view_node replay the rows from the "
-    "leaf. Fix: replay a view of a view-leaf from torch's _base (the leaf's own base), which "
-    "gives the rebuilt node no edge to the leaf.",
-)
 def test_views_of_a_view_leaf_written_under_no_grad(spec: str) -> None:
     same_each({"view_leaf_no_grad": _written_through_data("view_leaf", True)}, spec)

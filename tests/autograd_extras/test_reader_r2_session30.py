@@ -95,14 +95,7 @@ def _gradients_sharing_memory(name: str) -> Callable:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): PyTorch's foreach=True NAdam, RAdam, Adamax, ASGD and Adadelta "
-    "run each update over every parameter before the next (q reads p's old values in the "
-    "early updates), where tw's have no foreach path and step each parameter alone; fix: a "
-    "foreach _step_group over ops/in_place_writes.py foreach_update (optim/nadam.py, "
-    "radam.py, adamax.py, asgd.py, adadelta.py), as optim/adam.py Adam's",
-)
+# (fixed in session 31: optim/ _step_in_foreach_order; was a strict xfail)
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", ["NAdam", "Adadelta"])
 def test_foreach_step_of_a_gradient_sharing_another_parameter_more(name: str, device: str) -> None:
@@ -118,13 +111,7 @@ def _asgd_gradient_is_its_parameter(m: Any) -> Any:
     return p, opt.state[p]["ax"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): torch's foreach ASGD computes grad + lambd * param before it "
-    "writes the parameter, its single-tensor loop after param.mul_(1 - lambd * eta); tw's "
-    "ASGD (optim/asgd.py) has the single-tensor order only; fix: a foreach path as torch's "
-    "_multi_tensor_asgd",
-)
+# (fixed in session 31: optim/ _step_in_foreach_order; was a strict xfail)
 @pytest.mark.parametrize("device", DEVICES)
 def test_foreach_asgd_gradient_that_is_its_parameter(device: str) -> None:
     same(_asgd_gradient_is_its_parameter, device, decimals=9)
@@ -143,14 +130,7 @@ def _adam_listed_twice(m: Any) -> Any:
     return p, opt.state[p]["exp_avg"], opt.state[p]["exp_avg_sq"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): torch's foreach Adam over a list naming p twice runs each "
-    "foreach kernel over both listings before the next; tw's Optimizer._step_repeated "
-    "(optim/optimizer.py) steps each listing whole, one after the other (torch's "
-    "single-tensor order); fix: with foreach=True, _step_group over the list as given, "
-    "under foreach_update's in_order",
-)
+# (fixed in session 31: optim/ _step_in_foreach_order; was a strict xfail)
 @pytest.mark.parametrize("device", DEVICES)
 def test_foreach_adam_parameter_listed_twice(device: str) -> None:
     same(_adam_listed_twice, device, decimals=9)
@@ -170,13 +150,7 @@ def _tensor_lr_foreach(m: Any) -> Any:
     return p, q
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): torch accepts a param group's tensor lr with foreach=True and "
-    "raises RuntimeError at step() (ValueError at construction only for the default lr); "
-    "tw raises ValueError at construction for either; fix: the Adam family's check "
-    "(optim/adam.py) of a group's lr (not the default's) raises RuntimeError from step()",
-)
+# (fixed in session 31: optim/adam.py _refuse_tensor_options; was a strict xfail)
 @pytest.mark.parametrize("device", DEVICES)
 def test_tensor_lr_with_foreach_refused_as_torch(device: str) -> None:
     same(_tensor_lr_foreach, device)
@@ -200,15 +174,6 @@ def _conv_after_data_write(kind: str, which: str) -> Callable:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): torch's ConvolutionBackward0 saves input and weight "
-    "themselves, so a `.data =` write reaches its backward; tw's conv1d and "
-    "conv_transpose2d still read the old arrays (conv1d reaches the fused conv2d through "
-    "unsqueezed views; conv_transpose's node does not see the rebinding); fix: AsRead over "
-    "the tensors the caller passed (ops/composite.py READS_INPUTS and the conv1d / "
-    "conv_transpose wrappers in nn/functional)",
-)
 @pytest.mark.parametrize(
     "kind, device",
     [("conv1d", "numpy"), ("conv1d", "torch:cpu"), ("conv_transpose2d", "numpy")],
@@ -246,13 +211,6 @@ def _qr_data_written_in_place(m: Any) -> Any:
     return m.autograd.grad((Q * Q).sum(), A)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): a write through Q.data of linalg.qr reaches torch's "
-    "LinalgQrBackward0 (it saves Q and R, reading their memory); tw's backward reads the "
-    "Q it kept (gradient 0 here, torch's nonzero); fix: autograd/node.py output_rewritten "
-    "updates the kept Q (and R) of the qr node, as it does for other kept outputs",
-)
 @pytest.mark.parametrize("device", DEVICES)
 def test_qr_data_write_reaches_backward(device: str) -> None:
     same(_qr_data_written_in_place, device, decimals=7)

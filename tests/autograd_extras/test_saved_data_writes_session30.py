@@ -179,8 +179,8 @@ def _conv(m: Any, written: str, dims: int, transposed: bool) -> list:
     return [x.grad, w.grad]
 
 
-#: (written, dims, transposed) -> whether numpy's reference decomposition (no fused kernel
-#: there for conv3d and the transposed ones) misses the write: see the xfail below.
+#: (written, dims, transposed) -> whether numpy runs the reference decomposition (no fused
+#: kernel there for conv3d and the transposed ones), whose inner nodes keep copies.
 CONVS = {
     (written, dims, transposed): transposed or (dims == 3 and written == "x")
     for written in ("x", "w")
@@ -205,15 +205,6 @@ def test_convolutions_read_their_data_written_input_and_weight(spec: str) -> Non
     same_each(programs, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing: on numpy, conv3d's input and conv_transpose's input and weight "
-    "reach their gradients through the core's reference decomposition (no fused kernel "
-    "there), whose inner nodes keep copies of them made in forward (padding, unfolding, "
-    "the flipped weight), so a write through .data misses backward; torch's "
-    "ConvolutionBackward0 reads the tensors it saved. Fix: nn/functional's convolution "
-    "references: record one node saving the input and weight (its rule differentiating "
-    "the reference on them), or make those copies tracked views",
-)
-def test_convolutions_by_the_reference_miss_a_data_write() -> None:
+def test_convolutions_by_the_reference_read_a_data_write() -> None:
+    """(fixed in session 31: one node records the reference, ops/composite.py ``Traced``)"""
     same_each(_conv_programs(True), "numpy")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import pytest
 import tensorweaver as tw
 from compiled_calls import compiled_calls
 from snippet_outcomes import same_each
@@ -160,26 +159,10 @@ def _inference_view_written_in_normal_mode(m: Any) -> None:
     v.add_(1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): a view made under inference_mode and written with grad is "
-    "refused with the no_grad words ('created in no_grad mode ... with grad mode enabled'); "
-    "torch says 'A view was created in inference mode and is being modified inplace in "
-    "normal mode'; fix: the view's creation mode recorded as inference where "
-    "inference_mode made it (ops/views.py, the refusal's text)",
-)
 def test_an_inference_views_write_refusal_names_inference_mode() -> None:
     same_each({"refusal": _message(_inference_view_written_in_normal_mode)}, "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): compiler/state.py code_names mixes attribute names with string "
-    "keys, so opt.step() in the step makes ValuesRead read and guard the 'step' entry of "
-    "the dict it reads at 'scale', and the caller's counter there retraces each call; fix: "
-    "keep LOAD_ATTR/LOAD_METHOD names for attribute holders and string constants for dict "
-    "keys (two sets in code_names)",
-)
 def test_a_callers_step_counter_does_not_retrace_a_step_calling_opt_step() -> None:
     w = tw.ones(2, dtype=tw.float64, requires_grad=True)
     opt = tw.optim.SGD([w], lr=0.1)

@@ -1,33 +1,36 @@
 """The kit is green against the project's own backends: every check passes or is skipped
 for a dtype the device lacks, with no declared gap, and the run says so.
 
-On cuPyNumeric (about 0.4 ms an op) the default suite runs a part of the kit, every group
-of checks still in it; CI runs the whole kit on it right after the suite
-(scripts/check-cunumeric-kit.sh), as does ``TW_KIT_FULL=1`` here. The part leaves out the
-composite cases in the three view layouts (broadcast, stepped, transposed) and on an empty
-batch: the plugin has no fused kernels, so those cases hand the same primitives the views and
-empty arrays their own cases already check (they were half of the composites' time there);
-the composite cases in float64 (their float32 twins run the same primitive sequences); the
-layers built from composites checked on their own (convolution, pooling, resampling, lstm,
-gru, transformer, residual and gat: two thirds of the layers' time there; the cheaper layers
-stay); and the widening cases (every layout and dtype of each primitive), which take minutes.
+The default suite runs the whole kit on NumPy, the reference backend, and a part of it on
+torch:cpu and on cuPyNumeric (about 0.4 ms an op), every group of checks still in it; CI runs
+the whole kit on both right after the suite (scripts/check-kits.sh), as does ``TW_KIT_FULL=1``
+here. The part leaves out the widening cases (every layout and dtype of each primitive: more
+than half of a kit run; tests/primitives checks the primitives on every backend too). On
+cuPyNumeric it also leaves out the composite cases in the three view layouts (broadcast,
+stepped, transposed), on an empty batch and in float64: the plugin has no fused kernels, so
+those cases hand the same primitives the views and empty arrays their own cases already check
+(they were half of the composites' time there), and their float32 twins run the same
+primitive sequences; and the layers built from composites checked on their own (convolution,
+pooling, resampling, lstm, gru, transformer, residual and gat: two thirds of the layers' time
+there; the cheaper layers stay). torch:cpu keeps them: its fused kernels meet the views there.
 """
 
 from __future__ import annotations
 
 import os
 
-#: The checks the default suite leaves out on cuPyNumeric (a pytest -k expression).
-CUNUMERIC_LEFT_OUT = (
-    "(composite and (broadcast or stepped or transposed or float64 or empty)) or widening"
-    " or layer/convolution or layer/pooling or layer/resampling or layer/lstm or layer/gru"
-    " or layer/transformer or layer/residual or layer/gat"
-)
+#: The checks the default suite leaves out, by backend (pytest -k expressions).
+LEFT_OUT = {
+    "torch:cpu": "widening",
+    "cunumeric": "widening or (composite and (broadcast or stepped or transposed or float64"
+    " or empty)) or layer/convolution or layer/pooling or layer/resampling or layer/lstm"
+    " or layer/gru or layer/transformer or layer/residual or layer/gat",
+}
 
 
 def test_kit_passes_on_built_in_backends(plain, built_in, tmp_path):
-    whole = built_in != "cunumeric" or os.environ.get("TW_KIT_FULL")
-    run = plain.kit(built_in, tmp_path, *(() if whole else ("-k", f"not ({CUNUMERIC_LEFT_OUT})")))
+    whole = built_in not in LEFT_OUT or os.environ.get("TW_KIT_FULL")
+    run = plain.kit(built_in, tmp_path, *(() if whole else ("-k", f"not ({LEFT_OUT[built_in]})")))
     assert run.returncode == 0, run.output[-5000:]
     assert not run.failures
     assert set(run.outcomes.values()) <= {"passed", "skipped"}
@@ -38,5 +41,9 @@ def test_kit_passes_on_built_in_backends(plain, built_in, tmp_path):
     assert groups >= {"packaging", "primitive", "core", "host", "autograd", "composite", "layer"}
     if not whole:  # composites did run in float32, and layers beside the linear one
         layouts = {c.rsplit("/", 1)[-1] for c in run.outcomes if c.startswith("composite/")}
-        assert layouts == {"float32"}, layouts
+        if built_in == "cunumeric":
+            assert layouts == {"float32"}, layouts
+        else:  # its fused kernels meet the views
+            assert {"float32", "broadcast", "stepped", "transposed"} <= layouts, layouts
         assert len([c for c in run.outcomes if c.startswith("layer/")]) >= 10, run.outcomes
+        assert not any(c.startswith("widening/") for c in run.outcomes)

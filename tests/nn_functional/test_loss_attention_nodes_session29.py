@@ -131,4 +131,6 @@ def _one_piece(m: Any, which: int) -> Any:
 @pytest.mark.parametrize("spec", SPECS)
 def test_q_k_v_node_gives_zeros_to_unused_pieces_like_torch(spec: str) -> None:
     programs = {f"piece {i}": (lambda m, i=i: _one_piece(m, i)) for i in range(3)}
-    same_each(programs, spec, decimals=12)
+    # (10 decimals: the second derivatives reach ~80, where NumPy's BLAS and torch's sum in
+    # another order on some CPUs, a few ulps apart: AMD EPYC, session 31)
+    same_each(programs, spec, decimals=10)

@@ -1,14 +1,22 @@
-"""Fixtures for the optimizer tests: the backend to run on, and torch and tw in float64."""
+"""Fixtures for the optimizer tests: the backend to run on (a parametrized test runs a third
+of its cases on cuPyNumeric, see :func:`tw_backends.deselect_cunumeric_share`), and torch and
+tw in float64."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import tensorweaver as tw
-from tw_backends import ALL, entered
+from tw_backends import ALL, deselect_cunumeric_share, entered
 
 torch = pytest.importorskip("torch")
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    deselect_cunumeric_share(config, items, HERE)
 
 
 @pytest.fixture(params=ALL)

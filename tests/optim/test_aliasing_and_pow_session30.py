@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 import pytest
-from snippet_outcomes import same
+from snippet_outcomes import FLOAT32_ALPHA_ROUNDED_TWICE, same
 
 DEVICES = ["numpy", "torch:cpu"]
 FOREACH = [None, False, True]
@@ -111,14 +111,8 @@ def test_aliased_tensors_large_enough_to_be_written_in_place(
     same(_gradients_sharing_memory(name, options, foreach, n=70_000), "numpy", decimals=9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PyTorch's foreach=True RMSprop and Adagrad run each update over every parameter "
-    "before the next (q's moments read p's old values), where tw's RMSprop and Adagrad have "
-    "no foreach path and step each parameter alone (q reads p's stepped values); fix: a "
-    "foreach _step_group for optim/rmsprop.py RMSprop and optim/adagrad.py Adagrad over "
-    "ops/in_place_writes.py foreach_update, as optim/adam.py Adam's",
-)
+# before session 31: RMSprop and Adagrad stepped each parameter alone (q read p's stepped
+# values) where PyTorch's foreach step runs each update over every parameter first
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", ["RMSprop", "Adagrad"])
 def test_foreach_step_of_a_gradient_sharing_another_parameter(name: str, device: str) -> None:
@@ -133,20 +127,17 @@ def _add_with_alpha(dtype: str) -> Callable:
     return program
 
 
-#: NumPy: no fused multiply-add there yet (strict xfail)
+#: NumPy float64: no fused multiply-add there yet (strict xfail; float32 since session 31)
 _UNFUSED = pytest.mark.xfail(
     strict=True,
     reason="SILENT: torch's CPU add kernel computes a + alpha * b with one rounding "
-    "(vec::fmadd in its vector lanes, contracted in its scalar loop): 1 + (-0.1) * 9.999999 "
-    "is 8.05e-08 there in float32, 5.96e-08 in tw, whose tensorweaver_numpy foreach_add "
-    "(which ops/elementwise.py _with_alpha and add_ call) multiplies, rounds and adds; fix: "
-    "float32 y * alpha in float64 (exact) added to x and rounded once in "
-    "tensorweaver_numpy/foreach.py foreach_add and its in-place 'add' writer, the same in "
-    "compile.py _foreach_add, and optim/sgd.py's Nesterov grad + buf * momentum as "
-    "grad.add(buf, alpha=momentum) (torch's); float64 needs an exact fma emulation",
+    "(vec::fmadd in its vector lanes, contracted in its scalar loop), where "
+    "tensorweaver_numpy foreach_add (which ops/elementwise.py _with_alpha and add_ call) "
+    "multiplies, rounds and adds in float64; fix: an exact float64 fma emulation (Dekker's "
+    "product and a two-sum) in foreach_add, or numpy's own fma once it has one",
 )
 ROUNDINGS = [
-    pytest.param("float32", "numpy", marks=_UNFUSED),
+    pytest.param("float32", "numpy", marks=FLOAT32_ALPHA_ROUNDED_TWICE),
     ("float32", "torch:cpu"),
     pytest.param("float64", "numpy", marks=_UNFUSED),
     ("float64", "torch:cpu"),

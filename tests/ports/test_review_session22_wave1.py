@@ -171,14 +171,7 @@ def test_vmap_refuses_numpy_reads_of_batched_values(read: Callable) -> None:
     _same(lambda m: m.func.vmap(lambda x: x * float(read(x).sum()))(m.ones(2, 3)), "numpy")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="optim/optimizer.py (foreach=True is ignored, the per-tensor loop runs): with a "
-    "parameter listed twice, torch's foreach path updates the shared state of both "
-    "listings before applying either (SGD momentum: [-0.69204, 1.38408] vs the loop's "
-    "[-0.7047, 1.4094]). Fix: with foreach=True and repeated parameters, step the "
-    "repeated ones in foreach's order (all state updates, then all parameter updates).",
-)
+# (fixed in session 31: optim/ _step_in_foreach_order; was a strict xfail)
 @pytest.mark.parametrize("name", ["SGD", "Adam"])
 def test_parameter_listed_twice_with_foreach(name: str) -> None:
     def program(m: Any) -> Any:

@@ -1085,20 +1085,6 @@ def _view_leaf_no_grad_write(whole: bool) -> Callable:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (a gradient where torch gives None; pre-existing, HEAD too): a leaf that "
-    "is itself a view (arange(12.).reshape(4, 3).requires_grad_()), a view v = x[0], then "
-    "an in-place write into x under no_grad: torch regenerates v's grad_fn as "
-    "AsStridedBackward0 over the root base (arange's output, which needs no grad), so "
-    "(v * v).sum().backward() leaves x.grad None; tw keeps v's SelectBackward0 over x's "
-    "AccumulateGrad (named ViewBackward0/SliceBackward0 after a missed write) and gives x a "
-    "gradient. Cause: core/tensorweaver/tensor.py _reread (and _count_apart_write) "
-    "regenerate v over its direct base x, the leaf; torch regenerates a view of a view over "
-    "the root base. Fix: where the view's base is a leaf that is itself a view whose root "
-    "needs no grad, regenerate as AsStridedBackward0 with a None edge (x gets no "
-    "gradient through v), as torch does.",
-)
 def test_views_of_view_leaves_after_no_grad_writes(spec: str) -> None:
     same_each(
         {

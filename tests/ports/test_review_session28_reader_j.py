@@ -437,18 +437,6 @@ def test_eigh_and_svd_gradients_at_their_edges(spec: str) -> None:
     same_each(SPECTRAL_EDGES, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (numpy backend, a corner): an eigenvector gradient that is given but all "
-    "zeros (eigh(a).eigenvalues.sum() + 0 * eigh(a).eigenvectors.sum()) at repeated "
-    "eigenvalues gives a finite gradient where torch's is NaN (its gV is defined, so it "
-    "divides 0 by the zero gaps). Cause: a factorization's node gets one packed gradient "
-    "(linalg/primitives.py output_grads), in which an unused output's is zeros, so "
-    "autograd/linalg_rules.py _eigh/_svd take an all-zero one for torch's undefined one "
-    "(needed for eigvalsh and eigenvalues-only losses). Fix: output_grads reporting which "
-    "outputs received a gradient (the engine's Pieces of the packed output), in "
-    "linalg/primitives.py and autograd/engine.py (not this helper's files).",
-)
 def test_zero_but_given_eigenvector_gradient_at_repeated_eigenvalues() -> None:
     same_each(
         {

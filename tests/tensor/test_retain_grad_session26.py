@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from snippet_outcomes import leaf as _leaf
 from snippet_outcomes import same_each, walk
 
@@ -176,17 +175,6 @@ def test_retained_gradient_across_t_(spec: str) -> None:
     same_each({"t_ then two backwards": _transposed_retained}, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a hook registered on a view before its in-place change, the loss through the "
-    "base only: torch's CopySlices hands the op's gradient for its self input straight to "
-    "the base's old node, so the view's old node (its hook) is off the path and the hook "
-    "never runs; tw's write-back (ops/views.py, the view's write of tensor.py _pass_on) "
-    "reads the view's new value, whose op node reads the view's old node, so the hook runs. "
-    "Fix: in the write-back of a view changed in place, route the op's gradient for the "
-    "view's old value into the base's old node (as CopySlices), not through the view's "
-    "old node",
-)
 def test_hook_registered_before_a_view_changes(spec: str) -> None:
     def hooked(m: Any) -> tuple:
         x = _leaf(m, 2, 3)

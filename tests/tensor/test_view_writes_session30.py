@@ -170,15 +170,6 @@ def test_many_views_after_writes_as_torch(spec: str) -> None:
     same_each(PROGRAMS, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing (HEAD c292ee2 too): torch rebuilds the grad_fn of a view of a leaf "
-    "that is itself a view (arange().reshape().requires_grad_()) over the leaf's base, which "
-    "requires no grad: AsStridedBackward0 with no next function, so backward leaves the "
-    "leaf's grad None; tensor.py Tensor._take_view_node keeps the view's path to the leaf. "
-    "Fix: where the chain's root requires no grad but a view between is a leaf that does, "
-    "rebuild the node as torch does (AsStridedBackward0 over the root: no edge)",
-)
 @pytest.mark.parametrize("spec", DEVICES)
 def test_views_of_a_view_leaf_stepped_under_no_grad(spec: str) -> None:
     same_each({"view leaf stepped": _view_leaf_stepped_under_no_grad}, spec)

@@ -53,7 +53,7 @@ from tensorweaver.ops.complex import gradient_as
 from tensorweaver.ops.creation import zeros_like
 from tensorweaver.ops.in_place_writes import add_scaled, addable
 from tensorweaver.tensor import (
-    _NO_GRAD_VIEW_WRITTEN,
+    _MADE_WITHOUT_GRAD,
     _SHARED_STORAGES,
     GRAD_DTYPES,
     Tensor,
@@ -571,10 +571,11 @@ def _finish(
 
 
 def _no_accumulator(leaf: Tensor) -> bool:
-    """Whether ``leaf`` is a view made under no_grad of a tensor requiring grad: PyTorch gives
-    it no gradient accumulator (its ``.grad`` stays None; ``autograd.grad`` finds it unused)."""
+    """Whether ``leaf`` is a view made under no_grad (or inference_mode) of a tensor requiring
+    grad: PyTorch gives it no gradient accumulator (its ``.grad`` stays None;
+    ``autograd.grad`` finds it unused)."""
     view = leaf._view_of
-    return view is not None and len(view) > 3 and view[3][0] is _NO_GRAD_VIEW_WRITTEN
+    return view is not None and len(view) > 3 and view[3][1] in _MADE_WITHOUT_GRAD
 
 
 def _after_accumulate(key: int, leaf: Tensor, g: Tensor | None) -> None:

@@ -133,6 +133,70 @@ def through_views(edges: tuple) -> tuple:
     return (*edges[:-1], *inputs[1:])
 
 
+def _select_saved(i: int) -> Callable[[Any], Any]:
+    """A reader of item ``i`` of a select node's ``(axis, index)`` (a slice node that dropped
+    its axis: ops/index.py), as given, a negative one as PyTorch shows it: read as unsigned
+    64 bits; None for a slice node of another kind."""
+    return lambda node: node.saved[i] % _UINT64 if len(node.saved) == 2 else None
+
+
+_UINT64 = 1 << 64
+
+
+def _select_sizes(node: Any) -> Any:
+    return tuple(node.inputs[0].shape) if len(node.saved) == 2 else None
+
+
+def _slice_argument(node: Any, i: int) -> Any:
+    """Item ``i`` of PyTorch's ``(dim, start, end, step)`` of a slice node (not a select's):
+    as indexing gave them (ops/views.py), else (narrow, split's pieces) those of the one axis
+    it cuts; None where it cuts several (PyTorch's would be several nodes)."""
+    from tensorweaver.ops.views import SLICE_ARGUMENTS, slice_arguments
+
+    made = SLICE_ARGUMENTS.get(node)
+    if made is not None:
+        given = slice_arguments(*made)
+        return None if given is None else given[i]
+    if node.op != "slice" or len(node.saved) != 3:
+        return None
+    starts, stops, steps = node.saved
+    shape = node.inputs[0].shape
+    cut = [a for a, n in enumerate(shape) if starts[a] or stops[a] != n or steps[a] != 1]
+    if len(cut) != 1:
+        return None
+    a = cut[0]
+    return (a, starts[a], stops[a], steps[a])[i]
+
+
+def _unbind_dim(node: Any) -> Any:
+    """The axis of an unbind's node (ops/several_outputs.py), whose pieces dropped it, as
+    given (a negative one read as unsigned 64 bits, as PyTorch shows it)."""
+    from tensorweaver.ops.several_outputs import _Pieces
+
+    saved = node.saved
+    return saved[1].dim % _UINT64 if saved and saved[0] is _Pieces and saved[1].stacked else None
+
+
+#: PyTorch's saved arguments of a node, by (op, attribute): what reads them off the node,
+#: None where the node is not of PyTorch's kind that saves it. (Ints and shapes only: they
+#: stay after backward, as PyTorch's.)
+_SAVED: dict[tuple[str, str], Callable[[Any], Any]] = {
+    ("slice", "_saved_dim"): lambda node: (
+        node.saved[0] % _UINT64 if len(node.saved) == 2 else _slice_argument(node, 0)
+    ),
+    ("slice", "_saved_start"): partial(_slice_argument, i=1),
+    ("slice", "_saved_end"): partial(_slice_argument, i=2),
+    ("slice", "_saved_step"): partial(_slice_argument, i=3),
+    ("slice", "_saved_index"): _select_saved(1),
+    # (x[:], x[None, 1:3]: PyTorch's slice node, made here with a reshape over it or none)
+    ("reshape", "_saved_dim"): partial(_slice_argument, i=0),
+    ("reshape", "_saved_start"): partial(_slice_argument, i=1),
+    ("reshape", "_saved_end"): partial(_slice_argument, i=2),
+    ("reshape", "_saved_step"): partial(_slice_argument, i=3),
+    ("slice", "_saved_self_sym_sizes"): _select_sizes,
+    ("function", "_saved_dim"): _unbind_dim,
+}
+
 #: name() of PyTorch's hand-written nodes, by their class name.
 _NAMESPACED = {
     "CopyBackwards": "torch::autograd::CopyBackwards",
@@ -158,6 +222,18 @@ class GradFn:
         except AttributeError:
             node.metadata = {}
             return node.metadata
+
+    def __getattr__(self, attribute: str) -> Any:
+        """PyTorch's saved arguments (``_saved_dim``...), where the node keeps them
+        (:data:`_SAVED`); asked only for an attribute the object lacks."""
+        if attribute.startswith("_saved_"):
+            node = self._node
+            read = _SAVED.get((node.op, attribute))
+            if read is not None:
+                found = read(node)
+                if found is not None:
+                    return found
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attribute}'")
 
     def name(self) -> str:
         name = self._node.name

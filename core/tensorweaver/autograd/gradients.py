@@ -55,7 +55,8 @@ def _fused_reads(node: Any, i: int) -> bool:
     """A fused ``linear`` reads its input for the weight's gradient and its weight for the
     input's, never its bias, as PyTorch's addmm saves them (a weight changed in place between
     forward and backward is no error when only it wants a gradient; PyTorch's convolutions
-    save both always). Its decomposition, which create_graph differentiates, reads the same.
+    save both always, and no bias either). Its decomposition, which create_graph
+    differentiates, reads the same.
     A node whose gradient is written from its output (softmax's) reads no input, as
     PyTorch's SoftmaxBackward0 saves only its result."""
     if type(node.saved[1]) is FromOutput:
@@ -67,9 +68,16 @@ def _fused_reads(node: Any, i: int) -> bool:
         # PyTorch's log_softmax saves its output, nll_loss the targets: the kernel's rule
         # reads what the forward kept; create_graph's reference recomputes from the input.
         return i == 1 or is_grad_enabled()
+    if name in _CONVOLUTIONS:  # (input, weight, bias: ConvolutionBackward0 saves no bias)
+        return i < 2
     if name != "linear":
         return True
     return (i == 0 and _needs(node, 1)) or (i == 1 and _needs(node, 0))
+
+
+#: The fused convolutions (the 1-D ones run as 2-D): their bias's gradient is the output's
+#: summed, which reads no value of it.
+_CONVOLUTIONS = frozenset(("conv2d", "conv3d", "conv_transpose"))
 
 
 def _attention_reads(node: Any, i: int) -> bool:
@@ -94,8 +102,21 @@ def _attention_reads(node: Any, i: int) -> bool:
     return i == 2 and (_needs(node, 0) or _needs(node, 1))
 
 
+#: The solves' nodes as PyTorch saves them: A (LinalgSolveExBackward0 its LU too) and the
+#: result, never the right side B, so B written in place before backward is no error.
+_RIGHT_SIDE_UNSAVED = frozenset(("LinalgSolveExBackward0", "LinalgSolveTriangularBackward0"))
+
+
+def _matrix_alone(node: Any, i: int) -> bool:
+    return i == 0
+
+
 READS_INPUT: dict[str, Callable[[Any, int], bool]] = {
     "fused": _fused_reads,
+    "linalg_solve": _matrix_alone,
+    "linalg_solve_triangular": _matrix_alone,
+    # (the backend's kernel: torch:cpu)
+    "linalg_function": lambda node, i: i != 1 or node.label not in _RIGHT_SIDE_UNSAVED,
     # An autograd.Function checks what it saved when its backward reads ctx.saved_tensors,
     # as PyTorch does (autograd/function.py): a backward that never reads them cannot fail.
     "function": lambda node, i: False,
@@ -531,14 +552,22 @@ def _pad(node: Any, g: Tensor) -> tuple:
 
 
 def _slice(node: Any, g: Tensor) -> tuple:
-    """Put the sliced gradient back in place: zeros elsewhere, strides by interleaving."""
-    starts, stops, steps = node.saved
+    """Put the sliced gradient back in place: zeros elsewhere, strides by interleaving. A
+    select (``x[i]``: ``saved`` is ``(axis, index)``, the axis dropped) puts it back at its
+    index, one piece the engine joins with the other pieces of that axis by one cat."""
+    from tensorweaver.autograd.engine import Piece
+
     shape = node.inputs[0].shape
+    if len(node.saved) == 2:  # a select
+        d, i = node.saved
+        if d < 0:  # (select(-k, i) keeps its dim as given, as PyTorch's node)
+            d += len(shape)
+        kept = g.shape[:d] + (1,) + g.shape[d:]
+        return (Piece(mv._reshape(g, kept, "reshape"), d, i + shape[d] if i < 0 else i, shape),)
+    starts, stops, steps = node.saved
     cut = [a for a, (s, e, n) in enumerate(zip(starts, stops, shape)) if s != 0 or e != n]
     if len(cut) == 1 and steps[cut[0]] == 1 and all(k == 1 for k in steps):
         # One axis, contiguous: the engine joins such pieces with one cat.
-        from tensorweaver.autograd.engine import Piece
-
         return (Piece(g, cut[0], starts[cut[0]], shape),)
     for axis, (start, step, n) in enumerate(zip(starts, steps, shape)):
         m = g.shape[axis]

@@ -14,7 +14,7 @@ import itertools
 import weakref
 from typing import Any, Callable
 
-from tensorweaver.tensor import Tensor
+from tensorweaver.autograd.node import Node
 
 #: id(node or leaf) -> {handle id: hook(grad) -> grad or None}
 GRAD_HOOKS: dict[int, dict[int, Callable]] = {}
@@ -82,6 +82,8 @@ def register_post_accumulate_grad_hook(t: Any, hook: Callable) -> RemovableHandl
 
 def run_hooks(hooks: dict[int, Callable], g: Any) -> Any:
     """``g`` passed through ``hooks`` in registration order, each seeing the last's result."""
+    from tensorweaver.tensor import Tensor  # (tensor.py imports this module's tables)
+
     for hook in list(hooks.values()):
         result = hook(g)
         if result is not None:
@@ -98,7 +100,7 @@ def _name(hook: Callable) -> Any:
     return getattr(hook, "__name__", hook)
 
 
-def _checked(hook: Callable, result: Tensor, g: Any) -> Tensor:
+def _checked(hook: Callable, result: Any, g: Any) -> Any:
     """``result``, which ``hook`` returned in place of the gradient ``g``, if it keeps its
     dtype, device, layout and shape, as PyTorch requires of a hook's result."""
     if (
@@ -162,3 +164,24 @@ def run_node_posthooks(hooks: dict[int, Callable], grad_inputs: tuple, grads: tu
     for hook in list(hooks.values()):
         grad_inputs = _replaced(hook, hook(grad_inputs, grads), grad_inputs)
     return grad_inputs
+
+
+def bypass_view_hooks(node: Node, made_by: Node) -> None:
+    """Where an in-place op changed a view whose value ``made_by`` made, and ``made_by`` has
+    tensor or node hooks: the edge of the op's node ``node`` for the view (its first) goes to
+    a copy of ``made_by`` without them. PyTorch's CopySlices computes the view's part of the
+    base's gradient without the view's old grad_fn, so its hooks run only for the view's
+    other uses (tests/tensor/test_reader_r1_session31.py)."""
+    if not (
+        id(made_by) in GRAD_HOOKS or id(made_by) in NODE_PREHOOKS or id(made_by) in NODE_POSTHOOKS
+    ):
+        return
+    parents = node.parents
+    if not parents or parents[0] is not made_by:
+        return
+    twin = Node.__new__(Node)
+    for slot in Node.__slots__:
+        if slot != "__weakref__" and hasattr(made_by, slot):
+            setattr(twin, slot, getattr(made_by, slot))
+    twin.retained = twin.view = None  # (its own grad_fn object; retain_grad stays put)
+    node.parents = (twin, *parents[1:])

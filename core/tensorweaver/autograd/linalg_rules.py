@@ -10,28 +10,33 @@ svd's rules take an all-zero eigenvector (singular-vector) gradient for PyTorch'
 one, whose terms PyTorch skips: eigenvalues alone stay differentiable at repeated
 eigenvalues, while a gradient through the vectors there is inf or NaN, as PyTorch's
 division by the gaps gives. eig's formula is ``tensorweaver.linalg.eig_gradient``'s, shared
-with a backend's whole eig.
+with a backend's whole eig; qr's, eigh's and svd's are
+``tensorweaver.linalg.decomposition_gradients``', shared with those calls' one node.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, is_given, mH, mT
+from tensorweaver.linalg.decomposition_gradients import (
+    eigh_backward,
+    qr_backward,
+    svd_backward,
+    tri_solve_right,
+)
 from tensorweaver.linalg.eig_gradient import eig_backward
 from tensorweaver.linalg.factorizations import unpack
 from tensorweaver.linalg.fused_backward import function_backward, output_backward, outputs_backward
 from tensorweaver.linalg.primitives import output_grads, outputs, saved
 from tensorweaver.linalg.solvers import cholesky_solve_value, inverse_gradient, solve_triangular
 from tensorweaver.ops import complex as cx
-from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
-from tensorweaver.ops import structure as st
 from tensorweaver.ops.complex import conj_physical
 from tensorweaver.ops.creation import zeros_like
 from tensorweaver.ops.linalg import matmul
@@ -42,23 +47,13 @@ def _needs(node: Any, i: int) -> bool:
     return node.parents[i] is not None
 
 
-def _skew(x: Tensor) -> Tensor:
-    """x - x^H: twice the skew-Hermitian part."""
-    return ew.sub(x, mH(x))
-
-
-def _tri_solve_right(a: Tensor, b: Tensor, upper: bool, unit: bool = False) -> Tensor:
-    """X with X A = B for triangular A."""
-    return mT(p.solve_triangular(mT(a), mT(b), not upper, unit))
-
-
 def _cholesky(node: Any, g: Tensor) -> tuple:
     (low,) = outputs(node)
     # L^{-H} Phi L^{-1}, Phi = tril(L^H gL) with its diagonal halved, symmetrized
     phi = mv.tril(matmul(mH(low), g))
     phi = ew.mul(ew.add(phi, mH(mv.tril(phi, -1))), 0.5)
     ga = p.solve_triangular(mH(low), phi, True, False)
-    return (_tri_solve_right(low, ga, False),)
+    return (tri_solve_right(low, ga, False),)
 
 
 def _solve(node: Any, g: Tensor) -> tuple:
@@ -87,61 +82,19 @@ def _solve_triangular(node: Any, g: Tensor) -> tuple:
     return ga, gb
 
 
-def _over_gaps(x: Tensor, gaps: Tensor) -> Tensor:
-    """``x`` divided by the eigenvalue or singular-value ``gaps`` (zero on the diagonal), the
-    diagonal ones taken as 1 (PyTorch's E): a repeated value makes inf or NaN, as PyTorch's."""
-    return ew.div(x, ew.add(gaps, cr.eye(gaps.shape[-1], dtype=gaps.dtype, device=gaps.device)))
-
-
-def _times(inner: Tensor, diagonal: Tensor, right: Tensor) -> Tensor:
-    """(inner + diag(diagonal)) @ right, the diagonal's part as ``diagonal`` scaling the rows
-    of ``right``: no matrix of it is made (diag_embed costs more than the rest of the sum)."""
-    return ew.add(matmul(inner, right), ew.mul(mv.unsqueeze(diagonal, -1), right))
-
-
-def _times_left(left: Tensor, inner: Tensor, diagonal: Tensor) -> Tensor:
-    """left @ (inner + diag(diagonal)), as :func:`_times` (``diagonal`` scaling columns)."""
-    return ew.add(matmul(left, inner), ew.mul(left, mv.unsqueeze(diagonal, -2)))
-
-
-def _check_phases(left: Tensor, right: Tensor | None, message: str) -> None:
-    """PyTorch's check that the loss does not change with the complex vectors' phases
-    (V -> V e^{i phi}): the imaginary diagonals ``left`` and ``right`` (None: zeros) close as
-    its allclose with lax tolerances of 1e-2 (a read back to the host, as PyTorch's), else
-    ``message``."""
-    with no_grad():
-        if right is None:  # (|left| <= 1e-2: allclose to zeros)
-            close = ew.le(ew.abs(left), 1e-2)
-        else:
-            bound = ew.add(ew.mul(ew.abs(right), 1e-2), 1e-2)
-            close = ew.le(ew.abs(ew.sub(left, right)), bound)
-            close = ew.logical_or(ew.eq(left, right), close)  # (equal infinities)
-        invariant = bool(rd.all(close).item())
-    if not invariant:
-        raise RuntimeError(message)
+def _given(g: Tensor) -> Tensor | None:
+    """A primitive node's gradient of one output, None where it counts as unused (all zeros:
+    :func:`output_grads` gives zeros for an output without one)."""
+    return g if is_given(g) else None
 
 
 def _eigh(node: Any, g: Tensor) -> tuple:
     values, vectors = outputs(node)
     g_values, g_vectors = output_grads(node, g)
-    if not is_given(g_vectors):  # (PyTorch's eigvalsh shortcut: V diag(gL) V^H)
-        return (matmul(ew.mul(vectors, mv.unsqueeze(g_values, -2)), mH(vectors)),)
-    # V (skew(V^H gV) / (L_j - L_i) + diag(gL)) V^H
-    vh_gv = matmul(mH(vectors), g_vectors)
-    if vh_gv.dtype.is_complex:
-        _check_phases(
-            cx.imag(st.diagonal(vh_gv, 0, -2, -1)),
-            None,
-            "linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
-            "multiplication by e^{i phi}. The specified loss function depends on this "
-            "quantity, so it is ill-defined.",
-        )
-    gaps = ew.sub(mv.unsqueeze(values, -2), mv.unsqueeze(values, -1))
-    inner = _over_gaps(ew.mul(_skew(vh_gv), 0.5), gaps)
-    if inner.dtype.is_complex and is_given(g_values):
-        # (gL takes the place of the imaginary diagonal, which PyTorch keeps without one)
-        g_values = ew.sub(g_values, st.diagonal(inner, 0, -2, -1))
-    return (matmul(vectors, _times(inner, g_values, mH(vectors))),)
+    g_vectors = _given(g_vectors)
+    if g_vectors is not None and vectors.dtype.is_complex:
+        g_values = _given(g_values)  # (the diagonal's imaginary part stays without one)
+    return (eigh_backward(values, vectors, g_values, g_vectors),)
 
 
 def _eig(node: Any, g: Tensor) -> tuple:
@@ -151,86 +104,11 @@ def _eig(node: Any, g: Tensor) -> tuple:
 def _svd(node: Any, g: Tensor) -> tuple:
     u, s, vh = outputs(node)
     gu, gs, gvh = output_grads(node, g)
-    k = s.shape[-1]
-    given_u, given_vh = is_given(gu), is_given(gvh)  # (PyTorch's narrowed gU stays defined)
-    if saved(node):  # full_matrices: only the first k columns of U and rows of Vh matter
-        u, gu = mv.narrow(u, -1, 0, k), mv.narrow(gu, -1, 0, k)
-        vh, gvh = mv.narrow(vh, -2, 0, k), mv.narrow(gvh, -2, 0, k)
-    m, n = u.shape[-2], vh.shape[-1]
-    if not (given_u or given_vh):  # (PyTorch's svdvals shortcut: U diag(gS) Vh)
-        if m >= n:
-            return (matmul(u, ew.mul(mv.unsqueeze(gs, -1), vh)),)
-        return (matmul(ew.mul(u, mv.unsqueeze(gs, -2)), vh),)
-    s_row, s_col = mv.unsqueeze(s, -2), mv.unsqueeze(s, -1)
-    squares = ew.mul(s, s)
-    gaps = ew.sub(mv.unsqueeze(squares, -2), mv.unsqueeze(squares, -1))
-    uhgu = _skew(matmul(mH(u), gu)) if given_u else None
-    vhgv = _skew(matmul(vh, mH(gvh))) if given_vh else None
-    if u.dtype.is_complex:
-        u_phases, vh_phases = (
-            cx.imag(st.diagonal(x, 0, -2, -1)) if x is not None else zeros_like(s)
-            for x in (uhgu, vhgv)
-        )
-        _check_phases(
-            u_phases,
-            ew.neg(vh_phases),
-            "svd_backward: The singular vectors in the complex case are specified up to "
-            "multiplication by e^{i phi}. The specified loss function depends on this phase "
-            "term, making it ill-defined.",
-        )
-    # (a complex one's imaginary diagonal, S (Im diag(U^H gU + V^H gV)), is PyTorch's too)
-    if uhgu is not None and vhgv is not None:
-        inner = _over_gaps(ew.add(ew.mul(uhgu, s_row), ew.mul(s_col, vhgv)), gaps)
-    elif uhgu is not None:
-        inner = ew.mul(_over_gaps(uhgu, gaps), s_row)
-    else:
-        inner = ew.mul(s_col, _over_gaps(vhgv, gaps))
-    diagonal = gs
-    if u.dtype.is_complex and given_u and given_vh:  # PyTorch's phase term: diag(U^H gU) / 2S
-        diagonal = ew.add(gs, ew.div(st.diagonal(uhgu, 0, -2, -1), ew.mul(s, 2.0)))
-    if m > n and given_u:
-        ga = _times_left(u, inner, diagonal)
-        gu_scaled = ew.div(gu, s_row)
-        ga = ew.sub(ew.add(ga, gu_scaled), matmul(u, matmul(mH(u), gu_scaled)))
-        return (matmul(ga, vh),)
-    if m < n and given_vh:
-        ga = _times(inner, diagonal, vh)
-        gvh_scaled = ew.div(gvh, s_col)
-        ga = ew.sub(ew.add(ga, gvh_scaled), matmul(matmul(gvh_scaled, mH(vh)), vh))
-        return (matmul(u, ga),)
-    return (matmul(u, _times(inner, diagonal, vh)),)
-
-
-def _qr_square_or_tall(q: Tensor, r: Tensor, gq: Tensor, gr: Tensor) -> Tensor:
-    """The m >= n rule: (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q, where copyltu
-    mirrors the strictly lower triangle onto the upper one (conjugated) and keeps the real
-    part of the diagonal."""
-    m = ew.sub(matmul(r, mH(gr)), matmul(mH(gq), q))
-    mirrored = ew.add(mv.tril(m), mH(mv.tril(m, -1)))
-    if mirrored.dtype.is_complex:
-        diagonal = st.diagonal(mirrored, 0, -2, -1)
-        mirrored = ew.sub(mirrored, st.diag_embed(ew.sub(diagonal, cx.real(diagonal))))
-    ga = ew.add(gq, matmul(q, mirrored))
-    return _tri_solve_right(mH(r), ga, False)
+    return (svd_backward(u, s, vh, _given(gu), gs, _given(gvh)),)
 
 
 def _qr(node: Any, g: Tensor) -> tuple:
-    q, r = outputs(node)
-    gq, gr = output_grads(node, g)
-    (a,) = node.inputs
-    rows, cols = a.shape[-2:]
-    if rows >= cols:
-        if saved(node) == "complete" and rows > cols:
-            raise RuntimeError(
-                "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
-            )
-        return (_qr_square_or_tall(q, r, gq, gr),)
-    # A = [B | C], R = [U | V]: B = Q U is square, V = Q^T C
-    u = mv.narrow(r, -1, 0, rows)
-    gu, gv = mv.narrow(gr, -1, 0, rows), mv.narrow(gr, -1, rows, cols - rows)
-    c = mv.narrow(a, -1, rows, cols - rows)
-    gq = ew.add(gq, matmul(c, mH(gv)))
-    return (mv.cat([_qr_square_or_tall(q, u, gq, gu), matmul(q, gv)], -1),)
+    return (qr_backward(*outputs(node), *output_grads(node, g)),)
 
 
 def _lu_factor(node: Any, g: Tensor) -> tuple:
@@ -242,12 +120,12 @@ def _lu_factor(node: Any, g: Tensor) -> tuple:
     g_up = mv.narrow(mv.triu(g), -2, 0, k)
     if m == n:
         ga = ew.add(mv.tril(matmul(mH(low), g_low), -1), mv.triu(matmul(g_up, mH(up))))
-        ga = _tri_solve_right(mH(up), ga, False)
+        ga = tri_solve_right(mH(up), ga, False)
         ga = p.solve_triangular(mH(low), ga, True, True)
     elif m < n:  # wide: U = [U1 | U2]
         u1 = mv.narrow(up, -1, 0, k)
         ga = ew.sub(matmul(mH(low), g_low), matmul(mv.triu(g_up), mH(up)))
-        ga = _tri_solve_right(mH(u1), mv.tril(ga, -1), False)
+        ga = tri_solve_right(mH(u1), mv.tril(ga, -1), False)
         ga = mv.cat(
             [ew.add(ga, mv.triu(mv.narrow(g_up, -1, 0, k))), mv.narrow(g_up, -1, k, n - k)], -1
         )
@@ -260,7 +138,7 @@ def _lu_factor(node: Any, g: Tensor) -> tuple:
             [ew.add(ga, mv.tril(mv.narrow(g_low, -2, 0, k), -1)), mv.narrow(g_low, -2, k, m - k)],
             -2,
         )
-        ga = _tri_solve_right(mH(up), ga, False)
+        ga = tri_solve_right(mH(up), ga, False)
     return (matmul(perm, ga),)
 
 

@@ -150,6 +150,11 @@ def _sub(node: Any) -> str:
     return "RsubBackward1" if _constant(node, 0) else "SubBackward0"
 
 
+def _slice(node: Any) -> str:
+    # (a select, ops/index.py: ``(axis, index)`` saved, the axis dropped)
+    return "SelectBackward0" if len(node.saved) == 2 else "SliceBackward0"
+
+
 def _fused(node: Any) -> str:
     kernel, _, _, static, slots = node.saved
     inputs = node.inputs
@@ -172,6 +177,7 @@ BY_OPERANDS: dict[str, Callable[[Any], str]] = {
     "sub": _sub,
     "remainder": _remainder,
     "zeta": _zeta,
+    "slice": _slice,
     "fused": _fused,
     "function": _function,
 }

@@ -279,12 +279,18 @@ def output_rewritten(node: Any, old: Any, new: Any) -> None:
     if type(node) is not Node:
         return
     saved = node.saved
+    if saved is None:  # (released by a backward: it keeps nothing to rewrite)
+        return
     if saved is old:
         node.saved = new
     elif node.op == "function":  # (a custom Function's ctx saved the output's array)
         from tensorweaver.ops.several_outputs import _TwoOutputs
 
         index = saved[3]
+        rewritten = getattr(saved[0], "_output_rewritten", None)
+        if rewritten is not None:  # (a linalg call's one node: linalg/one_node.py)
+            rewritten(saved[1], index, old, new)
+            return
         # (ops/several_outputs.py two_outputs's ctx keeps the outputs as tensors over arrays)
         two_outputs = saved[0] is _TwoOutputs
         for kept in saved[1]._saved:
@@ -304,9 +310,11 @@ def output_rewritten(node: Any, old: Any, new: Any) -> None:
     elif node.op == "linalg_function":
         # (a backend's whole linalg call, linalg/fused.py: its backward reads the output the
         # backend recorded, which takes the new values where the backend can write them)
-        rewrite = getattr(node.inputs[0].backend, "rewrite_linalg_output", None)
-        if rewrite is not None:
-            rewrite(saved[:2], new)
+        _fused_output_rewritten(node, saved[1], old, new)
+    elif node.op == "linalg_output":  # (one of several outputs of such a call: its node's)
+        group = node.parents[0] if node.parents else None
+        if type(group) is Node and group.op == "linalg_outputs":
+            _fused_output_rewritten(group, group.saved[1][saved[0]], old, new)
     elif type(saved) is tuple and len(saved) == 4 and saved[2] is old and saved[1] is None:
         # (a linalg primitive's one output, kept beside what its rule reads: solve_triangular's
         # flags, lu_factor's pivots; linalg/primitives.py _wrap)
@@ -315,6 +323,26 @@ def output_rewritten(node: Any, old: Any, new: Any) -> None:
         # (a fused kernel's mask, saved beside the output, holds the old values': dropped,
         # the rule reads the output; ``old`` may be ``new``, written in its memory)
         node.saved = (new, None)
+
+
+def _fused_output_rewritten(node: Node, i: int, old: Any, new: Any) -> None:
+    """Output ``i`` of the backend's whole linalg call that ``node`` records (its ``saved``:
+    the backend's record, ..., the :class:`~tensorweaver.linalg.fused_backward.Attached`
+    formula's outputs) was replaced by ``new``: written where the backend's backward reads
+    it, and where the formula's (``create_graph``) does."""
+    saved = node.saved
+    made = getattr(node, "made", None)  # (unset: a node the formula's graph made anew)
+    if made is None or made[i] is old:
+        # (else ``old`` is an array ``.data`` was rebound to: the backend's record keeps the
+        # call's memory, which a write into that array leaves alone, as PyTorch's node)
+        if made is not None and new is not old:
+            node.made = (*made[:i], new, *made[i + 1 :])
+        rewrite = getattr(node.inputs[0].backend, "rewrite_linalg_output", None)
+        if rewrite is not None:
+            rewrite((saved[0], i), new)
+    attached = saved[4]
+    if attached is not None:
+        attached.natives = tuple([new if n is old else n for n in attached.natives])
 
 
 def check_output_unchanged(node: Any) -> None:
@@ -415,6 +443,14 @@ class InputShape:
 _new_input_shape = InputShape.__new__
 
 
+def shape_of(t: Any) -> InputShape:
+    """An :class:`InputShape` of the Tensor ``t``, read from its slots (as Node's own inputs'
+    are: no property's frame, 0.1 us less an output of every multi-output call)."""
+    kept = _new_input_shape(InputShape)
+    kept.shape, kept.dtype, kept.backend, kept._version = t._shape, t._dtype, t.backend, t._version
+    return kept
+
+
 def _shapes_of(values: tuple) -> tuple:
     """``values`` with an :class:`InputShape` for each tensor (already one: kept)."""
     from tensorweaver.tensor import Tensor
@@ -451,9 +487,12 @@ def output_node(op: str, group: Node, shape: InputShape, saved: Any) -> Node:
     output's ``grad_fn`` is ``group``'s (its ``view`` is ``group``: autograd/grad_fn.py
     ``grad_fn_of`` follows it), where that node's hooks run. Its rule hands the output's
     summed gradient on to ``group`` as a :class:`Slot`; its one input stands for ``group``."""
-    node = Node(op, (), saved)
-    node.inputs, node.parents, node.versions = (shape,), (group,), (shape._version,)
-    node.view = group
+    # Node.__init__'s fields set here at once: its checks of the inputs have none to check
+    # (``group`` was checked), and its call cost 0.3 us of each output of every eigh or qr
+    node = _new_node(Node)
+    node.op, node.inputs, node.parents, node.versions = op, (shape,), (group,), (shape._version,)
+    node.epoch, node.saved, node.retained, node.label = INPLACE_CHANGES[0], saved, None, None
+    node.view, node.keeps_saved, node.edges = group, False, None
     return node
 
 
@@ -544,7 +583,7 @@ def _hold_hooked(node: Node, inputs: tuple) -> None:
 class Node:
     __slots__ = (
         "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "label", "view",
-        "keeps_saved", "edges", "operands", "accumulators", "metadata", "__weakref__",
+        "keeps_saved", "edges", "operands", "accumulators", "metadata", "made", "__weakref__",
     )  # fmt: skip
     # ``operands``, set only on the last node of a loss whose PyTorch node saves the loss's
     # inputs (nn/functional/loss.py ``_saving``) and on a node that saves an integer input
@@ -559,6 +598,9 @@ class Node:
     # ``accumulators``: the AccumulateGrad objects of its leaf inputs that it holds, as
     # PyTorch's edges hold them (autograd/grad_fn.py): set where one was asked for, unset else.
     # ``metadata``: its ``grad_fn.metadata`` dict, set when first asked for.
+    # ``made``: set only on the node of a backend's whole linalg call (linalg/fused.py): the
+    # arrays of the call's outputs, each as it returned it or as a write through ``.data``
+    # replaced it (:func:`_fused_output_rewritten` writes only those into its record).
 
     def __init__(self, op: str, inputs: tuple, saved: Any) -> None:
         if INVALID_HISTORIES:  # (one test of an empty dict a node: most programs have none)
@@ -674,3 +716,6 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
+
+
+_new_node = Node.__new__

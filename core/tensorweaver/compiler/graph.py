@@ -30,21 +30,23 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 
+from tensorweaver.autograd.node import INPLACE_CHANGES
 from tensorweaver.compiler.draws import DRAWS, is_random
 from tensorweaver.compiler.reads import TOKEN, Branch, ReadLog, uses
 from tensorweaver.compiler.record import Call, GraphRecord
 from tensorweaver.compiler.recorder import HOST_READS
 from tensorweaver.compiler.released import alias, releaser, shape_of, view_again, with_grad
-from tensorweaver.compiler.symbolic import Guards, Sym, read_once
+from tensorweaver.compiler.symbolic import Guards, Sym, read_once, take_uncounted
 from tensorweaver.ops import elementwise
 from tensorweaver.optim import scalar_arrays
 from tensorweaver.optim.optimizer import as_float32
 from tensorweaver.tensor import (
     _HOST_SHARED,
     _SHARED_STORAGES,
-    _UNCOUNTED,
     _WRITES,
     Tensor,
+    _count_write,
+    _counts_apart,
     _private_copy,
     _storage_of,
     _writes_through,
@@ -253,6 +255,7 @@ class GraphBuilder:
         # The version of the tensor each watched location held before the step (a change
         # that left it alone was made through ``.data``: written back uncounted).
         self._versions: dict[str, int] = {}
+        self._settled: set[int] = set()  # the ids of the tensors :meth:`settle` was given
         # Results: id(tensor a location held before and after the step) -> that location;
         # the ids of the tensors locations hold after it, of returned tensors; the tensors
         # rebuilt (id -> variable) by the lines ``finish``.
@@ -270,6 +273,7 @@ class GraphBuilder:
         self.saved: list[Any] = []
         for holder, suffix in locations:
             self._watch(holder, suffix, args, kwargs)
+        self._epoch = INPLACE_CHANGES[0]  # (the in-place changes made before the step)
 
     # -- naming -------------------------------------------------------------------------
 
@@ -633,6 +637,7 @@ class GraphBuilder:
             (expr, getter, before, tensor.native if before is tensor else native, dtype)
             for expr, getter, before, native, dtype in self.watched
         ]
+        self._settled.add(id(tensor))
 
     def written(self, array: Any, expr: str) -> None:
         """Read ``array``, which the step wrote into an optimizer's scalar tensor, by
@@ -651,10 +656,28 @@ class GraphBuilder:
                 self._held.add(id(now))
                 if now is before:  # the object the location held: read it there
                     self._located.setdefault(id(now), expr)
+        # The tensors changed in place, each with the in-place writes the step counted on it
+        writes = {
+            id(now): now._version - self._versions[expr]
+            for (expr, _, before, native, _), now in zip(self.watched, nows)
+            if now is before
+            and isinstance(now, Tensor)
+            and id(now) not in self._settled
+            and (now.native is not native or now._version != self._versions[expr])
+        }
         out = self.finish  # what a rebuilt tensor needs first (its .grad) goes before it
+        if INPLACE_CHANGES[0] != self._epoch:
+            # (as eagerly: a node recorded before the step checks its inputs' versions in
+            # backward, which it skips while nothing has changed in place since it was made)
+            out.append(f"{self.bind(INPLACE_CHANGES)}[0] += 1")
+        done: set[int] = set()  # (a tensor two locations hold is written back once)
         for (expr, _, before, native, dtype), now in zip(self.watched, nows):
             if now is before and not isinstance(now, Tensor):
                 continue
+            if id(now) in writes:
+                if id(now) in done or _changed_with(now, writes):
+                    continue  # (else its base's write-back refreshes it, moves its version)
+                done.add(id(now))
             if now is _GONE:  # a module's attribute the step deleted
                 out.append(f"del {expr}")
             elif now is None:
@@ -667,10 +690,16 @@ class GraphBuilder:
                     # shared with NumPy, passed on to the tensor's views and aliases.
                     new = self.value(now.native)
                     self._takes.append((expr, new, id(native)))
-                    if now._version == self._versions.get(expr):  # (through ``.data``)
-                        out.append(f"{self.bind(_take_uncounted)}({expr}, {new})")
+                    if writes[id(now)] == 0:  # (through ``.data``)
+                        out.append(f"{self.bind(take_uncounted)}({expr}, {new})")
                     else:
                         out.append(f"{expr}._take({new})")
+                    if writes[id(now)] > 1:  # (its first write is the _take's)
+                        out.append(f"{self.bind(_count_writes)}({expr}, {writes[id(now)] - 1})")
+                elif id(now) in writes:
+                    # Its writes went into its memory (shared with NumPy: the graph's
+                    # write_into calls), which moved no version
+                    out.append(f"{self.bind(_count_writes)}({expr}, {writes[id(now)]})")
             elif isinstance(now, Tensor):
                 kept = _kept(now) and self._reachable(now._alias_of)
                 if expr.endswith("]") and _in_module(expr) and (kept or _whole(now)):
@@ -1088,10 +1117,32 @@ def leaves(value: Any) -> list[Any]:
     return [value]
 
 
-def _take_uncounted(t: Tensor, native: Any) -> None:
-    """``t._take(native)`` as a write through ``t.data``: no new version of ``t``."""
-    _UNCOUNTED[0] += 1
-    try:
-        t._take(native)
-    finally:
-        _UNCOUNTED[0] -= 1
+def _changed_with(t: Tensor, changed: dict[int, int]) -> bool:
+    """Whether a tensor that ``t`` views or aliases with one version counter (no ``.data``
+    between: that counts apart) is changed in place too (in ``changed``): its write-back
+    brings ``t`` up to date and moves ``t``'s version, as the eager change did once."""
+    while not t._own_counter:
+        above = t._alias_of if t._view_of is None else t._view_of[0]
+        if above is None:
+            return False
+        if id(above) in changed:
+            return True
+        t = above
+    return False
+
+
+def _count_writes(t: Tensor, writes: int) -> None:
+    """Move ``t``'s version (and its views') by ``writes`` in-place writes, as eagerly: the
+    step wrote it more than once, or into its memory shared with NumPy (counted on that
+    memory, so for every tensor over it, as PyTorch's counter; a ``.data`` tensor's on its
+    own counter)."""
+    if _numpy_shared(t):
+        if _counts_apart(t):
+            t._version += writes
+            return
+        owner = _storage_of(t.backend, t.native)
+        for _ in range(writes):
+            _count_write(owner)
+        return
+    for _ in range(writes):
+        t._take(t.native)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import inspect
 import math
 import sys
 from types import CodeType, FunctionType, MethodType, ModuleType
@@ -234,6 +235,8 @@ _LIBRARIES = frozenset(("tensorweaver", "torch", "numpy", *sys.stdlib_module_nam
 _HOLDERS = frozenset(("types.SimpleNamespace", "argparse.Namespace"))
 #: A module class's forward -> whether the walk enters it (a function of the user's).
 _FORWARDS: dict[Any, bool] = {}
+#: A module class -> whether it is the user's (the walk reads its objects' attributes).
+_USER_MODULES: dict[type, bool] = {}
 #: An optimizer's bookkeeping (its groups and state are the signature's already).
 _OPTIMIZER_KEYS = frozenset(("defaults", "state", "param_groups", "_in_step_hooks"))
 #: What a read finds where nothing is (a deleted attribute, key or cell).
@@ -259,9 +262,10 @@ class ValuesRead:
     :func:`code_names`; a dict's all where some code reads a container that may be a dict
     at a key it does not spell: :func:`unspelled_keys`); of a user's module or class (a
     config module, a class of settings, a plain object's class), those it names
-    (:meth:`_namespace_entries`). Modules,
-    optimizers and arrays met are not entered; tuples, bound methods and partials are
-    entered without a read (they never change).
+    (:meth:`_namespace_entries`); of an ``nn.Module`` of a user's class in the module trees,
+    the attributes it names that hold neither numbers nor tensors (:meth:`_module_entries`).
+    Other modules, optimizers and arrays met are not entered; tuples, bound methods and
+    partials are entered without a read (they never change).
     """
 
     def __init__(self, known: set[int], grown: dict[int, tuple[Any, tuple]]) -> None:
@@ -270,11 +274,12 @@ class ValuesRead:
         self.tensors: list[Tensor] = []
         self._known = known  # ids of the tensors the state has already
         self._entered: set[int] = set()
-        # The names the walked code may read an attribute or key by (None: any, the code
-        # reads entries it does not name), and the holders whose entries it may read:
+        # The names the walked code may read an attribute by, and the string keys it may
+        # read a dict at (:func:`code_names`), and the holders whose entries it may read:
         # ``(holder, how, depth, keys read)``, read when the walk is done (:meth:`settle`:
         # a caller's counter beside a setting the step reads is not the step's).
         self._names: set[str] = set()
+        self._keys: set[str] = set()
         # What the walked code reads without naming it (:func:`code_names`): "items" (a
         # dict's entries), "attrs" (attributes: then a dict's entries too).
         self._wide: set[str] = set()
@@ -305,8 +310,9 @@ class ValuesRead:
         if cls not in SCALARS and not scalar_tuple(value):
             self.enter(value, depth - 1)
 
-    def enter(self, obj: Any, depth: int) -> None:
-        """Walk the values ``obj`` holds (the caller checks ``obj``'s identity)."""
+    def enter(self, obj: Any, depth: int, owners: tuple | list = ()) -> None:
+        """Walk the values ``obj`` holds (the caller checks ``obj``'s identity); ``owners``:
+        the objects a function ``obj`` is called on (its first argument)."""
         cls = type(obj)  # (not isinstance: some objects' __class__ is a property)
         if issubclass(cls, (type, ModuleType)):
             if depth > 0 and id(obj) not in self._entered and _namespace(obj):
@@ -345,10 +351,10 @@ class ValuesRead:
             for value in obj:
                 self.enter(value, depth - 1)
         elif cls is FunctionType:
-            self.function(obj, depth)
+            self.function(obj, depth, owners=owners)
         elif cls is MethodType:
             self.enter(obj.__self__, depth)
-            self.enter(obj.__func__, depth)
+            self.enter(obj.__func__, depth, (obj.__self__,))
         elif cls is functools.partial:
             self.enter(obj.func, depth)
             self.enter(obj.args, depth)
@@ -379,7 +385,13 @@ class ValuesRead:
         functions those entries lead to name no more."""
         met = None
         while met != (
-            met := (len(self._holders), len(self._names), len(self._wide), self._any_key)
+            met := (
+                len(self._holders),
+                len(self._names),
+                len(self._keys),
+                len(self._wide),
+                self._any_key,
+            )
         ):
             for holder, how, depth, seen in list(self._holders):
                 for key, value in self._named_entries(holder, how):
@@ -395,10 +407,13 @@ class ValuesRead:
         up (a wide one whose other entries it may read: :attr:`complete` is False)."""
         if how == "attr" and isinstance(holder, (type, ModuleType)):
             return self._namespace_entries(holder)
+        if how == "attr" and isinstance(holder, Module):
+            return self._module_entries(holder)
         entries = vars(holder) if how == "attr" else _slots_of(holder) if how == "slot" else holder
         dicts = how in ("item", "grown")
         unnamed = self._wide if dicts else self._wide & {"attrs"}
-        names = None if unnamed or (how == "item" and self._any_key) else self._names
+        named = self._keys if dicts else self._names
+        names = None if unnamed or (how == "item" and self._any_key) else named
         if how != "grown" and len(entries) <= _WIDTH:
             return [
                 (key, value)
@@ -429,28 +444,49 @@ class ValuesRead:
             return []
         return data
 
+    def _module_entries(self, module: Module) -> list[tuple[Any, Any]]:
+        """The attributes of ``module`` that the walked code may read (those it names; all
+        where it reads attributes it does not name: past ``_WIDTH``, :attr:`complete` is
+        False) but for those the module checks cover: its own bookkeeping, its Python
+        numbers and tensors (:func:`module_numbers`, :func:`attribute_locations`)."""
+        entries = module.__dict__
+        keys = entries.keys() if "attrs" in self._wide else self._names & entries.keys()
+        data = [
+            (k, entries[k])
+            for k in sorted(keys - _module_bookkeeping())
+            if type(entries[k]) not in SCALARS and not isinstance(entries[k], Tensor)
+        ]
+        if len(data) > _WIDTH:
+            self.complete = False
+            return []
+        return data
+
     def function(
         self,
         func: FunctionType,
         depth: int,
         own: bool = False,
         arguments: dict[str, Any] | None = None,
+        owners: tuple | list = (),
     ) -> None:
         """Walk what ``func`` reads: its code, closure cells, the globals its code names,
         its defaults. ``own``: the compiled function itself, whose cells and directly
         named globals the guards check already (:func:`referenced`), called with
-        ``arguments`` (by parameter name)."""
+        ``arguments`` (by parameter name); ``owners``: the objects it is called on (its
+        first argument: a module's forward, a bound method's function)."""
         if not _users(func):  # (a function's __module__ names where it was defined)
             wrapped = getattr(func, "__wrapped__", None)
             if wrapped is not None:
                 self.enter(wrapped, depth)
             return
         code = func.__code__
-        names_read, wide = code_names(code)
+        names_read, keys_read, wide = code_names(code)
         self._names |= names_read
+        self._keys |= keys_read
         self._wide |= wide
         self._any_key = self._any_key or any(
-            not isinstance(value, _NOT_DICTS) for value in _containers(func, arguments or {})
+            not isinstance(value, _NOT_DICTS)
+            for value in _containers(func, arguments or {}, owners)
         )
         if not own:
             self.reads.append((func, "getattr", "__code__", code))
@@ -473,11 +509,18 @@ class ValuesRead:
         """Walk the hooks of the module trees ``modules`` and the ``forward`` of each
         class of the user's (the hooks' identity is the signature's already)."""
         stack = list(modules)
+        forwards: dict[int, tuple[Any, list[Module]]] = {}
         while stack:  # (the trees' modules; cheaper than Module.modules())
             m = stack.pop()
             if m is None or id(m) in self._entered:
                 continue
             self._entered.add(id(m))
+            cls = type(m)
+            mine = _USER_MODULES.get(cls)
+            if mine is None:
+                mine = _USER_MODULES[cls] = _users(cls)
+            if mine:  # (a dict or tuple of its own that its forward reads)
+                self._holders.append((m, "attr", _DEPTH, set()))
             attrs = m.__dict__
             for table in MODULE_HOOKS:
                 hooks = attrs.get(table)
@@ -487,9 +530,11 @@ class ValuesRead:
             self.enter(type(m), _DEPTH)  # (a user subclass's class attributes it names)
             forward = getattr(type(m), "forward", None)
             if forward is not None and _FORWARDS.get(forward, True):
-                self.enter(forward, _DEPTH)
-                _FORWARDS[forward] = type(forward) is FunctionType and _users(forward)
+                forwards.setdefault(id(forward), (forward, []))[1].append(m)
             stack += attrs["_modules"].values()
+        for forward, owners in forwards.values():  # (each once, with the modules it runs on)
+            self.enter(forward, _DEPTH, owners)
+            _FORWARDS[forward] = type(forward) is FunctionType and _users(forward)
 
     def optimizers(self, optimizers: list[Optimizer]) -> None:
         """Walk the attributes and ``step`` of each optimizer of a class of the user's, and
@@ -512,6 +557,12 @@ class ValuesRead:
         for t in tensors:
             for hook in tensor_hooks(t):
                 self.enter(hook, _DEPTH)
+
+
+@functools.lru_cache(maxsize=1)
+def _module_bookkeeping() -> frozenset[str]:
+    """The attributes every module has (its parameters, buffers, submodules, hooks, ...)."""
+    return frozenset(vars(Module()))
 
 
 @functools.lru_cache(maxsize=256)
@@ -599,24 +650,27 @@ _WHOLE_OPS = frozenset(("DICT_MERGE", "DICT_UPDATE"))
 
 
 @functools.lru_cache(maxsize=1024)
-def code_names(code: CodeType) -> tuple[frozenset[str], frozenset[str]]:
-    """The attribute names and string keys ``code`` (and the code nested in it) may read
-    a holder's entries by: its names and string constants (in tuples too); and what it may
-    read without naming it: "attrs" (``getattr``, ``vars``, ...), "items" (``.items()``,
-    ``**cfg``, ...)."""
+def code_names(code: CodeType) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The names ``code`` (and the code nested in it) may read a holder's entries by: the
+    attribute names (its names, and its string constants: ``hasattr(o, "k")``), the string
+    keys (its string constants, in tuples too: an attribute's name is no dict's key, so
+    ``opt.step()`` reads no entry ``"step"``); and what it may read without naming it:
+    "attrs" (``getattr``, ``vars``, ...), "items" (``.items()``, ``**cfg``, ...)."""
     names = set(code.co_names)
+    keys: set[str] = set()
     wide = {"attrs"} if names & _WHOLE_ATTRS else set()
     if names & _WHOLE_ITEMS or any(i.opname in _WHOLE_OPS for i in dis.get_instructions(code)):
         wide.add("items")
     for const in code.co_consts:
         if type(const) is CodeType:
-            nested, nested_wide = code_names(const)
+            nested, nested_keys, nested_wide = code_names(const)
             names |= nested
+            keys |= nested_keys
             wide |= nested_wide
         else:
             consts = const if type(const) in (tuple, frozenset) else (const,)
-            names.update(c for c in consts if type(c) is str)
-    return frozenset(names), frozenset(wide)
+            keys.update(c for c in consts if type(c) is str)
+    return frozenset(names | keys), frozenset(keys), frozenset(wide)
 
 
 #: Methods that read a dict at the key they are passed.
@@ -645,7 +699,9 @@ def unspelled_keys(code: CodeType) -> frozenset[tuple[str, str]]:
     of its constants (``cfg[key]``, ``cfg.get("k" + s)``, with the key an argument, a
     closure or global variable or computed): ``("global", name)``, ``("cell", name)`` or
     ``("argument", name)`` (a parameter it never rebinds) where it loads the container by
-    that name, :data:`UNKNOWN` otherwise."""
+    that name; ``("global.attr", "name.attr")`` (so for a cell or an argument) where it
+    loads the container as an attribute of an object it loads so (``self.layers[i]``);
+    :data:`UNKNOWN` otherwise."""
     if _KEYING & set(code.co_names):
         return frozenset((UNKNOWN,))
     ops = list(dis.get_instructions(code))
@@ -660,13 +716,16 @@ def unspelled_keys(code: CodeType) -> frozenset[tuple[str, str]]:
     parameters = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     rebound = {i.argval for i in ops if i.opname in ("STORE_FAST", "DELETE_FAST")}
     found = {
-        UNKNOWN if how == "argument" and (n not in parameters or n in rebound) else (how, n)
+        UNKNOWN
+        if how.startswith("argument") and (_owner(n) not in parameters or _owner(n) in rebound)
+        else (how, n)
         for how, n in found
     }
     for const in code.co_consts:
         if type(const) is CodeType:  # (its cells and arguments are its own)
             found.update(
-                UNKNOWN if how != "global" else (how, n) for how, n in unspelled_keys(const)
+                (how, n) if how.startswith("global") else UNKNOWN
+                for how, n in unspelled_keys(const)
             )
     return frozenset(found)
 
@@ -699,31 +758,64 @@ def _key_start(ops: list, j: int) -> int:
 
 
 def _container(ops: list, start: int) -> tuple[str, str]:
-    """How the container whose load ends just before ``ops[start]`` is loaded."""
-    load = ops[start - 1] if start > 0 else None
+    """How the container whose load ends just before ``ops[start]`` is loaded (see
+    :func:`unspelled_keys`)."""
+    # (where a branch joins, the container may be another than the load before)
+    load = ops[start - 1] if start > 0 and not ops[start].is_jump_target else None
+    if load is not None and load.opname == "LOAD_ATTR" and start > 1 and not load.is_jump_target:
+        how = _NAMED_LOADS.get(ops[start - 2].opname)
+        if how is not None:
+            return (f"{how}.attr", f"{ops[start - 2].argval}.{load.argval}")
     how = _NAMED_LOADS.get(load.opname) if load is not None else None
     return UNKNOWN if how is None else (how, load.argval)
+
+
+def _owner(name: str) -> str:
+    """The name of the object whose attribute ``name`` (``"self.layers"``) is, or ``name``."""
+    return name.partition(".")[0]
 
 
 #: What a container the code subscripts holds where it is not a dict (nor an object).
 _NOT_DICTS = (Tensor, np.ndarray, Module, list, tuple, str, bytes, range)
 
 
-def _containers(func: FunctionType, arguments: dict[str, Any]) -> list[Any]:
+def _containers(func: FunctionType, arguments: dict[str, Any], owners: tuple | list) -> list[Any]:
     """What the containers ``func``'s code reads at keys it does not spell hold
-    (:func:`unspelled_keys`): the globals', cells' and ``arguments``' values; ``None`` for
-    the others (an attribute, an argument not known: they may be any dict)."""
+    (:func:`unspelled_keys`): the globals', cells' and ``arguments``' values, and their
+    attributes (``owners``: what the first argument may be); ``None`` for the others (an
+    attribute of something else, an argument not known: they may be any dict)."""
     code = func.__code__
     cells = dict(zip(code.co_freevars, func.__closure__ or ()))
+    first = code.co_varnames[0] if code.co_argcount else None
     found = []
     for how, name in unspelled_keys(code):
-        if how == "cell" and name in cells:
-            found.append(cell_value(cells[name]))
+        how, _, dotted = how.partition(".")
+        holder, _, attr = name.partition(".") if dotted else (name, "", "")
+        if how == "cell" and holder in cells:
+            values = [cell_value(cells[holder])]
         elif how == "global":
-            found.append(func.__globals__.get(name))
+            values = [func.__globals__.get(holder)]
+        elif how == "argument" and attr and holder == first and owners:
+            values = list(owners)
         else:
-            found.append(arguments.get(name) if how == "argument" else None)
+            values = [arguments.get(holder) if how == "argument" else None]
+        found += [_attribute(v, attr) for v in values] if attr else values
     return found
+
+
+def _attribute(owner: Any, name: str) -> Any:
+    """``owner``'s attribute ``name`` as code reads it, found without running code (a
+    module's submodule, parameter or buffer too); None where that is not known (a
+    property, a ``__getattr__``)."""
+    found = getattr(owner, "__dict__", {}).get(name, ABSENT)
+    if found is ABSENT:
+        found = inspect.getattr_static(type(owner), name, ABSENT)
+        if found is not ABSENT and hasattr(type(found), "__get__"):
+            return None  # (a method, a property: what it gives is not known here)
+    if found is ABSENT and isinstance(owner, Module):
+        for table in ("_parameters", "_buffers", "_modules"):
+            found = owner.__dict__[table].get(name, found)
+    return None if found is ABSENT else found
 
 
 def cell_value(cell: Any) -> Any:
@@ -821,7 +913,13 @@ class StepState:
         func = getattr(fn, "__func__", fn)
         if type(func) is FunctionType:
             params = func.__code__.co_varnames[owner is not None : func.__code__.co_argcount]
-            walk.function(func, _DEPTH, own=True, arguments={**dict(zip(params, args)), **kwargs})
+            walk.function(
+                func,
+                _DEPTH,
+                own=True,
+                arguments={**dict(zip(params, args)), **kwargs},
+                owners=() if owner is None else (owner,),
+            )
         elif not isinstance(fn, Module):  # a partial, an object with __call__: as a root
             walk.enter(fn, _DEPTH)
             walk.enter(type(fn).__call__, _DEPTH)

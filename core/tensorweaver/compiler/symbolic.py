@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from tensorweaver.optim import scalar_arrays
 from tensorweaver.optim.optimizer import TRACED, as_float32
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import _UNCOUNTED, Tensor
 
 
 def literal(value: Any) -> str | None:
@@ -194,7 +194,11 @@ def lift(optimizers: list, bind: Callable[[Any, str], str], guards: Guards) -> l
                     lifted.append((group, key, value))
             scalars = getattr(opt, "_scalar_state", ())
             counted = getattr(opt, "_counted_state", ())
+            seen = set()  # (a parameter listed twice: its state lifted once, lowered once)
             for p in group["params"]:
+                if id(p) in seen:
+                    continue
+                seen.add(id(p))
                 state = opt.state.get(p)
                 for key, value in (state or {}).items():
                     if (
@@ -326,8 +330,18 @@ def lower(
 
 
 def _put(tensor: Tensor, number: float) -> None:
-    """Give the 0-d ``tensor`` the value ``number`` (as the eager step would have)."""
-    scalar_arrays.put(tensor, number)
+    """Give the 0-d ``tensor`` the value ``number`` (as the eager step would have), a value
+    the traced step wrote into it already: no second version of it."""
+    take_uncounted(tensor, scalar_arrays.array_of(tensor, number))
+
+
+def take_uncounted(t: Tensor, native: Any) -> None:
+    """``t._take(native)`` as a write through ``t.data``: no new version of ``t``."""
+    _UNCOUNTED[0] += 1
+    try:
+        t._take(native)
+    finally:
+        _UNCOUNTED[0] -= 1
 
 
 def _plain(value: Any, target: str, bind: Callable[[Any, str], str]) -> tuple[Any, str | None]:

@@ -123,7 +123,9 @@ def tw_create_backend(device: DeviceRecord) -> object:
     into the parameters' own memory; 2.8: ``nll_loss`` and ``nll_loss_backward``; 2.9:
     ``aminmax``, both extremes of an array at once; 2.10: ``host_aminmax``, both read back
     as Python numbers in one call, and ``strides``, layout's without the address; 2.11:
-    ``select`` and ``split``, views cut along one axis in one call); a plugin
+    ``select`` and ``split``, views cut along one axis in one call; 2.12: ``memory_users``,
+    which lets the core write into a base with many live views instead of rereading each
+    view, see its entry in ``OPTIONAL`` before defining it); a plugin
     that declares an older minor version may define them too, since the core looks each one
     up, and a backend lacking one still gets the right answer (the core's decomposition, or
     NumPy on the host with one ``HostFallbackWarning``), except that without the 2.5 pair

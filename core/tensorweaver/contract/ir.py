@@ -31,8 +31,9 @@ What the core guarantees before it calls a primitive — so backends need not ch
 What a backend guarantees:
 
 * **Primitives never modify their inputs.** They may return views of them (the core
-  writes only into arrays it shares with the host, through ``write_into``, and into arrays
-  that ``owns_memory`` calls private, through ``foreach_inplace``; see below).
+  writes only into arrays it shares with the host, or that ``memory_users`` or
+  ``owns_memory`` shows nothing else uses, through ``write_into``, and into arrays that
+  ``owns_memory`` calls private, through ``foreach_inplace``; see below).
 * **Every layout its own primitives return is a valid input**, and computes the
   right answer: broadcast views (``expand``, stride 0), transposed and other
   non-contiguous views (``permute``), stepped slices (``slice`` with step > 1), 0-d
@@ -58,9 +59,10 @@ NumPy, ``write_into`` writes an in-place result into an array's memory, ``storag
 which arrays share memory; a backend defines all four or none. ``layout`` stands apart, and
 a backend without host sharing that reports layouts defines ``storage`` with it (the core
 compares views' places within one storage only). The core writes into an array only through
-``write_into``, and only into arrays it shares with the host (everything else stays
-functional). A backend that offers ``write_into`` must not let a primitive return a view of
-an input where PyTorch's op copies (``flip``, ``sign`` of bool): only ``reshape``,
+``write_into``, and only into arrays it shares with the host or whose memory nothing but its
+own tensors uses (``memory_users``, API 2.12; everything else stays functional). A backend
+that offers ``write_into`` must not let a primitive return a view of an input where
+PyTorch's op copies (``flip``, ``sign`` of bool): only ``reshape``,
 ``permute``, ``expand``, ``slice`` and the optional ``select`` and ``split`` may return views,
 as PyTorch's view ops do, since a write into the host's array is seen by every view of it.
 
@@ -675,6 +677,25 @@ OPTIONAL: dict[str, str] = {
     "split": "split(a, axis, sizes) -> sequence[A]: a cut along axis into consecutive pieces "
     "of sizes (a tuple of ints >= 0 summing to a.shape[axis]), each as slice would give it "
     "(torch.split_with_sizes)",
+    # API 2.12: writes into a base with many live views. The core writes an in-place result
+    # into the base's own memory (write_into) where it can prove that nothing but its own
+    # tensors sees that memory: the views then hold the new values already and are not read
+    # again (one view op each). A backend defining it defines write_into and storage. Without
+    # it the core does so only where owns_memory(a) holds and counts NumPy's way (one
+    # reference to a per view); elsewhere it rebinds the base and reads each view again.
+    "memory_users": "memory_users(a, views) -> int | None: views is a list of distinct arrays "
+    "that this backend's view primitives (reshape, permute, expand, slice, select, split) "
+    "made from a, directly or from one another, each referred to by the list and one other "
+    "Python reference. Return how many references to the Python object a those views hold "
+    "themselves (NumPy: one per view, its .base; torch 2.13: one for any number of views, "
+    "its Python object kept alive while a C++ view refers to it), where a write into a's "
+    "memory could change no array but a and views, and nothing but Python references refers "
+    "to a (the core counts those: its tensors, and any other holder, which makes it refuse). "
+    "Return None where anything else may see that memory: a is a view of another array, "
+    "read-only, or memory another library lent (from_numpy, DLPack); another array, "
+    "detached alias or autograd graph of the library uses it, or one of views, or a view "
+    "not in views; an export (DLPack capsule) of it or of a view exists. Never write, never "
+    "copy; cost O(len(views)), a few integer tests per view. None is always safe",
     # API 2.4: compiled graphs (tw.compile's compile_graph hook).
     "compile_graph": "compile_graph(graph) -> callable | None: a faster form of a tw.compile'd "
     "step's backend calls. graph (tensorweaver.compiler.record.GraphRecord) has fn(*inputs) -> "

@@ -6,9 +6,11 @@ from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import result
-from tensorweaver.linalg.eig_gradient import eig_rule
+from tensorweaver.linalg.decomposition_gradients import eigh_rule, svd_rule
+from tensorweaver.linalg.eig_gradient import eig_backward, eig_rule
 from tensorweaver.linalg.errors import check_matrix, check_square
 from tensorweaver.linalg.fused import REAL, fused_or_reference
+from tensorweaver.ops import complex as cx
 from tensorweaver.ops.complex import supports_complex
 from tensorweaver.tensor import Tensor
 
@@ -34,7 +36,10 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803
         (A,) = float32_operands(A)
     check_square("linalg.eigh", A, complex_ok=True)
     uplo = _uplo("linalg.eigh", UPLO)
-    return Eigh(*fused_or_reference("eigh", _EIGH, p.eigh, (A,), (uplo,), (REAL, None)))
+    found = fused_or_reference(
+        "eigh", _EIGH, p.eigh, (A,), (uplo,), (REAL, None), formula=eigh_rule
+    )
+    return Eigh(*found)
 
 
 #: PyTorch's grad_fn names of eigh's and svd's outputs (eigvalsh's and svdvals' too).
@@ -83,7 +88,18 @@ def eig(A: Tensor) -> tuple:  # noqa: N803
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         (A,) = float32_operands(A)
     dtype = _check_eig("linalg.eig", A)
-    return Eig(*fused_or_reference("eig", _EIG, p.eig, (A,), (), (None, None), dtype, eig_rule))
+    found = fused_or_reference(
+        "eig", _EIG, p.eig, (A,), (), (None, None), dtype, eig_rule, formula=_eig_formula
+    )
+    return Eig(*found)
+
+
+def _eig_formula(saved: tuple, grads: tuple) -> tuple:
+    """The rule of linalg.eig's one node (``saved``: A, L, V): a real A's gradient is the
+    real part of the complex one, as PyTorch's."""
+    a, values, vectors = saved
+    ga = eig_backward(values, vectors, *grads)
+    return (ga if a.dtype.is_complex else cx.real(ga),)
 
 
 #: PyTorch's grad_fn name of eig's and eigvals' outputs.
@@ -119,7 +135,8 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
     check_matrix("linalg.svd", A, complex_ok=True)
     _no_driver("linalg.svd", driver)
     kinds = (None, REAL, None)
-    return SVD(*fused_or_reference("svd", _SVD, p.svd, (A,), (full_matrices,), kinds))
+    found = fused_or_reference("svd", _SVD, p.svd, (A,), (full_matrices,), kinds, formula=svd_rule)
+    return SVD(*found)
 
 
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:

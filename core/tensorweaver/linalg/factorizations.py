@@ -12,6 +12,7 @@ from tensorweaver.autograd.node import saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, mH, mH_view, mT, result, to_batch
+from tensorweaver.linalg.decomposition_gradients import qr_rule
 from tensorweaver.linalg.errors import check_matrix, check_square, raise_for_info
 from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
 from tensorweaver.linalg.householder import reflector
@@ -120,7 +121,10 @@ def qr(A: Tensor, mode: str = "reduced") -> tuple:
             "'r', or 'complete'"
         )
     if mode != "r":
-        return QR(*fused_or_reference("qr", "LinalgQrBackward0", p.qr, (A,), (mode,), (None, None)))
+        found = fused_or_reference(
+            "qr", "LinalgQrBackward0", p.qr, (A,), (mode,), (None, None), formula=qr_rule
+        )
+        return QR(*found)
     q, r = cr.zeros_like_shape(A, (0,)), p.qr(A.detach(), "reduced")[1]
     if A.requires_grad and is_grad_enabled():  # PyTorch's one node for the empty Q and R
         one_node("LinalgQrBackward0", (A,), (q, r), (0, 1), (_qr_r_backward, ()), _qr_r_backward)

@@ -12,7 +12,8 @@ once with the gradients of all outputs (the optional ``fused_linalg_outputs_back
 and a ``linalg_output`` node per output that hands its gradient on to it (a ``Slot``). A
 backend without that primitive gets one ``linalg_function`` node per output. Under
 ``create_graph`` the rules differentiate the core's decomposition instead, or, for a
-function given a ``rule`` (eig, inv), apply that formula to this call's own outputs: a second
+function given a ``rule`` (eig, inv) or a ``formula`` (qr, eigh, svd: linalg/one_node.py
+``keep_outputs``), apply that formula to this call's own outputs: a second
 backward then reaches this call with the whole gradient of each output, where a recomputed
 decomposition would take a part of it (eig's check of the eigenvectors' phases holds for
 the whole, not for the parts).
@@ -24,11 +25,17 @@ import weakref
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import InputShape, Node
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, InputShape, Node
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg.fused_backward import Attached, Rule
-from tensorweaver.linalg.one_node import fused_call, reference_call
+from tensorweaver.linalg.one_node import (
+    formula_call,
+    fused_call,
+    keep_outputs,
+    pack_outputs,
+    reference_call,
+)
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.tensor import Tensor
@@ -56,6 +63,7 @@ def fused_or_reference(
     dtype: DType | None = None,
     rule: Rule | None = None,
     places: tuple | None = None,
+    formula: Callable[[tuple, tuple], tuple] | None = None,
 ) -> tuple:
     """The outputs of the linalg function ``name`` on ``tensors`` (the first one floating-
     point) with ``static`` arguments: the backend's ``linalg_function`` where it computes
@@ -66,14 +74,23 @@ def fused_or_reference(
     its real dtype, a DType for one without gradient. ``rule(tensors, outputs, grads)``,
     where given, is the gradient formula of the differentiable outputs (``grads`` None for
     an unused one). ``places`` is (each differentiable output's place among the outputs of
-    PyTorch's node, their count) where that node has more (eigvalsh's is eigh's)."""
+    PyTorch's node, their count) where that node has more (eigvalsh's is eigh's).
+    ``formula(saved, grads)``, where given, is PyTorch's gradient of the call from what its
+    node saves (the inputs, then the differentiable outputs: linalg/one_node.py
+    ``formula_call``), recorded where the core's decomposition computes the call: its node
+    then reads the outputs' arrays, which a write through ``.data`` reaches."""
     first = tensors[0]
     backend = first.backend
     # The fused path needs the backend's backward; fused_kernel also hides it inside
     # ``reference_only`` (tw check's reference), where the core's decomposition runs.
     function = getattr(backend, "linalg_function", None)
     if function is None or fused_kernel(backend, "linalg_backward") is None:
-        if rule is None and _graph(tensors):
+        if (rule is None or formula is not None) and _graph(tensors):
+            if formula is not None:
+                wanted = _wanted(kinds)
+                return formula_call(
+                    grad_fn, reference, tensors, static, wanted, formula, again=True
+                )
             return _reference_as_one_node(grad_fn, reference, tensors, static, kinds, places)
         return reference(*tensors, *static)
     # No loops for one or two tensors (most functions, and the solves), and no frames for
@@ -128,6 +145,7 @@ def fused_or_reference(
             attached = None if rule is None else Attached(rule, (0,), outs)
             node = Node("linalg_function", tensors, (result[1], 0, reference, static, attached))
             node.label = grad_fn
+            node.made = natives  # (what a write through .data may reach: node.py's Node)
             node.edges = _float_edges(node, tensors)  # (a hook on it sees their gradients)
             out = outs[0]
             out._node = node
@@ -137,6 +155,10 @@ def fused_or_reference(
         else:
             call = (result[1], reference, static, rule)
             _record(outs, kinds, tensors, call, grad_fn, places)
+            if formula is not None and rule is None:  # (qr, eigh, svd: one node)
+                keep_outputs(outs, _wanted(kinds), formula)
+                if SAVED_TENSORS_HOOKS:
+                    pack_outputs(outs, _wanted(kinds))
     return outs
 
 
@@ -153,23 +175,20 @@ def _record(
     """Attach the differentiable ``outs`` to the graph (the nodes ``apply()`` and
     ``labelled()`` would make, made at once). ``call`` is (saved, reference, static, rule)."""
     saved, reference, static, rule = call
-    wanted = _WANTED.get(kinds)
-    if wanted is None:
-        wanted = _WANTED[kinds] = tuple(
-            [i for i, kind in enumerate(kinds) if kind is None or kind is REAL]
-        )
+    wanted = _wanted(kinds)
     attached = None if rule is None else Attached(rule, wanted, outs)
     if (len(wanted) > 1 or places) and rule is None:  # PyTorch's one node for them all
         fused_call(grad_fn, tensors, outs, wanted, (reference, static), saved, places)
         return
+    made = tuple([out.native for out in outs])  # (the arrays the call returned: Node.made)
     if len(wanted) == 1 or not hasattr(tensors[0].backend, "fused_linalg_outputs_backward"):
         for i in wanted:  # a node per output (the usual case: one)
             node = Node("linalg_function", tensors, (saved, i, reference, static, attached))
-            node.edges = _float_edges(node, tensors)
+            node.edges, node.made = _float_edges(node, tensors), made
             _attach(outs[i], node, grad_fn)
     else:
         group = Node("linalg_outputs", tensors, (saved, wanted, reference, static, attached))
-        group.label = grad_fn
+        group.label, group.made = grad_fn, made
         for slot, i in enumerate(wanted):
             node = Node("linalg_output", (), (slot, len(wanted)))
             shape = InputShape(outs[i])  # its one input stands for the call's node
@@ -182,6 +201,16 @@ def _record(
 #: kinds (see :func:`fused_or_reference`) -> the places of their differentiable outputs:
 #: a few call sites' constant tuples, found once rather than by a loop every call.
 _WANTED: dict[tuple, tuple] = {}
+
+
+def _wanted(kinds: tuple) -> tuple:
+    """The places of the differentiable outputs among ``kinds``."""
+    wanted = _WANTED.get(kinds)
+    if wanted is None:
+        wanted = _WANTED[kinds] = tuple(
+            [i for i, kind in enumerate(kinds) if kind is None or kind is REAL]
+        )
+    return wanted
 
 
 def _attach(out: Tensor, node: Node, grad_fn: str) -> None:

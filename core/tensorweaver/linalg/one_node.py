@@ -7,8 +7,12 @@ per backward with the gradients of all outputs.
 The node is an autograd.Function's node (ops/several_outputs.py records unbind's the same
 way). Its rule is the backend's own backward of the whole call where the backend computed
 it (linalg/fused.py), else PyTorch's formula where the core has it (:func:`formula_call`:
-triangular_solve, lstsq), else the gradient of the core's decomposition, recorded in
-forward on stand-ins of the inputs; under ``create_graph`` the decomposition is
+triangular_solve, lstsq, qr, eigh, svd: it reads the outputs the node keeps, which a write
+through ``.data`` reaches, as PyTorch's saved outputs), else the gradient of the core's
+decomposition, recorded in
+forward on stand-ins of the inputs. Under ``create_graph`` qr's, eigh's, svd's and eig's
+formula runs on their outputs attached to the node again (a second backward reaches the
+call with each output's whole gradient, as PyTorch's); the others' decomposition is
 differentiated again on the inputs themselves (fused_backward.py ``_through_reference``),
 so that a second backward reaches them.
 """
@@ -19,8 +23,9 @@ import weakref
 from typing import Any, Callable
 
 from tensorweaver.autograd.function import Function, FunctionCtx, _watched
+from tensorweaver.autograd.graph import _checked, _Packed
 from tensorweaver.autograd.mode import _restore, _switched, enable_grad, is_grad_enabled
-from tensorweaver.autograd.node import InputShape, Node, output_node
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, HooksOff, Node, output_node, shape_of
 from tensorweaver.linalg.fused_backward import _through_reference, _wrapped
 from tensorweaver.tensor import Tensor
 
@@ -34,6 +39,8 @@ class _LinalgCall(Function):
     def backward(ctx: FunctionCtx, *grads: Any) -> tuple:
         count = len(ctx.needs_input_grad)
         kept = ctx.saved_tensors  # (read first: an input changed in place since is refused)
+        if ctx._unpack is not None:  # (outputs a saved_tensors_hooks' pack saw)
+            kept = _unpacked(ctx, kept, count)
         inputs = kept[:count]
         if ctx.places is not None:  # (the outputs of PyTorch's node this call has)
             grads = tuple([grads[p] for p in ctx.places])
@@ -46,10 +53,116 @@ class _LinalgCall(Function):
         inert = ctx.inert
         if inert is not None and inert(grads):
             return (None,) * count
-        if is_grad_enabled():  # create_graph: a graph from the inputs themselves
-            reference, static = ctx.reference
+        if is_grad_enabled():  # create_graph
+            if ctx.attached is not None:  # a formula: on this call's outputs, attached
+                outs = _attached_outputs(ctx, kept[count : count + len(ctx.indices)])
+                if outs is not None:
+                    formula = ctx.attached[2]
+                    return formula((*inputs, *outs, *kept[count + len(outs) :]), grads)
+            reference, static = ctx.reference  # else a graph from the inputs themselves
             return _through_reference(inputs, reference, static, ctx.indices, grads)
         return ctx.rule(kept, grads)
+
+    @staticmethod
+    def _output_rewritten(ctx: FunctionCtx, slot: int, old: Any, new: Any) -> None:
+        """Output ``slot``'s array ``old`` was replaced by ``new`` through ``.data``
+        (autograd/node.py ``output_rewritten``): the rule reads the new one, as PyTorch's
+        node reads the memory of the outputs it saved."""
+        if ctx.fused is not None:  # (the backend's record of its call: written there)
+            rewrite = getattr(ctx.inputs_backend, "rewrite_linalg_output", None)
+            k = slot if ctx.places is None else ctx.places.index(slot)
+            made = ctx.made
+            # (only the array the call returned: one ``.data`` was rebound to is not the
+            # memory the record keeps, which PyTorch's node goes on reading)
+            if rewrite is not None and made[k] is old:
+                made[k] = new
+                rewrite((ctx.fused, ctx.indices[k]), new)
+        for kept in ctx._saved[len(ctx.needs_input_grad) :]:  # (keep_outputs' outputs)
+            if type(kept) is not _Packed and kept.native is old:  # (packed: unpack's)
+                kept.native = new
+
+
+def keep_outputs(outs: tuple, indices: tuple, formula: Callable[[tuple, tuple], tuple]) -> None:
+    """Under ``create_graph`` the node of the call whose differentiable ``outs`` (numbered
+    ``indices``) hang from it applies ``formula(saved, grads)`` (``saved``: the inputs, those
+    outputs) to the outputs attached to it again (:func:`_attached_outputs`); where the
+    backend computed the call whole, copies of the outputs are kept for it."""
+    node = outs[indices[0]]._node
+    ctx, group = node.saved[1], node.parents[0]
+    if ctx.fused is not None:  # (formula_call keeps its own)
+        copies = []
+        for i in indices:
+            out = outs[i]
+            copies.append(Tensor(out.native, out.backend, out.dtype))
+        ctx._saved = (*ctx._saved, *copies)
+    nodes = tuple([weakref.ref(outs[i]._node) for i in indices])  # (weakly: they hold ctx)
+    ctx.attached = (weakref.ref(group), nodes, formula)
+
+
+def pack_outputs(outs: tuple, indices: tuple) -> None:
+    """Pass the call's differentiable ``outs`` (numbered ``indices``) through the innermost
+    saved_tensors_hooks' pack, as PyTorch's node of qr, eigh, svd or eig packs the outputs
+    it saves (not the input): its rule reads what unpack gives. Called where a hook is on."""
+    node = outs[indices[0]]._node
+    ctx = node.saved[1]
+    count = len(ctx.needs_input_grad)
+    packed: list = [None] * len(indices)
+    with HooksOff() as (pack, ctx._unpack):  # (what the hook computes saves nothing)
+        for k in _PACK_ORDER.get(node.label, range(len(indices))):
+            out = outs[indices[k]]
+            packed[k] = _Packed(out, pack(out))
+    saved = ctx._saved  # (the outputs kept: keep_outputs)
+    ctx._saved = (*saved[:count], *packed, *saved[count + len(indices) :])
+    ctx._versions = ()  # (PyTorch checks no version of a packed tensor: unpack's is read)
+
+
+#: node name -> the order in which PyTorch's node packs the outputs it saves (places among
+#: ``indices``) where it is not theirs: LinalgSvdBackward0 saves S before U and Vh.
+_PACK_ORDER = {"LinalgSvdBackward0": (1, 0, 2)}
+
+
+def _unpacked(ctx: FunctionCtx, kept: tuple, count: int) -> tuple:
+    """``kept`` with the packed outputs unpacked; where the backend computed the call whole,
+    written into its record, which its backward reads."""
+    unpack = ctx._unpack
+    found = list(kept)
+    for k, t in enumerate(kept[count:], count):
+        if type(t) is _Packed:
+            value = _checked(unpack(t.value))
+            found[k] = value
+            rewrite = getattr(ctx.inputs_backend, "rewrite_linalg_output", None)
+            if ctx.fused is not None and rewrite is not None:
+                rewrite((ctx.fused, ctx.indices[k - count]), value.native)
+    return tuple(found)
+
+
+def _attached_outputs(ctx: FunctionCtx, kept: tuple) -> tuple | None:
+    """The outputs a formula reads (``kept``: their copies) as tensors attached to their
+    nodes again (an output the program dropped to a node made anew), so that a second
+    backward reaches this call with the whole gradient of each output, as PyTorch's saved
+    outputs do: a recomputed decomposition would take a part of it, and eig's check of the
+    eigenvectors' phases holds for the whole only. None where the graph was released."""
+    group_ref, refs, _ = ctx.attached
+    outs = []
+    for slot, t in enumerate(kept):
+        node = refs[slot]()
+        if node is None:  # (its call's node runs this backward: alive)
+            group = group_ref()
+            shapes = group.saved[4]
+            saved = (_LinalgCall, ctx, None, slot, len(shapes))
+            node = output_node("function", group, shapes[slot], saved)
+            node.label = group.label
+            remade = list(refs)
+            remade[slot] = weakref.ref(node)  # (kept alive by the graph made from it)
+            refs = tuple(remade)
+            ctx.attached = (group_ref, refs, ctx.attached[2])
+        elif node.parents is None:
+            return None
+        out = Tensor(t.native, t.backend, t.dtype)
+        out._node = node
+        out._requires_grad = True
+        outs.append(out)
+    return tuple(outs)
 
 
 def one_node(
@@ -61,13 +174,15 @@ def one_node(
     rule: Callable[[tuple, tuple], tuple],
     kept: tuple = (),
     places: tuple | None = None,
+    fused: Any = None,
 ) -> None:
     """Attach the differentiable ``outs`` (numbered ``indices`` among the call's outputs) of
     the call on ``tensors`` to one node named ``label``. ``call`` is the core's
     ``(reference, static)``; ``rule(saved, grads)`` gives the inputs' gradients, ``saved``
     being ``tensors`` then ``kept`` (freed with the node's saved tensors). ``places``, where
     given, is (each output's place among those of PyTorch's node, their count): eigvalsh's
-    node is eigh's, whose hooks see the eigenvectors' gradient too (None)."""
+    node is eigh's, whose hooks see the eigenvectors' gradient too (None). ``fused`` is the
+    backend's record of a call it computed whole (its backward's state), else None."""
     # Plain loops, no comprehensions (a frame each on Python 3.11): this runs every call.
     if len(tensors) == 1:  # (slogdet, qr, eigh, svd, lu: one input)
         first = tensors[0]  # (the slot read; the property's frame only for a view)
@@ -78,6 +193,12 @@ def one_node(
         needs = tuple([t.requires_grad for t in tensors])
     ctx = FunctionCtx(needs)
     ctx.reference, ctx.indices, ctx.rule = call, indices, rule
+    ctx.fused, ctx.inputs_backend, ctx.attached = fused, tensors[0].backend, None
+    if fused is not None:  # (the arrays it returned, which the record keeps: _output_rewritten)
+        made = []
+        for i in indices:
+            made.append(outs[i].native)
+        ctx.made = made
     ctx.places = None if places is None else places[0]
     inert = _INERT.get(label)
     ctx.inert = None if inert is None or tensors[0].dtype.is_complex else inert
@@ -86,7 +207,7 @@ def one_node(
     ctx._versions, ctx._name = _saved_versions(label, tensors, outs, indices), label[:-9]
     shapes = []
     for i in indices:
-        shapes.append(InputShape(outs[i]))
+        shapes.append(shape_of(outs[i]))
     slots = range(len(indices)) if places is None else places[0]
     if places is not None:  # (the shapes of outputs this call does not make: never read)
         shapes = [shapes[slots.index(k)] if k in slots else shapes[0] for k in range(places[1])]
@@ -183,13 +304,16 @@ def formula_call(
     indices: tuple,
     rule: Callable[[tuple, tuple], tuple],
     extra: int = 0,
+    again: bool = False,
 ) -> tuple:
     """The outputs of the core's decomposition ``reference`` on ``tensors``, computed without
     a graph and recorded as :func:`one_node` ``label`` (differentiable outputs numbered
     ``indices``) whose rule is PyTorch's formula ``rule(saved, grads)``, ``saved`` being
     ``tensors``, those outputs, then the last ``extra`` values ``reference`` returns beyond
     the call's outputs (what the formula reads: lstsq's pseudo-inverse). Under
-    ``create_graph`` the decomposition is differentiated again, as :func:`reference_call`'s."""
+    ``create_graph`` the formula runs again on the outputs attached to this node where
+    ``again`` (a formula of the outputs alone: qr's, eigh's, svd's, eig's), else the
+    decomposition is differentiated again, as :func:`reference_call`'s."""
     tokens = _switched(False)  # no_grad(), without its object: 1-2 us of every call
     try:
         ys = reference(*tensors, *static)
@@ -202,6 +326,10 @@ def formula_call(
         outs[i] = Tensor(y.native, y.backend, y.dtype)
     kept = (*[ys[i] for i in indices], *ys[count:])
     one_node(label, tensors, tuple(outs), indices, (reference, static), rule, kept)
+    if again:
+        keep_outputs(outs, indices, rule)
+        if SAVED_TENSORS_HOOKS:
+            pack_outputs(outs, indices)
     return tuple(outs)
 
 
@@ -242,7 +370,7 @@ def fused_call(
             whole((saved, indices), natives, tuple([t.requires_grad for t in inputs])), inputs
         )
 
-    one_node(label, tensors, outs, indices, call, rule, (), places)
+    one_node(label, tensors, outs, indices, call, rule, (), places, saved)
 
 
 def _add(backend: Any, a: Any, b: Any) -> Any:

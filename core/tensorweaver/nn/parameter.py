@@ -42,17 +42,64 @@ class Parameter(Tensor):
         return memo[id(self)]
 
 
-#: ``persistent`` of each Buffer by ``id`` (dropped when it is collected). A Buffer keeps a
-#: plain Tensor's layout, without a slot for it, so that an UninitializedBuffer (a Buffer) can
-#: turn into a plain Tensor when it is materialized, as PyTorch's does.
+#: ``persistent`` of each tensor a Buffer made, by ``id`` (dropped when it is collected):
+#: PyTorch's attribute on that tensor (``Tensor.persistent`` reads it). Kept off the tensor's
+#: layout, so that ``Buffer(t)`` and a materialized UninitializedBuffer are plain Tensors.
 _PERSISTENT: dict[int, bool] = {}
+#: ``id`` of each tensor a Buffer made: a plain one (``Buffer(t)``, a materialized
+#: UninitializedBuffer) is a Buffer to ``isinstance``, as PyTorch's flag on its tensor.
+_MADE_AS_BUFFER: set[int] = set()
 
 
-class Buffer(Tensor):
+def persistent_of(t: Tensor) -> bool:
+    """``t.persistent``: the flag a Buffer gave it; AttributeError for a tensor no Buffer
+    made, as PyTorch's (an attribute only its Buffer sets)."""
+    found = _PERSISTENT.get(id(t))
+    if found is None:
+        raise AttributeError(f"'{type(t).__name__}' object has no attribute 'persistent'")
+    return found
+
+
+def set_persistent(t: Tensor, value: bool) -> None:
+    """``t.persistent = value``, kept while ``t`` lives."""
+    key = id(t)
+    if key not in _PERSISTENT:
+        weakref.finalize(t, _forget_buffer, key)
+    _PERSISTENT[key] = value
+
+
+def copy_buffer_flags(t: Tensor, copy: Tensor) -> None:
+    """Give ``copy`` (a deepcopy of ``t``) ``t``'s Buffer flags, as PyTorch copies a
+    tensor's attributes."""
+    key = id(t)
+    if key in _PERSISTENT:
+        set_persistent(copy, _PERSISTENT[key])
+        if key in _MADE_AS_BUFFER:
+            _MADE_AS_BUFFER.add(id(copy))
+
+
+class _BufferMeta(type):
+    """``Buffer(t)`` is a plain Tensor that ``isinstance(t, Buffer)`` accepts, as PyTorch's
+    (a plain tensor with a flag); a subclass (UninitializedBuffer) makes its own instances."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        made = super().__call__(*args, **kwargs)
+        if cls is Buffer:
+            made.__class__ = Tensor  # (same layout: Buffer adds no slot)
+        return made
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if cls is Buffer and type(instance) is Tensor and id(instance) in _MADE_AS_BUFFER:
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
     """A tensor that ``Module.__setattr__`` registers as a buffer (``self.x =
     nn.Buffer(t)``, PyTorch 2.x): state that is not a parameter, in ``state_dict`` unless
     ``persistent=False``. It shares ``data``'s memory, as PyTorch's ``data.detach()`` does,
-    and takes its ``requires_grad``."""
+    and takes its ``requires_grad``. ``Buffer(t)`` returns a plain Tensor, as PyTorch's; its
+    ``persistent`` is ``Tensor.persistent``."""
 
     __slots__ = ()
 
@@ -67,23 +114,13 @@ class Buffer(Tensor):
         super().__init__(data.native, data.backend, data.dtype)
         self._share_memory_of(data)
         self.requires_grad_(data.requires_grad)
-        self.persistent = persistent
+        set_persistent(self, persistent)
+        _MADE_AS_BUFFER.add(id(self))  # (a materialized UninitializedBuffer stays one too)
 
-    @property
-    def persistent(self) -> bool:
-        return _PERSISTENT.get(id(self), True)
 
-    @persistent.setter
-    def persistent(self, value: bool) -> None:
-        if id(self) not in _PERSISTENT:
-            weakref.finalize(self, _PERSISTENT.pop, id(self), None)
-        _PERSISTENT[id(self)] = value
-
-    def __repr__(self) -> str:
-        # PyTorch's Buffer(t) is a plain tensor and prints as one; "Buffer(" is as wide as
-        # "tensor(", so only the name differs from the subclass's print.
-        text = super().__repr__()
-        return "tensor(" + text[len("Buffer(") :] if type(self) is Buffer else text
+def _forget_buffer(key: int) -> None:
+    _PERSISTENT.pop(key, None)
+    _MADE_AS_BUFFER.discard(key)
 
 
 #: The storage and shape slots of every tensor, which the uninitialized ones hide.

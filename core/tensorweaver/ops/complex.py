@@ -203,7 +203,7 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if x.dtype.is_complex:
         from tensorweaver.ops.special import atan2
 
-        return atan2(imag(x), real(x))
+        return labelled(atan2(imag(x), real(x)), "AngleBackward0", x)
     if x.dtype.kind != "f":
         x = x.to(get_default_dtype())
     v = x.detach()
@@ -250,7 +250,7 @@ def view_as_real(input: Tensor) -> Tensor:
     native = _in_order_of(x, pairs.native, (x.ndim,))
     if native is not pairs.native:  # (the pair axis innermost, after x's own order)
         pairs.data = Tensor(native, pairs.backend, pairs.dtype)
-    return pairs
+    return labelled(pairs, "ViewAsRealBackward0", x)
 
 
 def view_as_complex(input: Tensor) -> Tensor:

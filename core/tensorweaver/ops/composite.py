@@ -42,6 +42,12 @@ OWN_NODES = frozenset({"linear", "cross_entropy", "cross_entropy_nd"})
 #: PyTorch's keeps the forward's statistics beside the input, which a rerun would change.)
 READS_INPUTS = frozenset({"linear", "conv2d", "conv3d", "conv_transpose"})
 
+#: The composites of :data:`READS_INPUTS` whose reference's own nodes are not PyTorch's:
+#: without the backend's kernel, one node records them (:class:`Traced`), which reads its
+#: inputs as PyTorch's does (the reference's inner nodes keep copies made in forward: the
+#: padded, unfolded input, the flipped weight).
+TRACED = READS_INPUTS - OWN_NODES
+
 #: The composite (its name and its first input's rank) whose reference's last node a node
 #: is, where ``fused_or_reference`` labelled it: PyTorch's steps for it are the fused op's
 #: (autograd/grad_fn.py ``next_functions``). Weak: recording a node keeps nothing alive.
@@ -60,6 +66,7 @@ def fused_or_reference(
     *static: Any,
     extra_dtypes: tuple = (),
     from_output: Callable[..., Tensor] | None = None,
+    saves: tuple | None = None,
 ) -> Any:
     """``name`` on ``tensors`` (one device, one dtype) with static arguments ``static``.
 
@@ -67,7 +74,10 @@ def fused_or_reference(
     the backend and the reference receive None there and it gets no gradient. With
     ``extra_dtypes`` the composite returns a tuple: its output, then one output of each
     of those dtypes, which carry no gradient. ``from_output(y, g, *static)``, where given, is
-    the gradient of the one input from the output ``y`` and its gradient ``g``."""
+    the gradient of the one input from the output ``y`` and its gradient ``g``. ``saves``,
+    where given, holds the two tensors PyTorch's node saves in place of the first two of
+    ``tensors``, which are reshaped views of them (a 1-D convolution's input and weight, run
+    over a height of one): backward reads their memory, as PyTorch's node."""
     given, slots = tensors, None  # slots (which arguments are present): only when one is not
     for t in tensors:
         if t is None:
@@ -91,6 +101,8 @@ def fused_or_reference(
             )
     fused = fused_kernel(backend, name)
     if fused is None:
+        if name in TRACED and not SAVED_TENSORS_HOOKS and _recorded(given):
+            return _traced(name, reference, tensors, static, dtype, given, slots, saves)
         out = reference(*tensors, *static)
         first = out[0] if extra_dtypes else out
         node = first._node if isinstance(first, Tensor) else None
@@ -109,7 +121,7 @@ def fused_or_reference(
         saved = FromOutput(saved, out, from_output)
     elif name in READS_INPUTS and not SAVED_TENSORS_HOOKS and _recorded(given):
         # (under a pack hook PyTorch's backward reads what unpack gives: the kept values)
-        saved = AsRead(saved, natives, _reads(name, tensors))
+        saved = AsRead(saved, natives, _reads(name, tensors, saves))
     # A node only where an input requires grad (apply decides; without one, saved is dropped).
     first = apply("fused", out, dtype, given, (name, saved, reference, static, slots))
     if not extra_dtypes:
@@ -159,11 +171,12 @@ class Resaved:
 
 
 class AsRead:
-    """A fused node's saved values, the arrays of its inputs the kernel read (``natives``,
-    None for an absent argument), and how PyTorch's node reads each input (``reads``, from
-    :func:`_reads`), for a composite of :data:`READS_INPUTS`: where a write through
-    ``.data`` changed what it reads since, backward reruns the kernel for fresh saved values,
-    as PyTorch's node reads the memory of the tensors it saved."""
+    """A fused node's saved values (or its reference's graph: :class:`Traced`), the arrays of
+    its inputs the kernel read (``natives``, None for an absent argument), and how PyTorch's
+    node reads each input (``reads``, from :func:`_reads`), for a composite of
+    :data:`READS_INPUTS`: where a write through ``.data`` changed what it reads since,
+    backward reruns the kernel for fresh saved values, as PyTorch's node reads the memory of
+    the tensors it saved."""
 
     __slots__ = ("saved", "natives", "reads")
 
@@ -175,14 +188,104 @@ class AsRead:
         slots = node.saved[4]
         inputs = node.inputs
         tensors = inputs if slots is None else fill_slots(slots, inputs)
-        now = [
-            native if read is None else t.native if read is True else read.native
-            for t, native, read in zip(tensors, self.natives, self.reads)
-        ]
-        for native, kept in zip(now, self.natives):
-            if native is not kept:
-                return _rerun(node, inputs[0].backend, now)
-        return self.saved
+        now, changed = list(self.natives), False
+        for i, (t, read) in enumerate(zip(tensors, self.reads)):
+            if read is None:
+                continue
+            if read is True:
+                native = t.native
+            elif type(read) is Lifted:
+                if read.tensor.native is read.native:
+                    continue
+                native = t.backend.reshape(read.tensor.native, t.shape)
+            else:
+                native = read.native
+            if native is not now[i]:
+                now[i], changed = native, True
+        if not changed:
+            return self.saved
+        if type(self.saved) is Traced:
+            return self.saved.again(node, now)
+        return _rerun(node, inputs[0].backend, now)
+
+
+class Lifted:
+    """A tensor PyTorch's node saves of which the kernel's input is a reshaped view (a 1-D
+    convolution's input and weight over a height of one), and its array at forward: a write
+    through ``.data``, a rebinding too, reaches that node's backward."""
+
+    __slots__ = ("tensor", "native")
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor, self.native = tensor, tensor.native
+
+
+class Traced:
+    """The graph of a composite's reference (no kernel of the backend's), recorded on
+    stand-ins of its inputs (``stands``, None for an absent argument) and ending at
+    ``node``: backward differentiates it. Its output is not kept (PyTorch's node keeps none):
+    the gradient itself roots that graph."""
+
+    __slots__ = ("node", "stands")
+
+    def __init__(self, node: Any, stands: list) -> None:
+        self.node, self.stands = node, stands
+
+    def again(self, node: Any, natives: list) -> Traced:
+        """The graph recorded anew on ``natives`` (written through ``.data`` since)."""
+        _, _, reference, static, _ = node.saved
+        return _trace(reference, natives, self.stands, static)[1]
+
+    def gradients(self, g: Tensor) -> tuple:
+        """The gradients of the composite's present inputs from its output's ``g``."""
+        from tensorweaver.autograd.engine import run
+
+        root = Tensor(g.native, g.backend, g.dtype)
+        root._node, root._requires_grad = self.node, True
+        stands = [s for s in self.stands if s is not None]
+        wanted = [s for s in stands if s._requires_grad]
+        # (retained: a backward with retain_graph runs it again; it goes with this node)
+        found = run([root], [g], True, False, wanted)
+        return tuple([found.get(id(s)) if s._requires_grad else None for s in stands])
+
+
+def _stand_in(t: Tensor | None, native: Any, requires_grad: bool) -> Tensor | None:
+    """A leaf of ``native`` in ``t``'s place (None for an absent argument)."""
+    if t is None:
+        return None
+    stand = Tensor(native, t.backend, t.dtype)
+    stand._requires_grad = requires_grad
+    return stand
+
+
+def _trace(
+    reference: Callable[..., Any], natives: list, like: list, static: tuple
+) -> tuple[Tensor, Traced]:
+    """``reference`` on stand-ins of ``natives`` (each as ``like``'s tensor), recording its
+    graph: its output and the :class:`Traced` of it."""
+    stands = [
+        _stand_in(t, native, t is not None and t._requires_grad) for t, native in zip(like, natives)
+    ]
+    with enable_grad():
+        out = reference(*stands, *static)
+    return out, Traced(out._node, stands)
+
+
+def _traced(
+    name: str,
+    reference: Callable[..., Any],
+    tensors: tuple,
+    static: tuple,
+    dtype: Any,
+    given: tuple,
+    slots: tuple | None,
+    saves: tuple | None,
+) -> Tensor:
+    """``name`` by its reference, recorded as one node (:class:`Traced`, :class:`AsRead`)."""
+    natives = [None if t is None else t.native for t in tensors]
+    out, traced = _trace(reference, natives, list(tensors), static)
+    saved = AsRead(traced, natives, _reads(name, tensors, saves))
+    return apply("fused", out.native, dtype, given, (name, saved, reference, static, slots))
 
 
 def _recorded(given: tuple) -> bool:
@@ -191,16 +294,20 @@ def _recorded(given: tuple) -> bool:
     return is_grad_enabled() and any(t.requires_grad for t in given)
 
 
-def _reads(name: str, tensors: tuple) -> tuple:
-    """For each of ``tensors``, what PyTorch's node for ``name`` reads of it at backward: the
-    tensor itself (True: a ``.data =`` rebinding reaches it), an alias of its memory (a view
-    PyTorch saves, which sees in-place writes but keeps the old memory when ``.data`` is
-    rebound: linear's ``weight.t()``, and its input reshaped unless 2-d), or None (nothing:
-    a bias; the kernel's kept values)."""
+def _reads(name: str, tensors: tuple, saves: tuple | None = None) -> tuple:
+    """For each of ``tensors`` (every composite of :data:`READS_INPUTS` takes three: input,
+    weight, bias), what PyTorch's node for ``name`` reads of it at backward: the tensor
+    itself (True: a ``.data =`` rebinding reaches it), an alias of its memory (a view PyTorch
+    saves, which sees in-place writes but keeps the old memory when ``.data`` is rebound:
+    linear's ``weight.t()``, and its input reshaped unless 2-d), the tensor of which it is a
+    view (:class:`Lifted`, for ``saves``), or None (nothing: a bias; the kernel's kept
+    values)."""
+    if saves is not None:
+        return (Lifted(saves[0]), Lifted(saves[1]), None)
     if name != "linear":
-        return (True, True, *[None] * (len(tensors) - 2))
+        return (True, True, None)  # (a constant: a convolution's call pays nothing for it)
     x, w = tensors[0], tensors[1]
-    return (True if x.dim() == 2 else x.detach(), w.detach(), *[None] * (len(tensors) - 2))
+    return (True if x.dim() == 2 else x.detach(), w.detach(), None)
 
 
 def _saved_again(node: Any, inputs: tuple) -> Any:
@@ -224,6 +331,8 @@ def fused_backward(node: Any, g: Tensor) -> tuple:
         saved = saved.saved
     elif type(saved) is AsRead or type(saved) is Resaved:
         saved = saved.current(node)
+        if type(saved) is Traced:
+            return saved.gradients(g)
     inputs = node.inputs
     backend = inputs[0].backend
     # Plain loops: this runs once per fused node in every backward pass.

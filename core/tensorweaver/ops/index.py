@@ -357,8 +357,9 @@ def select_native(x: Tensor, d: int, i: int) -> Any:
 def _basic(x: Tensor, index: Any) -> Tensor | None:
     """``x[index]`` for the common index: an int, a slice of positive step, or a tuple of
     them, one per leading dimension; None for any other (left to the general path, which
-    gives the same result). One slice primitive, then one reshape that drops the int axes
-    (without grad, one ``select`` where one int alone cuts)."""
+    gives the same result). One slice primitive, then one reshape that drops the int axes;
+    one ``select`` where one int alone cuts (``x[i]``, ``x[:, i]``), recorded as one slice
+    node that saves ``(axis, index)`` as given, PyTorch's SelectBackward0."""
     shape = x.shape  # (the property: an uninitialized parameter's raises)
     if type(index) is int:  # x[i]: the commonest
         if not shape:  # (PyTorch's words: a negative index reads as one out of bounds)
@@ -368,12 +369,13 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
             )
-        if not x.requires_grad:
-            n = shape[0]
-            if not -n <= index < n:
-                raise _out_of_bounds(index, 0, n)
-            native = select_native(x, 0, index + n if index < 0 else index)
+        n = shape[0]
+        if not -n <= index < n:
+            raise _out_of_bounds(index, 0, n)
+        native = select_native(x, 0, index + n if index < 0 else index)
+        if not x._requires_grad:  # (the slot, as apply reads it: no node without it)
             return Tensor(native, x.backend, x.dtype)
+        return apply("slice", native, x.dtype, (x,), (0, index))
     entries = index if type(index) is tuple else (index,)
     ndim = len(shape)
     if len(entries) > ndim:
@@ -418,8 +420,11 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
         if x.requires_grad:
             return apply("reshape", x.native, x.dtype, (x,))
         return Tensor(x.native, x.backend, x.dtype)
-    if not sliced and len(kept) == dim - 1 and not x.requires_grad:  # x[:, i]: one int
-        return Tensor(select_native(x, at, starts[at]), x.backend, x.dtype)
+    if not sliced and len(kept) == dim - 1:  # x[:, i]: one int
+        native = select_native(x, at, starts[at])
+        if not x._requires_grad:
+            return Tensor(native, x.backend, x.dtype)
+        return apply("slice", native, x.dtype, (x,), (at, entries[at]))
     if rest:
         starts += [0] * len(rest)
         stops += rest

@@ -753,7 +753,8 @@ def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
         cuts, steps, kept = (unbind_cuts if n <= FEW_PIECES else unbind_cuts.__wrapped__)(shape, d)
         cut, reshape = backend.slice, backend.reshape
         natives = [reshape(cut(native, starts, stops, steps), kept) for starts, stops in cuts]
-    return cut_pieces(x, natives, d, True, "UnbindBackward0")
+    # (its node keeps the dim as given, negative too, as PyTorch's: stack reads it alike)
+    return cut_pieces(x, natives, d - len(shape) if dim < 0 else d, True, "UnbindBackward0")
 
 
 @functools.lru_cache(maxsize=128)

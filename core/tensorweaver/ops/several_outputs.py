@@ -33,7 +33,8 @@ class _Pieces(Function):
 
 def record_pieces(x: Tensor, pieces: list, dim: int, stacked: bool, label: str) -> None:
     """Attach ``pieces`` (new tensors, cut from ``x`` along ``dim``) to one node named
-    ``label``, where ``x`` requires grad in grad mode (else they stay without history)."""
+    ``label``, where ``x`` requires grad in grad mode (else they stay without history).
+    ``dim`` is kept as the caller gave it, negative too (PyTorch's node saves it so)."""
     if not x.requires_grad or not is_grad_enabled():
         return
     if x._inference:

@@ -10,6 +10,7 @@ import warnings
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.complex import view_as_real
 from tensorweaver.tensor import Tensor
 
@@ -104,8 +105,9 @@ def stft(
         raise RuntimeError(f"{fn}: onesided output is not possible with complex input or window")
     norm = "ortho" if normalized else "backward"
     spectrum = fft.rfft(frames, dim=-1, norm=norm) if sided else fft.fft(frames, dim=-1, norm=norm)
-    out = mv.transpose(spectrum, -1, -2)
-    out = out if batched else mv.squeeze(out, 0)
+    # named as PyTorch's nodes: its transpose_ of the spectrum, then squeeze_ of a 1-d batch
+    out = labelled(mv.transpose(spectrum, -1, -2), "TransposeBackward1", spectrum)
+    out = out if batched else labelled(mv.squeeze(out, 0), "SqueezeBackward4", out)
     return out if return_complex else view_as_real(out)
 
 

@@ -71,6 +71,7 @@ def select(
     """``input`` indexed by ``index`` along ``dim`` (that dimension removed), as ``x[..., i]``."""
     if aliases or dim is movement.REQUIRED or index is movement.REQUIRED:
         dim = movement.dim_alias("select", aliases, dim, index=index)
+    given = dim
     dim = _axis(dim, input.ndim, "select")
     size = input.shape[dim]
     if isinstance(index, int) and not -size <= index < size:
@@ -78,7 +79,12 @@ def select(
             f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
             f"dimension {dim}"
         )
-    return input[(slice(None),) * dim + (index,)]
+    out = input[(slice(None),) * dim + (index,)]
+    node = out._node
+    if given < 0 and node is not None and node.op == "slice" and len(node.saved) == 2:
+        # PyTorch's SelectBackward0 saves the dim as given (x[:, i]'s the non-negative one)
+        node.saved = (dim - input.ndim, node.saved[1])
+    return out
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:
@@ -917,6 +923,12 @@ def renorm(
     """Each slice along ``dim`` scaled down to norm ``maxnorm`` where its norm exceeds it."""
     if aliases or dim is movement.REQUIRED or maxnorm is movement.REQUIRED:
         dim = movement.dim_alias("renorm", aliases, dim, maxnorm=maxnorm)
+    # As PyTorch: the norm and maxnorm first (NaN refused too: the comparisons are negated),
+    # then the rank and dim.
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if not maxnorm >= 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {float(maxnorm):g}")
     if input.ndim < 2:
         raise RuntimeError(
             f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions"

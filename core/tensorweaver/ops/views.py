@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import weakref
 from collections.abc import Callable
 from numbers import Integral
 from typing import Any
@@ -63,10 +64,9 @@ from tensorweaver.ops import movement as mv
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.tensor import (
     _HOST_SHARED,
-    _NO_GRAD_VIEW_CHANGED,
-    _NO_GRAD_VIEW_WRITTEN,
     Tensor,
     _axis,
+    _refusals_of_a_view_made_now,
     _root_requires_grad,
     _storage_of,
     _write_overlapping,
@@ -106,15 +106,16 @@ def as_view(
             # (not a view(dtype), nor one of an inference tensor: PyTorch makes no view for
             # autograd there)
             if getattr(write, "part", None) != "bits" and not base._inference:
-                refused = (_NO_GRAD_VIEW_WRITTEN, _NO_GRAD_VIEW_CHANGED)
+                refused = _refusals_of_a_view_made_now()
                 # (PyTorch's view is one of the root base: of a leaf that is itself a view of
                 # a tensor not requiring grad, a plain view that does not require grad)
                 if out.dtype.kind in "fc" and _root_requires_grad(base):
                     # PyTorch's view made under no_grad still requires grad (a leaf
                     # without a history); other dtypes cannot
                     out._requires_grad = True
-        elif piece is not None and not base._inference:
-            # (PyTorch makes the pieces of a base without grad as under no_grad)
+        elif piece is not None and not base._inference and out.dtype.kind in "fc":
+            # (PyTorch makes the pieces of a base without grad as under no_grad; those of a
+            # dtype that cannot require grad are no views for autograd: nothing refused)
             # (the slot first: the property, a view's root's flag, only for a view)
             grad = base._requires_grad or (base._view_of is not None and base.requires_grad)
             refused = piece if grad else _NO_GRAD_PIECE
@@ -231,7 +232,16 @@ def _as_int(entry: Any) -> Any:
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
-    if type(index) is list:
+    kind = type(index)
+    if kind is int:  # x[i]: the commonest (a loop over a sequence's steps)
+        out = ix.getitem(x, index)
+        return as_view(out, x, *_picked(0, index, x._shape[0]))
+    if kind is tuple and index and type(index[-1]) is int and _all_before_last(index):
+        # x[:, i], x.select(d, i): one select too (an attention head, a gate, a time step)
+        out = ix.getitem(x, index)
+        d = len(index) - 1
+        return as_view(out, x, *_picked(d, index[-1], x._shape[d]))
+    if kind is list:
         index = ix.sequence_as_tuple(index)
     ix.check_steps(index)
     basic = _is_basic(index)
@@ -244,8 +254,12 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     out = ix.getitem(x, index)
     if not basic:
         return out
-    if out._node is not None:
+    node = out._node
+    if node is not None and (node.op != "slice" or len(node.saved) != 2):
+        # (a select's node, x[:, i]'s, is PyTorch's own already: names.py)
         labelled(out, _basic_index_name(index), x)
+        if node.label == "SliceBackward0":
+            SLICE_ARGUMENTS[node] = (index, x._shape)  # (read when asked: slice_arguments)
     read = lambda base: ix.getitem(base, index)  # noqa: E731
     write, region = _write_at(index), _region(index, x.shape)
     new_axis = index is None or (type(index) is tuple and None in index)
@@ -297,6 +311,46 @@ def _unsqueezed(sizes: list, strides: list, d: int) -> None:
     whole axis it goes before (1 at the end)."""
     strides.insert(d, sizes[d] * strides[d] if d < len(sizes) else 1)
     sizes.insert(d, 1)
+
+
+#: The index and the indexed shape of each slice node made by indexing, from which
+#: :func:`slice_arguments` reads the arguments PyTorch's SliceBackward0 saves (as given,
+#: not as the node keeps them, clipped to the shape) for autograd/grad_fn.py.
+SLICE_ARGUMENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+_INT64_MAX = (1 << 63) - 1  # (PyTorch's end of a slice with none given)
+_UINT64 = 1 << 64  # (a negative bound shows as unsigned 64 bits in PyTorch)
+
+
+def slice_arguments(index: Any, shape: tuple) -> tuple | None:
+    """``(dim, start, end, step)`` that PyTorch's outermost SliceBackward0 of ``x[index]``
+    saves (a basic index whose last entry that selects is a slice): its last slice that cuts
+    its axis (one alone, whatever it cuts), at its axis of the result, as given; None if
+    none."""
+    if type(index) is not tuple:
+        index = (index,)
+        alone = True
+    else:
+        alone = False
+    found = None
+    dim = at = 0  # (the axis of the result, that of x)
+    for e in index:
+        if e is None:
+            dim += 1
+        elif e is Ellipsis:
+            skipped = len(shape) - sum(1 for f in index if f is not None and f is not Ellipsis)
+            dim += skipped
+            at += skipped
+        elif type(e) is int:  # (a select: PyTorch's slices after it see one axis fewer)
+            at += 1
+        else:
+            if alone or e.indices(shape[at]) != (0, shape[at], 1):
+                start = 0 if e.start is None else e.start % _UINT64
+                end = _INT64_MAX if e.stop is None else e.stop % _UINT64
+                found = (dim, start, end, 1 if e.step is None else e.step)
+            dim += 1
+            at += 1
+    return found
 
 
 def _basic_index_name(index: Any) -> str:
@@ -356,6 +410,26 @@ def _run(d: int, start: int, size: int) -> tuple[Write, Read, tuple]:
     write = _write_along(d, slice(start, start + size))
     write.region = region  # type: ignore[attr-defined]
     return write, lambda base: mv.narrow(base, d, start, size), region
+
+
+@functools.lru_cache(maxsize=_RUNS)
+def _picked(d: int, index: int, n: int) -> tuple[Write, Read, tuple]:
+    """The write-back, read and region of ``x[..., index]`` with ``index`` (in range) on
+    axis ``d`` of ``x``, ``n`` long there (``x[index]`` for axis 0)."""
+    i = index + n if index < 0 else index
+    region = (d, i, i + 1)
+    key = (slice(None),) * d + (index,) if d else index
+    write = _write_at(key)
+    write.region = region  # type: ignore[attr-defined]
+    return write, lambda base: ix.getitem(base, key), region
+
+
+def _all_before_last(index: tuple) -> bool:
+    """Whether every entry of ``index`` but its last is a plain ``:``."""
+    for e in index[:-1]:
+        if type(e) is not slice or e.start is not None or e.stop is not None or e.step is not None:
+            return False
+    return True
 
 
 @functools.lru_cache(maxsize=_RUNS)

@@ -5,14 +5,22 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
+from tensorweaver.optim.foreach import each
+from tensorweaver.optim.optimizer import (
+    Optimizer,
+    ParamsT,
+    count_step,
+    count_steps,
+    scalar_tensor,
+)
 
 
 class Adadelta(Optimizer):
     """``torch.optim.Adadelta``: ``delta = sqrt(acc_delta + eps) / sqrt(square_avg + eps) * g``.
 
-    ``foreach`` and ``capturable`` are accepted for PyTorch compatibility and change
-    nothing here.
+    ``capturable`` is accepted for PyTorch compatibility and changes nothing here;
+    ``foreach=True`` steps in PyTorch's foreach order where that order shows (a gradient
+    sharing memory with what the step writes, a parameter listed twice).
     """
 
     _sparse_refusal = "Adadelta does not support sparse gradients"
@@ -65,3 +73,23 @@ class Adadelta(Optimizer):
         delta = (acc_delta + eps).sqrt() / (square_avg + eps).sqrt() * grad
         acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
         param.add_(delta, alpha=-group["lr"])
+
+    def _step_in_foreach_order(self, params: list[Any], group: dict[str, Any]) -> None:
+        # PyTorch's _multi_tensor_adadelta, operation by operation
+        states = [self._state_of(p, group) for p in params]
+        count_steps(states)
+        grads = self._foreach_grads(params, group)
+        rho, eps = group["rho"], group["eps"]
+        square_avgs = [state["square_avg"] for state in states]
+        acc_deltas = [state["acc_delta"] for state in states]
+        each("mul_", square_avgs, rho)
+        each("addcmul_", square_avgs, grads, grads, value=1 - rho)
+        std = each("add", square_avgs, eps)
+        each("sqrt_", std)
+        deltas = each("add", acc_deltas, eps)
+        each("sqrt_", deltas)
+        each("div_", deltas, std)
+        each("mul_", deltas, grads)
+        each("mul_", acc_deltas, rho)
+        each("addcmul_", acc_deltas, deltas, deltas, value=1 - rho)
+        each("add_", params, deltas, alpha=-group["lr"])

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
+from tensorweaver.optim.foreach import each
+from tensorweaver.optim.optimizer import (
+    Optimizer,
+    ParamsT,
+    count_step,
+    count_steps,
+    scalar_tensor,
+)
 
 
 class Adagrad(Optimizer):
@@ -61,3 +68,20 @@ class Adagrad(Optimizer):
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         state_sum = state["sum"].addcmul_(grad, grad, value=1)
         param.addcdiv_(grad, state_sum.sqrt() + group["eps"], value=-clr)
+
+    def _step_in_foreach_order(self, params: list[Any], group: dict[str, Any]) -> None:
+        # PyTorch's _multi_tensor_adagrad, operation by operation; with a sparse gradient
+        # its single-tensor loop, one parameter after another
+        if any(p.grad.is_sparse for p in params):
+            self._step_group(params, group)
+            return
+        states = [self._state_of(p, group) for p in params]
+        grads = self._foreach_grads(params, group)
+        lr, lr_decay = group["lr"], group["lr_decay"]
+        minus_clr = [-lr / (1 + (step - 1) * lr_decay) for step in count_steps(states)]
+        sums = [state["sum"] for state in states]
+        each("addcmul_", sums, grads, grads, value=1)
+        std = each("sqrt", sums)
+        each("add_", std, group["eps"])
+        numerator = each("mul", grads, minus_clr)
+        each("addcdiv_", params, numerator, std)

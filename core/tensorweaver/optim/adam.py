@@ -7,7 +7,7 @@ from typing import Any, Optional
 import tensorweaver as tw
 from tensorweaver.optim.foreach import foreach_backend, foreach_update, large, natives
 from tensorweaver.optim.moment_estimates import MomentEstimates
-from tensorweaver.optim.optimizer import ParamsT, count_step
+from tensorweaver.optim.optimizer import ParamsT, count_steps
 
 
 class Adam(MomentEstimates):
@@ -63,8 +63,9 @@ class Adam(MomentEstimates):
                 f"{type(self).__name__}: betas must be either both floats or both Tensors, got "
                 f"{group['betas']!r}"
             )
-        if group.get("foreach") and not group.get("capturable"):
-            # PyTorch's foreach kernels take these as numbers only.
+        if group.get("foreach") and not group.get("capturable") and "params" not in group:
+            # PyTorch's foreach kernels take these as numbers only; its constructor checks
+            # its own options (a param group's: see _refuse_tensor_options)
             named = [("lr", group.get("lr"))]
             named += [(f"betas[{i}]", b) for i, b in enumerate(group.get("betas", ()))]
             for option, value in named:
@@ -106,8 +107,30 @@ class Adam(MomentEstimates):
         denom = second.sqrt() / bias_correction2_sqrt + group["eps"]
         param.addcdiv_(exp_avg, denom, value=-step_size)
 
+    def _refuse_tensor_options(self, params: list[Any], group: dict[str, Any]) -> None:
+        """PyTorch's errors for a param group's tensor lr or betas with ``foreach=True`` and
+        ``capturable=False``, which its step raises: after it made the state of the group's
+        first parameter (lr: RuntimeError) or of all (betas: ValueError)."""
+        name = type(self).__name__
+        if isinstance(group["lr"], tw.Tensor):
+            self._state_of(params[0], group)
+            raise RuntimeError(
+                f"{name}: lr as a Tensor is not supported for capturable=False and "
+                "foreach=True; pass a number, or foreach=False"
+            )
+        for i, beta in enumerate(group["betas"]):
+            if isinstance(beta, tw.Tensor):
+                for p in params:
+                    self._state_of(p, group)
+                raise ValueError(
+                    f"{name}: beta{i + 1} as a Tensor is not supported for capturable=False "
+                    "and foreach=True; pass a number, or foreach=False"
+                )
+
     def _step_group(self, params: list[Any], group: dict[str, Any]) -> None:
         # The same ops as _update, in the same order, each over the whole group at once.
+        if group["foreach"] and not group["capturable"]:
+            self._refuse_tensor_options(params, group)
         backend = foreach_backend(params, group)
         if backend is None:
             super()._step_group(params, group)
@@ -115,9 +138,7 @@ class Adam(MomentEstimates):
         beta1, beta2 = group["betas"]
         lr, weight_decay = group["lr"], group["weight_decay"]
         states = [self._state_of(p, group) for p in params]
-        steps = []
-        for state in states:
-            steps.append(count_step(state))
+        steps = count_steps(states)
         grads = natives([p.grad for p in params])
         sizes = large(params)  # (the moments': their parameters' shapes)
         if group["maximize"]:

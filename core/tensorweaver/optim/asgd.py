@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
+from tensorweaver.optim.foreach import each
 from tensorweaver.optim.optimizer import (
     TRACED,
     Optimizer,
     ParamsT,
     count_step,
+    count_steps,
     host_max,
     read_scalar,
     scalar_state,
@@ -22,8 +24,9 @@ class ASGD(Optimizer):
     """``torch.optim.ASGD``: SGD with a decaying step ``eta = lr / (1 + lambd*lr*t)**alpha``
     and a running average ``ax`` of the iterates, which starts at step ``t0``.
 
-    ``foreach`` and ``capturable`` are accepted for PyTorch compatibility and change
-    nothing here.
+    ``capturable`` is accepted for PyTorch compatibility and changes nothing here;
+    ``foreach=True`` steps in PyTorch's foreach order where that order shows (a gradient
+    sharing memory with what the step writes, a parameter listed twice).
     """
 
     _tensor_options = ("lr",)  # (its step computes with them as PyTorch's)
@@ -80,12 +83,32 @@ class ASGD(Optimizer):
             ax.add_((param - ax) * mu)
         else:
             ax.copy_(param)
-        lr = group["lr"]
-        # (PyTorch computes eta with the step tensor, in its dtype, then copies it into eta;
-        # with a tensor lr, in the lr's dtype.)
-        eta = lr / (1 + group["lambd"] * lr * step) ** group["alpha"]
-        if isinstance(eta, tw.Tensor):
-            eta = eta.item()
-        write_scalar(state, "eta", scalar_state(eta, state["step"]))
-        mu = 1 / host_max(1, step - group["t0"])
-        write_scalar(state, "mu", scalar_state(mu, state["mu"]))
+        _schedule(state, step, group)
+
+    def _step_in_foreach_order(self, params: list[Any], group: dict[str, Any]) -> None:
+        # PyTorch's _multi_tensor_asgd (without capturable), operation by operation: the
+        # weight decay lambd * param added to the gradient before the parameter changes
+        states = [self._state_of(p, group) for p in params]
+        grads = self._foreach_grads(params, group)
+        steps = count_steps(states)
+        intermediate = [g.add(p, alpha=group["lambd"]) for g, p in zip(grads, params)]
+        etas = [state["eta"] for state in states]
+        each("addcmul_", params, intermediate, etas, value=-1)
+        axs = [state["ax"] for state in states]
+        intermediate = [p - ax for p, ax in zip(params, axs)]
+        each("addcmul_", axs, intermediate, [state["mu"] for state in states])
+        for state, step in zip(states, steps):
+            _schedule(state, step, group)
+
+
+def _schedule(state: dict[str, Any], step: float, group: dict[str, Any]) -> None:
+    """Set ``state``'s eta and mu for the step after ``step``."""
+    lr = group["lr"]
+    # (PyTorch computes eta with the step tensor, in its dtype, then copies it into eta;
+    # with a tensor lr, in the lr's dtype.)
+    eta = lr / (1 + group["lambd"] * lr * step) ** group["alpha"]
+    if isinstance(eta, tw.Tensor):
+        eta = eta.item()
+    write_scalar(state, "eta", scalar_state(eta, state["step"]))
+    mu = 1 / host_max(1, step - group["t0"])
+    write_scalar(state, "mu", scalar_state(mu, state["mu"]))

@@ -13,7 +13,20 @@ from typing import Any, Optional
 from tensorweaver.ops.in_place_writes import assign, foreach_update, large, natives
 from tensorweaver.tensor import Tensor
 
-__all__ = ["assign", "foreach_backend", "foreach_update", "large", "natives"]
+__all__ = ["assign", "each", "foreach_backend", "foreach_update", "large", "natives"]
+
+
+def each(method: str, tensors: list[Tensor], *args: Any, **kwargs: Any) -> list[Any]:
+    """``tensor.<method>(...)`` for each of ``tensors``, one after another, an argument that
+    is a list giving one value per tensor: a ``torch._foreach_<method>`` as PyTorch runs it
+    on a CPU, each tensor's operation reading its operands as the ones before left them
+    (an optimizer's ``_step_in_foreach_order``)."""
+    results = []
+    for i, t in enumerate(tensors):
+        own = [a[i] if type(a) is list else a for a in args]
+        named = {k: v[i] if type(v) is list else v for k, v in kwargs.items()}
+        results.append(getattr(t, method)(*own, **named))
+    return results
 
 
 def foreach_backend(params: list[Tensor], group: dict[str, Any]) -> Optional[Any]:

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from tensorweaver.optim.foreach import each
 from tensorweaver.optim.moment_estimates import MomentEstimates
-from tensorweaver.optim.optimizer import ParamsT, read_scalar, scalar_state, write_scalar
+from tensorweaver.optim.optimizer import (
+    ParamsT,
+    count_steps,
+    read_scalar,
+    scalar_state,
+    write_scalar,
+)
 
 
 class NAdam(MomentEstimates):
@@ -51,11 +58,9 @@ class NAdam(MomentEstimates):
         lr, (beta1, beta2) = group["lr"], group["betas"]
 
         # The momentum coefficients of this step and the next one.
-        mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * group["momentum_decay"]))
-        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * group["momentum_decay"]))
-        entry = state["mu_product"]
-        mu_product = scalar_state(read_scalar(entry) * scalar_state(mu, entry), entry)
-        write_scalar(state, "mu_product", mu_product)
+        mu = _momentum(beta1, step, group)
+        mu_next = _momentum(beta1, step + 1, group)
+        mu_product = _multiply_mu_product(state, mu)
 
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         denom = (exp_avg_sq / (1 - beta2**step)).sqrt() + group["eps"]
@@ -67,3 +72,41 @@ class NAdam(MomentEstimates):
         else:
             param.addcdiv_(grad, denom, value=grad_step)
             param.addcdiv_(exp_avg, denom, value=avg_step)
+
+    def _step_in_foreach_order(self, params: list[Any], group: dict[str, Any]) -> None:
+        # PyTorch's _multi_tensor_nadam (without capturable), operation by operation
+        states = [self._state_of(p, group) for p in params]
+        grads = self._foreach_grads(params, group, group["decoupled_weight_decay"])
+        steps = count_steps(states)
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        exp_avgs = [state["exp_avg"] for state in states]
+        exp_avg_sqs = [state["exp_avg_sq"] for state in states]
+        each("lerp_", exp_avgs, grads, 1 - beta1)
+        each("mul_", exp_avg_sqs, beta2)
+        each("addcmul_", exp_avg_sqs, grads, grads, value=1 - beta2)
+        denom = each("sqrt", exp_avg_sqs)
+        mus = [_momentum(beta1, step, group) for step in steps]
+        mu_nexts = [_momentum(beta1, step + 1, group) for step in steps]
+        for state, mu in zip(states, mus):
+            _multiply_mu_product(state, mu)
+        each("div_", denom, [(1 - beta2**step) ** 0.5 for step in steps])
+        each("add_", denom, group["eps"])
+        products = [read_scalar(state["mu_product"]) for state in states]
+        grad_steps = [-lr * (1.0 - mu) / (1.0 - p) for mu, p in zip(mus, products)]
+        avg_steps = [-lr * mu_next / (1.0 - p * mu_next) for mu_next, p in zip(mu_nexts, products)]
+        each("addcdiv_", params, grads, denom, value=grad_steps)
+        each("addcdiv_", params, exp_avgs, denom, value=avg_steps)
+
+
+def _momentum(beta1: Any, step: float, group: dict[str, Any]) -> Any:
+    """NAdam's momentum coefficient at ``step``."""
+    return beta1 * (1.0 - 0.5 * 0.96 ** (step * group["momentum_decay"]))
+
+
+def _multiply_mu_product(state: dict[str, Any], mu: Any) -> float:
+    """Multiply ``state["mu_product"]`` by ``mu`` as PyTorch does (in the entry's dtype);
+    return the new product."""
+    entry = state["mu_product"]
+    return write_scalar(
+        state, "mu_product", scalar_state(read_scalar(entry) * scalar_state(mu, entry), entry)
+    )

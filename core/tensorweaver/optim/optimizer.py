@@ -27,6 +27,7 @@ import tensorweaver as tw
 from tensorweaver.ops.in_place_writes import in_order, memory_owner
 from tensorweaver.optim import scalar_arrays
 from tensorweaver.optim.complex_params import stepped_as_real
+from tensorweaver.optim.foreach import each
 from tensorweaver.optim.hooks import (
     add_hook,
     register_optimizer_step_post_hook,
@@ -269,16 +270,26 @@ class Optimizer:
         """Step ``params``, one of which may be listed twice (PyTorch warns of it), or whose
         gradients may share memory with what the step writes (:func:`_aliased_grads`)."""
         if len({id(p) for p in params}) != len(params):
-            self._step_repeated(params, group)
+            if group.get("foreach"):
+                self._step_in_foreach_order(params, group)
+            else:
+                self._step_repeated(params, group)
         elif group.get("foreach") is False or not _aliased_grads(params, self.state):
             self._step_group(params, group)
         elif group.get("foreach"):
-            # PyTorch's foreach kernels update a list's tensors one after another, and each
-            # reads the tensors it is given as they are then (foreach_update's in_order)
-            with in_order(lambda: _step_tensors(params, self.state)):
-                self._step_group(params, group)
+            self._step_in_foreach_order(params, group)
         else:  # PyTorch's default on a CPU: its single-tensor loop, one parameter at a time
             self._step_group(params, {**group, "foreach": False})
+
+    def _step_in_foreach_order(self, params: list[Any], group: dict[str, Any]) -> None:
+        """Step ``params`` in the order of PyTorch's ``foreach=True`` step, where it shows (a
+        gradient sharing memory with what the step writes, a parameter listed twice): each
+        list operation over every parameter before the next, and each over the parameters
+        one after another, reading the tensors as they are then. Here: ``_step_group`` with
+        foreach_update's ``in_order``; optimizers whose ``_step_group`` is not PyTorch's
+        foreach order override this."""
+        with in_order(lambda: _step_tensors(params, self.state)):
+            self._step_group(params, group)
 
     def _step_repeated(self, params: list[Any], group: dict[str, Any]) -> None:
         """Step ``params``, some listed more than once: once per listing, one after the other,
@@ -322,8 +333,24 @@ class Optimizer:
             if decoupled:
                 param.mul_(1 - group["lr"] * weight_decay)
             else:
-                grad = grad + param * weight_decay
+                grad = grad.add(param, alpha=weight_decay)  # (PyTorch's: one rounding)
         return grad
+
+    @staticmethod
+    def _foreach_grads(params: list[Any], group: dict[str, Any], decoupled: bool = False) -> list:
+        """:meth:`_grad` of each of ``params`` as PyTorch's foreach steps make them: all
+        negated (``maximize``), then the weight decay of all (decoupled: every parameter
+        scaled, in place); not to be modified in place."""
+        grads = [p.grad for p in params]
+        if group["maximize"]:
+            grads = [-g for g in grads]
+        weight_decay = group["weight_decay"]
+        if weight_decay != 0:
+            if decoupled:
+                each("mul_", params, 1 - group["lr"] * weight_decay)
+            else:
+                grads = [g.add(p, alpha=weight_decay) for g, p in zip(grads, params)]
+        return grads
 
     # -- state dicts --------------------------------------------------------------------
 
@@ -658,6 +685,15 @@ def write_scalar(state: dict[str, Any], key: str, value: float) -> float:
 def count_step(state: dict[str, Any]) -> float:
     """Add one to ``state["step"]``; return the new count as a Python number."""
     return write_scalar(state, "step", read_scalar(state["step"]) + 1)
+
+
+def count_steps(states: list[dict[str, Any]]) -> list[float]:
+    """:func:`count_step` of each of ``states``; the counts after all, as PyTorch's foreach
+    steps read them (a parameter listed twice counts twice, and reads the second count)."""
+    counts = {}
+    for state in states:
+        counts[id(state)] = count_step(state)
+    return [counts[id(state)] for state in states]
 
 
 def _value(value: Any) -> Any:

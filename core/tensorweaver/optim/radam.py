@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from tensorweaver.optim.foreach import each
 from tensorweaver.optim.moment_estimates import MomentEstimates
-from tensorweaver.optim.optimizer import ParamsT
+from tensorweaver.optim.optimizer import ParamsT, count_steps
 
 
 class RAdam(MomentEstimates):
@@ -62,3 +63,35 @@ class RAdam(MomentEstimates):
             param.add_(bias_corrected_exp_avg * lr * adaptive_lr * rect, alpha=-1.0)
         else:
             param.add_(bias_corrected_exp_avg * lr, alpha=-1.0)
+
+    def _step_in_foreach_order(self, params: list[Any], group: dict[str, Any]) -> None:
+        # PyTorch's _multi_tensor_radam (without capturable), operation by operation
+        states = [self._state_of(p, group) for p in params]
+        steps = count_steps(states)
+        grads = self._foreach_grads(params, group, group["decoupled_weight_decay"])
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        rho_inf = 2 / (1 - beta2) - 1
+        rhos = [rho_inf - 2 * k * (beta2**k) / (1 - beta2**k) for k in steps]
+        exp_avgs = [state["exp_avg"] for state in states]
+        exp_avg_sqs = [state["exp_avg_sq"] for state in states]
+        each("lerp_", exp_avgs, grads, 1 - beta1)
+        each("mul_", exp_avg_sqs, beta2)
+        each("addcmul_", exp_avg_sqs, grads, grads, value=1 - beta2)
+        rects = [
+            ((rho - 4) * (rho - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho)) ** 0.5
+            if rho > 5
+            else 0
+            for rho in rhos
+        ]
+        corrections1 = [1 - beta1**k for k in steps]
+        plain_steps = [-(lr * (0 if rect > 0 else 1.0) / c) for rect, c in zip(rects, corrections1)]
+        corrections2 = [
+            ((1 - beta2**k) ** 0.5) * (lr * rect / c) * -1
+            for k, rect, c in zip(steps, rects, corrections1)
+        ]
+        buffer = each("sqrt", exp_avg_sqs)
+        each("add_", buffer, group["eps"])
+        each("div_", buffer, corrections2)
+        each("reciprocal_", buffer)
+        each("add_", buffer, plain_steps)
+        each("addcmul_", params, exp_avgs, buffer)

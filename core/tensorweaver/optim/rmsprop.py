@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
+from tensorweaver.optim.foreach import each
+from tensorweaver.optim.optimizer import (
+    Optimizer,
+    ParamsT,
+    count_step,
+    count_steps,
+    scalar_tensor,
+)
 
 
 class RMSprop(Optimizer):
@@ -71,3 +78,28 @@ class RMSprop(Optimizer):
             param.add_(buf, alpha=-group["lr"])
         else:
             param.addcdiv_(grad, avg, value=-group["lr"])
+
+    def _step_in_foreach_order(self, params: list[Any], group: dict[str, Any]) -> None:
+        # PyTorch's _multi_tensor_rmsprop, operation by operation
+        states = [self._state_of(p, group) for p in params]
+        grads = self._foreach_grads(params, group)
+        count_steps(states)
+        alpha, lr, momentum = group["alpha"], group["lr"], group["momentum"]
+        square_avgs = [state["square_avg"] for state in states]
+        each("mul_", square_avgs, alpha)
+        each("addcmul_", square_avgs, grads, grads, value=1 - alpha)
+        if group["centered"]:
+            grad_avgs = [state["grad_avg"] for state in states]
+            each("lerp_", grad_avgs, grads, 1 - alpha)
+            avg = each("addcmul", square_avgs, grad_avgs, grad_avgs, value=-1)
+            each("sqrt_", avg)
+        else:
+            avg = each("sqrt", square_avgs)
+        each("add_", avg, group["eps"])
+        if momentum > 0:
+            bufs = [state["momentum_buffer"] for state in states]
+            each("mul_", bufs, momentum)
+            each("addcdiv_", bufs, grads, avg)
+            each("add_", params, bufs, alpha=-lr)
+        else:
+            each("addcdiv_", params, grads, avg, value=-lr)

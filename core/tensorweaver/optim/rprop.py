@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import tensorweaver as tw
-from tensorweaver.optim.optimizer import Optimizer, ParamsT, count_step, scalar_tensor
+from tensorweaver.optim.foreach import each
+from tensorweaver.optim.optimizer import (
+    Optimizer,
+    ParamsT,
+    count_step,
+    count_steps,
+    scalar_tensor,
+)
 
 
 class Rprop(Optimizer):
@@ -14,8 +21,9 @@ class Rprop(Optimizer):
     skipped), clamped to ``step_sizes``; the parameter moves by the step size against
     the gradient's sign. Steps start at ``lr``.
 
-    ``foreach`` and ``capturable`` are accepted for PyTorch compatibility and change
-    nothing here.
+    ``capturable`` is accepted for PyTorch compatibility and changes nothing here;
+    ``foreach=True`` steps in PyTorch's foreach order where that order shows (a gradient
+    sharing memory with what the step writes, a parameter listed twice).
     """
 
     _sparse_refusal = "Rprop does not support sparse gradients"
@@ -72,3 +80,28 @@ class Rprop(Optimizer):
         grad = tw.where(sign < 0, tw.zeros_like(grad), grad)
         param.addcmul_(grad.sign(), state["step_size"], value=-1)
         state["prev"].copy_(grad)
+
+    def _step_in_foreach_order(self, params: list[Any], group: dict[str, Any]) -> None:
+        # PyTorch's _multi_tensor_rprop (without capturable), operation by operation
+        states = [self._state_of(p, group) for p in params]
+        count_steps(states)
+        etaminus, etaplus = group["etas"]
+        step_min, step_max = group["step_sizes"]
+        prevs = [state["prev"] for state in states]
+        sizes = [state["step_size"] for state in states]
+        signs = each("mul", [p.grad for p in params], prevs)
+        each("copy_", prevs, [p.grad for p in params])
+        if group["maximize"]:
+            each("neg_", signs)
+            each("neg_", prevs)
+        factors = [
+            tw.ones_like(s).masked_fill(s > 0, etaplus).masked_fill(s < 0, etaminus)
+            for s in each("sign", signs)
+        ]
+        each("mul_", sizes, factors)
+        each("clamp_", sizes, step_min, step_max)
+        # (after a sign flip the step is skipped and the flip forgotten; PyTorch finds the
+        # flips as the factors equal to etaminus)
+        for prev, factor in zip(prevs, factors):
+            prev.copy_(tw.where(factor == etaminus, tw.zeros_like(prev), prev))
+        each("addcmul_", params, each("sign", prevs), sizes, value=-1)

@@ -71,16 +71,20 @@ class SGD(Optimizer):
             elif _adds_into_grads(group):
                 grad.add_(buf, alpha=momentum)  # (grad is param.grad itself here)
             else:
-                grad = grad + buf * momentum
+                grad = grad.add(buf, alpha=momentum)  # (PyTorch's: one rounding)
         param.add_(grad, alpha=-group["lr"])
 
     def _step_repeated(self, params: list[Any], group: dict[str, Any]) -> None:
         # PyTorch's loop takes every listing's momentum buffer before stepping any: a listing
         # without one starts its own from the gradient, and the last one started is kept.
-        started = {id(p) for p in params if self.state[p].get("momentum_buffer") is not None}
+        # (self.state.get: reading makes no state entry, as PyTorch's SGD keeps none without
+        # momentum)
+        started = {
+            id(p) for p in params if self.state.get(p, {}).get("momentum_buffer") is not None
+        }
         for p in params:
             if id(p) not in started:
-                self.state[p].pop("momentum_buffer", None)
+                self.state.get(p, {}).pop("momentum_buffer", None)
             self._step_group([p], group)
 
     def _step_group(self, params: list[Any], group: dict[str, Any]) -> None:
@@ -101,34 +105,46 @@ class SGD(Optimizer):
             grads = backend.foreach_add(grads, natives(params), group["weight_decay"])
         momentum = group["momentum"]
         if momentum != 0:
-            bufs, kept, kept_grads = [], [], []
-            for p, g in zip(params, grads):
-                state = self.state[p]
-                buf = state.get("momentum_buffer")
-                if buf is None:  # the first step: the buffer starts as the gradient
-                    # (cloned from .grad itself when that is it: its memory may be shared)
-                    grad = p.grad if g is p.grad.native else Tensor(g, backend, p.dtype)
-                    buf = state["momentum_buffer"] = grad.detach().clone()
-                else:
-                    kept.append(buf)
-                    kept_grads.append(g)
-                bufs.append(buf)
-            if kept:  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
-                kept_sizes = list(range(len(kept)))
-                foreach_update(kept, "mul", (momentum,), "mul_", kept_sizes)
-                foreach_update(
-                    kept, "add", (kept_grads, 1 - group["dampening"]), "add_", kept_sizes
-                )
+            # (each parameter's buffer as the step found it: a parameter listed twice and
+            # without one starts one per listing, the last kept, as PyTorch's step does)
+            bufs = [self.state[p].get("momentum_buffer") for p in params]
+            if all(buf is not None for buf in bufs):
+                # buf.mul_(momentum).add_(g, alpha=1 - dampening), each op over all at once
+                foreach_update(bufs, "mul", (momentum,), "mul_", every)
+                foreach_update(bufs, "add", (grads, 1 - group["dampening"]), "add_", every)
+            else:
+                self._start_or_update_each(params, grads, bufs, group, backend)
             if not group["nesterov"]:
                 grads = natives(bufs)
             elif _adds_into_grads(group):
-                del grads, kept_grads, g  # (an array still held here is not written in place)
+                del grads  # (an array still held here is not written in place)
                 grads = foreach_update(
                     [p.grad for p in params], "add", (natives(bufs), momentum), "add_", every
                 )
             else:
                 grads = backend.foreach_add(grads, natives(bufs), momentum)
         foreach_update(params, "add", (grads, -group["lr"]), "add_", every)
+
+    def _start_or_update_each(
+        self,
+        params: list[Any],
+        grads: list[Any],
+        bufs: list[Any],
+        group: dict[str, Any],
+        backend: Any,
+    ) -> None:
+        """PyTorch's foreach step where some of ``bufs`` (``params``' momentum buffers) is
+        None: one listing after another, a buffer started as the gradient or updated alone
+        (``buf.mul_(momentum).add_(g, ...)``: a buffer listed twice is updated mul, add, mul,
+        add). Fills ``bufs`` in."""
+        for i, (p, g) in enumerate(zip(params, grads)):
+            if bufs[i] is None:  # the first step: the buffer starts as the gradient
+                # (cloned from .grad itself when that is it: its memory may be shared)
+                grad = p.grad if g is p.grad.native else Tensor(g, backend, p.dtype)
+                bufs[i] = self.state[p]["momentum_buffer"] = grad.detach().clone()
+            else:
+                foreach_update(bufs[i : i + 1], "mul", (group["momentum"],), "mul_", [0])
+                foreach_update(bufs[i : i + 1], "add", ([g], 1 - group["dampening"]), "add_", [0])
 
 
 def _adds_into_grads(group: dict[str, Any]) -> bool:

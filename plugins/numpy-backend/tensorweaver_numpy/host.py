@@ -61,6 +61,12 @@ class HostMemory:
         # core's count of the references to it sees them.
         return type(a) is np.ndarray and a.base is None and a.flags.writeable
 
+    def memory_users(self, a: A, views: list) -> Optional[int]:
+        # NumPy links every view straight to the array that owns the memory (.base): each
+        # view holds one reference to a, and any other array or export over that memory
+        # holds one more, which the core's count of the references to a then sees.
+        return len(views) if self.owns_memory(a) else None
+
     def strides(self, a: A) -> Optional[tuple[int, ...]]:
         # The address layout() reads (a dict NumPy builds per read) is half its cost.
         return _strides(a)

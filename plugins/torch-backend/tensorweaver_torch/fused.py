@@ -271,6 +271,8 @@ def _out_of_range(op: str, indices: Tensor, size: int) -> str:
 class FusedComposites:
     """Mixed into the backend class: the core finds these methods by name."""
 
+    _on_cpu: bool  # (the backend's: whether its device is the CPU)
+
     def fused_cross_entropy(
         self, x: Tensor, target: Tensor, ignore_index: int
     ) -> tuple[Tensor, tuple]:
@@ -401,7 +403,9 @@ class FusedComposites:
         PyTorch's IndexError for an index outside the table (a target outside the classes),
         so the core reads no range back before it: torch's CPU embedding, nll_loss and
         cross_entropy (its CUDA kernels assert on the device instead)."""
-        return _CHECKED_ON_CPU if self.torch_device.type == "cpu" else _NONE_CHECKED
+        # the backend's device is fixed at its creation: its flag, where reading
+        # ``torch_device.type`` cost 1-2 us a call of embedding
+        return _CHECKED_ON_CPU if self._on_cpu else _NONE_CHECKED
 
     def fused_embedding(
         self, weight: Tensor, indices: Tensor, padding_idx: int | None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Optional
 
@@ -10,6 +11,21 @@ import numpy as np
 import torch
 
 Tensor = torch.Tensor
+
+
+def _references_views_hold() -> int:
+    """How many references to a tensor's Python object its live views add (1 where torch
+    keeps the Python object of a tensor alive while C++ refers to it, as 2.13 does, for any
+    number of views; 0 where it does not), measured once on this torch."""
+    base = torch.zeros(2)
+    alone = sys.getrefcount(base)
+    view = base[1:]
+    held = sys.getrefcount(base) - alone
+    del view
+    return held
+
+
+_VIEWS_HOLD = _references_views_hold()
 
 
 class HostMemory:
@@ -54,6 +70,28 @@ class HostMemory:
             and not a.requires_grad
             and torch._C._storage_Use_Count(a.untyped_storage()._cdata) == 2
         )
+
+    def memory_users(self, a: Tensor, views: list) -> Optional[int]:
+        # Every TensorImpl over the storage uses it once (a Python storage object too, the
+        # one made here), a view's link to its root base uses the base once more, and a
+        # graph or DLPack capsule that holds a tensor uses that tensor once more: with exact
+        # counts, nothing but a and views sees the memory. A storage torch cannot resize is
+        # memory another library lent (torch.from_numpy, DLPack), which the core cannot see.
+        if not self._on_cpu or type(a) is not Tensor or a._is_view() or a.requires_grad:
+            return None
+        storage = a.untyped_storage()
+        if not storage.resizable():
+            return None
+        if torch._C._storage_Use_Count(storage._cdata) != 2 + len(views):
+            return None
+        linked = 0
+        for v in views:
+            if v._use_count() != 1:  # (a graph saved it, or it was exported)
+                return None
+            linked += v._is_view()  # (a view of another itemsize is no view of a: no link)
+        if a._use_count() != 1 + linked:
+            return None
+        return _VIEWS_HOLD if linked else 0
 
     def layout(self, a: Tensor) -> Optional[tuple[tuple[int, ...], int, int]]:
         try:

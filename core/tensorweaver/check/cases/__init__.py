@@ -59,6 +59,7 @@ def all_cases() -> tuple[Case, ...]:
         index,
         layers,
         linalg,
+        memory,
         movement,
         reduce,
         rng_state,
@@ -81,6 +82,7 @@ def all_cases() -> tuple[Case, ...]:
         composites,
         layers,
         foreach,
+        memory,
         compiled,
         rng_state,
     ]

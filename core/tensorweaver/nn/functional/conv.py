@@ -503,9 +503,10 @@ def _conv_composite(
     padding: tuple[int, ...],
     dilation: tuple[int, ...],
     groups: int,
+    saves: tuple[Tensor, Tensor] | None = None,
 ) -> Tensor:
     """A checked batched convolution through its composite (``conv2d`` for 1-D and 2-D,
-    ``conv3d`` for 3-D)."""
+    ``conv3d`` for 3-D). ``saves``: see ``fused_or_reference`` (a 1-D one's, lifted)."""
     if x.dim() == 3:
         out = _conv_composite(
             x.unsqueeze(2),
@@ -515,12 +516,13 @@ def _conv_composite(
             _lift(padding, 0),
             _lift(dilation, 1),
             groups,
+            (x, weight),  # PyTorch's node saves these, not the views
         )
         out = kernel_layout(out, *_line_operands(x, weight)).squeeze(2)
         return labelled(out, "ConvolutionBackward0", x, weight, bias)  # PyTorch's one kernel
     name = f"conv{x.dim() - 2}d"
     return fused_or_reference(
-        name, conv_reference, (x, weight, bias), stride, padding, dilation, groups
+        name, conv_reference, (x, weight, bias), stride, padding, dilation, groups, saves=saves
     )
 
 
@@ -706,8 +708,10 @@ def _conv_transpose(
         _check_late_bias(x, weight, bias, stride, dilation, groups, fn)
         late_bias, bias = bias, None
     lift = rank == 1  # a transposed convolution over a height of one
+    saves = None
     if lift:
         line = _line_operands(x, weight)
+        saves = x, weight  # (PyTorch's node saves these, not the views)
         x, weight = x.unsqueeze(2), weight.unsqueeze(2)
         stride, padding = _lift(stride, 1), _lift(padding, 0)
         output_padding, dilation = _lift(output_padding, 0), _lift(dilation, 1)
@@ -720,9 +724,10 @@ def _conv_transpose(
         output_padding,
         groups,
         dilation,
+        saves=saves,
     )
-    if lift:
-        out = labelled(kernel_layout(out, *line).squeeze(2), "ConvolutionBackward0", x, weight)
+    if lift:  # (PyTorch's one node, on the caller's input and weight)
+        out = labelled(kernel_layout(out, *line).squeeze(2), "ConvolutionBackward0", *saves, bias)
     elif rank == 2 and batched:
         out = kernel_layout(out, x, weight)
     if late_bias is not None:  # added in place, as PyTorch does: the result keeps its dtype

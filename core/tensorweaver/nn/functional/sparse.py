@@ -75,6 +75,41 @@ class SparseGradient(Tensor):
         """The dimensions of each entry's values."""
         return self.dim() - 1
 
+    def _rows(self) -> Tensor:
+        """The rows that hold entries, as a 1-d int64 tensor: the nonzero rows of the dense
+        storage (NaN ones too), which are PyTorch's entries once coalesced."""
+        host = self.backend.to_host(self.native)
+        rows = np.flatnonzero(host.reshape(host.shape[0], -1).any(axis=1))
+        return tw.tensor(rows, dtype=tw.int64, device=self.device)
+
+    def _indices(self) -> Tensor:
+        """The entries' rows, ``(1, nnz)`` int64. Differs from PyTorch for an uncoalesced
+        gradient of a lookup that repeats an index: its entries here are those of its
+        coalesced form (the dense storage keeps no entry per lookup); and for a row looked
+        up whose gradient is exactly zero (no entry here, one of zeros in PyTorch)."""
+        return self._rows().unsqueeze(0)
+
+    def _values(self) -> Tensor:
+        """The entries' values (the rows of :meth:`_indices`), ``(nnz, *dense dims)``."""
+        return Tensor.index_select(self, 0, self._rows())
+
+    def _nnz(self) -> int:
+        """How many entries (rows of :meth:`_indices`) there are."""
+        return int(self._rows().numel())
+
+    def indices(self) -> Tensor:
+        """:meth:`_indices` of a coalesced gradient; PyTorch refuses an uncoalesced one."""
+        _refuse_uncoalesced(self, "indices")
+        return self._indices()
+
+    def values(self) -> Tensor:
+        """:meth:`_values` of a coalesced gradient; PyTorch refuses an uncoalesced one."""
+        _refuse_uncoalesced(self, "values")
+        return self._values()
+
+    def __repr__(self) -> str:
+        return _sparse_repr(self)
+
     def _alias(self) -> Tensor:
         return _marked(Tensor.data.fget(self), type(self))
 
@@ -94,6 +129,62 @@ class CoalescedSparseGradient(SparseGradient):
 
     def coalesce(self) -> SparseGradient:
         return self  # (as PyTorch's coalesce() of a coalesced tensor)
+
+
+def _refuse_uncoalesced(t: SparseGradient, part: str) -> None:
+    if not t.is_coalesced():
+        raise RuntimeError(
+            f"Cannot get {part} on an uncoalesced tensor, please call .coalesce() first "
+            f"(or read ._{part}(), the entries as they are)"
+        )
+
+
+def _sparse_repr(t: SparseGradient) -> str:
+    """``repr(t)`` in PyTorch's sparse COO form: its indices and values, then its device
+    (as a dense tensor's), size, nnz, dtype (where not a default one), layout and graph
+    suffixes, the first of them on a line of its own."""
+    from tensorweaver import printing
+    from tensorweaver.promotion import default_complex_dtype, get_default_dtype
+    from tensorweaver.selection import current_backend
+
+    indent = len("tensor(")
+    text = "tensor("
+    for name, part in (("indices", t._indices()), ("values", t._values())):
+        inner = f"{name}=tensor("
+        body = _body(part, indent + len(inner))
+        if part.numel() == 0:
+            body += f", size={tuple(part.shape)}"
+        text += ("" if name == "indices" else ",\n" + " " * indent) + inner + body + ")"
+    suffixes = []
+    if t.backend.device.kind != "cpu" or t.backend is not current_backend():
+        suffixes.append(f"device='{t.device}'")
+    suffixes += [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
+    if t.dtype not in (get_default_dtype(), default_complex_dtype(), tw.int64, tw.bool):
+        suffixes.append(f"dtype={t.dtype}")
+    suffixes.append(f"layout={t.layout}")
+    if t._node is not None:
+        suffixes.append(f"grad_fn=<{t._node.name}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    text += ",\n" + " " * indent + suffixes[0]  # (PyTorch starts a sparse one's on a new line)
+    return printing._with_suffixes(text, suffixes[1:], indent)
+
+
+def _body(part: Tensor, indent: int) -> str:
+    """The elements of the dense ``part`` as a print of it at ``indent`` lays them out."""
+    from tensorweaver import printing
+
+    if part.numel() == 0:
+        return "[]"
+    host = part.backend.to_host(part.native)
+    summarise = host.size > printing.OPTIONS.threshold
+    shown = printing._summarised(host) if summarise else host
+    fmt: Any = (
+        printing._ComplexFormatter(shown)
+        if part.dtype.is_complex
+        else printing._Formatter(shown, part.dtype.is_floating_point)
+    )
+    return printing._nested(host, indent, summarise, fmt)
 
 
 def _marked(out: Tensor, kind: type) -> Tensor:
@@ -237,8 +328,13 @@ def check_padding_idx(padding_idx: int, size: int, fn: str) -> int:
 
 def _flat_indices(input: Tensor) -> Tensor:
     """``embedding``'s indices as a 1-d int64 tensor (not Tensor.reshape: these indices are
-    the op's own, never written through, so they need no view bookkeeping)."""
-    return mv.reshape(input, (input.numel(),)).long()
+    the op's own, never written through, so they need no view bookkeeping; nor a reshape
+    op: an integer tensor has no graph, and its checks cost ~1 us a lookup)."""
+    if len(input._shape) != 1:
+        backend = input.backend
+        native = backend.reshape(input.native, (input.numel(),))
+        input = Tensor(native, backend, input.dtype)
+    return input.long()
 
 
 def _checked_rows(input: Tensor, size: int) -> Tensor:
@@ -319,7 +415,8 @@ def embedding(
                     "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
                 )
             rows = _FrequencyScale.apply(rows, lambda: remade.index(indices), size)
-    out = mv.reshape(rows, (*input.shape, weight.shape[1]))  # (no view node: rows is new)
+    # (no view node: rows is new; the shape holds rows' elements: no check)
+    out = mv._reshape(rows, (*input._shape, weight._shape[1]), "embedding")
     # The reshape's node is PyTorch's one node, whose one edge is the weight's own
     out = labelled(out, "EmbeddingBackward0", weight)
     return saves_integer_input(out, input)  # (PyTorch's node saves the indices)

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole conformance kit on torch:cpu and on cuPyNumeric (run on the CPU here, see
+# shared/notes/cupynumeric-on-cpu.md), each in a folder of its own: about 2 and 2.5 minutes on
+# two idle cores. The default suite runs the whole kit on NumPy and a part of it on these two
+# (tests/conformance/test_kit_built_in.py says which); CI runs all of it here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=$PWD/.venv/bin/python
+for backend in torch:cpu cunumeric; do
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    (cd "$work" && OMP_WAIT_POLICY=PASSIVE "$python" -m tensorweaver.conformance \
+        --tw-backend "$backend" -q -p no:cacheprovider)
+    rm -rf "$work"
+done
