@@ -384,6 +384,26 @@ same kernels, TensorWeaver's ``contiguous`` of the leaf's gradient where torch's
 AccumulateGrad copies) but the core's engine, Node and Tensor Python (other helpers' files)
 and the cache misses they cause. The plugin's own Python is below the noise: ``_call_node``
 around torch's node 15.0 us against the node called alone 16.3 (1 x 2 x 2).
+
+Thirty-second session (2026-12-07 09:08-09:30 UTC, load 2 rising to 14 from other agents
+and test runs). ``fused_or_reference`` tests ``reference_only`` and looks up the backend's
+``fused_linalg_backward`` itself (``fused_kernel``'s frame and name look-up less), makes
+two outputs (slogdet, qr, eigh, lu_factor) without the loop and list, and sets a one- or
+two-input node's edges without ``_float_edges``'s frame. Callgrind, 200 forward calls of
+solve_triangular on 16 x 8 x 8 without grad, instructions a call: torch 88.5k, before
+106.9k, after 106.1k. Timed (process time, medians of 11-15 interleaved rounds of torch,
+HEAD's ``fused_or_reference`` and this one in one process, 192 live tensors and views), the
+load's noise is larger than the change: rfft, whose path did not change, measured 1.15x
+and 1.16x, 1.20x and 1.11x in the two columns. At 16 x 8 x 8 without grad the ratios
+(before, after) are solve_triangular 1.39-1.46x, 1.35-1.36x; slogdet 1.46-1.48x,
+1.28-1.45x; det 1.30-1.34x, 1.15-1.30x; lu_factor 1.63-1.75x, 1.55-1.63x; cholesky
+1.47-1.59x both: 3-8 us over kernels of 10-40 us. Where solve_triangular's 3.5 us over
+torch's 10.0 go there (process time, medians of 11 rounds): the plugin's call 10.5, with
+the result's Tensor 11.6, ``fused_or_reference`` 12.7, the public function 13.5. The script
+(two of its runs, this code, load 13): 8 x 64 x 64 solve_triangular 1.12x fwd, 0.85x
+fwd+bwd; slogdet 0.94x, 1.01x; cholesky_solve 1.17x, 0.95x; det 1.09x, 1.11x; 16 x 8 x 8
+solve_triangular 1.50x, 1.12x; slogdet 1.34x, 1.25x; cholesky_solve 1.37x, 1.20x; det
+1.46x, 0.99x.
 """
 
 from __future__ import annotations

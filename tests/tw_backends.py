@@ -16,6 +16,9 @@ import tensorweaver as tw
 
 #: Every test folder's specs include cuPyNumeric (about 0.4 ms an op) with this set.
 ALL_ON_CUNUMERIC = bool(os.environ.get("TENSORWEAVER_TEST_ALL_ON_CUNUMERIC"))
+#: Every case of the tests marked ``cunumeric`` runs there with this set (the suite runs a
+#: third of each marked test function's cases; see :func:`deselect_marked_cunumeric_share`).
+MARKED_ON_CUNUMERIC = ALL_ON_CUNUMERIC or bool(os.environ.get("TW_CUNUMERIC_MARKED_FULL"))
 FAST = ("numpy", "torch:cpu")
 ALL = (*FAST, "cunumeric")
 #: Fast backends, and cuPyNumeric too when asked: folders whose tests take minutes there.
@@ -100,6 +103,22 @@ def deselect_unmarked_cunumeric(
     _deselect(config, items, deselected)
 
 
+def _all_but_a_third(items: list[pytest.Item], shared) -> list[pytest.Item]:
+    """The cuPyNumeric cases for which ``shared(item)`` holds, less each test function's first
+    case and every third after it, in collection order."""
+    seen: dict[tuple, int] = {}
+    left_out = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if params.get("backend") != "cunumeric" or not shared(item):
+            continue
+        function = (item.path, getattr(item.cls, "__name__", None), item.originalname)
+        index = seen[function] = seen.get(function, -1) + 1
+        if index % 3:
+            left_out.append(item)
+    return left_out
+
+
 def deselect_cunumeric_share(
     config: pytest.Config, items: list[pytest.Item], folder: os.PathLike
 ) -> None:
@@ -110,17 +129,26 @@ def deselect_cunumeric_share(
     there."""
     if ALL_ON_CUNUMERIC:
         return
-    seen: dict[tuple, int] = {}
-    deselected = []
-    for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        if params.get("backend") != "cunumeric" or not item.path.is_relative_to(folder):
-            continue
-        function = (item.path, getattr(item.cls, "__name__", None), item.originalname)
-        index = seen[function] = seen.get(function, -1) + 1
-        if index % 3:
-            deselected.append(item)
-    _deselect(config, items, deselected)
+    _deselect(config, items, _all_but_a_third(items, lambda item: item.path.is_relative_to(folder)))
+
+
+def deselect_marked_cunumeric_share(
+    config: pytest.Config, items: list[pytest.Item], folder: os.PathLike
+) -> None:
+    """``pytest_collection_modifyitems`` of a folder whose tests run on cuPyNumeric where
+    marked: a test function marked as a whole (all its parameter sets: dtypes, equations,
+    shapes of one code path) keeps its first cuPyNumeric case and every third after it, as
+    :func:`deselect_cunumeric_share` does; a parameter set with marks of its own (a case
+    chosen for cuPyNumeric, a strict xfail recording a defect) always runs there.
+    scripts/test-remainder.sh runs every case there (``TW_CUNUMERIC_MARKED_FULL=1``)."""
+    if MARKED_ON_CUNUMERIC:
+        return
+
+    def marked_as_a_whole(item: pytest.Item) -> bool:
+        own = getattr(getattr(item, "callspec", None), "marks", ())
+        return item.path.is_relative_to(folder) and not own
+
+    _deselect(config, items, _all_but_a_third(items, marked_as_a_whole))
 
 
 #: Hypothesis's pytest plugin seeds NumPy's global generator around every test, which
@@ -131,14 +159,20 @@ QUIET_LEGATE_SEEDING = pytest.mark.filterwarnings(
 
 
 def backend_folder(
-    folder: os.PathLike, *, float64: bool = False, seed: int | None = None
+    folder: os.PathLike,
+    *,
+    float64: bool = False,
+    seed: int | None = None,
+    marked_share: bool = False,
 ) -> dict[str, object]:
     """The conftest of a folder whose tests take ``backend``: its hooks and the fixture.
 
     A folder's conftest.py is ``globals().update(backend_folder(HERE))``. Each test taking
     ``backend`` runs inside ``tw.device(spec)`` on NumPy and torch:cpu, and on cuPyNumeric
-    where marked ``cunumeric`` (see :func:`deselect_unmarked_cunumeric`); ``float64`` and
-    ``seed`` set the default dtype and the seed around each test.
+    where marked ``cunumeric`` (see :func:`deselect_unmarked_cunumeric`; with
+    ``marked_share``, a third of the cases of each function marked as a whole, see
+    :func:`deselect_marked_cunumeric_share`); ``float64`` and ``seed`` set the default dtype
+    and the seed around each test.
     """
 
     def pytest_configure(config: pytest.Config) -> None:
@@ -154,6 +188,8 @@ def backend_folder(
             if item.path.is_relative_to(folder):
                 item.add_marker(QUIET_LEGATE_SEEDING)
         deselect_unmarked_cunumeric(config, items, folder)
+        if marked_share:
+            deselect_marked_cunumeric_share(config, items, folder)
 
     @pytest.fixture
     def backend(request: pytest.FixtureRequest) -> Iterator[str]:

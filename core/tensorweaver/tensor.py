@@ -20,7 +20,9 @@ into it, so the views need not be read again). Because other tensors may hold th
 ``detach()``, results of ops that return an input as is), each write is counted per storage
 and added to the version of every tensor over that storage (:attr:`Tensor._version`), so a
 backward that needs overwritten values raises PyTorch's "modified by an inplace operation"
-error. Limits, where PyTorch would share further:
+error; but each ``from_numpy`` tensor (and its views and aliases) leaves out the writes made
+through another one over the same array, as PyTorch's counter per ``from_numpy``. Limits,
+where PyTorch would share further:
 
 * The first ``numpy()`` of a tensor that is not host-shared copies its array once (its array
   may be held by the graph, or by a tensor it was not derived from as a view); its live views
@@ -85,6 +87,11 @@ _HOST_SHARED: dict[int, weakref.ref] = {}
 _SHARED_STORAGES: dict[int, bool] = {}
 #: In-place writes into each storage (by id), part of the version of every tensor over it.
 _WRITES: dict[int, int] = {}
+#: For a storage (by id) that ``from_numpy`` tensors use (or tensors ``numpy()`` moved there):
+#: each such tensor's (by id: a weak reference to it, and a count) writes into the storage
+#: that are none of its counter's, made through another such tensor or before it existed.
+#: PyTorch gives each a counter of its own, shared by its views and ``detach()`` aliases.
+_ROOT_COUNTERS: dict[int, dict[int, list]] = {}
 #: The tensors (by id) whose in-place change is being written back into their bases: the
 #: bases' refresh of their views leaves them alone (they hold the new values already).
 _WRITING: set[int] = set()
@@ -374,19 +381,31 @@ def _storage_of(backend: Any, native: Any) -> Any:
 
 
 def _writes_into(t: Tensor) -> int:
-    """How many in-place writes went into the memory of ``t``'s array (through any tensor);
-    none for a ``.data`` tensor or its views, whose counter is their own (_counts_apart)."""
-    if _counts_apart(t):
+    """How many in-place writes went into the memory of ``t``'s array (through any tensor
+    but those with a counter apart from ``t``'s: _ROOT_COUNTERS); none for a ``.data``
+    tensor or its views, whose counter is their own (_counts_apart)."""
+    root = _counter_root(t)
+    if root is None:
         return 0
     owner = _storage_of(t.backend, t.native)
-    return 0 if owner is None else _WRITES.get(id(owner), 0)
+    if owner is None:
+        return 0
+    writes = _WRITES.get(id(owner), 0)
+    roots = _ROOT_COUNTERS.get(id(owner)) if _ROOT_COUNTERS else None
+    if roots is not None:
+        elsewhere = roots.get(id(root))
+        if elsewhere is not None:
+            writes -= elsewhere[1]
+    return writes
 
 
 def _forget(table: dict, key: int) -> None:
     table.pop(key, None)
 
 
-def _count_write(owner: Any) -> None:
+def _count_write(owner: Any, root: Tensor | None = None) -> None:
+    """Count an in-place write into the storage ``owner`` made through a tensor whose
+    counter is ``root``'s (_counter_root; None: unknown, every tensor over it counts it)."""
     if not _WRITES:
         _count_versions_per_storage()
     key = id(owner)
@@ -395,6 +414,27 @@ def _count_write(owner: Any) -> None:
         weakref.finalize(owner, _forget_writes, key)
         _WRITES[key] = 0
     _WRITES[key] += 1
+    roots = _ROOT_COUNTERS.get(key) if _ROOT_COUNTERS and root is not None else None
+    if roots is not None:
+        mine = id(root)
+        for other, elsewhere in roots.items():
+            if other != mine:
+                elsewhere[1] += 1
+
+
+def _count_apart_from_other_roots(t: Tensor, owner: Any) -> None:
+    """Give ``t``, a tensor of no chain of views or aliases over the host memory ``owner``
+    (``from_numpy``'s, or one ``numpy()`` moved there), a version counter of its own: the
+    writes into ``owner`` through other such tensors, or before, are none of its count."""
+    key = id(owner)
+    roots = _ROOT_COUNTERS.get(key)
+    if roots is None:  # (forgotten with the storage: _mark_shared's _forget_storage)
+        roots = _ROOT_COUNTERS[key] = {}
+    mine = id(t)
+    roots[mine] = [
+        weakref.ref(t, lambda _, roots=roots, mine=mine: _forget(roots, mine)),
+        _WRITES.get(key, 0),
+    ]
 
 
 def _forget_writes(key: int) -> None:
@@ -460,8 +500,16 @@ def _mark_shared(t: Tensor, writes: bool = True) -> None:
     owner = _storage_of(t.backend, t.native)
     key = id(owner)
     if owner is not None and key not in _SHARED_STORAGES:
-        weakref.finalize(owner, _forget, _SHARED_STORAGES, key)
+        weakref.finalize(owner, _forget_storage, key)
         _SHARED_STORAGES[key] = True
+    if owner is not None and t._view_of is None and t._alias_of is None:
+        _count_apart_from_other_roots(t, owner)
+
+
+def _forget_storage(key: int) -> None:
+    """Forget a host-shared storage that is gone (its id may be reused)."""
+    _SHARED_STORAGES.pop(key, None)
+    _ROOT_COUNTERS.pop(key, None)
 
 
 def _writable(view: Any) -> Any:
@@ -572,14 +620,21 @@ def _counts_apart(t: Tensor) -> bool:
     """Whether ``t`` is a ``.data`` tensor or a view of one: PyTorch's counter of that
     memory is then its own, so a write through it into host-shared memory moves no version
     of the tensor it was read from (nor counts on the storage all of them share)."""
+    return _counter_root(t) is None
+
+
+def _counter_root(t: Tensor) -> Tensor | None:
+    """The tensor at the top of ``t``'s chain of views and ``detach()`` aliases, whose
+    version counter ``t`` shares; None where a ``.data`` tensor is on the way (_counts_apart).
+    """
     while not t._own_counter:
         if t._view_of is not None:
             t = t._view_of[0]
         elif t._alias_of is not None:  # (a .detach() of a .data tensor shares its counter)
             t = t._alias_of
         else:
-            return False
-    return True
+            return t
+    return None
 
 
 def _differentiable_root_requires_grad(t: Tensor) -> bool:
@@ -637,6 +692,28 @@ def _c_strides(shape: tuple) -> tuple:
 
 #: A Tensor without ``__init__``, for a caller that sets every slot itself (``Tensor.data``).
 _new_tensor = object.__new__
+
+
+def _shaped(native: Any, backend: Any, dtype: DType, shape: Size) -> Tensor:
+    """``Tensor(native, backend, dtype)`` where the caller knows ``native``'s shape (the
+    ``Size`` of an operand an elementwise op kept the shape of): the slots ``__init__`` sets,
+    without reading the array's shape and finding its ``Size`` (half the constructor's
+    ~0.8 us on torch:cpu) or the legacy constructor's test."""
+    out = _new_tensor(Tensor)
+    out.native = native
+    out.backend = backend
+    out._dtype = dtype
+    out._shape = shape
+    out._requires_grad = False
+    out._grad = None
+    out._node = None
+    out._own_version = 0
+    out._own_counter = False
+    out._alias_of = None
+    out._view_of = None
+    out._views = None
+    out._inference = is_inference_mode_enabled()
+    return out
 
 
 class Tensor:
@@ -794,6 +871,20 @@ class Tensor:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    @property
+    def _base(self) -> Tensor | None:
+        """The tensor whose memory this view shows (a view of a view: the first one's base), as
+        PyTorch's ``Tensor._base``; None for a tensor that is not a view for autograd:
+        ``detach()`` and ``.data`` aliases, and a ``view(dtype)``, which is a base itself."""
+        base = None
+        t = self
+        while t._view_of is not None and getattr(t._view_of[1], "part", None) != "bits":
+            t = base = t._view_of[0]
+        return base
+
+    def _is_view(self) -> bool:
+        return self._base is not None
 
     @property
     def is_leaf(self) -> bool:
@@ -1007,7 +1098,7 @@ class Tensor:
     def detach(self) -> Tensor:
         """The same values, cut from the graph. In-place changes to it reach this tensor; it
         shares memory with the host where this tensor does."""
-        out = Tensor(self.native, self.backend, self._dtype)
+        out = _shaped(self.native, self.backend, self._dtype, self._shape)
         out._share_memory_of(self)
         return out
 
@@ -1949,6 +2040,7 @@ class Tensor:
             and node.__class__ is not _InvalidHistory
             and is_grad_enabled()
             and view[0].requires_grad
+            and not _UNCOUNTED[0]  # (a .data write is none of autograd's: the node stands)
         )
         if not regenerate and node is not None and node.__class__ is not _InvalidHistory:
             if not _UNCOUNTED[0]:  # (grad off: rebuilt when next read, as PyTorch's)
@@ -2114,11 +2206,12 @@ class Tensor:
         # (both tests need a host-shared tensor: none, the usual case, is one test)
         if _HOST_SHARED and (_writes_through(self) or self._is_shared_view()):
             if backend.write_into(self.native, native) or self._write_repeated(native, op):
-                if _counts_apart(self):
+                root = None if _UNCOUNTED[0] else _counter_root(self)
+                if root is None:
                     return False  # a .data tensor's write: its own counter's, as PyTorch's
                 owner = backend.storage(self.native)
                 if not (_WRITTEN and _WRITTEN[-1] is owner):
-                    _count_write(owner)
+                    _count_write(owner, root)
                 return True
             _set_writes_through(self, False)  # read-only memory: the tensor takes its own array
         if _SHARED_STORAGES:

@@ -127,17 +127,6 @@ def _conv_packed(kind: str) -> Callable:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): under saved_tensors_hooks a convolution packs nothing "
-    "(torch:cpu, numpy's fused conv2d, every transposed one) or the reference's unfolded "
-    "pieces (numpy conv3d: (1, 1, 16, 64), (1, 3, 16)), where torch's ConvolutionBackward0 "
-    "packs the input and the weight. Cause: ops/composite.py fused_or_reference skips the "
-    "fused node's pack (autograd/node.py Node.__init__ packs only op != 'fused') and the "
-    "reference path packs its inner nodes' values. Fix: pack the two tensors _reads names "
-    "(input, weight; Lifted's tensors for 1-D) on the fused node and read them unpacked at "
-    "backward (as AsRead.current reads them)",
-)
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("kind", ["conv3d", "conv_transpose2d"])
 def test_convolution_packs_input_and_weight(kind: str, device: str) -> None:
@@ -159,16 +148,6 @@ def _conv_double_backward_after_write(kind: str) -> Callable:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too, every backend): a write through x.data between a create_graph "
-    "backward of a convolution and the second backward is not seen by the second one "
-    "(torch's ConvolutionBackwardBackward reads the saved input's memory). Cause: the "
-    "create_graph gradient is built by differentiating the reference on the inputs' "
-    "values at first backward (ops/composite.py fused_backward / _saved_again), whose "
-    "inner nodes keep copies (padded/unfolded input). Fix: record the double-backward "
-    "convolutions as Traced/AsRead nodes reading x and w, as the first-order node does",
-)
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("kind", ["conv3d"])
 def test_convolution_double_backward_sees_a_data_write(kind: str, device: str) -> None:
@@ -182,13 +161,6 @@ def _lu_after_data_write(m: Any) -> Any:
     return m.autograd.grad(low.sum() + up.sum(), a)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too, numpy; torch:cpu fixed this session): a write through U.data "
-    "of linalg.lu is not seen by backward. Cause: linalg.lu on numpy differentiates the "
-    "core's decomposition (no formula_call). Fix: record lu as qr/eigh/svd now are, "
-    "formula_call with PyTorch's linalg_lu_backward from P, L, U",
-)
 def test_lu_data_write_reaches_backward() -> None:
     same(_lu_after_data_write, "numpy", decimals=9)
 
@@ -208,23 +180,17 @@ def _view_grad_fn_after_data_write(op: str) -> Callable:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too, every view kind): a write through .data into a view of a "
-    "graph tensor turns the view's grad_fn into AsStridedBackward0 (torch keeps "
-    "SplitBackward0 / UnbindBackward0 / SliceBackward0 / SelectBackward0: a .data write "
-    "is no in-place op to autograd). Cause: tensor.py Tensor._lay_out_as_view sets "
-    "`regenerate` without looking at _UNCOUNTED[0] and calls _take_view_node. Fix: add "
-    "`and not _UNCOUNTED[0]` to `regenerate` (the view still reads its new values)",
-)
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("op", ["split", "select"])
+@pytest.mark.parametrize("op", ["split", "unbind", "slice", "select"])
 def test_view_keeps_its_grad_fn_after_a_data_write(op: str, device: str) -> None:
     same(_view_grad_fn_after_data_write(op), device)
 
 
 def _svd_data_write_after_create_graph(m: Any) -> Any:
-    a = (m.arange(12.0, dtype=m.float64).reshape(4, 3) * 0.37).sin().requires_grad_()
+    # (plus the identity: well-conditioned, where sin alone is of rank 2 and its second
+    # derivative, ~1e29, follows LAPACK's rounding)
+    a = (m.arange(12.0, dtype=m.float64).reshape(4, 3) * 0.37).sin() + m.eye(4, 3, dtype=m.float64)
+    a = a.requires_grad_()
     u, s, _ = m.linalg.svd(a, full_matrices=False)
     weights = (m.arange(12.0, dtype=m.float64).reshape(4, 3) / 7).sin()
     (g,) = m.autograd.grad((u * u * weights).sum() + s.sum(), a, create_graph=True)
@@ -232,16 +198,6 @@ def _svd_data_write_after_create_graph(m: Any) -> Any:
     return g, m.autograd.grad(g.sum(), a)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD wrong too; numpy and torch:cpu): a write through S.data between a "
-    "create_graph backward of linalg.svd and the second backward is not seen by it. "
-    "Cause: linalg/one_node.py _attached_outputs builds new Tensors over the kept "
-    "outputs' arrays for the formula's graph; _LinalgCall._output_rewritten later "
-    "updates only ctx._saved's tensors, not those the double-backward nodes saved. Fix: "
-    "let the formula's graph save the kept tensors themselves (attach them), or have "
-    "_output_rewritten also rewrite the attached copies (kept in ctx)",
-)
 @pytest.mark.parametrize("device", DEVICES)
 def test_svd_data_write_after_create_graph_reaches_second_backward(device: str) -> None:
     same(_svd_data_write_after_create_graph, device, decimals=6)

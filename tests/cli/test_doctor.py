@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from discovery.conftest import _pip_install
+from pip_targets import pip_target
 from tensorweaver.cli import format_table
 from tensorweaver.contract.records import SEVERITIES, DeviceRecord, Diagnosis, Problem
 from tensorweaver.doctor import Report, Section, as_diagnosis, checks, render
@@ -64,7 +64,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     nvidia-smi first on PATH, OpenMP asked for more threads than there are cores, and
     cuPyNumeric disabled."""
     root = tmp_path_factory.mktemp("doctor")
-    installed = _pip_install(FAKES, root)
+    installed = pip_target(tmp_path_factory, FAKES)
     bin_dir = root / "bin"
     bin_dir.mkdir()
     smi = bin_dir / "nvidia-smi"

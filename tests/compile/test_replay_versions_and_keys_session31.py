@@ -360,13 +360,5 @@ def test_a_modules_own_containers_read_by_the_step_are_guarded() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler/state.py ValuesRead.modules reads the attributes the walked code names "
-    "of modules of the user's classes only (each module read costs the walk ~1 us, and a "
-    "model's leaves are tw's), so a container the user set on a tw module (lin.cfg) keeps "
-    "its traced value; fix: read a tw module's attributes where they are not those its "
-    "class sets (a per-class set of the names its __init__ gives), at no cost for the rest",
-)
 def test_a_users_container_on_a_library_module_is_guarded() -> None:
     same_each({"nn.Identity().cfg": _library_modules_user_attribute}, "numpy")

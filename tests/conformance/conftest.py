@@ -1,10 +1,10 @@
-"""Distributions for the conformance tests, installed with pip once per session, and the kit
-and ``tw check`` run over them in subprocesses.
+"""Distributions for the conformance tests, installed with pip once per run, and the kit and
+``tw check`` run over them in subprocesses.
 
 As in tests/discovery: each distribution folder (the example plugin in examples/, the broken
-ones in tests/conformance/plugins/) is copied and installed with ``pip install --target``
-into a folder of its own; a run puts the folders it wants on PYTHONPATH, so discovery reads
-real entry-point metadata on top of the core and the built-in plugins.
+ones in tests/conformance/plugins/) is installed with ``pip install --target`` into a folder
+of its own (:func:`pip_targets.pip_target`); a run puts the folders it wants on PYTHONPATH, so
+discovery reads real entry-point metadata on top of the core and the built-in plugins.
 
 The kit runs against numpy and torch:cpu always; add a device with the kit's own option,
 ``pytest tests/conformance -p tensorweaver.conformance.pytest_plugin --tw-backend
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from pip_targets import pip_target
 
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "examples" / "tw-array-api-backend"
@@ -36,20 +36,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         extra = metafunc.config.getoption("--tw-backend", default=None)
         specs = list(BUILT_IN) + ([extra] if extra and extra not in BUILT_IN else [])
         metafunc.parametrize("built_in", specs)
-
-
-def _install(source: Path, root: Path) -> Path:
-    # A copy: pip builds in the source tree, and a stale build/ there leaks into wheels.
-    copy = shutil.copytree(source, root / "src" / source.name)
-    target = root / source.name
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-         "--no-build-isolation", "--target", str(target), str(copy)],
-        capture_output=True,
-        text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, f"pip could not install {source.name}:\n{done.stderr}"
-    return target
 
 
 @dataclass(frozen=True)
@@ -85,9 +71,12 @@ class Env:
     def kit(self, spec: str, tmp: Path, *pytest_args: str) -> KitRun:
         """``python -m tensorweaver.conformance --tw-backend spec``, outcomes per check id."""
         report = tmp / f"kit-{spec.replace(':', '-')}.xml"
+        # Without Hypothesis's plugin, which imports Hypothesis for its summary (~0.7 s of CPU,
+        # ~1/7 of a small run); the kit has no Hypothesis tests.
         done = self.run(
             sys.executable, "-m", "tensorweaver.conformance", "--tw-backend", spec,
-            "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *pytest_args,
+            "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+            f"--junitxml={report}", *pytest_args,
             cwd=tmp,
         )  # fmt: skip
         failures, outcomes = {}, {}
@@ -125,7 +114,7 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> Env:
     """The deliberately broken backends of tests/conformance/plugins/tw-conformance-broken:
     badgrad, dropdtype, eager, withgaps, partial, partialgaps, nocreate, intapi, modgap and
     stalegap."""
-    return Env((_install(BROKEN, tmp_path_factory.mktemp("broken")),))
+    return Env((pip_target(tmp_path_factory, BROKEN),))
 
 
 @pytest.fixture(scope="session")
@@ -133,4 +122,4 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Env:
     """The worked example plugin, arrayapi (it needs array-api-strict)."""
     if importlib.util.find_spec("array_api_strict") is None:
         pytest.skip("array-api-strict is not installed (scripts/install-dev.sh installs it)")
-    return Env((_install(EXAMPLE, tmp_path_factory.mktemp("example")),))
+    return Env((pip_target(tmp_path_factory, EXAMPLE),))

@@ -5,26 +5,30 @@ The default suite runs the whole kit on NumPy, the reference backend, and a part
 torch:cpu and on cuPyNumeric (about 0.4 ms an op), every group of checks still in it; CI runs
 the whole kit on both right after the suite (scripts/check-kits.sh), as does ``TW_KIT_FULL=1``
 here. The part leaves out the widening cases (every layout and dtype of each primitive: more
-than half of a kit run; tests/primitives checks the primitives on every backend too). On
-cuPyNumeric it also leaves out the composite cases in the three view layouts (broadcast,
-stepped, transposed), on an empty batch and in float64: the plugin has no fused kernels, so
-those cases hand the same primitives the views and empty arrays their own cases already check
-(they were half of the composites' time there), and their float32 twins run the same
-primitive sequences; and the layers built from composites checked on their own (convolution,
-pooling, resampling, lstm, gru, transformer, residual and gat: two thirds of the layers' time
-there; the cheaper layers stay). torch:cpu keeps them: its fused kernels meet the views there.
+than half of a kit run; tests/primitives checks the primitives on every backend too) and the
+cases in the dtypes beside float32, float64, int64 and bool (float16, bfloat16, uint8, int8,
+int16, int32: each backend hands them to its library as it does those) and on an empty batch or
+a 0-d tensor. On cuPyNumeric it also leaves out every case in the three view
+layouts (broadcast, stepped, transposed) and in float64 and complex128: the plugin has no fused
+kernels, so those cases hand the same primitives the views their own cases already check, and
+their float32 and complex64 twins run the same primitive sequences; and the layers built from
+composites checked on their own (convolution, pooling, resampling, lstm, gru, transformer,
+residual and gat: two thirds of the layers' time there; the cheaper layers stay). torch:cpu
+keeps the view layouts and float64: its fused kernels meet the views there.
 """
 
 from __future__ import annotations
 
 import os
 
+#: Kit case ids end in their layout or dtype: ``-k "float16]"`` matches only such a suffix.
+_WIDER_DTYPES = "float16] or bfloat16] or int8] or int16] or int32] or 0-d] or empty]"
 #: The checks the default suite leaves out, by backend (pytest -k expressions).
 LEFT_OUT = {
-    "torch:cpu": "widening",
-    "cunumeric": "widening or (composite and (broadcast or stepped or transposed or float64"
-    " or empty)) or layer/convolution or layer/pooling or layer/resampling or layer/lstm"
-    " or layer/gru or layer/transformer or layer/residual or layer/gat",
+    "torch:cpu": f"widening or {_WIDER_DTYPES}",
+    "cunumeric": f"widening or {_WIDER_DTYPES} or transposed] or stepped] or broadcast]"
+    " or float64] or complex128 or layer/convolution or layer/pooling or layer/resampling"
+    " or layer/lstm or layer/gru or layer/transformer or layer/residual or layer/gat",
 }
 
 

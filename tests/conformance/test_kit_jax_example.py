@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pip_targets import pip_target
 
 JAX_EXAMPLE = Path(__file__).parents[2] / "examples" / "tw-jax-backend"
 
@@ -23,8 +24,7 @@ def jax_example(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     # This folder's conftest as pytest registered it: `import conftest` may find another
     # folder's when several are collected together.
     conftest = request.config.pluginmanager.get_plugin(str(Path(__file__).with_name("conftest.py")))
-    target = conftest._install(JAX_EXAMPLE, tmp_path_factory.mktemp("jax-example"))
-    return conftest.Env((target,))
+    return conftest.Env((pip_target(tmp_path_factory, JAX_EXAMPLE),))
 
 
 #: The kit's packaging checks, every primitive defined, add and scatter_add on a float and an

@@ -1,27 +1,26 @@
-"""Real plugin distributions for the discovery tests, installed with pip once per session.
+"""Real plugin distributions for the discovery tests, installed with pip once per run.
 
-Each folder in tests/plugins/ is copied (pip builds in the source tree, and a stale
-``build/`` folder there leaks old files into later wheels) and installed with
-``pip install --target`` into a folder of its own. A test picks the distributions it
-wants and runs Python or ``tw`` in a subprocess whose PYTHONPATH lists their folders,
-so discovery reads real entry-point metadata, on top of the core and the project's
-own plugins installed in this interpreter's environment.
+Each folder in tests/plugins/ is built into a wheel (all in one interpreter) and installed with
+``pip install --target`` into a folder of its own (:func:`pip_targets.pip_targets`, shared by
+the pytest-xdist workers). A test picks the distributions it wants and runs Python or ``tw``
+in a subprocess whose PYTHONPATH lists their folders, so discovery reads real entry-point
+metadata, on top of the core and the project's own plugins installed in this interpreter's
+environment.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pip_targets import pip_targets
 
 SOURCES = Path(__file__).parents[1] / "plugins"
 GOOD = ("tw-example-good",)
@@ -83,39 +82,11 @@ class Env:
         return {r["name"]: r for r in records}
 
 
-def _pip_install(source: Path, root: Path) -> Path:
-    copy = shutil.copytree(source, root / "src" / source.name)
-    target = root / source.name
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-index",
-            "--no-build-isolation",
-            "--target",
-            str(target),
-            str(copy),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, f"pip could not install {source.name}:\n{result.stderr}"
-    return target
-
-
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Every distribution in tests/plugins/, installed by pip, by distribution name."""
-    root = tmp_path_factory.mktemp("plugins")
     sources = sorted(p for p in SOURCES.iterdir() if (p / "pyproject.toml").is_file())
-    # A few at a time: each pip run spends most of its second starting Python.
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        targets = list(pool.map(lambda source: _pip_install(source, root), sources))
-    return {source.name: target for source, target in zip(sources, targets)}
+    return dict(zip((s.name for s in sources), pip_targets(tmp_path_factory, sources)))
 
 
 def _env(installed: dict[str, Path], *names: str) -> Env:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import tensorweaver as tw
 import torch
-from conftest import SOURCES, Env, _pip_install
+from discovery.conftest import Env
 
 NO_ACCELERATOR = pytest.mark.skipif(
     tw.accelerator.is_available() or torch.accelerator.is_available(),
@@ -25,14 +25,6 @@ QUERIES = """
         "count": a.device_count(),
     }))
 """
-
-
-@pytest.fixture(scope="module")
-def fakeaccel(tmp_path_factory: pytest.TempPathFactory) -> Env:
-    """``fakeaccel`` (and ``pyref``, whose backend computes for it) installed by pip."""
-    root = tmp_path_factory.mktemp("accelerator")
-    names = ("tw-example-good", "tw-example-accel")
-    return Env(tuple(_pip_install(SOURCES / name, root) for name in names))
 
 
 def test_queries_over_torch_alone_match_torch() -> None:
@@ -105,15 +97,15 @@ DEVICES = """
 """
 
 
-def test_usable_accelerator_devices(fakeaccel: Env) -> None:
+def test_usable_accelerator_devices(accel: Env) -> None:
     env = {"TENSORWEAVER_DISABLE_PLUGINS": "torch,cunumeric", "TW_FAKEACCEL_GPUS": "2"}
-    assert fakeaccel.json(QUERIES, **env) == {
+    assert accel.json(QUERIES, **env) == {
         "type": "device(type='gpu')",
         "checked": "device(type='gpu')",
         "available": True,
         "count": 2,
     }
-    assert fakeaccel.json(DEVICES, **env) == {
+    assert accel.json(DEVICES, **env) == {
         "index": 0,
         "after set": [1, "fakeaccel:gpu:1"],
         "inside": [0, "fakeaccel:gpu:0"],

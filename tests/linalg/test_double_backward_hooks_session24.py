@@ -66,7 +66,6 @@ OTHERS: dict[str, Make] = {
     "det": lambda m, a: m.linalg.det(a),
     "solve": lambda m, a: m.linalg.solve(a, m.ones(3, 2, dtype=m.float64)),
     "pinv": lambda m, a: m.linalg.pinv(a),
-    "eigvalsh": lambda m, a: m.linalg.eigvalsh(a),
 }
 
 
@@ -74,3 +73,10 @@ OTHERS: dict[str, Make] = {
 @pytest.mark.parametrize("name", list(OTHERS))
 def test_other_fused_node_hooks_in_double_backward_torch(name: str) -> None:
     _check(OTHERS[name], "torch:cpu")
+
+
+@pytest.mark.parametrize("spec", ["numpy", "torch:cpu"])
+def test_eigvalsh_node_hook_in_double_backward_like_torch(spec: str) -> None:
+    """eigvalsh with a graph is eigh's node, whose formula runs on its outputs (session 32;
+    before, torch:cpu's create_graph gradient was the decomposition recomputed)."""
+    _check(lambda m, a: m.linalg.eigvalsh(a), spec)

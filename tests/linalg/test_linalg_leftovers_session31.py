@@ -136,13 +136,5 @@ def test_second_derivatives_by_finite_differences_on_numpy(name: str) -> None:
         gradgradcheck(fn, start)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch:cpu's whole eig (linalg/fused.py _record: linalg_outputs nodes with eig_rule "
-    "Attached) packs one (3, 3) tensor, not PyTorch's eigenvalues and eigenvectors, and its "
-    "backward reads the backend's record, not unpack's. Fix: eig's group node keeps its "
-    "outputs packed as one_node.py pack_outputs does, fused_backward.py outputs_backward "
-    "unpacks them and writes them into the record (rewrite_linalg_output)",
-)
 def test_unpacked_eig_outputs_are_what_backward_reads_on_torch() -> None:
     same(_hooked("eig"), "torch:cpu")

@@ -175,13 +175,6 @@ def _two_int_index_graph(m):
     return walk(x[1, 2].grad_fn, 3), walk(x[:, 1, 0].grad_fn, 3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/index.py _basic records x[1, 2] (two ints) as one slice+reshape node named "
-    "SelectBackward0; PyTorch's graph has one SelectBackward0 per int, chained. Fix: "
-    "ops/index.py _basic: a tuple of k ints with grad recorded as k select nodes (each "
-    "saving (axis, index) as given), or names.py showing the chain",
-)
 @pytest.mark.parametrize("spec", DEVICES)
 def test_two_int_index_is_two_select_nodes(spec: str) -> None:
     same(_two_int_index_graph, spec)

@@ -1,8 +1,8 @@
 """Older Tensor defects fixed in the thirty-first session, each compared with torch 2.13: the
 rebuilt node of a view of a leaf that is itself a view, the version counter of a ``.data``
 of host-shared memory and its ``detach()``, and ``nn.Buffer(t)`` as a plain tensor with a
-``persistent`` flag; the version counter of each ``from_numpy`` tensor (a strict xfail on
-numpy)."""
+``persistent`` flag; the version counter of each ``from_numpy`` tensor (fixed in the
+thirty-second session on numpy)."""
 
 from __future__ import annotations
 
@@ -109,17 +109,68 @@ def test_data_of_from_numpy_and_its_detach_share_one_counter(spec: str) -> None:
     same(_writes_through_data_and_its_detach, spec)
 
 
-_OWN_COUNTER = pytest.mark.xfail(
-    strict=True,
-    reason="numpy only: tensor.py _writes_into counts writes per NumPy owner array, shared by "
-    "every from_numpy tensor over it (torch: a counter per from_numpy); see "
-    "tests/tensor/test_reader_r1_session30.py test_two_from_numpy_tensors_of_one_array_have_"
-    "their_own_versions for the cause and proposed fix",
+def _from_numpy_after_writes(m: Any) -> list:
+    """A ``from_numpy`` of an array written through another one before: its counter starts
+    at 0 (the earlier writes are none of its count), as its view's."""
+    a = np.zeros(4)
+    x = m.from_numpy(a)
+    x.add_(1)
+    x[1:].mul_(2)
+    z = m.from_numpy(a[1:])
+    zv = z[::2]
+    seen = [(x._version, z._version, zv._version)]
+    zv.add_(1)
+    x.detach().sub_(1)
+    seen.append((x._version, z._version, zv._version))
+    return seen
+
+
+def _data_of_a_view_of_from_numpy(m: Any) -> list:
+    """A write through ``.data`` of a view of a ``from_numpy`` tensor (leaf requiring grad or
+    not): only the ``.data`` tensor's counter moves."""
+    seen = []
+    for requires_grad in (False, True):
+        a = np.arange(1.0, 7.0)
+        x = m.from_numpy(a).requires_grad_(requires_grad)
+        v = x[1:3]
+        d = v.data
+        d.mul_(2)
+        seen.append((x._version, v._version, d._version, a.tolist()))
+    return seen
+
+
+def _backward_after_a_write_through_another_from_numpy(m: Any) -> list:
+    """A node saved ``x`` (a ``from_numpy``); a write into its memory through another
+    ``from_numpy`` of the array (or a view of it) refuses no backward (x's counter did not
+    move: backward reads the new values), one through ``x.detach()`` does."""
+    seen = []
+    for write in ("other", "other's view", "detach"):
+        a = np.arange(1.0, 7.0)
+        x = m.from_numpy(a)
+        y = m.from_numpy(a[1:])
+        w = m.ones(6, dtype=m.float64, requires_grad=True)
+        loss = (w * x * x).sum()
+        with m.no_grad():
+            {"other": y, "other's view": y[1:3], "detach": x.detach()}[write].add_(3)
+        try:
+            loss.backward()
+            seen.append(w.grad)
+        except RuntimeError:
+            seen.append("RuntimeError")
+    return seen
+
+
+@pytest.mark.parametrize("spec", DEVICES)
+@pytest.mark.parametrize(
+    "program",
+    [
+        _versions_over_one_array,
+        _from_numpy_of_numpy_of_tensor,
+        _from_numpy_after_writes,
+        _data_of_a_view_of_from_numpy,
+        _backward_after_a_write_through_another_from_numpy,
+    ],
 )
-
-
-@pytest.mark.parametrize("spec", [pytest.param("numpy", marks=_OWN_COUNTER), "torch:cpu"])
-@pytest.mark.parametrize("program", [_versions_over_one_array, _from_numpy_of_numpy_of_tensor])
 def test_each_from_numpy_has_its_own_version_counter(spec: str, program: Any) -> None:
     same(program, spec)
 

@@ -46,6 +46,7 @@ from tensorweaver.tensor import (
     _WRITES,
     Tensor,
     _count_write,
+    _counter_root,
     _counts_apart,
     _private_copy,
     _storage_of,
@@ -1141,8 +1142,9 @@ def _count_writes(t: Tensor, writes: int) -> None:
             t._version += writes
             return
         owner = _storage_of(t.backend, t.native)
+        root = _counter_root(t)
         for _ in range(writes):
-            _count_write(owner)
+            _count_write(owner, root)
         return
     for _ in range(writes):
         t._take(t.native)

@@ -235,8 +235,10 @@ _LIBRARIES = frozenset(("tensorweaver", "torch", "numpy", *sys.stdlib_module_nam
 _HOLDERS = frozenset(("types.SimpleNamespace", "argparse.Namespace"))
 #: A module class's forward -> whether the walk enters it (a function of the user's).
 _FORWARDS: dict[Any, bool] = {}
-#: A module class -> whether it is the user's (the walk reads its objects' attributes).
-_USER_MODULES: dict[type, bool] = {}
+#: A module class -> the attributes of its objects that the walk leaves unread: none of a
+#: class of the user's, else those tw's code for it stores (one of another name is the
+#: user's: ``lin.cfg = {...}``).
+_MODULE_OWN: dict[type, frozenset[str]] = {}
 #: An optimizer's bookkeeping (its groups and state are the signature's already).
 _OPTIMIZER_KEYS = frozenset(("defaults", "state", "param_groups", "_in_step_hooks"))
 #: What a read finds where nothing is (a deleted attribute, key or cell).
@@ -262,10 +264,10 @@ class ValuesRead:
     :func:`code_names`; a dict's all where some code reads a container that may be a dict
     at a key it does not spell: :func:`unspelled_keys`); of a user's module or class (a
     config module, a class of settings, a plain object's class), those it names
-    (:meth:`_namespace_entries`); of an ``nn.Module`` of a user's class in the module trees,
-    the attributes it names that hold neither numbers nor tensors (:meth:`_module_entries`).
-    Other modules, optimizers and arrays met are not entered; tuples, bound methods and
-    partials are entered without a read (they never change).
+    (:meth:`_namespace_entries`); of an ``nn.Module`` in the module trees, the attributes it
+    names that hold neither numbers nor tensors, of one of tw's classes those the user set
+    (:meth:`_module_entries`). Other modules, optimizers and arrays met are not entered;
+    tuples, bound methods and partials are entered without a read (they never change).
     """
 
     def __init__(self, known: set[int], grown: dict[int, tuple[Any, tuple]]) -> None:
@@ -448,12 +450,13 @@ class ValuesRead:
         """The attributes of ``module`` that the walked code may read (those it names; all
         where it reads attributes it does not name: past ``_WIDTH``, :attr:`complete` is
         False) but for those the module checks cover: its own bookkeeping, its Python
-        numbers and tensors (:func:`module_numbers`, :func:`attribute_locations`)."""
+        numbers and tensors (:func:`module_numbers`, :func:`attribute_locations`), and those
+        tw's code for its class stores (:data:`_MODULE_OWN`)."""
         entries = module.__dict__
         keys = entries.keys() if "attrs" in self._wide else self._names & entries.keys()
         data = [
             (k, entries[k])
-            for k in sorted(keys - _module_bookkeeping())
+            for k in sorted(keys - _module_bookkeeping() - _MODULE_OWN[type(module)])
             if type(entries[k]) not in SCALARS and not isinstance(entries[k], Tensor)
         ]
         if len(data) > _WIDTH:
@@ -516,12 +519,12 @@ class ValuesRead:
                 continue
             self._entered.add(id(m))
             cls = type(m)
-            mine = _USER_MODULES.get(cls)
-            if mine is None:
-                mine = _USER_MODULES[cls] = _users(cls)
-            if mine:  # (a dict or tuple of its own that its forward reads)
-                self._holders.append((m, "attr", _DEPTH, set()))
+            own = _MODULE_OWN.get(cls)
+            if own is None:
+                own = _MODULE_OWN[cls] = _module_own_names(cls)
             attrs = m.__dict__
+            if not own.issuperset(attrs):  # (a dict or tuple its forward or the step reads)
+                self._holders.append((m, "attr", _DEPTH, set()))
             for table in MODULE_HOOKS:
                 hooks = attrs.get(table)
                 if hooks:
@@ -544,7 +547,7 @@ class ValuesRead:
             if not _users(cls):
                 own = _library_names(cls)
                 for name, value in list(vars(opt).items()):
-                    if name not in own:
+                    if name not in own and name not in _OPTIMIZER_KEYS:
                         self.read(opt, "attr", name, value, _DEPTH)
                 continue
             for name, value in list(vars(opt).items()):
@@ -590,12 +593,38 @@ def _slots_of(obj: Any) -> dict[str, Any]:
 def _library_names(cls: type) -> frozenset[str]:
     """The names the methods of a library's class ``cls`` (and its bases) use: its own
     attributes, which are not the user's."""
-    names = set(_OPTIMIZER_KEYS)
+    names: set[str] = set()
     for klass in cls.__mro__:
         for value in vars(klass).values():
             if type(value) is FunctionType:
                 names |= set(global_names(value.__code__))
     return frozenset(names)
+
+
+def _module_own_names(cls: type) -> frozenset[str]:
+    """:data:`_MODULE_OWN`'s entry for the module class ``cls``: the attributes the methods
+    of tw's class (and its bases) store (``self.x = ...``), not every name they spell (a
+    user's ``lin.values = {...}`` is not tw's because tw's code calls ``dict.values``)."""
+    if _users(cls):
+        return frozenset()
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        for value in vars(klass).values():
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            for func in (value.fget, value.fset) if isinstance(value, property) else (value,):
+                if type(func) is FunctionType:
+                    names |= _stored_attributes(func.__code__)
+    return frozenset(names) | _module_bookkeeping()
+
+
+def _stored_attributes(code: CodeType) -> set[str]:
+    """The attribute names ``code`` and the code nested in it store (``STORE_ATTR``)."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname == "STORE_ATTR"}
+    for const in code.co_consts:
+        if type(const) is CodeType:
+            names |= _stored_attributes(const)
+    return names
 
 
 def _users(defined: Any) -> bool:

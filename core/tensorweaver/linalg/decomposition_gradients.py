@@ -1,7 +1,8 @@
-"""PyTorch's gradients of ``linalg.qr``, ``linalg.eigh`` and ``linalg.svd``
-(``linalg_qr_backward``, ``linalg_eig_backward`` for Hermitian matrices and ``svd_backward``
-in torch/csrc/autograd/FunctionsManual.cpp) as functions of the decomposition's outputs and
-their gradients alone, written with tensor ops so that they differentiate again.
+"""PyTorch's gradients of ``linalg.qr``, ``linalg.eigh``, ``linalg.svd`` and ``linalg.lu``
+(``linalg_qr_backward``, ``linalg_eig_backward`` for Hermitian matrices, ``svd_backward``
+and ``linalg_lu_backward`` in torch/csrc/autograd/FunctionsManual.cpp) as functions of the
+decomposition's outputs and their gradients alone, written with tensor ops so that they
+differentiate again.
 
 A gradient of None is PyTorch's undefined one (an output the loss did not use), whose terms
 the formulas skip. They read only the outputs, never the input, as PyTorch's nodes save
@@ -222,3 +223,55 @@ def svd_rule(saved: tuple, grads: tuple) -> tuple:
     """The rule of linalg.svd's one node (``saved``: A, U, S, Vh)."""
     _, u, s, vh = saved
     return (svd_backward(u, s, vh, *grads),)
+
+
+def lu_backward(
+    perm: Tensor, lower: Tensor, upper: Tensor, gl: Tensor | None, gu: Tensor | None
+) -> Tensor | None:
+    """A's gradient from A = P L U and the gradients of L and U (PyTorch's
+    ``linalg_lu_backward``), k = min(m, n): for a square A, P L^{-H} (tril(L^H gL, -1) +
+    triu(gU U^H)) U^{-H}; a wide one's columns past k, and a tall one's rows past k, take
+    the part of gU, gL that carries A's there (U_2's, L_2's)."""
+    if gl is None and gu is None:
+        return None
+    m, n = lower.shape[-2], upper.shape[-1]
+    k = min(m, n)
+    lh = mH(lower)
+    if m == n:
+        ga = None if gl is None else mv.tril(matmul(lh, gl), -1)
+        if gu is not None:
+            part = mv.triu(matmul(gu, mH(upper)))
+            ga = part if ga is None else ew.add(ga, part)
+        ga = tri_solve_right(mH(upper), ga, False)
+        ga = p.solve_triangular(lh, ga, True, True)
+    elif m < n:  # wide: U = [U_1 U_2], U_1 k x k
+        ga = None if gl is None else matmul(lh, gl)
+        if gu is not None:
+            part = matmul(mv.triu(gu), mH(upper))
+            ga = ew.neg(part) if ga is None else ew.sub(ga, part)
+        ga = tri_solve_right(mH(mv.narrow(upper, -1, 0, k)), mv.tril(ga, -1), False)
+        if gu is not None:
+            ga = ew.add(ga, mv.triu(mv.narrow(gu, -1, 0, k)))
+            ga = mv.cat([ga, mv.narrow(gu, -1, k, n - k)], -1)
+        ga = p.solve_triangular(lh, ga, True, True)
+        if gu is None:
+            ga = mv.cat([ga, cr.zeros_like_shape(ga, (*ga.shape[:-1], n - k))], -1)
+    else:  # tall: L = [L_1; L_2], L_1 k x k
+        ga = None if gu is None else matmul(gu, mH(upper))
+        if gl is not None:
+            part = matmul(lh, mv.tril(gl, -1))
+            ga = ew.neg(part) if ga is None else ew.sub(ga, part)
+        ga = p.solve_triangular(mH(mv.narrow(lower, -2, 0, k)), mv.triu(ga), True, True)
+        if gl is not None:
+            ga = ew.add(ga, mv.tril(mv.narrow(gl, -2, 0, k), -1))
+            ga = mv.cat([ga, mv.narrow(gl, -2, k, m - k)], -2)
+        ga = tri_solve_right(mH(upper), ga, False)
+        if gl is None:
+            ga = mv.cat([ga, cr.zeros_like_shape(ga, (*ga.shape[:-2], m - k, n))], -2)
+    return matmul(perm, ga)
+
+
+def lu_rule(saved: tuple, grads: tuple) -> tuple:
+    """The rule of linalg.lu's one node (``saved``: A, L, U, then P)."""
+    _, lower, upper, perm = saved
+    return (lu_backward(perm, lower, upper, *grads),)

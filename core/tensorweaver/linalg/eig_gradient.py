@@ -1,7 +1,7 @@
 """The gradient of ``linalg.eig``'s outputs (PyTorch's ``linalg_eig_backward``), written with
 tensor ops so that it differentiates again: the rule of the core's ``linalg_eig`` primitive
-(``autograd/linalg_rules.py``) and of a backend's whole eig under ``create_graph``
-(:func:`eig_rule`, see ``tensorweaver.linalg.fused``)."""
+(``autograd/linalg_rules.py``) and of linalg.eig's one node (``linalg/eigen.py``), whose
+formula runs on its outputs under ``create_graph``."""
 
 from __future__ import annotations
 
@@ -43,12 +43,6 @@ def eig_backward(
     if g_values is not None:  # (gL takes the diagonal's place, as in PyTorch)
         inner = ew.where(eye, mv.unsqueeze(g_values, -1), inner)
     return p.solve_ex(vh, matmul(inner, vh))[0]
-
-
-def eig_rule(inputs: tuple, outputs: tuple, grads: tuple) -> tuple:
-    """A whole eig's rule under ``create_graph``: (eigenvalues, eigenvectors) and their
-    gradients (None for an unused one) give A's."""
-    return (eig_backward(*outputs, *grads),)
 
 
 def _check_phase_invariant(diagonal: Tensor) -> None:

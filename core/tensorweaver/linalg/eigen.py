@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.autograd.mode import is_grad_enabled
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import result
 from tensorweaver.linalg.decomposition_gradients import eigh_rule, svd_rule
-from tensorweaver.linalg.eig_gradient import eig_backward, eig_rule
+from tensorweaver.linalg.eig_gradient import eig_backward
 from tensorweaver.linalg.errors import check_matrix, check_square
 from tensorweaver.linalg.fused import REAL, fused_or_reference
 from tensorweaver.ops import complex as cx
@@ -36,17 +37,15 @@ def eigh(A: Tensor, UPLO: str = "L") -> tuple:  # noqa: N803
         (A,) = float32_operands(A)
     check_square("linalg.eigh", A, complex_ok=True)
     uplo = _uplo("linalg.eigh", UPLO)
-    found = fused_or_reference(
-        "eigh", _EIGH, p.eigh, (A,), (uplo,), (REAL, None), formula=eigh_rule
-    )
-    return Eigh(*found)
+    return Eigh(*_eigh(A, uplo))
+
+
+def _eigh(A: Tensor, uplo: str) -> tuple:  # noqa: N803
+    return fused_or_reference("eigh", _EIGH, p.eigh, (A,), (uplo,), (REAL, None), formula=eigh_rule)
 
 
 #: PyTorch's grad_fn names of eigh's and svd's outputs (eigvalsh's and svdvals' too).
 _EIGH, _SVD = "LinalgEighBackward0", "LinalgSvdBackward0"
-#: The places of eigvalsh's and svdvals' outputs among those of eigh's and svd's nodes
-#: (PyTorch's), and their counts.
-_EIGH_VALUES, _SVD_S = ((0,), 2), ((1,), 3)
 
 
 def _eigvalsh(A: Tensor, uplo: str) -> tuple[Tensor]:
@@ -63,10 +62,10 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
         (A,) = float32_operands(A)
     check_square("linalg.eigvalsh", A, complex_ok=True)
     uplo = _uplo("linalg.eigvalsh", UPLO)
-    found = fused_or_reference(
-        "eigvalsh", _EIGH, _eigvalsh, (A,), (uplo,), (REAL,), places=_EIGH_VALUES
-    )
-    return found[0]
+    if A.requires_grad and is_grad_enabled():
+        # PyTorch's node is eigh's, which saves (and packs) the eigenvalues and vectors
+        return _eigh(A, uplo)[0]
+    return fused_or_reference("eigvalsh", _EIGH, _eigvalsh, (A,), (uplo,), (REAL,))[0]
 
 
 def _check_eig(name: str, A: Tensor) -> DType:  # noqa: N803
@@ -89,7 +88,7 @@ def eig(A: Tensor) -> tuple:  # noqa: N803
         (A,) = float32_operands(A)
     dtype = _check_eig("linalg.eig", A)
     found = fused_or_reference(
-        "eig", _EIG, p.eig, (A,), (), (None, None), dtype, eig_rule, formula=_eig_formula
+        "eig", _EIG, p.eig, (A,), (), (None, None), dtype, formula=_eig_formula
     )
     return Eig(*found)
 
@@ -134,9 +133,12 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
         (A,) = float32_operands(A)
     check_matrix("linalg.svd", A, complex_ok=True)
     _no_driver("linalg.svd", driver)
+    return SVD(*_svd(A, full_matrices))
+
+
+def _svd(A: Tensor, full_matrices: bool) -> tuple:  # noqa: N803
     kinds = (None, REAL, None)
-    found = fused_or_reference("svd", _SVD, p.svd, (A,), (full_matrices,), kinds, formula=svd_rule)
-    return SVD(*found)
+    return fused_or_reference("svd", _SVD, p.svd, (A,), (full_matrices,), kinds, formula=svd_rule)
 
 
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
@@ -145,4 +147,7 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
         (A,) = float32_operands(A)
     check_matrix("linalg.svdvals", A, complex_ok=True)
     _no_driver("linalg.svdvals", driver)
-    return fused_or_reference("svdvals", _SVD, _svdvals, (A,), (), (REAL,), places=_SVD_S)[0]
+    if A.requires_grad and is_grad_enabled():
+        # PyTorch's node is svd's, which saves (and packs) U, S and Vh
+        return _svd(A, False)[1]
+    return fused_or_reference("svdvals", _SVD, _svdvals, (A,), (), (REAL,))[0]

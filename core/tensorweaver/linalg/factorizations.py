@@ -12,11 +12,11 @@ from tensorweaver.autograd.node import saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, mH, mH_view, mT, result, to_batch
-from tensorweaver.linalg.decomposition_gradients import qr_rule
+from tensorweaver.linalg.decomposition_gradients import lu_rule, qr_rule
 from tensorweaver.linalg.errors import check_matrix, check_square, raise_for_info
 from tensorweaver.linalg.fused import WITH_INFO, fused_or_reference
 from tensorweaver.linalg.householder import reflector
-from tensorweaver.linalg.one_node import one_node
+from tensorweaver.linalg.one_node import formula_call, one_node
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -225,13 +225,28 @@ def lu(A: Tensor, *, pivot: bool = True) -> tuple:
     """(P, L, U) with A = P L U: L unit lower (m x k), U upper (k x n)."""
     check_matrix("linalg.lu", A, complex_ok=True)
     _check_pivot(pivot)
-    return LU(*fused_or_reference("lu", "LinalgLuBackward0", _lu, (A,), (), (A.dtype, None, None)))
+    if A.requires_grad and is_grad_enabled():
+        # PyTorch's node of saved outputs: backward reads P, L and U (a write through their
+        # ``.data`` reaches it; saved_tensors_hooks pack them), P kept beside L and U
+        found = formula_call("LinalgLuBackward0", _lu_kept, (A,), (), (1, 2), lu_rule, 1, True)
+        return LU(*found)
+    return LU(*_lu_whole(A))
+
+
+def _lu_whole(A: Tensor) -> tuple:
+    """P, L, U: the backend's whole call where it has one, else the core's."""
+    return fused_or_reference("lu", "LinalgLuBackward0", _lu, (A,), (), (A.dtype, None, None))
 
 
 def _lu(A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     factors, pivots, _ = p.lu_factor_ex(A)
-    perm, lower, upper = unpack(factors, pivots)
-    return perm, *(labelled(t, "LinalgLuBackward0", A) for t in (lower, upper))
+    return unpack(factors, pivots)
+
+
+def _lu_kept(A: Tensor) -> tuple:
+    """P, L, U, and P again: what linalg.lu's formula reads beyond its differentiable L, U."""
+    found = _lu_whole(A)
+    return (*found, found[0])
 
 
 def lu_solve(

@@ -26,6 +26,7 @@ from tensorweaver.linalg.products import matrix_exp as _matrix_exp
 from tensorweaver.linalg.solvers import inv, pinv, solve_triangular
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import movement as mv
+from tensorweaver.ops.apply import labelled
 from tensorweaver.tensor import Tensor
 
 SVD = result("svd", "U", "S", "V")
@@ -154,6 +155,8 @@ def lu_unpack(
     """``torch.lu_unpack``: (P, L, U) of ``lu_factor``'s result; a part not asked for is an
     empty tensor."""
     perm, lower, upper = unpack(LU_data, LU_pivots)
+    lower = labelled(lower, "LuUnpackBackward0", LU_data)  # (torch's node of both factors)
+    upper = labelled(upper, "LuUnpackBackward0", LU_data)
     empty = cr.zeros_like_shape(LU_data, (0,))
     return LUUnpack(
         perm if unpack_pivots else empty,

@@ -7,12 +7,12 @@ per backward with the gradients of all outputs.
 The node is an autograd.Function's node (ops/several_outputs.py records unbind's the same
 way). Its rule is the backend's own backward of the whole call where the backend computed
 it (linalg/fused.py), else PyTorch's formula where the core has it (:func:`formula_call`:
-triangular_solve, lstsq, qr, eigh, svd: it reads the outputs the node keeps, which a write
-through ``.data`` reaches, as PyTorch's saved outputs), else the gradient of the core's
-decomposition, recorded in
-forward on stand-ins of the inputs. Under ``create_graph`` qr's, eigh's, svd's and eig's
-formula runs on their outputs attached to the node again (a second backward reaches the
-call with each output's whole gradient, as PyTorch's); the others' decomposition is
+triangular_solve, lstsq, qr, eigh, svd, lu: it reads the outputs the node keeps, which a
+write through ``.data`` reaches, as PyTorch's saved outputs), else the gradient of the
+core's decomposition, recorded in forward on stand-ins of the inputs. Under
+``create_graph`` qr's, eigh's, svd's, eig's and lu's formula runs on their outputs
+attached to the node again (a second backward reaches the call with each output's whole
+gradient, as PyTorch's); the others' decomposition is
 differentiated again on the inputs themselves (fused_backward.py ``_through_reference``),
 so that a second backward reaches them.
 """
@@ -77,9 +77,27 @@ class _LinalgCall(Function):
             if rewrite is not None and made[k] is old:
                 made[k] = new
                 rewrite((ctx.fused, ctx.indices[k]), new)
-        for kept in ctx._saved[len(ctx.needs_input_grad) :]:  # (keep_outputs' outputs)
-            if type(kept) is not _Packed and kept.native is old:  # (packed: unpack's)
+        saved = ctx._saved
+        now = ctx.__dict__.get("now")  # (place -> the output's array, where kept's was written)
+        for k in range(len(ctx.needs_input_grad), len(saved)):  # (keep_outputs' outputs)
+            kept = saved[k]
+            if type(kept) is _Packed:  # (unpack's: read in backward)
+                continue
+            if (kept.native if now is None else now.get(k, kept.native)) is not old:
+                continue
+            # Into the kept array's memory where the backend can write it: the views a
+            # create_graph backward's formula took of it (movement's unsqueeze, narrow, mT)
+            # read that memory, as PyTorch's double-backward nodes read the saved outputs'.
+            # (not where the backend computed the call whole: its record, which its graph
+            # saved, is written by rewrite_linalg_output above)
+            if ctx.fused is None and new is not old and _written(kept, new):
+                if now is None:
+                    now = ctx.now = {}
+                now[k] = new  # (the output's array now: a later write names it as ``old``)
+            else:
                 kept.native = new
+                if now is not None:
+                    now.pop(k, None)
 
 
 def keep_outputs(outs: tuple, indices: tuple, formula: Callable[[tuple, tuple], tuple]) -> None:
@@ -100,25 +118,30 @@ def keep_outputs(outs: tuple, indices: tuple, formula: Callable[[tuple, tuple], 
 
 
 def pack_outputs(outs: tuple, indices: tuple) -> None:
-    """Pass the call's differentiable ``outs`` (numbered ``indices``) through the innermost
-    saved_tensors_hooks' pack, as PyTorch's node of qr, eigh, svd or eig packs the outputs
-    it saves (not the input): its rule reads what unpack gives. Called where a hook is on."""
+    """Pass the call's differentiable ``outs`` (numbered ``indices``), then the other
+    outputs its formula reads (formula_call's ``extra``: lu's P), through the innermost
+    saved_tensors_hooks' pack, as PyTorch's node of qr, eigh, svd, eig or lu packs the
+    outputs it saves (not the input): its rule reads what unpack gives. Called where a hook
+    is on."""
     node = outs[indices[0]]._node
     ctx = node.saved[1]
     count = len(ctx.needs_input_grad)
-    packed: list = [None] * len(indices)
+    saved = ctx._saved  # (the outputs kept: keep_outputs, formula_call)
+    kept = [outs[i] for i in indices]
+    kept.extend(saved[count + len(indices) :])
+    packed: list = [None] * len(kept)
     with HooksOff() as (pack, ctx._unpack):  # (what the hook computes saves nothing)
-        for k in _PACK_ORDER.get(node.label, range(len(indices))):
-            out = outs[indices[k]]
+        for k in _PACK_ORDER.get(node.label, range(len(kept))):
+            out = kept[k]
             packed[k] = _Packed(out, pack(out))
-    saved = ctx._saved  # (the outputs kept: keep_outputs)
-    ctx._saved = (*saved[:count], *packed, *saved[count + len(indices) :])
+    ctx._saved = (*saved[:count], *packed)
     ctx._versions = ()  # (PyTorch checks no version of a packed tensor: unpack's is read)
 
 
 #: node name -> the order in which PyTorch's node packs the outputs it saves (places among
-#: ``indices``) where it is not theirs: LinalgSvdBackward0 saves S before U and Vh.
-_PACK_ORDER = {"LinalgSvdBackward0": (1, 0, 2)}
+#: those :func:`pack_outputs` packs) where it is not theirs: LinalgSvdBackward0 saves S
+#: before U and Vh, LinalgLuBackward0 L, P (kept after L and U), U.
+_PACK_ORDER = {"LinalgSvdBackward0": (1, 0, 2), "LinalgLuBackward0": (0, 2, 1)}
 
 
 def _unpacked(ctx: FunctionCtx, kept: tuple, count: int) -> tuple:
@@ -312,7 +335,7 @@ def formula_call(
     ``tensors``, those outputs, then the last ``extra`` values ``reference`` returns beyond
     the call's outputs (what the formula reads: lstsq's pseudo-inverse). Under
     ``create_graph`` the formula runs again on the outputs attached to this node where
-    ``again`` (a formula of the outputs alone: qr's, eigh's, svd's, eig's), else the
+    ``again`` (a formula of the outputs alone: qr's, eigh's, svd's, eig's, lu's), else the
     decomposition is differentiated again, as :func:`reference_call`'s."""
     tokens = _switched(False)  # no_grad(), without its object: 1-2 us of every call
     try:
@@ -326,6 +349,12 @@ def formula_call(
         outs[i] = Tensor(y.native, y.backend, y.dtype)
     kept = (*[ys[i] for i in indices], *ys[count:])
     one_node(label, tensors, tuple(outs), indices, (reference, static), rule, kept)
+    if extra:  # (an extra the call returns, lu's P: PyTorch's node checks its version too)
+        ctx = outs[indices[0]]._node.saved[1]
+        first = len(tensors) + len(indices)
+        for j, y in enumerate(ys[count:], first):
+            if any([y is out for out in outs]):
+                ctx._versions = (*ctx._versions, (j, weakref.ref(y), y._version))
     if again:
         keep_outputs(outs, indices, rule)
         if SAVED_TENSORS_HOOKS:
@@ -377,3 +406,19 @@ def _add(backend: Any, a: Any, b: Any) -> Any:
     if a is None or b is None:
         return b if a is None else a
     return backend.add(a, b)
+
+
+def _written(kept: Tensor, new: Any) -> bool:
+    """Whether ``new``'s values were written into the memory of ``kept``'s array (same shape
+    and dtype, a backend that writes into memory: ``write_into``). Not on a backend that
+    records calls of its own (``rewrite_linalg_output``: torch's), whose ``write_into``
+    counts as an in-place change there: a later call's record that saved this output
+    would refuse its backward, where PyTorch's ``.data`` write bumps no version."""
+    backend = kept.backend
+    if getattr(backend, "rewrite_linalg_output", None) is not None:
+        return False
+    write = getattr(backend, "write_into", None)
+    old = kept.native
+    if write is None or tuple(new.shape) != tuple(old.shape) or new.dtype != old.dtype:
+        return False
+    return bool(write(old, new))

@@ -15,21 +15,41 @@ from tensorweaver.autograd.node import Node
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import out_arguments as oa  # (a module: it imports this one)
 from tensorweaver.ops.casting import can_cast
-from tensorweaver.tensor import Tensor, _out_of_order
+from tensorweaver.tensor import Size, Tensor, _out_of_order, _shaped
+
+#: The shape of a 0-d result (a whole reduction, a scalar operand's tensor).
+NO_DIMS = Size(())
 
 
-def apply(op: str, native: Any, dtype: DType, inputs: tuple, saved: Any = None) -> Tensor:
-    """The output tensor of ``op``; it records a node when an input requires grad."""
-    out = Tensor(native, inputs[0].backend, dtype)
+def apply(
+    op: str, native: Any, dtype: DType, inputs: tuple, saved: Any = None, shape: Any = None
+) -> Tensor:
+    """The output tensor of ``op``; it records a node when an input requires grad.
+    ``shape``: the ``Size`` of ``native``'s shape where the caller knows it (an input's, for
+    an op that keeps it), which spares reading it (``tensor._shaped``)."""
+    if shape is None:
+        out = Tensor(native, inputs[0].backend, dtype)
+    else:
+        out = _shaped(native, inputs[0].backend, dtype, shape)
     if is_grad_enabled():
         for t in inputs:
-            if t._requires_grad:  # (the slot: no property on every op's path)
+            # (the slot: no property on every op's path; a view's flag may be its base's)
+            if t._requires_grad or t._view_of is not None and view_requires_grad(t):
                 if t._inference and all_inference(inputs):
                     break  # (PyTorch's autograd skips an op of inference tensors alone)
                 out._node = Node(op, inputs, saved)
                 out._requires_grad = True
                 break
     return out
+
+
+def view_requires_grad(view: Tensor) -> bool:
+    """Whether the view ``view``, whose own ``_requires_grad`` slot says no, requires grad by
+    its base's flag, set after the view was made (``v = a[0:2]; a.requires_grad_()``): the
+    ``requires_grad`` property's answer, its cost spared where the base is a root that does
+    not require grad (a view of a tensor without grad: the common case)."""
+    base = view._view_of[0]
+    return (base._requires_grad or base._view_of is not None) and view.requires_grad
 
 
 def all_inference(inputs: tuple) -> bool:
@@ -113,12 +133,16 @@ def expand_native(t: Tensor, shape: tuple) -> Any:
 
     ``shape`` is a broadcast of arrays on ``t``'s backend, so it is within its ``max_ndim``.
     """
-    if t.shape == shape or not t.shape:
-        return t.native
-    backend = t.backend
-    native = t.native
-    if len(t.shape) < len(shape):
-        native = backend.reshape(native, (1,) * (len(shape) - len(t.shape)) + t.shape)
+    return expand_array(t.backend, t.native, t._shape, shape)
+
+
+def expand_array(backend: Any, native: Any, own: tuple, shape: tuple) -> Any:
+    """:func:`expand_native` of an array of shape ``own`` on ``backend``, for a caller with
+    no tensor of it at hand (a tensor made only to be expanded costs ~0.8 us)."""
+    if own == shape or not own:
+        return native
+    if len(own) < len(shape):
+        native = backend.reshape(native, (1,) * (len(shape) - len(own)) + tuple(own))
     return backend.expand(native, shape)
 
 

@@ -3,7 +3,9 @@
 ``fused_or_reference`` runs the backend's ``fused_<name>`` when it has one, else the core's
 reference decomposition. The fused path records one node whose rule calls
 ``fused_<name>_backward``; under ``create_graph=True`` the rule differentiates the reference
-instead, so double backward stays exact on every backend. A composite whose gradient PyTorch
+instead, so double backward stays exact on every backend (a convolution's gradients are then
+nodes of their own that read the output's gradient, the input and the weight, as PyTorch's
+ConvolutionBackwardBackward0). A composite whose gradient PyTorch
 writes from its output alone (softmax) may pass that formula as ``from_output``: under
 ``create_graph`` it then runs on the node's own output, attached to the node, as PyTorch's.
 
@@ -16,12 +18,13 @@ from __future__ import annotations
 
 import sys
 import weakref
+from functools import partial
 from typing import Any, Callable
 
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
 from tensorweaver.autograd.names import composite_name
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, HooksOff
 from tensorweaver.ops.apply import apply, check_backends, labelled
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.linalg import autocast_operands
@@ -101,7 +104,7 @@ def fused_or_reference(
             )
     fused = fused_kernel(backend, name)
     if fused is None:
-        if name in TRACED and not SAVED_TENSORS_HOOKS and _recorded(given):
+        if name in TRACED and _recorded(given):
             return _traced(name, reference, tensors, static, dtype, given, slots, saves)
         out = reference(*tensors, *static)
         first = out[0] if extra_dtypes else out
@@ -119,11 +122,15 @@ def fused_or_reference(
         out, *extras = out
     if from_output is not None:
         saved = FromOutput(saved, out, from_output)
-    elif name in READS_INPUTS and not SAVED_TENSORS_HOOKS and _recorded(given):
-        # (under a pack hook PyTorch's backward reads what unpack gives: the kept values)
-        saved = AsRead(saved, natives, _reads(name, tensors, saves))
+    elif name in READS_INPUTS and _recorded(given):
+        if not SAVED_TENSORS_HOOKS:
+            saved = AsRead(saved, natives, _reads(name, tensors, saves))
+        elif name in TRACED:  # (backward reads what unpack gives: see _pack_read)
+            saved = AsRead(saved, natives, _UNPACKED)
     # A node only where an input requires grad (apply decides; without one, saved is dropped).
     first = apply("fused", out, dtype, given, (name, saved, reference, static, slots))
+    if SAVED_TENSORS_HOOKS and name in TRACED and first._node is not None:
+        _pack_read(first._node, tensors, saves)
     if not extra_dtypes:
         return first
     return (first, *(Tensor(e, backend, t) for e, t in zip(extras, extra_dtypes)))
@@ -185,6 +192,16 @@ class AsRead:
 
     def current(self, node: Any) -> Any:
         """The saved values for ``node``'s inputs as they are now."""
+        now, changed = self.read(node)
+        if not changed:
+            return self.saved
+        if type(self.saved) is Traced:
+            return self.saved.again(node, now)
+        return _rerun(node, node.inputs[0].backend, now)
+
+    def read(self, node: Any) -> tuple[list, bool]:
+        """The arrays ``node``'s backward reads now, one per argument (None where absent),
+        and whether one is not the kernel's."""
         slots = node.saved[4]
         inputs = node.inputs
         tensors = inputs if slots is None else fill_slots(slots, inputs)
@@ -202,11 +219,7 @@ class AsRead:
                 native = read.native
             if native is not now[i]:
                 now[i], changed = native, True
-        if not changed:
-            return self.saved
-        if type(self.saved) is Traced:
-            return self.saved.again(node, now)
-        return _rerun(node, inputs[0].backend, now)
+        return now, changed
 
 
 class Lifted:
@@ -266,7 +279,7 @@ def _trace(
     stands = [
         _stand_in(t, native, t is not None and t._requires_grad) for t, native in zip(like, natives)
     ]
-    with enable_grad():
+    with HooksOff(), enable_grad():  # (its inner nodes pack nothing: the one node does)
         out = reference(*stands, *static)
     return out, Traced(out._node, stands)
 
@@ -284,8 +297,66 @@ def _traced(
     """``name`` by its reference, recorded as one node (:class:`Traced`, :class:`AsRead`)."""
     natives = [None if t is None else t.native for t in tensors]
     out, traced = _trace(reference, natives, list(tensors), static)
-    saved = AsRead(traced, natives, _reads(name, tensors, saves))
-    return apply("fused", out.native, dtype, given, (name, saved, reference, static, slots))
+    if not SAVED_TENSORS_HOOKS:
+        saved = AsRead(traced, natives, _reads(name, tensors, saves))
+        return apply("fused", out.native, dtype, given, (name, saved, reference, static, slots))
+    saved = AsRead(traced, natives, _UNPACKED)
+    out = apply("fused", out.native, dtype, given, (name, saved, reference, static, slots))
+    _pack_read(out._node, tensors, saves)
+    return out
+
+
+#: What a convolution's node reads of its (input, weight, bias) under saved_tensors_hooks:
+#: its inputs as backward gives them, unpacked (:func:`_pack_read`), and no bias.
+_UNPACKED = (True, True, None)
+
+
+def _pack_read(node: Any, tensors: tuple, saves: tuple | None) -> None:
+    """Pass the input and weight that PyTorch's ConvolutionBackward0 saves (``saves``' where
+    given: a 1-D convolution's, which ``node``'s inputs view over a height of one) through
+    the innermost pack hook, in its order: backward reads what unpack gives in their place
+    (autograd/graph.py ``unpacked``), with no version check, as PyTorch's node."""
+    with HooksOff() as (pack, unpack):
+        values = [pack(t) for t in (tensors[:2] if saves is None else saves)]
+    _read_unpacked(node, values, unpack if saves is None else _Lifting(unpack))
+
+
+def _read_unpacked(node: Any, values: list, unpack: Callable) -> None:
+    """Have ``node``'s first inputs, one per packed value of ``values``, read at backward as
+    ``unpack`` gives them."""
+    from tensorweaver.autograd.graph import _Packed, _unpacks_through
+
+    inputs = node.inputs
+    packed = [_Packed(t, value) for t, value in zip(inputs, values)]
+    node.inputs = (*packed, *inputs[len(values) :])
+    _unpacks_through(node, unpack)
+
+
+class _Lifting:
+    """``unpack``, giving each tensor over a height of one (a 1-D convolution's kernel input)."""
+
+    __slots__ = ("unpack",)
+
+    def __init__(self, unpack: Callable) -> None:
+        self.unpack = unpack
+
+    def __call__(self, value: Any) -> Tensor:
+        from tensorweaver.autograd.graph import _checked
+
+        return _checked(self.unpack(value)).unsqueeze(2)
+
+
+def _saved_by_torch(node: Any, read: AsRead, tensors: tuple) -> tuple:
+    """What PyTorch's ConvolutionBackwardBackward0 saves of ``tensors`` (g, input, weight of
+    ``node``'s kernel): themselves, or a 1-D convolution's as its caller gave them (3-D)."""
+    from tensorweaver.autograd.graph import PACKED
+
+    first = read.reads[0]
+    if type(first) is Lifted:
+        return (tensors[0].squeeze(2), first.tensor, read.reads[1].tensor)
+    if type(PACKED.get(id(node))) is _Lifting:  # (packed at forward: a 1-D one's)
+        return tuple([t.squeeze(2) for t in tensors])
+    return tensors
 
 
 def _recorded(given: tuple) -> bool:
@@ -367,6 +438,8 @@ def _fused_double_backward(node: Any, g: Tensor) -> tuple:
         # The output attached to this node: gradient that reaches it from its later uses
         # and from this formula goes back through this node once, as in PyTorch.
         return (saved.rule(node.output(saved.out), g, *static),)
+    if name in TRACED:
+        return _convolution_double_backward(node, g)
     from tensorweaver.autograd.engine import grad
 
     # Differentiate the reference, which records a graph. It runs on stand-ins of the
@@ -381,3 +454,65 @@ def _fused_double_backward(node: Any, g: Tensor) -> tuple:
         y = y[0]
     found = iter(grad(y, wanted, g, create_graph=True, allow_unused=True))
     return tuple(next(found) if t.requires_grad else None for t in inputs)
+
+
+def _convolution_double_backward(node: Any, g: Tensor) -> tuple:
+    """The gradients of a convolution's node (one of :data:`TRACED`) from ``g`` that record
+    their own graph, as PyTorch's ConvolutionBackwardBackward0 reads ``g``, the input and
+    the weight: the input's and the weight's each one node over those three
+    (:class:`Traced` on stand-ins, :class:`AsRead`), whose backward reads them as they are
+    then (a write through ``.data`` since reaches it), or under ``saved_tensors_hooks`` what
+    unpack gives for them (packed once, as PyTorch's one node); the bias's, ``g`` summed."""
+    _, read, reference, static, _ = node.saved
+    inputs = node.inputs
+    tensors = (g, inputs[0], inputs[1])
+    now = read.read(node)[0]
+    natives = [g.native, now[0], now[1]]
+    # (a 1-D one's: the caller's tensors, as they are now)
+    reads = (True, *[Lifted(r.tensor) if type(r) is Lifted else r for r in read.reads[:2]])
+    stands = [_stand_in(t, n, t._requires_grad) for t, n in zip(tensors, natives)]
+    wanted = [i for i in (0, 1) if inputs[i]._requires_grad]
+    with HooksOff() as hooks:
+        found = _gradients_of(wanted, reference, *stands, *static) if wanted else ()
+        if hooks is not None and wanted:
+            # (PyTorch's one node packs g, the input and the weight once: the two share them)
+            reads = (True, True, True)
+            pack, unpack = hooks
+            packs = _saved_by_torch(node, read, tensors)
+            values = [pack(t) for t in packs]
+            unpack = unpack if packs is tensors else _Lifting(unpack)
+    grads: list = [None] * len(inputs)
+    for i, gi in zip(wanted, found):
+        saved = AsRead(Traced(gi._node, stands), natives, reads)
+        gradient = partial(_gradient_of, i, reference)
+        grads[i] = apply(
+            "fused", gi.native, gi.dtype, tensors, (_DOUBLE, saved, gradient, static, None)
+        )
+        if hooks is not None and grads[i]._node is not None:
+            _read_unpacked(grads[i]._node, values, unpack)
+    if len(inputs) > 2 and inputs[2]._requires_grad:  # (the output's channels are axis 1)
+        grads[2] = g.sum((0, *range(2, g.dim())))
+    return tuple(grads)
+
+
+#: The composite name of the node of a convolution's gradient (:func:`_gradient_of`):
+#: PyTorch's ConvolutionBackwardBackward0.
+_DOUBLE = "convolution_backward"
+
+
+def _gradients_of(
+    wanted: list, reference: Callable, g: Tensor, x: Tensor, w: Tensor, *static: Any
+) -> tuple:
+    """The gradients of the convolution ``reference``'s input (0) and weight (1), those of
+    ``wanted``, from its output's ``g``, recording their graph on ``g``, ``x`` and ``w``."""
+    from tensorweaver.autograd.engine import grad
+
+    operands = [x, w]
+    with enable_grad():
+        y = reference(x, w, None, *static)
+        return grad(y, [operands[i] for i in wanted], g, create_graph=True)
+
+
+def _gradient_of(index: int, reference: Callable, g: Tensor, *args: Any) -> Tensor:
+    """The gradient of the convolution ``reference``'s input (``index`` 0) or weight (1)."""
+    return _gradients_of([index], reference, g, *args)[0]

@@ -17,21 +17,24 @@ from tensorweaver.contract.cpu_loops import cached_scalar_loop_mask
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import index as ix  # (a module: it imports this one)
 from tensorweaver.ops.apply import (
+    NO_DIMS,
     all_inference,
     apply,
     broadcast_shapes,
     cast_native,
     check_backends,
     constant,
+    expand_array,
     expand_native,
     labelled,
+    view_requires_grad,
     written_out,
 )
 from tensorweaver.ops.casting import rounded_through
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.overflow import cast_float, fill_value, float_max
 from tensorweaver.promotion import get_default_dtype, numpy_scalar_number, result_type
-from tensorweaver.tensor import Tensor
+from tensorweaver.tensor import Tensor, _shaped
 
 Operand = Any  # a Tensor or a Python scalar
 
@@ -67,8 +70,8 @@ def _operands(op: str, a: Operand, b: Operand, compute: Callable[[DType], DType]
     an, bn = _converted_native(a, dtype), _converted_native(b, dtype)
     if a.shape != b.shape and a.shape and b.shape:
         shape = broadcast_shapes(op, a.shape, b.shape)
-        an = expand_native(Tensor(an, backend, dtype), shape)
-        bn = expand_native(Tensor(bn, backend, dtype), shape)
+        an = expand_array(backend, an, a._shape, shape)
+        bn = expand_array(backend, bn, b._shape, shape)
     return a, b, backend, dtype, an, bn
 
 
@@ -180,7 +183,7 @@ def cached_scalars() -> list:
 
 def _scalar_keeps_dtype(a: Tensor, b: Any) -> bool:
     """True when ``a <op> b`` for a Python number b computes in a's dtype (the common case)."""
-    kind = a.dtype.kind
+    kind = a._dtype.kind
     t = type(b)
     return (
         (kind == "f" and (t is float or t is int))
@@ -247,7 +250,7 @@ def _arithmetic(
         return cast(op(number, wide) if number_first else op(wide, number), t.dtype)
 
     def keeps(t: Tensor, number: Any) -> bool:
-        return _scalar_keeps_dtype(t, number) and (not floating or t.dtype.kind in "fc")
+        return _scalar_keeps_dtype(t, number) and (not floating or t._dtype.kind in "fc")
 
     def op(input: Operand, other: Operand, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
@@ -262,13 +265,21 @@ def _arithmetic(
                 and (refuse is None or input._dtype is not dtypes.bool_)
             ):
                 # Fast path: one shape, one dtype, one device.
-                out = Tensor(
+                out = _shaped(
                     getattr(input.backend, name)(input.native, other.native),
                     input.backend,
                     input._dtype,
+                    input._shape,
                 )
                 if (
-                    (input._requires_grad or other._requires_grad)
+                    (
+                        input._requires_grad
+                        or other._requires_grad
+                        or input._view_of is not None
+                        and view_requires_grad(input)
+                        or other._view_of is not None
+                        and view_requires_grad(other)
+                    )
                     and is_grad_enabled()
                     and not (input._inference and all_inference((input, other)))
                 ):
@@ -281,13 +292,17 @@ def _arithmetic(
                 other = numpy_scalar_number(other)
             if keeps(input, other):
                 # Fast path: a tensor and a Python number that does not change its dtype.
-                if opmath and input.dtype in _HALF and not _exact_in(other, input.dtype):
+                if opmath and input._dtype in _HALF and not _exact_in(other, input._dtype):
                     return widened(input, other, False)
                 backend = input.backend
-                bn = scalar_native(backend, other, input.dtype)
-                out = Tensor(getattr(backend, name)(input.native, bn), backend, input.dtype)
-                if input.requires_grad and is_grad_enabled():
-                    out._node = Node(name, (input, Tensor(bn, backend, input.dtype)), None)
+                dtype = input._dtype
+                bn = scalar_native(backend, other, dtype)
+                native = getattr(backend, name)(input.native, bn)
+                out = _shaped(native, backend, dtype, input._shape)
+                if (
+                    input._requires_grad or input._view_of is not None and input.requires_grad
+                ) and is_grad_enabled():
+                    out._node = Node(name, (input, _shaped(bn, backend, dtype, NO_DIMS)), None)
                     out._requires_grad = True
                 return out
         elif isinstance(other, Tensor):
@@ -295,13 +310,17 @@ def _arithmetic(
                 input = numpy_scalar_number(input)
             if keeps(other, input):
                 # The same with the number on the left (1 - x).
-                if opmath and other.dtype in _HALF and not _exact_in(input, other.dtype):
+                if opmath and other._dtype in _HALF and not _exact_in(input, other._dtype):
                     return widened(other, input, True)
                 backend = other.backend
-                an = scalar_native(backend, input, other.dtype)
-                out = Tensor(getattr(backend, name)(an, other.native), backend, other.dtype)
-                if other.requires_grad and is_grad_enabled():
-                    out._node = Node(name, (Tensor(an, backend, other.dtype), other), None)
+                dtype = other._dtype
+                an = scalar_native(backend, input, dtype)
+                native = getattr(backend, name)(an, other.native)
+                out = _shaped(native, backend, dtype, other._shape)
+                if (
+                    other._requires_grad or other._view_of is not None and other.requires_grad
+                ) and is_grad_enabled():
+                    out._node = Node(name, (_shaped(an, backend, dtype, NO_DIMS), other), None)
                     out._requires_grad = True
                 return out
         if opmath:
@@ -1003,15 +1022,19 @@ def _unary(
     def op(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         if out is not None:
             return written_out(name, op(input), out, inputs=(input,))
-        _require_tensor(name, input)
+        if not isinstance(input, Tensor):
+            _require_tensor(name, input)
         if not complex_ok:
             _no_complex(name, input)
-        if floating and input.dtype.kind not in "fc":
+        if floating and input._dtype.kind not in "fc":
             input = input.to(get_default_dtype())
-        native = getattr(input.backend, name)(input.native)
-        out = Tensor(native, input.backend, input.dtype)
+        backend = input.backend
+        native = getattr(backend, name)(input.native)
+        out = _shaped(native, backend, input._dtype, input._shape)
         if (
-            input.requires_grad
+            # (the slots first: the property's call only for a view, whose flag may be its
+            # base's)
+            (input._requires_grad or input._view_of is not None and input.requires_grad)
             and is_grad_enabled()
             and not (input._inference and all_inference((input,)))
         ):
@@ -1176,7 +1199,7 @@ def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         positive = b.div(b.full((), 1, input.dtype), b.add(b.full((), 1, input.dtype), e))
         zero = b.full((), 0, input.dtype)
         native = b.where(b.ge(input.native, zero), positive, b.mul(e, positive))
-    return apply("sigmoid", native, input.dtype, (input,), native)
+    return apply("sigmoid", native, input._dtype, (input,), native, input._shape)
 
 
 def relu(input: Tensor) -> Tensor:
@@ -1195,7 +1218,7 @@ def relu(input: Tensor) -> Tensor:
         native, saved = backend.maximum(zero, input.native), None
     else:
         native, saved = fused(input.native)
-    return apply("relu", native, input.dtype, (input,), (native, saved))
+    return apply("relu", native, input._dtype, (input,), (native, saved), input._shape)
 
 
 def in_float32(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
@@ -1451,9 +1474,9 @@ def where(condition: Tensor, input: Operand, other: Operand) -> Tensor:
     shapes = [t.shape for t in (condition, input, other)]
     if len({*shapes}) > 1:
         shape = broadcast_shapes("where", *shapes)
-        cond = expand_native(Tensor(cond, backend, dtypes.bool_), shape)
-        an = expand_native(Tensor(an, backend, dtype), shape)
-        bn = expand_native(Tensor(bn, backend, dtype), shape)
+        cond = expand_array(backend, cond, condition._shape, shape)
+        an = expand_array(backend, an, an.shape, shape)  # (broadcast by _operands already)
+        bn = expand_array(backend, bn, bn.shape, shape)
     native = backend.where(cond, an, bn)
     return apply("where", native, dtype, (condition, input, other))
 

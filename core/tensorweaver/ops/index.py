@@ -29,6 +29,7 @@ from tensorweaver.ops.apply import (
     broadcast_shapes,
     check_backends,
     labelled,
+    view_requires_grad,
 )
 from tensorweaver.ops.bounds import check_index
 from tensorweaver.ops.out_arguments import _refuse_overlap
@@ -359,7 +360,8 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
     them, one per leading dimension; None for any other (left to the general path, which
     gives the same result). One slice primitive, then one reshape that drops the int axes;
     one ``select`` where one int alone cuts (``x[i]``, ``x[:, i]``), recorded as one slice
-    node that saves ``(axis, index)`` as given, PyTorch's SelectBackward0."""
+    node that saves ``(axis, index)`` as given, PyTorch's SelectBackward0; with grad, where
+    an int cuts last after others (``x[1, 2]``), PyTorch's chain (:func:`_in_turn`)."""
     shape = x.shape  # (the property: an uninitialized parameter's raises)
     if type(index) is int:  # x[i]: the commonest
         if not shape:  # (PyTorch's words: a negative index reads as one out of bounds)
@@ -373,7 +375,8 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
         if not -n <= index < n:
             raise _out_of_bounds(index, 0, n)
         native = select_native(x, 0, index + n if index < 0 else index)
-        if not x._requires_grad:  # (the slot, as apply reads it: no node without it)
+        # (the slot first, as apply reads it; a view's flag may be its base's)
+        if not (x._requires_grad or x._view_of is not None and view_requires_grad(x)):
             return Tensor(native, x.backend, x.dtype)
         return apply("slice", native, x.dtype, (x,), (0, index))
     entries = index if type(index) is tuple else (index,)
@@ -385,6 +388,7 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
     full = True  # no axis is cut
     sliced = False  # a slice cuts its axis
     at = 0  # the axis of the last int
+    int_last = False  # the last entry that cuts is an int
     dim = 0
     for e in entries:
         n = shape[dim]
@@ -399,6 +403,7 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
             steps.append(1)
             full = False
             at = dim
+            int_last = True
         elif kind is slice:
             start, stop, step = e.indices(n)
             if step < 0:
@@ -409,22 +414,28 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
             stops.append(stop)
             steps.append(step)
             kept.append(count)
-            if start or stop != n or step != 1:
+            # (e.start: a negative start that reaches back to 0 cuts nothing, but PyTorch
+            # records its node all the same: skips_slice)
+            if start or stop != n or step != 1 or e.start:
                 full = False
                 sliced = True
+                int_last = False
         else:
             return None
         dim += 1
     rest = shape[dim:]
+    grad = x._requires_grad or x._view_of is not None and view_requires_grad(x)  # (as above)
     if full:  # a new tensor over the same values, as the general path makes
-        if x.requires_grad:
+        if grad:
             return apply("reshape", x.native, x.dtype, (x,))
         return Tensor(x.native, x.backend, x.dtype)
     if not sliced and len(kept) == dim - 1:  # x[:, i]: one int
         native = select_native(x, at, starts[at])
-        if not x._requires_grad:
+        if not grad:
             return Tensor(native, x.backend, x.dtype)
         return apply("slice", native, x.dtype, (x,), (at, entries[at]))
+    if int_last and grad:
+        return _in_turn(x, entries, starts, stops, steps)
     if rest:
         starts += [0] * len(rest)
         stops += rest
@@ -434,11 +445,49 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
     native = backend.slice(x.native, *bounds)
     if len(kept) == dim:  # no int axis to drop
         return apply("slice", native, x.dtype, (x,), bounds)
-    if not x.requires_grad:
+    if not grad:
         # (no graph: one tensor over both primitives, as apply() would make of each)
         return Tensor(backend.reshape(native, tuple(kept) + rest), backend, x.dtype)
     out = apply("slice", native, x.dtype, (x,), bounds)
     return mv._reshape(out, tuple(kept) + rest, "indexing")
+
+
+def skips_slice(entry: slice, n: int) -> bool:
+    """Whether PyTorch's indexing makes no node for the slice ``entry`` of an axis of size
+    ``n``: its start as given is 0 or None (not a negative one that reaches back to 0, as
+    -4: on an axis of 4), its step 1 and its stop at or past ``n``."""
+    start, stop, step = entry.start, entry.stop, entry.step
+    return (
+        (start is None or start == 0)
+        and (step is None or step == 1)
+        and (stop is None or stop >= n)
+    )
+
+
+def _in_turn(x: Tensor, entries: Any, starts: list, stops: list, steps: list) -> Tensor:
+    """``x[entries]`` (ints and slices, their bounds made non-negative in ``starts``, ``stops``
+    and ``steps``) as PyTorch records it with grad, entry by entry: a select node per int,
+    saving ``(axis, index)`` as given, and a slice node per slice but one PyTorch skips (start
+    0 or None as given, step 1, stop at or past the size), each the next one's input (the
+    chain a ``grad_fn.next_functions`` walk finds)."""
+    out, axis = x, 0
+    for k, e in enumerate(entries):
+        if type(e) is int:
+            out = apply("slice", select_native(out, axis, starts[k]), x.dtype, (out,), (axis, e))
+            continue
+        shape = out._shape
+        if not skips_slice(e, shape[axis]):
+            first, last, by = [0] * len(shape), list(shape), [1] * len(shape)
+            first[axis], last[axis], by[axis] = starts[k], stops[k], steps[k]
+            bounds = (tuple(first), tuple(last), tuple(by))
+            cut = apply("slice", out.backend.slice(out.native, *bounds), x.dtype, (out,), bounds)
+            if cut._node is not None:  # (its saved arguments as given: grad_fn.py reads them)
+                from tensorweaver.ops.views import SLICE_ARGUMENTS
+
+                SLICE_ARGUMENTS[cut._node] = ((slice(None),) * axis + (e,), shape)
+            out = cut
+        axis += 1
+    return out
 
 
 def _in_range(x: Tensor, e: _Advanced, dim: int) -> Tensor:

@@ -14,7 +14,7 @@ from tensorweaver.autograd.node import HooksOff, saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
-from tensorweaver.ops.apply import apply, labelled
+from tensorweaver.ops.apply import NO_DIMS, apply, labelled
 from tensorweaver.ops.complex import conj_physical, real
 from tensorweaver.ops.creation import dtype_argument
 from tensorweaver.ops.movement import dim_list
@@ -183,7 +183,7 @@ def sum(
             if 0 < ndim < 8 and dt.kind in "fc":
                 axes = _EVERY_AXIS[ndim]
                 native = input.backend.sum(input.native, axes, False)
-                return apply("sum", native, dt, (input,), (axes, False))
+                return apply("sum", native, dt, (input,), (axes, False), NO_DIMS)
         return _reduce("sum", input, None, False, _accumulate_dtype(input, dtype, "sum"))
     keepdim = False if keepdim is OMITTED else keepdim
     out = _reduce("sum", input, dim, keepdim, _accumulate_dtype(input, dtype, "sum"))

@@ -396,9 +396,30 @@ def broadcast_shapes(*shapes: Any) -> Any:
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
-    shape = tuple(broadcast_shapes(*(t.shape for t in tensors)))
+    shapes = [tuple(t.shape) for t in tensors]
+    try:
+        shape = apply.broadcast_shapes("broadcast_tensors", (), *shapes)
+    except RuntimeError:
+        raise RuntimeError(_mismatch_of_tensors(shapes)) from None
     # (an input of that shape itself, as PyTorch's: its expand there would be a new view)
     return tuple(t if t.shape == shape else views.expand(t, shape) for t in tensors)
+
+
+def _mismatch_of_tensors(shapes: list[tuple[int, ...]]) -> str:
+    """PyTorch's words for ``broadcast_tensors`` of shapes that do not broadcast: the shapes
+    folded from the left, the first pair that fails named by its last mismatched dimension."""
+    a: tuple[int, ...] = ()
+    for b in shapes:
+        ndim = max(len(a), len(b))
+        a, b = (1,) * (ndim - len(a)) + a, (1,) * (ndim - len(b)) + b
+        for i in reversed(range(ndim)):
+            if a[i] != b[i] and 1 not in (a[i], b[i]):
+                return (
+                    f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) "
+                    f"at non-singleton dimension {i}"
+                )
+        a = tuple(y if x == 1 else x for x, y in zip(a, b))
+    raise AssertionError(f"shapes {shapes} broadcast")  # (only called on a failed broadcast)
 
 
 def block_diag(*tensors: Tensor) -> Tensor:

@@ -344,7 +344,7 @@ def slice_arguments(index: Any, shape: tuple) -> tuple | None:
         elif type(e) is int:  # (a select: PyTorch's slices after it see one axis fewer)
             at += 1
         else:
-            if alone or e.indices(shape[at]) != (0, shape[at], 1):
+            if alone or not ix.skips_slice(e, shape[at]):
                 start = 0 if e.start is None else e.start % _UINT64
                 end = _INT64_MAX if e.stop is None else e.stop % _UINT64
                 found = (dim, start, end, 1 if e.step is None else e.step)

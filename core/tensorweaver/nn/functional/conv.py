@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import functools
 import operator
+import weakref
 from collections.abc import Sequence
 from itertools import product
+from typing import Any
 
 import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.autograd.node import HooksOff
 from tensorweaver.contract.cpu_loops import onednn_convolves
 from tensorweaver.memory_formats import c_ordered, laid_out, suggested_format
 from tensorweaver.nn.functional.integral import is_integral
@@ -136,6 +139,33 @@ def _pad_by_index(x: Tensor, dim: int, before: int, after: int, mode: str) -> Te
     return x.index_select(dim, _INDEX_MODES[mode](where, size))
 
 
+def _widths(input: Tensor, pad: Sequence[int]) -> list[tuple[int, int, int]]:
+    """(dim, before, after) for each dimension ``pad`` pads, the last first."""
+    last = input.dim() - 1
+    return [(last - i, int(pad[2 * i]), int(pad[2 * i + 1])) for i in range(len(pad) // 2)]
+
+
+#: id(node) -> what the pack hook gave for the input of a reflect or replicate padding whose
+#: output ``node`` made, kept while that node lives, as PyTorch's ReflectionPad and
+#: ReplicationPad nodes keep the input they save (their backward reads only its shape).
+PACKED_PADDED: dict[int, Any] = {}
+
+
+def _padded_by_index(input: Tensor, pad: Sequence[int], mode: str) -> Tensor:
+    """``input`` padded in a non-constant ``mode``, packing what PyTorch's node saves under
+    ``saved_tensors_hooks``: the input for reflect and replicate, nothing for circular (its
+    gathers' indices are the core's own: they pack nothing)."""
+    out = input
+    with HooksOff() as hooks:
+        for dim, before, after in _widths(input, pad):
+            out = _pad_by_index(out, dim, before, after, mode)
+        if hooks is not None and mode != "circular" and out._node is not None:
+            key = id(out._node)
+            PACKED_PADDED[key] = hooks[0](input)
+            weakref.finalize(out._node, PACKED_PADDED.pop, key, None)
+    return out
+
+
 def _check_int_widths(pad: Sequence[int]) -> None:
     """PyTorch's signature takes a sequence of ints (anything with ``__index__``) but not
     bools, nor a tensor."""
@@ -187,14 +217,12 @@ def pad(
                 f"pad: the input of shape {tuple(input.shape)} is too small for {tuple(pad)}: "
                 f"every padded dimension would be empty"
             )
-    out = input
-    for i in range(len(pad) // 2):
-        dim = input.dim() - 1 - i
-        before, after = int(pad[2 * i]), int(pad[2 * i + 1])
-        if mode == "constant":
+    if mode == "constant":
+        out = input
+        for dim, before, after in _widths(input, pad):
             out = _pad_constant(out, dim, before, after, 0 if value is None else value)
-        else:
-            out = _pad_by_index(out, dim, before, after, mode)
+    else:
+        out = _padded_by_index(input, pad, mode)
     if out is input or out._view_of is not None:  # (only crops) PyTorch's result is new memory
         out = out.clone()
     # Laid out as PyTorch's kernels lay theirs out: channels-last where the input suggests it
