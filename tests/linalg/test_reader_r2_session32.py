@@ -1,5 +1,6 @@
-"""Reader r2's lu findings (session 32): saved_tensors_hooks see linalg.lu's L, P, U in
-torch's order; lu_unpack's factors are LuUnpackBackward0, as torch 2.13's."""
+"""Reader r2's linalg findings (session 32): saved_tensors_hooks see linalg.lu's L, P, U in
+torch's order; lu_unpack's factors are LuUnpackBackward0; cond is the ratio of the first and
+last singular values; each as torch 2.13's."""
 
 from __future__ import annotations
 
@@ -40,3 +41,20 @@ def test_lu_unpack_grad_fn_name(backend: str) -> None:
         return type(low.grad_fn).__name__, type(up.grad_fn).__name__
 
     same(program, backend)
+
+
+@pytest.mark.parametrize("p", [None, 2, -2])
+def test_cond_is_the_ratio_of_first_and_last_singular_values(backend: str, p: Any) -> None:
+    """Torch's graph and gradient: where singular values tie (cond(eye(3))) the gradient goes
+    to the first and the last, not shared among the ties (was 0 at eye(3))."""
+
+    def program(m: Any) -> Any:
+        found = []
+        for a in (m.eye(3), m.diag(m.tensor([2.0, 2.0, 1.0])), _matrix(m, (2, 3, 3)).detach()):
+            t = a.to(m.float64).requires_grad_()
+            c = m.linalg.cond(t, p)
+            c.sum().backward()
+            found.append((c, type(c.grad_fn).__name__, t.grad))
+        return found
+
+    same(program, backend, decimals=10)

@@ -197,9 +197,10 @@ def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
         check_matrix("linalg.cond", A, complex_ok=True)
         return cr.zeros(A.shape[:-2], dtype=A.dtype.to_real(), device=A.device)
     if p in (None, 2, -2):
-        s = svdvals(A)
-        ratio = ew.div(rd.amax(s, -1), rd.amin(s, -1))
-        return ew.reciprocal(ratio) if p == -2 else ratio
+        s = svdvals(A)  # (descending: PyTorch's ratio of its first and last, whose gradient
+        # goes to those two where singular values tie, as at cond(eye(n)))
+        first, last = mv.narrow(s, -1, 0, 1), mv.narrow(s, -1, s.shape[-1] - 1, 1)
+        return mv.squeeze(ew.div(last, first) if p == -2 else ew.div(first, last), -1)
     inverse, info = inv_ex(A)
     # A singular matrix's condition number is infinite, as PyTorch's (which does not raise);
     # its non-finite inverse is not given to the norm, whose SVD ('nuc') would raise.
