@@ -414,9 +414,7 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
             stops.append(stop)
             steps.append(step)
             kept.append(count)
-            # (e.start: a negative start that reaches back to 0 cuts nothing, but PyTorch
-            # records its node all the same: skips_slice)
-            if start or stop != n or step != 1 or e.start:
+            if not skips_slice(e, n):  # (PyTorch's node: a negative start reaching 0 too)
                 full = False
                 sliced = True
                 int_last = False
