@@ -37,12 +37,9 @@ from tensorweaver.linalg.one_node import (
     reference_call,
 )
 from tensorweaver.ops.apply import labelled
-from tensorweaver.ops.fusion import _reference_only, fused_kernel
+from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.tensor import Tensor
 
-#: Whether ``reference_only`` is on (ops/fusion.py): read by :func:`fused_or_reference`
-#: without ``fused_kernel``'s frame.
-_reference_only_on = _reference_only.get
 #: The kinds (see :func:`fused_or_reference`) of a result and LAPACK's ``info``.
 WITH_INFO = (None, dtypes.int32)
 #: The kind of a differentiable output that is real for complex input (eigenvalues of a
@@ -84,15 +81,10 @@ def fused_or_reference(
     then reads the outputs' arrays, which a write through ``.data`` reaches."""
     first = tensors[0]
     backend = first.backend
-    # The fused path needs the backend's backward, and ``reference_only`` off (tw check's
-    # reference, where the core's decomposition runs): fused_kernel's test written out here,
-    # its frame and name look-up less every call.
+    # The fused path needs the backend's backward; fused_kernel also hides it inside
+    # ``reference_only`` (tw check's reference), where the core's decomposition runs.
     function = getattr(backend, "linalg_function", None)
-    if (
-        function is None
-        or _reference_only_on()
-        or getattr(backend, "fused_linalg_backward", None) is None
-    ):
+    if function is None or fused_kernel(backend, "linalg_backward") is None:
         if (rule is None or formula is not None) and _graph(tensors):
             if formula is not None:
                 wanted = _wanted(kinds)
@@ -137,15 +129,6 @@ def fused_or_reference(
         outs: tuple = (Tensor(natives[0], backend, dtype if kind is None else _dtype(kind, dtype)),)
     elif kinds is WITH_INFO:  # a solve's or factorization's result and info: no loop
         outs = (Tensor(natives[0], backend, dtype), Tensor(natives[1], backend, dtypes.int32))
-    elif len(kinds) == 2:  # (slogdet, qr, eigh, lu_factor: no loop, no list)
-        kind, other = kinds
-        real = dtype.to_real() if kind is REAL or other is REAL else dtype
-        outs = (
-            Tensor(natives[0], backend, dtype if kind is None else real if kind is REAL else kind),
-            Tensor(
-                natives[1], backend, dtype if other is None else real if other is REAL else other
-            ),
-        )
     else:
         made = []
         for native, kind in zip(natives, kinds):  # (no _dtype frame: this runs every call)
