@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The whole conformance kit on torch:cpu and on cuPyNumeric (run on the CPU here, see
 # shared/notes/cupynumeric-on-cpu.md), each in a folder of its own, and on the worked array-API
-# example plugin (installed by its test): about 2, 2.5 and 1 minutes on two idle cores. The
-# default suite runs the whole kit on NumPy and a part of it on these three
-# (tests/conformance/test_kit_built_in.py and test_kit_example.py say which); CI runs all of
-# it here.
+# example plugin (installed by its test): about 2, 2.5 and 1 minutes on two idle cores; and
+# `tw check` over every case on NumPy. The default suite runs the whole kit on NumPy and a part
+# of it on these three, and `tw check` on a part (tests/conformance/test_kit_built_in.py,
+# test_kit_example.py and test_check_command.py say which); CI runs all of it here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=$PWD/.venv/bin/python
@@ -16,4 +16,5 @@ for backend in torch:cpu cunumeric; do
     rm -rf "$work"
 done
 TW_KIT_FULL=1 OMP_WAIT_POLICY=PASSIVE "$python" -m pytest -q -p no:cacheprovider \
-    tests/conformance/test_kit_example.py -k plugin_is_conformant
+    tests/conformance/test_kit_example.py tests/conformance/test_check_command.py \
+    -k "plugin_is_conformant or tw_check_passes_on_numpy"

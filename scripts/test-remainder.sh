@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What the default suite (scripts/test-all.sh) runs only a share of, run whole: every nn
-# module and optimizer test case on cuPyNumeric (the suite runs a third of each parametrized
+# module and optimizer test case on cuPyNumeric (the suite runs a sixth of each parametrized
 # test's cases there), every case of the Tensor tests marked for cuPyNumeric (the suite runs a
 # third of each marked test function's cases there), the compile sweep's program under
 # torch's inductor, and the SIGKILL resume chains at full length. CI runs it after the suite.

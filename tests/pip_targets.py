@@ -38,7 +38,7 @@ for source, out in zip(sys.argv[1::2], sys.argv[2::2]):
 """
 
 
-def _run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of this run alone: pytest-xdist puts each worker's base folder in the run's."""
     base = tmp_path_factory.getbasetemp()
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
@@ -78,7 +78,7 @@ def _install(wheel: Path, target: Path) -> None:
 
 def pip_targets(tmp_path_factory: pytest.TempPathFactory, sources: Sequence[Path]) -> list[Path]:
     """The folders that ``sources`` (distribution folders) are installed in by pip."""
-    root = _run_root(tmp_path_factory) / "pip-targets"
+    root = run_root(tmp_path_factory) / "pip-targets"
     root.mkdir(exist_ok=True)
     targets = [root / source.name for source in sources]
     with open(root / "build.lock", "w") as lock:

@@ -103,9 +103,9 @@ def deselect_unmarked_cunumeric(
     _deselect(config, items, deselected)
 
 
-def _all_but_a_third(items: list[pytest.Item], shared) -> list[pytest.Item]:
+def _all_but_one_in(every: int, items: list[pytest.Item], shared) -> list[pytest.Item]:
     """The cuPyNumeric cases for which ``shared(item)`` holds, less each test function's first
-    case and every third after it, in collection order."""
+    case and every ``every``-th after it, in collection order."""
     seen: dict[tuple, int] = {}
     left_out = []
     for item in items:
@@ -114,7 +114,7 @@ def _all_but_a_third(items: list[pytest.Item], shared) -> list[pytest.Item]:
             continue
         function = (item.path, getattr(item.cls, "__name__", None), item.originalname)
         index = seen[function] = seen.get(function, -1) + 1
-        if index % 3:
+        if index % every:
             left_out.append(item)
     return left_out
 
@@ -123,13 +123,15 @@ def deselect_cunumeric_share(
     config: pytest.Config, items: list[pytest.Item], folder: os.PathLike
 ) -> None:
     """``pytest_collection_modifyitems`` of a folder whose every test runs on cuPyNumeric: each
-    test function keeps its first cuPyNumeric case and every third after it, in collection
+    test function keeps its first cuPyNumeric case and every sixth after it, in collection
     order (each op there costs about 0.4 ms; the other cases run on NumPy and torch:cpu, and
     scripts/test-remainder.sh runs them all on cuPyNumeric), unless every test is asked for
     there."""
     if ALL_ON_CUNUMERIC:
         return
-    _deselect(config, items, _all_but_a_third(items, lambda item: item.path.is_relative_to(folder)))
+    _deselect(
+        config, items, _all_but_one_in(6, items, lambda item: item.path.is_relative_to(folder))
+    )
 
 
 def deselect_marked_cunumeric_share(
@@ -137,8 +139,8 @@ def deselect_marked_cunumeric_share(
 ) -> None:
     """``pytest_collection_modifyitems`` of a folder whose tests run on cuPyNumeric where
     marked: a test function marked as a whole (all its parameter sets: dtypes, equations,
-    shapes of one code path) keeps its first cuPyNumeric case and every third after it, as
-    :func:`deselect_cunumeric_share` does; a parameter set with marks of its own (a case
+    shapes of one code path) keeps its first cuPyNumeric case and every third after it, in
+    collection order; a parameter set with marks of its own (a case
     chosen for cuPyNumeric, a strict xfail recording a defect) always runs there.
     scripts/test-remainder.sh runs every case there (``TW_CUNUMERIC_MARKED_FULL=1``)."""
     if MARKED_ON_CUNUMERIC:
@@ -148,7 +150,7 @@ def deselect_marked_cunumeric_share(
         own = getattr(getattr(item, "callspec", None), "marks", ())
         return item.path.is_relative_to(folder) and not own
 
-    _deselect(config, items, _all_but_a_third(items, marked_as_a_whole))
+    _deselect(config, items, _all_but_one_in(3, items, marked_as_a_whole))
 
 
 #: Hypothesis's pytest plugin seeds NumPy's global generator around every test, which

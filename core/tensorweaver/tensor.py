@@ -1184,6 +1184,9 @@ class Tensor:
                 above = above._view_of[0] if above._view_of is not None else None
         if above is None:
             self._alias_of = value
+            # (PyTorch's tensor keeps its own version counter: writes through either move
+            # none of the other's, as for a ``value.data`` alias)
+            self._own_counter = True
             if value._inference and not self._inference:  # (as PyTorch's: value's kind now)
                 _mark_inference_alias(self)
             value._follow(self, None)
@@ -2310,7 +2313,8 @@ class Tensor:
             if top is not None:
                 from tensorweaver.ops.views import part_layout, view_layout
 
-                laid = view_layout(top)
+                # (an alias, a write gave it an array of its own: laid out as what it aliases)
+                laid = view_layout(top) if top._view_of is not None else top._alias_of._layout()
                 if laid is not None:
                     found = laid if top is self else part_layout(top, self, laid, found)
         # a new axis (unsqueeze, None indexing): PyTorch's stride for it, not the backend's
@@ -2335,7 +2339,8 @@ class Tensor:
 
     def _own_array_view(self) -> Tensor | None:
         """The view up this tensor's chain of bases and aliases over its memory whose array
-        is its own (not its base's), or None where the chain ends at a tensor of its own."""
+        is its own (not its base's), or the alias that a write gave one (laid out as what it
+        aliases), or None where the chain ends at a tensor of its own."""
         storage = getattr(self.backend, "storage", None)
         if storage is None:
             return None  # (its strides are unknown: C order's, no views of its own)
@@ -2345,7 +2350,12 @@ class Tensor:
             if up is None:
                 return None
             if storage(up.native) is not mine:
-                return t if t._view_of is not None else None
+                if t._view_of is not None:
+                    return t
+                # an alias (``detach()``, ``set_``) that a write gave an array of its own: its
+                # memory is still that of the tensor it aliases, laid out as that one is
+                same = up._shape == t._shape and up._dtype is t._dtype
+                return t if same else None
             t = up
 
     def stride(self, dim: int | None = None) -> Any:
@@ -2434,6 +2444,85 @@ class Tensor:
         from tensorweaver.ops.inplace_shape import as_strided_
 
         return as_strided_(self, size, stride, storage_offset)
+
+    def set_(
+        self, source: Any = None, storage_offset: int = 0, size: Any = None, stride: Any = None
+    ) -> Tensor:
+        """Make this tensor show ``source``'s memory, as PyTorch's: with its shape, strides
+        and offset (``set_(source)``; writes through either reach the other, each keeps its
+        own version counter), or ``source``'s memory seen ``as_strided(size, stride,
+        storage_offset)`` (strides C order's by default); ``set_()`` makes it empty. It is
+        no view of ``source`` (``_base`` is None); its former views keep the old memory."""
+        from tensorweaver.ops.creation import empty
+
+        if source is None:
+            if size is not None or stride is not None or storage_offset:
+                raise TypeError("set_(): size, stride and storage_offset need a source tensor")
+            source = empty(0, dtype=self._dtype, device=self.device)
+        elif not isinstance(source, Tensor):
+            raise TypeError(
+                f"set_(): source must be a Tensor, got {type(source).__name__} (PyTorch's "
+                "Storage sources are not supported)"
+            )
+        if source._dtype is not self._dtype or source.backend is not self.backend:
+            raise RuntimeError(
+                f"Could not set tensor of type {source._dtype.name} on {source.device} to a "
+                f"tensor of type {self._dtype.name} on {self.device}; convert it first with "
+                ".to(...)"
+            )
+        if self._inference:
+            self._refuse_inference_update("set_")
+        graphed = is_grad_enabled()
+        if graphed:
+            self._check_inplace()  # a leaf that requires grad: PyTorch's error
+        if size is not None:
+            size = tuple(size)
+            stride = _c_strides(size) if stride is None else stride
+            with no_grad():  # (the memory is shared, not the graph: PyTorch's set_ has none)
+                # (the offset counts from source's own, as PyTorch's)
+                offset = source.storage_offset() + storage_offset
+                source = source.as_strided(size, stride, offset)
+        elif stride is not None or storage_offset:
+            raise TypeError("set_(): storage_offset and stride need a size too")
+        # PyTorch's bases, views and detach() aliases share this tensor's version counter,
+        # which set_ moves: theirs move with it (the data setter cuts them from this tensor)
+        root = self
+        while not root._own_counter and (root._view_of or root._alias_of) is not None:
+            root = root._view_of[0] if root._view_of is not None else root._alias_of
+        if root is not self:
+            root._version += 1
+        sharing = [root]
+        while sharing:
+            for entry in sharing.pop()._views or ():
+                follower = entry[0]()
+                if follower is not None and not follower._own_counter:
+                    if follower is not self:
+                        follower._version += 1
+                    sharing.append(follower)
+        graphed = graphed and (self.requires_grad or source.requires_grad)
+        if graphed:
+            old = self.detach()  # (the node's input: this tensor before, in the graph)
+            old._node, old._requires_grad = self._node, self._requires_grad
+        if source is not self:
+            Tensor.data.__set__(self, source)  # type: ignore[attr-defined]
+        self._version += 1
+        if graphed:
+            # PyTorch records a node whose backward refuses: set_ has no derivative
+            from tensorweaver.autograd.function import Function
+            from tensorweaver.ops.apply import labelled
+
+            class SetStorage(Function):
+                @staticmethod
+                def forward(ctx: Any, old: Tensor, source: Tensor) -> Tensor:
+                    return source.detach()
+
+                @staticmethod
+                def backward(ctx: Any, grad: Tensor) -> Any:
+                    raise RuntimeError("derivative for set_ is not implemented")
+
+            made = labelled(SetStorage.apply(old, source), "NotImplemented", old, source)
+            self._node, self._requires_grad = made._node, True
+        return self
 
     def storage_offset(self) -> int:
         """Where the first element lies in the memory the array uses, in elements."""

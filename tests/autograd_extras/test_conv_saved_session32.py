@@ -109,17 +109,9 @@ def test_padding_packs_as_torch(mode: str, dims: int) -> None:
     same(_padded(mode, dims, "packed"), "numpy", decimals=9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reflect and replicate padding keep what pack gave for the input (torch's "
-    "ReflectionPad/ReplicationPad nodes save it) but backward never unpacks it, where "
-    "torch's unpacks it once (reading only its shape). Cause: nn/functional/conv.py "
-    "_padded_by_index keeps the packed value beside the node (PACKED_PADDED), outside the "
-    "engine's unpacking (autograd/graph.py unpacked). Fix: a padding node whose kept input "
-    "is the packed one (graph._Packed), restored by unpacked() and read for its shape",
-)
-def test_padding_unpacks_as_torch() -> None:
-    same(_padded("reflect", 2, "unpacked"), "numpy", decimals=9)
+@pytest.mark.parametrize("mode, dims", PADDINGS)
+def test_padding_unpacks_as_torch(mode: str, dims: int) -> None:
+    same(_padded(mode, dims, "unpacked"), "numpy", decimals=9)
 
 
 #: :data:`KINDS` less the 1-D groups and the 2-D transposed one (``_retained_second``'s).
@@ -187,14 +179,6 @@ def test_double_backward_node_is_pytorch_one(spec: str) -> None:
     same_each({conv: _double_backward_names(conv) for conv in names}, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a 1-D convolution's create_graph gradients are ViewBackward0 (tw runs it over a "
-    "height of one: its input's gradient is the unsqueezed view's), and a bias's SumBackward1 "
-    "at any rank (ops/composite.py _convolution_double_backward sums g), where torch's are "
-    "each an output of one ConvolutionBackwardBackward0. Fix: one node of several outputs "
-    "for the three (ops/several_outputs.py), on the caller's 3-D input and weight for 1-D",
-)
 @pytest.mark.parametrize("spec", FAST)
 def test_double_backward_node_of_line_and_bias(spec: str) -> None:
     def program(m: Any) -> list:

@@ -166,18 +166,6 @@ def test_as_strided_unfold_and_index_composites(spec: str) -> None:
     same_each(STRIDED, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (grad_fn graphs only; values and gradients match): x[None, None, i] shows "
-    "IndexBackward0 over one ViewBackward0 (torch: two UnsqueezeBackward0), x[None, 0, i] "
-    "IndexBackward0 over SliceBackward0 (torch: SelectBackward0 over UnsqueezeBackward0), "
-    "x[0, i] IndexBackward0 over ViewBackward0 over SliceBackward0 (torch: SelectBackward0). "
-    "Cause: core/tensorweaver/ops/index.py getitem applies the basic entries of a mixed "
-    "index as one slice_dims and one reshape (labelled only for a single new axis). Fix: "
-    "apply them entry by entry as torch's applySlicing does (an unsqueeze per None, a "
-    "select per int, a slice per non-full slice), or label the reshape SelectBackward0 over "
-    "the input where the basic part is one int.",
-)
 def test_mixed_index_node_chains(spec: str) -> None:
     i = lambda m: m.tensor([0, 2])  # noqa: E731
     same_each(

@@ -440,10 +440,7 @@ _MASK = "the gradient is g masked by x, constant in x; torch's formula reads x s
 CONSTANT_GRADIENTS = {
     "prelu": _MASK,
     **dict.fromkeys(
-        "layer_norm batch_norm_train batch_norm_eval instance_norm_affine conv1d "
-        "conv1d_dilated_groups conv2d conv2d_stride_groups conv3d conv_transpose1d "
-        "conv_transpose2d conv_transpose3d".split(),
-        _BIAS,
+        "layer_norm batch_norm_train batch_norm_eval instance_norm_affine".split(), _BIAS
     ),
     "nll_ignore_mean": "nll's gradient of log-probabilities is constant in them",
 }

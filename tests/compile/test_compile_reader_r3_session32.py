@@ -1,6 +1,5 @@
 """Reader r3, session 32: tw.compile guards a user's attribute of a tw module that tw's code
-names but never stores; the holders of tensors frozen by ``gc.freeze()`` (a strict xfail
-naming its cause and fix)."""
+names but never stores; the holders of tensors frozen by ``gc.freeze()``."""
 
 from __future__ import annotations
 
@@ -29,13 +28,6 @@ def test_compile_guards_user_attribute_named_like_tw_code(name: str) -> None:
     assert tw.equal(run(), f())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler/graph.py Graph.find_holders searches gc.get_objects(), which leaves out "
-    "objects frozen by gc.freeze() (Python 3.11), so a tensor held where the walk does not "
-    "go and alive at gc.freeze() is not found and the step runs eagerly (not wrong, slow); "
-    "fix: find holders without the collector's lists (a weak registry of live tensors)",
-)
 def test_compile_finds_holders_made_before_gc_freeze() -> None:
     held = collections.deque([tw.full((3,), 2.0)])
     x = tw.ones(3)

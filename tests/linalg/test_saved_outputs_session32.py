@@ -37,9 +37,11 @@ def _matrix(m: Any, shape: tuple, dtype: str = "float64") -> Any:
 
 def _weighted(m: Any, o: Any, k: int) -> Any:
     """A weighted sum of the squares of output ``o`` (its ``k``-th; a complex one's moduli):
-    the signs and phases of singular vectors and eigenvectors leave it unchanged."""
+    the signs and phases of singular vectors and eigenvectors leave it unchanged. (A complex
+    one's as its parts' squares, not ``abs() ** 2``: the double backward of a complex abs
+    misses a later ``.data`` write, test_linalg_saved_session33.py.)"""
     w = (m.arange(1.0, o.numel() + 1.0, dtype=m.float64).reshape(o.shape) / (3 + k)).sin()
-    square = o.abs() ** 2 if o.is_complex() else o * o
+    square = o.real**2 + o.imag**2 if o.is_complex() else o * o
     return (square * w).sum()
 
 
@@ -186,39 +188,6 @@ def _written_after_create_graph(name: str, k: int, dtype: str = "float64") -> Ca
     return program
 
 
-#: Where the formula's graph takes a conjugate of a complex output (linalg/_shared.py mH:
-#: conj_physical, a copy; eig's outputs are complex for a real matrix too), that copy keeps
-#: the values from before the write.
-_CONJUGATE_COPIES = pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): a write through .data into a complex output of qr, eigh, eig or "
-    "lu between a create_graph backward and the second backward is not seen by the second "
-    "one (numpy and torch:cpu). Cause: linalg/decomposition_gradients.py and eig_gradient.py "
-    "take the outputs' conjugate transposes with linalg/_shared.py mH (conj_physical: a copy "
-    "of the values before the write), which the double-backward nodes save; one_node.py "
-    "_LinalgCall._output_rewritten writes the new values into the kept outputs' memory (numpy; "
-    "torch:cpu's whole calls: rewrite_linalg_output), which the real formulas' views "
-    "(unsqueeze, narrow, mT) share. Fix: formulas that conjugate "
-    "the gradients rather than the outputs (mH(gQ) Q in place of Q^H gQ), or conjugate views "
-    "that a write into their base reaches (ops/views.py)",
-)
-
-
-#: torch:cpu's lu and eig, computed by the core, keep torch tensors that a later torch-computed
-#: call may save in torch's graph: a write into them that bumps torch's version is refused.
-_NO_UNCOUNTED_WRITE = pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): torch:cpu's lu (computed by the core, not whole by the backend) "
-    "does not see a write through .data into its outputs between a create_graph backward "
-    "and the second backward. Cause: linalg/one_node.py _written writes the new values into "
-    "the kept outputs' memory only where the backend has no calls of its own "
-    "(rewrite_linalg_output): torch's write_into (plugins/torch-backend/tensorweaver_torch/"
-    "host.py) bumps torch's version, which a later fused call that saved the output refuses "
-    "in backward (PyTorch's .data write bumps none). Fix: a backend hook that writes into an "
-    "array as .data does (torch: dst.data.copy_(src)), used by _written",
-)
-
-
 @pytest.mark.parametrize(
     "device, name, k, dtype",
     [
@@ -228,13 +197,13 @@ _NO_UNCOUNTED_WRITE = pytest.mark.xfail(
         ("numpy", "qr", 0, "float64"),
         ("numpy", "eigh", 1, "float64"),
         ("numpy", "lu", 1, "float64"),
-        pytest.param("torch:cpu", "lu", 2, "float64", marks=_NO_UNCOUNTED_WRITE),
+        ("torch:cpu", "lu", 2, "float64"),
         ("torch:cpu", "qr", 1, "float64"),
-        pytest.param("torch:cpu", "eig", 1, "float64", marks=_CONJUGATE_COPIES),
-        pytest.param("numpy", "eig", 0, "float64", marks=_CONJUGATE_COPIES),
-        pytest.param("numpy", "qr", 0, "complex128", marks=_CONJUGATE_COPIES),
-        pytest.param("torch:cpu", "eigh", 1, "complex128", marks=_CONJUGATE_COPIES),
-        pytest.param("numpy", "lu", 2, "complex128", marks=_CONJUGATE_COPIES),
+        ("torch:cpu", "eig", 1, "float64"),
+        ("numpy", "eig", 0, "float64"),
+        ("numpy", "qr", 0, "complex128"),
+        ("torch:cpu", "eigh", 1, "complex128"),
+        ("numpy", "lu", 2, "complex128"),
     ],
 )
 def test_data_write_after_create_graph_reaches_second_backward(

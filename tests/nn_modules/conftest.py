@@ -2,7 +2,7 @@
 
 A test that takes ``backend`` runs on NumPy, on PyTorch's CPU and on cuPyNumeric, inside
 ``with tw.device(spec)``, with float64 as the default dtype (layers are compared with
-``torch.nn`` in float64); a parametrized one runs a third of its cases on cuPyNumeric (see
+``torch.nn`` in float64); a parametrized one runs a sixth of its cases on cuPyNumeric (see
 :func:`tw_backends.deselect_cunumeric_share`). A backend is skipped only when ``tw.devices()``
 reports it unusable.
 """

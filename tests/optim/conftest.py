@@ -1,4 +1,4 @@
-"""Fixtures for the optimizer tests: the backend to run on (a parametrized test runs a third
+"""Fixtures for the optimizer tests: the backend to run on (a parametrized test runs a sixth
 of its cases on cuPyNumeric, see :func:`tw_backends.deselect_cunumeric_share`), and torch and
 tw in float64."""
 

@@ -1411,20 +1411,6 @@ def test_refusals_on_sparse_gradients_like_torch() -> None:
     )
 
 
-@_defect(
-    "WRONG EXCEPTION: a sparse gradient has no _nnz(), _indices(), _values(), indices(), "
-    "values() (AttributeError; sparse_dim()/dense_dim() exist since session 24), which torch "
-    "code reads (Adagrad's sparse path, custom optimizers); torch: 3 entries, indices "
-    "[[3, 1, 3]], a (3, 3) values tensor of one row per lookup ([1, -2, 3] each), (1, 1); "
-    "indices() of an uncoalesced one is a RuntimeError. Cause: nn/functional/sparse.py "
-    "SparseGradient keeps no entries, and they cannot be kept there alone: the autograd "
-    "engine re-wraps and sums gradients (autograd/engine.py, the leaf's `type(g)(native, ...)` "
-    "and _sparse_sum), losing anything held per object, and the per-lookup values are gone by "
-    "_SparseWeightGradient.backward (it gets the rows' index_add). Fix: an identity Function "
-    "over the looked-up rows in embedding()/_bag_reduce handing their gradient (the values) "
-    "with the indices to the gradient, and the engine carrying entries through its re-wrap "
-    "and joining them in sums; coalesced: unique sorted rows, values from the dense storage"
-)
 def test_sparse_gradient_entries_like_torch() -> None:
     same_each(
         {

@@ -98,7 +98,13 @@ def _retain_grad_of_a_view_after_its_base_changed(m):
     "node at the write, eagerly. Tried in session 32: note it stale instead (_note_missed) "
     "and regenerate in retain_grad only a view that holds a node; right, but a program that "
     "reads the 64 views after the write paid two view ops per view (numpy 15 -> 25 ms). "
-    "Fix: keep the eager node but mark it unread until a reader of the node takes it",
+    "Tried in session 33 (see tests/tensor/test_views_data_session33.py): keep the eager "
+    "node and note the view unread in STALE_VIEWS (a reader's regenerate() drops it): right "
+    "in every probe, but every op pays regenerate_inputs while one such view lives (+0.3 us "
+    "of 2.7 us) and each marked view ~2.6 us more per write and read; an unread note beside "
+    "a count of the node's references (zero cost to ops) misses an op whose result was "
+    "dropped. Fix: a flag Node.__init__ can test per input at no cost (e.g. a slot of the "
+    "tensor), cleared there",
 )
 @pytest.mark.parametrize("spec", DEVICES)
 def test_retain_grad_of_a_view_after_its_base_changed(spec):

@@ -67,14 +67,6 @@ def test_negative_start_slice_records_its_node(spec: str, pick: str) -> None:
     same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/index.py _basic takes _in_turn only where the last cutting entry is an int; "
-    "where a slice cuts last after an int (x[1, 10:], x[1, 0:0], x[1:, 2, 1:3]) it records "
-    "one SliceBackward0 over the leaf (and its saved arguments are the last slice's only), "
-    "not PyTorch's SliceBackward0 <- SelectBackward0 (<- SliceBackward0) chain. Fix: take "
-    "_in_turn whenever an int and another cutting entry both occur with grad",
-)
 @pytest.mark.parametrize("pick", ["x[1, 10:]", "x[1, 0:0]", "x[1:, 2, 1:3]"])
 def test_slice_last_after_an_int_records_the_chain(spec: str, pick: str) -> None:
     index = {
@@ -91,12 +83,6 @@ def test_slice_last_after_an_int_records_the_chain(spec: str, pick: str) -> None
     same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autograd/grad_fn.py: SliceBackward0 exposes no _saved_self_sym_sizes "
-    "(AttributeError; PyTorch: the sliced tensor's sizes). Fix: read it from "
-    "ops/views.py SLICE_ARGUMENTS[node][1], which holds that shape already",
-)
 def test_slice_node_saves_the_input_sizes(spec: str) -> None:
     def program(m: Any) -> Any:
         x = _leaf(m)
@@ -108,15 +94,6 @@ def test_slice_node_saves_the_input_sizes(spec: str) -> None:
     same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/index.py getitem's general path (ellipsis, None, an index tensor beside an "
-    "int): x[..., 0] is a SelectBackward0 with no _saved_dim/_saved_index; x[None, 1] one "
-    "slice node saving start/end (PyTorch: UnsqueezeBackward0 then SelectBackward0(dim=1)); "
-    "x[t, 1] IndexBackward0 over ViewBackward0 <- SliceBackward0 (PyTorch: over "
-    "SelectBackward0). Fix: expand ... and None into the entries and take _basic/_in_turn, "
-    "and select the int axes before the advanced index",
-)
 @pytest.mark.parametrize("pick", ["x[..., 0]", "x[None, 1]", "x[t, 1]"])
 def test_general_path_index_nodes(spec: str, pick: str) -> None:
     def program(m: Any) -> Any:
@@ -176,14 +153,6 @@ def test_data_assigned_view_keeps_its_counter(spec: str) -> None:
     same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensor.py Tensor._is_view (session 32) on an nn.UninitializedParameter/Buffer "
-    "returns False; PyTorch raises ValueError (uninitialized parameter); likewise sum(), "
-    "x[0], x[1, 2], where() and .shape give a _NoShape object instead of raising (older). "
-    "Fix: nn/parameter.py's uninitialized classes refuse _is_view/_base and the ops read "
-    "shape through the property that raises",
-)
 @pytest.mark.parametrize("what", ["_is_view", "sum", "x[0]", "x[1, 2]"])
 def test_uninitialized_parameter_refuses(spec: str, what: str) -> None:
     def program(m: Any) -> Any:

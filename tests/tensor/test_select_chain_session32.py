@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pytest
 import tensorweaver as tw
 from gradcheck import gradcheck
 from snippet_outcomes import grid, leaf, same_each, walk
@@ -116,14 +115,5 @@ def _slice_last(m: Any) -> Any:
     return walk(x[1, 1:].grad_fn, 3), walk(x[1:3, 0, ::2].grad_fn, 4)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x[1, 1:] (a slice cuts last) is one SliceBackward0 over the leaf, where PyTorch "
-    "chains SliceBackward0 -> SelectBackward0: ops/views.py getitem labels the outermost node "
-    "of a basic index with edges to x (labelled(out, name, x)) and saves its slice arguments "
-    "from the whole index. Fix: ops/index.py _basic's chain (_in_turn) for any index with "
-    "grad that cuts twice or more, and views.py getitem leaving such a chain's nodes as they "
-    "are (SLICE_ARGUMENTS of each slice node from its own entry, as given)",
-)
 def test_an_index_ending_in_a_slice_is_torchs_chain(spec: str) -> None:
     same_each({"slice last": _slice_last}, spec)

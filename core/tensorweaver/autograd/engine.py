@@ -59,6 +59,7 @@ from tensorweaver.tensor import (
     Tensor,
     _laid_out_like,
     _out_of_order,
+    _shaped,
 )
 
 
@@ -205,11 +206,22 @@ def _total(entry: Any) -> Any:
         joined = _join(pieces)
         total = joined if total is None else total + joined
     elif entry[0].is_sparse and all(g.is_sparse for g in entry):  # sparse ones: a sparse sum
-        total = _sparse_sum(len(entry), entry[0])(total.native, total.backend, total.dtype)
+        total = _sparse_sum(entry, total)
     return total
 
 
-def _sparse_sum(count: int, first: Tensor) -> type:
+def _sparse_sum(parts: list, total: Tensor) -> Tensor:
+    """``total``, the sum of the sparse gradients ``parts``, made one of them anew:
+    uncoalesced where several were summed, with their entries summed as PyTorch's engine
+    sums them (nn/functional/sparse.py ``carry_entries``)."""
+    from tensorweaver.nn.functional.sparse import carry_entries  # (loaded: sparse gradients)
+
+    out = _sparse_class(len(parts), parts[0])(total.native, total.backend, total.dtype)
+    carry_entries(out, *parts)
+    return out
+
+
+def _sparse_class(count: int, first: Tensor) -> type:
     """The class of a sum of ``count`` sparse gradients, the first ``first``: uncoalesced
     where several were summed, as PyTorch's engine joins their entries without merging."""
     if count == 1:
@@ -542,10 +554,15 @@ def _finish(
         if leaf._grad is not None:
             if leaf._grad.is_sparse and not g.is_sparse:  # (a dense sum, as PyTorch's)
                 leaf._grad = Tensor((leaf._grad + g).native, g.backend, g.dtype)
+            elif g.is_sparse and leaf._grad.is_sparse:
+                from tensorweaver.nn.functional.sparse import carry_entries, sparse_entries
+
+                before = sparse_entries(leaf._grad)  # (read before the sum moves its version)
+                _add_into(leaf._grad, g)
+                leaf._grad.__class__ = _sparse_class(2, g)
+                carry_entries(leaf._grad, before, g)
             else:
                 _add_into(leaf._grad, g)
-                if g.is_sparse and leaf._grad.is_sparse:
-                    leaf._grad.__class__ = _sparse_sum(2, g)
             _after_accumulate(key, leaf, g)
             continue
         # A tensor of its own over the gradient's array (a copy where NumPy shares that
@@ -563,8 +580,15 @@ def _finish(
             if _out_of_order(leaf):  # a dense leaf laid out otherwise (channels-last): its
                 native = _laid_out_like(backend, native, leaf.native)  # as torch's
         # (not the .grad setter: its checks hold for the engine's gradients; a sparse one
-        # keeps its class, its layout)
-        leaf._grad = (type(g) if g.is_sparse else Tensor)(native, backend, g._dtype)
+        # keeps its class, its layout; a dense one is made with g's Size, which the layouts
+        # above keep: the constructor would find it again, ~0.4 us a leaf)
+        if g.is_sparse:
+            from tensorweaver.nn.functional.sparse import carry_entries
+
+            leaf._grad = type(g)(native, backend, g._dtype)
+            carry_entries(leaf._grad, g, stored=True)
+        else:
+            leaf._grad = _shaped(native, backend, g._dtype, g._shape)
         if POST_ACCUMULATE_HOOKS or NODE_POSTHOOKS:
             _after_accumulate(key, leaf, g)
     return {}
@@ -796,9 +820,6 @@ def grad(
         )
     names = inputs if type(inputs) is dict else None
     inputs, once = _inputs(inputs, "grad")
-    for t in once:
-        if not t.requires_grad:
-            raise RuntimeError("grad: one of the differentiated tensors does not require grad")
     if is_grads_batched:
         result = _batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
                           allow_unused or materialize_grads)  # fmt: skip
@@ -824,7 +845,10 @@ def _grads(
 ) -> list:
     """The gradient of each of ``inputs`` (``once``: each tensor once), None for an unused
     one where ``allow_unused``."""
-    outputs, gs = _roots(outputs, grad_outputs, "outputs", "grad")
+    outputs, gs = _roots(outputs, grad_outputs, "tensors", "grad")
+    for t in once:  # (after the outputs' checks: PyTorch blames a constant output first)
+        if not t.requires_grad:
+            raise RuntimeError("grad: one of the differentiated tensors does not require grad")
     retain = create_graph if retain_graph is None else retain_graph
     found = run(outputs, gs, retain, create_graph, once)
     if not create_graph:  # (one object per tensor, at each place it is named, as PyTorch's)

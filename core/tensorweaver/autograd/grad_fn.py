@@ -143,8 +143,12 @@ def _select_saved(i: int) -> Callable[[Any], Any]:
 _UINT64 = 1 << 64
 
 
-def _select_sizes(node: Any) -> Any:
-    return tuple(node.inputs[0].shape) if len(node.saved) == 2 else None
+def _cut_sizes(node: Any) -> Any:
+    """The sizes of the tensor a select or slice node cut, PyTorch's ``self_sym_sizes``;
+    None for a node that is not PyTorch's select or slice."""
+    if node.op == "slice" and len(node.saved) == 2 or _slice_argument(node, 0) is not None:
+        return tuple(node.inputs[0].shape)
+    return None
 
 
 def _slice_argument(node: Any, i: int) -> Any:
@@ -177,6 +181,15 @@ def _unbind_dim(node: Any) -> Any:
     return saved[1].dim % _UINT64 if saved and saved[0] is _Pieces and saved[1].stacked else None
 
 
+def _reshape_dim(node: Any) -> Any:
+    """The dim of an unsqueeze's node as given (ops/movement.py; a negative one as unsigned
+    64 bits, as PyTorch shows it), else that of the slice a reshape node stands for."""
+    from tensorweaver.ops.movement import UNSQUEEZE_DIMS
+
+    dim = UNSQUEEZE_DIMS.get(weakref.ref(node))
+    return _slice_argument(node, 0) if dim is None else int(dim) % _UINT64
+
+
 #: PyTorch's saved arguments of a node, by (op, attribute): what reads them off the node,
 #: None where the node is not of PyTorch's kind that saves it. (Ints and shapes only: they
 #: stay after backward, as PyTorch's.)
@@ -189,11 +202,12 @@ _SAVED: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("slice", "_saved_step"): partial(_slice_argument, i=3),
     ("slice", "_saved_index"): _select_saved(1),
     # (x[:], x[None, 1:3]: PyTorch's slice node, made here with a reshape over it or none)
-    ("reshape", "_saved_dim"): partial(_slice_argument, i=0),
+    ("reshape", "_saved_dim"): _reshape_dim,
     ("reshape", "_saved_start"): partial(_slice_argument, i=1),
     ("reshape", "_saved_end"): partial(_slice_argument, i=2),
     ("reshape", "_saved_step"): partial(_slice_argument, i=3),
-    ("slice", "_saved_self_sym_sizes"): _select_sizes,
+    ("slice", "_saved_self_sym_sizes"): _cut_sizes,
+    ("reshape", "_saved_self_sym_sizes"): _cut_sizes,
     ("function", "_saved_dim"): _unbind_dim,
 }
 
@@ -201,6 +215,7 @@ _SAVED: dict[tuple[str, str], Callable[[Any], Any]] = {
 _NAMESPACED = {
     "CopyBackwards": "torch::autograd::CopyBackwards",
     "CopySlices": "torch::autograd::CopySlices",
+    "NotImplemented": "torch::autograd::NotImplemented",
 }
 
 

@@ -150,9 +150,9 @@ def _det(node: Any, g: Tensor) -> tuple:
     (d,) = outputs(node)
     scale = mv.unsqueeze(mv.unsqueeze(ew.mul(g, conj_physical(d)), -1), -1)
     eye = mv.expand(eye_like(a, a.shape[-1]), a.shape)
-    if not is_grad_enabled():
+    if not is_grad_enabled():  # (from A as it was: PyTorch's LU factors of it)
         singular = mv.unsqueeze(mv.unsqueeze(ew.eq(d, 0), -1), -1)
-        inverse_h = p.solve_ex(mH(a), eye)[0]
+        inverse_h = p.solve_ex(mH(Tensor(saved(node), a.backend, a.dtype)), eye)[0]
         return (ew.mul(scale, ew.where(singular, 0.0, inverse_h)),)
     if a.dtype.is_complex:  # the cofactors by the SVD below are written for real matrices
         return (ew.mul(scale, p.solve_ex(mH(a), eye)[0]),)

@@ -9,6 +9,7 @@ from collections import OrderedDict
 from collections.abc import Sized
 from typing import Any, Callable, Optional
 
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
 from tensorweaver.compiler import reads, symbolic
 from tensorweaver.compiler.branches import Branches, NewPath
 from tensorweaver.compiler.differentiable import DifferentiableGraph, differentiable_graph
@@ -166,6 +167,7 @@ class CompiledFunction:
         counters = scheduler_attributes(schedulers)
         buffers = buffers_of(state.modules)
         _tracing.append(recorder)
+        unpacked = _watch_unpacks()
         try:
             recorder.open()
             result = self._fn(*args, **kwargs)
@@ -175,6 +177,7 @@ class CompiledFunction:
         finally:
             recorder.close()
             _tracing.pop()
+            _restore_hooks(unpacked)
             DRAWS.clear()
             numbers = symbolic.lower(lifted, builder.bind, builder.settle, builder.written)
         try:
@@ -187,6 +190,14 @@ class CompiledFunction:
                     f"the step reads tensor values into Python at {recorder.host_read} (print, "
                     ".numpy(), ...), so it runs eagerly for these inputs; move that read out of "
                     "the compiled function to replay it"
+                )
+                return reads.plain(result)
+            if unpacked[1]:
+                self._store(key, _EAGER)
+                self._warn(
+                    "its backward unpacks tensors that saved_tensors_hooks entered around the "
+                    "call packed, and a replay would not call those hooks, so it runs eagerly "
+                    "for these inputs"
                 )
                 return reads.plain(result)
             if schedulers_stepped(schedulers, counters):
@@ -491,6 +502,31 @@ class OptimizedModule(Module):
         return names + [n for n in super().__dir__() if n not in known]
 
 
+def _watch_unpacks() -> tuple[list, list]:
+    """Put an unpack hook that notes its calls in place of each of the saved_tensors_hooks
+    in force (a step whose backward runs them: a replay would not), until
+    :func:`_restore_hooks`: ``(the hooks in force, the calls noted)``."""
+    before = list(SAVED_TENSORS_HOOKS)
+    calls: list = []
+
+    def noting(unpack: Callable) -> Callable:
+        def unpack_noted(packed: Any) -> Any:
+            calls.append(None)
+            return unpack(packed)
+
+        return unpack_noted
+
+    SAVED_TENSORS_HOOKS[:] = [(pack, noting(unpack)) for pack, unpack in before]
+    return before, calls
+
+
+def _restore_hooks(watched: tuple[list, list]) -> None:
+    """Put back the hooks :func:`_watch_unpacks` replaced (those the step entered are
+    gone: it left their contexts)."""
+    before = watched[0]
+    SAVED_TENSORS_HOOKS[: len(before)] = before
+
+
 def _backends(builder: GraphBuilder) -> list[Any]:
     """The backend objects the step may use: its tensors' and the current one."""
     found = [current_backend()]
@@ -641,11 +677,13 @@ def compile(  # noqa: A001  (PyTorch's name)
     too, read afresh on each call (:class:`.state.ValuesRead`): those of the dicts, lists,
     tuples and plain objects its code names (``cfg.scale``, ``CONFIG["lr"]``), its default
     arguments, the globals, closures and defaults of the functions it calls (a few levels
-    deep), of its modules' forwards and hooks and of tensor hooks, and a custom
-    optimizer's attributes: numbers by value, tensors and other objects by identity, so a
-    change traces again (a tensor the caller rebinds there, too). A tensor reached
-    otherwise (an object of a library's class, deeper than the walk goes) is found by a
-    search of live tensors; such a tensor that the step rebinds, and tensors the step
+    deep), of its modules' forwards and hooks (those every module runs too), of tensor hooks
+    and of the optimizers' step hooks (their own and every optimizer's), a custom
+    optimizer's attributes and those the user set on one of tw's: numbers by value, tensors
+    and other objects by identity, so a change traces again (a tensor the caller rebinds
+    there, too; a hook added or removed). A tensor reached otherwise (an object of a
+    library's class, deeper than the walk goes) is found by a search of live tensors
+    (those ``gc.freeze()`` froze too); such a tensor that the step rebinds, and tensors the step
     stores anywhere but in parameters, buffers, gradients, optimizer state, arguments and
     the modules' attributes, are not updated by a replay; values read there are baked in
     (one that changes every call is caught by the two-trace check). Python side effects

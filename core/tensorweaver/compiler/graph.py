@@ -25,6 +25,7 @@ from __future__ import annotations
 import gc
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -386,12 +387,12 @@ class GraphBuilder:
                 unknown.pop(id(native), None)
         if not unknown:
             return
-        for obj in gc.get_objects():
-            # type(), not isinstance: some objects' __class__ is a property with effects
-            if issubclass(type(obj), Tensor) and id(obj.native) in unknown:
-                del unknown[id(obj.native)]
-                self.checks.append((obj, obj.shape, obj.dtype))
-                self._watch(obj, "", (), {})
+        self._hold(gc.get_objects(), unknown)
+        if unknown and gc.get_freeze_count():
+            for objects in _frozen_objects():
+                self._hold(objects, unknown)
+                if not unknown:
+                    break
         if any(unknown.values()):
             raise Unsupported(
                 "it uses a tensor reached through an object tw.compile does not follow, and "
@@ -399,6 +400,16 @@ class GraphBuilder:
                 "is not an argument, say); pass that object, module or optimizer as an "
                 "argument or name it in the function"
             )
+
+    def _hold(self, objects: list[Any], unknown: dict[int, bool]) -> None:
+        """Make inputs of the arrays in ``unknown`` that a tensor among ``objects`` holds
+        (taken out of ``unknown``)."""
+        for obj in objects:
+            # type(), not isinstance: some objects' __class__ is a property with effects
+            if issubclass(type(obj), Tensor) and id(obj.native) in unknown:
+                del unknown[id(obj.native)]
+                self.checks.append((obj, obj.shape, obj.dtype))
+                self._watch(obj, "", (), {})
 
     def _describe(self, name: str, obj: Any) -> None:
         if hasattr(obj, "shape") and hasattr(obj, "dtype"):
@@ -843,6 +854,23 @@ class GraphBuilder:
 
 
 _READS = HOST_READS | {"_check"}
+
+
+def _frozen_objects() -> Iterator[list[Any]]:
+    """The live objects ``gc.freeze()`` took out of the collector's lists (which
+    ``gc.get_objects()`` reads), in batches: those the listed objects, the modules and the
+    running frames reach, found by following references (a breadth-first walk)."""
+    listed = gc.get_objects()
+    seen = set(map(id, listed))
+    batch = [*listed, sys.modules, *sys._current_frames().values()]
+    del listed
+    tracked = gc.is_tracked  # (an untracked object holds no tensor)
+    while batch:
+        found = {id(o): o for o in gc.get_referents(*batch) if tracked(o)}
+        fresh = found.keys() - seen
+        seen |= fresh
+        batch = [found[k] for k in fresh]
+        yield batch
 
 
 def _backend_of(body: list[_Line]) -> Any:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
 from tensorweaver.compiler.state import (
     CONTAINERS,
     StepState,
@@ -53,14 +54,15 @@ def make_guard(
     container.
 
     It checks what the signature holds: grad mode, default dtype, autocast dtype and
-    device; each argument's type (exactly ``Tensor``, a stronger check), shape, dtype,
-    backend, ``requires_grad`` and gradient, or a scalar's type and value (a float's sign
-    too; a complex argument makes no guard); which arguments share an array; that ``fn``
-    names the same objects (so the same Python numbers: a stronger check); the modules',
-    optimizers' and named tensors' parts, in line (:mod:`.state_checks`), or computed as
-    the signature computes them for a module class with its own traversals; and each value
-    read further on (:class:`.state.ValuesRead`), read again from where it was found: none
-    to check for a step that reads nothing but its arguments, modules and optimizers.
+    device, whether saved_tensors_hooks are in force; each argument's type (exactly
+    ``Tensor``, a stronger check), shape, dtype, backend, ``requires_grad`` and gradient, or
+    a scalar's type and value (a float's sign too; a complex argument makes no guard);
+    which arguments share an array; that ``fn`` names the same objects (so the same Python
+    numbers: a stronger check); the modules', optimizers' and named tensors' parts, in line
+    (:mod:`.state_checks`), or computed as the signature computes them for a module class
+    with its own traversals; and each value read further on (:class:`.state.ValuesRead`),
+    read again from where it was found: none to check for a step that reads nothing but its
+    arguments, modules and optimizers.
     """
     backend = current_backend()
     if (
@@ -81,6 +83,7 @@ def make_guard(
         "DTYPE": key[1][0],
         "AUTOCAST": key[1][1],
         "BACKEND": backend,
+        "SAVED_TENSORS_HOOKS": SAVED_TENSORS_HOOKS,
     }
     checks_names(names)
     checks = [
@@ -88,6 +91,7 @@ def make_guard(
         "get_default_dtype() == DTYPE",
         "autocast_dtype() == AUTOCAST",
         "current_backend() is BACKEND",
+        f"{'' if key[11] else 'not '}SAVED_TENSORS_HOOKS",
     ]
     arrays: list[str] = []
     for i, arg in enumerate(args):

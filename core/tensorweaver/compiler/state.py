@@ -30,6 +30,7 @@ import functools
 import inspect
 import math
 import sys
+from collections import OrderedDict
 from types import CodeType, FunctionType, MethodType, ModuleType
 from typing import Any, Callable
 
@@ -38,9 +39,12 @@ import numpy as np
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.hooks import GRAD_HOOKS, POST_ACCUMULATE_HOOKS
 from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
 from tensorweaver.compiler.symbolic import lifted_setting
+from tensorweaver.nn.modules import module as module_globals
 from tensorweaver.nn.modules.module import Module
 from tensorweaver.ops.creation import get_default_dtype
+from tensorweaver.optim.hooks import GLOBAL_POST_HOOKS, GLOBAL_PRE_HOOKS
 from tensorweaver.optim.lr_scheduler import LRScheduler
 from tensorweaver.optim.optimizer import Optimizer
 from tensorweaver.selection import current_backend
@@ -97,6 +101,8 @@ def attribute_locations(modules: list[Module], out: list[tuple[Any, str]]) -> No
 
 #: A module's hook tables: a hook added or removed after tracing changes what a step runs.
 MODULE_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+#: The tables of hooks every module's call runs (nn/modules/module.py, by table name).
+GLOBAL_MODULE_HOOKS = tuple(f"_global{table}" for table in MODULE_HOOKS)
 
 
 def _tensor_sig(t: Tensor) -> tuple:
@@ -241,6 +247,8 @@ _FORWARDS: dict[Any, bool] = {}
 _MODULE_OWN: dict[type, frozenset[str]] = {}
 #: An optimizer's bookkeeping (its groups and state are the signature's already).
 _OPTIMIZER_KEYS = frozenset(("defaults", "state", "param_groups", "_in_step_hooks"))
+#: An optimizer's tables of step hooks (optim/hooks.py ``with_step_hooks`` runs them).
+_STEP_HOOKS = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks")
 #: What a read finds where nothing is (a deleted attribute, key or cell).
 ABSENT = object()
 
@@ -373,8 +381,8 @@ class ValuesRead:
             self.enter(cls, depth)  # (its class's attributes read through it)
 
     def keywords(self, values: dict, depth: int) -> None:
-        """Walk a dict of keyword arguments: all its items (its keys are parameters' names,
-        which no code names as attributes or keys)."""
+        """Walk all the items of a dict whose keys no code names as attributes or keys (of
+        keyword arguments, parameters' names; of a table of hooks, their handles' ids)."""
         if id(values) in self._entered:
             return
         self._entered.add(id(values))
@@ -509,8 +517,11 @@ class ValuesRead:
             self.keywords(func.__kwdefaults__, depth - 1)
 
     def modules(self, modules: list[Module]) -> None:
-        """Walk the hooks of the module trees ``modules`` and the ``forward`` of each
-        class of the user's (the hooks' identity is the signature's already)."""
+        """Walk the hooks of the module trees ``modules`` (every module's too: one added
+        traces again) and the ``forward`` of each class of the user's (the hooks' identity
+        is the signature's already)."""
+        for table in GLOBAL_MODULE_HOOKS if modules else ():
+            self.keywords(getattr(module_globals, table), _DEPTH)
         stack = list(modules)
         forwards: dict[int, tuple[Any, list[Module]]] = {}
         while stack:  # (the trees' modules; cheaper than Module.modules())
@@ -540,12 +551,19 @@ class ValuesRead:
             _FORWARDS[forward] = type(forward) is FunctionType and _users(forward)
 
     def optimizers(self, optimizers: list[Optimizer]) -> None:
-        """Walk the attributes and ``step`` of each optimizer of a class of the user's, and
-        the attributes the user set on one of tw's (its own numbers are in its groups)."""
+        """Walk the attributes and ``step`` of each optimizer of a class of the user's, the
+        attributes the user set on one of tw's (its own numbers are in its groups), and the
+        step hooks of each (its own and every optimizer's: one added traces again)."""
+        for table in (GLOBAL_PRE_HOOKS, GLOBAL_POST_HOOKS) if optimizers else ():
+            self.keywords(table, _DEPTH)
         for opt in optimizers:
+            for name in _STEP_HOOKS:
+                table = vars(opt).get(name)
+                if type(table) is OrderedDict:
+                    self.keywords(table, _DEPTH)
             cls = type(opt)
             if not _users(cls):
-                own = _library_names(cls)
+                own = _stored_names(cls)
                 for name, value in list(vars(opt).items()):
                     if name not in own and name not in _OPTIMIZER_KEYS:
                         self.read(opt, "attr", name, value, _DEPTH)
@@ -589,24 +607,19 @@ def _slots_of(obj: Any) -> dict[str, Any]:
     return found
 
 
-@functools.lru_cache(maxsize=64)
-def _library_names(cls: type) -> frozenset[str]:
-    """The names the methods of a library's class ``cls`` (and its bases) use: its own
-    attributes, which are not the user's."""
-    names: set[str] = set()
-    for klass in cls.__mro__:
-        for value in vars(klass).values():
-            if type(value) is FunctionType:
-                names |= set(global_names(value.__code__))
-    return frozenset(names)
-
-
 def _module_own_names(cls: type) -> frozenset[str]:
-    """:data:`_MODULE_OWN`'s entry for the module class ``cls``: the attributes the methods
-    of tw's class (and its bases) store (``self.x = ...``), not every name they spell (a
-    user's ``lin.values = {...}`` is not tw's because tw's code calls ``dict.values``)."""
+    """:data:`_MODULE_OWN`'s entry for the module class ``cls``: the attributes tw's class
+    stores (:func:`_stored_names`) and every module's bookkeeping."""
     if _users(cls):
         return frozenset()
+    return _stored_names(cls) | _module_bookkeeping()
+
+
+@functools.lru_cache(maxsize=256)
+def _stored_names(cls: type) -> frozenset[str]:
+    """The attributes the methods of tw's class ``cls`` (and its bases) store (``self.x =
+    ...``): its own, not every name they spell (a user's ``lin.values = {...}`` or
+    ``opt.values = {...}`` is not tw's because tw's code calls ``dict.values``)."""
     names: set[str] = set()
     for klass in cls.__mro__:
         for value in vars(klass).values():
@@ -615,7 +628,7 @@ def _module_own_names(cls: type) -> frozenset[str]:
             for func in (value.fget, value.fset) if isinstance(value, property) else (value,):
                 if type(func) is FunctionType:
                     names |= _stored_attributes(func.__code__)
-    return frozenset(names) | _module_bookkeeping()
+    return frozenset(names)
 
 
 def _stored_attributes(code: CodeType) -> set[str]:
@@ -1009,6 +1022,7 @@ class StepState:
             tensors_sig(self.tensors),
             tuple(number_sig(n) for n in self.numbers),
             tuple(map(read_sig, self.reads)),
+            bool(SAVED_TENSORS_HOOKS),
         )
 
     def locations(self, args: tuple, kwargs: dict) -> list[tuple[Any, str]]:
@@ -1206,5 +1220,6 @@ def describe_change(before: tuple, after: tuple) -> str:
         "a Python number the function reads (a global, a closure variable, an attribute)",
         "a value read through a container, a plain object, a default argument, a helper "
         "function, a hook or a custom optimizer's attribute",
+        "whether saved_tensors_hooks are in force",
     )
     return ", ".join(n for n, a, b in zip(names, before, after) if a != b) or "nothing"

@@ -567,6 +567,10 @@ OPTIONAL: dict[str, str] = {
     "output i's shape and dtype) into output i of a linalg_function call recorded with grad, "
     "as a write through .data (no version bump), so fused_linalg_backward reads it (as "
     "torch's nodes read their saved results); without it such a write is not seen by backward",
+    "write_linalg_output": "write_linalg_output(dst, src) -> bool: write src (of dst's shape "
+    "and dtype) into dst's memory as a write through .data does (no version bump), for the "
+    "core's linalg formulas after a create_graph backward; False where it did not write. "
+    "Without it the core uses write_into, unless the backend defines rewrite_linalg_output",
     # API 2.4: complex numbers (a backend that lists complex64/complex128 in its dtypes).
     # Such a backend also takes complex arrays in every arithmetic primitive that makes sense
     # for them (add sub mul div neg pow exp log sqrt sin cos tanh eq ne sum prod matmul, the

@@ -17,11 +17,23 @@ def mT(x: Tensor) -> Tensor:  # noqa: N802  (PyTorch's name)
     return mv.transpose(x, -2, -1)
 
 
+#: While a create_graph formula runs on a call's outputs (linalg/one_node.py), the complex
+#: conjugate transposes :func:`mH` computes: [(conjugate, the transposed view it was computed
+#: from)], innermost formula last.
+CONJUGATES_OF: list[list] = []
+
+
 def mH(x: Tensor) -> Tensor:  # noqa: N802  (PyTorch's name)
     """The conjugate transpose, computed (the transpose of a real matrix): what the formulas
     and gradient rules use, where a conjugate view would only add its tracking (2.45 us
-    against 1.26 for 64 values)."""
-    return cx.conj_physical(mT(x))
+    against 1.26 for 64 values). Inside a create_graph formula it is noted
+    (:data:`CONJUGATES_OF`): a later write through an output's ``.data`` is written into it
+    anew, as PyTorch's conjugate view (of a saved output, a gradient) reads that memory."""
+    t = mT(x)
+    out = cx.conj_physical(t)
+    if CONJUGATES_OF and out is not t:
+        CONJUGATES_OF[-1].append((out, t))
+    return out
 
 
 def mH_view(x: Tensor) -> Tensor:  # noqa: N802  (PyTorch's name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from tensorweaver.autograd.mode import no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
-from tensorweaver.linalg._shared import is_given, mH
+from tensorweaver.linalg._shared import CONJUGATES_OF, is_given, mH, mT
 from tensorweaver.ops import complex as cx
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import elementwise as ew
@@ -29,8 +29,11 @@ def eig_backward(
     PyTorch's linalg_eig_backward, its eigvals shortcut, and its error where the loss depends
     on the eigenvectors' phases (their unit norm fixes all else)."""
     vh = mH(vectors)
+    # Under create_graph the solve's own copy, which a later write into V misses: PyTorch's
+    # solve saves its LU factors, which its backward reads (the formula's mH of V sees it).
+    factored = cx.conj_physical(mT(vectors)) if CONJUGATES_OF else vh
     if not is_given(g_vectors):  # (V^{-H} diag(gL) V^H, the diagonal scaling V^H's rows)
-        return p.solve_ex(vh, ew.mul(mv.unsqueeze(g_values, -1), vh))[0]
+        return p.solve_ex(factored, ew.mul(mv.unsqueeze(g_values, -1), vh))[0]
     vh_gv = matmul(vh, g_vectors)
     diagonal = st.diagonal(vh_gv, 0, -2, -1)
     _check_phase_invariant(diagonal)
@@ -42,7 +45,7 @@ def eig_backward(
     inner = ew.div(vh_gv, gaps)
     if g_values is not None:  # (gL takes the diagonal's place, as in PyTorch)
         inner = ew.where(eye, mv.unsqueeze(g_values, -1), inner)
-    return p.solve_ex(vh, matmul(inner, vh))[0]
+    return p.solve_ex(factored, matmul(inner, vh))[0]
 
 
 def _check_phase_invariant(diagonal: Tensor) -> None:

@@ -26,6 +26,7 @@ from tensorweaver.autograd.function import Function, FunctionCtx, _watched
 from tensorweaver.autograd.graph import _checked, _Packed
 from tensorweaver.autograd.mode import _restore, _switched, enable_grad, is_grad_enabled
 from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, HooksOff, Node, output_node, shape_of
+from tensorweaver.linalg._shared import CONJUGATES_OF
 from tensorweaver.linalg.fused_backward import _through_reference, _wrapped
 from tensorweaver.tensor import Tensor
 
@@ -57,8 +58,7 @@ class _LinalgCall(Function):
             if ctx.attached is not None:  # a formula: on this call's outputs, attached
                 outs = _attached_outputs(ctx, kept[count : count + len(ctx.indices)])
                 if outs is not None:
-                    formula = ctx.attached[2]
-                    return formula((*inputs, *outs, *kept[count + len(outs) :]), grads)
+                    return _formula_again(ctx, inputs, outs, kept[count + len(outs) :], grads)
             reference, static = ctx.reference  # else a graph from the inputs themselves
             return _through_reference(inputs, reference, static, ctx.indices, grads)
         return ctx.rule(kept, grads)
@@ -90,7 +90,7 @@ class _LinalgCall(Function):
             # read that memory, as PyTorch's double-backward nodes read the saved outputs'.
             # (not where the backend computed the call whole: its record, which its graph
             # saved, is written by rewrite_linalg_output above)
-            if ctx.fused is None and new is not old and _written(kept, new):
+            if ctx.fused is None and new is not old and _write_memory(kept, new):
                 if now is None:
                     now = ctx.now = {}
                 now[k] = new  # (the output's array now: a later write names it as ``old``)
@@ -98,6 +98,29 @@ class _LinalgCall(Function):
                 kept.native = new
                 if now is not None:
                     now.pop(k, None)
+        conjugates = ctx.__dict__.get("conjugates")
+        if conjugates is not None:  # (the create_graph formulas' copies: written anew)
+            conjugate = ctx.inputs_backend.conj
+            for copy, source in conjugates:
+                _write_memory(copy, conjugate(source.native))
+
+
+def _formula_again(
+    ctx: FunctionCtx, inputs: tuple, outs: tuple, extra: tuple, grads: tuple
+) -> tuple:
+    """The inputs' gradients by the call's formula on its ``outs`` attached again (and the
+    ``extra`` values it reads), with a graph: the conjugate transposes it computes of them
+    are kept (``ctx.conjugates``), so that a later write through an output's ``.data``
+    reaches them, as it reaches PyTorch's conjugate views of the saved outputs."""
+    noted: list = []
+    CONJUGATES_OF.append(noted)
+    try:
+        found = ctx.attached[2]((*inputs, *outs, *extra), grads)
+    finally:
+        CONJUGATES_OF.pop()
+    if noted:
+        ctx.conjugates = (*ctx.__dict__.get("conjugates", ()), *noted)
+    return found
 
 
 def keep_outputs(outs: tuple, indices: tuple, formula: Callable[[tuple, tuple], tuple]) -> None:
@@ -408,17 +431,21 @@ def _add(backend: Any, a: Any, b: Any) -> Any:
     return backend.add(a, b)
 
 
-def _written(kept: Tensor, new: Any) -> bool:
+def _write_memory(kept: Tensor, new: Any) -> bool:
     """Whether ``new``'s values were written into the memory of ``kept``'s array (same shape
-    and dtype, a backend that writes into memory: ``write_into``). Not on a backend that
-    records calls of its own (``rewrite_linalg_output``: torch's), whose ``write_into``
-    counts as an in-place change there: a later call's record that saved this output
-    would refuse its backward, where PyTorch's ``.data`` write bumps no version."""
+    and dtype) as a write through ``.data`` does: by the backend's ``write_linalg_output``
+    where it records calls of its own (``rewrite_linalg_output``: torch's; its
+    ``write_into`` counts as an in-place change there, which a later call's record that
+    saved the array would refuse in backward), else by its ``write_into``."""
     backend = kept.backend
-    if getattr(backend, "rewrite_linalg_output", None) is not None:
-        return False
-    write = getattr(backend, "write_into", None)
     old = kept.native
-    if write is None or tuple(new.shape) != tuple(old.shape) or new.dtype != old.dtype:
+    if tuple(new.shape) != tuple(old.shape) or new.dtype != old.dtype:
         return False
+    write = getattr(backend, "write_linalg_output", None)
+    if write is None:
+        if getattr(backend, "rewrite_linalg_output", None) is not None:
+            return False
+        write = getattr(backend, "write_into", None)
+        if write is None:
+            return False
     return bool(write(old, new))

@@ -196,7 +196,10 @@ def svd(a: Tensor, full_matrices: bool) -> tuple[Tensor, Tensor, Tensor]:
 
 
 def det(a: Tensor) -> Tensor:
-    return _wrap((_run("linalg_det", host.det, a, a.native),), a, "linalg_det", (a,))[0]
+    # (A's array now: the first-order rule reads it, as PyTorch's reads the LU factors of A
+    # it saved, which a later write through A's .data does not reach)
+    value = _run("linalg_det", host.det, a, a.native)
+    return _wrap((value,), a, "linalg_det", (a,), a.native)[0]
 
 
 def slogdet(a: Tensor) -> tuple[Tensor, Tensor]:

@@ -5,10 +5,11 @@ layers (``UninitializedParameter``, ...)."""
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional
 
 import tensorweaver as tw
 from tensorweaver.tensor import Tensor
@@ -143,9 +144,29 @@ def _is_allowed() -> bool:
     return getattr(_ALLOWED, "depth", 0) > 0
 
 
-class _NoShape(RuntimeError, ValueError):
-    """Reading an uninitialized tensor's shape: PyTorch's ``shape`` raises RuntimeError and
-    its operations ValueError, and operations here read the shape as often as the storage."""
+#: The core's modules that copy PyTorch's Python code and read ``shape`` where it does
+#: (Module.load_state_dict, parametrizations): RuntimeError there, as PyTorch's ``shape``
+#: property raises.
+_PYTHON_CODE = frozenset({"tensorweaver.nn.modules.module", "tensorweaver.nn.utils.parametrize"})
+
+
+def _caller() -> str:
+    """The module of the code that called the caller of this function."""
+    return sys._getframe(2).f_globals.get("__name__", "")
+
+
+def _refuse_shape(t: Any, caller: str) -> NoReturn:
+    """Refuse a read of uninitialized ``t``'s shape by code of the module ``caller``: an
+    operation of the core's (ValueError, as PyTorch's ``__torch_function__`` refuses any
+    operation), else the user or Module code (RuntimeError, PyTorch's ``shape``)."""
+    if caller.startswith("tensorweaver.") and caller not in _PYTHON_CODE:
+        t.native  # noqa: B018 - ValueError
+    raise RuntimeError(
+        "Can't access the shape of an uninitialized parameter or buffer "
+        f"({type(t).__name__}). This happens with a LazyModule, or in load_state_dict "
+        "loading an uninitialized parameter into an initialized one: call forward (with a "
+        "dummy batch) to initialize the parameters first"
+    )
 
 
 class UninitializedTensorMixin:
@@ -180,13 +201,11 @@ class UninitializedTensorMixin:
     def shape(self) -> Any:
         if _is_allowed():
             return _SHAPE.__get__(self, Tensor)
-        raise _NoShape(
-            "Can't access the shape of an uninitialized parameter or buffer "
-            f"({type(self).__name__}), nor use it in an operation. This happens with a "
-            "LazyModule, or in load_state_dict loading an uninitialized parameter into an "
-            "initialized one: call forward (with a dummy batch) to initialize the parameters "
-            "first"
-        )
+        _refuse_shape(self, _caller())
+
+    @property
+    def nbytes(self) -> int:
+        return 0  # (as PyTorch's: the bytes of no data)
 
     @property
     def ndim(self) -> int:
@@ -206,6 +225,11 @@ class UninitializedTensorMixin:
         if not _is_allowed():
             self.native  # noqa: B018 - refused as PyTorch refuses it
         return Tensor.requires_grad_(self, requires_grad)  # type: ignore[arg-type]
+
+    def _check_inplace(self) -> None:
+        if not _is_allowed():  # (PyTorch refuses the operation before autograd's checks run)
+            self.native  # noqa: B018 - ValueError
+        Tensor._check_inplace(self)  # type: ignore[arg-type]
 
     def share_memory_(self) -> Tensor:
         raise RuntimeError(
@@ -247,12 +271,47 @@ def _allowing(name: str) -> Any:
     return method
 
 
-# PyTorch's list of what an uninitialized tensor allows: its size, copy_, moves and casts.
+# PyTorch's list of what an uninitialized tensor allows: its size, copy_, set_, moves and casts.
 for _name in (
-    "size", "copy_", "get_device", "to", "cpu", "cuda",
+    "size", "copy_", "set_", "get_device", "to", "cpu", "cuda",
     "half", "float", "double", "char", "short", "int", "long",
 ):  # fmt: skip
     setattr(UninitializedTensorMixin, _name, _allowing(_name))
+
+
+def _allowing_property(name: str) -> property:
+    def read(self: UninitializedTensorMixin) -> Any:
+        with _allowed():
+            result = getattr(Tensor, name).__get__(self, Tensor)
+        return self._moved(result)
+
+    return property(read)
+
+
+# PyTorch allows every property (its __torch_function__ lets descriptors' getters through):
+# those that compute a tensor from this one, which has no elements (x.T of the empty 1-D).
+for _name in ("T", "mT", "H", "mH"):
+    setattr(UninitializedTensorMixin, _name, _allowing_property(_name))
+
+
+def _refusing(name: str) -> Any:
+    def method(self: UninitializedTensorMixin, *args: Any, **kwargs: Any) -> Any:
+        caller = _caller()
+        if caller in _PYTHON_CODE:
+            _refuse_shape(self, caller)
+        self.native  # noqa: B018 - refused as PyTorch refuses it (ValueError)
+        return getattr(Tensor, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+# Methods that read the shape slot itself, not through ``shape``: refused as any operation.
+for _name in (
+    "_is_view", "dim", "ndimension", "numel", "nelement", "__len__", "element_size",
+    "is_contiguous", "item",
+):  # fmt: skip
+    setattr(UninitializedTensorMixin, _name, _refusing(_name))
 
 
 class UninitializedParameter(UninitializedTensorMixin, Parameter):

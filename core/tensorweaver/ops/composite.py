@@ -4,8 +4,8 @@
 reference decomposition. The fused path records one node whose rule calls
 ``fused_<name>_backward``; under ``create_graph=True`` the rule differentiates the reference
 instead, so double backward stays exact on every backend (a convolution's gradients are then
-nodes of their own that read the output's gradient, the input and the weight, as PyTorch's
-ConvolutionBackwardBackward0). A composite whose gradient PyTorch
+the outputs of one node that reads the output's gradient, the input and the weight, as
+PyTorch's ConvolutionBackwardBackward0). A composite whose gradient PyTorch
 writes from its output alone (softmax) may pass that formula as ``from_output``: under
 ``create_graph`` it then runs on the node's own output, attached to the node, as PyTorch's.
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import sys
 import weakref
-from functools import partial
 from typing import Any, Callable
 
 from tensorweaver.amp import autocast_dtype
@@ -69,7 +68,6 @@ def fused_or_reference(
     *static: Any,
     extra_dtypes: tuple = (),
     from_output: Callable[..., Tensor] | None = None,
-    saves: tuple | None = None,
 ) -> Any:
     """``name`` on ``tensors`` (one device, one dtype) with static arguments ``static``.
 
@@ -77,10 +75,9 @@ def fused_or_reference(
     the backend and the reference receive None there and it gets no gradient. With
     ``extra_dtypes`` the composite returns a tuple: its output, then one output of each
     of those dtypes, which carry no gradient. ``from_output(y, g, *static)``, where given, is
-    the gradient of the one input from the output ``y`` and its gradient ``g``. ``saves``,
-    where given, holds the two tensors PyTorch's node saves in place of the first two of
-    ``tensors``, which are reshaped views of them (a 1-D convolution's input and weight, run
-    over a height of one): backward reads their memory, as PyTorch's node."""
+    the gradient of the one input from the output ``y`` and its gradient ``g``. A
+    :class:`Line` ``reference`` (a 1-D convolution's) takes the caller's 3-D input and
+    weight, which the kernel and its backward see over a height of one."""
     given, slots = tensors, None  # slots (which arguments are present): only when one is not
     for t in tensors:
         if t is None:
@@ -105,7 +102,7 @@ def fused_or_reference(
     fused = fused_kernel(backend, name)
     if fused is None:
         if name in TRACED and _recorded(given):
-            return _traced(name, reference, tensors, static, dtype, given, slots, saves)
+            return _traced(name, reference, tensors, static, dtype, given, slots)
         out = reference(*tensors, *static)
         first = out[0] if extra_dtypes else out
         node = first._node if isinstance(first, Tensor) else None
@@ -117,23 +114,71 @@ def fused_or_reference(
                 REFERENCE_OF[node] = name, tensors[0].dim()
         return out
     natives = [None if t is None else t.native for t in tensors]
-    out, saved = fused(*natives, *static)
+    if type(reference) is Line:
+        out, saved = _line_kernel(fused, backend, natives, static)
+    else:
+        out, saved = fused(*natives, *static)
     if extra_dtypes:
         out, *extras = out
     if from_output is not None:
         saved = FromOutput(saved, out, from_output)
     elif name in READS_INPUTS and _recorded(given):
         if not SAVED_TENSORS_HOOKS:
-            saved = AsRead(saved, natives, _reads(name, tensors, saves))
+            saved = AsRead(saved, natives, _reads(name, tensors))
         elif name in TRACED:  # (backward reads what unpack gives: see _pack_read)
             saved = AsRead(saved, natives, _UNPACKED)
     # A node only where an input requires grad (apply decides; without one, saved is dropped).
     first = apply("fused", out, dtype, given, (name, saved, reference, static, slots))
     if SAVED_TENSORS_HOOKS and name in TRACED and first._node is not None:
-        _pack_read(first._node, tensors, saves)
+        _pack_read(first._node, tensors)
     if not extra_dtypes:
         return first
     return (first, *(Tensor(e, backend, t) for e, t in zip(extras, extra_dtypes)))
+
+
+class Line:
+    """The reference of a 1-D convolution (``reference`` of a 2-D one, ``conv2d``'s or
+    ``conv_transpose``'s, with static arguments of two dimensions): called on the caller's
+    ``(N, C, L)`` input and 3-D weight, it runs ``reference`` over a height of one. The
+    composite's node then has the caller's tensors for inputs, as PyTorch's one
+    ConvolutionBackward0 (:func:`_line_kernel`, :func:`_line_backward`)."""
+
+    __slots__ = ("reference",)
+
+    def __init__(self, reference: Callable[..., Tensor]) -> None:
+        self.reference = reference
+
+    def __call__(self, x: Tensor, weight: Tensor, *rest: Any) -> Tensor:
+        return self.reference(x.unsqueeze(2), weight.unsqueeze(2), *rest).squeeze(2)
+
+
+def _line_kernel(fused: Callable, backend: Any, natives: list, static: tuple) -> tuple:
+    """The fused 2-D kernel's output (as 3-D) and saved values for a 1-D convolution's
+    ``natives`` (input, weight, bias), seen over a height of one."""
+    x, weight, bias = natives
+    lifted = [backend.reshape(n, (*n.shape[:2], 1, *n.shape[2:])) for n in (x, weight)]
+    out, saved = fused(*lifted, bias, *static)
+    return backend.reshape(out, (*out.shape[:2], out.shape[3])), saved
+
+
+def _line_backward(
+    fused_grad: Callable, saved: Any, g: Tensor, needs: tuple, inputs: tuple, slots: Any
+) -> tuple:
+    """The fused 2-D kernel's backward for a 1-D convolution (:func:`_line_kernel`): its
+    gradients in the shapes of the node's inputs."""
+    backend = g.backend
+    native = backend.reshape(g.native, (*g.shape[:2], 1, g.shape[2]))
+    if slots is None:
+        natives = fused_grad(saved, native, needs)
+    else:
+        natives = fused_grad(saved, native, fill_slots(slots, needs, False))
+        natives = [n for n, s in zip(natives, slots) if s]
+    return tuple(
+        [
+            None if n is None else Tensor(backend.reshape(n, tuple(t.shape)), backend, t.dtype)
+            for n, t in zip(natives, inputs)
+        ]
+    )
 
 
 def fill_slots(slots: tuple, given: Any, absent: Any = None) -> tuple:
@@ -211,26 +256,11 @@ class AsRead:
                 continue
             if read is True:
                 native = t.native
-            elif type(read) is Lifted:
-                if read.tensor.native is read.native:
-                    continue
-                native = t.backend.reshape(read.tensor.native, t.shape)
             else:
                 native = read.native
             if native is not now[i]:
                 now[i], changed = native, True
         return now, changed
-
-
-class Lifted:
-    """A tensor PyTorch's node saves of which the kernel's input is a reshaped view (a 1-D
-    convolution's input and weight over a height of one), and its array at forward: a write
-    through ``.data``, a rebinding too, reaches that node's backward."""
-
-    __slots__ = ("tensor", "native")
-
-    def __init__(self, tensor: Tensor) -> None:
-        self.tensor, self.native = tensor, tensor.native
 
 
 class Traced:
@@ -292,17 +322,16 @@ def _traced(
     dtype: Any,
     given: tuple,
     slots: tuple | None,
-    saves: tuple | None,
 ) -> Tensor:
     """``name`` by its reference, recorded as one node (:class:`Traced`, :class:`AsRead`)."""
     natives = [None if t is None else t.native for t in tensors]
     out, traced = _trace(reference, natives, list(tensors), static)
     if not SAVED_TENSORS_HOOKS:
-        saved = AsRead(traced, natives, _reads(name, tensors, saves))
+        saved = AsRead(traced, natives, _reads(name, tensors))
         return apply("fused", out.native, dtype, given, (name, saved, reference, static, slots))
     saved = AsRead(traced, natives, _UNPACKED)
     out = apply("fused", out.native, dtype, given, (name, saved, reference, static, slots))
-    _pack_read(out._node, tensors, saves)
+    _pack_read(out._node, tensors)
     return out
 
 
@@ -311,52 +340,17 @@ def _traced(
 _UNPACKED = (True, True, None)
 
 
-def _pack_read(node: Any, tensors: tuple, saves: tuple | None) -> None:
-    """Pass the input and weight that PyTorch's ConvolutionBackward0 saves (``saves``' where
-    given: a 1-D convolution's, which ``node``'s inputs view over a height of one) through
-    the innermost pack hook, in its order: backward reads what unpack gives in their place
+def _pack_read(node: Any, tensors: tuple) -> None:
+    """Pass the input and weight that PyTorch's ConvolutionBackward0 saves through the
+    innermost pack hook, in its order: backward reads what unpack gives in their place
     (autograd/graph.py ``unpacked``), with no version check, as PyTorch's node."""
-    with HooksOff() as (pack, unpack):
-        values = [pack(t) for t in (tensors[:2] if saves is None else saves)]
-    _read_unpacked(node, values, unpack if saves is None else _Lifting(unpack))
-
-
-def _read_unpacked(node: Any, values: list, unpack: Callable) -> None:
-    """Have ``node``'s first inputs, one per packed value of ``values``, read at backward as
-    ``unpack`` gives them."""
     from tensorweaver.autograd.graph import _Packed, _unpacks_through
 
+    with HooksOff() as (pack, unpack):
+        values = [pack(t) for t in tensors[:2]]
     inputs = node.inputs
-    packed = [_Packed(t, value) for t, value in zip(inputs, values)]
-    node.inputs = (*packed, *inputs[len(values) :])
+    node.inputs = (*[_Packed(t, value) for t, value in zip(inputs, values)], *inputs[2:])
     _unpacks_through(node, unpack)
-
-
-class _Lifting:
-    """``unpack``, giving each tensor over a height of one (a 1-D convolution's kernel input)."""
-
-    __slots__ = ("unpack",)
-
-    def __init__(self, unpack: Callable) -> None:
-        self.unpack = unpack
-
-    def __call__(self, value: Any) -> Tensor:
-        from tensorweaver.autograd.graph import _checked
-
-        return _checked(self.unpack(value)).unsqueeze(2)
-
-
-def _saved_by_torch(node: Any, read: AsRead, tensors: tuple) -> tuple:
-    """What PyTorch's ConvolutionBackwardBackward0 saves of ``tensors`` (g, input, weight of
-    ``node``'s kernel): themselves, or a 1-D convolution's as its caller gave them (3-D)."""
-    from tensorweaver.autograd.graph import PACKED
-
-    first = read.reads[0]
-    if type(first) is Lifted:
-        return (tensors[0].squeeze(2), first.tensor, read.reads[1].tensor)
-    if type(PACKED.get(id(node))) is _Lifting:  # (packed at forward: a 1-D one's)
-        return tuple([t.squeeze(2) for t in tensors])
-    return tensors
 
 
 def _recorded(given: tuple) -> bool:
@@ -365,16 +359,13 @@ def _recorded(given: tuple) -> bool:
     return is_grad_enabled() and any(t.requires_grad for t in given)
 
 
-def _reads(name: str, tensors: tuple, saves: tuple | None = None) -> tuple:
+def _reads(name: str, tensors: tuple) -> tuple:
     """For each of ``tensors`` (every composite of :data:`READS_INPUTS` takes three: input,
     weight, bias), what PyTorch's node for ``name`` reads of it at backward: the tensor
     itself (True: a ``.data =`` rebinding reaches it), an alias of its memory (a view PyTorch
     saves, which sees in-place writes but keeps the old memory when ``.data`` is rebound:
-    linear's ``weight.t()``, and its input reshaped unless 2-d), the tensor of which it is a
-    view (:class:`Lifted`, for ``saves``), or None (nothing: a bias; the kernel's kept
-    values)."""
-    if saves is not None:
-        return (Lifted(saves[0]), Lifted(saves[1]), None)
+    linear's ``weight.t()``, and its input reshaped unless 2-d), or None (nothing: a bias;
+    the kernel's kept values)."""
     if name != "linear":
         return (True, True, None)  # (a constant: a convolution's call pays nothing for it)
     x, w = tensors[0], tensors[1]
@@ -390,7 +381,9 @@ def _saved_again(node: Any, inputs: tuple) -> Any:
 
 def _rerun(node: Any, backend: Any, natives: list) -> Any:
     """What the fused kernel of ``node`` saves when run again on ``natives``."""
-    name, _, _, static, _ = node.saved
+    name, _, reference, static, _ = node.saved
+    if type(reference) is Line:
+        return _line_kernel(fused_kernel(backend, name), backend, natives, static)[1]
     return fused_kernel(backend, name)(*natives, *static)[1]
 
 
@@ -412,6 +405,8 @@ def fused_backward(node: Any, g: Tensor) -> tuple:
     if attribute is None:
         attribute = _BACKWARDS[name] = sys.intern("fused_" + name + "_backward")
     fused_grad = getattr(backend, attribute)
+    if type(reference) is Line:
+        return _line_backward(fused_grad, saved, g, needs, inputs, slots)
     if slots is None:
         natives = fused_grad(saved, g.native, needs)
     else:
@@ -458,46 +453,76 @@ def _fused_double_backward(node: Any, g: Tensor) -> tuple:
 
 def _convolution_double_backward(node: Any, g: Tensor) -> tuple:
     """The gradients of a convolution's node (one of :data:`TRACED`) from ``g`` that record
-    their own graph, as PyTorch's ConvolutionBackwardBackward0 reads ``g``, the input and
-    the weight: the input's and the weight's each one node over those three
-    (:class:`Traced` on stand-ins, :class:`AsRead`), whose backward reads them as they are
-    then (a write through ``.data`` since reaches it), or under ``saved_tensors_hooks`` what
-    unpack gives for them (packed once, as PyTorch's one node); the bias's, ``g`` summed."""
+    their own graph, as PyTorch's ConvolutionBackwardBackward0: one node whose outputs are
+    the input's, the weight's and the bias's gradients (``output_nr`` 0, 1, 2), which saves
+    ``g``, the input and the weight (under ``saved_tensors_hooks`` packed in that order) and
+    whose backward reads them as they are then (a write through ``.data`` since reaches it),
+    or what unpack gives for them. The gradients are computed here on stand-ins
+    (:func:`_gradients_of`), whose graph that backward runs again while they are unchanged."""
+    from tensorweaver.ops.several_outputs import several_outputs
+
     _, read, reference, static, _ = node.saved
     inputs = node.inputs
     tensors = (g, inputs[0], inputs[1])
     now = read.read(node)[0]
     natives = [g.native, now[0], now[1]]
-    # (a 1-D one's: the caller's tensors, as they are now)
-    reads = (True, *[Lifted(r.tensor) if type(r) is Lifted else r for r in read.reads[:2]])
     stands = [_stand_in(t, n, t._requires_grad) for t, n in zip(tensors, natives)]
     wanted = [i for i in (0, 1) if inputs[i]._requires_grad]
-    with HooksOff() as hooks:
+    with HooksOff():
         found = _gradients_of(wanted, reference, *stands, *static) if wanted else ()
-        if hooks is not None and wanted:
-            # (PyTorch's one node packs g, the input and the weight once: the two share them)
-            reads = (True, True, True)
-            pack, unpack = hooks
-            packs = _saved_by_torch(node, read, tensors)
-            values = [pack(t) for t in packs]
-            unpack = unpack if packs is tensors else _Lifting(unpack)
-    grads: list = [None] * len(inputs)
+    outputs: list = [None, None, None]
     for i, gi in zip(wanted, found):
-        saved = AsRead(Traced(gi._node, stands), natives, reads)
-        gradient = partial(_gradient_of, i, reference)
-        grads[i] = apply(
-            "fused", gi.native, gi.dtype, tensors, (_DOUBLE, saved, gradient, static, None)
-        )
-        if hooks is not None and grads[i]._node is not None:
-            _read_unpacked(grads[i]._node, values, unpack)
+        outputs[i] = Tensor(gi.native, gi.backend, gi.dtype)
     if len(inputs) > 2 and inputs[2]._requires_grad:  # (the output's channels are axis 1)
-        grads[2] = g.sum((0, *range(2, g.dim())))
-    return tuple(grads)
+        outputs[2] = g.detach().sum((0, *range(2, g.dim())))
+    state = (reference, static, natives, stands, dict(zip(wanted, found)))
+    several_outputs(_DOUBLE_NAME, tensors, outputs, _second_order, state)
+    return tuple(outputs[: len(inputs)])
 
 
-#: The composite name of the node of a convolution's gradient (:func:`_gradient_of`):
-#: PyTorch's ConvolutionBackwardBackward0.
-_DOUBLE = "convolution_backward"
+#: The composite name of the node of a convolution's gradients: PyTorch's
+#: ConvolutionBackwardBackward0.
+_DOUBLE_NAME = "ConvolutionBackwardBackward0"
+
+
+def _second_order(ctx: Any, ggx: Any, ggw: Any, ggb: Any) -> tuple:
+    """The rule of a convolution's gradients' node (:func:`_convolution_double_backward`):
+    the gradients of ``g``, the input and the weight from those of the input's (``ggx``),
+    the weight's (``ggw``) and the bias's (``ggb``) gradients (None: not used)."""
+    from tensorweaver.autograd.engine import grad, run
+
+    g, x, w = ctx.saved_tensors
+    reference, static, natives, stands, found = ctx.state
+    needs = ctx.needs_input_grad
+    create_graph = is_grad_enabled()
+    used = [(i, gg) for i, gg in ((0, ggx), (1, ggw)) if gg is not None]
+    if not x.numel():  # (an empty batch: no gradient through them, as PyTorch's)
+        used = []
+    result: list = [None, None, None]
+    if used:
+        now = (g.native, x.native, w.native)
+        if create_graph or any([a is not b for a, b in zip(now, natives)]):
+            # (recorded anew: in the graph of g, x and w; or on what they hold now)
+            if create_graph:
+                stands = [t.view_as(t) if t.requires_grad else t.detach() for t in (g, x, w)]
+            else:
+                stands = [_stand_in(t, t.native, need) for t, need in zip((g, x, w), needs)]
+            with enable_grad(), HooksOff():  # (its inner nodes pack nothing)
+                wanted = [i for i, _ in used]
+                found = dict(zip(wanted, _gradients_of(wanted, reference, *stands, *static)))
+        roots = [found[i] for i, _ in used]
+        grads = [gg for _, gg in used]
+        targets = [s for s, need in zip(stands, needs) if need]
+        if create_graph:
+            got = iter(grad(roots, targets, grads, create_graph=True, allow_unused=True))
+            result = [next(got) if need else None for need in needs]
+        else:  # (retained: a backward with retain_graph runs it again)
+            got = run(roots, grads, True, False, targets)
+            result = [got.get(id(s)) if need else None for s, need in zip(stands, needs)]
+    if ggb is not None and needs[0]:  # the bias's: g summed over all but its channels
+        spread = ggb.reshape(1, -1, *(1,) * (g.dim() - 2)).expand(g.shape)
+        result[0] = spread if result[0] is None else result[0] + spread
+    return tuple(result)
 
 
 def _gradients_of(
@@ -511,8 +536,3 @@ def _gradients_of(
     with enable_grad():
         y = reference(x, w, None, *static)
         return grad(y, [operands[i] for i in wanted], g, create_graph=True)
-
-
-def _gradient_of(index: int, reference: Callable, g: Tensor, *args: Any) -> Tensor:
-    """The gradient of the convolution ``reference``'s input (``index`` 0) or weight (1)."""
-    return _gradients_of([index], reference, g, *args)[0]

@@ -1633,16 +1633,16 @@ def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         return written_out("log2", log2(input), out, inputs=(input,))
     if isinstance(input, Tensor) and input.dtype in _HALF:
         # log2(0.5) is -1 exactly in bfloat16 too
-        return in_float32(log2, input)
-    return _real_scaled(log(input), 1 / math.log(2.0))
+        return labelled(in_float32(log2, input), "Log2Backward0", input)
+    return labelled(_real_scaled(log(input), 1 / math.log(2.0)), "Log2Backward0", input)
 
 
 def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return written_out("log10", log10(input), out, inputs=(input,))
     if isinstance(input, Tensor) and input.dtype in _HALF:  # one rounding, as PyTorch's kernel
-        return in_float32(log10, input)
-    return _real_scaled(log(input), 1 / math.log(10.0))
+        return labelled(in_float32(log10, input), "Log10Backward0", input)
+    return labelled(_real_scaled(log(input), 1 / math.log(10.0)), "Log10Backward0", input)
 
 
 def isnan(input: Tensor) -> Tensor:

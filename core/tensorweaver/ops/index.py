@@ -32,7 +32,7 @@ from tensorweaver.ops.apply import (
     view_requires_grad,
 )
 from tensorweaver.ops.bounds import check_index
-from tensorweaver.ops.out_arguments import _refuse_overlap
+from tensorweaver.ops.out_arguments import _refuse_overlap, same_elements
 from tensorweaver.ops.overflow import fill_value
 from tensorweaver.ops.rank import check_ndim
 from tensorweaver.tensor import (
@@ -306,14 +306,13 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             shape.append(n)
             advanced.append((len(shape) - 1, _in_range(x, e, dim)))
         dim += 1
-    out = mv.slice_dims(x, starts, stops, steps) if x.ndim else x
-    if flips:
-        out = mv.flip(out, flips)
-    sliced = out
-    out = mv.reshape(out, tuple(shape))
-    if len(shape) == sliced.ndim + 1 and sum(_adds_axis(e) for e in entries) == 1:
-        # (one new axis, no int: PyTorch's one unsqueeze, x[True] or x[None, i])
-        out = labelled(out, "UnsqueezeBackward0", sliced)
+    if not flips and x.requires_grad and is_grad_enabled():
+        out = _in_turn(x, entries, starts, stops, steps)  # (PyTorch's nodes, entry by entry)
+    else:
+        out = mv.slice_dims(x, starts, stops, steps) if x.ndim else x
+        if flips:
+            out = mv.flip(out, flips)
+        out = mv.reshape(out, tuple(shape))
     if advanced:
         # (PyTorch's one node, on the basic indexing's view: a reshape of the result here)
         out = labelled(_advanced(out, advanced, x, index), "IndexBackward0", out)
@@ -329,11 +328,6 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             else Tensor(x.native, x.backend, x.dtype)
         )
     return out
-
-
-def _adds_axis(entry: Any) -> bool:
-    """Whether an entry of :func:`_expand_index` adds an axis (None, a 0-d mask)."""
-    return entry is None or (isinstance(entry, _Advanced) and entry.new_axis)
 
 
 def _out_of_bounds(index: int, dim: int, n: int) -> IndexError:
@@ -361,7 +355,7 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
     gives the same result). One slice primitive, then one reshape that drops the int axes;
     one ``select`` where one int alone cuts (``x[i]``, ``x[:, i]``), recorded as one slice
     node that saves ``(axis, index)`` as given, PyTorch's SelectBackward0; with grad, where
-    an int cuts last after others (``x[1, 2]``), PyTorch's chain (:func:`_in_turn`)."""
+    two entries or more cut (``x[1, 2]``, ``x[1, 1:]``), PyTorch's chain (:func:`_in_turn`)."""
     shape = x.shape  # (the property: an uninitialized parameter's raises)
     if type(index) is int:  # x[i]: the commonest
         if not shape:  # (PyTorch's words: a negative index reads as one out of bounds)
@@ -385,10 +379,9 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
         return None
     starts, stops, steps = [], [], []
     kept: list[int] = []  # the sizes of the axes the result keeps
-    full = True  # no axis is cut
+    cuts = 0  # the entries that cut their axis: PyTorch's nodes, one each
     sliced = False  # a slice cuts its axis
     at = 0  # the axis of the last int
-    int_last = False  # the last entry that cuts is an int
     dim = 0
     for e in entries:
         n = shape[dim]
@@ -401,9 +394,8 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
             starts.append(e)
             stops.append(e + 1)
             steps.append(1)
-            full = False
+            cuts += 1
             at = dim
-            int_last = True
         elif kind is slice:
             start, stop, step = e.indices(n)
             if step < 0:
@@ -415,15 +407,14 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
             steps.append(step)
             kept.append(count)
             if not skips_slice(e, n):  # (PyTorch's node: a negative start reaching 0 too)
-                full = False
+                cuts += 1
                 sliced = True
-                int_last = False
         else:
             return None
         dim += 1
     rest = shape[dim:]
     grad = x._requires_grad or x._view_of is not None and view_requires_grad(x)  # (as above)
-    if full:  # a new tensor over the same values, as the general path makes
+    if not cuts:  # a new tensor over the same values, as the general path makes
         if grad:
             return apply("reshape", x.native, x.dtype, (x,))
         return Tensor(x.native, x.backend, x.dtype)
@@ -432,7 +423,7 @@ def _basic(x: Tensor, index: Any) -> Tensor | None:
         if not grad:
             return Tensor(native, x.backend, x.dtype)
         return apply("slice", native, x.dtype, (x,), (at, entries[at]))
-    if int_last and grad:
+    if cuts > 1 and grad and is_grad_enabled():
         return _in_turn(x, entries, starts, stops, steps)
     if rest:
         starts += [0] * len(rest)
@@ -463,27 +454,37 @@ def skips_slice(entry: slice, n: int) -> bool:
 
 
 def _in_turn(x: Tensor, entries: Any, starts: list, stops: list, steps: list) -> Tensor:
-    """``x[entries]`` (ints and slices, their bounds made non-negative in ``starts``, ``stops``
-    and ``steps``) as PyTorch records it with grad, entry by entry: a select node per int,
-    saving ``(axis, index)`` as given, and a slice node per slice but one PyTorch skips (start
-    0 or None as given, step 1, stop at or past the size), each the next one's input (the
-    chain a ``grad_fn.next_functions`` walk finds)."""
-    out, axis = x, 0
-    for k, e in enumerate(entries):
-        if type(e) is int:
-            out = apply("slice", select_native(out, axis, starts[k]), x.dtype, (out,), (axis, e))
+    """``x[entries]`` as PyTorch records it with grad, entry by entry: a select node per int,
+    saving ``(axis, index)`` as given; a slice node per slice but one PyTorch skips (start 0
+    or None as given, step 1, stop at or past the size); an unsqueeze node per None (or 0-d
+    mask's new axis); an index tensor's axis left whole (for the index node after). Each node
+    is the next one's input (the chain a ``grad_fn.next_functions`` walk finds). ``starts``,
+    ``stops`` and ``steps``: the bounds of each int or slice, by axis of ``x``, non-negative."""
+    out, axis, d = x, 0, 0  # (the axis of ``out``, that of ``x``)
+    for e in entries:
+        kind = type(e)
+        if kind is int:
+            out = apply("slice", select_native(out, axis, starts[d]), x.dtype, (out,), (axis, e))
+            d += 1
             continue
-        shape = out._shape
-        if not skips_slice(e, shape[axis]):
-            first, last, by = [0] * len(shape), list(shape), [1] * len(shape)
-            first[axis], last[axis], by[axis] = starts[k], stops[k], steps[k]
-            bounds = (tuple(first), tuple(last), tuple(by))
-            cut = apply("slice", out.backend.slice(out.native, *bounds), x.dtype, (out,), bounds)
-            if cut._node is not None:  # (its saved arguments as given: grad_fn.py reads them)
-                from tensorweaver.ops.views import SLICE_ARGUMENTS
+        if kind is slice:
+            shape = out._shape
+            if not skips_slice(e, shape[axis]):
+                first, last, by = [0] * len(shape), list(shape), [1] * len(shape)
+                first[axis], last[axis], by[axis] = starts[d], stops[d], steps[d]
+                bounds = (tuple(first), tuple(last), tuple(by))
+                native = out.backend.slice(out.native, *bounds)
+                cut = apply("slice", native, x.dtype, (out,), bounds)
+                if cut._node is not None:  # (its saved arguments as given: grad_fn.py reads them)
+                    from tensorweaver.ops.views import SLICE_ARGUMENTS
 
-                SLICE_ARGUMENTS[cut._node] = ((slice(None),) * axis + (e,), shape)
-            out = cut
+                    SLICE_ARGUMENTS[cut._node] = ((slice(None),) * axis + (e,), shape)
+                out = cut
+            d += 1
+        elif e is None or e.new_axis:
+            out = mv.unsqueeze(out, axis)
+        else:  # an index tensor
+            d += 1
         axis += 1
     return out
 
@@ -1071,7 +1072,11 @@ def _refuse_overlapping_value(x: Tensor, index: Any, value: Tensor) -> None:
     elif value.ndim and not _index_arrays(index):
         with no_grad():
             selected = getitem(x, index)
-        if selected.numel() == value.numel():
+        # (the value may be this selection made with grad, whose size-1 axes' strides are
+        # PyTorch's chain's: those strides address nothing, and do not count here)
+        if selected.numel() == value.numel() and not same_elements(
+            selected, value, unit_strides=False
+        ):
             _refuse_overlap("copy_", selected, (value,), partly=True)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from collections.abc import Iterable, Sequence
 from numbers import Integral
 from typing import Any
@@ -185,10 +186,20 @@ def _repeated_dim(op: str, dims: tuple, ndim: int) -> None:
     )
 
 
+#: The dim each recorded unsqueeze node was given, as PyTorch's UnsqueezeBackward0 saves it
+#: (read by autograd/grad_fn.py as ``_saved_dim``), keyed by a weak reference to the node
+#: that drops its entry when the node goes (cheaper per op than a WeakKeyDictionary).
+UNSQUEEZE_DIMS: dict[weakref.ref, Any] = {}
+
+
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     d = _axis(dim, x.ndim + 1, "unsqueeze")
     out = _reshape(x, x.shape[:d] + (1,) + x.shape[d:], "unsqueeze")
-    return labelled(out, "UnsqueezeBackward0", x)
+    out = labelled(out, "UnsqueezeBackward0", x)
+    node = out._node
+    if node is not None and node.label == "UnsqueezeBackward0":
+        UNSQUEEZE_DIMS[weakref.ref(node, UNSQUEEZE_DIMS.pop)] = dim
+    return out
 
 
 #: ``permute``'s checked permutations by (rank, dims as given): a model permutes with a few

@@ -274,7 +274,8 @@ def _quantile(
     out = mv.movedim(_interpolate(values, axis, ranks, interpolation), axis, 0)
     kept = rd.kept_shape(tuple(x.shape), reduced)
     shape = kept if keepdim else tuple(n for a, n in enumerate(x.shape) if a not in reduced)
-    return out.reshape(tuple(q.shape) + shape)  # a 1-d q leads
+    # (PyTorch's kernel ends every quantile by squeezing its work tensor in place)
+    return labelled(out.reshape(tuple(q.shape) + shape), "SqueezeBackward4", out)  # 1-d q leads
 
 
 def quantile(

@@ -19,6 +19,7 @@ import functools
 import inspect
 import math
 import warnings
+from collections.abc import Sequence
 from typing import Any, Callable, NamedTuple
 
 from tensorweaver import return_types
@@ -481,19 +482,33 @@ def _import_index() -> Any:
     return index
 
 
-def same_elements(a: Tensor, b: Tensor, a_shape: tuple | None = None) -> bool:
+def same_elements(
+    a: Tensor, b: Tensor, a_shape: tuple | None = None, *, unit_strides: bool = True
+) -> bool:
     """Whether ``a`` (resized to ``a_shape``, contiguous, if given) and ``b`` lie over the
-    same bytes of memory with the same strides."""
+    same bytes of memory with the same strides, as PyTorch's overlap test compares them.
+    ``unit_strides=False``: the strides of axes of size 1 (which address nothing) and the
+    number of such axes do not count, for a selection rebuilt by another path than the one
+    that made ``b`` (``y[2, 1::2] += v``: the value is the selection PyTorch's way)."""
     if a is b and a_shape is None:
         return True
     if not _one_memory(a, b):
         return False
     if a_shape is None:
-        numel, strides = a.numel(), a.stride()
+        shape, strides = a.shape, a.stride()
     else:
-        numel, strides = math.prod(a_shape), _contiguous_strides(a_shape)
-    span_a, span_b = numel * a.element_size(), b.numel() * b.element_size()
-    return a.data_ptr() == b.data_ptr() and span_a == span_b and strides == b.stride()
+        shape, strides = a_shape, _contiguous_strides(a_shape)
+    span_a, span_b = math.prod(shape) * a.element_size(), b.numel() * b.element_size()
+    if a.data_ptr() != b.data_ptr() or span_a != span_b:
+        return False
+    if unit_strides:
+        return tuple(strides) == tuple(b.stride())
+    return _long_axes(shape, strides) == _long_axes(b.shape, b.stride())
+
+
+def _long_axes(shape: Sequence[int], strides: Sequence[int]) -> tuple:
+    """The (size, stride) of each axis whose size is not 1."""
+    return tuple((n, s) for n, s in zip(shape, strides) if n != 1)
 
 
 def _one_memory(a: Tensor, b: Tensor) -> bool:

@@ -5,7 +5,10 @@ joining the pieces' gradients (zeros for a piece that got none) by one ``stack``
 
 The node is an autograd.Function's node (autograd/function.py: a call with several
 outputs), recorded here without ``Function.apply``'s general bookkeeping: these ops run on
-every step of a model (an LSTM's gates, attention's q, k and v).
+every step of a model (an LSTM's gates, attention's q, k and v). :func:`two_outputs` and
+:func:`several_outputs` record one node for ops of several differentiable outputs the same
+way (var_mean; a convolution's create_graph gradients, PyTorch's
+ConvolutionBackwardBackward0).
 """
 
 from __future__ import annotations
@@ -127,3 +130,55 @@ def two_outputs(label: str, x: Tensor, compute: Any, rule: Any, saves: tuple) ->
     if SAVED_TENSORS_HOOKS:  # (its pack sees x and the saved outputs, as PyTorch's)
         ctx._pack(list(outputs))
     return outputs
+
+
+class _Outputs(Function):
+    """The rule of one node for an op of several inputs and several differentiable outputs
+    recorded by :func:`several_outputs`: ``ctx.rule(ctx, *grads)`` (a None gradient: that
+    output was not used, or not computed) returns one gradient per input."""
+
+    _well_formed = True  # (its rule returns one gradient per input: no checks to pay for)
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Any) -> tuple:
+        return ctx.rule(ctx, *grads)
+
+
+class _OutputsCtx(FunctionCtx):
+    """A :class:`_Outputs` node's context: ``state`` (what its rule keeps beside the saved
+    tensors) goes with them when backward frees the node."""
+
+    def _release(self) -> None:
+        super()._release()
+        self.state = None
+
+
+def several_outputs(label: str, inputs: tuple, outputs: list, rule: Any, state: Any) -> None:
+    """Attach ``outputs`` (new tensors; None for one the op did not compute) to one node named
+    ``label`` whose inputs are ``inputs`` (tensors), where one of them requires grad in grad
+    mode, as PyTorch's node for an op of several outputs (each output's ``output_nr`` its
+    position). The node saves ``inputs`` (their versions checked when its backward reads
+    them; under ``saved_tensors_hooks`` packed in their order, read back as unpack gives
+    them, unchecked) and ``state``
+    (``ctx.state``); its rule is ``rule(ctx, *grads)``, one gradient per output."""
+    if not is_grad_enabled() or not any(t.requires_grad for t in inputs):
+        return
+    ctx = _OutputsCtx(tuple([t.requires_grad for t in inputs]))
+    ctx.rule, ctx.state = rule, state
+    ctx.materialize_grads = False
+    ctx._saved, ctx._name = inputs, label.removesuffix("Backward0")
+    ctx._versions = _watched(inputs, [])
+    count = len(outputs)
+    shapes = tuple([None if out is None else InputShape(out) for out in outputs])
+    group = Node("function", inputs, (_Outputs, ctx, inputs, None, shapes))
+    group.label = label
+    for i, out in enumerate(outputs):
+        if out is None:
+            continue
+        node = output_node("function", group, shapes[i], (_Outputs, ctx, None, i, count))
+        node.label = label
+        out._node = node
+        out._requires_grad = True
+        ctx._nodes.append(weakref.ref(node))
+    if SAVED_TENSORS_HOOKS:
+        ctx._pack(outputs)

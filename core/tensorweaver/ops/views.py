@@ -255,8 +255,14 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     if not basic:
         return out
     node = out._node
-    if node is not None and (node.op != "slice" or len(node.saved) != 2):
-        # (a select's node, x[:, i]'s, is PyTorch's own already: names.py)
+    if (
+        node is not None
+        and (node.op != "slice" or len(node.saved) != 2)
+        and node.label is None
+        and node not in SLICE_ARGUMENTS
+    ):
+        # (a select's node, x[:, i]'s, is PyTorch's own already: names.py; so are the last
+        # node of a chain, ix._in_turn's, and a None's unsqueeze)
         labelled(out, _basic_index_name(index), x)
         if node.label == "SliceBackward0":
             SLICE_ARGUMENTS[node] = (index, x._shape)  # (read when asked: slice_arguments)

@@ -261,6 +261,17 @@ class LinearAlgebra:
         if out.shape == new.shape and out.dtype == new.dtype:
             out.data.copy_(new)
 
+    def write_linalg_output(self, dst: Tensor, src: Tensor) -> bool:
+        """Write ``src`` into ``dst``'s memory as a write through ``.data`` does (no version
+        bump: a call recorded since that saved ``dst`` still runs its backward): the core's
+        linalg formulas read it, as torch's nodes read their saved outputs' memory."""
+        if dst.shape != src.shape or dst.dtype != src.dtype:
+            return False
+        if src.untyped_storage().data_ptr() == dst.untyped_storage().data_ptr():
+            src = src.clone()  # (torch refuses some overlapping copies)
+        dst.data.copy_(src)
+        return True
+
     def fused_linalg_outputs_backward(
         self, saved: tuple[Recorded, tuple], grad_outputs: tuple, needs: tuple
     ) -> tuple:

@@ -27,7 +27,7 @@ from tensorweaver.contract.cpu_loops import onednn_convolves
 from tensorweaver.memory_formats import c_ordered, laid_out, suggested_format
 from tensorweaver.nn.functional.integral import is_integral
 from tensorweaver.ops.apply import labelled
-from tensorweaver.ops.composite import fused_or_reference
+from tensorweaver.ops.composite import Line, fused_or_reference
 from tensorweaver.tensor import Tensor
 
 
@@ -145,12 +145,6 @@ def _widths(input: Tensor, pad: Sequence[int]) -> list[tuple[int, int, int]]:
     return [(last - i, int(pad[2 * i]), int(pad[2 * i + 1])) for i in range(len(pad) // 2)]
 
 
-#: id(node) -> what the pack hook gave for the input of a reflect or replicate padding whose
-#: output ``node`` made, kept while that node lives, as PyTorch's ReflectionPad and
-#: ReplicationPad nodes keep the input they save (their backward reads only its shape).
-PACKED_PADDED: dict[int, Any] = {}
-
-
 def _padded_by_index(input: Tensor, pad: Sequence[int], mode: str) -> Tensor:
     """``input`` padded in a non-constant ``mode``, packing what PyTorch's node saves under
     ``saved_tensors_hooks``: the input for reflect and replicate, nothing for circular (its
@@ -159,11 +153,40 @@ def _padded_by_index(input: Tensor, pad: Sequence[int], mode: str) -> Tensor:
     with HooksOff() as hooks:
         for dim, before, after in _widths(input, pad):
             out = _pad_by_index(out, dim, before, after, mode)
-        if hooks is not None and mode != "circular" and out._node is not None:
-            key = id(out._node)
-            PACKED_PADDED[key] = hooks[0](input)
-            weakref.finalize(out._node, PACKED_PADDED.pop, key, None)
+        node = out._node
+        if hooks is not None and mode != "circular" and node is not None and node.op == "take":
+            _pack_padded(node, input, *hooks)
     return out
+
+
+def _pack_padded(node: Any, input: Tensor, pack: Any, unpack: Any) -> None:
+    """Pass ``input`` through ``pack``, as PyTorch's ReflectionPad and ReplicationPad nodes
+    save it, and have the backward of ``node`` (the padding's last gather) call ``unpack`` on
+    what that gave, once, as theirs (they read only its shape: ``node`` reads its own index,
+    autograd/graph.py ``unpack_operands``)."""
+    from tensorweaver.autograd.graph import PACKED_OPERANDS, _Packed, _unpacks_through
+
+    index = node.saved[1]
+    key = id(node)
+    PACKED_OPERANDS[key] = (_ShapeRead(unpack, index), (_Packed(index, pack(input)),))
+    weakref.finalize(node, PACKED_OPERANDS.pop, key, None)
+    _unpacks_through(node, unpack)
+
+
+class _ShapeRead:
+    """The unpack hook of a reflect or replicate padding's input (:func:`_pack_padded`): it
+    runs the hook and gives the gather's own index."""
+
+    __slots__ = ("unpack", "index")
+
+    def __init__(self, unpack: Any, index: Tensor) -> None:
+        self.unpack, self.index = unpack, index
+
+    def __call__(self, value: Any) -> Tensor:
+        from tensorweaver.autograd.graph import _checked
+
+        _checked(self.unpack(value))
+        return self.index
 
 
 def _check_int_widths(pad: Sequence[int]) -> None:
@@ -531,26 +554,24 @@ def _conv_composite(
     padding: tuple[int, ...],
     dilation: tuple[int, ...],
     groups: int,
-    saves: tuple[Tensor, Tensor] | None = None,
 ) -> Tensor:
     """A checked batched convolution through its composite (``conv2d`` for 1-D and 2-D,
-    ``conv3d`` for 3-D). ``saves``: see ``fused_or_reference`` (a 1-D one's, lifted)."""
+    ``conv3d`` for 3-D). A 1-D one is ``conv2d`` over a height of one (a :class:`Line`
+    reference): one node on the caller's input and weight, as PyTorch's."""
     if x.dim() == 3:
-        out = _conv_composite(
-            x.unsqueeze(2),
-            weight.unsqueeze(2),
-            bias,
+        out = fused_or_reference(
+            "conv2d",
+            _LINE_CONV,
+            (x, weight, bias),
             _lift(stride, 1),
             _lift(padding, 0),
             _lift(dilation, 1),
             groups,
-            (x, weight),  # PyTorch's node saves these, not the views
         )
-        out = kernel_layout(out, *_line_operands(x, weight)).squeeze(2)
-        return labelled(out, "ConvolutionBackward0", x, weight, bias)  # PyTorch's one kernel
+        return kernel_layout(out, *_line_operands(x, weight))
     name = f"conv{x.dim() - 2}d"
     return fused_or_reference(
-        name, conv_reference, (x, weight, bias), stride, padding, dilation, groups, saves=saves
+        name, conv_reference, (x, weight, bias), stride, padding, dilation, groups
     )
 
 
@@ -735,32 +756,32 @@ def _conv_transpose(
     if bias is not None and bias.dtype is not x.dtype:
         _check_late_bias(x, weight, bias, stride, dilation, groups, fn)
         late_bias, bias = bias, None
-    lift = rank == 1  # a transposed convolution over a height of one
-    saves = None
+    lift = rank == 1  # a transposed convolution over a height of one (one node, as PyTorch's)
     if lift:
-        line = _line_operands(x, weight)
-        saves = x, weight  # (PyTorch's node saves these, not the views)
-        x, weight = x.unsqueeze(2), weight.unsqueeze(2)
         stride, padding = _lift(stride, 1), _lift(padding, 0)
         output_padding, dilation = _lift(output_padding, 0), _lift(dilation, 1)
     out = fused_or_reference(
         "conv_transpose",
-        conv_transpose_reference,
+        _LINE_TRANSPOSE if lift else conv_transpose_reference,
         (x, weight, bias),
         stride,
         padding,
         output_padding,
         groups,
         dilation,
-        saves=saves,
     )
-    if lift:  # (PyTorch's one node, on the caller's input and weight)
-        out = labelled(kernel_layout(out, *line).squeeze(2), "ConvolutionBackward0", *saves, bias)
+    if lift:
+        out = kernel_layout(out, *_line_operands(x, weight))
     elif rank == 2 and batched:
         out = kernel_layout(out, x, weight)
     if late_bias is not None:  # added in place, as PyTorch does: the result keeps its dtype
         out = (out + late_bias.reshape(1, -1, *(1,) * rank)).to(out.dtype)
     return out if batched else out.squeeze(0)
+
+
+#: The references of the 1-D convolutions: the 2-D ones over a height of one.
+_LINE_CONV = Line(conv_reference)
+_LINE_TRANSPOSE = Line(conv_transpose_reference)
 
 
 def _check_late_bias(

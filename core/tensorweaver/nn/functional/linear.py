@@ -6,7 +6,8 @@ import math
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype
-from tensorweaver.ops.apply import labelled
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
+from tensorweaver.ops.apply import check_backends, labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
@@ -62,6 +63,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             or _fused_by_torch(input, bias)
         )
     ):
+        if SAVED_TENSORS_HOOKS and tw.is_grad_enabled():
+            # PyTorch's AddmmBackward0 packs its mat1 (the input as rows) and mat2
+            # (weight.t()): the reference's matmul node packs those, in that order, and its
+            # backward reads what unpack gives (a fused kernel's saved arrays pass no hook).
+            check_backends("linear", (input, weight, bias))
+            return linear_reference(input, weight, bias)
         return fused_or_reference("linear", linear_reference, (input, weight, bias))
     if input.dtype is not weight.dtype:  # PyTorch's class; named here, not as matmul's
         raise RuntimeError(

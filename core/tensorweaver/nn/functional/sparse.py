@@ -11,12 +11,15 @@ no gradient. The indices are checked once, up front, with PyTorch's error classe
 (the core has no sparse layout) in a :class:`SparseGradient`, which reports ``is_sparse`` as
 PyTorch's does (``optim.SparseAdam`` refuses any other): rows not looked up are zero, which
 ``optim.SparseAdam`` treats as absent. ``scale_grad_by_freq`` divides each row's gradient by
-how often its index occurs in the batch, as PyTorch does.
+how often its index occurs in the batch, as PyTorch does. An ``embedding``'s gradient also
+carries its entries (one per lookup, :func:`keep_entries`), which the autograd engine sums
+as PyTorch's does; its ``_indices()``/``_values()``/``_nnz()`` and print show them.
 """
 
 from __future__ import annotations
 
 import numbers
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -55,8 +58,15 @@ class SparseGradient(Tensor):
         return False
 
     def coalesce(self) -> SparseGradient:
-        """A coalesced copy (the values are already summed per row in the dense storage)."""
-        return _marked(Tensor.clone(self), CoalescedSparseGradient)
+        """A coalesced copy (the values are already summed per row in the dense storage):
+        an entry for each row looked up, as PyTorch's (a zero sum kept), where the lookups
+        are known."""
+        out = _marked(Tensor.clone(self), CoalescedSparseGradient)
+        entries = sparse_entries(self)
+        if entries is not None:
+            rows = tw.unique(entries[0])  # (sorted, as PyTorch's coalesced indices)
+            keep_entries(out, rows, Tensor.index_select(out, 0, rows))
+        return out
 
     def to_dense(self, dtype: DType | None = None, *, masked_grad: Any = None) -> Tensor:
         """A dense copy: writes into it leave this gradient as it is."""
@@ -83,19 +93,24 @@ class SparseGradient(Tensor):
         return tw.tensor(rows, dtype=tw.int64, device=self.device)
 
     def _indices(self) -> Tensor:
-        """The entries' rows, ``(1, nnz)`` int64. Differs from PyTorch for an uncoalesced
-        gradient of a lookup that repeats an index: its entries here are those of its
-        coalesced form (the dense storage keeps no entry per lookup); and for a row looked
-        up whose gradient is exactly zero (no entry here, one of zeros in PyTorch)."""
-        return self._rows().unsqueeze(0)
+        """The entries' rows, ``(1, nnz)`` int64: one per lookup, as PyTorch's, where the
+        gradient carries its lookups (:func:`keep_entries`: an embedding's, and the engine's
+        sums of such). Otherwise (an ``embedding_bag``'s, or the gradient changed in place
+        since) those of its coalesced form, the nonzero rows of the dense storage."""
+        entries = sparse_entries(self)
+        return (self._rows() if entries is None else entries[0]).unsqueeze(0)
 
     def _values(self) -> Tensor:
         """The entries' values (the rows of :meth:`_indices`), ``(nnz, *dense dims)``."""
+        entries = sparse_entries(self)
+        if entries is not None:
+            return entries[1]
         return Tensor.index_select(self, 0, self._rows())
 
     def _nnz(self) -> int:
         """How many entries (rows of :meth:`_indices`) there are."""
-        return int(self._rows().numel())
+        entries = sparse_entries(self)
+        return int((self._rows() if entries is None else entries[0]).numel())
 
     def indices(self) -> Tensor:
         """:meth:`_indices` of a coalesced gradient; PyTorch refuses an uncoalesced one."""
@@ -111,12 +126,18 @@ class SparseGradient(Tensor):
         return _sparse_repr(self)
 
     def _alias(self) -> Tensor:
-        return _marked(Tensor.data.fget(self), type(self))
+        out = _marked(Tensor.data.fget(self), type(self))
+        carry_entries(out, self)
+        return out
 
     data = property(_alias, Tensor.data.fset, doc="A detached alias, sparse as PyTorch's.")
 
     def __deepcopy__(self, memo: dict) -> Tensor:
-        return _marked(Tensor.__deepcopy__(self, memo), type(self))
+        out = _marked(Tensor.__deepcopy__(self, memo), type(self))
+        entries = sparse_entries(self)
+        if entries is not None:
+            keep_entries(out, entries[0].clone(), entries[1].clone(), True)
+        return out
 
 
 class CoalescedSparseGradient(SparseGradient):
@@ -129,6 +150,80 @@ class CoalescedSparseGradient(SparseGradient):
 
     def coalesce(self) -> SparseGradient:
         return self  # (as PyTorch's coalesce() of a coalesced tensor)
+
+
+#: id(gradient) -> (a weak reference to it, its _version then, indices, values): the entries
+#: (one per lookup) of a sparse gradient, which its dense storage cannot tell apart
+_ENTRIES: dict[int, tuple] = {}
+
+
+def keep_entries(
+    t: Tensor, indices: Tensor, values: Tensor, contiguous: bool | None = None
+) -> None:
+    """Record ``indices`` (1-d int64) and ``values`` (a row each) as the entries of the
+    sparse gradient ``t`` while ``t`` stays as it is now (an in-place change drops them);
+    ``contiguous``: whether PyTorch's values are (by default, whether ``values`` are)."""
+    key = id(t)
+    ref = weakref.ref(t, lambda _, key=key: _ENTRIES.pop(key, None))
+    if contiguous is None:
+        contiguous = values.is_contiguous()
+    _ENTRIES[key] = (ref, t._version, indices, values, contiguous)
+
+
+def sparse_entries(t: Tensor) -> tuple[Tensor, Tensor, bool] | None:
+    """The ``(indices, values, contiguous)`` kept for ``t`` (:func:`keep_entries`), or
+    None."""
+    kept = _ENTRIES.get(id(t)) if _ENTRIES else None
+    if kept is None or kept[0]() is not t or kept[1] != t._version:
+        return None
+    return kept[2:]
+
+
+def carry_entries(out: Tensor, *parts: Any, stored: bool = False) -> None:
+    """Give ``out``, the sum of the sparse gradients ``parts`` (each a tensor, or the
+    ``(indices, values)`` read from one before an in-place sum), their entries summed as
+    PyTorch's engine sums sparse gradients, left to right (:func:`_summed_entries`); none
+    where a part has none. ``stored``: ``out`` is a new ``.grad``, whose values PyTorch's
+    AccumulateGrad makes contiguous (a clone where they are not)."""
+    found = None
+    for part in parts:
+        entries = sparse_entries(part) if isinstance(part, Tensor) else part
+        if entries is None:
+            return
+        found = entries if found is None else _summed_entries(found, entries)
+    if found is not None:
+        keep_entries(out, found[0], found[1], True if stored else found[2])
+
+
+def _summed_entries(first: tuple, second: tuple) -> tuple[Tensor, Tensor, bool]:
+    """The entries of the sum of two uncoalesced sparse gradients as PyTorch's CPU kernel
+    makes them: where both hold contiguous values (add_out_sparse_contiguous), one walk
+    through both lists of entries as if each were sorted, an entry of each with the same
+    index at the same time summed into one, a smaller index taken first (so repeated
+    indices stay, and the order is the walk's); else (an embedding's values of an expanded
+    output gradient, ``y.sum()``'s) the entries of both, one after the other."""
+    ti, tv, t_contiguous = first
+    si, sv, s_contiguous = second
+    if not (t_contiguous and s_contiguous):
+        return tw.cat([ti, si]), tw.cat([tv, sv.to(tv.dtype)]), True
+    a, b = ti.tolist(), si.tolist()
+    t_at: list[int] = []  # per entry of the sum: the entry of first (len(a): none) ...
+    s_at: list[int] = []  # ... and of second (len(b): none) summed into it
+    i = j = 0
+    while i < len(a) or j < len(b):
+        cmp = -1 if i >= len(a) else 1 if j >= len(b) else (a[i] < b[j]) - (a[i] > b[j])
+        t_at.append(i if cmp >= 0 else len(a))
+        s_at.append(j if cmp <= 0 else len(b))
+        i, j = i + (cmp >= 0), j + (cmp <= 0)
+    indices = [a[k] if k < len(a) else b[m] for k, m in zip(t_at, s_at)]
+
+    def placed(values: Tensor, at: list[int]) -> Tensor:
+        none = tw.zeros((1, *values.shape[1:]), dtype=values.dtype, device=values.device)
+        rows = tw.tensor(at, dtype=tw.int64, device=values.device)
+        return Tensor.index_select(tw.cat([values, none]), 0, rows)
+
+    values = placed(tv, t_at) + placed(sv.to(tv.dtype), s_at)
+    return tw.tensor(indices, dtype=tw.int64, device=ti.device), values, True
 
 
 def _refuse_uncoalesced(t: SparseGradient, part: str) -> None:
@@ -287,8 +382,10 @@ class _SparseWeightGradient(tw.autograd.Function):
     holds at most one entry (one per index looked up, ``padding_idx``'s left out)."""
 
     @staticmethod
-    def forward(ctx, weight: Tensor, indices: Tensor, padding_idx: int | None) -> Tensor:
-        ctx.indices, ctx.padding_idx = indices, padding_idx
+    def forward(
+        ctx, weight: Tensor, indices: Tensor, padding_idx: int | None, rows: list | None
+    ) -> Tensor:
+        ctx.indices, ctx.padding_idx, ctx.rows = indices, padding_idx, rows
         return weight.detach()
 
     @staticmethod
@@ -298,16 +395,44 @@ class _SparseWeightGradient(tw.autograd.Function):
         if entries > 1 and padding_idx is not None:  # (a count on the host: rare, in backward)
             entries = int((indices != padding_idx).sum())
         kind = CoalescedSparseGradient if entries <= 1 else SparseGradient
-        return kind(grad.native, grad.backend, grad.dtype), None, None
+        out = kind(grad.native, grad.backend, grad.dtype)
+        if ctx.rows:  # each lookup's rows of the output gradient (_LookupRows): its entries
+            values = ctx.rows.pop()
+            if padding_idx is not None:  # (PyTorch's sparse backward leaves those out)
+                kept = indices != padding_idx
+                indices, values = indices[kept], values[kept]
+            keep_entries(out, indices, values)
+        return out, None, None, None
+
+
+class _LookupRows(tw.autograd.Function):
+    """Identity forward on a ``sparse=True`` lookup's rows; its backward keeps their gradient
+    (one row per lookup, before the weight's backward runs) for the weight's sparse gradient,
+    whose entries they are."""
+
+    @staticmethod
+    def forward(ctx, rows: Tensor, kept: list) -> Tensor:
+        ctx.kept = kept
+        return rows
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple:
+        ctx.kept.append(grad.detach())
+        return grad, None
 
 
 def _sparse_gradient(
-    weight: Tensor, sparse: bool, indices: Tensor, padding_idx: int | None
+    weight: Tensor,
+    sparse: bool,
+    indices: Tensor,
+    padding_idx: int | None,
+    rows: list | None = None,
 ) -> Tensor:
     """``weight``, through :class:`_SparseWeightGradient` for a ``sparse=True`` lookup of the
-    flat ``indices`` that autograd records."""
+    flat ``indices`` that autograd records (``rows``: where :class:`_LookupRows` leaves each
+    lookup's gradient)."""
     if sparse and weight.requires_grad and tw.is_grad_enabled():
-        return _SparseWeightGradient.apply(weight, indices, padding_idx)
+        return _SparseWeightGradient.apply(weight, indices, padding_idx, rows)
     return weight
 
 
@@ -394,7 +519,8 @@ def embedding(
         _renorm_(weight, indices, max_norm, norm_type)
     if padding_idx is not None:
         padding_idx = check_padding_idx(padding_idx, size, "embedding")
-    table = _sparse_gradient(weight, sparse, indices, padding_idx)
+    looked_up: list | None = [] if sparse else None
+    table = _sparse_gradient(weight, sparse, indices, padding_idx, looked_up)
     rows = fused_or_reference("embedding", embedding_reference, (table, indices), padding_idx)
     node = rows._node
     if node is not None:  # (the fused kernel's saved values or the reference's take node)
@@ -415,6 +541,8 @@ def embedding(
                     "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
                 )
             rows = _FrequencyScale.apply(rows, lambda: remade.index(indices), size)
+    if table is not weight:  # (sparse, recorded: each lookup's gradient is an entry)
+        rows = _LookupRows.apply(rows, looked_up)
     # (no view node: rows is new; the shape holds rows' elements: no check)
     out = mv._reshape(rows, (*input._shape, weight._shape[1]), "embedding")
     # The reshape's node is PyTorch's one node, whose one edge is the weight's own

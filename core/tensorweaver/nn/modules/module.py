@@ -589,7 +589,7 @@ class Module:
         # The recursion of PyTorch's definition, walked with a stack of the open modules'
         # child iterators: a yield passes through one generator, not one per level (the
         # walk runs in parameters(), zero_grad() and clip_grad_norm_() of every step). A
-        # module whose class overrides named_modules walks its own part.
+        # module whose class or instance overrides named_modules walks its own part.
         walk = Module.named_modules
         stack = [(prefix, iter(self._modules.items()))]
         while stack:
@@ -598,7 +598,7 @@ class Module:
                 if module is None:
                     continue
                 child_prefix = f"{above}.{name}" if above else name
-                if type(module).named_modules is not walk:
+                if type(module).named_modules is not walk or "named_modules" in vars(module):
                     yield from module.named_modules(memo, child_prefix, remove_duplicate)
                     continue
                 if remove_duplicate:

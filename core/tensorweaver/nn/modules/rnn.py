@@ -906,6 +906,8 @@ class LSTM(RNNBase):
     def forward(
         self, input: Tensor, hx: Optional[tuple[Tensor, Tensor]] = None
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        if isinstance(hx, Tensor):
+            hx = _lstm_state_rows(input, hx)
         if hx is not None:  # PyTorch's classes: it indexes hx[0] and hx[1]
             if not isinstance(hx, (tuple, list)):
                 raise TypeError(
@@ -919,6 +921,24 @@ class LSTM(RNNBase):
                 )
         output, (h_n, c_n) = self._run(input, None if hx is None else tuple(hx))
         return output, (h_n, c_n)
+
+
+def _lstm_state_rows(input: Union[Tensor, PackedSequence], hx: Tensor) -> tuple[Tensor, Tensor]:
+    """``(hx[0], hx[1])`` of a single tensor passed as an LSTM's state (a GRU's ``h_0``, say):
+    PyTorch indexes it as it would a pair, so rows of the wrong rank raise its RuntimeError and
+    an unbatched input runs; its kernel takes a state only as a tuple, which a batched input's
+    rows become only when a packed input's order permutes them."""
+    rows = (hx[0], hx[1])
+    if isinstance(input, PackedSequence):
+        refused = input.sorted_indices is None
+    else:
+        refused = input.dim() == 3 and rows[0].dim() == 3 and rows[1].dim() == 3
+    if refused:
+        raise TypeError(
+            f"LSTM: hx must be a tuple (h_0, c_0) of two tensors, not a Tensor of shape "
+            f"{tuple(hx.shape)}; pass (hx[0], hx[1])"
+        )
+    return rows
 
 
 class GRU(RNNBase):

@@ -1,0 +1,235 @@
+"""Session 33: a compiled step guards what a user changes on an optimizer between calls: an
+attribute of the user's on one of tw's optimizers named like something tw's code calls
+(``opt.values``; tw's own attributes are those its code stores), a user subclass's attribute
+its ``step`` reads, the step hooks (an optimizer's own and every optimizer's, added,
+removed, or reading a value that changes), and the hooks every module runs, added. Each
+program runs under torch eagerly and under ``tw.compile`` (compared by
+snippet_outcomes.same_each). A step whose backward unpacks what saved_tensors_hooks entered
+around the call packed runs eagerly (compared with tw's eager step)."""
+
+from __future__ import annotations
+
+import warnings
+from importlib import import_module
+from typing import Any, Callable
+
+import pytest
+import tensorweaver as tw
+from snippet_outcomes import outcome, same, same_each
+
+
+def _linear(m: Any) -> Any:
+    lin = m.nn.Linear(3, 2).double()
+    with m.no_grad():
+        lin.weight.copy_(m.arange(6, dtype=m.float64).reshape(2, 3) / 7 - 0.3)
+        lin.bias.copy_(m.tensor([0.13, -0.37], dtype=m.float64))
+    return lin
+
+
+def _calls(
+    m: Any, lin: Any, opt: Any, change: Callable[[], Any], scale: Callable = lambda: 1.0
+) -> list:
+    """A training step called seven times (compiled under tw), ``change()`` before the fifth
+    (once the traced graph is replayed): its losses and the parameters after each."""
+
+    def step(x):
+        opt.zero_grad()
+        loss = (lin(x) ** 2).sum() * scale()
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = tw.compile(step) if m is tw else step
+    x = m.tensor([[1.1, 2.3, -0.9], [0.45, -0.55, 1.9]], dtype=m.float64)
+    got = []
+    for i in range(7):
+        if i == 4:
+            change()
+        got.append((f(x), lin.weight.detach().clone(), lin.bias.detach().clone()))
+    return got
+
+
+def _library_optimizer_attribute(kind: str) -> Callable:
+    def program(m: Any) -> list:
+        lin = _linear(m)
+        opt = getattr(m.optim, kind)(lin.parameters(), lr=0.07)
+        opt.values = {"scale": 1.0}  # (tw's code calls dict.values: not tw's attribute)
+        return _calls(
+            m, lin, opt, lambda: opt.values.update(scale=2.7), lambda: opt.values["scale"]
+        )
+
+    return program
+
+
+def _subclass_attribute(kind: str, name: str) -> Callable:
+    def program(m: Any) -> list:
+        class Scaled(getattr(m.optim, kind)):
+            def step(self, closure=None):
+                with m.no_grad():
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            p.grad.mul_(getattr(self, name)["scale"])
+                return super().step(closure)
+
+        lin = _linear(m)
+        opt = Scaled(lin.parameters(), lr=0.07)
+        setattr(opt, name, {"scale": 1.0})
+        return _calls(m, lin, opt, lambda: getattr(opt, name).update(scale=2.7))
+
+    return program
+
+
+def test_compile_guards_user_attributes_of_optimizers() -> None:
+    same_each(
+        {
+            "SGD opt.values": _library_optimizer_attribute("SGD"),
+            "Adam opt.values": _library_optimizer_attribute("Adam"),
+            "SGD subclass values": _subclass_attribute("SGD", "values"),
+            "Adam subclass dim": _subclass_attribute("Adam", "dim"),
+        },
+        "numpy",
+    )
+
+
+def _shift_bias(m: Any, lin: Any, by: Callable[[], float]) -> Callable:
+    def hook(opt, args, kwargs):
+        with m.no_grad():
+            lin.bias.add_(by())
+
+    return hook
+
+
+def _hook_added(where: str) -> Callable:
+    def program(m: Any) -> list:
+        lin = _linear(m)
+        opt = m.optim.SGD(lin.parameters(), lr=0.07)
+        hook = _shift_bias(m, lin, lambda: 0.37)
+        handles = []
+        add = {
+            "pre": opt.register_step_pre_hook,
+            "post": opt.register_step_post_hook,
+            "global": import_module(
+                f"{m.__name__}.optim.optimizer"
+            ).register_optimizer_step_post_hook,
+        }[where]
+        try:
+            return _calls(m, lin, opt, lambda: handles.append(add(hook)))
+        finally:
+            for handle in handles:
+                handle.remove()
+
+    return program
+
+
+def _hook_removed(m: Any) -> list:
+    lin = _linear(m)
+    opt = m.optim.SGD(lin.parameters(), lr=0.07)
+    handle = opt.register_step_post_hook(_shift_bias(m, lin, lambda: 0.37))
+    return _calls(m, lin, opt, handle.remove)
+
+
+def _hook_reads_a_setting(m: Any) -> list:
+    lin = _linear(m)
+    opt = m.optim.SGD(lin.parameters(), lr=0.07)
+    cfg = {"shift": 0.37}
+    opt.register_step_post_hook(_shift_bias(m, lin, lambda: cfg["shift"]))
+    return _calls(m, lin, opt, lambda: cfg.update(shift=-1.9))
+
+
+def test_compile_guards_optimizer_step_hooks() -> None:
+    same_each(
+        {
+            "pre-hook added": _hook_added("pre"),
+            "post-hook added": _hook_added("post"),
+            "global post-hook added": _hook_added("global"),
+            "hook removed": _hook_removed,
+            "hook's setting changed": _hook_reads_a_setting,
+        },
+        "numpy",
+    )
+
+
+def _module_hook_added(name: str, hook: Callable) -> Callable:
+    def program(m: Any) -> list:
+        lin = _linear(m)
+        opt = m.optim.SGD(lin.parameters(), lr=0.07)
+        register = getattr(import_module(f"{m.__name__}.nn.modules.module"), name)
+        handles = []
+        try:
+            return _calls(m, lin, opt, lambda: handles.append(register(hook)))
+        finally:
+            for handle in handles:
+                handle.remove()
+
+    return program
+
+
+def test_compile_guards_global_module_hooks() -> None:
+    same_each(
+        {
+            "forward hook": _module_hook_added(
+                "register_module_forward_hook", lambda module, args, out: out * 1.3
+            ),
+            "forward pre-hook": _module_hook_added(
+                "register_module_forward_pre_hook", lambda module, args: (args[0] * 0.7,)
+            ),
+        },
+        "numpy",
+    )
+
+
+def _under_saved_tensors_hooks(since: int, wrap: Callable) -> Callable:
+    def program(m: Any) -> list:
+        lin = _linear(m)
+        opt = m.optim.SGD(lin.parameters(), lr=0.07)
+        cfg = {"scale": 2.0}
+        packed = []
+
+        def pack(t):
+            packed.append(None)
+            return t * cfg["scale"]
+
+        def step(x):
+            opt.zero_grad()
+            loss = (lin(x) ** 2).sum()
+            loss.backward()
+            opt.step()
+            return loss
+
+        f = wrap(step)
+        x = m.tensor([[1.1, 2.3, -0.9], [0.45, -0.55, 1.9]], dtype=m.float64)
+        got = []
+        for i in range(7):
+            if i == 5:
+                cfg["scale"] = 3.0
+            if i < since:
+                got.append(f(x))
+            else:
+                with m.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+                    got.append(f(x))
+            got.append((lin.weight.detach().clone(), len(packed)))
+        return got
+
+    return program
+
+
+@pytest.mark.parametrize("since", [4, 0], ids=["entered after compiling", "from the start"])
+def test_compile_calls_saved_tensors_hooks_around_a_step_with_its_backward(since: int) -> None:
+    # (a replay would call neither hook: such a step runs eagerly while they are in force;
+    # compared with tw's eager step, whose linear packs less than torch's: the xfail below)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = outcome(_under_saved_tensors_hooks(since, tw.compile), tw, None)
+    assert compiled == outcome(_under_saved_tensors_hooks(since, lambda f: f), tw, None)
+
+
+def _linear_packs(m: Any) -> list:
+    lin = _linear(m)
+    shapes = []
+    with m.autograd.graph.saved_tensors_hooks(lambda t: shapes.append(t.shape) or t, lambda t: t):
+        lin(m.ones(2, 3, dtype=m.float64))
+    return shapes
+
+
+def test_linear_packs_its_saved_input_as_torch() -> None:
+    same(_linear_packs, "numpy")
