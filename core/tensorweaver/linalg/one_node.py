@@ -442,10 +442,6 @@ def _write_memory(kept: Tensor, new: Any) -> bool:
     if tuple(new.shape) != tuple(old.shape) or new.dtype != old.dtype:
         return False
     write = getattr(backend, "write_linalg_output", None)
-    if write is None:
-        if getattr(backend, "rewrite_linalg_output", None) is not None:
-            return False
+    if write is None and getattr(backend, "rewrite_linalg_output", None) is None:
         write = getattr(backend, "write_into", None)
-        if write is None:
-            return False
-    return bool(write(old, new))
+    return write is not None and bool(write(old, new))

@@ -159,8 +159,8 @@ def several_outputs(label: str, inputs: tuple, outputs: list, rule: Any, state: 
     mode, as PyTorch's node for an op of several outputs (each output's ``output_nr`` its
     position). The node saves ``inputs`` (their versions checked when its backward reads
     them; under ``saved_tensors_hooks`` packed in their order, read back as unpack gives
-    them, unchecked) and ``state``
-    (``ctx.state``); its rule is ``rule(ctx, *grads)``, one gradient per output."""
+    them, unchecked) and ``state`` (``ctx.state``); its rule is ``rule(ctx, *grads)``, one
+    gradient per output."""
     if not is_grad_enabled() or not any(t.requires_grad for t in inputs):
         return
     ctx = _OutputsCtx(tuple([t.requires_grad for t in inputs]))
