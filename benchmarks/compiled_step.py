@@ -78,6 +78,18 @@ interleaved run with torch eager, the graph forced to torch.compile's form in bo
 torch hook writing a step's in-place updates into the parameters' and optimizer state's
 arrays (``GraphRecord.donated``) against new arrays: MLP tw-torch-compiled / torch 0.927x
 before, 0.893x after; CNN (Adam) 0.808x, 0.804x.
+
+Measured 2026-12-07, session 34 (load 9-13 from other agents; ``--steps tiny``, CPU time):
+the NumPy hook calls the ufunc itself for a binary elementwise call whose operands have at
+most one axis (the backend's layout tests cannot apply: one Python frame less a call, two
+in the tiny step). tw-compiled / numpy 2.31x, 2.28x before, 2.25x, 2.09x after; in one
+process, the same step compiled with and without it, thread CPU time, interleaved (three
+runs of 15 rounds): after / before 0.90x, 0.79x, 0.92x (ranges 0.55-1.69: the load).
+Of the tiny replay's ~11-14 us (CPU time, hand 5-7 us at that load), each part timed
+alone: the compiled calls ~5.7 us (the hand step's own work), the guard ~1.2, the result
+Tensor ~0.5 and its three nodes ~0.8, each ``.grad`` write-back ~0.25. MLP, one run at
+that load: tw-compiled / numpy 1.14x, tw-torch-compiled / torch 0.92x (the compute, as
+measured before).
 """
 
 from __future__ import annotations

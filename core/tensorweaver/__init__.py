@@ -306,6 +306,7 @@ from tensorweaver.ops.structure import (
     tril_indices,
     triu_indices,
 )
+from tensorweaver.ops.untyped_storage import TypedStorage, UntypedStorage
 from tensorweaver.ops.views import (
     as_strided,
     broadcast_to,
@@ -377,10 +378,10 @@ is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
 
 
 def is_storage(obj: object) -> bool:
-    """PyTorch's ``is_storage``: whether ``obj`` is a storage object (an ``UntypedStorage``
-    or ``TypedStorage``). Tensorweaver hands out no storage objects (a tensor's memory is
-    its backend's array), so no object is one: a tensor, an array or a number is not."""
-    return False
+    """PyTorch's ``is_storage``: whether ``obj`` is a storage object (an ``UntypedStorage``,
+    as ``Tensor.untyped_storage()`` gives, or a ``TypedStorage``, ``Tensor.storage()``'s): a
+    tensor, an array or a number is not."""
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def typename(obj: object) -> str:

@@ -77,7 +77,13 @@ from tensorweaver.autograd.node import (
 )
 from tensorweaver.autograd.view_regeneration import STALE_VIEWS, forget, mark_stale, regenerate
 from tensorweaver.contract.dtypes import DType, bfloat16
-from tensorweaver.memory_formats import C_TESTS, c_test, preserved_order, takes_writes
+from tensorweaver.memory_formats import (
+    C_TESTS,
+    c_test,
+    contiguous_format,
+    preserved_order,
+    takes_writes,
+)
 
 #: Tensors (by id) whose memory is shared with host code: their in-place methods write into
 #: it. Weak references, each removing its entry as its tensor dies (a WeakSet would compare
@@ -2411,11 +2417,19 @@ class Tensor:
             return tuple(range(len(shape)))  # C order, told cheaply (strides cost more)
         return preserved_order(tuple(shape), self._strides())
 
-    def is_contiguous(self, memory_format: Any = None) -> bool:
+    def is_contiguous(self, *, memory_format: Any = contiguous_format) -> bool:
         """Whether the elements lie in memory in C order (``memory_format`` the default), or
         in channels-last order (``channels_last`` for 4-d, ``channels_last_3d`` for 5-d)."""
         shape = self._shape
-        name = str(memory_format).rpartition(".")[2]  # tw's format objects, or torch's
+        if memory_format is contiguous_format:  # (the default's without a str())
+            name = ""
+        elif type(memory_format).__name__ == "memory_format":  # (tw's format objects, or torch's)
+            name = str(memory_format).rpartition(".")[2]
+        else:
+            raise TypeError(
+                "is_contiguous(): argument 'memory_format' must be torch.memory_format (such "
+                f"as tw.channels_last), not {type(memory_format).__name__}"
+            )
         if name in ("channels_last", "channels_last_3d"):
             if len(shape) != (4 if name == "channels_last" else 5):
                 return False
@@ -2444,6 +2458,25 @@ class Tensor:
         from tensorweaver.ops.inplace_shape import as_strided_
 
         return as_strided_(self, size, stride, storage_offset)
+
+    def _count_on_shared_counter(self) -> None:
+        """Move the versions of the bases, views and ``detach()`` aliases that share this
+        tensor's version counter in PyTorch, for a change of this tensor that writes nothing
+        back (``set_``, an in-place shape change of a view); this tensor's own is left to
+        the caller."""
+        root = self
+        while not root._own_counter and (root._view_of or root._alias_of) is not None:
+            root = root._view_of[0] if root._view_of is not None else root._alias_of
+        if root is not self:
+            root._version += 1
+        sharing = [root]
+        while sharing:
+            for entry in sharing.pop()._views or ():
+                follower = entry[0]()
+                if follower is not None and not follower._own_counter:
+                    if follower is not self:
+                        follower._version += 1
+                    sharing.append(follower)
 
     def set_(
         self, source: Any = None, storage_offset: int = 0, size: Any = None, stride: Any = None
@@ -2484,21 +2517,7 @@ class Tensor:
                 source = source.as_strided(size, stride, offset)
         elif stride is not None or storage_offset:
             raise TypeError("set_(): storage_offset and stride need a size too")
-        # PyTorch's bases, views and detach() aliases share this tensor's version counter,
-        # which set_ moves: theirs move with it (the data setter cuts them from this tensor)
-        root = self
-        while not root._own_counter and (root._view_of or root._alias_of) is not None:
-            root = root._view_of[0] if root._view_of is not None else root._alias_of
-        if root is not self:
-            root._version += 1
-        sharing = [root]
-        while sharing:
-            for entry in sharing.pop()._views or ():
-                follower = entry[0]()
-                if follower is not None and not follower._own_counter:
-                    if follower is not self:
-                        follower._version += 1
-                    sharing.append(follower)
+        self._count_on_shared_counter()  # (before the data setter cuts them from this tensor)
         graphed = graphed and (self.requires_grad or source.requires_grad)
         if graphed:
             old = self.detach()  # (the node's input: this tensor before, in the graph)

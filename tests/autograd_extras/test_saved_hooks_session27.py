@@ -196,16 +196,6 @@ def test_loss_saved_tensors_through_the_hooks(spec: str) -> None:
     same_each({**{k: (lambda m, c=c: _hook_log(m, c)) for k, c in cases.items()}, **changed}, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SILENT (what the hooks see): cross_entropy packs nothing without a weight (its "
-    "fused node) and with one only its nll step's self, target, weight, total_weight "
-    "(torch packs log_softmax's result first, and unpacks it last, after the nll step's). "
-    "Cause: autograd/node.py Node.__init__ packs nothing for op 'fused' (the fused "
-    "cross_entropy and log_softmax nodes). Fix: have a fused node pack what torch's nodes "
-    "save (log_softmax's output; for the fused cross_entropy also the nll step's self, "
-    "target, total_weight) through graph.py, its rule reading the unpacked values.",
-)
 def test_cross_entropy_saved_tensors_through_the_hooks(spec: str) -> None:
     target = [0, 1, 2, 0]
     cases = {

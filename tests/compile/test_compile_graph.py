@@ -289,3 +289,36 @@ def test_numpy_where_with_a_zero_branch_keeps_the_sign_of_zero(zero: float) -> N
         for got, want in zip(compiled(x), step(x)):
             np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want.numpy()))
             assert tw.equal(got, want)
+
+
+def test_numpy_calls_the_ufunc_itself_for_operands_of_at_most_one_axis() -> None:
+    """Binary elementwise calls on vectors, 0-d tensors and numbers call NumPy's ufunc with
+    no layout tests (none applies below two axes), bit for bit as the eager calls; a
+    matrix's call keeps the backend's method."""
+
+    def step(a: Any, b: Any, s: Any, m: Any, k: Any) -> Any:
+        return (
+            a * b,
+            a - s,
+            s / a,
+            tw.maximum(a, b),
+            tw.minimum(b, s),
+            (s + s) * 3,
+            a + k,  # (float32 with int64)
+            (m * a).sum(0),
+        )
+
+    rng = np.random.default_rng(0)
+    a = tw.tensor(rng.standard_normal(5), dtype=tw.float32)
+    b = tw.tensor(np.array([np.nan, -0.0, 0.0, np.inf, 1.5]), dtype=tw.float32)
+    s = tw.tensor(-0.75, dtype=tw.float32)
+    m = tw.tensor(rng.standard_normal((3, 5)), dtype=tw.float32)
+    k = tw.arange(5)
+    compiled = tw.compile(step)
+    for _ in range(4):
+        got, want = compiled(a, b, s, m, k), step(a, b, s, m, k)
+        for x, y in zip(got, want):
+            assert x.dtype == y.dtype and x.shape == y.shape
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y), strict=True)
+    names = next(iter(compiled._cache.values())).run.__globals__["compute"].__code__.co_names
+    assert {"_np_multiply", "_np_subtract", "_np_true_divide", "_np_maximum"} <= set(names)

@@ -1,6 +1,7 @@
 """Session 33: a compiled step guards what a user changes on an optimizer between calls: an
 attribute of the user's on one of tw's optimizers named like something tw's code calls
-(``opt.values``; tw's own attributes are those its code stores), a user subclass's attribute
+(``opt.values``) or stores onto other objects (``opt.grad``, ``lin.grad``: session 34; tw's
+own attributes are those its code stores onto the object itself), a user subclass's attribute
 its ``step`` reads, the step hooks (an optimizer's own and every optimizer's, added,
 removed, or reading a value that changes), and the hooks every module runs, added. Each
 program runs under torch eagerly and under ``tw.compile`` (compared by
@@ -49,13 +50,34 @@ def _calls(
     return got
 
 
-def _library_optimizer_attribute(kind: str) -> Callable:
+def _library_optimizer_attribute(kind: str, name: str = "values") -> Callable:
     def program(m: Any) -> list:
         lin = _linear(m)
         opt = getattr(m.optim, kind)(lin.parameters(), lr=0.07)
-        opt.values = {"scale": 1.0}  # (tw's code calls dict.values: not tw's attribute)
+        # (tw's code calls dict.values and stores p.grad: neither is the optimizer's own)
+        setattr(opt, name, {"scale": 1.0})
         return _calls(
-            m, lin, opt, lambda: opt.values.update(scale=2.7), lambda: opt.values["scale"]
+            m,
+            lin,
+            opt,
+            lambda: getattr(opt, name).update(scale=2.7),
+            lambda: getattr(opt, name)["scale"],
+        )
+
+    return program
+
+
+def _library_module_attribute(name: str) -> Callable:
+    def program(m: Any) -> list:
+        lin = _linear(m)
+        opt = m.optim.SGD(lin.parameters(), lr=0.07)
+        setattr(lin, name, {"scale": 1.0})  # (Module's code stores p.grad, not self.grad)
+        return _calls(
+            m,
+            lin,
+            opt,
+            lambda: getattr(lin, name).update(scale=2.7),
+            lambda: getattr(lin, name)["scale"],
         )
 
     return program
@@ -84,6 +106,8 @@ def test_compile_guards_user_attributes_of_optimizers() -> None:
         {
             "SGD opt.values": _library_optimizer_attribute("SGD"),
             "Adam opt.values": _library_optimizer_attribute("Adam"),
+            "SGD opt.grad": _library_optimizer_attribute("SGD", "grad"),
+            "Linear lin.grad": _library_module_attribute("grad"),
             "SGD subclass values": _subclass_attribute("SGD", "values"),
             "Adam subclass dim": _subclass_attribute("Adam", "dim"),
         },

@@ -23,12 +23,31 @@ from pathlib import Path
 
 import pytest
 from pip_targets import pip_target
+from tw_backends import deselect
 
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "examples" / "tw-array-api-backend"
 BROKEN = Path(__file__).parent / "plugins" / "tw-conformance-broken"
 TW_SCRIPT = Path(sys.executable).with_name("tw")
 BUILT_IN = ("numpy", "torch:cpu", "cunumeric")
+
+
+#: The built-in backends whose kit test runs only with ``TW_KIT_FULL=1`` (CI's
+#: scripts/check-kits.sh runs the whole kit on them): more than a minute of a worker.
+KIT_FULL_ONLY = ("torch:cpu", "cunumeric")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the kit's run on :data:`KIT_FULL_ONLY` unless ``TW_KIT_FULL`` is set."""
+    if os.environ.get("TW_KIT_FULL"):
+        return
+    deselected = [
+        item
+        for item in items
+        if getattr(item, "originalname", None) == "test_kit_passes_on_built_in_backends"
+        and item.callspec.params["built_in"] in KIT_FULL_ONLY
+    ]
+    deselect(config, items, deselected)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

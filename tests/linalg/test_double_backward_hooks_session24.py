@@ -63,9 +63,13 @@ _LEFT = (
 
 OTHERS: dict[str, Make] = {
     "cholesky": lambda m, a: m.linalg.cholesky(a),
+    "pinv": lambda m, a: m.linalg.pinv(a),
+}
+#: Given torch's formula on their own outputs in session 34 (linalg/determinants.py
+#: _det_from_output, linalg/solvers.py _SOLVE_RULES).
+FORMULAS: dict[str, Make] = {
     "det": lambda m, a: m.linalg.det(a),
     "solve": lambda m, a: m.linalg.solve(a, m.ones(3, 2, dtype=m.float64)),
-    "pinv": lambda m, a: m.linalg.pinv(a),
 }
 
 
@@ -73,6 +77,11 @@ OTHERS: dict[str, Make] = {
 @pytest.mark.parametrize("name", list(OTHERS))
 def test_other_fused_node_hooks_in_double_backward_torch(name: str) -> None:
     _check(OTHERS[name], "torch:cpu")
+
+
+@pytest.mark.parametrize("name", list(FORMULAS))
+def test_formula_node_hooks_in_double_backward_torch(name: str) -> None:
+    _check(FORMULAS[name], "torch:cpu")
 
 
 @pytest.mark.parametrize("spec", ["numpy", "torch:cpu"])

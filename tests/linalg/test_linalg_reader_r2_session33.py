@@ -22,17 +22,27 @@ def _det_written_after_create_graph(m: Any) -> Any:
     return m.autograd.grad((ga * ga).sum(), a)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too; cause as read, not traced): det's create_graph gradient "
-    "g * conj(det) * A^-H (autograd/linalg_rules.py _det) multiplies by a copy of the "
-    "result's array, which a "
-    "later write through det's .data does not reach; torch's graph saves det itself. Fix: "
-    "record det's formula on its output attached (linalg/one_node.py keep_outputs, as the "
-    "other linalg calls' formulas), so _LinalgCall's output rewrite writes it anew",
+_DET_NUMPY_LEFT = (
+    "older (HEAD too): on numpy det's create_graph gradient g * conj(det) * A^-H "
+    "(linalg/determinants.py det_gradient, from autograd/linalg_rules.py _det) multiplies "
+    "by a tensor over the primitive node's saved array of the result; a later write through "
+    "det's .data rebinds the node's saved (autograd/node.py output_rewritten, the linalg "
+    "primitive branch) but not that tensor, where torch's MulBackward0 reads det's memory. "
+    "Fix: that branch also writes the new values into the old array (linalg/one_node.py "
+    "_write_memory), as _LinalgCall._output_rewritten does; torch:cpu passes since session "
+    "34 (det's rule on the recorded output, whose memory the backend rewrites)"
 )
-def test_det_output_written_after_create_graph(backend: str) -> None:
-    same(_det_written_after_create_graph, backend, decimals=8)
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        pytest.param("numpy", marks=pytest.mark.xfail(strict=True, reason=_DET_NUMPY_LEFT)),
+        "torch:cpu",
+    ],
+)
+def test_det_output_written_after_create_graph(device: str) -> None:
+    same(_det_written_after_create_graph, device, decimals=8)
 
 
 def _det_input_written_then_create_graph(m: Any) -> Any:
@@ -43,28 +53,18 @@ def _det_input_written_then_create_graph(m: Any) -> Any:
     return ga
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): on torch:cpu det's create_graph rule reads A as recorded by "
-    "the backend (plugins/torch-backend/tensorweaver_torch/linalg.py: the call recorded on "
-    "a detached leaf of A's torch tensor), which the .data write (a rebinding in the core) "
-    "never reaches; numpy is right. Same cause as test_pinv_input_write_on_torch "
-    "(tests/linalg/test_linalg_saved_session33.py). Fix: tell the backend of a rebound "
-    "input of a recorded call, or run det's create_graph rule on the node's input tensor",
-)
 def test_det_input_written_then_create_graph_torch() -> None:
+    """Before: torch:cpu recomputed det from A as written since (its decomposition under
+    create_graph), where PyTorch multiplies by the result it saved."""
     same(_det_input_written_then_create_graph, "torch:cpu", decimals=8)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): the inv and eig nodes version-check their input A, which "
-    "PyTorch's nodes do not save (they read only their outputs). Cause: "
-    "linalg/primitives.py (inv, eig) record A among the watched saved tensors. Fix: do not "
-    "watch A's version for calls whose PyTorch node saves only outputs (inv, eig, eigvals)",
-)
 @pytest.mark.parametrize("name", ["inv", "eigvals"])
 def test_input_changed_in_place_after_call(backend: str, name: str) -> None:
+    """Before: "modified in place" (the nodes version-checked A, which PyTorch's do not
+    save; session 34: InputShape of A in the numpy primitives' nodes and torch:cpu inv's,
+    torch:cpu eigvals with a graph as eig's node)."""
+
     def program(m: Any) -> Any:
         a = _matrix(m)
         y = getattr(m.linalg, name)(a)
@@ -79,20 +79,52 @@ def test_input_changed_in_place_after_call(backend: str, name: str) -> None:
 def _solve_input_written(m: Any) -> Any:
     a = _matrix(m)
     x = m.linalg.solve(a, m.ones(3, 1, dtype=m.float64))
-    a.data.mul_(1.5)  # torch's LinalgSolveExBackward0 reads the LU factors of A as it was
+    a.data.mul_(1.5)  # torch's LinalgSolveExBackward0 reads the LU factors of A as it was,
+    # and under create_graph solves with A as it is now (and the result it saved)
+    (with_graph,) = m.autograd.grad((x * x).sum(), a, create_graph=True, retain_graph=True)
     (x * x).sum().backward()
-    return a.grad
+    return a.grad, with_graph
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): numpy's solve gradient solves with A as written since "
-    "(linalg solve's rule reads the node's input), where PyTorch's reads the LU factors "
-    "it saved at the call; torch:cpu is right. Fix: keep A's array of the call for the "
-    "first-order rule, as this session's det does (linalg/primitives.py det)",
+_SOLVE_LEFT = (
+    "older (HEAD too), session 34: solve's create_graph gradient misses a write through "
+    "X's .data before the second backward (numpy; torch:cpu for complex X: its conjugate "
+    "copy, linalg/_shared.py mH): the rule (autograd/linalg_rules.py _solve) reads the "
+    "node's input, not A (a broadcast A on numpy too). Fix: the "
+    "primitive node's output rewrite writing into the old array (autograd/node.py "
+    "output_rewritten, as linalg/one_node.py _write_memory), and solve's formula on A itself"
 )
-def test_solve_input_written_numpy() -> None:
-    same(_solve_input_written, "numpy", decimals=8)
+
+
+def _solve_written_after_create_graph(m: Any, written: str) -> Any:
+    a = _matrix(m).detach()
+    a = (a + 0.2j * a.mT).requires_grad_()
+    b = m.ones(2, 3, dtype=m.complex128, requires_grad=True)
+    x = m.linalg.solve(a, b, left=False)
+    if written == "a":
+        a.data.mul_(1.5)
+    (ga, gb) = m.autograd.grad((x.abs() ** 2).sum(), (a, b), create_graph=True)
+    if written == "x":
+        x.data.mul_(2)
+    return ga, m.autograd.grad((ga.abs() ** 2).sum() + (gb.abs() ** 2).sum(), b)
+
+
+@pytest.mark.parametrize(
+    "device, written",
+    [
+        ("numpy", "a"),  # (passes since left=False solves with A.mT, a view that follows A)
+        pytest.param("numpy", "x", marks=pytest.mark.xfail(strict=True, reason=_SOLVE_LEFT)),
+        pytest.param("torch:cpu", "x", marks=pytest.mark.xfail(strict=True, reason=_SOLVE_LEFT)),
+    ],
+)
+def test_solve_written_around_create_graph(device: str, written: str) -> None:
+    same(lambda m: _solve_written_after_create_graph(m, written), device, decimals=8)
+
+
+def test_solve_input_written(backend: str) -> None:
+    """Before: numpy's first-order gradient solved with A as written since; torch:cpu's
+    create_graph gradient recomputed X from it (session 34: solve's formula as its rule)."""
+    same(_solve_input_written, backend, decimals=8)
 
 
 @pytest.mark.xfail(

@@ -1,14 +1,13 @@
 """Module.parameters() honours a named_parameters/named_modules set on the instance or on a
 child instance, as torch's (reader r3, session 33: a parameters() fast path tried in this
 session ignored the first; named_modules ignored the second before); a compiled forward
-under saved_tensors_hooks calls the hooks as eager does (strict xfail)."""
+under saved_tensors_hooks calls the hooks as eager does (it runs eagerly: session 34)."""
 
 from __future__ import annotations
 
 import warnings
 from typing import Any
 
-import pytest
 import tensorweaver as tw
 from snippet_outcomes import same_each
 
@@ -74,15 +73,5 @@ def _hook_calls_per_call(wrap: Any) -> list:
     return seen
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="(older; session 33's compiled.py rule covers a step whose backward runs inside "
-    "it only) a compiled forward under saved_tensors_hooks whose backward runs outside: "
-    "its traces unpack each saved tensor twice (eager: [(2, 2), (4, 4), (6, 6), (8, 8)]; "
-    "compiled: [(2, 4), (4, 8), (6, 12), (6, 12)]) and its replay calls neither hook. "
-    "Cause: compiler/compiled.py CompiledFunction._trace notes only unpacks during the "
-    "call (_watch_unpacks). Fix: wrap the pack hooks in force too and run eagerly "
-    "(_store(key, _EAGER)) where the trace packed anything through them",
-)
 def test_compiled_forward_calls_saved_tensors_hooks_as_eager() -> None:
     assert _hook_calls_per_call(tw.compile) == _hook_calls_per_call(lambda f: f)

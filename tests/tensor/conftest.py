@@ -4,7 +4,7 @@ The ``backend`` fixture runs the test inside ``with tw.device(spec)``, so every 
 test creates lives there. A test runs on NumPy and on PyTorch's CPU; only tests (or
 parameter sets, with ``pytest.param(..., marks=pytest.mark.cunumeric)``) marked ``cunumeric``
 also run on cuPyNumeric, where each op costs about 0.4 ms: the others are deselected there,
-and of a test function marked as a whole only the first cuPyNumeric case and every third
+and of a test function marked as a whole only the first cuPyNumeric case and every sixth
 after it run there (scripts/test-remainder.sh runs them all, ``TW_CUNUMERIC_MARKED_FULL=1``).
 A backend is skipped only when ``tw.devices()`` reports it unusable; any other failure to
 start it fails the test."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from snippet_outcomes import grid, same_each
 
 
@@ -59,13 +58,6 @@ def test_alias_of_a_view_keeps_its_layout_after_a_write(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Tensor.untyped_storage() is missing (AttributeError; torch gives the storage, "
-    "whose size() is its base's bytes, 96 here, for an alias of a view too). Fix: an "
-    "untyped_storage() in tensor.py whose size() is the nbytes of the memory the backend's "
-    "array lies in (backend.storage / layout)",
-)
 def test_untyped_storage_size_of_an_alias(spec: str) -> None:
     def program(m: Any) -> Any:
         s = grid(m, 12)

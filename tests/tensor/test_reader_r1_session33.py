@@ -98,15 +98,10 @@ def test_data_assignment_keeps_aliases_counter(spec: str) -> None:
     same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nn/parameter.py UninitializedTensorMixin: new_zeros, "
-    "type(), retain_grad, register_hook and Module.to_empty are allowed (PyTorch refuses: "
-    "ValueError); the requires_grad setter is refused (PyTorch allows it). Fix: add the first "
-    "to _refusing (or route them through .native), allow requires_grad.__set__",
-)
 @pytest.mark.parametrize(
-    "op", ["new_zeros", "type", "retain_grad", "register_hook", "to_empty", "requires_grad_setter"]
+    "op",
+    ["new_zeros", "type", "retain_grad", "register_hook", "requires_grad_setter", "to_empty"]
+    + ["to_empty_own", "to_empty_buffer"],
 )
 def test_uninitialized_parameter_refusals(spec: str, op: str) -> None:
     def program(m: Any) -> Any:
@@ -118,6 +113,8 @@ def test_uninitialized_parameter_refusals(spec: str, op: str) -> None:
             "retain_grad": lambda: w.retain_grad(),
             "register_hook": lambda: type(w.register_hook(lambda g: g)).__name__,
             "to_empty": lambda: type(lin.to_empty(device="cpu").weight).__name__,
+            "to_empty_own": lambda: lin.to_empty(device="cpu", recurse=False),
+            "to_empty_buffer": lambda: m.nn.LazyBatchNorm1d(affine=False).to_empty(device="cpu"),
             "requires_grad_setter": lambda: setattr(w, "requires_grad", False),
         }[op]()
 

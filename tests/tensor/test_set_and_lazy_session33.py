@@ -4,7 +4,9 @@ other; each keeps its own version counter; no view: ``_base`` None), ``set_(sour
 size, stride)`` (offset counted from source's), its refusals (a leaf that requires grad, a
 dtype mismatch) and its ``NotImplemented`` node. And the uninitialized parameters and buffers
 of lazy layers: an in-place op raises ValueError (before: the leaf check's RuntimeError), and
-``T`` gives the empty tensor (before: ValueError), as torch's."""
+``T`` gives the empty tensor (before: ValueError), as torch's; session 34: ``new_zeros``,
+``type()``, ``numpy``, ``retain_grad``, ``register_hook``, ``untyped_storage`` refused with
+ValueError (before: allowed) and ``requires_grad`` settable (before: ValueError)."""
 
 from __future__ import annotations
 
@@ -131,6 +133,16 @@ LAZY_PROGRAMS = {
         "copy_": lambda u: u.copy_(u.data),
         "set_": lambda u: u.set_(),
         "mul": lambda u: u.mul(2),
+        "new_zeros": lambda u: u.new_zeros(2),
+        "new_tensor": lambda u: u.new_tensor([1.0]),
+        "type()": lambda u: u.type(),
+        "type_as": lambda u: u.type_as(u.data),
+        "numpy": lambda u: u.numpy(),
+        "is_shared": lambda u: u.is_shared(),
+        "retain_grad": lambda u: u.retain_grad(),
+        "register_hook": lambda u: u.register_hook(lambda g: g) and None,
+        "requires_grad =": lambda u: (setattr(u, "requires_grad", False), u.requires_grad),
+        "untyped_storage": lambda u: u.untyped_storage(),
     }.items()
 }
 

@@ -17,7 +17,12 @@ from typing import Any, Callable
 from tensorweaver.autograd.hooks import NODE_POSTHOOKS, NODE_PREHOOKS, _replaced
 from tensorweaver.autograd.names import BY_OPERANDS, grad_fn_name
 from tensorweaver.autograd.node import HOOKED_ACCUMULATORS, ViewChange, output_nr
-from tensorweaver.ops.composite import REFERENCE_OF, fill_slots
+from tensorweaver.ops.composite import (
+    CONVOLUTION_SAVED,
+    REFERENCE_OF,
+    convolution_saved,
+    fill_slots,
+)
 
 _CLASSES: dict[str, type] = {}
 
@@ -172,6 +177,66 @@ def _slice_argument(node: Any, i: int) -> Any:
     return (a, starts[a], stops[a], steps[a])[i]
 
 
+def _index_sizes(node: Any) -> Any:
+    """The sizes of the tensor an index node (``x[t]``'s IndexBackward0, a take or the
+    reshape after it) indexed: those of ``x``'s basic indexing's result; else, for a
+    reshape node, :func:`_cut_sizes`."""
+    from tensorweaver.ops.index import INDEX_ARGUMENTS
+
+    made = INDEX_ARGUMENTS.get(node)
+    if made is not None:
+        return tuple(made[2])
+    return None if node.op == "take" else _cut_sizes(node)
+
+
+def _index_indices(node: Any) -> Any:
+    """The index tensors an index node saves, PyTorch's ``indices`` (ops/index.py
+    ``pytorch_indices``); PyTorch's error once backward freed them; None for another node."""
+    from tensorweaver.ops.index import INDEX_ARGUMENTS, pytorch_indices
+
+    made = INDEX_ARGUMENTS.get(node)
+    if made is None:
+        return None
+    take = node if node.op == "take" or node.parents is None else node.parents[0]
+    if take.parents is None:  # (the take node saves them: a reshape over it saves nothing)
+        raise RuntimeError(
+            "Trying to backward through the graph a second time (or directly access saved "
+            "tensors after they have already been freed). Saved intermediate values of the "
+            "graph are freed when you call .backward() or autograd.grad(). Specify "
+            "retain_graph=True if you need to backward through the graph a second time or if "
+            "you need to access saved tensors after calling backward."
+        )
+    index, ndim, _ = made
+    return pytorch_indices(index, ndim, take.inputs[0])
+
+
+#: The arguments that the gradient of a select, slice or index (``x[t]``) recorded with
+#: create_graph saves (PyTorch's SelectBackwardBackward0, SliceBackwardBackward0,
+#: IndexPutImplBackward0: the forward node's), by that gradient's node.
+BACKWARD_ARGUMENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CUT_ARGUMENTS = ("_saved_dim", "_saved_index", "_saved_start", "_saved_end", "_saved_step")
+
+
+def note_backward_arguments(node: Any, forward: Any) -> None:
+    """Note that ``node``, the gradient of ``forward``'s select, slice or index recorded
+    with create_graph, saves the arguments ``forward`` shows (an index: its indices, and
+    ``accumulate``, True)."""
+    shown = GradFn(forward)
+    if forward.op == "take":
+        BACKWARD_ARGUMENTS[node] = {
+            "_saved_indices": shown._saved_indices,
+            "_saved_accumulate": True,
+        }
+        return
+    BACKWARD_ARGUMENTS[node] = {a: getattr(shown, a) for a in _CUT_ARGUMENTS if hasattr(shown, a)}
+
+
+def _backward_argument(node: Any, attribute: str) -> Any:
+    """An argument a select's, slice's or index's create_graph gradient node saves (see
+    :data:`BACKWARD_ARGUMENTS`); else None."""
+    return BACKWARD_ARGUMENTS.get(node, {}).get(attribute)
+
+
 def _unbind_dim(node: Any) -> Any:
     """The axis of an unbind's node (ops/several_outputs.py), whose pieces dropped it, as
     given (a negative one read as unsigned 64 bits, as PyTorch shows it)."""
@@ -207,8 +272,22 @@ _SAVED: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("reshape", "_saved_end"): partial(_slice_argument, i=2),
     ("reshape", "_saved_step"): partial(_slice_argument, i=3),
     ("slice", "_saved_self_sym_sizes"): _cut_sizes,
-    ("reshape", "_saved_self_sym_sizes"): _cut_sizes,
+    ("reshape", "_saved_self_sym_sizes"): _index_sizes,
     ("function", "_saved_dim"): _unbind_dim,
+    ("take", "_saved_self_sym_sizes"): _index_sizes,
+    ("take", "_saved_indices"): _index_indices,
+    ("reshape", "_saved_indices"): _index_indices,
+    **{("identity", a): partial(_backward_argument, attribute=a) for a in _CUT_ARGUMENTS},
+    ("scatter_add", "_saved_indices"): partial(_backward_argument, attribute="_saved_indices"),
+    ("scatter_add", "_saved_accumulate"): partial(
+        _backward_argument, attribute="_saved_accumulate"
+    ),
+    # (a convolution's tensors too: PyTorch's RuntimeError once backward freed them)
+    **{
+        (op, name): partial(convolution_saved, attribute=name)
+        for op in ("fused", "function")
+        for name in CONVOLUTION_SAVED
+    },
 }
 
 #: name() of PyTorch's hand-written nodes, by their class name.

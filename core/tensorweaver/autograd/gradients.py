@@ -528,7 +528,36 @@ def _cumsum(node: Any, g: Tensor) -> tuple:
 
 def _reshape(node: Any, g: Tensor) -> tuple:
     # Back to the input's shape, which holds as many elements: no size check needed.
-    return (mv._reshape(g, node.inputs[0].shape, "reshape"),)
+    shape = node.inputs[0].shape
+    if node.label in _SQUEEZES and is_grad_enabled():  # (create_graph: torch's nodes)
+        back = _unsqueezed_back(node, g, shape)
+        if back.shape == shape:  # (else a reshape stands for it, as before)
+            return (back,)
+    return (mv._reshape(g, shape, "reshape"),)
+
+
+#: Labels of reshape nodes whose gradient torch records as its own squeeze or unsqueezes.
+_SQUEEZES = frozenset(
+    ("UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2")
+)
+
+
+def _unsqueezed_back(node: Any, g: Tensor, shape: tuple) -> Tensor:
+    """``g`` of an unsqueeze's node squeezed at its dim (SqueezeBackward1), or of a squeeze's
+    node unsqueezed at each axis it dropped, lowest first (UnsqueezeBackward0 each), as
+    torch 2.13's backward of them."""
+    import weakref
+
+    if node.label == "UnsqueezeBackward0":
+        dim = mv.UNSQUEEZE_DIMS.get(weakref.ref(node))
+        return g if dim is None else mv.squeeze(g, dim)
+    kept, j = g.shape, 0
+    for i, n in enumerate(shape):
+        if j < len(kept) and kept[j] == n:
+            j += 1
+        else:  # (an axis of size 1 the squeeze dropped)
+            g = mv.unsqueeze(g, i)
+    return g
 
 
 def _permute(node: Any, g: Tensor) -> tuple:
@@ -541,14 +570,15 @@ def _permute(node: Any, g: Tensor) -> tuple:
 
 def _pad(node: Any, g: Tensor) -> tuple:
     widths = node.saved
-    return (
-        mv.slice_dims(
-            g,
-            [lo for lo, _ in widths],
-            [lo + n for (lo, _), n in zip(widths, node.inputs[0].shape)],
-            [1] * g.ndim,
-        ),
+    cut = mv.slice_dims(
+        g,
+        [lo for lo, _ in widths],
+        [lo + n for (lo, _), n in zip(widths, node.inputs[0].shape)],
+        [1] * g.ndim,
     )
+    if is_grad_enabled():  # (create_graph: torch's constant_pad_nd of g by the widths negated)
+        cut = labelled(cut, "ConstantPadNdBackward0", g)
+    return (cut,)
 
 
 def _slice(node: Any, g: Tensor) -> tuple:
@@ -563,12 +593,15 @@ def _slice(node: Any, g: Tensor) -> tuple:
         if d < 0:  # (select(-k, i) keeps its dim as given, as PyTorch's node)
             d += len(shape)
         kept = g.shape[:d] + (1,) + g.shape[d:]
-        return (Piece(mv._reshape(g, kept, "reshape"), d, i + shape[d] if i < 0 else i, shape),)
+        piece = Piece(mv._reshape(g, kept, "reshape"), d, i + shape[d] if i < 0 else i, shape)
+        return (_recorded(node, g, piece.placed()) if _creates_graph(g) else piece,)
     starts, stops, steps = node.saved
     cut = [a for a, (s, e, n) in enumerate(zip(starts, stops, shape)) if s != 0 or e != n]
     if len(cut) == 1 and steps[cut[0]] == 1 and all(k == 1 for k in steps):
         # One axis, contiguous: the engine joins such pieces with one cat.
-        return (Piece(g, cut[0], starts[cut[0]], shape),)
+        piece = Piece(g, cut[0], starts[cut[0]], shape)
+        return (_recorded(node, g, piece.placed()) if _creates_graph(g) else piece,)
+    given = g
     for axis, (start, step, n) in enumerate(zip(starts, steps, shape)):
         m = g.shape[axis]
         if step > 1 and m:
@@ -580,7 +613,26 @@ def _slice(node: Any, g: Tensor) -> tuple:
         widths = [(0, 0)] * g.ndim
         widths[axis] = (start, n - start - g.shape[axis])
         g = mv.pad_dims(g, widths)
-    return (g,)
+    return (_recorded(node, given, g) if _creates_graph(given) else g,)
+
+
+def _creates_graph(g: Tensor) -> bool:
+    """Whether a gradient made of ``g`` now is recorded (a backward with create_graph)."""
+    return g.requires_grad and is_grad_enabled()
+
+
+def _recorded(node: Any, g: Tensor, grad: Tensor) -> Tensor:
+    """``grad``, the gradient a select or slice node made of ``g`` with create_graph, as
+    PyTorch records it: one SelectBackwardBackward0 or SliceBackwardBackward0 node over
+    ``g``'s, saving the select's or slice's arguments (autograd/grad_fn.py)."""
+    from tensorweaver.autograd.grad_fn import note_backward_arguments
+
+    name = node.name
+    if name not in ("SelectBackward0", "SliceBackward0"):
+        return grad
+    out = labelled(apply("identity", grad.native, grad.dtype, (grad,)), name[:-1] + "Backward0", g)
+    note_backward_arguments(out._node, node)
+    return out
 
 
 def _flip(node: Any, g: Tensor) -> tuple:
@@ -604,7 +656,13 @@ def _take(node: Any, g: Tensor) -> tuple:
     dim, index = node.saved[0], ix.saved_index(node)
     if index.shape[0] != g.shape[dim]:  # (an index remade after a write through its .data)
         g = _fitted(node, g, dim, index.shape[0])
-    return (ix.index_add_unchecked(zeros_like_shape(g, x.shape), dim, index, g),)
+    grad = ix.index_add_unchecked(zeros_like_shape(g, x.shape), dim, index, g)
+    if node.label == "IndexBackward0" and _creates_graph(g):  # (x[t]'s, as PyTorch records)
+        from tensorweaver.autograd.grad_fn import note_backward_arguments
+
+        grad = labelled(grad, "IndexPutImplBackward0", None, g)
+        note_backward_arguments(grad._node, node)
+    return (grad,)
 
 
 def _fitted(node: Any, g: Tensor, dim: int, count: int) -> Tensor:

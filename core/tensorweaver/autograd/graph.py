@@ -10,9 +10,12 @@ node keeps (``exp``'s) and what an ``autograd.Function`` saves (``save_for_backw
 through them too, and so do the integer and bool tensors a node saves beside its inputs
 (indices, masks, class targets: ``Node.operands``; the rules of take, gather and
 scatter read what unpack gives for their index, and so do those of sort, topk, max(dim) and
-the order statistics for their indices). A composite op (gelu, mse_loss,
-multi_margin_loss) packs what its steps save, which may differ from what PyTorch's one node
-saves.
+the order statistics for their indices). A matmul node packs mat2 first, as PyTorch's
+MmBackward0 and BmmBackward0 (self first where it stands for AddmmBackward0 or MvBackward0).
+Softmax, layer_norm, cross_entropy and the activations PyTorch computes in one node (gelu,
+silu, ...) record one node under the hooks that packs what PyTorch's saves; another composite
+op (mse_loss, multi_margin_loss) packs what its steps save, which may differ from what
+PyTorch's one node saves.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any, Callable
 
 from tensorweaver.autograd.grad_fn import AccumulateGrad, GradFn
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, HooksOff
+from tensorweaver.autograd.node import MATMUL_SELF_FIRST, SAVED_TENSORS_HOOKS, HooksOff
 from tensorweaver.autograd.node import Node as _GraphNode
 from tensorweaver.promotion import result_type
 from tensorweaver.tensor import Tensor
@@ -131,6 +134,10 @@ _KEEP_OUTPUT: dict[str, int | None] = {
 }
 
 
+#: The matmul nodes that packed mat2 first (MmBackward0, BmmBackward0): they unpack it first.
+MAT2_FIRST: weakref.WeakSet = weakref.WeakSet()
+
+
 def pack_inputs(node: _GraphNode) -> None:
     """Pass what ``node`` keeps for its rule through the innermost pack hook: each tensor
     input whose value the rule reads (not a 0-d constant standing for a Python number,
@@ -139,13 +146,17 @@ def pack_inputs(node: _GraphNode) -> None:
     from tensorweaver.autograd.node import _constant_number
 
     reads = READS_INPUT.get(node.op)
-    inputs = []
+    inputs = list(node.inputs)
+    order = range(len(inputs))
+    if node.op == "matmul" and not MATMUL_SELF_FIRST[0]:
+        order = (1, 0)  # (MmBackward0, BmmBackward0: mat2, then self)
+        MAT2_FIRST.add(node)
     with HooksOff() as (pack, unpack):
-        for i, t in enumerate(node.inputs):
+        for i in order:
+            t = inputs[i]
             if isinstance(t, Tensor) and (reads is None or reads(node, i)):
                 if not _constant_number(t):
-                    t = _Packed(t, pack(t))
-            inputs.append(t)
+                    inputs[i] = _Packed(t, pack(t))
         saved = node.saved
         if node.op in _KEEP_OUTPUT and (node.op != "pow" or _pow_keeps_output(saved)):
             at = _KEEP_OUTPUT[node.op]
@@ -305,11 +316,12 @@ def unpacked(node: _GraphNode) -> tuple:
     unpacked, in the graph where that input was (so that a backward differentiated again
     reaches it), and a packed output as its array again."""
     unpack = PACKED[id(node)]
-    inputs = []
-    for kept, parent in zip(node.inputs, node.parents):
+    inputs = list(node.inputs)
+    order = (1, 0) if node.op == "matmul" and node in MAT2_FIRST else range(len(inputs))
+    for i in order:
+        kept = inputs[i]
         if type(kept) is _Packed:
-            kept = _restored(unpack(kept.value), kept, parent)
-        inputs.append(kept)
+            inputs[i] = _restored(unpack(kept.value), kept, node.parents[i])
     saved = node.saved
     if type(saved) is _Packed:
         saved = _checked(unpack(saved.value)).native

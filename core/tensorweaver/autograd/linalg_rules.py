@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
 from tensorweaver.linalg._shared import eye_like, is_given, mH, mT
 from tensorweaver.linalg.decomposition_gradients import (
@@ -28,6 +27,7 @@ from tensorweaver.linalg.decomposition_gradients import (
     svd_backward,
     tri_solve_right,
 )
+from tensorweaver.linalg.determinants import det_gradient
 from tensorweaver.linalg.eig_gradient import eig_backward
 from tensorweaver.linalg.factorizations import unpack
 from tensorweaver.linalg.fused_backward import function_backward, output_backward, outputs_backward
@@ -57,7 +57,11 @@ def _cholesky(node: Any, g: Tensor) -> tuple:
 
 
 def _solve(node: Any, g: Tensor) -> tuple:
+    """Without a graph from A as it was at the call (PyTorch's LU factors of it), with one
+    from A as it is now (PyTorch solves with its saved A then)."""
     a, _ = node.inputs
+    if not is_grad_enabled():
+        a = Tensor(saved(node), a.backend, a.dtype)
     (x,) = outputs(node)
     gb = p.solve_ex(mH(a), g)[0]
     return (ew.neg(matmul(gb, mH(x))) if _needs(node, 0) else None), gb
@@ -144,37 +148,17 @@ def _lu_factor(node: Any, g: Tensor) -> tuple:
 
 def _det(node: Any, g: Tensor) -> tuple:
     """g conj(det) A^{-H}. Where det is 0, PyTorch's first-order gradient is 0 (its LU solve of
-    0 * I); under create_graph, matrices with |det| < 100 eps get the cofactor matrix from
-    the SVD instead, the others' inverse staying clear of them."""
+    0 * I); under create_graph linalg/determinants.py det_gradient's."""
     (a,) = node.inputs
     (d,) = outputs(node)
+    if is_grad_enabled():
+        return (det_gradient(a, d, g),)
+    # (from A as it was: PyTorch's LU factors of it)
     scale = mv.unsqueeze(mv.unsqueeze(ew.mul(g, conj_physical(d)), -1), -1)
     eye = mv.expand(eye_like(a, a.shape[-1]), a.shape)
-    if not is_grad_enabled():  # (from A as it was: PyTorch's LU factors of it)
-        singular = mv.unsqueeze(mv.unsqueeze(ew.eq(d, 0), -1), -1)
-        inverse_h = p.solve_ex(mH(Tensor(saved(node), a.backend, a.dtype)), eye)[0]
-        return (ew.mul(scale, ew.where(singular, 0.0, inverse_h)),)
-    if a.dtype.is_complex:  # the cofactors by the SVD below are written for real matrices
-        return (ew.mul(scale, p.solve_ex(mH(a), eye)[0]),)
-    near = _near_singular(d, a)
-    inverse_t = p.solve_ex(mT(ew.where(near, eye, a)), eye)[0]
-    return (ew.where(near, _det_singular(a, g), ew.mul(scale, inverse_t)),)
-
-
-def _near_singular(d: Tensor, a: Tensor) -> Tensor:
-    eps = 2.220446049250313e-16 if a.dtype.itemsize == 8 else 1.1920928955078125e-07
-    return mv.unsqueeze(mv.unsqueeze(ew.lt(ew.abs(d), 100 * eps), -1), -1)
-
-
-def _det_singular(a: Tensor, g: Tensor) -> Tensor:
-    """U diag(g det(U) det(Vh) prod_{j != i} S_j) Vh: the cofactors by the SVD."""
-    u, s, vh = p.svd(a, False)
-    alpha = ew.mul(g, ew.mul(p.det(u), p.det(vh)))
-    k = s.shape[-1]
-    others = mv.expand(mv.unsqueeze(s, -2), (*s.shape, k))
-    others = ew.where(eye_like(a, k).to(dtypes.bool_), 1.0, others)
-    cofactor = ew.mul(rd.prod(others, -1), mv.unsqueeze(alpha, -1))
-    return matmul(ew.mul(u, mv.unsqueeze(cofactor, -2)), vh)
+    singular = mv.unsqueeze(mv.unsqueeze(ew.eq(d, 0), -1), -1)
+    inverse_h = p.solve_ex(mH(Tensor(saved(node), a.backend, a.dtype)), eye)[0]
+    return (ew.mul(scale, ew.where(singular, 0.0, inverse_h)),)
 
 
 def _slogdet(node: Any, g: Tensor) -> tuple:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from tensorweaver.autograd.mode import no_grad
 from tensorweaver.autograd.names import BY_OPERANDS, grad_fn_name
 
 #: The ``saved_tensors_hooks`` in force, innermost last (autograd/graph.py): while there is
@@ -23,7 +24,9 @@ class HooksOff:
     """Context manager: every ``saved_tensors_hooks`` (if one is on) off while the block
     runs, outer ones too, so that what runs in it (a hook, the inner steps of an op that
     packs what PyTorch's node saves itself) saves nothing through any; ``as`` gives the
-    innermost's ``(pack, unpack)``, None where none is on."""
+    innermost's ``(pack, unpack)``, None where none is on. Its pack runs with grad mode off,
+    as PyTorch's: a copy it makes of a saved output records no node that would hold the
+    graph in a reference cycle."""
 
     __slots__ = ("hooks",)
 
@@ -33,11 +36,42 @@ class HooksOff:
             return None
         self.hooks = SAVED_TENSORS_HOOKS[:]
         SAVED_TENSORS_HOOKS.clear()
-        return self.hooks[-1]
+        pack, unpack = self.hooks[-1]
+        return _without_grad(pack), unpack
 
     def __exit__(self, *exc: object) -> None:
         if self.hooks is not None:
             SAVED_TENSORS_HOOKS[:0] = self.hooks  # (before any the block left on)
+
+
+def _without_grad(pack: Any) -> Any:
+    """``pack`` called with grad mode off."""
+
+    def packed(t: Any) -> Any:
+        with no_grad():
+            return pack(t)
+
+    return packed
+
+
+#: True while a matmul node is made for PyTorch's AddmmBackward0 or MvBackward0, which pack
+#: self (mat1), then mat2 (vec): other matmul nodes pack mat2 first, as MmBackward0 and
+#: BmmBackward0 (autograd/graph.py ``pack_inputs``).
+MATMUL_SELF_FIRST = [False]
+
+
+class MatmulSelfFirst:
+    """Context manager: matmul nodes made in the block pack self first
+    (:data:`MATMUL_SELF_FIRST`)."""
+
+    __slots__ = ("before",)
+
+    def __enter__(self) -> None:
+        self.before = MATMUL_SELF_FIRST[0]
+        MATMUL_SELF_FIRST[0] = True
+
+    def __exit__(self, *exc: object) -> None:
+        MATMUL_SELF_FIRST[0] = self.before
 
 
 #: How many in-place changes the process has made (one slot, so it can be bumped in place).

@@ -195,9 +195,9 @@ class CompiledFunction:
             if unpacked[1]:
                 self._store(key, _EAGER)
                 self._warn(
-                    "its backward unpacks tensors that saved_tensors_hooks entered around the "
-                    "call packed, and a replay would not call those hooks, so it runs eagerly "
-                    "for these inputs"
+                    "saved_tensors_hooks entered around the call pack the tensors its "
+                    "forward saves (or unpack them for its backward), and a replay would not "
+                    "call those hooks, so it runs eagerly for these inputs"
                 )
                 return reads.plain(result)
             if schedulers_stepped(schedulers, counters):
@@ -503,20 +503,21 @@ class OptimizedModule(Module):
 
 
 def _watch_unpacks() -> tuple[list, list]:
-    """Put an unpack hook that notes its calls in place of each of the saved_tensors_hooks
-    in force (a step whose backward runs them: a replay would not), until
-    :func:`_restore_hooks`: ``(the hooks in force, the calls noted)``."""
+    """Put hooks that note their calls in place of each pair of saved_tensors_hooks in
+    force (a step whose forward packs through them, or whose backward unpacks: a replay
+    would call neither), until :func:`_restore_hooks`: ``(the hooks in force, the calls
+    noted)``."""
     before = list(SAVED_TENSORS_HOOKS)
     calls: list = []
 
-    def noting(unpack: Callable) -> Callable:
-        def unpack_noted(packed: Any) -> Any:
+    def noting(hook: Callable) -> Callable:
+        def noted(value: Any) -> Any:
             calls.append(None)
-            return unpack(packed)
+            return hook(value)
 
-        return unpack_noted
+        return noted
 
-    SAVED_TENSORS_HOOKS[:] = [(pack, noting(unpack)) for pack, unpack in before]
+    SAVED_TENSORS_HOOKS[:] = [(noting(pack), noting(unpack)) for pack, unpack in before]
     return before, calls
 
 

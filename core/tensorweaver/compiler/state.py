@@ -623,21 +623,48 @@ def _stored_names(cls: type) -> frozenset[str]:
     names: set[str] = set()
     for klass in cls.__mro__:
         for value in vars(klass).values():
-            if isinstance(value, (staticmethod, classmethod)):
-                value = value.__func__
+            # (a class or static method's stores are not onto an instance)
             for func in (value.fget, value.fset) if isinstance(value, property) else (value,):
-                if type(func) is FunctionType:
-                    names |= _stored_attributes(func.__code__)
+                code = getattr(func, "__code__", None)
+                if type(func) is FunctionType and code.co_argcount:
+                    names |= _stored_attributes(code, code.co_varnames[0])
     return frozenset(names)
 
 
-def _stored_attributes(code: CodeType) -> set[str]:
-    """The attribute names ``code`` and the code nested in it store (``STORE_ATTR``)."""
-    names = {i.argval for i in dis.get_instructions(code) if i.opname == "STORE_ATTR"}
+def _stored_attributes(code: CodeType, owner: str) -> set[str]:
+    """The attribute names ``code`` and the code nested in it store onto the variable
+    ``owner`` (``owner.x = ...`` and ``owner.x += ...``), not onto other objects (a
+    method's ``p.grad = None`` does not make ``grad`` the class's attribute)."""
+    names = set()
+    loads: dict[str, str | None] = {}  # attribute loaded -> the variable it was loaded from
+    previous: list[Any] = [None, None]
+    for i in dis.get_instructions(code):
+        if i.opname == "LOAD_ATTR" and previous[-1] is not None:
+            # ``owner.x += v`` loads ``x`` from a copy of ``owner`` (COPY 1 / DUP_TOP)
+            if previous[-1].opname in ("COPY", "DUP_TOP") and previous[-2] is not None:
+                loads[i.argval] = _variable_loaded(previous[-2])
+        elif i.opname == "STORE_ATTR" and previous[-1] is not None:
+            last = previous[-1]
+            if last.opname in ("SWAP", "ROT_TWO"):  # (the augmented form above)
+                target = loads.get(i.argval)
+            else:
+                target = _variable_loaded(last)
+            if target == owner:
+                names.add(i.argval)
+        previous = [previous[-1], i]
     for const in code.co_consts:
-        if type(const) is CodeType:
-            names |= _stored_attributes(const)
+        if type(const) is CodeType and owner in const.co_freevars:
+            names |= _stored_attributes(const, owner)
     return names
+
+
+def _variable_loaded(instruction: dis.Instruction) -> str | None:
+    """The local variable or cell whose value ``instruction`` leaves on top of the stack
+    (the second of a pair a newer Python loads in one instruction), else None."""
+    if not instruction.opname.startswith(("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE")):
+        return None
+    name = instruction.argval
+    return name[-1] if type(name) is tuple else name
 
 
 def _users(defined: Any) -> bool:

@@ -87,10 +87,13 @@ def eig(A: Tensor) -> tuple:  # noqa: N803
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         (A,) = float32_operands(A)
     dtype = _check_eig("linalg.eig", A)
-    found = fused_or_reference(
+    return Eig(*_eig(A, dtype))
+
+
+def _eig(A: Tensor, dtype: DType) -> tuple:  # noqa: N803
+    return fused_or_reference(
         "eig", _EIG, p.eig, (A,), (), (None, None), dtype, formula=_eig_formula
     )
-    return Eig(*found)
 
 
 def _eig_formula(saved: tuple, grads: tuple) -> tuple:
@@ -114,6 +117,10 @@ def eigvals(A: Tensor) -> Tensor:  # noqa: N803
     if autocast_dtype() is not None:  # on PyTorch's CPU float32 list (amp.CPU_FLOAT32)
         (A,) = float32_operands(A)
     dtype = _check_eig("linalg.eigvals", A)
+    if A.requires_grad and is_grad_enabled():
+        # PyTorch's eigvals with a graph is eig's, whose node saves L and V, never A: an
+        # in-place change of A is no error, and create_graph's formula reads them
+        return _eig(A, dtype)[0]
     return fused_or_reference("eigvals", _EIG, _eigvals, (A,), (), (None,), dtype)[0]
 
 

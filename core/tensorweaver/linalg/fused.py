@@ -25,7 +25,7 @@ import weakref
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, InputShape, Node
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, InputShape, Node, shape_of
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg.fused_backward import Attached, Rule
@@ -85,7 +85,7 @@ def fused_or_reference(
     # ``reference_only`` (tw check's reference), where the core's decomposition runs.
     function = getattr(backend, "linalg_function", None)
     if function is None or fused_kernel(backend, "linalg_backward") is None:
-        if (rule is None or formula is not None) and _graph(tensors):
+        if _graph(tensors):  # (a ``rule`` serves the backend's call alone)
             if formula is not None:
                 wanted = _wanted(kinds)
                 return formula_call(
@@ -144,6 +144,8 @@ def fused_or_reference(
             # made here: two frames, a test and a loop less (0.3 us a call)
             attached = None if rule is None else Attached(rule, (0,), outs)
             node = Node("linalg_function", tensors, (result[1], 0, reference, static, attached))
+            if rule is not None and rule in OUTPUTS_ONLY:  # (A's in-place change: no error)
+                node.inputs = (shape_of(first),)
             node.label = grad_fn
             node.made = natives  # (what a write through .data may reach: node.py's Node)
             node.edges = _float_edges(node, tensors)  # (a hook on it sees their gradients)
@@ -160,6 +162,11 @@ def fused_or_reference(
                 if SAVED_TENSORS_HOOKS:
                     pack_outputs(outs, _wanted(kinds))
     return outs
+
+
+#: The rules that read the call's outputs alone, as PyTorch's node saves only them (inv's):
+#: its node keeps no input that an in-place change could make stale.
+OUTPUTS_ONLY: set = set()
 
 
 def computes_whole(backend: Any) -> bool:

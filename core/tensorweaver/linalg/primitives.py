@@ -13,6 +13,7 @@ import math
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import is_grad_enabled
+from tensorweaver.autograd.node import shape_of
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg import host
@@ -91,6 +92,9 @@ def _wrap(
         if kept is None:
             kept = (saved, None, natives[0], dtype)
         outs: tuple = (apply(op, natives[0], dtype, inputs, kept),)
+        if op == "linalg_inv":  # (PyTorch's node saves the inverse alone, as the rule
+            # reads: an in-place change of A is no error)
+            outs[0]._node.inputs = (shape_of(inputs[0]),)
     else:
         batch = len(x.shape) - 2
         tails = tuple(tuple(n.shape)[batch:] for n in natives)
@@ -163,7 +167,8 @@ def lu_factor_ex(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 def solve_ex(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """(X, info) with A X = B; A and B share one batch shape."""
     x, info = _run("linalg_solve_ex", host.solve_ex, a, a.native, b.native)
-    return (*_wrap((x,), a, "linalg_solve", (a, b)), _int(info, a))
+    # (A's array kept for the first-order rule, as det's)
+    return (*_wrap((x,), a, "linalg_solve", (a, b), a.native), _int(info, a))
 
 
 def solve_triangular(a: Tensor, b: Tensor, upper: bool, unitriangular: bool) -> Tensor:

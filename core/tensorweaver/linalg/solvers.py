@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from tensorweaver.amp import autocast_dtype, float32_operands, outside_autocast
+from tensorweaver.autograd.engine import sum_to
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.linalg import primitives as p
@@ -21,7 +22,13 @@ from tensorweaver.linalg.errors import (
     need_tensor,
     raise_for_info,
 )
-from tensorweaver.linalg.fused import REAL, WITH_INFO, computes_whole, fused_or_reference
+from tensorweaver.linalg.fused import (
+    OUTPUTS_ONLY,
+    REAL,
+    WITH_INFO,
+    computes_whole,
+    fused_or_reference,
+)
 from tensorweaver.linalg.one_node import formula_call
 from tensorweaver.linalg.out import write
 from tensorweaver.ops import creation as cr
@@ -74,12 +81,51 @@ def solve_ex(
 def _solve_with_info(A: Tensor, B: Tensor, left: bool) -> tuple[Tensor, Tensor]:
     _check_pair("linalg.solve", A, B)
     return fused_or_reference(
-        "solve_ex", "LinalgSolveExBackward0", _solve_ex, (A, B), (left,), WITH_INFO
+        "solve_ex",
+        "LinalgSolveExBackward0",
+        _solve_ex,
+        (A, B),
+        (left,),
+        WITH_INFO,
+        rule=_SOLVE_RULES[left],
     )
 
 
+def _solve_gradient(inputs: tuple, x: Tensor, g: Tensor, left: bool) -> tuple:
+    """PyTorch's solve gradient under ``create_graph`` where the backend computed the call:
+    gB = A^{-H} gX (gX A^{-H} without ``left``) with A as it is now, gA = -gB X^H
+    (-X^H gB) from the call's own X, as PyTorch's reads its saved A and result."""
+    A, B = inputs
+    gb = _solve_with_info(mH(A), g, left)[0]
+    ga = None
+    if A.requires_grad:
+        if _vector(A, B):  # (one column)
+            ga = matmul(mv.unsqueeze(gb, -1), mH(mv.unsqueeze(x, -1)))
+        else:
+            ga = matmul(gb, mH(x)) if left else matmul(mH(x), gb)
+        ga = sum_to(ew.neg(ga), A.shape)
+    return ga, (sum_to(gb, B.shape) if B.requires_grad else None)
+
+
+def _solved_left(inputs: tuple, outputs: tuple, grads: tuple) -> tuple:
+    return _solve_gradient(inputs, outputs[0], grads[0], True)
+
+
+def _solved_right(inputs: tuple, outputs: tuple, grads: tuple) -> tuple:
+    return _solve_gradient(inputs, outputs[0], grads[0], False)
+
+
+#: solve's rule (linalg/fused.py), by ``left``.
+_SOLVE_RULES = (_solved_right, _solved_left)
+
+
+def _vector(A: Tensor, B: Tensor) -> bool:
+    """Whether solve takes ``B`` for a vector (a batch of them)."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+
+
 def _solve_ex(A: Tensor, B: Tensor, left: bool) -> tuple[Tensor, Tensor]:
-    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    vector = _vector(A, B)
     if vector:
         B = mv.unsqueeze(B, -1)
     if not left:
@@ -91,7 +137,7 @@ def _solve_ex(A: Tensor, B: Tensor, left: bool) -> tuple[Tensor, Tensor]:
             )
         # (X as a view of the factor's node output: a write through X.data reaches it;
         # contiguous as torch's where the backend keeps X column-major, else a copy)
-        x, info = _solve_ex(mT(A), mT(B), True)
+        x, info = _solve_ex(A.mT, B.mT, True)  # (views that follow A and B)
         x = x.mT
         return (x if x.is_contiguous() else x.contiguous()), info
     n = A.shape[-1]
@@ -114,7 +160,13 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     # A backend computing torch.linalg.solve whole checks its info itself, with this error
     # (no read of the info on the host: 1 us a call)
     return fused_or_reference(
-        "solve", "LinalgSolveExBackward0", _checked_solve, (A, B), (left,), (None,)
+        "solve",
+        "LinalgSolveExBackward0",
+        _checked_solve,
+        (A, B),
+        (left,),
+        (None,),
+        rule=_SOLVE_RULES[left],
     )[0]
 
 
@@ -223,6 +275,9 @@ def _inv_from_output(inputs: tuple, outputs: tuple, grads: tuple) -> tuple:
     output Y: -Y^H (G Y^H), so that a second backward passes the call's node again."""
     (y,), (g,) = outputs, grads
     return (inverse_gradient(y, g),)
+
+
+OUTPUTS_ONLY.add(_inv_from_output)
 
 
 def inverse_gradient(y: Tensor, g: Tensor) -> Tensor:

@@ -221,6 +221,12 @@ class UninitializedTensorMixin:
         with _allowed():
             Tensor.data.__set__(self, value)  # type: ignore[attr-defined]
 
+    def _set_requires_grad(self, requires_grad: bool) -> None:
+        with _allowed():  # (PyTorch's __torch_function__ lets attribute setters through)
+            Tensor._set_requires_grad(self, requires_grad)  # type: ignore[arg-type]
+
+    requires_grad = Tensor.requires_grad.setter(_set_requires_grad)
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not _is_allowed():
             self.native  # noqa: B018 - refused as PyTorch refuses it
@@ -306,10 +312,14 @@ def _refusing(name: str) -> Any:
     return method
 
 
-# Methods that read the shape slot itself, not through ``shape``: refused as any operation.
+# Methods that read the shape slot itself, not through ``shape``, and those that read no
+# storage here but are operations to PyTorch (a new tensor, a cast, autograd hooks, memory
+# facts): refused as any operation.
 for _name in (
     "_is_view", "dim", "ndimension", "numel", "nelement", "__len__", "element_size",
-    "is_contiguous", "item",
+    "is_contiguous", "item", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+    "new_empty_strided", "type", "type_as", "bfloat16", "numpy", "retain_grad",
+    "register_hook", "is_shared", "is_pinned", "untyped_storage", "storage", "is_set_to",
 ):  # fmt: skip
     setattr(UninitializedTensorMixin, _name, _refusing(_name))
 

@@ -129,8 +129,8 @@ def fused_or_reference(
             saved = AsRead(saved, natives, _UNPACKED)
     # A node only where an input requires grad (apply decides; without one, saved is dropped).
     first = apply("fused", out, dtype, given, (name, saved, reference, static, slots))
-    if SAVED_TENSORS_HOOKS and name in TRACED and first._node is not None:
-        _pack_read(first._node, tensors)
+    if name in TRACED and first._node is not None:
+        _convolution_node(first._node, tensors, reference, static)
     if not extra_dtypes:
         return first
     return (first, *(Tensor(e, backend, t) for e, t in zip(extras, extra_dtypes)))
@@ -326,13 +326,97 @@ def _traced(
     """``name`` by its reference, recorded as one node (:class:`Traced`, :class:`AsRead`)."""
     natives = [None if t is None else t.native for t in tensors]
     out, traced = _trace(reference, natives, list(tensors), static)
-    if not SAVED_TENSORS_HOOKS:
-        saved = AsRead(traced, natives, _reads(name, tensors))
-        return apply("fused", out.native, dtype, given, (name, saved, reference, static, slots))
-    saved = AsRead(traced, natives, _UNPACKED)
+    reads = _UNPACKED if SAVED_TENSORS_HOOKS else _reads(name, tensors)
+    saved = AsRead(traced, natives, reads)
     out = apply("fused", out.native, dtype, given, (name, saved, reference, static, slots))
-    _pack_read(out._node, tensors)
+    if out._node is not None:
+        _convolution_node(out._node, tensors, reference, static)
     return out
+
+
+def _convolution_node(node: Any, tensors: tuple, reference: Callable, static: tuple) -> None:
+    """Keep what a convolution's ``node`` needs beyond its own: the numbers PyTorch's
+    ConvolutionBackward0 saves (:data:`CONVOLUTION_ARGUMENTS`) and, under
+    ``saved_tensors_hooks``, its input and weight packed (:func:`_pack_read`)."""
+    bias = tensors[2]
+    arguments = (reference, static, None if bias is None else tuple(bias.shape), False)
+    CONVOLUTION_ARGUMENTS[weakref.ref(node, CONVOLUTION_ARGUMENTS.pop)] = arguments
+    if SAVED_TENSORS_HOOKS:
+        _pack_read(node, tensors)
+
+
+#: The arguments of each convolution's node (its reference, its static arguments, its
+#: bias's shape, None without one, and whether it is the node of the gradients, PyTorch's
+#: ConvolutionBackwardBackward0), by a weak reference to the node that drops its entry when
+#: the node goes: PyTorch's nodes keep the numbers they saved once backward freed them
+#: (:func:`convolution_saved`).
+CONVOLUTION_ARGUMENTS: dict[weakref.ref, tuple] = {}
+
+#: PyTorch's ConvolutionBackward0's and ConvolutionBackwardBackward0's saved attributes
+#: (autograd/grad_fn.py reads them).
+CONVOLUTION_SAVED = (
+    "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_groups",
+    "_saved_transposed", "_saved_output_padding", "_saved_bias_sym_sizes_opt",
+    "_saved_input", "_saved_weight", "_saved_grad_output",
+)  # fmt: skip
+
+#: The tensors each node saves, in the order of its inputs.
+_SAVED_TENSORS = {
+    False: ("_saved_input", "_saved_weight"),
+    True: ("_saved_grad_output", "_saved_input", "_saved_weight"),
+}
+
+
+def convolution_saved(node: Any, attribute: str) -> Any:
+    """``attribute`` of :data:`CONVOLUTION_SAVED` as PyTorch's ConvolutionBackward0 (or
+    ConvolutionBackwardBackward0) for the convolution's ``node`` gives it (a 1-D one's
+    arguments as given, not over a height of one); None where ``node`` is not a
+    convolution's or its PyTorch node saves no ``attribute``. Its tensors: what its backward
+    reads (unpacked, under ``saved_tensors_hooks``); once backward freed them, PyTorch's
+    RuntimeError."""
+    arguments = CONVOLUTION_ARGUMENTS.get(weakref.ref(node))
+    if arguments is None:
+        return None
+    reference, static, bias, double = arguments
+    tensors = _SAVED_TENSORS[double]
+    if attribute in tensors:
+        i = tensors.index(attribute)
+        return node.saved[1].saved_tensors[i] if double else _saved_operand(node, i)
+    if double and attribute == "_saved_bias_sym_sizes_opt" or attribute not in CONVOLUTION_SAVED:
+        return None
+    if len(static) == 5:  # (conv_transpose's order)
+        stride, padding, output_padding, groups, dilation = static
+    else:
+        (stride, padding, dilation, groups), output_padding = static, (0,) * len(static[0])
+    if type(reference) is Line:  # (its first axis: the height of one it runs over)
+        stride, padding, dilation = stride[1:], padding[1:], dilation[1:]
+        output_padding = output_padding[1:]
+    return {
+        "_saved_stride": tuple(stride),
+        "_saved_padding": tuple(padding),
+        "_saved_dilation": tuple(dilation),
+        "_saved_groups": groups,
+        "_saved_transposed": len(static) == 5,
+        "_saved_output_padding": tuple(output_padding),
+        "_saved_bias_sym_sizes_opt": (0,) if bias is None else bias,
+    }.get(attribute)
+
+
+def _saved_operand(node: Any, i: int) -> Tensor:
+    """Input ``i`` of a convolution's ``node`` (0: the input, 1: the weight) as its backward
+    reads it; PyTorch's RuntimeError once backward freed it."""
+    from tensorweaver.autograd.graph import PACKED, _checked, _Packed
+
+    if node.parents is None:
+        raise RuntimeError(
+            "Trying to backward through the graph a second time (or directly access saved "
+            "tensors after they have already been freed). Saved intermediate values of the "
+            "graph are freed when you call .backward() or autograd.grad(). Specify "
+            "retain_graph=True if you need to backward through the graph a second time or "
+            "if you need to access saved tensors after calling backward."
+        )
+    kept = node.inputs[i]
+    return _checked(PACKED[id(node)](kept.value)) if type(kept) is _Packed else kept
 
 
 #: What a convolution's node reads of its (input, weight, bias) under saved_tensors_hooks:
@@ -477,6 +561,10 @@ def _convolution_double_backward(node: Any, g: Tensor) -> tuple:
         outputs[2] = g.detach().sum((0, *range(2, g.dim())))
     state = (reference, static, natives, stands, dict(zip(wanted, found)))
     several_outputs(_DOUBLE_NAME, tensors, outputs, _second_order, state)
+    made = next((t._node for t in outputs if t is not None and t._node is not None), None)
+    if made is not None:  # (its group's: the one node of them all)
+        arguments = (reference, static, None, True)
+        CONVOLUTION_ARGUMENTS[weakref.ref(made.view, CONVOLUTION_ARGUMENTS.pop)] = arguments
     return tuple(outputs[: len(inputs)])
 
 

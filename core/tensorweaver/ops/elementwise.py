@@ -421,6 +421,8 @@ def scalar_argument(fn: str, name: str, value: Any, dtype: DType) -> Any:
     integer results, a complex only for complex ones, and within the dtype's range."""
     if isinstance(value, Tensor):
         value = value.item()
+    elif isinstance(value, np.generic):  # (PyTorch reads a NumPy bool_ as a float)
+        value = float(value) if isinstance(value, np.bool_) else value.item()
     if isinstance(value, bool) and dtype is not dtypes.bool_:
         raise RuntimeError(
             f"{fn}: Boolean {name} only supported for Boolean results; pass {name}={int(value)}"

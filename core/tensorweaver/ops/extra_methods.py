@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweaver.ops import memory_facts
+from tensorweaver.ops import memory_facts, untyped_storage
 from tensorweaver.ops.methods import _deferred, names_in
 
 #: Methods whose module loads on their first call: name -> (module, function there).
@@ -32,7 +32,7 @@ def attach(tensor_class: Any) -> None:
     """Define the methods and attributes on ``tensor_class`` (``tw.Tensor``)."""
     for name, value in memory_facts.TENSOR_ATTRIBUTES.items():
         setattr(tensor_class, name, value)
-    for name, fn in memory_facts.TENSOR_METHODS.items():
+    for name, fn in (*memory_facts.TENSOR_METHODS.items(), *untyped_storage.TENSOR_METHODS):
         setattr(tensor_class, name, fn)
     for name, (module, attr) in DEFERRED.items():
         setattr(tensor_class, name, _deferred(name, module, attr))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import operator
 import warnings
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -240,8 +241,6 @@ def _expand_index(x: Tensor, index: Any) -> list:
                 parts.append(_Advanced(t))
             else:
                 parts.append(t if t.shape else _unit_index(x, bool(t.item())))
-    if sum(1 for p in parts if p is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     used = sum(_covers(p) for p in parts)
     if used > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim} (got {used} indices)")
@@ -249,7 +248,7 @@ def _expand_index(x: Tensor, index: Any) -> list:
     dim = 0
     for part in parts:
         if part is Ellipsis:
-            entries.extend([slice(None)] * (x.ndim - used))
+            entries.extend([_SPREAD] * (x.ndim - used))
             dim += x.ndim - used
         elif isinstance(part, Tensor):  # a mask
             entries.extend(_mask_coordinates(x, part, dim))
@@ -257,8 +256,39 @@ def _expand_index(x: Tensor, index: Any) -> list:
         else:
             entries.append(part)
             dim += _covers(part)
+    if dim > x.ndim:  # (two Ellipses or more)
+        return _within(x, entries)
     entries.extend([slice(None)] * (x.ndim - dim))
     return entries
+
+
+#: The whole-axis slices an Ellipsis stands for (told from a ``:`` given by identity).
+_SPREAD = slice(None)
+
+
+def _within(x: Tensor, entries: list) -> list:
+    """``entries`` of an index with several Ellipses, as PyTorch reads them: each Ellipsis
+    moves on by the dimensions no other entry reads, so the later ones reach past the last
+    dimension, where PyTorch skips an Ellipsis's dimensions and a slice from 0 by 1 (its
+    whole-axis shortcut) and raises for any other entry."""
+    kept: list = []
+    dim = 0
+    for e in entries:
+        new_axis = e is None or isinstance(e, _Advanced) and e.new_axis
+        if dim < x.ndim or new_axis and dim == x.ndim:  # (a new last axis)
+            kept.append(e)
+        elif e is _SPREAD or (type(e) is slice and e.start in (None, 0) and e.step in (None, 1)):
+            pass
+        elif type(e) is int:
+            raise IndexError(f"index {e} is out of bounds for dimension {dim} with size 0")
+        else:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-x.ndim - 1}, {x.ndim}], "
+                f"but got {dim})"
+            )
+        if not new_axis:
+            dim += 1
+    return kept
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
@@ -315,8 +345,10 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         out = mv.reshape(out, tuple(shape))
     if advanced:
         # (PyTorch's one node, on the basic indexing's view: a reshape of the result here)
+        basic = out
         out = labelled(_advanced(out, advanced, x, index), "IndexBackward0", out)
         if out._node is not None:  # (which saves the index tensors, masks too, as given)
+            INDEX_ARGUMENTS[out._node] = (index, x.ndim, basic._shape)
             if type(index) is Tensor and index.shape:  # (the common index, told cheaply)
                 saves_integer_input(out, index)
             else:
@@ -328,6 +360,43 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             else Tensor(x.native, x.backend, x.dtype)
         )
     return out
+
+
+#: What PyTorch's IndexBackward0 of ``x[index]`` saves, by the node that stands for it (the
+#: take or the reshape after it): ``(index, x.ndim, sizes)``, ``sizes`` those of the basic
+#: indexing's result (``self_sym_sizes``); its ``indices`` are made when asked
+#: (:func:`pytorch_indices`, for autograd/grad_fn.py).
+INDEX_ARGUMENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def pytorch_indices(index: Any, ndim: int, like: Tensor) -> tuple:
+    """The ``indices`` PyTorch's IndexBackward0 of ``x[index]`` (``x`` of ``ndim``
+    dimensions) saves: per axis of the basic indexing's result up to the last index tensor,
+    that tensor as given (a list or array as the tensor made of it, on ``like``'s device; a
+    bool or 0-d mask as the int64 positions of its new axis, [0] or []), None for a slice,
+    a None's new axis and an Ellipsis's axes; nothing for an int."""
+    items = index if type(index) is tuple else (index,)
+    used = 0
+    for e in items:
+        if isinstance(e, Tensor) and e.dtype in _MASKS:
+            used += e.ndim
+        elif not (e is None or e is Ellipsis or type(e) is bool):
+            used += 1
+    found: list = []
+    for e in items:
+        if e is None or type(e) is slice:
+            found.append(None)
+        elif e is Ellipsis:
+            found.extend([None] * (ndim - used))
+        elif type(e) is bool or isinstance(e, Tensor) and not e.shape and e.dtype in _MASKS:
+            found.append(_unit_index(like, bool(e)).index)
+        elif isinstance(e, Tensor):
+            found.append(e)
+        elif isinstance(e, (list, np.ndarray)):
+            found.append(_index_tensor(e, like))
+    while found and found[-1] is None:
+        found.pop()
+    return tuple(found)
 
 
 def _out_of_bounds(index: int, dim: int, n: int) -> IndexError:
@@ -610,12 +679,16 @@ def sequence_as_tuple(index: Any) -> Any:
     return index
 
 
-def check_steps(index: Any) -> None:
-    """PyTorch's errors for a slice that steps backwards or not at all (in reads and
-    writes: ``x[::-1] = v`` wrote the flipped selection)."""
-    for e in index if type(index) is tuple else (index,):
+def check_steps(x: Tensor, index: Any) -> None:
+    """PyTorch's errors for a slice of ``x[index]`` that steps backwards or not at all (in
+    reads and writes: ``x[::-1] = v`` wrote the flipped selection), after those PyTorch
+    raises first (:func:`_raise_earlier`)."""
+    entries = index if type(index) is tuple else (index,)
+    for k, e in enumerate(entries):
         if type(e) is slice and e.step is not None:
             step = operator.index(e.step)
+            if step <= 0 and type(index) is tuple:
+                _raise_earlier(x, entries, k)
             if step == 0:
                 raise ValueError("slice step cannot be zero")
             if step < 0:
@@ -623,6 +696,30 @@ def check_steps(index: Any) -> None:
                     "step must be greater than zero (tensors have no negative-step slices; "
                     "use x.flip(dim))"
                 )
+
+
+def _raise_earlier(x: Tensor, entries: tuple, k: int) -> None:
+    """The error PyTorch raises before the step of the ``k``-th entry's slice, if any: too
+    many indices (it counts them first), then an int out of range or an entry of no index
+    type before it (it applies the entries in turn; index tensors and lists only after all
+    of them). Read from ``x`` indexed with those entries, the others standing in as the
+    whole axes they read."""
+    stand_in: list = []
+    for j, e in enumerate(entries):
+        if e is None or e is Ellipsis or type(e) is bool:
+            stand_in.append(e)
+        elif isinstance(e, Tensor) and e.dtype in _MASKS:
+            stand_in.extend([slice(None)] * e.ndim)
+        elif (
+            j < k
+            and not isinstance(e, (list, tuple, np.ndarray))
+            and not (isinstance(e, Tensor) and e.shape)
+        ):
+            stand_in.append(slice(None) if type(e) is slice else e)
+        else:
+            stand_in.append(slice(None))
+    with no_grad():
+        getitem(x, tuple(stand_in))
 
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
@@ -634,7 +731,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     _check_assignable(x, value)
     if type(index) is list:
         index = sequence_as_tuple(index)
-    check_steps(index)
+    check_steps(x, index)
     if shares_memory(x, value) and not (_HELD and _HELD[-1] is x):  # (not a write-back)
         _refuse_overlapping_value(x, index, value)
     if (

@@ -212,6 +212,14 @@ def _index_put(
                 f"{list(input.shape)})"
             )
     _same_dtype(op, input, values, "values")
+    read = sum([i.ndim if i.ndim and i.dtype in ix._MASKS else 1 for i in indices])
+    if read > input.ndim:  # (PyTorch counts a 0-d mask as one dimension here, unlike x[...])
+        raise IndexError(f"too many indices for tensor of dimension {input.ndim} (got {read})")
+    if not accumulate and ix._fills_through_byte_mask(list(indices), values):
+        raise RuntimeError(
+            f"{op}: masked_fill_ only supports boolean masks, but got mask with dtype uint8 "
+            "(PyTorch writes one value through a mask with it); convert the mask with .bool()"
+        )
     values_given = values
     if into is None:
         positions = _positions(input, tuple(indices))

@@ -127,11 +127,13 @@ def _change_shape(
         if grad_fn is not None and x.requires_grad and is_grad_enabled():
             # (PyTorch records the in-place node, a no-op too: TBackward1 of a 1-D tensor)
             x._node = labelled(apply("identity", x.native, x.dtype, (x,)), grad_fn, x)._node
+        x._count_on_shared_counter()  # (its base, views and aliases: PyTorch's one counter)
         x._version += 1
         INPLACE_CHANGES[0] += 1
         return x
     old = x
     if _linked(x):
+        x._count_on_shared_counter()  # (before the hand-over cuts x from those it counts with)
         old = _hand_over(x)
         out = view(old)
         base = old if out._view_of is None else out._view_of[0]  # (as_strided: old's base)
@@ -307,6 +309,7 @@ def _grows(x: Tensor, shape: tuple, memory: vw.Memory) -> bool:
     with no_grad():  # (new memory, no op of the graph: a leaf that requires grad stays one)
         old = mv.reshape(owner, (extent,))
         grown = mv.cat([old, cr.zeros(memory.start + n - extent, dtype=x.dtype, device=x)])
+    x._count_on_shared_counter()  # (before the hand-over cuts x from those it counts with)
     # (x's old place among its memory's tensors: a tensor no one holds, or, where that
     # memory was x's own, the tensor that now owns it)
     held = _hand_over(x)

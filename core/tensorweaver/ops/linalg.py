@@ -9,7 +9,7 @@ from typing import Any
 
 from tensorweaver.amp import autocast_dtype, outside_autocast
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import refuse_saved
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, MatmulSelfFirst, refuse_saved
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -96,7 +96,13 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
         made = matmul(_rows(input), other)
         return labelled(mv.reshape(made, input.shape[:-1]), _VIEWED, made)
     elif other.ndim == 1:
-        out = mv.squeeze(_saving(matmul(input, _as_matrix(other, 1, input)), other, input), -1)
+        column = _as_matrix(other, 1, input)
+        if SAVED_TENSORS_HOOKS:  # (PyTorch's MvBackward0 packs self, then vec)
+            with MatmulSelfFirst():
+                product = matmul(input, column)
+        else:
+            product = matmul(input, column)
+        out = mv.squeeze(_saving(product, other, input), -1)
         if input.ndim == 2:  # (its hook sees the matrix's and the vector's gradients)
             return labelled(out, "MvBackward0", input, other)
         label = "UnsafeViewBackward0"

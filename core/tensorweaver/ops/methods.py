@@ -983,7 +983,9 @@ def _added_scaled(self: Tensor, args: tuple, kwargs: dict, sign: int, name: str)
     if not (
         # a float subclass too: tw.compile's recomputed learning rate (-lr), so a traced
         # step makes the same call as the eager one
-        (type(alpha) is int or isinstance(alpha, float)) and len(args) == 1 and len(kwargs) == 1
+        (type(alpha) is float or type(alpha) is int or isinstance(alpha, float))
+        and len(args) == 1
+        and len(kwargs) == 1
     ):
         return False
     other = args[0]

@@ -243,7 +243,7 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         return as_view(out, x, *_picked(d, index[-1], x._shape[d]))
     if kind is list:
         index = ix.sequence_as_tuple(index)
-    ix.check_steps(index)
+    ix.check_steps(x, index)
     basic = _is_basic(index)
     if not basic:
         if type(index) is tuple:

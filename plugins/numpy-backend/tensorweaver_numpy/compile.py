@@ -10,7 +10,8 @@ Eagerly every primitive returns a new array (the IR is functional). In a recorde
 last use of each value is known, so where an elementwise call's input dies at that call and
 nothing else refers to its memory (one of this backend's own kernels made it: ``_FRESH``),
 the call writes its result there: ``maximum(z, 0)`` becomes ``np.maximum(z, 0, out=z)``,
-``add(a, b)`` ``np.add(a, b, out=b)``, and ``where(mask, g, 0)`` (a ReLU's gradient)
+``add(a, b)`` ``np.add(a, b, out=b)`` (and ``np.add(a, b)`` where neither has more
+than one axis, whose layout needs no test), and ``where(mask, g, 0)`` (a ReLU's gradient)
 multiplies ``g``'s bit patterns, as unsigned words, by the mask: one pass that keeps them
 or zeroes them. The foreach updates of optimizers (``_FOREACH``) reuse the first array
 they make for the rest of their work, and write into a list argument that dies at the call
@@ -194,6 +195,9 @@ class _Reuse:
             if into[0] in ("_keep_where", "_zero_where"):
                 return f"{target} = {into[0]}({call.args[0]}, {dying})"
             return f"{target} = {into[0]}({', '.join(call.args)}, out={dying})"
+        if call.primitive in _INTO and self._flat(*call.args):
+            # (the method's layout tests pass over operands of at most one axis: the ufunc)
+            expr = f"{_INTO[call.primitive][0]}({', '.join(call.args)})"
         if _FRESH.get(call.primitive) == "all":
             self._hold(target, {(target, None)}, (target, None))
         else:  # a tuple's items that are not fresh may share its inputs' memory
@@ -234,6 +238,23 @@ class _Reuse:
         (not float16, which some of its methods widen)."""
         meta = self.values.get(name)
         return meta is not None and meta[1] != np.float16
+
+    def _flat(self, a: str, b: str) -> bool:
+        """Whether ``a`` is an array and ``b`` an array or a number, each of at most one
+        axis (a binary method of layouts.py then calls its ufunc alone)."""
+        for name, number_allowed in ((a, False), (b, True)):
+            meta, constant = self.values.get(name), self.constants.get(name)
+            if meta is not None:
+                shape = meta[0]
+            elif isinstance(constant, (np.ndarray, np.generic)):
+                shape = constant.shape
+            elif number_allowed and type(constant) in (int, float, bool):
+                continue
+            else:
+                return False
+            if shape is None or len(shape) > 1:
+                return False
+        return True
 
     def _real(self, name: str) -> bool:
         """Whether value ``name`` is an unwidened array of a real dtype (``y * 1`` is ``y``)."""

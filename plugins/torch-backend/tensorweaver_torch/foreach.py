@@ -52,18 +52,16 @@ class ForeachOps:
         return torch._foreach_addcdiv(xs, ys, zs, values)
 
     def foreach_inplace(self, name: str, xs: list[Tensor], *args: Any) -> bool:
+        if name == "add" and len(xs) == 1 and xs[0].is_cpu:
+            # One pair (``p.data.add_(g, alpha=-lr)``, once a parameter a step): as
+            # foreach_add, the kernel torch's CPU loop calls, with no look-up and no call
+            xs[0].add_(args[0][0], alpha=args[1])
+            return True
         write = _IN_PLACE.get(name)
         if write is None:
             return False
         write(xs, *args)
         return True
-
-
-def _add_(xs: list[Tensor], ys: list[Tensor], alpha: float) -> None:
-    if len(xs) == 1 and xs[0].is_cpu:  # as foreach_add: the kernel torch's CPU loop calls
-        xs[0].add_(ys[0], alpha=alpha)
-    else:
-        torch._foreach_add_(xs, ys, alpha=alpha)
 
 
 def _mul_(xs: list[Tensor], scalar: Any) -> None:
@@ -82,7 +80,7 @@ _HALVES = (torch.float16, torch.bfloat16)
 
 #: foreach_inplace's writers: the same torch kernels as the out-of-place primitives above.
 _IN_PLACE: dict[str, Callable[..., None]] = {
-    "add": _add_,
+    "add": lambda xs, ys, alpha: torch._foreach_add_(xs, ys, alpha=alpha),
     "mul": _mul_,
     "add_scalar": lambda xs, scalar: torch._foreach_add_(xs, scalar),
     "div_scalars": lambda xs, scalars: torch._foreach_div_(xs, scalars),

@@ -93,6 +93,10 @@ class HostMemory:
             return None
         return _VIEWS_HOLD if linked else 0
 
+    def strides(self, a: Tensor) -> Optional[tuple[int, ...]]:
+        # (no address or offset read: is_contiguous and stride() on every linear's input)
+        return tuple(a.stride())
+
     def layout(self, a: Tensor) -> Optional[tuple[tuple[int, ...], int, int]]:
         try:
             address = a.data_ptr()

@@ -25,11 +25,13 @@ from typing import Any, Callable
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.function import Function
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
 from tensorweaver.contract.dtypes import DType, bfloat16, float16
 from tensorweaver.nn.functional.distance import half_unit
 from tensorweaver.ops.apply import apply, labelled, out_needs_no_grad, written_out
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.elementwise import inference_alone, refuse_saved_inference
+from tensorweaver.ops.fusion import reference_only
 from tensorweaver.ops.linalg import autocast_operands
 from tensorweaver.tensor import Tensor
 
@@ -47,13 +49,20 @@ def _need_floating(fn: str, x: Tensor) -> None:
         )
 
 
-def _apply(fn: Callable[[Tensor], Tensor], input: Tensor, inplace: bool) -> Tensor:
+def _apply(
+    fn: Callable[[Tensor], Tensor], input: Tensor, inplace: bool, overlap_checked: bool = True
+) -> Tensor:
     """``fn(input)``; with PyTorch's ``inplace=True`` the result becomes ``input``'s value and
     ``input`` is returned. As in every in-place method of the core, ``fn`` then reads a
-    frozen snapshot, so that the graph keeps the old value."""
+    frozen snapshot, so that the graph keeps the old value. Named as an in-place method (not
+    setitem), so that writing into an ``expand()`` view is refused whatever the values, unless
+    not ``overlap_checked`` (PyTorch's threshold_ writes there)."""
     if not inplace:
         return fn(input)
-    return input._assign(fn(input._inplace_source()))
+    result = fn(input._inplace_source())
+    return (
+        input._assign(result, "in-place activation") if overlap_checked else input._assign(result)
+    )
 
 
 def _piecewise_linear(
@@ -330,6 +339,7 @@ def _threshold(input: Tensor, limit: float, value: float, inplace: bool) -> Tens
         ),
         input,
         inplace,
+        overlap_checked=False,
     )
 
 
@@ -460,7 +470,9 @@ def _silu(x: Tensor) -> Tensor:
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta, or x itself where beta * x > threshold."""
     reference = lambda x: _softplus(x, beta, threshold)  # noqa: E731
-    return _opmath(reference, *_softplus_half(beta, threshold), "SoftplusBackward0")(input)
+    half = _softplus_half(beta, threshold)
+    saving = _softplus_grad(beta, threshold)
+    return _opmath(reference, *half, "SoftplusBackward0", saving)(input)
 
 
 def _softplus(x: Tensor, beta: float, threshold: float) -> Tensor:
@@ -523,7 +535,31 @@ def _hardswish(x: Tensor) -> Tensor:
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)): x - log(1 + exp(x)) for negative x, -log(1 + exp(-x)) otherwise, so
     it never overflows (and its gradient at 0 is sigmoid(0) = 1/2)."""
+    if SAVED_TENSORS_HOOKS and input.requires_grad and tw.is_grad_enabled():
+        if input.dtype is not float16 and input.dtype is not bfloat16:
+            _need_floating("logsigmoid", input)
+            return labelled(_LogSigmoidSaving.apply(input), "LogSigmoidBackward0", input)
     return _LOGSIGMOID(input)
+
+
+class _LogSigmoidSaving(Function):
+    """logsigmoid as PyTorch's LogSigmoidBackward0 under ``saved_tensors_hooks``: it saves
+    (packs) the input and its buffer exp(-|x|), and its backward reads what unpack gives for
+    each (under ``create_graph`` the buffer's value, differentiable as exp(-|x|))."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor) -> Tensor:
+        ctx.save_for_backward(x, (-x.abs()).exp())
+        return _logsigmoid(x)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        x, buffer = ctx.saved_tensors
+        if tw.is_grad_enabled():
+            made = (-x.abs()).exp()
+            buffer = made + (buffer - made).detach()
+        q = buffer / (1 + buffer)
+        return tw.where(x < 0, (1 - q) * g, q * g)
 
 
 def _logsigmoid(x: Tensor) -> Tensor:
@@ -593,15 +629,36 @@ class _HalfKernel(Function):
         return ctx.grad(g.float(), x.float(), x.dtype).to(x.dtype), None, None
 
 
+class _SavesInput(Function):
+    """``values(x)`` as one node that saves its input only, as PyTorch's GeluBackward0,
+    SiluBackward0, MishBackward0, SoftplusBackward0, HardswishBackward0 and GluBackward0:
+    under ``saved_tensors_hooks`` it packs ``x`` once and its backward ``grad(g, x)``
+    (tensor ops, which differentiate again) reads what unpack gives."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, values: Callable, grad: Callable) -> Tensor:
+        ctx.save_for_backward(x)
+        ctx.grad = grad
+        return values(x)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple:
+        (x,) = ctx.saved_tensors
+        return ctx.grad(g, x), None, None
+
+
 def _opmath(
     reference: Callable[[Tensor], Tensor],
     values: Callable[[Tensor], Tensor],
     grad: Callable[[Tensor, Tensor, DType], Tensor],
     name: str,
+    saving: Callable[[Tensor, Tensor], Tensor] | None = None,
 ) -> Callable[[Tensor], Tensor]:
     """``reference`` (differentiated op by op) for an input of another dtype; for a float16
     or bfloat16 one, PyTorch's kernel: ``values`` and ``grad`` (see ``_HalfKernel``), its
-    node named as PyTorch's (``name``)."""
+    node named as PyTorch's (``name``). Under ``saved_tensors_hooks``, ``saving(g, x)``
+    (where given: the input's gradient in its own dtype) makes it one node that packs only
+    its input, as PyTorch's (:class:`_SavesInput`)."""
 
     fn = name[: name.index("Backward")].lower()
 
@@ -612,6 +669,9 @@ def _opmath(
         dtype = x.dtype
         if dtype is not float16 and dtype is not bfloat16:
             _need_floating(fn, x)
+            if SAVED_TENSORS_HOOKS and saving is not None and x.requires_grad:
+                if tw.is_grad_enabled():
+                    return labelled(_SavesInput.apply(x, reference, saving), name, x)
             return labelled(reference(x), name, x)
         if x.requires_grad and tw.is_grad_enabled():
             return labelled(_HalfKernel.apply(x, values, grad), name, x)
@@ -663,6 +723,58 @@ def _gelu_tanh_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
     slope_left = 0.5 * (1 + t)
     slope_right = 0.5 * x * (1 - t * t) * (_GELU_TANH_BETA * (1 + _GELU_KAPPA3 * (x * x)))
     return g * (slope_left + slope_right)
+
+
+def _gelu_erf_grad(g: Tensor, x: Tensor) -> Tensor:
+    """gelu's input gradient: g * (Phi(x) + x * phi(x))."""
+    cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
+    return g * (cdf + x * ((x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))))
+
+
+def _gelu_tanh_grad(g: Tensor, x: Tensor) -> Tensor:
+    """The tanh approximation's input gradient."""
+    beta, kappa = math.sqrt(2 / math.pi), 0.044715
+    t = (beta * (x + kappa * (x * x * x))).tanh()
+    return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (beta * (1 + 3 * kappa * (x * x))))
+
+
+def _silu_grad(g: Tensor, x: Tensor) -> Tensor:
+    """silu's input gradient: g * s * (1 + x * (1 - s)), s = sigmoid(x)."""
+    s = tw.sigmoid(x)
+    return g * s * (1 + x * (1 - s))
+
+
+def _mish_grad(g: Tensor, x: Tensor) -> Tensor:
+    """mish's input gradient: g * (t + x * sigmoid(x) * (1 - t^2)), t = tanh(softplus(x))."""
+    t = _softplus(x, 1.0, 20.0).tanh()
+    return g * (t + x * tw.sigmoid(x) * (1 - t * t))
+
+
+def _hardswish_grad(g: Tensor, x: Tensor) -> Tensor:
+    """hardswish's input gradient (the half kernel's: its constants are exact in float32)."""
+    return _hardswish_half_grad(g, x, x.dtype)
+
+
+def _softplus_grad(beta: float, threshold: float) -> Callable[[Tensor, Tensor], Tensor]:
+    """softplus's input gradient: g * sigmoid(beta * x), g itself above the threshold."""
+
+    def grad(g: Tensor, x: Tensor) -> Tensor:
+        z = x * beta
+        e = z.clamp(max=threshold).exp()  # the clamp changes only the discarded branch
+        return tw.where(z > threshold, g, g * e / (e + 1))
+
+    return grad
+
+
+def _glu_grad(dim: int) -> Callable[[Tensor, Tensor], Tensor]:
+    """glu's input gradient: sigmoid(b) * g for a, (1 - s) * s * a * g for b."""
+
+    def grad(g: Tensor, x: Tensor) -> Tensor:
+        a, b = x.chunk(2, dim)
+        s = tw.sigmoid(b)
+        return tw.cat([s * g, (1 - s) * s * a * g], dim)
+
+    return grad
 
 
 def _sigmoid_f32(x: Tensor) -> Tensor:
@@ -746,14 +858,18 @@ def _glu_half(dim: int) -> tuple[Callable, Callable]:
 
 
 #: The activations without parameters, each dispatch built once (no closure per call).
-_GELU_ERF = _opmath(_gelu_erf, _gelu_erf_half, _gelu_erf_half_grad, "GeluBackward0")
-_GELU_TANH = _opmath(_gelu_tanh, _gelu_tanh_half, _gelu_tanh_half_grad, "GeluBackward0")
-_SILU = _opmath(_silu, _silu_half, _silu_half_grad, "SiluBackward0")
-_MISH = _opmath(_mish, _mish_half, _mish_half_grad, "MishBackward0")
+_GELU_ERF = _opmath(_gelu_erf, _gelu_erf_half, _gelu_erf_half_grad, "GeluBackward0", _gelu_erf_grad)
+_GELU_TANH = _opmath(
+    _gelu_tanh, _gelu_tanh_half, _gelu_tanh_half_grad, "GeluBackward0", _gelu_tanh_grad
+)
+_SILU = _opmath(_silu, _silu_half, _silu_half_grad, "SiluBackward0", _silu_grad)
+_MISH = _opmath(_mish, _mish_half, _mish_half_grad, "MishBackward0", _mish_grad)
 _HARDSIGMOID = _opmath(
     _hardsigmoid, _hardsigmoid_half, _hardsigmoid_half_grad, "HardsigmoidBackward0"
 )
-_HARDSWISH = _opmath(_hardswish, _hardswish_half, _hardswish_half_grad, "HardswishBackward0")
+_HARDSWISH = _opmath(
+    _hardswish, _hardswish_half, _hardswish_half_grad, "HardswishBackward0", _hardswish_grad
+)
 _LOGSIGMOID = _opmath(_logsigmoid, _logsigmoid_half, _logsigmoid_half_grad, "LogSigmoidBackward0")
 
 
@@ -818,6 +934,9 @@ class _SoftmaxLike(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple:
         (y,) = ctx.saved_tensors
+        low = y.dtype
+        if low is float16 or low is bfloat16:  # (in float32, rounded once, as PyTorch's kernel)
+            return ctx.grad(y.float(), g.float(), ctx.axis).to(low), None, None, None
         return ctx.grad(y, g, ctx.axis), None, None, None
 
 
@@ -842,7 +961,7 @@ log_softmax_reference = _one_node(_log_softmax_values, _log_softmax_grad)
 def _shifted(x: Tensor, axis: int) -> Tensor:
     """``x`` less its max along ``axis`` (so exp cannot overflow); an empty axis has no max
     and nothing to shift. The max is a constant of the result: it needs no gradient."""
-    if x.shape[axis] == 0:
+    if x.dim() and x.shape[axis] == 0:
         return x
     return x - x.amax(axis, keepdim=True).detach()
 
@@ -860,10 +979,22 @@ def _softmax_like(
             f"{name}: not implemented for {x.dtype.name} input; convert it to a floating "
             "point dtype first, or pass dtype=tw.float32"
         )
+    if SAVED_TENSORS_HOOKS:
+        # PyTorch's node packs its result: the reference's one node (_SoftmaxLike) saves it
+        # through the hooks and its backward reads what unpack gives (a fused node would keep
+        # the kernel's arrays)
+        with reference_only():
+            return _softmax_node(name, reference, x, axis)
+    return _softmax_node(name, reference, x, axis)
+
+
+def _softmax_node(
+    name: str, reference: Callable[[Tensor, int], Tensor], x: Tensor, axis: int
+) -> Tensor:
     rule = _FROM_OUTPUT[name]
-    if x.dim() == 0:  # one element, as PyTorch reads a 0-d input
-        y = fused_or_reference(name, reference, (x.unsqueeze(0),), 0, from_output=rule)
-        return y.squeeze(0)
+    if x.dim() == 0:  # one element: the reference's one node takes it as it is, as PyTorch's
+        with reference_only():  # (a backend's kernel may take no 0-d input)
+            return fused_or_reference(name, reference, (x,), axis, from_output=rule)
     return fused_or_reference(name, reference, (x,), axis, from_output=rule)
 
 
@@ -928,7 +1059,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
             f"glu: dimension {dim} of the input of shape {tuple(input.shape)} must have an "
             "even size, to be halved"
         )
-    return _opmath(lambda x: _glu(x, dim), *_glu_half(dim), "GluBackward0")(input)
+    return _opmath(lambda x: _glu(x, dim), *_glu_half(dim), "GluBackward0", _glu_grad(dim))(input)
 
 
 def _glu(x: Tensor, dim: int) -> Tensor:

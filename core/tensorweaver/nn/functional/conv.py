@@ -28,6 +28,7 @@ from tensorweaver.memory_formats import c_ordered, laid_out, suggested_format
 from tensorweaver.nn.functional.integral import is_integral
 from tensorweaver.ops.apply import labelled
 from tensorweaver.ops.composite import Line, fused_or_reference
+from tensorweaver.ops.movement import pad_dims, slice_dims
 from tensorweaver.tensor import Tensor
 
 
@@ -79,32 +80,22 @@ _INDEX_MODES = {
 }
 
 
-def _pad_constant(x: Tensor, dim: int, before: int, after: int, value: float) -> Tensor:
-    # Negative widths crop, as in PyTorch.
-    if x.shape[dim] + min(before, 0) + min(after, 0) < 0:
-        raise RuntimeError(
-            f"pad: widths ({before}, {after}) crop more than the {x.shape[dim]} elements of "
-            f"dimension {dim} of the input of shape {tuple(x.shape)}"
-        )
-    if before < 0:
-        x = x.narrow(dim, -before, x.shape[dim] + before)
-        before = 0
-    if after < 0:
-        x = x.narrow(dim, 0, x.shape[dim] + after)
-        after = 0
-    if not (before or after):
-        return x
-    shape = list(x.shape)
-
-    def block(width: int) -> Tensor:
-        shape[dim] = width
-        return tw.full(tuple(shape), value, dtype=x.dtype, device=x.device)
-
-    parts = [block(before)] if before else []
-    parts.append(x)
-    if after:
-        parts.append(block(after))
-    return tw.cat(parts, dim)
+def _pad_constant(x: Tensor, widths: Sequence[tuple[int, int, int]], value: Any) -> Tensor:
+    """``x`` padded with ``value`` by ``(dim, before, after)`` ``widths``: one pad node, as
+    PyTorch's ``constant_pad_nd`` (negative widths crop, first)."""
+    grow, starts, stops = [(0, 0)] * x.dim(), [0] * x.dim(), list(x.shape)
+    for dim, before, after in widths:
+        n = x.shape[dim]
+        if n + min(before, 0) + min(after, 0) < 0:
+            raise RuntimeError(
+                f"pad: widths ({before}, {after}) crop more than the {n} elements of "
+                f"dimension {dim} of the input of shape {tuple(x.shape)}"
+            )
+        grow[dim] = (max(before, 0), max(after, 0))
+        starts[dim], stops[dim] = max(-before, 0), max(before, 0) + n + after
+    out = pad_dims(x, grow, value)
+    # (cropped last: the crop is a view, which F.pad copies into a node labelled as one pad)
+    return slice_dims(out, starts, stops, [1] * x.dim())
 
 
 def _pad_by_index(x: Tensor, dim: int, before: int, after: int, mode: str) -> Tensor:
@@ -112,7 +103,7 @@ def _pad_by_index(x: Tensor, dim: int, before: int, after: int, mode: str) -> Te
     if mode == "circular":
         # Negative widths crop first and the padding wraps the cropped tensor, as PyTorch
         # does (past that its kernel reads memory it never wrote: refused here).
-        x = _pad_constant(x, dim, min(before, 0), min(after, 0), 0.0)
+        x = _pad_constant(x, [(dim, min(before, 0), min(after, 0))], 0.0)
         before, after, size = max(before, 0), max(after, 0), x.shape[dim]
         if size == 0 and not (before or after):
             return x
@@ -241,9 +232,7 @@ def pad(
                 f"every padded dimension would be empty"
             )
     if mode == "constant":
-        out = input
-        for dim, before, after in _widths(input, pad):
-            out = _pad_constant(out, dim, before, after, 0 if value is None else value)
+        out = _pad_constant(input, _widths(input, pad), 0 if value is None else value)
     else:
         out = _padded_by_index(input, pad, mode)
     if out is input or out._view_of is not None:  # (only crops) PyTorch's result is new memory
@@ -676,7 +665,7 @@ def _dilate(x: Tensor, stride: tuple[int, ...]) -> Tensor:
         size = x.shape[axis]
         if s == 1 or size == 0:
             continue
-        spread = _pad_constant(x.unsqueeze(axis + 1), axis + 1, 0, s - 1, 0)
+        spread = _pad_constant(x.unsqueeze(axis + 1), [(axis + 1, 0, s - 1)], 0)
         shape = list(x.shape)
         shape[axis] = size * s
         x = spread.reshape(shape).narrow(axis, 0, (size - 1) * s + 1)

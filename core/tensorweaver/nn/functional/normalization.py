@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 
 import tensorweaver as tw
+from tensorweaver.autograd.function import Function
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
 from tensorweaver.contract.dtypes import SCALAR_TYPE_NAMES as _KERNEL_NAME
 from tensorweaver.nn.functional import half_norms
 from tensorweaver.nn.functional.conv import kernel_layout
@@ -468,9 +470,68 @@ def layer_norm(
     if mixed:
         y = layer_norm(input.float(), shape, _float(weight), _float(bias), eps)
         return labelled(y.to(input.dtype), "NativeLayerNormBackward0", input)
+    if SAVED_TENSORS_HOOKS and tw.is_grad_enabled():
+        # PyTorch's node packs the input, weight, bias and statistics: one node saves them
+        y = _LayerNormSaving.apply(input, weight, bias, len(shape), eps)
+        return labelled(y, "NativeLayerNormBackward0", input, weight, bias)
     return fused_or_reference(
         "layer_norm", layer_norm_reference, (input, weight, bias), len(shape), eps
     )
+
+
+class _LayerNormSaving(Function):
+    """``layer_norm`` as PyTorch's NativeLayerNormBackward0 under ``saved_tensors_hooks``: it
+    saves (packs) the input, the weight and bias where given, then the mean and inverse
+    standard deviation, in PyTorch's order, and its backward (tensor ops, which differentiate
+    again) reads what unpack gives for each."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, ndim, eps):  # noqa: ANN001, ANN205
+        dims = tuple(range(x.dim() - ndim, x.dim()))
+        mean = x.mean(dims, keepdim=True)
+        rstd = (x.var(dims, correction=0, keepdim=True) + eps).rsqrt()
+        if weight is not None and bias is not None:  # (PyTorch's order, read from its packs)
+            ctx.save_for_backward(weight, x, bias, mean, rstd)
+        elif weight is not None:
+            ctx.save_for_backward(x, weight, mean, rstd)
+        else:
+            ctx.save_for_backward(*(() if bias is None else (bias,)), x, mean, rstd)
+        ctx.dims, ctx.eps = dims, eps
+        ctx.weighted, ctx.biased = weight is not None, bias is not None
+        return fused_or_reference("layer_norm", layer_norm_reference, (x, weight, bias), ndim, eps)
+
+    @staticmethod
+    def backward(ctx, g: Tensor) -> tuple:  # noqa: ANN001
+        *given, mean, rstd = ctx.saved_tensors
+        weight = None
+        if ctx.weighted:
+            weight, x = (given[0], given[1]) if ctx.biased else (given[1], given[0])
+        else:
+            x = given[-1]
+        dims = ctx.dims
+        if tw.is_grad_enabled():  # create_graph: the statistics' values, their derivatives in x
+            mean, rstd = _as_of(x, dims, mean, rstd, ctx.eps)
+        xhat = (x - mean) * rstd
+        gw = g if weight is None else g * weight
+        gx = rstd * (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, True))
+        lead = tuple(range(x.dim() - len(dims)))
+        needs = ctx.needs_input_grad
+        gweight = _summed(g * xhat, lead) if needs[1] else None
+        gbias = _summed(g, lead) if needs[2] else None
+        return gx, gweight, gbias, None, None
+
+
+def _as_of(x: Tensor, dims: tuple, mean: Tensor, rstd: Tensor, eps: float) -> tuple:
+    """The saved ``mean`` and ``rstd`` (what unpack gave) differentiable as the statistics
+    of ``x``, as PyTorch's double backward differentiates them."""
+    m = x.mean(dims, keepdim=True)
+    r = (x.var(dims, correction=0, keepdim=True) + eps).rsqrt()
+    return m + (mean - m).detach(), r + (rstd - r).detach()
+
+
+def _summed(t: Tensor, dims: tuple) -> Tensor:
+    """``t`` summed over ``dims``; ``t`` itself where there is none (not a sum of all)."""
+    return t.sum(dims) if dims else t
 
 
 def group_norm(

@@ -792,6 +792,10 @@ class Module:
         def empty(t: Tensor) -> Tensor:
             return tw.zeros_like(t, device=device)
 
+        # (PyTorch's empty_like of an uninitialized parameter or buffer refuses: so does its
+        # memory here, which its .data, a plain tensor, would not)
+        for t in itertools.chain(self.parameters(recurse=recurse), self.buffers(recurse=recurse)):
+            _ = t.native
         if recurse:
             return self._apply(empty)
         with tw.no_grad():
