@@ -16,7 +16,12 @@ from typing import Any, Callable
 
 from tensorweaver.autograd.hooks import NODE_POSTHOOKS, NODE_PREHOOKS, _replaced
 from tensorweaver.autograd.names import BY_OPERANDS, grad_fn_name
-from tensorweaver.autograd.node import HOOKED_ACCUMULATORS, ViewChange, output_nr
+from tensorweaver.autograd.node import (
+    HOOKED_ACCUMULATORS,
+    SAVED_TENSOR_FREED,
+    ViewChange,
+    output_nr,
+)
 from tensorweaver.ops.composite import (
     CONVOLUTION_SAVED,
     REFERENCE_OF,
@@ -199,13 +204,7 @@ def _index_indices(node: Any) -> Any:
         return None
     take = node if node.op == "take" or node.parents is None else node.parents[0]
     if take.parents is None:  # (the take node saves them: a reshape over it saves nothing)
-        raise RuntimeError(
-            "Trying to backward through the graph a second time (or directly access saved "
-            "tensors after they have already been freed). Saved intermediate values of the "
-            "graph are freed when you call .backward() or autograd.grad(). Specify "
-            "retain_graph=True if you need to backward through the graph a second time or if "
-            "you need to access saved tensors after calling backward."
-        )
+        raise RuntimeError(SAVED_TENSOR_FREED)
     index, ndim, _ = made
     return pytorch_indices(index, ndim, take.inputs[0])
 

@@ -74,6 +74,17 @@ class MatmulSelfFirst:
         MATMUL_SELF_FIRST[0] = self.before
 
 
+#: PyTorch's error for a node's saved tensor read once backward freed it (a ``_saved_*``
+#: attribute of an index or convolution node).
+SAVED_TENSOR_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
 #: How many in-place changes the process has made (one slot, so it can be bumped in place).
 #: A node made after the last one needs no version check in backward.
 INPLACE_CHANGES = [0]

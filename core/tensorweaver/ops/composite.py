@@ -23,7 +23,7 @@ from typing import Any, Callable
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
 from tensorweaver.autograd.names import composite_name
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, HooksOff
+from tensorweaver.autograd.node import SAVED_TENSOR_FREED, SAVED_TENSORS_HOOKS, HooksOff
 from tensorweaver.ops.apply import apply, check_backends, labelled
 from tensorweaver.ops.fusion import fused_kernel
 from tensorweaver.ops.linalg import autocast_operands
@@ -408,13 +408,7 @@ def _saved_operand(node: Any, i: int) -> Tensor:
     from tensorweaver.autograd.graph import PACKED, _checked, _Packed
 
     if node.parents is None:
-        raise RuntimeError(
-            "Trying to backward through the graph a second time (or directly access saved "
-            "tensors after they have already been freed). Saved intermediate values of the "
-            "graph are freed when you call .backward() or autograd.grad(). Specify "
-            "retain_graph=True if you need to backward through the graph a second time or "
-            "if you need to access saved tensors after calling backward."
-        )
+        raise RuntimeError(SAVED_TENSOR_FREED)
     kept = node.inputs[i]
     return _checked(PACKED[id(node)](kept.value)) if type(kept) is _Packed else kept
 
