@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole conformance kit on examples/tw-jax-backend, the plugin written only from the
 # documentation (JAX compiles each op per shape: about 8 minutes on two idle cores, so the
-# default suite runs a part of it and CI runs all of it here). The plugin is installed into a
-# throwaway folder, as a third party would install it, not into the dev environment.
+# default suite runs none of it, scripts/check-kits.sh a selected part, and CI all of it
+# here). The plugin is installed into a throwaway folder, as a third party would install it,
+# not into the dev environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=$(mktemp -d)

@@ -3,9 +3,9 @@
 # module and optimizer test case on cuPyNumeric (the suite runs a sixth of each parametrized
 # test's cases there), every case of the Tensor tests marked for cuPyNumeric (the suite runs a
 # sixth of each marked test function's cases there), the compile sweep's program and
-# to_torch_module(compile=True) under torch's inductor, the SIGKILL resume chains at full
-# length, and the half of PyTorch's op database the suite's opinfo sweep leaves to it. CI runs
-# it after the suite.
+# to_torch_module(compile=True) under torch's inductor, the SIGKILL resume chains (the suite
+# runs none), and the three quarters of PyTorch's op database the suite's opinfo sweep leaves
+# to it. CI runs it after the suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"

@@ -248,16 +248,6 @@ def test_constant_pad_nodes(spec: str) -> None:
     same_each(programs, spec, decimals=8)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F.pad's create_graph gradient where it crops is two or three nodes (the crop's "
-    "slice put back by a pad, then the pad's slice), and none where every width is 0, "
-    "where torch's is one ConstantPadNdBackward0 (constant_pad_nd of g by the widths "
-    "negated). Cause: nn/functional/conv.py _pad_constant pads, then crops by a slice (the "
-    "'pad' primitive takes no negative width). Fix: 'pad' nodes that keep negative widths "
-    "(ops/movement.py pad_dims records one node over a crop; autograd/gradients.py _pad "
-    "gives pad_dims of g with the widths negated), and F.pad of zero widths as such a node",
-)
 def test_cropping_pad_second_order_node() -> None:
     same_each({"crops": _padded((-1, -2), 2), "zeros": _padded((0, 0), 2)}, "numpy")
 
@@ -328,15 +318,6 @@ def test_line_node_under_autocast() -> None:
     same(_line_under_autocast, "torch:cpu")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a complex convolution's grad_fn is one ConvolutionBackward0 on the complex input "
-    "and weight, where torch 2.13 runs three real convolutions of the real and imaginary "
-    "parts (Gauss's trick: selects of view_as_real, combined by AddBackward0, SubBackward0 "
-    "and MulBackward1; values and gradients agree). Cause: nn/functional/conv.py "
-    "_conv_composite sends complex operands to the composite as they are. Fix: torch's "
-    "complex_convolution decomposition (three real convolutions) for complex operands",
-)
 def test_complex_convolution_nodes() -> None:
     def program(m: Any) -> Any:
         x = m.complex(_values(m, (2, 2, 5), -1.0, 1.0), _values(m, (2, 2, 5), 0.5, -0.3))

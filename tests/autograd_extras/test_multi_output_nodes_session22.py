@@ -220,12 +220,18 @@ def test_unbind_pieces_changed_in_place_refused_like_torch() -> None:
 def test_released_composite_node_frees_its_inputs_keeps_its_edges() -> None:
     """As torch's: backward frees what the nodes saved (h, whose exp node saved it too), and
     the graph's nodes stay for next_functions."""
-    x = tw.tensor(_X, dtype=tw.float64, requires_grad=True)
-    h = x.exp()
-    kept = weakref.ref(h)
-    y = tw.nn.functional.gelu(h)  # (a composite: its last node keeps its input's edge)
-    del h
-    y.sum().backward()
-    gc.collect()
+    # Objects made before are frozen: the collection walks only this test's (a whole
+    # collection of a worker's heap late in the suite costs seconds).
+    gc.freeze()
+    try:
+        x = tw.tensor(_X, dtype=tw.float64, requires_grad=True)
+        h = x.exp()
+        kept = weakref.ref(h)
+        y = tw.nn.functional.gelu(h)  # (a composite: its last node keeps its input's edge)
+        del h
+        y.sum().backward()
+        gc.collect()
+    finally:
+        gc.unfreeze()
     assert kept() is None
     assert [f.name() for f, _ in y.grad_fn.next_functions] == ["ExpBackward0"]

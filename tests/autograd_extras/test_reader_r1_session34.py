@@ -48,16 +48,6 @@ _OPS = {
 }
 
 
-ALIAS_CYCLE = pytest.mark.xfail(
-    strict=True,
-    reason="save_on_cpu on a CPU backend packs t.detach().cpu(), a detach() alias of the saved "
-    "output itself (Function._pack packs the output of _SoftmaxLike, as of a user Function), "
-    "and an alias holds its origin (tensor.py _alias_of, for the shared version counter): "
-    "node -> packed alias -> output -> node, freed by gc only (on a GPU backend .cpu() is a "
-    "copy: no cycle). Fix: an alias keeps the version counter, not the origin tensor",
-)
-
-
 @pytest.mark.parametrize("backward", [False, True], ids=["forward_only", "retain_graph"])
 @pytest.mark.parametrize(
     ("op", "hooks"),
@@ -65,7 +55,7 @@ ALIAS_CYCLE = pytest.mark.xfail(
         ("softmax", "clone"),
         ("log_softmax", "clone"),
         ("cross_entropy", "clone"),
-        pytest.param("cross_entropy", "save_on_cpu", marks=ALIAS_CYCLE),
+        ("cross_entropy", "save_on_cpu"),
     ],
 )
 def test_saved_output_packed_frees_graph_by_refcount(backend, op, hooks, backward):
@@ -176,12 +166,6 @@ def test_packed_like_torch_older(backend, op, dtype):
     same(_packed(op, dtype), backend, decimals=2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older than session 34: an in-place hardtanh_'s (and elu_'s) node reads its "
-    "unpacked result where PyTorch's masks by it: an unpack hook that changes the saved "
-    "result changes PyTorch's mask, not ours (nn/functional/activation.py _piecewise_linear)",
-)
 def test_hardtanh_inplace_reads_unpacked_result(backend):
     def program(m):
         x = (m.arange(1.0, 13.0, dtype=m.float64) / 7 - 0.8).requires_grad_()

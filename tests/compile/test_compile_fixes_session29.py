@@ -199,13 +199,5 @@ def _packed_copy_of_a_replayed_result(m: Any) -> list:
     return got[2:]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="since session 34 a step under saved_tensors_hooks entered around the call runs "
-    "eagerly (a replay would call neither hook), and eager tw refuses the in-place change of "
-    "a saved output those hooks packed: autograd/node.py output_changed (the strict xfail "
-    "test_eager_saved_output_changed_under_saved_tensors_hooks); fix there: no version "
-    "check for a node made with hooks on",
-)
 def test_a_pack_hook_copying_a_replayed_result():
     same(_packed_copy_of_a_replayed_result, "numpy")

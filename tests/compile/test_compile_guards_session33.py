@@ -257,3 +257,78 @@ def _linear_packs(m: Any) -> list:
 
 def test_linear_packs_its_saved_input_as_torch() -> None:
     same(_linear_packs, "numpy")
+
+
+def _lazy_program(m: Any) -> list:
+    """A training step over lazy layers (LazyLinear, LazyBatchNorm1d) compiled before their
+    first forward: its losses, parameters, running statistics and class names per call."""
+
+    class Lazy(m.nn.LazyLinear):
+        def reset_parameters(self) -> None:  # (values both libraries give alike)
+            if not self.has_uninitialized_params() and self.in_features != 0:
+                with m.no_grad():
+                    n = self.weight.numel()
+                    self.weight.copy_(m.arange(n, dtype=m.float64).reshape(4, -1) / n - 0.4)
+                    self.bias.copy_(m.linspace(-0.2, 0.3, 4, dtype=m.float64))
+
+    net = m.nn.Sequential(Lazy(4, dtype=m.float64), m.nn.Tanh(), m.nn.LazyBatchNorm1d())
+    opt = m.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+
+    def step(x):
+        opt.zero_grad()
+        loss = (net(x) ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = tw.compile(step) if m is tw else step
+    x = m.arange(15, dtype=m.float64).reshape(3, 5) / 10 - 0.6
+    got = []
+    for _ in range(5):
+        got.append((f(x), [p.detach().clone() for p in net.parameters()]))
+        got.append((net[2].running_mean.clone(), [type(c).__name__ for c in net]))
+    if m is tw:  # the first call ran eagerly, the second traced, the others replayed
+        assert f.traces == 1, f.traces
+    return got
+
+
+def test_compile_runs_a_lazy_modules_first_call_eagerly() -> None:
+    # (was: ValueError, the signature read the uninitialized parameters' shapes)
+    same(_lazy_program, "numpy")
+
+
+def _results_program(m: Any) -> list:
+    """A compiled training step's returned losses, some kept and some dropped (a replay
+    reuses the nodes of a dropped result's face: session 35), one ``retain_grad()``'ed:
+    each one's autograd face, and what a second backward through a kept one raises."""
+    lin = _linear(m)
+    opt = m.optim.SGD(lin.parameters(), lr=0.07)
+
+    def step(x):
+        opt.zero_grad()
+        loss = (lin(x) ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = tw.compile(step) if m is tw else step
+    x = m.tensor([[1.1, 2.3, -0.9], [0.45, -0.55, 1.9]], dtype=m.float64)
+    kept, got = [], []
+    for i in range(7):
+        y = f(x)
+        if i in (2, 3):
+            kept.append(y)
+        if i == 4:
+            y.retain_grad()
+        g = y.grad_fn
+        parents = [type(n).__name__ if n is not None else None for n, _ in g.next_functions]
+        face = (y.requires_grad, y.is_leaf, g.name(), parents, g.next_functions[0][1])
+        got.append((y.detach().clone(), face, [g is not k.grad_fn for k in kept if k is not y]))
+        del y, g  # (dropped unless kept)
+    for k in kept:
+        got.append(outcome(lambda m, k=k: k.backward(), m))
+    return got
+
+
+def test_compile_results_faces_kept_and_dropped() -> None:
+    same(_results_program, "numpy")

@@ -11,7 +11,6 @@ import warnings
 import weakref
 from typing import Any
 
-import pytest
 import tensorweaver as tw
 import torch
 from compiled_calls import compiled_calls
@@ -105,12 +104,6 @@ def _changed_under_pack_hooks(m: Any) -> list:
     return got[2:]  # the replays (tw's two tracing calls are eager: see the next test)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="since session 34 a step under saved_tensors_hooks entered around the call runs "
-    "eagerly (a replay would call neither hook): the eager defect of the next test "
-    "(autograd/node.py output_changed) shows here too",
-)
 def test_replayed_result_changed_under_saved_tensors_hooks_gives_torchs_gradient():
     same(_changed_under_pack_hooks, "numpy")
 
@@ -124,16 +117,6 @@ def _eager_changed_under_pack_hooks(m: Any) -> Any:
     return w.grad
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="(eager autograd, not compile) the backward's CHANGED_OUTPUTS check raises "
-    "'modified by an inplace operation' for a node's saved output although "
-    "saved_tensors_hooks packed it: torch checks no version of a packed tensor. Skipping "
-    "the check alone (engine._check_versions) gives half torch's gradient: "
-    "autograd/graph.py pack_inputs packs a new Tensor over the saved array, not the output "
-    "tensor itself, so an identity hook does not see the in-place change; fix both: pack "
-    "the output tensor itself, then skip the check for packed nodes",
-)
 def test_eager_saved_output_changed_under_saved_tensors_hooks():
     same(_eager_changed_under_pack_hooks, "numpy")
 

@@ -3,6 +3,8 @@ order as a serial run."""
 
 from __future__ import annotations
 
+from kit_in_ci import IN_CI_ONLY
+
 # Primitives, a random one, the core's views, a fused and a random composite, a layer.
 ONLY = (
     "primitive/add", "primitive/random_uniform", "primitive/exp/defined",
@@ -27,6 +29,7 @@ def test_jobs_must_be_a_positive_number(plain):
     assert "--jobs/-j: expected a positive number of processes, got '0'" in done.stderr
 
 
+@IN_CI_ONLY
 def test_the_kit_runs_under_pytest_xdist_with_the_serial_outcomes(plain, tmp_path):
     """``python -m tensorweaver.conformance --tw-backend X -n 2`` (pytest-xdist) spreads the
     checks over worker processes and reports each one as a serial run does: primitives,

@@ -4,15 +4,19 @@ gaps passes with them, but is not called conformant. (The eager import: test_kit
 
 Each run selects the groups its assertions read (every primitive and packaging check, and the
 composites concerned): the rest of the kit has nothing to say about these plugins and took
-half of each run."""
+half of each run. Each run still takes tens of seconds of a busy core: CI's
+scripts/check-kits.sh runs them (``TW_KIT_FULL=1``), the default suite does not."""
 
 from __future__ import annotations
+
+from kit_in_ci import IN_CI_ONLY
 
 
 def _failed(run, group):
     return sorted(check for check in run.failures if check.startswith(group + "/"))
 
 
+@IN_CI_ONLY
 def test_wrong_fused_gradient_is_named(broken, tmp_path):
     run = broken.kit("badgrad", tmp_path, "-k", "packaging or primitive or softmax")
     assert run.returncode != 0
@@ -26,6 +30,7 @@ def test_wrong_fused_gradient_is_named(broken, tmp_path):
     assert run.outcomes["composite/log_softmax/float64"] == "passed"
 
 
+@IN_CI_ONLY
 def test_dropped_dtype_is_named(broken, tmp_path):
     run = broken.kit("dropdtype", tmp_path, "-k", "packaging or primitive")
     assert run.returncode != 0
@@ -37,6 +42,7 @@ def test_dropped_dtype_is_named(broken, tmp_path):
     assert not _failed(run, "packaging")
 
 
+@IN_CI_ONLY
 def test_declared_gaps_are_expected_failures(broken, tmp_path):
     run = broken.kit("withgaps", tmp_path, "-k", "packaging or primitive")
     assert run.returncode == 0, run.output[-5000:]

@@ -1,10 +1,14 @@
 """The JAX plugin in examples/tw-jax-backend, written only from the plugin documentation,
 installs from its folder, works through the core, and passes a selected part of the kit
-(``SELECTED``; CI runs the whole kit on it right after the suite)."""
+(``SELECTED``) and ``tw check``. The default suite installs it and runs it through the core
+only: the kit and ``tw check`` on JAX, which compiles each op per shape, cost a worker about
+a minute, so they run with ``TW_KIT_FULL=1``, as CI's scripts/check-kits.sh runs them right
+after the suite (and scripts/check-jax-example.sh the whole kit)."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -42,6 +46,15 @@ SELECTED = (
 )
 
 
+#: The tests that JAX's compilation makes slow: CI runs them (scripts/check-kits.sh).
+KIT_FULL_ONLY = pytest.mark.skipif(
+    not os.environ.get("TW_KIT_FULL"),
+    reason="the kit or tw check on the JAX plugin, ~30 s of a worker each: CI runs it "
+    "(TW_KIT_FULL=1, scripts/check-kits.sh)",
+)
+
+
+@KIT_FULL_ONLY
 def test_jax_plugin_passes_the_selected_kit_checks(jax_example, tmp_path):
     run = jax_example.kit("jax", tmp_path, "-k", SELECTED)
     assert run.returncode == 0, run.output[-5000:]
@@ -102,6 +115,7 @@ def test_jax_plugin_runs_tensorweaver(jax_example):
     np.testing.assert_allclose(grad, expected.ravel(), rtol=1e-12)
 
 
+@KIT_FULL_ONLY
 def test_tw_check_on_the_jax_example(jax_example):
     # (layer/gru, slow to compile in JAX, runs in CI's whole kit)
     done = jax_example.tw(

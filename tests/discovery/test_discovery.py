@@ -53,8 +53,9 @@ def test_tw_devices_json_passes_the_probe_flag_to_the_hook(good) -> None:
         "status": "available",
     }
     for flags, probed in [((), False), (("--probe",), True)]:
-        # --probe creates every available backend; keep Legate's runtime out of it.
-        record = good.devices(*flags, TENSORWEAVER_DISABLE_PLUGINS="cunumeric")["pyref:cpu:0"]
+        # --probe creates every available backend; keep Legate's runtime and torch (which
+        # `tw devices` imports for its devices, ~3 s of CPU a run) out of it.
+        record = good.devices(*flags, TENSORWEAVER_DISABLE_PLUGINS="cunumeric,torch")["pyref:cpu:0"]
         assert record == {**expected, "detail": {"probe": probed}}
 
 
@@ -114,7 +115,8 @@ def test_broken_plugins_leave_the_others_working(mixed_records) -> None:
 
 
 def test_probe_finds_missing_primitives(mixed) -> None:
-    records = mixed.devices("--probe", TENSORWEAVER_DISABLE_PLUGINS="cunumeric")
+    # Legate's runtime and torch (~3 s of CPU a run) are not what is probed here.
+    records = mixed.devices("--probe", TENSORWEAVER_DISABLE_PLUGINS="cunumeric,torch")
     assert "brokenmissing:cpu:0" not in records
     missing = records["brokenmissing"]
     assert missing["status"] == "error"

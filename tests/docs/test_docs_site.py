@@ -18,10 +18,10 @@ from tensorweaver.contract import ir
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-def _build(builder: str, out: Path) -> subprocess.CompletedProcess:
+def _build(builder: str, out: Path, doctrees: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", builder, str(DOCS),
-         str(out)],
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", builder,
+         "-d", str(doctrees), str(DOCS), str(out)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -29,15 +29,22 @@ def _build(builder: str, out: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def html(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def doctrees(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The parsed pages, shared by this worker's two builds as ``make`` shares them: the
+    second build reads no page again (the first, with ``-W``, fails on a page's warning)."""
+    return tmp_path_factory.mktemp("doctrees")
+
+
+@pytest.fixture(scope="module")
+def html(tmp_path_factory: pytest.TempPathFactory, doctrees: Path) -> Path:
     out = tmp_path_factory.mktemp("html")
-    result = _build("html", out)
+    result = _build("html", out, doctrees)
     assert result.returncode == 0, result.stdout + result.stderr
     return out
 
 
-def test_every_example_on_the_site_runs(tmp_path: Path) -> None:
-    result = _build("doctest", tmp_path)
+def test_every_example_on_the_site_runs(tmp_path: Path, doctrees: Path) -> None:
+    result = _build("doctest", tmp_path, doctrees)
     report = (tmp_path / "output.txt").read_text()
     assert result.returncode == 0, report + result.stderr
     assert " 0 failures in tests" in report

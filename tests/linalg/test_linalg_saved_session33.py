@@ -10,9 +10,13 @@
   version (the plugin's ``write_linalg_output``). Before: the write was lost there.
 - det's first-order gradient reads A as it was at the call (PyTorch: its LU factors of it).
   Before, numpy: A as written since through ``.data``.
+- Session 35: a write through an input's ``.data`` between forward and backward reaches
+  the backward of numpy's matrix_exp (one node with PyTorch's formula) and lstsq (pinv(A)
+  taken in backward). Before: those read the inputs as they were at the call.
 - What is left (strict xfails below): a complex abs's and product's double backward, the
-  other calls' complex outputs, torch:cpu pinv's input, and saved_tensors_hooks of the
-  calls that are not one node with PyTorch's saved outputs.
+  other calls' complex outputs, torch:cpu's written inputs (``a.data``), numpy's
+  householder_product, and saved_tensors_hooks of the calls that are not one node with
+  PyTorch's saved outputs.
 """
 
 from __future__ import annotations
@@ -198,18 +202,71 @@ def test_det_reads_the_matrix_it_factored(backend: str, dtype: str) -> None:
     same(_input_written("det", dtype), backend, decimals=8)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): torch:cpu's pinv misses a write through its input's .data "
-    "before backward (numpy sees it, as PyTorch's LinalgPinvBackward0 reads the saved "
-    "input). Cause: plugins/torch-backend/tensorweaver_torch/linalg.py records the call on a "
-    "detached leaf of the input's torch tensor then (_fused, _LEAVES); the .data write "
-    "rebinds the core tensor to a new array, which the record never sees. Fix: the core "
-    "tells the backend of a rebound input of a recorded call (a rewrite hook for inputs, as "
-    "rewrite_linalg_output for outputs), or torch:cpu pinv by the core's formula",
+#: name -> a call whose PyTorch node reads its inputs' memory in backward (on leaves).
+READS_INPUTS: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "pinv": lambda m, a, b: m.linalg.pinv(a),
+    "matrix_exp": lambda m, a, b: m.linalg.matrix_exp(a),
+    "solve_triangular": lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True),
+    "lstsq": lambda m, a, b: m.linalg.lstsq(a, b).solution,
+    "householder_product": lambda m, a, b: m.linalg.householder_product(a, b[:, 0]),
+}
+
+_HOUSEHOLDER_LEFT = (
+    "older (HEAD too): numpy's householder_product misses a write through an input's .data "
+    "before backward (PyTorch's HouseholderProductBackward0 reads the saved input, tau and "
+    "result). Cause: linalg/householder.py composes the product, whose nodes save "
+    "intermediates computed at the call. Fix: one node with PyTorch's formula "
+    "(householder_product_backward) through linalg/fused.py's formula=, as matrix_exp"
 )
-def test_pinv_input_write_on_torch() -> None:
-    same(_input_written("pinv", "float64"), "torch:cpu", decimals=8)
+
+
+def _inputs_written(name: str, written: str) -> Callable:
+    """The inputs' gradients after writes through their ``.data`` (or a rebinding of
+    ``a.data``) between forward and backward, and an alias of A made before."""
+
+    def program(m: Any) -> Any:
+        a = _batch(m, "float64")[0].detach()
+        b = (a.mT * 0.5 + 0.1).requires_grad_()
+        a.requires_grad_()
+        alias = a.detach()
+        y = READS_INPUTS[name](m, a, b)
+        if written == "in place":
+            a.data.mul_(1.5)
+            b.data.mul_(0.5)
+        else:
+            a.data = a.detach() * 1.5
+        return m.autograd.grad((y * y).sum(), (a, b), allow_unused=True), alias
+
+    return program
+
+
+@pytest.mark.parametrize("written", ["in place", "rebound"])
+@pytest.mark.parametrize("name", list(READS_INPUTS))
+def test_input_write_before_backward(
+    backend: str, name: str, written: str, request: pytest.FixtureRequest
+) -> None:
+    """Before, numpy: matrix_exp's composition read its intermediates and lstsq the
+    pseudo-inverse of the call. A rebinding (``.data =``) is seen by PyTorch too. torch:cpu's
+    record of the call still reads the inputs as they were (a strict xfail)."""
+    if backend == "torch:cpu":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=_TORCH_RECORD_LEFT))
+    elif backend == "numpy" and name == "householder_product":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=_HOUSEHOLDER_LEFT))
+    same(_inputs_written(name, written), backend, decimals=8)
+
+
+_TORCH_RECORD_LEFT = (
+    "older (HEAD too): on torch:cpu a write through an input's .data (in place or a "
+    "rebinding) between forward and backward is not seen by the backend's record of a call "
+    "whose PyTorch node reads the input (pinv, matrix_exp, solve_triangular, lstsq, "
+    "householder_product): the record holds its own leaf of the array as it was. Session "
+    "35's first fix wrote the new values into the recorded array where no other Python "
+    "object held it (a refcount test), and so wrote into memory that a view's base or a "
+    "from_numpy array shared (reader r2): reverted. Fix: a backend hook "
+    "rebind_linalg_input(old, new) that swaps the recorded leaf's data (leaf.data = new) "
+    "and drops its _LEAVES entry (a contract/ir.py row, plugins/torch-backend linalg.py), "
+    "with _new_leaf taking t.data (a version counter of its own)"
+)
 
 
 def _output_written_after_create_graph(name: str) -> Callable:

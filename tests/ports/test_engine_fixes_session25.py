@@ -110,15 +110,21 @@ def _one_accumulator(m: Any) -> tuple:
 
 def _freed(m: Any) -> tuple:
     """An accumulator holds its leaf; a leaf whose accumulator and graph are gone is freed."""
-    x = m.ones(4, requires_grad=True)
-    leaf = weakref.ref(x)
-    y = x * 2
-    acc = y.grad_fn.next_functions[0][0]
-    del x, y
-    held = leaf() is not None
-    del acc
-    gc.collect()  # (tw's grad_fn and its node hold each other: a cycle)
-    return held, leaf() is None
+    # Objects made before are frozen: the collection walks only this graph's (a whole
+    # collection of a worker's heap late in the suite costs seconds).
+    gc.freeze()
+    try:
+        x = m.ones(4, requires_grad=True)
+        leaf = weakref.ref(x)
+        y = x * 2
+        acc = y.grad_fn.next_functions[0][0]
+        del x, y
+        held = leaf() is not None
+        del acc
+        gc.collect()  # (tw's grad_fn and its node hold each other: a cycle)
+        return held, leaf() is None
+    finally:
+        gc.unfreeze()
 
 
 def test_one_accumulator_per_leaf_as_torch(spec: str) -> None:

@@ -232,14 +232,6 @@ def _index_saved(m: Any) -> Any:
     return fn._saved_self_sym_sizes, fn._saved_indices
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="(the pick's SelectBackwardBackward0 <- SliceBackwardBackward0 are torch's since "
-    "session 34) the gradient of x ** 2 with create_graph is MulBackward0(pow, None) in "
-    "autograd/gradients.py's pow rule, where PyTorch's is MulBackward1 (2 * x.pow(1): a "
-    "product by a number) over PowBackward0. Fix: the pow rule multiplies by the exponent "
-    "as a number (MulBackward1)",
-)
 def test_double_backward_graph(spec: str) -> None:
     same_each({"double backward graph": _double_graph}, spec)
 

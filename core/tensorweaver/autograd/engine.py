@@ -56,10 +56,12 @@ from tensorweaver.tensor import (
     _MADE_WITHOUT_GRAD,
     _SHARED_STORAGES,
     GRAD_DTYPES,
+    SHAPES_BEFORE,
     Tensor,
     _laid_out_like,
     _out_of_order,
     _shaped,
+    recorded_shape,
 )
 
 
@@ -379,7 +381,7 @@ def _propagate(
             kind = type(gi)
             if kind is not Piece and kind is not Slot:
                 if gi.shape != t.shape:
-                    gi = sum_to(gi, t.shape)
+                    gi = sum_to(gi, recorded_shape(t, node) if SHAPES_BEFORE else t.shape)
                 if gi.dtype is not t.dtype:
                     gi = gradient_as(gi, t.dtype)
             if type(parent) is Node:
@@ -510,7 +512,7 @@ def _hooked(node: Node, g: Any, needed: Any) -> tuple:
             continue
         gi = gi.placed() if type(gi) is Piece else gi
         if gi.shape != t.shape:
-            gi = sum_to(gi, t.shape)
+            gi = sum_to(gi, recorded_shape(t, node) if SHAPES_BEFORE else t.shape)
         placed.append(gi if gi.dtype is t.dtype else gradient_as(gi, t.dtype))
     grads = g if several else (g,)
     shown = shown_inputs(node)

@@ -27,6 +27,7 @@ from tensorweaver.autograd.node import (
     Node,
     Slot,
     output_node,
+    shape_of,
 )
 from tensorweaver.ops.creation import zeros_like, zeros_like_shape
 from tensorweaver.tensor import _NO_GRAD_VIEW_CHANGED, _NO_GRAD_VIEW_WRITTEN, Tensor
@@ -261,7 +262,7 @@ class Function:
                 pass  # an earlier place of a tensor returned again: no node of its own
             elif record and id(out) not in skip and out.dtype.kind in "fc" and tensors:
                 if group is None:
-                    node = Node("function", tensors, (cls, ctx, args, i, outputs))
+                    node = _light(Node("function", tensors, (cls, ctx, args, i, outputs)))
                 else:
                     saved = (cls, ctx, None, i, len(outputs))
                     node = output_node("function", group, InputShape(target), saved)
@@ -336,7 +337,7 @@ def _group_node(
             count += 1
     if count < 2:
         return None
-    return Node("function", tensors, (cls, ctx, args, None, outputs))
+    return _light(Node("function", tensors, (cls, ctx, args, None, outputs)))
 
 
 def _bound(cls: type[Function], args: tuple, kwargs: dict) -> tuple:
@@ -383,7 +384,7 @@ def apply_fresh(cls: type[Function], *args: Any) -> Any:
         return result
     tensors = tuple([a for a in args if isinstance(a, Tensor)])
     if type(result) is tuple:  # one node for the call, one per output (as _group_node's)
-        group = Node("function", tensors, (cls, ctx, args, None, result))
+        group = _light(Node("function", tensors, (cls, ctx, args, None, result)))
         wrapped, nodes = [], []
         for i, r in enumerate(result):
             out = Tensor(r.native, r.backend, r.dtype)
@@ -394,7 +395,7 @@ def apply_fresh(cls: type[Function], *args: Any) -> Any:
             nodes.append(weakref.ref(node))
     else:
         out = Tensor(result.native, result.backend, result.dtype)
-        node = out._node = Node("function", tensors, (cls, ctx, args, 0, (result,)))
+        node = out._node = _light(Node("function", tensors, (cls, ctx, args, 0, (result,))))
         out._requires_grad = True
         wrapped, nodes = [out], [weakref.ref(node)]
     if ctx._saved:
@@ -609,6 +610,17 @@ def _only(index: int, g: Tensor, count: int) -> list:
     grads: list = [None] * count
     grads[index] = g
     return grads
+
+
+def _light(node: Node) -> Node:
+    """``node`` holding its inputs' (and tensor arguments') shapes, not the tensors, as
+    PyTorch's node holds edges only: its rule reads no input (ctx saved what it needs), and
+    an input held here would live as long as a cycle through a packed output."""
+    cls, ctx, args, index, outputs = node.saved
+    node.inputs = tuple([shape_of(t) for t in node.inputs])
+    args = tuple([shape_of(a) if isinstance(a, Tensor) else a for a in args])
+    node.saved = (cls, ctx, args, index, outputs)
+    return node
 
 
 def _is_tensor(value: Any) -> bool:

@@ -183,8 +183,9 @@ def _pow(node: Any, g: Tensor) -> tuple:
         # 0 gives ones (0j ** tensor(0) is NaN)
         if p == 0:
             ga = zeros_like_shape(g, g.shape)
-        else:
-            ga = ew.mul(g, _c(ew.mul(ew.pow(a, p - 1), p)))
+        else:  # (a product by a number: PyTorch's MulBackward1 under create_graph)
+            powered = ew.pow(a, p - 1)
+            ga = ew.mul(g, _c(labelled(ew.mul(powered, p), "MulBackward1", powered)))
     elif _needs(node, 0):
         ga = ew.mul(g, _c(ew.mul(b, ew.pow(a, ew.sub(b, 1)))))
         ga = ew.where(ew.eq(b, 0), 0.0, ga)

@@ -15,7 +15,9 @@ MmBackward0 and BmmBackward0 (self first where it stands for AddmmBackward0 or M
 Softmax, layer_norm, cross_entropy and the activations PyTorch computes in one node (gelu,
 silu, ...) record one node under the hooks that packs what PyTorch's saves; another composite
 op (mse_loss, multi_margin_loss) packs what its steps save, which may differ from what
-PyTorch's one node saves.
+PyTorch's one node saves. A packed output changed in place later is no error (no version
+of a packed tensor is checked): the tensor the pack hook was given follows the output's
+changes, as PyTorch's hook is given the output itself (:func:`packed_output_follows`).
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from contextlib import contextmanager
 from typing import Any, Callable
 
 from tensorweaver.autograd.grad_fn import AccumulateGrad, GradFn
-from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import MATMUL_SELF_FIRST, SAVED_TENSORS_HOOKS, HooksOff
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
+from tensorweaver.autograd.node import MATMUL_SELF_FIRST, PACKED, SAVED_TENSORS_HOOKS, HooksOff
 from tensorweaver.autograd.node import Node as _GraphNode
 from tensorweaver.promotion import result_type
 from tensorweaver.tensor import Tensor
@@ -48,8 +50,6 @@ class Node(abc.ABC):
         return issubclass(other, (GradFn, AccumulateGrad)) or NotImplemented
 
 
-#: id(node) -> the unpack hook of the node whose inputs were packed (emptied as nodes die).
-PACKED: dict[int, Callable] = {}
 #: The message of the innermost ``disable_saved_tensors_hooks``, None outside one.
 _DISABLED: list = [None]
 
@@ -68,12 +68,13 @@ class _Packed:
     device. Its version is the one recorded: backward uses what ``unpack`` gives, so a
     later in-place change of the input is no error, as in PyTorch."""
 
-    __slots__ = ("value", "shape", "dtype", "backend", "_version")
+    __slots__ = ("value", "shape", "dtype", "backend", "_version", "output")
 
     def __init__(self, t: Tensor, value: Any) -> None:
         self.value = value
         self.shape, self.dtype, self.backend = t.shape, t.dtype, t.backend
         self._version = t._version
+        self.output: weakref.ref | None = None  # (a saved output's: packed_output_follows)
 
 
 class saved_tensors_hooks:
@@ -163,9 +164,57 @@ def pack_inputs(node: _GraphNode) -> None:
             native = saved if at is None else saved[at]
             out = Tensor(native, node.inputs[0].backend, _output_dtype(node))
             packed = _Packed(out, pack(out))
-            node.saved = packed if at is None else (*saved[:at], packed, *saved[at + 1 :])
+            packed.output = weakref.ref(out)
+            if node.op == "relu":  # (not the backend's fused record: the rule reads unpack's)
+                node.saved = (packed, None)
+            else:
+                node.saved = packed if at is None else (*saved[:at], packed, *saved[at + 1 :])
     node.inputs = tuple(inputs)
     _unpacks_through(node, unpack)
+
+
+def packed_output_follows(node: _GraphNode, output: Tensor) -> bool:
+    """Whether ``node`` packed the output ``output`` (whose value just changed in place):
+    then the tensor its pack hook was given becomes one with ``output`` (its value now, its
+    version counter, its later changes), as PyTorch's pack hook is given the output tensor
+    itself, so what the hook kept of it (the tensor, a ``detach()`` of it) sees the change;
+    and no version is checked, as PyTorch checks none of a packed tensor."""
+    if node.op == "function":  # (Function._pack packed the output tensor itself)
+        ctx = node.saved[1]
+        return getattr(ctx, "_unpack", None) is not None and any(
+            [type(t) is tuple and type(t[0]) is int for t in ctx._saved or ()]
+        )
+    packed = _packed_output(node)
+    if packed is None:
+        return False
+    given = packed.output()
+    if given is not None and given._alias_of is None and given.shape == output.shape:
+        given._assign(output.native)  # (what its own aliases and views see follows too)
+        given._share_memory_of(output)
+    return True
+
+
+def packed_output_rewritten(node: _GraphNode, old: Any, new: Any) -> bool:
+    """Whether ``node`` packed its output, whose array ``old`` a write through ``.data``
+    replaced by ``new``: then the tensor its pack hook was given takes ``new`` too, unseen
+    by its version, as PyTorch's (the output itself) reads the memory the write changed."""
+    packed = _packed_output(node)
+    if packed is None:
+        return False
+    given = packed.output()
+    if given is not None and given._alias_of is None and given.native is old:
+        given._take(new)
+    return True
+
+
+def _packed_output(node: _GraphNode) -> _Packed | None:
+    """What ``node`` (of :data:`_KEEP_OUTPUT`) packed of its output, None where it did not."""
+    if id(node) not in PACKED:
+        return None
+    saved = node.saved
+    at = _KEEP_OUTPUT.get(node.op)
+    packed = saved if at is None or type(saved) is not tuple else saved[at]
+    return packed if type(packed) is _Packed and packed.output is not None else None
 
 
 def _pow_keeps_output(saved: Any) -> bool:
@@ -332,6 +381,10 @@ def unpacked(node: _GraphNode) -> tuple:
             saved = (*saved[:at], native, *saved[at + 1 :])
         elif type(saved) is tuple and _Packed in map(type, saved):  # (pack_saved's)
             saved = tuple([_kept(s, unpack) if type(s) is _Packed else s for s in saved])
+        elif node.op == "piecewise_linear" and len(saved) == 3:
+            # (nn/functional/activation.py: the mask from the unpacked x, as PyTorch's)
+            with no_grad():
+                saved = (saved[2](inputs[0]), saved[1])
     return tuple(inputs), saved
 
 

@@ -20,6 +20,11 @@ from tensorweaver.autograd.names import BY_OPERANDS, grad_fn_name
 SAVED_TENSORS_HOOKS: list = []
 
 
+#: id(node) -> the unpack hook of the node whose inputs were packed (emptied as nodes die;
+#: autograd/graph.py fills it).
+PACKED: dict[int, Any] = {}
+
+
 class HooksOff:
     """Context manager: every ``saved_tensors_hooks`` (if one is on) off while the block
     runs, outer ones too, so that what runs in it (a hook, the inner steps of an op that
@@ -178,10 +183,18 @@ def saves_output(node: Node) -> bool:
     return known
 
 
-def output_changed(node: Any, output: Any, version_before: int) -> None:
-    """Note that ``output``, made by ``node``, changed in place (from ``version_before``)."""
+def output_changed(node: Any, output: Any, version_before: int, follow: bool = True) -> None:
+    """Note that ``output``, made by ``node``, changed in place (from ``version_before``);
+    ``follow``: whether a tensor packed of it may follow the change (not a change of shape,
+    which PyTorch's backward refuses)."""
     if type(node) is not Node or not saves_output(node) or node in CHANGED_OUTPUTS:
         return
+    if follow and (PACKED or node.op == "function") and node.saved is not None:
+        # (saved_tensors_hooks may have packed that output: then no version is checked)
+        from tensorweaver.autograd.graph import packed_output_follows
+
+        if packed_output_follows(node, output):
+            return
     known = (weakref.ref(output), list(output.shape), version_before, output_nr(node))
     CHANGED_OUTPUTS[node] = known
     group = node.view
@@ -326,6 +339,11 @@ def output_rewritten(node: Any, old: Any, new: Any) -> None:
     saved = node.saved
     if saved is None:  # (released by a backward: it keeps nothing to rewrite)
         return
+    if PACKED and node.op != "function":
+        from tensorweaver.autograd.graph import packed_output_rewritten
+
+        if packed_output_rewritten(node, old, new):
+            return
     if saved is old:
         node.saved = new
     elif node.op == "function":  # (a custom Function's ctx saved the output's array)

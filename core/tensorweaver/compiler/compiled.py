@@ -26,6 +26,7 @@ from tensorweaver.compiler.state import (
     scheduler_attributes,
     schedulers_reached,
     schedulers_stepped,
+    uninitialized,
 )
 from tensorweaver.nn.modules import module as modules
 from tensorweaver.nn.modules.module import Module
@@ -146,6 +147,10 @@ class CompiledFunction:
         return [g.source for g in graphs]
 
     def _trace(self, state: StepState, key: tuple, args: tuple, kwargs: dict) -> Any:
+        if uninitialized(state.modules):
+            # A lazy module's first forward gives its parameters their shapes (and values):
+            # run it eagerly, as PyTorch does, and trace the next call.
+            return self._fn(*args, **kwargs)
         if not state.complete:
             self._store(key, _EAGER)
             self._warn(

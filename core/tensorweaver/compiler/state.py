@@ -43,6 +43,7 @@ from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
 from tensorweaver.compiler.symbolic import lifted_setting
 from tensorweaver.nn.modules import module as module_globals
 from tensorweaver.nn.modules.module import Module
+from tensorweaver.nn.parameter import UninitializedTensorMixin
 from tensorweaver.ops.creation import get_default_dtype
 from tensorweaver.optim.hooks import GLOBAL_POST_HOOKS, GLOBAL_PRE_HOOKS
 from tensorweaver.optim.lr_scheduler import LRScheduler
@@ -51,12 +52,32 @@ from tensorweaver.selection import current_backend
 from tensorweaver.tensor import Tensor
 
 SCALARS = (bool, int, float, complex, str, type(None))
+#: The metadata of an uninitialized tensor (a lazy module's parameter before its forward).
+UNINITIALIZED = "uninitialized"
+
+
+def uninitialized(modules: list[Module]) -> bool:
+    """Whether a module of the trees ``modules`` holds an uninitialized parameter or buffer
+    (a lazy module before its first forward): that call runs eagerly (PyTorch runs it; the
+    forward materializes them, the next call traces)."""
+    for root in modules:
+        for m in root.modules():
+            for table in (m._parameters, m._buffers):
+                for v in table.values():
+                    if isinstance(v, UninitializedTensorMixin):
+                        return True
+    return False
+
+
 CONTAINERS = (tuple, list, dict)
 
 
 def _meta(t: Any) -> Any:
     if t is None:
         return None
+    if isinstance(t, UninitializedTensorMixin):
+        # (a lazy module's before its first forward: no shape yet; the call runs eagerly)
+        return (UNINITIALIZED, t.dtype, t.requires_grad)
     return (t.shape, t.dtype, id(t.backend), t.requires_grad)
 
 

@@ -270,11 +270,12 @@ def one_node(
 
 #: What PyTorch's node saves where not every output and no input: (whether it reads the
 #: input, the outputs it keeps): slogdet's keeps the matrix and the sign, not log|det|;
-#: triangular_solve's and lstsq's their inputs and the solution.
+#: triangular_solve's and lstsq's their inputs and the solution; matrix_exp's the matrix.
 _SAVES = {
     "LinalgSlogdetBackward0": (True, (0,)),
     "TriangularSolveBackward0": (True, (0,)),
     "LinalgLstsqBackward0": (True, (0,)),
+    "LinalgMatrixExpBackward0": (True, ()),
 }
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.contract import dtypes
-from tensorweaver.linalg._shared import eye_like, to_batch
+from tensorweaver.linalg._shared import eye_like, mH, to_batch
 from tensorweaver.linalg.errors import check_float, check_square, need_tensor
 from tensorweaver.linalg.fused import fused_or_reference
 from tensorweaver.linalg.solvers import inv
@@ -72,8 +72,27 @@ def matrix_exp(A: Tensor) -> Tensor:
     check_square("linalg.matrix_exp", A, complex_ok=True)
     check_float("linalg.matrix_exp", A, complex_ok=True)
     return fused_or_reference(
-        "matrix_exp", "LinalgMatrixExpBackward0", _matrix_exp, (A,), (), (None,)
+        "matrix_exp",
+        "LinalgMatrixExpBackward0",
+        _matrix_exp,
+        (A,),
+        (),
+        (None,),
+        formula=_matrix_exp_backward,
     )[0]
+
+
+def _matrix_exp_backward(saved: tuple, grads: tuple) -> tuple:
+    """PyTorch's gradient of e^A: the top right block of exp([[A^H, G], [0, A^H]]), from A
+    as it is at backward (PyTorch's node saves A, whose memory a write through ``.data``
+    reaches), not the scaling and squaring's intermediates."""
+    a, g = saved[0], grads[0]
+    n = a.shape[-1]
+    a_h = mH(a)
+    top = mv.cat([a_h, g], -1)
+    bottom = mv.cat([cr.zeros_like(a_h), a_h], -1)
+    block = matrix_exp(mv.cat([top, bottom], -2))
+    return (mv.narrow(mv.narrow(block, -2, 0, n), -1, n, n),)
 
 
 def _matrix_exp(A: Tensor) -> tuple[Tensor]:

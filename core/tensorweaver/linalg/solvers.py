@@ -383,10 +383,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     graph = is_grad_enabled() and (A.requires_grad or B.requires_grad)
     if graph and not computes_whole(A.backend):
         # PyTorch's one node for the solution and the residuals, over (A, B), with its formula
-        rule = functools.partial(_lstsq_rule, rcond is None)
-        found = formula_call(
-            "LinalgLstsqBackward0", _lstsq_solved, (A, B), static, (0, 1), rule, extra=1
-        )
+        found = formula_call("LinalgLstsqBackward0", _lstsq, (A, B), static, (0, 1), _lstsq_rule)
         return Lstsq(*found)
     # The backend's lstsq where it computes it whole (its drivers, then its gradient)
     kinds = (None, REAL, dtypes.int64, A.dtype.to_real())
@@ -394,21 +391,17 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     return Lstsq(*found)
 
 
-def _lstsq_rule(default_tolerance: bool, saved: tuple, grads: tuple) -> tuple:
+def _lstsq_rule(saved: tuple, grads: tuple) -> tuple:
     # (imported here: linalg_rules imports this module)
     from tensorweaver.autograd.linalg_rules import lstsq_backward
 
-    if not default_tolerance:  # PyTorch's backward takes pinv(A) at the default, whatever rcond
-        saved = (*saved[:4], pinv(saved[0]))
-    return lstsq_backward(saved, grads)
+    # PyTorch's backward takes pinv(A) then, at the default tolerance whatever rcond, from A
+    # as it is (its saved A, whose memory a write through ``.data`` reaches)
+    return lstsq_backward((*saved, pinv(saved[0])), grads)
 
 
 def _lstsq(A: Tensor, B: Tensor, rcond: float | None, driver: str | None) -> tuple:
-    return _lstsq_solved(A, B, rcond, driver)[:4]
-
-
-def _lstsq_solved(A: Tensor, B: Tensor, rcond: float | None, driver: str | None) -> tuple:
-    """lstsq's four outputs, then A's pseudo-inverse (at ``rcond``)."""
+    """lstsq's four outputs, by A's pseudo-inverse (at ``rcond``)."""
     driver = driver or "gelsy"
     vector = B.ndim == A.ndim - 1
     B = mv.unsqueeze(B, -1) if vector else B
@@ -432,7 +425,7 @@ def _lstsq_solved(A: Tensor, B: Tensor, rcond: float | None, driver: str | None)
             residuals = ew.mul(residuals, 0.0)
     if vector:  # the residuals keep their column dimension, as PyTorch's
         solution = mv.squeeze(solution, -1)
-    return solution, residuals, rank, values, inverse
+    return solution, residuals, rank, values
 
 
 def _check_pair_shapes(A: Tensor, B: Tensor) -> None:

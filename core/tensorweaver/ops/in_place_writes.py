@@ -194,12 +194,13 @@ def _writer(backend: Any) -> Any:
 def addable(x: Tensor, y: Any) -> bool:
     """Whether ``x += y * alpha`` is one ``foreach_add`` (:func:`add_scaled`): floating-point
     tensors of one shape, dtype and backend, which has the primitive."""
+    # (the slots, not the properties: once a parameter a step, and a gradient accumulated)
     return (
         type(y) is Tensor
         and y.backend is x.backend
-        and y.dtype is x.dtype
-        and x.dtype.kind == "f"
-        and y.shape == x.shape
+        and y._dtype is x._dtype
+        and x._dtype.kind == "f"
+        and y._shape == x._shape
         and getattr(x.backend, "foreach_add", None) is not None
     )
 
@@ -207,26 +208,26 @@ def addable(x: Tensor, y: Any) -> bool:
 def add_scaled(x: Tensor, y: Tensor, alpha: float, op: str) -> None:
     """``x += y * alpha`` as the in-place method ``op`` (``addable(x, y)``; outside autograd):
     into x's memory where it can be, else x rebound to ``foreach_add``'s new array."""
-    if x._alias_of is not None and x._lone_alias_writable():
-        # ``p.data.add_(p.grad, alpha=-lr)``: into the parameter's memory whatever its size,
-        # as torch's add_, where the write needs no bookkeeping beyond the count (an alias
-        # with a base to write back into costs 4-5 us a call more, rebound or not)
-        write = _writer(x.backend)
-        if write is not None and write("add", [x.native], [y.native], alpha):
-            x._wrote_as_lone_alias()
-            return
-    if prod(x.shape) >= SMALLEST:  # (x.numel(), without a Python call)
-        # (_update's steps for one tensor of y's shape, inline: no lists of indices, no
-        # shape check; Python run right after the kernel is slow, its data evicted)
-        write = _writer(x.backend)
-        if (
-            write is not None
+    backend = x.backend
+    write = _writer(backend)  # (once: both ways in below need it)
+    if write is not None:
+        if x._alias_of is not None and x._lone_alias_writable():
+            # ``p.data.add_(p.grad, alpha=-lr)``: into the parameter's memory whatever its
+            # size, as torch's add_, where the write needs no bookkeeping beyond the count (an
+            # alias with a base to write back into costs 4-5 us a call more, rebound or not)
+            if write("add", [x.native], [y.native], alpha):
+                x._wrote_as_lone_alias()
+                return
+        elif (
+            # (_update's steps for one tensor of y's shape, inline: no lists of indices, no
+            # shape check; Python run right after the kernel is slow, its data evicted)
+            prod(x._shape) >= SMALLEST  # (x.numel(), without a Python call)
             and x._writable_in_place()
             and write("add", [x.native], [y.native], alpha)
         ):
             x._assign(x.native, op)
             return
-    (native,) = x.backend.foreach_add([x.native], [y.native], alpha)  # (no list work)
+    (native,) = backend.foreach_add([x.native], [y.native], alpha)  # (no list work)
     x._assign(native, op)
 
 

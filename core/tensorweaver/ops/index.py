@@ -14,12 +14,19 @@ import math
 import operator
 import warnings
 import weakref
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
 
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.autograd.node import Node, ViewChange, refuse_saved, saves_integer_input
+from tensorweaver.autograd.node import (
+    SAVED_TENSORS_HOOKS,
+    Node,
+    ViewChange,
+    refuse_saved,
+    saves_integer_input,
+)
 from tensorweaver.contract import dtypes
 from tensorweaver.memory_formats import c_ordered, laid_out
 from tensorweaver.ops import elementwise as ew
@@ -51,6 +58,41 @@ from tensorweaver.tensor import (
 #: Index tensor dtypes: integers are positions, bool and uint8 (deprecated) are masks.
 _POSITIONS = (dtypes.int64, dtypes.int32)
 _MASKS = (dtypes.bool_, dtypes.uint8)
+#: The dtypes of a 0-d tensor PyTorch indexes with as the int it holds (a select).
+SELECTING = (dtypes.int64, dtypes.int32, dtypes.int16, dtypes.int8)
+
+
+def _host_index(value: Any) -> tuple[np.ndarray, Any]:
+    """A list / array index as PyTorch converts it, with its dtype: all bools (or a uint8
+    array) a mask, anything else int64 positions (floats truncated toward zero); a string
+    or complex is a TypeError, and what is no sequence (a dict, a NumPy float or bool) an
+    IndexError."""
+    if not isinstance(value, (Sequence, np.ndarray, np.integer)):  # (a NumPy float or bool)
+        kind = type(value)
+        name = f"numpy.{kind.__name__}" if kind.__module__ == "numpy" else kind.__name__
+        raise IndexError(
+            "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+            f"are valid indices (got {name})"
+        )
+    array = np.asarray(value)
+    kind = array.dtype.kind
+    if kind == "b":
+        return array, dtypes.bool_
+    if array.dtype == np.uint8:
+        return array, dtypes.uint8
+    if kind in "US":
+        raise TypeError(f"new(): invalid data type '{'str' if kind == 'U' else 'bytes'}'")
+    if kind == "c":
+        raise TypeError("'complex' object cannot be interpreted as an integer")
+    if kind == "f":
+        if not np.isfinite(array).all():
+            raise RuntimeError("value cannot be converted to type int64 without overflow")
+        return array.astype(np.int64), dtypes.int64
+    if kind in "iu" or array.size == 0:  # [] indexes nothing
+        return array, dtypes.int64
+    raise IndexError(
+        f"tensors used as indices must be long, int, byte or bool tensors; got {array.dtype}"
+    )
 
 
 def _index_tensor(value: Any, like: Tensor) -> Tensor:
@@ -59,18 +101,7 @@ def _index_tensor(value: Any, like: Tensor) -> Tensor:
     if isinstance(value, Tensor):
         t = value
     else:
-        array = np.asarray(value)
-        if array.dtype.kind == "b":
-            dtype = dtypes.bool_
-        elif array.dtype == np.uint8:
-            dtype = dtypes.uint8
-        elif array.dtype.kind in "iu" or array.size == 0:  # [] indexes nothing
-            dtype = dtypes.int64
-        else:
-            raise IndexError(
-                "tensors used as indices must be long, int, byte or bool tensors; got "
-                f"{array.dtype}"
-            )
+        array, dtype = _host_index(value)
         check_ndim("indexing", array.shape, like.backend)
         t = Tensor(like.backend.from_host(array, dtype), like.backend, dtype)
     if t.dtype not in _POSITIONS and t.dtype not in _MASKS:
@@ -232,7 +263,7 @@ def _expand_index(x: Tensor, index: Any) -> list:
         elif isinstance(item, bool):
             parts.append(_unit_index(x, item))
         elif isinstance(item, int) or (
-            isinstance(item, Tensor) and not item.shape and item.dtype in _POSITIONS
+            isinstance(item, Tensor) and not item.shape and item.dtype in SELECTING
         ):
             parts.append(int(item))
         else:
@@ -351,6 +382,8 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             INDEX_ARGUMENTS[out._node] = (index, x.ndim, basic._shape)
             if type(index) is Tensor and index.shape:  # (the common index, told cheaply)
                 saves_integer_input(out, index)
+            elif SAVED_TENSORS_HOOKS:
+                _save_as_torch(out, index, x)
             else:
                 saves_integer_input(out, *index_tensors(index))
     elif out is x:
@@ -360,6 +393,34 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             else Tensor(x.native, x.backend, x.dtype)
         )
     return out
+
+
+def _save_as_torch(out: Tensor, index: Any, x: Tensor) -> None:
+    """Note on ``out``'s node the index tensors PyTorch's IndexBackward0 saves, so that the
+    saved_tensors_hooks pack them in its order (lists and arrays as the tensors made of them,
+    a bool's new axis as its positions); a take node remakes its index from what unpack
+    gives for them, as PyTorch's backward reads it (not for a bool's, which stays a new
+    axis, nor an array's: its memory is read again, as a tensor over it)."""
+    saved = [t for t in pytorch_indices(index, x.ndim, x) if t is not None]
+    node = out._node
+    if node.op == "take" and len(node.saved) == 3:
+        items = index if type(index) is tuple else (index,)
+        spots, k = {}, 0  # (item -> its entry in `saved`: pytorch_indices' order)
+        for j, e in enumerate(items):
+            if type(e) is bool or isinstance(e, Tensor) and not e.shape and e.dtype in _MASKS:
+                k += 1
+            elif isinstance(e, (list, np.ndarray)) or isinstance(e, Tensor) and e.shape:
+                if not isinstance(e, np.ndarray):
+                    spots[j] = k
+                k += 1
+        shaped = like(x)
+
+        def make(*now: Tensor) -> Tensor:
+            swapped = tuple([now[spots[j]] if j in spots else e for j, e in enumerate(items)])
+            return _taken_positions(shaped(), swapped if type(index) is tuple else swapped[0])
+
+        node.saved = (*node.saved[:2], Remade(make, saved, node.saved[2].prefix))
+    saves_integer_input(out, *saved)
 
 
 #: What PyTorch's IndexBackward0 of ``x[index]`` saves, by the node that stands for it (the
@@ -390,7 +451,7 @@ def pytorch_indices(index: Any, ndim: int, like: Tensor) -> tuple:
             found.extend([None] * (ndim - used))
         elif type(e) is bool or isinstance(e, Tensor) and not e.shape and e.dtype in _MASKS:
             found.append(_unit_index(like, bool(e)).index)
-        elif isinstance(e, Tensor):
+        elif isinstance(e, Tensor) and e.shape:
             found.append(e)
         elif isinstance(e, (list, np.ndarray)):
             found.append(_index_tensor(e, like))
@@ -1568,8 +1629,9 @@ def take_along_dim(
             f"{getattr(indices, 'dtype', type(indices)).name}"
         )
     if dim is None:  # (PyTorch's gather saves a view of indices: its changes count)
-        flat = mv.reshape(input, (-1,))
-        out = gather(flat, 0, mv.reshape(indices, (-1,)))
+        # (views, as PyTorch's: a non-contiguous input or indices is its view's error)
+        flat = input.view(-1)
+        out = gather(flat, 0, indices.view(-1))
         if out._node is not None:
             shaped = like(flat)
             remade_at_backward(

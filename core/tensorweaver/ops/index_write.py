@@ -205,6 +205,14 @@ def _index_put(
     if not isinstance(values, Tensor):
         raise TypeError(f"{op}: values must be a tensor, got {type(values).__name__}")
     check_backends(op, (input, values, *indices))
+    if not indices:
+        raise RuntimeError(f"{op}: indices must hold at least one index tensor, got none")
+    for index in indices:  # (a 0-d int8/int16 one too, which x[...] reads as an int)
+        if index.dtype not in ix._POSITIONS and index.dtype not in ix._MASKS:
+            raise IndexError(
+                f"{op}: tensors used as indices must be long, int, byte or bool tensors, got "
+                f"{index.dtype.name}"
+            )
     for d, index in enumerate(indices):  # PyTorch checks these before the dtype, others after
         if d < input.ndim and not input.shape[d] and index.numel() and index.dtype.kind in "iu":
             raise IndexError(

@@ -40,7 +40,13 @@ from tensorweaver.ops import creation as cr
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import views as vw
 from tensorweaver.ops.apply import all_inference, apply, labelled
-from tensorweaver.tensor import Tensor, _c_strides, _set_writes_through, _writes_through
+from tensorweaver.tensor import (
+    Tensor,
+    _c_strides,
+    _set_writes_through,
+    _writes_through,
+    note_shape_change,
+)
 
 
 def _linked(x: Tensor) -> bool:
@@ -120,7 +126,7 @@ def _change_shape(
     # refuses it in its version bump)
     refused = x._inference and x._refuses_inference_update()
     if x._node is not None:  # (its version moves: a node that saved x refuses backward, exp's)
-        output_changed(x._node, x, x._version)
+        output_changed(x._node, x, x._version, follow=out is x)
     if out is x:  # the shape stays
         if refused:
             x._refuse_inference_update(op)
@@ -132,6 +138,8 @@ def _change_shape(
         INPLACE_CHANGES[0] += 1
         return x
     old = x
+    if x.requires_grad:  # (a graph recorded before may hold x: its backward needs the shape)
+        note_shape_change(x)
     if _linked(x):
         x._count_on_shared_counter()  # (before the hand-over cuts x from those it counts with)
         old = _hand_over(x)

@@ -182,6 +182,17 @@ class _Reuse:
             self._derived(target, expr)
             a, axes, keepdims = call.args
             plain = f"_np_add_reduce({a}, {axes}, {a}.dtype, None, {keepdims})"
+            shape, dtype = self.values[a]
+            reduced = self.constants.get(axes, _VARIABLE)
+            if shape is not None and type(reduced) is tuple:
+                from tensorweaver_numpy.backend import _TRAILING  # (as compile_graph)
+
+                # (the graph's ranks and dtypes are the traced ones: decided here, once)
+                if np.dtype(dtype).kind not in "fc":
+                    return f"{target} = {plain}"
+                if reduced in _TRAILING[len(shape)]:
+                    return f"{target} = {plain} if {a}.flags.c_contiguous else {expr}"
+                return f"{target} = {expr}"
             test = f"{a}.flags.c_contiguous and {axes} in _TRAILING[{a}.ndim]"
             return f"{target} = {plain} if {test} or {a}.dtype.kind not in 'fc' else {expr}"
         into = self._where_into(call) if call.primitive == "where" else _INTO.get(call.primitive)

@@ -74,7 +74,9 @@ def _piecewise_linear(
     ``slope(x)`` (a bool mask) is True and 0 elsewhere, or g where mask and g * rate elsewhere
     for a pair (mask, rate), as PyTorch's ``<name>``: its backward under
     create_graph then reads x, so a gradient penalty on it is differentiable (where's
-    gradient was a constant mask)."""
+    gradient was a constant mask). Under ``saved_tensors_hooks`` the node also keeps
+    ``slope``, so that backward takes the mask from what unpack gives for x, as PyTorch's
+    node, which saves x alone (autograd/graph.py ``unpacked``)."""
 
     def recorded(x: Tensor) -> Tensor:
         if not (x.requires_grad and tw.is_grad_enabled()):
@@ -82,7 +84,8 @@ def _piecewise_linear(
         with tw.no_grad():
             out, rate = fn(x), slope(x)
         backward = name[: name.rindex("Backward")] + "BackwardBackward0"  # its gradient's node
-        node = apply("piecewise_linear", out.native, out.dtype, (x,), (rate, backward))
+        saved = (rate, backward, slope) if SAVED_TENSORS_HOOKS else (rate, backward)
+        node = apply("piecewise_linear", out.native, out.dtype, (x,), saved)
         return labelled(node, name, x)
 
     return recorded
@@ -707,9 +710,14 @@ def _gelu_erf_half(x: Tensor) -> Tensor:
 
 
 def _gelu_erf_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
-    cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
-    pdf = _GELU_PDF * (x * x * -0.5).exp()
-    return g * (cdf + x * pdf)
+    return _gelu_erf_slope(g, x, _SQRT1_2, _GELU_PDF)
+
+
+def _gelu_erf_slope(g: Tensor, x: Tensor, sqrt1_2: float, pdf: float) -> Tensor:
+    """gelu's input gradient g * (Phi(x) + x * phi(x)), with the constants 1/sqrt(2) and
+    1/sqrt(2*pi) given (exact, or rounded to float32 as PyTorch's half kernels)."""
+    cdf = 0.5 * (1 + (x * sqrt1_2).erf())
+    return g * (cdf + x * (pdf * (x * x * -0.5).exp()))
 
 
 def _gelu_tanh_half(x: Tensor) -> Tensor:
@@ -718,36 +726,41 @@ def _gelu_tanh_half(x: Tensor) -> Tensor:
 
 
 def _gelu_tanh_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
-    inner = _GELU_TANH_BETA * (x + _GELU_KAPPA * (x * x * x))
-    t = inner.tanh()
-    slope_left = 0.5 * (1 + t)
-    slope_right = 0.5 * x * (1 - t * t) * (_GELU_TANH_BETA * (1 + _GELU_KAPPA3 * (x * x)))
-    return g * (slope_left + slope_right)
+    return _gelu_tanh_slope(g, x, _GELU_TANH_BETA, _GELU_KAPPA, _GELU_KAPPA3)
+
+
+def _gelu_tanh_slope(g: Tensor, x: Tensor, beta: float, kappa: float, kappa3: float) -> Tensor:
+    """The tanh approximation's input gradient, with its constants sqrt(2/pi), 0.044715 and
+    3 * 0.044715 given (exact, or rounded to float32 as PyTorch's half kernels)."""
+    t = (beta * (x + kappa * (x * x * x))).tanh()
+    return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (beta * (1 + kappa3 * (x * x))))
 
 
 def _gelu_erf_grad(g: Tensor, x: Tensor) -> Tensor:
-    """gelu's input gradient: g * (Phi(x) + x * phi(x))."""
-    cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
-    return g * (cdf + x * ((x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))))
+    return _gelu_erf_slope(g, x, 1 / math.sqrt(2), 1 / math.sqrt(2 * math.pi))
 
 
 def _gelu_tanh_grad(g: Tensor, x: Tensor) -> Tensor:
-    """The tanh approximation's input gradient."""
-    beta, kappa = math.sqrt(2 / math.pi), 0.044715
-    t = (beta * (x + kappa * (x * x * x))).tanh()
-    return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (beta * (1 + 3 * kappa * (x * x))))
+    return _gelu_tanh_slope(g, x, math.sqrt(2 / math.pi), 0.044715, 3 * 0.044715)
 
 
 def _silu_grad(g: Tensor, x: Tensor) -> Tensor:
-    """silu's input gradient: g * s * (1 + x * (1 - s)), s = sigmoid(x)."""
-    s = tw.sigmoid(x)
+    return _silu_slope(g, tw.sigmoid(x), x)
+
+
+def _silu_slope(g: Tensor, s: Tensor, x: Tensor) -> Tensor:
+    """silu's input gradient g * s * (1 + x * (1 - s)), given s = sigmoid(x)."""
     return g * s * (1 + x * (1 - s))
 
 
 def _mish_grad(g: Tensor, x: Tensor) -> Tensor:
-    """mish's input gradient: g * (t + x * sigmoid(x) * (1 - t^2)), t = tanh(softplus(x))."""
-    t = _softplus(x, 1.0, 20.0).tanh()
-    return g * (t + x * tw.sigmoid(x) * (1 - t * t))
+    return _mish_slope(g, x, _softplus(x, 1.0, 20.0).tanh(), tw.sigmoid(x))
+
+
+def _mish_slope(g: Tensor, x: Tensor, t: Tensor, s: Tensor) -> Tensor:
+    """mish's input gradient g * (t + x * s * (1 - t^2)), given t = tanh(softplus(x)) and
+    s = sigmoid(x)."""
+    return g * (t + x * s * (1 - t * t))
 
 
 def _hardswish_grad(g: Tensor, x: Tensor) -> Tensor:
@@ -787,8 +800,7 @@ def _silu_half(x: Tensor) -> Tensor:
 
 
 def _silu_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
-    s = _sigmoid_f32(x)
-    return g * s * (1 + x * (1 - s))
+    return _silu_slope(g, _sigmoid_f32(x), x)
 
 
 def _mish_half(x: Tensor) -> Tensor:
@@ -796,8 +808,7 @@ def _mish_half(x: Tensor) -> Tensor:
 
 
 def _mish_half_grad(g: Tensor, x: Tensor, low: DType) -> Tensor:
-    t = x.exp().log1p().tanh()
-    return g * (t + x * _sigmoid_f32(x) * (1 - t * t))
+    return _mish_slope(g, x, x.exp().log1p().tanh(), _sigmoid_f32(x))
 
 
 def _softplus_half(beta: float, threshold: float) -> tuple[Callable, Callable]:

@@ -121,6 +121,16 @@ def _repeat_heads(x: Tensor, heads: int) -> Tensor:
     return x.repeat_interleave(heads // x.shape[-3], dim=-3)
 
 
+def _flash_path(query: Tensor, key: Tensor, value: Tensor, dropout_p: float) -> bool:
+    """Whether PyTorch's CPU kernel choice would take its flash path, which applies an
+    ``attn_mask`` and ``is_causal`` together: 4-D inputs, no dropout, equal head sizes."""
+    return (
+        query.dim() == key.dim() == value.dim() == 4
+        and dropout_p == 0
+        and value.shape[-1] == query.shape[-1]
+    )
+
+
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -146,8 +156,12 @@ def scaled_dot_product_attention(
         raise RuntimeError(
             f"{fn}: dropout probability has to be between 0 and 1, but got {dropout_p}"
         )
-    if is_causal and attn_mask is not None:
-        raise RuntimeError(f"{fn}: give either attn_mask or is_causal=True, not both")
+    if is_causal and attn_mask is not None and not _flash_path(query, key, value, dropout_p):
+        # (PyTorch applies both on its CPU flash path and refuses them on its math path)
+        raise RuntimeError(
+            f"{fn}: give either attn_mask or is_causal=True, not both, unless query, key and "
+            "value are 4-D with equal head sizes and dropout_p is 0"
+        )
     if enable_gqa:
         heads = query.shape[-3]
         if heads % key.shape[-3] or heads % value.shape[-3]:

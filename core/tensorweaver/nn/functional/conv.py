@@ -22,6 +22,7 @@ import numpy as np
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
+from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.node import HooksOff
 from tensorweaver.contract.cpu_loops import onednn_convolves
 from tensorweaver.memory_formats import c_ordered, laid_out, suggested_format
@@ -231,17 +232,45 @@ def pad(
                 f"pad: the input of shape {tuple(input.shape)} is too small for {tuple(pad)}: "
                 f"every padded dimension would be empty"
             )
-    if mode == "constant":
-        out = _pad_constant(input, _widths(input, pad), 0 if value is None else value)
-    else:
+    if mode != "constant":
         out = _padded_by_index(input, pad, mode)
-    if out is input or out._view_of is not None:  # (only crops) PyTorch's result is new memory
-        out = out.clone()
-    # Laid out as PyTorch's kernels lay theirs out: channels-last where the input suggests it
-    # (circular padding copies into a new C-ordered tensor), else C order.
-    keeps = input.dim() in (4, 5) and mode != "circular"
-    out = kernel_layout(out, *((input,) if keeps else ()))
+        if out._view_of is not None:  # (a circular crop of an empty axis) PyTorch's is new
+            out = out.clone()
+        # Laid out as PyTorch's kernels lay theirs out: channels-last where the input
+        # suggests it (circular padding copies into a new C-ordered tensor), else C order.
+        keeps = input.dim() in (4, 5) and mode != "circular"
+        out = kernel_layout(out, *((input,) if keeps else ()))
+    elif input.requires_grad and tw.is_grad_enabled() and (min(pad, default=0) < 0 or not any(pad)):
+        out = _Cropping.apply(input, tuple(pad), value)
+    else:
+        out = _constant_padded(input, pad, value)
     return labelled(out, _pad_name(mode, len(pad) // 2), input)
+
+
+def _constant_padded(input: Tensor, pad: Sequence[int], value: float | None) -> Tensor:
+    """``input`` padded by ``pad`` with ``value`` (None: 0), laid out as PyTorch's
+    ``constant_pad_nd`` lays its result out: a crop alone is the input's narrowed view cloned
+    (its strides' order kept), else a new tensor in the input's suggested format."""
+    out = _pad_constant(input, _widths(input, pad), 0 if value is None else value)
+    if all(p <= 0 for p in pad):  # (a slice of the input's memory, or the input)
+        return out.clone()
+    return kernel_layout(out, *((input,) if input.dim() in (4, 5) else ()))
+
+
+class _Cropping(Function):
+    """A constant pad that crops or leaves the input (a width < 0, or none > 0): PyTorch's
+    one ConstantPadNdBackward0 node, whose gradient is the pad by the widths negated, one
+    node again under create_graph (pad_dims records a crop as a slice after the pad, whose
+    gradients are a pad and a slice again)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, widths: tuple[int, ...], value: float | None) -> Tensor:
+        ctx.widths = widths
+        return _constant_padded(x, widths, value)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple:
+        return pad(g, tuple(-p for p in ctx.widths)), None, None
 
 
 def _pad_name(mode: str, dims: int) -> str:
@@ -316,7 +345,7 @@ def unfold(
     x, batched = _batched(input, 4, fn)
     ph, pw = _at_least(_ntuple(padding, 2, fn, "padding"), 0, fn, "padding")
     cols = _im2col(
-        pad(x, (pw, pw, ph, ph)),
+        pad(x, (pw, pw, ph, ph)) if pw or ph else x,
         _at_least(_ntuple(kernel_size, 2, fn, "kernel_size"), 1, fn, "kernel_size"),
         _at_least(_ntuple(stride, 2, fn, "stride"), 1, fn, "stride"),
         _at_least(_ntuple(dilation, 2, fn, "dilation"), 1, fn, "dilation"),
@@ -387,7 +416,8 @@ def conv_reference(
     o, cg, *kernel = weight.shape
     rank = len(kernel)
     widths = [w for p in reversed(padding) for w in (p, p)]
-    cols = _im2col(pad(x, widths), tuple(kernel), stride, dilation, f"conv{rank}d")
+    xp = pad(x, widths) if any(widths) else x  # (no copy, nor node, for no padding)
+    cols = _im2col(xp, tuple(kernel), stride, dilation, f"conv{rank}d")
     n, _, k, *out = cols.shape
     spots = 1
     for m in out:
@@ -564,6 +594,36 @@ def _conv_composite(
     )
 
 
+def _complex_conv(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    groups: int,
+) -> Tensor:
+    """A complex convolution as PyTorch's ``complex_convolution`` computes it: three real
+    ones (Gauss's trick), a = (xr, wr, br), b = (xi, wi), c = (xr + xi, wr + wi, br + bi),
+    and a - b + i (c - a - b): PyTorch's nodes and its rounding."""
+    xr, xi = _real_parts(x)
+    wr, wi = _real_parts(weight)
+    br, bi = (None, None) if bias is None else _real_parts(bias)
+    a = _conv_composite(xr, wr, br, stride, padding, dilation, groups)
+    b = _conv_composite(xi, wi, None, stride, padding, dilation, groups)
+    both = None if bias is None else br + bi
+    c = _conv_composite(xr + xi, wr + wi, both, stride, padding, dilation, groups)
+    rest = c - a - b
+    return a - b + labelled(rest * 1j, "MulBackward1", rest)  # (i as a Scalar: MulBackward1)
+
+
+def _real_parts(t: Tensor) -> tuple[Tensor, Tensor]:
+    """The real and imaginary parts of complex ``t`` as PyTorch's ``complex_to_real`` takes
+    them: selects of ``view_as_real`` of its conjugate resolved."""
+    pairs = tw.view_as_real(t.resolve_conj())
+    return pairs.select(-1, 0), pairs.select(-1, 1)
+
+
 def _convolution(
     fn: str,
     rank: int,
@@ -597,7 +657,8 @@ def _convolution(
         ]
         out = (x.sum() * 0).expand(x.shape[0], 0, *spots)  # (in the graph, as PyTorch's)
         return out if batched else out.squeeze(0)
-    out = _conv_composite(x, weight, bias, stride, padding, dilation, groups)
+    conv = _complex_conv if x.is_complex() else _conv_composite
+    out = conv(x, weight, bias, stride, padding, dilation, groups)
     if rank != 2:
         return out if batched else out.squeeze(0)
     return kernel_layout(out, x, weight) if batched else kernel_layout(out).squeeze(0)

@@ -288,8 +288,10 @@ def smooth_l1_loss(
 
 
 def _smooth_l1(input: Tensor, target: Tensor, beta: float) -> Tensor:
-    d = (input - target).abs()
-    return tw.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    # (the square of the signed difference: its second derivative is 1 / beta at 0 too)
+    diff = input - target
+    d = diff.abs()
+    return tw.where(d < beta, 0.5 * diff * diff / beta, d - 0.5 * beta)
 
 
 def _half_number(value: float) -> float:
@@ -343,8 +345,9 @@ def huber_loss(
 
 
 def _huber(input: Tensor, target: Tensor, delta: float) -> Tensor:
-    d = (input - target).abs()
-    return tw.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    diff = input - target  # (squared signed, as _smooth_l1's)
+    d = diff.abs()
+    return tw.where(d < delta, 0.5 * diff * diff, delta * (d - 0.5 * delta))
 
 
 def _huber_half(input: Tensor, target: Tensor, delta: float) -> Tensor:
