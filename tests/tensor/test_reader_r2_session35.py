@@ -183,14 +183,6 @@ def _uint8_array_mask_write(m: Any) -> Any:
     return x
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): a scalar written through a NumPy uint8 array mask: PyTorch "
-    "raises RuntimeError (masked_fill_ only supports boolean masks; tw refuses a uint8 "
-    "tensor mask alike), tw writes. Cause: ops/index.py _fills_through_byte_mask compares "
-    "the index's dtype with `is dtypes.uint8`, which a NumPy array's np.uint8 dtype never "
-    "is. Fix: `or (isinstance(a, np.ndarray) and a.dtype == np.uint8)` there",
-)
 def test_uint8_array_mask_write(backend: str) -> None:
     same(_uint8_array_mask_write, backend)
 

@@ -549,6 +549,8 @@ def _finish(
             continue
         if GRAD_DTYPES:
             g = in_grad_dtype(leaf, g)
+        if leaf._grad is None and g._shape != leaf._shape and not g.is_sparse:
+            g = _in_leaf_shape(leaf, g)
         if create_graph:
             accumulated(leaf, g, True)
             _after_accumulate(key, leaf, g)
@@ -594,6 +596,25 @@ def _finish(
         if POST_ACCUMULATE_HOOKS or NODE_POSTHOOKS:
             _after_accumulate(key, leaf, g)
     return {}
+
+
+def _in_leaf_shape(leaf: Tensor, g: Tensor) -> Tensor:
+    """A leaf's first gradient ``g`` of the shape the leaf had at the op, the leaf's shape
+    having changed in place since (``unsqueeze_``, ``t_`` under no_grad): copied into the
+    leaf's shape now, broadcasting, as PyTorch's AccumulateGrad copies a gradient that does
+    not obey the leaf's layout (``empty_strided(leaf).copy_(g)``: a RuntimeError where ``g``
+    cannot be broadcast to it)."""
+    shape = leaf._shape
+    lead = len(shape) - g.ndim
+    for i, n in enumerate(g._shape):
+        if lead + i < 0 or (n != 1 and n != shape[lead + i]):
+            raise RuntimeError(
+                f"The gradient of shape {list(g._shape)} cannot be copied into the leaf, whose "
+                f"shape changed in place since the graph was recorded to {list(shape)} (the "
+                "size of the gradient must match the leaf's at every non-singleton dimension); "
+                "change the shape of a .detach() of the leaf instead"
+            )
+    return g.expand(shape).clone()
 
 
 def _no_accumulator(leaf: Tensor) -> bool:

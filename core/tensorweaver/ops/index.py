@@ -1158,13 +1158,12 @@ def _index_arrays(index: Any) -> list:
 
 def _fills_through_byte_mask(arrays: list, value: Any) -> bool:
     """Whether PyTorch would write ``value`` with ``masked_fill_``, which refuses uint8 masks:
-    one value, and a uint8 mask as the only index tensor (``arrays``: the index's tensors,
-    :func:`_index_arrays`)."""
-    return (
-        len(arrays) == 1
-        and getattr(arrays[0], "dtype", None) is dtypes.uint8
-        and (not isinstance(value, Tensor) or value.numel() == 1)
-    )
+    one value, and a uint8 mask (a tensor or a NumPy array) as the only index tensor
+    (``arrays``: the index's tensors, :func:`_index_arrays`)."""
+    mask = arrays[0] if len(arrays) == 1 else None
+    dtype = getattr(mask, "dtype", None)
+    byte = dtype is dtypes.uint8 or (isinstance(mask, np.ndarray) and dtype == np.uint8)
+    return byte and (not isinstance(value, Tensor) or value.numel() == 1)
 
 
 def shares_memory(x: Tensor, value: Any) -> bool:

@@ -146,7 +146,10 @@ def _change_shape(
         out = view(old)
         base = old if out._view_of is None else out._view_of[0]  # (as_strided: old's base)
         base._views = _repoint(base._views, out, x)
-        x._view_of = out._view_of
+        # (how x was made stays: a view made with grad is no no_grad view for a shape change
+        # under no_grad, as PyTorch's creation meta; such a leaf keeps its accumulator)
+        made = out._view_of
+        x._view_of = made if made is None else (*made[:3], *(old._view_of or ())[3:])
         if out._view_of is None:  # the backend copied: the result shares nothing
             x._views, old._views = old._views, None
     if out._node is not None and grad_fn is not None:
