@@ -97,8 +97,7 @@ def _total_of_one_group(
     natives = _foreach_norms(tensors, norm_type, foreach)
     if natives is None:
         return None
-    vector = backend.cat([backend.reshape(n, (1,)) for n in natives], 0)
-    (total,) = backend.foreach_norm([vector], norm_type)
+    (total,) = backend.foreach_norm([_stacked(backend, natives)], norm_type)
     return Tensor(total, backend, dtype)
 
 
@@ -108,7 +107,12 @@ def _vector(norms: list[Tensor], device: Any) -> Tensor:
     backend, dtype = norms[0].backend, norms[0].dtype
     if any(n.backend is not backend or n.dtype is not dtype for n in norms):
         return tw.stack([n.to(device) for n in norms])
-    return Tensor(backend.cat([backend.reshape(n.native, (1,)) for n in norms], 0), backend, dtype)
+    return Tensor(_stacked(backend, [n.native for n in norms]), backend, dtype)
+
+
+def _stacked(backend: Any, natives: list) -> Any:
+    """The backend's 0-d arrays ``natives`` as one 1-d array: a reshape each, one cat."""
+    return backend.cat([backend.reshape(n, (1,)) for n in natives], 0)
 
 
 def _refuse_sparse(tensors: list[Tensor], kernel: str, fn: str) -> None:
