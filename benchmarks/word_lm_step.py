@@ -104,6 +104,9 @@ SGD, per parameter (1 thread): 1000 x 200 40 against 24 us, 800 x 200 31 against
 which ``.data`` 1.0 against 0.25 us. Whole steps, the commit before the session's Node
 change (InputShapes made in line) against it, alternated, two runs each: LSTM 1.23x, 1.19x
 before, 1.18x, 1.17x after; Transformer 1.19x, 1.17x before, 1.18x, 1.16x after (noise).
+Session 36 (load 3-12; ``--models lstm``, two runs): tw-torch-compiled 0.97x, 1.03x torch,
+torch-compile 1.15x; the graph (295 lines) ran by torch.compile in both (the hook's timed
+trial picks the core's replay in some runs), its updates written into the parameters.
 """
 
 from __future__ import annotations

@@ -54,7 +54,8 @@ def child_bytecode_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
     sources. The workers themselves started before this and are unchanged. (The cache checks
     a source's size and mtime in whole seconds: a test that rewrites a module in place and
     runs it again in a child within the same second must give that child
-    ``PYTHONDONTWRITEBYTECODE=1``; no test does so today.)"""
+    ``PYTHONDONTWRITEBYTECODE=1``; no test does so today.) scripts/test-all.sh unsets the
+    variable and compiles everything before the workers start, so this serves runs by hand."""
     if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
         yield
         return

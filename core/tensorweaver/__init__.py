@@ -560,7 +560,10 @@ _LAZY_ATTRS = {
         "is_deterministic_algorithms_warn_only_enabled set_float32_matmul_precision "
         "use_deterministic_algorithms",
     ),
-    **_from("threads", "get_num_threads set_num_threads"),
+    **_from(
+        "threads",
+        "get_num_threads set_num_threads get_num_interop_threads set_num_interop_threads",
+    ),
     **_from(
         "amp",
         "clear_autocast_cache get_autocast_dtype is_autocast_cache_enabled is_autocast_enabled "

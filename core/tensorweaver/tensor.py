@@ -687,42 +687,19 @@ def _dense_axis_order(shape: tuple, strides: tuple) -> tuple[int, ...] | None:
     return order
 
 
-#: The shapes each tensor had before its in-place shape changes (``t_``, ``unsqueeze_``...:
-#: ops/inplace_shape.py), for a graph recorded before one (PyTorch's edges keep the input's
-#: metadata as recorded): id -> [(version before the change, shape then), ...]. Empty in
-#: most programs: the engine reads it only where a gradient's shape is not its input's.
-SHAPES_BEFORE: dict[int, list] = {}
-
-
-#: How many shape changes of one tensor :data:`SHAPES_BEFORE` keeps (a ``t_`` in a loop
-#: must not grow it without end): a graph recorded before the older ones reads the shape now.
-_KEPT_SHAPES = 32
-
-
 def note_shape_change(t: Tensor) -> None:
-    """Record ``t``'s shape at its version now, before an in-place change of its shape."""
+    """Record ``t``'s shape and version now, before its first in-place change of shape
+    (autograd/node.py :data:`~tensorweaver.autograd.node.SHAPES_BEFORE`: later ones need no
+    record, a node recorded since keeps its inputs' shapes itself), and the shape its node
+    made it in (``RESHAPED_OUTPUTS``)."""
+    from tensorweaver.autograd.node import SHAPES_BEFORE, note_reshaped_output  # (rare)
+
     key = id(t)
-    changes = SHAPES_BEFORE.get(key)
-    if changes is None:
-        changes = SHAPES_BEFORE[key] = []
+    if key not in SHAPES_BEFORE:
+        SHAPES_BEFORE[key] = (t._version, t._shape)
         weakref.finalize(t, SHAPES_BEFORE.pop, key, None)
-    elif len(changes) >= _KEPT_SHAPES:  # (the oldest two as one: up to its version, unknown)
-        changes[:2] = [(changes[1][0], None)]
-    changes.append((t._version, t._shape))
-
-
-def recorded_shape(t: Any, node: Any) -> Any:
-    """The shape that ``t``, an input of ``node``, had when ``node`` was recorded: its shape
-    now unless an in-place shape change came after (:data:`SHAPES_BEFORE`)."""
-    changes = SHAPES_BEFORE.get(id(t)) if SHAPES_BEFORE else None
-    if changes:
-        for u, version in zip(node.inputs, node.versions):
-            if u is t:
-                for before, shape in changes:
-                    if before >= version:
-                        return shape if shape is not None else t.shape
-                break
-    return t.shape
+    if t._node is not None:  # (made it in this shape, or changed it to it under grad mode)
+        note_reshaped_output(t._node, t._shape)
 
 
 def _c_strides(shape: tuple) -> tuple:

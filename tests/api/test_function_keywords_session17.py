@@ -30,7 +30,7 @@ import torch
 #: ``out_dtype`` (mm/bmm's, NotImplementedError on CPU).
 _NOT_KEYWORDS = {"self", "layout", "pin_memory", "memory_format", "names", "out_dtype"}
 #: Functions torch binds without keywords, though its stub names their argument.
-_POSITIONAL_ONLY = {"from_numpy", "set_num_threads"}
+_POSITIONAL_ONLY = {"from_numpy", "set_num_interop_threads", "set_num_threads"}
 
 
 def _torch_overloads() -> dict[str, list[list[str]]]:

@@ -70,26 +70,12 @@ def _input_freed_after_packed_output_changed(m: Any) -> Any:
             gc.enable()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="REGRESSION s35 (memory): packed_output_follows makes "
-    "the packed tensor an alias of the output (given._alias_of = output): "
-    "output -> node -> packed -> output is a cycle, and the node holds its input "
-    "(node.inputs), which torch's ExpBackward0 does not: the input lives until gc",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_input_not_kept_by_packed_output_cycle(spec: str) -> None:
     same(_input_freed_after_packed_output_changed, spec)
 
 
 # --- older ---------------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="older: a packed output of a reduction without keepdim "
-    "(logsumexp, prod, norm) changed in place WITH grad: tw raises the in-place "
-    "error; output_changed is given the squeeze's reshape node, which "
-    "graph.py _packed_output does not look through",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_packed_reduction_output_mul_with_grad(spec: str) -> None:
     def program(op: Callable) -> Callable:
@@ -113,12 +99,6 @@ def test_packed_reduction_output_mul_with_grad(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older: linalg outputs saved for backward (inv, det, "
-    "cholesky) are not followed under saved_tensors_hooks: an in-place change "
-    "raises, and a .data write reaches a clone hook's copy (wrong grads)",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_packed_linalg_output_changed(spec: str) -> None:
     def clone(t: Any) -> Any:
@@ -171,14 +151,6 @@ def test_leaf_shape_changed_in_place_after_use(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (silent): a non-leaf whose shape changed in place under no_grad, then used "
-    "in a broadcasting op: its gradient is summed and reshaped into the shape the node "
-    "recorded where torch raises 'returned an invalid gradient ... expected shape compatible "
-    "with'. engine.py _propagate/_hooked: sum_to(gi, shape) ends in a reshape; fix: where "
-    "SHAPES_BEFORE is set, refuse a gradient the recorded shape cannot be expanded to",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_shape_changed_in_place_gradient_refused(spec: str) -> None:
     same_each(
@@ -193,11 +165,6 @@ def test_shape_changed_in_place_gradient_refused(spec: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older: past tensor.py _KEPT_SHAPES (32) in-place shape "
-    "changes, recorded_shape gives the shape now and sum_to raises IndexError",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_many_unsqueeze_in_place_after_use(spec: str) -> None:
     def program(m: Any) -> Any:
@@ -213,11 +180,6 @@ def test_many_unsqueeze_in_place_after_use(spec: str) -> None:
     same(program, spec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older: a custom Function's grad_fn has no "
-    "needs_input_grad (torch's BackwardCFunction has ctx's)",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_function_grad_fn_needs_input_grad(spec: str) -> None:
     def program(m: Any) -> Any:

@@ -51,13 +51,7 @@ def test_division_gradgradcheck(backend: str, dtype: str) -> None:
     assert tw.autograd.gradgradcheck(lambda p, q: p / q, (x, y))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a half tanh/sigmoid gradient's own gradient (create_graph) differentiates the "
-    "float32 rounded-once rule (one rounding) where torch's TanhBackwardBackward0/"
-    "SigmoidBackwardBackward0 compose half ops (~100-250 of 512 float16 elements differ)",
-)
-@pytest.mark.parametrize("name", ["tanh", "sigmoid"])
+@pytest.mark.parametrize("name", ["tanh", "sigmoid"])  # (session 36: gradients.py of_result)
 def test_half_second_derivative_as_torch(backend: str, name: str) -> None:
     x = (RNG.standard_normal(512) * 3).astype(np.float32)
 

@@ -177,16 +177,7 @@ LAYERS = [
     "cross_entropy",
     "gelu",
     "silu",
-    pytest.param(
-        "mv",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="ops/linalg.py matmul: a matrix @ vector is a matmul node of the vector "
-            "unsqueezed, which packs a (k, 1) column where PyTorch's MvBackward0 packs the "
-            "(k,) vector (order and gradients right). Fix: pack the vector as given "
-            "(autograd/graph.py pack_saved with the kept shape, as max(dim)'s indices)",
-        ),
-    ),
+    "mv",
     "layer_norm weight",
     "layer_norm bias, 2 dims",
     "cross_entropy weight, sum",

@@ -22,25 +22,7 @@ def _det_written_after_create_graph(m: Any) -> Any:
     return m.autograd.grad((ga * ga).sum(), a)
 
 
-_DET_NUMPY_LEFT = (
-    "older (HEAD too): on numpy det's create_graph gradient g * conj(det) * A^-H "
-    "(linalg/determinants.py det_gradient, from autograd/linalg_rules.py _det) multiplies "
-    "by a tensor over the primitive node's saved array of the result; a later write through "
-    "det's .data rebinds the node's saved (autograd/node.py output_rewritten, the linalg "
-    "primitive branch) but not that tensor, where torch's MulBackward0 reads det's memory. "
-    "Fix: that branch also writes the new values into the old array (linalg/one_node.py "
-    "_write_memory), as _LinalgCall._output_rewritten does; torch:cpu passes since session "
-    "34 (det's rule on the recorded output, whose memory the backend rewrites)"
-)
-
-
-@pytest.mark.parametrize(
-    "device",
-    [
-        pytest.param("numpy", marks=pytest.mark.xfail(strict=True, reason=_DET_NUMPY_LEFT)),
-        "torch:cpu",
-    ],
-)
+@pytest.mark.parametrize("device", ["numpy", "torch:cpu"])
 def test_det_output_written_after_create_graph(device: str) -> None:
     same(_det_written_after_create_graph, device, decimals=8)
 

@@ -246,27 +246,12 @@ def test_input_write_before_backward(
     backend: str, name: str, written: str, request: pytest.FixtureRequest
 ) -> None:
     """Before, numpy: matrix_exp's composition read its intermediates and lstsq the
-    pseudo-inverse of the call. A rebinding (``.data =``) is seen by PyTorch too. torch:cpu's
-    record of the call still reads the inputs as they were (a strict xfail)."""
-    if backend == "torch:cpu":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=_TORCH_RECORD_LEFT))
-    elif backend == "numpy" and name == "householder_product":
+    pseudo-inverse of the call. A rebinding (``.data =``) is seen by PyTorch too. Before
+    (session 36), torch:cpu's record of the call read the inputs as they were; its leaf now
+    takes the new array at backward (the backend's rebind_linalg_input)."""
+    if backend == "numpy" and name == "householder_product":
         request.applymarker(pytest.mark.xfail(strict=True, reason=_HOUSEHOLDER_LEFT))
     same(_inputs_written(name, written), backend, decimals=8)
-
-
-_TORCH_RECORD_LEFT = (
-    "older (HEAD too): on torch:cpu a write through an input's .data (in place or a "
-    "rebinding) between forward and backward is not seen by the backend's record of a call "
-    "whose PyTorch node reads the input (pinv, matrix_exp, solve_triangular, lstsq, "
-    "householder_product): the record holds its own leaf of the array as it was. Session "
-    "35's first fix wrote the new values into the recorded array where no other Python "
-    "object held it (a refcount test), and so wrote into memory that a view's base or a "
-    "from_numpy array shared (reader r2): reverted. Fix: a backend hook "
-    "rebind_linalg_input(old, new) that swaps the recorded leaf's data (leaf.data = new) "
-    "and drops its _LEAVES entry (a contract/ir.py row, plugins/torch-backend linalg.py), "
-    "with _new_leaf taking t.data (a version counter of its own)"
-)
 
 
 def _output_written_after_create_graph(name: str) -> Callable:
@@ -291,8 +276,10 @@ _OUTPUT_WRITE_LEFT = (
     "one_node formula calls (as qr, eigh, svd, lu), or output_rewritten calling a linalg "
     "hook that rewrites the conjugates noted per node"
 )
-#: Fixed since: torch:cpu eigvals with a graph is eig's one node (session 34).
-_OUTPUT_WRITE_SEEN = {("numpy", "eigvals"), ("torch:cpu", "eigvals")}
+#: Fixed since: torch:cpu eigvals with a graph is eig's one node (session 34); numpy pinv,
+#: a composition, by autograd/node.py OUTPUT_TENSORS (session 36: output_rewritten rebinds
+#: the tensors a create_graph backward made of a node's saved output).
+_OUTPUT_WRITE_SEEN = {("numpy", "eigvals"), ("torch:cpu", "eigvals"), ("numpy", "pinv")}
 
 
 @pytest.mark.parametrize("name", ["cholesky", "inv", "det", "pinv", "eigvals"])

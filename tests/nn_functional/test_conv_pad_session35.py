@@ -8,7 +8,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable
 
-import pytest
 from snippet_outcomes import grid, same_each, walk
 
 #: Inputs whose memory is not C-ordered: transposed, one with a size-1 axis, stepped.
@@ -79,13 +78,6 @@ def _saved_pad(widths: tuple, m: Any) -> Any:
     return y.grad_fn._saved_pad
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ConstantPadNdBackward0 has no _saved_pad (torch: the widths as given, a negative "
-    "one read as unsigned 64 bits). Cause: F.pad keeps its widths nowhere the node's reader "
-    "looks (autograd/grad_fn.py _SAVED has no ('pad' / 'function', '_saved_pad') entry). "
-    "Fix: nn/functional/conv.py pad keeps the widths by a weak reference to the node (as "
-    "composite.py CONVOLUTION_ARGUMENTS) and grad_fn.py _SAVED reads them modulo 2**64",
-)
+#: (before: no _saved_pad)
 def test_saved_pad() -> None:
     same_each({str(w): partial(_saved_pad, w) for w in ((1, -1), (0, 0), (2, 1, 0, 0))}, "numpy")

@@ -349,15 +349,6 @@ def test_index_node_packs_as_torch(spec: str) -> None:
     same_each(programs, spec, decimals=None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tw's IndexBackward0 has no _raw_saved_indices (PyTorch: one SavedTensor per "
-    "entry of its saved indices, None's too; tw has no SavedTensor class), and an unpack "
-    "hook's value for a NumPy array index's tensor is not read at backward (ops/index.py "
-    "_save_as_torch reads the array's memory again). Fix: a SavedTensor reader per entry "
-    "in autograd/grad_fn.py (register_hooks, data); for an array, a tensor over its memory "
-    "in the Remade's place of the array",
-)
 def test_index_node_raw_saved_indices(spec: str) -> None:
     same_each({name: _packed(pick, raw=True) for name, pick in PACKED.items()}, spec)
 
@@ -389,13 +380,6 @@ def _int8_pick_written(m: Any) -> Any:
     return x, y, y._base is x
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x[t] of a 0-d int8/int16 tensor t reads the right values (session 35) but as a "
-    "copy, where PyTorch's select is a view of x (a write through it reaches x). Cause: "
-    "ops/views.py _as_int turns only 0-d int32/int64 tensors into ints (ix._POSITIONS). "
-    "Fix: test ix.SELECTING there",
-)
 def test_int8_pick_is_a_view(spec: str) -> None:
     same_each({"0-d int8 pick written": _int8_pick_written}, spec, decimals=None)
 
@@ -406,14 +390,5 @@ def _fill_negative(m: Any) -> Any:
     return x.grad, value.grad
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="index_fill with a 0-d value tensor that requires grad and a negative index: tw's "
-    "backward gives the value its gradient, PyTorch's refuses (RuntimeError 'INDICES element "
-    "is out of DATA bounds': its value gradient index_selects the raw index). Cause: "
-    "ops/index_write.py index_fill checks the index once, for the forward. Fix: where the "
-    "value requires grad and the index holds a negative entry, make the value's gradient "
-    "raise that RuntimeError at backward",
-)
 def test_index_fill_negative_index_value_gradient(spec: str) -> None:
     same_each({"index_fill negative, value grad": _fill_negative}, spec, decimals=None)

@@ -44,15 +44,10 @@ def _input_of_two_calls(m: Any) -> Any:
     return m.autograd.grad((y1 * y1).sum() + (y2 * y2).sum(), a)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): on torch:cpu an input of two "
-    "linalg calls written through .data before backward: both records read the old values. "
-    "Cause: the backend's record of each call holds its leaf of the array as it was. Fix: the "
-    "backend's recorded leaf (shared by both calls through _LEAVES) takes the new data "
-    "(tests/linalg/test_linalg_saved_session33.py _TORCH_RECORD_LEFT)",
-)
 def test_input_of_two_calls_written() -> None:
+    """Before (session 36): both torch:cpu records read the old values (each held its leaf
+    of the array as it was); now the backend's rebind_linalg_input sets the shared leaf's
+    .data to the new array at backward."""
     same(_input_of_two_calls, "torch:cpu", decimals=8)
 
 
@@ -66,17 +61,9 @@ def _shared_input_written(m: Any) -> Any:
     return m.autograd.grad((y * y).sum(), a), m.tensor(n)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): torch:cpu raises torch's 'modified by an inplace operation' "
-    "for a write through .data of an input whose memory NumPy shares (from_numpy, or "
-    ".numpy() called before), after a linalg call. Cause: plugins/torch-backend "
-    "tensorweaver_torch/linalg.py _new_leaf makes the recorded leaf by t.detach(), which "
-    "shares t's version counter, and the shared-memory write is a torch in-place op on t. "
-    "Fix: _new_leaf's leaf = t.data.requires_grad_() (same memory, its own version counter, "
-    "as PyTorch's .data write does not bump the saved input's version)",
-)
 def test_shared_input_written_through_data() -> None:
+    """Before (session 36): torch:cpu raised torch's 'modified by an inplace operation' (the
+    recorded leaf was t.detach(), sharing t's version counter); now t.data's."""
     same(_shared_input_written, "torch:cpu", decimals=8)
 
 
@@ -96,19 +83,13 @@ def _output_doubled_after_create_graph(op: str) -> Callable:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too; helper L): exp's/tanh's output doubled through .data after a "
-    "create_graph gradient: the second-order gradient reads the old values in part "
-    "(exp at 0.5: 2/3 of PyTorch's). Cause: autograd/node.py output_rewritten rebinds the "
-    "node's saved array (saved is old -> node.saved = new), but the nodes the create_graph "
-    "backward made (the MulBackward0 of g * result, the rule's Tensor over the saved array) "
-    "keep the old array. Fix: the create_graph rule wraps the saved array in one Tensor "
-    "kept on the node (a weak reference), and output_rewritten rebinds that Tensor's native "
-    "and the saved arrays of the nodes made over it (or writes new into old where only "
-    "autograd holds it)",
+@pytest.mark.parametrize(
+    "op",
+    [
+        "exp",
+        "tanh",
+    ],
 )
-@pytest.mark.parametrize("op", ["exp", "tanh"])
 def test_output_written_after_create_graph(backend: str, op: str) -> None:
     same(_output_doubled_after_create_graph(op), backend, decimals=8)
 
@@ -122,17 +103,9 @@ def _matrix_exp_gradient_node(m: Any) -> Any:
     return walk(g.grad_fn, 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too; numpy fixed in session 35): on torch:cpu matrix_exp's "
-    "create_graph gradient is the core's decomposition differentiated (MulBackward0 on "
-    "top), not PyTorch's block formula (SliceBackward0). Cause: linalg/fused_backward.py "
-    "function_backward under create_graph takes the reference's graph, not the formula= "
-    "given to fused_or_reference (products.py _matrix_exp_backward). Fix: under "
-    "create_graph a linalg_function node with a formula applies it (as keep_outputs does "
-    "for qr/eigh/svd)",
-)
 def test_matrix_exp_create_graph_node_on_torch() -> None:
+    """Before (session 36): torch:cpu differentiated the core's decomposition (MulBackward0
+    on top); now its one-output node applies the block formula (linalg/fused.py _as_rule)."""
     same(_matrix_exp_gradient_node, "torch:cpu")
 
 
@@ -160,17 +133,6 @@ def _index_unpacked_as_zeros(index: Callable[[Any], Any]) -> Callable:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (session 35's _save_as_torch does not cover them): saved_tensors_hooks' "
-    "unpack of x[index]'s saved index is not what the backward reads for a range, a tuple "
-    "of lists (two advanced indices) or a 0-d bool with a list (PyTorch's IndexBackward0 "
-    "reads the unpacked indices). Cause: ops/index.py _save_as_torch remakes the positions "
-    "only for a one-take node (node.op == 'take' and len(node.saved) == 3) from list/array/"
-    "tensor items, and pytorch_indices makes no tensor of a range. Fix: treat a range as a "
-    "list in pytorch_indices/_save_as_torch, and remake the positions for the several-index "
-    "take (and the bool's unit axis) from the unpacked tensors",
-)
 @pytest.mark.parametrize("name", list(INDICES_UNPACKED))
 def test_index_read_from_unpacked_hooks(backend: str, name: str) -> None:
     same(_index_unpacked_as_zeros(INDICES_UNPACKED[name]), backend)
@@ -201,14 +163,6 @@ def _root_power_nodes(power: float) -> Callable:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (HEAD too): a float tensor ** 0.5 / ** -0.5 is recorded as sqrt's node "
-    "(SqrtBackward0; DivBackward0 for -0.5), PyTorch's is PowBackward0 (values equal). "
-    "Cause: ops/elementwise.py pow returns _root(...) (sqrt, 1 / sqrt) for these exponents, "
-    "graph and all. Fix: compute _root's values under no_grad and record pow's node over "
-    "them (as rsqrt's _with_result_node does)",
-)
 @pytest.mark.parametrize("power", [0.5, -0.5])
 def test_root_power_nodes(backend: str, power: float) -> None:
     same(_root_power_nodes(power), backend)

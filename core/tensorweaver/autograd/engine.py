@@ -40,11 +40,15 @@ from tensorweaver.autograd.mode import _restore, _switched, enable_grad, set_gra
 from tensorweaver.autograd.node import (
     CHANGED_OUTPUTS,
     INPLACE_CHANGES,
+    RESHAPED_OUTPUTS,
+    SHAPES_BEFORE,
     STALE_VIEWS,
     Node,
     Slot,
     check_output_unchanged,
     gathered,
+    output_shape_made,
+    recorded_shape,
     regenerate_inputs,
 )
 from tensorweaver.memory_formats import contiguous_format
@@ -56,20 +60,27 @@ from tensorweaver.tensor import (
     _MADE_WITHOUT_GRAD,
     _SHARED_STORAGES,
     GRAD_DTYPES,
-    SHAPES_BEFORE,
     Tensor,
     _laid_out_like,
     _out_of_order,
     _shaped,
-    recorded_shape,
 )
 
 
-def sum_to(g: Tensor, shape: tuple) -> Tensor:
-    """``g`` summed over the dimensions that broadcasting added or stretched to reach it."""
+def sum_to(g: Tensor, shape: tuple, node: Node | None = None) -> Tensor:
+    """``g`` summed over the dimensions that broadcasting added or stretched to reach it
+    from ``shape``; PyTorch's error where ``shape`` cannot be broadcast to ``g``'s (a
+    gradient of ``node``'s for an input whose shape changed in place since it was used)."""
     if g.shape == shape:
         return g
     lead = g.ndim - len(shape)
+    if lead < 0 or any(n != 1 and n != g.shape[i + lead] for i, n in enumerate(shape)):
+        raise RuntimeError(
+            f"Function {node.name if node is not None else 'backward'} returned an invalid "
+            f"gradient - got {list(g.shape)} but expected shape compatible with {list(shape)} "
+            "(a tensor whose shape changed in place, t_ or unsqueeze_ under no_grad, after "
+            "the graph used it or made it: change the shape of a .clone() instead)"
+        )
     axes = tuple(range(lead)) + tuple(
         i + lead for i, n in enumerate(shape) if n == 1 and g.shape[i + lead] != 1
     )
@@ -380,8 +391,16 @@ def _propagate(
             # Slot is one output's gradient, for its node's rule.
             kind = type(gi)
             if kind is not Piece and kind is not Slot:
-                if gi.shape != t.shape:
-                    gi = sum_to(gi, recorded_shape(t, node) if SHAPES_BEFORE else t.shape)
+                # (PyTorch's check: into the shape the parent's producer made its output in,
+                # where that output's shape changed in place since; else the input's shape)
+                made = None
+                if RESHAPED_OUTPUTS and id(parent) in RESHAPED_OUTPUTS:
+                    made = output_shape_made(parent)
+                if made is not None:
+                    if gi.shape != made:
+                        gi = sum_to(gi, made, node)
+                elif gi.shape != t.shape:
+                    gi = sum_to(gi, recorded_shape(t, node) if SHAPES_BEFORE else t.shape, node)
                 if gi.dtype is not t.dtype:
                     gi = gradient_as(gi, t.dtype)
             if type(parent) is Node:
@@ -512,7 +531,7 @@ def _hooked(node: Node, g: Any, needed: Any) -> tuple:
             continue
         gi = gi.placed() if type(gi) is Piece else gi
         if gi.shape != t.shape:
-            gi = sum_to(gi, recorded_shape(t, node) if SHAPES_BEFORE else t.shape)
+            gi = sum_to(gi, recorded_shape(t, node) if SHAPES_BEFORE else t.shape, node)
         placed.append(gi if gi.dtype is t.dtype else gradient_as(gi, t.dtype))
     grads = g if several else (g,)
     shown = shown_inputs(node)

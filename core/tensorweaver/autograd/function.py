@@ -176,6 +176,40 @@ class FunctionCtx:
         self.materialize_grads = value
 
 
+#: The names of the grad_fn classes of Function subclasses not made yet (:func:`_ctx_grad_fns`).
+_PENDING_NAMES: list = []
+#: The base of those classes, once made (it subclasses grad_fn.py's GradFn).
+_CTX_GRAD_FN: list = []
+
+
+def _ctx_attribute(self: Any, attribute: str) -> Any:
+    """A public attribute of a Function node's ctx, else GradFn's own (``_saved_*``)."""
+    node = self._node
+    if not attribute.startswith("_") and node.op == "function":
+        return getattr(node.saved[1], attribute)
+    return super(_CTX_GRAD_FN[0], self).__getattr__(attribute)
+
+
+_CTX_READER = {"__slots__": (), "__getattr__": _ctx_attribute}
+
+
+def _ctx_grad_fns() -> None:
+    """Make the ``grad_fn`` class of the Function subclasses of :data:`_PENDING_NAMES`
+    (autograd/grad_fn.py ``grad_fn_of`` makes one per name) one that reads their ctx's public
+    attributes (``needs_input_grad``, ``saved_tensors``, what ``forward`` set on it), as
+    PyTorch's ``BackwardCFunction`` is the ctx itself. Made at the first ``apply`` after
+    their definition: the core's own Functions are defined before grad_fn.py can load."""
+    from tensorweaver.autograd.grad_fn import _CLASSES, GradFn
+
+    if not _CTX_GRAD_FN:
+        _CTX_GRAD_FN.append(type("BackwardCFunction", (GradFn,), _CTX_READER))
+    base = _CTX_GRAD_FN[0]
+    for name in _PENDING_NAMES:
+        if not issubclass(_CLASSES.get(name, GradFn), base):
+            _CLASSES[name] = type(name, (base,), {"__slots__": ()})
+    _PENDING_NAMES.clear()
+
+
 class Function:
     """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``; call
     ``apply``. ``backward`` returns one gradient (or None) per argument of ``forward``."""
@@ -186,6 +220,10 @@ class Function:
     #: node hands that tuple on unchecked (:func:`function_backward`). The checks are for a
     #: user's ``backward``; they cost 2-3 us of every backward of a linalg call's node.
     _well_formed = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _PENDING_NAMES.append(f"{cls.__name__}Backward")
 
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any) -> Any:
@@ -208,6 +246,8 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if _PENDING_NAMES:
+            _ctx_grad_fns()
         if kwargs or cls.setup_context is not Function.setup_context:
             args = _bound(cls, args, kwargs)
         tensors = tuple([a for a in args if isinstance(a, Tensor)])

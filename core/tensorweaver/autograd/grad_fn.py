@@ -10,6 +10,7 @@ node itself stays a plain slotted record that the engine reads without indirecti
 from __future__ import annotations
 
 import math
+import operator
 import weakref
 from functools import partial
 from typing import Any, Callable
@@ -194,6 +195,27 @@ def _index_sizes(node: Any) -> Any:
     return None if node.op == "take" else _cut_sizes(node)
 
 
+#: PyTorch's nodes of a reshape that save the input's sizes (an unsqueeze's saves none).
+_SIZES_SAVED = frozenset(
+    ("ViewBackward0", "UnsafeViewBackward0", "SqueezeBackward0", "SqueezeBackward1")
+)
+
+
+def _reshape_sizes(node: Any) -> Any:
+    """The sizes of a reshape node's input where PyTorch's node saves them: a view's or
+    squeeze's (kept after backward: the node holds shapes only), an index's or a slice's
+    made of a reshape (:func:`_index_sizes`); else None."""
+    found = _index_sizes(node)
+    if found is None and node.inputs is not None and grad_fn_name(node) in _SIZES_SAVED:
+        return tuple(node.inputs[0].shape)
+    return found
+
+
+def _expanded_sizes(node: Any) -> Any:
+    """The sizes of an expand's input, PyTorch's ExpandBackward0 ``self_sym_sizes``."""
+    return None if node.inputs is None else tuple(node.inputs[0].shape)
+
+
 def _index_indices(node: Any) -> Any:
     """The index tensors an index node saves, PyTorch's ``indices`` (ops/index.py
     ``pytorch_indices``); PyTorch's error once backward freed them; None for another node."""
@@ -236,6 +258,26 @@ def _backward_argument(node: Any, attribute: str) -> Any:
     return BACKWARD_ARGUMENTS.get(node, {}).get(attribute)
 
 
+#: The widths of F.pad's node (PyTorch's ConstantPadNdBackward0 ``_saved_pad``, its
+#: ReflectionPad and ReplicationPad nodes' ``_saved_padding``) as given: (attribute, widths)
+#: by a weak reference to the node.
+PAD_WIDTHS: dict[weakref.ref, tuple] = {}
+
+
+def note_pad_widths(node: Any, attribute: str, widths: Any) -> None:
+    """Note that ``node``, F.pad's, saves ``widths`` as PyTorch's node's ``attribute``."""
+    PAD_WIDTHS[weakref.ref(node, PAD_WIDTHS.pop)] = (attribute, tuple(widths))
+
+
+def _pad_widths(node: Any, attribute: str) -> Any:
+    """F.pad's widths where ``node`` saves them as ``attribute`` (:data:`PAD_WIDTHS`), a
+    negative one as PyTorch shows it: read as unsigned 64 bits; else None."""
+    noted = PAD_WIDTHS.get(weakref.ref(node))
+    if noted is None or noted[0] != attribute:
+        return None
+    return tuple([operator.index(w) % _UINT64 for w in noted[1]])
+
+
 def _unbind_dim(node: Any) -> Any:
     """The axis of an unbind's node (ops/several_outputs.py), whose pieces dropped it, as
     given (a negative one read as unsigned 64 bits, as PyTorch shows it)."""
@@ -271,7 +313,8 @@ _SAVED: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("reshape", "_saved_end"): partial(_slice_argument, i=2),
     ("reshape", "_saved_step"): partial(_slice_argument, i=3),
     ("slice", "_saved_self_sym_sizes"): _cut_sizes,
-    ("reshape", "_saved_self_sym_sizes"): _index_sizes,
+    ("reshape", "_saved_self_sym_sizes"): _reshape_sizes,
+    ("expand", "_saved_self_sym_sizes"): _expanded_sizes,
     ("function", "_saved_dim"): _unbind_dim,
     ("take", "_saved_self_sym_sizes"): _index_sizes,
     ("take", "_saved_indices"): _index_indices,
@@ -288,6 +331,69 @@ _SAVED: dict[tuple[str, str], Callable[[Any], Any]] = {
         for name in CONVOLUTION_SAVED
     },
 }
+
+#: The attributes F.pad's nodes save (:func:`_pad_widths`), whatever op made the node.
+_PAD_ATTRIBUTES = frozenset(("_saved_pad", "_saved_padding"))
+
+
+class SavedTensor:
+    """One tensor a node saves, as PyTorch's ``_raw_saved_*`` gives it: ``data`` (and
+    ``unpack()``) is the tensor, None for an entry of a saved list that is no tensor;
+    PyTorch's error once backward freed it."""
+
+    __slots__ = ("_value", "_freed")
+
+    def __init__(self, value: Any, freed: bool = False) -> None:
+        self._value, self._freed = value, freed
+
+    @property
+    def data(self) -> Any:
+        if self._freed:
+            raise RuntimeError(SAVED_TENSOR_FREED)
+        return self._value
+
+    def unpack(self) -> Any:
+        return self.data
+
+    @property
+    def unpack_hook(self) -> None:
+        """The unpack hook :meth:`register_hooks` set: never one here."""
+        return None
+
+    def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:
+        """PyTorch's refusal for an entry that is no tensor; the core's nodes read their
+        saved tensors where the op put them, so hooks on one are refused too."""
+        if self._value is None and not self._freed:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor with value None is forbidden"
+            )
+        raise NotImplementedError(
+            "SavedTensor.register_hooks: tensorweaver's nodes read their saved tensors where "
+            "the op kept them, so hooks set afterwards would not be called; record the op "
+            "inside tw.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook) instead"
+        )
+
+
+def _raw_saved(grad_fn: GradFn, attribute: str) -> Any:
+    """PyTorch's ``_raw_saved_*`` for the saved ``attribute`` of ``grad_fn``: a
+    :class:`SavedTensor` for a tensor, a tuple of them for a list (IndexBackward0's
+    indices); None where the node saves no tensors there."""
+    try:
+        found = getattr(grad_fn, attribute)
+    except RuntimeError as error:
+        # (freed by backward: PyTorch's object for one tensor stays, emptied; for a list,
+        # its error)
+        if str(error) != SAVED_TENSOR_FREED or attribute == "_saved_indices":
+            raise
+        return SavedTensor(None, True)
+    except AttributeError:
+        return None
+    if isinstance(found, tuple) and attribute == "_saved_indices":
+        return tuple([SavedTensor(e) for e in found])
+    from tensorweaver.tensor import Tensor
+
+    return SavedTensor(found) if isinstance(found, Tensor) else None
+
 
 #: name() of PyTorch's hand-written nodes, by their class name.
 _NAMESPACED = {
@@ -322,10 +428,15 @@ class GradFn:
         if attribute.startswith("_saved_"):
             node = self._node
             read = _SAVED.get((node.op, attribute))
-            if read is not None:
-                found = read(node)
-                if found is not None:
-                    return found
+            found = None if read is None else read(node)
+            if found is None and attribute in _PAD_ATTRIBUTES:
+                found = _pad_widths(node, attribute)
+            if found is not None:
+                return found
+        if attribute.startswith("_raw_saved_"):
+            found = _raw_saved(self, "_saved_" + attribute[11:])
+            if found is not None:
+                return found
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attribute}'")
 
     def name(self) -> str:

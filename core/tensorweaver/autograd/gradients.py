@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import elementwise as ew
@@ -214,6 +215,20 @@ def _saved_result(node: Any, native: Any, dtype: Any) -> Tensor:
     return out
 
 
+def _reduction_result(node: Any, g: Tensor) -> tuple[Tensor, Tensor]:
+    """The result that the node of a reduction kept with its reduced dims (ops/reduce.py
+    ``_saving_result``), attached to ``node``, and ``g`` in its shape: where the node's
+    output is the result without them (made so inside ``saved_tensors_hooks``), both are
+    reshaped from that output's shape, so that a gradient through the result reaches the
+    node in the shape of its output."""
+    native = node.saved
+    out = _saved_result(node, native, g.dtype)
+    if g.ndim == out.ndim:
+        return out, g
+    squeezed = _saved_result(node, out.backend.reshape(native, g.shape), g.dtype)
+    return mv.reshape(squeezed, out.shape), mv.reshape(g, out.shape)
+
+
 def _extremum(node: Any, g: Tensor) -> tuple:
     """maximum/minimum: the gradient goes to the winner; ties split it evenly (PyTorch)."""
     a, b = node.inputs
@@ -272,12 +287,9 @@ def _cos(node: Any, g: Tensor) -> tuple:
 
 def _tanh(node: Any, g: Tensor) -> tuple:
     y = node.output(node.saved)
-    if y.dtype in _HALF:  # in float32, rounded once, as PyTorch's CPU kernel
-        wide = ew.cast(y, dtypes.float32)
-        return (
-            ew.cast(ew.mul(ew.cast(g, dtypes.float32), ew.sub(1, ew.mul(wide, wide))), g.dtype),
-        )
-    return (ew.mul(g, _c(ew.sub(1, ew.mul(y, y)))),)
+    if y.dtype.kind == "c":
+        return (ew.mul(g, _c(ew.sub(1, ew.mul(y, y)))),)
+    return (of_result("tanh", g, y),)
 
 
 def _sqrt(node: Any, g: Tensor) -> tuple:
@@ -308,7 +320,105 @@ def _sigmoid(node: Any, g: Tensor) -> tuple:
         wide = ew.cast(y, dtypes.float32)
         grad = ew.mul(ew.mul(ew.cast(g, dtypes.float32), ew.sub(1, wide)), wide)
         return (ew.cast(grad, g.dtype),)
-    return (ew.mul(ew.mul(g, ew.sub(1, y)), y),)
+    return (of_result("sigmoid", g, y),)
+
+
+def _tanh_backward(g: Tensor, y: Tensor, axis: Any) -> Tensor:
+    if y.dtype in _HALF:  # in float32, rounded once, as PyTorch's CPU kernel
+        wide = ew.cast(y, dtypes.float32)
+        return ew.cast(ew.mul(ew.cast(g, dtypes.float32), ew.sub(1, ew.mul(wide, wide))), g.dtype)
+    return ew.mul(g, ew.sub(1, ew.mul(y, y)))
+
+
+def _sigmoid_backward(g: Tensor, y: Tensor, axis: Any) -> Tensor:
+    return ew.mul(ew.mul(g, ew.sub(1, y)), y)
+
+
+def _softmax_backward(g: Tensor, y: Tensor, axis: Any) -> Tensor:
+    return ew.mul(y, ew.sub(g, rd.sum(ew.mul(g, y), axis, keepdim=True)))
+
+
+def _log_softmax_backward(g: Tensor, y: Tensor, axis: Any) -> Tensor:
+    return ew.sub(g, ew.mul(ew.exp(y), rd.sum(g, axis, keepdim=True)))
+
+
+def _tanh_backward_of_result(gg: Tensor, g: Tensor, y: Tensor, axis: Any) -> Tensor:
+    return ew.mul(gg, ew.mul(ew.mul(y, -2), g))  # d/dy g (1 - y^2), PyTorch's order
+
+
+def _sigmoid_backward_of_result(gg: Tensor, g: Tensor, y: Tensor, axis: Any) -> Tensor:
+    return ew.mul(ew.mul(gg, g), ew.sub(1, ew.mul(y, 2)))  # d/dy g (1 - y) y
+
+
+def _softmax_backward_of_result(gg: Tensor, g: Tensor, y: Tensor, axis: Any) -> Tensor:
+    # d/dy y (g - sum(g y)): gg (g - sum(g y)) - g sum(gg y)
+    inner = ew.mul(gg, ew.sub(g, rd.sum(ew.mul(g, y), axis, keepdim=True)))
+    return ew.sub(inner, ew.mul(g, rd.sum(ew.mul(gg, y), axis, keepdim=True)))
+
+
+def _log_softmax_backward_of_result(gg: Tensor, g: Tensor, y: Tensor, axis: Any) -> Tensor:
+    # d/dy (g - exp(y) sum(g)): -gg exp(y) sum(g)
+    return ew.neg(ew.mul(ew.mul(gg, ew.exp(y)), rd.sum(g, axis, keepdim=True)))
+
+
+def _log_softmax_backward_of_grad(gg: Tensor, y: Tensor, axis: Any) -> Tensor:
+    # d/dg (g - exp(y) sum(g)): gg - sum(gg exp(y)), broadcast back
+    return ew.sub(gg, rd.sum(ew.mul(gg, ew.exp(y)), axis, keepdim=True))
+
+
+#: The ops whose input gradient PyTorch computes from the output ``y`` by one op
+#: (``tanh_backward(g, y)``...): that gradient's formula ``(g, y, axis)``, the formulas of
+#: its own gradients of ``g`` ``(gg, y, axis)`` and of ``y`` ``(gg, g, y, axis)``, and the name
+#: of PyTorch's double-backward node.
+_OF_RESULT: dict[str, tuple[Callable, Callable, Callable, str]] = {
+    "tanh": (
+        _tanh_backward, _tanh_backward, _tanh_backward_of_result, "TanhBackwardBackward0"
+    ),
+    "sigmoid": (
+        _sigmoid_backward, _sigmoid_backward, _sigmoid_backward_of_result,
+        "SigmoidBackwardBackward0",
+    ),
+    "softmax": (
+        _softmax_backward, _softmax_backward, _softmax_backward_of_result,
+        "SoftmaxBackwardDataBackward0",
+    ),
+    "log_softmax": (
+        _log_softmax_backward, _log_softmax_backward_of_grad, _log_softmax_backward_of_result,
+        "LogSoftmaxBackwardDataBackward0",
+    ),
+}  # fmt: skip
+
+
+def of_result(op: str, g: Tensor, y: Tensor, axis: int | None = None) -> Tensor:
+    """The input gradient of ``op`` (a key of :data:`_OF_RESULT`) from its output ``y`` and
+    output gradient ``g`` (along ``axis`` for softmax's), recorded under ``create_graph`` as
+    one node saving ``(g, y)``, as PyTorch's double-backward node: a write through the
+    output's ``.data`` (node.py output_rewritten rebinds ``y``) then reaches every term of
+    its gradient, where a composition's intermediates would keep the old values."""
+    if not is_grad_enabled():
+        return _OF_RESULT[op][0](g, y, axis)
+    out = _OfResult.apply(g, y, op, axis)
+    if out._node is not None:
+        out._node.label = _OF_RESULT[op][3]
+    return out
+
+
+class _OfResult(Function):
+    """:func:`of_result`'s node under ``create_graph``."""
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, y: Tensor, op: str, axis: Any) -> Tensor:
+        ctx.op, ctx.axis = op, axis
+        ctx.save_for_backward(g, y)
+        return _OF_RESULT[op][0](g, y, axis)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor) -> tuple:
+        g, y = ctx.saved_tensors
+        _, of_grad, of_y, _ = _OF_RESULT[ctx.op]
+        gg_g = of_grad(gg, y, ctx.axis) if ctx.needs_input_grad[0] else None
+        gg_y = of_y(gg, g, y, ctx.axis) if ctx.needs_input_grad[1] else None
+        return gg_g, gg_y, None, None
 
 
 def _relu(node: Any, g: Tensor) -> tuple:
@@ -433,7 +543,7 @@ def _prod(node: Any, g: Tensor) -> tuple:
     from tensorweaver.ops.numeric import _compiling  # (numeric imports this module)
 
     x = node.inputs[0]
-    out = _saved_result(node, node.saved, g.dtype)
+    out, g = _reduction_result(node, g)
     # (while tw.compile traces, the form with zeros, without reading the values)
     if not _compiling() and not rd.any(ew.eq(x, 0)).item():
         return (ew.mul(g, _c(ew.div(out, x))),)
@@ -473,7 +583,7 @@ def _logsumexp(node: Any, g: Tensor) -> tuple:
     """exp(x - result) g, with the result the node kept (reduced dims kept: ops/reduce.py
     ``_saving_result``), as PyTorch's LogsumexpBackward0 reads its saved result."""
     x = node.inputs[0]
-    out = _saved_result(node, node.saved, g.dtype)
+    out, g = _reduction_result(node, g)
     return (ew.mul(g, _c(ew.exp(ew.sub(x, out)))),)
 
 
@@ -484,7 +594,7 @@ def _two_norm(node: Any, g: Tensor) -> tuple:
     backward); a first-order backward masks g / result, a where over the reduced shape
     (one over x's costs ~20 us more; the two differ only for a NaN g at a zero slice)."""
     x = node.inputs[0]
-    norm = _saved_result(node, node.saved, g.dtype)
+    norm, g = _reduction_result(node, g)
     zero = ew.eq(norm, 0)
     if is_grad_enabled():
         return (ew.mul(g, ew.where(zero, 0.0, ew.div(x, norm))),)
@@ -849,7 +959,9 @@ class _RuleTable(dict):
         self.update(SPECIAL_GRADIENTS)
         self.update(LINALG_GRADIENTS)
         self.update(FFT_GRADIENTS)
-        return dict.__getitem__(self, op)  # a KeyError still for an op with no rule
+        if op not in self:  # __getitem__ would come back here: recursion, not a KeyError
+            raise KeyError(op)
+        return dict.__getitem__(self, op)
 
 
 GRADIENTS: dict[str, Rule] = _RuleTable(

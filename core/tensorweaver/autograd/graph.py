@@ -30,7 +30,13 @@ from typing import Any, Callable
 
 from tensorweaver.autograd.grad_fn import AccumulateGrad, GradFn
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.autograd.node import MATMUL_SELF_FIRST, PACKED, SAVED_TENSORS_HOOKS, HooksOff
+from tensorweaver.autograd.node import (
+    MATMUL_SELF_FIRST,
+    PACKED,
+    SAVED_TENSORS_HOOKS,
+    HooksOff,
+    shape_of,
+)
 from tensorweaver.autograd.node import Node as _GraphNode
 from tensorweaver.promotion import result_type
 from tensorweaver.tensor import Tensor
@@ -68,13 +74,14 @@ class _Packed:
     device. Its version is the one recorded: backward uses what ``unpack`` gives, so a
     later in-place change of the input is no error, as in PyTorch."""
 
-    __slots__ = ("value", "shape", "dtype", "backend", "_version", "output")
+    __slots__ = ("value", "shape", "dtype", "backend", "_version", "output", "kept")
 
     def __init__(self, t: Tensor, value: Any) -> None:
         self.value = value
         self.shape, self.dtype, self.backend = t.shape, t.dtype, t.backend
         self._version = t._version
         self.output: weakref.ref | None = None  # (a saved output's: packed_output_follows)
+        self.kept: tuple | None = None  # (pack_output's, mv's: the shape the rule reads)
 
 
 class saved_tensors_hooks:
@@ -135,6 +142,16 @@ _KEEP_OUTPUT: dict[str, int | None] = {
 }
 
 
+#: True while a reduction without keepdim records its node (ops/reduce.py
+#: ``_saving_result``): its output is packed once squeezed (:func:`pack_output`).
+PACK_OUTPUT_LATER = [False]
+
+
+#: True while pow records the node of a tensor to a tensor's power (ops/elementwise.py): a
+#: 0-d operand is one the caller gave, which PyTorch's PowBackward1 saves, no Python number.
+GIVEN_TENSORS = [False]
+
+
 #: The matmul nodes that packed mat2 first (MmBackward0, BmmBackward0): they unpack it first.
 MAT2_FIRST: weakref.WeakSet = weakref.WeakSet()
 
@@ -152,14 +169,29 @@ def pack_inputs(node: _GraphNode) -> None:
     if node.op == "matmul" and not MATMUL_SELF_FIRST[0]:
         order = (1, 0)  # (MmBackward0, BmmBackward0: mat2, then self)
         MAT2_FIRST.add(node)
+    keeps_output = node.op in _KEEP_OUTPUT and (node.op != "pow" or _pow_keeps_output(node.saved))
+    if keeps_output and node.op == "pow":
+        order = (1, 0)  # (PowBackward1 and 2: the exponent, then self)
+    later = keeps_output and PACK_OUTPUT_LATER[0]
     with HooksOff() as (pack, unpack):
         for i in order:
             t = inputs[i]
-            if isinstance(t, Tensor) and (reads is None or reads(node, i)):
-                if not _constant_number(t):
+            if not isinstance(t, Tensor):
+                continue
+            if reads is None or reads(node, i):
+                vector = _mv_vector(node, i, t)
+                if vector is not None:  # (MvBackward0 packs the vector itself)
+                    inputs[i] = _Packed(t, pack(vector))
+                    inputs[i].kept = tuple(t.shape)
+                elif GIVEN_TENSORS[0] or not _constant_number(t):
                     inputs[i] = _Packed(t, pack(t))
+            elif keeps_output:
+                # Its shape alone, as PyTorch's node (ExpBackward0) keeps no input: the packed
+                # output may come to hold the output itself (packed_output_follows), a cycle
+                # through this node that would keep the input alive until gc.
+                inputs[i] = shape_of(t)
         saved = node.saved
-        if node.op in _KEEP_OUTPUT and (node.op != "pow" or _pow_keeps_output(saved)):
+        if keeps_output and not later:
             at = _KEEP_OUTPUT[node.op]
             native = saved if at is None else saved[at]
             out = Tensor(native, node.inputs[0].backend, _output_dtype(node))
@@ -170,6 +202,32 @@ def pack_inputs(node: _GraphNode) -> None:
             else:
                 node.saved = packed if at is None else (*saved[:at], packed, *saved[at + 1 :])
     node.inputs = tuple(inputs)
+    _unpacks_through(node, unpack)
+
+
+def _mv_vector(node: _GraphNode, i: int, t: Tensor) -> Tensor | None:
+    """The vector of ``mv`` whose column (a view unsqueezed for the product: ops/linalg.py)
+    is ``t``, operand ``i`` of ``node``, a matmul node standing for MvBackward0; else None."""
+    if i != 1 or node.op != "matmul" or not MATMUL_SELF_FIRST[0] or t._view_of is None:
+        return None
+    vector = t._view_of[0]
+    return vector if vector.ndim == 1 and t.shape == (*vector.shape, 1) else None
+
+
+def pack_output(output: Tensor, kept: tuple) -> None:
+    """Pass ``output``, a reduction's result without its reduced dims, through the innermost
+    pack hook, its node (of :data:`_KEEP_OUTPUT`, made under :data:`PACK_OUTPUT_LATER`)
+    keeping it in the shape ``kept`` with them, as PyTorch's LogsumexpBackward0, ProdBackward1
+    and LinalgVectorNormBackward0 pack the result the caller sees: the hook is given a tensor
+    over ``output``'s array, which follows its later changes (:func:`packed_output_follows`);
+    backward reads what unpack gives in the shape ``kept``."""
+    node = output._node
+    with HooksOff() as (pack, unpack):
+        given = Tensor(output.native, output.backend, output.dtype)
+        packed = _Packed(given, pack(given))
+    packed.output = weakref.ref(given)
+    packed.kept = tuple(kept)
+    node.saved = packed
     _unpacks_through(node, unpack)
 
 
@@ -370,10 +428,15 @@ def unpacked(node: _GraphNode) -> tuple:
     for i in order:
         kept = inputs[i]
         if type(kept) is _Packed:
-            inputs[i] = _restored(unpack(kept.value), kept, node.parents[i])
+            value = unpack(kept.value)
+            if kept.kept is not None:  # (mv's vector: the column its node read)
+                value = _checked(value).reshape(kept.kept)
+            inputs[i] = _restored(value, kept, node.parents[i])
     saved = node.saved
     if type(saved) is _Packed:
-        saved = _checked(unpack(saved.value)).native
+        value = _checked(unpack(saved.value))
+        kept = saved.kept
+        saved = value.native if kept is None else value.backend.reshape(value.native, kept)
     else:
         at = _KEEP_OUTPUT.get(node.op)
         if at is not None and type(saved[at]) is _Packed:

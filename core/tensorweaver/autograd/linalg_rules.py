@@ -153,11 +153,15 @@ def _det(node: Any, g: Tensor) -> tuple:
     (d,) = outputs(node)
     if is_grad_enabled():
         return (det_gradient(a, d, g),)
-    # (from A as it was: PyTorch's LU factors of it)
+    # (from A as it was: PyTorch's LU factors of it; under saved_tensors_hooks the node
+    # keeps its packed result alone, and A is what unpack gave of A as it was)
+    then = saved(node)
+    if then is not None:
+        a = Tensor(then, a.backend, a.dtype)
     scale = mv.unsqueeze(mv.unsqueeze(ew.mul(g, conj_physical(d)), -1), -1)
     eye = mv.expand(eye_like(a, a.shape[-1]), a.shape)
     singular = mv.unsqueeze(mv.unsqueeze(ew.eq(d, 0), -1), -1)
-    inverse_h = p.solve_ex(mH(Tensor(saved(node), a.backend, a.dtype)), eye)[0]
+    inverse_h = p.solve_ex(mH(a), eye)[0]
     return (ew.mul(scale, ew.where(singular, 0.0, inverse_h)),)
 
 

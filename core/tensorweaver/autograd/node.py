@@ -12,7 +12,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from tensorweaver.autograd.mode import no_grad
+from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.names import BY_OPERANDS, grad_fn_name
 
 #: The ``saved_tensors_hooks`` in force, innermost last (autograd/graph.py): while there is
@@ -329,13 +329,26 @@ def _refuse_invalid_histories(inputs: tuple) -> None:
             raise RuntimeError(entry[1].message)
 
 
+#: node -> weak references to the tensors :meth:`Node.output` made of its saved output in a
+#: ``create_graph`` backward (the nodes that backward records keep them: ``exp``'s
+#: ``g * result``), which :func:`output_rewritten` rebinds as it rebinds the node's own.
+#: Weak keys: a node freed with its graph leaves.
+OUTPUT_TENSORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def output_rewritten(node: Any, old: Any, new: Any) -> None:
     """The output array ``old`` that ``node`` made was replaced by ``new`` unseen by autograd
     (a write through ``.data``): a node that keeps that array for its rule (``exp``'s, or
     ``relu``'s first saved value) reads the new one, as PyTorch's node reads the memory the
-    write changed."""
+    write changed, and so do the nodes a ``create_graph`` backward recorded on it (PyTorch's
+    saved result shares that memory)."""
     if type(node) is not Node:
         return
+    if OUTPUT_TENSORS:
+        for ref in OUTPUT_TENSORS.get(node, ()):
+            made = ref()
+            if made is not None and made.native is old:
+                made.native = new
     saved = node.saved
     if saved is None:  # (released by a backward: it keeps nothing to rewrite)
         return
@@ -627,6 +640,63 @@ def regenerate_inputs(inputs: tuple) -> None:
             regenerate(t)
 
 
+#: The shape each tensor had before its first in-place shape change (``t_``, ``unsqueeze_``...:
+#: ops/inplace_shape.py) and its version then, by id (tensor.py ``note_shape_change``): a
+#: node recorded before that change reads its input's shape there, as PyTorch's edges keep
+#: the input's metadata as recorded; a node recorded on such a tensor afterwards keeps its
+#: inputs' shapes itself (``Node.shapes``). One entry a tensor however many changes it has;
+#: empty in most programs, where Node tests it once.
+SHAPES_BEFORE: dict[int, tuple] = {}
+
+#: The nodes whose output changed shape in place after they made it, by id: (a weak
+#: reference to the node, its output's shape as made) (:func:`note_reshaped_output`): the
+#: gradient a consumer hands such a node is summed into that shape, and refused where it
+#: cannot be, as PyTorch checks each gradient against its next node's input metadata. A
+#: plain dict: the engine tests it once an edge.
+RESHAPED_OUTPUTS: dict[int, tuple] = {}
+
+
+def note_reshaped_output(node: Node, shape: tuple) -> None:
+    """Note that ``node`` made its output in ``shape``, before a first in-place change of
+    that output's shape."""
+    key = id(node)
+    entry = RESHAPED_OUTPUTS.get(key)
+    if entry is None or entry[0]() is not node:
+        ref = weakref.ref(node, lambda r, key=key: _forget_reshaped(r, key))
+        RESHAPED_OUTPUTS[key] = (ref, shape)
+
+
+def _forget_reshaped(ref: weakref.ref, key: int) -> None:
+    entry = RESHAPED_OUTPUTS.get(key)
+    if entry is not None and entry[0] is ref:
+        del RESHAPED_OUTPUTS[key]
+
+
+def output_shape_made(node: Node) -> tuple | None:
+    """The shape ``node`` made its output in, where that output's shape changed in place
+    since (:data:`RESHAPED_OUTPUTS`), else None."""
+    entry = RESHAPED_OUTPUTS.get(id(node))
+    return entry[1] if entry is not None and entry[0]() is node else None
+
+
+def recorded_shape(t: Any, node: Node) -> tuple:
+    """The shape that ``t``, an input of ``node``, had when ``node`` was recorded: its shape
+    now unless it changed shape in place since (:data:`SHAPES_BEFORE`)."""
+    shapes = getattr(node, "shapes", None)
+    if shapes is None:
+        first = SHAPES_BEFORE.get(id(t))
+        if first is None:
+            return t.shape
+        for u, version in zip(node.inputs, node.versions):
+            if u is t:  # (recorded at or before the version of its first change: that shape)
+                return first[1] if version <= first[0] else t.shape
+        return t.shape
+    for u, shape in zip(node.inputs, shapes):
+        if u is t:
+            return shape
+    return t.shape
+
+
 #: id(leaf) -> a weak reference to its AccumulateGrad, while that has node hooks
 #: (autograd/grad_fn.py): a node recorded on the leaf then holds it, as PyTorch's edge does.
 HOOKED_ACCUMULATORS: dict[int, weakref.ref] = {}
@@ -646,7 +716,8 @@ def _hold_hooked(node: Node, inputs: tuple) -> None:
 class Node:
     __slots__ = (
         "op", "inputs", "parents", "versions", "epoch", "saved", "retained", "label", "view",
-        "keeps_saved", "edges", "operands", "accumulators", "metadata", "made", "__weakref__",
+        "keeps_saved", "edges", "operands", "accumulators", "metadata", "made", "shapes",
+        "__weakref__",
     )  # fmt: skip
     # ``operands``, set only on the last node of a loss whose PyTorch node saves the loss's
     # inputs (nn/functional/loss.py ``_saving``) and on a node that saves an integer input
@@ -664,12 +735,19 @@ class Node:
     # ``made``: set only on the node of a backend's whole linalg call (linalg/fused.py): the
     # arrays of the call's outputs, each as it returned it or as a write through ``.data``
     # replaced it (:func:`_fused_output_rewritten` writes only those into its record).
+    # ``shapes``: its inputs' shapes as recorded, set only where one of them had changed shape
+    # in place before (:data:`SHAPES_BEFORE`; :func:`recorded_shape` reads it).
 
     def __init__(self, op: str, inputs: tuple, saved: Any) -> None:
         if INVALID_HISTORIES:  # (one test of an empty dict a node: most programs have none)
             _refuse_invalid_histories(inputs)
         if STALE_VIEWS:  # (its edges are the rebuilt nodes of views a write missed, as torch's)
             regenerate_inputs(inputs)
+        if SHAPES_BEFORE:  # (an input may have changed shape in place: its shape as recorded)
+            for t in inputs:
+                if id(t) in SHAPES_BEFORE:
+                    self.shapes = tuple([u._shape for u in inputs])
+                    break
         self.op = op
         self.inputs = inputs
         # Plain loops: generator expressions cost three times as much for two inputs.
@@ -725,6 +803,13 @@ class Node:
         out = Tensor(native, first.backend, first.dtype)
         out._node = self
         out._requires_grad = True
+        if is_grad_enabled():  # (a create_graph backward: the nodes it records may keep it)
+            made = OUTPUT_TENSORS.get(self)
+            if made is None:
+                made = OUTPUT_TENSORS[self] = []
+            elif len(made) >= 8:  # (a graph differentiated again and again: the dead go)
+                made[:] = [ref for ref in made if ref() is not None]
+            made.append(weakref.ref(out))
         return out
 
     def release(self) -> None:

@@ -58,18 +58,27 @@ def shape_of(node: Node, leaves: list | None = None) -> Shape | None:
             None
             if parents is None
             else tuple(None if p is None else index[id(p)] for p in parents),
-            _freed(n),
+            _freed(n, index),
         )
         for n, parents in zip(order, inputs)
     )
 
 
-def _freed(node: Node) -> tuple | None:
+def _freed(node: Node, pytorch: dict[int, int]) -> tuple | None:
     """None for a node backward has not freed, else ``(fused,)`` (see :data:`Shape`)."""
     if node.parents is not None:
-        return None
+        # (a composite's last node may keep its parents while backward freed one inside
+        # it, as ``p @ x``'s sum over a freed mul: PyTorch's node for it is freed)
+        return (None,) if _freed_inside(node, pytorch) else None
     kept = getattr(node, "edges", None)
     return (None if kept is None else kept[2],)
+
+
+def _freed_inside(node: Node, pytorch: dict[int, int]) -> bool:
+    """Whether backward freed a node of the composite that ``node`` ends: one between it
+    and the nodes PyTorch has (``pytorch``, by id), which its inputs come from."""
+    inner = graph_order(node, lambda n: [p for p in _producers(n) if id(p) not in pytorch])
+    return any(n.parents is None for n in inner)
 
 
 def _producers(node: Node) -> list[Node]:

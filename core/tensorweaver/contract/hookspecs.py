@@ -125,7 +125,8 @@ def tw_create_backend(device: DeviceRecord) -> object:
     as Python numbers in one call, and ``strides``, layout's without the address; 2.11:
     ``select`` and ``split``, views cut along one axis in one call; 2.12: ``memory_users``,
     which lets the core write into a base with many live views instead of rereading each
-    view, see its entry in ``OPTIONAL`` before defining it); a plugin
+    view, see its entry in ``OPTIONAL`` before defining it; 2.13: ``rebind_linalg_input``,
+    a ``linalg_function`` record's input that a write through ``.data`` replaced); a plugin
     that declares an older minor version may define them too, since the core looks each one
     up, and a backend lacking one still gets the right answer (the core's decomposition, or
     NumPy on the host with one ``HostFallbackWarning``), except that without the 2.5 pair

@@ -700,6 +700,16 @@ OPTIONAL: dict[str, str] = {
     "detached alias or autograd graph of the library uses it, or one of views, or a view "
     "not in views; an export (DLPack capsule) of it or of a view exists. Never write, never "
     "copy; cost O(len(views)), a few integer tests per view. None is always safe",
+    # API 2.13: a linalg input written through .data between the call and backward. Torch's
+    # node reads the tensor it saved, so the new values; a backend whose linalg_function
+    # record holds its own leaf of the input defines this to read them too.
+    "rebind_linalg_input": "rebind_linalg_input((saved, j), new) -> callable | None: make "
+    "a linalg_function call recorded with grad read new (input j's shape and dtype) as its "
+    "input j, where a write through .data replaced the tensor's array since the call; never "
+    "a write into the old array (a view's base or a NumPy array may share it). For the "
+    "backward about to run alone: where the record shares what it changed with other "
+    "records, return a callable that puts it back (the core calls it once that backward "
+    "has read the record). Without it the backend's backward reads the input as it was",
     # API 2.4: compiled graphs (tw.compile's compile_graph hook).
     "compile_graph": "compile_graph(graph) -> callable | None: a faster form of a tw.compile'd "
     "step's backend calls. graph (tensorweaver.compiler.record.GraphRecord) has fn(*inputs) -> "

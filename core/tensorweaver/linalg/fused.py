@@ -78,13 +78,19 @@ def fused_or_reference(
     ``formula(saved, grads)``, where given, is PyTorch's gradient of the call from what its
     node saves (the inputs, then the differentiable outputs: linalg/one_node.py
     ``formula_call``), recorded where the core's decomposition computes the call: its node
-    then reads the outputs' arrays, which a write through ``.data`` reaches."""
+    then reads the outputs' arrays, which a write through ``.data`` reaches; where the
+    backend computes a call with one output (matrix_exp), its create_graph gradient applies
+    the formula too (:func:`_as_rule`)."""
     first = tensors[0]
     backend = first.backend
     # The fused path needs the backend's backward; fused_kernel also hides it inside
     # ``reference_only`` (tw check's reference), where the core's decomposition runs.
     function = getattr(backend, "linalg_function", None)
-    if function is None or fused_kernel(backend, "linalg_backward") is None:
+    if (
+        function is None
+        or (SAVED_TENSORS_HOOKS and name in _PACKS_RESULT)
+        or fused_kernel(backend, "linalg_backward") is None
+    ):
         if _graph(tensors):  # (a ``rule`` serves the backend's call alone)
             if formula is not None:
                 wanted = _wanted(kinds)
@@ -122,7 +128,7 @@ def fused_or_reference(
     result = function(name, natives, static, grad)
     if result is None:
         return reference(*tensors, *static)
-    natives = result[0]
+    given, natives = natives, result[0]  # (the inputs' arrays: fused_backward.py rebound)
     dtype = dtype or first._dtype
     if len(kinds) == 1:  # one output, the usual case
         kind = kinds[0]
@@ -142,8 +148,12 @@ def fused_or_reference(
         if places is None and (kinds is WITH_INFO or kinds == (None,)):
             # the usual node (one differentiable output, the first), as _record makes it,
             # made here: two frames, a test and a loop less (0.3 us a call)
+            if rule is None and formula is not None:  # (matrix_exp's, under create_graph)
+                rule = _as_rule(formula)
             attached = None if rule is None else Attached(rule, (0,), outs)
-            node = Node("linalg_function", tensors, (result[1], 0, reference, static, attached))
+            node = Node(
+                "linalg_function", tensors, (result[1], 0, reference, static, attached, given)
+            )
             if rule is not None and rule in OUTPUTS_ONLY:  # (A's in-place change: no error)
                 node.inputs = (shape_of(first),)
             node.label = grad_fn
@@ -155,7 +165,7 @@ def fused_or_reference(
             if attached is not None:  # (weakly: the node holds ``attached``)
                 attached.nodes = (weakref.ref(node),)
         else:
-            call = (result[1], reference, static, rule)
+            call = (result[1], reference, static, rule, given)
             _record(outs, kinds, tensors, call, grad_fn, places)
             if formula is not None and rule is None:  # (qr, eigh, svd: one node)
                 keep_outputs(outs, _wanted(kinds), formula)
@@ -164,9 +174,33 @@ def fused_or_reference(
     return outs
 
 
+#: The calls whose PyTorch node saves their one result, which saved_tensors_hooks pack: under
+#: hooks the core's primitive records them (linalg/primitives.py packs that result), where
+#: the backend's record would keep the result unseen by the hooks.
+_PACKS_RESULT = frozenset(("det", "inv", "inv_ex", "cholesky", "cholesky_ex"))
+
 #: The rules that read the call's outputs alone, as PyTorch's node saves only them (inv's):
 #: its node keeps no input that an in-place change could make stale.
 OUTPUTS_ONLY: set = set()
+
+
+#: formula -> the same as a :data:`Rule` (one per formula, made once, not per call).
+_AS_RULE: dict[Callable, Rule] = {}
+
+
+def _as_rule(formula: Callable[[tuple, tuple], tuple]) -> Rule:
+    """``formula(saved, grads)`` (``saved``: the inputs, then the differentiable outputs)
+    as a :data:`Rule`: a call with one output applies it under ``create_graph`` on that
+    output attached again, as PyTorch's node (matrix_exp's block formula, whose top node is
+    its narrow's), not the core's decomposition differentiated."""
+    rule = _AS_RULE.get(formula)
+    if rule is None:
+
+        def rule(inputs: tuple, outputs: tuple, grads: tuple) -> tuple:
+            return formula((*inputs, *outputs), grads)
+
+        _AS_RULE[formula] = rule
+    return rule
 
 
 def computes_whole(backend: Any) -> bool:
@@ -180,21 +214,22 @@ def _record(
     outs: tuple, kinds: tuple, tensors: tuple, call: tuple, grad_fn: str, places: tuple | None
 ) -> None:
     """Attach the differentiable ``outs`` to the graph (the nodes ``apply()`` and
-    ``labelled()`` would make, made at once). ``call`` is (saved, reference, static, rule)."""
-    saved, reference, static, rule = call
+    ``labelled()`` would make, made at once). ``call`` is (saved, reference, static, rule,
+    the inputs' arrays)."""
+    saved, reference, static, rule, given = call
     wanted = _wanted(kinds)
     attached = None if rule is None else Attached(rule, wanted, outs)
     if (len(wanted) > 1 or places) and rule is None:  # PyTorch's one node for them all
-        fused_call(grad_fn, tensors, outs, wanted, (reference, static), saved, places)
+        fused_call(grad_fn, tensors, outs, wanted, (reference, static), (saved, given), places)
         return
     made = tuple([out.native for out in outs])  # (the arrays the call returned: Node.made)
     if len(wanted) == 1 or not hasattr(tensors[0].backend, "fused_linalg_outputs_backward"):
         for i in wanted:  # a node per output (the usual case: one)
-            node = Node("linalg_function", tensors, (saved, i, reference, static, attached))
+            node = Node("linalg_function", tensors, (saved, i, reference, static, attached, given))
             node.edges, node.made = _float_edges(node, tensors), made
             _attach(outs[i], node, grad_fn)
     else:
-        group = Node("linalg_outputs", tensors, (saved, wanted, reference, static, attached))
+        group = Node("linalg_outputs", tensors, (saved, wanted, reference, static, attached, given))
         group.label, group.made = grad_fn, made
         for slot, i in enumerate(wanted):
             node = Node("linalg_output", (), (slot, len(wanted)))

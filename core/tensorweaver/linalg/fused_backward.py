@@ -9,7 +9,7 @@ import weakref
 from typing import Any, Callable
 
 from tensorweaver.autograd.mode import enable_grad, is_grad_enabled
-from tensorweaver.autograd.node import InputShape, Node, Slot
+from tensorweaver.autograd.node import PACKED, InputShape, Node, Slot
 from tensorweaver.tensor import Tensor
 
 #: A function's gradient formula: (inputs, differentiable outputs, their gradients, None
@@ -68,45 +68,97 @@ class Attached:
 
 def function_backward(node: Any, g: Tensor) -> tuple:
     """A ``linalg_function`` node: the inputs' gradients from that of output ``i``."""
-    saved, i, reference, static, attached = node.saved
+    saved, i, reference, static, attached, given = node.saved
     if is_grad_enabled():
         return _again(node, (reference, static, attached), (i,), (g,))
     inputs = node.inputs
     parents = node.parents
     backend = inputs[0].backend
+    undo: tuple = ()
     if len(inputs) == 2:  # most functions with two inputs (the solves): no loops
         first, second = inputs
+        # (an input's array replaced through .data since the call: the record reads it)
+        if (type(first) is Tensor and first.native is not given[0]) or (
+            type(second) is Tensor and second.native is not given[1]
+        ):
+            undo = rebound(node, given, saved, backend)
         needs: tuple = (parents[0] is not None, parents[1] is not None)
-        ga, gb = backend.fused_linalg_backward((saved, i), g.native, needs)
+        try:
+            ga, gb = backend.fused_linalg_backward((saved, i), g.native, needs)
+        finally:
+            restored(undo)
         return (
             None if ga is None else Tensor(ga, backend, first.dtype),
             None if gb is None else Tensor(gb, backend, second.dtype),
         )
     if len(inputs) == 1:  # one input (det, inv, cholesky, matrix_exp): no loops either
-        (ga,) = backend.fused_linalg_backward((saved, i), g.native, (parents[0] is not None,))
+        first = inputs[0]
+        if type(first) is Tensor and first.native is not given[0]:
+            undo = rebound(node, given, saved, backend)
+        try:
+            (ga,) = backend.fused_linalg_backward((saved, i), g.native, (parents[0] is not None,))
+        finally:
+            restored(undo)
         return (None if ga is None else Tensor(ga, backend, inputs[0].dtype),)
     # Plain loops: this runs once per call in every backward pass.
+    undo = rebound(node, given, saved, backend)
     needs = tuple([p is not None for p in parents])
-    return _wrapped(backend.fused_linalg_backward((saved, i), g.native, needs), inputs)
+    try:
+        return _wrapped(backend.fused_linalg_backward((saved, i), g.native, needs), inputs)
+    finally:
+        restored(undo)
 
 
 def outputs_backward(node: Any, grads: tuple) -> tuple:
     """A ``linalg_outputs`` node: the inputs' gradients from those of its differentiable
     outputs (``grads``, gathered by the engine, None for an output without one)."""
-    saved, indices, reference, static, attached = node.saved
+    saved, indices, reference, static, attached, given = node.saved
     if is_grad_enabled():
         return _again(node, (reference, static, attached), indices, grads)
     inputs = node.inputs
     needs = tuple([p is not None for p in node.parents])
     natives = tuple([None if g is None else g.native for g in grads])
     backend = inputs[0].backend
-    return _wrapped(backend.fused_linalg_outputs_backward((saved, indices), natives, needs), inputs)
+    undo = rebound(node, given, saved, backend)
+    try:
+        grads = backend.fused_linalg_outputs_backward((saved, indices), natives, needs)
+    finally:
+        restored(undo)
+    return _wrapped(grads, inputs)
 
 
 def output_backward(node: Any, g: Tensor) -> tuple:
     """A ``linalg_output`` node: its gradient, handed on to its call's node."""
     slot, count = node.saved
     return (Slot(slot, count, g),)
+
+
+def rebound(node: Any, given: tuple, saved: Any, backend: Any, inputs: tuple = ()) -> tuple:
+    """Have the backend's record ``saved`` of ``node``'s call read each input's array as it
+    is now (``node.inputs``, else ``inputs``) where a write through ``.data`` replaced the
+    one ``given`` to the call (the optional ``rebind_linalg_input``, API 2.13), as PyTorch's
+    node reads the tensor it saved, whose memory that write changed. (A change in place
+    that autograd sees was refused before.) Not where saved_tensors_hooks packed the
+    inputs: they are then what unpack gave, and the record's leaf of an array may serve
+    other calls. Returns what puts the record back, for :func:`restored` once this backward
+    has read it: the record's leaf of an array may serve other calls on it (a detached
+    alias's), which must go on reading that array."""
+    rebind = getattr(backend, "rebind_linalg_input", None)
+    if rebind is None or (PACKED and id(node) in PACKED):
+        return ()
+    undo = []
+    for j, (t, native) in enumerate(zip(inputs or node.inputs, given)):
+        if type(t) is Tensor and t.native is not native:
+            back = rebind((saved, j), t.native)
+            if back is not None:
+                undo.append(back)
+    return tuple(undo)
+
+
+def restored(undo: tuple) -> None:
+    """Run what :func:`rebound` returned: the records read their inputs as given again."""
+    for back in undo:
+        back()
 
 
 def _wrapped(natives: Any, inputs: tuple) -> tuple:

@@ -27,7 +27,7 @@ from tensorweaver.autograd.graph import _checked, _Packed
 from tensorweaver.autograd.mode import _restore, _switched, enable_grad, is_grad_enabled
 from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, HooksOff, Node, output_node, shape_of
 from tensorweaver.linalg._shared import CONJUGATES_OF
-from tensorweaver.linalg.fused_backward import _through_reference, _wrapped
+from tensorweaver.linalg.fused_backward import _through_reference, _wrapped, rebound, restored
 from tensorweaver.tensor import Tensor
 
 
@@ -392,36 +392,42 @@ def fused_call(
     outs: tuple,
     indices: tuple,
     call: tuple,
-    saved: Any,
+    recorded: tuple,
     places: tuple | None,
 ) -> None:
     """Record the differentiable ``outs`` (numbered ``indices``) of a call the backend
-    computed whole (its backward's state ``saved``) as :func:`one_node`."""
+    computed whole as :func:`one_node`; ``recorded`` is (its backward's state, the inputs'
+    arrays it was given)."""
     count = len(tensors)
+    saved, given = recorded
 
     def rule(kept: tuple, grads: tuple) -> tuple:
         first = kept[0]
         backend = first.backend
         inputs = kept[:count]
-        whole = getattr(backend, "fused_linalg_outputs_backward", None)
-        if whole is None:  # the backward of one output at a time, summed
-            needs = tuple([t.requires_grad for t in inputs])
-            found = [None] * count
-            for i, g in zip(indices, grads):
-                if g is not None:
-                    part = backend.fused_linalg_backward((saved, i), g.native, needs)
-                    found = [_add(backend, a, b) for a, b in zip(found, part)]
-            return _wrapped(found, inputs)
-        listed = []
-        for g in grads:  # (a loop: a comprehension's frame every backward)
-            listed.append(None if g is None else g.native)
-        natives = tuple(listed)
-        if count == 1:  # one input (eigh, slogdet, qr, ...): no loops
-            (n,) = whole((saved, indices), natives, (first.requires_grad,))
-            return (None if n is None else Tensor(n, backend, first.dtype),)
-        return _wrapped(
-            whole((saved, indices), natives, tuple([t.requires_grad for t in inputs])), inputs
-        )
+        undo = rebound(None, given, saved, backend, inputs)  # (inputs' .data replaced since)
+        try:
+            whole = getattr(backend, "fused_linalg_outputs_backward", None)
+            if whole is None:  # the backward of one output at a time, summed
+                needs = tuple([t.requires_grad for t in inputs])
+                found = [None] * count
+                for i, g in zip(indices, grads):
+                    if g is not None:
+                        part = backend.fused_linalg_backward((saved, i), g.native, needs)
+                        found = [_add(backend, a, b) for a, b in zip(found, part)]
+                return _wrapped(found, inputs)
+            listed = []
+            for g in grads:  # (a loop: a comprehension's frame every backward)
+                listed.append(None if g is None else g.native)
+            natives = tuple(listed)
+            if count == 1:  # one input (eigh, slogdet, qr, ...): no loops
+                (n,) = whole((saved, indices), natives, (first.requires_grad,))
+                return (None if n is None else Tensor(n, backend, first.dtype),)
+            return _wrapped(
+                whole((saved, indices), natives, tuple([t.requires_grad for t in inputs])), inputs
+            )
+        finally:
+            restored(undo)
 
     one_node(label, tensors, outs, indices, call, rule, (), places, saved)
 

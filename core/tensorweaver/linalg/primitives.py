@@ -10,10 +10,12 @@ with :func:`output_grads` (zeros for the outputs a program did not use).
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Callable
 
+from tensorweaver.autograd.graph import _Packed, _unpacks_through
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import shape_of
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, HooksOff, shape_of
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.linalg import host
@@ -95,6 +97,11 @@ def _wrap(
         if op == "linalg_inv":  # (PyTorch's node saves the inverse alone, as the rule
             # reads: an in-place change of A is no error)
             outs[0]._node.inputs = (shape_of(inputs[0]),)
+        if SAVED_TENSORS_HOOKS and op in _PACKS_RESULT:
+            node = outs[0]._node
+            if op == "linalg_det":
+                _pack_matrix_as_called(node, inputs[0])
+            _pack_result(node, natives[0], x.backend, dtype)
     else:
         batch = len(x.shape) - 2
         tails = tuple(tuple(n.shape)[batch:] for n in natives)
@@ -105,6 +112,35 @@ def _wrap(
     if real:
         outs = tuple(cx.real(out) if i in real else out for i, out in enumerate(outs))
     return tuple(labelled(out, GRAD_FN[op], *inputs) for out in outs)
+
+
+#: The primitives whose PyTorch node saves their one result: under saved_tensors_hooks it
+#: goes through the pack hook (det's also packs A as it was at the call, for the LU factors
+#: PyTorch's node saves: :func:`_pack_matrix_as_called`).
+_PACKS_RESULT = frozenset(("linalg_det", "linalg_inv", "linalg_cholesky"))
+
+
+def _pack_matrix_as_called(node: Any, a: Tensor) -> None:
+    """det's node under saved_tensors_hooks: A as it is at the call goes through the pack
+    hook too (a tensor of its own over A's array, as PyTorch's node packs A's LU factors,
+    which a later write into A leaves), and its first-order rule reads what unpack gives of
+    it, in place of what unpack gives of A."""
+    stand = Tensor(a.native, a.backend, a.dtype)
+    with HooksOff() as (pack, _):
+        node.inputs = (_Packed(stand, pack(stand)),)
+
+
+def _pack_result(node: Any, native: Any, backend: Any, dtype: DType) -> None:
+    """Pass the result ``node`` keeps through the innermost pack hook, as PyTorch's node
+    packs its saved result: the node keeps what pack returned, its rule reads what unpack
+    gives, and the tensor pack was given follows later changes of the output (in place or
+    through ``.data``: autograd/graph.py ``packed_output_follows``), unchecked by version."""
+    given = Tensor(native, backend, dtype)  # (not the output: no cycle through the node)
+    with HooksOff() as (pack, unpack):
+        packed = _Packed(given, pack(given))
+    packed.output = weakref.ref(given)
+    node.saved = packed
+    _unpacks_through(node, unpack)
 
 
 def _unpack(packed: Tensor, tails: tuple) -> tuple:

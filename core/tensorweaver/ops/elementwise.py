@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweaver.autograd.mode import _restore, _switched, is_grad_enabled
-from tensorweaver.autograd.node import Node, frees_nothing, refuse_saved
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, Node, frees_nothing, refuse_saved
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.cpu_loops import cached_scalar_loop_mask
 from tensorweaver.contract.dtypes import DType
@@ -713,6 +713,7 @@ def pow(
 
 def _powers(input: Operand, exponent: Operand) -> Tensor:
     """``pow``'s computation, its operands given positionally."""
+    root = None
     if isinstance(input, Tensor) and isinstance(exponent, (int, float)):
         dtype = result_type(input, exponent)
         if dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
@@ -731,8 +732,11 @@ def _powers(input: Operand, exponent: Operand) -> Tensor:
             and exponent in (0.5, -0.5)
         ):
             # PyTorch's sqrt and rsqrt for these exponents: (-inf) ** 0.5 is NaN, and
-            # (-0.0) ** -0.5 is -inf (C's pow, which float16 keeps, gives inf and inf)
-            return _root(cast(input, dtype), exponent < 0)
+            # (-0.0) ** -0.5 is -inf (C's pow, which float16 keeps, gives inf and inf); its
+            # node is pow's (PowBackward0), recorded below over these values
+            if not (input.requires_grad and is_grad_enabled()):
+                return _root(cast(input, dtype), exponent < 0)  # (no node: no more to do)
+            root = _root(cast(input.detach(), dtype), exponent < 0).native
     elif _is_bool(input) and isinstance(exponent, Tensor) and exponent.dtype is dtypes.bool_:
         raise NotImplementedError(
             '"pow" not implemented for bool exponent tensors with a bool '
@@ -756,7 +760,9 @@ def _powers(input: Operand, exponent: Operand) -> Tensor:
         return Tensor(backend.cast(native, dtype), backend, dtype)
     if dtype.kind == "i":
         return Tensor(_int_pow(backend, an, bn, dtype), backend, dtype)
-    if ones:
+    if root is not None:
+        native = root
+    elif ones:
         native = backend.full(tuple(exponent.shape), 1, dtype)
     elif (
         number_exponent
@@ -792,7 +798,17 @@ def _powers(input: Operand, exponent: Operand) -> Tensor:
     # A tensor exponent's node keeps the result array, its rule's value, as PyTorch's
     # PowBackward1/2 save the result (a write through ``.data`` reaches it: autograd/node.py
     # output_rewritten); a number exponent's keeps that number (PowBackward0 saves no result)
-    out = apply("pow", native, dtype, (input, exponent), numbers if number_exponent else native)
+    saved = numbers if number_exponent else native
+    if tensors and SAVED_TENSORS_HOOKS:  # (a 0-d operand is packed too, as PowBackward1's)
+        from tensorweaver.autograd.graph import GIVEN_TENSORS
+
+        GIVEN_TENSORS[0] = True
+        try:
+            out = apply("pow", native, dtype, (input, exponent), saved)
+        finally:
+            GIVEN_TENSORS[0] = False
+    else:
+        out = apply("pow", native, dtype, (input, exponent), saved)
     # PyTorch's name for a tensor to a tensor's power, 0-d ones included (names.py takes a
     # 0-d operand that needs no gradient for a Python number)
     return named(out, "PowBackward1") if tensors else out

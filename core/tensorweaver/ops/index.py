@@ -233,6 +233,17 @@ def _covers(part: Any) -> int:
     return 1
 
 
+def check_mask_shape(x: Tensor, mask: Tensor, dim: int) -> None:
+    """PyTorch's IndexError where ``mask``'s shape is not that of ``x``'s dimensions ``dim,
+    dim + 1, ...`` (which it selects from)."""
+    for j, n in enumerate(mask.shape):
+        if n != x.shape[dim + j]:
+            raise IndexError(
+                f"The shape of the mask {list(mask.shape)} at index {j} does not match the "
+                f"shape of the indexed tensor {list(x.shape)} at index {dim + j}"
+            )
+
+
 def _mask_coordinates(x: Tensor, mask: Tensor, dim: int) -> list[_Advanced]:
     """The positions a mask selects in the dimensions ``dim, dim + 1, ...`` of ``x``, one index
     per dimension, after checking its shape against theirs."""
@@ -242,12 +253,7 @@ def _mask_coordinates(x: Tensor, mask: Tensor, dim: int) -> list[_Advanced]:
             UserWarning,
             stacklevel=5,
         )
-    for j, n in enumerate(mask.shape):
-        if n != x.shape[dim + j]:
-            raise IndexError(
-                f"The shape of the mask {list(mask.shape)} at index {j} does not match the "
-                f"shape of the indexed tensor {list(x.shape)} at index {dim + j}"
-            )
+    check_mask_shape(x, mask, dim)
     coords = Tensor(mask.backend.nonzero(mask.native), mask.backend, dtypes.int64)
     return [_Advanced(coords[:, k], checked=True) for k in range(mask.ndim)]
 
@@ -403,13 +409,14 @@ def _save_as_torch(out: Tensor, index: Any, x: Tensor) -> None:
     axis, nor an array's: its memory is read again, as a tensor over it)."""
     saved = [t for t in pytorch_indices(index, x.ndim, x) if t is not None]
     node = out._node
-    if node.op == "take" and len(node.saved) == 3:
+    # (a take that keeps its one index reads the one unpacked tensor as it: _index_read)
+    if node.op == "take" and (len(node.saved) == 3 or len(saved) > 1):
         items = index if type(index) is tuple else (index,)
         spots, k = {}, 0  # (item -> its entry in `saved`: pytorch_indices' order)
         for j, e in enumerate(items):
             if type(e) is bool or isinstance(e, Tensor) and not e.shape and e.dtype in _MASKS:
                 k += 1
-            elif isinstance(e, (list, np.ndarray)) or isinstance(e, Tensor) and e.shape:
+            elif isinstance(e, (list, range, np.ndarray)) or isinstance(e, Tensor) and e.shape:
                 if not isinstance(e, np.ndarray):
                     spots[j] = k
                 k += 1
@@ -419,7 +426,8 @@ def _save_as_torch(out: Tensor, index: Any, x: Tensor) -> None:
             swapped = tuple([now[spots[j]] if j in spots else e for j, e in enumerate(items)])
             return _taken_positions(shaped(), swapped if type(index) is tuple else swapped[0])
 
-        node.saved = (*node.saved[:2], Remade(make, saved, node.saved[2].prefix))
+        prefix = len(node.saved) == 3 and node.saved[2].prefix
+        node.saved = (*node.saved[:2], Remade(make, saved, prefix))
     saves_integer_input(out, *saved)
 
 
@@ -453,7 +461,7 @@ def pytorch_indices(index: Any, ndim: int, like: Tensor) -> tuple:
             found.append(_unit_index(like, bool(e)).index)
         elif isinstance(e, Tensor) and e.shape:
             found.append(e)
-        elif isinstance(e, (list, np.ndarray)):
+        elif isinstance(e, (list, range, np.ndarray)):
             found.append(_index_tensor(e, like))
     while found and found[-1] is None:
         found.pop()
@@ -1552,12 +1560,20 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     d = _axis(dim, input.ndim, "index_add")
     if is_grad_enabled() and source.requires_grad and not ew.inference_alone(source, input, index):
         refuse_saved_indices("index_add", (index,))  # (source's gradient reads it: saved)
+    if isinstance(index, Tensor) and index.ndim > 1:
+        raise IndexError(
+            f"index_add(): Index is supposed to be a vector, but got dim: {index.ndim} "
+            f"(shape {list(index.shape)}); flatten it"
+        )
     positions = mv.reshape(int64_index("index_add", index, input), (-1,))
     if source.dtype is not input.dtype:
         raise RuntimeError(
             f"index_add(): self ({input.dtype.name}) and source ({source.dtype.name}) must have "
             f"the same dtype; convert source with .to({input.dtype.name})"
         )
+    given = source  # (PyTorch's node takes it; alpha scales inside: no node of its own)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):  # PyTorch casts alpha
+        alpha = bool(alpha) if input.dtype is dtypes.bool_ else int(alpha)
     if alpha != 1:
         source = ew.cast(ew.mul(source, alpha), input.dtype)
     if input.ndim == 0 and source.ndim == 0 and positions.shape[0] == 1:  # as a 1-element vector
@@ -1565,21 +1581,27 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         out = mv.reshape(
             index_add_unchecked(mv.reshape(input, (1,)), 0, positions, source.reshape(1)), ()
         )
-        return _saving_index(labelled(out, "IndexAddBackward0", input, source), index, source)
-    if source.ndim != input.ndim or input.ndim == 0 or source.shape[d] != positions.shape[0]:
+        return _saving_index(labelled(out, "IndexAddBackward0", input, given), index, given)
+    if source.ndim == 0 and d == 0 and positions.shape[0] != 1:  # (PyTorch reads size(0))
+        raise IndexError(
+            f"index_add(): Dimension specified as {d} but source has no dimensions, for "
+            f"{positions.shape[0]} indices; give source one slice per index"
+        )
+    if (
+        source.ndim != input.ndim
+        or input.ndim == 0
+        or source.shape[d] != positions.shape[0]
+        or any(a != b for k, (a, b) in enumerate(zip(source.shape, input.shape)) if k != d)
+    ):
         raise RuntimeError(
             f"index_add(): source of shape {list(source.shape)} does not fit input of shape "
             f"{list(input.shape)} with {positions.shape[0]} indices along dim {d}; it must have "
             "the input's shape but along dim, where it has one slice per index"
         )
     # PyTorch's CPU kernels (contiguous input) raise RuntimeError only along the first or
-    # last of several dimensions with alpha 1 (not for bool), IndexError otherwise.
+    # last of several dimensions with alpha 1, IndexError otherwise.
     inner = 0 < d < input.ndim - 1
-    error = (
-        IndexError
-        if input.ndim <= 1 or alpha != 1 or inner or input.dtype is dtypes.bool_
-        else RuntimeError
-    )
+    error = IndexError if input.ndim <= 1 or alpha != 1 or inner else RuntimeError
     try:
         check_index("index_add()", positions, input.shape[d], d, error=error)
     except error:
@@ -1590,7 +1612,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     if out._node is not None and isinstance(index, Tensor):
         shaped, shape = like(input), source.shape
         remade_at_backward(out, lambda i: _added_at(i, shaped(), d, shape, error), [index])
-    return _saving_index(labelled(out, "IndexAddBackward0", input, source), index, source)
+    return _saving_index(labelled(out, "IndexAddBackward0", input, given), index, given)
 
 
 def _added_at(index: Tensor, x: Tensor, d: int, shape: tuple, error: type) -> Tensor:

@@ -65,26 +65,33 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
         return ew.as_copy_of(out, input)
     op = "index_copy()"
     d = _axis(dim, input.ndim, op)
+    # (PyTorch's order: the index's rank, the source's against it and self's, then dtypes,
+    # slice shapes and the number of indices)
+    if isinstance(index, Tensor) and index.ndim > 1:
+        raise IndexError(f"{op}: index must be 0-d or 1-d, got shape {list(index.shape)}")
+    n = index.numel() if isinstance(index, Tensor) else 0
+    if source.ndim == 0 and n != 1:
+        raise IndexError(f"{op}: a 0-d source takes one index, got {n}")
+    if source.ndim not in (0, input.ndim) and input.ndim:
+        raise IndexError(
+            f"{op}: source of shape {list(source.shape)} must have as many dimensions as self "
+            f"of shape {list(input.shape)}"
+        )
     given, index = index, _long_index(op, index, input, RuntimeError, IndexError)
     _same_dtype(op, input, source, "source")
     check_backends(op, (input, source))
     x = input if input.ndim else mv.reshape(input, (1,))
     src = source if source.ndim else mv.reshape(source, (1,) * x.ndim)
-    n = index.shape[0]
-    if src.ndim != x.ndim:
+    if _sliced(source.shape, d) != _sliced(input.shape, d):
         raise RuntimeError(
-            f"{op}: source of shape {list(source.shape)} must have as many dimensions as self "
-            f"of shape {list(input.shape)}"
+            f"{op}: source slices of shape {list(source.shape)} do not fit self of shape "
+            f"{list(input.shape)} outside dimension {d}"
         )
     if src.shape[d] != n:
         raise IndexError(
             f"{op}: the number of indices ({n}) must equal source.size({d}) ({src.shape[d]})"
         )
-    if any(a != b for i, (a, b) in enumerate(zip(src.shape, x.shape)) if i != d):
-        raise RuntimeError(
-            f"{op}: source slices of shape {list(source.shape)} do not fit self of shape "
-            f"{list(input.shape)} outside dimension {d}"
-        )
+    _refuse_empty_dim(op, input, d, n)
     if input.ndim > 1 and input.numel() == 0:  # nothing to copy: PyTorch checks no index
         return input.clone()
     check_index(op, index, x.shape[d], d, error=IndexError)
@@ -95,6 +102,21 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
         ix.remade_at_backward(out, lambda i: _copied_at(i, shaped(), d, shape), [given])
     out = out if input.ndim else mv.reshape(out, ())
     return saves_integer_input(labelled(out, "IndexCopyBackward0", input, source), given)
+
+
+def _refuse_empty_dim(op: str, input: Tensor, d: int, n: int) -> None:
+    """PyTorch's RuntimeError (its kernel's view of a slice out of the storage) where ``n``
+    indices point into ``input``'s dimension ``d`` of size 0."""
+    if n and input.ndim and not input.shape[d]:
+        raise RuntimeError(
+            f"{op}: {n} indices into dimension {d} of size 0 (self of shape "
+            f"{list(input.shape)}); it has no slice to write"
+        )
+
+
+def _sliced(shape: tuple, d: int) -> list:
+    """``shape`` without dimension ``d`` (a 0-d shape as it is): a slice's shape."""
+    return [n for i, n in enumerate(shape) if i != d]
 
 
 def _copied_at(index: Tensor, x: Tensor, d: int, shape: tuple) -> Tensor:
@@ -129,6 +151,7 @@ def index_fill(
     index = _long_index(op, index, input, IndexError, RuntimeError)
     # (PyTorch's overload for a tensor value is its second)
     name = "IndexFillBackward1" if isinstance(value, Tensor) else "IndexFillBackward0"
+    value_grad = isinstance(value, Tensor) and value.requires_grad
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(
@@ -138,19 +161,36 @@ def index_fill(
         value = ew.cast(value, input.dtype)
     else:
         value = cr.full((), value, dtype=input.dtype, device=input)
+    _refuse_empty_dim(op, input, d, index.shape[0])
     if input.numel() == 0:  # nothing to fill: PyTorch checks no index
         return input.clone()
     out = ew.where(_filled(index, input, d), value, input)
     if out._node is not None:  # (PyTorch's node saves the index: the mask made of it is none)
         ix.refuse_saved_indices(op, (given,))
         shaped = ix.like(input)
-        ix.remade_at_backward(out, lambda i: _filled_at(i, shaped(), d), [given])
+        remake = lambda i: _filled_at(i, shaped(), d, value_grad)  # noqa: E731
+        ix.remade_at_backward(out, remake, [given])
+        remade = out._node.saved
+        if value_grad and type(remade) is ix.Remade and index.numel() and int(index.min()) < 0:
+            remade.arrays = [None]  # (always remade at backward, where _filled_at refuses)
     return saves_integer_input(labelled(out, name, input), given)
 
 
-def _filled_at(index: Tensor, input: Tensor, d: int) -> Tensor:
-    """The mask of ``index_fill``'s where node, made again from its ``index``."""
-    return _filled(_long_index("index_fill()", index, input, IndexError, RuntimeError), input, d)
+def _filled_at(index: Tensor, input: Tensor, d: int, value_grad: bool) -> Tensor:
+    """The mask of ``index_fill``'s where node, made again from its ``index``. Where the
+    value requires grad, a negative position refuses as PyTorch's value gradient does (it
+    index_selects the raw index)."""
+    index = _long_index("index_fill()", index, input, IndexError, RuntimeError)
+    if value_grad and index.numel() and int(index.min()) < 0:
+        size = input.shape[d] if input.ndim else 1
+        # (PyTorch's index_select: its dim-1 kernel's RuntimeError, IndexError elsewhere)
+        error = RuntimeError if input.ndim > 1 and d == 1 else IndexError
+        raise error(
+            f"index_fill() backward: INDICES element is out of DATA bounds, "
+            f"id={int(index.min())} axis_dim={size} (the value's gradient reads the index "
+            "as given: pass non-negative positions)"
+        )
+    return _filled(index, input, d)
 
 
 def _filled(index: Tensor, input: Tensor, d: int) -> Tensor:
@@ -224,6 +264,7 @@ def _index_put(
     if read > input.ndim:  # (PyTorch counts a 0-d mask as one dimension here, unlike x[...])
         raise IndexError(f"too many indices for tensor of dimension {input.ndim} (got {read})")
     if not accumulate and ix._fills_through_byte_mask(list(indices), values):
+        ix.check_mask_shape(input, indices[0], 0)  # (PyTorch checks the shape first)
         raise RuntimeError(
             f"{op}: masked_fill_ only supports boolean masks, but got mask with dtype uint8 "
             "(PyTorch writes one value through a mask with it); convert the mask with .bool()"

@@ -43,6 +43,7 @@ from tensorweaver.ops.apply import all_inference, apply, labelled
 from tensorweaver.tensor import (
     Tensor,
     _c_strides,
+    _root_requires_grad,
     _set_writes_through,
     _writes_through,
     note_shape_change,
@@ -161,6 +162,12 @@ def _change_shape(
     INPLACE_CHANGES[0] += 1
     if refused:
         x._refuse_inference_update(op)
+    made = x._view_of
+    if made is not None and len(made) > 3 and not is_grad_enabled():
+        # (one of several views an op returned, or a view made under no_grad: as a value
+        # write through it, PyTorch refuses its later use in autograd)
+        if x._node is not None or _root_requires_grad(x):
+            x._lose_history(made[3][1])
     return x
 
 

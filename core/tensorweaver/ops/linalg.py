@@ -302,6 +302,7 @@ def einsum(equation: Any = None, *operands: Any) -> Tensor:
         )
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    _check_equation(equation, operands)
     eq = equation.replace(" ", "")
     if "..." in eq:
         eq = _expand_ellipsis(eq, operands)
@@ -312,16 +313,6 @@ def einsum(equation: Any = None, *operands: Any) -> Tensor:
         letters = lhs.replace(",", "")
         out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     terms = lhs.split(",")
-    if len(terms) != len(operands):
-        raise RuntimeError(
-            f"einsum(): {len(terms)} subscripts in the equation for {len(operands)} operands"
-        )
-    for i, (term, t) in enumerate(zip(terms, operands)):
-        if len(term) != t.ndim:
-            raise RuntimeError(
-                f"einsum(): subscript {term!r} has {len(term)} letters for operand {i} with "
-                f"{t.ndim} dimensions (shape {list(t.shape)})"
-            )
     operands, terms = zip(
         *(_diagonals(t, term, i) for i, (t, term) in enumerate(zip(operands, terms)))
     )
@@ -350,6 +341,110 @@ def einsum(equation: Any = None, *operands: Any) -> Tensor:
         shape = tuple(result.shape)
         result = mv.reshape(mv.reshape(result, shape + (1,) * summed), shape)
     return result
+
+
+def _check_equation(equation: str, operands: tuple) -> None:
+    """PyTorch's refusals of a malformed ``equation`` (an index counts spaces, as torch's)."""
+    if _plainly_valid(equation, operands):
+        return
+    lhs, arrow, rhs = equation.partition("->")
+    terms: list[list[str]] = [[]]
+    for _, c in _subscripts(lhs):
+        if c == ",":
+            terms.append([])
+            if len(terms) > len(operands):
+                raise RuntimeError(
+                    f"einsum(): fewer operands ({len(operands)}) were provided than specified "
+                    f"in the equation {equation!r}"
+                )
+            continue
+        _check_ellipsis(c, terms[-1], f"operand {len(terms) - 1}")
+        terms[-1].append(c)
+    if len(terms) < len(operands):
+        raise RuntimeError(
+            f"einsum(): more operands ({len(operands)}) were provided than specified in the "
+            f"equation {equation!r}"
+        )
+    for i, (term, t) in enumerate(zip(terms, operands)):
+        ellipsis = "..." in term
+        n = len(term) - ellipsis
+        if n > t.ndim if ellipsis else n != t.ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({n}) "
+                + ("is more than" if ellipsis else "does not match")
+                + f" the number of dimensions ({t.ndim}) for operand {i} of shape "
+                f"{list(t.shape)}" + ("" if ellipsis else " and no ellipsis was given")
+            )
+    if not arrow:
+        return
+    inputs = {c for term in terms for c in term}
+    out: list[str] = []
+    for i, c in _subscripts(rhs, len(lhs) + 2):
+        if c == ",":
+            raise _invalid_subscript(c, len(lhs) + 2 + i)
+        _check_ellipsis(c, out, "output")
+        if c in out and c != "...":
+            raise RuntimeError(
+                f"einsum(): output subscript {c} appears more than once in the output"
+            )
+        if c not in inputs and c != "...":
+            raise RuntimeError(
+                f"einsum(): output subscript {c} does not appear in the equation for any "
+                "input operand"
+            )
+        out.append(c)
+
+
+def _plainly_valid(equation: str, operands: tuple) -> bool:
+    """Whether ``equation`` is letters, commas and at most one arrow (no ellipsis) that fit
+    ``operands``: the usual case, told at a glance (anything else is checked in full)."""
+    lhs, _, rhs = (part.replace(" ", "") for part in equation.partition("->"))
+    terms = lhs.split(",")
+    letters = lhs.replace(",", "") + rhs
+    return (
+        letters.isascii()
+        and (letters.isalpha() or not letters)
+        and len(terms) == len(operands)
+        and all(len(term) == t.ndim for term, t in zip(terms, operands))
+        and len(set(rhs)) == len(rhs)
+        and set(rhs) <= set(lhs)
+    )
+
+
+def _subscripts(part: str, start: int = 0) -> Any:
+    """``(index, token)`` for each letter, ``,``, ``...`` and lone ``.`` of one side of an
+    equation, skipping spaces and refusing anything else."""
+    i = 0
+    while i < len(part):
+        c = part[i]
+        if c == "." and part.startswith("...", i):
+            yield i, "..."
+            i += 3
+            continue
+        if c in string.ascii_letters or c in ",.":
+            yield i, c
+        elif c != " ":
+            raise _invalid_subscript(c, start + i)
+        i += 1
+
+
+def _check_ellipsis(token: str, term: list, where: str) -> None:
+    """Refuse a second ellipsis in one term, or a ``.`` outside an ellipsis."""
+    if token in (".", "...") and "..." in term:
+        raise RuntimeError(
+            f"einsum(): found '.' for {where} for which an ellipsis was already found"
+        )
+    if token == ".":
+        raise RuntimeError(
+            f"einsum(): found '.' for {where} that is not part of any ellipsis (...)"
+        )
+
+
+def _invalid_subscript(c: str, index: int) -> RuntimeError:
+    return RuntimeError(
+        f"einsum(): invalid subscript {c!r} given at index {index} in the equation string, "
+        "subscripts must be in [a-zA-Z]"
+    )
 
 
 def _sublist_equation(args: tuple) -> tuple[str, tuple]:

@@ -970,6 +970,7 @@ def _scatter_reduce(
             f"{list(index.shape)}"
         )
     src = ix.cut_source(src, index.shape, "ScatterReduceBackward0")
+    _check_reduce_dtype(op, x.dtype, reduce)
     if reduce in ("amax", "amin"):
         return _scatter_extreme(x, axis, index, src, reduce, include_self)
     identity = 1 if reduce == "prod" else 0
@@ -984,9 +985,32 @@ def _scatter_reduce(
         cr.full_like(x, int(include_self), dtype=dtypes.int64), axis, index, ones
     )
     count = ew.where(ew.eq(count, 0), 1, count)
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fc":
         return ew.div(total, ew.cast(count, x.dtype))
     return ew.cast(ew.floor_divide(total, count), x.dtype)
+
+
+def _refuse_complex_grad(op: str, input: Tensor, src: Any) -> None:
+    """PyTorch's refusal to record a complex scatter or index reduction (before any other
+    check)."""
+    wanted = input.requires_grad or (isinstance(src, Tensor) and src.requires_grad)
+    if input.dtype.kind == "c" and wanted and is_grad_enabled():
+        raise RuntimeError(
+            f"{op} does not support automatic differentiation for outputs with complex "
+            "dtype; reduce under no_grad() or the real and imaginary parts apart"
+        )
+
+
+def _check_reduce_dtype(op: str, dtype: Any, reduce: str) -> None:
+    """PyTorch's kernels' refusals: complex numbers have no order (amax, amin), and
+    index_reduce has no bool mean."""
+    if dtype.kind == "c" and reduce in ("amax", "amin"):
+        refused = "complex numbers are not ordered; reduce their .abs() or .real instead"
+    elif op == "index_reduce" and dtype is dtypes.bool_ and reduce == "mean":
+        refused = "a bool mean is not implemented; convert with .int() or .float() first"
+    else:
+        return
+    raise NotImplementedError(f"{op}(): reduce={reduce!r} of {dtype.name}: {refused}")
 
 
 class Recount:
@@ -1146,6 +1170,7 @@ def scatter_reduce(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
     reduce = _SCATTER_ALIASES.get(reduce, reduce)
+    _refuse_complex_grad("scatter_reduce", input, src)
     if reduce == "mean" and input.dtype is dtypes.bool_:
         raise NotImplementedError(
             "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'; convert "
@@ -1221,6 +1246,7 @@ def index_reduce(
             f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
             f"{reduce}."
         )
+    _refuse_complex_grad("index_reduce", input, source)
     axis = _axis(dim, input.ndim, "index_reduce")
     given, index = index, ix.int64_index("index_reduce", index, input)
     if input.ndim == 0 and source.ndim == 0:  # PyTorch takes 0-d tensors as 1-element vectors
@@ -1238,6 +1264,11 @@ def index_reduce(
     shape = [1] * input.ndim
     shape[axis] = index.numel()
     full_index = mv.expand(mv.reshape(index, shape), source.shape)
+    if not include_self and input.dtype.kind in "bc":  # (even where the index is empty)
+        raise NotImplementedError(
+            f"index_reduce(): include_self=False is not implemented for {input.dtype.name}; "
+            "convert with .int() or .float() first, or reduce with include_self=True"
+        )
     out = _scatter_reduce("index_reduce", input, axis, full_index, source, reduce, include_self)
     out = _recounting("index_reduce", out, input, source, axis, reduce, include_self, given)
     # (PyTorch's node saves the index, as given, and the source; of inference tensors alone

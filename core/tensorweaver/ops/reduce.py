@@ -10,7 +10,7 @@ from tensorweaver import return_types
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import HooksOff, saves_integer_output
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, HooksOff, saves_integer_output
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
@@ -87,8 +87,8 @@ def _saving_product(x: Tensor, axes: tuple[int, ...], keepdim: bool) -> Tensor:
     value = Tensor(x.backend.prod(x.native, axes, True), x.backend, x.dtype)
     name = "ProdBackward0" if len(axes) == x.ndim and not keepdim else "ProdBackward1"
     # (the kept node named too: autograd/names.py reads a prod node's axes from its saved)
-    out = labelled(_saving_result("prod", value, x), name, x)
-    return out if keepdim else labelled(out.squeeze(axes), name, x)
+    out = _saving_result("prod", value, x, None if keepdim else axes, name)
+    return out if keepdim else labelled(out, name, x)
 
 
 def _accumulate_dtype(x: Tensor, dtype: DType | None, op: str = "reduction") -> DType:
@@ -741,11 +741,14 @@ def logsumexp(input: Tensor, dim: Dim = OMITTED, keepdim: bool = OMITTED, **alia
     if 0 in [input.shape[a] for a in axes]:  # an empty sum: log(0) = -inf
         out = ew.log(sum(ew.exp(input), axes, True))
         return out if keepdim else out.squeeze(axes)
+    squeeze = None if keepdim else axes
     if input.requires_grad and is_grad_enabled():
-        out = _saving_result("logsumexp", _logsumexp_value(input.detach(), axes), input)
+        value = _logsumexp_value(input.detach(), axes)
+        out = _saving_result("logsumexp", value, input, squeeze)
     else:
         out = _logsumexp_value(input, axes)
-    return labelled(out if keepdim else out.squeeze(axes), "LogsumexpBackward0", input)
+        out = out if keepdim else out.squeeze(axes)
+    return labelled(out, "LogsumexpBackward0", input)
 
 
 def _logsumexp_value(x: Tensor, axes: tuple) -> Tensor:
@@ -755,14 +758,36 @@ def _logsumexp_value(x: Tensor, axes: tuple) -> Tensor:
     return ew.add(ew.log(sum(ew.exp(ew.sub(x, m)), axes, True)), m)
 
 
-def _saving_result(op: str, value: Tensor, x: Tensor) -> Tensor:
+def _saving_result(
+    op: str, value: Tensor, x: Tensor, squeeze: tuple | None = None, name: str | None = None
+) -> Tensor:
     """``value`` (computed without a graph, its reduced dims kept) as the output of one node
-    ``op`` of ``x`` that keeps the output's array, as PyTorch's node saves its result: its
-    rule (autograd/gradients.py) reads it, broadcast against ``x``, and a write through
-    ``.data`` (of it or of a squeezed view of it) reaches it (autograd/node.py
-    output_rewritten)."""
+    ``op`` of ``x`` (named ``name`` where given) that keeps the output's array, as PyTorch's
+    node saves its result: its rule (autograd/gradients.py) reads it, broadcast against
+    ``x``, and a write through ``.data`` (of it or of a squeezed view of it) reaches it
+    (autograd/node.py output_rewritten). ``squeeze``: the reduced dims, dropped from the
+    output returned (a view of the node's); inside ``saved_tensors_hooks`` that one is what
+    the pack hook is given, as PyTorch's is given the result the caller sees (its node's
+    output then: gradients.py ``_reduction_result``)."""
     native = value.native
-    return apply(op, native, value.dtype, (x,), native)
+    if squeeze is None or not SAVED_TENSORS_HOOKS:
+        out = apply(op, native, value.dtype, (x,), native)
+        if name is not None:
+            out = labelled(out, name, x)
+        return out if squeeze is None else out.squeeze(squeeze)
+    from tensorweaver.autograd.graph import PACK_OUTPUT_LATER, pack_output
+
+    # One node whose output is the squeezed result (no view of a kept one): a change of it
+    # in place or through ``.data`` is one of the packed output (graph.py
+    # packed_output_follows); its rule reads g in the kept shape
+    shape = tuple([n for d, n in enumerate(value.shape) if d not in squeeze])
+    PACK_OUTPUT_LATER[0] = True
+    try:
+        out = apply(op, x.backend.reshape(native, shape), value.dtype, (x,), native)
+    finally:
+        PACK_OUTPUT_LATER[0] = False
+    pack_output(out, value.shape)
+    return out if name is None else labelled(out, name, x)
 
 
 def _refuse_bool_scan(op: str, x: Tensor, dtype: DType) -> None:
@@ -864,8 +889,9 @@ def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
     _check_identity(x, p, dim)
     if p == 2 or p == "fro":
         if x.requires_grad and is_grad_enabled():
-            out = _saving_result("linalg_vector_norm", _p_norm_values(x.detach(), 2, dim, True), x)
-            return out if keepdim else out.squeeze(axes_of("norm", dim, x.ndim))
+            value = _p_norm_values(x.detach(), 2, dim, True)
+            squeeze = None if keepdim else axes_of("norm", dim, x.ndim)
+            return _saving_result("linalg_vector_norm", value, x, squeeze)
         return _p_norm_values(x, 2, dim, keepdim)
     if p == math.inf:
         return amax(ew.abs(x), dim if dim is not None else (), keepdim)

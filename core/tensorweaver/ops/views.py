@@ -222,10 +222,10 @@ def _is_basic(index: Any) -> bool:
 
 
 def _as_int(entry: Any) -> Any:
-    """A NumPy integer, another ``__index__`` integer or a 0-d int32/int64 tensor as the
+    """A NumPy integer, another ``__index__`` integer or a 0-d int8/16/32/64 tensor as the
     int PyTorch indexes with (so the result is a view); any other entry as it is."""
     if isinstance(entry, Tensor):
-        return int(entry) if not entry.shape and entry.dtype in ix._POSITIONS else entry
+        return int(entry) if not entry.shape and entry.dtype in ix.SELECTING else entry
     if isinstance(entry, Integral) and not isinstance(entry, bool):
         return operator.index(entry)
     return entry

@@ -14,8 +14,9 @@ class LBFGS(Optimizer):
     along the two-loop-recursion direction, with a fixed step ``lr`` or a strong-Wolfe
     line search (``line_search_fn="strong_wolfe"``). One param group only.
 
-    All parameters are treated as one flat vector; scalars of the state are Python
-    floats (PyTorch keeps 0-d tensors), so the steps agree with PyTorch's.
+    All parameters are treated as one flat vector. As in PyTorch, the curvature scalars of
+    the state (``ro``, ``al``, ``H_diag``) are 0-d tensors of the parameters' dtype, and the
+    first step size ``t`` is one too when the gradient's 1-norm exceeds 1.
     """
 
     def __init__(
@@ -134,12 +135,12 @@ class LBFGS(Optimizer):
             if state["n_iter"] == 1:
                 d = -flat_grad
                 old_dirs, old_stps, ro = [], [], []
-                h_diag = 1.0
+                h_diag = 1
             else:
                 y = flat_grad - prev_flat_grad
                 s = d * t
-                ys = y.dot(s).item()
-                if ys > 1e-10:  # keep the pair only if the curvature is positive
+                ys = y.dot(s)
+                if ys.item() > 1e-10:  # keep the pair only if the curvature is positive
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
                         old_stps.pop(0)
@@ -147,13 +148,17 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    h_diag = ys / y.dot(y).item()
-                d = self._two_loop_direction(flat_grad, old_dirs, old_stps, ro, h_diag)
+                    h_diag = ys / y.dot(y)
+                # PyTorch keeps the recursion's coefficients in the state, one slot per
+                # history entry (slots past the current history keep older values).
+                al = state.setdefault("al", [None] * history_size)
+                d = self._two_loop_direction(flat_grad, old_dirs, old_stps, ro, al, h_diag)
 
             prev_flat_grad = flat_grad.clone()
             prev_loss = loss
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * lr
+                # a 0-d tensor when the gradient's 1-norm exceeds 1, as in PyTorch
+                t = min(1.0, 1.0 / flat_grad.abs().sum()) * lr
             else:
                 t = lr
             gtd = flat_grad.dot(d).item()
@@ -168,7 +173,14 @@ class LBFGS(Optimizer):
                     return self._directional_evaluate(closure, x, t, d)
 
                 loss, flat_grad, t, evals = strong_wolfe(
-                    obj_func, x_init, t, d, loss, flat_grad, gtd, max_ls=max_eval - current_evals
+                    obj_func,
+                    x_init,
+                    float(t),
+                    d,
+                    loss,
+                    flat_grad,
+                    gtd,
+                    max_ls=max_eval - current_evals,
                 )
                 self._add_grad(t, d)
                 opt_cond = flat_grad.abs().max().item() <= tolerance_grad
@@ -211,17 +223,18 @@ class LBFGS(Optimizer):
         flat_grad: Any,
         old_dirs: list[Any],
         old_stps: list[Any],
-        ro: list[float],
-        h_diag: float,
+        ro: list[Any],
+        al: list[Any],
+        h_diag: Any,
     ) -> Any:
-        """The L-BFGS two-loop recursion: the inverse-Hessian estimate times ``-flat_grad``."""
-        al = [0.0] * len(old_dirs)
+        """The L-BFGS two-loop recursion: the inverse-Hessian estimate times ``-flat_grad``;
+        fills ``al[:len(old_dirs)]`` with the first loop's coefficients."""
         q = -flat_grad
         for i in range(len(old_dirs) - 1, -1, -1):
-            al[i] = old_stps[i].dot(q).item() * ro[i]
+            al[i] = old_stps[i].dot(q) * ro[i]
             q = q - old_dirs[i] * al[i]
         r = q * h_diag
         for i in range(len(old_dirs)):
-            be_i = old_dirs[i].dot(r).item() * ro[i]
+            be_i = old_dirs[i].dot(r) * ro[i]
             r = r + old_stps[i] * (al[i] - be_i)
         return r

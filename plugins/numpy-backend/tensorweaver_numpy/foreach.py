@@ -162,6 +162,13 @@ class ForeachOps:
 
     @quiet
     def foreach_inplace(self, name: str, xs: list[A], *args: Any) -> bool:
+        if name == "add" and len(xs) == 1 and xs[0].dtype is not _F16:
+            # One pair (``p.data.add_(g, alpha=-lr)``, once a parameter a step): the "add"
+            # writer's two ufunc calls, without its lists, closure and float16 scan (a 200-element
+            # pair: 5.3 -> 3.7 us)
+            x, y = xs[0], args[0][0]
+            np.add(x, np.multiply(y, _scalar(args[1], y)), out=x)
+            return True
         write = _IN_PLACE.get(name)
         if write is None:
             return False

@@ -32,8 +32,9 @@ except ImportError:  # a torch that moved it: the public call, a little slower
 _set_grad_enabled = getattr(torch._C, "_set_grad_enabled", torch.set_grad_enabled)
 
 Tensor = torch.Tensor
-#: What a fused kernel keeps for backward: its outputs, still in torch's graph, and leaves.
-Recorded = tuple[tuple[Tensor, ...], list[Any]]
+#: What a fused kernel keeps for backward: its outputs, still in torch's graph, and leaves
+#: (a list of leaves of its own, or the tuple of inputs already on torch's tape).
+Recorded = tuple[tuple[Tensor, ...], Any]
 
 
 def _fused(fn: Callable[[tuple, tuple], tuple], static: tuple, inputs: tuple) -> tuple:
@@ -45,7 +46,8 @@ def _fused(fn: Callable[[tuple, tuple], tuple], static: tuple, inputs: tuple) ->
     for t in inputs:
         if t.requires_grad and enabled:  # on torch's own tape: torch differentiates through it
             outs = fn(inputs, static)
-            return outs, (outs, list(inputs))
+            # (a tuple, not a list of leaves of our own: rebind_linalg_input leaves it)
+            return outs, (outs, inputs)
         if t.is_floating_point() or t.is_complex():
             # the cached leaf read here, not in a function: a frame less an input, each call
             key = id(t)
@@ -55,7 +57,7 @@ def _fused(fn: Callable[[tuple, tuple], tuple], static: tuple, inputs: tuple) ->
             # twice would be the sum of both places' in each
             for seen in leaves:
                 if seen is leaf:
-                    leaf = t.detach().requires_grad_()
+                    leaf = t.data.requires_grad_()
                     break
             leaves.append(leaf)
         else:
@@ -78,15 +80,17 @@ def _fused(fn: Callable[[tuple, tuple], tuple], static: tuple, inputs: tuple) ->
 
 #: id(array) -> (weak reference to the array, its detached leaf requiring grad): one leaf
 #: per input array, reused by every call recorded on it (a ``detach().requires_grad_()``
-#: took 1.5-3 us of each call on a loaded CPU). The leaf shares the array's memory and
-#: version counter, as a new one would; no backward here accumulates into its ``.grad``.
+#: took 1.5-3 us of each call on a loaded CPU). The leaf shares the array's memory, not its
+#: version counter (``t.data``'s own, as PyTorch's ``.data``): a write through a tensor's
+#: ``.data`` into memory NumPy shares is a torch in-place op on the array, which the saved
+#: leaf must not see as one. No backward here accumulates into its ``.grad``.
 _LEAVES: dict[int, tuple] = {}
 
 
 def _new_leaf(t: Tensor, key: int) -> Tensor:
     """A detached leaf of ``t`` that requires grad, kept in ``_LEAVES`` under ``key``
     (``id(t)``) for the calls after this one."""
-    leaf = t.detach().requires_grad_()
+    leaf = t.data.requires_grad_()
     _LEAVES[key] = (weakref.ref(t, lambda ref: _forget(key, ref)), leaf)
     return leaf
 
@@ -260,6 +264,27 @@ class LinearAlgebra:
         out = outs[i]
         if out.shape == new.shape and out.dtype == new.dtype:
             out.data.copy_(new)
+
+    def rebind_linalg_input(
+        self, saved: tuple[Recorded, int], new: Tensor
+    ) -> Callable[[], None] | None:
+        """Make input j of the recorded call read ``new``, the input's array since a write
+        through its ``.data`` replaced the one the call was given: the recorded leaf's
+        ``.data`` is set to it (torch's node reads the tensor it saved, as torch's own
+        reads a leaf whose ``.data`` changed), not written into the old array, whose memory
+        a view's base or a NumPy array may share. For this backward alone: ``_LEAVES``
+        shares the leaf among every call recorded on that array (a detached alias's), so
+        what is returned puts the old array back."""
+        (_, leaves), j = saved
+        if type(leaves) is not list:  # (the inputs themselves, on torch's own tape)
+            return None
+        leaf = leaves[j]
+        # (an integer input, lu_solve's pivots, is the array itself: not ours to rebind)
+        if not leaf.requires_grad or leaf.shape != new.shape or leaf.dtype != new.dtype:
+            return None
+        old = leaf.data
+        leaf.data = new
+        return lambda: setattr(leaf, "data", old)
 
     def write_linalg_output(self, dst: Tensor, src: Tensor) -> bool:
         """Write ``src`` into ``dst``'s memory as a write through ``.data`` does (no version

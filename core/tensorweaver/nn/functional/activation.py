@@ -338,7 +338,7 @@ def _threshold(input: Tensor, limit: float, value: float, inplace: bool) -> Tens
         _piecewise_linear(
             lambda x: x.masked_fill(x <= limit, value),
             lambda x: ~(x <= limit),
-            "ThresholdBackward0",
+            "ThresholdBackward1" if inplace else "ThresholdBackward0",  # (threshold_'s)
         ),
         input,
         inplace,

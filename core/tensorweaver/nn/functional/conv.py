@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import operator
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import product
 from typing import Any
 
@@ -23,6 +23,7 @@ import numpy as np
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype, float32_operands
 from tensorweaver.autograd.function import Function
+from tensorweaver.autograd.grad_fn import note_pad_widths
 from tensorweaver.autograd.node import HooksOff
 from tensorweaver.contract.cpu_loops import onednn_convolves
 from tensorweaver.memory_formats import c_ordered, laid_out, suggested_format
@@ -244,7 +245,12 @@ def pad(
         out = _Cropping.apply(input, tuple(pad), value)
     else:
         out = _constant_padded(input, pad, value)
-    return labelled(out, _pad_name(mode, len(pad) // 2), input)
+    out = labelled(out, _pad_name(mode, len(pad) // 2), input)
+    node = out._node
+    if node is not None and mode != "circular" and node is not input._node:
+        # (PyTorch's circular padding is a CopySlices node: it saves no widths)
+        note_pad_widths(node, "_saved_pad" if mode == "constant" else "_saved_padding", pad)
+    return out
 
 
 def _constant_padded(input: Tensor, pad: Sequence[int], value: float | None) -> Tensor:
@@ -595,24 +601,21 @@ def _conv_composite(
 
 
 def _complex_conv(
+    real_conv: Callable[[Tensor, Tensor, Tensor | None], Tensor],
     x: Tensor,
     weight: Tensor,
     bias: Tensor | None,
-    stride: tuple[int, ...],
-    padding: tuple[int, ...],
-    dilation: tuple[int, ...],
-    groups: int,
 ) -> Tensor:
-    """A complex convolution as PyTorch's ``complex_convolution`` computes it: three real
-    ones (Gauss's trick), a = (xr, wr, br), b = (xi, wi), c = (xr + xi, wr + wi, br + bi),
-    and a - b + i (c - a - b): PyTorch's nodes and its rounding."""
+    """A complex convolution (plain or transposed: ``real_conv`` of input, weight and bias)
+    as PyTorch's ``complex_convolution`` computes it: three real ones (Gauss's trick), a =
+    (xr, wr, br), b = (xi, wi), c = (xr + xi, wr + wi, br + bi), and a - b + i (c - a - b):
+    PyTorch's nodes and its rounding."""
     xr, xi = _real_parts(x)
     wr, wi = _real_parts(weight)
     br, bi = (None, None) if bias is None else _real_parts(bias)
-    a = _conv_composite(xr, wr, br, stride, padding, dilation, groups)
-    b = _conv_composite(xi, wi, None, stride, padding, dilation, groups)
-    both = None if bias is None else br + bi
-    c = _conv_composite(xr + xi, wr + wi, both, stride, padding, dilation, groups)
+    a = real_conv(xr, wr, br)
+    b = real_conv(xi, wi, None)
+    c = real_conv(xr + xi, wr + wi, None if bias is None else br + bi)
     rest = c - a - b
     return a - b + labelled(rest * 1j, "MulBackward1", rest)  # (i as a Scalar: MulBackward1)
 
@@ -657,8 +660,11 @@ def _convolution(
         ]
         out = (x.sum() * 0).expand(x.shape[0], 0, *spots)  # (in the graph, as PyTorch's)
         return out if batched else out.squeeze(0)
-    conv = _complex_conv if x.is_complex() else _conv_composite
-    out = conv(x, weight, bias, stride, padding, dilation, groups)
+    if x.is_complex():
+        real = lambda x, w, b: _conv_composite(x, w, b, stride, padding, dilation, groups)  # noqa: E731
+        out = _complex_conv(real, x, weight, bias)
+    else:
+        out = _conv_composite(x, weight, bias, stride, padding, dilation, groups)
     if rank != 2:
         return out if batched else out.squeeze(0)
     return kernel_layout(out, x, weight) if batched else kernel_layout(out).squeeze(0)
@@ -810,16 +816,11 @@ def _conv_transpose(
     if lift:
         stride, padding = _lift(stride, 1), _lift(padding, 0)
         output_padding, dilation = _lift(output_padding, 0), _lift(dilation, 1)
-    out = fused_or_reference(
-        "conv_transpose",
-        _LINE_TRANSPOSE if lift else conv_transpose_reference,
-        (x, weight, bias),
-        stride,
-        padding,
-        output_padding,
-        groups,
-        dilation,
+    reference = _LINE_TRANSPOSE if lift else conv_transpose_reference
+    real = lambda x, w, b: fused_or_reference(  # noqa: E731
+        "conv_transpose", reference, (x, w, b), stride, padding, output_padding, groups, dilation
     )
+    out = _complex_conv(real, x, weight, bias) if x.is_complex() else real(x, weight, bias)
     if lift:
         out = kernel_layout(out, *_line_operands(x, weight))
     elif rank == 2 and batched:
