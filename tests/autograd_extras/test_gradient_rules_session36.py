@@ -32,25 +32,13 @@ def _written_after_create_graph(op: str) -> Callable:
     return program
 
 
-_SOFTMAX_RULE = pytest.mark.xfail(
-    strict=True,
-    reason="older: softmax/log_softmax outputs doubled through .data after a create_graph "
-    "gradient: the second-order gradient reads the old values in part, and the gradient's "
-    "node is MulBackward0/SubBackward0 (torch SoftmaxBackwardDataBackward0 / "
-    "LogSoftmaxBackwardDataBackward0). Cause: nn/functional/activation.py _softmax_grad / "
-    "_log_softmax_grad compose y * (g - sum(g * y)), whose intermediates keep the old values. "
-    "Fix: _FROM_OUTPUT's rules call autograd/gradients.py of_result('softmax', g, y, axis) "
-    "(and 'log_softmax'), one node saving (g, y) under create_graph (checked by a probe)",
-)
-
-
 @pytest.mark.parametrize(
     "op",
     [
         "tanh",
         "sigmoid",
-        pytest.param("softmax", marks=_SOFTMAX_RULE),
-        pytest.param("log_softmax", marks=_SOFTMAX_RULE),
+        "softmax",
+        "log_softmax",
     ],
 )
 @pytest.mark.parametrize("spec", SPECS)

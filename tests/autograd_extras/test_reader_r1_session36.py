@@ -102,16 +102,6 @@ def test_nonleaf_shape_changed_then_broadcast(spec: str) -> None:
 
 
 # --- older 2 ------------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (silent): d = prod/norm/log_softmax/softmax/cumprod of x, a create_graph "
-    "gradient, then a write through d.data: the second-order gradient reads the old result. "
-    "Cause: autograd/gradients.py _saved_result (used by _reduction_result, prod/norm) builds "
-    "the result tensor itself, not through Node.output, so node.py OUTPUT_TENSORS never sees "
-    "it and output_rewritten cannot rebind it (softmax/log_softmax/cumprod rules: same "
-    "pattern). Fix: _saved_result -> node.output(native) with the dtype passed through "
-    "(Node.output(native, dtype=None)), one place that registers every rebuilt output",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_create_graph_then_data_write_reductions(spec: str) -> None:
     ops = {
@@ -133,14 +123,6 @@ def test_create_graph_then_data_write_reductions(spec: str) -> None:
 
 
 # --- older 3 ------------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (silent): a view taken before its base's shape changed in place under "
-    "no_grad: torch's regenerated view node (AsStridedBackward0) refuses the gradient; tw "
-    "gives one. Cause: tensor.py _refresh_views / engine: the view's node is not checked "
-    "against the base's made shape. Fix: regenerate the view's node on the base's new "
-    "geometry (as_strided) so that the engine's shape check refuses it",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_view_of_base_shape_changed_in_place(spec: str) -> None:
     def program(m: Any) -> Any:
@@ -156,15 +138,6 @@ def test_view_of_base_shape_changed_in_place(spec: str) -> None:
 
 
 # --- older 4 ------------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="older: a custom Function's grad_fn is torch's ctx (BackwardCFunction): attributes "
-    "can be set on it (read in backward), and two Function classes of one __name__ have "
-    "distinct grad_fn classes. Cause: autograd/function.py _ctx_grad_fns makes one class "
-    "per name (grad_fn.py _CLASSES keyed by name) with __slots__ = () and a read-only "
-    "__getattr__. Fix: a __setattr__ writing public names to node.saved[1], and key the "
-    "class by the Function subclass (a weak dict) rather than by name",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_function_grad_fn_is_its_ctx(spec: str) -> None:
     def make(m: Any) -> Any:
@@ -195,16 +168,6 @@ def test_function_grad_fn_is_its_ctx(spec: str) -> None:
 
 
 # --- older 5 ------------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="older (silent): a view of a leaf (x.view(1, 3)) whose shape changes in place "
-    "under no_grad (t_, squeeze_, transpose_) and is then used: torch's backward does not "
-    "reach the leaf (x.grad stays None: the in-place metadata change under no_grad cuts the "
-    "view from its base's graph); tw gives x a gradient or raises. Cause: "
-    "ops/inplace_shape.py _change_shape keeps the view's node under no_grad. Fix: under "
-    "no_grad, a view of a leaf that requires grad loses its node (its uses reach no leaf), "
-    "as torch's",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_leaf_view_shape_changed_under_no_grad(spec: str) -> None:
     changes = {"t_": lambda a: a.t_(), "squeeze_": lambda a: a.squeeze_(0)}

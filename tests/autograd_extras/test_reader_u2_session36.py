@@ -17,16 +17,6 @@ def _mm_input_written(m):
     return m.autograd.grad(g.sum(), (a, b))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="matmul's create_graph gradient keeps the input's old values: after a.data.mul_(2) "
-    "the second backward of (a @ b)'s gradient uses the old a (half torch's d/db), where "
-    "`*` follows the write. Cause: autograd/gradients.py _matmul builds "
-    "`mv.transpose(_c(a)) @ g` over node.inputs; the tensor it records is not rebound by a "
-    "`.data` write of a as _mul's operands are. Fix: record matmul's create_graph terms over "
-    "the same rebound inputs as elementwise rules (or rebind matmul's node.inputs on a `.data` "
-    "write); old (HEAD 38188b2 too)",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_matmul_double_backward_after_input_data_write(spec):
     same(_mm_input_written, spec)
@@ -44,17 +34,6 @@ def _softmax_output_written(op):
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="softmax/log_softmax: a `.data` write of the output between a create_graph gradient "
-    "and the second backward is ignored (softmax: a third value, neither HEAD's nor torch's; "
-    "log_softmax: HEAD's). torch's SoftmaxBackward0/LogSoftmaxBackward0 read the saved result "
-    "in the double-backward graph. Cause: the fused softmax override's create_graph graph "
-    "holds a Tensor over the old output array (autograd/node.py _fused_output_rewritten "
-    "rebinds node.saved but not the graph built from it); wave 1 mended exp/sigmoid/tanh/sqrt/"
-    "rsqrt/pow(0.5) this way. Fix: route softmax/log_softmax through the same "
-    "output-rewritten path as exp (or rebuild their create_graph terms from node.saved)",
-)
 @pytest.mark.parametrize(
     "op",
     [lambda m, x: x.softmax(1), lambda m, x: x.log_softmax(1)],
@@ -82,17 +61,6 @@ def _norm1_packed(m):
     return packed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="norm(p=1, dim): torch's LinalgVectorNormBackward0 packs self and the result "
-    "(shapes (3, 4), (3)) and, under saved_tensors_hooks, computes after the result is changed "
-    "in place (its p=1 rule reads only sign(self)); tw packs self only, and refuses the "
-    "in-place change of the output ('modified by an inplace operation', LinalgVectorNorm). "
-    "Cause: ops/reduce.py norm's p=1 branch records a rule that saves no result while the "
-    "version check still covers the output. Fix: pack the result for p=1 as for other p "
-    "(graph.py pack list) so the packed path handles the changed output as for p=2; old "
-    "(HEAD 38188b2 too)",
-)
 @pytest.mark.parametrize("program", [_norm1_output_changed, _norm1_packed], ids=["mul_", "packs"])
 @pytest.mark.parametrize("spec", SPECS)
 def test_norm_p1_under_saved_tensors_hooks(spec, program):

@@ -122,14 +122,6 @@ OPEN = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PyTorch's MulBackward0, DivBackward0, MaximumBackward0 (also Minimum, Remainder, "
-    "Hypot, Atan2, Xlogy, Logaddexp) pack other before self; tw packs its inputs in order "
-    "(autograd/graph.py pack_inputs). Fix: other first for those ops, but composites built "
-    "of mul (dot, addcmul, addcdiv: PyTorch packs self first) must keep their order: tried "
-    "in session 36, reverted as it turned those three",
-)
 def test_binary_pack_order(backend: str) -> None:
     same_each(OPEN, backend)
 

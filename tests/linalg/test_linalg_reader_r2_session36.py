@@ -42,11 +42,6 @@ def _packed(m, op):
     return tuple(seen)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older: linalg_inv/linalg_cholesky under saved_tensors_hooks pass A through the "
-    "pack hook before primitives.py _wrap drops it (PyTorch's node packs the result alone)",
-)
 @pytest.mark.parametrize("spec", ["numpy", "torch:cpu"])
 @pytest.mark.parametrize("fn", ["inv", "inv_ex", "cholesky", "cholesky_ex"])
 def test_inv_cholesky_pack_the_result_alone(spec: str, fn: str) -> None:
@@ -56,11 +51,6 @@ def test_inv_cholesky_pack_the_result_alone(spec: str, fn: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="older: sign's node is where's (ops/elementwise.py sign): it packs the bool NaN "
-    "mask, which PyTorch's SignBackward0 never saves; a pack hook computing on it breaks",
-)
 @pytest.mark.parametrize("spec", ["numpy", "torch:cpu"])
 def test_sign_packs_nothing(spec: str) -> None:
     def program(m):

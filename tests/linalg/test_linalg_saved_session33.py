@@ -326,8 +326,10 @@ _HOOKS_LEFT = (
     "eigh, svd, lu, in PyTorch's order"
 )
 #: Fixed since: torch:cpu eigvals with a graph is eig's one node, packing L and V
-#: (session 34).
-_HOOKS_PACKED = {("numpy", "eigvals"), ("torch:cpu", "eigvals")}
+#: (session 34); cholesky and inv pack their result alone (session 36).
+_HOOKS_PACKED = {
+    (device, name) for device in ("numpy", "torch:cpu") for name in ("eigvals", "cholesky", "inv")
+}
 
 
 @pytest.mark.parametrize("name", list(OTHERS))

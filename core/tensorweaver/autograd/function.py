@@ -151,11 +151,9 @@ class FunctionCtx:
         if type(t) is not _SavedOutput:
             return t
         node = self._nodes[t.index]()
-        out = Tensor(t.native, t.backend, t.dtype)
-        if node is not None:
-            out._node = node
-            out._requires_grad = True
-        return out
+        if node is not None:  # (Node.output: a later write through the output's .data reaches it)
+            return node.output(t.native, t.dtype)
+        return Tensor(t.native, t.backend, t.dtype)
 
     def _release(self) -> None:
         """Free the saved tensors: a backward through one of the outputs' nodes ran without
@@ -180,34 +178,74 @@ class FunctionCtx:
 _PENDING_NAMES: list = []
 #: The base of those classes, once made (it subclasses grad_fn.py's GradFn).
 _CTX_GRAD_FN: list = []
+#: Function subclass -> its own grad_fn class (PyTorch's ``_backward_cls``), made when its
+#: first node's grad_fn is read.
+_BACKWARD_CLASSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _ctx_attribute(self: Any, attribute: str) -> Any:
-    """A public attribute of a Function node's ctx, else GradFn's own (``_saved_*``)."""
+    """A public attribute of a Function node's ctx, else GradFn's own (``_saved_*``), else
+    one set on the ctx (by ``forward`` or through this object)."""
     node = self._node
-    if not attribute.startswith("_") and node.op == "function":
+    if node.op != "function":
+        return super(_CTX_GRAD_FN[0], self).__getattr__(attribute)
+    if not attribute.startswith("_"):
         return getattr(node.saved[1], attribute)
-    return super(_CTX_GRAD_FN[0], self).__getattr__(attribute)
+    try:
+        return super(_CTX_GRAD_FN[0], self).__getattr__(attribute)
+    except AttributeError:
+        return getattr(node.saved[1], attribute)
 
 
-_CTX_READER = {"__slots__": (), "__getattr__": _ctx_attribute}
+def _ctx_set(self: Any, attribute: str, value: Any) -> None:
+    """Set an attribute on a Function node's ctx, which PyTorch's ``grad_fn`` is (``backward``
+    reads it); GradFn's own slot stays the object's."""
+    if attribute == "_node" or self._node.op != "function":
+        object.__setattr__(self, attribute, value)
+    else:
+        setattr(self._node.saved[1], attribute, value)
+
+
+def _own_class(klass: type, node: Any) -> Any:
+    """The grad_fn object of ``node``, of its Function subclass's own class (PyTorch's
+    ``_backward_cls``: two Function classes of one name have distinct ones). grad_fn.py
+    ``grad_fn_of`` finds the class by the node's name; this picks the Function's."""
+    function = node.saved[0] if node.op == "function" else None
+    own = klass if function is None else _BACKWARD_CLASSES.get(function)
+    if own is None:
+        attributes = {"__slots__": (), "_forward_cls": function}
+        own = _BACKWARD_CLASSES[function] = type(klass.__name__, (_CTX_GRAD_FN[0],), attributes)
+    made = object.__new__(own)
+    object.__setattr__(made, "_node", node)
+    return made
 
 
 def _ctx_grad_fns() -> None:
     """Make the ``grad_fn`` class of the Function subclasses of :data:`_PENDING_NAMES`
-    (autograd/grad_fn.py ``grad_fn_of`` makes one per name) one that reads their ctx's public
-    attributes (``needs_input_grad``, ``saved_tensors``, what ``forward`` set on it), as
-    PyTorch's ``BackwardCFunction`` is the ctx itself. Made at the first ``apply`` after
+    (autograd/grad_fn.py ``grad_fn_of`` makes one per name) one that reads and writes their
+    ctx's attributes (``needs_input_grad``, ``saved_tensors``, what ``forward`` set on it),
+    as PyTorch's ``BackwardCFunction`` is the ctx itself, and makes each node's object of its
+    Function subclass's own class (:func:`_own_class`). Made at the first ``apply`` after
     their definition: the core's own Functions are defined before grad_fn.py can load."""
     from tensorweaver.autograd.grad_fn import _CLASSES, GradFn
 
     if not _CTX_GRAD_FN:
-        _CTX_GRAD_FN.append(type("BackwardCFunction", (GradFn,), _CTX_READER))
+        reader = {"__slots__": (), "__getattr__": _ctx_attribute, "__setattr__": _ctx_set}
+        _CTX_GRAD_FN.append(type("BackwardCFunction", (GradFn,), reader))
     base = _CTX_GRAD_FN[0]
     for name in _PENDING_NAMES:
         if not issubclass(_CLASSES.get(name, GradFn), base):
-            _CLASSES[name] = type(name, (base,), {"__slots__": ()})
+            _CLASSES[name] = type(name, (base,), {"__slots__": (), "__new__": _own_class})
     _PENDING_NAMES.clear()
+
+
+def __getattr__(name: str) -> Any:
+    """``BackwardCFunction``: the base class of every custom Function's ``grad_fn``, as
+    PyTorch's (made on first use: grad_fn.py cannot load before this module)."""
+    if name != "BackwardCFunction":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _ctx_grad_fns()
+    return _CTX_GRAD_FN[0]
 
 
 class Function:

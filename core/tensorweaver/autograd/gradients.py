@@ -24,6 +24,7 @@ from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import index as ix
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import reduce as rd
+from tensorweaver.ops import views
 from tensorweaver.ops.apply import apply, labelled
 from tensorweaver.ops.complex import conj_physical
 from tensorweaver.ops.complex import imag as _imag
@@ -208,11 +209,10 @@ def _pow(node: Any, g: Tensor) -> tuple:
 
 def _saved_result(node: Any, native: Any, dtype: Any) -> Tensor:
     """The output array ``native`` that ``node`` kept (its ``dtype``: the output's, which may
-    not be its first input's), attached to ``node`` as PyTorch's unpacked saved result is."""
-    out = Tensor(native, node.inputs[0].backend, dtype)
-    out._node = node
-    out._requires_grad = True
-    return out
+    not be its first input's), attached to ``node`` as PyTorch's unpacked saved result is:
+    :meth:`Node.output`, which under ``create_graph`` registers it so that a write through
+    the output's ``.data`` reaches the graph recorded on it (node.py ``output_rewritten``)."""
+    return node.output(native, dtype)
 
 
 def _reduction_result(node: Any, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -870,8 +870,13 @@ def _reduced_by_index(node: Any, g: Tensor) -> tuple:
 
 def _matmul(node: Any, g: Tensor) -> tuple:
     a, b = node.inputs
-    ga = g.matmul(mv.transpose(_c(b), -2, -1)) if _needs(node, 0) else None
-    gb = mv.transpose(_c(a), -2, -1).matmul(g) if _needs(node, 1) else None
+    # Under create_graph the transposes are views of the inputs (ops/views.py), refreshed by
+    # a write through an input's ``.data`` before the graph is differentiated again, as
+    # PyTorch's ``mat1.t()`` shares the saved input's memory (a plain permute keeps the old
+    # array); first order, the plain permute (no view to record)
+    transpose = views.transpose if is_grad_enabled() else mv.transpose
+    ga = g.matmul(transpose(_c(b), -2, -1)) if _needs(node, 0) else None
+    gb = transpose(_c(a), -2, -1).matmul(g) if _needs(node, 1) else None
     return ga, gb
 
 

@@ -156,6 +156,41 @@ GIVEN_TENSORS = [False]
 MAT2_FIRST: weakref.WeakSet = weakref.WeakSet()
 
 
+#: Binary ops whose PyTorch node packs ``other`` before ``self`` (MulBackward0,
+#: DivBackward0, MaximumBackward0, MinimumBackward0, RemainderBackward1, HypotBackward0 (then
+#: its result), Atan2Backward0), unless made under :data:`PACK_SELF_FIRST`.
+_OTHER_FIRST = frozenset(("mul", "div", "maximum", "minimum", "remainder", "hypot", "atan2"))
+
+#: True while a composite that PyTorch records as one node packing its operands in order
+#: (addcmul's product, addcdiv's quotient: AddcmulBackward0, AddcdivBackward0 save tensor1,
+#: then tensor2) makes its binary node (:class:`PackSelfFirst`).
+PACK_SELF_FIRST = [False]
+
+
+class PackSelfFirst:
+    """Context manager: binary nodes of :data:`_OTHER_FIRST` made in the block pack their
+    operands in order, self first (:data:`PACK_SELF_FIRST`)."""
+
+    __slots__ = ("before",)
+
+    def __enter__(self) -> None:
+        self.before = PACK_SELF_FIRST[0]
+        PACK_SELF_FIRST[0] = True
+
+    def __exit__(self, *exc: object) -> None:
+        PACK_SELF_FIRST[0] = self.before
+
+
+#: Ops whose PyTorch node packs its result alone, never an input (LinalgInvExBackward0,
+#: LinalgCholeskyExBackward0: their rules read the output; linalg/primitives.py ``_wrap``
+#: packs it and keeps the input's shape alone).
+_RESULT_ALONE_OPS = frozenset(("linalg_inv", "linalg_cholesky"))
+
+
+def _RESULT_ALONE(node: _GraphNode, i: int) -> bool:
+    return False
+
+
 def pack_inputs(node: _GraphNode) -> None:
     """Pass what ``node`` keeps for its rule through the innermost pack hook: each tensor
     input whose value the rule reads (not a 0-d constant standing for a Python number,
@@ -163,7 +198,7 @@ def pack_inputs(node: _GraphNode) -> None:
     from tensorweaver.autograd.gradients import READS_INPUT
     from tensorweaver.autograd.node import _constant_number
 
-    reads = READS_INPUT.get(node.op)
+    reads = _RESULT_ALONE if node.op in _RESULT_ALONE_OPS else READS_INPUT.get(node.op)
     inputs = list(node.inputs)
     order = range(len(inputs))
     if node.op == "matmul" and not MATMUL_SELF_FIRST[0]:
@@ -172,6 +207,8 @@ def pack_inputs(node: _GraphNode) -> None:
     keeps_output = node.op in _KEEP_OUTPUT and (node.op != "pow" or _pow_keeps_output(node.saved))
     if keeps_output and node.op == "pow":
         order = (1, 0)  # (PowBackward1 and 2: the exponent, then self)
+    elif node.op in _OTHER_FIRST and not PACK_SELF_FIRST[0]:
+        order = (1, 0)  # (MulBackward0, DivBackward0, ...: other, then self)
     later = keeps_output and PACK_OUTPUT_LATER[0]
     with HooksOff() as (pack, unpack):
         for i in order:

@@ -335,6 +335,10 @@ def _refuse_invalid_histories(inputs: tuple) -> None:
 #: Weak keys: a node freed with its graph leaves.
 OUTPUT_TENSORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
+#: tensor.py's Tensor, once :meth:`Node.output` first needs it (a function-level import on
+#: every call cost ~3 us there).
+_Tensor: Any = None
+
 
 def output_rewritten(node: Any, old: Any, new: Any) -> None:
     """The output array ``old`` that ``node`` made was replaced by ``new`` unseen by autograd
@@ -795,12 +799,15 @@ class Node:
         """PyTorch's name for this node as a ``grad_fn`` (``MulBackward0``)."""
         return grad_fn_name(self)
 
-    def output(self, native: Any) -> Any:
-        """The output tensor, rebuilt around its saved array, still attached to this node."""
-        from tensorweaver.tensor import Tensor
+    def output(self, native: Any, dtype: Any = None) -> Any:
+        """The output tensor, rebuilt around its saved array, still attached to this node (of
+        ``dtype``, where given: an output whose dtype is not its first input's)."""
+        global _Tensor
+        if _Tensor is None:  # (imported once: tensor.py imports this module)
+            from tensorweaver.tensor import Tensor as _Tensor
 
         first = self.inputs[0]
-        out = Tensor(native, first.backend, first.dtype)
+        out = _Tensor(native, first.backend, first.dtype if dtype is None else dtype)
         out._node = self
         out._requires_grad = True
         if is_grad_enabled():  # (a create_graph backward: the nodes it records may keep it)

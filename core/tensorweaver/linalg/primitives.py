@@ -94,8 +94,8 @@ def _wrap(
         if kept is None:
             kept = (saved, None, natives[0], dtype)
         outs: tuple = (apply(op, natives[0], dtype, inputs, kept),)
-        if op == "linalg_inv":  # (PyTorch's node saves the inverse alone, as the rule
-            # reads: an in-place change of A is no error)
+        if op in ("linalg_inv", "linalg_cholesky"):  # (PyTorch's node saves the inverse
+            # or the factor alone, as the rule reads: an in-place change of A is no error)
             outs[0]._node.inputs = (shape_of(inputs[0]),)
         if SAVED_TENSORS_HOOKS and op in _PACKS_RESULT:
             node = outs[0]._node

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweaver.autograd.mode import _restore, _switched, is_grad_enabled
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, Node, frees_nothing, refuse_saved
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, Node, refuse_saved
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.cpu_loops import cached_scalar_loop_mask
 from tensorweaver.contract.dtypes import DType
@@ -1127,15 +1127,14 @@ def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-1, 0 or 1; NaN gives 0, as in PyTorch."""
     if out is not None:
         return written_out("sign", sign(input), out, same_dtype=True, inputs=(input,))
-    out = _sign(input)
+    _require_tensor("sign", input)
     if input.dtype.kind != "f":
-        return out
-    out = where(isnan(input), 0, out)
-    if out._node is None:
-        return out
-    out._node.label = "SignBackward0"  # (where's own node, new)
-    # (PyTorch's SignBackward0 saves no tensor: backward may run again)
-    return frees_nothing(out, input)
+        return _sign(input)
+    # One node of its own that keeps nothing, as PyTorch's SignBackward0 (no where's node
+    # packing a bool NaN mask under saved_tensors_hooks): NaN gives 0 on the arrays
+    b, n = input.backend, input.native
+    native = b.where(b.ne(n, n), b.full((), 0, input.dtype), b.sign(n))
+    return apply("sign", native, input.dtype, (input,))
 
 
 floor = _piecewise_constant("floor")
@@ -1845,6 +1844,12 @@ def addcmul(
     if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
         wide = addcmul(*(cast(v, dtypes.float32) for v in (input, tensor1, tensor2)), value=value)
         result = cast(wide, dtype)
+    elif SAVED_TENSORS_HOOKS:  # (AddcmulBackward0 packs tensor1, then tensor2: mul's order not)
+        from tensorweaver.autograd.graph import PackSelfFirst
+
+        with PackSelfFirst():
+            product = mul(mul(tensor1, value), tensor2) if value != 1 else mul(tensor1, tensor2)
+        result = add(input, product)
     else:  # PyTorch's order
         product = mul(mul(tensor1, value), tensor2) if value != 1 else mul(tensor1, tensor2)
         result = add(input, product)
@@ -1890,6 +1895,12 @@ def addcdiv(
     if dtype in _HALF:  # in float32, rounded once, as PyTorch: no overflow in between
         wide = addcdiv(*(cast(v, dtypes.float32) for v in (input, tensor1, tensor2)), value=value)
         result = cast(wide, dtype)
+    elif SAVED_TENSORS_HOOKS:  # (as addcmul's: AddcdivBackward0 packs tensor1 first)
+        from tensorweaver.autograd.graph import PackSelfFirst
+
+        with PackSelfFirst():
+            quotient = div(mul(tensor1, value), tensor2) if value != 1 else div(tensor1, tensor2)
+        result = add(input, quotient)
     else:  # PyTorch's order
         quotient = div(mul(tensor1, value), tensor2) if value != 1 else div(tensor1, tensor2)
         result = add(input, quotient)

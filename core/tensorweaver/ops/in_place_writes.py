@@ -209,8 +209,10 @@ def add_scaled(x: Tensor, y: Tensor, alpha: float, op: str) -> None:
     """``x += y * alpha`` as the in-place method ``op`` (``addable(x, y)``; outside autograd):
     into x's memory where it can be, else x rebound to ``foreach_add``'s new array."""
     backend = x.backend
-    write = _writer(backend)  # (once: both ways in below need it)
-    if write is not None:
+    # (_writer's test inline, once, as both ways in below need it: a call saved a
+    # parameter update, ~0.15 us of the core's ~5)
+    write = getattr(backend, "foreach_inplace", None)
+    if write is not None and "foreach_inplace" not in backend.__dict__:
         if x._alias_of is not None and x._lone_alias_writable():
             # ``p.data.add_(p.grad, alpha=-lr)``: into the parameter's memory whatever its
             # size, as torch's add_, where the write needs no bookkeeping beyond the count (an

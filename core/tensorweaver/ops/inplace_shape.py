@@ -30,12 +30,14 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweaver.autograd.mode import (
+    enable_grad,
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
 )
-from tensorweaver.autograd.node import INPLACE_CHANGES, output_changed
+from tensorweaver.autograd.node import INPLACE_CHANGES, Node, output_changed
+from tensorweaver.autograd.view_regeneration import mark_stale
 from tensorweaver.ops import creation as cr
 from tensorweaver.ops import movement as mv
 from tensorweaver.ops import views as vw
@@ -128,6 +130,10 @@ def _change_shape(
     refused = x._inference and x._refuses_inference_update()
     if x._node is not None:  # (its version moves: a node that saved x refuses backward, exp's)
         output_changed(x._node, x, x._version, follow=out is x)
+    # (a view with a history: PyTorch's changes its version, so its grad_fn is regenerated;
+    # under no_grad when next read, as PyTorch's: AsStridedBackward0 over the root base in the
+    # view's new geometry, with no edge where the root requires no grad)
+    regenerated = x._view_of is not None and x._node.__class__ is Node and not is_grad_enabled()
     if out is x:  # the shape stays
         if refused:
             x._refuse_inference_update(op)
@@ -137,6 +143,8 @@ def _change_shape(
         x._count_on_shared_counter()  # (its base, views and aliases: PyTorch's one counter)
         x._version += 1
         INPLACE_CHANGES[0] += 1
+        if regenerated:
+            mark_stale(x)
         return x
     old = x
     if x.requires_grad:  # (a graph recorded before may hold x: its backward needs the shape)
@@ -168,7 +176,35 @@ def _change_shape(
         # write through it, PyTorch refuses its later use in autograd)
         if x._node is not None or _root_requires_grad(x):
             x._lose_history(made[3][1])
+    elif regenerated:
+        mark_stale(x)
+    elif old is not x and op != "as_strided_" and x._node.__class__ is Node:
+        _base_in_new_geometry(x, old, compute)
     return x
+
+
+def _base_in_new_geometry(x: Tensor, old: Tensor, compute: Callable[[Tensor], Tensor]) -> None:
+    """After a shape change of ``x``, a tensor with a history and views, under no_grad: its
+    views (now of ``old``, which holds its memory in its old shape) reach its history through
+    ``x`` in its new shape, as PyTorch regenerates a view over its base as it is now; so the
+    engine sums their gradient into the shape ``x``'s node made, or refuses it where it cannot
+    (AsStridedBackward0's "invalid gradient"). ``old``'s node: ``x`` read back into the old
+    shape (the change again where it is its own inverse, t_ and transpose_; else a reshape)."""
+    if is_grad_enabled():
+        return
+    with enable_grad():
+        back = compute(x)
+        if back.shape != old.shape:
+            back = mv.reshape(x, tuple(old.shape))
+    old._node = back._node
+    todo = [old]
+    while todo:  # (their grad_fn is rebuilt when next read: autograd/view_regeneration.py)
+        for entry in todo.pop()._views or ():
+            view = entry[0]()
+            if view is not None and view is not x and entry[1] is not None:
+                if entry[2] is True and view._node.__class__ is Node:
+                    mark_stale(view)
+                todo.append(view)
 
 
 def squeeze_(self: Tensor, dim: Any = None) -> Tensor:

@@ -74,7 +74,13 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
             raise RuntimeError(_mismatch(input, other))
         # an integer dot product keeps its dtype (wrapping), as PyTorch's, where sum widens
         kept = input.dtype if input.dtype.kind in "ui" else None
-        product = rd.sum(ew.mul(input, other), dtype=kept)
+        if SAVED_TENSORS_HOOKS:  # (DotBackward0 packs self first: mul's node would not)
+            from tensorweaver.autograd.graph import PackSelfFirst
+
+            with PackSelfFirst():
+                product = rd.sum(ew.mul(input, other), dtype=kept)
+        else:
+            product = rd.sum(ew.mul(input, other), dtype=kept)
         return labelled(product, "DotBackward0", input, other)
     # PyTorch names a vector product after the kernel it runs: mv, or mm then squeeze for a
     # vector times a matrix; a batched one is folded into one product and viewed back

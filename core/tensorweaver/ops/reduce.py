@@ -898,6 +898,8 @@ def _norm(x: Tensor, p: Any, dim: Dim, keepdim: bool) -> Tensor:
     if p == -math.inf:
         return amin(ew.abs(x), dim if dim is not None else (), keepdim)
     if p == 1:
+        if SAVED_TENSORS_HOOKS and x.requires_grad and is_grad_enabled():
+            return _L1Norm.apply(x, dim, keepdim)  # (packs self and the result, as PyTorch)
         return sum(ew.abs(x), dim, keepdim)
     if p == 0:
         if x.requires_grad and is_grad_enabled():  # (the Function only where there is a graph)
@@ -917,6 +919,27 @@ def _p_norm_values(x: Tensor, p: float, dim: Dim, keepdim: bool) -> Tensor:
     fill = math.inf if p < 0 else 0.0
     powered = ew.where(zero, fill, ew.pow(ew.where(zero, 1.0, size), p))
     return _root(sum(powered, dim, keepdim), p)
+
+
+class _L1Norm(Function):
+    """``norm(x, 1)`` inside ``saved_tensors_hooks``: one node that packs ``x`` and the
+    result, as PyTorch's LinalgVectorNormBackward0, whose p=1 formula reads ``sgn(x)``
+    alone, so a change of the result in place is no error (the no-hook path is
+    ``sum(abs(x))``, whose version check on the result is PyTorch's)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dim: Dim, keepdim: bool) -> Tensor:
+        out = sum(ew.abs(x), dim, keepdim)
+        ctx.axes, ctx.keepdim = axes_of("norm", dim, x.ndim), keepdim
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        x, _ = ctx.saved_tensors
+        if not ctx.keepdim and ctx.axes:
+            grad = grad.reshape(tuple(1 if a in ctx.axes else n for a, n in enumerate(x.shape)))
+        return ew.mul(ew.sign(x), grad), None, None
 
 
 class _PNorm(Function):

@@ -25,6 +25,7 @@ from typing import Any, Callable
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype
 from tensorweaver.autograd.function import Function
+from tensorweaver.autograd.gradients import of_result
 from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS
 from tensorweaver.contract.dtypes import DType, bfloat16, float16
 from tensorweaver.nn.functional.distance import half_unit
@@ -978,8 +979,14 @@ def _shifted(x: Tensor, axis: int) -> Tensor:
 
 
 #: Each composite's input gradient written from its output (``fused_or_reference``'s
-#: ``from_output``).
-_FROM_OUTPUT = {"softmax": _softmax_grad, "log_softmax": _log_softmax_grad}
+#: ``from_output``, which only a ``create_graph`` backward calls): one node saving ``(g, y)``
+#: (autograd/gradients.py ``of_result``), as PyTorch's SoftmaxBackwardDataBackward0, so that
+#: a write through the output's ``.data`` reaches every term of the second-order gradient
+#: (a composition's intermediates would keep the old values).
+_FROM_OUTPUT = {
+    "softmax": lambda y, g, axis: of_result("softmax", g, y, axis),
+    "log_softmax": lambda y, g, axis: of_result("log_softmax", g, y, axis),
+}
 
 
 def _softmax_like(
