@@ -335,10 +335,16 @@ def _sigmoid_backward(g: Tensor, y: Tensor, axis: Any) -> Tensor:
 
 
 def _softmax_backward(g: Tensor, y: Tensor, axis: Any) -> Tensor:
+    if y.dtype in _HALF:  # in float32, rounded once, as PyTorch's CPU kernel
+        wide = _softmax_backward(ew.cast(g, dtypes.float32), ew.cast(y, dtypes.float32), axis)
+        return ew.cast(wide, g.dtype)
     return ew.mul(y, ew.sub(g, rd.sum(ew.mul(g, y), axis, keepdim=True)))
 
 
 def _log_softmax_backward(g: Tensor, y: Tensor, axis: Any) -> Tensor:
+    if y.dtype in _HALF:  # (as softmax's)
+        wide = _log_softmax_backward(ew.cast(g, dtypes.float32), ew.cast(y, dtypes.float32), axis)
+        return ew.cast(wide, g.dtype)
     return ew.sub(g, ew.mul(ew.exp(y), rd.sum(g, axis, keepdim=True)))
 
 

@@ -133,7 +133,12 @@ def _change_shape(
     # (a view with a history: PyTorch's changes its version, so its grad_fn is regenerated;
     # under no_grad when next read, as PyTorch's: AsStridedBackward0 over the root base in the
     # view's new geometry, with no edge where the root requires no grad)
-    regenerated = x._view_of is not None and x._node.__class__ is Node and not is_grad_enabled()
+    regenerated = (
+        x._view_of is not None
+        and x._node.__class__ is Node
+        and not is_grad_enabled()
+        and _READ_BACKS.get(id(x._view_of[0])) is not x._view_of[0]  # (not x's own hand-over)
+    )
     if out is x:  # the shape stays
         if refused:
             x._refuse_inference_update(op)
@@ -183,6 +188,11 @@ def _change_shape(
     return x
 
 
+#: The hand-overs :func:`_base_in_new_geometry` gave a node reading their tensor back, by id
+#: (a WeakSet cannot hold tensors: ``in`` would compare them elementwise).
+_READ_BACKS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
 def _base_in_new_geometry(x: Tensor, old: Tensor, compute: Callable[[Tensor], Tensor]) -> None:
     """After a shape change of ``x``, a tensor with a history and views, under no_grad: its
     views (now of ``old``, which holds its memory in its old shape) reach its history through
@@ -197,7 +207,16 @@ def _base_in_new_geometry(x: Tensor, old: Tensor, compute: Callable[[Tensor], Te
         if back.shape != old.shape:
             back = mv.reshape(x, tuple(old.shape))
     old._node = back._node
+    _READ_BACKS[id(old)] = old
     todo = [old]
+    earlier = old._view_of[0] if old._view_of is not None else None
+    while earlier is not None and _READ_BACKS.get(id(earlier)) is earlier:
+        # (an earlier change's hand-over: its read-back went through x's former shape)
+        with enable_grad():
+            shape, stride = earlier.shape, earlier.stride()
+            earlier._node = vw.as_strided(x, shape, stride, earlier.storage_offset())._node
+        todo.append(earlier)
+        earlier = earlier._view_of[0] if earlier._view_of is not None else None
     while todo:  # (their grad_fn is rebuilt when next read: autograd/view_regeneration.py)
         for entry in todo.pop()._views or ():
             view = entry[0]()
