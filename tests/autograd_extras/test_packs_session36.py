@@ -128,14 +128,5 @@ def _cholesky_input_changed(m: Any) -> Any:
 
 
 @pytest.mark.parametrize("spec", SPECS)
-def test_cholesky_input_changed_in_place(spec: str, request: pytest.FixtureRequest) -> None:
-    if spec == "torch:cpu":
-        reason = (
-            "torch:cpu cholesky is the backend's fused linalg_function node "
-            "(linalg/fused.py), which keeps A as an input and so checks its version: an "
-            "in-place change of A after the call raises where PyTorch's "
-            "LinalgCholeskyExBackward0 (the factor alone) computes. Fix: fused.py records "
-            "shape_of(A) for cholesky/inv, whose rules read the output alone"
-        )
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+def test_cholesky_input_changed_in_place(spec: str) -> None:
     same(_cholesky_input_changed, spec, decimals=10)

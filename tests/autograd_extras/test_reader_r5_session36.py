@@ -31,15 +31,6 @@ def _packed(op: Callable, n: int = 2) -> Callable:
     return program
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch:cpu cholesky under create_graph differentiates the core's decomposition "
-    "recomputed from A (linalg/fused.py, linalg/fused_backward.py: no rule/formula for "
-    "cholesky): a write through .data into the factor L is missed and one into A is "
-    "followed, where PyTorch's LinalgCholeskyExBackward0 reads L alone (silent wrong "
-    "gradient, first order already). Fix: give cholesky a formula on its own output, as "
-    "inv's rule (gA = sym(L^-H Phi(L^H gL) L^-1), Phi = lower triangle, diagonal halved)",
-)
 @pytest.mark.parametrize("target", ["factor", "input"])
 def test_cholesky_create_graph_after_data_write(target: str) -> None:
     def program(m: Any) -> Any:
@@ -54,15 +45,6 @@ def test_cholesky_create_graph_after_data_write(target: str) -> None:
     same(program, "torch:cpu", decimals=8)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fmax/fmin are where(cond, a, b) compositions (ops/elementwise.py): the where "
-    "node packs the bool condition, and an unpack hook that computes with what it is "
-    "given (t * 2 gives int64) makes backward raise 'where: expected condition to be a "
-    "bool tensor'; PyTorch's FmaxBackward0/FminBackward0 pack self and other. Fix: one "
-    "node per call, as sign's in this session (apply('fmax', ...) with a rule reading "
-    "(self, other), packed other first as MaximumBackward0)",
-)
 @pytest.mark.parametrize("spec", SPECS)
 def test_fmax_fmin_under_unpack_hook(spec: str) -> None:
     same_each(

@@ -73,8 +73,15 @@ FORMULAS: dict[str, Make] = {
 }
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_LEFT)
-@pytest.mark.parametrize("name", list(OTHERS))
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cholesky",  # (its factor's rule since session 36: linalg/fused_backward.py)
+        pytest.param(
+            "pinv", marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=_LEFT)
+        ),
+    ],
+)
 def test_other_fused_node_hooks_in_double_backward_torch(name: str) -> None:
     _check(OTHERS[name], "torch:cpu")
 

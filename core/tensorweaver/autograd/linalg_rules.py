@@ -49,11 +49,17 @@ def _needs(node: Any, i: int) -> bool:
 
 def _cholesky(node: Any, g: Tensor) -> tuple:
     (low,) = outputs(node)
+    return (cholesky_gradient(low, g),)
+
+
+def cholesky_gradient(low: Tensor, g: Tensor) -> Tensor:
+    """PyTorch's cholesky_backward: A's gradient from that of its lower factor ``low``
+    (also the torch:cpu whole call's rule under create_graph, linalg/fused.py)."""
     # L^{-H} Phi L^{-1}, Phi = tril(L^H gL) with its diagonal halved, symmetrized
     phi = mv.tril(matmul(mH(low), g))
     phi = ew.mul(ew.add(phi, mH(mv.tril(phi, -1))), 0.5)
     ga = p.solve_triangular(mH(low), phi, True, False)
-    return (tri_solve_right(low, ga, False),)
+    return tri_solve_right(low, ga, False)
 
 
 def _solve(node: Any, g: Tensor) -> tuple:

@@ -154,8 +154,8 @@ def fused_or_reference(
             node = Node(
                 "linalg_function", tensors, (result[1], 0, reference, static, attached, given)
             )
-            if rule is not None and rule in OUTPUTS_ONLY:  # (A's in-place change: no error)
-                node.inputs = (shape_of(first),)
+            if (rule is not None and rule in OUTPUTS_ONLY) or name in _FROM_FACTOR:
+                node.inputs = (shape_of(first),)  # (A's in-place change: no error)
             node.label = grad_fn
             node.made = natives  # (what a write through .data may reach: node.py's Node)
             node.edges = _float_edges(node, tensors)  # (a hook on it sees their gradients)
@@ -182,6 +182,11 @@ _PACKS_RESULT = frozenset(("det", "inv", "inv_ex", "cholesky", "cholesky_ex"))
 #: The rules that read the call's outputs alone, as PyTorch's node saves only them (inv's):
 #: its node keeps no input that an in-place change could make stale.
 OUTPUTS_ONLY: set = set()
+
+
+#: The calls whose node reads their factor alone, as PyTorch's (its create_graph gradient:
+#: linalg/fused_backward.py ``FROM_FACTOR``): the node keeps A's shape, not A.
+_FROM_FACTOR = frozenset(("cholesky", "cholesky_ex"))
 
 
 #: formula -> the same as a :data:`Rule` (one per formula, made once, not per call).

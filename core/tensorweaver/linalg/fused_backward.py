@@ -173,11 +173,39 @@ def _again(node: Node, call: tuple, indices: tuple, grads: tuple) -> tuple:
     """The gradients under ``create_graph``, from ``grads``, those of the outputs numbered
     ``indices``; ``call`` is (reference, static, attached)."""
     reference, static, attached = call
-    outs = None if attached is None else attached.outputs(node)
+    if attached is None:
+        factor = FROM_FACTOR.get(node.label)
+        if factor is not None and node.parents is not None:  # (cholesky's: no Attached,
+            # made every call, for a rule that runs under create_graph alone)
+            first = node.inputs[0]
+            out = Tensor(node.made[0], first.backend, first.dtype)
+            out._node, out._requires_grad = node, True
+            return (factor(out, grads[0], static[0]),)
+        outs = None
+    else:
+        outs = attached.outputs(node)
     if outs is None:
         return _through_reference(node.inputs, reference, static, indices, grads)
     given = dict(zip(indices, grads))
     return attached.rule(node.inputs, outs, tuple([given.get(i) for i in attached.indices]))
+
+
+def _from_factor(factor: Tensor, g: Tensor, upper: bool) -> Tensor:
+    """cholesky's gradient under ``create_graph``: PyTorch's cholesky_backward on the call's
+    own factor (L, or U with ``upper``: on L = U^H, gL = gU^H), attached to its node again,
+    not A's decomposition recomputed: a write through the factor's ``.data`` reaches it and
+    one through A's does not, as PyTorch's node reads its result alone."""
+    from tensorweaver.autograd.linalg_rules import cholesky_gradient  # (it imports this)
+    from tensorweaver.linalg._shared import mH
+
+    if upper:
+        return cholesky_gradient(mH(factor), mH(g))
+    return cholesky_gradient(factor, g)
+
+
+#: The labels of the whole calls whose create_graph gradient is :func:`_from_factor` (the
+#: backend's whole cholesky/cholesky_ex, and torch.cholesky's), read only under create_graph.
+FROM_FACTOR = {"LinalgCholeskyExBackward0": _from_factor, "CholeskyBackward0": _from_factor}
 
 
 def _through_reference(

@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorweaver.amp import autocast_dtype
+from tensorweaver.autograd.function import Function
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
-from tensorweaver.autograd.node import saves_integer_input
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, saves_integer_input
 from tensorweaver.contract import dtypes
 from tensorweaver.ops import apply, movement, structure, views
 from tensorweaver.ops import creation as cr
@@ -902,10 +903,38 @@ def _nan_ignoring(fn: str, grad_fn: str, keeps_input: Any, input: Tensor, other:
             return _nan_ignoring(fn, grad_fn, keeps_input, input, other)
     if is_grad_enabled():  # (PyTorch's node saves both)
         ew.refuse_saved_inference(fn, (input, other), (input, other))
+        if SAVED_TENSORS_HOOKS and (input.requires_grad or other.requires_grad):
+            out = _NanIgnoring.apply(keeps_input, input, other)
+            return apply.labelled(out, grad_fn, input, other)
+    out = ew.where(_input_kept(keeps_input, input, other), input, other)
+    return apply.labelled(out, grad_fn, input, other)
+
+
+def _input_kept(keeps_input: Any, input: Tensor, other: Tensor) -> Tensor:
+    """Where fmax/fmin take ``input``: ``keeps_input`` holds or ``other`` is NaN."""
     chosen = keeps_input(input, other)
     if other.dtype.is_floating_point:
         chosen = chosen | ew.isnan(other)
-    return apply.labelled(ew.where(chosen, input, other), grad_fn, input, other)
+    return chosen
+
+
+class _NanIgnoring(Function):
+    """fmax/fmin inside ``saved_tensors_hooks``: one node that packs ``other`` then
+    ``input``, as PyTorch's FmaxBackward0/FminBackward0, and recomputes the choice from
+    them (where's node would pack the bool choice, which an unpack hook may turn into
+    numbers); the no-hook path is the ``where`` composition."""
+
+    @staticmethod
+    def forward(ctx: Any, keeps_input: Any, input: Tensor, other: Tensor) -> Tensor:
+        ctx.keeps_input = keeps_input
+        ctx.save_for_backward(other, input)
+        return ew.where(_input_kept(keeps_input, input, other), input, other)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple:
+        other, input = ctx.saved_tensors
+        chosen = _input_kept(ctx.keeps_input, input, other)
+        return None, ew.where(chosen, grad, 0.0), ew.where(chosen, 0.0, grad)
 
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
