@@ -77,7 +77,7 @@ def test_cholesky_upper_packs_its_result(spec: str) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="packs as PyTorch's, older: vdot packs self first (ops/spellings.py vdot goes "
-    "through dot's PackSelfFirst; VdotBackward0 packs other first); square packs x twice "
+    "through dot's SelfFirst; VdotBackward0 packs other first); square packs x twice "
     "(mul(x, x); PowBackward0 packs self once); outer/inner pack their reshaped (1, n)/"
     "(n, 1) views, not the vectors; addcmul/addcdiv with value != 1 pack tensor1 * value, "
     "not tensor1 (ops/elementwise.py addcmul: mul(mul(tensor1, value), tensor2)); "

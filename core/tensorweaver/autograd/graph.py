@@ -31,9 +31,9 @@ from typing import Any, Callable
 from tensorweaver.autograd.grad_fn import AccumulateGrad, GradFn
 from tensorweaver.autograd.mode import is_grad_enabled, no_grad
 from tensorweaver.autograd.node import (
-    MATMUL_SELF_FIRST,
     PACKED,
     SAVED_TENSORS_HOOKS,
+    SELF_FIRST,
     HooksOff,
     shape_of,
 )
@@ -158,28 +158,8 @@ MAT2_FIRST: weakref.WeakSet = weakref.WeakSet()
 
 #: Binary ops whose PyTorch node packs ``other`` before ``self`` (MulBackward0,
 #: DivBackward0, MaximumBackward0, MinimumBackward0, RemainderBackward1, HypotBackward0 (then
-#: its result), Atan2Backward0), unless made under :data:`PACK_SELF_FIRST`.
+#: its result), Atan2Backward0), unless made under node.py's :data:`SELF_FIRST`.
 _OTHER_FIRST = frozenset(("mul", "div", "maximum", "minimum", "remainder", "hypot", "atan2"))
-
-#: True while a composite that PyTorch records as one node packing its operands in order
-#: (addcmul's product, addcdiv's quotient: AddcmulBackward0, AddcdivBackward0 save tensor1,
-#: then tensor2) makes its binary node (:class:`PackSelfFirst`).
-PACK_SELF_FIRST = [False]
-
-
-class PackSelfFirst:
-    """Context manager: binary nodes of :data:`_OTHER_FIRST` made in the block pack their
-    operands in order, self first (:data:`PACK_SELF_FIRST`)."""
-
-    __slots__ = ("before",)
-
-    def __enter__(self) -> None:
-        self.before = PACK_SELF_FIRST[0]
-        PACK_SELF_FIRST[0] = True
-
-    def __exit__(self, *exc: object) -> None:
-        PACK_SELF_FIRST[0] = self.before
-
 
 #: Ops whose PyTorch node packs its result alone, never an input (LinalgInvExBackward0,
 #: LinalgCholeskyExBackward0: their rules read the output; linalg/primitives.py ``_wrap``
@@ -201,13 +181,13 @@ def pack_inputs(node: _GraphNode) -> None:
     reads = _RESULT_ALONE if node.op in _RESULT_ALONE_OPS else READS_INPUT.get(node.op)
     inputs = list(node.inputs)
     order = range(len(inputs))
-    if node.op == "matmul" and not MATMUL_SELF_FIRST[0]:
+    if node.op == "matmul" and not SELF_FIRST[0]:
         order = (1, 0)  # (MmBackward0, BmmBackward0: mat2, then self)
         MAT2_FIRST.add(node)
     keeps_output = node.op in _KEEP_OUTPUT and (node.op != "pow" or _pow_keeps_output(node.saved))
     if keeps_output and node.op == "pow":
         order = (1, 0)  # (PowBackward1 and 2: the exponent, then self)
-    elif node.op in _OTHER_FIRST and not PACK_SELF_FIRST[0]:
+    elif node.op in _OTHER_FIRST and not SELF_FIRST[0]:
         order = (1, 0)  # (MulBackward0, DivBackward0, ...: other, then self)
     later = keeps_output and PACK_OUTPUT_LATER[0]
     with HooksOff() as (pack, unpack):
@@ -245,7 +225,7 @@ def pack_inputs(node: _GraphNode) -> None:
 def _mv_vector(node: _GraphNode, i: int, t: Tensor) -> Tensor | None:
     """The vector of ``mv`` whose column (a view unsqueezed for the product: ops/linalg.py)
     is ``t``, operand ``i`` of ``node``, a matmul node standing for MvBackward0; else None."""
-    if i != 1 or node.op != "matmul" or not MATMUL_SELF_FIRST[0] or t._view_of is None:
+    if i != 1 or node.op != "matmul" or not SELF_FIRST[0] or t._view_of is None:
         return None
     vector = t._view_of[0]
     return vector if vector.ndim == 1 and t.shape == (*vector.shape, 1) else None

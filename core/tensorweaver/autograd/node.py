@@ -59,24 +59,26 @@ def _without_grad(pack: Any) -> Any:
     return packed
 
 
-#: True while a matmul node is made for PyTorch's AddmmBackward0 or MvBackward0, which pack
-#: self (mat1), then mat2 (vec): other matmul nodes pack mat2 first, as MmBackward0 and
-#: BmmBackward0 (autograd/graph.py ``pack_inputs``).
-MATMUL_SELF_FIRST = [False]
+#: True while a node is made for a PyTorch node that packs its operands in order, self first:
+#: a matmul's for AddmmBackward0 or MvBackward0 (self (mat1), then mat2 (vec); other matmul
+#: nodes pack mat2 first, as MmBackward0 and BmmBackward0), a mul's or div's for
+#: DotBackward0, AddcmulBackward0, AddcdivBackward0 (other binary nodes pack other first, as
+#: MulBackward0): autograd/graph.py ``pack_inputs``.
+SELF_FIRST = [False]
 
 
-class MatmulSelfFirst:
-    """Context manager: matmul nodes made in the block pack self first
-    (:data:`MATMUL_SELF_FIRST`)."""
+class SelfFirst:
+    """Context manager: matmul and binary nodes made in the block pack self first
+    (:data:`SELF_FIRST`)."""
 
     __slots__ = ("before",)
 
     def __enter__(self) -> None:
-        self.before = MATMUL_SELF_FIRST[0]
-        MATMUL_SELF_FIRST[0] = True
+        self.before = SELF_FIRST[0]
+        SELF_FIRST[0] = True
 
     def __exit__(self, *exc: object) -> None:
-        MATMUL_SELF_FIRST[0] = self.before
+        SELF_FIRST[0] = self.before
 
 
 #: PyTorch's error for a node's saved tensor read once backward freed it (a ``_saved_*``

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tensorweaver.autograd.mode import _restore, _switched, is_grad_enabled
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, Node, refuse_saved
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, Node, SelfFirst, refuse_saved
 from tensorweaver.contract import dtypes
 from tensorweaver.contract.cpu_loops import cached_scalar_loop_mask
 from tensorweaver.contract.dtypes import DType
@@ -1845,9 +1845,7 @@ def addcmul(
         wide = addcmul(*(cast(v, dtypes.float32) for v in (input, tensor1, tensor2)), value=value)
         result = cast(wide, dtype)
     elif SAVED_TENSORS_HOOKS:  # (AddcmulBackward0 packs tensor1, then tensor2: mul's order not)
-        from tensorweaver.autograd.graph import PackSelfFirst
-
-        with PackSelfFirst():
+        with SelfFirst():
             product = mul(mul(tensor1, value), tensor2) if value != 1 else mul(tensor1, tensor2)
         result = add(input, product)
     else:  # PyTorch's order
@@ -1896,9 +1894,7 @@ def addcdiv(
         wide = addcdiv(*(cast(v, dtypes.float32) for v in (input, tensor1, tensor2)), value=value)
         result = cast(wide, dtype)
     elif SAVED_TENSORS_HOOKS:  # (as addcmul's: AddcdivBackward0 packs tensor1 first)
-        from tensorweaver.autograd.graph import PackSelfFirst
-
-        with PackSelfFirst():
+        with SelfFirst():
             quotient = div(mul(tensor1, value), tensor2) if value != 1 else div(tensor1, tensor2)
         result = add(input, quotient)
     else:  # PyTorch's order

@@ -9,7 +9,7 @@ from typing import Any
 
 from tensorweaver.amp import autocast_dtype, outside_autocast
 from tensorweaver.autograd.mode import is_grad_enabled
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, MatmulSelfFirst, refuse_saved
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, SelfFirst, refuse_saved
 from tensorweaver.contract.dtypes import DType
 from tensorweaver.ops import elementwise as ew
 from tensorweaver.ops import movement as mv
@@ -75,9 +75,7 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
         # an integer dot product keeps its dtype (wrapping), as PyTorch's, where sum widens
         kept = input.dtype if input.dtype.kind in "ui" else None
         if SAVED_TENSORS_HOOKS:  # (DotBackward0 packs self first: mul's node would not)
-            from tensorweaver.autograd.graph import PackSelfFirst
-
-            with PackSelfFirst():
+            with SelfFirst():
                 product = rd.sum(ew.mul(input, other), dtype=kept)
         else:
             product = rd.sum(ew.mul(input, other), dtype=kept)
@@ -104,7 +102,7 @@ def _matmul(input: Tensor, other: Tensor, fold: bool) -> Tensor:
     elif other.ndim == 1:
         column = _as_matrix(other, 1, input)
         if SAVED_TENSORS_HOOKS:  # (PyTorch's MvBackward0 packs self, then vec)
-            with MatmulSelfFirst():
+            with SelfFirst():
                 product = matmul(input, column)
         else:
             product = matmul(input, column)

@@ -6,7 +6,7 @@ import math
 
 import tensorweaver as tw
 from tensorweaver.amp import autocast_dtype
-from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, MatmulSelfFirst
+from tensorweaver.autograd.node import SAVED_TENSORS_HOOKS, SelfFirst
 from tensorweaver.ops.apply import check_backends, labelled
 from tensorweaver.ops.composite import fused_or_reference
 from tensorweaver.ops.linalg import autocast_operands
@@ -68,7 +68,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             # (weight.t()): the reference's matmul node packs those, in that order, and its
             # backward reads what unpack gives (a fused kernel's saved arrays pass no hook).
             check_backends("linear", (input, weight, bias))
-            with MatmulSelfFirst():  # (AddmmBackward0 packs mat1, then mat2)
+            with SelfFirst():  # (AddmmBackward0 packs mat1, then mat2)
                 return linear_reference(input, weight, bias)
         return fused_or_reference("linear", linear_reference, (input, weight, bias))
     if input.dtype is not weight.dtype:  # PyTorch's class; named here, not as matmul's
